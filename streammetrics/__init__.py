@@ -1,0 +1,74 @@
+"""streammetrics: streaming, mergeable model-evaluation metrics.
+
+Every score reads its arguments as (truth, prediction). Accumulators fold
+batches into a small state of numpy arrays with Numba-compiled kernels, merge
+across shards and workers, and give the same answer however the data is cut.
+
+>>> import streammetrics as sm
+>>> sm.f1([1, 1, 1, 0], [1, 0, 1, 1])
+0.666...
+>>> acc = sm.BinaryConfusion(threshold=0.5)
+>>> acc.update([1, 0, 1], [0.8, 0.3, 0.4]).finalize().recall
+0.5
+"""
+
+from ._base import Accumulator, load_state
+from ._binary import BinaryConfusion
+from ._functional import (
+    accuracy,
+    actual,
+    balanced_accuracy,
+    brier,
+    called,
+    f1,
+    false_calls,
+    fbeta,
+    hits,
+    log_loss,
+    mae,
+    mape,
+    matthews,
+    missed,
+    mse,
+    precision_score,
+    r2,
+    recall_score,
+    rejected,
+    rmse,
+    specificity,
+)
+from ._probability import ProbabilityScores
+from ._regression import RegressionErrors
+from ._result import Result
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Accumulator",
+    "BinaryConfusion",
+    "ProbabilityScores",
+    "RegressionErrors",
+    "Result",
+    "accuracy",
+    "actual",
+    "balanced_accuracy",
+    "brier",
+    "called",
+    "f1",
+    "false_calls",
+    "fbeta",
+    "hits",
+    "load_state",
+    "log_loss",
+    "mae",
+    "mape",
+    "matthews",
+    "missed",
+    "mse",
+    "precision_score",
+    "r2",
+    "recall_score",
+    "rejected",
+    "rmse",
+    "specificity",
+]

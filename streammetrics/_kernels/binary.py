@@ -1,0 +1,184 @@
+"""Binary confusion counts.
+
+Every kernel reads one batch, checks it in the same pass, and adds its counts to
+the state arrays *only if the whole batch is valid*; otherwise the state is left
+untouched and a status code says which argument was bad:
+
+* ``0``: the batch was folded in;
+* ``1``: a label in ``y`` is not 0 or 1;
+* ``2``: a prediction in ``p`` is not 0 or 1 (or, for scores, not finite).
+
+State layout: ``counts`` is an ``int64[4]`` of unweighted ``(tp, fp, fn, tn)``;
+``wsums`` is a ``float64[4, 2]`` of compensated weighted ``(tp, fp, fn, tn)``
+pairs (see :mod:`.common`). A zero-length ``w`` means "unweighted".
+
+Unweighted counts come from three sums (of y, of p and of y*p), which
+vectorize, rather than from a four-bin histogram, which would serialise on the
+store to the same bin.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import kernel
+from .common import BLOCK, neumaier_add
+
+__all__ = ["binary_update", "binary_update_scores"]
+
+
+@kernel
+def _unweighted(y, p, counts):
+    n = y.shape[0]
+    sy = 0
+    sp = 0
+    syp = 0
+    bad_y = False
+    bad_p = False
+    for i in range(n):
+        yi = y[i]
+        pi = p[i]
+        y1 = yi == 1
+        p1 = pi == 1
+        bad_y |= not (y1 or yi == 0)
+        bad_p |= not (p1 or pi == 0)
+        sy += y1
+        sp += p1
+        syp += y1 and p1
+    if bad_y:
+        return 1
+    if bad_p:
+        return 2
+    counts[0] += syp
+    counts[1] += sp - syp
+    counts[2] += sy - syp
+    counts[3] += n - sy - sp + syp
+    return 0
+
+
+@kernel
+def _weighted(y, p, w, wsums):
+    n = y.shape[0]
+    # compensated pairs of the weights in each cell, in locals until validated
+    s0 = c0 = s1 = c1 = s2 = c2 = s3 = c3 = 0.0
+    for start in range(0, n, BLOCK):
+        stop = min(start + BLOCK, n)
+        b0 = b1 = b2 = b3 = 0.0
+        for i in range(start, stop):
+            yi = y[i]
+            pi = p[i]
+            y1 = yi == 1
+            p1 = pi == 1
+            if not (y1 or yi == 0):
+                return 1
+            if not (p1 or pi == 0):
+                return 2
+            wi = w[i]
+            wy = wi * y1
+            wn = wi - wy
+            b0 += wy * p1  # exact: the factors are 0 or 1
+            b2 += wy - wy * p1
+            b1 += wn * p1
+            b3 += wn - wn * p1
+        s0, c0 = neumaier_add(s0, c0, b0)
+        s1, c1 = neumaier_add(s1, c1, b1)
+        s2, c2 = neumaier_add(s2, c2, b2)
+        s3, c3 = neumaier_add(s3, c3, b3)
+    _fold(wsums, 0, s0, c0)
+    _fold(wsums, 1, s1, c1)
+    _fold(wsums, 2, s2, c2)
+    _fold(wsums, 3, s3, c3)
+    return 0
+
+
+@kernel
+def _fold(pairs, k, s, c):
+    t, cc = neumaier_add(pairs[k, 0], pairs[k, 1], s)
+    pairs[k, 0] = t
+    pairs[k, 1] = cc + c
+
+
+@kernel
+def binary_update(y, p, w, counts, wsums):
+    """Fold hard 0/1 labels ``y`` and predictions ``p`` into the state.
+
+    Returns the status code described in the module docstring.
+    """
+    if w.shape[0] == 0:
+        return _unweighted(y, p, counts)
+    return _weighted(y, p, w, wsums)
+
+
+@kernel
+def _unweighted_scores(y, s, threshold, counts):
+    n = y.shape[0]
+    sy = 0
+    sp = 0
+    syp = 0
+    bad_y = False
+    bad_p = False
+    for i in range(n):
+        yi = y[i]
+        si = s[i]
+        y1 = yi == 1
+        p1 = si >= threshold
+        bad_y |= not (y1 or yi == 0)
+        bad_p |= not (si - si == 0.0)  # NaN or +-inf
+        sy += y1
+        sp += p1
+        syp += y1 and p1
+    if bad_y:
+        return 1
+    if bad_p:
+        return 2
+    counts[0] += syp
+    counts[1] += sp - syp
+    counts[2] += sy - syp
+    counts[3] += n - sy - sp + syp
+    return 0
+
+
+@kernel
+def _weighted_scores(y, s, threshold, w, wsums):
+    n = y.shape[0]
+    s0 = c0 = s1 = c1 = s2 = c2 = s3 = c3 = 0.0
+    for start in range(0, n, BLOCK):
+        stop = min(start + BLOCK, n)
+        b0 = b1 = b2 = b3 = 0.0
+        for i in range(start, stop):
+            yi = y[i]
+            si = s[i]
+            y1 = yi == 1
+            if not (y1 or yi == 0):
+                return 1
+            if not (si - si == 0.0):
+                return 2
+            p1 = si >= threshold
+            wi = w[i]
+            wy = wi * y1
+            wn = wi - wy
+            b0 += wy * p1  # exact: the factors are 0 or 1
+            b2 += wy - wy * p1
+            b1 += wn * p1
+            b3 += wn - wn * p1
+        s0, c0 = neumaier_add(s0, c0, b0)
+        s1, c1 = neumaier_add(s1, c1, b1)
+        s2, c2 = neumaier_add(s2, c2, b2)
+        s3, c3 = neumaier_add(s3, c3, b3)
+    _fold(wsums, 0, s0, c0)
+    _fold(wsums, 1, s1, c1)
+    _fold(wsums, 2, s2, c2)
+    _fold(wsums, 3, s3, c3)
+    return 0
+
+
+@kernel
+def binary_update_scores(y, s, threshold, w, counts, wsums):
+    """Fold labels ``y`` and real scores ``s``, counting ``s >= threshold`` as 1.
+
+    Returns the status code described in the module docstring (``2`` for a
+    score that is NaN or infinite).
+    """
+    if w.shape[0] == 0:
+        return _unweighted_scores(y, s, threshold, counts)
+    return _weighted_scores(y, s, threshold, w, wsums)

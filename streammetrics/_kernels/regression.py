@@ -1,0 +1,142 @@
+"""Regression error totals and the running mean / squared deviations of y.
+
+State (float64):
+
+* ``moments[0:2]``: compensated pair of the total weight W;
+* ``moments[2]``: the (weighted) mean of y;
+* ``moments[3:5]``: compensated pair of M2 = sum w (y - mean)^2, the total sum
+  of squares that r2 divides by;
+* ``sums``: ``(3, 2)`` compensated pairs of sum w r^2, sum w |r| and
+  sum w |r| / max(|y|, 1e-12), with r = y - p.
+
+A batch's own mean and M2 come from two passes over it (the corrected two-pass
+algorithm: M2 minus (sum w d)^2 / W removes the error of the mean), and are
+merged into the state with Chan et al.'s formula. Never sum(y^2) - n mean^2,
+which loses every digit when y is far from 0.
+
+The kernel returns 0 when the batch was folded in, 1 when y holds NaN/inf,
+2 when p does; the state is written only after the whole batch was read.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._jit import kernel
+from .common import BLOCK, neumaier_add
+
+__all__ = ["regression_update", "regression_merge", "MAPE_FLOOR"]
+
+#: The specification floors |y| at 1e-12 in MAPE's denominator.
+MAPE_FLOOR = 1e-12
+
+
+@kernel
+def _merge_moments(m, wb_s, wb_c, mean_b, m2b_s, m2b_c):
+    wa = m[0] + m[1]
+    wb = wb_s + wb_c
+    t, c = neumaier_add(m[0], m[1], wb_s)
+    m[0] = t
+    m[1] = c + wb_c
+    w = m[0] + m[1]
+    if w == 0.0:
+        return
+    mean_a = m[2]
+    delta = mean_b - mean_a
+    m[2] = mean_a + delta * (wb / w)
+    t, c = neumaier_add(m[3], m[4], m2b_s)
+    t, c = neumaier_add(t, c, m2b_c)
+    t, c = neumaier_add(t, c, delta * delta * (wa * wb / w))
+    m[3] = t
+    m[4] = c
+
+
+@kernel
+def regression_update(y, p, w, moments, sums):
+    """Fold one batch into ``moments`` and ``sums``; return the status code."""
+    n = y.shape[0]
+    weighted = w.shape[0] > 0
+    # pass 1: validation, total weight and weighted sum of y
+    sw = cw = sy = cy = 0.0
+    for start in range(0, n, BLOCK):
+        stop = min(start + BLOCK, n)
+        bw = by = 0.0
+        bad_y = False
+        bad_p = False
+        for i in range(start, stop):
+            yi = y[i]
+            pi = p[i]
+            bad_y |= not (yi - yi == 0.0)
+            bad_p |= not (pi - pi == 0.0)
+            if weighted:
+                bw += w[i]
+                by += w[i] * yi
+            else:
+                by += yi
+        if bad_y:
+            return 1
+        if bad_p:
+            return 2
+        if not weighted:
+            bw = float(stop - start)
+        sw, cw = neumaier_add(sw, cw, bw)
+        sy, cy = neumaier_add(sy, cy, by)
+    wt = sw + cw
+    mean = (sy + cy) / wt if wt > 0.0 else 0.0
+    # pass 2: squared deviations and the error totals
+    sd = cd = sm = cm = s2 = c2 = s1 = c1 = sp = cp = 0.0
+    for start in range(0, n, BLOCK):
+        stop = min(start + BLOCK, n)
+        bd = bm = b2 = b1 = bp = 0.0
+        for i in range(start, stop):
+            yi = y[i]
+            d = yi - mean
+            r = yi - p[i]
+            ar = abs(r)
+            ape = ar / max(abs(yi), MAPE_FLOOR)
+            if weighted:
+                wi = w[i]
+                bd += wi * d
+                bm += wi * (d * d)
+                b2 += wi * (r * r)
+                b1 += wi * ar
+                bp += wi * ape
+            else:
+                bd += d
+                bm += d * d
+                b2 += r * r
+                b1 += ar
+                bp += ape
+        sd, cd = neumaier_add(sd, cd, bd)
+        sm, cm = neumaier_add(sm, cm, bm)
+        s2, c2 = neumaier_add(s2, c2, b2)
+        s1, c1 = neumaier_add(s1, c1, b1)
+        sp, cp = neumaier_add(sp, cp, bp)
+    if wt > 0.0:
+        corr = sd + cd
+        sm, cm = neumaier_add(sm, cm, -(corr * corr) / wt)
+        m2 = sm + cm
+        if m2 < 0.0:
+            sm, cm = 0.0, 0.0
+    _merge_moments(moments, sw, cw, mean, sm, cm)
+    t, c = neumaier_add(sums[0, 0], sums[0, 1], s2)
+    sums[0, 0] = t
+    sums[0, 1] = c + c2
+    t, c = neumaier_add(sums[1, 0], sums[1, 1], s1)
+    sums[1, 0] = t
+    sums[1, 1] = c + c1
+    t, c = neumaier_add(sums[2, 0], sums[2, 1], sp)
+    sums[2, 0] = t
+    sums[2, 1] = c + cp
+    return 0
+
+
+@kernel
+def regression_merge(moments, sums, other_moments, other_sums):
+    """Fold another state into ``moments``/``sums`` (Chan et al. for M2)."""
+    om = other_moments
+    _merge_moments(moments, om[0], om[1], om[2], om[3], om[4])
+    for k in range(sums.shape[0]):
+        t, c = neumaier_add(sums[k, 0], sums[k, 1], other_sums[k, 0])
+        sums[k, 0] = t
+        sums[k, 1] = c + other_sums[k, 1]
