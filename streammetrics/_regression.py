@@ -26,7 +26,7 @@ def regression_result(moments: np.ndarray, sums: np.ndarray, n: int) -> Result:
     sse = _pair(float(sums[0, 0]), float(sums[0, 1]))
     sae = _pair(float(sums[1, 0]), float(sums[1, 1]))
     sape = _pair(float(sums[2, 0]), float(sums[2, 1]))
-    tss = max(_pair(float(moments[3]), float(moments[4])), 0.0)
+    tss = max(_pair(float(moments[4]), float(moments[5])), 0.0)
     if not (math.isfinite(sse) and math.isfinite(tss)):
         raise ValueError(
             "the squared errors overflow float64 (|y| or |p| near 1e154 or larger); "
@@ -81,7 +81,7 @@ class RegressionErrors(Accumulator):
     def _new_state(self):
         return {
             "n": np.zeros(1, np.int64),
-            "moments": np.zeros(5, np.float64),
+            "moments": np.zeros(6, np.float64),
             "sums": np.zeros((3, 2), np.float64),
         }
 

@@ -3,8 +3,10 @@
 State (float64):
 
 * ``moments[0:2]``: compensated pair of the total weight W;
-* ``moments[2]``: the (weighted) mean of y;
-* ``moments[3:5]``: compensated pair of M2 = sum w (y - mean)^2, the total sum
+* ``moments[2:4]``: the (weighted) mean of y as ``shift + offset``, where the
+  shift is the first y ever seen and the offset is small, so the mean keeps
+  about twice float64's digits when y sits far from 0 (y = 1e9 + noise);
+* ``moments[4:6]``: compensated pair of M2 = sum w (y - mean)^2, the total sum
   of squares that r2 divides by;
 * ``sums``: ``(3, 2)`` compensated pairs of sum w r^2, sum w |r| and
   sum w |r| / max(|y|, 1e-12), with r = y - p.
@@ -32,23 +34,29 @@ MAPE_FLOOR = 1e-12
 
 
 @kernel
-def _merge_moments(m, wb_s, wb_c, mean_b, m2b_s, m2b_c):
+def _merge_moments(m, wb_s, wb_c, shift_b, offset_b, m2b_s, m2b_c):
     wa = m[0] + m[1]
     wb = wb_s + wb_c
     t, c = neumaier_add(m[0], m[1], wb_s)
     m[0] = t
     m[1] = c + wb_c
     w = m[0] + m[1]
-    if w == 0.0:
+    if wb == 0.0:
         return
-    mean_a = m[2]
-    delta = mean_b - mean_a
-    m[2] = mean_a + delta * (wb / w)
-    t, c = neumaier_add(m[3], m[4], m2b_s)
+    if wa == 0.0:
+        m[2] = shift_b
+        m[3] = offset_b
+        m[4] = m2b_s
+        m[5] = m2b_c
+        return
+    # difference of the two means: the shifts cancel exactly when close
+    delta = (shift_b - m[2]) + (offset_b - m[3])
+    m[3] = m[3] + delta * (wb / w)
+    t, c = neumaier_add(m[4], m[5], m2b_s)
     t, c = neumaier_add(t, c, m2b_c)
     t, c = neumaier_add(t, c, delta * delta * (wa * wb / w))
-    m[3] = t
-    m[4] = c
+    m[4] = t
+    m[5] = c
 
 
 @kernel
@@ -56,7 +64,10 @@ def regression_update(y, p, w, moments, sums):
     """Fold one batch into ``moments`` and ``sums``; return the status code."""
     n = y.shape[0]
     weighted = w.shape[0] > 0
-    # pass 1: validation, total weight and weighted sum of y
+    # pass 1: validation, total weight and weighted sum of y - shift
+    shift = y[0]
+    if not (shift - shift == 0.0):
+        return 1
     sw = cw = sy = cy = 0.0
     for start in range(0, n, BLOCK):
         stop = min(start + BLOCK, n)
@@ -70,9 +81,9 @@ def regression_update(y, p, w, moments, sums):
             bad_p |= not (pi - pi == 0.0)
             if weighted:
                 bw += w[i]
-                by += w[i] * yi
+                by += w[i] * (yi - shift)
             else:
-                by += yi
+                by += yi - shift
         if bad_y:
             return 1
         if bad_p:
@@ -90,7 +101,7 @@ def regression_update(y, p, w, moments, sums):
         bd = bm = b2 = b1 = bp = 0.0
         for i in range(start, stop):
             yi = y[i]
-            d = yi - mean
+            d = (yi - shift) - mean
             r = yi - p[i]
             ar = abs(r)
             ape = ar / max(abs(yi), MAPE_FLOOR)
@@ -118,7 +129,7 @@ def regression_update(y, p, w, moments, sums):
         m2 = sm + cm
         if m2 < 0.0:
             sm, cm = 0.0, 0.0
-    _merge_moments(moments, sw, cw, mean, sm, cm)
+    _merge_moments(moments, sw, cw, shift, mean, sm, cm)
     t, c = neumaier_add(sums[0, 0], sums[0, 1], s2)
     sums[0, 0] = t
     sums[0, 1] = c + c2
@@ -135,7 +146,7 @@ def regression_update(y, p, w, moments, sums):
 def regression_merge(moments, sums, other_moments, other_sums):
     """Fold another state into ``moments``/``sums`` (Chan et al. for M2)."""
     om = other_moments
-    _merge_moments(moments, om[0], om[1], om[2], om[3], om[4])
+    _merge_moments(moments, om[0], om[1], om[2], om[3], om[4], om[5])
     for k in range(sums.shape[0]):
         t, c = neumaier_add(sums[k, 0], sums[k, 1], other_sums[k, 0])
         sums[k, 0] = t
