@@ -32,10 +32,9 @@ class BinaryResult(Result):
 
 
 def _check_beta(b) -> float:
-    try:
-        b = float(b)
-    except (TypeError, ValueError):
-        raise TypeError(f"b must be a real number, got {type(b).__name__}") from None
+    if isinstance(b, (bool, np.bool_)) or not isinstance(b, (int, float, np.integer, np.floating)):
+        raise TypeError(f"b must be a real number, got {type(b).__name__}")
+    b = float(b)
     if not (b > 0 and math.isfinite(b)):
         raise ValueError(f"b must be a finite number > 0, got {b!r}")
     return b
