@@ -1,0 +1,200 @@
+"""Core scores: binary, probabilistic and regression at n = 10M, per-update
+latency of small batches, and first-use time in a fresh process.
+
+``python -m benchmarks.bench_core [--quick]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+from ._util import have, median_time, per_call_time, print_table, row
+
+
+def _binary_rows(n, repeat):
+    import streammetrics as sm
+
+    rng = np.random.default_rng(0)
+    y = rng.random(n) < 0.3
+    p = rng.random(n) < 0.4
+    f = rng.random(n)
+    rows = []
+    group = f"binary confusion + all scores, n={n:.0e}"
+
+    def ours():
+        return sm.BinaryConfusion().update(y, p).finalize()
+
+    rows.append(row(group, "streammetrics BinaryConfusion", median_time(ours, repeat)))
+    rows.append(row(group, "numpy np.sum(float64 array) (floor)", median_time(lambda: np.sum(f), repeat)))
+
+    def numpy_expr():
+        tp = np.count_nonzero(y & p)
+        fp = np.count_nonzero(~y & p)
+        fn = np.count_nonzero(y & ~p)
+        return tp, fp, fn, n - tp - fp - fn
+
+    rows.append(row(group, "numpy boolean expressions", median_time(numpy_expr, repeat)))
+    if have("sklearn"):
+        from sklearn import metrics as skm
+
+        def sk():
+            cm = skm.confusion_matrix(y, p)
+            skm.precision_recall_fscore_support(y, p, average="binary", zero_division=0)
+            skm.matthews_corrcoef(y, p)
+            return cm
+
+        rows.append(row(group, "sklearn confusion_matrix + prf + mcc", median_time(sk, max(1, repeat // 3), warmup=0)))
+    return rows
+
+
+def _probability_rows(n, repeat):
+    import streammetrics as sm
+
+    rng = np.random.default_rng(1)
+    y = rng.random(n) < 0.3
+    p = rng.random(n)
+    group = f"log loss + brier, n={n:.0e}"
+    rows = [row(group, "streammetrics ProbabilityScores", median_time(lambda: sm.ProbabilityScores().update(y, p).finalize(), repeat))]
+
+    def numpy_expr():
+        q = np.where(y, p, 1 - p)
+        ll = -np.mean(np.log(np.maximum(q, 1e-12)))
+        return ll, np.mean((p - y) ** 2)
+
+    rows.append(row(group, "numpy expressions", median_time(numpy_expr, repeat)))
+    if have("sklearn"):
+        from sklearn import metrics as skm
+
+        rows.append(row(group, "sklearn log_loss", median_time(lambda: skm.log_loss(y, p), max(1, repeat // 3), warmup=0)))
+        rows.append(row(group, "sklearn log_loss + brier_score_loss", median_time(
+            lambda: (skm.log_loss(y, p), skm.brier_score_loss(y, p)), max(1, repeat // 3), warmup=0)))
+    return rows
+
+
+def _regression_rows(n, repeat):
+    import streammetrics as sm
+
+    rng = np.random.default_rng(2)
+    y = rng.normal(size=n) * 10 + 5
+    p = y + rng.normal(size=n)
+    group = f"mse+rmse+mae+mape+r2, n={n:.0e}"
+    rows = [row(group, "streammetrics RegressionErrors", median_time(lambda: sm.RegressionErrors().update(y, p).finalize(), repeat))]
+
+    def numpy_expr():
+        r = y - p
+        return np.mean(r * r), np.mean(np.abs(r)), np.mean(np.abs(r) / np.maximum(np.abs(y), 1e-12)), np.var(y)
+
+    rows.append(row(group, "numpy expressions (uncompensated)", median_time(numpy_expr, repeat)))
+    if have("sklearn"):
+        from sklearn import metrics as skm
+
+        def sk():
+            return (
+                skm.mean_squared_error(y, p),
+                skm.root_mean_squared_error(y, p),
+                skm.mean_absolute_error(y, p),
+                skm.mean_absolute_percentage_error(y, p),
+                skm.r2_score(y, p),
+            )
+
+        rows.append(row(group, "sklearn 5 functions", median_time(sk, max(1, repeat // 3), warmup=0)))
+    return rows
+
+
+def _latency_rows(batch=256):
+    import streammetrics as sm
+
+    rng = np.random.default_rng(3)
+    y = rng.random(batch) < 0.5
+    p = rng.random(batch)
+    yr = rng.normal(size=batch)
+    rows = []
+    group = f"per-update latency, batch={batch}"
+    acc = sm.BinaryConfusion(threshold=0.5)
+    rows.append(row(group, "streammetrics BinaryConfusion(threshold).update", per_call_time(lambda: acc.update(y, p))))
+    pacc = sm.ProbabilityScores()
+    rows.append(row(group, "streammetrics ProbabilityScores.update", per_call_time(lambda: pacc.update(y, p))))
+    racc = sm.RegressionErrors()
+    rows.append(row(group, "streammetrics RegressionErrors.update", per_call_time(lambda: racc.update(yr, p))))
+    from streammetrics._kernels.binary import binary_update_scores
+
+    counts, wsums, e = np.zeros(4, np.int64), np.zeros((4, 2)), np.empty(0)
+    yu = y.view(np.uint8)
+    rows.append(row(group, "bare Numba kernel call (floor)", per_call_time(lambda: binary_update_scores(yu, p, 0.5, e, counts, wsums))))
+    if have("torch") and have("torchmetrics"):
+        import torch
+        import torchmetrics
+
+        m = torchmetrics.classification.BinaryF1Score()
+        ty, tp = torch.from_numpy(y.astype(np.int64)), torch.from_numpy(p)
+        rows.append(row(group, "torchmetrics BinaryF1Score.update", per_call_time(lambda: m.update(tp, ty), calls=300)))
+    if have("torch") and have("torcheval"):
+        import torch
+        from torcheval.metrics import BinaryF1Score
+
+        m2 = BinaryF1Score()
+        ty, tp = torch.from_numpy(y.astype(np.int64)), torch.from_numpy(p)
+        rows.append(row(group, "torcheval BinaryF1Score.update", per_call_time(lambda: m2.update(tp, ty), calls=300)))
+    return rows
+
+
+_FIRST_USE = """
+import time
+t0 = time.perf_counter()
+import streammetrics as sm
+acc = sm.BinaryConfusion(threshold=0.5).update([1, 0, 1], [0.9, 0.2, 0.4])
+acc.finalize()
+print(time.perf_counter() - t0)
+"""
+
+
+def _first_use_rows():
+    """Import + first update + finalize in a fresh process, cold and warm cache."""
+    import streammetrics
+
+    cache = tempfile.mkdtemp(prefix="sm-numba-cache-")
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+    rows = []
+    try:
+        def once():
+            out = subprocess.run([sys.executable, "-c", _FIRST_USE], env=env, capture_output=True, text=True, check=True)
+            return float(out.stdout.strip())
+
+        cold = []
+        for _ in range(3):
+            shutil.rmtree(cache, ignore_errors=True)
+            os.makedirs(cache)
+            cold.append(once())
+        warm = [once() for _ in range(3)]
+        group = "first use in a fresh process (import + update + finalize)"
+        rows.append(row(group, "streammetrics, warm Numba cache", float(np.median(warm))))
+        rows.append(row(group, "streammetrics, cold Numba cache", float(np.median(cold))))
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    del streammetrics
+    return rows
+
+
+def run(quick: bool = False) -> list[dict]:
+    n = 1_000_000 if quick else 10_000_000
+    repeat = 3 if quick else 7
+    rows = []
+    rows += _binary_rows(n, repeat)
+    rows += _probability_rows(n, repeat)
+    rows += _regression_rows(n, repeat)
+    rows += _latency_rows()
+    rows += _first_use_rows()
+    return rows
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    print_table(run(ap.parse_args().quick))
