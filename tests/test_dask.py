@@ -1,0 +1,144 @@
+"""Dask evaluation: one accumulator per partition, merged by a tree, equals
+the single-process answer, on the threaded scheduler and on a real
+two-process cluster."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+from streammetrics.dask import compute, evaluate  # noqa: E402
+
+N = 2_000
+rng = np.random.default_rng(0)
+Y = (rng.random(N) < 0.4).astype(np.int64)
+S = rng.random(N)
+W = rng.random(N) * 2
+YR = rng.normal(size=N) * 5 + 1e6
+PR = YR + rng.normal(size=N)
+UNEVEN = ((1, 0, 600, 13, 0, 900, 486),)
+
+
+def _cases():
+    """(template factory, numpy args, uses weights)."""
+    return [
+        (lambda: sm.BinaryConfusion(), (Y, (S > 0.5).astype(np.int64)), False),
+        (lambda: sm.BinaryConfusion(threshold=0.3), (Y, S), True),
+        (lambda: sm.ProbabilityScores(), (Y, S), True),
+        (lambda: sm.RegressionErrors(), (YR, PR), True),
+    ] + _optional_cases()
+
+
+def _optional_cases():
+    out = []
+    try:
+        from streammetrics._auc import RankAUC
+
+        out.append((lambda: RankAUC(), (Y, np.round(S, 2)), False))
+    except ImportError:
+        pass
+    try:
+        from streammetrics._multiclass import MulticlassConfusion
+
+        yk = rng.integers(0, 4, N)
+        out.append((lambda: MulticlassConfusion(4), (yk, (yk + (rng.random(N) < 0.3)) % 4), True))
+    except ImportError:
+        pass
+    try:
+        from streammetrics._clustering import ClusterContingency
+
+        out.append((lambda: ClusterContingency(), (rng.integers(-5, 5, N), rng.integers(0, 7, N) * 10**12), False))
+    except ImportError:
+        pass
+    return out
+
+
+def _single(make, args, w):
+    return make().update(*args, sample_weight=w)
+
+
+def _assert_same(got, want, exact):
+    assert type(got) is type(want) and got.n == want.n
+    if exact:
+        assert got == want  # identical state
+        return
+    a, b = got.finalize().as_dict(), want.finalize().as_dict()
+    for k in a:
+        np.testing.assert_allclose(a[k], b[k], rtol=1e-12, atol=1e-300, err_msg=k)
+
+
+@pytest.mark.parametrize("case", range(len(_cases())))
+@pytest.mark.parametrize("chunks", [250, UNEVEN])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_threaded_equals_single_process(case, chunks, weighted):
+    make, args, can_weight = _cases()[case]
+    if weighted and not can_weight:
+        pytest.skip("this accumulator takes no weights")
+    w = W if weighted else None
+    want = _single(make, args, w)
+    dargs = [da.from_array(a, chunks=chunks) for a in args]
+    dw = da.from_array(W, chunks=chunks) if weighted else None
+    template = make()
+    lazy = evaluate(template, *dargs, sample_weight=dw, split_every=3)
+    from dask.delayed import Delayed
+
+    assert isinstance(lazy, Delayed)
+    assert template.n == 0
+    got = lazy.compute(scheduler="threads")
+    _assert_same(got, want, exact=not weighted and not isinstance(got, (sm.ProbabilityScores, sm.RegressionErrors)))
+
+
+def test_chunks_are_aligned_automatically_and_frames_work():
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    y = da.from_array(Y, chunks=300)
+    s = da.from_array(S, chunks=700)  # different chunks: rechunked to y's
+    got = compute(sm.BinaryConfusion(threshold=0.5), y, s)
+    assert got == _single(lambda: sm.BinaryConfusion(threshold=0.5), (Y, S), None)
+    frame = dd.from_pandas(pd.DataFrame({"y": Y, "s": S, "w": W}), npartitions=5)
+    got = compute(sm.ProbabilityScores(), frame["y"], frame["s"], sample_weight=frame["w"])
+    _assert_same(got, _single(sm.ProbabilityScores, (Y, S), W), exact=False)
+
+
+def test_bad_partition_is_named():
+    s = S.copy()
+    s[1234] = np.nan
+    with pytest.raises(ValueError, match=r"partition 4 \(rows from 1000\): p\[234\] = nan"):
+        compute(sm.BinaryConfusion(threshold=0.5), da.from_array(Y, chunks=250), da.from_array(s, chunks=250))
+
+
+def test_template_rules():
+    with pytest.raises(ValueError, match="must be empty"):
+        evaluate(sm.BinaryConfusion().update([1], [1]), da.from_array(Y), da.from_array(Y))
+    with pytest.raises(TypeError, match="dask arrays"):
+        evaluate(sm.BinaryConfusion(), Y, Y)
+    with pytest.raises(TypeError, match="accumulator"):
+        evaluate(object(), da.from_array(Y))
+    with pytest.raises(ValueError, match="rows"):
+        evaluate(sm.BinaryConfusion(), da.from_array(Y), da.from_array(Y[:-1]))
+
+
+@pytest.fixture(scope="module")
+def cluster_client():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
+    ) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+def test_on_a_two_process_cluster(cluster_client):
+    for make, args, can_weight in _cases():
+        w = W if can_weight else None
+        dargs = [da.from_array(a, chunks=UNEVEN) for a in args]
+        dw = da.from_array(W, chunks=UNEVEN) if can_weight else None
+        got = evaluate(make(), *dargs, sample_weight=dw).compute()
+        _assert_same(got, _single(make, args, w), exact=False)
+    s = S.copy()
+    s[5] = 7.0
+    with pytest.raises(ValueError, match=r"partition 0 \(rows from 0\): p\[5\] = 7.0: probabilities"):
+        compute(sm.ProbabilityScores(), da.from_array(Y, chunks=500), da.from_array(s, chunks=500))
