@@ -1,0 +1,112 @@
+"""torch interop: tensors as inputs, and state sync across two gloo ranks."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+
+torch = pytest.importorskip("torch")
+
+
+def test_tensors_are_accepted_without_copy_semantics_issues():
+    y = torch.tensor([1, 0, 1, 1])
+    logits = torch.tensor([2.0, -1.0, -0.5, 0.3], requires_grad=True)
+    probs = torch.sigmoid(logits)
+    acc = sm.BinaryConfusion(threshold=0.5).update(y, probs)
+    ref = sm.BinaryConfusion(threshold=0.5).update(y.numpy(), probs.detach().numpy())
+    assert acc == ref
+    assert sm.ProbabilityScores().update(y.bool(), probs).n == 4
+    assert sm.RegressionErrors().update(logits, logits * 2).finalize().mse > 0
+    with pytest.raises(ValueError, match=r"y\[1\] = 2"):
+        sm.BinaryConfusion().update(torch.tensor([1, 2]), torch.tensor([1, 0]))
+    with pytest.raises(ValueError, match="1-D"):
+        sm.BinaryConfusion(threshold=0.5).update(y, probs.reshape(4, 1))
+
+
+WORKER = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    import torch.distributed as dist
+    import streammetrics as sm
+    from streammetrics.torch import sync, sync_finalize
+
+    rank, world, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    rng = np.random.default_rng(100 + rank)
+    y = rng.random(1000) < 0.4
+    s = rng.random(1000)
+    acc = sm.BinaryConfusion(threshold=0.5).update(y, s)
+    reg = sm.RegressionErrors().update(s, s * 0.9 + 0.05)
+    merged = sync(acc)
+    gathered = sync(reg, dst=0)
+    result = {
+        "rank": rank,
+        "counts": merged._state["counts"].tolist(),
+        "n": merged.n,
+        "local_n": acc.n,
+        "mse": None if gathered is None else gathered.finalize().mse,
+        "f1": sync_finalize(acc).f1,
+    }
+    # a rank with other settings cannot be merged
+    try:
+        sync(sm.BinaryConfusion(threshold=0.5 if rank == 0 else 0.7))
+        result["mismatch"] = "no error"
+    except ValueError as exc:
+        result["mismatch"] = str(exc)
+    dist.destroy_process_group()
+    with open(out, "w") as fh:
+        json.dump(result, fh)
+    """
+)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_sync_across_two_gloo_ranks(tmp_path):
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()))
+    procs = [
+        subprocess.Popen([sys.executable, str(script), str(r), "2", str(tmp_path / f"r{r}.json")], env=env)
+        for r in range(2)
+    ]
+    for p in procs:
+        assert p.wait(timeout=240) == 0
+    results = [json.loads((tmp_path / f"r{r}.json").read_text()) for r in range(2)]
+
+    ys, ss = [], []
+    for r in range(2):
+        rng = np.random.default_rng(100 + r)
+        ys.append(rng.random(1000) < 0.4)
+        ss.append(rng.random(1000))
+    y, s = np.concatenate(ys), np.concatenate(ss)
+    single = sm.BinaryConfusion(threshold=0.5).update(y, s)
+    for res in results:
+        assert res["counts"] == single._state["counts"].tolist()
+        assert res["n"] == 2000 and res["local_n"] == 1000
+        assert res["f1"] == single.finalize().f1
+        assert "cannot be merged" in res["mismatch"] and "threshold" in res["mismatch"]
+    expected_mse = sm.mse(s, s * 0.9 + 0.05)
+    assert results[0]["mse"] == pytest.approx(expected_mse, rel=1e-12)
+    assert results[1]["mse"] is None
+
+
+def test_sync_needs_an_initialised_group():
+    from streammetrics.torch import sync
+
+    with pytest.raises(RuntimeError, match="init_process_group"):
+        sync(sm.BinaryConfusion())
