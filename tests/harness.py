@@ -168,3 +168,23 @@ def check_rejected_batch(acc, args, kwargs=None, match: str | None = None):
         acc.update(*args, **(kwargs or {}))
     assert acc.n == n
     assert_state_unchanged(acc, snap)
+
+
+def sharded(make: Callable[[], Any], arrays: Sequence[np.ndarray], w, cuts, order: str = "reverse"):
+    """Fold ``arrays`` cut at ``cuts`` into one accumulator per piece, merged.
+
+    ``order`` is "forward" (merge), "reverse" (merge, last piece first) or
+    "plus" (``a + b`` chains). Used by the batching/sharding property tests.
+    """
+    n = len(arrays[0])
+    edges = sorted({0, n, *[c for c in cuts if c <= n]})
+    parts = [
+        make().update(*[a[lo:hi] for a in arrays], sample_weight=None if w is None else w[lo:hi])
+        for lo, hi in zip(edges[:-1], edges[1:])
+    ]
+    if order == "reverse":
+        parts = parts[::-1]
+    merged = make()
+    for part in parts:
+        merged = merged + part if order == "plus" else merged.merge(part)
+    return merged

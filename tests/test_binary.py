@@ -14,7 +14,7 @@ from sklearn import metrics as skm
 import streammetrics as sm
 from streammetrics._kernels.binary import binary_update
 
-from .harness import check_accumulator, check_rejected_batch
+from .harness import check_accumulator, check_rejected_batch, sharded
 
 Y = [1, 1, 1, 0, 0, 0, 0, 0]
 P = [1, 1, 0, 1, 0, 0, 0, 0]
@@ -177,14 +177,7 @@ def test_any_batching_and_sharding_gives_the_same_counts(data, cuts, weighted):
     p = np.array([d[1] for d in data])
     w = np.array([d[2] for d in data]) if weighted else None
     whole = sm.BinaryConfusion().update(y, p, sample_weight=w).finalize()
-    edges = sorted({0, len(y), *[c for c in cuts if c <= len(y)]})
-    parts = []
-    for a, b in zip(edges[:-1], edges[1:]):
-        parts.append(sm.BinaryConfusion().update(y[a:b], p[a:b], sample_weight=None if w is None else w[a:b]))
-    merged = sm.BinaryConfusion()
-    for part in reversed(parts):
-        merged.merge(part)
-    got = merged.finalize()
+    got = sharded(sm.BinaryConfusion, (y, p), w, cuts).finalize()
     if weighted:
         for k in ("tp", "fp", "fn", "tn", "f1", "mcc"):
             assert getattr(got, k) == pytest.approx(getattr(whole, k), rel=1e-12, abs=1e-12)

@@ -15,7 +15,7 @@ import streammetrics as sm
 from streammetrics._kernels.probability import probability_update
 from streammetrics._kernels.regression import regression_update
 
-from .harness import check_accumulator, check_rejected_batch
+from .harness import check_accumulator, check_rejected_batch, sharded
 
 YR, PR = [3, 5, 2, 7], [2.5, 5, 3, 8]
 
@@ -117,11 +117,7 @@ def test_regression_batching_invariance(data, cuts, weighted):
     p = np.array([d[1] for d in data])
     w = np.array([d[2] for d in data]) if weighted else None
     whole = sm.RegressionErrors().update(y, p, sample_weight=w).finalize()
-    edges = sorted({0, len(y), *[c for c in cuts if c <= len(y)]})
-    merged = sm.RegressionErrors()
-    for a, b in reversed(list(zip(edges[:-1], edges[1:]))):
-        merged.merge(sm.RegressionErrors().update(y[a:b], p[a:b], sample_weight=None if w is None else w[a:b]))
-    got = merged.finalize()
+    got = sharded(sm.RegressionErrors, (y, p), w, cuts).finalize()
     for k in ("mse", "mae", "mape"):
         assert getattr(got, k) == pytest.approx(getattr(whole, k), rel=1e-12, abs=1e-300)
     # r2 is 1 - SSE/T: compare the residual ratio, as T itself is the sum of
@@ -139,11 +135,7 @@ def test_probability_batching_invariance(data, cuts, weighted):
     p = np.array([d[1] for d in data])
     w = np.array([d[2] for d in data]) if weighted else None
     whole = sm.ProbabilityScores().update(y, p, sample_weight=w).finalize()
-    edges = sorted({0, len(y), *[c for c in cuts if c <= len(y)]})
-    merged = sm.ProbabilityScores()
-    for a, b in zip(edges[:-1], edges[1:]):
-        merged = merged + sm.ProbabilityScores().update(y[a:b], p[a:b], sample_weight=None if w is None else w[a:b])
-    got = merged.finalize()
+    got = sharded(sm.ProbabilityScores, (y, p), w, cuts, order="plus").finalize()
     assert got.log_loss == pytest.approx(whole.log_loss, rel=1e-12, abs=1e-300)
     assert got.brier == pytest.approx(whole.brier, rel=1e-12, abs=1e-300)
 
