@@ -1,0 +1,98 @@
+"""Multiclass confusion scores and clustering agreement scores vs scikit-learn.
+
+``python -m benchmarks.bench_multiclass [--quick]``
+
+* multiclass, K = 10, 10M rows (quick: 1M): ``MulticlassConfusion`` (one
+  update and ``finalize()``, which gives every score) against
+  ``sklearn.metrics.confusion_matrix`` plus
+  ``precision_recall_fscore_support`` (per-class scores only);
+* ARI and AMI on 1M rows, with 10 x 12 and with 1000 x 1000 clusters, from the
+  label vectors (building the contingency table included).
+
+scikit-learn's AMI on 1000 x 1000 clusters sums ~1e9 lgamma terms (about a
+minute); it is timed once in the full run and skipped with ``--quick``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from ._util import have, median_time, print_table, row
+
+
+def _multiclass_rows(quick: bool) -> list[dict]:
+    from streammetrics._multiclass import MulticlassConfusion
+
+    n = 1_000_000 if quick else 10_000_000
+    k = 10
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, k, n)
+    p = np.where(rng.random(n) < 0.7, y, rng.integers(0, k, n))
+    w = rng.random(n)
+    group = f"multiclass K={k}, n={n:,}"
+    rows = [
+        row(group, "streammetrics MulticlassConfusion",
+            median_time(lambda: MulticlassConfusion(k).update(y, p).finalize(), repeat=3 if quick else 5)),
+        row(group, "streammetrics MulticlassConfusion (weighted)",
+            median_time(lambda: MulticlassConfusion(k).update(y, p, sample_weight=w).finalize(),
+                        repeat=3 if quick else 5)),
+    ]
+    if have("sklearn"):
+        import sklearn.metrics as skm
+
+        def sk():
+            skm.confusion_matrix(y, p)
+            skm.precision_recall_fscore_support(y, p, zero_division=0)
+
+        rows.append(row(group, "sklearn confusion_matrix + precision_recall_fscore_support",
+                        median_time(sk, repeat=1 if not quick else 2, warmup=0 if not quick else 1)))
+    return rows
+
+
+def _clustering_rows(quick: bool) -> list[dict]:
+    from streammetrics._clustering import adjusted_mutual_info_score, adjusted_rand_score
+
+    n = 1_000_000
+    rng = np.random.default_rng(1)
+    rows = []
+    for r_true, r_pred in ((10, 12), (1000, 1000)):
+        t = rng.integers(0, r_true, n)
+        p = np.where(rng.random(n) < 0.5, t % r_pred, rng.integers(0, r_pred, n))
+        shape = f"{r_true}x{r_pred} clusters, n={n:,}"
+        rows.append(row(f"ARI {shape}", "streammetrics adjusted_rand_score",
+                        median_time(lambda: adjusted_rand_score(t, p), repeat=5)))
+        rows.append(row(f"AMI {shape}", "streammetrics adjusted_mutual_info_score",
+                        median_time(lambda: adjusted_mutual_info_score(t, p), repeat=5)))
+        if not have("sklearn"):
+            continue
+        import sklearn.metrics as skm
+
+        rows.append(row(f"ARI {shape}", "sklearn adjusted_rand_score",
+                        median_time(lambda: skm.adjusted_rand_score(t, p), repeat=3 if quick else 5)))
+        if r_true * r_pred > 10_000 and quick:
+            continue  # ~1e9 lgamma terms: about a minute, full run only
+        big = r_true * r_pred > 10_000
+        rows.append(row(f"AMI {shape}", "sklearn adjusted_mutual_info_score",
+                        median_time(lambda: skm.adjusted_mutual_info_score(t, p),
+                                    repeat=1 if big else 3, warmup=0 if big else 1)))
+    return rows
+
+
+def run(quick: bool) -> list[dict]:
+    """Benchmark rows (see the module docstring); ``quick`` shrinks the sizes."""
+    return _multiclass_rows(quick) + _clustering_rows(quick)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_multiclass", description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="1M multiclass rows, skip the slowest sklearn run")
+    args = ap.parse_args(argv)
+    print_table(run(args.quick))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""Multiclass confusion counts.
+
+The kernel reads one batch of class indices and checks the whole batch first,
+with a min/max pass that vectorises and costs a small fraction of the counting
+pass; only a valid batch is then counted into the state arrays, so a rejected
+batch leaves them untouched. Status codes:
+
+* ``0``: the batch was folded in;
+* ``1``: a class in ``y`` lies outside ``0..k-1``;
+* ``2``: a class in ``p`` lies outside ``0..k-1``.
+
+State layout, for ``k`` classes:
+
+* ``counts``: ``int64[k, k]``, unweighted rows (truth by row, prediction by
+  column);
+* ``wsum``: ``float64[k * k, 2]``, compensated pairs (see :mod:`.common`) of
+  the weights of weighted rows, cell ``y * k + p``;
+* ``seen``: ``int64[2, k]``, how many weighted rows had each class in ``y``
+  (row 0) and in ``p`` (row 1), whatever their weight, so that a class seen only
+  with zero weight still counts as present (as in scikit-learn).
+
+A zero-length ``w`` means "unweighted" (one compiled specialization serves
+both paths).
+
+The unweighted count uses four interleaved histograms, summed at the end:
+consecutive rows with the same cell would otherwise wait on each other's
+store.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import kernel
+from .common import neumaier_add
+
+__all__ = ["confusion_update", "confusion_bounds"]
+
+
+@kernel
+def confusion_bounds(y, p, k):
+    """Status of a batch: 0 if every ``y`` and ``p`` lies in ``0..k-1``."""
+    n = y.shape[0]
+    if n == 0:
+        return 0
+    ylo = y[0]
+    yhi = y[0]
+    plo = p[0]
+    phi = p[0]
+    for i in range(n):
+        yi = y[i]
+        pi = p[i]
+        ylo = min(ylo, yi)
+        yhi = max(yhi, yi)
+        plo = min(plo, pi)
+        phi = max(phi, pi)
+    if ylo < 0 or yhi >= k:
+        return 1
+    if plo < 0 or phi >= k:
+        return 2
+    return 0
+
+
+@kernel
+def _count(y, p, k, counts):
+    n = y.shape[0]
+    kk = k * k
+    if n < 4 * kk:
+        for i in range(n):
+            counts[y[i], p[i]] += 1
+        return
+    h = np.zeros(4 * kk, np.int64)
+    m = n - n % 4
+    for i in range(0, m, 4):
+        h[y[i] * k + p[i]] += 1
+        h[kk + y[i + 1] * k + p[i + 1]] += 1
+        h[2 * kk + y[i + 2] * k + p[i + 2]] += 1
+        h[3 * kk + y[i + 3] * k + p[i + 3]] += 1
+    for i in range(m, n):
+        h[y[i] * k + p[i]] += 1
+    for a in range(k):
+        for b in range(k):
+            c = a * k + b
+            counts[a, b] += h[c] + h[kk + c] + h[2 * kk + c] + h[3 * kk + c]
+
+
+@kernel
+def _count_weighted(y, p, w, k, wsum, seen):
+    for i in range(y.shape[0]):
+        yi = y[i]
+        pi = p[i]
+        c = yi * k + pi
+        t, cc = neumaier_add(wsum[c, 0], wsum[c, 1], w[i])
+        wsum[c, 0] = t
+        wsum[c, 1] = cc
+        seen[0, yi] += 1
+        seen[1, pi] += 1
+
+
+@kernel
+def confusion_update(y, p, w, k, counts, wsum, seen):
+    """Fold class indices ``y`` (truth) and ``p`` (prediction) into the state.
+
+    ``y`` and ``p`` are ``int64``; ``w`` is ``float64`` weights or empty.
+    ``wsum`` and ``seen`` are only touched when weights are given. Returns the
+    status code described in the module docstring.
+    """
+    status = confusion_bounds(y, p, k)
+    if status:
+        return status
+    if w.shape[0] == 0:
+        _count(y, p, k, counts)
+    else:
+        _count_weighted(y, p, w, k, wsum, seen)
+    return 0

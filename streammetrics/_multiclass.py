@@ -1,0 +1,499 @@
+"""Multiclass classification: the K x K confusion matrix and its one-vs-rest scores.
+
+Every class ``k`` poses the binary question "is it ``k`` or not?": its hits are
+the diagonal cell, its false calls the rest of column ``k`` and its misses the
+rest of row ``k``. Per-class precision, recall and F1 are the specification's
+guarded rates of those counts; the ``macro_*``, ``micro_*`` and ``weighted_*``
+averages are scikit-learn's. ``mcc`` and ``cohen_kappa`` read the whole matrix.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Hashable
+
+import numpy as np
+
+from ._base import Accumulator
+from ._kernels.common import pairs_merge
+from ._kernels.multiclass import confusion_update
+from ._result import Result, safe
+from ._validation import _to_numpy, as_1d, as_weights, bad_value, check_same_length
+
+__all__ = [
+    "MulticlassConfusion",
+    "confusion_matrix",
+    "multiclass_result",
+    "multiclass_scores",
+]
+
+
+# ----------------------------------------------------------------- the scores
+def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int) -> Result:
+    """The scores of a confusion matrix (one formula path for every caller).
+
+    ``matrix`` is ``int64`` (unweighted, products taken in exact Python
+    integers) or ``float64`` (weighted); rows are the truth, columns the
+    prediction. ``present`` marks the classes that occurred in ``y`` or ``p``:
+    the macro averages run over those.
+    """
+    exact = matrix.dtype.kind in "iu"
+    m = matrix.astype(np.float64)
+    tp = np.diagonal(m).copy()
+    support = m.sum(axis=1)  # true totals per class
+    called = m.sum(axis=0)  # predicted totals per class
+    total = float(support.sum())
+    if total == 0:
+        raise ValueError("the sample weights sum to zero: every score is undefined")
+
+    precision = tp / safe(called)
+    recall = tp / safe(support)
+    f1 = 2 * precision * recall / safe(precision + recall)
+    accuracy = float(tp.sum() / total)
+
+    def macro(x):
+        return float(np.mean(x[present]))
+
+    def weighted(x):
+        return float(np.dot(support, x) / safe(total))
+
+    # scikit-learn's balanced accuracy: mean recall over the classes in y
+    in_y = support > 0
+    balanced = float(np.mean(recall[in_y]))
+
+    if exact:
+        t = [int(v) for v in matrix.sum(axis=1)]
+        c = [int(v) for v in matrix.sum(axis=0)]
+        s = sum(t)
+        hit = int(np.trace(matrix))
+        tc = sum(a * b for a, b in zip(t, c))
+        tt = sum(a * a for a in t)
+        cc = sum(b * b for b in c)
+    else:
+        t, c = support, called
+        s = total
+        hit = float(tp.sum())
+        tc, tt, cc = float(np.dot(t, c)), float(np.dot(t, t)), float(np.dot(c, c))
+    # Gorodkin's K-category correlation, as scikit-learn's matthews_corrcoef;
+    # exact integers when unweighted (s**4 overflows int64 past ~55k rows)
+    cov_tc = hit * s - tc
+    under = (s * s - cc) * (s * s - tt)
+    mcc = float(cov_tc / math.sqrt(under)) if under > 0 else 0.0
+    # Cohen's kappa (po - pe) / (1 - pe), written as counts
+    kappa_under = s * s - tc
+    kappa = float(cov_tc / safe(kappa_under))
+
+    values = {
+        "n": n,
+        "matrix": matrix,
+        "support": support if not exact else matrix.sum(axis=1),
+        "accuracy": accuracy,
+        "balanced_accuracy": balanced,
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "macro_precision": macro(precision),
+        "macro_recall": macro(recall),
+        "macro_f1": macro(f1),
+        "micro_precision": accuracy,
+        "micro_recall": accuracy,
+        "micro_f1": accuracy,
+        "weighted_precision": weighted(precision),
+        "weighted_recall": weighted(recall),
+        "weighted_f1": weighted(f1),
+        "mcc": mcc,
+        "cohen_kappa": kappa,
+    }
+    return Result("MulticlassScores", values)
+
+
+# ------------------------------------------------------------ input handling
+def _check_n_classes(n_classes) -> int:
+    if isinstance(n_classes, (bool, np.bool_)) or not isinstance(n_classes, numbers.Integral):
+        raise TypeError(f"n_classes must be an integer, got {type(n_classes).__name__}")
+    n_classes = int(n_classes)
+    if n_classes < 1:
+        raise ValueError(f"n_classes must be at least 1, got {n_classes}")
+    return n_classes
+
+
+def _plain(v):
+    """A numpy scalar as the Python scalar it holds (so settings stay JSON)."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _as_classes(x, name: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(original, int64 copy)`` of class indices; only floats are checked here.
+
+    Integers are range-checked inside the kernel; floats must hold exact
+    integers in ``0..k-1`` (checked before the cast, which is undefined for
+    NaN and huge values).
+    """
+    arr = as_1d(x, name)
+    kind = arr.dtype.kind
+    if kind == "f":
+        with np.errstate(invalid="ignore"):
+            bad = np.flatnonzero(~((arr >= 0) & (arr < k) & (arr == np.floor(arr))))
+        if bad.size:
+            raise bad_value(name, arr, int(bad[0]), _range_problem(k))
+    elif kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > np.iinfo(np.int64).max:
+        i = int(np.argmax(arr > np.iinfo(np.int64).max))
+        raise bad_value(name, arr, i, _range_problem(k))
+    return arr, np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def _range_problem(k: int) -> str:
+    return f"classes must be integers in 0..{k - 1}" if k > 1 else "the only class is 0"
+
+
+def _first_out_of_range(arr: np.ndarray, k: int) -> int:
+    bad = np.flatnonzero((arr < 0) | (arr >= k))
+    return int(bad[0])
+
+
+class _Encoder:
+    """Vectorised map from arbitrary hashable labels to class indices."""
+
+    def __init__(self, labels):
+        self.labels = list(labels)
+        self.lookup: dict = {}
+        for i, lab in enumerate(self.labels):
+            if not isinstance(lab, Hashable):
+                raise TypeError(f"labels[{i}] = {lab!r} is not hashable")
+            if lab in self.lookup:
+                raise ValueError(f"labels[{i}] = {lab!r} repeats labels[{self.lookup[lab]}]")
+            self.lookup[lab] = i
+        # integer labels (bool included): a sorted table and searchsorted
+        self.ints = None
+        if all(isinstance(v, numbers.Integral) and -(2**63) <= int(v) < 2**63 for v in self.labels):
+            vals = np.array([int(v) for v in self.labels], dtype=np.int64)
+            order = np.argsort(vals, kind="stable")
+            self.ints = (vals[order], order.astype(np.int64))
+        self.all_str = all(isinstance(v, (str, bytes)) for v in self.labels)
+
+    def _get(self, v) -> int:
+        try:
+            return self.lookup.get(v, -1)
+        except TypeError:  # an unhashable value is not a label
+            return -1
+
+    def encode(self, x, name: str) -> np.ndarray:
+        if isinstance(x, (list, tuple)):
+            arr = np.asarray(x)
+            if arr.dtype.kind in "US" and not self.all_str:
+                arr = np.array(x, dtype=object)  # keep 1 and "1" apart
+        else:
+            arr = _to_numpy(x, name)
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}")
+        if arr.size == 0:
+            return arr, np.empty(0, np.int64)
+        if self.ints is not None and arr.dtype.kind in "iub":
+            vals, order = self.ints
+            if arr.dtype.kind == "u" and arr.dtype.itemsize == 8:
+                over = arr > np.iinfo(np.int64).max
+                a = np.where(over, 0, arr).astype(np.int64)
+            else:
+                over = None
+                a = arr.astype(np.int64, copy=False)
+            pos = np.minimum(np.searchsorted(vals, a), vals.size - 1)
+            ok = vals[pos] == a
+            if over is not None:
+                ok &= ~over
+            codes = np.where(ok, order[pos], -1)
+        else:
+            try:
+                uniq, inv = np.unique(arr, return_inverse=True)
+                table = np.array([self._get(u) for u in uniq.tolist()], dtype=np.int64)
+                codes = table[inv.reshape(-1)]
+            except TypeError:  # unorderable mixed objects: one lookup per row
+                codes = np.fromiter((self._get(v) for v in arr.tolist()), np.int64, arr.size)
+        bad = np.flatnonzero(codes < 0)
+        if bad.size:
+            raise bad_value(name, arr, int(bad[0]), f"not one of the {len(self.labels)} labels")
+        return arr, np.ascontiguousarray(codes, dtype=np.int64)
+
+
+# ---------------------------------------------------------------- accumulator
+class MulticlassConfusion(Accumulator):
+    """Streaming K x K confusion matrix and the multiclass scores built from it.
+
+    Parameters
+    ----------
+    n_classes : int, optional
+        K, the number of classes. ``update`` then takes integer classes in
+        ``0..K-1`` (bool, int, or float holding an exact integer).
+    labels : sequence of hashable, optional
+        The class labels, in matrix order (strings, ints, ...). ``update`` then
+        takes those labels and maps them to their positions; ``n_classes``
+        defaults to ``len(labels)`` and must equal it when given. Saving needs
+        labels that JSON keeps (str, int, float, bool).
+
+    Attributes
+    ----------
+    n_classes : int
+    labels : list or None
+
+    Notes
+    -----
+    ``finalize()`` gives ``matrix`` (rows are the truth, columns the
+    prediction; ``int64`` while every batch is unweighted, ``float64`` once
+    weights are seen, unweighted rows then counting 1), per-class
+    ``support`` (the true totals), ``precision``, ``recall`` and ``f1`` arrays,
+    their ``macro_*``, ``micro_*`` and ``weighted_*`` averages, ``accuracy``,
+    ``balanced_accuracy``, ``mcc``, ``cohen_kappa`` and ``n`` (rows, zero
+    weights included).
+
+    * Per-class rates use the specification's guard ``safe(x) = x + [x == 0]``:
+      a class never predicted has precision 0, a class absent from ``y`` has
+      recall 0, and F1 is 0 when both are 0. scikit-learn agrees with
+      ``zero_division=0``.
+    * ``macro_*`` averages over the classes that occurred in ``y`` or ``p``
+      (with any weight, zero included), which is what scikit-learn does with
+      its default ``labels=None``: a class declared in ``n_classes`` but never
+      seen neither helps nor hurts. ``weighted_*`` weights each class by its
+      support. ``micro_*`` all equal ``accuracy`` (single-label data).
+    * ``balanced_accuracy`` is the mean recall over the classes present in
+      ``y`` (support > 0), as scikit-learn's ``balanced_accuracy_score``.
+      This differs from :class:`BinaryConfusion`, which follows the
+      specification and lets a class absent from ``y`` contribute a guarded 0.
+    * ``mcc`` is scikit-learn's multiclass ``matthews_corrcoef`` (0 when either
+      label vector is constant). ``cohen_kappa`` is ``(po - pe) / (1 - pe)``;
+      where scikit-learn returns NaN (every row in one class, in both ``y`` and
+      ``p``) the guard gives 0. Both are computed from exact Python integers
+      when unweighted, so no product overflows.
+    * Unweighted counts are exact ``int64``; weighted cells are compensated
+      float64 sums, so any batching or merge order agrees to ~1e-15.
+
+    Examples
+    --------
+    Two shards of a 3-class stream, merged:
+
+    >>> from streammetrics._multiclass import MulticlassConfusion
+    >>> a = MulticlassConfusion(3).update([0, 1, 2, 2], [0, 2, 2, 2])
+    >>> b = MulticlassConfusion(3).update([1, 0], [1, 0])
+    >>> r = (a + b).finalize()
+    >>> r.matrix
+    array([[2, 0, 0],
+           [0, 1, 1],
+           [0, 0, 2]])
+    >>> r.recall
+    array([1. , 0.5, 1. ])
+    >>> round(r.macro_f1, 4), round(r.accuracy, 4), round(r.mcc, 4)
+    (0.8222, 0.8333, 0.7833)
+
+    String labels are mapped to their positions:
+
+    >>> acc = MulticlassConfusion(labels=["cat", "dog", "bird"])
+    >>> acc.update(["cat", "dog", "dog"], ["cat", "dog", "cat"]).finalize().precision
+    array([0.5, 1. , 0. ])
+    """
+
+    _headline = ("accuracy", "macro_f1")
+
+    def __init__(self, n_classes: int | None = None, labels=None):
+        if labels is not None:
+            if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
+                raise TypeError(f"labels must be a sequence, got {type(labels).__name__}")
+            labels = [_plain(v) for v in labels]
+            self._encoder = _Encoder(labels)
+            if n_classes is None:
+                n_classes = len(labels)
+            elif _check_n_classes(n_classes) != len(labels):
+                raise ValueError(
+                    f"n_classes={n_classes} but {len(labels)} labels were given"
+                )
+        else:
+            self._encoder = None
+            if n_classes is None:
+                raise TypeError("MulticlassConfusion needs n_classes or labels")
+        self.n_classes = _check_n_classes(n_classes)
+        self.labels = labels
+        self._init_state()
+
+    def _settings(self):
+        return {"n_classes": self.n_classes, "labels": self.labels}
+
+    def _new_state(self):
+        k = self.n_classes
+        return {
+            "n": np.zeros(1, np.int64),
+            "counts": np.zeros((k, k), np.int64),
+            # (k*k, 2) compensated pairs once a weighted batch arrives
+            "wsum": np.zeros((0, 2), np.float64),
+            "seen": np.zeros((2, k), np.int64),
+        }
+
+    _variable_shape = frozenset({"wsum"})
+
+    def _check_state(self, state):
+        k = self.n_classes
+        if state["wsum"].shape not in ((0, 2), (k * k, 2)):
+            raise ValueError(f"entry 'wsum' has shape {state['wsum'].shape}")
+        if np.any(state["counts"] < 0) or np.any(state["seen"] < 0) or np.any(state["wsum"][:, 0] < 0):
+            raise ValueError("negative counts")
+        seen = state["seen"].sum(axis=1)
+        if seen[0] != seen[1] or int(state["counts"].sum()) + int(seen[0]) != int(state["n"][0]):
+            raise ValueError("counts do not add up to the observation count")
+
+    def _prepare(self, y, p, sample_weight):
+        if self._encoder is not None:
+            y0, yi = self._encoder.encode(y, "y")
+            p0, pi = self._encoder.encode(p, "p")
+        else:
+            y0, yi = _as_classes(y, "y", self.n_classes)
+            p0, pi = _as_classes(p, "p", self.n_classes)
+        n = check_same_length(y=yi, p=pi)
+        w = as_weights(sample_weight, n)
+        return (y0, yi), (p0, pi), w, n
+
+    def update(self, y, p, sample_weight=None):
+        """Fold in one batch of true classes ``y`` and predicted classes ``p``.
+
+        Parameters
+        ----------
+        y, p : array-like of shape (n,)
+            Classes in ``0..n_classes-1``, or labels when the accumulator was
+            built with ``labels``.
+        sample_weight : array-like of shape (n,), optional
+            Finite, non-negative weights.
+
+        Returns
+        -------
+        self
+
+        A class outside the range (or not among ``labels``) raises
+        ``ValueError`` naming the argument and its first offending position,
+        and leaves the accumulator exactly as it was.
+        """
+        (y0, y), (p0, p), w, n = self._prepare(y, p, sample_weight)
+        if n == 0:
+            return self
+        st = self._state
+        k = self.n_classes
+        wsum = st["wsum"]
+        if w.shape[0] and wsum.shape[0] == 0:
+            wsum = np.zeros((k * k, 2), np.float64)  # installed only on success
+        status = confusion_update(y, p, w, k, st["counts"], wsum, st["seen"])
+        if status:
+            name, orig, codes = ("y", y0, y) if status == 1 else ("p", p0, p)
+            raise bad_value(name, orig, _first_out_of_range(codes, k), _range_problem(k))
+        st["wsum"] = wsum
+        st["n"][0] += n
+        return self
+
+    def _merge_state(self, other):
+        st = self._state
+        st["n"] += other["n"]
+        st["counts"] += other["counts"]
+        st["seen"] += other["seen"]
+        if other["wsum"].shape[0]:
+            if st["wsum"].shape[0]:
+                pairs_merge(st["wsum"], other["wsum"])
+            else:
+                st["wsum"] = other["wsum"].copy()
+
+    def matrix(self) -> np.ndarray:
+        """The current confusion matrix (a copy), without computing the scores."""
+        return _matrix_of(self._state, self.n_classes)
+
+    def _compute(self) -> Result:
+        st = self._state
+        m = _matrix_of(st, self.n_classes)
+        present = (st["counts"].sum(axis=0) + st["counts"].sum(axis=1) + st["seen"].sum(axis=0)) > 0
+        return multiclass_result(m, present, self.n)
+
+
+def _matrix_of(state, k: int) -> np.ndarray:
+    counts = state["counts"]
+    wsum = state["wsum"]
+    if wsum.shape[0] == 0:
+        return counts.copy()
+    weights = np.where(np.isfinite(wsum[:, 0]), wsum[:, 0] + wsum[:, 1], wsum[:, 0])
+    return counts + weights.reshape(k, k)
+
+
+# ------------------------------------------------------------------ one-shot
+#: Largest n_classes inferred from the data (a 10^4 x 10^4 matrix is 800 MB).
+_MAX_INFERRED = 10_000
+
+
+def _one_shot(y, p, n_classes, labels, sample_weight) -> MulticlassConfusion:
+    if n_classes is None and labels is None:
+        yy = as_1d(y, "y")
+        pp = as_1d(p, "p")
+        check_same_length(y=yy, p=pp)
+        if yy.size == 0:
+            raise ValueError("y and p are empty: the scores need at least one observation")
+        top = max(yy.max(), pp.max())
+        if not (np.isfinite(top) and top >= 0) or top >= np.iinfo(np.int64).max:
+            top = 0  # the update reports the offending value
+        n_classes = int(top) + 1
+        if n_classes > _MAX_INFERRED:
+            raise ValueError(
+                f"the largest class is {top!r}, so n_classes would be {n_classes}: pass "
+                "n_classes (or labels) explicitly for a matrix that large"
+            )
+        y, p = yy, pp
+    acc = MulticlassConfusion(n_classes, labels=labels)
+    acc.update(y, p, sample_weight=sample_weight)
+    if acc.n == 0:
+        raise ValueError("y and p are empty: the scores need at least one observation")
+    return acc
+
+
+def confusion_matrix(y, p, n_classes=None, sample_weight=None, *, labels=None) -> np.ndarray:
+    """The K x K confusion matrix of true classes ``y`` and predictions ``p``.
+
+    Parameters
+    ----------
+    y, p : array-like of shape (n,)
+        Integer classes in ``0..n_classes-1`` (or labels, with ``labels``).
+    n_classes : int, optional
+        K; inferred as ``max(y.max(), p.max()) + 1`` when omitted.
+    sample_weight : array-like of shape (n,), optional
+    labels : sequence of hashable, optional
+        Map these labels to rows/columns in this order (as scikit-learn's
+        ``labels``, but every value must be one of them).
+
+    Returns
+    -------
+    ndarray of shape (K, K)
+        Rows are the truth, columns the prediction; ``int64`` counts, or
+        ``float64`` sums of weights when ``sample_weight`` is given.
+
+    See Also
+    --------
+    MulticlassConfusion : the streaming, mergeable accumulator behind it.
+
+    Examples
+    --------
+    >>> from streammetrics._multiclass import confusion_matrix
+    >>> confusion_matrix([0, 1, 2, 2], [0, 2, 2, 1])
+    array([[1, 0, 0],
+           [0, 0, 1],
+           [0, 1, 1]])
+    >>> confusion_matrix(["b", "a"], ["b", "b"], labels=["a", "b"])
+    array([[0, 1],
+           [0, 1]])
+    """
+    return _one_shot(y, p, n_classes, labels, sample_weight).matrix()
+
+
+def multiclass_scores(y, p, n_classes=None, sample_weight=None, *, labels=None) -> Result:
+    """Every multiclass score of one batch, as :meth:`MulticlassConfusion.finalize`.
+
+    ``n_classes`` is inferred as ``max + 1`` when omitted; see
+    :class:`MulticlassConfusion` for the fields and their degenerate cases.
+
+    Examples
+    --------
+    >>> from streammetrics._multiclass import multiclass_scores
+    >>> r = multiclass_scores([0, 1, 2, 2], [0, 2, 2, 1])
+    >>> r.f1
+    array([1. , 0. , 0.5])
+    >>> r.macro_f1, r.balanced_accuracy
+    (0.5, 0.5)
+    """
+    return _one_shot(y, p, n_classes, labels, sample_weight).finalize()
