@@ -14,6 +14,19 @@ across shards and workers, and give the same answer however the data is cut.
 
 from ._base import Accumulator, load_state
 from ._binary import BinaryConfusion
+from ._clustering import (
+    ClusterContingency,
+    adjusted_mutual_info_score,
+    adjusted_rand_score,
+    completeness_score,
+    fowlkes_mallows_score,
+    homogeneity_completeness_v_measure,
+    homogeneity_score,
+    mutual_info_score,
+    normalized_mutual_info_score,
+    rand_score,
+    v_measure_score,
+)
 from ._functional import (
     accuracy,
     actual,
@@ -37,6 +50,7 @@ from ._functional import (
     rmse,
     specificity,
 )
+from ._multiclass import MulticlassConfusion, confusion_matrix, multiclass_scores
 from ._probability import ProbabilityScores
 from ._regression import RegressionErrors
 from ._result import Result
@@ -46,18 +60,27 @@ __version__ = "0.1.0"
 __all__ = [
     "Accumulator",
     "BinaryConfusion",
+    "ClusterContingency",
+    "MulticlassConfusion",
     "ProbabilityScores",
     "RegressionErrors",
     "Result",
     "accuracy",
     "actual",
+    "adjusted_mutual_info_score",
+    "adjusted_rand_score",
     "balanced_accuracy",
     "brier",
     "called",
+    "completeness_score",
+    "confusion_matrix",
     "f1",
     "false_calls",
     "fbeta",
+    "fowlkes_mallows_score",
     "hits",
+    "homogeneity_completeness_v_measure",
+    "homogeneity_score",
     "load_state",
     "log_loss",
     "mae",
@@ -65,10 +88,15 @@ __all__ = [
     "matthews",
     "missed",
     "mse",
+    "multiclass_scores",
+    "mutual_info_score",
+    "normalized_mutual_info_score",
     "precision_score",
     "r2",
+    "rand_score",
     "recall_score",
     "rejected",
     "rmse",
     "specificity",
+    "v_measure_score",
 ]
