@@ -347,13 +347,16 @@ class ClusterContingency(Accumulator):
         if not np.all(ordered):
             raise ValueError("the table is not sorted by (true, pred) without repeats")
 
-    def update(self, labels_true, labels_pred):
+    def update(self, labels_true, labels_pred, sample_weight=None):
         """Fold in one batch of true labels and predicted cluster labels.
 
         Parameters
         ----------
         labels_true, labels_pred : array-like of shape (n,)
             Integer labels (bool, int, or float holding an exact integer).
+        sample_weight : None
+            Accepted for the common accumulator protocol only: the agreement
+            scores are defined on counts, so weights raise ``TypeError``.
 
         Returns
         -------
@@ -362,6 +365,11 @@ class ClusterContingency(Accumulator):
         A non-integer label or mismatched lengths raise before the state is
         touched; the accumulator is then exactly as it was.
         """
+        if sample_weight is not None:
+            raise TypeError(
+                "ClusterContingency takes no sample_weight: the agreement scores "
+                "are defined on counts of pairs"
+            )
         y = _as_cluster_labels(labels_true, "labels_true")
         p = _as_cluster_labels(labels_pred, "labels_pred")
         n = check_same_length(labels_true=y, labels_pred=p)

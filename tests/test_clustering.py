@@ -333,3 +333,10 @@ def test_load_rejects_inconsistent_tables():
         ClusterContingency._from_saved(settings_, tampered(counts=np.array([1, 1, 1])), "x")
     with pytest.raises(ValueError, match="one length"):
         ClusterContingency._from_saved(settings_, tampered(pred=np.array([0, 1])), "x")
+
+
+def test_weights_are_refused_with_a_clear_error():
+    acc = ClusterContingency().update([0, 1], [1, 1])
+    with pytest.raises(TypeError, match="no sample_weight"):
+        acc.update([0, 1], [1, 0], sample_weight=[1.0, 2.0])
+    assert acc.n == 2
