@@ -1,0 +1,389 @@
+"""Silhouette kernels: per-point, per-cluster sums of distances, tile by tile.
+
+The silhouette of point ``i`` needs, for every cluster ``k``, the sum of the
+distances from ``i`` to the members of ``k``: an ``n x K`` table built from
+``n x n`` distances. The kernels here never hold more than one
+``block x block`` tile of distances per thread. The rows of a panel are cut into
+blocks of ``block`` rows; the threads take the blocks one at a time as they
+become free (``prange`` with a chunk size of 1, so that a thread slowed down by
+other work on a shared machine does not hold the others up), and each walks its
+block across the columns, ``block`` columns at a time, in a buffer of its own
+(indexed by ``numba.get_thread_id()``):
+
+1. compute the tile of distances ``g`` (``block x block``) into its own buffer;
+2. add each row of ``g`` into the caller's ``sums`` at the columns' cluster
+   labels (``sums[i, labels[j]] += g[i, j]``).
+
+A row's sums are only ever touched by the thread that owns its block, and the
+columns are always added in increasing order, so the result does not depend
+on the number of threads.
+
+Two ways to compute a tile:
+
+* :func:`feature_sums_blas` forms the Gram tile ``X_I @ X_J.T`` with BLAS
+  (``np.dot`` inside the kernel; the caller must keep BLAS single-threaded while
+  it runs, or the BLAS threads fight the kernel's) and turns it into distances:
+  ``|x|^2 + |y|^2 - 2 x.y`` for the Euclidean metrics and ``1 - x.y / (|x||y|)``
+  for the cosine distance. The first form cancels catastrophically for
+  near-duplicate points, so any squared distance that comes out below
+  :data:`EXACT_BELOW` times ``|x|^2 + |y|^2`` is recomputed exactly from the
+  coordinate differences. What survives the test has at most a relative error
+  of about ``sqrt(d) * eps / EXACT_BELOW`` (about 1e-12).
+* :func:`feature_sums_direct` loops over the coordinates itself (exact
+  differences, summed over features in order), vectorised across the columns
+  of the tile. It serves the Manhattan distance, and every metric when BLAS is
+  not available.
+
+:func:`distance_sums` does the same for a precomputed distance matrix, checking
+the entries in the same pass, and :func:`silhouette_from_sums` turns the sums
+into silhouettes under either convention.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from ._jit import kernel, parallel_kernel
+
+__all__ = [
+    "EUCLIDEAN",
+    "SQEUCLIDEAN",
+    "MANHATTAN",
+    "COSINE",
+    "SEED",
+    "SKLEARN",
+    "EXACT_BELOW",
+    "OWN_CLUSTER_PENALTY",
+    "rows_sq_norms",
+    "feature_sums_blas",
+    "feature_sums_direct",
+    "distance_sums",
+    "silhouette_from_sums",
+]
+
+#: Metric codes understood by the feature kernels.
+EUCLIDEAN = 0
+SQEUCLIDEAN = 1
+MANHATTAN = 2
+COSINE = 3
+
+#: Convention codes understood by :func:`silhouette_from_sums`.
+SEED = 0
+SKLEARN = 1
+
+#: A squared distance from the Gram trick below this fraction of
+#: ``|x|^2 + |y|^2`` is recomputed from the coordinate differences.
+EXACT_BELOW = 1e-3
+
+#: The specification's ``10^300 m_ik``: added to a point's own cluster so that
+#: the minimum over clusters picks the nearest *other* one.
+OWN_CLUSTER_PENALTY = 1e300
+
+
+# --------------------------------------------------------------------------
+# one pass over the rows: squared norms and the finiteness check
+
+
+@kernel
+def rows_sq_norms(X, out):
+    """``out[i] = sum_k X[i, k]**2``; return the flat index of the first
+    NaN or infinity of ``X`` (row-major), or -1 when all are finite."""
+    n, d = X.shape
+    for i in range(n):
+        s = 0.0
+        ok = True
+        for k in range(d):
+            v = X[i, k]
+            ok &= (v - v) == 0.0  # false for NaN and +-inf
+            s += v * v
+        if not ok:
+            for k in range(d):
+                v = X[i, k]
+                if not ((v - v) == 0.0):
+                    return i * d + k
+        out[i] = s
+    return -1
+
+
+# --------------------------------------------------------------------------
+# tiles
+
+
+@kernel
+def _exact_sq(XI, i, XJ, j):
+    """Squared Euclidean distance of two rows, from the differences."""
+    s = 0.0
+    for k in range(XI.shape[1]):
+        t = XI[i, k] - XJ[j, k]
+        s += t * t
+    return s
+
+
+@kernel
+def _zero_diagonal(g, r0, j0):
+    """Set ``g[ii, jj] = 0`` where the row's global index ``r0 + ii`` equals the
+    column's ``j0 + jj`` (both counted in the columns' numbering)."""
+    m, nc = g.shape
+    for ii in range(m):
+        jj = r0 + ii - j0
+        if 0 <= jj < nc:
+            g[ii, jj] = 0.0
+
+
+@kernel
+def _cosine_from_dots(g, i0, j0, invI, invJ, shift):
+    """Turn dot products into cosine distances ``1 - x.y / (|x||y|)`` clipped to
+    [0, 2]; a zero vector has ``inv = 0`` (similarity 0, distance 1), and a point
+    is at distance 0 from itself."""
+    m, nc = g.shape
+    for ii in range(m):
+        a = invI[i0 + ii]
+        row = g[ii]
+        for jj in range(nc):
+            v = 1.0 - row[jj] * a * invJ[j0 + jj]
+            row[jj] = min(max(v, 0.0), 2.0)
+    _zero_diagonal(g, i0 + shift, j0)
+
+
+@kernel
+def _gram_to_distances(metric, g, XI, i0, XJ, j0, auxI, auxJ, shift):
+    """Turn the Gram tile ``g = XI[i0:i0+m] @ XJ[j0:j0+nc].T`` into distances in
+    place. ``aux`` holds the squared norms (Euclidean metrics) or the inverse
+    norms (cosine); ``shift`` maps a row index to the columns' numbering."""
+    if metric == COSINE:
+        _cosine_from_dots(g, i0, j0, auxI, auxJ, shift)
+        return
+    m, nc = g.shape
+    for ii in range(m):
+        i = i0 + ii
+        xx = auxI[i]
+        row = g[ii]
+        small = 0
+        for jj in range(nc):
+            yy = auxJ[j0 + jj]
+            s = (xx + yy) - 2.0 * row[jj]
+            row[jj] = s
+            small += not (s > EXACT_BELOW * (xx + yy))  # NaN counts as small
+        if small:
+            for jj in range(nc):
+                if not (row[jj] > EXACT_BELOW * (xx + auxJ[j0 + jj])):
+                    row[jj] = _exact_sq(XI, i, XJ, j0 + jj)
+        if metric == EUCLIDEAN:
+            for jj in range(nc):
+                row[jj] = math.sqrt(row[jj])
+
+
+@kernel
+def _direct_distances(metric, g, XI, i0, XJ, j0, yt, auxI, auxJ, shift):
+    """Fill the tile ``g`` with the distances between rows ``XI[i0:i0+m]`` and
+    ``XJ[j0:j0+nc]``, summing over features in order. ``yt`` is a ``d x nc``
+    scratch buffer for the transposed column rows, so that the innermost loop
+    runs over contiguous columns."""
+    m, nc = g.shape
+    d = XI.shape[1]
+    for jj in range(nc):
+        for k in range(d):
+            yt[k, jj] = XJ[j0 + jj, k]
+    for ii in range(m):
+        i = i0 + ii
+        row = g[ii]
+        for jj in range(nc):
+            row[jj] = 0.0
+        if metric == MANHATTAN:
+            for k in range(d):
+                x = XI[i, k]
+                yr = yt[k]
+                for jj in range(nc):
+                    row[jj] += abs(x - yr[jj])
+        elif metric == COSINE:
+            for k in range(d):
+                x = XI[i, k]
+                yr = yt[k]
+                for jj in range(nc):
+                    row[jj] += x * yr[jj]
+        else:
+            for k in range(d):
+                x = XI[i, k]
+                yr = yt[k]
+                for jj in range(nc):
+                    t = x - yr[jj]
+                    row[jj] += t * t
+            if metric == EUCLIDEAN:
+                for jj in range(nc):
+                    row[jj] = math.sqrt(row[jj])
+    if metric == COSINE:
+        _cosine_from_dots(g, i0, j0, auxI, auxJ, shift)
+
+
+@kernel
+def _scatter(g, lab, j0, sums, i0):
+    """``sums[i0 + ii, lab[j0 + jj]] += g[ii, jj]``, columns in increasing order.
+
+    Four rows go together: consecutive columns often share a label, and four
+    independent chains of additions keep the adder busy where one would wait
+    on the previous sum.
+    """
+    m, nc = g.shape
+    ii = 0
+    while ii + 4 <= m:
+        s0 = sums[i0 + ii]
+        s1 = sums[i0 + ii + 1]
+        s2 = sums[i0 + ii + 2]
+        s3 = sums[i0 + ii + 3]
+        g0 = g[ii]
+        g1 = g[ii + 1]
+        g2 = g[ii + 2]
+        g3 = g[ii + 3]
+        for jj in range(nc):
+            k = lab[j0 + jj]
+            s0[k] += g0[jj]
+            s1[k] += g1[jj]
+            s2[k] += g2[jj]
+            s3[k] += g3[jj]
+        ii += 4
+    while ii < m:
+        s0 = sums[i0 + ii]
+        g0 = g[ii]
+        for jj in range(nc):
+            s0[lab[j0 + jj]] += g0[jj]
+        ii += 1
+
+
+# --------------------------------------------------------------------------
+# parallel drivers
+
+
+@parallel_kernel
+def feature_sums_blas(XI, XJ, shift, auxI, auxJ, labJ, metric, block, sums):
+    """Add to ``sums[i, k]`` the distances from ``XI[i]`` to the rows ``XJ[j]``
+    with ``labJ[j] == k``, forming each tile with a BLAS matrix product.
+
+    ``metric`` is :data:`EUCLIDEAN`, :data:`SQEUCLIDEAN` or :data:`COSINE`;
+    ``aux`` are the squared norms of the rows (inverse norms for cosine);
+    ``shift`` is the global index of ``XI[0]`` minus that of ``XJ[0]``. Call it
+    with BLAS limited to one thread.
+    """
+    nI = XI.shape[0]
+    nJ = XJ.shape[0]
+    nblk = (nI + block - 1) // block
+    tiles = np.empty((numba.get_num_threads(), block * block))
+    previous = numba.set_parallel_chunksize(1)  # blocks are handed out one by one
+    for bi in numba.prange(nblk):
+        tile = tiles[numba.get_thread_id()]
+        i0 = bi * block
+        i1 = min(i0 + block, nI)
+        m = i1 - i0
+        xi = XI[i0:i1]
+        for j0 in range(0, nJ, block):
+            j1 = min(j0 + block, nJ)
+            nc = j1 - j0
+            g = tile[: m * nc].reshape((m, nc))
+            np.dot(xi, XJ[j0:j1].T, g)
+            _gram_to_distances(metric, g, XI, i0, XJ, j0, auxI, auxJ, shift)
+            _scatter(g, labJ, j0, sums, i0)
+    numba.set_parallel_chunksize(previous)
+
+
+@parallel_kernel
+def feature_sums_direct(XI, XJ, shift, auxI, auxJ, labJ, metric, block, sums):
+    """:func:`feature_sums_blas` without BLAS: every metric, exact differences.
+
+    ``metric`` is any of :data:`EUCLIDEAN`, :data:`SQEUCLIDEAN`,
+    :data:`MANHATTAN` and :data:`COSINE` (``aux`` as for the BLAS kernel; unused
+    by the others).
+    """
+    nI = XI.shape[0]
+    nJ = XJ.shape[0]
+    d = XI.shape[1]
+    nblk = (nI + block - 1) // block
+    nt = numba.get_num_threads()
+    tiles = np.empty((nt, block * block))
+    transposed = np.empty((nt, d * block))
+    previous = numba.set_parallel_chunksize(1)
+    for bi in numba.prange(nblk):
+        t = numba.get_thread_id()
+        tile = tiles[t]
+        scratch = transposed[t]
+        i0 = bi * block
+        i1 = min(i0 + block, nI)
+        m = i1 - i0
+        for j0 in range(0, nJ, block):
+            j1 = min(j0 + block, nJ)
+            nc = j1 - j0
+            g = tile[: m * nc].reshape((m, nc))
+            yt = scratch[: d * nc].reshape((d, nc))
+            _direct_distances(metric, g, XI, i0, XJ, j0, yt, auxI, auxJ, shift)
+            _scatter(g, labJ, j0, sums, i0)
+    numba.set_parallel_chunksize(previous)
+
+
+@parallel_kernel
+def distance_sums(D, off, lab, lowest, diag_tol, sums, bad):
+    """Add each row of the distance rows ``D`` (rows ``off..off+m`` of an
+    ``n x n`` matrix) into ``sums`` by the columns' labels, checking the entries.
+
+    An entry is valid when it is finite and ``>= lowest``; when ``diag_tol`` is
+    not negative, a diagonal entry must also satisfy ``|d_ii| <= diag_tol``.
+    ``bad[i]`` is set to 1 for a row holding an invalid entry (its sums are then
+    meaningless); the caller locates the entry.
+    """
+    m, n = D.shape
+    ngroups = (m + 3) // 4
+    for gi in numba.prange(ngroups):
+        a = 4 * gi
+        b = min(a + 4, m)
+        for i in range(a, b):
+            row = D[i]
+            nbad = 0
+            for j in range(n):
+                v = row[j]
+                nbad += not ((v >= lowest) & (v < np.inf))
+            j = off + i
+            if diag_tol >= 0.0 and j < n and not (abs(row[j]) <= diag_tol):
+                nbad += 1
+            bad[i] = nbad > 0
+        _scatter(D[a:b], lab, 0, sums, a)
+
+
+# --------------------------------------------------------------------------
+# from sums to silhouettes
+
+
+@kernel
+def silhouette_from_sums(sums, lab, sizes, convention, out):
+    """Silhouettes of the rows of ``sums`` (``m x K`` per-cluster distance sums).
+
+    ``lab[i]`` is row ``i``'s cluster and ``sizes[k] = |C_k|`` (empty clusters
+    allowed). With the :data:`SEED` convention these are the specification's
+    formulas literally: ``D_ik = sums_ik / safe(|C_k|)``, ``a_i = D_i,own``,
+    ``b_i = min_k (D_ik + 1e300 [k = own])`` and
+    ``s_i = (b_i - a_i) / safe(max(a_i, b_i))``. With :data:`SKLEARN`, ``a_i``
+    divides by ``|C_own| - 1`` instead, the own cluster is left out of the
+    minimum, and a point alone in its cluster gets 0.
+    """
+    m, K = sums.shape
+    for i in range(m):
+        own = lab[i]
+        c = sizes[own]
+        if convention == SEED:
+            a = sums[i, own] / (c + (c == 0))
+            penalty = OWN_CLUSTER_PENALTY
+        else:
+            if c <= 1:
+                out[i] = 0.0
+                continue
+            a = sums[i, own] / (c - 1)
+            penalty = np.inf
+        b = np.inf
+        for k in range(K):
+            ck = sizes[k]
+            dk = sums[i, k] / (ck + (ck == 0))
+            if k == own:
+                dk += penalty
+            if dk < b:
+                b = dk
+        top = max(a, b)
+        out[i] = (b - a) / (top + (top == 0.0))
