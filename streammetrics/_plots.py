@@ -1,0 +1,182 @@
+"""PNG plots of an evaluation (matplotlib, drawn off-screen with Agg).
+
+* binary: ROC curve, precision-recall curve, confusion matrix;
+* multiclass: confusion matrix (row-normalised colours, counts written in);
+* regression: predicted against actual and residuals against predicted, from a
+  bounded sample of (y, p) pairs that the caller keeps.
+
+Only the object-oriented matplotlib API is used (no ``pyplot``), so drawing
+never touches a global backend or opens a window.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+__all__ = ["write_plots", "have_matplotlib", "MAX_CURVE_POINTS"]
+
+#: Curves with more points are thinned for drawing (the scores are unaffected).
+MAX_CURVE_POINTS = 4000
+
+
+def have_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _figure(width=6.0, height=5.0):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=110, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig, folder: str, name: str) -> str:
+    path = os.path.join(folder, name)
+    fig.savefig(path)
+    return path
+
+
+def _thin(*arrays: np.ndarray, limit: int = MAX_CURVE_POINTS):
+    """Keep at most ``limit`` evenly spread points (ends included) of a curve."""
+    n = arrays[0].shape[0]
+    if n <= limit:
+        return arrays
+    idx = np.unique(np.linspace(0, n - 1, limit).round().astype(np.int64))
+    return tuple(a[idx] for a in arrays)
+
+
+def _count(n: int) -> str:
+    for unit, div in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= div:
+            return f"{n / div:.3g}{unit}"
+    return str(n)
+
+
+def plot_roc(auc_member, report, folder: str) -> str:
+    fpr, tpr, _ = auc_member.roc_curve()
+    fpr, tpr = _thin(np.asarray(fpr, float), np.asarray(tpr, float))
+    fig = _figure()
+    ax = fig.add_subplot()
+    label = f"ROC, AUC = {report['auc']:.4f}"
+    if report.get("auc_upper", report["auc"]) != report.get("auc_lower", report["auc"]):
+        label += f" [{report['auc_lower']:.4f}, {report['auc_upper']:.4f}]"
+    ax.plot(fpr, tpr, color="C0", lw=2, label=label, drawstyle="default")
+    ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance, AUC = 0.5")
+    ax.set(xlim=(0, 1), ylim=(0, 1.01), aspect="equal",
+           xlabel="false positive rate (1 - specificity)",
+           ylabel="true positive rate (recall)",
+           title=f"ROC curve ({_count(report['n_pos'])} positives, {_count(report['n_neg'])} negatives)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower right")
+    return _save(fig, folder, "roc.png")
+
+
+def plot_pr(auc_member, report, folder: str) -> str:
+    precision, recall, _ = auc_member.pr_curve()
+    precision, recall = _thin(np.asarray(precision, float), np.asarray(recall, float))
+    prevalence = report["n_pos"] / max(report["n_pos"] + report["n_neg"], 1)
+    fig = _figure()
+    ax = fig.add_subplot()
+    ax.plot(recall, precision, color="C1", lw=2, drawstyle="steps-post",
+            label=f"PR, average precision = {report['average_precision']:.4f}")
+    ax.axhline(prevalence, color="0.6", lw=1, ls="--", label=f"chance (prevalence) = {prevalence:.4f}")
+    ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="recall", ylabel="precision",
+           title="Precision-recall curve")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower left")
+    return _save(fig, folder, "pr.png")
+
+
+def plot_confusion(matrix: np.ndarray, folder: str, title: str, headline: str,
+                   labels=None) -> str:
+    """Heatmap of a confusion matrix, colours normalised by row (recall)."""
+    m = np.asarray(matrix, dtype=float)
+    k = m.shape[0]
+    rows = m.sum(axis=1, keepdims=True)
+    share = m / np.where(rows == 0, 1, rows)
+    size = min(max(4.5, 0.5 * k + 2.5), 14.0)
+    fig = _figure(size + 1.2, size)
+    ax = fig.add_subplot()
+    im = ax.imshow(share, cmap="Blues", vmin=0, vmax=1, interpolation="nearest")
+    cbar = fig.colorbar(im, ax=ax, shrink=0.8)
+    cbar.set_label("share of the actual class (row)")
+    labels = [str(x) for x in (labels if labels is not None else range(k))]
+    if k <= 30:
+        ax.set_xticks(range(k), labels=labels, rotation=45 if k > 8 else 0)
+        ax.set_yticks(range(k), labels=labels)
+    if k <= 12:
+        integer = np.all(m == np.round(m))
+        for i in range(k):
+            for j in range(k):
+                text = f"{int(m[i, j]):,}" if integer else f"{m[i, j]:.4g}"
+                ax.text(j, i, f"{text}\n{share[i, j]:.1%}", ha="center", va="center",
+                        fontsize=9 if k <= 6 else 7,
+                        color="white" if share[i, j] > 0.6 else "black")
+    ax.set(xlabel="predicted class", ylabel="actual class", title=f"{title}\n{headline}")
+    return _save(fig, folder, "confusion.png")
+
+
+def plot_regression(y: np.ndarray, p: np.ndarray, report, folder: str, total: int) -> str:
+    """Predicted vs actual, and residuals vs predicted, from a sample of pairs."""
+    fig = _figure(11, 5)
+    ax1, ax2 = fig.subplots(1, 2)
+    n = y.shape[0]
+    alpha = 0.5 if n < 2000 else 0.2 if n < 10000 else 0.1
+    shown = f"{_count(n)} sampled of {_count(total)} rows" if n < total else f"all {_count(n)} rows"
+    ax1.scatter(y, p, s=4, alpha=alpha, color="C0", edgecolors="none", rasterized=True)
+    lo = float(min(y.min(), p.min())) if n else 0.0
+    hi = float(max(y.max(), p.max())) if n else 1.0
+    ax1.plot([lo, hi], [lo, hi], color="C3", lw=1.5,
+             label=f"p = y;  R² = {report['r2']:.4f}, RMSE = {report['rmse']:.4g}")
+    ax1.set(xlabel="actual y", ylabel="predicted p", title=f"Predicted vs actual ({shown})")
+    ax1.legend(loc="upper left")
+    ax1.grid(True, alpha=0.3)
+    resid = y - p
+    ax2.scatter(p, resid, s=4, alpha=alpha, color="C2", edgecolors="none", rasterized=True)
+    ax2.axhline(0, color="C3", lw=1.5, label=f"zero;  MAE = {report['mae']:.4g}")
+    ax2.set(xlabel="predicted p", ylabel="residual y - p", title="Residuals vs predicted")
+    ax2.legend(loc="upper left")
+    ax2.grid(True, alpha=0.3)
+    return _save(fig, folder, "regression.png")
+
+
+def write_plots(evaluator, report, folder: str, sample=None) -> list[str]:
+    """Draw the plots that ``evaluator``'s task supports into ``folder``.
+
+    ``sample`` is ``(y, p)`` of a bounded sample of rows, used by the regression
+    plots (which are skipped without it). Returns the paths written.
+    """
+    import matplotlib
+
+    matplotlib.rcParams["figure.max_open_warning"] = 0
+    os.makedirs(folder, exist_ok=True)
+    task = evaluator.task
+    members = evaluator.members
+    out = []
+    if task == "binary":
+        out.append(plot_roc(members["auc"], report, folder))
+        out.append(plot_pr(members["auc"], report, folder))
+        cm = np.array([[report["tn"], report["fp"]], [report["fn"], report["tp"]]])
+        out.append(plot_confusion(
+            cm, folder, f"Confusion matrix at p >= {evaluator._config['threshold']:g}",
+            f"accuracy = {report['accuracy']:.4f}, F1 = {report['f1']:.4f}, MCC = {report['mcc']:.4f}",
+            labels=["0", "1"],
+        ))
+    elif task == "multiclass":
+        out.append(plot_confusion(
+            report["matrix"], folder, "Confusion matrix",
+            f"accuracy = {report['accuracy']:.4f}, macro F1 = {report['macro_f1']:.4f}",
+            labels=report.get("labels"),
+        ))
+    elif task == "regression" and sample is not None:
+        y, p = sample
+        out.append(plot_regression(np.asarray(y, float), np.asarray(p, float), report, folder, report["n"]))
+    return out

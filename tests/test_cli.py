@@ -1,0 +1,439 @@
+"""The ``streammetrics`` command, end to end, on small generated files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from streammetrics import cli
+from streammetrics._base import load_state
+from streammetrics._evaluator import Evaluator
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+N = 3000
+
+
+def _need(module):
+    return pytest.importorskip(module)
+
+
+# ---------------------------------------------------------------- data, files
+def _data(task, rng, n=N):
+    if task == "binary":
+        y = (rng.random(n) < 0.3).astype(np.int64)
+        p = np.clip(0.3 * y + 0.7 * rng.random(n), 0, 1).round(3)
+        return {"y": y, "p": p, "w": rng.random(n)}
+    if task == "multiclass":
+        y = rng.integers(0, 3, n)
+        proba = rng.dirichlet(np.ones(3), n)
+        return {"y": y, "p0": proba[:, 0], "p1": proba[:, 1], "p2": proba[:, 2], "w": rng.random(n)}
+    if task == "regression":
+        y = rng.normal(size=n) * 4 + 20
+        return {"y": y, "p": y + rng.normal(size=n), "w": rng.random(n)}
+    y = rng.integers(0, 4, n)
+    return {"y": y, "p": np.where(rng.random(n) < 0.75, y, rng.integers(0, 6, n))}
+
+
+TASK_ARGS = {
+    "binary": ["--task", "binary"],
+    "multiclass": ["--task", "multiclass", "--n-classes", "3", "--p", "p0", "p1", "p2"],
+    "regression": ["--task", "regression"],
+    "clustering": ["--task", "clustering"],
+}
+MEMBER = {"binary": "_auc", "multiclass": "_multiclass", "regression": "_regression",
+          "clustering": "_clustering"}
+
+
+def _need_task(task):
+    pytest.importorskip(f"streammetrics.{MEMBER[task]}")
+
+
+def _write(cols: dict, path: str) -> str:
+    fmt = path.rsplit(".", 1)[1]
+    if fmt in ("parquet", "csv"):
+        pa = _need("pyarrow")
+        table = pa.table(cols)
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, path, row_group_size=700)
+        else:
+            import pyarrow.csv as pacsv
+
+            pacsv.write_csv(table, path)
+    elif fmt == "npy":
+        rec = np.empty(len(cols["y"]), dtype=[(k, v.dtype) for k, v in cols.items()])
+        for k, v in cols.items():
+            rec[k] = v
+        np.save(path, rec)
+    else:
+        np.savez(path, **cols)
+    return path
+
+
+def _direct(task, cols, weighted=False):
+    """The report computed in memory, without the command."""
+    settings = {"task": task}
+    if task == "multiclass":
+        settings["n_classes"] = 3
+        p = np.column_stack([cols["p0"], cols["p1"], cols["p2"]])
+    else:
+        p = cols["p"]
+    if task == "binary":
+        settings["max_bins"] = cli.DEFAULT_MAX_BINS
+    return Evaluator(**settings).update(cols["y"], p, cols["w"] if weighted else None).finalize()
+
+
+def _run(argv, capsys):
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _assert_same_metrics(doc, report):
+    assert doc["n"] == report.n
+    for k, v in report.items():
+        if k == "n":
+            continue
+        got = doc["metrics"][k]
+        if isinstance(v, np.ndarray):
+            np.testing.assert_allclose(np.asarray(got, dtype=float), v.astype(float), rtol=1e-12)
+        elif isinstance(v, float):
+            assert got == pytest.approx(v, rel=1e-12, abs=1e-15), k
+        else:
+            assert got == v, k
+
+
+# ------------------------------------------------------------------ end to end
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "npy", "npz"])
+@pytest.mark.parametrize("task", ["binary", "multiclass", "regression", "clustering"])
+def test_evaluate_each_task_and_format(task, fmt, tmp_path, capsys):
+    _need_task(task)
+    cols = _data(task, np.random.default_rng(7))
+    path = _write(cols, str(tmp_path / f"preds.{fmt}"))
+    weighted = task != "clustering" and fmt in ("parquet", "npz")
+    argv = ["evaluate", path, *TASK_ARGS[task], "--format", "json", "--batch-rows", "1000"]
+    if weighted:
+        argv += ["--weight", "w"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["task"] == task
+    _assert_same_metrics(doc, _direct(task, cols, weighted))
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass", "regression", "clustering"])
+def test_shards_merged_equal_one_pass(task, tmp_path, capsys):
+    _need_task(task)
+    cols = _data(task, np.random.default_rng(3))
+    one = _write(cols, str(tmp_path / "all.npy"))
+    cuts = [0, 1000, 1001, 2400, N]
+    shard_dir = tmp_path / "shards"
+    shard_dir.mkdir()
+    for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+        _write({k: v[a:b] for k, v in cols.items()}, str(shard_dir / f"part-{i}.npy"))
+    outputs = []
+    for paths in ([one], [str(shard_dir / "part-*.npy")], [str(shard_dir)]):
+        code, out, err = _run(["evaluate", *paths, *TASK_ARGS[task], "--format", "json",
+                               "--batch-rows", "333"], capsys)
+        assert code == 0, err
+        outputs.append(json.loads(out))
+    _assert_same_metrics(outputs[1], _direct(task, cols))
+    assert outputs[1] == outputs[2]
+    for k, v in outputs[0]["metrics"].items():
+        w = outputs[1]["metrics"][k]
+        if isinstance(v, float):
+            assert w == pytest.approx(v, rel=1e-12), k
+        else:
+            assert w == v, k
+
+
+def test_save_state_then_merge(tmp_path, capsys):
+    cols = _data("regression", np.random.default_rng(5))
+    a = _write({k: v[:1200] for k, v in cols.items()}, str(tmp_path / "a.npy"))
+    b = _write({k: v[1200:] for k, v in cols.items()}, str(tmp_path / "b.npy"))
+    both = _write(cols, str(tmp_path / "both.npy"))
+    for src, state in ((a, "a.state"), (b, "b.state"), (both, "both.state")):
+        code, _, err = _run(["evaluate", src, "--task", "regression", "--save-state",
+                             str(tmp_path / state)], capsys)
+        assert code == 0, err
+    code, out, err = _run(["merge", str(tmp_path / "a.state"), str(tmp_path / "b.state"),
+                           "--format", "json", "--save-state", str(tmp_path / "ab.state")], capsys)
+    assert code == 0, err
+    _assert_same_metrics(json.loads(out), _direct("regression", cols))
+    merged = load_state(tmp_path / "ab.state")
+    assert merged.n == N
+    code, out, _ = _run(["merge", str(tmp_path / "ab.state")], capsys)
+    assert code == 0 and "regression evaluation of 3,000 rows" in out
+
+
+def test_merge_refuses_mixed_states(tmp_path, capsys):
+    from streammetrics import RegressionErrors
+
+    Evaluator("regression").update([1.0], [2.0]).save(tmp_path / "ev.state")
+    RegressionErrors().update([1.0], [2.0]).save(tmp_path / "raw.state")
+    code, out, err = _run(["merge", str(tmp_path / "ev.state"), str(tmp_path / "raw.state")], capsys)
+    assert code == 1 and out == ""
+    assert err.startswith("streammetrics: error: ") and "RegressionErrors" in err
+    # plain accumulator states merge and print their fields
+    code, out, err = _run(["merge", str(tmp_path / "raw.state"), str(tmp_path / "raw.state")], capsys)
+    assert code == 0 and "mse" in out
+
+
+def test_subprocess_python_m(tmp_path):
+    cols = _data("regression", np.random.default_rng(11))
+    path = _write(cols, str(tmp_path / "preds.npz"))
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run(
+        [sys.executable, "-m", "streammetrics", "evaluate", path, "--task", "regression",
+         "--format", "json"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    _assert_same_metrics(json.loads(done.stdout), _direct("regression", cols))
+    bad = subprocess.run(
+        [sys.executable, "-m", "streammetrics", "evaluate", str(tmp_path / "missing.npy")],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert bad.returncode == 1
+    assert bad.stderr == f"streammetrics: error: {tmp_path / 'missing.npy'}: no such file\n"
+
+
+@pytest.mark.parametrize("files", ["auto", "npy"])
+def test_demo(files, capsys, tmp_path):
+    _need_task("binary")
+    code, out, err = _run(["demo", "--rows", "30000", "--shards", "3", "--format-files", files,
+                           "--plots", str(tmp_path)] if files == "auto" and _has("matplotlib")
+                          else ["demo", "--rows", "30000", "--shards", "3", "--format-files", files],
+                          capsys)
+    assert code == 0, err
+    assert "binary evaluation of 30,000 rows" in out
+    assert "identical" in out and "DIFFERENT" not in out
+    assert "merged shards" in out and "single pass" in out
+
+
+def _has(module):
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+# ----------------------------------------------------------------------- plots
+@pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
+def test_plots(task, tmp_path, capsys):
+    _need("matplotlib")
+    _need_task(task)
+    cols = _data(task, np.random.default_rng(2))
+    path = _write(cols, str(tmp_path / "preds.npy"))
+    out_dir = tmp_path / "plots"
+    code, _, err = _run(["evaluate", path, *TASK_ARGS[task], "--plots", str(out_dir)], capsys)
+    assert code == 0, err
+    expected = {"binary": {"roc.png", "pr.png", "confusion.png"},
+                "multiclass": {"confusion.png"}, "regression": {"regression.png"}}[task]
+    assert set(os.listdir(out_dir)) == expected
+    for name in expected:
+        with open(out_dir / name, "rb") as fh:
+            head = fh.read(8)
+        assert head == b"\x89PNG\r\n\x1a\n"
+        assert os.path.getsize(out_dir / name) > 10_000
+    assert "plots written" in err
+
+
+def test_reservoir_is_bounded_and_uniform():
+    res = cli.Reservoir(size=1000, seed=1)
+    for start in range(0, 100_000, 7_000):
+        stop = min(start + 7_000, 100_000)
+        x = np.arange(start, stop, dtype=float)
+        res.add(x, -x)
+    y, p = res.sample()
+    assert y.shape == (1000,) and np.array_equal(p, -y)
+    assert len(np.unique(y)) == 1000
+    # a uniform sample of 0..99999: its mean is near 50000 (sd ~ 913)
+    assert abs(y.mean() - 50_000) < 4_000
+
+
+def test_progress_bar_on_request(tmp_path, capsys):
+    cols = _data("regression", np.random.default_rng(1))
+    path = _write(cols, str(tmp_path / "p.npy"))
+    code, out, err = _run(["evaluate", path, "--task", "regression", "--progress", "always",
+                           "--batch-rows", "500"], capsys)
+    assert code == 0 and "rmse" in out
+    assert err.strip() == "" or "rows" in err or "%" in err
+    code, out, err = _run(["evaluate", path, "--task", "regression"], capsys)
+    assert code == 0 and err == ""  # not a terminal: quiet
+
+
+# ---------------------------------------------------------------------- errors
+def _error(argv, capsys):
+    code, out, err = _run(argv, capsys)
+    assert code == 1
+    assert out == ""
+    lines = err.splitlines()
+    assert lines[-1].startswith("streammetrics: error: ")
+    assert "Traceback" not in err
+    return lines[-1][len("streammetrics: error: "):]
+
+
+def test_error_missing_file(tmp_path, capsys):
+    msg = _error(["evaluate", str(tmp_path / "nope.parquet")], capsys)
+    assert msg == f"{tmp_path / 'nope.parquet'}: no such file"
+    msg = _error(["evaluate", str(tmp_path / "nope-*.parquet")], capsys)
+    assert msg.endswith("no file matches this pattern")
+    msg = _error(["merge", str(tmp_path / "nope.state")], capsys)
+    assert msg.endswith("no such file")
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "npy", "npz"])
+def test_error_missing_column_lists_columns(fmt, tmp_path, capsys):
+    cols = _data("regression", np.random.default_rng(1), n=10)
+    path = _write(cols, str(tmp_path / f"d.{fmt}"))
+    msg = _error(["evaluate", path, "--task", "regression", "--p", "pred"], capsys)
+    assert msg == f"{path}: no column 'pred'; the columns are: 'y', 'p', 'w'"
+
+
+def test_error_missing_column_in_2d_npy(tmp_path, capsys):
+    path = str(tmp_path / "m.npy")
+    np.save(path, np.zeros((5, 2)))
+    msg = _error(["evaluate", path, "--task", "regression", "--y", "0", "--p", "2"], capsys)
+    assert msg == f"{path}: no column 2: the array has 2 columns (0..1)"
+    msg = _error(["evaluate", path, "--task", "regression", "--y", "y"], capsys)
+    assert "columns are numbered 0..1" in msg
+
+
+def test_error_wrong_column_type(tmp_path, capsys):
+    pa = _need("pyarrow")
+    import pyarrow.parquet as pq
+
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(pa.table({"y": [1.0, 2.0], "p": ["a", "b"]}), path)
+    msg = _error(["evaluate", path, "--task", "regression"], capsys)
+    assert msg.startswith(f"{path}: column 'p' has type string; expected numbers")
+    npy = str(tmp_path / "t.npy")
+    np.save(npy, np.array([(1.0, "a")], dtype=[("y", "f8"), ("p", "U3")]))
+    msg = _error(["evaluate", npy, "--task", "regression"], capsys)
+    assert msg.startswith(f"{npy}: column 'p' has dtype <U3; expected numbers")
+
+
+@pytest.mark.parametrize("name, content", [
+    ("junk.parquet", b"this is not parquet" * 20),
+    ("junk.npy", b"\x93NUMPY garbage"),
+    ("junk.npz", b"PK\x03\x04 truncated zip"),
+    ("junk.bin", b"\x00\x01 unknown"),
+])
+def test_error_unreadable_file(name, content, tmp_path, capsys):
+    if name.endswith(".parquet"):
+        _need("pyarrow")
+    path = tmp_path / name
+    path.write_bytes(content)
+    msg = _error(["evaluate", str(path), "--task", "regression"], capsys)
+    assert msg.startswith(f"{path}: ")
+    assert any(w in msg for w in ("cannot read", "not a valid", "unknown file type"))
+
+
+def test_error_truncated_npy(tmp_path, capsys):
+    path = tmp_path / "cut.npy"
+    cols = _data("regression", np.random.default_rng(1), n=100)
+    _write(cols, str(path))
+    data = path.read_bytes()
+    path.write_bytes(data[:-100])
+    msg = _error(["evaluate", str(path), "--task", "regression"], capsys)
+    assert msg.startswith(f"{path}: truncated")
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "npy"])
+def test_error_bad_value_names_file_column_and_row(fmt, tmp_path, capsys):
+    cols = _data("regression", np.random.default_rng(1), n=2500)
+    cols["p"][1734] = np.nan
+    path = _write(cols, str(tmp_path / f"bad.{fmt}"))
+    msg = _error(["evaluate", path, "--task", "regression", "--batch-rows", "1000"], capsys)
+    if fmt == "csv":  # NaN is written as an empty field, read as a missing value
+        assert msg == f"{path}: row 1734, column 'p': missing value (null)"
+    else:
+        assert msg == f"{path}: row 1734, column 'p': value nan: values must be finite"
+
+
+def test_error_bad_value_in_csv_text(tmp_path, capsys):
+    _need("pyarrow")
+    path = tmp_path / "text.csv"
+    rows = ["y,p"] + [f"{i % 2},0.{i % 10}" for i in range(3000)]
+    rows[2501] = "1,oops"  # row index 2500
+    path.write_text("\n".join(rows) + "\n")
+    msg = _error(["evaluate", str(path), "--task", "regression", "--batch-rows", "500"], capsys)
+    assert msg == f"{path}: row 2500, column 'p': 'oops' is not a number"
+
+
+def test_error_bad_probability_and_label(tmp_path, capsys):
+    _need_task("binary")
+    cols = _data("binary", np.random.default_rng(1), n=2000)
+    cols["p"][1500] = 1.25
+    path = _write(cols, str(tmp_path / "probs.npy"))
+    msg = _error(["evaluate", path, "--batch-rows", "1000"], capsys)
+    assert msg.startswith(f"{path}: row 1500, column 'p': value 1.25: probabilities must lie in [0, 1]")
+    assert "--scores score" in msg
+    cols = _data("binary", np.random.default_rng(1), n=2000)
+    cols["y"][1999] = 2
+    path = _write(cols, str(tmp_path / "labels.npy"))
+    msg = _error(["evaluate", path, "--weight", "w", "--batch-rows", "300"], capsys)
+    assert msg.startswith(f"{path}: row 1999, column 'y': value 2: labels must be 0 or 1")
+
+
+def test_error_bad_weight_and_class(tmp_path, capsys):
+    _need_task("multiclass")
+    cols = _data("multiclass", np.random.default_rng(1), n=900)
+    cols["w"][812] = -1.0
+    path = _write(cols, str(tmp_path / "w.npz"))
+    msg = _error(["evaluate", path, *TASK_ARGS["multiclass"], "--weight", "w"], capsys)
+    assert msg.startswith(f"{path}: row 812, column 'w': value -1.0: weights must be non-negative")
+    cols = _data("multiclass", np.random.default_rng(1), n=900)
+    cols["p1"][77] = 0.9  # the row no longer sums to 1
+    path = _write(cols, str(tmp_path / "sum.npz"))
+    msg = _error(["evaluate", path, *TASK_ARGS["multiclass"]], capsys)
+    assert msg.startswith(f"{path}: row 77, column 'p0, p1, p2': sums to ")
+
+
+def test_error_saves_completed_shards(tmp_path, capsys):
+    cols = _data("regression", np.random.default_rng(1), n=2000)
+    good = _write(cols, str(tmp_path / "a-good.npy"))
+    cols = {k: v.copy() for k, v in cols.items()}
+    cols["y"][1234] = np.inf
+    bad = _write(cols, str(tmp_path / "b-bad.npy"))
+    state = tmp_path / "partial.state"
+    code, out, err = _run(["evaluate", good, bad, "--task", "regression", "--save-state",
+                           str(state)], capsys)
+    assert code == 1 and out == ""
+    assert err.splitlines()[-1] == (
+        f"streammetrics: error: {bad}: row 1234, column 'y': value inf: values must be finite"
+    )
+    assert "1 completed shard(s) (2,000 rows)" in err
+    partial = load_state(state)
+    assert partial.n == 2000
+    # an error before any shard: an empty (but valid, mergeable) state
+    code, _, err = _run(["evaluate", str(tmp_path / "missing.npy"), "--task", "regression",
+                         "--save-state", str(state)], capsys)
+    assert code == 1 and load_state(state).n == 0
+
+
+def test_error_option_combinations(tmp_path, capsys):
+    path = _write(_data("regression", np.random.default_rng(1), n=10), str(tmp_path / "r.npy"))
+    assert _error(["evaluate", path, "--task", "regression", "--threshold", "0.3"], capsys) == (
+        "--threshold applies to --task binary only")
+    assert _error(["evaluate", path, "--task", "multiclass"], capsys) == (
+        "--task multiclass needs --n-classes K")
+    assert _error(["evaluate", path, "--task", "regression", "--p", "p", "w"], capsys).startswith(
+        "--p takes several columns for --task multiclass only")
+    with pytest.raises(SystemExit) as info:
+        cli.main(["evaluate", path, "--batch-rows", "0"])
+    assert info.value.code == 2
+    capsys.readouterr()
+
+
+def test_error_empty_input(tmp_path, capsys):
+    path = str(tmp_path / "empty.npy")
+    np.save(path, np.empty(0, dtype=[("y", "f8"), ("p", "f8")]))
+    assert _error(["evaluate", path, "--task", "regression"], capsys) == (
+        "the input holds no rows: nothing to evaluate")
