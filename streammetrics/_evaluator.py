@@ -403,8 +403,20 @@ class Evaluator(Accumulator):
 
     Examples
     --------
-    >>> from streammetrics import RegressionErrors
+    Binary classification, in two batches of probabilities:
+
     >>> from streammetrics._evaluator import Evaluator
+    >>> ev = Evaluator("binary", threshold=0.5)
+    >>> ev.update([1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4]).update([1, 0], [0.3, 0.1])
+    Evaluator(task='binary', threshold=0.5, scores='probability', max_bins=None): n=6 auc=0.888889 f1=0.8
+    >>> r = ev.finalize()
+    >>> round(r.auc, 6), r.tp, r.fn, round(r.log_loss, 4)
+    (0.888889, 2, 1, 0.4432)
+    >>> r.parts["binary"].fbeta(2)
+    0.714...
+
+    Regression, and the text report:
+
     >>> ev = Evaluator("regression")
     >>> ev.update([3, 5], [2.5, 5]).update([2, 7], [3, 8])
     Evaluator(task='regression'): n=4 rmse=0.75 r2=0.847458

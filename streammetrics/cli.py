@@ -226,11 +226,12 @@ def _parser() -> argparse.ArgumentParser:
                     default="binary", help="what to evaluate (default: binary)")
     ev.add_argument("--y", default="y", metavar="COL",
                     help="column of the truth (default: y); for a 2-D .npy, a column index")
-    ev.add_argument("--p", nargs="+", default=["p"], metavar="COL",
-                    help="column of the predictions (default: p); for multiclass, several "
-                         "columns (or one list column) of class probabilities")
+    ev.add_argument("--p", action="append", metavar="COL",
+                    help="column of the predictions (default: p); for multiclass class "
+                         "probabilities, one list column or one column per class, as "
+                         "--p p0,p1,p2 or --p p0 --p p1 --p p2")
     ev.add_argument("--weight", metavar="COL", help="column of sample weights")
-    ev.add_argument("--threshold", type=_finite_float,
+    ev.add_argument("--threshold", type=_finite_float, metavar="T",
                     help="binary: p >= T is a positive prediction "
                          "(default 0.5 for probabilities, 0 for scores)")
     ev.add_argument("--scores", choices=("probability", "score"),
@@ -349,6 +350,7 @@ def _translate(exc: Exception, src, batch) -> CommandError:
 
 def _settings_from(args) -> dict:
     task = args.task
+    args.p = [c for arg in (args.p or ["p"]) for c in arg.split(",") if c] or ["p"]
     settings = {"task": task}
     given = {"--threshold": args.threshold, "--scores": args.scores}
     if task == "binary":

@@ -41,7 +41,7 @@ def _data(task, rng, n=N):
 
 TASK_ARGS = {
     "binary": ["--task", "binary"],
-    "multiclass": ["--task", "multiclass", "--n-classes", "3", "--p", "p0", "p1", "p2"],
+    "multiclass": ["--task", "multiclass", "--n-classes", "3", "--p", "p0,p1", "--p", "p2"],
     "regression": ["--task", "regression"],
     "clustering": ["--task", "clustering"],
 }
@@ -424,7 +424,7 @@ def test_error_option_combinations(tmp_path, capsys):
         "--threshold applies to --task binary only")
     assert _error(["evaluate", path, "--task", "multiclass"], capsys) == (
         "--task multiclass needs --n-classes K")
-    assert _error(["evaluate", path, "--task", "regression", "--p", "p", "w"], capsys).startswith(
+    assert _error(["evaluate", path, "--task", "regression", "--p", "p,w"], capsys).startswith(
         "--p takes several columns for --task multiclass only")
     with pytest.raises(SystemExit) as info:
         cli.main(["evaluate", path, "--batch-rows", "0"])
@@ -437,3 +437,27 @@ def test_error_empty_input(tmp_path, capsys):
     np.save(path, np.empty(0, dtype=[("y", "f8"), ("p", "f8")]))
     assert _error(["evaluate", path, "--task", "regression"], capsys) == (
         "the input holds no rows: nothing to evaluate")
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "npz", "npy"])
+def test_multiclass_probability_matrix_in_one_column(fmt, tmp_path, capsys):
+    _need_task("multiclass")
+    cols = _data("multiclass", np.random.default_rng(9))
+    proba = np.column_stack([cols["p0"], cols["p1"], cols["p2"]])
+    path = str(tmp_path / f"m.{fmt}")
+    if fmt == "parquet":
+        pa = _need("pyarrow")
+        import pyarrow.parquet as pq
+
+        lists = pa.FixedSizeListArray.from_arrays(pa.array(proba.ravel()), 3)
+        pq.write_table(pa.table({"y": cols["y"], "proba": lists}), path, row_group_size=1000)
+    elif fmt == "npz":
+        np.savez_compressed(path, y=cols["y"], proba=proba)
+    else:
+        rec = np.empty(N, dtype=[("y", np.int64), ("proba", np.float64, (3,))])
+        rec["y"], rec["proba"] = cols["y"], proba
+        np.save(path, rec)
+    code, out, err = _run(["evaluate", path, "--task", "multiclass", "--n-classes", "3",
+                           "--p", "proba", "--format", "json", "--batch-rows", "777"], capsys)
+    assert code == 0, err
+    _assert_same_metrics(json.loads(out), _direct("multiclass", cols))
