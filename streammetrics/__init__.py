@@ -27,6 +27,7 @@ from ._clustering import (
     rand_score,
     v_measure_score,
 )
+from ._evaluator import EvaluationReport, Evaluator, evaluate_batches
 from ._functional import (
     accuracy,
     actual,
@@ -61,6 +62,8 @@ __all__ = [
     "Accumulator",
     "BinaryConfusion",
     "ClusterContingency",
+    "EvaluationReport",
+    "Evaluator",
     "MulticlassConfusion",
     "ProbabilityScores",
     "RegressionErrors",
@@ -74,6 +77,7 @@ __all__ = [
     "called",
     "completeness_score",
     "confusion_matrix",
+    "evaluate_batches",
     "f1",
     "false_calls",
     "fbeta",
