@@ -1,0 +1,618 @@
+"""AUC (Mann–Whitney U), ROC and precision-recall curves, and RankAUC in its
+exact and bounded-memory modes: the specification example, a brute-force pair
+count, scikit-learn agreement, batching invariance, certified intervals, safe
+state files and bad input."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn import metrics as skm
+
+from streammetrics._auc import RankAUC, auc, average_precision, pr_curve, roc_curve
+from streammetrics._kernels import rank as K
+
+from .harness import (
+    assert_state_unchanged,
+    check_accumulator,
+    check_rejected_batch,
+    sharded,
+    state_snapshot,
+)
+
+G = [[1, 0], [1, 0], [1, 0], [0, 1], [0, 1], [0, 1], [0, 1]]
+S = [0.1, 0.35, 0.3, 0.8, 0.4, 0.9, 0.2]
+Y = [0, 0, 0, 1, 1, 1, 1]
+
+
+# ------------------------------------------------------------ references
+def brute_u2(y, s, w=None):
+    """Twice the Mann–Whitney U by counting every (positive, negative) pair."""
+    y = np.asarray(y)
+    s = np.asarray(s, dtype=float)
+    w = np.ones(len(y), dtype=np.int64) if w is None else np.asarray(w)
+    pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
+    total = 0
+    for i in pos:
+        for j in neg:
+            total += w[i] * w[j] * (2 if s[i] > s[j] else 1 if s[i] == s[j] else 0)
+    return total, w[pos].sum(), w[neg].sum()
+
+
+def brute_auc(y, s, w=None):
+    u2, p, n = brute_u2(y, s, w)
+    if w is None:
+        u2, p, n = int(u2), int(p), int(n)
+        return u2 / (2 * (p * n + (p * n == 0)))
+    return float(u2) / (2.0 * (p * n + (p * n == 0)))
+
+
+def brute_auc_sorted(y, s):
+    """Exact AUC of larger inputs: 2U counted with numpy's sort and searchsorted."""
+    pos = np.sort(np.asarray(s)[np.asarray(y) == 1])
+    neg = np.sort(np.asarray(s)[np.asarray(y) == 0])
+    below = np.searchsorted(neg, pos, side="left")
+    upto = np.searchsorted(neg, pos, side="right")
+    u2 = int(np.sum(below + upto))
+    p, n = len(pos), len(neg)
+    return u2 / (2 * (p * n + (p * n == 0)))
+
+
+def both_classes(y, w=None):
+    y = np.asarray(y)
+    w = np.ones(len(y)) if w is None else np.asarray(w)
+    return w[y == 1].sum() > 0 and w[y == 0].sum() > 0
+
+
+def fold_batches(acc, y, s, w, cuts):
+    edges = sorted({0, len(y), *[c for c in cuts if c <= len(y)]})
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        acc.update(y[lo:hi], s[lo:hi], sample_weight=None if w is None else w[lo:hi])
+    return acc
+
+
+# inputs with many ties: scores drawn from a few values, or continuous
+tied_scores = st.lists(st.sampled_from([-1.5, -0.0, 0.0, 0.25, 0.5, 0.75, 2.0, 1e300]), min_size=1, max_size=60)
+
+
+@st.composite
+def labelled(draw, max_size=60, weights=None, continuous=None):
+    n = draw(st.integers(1, max_size))
+    y = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)), dtype=np.int64)
+    if continuous is None:
+        continuous = draw(st.booleans())
+    if continuous:
+        s = np.array(draw(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=n, max_size=n)))
+    else:
+        k = draw(st.integers(1, 6))
+        s = np.array(draw(st.lists(st.integers(0, k), min_size=n, max_size=n)), dtype=float) / k - 0.5
+    if weights is None:
+        weights = draw(st.booleans())
+    w = None
+    if weights:
+        w = np.array(draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)), dtype=float)
+    cuts = draw(st.lists(st.integers(0, n), max_size=5))
+    return y, s, w, cuts
+
+
+# ------------------------------------------------------------- the spec
+def test_specification_example_both_forms():
+    assert auc(G, S) == auc(Y, S) == 10 / 12
+    assert round(auc(G, S), 6) == 0.833333
+    r = RankAUC().update(G, S).finalize()
+    assert r.auc == 10 / 12 and (r.n_pos, r.n_neg, r.n) == (4, 3, 7)
+    assert r.auc_lower == r.auc == r.auc_upper
+    assert RankAUC().update(np.array(G, dtype=bool), S).finalize().auc == 10 / 12
+    assert auc(np.array(G, dtype=float), np.array(S, dtype=np.float32)) == auc(Y, np.float32(S))
+
+
+def test_single_class_gives_zero_not_half():
+    # the specification's guard; scikit-learn warns and returns NaN instead
+    assert auc([1, 1, 1], [0.1, 0.2, 0.3]) == 0.0
+    assert auc([0, 0], [0.1, 0.2]) == 0.0
+    r = RankAUC().update([1, 1], [0.3, 0.3]).finalize()
+    assert r.auc == 0.0 and r.n_pos == 2 and r.n_neg == 0
+    assert auc([1, 0], [0.5, 0.5], sample_weight=[1.0, 0.0]) == 0.0
+    with pytest.warns(skm._ranking.UndefinedMetricWarning, match="Only one class"):
+        assert np.isnan(skm.roc_auc_score([1, 1, 1], [0.1, 0.2, 0.3]))
+
+
+def test_one_hot_rows_are_checked():
+    with pytest.raises(ValueError, match=r"y\[2\] = \[1, 1\]: each row of the membership matrix"):
+        auc([[1, 0], [0, 1], [1, 1]], [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match=r"y\[0\] = \[0, 0\]"):
+        RankAUC().update([[0, 0], [0, 1]], [0.1, 0.2])
+    with pytest.raises(ValueError, match=r"y\[1\] = \[0.5, 0.5\]"):
+        auc(np.array([[1.0, 0.0], [0.5, 0.5]]), [0.1, 0.2])
+    with pytest.raises(ValueError, match="n x 2 one-hot membership matrix"):
+        auc(np.eye(3), [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="column vector"):
+        auc(np.array([[1], [0]]), [0.1, 0.2])
+
+
+def test_ties_count_one_half_and_signed_zeros_tie():
+    assert auc([1, 0], [0.5, 0.5]) == 0.5
+    assert auc([1, 0, 1, 0], [0.0, -0.0, -0.0, 0.0]) == 0.5
+    fpr, tpr, th = roc_curve([1, 0, 1, 0], [0.0, -0.0, -0.0, 0.0])
+    assert th.tolist() == [np.inf, 0.0]
+
+
+# ----------------------------------------------------- brute-force pairs
+@given(labelled())
+def test_matches_brute_force_pair_count(data):
+    y, s, w, cuts = data
+    expected = brute_auc(y, s, w)
+    got = auc(y, s, sample_weight=w)
+    acc = fold_batches(RankAUC(), y, s, w, cuts)
+    r = acc.finalize()
+    if w is None:
+        assert got == expected  # exact: 2U is an integer, rounded once
+        assert r.auc == expected
+        assert r.n_pos == int(np.sum(y == 1)) and r.n_neg == int(np.sum(y == 0))
+    else:
+        assert got == pytest.approx(expected, rel=1e-12, abs=1e-15)
+        assert r.auc == pytest.approx(expected, rel=1e-12, abs=1e-15)
+        assert r.n_pos == pytest.approx(w[y == 1].sum())
+    assert r.n == len(y)
+    assert r.auc_lower == r.auc == r.auc_upper
+
+
+@given(tied_scores, st.data())
+def test_brute_force_with_extreme_ties(s, data):
+    y = np.array(data.draw(st.lists(st.integers(0, 1), min_size=len(s), max_size=len(s))))
+    assert auc(y, s) == brute_auc(y, s)
+
+
+@pytest.mark.parametrize("n", [191, 192, 193, 1000, 20_000])
+@pytest.mark.parametrize("kind", ["normal", "float32", "ties", "wide"])
+def test_radix_path_against_sklearn(n, kind):
+    rng = np.random.default_rng(n)
+    y = rng.integers(0, 2, n)
+    if kind == "normal":
+        s = rng.normal(size=n) + y
+    elif kind == "float32":
+        s = (rng.random(n) + 0.3 * y).astype(np.float32).astype(np.float64)
+    elif kind == "ties":
+        s = rng.integers(-3, 4, n) * 0.5 + 0.0
+        s[::7] = -0.0
+    else:
+        s = rng.choice([-1e300, -1.0, -5e-324, 0.0, 5e-324, 1e-300, 1.0, 1e300], n) * rng.random(n)
+    assert auc(y, s) == brute_auc_sorted(y, s)
+    assert auc(y, s) == pytest.approx(skm.roc_auc_score(y, s), rel=1e-14)
+    assert auc(y, s) == RankAUC().update(y, s).finalize().auc
+    w = rng.random(n)
+    assert auc(y, s, sample_weight=w) == pytest.approx(skm.roc_auc_score(y, s, sample_weight=w), rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 191, 192, 500, 70_000])
+def test_sort_kernels(n):
+    rng = np.random.default_rng(n)
+    keys = rng.integers(0, 2**63, n, dtype=np.int64).astype(np.uint64) * np.uint64(2)
+    keys[: n // 3] &= np.uint64(0xFFFF)  # shared high bytes: skipped passes
+    ref = np.sort(keys)
+    got = keys.copy()
+    K.sort_keys(got, np.empty(n, np.uint64))
+    np.testing.assert_array_equal(got, ref)
+    vals = keys.astype(np.float64)
+    k2, v2 = keys.copy(), vals.copy()
+    K.sort_two_payload(k2, v2, n, n)
+    np.testing.assert_array_equal(k2, ref)
+    np.testing.assert_array_equal(v2, ref.astype(np.float64))
+
+
+# ---------------------------------------------------------- scikit-learn
+def sk_curves(y, s, w):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return (
+            skm.roc_auc_score(y, s, sample_weight=w),
+            skm.roc_curve(y, s, sample_weight=w, drop_intermediate=False),
+            skm.precision_recall_curve(y, s, sample_weight=w),
+            skm.average_precision_score(y, s, sample_weight=w),
+        )
+
+
+@settings(max_examples=80)
+@given(labelled(max_size=300))
+def test_agrees_with_sklearn(data):
+    y, s, w, cuts = data
+    if not both_classes(y, w):
+        return
+    ref_auc, ref_roc, ref_pr, ref_ap = sk_curves(y, s, w)
+    acc = fold_batches(RankAUC(), y, s, w, cuts)
+    rtol = 0 if w is None else 1e-12
+    np.testing.assert_allclose(acc.finalize().auc, ref_auc, rtol=max(rtol, 1e-15))
+    for got, ref in zip(acc.roc_curve(), ref_roc):
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=1e-15)
+    np.testing.assert_array_equal(acc.roc_curve()[2], ref_roc[2])
+    for got, ref in zip(acc.pr_curve(), ref_pr):
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=1e-15)
+    np.testing.assert_array_equal(acc.pr_curve()[2], ref_pr[2])
+    assert acc.average_precision() == pytest.approx(ref_ap, rel=1e-12, abs=1e-15)
+    # the functional twins read the same state
+    for got, ref in zip(roc_curve(y, s, sample_weight=w), ref_roc):
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=1e-15)
+    for got, ref in zip(pr_curve(y, s, sample_weight=w), ref_pr):
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=1e-15)
+    assert average_precision(y, s, sample_weight=w) == pytest.approx(ref_ap, rel=1e-12, abs=1e-15)
+    assert auc(y, s, sample_weight=w) == pytest.approx(ref_auc, rel=1e-12)
+
+
+def test_curves_are_exact_on_a_large_sample():
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 2, 200_000)
+    s = np.round(rng.normal(size=y.size) + y, 3)  # ties
+    acc = RankAUC()
+    for i in range(0, y.size, 30_000):
+        acc.update(y[i : i + 30_000], s[i : i + 30_000])
+    ref = skm.roc_curve(y, s, drop_intermediate=False)
+    for got, r in zip(acc.roc_curve(), ref):
+        np.testing.assert_array_equal(got, r)
+    ref = skm.precision_recall_curve(y, s)
+    for got, r in zip(acc.pr_curve(), ref):
+        np.testing.assert_array_equal(got, r)
+    assert acc.average_precision() == skm.average_precision_score(y, s)
+    assert acc.finalize().auc == skm.roc_auc_score(y, s)
+
+
+def test_curves_with_one_class_use_the_guard():
+    fpr, tpr, th = roc_curve([1, 1], [0.2, 0.4])
+    assert fpr.tolist() == [0.0, 0.0, 0.0] and tpr.tolist() == [0.0, 0.5, 1.0]
+    precision, recall, th = pr_curve([0, 0], [0.2, 0.4])
+    assert recall.tolist() == [0.0, 0.0, 0.0] and precision.tolist() == [0.0, 0.0, 1.0]
+    assert average_precision([0, 0], [0.2, 0.4]) == 0.0
+
+
+def test_zero_weight_rows_are_dropped_like_sklearn():
+    y, s, w = [1, 0, 1, 0, 1], [0.9, 0.8, 0.3, 0.1, 0.5], [1.0, 2.0, 0.0, 1.0, 0.5]
+    for got, ref in zip(roc_curve(y, s, sample_weight=w), skm.roc_curve(y, s, sample_weight=w, drop_intermediate=False)):
+        np.testing.assert_allclose(got, ref)
+    acc = RankAUC().update(y, s, sample_weight=[0.0] * 5)
+    assert acc.n == 5 and acc.finalize().auc == 0.0
+    assert acc.roc_curve()[2].tolist() == [np.inf]
+
+
+# ------------------------------------------------ batching and merging
+@given(labelled(weights=False), st.sampled_from(["forward", "reverse", "plus"]))
+def test_any_batching_sharding_and_merge_order_is_exact(data, order):
+    y, s, _, cuts = data
+    one = RankAUC().update(y, s)
+    merged = sharded(RankAUC, [y, s], None, cuts, order)
+    assert merged.finalize().as_dict() == one.finalize().as_dict()
+    assert merged == one  # the canonical state: one run of distinct scores
+    assert fold_batches(RankAUC(), y, s, None, cuts) == one
+
+
+@given(labelled(weights=True))
+def test_weighted_batching_agrees(data):
+    y, s, w, cuts = data
+    one = RankAUC().update(y, s, sample_weight=w).finalize()
+    merged = sharded(RankAUC, [y, s], w, cuts, "reverse").finalize()
+    assert merged.auc == pytest.approx(one.auc, rel=1e-12, abs=1e-15)
+    assert merged.n == one.n
+
+
+def test_huge_weights_do_not_overflow():
+    y, s = [1, 0, 1, 0, 1], [0.3, 0.2, 0.1, 0.4, 0.2]
+    w = np.array([1.0, 1.0, 2.0, 1.0, 3.0])
+    assert auc(y, s, sample_weight=w * 1e300) == pytest.approx(auc(y, s, sample_weight=w), rel=1e-15)
+    assert auc(y, s, sample_weight=w * 1e-300) == pytest.approx(auc(y, s, sample_weight=w), rel=1e-15)
+
+
+def test_unweighted_then_weighted_batches():
+    a = RankAUC().update([1, 0, 1], [0.3, 0.2, 0.1]).update([0, 1], [0.5, 0.6], sample_weight=[2.0, 0.5])
+    b = RankAUC().update([1, 0, 1, 0, 1], [0.3, 0.2, 0.1, 0.5, 0.6], sample_weight=[1, 1, 1, 2, 0.5])
+    assert a.finalize().auc == pytest.approx(b.finalize().auc, rel=1e-15)
+    assert isinstance(a.finalize().n_pos, float)
+    c = RankAUC().update([1, 0], [0.3, 0.2])
+    c.merge(RankAUC().update([0], [0.5], sample_weight=[2.0]))
+    assert c.finalize().auc == pytest.approx(auc([1, 0, 0], [0.3, 0.2, 0.5], sample_weight=[1, 1, 2]))
+
+
+def test_runs_merge_log_structured():
+    rng = np.random.default_rng(3)
+    acc = RankAUC()
+    for _ in range(300):
+        acc.update(rng.integers(0, 2, 50), rng.random(50))
+        sizes = [r[0].shape[0] for r in acc._runs]
+        assert all(a > 2 * b for a, b in zip(sizes, sizes[1:]))
+        assert len(sizes) <= 15
+    assert sum(sizes) == 15_000
+
+
+def test_harness_exact():
+    rng = np.random.default_rng(0)
+    batches = [(rng.integers(0, 2, k), np.round(rng.normal(size=k), 1)) for k in (5, 1, 40, 17, 3, 60)]
+    y = np.concatenate([b[0] for b in batches])
+    s = np.concatenate([b[1] for b in batches])
+    check_accumulator(RankAUC, batches, {"auc": brute_auc(y, s), "n_pos": int(y.sum())}, rtol=0)
+
+
+def test_harness_weighted_and_bounded_before_binning():
+    rng = np.random.default_rng(1)
+    batches = [
+        {"args": (rng.integers(0, 2, k), rng.integers(0, 9, k) / 8), "sample_weight": rng.random(k)}
+        for k in (4, 30, 9, 21)
+    ]
+    y = np.concatenate([b["args"][0] for b in batches])
+    s = np.concatenate([b["args"][1] for b in batches])
+    w = np.concatenate([b["sample_weight"] for b in batches])
+    expected = {"auc": brute_auc(y, s, w)}
+    check_accumulator(RankAUC, batches, expected)
+    r = check_accumulator(lambda: RankAUC(max_bins=5), batches, expected)
+    assert r.auc_lower == r.auc == r.auc_upper
+
+
+# ------------------------------------------------------------ overflow
+def test_128_bit_pair_count_past_int64():
+    counts = np.array([[3_000_000_000, 0, 5_000_000_000, 7], [0, 4_000_000_000, 6_000_000_000, 1]], np.int64)
+    n = int(counts.sum())
+    acc = RankAUC()
+    state = acc._new_state()
+    state.update(n=np.array([n], np.int64), lo=np.array([-1.0, 0.0, 0.5, 2.0]), counts=counts)
+    acc2 = RankAUC._from_saved({"max_bins": None}, state, "test")
+    p, q = counts
+    u2 = sum(int(p[i]) * (2 * int(q[:i].sum()) + int(q[i])) for i in range(4))
+    n_pos, n_neg = int(p.sum()), int(q.sum())
+    assert 2 * n_pos * n_neg > 2**63
+    r = acc2.finalize()
+    assert r.auc == u2 / (2 * n_pos * n_neg) and r.n_pos == n_pos
+    high, low = K.u2_int128(counts)
+    assert (int(high) << 64) | int(low) == u2
+    rng = np.random.default_rng(0)
+    small = rng.integers(0, 1000, (2, 500))
+    high, low = K.u2_int128(small)
+    assert high == 0 and int(low) == int(K.u2_int(small))
+
+
+# ---------------------------------------------------------- bounded mode
+@st.composite
+def bounded_case(draw):
+    y, s, w, cuts = draw(labelled(max_size=120))
+    max_bins = draw(st.integers(1, 6))
+    shards = draw(st.integers(1, 4))
+    tree = draw(st.booleans())
+    return y, s, w, cuts, max_bins, shards, tree
+
+
+def check_interval(r, exact, weighted):
+    if weighted:
+        tol = 1e-12
+        assert r.auc_lower - tol <= exact <= r.auc_upper + tol
+        assert r.auc_lower - tol <= r.auc <= r.auc_upper + tol
+    else:
+        assert r.auc_lower <= exact <= r.auc_upper
+        assert r.auc_lower <= r.auc <= r.auc_upper
+
+
+@settings(max_examples=150)
+@given(bounded_case())
+def test_bounded_interval_always_holds_the_exact_value(case):
+    y, s, w, cuts, max_bins, n_shards, tree = case
+    exact = RankAUC().update(y, s, sample_weight=w).finalize().auc
+    # shards folded in batches, then merged in a chain or a tree
+    parts = []
+    for k in range(n_shards):
+        idx = np.arange(k, len(y), n_shards)
+        part = RankAUC(max_bins=max_bins)
+        fold_batches(part, y[idx], s[idx], None if w is None else w[idx], cuts)
+        assert part.n == len(idx)
+        assert part._items is None or part._items[0].shape[0] <= 2 * max_bins
+        if part.n:
+            wk = None if w is None else w[idx]
+            check_interval(part.finalize(), auc(y[idx], s[idx], sample_weight=wk), w is not None)
+        parts.append(part)
+    if tree:
+        while len(parts) > 1:
+            parts = [parts[i] + parts[i + 1] if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
+        merged = parts[0]
+    else:
+        merged = RankAUC(max_bins=max_bins)
+        for p in parts:
+            merged.merge(p)
+    assert merged.n == len(y)
+    r = merged.finalize()
+    check_interval(r, exact, w is not None)
+    # the curves are those of the binned scores: well-formed
+    fpr, tpr, th = merged.roc_curve()
+    assert th[0] == np.inf and np.all(np.diff(th) < 0)
+    assert np.all(np.diff(fpr) >= 0) and np.all(np.diff(tpr) >= 0)
+    # the state survives a file round trip, bins included
+    back = pickle.loads(pickle.dumps(merged))
+    assert back == merged and back.finalize().as_dict() == r.as_dict()
+    RankAUC._from_saved({"max_bins": max_bins}, dict(merged._state), "check")
+
+
+@given(labelled(max_size=40), st.integers(20, 40))
+def test_bounded_is_exact_until_binned(data, max_bins):
+    y, s, w, cuts = data  # at most 40 distinct scores: never past 2 * max_bins
+    r = fold_batches(RankAUC(max_bins=max_bins), y, s, w, cuts).finalize()
+    e = RankAUC().update(y, s, sample_weight=w).finalize()
+    assert r.auc_lower == r.auc == r.auc_upper
+    if w is None:
+        assert r.as_dict() == e.as_dict()
+    else:
+        assert r.auc == pytest.approx(e.auc, rel=1e-12, abs=1e-15)
+
+
+def test_bounded_million_scores_narrow_interval_small_state():
+    rng = np.random.default_rng(42)
+    exact, bounded = RankAUC(), RankAUC(max_bins=1000)
+    for _ in range(50):
+        y = rng.integers(0, 2, 20_000)
+        s = rng.normal(size=y.size) + 0.8 * y
+        exact.update(y, s)
+        bounded.update(y, s)
+        assert bounded._items[0].shape[0] <= 2000
+        assert bounded.nbytes < 100_000
+        assert sum(a.nbytes for a in bounded._state.values()) < 100_000
+    e, b = exact.finalize(), bounded.finalize()
+    assert exact._runs[0][0].shape[0] == 1_000_000  # a million distinct scores
+    assert b.auc_lower <= e.auc <= b.auc_upper
+    assert b.auc_upper - b.auc_lower < 0.01
+    assert abs(b.auc - e.auc) < 1e-3
+    assert (b.n_pos, b.n_neg, b.n) == (e.n_pos, e.n_neg, e.n)
+    # 16 binned shards merged: still a valid and useful interval
+    shards = [RankAUC(max_bins=1000) for _ in range(16)]
+    ys, ss = [], []
+    for k, sh in enumerate(shards):
+        y = rng.integers(0, 2, 30_000)
+        s = rng.normal(size=y.size) + 0.8 * y
+        ys.append(y)
+        ss.append(s)
+        for i in range(0, y.size, 10_000):
+            sh.update(y[i : i + 10_000], s[i : i + 10_000])
+    merged = RankAUC(max_bins=1000)
+    for sh in shards:
+        merged.merge(sh)
+    e = auc(np.concatenate(ys), np.concatenate(ss))
+    r = merged.finalize()
+    assert r.auc_lower <= e <= r.auc_upper and r.auc_upper - r.auc_lower < 0.01
+    assert merged.nbytes < 100_000
+
+
+def test_bounded_state_does_not_grow_with_rows():
+    rng = np.random.default_rng(5)
+    acc = RankAUC(max_bins=50)
+    sizes = []
+    for k in range(200):
+        n = int(rng.integers(1, 400))
+        acc.update(rng.integers(0, 2, n), rng.random(n), sample_weight=rng.random(n) if k % 3 == 0 else None)
+        sizes.append(acc._items[0].shape[0])
+    assert max(sizes) <= 100 and acc.nbytes <= 16 + 100 * 48
+
+
+def test_bounded_settings_must_match():
+    exact = RankAUC().update([1, 0], [0.2, 0.1])
+    bounded = RankAUC(max_bins=10).update([1, 0], [0.2, 0.1])
+    other = RankAUC(max_bins=20).update([1, 0], [0.2, 0.1])
+    snaps = [state_snapshot(a) for a in (exact, bounded, other)]
+    for a, b in [(exact, bounded), (bounded, exact), (bounded, other)]:
+        with pytest.raises(ValueError, match="max_bins"):
+            a.merge(b)
+        with pytest.raises(ValueError, match="max_bins"):
+            a + b
+    for a, snap in zip((exact, bounded, other), snaps):
+        assert_state_unchanged(a, snap)
+    with pytest.raises(ValueError, match="at least 1"):
+        RankAUC(max_bins=0)
+    with pytest.raises(TypeError):
+        RankAUC(max_bins=2.5)
+    with pytest.raises(TypeError):
+        RankAUC(max_bins=True)
+
+
+# ---------------------------------------------------------------- bad input
+BAD = [
+    (([1, 2, 0], [0.1, 0.2, 0.3]), {}, r"y\[1\] = 2: labels must be 0 or 1"),
+    (([1, 0, 0.5], [0.1, 0.2, 0.3]), {}, r"y\[2\] = 0.5: labels must be 0 or 1"),
+    (([1, 0, -1], [0.1, 0.2, 0.3]), {}, r"y\[2\] = -1"),
+    (([1, 0, 1], [0.1, np.nan, 0.3]), {}, r"s\[1\] = nan: scores must be finite"),
+    (([1, 0, 1], [0.1, 0.2, np.inf]), {}, r"s\[2\] = inf: scores must be finite"),
+    (([1, 0, 1], [-np.inf, 0.2, 0.3]), {}, r"s\[0\] = -inf"),
+    (([1, 0, 1], [0.1, 0.2, 0.3]), {"sample_weight": [1.0, -1.0, 1.0]}, r"sample_weight\[1\] = -1.0"),
+    (([1, 0, 1], [0.1, 0.2, 0.3]), {"sample_weight": [1.0, 1.0, np.nan]}, r"sample_weight\[2\] = nan"),
+    (([1, 0, 1], [0.1, 0.2]), {}, "different lengths"),
+    (([1, 0, 1], [0.1, 0.2, 0.3]), {"sample_weight": [1.0]}, "length"),
+]
+
+
+@pytest.mark.parametrize("max_bins", [None, 2])
+@pytest.mark.parametrize("args, kwargs, match", BAD)
+def test_bad_batches_leave_state_unchanged(args, kwargs, match, max_bins):
+    rng = np.random.default_rng(0)
+    acc = RankAUC(max_bins=max_bins)
+    acc.update(rng.integers(0, 2, 300), rng.random(300))
+    acc.update(rng.integers(0, 2, 300), rng.random(300))
+    check_rejected_batch(acc, args, kwargs, match=match)
+    big_y = rng.integers(0, 2, 1000)
+    big_s = rng.random(1000)
+    big_s[777] = np.nan
+    check_rejected_batch(acc, (big_y, big_s), match=r"s\[777\] = nan")
+    with pytest.raises(ValueError, match=match):
+        auc(*args, **kwargs)
+
+
+def test_empty_input():
+    with pytest.raises(ValueError, match="empty"):
+        auc([], [])
+    with pytest.raises(ValueError, match="empty"):
+        roc_curve([], [])
+    acc = RankAUC().update([], [])
+    assert acc.n == 0
+    with pytest.raises(ValueError, match="no observations"):
+        acc.finalize()
+    with pytest.raises(ValueError, match="no observations"):
+        acc.roc_curve()
+
+
+# --------------------------------------------------------------- state files
+def test_save_load_exact_and_bounded(tmp_path):
+    rng = np.random.default_rng(2)
+    for acc in (RankAUC(), RankAUC(max_bins=8)):
+        for _ in range(5):
+            acc.update(rng.integers(0, 2, 100), rng.normal(size=100))
+        path = os.path.join(tmp_path, f"auc-{acc.max_bins}")
+        acc.save(path)
+        back = RankAUC.load(path)
+        assert back == acc and back.max_bins == acc.max_bins
+        assert back.finalize().as_dict() == acc.finalize().as_dict()
+        back.update([1, 0], [0.5, 0.4])
+        assert back.n == acc.n + 2
+
+
+def corrupt(acc, **changes):
+    state = {k: np.array(v, copy=True) for k, v in acc._state.items()}
+    for k, v in changes.items():
+        state[k] = v(state[k]) if callable(v) else v
+    return state
+
+
+def flip_first_two(a):
+    a = a.copy()
+    a[..., [0, 1]] = a[..., [1, 0]]
+    return a
+
+
+@pytest.mark.parametrize(
+    "max_bins, changes, match",
+    [
+        (None, {"lo": flip_first_two}, "strictly increasing"),
+        (None, {"counts": lambda c: c - 1000}, "negative"),
+        (None, {"counts": lambda c: c + 1}, "add up"),
+        (None, {"n": np.array([3], np.int64)}, "entries but only"),
+        (None, {"weighted": np.array([2], np.int64)}, "'weighted' must be 0 or 1"),
+        (None, {"weighted": np.array([1], np.int64)}, "shape"),
+        (None, {"hi": np.zeros(3)}, "no bins"),
+        (None, {"counts": lambda c: c[:, :-1]}, "shape"),
+        (4, {"lo": flip_first_two, "hi": flip_first_two, "counts": flip_first_two, "pairs": flip_first_two}, "sorted"),
+        (4, {"hi": lambda h: h - 100}, "upper edge"),
+        (4, {"pairs": lambda p: p * 1e6 + 1}, "pair masses"),
+        (4, {"pairs": lambda p: -p - 1}, "negative"),
+        (4, {"hi": lambda h: h[:-1]}, "shapes"),
+    ],
+)
+def test_corrupt_states_are_rejected(max_bins, changes, match):
+    rng = np.random.default_rng(9)
+    acc = RankAUC(max_bins=max_bins)
+    for _ in range(4):
+        acc.update(rng.integers(0, 2, 50), rng.normal(size=50))
+    if max_bins:
+        assert np.any(acc._items[1] > acc._items[0])  # binned
+    with pytest.raises(ValueError, match=match):
+        RankAUC._from_saved({"max_bins": max_bins}, corrupt(acc, **changes), "f")
+
+
+def test_too_many_bins_for_max_bins_is_rejected():
+    acc = RankAUC(max_bins=50)
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        acc.update(rng.integers(0, 2, 200), rng.normal(size=200))
+    with pytest.raises(ValueError, match="more than 2 \\* max_bins"):
+        RankAUC._from_saved({"max_bins": 2}, corrupt(acc), "f")
