@@ -561,12 +561,15 @@ class RankAUC(Accumulator):
         p, q = float(ab[0].sum()), float(ab[1].sum())
         budget = _BUDGET * p * q / (b * b)
         mass_cap = _MASS * (p + q) / b
-        while True:
+        for _ in range(200):
+            if not (budget <= np.inf and mass_cap <= np.inf):
+                budget = mass_cap = np.inf  # overflowed weights: one bin
             items = _sorted_items(K.compact(*items, budget, mass_cap))
             if items[0].shape[0] <= _TARGET * b:
                 return items
             budget *= 2.0
             mass_cap *= 1.5
+        return _sorted_items(K.compact(*items, np.inf, np.inf))
 
     def _add(self, run, weighted: bool):
         """Fold one run (or ``None``) of a batch or another state into this state."""
@@ -647,7 +650,9 @@ class RankAUC(Accumulator):
             n_pos, n_neg = float(ab[0].sum()), float(ab[1].sum())
         else:
             n_pos, n_neg = int(ab[0].sum()), int(ab[1].sum())
-        denom = 2.0 * float(safe(n_pos * n_neg))
+        if n_pos == 0 or n_neg == 0:
+            return self._result(0.0, 0.0, 0.0, n_pos, n_neg)  # no pairs: the guard
+        denom = 2.0 * float(n_pos) * float(n_neg)
         lower = k2 / denom
         value = (k2 + unknown) / denom
         upper = (k2 + 2.0 * unknown) / denom

@@ -741,7 +741,7 @@ def compact(lo, hi, ab, cw, budget, mass_cap):
                 stuck += level[i] >= lev
         if count == 0:
             continue
-        if count == 1 or stuck == count or (p * q <= budget and p + q <= mass_cap):
+        if count == 1 or stuck == count or not (p * q > budget or p + q > mass_cap):
             k = 0
             for i in range(a, b):
                 if not taken[i]:
