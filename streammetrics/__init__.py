@@ -12,6 +12,7 @@ across shards and workers, and give the same answer however the data is cut.
 0.5
 """
 
+from ._auc import RankAUC, auc, average_precision, pr_curve, roc_curve
 from ._base import Accumulator, load_state
 from ._binary import BinaryConfusion
 from ._clustering import (
@@ -66,12 +67,15 @@ __all__ = [
     "Evaluator",
     "MulticlassConfusion",
     "ProbabilityScores",
+    "RankAUC",
     "RegressionErrors",
     "Result",
     "accuracy",
     "actual",
     "adjusted_mutual_info_score",
     "adjusted_rand_score",
+    "auc",
+    "average_precision",
     "balanced_accuracy",
     "brier",
     "called",
@@ -95,12 +99,14 @@ __all__ = [
     "multiclass_scores",
     "mutual_info_score",
     "normalized_mutual_info_score",
+    "pr_curve",
     "precision_score",
     "r2",
     "rand_score",
     "recall_score",
     "rejected",
     "rmse",
+    "roc_curve",
     "specificity",
     "v_measure_score",
 ]
