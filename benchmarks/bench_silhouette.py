@@ -161,6 +161,7 @@ def run(quick: bool) -> list[dict]:
                 np.save(ypath, y)
                 group = f"silhouette_score, blobs K={K}, n={n}, d={d}"
                 results = {}
+                load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
                 for impl in impls:
                     repeat = 3 if impl == "sklearn" or quick else 5
                     results[impl] = _run_child(impl, xpath, ypath, repeat)
@@ -187,6 +188,7 @@ def run(quick: bool) -> list[dict]:
                         "d": d,
                     }
                     if impl == "streammetrics":
+                        entry["load_avg"] = round(load, 2)  # how busy the machine was
                         entry["vs_floor"] = round(ours_s / floor_s, 2)
                         if "sklearn" in results:
                             sk = results["sklearn"]
@@ -211,7 +213,8 @@ def main(argv=None) -> int:
     for r in rows:
         if r["impl"].startswith("streammetrics"):
             print(f"  n={r['n']:>6} d={r['d']:>3}  speedup x{r.get('speedup_vs_sklearn', float('nan')):.2f}"
-                  f"  floor x{r['vs_floor']:.2f}  peak {r['peak_mb']:.1f} MB")
+                  f"  floor x{r['vs_floor']:.2f}  peak {r['peak_mb']:.1f} MB"
+                  f"  (load average {r['load_avg']:.1f} on {os.cpu_count()} CPUs)")
     return 0
 
 

@@ -101,11 +101,9 @@ def blobs(rng, n, k, d, spread=1.0, box=10.0):
 @pytest.fixture(params=["blas", "direct"])
 def path(request, monkeypatch):
     """Run a test through the BLAS tiles and through the exact-difference tiles."""
-    if request.param == "blas":
-        if sil_module._blas_controller() is None:
-            pytest.skip("SciPy or threadpoolctl missing: no BLAS path")
-    else:
-        monkeypatch.setattr(sil_module, "_USE_BLAS", False)
+    if request.param == "blas" and sil_module._blas_controller() is None:
+        pytest.skip("SciPy or threadpoolctl missing: no BLAS path")
+    monkeypatch.setattr(sil_module, "_USE_BLAS", request.param == "blas")
     return request.param
 
 
@@ -265,6 +263,23 @@ def test_duplicates_and_far_from_origin_match_sklearn(path):
     np.testing.assert_allclose(silhouette_samples(X2, lab2), expected, rtol=0, atol=1e-10)
 
 
+def test_choice_of_tiles():
+    if sil_module._blas_controller() is None:
+        pytest.skip("SciPy or threadpoolctl missing: no BLAS path")
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((50, 40))
+    sq = (X * X).sum(axis=1)
+    use = sil_module._use_blas
+    assert use(kern.EUCLIDEAN, 40, sq, X.mean(axis=0))
+    assert use(kern.COSINE, 40, sq, X.mean(axis=0))
+    assert not use(kern.MANHATTAN, 40, sq, X.mean(axis=0))
+    assert not use(kern.EUCLIDEAN, 8, sq, X.mean(axis=0))  # few features
+    far = X + 100.0  # spread 40, mean squared norm 400040: the direct path
+    sqf = (far * far).sum(axis=1)
+    assert not use(kern.EUCLIDEAN, 40, sqf, far.mean(axis=0))
+    assert use(kern.COSINE, 40, sqf, far.mean(axis=0))
+
+
 def test_all_points_identical_in_a_cluster():
     X = np.array([[1.0, 2.0]] * 3 + [[1.0, 2.0]] * 2)
     s = silhouette_samples(X, [0, 0, 0, 1, 1])
@@ -287,6 +302,30 @@ def test_block_size_does_not_matter(path):
     base = silhouette_samples(D, lab, metric="precomputed")
     for block in (1, 7, 64, 500):
         assert np.array_equal(silhouette_samples(D, lab, metric="precomputed", block_size=block), base)
+
+
+def test_panels_of_rows_match_the_symmetric_path(path):
+    rng = np.random.default_rng(11)
+    X, lab = blobs(rng, 500, 4, 6)
+    for metric in METRICS:
+        whole = silhouette_samples(X, lab, metric=metric, block_size=16)
+        # a budget too small for the sums of all rows at once: panels of rows,
+        # every distance computed twice
+        panels = silhouette_samples(X, lab, metric=metric, block_size=16, memory_budget=2**14)
+        np.testing.assert_allclose(panels, whole, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("nblk", range(1, 12))
+def test_round_robin_meets_every_pair_once(nblk):
+    players = nblk + (nblk & 1)
+    seen = []
+    for r in range(players - 1):
+        pairs = [kern.pair_of_round.py_func(r, p, players) for p in range(players // 2)]
+        flat = [b for pair in pairs for b in pair]
+        assert len(set(flat)) == len(flat) == players  # disjoint, everyone plays
+        seen += [tuple(sorted(pair)) for pair in pairs if max(pair) < nblk]
+    expected = [(i, j) for i in range(nblk) for j in range(i + 1, nblk)]
+    assert sorted(seen) == expected
 
 
 def test_thread_count_does_not_matter(path):
@@ -358,15 +397,15 @@ class RowsOnly:
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "manhattan", "cosine"])
-def test_memmap_read_in_panels(tmp_path, metric):
+def test_memmap_read_in_panels(tmp_path, path, metric):
     rng = np.random.default_rng(8)
     X, lab = blobs(rng, 1100, 4, 6)
-    path = tmp_path / "X.npy"
-    mm = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=X.shape)
+    file = tmp_path / "X.npy"
+    mm = np.lib.format.open_memmap(file, mode="w+", dtype=np.float64, shape=X.shape)
     mm[:] = X
     mm.flush()
     del mm
-    Xd = np.load(path, mmap_mode="r")
+    Xd = np.load(file, mmap_mode="r")
     budget = 2**16  # X is 52 KiB: above half of this budget, so it is read in panels
     assert X.nbytes > budget // 2
     expected = silhouette_samples(X, lab, metric=metric, convention="sklearn")
@@ -488,6 +527,8 @@ def test_bad_precomputed():
     lab = [0, 0, 1, 1]
     with pytest.raises(ValueError, match=r"metric='precomputed', X must be a square .* got shape \(4, 3\)"):
         silhouette_samples(D[:, :3], lab, metric="precomputed")
+    with pytest.raises(ValueError, match=r"X must be a square .* got shape \(4, 3\)"):
+        silhouette_score(D[:, :3], lab, metric="precomputed", sample_size=2)
     bad = D.copy()
     bad[2, 1] = -1.0
     with pytest.raises(ValueError, match=r"X\[2, 1\] = -1.0: distances must be non-negative"):
@@ -554,6 +595,14 @@ def test_kernels_as_python():
         sums = np.zeros((5, 3))
         driver.py_func(XI, XJ, 0, sqI, sqJ, labJ, kern.EUCLIDEAN, 2, sums)
         np.testing.assert_allclose(sums, expected, rtol=1e-13)
+
+    # all pairs among XJ, each computed once, blocks of 2 (3 blocks: one bye a round)
+    full = naive_distances(XJ, "euclidean")
+    own = np.stack([full[:, labJ == k].sum(axis=1) for k in range(3)], axis=1)
+    for driver in (kern.symmetric_sums_direct, kern.symmetric_sums_blas):
+        sums = np.zeros((6, 3))
+        driver.py_func(XJ, sqJ, labJ, kern.EUCLIDEAN, 2, sums)
+        np.testing.assert_allclose(sums, own, rtol=1e-13)
 
     g = np.empty((5, 6))
     yt = np.empty((3, 6))

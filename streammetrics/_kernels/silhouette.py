@@ -3,33 +3,40 @@
 The silhouette of point ``i`` needs, for every cluster ``k``, the sum of the
 distances from ``i`` to the members of ``k``: an ``n x K`` table built from
 ``n x n`` distances. The kernels here never hold more than one
-``block x block`` tile of distances per thread. The rows of a panel are cut into
-blocks of ``block`` rows; the threads take the blocks one at a time as they
-become free (``prange`` with a chunk size of 1, so that a thread slowed down by
-other work on a shared machine does not hold the others up), and each walks its
-block across the columns, ``block`` columns at a time, in a buffer of its own
-(indexed by ``numba.get_thread_id()``):
+``block x block`` tile of distances per thread, in a buffer of its own (indexed
+by ``numba.get_thread_id()``): a tile is computed, then added into the caller's
+``sums`` at the cluster labels (``sums[i, labels[j]] += g[i, j]``).
 
-1. compute the tile of distances ``g`` (``block x block``) into its own buffer;
-2. add each row of ``g`` into the caller's ``sums`` at the columns' cluster
-   labels (``sums[i, labels[j]] += g[i, j]``).
+Two drivers walk the tiles:
 
-A row's sums are only ever touched by the thread that owns its block, and the
-columns are always added in increasing order, so the result does not depend
-on the number of threads.
+* ``feature_sums_*`` (``row_sums``): the rows of a panel are cut into blocks of
+  ``block`` rows, the threads take the blocks one at a time as they become free
+  (``prange`` with a chunk size of 1, so that a thread slowed down by other work
+  on a shared machine does not hold the others up), and each walks its block
+  across all the columns. Rows and columns may come from different panels of
+  the input, which is what reading a memmap panel by panel needs.
+* ``symmetric_sums_*``: when all the points are in memory, each distance is
+  computed once and added to both of its points, which halves the work. The
+  pairs of blocks are visited in rounds of disjoint pairs (a round-robin
+  tournament), so no two threads ever write the same rows.
+
+Either way a row receives its contributions in an order fixed by the blocks
+alone, so the result does not depend on the number of threads.
 
 Two ways to compute a tile:
 
-* :func:`feature_sums_blas` forms the Gram tile ``X_I @ X_J.T`` with BLAS
+* ``*_blas`` forms the Gram tile ``X_I @ X_J.T`` with BLAS
   (``np.dot`` inside the kernel; the caller must keep BLAS single-threaded while
   it runs, or the BLAS threads fight the kernel's) and turns it into distances:
   ``|x|^2 + |y|^2 - 2 x.y`` for the Euclidean metrics and ``1 - x.y / (|x||y|)``
   for the cosine distance. The first form cancels catastrophically for
   near-duplicate points, so any squared distance that comes out below
   :data:`EXACT_BELOW` times ``|x|^2 + |y|^2`` is recomputed exactly from the
-  coordinate differences. What survives the test has at most a relative error
-  of about ``sqrt(d) * eps / EXACT_BELOW`` (about 1e-12).
-* :func:`feature_sums_direct` loops over the coordinates itself (exact
+  coordinate differences. What passes the test keeps a relative error of the
+  order of ``sqrt(d) * eps / EXACT_BELOW`` (about 1e-12 at d = 64). Data far from
+  the origin compared with its spread fails the test often and runs at the speed
+  of the exact path.
+* ``*_direct`` loops over the coordinates itself (exact
   differences, summed over features in order), vectorised across the columns
   of the tile. It serves the Manhattan distance, and every metric when BLAS is
   not available.
@@ -60,6 +67,9 @@ __all__ = [
     "rows_sq_norms",
     "feature_sums_blas",
     "feature_sums_direct",
+    "symmetric_sums_blas",
+    "symmetric_sums_direct",
+    "pair_of_round",
     "distance_sums",
     "silhouette_from_sums",
 ]
@@ -219,6 +229,15 @@ def _direct_distances(metric, g, XI, i0, XJ, j0, yt, auxI, auxJ, shift):
 
 
 @kernel
+def _blas_tile(metric, g, XI, i0, XJ, j0, yt, auxI, auxJ, shift):
+    """Fill the tile ``g`` from the Gram product ``XI[i0:i0+m] @ XJ[j0:j0+nc].T``
+    (BLAS); ``yt`` is unused (the signature is :func:`_direct_distances`')."""
+    m, nc = g.shape
+    np.dot(XI[i0:i0 + m], XJ[j0:j0 + nc].T, g)
+    _gram_to_distances(metric, g, XI, i0, XJ, j0, auxI, auxJ, shift)
+
+
+@kernel
 def _scatter(g, lab, j0, sums, i0):
     """``sums[i0 + ii, lab[j0 + jj]] += g[ii, jj]``, columns in increasing order.
 
@@ -252,72 +271,126 @@ def _scatter(g, lab, j0, sums, i0):
         ii += 1
 
 
-# --------------------------------------------------------------------------
-# parallel drivers
+@kernel
+def _scatter_columns(g, lab, i0, sums, j0):
+    """``sums[j0 + jj, lab[i0 + ii]] += g[ii, jj]``, rows in increasing order: the
+    transposed tile, for the columns' points."""
+    m, nc = g.shape
+    for ii in range(m):
+        k = lab[i0 + ii]
+        row = g[ii]
+        for jj in range(nc):
+            sums[j0 + jj, k] += row[jj]
 
 
-@parallel_kernel
-def feature_sums_blas(XI, XJ, shift, auxI, auxJ, labJ, metric, block, sums):
-    """Add to ``sums[i, k]`` the distances from ``XI[i]`` to the rows ``XJ[j]``
-    with ``labJ[j] == k``, forming each tile with a BLAS matrix product.
-
-    ``metric`` is :data:`EUCLIDEAN`, :data:`SQEUCLIDEAN` or :data:`COSINE`;
-    ``aux`` are the squared norms of the rows (inverse norms for cosine);
-    ``shift`` is the global index of ``XI[0]`` minus that of ``XJ[0]``. Call it
-    with BLAS limited to one thread.
-    """
-    nI = XI.shape[0]
-    nJ = XJ.shape[0]
-    nblk = (nI + block - 1) // block
-    tiles = np.empty((numba.get_num_threads(), block * block))
-    previous = numba.set_parallel_chunksize(1)  # blocks are handed out one by one
-    for bi in numba.prange(nblk):
-        tile = tiles[numba.get_thread_id()]
-        i0 = bi * block
-        i1 = min(i0 + block, nI)
-        m = i1 - i0
-        xi = XI[i0:i1]
-        for j0 in range(0, nJ, block):
-            j1 = min(j0 + block, nJ)
-            nc = j1 - j0
-            g = tile[: m * nc].reshape((m, nc))
-            np.dot(xi, XJ[j0:j1].T, g)
-            _gram_to_distances(metric, g, XI, i0, XJ, j0, auxI, auxJ, shift)
-            _scatter(g, labJ, j0, sums, i0)
-    numba.set_parallel_chunksize(previous)
+@kernel
+def pair_of_round(r, p, players):
+    """The ``p``-th pair of blocks in round ``r`` of a round-robin tournament of
+    ``players`` (even) blocks, by the circle method: over rounds
+    ``0..players-2`` every pair of distinct blocks meets exactly once, and the
+    pairs of one round are disjoint."""
+    if p == 0:
+        return players - 1, r
+    ring = players - 1
+    return (r + p) % ring, (r - p + ring) % ring
 
 
-@parallel_kernel
-def feature_sums_direct(XI, XJ, shift, auxI, auxJ, labJ, metric, block, sums):
-    """:func:`feature_sums_blas` without BLAS: every metric, exact differences.
+def _drivers(tile):
+    """The two parallel drivers of a tile function (BLAS or direct)."""
 
-    ``metric`` is any of :data:`EUCLIDEAN`, :data:`SQEUCLIDEAN`,
-    :data:`MANHATTAN` and :data:`COSINE` (``aux`` as for the BLAS kernel; unused
-    by the others).
-    """
-    nI = XI.shape[0]
-    nJ = XJ.shape[0]
-    d = XI.shape[1]
-    nblk = (nI + block - 1) // block
-    nt = numba.get_num_threads()
-    tiles = np.empty((nt, block * block))
-    transposed = np.empty((nt, d * block))
-    previous = numba.set_parallel_chunksize(1)
-    for bi in numba.prange(nblk):
-        t = numba.get_thread_id()
-        tile = tiles[t]
-        scratch = transposed[t]
-        i0 = bi * block
-        i1 = min(i0 + block, nI)
-        m = i1 - i0
-        for j0 in range(0, nJ, block):
-            j1 = min(j0 + block, nJ)
-            nc = j1 - j0
-            g = tile[: m * nc].reshape((m, nc))
-            yt = scratch[: d * nc].reshape((d, nc))
-            _direct_distances(metric, g, XI, i0, XJ, j0, yt, auxI, auxJ, shift)
-            _scatter(g, labJ, j0, sums, i0)
-    numba.set_parallel_chunksize(previous)
+    @parallel_kernel
+    def row_sums(XI, XJ, shift, auxI, auxJ, labJ, metric, block, sums):
+        nI = XI.shape[0]
+        nJ = XJ.shape[0]
+        d = XI.shape[1]
+        nblk = (nI + block - 1) // block
+        nt = numba.get_num_threads()
+        tiles = np.empty((nt, block * block))
+        scratch = np.empty((nt, d * block))
+        previous = numba.set_parallel_chunksize(1)  # blocks handed out one by one
+        for bi in numba.prange(nblk):
+            t = numba.get_thread_id()
+            i0 = bi * block
+            m = min(i0 + block, nI) - i0
+            for j0 in range(0, nJ, block):
+                nc = min(j0 + block, nJ) - j0
+                g = tiles[t, : m * nc].reshape((m, nc))
+                yt = scratch[t, : d * nc].reshape((d, nc))
+                tile(metric, g, XI, i0, XJ, j0, yt, auxI, auxJ, shift)
+                _scatter(g, labJ, j0, sums, i0)
+        numba.set_parallel_chunksize(previous)
+
+    @parallel_kernel
+    def symmetric_sums(X, aux, lab, metric, block, sums):
+        n, d = X.shape
+        nblk = (n + block - 1) // block
+        nt = numba.get_num_threads()
+        tiles = np.empty((nt, block * block))
+        scratch = np.empty((nt, d * block))
+        previous = numba.set_parallel_chunksize(1)
+        # the tiles on the diagonal, whole
+        for bi in numba.prange(nblk):
+            t = numba.get_thread_id()
+            i0 = bi * block
+            m = min(i0 + block, n) - i0
+            g = tiles[t, : m * m].reshape((m, m))
+            yt = scratch[t, : d * m].reshape((d, m))
+            tile(metric, g, X, i0, X, i0, yt, aux, aux, 0)
+            _scatter(g, lab, i0, sums, i0)
+        # every other pair of blocks once, in rounds of disjoint pairs
+        players = nblk + (nblk & 1)  # an odd count gets a bye
+        for r in range(players - 1):
+            for p in numba.prange(players // 2):
+                bi, bj = pair_of_round(r, p, players)
+                if bi < nblk and bj < nblk:
+                    t = numba.get_thread_id()
+                    i0 = bi * block
+                    j0 = bj * block
+                    m = min(i0 + block, n) - i0
+                    nc = min(j0 + block, n) - j0
+                    g = tiles[t, : m * nc].reshape((m, nc))
+                    yt = scratch[t, : d * nc].reshape((d, nc))
+                    tile(metric, g, X, i0, X, j0, yt, aux, aux, 0)
+                    _scatter(g, lab, j0, sums, i0)
+                    _scatter_columns(g, lab, i0, sums, j0)
+        numba.set_parallel_chunksize(previous)
+
+    return row_sums, symmetric_sums
+
+
+feature_sums_blas, symmetric_sums_blas = _drivers(_blas_tile)
+feature_sums_direct, symmetric_sums_direct = _drivers(_direct_distances)
+
+_ROW_SUMS_DOC = """Add to ``sums[i, k]`` the distances from ``XI[i]`` to the rows ``XJ[j]``
+with ``labJ[j] == k``{how}.
+
+``aux`` holds the squared norms of the rows (the inverse norms for cosine);
+``shift`` is the global index of ``XI[0]`` minus that of ``XJ[0]``.{extra}
+"""
+_SYMMETRIC_DOC = """Add to ``sums[i, k]`` the distances from ``X[i]`` to every ``X[j]`` with
+``lab[j] == k``, computing each distance once{how}.
+
+Each off-diagonal tile adds its rows into the sums of its row block and its
+columns into those of its column block. For that, the pairs of blocks are
+visited in rounds of disjoint pairs (:func:`pair_of_round`), one parallel loop
+per round: no two threads ever touch the same rows, and the order in which a
+row receives its contributions depends on the blocks only, never on the
+threads.{extra}
+"""
+_BLAS_HOW = " (each tile from a BLAS matrix product)"
+_BLAS_EXTRA = """
+
+``metric`` is :data:`EUCLIDEAN`, :data:`SQEUCLIDEAN` or :data:`COSINE`. Call it
+with BLAS limited to one thread: every kernel thread runs its own products."""
+_DIRECT_HOW = " (each tile from the coordinate differences, summed in order)"
+_DIRECT_EXTRA = """
+
+``metric`` is any of :data:`EUCLIDEAN`, :data:`SQEUCLIDEAN`, :data:`MANHATTAN`
+and :data:`COSINE`; no BLAS needed."""
+feature_sums_blas.__doc__ = _ROW_SUMS_DOC.format(how=_BLAS_HOW, extra=_BLAS_EXTRA)
+feature_sums_direct.__doc__ = _ROW_SUMS_DOC.format(how=_DIRECT_HOW, extra=_DIRECT_EXTRA)
+symmetric_sums_blas.__doc__ = _SYMMETRIC_DOC.format(how=_BLAS_HOW, extra=_BLAS_EXTRA)
+symmetric_sums_direct.__doc__ = _SYMMETRIC_DOC.format(how=_DIRECT_HOW, extra=_DIRECT_EXTRA)
 
 
 @parallel_kernel
