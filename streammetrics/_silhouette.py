@@ -40,6 +40,7 @@ import contextlib
 import functools
 import numbers
 import threading
+import warnings
 
 import numba
 import numpy as np
@@ -258,7 +259,11 @@ def _blas_controller():
         import threadpoolctl
     except ImportError:
         return None
-    return threadpoolctl.ThreadpoolController()
+    with warnings.catch_warnings():
+        # threadpoolctl warns about the mix of OpenMP runtimes it finds loaded:
+        # a remark on the environment, not on this call
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return threadpoolctl.ThreadpoolController()
 
 
 _blas_lock = threading.Lock()
@@ -614,8 +619,9 @@ def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", bloc
     block_size : int, optional
         Side of the distance tiles each thread computes (for ``"precomputed"``:
         rows per panel). By default the largest tile up to 256 whose per-thread
-        buffers fit in a quarter of the memory budget. The result does not
-        depend on it beyond rounding.
+        buffers fit in a quarter of the memory budget, and small enough to give
+        every thread four blocks of rows. The result does not depend on it
+        beyond rounding.
     memory_budget : int, optional
         Bytes of working memory beyond the input; default
         :data:`MEMORY_BUDGET` (64 MiB).
