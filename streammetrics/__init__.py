@@ -56,6 +56,7 @@ from ._multiclass import MulticlassConfusion, confusion_matrix, multiclass_score
 from ._probability import ProbabilityScores
 from ._regression import RegressionErrors
 from ._result import Result
+from ._silhouette import silhouette, silhouette_samples, silhouette_score, silhouettes
 
 __version__ = "0.1.0"
 
@@ -107,6 +108,10 @@ __all__ = [
     "rejected",
     "rmse",
     "roc_curve",
+    "silhouette",
+    "silhouette_samples",
+    "silhouette_score",
+    "silhouettes",
     "specificity",
     "v_measure_score",
 ]

@@ -4,7 +4,8 @@ import streammetrics
 
 CONTRACT_FUNCTIONS = """hits false_calls missed rejected called actual accuracy precision_score
 recall_score specificity f1 fbeta matthews balanced_accuracy log_loss brier mse rmse
-mae mape r2""".split()
+mae mape r2 auc silhouettes silhouette silhouette_samples silhouette_score
+roc_curve pr_curve average_precision confusion_matrix""".split()
 
 PROTOCOL = "update merge finalize reset copy save load __add__ n".split()
 
