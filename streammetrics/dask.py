@@ -8,6 +8,9 @@ threaded default, processes, or a ``distributed`` cluster).
 
 Following dask's conventions, :func:`evaluate` is lazy and returns a
 ``dask.delayed.Delayed``; :func:`compute` is the eager convenience.
+:func:`silhouette_samples` and :func:`silhouette_score` compute the silhouette
+of a row-chunked dask array with one task per pair of row chunks, so no worker
+ever holds more than two chunks and their per-cluster sums.
 
 Requires the ``dask`` extra: ``pip install 'streammetrics[dask]'``.
 
@@ -42,7 +45,7 @@ import numpy as np
 
 from ._base import Accumulator
 
-__all__ = ["evaluate", "compute"]
+__all__ = ["evaluate", "compute", "silhouette_samples", "silhouette_score"]
 
 
 def _is_dask_array(x) -> bool:
@@ -179,3 +182,203 @@ def compute(accumulator: Accumulator, *arrays, sample_weight=None, split_every: 
     lazy = evaluate(accumulator, *arrays, sample_weight=sample_weight, split_every=split_every)
     (acc,) = dask.compute(lazy, **compute_kwargs)
     return acc
+
+
+# ---------------------------------------------------------------------------
+# distributed silhouette
+
+import threading as _threading  # noqa: E402
+
+# Numba's parallel kernels may not be launched concurrently from several
+# threads of one process under every threading layer (workqueue forbids it);
+# each kernel already uses every core, so tasks in one process take turns.
+_KERNEL_LOCK = _threading.Lock()
+
+
+def _silhouette_module():
+    from . import _silhouette
+
+    return _silhouette
+
+
+def _rows_aux(XI, offset: int, metric: int):
+    """Squared norms (or inverse norms for cosine) and column sums of a chunk;
+    NaN/inf raises naming the global row and column."""
+    sil = _silhouette_module()
+    XI = np.ascontiguousarray(XI, dtype=np.float64)
+    sq = np.empty(XI.shape[0])
+    k = sil.rows_sq_norms(XI, sq)
+    if k >= 0:
+        i, j = divmod(k, XI.shape[1])
+        raise sil._bad_entry("X", offset + i, j, XI[i, j], "values must be finite")
+    if metric == sil.COSINE:
+        aux = np.zeros_like(sq)
+        nz = sq > 0
+        aux[nz] = 1.0 / np.sqrt(sq[nz])
+    else:
+        aux = sq
+    return aux, sq.sum(), XI.sum(axis=0), XI.shape[0]
+
+
+def _use_blas_of(metric: int, d: int, *stats) -> bool:
+    sil = _silhouette_module()
+    n = sum(s[3] for s in stats)
+    sq_sum = sum(s[1] for s in stats)
+    col = np.sum([s[2] for s in stats], axis=0)
+    # _use_blas reads only the mean of the squared norms and the mean point
+    return sil._use_blas(metric, d, np.array([sq_sum / n]), col / n)
+
+
+def _pair_sums(XI, XJ, shift: int, auxI, auxJ, labJ, metric: int, block: int, K: int, use_blas: bool):
+    sil = _silhouette_module()
+    XI = np.ascontiguousarray(XI, dtype=np.float64)
+    XJ = np.ascontiguousarray(XJ, dtype=np.float64)
+    sums = np.zeros((XI.shape[0], K))
+    kernel = sil.feature_sums_blas if use_blas else sil.feature_sums_direct
+    with _KERNEL_LOCK, (sil._single_threaded_blas() if use_blas else _nullcontext()):
+        kernel(XI, XJ, shift, auxI, auxJ, labJ, metric, block, sums)
+    return sums
+
+
+def _distance_row_sums(DI, offset: int, lab, K: int):
+    sil = _silhouette_module()
+    DI = np.ascontiguousarray(DI, dtype=np.float64)
+    sums = np.zeros((DI.shape[0], K))
+    bad = np.zeros(DI.shape[0], dtype=np.uint8)
+    with _KERNEL_LOCK:
+        sil.distance_sums(DI, offset, lab, 0.0, sil._DIAGONAL_TOL, sums, bad)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise sil._locate_bad_distance("X", DI[i], offset + i, True)
+    return sums
+
+
+def _add(*parts):
+    out = parts[0].copy()
+    for p in parts[1:]:
+        out += p
+    return out
+
+
+def _finish(sums, labI, sizes, convention: int):
+    sil = _silhouette_module()
+    out = np.empty(sums.shape[0])
+    sil.silhouette_from_sums(sums, labI, sizes, convention, out)
+    return out
+
+
+class _nullcontext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", block_size=None,
+                       split_every: int = 8):
+    """Per-point silhouettes of a row-chunked dask array, lazily.
+
+    The distributed twin of :func:`streammetrics.silhouette_samples`: the same
+    conventions, metrics and numbers (to rounding: sums are added in another
+    order). Each pair of row chunks ``(i, j)`` is one task that adds, for every
+    point of chunk ``i``, its distances to each cluster's points in chunk ``j``;
+    the sums of chunk ``i`` are then added up by a tree and turned into its
+    silhouettes. A worker holds at most two chunks of X, their per-cluster sums
+    and one tile per thread, never anything ``n x n``.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n, d)
+        The points, chunked along the rows (columns are gathered into one
+        chunk); or an ``n x n`` dissimilarity matrix with
+        ``metric="precomputed"``.
+    labels : array-like or dask array of shape (n,)
+        Integer cluster identifiers (gathered on the client: n integers).
+    convention, metric, block_size
+        As in :func:`streammetrics.silhouette_samples`.
+    split_every : int, default 8
+        Fan-in of the tree adding per-chunk sums.
+
+    Returns
+    -------
+    dask.array.Array of shape (n,)
+        Chunked like X's rows.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> X = da.from_array([[0.0], [1.0], [5.0], [6.0]], chunks=(2, 1))
+    >>> silhouette_samples(X, [0, 0, 1, 1]).compute().round(6)
+    array([0.909091, 0.888889, 0.888889, 0.909091])
+    """
+    sil = _silhouette_module()
+    conv = sil._check_convention(convention)
+    code = sil._check_metric(metric)
+    block = sil._check_positive_int(block_size, "block_size")
+    if not _is_dask_array(X):
+        raise TypeError(
+            "streammetrics.dask.silhouette_samples takes a dask array; for in-memory "
+            "data use streammetrics.silhouette_samples"
+        )
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D array, got shape {X.shape}")
+    if not isinstance(split_every, int) or split_every < 2:
+        raise ValueError(f"split_every must be an integer >= 2, got {split_every!r}")
+    n, d = X.shape
+    if _is_dask_array(labels):
+        labels = labels.compute()
+    lab, sizes = sil._cluster_labels(labels, n, "X")
+    K = int(sizes.shape[0])
+    X = X.rechunk({1: -1})
+    rows = X.chunks[0]
+    offsets = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+    chunks = list(X.to_delayed()[:, 0])
+    delayed = dask.delayed
+    nb = len(chunks)
+    labs = [lab[offsets[i] : offsets[i + 1]] for i in range(nb)]
+
+    if code == sil._PRECOMPUTED:
+        if d != n:
+            raise ValueError(f'metric="precomputed" needs a square matrix, got shape {X.shape}')
+        sums = [delayed(_distance_row_sums, pure=True)(chunks[i], int(offsets[i]), lab, K) for i in range(nb)]
+    else:
+        import numba
+
+        b = block if block is not None else sil._auto_block(max(rows), d, numba.get_num_threads(), sil._budget(None))
+        aux = [delayed(_rows_aux, pure=True, nout=4)(chunks[i], int(offsets[i]), code) for i in range(nb)]
+        use_blas = delayed(_use_blas_of, pure=True)(code, d, *aux)
+        sums = []
+        for i in range(nb):
+            pieces = [
+                delayed(_pair_sums, pure=True)(
+                    chunks[i], chunks[j], int(offsets[i] - offsets[j]), aux[i][0], aux[j][0],
+                    labs[j], code, b, K, use_blas,
+                )
+                for j in range(nb)
+            ]
+            while len(pieces) > 1:
+                pieces = [
+                    delayed(_add, pure=True)(*pieces[k : k + split_every])
+                    for k in range(0, len(pieces), split_every)
+                ]
+            sums.append(pieces[0])
+    parts = [
+        _da.from_delayed(delayed(_finish, pure=True)(sums[i], labs[i], sizes, conv), shape=(rows[i],), dtype=np.float64)
+        for i in range(nb)
+    ]
+    return _da.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
+def silhouette_score(X, labels, *, convention="seed", metric="euclidean", block_size=None,
+                     split_every: int = 8):
+    """Mean silhouette of a row-chunked dask array, lazily (a 0-d dask array).
+
+    >>> import dask.array as da
+    >>> X = da.from_array([[0.0], [1.0], [5.0], [6.0]], chunks=(2, 1))
+    >>> round(float(silhouette_score(X, [0, 0, 1, 1]).compute()), 6)
+    0.89899
+    """
+    return silhouette_samples(
+        X, labels, convention=convention, metric=metric, block_size=block_size, split_every=split_every
+    ).mean()

@@ -30,6 +30,8 @@ def _cases():
         (lambda: sm.BinaryConfusion(threshold=0.3), (Y, S), True),
         (lambda: sm.ProbabilityScores(), (Y, S), True),
         (lambda: sm.RegressionErrors(), (YR, PR), True),
+        (lambda: sm.Evaluator(task="binary"), (Y, S), True),
+        (lambda: sm.Evaluator(task="regression"), (YR, PR), True),
     ] + _optional_cases()
 
 
@@ -66,7 +68,7 @@ def _assert_same(got, want, exact):
     if exact:
         assert got == want  # identical state
         return
-    a, b = got.finalize().as_dict(), want.finalize().as_dict()
+    a, b = dict(got.finalize()), dict(want.finalize())
     for k in a:
         np.testing.assert_allclose(a[k], b[k], rtol=1e-12, atol=1e-300, err_msg=k)
 
@@ -89,7 +91,8 @@ def test_threaded_equals_single_process(case, chunks, weighted):
     assert isinstance(lazy, Delayed)
     assert template.n == 0
     got = lazy.compute(scheduler="threads")
-    _assert_same(got, want, exact=not weighted and not isinstance(got, (sm.ProbabilityScores, sm.RegressionErrors)))
+    counts_only = (sm.BinaryConfusion, sm.RankAUC, sm.MulticlassConfusion, sm.ClusterContingency)
+    _assert_same(got, want, exact=not weighted and isinstance(got, counts_only))
 
 
 def test_chunks_are_aligned_automatically_and_frames_work():
@@ -142,3 +145,62 @@ def test_on_a_two_process_cluster(cluster_client):
     s[5] = 7.0
     with pytest.raises(ValueError, match=r"partition 0 \(rows from 0\): p\[5\] = 7.0: probabilities"):
         compute(sm.ProbabilityScores(), da.from_array(Y, chunks=500), da.from_array(s, chunks=500))
+
+
+# ------------------------------------------------------------- silhouette
+from streammetrics.dask import silhouette_samples as dask_silhouette_samples  # noqa: E402
+from streammetrics.dask import silhouette_score as dask_silhouette_score  # noqa: E402
+
+
+def _blobs(n, d, k, seed):
+    r = np.random.default_rng(seed)
+    centers = r.normal(scale=4, size=(k, d))
+    labels = r.integers(0, k, n)
+    return centers[labels] + r.normal(size=(n, d)), labels * 7 - 3
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean", "manhattan", "cosine"])
+@pytest.mark.parametrize("convention", ["seed", "sklearn"])
+def test_distributed_silhouette_equals_single_process(metric, convention):
+    X, labels = _blobs(700, 5, 4, 1)
+    want = sm.silhouette_samples(X, labels, convention=convention, metric=metric)
+    dX = da.from_array(X, chunks=((100, 250, 1, 349), 5))
+    got = dask_silhouette_samples(dX, labels, convention=convention, metric=metric, block_size=32, split_every=2)
+    assert got.chunks[0] == dX.chunks[0]
+    np.testing.assert_allclose(got.compute(scheduler="threads"), want, rtol=1e-12, atol=1e-14)
+
+
+def test_distributed_silhouette_blas_path_and_score():
+    X, labels = _blobs(600, 40, 3, 2)  # d >= 32: BLAS tiles where available
+    want = sm.silhouette_score(X, labels)
+    dX = da.from_array(X, chunks=(150, 20))  # columns are gathered into one chunk
+    got = float(dask_silhouette_score(dX, da.from_array(labels, chunks=100)).compute())
+    assert got == pytest.approx(want, rel=1e-12)
+
+
+def test_distributed_silhouette_precomputed():
+    X, labels = _blobs(300, 3, 3, 3)
+    D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    want = sm.silhouette_samples(D, labels, metric="precomputed", convention="sklearn")
+    got = dask_silhouette_samples(da.from_array(D, chunks=(70, 300)), labels, metric="precomputed", convention="sklearn")
+    np.testing.assert_allclose(got.compute(), want, rtol=1e-12)
+
+
+def test_distributed_silhouette_errors():
+    X, labels = _blobs(100, 3, 2, 4)
+    X[57, 2] = np.inf
+    with pytest.raises(ValueError, match=r"X\[57, 2\] = inf"):
+        dask_silhouette_samples(da.from_array(X, chunks=20), labels).compute()
+    with pytest.raises(ValueError, match="two non-empty clusters"):
+        dask_silhouette_samples(da.from_array(X, chunks=20), np.zeros(100, int))
+    with pytest.raises(ValueError, match="convention"):
+        dask_silhouette_samples(da.from_array(X, chunks=20), labels, convention="x")
+    with pytest.raises(TypeError, match="dask array"):
+        dask_silhouette_samples(X, labels)
+
+
+def test_distributed_silhouette_on_a_two_process_cluster(cluster_client):
+    X, labels = _blobs(900, 6, 5, 5)
+    want = sm.silhouette_samples(X, labels)
+    got = dask_silhouette_samples(da.from_array(X, chunks=200), labels).compute()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
