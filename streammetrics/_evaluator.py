@@ -381,7 +381,12 @@ class Evaluator(Accumulator):
         default is 0.5 for ``scores="probability"`` and 0.0 for
         ``scores="score"`` (the logit of 0.5).
     n_classes : int
-        Multiclass only, required: the number of classes K.
+        Multiclass only: the number of classes K (classes ``0..K-1``).
+    labels : sequence of hashable, optional
+        Multiclass only, instead of (or matching) ``n_classes``: the class
+        labels in matrix order, e.g. strings; ``y`` and hard predictions ``p``
+        are then labels, and the columns of a probability matrix ``p`` follow
+        this order.
     max_bins : int, optional
         Binary only: passed to ``RankAUC``. ``None`` keeps the AUC exact (memory
         grows with the number of distinct scores); a number bounds the memory
@@ -449,6 +454,7 @@ class Evaluator(Accumulator):
         n_classes: int | None = None,
         max_bins: int | None = None,
         scores: str | None = None,
+        labels=None,
     ):
         if task not in TASKS:
             raise ValueError(f"task must be one of {', '.join(TASKS)}; got {task!r}")
@@ -456,8 +462,10 @@ class Evaluator(Accumulator):
             for name, value in (("threshold", threshold), ("max_bins", max_bins), ("scores", scores)):
                 if value is not None:
                     raise ValueError(f"{name} applies to task='binary' only (task is {task!r})")
-        if task != "multiclass" and n_classes is not None:
-            raise ValueError(f"n_classes applies to task='multiclass' only (task is {task!r})")
+        if task != "multiclass":
+            for name, value in (("n_classes", n_classes), ("labels", labels)):
+                if value is not None:
+                    raise ValueError(f"{name} applies to task='multiclass' only (task is {task!r})")
         self.task = task
         settings: dict[str, Any] = {"task": task}
         members: dict[str, Accumulator] = {}
@@ -488,13 +496,17 @@ class Evaluator(Accumulator):
         elif task == "multiclass":
             from ._multiclass import MulticlassConfusion
 
-            if n_classes is None:
-                raise ValueError("task='multiclass' needs n_classes, the number of classes")
-            mc = MulticlassConfusion(n_classes)
+            if n_classes is None and labels is None:
+                raise ValueError(
+                    "task='multiclass' needs n_classes (classes 0..K-1) or labels (the class labels)"
+                )
+            mc = MulticlassConfusion(n_classes, labels=labels)
             # class probabilities first: see update()
             members["class_probability"] = _ClassProbabilityScores(mc.n_classes)
             members["multiclass"] = mc
             settings["n_classes"] = mc.n_classes
+            if mc.labels is not None:
+                settings["labels"] = mc.labels
         elif task == "regression":
             from ._regression import RegressionErrors
 
@@ -606,17 +618,22 @@ class Evaluator(Accumulator):
                 if arr.dtype.kind not in "biuf":
                     raise TypeError(f"p must hold numbers, got dtype {arr.dtype}")
                 k = self._config["n_classes"]
-                y = _as_int_labels(y, "y", k)
+                if mc.labels is not None:
+                    y_given, y = mc._encoder.encode(y, "y")
+                else:
+                    y = y_given = _as_int_labels(y, "y", k)
                 proba = _as_class_probabilities(arr, k)
                 n = check_same_length(y=y, p=proba)
                 w = as_weights(sample_weight, n)
                 pred = np.argmax(proba, axis=1).astype(np.int64) if n else np.zeros(0, np.int64)
+                if mc.labels is not None:
+                    pred = np.array(mc.labels, dtype=object)[pred]  # back to the labels
                 # the probability member checks everything it reads up front;
-                # the confusion member then gets labels known to be in range
-                calls = [(self._members["class_probability"], (y, proba), w), (mc, (y, pred), w)]
+                # the confusion member then gets labels known to be valid
+                calls = [(self._members["class_probability"], (y, proba), w), (mc, (y_given, pred), w)]
             else:
                 # hard labels: the confusion member converts and checks them once
-                n = as_1d(y, "y").shape[0]
+                n = len(y) if mc.labels is not None else as_1d(y, "y").shape[0]
                 calls = [(mc, (y, arr), sample_weight)]
         elif task == "regression":
             y = as_reals(y, "y")

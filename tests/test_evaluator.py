@@ -8,6 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
+import streammetrics as sm
 from streammetrics._base import load_state
 from streammetrics._evaluator import EvaluationReport, Evaluator, evaluate_batches
 
@@ -328,3 +329,30 @@ def test_repr_and_empty():
         ev.finalize()
     assert ev.update([], []).n == 0
     assert "rmse=" in repr(ev.update([1.0], [2.0]))
+
+
+def test_multiclass_with_string_labels():
+    labels = ["cat", "dog", "bird"]
+    ev = sm.Evaluator(task="multiclass", labels=labels)
+    ev.update(["cat", "dog", "bird", "dog"], ["cat", "bird", "bird", "dog"])
+    ref = sm.MulticlassConfusion(labels=labels).update(["cat", "dog", "bird", "dog"], ["cat", "bird", "bird", "dog"])
+    assert ev.finalize()["macro_f1"] == ref.finalize().macro_f1
+    # class probabilities: columns follow the labels' order
+    proba = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])
+    evp = sm.Evaluator(task="multiclass", labels=labels).update(["cat", "dog"], proba)
+    r = evp.finalize()
+    assert r["accuracy"] == 0.5
+    assert r["log_loss"] == pytest.approx(-(np.log(0.7) + np.log(0.3)) / 2, rel=1e-14)
+    snapshot = {k: v.copy() for k, v in evp._state.items()}
+    with pytest.raises(ValueError, match=r"y\[0\] = 'cow': not one of the 3 labels"):
+        evp.update(["cow"], proba[:1])
+    assert all(np.array_equal(snapshot[k], v) for k, v in evp._state.items())
+    with pytest.raises(ValueError, match="labels applies to task='multiclass' only"):
+        sm.Evaluator(task="binary", labels=[0, 1])
+
+
+def test_multiclass_labels_state_round_trips(tmp_path):
+    ev = sm.Evaluator(task="multiclass", labels=["a", "b"]).update(["a", "b", "b"], ["a", "a", "b"])
+    ev.save(tmp_path / "s")
+    back = sm.load_state(tmp_path / "s")
+    assert back == ev and back.finalize()["accuracy"] == ev.finalize()["accuracy"]
