@@ -33,6 +33,7 @@ _TARGET = 1.0
 _BUDGET = 3.0
 _MASS = 6.0
 _SLACK = 1e-9  # relative widening of a binned interval computed in rounded floats
+_FINE = 4.0  # a sorted slice is grouped at this fraction of the bins' limits
 
 
 # ------------------------------------------------------------ input handling
@@ -73,22 +74,62 @@ def _raise_batch_error(y, s) -> None:
 
 def _split_sorted(y, s):
     """Validated, label-split and sorted keys: ``(keys, n_pos)``."""
-    keys = np.empty(y.shape[0], np.uint64)
+    n = y.shape[0]
+    keys = np.empty(n, np.uint64)
     status, n_pos = K.split_keys(y, s, keys)
     if status:
         _raise_batch_error(y, s)
-    K.sort_two(keys, n_pos)
+    K.sort_parts(keys, n_pos, n_pos, np.empty(max(n_pos, n - n_pos), np.uint64))
     return keys, n_pos
 
 
-def _batch_run(y, s, w):
-    """The run ``(scores, ab)`` of one validated batch, or ``None`` if empty.
+def _trimmed(scores, ab, m):
+    """The first ``m`` entries of a run, copied when shorter (freeing the rest)."""
+    if m == scores.shape[0]:
+        return scores, ab
+    return scores[:m].copy(), np.ascontiguousarray(ab[:, :m])
+
+
+_NO_RUN = (np.zeros(0, np.float64), np.zeros((2, 0), np.int64), np.zeros((2, 0), np.float64))
+
+
+def _run_of_sorted(kp, kn, vp=None, vn=None, run=None):
+    """The run ``(scores, ab)`` of sorted positives' keys ``kp`` and negatives'
+    keys ``kn`` (with their weights ``vp``, ``vn``), merged with ``run`` if given.
 
     ``ab`` holds int64 counts without weights, float64 weights with them.
     """
+    if run is None:
+        run = (_NO_RUN[0], _NO_RUN[1] if vp is None else _NO_RUN[2])
+    cap = run[0].shape[0] + kp.shape[0] + kn.shape[0]
+    scores = np.empty(cap, np.float64)
+    if vp is None:
+        ab = np.empty((2, cap), np.int64)
+        m = K.run_into(run[0], run[1], kp, kn, scores.view(np.uint64), ab)
+    else:
+        ab = np.empty((2, cap), np.float64)
+        m = K.run_into_weighted(run[0], run[1], kp, vp, kn, vn, scores.view(np.uint64), ab)
+    return _trimmed(scores, ab, m)
+
+
+def _sorted_run(keys, front, back, vals=None, run=None):
+    """The run of positives' keys ``keys[:front]`` and negatives' keys
+    ``keys[back:]`` (with their weights ``vals``), sorting them in place, and
+    merged with ``run`` if given."""
+    tail = keys.shape[0] - back
+    tk = np.empty(max(front, tail), np.uint64)
+    if vals is None:
+        K.sort_parts(keys, front, back, tk)
+        return _run_of_sorted(keys[:front], keys[back:], run=run)
+    K.sort_parts_payload(keys, vals, front, back, tk, np.empty(tk.shape[0], np.float64))
+    return _run_of_sorted(keys[:front], keys[back:], vals[:front], vals[back:], run=run)
+
+
+def _batch_run(y, s, w):
+    """The run ``(scores, ab)`` of one validated batch, or ``None`` if empty."""
     if w.shape[0] == 0:
         keys, n_pos = _split_sorted(y, s)
-        return K.run_from_sorted(keys[:n_pos], keys[n_pos:])
+        return _run_of_sorted(keys[:n_pos], keys[n_pos:])
     keys = np.empty(y.shape[0], np.uint64)
     vals = np.empty(y.shape[0], np.float64)
     status, front, back = K.split_keys_weighted(y, s, w, keys, vals)
@@ -96,8 +137,16 @@ def _batch_run(y, s, w):
         _raise_batch_error(y, s)
     if front == 0 and back == y.shape[0]:
         return None  # every row has weight 0
-    K.sort_two_payload(keys, vals, front, back)
-    return K.run_from_sorted_weighted(keys[:front], vals[:front], keys[back:], vals[back:])
+    return _sorted_run(keys, front, back, vals)
+
+
+def _merge_runs(a, b):
+    """One run holding two runs (masses of a score in both are added)."""
+    cap = a[0].shape[0] + b[0].shape[0]
+    scores = np.empty(cap, np.float64)
+    ab = np.empty((2, cap), a[1].dtype)
+    m = K.merge_into(a[0], a[1], b[0], b[1], scores, ab)
+    return _trimmed(scores, ab, m)
 
 
 def _u2_counts(ab, n_pos: int, n_neg: int) -> int:
@@ -234,7 +283,7 @@ def auc(y, s, *, sample_weight=None) -> float:
         if 2 * n_pos * n_neg < _INT64_LIMIT:
             u2 = int(K.u2_sorted(keys[:n_pos], keys[n_pos:]))
             return u2 / (2 * safe(n_pos * n_neg))
-        _, ab = K.run_from_sorted(keys[:n_pos], keys[n_pos:])
+        _, ab = _run_of_sorted(keys[:n_pos], keys[n_pos:])
         return _auc_of_run(ab, False)[0]
     run = _batch_run(y, s, w)
     return _auc_of_run(run[1] if run is not None else np.zeros((2, 0)), True)[0]
@@ -312,6 +361,93 @@ def _empty_state():
     }
 
 
+class _Pending:
+    """Rows folded in but not yet sorted into the state.
+
+    ``keys[:front]`` holds the positives' score keys and ``keys[back:]`` the
+    negatives' (the layout of :func:`~streammetrics._kernels.rank.append_split`),
+    ``vals`` their weights (``None`` without weights); the slots between are
+    free. A batch is validated while it is written into free slots, so a bad
+    batch changes nothing that counts.
+    """
+
+    __slots__ = ("keys", "vals", "front", "back")
+
+    def __init__(self, capacity: int, weighted: bool):
+        self.keys = np.empty(capacity, np.uint64)
+        self.vals = np.empty(capacity, np.float64) if weighted else None
+        self.front = 0
+        self.back = capacity
+
+    @property
+    def rows(self) -> int:
+        return self.front + self.keys.shape[0] - self.back
+
+    @property
+    def weighted(self) -> bool:
+        return self.vals is not None
+
+    @property
+    def nbytes(self) -> int:
+        return self.keys.nbytes + (0 if self.vals is None else self.vals.nbytes)
+
+    def _grow(self, need: int, limit: int):
+        """Room for ``need`` rows in all: double the capacity, up to ``limit``."""
+        cap = self.keys.shape[0]
+        new = max(need, min(2 * cap, max(limit, need)))
+        tail = cap - self.back
+        for name in ("keys", "vals"):
+            old = getattr(self, name)
+            if old is not None:
+                arr = np.empty(new, old.dtype)
+                arr[: self.front] = old[: self.front]
+                arr[new - tail :] = old[self.back :]
+                setattr(self, name, arr)
+        self.back = new - tail
+
+    def append(self, y, s, w, limit: int):
+        """Validate and write one batch (``w`` empty without weights)."""
+        n = y.shape[0]
+        if self.back - self.front < n:
+            self._grow(self.rows + n, limit)
+        if self.vals is None:
+            status, front, back = K.append_split(y, s, self.keys, self.front, self.back)
+        else:
+            status, front, back = K.append_split_weighted(y, s, w, self.keys, self.vals, self.front, self.back)
+        if status:
+            _raise_batch_error(y, s)
+        self.front, self.back = front, back
+
+    def _parts(self, in_place: bool):
+        keys, vals, front, back = self.keys, self.vals, self.front, self.back
+        if not in_place:
+            keys = np.concatenate((keys[:front], keys[back:]))
+            if vals is not None:
+                vals = np.concatenate((vals[:front], vals[back:]))
+            back = front
+        return keys, vals, front, back
+
+    def run(self, merged_with=None):
+        """The run of the pending rows (sorted in place), merged with a run if given."""
+        return _sorted_run(self.keys, self.front, self.back, self.vals, merged_with)
+
+    def sorted_keys(self, in_place: bool = True):
+        """``(kp, vp, kn, vn, pre_p, pre_n)``: each class's keys sorted, their
+        weights and the weights' inclusive prefix sums (``None`` without weights)."""
+        keys, vals, front, back = self._parts(in_place)
+        tail = keys.shape[0] - back
+        tk = np.empty(max(front, tail), np.uint64)
+        if vals is None:
+            K.sort_parts(keys, front, back, tk)
+            return keys[:front], None, keys[back:], None, None, None
+        tv = np.empty(tk.shape[0], np.float64)
+        K.sort_parts_payload(keys, vals, front, back, tk, tv)
+        # the sort's scratch, free again, holds the prefix sums
+        pre_p = np.cumsum(vals[:front], out=tv[:front])
+        pre_n = np.cumsum(vals[back:], out=tk.view(np.float64)[:tail])
+        return keys[:front], vals[:front], keys[back:], vals[back:], pre_p, pre_n
+
+
 class RankAUC(Accumulator):
     """Streaming, mergeable AUC (Mann–Whitney U), exact or in bounded memory.
 
@@ -327,17 +463,45 @@ class RankAUC(Accumulator):
 
     Notes
     -----
-    **Exact mode.** Each ``update`` sorts its batch (a radix sort of the
-    scores' bits, per class) into a *run* of distinct scores with the positive
-    and negative count at each (float64 weights once any batch was weighted).
-    Runs are merged log-structured: a run is merged into its predecessor only
-    when that one is at most twice as long, so folding ``n`` rows in any
-    batching costs ``O(n log n)`` in all and no update re-merges one big array.
-    ``merge`` takes over the other accumulator's run. ``finalize`` merges the
-    runs into one and counts ``2U`` exactly in int64 (in 128-bit integers past
-    ``2 n_pos n_neg = 2**63``, so billions of merged rows stay exact); with
-    weights it is a compensated float64 sum. Any batching, sharding and merge
-    order gives the identical AUC without weights.
+    **Pending rows.** ``update`` validates a batch and appends its rows (the
+    64-bit sort keys of their scores, split by label, and their weights) to a
+    buffer of *pending* rows, which is sorted into the state in bulk when it is
+    full and before the state is read; appending costs a few microseconds
+    whatever the state holds. Its bounds, 8 bytes a row (16 with weights):
+
+    * exact mode: at most ``max(2**22, 3 m)`` rows, ``m`` the distinct scores
+      already sorted in (the runs' entries). Without weights that is never
+      more than 32 MiB or the runs' own size (24 bytes an entry), so the
+      memory stays proportional to the distinct scores. Since the buffer
+      grows with the state, a long stream is sorted in a few large pieces.
+    * bounded mode: at most ``max(2**14, 32 B)`` rows, 256 KiB for ``B =
+      1000`` (twice that with weights), beside the bins' at most ``2 B x 48``
+      bytes.
+
+    A batch too large for the buffer is sorted on its own, at once: in
+    bounded mode it then takes its keys and the sort's scratch (16 bytes a
+    row, 32 with weights) beyond its own arrays, since it is grouped straight
+    from its sorted keys and never expanded into entries. Saving, pickling,
+    copying, comparing with ``==`` and merging into another accumulator first
+    sort the pending rows in, so any state that leaves an accumulator is the
+    canonical one described below. ``finalize`` and the curves leave the
+    buffer alone in bounded mode (they bin the pending rows into a temporary
+    state), so calling them never changes what later updates give; in exact
+    mode they sort the pending rows in, which changes no result, only the
+    time later calls take.
+
+    **Exact mode.** The pending rows are radix-sorted (on the scores' bits,
+    per class) into a *run* of distinct scores with the positive and negative
+    count at each (float64 weights once any batch was weighted). Runs are
+    merged log-structured: a run is merged into its predecessor only when that
+    one is at most twice as long (a new run is merged into the last one in the
+    same pass that builds it), so folding ``n`` rows costs ``O(n log n)`` in
+    all and no update re-merges one big array. ``merge`` takes over the other
+    accumulator's run. ``finalize`` merges the runs into one and counts ``2U``
+    exactly in int64 (in 128-bit integers past ``2 n_pos n_neg = 2**63``, so
+    billions of merged rows stay exact); with weights it is a compensated
+    float64 sum. Any batching, sharding and merge order gives the identical
+    AUC without weights.
 
     **Bounded mode.** Once the state would hold more than ``2 B`` entries it
     is compacted to at most ``B`` *bins*: scores are cut along the dyadic cells
@@ -345,7 +509,11 @@ class RankAUC(Accumulator):
     cells follow the data's spread at every scale), and the entries of a cell
     become one bin once the cell's ``pos x neg`` mass is at most ``3 P N /
     B**2`` and its total mass at most ``6 (P + N) / B`` (both raised until at
-    most ``B`` bins remain). Bins keep their tight score range ``[lo, hi]``.
+    most ``B`` bins remain). Sorted pending rows are first grouped along the
+    same cells at a quarter of those limits, never across the edge of a bin
+    (in time linear in the rows), and the groups are then compacted with the
+    bins; while the state and the rows hold at most ``2 B`` distinct scores
+    they are kept as points. Bins keep their tight score range ``[lo, hi]``.
     A bin remembers the concordance of its own pairs that was known when it
     was formed, and the mass of its pairs whose order is unknown: later rows
     that fall inside a bin's range cannot be ranked against its contents. A bin
@@ -359,7 +527,7 @@ class RankAUC(Accumulator):
     rounding.) While nothing has been binned the three are equal and exact.
     With ``B = 1000`` a stream of a million distinct continuous scores gives
     an interval about 0.001 wide (a little wider for 16 merged shards or for
-    drifting scores), in under 100 KB.
+    drifting scores), in a state under 100 KB.
     Curves and the average precision of a binned state are those of the binned
     scores: every bin counts as one score, its lower edge ``lo``.
 
@@ -392,19 +560,27 @@ class RankAUC(Accumulator):
     >>> e, b = exact.finalize(), bounded.finalize()
     >>> bool(b.auc_lower <= e.auc <= b.auc_upper), b.auc_upper - b.auc_lower < 0.01
     (True, True)
-    >>> bounded.nbytes < 100_000
+    >>> sum(a.nbytes for a in bounded._state.values()) < 100_000
     True
     """
 
     _headline = ("auc",)
     _variable_shape = frozenset({"lo", "hi", "counts", "weights", "pairs"})
 
+    #: exact mode: pending rows at most max(_PENDING_MIN, _PENDING_RATIO * stored scores)
+    _PENDING_MIN = 1 << 22
+    _PENDING_RATIO = 3
+    #: bounded mode: pending rows at most max(_BOUNDED_PENDING_MIN, _BOUNDED_PENDING_PER_BIN * B)
+    _BOUNDED_PENDING_MIN = 1 << 14
+    _BOUNDED_PENDING_PER_BIN = 32
+
     def __init__(self, max_bins: int | None = None):
         self.max_bins = _check_max_bins(max_bins)
         self._n = 0
         self._weighted = False
-        self._runs: list = []  # exact: runs (scores, ab), longest first
-        self._items = None  # bounded: (lo, hi, ab, cw) sorted by (lo, hi)
+        self._stack: list = []  # exact: runs (scores, ab), longest first
+        self._bins = None  # bounded: items (lo, hi, ab, cw) sorted by (lo, hi)
+        self._pending: _Pending | None = None
         self._packed = None
         self._init_state()
 
@@ -417,8 +593,9 @@ class RankAUC(Accumulator):
 
     @property
     def _state(self):
-        """The state as named arrays (the runs merged into one, or the bins)."""
+        """The state as named arrays (pending rows sorted in; the runs merged into one, or the bins)."""
         if self._packed is None:
+            self._flush()
             self._packed = self._pack()
         return self._packed
 
@@ -428,13 +605,14 @@ class RankAUC(Accumulator):
         self._weighted = bool(state["weighted"][0])
         ab = state["weights"] if self._weighted else state["counts"]
         lo = state["lo"]
-        self._runs = []
-        self._items = None
+        self._stack = []
+        self._bins = None
+        self._pending = None
         if self.max_bins is None:
             if lo.shape[0]:
-                self._runs = [(lo, ab)]
+                self._stack = [(lo, ab)]
         elif lo.shape[0]:
-            self._items = (lo, state["hi"], ab, state["pairs"])
+            self._bins = (lo, state["hi"], ab, state["pairs"])
         self._packed = None
 
     def _pack(self):
@@ -446,11 +624,23 @@ class RankAUC(Accumulator):
             if run is not None:
                 st["lo"] = run[0]
                 st["weights" if self._weighted else "counts"] = run[1]
-        elif self._items is not None:
-            lo, hi, ab, cw = self._items
+        elif self._bins is not None:
+            lo, hi, ab, cw = self._bins
             st["lo"], st["hi"], st["pairs"] = lo, hi, cw
             st["weights" if self._weighted else "counts"] = ab
         return st
+
+    @property
+    def _runs(self):
+        """Exact mode: the runs, longest first, with the pending rows sorted in."""
+        self._flush()
+        return self._stack
+
+    @property
+    def _items(self):
+        """Bounded mode: the bins (``None`` if empty), with the pending rows binned in."""
+        self._flush()
+        return self._bins
 
     @property
     def n(self) -> int:
@@ -459,12 +649,13 @@ class RankAUC(Accumulator):
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the state's arrays."""
+        """Bytes held by the state's arrays and the pending rows."""
+        held = 16 if self._pending is None else 16 + self._pending.nbytes
         if self.max_bins is None:
-            return 16 + sum(s.nbytes + ab.nbytes for s, ab in self._runs)
-        if self._items is None:
-            return 16
-        return 16 + sum(a.nbytes for a in self._items)
+            return held + sum(s.nbytes + ab.nbytes for s, ab in self._stack)
+        if self._bins is None:
+            return held
+        return held + sum(a.nbytes for a in self._bins)
 
     def _check_state(self, state):
         n = int(state["n"][0])
@@ -516,44 +707,131 @@ class RankAUC(Accumulator):
         if np.any(point & ((pairs[1] != 0) | (np.abs(pairs[0] - pn) > tol))):
             raise ValueError("a single-score entry must hold ties only")
 
+    # -------------------------------------------------------------- pending rows
+    def _limit(self) -> int:
+        """How many rows the pending buffer may hold."""
+        if self.max_bins is not None:
+            return max(self._BOUNDED_PENDING_MIN, self._BOUNDED_PENDING_PER_BIN * self.max_bins)
+        stored = sum(run[0].shape[0] for run in self._stack)
+        return max(self._PENDING_MIN, self._PENDING_RATIO * stored)
+
+    def _fold(self, y, s, w):
+        """Append one validated-to-be batch (``w`` empty without weights) to the pending rows."""
+        n = y.shape[0]
+        weighted = w.shape[0] > 0
+        limit = self._limit()
+        buf = self._pending
+        if buf is not None and buf.weighted == weighted and buf.rows + n <= limit:
+            buf.append(y, s, w, limit)
+            return
+        # a new buffer takes the batch (a bad batch raises here, before any
+        # change); then the old rows are sorted in
+        if n > limit:
+            capacity = n
+        else:  # as large as the buffer it replaces: a stream does not grow it again
+            capacity = min(limit, max(n, 1024, 0 if buf is None else buf.keys.shape[0]))
+        new = _Pending(capacity, weighted)
+        new.append(y, s, w, limit)
+        self._flush()
+        if weighted:
+            self._to_float()
+        self._pending = new
+        if new.rows > self._limit():
+            self._flush()  # exact mode: a batch larger than the buffer is sorted at once
+
+    def _flush(self):
+        """Sort the pending rows into the runs, or bin them into the bins."""
+        buf = self._pending
+        if buf is None:
+            return
+        if buf.rows:
+            if self.max_bins is None:
+                stack = self._stack
+                if stack and stack[-1][0].shape[0] <= 2 * buf.rows:
+                    # the new run would be merged into the last one: do both in one pass
+                    run = buf.run(merged_with=stack[-1])
+                    stack.pop()
+                    self._push(run)
+                else:
+                    self._push(buf.run())
+            else:
+                self._bins = self._binned(buf, self._bins, in_place=True)
+        self._pending = None
+
+    def _current_items(self):
+        """Bounded mode: the bins with the pending rows binned in, leaving both as they are."""
+        buf = self._pending
+        if buf is None or buf.rows == 0:
+            return self._bins
+        return self._binned(buf, self._bins, in_place=False)
+
     # -------------------------------------------------------------------- runs
     def _to_float(self):
         """Switch to weighted mode: counts become float64 weights."""
         if self._weighted:
             return
-        self._runs = [(s, ab.astype(np.float64)) for s, ab in self._runs]
-        if self._items is not None:
-            lo, hi, ab, cw = self._items
-            self._items = (lo, hi, ab.astype(np.float64), cw)
+        self._flush()
+        self._stack = [(s, ab.astype(np.float64)) for s, ab in self._stack]
+        if self._bins is not None:
+            lo, hi, ab, cw = self._bins
+            self._bins = (lo, hi, ab.astype(np.float64), cw)
         self._weighted = True
 
     def _push(self, run):
-        runs = self._runs
+        runs = self._stack
         runs.append(run)
         while len(runs) >= 2 and runs[-2][0].shape[0] <= 2 * runs[-1][0].shape[0]:
             b = runs.pop()
             a = runs.pop()
-            runs.append(K.merge_runs(a[0], a[1], b[0], b[1]))
+            runs.append(_merge_runs(a, b))
 
     def _consolidate(self):
         """Merge the runs into one (smallest first) and keep that; ``None`` if empty."""
-        runs = self._runs
+        runs = self._stack
         if not runs:
             return None
         while len(runs) > 1:
             b = runs.pop()
             a = runs.pop()
-            runs.append(K.merge_runs(a[0], a[1], b[0], b[1]))
+            runs.append(_merge_runs(a, b))
         return runs[0]
 
-    def _add_items(self, items):
-        if self._items is None:
-            merged = items
+    def _binned(self, buf, items, in_place: bool):
+        """``items`` with the pending rows of ``buf`` binned in (a new tuple)."""
+        kp, vp, kn, vn, pre_p, pre_n = buf.sorted_keys(in_place)
+        b = self.max_bins
+        if items is None or not np.any(items[1] > items[0]):
+            # nothing binned yet: keep points while they fit, so the state stays exact
+            room = 2 * b - (0 if items is None else items[0].shape[0])
+            if K.few_scores(kp, kn, room):
+                new = K.points_as_items(*_run_of_sorted(kp, kn, vp, vn))
+                return new if items is None else K.merge_items(*items, *new)
+        if items is None:
+            p = q = 0.0
+            cuts = np.zeros(0, np.uint64)
         else:
-            merged = K.merge_items(*self._items, *items)
-        if merged[0].shape[0] > 2 * self.max_bins:
+            p, q = float(items[2][0].sum()), float(items[2][1].sum())
+            # no group may straddle a bin: cut at every lower edge and past every upper one
+            cuts = np.sort(np.concatenate((K.score_keys(items[0]), K.score_keys(items[1]) + np.uint64(1))))
+        if vp is None:
+            p += kp.shape[0]
+            q += kn.shape[0]
+        else:
+            p += float(pre_p[-1]) if pre_p.shape[0] else 0.0
+            q += float(pre_n[-1]) if pre_n.shape[0] else 0.0
+        budget = _BUDGET * p * q / (b * b) / _FINE
+        mass_cap = _MASS * (p + q) / b / _FINE
+        if not (budget <= np.inf and mass_cap <= np.inf):
+            budget = mass_cap = np.inf  # overflowed weights: one group
+        limit = kp.shape[0] + kn.shape[0]
+        if vp is None:
+            g, *new = K.bin_keys(kp, kn, budget, mass_cap, cuts, limit)
+        else:
+            g, *new = K.bin_keys_weighted(kp, vp, kn, vn, pre_p, pre_n, budget, mass_cap, cuts, limit)
+        merged = tuple(new) if items is None else K.merge_items(*items, *new)
+        if merged[0].shape[0] > 2 * b:
             merged = self._compact(merged)
-        self._items = merged
+        return merged
 
     def _compact(self, items):
         lo, hi, ab, cw = items
@@ -572,7 +850,7 @@ class RankAUC(Accumulator):
         return _sorted_items(K.compact(*items, np.inf, np.inf))
 
     def _add(self, run, weighted: bool):
-        """Fold one run (or ``None``) of a batch or another state into this state."""
+        """Fold the run or the bins of another state into this state."""
         if weighted:
             self._to_float()
         if run is None or run[0].shape[0] == 0:
@@ -580,14 +858,14 @@ class RankAUC(Accumulator):
         if len(run) == 2:  # a run of points (scores, ab)
             if self._weighted and run[1].dtype != np.float64:
                 run = (run[0], run[1].astype(np.float64))
-            if self.max_bins is None:
-                self._push(run)
-            else:
-                self._add_items(K.points_as_items(*run))
+            self._push(run)
         else:  # bins (lo, hi, ab, cw) of another bounded state
             if self._weighted and run[2].dtype != np.float64:
                 run = (run[0], run[1], run[2].astype(np.float64), run[3])
-            self._add_items(run)
+            merged = run if self._bins is None else K.merge_items(*self._bins, *run)
+            if merged[0].shape[0] > 2 * self.max_bins:
+                merged = self._compact(merged)
+            self._bins = merged
 
     # ---------------------------------------------------------------- protocol
     def update(self, y, s, sample_weight=None):
@@ -602,9 +880,10 @@ class RankAUC(Accumulator):
         y, s, w, n = _prepare(y, s, sample_weight)
         if n == 0:
             return self
-        run = _batch_run(y, s, w)
+        if self._weighted and w.shape[0] == 0:
+            w = np.ones(n)
+        self._fold(y, s, w)
         self._packed = None
-        self._add(run, w.shape[0] > 0)
         self._n += n
         return self
 
@@ -619,29 +898,34 @@ class RankAUC(Accumulator):
             self._add((lo, other["hi"], ab, other["pairs"]), weighted)
         self._n += int(other["n"][0])
 
-    def _points(self):
-        """Distinct scores and their masses; a bin counts as its lower edge."""
+    def _points(self, items=None):
+        """Distinct scores and their masses; a bin counts as its lower edge.
+
+        In bounded mode, of ``items`` if given, else of the current bins.
+        """
+        empty = np.zeros(0), np.zeros((2, 0), np.float64 if self._weighted else np.int64)
         if self.max_bins is None:
+            self._flush()
             run = self._consolidate()
-            if run is None:
-                return np.zeros(0), np.zeros((2, 0), np.float64 if self._weighted else np.int64)
-            return run
-        if self._items is None:
-            return np.zeros(0), np.zeros((2, 0), np.float64 if self._weighted else np.int64)
-        lo, hi, ab, cw = self._items
+            return empty if run is None else run
+        if items is None:
+            items = self._current_items()
+        if items is None:
+            return empty
+        lo, hi, ab, cw = items
         starts = np.flatnonzero(np.concatenate(([True], lo[1:] != lo[:-1])))
         if starts.shape[0] == lo.shape[0]:
             return lo, ab
         return lo[starts], np.ascontiguousarray(np.add.reduceat(ab, starts, axis=1))
 
     def _compute(self) -> Result:
-        weighted = self._weighted
-        if self.max_bins is not None and self._items is not None:
-            lo, hi, ab, cw = self._items
-            if np.any(hi > lo):
-                return self._bounded_result(lo, hi, ab, cw)
-        _, ab = self._points()
-        value, n_pos, n_neg = _auc_of_run(ab, weighted)
+        items = None
+        if self.max_bins is not None:
+            items = self._current_items()
+            if items is not None and np.any(items[1] > items[0]):
+                return self._bounded_result(*items)
+        _, ab = self._points(items)
+        value, n_pos, n_neg = _auc_of_run(ab, self._weighted)
         return self._result(value, value, value, n_pos, n_neg)
 
     def _bounded_result(self, lo, hi, ab, cw):

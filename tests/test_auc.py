@@ -5,8 +5,10 @@ state files and bad input."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -616,3 +618,293 @@ def test_too_many_bins_for_max_bins_is_rejected():
         acc.update(rng.integers(0, 2, 200), rng.normal(size=200))
     with pytest.raises(ValueError, match="more than 2 \\* max_bins"):
         RankAUC._from_saved({"max_bins": 2}, corrupt(acc), "f")
+
+
+# ----------------------------------------------------------- pending rows
+@contextlib.contextmanager
+def small_buffers(exact=64, ratio=1, bounded=32, per_bin=2):
+    """Shrink the pending buffers so that small tests cross their bounds."""
+    names = ("_PENDING_MIN", "_PENDING_RATIO", "_BOUNDED_PENDING_MIN", "_BOUNDED_PENDING_PER_BIN")
+    saved = {k: getattr(RankAUC, k) for k in names}
+    for k, v in zip(names, (exact, ratio, bounded, per_bin)):
+        setattr(RankAUC, k, v)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(RankAUC, k, v)
+
+
+def pending_rows(acc):
+    return 0 if acc._pending is None else acc._pending.rows
+
+
+def pending_snapshot(acc):
+    """The pending rows as they are held, without sorting them in."""
+    buf = acc._pending
+    if buf is None:
+        return None
+    parts = [buf.keys[: buf.front].copy(), buf.keys[buf.back :].copy()]
+    if buf.vals is not None:
+        parts += [buf.vals[: buf.front].copy(), buf.vals[buf.back :].copy()]
+    return buf.front, buf.rows, buf.weighted, parts
+
+
+def assert_same_pending(a, b):
+    assert (a is None) == (b is None)
+    if a is not None:
+        assert a[:3] == b[:3]
+        for x, z in zip(a[3], b[3]):
+            np.testing.assert_array_equal(x, z)
+
+
+# batch sizes around a buffer of 64 rows: straddling it, filling it exactly,
+# one row past it, and several times larger than it
+STRADDLING = [10, 30, 23, 1, 64, 65, 3, 200, 7, 63, 64, 128, 5]
+
+
+def straddling_data(seed, ties):
+    rng = np.random.default_rng(seed)
+    n = sum(STRADDLING)
+    y = rng.integers(0, 2, n)
+    s = np.round(rng.normal(size=n), 1) if ties else rng.normal(size=n)
+    return y, s, np.cumsum(STRADDLING)[:-1]
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_exact_batches_straddling_the_buffer_bound(ties):
+    y, s, cuts = straddling_data(1, ties)
+    one = RankAUC().update(y, s)
+    with small_buffers():
+        acc = RankAUC()
+        seen = 0
+        for lo, hi in zip([0, *cuts], [*cuts, len(y)]):
+            acc.update(y[lo:hi], s[lo:hi])
+            seen += hi - lo
+            assert acc.n == seen
+            assert pending_rows(acc) <= acc._limit()
+            assert sum(r[0].shape[0] for r in acc._stack) + pending_rows(acc) >= len(np.unique(s[:seen]))
+        assert acc._stack, "the buffer never overflowed into a run"
+        r = acc.finalize()
+    assert r.as_dict() == one.finalize().as_dict()
+    assert acc == one
+    np.testing.assert_array_equal(acc.roc_curve()[2], one.roc_curve()[2])
+
+
+def test_weighted_batches_straddling_the_buffer_bound():
+    y, s, cuts = straddling_data(2, ties=True)
+    w = np.random.default_rng(2).integers(0, 3, len(y)).astype(float)  # zero weights too
+    one = RankAUC().update(y, s, sample_weight=w).finalize()
+    with small_buffers():
+        acc = fold_batches(RankAUC(), y, s, w, cuts)
+        # and unweighted batches first, the weighted ones after
+        half = int(cuts[5])
+        mixed = fold_batches(RankAUC(), y[:half], s[:half], None, cuts)
+        fold_batches(mixed, y[half:], s[half:], w[half:], [c - half for c in cuts if c > half])
+        r = acc.finalize()
+    assert r.auc == pytest.approx(one.auc, rel=1e-12) and r.n == one.n
+    ref = RankAUC().update(y, s, sample_weight=np.concatenate((np.ones(half), w[half:]))).finalize()
+    assert mixed.finalize().auc == pytest.approx(ref.auc, rel=1e-12)
+
+
+@settings(max_examples=60)
+@given(labelled(max_size=200, weights=False), st.sampled_from([1, 8, 64]))
+def test_any_batching_across_small_buffers_is_exact(data, bound):
+    y, s, _, cuts = data
+    one = RankAUC().update(y, s)
+    with small_buffers(exact=bound, ratio=1):
+        got = fold_batches(RankAUC(), y, s, None, cuts)
+        assert got.finalize().as_dict() == one.finalize().as_dict()
+        assert got == one
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_bounded_batches_straddling_the_buffer_bound(weighted):
+    y, s, cuts = straddling_data(3, ties=False)
+    w = np.random.default_rng(3).random(len(y)) if weighted else None
+    exact = auc(y, s, sample_weight=w)
+    with small_buffers(bounded=32, per_bin=2):  # 32 rows for max_bins <= 16
+        acc = RankAUC(max_bins=6)
+        for lo, hi in zip([0, *cuts], [*cuts, len(y)]):
+            acc.update(y[lo:hi], s[lo:hi], sample_weight=None if w is None else w[lo:hi])
+            assert pending_rows(acc) <= 32
+            assert acc._bins is None or acc._bins[0].shape[0] <= 12
+        r = acc.finalize()
+    check_interval(r, exact, weighted)
+    assert r.auc_upper > r.auc_lower  # binned
+
+
+def test_bounded_stays_exact_while_the_points_fit():
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, 5000)
+    s = rng.integers(0, 30, 5000) / 30  # 30 distinct scores, max_bins 20: 2 B = 40
+    with small_buffers(bounded=32, per_bin=1):
+        acc = fold_batches(RankAUC(max_bins=20), y, s, None, range(0, 5000, 37))
+        r = acc.finalize()
+    assert r.auc_lower == r.auc == r.auc_upper == auc(y, s)
+    assert acc._items[0].shape[0] == 30
+
+
+def test_one_bounded_batch_beyond_the_buffer_is_binned_exactly():
+    # a single batch is grouped from its sorted rows: no group overlaps
+    # another, so no pair is unknown however few the bins
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 50_000)
+    s = rng.normal(size=y.size) + y
+    acc = RankAUC(max_bins=10).update(y, s)
+    assert acc._pending is None and acc._bins[0].shape[0] <= 20
+    r = acc.finalize()
+    assert np.any(acc._bins[1] > acc._bins[0])
+    assert r.auc_lower == r.auc == r.auc_upper == auc(y, s)
+
+
+def test_bounded_huge_batch_takes_16_bytes_a_row():
+    rng = np.random.default_rng(6)
+    n = 1_000_000
+    y = rng.integers(0, 2, n)
+    s = rng.normal(size=n) + y
+    acc = RankAUC(max_bins=1000).update(y[:1000], s[:1000])
+    tracemalloc.start()
+    try:
+        acc.update(y, s)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # its keys and the sort's scratch, not a 48-byte entry per row
+    assert peak < 16 * n + 2_000_000, peak
+    check_interval(acc.finalize(), auc(np.concatenate((y[:1000], y)), np.concatenate((s[:1000], s))), False)
+
+
+@pytest.mark.parametrize("max_bins", [None, 5])
+def test_pickle_save_and_copy_with_pending_rows(tmp_path, max_bins):
+    rng = np.random.default_rng(7)
+    y, s = rng.integers(0, 2, 300), rng.normal(size=300)
+    with small_buffers():
+        acc = RankAUC(max_bins=max_bins)
+        for lo in range(0, 290, 29):
+            acc.update(y[lo : lo + 29], s[lo : lo + 29])
+        twin = RankAUC(max_bins=max_bins)
+        for lo in range(0, 290, 29):
+            twin.update(y[lo : lo + 29], s[lo : lo + 29])
+        assert pending_rows(acc) > 0
+        before = acc.finalize()
+        back = pickle.loads(pickle.dumps(acc))
+        path = os.path.join(tmp_path, "pending")
+        acc.save(path)
+        loaded = RankAUC.load(path)
+        cp = acc.copy()
+        for other in (back, loaded, cp):
+            assert other == acc and other == twin
+            assert other.finalize().as_dict() == before.as_dict()
+            assert other.n == 290
+        # exporting sorted the rows in: all of them continue identically
+        for other in (acc, back, loaded, cp, twin):
+            other.update(y[290:], s[290:])
+        for other in (back, loaded, cp, twin):
+            assert other == acc and other.finalize().as_dict() == acc.finalize().as_dict()
+    if max_bins is None:
+        assert acc == RankAUC().update(y, s)
+
+
+@pytest.mark.parametrize("max_bins", [None, 6])
+def test_merging_accumulators_with_pending_rows(max_bins):
+    rng = np.random.default_rng(8)
+    y, s = rng.integers(0, 2, 400), np.round(rng.normal(size=400), 2)
+    with small_buffers():
+        a = fold_batches(RankAUC(max_bins=max_bins), y[:250], s[:250], None, range(0, 250, 40))
+        b = fold_batches(RankAUC(max_bins=max_bins), y[250:], s[250:], None, range(0, 150, 40))
+        assert pending_rows(a) > 0 and pending_rows(b) > 0
+        ra, rb = a.finalize(), b.finalize()
+        c = a + b
+        assert c.n == 400
+        assert a.finalize().as_dict() == ra.as_dict() and b.finalize().as_dict() == rb.as_dict()
+        a.merge(b)
+        assert a == c
+        r = a.finalize()
+    check_interval(r, auc(y, s), False)
+    if max_bins is None:
+        assert a == RankAUC().update(y, s) and r.auc == auc(y, s)
+
+
+@pytest.mark.parametrize("max_bins", [None, 4])
+def test_rejected_batch_leaves_the_pending_rows_unchanged(max_bins):
+    rng = np.random.default_rng(9)
+    with small_buffers():
+        acc = RankAUC(max_bins=max_bins)
+        for _ in range(5):
+            acc.update(rng.integers(0, 2, 25), rng.random(25))
+        assert pending_rows(acc) > 0
+        stack, bins, n = list(acc._stack), acc._bins, acc.n
+        snap = pending_snapshot(acc)
+        bad = [
+            ((rng.integers(0, 2, 10), np.r_[rng.random(9), np.nan]), {}),  # fits the free slots
+            ((rng.integers(0, 2, 60), np.r_[np.nan, rng.random(59)]), {}),  # needs the buffer grown
+            ((np.r_[rng.integers(0, 2, 299), 7], rng.random(300)), {}),  # beyond the buffer bound
+            ((rng.integers(0, 2, 10), np.r_[rng.random(9), np.inf]), {"sample_weight": np.ones(10)}),  # weighted
+            ((rng.integers(0, 2, 3), rng.random(3)), {"sample_weight": [1.0, -1.0, 1.0]}),
+        ]
+        for args, kwargs in bad:
+            with pytest.raises(ValueError):
+                acc.update(*args, **kwargs)
+            assert acc.n == n and not acc._weighted
+            assert len(acc._stack) == len(stack) and all(x is z for x, z in zip(acc._stack, stack))
+            assert acc._bins is bins
+            assert_same_pending(pending_snapshot(acc), snap)
+        check_rejected_batch(acc, ([1, 0], [0.5, np.nan]), match=r"s\[1\] = nan")
+
+
+@pytest.mark.parametrize("max_bins", [None, 4])
+def test_finalize_and_curves_do_not_change_later_results(max_bins):
+    rng = np.random.default_rng(10)
+    y, s = rng.integers(0, 2, 600), rng.normal(size=600)
+    with small_buffers():
+        plain = fold_batches(RankAUC(max_bins=max_bins), y, s, None, range(0, 600, 45))
+        watched = RankAUC(max_bins=max_bins)
+        for lo in range(0, 600, 45):
+            watched.update(y[lo : lo + 45], s[lo : lo + 45])
+            if max_bins is not None:
+                snap = pending_snapshot(watched)
+            watched.finalize()
+            watched.roc_curve()
+            watched.average_precision()
+            repr(watched)
+            if max_bins is not None:  # bounded mode reads the pending rows, leaves them
+                assert_same_pending(pending_snapshot(watched), snap)
+        assert watched == plain
+        assert watched.finalize().as_dict() == plain.finalize().as_dict()
+
+
+def test_nbytes_counts_the_pending_rows():
+    acc = RankAUC().update([1, 0, 1], [0.3, 0.2, 0.1])
+    assert acc.nbytes >= 16 + 3 * 8
+    acc._state  # sorted in: a run of 3 scores
+    assert acc._pending is None and acc.nbytes == 16 + 3 * 24
+
+
+@settings(max_examples=150)
+@given(bounded_case(), st.integers(1, 16))
+def test_bounded_interval_holds_across_many_small_flushes(case, bound):
+    # tiny buffers: pending rows are binned into existing bins again and again
+    y, s, w, cuts, max_bins, n_shards, tree = case
+    exact = RankAUC().update(y, s, sample_weight=w).finalize().auc
+    with small_buffers(bounded=bound, per_bin=1):
+        parts = []
+        for k in range(n_shards):
+            idx = np.arange(k, len(y), n_shards)
+            part = RankAUC(max_bins=max_bins)
+            for i in idx:  # row by row as well as in the drawn batches
+                part.update(y[i : i + 1], s[i : i + 1], sample_weight=None if w is None else w[i : i + 1])
+                assert pending_rows(part) <= max(bound, max_bins)
+            parts.append(part)
+        merged = fold_batches(RankAUC(max_bins=max_bins), y, s, w, cuts)
+        for part in parts:
+            merged.merge(part)
+        r = merged.finalize()
+    assert merged.n == 2 * len(y)
+    check_interval(r, exact, w is not None)
+    RankAUC._from_saved({"max_bins": max_bins}, dict(merged._state), "check")
+    for part, k in zip(parts, range(n_shards)):
+        if part.n:
+            idx = np.arange(k, len(y), n_shards)
+            wk = None if w is None else w[idx]
+            check_interval(part.finalize(), auc(y[idx], s[idx], sample_weight=wk), w is not None)

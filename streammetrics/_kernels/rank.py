@@ -10,11 +10,15 @@ than ``np.sort`` (numpy 2.4, an AVX-512 x86 machine), and ``np.argsort``, which
 would also carry the labels, is slower still.
 
 A batch is first split by label, in the same pass that validates it:
-positives' keys go to the front of one buffer and negatives' keys to the back,
-and each part is sorted on its own. The sorted parts then give, in one merge
-pass, either ``2U`` directly (the one-shot AUC) or a *run*: the distinct scores
-in increasing order with the positive and negative count (or weight) at each,
-``(scores[m], ab[2, m])`` with ``ab[0]`` positives and ``ab[1]`` negatives.
+positives' keys go to the front of a buffer and negatives' keys to the back
+(:func:`append_split`; an accumulator's buffer of pending rows takes batch
+after batch into its free middle), and each part is sorted on its own. The
+sorted parts then give, in one merge pass, either ``2U`` directly (the
+one-shot AUC) or a *run*: the distinct scores in increasing order with the
+positive and negative count (or weight) at each, ``(scores[m], ab[2, m])``
+with ``ab[0]`` positives and ``ab[1]`` negatives (:func:`run_into`, which also
+merges an existing run in the same pass). In bounded memory the sorted parts
+are grouped into items straight away (:func:`bin_keys`), without a run.
 
 ``2U`` is twice the Mann–Whitney statistic of the positive class with midranks,
 ``sum_i pos_i * (2 * negatives below score_i + neg_i)``: an integer for counts.
@@ -27,8 +31,14 @@ unknown). Items are kept sorted by ``(lo, hi)``; their ranges may overlap, and
 pairs between overlapping items count as unknown.
 
 Kernels that validate return a status: ``0`` valid, ``1`` a label is not 0/1,
-``2`` a score is NaN or infinite. They write only into fresh scratch buffers,
-never into an accumulator's state.
+``2`` a score is NaN or infinite. They write only into scratch buffers or into
+the free slots of a pending buffer, never into the rows an accumulator holds.
+
+Large outputs (runs, merged runs, sort scratch) are allocated by the caller
+with numpy and filled here (the ``*_into`` kernels): numpy backs big arrays
+with transparent huge pages where the system offers them, and touching fresh
+memory through 4 KB pages (what an allocation inside a kernel gets) made a
+merge of two 4M-entry runs nearly twice as slow on a virtual machine.
 """
 
 from __future__ import annotations
@@ -41,17 +51,24 @@ from .common import neumaier_add
 __all__ = [
     "split_keys",
     "split_keys_weighted",
+    "score_keys",
+    "append_split",
+    "append_split_weighted",
     "sort_keys",
-    "sort_two",
+    "sort_parts",
+    "sort_parts_payload",
     "sort_two_payload",
     "u2_sorted",
-    "run_from_sorted",
-    "run_from_sorted_weighted",
-    "merge_runs",
+    "run_into",
+    "run_into_weighted",
+    "merge_into",
     "u2_int",
     "u2_int128",
     "u2_float",
     "points_as_items",
+    "few_scores",
+    "bin_keys",
+    "bin_keys_weighted",
     "merge_items",
     "sweep",
     "compact",
@@ -75,29 +92,36 @@ def _key(bits):
 
 
 @kernel
-def _keys_to_scores(keys):
-    m = keys.shape[0]
-    out = np.empty(m, np.uint64)
-    for i in range(m):
-        k = keys[i]
-        if k & _SIGN:
-            out[i] = k ^ _SIGN
-        else:
-            out[i] = ~k
-    return out.view(np.float64)
+def _key_bits(k):
+    """The float64 bits of a key (the inverse of :func:`_key`)."""
+    if k & _SIGN:
+        return k ^ _SIGN
+    return ~k
 
 
 @kernel
-def split_keys(y, s, keys):
-    """Validate one batch and write its keys split by label.
+def score_keys(scores):
+    """The keys of float64 scores (see :func:`_key`)."""
+    bits = scores.view(np.uint64)
+    out = np.empty(scores.shape[0], np.uint64)
+    for i in range(scores.shape[0]):
+        out[i] = _key(bits[i])
+    return out
 
-    Positives' keys fill ``keys[:n_pos]`` and negatives' keys ``keys[n_pos:]``
-    (in no particular order). Returns ``(status, n_pos)``.
+
+@kernel
+def append_split(y, s, keys, front, back):
+    """Validate one batch and write its keys into the free slots ``keys[front:back]``.
+
+    Positives' keys go up from ``front``, negatives' keys down from ``back``
+    (in no particular order); ``back - front`` must be at least the batch
+    length. Returns ``(status, front, back)``: the new bounds, or the old ones
+    when the batch is bad (then only free slots were written).
     """
     n = y.shape[0]
     bits = s.view(np.uint64)
-    front = 0
-    back = n - 1
+    f = front
+    b = back - 1
     bad_y = False
     bad_s = False
     for i in range(n):
@@ -107,29 +131,25 @@ def split_keys(y, s, keys):
         si = s[i]
         bad_s |= not (si - si == 0.0)  # NaN or +-inf
         k = _key(bits[i])
-        # write to both ends, advance one: no branch on the label
-        keys[front] = k
-        keys[back] = k
-        front += y1
-        back -= 1 - y1
+        # write to both ends of the free slots, advance one: no branch on the label
+        keys[f] = k
+        keys[b] = k
+        f += y1
+        b -= 1 - y1
     if bad_y:
-        return 1, 0
+        return 1, front, back
     if bad_s:
-        return 2, 0
-    return 0, front
+        return 2, front, back
+    return 0, f, b + 1
 
 
 @kernel
-def split_keys_weighted(y, s, w, keys, vals):
-    """Like :func:`split_keys`, carrying the weights; rows of weight 0 are dropped.
-
-    Positives fill ``keys[:front]``, negatives ``keys[back:]``. Returns
-    ``(status, front, back)``.
-    """
+def append_split_weighted(y, s, w, keys, vals, front, back):
+    """Like :func:`append_split`, carrying the weights; rows of weight 0 are dropped."""
     n = y.shape[0]
     bits = s.view(np.uint64)
-    front = 0
-    back = n - 1
+    f = front
+    b = back - 1
     bad_y = False
     bad_s = False
     for i in range(n):
@@ -141,17 +161,38 @@ def split_keys_weighted(y, s, w, keys, vals):
         k = _key(bits[i])
         wi = w[i]
         keep = wi != 0.0
-        keys[front] = k
-        keys[back] = k
-        vals[front] = wi
-        vals[back] = wi
-        front += y1 and keep
-        back -= (not y1) and keep
+        keys[f] = k
+        keys[b] = k
+        vals[f] = wi
+        vals[b] = wi
+        f += y1 and keep
+        b -= (not y1) and keep
     if bad_y:
-        return 1, 0, 0
+        return 1, front, back
     if bad_s:
-        return 2, 0, 0
-    return 0, front, back + 1
+        return 2, front, back
+    return 0, f, b + 1
+
+
+@kernel
+def split_keys(y, s, keys):
+    """Validate one batch and write its keys split by label.
+
+    Positives' keys fill ``keys[:n_pos]`` and negatives' keys ``keys[n_pos:]``
+    (in no particular order). Returns ``(status, n_pos)``.
+    """
+    status, front, _ = append_split(y, s, keys, 0, y.shape[0])
+    return status, front
+
+
+@kernel
+def split_keys_weighted(y, s, w, keys, vals):
+    """Like :func:`split_keys`, carrying the weights; rows of weight 0 are dropped.
+
+    Positives fill ``keys[:front]``, negatives ``keys[back:]``. Returns
+    ``(status, front, back)``.
+    """
+    return append_split_weighted(y, s, w, keys, vals, 0, y.shape[0])
 
 
 # --------------------------------------------------------------- sorting
@@ -243,23 +284,27 @@ def _sort_payload(keys, vals, tk, tv):
 
 
 @kernel
-def sort_two(keys, split):
-    """Sort ``keys[:split]`` and ``keys[split:]`` in place, each on its own."""
-    n = keys.shape[0]
-    tmp = np.empty(max(split, n - split), np.uint64)
-    sort_keys(keys[:split], tmp)
-    sort_keys(keys[split:], tmp)
+def sort_parts(keys, front, back, tmp):
+    """Sort ``keys[:front]`` and ``keys[back:]`` in place, each on its own.
+
+    ``tmp`` is scratch of at least the longer part's length.
+    """
+    sort_keys(keys[:front], tmp)
+    sort_keys(keys[back:], tmp)
+
+
+@kernel
+def sort_parts_payload(keys, vals, front, back, tk, tv):
+    """Sort ``keys[:front]`` and ``keys[back:]`` in place, moving ``vals`` along."""
+    _sort_payload(keys[:front], vals[:front], tk, tv)
+    _sort_payload(keys[back:], vals[back:], tk, tv)
 
 
 @kernel
 def sort_two_payload(keys, vals, front, back):
     """Sort ``keys[:front]`` and ``keys[back:]`` in place, moving ``vals`` along."""
-    n = keys.shape[0]
-    size = max(front, n - back)
-    tk = np.empty(size, np.uint64)
-    tv = np.empty(size, vals.dtype)
-    _sort_payload(keys[:front], vals[:front], tk, tv)
-    _sort_payload(keys[back:], vals[back:], tk, tv)
+    size = max(front, keys.shape[0] - back)
+    sort_parts_payload(keys, vals, front, back, np.empty(size, np.uint64), np.empty(size, vals.dtype))
 
 
 # ------------------------------------------------------- counting pairs
@@ -289,88 +334,100 @@ def u2_sorted(kp, kn):
     return u2
 
 
-@kernel
-def _trim_run(keys, ab, m):
-    scores = _keys_to_scores(keys[:m])
-    if m == ab.shape[1]:
-        return scores, ab
-    out = np.empty((2, m), ab.dtype)
-    out[0, :] = ab[0, :m]
-    out[1, :] = ab[1, :m]
-    return scores, out
+_TOP = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 @kernel
-def run_from_sorted(kp, kn):
-    """The run ``(scores, counts)`` of sorted positive and negative keys."""
+def run_into(s1, ab1, kp, kn, bits, ab):
+    """Write the run holding the run ``(s1, ab1)`` and sorted keys ``kp``, ``kn``.
+
+    ``kp`` are positives' keys and ``kn`` negatives' keys, each sorted, with
+    repeats; ``s1``, ``ab1`` (int64 counts) is a run, possibly empty. The
+    merged run is written to ``bits`` (the uint64 view of its float64
+    scores) and ``ab`` (room for all three inputs); returns its length. One
+    branch-free pass: each step takes the smallest key of the three heads and
+    adds every head equal to it, so unpredictable labels cost no mispredicted
+    branches (1.5x faster than branching on them, for distinct scores).
+    """
+    m1 = s1.shape[0]
     n1 = kp.shape[0]
     n0 = kn.shape[0]
-    cap = n1 + n0
-    keys = np.empty(cap, np.uint64)
-    ab = np.empty((2, cap), np.int64)
+    b1 = s1.view(np.uint64)
+    r = 0
     i = 0
     j = 0
-    m = 0
-    while i < n1 or j < n0:
-        if i < n1 and (j >= n0 or kp[i] <= kn[j]):
-            k = kp[i]
-        else:
-            k = kn[j]
-        cp = 0
-        while i < n1 and kp[i] == k:
-            i += 1
-            cp += 1
-        cn = 0
-        while j < n0 and kn[j] == k:
-            j += 1
-            cn += 1
-        keys[m] = k
-        ab[0, m] = cp
-        ab[1, m] = cn
-        m += 1
-    return _trim_run(keys, ab, m)
+    m = -1
+    last = _ZERO
+    while r < m1 or i < n1 or j < n0:
+        a = kp[i] if i < n1 else _TOP
+        b = kn[j] if j < n0 else _TOP
+        c = _key(b1[r]) if r < m1 else _TOP
+        k = min(a, b, c)
+        tr = c == k
+        tp = a == k
+        tn = b == k
+        if m < 0 or k != last:
+            m += 1
+            bits[m] = _key_bits(k)
+            ab[0, m] = 0
+            ab[1, m] = 0
+            last = k
+        if tr:
+            ab[0, m] += ab1[0, r]
+            ab[1, m] += ab1[1, r]
+        ab[0, m] += tp
+        ab[1, m] += tn
+        r += tr
+        i += tp
+        j += tn
+    return m + 1
 
 
 @kernel
-def run_from_sorted_weighted(kp, vp, kn, vn):
-    """The run ``(scores, weights)`` of sorted keys with their weights."""
+def run_into_weighted(s1, ab1, kp, vp, kn, vn, bits, ab):
+    """Like :func:`run_into` with the keys' weights ``vp``, ``vn`` (``ab`` float64)."""
+    m1 = s1.shape[0]
     n1 = kp.shape[0]
     n0 = kn.shape[0]
-    cap = n1 + n0
-    keys = np.empty(cap, np.uint64)
-    ab = np.empty((2, cap), np.float64)
+    b1 = s1.view(np.uint64)
+    r = 0
     i = 0
     j = 0
-    m = 0
-    while i < n1 or j < n0:
-        if i < n1 and (j >= n0 or kp[i] <= kn[j]):
-            k = kp[i]
-        else:
-            k = kn[j]
-        wp = 0.0
-        while i < n1 and kp[i] == k:
-            wp += vp[i]
-            i += 1
-        wn = 0.0
-        while j < n0 and kn[j] == k:
-            wn += vn[j]
-            j += 1
-        keys[m] = k
-        ab[0, m] = wp
-        ab[1, m] = wn
-        m += 1
-    return _trim_run(keys, ab, m)
+    m = -1
+    last = _ZERO
+    while r < m1 or i < n1 or j < n0:
+        a = kp[i] if i < n1 else _TOP
+        b = kn[j] if j < n0 else _TOP
+        c = _key(b1[r]) if r < m1 else _TOP
+        k = min(a, b, c)
+        tr = c == k
+        tp = a == k
+        tn = b == k
+        if m < 0 or k != last:
+            m += 1
+            bits[m] = _key_bits(k)
+            ab[0, m] = 0.0
+            ab[1, m] = 0.0
+            last = k
+        if tr:
+            ab[0, m] += ab1[0, r]
+            ab[1, m] += ab1[1, r]
+        if tp:
+            ab[0, m] += vp[i]
+        if tn:
+            ab[1, m] += vn[j]
+        r += tr
+        i += tp
+        j += tn
+    return m + 1
 
 
 @kernel
-def merge_runs(s1, ab1, s2, ab2):
-    """Merge two runs into one, adding the masses of scores present in both."""
+def merge_into(s1, ab1, s2, ab2, s, ab):
+    """Merge two runs into ``s``, ``ab`` (room for both), adding the masses of
+    scores present in both; returns the merged length."""
     m1 = s1.shape[0]
     m2 = s2.shape[0]
-    cap = m1 + m2
-    s = np.empty(cap, np.float64)
-    ab = np.empty((2, cap), ab1.dtype)
-    p1, n1, p2, n2, po, no = ab1[0], ab1[1], ab2[0], ab2[1], ab[0], ab[1]
     i = 0
     j = 0
     m = 0
@@ -379,39 +436,34 @@ def merge_runs(s1, ab1, s2, ab2):
         b = s2[j]
         if a < b:
             s[m] = a
-            po[m] = p1[i]
-            no[m] = n1[i]
+            ab[0, m] = ab1[0, i]
+            ab[1, m] = ab1[1, i]
             i += 1
         elif b < a:
             s[m] = b
-            po[m] = p2[j]
-            no[m] = n2[j]
+            ab[0, m] = ab2[0, j]
+            ab[1, m] = ab2[1, j]
             j += 1
         else:
             s[m] = a
-            po[m] = p1[i] + p2[j]
-            no[m] = n1[i] + n2[j]
+            ab[0, m] = ab1[0, i] + ab2[0, j]
+            ab[1, m] = ab1[1, i] + ab2[1, j]
             i += 1
             j += 1
         m += 1
     while i < m1:
         s[m] = s1[i]
-        po[m] = p1[i]
-        no[m] = n1[i]
+        ab[0, m] = ab1[0, i]
+        ab[1, m] = ab1[1, i]
         i += 1
         m += 1
     while j < m2:
         s[m] = s2[j]
-        po[m] = p2[j]
-        no[m] = n2[j]
+        ab[0, m] = ab2[0, j]
+        ab[1, m] = ab2[1, j]
         j += 1
         m += 1
-    if m == cap:
-        return s, ab
-    out = np.empty((2, m), ab1.dtype)
-    out[0, :] = po[:m]
-    out[1, :] = no[:m]
-    return s[:m].copy(), out
+    return m
 
 
 @kernel
@@ -495,6 +547,291 @@ def points_as_items(scores, ab):
     for i in range(m):
         cw[0, i] = float(ab[0, i]) * float(ab[1, i])
     return scores, scores.copy(), ab, cw
+
+
+@kernel
+def few_scores(kp, kn, cap):
+    """Whether sorted keys ``kp`` and ``kn`` hold at most ``cap`` distinct keys together.
+
+    Counts each part first (predictable passes) and walks both only when that
+    does not settle it.
+    """
+    dp = 0
+    for i in range(kp.shape[0]):
+        dp += i == 0 or kp[i] != kp[i - 1]
+    dn = 0
+    for i in range(kn.shape[0]):
+        dn += i == 0 or kn[i] != kn[i - 1]
+    if dp + dn <= cap:
+        return True
+    if dp > cap or dn > cap:
+        return False
+    common = 0
+    i = 0
+    j = 0
+    while i < kp.shape[0] and j < kn.shape[0]:
+        a = kp[i]
+        b = kn[j]
+        if a < b:
+            i += 1
+        elif b < a:
+            j += 1
+        else:
+            common += 1
+            while i < kp.shape[0] and kp[i] == a:
+                i += 1
+            while j < kn.shape[0] and kn[j] == a:
+                j += 1
+    return dp + dn - common <= cap
+
+
+@kernel
+def _part_mass(pre, a, b, weighted):
+    """Mass of rows ``a:b`` of one class: a count, or from inclusive prefix sums."""
+    if not weighted:
+        return float(b - a)
+    if b == a:
+        return 0.0
+    return pre[b - 1] - (pre[a - 1] if a > 0 else 0.0)
+
+
+@kernel
+def _group_cells(kp, kn, pre_p, pre_n, weighted, budget, mass_cap, cuts, limit, bounds):
+    """Group sorted rows along the dyadic cells of their keys (see :func:`bin_keys`).
+
+    The rows are first cut at the keys ``cuts`` (sorted), and a cell is a
+    group only if it holds no rows of another segment, so the groups are the
+    largest cells within the limits that do not hold rows on both sides of a
+    cut (what splitting every cell from the top would give, without visiting
+    the cells around every cut). Writes the groups' row ranges ``(pos start, pos
+    end, neg start, neg end)`` into the columns of ``bounds`` while it has
+    room, and returns the number of groups, or -1 as soon as there are more
+    than ``limit``.
+    """
+    room = bounds.shape[1]
+    n1 = kp.shape[0]
+    n0 = kn.shape[0]
+    st = np.empty((4, 140), np.int64)
+    st_l = np.empty(140, np.int64)
+    st_k = np.empty(140, np.uint64)
+    g = 0
+    i = 0
+    j = 0
+    c = 0
+    while i < n1 or j < n0:
+        # the next segment: rows below the first cut above the smallest row
+        if j >= n0 or (i < n1 and kp[i] < kn[j]):
+            first = kp[i]
+        else:
+            first = kn[j]
+        while c < cuts.shape[0] and cuts[c] <= first:
+            c += 1
+        ap = i
+        an = j
+        if c < cuts.shape[0]:
+            edge = cuts[c]
+            while i < n1 and kp[i] < edge:
+                i += 1
+            while j < n0 and kn[j] < edge:
+                j += 1
+        else:
+            i = n1
+            j = n0
+        # the nearest rows outside the segment: a cell holding one of them
+        # holds rows on both sides of a cut and is split further
+        has_below = ap > 0 or an > 0
+        below = _ZERO
+        if ap > 0:
+            below = kp[ap - 1]
+        if an > 0 and kn[an - 1] > below:
+            below = kn[an - 1]
+        has_above = i < n1 or j < n0
+        above = _ZERO
+        if i < n1:
+            above = kp[i]
+        if j < n0 and (i >= n1 or kn[j] < above):
+            above = kn[j]
+        # dyadic cells within the segment, from the smallest one holding it
+        if ap == i:
+            last = kn[j - 1]
+        elif an == j:
+            last = kp[i - 1]
+        else:
+            last = max(kp[i - 1], kn[j - 1])
+        lev = _bit_length(first ^ last)
+        st[0, 0] = ap
+        st[1, 0] = i
+        st[2, 0] = an
+        st[3, 0] = j
+        st_l[0] = lev
+        st_k[0] = _ZERO if lev == 64 else (first >> np.uint64(lev)) << np.uint64(lev)
+        depth = 1
+        while depth > 0:
+            depth -= 1
+            a1 = st[0, depth]
+            b1 = st[1, depth]
+            a0 = st[2, depth]
+            b0 = st[3, depth]
+            if a1 == b1 and a0 == b0:
+                continue
+            if a1 == b1:
+                lo_k = kn[a0]
+                hi_k = kn[b0 - 1]
+            elif a0 == b0:
+                lo_k = kp[a1]
+                hi_k = kp[b1 - 1]
+            else:
+                lo_k = min(kp[a1], kn[a0])
+                hi_k = max(kp[b1 - 1], kn[b0 - 1])
+            emit = lo_k == hi_k  # a single score
+            if not emit:
+                lev_c = st_l[depth]
+                base_c = st_k[depth]
+                clean = not has_below or below < base_c
+                if has_above:
+                    clean &= lev_c < 64 and above - base_c >= (_ONE << np.uint64(lev_c))
+                if clean:
+                    p = _part_mass(pre_p, a1, b1, weighted)
+                    q = _part_mass(pre_n, a0, b0, weighted)
+                    emit = not (p * q > budget or p + q > mass_cap)
+            if emit:
+                if g < room:
+                    bounds[0, g] = a1
+                    bounds[1, g] = b1
+                    bounds[2, g] = a0
+                    bounds[3, g] = b0
+                g += 1
+                if g > limit:
+                    return -1
+                continue
+            half = st_l[depth] - 1
+            base = st_k[depth]
+            mid = base + (_ONE << np.uint64(half))
+            c1 = a1 + np.searchsorted(kp[a1:b1], mid)
+            c0 = a0 + np.searchsorted(kn[a0:b0], mid)
+            # the upper half first on the stack, so the lower one is emitted first
+            st[0, depth] = c1
+            st[1, depth] = b1
+            st[2, depth] = c0
+            st[3, depth] = b0
+            st_l[depth] = half
+            st_k[depth] = mid
+            st[0, depth + 1] = a1
+            st[1, depth + 1] = c1
+            st[2, depth + 1] = a0
+            st[3, depth + 1] = c0
+            st_l[depth + 1] = half
+            st_k[depth + 1] = base
+            depth += 2
+    return g
+
+
+@kernel
+def _group_items(kp, vp, kn, vn, weighted, bounds, g, ab):
+    """The items of the groups ``bounds[:, :g]``, their masses written into ``ab``."""
+    lo = np.empty(g, np.uint64)
+    hi = np.empty(g, np.uint64)
+    cw = np.zeros((2, g), np.float64)
+    for t in range(g):
+        ap = bounds[0, t]
+        bp = bounds[1, t]
+        an = bounds[2, t]
+        bn = bounds[3, t]
+        if ap == bp:
+            first = kn[an]
+            last = kn[bn - 1]
+        elif an == bn:
+            first = kp[ap]
+            last = kp[bp - 1]
+        else:
+            first = min(kp[ap], kn[an])
+            last = max(kp[bp - 1], kn[bn - 1])
+        lo[t] = _key_bits(first)
+        hi[t] = _key_bits(last)
+        # the group's own 2U: sum over positives of 2 * negatives below + equal
+        below = 0.0
+        k2 = 0.0
+        sp = 0.0
+        j = an
+        i = ap
+        while i < bp:
+            k = kp[i]
+            c = 0.0
+            while i < bp and kp[i] == k:
+                c += vp[i] if weighted else 1.0
+                i += 1
+            while j < bn and kn[j] < k:
+                below += vn[j] if weighted else 1.0
+                j += 1
+            e = j
+            eq = 0.0
+            while e < bn and kn[e] == k:
+                eq += vn[e] if weighted else 1.0
+                e += 1
+            k2 += c * (2.0 * below + eq)
+            sp += c
+        if weighted:
+            sn = 0.0
+            for r in range(an, bn):
+                sn += vn[r]
+            ab[0, t] = sp
+            ab[1, t] = sn
+        else:
+            ab[0, t] = bp - ap
+            ab[1, t] = bn - an
+        cw[0, t] = k2
+    return lo.view(np.float64), hi.view(np.float64), cw
+
+
+@kernel
+def bin_keys(kp, kn, budget, mass_cap, cuts, limit):
+    """Items of sorted positive keys ``kp`` and negative keys ``kn`` (counts).
+
+    The rows are grouped along the dyadic cells of :func:`compact` (halves,
+    quarters, ... of the ``2**64`` keys), straight from the sorted keys: a
+    cell becomes one item when it holds a single score, or when its ``pos *
+    neg`` mass is at most ``budget`` and its ``pos + neg`` mass at most
+    ``mass_cap``. The rows are first cut at the sorted keys ``cuts``: the
+    caller passes the lower edges of the bins the items will join, and one
+    past their upper edges, so a group never straddles a bin and its pairs
+    with a bin are unknown only when it lies inside the bin's range, as for
+    single points.
+    The order of every pair inside a group is known: ``cw[0]`` is twice their
+    concordance (ties one half), ``cw[1]`` is 0. Cell masses come from
+    binary searches, so the work is linear in the rows and the cuts plus the
+    cells times a logarithm, and nothing the size of the rows is allocated. Returns ``(g,
+    lo, hi, ab, cw)`` with ``g`` items sorted by ``(lo, hi)``, or ``g = -1``
+    and empty arrays when there would be more than ``limit``.
+    """
+    none = np.zeros(0, np.float64)
+    g = _group_cells(kp, kn, none, none, False, budget, mass_cap, cuts, limit,
+                     np.empty((4, 0), np.int64))
+    if g < 0:
+        return -1, none, none, np.zeros((2, 0), np.int64), np.zeros((2, 0), np.float64)
+    bounds = np.empty((4, g), np.int64)
+    _group_cells(kp, kn, none, none, False, budget, mass_cap, cuts, limit, bounds)
+    ab = np.empty((2, g), np.int64)
+    lo, hi, cw = _group_items(kp, none, kn, none, False, bounds, g, ab)
+    return g, lo, hi, ab, cw
+
+
+@kernel
+def bin_keys_weighted(kp, vp, kn, vn, pre_p, pre_n, budget, mass_cap, cuts, limit):
+    """Like :func:`bin_keys` with the rows' weights ``vp``, ``vn``.
+
+    ``pre_p`` and ``pre_n`` are the inclusive prefix sums of the weights; they
+    serve only to choose the cells, every mass of an item is summed anew.
+    """
+    g = _group_cells(kp, kn, pre_p, pre_n, True, budget, mass_cap, cuts, limit,
+                     np.empty((4, 0), np.int64))
+    none = np.zeros(0, np.float64)
+    if g < 0:
+        return -1, none, none, np.zeros((2, 0), np.float64), np.zeros((2, 0), np.float64)
+    bounds = np.empty((4, g), np.int64)
+    _group_cells(kp, kn, pre_p, pre_n, True, budget, mass_cap, cuts, limit, bounds)
+    ab = np.empty((2, g), np.float64)
+    lo, hi, cw = _group_items(kp, vp, kn, vn, True, bounds, g, ab)
+    return g, lo, hi, ab, cw
 
 
 @kernel
