@@ -30,7 +30,8 @@ from typing import Any, Iterable
 import numpy as np
 
 from ._base import Accumulator
-from ._kernels.common import neumaier_add, pairs_merge
+from ._kernels.common import neumaier_add
+from ._probability import ProbabilityScores, probability_result
 from ._result import Result
 from ._validation import (
     as_1d,
@@ -122,28 +123,22 @@ def _to_array(x, name: str) -> np.ndarray:
 
 
 # ------------------------------------------------- multiclass probability member
-class _ClassProbabilityScores(Accumulator):
+class _ClassProbabilityScores(ProbabilityScores):
     """Multiclass log loss and Brier score of an n x K probability matrix.
 
     ``log_loss`` is the mean of ``-ln(max(p[i, y_i], 1e-12))``; ``brier`` is the
     mean over rows of ``sum_k (p[i, k] - [y_i == k])**2`` (Brier's original
     multiclass score, which for two classes is twice the binary Brier score).
-    Totals are compensated sums of per-batch pairwise sums.
+    The state and its merging are :class:`ProbabilityScores`'s: compensated
+    totals of the weight, the log loss and the Brier score.
     """
 
     def __init__(self, n_classes: int):
         self.n_classes = int(n_classes)
-        self._init_state()
+        super().__init__()
 
     def _settings(self):
         return {"n_classes": self.n_classes}
-
-    def _new_state(self):
-        return {"n": np.zeros(1, np.int64), "sums": np.zeros((3, 2), np.float64)}
-
-    def _check_state(self, state):
-        if np.any(state["sums"][:, 0] < 0):
-            raise ValueError("negative totals")
 
     def update(self, y, proba, sample_weight=None):
         y = _as_int_labels(y, "y", self.n_classes)
@@ -168,16 +163,8 @@ class _ClassProbabilityScores(Accumulator):
         self._state["n"][0] += n
         return self
 
-    def _merge_state(self, other):
-        self._state["n"] += other["n"]
-        pairs_merge(self._state["sums"], other["sums"])
-
     def _compute(self) -> Result:
-        sums = self._state["sums"]
-        total, ll, br = (float(sums[k, 0] + sums[k, 1]) for k in range(3))
-        if total == 0:
-            raise ValueError("the sample weights sum to zero: the scores are undefined")
-        return Result("ClassProbabilityScores", {"n": self.n, "log_loss": ll / total, "brier": br / total})
+        return Result("ClassProbabilityScores", dict(probability_result(self._state["sums"], self.n)))
 
 
 # ---------------------------------------------------------------------- report

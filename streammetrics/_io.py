@@ -614,6 +614,22 @@ def _npy_rows_source(path, columns, offset, dtype, row_items, n_rows, take) -> S
     return Source(path, "npy", columns, total_rows=n_rows, _iter=batches)
 
 
+def _column_batches(readers, columns, n_rows: int, batch_rows: int) -> Iterator[Batch]:
+    """Batches of ``batch_rows`` rows read from one chunk reader per column."""
+    start = 0
+    while start < n_rows:
+        rows = min(batch_rows, n_rows - start)
+        got = {col: r.read(rows) for col, r in readers.items()}
+        yield Batch(
+            start,
+            got[columns.y],
+            _stack_p([got[c] for c in columns.p]),
+            got[columns.weight] if columns.weight is not None else None,
+            start + rows,
+        )
+        start += rows
+
+
 def _npy_fortran_source(path, columns, offset, dtype, shape, index) -> Source:
     n_rows = shape[0]
 
@@ -623,18 +639,7 @@ def _npy_fortran_source(path, columns, offset, dtype, shape, index) -> Source:
                 col: _ChunkReader(fh, offset + j * n_rows * dtype.itemsize, dtype, 1, path)
                 for col, j in index.items()
             }
-            start = 0
-            while start < n_rows:
-                rows = min(batch_rows, n_rows - start)
-                got = {col: r.read(rows) for col, r in readers.items()}
-                yield Batch(
-                    start,
-                    got[columns.y],
-                    _stack_p([got[c] for c in columns.p]),
-                    got[columns.weight] if columns.weight is not None else None,
-                    start + rows,
-                )
-                start += rows
+            yield from _column_batches(readers, columns, n_rows, batch_rows)
 
     return Source(path, "npy", columns, total_rows=n_rows, _iter=batches)
 
@@ -705,18 +710,7 @@ def _open_npz(path: str, columns: ColumnSpec) -> Source:
                     files.append(m)
                     _read_npy_header(m, where)
                     readers[col] = _ChunkReader(m, 0, dtype, row_items, where, seekable=False)
-            start = 0
-            while start < n_rows:
-                rows = min(batch_rows, n_rows - start)
-                got = {col: r.read(rows) for col, r in readers.items()}
-                yield Batch(
-                    start,
-                    got[columns.y],
-                    _stack_p([got[c] for c in columns.p]),
-                    got[columns.weight] if columns.weight is not None else None,
-                    start + rows,
-                )
-                start += rows
+            yield from _column_batches(readers, columns, n_rows, batch_rows)
         except (zipfile.BadZipFile, OSError, EOFError) as exc:
             raise InputError(f"{path}: cannot read ({_short(exc)})") from None
         finally:
