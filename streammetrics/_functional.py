@@ -9,7 +9,7 @@ accumulator can never disagree. Empty input raises ``ValueError``.
 
 from __future__ import annotations
 
-from ._binary import BinaryConfusion, _check_beta, _fbeta, binary_counts, binary_result
+from ._binary import _check_beta, _fbeta, binary_counts, binary_result
 from ._probability import ProbabilityScores
 from ._regression import RegressionErrors
 

@@ -22,7 +22,6 @@ The kernel returns 0 when the batch was folded in, 1 when y holds NaN/inf,
 
 from __future__ import annotations
 
-import math
 
 from ._jit import kernel
 from .common import BLOCK, neumaier_add
