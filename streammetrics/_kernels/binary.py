@@ -19,7 +19,6 @@ store to the same bin.
 
 from __future__ import annotations
 
-
 from ._jit import kernel
 from .common import BLOCK, neumaier_add
 
