@@ -185,6 +185,11 @@ class BinaryConfusion(Accumulator):
         leaves the accumulator exactly as it was. Returns ``self``.
         """
         y, p, w, n = _prepare(y, p, sample_weight, self.threshold)
+        return self._fold_prepared(y, p, w)
+
+    def _fold_prepared(self, y, p, w):
+        """Fold arrays already converted as :meth:`update` converts them."""
+        n = y.shape[0]
         if n == 0:
             return self
         st = self._state

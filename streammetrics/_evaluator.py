@@ -644,6 +644,7 @@ class Evaluator(Accumulator):
         n, calls = self._prepare(y, p, sample_weight)
         if n == 0:
             return self
+        prepared = self.task in ("binary", "regression")
         # Members before the last are snapshotted (their states are tiny); the
         # last one keeps itself unchanged when it rejects the batch.
         snapshots = [
@@ -653,6 +654,9 @@ class Evaluator(Accumulator):
             for m, args, w in calls:
                 if m is self._members.get("clustering"):
                     m.update(*args)
+                elif prepared and hasattr(m, "_fold_prepared"):
+                    # arrays converted once above, exactly as m.update would
+                    m._fold_prepared(*args, w)
                 else:
                     empty = isinstance(w, np.ndarray) and w.shape[0] == 0
                     m.update(*args, sample_weight=None if empty else w)

@@ -99,6 +99,11 @@ class RegressionErrors(Accumulator):
         p = as_reals(p, "p")
         n = check_same_length(y=y, p=p)
         w = as_weights(sample_weight, n)
+        return self._fold_prepared(y, p, w)
+
+    def _fold_prepared(self, y, p, w):
+        """Fold arrays already converted as :meth:`update` converts them."""
+        n = y.shape[0]
         if n == 0:
             return self
         st = self._state
