@@ -14,7 +14,12 @@ throughput, with a state of at most 100 KB; an update of 256 rows in about
 them in bulk (when the buffer is full, or at ``finalize``), so the latency
 rows time the append alone; the "batches of 256" streaming rows include the
 bulk sorting, amortized. ``held_bytes`` is what the accumulator holds after
-the updates, pending rows included; ``state_bytes`` is its saved state.
+the updates, pending rows included (the buffer's whole capacity: for large
+batches it is made as large as its bound at once, reserved but only touched
+as rows arrive); ``state_bytes`` is its saved state. In exact mode
+``finalize`` counts U across the stored run and the sorted pending rows
+without writing their merged run, and on two cores large sorts and counts
+run on two threads.
 """
 
 from __future__ import annotations

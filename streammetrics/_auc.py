@@ -10,6 +10,9 @@ ROC and precision-recall curves come from the same sorted state.
 from __future__ import annotations
 
 import numbers
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -72,6 +75,109 @@ def _raise_batch_error(y, s) -> None:
     raise AssertionError("a kernel rejected the batch but no bad value was found")
 
 
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+_CORES = _cpu_count()
+# Both classes are sorted at once, one on a worker thread (the kernels release
+# the GIL), when the smaller one has at least this many rows: below it the
+# hand-off costs more than it saves.
+_THREADED_MIN = 1 << 16
+_pool_lock = threading.Lock()
+_pool = None  # (pid, executor): a forked child makes its own
+
+
+def _sort_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="streammetrics-sort"))
+        return _pool[1]
+
+
+def _sort_classes(keys, front, back, vals=None, threads=None):
+    """Sort ``keys[:front]`` and ``keys[back:]`` in place, each on its own
+    (``vals`` moved along); returns the scratch ``(tk, tv)``, free again and
+    at least as long as the longer part (``tv`` is ``None`` without ``vals``).
+
+    With ``threads`` (by default: when there are two cores and the smaller
+    part is large) the two parts are sorted at the same time, the smaller on
+    a worker thread; the result is the same either way.
+    """
+    tail = keys.shape[0] - back
+    if threads is None:
+        threads = _CORES > 1 and min(front, tail) >= _THREADED_MIN
+    if not threads:
+        tk = np.empty(max(front, tail), np.uint64)
+        if vals is None:
+            K.sort_parts(keys, front, back, tk)
+            return tk, None
+        tv = np.empty(tk.shape[0], np.float64)
+        K.sort_parts_payload(keys, vals, front, back, tk, tv)
+        return tk, tv
+    # separate scratch for the two parts
+    tk = np.empty(front + tail, np.uint64)
+    if vals is None:
+        tv = None
+        job = _sort_pool().submit(K.sort_keys, keys[:front], tk[:front])
+        try:
+            K.sort_keys(keys[back:], tk[front:])
+        finally:
+            job.result()
+    else:
+        tv = np.empty(front + tail, np.float64)
+        job = _sort_pool().submit(K.sort_payload, keys[:front], vals[:front], tk[:front], tv[:front])
+        try:
+            K.sort_payload(keys[back:], vals[back:], tk[front:], tv[front:])
+        finally:
+            job.result()
+    return tk, tv
+
+
+def _key_float(k: int) -> float:
+    """The float64 score of a key (the inverse of the kernels' ``_key``)."""
+    bits = k ^ (1 << 63) if k >> 63 else ~k & 0xFFFFFFFFFFFFFFFF
+    return float(np.array(bits, np.uint64).view(np.float64))
+
+
+def _u2_across(run, kp, kn, threads=None):
+    """``(2U, n_pos, n_neg)`` of a run of counts and sorted keys ``kp``, ``kn``
+    together, as Python ints; needs ``2 n_pos n_neg < 2**63``.
+
+    With ``threads`` (by default: two cores and many rows) the scores are cut
+    at the middle key of the longest input and the two sides are counted at
+    the same time: ``2U`` is the two sides' plus twice the pairs of a positive
+    above the cut and a negative below it. The same integer either way.
+    """
+    s1, ab1 = run
+    sizes = (s1.shape[0], kp.shape[0], kn.shape[0])
+    if threads is None:
+        threads = _CORES > 1 and sum(sizes) >= 4 * _THREADED_MIN
+    if not threads or max(sizes) == 0:
+        return tuple(int(v) for v in K.u2_run_keys(s1, ab1, kp, kn))
+    longest = int(np.argmax(sizes))
+    if longest == 0:
+        cut_s = float(s1[sizes[0] // 2])
+        cut_k = int(K.score_keys(np.array([cut_s]))[0])
+    else:
+        cut_k = int((kp, kn)[longest - 1][sizes[longest] // 2])
+        cut_s = _key_float(cut_k)
+    r = int(np.searchsorted(s1, cut_s))
+    i = int(np.searchsorted(kp, np.uint64(cut_k)))
+    j = int(np.searchsorted(kn, np.uint64(cut_k)))
+    job = _sort_pool().submit(K.u2_run_keys, s1[:r], ab1[:, :r], kp[:i], kn[:j])
+    try:
+        u2_hi, p_hi, n_hi = K.u2_run_keys(s1[r:], ab1[:, r:], kp[i:], kn[j:])
+    finally:
+        u2_lo, p_lo, n_lo = job.result()
+    u2 = int(u2_lo) + int(u2_hi) + 2 * int(p_hi) * int(n_lo)
+    return u2, int(p_lo) + int(p_hi), int(n_lo) + int(n_hi)
+
+
 def _split_sorted(y, s):
     """Validated, label-split and sorted keys: ``(keys, n_pos)``."""
     n = y.shape[0]
@@ -79,7 +185,7 @@ def _split_sorted(y, s):
     status, n_pos = K.split_keys(y, s, keys)
     if status:
         _raise_batch_error(y, s)
-    K.sort_parts(keys, n_pos, n_pos, np.empty(max(n_pos, n - n_pos), np.uint64))
+    _sort_classes(keys, n_pos, n_pos)
     return keys, n_pos
 
 
@@ -112,16 +218,14 @@ def _run_of_sorted(kp, kn, vp=None, vn=None, run=None):
     return _trimmed(scores, ab, m)
 
 
-def _sorted_run(keys, front, back, vals=None, run=None):
+def _sorted_run(keys, front, back, vals=None, run=None, presorted=False):
     """The run of positives' keys ``keys[:front]`` and negatives' keys
-    ``keys[back:]`` (with their weights ``vals``), sorting them in place, and
-    merged with ``run`` if given."""
-    tail = keys.shape[0] - back
-    tk = np.empty(max(front, tail), np.uint64)
+    ``keys[back:]`` (with their weights ``vals``), sorting them in place
+    unless ``presorted``, and merged with ``run`` if given."""
+    if not presorted:
+        _sort_classes(keys, front, back, vals)
     if vals is None:
-        K.sort_parts(keys, front, back, tk)
         return _run_of_sorted(keys[:front], keys[back:], run=run)
-    K.sort_parts_payload(keys, vals, front, back, tk, np.empty(tk.shape[0], np.float64))
     return _run_of_sorted(keys[:front], keys[back:], vals[:front], vals[back:], run=run)
 
 
@@ -256,7 +360,8 @@ def auc(y, s, *, sample_weight=None) -> float:
     Notes
     -----
     The scores are split by label and each class is radix-sorted (as 64-bit
-    keys of the float bits); one merge pass then counts ``2U`` exactly as an
+    keys of the float bits; both classes at once, on two threads, for large
+    inputs on two cores or more); one merge pass then counts ``2U`` exactly as an
     integer. No threshold sweep and no trapezoid rule, so the result is the
     exact rational U / (n_pos n_neg) rounded once.
 
@@ -371,13 +476,16 @@ class _Pending:
     batch changes nothing that counts.
     """
 
-    __slots__ = ("keys", "vals", "front", "back")
+    __slots__ = ("keys", "vals", "front", "back", "sorted")
 
     def __init__(self, capacity: int, weighted: bool):
         self.keys = np.empty(capacity, np.uint64)
         self.vals = np.empty(capacity, np.float64) if weighted else None
         self.front = 0
         self.back = capacity
+        #: each class's keys are sorted (by :meth:`sort`): the buffer takes no
+        #: more rows, and :meth:`run` does not sort them again
+        self.sorted = False
 
     @property
     def rows(self) -> int:
@@ -394,8 +502,11 @@ class _Pending:
     def _grow(self, need: int, limit: int):
         """Room for ``need`` rows in all: double the capacity, up to ``limit``."""
         cap = self.keys.shape[0]
-        new = max(need, min(2 * cap, max(limit, need)))
-        tail = cap - self.back
+        self.resize(max(need, min(2 * cap, max(limit, need))))
+
+    def resize(self, new: int):
+        """Move the rows into buffers of capacity ``new`` (at least :attr:`rows`)."""
+        tail = self.keys.shape[0] - self.back
         for name in ("keys", "vals"):
             old = getattr(self, name)
             if old is not None:
@@ -407,6 +518,7 @@ class _Pending:
 
     def append(self, y, s, w, limit: int):
         """Validate and write one batch (``w`` empty without weights)."""
+        assert not self.sorted, "a sorted buffer takes no more rows"
         n = y.shape[0]
         if self.back - self.front < n:
             self._grow(self.rows + n, limit)
@@ -427,21 +539,25 @@ class _Pending:
             back = front
         return keys, vals, front, back
 
+    def sort(self):
+        """Sort each class's keys in place (and mark them so): see :attr:`sorted`."""
+        if not self.sorted:
+            _sort_classes(self.keys, self.front, self.back, self.vals)
+            self.sorted = True
+        return self.keys[: self.front], self.keys[self.back :]
+
     def run(self, merged_with=None):
         """The run of the pending rows (sorted in place), merged with a run if given."""
-        return _sorted_run(self.keys, self.front, self.back, self.vals, merged_with)
+        return _sorted_run(self.keys, self.front, self.back, self.vals, merged_with, self.sorted)
 
     def sorted_keys(self, in_place: bool = True):
         """``(kp, vp, kn, vn, pre_p, pre_n)``: each class's keys sorted, their
         weights and the weights' inclusive prefix sums (``None`` without weights)."""
         keys, vals, front, back = self._parts(in_place)
         tail = keys.shape[0] - back
-        tk = np.empty(max(front, tail), np.uint64)
+        tk, tv = _sort_classes(keys, front, back, vals)
         if vals is None:
-            K.sort_parts(keys, front, back, tk)
             return keys[:front], None, keys[back:], None, None, None
-        tv = np.empty(tk.shape[0], np.float64)
-        K.sort_parts_payload(keys, vals, front, back, tk, tv)
         # the sort's scratch, free again, holds the prefix sums
         pre_p = np.cumsum(vals[:front], out=tv[:front])
         pre_n = np.cumsum(vals[back:], out=tk.view(np.float64)[:tail])
@@ -487,8 +603,12 @@ class RankAUC(Accumulator):
     canonical one described below. ``finalize`` and the curves leave the
     buffer alone in bounded mode (they bin the pending rows into a temporary
     state), so calling them never changes what later updates give; in exact
-    mode they sort the pending rows in, which changes no result, only the
-    time later calls take.
+    mode the curves sort the pending rows in, and ``finalize`` (without
+    weights) sorts them in place but leaves them pending (see below), which
+    changes no result, only the time later calls take. A buffer is made as
+    large as its bound at once for a batch of ``2**16`` rows or more (such a
+    stream would fill it), so it is never copied to grow; memory the rows
+    have not reached yet is reserved but not touched.
 
     **Exact mode.** The pending rows are radix-sorted (on the scores' bits,
     per class) into a *run* of distinct scores with the positive and negative
@@ -500,8 +620,15 @@ class RankAUC(Accumulator):
     accumulator's run. ``finalize`` merges the runs into one and counts ``2U``
     exactly in int64 (in 128-bit integers past ``2 n_pos n_neg = 2**63``, so
     billions of merged rows stay exact); with weights it is a compensated
-    float64 sum. Any batching, sharding and merge order gives the identical
-    AUC without weights.
+    float64 sum. Without weights and below that bound, ``finalize`` counts
+    ``2U`` across the run and the sorted pending rows in one pass instead of
+    writing their merged run; the rows stay pending, marked sorted, and the
+    next update or read of the state makes them a run without sorting them
+    again. Any batching, sharding and merge order gives the identical AUC
+    without weights. On two cores or more, large sorts do the two classes
+    at the same time (the smaller on a worker thread; the kernels release the
+    GIL), and a large count cuts the scores at a middle key and counts the
+    two sides at the same time; both give the same result as one thread.
 
     **Bounded mode.** Once the state would hold more than ``2 B`` entries it
     is compacted to at most ``B`` *bins*: scores are cut along the dyadic cells
@@ -570,6 +697,8 @@ class RankAUC(Accumulator):
     #: exact mode: pending rows at most max(_PENDING_MIN, _PENDING_RATIO * stored scores)
     _PENDING_MIN = 1 << 22
     _PENDING_RATIO = 3
+    #: a new buffer is made as large as the limit at once for a batch of this many rows
+    _PREALLOCATE_BATCH = 1 << 16
     #: bounded mode: pending rows at most max(_BOUNDED_PENDING_MIN, _BOUNDED_PENDING_PER_BIN * B)
     _BOUNDED_PENDING_MIN = 1 << 14
     _BOUNDED_PENDING_PER_BIN = 32
@@ -721,13 +850,15 @@ class RankAUC(Accumulator):
         weighted = w.shape[0] > 0
         limit = self._limit()
         buf = self._pending
-        if buf is not None and buf.weighted == weighted and buf.rows + n <= limit:
+        if buf is not None and buf.weighted == weighted and not buf.sorted and buf.rows + n <= limit:
             buf.append(y, s, w, limit)
             return
         # a new buffer takes the batch (a bad batch raises here, before any
         # change); then the old rows are sorted in
         if n > limit:
             capacity = n
+        elif n >= self._PREALLOCATE_BATCH:
+            capacity = limit  # a stream of large batches fills it: no copies growing it
         else:  # as large as the buffer it replaces: a stream does not grow it again
             capacity = min(limit, max(n, 1024, 0 if buf is None else buf.keys.shape[0]))
         new = _Pending(capacity, weighted)
@@ -736,8 +867,11 @@ class RankAUC(Accumulator):
         if weighted:
             self._to_float()
         self._pending = new
-        if new.rows > self._limit():
+        limit = self._limit()
+        if new.rows > limit:
             self._flush()  # exact mode: a batch larger than the buffer is sorted at once
+        elif n >= self._PREALLOCATE_BATCH and new.keys.shape[0] < limit:
+            new.resize(limit)  # the limit rose with the rows sorted in: one batch to move
 
     def _flush(self):
         """Sort the pending rows into the runs, or bin them into the bins."""
@@ -920,13 +1054,40 @@ class RankAUC(Accumulator):
 
     def _compute(self) -> Result:
         items = None
-        if self.max_bins is not None:
+        if self.max_bins is None:
+            counted = self._count_across_pending()
+            if counted is not None:
+                return self._result(*counted)
+        else:
             items = self._current_items()
             if items is not None and np.any(items[1] > items[0]):
                 return self._bounded_result(*items)
         _, ab = self._points(items)
         value, n_pos, n_neg = _auc_of_run(ab, self._weighted)
         return self._result(value, value, value, n_pos, n_neg)
+
+    def _count_across_pending(self):
+        """Exact mode without weights: ``(auc, auc, auc, n_pos, n_neg)`` counted
+        across the run and the pending rows in one pass, or ``None`` when there
+        are no pending rows (or ``2U`` might not fit an int64).
+
+        The pending rows are sorted in place and left pending, so nothing the
+        state shows changes and the merged run is not written out; the next
+        update or read of the state turns them into a run without sorting
+        them again.
+        """
+        buf = self._pending
+        if buf is None or buf.rows == 0 or buf.weighted:
+            return None
+        if self._n * self._n >= 2 * _INT64_LIMIT:
+            return None  # 2 n_pos n_neg <= (n_pos + n_neg)**2 / 2 might not fit
+        run = self._consolidate()
+        if run is None:
+            run = _NO_RUN[0], _NO_RUN[1]
+        kp, kn = buf.sort()
+        u2, n_pos, n_neg = _u2_across(run, kp, kn)
+        value = u2 / (2 * safe(n_pos * n_neg))
+        return value, value, value, n_pos, n_neg
 
     def _bounded_result(self, lo, hi, ab, cw):
         k2, unknown = K.sweep(lo, hi, ab, cw)

@@ -908,3 +908,167 @@ def test_bounded_interval_holds_across_many_small_flushes(case, bound):
             idx = np.arange(k, len(y), n_shards)
             wk = None if w is None else w[idx]
             check_interval(part.finalize(), auc(y[idx], s[idx], sample_weight=wk), w is not None)
+
+
+# ------------------------------------- counting across pending rows, threads
+def counted_pair(y, s, cut):
+    """An accumulator holding ``[:cut]`` as a run and ``[cut:]`` as pending rows,
+    and a copy of it with everything sorted into one run."""
+    acc = RankAUC()
+    if cut:
+        acc.update(y[:cut], s[:cut])
+        acc._state  # sorted in: a run
+    if cut < len(y):
+        acc.update(y[cut:], s[cut:])
+    return acc
+
+
+@settings(max_examples=150)
+@given(labelled(max_size=200, weights=False), st.integers(0, 200), st.booleans())
+def test_finalize_across_pending_rows_equals_finalize_after_a_flush(data, cut, threads):
+    y, s, _, _ = data
+    cut = min(cut, len(y))
+    acc = counted_pair(y, s, cut)
+    assert (pending_rows(acc) > 0) == (cut < len(y))
+    ref = counted_pair(y, s, cut)
+    ref._state  # sorted in
+    with forced_threads(threads):
+        r = acc.finalize()
+    assert r.as_dict() == ref.finalize().as_dict()
+    assert r.auc == brute_auc(y, s)
+    # counted without writing the merged run: the rows stay pending, sorted
+    assert pending_rows(acc) == len(y) - cut
+    assert acc._pending is None or acc._pending.sorted
+    assert acc.finalize().as_dict() == r.as_dict()  # again, from the sorted rows
+    assert acc == ref  # the state sorts them in, and shows the same run
+    assert acc._pending is None
+
+
+def test_updates_after_a_finalize_across_pending_rows():
+    rng = np.random.default_rng(11)
+    y, s = rng.integers(0, 2, 900), np.round(rng.normal(size=900), 2)  # ties across batches
+    plain = fold_batches(RankAUC(), y, s, None, range(0, 900, 70))
+    with small_buffers(exact=256):
+        watched = RankAUC()
+        for lo in range(0, 900, 70):
+            watched.update(y[lo : lo + 70], s[lo : lo + 70])
+            r = watched.finalize()
+            assert watched._pending.sorted  # the rows counted, not yet a run
+            assert r.auc == auc(y[: lo + 70], s[: lo + 70])
+        assert watched._stack, "no update ever turned sorted rows into a run"
+        copied = watched.copy()
+        merged = RankAUC().merge(watched)
+    assert watched == plain == copied == merged
+    assert watched.finalize().as_dict() == plain.finalize().as_dict()
+
+
+def test_finalize_across_pending_rows_falls_back_past_int64():
+    # a state of ~2e10 rows with pending rows: 2U no longer fits an int64
+    counts = np.array([[3_000_000_000, 0, 5_000_000_000], [0, 4_000_000_000, 6_000_000_000]], np.int64)
+    state = RankAUC()._new_state()
+    state.update(n=np.array([int(counts.sum())], np.int64), lo=np.array([-1.0, 0.0, 0.5]), counts=counts)
+    acc = RankAUC._from_saved({"max_bins": None}, state, "test").update([1, 0, 0], [0.5, 0.7, -2.0])
+    p = np.array([0, 3_000_000_000, 0, 5_000_000_001, 0])  # at -2, -1, 0, 0.5, 0.7
+    q = np.array([1, 0, 4_000_000_000, 6_000_000_000, 1])
+    u2 = sum(int(p[i]) * (2 * int(q[:i].sum()) + int(q[i])) for i in range(5))
+    r = acc.finalize()
+    assert r.auc == u2 / (2 * int(p.sum()) * int(q.sum())) and r.n_pos == int(p.sum())
+
+
+def test_u2_run_keys_kernel():
+    rng = np.random.default_rng(12)
+    for n_run, n_pos, n_neg in [(0, 0, 0), (0, 5, 0), (0, 0, 5), (7, 0, 0), (300, 200, 500), (0, 300, 300)]:
+        s1 = np.unique(np.round(rng.normal(size=n_run), 1))
+        ab1 = rng.integers(0, 4, (2, s1.shape[0]))
+        ab1[0, (ab1[0] + ab1[1]) == 0] = 1
+        kp = np.sort(K.score_keys(np.round(rng.normal(size=n_pos), 1)))
+        kn = np.sort(K.score_keys(np.round(rng.normal(size=n_neg), 1)))
+        cap = s1.shape[0] + n_pos + n_neg
+        bits, ab = np.empty(cap, np.uint64), np.empty((2, cap), np.int64)
+        m = K.run_into(s1, ab1, kp, kn, bits, ab)
+        u2, p, q = K.u2_run_keys(s1, ab1, kp, kn)
+        assert u2 == K.u2_int(ab[:, :m])
+        assert (p, q) == (ab[0, :m].sum(), ab[1, :m].sum())
+
+
+@contextlib.contextmanager
+def forced_threads(on=True):
+    """Sort and count with threads (on two cores or not) down to one row, or never."""
+    import streammetrics._auc as A
+
+    saved = A._CORES, A._THREADED_MIN
+    A._CORES, A._THREADED_MIN = (2, 1) if on else (1, 1 << 62)
+    try:
+        yield
+    finally:
+        A._CORES, A._THREADED_MIN = saved
+
+
+@pytest.mark.parametrize("n_pos, n_neg", [(0, 0), (1, 0), (0, 1), (1, 1), (191, 300), (3000, 7000)])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_threaded_and_serial_sorts_agree(n_pos, n_neg, weighted):
+    import streammetrics._auc as A
+
+    rng = np.random.default_rng(n_pos + n_neg)
+    n = n_pos + n_neg + 10
+    keys = K.score_keys(np.round(rng.normal(size=n), 2))
+    vals = rng.random(n) if weighted else None
+    back = n - n_neg
+    out = []
+    for threads in (False, True):
+        k = keys.copy()
+        v = None if vals is None else vals.copy()
+        tk, tv = A._sort_classes(k, n_pos, back, v, threads=threads)
+        assert tk.shape[0] >= max(n_pos, n_neg) and (tv is None) == (not weighted)
+        np.testing.assert_array_equal(k[n_pos:back], keys[n_pos:back])  # the free slots
+        out.append((k, v))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][0][:n_pos], np.sort(keys[:n_pos]))
+    np.testing.assert_array_equal(out[0][0][back:], np.sort(keys[back:]))
+    if weighted:
+        np.testing.assert_array_equal(out[0][1], out[1][1])
+
+
+@settings(max_examples=100)
+@given(labelled(max_size=200, weights=False), st.integers(0, 200))
+def test_threaded_and_serial_counts_agree(data, cut):
+    import streammetrics._auc as A
+
+    y, s, _, _ = data
+    cut = min(cut, len(y))
+    run = RankAUC().update(y[:cut], s[:cut])._points()
+    keys, n_pos = A._split_sorted(y[cut:], s[cut:])
+    kp, kn = keys[:n_pos], keys[n_pos:]
+    serial = A._u2_across(run, kp, kn, threads=False)
+    assert A._u2_across(run, kp, kn, threads=True) == serial
+    assert serial == tuple(int(v) for v in brute_u2(y, s))
+    # cut at each input's middle: a signed zero in a loaded run ties with the keys' +0.0
+    lo = np.where(run[0] == 0.0, -0.0, run[0])
+    assert A._u2_across((lo, run[1]), kp, kn, threads=True) == serial
+
+
+@pytest.mark.parametrize("prealloc", [False, True])
+def test_threads_and_preallocated_buffers_give_identical_states(prealloc):
+    rng = np.random.default_rng(13)
+    y, s = rng.integers(0, 2, 5000), np.round(rng.normal(size=5000), 3)
+    cuts = range(0, 5000, 300)
+    serial = fold_batches(RankAUC(), y, s, None, cuts)
+    with small_buffers(exact=1000, ratio=2), forced_threads():
+        saved = RankAUC._PREALLOCATE_BATCH
+        RankAUC._PREALLOCATE_BATCH = 300 if prealloc else saved
+        try:
+            acc = RankAUC()
+            for lo in cuts:
+                acc.update(y[lo : lo + 300], s[lo : lo + 300])
+                if prealloc:  # made as large as the limit at once
+                    assert acc._pending.keys.shape[0] == acc._limit()
+                assert pending_rows(acc) <= acc._limit()
+            r = acc.finalize()
+            w = RankAUC().update(y, s, sample_weight=np.ones(5000))
+        finally:
+            RankAUC._PREALLOCATE_BATCH = saved
+    assert acc._stack, "the buffer never overflowed into a run"
+    assert r.as_dict() == serial.finalize().as_dict()
+    assert acc == serial
+    assert w.finalize().auc == pytest.approx(r.auc, rel=1e-12)
+    assert auc(y, s) == r.auc  # one-shot, threaded sort

