@@ -139,8 +139,12 @@ def test_on_a_two_process_cluster(cluster_client):
         w = W if can_weight else None
         dargs = [da.from_array(a, chunks=UNEVEN) for a in args]
         dw = da.from_array(W, chunks=UNEVEN) if can_weight else None
+        # the single-process reference first: it compiles and caches every
+        # kernel before the workers load them (two processes compiling the
+        # same kernel at once can race on Numba's cache files)
+        want = _single(make, args, w)
         got = evaluate(make(), *dargs, sample_weight=dw).compute()
-        _assert_same(got, _single(make, args, w), exact=False)
+        _assert_same(got, want, exact=False)
     s = S.copy()
     s[5] = 7.0
     with pytest.raises(ValueError, match=r"partition 0 \(rows from 0\): p\[5\] = 7.0: probabilities"):
