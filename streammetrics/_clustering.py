@@ -324,6 +324,44 @@ class ClusterContingency(Accumulator):
         self.average_method = _check_average_method(average_method)
         self._init_state()
 
+    # Small batches are not merged into the whole table one by one: their
+    # tables wait in a short stack where tables of similar size are merged
+    # (log-structured), and the stack joins the main table once it holds as
+    # many cells as the table itself, or when the state is read. Many small
+    # updates on a table of C cells then cost O(batch log) each instead of
+    # O(C). Reading ``_state`` (finalize, save, pickle, merge, ==) flushes.
+    @property
+    def _state(self):
+        if self._pending:
+            self._flush()
+        return self._st
+
+    @_state.setter
+    def _state(self, state):
+        self._st = state
+        self._pending = []
+        self._pending_cells = 0
+
+    @property
+    def n(self) -> int:
+        """Observations (rows) folded in so far."""
+        return int(self._st["n"][0])
+
+    def _flush(self):
+        pending, self._pending, self._pending_cells = self._pending, [], 0
+        t, p, c = pending[0]
+        for bt, bp, bc in pending[1:]:
+            t, p, c = merge_tables(t, p, c, bt, bp, bc)
+        st = self._st
+        if st["counts"].shape[0]:
+            t, p, c = merge_tables(st["true"], st["pred"], st["counts"], t, p, c)
+        st["true"], st["pred"], st["counts"] = t, p, c
+
+    def __deepcopy__(self, memo):
+        out = ClusterContingency(self.average_method)
+        out._state = {k: v.copy() for k, v in self._state.items()}
+        return out
+
     def _settings(self):
         return {"average_method": self.average_method}
 
@@ -380,12 +418,19 @@ class ClusterContingency(Accumulator):
         return self
 
     def _fold(self, bt, bp, bc, n):
-        st = self._state
-        if st["counts"].shape[0] == 0:
-            t, p, c = bt, bp, bc
+        st = self._st
+        if st["counts"].shape[0] == 0 and not self._pending:
+            st["true"], st["pred"], st["counts"] = bt, bp, bc
         else:
-            t, p, c = merge_tables(st["true"], st["pred"], st["counts"], bt, bp, bc)
-        st["true"], st["pred"], st["counts"] = t, p, c
+            stack = self._pending
+            while stack and stack[-1][2].shape[0] <= 2 * bc.shape[0]:
+                t, p, c = stack.pop()
+                self._pending_cells -= c.shape[0]
+                bt, bp, bc = merge_tables(t, p, c, bt, bp, bc)
+            stack.append((bt, bp, bc))
+            self._pending_cells += bc.shape[0]
+            if self._pending_cells >= st["counts"].shape[0]:
+                self._flush()
         st["n"][0] += n
 
     def _merge_state(self, other):

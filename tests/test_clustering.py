@@ -4,6 +4,7 @@ agreement, the seed's examples, invariances, exact merging, huge inputs."""
 from __future__ import annotations
 
 import math
+import pickle
 from fractions import Fraction
 
 import numpy as np
@@ -340,3 +341,45 @@ def test_weights_are_refused_with_a_clear_error():
     with pytest.raises(TypeError, match="no sample_weight"):
         acc.update([0, 1], [1, 0], sample_weight=[1.0, 2.0])
     assert acc.n == 2
+
+
+def test_small_batches_on_a_large_table_give_the_one_pass_state(tmp_path):
+    """Small batches wait in a log-structured stack before joining the table;
+    every way of reading the state sees them, and nothing depends on when
+    the stack was flushed."""
+    rng = np.random.default_rng(11)
+    big_t, big_p = rng.integers(0, 300, 20_000), rng.integers(0, 300, 20_000)
+    small = [(rng.integers(-3, 400, int(rng.integers(1, 64))), rng.integers(0, 350, 64)) for _ in range(150)]
+    small = [(t, p[: len(t)]) for t, p in small]
+    acc = ClusterContingency().update(big_t, big_p)
+    for i, (t, p) in enumerate(small):
+        acc.update(t, p)
+        if i == 70:
+            mid = acc.finalize()  # reading the state in the middle changes nothing later
+            assert mid.n == 20_000 + sum(len(a) for a, _ in small[:71])
+    all_t = np.concatenate([big_t] + [t for t, _ in small])
+    all_p = np.concatenate([big_p] + [p for _, p in small])
+    one = ClusterContingency().update(all_t, all_p)
+    assert acc.n == one.n
+    assert acc == one
+    assert dict(acc.finalize()) == dict(one.finalize())
+    # copies, pickles, saves and merges taken while batches are pending
+    pend = ClusterContingency().update(big_t, big_p)
+    for t, p in small[:20]:
+        pend.update(t, p)
+    assert pend._pending  # still stacked
+    ref = ClusterContingency().update(np.concatenate([big_t] + [t for t, _ in small[:20]]),
+                                      np.concatenate([big_p] + [p for _, p in small[:20]]))
+    assert pickle.loads(pickle.dumps(pend)) == ref
+    cp = pend.copy()
+    cp.update([1], [1])
+    assert cp.n == ref.n + 1 and pend.n == ref.n
+    other = ClusterContingency().update([5, 6], [7, 8])
+    other.update([9], [9])
+    assert (other + pend) == (ClusterContingency().update([5, 6, 9], [7, 8, 9]) + ref)
+    pend.save(tmp_path / "s")
+    assert ClusterContingency.load(tmp_path / "s") == ref
+    # a rejected batch leaves the pending stack as it was
+    with pytest.raises(ValueError):
+        pend.update([1, 2], [1])
+    assert pend == ref
