@@ -15,6 +15,10 @@ pairs (see :mod:`.common`). A zero-length ``w`` means "unweighted".
 Unweighted counts come from three sums (of y, of p and of y*p), which
 vectorize, rather than from a four-bin histogram, which would serialise on the
 store to the same bin.
+
+The label and score variants are written out separately on purpose: one
+generic kernel with a "prediction is positive" switch measured 1.2x slower for
+scores and 1.8x slower for weighted labels on 10M rows.
 """
 
 from __future__ import annotations
