@@ -66,6 +66,22 @@ def _state_bytes(acc) -> int:
     return int(sum(a.nbytes for a in acc._state.values()))
 
 
+def _timed_stream(make, batches, repeat):
+    """Median time of folding ``batches`` into ``make()`` and finalizing; also
+    the last accumulator, its result and the bytes it held before finalize."""
+    last = {}
+
+    def go():
+        acc = make()
+        for yb, sb in batches:
+            acc.update(yb, sb)
+        last["held"] = acc.nbytes
+        last["acc"], last["r"] = acc, acc.finalize()
+
+    t = median_time(go, repeat)
+    return t, last["acc"], last["r"], last["held"]
+
+
 def _streaming_rows(n, repeat):
     from streammetrics._auc import RankAUC, auc
 
@@ -78,18 +94,8 @@ def _streaming_rows(n, repeat):
         ("streammetrics RankAUC() exact", lambda: RankAUC()),
         (f"streammetrics RankAUC(max_bins={MAX_BINS})", lambda: RankAUC(max_bins=MAX_BINS)),
     ):
-        last = {}
-
-        def go(make=make, last=last):
-            acc = make()
-            for yb, sb in batches:
-                acc.update(yb, sb)
-            last["held"] = acc.nbytes
-            last["acc"], last["r"] = acc, acc.finalize()
-
-        t = median_time(go, repeat)
-        acc, r = last["acc"], last["r"]
-        extra = {"rows_per_s": n / t, "held_bytes": last["held"], "state_bytes": _state_bytes(acc)}
+        t, acc, r, held = _timed_stream(make, batches, repeat)
+        extra = {"rows_per_s": n / t, "held_bytes": held, "state_bytes": _state_bytes(acc)}
         if acc.max_bins is not None:
             extra["width"] = r.auc_upper - r.auc_lower
             extra["holds_exact"] = bool(r.auc_lower <= exact_value <= r.auc_upper)
@@ -151,17 +157,8 @@ def _small_batch_rows(n, repeat, batch=256):
         ("streammetrics RankAUC() exact", lambda: RankAUC()),
         (f"streammetrics RankAUC(max_bins={MAX_BINS})", lambda: RankAUC(max_bins=MAX_BINS)),
     ):
-        last = {}
-
-        def go(make=make, last=last):
-            acc = make()
-            for yb, sb in batches:
-                acc.update(yb, sb)
-            last["held"] = acc.nbytes
-            acc.finalize()
-
-        t = median_time(go, repeat)
-        rows.append(row(group, impl, t / len(batches), rows_per_s=n / t, held_bytes=last["held"]))
+        t, _, _, held = _timed_stream(make, batches, repeat)
+        rows.append(row(group, impl, t / len(batches), rows_per_s=n / t, held_bytes=held))
     return rows
 
 

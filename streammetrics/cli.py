@@ -456,13 +456,7 @@ def cmd_evaluate(args) -> int:
     progress.close()
     if total.n == 0:
         raise CommandError("the input holds no rows: nothing to evaluate")
-    report = _finalize(total)
-    _emit(report, args.format)
-    if args.save_state:
-        _save_state(total, args.save_state)
-    if args.plots:
-        _write_plots(total, report, args.plots, sample.sample() if sample else None)
-    return 0
+    return _report(total, args, sample.sample() if sample else None)
 
 
 def _finalize(acc):
@@ -476,6 +470,21 @@ def _have(module: str) -> bool:
     import importlib.util
 
     return importlib.util.find_spec(module) is not None
+
+
+def _report(total, args, sample=None) -> int:
+    """Print the report of ``total``; save its state and plots if asked."""
+    report = _finalize(total)
+    _emit(report, args.format)
+    if args.save_state:
+        _save_state(total, args.save_state)
+    if args.plots:
+        from ._evaluator import Evaluator
+
+        if not isinstance(total, Evaluator):
+            raise CommandError("--plots needs states saved by 'streammetrics evaluate --save-state'")
+        _write_plots(total, report, args.plots, sample)
+    return 0
 
 
 # ---------------------------------------------------------------------- merge
@@ -510,17 +519,7 @@ def cmd_merge(args) -> int:
             raise CommandError(f"{path}: cannot merge with {first}: {exc}") from None
     if total.n == 0:
         raise CommandError("the states hold no observations: nothing to report")
-    report = _finalize(total)
-    _emit(report, args.format)
-    if args.save_state:
-        _save_state(total, args.save_state)
-    if args.plots:
-        from ._evaluator import Evaluator
-
-        if not isinstance(total, Evaluator):
-            raise CommandError("--plots needs states saved by 'streammetrics evaluate --save-state'")
-        _write_plots(total, report, args.plots)
-    return 0
+    return _report(total, args)
 
 
 # ----------------------------------------------------------------------- demo
