@@ -125,9 +125,9 @@ def _latency_rows(batch=256):
     rows.append(row(group, "streammetrics RegressionErrors.update", per_call_time(lambda: racc.update(yr, p))))
     from streammetrics._kernels.binary import binary_update_scores
 
-    counts, wsums, e = np.zeros(4, np.int64), np.zeros((4, 2)), np.empty(0)
+    counts, wsums, e, seen = np.zeros(4, np.int64), np.zeros((4, 2)), np.empty(0), np.zeros(1, np.int64)
     yu = y.view(np.uint8)
-    rows.append(row(group, "bare Numba kernel call (floor)", per_call_time(lambda: binary_update_scores(yu, p, 0.5, e, counts, wsums))))
+    rows.append(row(group, "bare Numba kernel call (floor)", per_call_time(lambda: binary_update_scores(yu, p, 0.5, e, seen, counts, wsums))))
     if have("torch") and have("torchmetrics"):
         import torch
         import torchmetrics

@@ -12,10 +12,37 @@ across shards and workers, and give the same answer however the data is cut.
 0.5
 """
 
-from ._auc import RankAUC, auc, average_precision, pr_curve, roc_curve
-from ._base import Accumulator, load_state
-from ._binary import BinaryConfusion
-from ._clustering import (
+from ._protocol import (
+    Accumulator,
+    BadShapeError,
+    BadValueError,
+    Batch,
+    NoObservationsError,
+    NoWeightsError,
+    Result,
+    SettingsMismatchError,
+    StateFileError,
+    load_state,
+)
+from .evaluator import Evaluator, evaluate_batches
+from .metrics.binary import (
+    BinaryConfusion,
+    accuracy,
+    actual,
+    balanced_accuracy,
+    called,
+    f1,
+    false_calls,
+    fbeta,
+    hits,
+    matthews,
+    missed,
+    precision_score,
+    recall_score,
+    rejected,
+    specificity,
+)
+from .metrics.clustering import (
     ClusterContingency,
     adjusted_mutual_info_score,
     adjusted_rand_score,
@@ -28,49 +55,40 @@ from ._clustering import (
     rand_score,
     v_measure_score,
 )
-from ._evaluator import EvaluationReport, Evaluator, evaluate_batches
-from ._functional import (
-    accuracy,
-    actual,
-    balanced_accuracy,
+from .metrics.multiclass import MulticlassConfusion, confusion_matrix, multiclass_scores
+from .metrics.probability import (
+    ClassProbabilityScores,
+    ProbabilityScores,
     brier,
-    called,
-    f1,
-    false_calls,
-    fbeta,
-    hits,
+    class_probability_scores,
     log_loss,
-    mae,
-    mape,
-    matthews,
-    missed,
-    mse,
-    precision_score,
-    r2,
-    recall_score,
-    rejected,
-    rmse,
-    specificity,
 )
-from ._multiclass import MulticlassConfusion, confusion_matrix, multiclass_scores
-from ._probability import ProbabilityScores
-from ._regression import RegressionErrors
-from ._result import Result
-from ._silhouette import silhouette, silhouette_samples, silhouette_score, silhouettes
+from .metrics.ranking import RankAUC, auc, average_precision, pr_curve, roc_curve
+from .metrics.regression import RegressionErrors, mae, mape, mse, r2, rmse
+from .metrics.silhouette import silhouette, silhouette_samples, silhouette_score, silhouettes
+from .report import EvaluationReport
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Accumulator",
+    "BadShapeError",
+    "BadValueError",
+    "Batch",
     "BinaryConfusion",
+    "ClassProbabilityScores",
     "ClusterContingency",
     "EvaluationReport",
     "Evaluator",
     "MulticlassConfusion",
+    "NoObservationsError",
+    "NoWeightsError",
     "ProbabilityScores",
     "RankAUC",
     "RegressionErrors",
     "Result",
+    "SettingsMismatchError",
+    "StateFileError",
     "accuracy",
     "actual",
     "adjusted_mutual_info_score",
@@ -80,6 +98,7 @@ __all__ = [
     "balanced_accuracy",
     "brier",
     "called",
+    "class_probability_scores",
     "completeness_score",
     "confusion_matrix",
     "evaluate_batches",

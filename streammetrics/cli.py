@@ -273,12 +273,12 @@ def _parser() -> argparse.ArgumentParser:
 
 # ------------------------------------------------------------------ reporting
 def _emit(report_or_result, fmt: str) -> None:
-    from ._evaluator import EvaluationReport
+    from .report import EvaluationReport
 
     if isinstance(report_or_result, EvaluationReport):
         text = report_or_result.to_json() if fmt == "json" else report_or_result.to_text()
     else:
-        from ._evaluator import _jsonable
+        from ._protocol.result import jsonable as _jsonable
         import json
 
         d = report_or_result.as_dict()
@@ -297,12 +297,12 @@ def _note(msg: str) -> None:
 
 
 def _write_plots(evaluator, report, folder, sample=None) -> None:
-    from ._plots import have_matplotlib, write_plots
+    from .report.plots import have_matplotlib
 
     if not have_matplotlib():
         raise CommandError("--plots needs matplotlib: pip install 'streammetrics[plot]'")
     try:
-        paths = write_plots(evaluator, report, folder, sample)
+        paths = report.plot(folder, sample=sample)
     except OSError as exc:
         raise CommandError(f"{folder}: cannot write plots ({exc.strerror or exc})") from None
     if paths:
@@ -373,7 +373,7 @@ def _settings_from(args) -> dict:
 
 
 def _make_evaluator(settings):
-    from ._evaluator import Evaluator
+    from .evaluator import Evaluator
 
     try:
         return Evaluator(**settings)
@@ -479,7 +479,7 @@ def _report(total, args, sample=None) -> int:
     if args.save_state:
         _save_state(total, args.save_state)
     if args.plots:
-        from ._evaluator import Evaluator
+        from .evaluator import Evaluator
 
         if not isinstance(total, Evaluator):
             raise CommandError("--plots needs states saved by 'streammetrics evaluate --save-state'")
@@ -489,8 +489,8 @@ def _report(total, args, sample=None) -> int:
 
 # ---------------------------------------------------------------------- merge
 def cmd_merge(args) -> int:
-    from ._base import load_state
-    from . import _evaluator  # noqa: F401  (registers Evaluator for load_state)
+    from ._protocol.base import load_state
+    from . import evaluator  # noqa: F401  (registers Evaluator for load_state)
 
     total = None
     first = None
@@ -612,7 +612,7 @@ def cmd_demo(args) -> int:
         if merged == single:
             print("  identical: the merged state equals the single-pass state bit for bit")
         else:
-            from ._evaluator import _jsonable
+            from ._protocol.result import jsonable as _jsonable
 
             a = {k: _jsonable(v) for k, v in report.items()}
             b = {k: _jsonable(v) for k, v in single_report.items()}
@@ -634,7 +634,7 @@ def cmd_demo(args) -> int:
             sp = os.path.join(folder, f"shard-{i:02d}.state")
             ev.save(sp)
             state_paths.append(sp)
-        from ._base import load_state
+        from ._protocol.base import load_state
 
         reloaded = load_state(state_paths[0])
         for sp in state_paths[1:]:

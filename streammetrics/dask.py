@@ -43,7 +43,8 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 
 import numpy as np
 
-from ._base import Accumulator
+from ._protocol.base import Accumulator
+from ._protocol.errors import in_context
 
 __all__ = ["evaluate", "compute", "silhouette_samples", "silhouette_score"]
 
@@ -109,8 +110,9 @@ def _fold_partition(template: Accumulator, index: int, offset, weighted: bool, *
     try:
         acc.update(*args, sample_weight=w)
     except (ValueError, TypeError) as exc:
+        # the error keeps its type and attributes (the row within the partition)
         where = f"partition {index}" + (f" (rows from {offset})" if offset is not None else "")
-        raise type(exc)(f"{where}: {exc}") from None
+        raise in_context(exc, where) from None
     return acc
 
 
@@ -196,9 +198,9 @@ _KERNEL_LOCK = _threading.Lock()
 
 
 def _silhouette_module():
-    from . import _silhouette
+    from .metrics import silhouette
 
-    return _silhouette
+    return silhouette
 
 
 def _rows_aux(XI, offset: int, metric: int):

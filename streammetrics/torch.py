@@ -32,7 +32,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
         "streammetrics.torch needs PyTorch: pip install 'streammetrics[torch]'"
     ) from exc
 
-from ._base import Accumulator
+from ._protocol.base import Accumulator
 
 __all__ = ["sync", "sync_finalize"]
 

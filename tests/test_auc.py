@@ -17,8 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn import metrics as skm
 
-from streammetrics._auc import RankAUC, auc, average_precision, pr_curve, roc_curve
+from streammetrics.metrics.ranking import RankAUC, auc, average_precision, pr_curve, roc_curve
 from streammetrics._kernels import rank as K
+from streammetrics.metrics.ranking.bounded import Bounded
+from streammetrics.metrics.ranking.exact import Exact
 
 from .harness import (
     assert_state_unchanged,
@@ -322,7 +324,7 @@ def test_runs_merge_log_structured():
     acc = RankAUC()
     for _ in range(300):
         acc.update(rng.integers(0, 2, 50), rng.random(50))
-        sizes = [r[0].shape[0] for r in acc._runs]
+        sizes = [r[0].shape[0] for r in runs(acc)]
         assert all(a > 2 * b for a, b in zip(sizes, sizes[1:]))
         assert len(sizes) <= 15
     assert sum(sizes) == 15_000
@@ -356,7 +358,7 @@ def test_128_bit_pair_count_past_int64():
     counts = np.array([[3_000_000_000, 0, 5_000_000_000, 7], [0, 4_000_000_000, 6_000_000_000, 1]], np.int64)
     n = int(counts.sum())
     acc = RankAUC()
-    state = acc._new_state()
+    state = RankAUC().state_dict()
     state.update(n=np.array([n], np.int64), lo=np.array([-1.0, 0.0, 0.5, 2.0]), counts=counts)
     acc2 = RankAUC._from_saved({"max_bins": None}, state, "test")
     p, q = counts
@@ -405,7 +407,7 @@ def test_bounded_interval_always_holds_the_exact_value(case):
         part = RankAUC(max_bins=max_bins)
         fold_batches(part, y[idx], s[idx], None if w is None else w[idx], cuts)
         assert part.n == len(idx)
-        assert part._items is None or part._items[0].shape[0] <= 2 * max_bins
+        assert items(part) is None or items(part)[0].shape[0] <= 2 * max_bins
         if part.n:
             wk = None if w is None else w[idx]
             check_interval(part.finalize(), auc(y[idx], s[idx], sample_weight=wk), w is not None)
@@ -451,11 +453,11 @@ def test_bounded_million_scores_narrow_interval_small_state():
         s = rng.normal(size=y.size) + 0.8 * y
         exact.update(y, s)
         bounded.update(y, s)
-        assert bounded._items[0].shape[0] <= 2000
+        assert items(bounded)[0].shape[0] <= 2000
         assert bounded.nbytes < 100_000
-        assert sum(a.nbytes for a in bounded._state.values()) < 100_000
+        assert sum(a.nbytes for a in bounded.state_dict().values()) < 100_000
     e, b = exact.finalize(), bounded.finalize()
-    assert exact._runs[0][0].shape[0] == 1_000_000  # a million distinct scores
+    assert runs(exact)[0][0].shape[0] == 1_000_000  # a million distinct scores
     assert b.auc_lower <= e.auc <= b.auc_upper
     assert b.auc_upper - b.auc_lower < 0.01
     assert abs(b.auc - e.auc) < 1e-3
@@ -486,7 +488,7 @@ def test_bounded_state_does_not_grow_with_rows():
     for k in range(200):
         n = int(rng.integers(1, 400))
         acc.update(rng.integers(0, 2, n), rng.random(n), sample_weight=rng.random(n) if k % 3 == 0 else None)
-        sizes.append(acc._items[0].shape[0])
+        sizes.append(items(acc)[0].shape[0])
     assert max(sizes) <= 100 and acc.nbytes <= 16 + 100 * 48
 
 
@@ -606,7 +608,7 @@ def test_corrupt_states_are_rejected(max_bins, changes, match):
     for _ in range(4):
         acc.update(rng.integers(0, 2, 50), rng.normal(size=50))
     if max_bins:
-        assert np.any(acc._items[1] > acc._items[0])  # binned
+        assert np.any(items(acc)[1] > items(acc)[0])  # binned
     with pytest.raises(ValueError, match=match):
         RankAUC._from_saved({"max_bins": max_bins}, corrupt(acc, **changes), "f")
 
@@ -624,15 +626,32 @@ def test_too_many_bins_for_max_bins_is_rejected():
 @contextlib.contextmanager
 def small_buffers(exact=64, ratio=1, bounded=32, per_bin=2):
     """Shrink the pending buffers so that small tests cross their bounds."""
-    names = ("_PENDING_MIN", "_PENDING_RATIO", "_BOUNDED_PENDING_MIN", "_BOUNDED_PENDING_PER_BIN")
-    saved = {k: getattr(RankAUC, k) for k in names}
-    for k, v in zip(names, (exact, ratio, bounded, per_bin)):
-        setattr(RankAUC, k, v)
+    limits = [(Exact, "PENDING_MIN", exact), (Exact, "PENDING_RATIO", ratio),
+              (Bounded, "PENDING_MIN", bounded), (Bounded, "PENDING_PER_BIN", per_bin)]
+    saved = [(cls, k, getattr(cls, k)) for cls, k, _ in limits]
+    for cls, k, v in limits:
+        setattr(cls, k, v)
     try:
         yield
     finally:
-        for k, v in saved.items():
-            setattr(RankAUC, k, v)
+        for cls, k, v in saved:
+            setattr(cls, k, v)
+
+
+def runs(acc):
+    """Exact mode: the runs, longest first, after sorting the pending rows in."""
+    return acc.flush()._strategy.stack.runs
+
+
+def items(acc):
+    """Bounded mode: the bins (None if empty), after binning the pending rows in."""
+    return acc.flush()._strategy.items
+
+
+def held_arrays(acc):
+    """What the state holds besides the pending rows: the runs, or the bins."""
+    strategy = acc._strategy
+    return list(strategy.stack.runs) if isinstance(strategy, Exact) else [strategy.items]
 
 
 def pending_rows(acc):
@@ -683,8 +702,8 @@ def test_exact_batches_straddling_the_buffer_bound(ties):
             seen += hi - lo
             assert acc.n == seen
             assert pending_rows(acc) <= acc._limit()
-            assert sum(r[0].shape[0] for r in acc._stack) + pending_rows(acc) >= len(np.unique(s[:seen]))
-        assert acc._stack, "the buffer never overflowed into a run"
+            assert sum(r[0].shape[0] for r in acc._strategy.stack.runs) + pending_rows(acc) >= len(np.unique(s[:seen]))
+        assert acc._strategy.stack.runs, "the buffer never overflowed into a run"
         r = acc.finalize()
     assert r.as_dict() == one.finalize().as_dict()
     assert acc == one
@@ -728,7 +747,7 @@ def test_bounded_batches_straddling_the_buffer_bound(weighted):
         for lo, hi in zip([0, *cuts], [*cuts, len(y)]):
             acc.update(y[lo:hi], s[lo:hi], sample_weight=None if w is None else w[lo:hi])
             assert pending_rows(acc) <= 32
-            assert acc._bins is None or acc._bins[0].shape[0] <= 12
+            assert acc._strategy.items is None or acc._strategy.items[0].shape[0] <= 12
         r = acc.finalize()
     check_interval(r, exact, weighted)
     assert r.auc_upper > r.auc_lower  # binned
@@ -742,7 +761,7 @@ def test_bounded_stays_exact_while_the_points_fit():
         acc = fold_batches(RankAUC(max_bins=20), y, s, None, range(0, 5000, 37))
         r = acc.finalize()
     assert r.auc_lower == r.auc == r.auc_upper == auc(y, s)
-    assert acc._items[0].shape[0] == 30
+    assert items(acc)[0].shape[0] == 30
 
 
 def test_one_bounded_batch_beyond_the_buffer_is_binned_exactly():
@@ -752,9 +771,9 @@ def test_one_bounded_batch_beyond_the_buffer_is_binned_exactly():
     y = rng.integers(0, 2, 50_000)
     s = rng.normal(size=y.size) + y
     acc = RankAUC(max_bins=10).update(y, s)
-    assert acc._pending is None and acc._bins[0].shape[0] <= 20
+    assert acc._pending is None and acc._strategy.items[0].shape[0] <= 20
     r = acc.finalize()
-    assert np.any(acc._bins[1] > acc._bins[0])
+    assert np.any(acc._strategy.items[1] > acc._strategy.items[0])
     assert r.auc_lower == r.auc == r.auc_upper == auc(y, s)
 
 
@@ -834,7 +853,7 @@ def test_rejected_batch_leaves_the_pending_rows_unchanged(max_bins):
         for _ in range(5):
             acc.update(rng.integers(0, 2, 25), rng.random(25))
         assert pending_rows(acc) > 0
-        stack, bins, n = list(acc._stack), acc._bins, acc.n
+        held, n = held_arrays(acc), acc.n
         snap = pending_snapshot(acc)
         bad = [
             ((rng.integers(0, 2, 10), np.r_[rng.random(9), np.nan]), {}),  # fits the free slots
@@ -847,8 +866,8 @@ def test_rejected_batch_leaves_the_pending_rows_unchanged(max_bins):
             with pytest.raises(ValueError):
                 acc.update(*args, **kwargs)
             assert acc.n == n and not acc._weighted
-            assert len(acc._stack) == len(stack) and all(x is z for x, z in zip(acc._stack, stack))
-            assert acc._bins is bins
+            now = held_arrays(acc)
+            assert len(now) == len(held) and all(x is z for x, z in zip(now, held))
             assert_same_pending(pending_snapshot(acc), snap)
         check_rejected_batch(acc, ([1, 0], [0.5, np.nan]), match=r"s\[1\] = nan")
 
@@ -877,7 +896,7 @@ def test_finalize_and_curves_do_not_change_later_results(max_bins):
 def test_nbytes_counts_the_pending_rows():
     acc = RankAUC().update([1, 0, 1], [0.3, 0.2, 0.1])
     assert acc.nbytes >= 16 + 3 * 8
-    acc._state  # sorted in: a run of 3 scores
+    acc.flush()  # sorted in: a run of 3 scores
     assert acc._pending is None and acc.nbytes == 16 + 3 * 24
 
 
@@ -917,7 +936,7 @@ def counted_pair(y, s, cut):
     acc = RankAUC()
     if cut:
         acc.update(y[:cut], s[:cut])
-        acc._state  # sorted in: a run
+        acc.flush()  # sorted in: a run
     if cut < len(y):
         acc.update(y[cut:], s[cut:])
     return acc
@@ -931,7 +950,7 @@ def test_finalize_across_pending_rows_equals_finalize_after_a_flush(data, cut, t
     acc = counted_pair(y, s, cut)
     assert (pending_rows(acc) > 0) == (cut < len(y))
     ref = counted_pair(y, s, cut)
-    ref._state  # sorted in
+    ref.flush()  # sorted in
     with forced_threads(threads):
         r = acc.finalize()
     assert r.as_dict() == ref.finalize().as_dict()
@@ -940,8 +959,9 @@ def test_finalize_across_pending_rows_equals_finalize_after_a_flush(data, cut, t
     assert pending_rows(acc) == len(y) - cut
     assert acc._pending is None or acc._pending.sorted
     assert acc.finalize().as_dict() == r.as_dict()  # again, from the sorted rows
-    assert acc == ref  # the state sorts them in, and shows the same run
-    assert acc._pending is None
+    assert acc == ref  # the state, read with the rows sorted in, is the same run
+    assert pending_rows(acc) == len(y) - cut  # and reading it changed nothing
+    assert acc.flush()._pending is None and acc == ref
 
 
 def test_updates_after_a_finalize_across_pending_rows():
@@ -955,7 +975,7 @@ def test_updates_after_a_finalize_across_pending_rows():
             r = watched.finalize()
             assert watched._pending.sorted  # the rows counted, not yet a run
             assert r.auc == auc(y[: lo + 70], s[: lo + 70])
-        assert watched._stack, "no update ever turned sorted rows into a run"
+        assert watched._strategy.stack.runs, "no update ever turned sorted rows into a run"
         copied = watched.copy()
         merged = RankAUC().merge(watched)
     assert watched == plain == copied == merged
@@ -965,7 +985,7 @@ def test_updates_after_a_finalize_across_pending_rows():
 def test_finalize_across_pending_rows_falls_back_past_int64():
     # a state of ~2e10 rows with pending rows: 2U no longer fits an int64
     counts = np.array([[3_000_000_000, 0, 5_000_000_000], [0, 4_000_000_000, 6_000_000_000]], np.int64)
-    state = RankAUC()._new_state()
+    state = RankAUC().state_dict()
     state.update(n=np.array([int(counts.sum())], np.int64), lo=np.array([-1.0, 0.0, 0.5]), counts=counts)
     acc = RankAUC._from_saved({"max_bins": None}, state, "test").update([1, 0, 0], [0.5, 0.7, -2.0])
     p = np.array([0, 3_000_000_000, 0, 5_000_000_001, 0])  # at -2, -1, 0, 0.5, 0.7
@@ -994,20 +1014,20 @@ def test_u2_run_keys_kernel():
 @contextlib.contextmanager
 def forced_threads(on=True):
     """Sort and count with threads (on two cores or not) down to one row, or never."""
-    import streammetrics._auc as A
+    import streammetrics.metrics.ranking.sorting as A
 
-    saved = A._CORES, A._THREADED_MIN
-    A._CORES, A._THREADED_MIN = (2, 1) if on else (1, 1 << 62)
+    saved = A.CORES, A.THREADED_MIN
+    A.CORES, A.THREADED_MIN = (2, 1) if on else (1, 1 << 62)
     try:
         yield
     finally:
-        A._CORES, A._THREADED_MIN = saved
+        A.CORES, A.THREADED_MIN = saved
 
 
 @pytest.mark.parametrize("n_pos, n_neg", [(0, 0), (1, 0), (0, 1), (1, 1), (191, 300), (3000, 7000)])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_threaded_and_serial_sorts_agree(n_pos, n_neg, weighted):
-    import streammetrics._auc as A
+    import streammetrics.metrics.ranking.sorting as A
 
     rng = np.random.default_rng(n_pos + n_neg)
     n = n_pos + n_neg + 10
@@ -1018,7 +1038,7 @@ def test_threaded_and_serial_sorts_agree(n_pos, n_neg, weighted):
     for threads in (False, True):
         k = keys.copy()
         v = None if vals is None else vals.copy()
-        tk, tv = A._sort_classes(k, n_pos, back, v, threads=threads)
+        tk, tv = A.sort_classes(k, n_pos, back, v, threads=threads)
         assert tk.shape[0] >= max(n_pos, n_neg) and (tv is None) == (not weighted)
         np.testing.assert_array_equal(k[n_pos:back], keys[n_pos:back])  # the free slots
         out.append((k, v))
@@ -1032,19 +1052,19 @@ def test_threaded_and_serial_sorts_agree(n_pos, n_neg, weighted):
 @settings(max_examples=100)
 @given(labelled(max_size=200, weights=False), st.integers(0, 200))
 def test_threaded_and_serial_counts_agree(data, cut):
-    import streammetrics._auc as A
+    import streammetrics.metrics.ranking.sorting as A
 
     y, s, _, _ = data
     cut = min(cut, len(y))
     run = RankAUC().update(y[:cut], s[:cut])._points()
-    keys, n_pos = A._split_sorted(y[cut:], s[cut:])
+    keys, n_pos = A.split_sorted(y[cut:], s[cut:])
     kp, kn = keys[:n_pos], keys[n_pos:]
-    serial = A._u2_across(run, kp, kn, threads=False)
-    assert A._u2_across(run, kp, kn, threads=True) == serial
+    serial = A.u2_across(run, kp, kn, threads=False)
+    assert A.u2_across(run, kp, kn, threads=True) == serial
     assert serial == tuple(int(v) for v in brute_u2(y, s))
     # cut at each input's middle: a signed zero in a loaded run ties with the keys' +0.0
     lo = np.where(run[0] == 0.0, -0.0, run[0])
-    assert A._u2_across((lo, run[1]), kp, kn, threads=True) == serial
+    assert A.u2_across((lo, run[1]), kp, kn, threads=True) == serial
 
 
 @pytest.mark.parametrize("prealloc", [False, True])
@@ -1067,7 +1087,7 @@ def test_threads_and_preallocated_buffers_give_identical_states(prealloc):
             w = RankAUC().update(y, s, sample_weight=np.ones(5000))
         finally:
             RankAUC._PREALLOCATE_BATCH = saved
-    assert acc._stack, "the buffer never overflowed into a run"
+    assert acc._strategy.stack.runs, "the buffer never overflowed into a run"
     assert r.as_dict() == serial.finalize().as_dict()
     assert acc == serial
     assert w.finalize().auc == pytest.approx(r.auc, rel=1e-12)

@@ -295,7 +295,9 @@ def test_kernel_against_naive_python():
     p = (rng.random(1000) < 0.5).astype(np.uint8)
     counts = np.zeros(4, np.int64)
     wsums = np.zeros((4, 2))
-    assert binary_update.py_func(y, p, np.empty(0), counts, wsums) == 0
+    n = np.zeros(1, np.int64)
+    assert binary_update.py_func(y, p, np.empty(0), n, counts, wsums) == 0
+    assert n[0] == 1000
     naive = [
         sum(1 for a, b in zip(y, p) if a and b),
         sum(1 for a, b in zip(y, p) if not a and b),
@@ -304,7 +306,7 @@ def test_kernel_against_naive_python():
     ]
     assert counts.tolist() == naive
     counts2 = np.zeros(4, np.int64)
-    assert binary_update(y, p, np.empty(0), counts2, wsums) == 0
+    assert binary_update(y, p, np.empty(0), np.zeros(1, np.int64), counts2, wsums) == 0
     assert counts2.tolist() == naive
 
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from streammetrics import cli
-from streammetrics._base import load_state
-from streammetrics._evaluator import Evaluator
+from streammetrics import load_state
+from streammetrics import Evaluator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N = 3000
@@ -45,8 +45,8 @@ TASK_ARGS = {
     "regression": ["--task", "regression"],
     "clustering": ["--task", "clustering"],
 }
-MEMBER = {"binary": "_auc", "multiclass": "_multiclass", "regression": "_regression",
-          "clustering": "_clustering"}
+MEMBER = {"binary": "metrics.ranking", "multiclass": "metrics.multiclass",
+          "regression": "metrics.regression", "clustering": "metrics.clustering"}
 
 
 def _need_task(task):

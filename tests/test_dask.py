@@ -38,20 +38,20 @@ def _cases():
 def _optional_cases():
     out = []
     try:
-        from streammetrics._auc import RankAUC
+        from streammetrics.metrics.ranking import RankAUC
 
         out.append((lambda: RankAUC(), (Y, np.round(S, 2)), False))
     except ImportError:
         pass
     try:
-        from streammetrics._multiclass import MulticlassConfusion
+        from streammetrics.metrics.multiclass import MulticlassConfusion
 
         yk = rng.integers(0, 4, N)
         out.append((lambda: MulticlassConfusion(4), (yk, (yk + (rng.random(N) < 0.3)) % 4), True))
     except ImportError:
         pass
     try:
-        from streammetrics._clustering import ClusterContingency
+        from streammetrics.metrics.clustering import ClusterContingency
 
         out.append((lambda: ClusterContingency(), (rng.integers(-5, 5, N), rng.integers(0, 7, N) * 10**12), False))
     except ImportError:

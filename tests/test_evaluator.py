@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
-from streammetrics._base import load_state
-from streammetrics._evaluator import EvaluationReport, Evaluator, evaluate_batches
+from streammetrics import load_state
+from streammetrics import EvaluationReport, Evaluator, evaluate_batches
 
 from .harness import (
     assert_results_equal,
@@ -84,7 +84,7 @@ def _multiclass_data(rng, n=100, k=4):
 
 
 def test_multiclass_probabilities_protocol_and_sklearn(rng):
-    pytest.importorskip("streammetrics._multiclass")
+    pytest.importorskip("streammetrics.metrics.multiclass")
     y, proba = _multiclass_data(rng)
     pred = proba.argmax(axis=1)
     onehot = np.eye(4)[y]
@@ -102,7 +102,7 @@ def test_multiclass_probabilities_protocol_and_sklearn(rng):
 
 
 def test_multiclass_labels_and_mixed_batches(rng):
-    pytest.importorskip("streammetrics._multiclass")
+    pytest.importorskip("streammetrics.metrics.multiclass")
     y, proba = _multiclass_data(rng)
     pred = proba.argmax(axis=1)
     labels = Evaluator("multiclass", n_classes=4).update(y, pred).finalize()
@@ -117,7 +117,7 @@ def test_multiclass_labels_and_mixed_batches(rng):
 
 
 def test_multiclass_rejections_leave_everything_unchanged(rng):
-    pytest.importorskip("streammetrics._multiclass")
+    pytest.importorskip("streammetrics.metrics.multiclass")
     y, proba = _multiclass_data(rng, n=20)
     ev = Evaluator("multiclass", n_classes=4).update(y, proba)
     bad = proba.copy()
@@ -131,25 +131,27 @@ def test_multiclass_rejections_leave_everything_unchanged(rng):
     check_rejected_batch(ev, (y, np.r_[y[:-1], 9]), match=r"p\[19\] = 9")
 
 
-def test_failing_later_member_rolls_back_earlier_ones(rng, monkeypatch):
-    """The class-probability member runs first; if the confusion member then
-    fails, the first one is restored."""
-    pytest.importorskip("streammetrics._multiclass")
+def test_bad_batch_is_refused_before_any_member_folds(rng, monkeypatch):
+    """The batch is converted and checked once, for every member, before any
+    member folds it: no member can keep rows that another refused."""
+    pytest.importorskip("streammetrics.metrics.multiclass")
     y, proba = _multiclass_data(rng, n=20)
     ev = Evaluator("multiclass", n_classes=4).update(y, proba)
     snap = state_snapshot(ev)
-    mc = ev.members["multiclass"]
-
-    def boom(*args, **kwargs):
-        raise ValueError("p[0] = 1: simulated failure")
-
-    monkeypatch.setattr(mc, "update", boom)
-    with pytest.raises(ValueError, match="simulated"):
-        ev.update(y, proba)
-    assert ev.n == 20
+    folded = []
+    for name, m in ev.members.items():
+        def watched(batch, name=name, fold=m.fold):
+            folded.append(name)
+            return fold(batch)
+        monkeypatch.setattr(m, "fold", watched)
+    bad = proba.copy()
+    bad[0] = [0.5, 0.5, 0.5, 0.5]
+    with pytest.raises(ValueError, match=r"p\[0\] sums to 2.0"):
+        ev.update(y, bad)
+    assert folded == [] and ev.n == 20
     assert_state_unchanged(ev, snap)
-    monkeypatch.undo()
     assert ev.update(y, proba).n == 40
+    assert folded == ["class_probability", "multiclass"]
 
 
 # --------------------------------------------------------------------- binary
@@ -160,7 +162,7 @@ def _binary_data(rng, n=200):
 
 
 def test_binary_protocol_and_sklearn(rng):
-    pytest.importorskip("streammetrics._auc")
+    pytest.importorskip("streammetrics.metrics.ranking")
     y, p = _binary_data(rng)
     pred = (p >= 0.5).astype(int)
     expected = {
@@ -179,7 +181,7 @@ def test_binary_protocol_and_sklearn(rng):
 
 
 def test_binary_weighted(rng):
-    pytest.importorskip("streammetrics._auc")
+    pytest.importorskip("streammetrics.metrics.ranking")
     y, p = _binary_data(rng)
     w = rng.random(200)
     expected = {
@@ -191,7 +193,7 @@ def test_binary_weighted(rng):
 
 
 def test_binary_scores_mode_takes_logits(rng):
-    pytest.importorskip("streammetrics._auc")
+    pytest.importorskip("streammetrics.metrics.ranking")
     y, p = _binary_data(rng)
     logits = np.log(np.clip(p, 1e-3, 1 - 1e-3) / (1 - np.clip(p, 1e-3, 1 - 1e-3)))
     ev = Evaluator("binary", scores="score").update(y, logits)
@@ -204,7 +206,7 @@ def test_binary_scores_mode_takes_logits(rng):
 
 
 def test_binary_rejected_batch_rolls_back_every_member(rng):
-    pytest.importorskip("streammetrics._auc")
+    pytest.importorskip("streammetrics.metrics.ranking")
     y, p = _binary_data(rng, 20)
     ev = Evaluator("binary").update(y, p)
     # BinaryConfusion (a threshold cut) would accept 1.3; ProbabilityScores refuses
@@ -220,7 +222,7 @@ def test_binary_rejected_batch_rolls_back_every_member(rng):
 
 
 def test_binary_predict_proba_matrix(rng):
-    pytest.importorskip("streammetrics._auc")
+    pytest.importorskip("streammetrics.metrics.ranking")
     y, p = _binary_data(rng)
     a = Evaluator("binary").update(y, np.column_stack([1 - p, p])).finalize()
     b = Evaluator("binary").update(y, p).finalize()
@@ -229,7 +231,7 @@ def test_binary_predict_proba_matrix(rng):
 
 # ----------------------------------------------------------------- clustering
 def test_clustering_protocol_and_sklearn(rng):
-    pytest.importorskip("streammetrics._clustering")
+    pytest.importorskip("streammetrics.metrics.clustering")
     truth = rng.integers(0, 4, 150)
     pred = np.where(rng.random(150) < 0.7, truth, rng.integers(10, 14, 150))
     expected = {
@@ -252,12 +254,12 @@ def test_settings_are_checked():
     with pytest.raises(ValueError, match="n_classes applies"):
         Evaluator("regression", n_classes=3)
     with pytest.raises(ValueError, match="needs n_classes"):
-        pytest.importorskip("streammetrics._multiclass")
+        pytest.importorskip("streammetrics.metrics.multiclass")
         Evaluator("multiclass")
 
 
 def test_merge_with_other_settings_refused_and_unchanged(rng):
-    pytest.importorskip("streammetrics._multiclass")
+    pytest.importorskip("streammetrics.metrics.multiclass")
     y, proba = _multiclass_data(rng, n=10, k=3)
     a = Evaluator("multiclass", n_classes=3).update(y, proba)
     b = Evaluator("multiclass", n_classes=4).update(y, np.c_[proba, np.zeros(10)])

@@ -13,8 +13,8 @@ import sklearn.metrics as skm
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streammetrics._binary import BinaryConfusion
-from streammetrics._multiclass import (
+from streammetrics.metrics.binary import BinaryConfusion
+from streammetrics.metrics.multiclass import (
     MulticlassConfusion,
     confusion_matrix,
     multiclass_result,

@@ -214,7 +214,9 @@ def test_kernels_against_naive_python():
     y = (rng.random(700) < 0.5).astype(np.uint8)
     p = rng.random(700)
     sums = np.zeros((3, 2))
-    assert probability_update.py_func(y, p, np.empty(0), sums) == 0
+    n = np.zeros(1, np.int64)
+    assert probability_update.py_func(y, p, np.empty(0), n, sums) == 0
+    assert n[0] == 700
     ll = math.fsum(-math.log(max(pi if yi else 1 - pi, 1e-12)) for yi, pi in zip(y, p))
     br = math.fsum((pi - yi) ** 2 for yi, pi in zip(y, p))
     assert sums[0].sum() == 700
@@ -224,7 +226,8 @@ def test_kernels_against_naive_python():
     yr = rng.normal(size=700) + 50
     pr = yr + rng.normal(size=700)
     moments, rsums = np.zeros(6), np.zeros((3, 2))
-    assert regression_update.py_func(yr, pr, np.empty(0), moments, rsums) == 0
+    assert regression_update.py_func(yr, pr, np.empty(0), n, moments, rsums) == 0
+    assert n[0] == 1400
     mean = math.fsum(yr) / 700
     assert moments[2] + moments[3] == pytest.approx(mean, rel=1e-15)
     assert moments[4] + moments[5] == pytest.approx(math.fsum((v - mean) ** 2 for v in yr), rel=1e-13)

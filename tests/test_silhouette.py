@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import streammetrics._silhouette as sil_module
+import streammetrics.metrics.silhouette as sil_module
 from streammetrics._kernels import silhouette as kern
-from streammetrics._silhouette import (
+from streammetrics.metrics.silhouette import (
     silhouette,
     silhouette_samples,
     silhouette_score,

@@ -10,7 +10,9 @@ untouched and a status code says which argument was bad:
 
 State layout: ``counts`` is an ``int64[4]`` of unweighted ``(tp, fp, fn, tn)``;
 ``wsums`` is a ``float64[4, 2]`` of compensated weighted ``(tp, fp, fn, tn)``
-pairs (see :mod:`.common`). A zero-length ``w`` means "unweighted".
+pairs (see :mod:`.compensated`). A zero-length ``w`` means "unweighted".
+``n`` is the state's ``int64[1]`` row count, advanced by the batch's length
+when it is folded in.
 
 Unweighted counts come from three sums (of y, of p and of y*p), which
 vectorize, rather than from a four-bin histogram, which would serialise on the
@@ -24,7 +26,7 @@ scores and 1.8x slower for weighted labels on 10M rows.
 from __future__ import annotations
 
 from ._jit import kernel
-from .common import BLOCK, neumaier_add
+from .compensated import BLOCK, add, fold
 
 __all__ = ["binary_update", "binary_update_scores"]
 
@@ -82,33 +84,28 @@ def _weighted(y, p, w, wsums):
             b2 += wy - wy * p1
             b1 += wn * p1
             b3 += wn - wn * p1
-        s0, c0 = neumaier_add(s0, c0, b0)
-        s1, c1 = neumaier_add(s1, c1, b1)
-        s2, c2 = neumaier_add(s2, c2, b2)
-        s3, c3 = neumaier_add(s3, c3, b3)
-    _fold(wsums, 0, s0, c0)
-    _fold(wsums, 1, s1, c1)
-    _fold(wsums, 2, s2, c2)
-    _fold(wsums, 3, s3, c3)
+        s0, c0 = add(s0, c0, b0)
+        s1, c1 = add(s1, c1, b1)
+        s2, c2 = add(s2, c2, b2)
+        s3, c3 = add(s3, c3, b3)
+    fold(wsums, 0, s0, c0)
+    fold(wsums, 1, s1, c1)
+    fold(wsums, 2, s2, c2)
+    fold(wsums, 3, s3, c3)
     return 0
 
 
-@kernel
-def _fold(pairs, k, s, c):
-    t, cc = neumaier_add(pairs[k, 0], pairs[k, 1], s)
-    pairs[k, 0] = t
-    pairs[k, 1] = cc + c
-
 
 @kernel
-def binary_update(y, p, w, counts, wsums):
+def binary_update(y, p, w, n, counts, wsums):
     """Fold hard 0/1 labels ``y`` and predictions ``p`` into the state.
 
     Returns the status code described in the module docstring.
     """
-    if w.shape[0] == 0:
-        return _unweighted(y, p, counts)
-    return _weighted(y, p, w, wsums)
+    status = _unweighted(y, p, counts) if w.shape[0] == 0 else _weighted(y, p, w, wsums)
+    if status == 0:
+        n[0] += y.shape[0]
+    return status
 
 
 @kernel
@@ -163,24 +160,28 @@ def _weighted_scores(y, s, threshold, w, wsums):
             b2 += wy - wy * p1
             b1 += wn * p1
             b3 += wn - wn * p1
-        s0, c0 = neumaier_add(s0, c0, b0)
-        s1, c1 = neumaier_add(s1, c1, b1)
-        s2, c2 = neumaier_add(s2, c2, b2)
-        s3, c3 = neumaier_add(s3, c3, b3)
-    _fold(wsums, 0, s0, c0)
-    _fold(wsums, 1, s1, c1)
-    _fold(wsums, 2, s2, c2)
-    _fold(wsums, 3, s3, c3)
+        s0, c0 = add(s0, c0, b0)
+        s1, c1 = add(s1, c1, b1)
+        s2, c2 = add(s2, c2, b2)
+        s3, c3 = add(s3, c3, b3)
+    fold(wsums, 0, s0, c0)
+    fold(wsums, 1, s1, c1)
+    fold(wsums, 2, s2, c2)
+    fold(wsums, 3, s3, c3)
     return 0
 
 
 @kernel
-def binary_update_scores(y, s, threshold, w, counts, wsums):
+def binary_update_scores(y, s, threshold, w, n, counts, wsums):
     """Fold labels ``y`` and real scores ``s``, counting ``s >= threshold`` as 1.
 
     Returns the status code described in the module docstring (``2`` for a
     score that is NaN or infinite).
     """
     if w.shape[0] == 0:
-        return _unweighted_scores(y, s, threshold, counts)
-    return _weighted_scores(y, s, threshold, w, wsums)
+        status = _unweighted_scores(y, s, threshold, counts)
+    else:
+        status = _weighted_scores(y, s, threshold, w, wsums)
+    if status == 0:
+        n[0] += y.shape[0]
+    return status

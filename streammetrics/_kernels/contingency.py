@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ._jit import kernel
-from .common import neumaier_add
+from .compensated import add
 
 __all__ = [
     "batch_table",
@@ -359,7 +359,7 @@ def _cell(a, b, n):
         w *= (fa - fk) * (fb - fk) / ((fk + 1.0) * (rest + fk + 1.0))
         k += 1
         total += w
-        s, c = neumaier_add(s, c, w * _term(float(k), fn, fab))
+        s, c = add(s, c, w * _term(float(k), fn, fab))
         if w > wmax:
             wmax = w
         elif w < _TAIL * wmax:
@@ -372,7 +372,7 @@ def _cell(a, b, n):
         k -= 1
         total += w
         if k > 0:
-            s, c = neumaier_add(s, c, w * _term(float(k), fn, fab))
+            s, c = add(s, c, w * _term(float(k), fn, fab))
         if w > wmax:
             wmax = w
         elif w < _TAIL * wmax:
@@ -401,5 +401,5 @@ def expected_mutual_info(a, b, n):
     for i in range(va.shape[0]):
         for j in range(vb.shape[0]):
             term = ma[i] * mb[j] * _cell(va[i], vb[j], n)
-            s, c = neumaier_add(s, c, term)
+            s, c = add(s, c, term)
     return s + c

@@ -13,7 +13,7 @@ State layout, for ``k`` classes:
 
 * ``counts``: ``int64[k, k]``, unweighted rows (truth by row, prediction by
   column);
-* ``wsum``: ``float64[k * k, 2]``, compensated pairs (see :mod:`.common`) of
+* ``wsum``: ``float64[k * k, 2]``, compensated pairs (see :mod:`.compensated`) of
   the weights of weighted rows, cell ``y * k + p``;
 * ``seen``: ``int64[2, k]``, how many weighted rows had each class in ``y``
   (row 0) and in ``p`` (row 1), whatever their weight, so that a class seen only
@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import kernel
-from .common import neumaier_add
+from .compensated import add
 
 __all__ = ["confusion_update", "confusion_bounds"]
 
@@ -90,7 +90,7 @@ def _count_weighted(y, p, w, k, wsum, seen):
         yi = y[i]
         pi = p[i]
         c = yi * k + pi
-        t, cc = neumaier_add(wsum[c, 0], wsum[c, 1], w[i])
+        t, cc = add(wsum[c, 0], wsum[c, 1], w[i])
         wsum[c, 0] = t
         wsum[c, 1] = cc
         seen[0, yi] += 1
@@ -98,7 +98,7 @@ def _count_weighted(y, p, w, k, wsum, seen):
 
 
 @kernel
-def confusion_update(y, p, w, k, counts, wsum, seen):
+def confusion_update(y, p, w, k, n, counts, wsum, seen):
     """Fold class indices ``y`` (truth) and ``p`` (prediction) into the state.
 
     ``y`` and ``p`` are ``int64``; ``w`` is ``float64`` weights or empty.
@@ -112,4 +112,5 @@ def confusion_update(y, p, w, k, counts, wsum, seen):
         _count(y, p, k, counts)
     else:
         _count_weighted(y, p, w, k, wsum, seen)
+    n[0] += y.shape[0]
     return 0

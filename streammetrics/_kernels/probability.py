@@ -1,7 +1,7 @@
 """Log-loss and Brier totals of 0/1 labels against predicted probabilities.
 
 State: ``sums``, a ``float64[3, 2]`` array of compensated pairs (see
-:mod:`.common`): the total weight, the log-loss total and the Brier total. A
+:mod:`.compensated`): the total weight, the log-loss total and the Brier total. A
 zero-length ``w`` means "unweighted" (every weight 1, the total weight exact).
 
 The kernel validates the batch in the same pass and writes the state only when
@@ -14,22 +14,22 @@ from __future__ import annotations
 import math
 
 from ._jit import kernel
-from .common import BLOCK, neumaier_add
+from .compensated import BLOCK, add, fold
 
-__all__ = ["probability_update", "LOG_FLOOR"]
+__all__ = ["probability_update", "class_probability_update", "LOG_FLOOR"]
 
 #: The specification floors both p and 1 - p at 1e-12 before the logarithm.
 LOG_FLOOR = 1e-12
 
 
 @kernel
-def probability_update(y, p, w, sums):
+def probability_update(y, p, w, n, sums):
     """Fold one batch into ``sums``; return the status code (module docstring)."""
-    n = y.shape[0]
+    rows = y.shape[0]
     weighted = w.shape[0] > 0
     sw = cw = sl = cl = sb = cb = 0.0
-    for start in range(0, n, BLOCK):
-        stop = min(start + BLOCK, n)
+    for start in range(0, rows, BLOCK):
+        stop = min(start + BLOCK, rows)
         bw = bl = bb = 0.0
         for i in range(start, stop):
             yi = y[i]
@@ -52,16 +52,64 @@ def probability_update(y, p, w, sums):
                 bb += d * d
         if not weighted:
             bw = float(stop - start)
-        sw, cw = neumaier_add(sw, cw, bw)
-        sl, cl = neumaier_add(sl, cl, bl)
-        sb, cb = neumaier_add(sb, cb, bb)
-    t, c = neumaier_add(sums[0, 0], sums[0, 1], sw)
-    sums[0, 0] = t
-    sums[0, 1] = c + cw
-    t, c = neumaier_add(sums[1, 0], sums[1, 1], sl)
-    sums[1, 0] = t
-    sums[1, 1] = c + cl
-    t, c = neumaier_add(sums[2, 0], sums[2, 1], sb)
-    sums[2, 0] = t
-    sums[2, 1] = c + cb
+        sw, cw = add(sw, cw, bw)
+        sl, cl = add(sl, cl, bl)
+        sb, cb = add(sb, cb, bb)
+    fold(sums, 0, sw, cw)
+    fold(sums, 1, sl, cl)
+    fold(sums, 2, sb, cb)
+    n[0] += y.shape[0]
+    return 0
+
+
+@kernel
+def class_probability_update(y, m, k, tolerance, w, n, sums):
+    """Fold class codes ``y`` and an ``(rows, k)`` probability matrix ``m``.
+
+    ``sums`` as for :func:`probability_update`: the total weight, the total of
+    ``-ln(max(m[i, y_i], 1e-12))`` and the total of Brier's multiclass score
+    ``sum_j (m[i, j] - [j == y_i])**2``. Status 0 when folded in, 1 for a code
+    outside ``0..k-1``, 2 for an entry outside [0, 1] or a row whose sum is
+    more than ``tolerance`` away from 1.
+    """
+    rows = y.shape[0]
+    weighted = w.shape[0] > 0
+    sw = cw = sl = cl = sb = cb = 0.0
+    for start in range(0, rows, BLOCK):
+        stop = min(start + BLOCK, rows)
+        bw = bl = bb = 0.0
+        for i in range(start, stop):
+            yi = y[i]
+            if yi < 0 or yi >= k:
+                return 1
+            total = 0.0
+            sq = 0.0
+            for j in range(k):
+                v = m[i, j]
+                if not (v >= 0.0 and v <= 1.0):
+                    return 2
+                total += v
+                sq += v * v
+            if abs(total - 1.0) > tolerance:
+                return 2
+            picked = m[i, yi]
+            loss = -math.log(max(picked, LOG_FLOOR))
+            brier = sq - 2.0 * picked + 1.0
+            if weighted:
+                wi = w[i]
+                bw += wi
+                bl += wi * loss
+                bb += wi * brier
+            else:
+                bl += loss
+                bb += brier
+        if not weighted:
+            bw = float(stop - start)
+        sw, cw = add(sw, cw, bw)
+        sl, cl = add(sl, cl, bl)
+        sb, cb = add(sb, cb, bb)
+    fold(sums, 0, sw, cw)
+    fold(sums, 1, sl, cl)
+    fold(sums, 2, sb, cb)
+    n[0] += rows
     return 0

@@ -47,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import kernel
-from .common import neumaier_add
+from .compensated import add
 
 __all__ = [
     "split_keys",
@@ -596,8 +596,8 @@ def u2_float(ab, scale_pos, scale_neg):
     uc = 0.0
     for i in range(ab.shape[1]):
         q = ab[1, i] * scale_neg
-        us, uc = neumaier_add(us, uc, (ab[0, i] * scale_pos) * (2.0 * (cs + cc) + q))
-        cs, cc = neumaier_add(cs, cc, q)
+        us, uc = add(us, uc, (ab[0, i] * scale_pos) * (2.0 * (cs + cc) + q))
+        cs, cc = add(cs, cc, q)
     return us + uc
 
 

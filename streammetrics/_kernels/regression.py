@@ -24,7 +24,7 @@ from __future__ import annotations
 
 
 from ._jit import kernel
-from .common import BLOCK, neumaier_add
+from .compensated import BLOCK, add, fold, merge
 
 __all__ = ["regression_update", "regression_merge", "MAPE_FLOOR"]
 
@@ -36,7 +36,7 @@ MAPE_FLOOR = 1e-12
 def _merge_moments(m, wb_s, wb_c, shift_b, offset_b, m2b_s, m2b_c):
     wa = m[0] + m[1]
     wb = wb_s + wb_c
-    t, c = neumaier_add(m[0], m[1], wb_s)
+    t, c = add(m[0], m[1], wb_s)
     m[0] = t
     m[1] = c + wb_c
     w = m[0] + m[1]
@@ -51,25 +51,26 @@ def _merge_moments(m, wb_s, wb_c, shift_b, offset_b, m2b_s, m2b_c):
     # difference of the two means: the shifts cancel exactly when close
     delta = (shift_b - m[2]) + (offset_b - m[3])
     m[3] = m[3] + delta * (wb / w)
-    t, c = neumaier_add(m[4], m[5], m2b_s)
-    t, c = neumaier_add(t, c, m2b_c)
-    t, c = neumaier_add(t, c, delta * delta * (wa * wb / w))
+    t, c = add(m[4], m[5], m2b_s)
+    t, c = add(t, c, m2b_c)
+    t, c = add(t, c, delta * delta * (wa * wb / w))
     m[4] = t
     m[5] = c
 
 
 @kernel
-def regression_update(y, p, w, moments, sums):
-    """Fold one batch into ``moments`` and ``sums``; return the status code."""
-    n = y.shape[0]
+def regression_update(y, p, w, n, moments, sums):
+    """Fold one batch into ``moments`` and ``sums`` and count its rows in ``n``;
+    return the status code."""
+    rows = y.shape[0]
     weighted = w.shape[0] > 0
     # pass 1: validation, total weight and weighted sum of y - shift
     shift = y[0]
     if not (shift - shift == 0.0):
         return 1
     sw = cw = sy = cy = 0.0
-    for start in range(0, n, BLOCK):
-        stop = min(start + BLOCK, n)
+    for start in range(0, rows, BLOCK):
+        stop = min(start + BLOCK, rows)
         bw = by = 0.0
         bad_y = False
         bad_p = False
@@ -89,14 +90,14 @@ def regression_update(y, p, w, moments, sums):
             return 2
         if not weighted:
             bw = float(stop - start)
-        sw, cw = neumaier_add(sw, cw, bw)
-        sy, cy = neumaier_add(sy, cy, by)
+        sw, cw = add(sw, cw, bw)
+        sy, cy = add(sy, cy, by)
     wt = sw + cw
     mean = (sy + cy) / wt if wt > 0.0 else 0.0
     # pass 2: squared deviations and the error totals
     sd = cd = sm = cm = s2 = c2 = s1 = c1 = sp = cp = 0.0
-    for start in range(0, n, BLOCK):
-        stop = min(start + BLOCK, n)
+    for start in range(0, rows, BLOCK):
+        stop = min(start + BLOCK, rows)
         bd = bm = b2 = b1 = bp = 0.0
         for i in range(start, stop):
             yi = y[i]
@@ -117,27 +118,22 @@ def regression_update(y, p, w, moments, sums):
                 b2 += r * r
                 b1 += ar
                 bp += ape
-        sd, cd = neumaier_add(sd, cd, bd)
-        sm, cm = neumaier_add(sm, cm, bm)
-        s2, c2 = neumaier_add(s2, c2, b2)
-        s1, c1 = neumaier_add(s1, c1, b1)
-        sp, cp = neumaier_add(sp, cp, bp)
+        sd, cd = add(sd, cd, bd)
+        sm, cm = add(sm, cm, bm)
+        s2, c2 = add(s2, c2, b2)
+        s1, c1 = add(s1, c1, b1)
+        sp, cp = add(sp, cp, bp)
     if wt > 0.0:
         corr = sd + cd
-        sm, cm = neumaier_add(sm, cm, -(corr * corr) / wt)
+        sm, cm = add(sm, cm, -(corr * corr) / wt)
         m2 = sm + cm
         if m2 < 0.0:
             sm, cm = 0.0, 0.0
     _merge_moments(moments, sw, cw, shift, mean, sm, cm)
-    t, c = neumaier_add(sums[0, 0], sums[0, 1], s2)
-    sums[0, 0] = t
-    sums[0, 1] = c + c2
-    t, c = neumaier_add(sums[1, 0], sums[1, 1], s1)
-    sums[1, 0] = t
-    sums[1, 1] = c + c1
-    t, c = neumaier_add(sums[2, 0], sums[2, 1], sp)
-    sums[2, 0] = t
-    sums[2, 1] = c + cp
+    fold(sums, 0, s2, c2)
+    fold(sums, 1, s1, c1)
+    fold(sums, 2, sp, cp)
+    n[0] += rows
     return 0
 
 
@@ -146,7 +142,4 @@ def regression_merge(moments, sums, other_moments, other_sums):
     """Fold another state into ``moments``/``sums`` (Chan et al. for M2)."""
     om = other_moments
     _merge_moments(moments, om[0], om[1], om[2], om[3], om[4], om[5])
-    for k in range(sums.shape[0]):
-        t, c = neumaier_add(sums[k, 0], sums[k, 1], other_sums[k, 0])
-        sums[k, 0] = t
-        sums[k, 1] = c + other_sums[k, 1]
+    merge(sums, other_sums)

@@ -1,20 +1,18 @@
-"""Input checks and dtype conversion, done once at the edge of the public API.
+"""Conversion at the edge of the public API: array-likes to a few numpy dtypes.
 
-Every public function and ``update`` method funnels its arguments through the
-helpers here. They
+The helpers here
 
 * accept lists, numpy arrays and anything exposing ``__array__`` or
   ``__dlpack__`` (torch CPU tensors, jax arrays, pandas/polars columns), without
   copying when the memory can be shared;
 * convert to a small fixed set of dtypes (``uint8``/``int64``/``float64`` for
-  labels, ``float64`` for reals and weights) so that Numba compiles few
-  specializations of each kernel;
-* raise ``TypeError`` for wrong types and ``ValueError`` naming the argument, the
-  problem and the first offending position for wrong values.
+  labels, ``float64`` for reals and weights, ``int64`` for classes) so that
+  Numba compiles few specializations of each kernel;
+* raise ``TypeError`` for wrong types and :class:`~.errors.BadShapeError` for
+  wrong shapes.
 
-Kernels never validate; value checks that are fused into a kernel's single pass
-only report *whether* a batch is bad, and the helpers here then locate the first
-offending position to build the message (the error path may be slow).
+Value checks (is every label 0 or 1?) belong to the declared inputs of
+:mod:`.inputs`, which use these helpers to convert.
 """
 
 from __future__ import annotations
@@ -23,16 +21,15 @@ import numbers
 
 import numpy as np
 
+from .errors import BadShapeError, BadValueError
+
 __all__ = [
+    "to_numpy",
     "as_1d",
     "as_labels01",
     "as_reals",
     "as_weights",
     "check_same_length",
-    "first_bad_label01",
-    "first_bad_probability",
-    "first_nonfinite",
-    "bad_value",
     "EMPTY_WEIGHTS",
 ]
 
@@ -41,17 +38,21 @@ __all__ = [
 EMPTY_WEIGHTS = np.empty(0, dtype=np.float64)
 EMPTY_WEIGHTS.setflags(write=False)
 
-_LABEL_KINDS = "biuf"
+_NUMERIC_KINDS = "biuf"
+_U8 = np.dtype(np.uint8)
+_I64 = np.dtype(np.int64)
+_F64 = np.dtype(np.float64)
+_BOOL = np.dtype(np.bool_)
 
 
-def _to_numpy(x, name: str) -> np.ndarray:
+def to_numpy(x, name: str) -> np.ndarray:
     """Turn an array-like into a numpy array, sharing memory where possible."""
     if isinstance(x, np.ndarray):
         return x
     if isinstance(x, (str, bytes, dict, set)):
         raise TypeError(f"{name} must be array-like, got {type(x).__name__}")
     if isinstance(x, (numbers.Number, np.generic)):
-        raise ValueError(f"{name} must be a 1-D array, got a scalar ({x!r})")
+        raise BadShapeError(f"{name} must be a 1-D array, got a scalar ({x!r})", name)
     # torch tensors that require grad refuse __array__; their values are what we
     # score, so detach them (no copy) rather than fail inside a training loop.
     if getattr(x, "requires_grad", False) and hasattr(x, "detach"):
@@ -83,10 +84,9 @@ def _to_numpy(x, name: str) -> np.ndarray:
     )
 
 
-def as_1d(x, name: str) -> np.ndarray:
-    """Return ``x`` as a 1-D numeric numpy array (dtype not yet normalised)."""
-    arr = _to_numpy(x, name)
-    if arr.dtype.kind not in _LABEL_KINDS:
+def check_numeric(arr: np.ndarray, name: str) -> None:
+    """``TypeError`` unless ``arr`` holds bools, integers or reals."""
+    if arr.dtype.kind not in _NUMERIC_KINDS:
         if arr.dtype.kind == "c":
             raise TypeError(f"{name} must be real, got complex dtype {arr.dtype}")
         raise TypeError(
@@ -94,12 +94,19 @@ def as_1d(x, name: str) -> np.ndarray:
             + (" (convert with .astype(float) or map the labels first)"
                if arr.dtype.kind in "OUS" else "")
         )
+
+
+def as_1d(x, name: str) -> np.ndarray:
+    """Return ``x`` as a 1-D numeric numpy array (dtype not yet normalised)."""
+    arr = to_numpy(x, name)
+    check_numeric(arr, name)
     if arr.ndim != 1:
         if arr.ndim == 0:
-            raise ValueError(f"{name} must be a 1-D array, got a scalar")
-        raise ValueError(
+            raise BadShapeError(f"{name} must be a 1-D array, got a scalar", name)
+        raise BadShapeError(
             f"{name} must be a 1-D array, got shape {arr.shape}"
-            + (" (use .ravel() for a column vector)" if arr.ndim == 2 and 1 in arr.shape else "")
+            + (" (use .ravel() for a column vector)" if arr.ndim == 2 and 1 in arr.shape else ""),
+            name,
         )
     return arr
 
@@ -109,12 +116,18 @@ def as_labels01(x, name: str) -> np.ndarray:
 
     Booleans and ``uint8`` are viewed as ``uint8`` without a copy; other
     integers become ``int64`` and other floats ``float64``. Values are not
-    checked here: that is fused into the counting kernels.
+    checked here.
     """
+    if type(x) is np.ndarray and x.ndim == 1 and x.flags.c_contiguous:
+        dt = x.dtype  # the common case, without the general path's checks
+        if dt is _U8 or dt == _U8 or dt is _I64 or dt is _F64:
+            return x
+        if dt == _BOOL:
+            return x.view(np.uint8)
     arr = as_1d(x, name)
     kind, size = arr.dtype.kind, arr.dtype.itemsize
     if kind == "b" or (kind == "u" and size == 1):
-        arr = arr.view(np.uint8)
+        arr = arr.view(np.uint8) if arr.flags.c_contiguous else np.ascontiguousarray(arr).view(np.uint8)
     elif kind in "iu":
         arr = arr.astype(np.int64, copy=False)
     else:
@@ -124,6 +137,8 @@ def as_labels01(x, name: str) -> np.ndarray:
 
 def as_reals(x, name: str) -> np.ndarray:
     """``x`` as a contiguous ``float64`` 1-D array (values not yet checked)."""
+    if type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1 and x.flags.c_contiguous:
+        return x
     arr = as_1d(x, name)
     return np.ascontiguousarray(arr, dtype=np.float64)
 
@@ -137,85 +152,27 @@ def as_weights(w, n: int, name: str = "sample_weight") -> np.ndarray:
         return EMPTY_WEIGHTS
     arr = as_reals(w, name)
     if arr.shape[0] != n:
-        raise ValueError(
-            f"{name} has length {arr.shape[0]} but the labels have length {n}"
+        raise BadShapeError(
+            f"{name} has length {arr.shape[0]} but the labels have length {n}", name
         )
     if n:
-        from ._kernels.common import first_bad_weight
+        from .._kernels.compensated import first_bad_weight
 
         i = first_bad_weight(arr)
         if i >= 0:
             v = arr[i]
             problem = "weights must be finite" if not np.isfinite(v) else "weights must be non-negative"
-            raise bad_value(name, arr, i, problem)
+            raise BadValueError(name, i, v, problem)
     return arr
 
 
-def check_same_length(**arrays: np.ndarray) -> int:
-    """Raise ``ValueError`` unless all arrays have the same length; return it."""
-    items = list(arrays.items())
-    n0 = items[0][1].shape[0]
-    for name, arr in items[1:]:
+def check_same_length(names, arrays) -> int:
+    """Raise :class:`BadShapeError` unless all arrays have one length; return it."""
+    n0 = arrays[0].shape[0]
+    for name, arr in zip(names[1:], arrays[1:]):
         if arr.shape[0] != n0:
-            raise ValueError(
-                f"{items[0][0]} and {name} have different lengths: "
-                f"{n0} and {arr.shape[0]}"
+            raise BadShapeError(
+                f"{names[0]} and {name} have different lengths: {n0} and {arr.shape[0]}",
+                names[0], name,
             )
     return n0
-
-
-def _fmt(v) -> str:
-    v = v.item() if isinstance(v, np.generic) else v
-    return repr(v)
-
-
-def bad_value(name: str, arr: np.ndarray, index: int, problem: str) -> ValueError:
-    """The standard error: ``p[17] = 1.3: probabilities must lie in [0, 1]``."""
-    return ValueError(f"{name}[{index}] = {_fmt(arr[index])}: {problem}")
-
-
-def first_bad_label01(arr: np.ndarray) -> int:
-    """Index of the first value of ``arr`` not exactly 0 or 1, else -1."""
-    bad = np.flatnonzero((arr != 0) & (arr != 1))
-    return int(bad[0]) if bad.size else -1
-
-
-def first_bad_probability(arr: np.ndarray) -> int:
-    """Index of the first value outside [0, 1] (NaN included), else -1."""
-    with np.errstate(invalid="ignore"):
-        bad = np.flatnonzero(~((arr >= 0) & (arr <= 1)))
-    return int(bad[0]) if bad.size else -1
-
-
-def first_nonfinite(arr: np.ndarray) -> int:
-    """Index of the first NaN or infinity in ``arr``, else -1."""
-    bad = np.flatnonzero(~np.isfinite(arr))
-    return int(bad[0]) if bad.size else -1
-
-
-def raise_bad_labels(name: str, arr: np.ndarray) -> None:
-    """Raise the error for the first non-0/1 label of ``arr`` (if any)."""
-    i = first_bad_label01(arr)
-    if i >= 0:
-        v = arr[i]
-        if arr.dtype.kind == "f" and np.isnan(v):
-            problem = "labels must be 0 or 1, got NaN"
-        elif arr.dtype.kind == "f" and np.isfinite(v) and v != np.floor(v):
-            problem = "labels must be 0 or 1, got a fractional value"
-        else:
-            problem = "labels must be 0 or 1"
-        raise bad_value(name, arr, i, problem)
-
-
-def raise_bad_probabilities(name: str, arr: np.ndarray) -> None:
-    """Raise the error for the first value of ``arr`` outside [0, 1] (if any)."""
-    i = first_bad_probability(arr)
-    if i >= 0:
-        raise bad_value(name, arr, i, "probabilities must lie in [0, 1]")
-
-
-def raise_nonfinite(name: str, arr: np.ndarray, what: str = "values") -> None:
-    """Raise the error for the first NaN/inf of ``arr`` (if any)."""
-    i = first_nonfinite(arr)
-    if i >= 0:
-        raise bad_value(name, arr, i, f"{what} must be finite")

@@ -1,9 +1,12 @@
-"""PNG plots of an evaluation (matplotlib, drawn off-screen with Agg).
+"""PNG drawing primitives (matplotlib, drawn off-screen with Agg).
 
-* binary: ROC curve, precision-recall curve, confusion matrix;
-* multiclass: confusion matrix (row-normalised colours, counts written in);
-* regression: predicted against actual and residuals against predicted, from a
-  bounded sample of (y, p) pairs that the caller keeps.
+Each result type decides what to draw (``Result.plot``) and calls these:
+
+* :func:`roc` and :func:`pr`: the curves of a rank state;
+* :func:`confusion`: a confusion matrix (row-normalised colours, counts
+  written in, classes named by their labels);
+* :func:`regression`: predicted against actual and residuals against
+  predicted, from a bounded sample of (y, p) pairs that the caller keeps.
 
 Only the object-oriented matplotlib API is used (no ``pyplot``), so drawing
 never touches a global backend or opens a window.
@@ -15,7 +18,7 @@ import os
 
 import numpy as np
 
-__all__ = ["write_plots", "have_matplotlib", "MAX_CURVE_POINTS"]
+__all__ = ["roc", "pr", "confusion", "regression", "have_matplotlib", "MAX_CURVE_POINTS"]
 
 #: Curves with more points are thinned for drawing (the scores are unaffected).
 MAX_CURVE_POINTS = 4000
@@ -39,6 +42,7 @@ def _figure(width=6.0, height=5.0):
 
 
 def _save(fig, folder: str, name: str) -> str:
+    os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, name)
     fig.savefig(path)
     return path
@@ -53,40 +57,40 @@ def _thin(*arrays: np.ndarray, limit: int = MAX_CURVE_POINTS):
     return tuple(a[idx] for a in arrays)
 
 
-def _count(n: int) -> str:
+def _count(n) -> str:
     for unit, div in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if n >= div:
             return f"{n / div:.3g}{unit}"
-    return str(n)
+    return str(n) if isinstance(n, (int, np.integer)) else f"{float(n):.4g}"
 
 
-def plot_roc(auc_member, report, folder: str) -> str:
-    fpr, tpr, _ = auc_member.roc_curve()
+def roc(fpr, tpr, auc: float, lower: float, upper: float, n_pos, n_neg, folder: str) -> str:
+    """The ROC curve, its AUC (with the bounds of a bounded state) in the legend."""
     fpr, tpr = _thin(np.asarray(fpr, float), np.asarray(tpr, float))
     fig = _figure()
     ax = fig.add_subplot()
-    label = f"ROC, AUC = {report['auc']:.4f}"
-    if report.get("auc_upper", report["auc"]) != report.get("auc_lower", report["auc"]):
-        label += f" [{report['auc_lower']:.4f}, {report['auc_upper']:.4f}]"
+    label = f"ROC, AUC = {auc:.4f}"
+    if upper != lower:
+        label += f" [{lower:.4f}, {upper:.4f}]"
     ax.plot(fpr, tpr, color="C0", lw=2, label=label, drawstyle="default")
     ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance, AUC = 0.5")
     ax.set(xlim=(0, 1), ylim=(0, 1.01), aspect="equal",
            xlabel="false positive rate (1 - specificity)",
            ylabel="true positive rate (recall)",
-           title=f"ROC curve ({_count(report['n_pos'])} positives, {_count(report['n_neg'])} negatives)")
+           title=f"ROC curve ({_count(n_pos)} positives, {_count(n_neg)} negatives)")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="lower right")
     return _save(fig, folder, "roc.png")
 
 
-def plot_pr(auc_member, report, folder: str) -> str:
-    precision, recall, _ = auc_member.pr_curve()
+def pr(precision, recall, average_precision: float, n_pos, n_neg, folder: str) -> str:
+    """The precision-recall curve, its average precision and the chance level."""
     precision, recall = _thin(np.asarray(precision, float), np.asarray(recall, float))
-    prevalence = report["n_pos"] / max(report["n_pos"] + report["n_neg"], 1)
+    prevalence = float(n_pos) / max(float(n_pos) + float(n_neg), 1e-300)
     fig = _figure()
     ax = fig.add_subplot()
     ax.plot(recall, precision, color="C1", lw=2, drawstyle="steps-post",
-            label=f"PR, average precision = {report['average_precision']:.4f}")
+            label=f"PR, average precision = {average_precision:.4f}")
     ax.axhline(prevalence, color="0.6", lw=1, ls="--", label=f"chance (prevalence) = {prevalence:.4f}")
     ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="recall", ylabel="precision",
            title="Precision-recall curve")
@@ -95,7 +99,7 @@ def plot_pr(auc_member, report, folder: str) -> str:
     return _save(fig, folder, "pr.png")
 
 
-def plot_confusion(matrix: np.ndarray, folder: str, title: str, headline: str,
+def confusion(matrix: np.ndarray, folder: str, title: str, headline: str,
                    labels=None) -> str:
     """Heatmap of a confusion matrix, colours normalised by row (recall)."""
     m = np.asarray(matrix, dtype=float)
@@ -124,7 +128,7 @@ def plot_confusion(matrix: np.ndarray, folder: str, title: str, headline: str,
     return _save(fig, folder, "confusion.png")
 
 
-def plot_regression(y: np.ndarray, p: np.ndarray, report, folder: str, total: int) -> str:
+def regression(y: np.ndarray, p: np.ndarray, report, folder: str, total: int) -> str:
     """Predicted vs actual, and residuals vs predicted, from a sample of pairs."""
     fig = _figure(11, 5)
     ax1, ax2 = fig.subplots(1, 2)
@@ -146,37 +150,3 @@ def plot_regression(y: np.ndarray, p: np.ndarray, report, folder: str, total: in
     ax2.legend(loc="upper left")
     ax2.grid(True, alpha=0.3)
     return _save(fig, folder, "regression.png")
-
-
-def write_plots(evaluator, report, folder: str, sample=None) -> list[str]:
-    """Draw the plots that ``evaluator``'s task supports into ``folder``.
-
-    ``sample`` is ``(y, p)`` of a bounded sample of rows, used by the regression
-    plots (which are skipped without it). Returns the paths written.
-    """
-    import matplotlib
-
-    matplotlib.rcParams["figure.max_open_warning"] = 0
-    os.makedirs(folder, exist_ok=True)
-    task = evaluator.task
-    members = evaluator.members
-    out = []
-    if task == "binary":
-        out.append(plot_roc(members["auc"], report, folder))
-        out.append(plot_pr(members["auc"], report, folder))
-        cm = np.array([[report["tn"], report["fp"]], [report["fn"], report["tp"]]])
-        out.append(plot_confusion(
-            cm, folder, f"Confusion matrix at p >= {evaluator._config['threshold']:g}",
-            f"accuracy = {report['accuracy']:.4f}, F1 = {report['f1']:.4f}, MCC = {report['mcc']:.4f}",
-            labels=["0", "1"],
-        ))
-    elif task == "multiclass":
-        out.append(plot_confusion(
-            report["matrix"], folder, "Confusion matrix",
-            f"accuracy = {report['accuracy']:.4f}, macro F1 = {report['macro_f1']:.4f}",
-            labels=report.get("labels"),
-        ))
-    elif task == "regression" and sample is not None:
-        y, p = sample
-        out.append(plot_regression(np.asarray(y, float), np.asarray(p, float), report, folder, report["n"]))
-    return out

@@ -19,8 +19,7 @@ import math
 
 import numpy as np
 
-from ._base import Accumulator
-from ._kernels.contingency import (
+from .._kernels.contingency import (
     batch_table,
     expected_mutual_info,
     group_ids,
@@ -28,8 +27,12 @@ from ._kernels.contingency import (
     merge_tables,
     run_sums,
 )
-from ._result import Result
-from ._validation import as_1d, bad_value, check_same_length
+from .._protocol.base import Accumulator
+from .._protocol.errors import NoObservationsError
+from .._protocol.inputs import ClusterLabels
+from .._protocol.result import Result
+from .._protocol.runs import RunStack
+from .._protocol.state import Field
 
 __all__ = [
     "ClusterContingency",
@@ -72,22 +75,6 @@ def _generalized_average(u: float, v: float, average_method: str) -> float:
     if average_method == "arithmetic":
         return (u + v) / 2
     return max(u, v)
-
-
-def _as_cluster_labels(x, name: str) -> np.ndarray:
-    """``x`` as contiguous ``int64`` labels; floats must hold exact integers."""
-    arr = as_1d(x, name)
-    kind = arr.dtype.kind
-    if kind == "f":
-        with np.errstate(invalid="ignore"):
-            ok = (arr == np.floor(arr)) & (np.abs(arr) < 2.0**63)
-        bad = np.flatnonzero(~ok)
-        if bad.size:
-            raise bad_value(name, arr, int(bad[0]), "cluster labels must be integers")
-    elif kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > _INT64_MAX:
-        i = int(np.argmax(arr > _INT64_MAX))
-        raise bad_value(name, arr, i, "cluster labels must fit in int64")
-    return np.ascontiguousarray(arr, dtype=np.int64)
 
 
 def _sum_sq(x: np.ndarray, n: int) -> int:
@@ -230,10 +217,15 @@ class _Table:
         return float(numerator / denominator)
 
 
+class ClusterResult(Result):
+    __slots__ = ()
+    title = "Agreement"
+
+
 def cluster_result(table: _Table) -> Result:
     """Every agreement score of a contingency table (one formula path)."""
     h, c, v = table.homogeneity_completeness_v()
-    return Result(
+    return ClusterResult(
         "ClusterScores",
         {
             "n": table.n,
@@ -302,7 +294,7 @@ class ClusterContingency(Accumulator):
     --------
     Two shards of the labelings of six points, merged:
 
-    >>> from streammetrics._clustering import ClusterContingency
+    >>> from streammetrics import ClusterContingency
     >>> a = ClusterContingency().update([0, 0, 0], [0, 0, 1])
     >>> b = ClusterContingency().update([1, 1, 1], [1, 2, 2])
     >>> r = (a + b).finalize()
@@ -317,73 +309,36 @@ class ClusterContingency(Accumulator):
     1.0
     """
 
-    _headline = ("ari", "nmi")
-    _variable_shape = frozenset({"true", "pred", "counts"})
+    inputs = (ClusterLabels("labels_true"), ClusterLabels("labels_pred"))
+    takes_weights = False
+    fields = (
+        Field("n", np.int64, (1,)),
+        Field("true", np.int64, (None,), merge="custom", nonneg=False),
+        Field("pred", np.int64, (None,), merge="custom", nonneg=False),
+        Field("counts", np.int64, (None,), merge="custom"),
+    )
+    headline = ("ari", "nmi")
 
     def __init__(self, average_method: str = "arithmetic"):
         self.average_method = _check_average_method(average_method)
-        self._init_state()
-
-    # Small batches are not merged into the whole table one by one: their
-    # tables wait in a short stack where tables of similar size are merged
-    # (log-structured), and the stack joins the main table once it holds as
-    # many cells as the table itself, or when the state is read. Many small
-    # updates on a table of C cells then cost O(batch log) each instead of
-    # O(C). Reading ``_state`` (finalize, save, pickle, merge, ==) flushes.
-    @property
-    def _state(self):
-        if self._pending:
-            self._flush()
-        return self._st
-
-    @_state.setter
-    def _state(self, state):
-        self._st = state
-        self._pending = []
-        self._pending_cells = 0
-
-    @property
-    def n(self) -> int:
-        """Observations (rows) folded in so far."""
-        return int(self._st["n"][0])
-
-    def _flush(self):
-        pending, self._pending, self._pending_cells = self._pending, [], 0
-        t, p, c = pending[0]
-        for bt, bp, bc in pending[1:]:
-            t, p, c = merge_tables(t, p, c, bt, bp, bc)
-        st = self._st
-        if st["counts"].shape[0]:
-            t, p, c = merge_tables(st["true"], st["pred"], st["counts"], t, p, c)
-        st["true"], st["pred"], st["counts"] = t, p, c
-
-    def __deepcopy__(self, memo):
-        out = ClusterContingency(self.average_method)
-        out._state = {k: v.copy() for k, v in self._state.items()}
-        return out
+        self._n = 0
+        # sorted tables, merged log-structured: many small updates on a table
+        # of C cells cost O(batch log) each instead of O(C)
+        self._tables = RunStack(_merge, _cells)
 
     def _settings(self):
         return {"average_method": self.average_method}
 
-    def _new_state(self):
-        return {
-            "n": np.zeros(1, np.int64),
-            "true": np.zeros(0, np.int64),
-            "pred": np.zeros(0, np.int64),
-            "counts": np.zeros(0, np.int64),
-        }
+    @property
+    def n(self) -> int:
+        """Observations (rows) folded in so far."""
+        return self._n
 
-    def _check_state(self, state):
-        t, p, c = state["true"], state["pred"], state["counts"]
-        if not (t.ndim == p.ndim == c.ndim == 1 and t.shape == p.shape == c.shape):
-            raise ValueError("the table entries must be 1-D arrays of one length")
-        if c.size and c.min() <= 0:
-            raise ValueError("table counts must be positive")
-        if int(c.sum()) != int(state["n"][0]):
-            raise ValueError("table counts do not add up to the observation count")
-        ordered = (t[1:] > t[:-1]) | ((t[1:] == t[:-1]) & (p[1:] > p[:-1]))
-        if not np.all(ordered):
-            raise ValueError("the table is not sorted by (true, pred) without repeats")
+    def _fold(self, arrays, w):
+        y, p = arrays
+        self._tables.push(batch_table(y, p))
+        self._n += y.shape[0]
+        return 0
 
     def update(self, labels_true, labels_pred, sample_weight=None):
         """Fold in one batch of true labels and predicted cluster labels.
@@ -403,50 +358,68 @@ class ClusterContingency(Accumulator):
         A non-integer label or mismatched lengths raise before the state is
         touched; the accumulator is then exactly as it was.
         """
-        if sample_weight is not None:
-            raise TypeError(
-                "ClusterContingency takes no sample_weight: the agreement scores "
-                "are defined on counts of pairs"
-            )
-        y = _as_cluster_labels(labels_true, "labels_true")
-        p = _as_cluster_labels(labels_pred, "labels_pred")
-        n = check_same_length(labels_true=y, labels_pred=p)
-        if n == 0:
-            return self
-        bt, bp, bc = batch_table(y, p)
-        self._fold(bt, bp, bc, n)
-        return self
+        return super().update(labels_true, labels_pred, sample_weight=sample_weight)
 
-    def _fold(self, bt, bp, bc, n):
-        st = self._st
-        if st["counts"].shape[0] == 0 and not self._pending:
-            st["true"], st["pred"], st["counts"] = bt, bp, bc
-        else:
-            stack = self._pending
-            while stack and stack[-1][2].shape[0] <= 2 * bc.shape[0]:
-                t, p, c = stack.pop()
-                self._pending_cells -= c.shape[0]
-                bt, bp, bc = merge_tables(t, p, c, bt, bp, bc)
-            stack.append((bt, bp, bc))
-            self._pending_cells += bc.shape[0]
-            if self._pending_cells >= st["counts"].shape[0]:
-                self._flush()
-        st["n"][0] += n
+    # ------------------------------------------------------------------- state
+    def _table_arrays(self):
+        merged = self._tables.merged()
+        if merged is None:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return merged
+
+    @property
+    def _state(self):
+        t, p, c = self._table_arrays()
+        return {"n": np.array([self._n], np.int64), "true": t, "pred": p, "counts": c}
+
+    def _load(self, state):
+        self._n = int(state["n"][0])
+        self._tables = RunStack(_merge, _cells)
+        if state["counts"].shape[0]:
+            self._tables.push((state["true"], state["pred"], state["counts"]))
 
     def _merge_state(self, other):
-        self._fold(other["true"].copy(), other["pred"].copy(), other["counts"].copy(), int(other["n"][0]))
+        if other["counts"].shape[0]:
+            self._tables.push((other["true"], other["pred"], other["counts"]))
+        self._n += int(other["n"][0])
 
+    def _clone(self):
+        out = ClusterContingency(self.average_method)
+        out._n = self._n
+        out._tables = self._tables.copy()
+        return out
+
+    def _check_state(self, state):
+        t, p, c = state["true"], state["pred"], state["counts"]
+        if not (t.shape == p.shape == c.shape):
+            raise ValueError("the table entries must be 1-D arrays of one length")
+        if c.size and c.min() <= 0:
+            raise ValueError("table counts must be positive")
+        if int(c.sum()) != int(state["n"][0]):
+            raise ValueError("table counts do not add up to the observation count")
+        ordered = (t[1:] > t[:-1]) | ((t[1:] == t[:-1]) & (p[1:] > p[:-1]))
+        if not np.all(ordered):
+            raise ValueError("the table is not sorted by (true, pred) without repeats")
+
+    # ---------------------------------------------------------------- results
     def table(self):
         """The non-zero cells: ``(labels_true, labels_pred, counts)`` copies, sorted."""
-        st = self._state
-        return st["true"].copy(), st["pred"].copy(), st["counts"].copy()
+        return tuple(a.copy() for a in self._table_arrays())
 
     def _table(self) -> _Table:
-        st = self._state
-        return _Table(st["true"], st["pred"], st["counts"], self.n, self.average_method)
+        t, p, c = self._table_arrays()
+        return _Table(t, p, c, self._n, self.average_method)
 
     def _compute(self) -> Result:
         return cluster_result(self._table())
+
+
+def _merge(a, b):
+    return merge_tables(*a, *b)
+
+
+def _cells(table) -> int:
+    return table[2].shape[0]
 
 
 # ------------------------------------------------------------------ one-shot
@@ -454,7 +427,7 @@ def _one_shot(labels_true, labels_pred, average_method="arithmetic") -> _Table:
     acc = ClusterContingency(average_method)
     acc.update(labels_true, labels_pred)
     if acc.n == 0:
-        raise ValueError(
+        raise NoObservationsError(
             "labels_true and labels_pred are empty: the score needs at least one observation"
         )
     return acc._table()
@@ -469,7 +442,7 @@ def adjusted_rand_score(labels_true, labels_pred) -> float:
 
     Examples
     --------
-    >>> from streammetrics._clustering import adjusted_rand_score
+    >>> from streammetrics import adjusted_rand_score
     >>> adjusted_rand_score([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2])
     0.24...
     >>> adjusted_rand_score([0, 0, 0, 1, 1, 1], [1, 1, 0, 0, 3, 3])
@@ -488,7 +461,7 @@ def adjusted_mutual_info_score(labels_true, labels_pred, *, average_method="arit
 
     Examples
     --------
-    >>> from streammetrics._clustering import adjusted_mutual_info_score
+    >>> from streammetrics import adjusted_mutual_info_score
     >>> adjusted_mutual_info_score([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2])
     0.29879...
     >>> adjusted_mutual_info_score([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2],
@@ -503,7 +476,7 @@ def normalized_mutual_info_score(labels_true, labels_pred, *, average_method="ar
 
     Examples
     --------
-    >>> from streammetrics._clustering import normalized_mutual_info_score
+    >>> from streammetrics import normalized_mutual_info_score
     >>> normalized_mutual_info_score([0, 0, 1, 1], [1, 1, 0, 0])
     1.0
     >>> normalized_mutual_info_score([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2])
@@ -517,7 +490,7 @@ def mutual_info_score(labels_true, labels_pred) -> float:
 
     Examples
     --------
-    >>> from streammetrics._clustering import mutual_info_score
+    >>> from streammetrics import mutual_info_score
     >>> mutual_info_score([0, 1, 1, 0, 1, 0], [0, 1, 0, 0, 1, 1])
     0.0566...
     """
@@ -533,7 +506,7 @@ def homogeneity_completeness_v_measure(labels_true, labels_pred, *, beta=1.0):
 
     Examples
     --------
-    >>> from streammetrics._clustering import homogeneity_completeness_v_measure
+    >>> from streammetrics import homogeneity_completeness_v_measure
     >>> homogeneity_completeness_v_measure([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2])
     (0.66..., 0.42..., 0.51...)
     >>> homogeneity_completeness_v_measure([0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 2, 2])
@@ -548,7 +521,7 @@ def homogeneity_completeness_v_measure(labels_true, labels_pred, *, beta=1.0):
 def homogeneity_score(labels_true, labels_pred) -> float:
     """Homogeneity: 1 when every cluster holds members of a single class.
 
-    >>> from streammetrics._clustering import homogeneity_score
+    >>> from streammetrics import homogeneity_score
     >>> homogeneity_score([0, 0, 1, 1], [0, 0, 1, 2])
     1.0
     """
@@ -558,7 +531,7 @@ def homogeneity_score(labels_true, labels_pred) -> float:
 def completeness_score(labels_true, labels_pred) -> float:
     """Completeness: 1 when all members of a class share one cluster.
 
-    >>> from streammetrics._clustering import completeness_score
+    >>> from streammetrics import completeness_score
     >>> completeness_score([0, 0, 1, 2], [0, 0, 1, 1])
     1.0
     """
@@ -568,7 +541,7 @@ def completeness_score(labels_true, labels_pred) -> float:
 def v_measure_score(labels_true, labels_pred, *, beta=1.0) -> float:
     """V-measure: the harmonic mean of homogeneity and completeness.
 
-    >>> from streammetrics._clustering import v_measure_score
+    >>> from streammetrics import v_measure_score
     >>> v_measure_score([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2])
     0.51...
     """
@@ -578,7 +551,7 @@ def v_measure_score(labels_true, labels_pred, *, beta=1.0) -> float:
 def fowlkes_mallows_score(labels_true, labels_pred) -> float:
     """Fowlkes-Mallows index: geometric mean of pairwise precision and recall.
 
-    >>> from streammetrics._clustering import fowlkes_mallows_score
+    >>> from streammetrics import fowlkes_mallows_score
     >>> fowlkes_mallows_score([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2])
     0.4714...
     """
@@ -588,7 +561,7 @@ def fowlkes_mallows_score(labels_true, labels_pred) -> float:
 def rand_score(labels_true, labels_pred) -> float:
     """Rand index: the share of point pairs on which both labelings agree.
 
-    >>> from streammetrics._clustering import rand_score
+    >>> from streammetrics import rand_score
     >>> rand_score([0, 0, 1, 2], [0, 0, 1, 1])
     0.83...
     """

@@ -11,26 +11,62 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Hashable
 
 import numpy as np
 
-from ._base import Accumulator
-from ._kernels.common import pairs_merge
-from ._kernels.multiclass import confusion_update
-from ._result import Result, safe
-from ._validation import _to_numpy, as_1d, as_weights, bad_value, check_same_length
+from .._kernels import compensated
+from .._kernels.multiclass import confusion_update
+from .._protocol.base import Accumulator
+from .._protocol.errors import NoObservationsError
+from .._protocol.inputs import ClassIndices, ClassLabels
+from .._protocol.result import RenderContext, Result, safe
+from .._protocol.state import Field
+from .._protocol.validation import as_1d, check_same_length
 
 __all__ = [
     "MulticlassConfusion",
+    "MulticlassResult",
+    "class_settings",
     "confusion_matrix",
     "multiclass_result",
     "multiclass_scores",
 ]
 
 
+class MulticlassResult(Result):
+    """The scores of a confusion matrix; per-class rows are named by the labels."""
+
+    __slots__ = ()
+    title = "Confusion"
+    counts = ("matrix", "support")
+
+    def report_values(self):
+        out = super().report_values()
+        labels = self._meta.get("labels")
+        if labels is not None:
+            out["labels"] = list(labels)
+        return out
+
+    def section(self, ctx: RenderContext, names=None) -> list[str]:
+        fields = [k for k in self.report_values() if k != "labels"]
+        lines = self._scalar_lines(fields, names) + self._array_lines(fields, ctx, names)
+        if self.weighted:
+            column = f" (column {ctx.weight_column!r})" if ctx.weight_column else ""
+            lines.append(f"  counts are sums of sample weights{column}")
+        return lines
+
+    def plot(self, folder: str, ctx: RenderContext) -> list[str]:
+        from ..report import plots
+
+        return [plots.confusion(
+            self.matrix, folder, "Confusion matrix",
+            f"accuracy = {self.accuracy:.4f}, macro F1 = {self.macro_f1:.4f}",
+            labels=self._meta.get("labels") or ctx.labels,
+        )]
+
+
 # ----------------------------------------------------------------- the scores
-def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int) -> Result:
+def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None) -> MulticlassResult:
     """The scores of a confusion matrix (one formula path for every caller).
 
     ``matrix`` is ``int64`` (unweighted, products taken in exact Python
@@ -105,11 +141,11 @@ def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int) -> Result
         "mcc": mcc,
         "cohen_kappa": kappa,
     }
-    return Result("MulticlassScores", values)
+    return MulticlassResult("MulticlassScores", values, meta)
 
 
-# ------------------------------------------------------------ input handling
-def _check_n_classes(n_classes) -> int:
+# ------------------------------------------------------------------ settings
+def check_n_classes(n_classes) -> int:
     if isinstance(n_classes, (bool, np.bool_)) or not isinstance(n_classes, numbers.Integral):
         raise TypeError(f"n_classes must be an integer, got {type(n_classes).__name__}")
     n_classes = int(n_classes)
@@ -123,96 +159,27 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def _as_classes(x, name: str, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(original, int64 copy)`` of class indices; only floats are checked here.
-
-    Integers are range-checked inside the kernel; floats must hold exact
-    integers in ``0..k-1`` (checked before the cast, which is undefined for
-    NaN and huge values).
-    """
-    arr = as_1d(x, name)
-    kind = arr.dtype.kind
-    if kind == "f":
-        with np.errstate(invalid="ignore"):
-            bad = np.flatnonzero(~((arr >= 0) & (arr < k) & (arr == np.floor(arr))))
-        if bad.size:
-            raise bad_value(name, arr, int(bad[0]), _range_problem(k))
-    elif kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > np.iinfo(np.int64).max:
-        i = int(np.argmax(arr > np.iinfo(np.int64).max))
-        raise bad_value(name, arr, i, _range_problem(k))
-    return arr, np.ascontiguousarray(arr, dtype=np.int64)
+def class_settings(owner: str, n_classes, labels) -> tuple[int, list | None]:
+    """``(n_classes, labels)`` checked: labels give K, or must agree with it."""
+    if labels is not None:
+        if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
+            raise TypeError(f"labels must be a sequence, got {type(labels).__name__}")
+        labels = [_plain(v) for v in labels]
+        ClassLabels("labels", labels)  # checks: hashable, no repeats
+        if n_classes is None:
+            n_classes = len(labels)
+        elif check_n_classes(n_classes) != len(labels):
+            raise ValueError(f"n_classes={n_classes} but {len(labels)} labels were given")
+    elif n_classes is None:
+        raise TypeError(f"{owner} needs n_classes or labels")
+    return check_n_classes(n_classes), labels
 
 
-def _range_problem(k: int) -> str:
-    return f"classes must be integers in 0..{k - 1}" if k > 1 else "the only class is 0"
-
-
-def _first_out_of_range(arr: np.ndarray, k: int) -> int:
-    bad = np.flatnonzero((arr < 0) | (arr >= k))
-    return int(bad[0])
-
-
-class _Encoder:
-    """Vectorised map from arbitrary hashable labels to class indices."""
-
-    def __init__(self, labels):
-        self.labels = list(labels)
-        self.lookup: dict = {}
-        for i, lab in enumerate(self.labels):
-            if not isinstance(lab, Hashable):
-                raise TypeError(f"labels[{i}] = {lab!r} is not hashable")
-            if lab in self.lookup:
-                raise ValueError(f"labels[{i}] = {lab!r} repeats labels[{self.lookup[lab]}]")
-            self.lookup[lab] = i
-        # integer labels (bool included): a sorted table and searchsorted
-        self.ints = None
-        if all(isinstance(v, numbers.Integral) and -(2**63) <= int(v) < 2**63 for v in self.labels):
-            vals = np.array([int(v) for v in self.labels], dtype=np.int64)
-            order = np.argsort(vals, kind="stable")
-            self.ints = (vals[order], order.astype(np.int64))
-        self.all_str = all(isinstance(v, (str, bytes)) for v in self.labels)
-
-    def _get(self, v) -> int:
-        try:
-            return self.lookup.get(v, -1)
-        except TypeError:  # an unhashable value is not a label
-            return -1
-
-    def encode(self, x, name: str) -> np.ndarray:
-        if isinstance(x, (list, tuple)):
-            arr = np.asarray(x)
-            if arr.dtype.kind in "US" and not self.all_str:
-                arr = np.array(x, dtype=object)  # keep 1 and "1" apart
-        else:
-            arr = _to_numpy(x, name)
-        if arr.ndim != 1:
-            raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}")
-        if arr.size == 0:
-            return arr, np.empty(0, np.int64)
-        if self.ints is not None and arr.dtype.kind in "iub":
-            vals, order = self.ints
-            if arr.dtype.kind == "u" and arr.dtype.itemsize == 8:
-                over = arr > np.iinfo(np.int64).max
-                a = np.where(over, 0, arr).astype(np.int64)
-            else:
-                over = None
-                a = arr.astype(np.int64, copy=False)
-            pos = np.minimum(np.searchsorted(vals, a), vals.size - 1)
-            ok = vals[pos] == a
-            if over is not None:
-                ok &= ~over
-            codes = np.where(ok, order[pos], -1)
-        else:
-            try:
-                uniq, inv = np.unique(arr, return_inverse=True)
-                table = np.array([self._get(u) for u in uniq.tolist()], dtype=np.int64)
-                codes = table[inv.reshape(-1)]
-            except TypeError:  # unorderable mixed objects: one lookup per row
-                codes = np.fromiter((self._get(v) for v in arr.tolist()), np.int64, arr.size)
-        bad = np.flatnonzero(codes < 0)
-        if bad.size:
-            raise bad_value(name, arr, int(bad[0]), f"not one of the {len(self.labels)} labels")
-        return arr, np.ascontiguousarray(codes, dtype=np.int64)
+def class_inputs(n_classes: int, labels, names=("y", "p")):
+    """The declared inputs of class codes: indices ``0..K-1``, or ``labels``."""
+    if labels is None:
+        return tuple(ClassIndices(n, n_classes) for n in names)
+    return tuple(ClassLabels(n, labels) for n in names)
 
 
 # ---------------------------------------------------------------- accumulator
@@ -270,7 +237,7 @@ class MulticlassConfusion(Accumulator):
     --------
     Two shards of a 3-class stream, merged:
 
-    >>> from streammetrics._multiclass import MulticlassConfusion
+    >>> from streammetrics import MulticlassConfusion
     >>> a = MulticlassConfusion(3).update([0, 1, 2, 2], [0, 2, 2, 2])
     >>> b = MulticlassConfusion(3).update([1, 0], [1, 0])
     >>> r = (a + b).finalize()
@@ -290,128 +257,55 @@ class MulticlassConfusion(Accumulator):
     array([0.5, 1. , 0. ])
     """
 
-    _headline = ("accuracy", "macro_f1")
+    fields = (
+        Field("n", np.int64, (1,)),
+        Field("counts", np.int64, ("n_classes", "n_classes"), doc="unweighted rows"),
+        # (k*k, 2) compensated pairs once a weighted batch arrives, else (0, 2)
+        Field("wsum", np.float64, (None, 2), merge="pairs", doc="weights of weighted rows"),
+        Field("seen", np.int64, (2, "n_classes"), doc="weighted rows per class in y and in p"),
+    )
+    headline = ("accuracy", "macro_f1")
 
     def __init__(self, n_classes: int | None = None, labels=None):
-        if labels is not None:
-            if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
-                raise TypeError(f"labels must be a sequence, got {type(labels).__name__}")
-            labels = [_plain(v) for v in labels]
-            self._encoder = _Encoder(labels)
-            if n_classes is None:
-                n_classes = len(labels)
-            elif _check_n_classes(n_classes) != len(labels):
-                raise ValueError(
-                    f"n_classes={n_classes} but {len(labels)} labels were given"
-                )
-        else:
-            self._encoder = None
-            if n_classes is None:
-                raise TypeError("MulticlassConfusion needs n_classes or labels")
-        self.n_classes = _check_n_classes(n_classes)
-        self.labels = labels
+        self.n_classes, self.labels = class_settings("MulticlassConfusion", n_classes, labels)
+        self.inputs = class_inputs(self.n_classes, self.labels)
         self._init_state()
 
     def _settings(self):
         return {"n_classes": self.n_classes, "labels": self.labels}
 
-    def _new_state(self):
-        k = self.n_classes
-        return {
-            "n": np.zeros(1, np.int64),
-            "counts": np.zeros((k, k), np.int64),
-            # (k*k, 2) compensated pairs once a weighted batch arrives
-            "wsum": np.zeros((0, 2), np.float64),
-            "seen": np.zeros((2, k), np.int64),
-        }
-
-    _variable_shape = frozenset({"wsum"})
-
     def _check_state(self, state):
         k = self.n_classes
         if state["wsum"].shape not in ((0, 2), (k * k, 2)):
             raise ValueError(f"entry 'wsum' has shape {state['wsum'].shape}")
-        if np.any(state["counts"] < 0) or np.any(state["seen"] < 0) or np.any(state["wsum"][:, 0] < 0):
-            raise ValueError("negative counts")
         seen = state["seen"].sum(axis=1)
         if seen[0] != seen[1] or int(state["counts"].sum()) + int(seen[0]) != int(state["n"][0]):
             raise ValueError("counts do not add up to the observation count")
 
-    def _prepare(self, y, p, sample_weight):
-        if self._encoder is not None:
-            y0, yi = self._encoder.encode(y, "y")
-            p0, pi = self._encoder.encode(p, "p")
-        else:
-            y0, yi = _as_classes(y, "y", self.n_classes)
-            p0, pi = _as_classes(p, "p", self.n_classes)
-        n = check_same_length(y=yi, p=pi)
-        w = as_weights(sample_weight, n)
-        return (y0, yi), (p0, pi), w, n
-
-    def update(self, y, p, sample_weight=None):
-        """Fold in one batch of true classes ``y`` and predicted classes ``p``.
-
-        Parameters
-        ----------
-        y, p : array-like of shape (n,)
-            Classes in ``0..n_classes-1``, or labels when the accumulator was
-            built with ``labels``.
-        sample_weight : array-like of shape (n,), optional
-            Finite, non-negative weights.
-
-        Returns
-        -------
-        self
-
-        A class outside the range (or not among ``labels``) raises
-        ``ValueError`` naming the argument and its first offending position,
-        and leaves the accumulator exactly as it was.
-        """
-        (y0, y), (p0, p), w, n = self._prepare(y, p, sample_weight)
-        if n == 0:
-            return self
-        st = self._state
+    def _fold(self, arrays, w):
+        y, p = arrays
+        st = self._arrays
         k = self.n_classes
         wsum = st["wsum"]
         if w.shape[0] and wsum.shape[0] == 0:
             wsum = np.zeros((k * k, 2), np.float64)  # installed only on success
-        status = confusion_update(y, p, w, k, st["counts"], wsum, st["seen"])
-        if status:
-            name, orig, codes = ("y", y0, y) if status == 1 else ("p", p0, p)
-            raise bad_value(name, orig, _first_out_of_range(codes, k), _range_problem(k))
-        st["wsum"] = wsum
-        st["n"][0] += n
-        return self
-
-    def _merge_state(self, other):
-        st = self._state
-        st["n"] += other["n"]
-        st["counts"] += other["counts"]
-        st["seen"] += other["seen"]
-        if other["wsum"].shape[0]:
-            if st["wsum"].shape[0]:
-                pairs_merge(st["wsum"], other["wsum"])
-            else:
-                st["wsum"] = other["wsum"].copy()
+        status = confusion_update(y, p, w, k, st["n"], st["counts"], wsum, st["seen"])
+        if not status:
+            st["wsum"] = wsum
+        return status
 
     def matrix(self) -> np.ndarray:
         """The current confusion matrix (a copy), without computing the scores."""
-        return _matrix_of(self._state, self.n_classes)
+        counts, wsum = self._arrays["counts"], self._arrays["wsum"]
+        if wsum.shape[0] == 0:
+            return counts.copy()
+        return counts + compensated.values(wsum).reshape(self.n_classes, self.n_classes)
 
     def _compute(self) -> Result:
-        st = self._state
-        m = _matrix_of(st, self.n_classes)
+        st = self._arrays
         present = (st["counts"].sum(axis=0) + st["counts"].sum(axis=1) + st["seen"].sum(axis=0)) > 0
-        return multiclass_result(m, present, self.n)
-
-
-def _matrix_of(state, k: int) -> np.ndarray:
-    counts = state["counts"]
-    wsum = state["wsum"]
-    if wsum.shape[0] == 0:
-        return counts.copy()
-    weights = np.where(np.isfinite(wsum[:, 0]), wsum[:, 0] + wsum[:, 1], wsum[:, 0])
-    return counts + weights.reshape(k, k)
+        meta = {"labels": self.labels, "weighted": st["wsum"].shape[0] > 0}
+        return multiclass_result(self.matrix(), present, self.n, meta)
 
 
 # ------------------------------------------------------------------ one-shot
@@ -423,9 +317,9 @@ def _one_shot(y, p, n_classes, labels, sample_weight) -> MulticlassConfusion:
     if n_classes is None and labels is None:
         yy = as_1d(y, "y")
         pp = as_1d(p, "p")
-        check_same_length(y=yy, p=pp)
+        check_same_length(["y", "p"], [yy, pp])
         if yy.size == 0:
-            raise ValueError("y and p are empty: the scores need at least one observation")
+            raise NoObservationsError("y and p are empty: the scores need at least one observation")
         top = max(yy.max(), pp.max())
         if not (np.isfinite(top) and top >= 0) or top >= np.iinfo(np.int64).max:
             top = 0  # the update reports the offending value
@@ -439,7 +333,7 @@ def _one_shot(y, p, n_classes, labels, sample_weight) -> MulticlassConfusion:
     acc = MulticlassConfusion(n_classes, labels=labels)
     acc.update(y, p, sample_weight=sample_weight)
     if acc.n == 0:
-        raise ValueError("y and p are empty: the scores need at least one observation")
+        raise NoObservationsError("y and p are empty: the scores need at least one observation")
     return acc
 
 
@@ -469,7 +363,7 @@ def confusion_matrix(y, p, n_classes=None, sample_weight=None, *, labels=None) -
 
     Examples
     --------
-    >>> from streammetrics._multiclass import confusion_matrix
+    >>> from streammetrics import confusion_matrix
     >>> confusion_matrix([0, 1, 2, 2], [0, 2, 2, 1])
     array([[1, 0, 0],
            [0, 0, 1],
@@ -489,7 +383,7 @@ def multiclass_scores(y, p, n_classes=None, sample_weight=None, *, labels=None) 
 
     Examples
     --------
-    >>> from streammetrics._multiclass import multiclass_scores
+    >>> from streammetrics import multiclass_scores
     >>> r = multiclass_scores([0, 1, 2, 2], [0, 2, 2, 1])
     >>> r.f1
     array([1. , 0. , 0.5])

@@ -45,7 +45,7 @@ import warnings
 import numba
 import numpy as np
 
-from ._kernels.silhouette import (
+from .._kernels.silhouette import (
     COSINE,
     EUCLIDEAN,
     MANHATTAN,
@@ -60,7 +60,8 @@ from ._kernels.silhouette import (
     symmetric_sums_blas,
     symmetric_sums_direct,
 )
-from ._validation import as_1d, bad_value
+from .._protocol.errors import BadValueError
+from .._protocol.validation import as_1d
 
 __all__ = [
     "MEMORY_BUDGET",
@@ -142,10 +143,9 @@ def _budget(memory_budget) -> int:
     return _check_positive_int(memory_budget, "memory_budget", allow_none=False)
 
 
-def _bad_entry(name: str, i: int, j: int, value, problem: str) -> ValueError:
-    """``X[3, 1] = nan: values must be finite``: the 2-D form of ``bad_value``."""
-    value = value.item() if isinstance(value, np.generic) else value
-    return ValueError(f"{name}[{i}, {j}] = {value!r}: {problem}")
+def _bad_entry(name: str, i: int, j: int, value, problem: str) -> BadValueError:
+    """``X[3, 1] = nan: values must be finite``: a bad entry of a matrix."""
+    return BadValueError(name, (i, j), value, problem)
 
 
 def _as_array(x, name: str) -> np.ndarray:
@@ -234,7 +234,7 @@ def _cluster_labels(labels, n: int, rows_of: str):
         with np.errstate(invalid="ignore"):
             bad = np.flatnonzero(~np.isfinite(arr) | (arr != np.round(arr)))
         if bad.size:
-            raise bad_value("labels", arr, int(bad[0]), "labels must be integers")
+            raise BadValueError("labels", int(bad[0]), arr[int(bad[0])], "labels must be integers")
     uniques, inverse = np.unique(arr, return_inverse=True)
     if uniques.size < 2:
         raise ValueError(

@@ -1,0 +1,34 @@
+"""The protocol layer: errors, declared inputs, declared state, the accumulator
+base class, results and the state file format.
+
+Every metric family builds on this layer only; nothing here knows a metric.
+"""
+
+from .base import Accumulator, load_state
+from .errors import (
+    BadShapeError,
+    BadValueError,
+    NoObservationsError,
+    NoWeightsError,
+    SettingsMismatchError,
+    StateFileError,
+)
+from .inputs import Batch
+from .result import RenderContext, Result, safe
+from .state import Field
+
+__all__ = [
+    "Accumulator",
+    "BadShapeError",
+    "BadValueError",
+    "Batch",
+    "Field",
+    "NoObservationsError",
+    "NoWeightsError",
+    "RenderContext",
+    "Result",
+    "SettingsMismatchError",
+    "StateFileError",
+    "load_state",
+    "safe",
+]

@@ -1,0 +1,347 @@
+"""The accumulator protocol shared by every streaming metric.
+
+A subclass declares
+
+* ``inputs``: its positional arguments, as :class:`~.inputs.Input` objects
+  (a class attribute, or an instance attribute set in ``__init__`` when it
+  depends on the settings); ``takes_weights = False`` if its scores take no
+  sample weights;
+* ``fields``: its state, as :class:`~.state.Field` declarations;
+* ``_settings()``: the constructor arguments that define compatibility (two
+  accumulators merge only when these are equal), which ``save`` records;
+* ``_fold(arrays, w)``: fold converted arrays into the state with its kernel,
+  returning the kernel's status (0: folded; otherwise the state is unchanged
+  and the batch held a bad value);
+* ``_compute()``: the :class:`~.result.Result` of the state;
+
+and, where a rule of :mod:`.state` does not say it, ``_merge_custom(state)``
+and ``_check_state(state)`` (the invariants of a loaded state). From that it
+gets ``prepare``, ``fold``, ``update``, ``merge``, ``+``, ``copy``, ``reset``,
+``n``, ``finalize``, ``==``, pickling, ``state_dict``/``load_state_dict`` and a
+safe ``save``/``load``.
+
+Accumulators whose state is not stored as its fields in memory (sorted runs
+and pending rows, a collection of members) override ``_state`` (the fields,
+computed without changing the object), ``_load``, ``_merge_state``, ``n`` and
+``_clone``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, ClassVar
+
+import numpy as np
+
+from . import statefile
+from .errors import NoObservationsError, SettingsMismatchError, StateFileError
+from .inputs import Batch, Input, convert, prepare, raise_rejected
+from .result import Result
+from .state import Field, check_fields, copy_state, empty_state, merge_fields, states_equal
+
+__all__ = ["Accumulator", "load_state"]
+
+
+class Accumulator:
+    """Base class of the streaming, mergeable metrics (see the module docstring)."""
+
+    #: the positional arguments of ``update``
+    inputs: tuple[Input, ...] = ()
+    #: whether ``update`` takes ``sample_weight``
+    takes_weights: ClassVar[bool] = True
+    #: the state's arrays
+    fields: ClassVar[tuple[Field, ...]] = ()
+    #: result fields shown by ``repr`` (and a report's one-line summary)
+    headline: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not cls.__name__.startswith("_"):
+            statefile.register(cls)
+
+    # ---------------------------------------------------------------- to override
+    def _settings(self) -> dict[str, Any]:
+        return {}
+
+    def _fold(self, arrays, w) -> int:
+        raise NotImplementedError
+
+    def _compute(self) -> Result:
+        raise NotImplementedError
+
+    def _merge_custom(self, other: dict[str, np.ndarray]) -> None:
+        """Merge the fields whose rule is ``"custom"``."""
+
+    def _check_state(self, state: dict[str, np.ndarray]) -> None:
+        """Invariants of a loaded state beyond its declaration; raise ``ValueError`` if bad."""
+
+    # ------------------------------------------------------------------ storage
+    def _init_state(self) -> None:
+        self._arrays = empty_state(self.fields, self)
+
+    @property
+    def _state(self) -> dict[str, np.ndarray]:
+        """The state as its declared fields; reading it never changes the object."""
+        return self._arrays
+
+    def _load(self, state: dict[str, np.ndarray]) -> None:
+        """Take ``state`` (checked, owned arrays) as this accumulator's state."""
+        self._arrays = state
+
+    def _merge_state(self, other: dict[str, np.ndarray]) -> None:
+        merge_fields(self.fields, self._arrays, other)
+        self._merge_custom(other)
+
+    def _clone(self):
+        """An independent copy (the settings, and a copy of the state)."""
+        out = self._empty_like()
+        out._load(copy_state(self._state))
+        return out
+
+    @classmethod
+    def _from_settings(cls, settings: dict[str, Any]):
+        return cls(**settings)
+
+    def _empty_like(self):
+        return self._from_settings(self._settings())
+
+    # ------------------------------------------------------------------- inputs
+    def prepare(self, *arrays, sample_weight=None) -> Batch:
+        """Convert and check one batch once: a :class:`~streammetrics.Batch`.
+
+        The batch can be folded into this accumulator, and into any other
+        whose inputs it covers (``fold``), without converting or checking it
+        again; folding it never raises for a value. A bad value raises
+        ``ValueError`` (a :class:`~streammetrics.BadValueError` naming the
+        argument and the first offending position) here, before any state is
+        touched.
+        """
+        return prepare(self.inputs, arrays, sample_weight, self.takes_weights, type(self).__name__)
+
+    def fold(self, batch: Batch):
+        """Fold a batch made by ``prepare``; return ``self``.
+
+        ``TypeError`` if the batch was prepared for inputs this accumulator
+        does not take (e.g. scores for an accumulator of hard labels).
+        """
+        if not isinstance(batch, Batch):
+            raise TypeError(f"fold() takes a Batch from prepare(), got {type(batch).__name__}")
+        arrays = batch.arrays_for(self.inputs)
+        if arrays is None:
+            raise TypeError(
+                f"this batch holds {_describe(batch.inputs)}; {type(self).__name__} takes "
+                f"{_describe(self.inputs)}"
+            )
+        if batch.weighted and not self.takes_weights:
+            from .errors import NoWeightsError
+
+            raise NoWeightsError(type(self).__name__)
+        if batch.n and self._fold(arrays, batch.weights):
+            raise_rejected(self.inputs, arrays)  # a checked batch: cannot happen
+        return self
+
+    def update(self, *arrays, sample_weight=None):
+        """Fold in one batch; return ``self``.
+
+        The same as ``fold(prepare(*arrays, sample_weight=sample_weight))``,
+        in one pass over the data: the values are checked inside the folding
+        kernel, which writes the state only when the whole batch is valid. A
+        bad value raises ``ValueError`` naming the argument and its first
+        offending position and leaves the accumulator exactly as it was.
+        """
+        converted, w, n = convert(self.inputs, arrays, sample_weight, self.takes_weights,
+                                  type(self).__name__)
+        if n and self._fold(converted, w):
+            raise_rejected(self.inputs, converted)
+        return self
+
+    # ---------------------------------------------------------------- protocol
+    @property
+    def n(self) -> int:
+        """Observations (rows) folded in so far."""
+        return int(self._arrays["n"][0])
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The settings that define this accumulator (a copy; saved with the state)."""
+        return dict(self._settings())
+
+    def reset(self):
+        """Forget every observation; return ``self``."""
+        self._load(self._empty_like()._state)
+        return self
+
+    def _check_compatible(self, other: "Accumulator") -> None:
+        if type(other) is not type(self):
+            raise TypeError(f"cannot merge {type(other).__name__} into {type(self).__name__}")
+        mine, theirs = self._settings(), other._settings()
+        if mine != theirs:
+            diff = ", ".join(
+                f"{k}={mine.get(k)!r} vs {theirs.get(k)!r}"
+                for k in sorted(set(mine) | set(theirs))
+                if mine.get(k) != theirs.get(k)
+            )
+            raise SettingsMismatchError(
+                f"cannot merge {type(self).__name__} accumulators with different settings: {diff}"
+            )
+
+    def merge(self, other: "Accumulator"):
+        """Fold ``other`` (same class and settings) into ``self``; return ``self``.
+
+        ``other`` is not changed, in value or in memory. Settings that differ
+        raise ``ValueError`` and leave both accumulators unchanged.
+        """
+        self._check_compatible(other)
+        theirs = other._state
+        if other is self:
+            theirs = copy_state(theirs)
+        self._merge_state(theirs)
+        return self
+
+    def __add__(self, other: "Accumulator"):
+        if not isinstance(other, Accumulator):
+            return NotImplemented
+        self._check_compatible(other)
+        return self.copy().merge(other)
+
+    def __iadd__(self, other: "Accumulator"):
+        if not isinstance(other, Accumulator):
+            return NotImplemented
+        return self.merge(other)
+
+    def copy(self):
+        """An independent copy: updating one never changes the other."""
+        return self._clone()
+
+    def __copy__(self):
+        return self._clone()
+
+    def __deepcopy__(self, memo):
+        return self._clone()
+
+    def finalize(self) -> Result:
+        """The scores of the current state, as a read-only :class:`Result`.
+
+        The state is not changed, so updates may continue afterwards. Raises
+        ``ValueError`` when no observation has been folded in.
+        """
+        if self.n == 0:
+            raise NoObservationsError(
+                f"{type(self).__name__} has no observations: call update() first"
+            )
+        return self._compute()
+
+    def __repr__(self) -> str:
+        settings = ", ".join(f"{k}={v!r}" for k, v in self._settings().items())
+        head = f"{type(self).__name__}({settings})"
+        n = self.n
+        if n == 0 or not self.headline:
+            return f"{head}: n={n}"
+        try:
+            r = self._compute()
+            fields = " ".join(f"{k}={r[k]:.6g}" for k in self.headline if k in r)
+        except ValueError:
+            fields = ""
+        return f"{head}: n={n} {fields}".rstrip()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._settings() == other._settings() and states_equal(self._state, other._state)
+
+    __hash__ = None  # mutable
+
+    # ------------------------------------------------------------- state dicts
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """A copy of the state as its declared fields (name -> array)."""
+        return copy_state(self._state)
+
+    def load_state_dict(self, state: dict[str, np.ndarray]):
+        """Take ``state`` (as given by :meth:`state_dict`) after checking it; return ``self``.
+
+        The state is treated as untrusted: entries, dtypes, shapes and every
+        invariant the formulas rely on are checked, and a bad state raises
+        ``ValueError`` (:class:`~streammetrics.StateFileError`) leaving this
+        accumulator unchanged.
+        """
+        self._load(self._checked(state))
+        return self
+
+    def _checked(self, state) -> dict[str, np.ndarray]:
+        owned = check_fields(self.fields, self, state)
+        if owned["n"][0] < 0:
+            raise StateFileError("negative observation count")
+        try:
+            self._check_state(owned)
+        except StateFileError:
+            raise
+        except ValueError as exc:
+            raise StateFileError(str(exc)) from None
+        return owned
+
+    # ---------------------------------------------------------------- pickling
+    def __getstate__(self):
+        return {"settings": self._settings(), "state": self._state}
+
+    def __setstate__(self, d):
+        fresh = type(self)._from_settings(d["settings"])
+        self.__dict__.update(fresh.__dict__)
+        self._load(copy_state(d["state"]))
+
+    # ------------------------------------------------------------- save / load
+    def save(self, path) -> None:
+        """Write the state to ``path`` exactly (no suffix added).
+
+        The file is a zip of ``.npy`` arrays (numpy's ``.npz`` layout) plus a
+        JSON header naming the class, its settings and the format version. It
+        holds no pickled object, so :meth:`load` can never run code from it.
+        The file is written to a temporary name and renamed, so a crash never
+        leaves a half-written state at ``path``.
+        """
+        statefile.write(path, type(self).__name__, self._settings(), self._state)
+
+    @classmethod
+    def load(cls, path):
+        """Read an accumulator written by :meth:`save`.
+
+        A missing file raises ``FileNotFoundError``; a corrupt, truncated,
+        empty or foreign file, a file of another class, or one that carries
+        pickled objects raises ``ValueError``.
+        """
+        obj = load_state(path)
+        if cls is not Accumulator and type(obj) is not cls:
+            raise StateFileError(
+                f"{os.fspath(path)!r} holds a {type(obj).__name__} state, not a {cls.__name__}"
+            )
+        return obj
+
+    @classmethod
+    def _from_saved(cls, settings: dict[str, Any], arrays: dict[str, np.ndarray], where: str):
+        """An accumulator of ``settings`` holding the checked ``arrays``."""
+        try:
+            obj = cls._from_settings(settings)
+        except (TypeError, ValueError, ImportError) as exc:
+            raise StateFileError(f"{where}: invalid settings {settings!r} ({exc})") from None
+        try:
+            obj.load_state_dict(arrays)
+        except ValueError as exc:
+            raise StateFileError(f"{where}: {exc}") from None
+        return obj
+
+
+def _describe(inputs) -> str:
+    return ", ".join(f"{i.name} as {i.what}" for i in inputs)
+
+
+def load_state(path) -> Accumulator:
+    """Load any accumulator saved with ``save``, whatever its class.
+
+    >>> import os, tempfile
+    >>> from streammetrics import BinaryConfusion, load_state
+    >>> path = os.path.join(tempfile.mkdtemp(), "shard0.smstate")
+    >>> BinaryConfusion().update([1, 0, 1], [1, 0, 0]).save(path)
+    >>> load_state(path)
+    BinaryConfusion(threshold=None): n=3 accuracy=0.666667 f1=0.666667
+    """
+    cls, settings, arrays, where = statefile.read(path)
+    return cls._from_saved(settings, arrays, where)

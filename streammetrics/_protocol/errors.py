@@ -1,0 +1,187 @@
+"""The exceptions of streammetrics: one type per kind of bad condition.
+
+Every exception here subclasses the built-in one a caller would catch
+(``ValueError``), so ``except ValueError`` keeps working; the subclasses let
+the command, the Dask layer and user code read *what* was wrong from
+attributes instead of parsing the message.
+
+* :class:`BadValueError`: a value at a position of an argument, e.g.
+  ``p[17] = 1.3: probabilities must lie in [0, 1]``;
+* :class:`BadShapeError`: arguments of the wrong shape or of different lengths;
+* :class:`NoObservationsError`: a score asked of an empty accumulator or input;
+* :class:`SettingsMismatchError`: merging accumulators whose settings differ;
+* :class:`StateFileError`: a state file (or state dict) that is corrupt,
+  truncated, foreign or inconsistent;
+* :class:`NoWeightsError`: sample weights given to scores that take none.
+
+Wrong *types* stay ``TypeError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "BadValueError",
+    "BadShapeError",
+    "NoObservationsError",
+    "SettingsMismatchError",
+    "StateFileError",
+    "NoWeightsError",
+    "in_context",
+    "value_repr",
+]
+
+
+def value_repr(v: Any) -> str:
+    """How a bad value is shown: the Python scalar's ``repr``."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    return repr(v)
+
+
+class BadValueError(ValueError):
+    """A bad value at one position of an argument.
+
+    Attributes
+    ----------
+    argument : str
+        The argument's name (``"y"``, ``"p"``, ``"sample_weight"``, ...).
+    index : int or tuple of int
+        The first offending position: a row, or ``(row, column)`` in a matrix.
+    value : object
+        The offending value (a Python scalar).
+    problem : str
+        What is wrong with it, e.g. ``"labels must be 0 or 1"``.
+    relation : str
+        How the value is introduced in the message: ``"="`` (the value
+        itself) or e.g. ``"sums to"`` (a quantity computed from the row).
+    context : str or None
+        Where the batch came from (e.g. ``"partition 3 (rows from 6000)"``),
+        prefixed to the message.
+
+    The message is ``"{context}: {argument}[{index}] {relation} {value!r}:
+    {problem}"``:
+
+    >>> err = BadValueError("p", 17, 1.3, "probabilities must lie in [0, 1]")
+    >>> str(err)
+    'p[17] = 1.3: probabilities must lie in [0, 1]'
+    >>> err.argument, err.index, err.value
+    ('p', 17, 1.3)
+    """
+
+    def __init__(self, argument: str, index, value, problem: str, *, relation: str = "=",
+                 context: str | None = None):
+        if isinstance(value, np.generic):
+            value = value.item()
+        self.argument = argument
+        self.index = index
+        self.value = value
+        self.problem = problem
+        self.relation = relation
+        self.context = context
+        super().__init__(self._message())
+
+    @property
+    def row(self) -> int:
+        """The offending row (the first coordinate of a matrix position)."""
+        return self.index[0] if isinstance(self.index, tuple) else self.index
+
+    @property
+    def column(self) -> int | None:
+        """The offending column of a matrix argument, else ``None``."""
+        return self.index[1] if isinstance(self.index, tuple) else None
+
+    @property
+    def detail(self) -> str:
+        """The message after the position: ``"= 1.3: probabilities must ..."``."""
+        return f"{self.relation} {value_repr(self.value)}: {self.problem}"
+
+    def _message(self) -> str:
+        pos = ", ".join(str(i) for i in self.index) if isinstance(self.index, tuple) else self.index
+        text = f"{self.argument}[{pos}] {self.detail}"
+        return f"{self.context}: {text}" if self.context else text
+
+    def shifted(self, offset: int, context: str | None = None) -> "BadValueError":
+        """The same error ``offset`` rows further on (a batch cut out of a larger whole)."""
+        index = (self.index[0] + offset, *self.index[1:]) if isinstance(self.index, tuple) else self.index + offset
+        return BadValueError(self.argument, index, self.value, self.problem,
+                             relation=self.relation, context=context)
+
+    def __reduce__(self):
+        return (_rebuild_bad_value,
+                (self.argument, self.index, self.value, self.problem, self.relation, self.context))
+
+
+def _rebuild_bad_value(argument, index, value, problem, relation, context):
+    return BadValueError(argument, index, value, problem, relation=relation, context=context)
+
+
+class BadShapeError(ValueError):
+    """Arguments whose shapes do not fit: wrong dimensions or different lengths.
+
+    ``arguments`` names the argument(s) concerned.
+    """
+
+    def __init__(self, message: str, *arguments: str):
+        self.arguments = arguments
+        super().__init__(message)
+
+    def __reduce__(self):
+        return (type(self), (str(self), *self.arguments))
+
+
+class NoObservationsError(ValueError):
+    """A score was asked of an accumulator (or an input) holding no observation."""
+
+
+class SettingsMismatchError(ValueError):
+    """Two accumulators with different settings cannot be merged."""
+
+
+class StateFileError(ValueError):
+    """A state file or state dict that is not a valid, consistent state."""
+
+
+class NoWeightsError(TypeError, ValueError):
+    """Sample weights given to an accumulator whose scores take none.
+
+    Both a ``TypeError`` (an argument the accumulator does not take) and a
+    ``ValueError`` (a bad batch), so either ``except`` clause catches it.
+    """
+
+    def __init__(self, owner: str = "this accumulator",
+                 reason: str = "its scores are defined on counts of rows"):
+        self.owner = owner
+        super().__init__(f"{owner} takes no sample_weight: {reason}")
+
+    def __reduce__(self):
+        return (NoWeightsError, (self.owner, str(self).split(": ", 1)[1]))
+
+
+def in_context(exc: Exception, context: str, offset: int | None = None) -> Exception:
+    """The same error about a batch cut out of a larger whole.
+
+    A :class:`BadValueError` moves its position ``offset`` rows on (when the
+    offset is known) and carries ``context``; other errors keep their type and
+    get ``context`` in front of their message.
+    """
+    if isinstance(exc, BadValueError):
+        return exc.shifted(offset or 0, context)
+    if isinstance(exc, BadShapeError):
+        return BadShapeError(f"{context}: {exc}", *exc.arguments)
+    if isinstance(exc, NoWeightsError):
+        return exc
+    try:
+        return type(exc)(f"{context}: {exc}")
+    except TypeError:
+        return exc
+
+
+# The public exceptions are shown (in tracebacks, reprs) where users import them.
+for _cls in (BadValueError, BadShapeError, NoObservationsError, SettingsMismatchError,
+             StateFileError, NoWeightsError):
+    _cls.__module__ = "streammetrics"
+del _cls

@@ -1,0 +1,594 @@
+"""Declared inputs: what an accumulator's ``update`` takes, and the prepared batch.
+
+Every accumulator declares its positional arguments as a tuple of
+:class:`Input` objects (``BinaryConfusion``: ``Labels01("y"), Labels01("p")``;
+with a threshold, ``Labels01("y"), Finite("p", "scores")``). An input knows
+
+* how to *convert* an array-like to the one or two dtypes its kernels read
+  (shape and type errors are raised here);
+* how to *check* the converted values, returning the first offending position
+  as a :class:`~.errors.BadValueError`;
+* its *domain*: what the converted values are known to be once checked
+  (0/1 labels, probabilities, finite reals, class codes ``0..k-1``, ...).
+  A batch checked for one domain serves every consumer whose domain contains
+  it: probabilities are finite reals, so a batch prepared for
+  ``ProbabilityScores`` also feeds ``BinaryConfusion(threshold=0.5)`` and
+  ``RankAUC`` without another conversion or check.
+
+:func:`prepare` turns arrays into an immutable :class:`Batch` (converted and
+checked once); ``Accumulator.fold(batch)`` folds it. ``update`` converts the
+same way but leaves the value checks to the folding kernel's single pass
+(:func:`raise_rejected` then finds the first bad value with the same checks),
+which is why a single accumulator's update costs one pass over the data.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Hashable
+
+import numpy as np
+
+from .._kernels import checks as C
+from .errors import BadShapeError, BadValueError, NoWeightsError
+from .validation import (
+    EMPTY_WEIGHTS,
+    as_1d,
+    as_labels01,
+    as_reals,
+    as_weights,
+    check_numeric,
+    check_same_length,
+    to_numpy,
+)
+
+__all__ = [
+    "Input",
+    "Labels01",
+    "Probabilities",
+    "Finite",
+    "ClassIndices",
+    "ClassLabels",
+    "ClassProbabilities",
+    "ClusterLabels",
+    "Batch",
+    "prepare",
+    "convert",
+    "raise_rejected",
+    "ROW_SUM_TOLERANCE",
+]
+
+#: Rows of a class-probability matrix must sum to 1 within this tolerance.
+ROW_SUM_TOLERANCE = 1e-3
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+# Which domains contain which: a value checked for the key is also one of each
+# domain in its set (a probability is a finite real).
+_CONTAINED_IN = {
+    "labels01": {"labels01"},
+    "probability": {"probability", "finite"},
+    "finite": {"finite"},
+    "cluster": {"cluster"},
+}
+
+
+def ndim_of(x) -> int:
+    """The number of dimensions of an array-like (lists are inspected)."""
+    nd = getattr(x, "ndim", None)
+    if nd is None:
+        nd = np.ndim(x) if isinstance(x, (list, tuple)) else 1
+    return nd
+
+
+class Input:
+    """One positional argument of ``update``: its name, conversion and checks.
+
+    Subclasses set :attr:`domain` and implement :meth:`convert`,
+    :meth:`first_bad` and :meth:`problem`.
+    """
+
+    #: what the converted and checked values are; see the module docstring
+    domain: tuple = ()
+    #: what the argument holds, for messages and docs
+    what = "values"
+
+    def __init__(self, name: str):
+        self.name = name
+
+    # ------------------------------------------------------------------ hooks
+    def convert(self, x) -> np.ndarray:
+        """``x`` as the array the kernels read; shape and type errors raise here."""
+        raise NotImplementedError
+
+    def first_bad(self, arr: np.ndarray) -> int:
+        """Index of the first value outside the domain, or -1."""
+        return -1
+
+    def problem(self, arr: np.ndarray, i: int) -> str:
+        """Why ``arr[i]`` is outside the domain."""
+        raise NotImplementedError
+
+    def error(self, arr: np.ndarray, i: int) -> BadValueError:
+        return BadValueError(self.name, i, arr[i], self.problem(arr, i))
+
+    # -------------------------------------------------------------- derived
+    def check(self, arr: np.ndarray) -> None:
+        """Raise the :class:`BadValueError` of the first bad value, if any."""
+        i = self.first_bad(arr)
+        if i >= 0:
+            raise self.error(arr, i)
+
+    def covers(self, need: "Input") -> bool:
+        """Whether values checked as ``self`` serve a consumer declaring ``need``."""
+        if self.domain == need.domain:
+            return True
+        if len(self.domain) == 1 and len(need.domain) == 1:
+            return need.domain[0] in _CONTAINED_IN.get(self.domain[0], ())
+        return False
+
+    def derive(self, arr: np.ndarray, need: "Input") -> np.ndarray:
+        """The array a consumer declaring ``need`` reads (``arr`` unless derived)."""
+        return arr
+
+    def takes_form(self, x) -> bool:
+        """Whether the raw argument ``x`` has this input's form (1-D, n x K, ...)."""
+        return ndim_of(x) == 1
+
+    def renamed(self, name: str) -> "Input":
+        """A copy of this input under another argument name."""
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out.name = name
+        return out
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.__dict__ == self.__dict__
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+# ------------------------------------------------------------------ 0/1 labels
+class Labels01(Input):
+    """Hard 0/1 labels: bool, int, or float holding exactly 0.0/1.0.
+
+    With ``onehot=True`` the specification's n x 2 membership matrix ``g``
+    (column 0 negative, column 1 positive) is accepted too.
+    """
+
+    domain = ("labels01",)
+    what = "0/1 labels"
+
+    def __init__(self, name: str, onehot: bool = False):
+        super().__init__(name)
+        self.onehot = onehot
+
+    def takes_form(self, x) -> bool:
+        ndim = ndim_of(x)
+        return ndim == 1 or (self.onehot and ndim == 2)
+
+    def convert(self, x):
+        if self.onehot and not (type(x) is np.ndarray and x.ndim == 1):
+            arr = to_numpy(x, self.name)
+            if arr.ndim == 2 and arr.dtype.kind in "biuf" and arr.shape[1] != 1:
+                return as_labels01(_onehot_positive(arr, self.name), self.name)
+        return as_labels01(x, self.name)
+
+    def first_bad(self, arr):
+        return C.first_not01(arr) if arr.dtype.kind != "b" else -1
+
+    def problem(self, arr, i):
+        v = arr[i]
+        if arr.dtype.kind == "f" and np.isnan(v):
+            return "labels must be 0 or 1, got NaN"
+        if arr.dtype.kind == "f" and np.isfinite(v) and v != np.floor(v):
+            return "labels must be 0 or 1, got a fractional value"
+        return "labels must be 0 or 1"
+
+
+def _onehot_positive(arr: np.ndarray, name: str) -> np.ndarray:
+    if arr.shape[1] != 2:
+        raise BadShapeError(
+            f"a 2-D {name} must be the n x 2 one-hot membership matrix "
+            f"(column 0 negative, column 1 positive), got shape {arr.shape}",
+            name,
+        )
+    g0, g1 = arr[:, 0], arr[:, 1]
+    ok = ((g0 == 1) & (g1 == 0)) | ((g0 == 0) & (g1 == 1))
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        raise BadValueError(
+            name, i, arr[i].tolist(),
+            "each row of the membership matrix must be one-hot, [1, 0] (negative) or [0, 1] (positive)",
+        )
+    return np.ascontiguousarray(g1)
+
+
+# ------------------------------------------------------------------ real values
+def _positive_column(x, name: str):
+    """An n x 2 ``predict_proba`` matrix's second column (the positive class), else ``x``."""
+    if type(x) is np.ndarray and x.ndim == 1:
+        return x
+    arr = to_numpy(x, name)
+    if arr.ndim == 2 and arr.shape[1] == 2 and arr.dtype.kind in "biuf":
+        return arr[:, 1]
+    return arr
+
+
+class Finite(Input):
+    """Finite reals (``what`` names them in messages: "values", "scores").
+
+    With ``predict_proba=True`` an n x 2 matrix (scikit-learn's
+    ``predict_proba`` layout) is accepted too, and its second column is read.
+    """
+
+    domain = ("finite",)
+
+    def __init__(self, name: str, what: str = "values", predict_proba: bool = False):
+        super().__init__(name)
+        self.what = what
+        self.predict_proba = predict_proba
+
+    def covers(self, need):
+        return need.domain == ("finite",)
+
+    def takes_form(self, x) -> bool:
+        ndim = ndim_of(x)
+        return ndim == 1 or (self.predict_proba and ndim == 2)
+
+    def convert(self, x):
+        if self.predict_proba:
+            x = _positive_column(x, self.name)
+        return as_reals(x, self.name)
+
+    def first_bad(self, arr):
+        return C.first_nonfinite(arr)
+
+    def problem(self, arr, i):
+        return f"{self.what} must be finite"
+
+
+class Probabilities(Input):
+    """Probabilities of the positive class, in [0, 1].
+
+    With ``predict_proba=True`` an n x 2 matrix (scikit-learn's
+    ``predict_proba`` layout) is accepted too, and its second column is read.
+    """
+
+    domain = ("probability",)
+    what = "probabilities"
+
+    def __init__(self, name: str, predict_proba: bool = False):
+        super().__init__(name)
+        self.predict_proba = predict_proba
+
+    def covers(self, need):
+        return need.domain in (("probability",), ("finite",))
+
+    def takes_form(self, x) -> bool:
+        ndim = ndim_of(x)
+        return ndim == 1 or (self.predict_proba and ndim == 2)
+
+    def convert(self, x):
+        if self.predict_proba:
+            x = _positive_column(x, self.name)
+        return as_reals(x, self.name)
+
+    def first_bad(self, arr):
+        return C.first_outside01(arr)
+
+    def problem(self, arr, i):
+        return "probabilities must lie in [0, 1]"
+
+
+# --------------------------------------------------------------------- classes
+def _range_problem(k: int) -> str:
+    return f"classes must be integers in 0..{k - 1}" if k > 1 else "the only class is 0"
+
+
+class ClassIndices(Input):
+    """Integer classes ``0..k-1`` (bool, int, or float holding an exact integer)."""
+
+    what = "classes"
+
+    def __init__(self, name: str, k: int):
+        super().__init__(name)
+        self.k = int(k)
+        self.domain = ("classes", self.k)
+
+    def convert(self, x):
+        if type(x) is np.ndarray and x.dtype == np.int64 and x.ndim == 1 and x.flags.c_contiguous:
+            return x
+        arr = as_1d(x, self.name)
+        kind, k = arr.dtype.kind, self.k
+        if kind == "f":
+            # checked before the cast, which is undefined for NaN and huge values
+            with np.errstate(invalid="ignore"):
+                bad = np.flatnonzero(~((arr >= 0) & (arr < k) & (arr == np.floor(arr))))
+            if bad.size:
+                i = int(bad[0])
+                raise BadValueError(self.name, i, arr[i], _range_problem(k))
+        elif kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > _INT64_MAX:
+            i = int(np.argmax(arr > _INT64_MAX))
+            raise BadValueError(self.name, i, arr[i], _range_problem(k))
+        return np.ascontiguousarray(arr, dtype=np.int64)
+
+    def first_bad(self, arr):
+        return C.first_out_of_range(arr, self.k)
+
+    def problem(self, arr, i):
+        return _range_problem(self.k)
+
+
+class ClassLabels(Input):
+    """Class labels (strings, ints, ...) from a fixed list, encoded as codes ``0..k-1``.
+
+    Encoding checks every value: an unknown label raises ``BadValueError``
+    naming it. Integer labels are looked up in a sorted table, fixed-width
+    strings with ``searchsorted``, and other objects through a dict, so a
+    million labels take a few tens of milliseconds.
+    """
+
+    what = "labels"
+
+    def __init__(self, name: str, labels):
+        super().__init__(name)
+        self.labels = list(labels)
+        self.domain = ("classes", len(self.labels))
+        lookup: dict = {}
+        for i, lab in enumerate(self.labels):
+            if not isinstance(lab, Hashable):
+                raise TypeError(f"labels[{i}] = {lab!r} is not hashable")
+            if lab in lookup:
+                raise ValueError(f"labels[{i}] = {lab!r} repeats labels[{lookup[lab]}]")
+            lookup[lab] = i
+        self._lookup = lookup
+        self._ints = None
+        if all(isinstance(v, numbers.Integral) and -(2**63) <= int(v) < 2**63 for v in self.labels):
+            vals = np.array([int(v) for v in self.labels], dtype=np.int64)
+            order = np.argsort(vals, kind="stable")
+            self._ints = (vals[order], order.astype(np.int64))
+        self._strs = None
+        if self.labels and all(type(v) is str for v in self.labels):
+            table = np.array(self.labels)
+            order = np.argsort(table, kind="stable")
+            self._strs = (table[order], order.astype(np.int64))
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.name == self.name and other.labels == self.labels
+
+    def covers(self, need):
+        return need.domain == self.domain
+
+    def convert(self, x):
+        name = self.name
+        if isinstance(x, (list, tuple)):
+            arr = np.asarray(x)
+            if arr.dtype.kind in "US" and self._strs is None:
+                arr = np.array(x, dtype=object)  # keep 1 and "1" apart
+        else:
+            arr = to_numpy(x, name)
+        if arr.ndim != 1:
+            raise BadShapeError(f"{name} must be a 1-D array, got shape {arr.shape}", name)
+        if arr.size == 0:
+            return np.empty(0, np.int64)
+        codes = self._encode(arr)
+        bad = np.flatnonzero(codes < 0)
+        if bad.size:
+            i = int(bad[0])
+            raise BadValueError(name, i, arr[i], f"not one of the {len(self.labels)} labels")
+        return codes
+
+    def _encode(self, arr: np.ndarray) -> np.ndarray:
+        kind = arr.dtype.kind
+        if self._ints is not None and kind in "iub":
+            vals, order = self._ints
+            if kind == "u" and arr.dtype.itemsize == 8:
+                over = arr > _INT64_MAX
+                a = np.where(over, 0, arr).astype(np.int64)
+            else:
+                over = None
+                a = arr.astype(np.int64, copy=False)
+            pos = np.minimum(np.searchsorted(vals, a), vals.size - 1)
+            ok = vals[pos] == a
+            if over is not None:
+                ok &= ~over
+            return np.where(ok, order[pos], -1)
+        if self._strs is not None and kind == "U":
+            table, order = self._strs
+            pos = np.minimum(np.searchsorted(table, arr), table.size - 1)
+            return np.where(table[pos] == arr, order[pos], -1)
+        get = self._lookup.get
+
+        def code(v):
+            try:
+                return get(v, -1)
+            except TypeError:  # an unhashable value is not a label
+                return -1
+
+        if kind == "O" or kind in "US":
+            return np.fromiter(map(code, arr.tolist() if kind != "O" else arr), np.int64, arr.size)
+        return np.fromiter(map(code, arr.tolist()), np.int64, arr.size)
+
+
+class ClassProbabilities(Input):
+    """An n x k matrix of class probabilities: entries in [0, 1], rows summing to 1.
+
+    A consumer declaring class codes (``ClassIndices``/``ClassLabels`` of the
+    same k) reads the row-wise argmax: the predicted class.
+    """
+
+    what = "class probabilities"
+
+    def __init__(self, name: str, k: int):
+        super().__init__(name)
+        self.k = int(k)
+        self.domain = ("class_probabilities", self.k)
+
+    def covers(self, need):
+        return need.domain in (self.domain, ("classes", self.k))
+
+    def derive(self, arr, need):
+        if need.domain == ("classes", self.k):
+            out = np.empty(arr.shape[0], np.int64)
+            C.argmax_rows(arr, out)
+            return out
+        return arr
+
+    def takes_form(self, x) -> bool:
+        return ndim_of(x) == 2
+
+    def convert(self, x):
+        arr = to_numpy(x, self.name)
+        check_numeric(arr, self.name)
+        if arr.ndim != 2:
+            raise BadShapeError(
+                f"{self.name} must be an n x {self.k} matrix of class probabilities, "
+                f"got shape {arr.shape}", self.name)
+        arr = np.ascontiguousarray(arr, dtype=np.float64)
+        if arr.shape[1] != self.k:
+            raise BadShapeError(
+                f"{self.name} has {arr.shape[1]} columns but n_classes is {self.k}: a matrix "
+                f"{self.name} must hold one column of probabilities per class", self.name)
+        return arr
+
+    def check(self, arr):
+        out = np.zeros(1)
+        status, i, j = C.first_bad_probability_row(arr, ROW_SUM_TOLERANCE, out)
+        if status == 1:
+            raise BadValueError(self.name, (int(i), int(j)), arr[i, j],
+                                "class probabilities must lie in [0, 1]")
+        if status == 2:
+            raise BadValueError(
+                self.name, int(i), float(out[0]),
+                f"each row of class probabilities must sum to 1 (within {ROW_SUM_TOLERANCE:g})",
+                relation="sums to")
+
+    def first_bad(self, arr):
+        try:
+            self.check(arr)
+        except BadValueError as exc:
+            return exc.row
+        return -1
+
+
+# -------------------------------------------------------------------- clusters
+class ClusterLabels(Input):
+    """Integer cluster labels of any value (bool, int, or float holding an integer)."""
+
+    domain = ("cluster",)
+    what = "cluster labels"
+
+    def convert(self, x):
+        if type(x) is np.ndarray and x.dtype == np.int64 and x.ndim == 1 and x.flags.c_contiguous:
+            return x
+        arr = as_1d(x, self.name)
+        kind = arr.dtype.kind
+        if kind == "f":
+            with np.errstate(invalid="ignore"):
+                ok = (arr == np.floor(arr)) & (np.abs(arr) < 2.0**63)
+            bad = np.flatnonzero(~ok)
+            if bad.size:
+                i = int(bad[0])
+                raise BadValueError(self.name, i, arr[i], "cluster labels must be integers")
+        elif kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > _INT64_MAX:
+            i = int(np.argmax(arr > _INT64_MAX))
+            raise BadValueError(self.name, i, arr[i], "cluster labels must fit in int64")
+        return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+# ----------------------------------------------------------------------- batch
+class Batch:
+    """One batch, converted to the kernels' dtypes and checked once.
+
+    ``inputs`` are the declared inputs it was prepared for, ``arrays`` the
+    converted arrays (one per input), ``weights`` the float64 weights (empty
+    without weights) and ``n`` the rows. A batch is immutable: its arrays must
+    not be modified while it is in use (they may share memory with the
+    caller's arrays). Folding a batch into an accumulator whose inputs it
+    covers never raises for a value.
+    """
+
+    __slots__ = ("inputs", "arrays", "weights", "n", "checked", "_derived")
+
+    def __init__(self, inputs, arrays, weights, n, checked=True):
+        object.__setattr__(self, "inputs", tuple(inputs))
+        object.__setattr__(self, "arrays", tuple(arrays))
+        object.__setattr__(self, "weights", weights)
+        object.__setattr__(self, "n", int(n))
+        object.__setattr__(self, "checked", bool(checked))
+        object.__setattr__(self, "_derived", {})
+
+    def __setattr__(self, name, value):
+        raise AttributeError("a Batch is immutable")
+
+    @property
+    def weighted(self) -> bool:
+        return self.weights.shape[0] > 0
+
+    def covers(self, needs) -> bool:
+        """Whether this batch serves a consumer declaring the inputs ``needs``."""
+        return len(needs) == len(self.inputs) and all(
+            h is need or h == need or h.covers(need) for h, need in zip(self.inputs, needs))
+
+    def arrays_for(self, needs) -> tuple | None:
+        """The arrays a consumer declaring ``needs`` reads, or ``None`` if this
+        batch does not cover its inputs."""
+        have = self.inputs
+        if len(needs) != len(have):
+            return None
+        out = []
+        for i, (h, need) in enumerate(zip(have, needs)):
+            if h is need or h == need:
+                out.append(self.arrays[i])
+                continue
+            if not h.covers(need):
+                return None
+            key = (i, need.domain)
+            arr = self._derived.get(key)
+            if arr is None:
+                arr = h.derive(self.arrays[i], need)
+                self._derived[key] = arr
+            out.append(arr)
+        return tuple(out)
+
+    def __repr__(self) -> str:
+        names = ", ".join(f"{i.name}: {i.what}" for i in self.inputs)
+        return f"Batch(n={self.n}, {names}{', weighted' if self.weighted else ''})"
+
+
+def convert(inputs, arrays, sample_weight, takes_weights: bool = True, owner: str = "this accumulator"):
+    """Convert ``arrays`` for ``inputs`` (no value checks); ``(arrays, w, n)``."""
+    if len(arrays) != len(inputs):
+        names = ", ".join(i.name for i in inputs)
+        raise TypeError(f"expected {len(inputs)} arrays ({names}), got {len(arrays)}")
+    converted = [inp.convert(x) for inp, x in zip(inputs, arrays)]
+    n = check_same_length([i.name for i in inputs], converted) if len(converted) > 1 else converted[0].shape[0]
+    if sample_weight is not None and not takes_weights:
+        raise NoWeightsError(owner)
+    w = as_weights(sample_weight, n) if sample_weight is not None else EMPTY_WEIGHTS
+    return converted, w, n
+
+
+def prepare(inputs, arrays, sample_weight, takes_weights: bool = True,
+            owner: str = "this accumulator") -> Batch:
+    """Convert and check ``arrays`` for ``inputs``: a :class:`Batch`."""
+    converted, w, n = convert(inputs, arrays, sample_weight, takes_weights, owner)
+    if n:
+        for inp, arr in zip(inputs, converted):
+            inp.check(arr)
+    return Batch(inputs, converted, w, n, checked=True)
+
+
+def raise_rejected(inputs, arrays) -> None:
+    """A kernel rejected a batch: raise the error of its first bad value.
+
+    The inputs are checked in their declared order, so the error names the
+    same argument and position as :func:`prepare` would.
+    """
+    for inp, arr in zip(inputs, arrays):
+        inp.check(arr)
+    raise AssertionError("a kernel rejected the batch but no bad value was found")

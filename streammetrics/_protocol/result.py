@@ -1,0 +1,262 @@
+"""Read-only results of ``finalize()`` and how each kind renders itself.
+
+A :class:`Result` is a read-only mapping of score names to values, reached as
+attributes (``r.f1``) or keys (``r["f1"]``). Each result type also knows how
+to render its section of a report: :meth:`Result.section` gives the lines of
+the text report, :meth:`Result.report_values` the values it contributes to the
+report's flat mapping and JSON, and :meth:`Result.plot` the pictures it can
+draw. The defaults render any result (scalars as ``name  value`` lines, per
+class arrays as a table, matrices as a grid), so a new accumulator appears in
+every report without code there; result types override them where a better
+picture exists (the binary confusion grid, the AUC's bounds).
+
+The formatting primitives live here too: :func:`fmt_number`, :func:`grid`,
+:func:`per_class`, :func:`jsonable`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import numpy as np
+
+__all__ = ["Result", "RenderContext", "safe", "fmt_number", "grid", "per_class", "jsonable"]
+
+
+def safe(x):
+    """The specification's guard: ``x + [x == 0]``, so a zero denominator is 1."""
+    return x + (x == 0)
+
+
+# ------------------------------------------------------------------ formatting
+def _fmt_repr(v: Any) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.6g}"
+    if isinstance(v, np.ndarray):
+        return np.array2string(v, precision=4, separator=", ", threshold=20)
+    return repr(v)
+
+
+def fmt_number(v: Any, weighted: bool = False) -> str:
+    """A number as the text report shows it.
+
+    Integers get thousands separators (``1,234,567``). With ``weighted``,
+    a float *count* (a sum of weights) is shown with two decimals and
+    separators (``12,345.68``), so weighted and unweighted counts read alike.
+    """
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return f"{int(v):,}"
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        if not math.isfinite(v):
+            return str(v)
+        if weighted:
+            return f"{v:,.2f}"
+        if v == int(v) and abs(v) < 1e15 and not (0 < abs(v) < 1):
+            return f"{v:,.1f}" if abs(v) >= 1e4 else f"{v:g}"
+        return f"{v:.6g}" if abs(v) >= 1e-4 or v == 0 else f"{v:.4e}"
+    return str(v)
+
+
+def grid(cells, row_labels, col_labels, weighted: bool = False) -> list[str]:
+    """A labelled table of numbers, two spaces in."""
+    text = [[fmt_number(c, weighted) for c in row] for row in cells]
+    rw = max(len(r) for r in row_labels)
+    cw = max([len(c) for c in col_labels] + [len(t) for row in text for t in row])
+    lines = ["  " + " " * rw + "  " + "  ".join(f"{c:>{cw}}" for c in col_labels)]
+    for label, row in zip(row_labels, text):
+        lines.append("  " + f"{label:<{rw}}" + "  " + "  ".join(f"{t:>{cw}}" for t in row))
+    return lines
+
+
+def per_class(names, arrays, labels=None) -> list[str]:
+    """A table with one row per class and one column per array."""
+    k = arrays[0].shape[0]
+    shown = range(k) if k <= 50 else list(range(25)) + [None] + list(range(k - 25, k))
+    row_names = [str(v) for v in labels] if labels is not None else [str(i) for i in range(k)]
+    cw = max([5] + [len(r) for r in row_names])
+    w = max(len(n) for n in list(names) + ["class"]) + 2
+    lines = ["  " + f"{'class':>{cw}}" + "".join(f"{n:>{w}}" for n in names)]
+    for i in shown:
+        if i is None:
+            lines.append("  " + f"{'...':>{cw}}")
+            continue
+        lines.append("  " + f"{row_names[i]:>{cw}}" + "".join(f"{fmt_number(a[i]):>{w}}" for a in arrays))
+    return lines
+
+
+def jsonable(v: Any) -> Any:
+    """``v`` as plain JSON types: arrays as (nested) lists, non-finite floats as None."""
+    if isinstance(v, np.ndarray):
+        return [jsonable(x) for x in v.tolist()] if v.ndim else jsonable(v.item())
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        return v if math.isfinite(v) else None
+    return v
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    """What a report knows beyond the scores: class names and the weight column."""
+
+    #: class labels, in class order (None: classes are 0..K-1)
+    labels: list | None = None
+    #: the name of the column the weights came from (None: not known)
+    weight_column: str | None = None
+    #: extra settings of the evaluation (threshold, ...)
+    settings: dict = field(default_factory=dict)
+    #: a sample of ``(y, p)`` pairs, for plots that show rows (regression)
+    sample: tuple | None = None
+
+
+# ---------------------------------------------------------------------- result
+class Result(Mapping):
+    """Scores computed from an accumulator's state: read-only, dict-like.
+
+    Values are reached as attributes (``r.f1``) or keys (``r["f1"]``);
+    :meth:`as_dict` returns a plain ``dict`` copy. Arrays inside are read-only.
+    ``meta`` holds what the producing accumulator knew beyond the scores
+    (its settings, class labels, whether weights were seen); it is not a score.
+    """
+
+    __slots__ = ("_values", "_kind", "_meta")
+
+    #: the section title in a text report (default: the result's kind)
+    title: str | None = None
+
+    def __init__(self, kind: str, values: dict[str, Any], meta: dict[str, Any] | None = None):
+        for v in values.values():
+            if isinstance(v, np.ndarray):
+                v.setflags(write=False)
+        object.__setattr__(self, "_kind", kind)
+        object.__setattr__(self, "_values", dict(values))
+        object.__setattr__(self, "_meta", dict(meta or {}))
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(
+                f"{self._kind} has no field {name!r}; fields: {', '.join(self._values)}"
+            ) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{self._kind} is read-only")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{self._kind} is read-only")
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._values))
+
+    def __reduce__(self):
+        return (self.__class__, (self._kind, self._values, self._meta))
+
+    @property
+    def kind(self) -> str:
+        """The result's name, e.g. ``"BinaryScores"``."""
+        return self._kind
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """What the producing accumulator knew beyond the scores (a copy)."""
+        return dict(self._meta)
+
+    @property
+    def weighted(self) -> bool:
+        """Whether sample weights were seen (counts are then sums of weights)."""
+        return bool(self._meta.get("weighted", False))
+
+    def as_dict(self) -> dict[str, Any]:
+        """A plain ``dict`` of every field (arrays are copied)."""
+        return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self._values.items()}
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{k}={_fmt_repr(v)}" for k, v in self._values.items())
+        return f"{self._kind}({body})"
+
+    # --------------------------------------------------------------- rendering
+    #: fields that are counts: sums of weights once weights were seen
+    counts: tuple[str, ...] = ()
+
+    def report_values(self) -> dict[str, Any]:
+        """The values this result adds to a report (every field but ``n``)."""
+        return {k: v for k, v in self._values.items() if k != "n"}
+
+    def section_title(self, ctx: RenderContext) -> str:
+        return self.title or self._kind
+
+    def section(self, ctx: RenderContext, names: dict[str, str] | None = None) -> list[str]:
+        """The lines of this result's section of a text report.
+
+        ``names`` maps a field to the key it has in the report (a member's
+        field is prefixed there when another member has a field of the same
+        name); by default every field keeps its name.
+        """
+        fields = list(self.report_values())
+        return self._scalar_lines(fields, names) + self._array_lines(fields, ctx, names)
+
+    def _shown(self, field, names) -> str:
+        return field if names is None else names.get(field, field)
+
+    def _scalar_lines(self, fields, names=None, notes=None) -> list[str]:
+        notes = notes or {}
+        values = self.report_values()
+        fields = [f for f in fields if not isinstance(values[f], np.ndarray)]
+        width = max([len(self._shown(f, names)) for f in fields] + [8])
+        out = []
+        for f in fields:
+            weighted = self.weighted and f in self.counts
+            out.append(f"  {self._shown(f, names):<{width}}  {fmt_number(values[f], weighted)}{notes.get(f, '')}")
+        return out
+
+    def _array_lines(self, fields, ctx: RenderContext, names=None) -> list[str]:
+        values = self.report_values()
+        arrays = [f for f in fields if isinstance(values[f], np.ndarray)]
+        vectors = [f for f in arrays if values[f].ndim == 1]
+        matrices = [f for f in arrays if values[f].ndim == 2]
+        labels = self._meta.get("labels") or ctx.labels
+        out: list[str] = []
+        if vectors:
+            out.append("")
+            out.extend(per_class([self._shown(f, names) for f in vectors], [values[f] for f in vectors], labels))
+        for f in matrices:
+            m = values[f]
+            out.append("")
+            out.append(f"  {self._shown(f, names)} (rows: actual class, columns: predicted class)")
+            if m.shape[0] > 20:
+                out.append(f"  ({m.shape[0]} x {m.shape[1]}: too large to print; see to_json())")
+            else:
+                row_names = [str(v) for v in labels] if labels is not None else [str(i) for i in range(m.shape[0])]
+                out.extend(grid(m.tolist(), row_names, row_names, self.weighted and f in self.counts))
+        return out
+
+    def plot(self, folder: str, ctx: RenderContext) -> list[str]:
+        """Draw this result's plots into ``folder``; the paths written (none by default)."""
+        return []

@@ -1,0 +1,135 @@
+"""Declared state: the named arrays an accumulator holds, and how they merge.
+
+An accumulator lists its state as :class:`Field` declarations::
+
+    fields = (
+        Field("n", np.int64, (1,)),
+        Field("counts", np.int64, (4,)),
+        Field("wsums", np.float64, (4, 2), merge="pairs"),
+    )
+
+From that the base class derives the empty state, merging, the checks of a
+state read from a file, copying, equality, pickling and saving. A shape entry
+is an ``int``, the name of a setting (``"n_classes"``) or ``None`` (any length;
+the accumulator's own ``_check_state`` then says which lengths fit). Merge
+rules:
+
+* ``"sum"``: the arrays are added (counts);
+* ``"pairs"``: compensated ``(m, 2)`` pairs added row by row; an empty
+  ``(0, 2)`` array takes the other side's pairs (weights not seen yet);
+* ``"max"``: the elementwise maximum;
+* ``"custom"``: merged by the accumulator's ``_merge_custom`` (Chan's formula
+  for moments, sorted runs, ...).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._kernels import compensated
+from .errors import StateFileError
+
+__all__ = ["Field", "empty_state", "merge_fields", "check_fields", "copy_state", "states_equal"]
+
+MERGE_RULES = ("sum", "pairs", "max", "custom")
+
+
+class Field:
+    """One named array of an accumulator's state (see the module docstring)."""
+
+    __slots__ = ("name", "dtype", "shape", "merge", "nonneg", "doc")
+
+    def __init__(self, name: str, dtype, shape=(1,), merge: str = "sum", nonneg: bool = True,
+                 doc: str = ""):
+        if merge not in MERGE_RULES:
+            raise ValueError(f"merge must be one of {MERGE_RULES}, got {merge!r}")
+        self.name = name
+        self.dtype = np.dtype(dtype)
+        self.shape = tuple(shape)
+        self.merge = merge
+        self.nonneg = nonneg
+        self.doc = doc
+
+    def shape_for(self, owner) -> tuple:
+        """The declared shape with settings resolved (``None`` stays: any length)."""
+        out = []
+        for d in self.shape:
+            if isinstance(d, str):
+                d = getattr(owner, d)
+            out.append(d)
+        return tuple(out)
+
+    def empty(self, owner) -> np.ndarray:
+        shape = tuple(0 if d is None else d for d in self.shape_for(owner))
+        return np.zeros(shape, self.dtype)
+
+    def __repr__(self) -> str:
+        return f"Field({self.name!r}, {self.dtype}, {self.shape}, merge={self.merge!r})"
+
+
+def empty_state(fields, owner) -> dict[str, np.ndarray]:
+    return {f.name: f.empty(owner) for f in fields}
+
+
+def merge_fields(fields, mine: dict[str, np.ndarray], theirs: dict[str, np.ndarray]) -> None:
+    """Fold ``theirs`` into ``mine`` field by field (``custom`` fields are skipped)."""
+    for f in fields:
+        a, b = mine[f.name], theirs[f.name]
+        if f.merge == "sum":
+            a += b
+        elif f.merge == "pairs":
+            if b.shape[0] == 0:
+                continue
+            if a.shape[0] == 0:
+                mine[f.name] = b.copy()
+            else:
+                compensated.merge(a, b)
+        elif f.merge == "max":
+            np.maximum(a, b, out=a)
+
+
+def check_fields(fields, owner, state: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The generic checks of a state read from outside; returns owned copies.
+
+    Entry names, dtypes and shapes must match the declaration, floats must be
+    finite and declared non-negative fields (the value of a compensated pair,
+    for ``pairs``) must not be negative. Raises :class:`StateFileError`.
+    """
+    if not isinstance(state, dict):
+        raise StateFileError(f"a state must be a dict of arrays, got {type(state).__name__}")
+    names = [f.name for f in fields]
+    if set(state) != set(names):
+        raise StateFileError(
+            f"state entries {sorted(state)} do not match {type(owner).__name__}'s {sorted(names)}"
+        )
+    out = {}
+    for f in fields:
+        a = state[f.name]
+        if not isinstance(a, np.ndarray):
+            raise StateFileError(f"entry {f.name!r} is not an array")
+        if a.dtype != f.dtype:
+            raise StateFileError(f"entry {f.name!r} has dtype {a.dtype}, expected {f.dtype}")
+        want = f.shape_for(owner)
+        if a.ndim != len(want) or any(w is not None and w != s for w, s in zip(want, a.shape)):
+            shown = tuple("*" if w is None else w for w in want)
+            raise StateFileError(f"entry {f.name!r} has shape {a.shape}, expected {shown}")
+        if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
+            raise StateFileError(f"entry {f.name!r} holds NaN or infinite values")
+        if f.nonneg and a.size:
+            v = compensated.values(a) if f.merge == "pairs" else a
+            if np.any(v < 0):
+                raise StateFileError(f"entry {f.name!r} holds negative counts")
+        out[f.name] = np.array(a, copy=True)
+    return out
+
+
+def copy_state(state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {k: v.copy() for k, v in state.items()}
+
+
+def states_equal(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+    return a.keys() == b.keys() and all(
+        a[k].shape == b[k].shape and a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]) for k in a
+    )

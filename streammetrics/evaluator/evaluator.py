@@ -1,0 +1,460 @@
+"""One accumulator for a whole evaluation: a named collection of accumulators.
+
+``Evaluator({"auc": RankAUC(), "at_half": BinaryConfusion(threshold=0.5)})``
+folds every batch into each member and reports them together;
+``Evaluator(task="binary")`` is one row of the preset table
+(:mod:`.presets`). The members share each batch: it is converted and checked
+once, for the strictest input any member declares (probabilities serve the
+members that take finite scores), and then folded into every member whose
+inputs it covers; a batch that one member would refuse is refused before any
+member is touched, so nothing needs to be rolled back.
+
+A member whose inputs a batch's form does not cover (class probabilities when
+``p`` holds hard labels) skips that batch; the report then leaves it out,
+since its scores would describe only some of the rows.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any, Iterable
+
+import numpy as np
+
+from .._protocol import statefile
+from .._protocol.base import Accumulator
+from .._protocol.errors import NoWeightsError, StateFileError
+from .._protocol.inputs import Batch, convert
+from .._protocol.result import Result
+from ..report.report import EvaluationReport
+from .presets import PRESETS, TASKS
+
+__all__ = ["Evaluator", "evaluate_batches"]
+
+
+class _Plan:
+    """How batches of one form are prepared: the chosen inputs and their consumers."""
+
+    __slots__ = ("inputs", "members")
+
+    def __init__(self, inputs, members):
+        self.inputs = inputs
+        self.members = members
+
+
+class Evaluator(Accumulator):
+    """Streaming evaluation: every metric of a collection from one pass over batches.
+
+    Parameters
+    ----------
+    members : mapping of str to Accumulator, or str, optional
+        The accumulators to fold every batch into, by name (each is used as
+        given, so pass empty ones), or the name of a task (the same as
+        ``task=``).
+    task : {"binary", "multiclass", "regression", "clustering"}, optional
+        A preset collection (the default when ``members`` is not given is
+        ``"binary"``). What ``update(y, p)`` receives:
+
+        * ``binary``: ``y`` 0/1 labels, ``p`` scores of the positive class (a
+          vector, or an n x 2 ``predict_proba`` matrix whose second column is
+          used). Gives the confusion rates at ``threshold``, ROC-AUC and average
+          precision, and, for probabilities, log loss and the Brier score.
+        * ``multiclass``: ``y`` class labels in ``0..n_classes-1`` (or among
+          ``labels``); ``p`` predicted labels, or an n x K matrix of class
+          probabilities (the predicted class is the row's argmax, and log loss
+          and Brier score are added when every batch came as probabilities).
+        * ``regression``: real ``y`` and ``p``.
+        * ``clustering``: ``y`` true labels, ``p`` cluster labels (any
+          integers); no sample weights.
+    threshold : float, optional
+        Binary only: ``p >= threshold`` counts as a positive prediction. The
+        default is 0.5 for ``scores="probability"`` and 0.0 for
+        ``scores="score"``.
+    n_classes : int, optional
+        Multiclass only: the number of classes K.
+    labels : sequence, optional
+        Multiclass only: the class labels in class order (strings, ints, ...);
+        reports, JSON and plots name the classes by them.
+    max_bins : int, optional
+        Binary only: ``None`` (the default) keeps the AUC exact (memory grows
+        with the distinct scores); a number bounds the memory and gives
+        ``auc_lower``/``auc_upper`` bounds once the scores outnumber the bins.
+    scores : {"probability", "score"}
+        Binary only. ``"probability"`` (the default) requires every ``p`` in
+        [0, 1] and adds ``log_loss`` and ``brier``; a batch with a value outside
+        [0, 1] is rejected (it is not silently dropped from some metrics).
+        ``"score"`` accepts any finite reals (logits, margins, ranks) and
+        reports no probabilistic score.
+
+    Notes
+    -----
+    Each batch is converted once (to the dtypes the kernels read), checked
+    once and handed to every member, so a batch that any member would reject
+    leaves the whole evaluator exactly as it was. It is itself an
+    :class:`~streammetrics.Accumulator`: ``merge``, ``+``, ``copy``,
+    ``reset``, ``n``, pickling and ``save``/``load`` (readable by
+    :func:`~streammetrics.load_state`) work as for any other accumulator.
+
+    Examples
+    --------
+    Binary classification, in two batches of probabilities:
+
+    >>> from streammetrics import Evaluator
+    >>> ev = Evaluator("binary", threshold=0.5)
+    >>> ev.update([1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4]).update([1, 0], [0.3, 0.1])
+    Evaluator(task='binary', threshold=0.5, scores='probability', max_bins=None): n=6 auc=0.888889 f1=0.8
+    >>> r = ev.finalize()
+    >>> round(r.auc, 6), r.tp, r.fn, round(r.log_loss, 4)
+    (0.888889, 2, 1, 0.4432)
+    >>> r.parts["binary"].fbeta(2)
+    0.714...
+
+    Any accumulators, by name:
+
+    >>> from streammetrics import BinaryConfusion, RankAUC
+    >>> ev = Evaluator({"auc": RankAUC(), "strict": BinaryConfusion(threshold=0.8)})
+    >>> r = ev.update([1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4]).finalize()
+    >>> r.auc, r.recall
+    (1.0, 0.5)
+
+    Regression, and the text report:
+
+    >>> ev = Evaluator("regression")
+    >>> ev.update([3, 5], [2.5, 5]).update([2, 7], [3, 8])
+    Evaluator(task='regression'): n=4 rmse=0.75 r2=0.847458
+    >>> report = ev.finalize()
+    >>> report["mae"], round(report.r2, 6)
+    (0.625, 0.847458)
+    >>> print(report)
+    regression evaluation of 4 rows
+    ===============================
+    <BLANKLINE>
+    Errors
+      mse       0.5625
+      rmse      0.75
+      mae       0.625
+      mape      0.202381
+      r2        0.847458
+    """
+
+    def __init__(self, members: Mapping | str | None = None, *, task: str | None = None, **settings):
+        if isinstance(members, str):
+            if task is not None and task != members:
+                raise ValueError(f"task given twice: {members!r} and {task!r}")
+            task, members = members, None
+        if members is not None:
+            if task is not None or settings:
+                raise ValueError("pass either members or a task with its settings, not both")
+            self._init_members(members)
+        else:
+            self._init_task("binary" if task is None else task, settings)
+        self._n = 0
+        self._plans = self._make_plans()
+
+    # ------------------------------------------------------------ construction
+    def _init_task(self, task: str, settings: dict) -> None:
+        preset = PRESETS.get(task) if isinstance(task, str) else None
+        if preset is None:
+            raise ValueError(f"task must be one of {', '.join(TASKS)}; got {task!r}")
+        for name, value in settings.items():
+            if name not in preset.settings:
+                owners = [t for t, p in PRESETS.items() if name in p.settings]
+                if not owners:
+                    raise TypeError(f"Evaluator() got an unexpected keyword argument {name!r}")
+                if value is not None:
+                    raise ValueError(f"{name} applies to task={owners[0]!r} only (task is {task!r})")
+        given = {k: settings.get(k, v) for k, v in preset.settings.items()}
+        checked = preset.check(given)
+        self.task = task
+        self._preset = preset
+        self._config = {"task": task, **checked}
+        self._members = dict(preset.members(checked))
+        self._inputs = preset.inputs(checked) if preset.inputs is not None else None
+        self._names = preset.names
+        self.headline = preset.headline
+
+    def _init_members(self, members: Mapping) -> None:
+        if not isinstance(members, Mapping) or not members:
+            raise TypeError("members must be a non-empty mapping of names to accumulators")
+        for name, m in members.items():
+            if not isinstance(name, str) or not name or "." in name:
+                raise ValueError(f"member names must be non-empty strings without '.', got {name!r}")
+            if not isinstance(m, Accumulator) or isinstance(m, Evaluator):
+                raise TypeError(f"member {name!r} must be an accumulator, got {type(m).__name__}")
+            if m.n:
+                raise ValueError(f"member {name!r} is not empty: pass empty accumulators")
+        arity = {len(m.inputs) for m in members.values()}
+        if len(arity) != 1:
+            raise ValueError("the members take different numbers of arrays: "
+                             + ", ".join(f"{k}: {len(m.inputs)}" for k, m in members.items()))
+        self.task = None
+        self._preset = None
+        self._members = dict(members)
+        self._config = {"members": {
+            name: {"class": type(m).__name__, "settings": m.settings} for name, m in members.items()
+        }}
+        self._inputs = None
+        self._names = ("y", "p") if arity == {2} else tuple(
+            i.name for i in next(iter(members.values())).inputs)
+        heads = []
+        for m in members.values():
+            heads.extend(h for h in m.headline if h not in heads)
+        self.headline = tuple(heads[:2])
+
+    @classmethod
+    def _from_settings(cls, settings: dict[str, Any]):
+        if "members" in settings:
+            members = {}
+            spec = settings["members"]
+            if not isinstance(spec, dict):
+                raise ValueError("members must be a mapping")
+            known = statefile.registry()
+            for name, d in spec.items():
+                if not isinstance(d, dict) or known.get(d.get("class")) is None:
+                    raise ValueError(f"member {name!r} is not a known accumulator")
+                if not isinstance(d.get("settings"), dict):
+                    raise ValueError(f"member {name!r} has invalid settings")
+                members[name] = known[d["class"]]._from_settings(d["settings"])
+            return cls(members)
+        settings = dict(settings)
+        return cls(task=settings.pop("task", None), **settings)
+
+    def _settings(self) -> dict[str, Any]:
+        return dict(self._config)
+
+    # ------------------------------------------------------------------ inputs
+    def _candidates(self):
+        """For each argument: the distinct inputs the members declare, strictest first."""
+        per_member = [tuple(i.renamed(n) for i, n in zip(m.inputs, self._names))
+                      for m in self._members.values()]
+        out = []
+        for pos in range(len(self._names)):
+            if self._inputs is not None:
+                out.append([self._inputs[pos]])
+                continue
+            distinct = []
+            for ins in per_member:
+                if not any(ins[pos] == d for d in distinct):
+                    distinct.append(ins[pos])
+            distinct.sort(key=lambda c: -sum(c.covers(d) for d in distinct))
+            out.append(distinct)
+        return out
+
+    def _make_plans(self):
+        """Every combination of candidate inputs that covers some member."""
+        plans = []
+        for combo in itertools.product(*self._candidates()):
+            batch = Batch(combo, [None] * len(combo), np.empty(0), 0)
+            members = [m for m in self._members.values() if batch.covers(m.inputs)]
+            if members:
+                plans.append(_Plan(combo, members))
+        if not plans:
+            raise ValueError("no input form is taken by every member: the members take "
+                             "different kinds of arrays")
+        return plans
+
+    def _plan_for(self, arrays) -> _Plan:
+        for plan in self._plans:
+            if all(i.takes_form(x) for i, x in zip(plan.inputs, arrays)):
+                return plan
+        return self._plans[0]  # its conversion says what is wrong
+
+    @property
+    def inputs(self):
+        """The inputs of ``update`` for the members' most common form."""
+        return self._plans[0].inputs
+
+    @property
+    def takes_weights(self) -> bool:
+        return all(m.takes_weights for m in self._members.values())
+
+    def _weights_error(self) -> NoWeightsError:
+        if self._preset is not None and self._preset.no_weights:
+            return NoWeightsError(f"task={self.task!r}", self._preset.no_weights)
+        names = [k for k, m in self._members.items() if not m.takes_weights]
+        return NoWeightsError(f"member {names[0]!r}")
+
+    def prepare(self, *arrays, sample_weight=None) -> Batch:
+        """Convert and check one batch for every member: a :class:`~streammetrics.Batch`."""
+        if len(arrays) != len(self._names):
+            raise TypeError(f"expected {len(self._names)} arrays ({', '.join(self._names)}), "
+                            f"got {len(arrays)}")
+        if sample_weight is not None and not self.takes_weights:
+            raise self._weights_error()
+        plan = self._plan_for(arrays)
+        converted, w, n = convert(plan.inputs, arrays, sample_weight)
+        if n:
+            for inp, arr in zip(plan.inputs, converted):
+                inp.check(arr)
+        return Batch(plan.inputs, converted, w, n)
+
+    def fold(self, batch: Batch):
+        """Fold a prepared batch into every member whose inputs it covers; return ``self``."""
+        if not isinstance(batch, Batch):
+            raise TypeError(f"fold() takes a Batch from prepare(), got {type(batch).__name__}")
+        takers = [m for m in self._members.values() if batch.covers(m.inputs)]
+        if not takers:
+            raise TypeError("no member of this Evaluator takes this batch's arrays")
+        if batch.n == 0:
+            return self
+        for m in takers:
+            m.fold(batch)
+        self._n += batch.n
+        return self
+
+    def update(self, y, p, sample_weight=None):
+        """Fold in one batch of truths ``y`` and predictions ``p``; return ``self``.
+
+        A bad batch raises ``ValueError`` (or ``TypeError``) naming the argument
+        and its first offending position and leaves every member unchanged.
+        """
+        return self.fold(self.prepare(y, p, sample_weight=sample_weight))
+
+    # ------------------------------------------------------------------- state
+    @property
+    def n(self) -> int:
+        """Rows folded in so far."""
+        return self._n
+
+    @property
+    def members(self) -> dict[str, Accumulator]:
+        """The member accumulators by name (the live objects; do not update them)."""
+        return dict(self._members)
+
+    def _required(self, name: str) -> bool:
+        """Whether a member takes every batch form (so its n equals the evaluator's)."""
+        m = self._members[name]
+        return all(any(m is x for x in plan.members) for plan in self._plans)
+
+    @property
+    def _state(self) -> dict[str, np.ndarray]:
+        state = {"n": np.array([self._n], np.int64)}
+        for name, m in self._members.items():
+            for k, v in m.state_dict().items():
+                state[f"{name}.{k}"] = v
+        return state
+
+    def _split(self, state) -> dict[str, dict]:
+        parts: dict[str, dict] = {name: {} for name in self._members}
+        for key, v in state.items():
+            if key == "n":
+                continue
+            name, _, sub = key.partition(".")
+            if name not in parts or not sub:
+                raise StateFileError(f"state entry {key!r} belongs to no member")
+            parts[name][sub] = v
+        return parts
+
+    def _load(self, state) -> None:
+        for name, sub in self._split(state).items():
+            self._members[name].load_state_dict(sub)
+        self._n = int(state["n"][0])
+
+    def load_state_dict(self, state):
+        expected = set(self._state)
+        if not isinstance(state, dict) or set(state) != expected:
+            got = sorted(state) if isinstance(state, dict) else type(state).__name__
+            raise StateFileError(
+                f"state entries {got} do not match an Evaluator with settings "
+                f"{self._config!r} ({sorted(expected)})"
+            )
+        n = state["n"]
+        if not isinstance(n, np.ndarray) or n.dtype != np.int64 or n.shape != (1,) or n[0] < 0:
+            raise StateFileError("entry 'n' must be one non-negative int64")
+        loaded = {}
+        for name, sub in self._split(state).items():
+            m = self._members[name]._empty_like()
+            try:
+                m.load_state_dict(sub)
+            except ValueError as exc:
+                raise StateFileError(f"member {name!r}: {exc}") from None
+            bad = m.n != n[0] if self._required(name) else m.n > n[0]
+            if bad:
+                raise StateFileError(f"member {name!r} counts {m.n} rows but the evaluator {n[0]}")
+            loaded[name] = m
+        self._members.update(loaded)
+        self._n = int(n[0])
+        self._plans = self._make_plans()
+        return self
+
+    def merge(self, other: "Evaluator"):
+        """Fold another Evaluator of the same members into this one; return ``self``."""
+        self._check_compatible(other)
+        if other is self:
+            other = other.copy()
+        for name, m in self._members.items():
+            m.merge(other._members[name])
+        self._n += other._n
+        return self
+
+    def _clone(self):
+        out = self._empty_like()
+        out._members = {name: m.copy() for name, m in self._members.items()}
+        out._plans = out._make_plans()
+        out._n = self._n
+        return out
+
+    def reset(self):
+        for m in self._members.values():
+            m.reset()
+        self._n = 0
+        return self
+
+    # --------------------------------------------------------------- finalize
+    def _compute(self) -> EvaluationReport:
+        parts: dict[str, Result] = {}
+        for name, m in self._members.items():
+            if m.n == self._n:  # a member that skipped batches is left out
+                parts[name] = m.finalize()
+        order = list(self._preset.sections) if self._preset is not None else []
+        order = [k for k in order if k in parts] + [k for k in parts if k not in order]
+        describe = self._preset.describe(self._config) if self._preset is not None else ""
+        return EvaluationReport(self._n, parts, self._config, order=order, describe=describe)
+
+    def finalize(self) -> EvaluationReport:
+        """The report of every member's scores; the state is not changed.
+
+        Raises ``ValueError`` when no row has been folded in.
+        """
+        return super().finalize()
+
+    def __repr__(self) -> str:
+        if self._preset is not None:
+            settings = ", ".join(f"{k}={v!r}" for k, v in self._config.items())
+        else:
+            settings = "{" + ", ".join(f"{k!r}: {type(m).__name__}({', '.join(f'{a}={b!r}' for a, b in m.settings.items())})"
+                                       for k, m in self._members.items()) + "}"
+        head = f"Evaluator({settings})"
+        if self._n == 0:
+            return f"{head}: n=0"
+        try:
+            r = self._compute()
+            fields = " ".join(f"{k}={r[k]:.6g}" for k in self.headline if k in r)
+        except (ValueError, KeyError):
+            fields = ""
+        return f"{head}: n={self._n} {fields}".rstrip()
+
+
+def evaluate_batches(batches: Iterable, task: str = "binary", **settings) -> EvaluationReport:
+    """Fold an iterable of ``(y, p)`` or ``(y, p, sample_weight)`` batches.
+
+    ``settings`` are those of :class:`Evaluator` (a ``members`` mapping, or a
+    task's settings). Returns the final report.
+
+    >>> from streammetrics import evaluate_batches
+    >>> batches = [([3, 5], [2.5, 5]), ([2, 7], [3, 8], [1.0, 1.0])]
+    >>> evaluate_batches(batches, task="regression")["mse"]
+    0.5625
+    """
+    members = settings.pop("members", None)
+    ev = Evaluator(members) if members is not None else Evaluator(task=task, **settings)
+    for i, batch in enumerate(batches):
+        if not isinstance(batch, (tuple, list)) or len(batch) not in (2, 3):
+            raise ValueError(
+                f"batch {i} must be a (y, p) or (y, p, sample_weight) tuple, "
+                f"got {type(batch).__name__}"
+                + (f" of length {len(batch)}" if isinstance(batch, (tuple, list)) else "")
+            )
+        ev.update(*batch)
+    return ev.finalize()

@@ -1,0 +1,145 @@
+"""The tasks of ``Evaluator(task=...)``: one row of a table each.
+
+A :class:`Preset` says which settings a task takes (and their defaults), how
+they are checked, which members it builds from them, the arguments its
+``update`` reads, the section order and headline of its report and the line
+that introduces it. Adding a task, or a member to a task, is an edit of this
+table only: the Evaluator, the report, the command, Dask and torch read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .._protocol.inputs import Finite, Labels01, Probabilities
+from ..metrics.binary import BinaryConfusion
+from ..metrics.clustering import ClusterContingency
+from ..metrics.multiclass import MulticlassConfusion, class_settings
+from ..metrics.probability import ClassProbabilityScores, ProbabilityScores
+from ..metrics.ranking import RankAUC
+from ..metrics.regression import RegressionErrors
+
+__all__ = ["Preset", "PRESETS", "TASKS", "SCORE_KINDS", "DEFAULT_THRESHOLD"]
+
+SCORE_KINDS = ("probability", "score")
+
+#: Default decision threshold for each kind of binary score: 0.5 for
+#: probabilities, 0.0 for scores (the logit of 0.5).
+DEFAULT_THRESHOLD = {"probability": 0.5, "score": 0.0}
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One task of the Evaluator (see the module docstring)."""
+
+    name: str
+    #: the settings the task takes, with their defaults (in saved order)
+    settings: dict[str, Any]
+    #: settings -> the members, by name, in folding and flattening order
+    members: Callable[[dict], dict]
+    #: settings -> checked settings (defaults filled in); raises ValueError
+    check: Callable[[dict], dict] = staticmethod(lambda s: s)
+    #: settings -> the declared inputs of update(y, p), or None: the members'
+    inputs: Callable[[dict], tuple] | None = None
+    #: result fields shown by repr
+    headline: tuple = ()
+    #: members in the order the text report shows them (others follow)
+    sections: tuple = ()
+    #: settings -> the words after "<task> evaluation of N rows"
+    describe: Callable[[dict], str] = staticmethod(lambda s: "")
+    #: why the task takes no weights (None: it takes them)
+    no_weights: str | None = None
+    #: names of update's two arguments
+    names: tuple = field(default=("y", "p"))
+
+
+# --------------------------------------------------------------------- binary
+def _check_binary(s):
+    scores = "probability" if s["scores"] is None else s["scores"]
+    if scores not in SCORE_KINDS:
+        raise ValueError(f"scores must be 'probability' or 'score'; got {scores!r}")
+    threshold = DEFAULT_THRESHOLD[scores] if s["threshold"] is None else s["threshold"]
+    threshold = BinaryConfusion(threshold=threshold).threshold  # checks it
+    if scores == "probability" and not 0.0 <= threshold <= 1.0:
+        raise ValueError(
+            f"threshold {threshold!r} is outside [0, 1], where probabilities lie; "
+            "pass scores='score' for unbounded scores"
+        )
+    RankAUC(max_bins=s["max_bins"])  # checks max_bins
+    return {"threshold": threshold, "scores": scores, "max_bins": s["max_bins"]}
+
+
+def _binary_members(s):
+    members = {"binary": BinaryConfusion(threshold=s["threshold"])}
+    if s["scores"] == "probability":
+        members["probability"] = ProbabilityScores()
+    members["auc"] = RankAUC(max_bins=s["max_bins"])
+    return members
+
+
+def _binary_inputs(s):
+    p = (Probabilities("p", predict_proba=True) if s["scores"] == "probability"
+         else Finite("p", "scores", predict_proba=True))
+    return (Labels01("y"), p)
+
+
+def _describe_binary(s):
+    text = f"scores: {s['scores']}, threshold {s['threshold']:g}"
+    if s.get("max_bins") is not None:
+        text += f", max_bins {s['max_bins']:,}"
+    return f"({text})"
+
+
+# ----------------------------------------------------------------- multiclass
+def _check_multiclass(s):
+    if s["n_classes"] is None and s["labels"] is None:
+        raise ValueError(
+            "task='multiclass' needs n_classes (classes 0..K-1) or labels (the class labels)"
+        )
+    k, labels = class_settings("task='multiclass'", s["n_classes"], s["labels"])
+    out = {"n_classes": k}
+    if labels is not None:
+        out["labels"] = labels
+    return out
+
+
+def _multiclass_members(s):
+    k, labels = s["n_classes"], s.get("labels")
+    return {
+        "class_probability": ClassProbabilityScores(k, labels=labels),
+        "multiclass": MulticlassConfusion(k, labels=labels),
+    }
+
+
+PRESETS: dict[str, Preset] = {
+    "binary": Preset(
+        "binary",
+        {"threshold": None, "scores": None, "max_bins": None},
+        _binary_members,
+        check=_check_binary,
+        inputs=_binary_inputs,
+        headline=("auc", "f1"),
+        sections=("auc", "probability", "binary"),
+        describe=_describe_binary,
+    ),
+    "multiclass": Preset(
+        "multiclass",
+        {"n_classes": None, "labels": None},
+        _multiclass_members,
+        check=_check_multiclass,
+        headline=("accuracy", "macro_f1"),
+        describe=lambda s: f"({s['n_classes']} classes)",
+    ),
+    "regression": Preset(
+        "regression", {}, lambda s: {"regression": RegressionErrors()},
+        headline=("rmse", "r2"),
+    ),
+    "clustering": Preset(
+        "clustering", {}, lambda s: {"clustering": ClusterContingency()},
+        headline=("ari", "nmi"),
+        no_weights="the agreement scores are defined on counts of pairs",
+    ),
+}
+
+TASKS = tuple(PRESETS)

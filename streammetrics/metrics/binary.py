@@ -1,0 +1,402 @@
+"""Binary classification: the four confusion counts and every rate built from them.
+
+:func:`binary_result` is the one place the specification's formulas are
+written; :class:`BinaryConfusion` and the one-shot functions (:func:`f1`,
+:func:`matthews`, ...) all read their scores from it, so they cannot disagree.
+Adding a score computed from the four counts is one line there (and one row
+in the tests' reference table).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._kernels import compensated
+from .._kernels.binary import binary_update, binary_update_scores
+from .._protocol.base import Accumulator
+from .._protocol.errors import NoObservationsError
+from .._protocol.inputs import Finite, Labels01
+from .._protocol.result import RenderContext, Result, grid, safe
+from .._protocol.state import Field
+
+__all__ = [
+    "BinaryConfusion",
+    "BinaryResult",
+    "binary_result",
+    "hits",
+    "false_calls",
+    "missed",
+    "rejected",
+    "called",
+    "actual",
+    "accuracy",
+    "precision_score",
+    "recall_score",
+    "specificity",
+    "f1",
+    "fbeta",
+    "matthews",
+    "balanced_accuracy",
+]
+
+
+def check_beta(b) -> float:
+    """``b`` as a float > 0, or ``TypeError``/``ValueError``."""
+    if isinstance(b, (bool, np.bool_)) or not isinstance(b, (int, float, np.integer, np.floating)):
+        raise TypeError(f"b must be a real number, got {type(b).__name__}")
+    b = float(b)
+    if not (b > 0 and math.isfinite(b)):
+        raise ValueError(f"b must be a finite number > 0, got {b!r}")
+    return b
+
+
+def fbeta_of(precision: float, recall: float, b: float) -> float:
+    """The specification's guarded F-beta of a precision and a recall."""
+    b2 = b * b
+    return (1 + b2) * precision * recall / safe(b2 * precision + recall)
+
+
+class BinaryResult(Result):
+    """Scores of a binary confusion matrix; also offers :meth:`fbeta`."""
+
+    __slots__ = ()
+    title = "Confusion"
+    counts = ("tp", "fp", "fn", "tn")
+
+    def fbeta(self, b: float) -> float:
+        """F-beta at ``b`` (> 0) from the same counts, guarded like ``f1``."""
+        return fbeta_of(self.precision, self.recall, check_beta(b))
+
+    def section_title(self, ctx: RenderContext) -> str:
+        t = self._meta.get("threshold")
+        return self.title if t is None else f"{self.title} at p >= {t:g}"
+
+    def section(self, ctx: RenderContext, names=None) -> list[str]:
+        v = self._values
+        lines = grid([[v["tp"], v["fn"]], [v["fp"], v["tn"]]], ["actual 1", "actual 0"],
+                     ["predicted 1", "predicted 0"], self.weighted)
+        if self.weighted:
+            column = f" (column {ctx.weight_column!r})" if ctx.weight_column else ""
+            lines.append(f"  counts are sums of sample weights{column}")
+        rates = [k for k in self.report_values() if k not in self.counts]
+        return lines + self._scalar_lines(rates, names)
+
+    def plot(self, folder: str, ctx: RenderContext) -> list[str]:
+        from ..report import plots
+
+        v = self._values
+        t = self._meta.get("threshold")
+        title = "Confusion matrix" + (f" at p >= {t:g}" if t is not None else "")
+        return [plots.confusion(
+            np.array([[v["tn"], v["fp"]], [v["fn"], v["tp"]]]), folder, title,
+            f"accuracy = {v['accuracy']:.4f}, F1 = {v['f1']:.4f}, MCC = {v['mcc']:.4f}",
+            labels=["0", "1"],
+        )]
+
+
+def binary_result(tp, fp, fn, tn, n: int, meta=None) -> BinaryResult:
+    """The guarded scores of the specification from the four counts.
+
+    This is the only place these formulas are written: the one-shot functions
+    and :class:`BinaryConfusion` both come here. Counts are Python ``int``
+    when unweighted (products exact, then rounded once to float) and ``float``
+    with weights.
+    """
+    total = tp + fp + fn + tn
+    if total == 0:
+        raise ValueError("the sample weights sum to zero: every score is undefined")
+    precision = tp / safe(tp + fp)
+    recall = tp / safe(tp + fn)
+    specificity = tn / safe(tn + fp)
+    f1 = 2 * precision * recall / safe(precision + recall)
+    # numerator and the product of the margins: exact Python integers when
+    # unweighted (they overflow int64 near n = 1e5), float64 otherwise
+    top = tp * tn - fp * fn
+    under = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
+    mcc = float(top) / math.sqrt(float(safe(max(under, 0))))
+    return BinaryResult(
+        "BinaryScores",
+        {
+            "tp": tp,
+            "fp": fp,
+            "fn": fn,
+            "tn": tn,
+            "n": n,
+            "accuracy": float((tp + tn) / total),
+            "precision": float(precision),
+            "recall": float(recall),
+            "specificity": float(specificity),
+            "f1": float(f1),
+            "mcc": mcc,
+            "balanced_accuracy": float((recall + specificity) / 2),
+        },
+        meta,
+    )
+
+
+def _check_threshold(threshold):
+    if threshold is None:
+        return None
+    if isinstance(threshold, (bool, np.bool_)) or not isinstance(
+        threshold, (int, float, np.integer, np.floating)
+    ):
+        raise TypeError(f"threshold must be a real number or None, got {type(threshold).__name__}")
+    threshold = float(threshold)
+    if not math.isfinite(threshold):
+        raise ValueError(f"threshold must be finite, got {threshold!r}")
+    return threshold
+
+
+class BinaryConfusion(Accumulator):
+    """Streaming binary confusion counts and the guarded rates built from them.
+
+    Parameters
+    ----------
+    threshold : float, optional
+        Without a threshold, ``p`` must hold hard 0/1 predictions. With one,
+        ``p`` may hold any finite real scores (probabilities or logits) and
+        ``p >= threshold`` counts as a positive prediction.
+
+    Notes
+    -----
+    The rates follow the specification's guards, ``safe(x) = x + [x == 0]``: a
+    zero denominator makes the rate 0, never NaN. scikit-learn agrees for
+    precision/recall/F with ``zero_division=0``; for ``balanced_accuracy`` it
+    averages only the classes present, while here a missing class contributes a
+    guarded 0 (so all-positive data with perfect predictions gives 0.5, not 1).
+
+    Unweighted counts are exact ``int64`` (merged counts past 2**32 stay
+    exact); weighted counts are compensated float64 sums. ``n`` counts rows,
+    zero-weight rows included.
+
+    Examples
+    --------
+    Two batches, a second shard, a merge, and the scores:
+
+    >>> from streammetrics import BinaryConfusion
+    >>> shard_a = BinaryConfusion()
+    >>> shard_a.update([1, 1, 1, 0], [1, 1, 0, 1]).update([0, 0, 0, 0], [0, 0, 0, 0])
+    BinaryConfusion(threshold=None): n=8 accuracy=0.75 f1=0.666667
+    >>> shard_b = BinaryConfusion().update([1, 0], [1, 0])
+    >>> r = (shard_a + shard_b).finalize()
+    >>> r.tp, r.fp, r.fn, r.tn
+    (3, 1, 1, 5)
+    >>> round(r.mcc, 6), round(r.fbeta(2), 6)
+    (0.583333, 0.75)
+
+    Scores cut at a threshold:
+
+    >>> BinaryConfusion(threshold=0.5).update([1, 0, 1], [0.9, 0.2, 0.4]).finalize().recall
+    0.5
+    """
+
+    fields = (
+        Field("n", np.int64, (1,)),
+        Field("counts", np.int64, (4,), doc="unweighted (tp, fp, fn, tn)"),
+        Field("wsums", np.float64, (4, 2), merge="pairs", doc="weighted (tp, fp, fn, tn) pairs"),
+        Field("weighted", np.int64, (1,), doc="rows that came with weights"),
+    )
+    headline = ("accuracy", "f1")
+
+    def __init__(self, threshold: float | None = None):
+        self.threshold = _check_threshold(threshold)
+        if self.threshold is None:
+            self.inputs = (Labels01("y"), Labels01("p"))
+        else:
+            self.inputs = (Labels01("y"), Finite("p", "scores"))
+        self._init_state()
+
+    def _settings(self):
+        return {"threshold": self.threshold}
+
+    def _check_state(self, state):
+        if state["counts"].sum() > state["n"][0]:
+            raise ValueError("counts exceed the observation count")
+
+    def _fold(self, arrays, w):
+        y, p = arrays
+        st = self._arrays
+        if self.threshold is None:
+            status = binary_update(y, p, w, st["n"], st["counts"], st["wsums"])
+        else:
+            status = binary_update_scores(y, p, self.threshold, w, st["n"], st["counts"], st["wsums"])
+        if w.shape[0] and not status:
+            st["weighted"][0] += y.shape[0]
+        return status
+
+    def counts(self):
+        """``(tp, fp, fn, tn)``: Python ints, or floats once weights were seen."""
+        st = self._arrays
+        counts = [int(c) for c in st["counts"]]
+        if st["weighted"][0] == 0:
+            return counts
+        return [c + float(v) for c, v in zip(counts, compensated.values(st["wsums"]))]
+
+    def _compute(self) -> BinaryResult:
+        meta = {"threshold": self.threshold, "weighted": bool(self._arrays["weighted"][0])}
+        return binary_result(*self.counts(), n=self.n, meta=meta)
+
+
+# ------------------------------------------------------------------ one-shot
+def _counts(y, p, sample_weight):
+    acc = BinaryConfusion().update(y, p, sample_weight=sample_weight)
+    if acc.n == 0:
+        raise NoObservationsError("y and p are empty: the scores need at least one observation")
+    return acc.counts()
+
+
+def _scores(y, p, sample_weight) -> BinaryResult:
+    return binary_result(*_counts(y, p, sample_weight), n=0)
+
+
+def hits(y, p, *, sample_weight=None):
+    """True positives: ``TP = sum_i y_i p_i``.
+
+    ``y`` and ``p`` are hard 0/1 labels (bool, int, or float holding exactly
+    0.0/1.0). Unweighted counts are ``int``; with ``sample_weight`` the weighted
+    count is a ``float``.
+
+    >>> hits([1, 1, 1, 0, 0], [1, 1, 0, 1, 0])
+    2
+    """
+    return _counts(y, p, sample_weight)[0]
+
+
+def false_calls(y, p, *, sample_weight=None):
+    """False positives: ``FP = sum_i (1 - y_i) p_i``.
+
+    >>> false_calls([1, 1, 1, 0, 0], [1, 1, 0, 1, 0])
+    1
+    """
+    return _counts(y, p, sample_weight)[1]
+
+
+def missed(y, p, *, sample_weight=None):
+    """False negatives: ``FN = sum_i y_i (1 - p_i)``.
+
+    >>> missed([1, 1, 1, 0, 0], [1, 1, 0, 1, 0])
+    1
+    """
+    return _counts(y, p, sample_weight)[2]
+
+
+def rejected(y, p, *, sample_weight=None):
+    """True negatives: ``TN = sum_i (1 - y_i)(1 - p_i)``.
+
+    >>> rejected([1, 1, 1, 0, 0], [1, 1, 0, 1, 0])
+    1
+    """
+    return _counts(y, p, sample_weight)[3]
+
+
+def called(y, p, *, sample_weight=None):
+    """Predicted positives: ``TP + FP = sum_i p_i``.
+
+    >>> called([1, 1, 1, 0, 0], [1, 1, 0, 1, 0])
+    3
+    """
+    tp, fp, _, _ = _counts(y, p, sample_weight)
+    return tp + fp
+
+
+def actual(y, *, sample_weight=None):
+    """Actual positives: ``sum_i y_i``.
+
+    >>> actual([1, 1, 1, 0, 0])
+    3
+    """
+    tp, _, fn, _ = _counts(y, y, sample_weight)
+    return tp + fn
+
+
+def accuracy(y, p, *, sample_weight=None) -> float:
+    """Share of observations predicted correctly: ``(TP + TN) / n``.
+
+    >>> accuracy([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0])
+    0.75
+    """
+    return _scores(y, p, sample_weight).accuracy
+
+
+def precision_score(y, p, *, sample_weight=None) -> float:
+    """Precision ``TP / safe(TP + FP)``: 0 when nothing is predicted positive.
+
+    Agrees with scikit-learn's ``precision_score(..., zero_division=0)``.
+
+    >>> precision_score([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0])
+    0.666...
+    >>> precision_score([1, 1, 1, 0], [0, 0, 0, 0])
+    0.0
+    """
+    return _scores(y, p, sample_weight).precision
+
+
+def recall_score(y, p, *, sample_weight=None) -> float:
+    """Recall (sensitivity) ``TP / safe(TP + FN)``: 0 when there are no positives.
+
+    Agrees with scikit-learn's ``recall_score(..., zero_division=0)``.
+
+    >>> recall_score([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0])
+    0.666...
+    """
+    return _scores(y, p, sample_weight).recall
+
+
+def specificity(y, p, *, sample_weight=None) -> float:
+    """Specificity ``TN / safe(TN + FP)``: 0 when there are no negatives.
+
+    >>> specificity([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0])
+    0.8
+    """
+    return _scores(y, p, sample_weight).specificity
+
+
+def f1(y, p, *, sample_weight=None) -> float:
+    """F1 ``2PR / safe(P + R)``: 0 when precision and recall are both 0.
+
+    Agrees with scikit-learn's ``f1_score(..., zero_division=0)``.
+
+    >>> f1([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0])
+    0.666...
+    """
+    return _scores(y, p, sample_weight).f1
+
+
+def fbeta(y, p, b, *, sample_weight=None) -> float:
+    """F-beta ``(1 + b²) P R / safe(b² P + R)``; ``b`` > 0 weights recall.
+
+    Agrees with scikit-learn's ``fbeta_score(..., beta=b, zero_division=0)``.
+
+    >>> fbeta([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0], 2)
+    0.666...
+    """
+    b = check_beta(b)
+    r = _scores(y, p, sample_weight)
+    return fbeta_of(r.precision, r.recall, b)
+
+
+def matthews(y, p, *, sample_weight=None) -> float:
+    """Matthews correlation ``(TP TN - FP FN) / sqrt(safe(product of margins))``.
+
+    A zero margin gives 0 (scikit-learn agrees). The product of the four
+    margins is formed exactly, never in overflowing int64.
+
+    >>> round(matthews([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0]), 6)
+    0.466667
+    """
+    return _scores(y, p, sample_weight).mcc
+
+
+def balanced_accuracy(y, p, *, sample_weight=None) -> float:
+    """``(recall + specificity) / 2`` with the guarded rates.
+
+    Differs from scikit-learn when one class is absent from ``y``: scikit-learn
+    averages only the classes present, here the absent class's rate is a
+    guarded 0.
+
+    >>> balanced_accuracy([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0])
+    0.733...
+    """
+    return _scores(y, p, sample_weight).balanced_accuracy

@@ -1,0 +1,213 @@
+"""Bounded strategy: at most ``2 B`` items (points and bins) and a certified interval.
+
+State: *items* ``(lo, hi, ab, cw)`` sorted by ``(lo, hi)``: a score range
+(a point when ``lo == hi``), its positive and negative mass, and for a bin
+twice the concordance already known among its own pairs and the mass of its
+pairs whose order is unknown (see :mod:`streammetrics._kernels.rank`). Rows
+are grouped along the dyadic cells of their 64-bit keys, never across the
+edge of a bin, and the items are compacted back to ``B`` whenever they pass
+``2 B``; while everything fits as points the state stays exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._kernels import rank as K
+from .exact import auc_of_run, run_of_sorted
+
+__all__ = ["Bounded", "points_of_items"]
+
+_TARGET = 1.0
+
+
+_BUDGET = 3.0
+
+
+_MASS = 6.0
+
+
+_SLACK = 1e-9  # relative widening of a binned interval computed in rounded floats
+
+
+_FINE = 4.0  # a sorted slice is grouped at this fraction of the bins' limits
+
+
+def _sorted_items(items):
+    """Items put back in ``(lo, hi)`` order (bins kept whole come out of order)."""
+    lo, hi, ab, cw = items
+    dl = np.diff(lo)
+    if np.all((dl > 0) | ((dl == 0) & (np.diff(hi) >= 0))):
+        return items
+    order = np.lexsort((hi, lo))
+    return lo[order], hi[order], np.ascontiguousarray(ab[:, order]), np.ascontiguousarray(cw[:, order])
+
+
+
+def points_of_items(items, weighted: bool):
+    """Distinct lower edges and their masses: a bin counts as its lower edge."""
+    if items is None:
+        return np.zeros(0), np.zeros((2, 0), np.float64 if weighted else np.int64)
+    lo, hi, ab, cw = items
+    starts = np.flatnonzero(np.concatenate(([True], lo[1:] != lo[:-1])))
+    if starts.shape[0] == lo.shape[0]:
+        return lo, ab
+    return lo[starts], np.ascontiguousarray(np.add.reduceat(ab, starts, axis=1))
+
+
+class Bounded:
+    """The bounded state of ``RankAUC(max_bins=B)`` (see the module docstring)."""
+
+    #: pending rows at most max(PENDING_MIN, PENDING_PER_BIN * B)
+    PENDING_MIN = 1 << 14
+    PENDING_PER_BIN = 32
+
+    def __init__(self, max_bins: int, weighted: bool = False):
+        self.max_bins = max_bins
+        self.weighted = weighted
+        self.items = None  # (lo, hi, ab, cw), or None while empty
+
+    def clone(self) -> "Bounded":
+        out = Bounded(self.max_bins, self.weighted)
+        out.items = self.items  # never modified in place
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        return 0 if self.items is None else sum(a.nbytes for a in self.items)
+
+    def pending_limit(self) -> int:
+        return max(self.PENDING_MIN, self.PENDING_PER_BIN * self.max_bins)
+
+    def to_float(self) -> None:
+        if self.items is not None:
+            lo, hi, ab, cw = self.items
+            self.items = (lo, hi, ab.astype(np.float64), cw)
+        self.weighted = True
+
+    def take(self, buf) -> None:
+        """Bin the pending rows of ``buf`` in (``buf`` is used up)."""
+        self.items = self._binned(buf, self.items, in_place=True)
+
+    def current(self, buf):
+        """The items with the pending rows of ``buf`` binned in; neither changes."""
+        if buf is None or buf.rows == 0:
+            return self.items
+        return self._binned(buf, self.items, in_place=False)
+
+    def add(self, state) -> None:
+        """Fold the items of another bounded state."""
+        lo = state["lo"]
+        if lo.shape[0] == 0:
+            return
+        ab = state["weights" if state["weighted"][0] else "counts"]
+        if self.weighted and ab.dtype != np.float64:
+            ab = ab.astype(np.float64)
+        run = (lo, state["hi"], ab, state["pairs"])
+        merged = run if self.items is None else K.merge_items(*self.items, *run)
+        if merged[0].shape[0] > 2 * self.max_bins:
+            merged = self._compact(merged)
+        self.items = merged
+
+    def points(self, buf=None):
+        return points_of_items(self.current(buf), self.weighted)
+
+    def result(self, buf, n: int):
+        """``(auc, lower, upper, n_pos, n_neg, points)``: the exact AUC lies
+        between the bounds; ``points`` gives the items' points when called."""
+        items = self.current(buf)
+        weighted = self.weighted
+
+        def points():
+            return points_of_items(items, weighted)
+
+        if items is None or not np.any(items[1] > items[0]):
+            value, n_pos, n_neg = auc_of_run(points()[1], weighted)
+            return value, value, value, n_pos, n_neg, points
+        lo, hi, ab, cw = items
+        k2, unknown = K.sweep(lo, hi, ab, cw)
+        if self.weighted:
+            n_pos, n_neg = float(ab[0].sum()), float(ab[1].sum())
+        else:
+            n_pos, n_neg = int(ab[0].sum()), int(ab[1].sum())
+        if n_pos == 0 or n_neg == 0:
+            return 0.0, 0.0, 0.0, n_pos, n_neg, points  # no pairs: the guard
+        denom = 2.0 * float(n_pos) * float(n_neg)
+        lower = k2 / denom
+        value = (k2 + unknown) / denom
+        upper = (k2 + 2.0 * unknown) / denom
+        if self.weighted or 2 * n_pos * n_neg >= 2**53:
+            # The pair masses are float sums, rounded (by a relative m * eps per
+            # compaction at most): widen so the rounding never cuts off the exact
+            # value. Without weights and below 2**53 every sum is an exact integer
+            # and the quotients are correctly rounded, so no slack is needed.
+            lower, upper = lower * (1.0 - _SLACK), upper * (1.0 + _SLACK)
+        return _clip(value), _clip(lower), _clip(upper), n_pos, n_neg, points
+
+    def export(self, buf, state) -> None:
+        items = self.current(buf)
+        if items is not None:
+            lo, hi, ab, cw = items
+            state["lo"], state["hi"], state["pairs"] = lo, hi, cw
+            state["weights" if self.weighted else "counts"] = ab
+
+    def load(self, state) -> None:
+        self.items = None
+        self.add(state)
+
+    def _binned(self, buf, items, in_place: bool):
+        """``items`` with the pending rows of ``buf`` binned in (a new tuple)."""
+        kp, vp, kn, vn, pre_p, pre_n = buf.sorted_keys(in_place)
+        b = self.max_bins
+        if items is None or not np.any(items[1] > items[0]):
+            # nothing binned yet: keep points while they fit, so the state stays exact
+            room = 2 * b - (0 if items is None else items[0].shape[0])
+            if K.few_scores(kp, kn, room):
+                new = K.points_as_items(*run_of_sorted(kp, kn, vp, vn))
+                return new if items is None else K.merge_items(*items, *new)
+        if items is None:
+            p = q = 0.0
+            cuts = np.zeros(0, np.uint64)
+        else:
+            p, q = float(items[2][0].sum()), float(items[2][1].sum())
+            # no group may straddle a bin: cut at every lower edge and past every upper one
+            cuts = np.sort(np.concatenate((K.score_keys(items[0]), K.score_keys(items[1]) + np.uint64(1))))
+        if vp is None:
+            p += kp.shape[0]
+            q += kn.shape[0]
+        else:
+            p += float(pre_p[-1]) if pre_p.shape[0] else 0.0
+            q += float(pre_n[-1]) if pre_n.shape[0] else 0.0
+        budget = _BUDGET * p * q / (b * b) / _FINE
+        mass_cap = _MASS * (p + q) / b / _FINE
+        if not (budget <= np.inf and mass_cap <= np.inf):
+            budget = mass_cap = np.inf  # overflowed weights: one group
+        limit = kp.shape[0] + kn.shape[0]
+        if vp is None:
+            g, *new = K.bin_keys(kp, kn, budget, mass_cap, cuts, limit)
+        else:
+            g, *new = K.bin_keys_weighted(kp, vp, kn, vn, pre_p, pre_n, budget, mass_cap, cuts, limit)
+        merged = tuple(new) if items is None else K.merge_items(*items, *new)
+        if merged[0].shape[0] > 2 * b:
+            merged = self._compact(merged)
+        return merged
+
+    def _compact(self, items):
+        lo, hi, ab, cw = items
+        b = self.max_bins
+        p, q = float(ab[0].sum()), float(ab[1].sum())
+        budget = _BUDGET * p * q / (b * b)
+        mass_cap = _MASS * (p + q) / b
+        for _ in range(200):
+            if not (budget <= np.inf and mass_cap <= np.inf):
+                budget = mass_cap = np.inf  # overflowed weights: one bin
+            items = _sorted_items(K.compact(*items, budget, mass_cap))
+            if items[0].shape[0] <= _TARGET * b:
+                return items
+            budget *= 2.0
+            mass_cap *= 1.5
+        return _sorted_items(K.compact(*items, np.inf, np.inf))
+
+
+def _clip(v: float) -> float:
+    return min(max(v, 0.0), 1.0)

@@ -1,0 +1,123 @@
+"""ROC and precision-recall curves, and average precision, from sorted points.
+
+The *points* of a rank state are its distinct scores (increasing) with the
+positive and negative mass at each; a bin of a bounded state counts as its
+lower edge. :class:`RankResult` (what ``RankAUC.finalize`` gives) carries its
+points, so the curves, average precision and the report's plots come from the
+result alone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._protocol.result import RenderContext, Result, fmt_number, safe
+
+__all__ = ["RankResult", "curve_from_points", "roc", "pr", "average_precision_of"]
+
+
+def curve_from_points(scores, ab):
+    """Thresholds (decreasing) and the cumulative tps, fps (float64) at each."""
+    thresholds = scores[::-1].copy()
+    tps = np.cumsum(ab[0, ::-1]).astype(np.float64)
+    fps = np.cumsum(ab[1, ::-1]).astype(np.float64)
+    return thresholds, tps, fps
+
+
+def roc(thresholds, tps, fps):
+    tps = np.concatenate(([0.0], tps))
+    fps = np.concatenate(([0.0], fps))
+    fpr = fps / safe(fps[-1])
+    tpr = tps / safe(tps[-1])
+    return fpr, tpr, np.concatenate(([np.inf], thresholds))
+
+
+def pr(thresholds, tps, fps):
+    ps = tps + fps
+    precision = np.divide(tps, ps, out=np.zeros_like(tps), where=ps != 0)
+    recall = tps / safe(tps[-1]) if tps.size else tps
+    return (
+        np.concatenate((precision[::-1], [1.0])),
+        np.concatenate((recall[::-1], [0.0])),
+        thresholds[::-1].copy(),
+    )
+
+
+def average_precision_of(thresholds, tps, fps) -> float:
+    precision, recall, _ = pr(thresholds, tps, fps)
+    return float(max(0.0, -np.sum(np.diff(recall) * precision[:-1])))
+
+
+
+class RankResult(Result):
+    """The AUC of a rank state, with its curves.
+
+    Fields: ``auc``, ``n_pos``, ``n_neg``, ``auc_lower``, ``auc_upper``
+    (equal to ``auc`` while the state is exact) and ``n``. :meth:`roc_curve`,
+    :meth:`pr_curve` and :meth:`average_precision` read the points the state
+    held when it was finalized (a result that was pickled has no points).
+    """
+
+    __slots__ = ("_points", "_cache")
+    title = "Ranking"
+    counts = ("n_pos", "n_neg")
+
+    def __init__(self, kind, values, meta=None, points=None):
+        super().__init__(kind, values, meta)
+        object.__setattr__(self, "_points", points)
+        object.__setattr__(self, "_cache", {})
+
+    def _curve(self):
+        if "curve" not in self._cache:
+            if self._points is None:
+                raise ValueError("this result holds no points (it was unpickled): take the "
+                                 "curves from the accumulator")
+            points = self._points() if callable(self._points) else self._points
+            self._cache["curve"] = curve_from_points(*points)
+        return self._cache["curve"]
+
+    def roc_curve(self):
+        """``(fpr, tpr, thresholds)`` as :meth:`RankAUC.roc_curve`."""
+        return roc(*self._curve())
+
+    def pr_curve(self):
+        """``(precision, recall, thresholds)`` as :meth:`RankAUC.pr_curve`."""
+        return pr(*self._curve())
+
+    def average_precision(self) -> float:
+        """Average precision, as :meth:`RankAUC.average_precision`."""
+        if "ap" not in self._cache:
+            self._cache["ap"] = average_precision_of(*self._curve())
+        return self._cache["ap"]
+
+    def report_values(self):
+        out = {k: v for k, v in self._values.items() if k != "n"}
+        if self._points is not None:
+            out["average_precision"] = self.average_precision()
+        return out
+
+    def section(self, ctx: RenderContext, names=None) -> list[str]:
+        values = self.report_values()
+        lo, hi = values["auc_lower"], values["auc_upper"]
+        note = "  (exact)" if lo == hi else f"  (bounds {fmt_number(lo)} .. {fmt_number(hi)})"
+        order = ["auc"] + (["average_precision"] if "average_precision" in values else [])
+        order += [k for k in values if k not in order and k not in ("auc_lower", "auc_upper")]
+        return self._scalar_lines(order, names, {"auc": note})
+
+    def plot(self, folder: str, ctx: RenderContext) -> list[str]:
+        from ...report import plots
+
+        fpr, tpr, _ = self.roc_curve()
+        precision, recall, _ = self.pr_curve()
+        v = self._values
+        return [
+            plots.roc(fpr, tpr, v["auc"], v["auc_lower"], v["auc_upper"], v["n_pos"], v["n_neg"], folder),
+            plots.pr(precision, recall, self.average_precision(), v["n_pos"], v["n_neg"], folder),
+        ]
+
+    def __reduce__(self):
+        return (_rebuild, (self._kind, self._values, self._meta))
+
+
+def _rebuild(kind, values, meta):
+    return RankResult(kind, values, meta)

@@ -1,0 +1,197 @@
+"""Exact strategy: every distinct score, in log-structured sorted runs.
+
+A *run* is ``(scores, ab)``: the distinct scores in increasing order and the
+positive (``ab[0]``) and negative (``ab[1]``) count at each, ``int64`` without
+weights and ``float64`` with them. Pending rows are radix-sorted into a run
+and pushed onto a :class:`~streammetrics._protocol.runs.RunStack` (a new run
+that would be merged into the top one is built in the same pass that merges
+it). The AUC is ``2U`` counted exactly in int64 (in 128-bit integers past
+``2 n_pos n_neg = 2**63``), or a compensated float64 sum with weights.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._kernels import rank as K
+from ..._protocol.result import safe
+from ..._protocol.runs import RunStack
+from .sorting import sort_classes, u2_across
+
+__all__ = ["Exact", "run_of_sorted", "auc_of_run", "merge_runs", "INT64_LIMIT"]
+
+INT64_LIMIT = 2**63
+
+
+def _trimmed(scores, ab, m):
+    """The first ``m`` entries of a run, copied when shorter (freeing the rest)."""
+    if m == scores.shape[0]:
+        return scores, ab
+    return scores[:m].copy(), np.ascontiguousarray(ab[:, :m])
+
+
+_NO_RUN = (np.zeros(0, np.float64), np.zeros((2, 0), np.int64), np.zeros((2, 0), np.float64))
+
+
+def run_of_sorted(kp, kn, vp=None, vn=None, run=None):
+    """The run ``(scores, ab)`` of sorted positives' keys ``kp`` and negatives'
+    keys ``kn`` (with their weights ``vp``, ``vn``), merged with ``run`` if given.
+
+    ``ab`` holds int64 counts without weights, float64 weights with them.
+    """
+    if run is None:
+        run = (_NO_RUN[0], _NO_RUN[1] if vp is None else _NO_RUN[2])
+    cap = run[0].shape[0] + kp.shape[0] + kn.shape[0]
+    scores = np.empty(cap, np.float64)
+    if vp is None:
+        ab = np.empty((2, cap), np.int64)
+        m = K.run_into(run[0], run[1], kp, kn, scores.view(np.uint64), ab)
+    else:
+        ab = np.empty((2, cap), np.float64)
+        m = K.run_into_weighted(run[0], run[1], kp, vp, kn, vn, scores.view(np.uint64), ab)
+    return _trimmed(scores, ab, m)
+
+
+def sorted_run(keys, front, back, vals=None, run=None, presorted=False):
+    """The run of positives' keys ``keys[:front]`` and negatives' keys
+    ``keys[back:]`` (with their weights ``vals``), sorting them in place
+    unless ``presorted``, and merged with ``run`` if given."""
+    if not presorted:
+        sort_classes(keys, front, back, vals)
+    if vals is None:
+        return run_of_sorted(keys[:front], keys[back:], run=run)
+    return run_of_sorted(keys[:front], keys[back:], vals[:front], vals[back:], run=run)
+
+
+def merge_runs(a, b):
+    """One run holding two runs (masses of a score in both are added)."""
+    cap = a[0].shape[0] + b[0].shape[0]
+    scores = np.empty(cap, np.float64)
+    ab = np.empty((2, cap), a[1].dtype)
+    m = K.merge_into(a[0], a[1], b[0], b[1], scores, ab)
+    return _trimmed(scores, ab, m)
+
+
+def _u2_counts(ab, n_pos: int, n_neg: int) -> int:
+    """Exact ``2U`` of int64 counts as a Python int (128-bit when int64 would overflow)."""
+    if 2 * n_pos * n_neg < INT64_LIMIT:
+        return int(K.u2_int(ab))
+    high, low = K.u2_int128(ab)
+    return (int(high) << 64) | int(low)
+
+
+def auc_of_run(ab, weighted: bool):
+    """``(auc, n_pos, n_neg)`` of one run: exact for counts, float for weights."""
+    if ab.shape[1] == 0:
+        return 0.0, (0.0 if weighted else 0), (0.0 if weighted else 0)
+    if weighted:
+        n_pos = float(ab[0].sum())
+        n_neg = float(ab[1].sum())
+        if n_pos == 0 or n_neg == 0:
+            return 0.0, n_pos, n_neg
+        twice = float(K.u2_float(ab, 1.0 / n_pos, 1.0 / n_neg))
+        return min(max(twice / 2.0, 0.0), 1.0), n_pos, n_neg
+    n_pos = int(ab[0].sum())
+    n_neg = int(ab[1].sum())
+    u2 = _u2_counts(ab, n_pos, n_neg)
+    return u2 / (2 * safe(n_pos * n_neg)), n_pos, n_neg
+
+
+
+def _entries(run) -> int:
+    return run[0].shape[0]
+
+
+class Exact:
+    """The exact state: runs of distinct scores (see the module docstring)."""
+
+    #: pending rows at most max(PENDING_MIN, PENDING_RATIO * stored scores)
+    PENDING_MIN = 1 << 22
+    PENDING_RATIO = 3
+
+    def __init__(self, weighted: bool = False):
+        self.weighted = weighted
+        self.stack = RunStack(merge_runs, _entries)
+
+    def clone(self) -> "Exact":
+        out = Exact(self.weighted)
+        out.stack = self.stack.copy()
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        return sum(s.nbytes + ab.nbytes for s, ab in self.stack)
+
+    def pending_limit(self) -> int:
+        return max(self.PENDING_MIN, self.PENDING_RATIO * self.stack.entries())
+
+    def to_float(self) -> None:
+        self.stack = RunStack(merge_runs, _entries,
+                              [(s, ab.astype(np.float64)) for s, ab in self.stack])
+        self.weighted = True
+
+    def take(self, buf) -> None:
+        """Sort the pending rows of ``buf`` into a run (``buf`` is used up)."""
+        stack = self.stack
+        top = stack.top()
+        if top is not None and _entries(top) <= 2 * buf.rows:
+            # the new run would be merged into the top one: do both in one pass
+            run = buf.run(merged_with=stack.pop())
+        else:
+            run = buf.run()
+        stack.push(run)
+
+    def add(self, state) -> None:
+        """Fold the run of another exact state (``lo`` and its counts or weights)."""
+        lo, ab = state["lo"], state["weights" if state["weighted"][0] else "counts"]
+        if lo.shape[0] == 0:
+            return
+        if self.weighted and ab.dtype != np.float64:
+            ab = ab.astype(np.float64)
+        self.stack.push((lo, ab))
+
+    def points(self, buf=None):
+        """The single run of the state, pending rows of ``buf`` included; no change to either."""
+        run = self.stack.merged()
+        if buf is not None and buf.rows:
+            run = buf.copy_run(merged_with=run)
+        return self._empty() if run is None else run
+
+    def result(self, buf, n: int):
+        """``(auc, lower, upper, n_pos, n_neg, points)``: the three AUCs are equal;
+        ``points`` gives the state's points when called (for the curves)."""
+        runs = self.stack.copy()  # the runs are immutable: a snapshot
+        if buf is not None and buf.rows and not buf.weighted and n * n < 2 * INT64_LIMIT:
+            # count 2U across the run and the sorted pending rows in one pass,
+            # without writing their merged run; the rows are sorted in place
+            # and stay pending (marked sorted, so they take no more rows), and
+            # the next flush does not sort them again. (2 n_pos n_neg <= n**2 / 2
+            # fits an int64 here.)
+            run = runs.merged()
+            kp, kn = buf.sort()
+            u2, n_pos, n_neg = u2_across(run if run is not None else _NO_RUN[:2], kp, kn)
+            value = u2 / (2 * safe(n_pos * n_neg))
+            return value, value, value, n_pos, n_neg, lambda: buf.run(merged_with=run)
+        if buf is not None and buf.rows:
+            points = self.points(buf)
+            source = points
+        else:
+            points = runs.merged()
+            source = (lambda: runs.merged() or self._empty())
+        value, n_pos, n_neg = auc_of_run(points[1] if points is not None else self._empty()[1],
+                                         self.weighted)
+        return value, value, value, n_pos, n_neg, source
+
+    def _empty(self):
+        return np.zeros(0), np.zeros((2, 0), np.float64 if self.weighted else np.int64)
+
+    def export(self, buf, state) -> None:
+        """Write the single run (pending rows included) into the saved ``state``."""
+        lo, ab = self.points(buf)
+        if lo.shape[0]:
+            state["lo"] = lo
+            state["weights" if self.weighted else "counts"] = ab
+
+    def load(self, state) -> None:
+        self.stack = RunStack(merge_runs, _entries)
+        self.add(state)

@@ -1,0 +1,137 @@
+"""Pending rows: folded in, validated, not yet sorted into the state.
+
+``update`` appends a batch's score keys here, split by label, in a few
+microseconds whatever the state holds; the buffer is sorted into the state in
+bulk when it is full (:meth:`RankAUC.flush` does it on request).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._kernels import rank as K
+from .exact import sorted_run
+from .sorting import sort_classes
+
+__all__ = ["Pending"]
+
+
+class Pending:
+    """Rows folded in but not yet sorted into the state.
+
+    ``keys[:front]`` holds the positives' score keys and ``keys[back:]`` the
+    negatives' (the layout of :func:`~streammetrics._kernels.rank.append_split`),
+    ``vals`` their weights (``None`` without weights); the slots between are
+    free. A batch is validated while it is written into free slots, so a bad
+    batch changes nothing that counts.
+    """
+
+    __slots__ = ("keys", "vals", "front", "back", "sorted")
+
+    def __init__(self, capacity: int, weighted: bool):
+        self.keys = np.empty(capacity, np.uint64)
+        self.vals = np.empty(capacity, np.float64) if weighted else None
+        self.front = 0
+        self.back = capacity
+        #: each class's keys are sorted (by :meth:`sort`): the buffer takes no
+        #: more rows, and :meth:`run` does not sort them again
+        self.sorted = False
+
+    @property
+    def rows(self) -> int:
+        return self.front + self.keys.shape[0] - self.back
+
+    @property
+    def weighted(self) -> bool:
+        return self.vals is not None
+
+    @property
+    def nbytes(self) -> int:
+        return self.keys.nbytes + (0 if self.vals is None else self.vals.nbytes)
+
+    def _grow(self, need: int, limit: int):
+        """Room for ``need`` rows in all: double the capacity, up to ``limit``."""
+        cap = self.keys.shape[0]
+        self.resize(max(need, min(2 * cap, max(limit, need))))
+
+    def resize(self, new: int):
+        """Move the rows into buffers of capacity ``new`` (at least :attr:`rows`)."""
+        tail = self.keys.shape[0] - self.back
+        for name in ("keys", "vals"):
+            old = getattr(self, name)
+            if old is not None:
+                arr = np.empty(new, old.dtype)
+                arr[: self.front] = old[: self.front]
+                arr[new - tail :] = old[self.back :]
+                setattr(self, name, arr)
+        self.back = new - tail
+
+    def append(self, y, s, w, limit: int) -> int:
+        """Validate and write one batch (``w`` empty without weights).
+
+        Returns the kernel's status: 0 when the rows were written, else the
+        batch held a bad value and the buffer's rows are as they were.
+        """
+        assert not self.sorted, "a sorted buffer takes no more rows"
+        n = y.shape[0]
+        if self.back - self.front < n:
+            self._grow(self.rows + n, limit)
+        if self.vals is None:
+            status, front, back = K.append_split(y, s, self.keys, self.front, self.back)
+        else:
+            status, front, back = K.append_split_weighted(y, s, w, self.keys, self.vals, self.front, self.back)
+        if not status:
+            self.front, self.back = front, back
+        return status
+
+    def _parts(self, in_place: bool):
+        keys, vals, front, back = self.keys, self.vals, self.front, self.back
+        if not in_place:
+            keys = np.concatenate((keys[:front], keys[back:]))
+            if vals is not None:
+                vals = np.concatenate((vals[:front], vals[back:]))
+            back = front
+        return keys, vals, front, back
+
+    def sort(self):
+        """Sort each class's keys in place (and mark them so): see :attr:`sorted`."""
+        if not self.sorted:
+            sort_classes(self.keys, self.front, self.back, self.vals)
+            self.sorted = True
+        return self.keys[: self.front], self.keys[self.back :]
+
+    def run(self, merged_with=None):
+        """The run of the pending rows (sorted in place), merged with a run if given."""
+        return sorted_run(self.keys, self.front, self.back, self.vals, merged_with, self.sorted)
+
+    def sorted_keys(self, in_place: bool = True):
+        """``(kp, vp, kn, vn, pre_p, pre_n)``: each class's keys sorted, their
+        weights and the weights' inclusive prefix sums (``None`` without weights)."""
+        keys, vals, front, back = self._parts(in_place)
+        tail = keys.shape[0] - back
+        tk, tv = sort_classes(keys, front, back, vals)
+        if vals is None:
+            return keys[:front], None, keys[back:], None, None, None
+        # the sort's scratch, free again, holds the prefix sums
+        pre_p = np.cumsum(vals[:front], out=tv[:front])
+        pre_n = np.cumsum(vals[back:], out=tk.view(np.float64)[:tail])
+        return keys[:front], vals[:front], keys[back:], vals[back:], pre_p, pre_n
+
+    def clone(self) -> "Pending":
+        """A copy holding the same rows, with room for no more than those."""
+        front, back = self.front, self.back
+        out = Pending(self.rows, self.weighted)  # capacity rows: out.back == front
+        out.keys[:front] = self.keys[:front]
+        out.keys[front:] = self.keys[back:]
+        if self.vals is not None:
+            out.vals[:front] = self.vals[:front]
+            out.vals[front:] = self.vals[back:]
+        out.front = out.back = front
+        out.sorted = self.sorted
+        return out
+
+    def copy_run(self, merged_with=None):
+        """The run of the pending rows merged with ``merged_with``, leaving the buffer as it is."""
+        keys, vals, front, back = self._parts(in_place=False)
+        return sorted_run(keys, front, back, vals, merged_with)
+

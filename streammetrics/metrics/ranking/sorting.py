@@ -1,0 +1,138 @@
+"""Sorting scores and counting pairs on two threads.
+
+Both classes of a batch are radix-sorted at the same time, the smaller on a
+worker thread (the kernels release the GIL), and a large count of ``2U`` cuts
+the scores at a middle key and counts the two sides at once. Either way the
+result is the same as on one thread, bit for bit.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..._kernels import rank as K
+
+__all__ = ["sort_classes", "u2_across", "split_sorted", "key_float", "CORES", "THREADED_MIN"]
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+CORES = _cpu_count()
+
+
+THREADED_MIN = 1 << 16
+
+
+_pool_lock = threading.Lock()
+
+
+_pool = None  # (pid, executor): a forked child makes its own
+
+
+def _sort_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="streammetrics-sort"))
+        return _pool[1]
+
+
+def sort_classes(keys, front, back, vals=None, threads=None):
+    """Sort ``keys[:front]`` and ``keys[back:]`` in place, each on its own
+    (``vals`` moved along); returns the scratch ``(tk, tv)``, free again and
+    at least as long as the longer part (``tv`` is ``None`` without ``vals``).
+
+    With ``threads`` (by default: when there are two cores and the smaller
+    part is large) the two parts are sorted at the same time, the smaller on
+    a worker thread; the result is the same either way.
+    """
+    tail = keys.shape[0] - back
+    if threads is None:
+        threads = CORES > 1 and min(front, tail) >= THREADED_MIN
+    if not threads:
+        tk = np.empty(max(front, tail), np.uint64)
+        if vals is None:
+            K.sort_parts(keys, front, back, tk)
+            return tk, None
+        tv = np.empty(tk.shape[0], np.float64)
+        K.sort_parts_payload(keys, vals, front, back, tk, tv)
+        return tk, tv
+    # separate scratch for the two parts
+    tk = np.empty(front + tail, np.uint64)
+    if vals is None:
+        tv = None
+        job = _sort_pool().submit(K.sort_keys, keys[:front], tk[:front])
+        try:
+            K.sort_keys(keys[back:], tk[front:])
+        finally:
+            job.result()
+    else:
+        tv = np.empty(front + tail, np.float64)
+        job = _sort_pool().submit(K.sort_payload, keys[:front], vals[:front], tk[:front], tv[:front])
+        try:
+            K.sort_payload(keys[back:], vals[back:], tk[front:], tv[front:])
+        finally:
+            job.result()
+    return tk, tv
+
+
+def key_float(k: int) -> float:
+    """The float64 score of a key (the inverse of the kernels' ``_key``)."""
+    bits = k ^ (1 << 63) if k >> 63 else ~k & 0xFFFFFFFFFFFFFFFF
+    return float(np.array(bits, np.uint64).view(np.float64))
+
+
+def u2_across(run, kp, kn, threads=None):
+    """``(2U, n_pos, n_neg)`` of a run of counts and sorted keys ``kp``, ``kn``
+    together, as Python ints; needs ``2 n_pos n_neg < 2**63``.
+
+    With ``threads`` (by default: two cores and many rows) the scores are cut
+    at the middle key of the longest input and the two sides are counted at
+    the same time: ``2U`` is the two sides' plus twice the pairs of a positive
+    above the cut and a negative below it. The same integer either way.
+    """
+    s1, ab1 = run
+    sizes = (s1.shape[0], kp.shape[0], kn.shape[0])
+    if threads is None:
+        threads = CORES > 1 and sum(sizes) >= 4 * THREADED_MIN
+    if not threads or max(sizes) == 0:
+        return tuple(int(v) for v in K.u2_run_keys(s1, ab1, kp, kn))
+    longest = int(np.argmax(sizes))
+    if longest == 0:
+        cut_s = float(s1[sizes[0] // 2])
+        cut_k = int(K.score_keys(np.array([cut_s]))[0])
+    else:
+        cut_k = int((kp, kn)[longest - 1][sizes[longest] // 2])
+        cut_s = key_float(cut_k)
+    r = int(np.searchsorted(s1, cut_s))
+    i = int(np.searchsorted(kp, np.uint64(cut_k)))
+    j = int(np.searchsorted(kn, np.uint64(cut_k)))
+    job = _sort_pool().submit(K.u2_run_keys, s1[:r], ab1[:, :r], kp[:i], kn[:j])
+    try:
+        u2_hi, p_hi, n_hi = K.u2_run_keys(s1[r:], ab1[:, r:], kp[i:], kn[j:])
+    finally:
+        u2_lo, p_lo, n_lo = job.result()
+    u2 = int(u2_lo) + int(u2_hi) + 2 * int(p_hi) * int(n_lo)
+    return u2, int(p_lo) + int(p_hi), int(n_lo) + int(n_hi)
+
+
+def split_sorted(y, s):
+    """Label-split and sorted keys ``(keys, n_pos)`` of a batch, or ``None``
+    when the kernel rejected it (a label not 0/1, a score NaN or infinite)."""
+    n = y.shape[0]
+    keys = np.empty(n, np.uint64)
+    status, n_pos = K.split_keys(y, s, keys)
+    if status:
+        return None
+    sort_classes(keys, n_pos, n_pos)
+    return keys, n_pos
+

@@ -1,0 +1,128 @@
+"""The report of an evaluation: its members' results, rendered by result type.
+
+An :class:`EvaluationReport` holds one result per member. Its flat mapping
+gathers every result's :meth:`~streammetrics.Result.report_values` (a field
+two members share is prefixed with the member's name for the second one); the
+text report asks each result for its section, the JSON for its values and the
+plots for its pictures, so the report knows no metric by name.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .._protocol.result import RenderContext, Result, fmt_number, jsonable
+
+__all__ = ["EvaluationReport"]
+
+
+class EvaluationReport(Result):
+    """The scores of an :class:`~streammetrics.Evaluator`: a read-only mapping of name -> value.
+
+    Values are reached as keys (``report["auc"]``) or attributes
+    (``report.auc``). ``str(report)`` (or :meth:`to_text`) is a readable table,
+    :meth:`to_json` a JSON document and :meth:`plot` writes the pictures.
+    ``report.parts`` maps each member's name to its own result
+    (``report.parts["binary"].fbeta(2)``); ``report.task`` and
+    ``report.settings`` tell what was evaluated.
+    """
+
+    __slots__ = ("_parts", "_settings", "_order", "_describe", "_names")
+
+    def __init__(self, n: int, parts: dict[str, Result], settings: dict[str, Any],
+                 order=None, describe: str = ""):
+        values: dict[str, Any] = {"n": n}
+        names: dict[str, dict[str, str]] = {}
+        for member, part in parts.items():
+            names[member] = {}
+            for k, v in part.report_values().items():
+                key = k if k not in values else f"{member}_{k}"
+                values[key] = v
+                names[member][k] = key
+        super().__init__("EvaluationReport", values)
+        object.__setattr__(self, "_parts", dict(parts))
+        object.__setattr__(self, "_settings", dict(settings))
+        object.__setattr__(self, "_order", list(order) if order is not None else list(parts))
+        object.__setattr__(self, "_describe", describe)
+        object.__setattr__(self, "_names", names)
+
+    def __reduce__(self):
+        return (self.__class__, (self._values["n"], self._parts, self._settings, self._order,
+                                 self._describe))
+
+    @property
+    def task(self) -> str | None:
+        """The evaluated task (binary, multiclass, regression, clustering), or None."""
+        return self._settings.get("task")
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The evaluator's settings (a copy)."""
+        return dict(self._settings)
+
+    @property
+    def parts(self) -> dict[str, Result]:
+        """Each member's own result, by member name (a copy of the mapping)."""
+        return dict(self._parts)
+
+    @property
+    def weighted(self) -> bool:
+        """Whether any member saw sample weights."""
+        return any(p.weighted for p in self._parts.values())
+
+    def _context(self, weight_column=None, sample=None) -> RenderContext:
+        return RenderContext(labels=self._settings.get("labels"), weight_column=weight_column,
+                             settings=self._settings, sample=sample)
+
+    # ------------------------------------------------------------------ output
+    def to_json(self, indent: int | None = 2, *, weight_column: str | None = None) -> str:
+        """The report as JSON: ``{"task", "settings", "n", "weighted", "metrics"}``.
+
+        Arrays become (nested) lists; a non-finite float becomes ``null``.
+        With class labels, ``metrics.labels`` lists them in class order;
+        ``weight_column`` (if given) names the column the weights came from.
+        """
+        doc = {
+            "task": self.task,
+            "settings": jsonable(self._settings),
+            "n": int(self._values["n"]),
+            "weighted": self.weighted,
+        }
+        if weight_column is not None:
+            doc["weight_column"] = weight_column
+        doc["metrics"] = {k: jsonable(v) for k, v in self._values.items() if k != "n"}
+        return json.dumps(doc, indent=indent, allow_nan=False)
+
+    def to_text(self, *, weight_column: str | None = None) -> str:
+        """A plain-text table of every score, one section per member."""
+        ctx = self._context(weight_column)
+        what = f"{self.task} evaluation" if self.task else "evaluation"
+        head = f"{what} of {fmt_number(self._values['n'])} rows"
+        if self._describe:
+            head += f" {self._describe}"
+        elif not self.task:
+            head += f" ({', '.join(self._parts)})"
+        lines = [head, "=" * len(head)]
+        for name in self._order:
+            part = self._parts[name]
+            lines.append("")
+            title = part.section_title(ctx)
+            lines.append(title if self.task else f"{name}: {title}")
+            lines.extend(part.section(ctx, self._names[name]))
+        return "\n".join(lines)
+
+    def plot(self, folder: str, *, sample=None, weight_column: str | None = None) -> list[str]:
+        """Write every member's plots (PNG) into ``folder``; the paths written.
+
+        ``sample`` is ``(y, p)`` of a bounded sample of rows, for the plots
+        that show rows (regression). Needs matplotlib (the ``plot`` extra).
+        """
+        ctx = self._context(weight_column, sample)
+        out: list[str] = []
+        for name in self._order:
+            out.extend(self._parts[name].plot(folder, ctx))
+        return out
+
+    def __str__(self) -> str:
+        return self.to_text()
