@@ -48,6 +48,8 @@ def assert_results_equal(a, b, rtol: float = 1e-12, atol: float = 0.0, what: str
         va, vb = da[k], db[k]
         if isinstance(va, (int, np.integer)) and isinstance(vb, (int, np.integer)):
             assert va == vb, f"{what}{k}: {va} != {vb}"
+        elif isinstance(va, (list, str)):  # class labels
+            assert va == vb, f"{what}{k}: {va} != {vb}"
         elif isinstance(va, np.ndarray) and va.dtype.kind in "iub":
             np.testing.assert_array_equal(va, vb, err_msg=f"{what}{k}")
         else:

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import statefile
-from .errors import NoObservationsError, SettingsMismatchError, StateFileError
+from .errors import NoObservationsError, NoWeightsError, SettingsMismatchError, StateFileError
 from .inputs import Batch, Input, convert, prepare, raise_rejected
 from .result import Result
 from .state import Field, check_fields, copy_state, empty_state, merge_fields, states_equal
@@ -116,7 +116,7 @@ class Accumulator:
         argument and the first offending position) here, before any state is
         touched.
         """
-        return prepare(self.inputs, arrays, sample_weight, self.takes_weights, type(self).__name__)
+        return prepare(self.inputs, arrays, sample_weight, self.takes_weights, self)
 
     def fold(self, batch: Batch):
         """Fold a batch made by ``prepare``; return ``self``.
@@ -124,7 +124,7 @@ class Accumulator:
         ``TypeError`` if the batch was prepared for inputs this accumulator
         does not take (e.g. scores for an accumulator of hard labels).
         """
-        if not isinstance(batch, Batch):
+        if type(batch) is not Batch:
             raise TypeError(f"fold() takes a Batch from prepare(), got {type(batch).__name__}")
         arrays = batch.arrays_for(self.inputs)
         if arrays is None:
@@ -132,11 +132,10 @@ class Accumulator:
                 f"this batch holds {_describe(batch.inputs)}; {type(self).__name__} takes "
                 f"{_describe(self.inputs)}"
             )
-        if batch.weighted and not self.takes_weights:
-            from .errors import NoWeightsError
-
+        w = batch.weights
+        if w.shape[0] and not self.takes_weights:
             raise NoWeightsError(type(self).__name__)
-        if batch.n and self._fold(arrays, batch.weights):
+        if batch.n and self._fold(arrays, w):
             raise_rejected(self.inputs, arrays)  # a checked batch: cannot happen
         return self
 
@@ -149,8 +148,7 @@ class Accumulator:
         bad value raises ``ValueError`` naming the argument and its first
         offending position and leaves the accumulator exactly as it was.
         """
-        converted, w, n = convert(self.inputs, arrays, sample_weight, self.takes_weights,
-                                  type(self).__name__)
+        converted, w, n = convert(self.inputs, arrays, sample_weight, self.takes_weights, self)
         if n and self._fold(converted, w):
             raise_rejected(self.inputs, converted)
         return self

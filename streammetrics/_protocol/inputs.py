@@ -52,6 +52,7 @@ __all__ = [
     "ClassProbabilities",
     "ClusterLabels",
     "Batch",
+    "InputTuple",
     "prepare",
     "convert",
     "raise_rejected",
@@ -130,6 +131,10 @@ class Input:
     def derive(self, arr: np.ndarray, need: "Input") -> np.ndarray:
         """The array a consumer declaring ``need`` reads (``arr`` unless derived)."""
         return arr
+
+    def derives(self, need: "Input") -> bool:
+        """Whether a consumer declaring ``need`` reads a derived array, not this one."""
+        return False
 
     def takes_form(self, x) -> bool:
         """Whether the raw argument ``x`` has this input's form (1-D, n x K, ...)."""
@@ -251,31 +256,20 @@ class Finite(Input):
         return f"{self.what} must be finite"
 
 
-class Probabilities(Input):
-    """Probabilities of the positive class, in [0, 1].
+class Probabilities(Finite):
+    """Probabilities of the positive class, in [0, 1] (so also finite reals).
 
     With ``predict_proba=True`` an n x 2 matrix (scikit-learn's
     ``predict_proba`` layout) is accepted too, and its second column is read.
     """
 
     domain = ("probability",)
-    what = "probabilities"
 
     def __init__(self, name: str, predict_proba: bool = False):
-        super().__init__(name)
-        self.predict_proba = predict_proba
+        super().__init__(name, "probabilities", predict_proba)
 
     def covers(self, need):
         return need.domain in (("probability",), ("finite",))
-
-    def takes_form(self, x) -> bool:
-        ndim = ndim_of(x)
-        return ndim == 1 or (self.predict_proba and ndim == 2)
-
-    def convert(self, x):
-        if self.predict_proba:
-            x = _positive_column(x, self.name)
-        return as_reals(x, self.name)
 
     def first_bad(self, arr):
         return C.first_outside01(arr)
@@ -431,6 +425,9 @@ class ClassProbabilities(Input):
     def covers(self, need):
         return need.domain in (self.domain, ("classes", self.k))
 
+    def derives(self, need):
+        return need.domain == ("classes", self.k)
+
     def derive(self, arr, need):
         if need.domain == ("classes", self.k):
             out = np.empty(arr.shape[0], np.int64)
@@ -501,6 +498,16 @@ class ClusterLabels(Input):
 
 
 # ----------------------------------------------------------------------- batch
+class InputTuple(tuple):
+    """The declared inputs a batch was prepared for; it remembers which
+    consumers' inputs it covers (so a stream of batches checks that once)."""
+
+    def __new__(cls, inputs):
+        self = super().__new__(cls, inputs)
+        self.memo = {}
+        return self
+
+
 class Batch:
     """One batch, converted to the kernels' dtypes and checked once.
 
@@ -512,75 +519,115 @@ class Batch:
     covers never raises for a value.
     """
 
-    __slots__ = ("inputs", "arrays", "weights", "n", "checked", "_derived")
+    __slots__ = ("_inputs", "_arrays", "_weights", "_n", "_derived")
 
-    def __init__(self, inputs, arrays, weights, n, checked=True):
-        object.__setattr__(self, "inputs", tuple(inputs))
-        object.__setattr__(self, "arrays", tuple(arrays))
-        object.__setattr__(self, "weights", weights)
-        object.__setattr__(self, "n", int(n))
-        object.__setattr__(self, "checked", bool(checked))
-        object.__setattr__(self, "_derived", {})
+    def __init__(self, inputs, arrays, weights, n):
+        self._inputs = inputs if type(inputs) is InputTuple else InputTuple(inputs)
+        self._arrays = tuple(arrays)
+        self._weights = weights
+        self._n = int(n)
+        self._derived = None
 
-    def __setattr__(self, name, value):
-        raise AttributeError("a Batch is immutable")
+    inputs = property(lambda self: self._inputs, doc="the declared inputs it was prepared for")
+    arrays = property(lambda self: self._arrays, doc="the converted arrays, one per input")
+    weights = property(lambda self: self._weights, doc="float64 weights (empty: unweighted)")
+    n = property(lambda self: self._n, doc="the number of rows")
 
     @property
     def weighted(self) -> bool:
-        return self.weights.shape[0] > 0
+        return self._weights.shape[0] > 0
+
+    def _resolve(self, needs):
+        """Per position: False (read as is), True (derived), or None if not covered."""
+        memo = self._inputs.memo
+        hit = memo.get(id(needs))
+        if hit is not None and hit[0] is needs:
+            return hit[1]
+        have = self._inputs
+        if len(needs) != len(have):
+            plan = None
+        else:
+            plan = []
+            for h, need in zip(have, needs):
+                if h is need or h == need:
+                    plan.append(False)
+                elif h.covers(need):
+                    plan.append(h.derives(need))
+                else:
+                    plan = None
+                    break
+            plan = None if plan is None else tuple(plan)
+        if len(memo) > 64:
+            memo.clear()
+        memo[id(needs)] = (needs, plan)  # holds needs, so its id stays its own
+        return plan
 
     def covers(self, needs) -> bool:
         """Whether this batch serves a consumer declaring the inputs ``needs``."""
-        return len(needs) == len(self.inputs) and all(
-            h is need or h == need or h.covers(need) for h, need in zip(self.inputs, needs))
+        return self._resolve(needs) is not None
 
     def arrays_for(self, needs) -> tuple | None:
         """The arrays a consumer declaring ``needs`` reads, or ``None`` if this
         batch does not cover its inputs."""
-        have = self.inputs
-        if len(needs) != len(have):
+        plan = self._resolve(needs)
+        if plan is None:
             return None
+        if not any(plan):
+            return self._arrays
+        if self._derived is None:
+            self._derived = {}
         out = []
-        for i, (h, need) in enumerate(zip(have, needs)):
-            if h is need or h == need:
-                out.append(self.arrays[i])
+        for i, (derive, need) in enumerate(zip(plan, needs)):
+            if not derive:
+                out.append(self._arrays[i])
                 continue
-            if not h.covers(need):
-                return None
             key = (i, need.domain)
             arr = self._derived.get(key)
             if arr is None:
-                arr = h.derive(self.arrays[i], need)
+                arr = self._inputs[i].derive(self._arrays[i], need)
                 self._derived[key] = arr
             out.append(arr)
         return tuple(out)
 
     def __repr__(self) -> str:
-        names = ", ".join(f"{i.name}: {i.what}" for i in self.inputs)
-        return f"Batch(n={self.n}, {names}{', weighted' if self.weighted else ''})"
+        names = ", ".join(f"{i.name}: {i.what}" for i in self._inputs)
+        return f"Batch(n={self._n}, {names}{', weighted' if self.weighted else ''})"
 
 
-def convert(inputs, arrays, sample_weight, takes_weights: bool = True, owner: str = "this accumulator"):
-    """Convert ``arrays`` for ``inputs`` (no value checks); ``(arrays, w, n)``."""
-    if len(arrays) != len(inputs):
+def convert(inputs, arrays, sample_weight, takes_weights: bool = True, owner=None):
+    """Convert ``arrays`` for ``inputs`` (no value checks); ``(arrays, w, n)``.
+
+    ``owner`` (an accumulator, or a name) is named when weights are refused.
+    """
+    k = len(inputs)
+    if len(arrays) != k:
         names = ", ".join(i.name for i in inputs)
-        raise TypeError(f"expected {len(inputs)} arrays ({names}), got {len(arrays)}")
-    converted = [inp.convert(x) for inp, x in zip(inputs, arrays)]
-    n = check_same_length([i.name for i in inputs], converted) if len(converted) > 1 else converted[0].shape[0]
-    if sample_weight is not None and not takes_weights:
-        raise NoWeightsError(owner)
-    w = as_weights(sample_weight, n) if sample_weight is not None else EMPTY_WEIGHTS
-    return converted, w, n
+        raise TypeError(f"expected {k} arrays ({names}), got {len(arrays)}")
+    if k == 2:  # the common case, spelled out: it runs once per update
+        a = inputs[0].convert(arrays[0])
+        b = inputs[1].convert(arrays[1])
+        n = a.shape[0]
+        if b.shape[0] != n:
+            check_same_length([inputs[0].name, inputs[1].name], [a, b])
+        converted = (a, b)
+    else:
+        converted = tuple(inp.convert(x) for inp, x in zip(inputs, arrays))
+        n = check_same_length([i.name for i in inputs], converted)
+    if sample_weight is None:
+        return converted, EMPTY_WEIGHTS, n
+    if not takes_weights:
+        name = owner if isinstance(owner, str) or owner is None else type(owner).__name__
+        raise NoWeightsError(name or "this accumulator")
+    return converted, as_weights(sample_weight, n), n
 
 
-def prepare(inputs, arrays, sample_weight, takes_weights: bool = True,
-            owner: str = "this accumulator") -> Batch:
+def prepare(inputs, arrays, sample_weight, takes_weights: bool = True, owner=None) -> Batch:
     """Convert and check ``arrays`` for ``inputs``: a :class:`Batch`."""
     converted, w, n = convert(inputs, arrays, sample_weight, takes_weights, owner)
     if n:
         for inp, arr in zip(inputs, converted):
             inp.check(arr)
-    return Batch(inputs, converted, w, n, checked=True)
+    return Batch(inputs, converted, w, n)
 
 
 def raise_rejected(inputs, arrays) -> None:

@@ -118,12 +118,13 @@ def as_labels01(x, name: str) -> np.ndarray:
     integers become ``int64`` and other floats ``float64``. Values are not
     checked here.
     """
-    if type(x) is np.ndarray and x.ndim == 1 and x.flags.c_contiguous:
-        dt = x.dtype  # the common case, without the general path's checks
-        if dt is _U8 or dt == _U8 or dt is _I64 or dt is _F64:
-            return x
-        if dt == _BOOL:
-            return x.view(np.uint8)
+    if type(x) is np.ndarray and x.ndim == 1:
+        dt = x.dtype  # the common cases, without the general path's checks
+        if dt is _F64 or dt is _U8 or dt is _I64:
+            if x.flags.c_contiguous:
+                return x
+        elif dt is _BOOL and x.flags.c_contiguous:
+            return x.view(_U8)
     arr = as_1d(x, name)
     kind, size = arr.dtype.kind, arr.dtype.itemsize
     if kind == "b" or (kind == "u" and size == 1):

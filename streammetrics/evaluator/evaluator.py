@@ -25,7 +25,7 @@ import numpy as np
 from .._protocol import statefile
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoWeightsError, StateFileError
-from .._protocol.inputs import Batch, convert
+from .._protocol.inputs import Batch, InputTuple, convert
 from .._protocol.result import Result
 from ..report.report import EvaluationReport
 from .presets import PRESETS, TASKS
@@ -39,7 +39,7 @@ class _Plan:
     __slots__ = ("inputs", "members")
 
     def __init__(self, inputs, members):
-        self.inputs = inputs
+        self.inputs = InputTuple(inputs)
         self.members = members
 
 
@@ -255,6 +255,8 @@ class Evaluator(Accumulator):
         return plans
 
     def _plan_for(self, arrays) -> _Plan:
+        if len(self._plans) == 1:
+            return self._plans[0]  # its conversion says what is wrong with other forms
         for plan in self._plans:
             if all(i.takes_form(x) for i, x in zip(plan.inputs, arrays)):
                 return plan
@@ -293,13 +295,17 @@ class Evaluator(Accumulator):
         """Fold a prepared batch into every member whose inputs it covers; return ``self``."""
         if not isinstance(batch, Batch):
             raise TypeError(f"fold() takes a Batch from prepare(), got {type(batch).__name__}")
-        takers = [m for m in self._members.values() if batch.covers(m.inputs)]
+        plan = next((p for p in self._plans if p.inputs is batch.inputs), None)
+        if plan is not None:  # prepared here: its consumers are known
+            takers = plan.members
+        else:
+            takers = [m for m in self._members.values() if batch.covers(m.inputs)]
         if not takers:
             raise TypeError("no member of this Evaluator takes this batch's arrays")
         if batch.n == 0:
             return self
         for m in takers:
-            m.fold(batch)
+            m.fold(batch)  # cannot raise for a value: the batch was checked for them all
         self._n += batch.n
         return self
 

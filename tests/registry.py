@@ -1,0 +1,234 @@
+"""The table of every public accumulator: how to build one, data to feed it,
+an independent reference for its scores, and batches it must refuse.
+
+``tests/test_protocol.py`` runs the whole protocol over every row, and
+``test_registry_lists_every_accumulator`` fails when a public ``Accumulator``
+subclass has no row here, so a new accumulator is protocol-tested (and tried in
+an Evaluator, under Dask and across torch ranks) by adding one row.
+
+A row's ``reference(arrays, w)`` returns the expected result fields, computed
+without streammetrics (scikit-learn where the conventions agree, else plain
+numpy); ``exact`` says whether any batching and merging must give the
+identical state (counts) or results within 1e-12 (sums).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+import streammetrics as sm
+
+try:  # references; a row without its reference library checks the protocol only
+    import sklearn.metrics as skm
+except ImportError:  # pragma: no cover
+    skm = None
+
+N = 300
+LABELS = ["cat", "dog", "bird"]
+
+
+@dataclass
+class Case:
+    name: str
+    make: Callable[[], Any]
+    data: Callable[[np.random.Generator], tuple]  # -> (arrays, weights or None)
+    reference: Callable[..., dict] | None = None
+    exact: bool = True
+    bad: list = field(default_factory=list)  # [(arrays, kwargs, match)]
+    other: Callable[[], Any] | None = None  # same class, other settings
+    rtol: float = 1e-12
+    expected_rtol: float = 1e-10
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _binary(rng, weighted=True):
+    y = (rng.random(N) < 0.4).astype(np.int64)
+    s = np.round(np.clip(0.3 * y + 0.7 * rng.random(N), 0, 1), 2)
+    return (y, s), (rng.random(N) * 2 if weighted else None)
+
+
+def _binary_labels(rng):
+    (y, s), w = _binary(rng)
+    return (y, (s >= 0.5).astype(np.int64)), w
+
+
+def _multiclass(rng, labels=None):
+    y = rng.integers(0, 3, N)
+    p = np.where(rng.random(N) < 0.7, y, rng.integers(0, 3, N))
+    if labels is not None:
+        names = np.array(labels, dtype=object)
+        return (names[y], names[p]), rng.random(N)
+    return (y, p), rng.random(N)
+
+
+def _class_probabilities(rng, labels=None):
+    y = rng.integers(0, 3, N)
+    P = rng.dirichlet(np.ones(3), N)
+    if labels is not None:
+        return (np.array(labels, dtype=object)[y], P), rng.random(N)
+    return (y, P), rng.random(N)
+
+
+def _regression(rng):
+    y = rng.normal(size=N) * 3 + 100
+    return (y, y + rng.normal(size=N)), rng.random(N)
+
+
+def _clusters(rng):
+    t = rng.integers(-2, 3, N)
+    return (t, np.where(rng.random(N) < 0.6, t * 10, rng.integers(0, 4, N))), None
+
+
+def _sk_binary(y, p, w):
+    cm = skm.confusion_matrix(y, p, labels=[0, 1], sample_weight=w)
+    (tn, fp), (fn, tp) = cm
+    return {
+        "tp": tp, "fp": fp, "fn": fn, "tn": tn,
+        "accuracy": skm.accuracy_score(y, p, sample_weight=w),
+        "precision": skm.precision_score(y, p, sample_weight=w, zero_division=0),
+        "recall": skm.recall_score(y, p, sample_weight=w, zero_division=0),
+        "f1": skm.f1_score(y, p, sample_weight=w, zero_division=0),
+        "mcc": skm.matthews_corrcoef(y, p, sample_weight=w),
+    }
+
+
+def _ref_binary(arrays, w, threshold=None):
+    y, p = arrays
+    return _sk_binary(y, p if threshold is None else (p >= threshold).astype(int), w)
+
+
+def _ref_probability(arrays, w):
+    y, p = arrays
+    return {"log_loss": skm.log_loss(y, p, sample_weight=w, labels=[0, 1]),
+            "brier": skm.brier_score_loss(y, p, sample_weight=w)}
+
+
+def _ref_class_probability(arrays, w, labels=None):
+    y, P = arrays
+    codes = np.asarray([labels.index(v) for v in y]) if labels is not None else y
+    onehot = np.eye(P.shape[1])[codes]
+    ww = np.ones(len(codes)) if w is None else w
+    return {"log_loss": skm.log_loss(codes, P, sample_weight=w, labels=range(P.shape[1])),
+            "brier": float(np.sum(ww * np.sum((P - onehot) ** 2, axis=1)) / np.sum(ww))}
+
+
+def _ref_regression(arrays, w):
+    y, p = arrays
+    return {"mse": skm.mean_squared_error(y, p, sample_weight=w),
+            "mae": skm.mean_absolute_error(y, p, sample_weight=w),
+            "mape": skm.mean_absolute_percentage_error(y, p, sample_weight=w),
+            "r2": skm.r2_score(y, p, sample_weight=w)}
+
+
+def _ref_auc(arrays, w):
+    y, s = arrays
+    ww = np.ones(len(y), np.int64) if w is None else w
+    return {"auc": skm.roc_auc_score(y, s, sample_weight=w),
+            "n_pos": ww[y == 1].sum(), "n_neg": ww[y == 0].sum()}
+
+
+def _ref_multiclass(arrays, w, labels=None):
+    y, p = arrays
+    lab = labels if labels is not None else [0, 1, 2]
+    return {"matrix": skm.confusion_matrix(y, p, labels=lab, sample_weight=w),
+            "accuracy": skm.accuracy_score(y, p, sample_weight=w),
+            "macro_f1": skm.f1_score(y, p, labels=lab, average="macro", sample_weight=w, zero_division=0),
+            "mcc": skm.matthews_corrcoef(y, p, sample_weight=w),
+            "cohen_kappa": skm.cohen_kappa_score(y, p, sample_weight=w)}
+
+
+def _ref_clusters(arrays, w):
+    t, p = arrays
+    return {"ari": skm.adjusted_rand_score(t, p), "ami": skm.adjusted_mutual_info_score(t, p),
+            "nmi": skm.normalized_mutual_info_score(t, p), "v_measure": skm.v_measure_score(t, p),
+            "fowlkes_mallows": skm.fowlkes_mallows_score(t, p)}
+
+
+def _ref_evaluator_binary(arrays, w):
+    return {**_ref_binary(arrays, w, 0.5), **_ref_probability(arrays, w), **_ref_auc(arrays, w),
+            "average_precision": skm.average_precision_score(*arrays, sample_weight=w)}
+
+
+def _ref_members(arrays, w):
+    return {**_ref_auc(arrays, w), "recall": skm.recall_score(arrays[0], (arrays[1] >= 0.8).astype(int),
+                                                                  sample_weight=w, zero_division=0)}
+
+
+NAN = float("nan")
+
+CASES = [
+    Case("BinaryConfusion", lambda: sm.BinaryConfusion(), _binary_labels, _ref_binary,
+         bad=[(([1, 0, 2], [1, 0, 0]), {}, r"y\[2\] = 2"), (([1, 0], [1, 0.5]), {}, r"p\[1\] = 0.5"),
+              (([1, 0], [1, 0]), {"sample_weight": [1.0, -2.0]}, r"sample_weight\[1\]")],
+         other=lambda: sm.BinaryConfusion(threshold=0.5)),
+    Case("BinaryConfusion(threshold)", lambda: sm.BinaryConfusion(threshold=0.5), _binary,
+         lambda a, w: _ref_binary(a, w, 0.5),
+         bad=[(([1, 0], [0.3, NAN]), {}, r"p\[1\] = nan: scores must be finite"),
+              (([1, 0, 1], [0.3, 0.2]), {}, "different lengths")],
+         other=lambda: sm.BinaryConfusion(threshold=0.4)),
+    Case("ProbabilityScores", lambda: sm.ProbabilityScores(), _binary, _ref_probability, exact=False,
+         bad=[(([1, 0], [0.3, 1.5]), {}, r"p\[1\] = 1.5: probabilities must lie in \[0, 1\]")]),
+    Case("ClassProbabilityScores", lambda: sm.ClassProbabilityScores(3), _class_probabilities,
+         _ref_class_probability, exact=False,
+         bad=[(([0, 1], [[0.5, 0.5, 0.0], [0.5, 0.6, 0.0]]), {}, r"p\[1\] sums to 1.1"),
+              (([0, 3], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = 3")],
+         other=lambda: sm.ClassProbabilityScores(4)),
+    Case("ClassProbabilityScores(labels)", lambda: sm.ClassProbabilityScores(labels=LABELS),
+         lambda rng: _class_probabilities(rng, LABELS), lambda a, w: _ref_class_probability(a, w, LABELS),
+         exact=False, bad=[((["cat", "cow"], [[1.0, 0, 0], [0, 1.0, 0]]), {}, r"y\[1\] = 'cow'")]),
+    Case("RegressionErrors", lambda: sm.RegressionErrors(), _regression, _ref_regression, exact=False,
+         bad=[(([1.0, NAN], [1.0, 2.0]), {}, r"y\[1\] = nan"), (([1.0, 2.0], [np.inf, 2.0]), {}, r"p\[0\] = inf")]),
+    Case("RankAUC", lambda: sm.RankAUC(), lambda rng: _binary(rng, weighted=False), _ref_auc,
+         bad=[(([1, 0, 3], [0.1, 0.2, 0.3]), {}, r"y\[2\] = 3"), (([1, 0], [0.1, NAN]), {}, r"s\[1\] = nan")],
+         other=lambda: sm.RankAUC(max_bins=8)),
+    Case("RankAUC(weighted)", lambda: sm.RankAUC(), _binary, _ref_auc, exact=False),
+    Case("RankAUC(max_bins)", lambda: sm.RankAUC(max_bins=200), lambda rng: _binary(rng, weighted=False),
+         _ref_auc, other=lambda: sm.RankAUC(max_bins=100)),
+    Case("MulticlassConfusion", lambda: sm.MulticlassConfusion(3), lambda rng: (_multiclass(rng)[0], None),
+         _ref_multiclass, bad=[(([0, 1, 2], [0, 1, 3]), {}, r"p\[2\] = 3")],
+         other=lambda: sm.MulticlassConfusion(4)),
+    Case("MulticlassConfusion(labels, weighted)", lambda: sm.MulticlassConfusion(labels=LABELS),
+         lambda rng: _multiclass(rng, LABELS), lambda a, w: _ref_multiclass(a, w, LABELS), exact=False,
+         bad=[((["cat", "dog"], ["cat", "emu"]), {}, r"p\[1\] = 'emu': not one of the 3 labels")]),
+    Case("ClusterContingency", lambda: sm.ClusterContingency(), _clusters, _ref_clusters,
+         bad=[(([1, 2], [1.5, 2.0]), {}, r"labels_pred\[0\] = 1.5"),
+              (([1, 2], [1, 2]), {"sample_weight": [1.0, 1.0]}, "no sample_weight")],
+         other=lambda: sm.ClusterContingency(average_method="max"), rtol=1e-10),
+    Case("Evaluator(binary)", lambda: sm.Evaluator(task="binary"), _binary, _ref_evaluator_binary,
+         exact=False, bad=[(([1, 0], [0.3, 1.2]), {}, r"p\[1\] = 1.2: probabilities")],
+         other=lambda: sm.Evaluator(task="binary", threshold=0.3)),
+    Case("Evaluator(multiclass, labels)", lambda: sm.Evaluator(task="multiclass", labels=LABELS),
+         lambda rng: _class_probabilities(rng, LABELS), lambda a, w: _ref_class_probability(a, w, LABELS),
+         exact=False, bad=[((["cat", "dog"], [[0.5, 0.5, 0.5], [1.0, 0, 0]]), {}, r"p\[0\] sums to 1.5")],
+         other=lambda: sm.Evaluator(task="multiclass", n_classes=3)),
+    Case("Evaluator(regression)", lambda: sm.Evaluator(task="regression"), _regression, _ref_regression,
+         exact=False, bad=[(([1.0, 2.0], [1.0, NAN]), {}, r"p\[1\] = nan")]),
+    Case("Evaluator(clustering)", lambda: sm.Evaluator(task="clustering"), _clusters, _ref_clusters,
+         rtol=1e-10, bad=[(([1, 2], [1, 2]), {"sample_weight": [1.0, 1.0]}, "no sample_weight")]),
+    Case("Evaluator(members)",
+         lambda: sm.Evaluator({"auc": sm.RankAUC(), "strict": sm.BinaryConfusion(threshold=0.8)}),
+         _binary, _ref_members, exact=False,
+         bad=[(([1, 0], [0.3, NAN]), {}, r"p\[1\] = nan: scores must be finite")],
+         other=lambda: sm.Evaluator({"auc": sm.RankAUC(), "strict": sm.BinaryConfusion(threshold=0.7)})),
+]
+
+BY_NAME = {c.name: c for c in CASES}
+
+
+def batches(arrays, w, sizes=(7, 0, 31, 1)):
+    """The rows cut into batches of ``sizes`` and the rest, in the harness's format."""
+    n = len(arrays[0])
+    edges = [0]
+    for s in sizes:
+        edges.append(min(edges[-1] + s, n))
+    edges.append(n)
+    out = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        args = tuple(a[lo:hi] for a in arrays)
+        out.append({"args": args, "sample_weight": None if w is None else w[lo:hi]})
+    return out
