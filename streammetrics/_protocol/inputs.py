@@ -24,12 +24,14 @@ which is why a single accumulator's update costs one pass over the data.
 
 from __future__ import annotations
 
+import ctypes
 import numbers
 from collections.abc import Hashable
 
 import numpy as np
 
 from .._kernels import checks as C
+from .._kernels import labels as L
 from .errors import BadShapeError, BadValueError, NoWeightsError
 from .validation import (
     EMPTY_WEIGHTS,
@@ -345,11 +347,8 @@ class ClassLabels(Input):
             vals = np.array([int(v) for v in self.labels], dtype=np.int64)
             order = np.argsort(vals, kind="stable")
             self._ints = (vals[order], order.astype(np.int64))
-        self._strs = None
-        if self.labels and all(type(v) is str for v in self.labels):
-            table = np.array(self.labels)
-            order = np.argsort(table, kind="stable")
-            self._strs = (table[order], order.astype(np.int64))
+        self._strs = bool(self.labels) and all(type(v) is str for v in self.labels)
+        self._fixed: dict = {}  # string width -> the kernel's label table
 
     def __eq__(self, other):
         return type(other) is type(self) and other.name == self.name and other.labels == self.labels
@@ -361,7 +360,7 @@ class ClassLabels(Input):
         name = self.name
         if isinstance(x, (list, tuple)):
             arr = np.asarray(x)
-            if arr.dtype.kind in "US" and self._strs is None:
+            if arr.dtype.kind in "US" and not self._strs:
                 arr = np.array(x, dtype=object)  # keep 1 and "1" apart
         else:
             arr = to_numpy(x, name)
@@ -391,21 +390,66 @@ class ClassLabels(Input):
             if over is not None:
                 ok &= ~over
             return np.where(ok, order[pos], -1)
-        if self._strs is not None and kind == "U":
-            table, order = self._strs
-            pos = np.minimum(np.searchsorted(table, arr), table.size - 1)
-            return np.where(table[pos] == arr, order[pos], -1)
-        get = self._lookup.get
+        if self._strs and kind == "U":
+            return self._encode_fixed(np.ascontiguousarray(arr))
+        if kind == "O":
+            codes = self._encode_objects(np.ascontiguousarray(arr))
+            if codes is not None:
+                return codes
+        return np.fromiter(map(self._code, arr.tolist() if kind != "O" else arr), np.int64, arr.size)
 
-        def code(v):
-            try:
-                return get(v, -1)
-            except TypeError:  # an unhashable value is not a label
-                return -1
+    def _code(self, v) -> int:
+        try:
+            return self._lookup.get(v, -1)
+        except TypeError:  # an unhashable value is not a label
+            return -1
 
-        if kind == "O" or kind in "US":
-            return np.fromiter(map(code, arr.tolist() if kind != "O" else arr), np.int64, arr.size)
-        return np.fromiter(map(code, arr.tolist()), np.int64, arr.size)
+    def _encode_fixed(self, arr: np.ndarray) -> np.ndarray:
+        """Codes of a numpy string array, in a kernel (labels all ``str``)."""
+        width = arr.dtype.itemsize // 4
+        table = self._fixed.get(width)
+        if table is None:
+            fits = [i for i, lab in enumerate(self.labels) if len(lab) <= width]
+            rows = np.zeros((len(fits), max(width, 1)), np.uint32)
+            for r, i in enumerate(fits):
+                rows[r, : len(self.labels[i])] = np.frombuffer(self.labels[i].encode("utf-32-le"), np.uint32)
+            positions = L.key_positions(rows) if rows.shape[0] else np.zeros(1, np.int64)
+            slots, mask = L.label_table(rows, positions)
+            table = self._fixed[width] = (rows, positions, slots, mask, np.array(fits + [-1], np.int64))
+        rows, positions, slots, mask, index = table
+        found = np.empty(arr.shape[0], np.int64)
+        L.encode_fixed(arr.view(np.uint32).reshape(arr.shape[0], max(width, 1)) if width else
+                       np.zeros((arr.shape[0], 1), np.uint32), rows, positions, slots, mask, found)
+        return index[found]  # -1 stays -1 (the last entry)
+
+    #: an object column with more distinct objects than this is looked up row by row
+    _DISTINCT_OBJECTS = 4096
+
+    def _encode_objects(self, arr: np.ndarray):
+        """Codes of an object array whose rows repeat a few objects, or ``None``.
+
+        Each distinct object (by address: the array holds them alive) is looked
+        up once; see :func:`streammetrics._kernels.labels.encode_pointers`.
+        """
+        n = arr.shape[0]
+        ptrs = np.ctypeslib.as_array((ctypes.c_ssize_t * n).from_address(arr.ctypes.data))
+        room = self._DISTINCT_OBJECTS
+        keys = np.zeros(4 * room, np.int64)
+        codes = np.full(4 * room, -1, np.int64)
+        out = np.empty(n, np.int64)
+        new_rows = np.empty(room, np.int64)
+        new_slots = np.empty(room, np.int64)
+        for _ in range(room + 1):
+            status, count = L.encode_pointers(ptrs, keys, codes, out, new_rows, new_slots)
+            if status == 0:
+                return out
+            if status == 2:
+                return None
+            for i, s in zip(new_rows[:count].tolist(), new_slots[:count].tolist()):
+                codes[s] = self._code(arr[i])
+            room -= count
+            new_rows, new_slots = new_rows[:room], new_slots[:room]
+        return None  # pragma: no cover - every call resolves at least one address
 
 
 class ClassProbabilities(Input):

@@ -131,6 +131,7 @@ def binary_result(tp, fp, fn, tn, n: int, meta=None) -> BinaryResult:
             "f1": float(f1),
             "mcc": mcc,
             "balanced_accuracy": float((recall + specificity) / 2),
+            "jaccard": float(tp / safe(tp + fp + fn)),
         },
         meta,
     )

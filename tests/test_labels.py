@@ -1,0 +1,64 @@
+"""Class labels encoded as codes: the kernels against a dict lookup."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import streammetrics as sm
+from streammetrics._protocol.inputs import ClassLabels
+
+
+def _reference(labels, values):
+    index = {lab: i for i, lab in enumerate(labels)}
+    return np.array([index.get(v, -1) for v in values], np.int64)
+
+
+def _encoded(labels, arr):
+    return ClassLabels("y", labels)._encode(arr)
+
+
+words = st.text(alphabet="abcé字z\u0000", min_size=0, max_size=6)
+
+
+@given(st.lists(words, min_size=1, max_size=12, unique=True), st.lists(words, min_size=1, max_size=60))
+def test_fixed_width_strings_match_a_dict(labels, extra):
+    labels = [lab for lab in labels if not lab.endswith("\u0000")]  # numpy strips trailing NULs
+    if not labels:
+        return
+    values = [labels[i % len(labels)] for i in range(len(extra))] + [v.rstrip("\u0000") for v in extra]
+    arr = np.array(values)
+    np.testing.assert_array_equal(_encoded(labels, arr), _reference(labels, arr.tolist()))
+
+
+@given(st.lists(words, min_size=1, max_size=12, unique=True), st.lists(st.integers(0, 20), max_size=80))
+def test_repeated_objects_match_a_dict(labels, picks):
+    pool = np.array(labels + ["unknown", 3, None], dtype=object)
+    arr = pool[np.array(picks, np.int64) % len(pool)] if picks else np.zeros(0, object)
+    np.testing.assert_array_equal(_encoded(labels, arr), _reference(labels, arr.tolist()))
+
+
+def test_many_distinct_objects_fall_back_to_a_dict_lookup():
+    labels = ["cat", "dog", "bird"]
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 3, 20_000)
+    # every row its own str object: more distinct addresses than the table holds
+    arr = np.array(["".join(list(labels[c])) for c in codes], dtype=object)
+    assert len({id(v) for v in arr}) > ClassLabels._DISTINCT_OBJECTS
+    np.testing.assert_array_equal(_encoded(labels, arr), codes)
+
+
+def test_unknown_labels_are_named_with_their_row():
+    acc = sm.MulticlassConfusion(labels=["cat", "dog"])
+    for y in (np.array(["cat", "dog", "cow"]), np.array(["cat", "dog", "cow"], dtype=object)):
+        with pytest.raises(ValueError, match=r"y\[2\] = 'cow': not one of the 2 labels"):
+            acc.update(y, np.array(["cat", "cat", "cat"]))
+    assert acc.n == 0
+
+
+def test_int_and_str_labels_stay_apart():
+    acc = sm.MulticlassConfusion(labels=[1, "1"])
+    r = acc.update(np.array([1, "1"], dtype=object), np.array(["1", 1], dtype=object)).finalize()
+    np.testing.assert_array_equal(r.matrix, [[0, 1], [1, 0]])
