@@ -42,7 +42,7 @@ def _data(n, seed=0):
 
 
 def _one_shot_rows(n, repeat):
-    from streammetrics._auc import auc
+    from streammetrics import auc
 
     y, s = _data(n)
     group = f"AUC one-shot, n={n:.0e} distinct float64 scores"
@@ -63,7 +63,7 @@ def _one_shot_rows(n, repeat):
 
 
 def _state_bytes(acc) -> int:
-    return int(sum(a.nbytes for a in acc._state.values()))
+    return int(sum(a.nbytes for a in acc.state_dict().values()))
 
 
 def _timed_stream(make, batches, repeat):
@@ -83,7 +83,7 @@ def _timed_stream(make, batches, repeat):
 
 
 def _streaming_rows(n, repeat):
-    from streammetrics._auc import RankAUC, auc
+    from streammetrics import RankAUC, auc
 
     y, s = _data(n, seed=2)
     exact_value = auc(y, s)
@@ -130,7 +130,7 @@ def _streaming_rows(n, repeat):
 
 
 def _latency_rows(batch=256):
-    from streammetrics._auc import RankAUC
+    from streammetrics import RankAUC
 
     rng = np.random.default_rng(3)
     y = rng.integers(0, 2, batch)
@@ -147,7 +147,7 @@ def _latency_rows(batch=256):
 
 
 def _small_batch_rows(n, repeat, batch=256):
-    from streammetrics._auc import RankAUC
+    from streammetrics import RankAUC
 
     y, s = _data(n, seed=5)
     batches = [(y[i : i + batch], s[i : i + batch]) for i in range(0, n, batch)]
@@ -163,7 +163,7 @@ def _small_batch_rows(n, repeat, batch=256):
 
 
 def _merge_rows(n, repeat, shards=16):
-    from streammetrics._auc import RankAUC, auc
+    from streammetrics import RankAUC, auc
 
     y, s = _data(n, seed=4)
     exact_value = auc(y, s)
@@ -179,7 +179,7 @@ def _merge_rows(n, repeat, shards=16):
             ys, ss = y[k::shards], s[k::shards]
             for i in range(0, ys.shape[0], BATCH):
                 acc.update(ys[i : i + BATCH], ss[i : i + BATCH])
-            acc._state  # each shard ships one merged run (as it would when pickled)
+            acc.flush()  # each shard ships one merged run (as it would when pickled)
             parts.append(acc)
         last = {}
 

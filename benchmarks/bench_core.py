@@ -128,6 +128,7 @@ def _latency_rows(batch=256):
     counts, wsums, e, seen = np.zeros(4, np.int64), np.zeros((4, 2)), np.empty(0), np.zeros(1, np.int64)
     yu = y.view(np.uint8)
     rows.append(row(group, "bare Numba kernel call (floor)", per_call_time(lambda: binary_update_scores(yu, p, 0.5, e, seen, counts, wsums))))
+    rows += _evaluator_latency_rows(y, p, batch)
     if have("torch") and have("torchmetrics"):
         import torch
         import torchmetrics
@@ -142,6 +143,25 @@ def _latency_rows(batch=256):
         m2 = BinaryF1Score()
         ty, tp = torch.from_numpy(y.astype(np.int64)), torch.from_numpy(p)
         rows.append(row(group, "torcheval BinaryF1Score.update", per_call_time(lambda: m2.update(tp, ty), calls=300)))
+    return rows
+
+
+def _evaluator_latency_rows(y, p, batch):
+    """The binary preset against the sum of its members' own updates, same data."""
+    import streammetrics as sm
+
+    group = f"Evaluator(task='binary') per update, batch={batch}"
+    ev = sm.Evaluator(task="binary")
+    t_ev = per_call_time(lambda: ev.update(y, p))
+    members = {
+        "BinaryConfusion(threshold=0.5)": sm.BinaryConfusion(threshold=0.5),
+        "ProbabilityScores": sm.ProbabilityScores(),
+        "RankAUC": sm.RankAUC(),
+    }
+    times = {name: per_call_time(lambda m=m: m.update(y, p)) for name, m in members.items()}
+    rows = [row(group, "streammetrics Evaluator(task='binary').update", t_ev)]
+    rows.append(row(group, "sum of its members' own updates", sum(times.values())))
+    rows += [row(group, f"  {name}.update", t) for name, t in times.items()]
     return rows
 
 

@@ -24,7 +24,7 @@ from ._util import have, median_time, print_table, row
 
 
 def _multiclass_rows(quick: bool) -> list[dict]:
-    from streammetrics._multiclass import MulticlassConfusion
+    from streammetrics import MulticlassConfusion
 
     n = 1_000_000 if quick else 10_000_000
     k = 10
@@ -52,8 +52,34 @@ def _multiclass_rows(quick: bool) -> list[dict]:
     return rows
 
 
+def _preset_rows(quick: bool) -> list[dict]:
+    """The multiclass preset on class probabilities: class indices against labels."""
+    import streammetrics as sm
+
+    n, k = 1_000_000, 10
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, k, n)
+    proba = rng.dirichlet(np.ones(k), n)
+    labels = [f"class_{i}" for i in range(k)]
+    as_objects = np.array(labels, dtype=object)[y]  # e.g. a pandas column of str
+    as_strings = np.array(labels)[y]
+    group = f"Evaluator(task='multiclass') on an n x K probability matrix, K={k}, n={n:,}"
+    repeat = 3 if quick else 7
+
+    def run(truth, **settings):
+        return lambda: sm.Evaluator(task="multiclass", **settings).update(truth, proba).finalize()
+
+    return [
+        row(group, "streammetrics n_classes=10, y as int64", median_time(run(y, n_classes=k), repeat)),
+        row(group, "labels=[10 str], y as object array of str",
+            median_time(run(as_objects, labels=labels), repeat)),
+        row(group, "labels=[10 str], y as numpy str array",
+            median_time(run(as_strings, labels=labels), repeat)),
+    ]
+
+
 def _clustering_rows(quick: bool) -> list[dict]:
-    from streammetrics._clustering import adjusted_mutual_info_score, adjusted_rand_score
+    from streammetrics import adjusted_mutual_info_score, adjusted_rand_score
 
     n = 1_000_000
     rng = np.random.default_rng(1)
@@ -83,7 +109,7 @@ def _clustering_rows(quick: bool) -> list[dict]:
 
 def run(quick: bool) -> list[dict]:
     """Benchmark rows (see the module docstring); ``quick`` shrinks the sizes."""
-    return _multiclass_rows(quick) + _clustering_rows(quick)
+    return _multiclass_rows(quick) + _preset_rows(quick) + _clustering_rows(quick)
 
 
 def main(argv=None) -> int:

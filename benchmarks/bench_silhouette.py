@@ -93,7 +93,7 @@ def _child(spec: dict) -> dict:
     y = np.load(spec["y"])
     impl = spec["impl"]
     if impl == "streammetrics":
-        from streammetrics._silhouette import silhouette_score
+        from streammetrics import silhouette_score
 
         def fn(X=X, y=y):
             return silhouette_score(X, y, convention="sklearn")

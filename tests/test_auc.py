@@ -639,13 +639,16 @@ def small_buffers(exact=64, ratio=1, bounded=32, per_bin=2):
 
 
 def runs(acc):
-    """Exact mode: the runs, longest first, after sorting the pending rows in."""
-    return acc.flush()._strategy.stack.runs
+    """Exact mode: the runs, longest first, after sorting the pending rows in
+    (as a full buffer would: the runs stay log-structured)."""
+    acc._flush()
+    return acc._strategy.stack.runs
 
 
 def items(acc):
     """Bounded mode: the bins (None if empty), after binning the pending rows in."""
-    return acc.flush()._strategy.items
+    acc._flush()
+    return acc._strategy.items
 
 
 def held_arrays(acc):
@@ -1092,3 +1095,20 @@ def test_threads_and_preallocated_buffers_give_identical_states(prealloc):
     assert acc == serial
     assert w.finalize().auc == pytest.approx(r.auc, rel=1e-12)
     assert auc(y, s) == r.auc  # one-shot, threaded sort
+
+
+@pytest.mark.parametrize("max_bins", [None, 8])
+def test_flush_moves_rows_into_the_state_and_changes_no_result(max_bins):
+    rng = np.random.default_rng(21)
+    with small_buffers():
+        acc = RankAUC(max_bins=max_bins)
+        for _ in range(40):
+            acc.update(rng.integers(0, 2, 30), np.round(rng.random(30), 3))
+        assert pending_rows(acc) > 0
+        before, state = acc.finalize().as_dict(), acc.state_dict()
+        assert acc.flush() is acc and acc._pending is None
+        if max_bins is None:
+            assert len(acc._strategy.stack.runs) == 1  # one merged run, as when loaded
+        assert acc.finalize().as_dict() == before
+        after = acc.state_dict()
+        assert all(np.array_equal(after[k], state[k]) for k in state)

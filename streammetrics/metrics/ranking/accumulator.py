@@ -385,12 +385,16 @@ class RankAUC(Accumulator):
             self._strategy.take(buf)
 
     def flush(self):
-        """Sort the pending rows into the state now and free their buffer; return ``self``.
+        """Sort the pending rows into the state now, free their buffer, and (exact
+        mode) merge the runs into one; return ``self``.
 
-        Nothing a result shows changes: this only moves rows from the buffer
-        into the runs (or bins), as the next full buffer would.
+        Nothing a result shows changes: this only changes how the state is
+        held, as a state read back from a file or a pickle is held, so that
+        later reads of the state (saving, pickling, merging into another
+        accumulator) need no sorting or merging.
         """
         self._flush()
+        self._strategy.compact()
         return self
 
     # ------------------------------------------------------------------- state

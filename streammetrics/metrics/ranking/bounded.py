@@ -85,6 +85,9 @@ class Bounded:
             self.items = (lo, hi, ab.astype(np.float64), cw)
         self.weighted = True
 
+    def compact(self) -> None:
+        """Bins are compacted as they are formed: nothing to do."""
+
     def take(self, buf) -> None:
         """Bin the pending rows of ``buf`` in (``buf`` is used up)."""
         self.items = self._binned(buf, self.items, in_place=True)

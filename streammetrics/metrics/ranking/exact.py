@@ -130,6 +130,10 @@ class Exact:
                               [(s, ab.astype(np.float64)) for s, ab in self.stack])
         self.weighted = True
 
+    def compact(self) -> None:
+        """Merge the runs into one."""
+        self.stack.collapse()
+
     def take(self, buf) -> None:
         """Sort the pending rows of ``buf`` into a run (``buf`` is used up)."""
         stack = self.stack
