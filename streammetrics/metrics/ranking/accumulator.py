@@ -23,7 +23,7 @@ from ..._protocol.result import safe
 from ..._protocol.state import Field, empty_state
 from .bounded import Bounded
 from .curves import RankResult, average_precision_of, curve_from_points, pr, roc
-from .exact import INT64_LIMIT, Exact, auc_of_run, run_of_sorted
+from .exact import INT64_LIMIT, Exact, auc_of_run, run_of_sorted, sorted_run
 from .pending import Pending
 from .sorting import split_sorted
 
@@ -93,7 +93,8 @@ def auc(y, s, *, sample_weight=None) -> float:
     if n == 0:
         raise NoObservationsError("y and s are empty: the AUC needs at least one observation")
     if w.shape[0]:
-        return RankAUC().update(y, s, sample_weight=w).finalize().auc
+        run = _weighted_run(y, s, w)
+        return auc_of_run(run[1] if run is not None else np.zeros((2, 0)), True)[0]
     split = split_sorted(y, s)
     if split is None:
         raise_rejected(inputs, (y, s))
@@ -104,6 +105,18 @@ def auc(y, s, *, sample_weight=None) -> float:
         return u2 / (2 * safe(n_pos * n_neg))
     _, ab = run_of_sorted(keys[:n_pos], keys[n_pos:])
     return auc_of_run(ab, False)[0]
+
+
+def _weighted_run(y, s, w):
+    """The run of one weighted batch, sorted at once; ``None`` if every weight is 0."""
+    keys = np.empty(y.shape[0], np.uint64)
+    vals = np.empty(y.shape[0], np.float64)
+    status, front, back = K.split_keys_weighted(y, s, w, keys, vals)
+    if status:
+        raise_rejected(RankAUC.inputs, (y, s))
+    if front == 0 and back == y.shape[0]:
+        return None
+    return sorted_run(keys, front, back, vals)
 
 
 def _one_shot(y, s, sample_weight) -> "RankAUC":
