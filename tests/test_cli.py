@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 
@@ -352,9 +354,9 @@ def test_error_bad_value_names_file_column_and_row(fmt, tmp_path, capsys):
     path = _write(cols, str(tmp_path / f"bad.{fmt}"))
     msg = _error(["evaluate", path, "--task", "regression", "--batch-rows", "1000"], capsys)
     if fmt == "csv":  # NaN is written as an empty field, read as a missing value
-        assert msg == f"{path}: row 1734, column 'p': missing value (null)"
+        assert msg == f"{path}: line 1,736, column 'p': missing value (null)"
     else:
-        assert msg == f"{path}: row 1734, column 'p': value nan: values must be finite"
+        assert msg == f"{path}: row 1,734, column 'p': value nan: values must be finite"
 
 
 def test_error_bad_value_in_csv_text(tmp_path, capsys):
@@ -364,7 +366,80 @@ def test_error_bad_value_in_csv_text(tmp_path, capsys):
     rows[2501] = "1,oops"  # row index 2500
     path.write_text("\n".join(rows) + "\n")
     msg = _error(["evaluate", str(path), "--task", "regression", "--batch-rows", "500"], capsys)
-    assert msg == f"{path}: row 2500, column 'p': 'oops' is not a number"
+    assert msg == f"{path}: line 2,502, column 'p': 'oops' is not a number"
+
+
+@pytest.mark.parametrize("at", [3217, 181_234])  # in the first block read, and far beyond it
+@pytest.mark.parametrize("bad, problem", [
+    ("1.5", "value 1.5: probabilities must lie in [0, 1]"),  # refused by the evaluator
+    ("oops", "'oops' is not a number"),  # refused by the reader
+    ("", "missing value (null)"),
+])
+def test_csv_error_names_the_line_sed_prints(bad, problem, at, tmp_path, capsys):
+    _need("pyarrow")
+    _need_task("binary")
+    rng = np.random.default_rng(4)
+    lines = ["y,p"] + [f"{int(u < 0.3)},{v:.4f}" for u, v in rng.random((200_000, 2))]
+    lines[at + 1] = f"1,{bad}"  # the data row of index `at`
+    path = tmp_path / "scores.csv"
+    path.write_text("\n".join(lines) + "\n")
+    for rows in (7000, cli.DEFAULT_BATCH_ROWS):
+        msg = _error(["evaluate", str(path), "--batch-rows", str(rows)], capsys)
+        m = re.fullmatch(rf"{re.escape(str(path))}: line ([\d,]+), column 'p': (.*)", msg)
+        assert m, msg
+        assert m.group(2).startswith(problem)
+        line = int(m.group(1).replace(",", ""))
+        assert line == at + 2
+    assert path.read_text().splitlines()[line - 1] == f"1,{bad}"
+    if shutil.which("sed"):
+        shown = subprocess.run(["sed", "-n", f"{line}p", str(path)], capture_output=True,
+                               text=True, timeout=60).stdout
+        assert shown == f"1,{bad}\n"
+
+
+def test_error_null_in_parquet_names_the_row(tmp_path, capsys):
+    pa = _need("pyarrow")
+    import pyarrow.parquet as pq
+
+    p = [0.5] * 3000
+    p[1234] = None
+    path = str(tmp_path / "nulls.parquet")
+    pq.write_table(pa.table({"y": [1.0] * 3000, "p": p}), path, row_group_size=1000)
+    msg = _error(["evaluate", path, "--task", "regression"], capsys)
+    assert msg == f"{path}: row 1,234, column 'p': missing value (null)"
+
+
+def test_error_names_the_class_column(tmp_path, capsys):
+    _need_task("multiclass")
+    cols = _data("multiclass", np.random.default_rng(1), n=900)
+    cols["p1"][300] = np.nan
+    path = _write(cols, str(tmp_path / "classes.npy"))
+    msg = _error(["evaluate", path, *TASK_ARGS["multiclass"]], capsys)
+    assert msg == (f"{path}: row 300, column 'p1': value nan: "
+                   "class probabilities must lie in [0, 1]")  # no hint about --scores
+    proba = np.column_stack([cols["p0"], cols["p1"], cols["p2"]])
+    path = str(tmp_path / "lists.npz")
+    np.savez(path, y=cols["y"], proba=proba)
+    argv = ["evaluate", path, "--task", "multiclass", "--n-classes", "3", "--p", "proba"]
+    msg = _error(argv, capsys)
+    assert msg.startswith(f"{path}: row 300, column 'proba[1]': value nan: ")
+    np.savez(path, y=cols["y"], proba=proba[:, :2])
+    msg = _error(argv, capsys)
+    assert msg.startswith(f"{path}: column 'proba': p has 2 columns but n_classes is 3")
+
+
+def test_weighted_report_names_the_weight_column(tmp_path, capsys):
+    _need_task("binary")
+    cols = _data("binary", np.random.default_rng(6))
+    cols["weights"] = cols.pop("w")
+    path = _write(cols, str(tmp_path / "w.npz"))
+    code, out, err = _run(["evaluate", path, "--weight", "weights"], capsys)
+    assert code == 0, err
+    assert "counts are sums of sample weights (column 'weights')" in out
+    code, out, err = _run(["evaluate", path, "--weight", "weights", "--format", "json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["weighted"] is True and doc["weight_column"] == "weights"
 
 
 def test_error_bad_probability_and_label(tmp_path, capsys):
@@ -373,13 +448,13 @@ def test_error_bad_probability_and_label(tmp_path, capsys):
     cols["p"][1500] = 1.25
     path = _write(cols, str(tmp_path / "probs.npy"))
     msg = _error(["evaluate", path, "--batch-rows", "1000"], capsys)
-    assert msg.startswith(f"{path}: row 1500, column 'p': value 1.25: probabilities must lie in [0, 1]")
+    assert msg.startswith(f"{path}: row 1,500, column 'p': value 1.25: probabilities must lie in [0, 1]")
     assert "--scores score" in msg
     cols = _data("binary", np.random.default_rng(1), n=2000)
     cols["y"][1999] = 2
     path = _write(cols, str(tmp_path / "labels.npy"))
     msg = _error(["evaluate", path, "--weight", "w", "--batch-rows", "300"], capsys)
-    assert msg.startswith(f"{path}: row 1999, column 'y': value 2: labels must be 0 or 1")
+    assert msg.startswith(f"{path}: row 1,999, column 'y': value 2: labels must be 0 or 1")
 
 
 def test_error_bad_weight_and_class(tmp_path, capsys):
@@ -407,7 +482,7 @@ def test_error_saves_completed_shards(tmp_path, capsys):
                            str(state)], capsys)
     assert code == 1 and out == ""
     assert err.splitlines()[-1] == (
-        f"streammetrics: error: {bad}: row 1234, column 'y': value inf: values must be finite"
+        f"streammetrics: error: {bad}: row 1,234, column 'y': value inf: values must be finite"
     )
     assert "1 completed shard(s) (2,000 rows)" in err
     partial = load_state(state)

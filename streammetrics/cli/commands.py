@@ -1,0 +1,107 @@
+"""The ``evaluate`` and ``merge`` commands."""
+
+from __future__ import annotations
+
+from streammetrics import SettingsMismatchError, StateFileError, load_state
+from streammetrics.io import ColumnSpec, InputError, expand_paths, open_source
+
+from .output import CommandError, need_matplotlib, note, report, save_state
+from .progress import Progress, progress_enabled
+from .sampling import Reservoir
+from .shards import evaluate_sources, make_evaluator
+
+__all__ = ["cmd_evaluate", "cmd_merge", "settings_from"]
+
+
+def settings_from(args) -> dict:
+    """The Evaluator settings of ``evaluate``'s options; splits ``--p a,b`` in place."""
+    task = args.task
+    args.p = [c for arg in (args.p or ["p"]) for c in arg.split(",") if c] or ["p"]
+    settings = {"task": task}
+    given = {"--threshold": args.threshold, "--scores": args.scores}
+    if task == "binary":
+        settings.update(threshold=args.threshold, scores=args.scores, max_bins=args.max_bins)
+    else:
+        for opt, v in given.items():
+            if v is not None:
+                raise CommandError(f"{opt} applies to --task binary only")
+    if task == "multiclass":
+        if args.n_classes is None:
+            raise CommandError("--task multiclass needs --n-classes K")
+        settings["n_classes"] = args.n_classes
+    elif args.n_classes is not None:
+        raise CommandError("--n-classes applies to --task multiclass only")
+    if task == "clustering" and args.weight is not None:
+        raise CommandError("--weight does not apply to --task clustering")
+    if len(args.p) > 1 and task != "multiclass":
+        raise CommandError(f"--p takes several columns for --task multiclass only (task is {task})")
+    return settings
+
+
+def cmd_evaluate(args) -> int:
+    """``streammetrics evaluate PATH...``: evaluate the files as shards and merge them."""
+    settings = settings_from(args)
+    if args.plots:
+        need_matplotlib()
+    cols = ColumnSpec(args.y, tuple(args.p), args.weight)
+    try:
+        sources = [open_source(f, cols) for f in expand_paths(args.paths)]
+    except InputError as exc:
+        if args.save_state:
+            save_state(make_evaluator(settings), args.save_state)
+            note(f"no shard completed; an empty state was written to {args.save_state}")
+        raise CommandError(str(exc)) from None
+    sample = Reservoir() if args.plots and settings["task"] == "regression" else None
+    progress = Progress(sources, progress_enabled(args.progress))
+    try:
+        total, _ = evaluate_sources(sources, settings, args.batch_rows, progress, sample)
+    except (CommandError, KeyboardInterrupt) as exc:
+        progress.close()
+        if args.save_state:
+            partial, done = getattr(exc, "partial", (None, 0))
+            if partial is not None:
+                save_state(partial, args.save_state)
+                note(f"state of the {done} completed shard(s) ({partial.n:,} rows) "
+                     f"written to {args.save_state}")
+        raise
+    progress.close()
+    if total.n == 0:
+        raise CommandError("the input holds no rows: nothing to evaluate")
+    return report(total, args, sample.sample() if sample else None)
+
+
+def _load(path: str):
+    try:
+        return load_state(path)
+    except FileNotFoundError:
+        raise CommandError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CommandError(f"{path}: is a directory") from None
+    except PermissionError:
+        raise CommandError(f"{path}: permission denied") from None
+    except (StateFileError, ValueError) as exc:
+        # a bad file, or settings its class refuses; the message quotes the path
+        raise CommandError(str(exc).replace(repr(path), path, 1)) from None
+
+
+def cmd_merge(args) -> int:
+    """``streammetrics merge STATE...``: merge saved states and report them."""
+    total = None
+    first = None
+    for path in args.states:
+        acc = _load(path)
+        if total is None:
+            total, first = acc, path
+            continue
+        if type(acc) is not type(total):
+            raise CommandError(
+                f"{path}: holds a {type(acc).__name__} state; {first} holds a "
+                f"{type(total).__name__}: only states of one kind merge"
+            )
+        try:
+            total.merge(acc)
+        except (SettingsMismatchError, ValueError) as exc:
+            raise CommandError(f"{path}: cannot merge with {first}: {exc}") from None
+    if total.n == 0:
+        raise CommandError("the states hold no observations: nothing to report")
+    return report(total, args)

@@ -1,0 +1,139 @@
+"""The command line of ``streammetrics``: its subcommands, options and defaults."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+__all__ = [
+    "PROG",
+    "DEFAULT_BATCH_ROWS",
+    "DEFAULT_MAX_BINS",
+    "DEMO_ROWS",
+    "DEMO_SHARDS",
+    "build_parser",
+]
+
+PROG = "streammetrics"
+DEFAULT_BATCH_ROWS = 1 << 18
+#: ``--max-bins`` used when the option is not given: RankAUC stays exact up to
+#: this many distinct scores and bounded (with reported error bounds) beyond.
+DEFAULT_MAX_BINS = 1 << 16
+DEMO_ROWS = 5_000_000
+DEMO_SHARDS = 5
+TASKS = ("binary", "multiclass", "regression", "clustering")
+PROGRESS = ("auto", "always", "never")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {v}")
+    return v
+
+
+def _max_bins(text: str):
+    if text.lower() in ("exact", "none", "0"):
+        return None
+    return _positive_int(text)
+
+
+def _finite_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return v
+
+
+def _output_options() -> argparse.ArgumentParser:
+    """The options of the commands that print a report (``evaluate``, ``merge``)."""
+    out = argparse.ArgumentParser(add_help=False)
+    out.add_argument("--format", choices=("text", "json"), default="text",
+                     help="report format on stdout (default: text)")
+    out.add_argument("--plots", metavar="DIR",
+                     help="write PNG plots (ROC, PR, confusion matrix, regression) into DIR")
+    out.add_argument("--save-state", metavar="FILE",
+                     help="save the merged state to FILE (for 'streammetrics merge' "
+                          "or streammetrics.load_state)")
+    return out
+
+
+def _add_evaluate(sub, out) -> None:
+    ev = sub.add_parser(
+        "evaluate", parents=[out], help="evaluate prediction files",
+        description="Evaluate predictions stored in Parquet, CSV, .npy or .npz files, "
+                    "batch by batch in bounded memory. Several paths, a glob or a "
+                    "directory are shards: each is evaluated on its own and merged.",
+    )
+    ev.add_argument("paths", nargs="+", metavar="PATH", help="files, globs or directories")
+    ev.add_argument("--task", choices=TASKS, default="binary",
+                    help="what to evaluate (default: binary)")
+    ev.add_argument("--y", default="y", metavar="COL",
+                    help="column of the truth (default: y); for a 2-D .npy, a column index")
+    ev.add_argument("--p", action="append", metavar="COL",
+                    help="column of the predictions (default: p); for multiclass class "
+                         "probabilities, one list column or one column per class, as "
+                         "--p p0,p1,p2 or --p p0 --p p1 --p p2")
+    ev.add_argument("--weight", metavar="COL", help="column of sample weights")
+    ev.add_argument("--threshold", type=_finite_float, metavar="T",
+                    help="binary: p >= T is a positive prediction "
+                         "(default 0.5 for probabilities, 0 for scores)")
+    ev.add_argument("--scores", choices=("probability", "score"),
+                    help="binary: 'probability' (p in [0, 1], adds log loss and Brier; "
+                         "the default) or 'score' (any finite reals, e.g. logits)")
+    ev.add_argument("--n-classes", type=_positive_int, metavar="K",
+                    help="multiclass: the number of classes (classes are 0..K-1)")
+    ev.add_argument("--max-bins", type=_max_bins, default=DEFAULT_MAX_BINS, metavar="B",
+                    help=f"binary: AUC bins, bounding memory (default {DEFAULT_MAX_BINS}; "
+                         "'exact' keeps every distinct score)")
+    ev.add_argument("--batch-rows", type=_positive_int, default=DEFAULT_BATCH_ROWS, metavar="N",
+                    help=f"rows per batch (default {DEFAULT_BATCH_ROWS})")
+    ev.add_argument("--progress", choices=PROGRESS, default="auto",
+                    help="progress bar on stderr (default: when stderr is a terminal)")
+
+
+def _add_merge(sub, out) -> None:
+    mg = sub.add_parser(
+        "merge", parents=[out], help="merge saved states and print the report",
+        description="Load states saved with --save-state (or Accumulator.save), merge "
+                    "them and print the report.",
+    )
+    mg.add_argument("states", nargs="+", metavar="STATE", help="state files")
+
+
+def _add_demo(sub) -> None:
+    dm = sub.add_parser(
+        "demo", help="evaluate a synthetic data set, streaming and sharded",
+        description="Write a synthetic binary-classification prediction file in shards "
+                    "into a temporary folder, evaluate it streaming, and check that the "
+                    "merged shard states equal a single pass.",
+    )
+    dm.add_argument("--rows", type=_positive_int, default=DEMO_ROWS, help=argparse.SUPPRESS)
+    dm.add_argument("--shards", type=_positive_int, default=DEMO_SHARDS, help=argparse.SUPPRESS)
+    dm.add_argument("--format-files", choices=("auto", "parquet", "npy"), default="auto",
+                    help=argparse.SUPPRESS)
+    dm.add_argument("--keep", metavar="DIR", help="write the files into DIR and keep them")
+    dm.add_argument("--plots", metavar="DIR", help="also write the plots into DIR")
+    dm.add_argument("--progress", choices=PROGRESS, default="auto", help=argparse.SUPPRESS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``streammetrics`` command."""
+    ap = argparse.ArgumentParser(
+        prog=PROG,
+        description="Streaming, mergeable model evaluation of prediction files.",
+        epilog="Run 'streammetrics demo' for a tour, or 'streammetrics evaluate -h'.",
+    )
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    out = _output_options()
+    _add_evaluate(sub, out)
+    _add_merge(sub, out)
+    _add_demo(sub)
+    return ap

@@ -1,0 +1,133 @@
+"""Evaluating input files (shards) into Evaluators and merging them, with the
+library's errors told as errors about the file, its column and its row."""
+
+from __future__ import annotations
+
+from streammetrics import BadShapeError, BadValueError, Evaluator
+from streammetrics.io import InputError
+
+from .output import CommandError
+
+__all__ = ["make_evaluator", "evaluate_sources", "translate"]
+
+#: the role of each argument name of ``update`` the library reports: y, p or w
+_ROLE = {"y": "y", "labels_true": "y", "p": "p", "labels_pred": "p", "sample_weight": "w"}
+_SCORES_HINT = " (for unbounded scores such as logits, pass --scores score)"
+
+
+def make_evaluator(settings: dict) -> Evaluator:
+    """``Evaluator(**settings)``; refused settings become a :class:`CommandError`."""
+    try:
+        return Evaluator(**settings)
+    except ImportError as exc:
+        raise CommandError(
+            f"task {settings['task']!r} is not available in this installation ({exc})"
+        ) from None
+    except (TypeError, ValueError) as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _column(src, role: str, column: int | None) -> str:
+    """The file column behind ``role``; ``column`` is the position in a matrix ``p``."""
+    cols = src.columns
+    if role == "p" and column is not None:
+        if len(cols.p) == 1:
+            return f"{cols.p[0]}[{column}]"  # one list column: its j-th value
+        return cols.p[column]
+    return cols.column_of(role)
+
+
+def _bad_value(exc: BadValueError, src, chunk, task) -> CommandError:
+    row = chunk.start + exc.row
+    if exc.relation == "=":
+        what = f"value {exc.value!r}: {exc.problem}"
+    else:
+        what = exc.detail
+    role = _ROLE.get(exc.argument)
+    if role is None:
+        return CommandError(f"{src.path}: {src.where(row)}: {exc.argument} {what}")
+    hint = ""
+    if task == "binary" and role == "p" and "probabilities must lie in [0, 1]" in exc.problem:
+        hint = _SCORES_HINT
+    col = _column(src, role, exc.column)
+    return CommandError(f"{src.path}: {src.where(row)}, column {col!r}: {what}{hint}")
+
+
+def translate(exc: Exception, src, chunk, task: str | None = None) -> CommandError:
+    """The library's error about a chunk of ``src`` as a message about the file.
+
+    ``task`` is the evaluated task: a binary one adds the hint about ``--scores``
+    to a probability out of [0, 1].
+
+    A :class:`~streammetrics.BadValueError` names the file's column and row
+    (counted as the file's reader counts them); a
+    :class:`~streammetrics.BadShapeError` about one argument names its column;
+    any other error names the rows of the chunk.
+    """
+    if isinstance(exc, BadValueError):
+        return _bad_value(exc, src, chunk, task)
+    if isinstance(exc, BadShapeError) and len(exc.arguments) == 1 and exc.arguments[0] in _ROLE:
+        col = src.columns.column_of(_ROLE[exc.arguments[0]])
+        return CommandError(f"{src.path}: column {col!r}: {exc}")
+    last = chunk.start + len(chunk.y) - 1
+    return CommandError(f"{src.path}: {src.where(chunk.start, last)}: {exc}")
+
+
+def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=None,
+                     on_shard=None):
+    """Evaluate each source into its own Evaluator and merge them in order.
+
+    Parameters
+    ----------
+    sources : list of streammetrics.io.Source
+        The shards, in merge order.
+    settings : dict
+        ``Evaluator(**settings)`` for each shard and for the total.
+    chunk_rows : int
+        Rows read (and folded) at a time.
+    progress : Progress
+        Advanced as the files are read.
+    sample : Reservoir, optional
+        Fed every ``(y, p)`` row.
+    on_shard : callable, optional
+        Called as ``on_shard(source, evaluator)`` after each shard.
+
+    Returns
+    -------
+    (Evaluator, list of Evaluator)
+        The merged total and each shard's own Evaluator.
+
+    Raises
+    ------
+    CommandError
+        On any problem with an input; it carries ``(total, shards_done)``, the
+        merged state of the completed shards, as ``.partial`` (as does a
+        ``KeyboardInterrupt``).
+    """
+    total = make_evaluator(settings)
+    shards = []
+    try:
+        for src in sources:
+            ev = make_evaluator(settings)
+            seen = 0
+            for chunk in src.chunks(chunk_rows):
+                try:
+                    ev.update(chunk.y, chunk.p, chunk.w)
+                except (ValueError, TypeError) as exc:
+                    raise translate(exc, src, chunk, ev.task) from None
+                if sample is not None:
+                    sample.add(chunk.y, chunk.p)
+                progress.advance(chunk.done - seen)
+                seen = chunk.done
+            total.merge(ev)
+            shards.append(ev)
+            if on_shard is not None:
+                on_shard(src, ev)
+    except InputError as exc:
+        err = CommandError(str(exc))
+        err.partial = (total, len(shards))
+        raise err from None
+    except (CommandError, KeyboardInterrupt) as exc:
+        exc.partial = (total, len(shards))
+        raise
+    return total, shards

@@ -1,0 +1,77 @@
+"""What the readers built on pyarrow share: the dependency check and the
+conversion of Arrow columns to numpy, with nulls and ragged lists reported at
+their row."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from .base import Chunk, InputError, Source
+
+__all__ = ["ArrowSource", "have_pyarrow", "is_list_type"]
+
+
+def have_pyarrow() -> bool:
+    """Whether pyarrow (the ``io`` extra) is installed."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def is_list_type(t) -> bool:
+    """Whether the Arrow type ``t`` holds a list of values per row."""
+    import pyarrow as pa
+
+    return pa.types.is_fixed_size_list(t) or pa.types.is_list(t) or pa.types.is_large_list(t)
+
+
+class ArrowSource(Source):
+    """A reader that gets its rows as Arrow record batches."""
+
+    #: the format's name in messages ("Parquet", "CSV")
+    kind: ClassVar[str] = ""
+
+    def _need_pyarrow(self) -> None:
+        if not have_pyarrow():
+            raise InputError(
+                f"{self.path}: reading {self.kind} files needs pyarrow: "
+                "pip install 'streammetrics[io]'", path=self.path)
+
+    def _first_null(self, arr) -> int:
+        import pyarrow.compute as pc
+
+        return int(np.flatnonzero(pc.is_null(arr).to_numpy(zero_copy_only=False))[0])
+
+    def _to_numpy(self, arr, col: str, start: int) -> np.ndarray:
+        """A pyarrow array (of the rows from ``start``) as numpy; nulls are an error naming their row."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if arr.null_count:
+            raise self.bad_row(start + self._first_null(arr), col, "missing value (null)")
+        if not is_list_type(arr.type):
+            return arr.to_numpy(zero_copy_only=False)
+        if pa.types.is_fixed_size_list(arr.type):
+            k = arr.type.list_size
+        else:
+            lengths = pc.list_value_length(arr).to_numpy(zero_copy_only=False)
+            k = int(lengths[0]) if len(lengths) else 0
+            off = np.flatnonzero(lengths != k)
+            if off.size:
+                i = int(off[0])
+                raise self.bad_row(start + i, col,
+                                   f"holds {int(lengths[i])} values where the rows before hold {k}")
+        flat = arr.flatten()
+        if flat.null_count:
+            i = self._first_null(flat)
+            raise self.bad_row(start + i // max(k, 1), col, "missing value (null) in the list")
+        return flat.to_numpy(zero_copy_only=False).reshape(len(arr), k)
+
+    def _chunk(self, rb, start: int, done: int) -> Chunk:
+        """The chunk of the record batch ``rb``, whose first row is row ``start``."""
+        return Chunk.of(self.columns, start,
+                        lambda col: self._to_numpy(rb.column(col), col, start), done)

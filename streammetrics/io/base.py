@@ -1,0 +1,313 @@
+"""The interface of the readers of prediction files, and the dispatch by format.
+
+A reader is a subclass of :class:`Source` registered with :func:`register`:
+it names its format, the file name endings and the leading bytes it
+recognises, checks the file and the columns when it is opened, and yields
+:class:`Chunk` objects of a bounded number of rows from :meth:`Source.chunks`.
+:func:`open_source` picks the reader of a file by its name, else by its first
+bytes.
+
+Every problem is raised as :class:`InputError`, a message that names the file
+and, where it applies, the column and the row. A reader decides how its rows
+are counted in messages (:meth:`Source.where`): as the 0-based row index by
+default, or as the 1-based line of a text file.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+from typing import Callable, ClassVar, Iterator
+
+import numpy as np
+
+__all__ = [
+    "InputError",
+    "ColumnSpec",
+    "Chunk",
+    "Source",
+    "register",
+    "readers",
+    "reader_for",
+    "open_source",
+    "expand_paths",
+    "FORMATS",
+]
+
+
+class InputError(Exception):
+    """A problem with an input file or column, phrased for the person running it.
+
+    Attributes
+    ----------
+    path : str or None
+        The file concerned.
+    row : int or None
+        The 0-based index in that file of the row concerned, if one is.
+    column : str or None
+        The column concerned, if one is.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, row: int | None = None,
+                 column: str | None = None):
+        super().__init__(message)
+        self.path, self.row, self.column = path, row, column
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """Which columns hold the truth ``y``, the predictions ``p`` and the weights.
+
+    ``p`` may name several columns (one per class): they are read as the
+    columns of an n x K matrix.
+    """
+
+    y: str
+    p: tuple[str, ...]
+    weight: str | None = None
+
+    def roles(self) -> list[tuple[str, str]]:
+        """``(role, column)`` pairs, role being ``"y"``, ``"p"`` or ``"w"``."""
+        out = [("y", self.y)] + [("p", c) for c in self.p]
+        if self.weight is not None:
+            out.append(("w", self.weight))
+        return out
+
+    def names(self) -> list[str]:
+        """The distinct columns to read, in order."""
+        seen: list[str] = []
+        for _, c in self.roles():
+            if c not in seen:
+                seen.append(c)
+        return seen
+
+    def column_of(self, role: str, index: int | None = None) -> str:
+        """The column behind ``role`` ("y", "p", "w"); ``index`` picks a p column."""
+        if role == "y":
+            return self.y
+        if role == "w":
+            return self.weight or "?"
+        if len(self.p) == 1 or index is None:
+            return self.p[0] if len(self.p) == 1 else ", ".join(self.p)
+        return self.p[index]
+
+
+@dataclass
+class Chunk:
+    """Consecutive rows of a file: ``y``, ``p`` (1-D, or n x K) and ``w`` (or None).
+
+    ``start`` is the index in its file of the chunk's first row; ``done`` is
+    the progress made so far in the source's unit (rows or bytes).
+    """
+
+    start: int
+    y: np.ndarray
+    p: np.ndarray
+    w: np.ndarray | None
+    done: int
+
+    @classmethod
+    def of(cls, columns: ColumnSpec, start: int, column: Callable[[str], np.ndarray],
+           done: int) -> "Chunk":
+        """The chunk whose arrays ``column(name)`` gives, read in role order."""
+        y = column(columns.y)
+        ps = [column(c) for c in columns.p]
+        p = ps[0] if len(ps) == 1 else np.column_stack([np.asarray(a, dtype=np.float64) for a in ps])
+        w = column(columns.weight) if columns.weight is not None else None
+        return cls(start, y, p, w, done)
+
+
+class Source:
+    """An input file opened for reading some columns; the base class of the readers.
+
+    Opening (the constructor) checks the file, that the columns exist and that
+    they hold numbers, and sets ``total_rows`` (when the row count is known up
+    front) or ``total_bytes``; :meth:`chunks` then iterates the file once.
+
+    A subclass implements :meth:`_open` and :meth:`chunks`; the decorator
+    :func:`register` sets its format, file name endings and leading bytes and
+    makes it known to :func:`open_source`.
+    """
+
+    #: the name of the format
+    format: ClassVar[str] = ""
+    #: file name endings (lower case) that select this reader
+    suffixes: ClassVar[tuple[str, ...]] = ()
+    #: the endings named in messages
+    shown: ClassVar[tuple[str, ...]] = ()
+    #: leading bytes that identify the format when the name does not
+    magic: ClassVar[bytes | None] = None
+    #: how rows are called in messages
+    noun: ClassVar[str] = "row"
+
+    def __init__(self, path: str, columns: ColumnSpec):
+        self.path = path
+        self.columns = columns
+        self.total_rows: int | None = None
+        self.total_bytes: int | None = None
+        self._open()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.path!r}, {self.columns!r})"
+
+    def _open(self) -> None:
+        """Check the file and the columns; set the totals."""
+        raise NotImplementedError
+
+    def chunks(self, rows: int) -> Iterator[Chunk]:
+        """Iterate the file once, ``rows`` rows at a time (the last chunk may be shorter)."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- progress
+    @property
+    def unit(self) -> str:
+        """``"rows"`` when the row count is known up front, else ``"bytes"``."""
+        return "rows" if self.total_rows is not None else "bytes"
+
+    @property
+    def total(self) -> int | None:
+        """The size of the whole file in :attr:`unit`, if known."""
+        return self.total_rows if self.total_rows is not None else self.total_bytes
+
+    # ---------------------------------------------------------------- messages
+    def number(self, row: int) -> int:
+        """How the row of 0-based index ``row`` is numbered in messages."""
+        return row
+
+    def where(self, first: int, last: int | None = None) -> str:
+        """Row ``first`` (or rows ``first..last``) as messages name it: ``"row 1,734"``."""
+        if last is None or last == first:
+            return f"{self.noun} {self.number(first):,}"
+        return f"{self.noun}s {self.number(first):,}..{self.number(last):,}"
+
+    def fail(self, what: str, *, row: int | None = None, column: str | None = None) -> InputError:
+        """An :class:`InputError` about this file: ``"{path}: {what}"``."""
+        return InputError(f"{self.path}: {what}", path=self.path, row=row, column=column)
+
+    def bad_row(self, row: int, column: str, what: str) -> InputError:
+        """An :class:`InputError` about the value of ``column`` at ``row``."""
+        return self.fail(f"{self.where(row)}, column {column!r}: {what}", row=row, column=column)
+
+    def missing_column(self, column: str, names) -> InputError:
+        """The error for a column the file does not have, listing the ones it has."""
+        names = list(names)
+        if not names:
+            return self.fail(f"no column {column!r}; it has no columns", column=column)
+        shown = ", ".join(repr(n) for n in names[:40])
+        if len(names) > 40:
+            shown += f", ... ({len(names)} in all)"
+        return self.fail(f"no column {column!r}; the columns are: {shown}", column=column)
+
+
+def short(exc: BaseException) -> str:
+    """The first line of an exception's message (or its type's name)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+# -------------------------------------------------------------------- registry
+_READERS: dict[str, type[Source]] = {}
+#: the file name endings of each registered format
+FORMATS: dict[str, tuple[str, ...]] = {}
+
+
+def register(format: str, suffixes: tuple[str, ...], *, shown: tuple[str, ...] | None = None,
+             magic: bytes | None = None):
+    """A class decorator making a reader known to :func:`open_source`.
+
+    It sets the reader's ``format``, ``suffixes``, ``shown`` (by default the
+    suffixes) and ``magic``.
+    """
+    def deco(cls: type[Source]) -> type[Source]:
+        cls.format, cls.suffixes, cls.magic = format, suffixes, magic
+        cls.shown = shown or suffixes
+        _READERS[format] = cls
+        FORMATS[format] = suffixes
+        return cls
+    return deco
+
+
+def readers() -> list[type[Source]]:
+    """The registered readers, in the order of registration."""
+    return list(_READERS.values())
+
+
+def _by_name(path: str) -> type[Source] | None:
+    low = path.lower()
+    for cls in _READERS.values():
+        if low.endswith(cls.suffixes):
+            return cls
+    return None
+
+
+def reader_for(path: str) -> type[Source] | None:
+    """The reader of ``path``: by its name's ending, else by its first bytes."""
+    cls = _by_name(path)
+    if cls is not None:
+        return cls
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError:
+        return None
+    for cls in _READERS.values():
+        if cls.magic is not None and head.startswith(cls.magic):
+            return cls
+    return None
+
+
+def _either(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def open_source(path: str, columns: ColumnSpec) -> Source:
+    """Open ``path`` for reading ``columns``; checks that they exist and hold numbers."""
+    if not os.path.exists(path):
+        raise InputError(f"{path}: no such file", path=path)
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory", path=path)
+    if not os.access(path, os.R_OK):
+        raise InputError(f"{path}: permission denied", path=path)
+    cls = reader_for(path)
+    if cls is None:
+        known = _either([s for c in _READERS.values() for s in c.shown])
+        raise InputError(f"{path}: unknown file type (expected {known})", path=path)
+    return cls(path, columns)
+
+
+def expand_paths(patterns: list[str]) -> list[str]:
+    """Files named by ``patterns``: paths, glob patterns or directories.
+
+    A directory stands for the supported files directly inside it. A path that
+    does not exist or a pattern that matches nothing is an :class:`InputError`.
+    """
+    out: list[str] = []
+    for pat in patterns:
+        if os.path.isdir(pat):
+            found = sorted(
+                os.path.join(pat, f)
+                for f in os.listdir(pat)
+                if _by_name(f) is not None and os.path.isfile(os.path.join(pat, f))
+            )
+            if not found:
+                kinds = _either([c.shown[0] for c in _READERS.values()])
+                raise InputError(f"{pat}: directory holds no {kinds} file", path=pat)
+            out.extend(found)
+        elif os.path.exists(pat):
+            out.append(pat)
+        elif glob.has_magic(pat):
+            found = sorted(f for f in glob.glob(pat) if os.path.isfile(f))
+            if not found:
+                raise InputError(f"{pat}: no file matches this pattern", path=pat)
+            out.extend(found)
+        else:
+            raise InputError(f"{pat}: no such file", path=pat)
+    seen = set()
+    unique = []
+    for f in out:
+        key = os.path.abspath(f)
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique

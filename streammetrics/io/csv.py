@@ -1,0 +1,169 @@
+"""CSV (``.csv``, ``.tsv``, optionally gzip-compressed as ``.gz``): streamed
+with ``pyarrow.csv.open_csv``; progress is measured in bytes.
+
+Rows are named by their line in the file, 1-based with the header line
+counted, as ``sed -n Np`` prints it: the row of index ``i`` is line ``i + 2``
+(blank lines, which are skipped, and newlines inside quoted fields are not
+counted).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from typing import Iterator
+
+from .arrow import ArrowSource
+from .base import Chunk, register, short
+
+__all__ = ["CsvSource"]
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+@register("csv", (".csv", ".tsv", ".csv.gz", ".tsv.gz"), shown=(".csv", ".tsv"))
+class CsvSource(ArrowSource):
+    """A comma-separated (``.csv``) or tab-separated (``.tsv``) file with a header line."""
+
+    kind = "CSV"
+    noun = "line"
+    #: lines before the first row (the header)
+    header_lines = 1
+
+    def number(self, row: int) -> int:
+        """The 1-based line of the file that holds the row of index ``row``."""
+        return row + self.header_lines + 1
+
+    @property
+    def compressed(self) -> bool:
+        return self.path.lower().endswith(".gz")
+
+    # ------------------------------------------------------------------ arrow
+    def _options(self, block_size: int | None = None):
+        import pyarrow.csv as pacsv
+
+        delimiter = "\t" if self.path.lower().endswith((".tsv", ".tsv.gz")) else ","
+        read = pacsv.ReadOptions(block_size=block_size) if block_size else pacsv.ReadOptions()
+        return read, pacsv.ParseOptions(delimiter=delimiter)
+
+    def _stream(self):
+        """The file as an Arrow input stream, and whether it can tell its position."""
+        import pyarrow as pa
+
+        if self.compressed:
+            return pa.input_stream(self.path, compression="gzip"), False
+        return pa.OSFile(self.path, "rb"), True
+
+    def _reader(self, stream, block_size: int | None = None, convert=None):
+        import pyarrow.csv as pacsv
+
+        read, parse = self._options(block_size)
+        return pacsv.open_csv(stream, read_options=read, parse_options=parse,
+                              convert_options=convert)
+
+    # ------------------------------------------------------------------- open
+    def _open(self) -> None:
+        self._need_pyarrow()
+        import pyarrow as pa
+
+        try:
+            stream, _ = self._stream()
+            with stream:
+                schema = self._reader(stream).schema
+        except (pa.ArrowException, OSError, EOFError) as exc:
+            raise self.fail(f"cannot read as CSV ({short(exc)})") from None
+        for col in self.columns.names():
+            if col not in schema.names:
+                raise self.missing_column(col, schema.names)
+        self._types = {}
+        for col in self.columns.names():
+            t = schema.field(col).type
+            if pa.types.is_boolean(t):
+                self._types[col] = pa.bool_()
+            elif pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_null(t):
+                self._types[col] = pa.float64()
+            else:
+                self._raise_bad_value(col)
+                raise self.fail(f"column {col!r} has type {t}; expected numbers", column=col)
+        if not self.compressed:
+            self.total_bytes = os.path.getsize(self.path)
+
+    def _raise_bad_value(self, col: str, start_row: int = 0) -> None:
+        """Raise the error for the first value of ``col`` from ``start_row`` on that is not a number.
+
+        The slow path, after a failed conversion: the column is read again as text.
+        Returns if every value is a number.
+        """
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        convert = pacsv.ConvertOptions(include_columns=[col], column_types={col: pa.string()})
+        stream, _ = self._stream()
+        row = 0
+        with stream:
+            for rb in self._reader(stream, convert=convert):
+                values = rb.column(0).to_pylist()
+                for i in range(max(start_row - row, 0), len(values)):
+                    v = values[i]
+                    if v is not None and v.strip() and not _is_number(v):
+                        raise self.bad_row(row + i, col, f"{v!r} is not a number") from None
+                row += len(values)
+
+    def _block_size(self, rows: int) -> int:
+        """A block size aimed at ``rows`` rows, from the length of the first lines."""
+        with gzip.open(self.path, "rb") if self.compressed else open(self.path, "rb") as fh:
+            sample = fh.read(1 << 16)
+        lines = max(sample.count(b"\n") - 1, 1)
+        per_row = max(len(sample) // (lines + 1), 4)
+        return int(min(max(per_row * rows, 1 << 16), 1 << 30))
+
+    # ------------------------------------------------------------------- read
+    def chunks(self, rows: int) -> Iterator[Chunk]:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        convert = pacsv.ConvertOptions(include_columns=self.columns.names(),
+                                       column_types=self._types)
+        block = self._block_size(rows)
+        stream, tellable = self._stream()
+        size = self.total_bytes or 0
+        start = 0
+        with stream:
+            try:
+                # reads the first block already: its values may fail to convert
+                reader = self._reader(stream, block, convert)
+            except (pa.ArrowException, OSError, EOFError) as exc:
+                self._raise_read_error(exc, 0, "cannot read as CSV")
+            while True:
+                try:
+                    rb = reader.read_next_batch()
+                except StopIteration:
+                    return
+                except (pa.ArrowException, OSError, EOFError) as exc:
+                    self._raise_read_error(exc, start)
+                if rb.num_rows == 0:
+                    continue
+                done = min(stream.tell(), size) if tellable else 0
+                yield self._chunk(rb, start, done)
+                start += rb.num_rows
+
+    def _raise_read_error(self, exc: BaseException, start: int, what: str | None = None) -> None:
+        """Raise the error for ``exc``, met reading the rows from ``start`` on.
+
+        A value that is not a number is named with its line and column; any
+        other problem is ``what`` (by default, that those rows cannot be read).
+        """
+        msg = short(exc)
+        if "conversion error" in msg:
+            for col in self.columns.names():
+                self._raise_bad_value(col, start)
+        if what is not None:
+            raise self.fail(f"{what} ({msg})") from None
+        raise self.fail(f"cannot read the rows from {self.where(start)} on ({msg})",
+                        row=start) from None

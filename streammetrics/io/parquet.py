@@ -1,0 +1,82 @@
+"""Parquet (``.parquet``, ``.pq``, ``.parq``): read with ``pyarrow.dataset`` one
+row group at a time; the row count comes from the file's metadata. Rows are
+named by their 0-based index in the file."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from .arrow import ArrowSource, is_list_type
+from .base import Chunk, register, short
+
+__all__ = ["ParquetSource"]
+
+
+def _type_ok(t, allow_list: bool) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t):
+        return True
+    return allow_list and is_list_type(t) and _type_ok(t.value_type, False)
+
+
+@register("parquet", (".parquet", ".pq", ".parq"), shown=(".parquet",), magic=b"PAR1")
+class ParquetSource(ArrowSource):
+    """A Parquet file (or anything ``pyarrow.dataset`` reads as one)."""
+
+    kind = "Parquet"
+
+    def _open(self) -> None:
+        self._need_pyarrow()
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        try:
+            self._dataset = ds.dataset(self.path, format="parquet")
+            schema = self._dataset.schema
+            self.total_rows = self._dataset.count_rows()
+        except (pa.ArrowException, OSError) as exc:
+            msg = re.sub(r"^.*Could not open Parquet input source '[^']*': ", "", short(exc))
+            raise self.fail(f"cannot read as Parquet ({msg})") from None
+        for col in self.columns.names():
+            if col not in schema.names:
+                raise self.missing_column(col, schema.names)
+        for role, col in self.columns.roles():
+            t = schema.field(col).type
+            allow_list = role == "p" and len(self.columns.p) == 1
+            if not _type_ok(t, allow_list):
+                hint = "numbers (bool, integer or float)"
+                if allow_list:
+                    hint += ", or a list of numbers per row"
+                raise self.fail(f"column {col!r} has type {t}; expected {hint}", column=col)
+
+    def _pieces(self):
+        import pyarrow.dataset as ds
+
+        # one row group at a time, without pre-buffering: the scanner of a whole
+        # file reads row groups ahead of a slow consumer (hundreds of MB)
+        opts = ds.ParquetFragmentScanOptions(pre_buffer=False)
+        for fragment in self._dataset.get_fragments():
+            for piece in fragment.split_by_row_group():
+                yield piece, opts
+
+    def chunks(self, rows: int) -> Iterator[Chunk]:
+        import pyarrow as pa
+
+        start = 0
+        try:
+            for piece, opts in self._pieces():
+                it = piece.to_batches(
+                    columns=self.columns.names(), batch_size=rows, batch_readahead=1,
+                    fragment_readahead=1, fragment_scan_options=opts,
+                )
+                for rb in it:
+                    if rb.num_rows == 0:
+                        continue
+                    yield self._chunk(rb, start, start + rb.num_rows)
+                    start += rb.num_rows
+        except (pa.ArrowException, OSError) as exc:
+            raise self.fail(
+                f"cannot read the rows from {self.where(start)} on ({short(exc)})", row=start
+            ) from None
