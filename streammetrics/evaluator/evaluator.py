@@ -215,7 +215,7 @@ class Evaluator(Accumulator):
                     raise ValueError(f"member {name!r} is not a known accumulator")
                 if not isinstance(d.get("settings"), dict):
                     raise ValueError(f"member {name!r} has invalid settings")
-                members[name] = known[d["class"]]._from_settings(d["settings"])
+                members[name] = known[d["class"]](**d["settings"])
             return cls(members)
         settings = dict(settings)
         return cls(task=settings.pop("task", None), **settings)
@@ -370,7 +370,7 @@ class Evaluator(Accumulator):
             raise StateFileError("entry 'n' must be one non-negative int64")
         loaded = {}
         for name, sub in self._split(state).items():
-            m = self._members[name]._empty_like()
+            m = self._members[name].copy().reset()
             try:
                 m.load_state_dict(sub)
             except ValueError as exc:

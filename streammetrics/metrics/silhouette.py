@@ -60,7 +60,7 @@ from .._kernels.silhouette import (
     symmetric_sums_blas,
     symmetric_sums_direct,
 )
-from .._protocol.errors import BadValueError
+from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import as_1d
 
 __all__ = [
@@ -155,7 +155,7 @@ def _as_array(x, name: str) -> np.ndarray:
     if isinstance(x, (str, bytes, dict, set)):
         raise TypeError(f"{name} must be array-like, got {type(x).__name__}")
     if isinstance(x, (numbers.Number, np.generic)):
-        raise ValueError(f"{name} must be a 2-D array, got a scalar ({x!r})")
+        raise BadShapeError(f"{name} must be a 2-D array, got a scalar ({x!r})", name)
     if getattr(x, "requires_grad", False) and hasattr(x, "detach"):
         x = x.detach()
     try:
@@ -192,13 +192,13 @@ class _Rows:
             X = _as_array(X, name)
         shape = tuple(X.shape)
         if len(shape) != 2:
-            raise ValueError(f"{name} must be a 2-D array, got shape {shape}")
+            raise BadShapeError(f"{name} must be a 2-D array, got shape {shape}", name)
         self.shape = shape
         n, d = shape
         if n == 0:
-            raise ValueError(f"{name} is empty: it has no rows")
+            raise BadShapeError(f"{name} is empty: it has no rows", name)
         if d == 0:
-            raise ValueError(f"{name} has no columns")
+            raise BadShapeError(f"{name} has no columns", name)
         self._X = X
         dtype = X.dtype if isinstance(X, np.ndarray) else self._raw(0, 1).dtype
         _check_numeric(np.dtype(dtype), name)
@@ -229,7 +229,7 @@ def _cluster_labels(labels, n: int, rows_of: str):
     """Labels mapped to ``0..K-1`` (int64) and the cluster sizes."""
     arr = as_1d(labels, "labels")
     if arr.shape[0] != n:
-        raise ValueError(f"{rows_of} has {n} rows but labels has {arr.shape[0]} entries")
+        raise BadShapeError(f"{rows_of} has {n} rows but labels has {arr.shape[0]} entries", rows_of, "labels")
     if arr.dtype.kind == "f":
         with np.errstate(invalid="ignore"):
             bad = np.flatnonzero(~np.isfinite(arr) | (arr != np.round(arr)))
@@ -443,11 +443,11 @@ def _membership_labels(m, n: int):
     arr = _as_array(m, "m")
     _check_numeric(arr.dtype, "m")
     if arr.ndim != 2:
-        raise ValueError(f"m must be a 2-D one-hot membership matrix (n x K), got shape {arr.shape}")
+        raise BadShapeError(f"m must be a 2-D one-hot membership matrix (n x K), got shape {arr.shape}", "m")
     if arr.shape[0] != n:
-        raise ValueError(f"d has {n} rows but m has {arr.shape[0]}")
+        raise BadShapeError(f"d has {n} rows but m has {arr.shape[0]}", "d", "m")
     if arr.shape[1] == 0:
-        raise ValueError("m has no columns (no clusters)")
+        raise BadShapeError("m has no columns (no clusters)", "m")
     with np.errstate(invalid="ignore"):
         bad = np.flatnonzero(((arr != 0) & (arr != 1)).ravel())
     if bad.size:
@@ -529,7 +529,7 @@ def silhouettes(d, m) -> np.ndarray:
     src = _Rows(d, "d", MEMORY_BUDGET)
     n, n2 = src.shape
     if n != n2:
-        raise ValueError(f"d must be a square n x n matrix, got shape {src.shape}")
+        raise BadShapeError(f"d must be a square n x n matrix, got shape {src.shape}", "d")
     lab, sizes = _membership_labels(m, n)
     return _distance_silhouettes(src, lab, sizes, SEED, None, MEMORY_BUDGET, precomputed=False)
 
@@ -698,7 +698,7 @@ def _subsample(X, labels, sample_size: int, random_state, precomputed: bool, bud
     idx = np.sort(_random_permutation(random_state, n)[:sample_size])
     lab = as_1d(labels, "labels")
     if lab.shape[0] != n:
-        raise ValueError(f"X has {n} rows but labels has {lab.shape[0]} entries")
+        raise BadShapeError(f"X has {n} rows but labels has {lab.shape[0]} entries", "X", "labels")
     if src.whole is not None:
         sub = src.whole[idx]
         return (sub[:, idx] if precomputed else sub), lab[idx]

@@ -325,8 +325,12 @@ class RankAUC(Accumulator):
     def __init__(self, max_bins: int | None = None):
         self.max_bins = _check_max_bins(max_bins)
         self._n = 0
-        self._strategy = Exact() if self.max_bins is None else Bounded(self.max_bins)
+        self._strategy = self._new_strategy(weighted=False)
         self._pending: Pending | None = None
+
+    def _new_strategy(self, weighted: bool):
+        """The empty state: every distinct score, or at most ``2 max_bins`` items."""
+        return Exact(weighted) if self.max_bins is None else Bounded(self.max_bins, weighted)
 
     def _settings(self):
         return {"max_bins": self.max_bins}
@@ -423,7 +427,7 @@ class RankAUC(Accumulator):
     def _load(self, state):
         self._n = int(state["n"][0])
         weighted = bool(state["weighted"][0])
-        self._strategy = Exact(weighted) if self.max_bins is None else Bounded(self.max_bins, weighted)
+        self._strategy = self._new_strategy(weighted)
         self._strategy.load(state)
         self._pending = None
 
