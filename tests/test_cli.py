@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 
+import streammetrics as sm
 from streammetrics import cli
 from streammetrics import load_state
 from streammetrics import Evaluator
@@ -536,3 +537,22 @@ def test_multiclass_probability_matrix_in_one_column(fmt, tmp_path, capsys):
                            "--p", "proba", "--format", "json", "--batch-rows", "777"], capsys)
     assert code == 0, err
     _assert_same_metrics(json.loads(out), _direct("multiclass", cols))
+
+
+def test_merge_of_plain_accumulator_states_renders_their_results(tmp_path, capsys):
+    rng = np.random.default_rng(8)
+    paths = []
+    for i in range(2):
+        y = rng.integers(0, 2, 200)
+        s = rng.random(200) + 0.3 * y
+        sm.RankAUC().update(y, s).save(tmp_path / f"r{i}.state")
+        paths.append(str(tmp_path / f"r{i}.state"))
+    merged = sm.load_state(paths[0]) + sm.load_state(paths[1])
+    code, out, _ = _run(["merge", *paths], capsys)
+    assert code == 0
+    assert out.startswith("Ranking\n=======") and "average_precision" in out and "(exact)" in out
+    code, out, _ = _run(["merge", *paths, "--format", "json"], capsys)
+    doc = json.loads(out)
+    assert doc["result"] == "AUCScores" and doc["n"] == 400
+    assert doc["metrics"]["auc"] == merged.finalize().auc
+    assert doc["metrics"]["average_precision"] == merged.average_precision()

@@ -7,7 +7,7 @@ import json
 import sys
 
 from streammetrics import EvaluationReport, Evaluator
-from streammetrics._protocol.result import jsonable
+from streammetrics._protocol.result import RenderContext, jsonable
 
 from .parser import PROG
 
@@ -43,13 +43,17 @@ def emit(result, fmt: str, weight_column: str | None = None) -> None:
             text = result.to_json(weight_column=weight_column)
         else:
             text = result.to_text(weight_column=weight_column)
-    else:
-        d = result.as_dict()
+    else:  # the result of one accumulator renders itself, as in a report
+        ctx = RenderContext(weight_column=weight_column)
         if fmt == "json":
-            text = json.dumps({k: jsonable(v) for k, v in d.items()}, indent=2)
+            doc = {"result": result.kind, "n": jsonable(result.get("n")), "weighted": result.weighted,
+                   "metrics": jsonable(result.report_values())}
+            if weight_column is not None:
+                doc["weight_column"] = weight_column
+            text = json.dumps(doc, indent=2)
         else:
-            width = max(len(k) for k in d)
-            text = "\n".join(f"{k:<{width}}  {v}" for k, v in d.items())
+            title = result.section_title(ctx)
+            text = "\n".join([title, "=" * len(title), *result.section(ctx)])
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
