@@ -189,70 +189,10 @@ def compute(accumulator: Accumulator, *arrays, sample_weight=None, split_every: 
 # ---------------------------------------------------------------------------
 # distributed silhouette
 
-import threading as _threading  # noqa: E402
-
-# Numba's parallel kernels may not be launched concurrently from several
-# threads of one process under every threading layer (workqueue forbids it);
-# each kernel already uses every core, so tasks in one process take turns.
-_KERNEL_LOCK = _threading.Lock()
-
-
 def _silhouette_module():
     from .metrics import silhouette
 
     return silhouette
-
-
-def _rows_aux(XI, offset: int, metric: int):
-    """Squared norms (or inverse norms for cosine) and column sums of a chunk;
-    NaN/inf raises naming the global row and column."""
-    sil = _silhouette_module()
-    XI = np.ascontiguousarray(XI, dtype=np.float64)
-    sq = np.empty(XI.shape[0])
-    k = sil.rows_sq_norms(XI, sq)
-    if k >= 0:
-        i, j = divmod(k, XI.shape[1])
-        raise sil._bad_entry("X", offset + i, j, XI[i, j], "values must be finite")
-    if metric == sil.COSINE:
-        aux = np.zeros_like(sq)
-        nz = sq > 0
-        aux[nz] = 1.0 / np.sqrt(sq[nz])
-    else:
-        aux = sq
-    return aux, sq.sum(), XI.sum(axis=0), XI.shape[0]
-
-
-def _use_blas_of(metric: int, d: int, *stats) -> bool:
-    sil = _silhouette_module()
-    n = sum(s[3] for s in stats)
-    sq_sum = sum(s[1] for s in stats)
-    col = np.sum([s[2] for s in stats], axis=0)
-    # _use_blas reads only the mean of the squared norms and the mean point
-    return sil._use_blas(metric, d, np.array([sq_sum / n]), col / n)
-
-
-def _pair_sums(XI, XJ, shift: int, auxI, auxJ, labJ, metric: int, block: int, K: int, use_blas: bool):
-    sil = _silhouette_module()
-    XI = np.ascontiguousarray(XI, dtype=np.float64)
-    XJ = np.ascontiguousarray(XJ, dtype=np.float64)
-    sums = np.zeros((XI.shape[0], K))
-    kernel = sil.feature_sums_blas if use_blas else sil.feature_sums_direct
-    with _KERNEL_LOCK, (sil._single_threaded_blas() if use_blas else _nullcontext()):
-        kernel(XI, XJ, shift, auxI, auxJ, labJ, metric, block, sums)
-    return sums
-
-
-def _distance_row_sums(DI, offset: int, lab, K: int):
-    sil = _silhouette_module()
-    DI = np.ascontiguousarray(DI, dtype=np.float64)
-    sums = np.zeros((DI.shape[0], K))
-    bad = np.zeros(DI.shape[0], dtype=np.uint8)
-    with _KERNEL_LOCK:
-        sil.distance_sums(DI, offset, lab, 0.0, sil._DIAGONAL_TOL, sums, bad)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise sil._locate_bad_distance("X", DI[i], offset + i, True)
-    return sums
 
 
 def _add(*parts):
@@ -260,21 +200,6 @@ def _add(*parts):
     for p in parts[1:]:
         out += p
     return out
-
-
-def _finish(sums, labI, sizes, convention: int):
-    sil = _silhouette_module()
-    out = np.empty(sums.shape[0])
-    sil.silhouette_from_sums(sums, labI, sizes, convention, out)
-    return out
-
-
-class _nullcontext:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", block_size=None,
@@ -315,9 +240,7 @@ def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", bloc
     array([0.909091, 0.888889, 0.888889, 0.909091])
     """
     sil = _silhouette_module()
-    conv = sil._check_convention(convention)
-    code = sil._check_metric(metric)
-    block = sil._check_positive_int(block_size, "block_size")
+    plan = sil.Plan(convention, metric, block_size)
     if not _is_dask_array(X):
         raise TypeError(
             "streammetrics.dask.silhouette_samples takes a dask array; for in-memory "
@@ -330,7 +253,7 @@ def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", bloc
     n, d = X.shape
     if _is_dask_array(labels):
         labels = labels.compute()
-    lab, sizes = sil._cluster_labels(labels, n, "X")
+    lab, sizes = sil.cluster_labels(labels, n, "X")
     K = int(sizes.shape[0])
     X = X.rechunk({1: -1})
     rows = X.chunks[0]
@@ -340,22 +263,22 @@ def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", bloc
     nb = len(chunks)
     labs = [lab[offsets[i] : offsets[i + 1]] for i in range(nb)]
 
-    if code == sil._PRECOMPUTED:
+    if plan.precomputed:
         if d != n:
             raise ValueError(f'metric="precomputed" needs a square matrix, got shape {X.shape}')
-        sums = [delayed(_distance_row_sums, pure=True)(chunks[i], int(offsets[i]), lab, K) for i in range(nb)]
+        sums = [delayed(sil.distance_row_sums, pure=True)(chunks[i], int(offsets[i]), lab, K)
+                for i in range(nb)]
     else:
-        import numba
-
-        b = block if block is not None else sil._auto_block(max(rows), d, numba.get_num_threads(), sil._budget(None))
-        aux = [delayed(_rows_aux, pure=True, nout=4)(chunks[i], int(offsets[i]), code) for i in range(nb)]
-        use_blas = delayed(_use_blas_of, pure=True)(code, d, *aux)
+        b = plan.block_for(max(rows), d)
+        stats = [delayed(sil.chunk_stats, pure=True, nout=4)(chunks[i], int(offsets[i]), plan.metric)
+                 for i in range(nb)]
+        use_blas = delayed(sil.blas_for, pure=True)(plan.metric, d, stats)
         sums = []
         for i in range(nb):
             pieces = [
-                delayed(_pair_sums, pure=True)(
-                    chunks[i], chunks[j], int(offsets[i] - offsets[j]), aux[i][0], aux[j][0],
-                    labs[j], code, b, K, use_blas,
+                delayed(sil.pair_sums, pure=True)(
+                    chunks[i], chunks[j], int(offsets[i] - offsets[j]), stats[i][0], stats[j][0],
+                    labs[j], plan.metric, b, K, use_blas,
                 )
                 for j in range(nb)
             ]
@@ -366,7 +289,8 @@ def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", bloc
                 ]
             sums.append(pieces[0])
     parts = [
-        _da.from_delayed(delayed(_finish, pure=True)(sums[i], labs[i], sizes, conv), shape=(rows[i],), dtype=np.float64)
+        _da.from_delayed(delayed(sil.from_sums, pure=True)(sums[i], labs[i], sizes, plan.convention),
+                         shape=(rows[i],), dtype=np.float64)
         for i in range(nb)
     ]
     return _da.concatenate(parts) if len(parts) > 1 else parts[0]

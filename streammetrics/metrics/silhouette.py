@@ -754,3 +754,111 @@ def silhouette_score(X, labels, *, convention="seed", metric="euclidean", block_
                                code == _PRECOMPUTED, _budget(memory_budget))
     s = _samples(X, labels, convention, metric, block_size, memory_budget)
     return float(np.mean(s))
+
+
+# ------------------------------------------------------------------------------
+# blockwise pieces, for engines that hold the rows in chunks (streammetrics.dask)
+#
+# The silhouette of rows held in chunks is a sum over pairs of chunks: chunk i's
+# per-cluster distance sums are the sums of its pieces against every chunk j,
+# and its silhouettes follow from them. An engine schedules these pieces; the
+# numerics stay here.
+
+#: parallel kernels may not be launched from two threads of one process at once
+#: under every Numba threading layer (workqueue forbids it); each uses every core
+PARALLEL_LOCK = threading.Lock()
+
+#: the metric code of a precomputed dissimilarity matrix
+PRECOMPUTED = _PRECOMPUTED
+
+
+class Plan:
+    """Checked settings of a blockwise silhouette: ``convention``, ``metric`` and
+    ``block_size`` codes, as :func:`silhouette_samples` takes them."""
+
+    __slots__ = ("convention", "metric", "block_size")
+
+    def __init__(self, convention="seed", metric="euclidean", block_size=None):
+        self.convention = _check_convention(convention)
+        self.metric = _check_metric(metric)
+        self.block_size = _check_positive_int(block_size, "block_size")
+
+    @property
+    def precomputed(self) -> bool:
+        return self.metric == _PRECOMPUTED
+
+    def block_for(self, rows: int, d: int) -> int:
+        """The tile size for chunks of at most ``rows`` rows of ``d`` features."""
+        if self.block_size is not None:
+            return self.block_size
+        return _auto_block(rows, d, numba.get_num_threads(), _budget(None))
+
+
+def cluster_labels(labels, n: int, rows_of: str = "X"):
+    """``(codes, sizes)``: the labels of ``n`` rows as cluster codes 0..K-1, and the sizes."""
+    return _cluster_labels(labels, n, rows_of)
+
+
+def chunk_stats(XI, offset: int, metric: int):
+    """``(aux, sq_sum, column_sums, rows)`` of one chunk of points starting at row ``offset``.
+
+    ``aux`` are the squared norms (inverse norms for cosine) the pair sums
+    read; NaN or infinity raises ``BadValueError`` naming its row and column.
+    """
+    XI = np.ascontiguousarray(XI, dtype=np.float64)
+    sq = np.empty(XI.shape[0])
+    k = rows_sq_norms(XI, sq)
+    if k >= 0:
+        i, j = divmod(k, XI.shape[1])
+        raise _bad_entry("X", offset + i, j, XI[i, j], "values must be finite")
+    if metric == COSINE:
+        aux = np.zeros_like(sq)
+        nz = sq > 0
+        aux[nz] = 1.0 / np.sqrt(sq[nz])
+    else:
+        aux = sq
+    return aux, sq.sum(), XI.sum(axis=0), XI.shape[0]
+
+
+def blas_for(metric: int, d: int, stats) -> bool:
+    """Whether the pair sums use BLAS tiles, from every chunk's :func:`chunk_stats`."""
+    n = sum(st[3] for st in stats)
+    sq_sum = sum(st[1] for st in stats)
+    col = np.sum([st[2] for st in stats], axis=0)
+    # the choice reads only the mean of the squared norms and the mean point
+    return _use_blas(metric, d, np.array([sq_sum / n]), col / n)
+
+
+def pair_sums(XI, XJ, shift: int, aux_i, aux_j, labels_j, metric: int, block: int, k: int,
+              use_blas: bool) -> np.ndarray:
+    """``(rows of XI, k)`` sums of the distances of XI's points to each cluster's points in XJ.
+
+    ``shift`` is XI's first row minus XJ's (it finds the diagonal).
+    """
+    XI = np.ascontiguousarray(XI, dtype=np.float64)
+    XJ = np.ascontiguousarray(XJ, dtype=np.float64)
+    sums = np.zeros((XI.shape[0], k))
+    kernel = feature_sums_blas if use_blas else feature_sums_direct
+    with PARALLEL_LOCK, (_single_threaded_blas() if use_blas else contextlib.nullcontext()):
+        kernel(XI, XJ, shift, aux_i, aux_j, labels_j, metric, block, sums)
+    return sums
+
+
+def distance_row_sums(DI, offset: int, labels, k: int) -> np.ndarray:
+    """Per-cluster sums of rows ``offset..`` of a precomputed dissimilarity matrix."""
+    DI = np.ascontiguousarray(DI, dtype=np.float64)
+    sums = np.zeros((DI.shape[0], k))
+    bad = np.zeros(DI.shape[0], dtype=np.uint8)
+    with PARALLEL_LOCK:
+        distance_sums(DI, offset, labels, 0.0, _DIAGONAL_TOL, sums, bad)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise _locate_bad_distance("X", DI[i], offset + i, True)
+    return sums
+
+
+def from_sums(sums, labels_i, sizes, convention: int) -> np.ndarray:
+    """The silhouettes of a chunk's points from their per-cluster distance sums."""
+    out = np.empty(sums.shape[0])
+    silhouette_from_sums(sums, labels_i, sizes, convention, out)
+    return out
