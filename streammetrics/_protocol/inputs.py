@@ -239,9 +239,6 @@ class Finite(Input):
         self.what = what
         self.predict_proba = predict_proba
 
-    def covers(self, need):
-        return need.domain == ("finite",)
-
     def takes_form(self, x) -> bool:
         ndim = ndim_of(x)
         return ndim == 1 or (self.predict_proba and ndim == 2)
@@ -269,9 +266,6 @@ class Probabilities(Finite):
 
     def __init__(self, name: str, predict_proba: bool = False):
         super().__init__(name, "probabilities", predict_proba)
-
-    def covers(self, need):
-        return need.domain in (("probability",), ("finite",))
 
     def first_bad(self, arr):
         return C.first_outside01(arr)
@@ -352,9 +346,6 @@ class ClassLabels(Input):
 
     def __eq__(self, other):
         return type(other) is type(self) and other.name == self.name and other.labels == self.labels
-
-    def covers(self, need):
-        return need.domain == self.domain
 
     def convert(self, x):
         name = self.name
