@@ -76,17 +76,22 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def test_sync_across_two_gloo_ranks(tmp_path):
+def _run_two_ranks(worker: str, tmp_path, **env):
+    """Run ``worker`` as ranks 0 and 1 of a gloo group; each rank's JSON output."""
     script = tmp_path / "worker.py"
-    script.write_text(WORKER)
-    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()))
+    script.write_text(worker)
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), **env)
     procs = [
         subprocess.Popen([sys.executable, str(script), str(r), "2", str(tmp_path / f"r{r}.json")], env=env)
         for r in range(2)
     ]
     for p in procs:
         assert p.wait(timeout=240) == 0
-    results = [json.loads((tmp_path / f"r{r}.json").read_text()) for r in range(2)]
+    return [json.loads((tmp_path / f"r{r}.json").read_text()) for r in range(2)]
+
+
+def test_sync_across_two_gloo_ranks(tmp_path):
+    results = _run_two_ranks(WORKER, tmp_path)
 
     ys, ss = [], []
     for r in range(2):
@@ -140,18 +145,9 @@ def test_every_registry_accumulator_syncs_across_ranks(tmp_path):
     """Every public accumulator crosses torch.distributed without code written for it."""
     from .registry import CASES
 
-    script = tmp_path / "worker.py"
-    script.write_text(REGISTRY_WORKER)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()),
-               PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    procs = [
-        subprocess.Popen([sys.executable, str(script), str(r), "2", str(tmp_path / f"r{r}.json")], env=env)
-        for r in range(2)
-    ]
-    for p in procs:
-        assert p.wait(timeout=240) == 0
-    results = [json.loads((tmp_path / f"r{r}.json").read_text()) for r in range(2)]
+    results = _run_two_ranks(REGISTRY_WORKER, tmp_path,
+                             PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     from streammetrics._protocol.result import jsonable
 
     for case in CASES:

@@ -45,14 +45,17 @@ _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(np.bool_)
 
 
-def to_numpy(x, name: str) -> np.ndarray:
-    """Turn an array-like into a numpy array, sharing memory where possible."""
+def to_numpy(x, name: str, expected: str = "a 1-D array") -> np.ndarray:
+    """Turn an array-like into a numpy array, sharing memory where possible.
+
+    ``expected`` names the shape wanted, for the message about a scalar.
+    """
     if isinstance(x, np.ndarray):
         return x
     if isinstance(x, (str, bytes, dict, set)):
         raise TypeError(f"{name} must be array-like, got {type(x).__name__}")
     if isinstance(x, (numbers.Number, np.generic)):
-        raise BadShapeError(f"{name} must be a 1-D array, got a scalar ({x!r})", name)
+        raise BadShapeError(f"{name} must be {expected}, got a scalar ({x!r})", name)
     # torch tensors that require grad refuse __array__; their values are what we
     # score, so detach them (no copy) rather than fail inside a training loop.
     if getattr(x, "requires_grad", False) and hasattr(x, "detach"):

@@ -61,7 +61,7 @@ from .._kernels.silhouette import (
     symmetric_sums_direct,
 )
 from .._protocol.errors import BadShapeError, BadValueError
-from .._protocol.validation import as_1d
+from .._protocol.validation import as_1d, to_numpy
 
 __all__ = [
     "MEMORY_BUDGET",
@@ -149,19 +149,8 @@ def _bad_entry(name: str, i: int, j: int, value, problem: str) -> BadValueError:
 
 
 def _as_array(x, name: str) -> np.ndarray:
-    """An in-memory array-like as a numpy array (no copy when possible)."""
-    if isinstance(x, np.ndarray):
-        return np.asarray(x)  # a plain ndarray view of a subclass (np.matrix, ...)
-    if isinstance(x, (str, bytes, dict, set)):
-        raise TypeError(f"{name} must be array-like, got {type(x).__name__}")
-    if isinstance(x, (numbers.Number, np.generic)):
-        raise BadShapeError(f"{name} must be a 2-D array, got a scalar ({x!r})", name)
-    if getattr(x, "requires_grad", False) and hasattr(x, "detach"):
-        x = x.detach()
-    try:
-        return np.asarray(x)
-    except (TypeError, RuntimeError, ValueError) as exc:
-        raise TypeError(f"{name} could not be converted to a numpy array ({exc})") from exc
+    """An in-memory array-like as a plain numpy array (no copy when possible)."""
+    return np.asarray(to_numpy(x, name, "a 2-D array"))  # np.matrix & co as ndarray
 
 
 def _check_numeric(dtype: np.dtype, name: str) -> None:
@@ -332,6 +321,17 @@ def _rows_per_panel(limit_bytes: int, row_bytes: int, multiple: int) -> int:
 # the two engines
 
 
+def _aux_of(sq: np.ndarray, metric: int) -> np.ndarray:
+    """What the feature kernels read per point: the squared norm, or for cosine
+    the inverse norm (0 for a zero vector)."""
+    if metric != COSINE:
+        return sq
+    aux = np.zeros_like(sq)
+    nonzero = sq > 0
+    aux[nonzero] = 1.0 / np.sqrt(sq[nonzero])
+    return aux
+
+
 def _feature_silhouettes(src: _Rows, lab, sizes, metric: int, convention: int, block, budget: int):
     n, d = src.shape
     K = sizes.shape[0]
@@ -352,12 +352,7 @@ def _feature_silhouettes(src: _Rows, lab, sizes, metric: int, convention: int, b
             i, j = divmod(k, d)
             raise _bad_entry(src.name, i0 + i, j, XI[i, j], "values must be finite")
         column_sums += XI.sum(axis=0)
-    if metric == COSINE:
-        aux = np.zeros(n)
-        nonzero = sq > 0
-        aux[nonzero] = 1.0 / np.sqrt(sq[nonzero])
-    else:
-        aux = sq
+    aux = _aux_of(sq, metric)
 
     use_blas = _use_blas(metric, d, sq, column_sums / n)
     out = np.empty(n)
@@ -811,13 +806,7 @@ def chunk_stats(XI, offset: int, metric: int):
     if k >= 0:
         i, j = divmod(k, XI.shape[1])
         raise _bad_entry("X", offset + i, j, XI[i, j], "values must be finite")
-    if metric == COSINE:
-        aux = np.zeros_like(sq)
-        nz = sq > 0
-        aux[nz] = 1.0 / np.sqrt(sq[nz])
-    else:
-        aux = sq
-    return aux, sq.sum(), XI.sum(axis=0), XI.shape[0]
+    return _aux_of(sq, metric), sq.sum(), XI.sum(axis=0), XI.shape[0]
 
 
 def blas_for(metric: int, d: int, stats) -> bool:
