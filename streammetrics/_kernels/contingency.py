@@ -26,6 +26,7 @@ import numpy as np
 
 from ._jit import kernel
 from .compensated import add
+from .sort import argsort_int64
 
 __all__ = [
     "batch_table",
@@ -215,7 +216,7 @@ def group_ids(x):
         for i in range(m):
             ids[i] = table[x[i] - lo]
         return ids, g
-    order = np.argsort(x, kind="mergesort")
+    order = argsort_int64(x)
     g = -1
     for r in range(m):
         i = order[r]
@@ -293,14 +294,14 @@ def batch_table(y, p):
     gy, _ = group_ids(ty)
     gp, ncol = group_ids(tp)
     key = gy * ncol + gp  # < m**2 <= n**2: no overflow below 3e9 rows
-    order = np.argsort(key)
+    order = argsort_int64(key)
     return ty[order], tp[order], tc[order]
 
 
 @kernel
 def _distinct(x):
     """Distinct values of ``x`` and how often each occurs (as float64)."""
-    s = np.sort(x)
+    s = x[argsort_int64(x)]
     vals = np.empty(s.shape[0], np.int64)
     mult = np.zeros(s.shape[0], np.float64)
     k = -1

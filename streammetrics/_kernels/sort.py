@@ -1,0 +1,127 @@
+"""Sorting 64-bit keys: an LSD radix sort, with or without a payload.
+
+The radix sort reads 8-bit digits and skips the digits on which every key
+agrees (the exponent byte of probabilities, the low mantissa bytes of float32
+scores cast to float64); short inputs take an insertion sort. Both are plain
+loops: no call to Numba's ``np.sort``/``np.argsort`` (whose quicksort and
+mergesort take seconds to compile) and no slice assignment (whose shape check
+compiles an error message), so a first call compiles in a fraction of a
+second. It is stable, so sorting by a secondary key and then by a primary one
+sorts lexicographically.
+
+* :func:`sort_keys`: ``uint64`` keys in place;
+* :func:`sort_payload`: ``uint64`` keys in place, moving a payload along;
+* :func:`argsort_int64`: the stable order of ``int64`` values (a payload of
+  row indices).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import kernel
+
+__all__ = ["sort_keys", "sort_payload", "argsort_int64", "SMALL"]
+
+_BYTE = np.uint64(255)
+_SIGN = np.uint64(0x8000000000000000)
+#: below this many keys an insertion sort beats the radix passes
+SMALL = 64
+
+
+@kernel
+def _histograms(keys):
+    hist = np.zeros((8, 256), np.int64)
+    for i in range(keys.shape[0]):
+        k = keys[i]
+        hist[0, k & _BYTE] += 1
+        hist[1, (k >> np.uint64(8)) & _BYTE] += 1
+        hist[2, (k >> np.uint64(16)) & _BYTE] += 1
+        hist[3, (k >> np.uint64(24)) & _BYTE] += 1
+        hist[4, (k >> np.uint64(32)) & _BYTE] += 1
+        hist[5, (k >> np.uint64(40)) & _BYTE] += 1
+        hist[6, (k >> np.uint64(48)) & _BYTE] += 1
+        hist[7, k >> np.uint64(56)] += 1
+    return hist
+
+
+@kernel
+def _insertion(keys, vals, n, with_vals):
+    for i in range(1, n):
+        k = keys[i]
+        v = vals[i] if with_vals else vals[0]
+        j = i - 1
+        while j >= 0 and keys[j] > k:
+            keys[j + 1] = keys[j]
+            if with_vals:
+                vals[j + 1] = vals[j]
+            j -= 1
+        keys[j + 1] = k
+        if with_vals:
+            vals[j + 1] = v
+
+
+@kernel
+def _radix(keys, vals, tk, tv, with_vals):
+    """Sort ``keys`` (and ``vals`` along, if ``with_vals``) in place; ``tk``,
+    ``tv`` are scratch at least as long."""
+    n = keys.shape[0]
+    if n < SMALL:
+        _insertion(keys, vals, n, with_vals)
+        return
+    hist = _histograms(keys)
+    off = np.empty(256, np.int64)
+    sk = keys
+    sv = vals
+    dk = tk
+    dv = tv
+    swapped = False
+    for p in range(8):
+        shift = np.uint64(8 * p)
+        if hist[p, (keys[0] >> shift) & _BYTE] == n:
+            continue  # every key has the same digit here
+        total = 0
+        for b in range(256):
+            off[b] = total
+            total += hist[p, b]
+        for i in range(n):
+            k = sk[i]
+            d = (k >> shift) & _BYTE
+            j = off[d]
+            dk[j] = k
+            if with_vals:
+                dv[j] = sv[i]
+            off[d] = j + 1
+        sk, dk = dk, sk
+        sv, dv = dv, sv
+        swapped = not swapped
+    if swapped:  # the sorted keys are in the scratch: copy them back
+        for i in range(n):
+            keys[i] = sk[i]
+            if with_vals:
+                vals[i] = sv[i]
+
+
+@kernel
+def sort_keys(keys, tmp):
+    """Sort ``keys`` (uint64) in place; ``tmp`` is scratch of at least its length."""
+    _radix(keys, keys, tmp, tmp, False)
+
+
+@kernel
+def sort_payload(keys, vals, tk, tv):
+    """Sort ``keys`` in place, moving ``vals`` along; ``tk``, ``tv`` are scratch."""
+    _radix(keys, vals, tk, tv, True)
+
+
+@kernel
+def argsort_int64(x):
+    """The stable order that sorts the ``int64`` values ``x``."""
+    n = x.shape[0]
+    keys = np.empty(n, np.uint64)
+    order = np.empty(n, np.int64)
+    for i in range(n):
+        keys[i] = np.uint64(x[i]) ^ _SIGN  # order-preserving for signed values
+        order[i] = i
+    sort_payload(keys, order, np.empty(n, np.uint64), np.empty(n, np.int64))
+    return order
