@@ -635,3 +635,24 @@ def test_samples_return_type():
     s = silhouette_samples([[0.0], [1.0], [5.0]], [0, 0, 1])
     assert s.dtype == np.float64 and s.shape == (3,)
     assert isinstance(silhouette_score([[0.0], [1.0], [5.0]], [0, 0, 1]), float)
+
+
+def test_serial_and_parallel_twins_agree():
+    """Small problems run the serial, cached twin of a parallel kernel: the same numbers."""
+    rng = np.random.default_rng(17)
+    X = np.ascontiguousarray(rng.normal(size=(300, 5)))
+    lab = rng.integers(0, 4, 300)
+    sq = (X * X).sum(axis=1)
+    for dual in (kern.symmetric_sums_direct, kern.symmetric_sums_blas):
+        if dual is kern.symmetric_sums_blas and sil_module._blas_controller() is None:
+            continue
+        got = []
+        for twin in (dual.serial, dual.parallel):
+            sums = np.zeros((300, 4))
+            with sil_module._single_threaded_blas():
+                twin(X, sq, lab, kern.EUCLIDEAN, 64, sums)
+            got.append(sums)
+        np.testing.assert_allclose(got[0], got[1], rtol=1e-13, atol=1e-13)
+    assert kern.symmetric_sums_direct.pick(1.0) is kern.symmetric_sums_direct.parallel or \
+        not kern.symmetric_sums_direct.parallel.signatures
+    assert kern.symmetric_sums_direct.pick(1e12) is kern.symmetric_sums_direct.parallel

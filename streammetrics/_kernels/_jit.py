@@ -6,15 +6,18 @@
 * ``fastmath`` stays off everywhere: NaN/inf checks must stay exact and sums must
   not be re-associated, or the same data cut into different batches would give
   different answers.
-* Kernels compiled with ``parallel=True`` are *not* cached: a cached parallel
-  kernel is tied to the thread count it was compiled for.
+* Kernels compiled with ``parallel=True`` are *not* cached (Numba refuses to
+  cache a parallel region, and a cached parallel kernel was once tied to the
+  thread count it was compiled for), so every process compiles them again, in
+  seconds. :class:`Dual` compiles one function both ways: a small problem runs
+  the serial, cached twin and never pays that compile.
 """
 
 from __future__ import annotations
 
 import numba
 
-__all__ = ["kernel", "parallel_kernel"]
+__all__ = ["kernel", "parallel_kernel", "Dual", "SERIAL_WORK"]
 
 
 def kernel(fn):
@@ -25,3 +28,35 @@ def kernel(fn):
 def parallel_kernel(fn):
     """Compile ``fn`` as a parallel (``prange``) kernel; never cached."""
     return numba.njit(parallel=True, nogil=True, cache=False)(fn)
+
+
+#: Work (distance evaluations times features) below which a :class:`Dual`
+#: kernel runs serially until its parallel twin has been compiled: about a
+#: second of serial work on this project's benchmark machine (1e10 a second),
+#: less than compiling the parallel twin takes (3-6 s, in every process).
+SERIAL_WORK = 1e10
+
+
+class Dual:
+    """One kernel compiled twice: ``serial`` (cached on disk) and ``parallel``
+    (``prange`` on every core; compiled anew in each process).
+
+    Both are made from one source (a factory that binds ``prange`` and the
+    threading calls, or their serial stand-ins, so the serial twin references
+    no threading call and Numba can cache it); they give the same result, and
+    :meth:`pick` chooses the twin for a problem of a given size.
+    """
+
+    def __init__(self, serial, parallel):
+        self.serial = serial
+        self.parallel = parallel
+        self.py_func = parallel.py_func
+        self.__doc__ = parallel.py_func.__doc__
+        self.__name__ = parallel.py_func.__name__
+
+    def pick(self, work: float):
+        """The parallel twin when it is compiled already or ``work`` exceeds
+        :data:`SERIAL_WORK`; else the serial one."""
+        if work > SERIAL_WORK or self.parallel.signatures:
+            return self.parallel
+        return self.serial

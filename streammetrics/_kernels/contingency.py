@@ -192,30 +192,43 @@ def _span(x):
     return lo, hi, np.uint64(hi) - np.uint64(lo)
 
 
-@kernel
 def group_ids(x):
-    """Dense ids ``0..g-1`` of the values of ``x``, in increasing value order.
+    """Dense ids ``0..g-1`` of the values of ``x`` (``int64``), in increasing value order.
 
     Returns ``(ids, g)``. A direct-address table serves values within a short
-    span; anything else is sorted.
+    span; anything else is sorted. (A plain function choosing between two
+    kernels, so a first call compiles only the one it needs.)
     """
     m = x.shape[0]
-    ids = np.empty(m, np.int64)
     if m == 0:
-        return ids, 0
+        return np.empty(0, np.int64), 0
     lo, hi, span = _span(x)
     if span < np.uint64(2 * m + 4096):
-        table = np.full(np.int64(span) + 1, -1, np.int64)
-        for i in range(m):
-            table[x[i] - lo] = 0
-        g = 0
-        for t in range(table.shape[0]):
-            if table[t] == 0:
-                table[t] = g
-                g += 1
-        for i in range(m):
-            ids[i] = table[x[i] - lo]
-        return ids, g
+        return _group_ids_direct(x, lo, int(span))
+    return _group_ids_sorted(x)
+
+
+@kernel
+def _group_ids_direct(x, lo, span):
+    m = x.shape[0]
+    ids = np.empty(m, np.int64)
+    table = np.full(span + 1, -1, np.int64)
+    for i in range(m):
+        table[x[i] - lo] = 0
+    g = 0
+    for t in range(table.shape[0]):
+        if table[t] == 0:
+            table[t] = g
+            g += 1
+    for i in range(m):
+        ids[i] = table[x[i] - lo]
+    return ids, g
+
+
+@kernel
+def _group_ids_sorted(x):
+    m = x.shape[0]
+    ids = np.empty(m, np.int64)
     order = argsort_int64(x)
     g = -1
     for r in range(m):
@@ -242,15 +255,10 @@ def _dense_count(y, p, ylo, plo, ncol, h):
 
 
 @kernel
-def _dense_table(y, p, ylo, plo, nrow, ncol):
-    cells = nrow * ncol
-    if y.shape[0] < 2**31 - 1:
-        h32 = np.zeros(cells, np.int32)
-        _dense_count(y, p, ylo, plo, ncol, h32)
-        return _dense_extract(h32, ylo, plo, ncol)
-    h64 = np.zeros(cells, np.int64)
-    _dense_count(y, p, ylo, plo, ncol, h64)
-    return _dense_extract(h64, ylo, plo, ncol)
+def _dense_table(y, p, ylo, plo, nrow, ncol, h):
+    """The table of a batch counted in the zeroed histogram ``h`` of ``nrow * ncol`` cells."""
+    _dense_count(y, p, ylo, plo, ncol, h)
+    return _dense_extract(h, ylo, plo, ncol)
 
 
 @kernel
@@ -272,45 +280,38 @@ def _dense_extract(h, ylo, plo, ncol):
     return oy, op, oc
 
 
-@kernel
 def batch_table(y, p):
     """The contingency table of one batch, sorted by (true, pred).
 
     Labels within a short span (the usual ``0..k-1``) are counted in a dense
-    histogram, whose cells come out already in order; anything else goes
-    through :func:`pair_table` and a sort of the distinct pairs only.
+    histogram (``int32`` cells below 2**31 rows), whose cells come out already
+    in order; anything else goes through :func:`pair_table` and a sort of the
+    distinct pairs only. (A plain function choosing among kernels, so a first
+    call compiles only what it needs.)
     """
     n = y.shape[0]
     if n == 0:
         e = np.empty(0, np.int64)
         return e, e.copy(), e.copy()
-    ylo, yhi, yspan = _span(y)
-    plo, phi, pspan = _span(p)
+    ylo, _, yspan = _span(y)
+    plo, _, pspan = _span(p)
     limit = 4.0 * n + 4096.0
     cells = (float(yspan) + 1.0) * (float(pspan) + 1.0)
     if cells <= limit:
-        return _dense_table(y, p, ylo, plo, np.int64(yspan) + 1, np.int64(pspan) + 1)
-    ty, tp, tc = pair_table(y, p)
-    gy, _ = group_ids(ty)
-    gp, ncol = group_ids(tp)
-    key = gy * ncol + gp  # < m**2 <= n**2: no overflow below 3e9 rows
-    order = argsort_int64(key)
-    return ty[order], tp[order], tc[order]
+        nrow, ncol = int(yspan) + 1, int(pspan) + 1
+        h = np.zeros(nrow * ncol, np.int32 if n < 2**31 - 1 else np.int64)
+        return _dense_table(y, p, ylo, plo, nrow, ncol, h)
+    return _sparse_table(y, p)
 
 
 @kernel
-def _distinct(x):
-    """Distinct values of ``x`` and how often each occurs (as float64)."""
-    s = x[argsort_int64(x)]
-    vals = np.empty(s.shape[0], np.int64)
-    mult = np.zeros(s.shape[0], np.float64)
-    k = -1
-    for i in range(s.shape[0]):
-        if i == 0 or s[i] != s[i - 1]:
-            k += 1
-            vals[k] = s[i]
-        mult[k] += 1.0
-    return vals[: k + 1], mult[: k + 1]
+def _sparse_table(y, p):
+    ty, tp, tc = pair_table(y, p)
+    gy, _ = _group_ids_sorted(ty)
+    gp, ncol = _group_ids_sorted(tp)
+    key = gy * ncol + gp  # < m**2 <= n**2: no overflow below 3e9 rows
+    order = argsort_int64(key)
+    return ty[order], tp[order], tc[order]
 
 
 #: Relative weight below which the walk away from the mode stops. The
@@ -381,7 +382,6 @@ def _cell(a, b, n):
     return (s + c) / total
 
 
-@kernel
 def expected_mutual_info(a, b, n):
     """Expected mutual information (nats) of labelings with marginals ``a``, ``b``.
 
@@ -390,13 +390,20 @@ def expected_mutual_info(a, b, n):
     ``expected_mutual_information``: the sum over cells of the hypergeometric
     expectation of ``(n_ij / n) log(n n_ij / (a_i b_j))``. Cells depend only on
     ``(a_i, b_j)``, so each distinct pair of sizes is evaluated once and
-    weighted by its multiplicity. Worst case ``O(R C max(n_ij range))``;
-    typically ``O(distinct sizes^2 * sqrt(size))``.
+    weighted by its multiplicity (the distinct sizes are found by numpy).
+    Worst case ``O(R C max(n_ij range))``; typically
+    ``O(distinct sizes^2 * sqrt(size))``.
     """
     if a.shape[0] <= 1 or b.shape[0] <= 1:
         return 0.0  # a labeling with zero entropy
-    va, ma = _distinct(a)
-    vb, mb = _distinct(b)
+    va, ma = np.unique(a, return_counts=True)
+    vb, mb = np.unique(b, return_counts=True)
+    return float(_emi(va.astype(np.int64), ma.astype(np.float64),
+                      vb.astype(np.int64), mb.astype(np.float64), n))
+
+
+@kernel
+def _emi(va, ma, vb, mb, n):
     s = 0.0
     c = 0.0
     for i in range(va.shape[0]):

@@ -53,7 +53,7 @@ import math
 import numba
 import numpy as np
 
-from ._jit import kernel, parallel_kernel
+from ._jit import Dual, kernel, parallel_kernel
 
 __all__ = [
     "EUCLIDEAN",
@@ -295,71 +295,94 @@ def pair_of_round(r, p, players):
     return (r + p) % ring, (r - p + ring) % ring
 
 
-def _drivers(tile):
-    """The two parallel drivers of a tile function (BLAS or direct)."""
+def _drivers(blas: bool, parallel: bool):
+    """The two drivers of the BLAS or the direct tile function, for the
+    parallel twin (``prange``, a thread-indexed tile each) or the serial one.
 
-    @parallel_kernel
+    ``blas`` and ``parallel`` are constants of the closure, so Numba prunes the
+    branches not taken: the serial twin references no threading call (and can
+    be cached: its closure holds only plain values), and the direct one never
+    compiles the BLAS tile.
+    """
+    prange = numba.prange if parallel else range
+
     def row_sums(XI, XJ, shift, auxI, auxJ, labJ, metric, block, sums):
         nI = XI.shape[0]
         nJ = XJ.shape[0]
         d = XI.shape[1]
         nblk = (nI + block - 1) // block
-        nt = numba.get_num_threads()
+        nt = numba.get_num_threads() if parallel else 1
         tiles = np.empty((nt, block * block))
         scratch = np.empty((nt, d * block))
-        previous = numba.set_parallel_chunksize(1)  # blocks handed out one by one
-        for bi in numba.prange(nblk):
-            t = numba.get_thread_id()
+        previous = numba.set_parallel_chunksize(1) if parallel else 0  # blocks handed out one by one
+        for bi in prange(nblk):
+            t = numba.get_thread_id() if parallel else 0
             i0 = bi * block
             m = min(i0 + block, nI) - i0
             for j0 in range(0, nJ, block):
                 nc = min(j0 + block, nJ) - j0
                 g = tiles[t, : m * nc].reshape((m, nc))
                 yt = scratch[t, : d * nc].reshape((d, nc))
-                tile(metric, g, XI, i0, XJ, j0, yt, auxI, auxJ, shift)
+                if blas:
+                    _blas_tile(metric, g, XI, i0, XJ, j0, yt, auxI, auxJ, shift)
+                else:
+                    _direct_distances(metric, g, XI, i0, XJ, j0, yt, auxI, auxJ, shift)
                 _scatter(g, labJ, j0, sums, i0)
-        numba.set_parallel_chunksize(previous)
+        if parallel:
+            numba.set_parallel_chunksize(previous)
 
-    @parallel_kernel
     def symmetric_sums(X, aux, lab, metric, block, sums):
         n, d = X.shape
         nblk = (n + block - 1) // block
-        nt = numba.get_num_threads()
+        nt = numba.get_num_threads() if parallel else 1
         tiles = np.empty((nt, block * block))
         scratch = np.empty((nt, d * block))
-        previous = numba.set_parallel_chunksize(1)
+        previous = numba.set_parallel_chunksize(1) if parallel else 0
         # the tiles on the diagonal, whole
-        for bi in numba.prange(nblk):
-            t = numba.get_thread_id()
+        for bi in prange(nblk):
+            t = numba.get_thread_id() if parallel else 0
             i0 = bi * block
             m = min(i0 + block, n) - i0
             g = tiles[t, : m * m].reshape((m, m))
             yt = scratch[t, : d * m].reshape((d, m))
-            tile(metric, g, X, i0, X, i0, yt, aux, aux, 0)
+            if blas:
+                _blas_tile(metric, g, X, i0, X, i0, yt, aux, aux, 0)
+            else:
+                _direct_distances(metric, g, X, i0, X, i0, yt, aux, aux, 0)
             _scatter(g, lab, i0, sums, i0)
         # every other pair of blocks once, in rounds of disjoint pairs
         players = nblk + (nblk & 1)  # an odd count gets a bye
         for r in range(players - 1):
-            for p in numba.prange(players // 2):
+            for p in prange(players // 2):
                 bi, bj = pair_of_round(r, p, players)
                 if bi < nblk and bj < nblk:
-                    t = numba.get_thread_id()
+                    t = numba.get_thread_id() if parallel else 0
                     i0 = bi * block
                     j0 = bj * block
                     m = min(i0 + block, n) - i0
                     nc = min(j0 + block, n) - j0
                     g = tiles[t, : m * nc].reshape((m, nc))
                     yt = scratch[t, : d * nc].reshape((d, nc))
-                    tile(metric, g, X, i0, X, j0, yt, aux, aux, 0)
+                    if blas:
+                        _blas_tile(metric, g, X, i0, X, j0, yt, aux, aux, 0)
+                    else:
+                        _direct_distances(metric, g, X, i0, X, j0, yt, aux, aux, 0)
                     _scatter(g, lab, j0, sums, i0)
                     _scatter_columns(g, lab, i0, sums, j0)
-        numba.set_parallel_chunksize(previous)
+        if parallel:
+            numba.set_parallel_chunksize(previous)
 
     return row_sums, symmetric_sums
 
 
-feature_sums_blas, symmetric_sums_blas = _drivers(_blas_tile)
-feature_sums_direct, symmetric_sums_direct = _drivers(_direct_distances)
+def _dual_drivers(blas: bool):
+    serial = [kernel(f) for f in _drivers(blas, False)]
+    parallel = [parallel_kernel(f) for f in _drivers(blas, True)]
+    return tuple(Dual(s_, p_) for s_, p_ in zip(serial, parallel))
+
+
+feature_sums_blas, symmetric_sums_blas = _dual_drivers(True)
+feature_sums_direct, symmetric_sums_direct = _dual_drivers(False)
 
 _ROW_SUMS_DOC = """Add to ``sums[i, k]`` the distances from ``XI[i]`` to the rows ``XJ[j]``
 with ``labJ[j] == k``{how}.
@@ -393,33 +416,37 @@ symmetric_sums_blas.__doc__ = _SYMMETRIC_DOC.format(how=_BLAS_HOW, extra=_BLAS_E
 symmetric_sums_direct.__doc__ = _SYMMETRIC_DOC.format(how=_DIRECT_HOW, extra=_DIRECT_EXTRA)
 
 
-@parallel_kernel
-def distance_sums(D, off, lab, lowest, diag_tol, sums, bad):
-    """Add each row of the distance rows ``D`` (rows ``off..off+m`` of an
-    ``n x n`` matrix) into ``sums`` by the columns' labels, checking the entries.
+def _distance_sums_of(prange):
+    def distance_sums(D, off, lab, lowest, diag_tol, sums, bad):
+        """Add each row of the distance rows ``D`` (rows ``off..off+m`` of an
+        ``n x n`` matrix) into ``sums`` by the columns' labels, checking the entries.
 
-    An entry is valid when it is finite and ``>= lowest``; when ``diag_tol`` is
-    not negative, a diagonal entry must also satisfy ``|d_ii| <= diag_tol``.
-    ``bad[i]`` is set to 1 for a row holding an invalid entry (its sums are then
-    meaningless); the caller locates the entry.
-    """
-    m, n = D.shape
-    ngroups = (m + 3) // 4
-    for gi in numba.prange(ngroups):
-        a = 4 * gi
-        b = min(a + 4, m)
-        for i in range(a, b):
-            row = D[i]
-            nbad = 0
-            for j in range(n):
-                v = row[j]
-                nbad += not ((v >= lowest) & (v < np.inf))
-            j = off + i
-            if diag_tol >= 0.0 and j < n and not (abs(row[j]) <= diag_tol):
-                nbad += 1
-            bad[i] = nbad > 0
-        _scatter(D[a:b], lab, 0, sums, a)
+        An entry is valid when it is finite and ``>= lowest``; when ``diag_tol`` is
+        not negative, a diagonal entry must also satisfy ``|d_ii| <= diag_tol``.
+        ``bad[i]`` is set to 1 for a row holding an invalid entry (its sums are then
+        meaningless); the caller locates the entry.
+        """
+        m, n = D.shape
+        ngroups = (m + 3) // 4
+        for gi in prange(ngroups):
+            a = 4 * gi
+            b = min(a + 4, m)
+            for i in range(a, b):
+                row = D[i]
+                nbad = 0
+                for j in range(n):
+                    v = row[j]
+                    nbad += not ((v >= lowest) & (v < np.inf))
+                j = off + i
+                if diag_tol >= 0.0 and j < n and not (abs(row[j]) <= diag_tol):
+                    nbad += 1
+                bad[i] = nbad > 0
+            _scatter(D[a:b], lab, 0, sums, a)
 
+    return distance_sums
+
+
+distance_sums = Dual(kernel(_distance_sums_of(range)), parallel_kernel(_distance_sums_of(numba.prange)))
 
 # --------------------------------------------------------------------------
 # from sums to silhouettes

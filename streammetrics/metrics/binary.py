@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.binary import binary_update, binary_update_scores
+from .._kernels.binary import count_labels, count_scores, sum_labels, sum_scores
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import Finite, Labels01
@@ -219,11 +219,16 @@ class BinaryConfusion(Accumulator):
     def _fold(self, arrays, w):
         y, p = arrays
         st = self._arrays
-        if self.threshold is None:
-            status = binary_update(y, p, w, st["n"], st["counts"], st["wsums"])
+        t = self.threshold
+        if not w.shape[0]:  # the unweighted kernel alone: a first call compiles only it
+            if t is None:
+                return count_labels(y, p, st["n"], st["counts"])
+            return count_scores(y, p, t, st["n"], st["counts"])
+        if t is None:
+            status = sum_labels(y, p, w, st["n"], st["wsums"])
         else:
-            status = binary_update_scores(y, p, self.threshold, w, st["n"], st["counts"], st["wsums"])
-        if w.shape[0] and not status:
+            status = sum_scores(y, p, t, w, st["n"], st["wsums"])
+        if not status:
             st["weighted"][0] += y.shape[0]
         return status
 

@@ -361,10 +361,10 @@ def _feature_silhouettes(src: _Rows, lab, sizes, metric: int, convention: int, b
             # everything in memory: compute each distance once, for both points
             sums = np.zeros((n, K))
             both = symmetric_sums_blas if use_blas else symmetric_sums_direct
-            both(src.whole, aux, lab, metric, b, sums)
+            both.pick(n * n * d / 2)(src.whole, aux, lab, metric, b, sums)
             silhouette_from_sums(sums, lab, sizes, convention, out)
             return out
-        sums_of = feature_sums_blas if use_blas else feature_sums_direct
+        sums_of = (feature_sums_blas if use_blas else feature_sums_direct).pick(n * n * d)
         for i0 in range(0, n, rows):
             i1 = min(i0 + rows, n)
             XI = src.read(i0, i1)
@@ -399,12 +399,13 @@ def _distance_silhouettes(src: _Rows, lab, sizes, convention: int, block, budget
     lowest = 0.0 if precomputed else -np.inf
     diag_tol = _DIAGONAL_TOL if precomputed else -1.0
     out = np.empty(n)
+    sums_of = distance_sums.pick(n * n)
     for i0 in range(0, n, rows):
         i1 = min(i0 + rows, n)
         DI = src.read(i0, i1)
         sums = np.zeros((i1 - i0, K))
         bad = np.zeros(i1 - i0, dtype=np.uint8)
-        distance_sums(DI, i0, lab, lowest, diag_tol, sums, bad)
+        sums_of(DI, i0, lab, lowest, diag_tol, sums, bad)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise _locate_bad_distance(src.name, DI[i], i0 + i, precomputed)
@@ -827,7 +828,8 @@ def pair_sums(XI, XJ, shift: int, aux_i, aux_j, labels_j, metric: int, block: in
     XI = np.ascontiguousarray(XI, dtype=np.float64)
     XJ = np.ascontiguousarray(XJ, dtype=np.float64)
     sums = np.zeros((XI.shape[0], k))
-    kernel = feature_sums_blas if use_blas else feature_sums_direct
+    kernel = (feature_sums_blas if use_blas else feature_sums_direct).pick(
+        XI.shape[0] * XJ.shape[0] * XI.shape[1])
     with PARALLEL_LOCK, (_single_threaded_blas() if use_blas else contextlib.nullcontext()):
         kernel(XI, XJ, shift, aux_i, aux_j, labels_j, metric, block, sums)
     return sums
@@ -839,7 +841,7 @@ def distance_row_sums(DI, offset: int, labels, k: int) -> np.ndarray:
     sums = np.zeros((DI.shape[0], k))
     bad = np.zeros(DI.shape[0], dtype=np.uint8)
     with PARALLEL_LOCK:
-        distance_sums(DI, offset, labels, 0.0, _DIAGONAL_TOL, sums, bad)
+        distance_sums.pick(DI.size)(DI, offset, labels, 0.0, _DIAGONAL_TOL, sums, bad)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise _locate_bad_distance("X", DI[i], offset + i, True)
