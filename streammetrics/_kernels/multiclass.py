@@ -34,7 +34,7 @@ import numpy as np
 from ._jit import kernel
 from .compensated import add
 
-__all__ = ["confusion_update", "confusion_bounds"]
+__all__ = ["count_classes", "sum_classes", "confusion_update", "confusion_bounds"]
 
 
 @kernel
@@ -98,19 +98,37 @@ def _count_weighted(y, p, w, k, wsum, seen):
 
 
 @kernel
+def count_classes(y, p, k, n, counts):
+    """Fold unweighted class indices into ``counts``; the status of the module docstring."""
+    status = confusion_bounds(y, p, k)
+    if status:
+        return status
+    _count(y, p, k, counts)
+    n[0] += y.shape[0]
+    return 0
+
+
+@kernel
+def sum_classes(y, p, w, k, n, wsum, seen):
+    """Fold weighted class indices into ``wsum`` and ``seen``; the status as above."""
+    status = confusion_bounds(y, p, k)
+    if status:
+        return status
+    _count_weighted(y, p, w, k, wsum, seen)
+    n[0] += y.shape[0]
+    return 0
+
+
+@kernel
 def confusion_update(y, p, w, k, n, counts, wsum, seen):
     """Fold class indices ``y`` (truth) and ``p`` (prediction) into the state.
 
     ``y`` and ``p`` are ``int64``; ``w`` is ``float64`` weights or empty.
     ``wsum`` and ``seen`` are only touched when weights are given. Returns the
-    status code described in the module docstring.
+    status code described in the module docstring. (The accumulator calls
+    :func:`count_classes` or :func:`sum_classes` itself, so that a first call
+    compiles only the one it needs.)
     """
-    status = confusion_bounds(y, p, k)
-    if status:
-        return status
     if w.shape[0] == 0:
-        _count(y, p, k, counts)
-    else:
-        _count_weighted(y, p, w, k, wsum, seen)
-    n[0] += y.shape[0]
-    return 0
+        return count_classes(y, p, k, n, counts)
+    return sum_classes(y, p, w, k, n, wsum, seen)

@@ -61,9 +61,13 @@ class BadValueError(ValueError):
     context : str or None
         Where the batch came from (e.g. ``"partition 3 (rows from 6000)"``),
         prefixed to the message.
+    hint : str or None
+        What to change when the value is probably right but the call is not
+        (``"to cut scores into labels, pass threshold="``), appended to the
+        message in parentheses.
 
     The message is ``"{context}: {argument}[{index}] {relation} {value!r}:
-    {problem}"``:
+    {problem} ({hint})"``:
 
     >>> err = BadValueError("p", 17, 1.3, "probabilities must lie in [0, 1]")
     >>> str(err)
@@ -73,7 +77,7 @@ class BadValueError(ValueError):
     """
 
     def __init__(self, argument: str, index, value, problem: str, *, relation: str = "=",
-                 context: str | None = None):
+                 context: str | None = None, hint: str | None = None):
         if isinstance(value, np.generic):
             value = value.item()
         self.argument = argument
@@ -82,6 +86,7 @@ class BadValueError(ValueError):
         self.problem = problem
         self.relation = relation
         self.context = context
+        self.hint = hint
         super().__init__(self._message())
 
     @property
@@ -102,21 +107,24 @@ class BadValueError(ValueError):
     def _message(self) -> str:
         pos = ", ".join(str(i) for i in self.index) if isinstance(self.index, tuple) else self.index
         text = f"{self.argument}[{pos}] {self.detail}"
+        if self.hint:
+            text += f" ({self.hint})"
         return f"{self.context}: {text}" if self.context else text
 
     def shifted(self, offset: int, context: str | None = None) -> "BadValueError":
         """The same error ``offset`` rows further on (a batch cut out of a larger whole)."""
         index = (self.index[0] + offset, *self.index[1:]) if isinstance(self.index, tuple) else self.index + offset
         return BadValueError(self.argument, index, self.value, self.problem,
-                             relation=self.relation, context=context)
+                             relation=self.relation, context=context, hint=self.hint)
 
     def __reduce__(self):
-        return (_rebuild_bad_value,
-                (self.argument, self.index, self.value, self.problem, self.relation, self.context))
+        return (_rebuild_bad_value, (self.argument, self.index, self.value, self.problem,
+                                     self.relation, self.context, self.hint))
 
 
-def _rebuild_bad_value(argument, index, value, problem, relation, context):
-    return BadValueError(argument, index, value, problem, relation=relation, context=context)
+def _rebuild_bad_value(argument, index, value, problem, relation, context, hint=None):
+    return BadValueError(argument, index, value, problem, relation=relation, context=context,
+                         hint=hint)
 
 
 class BadShapeError(ValueError):
@@ -125,12 +133,13 @@ class BadShapeError(ValueError):
     ``arguments`` names the argument(s) concerned.
     """
 
-    def __init__(self, message: str, *arguments: str):
+    def __init__(self, message: str, *arguments: str, hint: str | None = None):
         self.arguments = arguments
-        super().__init__(message)
+        self.hint = hint
+        super().__init__(f"{message} ({hint})" if hint else message)
 
     def __reduce__(self):
-        return (type(self), (str(self), *self.arguments))
+        return (type(self), (str(self), *self.arguments))  # the hint is in the text
 
 
 class NoObservationsError(ValueError):

@@ -95,6 +95,8 @@ class Input:
     domain: tuple = ()
     #: what the argument holds, for messages and docs
     what = "values"
+    #: what to change when a value is refused but probably right (None: no advice)
+    hint = None
 
     def __init__(self, name: str):
         self.name = name
@@ -113,7 +115,17 @@ class Input:
         raise NotImplementedError
 
     def error(self, arr: np.ndarray, i: int) -> BadValueError:
-        return BadValueError(self.name, i, arr[i], self.problem(arr, i))
+        return BadValueError(self.name, i, arr[i], self.problem(arr, i), hint=self.hinted(arr, i))
+
+    def hinted(self, arr: np.ndarray, i: int) -> str | None:
+        """The hint for the bad value ``arr[i]`` (by default :attr:`hint`)."""
+        return self.hint
+
+    def advised(self, hint: str) -> "Input":
+        """A copy of this input that gives ``hint`` with its errors."""
+        out = self.renamed(self.name)
+        out.hint = hint
+        return out
 
     # -------------------------------------------------------------- derived
     def check(self, arr: np.ndarray) -> None:
@@ -292,7 +304,19 @@ class ClassIndices(Input):
     def convert(self, x):
         if type(x) is np.ndarray and x.dtype == np.int64 and x.ndim == 1 and x.flags.c_contiguous:
             return x
-        arr = as_1d(x, self.name)
+        arr = to_numpy(x, self.name)
+        if arr.dtype.kind in "OUS":
+            raise TypeError(
+                f"{self.name} holds {'strings' if arr.dtype.kind in 'US' else 'objects'} "
+                f"(dtype {arr.dtype}), not class indices 0..{self.k - 1}: pass labels=[...], "
+                "the class labels in order, to take them as they are")
+        if arr.ndim == 2 and arr.shape[1] == self.k and arr.shape[1] > 1:
+            raise BadShapeError(
+                f"{self.name} must be a 1-D array of classes, got an n x {self.k} matrix",
+                self.name,
+                hint="for class probabilities take their argmax, np.argmax(p, axis=1), or use "
+                     "Evaluator(task='multiclass'), which takes either")
+        arr = as_1d(arr, self.name)
         kind, k = arr.dtype.kind, self.k
         if kind == "f":
             # checked before the cast, which is undefined for NaN and huge values
@@ -356,7 +380,11 @@ class ClassLabels(Input):
         else:
             arr = to_numpy(x, name)
         if arr.ndim != 1:
-            raise BadShapeError(f"{name} must be a 1-D array, got shape {arr.shape}", name)
+            hint = None
+            if arr.ndim == 2 and arr.shape[1] == len(self.labels):
+                hint = ("for class probabilities take their argmax, or use "
+                        "Evaluator(task='multiclass'), which takes either")
+            raise BadShapeError(f"{name} must be a 1-D array, got shape {arr.shape}", name, hint=hint)
         if arr.size == 0:
             return np.empty(0, np.int64)
         codes = self._encode(arr)

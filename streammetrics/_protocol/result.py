@@ -16,6 +16,7 @@ The formatting primitives live here too: :func:`fmt_number`, :func:`grid`,
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -260,3 +261,57 @@ class Result(Mapping):
     def plot(self, folder: str, ctx: RenderContext) -> list[str]:
         """Draw this result's plots into ``folder``; the paths written (none by default)."""
         return []
+
+    # --------------------------------------------------------------- notebooks
+    def _scalars(self) -> dict[str, Any]:
+        return {k: v for k, v in self.report_values().items()
+                if not isinstance(v, (np.ndarray, list))}
+
+    def _per_class(self) -> dict[str, np.ndarray]:
+        return {k: v for k, v in self.report_values().items()
+                if isinstance(v, np.ndarray) and v.ndim == 1}
+
+    def to_frame(self, per_class: bool = False):
+        """The scores as a pandas ``DataFrame`` (needs pandas).
+
+        One row per score (column ``value``); with ``per_class=True`` instead
+        one row per class (named by its label) and one column per per-class
+        score, for results that have them.
+        """
+        try:
+            import pandas as pd
+        except ImportError:  # pragma: no cover - pandas comes with the dask extra
+            raise ImportError("to_frame() needs pandas: pip install pandas") from None
+        if per_class:
+            arrays = self._per_class()
+            if not arrays:
+                raise ValueError(f"{self._kind} has no per-class scores")
+            labels = self._meta.get("labels")
+            k = next(iter(arrays.values())).shape[0]
+            index = pd.Index(labels if labels is not None else range(k), name="class")
+            return pd.DataFrame({name: a for name, a in arrays.items()}, index=index)
+        scalars = self._scalars()
+        return pd.DataFrame({"value": list(scalars.values())},
+                            index=pd.Index(list(scalars), name="score"))
+
+    def _html_rows(self) -> list[str]:
+        rows = []
+        for k, v in self._scalars().items():
+            weighted = self.weighted and k in self.counts
+            rows.append(f"<tr><td>{html.escape(k)}</td><td>{html.escape(fmt_number(v, weighted))}</td></tr>")
+        arrays = self._per_class()
+        if arrays:
+            labels = self._meta.get("labels")
+            k = next(iter(arrays.values())).shape[0]
+            names = [str(v) for v in labels] if labels is not None else [str(i) for i in range(k)]
+            head = "".join(f"<th>{html.escape(n)}</th>" for n in ["class", *arrays])
+            body = "".join(
+                "<tr>" + f"<td>{html.escape(names[i])}</td>"
+                + "".join(f"<td>{html.escape(fmt_number(a[i]))}</td>" for a in arrays.values()) + "</tr>"
+                for i in range(min(k, 50)))
+            rows.append(f"<tr><td colspan='2'><table>{head}{body}</table></td></tr>")
+        return rows
+
+    def _repr_html_(self) -> str:
+        return (f"<table><caption>{html.escape(self._kind)}</caption>"
+                + "".join(self._html_rows()) + "</table>")

@@ -79,8 +79,9 @@ def _binary_members(s):
 
 
 def _binary_inputs(s):
-    p = (Probabilities("p", predict_proba=True) if s["scores"] == "probability"
-         else Finite("p", "scores", predict_proba=True))
+    p = (Probabilities("p", predict_proba=True).advised(
+            "for unbounded scores such as logits, pass scores='score'")
+         if s["scores"] == "probability" else Finite("p", "scores", predict_proba=True))
     return (Labels01("y"), p)
 
 

@@ -204,7 +204,8 @@ class BinaryConfusion(Accumulator):
     def __init__(self, threshold: float | None = None):
         self.threshold = _check_threshold(threshold)
         if self.threshold is None:
-            self.inputs = (Labels01("y"), Labels01("p"))
+            self.inputs = (Labels01("y"), Labels01("p").advised(
+                "for scores or probabilities, pass threshold=, e.g. BinaryConfusion(threshold=0.5)"))
         else:
             self.inputs = (Labels01("y"), Finite("p", "scores"))
         self._init_state()

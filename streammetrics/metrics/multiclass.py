@@ -15,13 +15,13 @@ import numbers
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.multiclass import confusion_update
+from .._kernels.multiclass import count_classes, sum_classes
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import ClassIndices, ClassLabels
 from .._protocol.result import RenderContext, Result, safe
 from .._protocol.state import Field
-from .._protocol.validation import as_1d, check_same_length
+from .._protocol.validation import as_1d, check_same_length, to_numpy
 
 __all__ = [
     "MulticlassConfusion",
@@ -286,10 +286,12 @@ class MulticlassConfusion(Accumulator):
         y, p = arrays
         st = self._arrays
         k = self.n_classes
+        if not w.shape[0]:
+            return count_classes(y, p, k, st["n"], st["counts"])
         wsum = st["wsum"]
-        if w.shape[0] and wsum.shape[0] == 0:
+        if wsum.shape[0] == 0:
             wsum = np.zeros((k * k, 2), np.float64)  # installed only on success
-        status = confusion_update(y, p, w, k, st["n"], st["counts"], wsum, st["seen"])
+        status = sum_classes(y, p, w, k, st["n"], wsum, st["seen"])
         if not status:
             st["wsum"] = wsum
         return status
@@ -315,8 +317,13 @@ _MAX_INFERRED = 10_000
 
 def _one_shot(y, p, n_classes, labels, sample_weight) -> MulticlassConfusion:
     if n_classes is None and labels is None:
-        yy = as_1d(y, "y")
-        pp = as_1d(p, "p")
+        yy, pp = to_numpy(y, "y"), to_numpy(p, "p")
+        for name, arr in (("y", yy), ("p", pp)):
+            if arr.dtype.kind in "OUS":
+                raise TypeError(f"{name} holds labels of dtype {arr.dtype}, not class indices: pass "
+                                "labels=[...], the class labels in order, to take them as they are")
+        yy = as_1d(yy, "y")
+        pp = as_1d(pp, "p")
         check_same_length(["y", "p"], [yy, pp])
         if yy.size == 0:
             raise NoObservationsError("y and p are empty: the scores need at least one observation")

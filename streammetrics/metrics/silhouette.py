@@ -92,6 +92,13 @@ _CONVENTIONS = {"seed": SEED, "sklearn": SKLEARN}
 #: Tolerance on the diagonal of a precomputed distance matrix (scikit-learn's).
 _DIAGONAL_TOL = 100 * np.finfo(np.float64).eps
 
+
+def _diagonal_tolerance(dtype) -> float:
+    """How far from 0 a precomputed matrix's diagonal may be: 100 ulps of 1 in
+    its own float type (a float32 matrix rounds at 1e-7, as scikit-learn allows)."""
+    dtype = np.dtype(dtype)
+    return 100 * float(np.finfo(dtype).eps) if dtype.kind == "f" else _DIAGONAL_TOL
+
 #: Which tiles to use: None picks (see :func:`_use_blas`), True forces BLAS
 #: (when available), False the exact differences.
 _USE_BLAS = None
@@ -191,6 +198,8 @@ class _Rows:
         self._X = X
         dtype = X.dtype if isinstance(X, np.ndarray) else self._raw(0, 1).dtype
         _check_numeric(np.dtype(dtype), name)
+        #: the dtype the values came in (a float32 matrix rounds as float32)
+        self.dtype = np.dtype(dtype)
         self.whole = None
         if isinstance(X, np.ndarray) and not lazy and X.dtype == np.float64 and X.flags.c_contiguous:
             self.whole = X
@@ -397,7 +406,7 @@ def _distance_silhouettes(src: _Rows, lab, sizes, convention: int, block, budget
         if src.whole is None:
             rows = min(rows, _rows_per_panel(budget // 2, 8 * n, 1))
     lowest = 0.0 if precomputed else -np.inf
-    diag_tol = _DIAGONAL_TOL if precomputed else -1.0
+    diag_tol = _diagonal_tolerance(src.dtype) if precomputed else -1.0
     out = np.empty(n)
     sums_of = distance_sums.pick(n * n)
     for i0 in range(0, n, rows):
@@ -408,17 +417,18 @@ def _distance_silhouettes(src: _Rows, lab, sizes, convention: int, block, budget
         sums_of(DI, i0, lab, lowest, diag_tol, sums, bad)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise _locate_bad_distance(src.name, DI[i], i0 + i, precomputed)
+            raise _locate_bad_distance(src.name, DI[i], i0 + i, precomputed, diag_tol)
         silhouette_from_sums(sums, lab[i0:i1], sizes, convention, out[i0:i1])
     return out
 
 
-def _locate_bad_distance(name: str, row: np.ndarray, i: int, precomputed: bool) -> ValueError:
+def _locate_bad_distance(name: str, row: np.ndarray, i: int, precomputed: bool,
+                         diag_tol: float = _DIAGONAL_TOL) -> ValueError:
     with np.errstate(invalid="ignore"):
         nonfinite = ~np.isfinite(row)
         negative = (row < 0) if precomputed else np.zeros(row.shape, dtype=bool)
     offdiag = np.zeros(row.shape, dtype=bool)
-    if precomputed and not abs(row[i]) <= _DIAGONAL_TOL:
+    if precomputed and not abs(row[i]) <= diag_tol:
         offdiag[i] = True
     j = int(np.flatnonzero(nonfinite | negative | offdiag)[0])
     if nonfinite[j]:
@@ -837,14 +847,15 @@ def pair_sums(XI, XJ, shift: int, aux_i, aux_j, labels_j, metric: int, block: in
 
 def distance_row_sums(DI, offset: int, labels, k: int) -> np.ndarray:
     """Per-cluster sums of rows ``offset..`` of a precomputed dissimilarity matrix."""
+    tol = _diagonal_tolerance(np.asarray(DI).dtype)
     DI = np.ascontiguousarray(DI, dtype=np.float64)
     sums = np.zeros((DI.shape[0], k))
     bad = np.zeros(DI.shape[0], dtype=np.uint8)
     with PARALLEL_LOCK:
-        distance_sums.pick(DI.size)(DI, offset, labels, 0.0, _DIAGONAL_TOL, sums, bad)
+        distance_sums.pick(DI.size)(DI, offset, labels, 0.0, tol, sums, bad)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise _locate_bad_distance("X", DI[i], offset + i, True)
+        raise _locate_bad_distance("X", DI[i], offset + i, True, tol)
     return sums
 
 

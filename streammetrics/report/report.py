@@ -9,6 +9,7 @@ plots for its pictures, so the report knows no metric by name.
 
 from __future__ import annotations
 
+import html
 import json
 from typing import Any
 
@@ -126,3 +127,23 @@ class EvaluationReport(Result):
 
     def __str__(self) -> str:
         return self.to_text()
+
+    def to_frame(self):
+        """Every member's scores as a pandas ``DataFrame`` (needs pandas): one
+        row per (member, score), column ``value``."""
+        import pandas as pd
+
+        parts = [part.to_frame() for part in self._parts.values()]
+        return pd.concat(parts, keys=list(self._parts), names=["member", "score"])
+
+    def _repr_html_(self) -> str:
+        ctx = self._context()
+        what = f"{self.task} evaluation" if self.task else "evaluation"
+        rows = []
+        for name in self._order:
+            part = self._parts[name]
+            title = part.section_title(ctx)
+            rows.append(f"<tr><th colspan='2'>{html.escape(title)}</th></tr>")
+            rows.extend(part._html_rows())
+        return (f"<table><caption>{html.escape(what)} of {fmt_number(self._values['n'])} rows"
+                "</caption>" + "".join(rows) + "</table>")
