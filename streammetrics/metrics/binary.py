@@ -160,6 +160,15 @@ class BinaryConfusion(Accumulator):
         ``p`` may hold any finite real scores (probabilities or logits) and
         ``p >= threshold`` counts as a positive prediction.
 
+    Returns (``finalize()``)
+    ------------------------
+    tp, fp, fn, tn : int or float
+        The four counts (sums of weights once weights were seen).
+    n : int
+        Rows folded in, zero-weight rows included.
+    accuracy, precision, recall, specificity, f1, mcc, balanced_accuracy, jaccard : float
+        The guarded rates; ``fbeta(b)`` gives F-beta from the same counts.
+
     Notes
     -----
     The rates follow the specification's guards, ``safe(x) = x + [x == 0]``: a

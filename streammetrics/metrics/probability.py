@@ -48,6 +48,15 @@ class ProbabilityScores(Accumulator):
     ``update(y, p)`` takes 0/1 labels and the predicted probabilities of the
     positive class, which must lie in [0, 1].
 
+    Returns (``finalize()``)
+    ------------------------
+    log_loss : float
+        The mean binary cross-entropy (nats).
+    brier : float
+        The mean of ``(p - y)**2``.
+    n : int
+        Rows folded in.
+
     Notes
     -----
     Log loss floors the probability given to the observed outcome at 1e-12
@@ -93,6 +102,13 @@ class ClassProbabilityScores(Accumulator):
         each row summing to 1 within 1e-3).
     labels : sequence of hashable, optional
         The class labels in column order; ``y`` then holds those labels.
+
+    Returns (``finalize()``)
+    ------------------------
+    log_loss, brier : float
+        As defined below.
+    n : int
+        Rows folded in.
 
     Notes
     -----

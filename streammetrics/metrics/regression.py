@@ -59,6 +59,19 @@ def regression_result(moments: np.ndarray, sums: np.ndarray, n: int) -> Result:
 class RegressionErrors(Accumulator):
     """Streaming MSE, RMSE, MAE, MAPE and R² of real-valued predictions.
 
+    ``update(y, p)`` takes finite real truths and predictions.
+
+    Returns (``finalize()``)
+    ------------------------
+    mse, rmse, mae : float
+        Mean squared error, its root, mean absolute error.
+    mape : float
+        Mean absolute percentage error, as a fraction.
+    r2 : float
+        Coefficient of determination.
+    n : int
+        Rows folded in.
+
     Notes
     -----
     The specification's guards, which differ from scikit-learn in two places:
