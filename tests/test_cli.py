@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -191,7 +192,7 @@ def test_merge_refuses_mixed_states(tmp_path, capsys):
 def test_subprocess_python_m(tmp_path):
     cols = _data("regression", np.random.default_rng(11))
     path = _write(cols, str(tmp_path / "preds.npz"))
-    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = _subprocess_env()
     done = subprocess.run(
         [sys.executable, "-m", "streammetrics", "evaluate", path, "--task", "regression",
          "--format", "json"],
@@ -218,6 +219,34 @@ def test_demo(files, capsys, tmp_path):
     assert "binary evaluation of 30,000 rows" in out
     assert "identical" in out and "DIFFERENT" not in out
     assert "merged shards" in out and "single pass" in out
+
+
+def test_demo_says_what_became_of_the_paths_it_shows(tmp_path, capsys):
+    _need_task("binary")
+
+    def shown_paths(out):
+        """The paths in the commands the demo shows."""
+        lines = [line for line in out.splitlines()
+                 if line.startswith("$ streammetrics") or "try:" in line]
+        assert lines
+        return [word.rstrip(";") for line in lines for word in line.split() if os.sep in word]
+
+    argv = ["demo", "--rows", "3000", "--shards", "2", "--format-files", "npy"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    folder = re.search(r"shards, [\d.]+ MiB, to (\S+)\n", out).group(1)
+    assert not os.path.exists(folder)
+    last = out.splitlines()[-1]
+    assert last == (f"the temporary folder {folder} has been removed; to keep the files and "
+                    "try the commands above on them, run: streammetrics demo --keep DIR")
+    assert all(p.startswith(folder + os.sep) for p in shown_paths(out))
+
+    kept = str(tmp_path / "kept")
+    code, out, err = _run(argv + ["--keep", kept], capsys)
+    assert code == 0, err
+    assert "removed" not in out
+    paths = shown_paths(out)
+    assert kept in paths and all(glob.glob(p) for p in paths)
 
 
 def _has(module):
@@ -268,7 +297,145 @@ def test_progress_bar_on_request(tmp_path, capsys):
     assert code == 0 and "rmse" in out
     assert err.strip() == "" or "rows" in err or "%" in err
     code, out, err = _run(["evaluate", path, "--task", "regression"], capsys)
-    assert code == 0 and err == ""  # not a terminal: quiet
+    assert code == 0
+    assert _stderr_lines(err) == [_summary(err)]  # not a terminal: no bar, only the summary
+
+
+# ------------------------------------------------- what the command tells as it runs
+SUMMARY = re.compile(r"streammetrics: ([\d,]+) rows in (\d+\.\d\d) s "
+                     r"\((\d+\.\d\d M rows/s|[\d,]+ rows/s)\) from ([\d,]+) files?"
+                     r"( \(of which \d+\.\d s compiling kernels, once\))?")
+COMPILING = ("streammetrics: compiling kernels on first use (once per installation); "
+             "later runs start at once")
+
+
+def _stderr_lines(err):
+    """The lines of stderr but the note on compiling (given when a kernel compiles)."""
+    return [line for line in err.splitlines() if line != COMPILING]
+
+
+def _summary(err):
+    """The summary line that ends ``err``, checked."""
+    last = _stderr_lines(err)[-1]
+    assert SUMMARY.fullmatch(last), last
+    return last
+
+
+def _subprocess_env(**extra):
+    return {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+            **extra}
+
+
+@pytest.mark.parametrize("bar", ["tqdm", "plain"])
+def test_progress_bar_names_each_file(bar, tmp_path, capsys, monkeypatch):
+    if bar == "tqdm":
+        _need("tqdm")
+    else:  # tqdm cannot be imported: the plain line
+        monkeypatch.setitem(sys.modules, "tqdm", None)
+    cols = _data("regression", np.random.default_rng(1))
+    names = ["first-shard.npy", "second-shard.npz", "third-shard.npy"]
+    for name, (a, b) in zip(names, [(0, 1000), (1000, 2000), (2000, N)]):
+        _write({k: v[a:b] for k, v in cols.items()}, str(tmp_path / name))
+    code, out, err = _run(["evaluate", *(str(tmp_path / n) for n in names), "--task",
+                           "regression", "--progress", "always", "--batch-rows", "300"], capsys)
+    assert code == 0, err
+    for name in names:
+        assert name in err
+    assert str(tmp_path) not in err  # the file's name, not its path
+    assert (err.index(names[0]) < err.index(names[1]) < err.index(names[2]))
+    assert all(name not in out for name in names)
+
+
+def test_gzip_csv_progress_counts_compressed_bytes(tmp_path):
+    import gzip
+
+    _need("pyarrow")
+    from streammetrics.io import ColumnSpec, open_source
+
+    rng = np.random.default_rng(12)
+    n = 300_000  # about 1 MB compressed: more than the reader reads ahead at once
+    y, p = (rng.random(n) < 0.3).astype(int).tolist(), rng.integers(0, 10_000, n).tolist()
+    text = "y,p\n" + "".join(f"{a},0.{b:04d}\n" for a, b in zip(y, p))
+    path = tmp_path / "scores.csv.gz"
+    path.write_bytes(gzip.compress(text.encode(), compresslevel=1))
+    path, size = str(path), os.path.getsize(path)
+    src = open_source(path, ColumnSpec("y", ("p",)))
+    assert (src.unit, src.total) == ("bytes", size)
+    chunks = list(src.chunks(5000))
+    done = [c.done for c in chunks]
+    assert sum(len(c.y) for c in chunks) == n
+    assert all(a <= b for a, b in zip(done, done[1:]))
+    assert 0 < done[0] < done[-1] == size
+
+
+def test_evaluate_ends_with_a_summary_line(tmp_path, capsys):
+    cols = _data("regression", np.random.default_rng(1))
+    paths = [_write({k: v[a:b] for k, v in cols.items()}, str(tmp_path / f"part-{i}.npy"))
+             for i, (a, b) in enumerate([(0, 1000), (1000, N)])]
+    code, out, err = _run(["evaluate", *paths, "--task", "regression", "--format", "json"],
+                          capsys)
+    assert code == 0, err
+    _assert_same_metrics(json.loads(out), _direct("regression", cols))  # stdout: the report only
+    m = SUMMARY.fullmatch(_summary(err))
+    assert m.group(1) == "3,000" and m.group(4) == "2"
+    assert _stderr_lines(err) == [m.group(0)]
+    code, out, err = _run(["evaluate", paths[0], "--task", "regression"], capsys)
+    assert code == 0 and _summary(err).endswith(" from 1 file")
+    # a failed run ends with its error, and no summary
+    msg = _error(["evaluate", *paths, str(tmp_path / "missing.npy"), "--task", "regression"],
+                 capsys)
+    assert msg.endswith("missing.npy: no such file")
+
+
+def test_compiling_kernels_is_announced_once(tmp_path):
+    path = _write(_data("binary", np.random.default_rng(3), n=300), str(tmp_path / "few.npy"))
+    env = _subprocess_env(NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))  # empty: kernels compile
+    runs = [subprocess.run([sys.executable, "-m", "streammetrics", "evaluate", path,
+                            "--format", "json"],
+                           capture_output=True, text=True, env=env, timeout=600)
+            for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+        json.loads(run.stdout)
+        _summary(run.stderr)
+    first, again = (run.stderr.splitlines() for run in runs)
+    assert first.count(COMPILING) == 1 and first[0] == COMPILING
+    assert len(first) == 2
+    assert again == [_summary(runs[1].stderr)]  # the kernels come from the cache
+    assert "compiling" not in again[0]
+
+
+def test_compile_watch_times_the_outermost_compilations_only(capsys):
+    numba = _need("numba")
+    from streammetrics.cli.compiling import CompileWatch
+
+    @numba.njit
+    def inner(x):
+        return x + 1
+
+    @numba.njit
+    def outer(x):
+        return inner(x) * 2
+
+    with CompileWatch() as watch:
+        assert outer(1) == 4  # compiles outer, and inner within it
+        first = watch.seconds
+        assert inner(1.5) == 2.5  # another signature: compiles again
+    assert 0 < first < watch.seconds
+    assert capsys.readouterr().err == COMPILING + "\n"
+    spent = watch.seconds
+    assert outer(1.5) == 5.0  # compiles with the watch unregistered
+    assert watch.seconds == spent and capsys.readouterr().err == ""
+    assert watch.share(spent) == ""
+    watch.seconds += 3.44
+    assert watch.share(spent) == "of which 3.4 s compiling kernels, once"
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f"streammetrics {sm.__version__}\n"
 
 
 # ---------------------------------------------------------------------- errors
@@ -506,6 +673,62 @@ def test_error_option_combinations(tmp_path, capsys):
         cli.main(["evaluate", path, "--batch-rows", "0"])
     assert info.value.code == 2
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("bins, problem", [
+    ("0", "expected a number > 0 (or 'exact'), got 0"),
+    ("-3", "expected a number > 0 (or 'exact'), got -3"),
+    ("many", "expected a whole number (or 'exact'), got 'many'"),
+])
+def test_max_bins_must_be_positive_or_exact(bins, problem, tmp_path, capsys):
+    _need_task("binary")
+    path = _write(_data("binary", np.random.default_rng(1), n=100), str(tmp_path / "b.npy"))
+    with pytest.raises(SystemExit) as info:
+        cli.main(["evaluate", path, "--max-bins", bins])
+    assert info.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines()[-1] == (
+        f"streammetrics evaluate: error: argument --max-bins: {problem}")
+    for word in ("exact", "none", "EXACT"):
+        code, out, err = _run(["evaluate", path, "--max-bins", word], capsys)
+        assert code == 0 and "(exact)" in out, err
+
+
+def test_output_paths_are_checked_before_reading(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("a regular file")
+    missing = str(tmp_path / "missing.npy")  # read first, it would be the error
+    state = ["evaluate", missing, "--task", "regression", "--save-state"]
+    cases = [
+        (state + [str(afile / "sub" / "s.state")],
+         f"--save-state {afile / 'sub' / 's.state'}: cannot write the state: "
+         f"{afile} is not a directory"),
+        (state + [str(tmp_path / "nodir" / "s.state")],
+         f"--save-state {tmp_path / 'nodir' / 's.state'}: cannot write the state: "
+         f"no such directory {tmp_path / 'nodir'}"),
+        (state + [str(tmp_path)], f"--save-state {tmp_path}: is a directory"),
+        (["merge", missing, "--save-state", str(tmp_path)],
+         f"--save-state {tmp_path}: is a directory"),
+        (["demo", "--rows", "100", "--keep", str(afile / "sub")],
+         f"--keep {afile / 'sub'}: cannot create the directory: {afile} is not a directory"),
+    ]
+    if _has("matplotlib"):
+        plots = ["evaluate", missing, "--task", "regression", "--plots"]
+        cases += [
+            (plots + [str(afile / "sub" / "deeper")],
+             f"--plots {afile / 'sub' / 'deeper'}: cannot create the directory: "
+             f"{afile} is not a directory"),
+            (plots + [str(afile)], f"--plots {afile}: not a directory"),
+            (["merge", missing, "--plots", str(afile)], f"--plots {afile}: not a directory"),
+            (["demo", "--rows", "100", "--plots", str(afile)], f"--plots {afile}: not a directory"),
+            # a good folder is not made when the run stops before it starts
+            (plots + [str(tmp_path / "new" / "plots"), "--save-state", str(tmp_path)],
+             f"--save-state {tmp_path}: is a directory"),
+        ]
+    for argv, expected in cases:
+        code, out, err = _run(argv, capsys)
+        assert (code, out, err) == (1, "", f"streammetrics: error: {expected}\n"), argv
+    assert sorted(os.listdir(tmp_path)) == ["afile"]
 
 
 def test_error_empty_input(tmp_path, capsys):

@@ -15,10 +15,16 @@ suggests: for CSV, the file's line (1-based, the header being line 1, as
 ``sed -n Np`` prints it); for Parquet, ``.npy`` and ``.npz``, the 0-based row
 index within the file.
 
+While it runs, the command tells on stderr, never on stdout: the progress bar
+names the file being read (``--progress``), the first compilation of the
+kernels is announced, and ``evaluate`` ends with a line of the rows, seconds
+and rows per second.
+
 The modules: :mod:`.parser` (the options), :mod:`.commands` (``evaluate``,
 ``merge``), :mod:`.demo`, :mod:`.shards` (evaluating and merging the files,
 and the library's errors told about the file), :mod:`.output` (reports, plots,
-states), :mod:`.progress` and :mod:`.sampling`.
+states), :mod:`.progress`, :mod:`.compiling` (the note on compiling kernels) and
+:mod:`.sampling`.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import os
 import sys
 
 from .commands import cmd_evaluate, cmd_merge
+from .compiling import CompileWatch
 from .demo import cmd_demo
 from .output import CommandError
 from .parser import DEFAULT_BATCH_ROWS, DEFAULT_MAX_BINS, PROG, build_parser
@@ -41,7 +48,8 @@ def main(argv=None) -> int:
     """Run the command with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        return _COMMANDS[args.command](args)
+        with CompileWatch() as watch:
+            return _COMMANDS[args.command](args, watch)
     except CommandError as exc:
         sys.stdout.flush()
         sys.stderr.write(f"{PROG}: error: {exc}\n")

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import time
+
 from streammetrics import SettingsMismatchError, StateFileError, load_state
 from streammetrics.io import ColumnSpec, InputError, expand_paths, open_source
 
-from .output import CommandError, need_matplotlib, note, report, save_state
+from .compiling import CompileWatch
+from .output import (CommandError, check_outputs, finalize, need_matplotlib, note, report,
+                     save_state)
 from .progress import Progress, progress_enabled
 from .sampling import Reservoir
 from .shards import evaluate_sources, make_evaluator
 
-__all__ = ["cmd_evaluate", "cmd_merge", "settings_from"]
+__all__ = ["cmd_evaluate", "cmd_merge", "settings_from", "summary"]
 
 
 def settings_from(args) -> dict:
@@ -38,11 +42,32 @@ def settings_from(args) -> dict:
     return settings
 
 
-def cmd_evaluate(args) -> int:
-    """``streammetrics evaluate PATH...``: evaluate the files as shards and merge them."""
+def summary(rows: int, seconds: float, files: int, compiling: str = "") -> str:
+    """``"1,234,567 rows in 2.31 s (0.53 M rows/s) from 3 files"``, then
+    ``compiling`` (the share of the time spent compiling) in parentheses.
+
+    A rate under 10,000 rows a second is given in rows a second (``"650 rows/s"``).
+    """
+    rate = rows / max(seconds, 1e-9)
+    rate_text = f"{rate / 1e6:.2f} M rows/s" if rate >= 1e4 else f"{rate:,.0f} rows/s"
+    text = (f"{rows:,} rows in {seconds:.2f} s ({rate_text}) "
+            f"from {files:,} file{'' if files == 1 else 's'}")
+    return f"{text} ({compiling})" if compiling else text
+
+
+def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
+    """``streammetrics evaluate PATH...``: evaluate the files as shards and merge them.
+
+    On success, a last line on stderr tells the rows, the seconds, the rate and
+    the files (:func:`summary`), and the share of the time ``watch`` saw
+    spent compiling kernels.
+    """
+    t0 = time.perf_counter()
+    compiled_before = watch.seconds if watch else 0.0
     settings = settings_from(args)
     if args.plots:
         need_matplotlib()
+    check_outputs(args)
     cols = ColumnSpec(args.y, tuple(args.p), args.weight)
     try:
         sources = [open_source(f, cols) for f in expand_paths(args.paths)]
@@ -52,22 +77,26 @@ def cmd_evaluate(args) -> int:
             note(f"no shard completed; an empty state was written to {args.save_state}")
         raise CommandError(str(exc)) from None
     sample = Reservoir() if args.plots and settings["task"] == "regression" else None
-    progress = Progress(sources, progress_enabled(args.progress))
-    try:
-        total, _ = evaluate_sources(sources, settings, args.batch_rows, progress, sample)
-    except (CommandError, KeyboardInterrupt) as exc:
-        progress.close()
-        if args.save_state:
-            partial, done = getattr(exc, "partial", (None, 0))
-            if partial is not None:
-                save_state(partial, args.save_state)
-                note(f"state of the {done} completed shard(s) ({partial.n:,} rows) "
-                     f"written to {args.save_state}")
-        raise
-    progress.close()
+    with Progress(sources, progress_enabled(args.progress)) as progress:
+        try:
+            total, _ = evaluate_sources(sources, settings, args.batch_rows, progress, sample)
+        except (CommandError, KeyboardInterrupt) as exc:
+            progress.close()
+            if args.save_state:
+                partial, done = getattr(exc, "partial", (None, 0))
+                if partial is not None:
+                    save_state(partial, args.save_state)
+                    note(f"state of the {done} completed shard(s) ({partial.n:,} rows) "
+                         f"written to {args.save_state}")
+            raise
     if total.n == 0:
         raise CommandError("the input holds no rows: nothing to evaluate")
-    return report(total, args, sample.sample() if sample else None)
+    result = finalize(total)
+    seconds = time.perf_counter() - t0
+    compiling = watch.share(compiled_before) if watch else ""
+    code = report(total, args, sample.sample() if sample else None, result)
+    note(summary(total.n, seconds, len(sources), compiling))
+    return code
 
 
 def _load(path: str):
@@ -84,8 +113,13 @@ def _load(path: str):
         raise CommandError(str(exc).replace(repr(path), path, 1)) from None
 
 
-def cmd_merge(args) -> int:
-    """``streammetrics merge STATE...``: merge saved states and report them."""
+def cmd_merge(args, watch: CompileWatch | None = None) -> int:
+    """``streammetrics merge STATE...``: merge saved states and report them.
+
+    ``watch``, the listener to compilations, announces them by itself: merging
+    prints no summary line.
+    """
+    check_outputs(args)
     total = None
     first = None
     for path in args.states:

@@ -14,7 +14,8 @@ from streammetrics import load_state
 from streammetrics._protocol.result import jsonable
 from streammetrics.io import ColumnSpec, have_pyarrow, open_source
 
-from .output import CommandError, need_matplotlib, write_plots
+from .compiling import CompileWatch
+from .output import CommandError, check_outputs, need_matplotlib, write_plots
 from .progress import Progress, progress_enabled
 from .shards import evaluate_sources, make_evaluator
 
@@ -96,8 +97,57 @@ def _check_state_round_trip(folder: str, shards, merged) -> None:
         raise CommandError("reloaded shard states differ from the merged shards")
 
 
-def cmd_demo(args) -> int:
-    """``streammetrics demo``."""
+def _tour(args, folder: str, kind: str, watch: CompileWatch | None) -> None:
+    """Write the shards into ``folder``, evaluate them and check the merged states."""
+    t0 = time.perf_counter()
+    paths = _write_demo_files(folder, args.rows, args.shards, kind)
+    size = sum(os.path.getsize(p) for p in paths)
+    print(f"wrote {args.rows:,} synthetic predictions (y: 0/1 labels, p: probabilities) "
+          f"as {len(paths)} {kind} shards, {size / 2**20:.1f} MiB, to {folder}")
+    settings = {"task": "binary", "max_bins": None}
+    cols = ColumnSpec("y", ("p",))
+    sources = [open_source(p, cols) for p in paths]
+
+    print(f"\n$ streammetrics evaluate {os.path.join(folder, '*.' + kind)} "
+          "--task binary --y y --p p --max-bins exact")
+    t1 = time.perf_counter()
+    compiled_before = watch.seconds if watch else 0.0
+    with Progress(sources, progress_enabled(args.progress)) as progress:
+        merged, shards = evaluate_sources(sources, settings, 1 << 18, progress)
+    dt = time.perf_counter() - t1
+    compiling = watch.share(compiled_before) if watch else ""
+    if compiling:
+        compiling = f" ({compiling})"
+    report = merged.finalize()
+    print(report.to_text())
+    print(f"\n({merged.n:,} rows in {dt:.2f} s{compiling}, {merged.n / dt / 1e6:.1f} M rows/s, "
+          f"{len(shards)} shards evaluated separately and merged)")
+
+    # the same rows in one pass, through one Evaluator, in other chunk sizes
+    single = make_evaluator(settings)
+    for src in [open_source(p, cols) for p in paths]:
+        for chunk in src.chunks(100_003):
+            single.update(chunk.y, chunk.p, chunk.w)
+    single_report = single.finalize()
+    print("\nMerged shard states against one pass over all rows (other batch sizes):")
+    print(_side_by_side(report, single_report))
+    if merged == single:
+        print("  identical: the merged state equals the single-pass state bit for bit")
+    else:
+        _compare(report, single_report)
+    _check_state_round_trip(folder, shards, merged)
+    if args.plots:
+        write_plots(report, args.plots)
+    print(f"\ndone in {time.perf_counter() - t0:.1f} s")
+
+
+def cmd_demo(args, watch: CompileWatch | None = None) -> int:
+    """``streammetrics demo``.
+
+    The files go into ``--keep DIR``, kept, or else into a temporary folder
+    that is removed at the end: the last line then says so, since the
+    commands shown name it. ``watch`` gives the time spent compiling kernels.
+    """
     kind = args.format_files
     if kind == "auto":
         kind = "parquet" if have_pyarrow() else "npy"
@@ -105,49 +155,19 @@ def cmd_demo(args) -> int:
         raise CommandError("parquet demo files need pyarrow: pip install 'streammetrics[io]'")
     if args.plots:
         need_matplotlib()
+    check_outputs(args)
     folder = args.keep or tempfile.mkdtemp(prefix="streammetrics-demo-")
     os.makedirs(folder, exist_ok=True)
-    t0 = time.perf_counter()
     try:
-        paths = _write_demo_files(folder, args.rows, args.shards, kind)
-        size = sum(os.path.getsize(p) for p in paths)
-        print(f"wrote {args.rows:,} synthetic predictions (y: 0/1 labels, p: probabilities) "
-              f"as {len(paths)} {kind} shards, {size / 2**20:.1f} MiB, to {folder}")
-        settings = {"task": "binary", "max_bins": None}
-        cols = ColumnSpec("y", ("p",))
-        sources = [open_source(p, cols) for p in paths]
-
-        print(f"\n$ streammetrics evaluate {os.path.join(folder, '*.' + kind)} "
-              "--task binary --y y --p p --max-bins exact")
-        t1 = time.perf_counter()
-        progress = Progress(sources, progress_enabled(args.progress))
-        merged, shards = evaluate_sources(sources, settings, 1 << 18, progress)
-        progress.close()
-        dt = time.perf_counter() - t1
-        report = merged.finalize()
-        print(report.to_text())
-        print(f"\n({merged.n:,} rows in {dt:.2f} s, {merged.n / dt / 1e6:.1f} M rows/s, "
-              f"{len(shards)} shards evaluated separately and merged)")
-
-        # the same rows in one pass, through one Evaluator, in other chunk sizes
-        single = make_evaluator(settings)
-        for src in [open_source(p, cols) for p in paths]:
-            for chunk in src.chunks(100_003):
-                single.update(chunk.y, chunk.p, chunk.w)
-        single_report = single.finalize()
-        print("\nMerged shard states against one pass over all rows (other batch sizes):")
-        print(_side_by_side(report, single_report))
-        if merged == single:
-            print("  identical: the merged state equals the single-pass state bit for bit")
-        else:
-            _compare(report, single_report)
-        _check_state_round_trip(folder, shards, merged)
-        if args.plots:
-            write_plots(report, args.plots)
-        print(f"\ndone in {time.perf_counter() - t0:.1f} s")
-        if args.keep:
-            print(f"files kept in {folder}; try: streammetrics merge {os.path.join(folder, 'shard-*.state')}")
+        _tour(args, folder, kind, watch)
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
+    if args.keep:
+        print(f"files kept in {folder}; try: streammetrics merge {os.path.join(folder, 'shard-*.state')}")
+    elif os.path.exists(folder):
+        print(f"the temporary folder {folder} could not be removed entirely")
+    else:
+        print(f"the temporary folder {folder} has been removed; to keep the files and try "
+              "the commands above on them, run: streammetrics demo --keep DIR")
     return 0

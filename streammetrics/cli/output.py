@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 
 from streammetrics import EvaluationReport, Evaluator
 from streammetrics._protocol.result import RenderContext, jsonable
 
 from .parser import PROG
+from .progress import write_line
 
-__all__ = ["CommandError", "note", "have", "need_matplotlib", "emit", "write_plots",
-           "save_state", "finalize", "report"]
+__all__ = ["CommandError", "note", "have", "need_matplotlib", "check_outputs", "emit",
+           "write_plots", "save_state", "finalize", "report"]
 
 
 class CommandError(Exception):
@@ -20,9 +22,8 @@ class CommandError(Exception):
 
 
 def note(msg: str) -> None:
-    """A line ``streammetrics: <msg>`` on stderr."""
-    sys.stderr.write(f"{PROG}: {msg}\n")
-    sys.stderr.flush()
+    """A line ``streammetrics: <msg>`` on stderr (above the progress bar, if one is drawn)."""
+    write_line(f"{PROG}: {msg}")
 
 
 def have(module: str) -> bool:
@@ -34,6 +35,68 @@ def need_matplotlib() -> None:
     """Fail early, before any reading, when ``--plots`` cannot be honoured."""
     if not have("matplotlib"):
         raise CommandError("--plots needs matplotlib: pip install 'streammetrics[plot]'")
+
+
+def _parent(path: str) -> str:
+    return os.path.dirname(os.path.normpath(path)) or os.curdir
+
+
+def _existing(path: str) -> str:
+    """``path`` if it exists, else the nearest folder above it that does."""
+    while not os.path.lexists(path) and _parent(path) != path:
+        path = _parent(path)
+    return path
+
+
+def _writable(folder: str) -> bool:
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
+def _dir_problem(path: str) -> str | None:
+    """Why files cannot be written into the folder ``path`` (made if missing), or None.
+
+    A missing folder is not made: the nearest existing one above it is checked.
+    """
+    found = _existing(path)
+    if found == path:
+        if not os.path.isdir(path):
+            return "not a directory"
+        return None if _writable(path) else "the directory is not writable"
+    if not os.path.isdir(found):
+        return f"cannot create the directory: {found} is not a directory"
+    return None if _writable(found) else f"cannot create the directory: {found} is not writable"
+
+
+def _file_problem(path: str) -> str | None:
+    """Why a state cannot be written (as a new file renamed into place) at ``path``, or None."""
+    if os.path.isdir(path):
+        return "is a directory"
+    folder = _parent(path)
+    found = _existing(folder)
+    if not os.path.isdir(found):
+        return f"cannot write the state: {found} is not a directory"
+    if found != folder:
+        return f"cannot write the state: no such directory {folder}"
+    return None if _writable(folder) else f"cannot write the state: {folder} is not writable"
+
+
+#: the options naming a folder written into, and the one naming a file written
+_OUTPUT_DIRS = (("plots", "--plots"), ("keep", "--keep"))
+_OUTPUT_FILES = (("save_state", "--save-state"),)
+
+
+def check_outputs(args) -> None:
+    """Fail early, before any reading, when a folder or file to be written cannot be.
+
+    Checks ``--plots DIR`` and ``--keep DIR`` (folders written into, made if
+    missing) and ``--save-state FILE`` among the options ``args`` has.
+    """
+    for options, problem in ((_OUTPUT_DIRS, _dir_problem), (_OUTPUT_FILES, _file_problem)):
+        for attr, option in options:
+            path = getattr(args, attr, None)
+            what = problem(path) if path else None
+            if what:
+                raise CommandError(f"{option} {path}: {what}")
 
 
 def emit(result, fmt: str, weight_column: str | None = None) -> None:
@@ -92,14 +155,16 @@ def finalize(acc):
         raise CommandError(str(exc)) from None
 
 
-def report(total, args, sample=None) -> int:
+def report(total, args, sample=None, result=None) -> int:
     """Print the report of ``total``; save its state and plots if asked.
 
     ``args`` are the parsed options of ``evaluate`` or ``merge``; ``sample`` is
-    a ``(y, p)`` sample of the rows for the regression plots.
+    a ``(y, p)`` sample of the rows for the regression plots; ``result`` is
+    :func:`finalize` of ``total`` if it has been computed already.
     """
     weight_column = getattr(args, "weight", None)
-    result = finalize(total)
+    if result is None:
+        result = finalize(total)
     emit(result, args.format, weight_column)
     if args.save_state:
         save_state(total, args.save_state)

@@ -25,20 +25,22 @@ TASKS = ("binary", "multiclass", "regression", "clustering")
 PROGRESS = ("auto", "always", "never")
 
 
-def _positive_int(text: str) -> int:
+def _positive_int(text: str, alternative: str = "") -> int:
+    """``text`` as a whole number > 0; ``alternative`` (``" (or 'exact')"``) ends the messages."""
     try:
         v = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number{alternative}, got {text!r}") from None
     if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {v}")
+        raise argparse.ArgumentTypeError(f"expected a number > 0{alternative}, got {v}")
     return v
 
 
 def _max_bins(text: str):
-    if text.lower() in ("exact", "none", "0"):
+    if text.lower() in ("exact", "none"):
         return None
-    return _positive_int(text)
+    return _positive_int(text, " (or 'exact')")
 
 
 def _finite_float(text: str) -> float:
@@ -90,8 +92,8 @@ def _add_evaluate(sub, out) -> None:
     ev.add_argument("--n-classes", type=_positive_int, metavar="K",
                     help="multiclass: the number of classes (classes are 0..K-1)")
     ev.add_argument("--max-bins", type=_max_bins, default=DEFAULT_MAX_BINS, metavar="B",
-                    help=f"binary: AUC bins, bounding memory (default {DEFAULT_MAX_BINS}; "
-                         "'exact' keeps every distinct score)")
+                    help=f"binary: AUC bins, a number > 0 bounding memory (default "
+                         f"{DEFAULT_MAX_BINS}); 'exact' keeps every distinct score")
     ev.add_argument("--batch-rows", type=_positive_int, default=DEFAULT_BATCH_ROWS, metavar="N",
                     help=f"rows per batch (default {DEFAULT_BATCH_ROWS})")
     ev.add_argument("--progress", choices=PROGRESS, default="auto",
@@ -123,6 +125,12 @@ def _add_demo(sub) -> None:
     dm.add_argument("--progress", choices=PROGRESS, default="auto", help=argparse.SUPPRESS)
 
 
+def _version() -> str:
+    import streammetrics
+
+    return streammetrics.__version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``streammetrics`` command."""
     ap = argparse.ArgumentParser(
@@ -130,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Streaming, mergeable model evaluation of prediction files.",
         epilog="Run 'streammetrics demo' for a tour, or 'streammetrics evaluate -h'.",
     )
+    ap.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     out = _output_options()

@@ -86,7 +86,7 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
     chunk_rows : int
         Rows read (and folded) at a time.
     progress : Progress
-        Advanced as the files are read.
+        Told which file is being read, and advanced as it is read.
     sample : Reservoir, optional
         Fed every ``(y, p)`` row.
     on_shard : callable, optional
@@ -109,7 +109,7 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
     try:
         for src in sources:
             ev = make_evaluator(settings)
-            seen = 0
+            progress.start(src)
             for chunk in src.chunks(chunk_rows):
                 try:
                     ev.update(chunk.y, chunk.p, chunk.w)
@@ -117,8 +117,8 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
                     raise translate(exc, src, chunk, ev.task) from None
                 if sample is not None:
                     sample.add(chunk.y, chunk.p)
-                progress.advance(chunk.done - seen)
-                seen = chunk.done
+                progress.update(chunk)
+            progress.complete()
             total.merge(ev)
             shards.append(ev)
             if on_shard is not None:

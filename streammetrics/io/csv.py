@@ -1,5 +1,6 @@
 """CSV (``.csv``, ``.tsv``, optionally gzip-compressed as ``.gz``): streamed
-with ``pyarrow.csv.open_csv``; progress is measured in bytes.
+with ``pyarrow.csv.open_csv``; progress is measured in bytes of the file as
+stored (for a ``.gz`` file, the compressed bytes read so far).
 
 Rows are named by their line in the file, 1-based with the header line
 counted, as ``sed -n Np`` prints it: the row of index ``i`` is line ``i + 2``
@@ -53,12 +54,17 @@ class CsvSource(ArrowSource):
         return read, pacsv.ParseOptions(delimiter=delimiter)
 
     def _stream(self):
-        """The file as an Arrow input stream, and whether it can tell its position."""
+        """The file as an Arrow input stream of its text, and the file as stored.
+
+        The second, the file read by the first (the same stream unless the
+        file is compressed), tells how far the reading has come.
+        """
         import pyarrow as pa
 
+        raw = pa.OSFile(self.path, "rb")
         if self.compressed:
-            return pa.input_stream(self.path, compression="gzip"), False
-        return pa.OSFile(self.path, "rb"), True
+            return pa.CompressedInputStream(raw, "gzip"), raw
+        return raw, raw
 
     def _reader(self, stream, block_size: int | None = None, convert=None):
         import pyarrow.csv as pacsv
@@ -91,8 +97,7 @@ class CsvSource(ArrowSource):
             else:
                 self._raise_bad_value(col)
                 raise self.fail(f"column {col!r} has type {t}; expected numbers", column=col)
-        if not self.compressed:
-            self.total_bytes = os.path.getsize(self.path)
+        self.total_bytes = os.path.getsize(self.path)
 
     def _raise_bad_value(self, col: str, start_row: int = 0) -> None:
         """Raise the error for the first value of ``col`` from ``start_row`` on that is not a number.
@@ -131,7 +136,7 @@ class CsvSource(ArrowSource):
         convert = pacsv.ConvertOptions(include_columns=self.columns.names(),
                                        column_types=self._types)
         block = self._block_size(rows)
-        stream, tellable = self._stream()
+        stream, stored = self._stream()
         size = self.total_bytes or 0
         start = 0
         with stream:
@@ -149,7 +154,7 @@ class CsvSource(ArrowSource):
                     self._raise_read_error(exc, start)
                 if rb.num_rows == 0:
                     continue
-                done = min(stream.tell(), size) if tellable else 0
+                done = min(stored.tell(), size)
                 yield self._chunk(rb, start, done)
                 start += rb.num_rows
 
