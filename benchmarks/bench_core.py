@@ -166,36 +166,56 @@ def _evaluator_latency_rows(y, p, batch):
 
 
 _FIRST_USE = """
-import time
+import sys, time
 t0 = time.perf_counter()
+import numpy as np
 import streammetrics as sm
-acc = sm.BinaryConfusion(threshold=0.5).update([1, 0, 1], [0.9, 0.2, 0.4])
-acc.finalize()
+y = np.array([1, 0, 1, 1, 0]); p = np.array([0.9, 0.2, 0.4, 0.8, 0.6])
+{call}
 print(time.perf_counter() - t0)
 """
 
+#: what a first use does, for each accumulator or function
+FIRST_USES = {
+    "BinaryConfusion(threshold)": "sm.BinaryConfusion(threshold=0.5).update(y, p).finalize()",
+    "ProbabilityScores": "sm.ProbabilityScores().update(y, p).finalize()",
+    "RegressionErrors": "sm.RegressionErrors().update(p, 2 * p).finalize()",
+    "auc (one shot)": "sm.auc(y, p)",
+    "RankAUC": "sm.RankAUC().update(y, p).finalize()",
+    "MulticlassConfusion": "sm.MulticlassConfusion(3).update([0, 1, 2], [0, 2, 1]).finalize()",
+    "ClusterContingency": "sm.ClusterContingency().update([0, 1, 2], [0, 2, 1]).finalize()",
+    "Evaluator(task='binary')": "sm.Evaluator(task='binary').update(y, p).finalize()",
+    "silhouette_score, 50 points": "sm.silhouette_score(np.random.rand(50, 3), np.arange(50) % 3)",
+}
 
-def _first_use_rows():
-    """Import + first update + finalize in a fresh process, cold and warm cache."""
+
+def _first_use_rows(quick: bool):
+    """Import + first use in a fresh process, with an empty (cold) and a filled
+    (warm) Numba cache, for each accumulator or function."""
     import streammetrics
 
+    rows = []
     cache = tempfile.mkdtemp(prefix="sm-numba-cache-")
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-    rows = []
+    repeat = 1 if quick else 3
     try:
-        def once():
-            out = subprocess.run([sys.executable, "-c", _FIRST_USE], env=env, capture_output=True, text=True, check=True)
-            return float(out.stdout.strip())
+        for name, call in FIRST_USES.items():
+            script = _FIRST_USE.format(call=call)
 
-        cold = []
-        for _ in range(3):
-            shutil.rmtree(cache, ignore_errors=True)
-            os.makedirs(cache)
-            cold.append(once())
-        warm = [once() for _ in range(3)]
-        group = "first use in a fresh process (import + update + finalize)"
-        rows.append(row(group, "streammetrics, warm Numba cache", float(np.median(warm))))
-        rows.append(row(group, "streammetrics, cold Numba cache", float(np.median(cold))))
+            def once():
+                out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                                     text=True, check=True)
+                return float(out.stdout.strip().splitlines()[-1])
+
+            cold = []
+            for _ in range(repeat):
+                shutil.rmtree(cache, ignore_errors=True)
+                os.makedirs(cache)
+                cold.append(once())
+            warm = [once() for _ in range(repeat)]
+            group = f"first use in a fresh process (import + update + finalize): {name}"
+            rows.append(row(group, "streammetrics, warm Numba cache", float(np.median(warm))))
+            rows.append(row(group, "streammetrics, cold Numba cache", float(np.median(cold))))
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     del streammetrics
@@ -210,7 +230,7 @@ def run(quick: bool = False) -> list[dict]:
     rows += _probability_rows(n, repeat)
     rows += _regression_rows(n, repeat)
     rows += _latency_rows()
-    rows += _first_use_rows()
+    rows += _first_use_rows(quick)
     return rows
 
 
