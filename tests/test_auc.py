@@ -1008,8 +1008,8 @@ def test_u2_run_keys_kernel():
         kn = np.sort(K.score_keys(np.round(rng.normal(size=n_neg), 1)))
         cap = s1.shape[0] + n_pos + n_neg
         bits, ab = np.empty(cap, np.uint64), np.empty((2, cap), np.int64)
-        m = K.run_into(s1, ab1, kp, kn, bits, ab)
-        u2, p, q = K.u2_run_keys(s1, ab1, kp, kn)
+        m = K.run_into(s1.view(np.uint64), ab1, kp, kn, bits, ab)
+        u2, p, q = K.u2_run_keys(s1.view(np.uint64), ab1, kp, kn)
         assert u2 == K.u2_int(ab[:, :m])
         assert (p, q) == (ab[0, :m].sum(), ab[1, :m].sum())
 

@@ -52,6 +52,7 @@ __all__ = [
     "split_keys",
     "split_keys_weighted",
     "score_keys",
+    "key_bits",
     "append_split",
     "append_split_weighted",
     "sort_keys",
@@ -79,6 +80,7 @@ _SIGN = np.uint64(0x8000000000000000)
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
 _BYTE = np.uint64(255)
+_EXPONENT = np.uint64(0x7FF0000000000000)
 
 
 # ------------------------------------------------------------------ keys
@@ -99,27 +101,32 @@ def _key_bits(k):
     return ~k
 
 
-@kernel
 def score_keys(scores):
     """The keys of float64 scores (see :func:`_key`)."""
-    bits = scores.view(np.uint64)
-    out = np.empty(scores.shape[0], np.uint64)
-    for i in range(scores.shape[0]):
+    return key_bits(np.ascontiguousarray(scores, dtype=np.float64).view(np.uint64))
+
+
+@kernel
+def key_bits(bits):
+    """The keys of float64 scores given as their bits (``scores.view(np.uint64)``)."""
+    out = np.empty(bits.shape[0], np.uint64)
+    for i in range(bits.shape[0]):
         out[i] = _key(bits[i])
     return out
 
 
 @kernel
-def append_split(y, s, keys, front, back):
+def append_split(y, bits, keys, front, back):
     """Validate one batch and write its keys into the free slots ``keys[front:back]``.
 
-    Positives' keys go up from ``front``, negatives' keys down from ``back``
-    (in no particular order); ``back - front`` must be at least the batch
-    length. Returns ``(status, front, back)``: the new bounds, or the old ones
-    when the batch is bad (then only free slots were written).
+    ``bits`` are the scores' float64 bits (``s.view(np.uint64)``: the caller
+    makes the view, so no kernel compiles one). Positives' keys go up from
+    ``front``, negatives' keys down from ``back`` (in no particular order);
+    ``back - front`` must be at least the batch length. Returns ``(status,
+    front, back)``: the new bounds, or the old ones when the batch is bad
+    (then only free slots were written).
     """
     n = y.shape[0]
-    bits = s.view(np.uint64)
     f = front
     b = back - 1
     bad_y = False
@@ -128,9 +135,9 @@ def append_split(y, s, keys, front, back):
         yi = y[i]
         y1 = yi == 1
         bad_y |= not (y1 or yi == 0)
-        si = s[i]
-        bad_s |= not (si - si == 0.0)  # NaN or +-inf
-        k = _key(bits[i])
+        bi = bits[i]
+        bad_s |= (bi & _EXPONENT) == _EXPONENT  # NaN or +-inf: every exponent bit set
+        k = _key(bi)
         # write to both ends of the free slots, advance one: no branch on the label
         keys[f] = k
         keys[b] = k
@@ -144,10 +151,9 @@ def append_split(y, s, keys, front, back):
 
 
 @kernel
-def append_split_weighted(y, s, w, keys, vals, front, back):
+def append_split_weighted(y, bits, w, keys, vals, front, back):
     """Like :func:`append_split`, carrying the weights; rows of weight 0 are dropped."""
     n = y.shape[0]
-    bits = s.view(np.uint64)
     f = front
     b = back - 1
     bad_y = False
@@ -156,9 +162,9 @@ def append_split_weighted(y, s, w, keys, vals, front, back):
         yi = y[i]
         y1 = yi == 1
         bad_y |= not (y1 or yi == 0)
-        si = s[i]
-        bad_s |= not (si - si == 0.0)
-        k = _key(bits[i])
+        bi = bits[i]
+        bad_s |= (bi & _EXPONENT) == _EXPONENT
+        k = _key(bi)
         wi = w[i]
         keep = wi != 0.0
         keys[f] = k
@@ -175,24 +181,24 @@ def append_split_weighted(y, s, w, keys, vals, front, back):
 
 
 @kernel
-def split_keys(y, s, keys):
+def split_keys(y, bits, keys):
     """Validate one batch and write its keys split by label.
 
     Positives' keys fill ``keys[:n_pos]`` and negatives' keys ``keys[n_pos:]``
     (in no particular order). Returns ``(status, n_pos)``.
     """
-    status, front, _ = append_split(y, s, keys, 0, y.shape[0])
+    status, front, _ = append_split(y, bits, keys, 0, y.shape[0])
     return status, front
 
 
 @kernel
-def split_keys_weighted(y, s, w, keys, vals):
+def split_keys_weighted(y, bits, w, keys, vals):
     """Like :func:`split_keys`, carrying the weights; rows of weight 0 are dropped.
 
     Positives fill ``keys[:front]``, negatives ``keys[back:]``. Returns
     ``(status, front, back)``.
     """
-    return append_split_weighted(y, s, w, keys, vals, 0, y.shape[0])
+    return append_split_weighted(y, bits, w, keys, vals, 0, y.shape[0])
 
 
 # --------------------------------------------------------------- sorting
@@ -244,9 +250,9 @@ _TOP = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 @kernel
-def u2_run_keys(s1, ab1, kp, kn):
-    """``(2U, n_pos, n_neg)`` (int64) of the run ``(s1, ab1)`` and sorted keys
-    ``kp``, ``kn`` together.
+def u2_run_keys(b1, ab1, kp, kn):
+    """``(2U, n_pos, n_neg)`` (int64) of the run ``(s1, ab1)`` (its scores as
+    bits, ``b1 = s1.view(np.uint64)``) and sorted keys ``kp``, ``kn`` together.
 
     ``2U`` is what :func:`u2_int` gives on the run :func:`run_into` would
     write from the same inputs, counted in one pass that writes nothing. The
@@ -254,10 +260,9 @@ def u2_run_keys(s1, ab1, kp, kn):
     free but for the end of each input and a new score (as predictable as
     distinct scores make it): 1.4x faster than branching on the run's head.
     """
-    m1 = s1.shape[0]
+    m1 = b1.shape[0]
     n1 = kp.shape[0]
     n0 = kn.shape[0]
-    b1 = s1.view(np.uint64)
     r = 0
     i = 0
     j = 0
@@ -298,8 +303,9 @@ def u2_run_keys(s1, ab1, kp, kn):
 
 
 @kernel
-def run_into(s1, ab1, kp, kn, bits, ab):
-    """Write the run holding the run ``(s1, ab1)`` and sorted keys ``kp``, ``kn``.
+def run_into(b1, ab1, kp, kn, bits, ab):
+    """Write the run holding the run ``(s1, ab1)`` (its scores as bits ``b1``)
+    and sorted keys ``kp``, ``kn``.
 
     ``kp`` are positives' keys and ``kn`` negatives' keys, each sorted, with
     repeats; ``s1``, ``ab1`` (int64 counts) is a run, possibly empty. The
@@ -309,10 +315,9 @@ def run_into(s1, ab1, kp, kn, bits, ab):
     adds every head equal to it, so unpredictable labels cost no mispredicted
     branches (1.5x faster than branching on them, for distinct scores).
     """
-    m1 = s1.shape[0]
+    m1 = b1.shape[0]
     n1 = kp.shape[0]
     n0 = kn.shape[0]
-    b1 = s1.view(np.uint64)
     r = 0
     i = 0
     j = 0
@@ -344,12 +349,11 @@ def run_into(s1, ab1, kp, kn, bits, ab):
 
 
 @kernel
-def run_into_weighted(s1, ab1, kp, vp, kn, vn, bits, ab):
+def run_into_weighted(b1, ab1, kp, vp, kn, vn, bits, ab):
     """Like :func:`run_into` with the keys' weights ``vp``, ``vn`` (``ab`` float64)."""
-    m1 = s1.shape[0]
+    m1 = b1.shape[0]
     n1 = kp.shape[0]
     n0 = kn.shape[0]
-    b1 = s1.view(np.uint64)
     r = 0
     i = 0
     j = 0

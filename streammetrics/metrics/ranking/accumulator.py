@@ -111,7 +111,7 @@ def _weighted_run(y, s, w):
     """The run of one weighted batch, sorted at once; ``None`` if every weight is 0."""
     keys = np.empty(y.shape[0], np.uint64)
     vals = np.empty(y.shape[0], np.float64)
-    status, front, back = K.split_keys_weighted(y, s, w, keys, vals)
+    status, front, back = K.split_keys_weighted(y, s.view(np.uint64), w, keys, vals)
     if status:
         raise_rejected(RankAUC.inputs, (y, s))
     if front == 0 and back == y.shape[0]:

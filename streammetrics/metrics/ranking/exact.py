@@ -45,10 +45,10 @@ def run_of_sorted(kp, kn, vp=None, vn=None, run=None):
     scores = np.empty(cap, np.float64)
     if vp is None:
         ab = np.empty((2, cap), np.int64)
-        m = K.run_into(run[0], run[1], kp, kn, scores.view(np.uint64), ab)
+        m = K.run_into(run[0].view(np.uint64), run[1], kp, kn, scores.view(np.uint64), ab)
     else:
         ab = np.empty((2, cap), np.float64)
-        m = K.run_into_weighted(run[0], run[1], kp, vp, kn, vn, scores.view(np.uint64), ab)
+        m = K.run_into_weighted(run[0].view(np.uint64), run[1], kp, vp, kn, vn, scores.view(np.uint64), ab)
     return _trimmed(scores, ab, m)
 
 

@@ -77,9 +77,10 @@ class Pending:
         if self.back - self.front < n:
             self._grow(self.rows + n, limit)
         if self.vals is None:
-            status, front, back = K.append_split(y, s, self.keys, self.front, self.back)
+            status, front, back = K.append_split(y, s.view(np.uint64), self.keys, self.front, self.back)
         else:
-            status, front, back = K.append_split_weighted(y, s, w, self.keys, self.vals, self.front, self.back)
+            status, front, back = K.append_split_weighted(y, s.view(np.uint64), w, self.keys, self.vals,
+                                                         self.front, self.back)
         if not status:
             self.front, self.back = front, back
         return status

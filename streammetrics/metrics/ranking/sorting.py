@@ -111,7 +111,7 @@ def u2_across(run, kp, kn, threads=None):
     if threads is None:
         threads = CORES > 1 and sum(sizes) >= 4 * THREADED_MIN
     if not threads or max(sizes) == 0:
-        return tuple(int(v) for v in K.u2_run_keys(s1, ab1, kp, kn))
+        return tuple(int(v) for v in K.u2_run_keys(s1.view(np.uint64), ab1, kp, kn))
     longest = int(np.argmax(sizes))
     if longest == 0:
         cut_s = float(s1[sizes[0] // 2])
@@ -122,9 +122,10 @@ def u2_across(run, kp, kn, threads=None):
     r = int(np.searchsorted(s1, cut_s))
     i = int(np.searchsorted(kp, np.uint64(cut_k)))
     j = int(np.searchsorted(kn, np.uint64(cut_k)))
-    job = _sort_pool().submit(K.u2_run_keys, s1[:r], ab1[:, :r], kp[:i], kn[:j])
+    b1 = s1.view(np.uint64)
+    job = _sort_pool().submit(K.u2_run_keys, b1[:r], ab1[:, :r], kp[:i], kn[:j])
     try:
-        u2_hi, p_hi, n_hi = K.u2_run_keys(s1[r:], ab1[:, r:], kp[i:], kn[j:])
+        u2_hi, p_hi, n_hi = K.u2_run_keys(b1[r:], ab1[:, r:], kp[i:], kn[j:])
     finally:
         u2_lo, p_lo, n_lo = job.result()
     u2 = int(u2_lo) + int(u2_hi) + 2 * int(p_hi) * int(n_lo)
@@ -136,7 +137,7 @@ def split_sorted(y, s):
     when the kernel rejected it (a label not 0/1, a score NaN or infinite)."""
     n = y.shape[0]
     keys = np.empty(n, np.uint64)
-    status, n_pos = K.split_keys(y, s, keys)
+    status, n_pos = K.split_keys(y, s.view(np.uint64), keys)
     if status:
         return None
     sort_classes(keys, n_pos, n_pos)
