@@ -17,12 +17,19 @@ from __future__ import annotations
 
 import numba
 
-__all__ = ["kernel", "parallel_kernel", "Dual", "SERIAL_WORK"]
+__all__ = ["kernel", "inline", "parallel_kernel", "Dual", "SERIAL_WORK"]
 
 
 def kernel(fn):
     """Compile ``fn`` as a serial, cached, GIL-free Numba kernel."""
     return numba.njit(cache=True, nogil=True)(fn)
+
+
+def inline(fn):
+    """Compile ``fn`` as a small helper inlined into the kernels that call it
+    (typed there, with no compilation of its own: a first call compiles the
+    kernel once rather than the kernel and one helper per argument type)."""
+    return numba.njit(inline="always", cache=True, nogil=True)(fn)
 
 
 def parallel_kernel(fn):

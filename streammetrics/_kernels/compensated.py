@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline, kernel
 
 __all__ = ["BLOCK", "add", "fold", "merge", "value", "values", "first_bad_weight"]
 
@@ -30,7 +30,7 @@ __all__ = ["BLOCK", "add", "fold", "merge", "value", "values", "first_bad_weight
 BLOCK = 256
 
 
-@kernel
+@inline
 def add(s, c, x):
     """One compensated step: return the pair ``(s, c)`` with ``x`` added."""
     t = s + x
@@ -41,7 +41,7 @@ def add(s, c, x):
     return t, c
 
 
-@kernel
+@inline
 def fold(pairs, k, s, c):
     """Add the pair ``(s, c)`` into row ``k`` of the ``(m, 2)`` array ``pairs``."""
     t, cc = add(pairs[k, 0], pairs[k, 1], s)

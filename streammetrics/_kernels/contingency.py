@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline, kernel
 from .compensated import add
 from .sort import argsort_int64
 
@@ -43,7 +43,7 @@ _MUL_B = np.uint64(0xC2B2AE3D27D4EB4F)
 _SHIFT = np.uint64(29)
 
 
-@kernel
+@inline
 def _slot(a, b, shift):
     h = (np.uint64(a) * _MUL_A) ^ (np.uint64(b) * _MUL_B)
     h ^= h >> _SHIFT
@@ -320,7 +320,7 @@ def _sparse_table(y, p):
 _TAIL = 1e-24
 
 
-@kernel
+@inline
 def _term(k, fn, fab):
     """``(k / n) log(k n / (a b))``, the log taken as ``log1p`` of the relative
     gap (exact while ``k n`` and ``a b`` stay below 2**53), so terms near the

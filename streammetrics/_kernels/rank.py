@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline, kernel
 from .compensated import add
 from .sort import sort_keys, sort_payload
 
@@ -84,7 +84,7 @@ _EXPONENT = np.uint64(0x7FF0000000000000)
 
 
 # ------------------------------------------------------------------ keys
-@kernel
+@inline
 def _key(bits):
     """Order-preserving integer key of float64 bits (``-0.0`` as ``+0.0``)."""
     if bits == _SIGN:
@@ -93,7 +93,7 @@ def _key(bits):
     return bits ^ (mask | _SIGN)
 
 
-@kernel
+@inline
 def _key_bits(k):
     """The float64 bits of a key (the inverse of :func:`_key`)."""
     if k & _SIGN:
