@@ -2,10 +2,13 @@
 
 Scores are sorted as 64-bit integer *keys*: the bits of a float64 with the sign
 bit flipped for positives and every bit flipped for negatives, so that integer
-order is float order (``-0.0`` is keyed as ``+0.0``; NaN never gets here). The
-radix sort of :mod:`.sort` sorts them. On 10M float64 scores it ran 3-4 times faster
-than ``np.sort`` (numpy 2.4, an AVX-512 x86 machine), and ``np.argsort``, which
-would also carry the labels, is slower still.
+order is float order (``-0.0`` is keyed as ``+0.0``; NaN never gets here).
+Keys alone are sorted by numpy's vectorised sort (on the benchmark machine as
+fast as a radix sort on distinct scores and twice as fast on rounded ones),
+keys with weights by the radix sort of :mod:`.sort` (``np.argsort`` and a
+gather are three to six times slower); see
+:func:`streammetrics.metrics.ranking.sorting.sort_classes`. The kernels take
+the scores' bits (``scores.view(np.uint64)``, made by the caller).
 
 A batch is first split by label, in the same pass that validates it:
 positives' keys go to the front of a buffer and negatives' keys to the back
