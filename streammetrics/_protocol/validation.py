@@ -51,6 +51,13 @@ def to_numpy(x, name: str, expected: str = "a 1-D array") -> np.ndarray:
     ``expected`` names the shape wanted, for the message about a scalar.
     """
     if isinstance(x, np.ndarray):
+        if isinstance(x, np.ma.MaskedArray):
+            if np.ma.getmaskarray(x).any():
+                raise TypeError(
+                    f"{name} is a masked array with masked values, which would be scored as if "
+                    "they were data: drop or fill them first (a.compressed(), a.filled(value))"
+                )
+            return np.ma.getdata(x)
         return x
     if isinstance(x, (str, bytes, dict, set)):
         raise TypeError(f"{name} must be array-like, got {type(x).__name__}")

@@ -17,7 +17,7 @@ import numpy as np
 from .._kernels import compensated
 from .._kernels.multiclass import count_classes, sum_classes
 from .._protocol.base import Accumulator
-from .._protocol.errors import NoObservationsError
+from .._protocol.errors import BadValueError, NoObservationsError
 from .._protocol.inputs import ClassIndices, ClassLabels
 from .._protocol.result import RenderContext, Result, safe
 from .._protocol.state import Field
@@ -327,9 +327,14 @@ def _one_shot(y, p, n_classes, labels, sample_weight) -> MulticlassConfusion:
         check_same_length(["y", "p"], [yy, pp])
         if yy.size == 0:
             raise NoObservationsError("y and p are empty: the scores need at least one observation")
+        for name, arr in (("y", yy), ("p", pp)):  # K is read from the values: check them first
+            with np.errstate(invalid="ignore"):
+                bad = np.flatnonzero(~((arr >= 0) & (arr < 2.0**63) & (arr == np.floor(arr)))
+                                     if arr.dtype.kind == "f" else arr < 0)
+            if bad.size:
+                i = int(bad[0])
+                raise BadValueError(name, i, arr[i], "classes must be integers >= 0")
         top = max(yy.max(), pp.max())
-        if not (np.isfinite(top) and top >= 0) or top >= np.iinfo(np.int64).max:
-            top = 0  # the update reports the offending value
         n_classes = int(top) + 1
         if n_classes > _MAX_INFERRED:
             raise ValueError(

@@ -345,7 +345,8 @@ def _feature_silhouettes(src: _Rows, lab, sizes, metric: int, convention: int, b
     n, d = src.shape
     K = sizes.shape[0]
     threads = numba.get_num_threads()
-    b = block if block is not None else _auto_block(n, d, threads, budget)
+    # a tile larger than the data would only allocate (n x n at the most)
+    b = min(block, n) if block is not None else _auto_block(n, d, threads, budget)
     rows = _rows_per_panel(budget // 8, 8 * K, b)
     if src.whole is None:
         rows = min(rows, _rows_per_panel(budget // 4, 8 * d, b))
@@ -400,7 +401,7 @@ def _distance_silhouettes(src: _Rows, lab, sizes, convention: int, block, budget
     n = src.shape[0]
     K = sizes.shape[0]
     if block is not None:
-        rows = block
+        rows = min(block, n)
     else:
         rows = _rows_per_panel(budget // 8, 8 * K, 1)
         if src.whole is None:
@@ -796,7 +797,7 @@ class Plan:
     def block_for(self, rows: int, d: int) -> int:
         """The tile size for chunks of at most ``rows`` rows of ``d`` features."""
         if self.block_size is not None:
-            return self.block_size
+            return min(self.block_size, rows)
         return _auto_block(rows, d, numba.get_num_threads(), _budget(None))
 
 

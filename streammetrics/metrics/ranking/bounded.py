@@ -58,9 +58,11 @@ def points_of_items(items, weighted: bool):
 class Bounded:
     """The bounded state of ``RankAUC(max_bins=B)`` (see the module docstring)."""
 
-    #: pending rows at most max(PENDING_MIN, PENDING_PER_BIN * B)
+    #: pending rows at most max(PENDING_MIN, min(PENDING_PER_BIN * B, PENDING_MAX))
     PENDING_MIN = 1 << 14
     PENDING_PER_BIN = 32
+    #: however many bins are allowed, the buffer stays within exact mode's least
+    PENDING_MAX = 1 << 22
 
     def __init__(self, max_bins: int, weighted: bool = False):
         self.max_bins = max_bins
@@ -77,7 +79,7 @@ class Bounded:
         return 0 if self.items is None else sum(a.nbytes for a in self.items)
 
     def pending_limit(self) -> int:
-        return max(self.PENDING_MIN, self.PENDING_PER_BIN * self.max_bins)
+        return max(self.PENDING_MIN, min(self.PENDING_PER_BIN * self.max_bins, self.PENDING_MAX))
 
     def to_float(self) -> None:
         if self.items is not None:
