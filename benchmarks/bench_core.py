@@ -128,6 +128,13 @@ def _latency_rows(batch=256):
     counts, wsums, e, seen = np.zeros(4, np.int64), np.zeros((4, 2)), np.empty(0), np.zeros(1, np.int64)
     yu = y.view(np.uint8)
     rows.append(row(group, "bare Numba kernel call (floor)", per_call_time(lambda: binary_update_scores(yu, p, 0.5, e, seen, counts, wsums))))
+    guard = acc._guard  # what sharing an accumulator between threads costs each update
+
+    def locked():
+        with guard:
+            pass
+
+    rows.append(row(group, "the accumulator's lock, taken and released", per_call_time(locked)))
     rows += _evaluator_latency_rows(y, p, batch)
     if have("torch") and have("torchmetrics"):
         import torch

@@ -24,11 +24,19 @@ Accumulators whose state is not stored as its fields in memory (sorted runs
 and pending rows, a collection of members) override ``_state`` (the fields,
 computed without changing the object), ``_load``, ``_merge_state``, ``n`` and
 ``_clone``.
+
+An accumulator may be shared between threads: every public method that reads
+or changes the state holds the accumulator's own (reentrant) lock, so calls on
+one accumulator from several threads take turns and none loses a row, while
+different accumulators, whose kernels release the GIL, run at the same time.
+``merge`` and ``==`` take both accumulators' locks, in a fixed order.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from typing import Any, ClassVar
 
 import numpy as np
@@ -74,6 +82,12 @@ class Accumulator:
 
     def _check_state(self, state: dict[str, np.ndarray]) -> None:
         """Invariants of a loaded state beyond its declaration; raise ``ValueError`` if bad."""
+
+    # ------------------------------------------------------------------- locking
+    def __new__(cls, *args, **kwargs):
+        obj = super().__new__(cls)
+        obj._guard = threading.RLock()  # made with the object: pickling and copies included
+        return obj
 
     # ------------------------------------------------------------------ storage
     def _init_state(self) -> None:
@@ -135,8 +149,11 @@ class Accumulator:
         w = batch.weights
         if w.shape[0] and not self.takes_weights:
             raise NoWeightsError(type(self).__name__)
-        if batch.n and self._fold(arrays, w):
-            raise_rejected(self.inputs, arrays)  # a checked batch: cannot happen
+        if batch.n:
+            with self._guard:
+                status = self._fold(arrays, w)
+            if status:
+                raise_rejected(self.inputs, arrays)  # a checked batch: cannot happen
         return self
 
     def update(self, *arrays, sample_weight=None):
@@ -149,8 +166,11 @@ class Accumulator:
         offending position and leaves the accumulator exactly as it was.
         """
         converted, w, n = convert(self.inputs, arrays, sample_weight, self.takes_weights, self)
-        if n and self._fold(converted, w):
-            raise_rejected(self.inputs, converted)
+        if n:
+            with self._guard:
+                status = self._fold(converted, w)
+            if status:
+                raise_rejected(self.inputs, converted)
         return self
 
     # ---------------------------------------------------------------- protocol
@@ -166,7 +186,9 @@ class Accumulator:
 
     def reset(self):
         """Forget every observation; return ``self``."""
-        self._load(self._empty_like()._state)
+        empty = self._empty_like()._state
+        with self._guard:
+            self._load(empty)
         return self
 
     def _check_compatible(self, other: "Accumulator") -> None:
@@ -190,10 +212,11 @@ class Accumulator:
         raise ``ValueError`` and leave both accumulators unchanged.
         """
         self._check_compatible(other)
-        theirs = other._state
-        if other is self:
-            theirs = copy_state(theirs)
-        self._merge_state(theirs)
+        with _locked(self, other):
+            theirs = other._state
+            if other is self:
+                theirs = copy_state(theirs)
+            self._merge_state(theirs)
         return self
 
     def __add__(self, other: "Accumulator"):
@@ -209,13 +232,14 @@ class Accumulator:
 
     def copy(self):
         """An independent copy: updating one never changes the other."""
-        return self._clone()
+        with self._guard:
+            return self._clone()
 
     def __copy__(self):
-        return self._clone()
+        return self.copy()
 
     def __deepcopy__(self, memo):
-        return self._clone()
+        return self.copy()
 
     def finalize(self) -> Result:
         """The scores of the current state, as a read-only :class:`Result`.
@@ -223,11 +247,12 @@ class Accumulator:
         The state is not changed, so updates may continue afterwards. Raises
         ``ValueError`` when no observation has been folded in.
         """
-        if self.n == 0:
-            raise NoObservationsError(
-                f"{type(self).__name__} has no observations: call update() first"
-            )
-        return self._compute()
+        with self._guard:
+            if self.n == 0:
+                raise NoObservationsError(
+                    f"{type(self).__name__} has no observations: call update() first"
+                )
+            return self._compute()
 
     def __repr__(self) -> str:
         settings = ", ".join(f"{k}={v!r}" for k, v in self._settings().items())
@@ -236,7 +261,7 @@ class Accumulator:
         if n == 0 or not self.headline:
             return f"{head}: n={n}"
         try:
-            r = self._compute()
+            r = self.finalize()
             fields = " ".join(f"{k}={r[k]:.6g}" for k in self.headline if k in r)
         except ValueError:
             fields = ""
@@ -245,14 +270,16 @@ class Accumulator:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self._settings() == other._settings() and states_equal(self._state, other._state)
+        with _locked(self, other):
+            return self._settings() == other._settings() and states_equal(self._state, other._state)
 
     __hash__ = None  # mutable
 
     # ------------------------------------------------------------- state dicts
     def state_dict(self) -> dict[str, np.ndarray]:
         """A copy of the state as its declared fields (name -> array)."""
-        return copy_state(self._state)
+        with self._guard:
+            return copy_state(self._state)
 
     def load_state_dict(self, state: dict[str, np.ndarray]):
         """Take ``state`` (as given by :meth:`state_dict`) after checking it; return ``self``.
@@ -262,7 +289,9 @@ class Accumulator:
         ``ValueError`` (:class:`~streammetrics.StateFileError`) leaving this
         accumulator unchanged.
         """
-        self._load(self._checked(state))
+        checked = self._checked(state)
+        with self._guard:
+            self._load(checked)
         return self
 
     def _checked(self, state) -> dict[str, np.ndarray]:
@@ -279,7 +308,8 @@ class Accumulator:
 
     # ---------------------------------------------------------------- pickling
     def __getstate__(self):
-        return {"settings": self._settings(), "state": self._state}
+        with self._guard:
+            return {"settings": self._settings(), "state": self._state}
 
     def __setstate__(self, d):
         fresh = type(self)._from_settings(d["settings"])
@@ -296,7 +326,9 @@ class Accumulator:
         The file is written to a temporary name and renamed, so a crash never
         leaves a half-written state at ``path``.
         """
-        statefile.write(path, type(self).__name__, self._settings(), self._state)
+        with self._guard:
+            state = self._state
+        statefile.write(path, type(self).__name__, self._settings(), state)
 
     @classmethod
     def load(cls, path):
@@ -325,6 +357,15 @@ class Accumulator:
         except ValueError as exc:
             raise StateFileError(f"{where}: {exc}") from None
         return obj
+
+
+@contextlib.contextmanager
+def _locked(*accs):
+    """Hold the locks of ``accs``, taken in one order (by id) whatever the call."""
+    with contextlib.ExitStack() as stack:
+        for acc in sorted({id(a): a for a in accs}.values(), key=id):
+            stack.enter_context(acc._guard)
+        yield
 
 
 def _describe(inputs) -> str:

@@ -23,7 +23,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from .._protocol import statefile
-from .._protocol.base import Accumulator
+from .._protocol.base import Accumulator, _locked
 from .._protocol.errors import NoWeightsError, StateFileError
 from .._protocol.inputs import Batch, InputTuple, convert
 from .._protocol.result import Result
@@ -304,9 +304,10 @@ class Evaluator(Accumulator):
             raise TypeError("no member of this Evaluator takes this batch's arrays")
         if batch.n == 0:
             return self
-        for m in takers:
-            m.fold(batch)  # cannot raise for a value: the batch was checked for them all
-        self._n += batch.n
+        with self._guard:  # every member takes the batch before another one starts
+            for m in takers:
+                m.fold(batch)  # cannot raise for a value: the batch was checked for them all
+            self._n += batch.n
         return self
 
     def update(self, y, p, sample_weight=None):
@@ -334,7 +335,7 @@ class Evaluator(Accumulator):
         return all(any(m is x for x in plan.members) for plan in self._plans)
 
     @property
-    def _state(self) -> dict[str, np.ndarray]:
+    def _state(self) -> dict[str, np.ndarray]:  # read under the lock (save, pickle, ==)
         state = {"n": np.array([self._n], np.int64)}
         for name, m in self._members.items():
             for k, v in m.state_dict().items():
@@ -379,9 +380,10 @@ class Evaluator(Accumulator):
             if bad:
                 raise StateFileError(f"member {name!r} counts {m.n} rows but the evaluator {n[0]}")
             loaded[name] = m
-        self._members.update(loaded)
-        self._n = int(n[0])
-        self._plans = self._make_plans()
+        with self._guard:
+            self._members.update(loaded)
+            self._n = int(n[0])
+            self._plans = self._make_plans()
         return self
 
     def merge(self, other: "Evaluator"):
@@ -389,12 +391,13 @@ class Evaluator(Accumulator):
         self._check_compatible(other)
         if other is self:
             other = other.copy()
-        for name, m in self._members.items():
-            m.merge(other._members[name])
-        self._n += other._n
+        with _locked(self, other):
+            for name, m in self._members.items():
+                m.merge(other._members[name])
+            self._n += other._n
         return self
 
-    def _clone(self):
+    def _clone(self):  # called under the lock (copy)
         out = self._empty_like()
         out._members = {name: m.copy() for name, m in self._members.items()}
         out._plans = out._make_plans()
@@ -402,9 +405,10 @@ class Evaluator(Accumulator):
         return out
 
     def reset(self):
-        for m in self._members.values():
-            m.reset()
-        self._n = 0
+        with self._guard:
+            for m in self._members.values():
+                m.reset()
+            self._n = 0
         return self
 
     # --------------------------------------------------------------- finalize

@@ -244,11 +244,12 @@ class BinaryConfusion(Accumulator):
 
     def counts(self):
         """``(tp, fp, fn, tn)``: Python ints, or floats once weights were seen."""
-        st = self._arrays
-        counts = [int(c) for c in st["counts"]]
-        if st["weighted"][0] == 0:
-            return counts
-        return [c + float(v) for c, v in zip(counts, compensated.values(st["wsums"]))]
+        with self._guard:
+            st = self._arrays
+            counts = [int(c) for c in st["counts"]]
+            if st["weighted"][0] == 0:
+                return counts
+            return [c + float(v) for c, v in zip(counts, compensated.values(st["wsums"]))]
 
     def _compute(self) -> BinaryResult:
         meta = {"threshold": self.threshold, "weighted": bool(self._arrays["weighted"][0])}

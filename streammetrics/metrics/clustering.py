@@ -404,7 +404,8 @@ class ClusterContingency(Accumulator):
     # ---------------------------------------------------------------- results
     def table(self):
         """The non-zero cells: ``(labels_true, labels_pred, counts)`` copies, sorted."""
-        return tuple(a.copy() for a in self._table_arrays())
+        with self._guard:
+            return tuple(a.copy() for a in self._table_arrays())
 
     def _table(self) -> _Table:
         t, p, c = self._table_arrays()

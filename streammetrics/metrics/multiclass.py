@@ -298,10 +298,11 @@ class MulticlassConfusion(Accumulator):
 
     def matrix(self) -> np.ndarray:
         """The current confusion matrix (a copy), without computing the scores."""
-        counts, wsum = self._arrays["counts"], self._arrays["wsum"]
-        if wsum.shape[0] == 0:
-            return counts.copy()
-        return counts + compensated.values(wsum).reshape(self.n_classes, self.n_classes)
+        with self._guard:
+            counts, wsum = self._arrays["counts"], self._arrays["wsum"]
+            if wsum.shape[0] == 0:
+                return counts.copy()
+            return counts + compensated.values(wsum).reshape(self.n_classes, self.n_classes)
 
     def _compute(self) -> Result:
         st = self._arrays

@@ -92,6 +92,17 @@ _CONVENTIONS = {"seed": SEED, "sklearn": SKLEARN}
 #: Tolerance on the diagonal of a precomputed distance matrix (scikit-learn's).
 _DIAGONAL_TOL = 100 * np.finfo(np.float64).eps
 
+#: parallel kernels may not be launched from two threads of one process at once
+#: under every Numba threading layer (workqueue forbids it, aborting the
+#: process); each uses every core anyway, so calls from several threads take turns
+PARALLEL_LOCK = threading.Lock()
+
+
+def _turn(dual, kernel):
+    """The lock to hold while ``kernel`` (a twin of ``dual``) runs: the parallel
+    twin's turn, or nothing for the serial one."""
+    return PARALLEL_LOCK if kernel is dual.parallel else contextlib.nullcontext()
+
 
 def _diagonal_tolerance(dtype) -> float:
     """How far from 0 a precomputed matrix's diagonal may be: 100 ulps of 1 in
@@ -371,21 +382,27 @@ def _feature_silhouettes(src: _Rows, lab, sizes, metric: int, convention: int, b
             # everything in memory: compute each distance once, for both points
             sums = np.zeros((n, K))
             both = symmetric_sums_blas if use_blas else symmetric_sums_direct
-            both.pick(n * n * d / 2)(src.whole, aux, lab, metric, b, sums)
+            kernel = both.pick(n * n * d / 2)
+            with _turn(both, kernel):
+                kernel(src.whole, aux, lab, metric, b, sums)
             silhouette_from_sums(sums, lab, sizes, convention, out)
             return out
-        sums_of = (feature_sums_blas if use_blas else feature_sums_direct).pick(n * n * d)
+        dual = feature_sums_blas if use_blas else feature_sums_direct
+        sums_of = dual.pick(n * n * d)
+        turn = _turn(dual, sums_of)
         for i0 in range(0, n, rows):
             i1 = min(i0 + rows, n)
             XI = src.read(i0, i1)
             sums = np.zeros((i1 - i0, K))
             if src.whole is not None:
-                sums_of(XI, src.whole, i0, aux[i0:i1], aux, lab, metric, b, sums)
+                with turn:
+                    sums_of(XI, src.whole, i0, aux[i0:i1], aux, lab, metric, b, sums)
             else:
                 for j0 in range(0, n, rows):
                     j1 = min(j0 + rows, n)
                     XJ = XI if j0 == i0 else src.read(j0, j1)
-                    sums_of(XI, XJ, i0 - j0, aux[i0:i1], aux[j0:j1], lab[j0:j1], metric, b, sums)
+                    with turn:
+                        sums_of(XI, XJ, i0 - j0, aux[i0:i1], aux[j0:j1], lab[j0:j1], metric, b, sums)
             silhouette_from_sums(sums, lab[i0:i1], sizes, convention, out[i0:i1])
     return out
 
@@ -410,12 +427,14 @@ def _distance_silhouettes(src: _Rows, lab, sizes, convention: int, block, budget
     diag_tol = _diagonal_tolerance(src.dtype) if precomputed else -1.0
     out = np.empty(n)
     sums_of = distance_sums.pick(n * n)
+    turn = _turn(distance_sums, sums_of)
     for i0 in range(0, n, rows):
         i1 = min(i0 + rows, n)
         DI = src.read(i0, i1)
         sums = np.zeros((i1 - i0, K))
         bad = np.zeros(i1 - i0, dtype=np.uint8)
-        sums_of(DI, i0, lab, lowest, diag_tol, sums, bad)
+        with turn:
+            sums_of(DI, i0, lab, lowest, diag_tol, sums, bad)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise _locate_bad_distance(src.name, DI[i], i0 + i, precomputed, diag_tol)
@@ -771,9 +790,6 @@ def silhouette_score(X, labels, *, convention="seed", metric="euclidean", block_
 # and its silhouettes follow from them. An engine schedules these pieces; the
 # numerics stay here.
 
-#: parallel kernels may not be launched from two threads of one process at once
-#: under every Numba threading layer (workqueue forbids it); each uses every core
-PARALLEL_LOCK = threading.Lock()
 
 #: the metric code of a precomputed dissimilarity matrix
 PRECOMPUTED = _PRECOMPUTED
@@ -839,9 +855,9 @@ def pair_sums(XI, XJ, shift: int, aux_i, aux_j, labels_j, metric: int, block: in
     XI = np.ascontiguousarray(XI, dtype=np.float64)
     XJ = np.ascontiguousarray(XJ, dtype=np.float64)
     sums = np.zeros((XI.shape[0], k))
-    kernel = (feature_sums_blas if use_blas else feature_sums_direct).pick(
-        XI.shape[0] * XJ.shape[0] * XI.shape[1])
-    with PARALLEL_LOCK, (_single_threaded_blas() if use_blas else contextlib.nullcontext()):
+    dual = feature_sums_blas if use_blas else feature_sums_direct
+    kernel = dual.pick(XI.shape[0] * XJ.shape[0] * XI.shape[1])
+    with _turn(dual, kernel), (_single_threaded_blas() if use_blas else contextlib.nullcontext()):
         kernel(XI, XJ, shift, aux_i, aux_j, labels_j, metric, block, sums)
     return sums
 
@@ -852,8 +868,9 @@ def distance_row_sums(DI, offset: int, labels, k: int) -> np.ndarray:
     DI = np.ascontiguousarray(DI, dtype=np.float64)
     sums = np.zeros((DI.shape[0], k))
     bad = np.zeros(DI.shape[0], dtype=np.uint8)
-    with PARALLEL_LOCK:
-        distance_sums.pick(DI.size)(DI, offset, labels, 0.0, tol, sums, bad)
+    kernel = distance_sums.pick(DI.size)
+    with _turn(distance_sums, kernel):
+        kernel(DI, offset, labels, 0.0, tol, sums, bad)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise _locate_bad_distance("X", DI[i], offset + i, True, tol)

@@ -344,8 +344,9 @@ class RankAUC(Accumulator):
         later reads of the state (saving, pickling, merging into another
         accumulator) need no sorting or merging.
         """
-        self._flush()
-        self._strategy.compact()
+        with self._guard:
+            self._flush()
+            self._strategy.compact()
         return self
 
     # ------------------------------------------------------------------- state
@@ -404,9 +405,11 @@ class RankAUC(Accumulator):
         return self._strategy.points(self._pending)
 
     def _curve(self):
-        if self._n == 0:
-            raise NoObservationsError("RankAUC has no observations: call update() first")
-        return curve_from_points(*self._points())
+        with self._guard:
+            if self._n == 0:
+                raise NoObservationsError("RankAUC has no observations: call update() first")
+            points = self._points()
+        return curve_from_points(*points)
 
     def roc_curve(self):
         """ROC curve ``(fpr, tpr, thresholds)`` of the state, highest threshold first.

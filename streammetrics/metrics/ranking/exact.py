@@ -123,7 +123,8 @@ class Exact:
         return sum(s.nbytes + ab.nbytes for s, ab in self.stack)
 
     def pending_limit(self) -> int:
-        return max(self.PENDING_MIN, self.PENDING_RATIO * self.stack.entries())
+        entries = self.stack.entries() if len(self.stack) else 0
+        return max(self.PENDING_MIN, self.PENDING_RATIO * entries)
 
     def to_float(self) -> None:
         self.stack = RunStack(merge_runs, _entries,

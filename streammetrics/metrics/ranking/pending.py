@@ -15,6 +15,8 @@ from .sorting import sort_classes
 
 __all__ = ["Pending"]
 
+_U64 = np.dtype(np.uint64)
+
 
 class Pending:
     """Rows folded in but not yet sorted into the state.
@@ -77,9 +79,9 @@ class Pending:
         if self.back - self.front < n:
             self._grow(self.rows + n, limit)
         if self.vals is None:
-            status, front, back = K.append_split(y, s.view(np.uint64), self.keys, self.front, self.back)
+            status, front, back = K.append_split(y, s.view(_U64), self.keys, self.front, self.back)
         else:
-            status, front, back = K.append_split_weighted(y, s.view(np.uint64), w, self.keys, self.vals,
+            status, front, back = K.append_split_weighted(y, s.view(_U64), w, self.keys, self.vals,
                                                          self.front, self.back)
         if not status:
             self.front, self.back = front, back
