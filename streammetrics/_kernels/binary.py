@@ -28,10 +28,27 @@ compiles only the kernel it needs.
 
 from __future__ import annotations
 
-from ._jit import kernel
+from ._jit import inline, kernel
 from .compensated import BLOCK, add, fold
 
 __all__ = ["count_labels", "sum_labels", "count_scores", "sum_scores", "binary_update", "binary_update_scores"]
+
+
+@inline
+def _cells(wi, y1, p1):
+    """A row's weight in the (tp, fp, fn, tn) cells; exact: the factors are 0 or 1."""
+    wy = wi * y1
+    wn = wi - wy
+    return wy * p1, wn * p1, wy - wy * p1, wn - wn * p1
+
+
+@inline
+def _commit(wsums, s0, c0, s1, c1, s2, c2, s3, c3):
+    """Fold a batch's four compensated cell totals into the state's pairs."""
+    fold(wsums, 0, s0, c0)
+    fold(wsums, 1, s1, c1)
+    fold(wsums, 2, s2, c2)
+    fold(wsums, 3, s3, c3)
 
 
 @kernel
@@ -83,21 +100,16 @@ def sum_labels(y, p, w, rows, wsums):
                 return 1
             if not (p1 or pi == 0):
                 return 2
-            wi = w[i]
-            wy = wi * y1
-            wn = wi - wy
-            b0 += wy * p1  # exact: the factors are 0 or 1
-            b2 += wy - wy * p1
-            b1 += wn * p1
-            b3 += wn - wn * p1
+            t0, t1, t2, t3 = _cells(w[i], y1, p1)
+            b0 += t0
+            b1 += t1
+            b2 += t2
+            b3 += t3
         s0, c0 = add(s0, c0, b0)
         s1, c1 = add(s1, c1, b1)
         s2, c2 = add(s2, c2, b2)
         s3, c3 = add(s3, c3, b3)
-    fold(wsums, 0, s0, c0)
-    fold(wsums, 1, s1, c1)
-    fold(wsums, 2, s2, c2)
-    fold(wsums, 3, s3, c3)
+    _commit(wsums, s0, c0, s1, c1, s2, c2, s3, c3)
     rows[0] += n
     return 0
 
@@ -162,21 +174,16 @@ def sum_scores(y, s, threshold, w, rows, wsums):
             if not (si - si == 0.0):
                 return 2
             p1 = si >= threshold
-            wi = w[i]
-            wy = wi * y1
-            wn = wi - wy
-            b0 += wy * p1  # exact: the factors are 0 or 1
-            b2 += wy - wy * p1
-            b1 += wn * p1
-            b3 += wn - wn * p1
+            t0, t1, t2, t3 = _cells(w[i], y1, p1)
+            b0 += t0
+            b1 += t1
+            b2 += t2
+            b3 += t3
         s0, c0 = add(s0, c0, b0)
         s1, c1 = add(s1, c1, b1)
         s2, c2 = add(s2, c2, b2)
         s3, c3 = add(s3, c3, b3)
-    fold(wsums, 0, s0, c0)
-    fold(wsums, 1, s1, c1)
-    fold(wsums, 2, s2, c2)
-    fold(wsums, 3, s3, c3)
+    _commit(wsums, s0, c0, s1, c1, s2, c2, s3, c3)
     rows[0] += n
     return 0
 
