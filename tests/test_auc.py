@@ -357,7 +357,6 @@ def test_harness_weighted_and_bounded_before_binning():
 def test_128_bit_pair_count_past_int64():
     counts = np.array([[3_000_000_000, 0, 5_000_000_000, 7], [0, 4_000_000_000, 6_000_000_000, 1]], np.int64)
     n = int(counts.sum())
-    acc = RankAUC()
     state = RankAUC().state_dict()
     state.update(n=np.array([n], np.int64), lo=np.array([-1.0, 0.0, 0.5, 2.0]), counts=counts)
     acc2 = RankAUC._from_saved({"max_bins": None}, state, "test")

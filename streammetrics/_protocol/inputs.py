@@ -287,6 +287,16 @@ class Probabilities(Finite):
 
 
 # --------------------------------------------------------------------- classes
+def refuse_labels(arr: np.ndarray, name: str, k: int | None = None) -> None:
+    """``TypeError`` naming the fix when ``arr`` holds labels (strings, objects)
+    where class indices are expected."""
+    if arr.dtype.kind in "OUS":
+        what = "strings" if arr.dtype.kind in "US" else "objects"
+        classes = f"class indices 0..{k - 1}" if k is not None else "class indices"
+        raise TypeError(f"{name} holds {what} (dtype {arr.dtype}), not {classes}: pass "
+                        "labels=[...], the class labels in order, to take them as they are")
+
+
 def _range_problem(k: int) -> str:
     return f"classes must be integers in 0..{k - 1}" if k > 1 else "the only class is 0"
 
@@ -305,11 +315,7 @@ class ClassIndices(Input):
         if type(x) is np.ndarray and x.dtype == np.int64 and x.ndim == 1 and x.flags.c_contiguous:
             return x
         arr = to_numpy(x, self.name)
-        if arr.dtype.kind in "OUS":
-            raise TypeError(
-                f"{self.name} holds {'strings' if arr.dtype.kind in 'US' else 'objects'} "
-                f"(dtype {arr.dtype}), not class indices 0..{self.k - 1}: pass labels=[...], "
-                "the class labels in order, to take them as they are")
+        refuse_labels(arr, self.name, self.k)
         if arr.ndim == 2 and arr.shape[1] == self.k and arr.shape[1] > 1:
             raise BadShapeError(
                 f"{self.name} must be a 1-D array of classes, got an n x {self.k} matrix",
@@ -526,13 +532,6 @@ class ClassProbabilities(Input):
                 self.name, int(i), float(out[0]),
                 f"each row of class probabilities must sum to 1 (within {ROW_SUM_TOLERANCE:g})",
                 relation="sums to")
-
-    def first_bad(self, arr):
-        try:
-            self.check(arr)
-        except BadValueError as exc:
-            return exc.row
-        return -1
 
 
 # -------------------------------------------------------------------- clusters

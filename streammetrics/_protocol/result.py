@@ -79,11 +79,16 @@ def grid(cells, row_labels, col_labels, weighted: bool = False) -> list[str]:
     return lines
 
 
+def class_names(labels, k: int) -> list[str]:
+    """The names of ``k`` classes: their labels, or ``0..k-1``."""
+    return [str(v) for v in labels] if labels is not None else [str(i) for i in range(k)]
+
+
 def per_class(names, arrays, labels=None) -> list[str]:
     """A table with one row per class and one column per array."""
     k = arrays[0].shape[0]
     shown = range(k) if k <= 50 else list(range(25)) + [None] + list(range(k - 25, k))
-    row_names = [str(v) for v in labels] if labels is not None else [str(i) for i in range(k)]
+    row_names = class_names(labels, k)
     cw = max([5] + [len(r) for r in row_names])
     w = max(len(n) for n in list(names) + ["class"]) + 2
     lines = ["  " + f"{'class':>{cw}}" + "".join(f"{n:>{w}}" for n in names)]
@@ -254,7 +259,7 @@ class Result(Mapping):
             if m.shape[0] > 20:
                 out.append(f"  ({m.shape[0]} x {m.shape[1]}: too large to print; see to_json())")
             else:
-                row_names = [str(v) for v in labels] if labels is not None else [str(i) for i in range(m.shape[0])]
+                row_names = class_names(labels, m.shape[0])
                 out.extend(grid(m.tolist(), row_names, row_names, self.weighted and f in self.counts))
         return out
 
@@ -294,16 +299,15 @@ class Result(Mapping):
         return pd.DataFrame({"value": list(scalars.values())},
                             index=pd.Index(list(scalars), name="score"))
 
-    def _html_rows(self) -> list[str]:
+    def html_rows(self) -> list[str]:
         rows = []
         for k, v in self._scalars().items():
             weighted = self.weighted and k in self.counts
             rows.append(f"<tr><td>{html.escape(k)}</td><td>{html.escape(fmt_number(v, weighted))}</td></tr>")
         arrays = self._per_class()
         if arrays:
-            labels = self._meta.get("labels")
             k = next(iter(arrays.values())).shape[0]
-            names = [str(v) for v in labels] if labels is not None else [str(i) for i in range(k)]
+            names = class_names(self._meta.get("labels"), k)
             head = "".join(f"<th>{html.escape(n)}</th>" for n in ["class", *arrays])
             body = "".join(
                 "<tr>" + f"<td>{html.escape(names[i])}</td>"
@@ -314,4 +318,4 @@ class Result(Mapping):
 
     def _repr_html_(self) -> str:
         return (f"<table><caption>{html.escape(self._kind)}</caption>"
-                + "".join(self._html_rows()) + "</table>")
+                + "".join(self.html_rows()) + "</table>")

@@ -25,7 +25,7 @@ import numpy as np
 from .._protocol import statefile
 from .._protocol.base import Accumulator, _locked
 from .._protocol.errors import NoWeightsError, StateFileError
-from .._protocol.inputs import Batch, InputTuple, convert
+from .._protocol.inputs import Batch, InputTuple, prepare
 from .._protocol.result import Result
 from ..report.report import EvaluationReport
 from .presets import PRESETS, TASKS
@@ -284,12 +284,7 @@ class Evaluator(Accumulator):
                             f"got {len(arrays)}")
         if sample_weight is not None and not self.takes_weights:
             raise self._weights_error()
-        plan = self._plan_for(arrays)
-        converted, w, n = convert(plan.inputs, arrays, sample_weight)
-        if n:
-            for inp, arr in zip(plan.inputs, converted):
-                inp.check(arr)
-        return Batch(plan.inputs, converted, w, n)
+        return prepare(self._plan_for(arrays).inputs, arrays, sample_weight)
 
     def fold(self, batch: Batch):
         """Fold a prepared batch into every member whose inputs it covers; return ``self``."""

@@ -18,7 +18,7 @@ from .._kernels import compensated
 from .._kernels.multiclass import count_classes, sum_classes
 from .._protocol.base import Accumulator
 from .._protocol.errors import BadValueError, NoObservationsError
-from .._protocol.inputs import ClassIndices, ClassLabels
+from .._protocol.inputs import ClassIndices, ClassLabels, refuse_labels
 from .._protocol.result import RenderContext, Result, safe
 from .._protocol.state import Field
 from .._protocol.validation import as_1d, check_same_length, to_numpy
@@ -319,10 +319,8 @@ _MAX_INFERRED = 10_000
 def _one_shot(y, p, n_classes, labels, sample_weight) -> MulticlassConfusion:
     if n_classes is None and labels is None:
         yy, pp = to_numpy(y, "y"), to_numpy(p, "p")
-        for name, arr in (("y", yy), ("p", pp)):
-            if arr.dtype.kind in "OUS":
-                raise TypeError(f"{name} holds labels of dtype {arr.dtype}, not class indices: pass "
-                                "labels=[...], the class labels in order, to take them as they are")
+        refuse_labels(yy, "y")
+        refuse_labels(pp, "p")
         yy = as_1d(yy, "y")
         pp = as_1d(pp, "p")
         check_same_length(["y", "p"], [yy, pp])

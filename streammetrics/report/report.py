@@ -144,6 +144,6 @@ class EvaluationReport(Result):
             part = self._parts[name]
             title = part.section_title(ctx)
             rows.append(f"<tr><th colspan='2'>{html.escape(title)}</th></tr>")
-            rows.extend(part._html_rows())
+            rows.extend(part.html_rows())
         return (f"<table><caption>{html.escape(what)} of {fmt_number(self._values['n'])} rows"
                 "</caption>" + "".join(rows) + "</table>")
