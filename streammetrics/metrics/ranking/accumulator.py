@@ -23,7 +23,9 @@ from ..._protocol.result import safe
 from ..._protocol.state import Field, empty_state
 from .bounded import Bounded
 from .curves import RankResult, average_precision_of, curve_from_points, pr, roc
+from ..binary import BinaryResult
 from .exact import INT64_LIMIT, Exact, auc_of_run, run_of_sorted, sorted_run
+from .operating import OperatingPoints
 from .pending import Pending
 from .sorting import split_sorted
 
@@ -261,6 +263,7 @@ class RankAUC(Accumulator):
         self._n = 0
         self._strategy = self._new_strategy(weighted=False)
         self._pending: Pending | None = None
+        self._ops = None  # the operating points of the current state, once asked for
 
     def _new_strategy(self, weighted: bool):
         """The empty state: every distinct score, or at most ``2 max_bins`` items."""
@@ -291,6 +294,7 @@ class RankAUC(Accumulator):
     def _fold(self, arrays, w):
         y, s = arrays
         n = y.shape[0]
+        self._ops = None
         if self._strategy.weighted and w.shape[0] == 0:
             w = np.ones(n)
         status = self._append(y, s, w)
@@ -365,8 +369,10 @@ class RankAUC(Accumulator):
         self._strategy = self._new_strategy(weighted)
         self._strategy.load(state)
         self._pending = None
+        self._ops = None
 
     def _merge_state(self, other):
+        self._ops = None
         if other["weighted"][0] and not self._strategy.weighted:
             self._flush()
             self._strategy.to_float()
@@ -454,6 +460,118 @@ class RankAUC(Accumulator):
         0.833...
         """
         return average_precision_of(*self._curve())
+
+    # -------------------------------------------------------- operating points
+    def _operating(self) -> OperatingPoints:
+        """The confusion counts at every threshold of the current state (built once
+        per state: later queries on an unchanged state cost ``O(log m)``)."""
+        with self._guard:
+            if self._n == 0:
+                raise NoObservationsError("RankAUC has no observations: call update() first")
+            if self._ops is None:
+                self._ops = self._strategy.operating(self._pending, self._n)
+            return self._ops
+
+    def at_threshold(self, t) -> BinaryResult:
+        """The binary result at the threshold ``t``: rows with ``s >= t`` are called positive.
+
+        Exactly what ``BinaryConfusion(threshold=t)`` gives on the same rows
+        (counts, every guarded rate, ``n``), plus the field ``threshold``,
+        read from the state in ``O(log m)`` once the state's running totals
+        are built (``O(m)``, on the first query after a change). ``t`` may be
+        any real number, infinities included.
+
+        With ``max_bins`` set, a bin counts as its lower edge (as in the
+        curves), and the result also has certified bounds: ``tp_lower``,
+        ``tp_upper``, ``fp_lower``, ``fp_upper`` and ``<rate>_lower``,
+        ``<rate>_upper`` for accuracy, precision, recall, specificity, f1,
+        balanced accuracy and jaccard (not MCC, which is not monotone in the
+        counts). They differ only when ``t`` falls inside a bin.
+
+        >>> from streammetrics import RankAUC
+        >>> acc = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9])
+        >>> r = acc.at_threshold(0.5)
+        >>> r.tp, r.fp, r.fn, r.tn, r.recall
+        (2, 1, 1, 1, 0.666...)
+        """
+        return self._operating().at_threshold(t)
+
+    def threshold_for(self, *, recall=None, precision=None, fpr=None, specificity=None) -> BinaryResult:
+        """The threshold that meets one target, and the binary result there.
+
+        Give exactly one target in ``[0, 1]``; the candidates are the distinct
+        scores and ``+inf`` (nothing called positive):
+
+        * ``recall=r``: the highest threshold whose recall is at least ``r``
+          (of those, the one with the fewest false positives);
+        * ``precision=p``: the lowest threshold whose precision is at least
+          ``p`` (the most true positives at that precision);
+        * ``fpr=f``: the lowest threshold whose false positive rate is at
+          most ``f`` (the most true positives within it: Neyman-Pearson);
+        * ``specificity=s``: the lowest threshold whose specificity is at
+          least ``s``.
+
+        The result is :meth:`at_threshold` at that threshold (field
+        ``threshold``) with the fields ``target`` and ``target_value``. A
+        target that no threshold reaches (a precision above every one seen,
+        a recall with no positive) raises ``ValueError`` saying the best
+        reached.
+
+        >>> from streammetrics import RankAUC
+        >>> acc = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9])
+        >>> r = acc.threshold_for(recall=0.9)
+        >>> r.threshold, r.recall, r.fp
+        (0.4, 1.0, 1)
+        >>> acc.threshold_for(precision=1.0).threshold
+        0.9
+        """
+        return self._operating().threshold_for(
+            recall=recall, precision=precision, fpr=fpr, specificity=specificity)
+
+    def best_threshold(self, score=None, *, cost=None) -> BinaryResult:
+        """The threshold that maximises a score, or minimises a cost, and the result there.
+
+        ``score`` is one of ``"f1"`` (the default), ``"mcc"``, ``"youden"``
+        (recall + specificity - 1), ``"balanced_accuracy"``, ``"accuracy"``,
+        ``"jaccard"``; the result (:meth:`at_threshold` there) also has
+        ``score`` and ``best``, its value. ``cost`` instead is a 2 x 2 matrix
+        ``[[tn, fp], [fn, tp]]`` (rows: actual 0, 1; columns: predicted 0, 1,
+        as ``confusion_matrix`` lays them out) of the cost of one row in each
+        cell; the threshold minimises the total, given as the field ``cost``.
+        Every distinct score and ``+inf`` are candidates; of equally good
+        ones the highest threshold is taken.
+
+        >>> from streammetrics import RankAUC
+        >>> acc = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9])
+        >>> r = acc.best_threshold("f1")
+        >>> r.threshold, round(r.f1, 4)
+        (0.4, 0.8571)
+        >>> acc.best_threshold(cost=[[0, 1], [5, 0]]).threshold  # a miss costs 5 false alarms
+        0.4
+        """
+        return self._operating().best_threshold(score, cost)
+
+    def partial_auc(self, max_fpr, *, mcclish: bool = False) -> float:
+        """The area under the ROC curve for false positive rates up to ``max_fpr``.
+
+        ``max_fpr`` lies in ``(0, 1]``; the curve is linear between its points
+        (tied scores give a diagonal segment, as the midrank AUC counts them),
+        so ``max_fpr=1`` gives the AUC. With ``mcclish=True`` the area is
+        standardised as McClish (1989) does and
+        ``sklearn.metrics.roc_auc_score(y, s, max_fpr=...)`` reports it:
+        ``(1 + (A - min) / (max - min)) / 2`` with ``min = max_fpr**2 / 2``
+        (the chance curve's area) and ``max = max_fpr``, so 0.5 is chance and
+        1 is perfect. With one class only it is 0 (the guard; scikit-learn
+        raises). For a binned state it is the area under the binned curve.
+
+        >>> from streammetrics import RankAUC
+        >>> acc = RankAUC().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+        >>> acc.partial_auc(0.5), acc.partial_auc(1.0) == acc.finalize().auc
+        (0.25, True)
+        >>> acc.partial_auc(0.5, mcclish=True)  # roc_auc_score(..., max_fpr=0.5)
+        0.666...
+        """
+        return self._operating().partial_auc(max_fpr, mcclish)
 
 
 def _check_rank_state(state, max_bins):

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..._kernels import rank as K
 from .exact import auc_of_run, run_of_sorted
+from .operating import OperatingPoints
 
 __all__ = ["Bounded", "points_of_items"]
 
@@ -53,6 +54,33 @@ def points_of_items(items, weighted: bool):
     if starts.shape[0] == lo.shape[0]:
         return lo, ab
     return lo[starts], np.ascontiguousarray(np.add.reduceat(ab, starts, axis=1))
+
+
+def operating_of_items(items, weighted: bool, n: int) -> OperatingPoints:
+    """The operating points of bounded ``items``, their bins giving the bounds."""
+    scores, ab = points_of_items(items, weighted)
+    bins = None
+    if items is not None and np.any(items[1] > items[0]):
+        lo, hi, iab, _ = items
+        wide = hi > lo
+        bins = (lo[wide], hi[wide], iab[:, wide])
+    return OperatingPoints(scores, ab, n, weighted, bins=bins, bounded=True)
+
+
+class _ItemsPoints:
+    """The points of a snapshot of bounded items (called for the curves), and
+    their operating points (for the queries of a result)."""
+
+    __slots__ = ("items", "weighted")
+
+    def __init__(self, items, weighted):
+        self.items, self.weighted = items, weighted
+
+    def __call__(self):
+        return points_of_items(self.items, self.weighted)
+
+    def operating(self, n: int) -> OperatingPoints:
+        return operating_of_items(self.items, self.weighted, n)
 
 
 class Bounded:
@@ -117,14 +145,17 @@ class Bounded:
     def points(self, buf=None):
         return points_of_items(self.current(buf), self.weighted)
 
+    def operating(self, buf, n: int) -> OperatingPoints:
+        """The confusion counts at every threshold (a bin at its lower edge) and
+        the bins that bound them, pending rows of ``buf`` included."""
+        return operating_of_items(self.current(buf), self.weighted, n)
+
     def result(self, buf, n: int):
         """``(auc, lower, upper, n_pos, n_neg, points)``: the exact AUC lies
         between the bounds; ``points`` gives the items' points when called."""
         items = self.current(buf)
         weighted = self.weighted
-
-        def points():
-            return points_of_items(items, weighted)
+        points = _ItemsPoints(items, weighted)
 
         if items is None or not np.any(items[1] > items[0]):
             value, n_pos, n_neg = auc_of_run(points()[1], weighted)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._protocol.result import RenderContext, Result, fmt_number, safe
+from .operating import OperatingPoints
 
 __all__ = ["RankResult", "curve_from_points", "roc", "pr", "average_precision_of"]
 
@@ -89,6 +90,38 @@ class RankResult(Result):
         if "ap" not in self._cache:
             self._cache["ap"] = average_precision_of(*self._curve())
         return self._cache["ap"]
+
+    def _operating(self) -> OperatingPoints:
+        if "operating" not in self._cache:
+            if self._points is None:
+                raise ValueError("this result holds no points (it was unpickled): ask the "
+                                 "accumulator for its operating points")
+            make = getattr(self._points, "operating", None)
+            if make is not None:  # a bounded state's snapshot: its bins give the bounds
+                ops = make(self._values["n"])
+            else:
+                points = self._points() if callable(self._points) else self._points
+                ops = OperatingPoints(*points, self._values["n"], self.weighted,
+                                      bounded=self._meta.get("max_bins") is not None)
+            self._cache["operating"] = ops
+        return self._cache["operating"]
+
+    def at_threshold(self, t):
+        """The binary result at ``s >= t``, as :meth:`RankAUC.at_threshold`."""
+        return self._operating().at_threshold(t)
+
+    def threshold_for(self, *, recall=None, precision=None, fpr=None, specificity=None):
+        """The threshold meeting one target, as :meth:`RankAUC.threshold_for`."""
+        return self._operating().threshold_for(recall=recall, precision=precision, fpr=fpr,
+                                               specificity=specificity)
+
+    def best_threshold(self, score=None, *, cost=None):
+        """The best threshold by a score or a cost, as :meth:`RankAUC.best_threshold`."""
+        return self._operating().best_threshold(score, cost)
+
+    def partial_auc(self, max_fpr, *, mcclish: bool = False) -> float:
+        """The area under the ROC curve up to ``max_fpr``, as :meth:`RankAUC.partial_auc`."""
+        return self._operating().partial_auc(max_fpr, mcclish)
 
     def report_values(self):
         out = {k: v for k, v in self._values.items() if k != "n"}

@@ -16,6 +16,7 @@ import numpy as np
 from ..._kernels import rank as K
 from ..._protocol.result import safe
 from ..._protocol.runs import RunStack
+from .operating import OperatingPoints
 from .sorting import sort_classes, u2_across
 
 __all__ = ["Exact", "run_of_sorted", "auc_of_run", "merge_runs", "INT64_LIMIT"]
@@ -189,6 +190,11 @@ class Exact:
 
     def _empty(self):
         return np.zeros(0), np.zeros((2, 0), np.float64 if self.weighted else np.int64)
+
+    def operating(self, buf, n: int) -> OperatingPoints:
+        """The confusion counts at every threshold, pending rows of ``buf`` included."""
+        scores, ab = self.points(buf)
+        return OperatingPoints(scores, ab, n, self.weighted)
 
     def export(self, buf, state) -> None:
         """Write the single run (pending rows included) into the saved ``state``."""

@@ -1,0 +1,309 @@
+"""Operating points: the confusion counts of a rank state at any threshold.
+
+A rank state holds, for each distinct score, its positive and negative mass,
+so it holds the confusion counts of every threshold at once: at a threshold
+``t`` the rows with ``s >= t`` are called positive. :class:`OperatingPoints`
+builds the running totals once (``O(m)`` for ``m`` distinct scores) and then
+answers each query in ``O(log m)``:
+
+* :meth:`~OperatingPoints.at_threshold`: the binary result at ``s >= t``;
+* :meth:`~OperatingPoints.threshold_for`: the threshold meeting a target
+  recall, precision, false positive rate or specificity;
+* :meth:`~OperatingPoints.best_threshold`: the threshold that maximises a
+  score (F1, MCC, Youden's J, balanced accuracy, ...) or minimises a cost;
+* :meth:`~OperatingPoints.partial_auc`: the area under the ROC curve up to a
+  false positive rate.
+
+The candidate thresholds are ``+inf`` (nothing called positive) and every
+distinct score; tied rows are called together, as in the curves. In a
+bounded state a bin counts as its lower edge (as in its curves), and every
+result also carries certified bounds: the rows of a bin that straddles the
+threshold may lie on either side of it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ..._kernels.operating import running_sums
+from ..._protocol.result import safe
+from ..binary import BinaryResult, binary_result
+
+__all__ = ["OperatingPoints", "SCORES", "TARGETS", "check_threshold", "check_max_fpr"]
+
+#: the scores ``best_threshold`` maximises
+SCORES = ("f1", "mcc", "youden", "balanced_accuracy", "accuracy", "jaccard")
+#: the targets ``threshold_for`` meets
+TARGETS = ("recall", "precision", "fpr", "specificity")
+#: rates that rise with the true positives and fall with the false positives
+#: (or depend on one of them only): their bounds are at the two corners
+_MONOTONE = ("accuracy", "precision", "recall", "specificity", "f1", "balanced_accuracy", "jaccard")
+
+
+def _real(name, value) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    return float(value)
+
+
+def check_threshold(t) -> float:
+    """``t`` as a float (infinities allowed), or ``TypeError``/``ValueError``."""
+    t = _real("t", t)
+    if math.isnan(t):
+        raise ValueError("t must be a number, got nan")
+    return t
+
+
+def check_rate(name, value) -> float:
+    v = _real(name, value)
+    if not 0.0 <= v <= 1.0:
+        raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
+    return v
+
+
+def check_max_fpr(max_fpr) -> float:
+    v = _real("max_fpr", max_fpr)
+    if not 0.0 < v <= 1.0:
+        raise ValueError(f"max_fpr must lie in (0, 1], got {max_fpr!r}")
+    return v
+
+
+def _check_cost(cost) -> np.ndarray:
+    c = np.asarray(cost)
+    if c.dtype == object or not (np.issubdtype(c.dtype, np.number) or c.dtype == bool):
+        raise TypeError(f"cost must be a 2 x 2 array of numbers, got dtype {c.dtype}")
+    if c.shape != (2, 2):
+        raise ValueError(
+            f"cost must be a 2 x 2 matrix [[tn, fp], [fn, tp]] (rows: actual 0, 1; "
+            f"columns: predicted 0, 1), got shape {c.shape}"
+        )
+    c = c.astype(np.float64)
+    if not np.all(np.isfinite(c)):
+        i, j = np.argwhere(~np.isfinite(c))[0]
+        raise ValueError(f"cost[{i}, {j}] must be finite, got {c[i, j]!r}")
+    return c
+
+
+class OperatingPoints:
+    """The confusion counts of every threshold of a rank state.
+
+    ``scores`` are the state's distinct scores (increasing) and ``ab`` their
+    positive and negative masses (int64 counts, or float64 weights);
+    ``n`` the rows folded in; ``bins`` the ``(lo, hi, ab)`` items of a bounded
+    state whose bins give the bounds, or ``None`` for an exact state.
+    """
+
+    def __init__(self, scores, ab, n: int, weighted: bool, bins=None, bounded: bool = False):
+        m = scores.shape[0]
+        self.n = n
+        self.weighted = weighted
+        self.scores = scores
+        self.bins = bins
+        self.bounded = bounded or bins is not None
+        #: candidate k: threshold +inf (k = 0), then the k-th highest score
+        self.thresholds = np.empty(m + 1)
+        self.thresholds[0] = np.inf
+        self.thresholds[1:] = scores[::-1]
+        if weighted:
+            ab = np.ascontiguousarray(ab, dtype=np.float64)
+            self.called = running_sums(ab, True, np.empty((2, m + 1)))
+            # the mass not called, summed from the bottom on its own
+            self.rest = running_sums(ab, False, np.empty((2, m + 1)))[:, ::-1]
+            self.P, self.N = float(self.rest[0, 0]), float(self.rest[1, 0])
+        else:
+            self.called = np.zeros((2, m + 1), np.int64)
+            np.cumsum(ab[:, ::-1], axis=1, out=self.called[:, 1:])
+            self.P, self.N = int(self.called[0, m]), int(self.called[1, m])
+            self.rest = None
+        self._cache: dict = {}
+
+    # -------------------------------------------------------------- counts
+    def _counts(self, k: int):
+        """``(tp, fp, fn, tn)`` at candidate ``k`` (Python numbers)."""
+        if self.weighted:
+            return (float(self.called[0, k]), float(self.called[1, k]),
+                    float(self.rest[0, k]), float(self.rest[1, k]))
+        tp, fp = int(self.called[0, k]), int(self.called[1, k])
+        return tp, fp, self.P - tp, self.N - fp
+
+    def _k_of(self, t: float) -> int:
+        """The candidate whose rows are those with ``s >= t``."""
+        m = self.scores.shape[0]
+        return m - int(np.searchsorted(self.scores, t, side="left"))
+
+    def _straddling(self, t: float):
+        """Positive and negative mass of the bins with ``lo < t <= hi``."""
+        lo, hi, ab = self.bins
+        inside = (lo < t) & (t <= hi)
+        if not inside.any():
+            return (0.0, 0.0) if self.weighted else (0, 0)
+        part = ab[:, inside].sum(axis=1)
+        if self.weighted:
+            return float(part[0]), float(part[1])
+        return int(part[0]), int(part[1])
+
+    def result(self, k: int, extra=None, t=None) -> BinaryResult:
+        """The binary result at candidate ``k`` with its threshold ``t`` (by default
+        the candidate's score) and ``extra`` fields."""
+        t = float(self.thresholds[k]) if t is None else t
+        tp, fp, fn, tn = self._counts(k)
+        meta = {"threshold": t, "weighted": self.weighted}
+        r = binary_result(tp, fp, fn, tn, n=self.n, meta=meta)
+        values = dict(r._values)
+        values["threshold"] = t
+        if self.bounded:
+            up, un = (0, 0) if self.bins is None else self._straddling(t)
+            # corner A: the straddling positives called, negatives not; corner B the reverse
+            a = binary_result(tp + up, fp, fn - up, tn, n=self.n)
+            b = binary_result(tp, fp + un, fn, tn - un, n=self.n)
+            values.update(tp_lower=tp, tp_upper=tp + up, fp_lower=fp, fp_upper=fp + un)
+            for name in _MONOTONE:
+                values[f"{name}_lower"] = b[name]
+                values[f"{name}_upper"] = a[name]
+            meta["bounds"] = up != 0 or un != 0
+        values.update(extra or {})
+        return BinaryResult("BinaryScores", values, meta)
+
+    # ------------------------------------------------------------- queries
+    def at_threshold(self, t) -> BinaryResult:
+        t = check_threshold(t)
+        return self.result(self._k_of(t), t=t)
+
+    def _rates(self):
+        """Recall and false positive rate at every candidate (non-decreasing in k)."""
+        if "rates" not in self._cache:
+            tp, fp = self.called[0], self.called[1]
+            self._cache["rates"] = (tp / safe(self.P), fp / safe(self.N))
+        return self._cache["rates"]
+
+    def _precision_reach(self):
+        """``reach[k]``: the highest precision at candidate ``k`` or below (non-increasing)."""
+        if "reach" not in self._cache:
+            tp, fp = self.called[0], self.called[1]
+            precision = tp / safe(tp + fp)
+            self._cache["reach"] = np.maximum.accumulate(precision[::-1])[::-1]
+        return self._cache["reach"]
+
+    def threshold_for(self, **targets) -> BinaryResult:
+        given = {k: v for k, v in targets.items() if v is not None}
+        unknown = sorted(set(targets) - set(TARGETS))
+        if unknown:
+            raise TypeError(f"threshold_for() got an unexpected target {unknown[0]!r}; "
+                            f"targets: {', '.join(TARGETS)}")
+        if len(given) != 1:
+            raise TypeError("threshold_for() takes exactly one target: "
+                            + ", ".join(f"{t}=" for t in TARGETS))
+        (name, value), = given.items()
+        value = check_rate(name, value)
+        recall, fpr = self._rates()
+        last = self.thresholds.shape[0] - 1
+        if name == "recall":
+            # the highest threshold reaching it: the fewest false positives
+            k = int(np.searchsorted(recall, value, side="left"))
+            if k > last:
+                raise ValueError(f"no threshold reaches recall {value:g}: the highest is "
+                                 f"{recall[last]:g} ({self._mass_note('positive', self.P)})")
+        elif name == "fpr":
+            # the lowest threshold within it: the most true positives
+            k = int(np.searchsorted(fpr, value, side="right")) - 1
+        elif name == "specificity":
+            spec = self._specificity()
+            k = int(np.searchsorted(-spec, -value, side="right")) - 1
+            if k < 0:
+                raise ValueError(f"no threshold reaches specificity {value:g} "
+                                 f"({self._mass_note('negative', self.N)})")
+        else:
+            # the lowest threshold reaching it: the most true positives
+            reach = self._precision_reach()
+            k = int(np.searchsorted(-reach, -value, side="right")) - 1
+            if k < 0:
+                raise ValueError(f"no threshold reaches precision {value:g}: the highest is "
+                                 f"{reach[0]:g}")
+        return self.result(k, {"target": name, "target_value": value})
+
+    def _specificity(self):
+        if "specificity" not in self._cache:
+            if self.weighted:
+                tn = self.rest[1]
+            else:
+                tn = self.N - self.called[1]
+            self._cache["specificity"] = tn / safe(tn + self.called[1])
+        return self._cache["specificity"]
+
+    def _mass_note(self, what, total) -> str:
+        return f"no {what} was seen" if total == 0 else f"{total:g} {what} mass"
+
+    def _score_curve(self, score: str) -> np.ndarray:
+        """``score`` at every candidate, with the formulas of :func:`binary_result`."""
+        tp = self.called[0].astype(np.float64)
+        fp = self.called[1].astype(np.float64)
+        if self.weighted:
+            fn, tn = self.rest[0], self.rest[1]
+        else:
+            fn = (self.P - self.called[0]).astype(np.float64)
+            tn = (self.N - self.called[1]).astype(np.float64)
+        precision = tp / safe(tp + fp)
+        recall = tp / safe(tp + fn)
+        specificity = tn / safe(tn + fp)
+        if score == "f1":
+            return 2 * precision * recall / safe(precision + recall)
+        if score == "youden":
+            return recall + specificity - 1
+        if score == "balanced_accuracy":
+            return (recall + specificity) / 2
+        if score == "accuracy":
+            return (tp + tn) / safe(tp + fp + fn + tn)
+        if score == "jaccard":
+            return tp / safe(tp + fp + fn)
+        under = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
+        return (tp * tn - fp * fn) / np.sqrt(safe(np.maximum(under, 0.0)))
+
+    def best_threshold(self, score=None, cost=None) -> BinaryResult:
+        if cost is not None:
+            if score is not None:
+                raise TypeError("best_threshold() takes a score or a cost, not both")
+            c = _check_cost(cost)
+            tp = self.called[0].astype(np.float64)
+            fp = self.called[1].astype(np.float64)
+            if self.weighted:
+                fn, tn = self.rest[0], self.rest[1]
+            else:
+                fn = float(self.P) - tp
+                tn = float(self.N) - fp
+            total = c[0, 0] * tn + c[0, 1] * fp + c[1, 0] * fn + c[1, 1] * tp
+            k = int(np.argmin(total))
+            return self.result(k, {"cost": float(total[k])})
+        score = "f1" if score is None else score
+        if not isinstance(score, str):
+            raise TypeError(f"score must be a string, got {type(score).__name__}")
+        if score not in SCORES:
+            raise ValueError(f"score must be one of {', '.join(map(repr, SCORES))}; got {score!r}")
+        key = ("score", score)
+        if key not in self._cache:
+            curve = self._score_curve(score)
+            self._cache[key] = int(np.argmax(curve)), float(np.max(curve))
+        k, best = self._cache[key]
+        return self.result(k, {"score": score, "best": best})
+
+    def partial_auc(self, max_fpr, mcclish: bool = False) -> float:
+        max_fpr = check_max_fpr(max_fpr)
+        tpr, fpr = self._rates()
+        if self.P == 0 or self.N == 0:
+            return 0.0  # no pairs: the guard, as for the AUC
+        # the ROC curve is linear between its points; integrate up to max_fpr
+        stop = int(np.searchsorted(fpr, max_fpr, side="right"))
+        x, y = fpr[:stop], tpr[:stop]
+        area = float(np.sum(np.diff(x) * (y[1:] + y[:-1])) / 2.0)
+        if stop < fpr.shape[0] and x[-1] < max_fpr:
+            x0, x1, y0, y1 = fpr[stop - 1], fpr[stop], tpr[stop - 1], tpr[stop]
+            y_cut = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
+            area += (max_fpr - x0) * (y0 + y_cut) / 2.0
+        if not mcclish:
+            return area
+        least, most = max_fpr * max_fpr / 2.0, max_fpr
+        if most == least:
+            return area
+        return 0.5 * (1.0 + (area - least) / (most - least))
