@@ -42,6 +42,7 @@ from .metrics.binary import (
     rejected,
     specificity,
 )
+from .metrics.calibration import Calibration, ClassCalibration, expected_calibration_error
 from .metrics.clustering import (
     ClusterContingency,
     adjusted_mutual_info_score,
@@ -63,7 +64,7 @@ from .metrics.probability import (
     class_probability_scores,
     log_loss,
 )
-from .metrics.ranking import RankAUC, auc, average_precision, pr_curve, roc_curve
+from .metrics.ranking import RankAUC, auc, average_precision, partial_auc, pr_curve, roc_curve
 from .metrics.regression import RegressionErrors, mae, mape, mse, r2, rmse
 from .metrics.silhouette import silhouette, silhouette_samples, silhouette_score, silhouettes
 from .report import EvaluationReport
@@ -76,6 +77,8 @@ __all__ = [
     "BadValueError",
     "Batch",
     "BinaryConfusion",
+    "Calibration",
+    "ClassCalibration",
     "ClassProbabilityScores",
     "ClusterContingency",
     "EvaluationReport",
@@ -102,6 +105,7 @@ __all__ = [
     "completeness_score",
     "confusion_matrix",
     "evaluate_batches",
+    "expected_calibration_error",
     "f1",
     "false_calls",
     "fbeta",
@@ -119,6 +123,7 @@ __all__ = [
     "multiclass_scores",
     "mutual_info_score",
     "normalized_mutual_info_score",
+    "partial_auc",
     "pr_curve",
     "precision_score",
     "r2",

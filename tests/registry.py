@@ -154,6 +154,36 @@ def _ref_evaluator_binary(arrays, w):
             "average_precision": skm.average_precision_score(*arrays, sample_weight=w)}
 
 
+def _binned(p, n_bins, w):
+    """Bins as calibration_curve(strategy="uniform") forms them, and the weights."""
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    return np.searchsorted(edges[1:-1], p, side="left"), np.ones(len(p)) if w is None else w
+
+
+def _ece(conf, hit, n_bins, w):
+    b, ww = _binned(conf, n_bins, w)
+    W = np.bincount(b, ww, n_bins)
+    held = W > 0
+    mp = np.bincount(b, ww * conf, n_bins)[held] / W[held]
+    fp = np.bincount(b, ww * hit, n_bins)[held] / W[held]
+    return float(np.sum(W[held] * np.abs(fp - mp)) / W.sum()), np.bincount(b, None, n_bins)
+
+
+def _ref_calibration(arrays, w, n_bins=10):
+    y, p = arrays
+    ece, counts = _ece(p, y, n_bins, w)
+    return {"ece": ece, "bin_count": counts}
+
+
+def _ref_class_calibration(arrays, w, n_bins=5, labels=None):
+    y, P = arrays
+    codes = np.asarray([labels.index(v) for v in y]) if labels is not None else y
+    top = P.argmax(axis=1)
+    ece, counts = _ece(P.max(axis=1), (top == codes).astype(float), n_bins, w)
+    per = [_ece(P[:, k], (codes == k).astype(float), n_bins, w)[0] for k in range(P.shape[1])]
+    return {"ece": ece, "bin_count": counts, "class_ece": np.array(per), "classwise_ece": np.mean(per)}
+
+
 def _ref_members(arrays, w):
     return {**_ref_auc(arrays, w), "recall": skm.recall_score(arrays[0], (arrays[1] >= 0.8).astype(int),
                                                                   sample_weight=w, zero_division=0)}
@@ -189,6 +219,15 @@ CASES = [
     Case("RankAUC(weighted)", lambda: sm.RankAUC(), _binary, _ref_auc, exact=False),
     Case("RankAUC(max_bins)", lambda: sm.RankAUC(max_bins=200), lambda rng: _binary(rng, weighted=False),
          _ref_auc, other=lambda: sm.RankAUC(max_bins=100)),
+    Case("Calibration", lambda: sm.Calibration(n_bins=10), _binary, _ref_calibration, exact=False,
+         bad=[(([1, 0], [0.3, 1.5]), {}, r"p\[1\] = 1.5: probabilities must lie in \[0, 1\]"),
+              (([1, 2], [0.3, 0.5]), {}, r"y\[1\] = 2")],
+         other=lambda: sm.Calibration(n_bins=5)),
+    Case("ClassCalibration(labels)", lambda: sm.ClassCalibration(labels=LABELS, n_bins=5),
+         lambda rng: _class_probabilities(rng, LABELS),
+         lambda a, w: _ref_class_calibration(a, w, 5, LABELS), exact=False,
+         bad=[((["cat", "dog"], [[0.5, 0.5, 0.5], [1.0, 0, 0]]), {}, r"p\[0\] sums to 1.5")],
+         other=lambda: sm.ClassCalibration(labels=LABELS, n_bins=6)),
     Case("MulticlassConfusion", lambda: sm.MulticlassConfusion(3), lambda rng: (_multiclass(rng)[0], None),
          _ref_multiclass, bad=[(([0, 1, 2], [0, 1, 3]), {}, r"p\[2\] = 3")],
          other=lambda: sm.MulticlassConfusion(4)),

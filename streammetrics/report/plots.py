@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-__all__ = ["roc", "pr", "confusion", "regression", "have_matplotlib", "MAX_CURVE_POINTS"]
+__all__ = ["roc", "pr", "confusion", "regression", "reliability", "threshold_curves", "have_matplotlib", "MAX_CURVE_POINTS"]
 
 #: Curves with more points are thinned for drawing (the scores are unaffected).
 MAX_CURVE_POINTS = 4000
@@ -64,8 +64,10 @@ def _count(n) -> str:
     return str(n) if isinstance(n, (int, np.integer)) else f"{float(n):.4g}"
 
 
-def roc(fpr, tpr, auc: float, lower: float, upper: float, n_pos, n_neg, folder: str) -> str:
-    """The ROC curve, its AUC (with the bounds of a bounded state) in the legend."""
+def roc(fpr, tpr, auc: float, lower: float, upper: float, n_pos, n_neg, folder: str,
+        marks=()) -> str:
+    """The ROC curve, its AUC (with the bounds of a bounded state) in the legend;
+    ``marks`` are ``(fpr, tpr, label)`` operating points drawn on it."""
     fpr, tpr = _thin(np.asarray(fpr, float), np.asarray(tpr, float))
     fig = _figure()
     ax = fig.add_subplot()
@@ -74,6 +76,7 @@ def roc(fpr, tpr, auc: float, lower: float, upper: float, n_pos, n_neg, folder: 
         label += f" [{lower:.4f}, {upper:.4f}]"
     ax.plot(fpr, tpr, color="C0", lw=2, label=label, drawstyle="default")
     ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance, AUC = 0.5")
+    _marks(ax, marks)
     ax.set(xlim=(0, 1), ylim=(0, 1.01), aspect="equal",
            xlabel="false positive rate (1 - specificity)",
            ylabel="true positive rate (recall)",
@@ -83,8 +86,10 @@ def roc(fpr, tpr, auc: float, lower: float, upper: float, n_pos, n_neg, folder: 
     return _save(fig, folder, "roc.png")
 
 
-def pr(precision, recall, average_precision: float, n_pos, n_neg, folder: str) -> str:
-    """The precision-recall curve, its average precision and the chance level."""
+def pr(precision, recall, average_precision: float, n_pos, n_neg, folder: str,
+       marks=()) -> str:
+    """The precision-recall curve, its average precision and the chance level;
+    ``marks`` are ``(recall, precision, label)`` operating points drawn on it."""
     precision, recall = _thin(np.asarray(precision, float), np.asarray(recall, float))
     prevalence = float(n_pos) / max(float(n_pos) + float(n_neg), 1e-300)
     fig = _figure()
@@ -92,11 +97,57 @@ def pr(precision, recall, average_precision: float, n_pos, n_neg, folder: str) -
     ax.plot(recall, precision, color="C1", lw=2, drawstyle="steps-post",
             label=f"PR, average precision = {average_precision:.4f}")
     ax.axhline(prevalence, color="0.6", lw=1, ls="--", label=f"chance (prevalence) = {prevalence:.4f}")
+    _marks(ax, marks)
     ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="recall", ylabel="precision",
            title="Precision-recall curve")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="lower left")
     return _save(fig, folder, "pr.png")
+
+
+def _marks(ax, marks) -> None:
+    for i, (x, y, label) in enumerate(marks):
+        ax.plot([x], [y], marker="o", ms=7, ls="none", color=f"C{3 + i}", label=label, zorder=5)
+
+
+def threshold_curves(thresholds, precision, recall, f1, marks, folder: str) -> str:
+    """Precision, recall and F1 against the threshold (highest threshold first);
+    ``marks`` are ``(threshold, label)`` vertical lines."""
+    t, p, r, f = _thin(*(np.asarray(a, float) for a in (thresholds, precision, recall, f1)))
+    fig = _figure(7.0, 4.5)
+    ax = fig.add_subplot()
+    ax.plot(t, p, color="C1", lw=2, drawstyle="steps-post", label="precision")
+    ax.plot(t, r, color="C0", lw=2, drawstyle="steps-post", label="recall")
+    ax.plot(t, f, color="C2", lw=2, drawstyle="steps-post", label="F1")
+    for i, (x, label) in enumerate(marks):
+        ax.axvline(x, color=f"C{3 + i}", lw=1, ls="--", label=label)
+    ax.set(ylim=(0, 1.01), xlabel="threshold (rows with s >= threshold are called positive)",
+           ylabel="rate", title="Precision, recall and F1 by threshold")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best")
+    return _save(fig, folder, "threshold.png")
+
+
+def reliability(edges, counts, mean_predicted, fraction_positive, ece: float, folder: str,
+                what: str = "positive class", name: str = "reliability.png") -> str:
+    """Reliability diagram: each bin's positive fraction against its mean
+    probability, the diagonal of perfect calibration, ECE in the legend, and
+    the rows per bin as a histogram below."""
+    edges = np.asarray(edges, float)
+    counts = np.asarray(counts)
+    held = counts > 0
+    fig = _figure(6.0, 6.5)
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
+    top.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="perfectly calibrated")
+    top.plot(np.asarray(mean_predicted)[held], np.asarray(fraction_positive)[held], marker="o",
+             color="C0", lw=2, label=f"{what}, ECE = {ece:.4f}")
+    top.set(xlim=(0, 1), ylim=(0, 1.01), ylabel="observed fraction",
+            title=f"Reliability diagram ({len(counts)} bins)")
+    top.grid(True, alpha=0.3)
+    top.legend(loc="upper left")
+    bottom.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color="C0", alpha=0.6)
+    bottom.set(xlabel="predicted probability", ylabel="rows")
+    return _save(fig, folder, name)
 
 
 def confusion(matrix: np.ndarray, folder: str, title: str, headline: str,

@@ -94,7 +94,7 @@ bins: ``lo``/``hi`` score ranges, ``counts`` (int64) or ``weights``
 concordance and the unknown mass of each bin's own pairs).
 """
 
-from .accumulator import RankAUC, auc, average_precision, pr_curve, roc_curve
+from .accumulator import RankAUC, auc, average_precision, partial_auc, pr_curve, roc_curve
 from .curves import RankResult
 
-__all__ = ["RankAUC", "RankResult", "auc", "average_precision", "pr_curve", "roc_curve"]
+__all__ = ["RankAUC", "RankResult", "auc", "average_precision", "partial_auc", "pr_curve", "roc_curve"]

@@ -29,7 +29,7 @@ from .operating import OperatingPoints
 from .pending import Pending
 from .sorting import split_sorted
 
-__all__ = ["RankAUC", "auc", "roc_curve", "pr_curve", "average_precision"]
+__all__ = ["RankAUC", "auc", "roc_curve", "pr_curve", "average_precision", "partial_auc"]
 
 
 def _check_max_bins(max_bins):
@@ -178,6 +178,19 @@ def average_precision(y, s, *, sample_weight=None) -> float:
     0.833333
     """
     return _one_shot(y, s, sample_weight).average_precision()
+
+
+def partial_auc(y, s, max_fpr, *, mcclish: bool = False, sample_weight=None) -> float:
+    """Area under the ROC curve for false positive rates up to ``max_fpr``.
+
+    See :meth:`RankAUC.partial_auc`; ``mcclish=True`` gives
+    ``sklearn.metrics.roc_auc_score(y, s, max_fpr=max_fpr)``.
+
+    >>> from streammetrics import partial_auc
+    >>> partial_auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], 0.5)
+    0.25
+    """
+    return _one_shot(y, s, sample_weight).partial_auc(max_fpr, mcclish=mcclish)
 
 
 

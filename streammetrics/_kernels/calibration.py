@@ -1,0 +1,106 @@
+"""Reliability tables: per-bin weights, predicted and observed totals.
+
+A table has ``B`` uniform bins over [0, 1] with the edges ``edges`` (``B + 1``
+values, ``numpy.linspace(0, 1, B + 1)``). A probability ``p`` falls in bin
+``b`` when ``edges[b] < p <= edges[b + 1]``, and 0 in bin 0: the bins of
+``sklearn.calibration.calibration_curve(strategy="uniform")``. Each bin holds
+its row count (``int64``) and three compensated pairs (see
+:mod:`.compensated`): the total weight, the weighted total of the
+probabilities and the weighted total of the outcomes.
+
+The kernels check the whole batch before they write anything and return a
+status: 0 folded in, 1 a bad label, 2 a bad probability (or row).
+"""
+
+from __future__ import annotations
+
+from ._jit import inline, kernel
+from .compensated import fold
+
+__all__ = ["calibration_update", "class_calibration_update", "bin_of"]
+
+
+@inline
+def bin_of(p, edges):
+    """The bin of ``p`` in [0, 1] (module docstring)."""
+    nb = edges.shape[0] - 1
+    b = int(p * nb)
+    if b > nb - 1:
+        b = nb - 1
+    while b > 0 and p <= edges[b]:
+        b -= 1
+    while b < nb - 1 and p > edges[b + 1]:
+        b += 1
+    return b
+
+
+@inline
+def _add_row(b, wi, p, o, counts, weight, predicted, observed):
+    counts[b] += 1
+    fold(weight, b, wi, 0.0)
+    fold(predicted, b, wi * p, 0.0)
+    fold(observed, b, wi * o, 0.0)
+
+
+@kernel
+def calibration_update(y, p, w, edges, n, counts, weight, predicted, observed):
+    """Fold 0/1 labels ``y`` and probabilities ``p`` (weights ``w``, empty: all 1)."""
+    rows = y.shape[0]
+    for i in range(rows):
+        yi = y[i]
+        if not (yi == 0 or yi == 1):
+            return 1
+        pi = p[i]
+        if not (pi >= 0.0 and pi <= 1.0):
+            return 2
+    weighted = w.shape[0] > 0
+    for i in range(rows):
+        pi = p[i]
+        wi = w[i] if weighted else 1.0
+        _add_row(bin_of(pi, edges), wi, pi, 1.0 if y[i] == 1 else 0.0, counts, weight, predicted, observed)
+    n[0] += rows
+    return 0
+
+
+@kernel
+def class_calibration_update(y, m, k, tolerance, w, edges, n, top, per_class):
+    """Fold class codes ``y`` and an ``(rows, k)`` probability matrix ``m``.
+
+    ``top`` is the table of the top label (confidence ``max_j m[i, j]``, the
+    first column reaching it as the predicted class, outcome whether it is
+    ``y[i]``); ``per_class`` the tables of every class ``j`` (probability
+    ``m[i, j]``, outcome ``y[i] == j``), bins of class ``j`` in rows
+    ``j * B .. (j + 1) * B - 1``. Each is ``(counts, weight, predicted,
+    observed)``. Status 1 for a code outside ``0..k-1``, 2 for an entry
+    outside [0, 1] or a row whose sum is more than ``tolerance`` from 1.
+    """
+    rows = y.shape[0]
+    nb = edges.shape[0] - 1
+    for i in range(rows):
+        yi = y[i]
+        if not (yi >= 0 and yi < k):
+            return 1
+        total = 0.0
+        for j in range(k):
+            v = m[i, j]
+            if not (v >= 0.0 and v <= 1.0):
+                return 2
+            total += v
+        if abs(total - 1.0) > tolerance:
+            return 2
+    weighted = w.shape[0] > 0
+    tc, tw, tp, to = top
+    cc, cw, cp, co = per_class
+    for i in range(rows):
+        wi = w[i] if weighted else 1.0
+        yi = y[i]
+        best = 0
+        for j in range(k):
+            v = m[i, j]
+            if v > m[i, best]:
+                best = j
+            _add_row(j * nb + bin_of(v, edges), wi, v, 1.0 if yi == j else 0.0, cc, cw, cp, co)
+        conf = m[i, best]
+        _add_row(bin_of(conf, edges), wi, conf, 1.0 if yi == best else 0.0, tc, tw, tp, to)
+    n[0] += rows
+    return 0

@@ -1,0 +1,358 @@
+"""Calibration: can the probabilities be trusted? Reliability tables, ECE and
+the Murphy decomposition of the Brier score, streamed and mergeable.
+
+Both accumulators keep, for ``B`` uniform bins over [0, 1], each bin's row
+count, total weight, and weighted totals of the predicted probabilities and
+of the outcomes (see :mod:`streammetrics._kernels.calibration` for the bin
+edges). Every figure is computed from those totals at ``finalize``, so any
+batching, sharding and merge order gives the same counts exactly and the
+same sums to rounding.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .._kernels import compensated
+from .._kernels.calibration import calibration_update, class_calibration_update
+from .._protocol.base import Accumulator
+from .._protocol.errors import NoObservationsError
+from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Labels01, Probabilities
+from .._protocol.result import RenderContext, Result, fmt_number, safe
+from .._protocol.state import Field
+from .multiclass import class_settings
+
+__all__ = ["Calibration", "ClassCalibration", "CalibrationResult", "calibration_table",
+           "expected_calibration_error"]
+
+#: the most bins a table may have
+MAX_BINS = 100_000
+
+
+def _check_n_bins(n_bins) -> int:
+    if isinstance(n_bins, (bool, np.bool_)) or not isinstance(n_bins, numbers.Integral):
+        raise TypeError(f"n_bins must be an int, got {type(n_bins).__name__}")
+    n_bins = int(n_bins)
+    if not 1 <= n_bins <= MAX_BINS:
+        raise ValueError(f"n_bins must lie in [1, {MAX_BINS:,}], got {n_bins}")
+    return n_bins
+
+
+def _table_fields(prefix: str, size: str):
+    return (
+        Field(f"{prefix}counts", np.int64, (size,), doc="rows in each bin"),
+        Field(f"{prefix}weight", np.float64, (size, 2), merge="pairs", doc="each bin's total weight"),
+        Field(f"{prefix}predicted", np.float64, (size, 2), merge="pairs",
+              doc="each bin's weighted total of probabilities"),
+        Field(f"{prefix}observed", np.float64, (size, 2), merge="pairs",
+              doc="each bin's weighted total of outcomes"),
+    )
+
+
+def _table(state, prefix=""):
+    return tuple(state[f"{prefix}{k}"] for k in ("counts", "weight", "predicted", "observed"))
+
+
+def _check_table(state, prefix="", rows_per_row=1):
+    """A table a real stream could give: per bin, 0 <= predicted, observed <= weight,
+    and the predicted total inside the bin's edges times its weight."""
+    counts, weight, predicted, observed = (
+        compensated.values(a) if a.ndim == 2 else a for a in _table(state, prefix))
+    slack = 1e-9 * weight + 1e-300
+    if np.any(predicted > weight + slack) or np.any(observed > weight + slack):
+        raise ValueError(f"entries '{prefix}predicted'/'{prefix}observed' exceed the bin's weight")
+    if np.any((counts == 0) & (weight != 0)):
+        raise ValueError(f"entry '{prefix}weight' holds weight in a bin with no row")
+    if int(counts.sum()) != int(state["n"][0]) * rows_per_row:
+        raise ValueError(f"entry '{prefix}counts' does not add up to the rows folded in")
+
+
+def calibration_table(counts, weight, predicted, observed, edges) -> dict:
+    """The figures of one reliability table (its four arrays as values, not pairs).
+
+    Bins that hold no row report a count of 0 and, by the guard
+    ``safe(x) = x + [x == 0]``, a mean probability and a positive fraction
+    of 0.
+    """
+    total = math.fsum(weight.tolist())
+    if total == 0:
+        raise ValueError("the sample weights sum to zero: the calibration is undefined")
+    mean_predicted = predicted / safe(weight)
+    fraction_positive = observed / safe(weight)
+    gap = np.abs(fraction_positive - mean_predicted)
+    share = weight / total
+    held = counts > 0
+    base = math.fsum(observed.tolist()) / total
+    reliability = math.fsum((share * gap * gap).tolist())
+    resolution = math.fsum((share * (fraction_positive - base) ** 2).tolist())
+    uncertainty = base * (1.0 - base)
+    return {
+        "bin_edges": edges.copy(),
+        "bin_count": counts.copy(),
+        "bin_weight": weight,
+        "mean_predicted": mean_predicted,
+        "fraction_positive": fraction_positive,
+        "ece": math.fsum((share * gap).tolist()),
+        "mce": float(gap[held].max()) if held.any() else 0.0,
+        "rmsce": math.sqrt(reliability),
+        "reliability": reliability,
+        "resolution": resolution,
+        "uncertainty": uncertainty,
+        "binned_brier": reliability - resolution + uncertainty,
+    }
+
+
+class CalibrationResult(Result):
+    """A reliability table (``bin_*``, ``mean_predicted``, ``fraction_positive``)
+    and its figures (``ece``, ``mce``, ``rmsce``, the Brier decomposition)."""
+
+    __slots__ = ()
+    title = "Calibration"
+    _TABLE = ("bin_edges", "bin_count", "bin_weight", "mean_predicted", "fraction_positive")
+
+    def section(self, ctx: RenderContext, names=None) -> list[str]:
+        values = self.report_values()
+        scalars = [k for k, v in values.items() if not isinstance(v, np.ndarray)]
+        lines = self._scalar_lines(scalars, names)
+        lines.append("")
+        lines.extend(self._table_lines())
+        per = [k for k, v in values.items() if isinstance(v, np.ndarray) and k not in self._TABLE]
+        if per:
+            lines.extend(self._array_lines(per, ctx, names))
+        return lines
+
+    def _table_lines(self) -> list[str]:
+        v = self._values
+        edges, count = v["bin_edges"], v["bin_count"]
+        head = f"  {'bin':>15}  {'rows':>12}  {'mean p':>8}  {'observed':>8}"
+        out = [head]
+        for b in range(count.shape[0]):
+            if count[b] == 0:
+                continue
+            span = f"({edges[b]:.3g}, {edges[b + 1]:.3g}]" if b else f"[0, {edges[1]:.3g}]"
+            out.append(f"  {span:>15}  {fmt_number(int(count[b])):>12}  "
+                       f"{v['mean_predicted'][b]:>8.4f}  {v['fraction_positive'][b]:>8.4f}")
+        empty = int((count == 0).sum())
+        if empty:
+            out.append(f"  ({empty} of {count.shape[0]} bins hold no row)")
+        return out
+
+    def _per_class(self):
+        return {k: v for k, v in super()._per_class().items() if k not in self._TABLE}
+
+    def plot(self, folder: str, ctx: RenderContext) -> list[str]:
+        from ..report import plots
+
+        v = self._values
+        return [plots.reliability(v["bin_edges"], v["bin_count"], v["mean_predicted"],
+                                  v["fraction_positive"], v["ece"], folder,
+                                  self._meta.get("what", "positive class"),
+                                  self._meta.get("file", "reliability.png"))]
+
+
+_EXACTNESS = """
+    The counts and totals are exact (compensated sums); what the binning
+    approximates is the calibration function itself: ``ece``, ``mce`` and
+    ``rmsce`` compare each bin's mean probability with its positive
+    fraction, so they depend on ``n_bins`` (fewer bins hide miscalibration
+    inside a bin, more bins add noise). The decomposition
+    ``binned_brier = reliability - resolution + uncertainty`` holds exactly
+    for the *binned* forecasts, every probability replaced by its bin's mean
+    probability; the Brier score of the raw probabilities
+    (:class:`ProbabilityScores`) differs from it by the within-bin variance
+    and covariance terms (Stephenson et al. 2008).
+"""
+
+
+class Calibration(Accumulator):
+    """Streaming calibration of binary probabilities: a reliability table over
+    ``n_bins`` uniform bins, the expected and maximum calibration errors and the
+    Murphy decomposition of the Brier score.
+
+    ``update(y, p)`` takes 0/1 labels and probabilities of the positive class
+    in [0, 1]; ``p`` falls in bin ``b`` when ``b/B < p <= (b+1)/B`` (0 in the
+    first bin): the bins of ``sklearn.calibration.calibration_curve(y, p,
+    n_bins=B, strategy="uniform")``. (torchmetrics closes its bins on the left
+    instead, so a probability exactly on an edge may fall one bin apart.)
+
+    Parameters
+    ----------
+    n_bins : int
+        ``B``, from 1 to 100,000 (15 by default).
+
+    Returns (``finalize()``)
+    ------------------------
+    bin_count : int64 array (B,)
+        Rows in each bin, the empty bins included (as 0).
+    bin_weight : float array (B,)
+        Each bin's total weight (its row count without weights).
+    mean_predicted, fraction_positive : float arrays (B,)
+        Each bin's weighted mean probability and weighted fraction of
+        positives; 0 in a bin with no row (the guard ``safe``), where
+        ``calibration_curve`` drops the bin.
+    bin_edges : float array (B + 1,)
+        ``numpy.linspace(0, 1, B + 1)``.
+    ece : float
+        Expected calibration error ``sum_b (W_b / W) |o_b - p_b|`` (L1).
+    mce : float
+        Maximum calibration error ``max_b |o_b - p_b|`` over bins with rows.
+    rmsce : float
+        Root-mean-square calibration error ``sqrt(sum_b (W_b / W) (o_b - p_b)**2)``.
+    reliability, resolution, uncertainty : float
+        Murphy's terms: ``sum_b (W_b / W)(p_b - o_b)**2``,
+        ``sum_b (W_b / W)(o_b - o)**2`` and ``o (1 - o)``, ``o`` the overall
+        positive fraction.
+    binned_brier : float
+        ``reliability - resolution + uncertainty``.
+    n : int
+        Rows folded in.
+
+    Notes
+    -----""" + _EXACTNESS + """
+    Examples
+    --------
+    >>> from streammetrics import Calibration
+    >>> acc = Calibration(n_bins=2).update([0, 0, 1, 1], [0.1, 0.4, 0.6, 0.7])
+    >>> r = acc.finalize()
+    >>> r.bin_count, r.mean_predicted, r.fraction_positive
+    (array([2, 2]), array([0.25, 0.65]), array([0., 1.]))
+    >>> round(r.ece, 6), round(r.mce, 6)
+    (0.3, 0.35)
+    """
+
+    inputs = (Labels01("y"), Probabilities("p"))
+    fields = (Field("n", np.int64, (1,)), *_table_fields("", "n_bins"))
+    headline = ("ece", "mce")
+
+    def __init__(self, n_bins: int = 15):
+        self.n_bins = _check_n_bins(n_bins)
+        self._edges = np.linspace(0.0, 1.0, self.n_bins + 1)
+        self._init_state()
+
+    def _settings(self):
+        return {"n_bins": self.n_bins}
+
+    def _check_state(self, state):
+        _check_table(state)
+
+    def _fold(self, arrays, w):
+        y, p = arrays
+        st = self._arrays
+        return calibration_update(y, p, w, self._edges, st["n"], *_table(st))
+
+    def _compute(self) -> CalibrationResult:
+        counts, *pairs = _table(self._arrays)
+        values = calibration_table(counts, *(compensated.values(a) for a in pairs), self._edges)
+        return CalibrationResult("CalibrationScores", {**values, "n": self.n},
+                                 {"n_bins": self.n_bins, "weighted": bool(np.any(
+                                     compensated.values(self._arrays["weight"]) != counts))})
+
+
+class ClassCalibration(Accumulator):
+    """Streaming calibration of multiclass probabilities: the top label's
+    reliability table, and every class's.
+
+    ``update(y, P)`` takes classes ``0..K-1`` (or ``labels``) and an n x K
+    probability matrix (rows summing to 1 within 1e-3), binned as
+    :class:`Calibration` bins.
+
+    * **Top label** (the confidence calibration of Guo et al. 2017, what
+      torchmetrics' ``MulticlassCalibrationError`` measures): each row's
+      highest probability (the first column reaching it is the predicted
+      class) against whether that class is the true one. The result's
+      ``bin_*``, ``mean_predicted``, ``fraction_positive``, ``ece``,
+      ``mce``, ``rmsce`` and the Brier decomposition are this table's.
+    * **Class-wise** (Kull et al. 2019): for every class ``k``, ``P[:, k]``
+      against ``y == k``. ``class_ece`` (K,) holds each class's ECE and
+      ``classwise_ece`` their mean.
+
+    Parameters
+    ----------
+    n_classes : int, optional
+        K (or give ``labels``).
+    n_bins : int
+        Bins of each table (15 by default).
+    labels : sequence of hashable, optional
+        The class labels in column order.
+
+    Notes
+    -----""" + _EXACTNESS + """
+    Examples
+    --------
+    >>> from streammetrics import ClassCalibration
+    >>> acc = ClassCalibration(labels=["cat", "dog"], n_bins=2)
+    >>> r = acc.update(["cat", "dog", "dog"], [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]]).finalize()
+    >>> r.bin_count, round(r.ece, 6)
+    (array([0, 3]), 0.3)
+    >>> r.class_ece
+    array([0.3, 0.3])
+    """
+
+    headline = ("ece", "classwise_ece")
+
+    def __init__(self, n_classes: int | None = None, n_bins: int = 15, labels=None):
+        self.n_classes, self.labels = class_settings("ClassCalibration", n_classes, labels)
+        self.n_bins = _check_n_bins(n_bins)
+        if self.n_classes * self.n_bins > 10 * MAX_BINS:
+            raise ValueError(f"n_classes x n_bins = {self.n_classes * self.n_bins:,} bins; "
+                             f"at most {10 * MAX_BINS:,}")
+        self._class_bins = self.n_classes * self.n_bins
+        self._edges = np.linspace(0.0, 1.0, self.n_bins + 1)
+        y = ClassIndices("y", self.n_classes) if self.labels is None else ClassLabels("y", self.labels)
+        self.inputs = (y, ClassProbabilities("p", self.n_classes))
+        self._init_state()
+
+    fields = (Field("n", np.int64, (1,)), *_table_fields("", "n_bins"),
+              *_table_fields("class_", "_class_bins"))
+
+    def _settings(self):
+        out = {"n_classes": self.n_classes, "n_bins": self.n_bins}
+        if self.labels is not None:
+            out["labels"] = self.labels
+        return out
+
+    def _check_state(self, state):
+        _check_table(state)
+        _check_table(state, "class_", self.n_classes)
+
+    def _fold(self, arrays, w):
+        y, m = arrays
+        st = self._arrays
+        return class_calibration_update(y, m, self.n_classes, ROW_SUM_TOLERANCE, w, self._edges,
+                                        st["n"], _table(st), _table(st, "class_"))
+
+    def _compute(self) -> CalibrationResult:
+        counts, *pairs = _table(self._arrays)
+        values = calibration_table(counts, *(compensated.values(a) for a in pairs), self._edges)
+        cc, *cpairs = _table(self._arrays, "class_")
+        k, nb = self.n_classes, self.n_bins
+        cw, cp, co = (compensated.values(a).reshape(k, nb) for a in cpairs)
+        total = math.fsum(cw[0].tolist())
+        gap = np.abs(co / safe(cw) - cp / safe(cw))
+        class_ece = np.array([math.fsum((cw[j] * gap[j]).tolist()) for j in range(k)]) / safe(total)
+        values.update(class_ece=class_ece, classwise_ece=float(class_ece.mean()), n=self.n)
+        meta = {"labels": self.labels, "n_bins": nb, "what": "top label",
+                "weighted": bool(np.any(compensated.values(self._arrays["weight"]) != counts))}
+        return CalibrationResult("ClassCalibrationScores", values, meta)
+
+
+# ------------------------------------------------------------------ one-shot
+def expected_calibration_error(y, p, *, n_bins: int = 15, sample_weight=None) -> float:
+    """Expected calibration error of binary probabilities over ``n_bins`` uniform bins.
+
+    ``sum_b (W_b / W) |o_b - p_b|``: see :class:`Calibration` (whose
+    ``finalize()`` also gives the table, ``mce``, ``rmsce`` and the Brier
+    decomposition).
+
+    >>> from streammetrics import expected_calibration_error
+    >>> round(expected_calibration_error([0, 0, 1, 1], [0.1, 0.4, 0.6, 0.7], n_bins=2), 6)
+    0.3
+    """
+    acc = Calibration(n_bins).update(y, p, sample_weight=sample_weight)
+    if acc.n == 0:
+        raise NoObservationsError("y and p are empty: the score needs at least one observation")
+    return acc.finalize().ece
+
