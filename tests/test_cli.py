@@ -265,8 +265,9 @@ def test_plots(task, tmp_path, capsys):
     out_dir = tmp_path / "plots"
     code, _, err = _run(["evaluate", path, *TASK_ARGS[task], "--plots", str(out_dir)], capsys)
     assert code == 0, err
-    expected = {"binary": {"roc.png", "pr.png", "confusion.png"},
-                "multiclass": {"confusion.png"}, "regression": {"regression.png"}}[task]
+    expected = {"binary": {"roc.png", "pr.png", "threshold.png", "reliability.png", "confusion.png"},
+                "multiclass": {"reliability.png", "confusion.png"},
+                "regression": {"regression.png"}}[task]
     assert set(os.listdir(out_dir)) == expected
     for name in expected:
         with open(out_dir / name, "rb") as fh:
@@ -779,3 +780,37 @@ def test_merge_of_plain_accumulator_states_renders_their_results(tmp_path, capsy
     assert doc["result"] == "AUCScores" and doc["n"] == 400
     assert doc["metrics"]["auc"] == merged.finalize().auc
     assert doc["metrics"]["average_precision"] == merged.average_precision()
+
+
+# ------------------------------------------------------- operating points, calibration
+def test_operating_targets_and_calibration_in_the_report(tmp_path, capsys):
+    cols = _data("binary", np.random.default_rng(8))
+    path = _write(cols, str(tmp_path / "preds.npy"))
+    code, out, err = _run(["evaluate", path, "--max-bins", "exact", "--target-recall", "0.9",
+                           "--target-precision", "1.0", "--target-fpr", "0.05"], capsys)
+    assert code == 0, err
+    acc = sm.RankAUC().update(cols["y"], cols["p"])
+    want = acc.threshold_for(recall=0.9)
+    assert "operating point" in out and "not reached" not in out.split("recall >= 0.9")[1].split("\n")[0]
+    line = next(x for x in out.splitlines() if x.strip().startswith("recall >= 0.9"))
+    assert f"{want.threshold:g}" in line
+    assert "Calibration" in out and "ece" in out
+    code, out, err = _run(["evaluate", path, "--max-bins", "exact", "--format", "json",
+                           "--target-fpr", "0.05", "--calibration-bins", "off"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    points = {p["point"]: p for p in doc["operating_points"]}
+    assert points["fpr <= 0.05"]["threshold"] == acc.threshold_for(fpr=0.05).threshold
+    assert points["best F1"]["f1"] == pytest.approx(acc.best_threshold("f1").f1, rel=1e-12)
+    assert "ece" not in doc["metrics"] and doc["settings"]["calibration_bins"] is None
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--target-recall", "1.5"], "expected a rate in [0, 1], got '1.5'"),
+    (["--calibration-bins", "0"], "expected a number > 0 (or 'off'), got 0"),
+])
+def test_bad_operating_options(argv, message, tmp_path, capsys):
+    path = _write(_data("binary", np.random.default_rng(0)), str(tmp_path / "preds.npy"))
+    with pytest.raises(SystemExit):
+        _run(["evaluate", path, *argv], capsys)
+    assert message in capsys.readouterr().err

@@ -151,7 +151,7 @@ def test_bad_batch_is_refused_before_any_member_folds(rng, monkeypatch):
     assert folded == [] and ev.n == 20
     assert_state_unchanged(ev, snap)
     assert ev.update(y, proba).n == 40
-    assert folded == ["class_probability", "multiclass"]
+    assert folded == ["class_probability", "calibration", "multiclass"]
 
 
 # --------------------------------------------------------------------- binary

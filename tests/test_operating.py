@@ -295,3 +295,29 @@ def test_real_valued_weights_agree_with_binary_confusion():
         acc.update(y[i:i + 3000], s[i:i + 3000], sample_weight=w[i:i + 3000])
     for t in (-2.0, -0.3, 0.0, 0.5, 1.7, 3.5):
         assert_same_confusion(acc.at_threshold(t), confusion_at(y, s, w, t))
+
+
+def test_report_operating_points_and_targets():
+    import json
+
+    from streammetrics import Evaluator
+
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 2, 3000)
+    p = np.clip(rng.normal(0.4 + 0.2 * y, 0.2), 0, 1)
+    report = Evaluator(task="binary", threshold=0.6).update(y, p).finalize()
+    acc = RankAUC().update(y, p)
+    text = report.to_text(targets={"recall": [0.8], "precision": 1.0})
+    assert "chosen, s >= 0.6" in text and "best F1" in text
+    line = next(x for x in text.splitlines() if x.strip().startswith("recall >= 0.8"))
+    assert f"{acc.threshold_for(recall=0.8).threshold:g}" in line
+    assert "not reached" in next(x for x in text.splitlines() if "precision >= 1" in x)
+    doc = json.loads(report.to_json(targets={"fpr": [0.1]}))
+    points = {p["point"]: p for p in doc["operating_points"]}
+    chosen = acc.at_threshold(0.6)
+    assert points["chosen, s >= 0.6"]["tp"] == chosen.tp
+    assert points["fpr <= 0.1"]["fpr"] <= 0.1
+    with pytest.raises(ValueError, match="unknown target 'f1'"):
+        report.to_text(targets={"f1": [0.5]})
+    with pytest.raises(ValueError, match=r"2.0 is not a rate in \[0, 1\]"):
+        report.to_text(targets={"recall": [2.0]})

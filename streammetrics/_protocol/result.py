@@ -130,6 +130,8 @@ class RenderContext:
     settings: dict = field(default_factory=dict)
     #: a sample of ``(y, p)`` pairs, for plots that show rows (regression)
     sample: tuple | None = None
+    #: operating targets asked for: ``{"recall": [0.9], "precision": [...], "fpr": [...]}``
+    targets: dict = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------- result
@@ -266,6 +268,10 @@ class Result(Mapping):
     def plot(self, folder: str, ctx: RenderContext) -> list[str]:
         """Draw this result's plots into ``folder``; the paths written (none by default)."""
         return []
+
+    def report_extras(self, ctx: RenderContext) -> dict[str, Any]:
+        """Entries this result adds to a report's JSON beside the scores (none by default)."""
+        return {}
 
     # --------------------------------------------------------------- notebooks
     def _scalars(self) -> dict[str, Any]:

@@ -23,6 +23,8 @@ def settings_from(args) -> dict:
     args.p = [c for arg in (args.p or ["p"]) for c in arg.split(",") if c] or ["p"]
     settings = {"task": task}
     given = {"--threshold": args.threshold, "--scores": args.scores}
+    if task in ("binary", "multiclass"):
+        settings["calibration_bins"] = args.calibration_bins
     if task == "binary":
         settings.update(threshold=args.threshold, scores=args.scores, max_bins=args.max_bins)
     else:

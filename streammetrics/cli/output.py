@@ -99,18 +99,28 @@ def check_outputs(args) -> None:
                 raise CommandError(f"{option} {path}: {what}")
 
 
-def emit(result, fmt: str, weight_column: str | None = None) -> None:
+def targets_of(args) -> dict:
+    """The operating targets of ``--target-recall/--target-precision/--target-fpr``."""
+    out = {}
+    for name in ("recall", "precision", "fpr"):
+        values = getattr(args, f"target_{name}", None)
+        if values:
+            out[name] = values
+    return out
+
+
+def emit(result, fmt: str, weight_column: str | None = None, targets=None) -> None:
     """Print ``result`` (an :class:`~streammetrics.EvaluationReport` or any result) on stdout."""
     if isinstance(result, EvaluationReport):
         if fmt == "json":
-            text = result.to_json(weight_column=weight_column)
+            text = result.to_json(weight_column=weight_column, targets=targets)
         else:
-            text = result.to_text(weight_column=weight_column)
+            text = result.to_text(weight_column=weight_column, targets=targets)
     else:  # the result of one accumulator renders itself, as in a report
-        ctx = RenderContext(weight_column=weight_column)
+        ctx = RenderContext(weight_column=weight_column, targets=targets or {})
         if fmt == "json":
             doc = {"result": result.kind, "n": jsonable(result.get("n")), "weighted": result.weighted,
-                   "metrics": jsonable(result.report_values())}
+                   "metrics": jsonable(result.report_values()), **jsonable(result.report_extras(ctx))}
             if weight_column is not None:
                 doc["weight_column"] = weight_column
             text = json.dumps(doc, indent=2)
@@ -122,11 +132,11 @@ def emit(result, fmt: str, weight_column: str | None = None) -> None:
 
 
 def write_plots(report: EvaluationReport, folder: str, sample=None,
-                weight_column: str | None = None) -> None:
+                weight_column: str | None = None, targets=None) -> None:
     """Write the plots of ``report`` into ``folder`` and say which (on stderr)."""
     need_matplotlib()
     try:
-        paths = report.plot(folder, sample=sample, weight_column=weight_column)
+        paths = report.plot(folder, sample=sample, weight_column=weight_column, targets=targets)
     except OSError as exc:
         raise CommandError(f"{folder}: cannot write plots ({exc.strerror or exc})") from None
     if paths:
@@ -165,11 +175,12 @@ def report(total, args, sample=None, result=None) -> int:
     weight_column = getattr(args, "weight", None)
     if result is None:
         result = finalize(total)
-    emit(result, args.format, weight_column)
+    targets = targets_of(args)
+    emit(result, args.format, weight_column, targets)
     if args.save_state:
         save_state(total, args.save_state)
     if args.plots:
         if not isinstance(total, Evaluator):
             raise CommandError("--plots needs states saved by 'streammetrics evaluate --save-state'")
-        write_plots(result, args.plots, sample, weight_column)
+        write_plots(result, args.plots, sample, weight_column, targets)
     return 0

@@ -43,6 +43,12 @@ def _max_bins(text: str):
     return _positive_int(text, " (or 'exact')")
 
 
+def _calibration_bins(text: str):
+    if text.lower() in ("off", "none"):
+        return None
+    return _positive_int(text, " (or 'off')")
+
+
 def _finite_float(text: str) -> float:
     try:
         v = float(text)
@@ -63,7 +69,19 @@ def _output_options() -> argparse.ArgumentParser:
     out.add_argument("--save-state", metavar="FILE",
                      help="save the merged state to FILE (for 'streammetrics merge' "
                           "or streammetrics.load_state)")
+    for name, what in (("recall", "the highest threshold whose recall is at least R"),
+                       ("precision", "the lowest threshold whose precision is at least R"),
+                       ("fpr", "the lowest threshold whose false positive rate is at most R")):
+        out.add_argument(f"--target-{name}", type=_rate, action="append", metavar="R",
+                         help=f"binary: report {what} under 'operating points' (repeatable)")
     return out
+
+
+def _rate(text: str) -> float:
+    v = _finite_float(text)
+    if not 0.0 <= v <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a rate in [0, 1], got {text!r}")
+    return v
 
 
 def _add_evaluate(sub, out) -> None:
@@ -94,6 +112,10 @@ def _add_evaluate(sub, out) -> None:
     ev.add_argument("--max-bins", type=_max_bins, default=DEFAULT_MAX_BINS, metavar="B",
                     help=f"binary: AUC bins, a number > 0 bounding memory (default "
                          f"{DEFAULT_MAX_BINS}); 'exact' keeps every distinct score")
+    ev.add_argument("--calibration-bins", type=_calibration_bins, default=15, metavar="B",
+                    help="binary probabilities and multiclass: bins of the reliability "
+                         "table (ECE, MCE, Brier decomposition; default 15); 'off' leaves "
+                         "calibration out")
     ev.add_argument("--batch-rows", type=_positive_int, default=DEFAULT_BATCH_ROWS, metavar="N",
                     help=f"rows per batch (default {DEFAULT_BATCH_ROWS})")
     ev.add_argument("--progress", choices=PROGRESS, default="auto",

@@ -86,6 +86,13 @@ class Evaluator(Accumulator):
         [0, 1] is rejected (it is not silently dropped from some metrics).
         ``"score"`` accepts any finite reals (logits, margins, ranks) and
         reports no probabilistic score.
+    calibration_bins : int or None
+        Binary (probabilities) and multiclass: the bins of the reliability
+        table (:class:`~streammetrics.Calibration`, and
+        :class:`~streammetrics.ClassCalibration` for multiclass; 15 by
+        default), which adds ``ece``, ``mce`` and the Brier decomposition;
+        ``None`` leaves calibration out. (A state saved before the setting
+        existed loads with ``None``: it holds no reliability table.)
 
     Notes
     -----
@@ -103,7 +110,7 @@ class Evaluator(Accumulator):
     >>> from streammetrics import Evaluator
     >>> ev = Evaluator("binary", threshold=0.5)
     >>> ev.update([1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4]).update([1, 0], [0.3, 0.1])
-    Evaluator(task='binary', threshold=0.5, scores='probability', max_bins=None): n=6 auc=0.888889 f1=0.8
+    Evaluator(task='binary', threshold=0.5, scores='probability', max_bins=None, calibration_bins=15): n=6 auc=0.888889 f1=0.8
     >>> r = ev.finalize()
     >>> round(r.auc, 6), r.tp, r.fn, round(r.log_loss, 4)
     (0.888889, 2, 1, 0.4432)
@@ -218,7 +225,13 @@ class Evaluator(Accumulator):
                 members[name] = known[d["class"]](**d["settings"])
             return cls(members)
         settings = dict(settings)
-        return cls(task=settings.pop("task", None), **settings)
+        task = settings.pop("task", None)
+        preset = PRESETS.get(task) if isinstance(task, str) else None
+        if preset is not None:
+            # settings a task gained later: a state saved before has their old meaning
+            for name, value in preset.legacy.items():
+                settings.setdefault(name, value)
+        return cls(task=task, **settings)
 
     def _settings(self) -> dict[str, Any]:
         return dict(self._config)

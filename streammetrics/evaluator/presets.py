@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from .._protocol.inputs import Finite, Labels01, Probabilities
 from ..metrics.binary import BinaryConfusion
+from ..metrics.calibration import Calibration, ClassCalibration
 from ..metrics.clustering import ClusterContingency
 from ..metrics.multiclass import MulticlassConfusion, class_settings
 from ..metrics.probability import ClassProbabilityScores, ProbabilityScores
@@ -52,6 +53,9 @@ class Preset:
     no_weights: str | None = None
     #: names of update's two arguments
     names: tuple = field(default=("y", "p"))
+    #: settings added after states of the task were first saved, with the
+    #: value that gives the members those states have (used when loading)
+    legacy: dict = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------- binary
@@ -67,13 +71,21 @@ def _check_binary(s):
             "pass scores='score' for unbounded scores"
         )
     RankAUC(max_bins=s["max_bins"])  # checks max_bins
-    return {"threshold": threshold, "scores": scores, "max_bins": s["max_bins"]}
+    bins = _check_calibration_bins(s["calibration_bins"]) if scores == "probability" else None
+    return {"threshold": threshold, "scores": scores, "max_bins": s["max_bins"],
+            "calibration_bins": bins}
+
+
+def _check_calibration_bins(bins):
+    return None if bins is None else Calibration(bins).n_bins
 
 
 def _binary_members(s):
     members = {"binary": BinaryConfusion(threshold=s["threshold"])}
     if s["scores"] == "probability":
         members["probability"] = ProbabilityScores()
+        if s["calibration_bins"] is not None:
+            members["calibration"] = Calibration(s["calibration_bins"])
     members["auc"] = RankAUC(max_bins=s["max_bins"])
     return members
 
@@ -102,6 +114,7 @@ def _check_multiclass(s):
     out = {"n_classes": k}
     if labels is not None:
         out["labels"] = labels
+    out["calibration_bins"] = _check_calibration_bins(s["calibration_bins"])
     return out
 
 
@@ -110,27 +123,33 @@ def _multiclass_members(s):
     return {
         "class_probability": ClassProbabilityScores(k, labels=labels),
         "multiclass": MulticlassConfusion(k, labels=labels),
+    } if s["calibration_bins"] is None else {
+        "class_probability": ClassProbabilityScores(k, labels=labels),
+        "calibration": ClassCalibration(k, s["calibration_bins"], labels=labels),
+        "multiclass": MulticlassConfusion(k, labels=labels),
     }
 
 
 PRESETS: dict[str, Preset] = {
     "binary": Preset(
         "binary",
-        {"threshold": None, "scores": None, "max_bins": None},
+        {"threshold": None, "scores": None, "max_bins": None, "calibration_bins": 15},
         _binary_members,
         check=_check_binary,
         inputs=_binary_inputs,
         headline=("auc", "f1"),
-        sections=("auc", "probability", "binary"),
+        sections=("auc", "probability", "calibration", "binary"),
         describe=_describe_binary,
+        legacy={"calibration_bins": None},
     ),
     "multiclass": Preset(
         "multiclass",
-        {"n_classes": None, "labels": None},
+        {"n_classes": None, "labels": None, "calibration_bins": 15},
         _multiclass_members,
         check=_check_multiclass,
         headline=("accuracy", "macro_f1"),
         describe=lambda s: f"({s['n_classes']} classes)",
+        legacy={"calibration_bins": None},
     ),
     "regression": Preset(
         "regression", {}, lambda s: {"regression": RegressionErrors()},

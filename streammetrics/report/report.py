@@ -15,7 +15,28 @@ from typing import Any
 
 from .._protocol.result import RenderContext, Result, fmt_number, jsonable
 
-__all__ = ["EvaluationReport"]
+__all__ = ["EvaluationReport", "check_targets"]
+
+#: the operating targets a report takes
+TARGET_NAMES = ("recall", "precision", "fpr")
+
+
+def check_targets(targets) -> dict:
+    """``targets`` as ``{name: [values in [0, 1]]}``, or ``TypeError``/``ValueError``."""
+    if targets is None:
+        return {}
+    if not isinstance(targets, dict):
+        raise TypeError(f"targets must be a dict such as {{'recall': [0.9]}}, got {type(targets).__name__}")
+    out = {}
+    for name, values in targets.items():
+        if name not in TARGET_NAMES:
+            raise ValueError(f"targets: unknown target {name!r}; known: {', '.join(TARGET_NAMES)}")
+        values = [values] if isinstance(values, (int, float)) else list(values)
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
+                raise ValueError(f"targets[{name!r}]: {v!r} is not a rate in [0, 1]")
+        out[name] = [float(v) for v in values]
+    return out
 
 
 class EvaluationReport(Result):
@@ -72,18 +93,23 @@ class EvaluationReport(Result):
         """Whether any member saw sample weights."""
         return any(p.weighted for p in self._parts.values())
 
-    def _context(self, weight_column=None, sample=None) -> RenderContext:
+    def _context(self, weight_column=None, sample=None, targets=None) -> RenderContext:
         return RenderContext(labels=self._settings.get("labels"), weight_column=weight_column,
-                             settings=self._settings, sample=sample)
+                             settings=self._settings, sample=sample,
+                             targets=check_targets(targets))
 
     # ------------------------------------------------------------------ output
-    def to_json(self, indent: int | None = 2, *, weight_column: str | None = None) -> str:
+    def to_json(self, indent: int | None = 2, *, weight_column: str | None = None,
+                targets: dict | None = None) -> str:
         """The report as JSON: ``{"task", "settings", "n", "weighted", "metrics"}``.
 
         Arrays become (nested) lists; a non-finite float becomes ``null``.
         With class labels, ``metrics.labels`` lists them in class order;
         ``weight_column`` (if given) names the column the weights came from.
+        A rank member adds ``operating_points``: the chosen threshold's, the
+        best F1's and those of ``targets`` (as :meth:`to_text`).
         """
+        ctx = self._context(weight_column, targets=targets)
         doc = {
             "task": self.task,
             "settings": jsonable(self._settings),
@@ -93,11 +119,20 @@ class EvaluationReport(Result):
         if weight_column is not None:
             doc["weight_column"] = weight_column
         doc["metrics"] = {k: jsonable(v) for k, v in self._values.items() if k != "n"}
+        for name in self._order:
+            for key, value in self._parts[name].report_extras(ctx).items():
+                doc[key if key not in doc else f"{name}_{key}"] = jsonable(value)
         return json.dumps(doc, indent=indent, allow_nan=False)
 
-    def to_text(self, *, weight_column: str | None = None) -> str:
-        """A plain-text table of every score, one section per member."""
-        ctx = self._context(weight_column)
+    def to_text(self, *, weight_column: str | None = None, targets: dict | None = None) -> str:
+        """A plain-text table of every score, one section per member.
+
+        ``targets`` asks a rank member for the thresholds that meet targets,
+        e.g. ``{"recall": [0.9], "precision": [0.8], "fpr": [0.01]}``, shown
+        under "operating points" beside the chosen threshold and the best
+        F1's (see :meth:`~streammetrics.RankAUC.threshold_for`).
+        """
+        ctx = self._context(weight_column, targets=targets)
         what = f"{self.task} evaluation" if self.task else "evaluation"
         head = f"{what} of {fmt_number(self._values['n'])} rows"
         if self._describe:
@@ -113,13 +148,16 @@ class EvaluationReport(Result):
             lines.extend(part.section(ctx, self._names[name]))
         return "\n".join(lines)
 
-    def plot(self, folder: str, *, sample=None, weight_column: str | None = None) -> list[str]:
+    def plot(self, folder: str, *, sample=None, weight_column: str | None = None,
+             targets: dict | None = None) -> list[str]:
         """Write every member's plots (PNG) into ``folder``; the paths written.
 
         ``sample`` is ``(y, p)`` of a bounded sample of rows, for the plots
-        that show rows (regression). Needs matplotlib (the ``plot`` extra).
+        that show rows (regression); ``targets`` as for :meth:`to_text` (the
+        operating points are marked on the ROC and PR curves). Needs
+        matplotlib (the ``plot`` extra).
         """
-        ctx = self._context(weight_column, sample)
+        ctx = self._context(weight_column, sample, targets)
         out: list[str] = []
         for name in self._order:
             out.extend(self._parts[name].plot(folder, ctx))

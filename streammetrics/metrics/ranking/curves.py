@@ -135,7 +135,62 @@ class RankResult(Result):
         note = "  (exact)" if lo == hi else f"  (bounds {fmt_number(lo)} .. {fmt_number(hi)})"
         order = ["auc"] + (["average_precision"] if "average_precision" in values else [])
         order += [k for k in values if k not in order and k not in ("auc_lower", "auc_upper")]
-        return self._scalar_lines(order, names, {"auc": note})
+        return self._scalar_lines(order, names, {"auc": note}) + self._operating_lines(ctx)
+
+    # -------------------------------------------------- operating points in reports
+    def operating_points(self, ctx: RenderContext) -> list[tuple[str, object]]:
+        """``(label, result or None)`` of the report's operating points: the
+        chosen threshold (a binary evaluation's), the best F1's, and each
+        target of ``ctx.targets`` (``None`` when no threshold reaches it)."""
+        if self._points is None or self._values["n"] == 0:
+            return []
+        ops = self._operating()
+        out = []
+        chosen = ctx.settings.get("threshold")
+        if isinstance(chosen, (int, float)):
+            out.append((f"chosen, s >= {chosen:g}", ops.at_threshold(chosen)))
+        out.append(("best F1", ops.best_threshold("f1")))
+        for name, values in ctx.targets.items():
+            for v in values:
+                label = f"{name} {'<=' if name == 'fpr' else '>='} {v:g}"
+                try:
+                    out.append((label, ops.threshold_for(**{name: v})))
+                except ValueError:
+                    out.append((label, None))
+        return out
+
+    _COLUMNS = ("threshold", "precision", "recall", "f1", "fpr")
+
+    @staticmethod
+    def _row(r) -> dict:
+        return {"threshold": r.threshold, "precision": r.precision, "recall": r.recall,
+                "f1": r.f1, "fpr": 1.0 - r.specificity if r.tn + r.fp else 0.0,
+                "tp": r.tp, "fp": r.fp, "fn": r.fn, "tn": r.tn}
+
+    def _operating_lines(self, ctx: RenderContext) -> list[str]:
+        points = self.operating_points(ctx)
+        if not points:
+            return []
+        width = max(len(label) for label, _ in points) + 2
+        head = "  " + f"{'operating point':<{width}}" + "".join(f"{c:>11}" for c in self._COLUMNS)
+        lines = ["", head]
+        for label, r in points:
+            if r is None:
+                lines.append("  " + f"{label:<{width}}" + f"{'not reached':>11}")
+                continue
+            row = self._row(r)
+            lines.append("  " + f"{label:<{width}}"
+                         + "".join(f"{fmt_number(row[c]):>11}" for c in self._COLUMNS))
+        lines.append("  (rows with s >= threshold are called positive; fpr = 1 - specificity)")
+        return lines
+
+    def report_extras(self, ctx: RenderContext) -> dict:
+        points = self.operating_points(ctx)
+        if not points:
+            return {}
+        return {"operating_points": [
+            {"point": label, "reached": r is not None, **(self._row(r) if r is not None else {})}
+            for label, r in points]}
 
     def plot(self, folder: str, ctx: RenderContext) -> list[str]:
         from ...report import plots
@@ -143,10 +198,24 @@ class RankResult(Result):
         fpr, tpr, _ = self.roc_curve()
         precision, recall, _ = self.pr_curve()
         v = self._values
-        return [
-            plots.roc(fpr, tpr, v["auc"], v["auc_lower"], v["auc_upper"], v["n_pos"], v["n_neg"], folder),
-            plots.pr(precision, recall, self.average_precision(), v["n_pos"], v["n_neg"], folder),
+        points = [(label, self._row(r)) for label, r in self.operating_points(ctx) if r is not None]
+        roc_marks = [(p["fpr"], p["recall"], f"{label} ({p['threshold']:.4g})") for label, p in points]
+        pr_marks = [(p["recall"], p["precision"], f"{label} ({p['threshold']:.4g})") for label, p in points]
+        out = [
+            plots.roc(fpr, tpr, v["auc"], v["auc_lower"], v["auc_upper"], v["n_pos"], v["n_neg"], folder,
+                      marks=roc_marks),
+            plots.pr(precision, recall, self.average_precision(), v["n_pos"], v["n_neg"], folder,
+                     marks=pr_marks),
         ]
+        ops = self._operating()
+        if ops.thresholds.shape[0] > 1:
+            tp, fp = ops.called[0, 1:].astype(float), ops.called[1, 1:].astype(float)
+            prec = tp / safe(tp + fp)
+            rec = tp / safe(float(ops.P))
+            f1 = 2 * prec * rec / safe(prec + rec)
+            out.append(plots.threshold_curves(ops.thresholds[1:], prec, rec, f1,
+                                              [(p["threshold"], label) for label, p in points], folder))
+        return out
 
     def __reduce__(self):
         return (_rebuild, (self._kind, self._values, self._meta))

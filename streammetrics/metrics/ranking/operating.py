@@ -300,10 +300,10 @@ class OperatingPoints:
         if stop < fpr.shape[0] and x[-1] < max_fpr:
             x0, x1, y0, y1 = fpr[stop - 1], fpr[stop], tpr[stop - 1], tpr[stop]
             y_cut = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
-            area += (max_fpr - x0) * (y0 + y_cut) / 2.0
+            area += float((max_fpr - x0) * (y0 + y_cut) / 2.0)
         if not mcclish:
-            return area
+            return float(area)
         least, most = max_fpr * max_fpr / 2.0, max_fpr
         if most == least:
-            return area
-        return 0.5 * (1.0 + (area - least) / (most - least))
+            return float(area)
+        return float(0.5 * (1.0 + (area - least) / (most - least)))
