@@ -1,7 +1,7 @@
 """AUC: one-shot at n = 10M against scikit-learn and against sorting the scores,
 streaming 10M rows in batches of 100k (exact and bounded memory), per-update
 latency of small batches and the amortized cost of a stream of them, and
-merging 16 shard states.
+merging 16 shard states, and threshold queries on an exact state.
 
 ``python -m benchmarks.bench_auc [--quick]`` (``--quick``: n = 1M).
 
@@ -19,12 +19,14 @@ batches it is made as large as its bound at once, reserved but only touched
 as rows arrive); ``state_bytes`` is its saved state. In exact mode
 ``finalize`` counts U across the stored run and the sorted pending rows
 without writing their merged run, and on two cores large sorts and counts
-run on two threads.
+run on two threads. Target: 100 threshold queries after an exact pass over
+10M rows take at most 10% of the pass (``share_of_pass``).
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 
 import numpy as np
 
@@ -199,6 +201,63 @@ def _merge_rows(n, repeat, shards=16):
     return rows
 
 
+def _operating_rows(n, repeat, queries=100):
+    """One exact pass over ``n`` rows, then ``queries`` threshold queries on its state
+    (a quarter each: at_threshold, threshold_for recall / precision / fpr). The
+    first query after a change builds the running totals, so every timing of
+    the queries starts from a state that has none; the first query after the
+    pass also sorts the rows still pending into the state (a flush)."""
+    from streammetrics import RankAUC
+
+    y, s = _data(n, seed=6)
+    batches = [(y[i : i + BATCH], s[i : i + BATCH]) for i in range(0, n, BATCH)]
+    rng = np.random.default_rng(7)
+    ts = rng.normal(size=queries // 4) + 0.6
+    rates = rng.uniform(0.05, 0.95, size=queries // 4)
+
+    def ask(acc):
+        acc._ops = None  # as after an update: the totals are built again
+        for t in ts:
+            acc.at_threshold(t)
+        for r in rates:
+            acc.threshold_for(recall=r)
+            acc.threshold_for(precision=min(r + 0.3, 0.99))
+            acc.threshold_for(fpr=r)
+
+    def timed(fn, *args):
+        t0 = time.perf_counter()
+        fn(*args)
+        return time.perf_counter() - t0
+
+    ask(_timed_stream(RankAUC, batches[:2], 1)[1])  # compile
+    passes, firsts, flushed = [], [], []
+    for _ in range(max(2, repeat // 2)):
+        acc = RankAUC()
+        passes.append(timed(lambda: [acc.update(yb, sb) for yb, sb in batches] and acc.finalize()))
+        firsts.append(timed(ask, acc))
+        flushed.append(timed(ask, acc))
+        del acc
+    t_pass, t_first, t_q = (float(np.median(v)) for v in (passes, firsts, flushed))
+    group = f"{queries} threshold queries after one exact pass over n={n:.0e} ({n:.0e} distinct scores)"
+    rows = [row(group, f"streammetrics RankAUC: {queries} queries on a flushed state", t_q,
+                share_of_pass=t_q / t_pass),
+            row(group, f"streammetrics RankAUC: {queries} queries, the pending rows sorted in first",
+                t_first, share_of_pass=t_first / t_pass),
+            row(group, "streammetrics RankAUC: the exact pass (update all + finalize)", t_pass)]
+    if have("sklearn"):
+        from sklearn.metrics import precision_recall_curve
+
+        def sk():
+            precision, recall, thresholds = precision_recall_curve(y, s)
+            for r in rates:
+                np.flatnonzero(recall[:-1] >= r)[-1]
+            return thresholds
+
+        rows.append(row(group, "sklearn precision_recall_curve + numpy searches (one-shot, in memory)",
+                        median_time(sk, max(1, repeat // 3), warmup=0)))
+    return rows
+
+
 def run(quick: bool = False) -> list[dict]:
     n = 1_000_000 if quick else 10_000_000
     repeat = 3 if quick else 5
@@ -208,6 +267,7 @@ def run(quick: bool = False) -> list[dict]:
     rows += _latency_rows()
     rows += _small_batch_rows(n // 10, max(1, repeat // 2))
     rows += _merge_rows(n, repeat)
+    rows += _operating_rows(n, repeat)
     return rows
 
 

@@ -78,6 +78,35 @@ def _probability_rows(n, repeat):
     return rows
 
 
+def _calibration_rows(n, repeat, n_bins=15):
+    import streammetrics as sm
+
+    rng = np.random.default_rng(4)
+    p = rng.random(n)
+    y = (rng.random(n) < p).astype(np.int64)
+    group = f"calibration, {n_bins} uniform bins (table + ECE), n={n:.0e}"
+    rows = [row(group, "streammetrics Calibration",
+                median_time(lambda: sm.Calibration(n_bins).update(y, p).finalize(), repeat))]
+    if have("sklearn"):
+        from sklearn.calibration import calibration_curve
+
+        rows.append(row(group, "sklearn calibration_curve (table only)", median_time(
+            lambda: calibration_curve(y, p, n_bins=n_bins, strategy="uniform"), max(1, repeat // 2))))
+    if have("torch") and have("torchmetrics"):
+        import torch
+        from torchmetrics.classification import BinaryCalibrationError
+
+        tp, ty = torch.from_numpy(p), torch.from_numpy(y)
+
+        def tm():
+            m = BinaryCalibrationError(n_bins=n_bins, norm="l1")
+            m.update(tp, ty)
+            return m.compute()
+
+        rows.append(row(group, "torchmetrics BinaryCalibrationError", median_time(tm, max(1, repeat // 2))))
+    return rows
+
+
 def _regression_rows(n, repeat):
     import streammetrics as sm
 
@@ -235,6 +264,7 @@ def run(quick: bool = False) -> list[dict]:
     rows = []
     rows += _binary_rows(n, repeat)
     rows += _probability_rows(n, repeat)
+    rows += _calibration_rows(n, repeat)
     rows += _regression_rows(n, repeat)
     rows += _latency_rows()
     rows += _first_use_rows(quick)

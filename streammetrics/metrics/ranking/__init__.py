@@ -36,7 +36,9 @@ are. ``finalize`` and the curves leave the buffer alone too, except that
 and leaves them pending (see below), which changes no result, only the
 time later calls take. :meth:`flush` sorts the pending rows into the state
 now and frees the buffer: the one step that changes how the state is
-held. A buffer is made as large as its bound at once for a batch of ``2**16`` rows or more (such a
+held (the first operating-point query after a change, such as
+``at_threshold``, takes it too, and builds its running totals over the one
+run that results rather than over a merged copy). A buffer is made as large as its bound at once for a batch of ``2**16`` rows or more (such a
 stream would fill it), so it is never copied to grow; memory the rows
 have not reached yet is reserved but not touched.
 

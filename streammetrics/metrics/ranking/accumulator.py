@@ -476,13 +476,17 @@ class RankAUC(Accumulator):
 
     # -------------------------------------------------------- operating points
     def _operating(self) -> OperatingPoints:
-        """The confusion counts at every threshold of the current state (built once
-        per state: later queries on an unchanged state cost ``O(log m)``)."""
+        """The confusion counts at every threshold of the current state, built once
+        per state (later queries on an unchanged state cost ``O(log m)``). The
+        pending rows are sorted in first, as :meth:`flush` does: the totals are
+        built over the state's one run rather than a merged copy of it."""
         with self._guard:
             if self._n == 0:
                 raise NoObservationsError("RankAUC has no observations: call update() first")
             if self._ops is None:
-                self._ops = self._strategy.operating(self._pending, self._n)
+                self._flush()
+                self._strategy.compact()
+                self._ops = self._strategy.operating(None, self._n)
             return self._ops
 
     def at_threshold(self, t) -> BinaryResult:
@@ -491,8 +495,9 @@ class RankAUC(Accumulator):
         Exactly what ``BinaryConfusion(threshold=t)`` gives on the same rows
         (counts, every guarded rate, ``n``), plus the field ``threshold``,
         read from the state in ``O(log m)`` once the state's running totals
-        are built (``O(m)``, on the first query after a change). ``t`` may be
-        any real number, infinities included.
+        are built (``O(m)``, on the first query after a change; that query
+        also sorts the pending rows into the state, as :meth:`flush` does).
+        ``t`` may be any real number, infinities included.
 
         With ``max_bins`` set, a bin counts as its lower edge (as in the
         curves), and the result also has certified bounds: ``tp_lower``,

@@ -208,12 +208,8 @@ class RankResult(Result):
                      marks=pr_marks),
         ]
         ops = self._operating()
-        if ops.thresholds.shape[0] > 1:
-            tp, fp = ops.called[0, 1:].astype(float), ops.called[1, 1:].astype(float)
-            prec = tp / safe(tp + fp)
-            rec = tp / safe(float(ops.P))
-            f1 = 2 * prec * rec / safe(prec + rec)
-            out.append(plots.threshold_curves(ops.thresholds[1:], prec, rec, f1,
+        if ops.m:
+            out.append(plots.threshold_curves(*ops.curves(),
                                               [(p["threshold"], label) for label, p in points], folder))
         return out
 

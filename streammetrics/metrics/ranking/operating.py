@@ -23,12 +23,13 @@ threshold may lie on either side of it.
 
 from __future__ import annotations
 
+import bisect
 import math
 import numbers
 
 import numpy as np
 
-from ..._kernels.operating import running_sums
+from ..._kernels.operating import SCORE_CODES, best_candidate, partial_area, precision_reach, running_sums
 from ..._protocol.result import safe
 from ..binary import BinaryResult, binary_result
 
@@ -71,6 +72,9 @@ def check_max_fpr(max_fpr) -> float:
     return v
 
 
+_NO_COST = np.zeros((2, 2))
+
+
 def _check_cost(cost) -> np.ndarray:
     c = np.asarray(cost)
     if c.dtype == object or not (np.issubdtype(c.dtype, np.number) or c.dtype == bool):
@@ -94,31 +98,39 @@ class OperatingPoints:
     positive and negative masses (int64 counts, or float64 weights);
     ``n`` the rows folded in; ``bins`` the ``(lo, hi, ab)`` items of a bounded
     state whose bins give the bounds, or ``None`` for an exact state.
+    Candidate ``k`` calls the ``k`` highest scores positive (threshold
+    ``+inf`` for ``k = 0``).
     """
 
     def __init__(self, scores, ab, n: int, weighted: bool, bins=None, bounded: bool = False):
         m = scores.shape[0]
+        self.m = m
         self.n = n
         self.weighted = weighted
         self.scores = scores
         self.bins = bins
         self.bounded = bounded or bins is not None
-        #: candidate k: threshold +inf (k = 0), then the k-th highest score
-        self.thresholds = np.empty(m + 1)
-        self.thresholds[0] = np.inf
-        self.thresholds[1:] = scores[::-1]
         if weighted:
             ab = np.ascontiguousarray(ab, dtype=np.float64)
-            self.called = running_sums(ab, True, np.empty((2, m + 1)))
+            self.called = running_sums(ab, True, np.zeros((2, m + 1)))
             # the mass not called, summed from the bottom on its own
-            self.rest = running_sums(ab, False, np.empty((2, m + 1)))[:, ::-1]
+            self.rest = running_sums(ab, False, np.zeros((2, m + 1)))
             self.P, self.N = float(self.rest[0, 0]), float(self.rest[1, 0])
         else:
-            self.called = np.zeros((2, m + 1), np.int64)
-            np.cumsum(ab[:, ::-1], axis=1, out=self.called[:, 1:])
+            ab = np.ascontiguousarray(ab, dtype=np.int64)
+            self.called = running_sums(ab, True, np.zeros((2, m + 1), np.int64))
             self.P, self.N = int(self.called[0, m]), int(self.called[1, m])
-            self.rest = None
+            self.rest = np.zeros((2, 0))  # fn, tn are P - tp, N - fp: exact
         self._cache: dict = {}
+
+    def threshold(self, k: int) -> float:
+        """The threshold of candidate ``k``."""
+        return math.inf if k == 0 else float(self.scores[self.m - k])
+
+    @property
+    def thresholds(self) -> np.ndarray:
+        """Every candidate's threshold, highest first (a new array)."""
+        return np.concatenate(([np.inf], self.scores[::-1]))
 
     # -------------------------------------------------------------- counts
     def _counts(self, k: int):
@@ -131,8 +143,7 @@ class OperatingPoints:
 
     def _k_of(self, t: float) -> int:
         """The candidate whose rows are those with ``s >= t``."""
-        m = self.scores.shape[0]
-        return m - int(np.searchsorted(self.scores, t, side="left"))
+        return self.m - int(np.searchsorted(self.scores, t, side="left"))
 
     def _straddling(self, t: float):
         """Positive and negative mass of the bins with ``lo < t <= hi``."""
@@ -148,7 +159,7 @@ class OperatingPoints:
     def result(self, k: int, extra=None, t=None) -> BinaryResult:
         """The binary result at candidate ``k`` with its threshold ``t`` (by default
         the candidate's score) and ``extra`` fields."""
-        t = float(self.thresholds[k]) if t is None else t
+        t = self.threshold(k) if t is None else t
         tp, fp, fn, tn = self._counts(k)
         meta = {"threshold": t, "weighted": self.weighted}
         r = binary_result(tp, fp, fn, tn, n=self.n, meta=meta)
@@ -172,19 +183,18 @@ class OperatingPoints:
         t = check_threshold(t)
         return self.result(self._k_of(t), t=t)
 
-    def _rates(self):
-        """Recall and false positive rate at every candidate (non-decreasing in k)."""
-        if "rates" not in self._cache:
-            tp, fp = self.called[0], self.called[1]
-            self._cache["rates"] = (tp / safe(self.P), fp / safe(self.N))
-        return self._cache["rates"]
+    def _first(self, holds) -> int:
+        """The first candidate where ``holds(k)`` (false, then true along k), or m + 1."""
+        return bisect.bisect_left(range(self.m + 1), True, key=holds)
+
+    def _last(self, holds) -> int:
+        """The last candidate where ``holds(k)`` (true, then false along k), or -1."""
+        return bisect.bisect_left(range(self.m + 1), True, key=lambda k: not holds(k)) - 1
 
     def _precision_reach(self):
         """``reach[k]``: the highest precision at candidate ``k`` or below (non-increasing)."""
         if "reach" not in self._cache:
-            tp, fp = self.called[0], self.called[1]
-            precision = tp / safe(tp + fp)
-            self._cache["reach"] = np.maximum.accumulate(precision[::-1])[::-1]
+            self._cache["reach"] = precision_reach(self.called, np.empty(self.m + 1))
         return self._cache["reach"]
 
     def threshold_for(self, **targets) -> BinaryResult:
@@ -198,84 +208,47 @@ class OperatingPoints:
                             + ", ".join(f"{t}=" for t in TARGETS))
         (name, value), = given.items()
         value = check_rate(name, value)
-        recall, fpr = self._rates()
-        last = self.thresholds.shape[0] - 1
+        tp, fp = self.called[0], self.called[1]
+        sp, sn = safe(self.P), safe(self.N)
         if name == "recall":
             # the highest threshold reaching it: the fewest false positives
-            k = int(np.searchsorted(recall, value, side="left"))
-            if k > last:
+            k = self._first(lambda k: tp[k] / sp >= value)
+            if k > self.m:
                 raise ValueError(f"no threshold reaches recall {value:g}: the highest is "
-                                 f"{recall[last]:g} ({self._mass_note('positive', self.P)})")
+                                 f"{tp[self.m] / sp:g} ({self._mass_note('positive', self.P)})")
         elif name == "fpr":
             # the lowest threshold within it: the most true positives
-            k = int(np.searchsorted(fpr, value, side="right")) - 1
+            k = self._last(lambda k: fp[k] / sn <= value)
         elif name == "specificity":
-            spec = self._specificity()
-            k = int(np.searchsorted(-spec, -value, side="right")) - 1
+            k = self._last(lambda k: self._specificity(k) >= value)
             if k < 0:
                 raise ValueError(f"no threshold reaches specificity {value:g} "
                                  f"({self._mass_note('negative', self.N)})")
         else:
             # the lowest threshold reaching it: the most true positives
             reach = self._precision_reach()
-            k = int(np.searchsorted(-reach, -value, side="right")) - 1
+            k = self._last(lambda k: reach[k] >= value)
             if k < 0:
                 raise ValueError(f"no threshold reaches precision {value:g}: the highest is "
                                  f"{reach[0]:g}")
         return self.result(k, {"target": name, "target_value": value})
 
-    def _specificity(self):
-        if "specificity" not in self._cache:
-            if self.weighted:
-                tn = self.rest[1]
-            else:
-                tn = self.N - self.called[1]
-            self._cache["specificity"] = tn / safe(tn + self.called[1])
-        return self._cache["specificity"]
+    def _specificity(self, k: int) -> float:
+        fp = float(self.called[1, k])
+        tn = float(self.rest[1, k]) if self.weighted else float(self.N) - fp
+        return tn / safe(tn + fp)
 
     def _mass_note(self, what, total) -> str:
         return f"no {what} was seen" if total == 0 else f"{total:g} {what} mass"
-
-    def _score_curve(self, score: str) -> np.ndarray:
-        """``score`` at every candidate, with the formulas of :func:`binary_result`."""
-        tp = self.called[0].astype(np.float64)
-        fp = self.called[1].astype(np.float64)
-        if self.weighted:
-            fn, tn = self.rest[0], self.rest[1]
-        else:
-            fn = (self.P - self.called[0]).astype(np.float64)
-            tn = (self.N - self.called[1]).astype(np.float64)
-        precision = tp / safe(tp + fp)
-        recall = tp / safe(tp + fn)
-        specificity = tn / safe(tn + fp)
-        if score == "f1":
-            return 2 * precision * recall / safe(precision + recall)
-        if score == "youden":
-            return recall + specificity - 1
-        if score == "balanced_accuracy":
-            return (recall + specificity) / 2
-        if score == "accuracy":
-            return (tp + tn) / safe(tp + fp + fn + tn)
-        if score == "jaccard":
-            return tp / safe(tp + fp + fn)
-        under = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
-        return (tp * tn - fp * fn) / np.sqrt(safe(np.maximum(under, 0.0)))
 
     def best_threshold(self, score=None, cost=None) -> BinaryResult:
         if cost is not None:
             if score is not None:
                 raise TypeError("best_threshold() takes a score or a cost, not both")
             c = _check_cost(cost)
-            tp = self.called[0].astype(np.float64)
-            fp = self.called[1].astype(np.float64)
-            if self.weighted:
-                fn, tn = self.rest[0], self.rest[1]
-            else:
-                fn = float(self.P) - tp
-                tn = float(self.N) - fp
-            total = c[0, 0] * tn + c[0, 1] * fp + c[1, 0] * fn + c[1, 1] * tp
-            k = int(np.argmin(total))
-            return self.result(k, {"cost": float(total[k])})
+            k, total = best_candidate(self.called, self.rest, float(self.P), float(self.N),
+                                      SCORE_CODES["cost"], c)
+            return self.result(int(k), {"cost": float(total)})
         score = "f1" if score is None else score
         if not isinstance(score, str):
             raise TypeError(f"score must be a string, got {type(score).__name__}")
@@ -283,27 +256,27 @@ class OperatingPoints:
             raise ValueError(f"score must be one of {', '.join(map(repr, SCORES))}; got {score!r}")
         key = ("score", score)
         if key not in self._cache:
-            curve = self._score_curve(score)
-            self._cache[key] = int(np.argmax(curve)), float(np.max(curve))
+            k, best = best_candidate(self.called, self.rest, float(self.P), float(self.N),
+                                     SCORE_CODES[score], _NO_COST)
+            self._cache[key] = int(k), float(best)
         k, best = self._cache[key]
         return self.result(k, {"score": score, "best": best})
 
     def partial_auc(self, max_fpr, mcclish: bool = False) -> float:
         max_fpr = check_max_fpr(max_fpr)
-        tpr, fpr = self._rates()
         if self.P == 0 or self.N == 0:
             return 0.0  # no pairs: the guard, as for the AUC
-        # the ROC curve is linear between its points; integrate up to max_fpr
-        stop = int(np.searchsorted(fpr, max_fpr, side="right"))
-        x, y = fpr[:stop], tpr[:stop]
-        area = float(np.sum(np.diff(x) * (y[1:] + y[:-1])) / 2.0)
-        if stop < fpr.shape[0] and x[-1] < max_fpr:
-            x0, x1, y0, y1 = fpr[stop - 1], fpr[stop], tpr[stop - 1], tpr[stop]
-            y_cut = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
-            area += float((max_fpr - x0) * (y0 + y_cut) / 2.0)
+        area = float(partial_area(self.called, float(self.P), float(self.N), max_fpr))
         if not mcclish:
-            return float(area)
+            return area
         least, most = max_fpr * max_fpr / 2.0, max_fpr
-        if most == least:
-            return float(area)
         return float(0.5 * (1.0 + (area - least) / (most - least)))
+
+    def curves(self):
+        """``(thresholds, precision, recall, f1)`` at every candidate but ``+inf``
+        (highest threshold first), for plots."""
+        tp, fp = self.called[0, 1:].astype(float), self.called[1, 1:].astype(float)
+        precision = tp / safe(tp + fp)
+        recall = tp / safe(float(self.P))
+        f1 = 2 * precision * recall / safe(precision + recall)
+        return self.scores[::-1], precision, recall, f1

@@ -135,6 +135,8 @@ class Pending:
 
     def copy_run(self, merged_with=None):
         """The run of the pending rows merged with ``merged_with``, leaving the buffer as it is."""
+        if self.sorted:  # read as they are: nothing to sort, so nothing to copy
+            return sorted_run(self.keys, self.front, self.back, self.vals, merged_with, presorted=True)
         keys, vals, front, back = self._parts(in_place=False)
         return sorted_run(keys, front, back, vals, merged_with)
 
