@@ -6,7 +6,9 @@ values, ``numpy.linspace(0, 1, B + 1)``). A probability ``p`` falls in bin
 ``sklearn.calibration.calibration_curve(strategy="uniform")``. Each bin holds
 its row count (``int64``) and three compensated pairs (see
 :mod:`.compensated`): the total weight, the weighted total of the
-probabilities and the weighted total of the outcomes.
+probabilities and the weighted total of the outcomes. Within a block of rows
+each bin's terms are summed plainly, and each block total is added to the
+bin's pair with one compensated step.
 
 The kernels check the whole batch before they write anything and return a
 status: 0 folded in, 1 a bad label, 2 a bad probability (or row).
@@ -14,8 +16,10 @@ status: 0 folded in, 1 a bad label, 2 a bad probability (or row).
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._jit import inline, kernel
-from .compensated import fold
+from .compensated import BLOCK, fold
 
 __all__ = ["calibration_update", "class_calibration_update", "bin_of"]
 
@@ -35,11 +39,25 @@ def bin_of(p, edges):
 
 
 @inline
-def _add_row(b, wi, p, o, counts, weight, predicted, observed):
+def _add_row(b, wi, p, o, counts, local):
+    """One row into bin ``b``: its count, and plain sums in ``local`` (3, bins)."""
     counts[b] += 1
-    fold(weight, b, wi, 0.0)
-    fold(predicted, b, wi * p, 0.0)
-    fold(observed, b, wi * o, 0.0)
+    local[0, b] += wi
+    local[1, b] += wi * p
+    local[2, b] += wi * o
+
+
+@inline
+def _fold_local(local, weight, predicted, observed):
+    """Fold the block's plain sums into the state's pairs, and clear them."""
+    for b in range(local.shape[1]):
+        if local[0, b] != 0.0 or local[1, b] != 0.0 or local[2, b] != 0.0:
+            fold(weight, b, local[0, b], 0.0)
+            fold(predicted, b, local[1, b], 0.0)
+            fold(observed, b, local[2, b], 0.0)
+            local[0, b] = 0.0
+            local[1, b] = 0.0
+            local[2, b] = 0.0
 
 
 @kernel
@@ -54,10 +72,17 @@ def calibration_update(y, p, w, edges, n, counts, weight, predicted, observed):
         if not (pi >= 0.0 and pi <= 1.0):
             return 2
     weighted = w.shape[0] > 0
-    for i in range(rows):
-        pi = p[i]
-        wi = w[i] if weighted else 1.0
-        _add_row(bin_of(pi, edges), wi, pi, 1.0 if y[i] == 1 else 0.0, counts, weight, predicted, observed)
+    nb = counts.shape[0]
+    # rows are summed plainly per bin over a block, then each bin's block
+    # total is added to its pair with one compensated step
+    local = np.zeros((3, nb))
+    block = max(BLOCK, 4 * nb)
+    for start in range(0, rows, block):
+        for i in range(start, min(start + block, rows)):
+            pi = p[i]
+            wi = w[i] if weighted else 1.0
+            _add_row(bin_of(pi, edges), wi, pi, 1.0 if y[i] == 1 else 0.0, counts, local)
+        _fold_local(local, weight, predicted, observed)
     n[0] += rows
     return 0
 
@@ -91,16 +116,22 @@ def class_calibration_update(y, m, k, tolerance, w, edges, n, top, per_class):
     weighted = w.shape[0] > 0
     tc, tw, tp, to = top
     cc, cw, cp, co = per_class
-    for i in range(rows):
-        wi = w[i] if weighted else 1.0
-        yi = y[i]
-        best = 0
-        for j in range(k):
-            v = m[i, j]
-            if v > m[i, best]:
-                best = j
-            _add_row(j * nb + bin_of(v, edges), wi, v, 1.0 if yi == j else 0.0, cc, cw, cp, co)
-        conf = m[i, best]
-        _add_row(bin_of(conf, edges), wi, conf, 1.0 if yi == best else 0.0, tc, tw, tp, to)
+    top_local = np.zeros((3, nb))
+    class_local = np.zeros((3, k * nb))
+    block = max(BLOCK, 4 * nb)
+    for start in range(0, rows, block):
+        for i in range(start, min(start + block, rows)):
+            wi = w[i] if weighted else 1.0
+            yi = y[i]
+            best = 0
+            for j in range(k):
+                v = m[i, j]
+                if v > m[i, best]:
+                    best = j
+                _add_row(j * nb + bin_of(v, edges), wi, v, 1.0 if yi == j else 0.0, cc, class_local)
+            conf = m[i, best]
+            _add_row(bin_of(conf, edges), wi, conf, 1.0 if yi == best else 0.0, tc, top_local)
+        _fold_local(top_local, tw, tp, to)
+        _fold_local(class_local, cw, cp, co)
     n[0] += rows
     return 0
