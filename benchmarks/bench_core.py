@@ -192,6 +192,7 @@ def _evaluator_latency_rows(y, p, batch):
     members = {
         "BinaryConfusion(threshold=0.5)": sm.BinaryConfusion(threshold=0.5),
         "ProbabilityScores": sm.ProbabilityScores(),
+        "Calibration": sm.Calibration(),
         "RankAUC": sm.RankAUC(),
     }
     times = {name: per_call_time(lambda m=m: m.update(y, p)) for name, m in members.items()}
@@ -218,6 +219,8 @@ FIRST_USES = {
     "RegressionErrors": "sm.RegressionErrors().update(p, 2 * p).finalize()",
     "auc (one shot)": "sm.auc(y, p)",
     "RankAUC": "sm.RankAUC().update(y, p).finalize()",
+    "RankAUC threshold queries": "a = sm.RankAUC().update(y, p); a.threshold_for(recall=0.9); a.best_threshold('f1')",
+    "Calibration": "sm.Calibration().update(y, p).finalize()",
     "MulticlassConfusion": "sm.MulticlassConfusion(3).update([0, 1, 2], [0, 2, 1]).finalize()",
     "ClusterContingency": "sm.ClusterContingency().update([0, 1, 2], [0, 2, 1]).finalize()",
     "Evaluator(task='binary')": "sm.Evaluator(task='binary').update(y, p).finalize()",
