@@ -113,6 +113,10 @@ class CalibrationResult(Result):
     title = "Calibration"
     _TABLE = ("bin_edges", "bin_count", "bin_weight", "mean_predicted", "fraction_positive")
 
+    def section_title(self, ctx: RenderContext) -> str:
+        what = self._meta.get("what")
+        return self.title if what is None else f"{self.title} ({what})"
+
     def section(self, ctx: RenderContext, names=None) -> list[str]:
         values = self.report_values()
         scalars = [k for k, v in values.items() if not isinstance(v, np.ndarray)]
