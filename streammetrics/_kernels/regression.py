@@ -17,7 +17,9 @@ merged into the state with Chan et al.'s formula. Never sum(y^2) - n mean^2,
 which loses every digit when y is far from 0.
 
 The kernel returns 0 when the batch was folded in, 1 when y holds NaN/inf,
-2 when p does; the state is written only after the whole batch was read.
+2 when p does, 3 when the totals would overflow float64 (values near 1e154,
+or weights near 1e308); the state is written only after the whole batch was
+read and the totals it would hold are finite.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def _merge_moments(m, wb_s, wb_c, shift_b, offset_b, m2b_s, m2b_c):
     m[3] = m[3] + delta * (wb / w)
     t, c = add(m[4], m[5], m2b_s)
     t, c = add(t, c, m2b_c)
-    t, c = add(t, c, delta * delta * (wa * wb / w))
+    t, c = add(t, c, delta * delta * (wa * (wb / w)))  # wa * wb alone may overflow
     m[4] = t
     m[5] = c
 
@@ -125,14 +127,26 @@ def regression_update(y, p, w, n, moments, sums):
         sp, cp = add(sp, cp, bp)
     if wt > 0.0:
         corr = sd + cd
-        sm, cm = add(sm, cm, -(corr * corr) / wt)
+        sm, cm = add(sm, cm, -corr * (corr / wt))  # corr * corr alone may overflow
         m2 = sm + cm
         if m2 < 0.0:
             sm, cm = 0.0, 0.0
-    _merge_moments(moments, sw, cw, shift, mean, sm, cm)
-    fold(sums, 0, s2, c2)
-    fold(sums, 1, s1, c1)
-    fold(sums, 2, sp, cp)
+    # the state as it would be, checked before it is written: a batch whose
+    # totals overflow float64 is refused (status 3) and changes nothing
+    after = moments.copy()
+    _merge_moments(after, sw, cw, shift, mean, sm, cm)
+    totals = sums.copy()
+    fold(totals, 0, s2, c2)
+    fold(totals, 1, s1, c1)
+    fold(totals, 2, sp, cp)
+    for k in range(6):
+        if not (after[k] - after[k] == 0.0):
+            return 3
+    for k in range(3):
+        if not (totals[k, 0] - totals[k, 0] == 0.0 and totals[k, 1] - totals[k, 1] == 0.0):
+            return 3
+    moments[:] = after
+    sums[:] = totals
     n[0] += rows
     return 0
 

@@ -143,18 +143,24 @@ def _zero_diagonal(g, r0, j0):
             g[ii, jj] = 0.0
 
 
+#: Cosine distances below this (a few units of rounding in ``1 - x.y / (|x||y|)``)
+#: are those of parallel vectors, and are taken as 0.
+COSINE_FLOOR = 16 * 2.0**-52
+
+
 @kernel
 def _cosine_from_dots(g, i0, j0, invI, invJ, shift):
     """Turn dot products into cosine distances ``1 - x.y / (|x||y|)`` clipped to
     [0, 2]; a zero vector has ``inv = 0`` (similarity 0, distance 1), and a point
-    is at distance 0 from itself."""
+    is at distance 0 from itself. A distance below :data:`COSINE_FLOOR` is the
+    rounding of parallel vectors and counts as 0."""
     m, nc = g.shape
     for ii in range(m):
         a = invI[i0 + ii]
         row = g[ii]
         for jj in range(nc):
             v = 1.0 - row[jj] * a * invJ[j0 + jj]
-            row[jj] = min(max(v, 0.0), 2.0)
+            row[jj] = 0.0 if v < COSINE_FLOOR else min(v, 2.0)
     _zero_diagonal(g, i0 + shift, j0)
 
 

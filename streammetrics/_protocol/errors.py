@@ -30,6 +30,7 @@ __all__ = [
     "SettingsMismatchError",
     "StateFileError",
     "NoWeightsError",
+    "WeightOverflowError",
     "in_context",
     "value_repr",
 ]
@@ -194,3 +195,15 @@ for _cls in (BadValueError, BadShapeError, NoObservationsError, SettingsMismatch
              StateFileError, NoWeightsError):
     _cls.__module__ = "streammetrics"
 del _cls
+
+
+class WeightOverflowError(ValueError):
+    """The sums of a batch's sample weights would overflow float64 (weights
+    near 1e308): the batch was not folded in."""
+
+    def __init__(self, what: str = "this batch"):
+        super().__init__(
+            f"sample_weight: the weighted totals of {what} would overflow float64 "
+            "(weights near 1e308); nothing was folded in: rescale the weights (every "
+            "score is the same for any positive scale of them)"
+        )

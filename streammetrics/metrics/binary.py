@@ -16,7 +16,7 @@ import numpy as np
 from .._kernels import compensated
 from .._kernels.binary import count_labels, count_scores, sum_labels, sum_scores
 from .._protocol.base import Accumulator
-from .._protocol.errors import NoObservationsError
+from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import Finite, Labels01
 from .._protocol.result import RenderContext, Result, grid, safe
 from .._protocol.state import Field
@@ -104,6 +104,15 @@ def binary_result(tp, fp, fn, tn, n: int, meta=None) -> BinaryResult:
     when unweighted (products exact, then rounded once to float) and ``float``
     with weights.
     """
+    counts = (tp, fp, fn, tn)
+    if any(isinstance(c, float) for c in counts):
+        # sums of weights: scaled by a power of two (exactly), so the rates are
+        # the same for any scale of the weights, and products of the counts
+        # neither overflow (weights near 1e200) nor underflow (near 1e-200)
+        top = max(counts)
+        if top > 0 and math.isfinite(top):
+            e = math.frexp(top)[1]
+            tp, fp, fn, tn = (math.ldexp(float(c), -e) for c in counts)
     total = tp + fp + fn + tn
     if total == 0:
         raise ValueError("the sample weights sum to zero: every score is undefined")
@@ -119,10 +128,10 @@ def binary_result(tp, fp, fn, tn, n: int, meta=None) -> BinaryResult:
     return BinaryResult(
         "BinaryScores",
         {
-            "tp": tp,
-            "fp": fp,
-            "fn": fn,
-            "tn": tn,
+            "tp": counts[0],
+            "fp": counts[1],
+            "fn": counts[2],
+            "tn": counts[3],
             "n": n,
             "accuracy": float((tp + tn) / total),
             "precision": float(precision),
@@ -234,10 +243,14 @@ class BinaryConfusion(Accumulator):
             if t is None:
                 return count_labels(y, p, st["n"], st["counts"])
             return count_scores(y, p, t, st["n"], st["counts"])
+        before = st["wsums"].copy(), st["n"].copy()
         if t is None:
             status = sum_labels(y, p, w, st["n"], st["wsums"])
         else:
             status = sum_scores(y, p, t, w, st["n"], st["wsums"])
+        if not status and not np.all(np.isfinite(st["wsums"])):
+            st["wsums"][:], st["n"][:] = before
+            raise WeightOverflowError()
         if not status:
             st["weighted"][0] += y.shape[0]
         return status

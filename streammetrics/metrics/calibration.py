@@ -19,7 +19,7 @@ import numpy as np
 from .._kernels import compensated
 from .._kernels.calibration import calibration_update, class_calibration_update
 from .._protocol.base import Accumulator
-from .._protocol.errors import NoObservationsError
+from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Labels01, Probabilities
 from .._protocol.result import RenderContext, Result, fmt_number, safe
 from .._protocol.state import Field
@@ -245,7 +245,15 @@ class Calibration(Accumulator):
     def _fold(self, arrays, w):
         y, p = arrays
         st = self._arrays
-        return calibration_update(y, p, w, self._edges, st["n"], *_table(st))
+        if not w.shape[0]:
+            return calibration_update(y, p, w, self._edges, st["n"], *_table(st))
+        before = {k: v.copy() for k, v in st.items()}
+        status = calibration_update(y, p, w, self._edges, st["n"], *_table(st))
+        if not status and not all(np.all(np.isfinite(a)) for a in _table(st)[1:]):
+            for k, v in before.items():
+                st[k][...] = v
+            raise WeightOverflowError()
+        return status
 
     def _compute(self) -> CalibrationResult:
         counts, *pairs = _table(self._arrays)

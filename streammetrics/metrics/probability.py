@@ -7,7 +7,7 @@ import numpy as np
 from .._kernels import compensated
 from .._kernels.probability import class_probability_update, probability_update
 from .._protocol.base import Accumulator
-from .._protocol.errors import NoObservationsError
+from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Labels01, Probabilities
 from .._protocol.result import Result
 from .._protocol.state import Field
@@ -40,6 +40,19 @@ _SUMS = (
     Field("n", np.int64, (1,)),
     Field("sums", np.float64, (3, 2), merge="pairs", doc="weight, log-loss and Brier totals"),
 )
+
+
+def _checked_fold(st, w, fold) -> int:
+    """Run ``fold`` (a kernel call writing ``st``); with weights, undo it and raise
+    if the totals it left overflowed float64."""
+    if not w.shape[0]:
+        return fold()
+    before = st["sums"].copy(), st["n"].copy()
+    status = fold()
+    if not status and not np.all(np.isfinite(st["sums"])):
+        st["sums"][:], st["n"][:] = before
+        raise WeightOverflowError()
+    return status
 
 
 class ProbabilityScores(Accumulator):
@@ -85,7 +98,8 @@ class ProbabilityScores(Accumulator):
 
     def _fold(self, arrays, w):
         y, p = arrays
-        return probability_update(y, p, w, self._arrays["n"], self._arrays["sums"])
+        return _checked_fold(self._arrays, w, lambda: probability_update(
+            y, p, w, self._arrays["n"], self._arrays["sums"]))
 
     def _compute(self) -> Result:
         return probability_result(self._arrays["sums"], self.n)
@@ -145,8 +159,8 @@ class ClassProbabilityScores(Accumulator):
 
     def _fold(self, arrays, w):
         y, m = arrays
-        return class_probability_update(y, m, self.n_classes, ROW_SUM_TOLERANCE, w,
-                                        self._arrays["n"], self._arrays["sums"])
+        return _checked_fold(self._arrays, w, lambda: class_probability_update(
+            y, m, self.n_classes, ROW_SUM_TOLERANCE, w, self._arrays["n"], self._arrays["sums"]))
 
     def _compute(self) -> Result:
         return probability_result(self._arrays["sums"], self.n, "ClassProbabilityScores",

@@ -56,6 +56,12 @@ def regression_result(moments: np.ndarray, sums: np.ndarray, n: int) -> Result:
     )
 
 
+_OVERFLOW = (
+    "the totals of {what} would overflow float64 (|y| or |p| near 1e154, or sample "
+    "weights near 1e308): nothing was folded in; rescale y and p (or the weights)"
+)
+
+
 class RegressionErrors(Accumulator):
     """Streaming MSE, RMSE, MAE, MAPE and R² of real-valued predictions.
 
@@ -116,12 +122,19 @@ class RegressionErrors(Accumulator):
     def _fold(self, arrays, w):
         y, p = arrays
         st = self._arrays
-        return regression_update(y, p, w, st["n"], st["moments"], st["sums"])
+        status = regression_update(y, p, w, st["n"], st["moments"], st["sums"])
+        if status == 3:
+            raise ValueError(_OVERFLOW.format(what="this batch"))
+        return status
 
     def _merge_state(self, other):
         st = self._arrays
+        moments, sums = st["moments"].copy(), st["sums"].copy()
+        regression_merge(moments, sums, other["moments"], other["sums"])
+        if not (np.all(np.isfinite(moments)) and np.all(np.isfinite(sums))):
+            raise ValueError(_OVERFLOW.format(what="the merged state"))
+        st["moments"], st["sums"] = moments, sums
         st["n"] += other["n"]
-        regression_merge(st["moments"], st["sums"], other["moments"], other["sums"])
 
     def _compute(self) -> Result:
         return regression_result(self._arrays["moments"], self._arrays["sums"], self.n)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import numbers
 import threading
 import warnings
@@ -224,6 +225,18 @@ class _Rows:
         block = np.asarray(block)
         _check_numeric(block.dtype, self.name)
         return block
+
+    def rescale(self) -> None:
+        """Scale coordinates held whole by a power of two (exactly) when their
+        squares would overflow or underflow float64 (|x| beyond about 1e120 or
+        below 1e-120): every silhouette is the same for any scale of the points,
+        and the squared norms and distance sums then stay finite and nonzero."""
+        if self.whole is None or self.whole.size == 0:
+            return
+        top = max(abs(float(self.whole.max())), abs(float(self.whole.min())))
+        if top == 0.0 or _SCALE_LOW <= top <= _SCALE_HIGH:
+            return
+        self.whole = np.ldexp(self.whole, -math.frexp(top)[1])
 
     def read(self, i0: int, i1: int) -> np.ndarray:
         """Rows ``i0:i1`` as a float64 C-contiguous array."""
@@ -601,6 +614,11 @@ def _check_square(src: _Rows) -> None:
         )
 
 
+#: coordinates whose largest magnitude lies outside these are rescaled (exactly)
+_SCALE_HIGH = 2.0**400
+_SCALE_LOW = 2.0**-400
+
+
 def _samples(X, labels, convention, metric, block_size, memory_budget):
     conv = _check_convention(convention)
     code = _check_metric(metric)
@@ -613,6 +631,7 @@ def _samples(X, labels, convention, metric, block_size, memory_budget):
         lab, sizes = _cluster_labels(labels, n, "X")
         return _distance_silhouettes(src, lab, sizes, conv, block, budget, precomputed=True)
     lab, sizes = _cluster_labels(labels, n, "X")
+    src.rescale()
     return _feature_silhouettes(src, lab, sizes, code, conv, block, budget)
 
 

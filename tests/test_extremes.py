@@ -1,0 +1,80 @@
+"""Extremes of honest input: scores do not change with the scale of the weights
+or of the points, and a batch whose totals would overflow is refused whole."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+
+RNG = np.random.default_rng(11)
+N = 2000
+Y = RNG.integers(0, 2, N)
+P = RNG.random(N)
+W = RNG.random(N) + 0.01
+YR = RNG.normal(size=N) * 3
+PR = YR + RNG.normal(size=N)
+
+WEIGHTED = {
+    "BinaryConfusion": (lambda: sm.BinaryConfusion(threshold=0.5), (Y, P),
+                        ("accuracy", "precision", "recall", "f1", "mcc", "balanced_accuracy")),
+    "ProbabilityScores": (sm.ProbabilityScores, (Y, P), ("log_loss", "brier")),
+    "RegressionErrors": (sm.RegressionErrors, (YR, PR), ("mse", "mae", "mape", "r2")),
+    "RankAUC": (sm.RankAUC, (Y, P), ("auc",)),
+    "Calibration": (sm.Calibration, (Y, P), ("ece", "mce", "reliability", "resolution")),
+}
+
+
+@pytest.mark.parametrize("name", WEIGHTED)
+@pytest.mark.parametrize("scale", [1e-200, 2.0**-600, 1e200, 2.0**700])
+def test_scores_do_not_change_with_the_scale_of_the_weights(name, scale):
+    make, arrays, fields = WEIGHTED[name]
+    base = make().update(*arrays, sample_weight=W).finalize()
+    scaled = make().update(*arrays, sample_weight=W * scale).finalize()
+    for f in fields:
+        assert scaled[f] == pytest.approx(base[f], rel=1e-12, abs=1e-15), f
+
+
+@pytest.mark.parametrize("name", ["BinaryConfusion", "ProbabilityScores", "RegressionErrors"])
+def test_a_batch_whose_weighted_totals_overflow_is_refused_whole(name):
+    make, arrays, _ = WEIGHTED[name]
+    acc = make().update(arrays[0][:10], arrays[1][:10], sample_weight=W[:10])
+    before = acc.state_dict()
+    w = np.full(10, 1.5e308)
+    with pytest.raises(ValueError, match="would overflow float64"):
+        acc.update(arrays[0][:10], arrays[1][:10], sample_weight=w)
+    after = acc.state_dict()
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+    acc.update(arrays[0][10:20], arrays[1][10:20])  # and the accumulator goes on
+    assert acc.n == 20
+
+
+def test_regression_values_whose_squares_overflow_are_refused_at_update():
+    acc = sm.RegressionErrors()
+    with pytest.raises(ValueError, match=r"\|y\| or \|p\| near 1e154"):
+        acc.update([1e200], [0.0])
+    assert acc.n == 0
+    assert acc.update([1.0, 2.0], [1.5, 2.0]).finalize().mse == pytest.approx(0.125)
+    big = sm.RegressionErrors().update([4e153, -4e153], [-4e153, 4e153])
+    with pytest.raises(ValueError, match="the merged state"):
+        big.merge(sm.RegressionErrors().update([4e153, -4e153], [-4e153, 4e153]))
+    assert big.n == 2  # the merge changed nothing
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean", "manhattan", "cosine"])
+@pytest.mark.parametrize("scale", [1e154, 1e200, 1e-160, 1e-300])
+def test_silhouette_does_not_change_with_the_scale_of_the_points(metric, scale):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 4)) + np.repeat(np.eye(4)[:3] * 3, 20, axis=0)
+    labels = np.repeat([0, 1, 2], 20)
+    base = sm.silhouette_samples(X, labels, metric=metric)
+    got = sm.silhouette_samples(X * scale, labels, metric=metric)
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, base, rtol=1e-9, atol=1e-12)
+
+
+def test_cosine_silhouette_of_parallel_vectors_is_zero():
+    V = np.outer(np.arange(1, 9), [1.0, 2.0, 3.0])
+    s = sm.silhouette_samples(V, np.arange(8) % 2, metric="cosine")
+    np.testing.assert_array_equal(s, np.zeros(8))
