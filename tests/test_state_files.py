@@ -156,3 +156,58 @@ def test_every_core_accumulator_round_trips(cls, tmp_path):
     acc.save(tmp_path / "s")
     assert cls.load(tmp_path / "s") == acc
     assert pickle.loads(pickle.dumps(acc)) == acc
+
+
+# ------------------------------------------------------- saving: errors and leftovers
+def test_save_error_names_the_users_path(tmp_path):
+    import streammetrics as sm
+
+    target = tmp_path / "missing" / "acc.state"
+    with pytest.raises(FileNotFoundError) as info:
+        sm.BinaryConfusion().save(target)
+    assert info.value.filename == str(target)
+    assert str(target) in str(info.value) and ".smtmp" not in str(info.value)
+
+
+def test_save_removes_what_a_killed_save_left_behind(tmp_path):
+    import subprocess
+    import sys
+
+    import streammetrics as sm
+    from streammetrics._protocol.statefile import _temp_prefix
+
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = int(done.stdout)
+    prefix = _temp_prefix("acc.state")
+    stale = tmp_path / f"{prefix}{dead}.abcd1234.smtmp"
+    live = tmp_path / f"{prefix}1.abcd1234.smtmp"  # pid 1 runs: its save may be under way
+    other = tmp_path / f"{_temp_prefix('other.state')}{dead}.abcd1234.smtmp"
+    for f in (stale, live, other):
+        f.write_bytes(b"partial")
+    sm.BinaryConfusion().update([1, 0], [1, 1]).save(tmp_path / "acc.state")
+    assert not stale.exists()
+    assert live.exists() and other.exists()
+    assert sm.load_state(tmp_path / "acc.state").n == 2
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name.endswith(".smtmp")]
+    assert sorted(leftovers) == sorted([live.name, other.name])
+
+
+def test_multiclass_finalize_copies_the_matrix_once():
+    import tracemalloc
+
+    import streammetrics as sm
+
+    k = 1500
+    rng = np.random.default_rng(0)
+    for weights in (None, rng.random(20_000)):
+        acc = sm.MulticlassConfusion(k).update(rng.integers(0, k, 20_000), rng.integers(0, k, 20_000),
+                                               sample_weight=weights)
+        matrix_bytes = k * k * 8
+        tracemalloc.start()
+        r = acc.finalize()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert r.matrix.shape == (k, k)
+        # the result's own copy of the matrix, and little more
+        assert peak < 1.3 * matrix_bytes, peak / matrix_bytes

@@ -17,6 +17,7 @@ import io
 import json
 import os
 import secrets
+import socket
 import zipfile
 
 import numpy as np
@@ -51,18 +52,73 @@ def write(path, class_name: str, settings: dict, arrays: dict[str, np.ndarray]) 
               "settings": settings}
     members = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
     members[_HEADER_KEY] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
-    folder = os.path.dirname(os.path.abspath(path))
-    # created like any file of the user's (0666 less the umask), under a fresh name
-    tmp = os.path.join(folder, f".streammetrics-{secrets.token_hex(8)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    folder, base = os.path.split(os.path.abspath(path))
+    prefix = _temp_prefix(base)
+    _remove_stale(folder, prefix)
+    # created like any file of the user's (0666 less the umask), under a fresh
+    # name that says whose it is (host and process), so a later save can tell
+    # the leftover of a process that was killed while writing
+    tmp = os.path.join(folder, f"{prefix}{os.getpid()}.{secrets.token_hex(4)}{_TEMP_SUFFIX}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as exc:
+        raise _about(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **members)
         os.replace(tmp, path)
+    except OSError as exc:
+        _unlink(tmp)
+        raise _about(exc, path) from None
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        _unlink(tmp)
         raise
+
+
+_TEMP_SUFFIX = ".smtmp"
+
+
+def _temp_prefix(base: str) -> str:
+    host = "".join(c if c.isalnum() or c in "-_" else "_" for c in socket.gethostname())
+    return f".{base}.{host}."
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _about(exc: OSError, path: str) -> OSError:
+    """``exc`` naming the user's ``path`` rather than the temporary file."""
+    out = type(exc)(exc.errno, exc.strerror or str(exc), path)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # it exists (another user's), or we cannot tell: keep its file
+    return True
+
+
+def _remove_stale(folder: str, prefix: str) -> None:
+    """Delete the temporary files that saves of the same file, on this host, by
+    processes that no longer run, left behind (a process killed while writing)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return  # the save itself reports what is wrong with the folder
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(_TEMP_SUFFIX)):
+            continue
+        pid = name[len(prefix):].split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            _unlink(os.path.join(folder, name))
 
 
 def read(path):

@@ -75,10 +75,11 @@ def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None
     the macro averages run over those.
     """
     exact = matrix.dtype.kind in "iu"
-    m = matrix.astype(np.float64)
-    tp = np.diagonal(m).copy()
-    support = m.sum(axis=1)  # true totals per class
-    called = m.sum(axis=0)  # predicted totals per class
+    # per-class totals read from the matrix as it is: no float copy of a K x K
+    # matrix (at K = 30,000 one copy is 7.2 GB)
+    tp = np.diagonal(matrix).astype(np.float64)
+    support = matrix.sum(axis=1).astype(np.float64)  # true totals per class
+    called = matrix.sum(axis=0).astype(np.float64)  # predicted totals per class
     total = float(support.sum())
     if total == 0:
         raise ValueError("the sample weights sum to zero: every score is undefined")
@@ -302,7 +303,13 @@ class MulticlassConfusion(Accumulator):
             counts, wsum = self._arrays["counts"], self._arrays["wsum"]
             if wsum.shape[0] == 0:
                 return counts.copy()
-            return counts + compensated.values(wsum).reshape(self.n_classes, self.n_classes)
+            # one K x K float array, added into in place (no temporaries of its size)
+            out = np.add(wsum[:, 0], wsum[:, 1])
+            overflowed = ~np.isfinite(wsum[:, 0])
+            if overflowed.any():
+                out[overflowed] = wsum[overflowed, 0]
+            out += counts.ravel()
+            return out.reshape(self.n_classes, self.n_classes)
 
     def _compute(self) -> Result:
         st = self._arrays
