@@ -78,3 +78,20 @@ def test_cosine_silhouette_of_parallel_vectors_is_zero():
     V = np.outer(np.arange(1, 9), [1.0, 2.0, 3.0])
     s = sm.silhouette_samples(V, np.arange(8) % 2, metric="cosine")
     np.testing.assert_array_equal(s, np.zeros(8))
+
+
+@pytest.mark.parametrize("call", [
+    lambda y, p: sm.confusion_matrix(y, p),
+    lambda y, p: sm.adjusted_rand_score(y, p),
+    lambda y, p: sm.MulticlassConfusion(3).update(y, p).finalize(),
+])
+def test_float16_labels_are_read_without_warnings(call):
+    import warnings
+
+    y = np.array([0, 1, 2, 1], np.float16)
+    p = np.array([0, 2, 1, 1], np.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        call(y, p)
+        with pytest.raises(ValueError, match=r"\[1\] = inf"):
+            call(y, np.array([0, np.inf, 1, 1], np.float16))

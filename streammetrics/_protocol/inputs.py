@@ -547,7 +547,7 @@ class ClusterLabels(Input):
         arr = as_1d(x, self.name)
         kind = arr.dtype.kind
         if kind == "f":
-            with np.errstate(invalid="ignore"):
+            with np.errstate(invalid="ignore", over="ignore"):  # 2**63 is inf in float16
                 ok = (arr == np.floor(arr)) & (np.abs(arr) < 2.0**63)
             bad = np.flatnonzero(~ok)
             if bad.size:

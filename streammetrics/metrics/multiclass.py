@@ -334,7 +334,7 @@ def _one_shot(y, p, n_classes, labels, sample_weight) -> MulticlassConfusion:
         if yy.size == 0:
             raise NoObservationsError("y and p are empty: the scores need at least one observation")
         for name, arr in (("y", yy), ("p", pp)):  # K is read from the values: check them first
-            with np.errstate(invalid="ignore"):
+            with np.errstate(invalid="ignore", over="ignore"):  # 2**63 is inf in float16
                 bad = np.flatnonzero(~((arr >= 0) & (arr < 2.0**63) & (arr == np.floor(arr)))
                                      if arr.dtype.kind == "f" else arr < 0)
             if bad.size:
