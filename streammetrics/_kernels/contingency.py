@@ -380,8 +380,9 @@ def _cell_moments(fa, fb, fn):
     ``mu > m2 > 2.6e8`` and what is left out is below 1e-16 relative.
     """
     mu = fa * fb / fn
-    m2 = mu * ((fn - fa) / fn) * ((fn - fb) / (fn - 1.0))
-    m3 = m2 * (fn - 2.0 * fa) * (fn - 2.0 * fb) / (fn * (fn - 2.0))
+    # every product pairs a's factor with b's: the same value for (b, a)
+    m2 = mu * ((fn - fa) * (fn - fb) / (fn * (fn - 1.0)))
+    m3 = m2 * ((fn - 2.0 * fa) * (fn - 2.0 * fb) / (fn * (fn - 2.0)))
     m4 = 3.0 * m2 * m2
     return (m2 / (2.0 * mu) - m3 / (6.0 * mu * mu) + m4 / (12.0 * mu * mu * mu)) / fn
 
@@ -409,7 +410,8 @@ def _cell(a, b, n, width, moments_sd):
     fb = float(b)
     fn = float(n)
     mu = fa * fb / fn
-    spread = (float(n - a) / fn) * (float(n - b) / max(fn - 1.0, 1.0))  # var / mu
+    # var / mu, symmetric in (a, b) like every step below
+    spread = float(n - a) * float(n - b) / (fn * max(fn - 1.0, 1.0))
     sd = math.sqrt(mu * spread)
     full = width <= 0.0
     if not full and sd > moments_sd:
