@@ -32,7 +32,7 @@ from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import ClusterLabels
 from .._protocol.result import Result
 from .._protocol.runs import RunStack
-from .._protocol.state import Field
+from .._protocol.state import Field, count_total
 
 __all__ = [
     "ClusterContingency",
@@ -320,7 +320,7 @@ class ClusterContingency(Accumulator):
         Field("n", np.int64, (1,)),
         Field("true", np.int64, (None,), merge="custom", nonneg=False),
         Field("pred", np.int64, (None,), merge="custom", nonneg=False),
-        Field("counts", np.int64, (None,), merge="custom"),
+        Field("counts", np.int64, (None,), merge="custom", rows=True),
     )
     headline = ("ari", "nmi")
 
@@ -400,7 +400,7 @@ class ClusterContingency(Accumulator):
             raise ValueError("the table entries must be 1-D arrays of one length")
         if c.size and c.min() <= 0:
             raise ValueError("table counts must be positive")
-        if int(c.sum()) != int(state["n"][0]):
+        if count_total(c) != int(state["n"][0]):
             raise ValueError("table counts do not add up to the observation count")
         ordered = (t[1:] > t[:-1]) | ((t[1:] == t[:-1]) & (p[1:] > p[:-1]))
         if not np.all(ordered):
