@@ -208,7 +208,10 @@ def check_fields(fields, owner, state: dict[str, Any]) -> dict[str, np.ndarray]:
         for f in fields:
             a = out[f.name]
             if f.rows and a.size and int(a.max()) > n:
-                raise StateFileError(f"entry {f.name!r} holds {int(a.max())} rows, which exceeds the {n} observations")
+                raise StateFileError(
+                    f"entry {f.name!r} holds {int(a.max())} rows, which exceeds the {n} "
+                    "observations (the counts cannot add up to n)"
+                )
     return out
 
 
