@@ -454,3 +454,48 @@ def test_ami_of_4e9_merged_rows_finishes_in_seconds():
     expanded = expected_mutual_info(a, b, n, moments_sd=0.0)  # every cell from its moments
     assert walked == pytest.approx(expanded, rel=1e-12)
     assert 0 < r.ami < 1
+
+
+# ------------------------------------------------ every accumulator, declared
+def _fields_by_key(acc):
+    """Each state key of ``acc`` with its declared Field (members' for an Evaluator)."""
+    if isinstance(acc, sm.Evaluator):
+        return {f"{name}.{f.name}": f for name, m in acc.members.items() for f in m.fields}
+    return {f.name: f for f in acc.fields}
+
+
+def _fed(case):
+    from tests.registry import batches
+
+    acc = case.make()
+    arrays, w = case.data(np.random.default_rng(0))
+    for b in batches(arrays, w):
+        acc.update(*b["args"], sample_weight=b["sample_weight"])
+    return acc
+
+
+def _cases():
+    from tests.registry import CASES
+
+    return CASES
+
+
+@pytest.mark.parametrize("case", _cases(), ids=repr)
+def test_every_declared_nonnegative_entry_refuses_a_negative_value(case):
+    acc = _fed(case)
+    fields = _fields_by_key(acc)
+    state = acc.state_dict()
+    tried = 0
+    for key, a in state.items():
+        f = fields.get(key)
+        if f is None or not f.nonneg or a.size == 0:
+            continue
+        forged = {k: v.copy() for k, v in state.items()}
+        flat = forged[key].reshape(-1)
+        flat[0] = -1  # for a pair, (s, c) = (-1, 0): a negative value
+        if f.merge == "pairs":
+            flat[1] = 0.0
+        with pytest.raises(ValueError):
+            case.make().load_state_dict(forged)
+        tried += 1
+    assert tried  # every accumulator declares some non-negative entry
