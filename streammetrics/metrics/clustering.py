@@ -198,6 +198,11 @@ class _Table:
         return float(mi / _generalized_average(*self.entropies(), self.average_method))
 
     def emi(self) -> float:
+        if self.n_classes == self.n or self.n_clusters == self.n:
+            # every point alone in one labeling: any labelings with these
+            # marginals share the mutual information, the other's entropy, so
+            # the expectation is the MI itself (exactly, not to rounding)
+            return self.mi()
         return float(expected_mutual_info(self.a, self.b, self.n))
 
     def ami(self) -> float:
@@ -211,6 +216,10 @@ class _Table:
         # the expectation can exceed the normaliser by rounding on a perfect
         # match: keep the sign, avoid 0/0 (as scikit-learn)
         denominator = normalizer - emi
+        if self.n_classes == self.n or self.n_clusters == self.n:
+            # every point alone in one labeling: the expectation is the other
+            # labeling's entropy, which no normaliser is below
+            denominator = max(denominator, _EPS)
         denominator = min(denominator, -_EPS) if denominator < 0 else max(denominator, _EPS)
         numerator = mi - emi
         numerator = min(numerator, -_EPS) if numerator < 0 else max(numerator, _EPS)
