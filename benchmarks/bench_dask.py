@@ -45,7 +45,7 @@ def run(quick: bool = False) -> list[dict]:
     with dask.config.set(scheduler="sync"):
         rows.append(row(group, "streammetrics, one process (sync scheduler)", median_time(lambda: dask.compute(graph()), repeat)))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=50) as cluster, distributed.Client(cluster) as client:
+                                  dashboard_address=":0", silence_logs=50) as cluster, distributed.Client(cluster) as client:
         t = median_time(lambda: dask.compute(graph()), repeat)
         rows.append(row(group, "streammetrics, LocalCluster 2 workers", t))
         rows.append(row(group, "dask.array expressions, LocalCluster 2 workers", median_time(lambda: dask.compute(dask_expr()), repeat)))

@@ -318,71 +318,146 @@ def _sparse_table(y, p):
 #: hypergeometric weights fall faster than geometrically past that point, so
 #: the neglected mass is below ~1e-24 of the total.
 _TAIL = 1e-24
+#: Half-width of the summed window, in standard deviations about the mean:
+#: farther out every weight is below 1e-300 of the largest (so the tail
+#: test above always stops the walk first; the window bounds its cost).
+WIDTH = 40.0
+#: Standard deviation above which a cell is taken from its moment expansion
+#: instead of the walk (the walk would visit ~20 sd terms; the expansion's
+#: neglected terms are then below 1e-16 relative, see :func:`_cell_moments`).
+MOMENTS_SD = 16384.0
+_SPLIT = 134217729.0  # 2**27 + 1, Dekker's splitting constant
 
 
 @inline
-def _term(k, fn, fab):
-    """``(k / n) log(k n / (a b))``, the log taken as ``log1p`` of the relative
-    gap (exact while ``k n`` and ``a b`` stay below 2**53), so terms near the
-    mean, where the logarithm is small, keep their digits."""
-    return (k / fn) * math.log1p((k * fn - fab) / fab)
+def _two_product(x, y):
+    """``(p, e)`` with ``p + e == x * y`` exactly (Dekker; no FMA needed)."""
+    p = x * y
+    t = _SPLIT * x
+    xh = t - (t - x)
+    xl = x - xh
+    t = _SPLIT * y
+    yh = t - (t - y)
+    yl = y - yh
+    e = ((xh * yh - p) + xh * yl + xl * yh) + xl * yl
+    return p, e
+
+
+@inline
+def _log1p_minus(u):
+    """``log(1 + u) - u`` to full relative precision (a series near 0)."""
+    if abs(u) < 0.01:
+        s = 0.0
+        for k in range(12, 1, -1):  # -u**2/2 + u**3/3 - ...: |u|**10 < 1e-20
+            s = u * (s + (1.0 if k % 2 else -1.0) / k)
+        return u * s
+    return math.log1p(u) - u
+
+
+@inline
+def _term(k, fn, ab, ab_err):
+    """``(k / n) (log(k n / (a b)) - (k n - a b) / (a b))``: the cell's term less
+    its part linear in ``k`` (whose expectation is known exactly), so every
+    term is <= 0 and nothing cancels in their sum. The relative gap
+    ``(k n - a b) / (a b)`` is formed from exact products (exact while ``k``,
+    ``n``, ``a`` and ``b`` are below 2**53), so terms near the mean keep
+    their digits."""
+    kn, kn_err = _two_product(k, fn)
+    gap = ((kn - ab) + (kn_err - ab_err)) / ab
+    return (k / fn) * _log1p_minus(gap)
+
+
+@inline
+def _cell_moments(fa, fb, fn):
+    """E[(x/n) log(n x / (a b))] from the central moments of x, for large spreads.
+
+    With ``mu = a b / n`` and ``x = mu (1 + u)``, ``(1 + u) log(1 + u) = u +
+    u**2/2 - u**3/6 + u**4/12 - ...`` and ``E[u] = 0``, so the expectation is
+    ``(mu / n) (m2 / (2 mu**2) - m3 / (6 mu**3) + m4 / (12 mu**4) - ...)`` with
+    the hypergeometric's exact variance ``m2`` and third moment ``m3``, and
+    ``m4 = 3 m2**2 (1 + O(1/m2))``. Each further term is smaller by a factor
+    ``m2 / mu**2 <= 1 / mu``; used only when ``sqrt(m2) > MOMENTS_SD``, so
+    ``mu > m2 > 2.6e8`` and what is left out is below 1e-16 relative.
+    """
+    mu = fa * fb / fn
+    # every product pairs a's factor with b's: the same value for (b, a)
+    m2 = mu * ((fn - fa) * (fn - fb) / (fn * (fn - 1.0)))
+    m3 = m2 * ((fn - 2.0 * fa) * (fn - 2.0 * fb) / (fn * (fn - 2.0)))
+    m4 = 3.0 * m2 * m2
+    return (m2 / (2.0 * mu) - m3 / (6.0 * mu * mu) + m4 / (12.0 * mu * mu * mu)) / fn
 
 
 @kernel
-def _cell(a, b, n):
+def _cell(a, b, n, width, moments_sd):
     """E[(x/n) log(n x / (a b))] for x hypergeometric(n, a, b).
 
     The probabilities come from the ratio of successive terms, walking both
     ways from the mode and normalising by the total weight at the end: no
-    factorial is evaluated, so nothing cancels, and only the terms within
-    ~10 standard deviations of the mode are visited. The weighted terms are
-    summed with compensation: they change sign at the mean and largely
-    cancel.
+    factorial is evaluated. With ``u = x / mu - 1`` (``mu = a b / n``), the
+    term is ``(mu / n) (1 + u) log(1 + u)``; its part ``(x / n) u`` has the
+    exact expectation ``var / (n mu)``, and the rest, ``(x / n) (log(1 + u) -
+    u)``, is never positive, so the sum has no cancellation. The walk stops once a weight
+    falls below ``_TAIL`` of the largest, and never leaves the window of
+    ``width`` standard deviations about the mean (clipped to the support;
+    ``width <= 0`` walks the whole support and sums every term): the cost is
+    at most ``2 width sd + 3`` terms. Past ``moments_sd`` standard deviations
+    the moment expansion (:func:`_cell_moments`) is exact to float64 and
+    costs nothing.
     """
     lo = max(0, a + b - n)
     hi = min(a, b)
     fa = float(a)
     fb = float(b)
     fn = float(n)
-    fab = fa * fb
-    rest = fn - fa - fb  # n - a - b, may be negative
+    mu = fa * fb / fn
+    # var / mu, symmetric in (a, b) like every step below
+    spread = float(n - a) * float(n - b) / (fn * max(fn - 1.0, 1.0))
+    sd = math.sqrt(mu * spread)
+    full = width <= 0.0
+    if not full and sd > moments_sd:
+        return _cell_moments(fa, fb, fn)
+    wlo = lo
+    whi = hi
+    if not full:
+        wlo = max(lo, int(math.floor(mu - width * sd)) - 1)
+        whi = min(hi, int(math.ceil(mu + width * sd)) + 1)
+    ab, ab_err = _two_product(fa, fb)
+    rest = n - a - b  # may be negative
     start = int((fa + 1.0) * (fb + 1.0) / (fn + 2.0))
-    start = min(max(start, lo), hi)
+    start = min(max(start, wlo), whi)
     w = 1.0
     wmax = 1.0
     total = 1.0
     s = 0.0
     c = 0.0
     if start > 0:
-        s = _term(float(start), fn, fab)
+        s = _term(float(start), fn, ab, ab_err)
     k = start
-    while k < hi:
-        fk = float(k)
-        w *= (fa - fk) * (fb - fk) / ((fk + 1.0) * (rest + fk + 1.0))
+    while k < whi:
+        w *= float(a - k) * float(b - k) / (float(k + 1) * float(rest + k + 1))
         k += 1
         total += w
-        s, c = add(s, c, w * _term(float(k), fn, fab))
+        s, c = add(s, c, w * _term(float(k), fn, ab, ab_err))
         if w > wmax:
             wmax = w
-        elif w < _TAIL * wmax:
+        elif not full and w < _TAIL * wmax:
             break
     w = 1.0
     k = start
-    while k > lo:
-        fk = float(k)
-        w *= fk * (rest + fk) / ((fa - fk + 1.0) * (fb - fk + 1.0))
+    while k > wlo:
+        w *= float(k) * float(rest + k) / (float(a - k + 1) * float(b - k + 1))
         k -= 1
         total += w
         if k > 0:
-            s, c = add(s, c, w * _term(float(k), fn, fab))
+            s, c = add(s, c, w * _term(float(k), fn, ab, ab_err))
         if w > wmax:
             wmax = w
-        elif w < _TAIL * wmax:
+        elif not full and w < _TAIL * wmax:
             break
-    return (s + c) / total
+    return (s + c) / total + spread / fn
 
 
-def expected_mutual_info(a, b, n):
+def expected_mutual_info(a, b, n, width=WIDTH, moments_sd=MOMENTS_SD):
     """Expected mutual information (nats) of labelings with marginals ``a``, ``b``.
 
     ``a`` and ``b`` are the ``int64`` class and cluster sizes (all positive,
@@ -391,23 +466,30 @@ def expected_mutual_info(a, b, n):
     expectation of ``(n_ij / n) log(n n_ij / (a_i b_j))``. Cells depend only on
     ``(a_i, b_j)``, so each distinct pair of sizes is evaluated once and
     weighted by its multiplicity (the distinct sizes are found by numpy).
-    Worst case ``O(R C max(n_ij range))``; typically
-    ``O(distinct sizes^2 * sqrt(size))``.
+
+    Each cell sums only the terms within ``width`` standard deviations of the
+    hypergeometric's mean (the others are below 1e-300 of the largest, not
+    representable beside it), and a cell whose standard deviation exceeds
+    ``moments_sd`` comes from its moment expansion, so the cost is
+    ``O(distinct sizes^2 * min(sqrt(n), moments_sd))`` however large the
+    counts. ``width=0`` and ``moments_sd=inf`` sum every term of the support
+    (the reference the tests compare with).
     """
     if a.shape[0] <= 1 or b.shape[0] <= 1:
         return 0.0  # a labeling with zero entropy
     va, ma = np.unique(a, return_counts=True)
     vb, mb = np.unique(b, return_counts=True)
     return float(_emi(va.astype(np.int64), ma.astype(np.float64),
-                      vb.astype(np.int64), mb.astype(np.float64), n))
+                      vb.astype(np.int64), mb.astype(np.float64), n,
+                      float(width), float(moments_sd)))
 
 
 @kernel
-def _emi(va, ma, vb, mb, n):
+def _emi(va, ma, vb, mb, n, width, moments_sd):
     s = 0.0
     c = 0.0
     for i in range(va.shape[0]):
         for j in range(vb.shape[0]):
-            term = ma[i] * mb[j] * _cell(va[i], vb[j], n)
+            term = ma[i] * mb[j] * _cell(va[i], vb[j], n, width, moments_sd)
             s, c = add(s, c, term)
     return s + c

@@ -8,6 +8,7 @@ from .base import Accumulator, load_state
 from .errors import (
     BadShapeError,
     BadValueError,
+    CountOverflowError,
     NoObservationsError,
     NoWeightsError,
     SettingsMismatchError,
@@ -22,6 +23,7 @@ __all__ = [
     "BadShapeError",
     "BadValueError",
     "Batch",
+    "CountOverflowError",
     "Field",
     "NoObservationsError",
     "NoWeightsError",

@@ -42,10 +42,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import statefile
-from .errors import NoObservationsError, NoWeightsError, SettingsMismatchError, StateFileError
+from .errors import (CountOverflowError, NoObservationsError, NoWeightsError, SettingsMismatchError,
+                     StateFileError)
 from .inputs import Batch, Input, convert, prepare, raise_rejected
 from .result import Result
-from .state import Field, check_fields, copy_state, empty_state, merge_fields, states_equal
+from .state import (INT64_MAX, Field, allocation_budget, check_fields, copy_state, empty_state,
+                    merge_fields, states_equal)
 
 __all__ = ["Accumulator", "load_state"]
 
@@ -151,6 +153,7 @@ class Accumulator:
             raise NoWeightsError(type(self).__name__)
         if batch.n:
             with self._guard:
+                self._check_room(batch.n)
                 status = self._fold(arrays, w)
             if status:
                 raise_rejected(self.inputs, arrays)  # a checked batch: cannot happen
@@ -168,10 +171,23 @@ class Accumulator:
         converted, w, n = convert(self.inputs, arrays, sample_weight, self.takes_weights, self)
         if n:
             with self._guard:
+                self._check_room(n)
                 status = self._fold(converted, w)
             if status:
                 raise_rejected(self.inputs, converted)
         return self
+
+    def _check_room(self, rows: int, what: str = "folding") -> None:
+        """Refuse to take ``rows`` more rows past the ``int64`` range of the counts.
+
+        Every count of a consistent state is at most ``n`` (see
+        :meth:`load_state_dict`), so bounding ``n`` bounds them all.
+        """
+        if rows > INT64_MAX - self.n:
+            raise CountOverflowError(
+                f"{what} {rows} rows into a {type(self).__name__} of {self.n} would pass the int64 "
+                "range of its counts (2**63 - 1)"
+            )
 
     # ---------------------------------------------------------------- protocol
     @property
@@ -213,6 +229,7 @@ class Accumulator:
         """
         self._check_compatible(other)
         with _locked(self, other):
+            self._check_room(other.n, "merging")
             theirs = other._state
             if other is self:
                 theirs = copy_state(theirs)
@@ -296,8 +313,6 @@ class Accumulator:
 
     def _checked(self, state) -> dict[str, np.ndarray]:
         owned = check_fields(self.fields, self, state)
-        if owned["n"][0] < 0:
-            raise StateFileError("negative observation count")
         try:
             self._check_state(owned)
         except StateFileError:
@@ -348,10 +363,17 @@ class Accumulator:
     @classmethod
     def _from_saved(cls, settings: dict[str, Any], arrays: dict[str, np.ndarray], where: str):
         """An accumulator of ``settings`` holding the checked ``arrays``."""
+        # the settings may not declare a larger state than the file holds
+        budget = sum(a.nbytes for a in arrays.values()) + (1 << 20)
         try:
-            obj = cls._from_settings(settings)
-        except (TypeError, ValueError, ImportError) as exc:
-            raise StateFileError(f"{where}: invalid settings {settings!r} ({exc})") from None
+            with allocation_budget(budget, where):
+                obj = cls._from_settings(settings)
+        except StateFileError:
+            raise
+        except (TypeError, ValueError, ImportError, OverflowError) as exc:
+            shown = repr(settings)
+            shown = shown if len(shown) <= 200 else shown[:200] + "..."
+            raise StateFileError(f"{where}: invalid settings {shown} ({exc})") from None
         try:
             obj.load_state_dict(arrays)
         except ValueError as exc:

@@ -12,6 +12,7 @@ attributes instead of parsing the message.
 * :class:`SettingsMismatchError`: merging accumulators whose settings differ;
 * :class:`StateFileError`: a state file (or state dict) that is corrupt,
   truncated, foreign or inconsistent;
+* :class:`CountOverflowError`: counts that would pass the ``int64`` range;
 * :class:`NoWeightsError`: sample weights given to scores that take none.
 
 Wrong *types* stay ``TypeError``.
@@ -29,6 +30,7 @@ __all__ = [
     "NoObservationsError",
     "SettingsMismatchError",
     "StateFileError",
+    "CountOverflowError",
     "NoWeightsError",
     "WeightOverflowError",
     "in_context",
@@ -155,6 +157,14 @@ class StateFileError(ValueError):
     """A state file or state dict that is not a valid, consistent state."""
 
 
+class CountOverflowError(OverflowError, ValueError):
+    """Counts that would pass the ``int64`` range (merging, or folding a batch).
+
+    Both an ``OverflowError`` and a ``ValueError``; the accumulator is left
+    unchanged.
+    """
+
+
 class NoWeightsError(TypeError, ValueError):
     """Sample weights given to an accumulator whose scores take none.
 
@@ -192,7 +202,7 @@ def in_context(exc: Exception, context: str, offset: int | None = None) -> Excep
 
 # The public exceptions are shown (in tracebacks, reprs) where users import them.
 for _cls in (BadValueError, BadShapeError, NoObservationsError, SettingsMismatchError,
-             StateFileError, NoWeightsError):
+             StateFileError, CountOverflowError, NoWeightsError):
     _cls.__module__ = "streammetrics"
 del _cls
 

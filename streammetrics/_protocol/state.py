@@ -24,25 +24,61 @@ rules:
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import math
 from typing import Any
 
 import numpy as np
 
 from .._kernels import compensated
-from .errors import StateFileError
+from .errors import CountOverflowError, StateFileError
 
-__all__ = ["Field", "empty_state", "merge_fields", "check_fields", "copy_state", "states_equal"]
+__all__ = ["Field", "empty_state", "merge_fields", "check_fields", "copy_state", "states_equal",
+           "allocation_budget", "count_total", "INT64_MAX"]
 
 MERGE_RULES = ("sum", "pairs", "max", "custom")
+INT64_MAX = int(np.iinfo(np.int64).max)
+
+#: bytes the empty states made in this context may take in all (None: unbounded)
+_BUDGET: contextvars.ContextVar = contextvars.ContextVar("streammetrics_state_budget", default=None)
+
+
+@contextlib.contextmanager
+def allocation_budget(nbytes: int, what: str):
+    """Bound the empty states built inside: more than ``nbytes`` in all is a
+    :class:`StateFileError` naming ``what``, raised before allocating.
+
+    Loading builds the accumulator from the settings a file declares before
+    its arrays are checked; the budget (the file's own arrays, and a little)
+    keeps a forged ``n_classes`` from allocating what the file does not hold.
+    """
+    token = _BUDGET.set([int(nbytes), what])
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def _spend(nbytes: int, field: "Field") -> None:
+    budget = _BUDGET.get()
+    if budget is None:
+        return
+    if nbytes > budget[0]:
+        raise StateFileError(
+            f"{budget[1]}: the settings declare a state entry {field.name!r} of {nbytes} bytes, "
+            "more than the file holds"
+        )
+    budget[0] -= nbytes
 
 
 class Field:
     """One named array of an accumulator's state (see the module docstring)."""
 
-    __slots__ = ("name", "dtype", "shape", "merge", "nonneg", "doc")
+    __slots__ = ("name", "dtype", "shape", "merge", "nonneg", "rows", "doc")
 
     def __init__(self, name: str, dtype, shape=(1,), merge: str = "sum", nonneg: bool = True,
-                 doc: str = ""):
+                 rows: bool = False, doc: str = ""):
         if merge not in MERGE_RULES:
             raise ValueError(f"merge must be one of {MERGE_RULES}, got {merge!r}")
         self.name = name
@@ -50,6 +86,9 @@ class Field:
         self.shape = tuple(shape)
         self.merge = merge
         self.nonneg = nonneg
+        #: every entry counts rows (or sums of rows' weights that came without
+        #: weights), so none exceeds the observation count ``n``
+        self.rows = rows
         self.doc = doc
 
     def shape_for(self, owner) -> tuple:
@@ -63,6 +102,7 @@ class Field:
 
     def empty(self, owner) -> np.ndarray:
         shape = tuple(0 if d is None else d for d in self.shape_for(owner))
+        _spend(math.prod(shape) * self.dtype.itemsize, self)
         return np.zeros(shape, self.dtype)
 
     def __repr__(self) -> str:
@@ -74,7 +114,18 @@ def empty_state(fields, owner) -> dict[str, np.ndarray]:
 
 
 def merge_fields(fields, mine: dict[str, np.ndarray], theirs: dict[str, np.ndarray]) -> None:
-    """Fold ``theirs`` into ``mine`` field by field (``custom`` fields are skipped)."""
+    """Fold ``theirs`` into ``mine`` field by field (``custom`` fields are skipped).
+
+    Integer sums that would pass the ``int64`` range raise
+    :class:`~.errors.CountOverflowError` before any field changes.
+    """
+    for f in fields:
+        if f.merge == "sum" and f.dtype.kind == "i":
+            a, b = mine[f.name], theirs[f.name]
+            if a.size and (np.any(b > INT64_MAX - a) if f.nonneg else _overflows(a, b)):
+                raise CountOverflowError(
+                    f"merging entry {f.name!r} would pass the int64 range (2**63 - 1)"
+                )
     for f in fields:
         a, b = mine[f.name], theirs[f.name]
         if f.merge == "sum":
@@ -90,12 +141,35 @@ def merge_fields(fields, mine: dict[str, np.ndarray], theirs: dict[str, np.ndarr
             np.maximum(a, b, out=a)
 
 
+def _overflows(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a + b`` passes the int64 range anywhere (either sign)."""
+    return bool(np.any((b > 0) & (a > INT64_MAX - b)) or np.any((b < 0) & (a < -INT64_MAX - 1 - b)))
+
+
+def count_total(a: np.ndarray) -> int:
+    """The exact total of non-negative ``int64`` counts (a Python ``int``, never wrapped)."""
+    if a.size == 0:
+        return 0
+    if float(np.sum(a, dtype=np.float64)) < 2.0**62:
+        return int(np.sum(a))  # far from the limit: the int64 sum cannot wrap
+    return sum(a.ravel().tolist())
+
+
+#: how far a compensated pair's error term may be from its sum: the error of
+#: ``m`` compensated steps on non-negative terms is below ``m * 2**-53`` of the
+#: sum, far below this for any stream shorter than 2**40 batches
+_PAIR_ERROR = 2.0**-12
+
+
 def check_fields(fields, owner, state: dict[str, Any]) -> dict[str, np.ndarray]:
     """The generic checks of a state read from outside; returns owned copies.
 
     Entry names, dtypes and shapes must match the declaration, floats must be
-    finite and declared non-negative fields (the value of a compensated pair,
-    for ``pairs``) must not be negative. Raises :class:`StateFileError`.
+    finite, declared non-negative fields (the value of a compensated pair,
+    for ``pairs``) must not be negative, a compensated pair's error term must
+    be small beside its sum, the observation count ``n`` must not be
+    negative and no entry of a field declared ``rows`` may exceed it. Raises
+    :class:`StateFileError`.
     """
     if not isinstance(state, dict):
         raise StateFileError(f"a state must be a dict of arrays, got {type(state).__name__}")
@@ -121,7 +195,23 @@ def check_fields(fields, owner, state: dict[str, Any]) -> dict[str, np.ndarray]:
             v = compensated.values(a) if f.merge == "pairs" else a
             if np.any(v < 0):
                 raise StateFileError(f"entry {f.name!r} holds negative counts")
+        if f.merge == "pairs" and a.size and np.any(np.abs(a[..., 1]) > _PAIR_ERROR * np.abs(a[..., 0])):
+            raise StateFileError(
+                f"entry {f.name!r} holds a compensated pair whose error term is not small beside "
+                "its sum"
+            )
         out[f.name] = np.array(a, copy=True)
+    if "n" in out:
+        n = int(out["n"][0])
+        if n < 0:
+            raise StateFileError("negative observation count")
+        for f in fields:
+            a = out[f.name]
+            if f.rows and a.size and int(a.max()) > n:
+                raise StateFileError(
+                    f"entry {f.name!r} holds {int(a.max())} rows, which exceeds the {n} "
+                    "observations (the counts cannot add up to n)"
+                )
     return out
 
 

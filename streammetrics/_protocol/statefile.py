@@ -9,22 +9,33 @@ A file holds one accumulator's state (``Accumulator._state``) as numpy's
 Reading never unpickles (object arrays are refused), so loading an untrusted
 file cannot run code; every entry is then checked against the class's declared
 state before an accumulator is built from it.
+
+Reading is bounded by the file itself. Files are written uncompressed, so a
+compressed member, or one whose ``.npy`` header declares more (or fewer)
+bytes than the member stores, is refused before anything is allocated: what
+``read`` allocates never exceeds the file's size (plus the small header
+copies). The JSON header is at most :data:`MAX_HEADER_BYTES` long and
+:data:`MAX_DEPTH` deep, its integers fit ``int64`` and its floats are finite.
+Every failure is a :class:`~.errors.StateFileError` (a ``ValueError``).
 """
 
 from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import secrets
 import socket
 import zipfile
+import zlib
 
 import numpy as np
 
 from .errors import StateFileError
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "READABLE_VERSIONS", "write", "read", "register", "registry"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "READABLE_VERSIONS", "MAX_HEADER_BYTES", "MAX_DEPTH",
+           "MAX_MEMBERS", "write", "read", "register", "registry"]
 
 FORMAT_NAME = "streammetrics-state"
 #: the version this release writes
@@ -33,6 +44,16 @@ FORMAT_VERSION = 1
 READABLE_VERSIONS = (1,)
 _HEADER_KEY = "__header__"
 _REGISTRY: dict = {}
+#: the longest JSON header read (a header of settings is a few hundred bytes;
+#: class labels make it longer)
+MAX_HEADER_BYTES = 1 << 20
+#: the deepest nesting of lists and objects in a header
+MAX_DEPTH = 32
+#: the most members (arrays) a file may hold
+MAX_MEMBERS = 4096
+#: the longest ``.npy`` header of a member
+_MAX_NPY_HEADER = 4096
+_INT64 = 1 << 63
 
 
 def register(cls) -> None:
@@ -121,8 +142,85 @@ def _remove_stale(folder: str, prefix: str) -> None:
             _unlink(os.path.join(folder, name))
 
 
+def _json_depth(text: str) -> int:
+    """The deepest nesting of ``[`` and ``{`` in JSON ``text`` (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > 19 or not -_INT64 <= int(text) < _INT64:
+        raise ValueError(f"the integer {text[:24]}{'...' if len(text) > 24 else ''} does not fit int64")
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    v = float(text)
+    if len(text) > 64 or not math.isfinite(v):
+        raise ValueError(f"the number {text[:24]}{'...' if len(text) > 24 else ''} is not a finite float")
+    return v
+
+
+def _parse_constant(text: str):
+    raise ValueError(f"{text} is not a number a state file holds")
+
+
+def _header(raw: np.ndarray, where: str) -> dict:
+    if raw.shape[0] > MAX_HEADER_BYTES:
+        raise StateFileError(f"{where} has a header of {raw.shape[0]} bytes (at most {MAX_HEADER_BYTES})")
+    try:
+        text = raw.tobytes().decode("utf-8")
+        if _json_depth(text) > MAX_DEPTH:
+            raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+        return json.loads(text, parse_int=_parse_int, parse_float=_parse_float,
+                          parse_constant=_parse_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # JSONDecodeError included
+        raise StateFileError(f"{where} has an unreadable header ({exc})") from None
+
+
+def _npy_header(zf: zipfile.ZipFile, info: zipfile.ZipInfo):
+    """``(shape, dtype, offset)`` of a member's ``.npy`` header, checked against its stored size."""
+    with zf.open(info) as member:
+        major, _ = np.lib.format.read_magic(member)
+        if major == 1:
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(member, _MAX_NPY_HEADER)
+        elif major in (2, 3):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(member, _MAX_NPY_HEADER)
+        else:
+            raise ValueError(f"member {info.filename!r} has .npy version {major}")
+        offset = member.tell()
+    if dtype.hasobject:
+        raise ValueError(f"member {info.filename!r} holds Python objects")
+    declared = math.prod(shape) * dtype.itemsize
+    if offset + declared != info.file_size:
+        raise ValueError(
+            f"member {info.filename!r} declares {declared} bytes of {dtype} {shape} "
+            f"but stores {info.file_size - offset}"
+        )
+    return shape, dtype
+
+
 def read(path):
-    """``(cls, settings, arrays, where)`` of a state file; ``StateFileError`` if bad."""
+    """``(cls, settings, arrays, where)`` of a state file; ``StateFileError`` if bad.
+
+    Nothing is allocated beyond the file's own size: see the module docstring.
+    """
     path = os.fspath(path)
     where = repr(path)
     with open(path, "rb") as fh:
@@ -131,23 +229,38 @@ def read(path):
         raise StateFileError(f"{where} is not a streammetrics state file (not a zip archive)")
     try:
         with zipfile.ZipFile(io.BytesIO(blob)) as zf:
-            arrays = {}
-            for name in zf.namelist():
+            infos = zf.infolist()
+            if len(infos) > MAX_MEMBERS:
+                raise ValueError(f"{len(infos)} members (at most {MAX_MEMBERS})")
+            stored = 0
+            for info in infos:
+                name = info.filename
                 if not name.endswith(".npy") or "/" in name:
                     raise ValueError(f"unexpected member {name!r}")
-                with zf.open(name) as member:
-                    arrays[name[:-4]] = np.lib.format.read_array(member, allow_pickle=False)
+                if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
+                    raise ValueError(f"member {name!r} is compressed (state files are written "
+                                     "uncompressed)")
+                stored += info.file_size
+            if stored > len(blob):
+                raise ValueError(f"the members claim {stored} bytes in a file of {len(blob)}")
+            arrays = {}
+            for info in infos:
+                key = info.filename[:-4]
+                if key in arrays:
+                    raise ValueError(f"member {info.filename!r} appears twice")
+                _npy_header(zf, info)  # sizes agree: reading allocates what the file holds
+                with zf.open(info) as member:
+                    arrays[key] = np.lib.format.read_array(member, allow_pickle=False,
+                                                           max_header_size=_MAX_NPY_HEADER)
     except ValueError as exc:
         raise StateFileError(f"{where} is not a valid streammetrics state file ({exc})") from None
-    except (zipfile.BadZipFile, OSError, EOFError, KeyError, RuntimeError) as exc:
+    except (zipfile.BadZipFile, OSError, EOFError, KeyError, RuntimeError, OverflowError,
+            NotImplementedError, zlib.error) as exc:
         raise StateFileError(f"{where} is corrupt or truncated ({type(exc).__name__}: {exc})") from None
     raw = arrays.pop(_HEADER_KEY, None)
     if raw is None or raw.dtype != np.uint8 or raw.ndim != 1:
         raise StateFileError(f"{where} is not a streammetrics state file (no header)")
-    try:
-        header = json.loads(raw.tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise StateFileError(f"{where} has an unreadable header ({exc})") from None
+    header = _header(raw, where)
     if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
         raise StateFileError(f"{where} is not a streammetrics state file")
     if header.get("version") not in READABLE_VERSIONS:

@@ -313,6 +313,7 @@ class Evaluator(Accumulator):
         if batch.n == 0:
             return self
         with self._guard:  # every member takes the batch before another one starts
+            self._check_room(batch.n)  # members count at most these rows
             for m in takers:
                 m.fold(batch)  # cannot raise for a value: the batch was checked for them all
             self._n += batch.n
@@ -400,6 +401,9 @@ class Evaluator(Accumulator):
         if other is self:
             other = other.copy()
         with _locked(self, other):
+            # members count at most the evaluator's rows: bounding its count
+            # bounds theirs, before any member changes
+            self._check_room(other._n, "merging")
             for name, m in self._members.items():
                 m.merge(other._members[name])
             self._n += other._n

@@ -19,7 +19,7 @@ from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import Finite, Labels01
 from .._protocol.result import RenderContext, Result, grid, safe
-from .._protocol.state import Field
+from .._protocol.state import Field, count_total
 
 __all__ = [
     "BinaryConfusion",
@@ -213,9 +213,9 @@ class BinaryConfusion(Accumulator):
 
     fields = (
         Field("n", np.int64, (1,)),
-        Field("counts", np.int64, (4,), doc="unweighted (tp, fp, fn, tn)"),
+        Field("counts", np.int64, (4,), rows=True, doc="unweighted (tp, fp, fn, tn)"),
         Field("wsums", np.float64, (4, 2), merge="pairs", doc="weighted (tp, fp, fn, tn) pairs"),
-        Field("weighted", np.int64, (1,), doc="rows that came with weights"),
+        Field("weighted", np.int64, (1,), rows=True, doc="rows that came with weights"),
     )
     headline = ("accuracy", "f1")
 
@@ -232,8 +232,15 @@ class BinaryConfusion(Accumulator):
         return {"threshold": self.threshold}
 
     def _check_state(self, state):
-        if state["counts"].sum() > state["n"][0]:
-            raise ValueError("counts exceed the observation count")
+        # every row is counted once: in a cell of 'counts', or in 'weighted'
+        # (its weight then in 'wsums'); the cells are non-negative (declared),
+        # so every rate lies in [0, 1]
+        rows, n = count_total(state["counts"]) + int(state["weighted"][0]), int(state["n"][0])
+        if rows != n:
+            raise ValueError(f"the counts hold {rows} rows, which "
+                             f"{'exceeds' if rows > n else 'falls short of'} the observation count {n}")
+        if state["weighted"][0] == 0 and np.any(state["wsums"] != 0):
+            raise ValueError("entry 'wsums' holds weights but no row came with weights")
 
     def _fold(self, arrays, w):
         y, p = arrays

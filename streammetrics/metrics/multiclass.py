@@ -20,7 +20,7 @@ from .._protocol.base import Accumulator
 from .._protocol.errors import BadValueError, NoObservationsError
 from .._protocol.inputs import ClassIndices, ClassLabels, refuse_labels
 from .._protocol.result import RenderContext, Result, safe
-from .._protocol.state import Field
+from .._protocol.state import Field, count_total
 from .._protocol.validation import as_1d, check_same_length, to_numpy
 
 __all__ = [
@@ -260,10 +260,10 @@ class MulticlassConfusion(Accumulator):
 
     fields = (
         Field("n", np.int64, (1,)),
-        Field("counts", np.int64, ("n_classes", "n_classes"), doc="unweighted rows"),
+        Field("counts", np.int64, ("n_classes", "n_classes"), rows=True, doc="unweighted rows"),
         # (k*k, 2) compensated pairs once a weighted batch arrives, else (0, 2)
         Field("wsum", np.float64, (None, 2), merge="pairs", doc="weights of weighted rows"),
-        Field("seen", np.int64, (2, "n_classes"), doc="weighted rows per class in y and in p"),
+        Field("seen", np.int64, (2, "n_classes"), rows=True, doc="weighted rows per class in y and in p"),
     )
     headline = ("accuracy", "macro_f1")
 
@@ -279,9 +279,11 @@ class MulticlassConfusion(Accumulator):
         k = self.n_classes
         if state["wsum"].shape not in ((0, 2), (k * k, 2)):
             raise ValueError(f"entry 'wsum' has shape {state['wsum'].shape}")
-        seen = state["seen"].sum(axis=1)
-        if seen[0] != seen[1] or int(state["counts"].sum()) + int(seen[0]) != int(state["n"][0]):
+        seen_y, seen_p = count_total(state["seen"][0]), count_total(state["seen"][1])
+        if seen_y != seen_p or count_total(state["counts"]) + seen_y != int(state["n"][0]):
             raise ValueError("counts do not add up to the observation count")
+        if seen_y == 0 and np.any(state["wsum"] != 0):
+            raise ValueError("entry 'wsum' holds weights but no row came with weights")
 
     def _fold(self, arrays, w):
         y, p = arrays

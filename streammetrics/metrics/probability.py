@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._kernels import compensated
@@ -40,6 +42,30 @@ _SUMS = (
     Field("n", np.int64, (1,)),
     Field("sums", np.float64, (3, 2), merge="pairs", doc="weight, log-loss and Brier totals"),
 )
+
+#: the largest log loss of one row: the probability is floored at 1e-12
+MAX_LOSS = -math.log(1e-12)
+#: rounding allowed in the bounds of a total (relative to the weight total)
+_SLACK = 1e-9
+
+
+def check_sums(state, max_brier: float) -> None:
+    """The totals a real stream gives: per unit of weight, the log loss in
+    ``[0, -ln 1e-12]`` and the Brier score in ``[0, max_brier]``; no rows, no
+    weight. (The values are non-negative: declared.)"""
+    total, loss, brier_total = (float(v) for v in compensated.values(state["sums"]))
+    if int(state["n"][0]) == 0 and (total or loss or brier_total):
+        raise ValueError("entry 'sums' holds totals but there are no observations")
+    if loss > total * MAX_LOSS * (1 + _SLACK):
+        raise ValueError(
+            f"entry 'sums': the log-loss total {loss!r} exceeds {MAX_LOSS:.4f} times the weight "
+            f"total {total!r}"
+        )
+    if brier_total > total * max_brier * (1 + _SLACK):
+        raise ValueError(
+            f"entry 'sums': the Brier total {brier_total!r} exceeds {max_brier:g} times the "
+            f"weight total {total!r}"
+        )
 
 
 def _checked_fold(st, w, fold) -> int:
@@ -95,6 +121,9 @@ class ProbabilityScores(Accumulator):
 
     def __init__(self):
         self._init_state()
+
+    def _check_state(self, state):
+        check_sums(state, 1.0)  # (p - y)**2 <= 1
 
     def _fold(self, arrays, w):
         y, p = arrays
@@ -156,6 +185,9 @@ class ClassProbabilityScores(Accumulator):
         if self.labels is not None:
             out["labels"] = self.labels
         return out
+
+    def _check_state(self, state):
+        check_sums(state, 2.0)  # sum_k (P[i, k] - [y_i == k])**2 <= 2
 
     def _fold(self, arrays, w):
         y, m = arrays

@@ -118,6 +118,18 @@ class RegressionErrors(Accumulator):
         m = state["moments"]
         if m[0] + m[1] < 0 or m[4] + m[5] < 0:
             raise ValueError("negative totals")
+        for i in (0, 4):
+            if abs(m[i + 1]) > 2.0**-12 * abs(m[i]):
+                raise ValueError("entry 'moments' holds a compensated pair whose error term is not "
+                                 "small beside its sum")
+        total = float(m[0] + m[1])
+        sse, sae, _ = (float(v) for v in compensated.values(state["sums"]))
+        if int(state["n"][0]) == 0 and (total or np.any(state["sums"]) or np.any(m)):
+            raise ValueError("the totals are not zero but there are no observations")
+        # Cauchy-Schwarz: (sum w|e|)**2 <= (sum w) (sum w e**2) for any stream
+        if sae * sae > total * sse * (1 + 1e-9) + 1e-300:
+            raise ValueError("entry 'sums': the absolute errors are too large for the squared "
+                             "errors and the weight total")
 
     def _fold(self, arrays, w):
         y, p = arrays

@@ -20,7 +20,7 @@ from ..._protocol.base import Accumulator
 from ..._protocol.errors import NoObservationsError
 from ..._protocol.inputs import Finite, Labels01, convert, raise_rejected
 from ..._protocol.result import safe
-from ..._protocol.state import Field, empty_state
+from ..._protocol.state import Field, count_total, empty_state
 from .bounded import Bounded
 from .curves import RankResult, average_precision_of, curve_from_points, pr, roc
 from ..binary import BinaryResult
@@ -262,7 +262,8 @@ class RankAUC(Accumulator):
         Field("weighted", np.int64, (1,), merge="custom"),
         Field("lo", np.float64, (None,), merge="custom", nonneg=False, doc="scores, or bins' lower edges"),
         Field("hi", np.float64, (None,), merge="custom", nonneg=False, doc="bins' upper edges"),
-        Field("counts", np.int64, (2, None), merge="custom", doc="positives, negatives (no weights)"),
+        Field("counts", np.int64, (2, None), merge="custom", rows=True,
+              doc="positives, negatives (no weights)"),
         Field("weights", np.float64, (2, None), merge="custom", doc="positive, negative weights"),
         Field("pairs", np.float64, (2, None), merge="custom", doc="bins' known and unknown pairs"),
     )
@@ -616,7 +617,7 @@ def _check_rank_state(state, max_bins):
             raise ValueError(f"entry {name!r} holds negative values")
         if np.any(ab[0] + ab[1] <= 0) if weighted else np.any((ab[0] == 0) & (ab[1] == 0)):
             raise ValueError("an entry holds no observation")
-        if not weighted and (np.any(ab > n) or int(ab.sum()) != n):
+        if not weighted and (np.any(ab > n) or count_total(ab) != n):
             raise ValueError("the counts do not add up to the observation count")
     if max_bins is None:
         if hi.shape != (0,) or pairs.shape != (2, 0):
