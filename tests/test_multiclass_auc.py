@@ -325,3 +325,8 @@ def test_prepared_probabilities_feed_the_rank_auc():
     batch = sm.ClassProbabilityScores(3).prepare(y, P)
     a = MulticlassRankAUC(3).fold(batch)
     assert a == MulticlassRankAUC(3).update(y, P)
+
+
+def test_a_score_vector_is_a_shape_error():
+    with pytest.raises(ValueError, match="P must be an n x K matrix of class scores, got shape"):
+        multiclass_auc([0, 1], [0.5, 0.5])

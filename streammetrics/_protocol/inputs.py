@@ -563,7 +563,7 @@ class ClassScores(Input):
             check_numeric(arr, self.name)
         if arr.ndim != 2:
             raise BadShapeError(
-                f"{self.name} must be an n x {self.k} matrix of class scores, got shape {arr.shape}",
+                f"{self.name} must be an n x {self.k or 'K'} matrix of class scores, got shape {arr.shape}",
                 self.name)
         if self.k is None:
             if arr.shape[1] < 1:

@@ -659,7 +659,8 @@ def multiclass_auc(y, P, *, multi_class="ovr", average="macro", n_classes=None, 
     0.833333
     """
     if n_classes is None and labels is None:
-        n_classes = np.shape(P)[1] if np.ndim(P) == 2 else None
+        P = ClassScores("P", None).convert(P)  # the shape error of anything not n x K
+        n_classes = P.shape[1]
     acc = MulticlassRankAUC(n_classes, multi_class=multi_class, average=average, labels=labels)
     (yc, Pc), w, n = convert(acc.inputs, (y, P), sample_weight, True, acc)
     if n == 0:
