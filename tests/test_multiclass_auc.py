@@ -330,3 +330,13 @@ def test_prepared_probabilities_feed_the_rank_auc():
 def test_a_score_vector_is_a_shape_error():
     with pytest.raises(ValueError, match="P must be an n x K matrix of class scores, got shape"):
         multiclass_auc([0, 1], [0.5, 0.5])
+
+
+def test_weights_that_sum_to_zero_are_refused():
+    P = [[0.5, 0.3, 0.2], [0.1, 0.8, 0.1]]
+    with pytest.raises(ValueError, match="sum to zero"):
+        multiclass_auc([0, 1], P, sample_weight=[0.0, 0.0])
+    acc = MulticlassRankAUC(3).update([0, 1], P, sample_weight=[0.0, 0.0])
+    with pytest.raises(ValueError, match="sum to zero"):
+        acc.finalize()
+    assert acc.n == 2

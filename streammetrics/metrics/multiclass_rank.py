@@ -241,6 +241,8 @@ def scores_of_run(run, k: int, n: int, weighted: bool, multi_class: str, average
 def _scores(u2, support, ap, exact: bool, n: int, multi_class: str, average: str, meta):
     """Every AUC average from the pair counts ``u2`` and the supports (one formula path)."""
     k = u2.shape[0]
+    if meta.get("weighted") and not float(np.sum(support)) > 0:
+        raise ValueError("the sample weights sum to zero: the scores are undefined")
     if exact:
         u2l = u2.tolist()
         sup = [int(v) for v in support]
