@@ -340,3 +340,33 @@ def test_weights_that_sum_to_zero_are_refused():
     with pytest.raises(ValueError, match="sum to zero"):
         acc.finalize()
     assert acc.n == 2
+
+
+@pytest.mark.parametrize("weights_from", [None, 0, 5])
+def test_pending_rows_sorted_in_at_any_point_give_the_same_state(weights_from):
+    # a tiny pending buffer: rows are sorted in, large batches bypass it,
+    # and weights may start in the middle of the stream
+    rng = np.random.default_rng(37)
+    y, P = tied_probabilities(rng, 900, 4)
+    w = rng.random(900)
+    sizes = [3, 40, 1, 7, 120, 2, 60, 11, 300]
+    acc = MulticlassRankAUC(4)
+    acc._PENDING_MIN = 16
+    lo = 0
+    weights = np.ones(900)
+    for i, s in enumerate(sizes + [900]):
+        hi = min(lo + s, 900)
+        use = weights_from is not None and i >= weights_from
+        if use:
+            weights[lo:hi] = w[lo:hi]
+        acc.update(y[lo:hi], P[lo:hi], sample_weight=w[lo:hi] if use else None)
+        lo = hi
+    ref = MulticlassRankAUC(4).update(y, P, sample_weight=None if weights_from is None else weights)
+    if weights_from is None:
+        assert acc == ref
+    got, want = acc.finalize(), ref.finalize()
+    for name in ("per_class_auc", "pair_auc", "per_class_average_precision", "support"):
+        np.testing.assert_allclose(got[name], want[name], rtol=TOL, atol=TOL, err_msg=name)
+    copy = acc.copy()
+    acc.flush()
+    assert acc == copy and acc._pending is None and len(acc._stack) == 1

@@ -105,13 +105,13 @@ def column_run(keys, vals, starts, out_keys, out_mass, lengths):
 @kernel
 def merge_block_runs(k1, m1, l1, k2, m2, l2, out_keys, out_mass, out_lengths):
     """Merge two block runs block by block (the masses of a key in both are
-    added); returns the entries written."""
-    kk = l1.shape[0]
+    added); returns the entries written. ``l1``, ``l2`` may hold a few
+    columns' rows of the lengths (a slice of the runs, merged on its own)."""
     i = 0
     j = 0
     m = 0
-    for c in range(kk):
-        for t in range(kk):
+    for c in range(l1.shape[0]):
+        for t in range(l1.shape[1]):
             first = m
             ei = i + l1[c, t]
             ej = j + l2[c, t]

@@ -12,10 +12,15 @@ come from the same exact, mergeable state:
 * one-vs-rest: class ``c`` against every other row, ranked by column ``c``;
   the negatives' pairs are the sum over the other classes' blocks.
 
-Batches are sorted into block runs and merged log-structured (as
+Batches are first copied into a buffer of *pending* rows (checked at once),
+which is sorted into a block run in bulk once it holds as many rows as the
+runs do (at least 65536); runs are merged log-structured (as
 :class:`~streammetrics.RankAUC` merges its runs), so folding ``n`` rows costs
 ``O(K n log n)`` and any batching, sharding and merge order gives the same
-state. Memory is ``16 K`` bytes per distinct (row score, column) pair: the
+state. A batch larger than the buffer is sorted on its own, without a copy.
+Reading the state (``finalize``, saving, pickling, merging into another
+accumulator) sorts the pending rows into a temporary run and changes nothing;
+``flush()`` sorts them in for good. Memory is ``16 K`` bytes per distinct (row score, column) pair: the
 exact state of ``K`` binary AUCs.
 """
 
@@ -69,24 +74,45 @@ def _entries(run) -> int:
     return run[0].shape[0]
 
 
-def _merge_runs(a, b):
+def _merge(a, b):
+    """One block run holding two, the columns merged on two threads when large."""
+    k = a[2].shape[0]
+    o1, o2 = _offsets(a[2]), _offsets(b[2])
     cap = a[0].shape[0] + b[0].shape[0]
     keys = np.empty(cap, np.uint64)
     mass = np.empty(cap, a[1].dtype)
     lengths = np.empty_like(a[2])
-    m = M.merge_block_runs(a[0], a[1], a[2], b[0], b[1], b[2], keys, mass, lengths)
-    return _trimmed(keys, mass, m), lengths
+    starts = o1[::k] + o2[::k]  # column c written from starts[c]: room for both runs' entries
+    written = np.zeros(k, np.int64)
+
+    def work(c, scratch):
+        lo1, hi1, lo2, hi2 = o1[c * k], o1[(c + 1) * k], o2[c * k], o2[(c + 1) * k]
+        written[c] = M.merge_block_runs(a[0][lo1:hi1], a[1][lo1:hi1], a[2][c:c + 1],
+                                        b[0][lo2:hi2], b[1][lo2:hi2], b[2][c:c + 1],
+                                        keys[starts[c]:], mass[starts[c]:], lengths[c:c + 1])
+
+    _on_two_threads(k, work, cap >= k * _NUMPY_SORT_MIN)
+    keys, mass = _close_gaps(keys, mass, starts, written)
+    return keys, mass, lengths
+
+
+def _close_gaps(keys, mass, starts, written):
+    """Move column ``c``'s ``written[c]`` entries from ``starts[c]`` down to
+    follow the previous column's, and trim to the entries written."""
+    m = 0
+    for c in range(written.shape[0]):
+        w_c, s_c = int(written[c]), int(starts[c])
+        if m != s_c:
+            keys[m:m + w_c] = keys[s_c:s_c + w_c]
+            mass[m:m + w_c] = mass[s_c:s_c + w_c]
+        m += w_c
+    return _trimmed(keys, mass, m)
 
 
 def _trimmed(keys, mass, m):
     if m == keys.shape[0]:
         return keys, mass
     return keys[:m].copy(), mass[:m].copy()
-
-
-def _merge(a, b):
-    (keys, mass), lengths = _merge_runs(a, b)
-    return keys, mass, lengths
 
 
 def _on_two_threads(k: int, work, big: bool) -> None:
@@ -188,14 +214,7 @@ def batch_run(y, P, w, k, inputs):
     _on_two_threads(k, work, cols.big)
     if bad:
         cols.rejected()
-    m = 0
-    for c in range(k):  # close the gaps between the columns
-        w_c = int(written[c])
-        if m != c * n:
-            keys[m:m + w_c] = keys[c * n:c * n + w_c]
-            mass[m:m + w_c] = mass[c * n:c * n + w_c]
-        m += w_c
-    keys, mass = _trimmed(keys, mass, m)
+    keys, mass = _close_gaps(keys, mass, np.arange(k, dtype=np.int64) * n, written)
     return keys, mass, lengths
 
 
@@ -342,6 +361,58 @@ def _ovr_points(run, c: int):
     return scores, ab
 
 
+class _Pending:
+    """Rows folded in and checked, not yet sorted into a block run: copies of
+    their classes, scores and weights, sorted in bulk when the buffer is full
+    (so a stream of small batches is not merged run by run)."""
+
+    __slots__ = ("y", "P", "w", "rows")
+
+    def __init__(self, capacity: int, k: int, weighted: bool):
+        self.y = np.empty(capacity, np.int64)
+        self.P = np.empty((capacity, k), np.float64)
+        self.w = np.empty(capacity if weighted else 0, np.float64)
+        self.rows = 0
+
+    @property
+    def weighted(self) -> bool:
+        return self.w.shape[0] > 0
+
+    @property
+    def nbytes(self) -> int:
+        return self.y.nbytes + self.P.nbytes + self.w.nbytes
+
+    def append(self, y, P, w, limit: int) -> None:
+        r, n = self.rows, y.shape[0]
+        if r + n > self.y.shape[0]:
+            self._resize(min(max(r + n, 2 * self.y.shape[0]), max(limit, r + n)))
+        self.y[r:r + n] = y
+        self.P[r:r + n] = P
+        if self.weighted:
+            self.w[r:r + n] = w
+        self.rows = r + n
+
+    def _resize(self, capacity: int) -> None:
+        r = self.rows
+        out = _Pending(capacity, self.P.shape[1], self.weighted)
+        out.y[:r], out.P[:r] = self.y[:r], self.P[:r]
+        if self.weighted:
+            out.w[:r] = self.w[:r]
+        self.y, self.P, self.w = out.y, out.P, out.w
+
+    def arrays(self):
+        r = self.rows
+        return self.y[:r], self.P[:r], (self.w[:r] if self.weighted else _NO_VALS)
+
+    def clone(self) -> "_Pending":
+        out = _Pending(self.rows, self.P.shape[1], self.weighted)
+        out.y[:], out.P[:] = self.y[:self.rows], self.P[:self.rows]
+        if self.weighted:
+            out.w[:] = self.w[:self.rows]
+        out.rows = self.rows
+        return out
+
+
 # ---------------------------------------------------------------- accumulator
 class MulticlassRankAUC(Accumulator):
     """Streaming, mergeable, exact multiclass AUC: one-vs-rest and one-vs-one.
@@ -416,7 +487,8 @@ class MulticlassRankAUC(Accumulator):
     columns, i.e. ``16 K`` bytes a row for continuous scores.
 
     :meth:`roc_curve` and :meth:`pr_curve` give one class's one-vs-rest
-    curves from the same state.
+    curves from the same state. How batches become sorted runs (pending
+    rows, :meth:`flush`) is told in :mod:`streammetrics.metrics.multiclass_rank`.
 
     Examples
     --------
@@ -458,6 +530,7 @@ class MulticlassRankAUC(Accumulator):
         self._n = 0
         self._weighted = False
         self._stack = RunStack(_merge, _entries)
+        self._pending: _Pending | None = None
 
     def _settings(self):
         out = {"n_classes": self.n_classes, "multi_class": self.multi_class, "average": self.average}
@@ -472,31 +545,80 @@ class MulticlassRankAUC(Accumulator):
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the state's blocks."""
-        return sum(a.nbytes + b.nbytes + c.nbytes for a, b, c in self._stack)
+        """Bytes held by the state's blocks and the pending rows."""
+        pending = 0 if self._pending is None else self._pending.nbytes
+        return pending + sum(a.nbytes + b.nbytes + c.nbytes for a, b, c in self._stack)
 
     # -------------------------------------------------------------- folding
     def _to_float(self):
+        self._flush()  # pending rows without weights become a run of counts first
         self._stack = RunStack(_merge, _entries,
                                [(a, b.astype(np.float64), c) for a, b, c in self._stack])
         self._weighted = True
 
+    #: rows the pending buffer holds at least before it is sorted into a run
+    _PENDING_MIN = 1 << 16
+
+    def _pending_limit(self) -> int:
+        """Pending rows at most: as many as the runs hold, and at least
+        :attr:`_PENDING_MIN` (so the pending rows take at most the runs' memory
+        and a stream builds runs of doubling size)."""
+        pending = 0 if self._pending is None else self._pending.rows
+        return max(self._PENDING_MIN, self._n - pending)
+
     def _fold(self, arrays, w):
         y, P = arrays
         n = y.shape[0]
+        for inp, arr in zip(self.inputs, arrays):  # a bad batch is refused before any change
+            inp.check(arr)
         if self._weighted and w.shape[0] == 0:
             w = np.ones(n)
-        run = batch_run(y, P, w, self.n_classes, self.inputs)  # raises for a bad batch
-        if w.shape[0] and not self._weighted:
-            self._to_float()
-        self._stack.push(run)
+        weighted = w.shape[0] > 0
+        limit = self._pending_limit()
+        buf = self._pending
+        if n >= limit:  # sorted at once, not copied
+            run = batch_run(y, P, w, self.n_classes, self.inputs)
+            self._flush()
+            if weighted and not self._weighted:
+                self._to_float()
+            self._stack.push(run)
+        else:
+            if buf is None or buf.weighted != weighted or buf.rows + n > limit:
+                self._flush()
+                if weighted and not self._weighted:
+                    self._to_float()
+                buf = self._pending = _Pending(max(n, 1024), self.n_classes, weighted)
+            buf.append(y, P, w, limit)
         self._n += n
         return 0
 
+    def _flush(self) -> None:
+        buf, self._pending = self._pending, None
+        if buf is not None and buf.rows:
+            self._stack.push(batch_run(*buf.arrays(), self.n_classes, self.inputs))
+
+    def flush(self):
+        """Sort the pending rows in and merge the state's runs into one now;
+        return ``self``.
+
+        Nothing a result shows changes: this only changes how the state is
+        held (as a state read back from a file is held), so that later
+        ``finalize`` calls, saving and merging into another accumulator need
+        no merging.
+        """
+        with self._guard:
+            self._flush()
+            self._stack.collapse()
+        return self
+
     # ---------------------------------------------------------------- state
     def _run(self):
-        """The single block run of the state (the stack is not changed)."""
+        """The single block run of the state, pending rows included (the
+        accumulator is not changed)."""
         run = self._stack.merged()
+        if self._pending is not None and self._pending.rows:
+            rows = batch_run(*self._pending.arrays(), self.n_classes, self.inputs)
+            run = rows if run is None else _merge(run, rows)
         if run is None:
             k = self.n_classes
             run = (np.zeros(0, np.uint64), np.zeros(0, np.float64 if self._weighted else np.int64),
@@ -520,6 +642,7 @@ class MulticlassRankAUC(Accumulator):
         self._n = int(state["n"][0])
         self._weighted = bool(state["weighted"][0])
         self._stack = RunStack(_merge, _entries)
+        self._pending = None
         run = self._run_of_state(state)
         if run[0].shape[0]:
             self._stack.push(run)
@@ -546,6 +669,7 @@ class MulticlassRankAUC(Accumulator):
         out._n = self._n
         out._weighted = self._weighted
         out._stack = self._stack.copy()
+        out._pending = None if self._pending is None else self._pending.clone()
         return out
 
     def _check_state(self, state):
