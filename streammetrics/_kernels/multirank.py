@@ -36,17 +36,17 @@ from .rank import _key, _key_bits
 from .sort import sort_keys, sort_payload
 
 __all__ = [
-    "sort_column",
-    "sort_column_payload",
-    "column_run",
-    "merge_block_runs",
     "class_mass",
     "class_starts",
-    "gather_column",
-    "weight_sums",
+    "column_run",
     "column_scores",
+    "gather_column",
     "keys_as_scores",
+    "merge_block_runs",
     "scores_as_keys",
+    "sort_column",
+    "sort_column_payload",
+    "weight_sums",
 ]
 
 _EXPONENT = np.uint64(0x7FF0000000000000)
@@ -213,11 +213,9 @@ def column_scores(keys, mass, offs, c, u2, ptr):
         u2[t] = 0
     ps = 0.0
     pc = 0.0
-    fs = 0.0
-    fc = 0.0
     s = 0.0
     sc = 0.0
-    # per block: the mass above and at or above the current key, as pairs
+    # per block: the mass above the current key, as a compensated pair
     above = np.zeros((k, 2), u2.dtype)
     total = np.zeros(k, u2.dtype)
     uc = np.zeros(k, u2.dtype)

@@ -20,8 +20,8 @@ runs do (at least 65536); runs are merged log-structured (as
 state. A batch larger than the buffer is sorted on its own, without a copy.
 Reading the state (``finalize``, saving, pickling, merging into another
 accumulator) sorts the pending rows into a temporary run and changes nothing;
-``flush()`` sorts them in for good. Memory is ``16 K`` bytes per distinct (row score, column) pair: the
-exact state of ``K`` binary AUCs.
+``flush()`` sorts them in for good. Memory is ``16 K`` bytes per distinct
+(row score, column) pair: the exact state of ``K`` binary AUCs.
 """
 
 from __future__ import annotations
@@ -31,7 +31,13 @@ import numpy as np
 from .._kernels import multirank as M
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
-from .._protocol.inputs import ClassIndices, ClassLabels, ClassScores, convert, raise_rejected
+from .._protocol.inputs import (
+    ClassIndices,
+    ClassLabels,
+    ClassScores,
+    convert,
+    raise_rejected,
+)
 from .._protocol.result import RenderContext, Result, class_names, grid, safe
 from .._protocol.runs import RunStack
 from .._protocol.state import Field, empty_state
@@ -62,8 +68,9 @@ class MulticlassRankResult(Result):
         m = self._values["pair_auc"]
         if m.shape[0] <= 20:
             row_names = class_names(self._meta.get("labels") or ctx.labels, m.shape[0])
-            lines += ["", f"  {self._shown('pair_auc', names)} (row a, column b: class a's rows "
-                          "against class b's, ranked by column a)"]
+            caption = (f"  {self._shown('pair_auc', names)} (row a, column b: class a's rows "
+                       "against class b's, ranked by column a)")
+            lines += ["", caption]
             lines += grid(m.tolist(), row_names, row_names)
         return lines
 
@@ -366,7 +373,7 @@ class _Pending:
     their classes, scores and weights, sorted in bulk when the buffer is full
     (so a stream of small batches is not merged run by run)."""
 
-    __slots__ = ("y", "P", "w", "rows")
+    __slots__ = ("P", "rows", "w", "y")
 
     def __init__(self, capacity: int, k: int, weighted: bool):
         self.y = np.empty(capacity, np.int64)
@@ -404,7 +411,7 @@ class _Pending:
         r = self.rows
         return self.y[:r], self.P[:r], (self.w[:r] if self.weighted else _NO_VALS)
 
-    def clone(self) -> "_Pending":
+    def clone(self) -> _Pending:
         out = _Pending(self.rows, self.P.shape[1], self.weighted)
         out.y[:], out.P[:] = self.y[:self.rows], self.P[:self.rows]
         if self.weighted:
