@@ -576,20 +576,20 @@ class MulticlassRankAUC(Accumulator):
     def _fold(self, arrays, w):
         y, P = arrays
         n = y.shape[0]
-        for inp, arr in zip(self.inputs, arrays):  # a bad batch is refused before any change
-            inp.check(arr)
         if self._weighted and w.shape[0] == 0:
             w = np.ones(n)
         weighted = w.shape[0] > 0
         limit = self._pending_limit()
         buf = self._pending
-        if n >= limit:  # sorted at once, not copied
+        if n >= limit:  # sorted at once, not copied (a bad batch raises here, changing nothing)
             run = batch_run(y, P, w, self.n_classes, self.inputs)
             self._flush()
             if weighted and not self._weighted:
                 self._to_float()
             self._stack.push(run)
         else:
+            for inp, arr in zip(self.inputs, arrays):  # refused before any change
+                inp.check(arr)
             if buf is None or buf.weighted != weighted or buf.rows + n > limit:
                 self._flush()
                 if weighted and not self._weighted:
