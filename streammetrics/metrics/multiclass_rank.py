@@ -167,12 +167,12 @@ class _Columns:
         self.largest = int(np.max(np.diff(self.starts)))
         self.big = n >= _NUMPY_SORT_MIN
 
-    def sorted_column(self, c, scratch):
+    def sorted_column(self, c, scratch, into=None):
         """``(keys, vals)``: column ``c``'s keys in class blocks, each sorted,
-        in this thread's scratch (``vals`` the weights, or empty); ``None``
-        when the column holds a score NaN or infinite."""
+        in ``into`` or else this thread's scratch (``vals`` the weights, or
+        empty); ``None`` when the column holds a score NaN or infinite."""
         n, starts = self.n, self.starts
-        keys = _buffer(scratch, "keys", n, np.uint64)
+        keys = _buffer(scratch, "keys", n, np.uint64) if into is None else into
         vals = _buffer(scratch, "vals", n, np.float64) if self.weighted else _NO_VALS
         pos = _buffer(scratch, "pos", self.k, np.int64)
         if M.gather_column(self.y, self.bits, self.w, c, starts, pos, keys, vals):
@@ -210,13 +210,13 @@ def batch_run(y, P, w, k, inputs):
     def work(c, scratch):
         if bad:
             return
-        got = cols.sorted_column(c, scratch)
+        region = keys[c * n:(c + 1) * n]  # the column's keys are gathered, sorted and run in place
+        got = cols.sorted_column(c, scratch, into=region)
         if got is None:
             bad.append(c)
             return
         ck, cv = got
-        written[c] = M.column_run(ck, cv, cols.starts, keys[c * n:(c + 1) * n], mass[c * n:(c + 1) * n],
-                                  lengths[c])
+        written[c] = M.column_run(ck, cv, cols.starts, region, mass[c * n:(c + 1) * n], lengths[c])
 
     _on_two_threads(k, work, cols.big)
     if bad:
