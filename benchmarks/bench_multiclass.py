@@ -7,7 +7,14 @@
   ``sklearn.metrics.confusion_matrix`` plus
   ``precision_recall_fscore_support`` (per-class scores only);
 * ARI and AMI on 1M rows, with 10 x 12 and with 1000 x 1000 clusters, from the
-  label vectors (building the contingency table included).
+  label vectors (building the contingency table included);
+* one-vs-rest AUC, K = 10, 10M rows of class probabilities (quick: 1M):
+  ``multiclass_auc`` and ``MulticlassRankAUC`` (one update and
+  ``finalize()``, which gives both averages, the one-vs-one scores and the
+  per-class average precision too) against
+  ``sklearn.metrics.roc_auc_score(multi_class="ovr")``;
+* top-k accuracy, K = 100, k = 5, 1M rows (quick: 200k): ``top_k_accuracy``
+  and ``TopKAccuracy`` against ``sklearn.metrics.top_k_accuracy_score``.
 
 scikit-learn's AMI on 1000 x 1000 clusters sums ~1e9 lgamma terms (about a
 minute); it is timed once in the full run and skipped with ``--quick``.
@@ -107,16 +114,73 @@ def _clustering_rows(quick: bool) -> list[dict]:
     return rows
 
 
+def _rank_auc_rows(quick: bool) -> list[dict]:
+    from streammetrics import MulticlassRankAUC, multiclass_auc
+
+    n = 1_000_000 if quick else 10_000_000
+    k = 10
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, k, n)
+    proba = rng.dirichlet(np.ones(k), n)
+    group = f"one-vs-rest AUC, K={k}, n={n:,}"
+    repeat = 3 if quick else 5
+    rows = [
+        row(group, "streammetrics multiclass_auc", median_time(lambda: multiclass_auc(y, proba), repeat)),
+        row(group, "streammetrics MulticlassRankAUC (update + finalize)",
+            median_time(lambda: MulticlassRankAUC(k).update(y, proba).finalize(), repeat)),
+    ]
+    if have("sklearn"):
+        import sklearn.metrics as skm
+
+        rows.append(row(group, "sklearn roc_auc_score(multi_class='ovr')",
+                        median_time(lambda: skm.roc_auc_score(y, proba, multi_class="ovr"),
+                                    repeat=3, warmup=1 if quick else 0)))
+    return rows
+
+
+def _top_k_rows(quick: bool) -> list[dict]:
+    from streammetrics import TopKAccuracy, top_k_accuracy
+
+    n = 200_000 if quick else 1_000_000
+    k_classes, k = 100, 5
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, k_classes, n)
+    scores = rng.random((n, k_classes))
+    w = rng.random(n)
+    group = f"top-{k} accuracy, K={k_classes}, n={n:,}"
+    rows = [
+        row(group, "streammetrics top_k_accuracy", median_time(lambda: top_k_accuracy(y, scores, k), 5)),
+        row(group, "streammetrics TopKAccuracy (weighted)",
+            median_time(lambda: TopKAccuracy(k).update(y, scores, sample_weight=w).finalize(), 5)),
+    ]
+    if have("sklearn"):
+        import sklearn.metrics as skm
+
+        labels = np.arange(k_classes)
+        rows.append(row(group, "sklearn top_k_accuracy_score",
+                        median_time(lambda: skm.top_k_accuracy_score(y, scores, k=k, labels=labels),
+                                    repeat=3, warmup=1 if quick else 0)))
+    return rows
+
+
 def run(quick: bool) -> list[dict]:
     """Benchmark rows (see the module docstring); ``quick`` shrinks the sizes."""
-    return _multiclass_rows(quick) + _preset_rows(quick) + _clustering_rows(quick)
+    return (_multiclass_rows(quick) + _preset_rows(quick) + _clustering_rows(quick)
+            + _rank_auc_rows(quick) + _top_k_rows(quick))
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_multiclass", description=__doc__)
     ap.add_argument("--quick", action="store_true", help="1M multiclass rows, skip the slowest sklearn run")
+    ap.add_argument("--only", choices=("confusion", "preset", "clustering", "rank_auc", "top_k"),
+                    help="run one group of rows")
     args = ap.parse_args(argv)
-    print_table(run(args.quick))
+    if args.only:
+        parts = {"confusion": _multiclass_rows, "preset": _preset_rows, "clustering": _clustering_rows,
+                 "rank_auc": _rank_auc_rows, "top_k": _top_k_rows}
+        print_table(parts[args.only](args.quick))
+    else:
+        print_table(run(args.quick))
     return 0
 
 

@@ -58,6 +58,7 @@ from .metrics.clustering import (
     v_measure_score,
 )
 from .metrics.multiclass import MulticlassConfusion, confusion_matrix, multiclass_scores
+from .metrics.multiclass_rank import MulticlassRankAUC, multiclass_auc
 from .metrics.probability import (
     ClassProbabilityScores,
     ProbabilityScores,
@@ -67,6 +68,7 @@ from .metrics.probability import (
 )
 from .metrics.ranking import RankAUC, auc, average_precision, partial_auc, pr_curve, roc_curve
 from .metrics.regression import RegressionErrors, mae, mape, mse, r2, rmse
+from .metrics.topk import TopKAccuracy, top_k_accuracy
 from .metrics.silhouette import silhouette, silhouette_samples, silhouette_score, silhouettes
 from .report import EvaluationReport
 
@@ -86,6 +88,7 @@ __all__ = [
     "EvaluationReport",
     "Evaluator",
     "MulticlassConfusion",
+    "MulticlassRankAUC",
     "NoObservationsError",
     "NoWeightsError",
     "ProbabilityScores",
@@ -94,6 +97,7 @@ __all__ = [
     "Result",
     "SettingsMismatchError",
     "StateFileError",
+    "TopKAccuracy",
     "accuracy",
     "actual",
     "adjusted_mutual_info_score",
@@ -122,6 +126,7 @@ __all__ = [
     "matthews",
     "missed",
     "mse",
+    "multiclass_auc",
     "multiclass_scores",
     "mutual_info_score",
     "normalized_mutual_info_score",
@@ -139,5 +144,6 @@ __all__ = [
     "silhouette_score",
     "silhouettes",
     "specificity",
+    "top_k_accuracy",
     "v_measure_score",
 ]

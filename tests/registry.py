@@ -74,6 +74,18 @@ def _class_probabilities(rng, labels=None):
     return (y, P), rng.random(N)
 
 
+def _class_scores(rng, labels=None, weighted=True):
+    """Class probabilities with many ties: small integer counts, normalised."""
+    y = rng.integers(0, 3, N)
+    counts = rng.integers(0, 4, (N, 3)) + 3 * np.eye(3, dtype=np.int64)[y] * (rng.random((N, 1)) < 0.5)
+    counts[counts.sum(axis=1) == 0, 0] = 1
+    P = counts / counts.sum(axis=1, keepdims=True)
+    w = rng.random(N) if weighted else None
+    if labels is not None:
+        return (np.array(labels, dtype=object)[y], P), w
+    return (y, P), w
+
+
 def _regression(rng):
     y = rng.normal(size=N) * 3 + 100
     return (y, y + rng.normal(size=N)), rng.random(N)
@@ -140,6 +152,31 @@ def _ref_multiclass(arrays, w, labels=None):
             "macro_f1": skm.f1_score(y, p, labels=lab, average="macro", sample_weight=w, zero_division=0),
             "mcc": skm.matthews_corrcoef(y, p, sample_weight=w),
             "cohen_kappa": skm.cohen_kappa_score(y, p, sample_weight=w)}
+
+
+def _codes(y, labels):
+    return np.asarray([labels.index(v) for v in y]) if labels is not None else np.asarray(y)
+
+
+def _ref_multiclass_auc(arrays, w, labels=None):
+    y, P = arrays
+    y = _codes(y, labels)
+    out = {"auc": skm.roc_auc_score(y, P, multi_class="ovr", sample_weight=w),
+           "ovr_weighted_auc": skm.roc_auc_score(y, P, multi_class="ovr", average="weighted",
+                                                 sample_weight=w),
+           "per_class_average_precision": [skm.average_precision_score(y == c, P[:, c], sample_weight=w)
+                                           for c in range(P.shape[1])]}
+    if w is None:  # scikit-learn's one-vs-one takes no weights
+        out["ovo_macro_auc"] = skm.roc_auc_score(y, P, multi_class="ovo")
+        out["ovo_weighted_auc"] = skm.roc_auc_score(y, P, multi_class="ovo", average="weighted")
+        out["support"] = np.bincount(y, minlength=P.shape[1])
+    return out
+
+
+def _ref_top_k(arrays, w, k, labels=None):
+    y, P = arrays
+    y = _codes(y, labels)
+    return {"top_k_accuracy": skm.top_k_accuracy_score(y, P, k=k, labels=range(P.shape[1]), sample_weight=w)}
 
 
 def _ref_clusters(arrays, w):
@@ -234,6 +271,26 @@ CASES = [
     Case("MulticlassConfusion(labels, weighted)", lambda: sm.MulticlassConfusion(labels=LABELS),
          lambda rng: _multiclass(rng, LABELS), lambda a, w: _ref_multiclass(a, w, LABELS), exact=False,
          bad=[((["cat", "dog"], ["cat", "emu"]), {}, r"p\[1\] = 'emu': not one of the 3 labels")]),
+    Case("MulticlassRankAUC", lambda: sm.MulticlassRankAUC(3),
+         lambda rng: _class_scores(rng, weighted=False), _ref_multiclass_auc,
+         bad=[(([0, 3], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = 3"),
+              (([0, 1], [[0.5, 0.5, 0.0], [0.5, NAN, 0.0]]), {}, r"P\[1, 1\] = nan: scores must be finite"),
+              (([0, 1], [[0.5, 0.5], [0.5, 0.5]]), {}, "P has 2 columns but n_classes is 3")],
+         other=lambda: sm.MulticlassRankAUC(3, multi_class="ovo")),
+    Case("MulticlassRankAUC(labels, weighted)", lambda: sm.MulticlassRankAUC(labels=LABELS),
+         lambda rng: _class_scores(rng, LABELS), lambda a, w: _ref_multiclass_auc(a, w, LABELS),
+         exact=False, bad=[((["cat", "emu"], [[1.0, 0, 0], [0, 1.0, 0]]), {}, r"y\[1\] = 'emu'")],
+         other=lambda: sm.MulticlassRankAUC(labels=LABELS, average="weighted")),
+    Case("TopKAccuracy", lambda: sm.TopKAccuracy(2, n_classes=3), lambda rng: _class_scores(rng),
+         lambda a, w: _ref_top_k(a, w, 2), exact=False,
+         bad=[(([0, 3], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = 3"),
+              (([0, 1], [[0.5, 0.5, 0.0], [0.5, np.inf, 0.0]]), {}, r"P\[1, 1\] = inf")],
+         other=lambda: sm.TopKAccuracy(1, n_classes=3)),
+    Case("TopKAccuracy(any K)", lambda: sm.TopKAccuracy(1), lambda rng: _class_scores(rng, weighted=False),
+         lambda a, w: _ref_top_k(a, w, 1),
+         bad=[(([0, 3], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = 3: classes must be integers in 0..2"),
+              (([0, -1], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = -1")],
+         other=lambda: sm.TopKAccuracy(2)),
     Case("ClusterContingency", lambda: sm.ClusterContingency(), _clusters, _ref_clusters,
          bad=[(([1, 2], [1.5, 2.0]), {}, r"labels_pred\[0\] = 1.5"),
               (([1, 2], [1, 2]), {"sample_weight": [1.0, 1.0]}, "no sample_weight")],

@@ -52,6 +52,8 @@ __all__ = [
     "ClassIndices",
     "ClassLabels",
     "ClassProbabilities",
+    "ClassScores",
+    "ClassCodes",
     "ClusterLabels",
     "Batch",
     "InputTuple",
@@ -492,7 +494,7 @@ class ClassProbabilities(Input):
         self.domain = ("class_probabilities", self.k)
 
     def covers(self, need):
-        return need.domain in (self.domain, ("classes", self.k))
+        return need.domain in (self.domain, ("classes", self.k), ("class_scores", self.k))
 
     def derives(self, need):
         return need.domain == ("classes", self.k)
@@ -532,6 +534,85 @@ class ClassProbabilities(Input):
                 self.name, int(i), float(out[0]),
                 f"each row of class probabilities must sum to 1 (within {ROW_SUM_TOLERANCE:g})",
                 relation="sums to")
+
+
+class ClassScores(Input):
+    """An n x k matrix of finite real scores, one column per class
+    (probabilities, logits, decision values); rows need not sum to 1.
+
+    Class probabilities are class scores, so a batch prepared for
+    :class:`ClassProbabilities` of the same k serves a consumer of this.
+    With ``k=None`` any number of columns (at least one) is taken.
+    """
+
+    what = "class scores"
+
+    def __init__(self, name: str, k: int | None):
+        super().__init__(name)
+        self.k = None if k is None else int(k)
+        self.domain = ("class_scores", self.k)
+
+    def takes_form(self, x) -> bool:
+        return ndim_of(x) == 2
+
+    def convert(self, x):
+        if type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 2 and x.flags.c_contiguous:
+            arr = x
+        else:
+            arr = to_numpy(x, self.name)
+            check_numeric(arr, self.name)
+        if arr.ndim != 2:
+            raise BadShapeError(
+                f"{self.name} must be an n x {self.k or 'K'} matrix of class scores, got shape {arr.shape}",
+                self.name)
+        if self.k is None:
+            if arr.shape[1] < 1:
+                raise BadShapeError(f"{self.name} must have at least one column of class scores",
+                                    self.name)
+        elif arr.shape[1] != self.k:
+            raise BadShapeError(
+                f"{self.name} has {arr.shape[1]} columns but n_classes is {self.k}: a matrix "
+                f"{self.name} must hold one column of scores per class", self.name)
+        return np.ascontiguousarray(arr, dtype=np.float64)
+
+    def check(self, arr):
+        i = C.first_nonfinite(arr.reshape(-1))
+        if i >= 0:
+            r, c = divmod(int(i), arr.shape[1])
+            raise BadValueError(self.name, (r, c), arr[r, c], "scores must be finite")
+
+
+class ClassCodes(Input):
+    """Class indices ``0, 1, 2, ...`` whose number of classes is not fixed in
+    advance (bool, int, or float holding an exact integer): the consumer
+    checks them against the columns of its score matrix."""
+
+    domain = ("class_codes",)
+    what = "classes"
+
+    def convert(self, x):
+        if type(x) is np.ndarray and x.dtype == np.int64 and x.ndim == 1 and x.flags.c_contiguous:
+            return x
+        arr = to_numpy(x, self.name)
+        refuse_labels(arr, self.name)
+        arr = as_1d(arr, self.name)
+        kind = arr.dtype.kind
+        if kind == "f":
+            with np.errstate(invalid="ignore"):
+                bad = np.flatnonzero(~((arr >= 0) & (arr < 2.0**62) & (arr == np.floor(arr))))
+            if bad.size:
+                i = int(bad[0])
+                raise BadValueError(self.name, i, arr[i], "classes must be integers 0, 1, 2, ...")
+        elif kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > _INT64_MAX:
+            i = int(np.argmax(arr > _INT64_MAX))
+            raise BadValueError(self.name, i, arr[i], "classes must be integers 0, 1, 2, ...")
+        return np.ascontiguousarray(arr, dtype=np.int64)
+
+    def first_bad(self, arr):
+        return C.first_out_of_range(arr, _INT64_MAX)
+
+    def problem(self, arr, i):
+        return "classes must be integers 0, 1, 2, ..."
 
 
 # -------------------------------------------------------------------- clusters

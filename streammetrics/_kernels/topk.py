@@ -1,0 +1,65 @@
+"""Top-k accuracy: is the true class among the ``k`` highest scores of its row?
+
+A row's true class ``t`` is *ranked* ``r = #{j : s_j > s_t} + #{j > t : s_j == s_t}``
+(0 for the top): among equal scores the higher class index comes first, which
+is how ``sklearn.metrics.top_k_accuracy_score`` documents its ties (a stable
+ascending sort, reversed). The row is a hit when ``r < k``. No row is sorted:
+one pass over its ``K`` scores counts ``r``.
+
+State: ``hits`` (int64: hit rows) and ``sums``, a ``float64[2, 2]`` array of
+compensated pairs (see :mod:`.compensated`): the hit weight and the total
+weight (every row weighing 1 without weights). The kernel validates the
+batch in the same pass and writes the state only when every class lies in
+``0..K-1`` and every score is finite; it returns 0 when the batch was folded
+in, 1 for a bad class, 2 for a bad score.
+"""
+
+from __future__ import annotations
+
+from ._jit import kernel
+from .compensated import BLOCK, add, fold
+
+__all__ = ["top_k_update"]
+
+
+@kernel
+def top_k_update(y, scores, k, w, n, hits, sums):
+    """Fold one batch (``scores`` an ``(rows, K)`` matrix); return the status."""
+    rows, kk = scores.shape
+    weighted = w.shape[0] > 0
+    h = 0
+    hs = hc = ts = tc = 0.0
+    for start in range(0, rows, BLOCK):
+        stop = min(start + BLOCK, rows)
+        bh = bt = 0.0
+        for i in range(start, stop):
+            t = y[i]
+            if t < 0 or t >= kk:
+                return 1
+            v = scores[i, t]
+            rank = 0
+            finite = True
+            for j in range(kk):
+                s = scores[i, j]
+                finite &= s - s == 0.0
+                rank += (s > v) | ((s == v) & (j > t))
+            if not finite:
+                return 2
+            hit = rank < k
+            h += hit
+            if weighted:
+                wi = w[i]
+                bt += wi
+                if hit:
+                    bh += wi
+            elif hit:
+                bh += 1.0
+        if not weighted:
+            bt = float(stop - start)
+        hs, hc = add(hs, hc, bh)
+        ts, tc = add(ts, tc, bt)
+    fold(sums, 0, hs, hc)
+    fold(sums, 1, ts, tc)
+    hits[0] += h
+    n[0] += rows
+    return 0

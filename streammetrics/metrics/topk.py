@@ -1,0 +1,185 @@
+"""Top-k accuracy of an n x K score matrix: streaming, exact, weighted."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._kernels import compensated
+from .._kernels.topk import top_k_update
+from .._protocol.base import Accumulator
+from .._protocol.errors import BadValueError, NoObservationsError
+from .._protocol.inputs import ClassCodes, ClassIndices, ClassLabels, ClassScores
+from .._protocol.result import Result
+from .._protocol.state import Field
+from .multiclass import class_settings
+
+__all__ = ["TopKAccuracy", "top_k_accuracy"]
+
+
+class TopKResult(Result):
+    __slots__ = ()
+    title = "Top-k accuracy"
+    counts = ("hits", "total")
+
+
+def _check_k(k) -> int:
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"k must be an integer, got {type(k).__name__}")
+    k = int(k)
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    return k
+
+
+class TopKAccuracy(Accumulator):
+    """Streaming top-k accuracy: the share of rows whose true class is among
+    the ``k`` highest scores of the row.
+
+    ``update(y, P)`` takes classes and an n x K matrix of finite scores, one
+    column per class (probabilities, logits: only each row's order matters).
+
+    Parameters
+    ----------
+    k : int
+        How many of the highest-scored classes count as a hit (``k >= 1``;
+        ``k >= K`` makes every row a hit, where scikit-learn also warns).
+    n_classes : int, optional
+        K. Without it (and without ``labels``) any number of columns is taken,
+        and ``y`` must hold classes ``0..K-1`` of each batch's K.
+    labels : sequence of hashable, optional
+        The class labels in column order; ``y`` then holds those labels.
+
+    Returns (``finalize()``)
+    ------------------------
+    top_k_accuracy : float
+        ``hits / total`` (weighted hits over the total weight with weights).
+    hits, total : int or float
+        Rows that were hits, and rows (sums of weights once weights were seen).
+    k : int
+        The setting.
+    n : int
+        Rows folded in, zero-weight rows included.
+
+    Notes
+    -----
+    Ties are ranked as ``sklearn.metrics.top_k_accuracy_score`` documents
+    them: among equal scores the class with the higher index comes first, so a
+    true class tied at the cut-off is a hit only if enough of the tied
+    classes have lower indices. No row is sorted: the kernel counts, per row,
+    the scores above the true class's score and the equal scores of higher
+    classes, and the row is a hit when that count is below ``k``. Hits and
+    rows are exact int64 counts; with weights, compensated sums. Unlike
+    scikit-learn, a two-column matrix is ranked like any other (scikit-learn
+    thresholds column 1 of a binary problem instead).
+
+    Examples
+    --------
+    >>> from streammetrics import TopKAccuracy
+    >>> P = [[0.5, 0.3, 0.2], [0.1, 0.3, 0.6], [0.2, 0.5, 0.3], [0.6, 0.3, 0.1]]
+    >>> acc = TopKAccuracy(2).update([0, 1], P[:2]).update([2, 2], P[2:])
+    >>> r = acc.finalize()
+    >>> r.top_k_accuracy, r.hits, r.total
+    (0.75, 3, 4)
+    >>> TopKAccuracy(1).update([0, 1, 2, 2], P).finalize().top_k_accuracy
+    0.25
+    """
+
+    fields = (
+        Field("n", np.int64, (1,)),
+        Field("weighted", np.int64, (1,), merge="max"),
+        Field("hits", np.int64, (1,), doc="rows that were hits"),
+        Field("sums", np.float64, (2, 2), merge="pairs", doc="hit weight, total weight"),
+    )
+    headline = ("top_k_accuracy",)
+
+    def __init__(self, k: int, n_classes: int | None = None, labels=None):
+        self.k = _check_k(k)
+        if n_classes is None and labels is None:
+            self.n_classes, self.labels = None, None
+            self.inputs = (ClassCodes("y"), ClassScores("P", None))
+        else:
+            self.n_classes, self.labels = class_settings("TopKAccuracy", n_classes, labels)
+            y = ClassIndices("y", self.n_classes) if self.labels is None else ClassLabels("y", self.labels)
+            self.inputs = (y, ClassScores("P", self.n_classes))
+        self._init_state()
+
+    def _settings(self):
+        out = {"k": self.k}
+        if self.n_classes is not None:
+            out["n_classes"] = self.n_classes
+        if self.labels is not None:
+            out["labels"] = self.labels
+        return out
+
+    def prepare(self, *arrays, sample_weight=None):
+        batch = super().prepare(*arrays, sample_weight=sample_weight)
+        if self.n_classes is None and batch.n:
+            _check_columns(*batch.arrays)
+        return batch
+
+    def _fold(self, arrays, w):
+        y, P = arrays
+        st = self._arrays
+        status = top_k_update(y, P, self.k, w, st["n"], st["hits"], st["sums"])
+        if status == 1 and self.n_classes is None:
+            _check_columns(y, P)
+        if status == 0 and w.shape[0]:
+            st["weighted"][0] = 1
+        return status
+
+    def _check_state(self, state):
+        n, hits = int(state["n"][0]), int(state["hits"][0])
+        if int(state["weighted"][0]) not in (0, 1):
+            raise ValueError("entry 'weighted' must be 0 or 1")
+        if hits > n:
+            raise ValueError(f"{hits} hits but only {n} observations")
+        hw, tw = compensated.values(state["sums"])
+        if hw > tw * (1 + 1e-12):
+            raise ValueError("the hit weight exceeds the total weight")
+
+    def _compute(self) -> Result:
+        st = self._arrays
+        n = int(st["n"][0])
+        weighted = bool(st["weighted"][0])
+        if weighted:
+            hw, tw = (float(v) for v in compensated.values(st["sums"]))
+            if tw == 0:
+                raise ValueError("the sample weights sum to zero: the score is undefined")
+            values = {"top_k_accuracy": min(hw / tw, 1.0), "hits": hw, "total": tw}
+        else:
+            hits = int(st["hits"][0])
+            values = {"top_k_accuracy": hits / n, "hits": hits, "total": n}
+        values.update(k=self.k, n=n)
+        return TopKResult("TopKAccuracy", values, {"weighted": weighted, "labels": self.labels})
+
+
+def _check_columns(y, P) -> None:
+    """Classes beyond the score matrix's columns: the error of the first."""
+    k = P.shape[1]
+    bad = np.flatnonzero(y >= k)
+    if bad.size:
+        i = int(bad[0])
+        raise BadValueError("y", i, y[i], f"classes must be integers in 0..{k - 1}: P has {k} columns")
+
+
+def top_k_accuracy(y, P, k, *, n_classes=None, labels=None, sample_weight=None) -> float:
+    """Top-k accuracy: the share of rows whose true class is among the ``k``
+    highest scores of ``P`` (n x K), ties ranked as scikit-learn's
+    ``top_k_accuracy_score`` ranks them (see :class:`TopKAccuracy`).
+
+    >>> from streammetrics import top_k_accuracy
+    >>> P = [[0.5, 0.3, 0.2], [0.1, 0.3, 0.6], [0.2, 0.5, 0.3], [0.6, 0.3, 0.1]]
+    >>> top_k_accuracy([0, 1, 2, 2], P, k=2)
+    0.75
+
+    A tie at the cut-off goes to the higher class index:
+
+    >>> top_k_accuracy([0, 1], [[0.4, 0.4, 0.2], [0.4, 0.4, 0.2]], k=1)
+    0.5
+    """
+    acc = TopKAccuracy(k, n_classes=n_classes, labels=labels).update(y, P, sample_weight=sample_weight)
+    if acc.n == 0:
+        raise NoObservationsError("y and P are empty: the score needs at least one observation")
+    return acc.finalize().top_k_accuracy
