@@ -368,7 +368,9 @@ class Evaluator(Accumulator):
 
     def load_state_dict(self, state):
         expected = set(self._state)
-        if not isinstance(state, dict) or set(state) != expected:
+        optional = {f"{name}.{f.name}" for name, m in self._members.items()
+                    for f in m.fields if f.optional}
+        if not isinstance(state, dict) or not (expected - optional <= set(state) <= expected):
             got = sorted(state) if isinstance(state, dict) else type(state).__name__
             raise StateFileError(
                 f"state entries {got} do not match an Evaluator with settings "
