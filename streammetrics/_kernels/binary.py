@@ -31,7 +31,8 @@ from __future__ import annotations
 from ._jit import inline, kernel
 from .compensated import BLOCK, add, fold
 
-__all__ = ["count_labels", "sum_labels", "count_scores", "sum_scores", "binary_update", "binary_update_scores"]
+__all__ = ["count_labels", "sum_labels", "count_scores", "sum_scores", "binary_update", "binary_update_scores",
+           "square_cells"]
 
 
 @inline
@@ -198,3 +199,32 @@ def binary_update_scores(y, s, threshold, w, n, counts, wsums):
     if w.shape[0] == 0:
         return count_scores(y, s, threshold, n, counts)
     return sum_scores(y, s, threshold, w, n, wsums)
+
+
+@kernel
+def square_cells(y, p, threshold, cut, w, wsq):
+    """Add each row's squared weight into its cell's pair of ``wsq`` (``float64[4, 2]``,
+    ``(tp, fp, fn, tn)``): the sums Kish's effective sample size needs.
+
+    ``p`` holds 0/1 predictions, or scores cut at ``p >= threshold`` when
+    ``cut``. The batch must have been validated (folded) already.
+    """
+    n = y.shape[0]
+    s0 = c0 = s1 = c1 = s2 = c2 = s3 = c3 = 0.0
+    for start in range(0, n, BLOCK):
+        stop = min(start + BLOCK, n)
+        b0 = b1 = b2 = b3 = 0.0
+        for i in range(start, stop):
+            y1 = y[i] == 1
+            p1 = p[i] >= threshold if cut else p[i] == 1
+            wi = w[i]
+            t0, t1, t2, t3 = _cells(wi * wi, y1, p1)
+            b0 += t0
+            b1 += t1
+            b2 += t2
+            b3 += t3
+        s0, c0 = add(s0, c0, b0)
+        s1, c1 = add(s1, c1, b1)
+        s2, c2 = add(s2, c2, b2)
+        s3, c3 = add(s3, c3, b3)
+    _commit(wsq, s0, c0, s1, c1, s2, c2, s3, c3)

@@ -14,12 +14,13 @@ import math
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.binary import count_labels, count_scores, sum_labels, sum_scores
-from .._protocol.base import Accumulator
+from .._kernels.binary import count_labels, count_scores, square_cells, sum_labels, sum_scores
+from .._protocol.base import Accumulator, check_ci
 from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import Finite, Labels01
 from .._protocol.result import RenderContext, Result, grid, safe
 from .._protocol.state import Field
+from . import intervals as I
 
 __all__ = [
     "BinaryConfusion",
@@ -137,6 +138,99 @@ def binary_result(tp, fp, fn, tn, n: int, meta=None) -> BinaryResult:
     )
 
 
+#: the scores given an interval by ``finalize(ci=...)``, in the result's order
+INTERVAL_SCORES = ("accuracy", "precision", "recall", "specificity", "f1", "mcc", "balanced_accuracy")
+
+
+def _beside(values: dict) -> dict:
+    """``values`` with each ``<score>_ci_lower``/``_ci_upper`` moved right after its score."""
+    out = {}
+    for k, v in values.items():
+        if k.endswith(("_ci_lower", "_ci_upper")):
+            continue
+        out[k] = v
+        for end in ("_ci_lower", "_ci_upper"):
+            if k + end in values:
+                out[k + end] = values[k + end]
+    return out
+
+
+def binary_intervals(counts, squares, level: float, method: str = "wilson") -> dict:
+    """The interval fields of the binary scores from the four cells.
+
+    ``counts`` are the ``(tp, fp, fn, tn)`` masses and ``squares`` the sums of
+    the squared weights in each cell (equal to ``counts`` without weights);
+    a group of cells is seen as Kish's effective number of rows
+    ``(sum w)**2 / sum w**2``, which is its count when unweighted.
+
+    * accuracy, precision, recall, specificity: the ``method``'s interval
+      (Wilson or Clopper-Pearson) of the proportion;
+    * balanced accuracy: the mean of the recall's and the specificity's
+      intervals by the method of variance estimates recovery (MOVER);
+    * f1, mcc: the delta-method (Wald) interval under multinomial sampling of
+      the four cells, clipped to [0, 1] and [-1, 1]; it has zero width where
+      the score's gradient vanishes (F1 of 0 or 1, a perfect MCC). Where the
+      score is undefined (the guard made it 0: no positive cell for F1, a
+      zero margin for MCC) the interval is the whole range.
+
+    A proportion whose denominator is empty (precision with nothing
+    predicted positive) has the whole range [0, 1] as its interval.
+    """
+    tp, fp, fn, tn = (float(c) for c in counts)
+    qtp, qfp, qfn, qtn = (float(q) for q in squares)
+
+    def n_eff(total, square):
+        return total if total == square else I.kish(total, square)
+
+    def rate(hits, cells, sq):
+        return I.proportion(hits, cells, n_eff(cells, sq), level, method)
+
+    total = tp + fp + fn + tn
+    out = {}
+    intervals = {
+        "accuracy": rate(tp + tn, total, qtp + qfp + qfn + qtn),
+        "precision": rate(tp, tp + fp, qtp + qfp),
+        "recall": rate(tp, tp + fn, qtp + qfn),
+        "specificity": rate(tn, tn + fp, qtn + qfp),
+    }
+    recall = tp / safe(tp + fn)
+    spec = tn / safe(tn + fp)
+    intervals["balanced_accuracy"] = I.mover_mean(recall, intervals["recall"], spec,
+                                                  intervals["specificity"])
+    n_all = n_eff(total, qtp + qfp + qfn + qtn)
+    d = 2 * tp + fp + fn
+    if tp > 0 and d > 0:
+        t = total
+        a, b, c = tp / t, fp / t, fn / t
+        dd = (2 * a + b + c) ** 2
+        grad = (2 * (b + c) / dd, -2 * a / dd, -2 * a / dd, 0.0)
+        f1 = 2 * tp / d
+        intervals["f1"] = I.multinomial_delta((tp, fp, fn, tn), grad, f1, n_all, level, (0.0, 1.0))
+    else:
+        intervals["f1"] = (0.0, 1.0)
+    margins = (tp + fp, fn + tn, tp + fn, fp + tn)
+    if all(m > 0 for m in margins):
+        t = total
+        a, b, c, e = tp / t, fp / t, fn / t, tn / t
+        p1, p0, a1, a0 = (m / t for m in margins)
+        root = math.sqrt(p1 * p0 * a1 * a0)
+        phi = (a * e - b * c) / root
+        grad = (
+            e / root - phi / 2 * (1 / p1 + 1 / a1),
+            -c / root - phi / 2 * (1 / p1 + 1 / a0),
+            -b / root - phi / 2 * (1 / p0 + 1 / a1),
+            a / root - phi / 2 * (1 / p0 + 1 / a0),
+        )
+        intervals["mcc"] = I.multinomial_delta((tp, fp, fn, tn), grad, phi, n_all, level, (-1.0, 1.0))
+    else:
+        intervals["mcc"] = (-1.0, 1.0)
+    for name in INTERVAL_SCORES:
+        lo, hi = intervals[name]
+        out[f"{name}_ci_lower"] = float(lo)
+        out[f"{name}_ci_upper"] = float(hi)
+    return out
+
+
 def _check_threshold(threshold):
     if threshold is None:
         return None
@@ -207,8 +301,12 @@ class BinaryConfusion(Accumulator):
         Field("counts", np.int64, (4,), doc="unweighted (tp, fp, fn, tn)"),
         Field("wsums", np.float64, (4, 2), merge="pairs", doc="weighted (tp, fp, fn, tn) pairs"),
         Field("weighted", np.int64, (1,), doc="rows that came with weights"),
+        Field("wsq", np.float64, (4, 2), merge="pairs", optional=True,
+              doc="squared weights per cell, (tp, fp, fn, tn) pairs"),
+        Field("wsq_rows", np.int64, (1,), optional=True, doc="weighted rows counted in wsq"),
     )
     headline = ("accuracy", "f1")
+    intervals = True
 
     def __init__(self, threshold: float | None = None):
         self.threshold = _check_threshold(threshold)
@@ -225,6 +323,8 @@ class BinaryConfusion(Accumulator):
     def _check_state(self, state):
         if state["counts"].sum() > state["n"][0]:
             raise ValueError("counts exceed the observation count")
+        if state["wsq_rows"][0] > state["weighted"][0]:
+            raise ValueError("more rows counted in 'wsq' than came with weights")
 
     def _fold(self, arrays, w):
         y, p = arrays
@@ -239,7 +339,9 @@ class BinaryConfusion(Accumulator):
         else:
             status = sum_scores(y, p, t, w, st["n"], st["wsums"])
         if not status:
+            square_cells(y, p, 0.0 if t is None else t, t is not None, w, st["wsq"])
             st["weighted"][0] += y.shape[0]
+            st["wsq_rows"][0] += y.shape[0]
         return status
 
     def counts(self):
@@ -251,9 +353,49 @@ class BinaryConfusion(Accumulator):
                 return counts
             return [c + float(v) for c, v in zip(counts, compensated.values(st["wsums"]))]
 
-    def _compute(self) -> BinaryResult:
+    def finalize(self, ci=None, *, method: str = "wilson") -> BinaryResult:
+        """The scores of the current state; with ``ci`` (e.g. 0.95), their intervals.
+
+        ``ci`` adds ``<score>_ci_lower`` and ``<score>_ci_upper`` for
+        accuracy, precision, recall, specificity, balanced_accuracy, f1 and
+        mcc (see the class docstring for the methods). ``method`` is
+        ``"wilson"`` (the default) or ``"clopper-pearson"``, for the five
+        proportions. The state is not changed; ``ValueError`` with no
+        observations, or for a ``ci`` outside (0, 1).
+        """
+        if method not in I.METHODS:
+            raise ValueError(f"method must be one of {', '.join(map(repr, I.METHODS))}, got {method!r}")
+        return self._finalize(ci=check_ci(ci), method=method)
+
+    def squared_weights(self):
+        """``(tp, fp, fn, tn)`` sums of squared weights (counts without weights).
+
+        ``ValueError`` when part of the weighted rows came from a state saved
+        before these sums were kept (they cannot be recovered from it).
+        """
+        with self._guard:
+            st = self._arrays
+            counts = [float(c) for c in st["counts"]]
+            if st["weighted"][0] == 0:
+                return counts
+            if st["wsq_rows"][0] != st["weighted"][0]:
+                raise ValueError(
+                    f"{st['weighted'][0] - st['wsq_rows'][0]} weighted rows of this state were saved "
+                    "without their squared weights, which intervals of weighted counts need "
+                    "(Kish's effective sample size); fold those rows again to get intervals"
+                )
+            return [c + float(v) for c, v in zip(counts, compensated.values(st["wsq"]))]
+
+    def _compute(self, ci=None, method="wilson") -> BinaryResult:
         meta = {"threshold": self.threshold, "weighted": bool(self._arrays["weighted"][0])}
-        return binary_result(*self.counts(), n=self.n, meta=meta)
+        counts = self.counts()
+        r = binary_result(*counts, n=self.n, meta=meta)
+        if ci is None:
+            return r
+        values = r.as_dict()
+        values.update(binary_intervals(counts, self.squared_weights(), ci, method))
+        meta.update(ci=ci, ci_method=method)
+        return BinaryResult(r.kind, _beside(values), meta)
 
 
 # ------------------------------------------------------------------ one-shot
