@@ -7,8 +7,10 @@
 * :func:`beta_quantile` inverts it by bisection on ``[0, 1]`` down to
   adjacent floats (the CDF is monotone, so bisection cannot fail), as the
   Clopper-Pearson interval needs;
-* :func:`delong_variance` is the variance of the AUC of DeLong et al. (1988)
-  from the points of a rank state, in one pass per direction.
+* :func:`delong_sums` gives the placement values' sums of squares of
+  DeLong et al. (1988) from the points of a rank state, in O(points);
+  :func:`class_squares` the sums of squared weights per class that turn
+  them into a variance for weighted rows.
 
 Relative accuracy of ``beta_cdf`` is about 1e-14 for ``a, b`` up to 1e4 and
 degrades slowly with size (the log-beta front factor is a difference of
@@ -22,9 +24,9 @@ import math
 import numpy as np
 
 from ._jit import kernel
-from .compensated import add
+from .compensated import BLOCK, add, fold
 
-__all__ = ["beta_cdf", "beta_quantile", "delong_variance"]
+__all__ = ["beta_cdf", "beta_quantile", "delong_sums", "class_squares"]
 
 _TINY = 1e-300
 _EPS = 1e-16
@@ -107,21 +109,43 @@ def beta_quantile(q, a, b):
 
 
 @kernel
-def delong_variance(ab):
-    """``(theta, var_pos, var_neg)`` of the points ``ab`` (scores increasing).
+def class_squares(y, w, pairs):
+    """Add the squared weights of the positives (``y == 1``) and of the others into
+    rows 0 and 1 of the compensated ``(2, 2)`` pairs."""
+    n = y.shape[0]
+    sp = cp = sn = cn = 0.0
+    for start in range(0, n, BLOCK):
+        stop = min(start + BLOCK, n)
+        bp = bn = 0.0
+        for i in range(start, stop):
+            q = w[i] * w[i]
+            if y[i] == 1:
+                bp += q
+            else:
+                bn += q
+        sp, cp = add(sp, cp, bp)
+        sn, cn = add(sn, cn, bn)
+    fold(pairs, 0, sp, cp)
+    fold(pairs, 1, sn, cn)
+
+
+@kernel
+def delong_sums(ab):
+    """``(theta, P, N, ss_pos, ss_neg)`` of the points ``ab`` (scores increasing).
 
     ``ab[0, k]`` and ``ab[1, k]`` are the positive and negative mass at the
-    k-th distinct score (counts, or sums of weights). With ``P`` and ``N`` the
-    total masses, the placement values of the rows at score ``k`` are
+    k-th distinct score (counts, or sums of weights), ``P`` and ``N`` their
+    totals. The placement values of the rows at score ``k`` are
 
-    * a positive's: ``V10_k = (negatives below + ab[1, k] / 2) / N``,
-    * a negative's: ``V01_k = (positives above + ab[0, k] / 2) / P``,
+    * a positive's: ``V10_k = (negative mass below + ab[1, k] / 2) / N``,
+    * a negative's: ``V01_k = (positive mass above + ab[0, k] / 2) / P``,
 
-    ``theta = sum_k ab[0, k] V10_k / P`` is the AUC, and
-    ``var_pos = sum_k ab[0, k] (V10_k - theta)**2 / ((P - 1) P)``,
-    ``var_neg = sum_k ab[1, k] (V01_k - theta)**2 / ((N - 1) N)``, whose sum is
-    DeLong's variance ``S10 / P + S01 / N``. Every sum is compensated. When
-    ``P <= 1`` or ``N <= 1`` the variance is undefined: ``var_*`` are NaN.
+    ``theta = sum_k ab[0, k] V10_k / P`` is the AUC, and the centred sums of
+    squares are ``ss_pos = sum_k ab[0, k] (V10_k - theta)**2`` and
+    ``ss_neg = sum_k ab[1, k] (V01_k - theta)**2``; DeLong's variance of
+    unweighted rows is ``ss_pos / (P (P - 1)) + ss_neg / (N (N - 1))``. Every
+    sum is compensated. Without a positive or a negative, ``theta`` is 0 and
+    the sums of squares are 0.
     """
     m = ab.shape[1]
     sp = cp = sn = cn = 0.0
@@ -131,9 +155,8 @@ def delong_variance(ab):
     P = sp + cp
     N = sn + cn
     if not (P > 0.0 and N > 0.0):
-        return 0.0, np.nan, np.nan
-    # the AUC: sum of positives' placements, negatives below counted as a pair
-    below_s = below_c = 0.0  # negatives below score k
+        return 0.0, P, N, 0.0, 0.0
+    below_s = below_c = 0.0  # negative mass below score k
     ts = tc = 0.0
     for k in range(m):
         a = float(ab[0, k])
@@ -141,24 +164,18 @@ def delong_variance(ab):
         ts, tc = add(ts, tc, a * ((below_s + below_c) + 0.5 * b))
         below_s, below_c = add(below_s, below_c, b)
     theta = (ts + tc) / (P * N)
-    if not (P > 1.0 and N > 1.0):
-        return theta, np.nan, np.nan
-    # centred squares of the placements
     below_s = below_c = 0.0
-    pbelow_s = pbelow_c = 0.0  # positives below score k
+    above_s, above_c = sp, cp  # positive mass at or above score k
     s10 = c10 = s01 = c01 = 0.0
     for k in range(m):
         a = float(ab[0, k])
         b = float(ab[1, k])
+        above_s, above_c = add(above_s, above_c, -a)  # now strictly above
         v10 = ((below_s + below_c) + 0.5 * b) / N
-        above = P - (pbelow_s + pbelow_c) - a
-        v01 = (above + 0.5 * a) / P
+        v01 = ((above_s + above_c) + 0.5 * a) / P
         d10 = v10 - theta
         d01 = v01 - theta
-        s10, c10 = add(s10, c10, a * d10 * d10)
-        s01, c01 = add(s01, c01, b * d01 * d01)
+        s10, c10 = add(s10, c10, a * (d10 * d10))
+        s01, c01 = add(s01, c01, b * (d01 * d01))
         below_s, below_c = add(below_s, below_c, b)
-        pbelow_s, pbelow_c = add(pbelow_s, pbelow_c, a)
-    var_pos = (s10 + c10) / ((P - 1.0) * P)
-    var_neg = (s01 + c01) / ((N - 1.0) * N)
-    return theta, var_pos, var_neg
+    return theta, P, N, s10 + c10, s01 + c01
