@@ -325,3 +325,85 @@ def test_finalize_with_ci_changes_nothing():
     after = acc.state_dict()
     assert all(np.array_equal(before[k], after[k]) for k in before)
     assert acc.finalize().as_dict().items() <= acc.finalize(ci=0.95).as_dict().items()
+
+
+# ------------------------------------------------------- means of per-row terms
+def _mean_ci(terms, w, level):
+    """Normal interval of a weighted mean with Kish's size, written out plainly."""
+    terms = np.asarray(terms, float)
+    w = np.ones(len(terms)) if w is None else np.asarray(w, float)
+    W = w.sum()
+    mean = (w * terms).sum() / W
+    n = W * W / (w * w).sum()
+    var = (w * (terms - mean) ** 2).sum() / W * n / (n - 1)
+    half = I.z_of(level) * math.sqrt(var / n)
+    return mean - half, mean + half
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_log_loss_and_brier_intervals(weighted):
+    rng = np.random.default_rng(8)
+    y = rng.integers(0, 2, 300)
+    p = np.clip(0.35 + 0.3 * y + 0.25 * rng.normal(size=300), 0, 1)
+    w = rng.random(300) * 2 if weighted else None
+    r = sm.ProbabilityScores().update(y, p, sample_weight=w).finalize(ci=0.9)
+    q = np.where(y == 1, p, 1 - p)
+    loss = -np.log(np.maximum(q, 1e-12))
+    for name, terms in (("log_loss", loss), ("brier", (p - y) ** 2)):
+        lo, hi = _mean_ci(terms, w, 0.9)
+        assert r[f"{name}_ci_lower"] == pytest.approx(max(lo, 0), rel=1e-10)
+        assert r[f"{name}_ci_upper"] == pytest.approx(hi, rel=1e-10)
+    assert list(r) == ["n", "log_loss", "log_loss_ci_lower", "log_loss_ci_upper",
+                       "brier", "brier_ci_lower", "brier_ci_upper"]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_regression_intervals(weighted):
+    rng = np.random.default_rng(9)
+    y = rng.normal(size=400) * 2 + 50
+    p = y + rng.standard_t(5, size=400)
+    w = rng.random(400) + 0.2 if weighted else None
+    r = sm.RegressionErrors().update(y, p, sample_weight=w).finalize(ci=0.95)
+    res = y - p
+    for name, terms in (("mse", res**2), ("mae", np.abs(res)), ("mape", np.abs(res) / np.abs(y))):
+        lo, hi = _mean_ci(terms, w, 0.95)
+        assert r[f"{name}_ci_lower"] == pytest.approx(max(lo, 0), rel=1e-10), name
+        assert r[f"{name}_ci_upper"] == pytest.approx(hi, rel=1e-10), name
+    assert r.rmse_ci_lower == pytest.approx(math.sqrt(r.mse_ci_lower), rel=1e-15)
+    assert r.rmse_ci_upper == pytest.approx(math.sqrt(r.mse_ci_upper), rel=1e-15)
+    assert "r2_ci_lower" not in r
+
+
+@pytest.mark.parametrize("make, data", [
+    (sm.ProbabilityScores, lambda rng, n: (rng.integers(0, 2, n), rng.random(n))),
+    (sm.RegressionErrors, lambda rng, n: (rng.normal(size=n), rng.normal(size=n))),
+])
+def test_mean_intervals_merge(make, data):
+    rng = np.random.default_rng(10)
+    y, p = data(rng, 500)
+    w = rng.random(500)
+    whole = make().update(y, p, sample_weight=w).finalize(ci=0.95)
+    parts = [make().update(y[i], p[i], sample_weight=w[i]) for i in np.array_split(np.arange(500), 4)]
+    merged = parts[3] + parts[1] + parts[0] + parts[2]
+    got = merged.finalize(ci=0.95)
+    for k, v in whole.items():
+        assert got[k] == pytest.approx(v, rel=1e-12), k
+
+
+def test_mean_interval_coverage():
+    rng = np.random.default_rng(12)
+    reps, n, hits = 1000, 200, 0
+    for _ in range(reps):
+        y = rng.normal(size=n)
+        p = y + rng.exponential(1.0, n)  # |r| ~ Exp(1): MAE 1
+        r = sm.RegressionErrors().update(y, p).finalize(ci=0.9)
+        hits += r.mae_ci_lower <= 1.0 <= r.mae_ci_upper
+    assert 0.87 <= hits / reps <= 0.93
+
+
+@pytest.mark.parametrize("name", ["probability_scores", "regression_errors"])
+def test_mean_states_saved_before_second_moments(name):
+    acc = sm.load_state(V1 / f"{name}.state")
+    acc.finalize()
+    with pytest.raises(ValueError, match="without the second moments"):
+        acc.finalize(ci=0.95)

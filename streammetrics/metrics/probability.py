@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.probability import class_probability_update, probability_update
+from .._kernels.probability import class_probability_update, probability_moments
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Labels01, Probabilities
 from .._protocol.result import Result
 from .._protocol.state import Field
+from . import intervals as I
 from .multiclass import class_settings
 
 __all__ = [
@@ -42,6 +45,28 @@ _SUMS = (
 )
 
 
+def mean_interval(total: float, value_sum: float, square_sum: float, weight_squares: float,
+                  level: float, lower: float = 0.0, upper: float = math.inf) -> tuple[float, float]:
+    """The normal-approximation interval of a (weighted) mean of per-row terms.
+
+    ``total`` is the sum of the weights (the row count without weights),
+    ``value_sum`` and ``square_sum`` the weighted sums of the terms and of
+    their squares, ``weight_squares`` the sum of the squared weights. The
+    effective size is Kish's ``n = total**2 / weight_squares`` (the row count
+    without weights), the variance of the terms
+    ``(square_sum / total - mean**2) * n / (n - 1)`` and the interval
+    ``mean -/+ z sqrt(variance / n)``, clipped to ``[lower, upper]``. With an
+    effective size of at most 1 it is the whole ``[lower, upper]``.
+    """
+    n = I.kish(total, weight_squares)
+    if not n > 1.0:
+        return lower, upper
+    mean = value_sum / total
+    var = max(square_sum / total - mean * mean, 0.0) * n / (n - 1.0)
+    half = I.z_of(level) * math.sqrt(var / n)
+    return max(mean - half, lower), min(mean + half, upper)
+
+
 class ProbabilityScores(Accumulator):
     """Streaming log loss and Brier score of predicted probabilities.
 
@@ -56,6 +81,15 @@ class ProbabilityScores(Accumulator):
         The mean of ``(p - y)**2``.
     n : int
         Rows folded in.
+    log_loss_ci_lower, log_loss_ci_upper, brier_ci_lower, brier_ci_upper : float
+        With ``finalize(ci=level)`` only: normal-approximation (central limit)
+        intervals of the two means, ``mean -/+ z s / sqrt(n)``, ``s`` the
+        sample standard deviation of the per-row terms from their second
+        moments kept in the state, ``n`` the row count, or with weights
+        Kish's effective size ``(sum w)**2 / sum w**2`` (see
+        :func:`mean_interval`); clipped below at 0 (and the Brier score above
+        at 1). A state saved before the second moments were kept refuses
+        ``ci`` with a ``ValueError``.
 
     Notes
     -----
@@ -74,21 +108,57 @@ class ProbabilityScores(Accumulator):
     >>> r = acc.finalize()
     >>> round(r.log_loss, 6), round(r.brier, 6)
     (0.337539, 0.0925)
+    >>> r = acc.finalize(ci=0.95)  # mean -/+ 1.96 s / 2 of the terms 0.01, 0.04, 0.16, 0.16
+    >>> round(r.brier_ci_lower, 6), round(r.brier_ci_upper, 6)
+    (0.015181, 0.169819)
     """
 
     inputs = (Labels01("y"), Probabilities("p"))
-    fields = _SUMS
+    fields = _SUMS + (
+        Field("squares", np.float64, (3, 2), merge="pairs", optional=True,
+              doc="second moments: totals of w loss², w (p - y)⁴, w²"),
+        Field("squares_rows", np.int64, (1,), optional=True, doc="rows counted in squares"),
+    )
     headline = ("log_loss", "brier")
+    intervals = True
 
     def __init__(self):
         self._init_state()
 
+    def _check_state(self, state):
+        if state["squares_rows"][0] > state["n"][0]:
+            raise ValueError("more rows counted in 'squares' than observations")
+
     def _fold(self, arrays, w):
         y, p = arrays
-        return probability_update(y, p, w, self._arrays["n"], self._arrays["sums"])
+        st = self._arrays
+        status = probability_moments(y, p, w, st["n"], st["sums"], st["squares"])
+        if not status:
+            st["squares_rows"][0] += y.shape[0]
+        return status
 
-    def _compute(self) -> Result:
-        return probability_result(self._arrays["sums"], self.n)
+    def _compute(self, ci=None) -> Result:
+        st = self._arrays
+        r = probability_result(st["sums"], self.n)
+        if ci is None:
+            return r
+        if st["squares_rows"][0] != st["n"][0]:
+            raise ValueError(
+                f"{st['n'][0] - st['squares_rows'][0]} rows of this state were saved without the "
+                "second moments that the intervals need; fold those rows again to get intervals"
+            )
+        total, loss, brier_total = (float(v) for v in compensated.values(st["sums"]))
+        loss2, brier2, wsq = (float(v) for v in compensated.values(st["squares"]))
+        values = r.as_dict()
+        ll = mean_interval(total, loss, loss2, wsq, ci)
+        bs = mean_interval(total, brier_total, brier2, wsq, ci, upper=1.0)
+        out = {}
+        for k, v in values.items():
+            out[k] = v
+            if k in ("log_loss", "brier"):
+                lo, hi = ll if k == "log_loss" else bs
+                out[f"{k}_ci_lower"], out[f"{k}_ci_upper"] = lo, hi
+        return ProbabilityResult(r.kind, out, {"ci": ci})
 
 
 class ClassProbabilityScores(Accumulator):
