@@ -407,3 +407,34 @@ def test_mean_states_saved_before_second_moments(name):
     acc.finalize()
     with pytest.raises(ValueError, match="without the second moments"):
         acc.finalize(ci=0.95)
+
+
+# ------------------------------------------------------------------ reports
+def test_text_report_shows_intervals_beside_scores():
+    ev = sm.Evaluator(task="binary")
+    y = [0, 0, 0, 1, 1, 1, 1, 0, 1, 0]
+    s = [0.1, 0.35, 0.3, 0.8, 0.4, 0.9, 0.2, 0.6, 0.7, 0.2]
+    ev.update(y, s)
+    plain = ev.finalize().to_text()
+    assert "[" not in plain
+    report = ev.finalize(ci=0.95)
+    text = report.to_text()
+    r = sm.BinaryConfusion(threshold=0.5).update(y, s).finalize(ci=0.95)
+    line = next(x for x in text.splitlines() if x.strip().startswith("recall "))
+    assert line.split()[1:] == ["0.6", f"[{r.recall_ci_lower:.6g},", f"{r.recall_ci_upper:.6g}]"]
+    assert not any(x.strip().startswith(("recall_ci_lower", "auc_ci_upper")) for x in text.splitlines())
+    assert report["recall_ci_lower"] == r.recall_ci_lower  # the flat mapping and JSON keep them
+    assert '"auc_ci_lower"' in report.to_json()
+
+
+def test_evaluator_passes_ci_only_to_members_with_intervals():
+    ev = sm.Evaluator(task="binary")  # ranking, probabilities, calibration, confusion
+    ev.update([0, 1, 1, 0, 1], [0.1, 0.8, 0.3, 0.4, 0.9])
+    r = ev.finalize(ci=0.9)
+    with_ci = {name for name, part in r.parts.items() if any(k.endswith("_ci_lower") for k in part)}
+    without = {name for name, part in r.parts.items() if type(part).__name__ == "CalibrationResult"
+               or "ece" in part}
+    assert without and not (with_ci & without)
+    assert len(with_ci) == 3 and "auc_se" in r
+    with pytest.raises(ValueError, match="strictly between"):
+        ev.finalize(ci=2)
