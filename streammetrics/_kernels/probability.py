@@ -3,6 +3,9 @@
 State: ``sums``, a ``float64[3, 2]`` array of compensated pairs (see
 :mod:`.compensated`): the total weight, the log-loss total and the Brier total. A
 zero-length ``w`` means "unweighted" (every weight 1, the total weight exact).
+:func:`probability_moments` also keeps ``squares``, the second moments that
+the intervals of the two means need (totals of ``w loss²``, ``w (p - y)⁴`` and
+``w²``).
 
 The kernel validates the batch in the same pass and writes the state only when
 every label is 0/1 and every probability lies in [0, 1]; it returns 0 when the

@@ -9,7 +9,10 @@ State (float64):
 * ``moments[4:6]``: compensated pair of M2 = sum w (y - mean)^2, the total sum
   of squares that r2 divides by;
 * ``sums``: ``(3, 2)`` compensated pairs of sum w r^2, sum w |r| and
-  sum w |r| / max(|y|, 1e-12), with r = y - p.
+  sum w |r| / max(|y|, 1e-12), with r = y - p;
+* ``squares`` (:func:`regression_moments` only): ``(3, 2)`` compensated pairs
+  of sum w r^4, sum w (|r| / max(|y|, 1e-12))^2 and sum w^2, the second
+  moments the intervals of the mean errors need.
 
 A batch's own mean and M2 come from two passes over it (the corrected two-pass
 algorithm: M2 minus (sum w d)^2 / W removes the error of the mean), and are

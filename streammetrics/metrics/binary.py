@@ -262,6 +262,18 @@ class BinaryConfusion(Accumulator):
         Rows folded in, zero-weight rows included.
     accuracy, precision, recall, specificity, f1, mcc, balanced_accuracy, jaccard : float
         The guarded rates; ``fbeta(b)`` gives F-beta from the same counts.
+    <score>_ci_lower, <score>_ci_upper : float
+        With ``finalize(ci=level)`` only, for accuracy, precision, recall,
+        specificity, f1, mcc and balanced_accuracy (not jaccard): Wilson
+        score intervals of the four proportions (Clopper-Pearson with
+        ``method="clopper-pearson"``, its beta quantiles computed here by
+        bisection on the incomplete beta function, so SciPy is not needed),
+        the MOVER combination of the recall's and the specificity's for
+        balanced accuracy, and delta-method intervals under multinomial
+        sampling for F1 and MCC (see :func:`binary_intervals`). With weights,
+        a rate's ``n`` is Kish's effective size ``(sum w)**2 / sum w**2`` of
+        the rows in its denominator, from the squared weights the state keeps
+        per cell.
 
     Notes
     -----
@@ -294,6 +306,15 @@ class BinaryConfusion(Accumulator):
 
     >>> BinaryConfusion(threshold=0.5).update([1, 0, 1], [0.9, 0.2, 0.4]).finalize().recall
     0.5
+
+    95 % intervals (Wilson's for the recall, 3 of 4 positives found):
+
+    >>> r = (shard_a + shard_b).finalize(ci=0.95)
+    >>> round(r.recall_ci_lower, 6), round(r.recall_ci_upper, 6)
+    (0.300642, 0.954413)
+    >>> r = (shard_a + shard_b).finalize(ci=0.95, method="clopper-pearson")
+    >>> round(r.recall_ci_lower, 6), round(r.recall_ci_upper, 6)
+    (0.19412, 0.99369)
     """
 
     fields = (
