@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.binary import count_labels, count_scores, square_cells, sum_labels, sum_scores
+from .._kernels.binary import count_labels, count_scores, sum_labels, sum_scores
 from .._protocol.base import Accumulator, check_ci
 from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import Finite, Labels01
@@ -356,11 +356,10 @@ class BinaryConfusion(Accumulator):
                 return count_labels(y, p, st["n"], st["counts"])
             return count_scores(y, p, t, st["n"], st["counts"])
         if t is None:
-            status = sum_labels(y, p, w, st["n"], st["wsums"])
+            status = sum_labels(y, p, w, st["n"], st["wsums"], st["wsq"])
         else:
-            status = sum_scores(y, p, t, w, st["n"], st["wsums"])
+            status = sum_scores(y, p, t, w, st["n"], st["wsums"], st["wsq"])
         if not status:
-            square_cells(y, p, 0.0 if t is None else t, t is not None, w, st["wsq"])
             st["weighted"][0] += y.shape[0]
             st["wsq_rows"][0] += y.shape[0]
         return status
