@@ -26,7 +26,7 @@ import numpy as np
 from ._jit import kernel
 from .compensated import BLOCK, add, fold
 
-__all__ = ["beta_cdf", "beta_quantile", "delong_sums", "class_squares"]
+__all__ = ["beta_cdf", "beta_quantile", "delong_sums", "delong_sums_about", "class_squares"]
 
 _TINY = 1e-300
 _EPS = 1e-16
@@ -143,39 +143,73 @@ def delong_sums(ab):
     ``theta = sum_k ab[0, k] V10_k / P`` is the AUC, and the centred sums of
     squares are ``ss_pos = sum_k ab[0, k] (V10_k - theta)**2`` and
     ``ss_neg = sum_k ab[1, k] (V01_k - theta)**2``; DeLong's variance of
-    unweighted rows is ``ss_pos / (P (P - 1)) + ss_neg / (N (N - 1))``. Every
-    sum is compensated. Without a positive or a negative, ``theta`` is 0 and
-    the sums of squares are 0.
+    unweighted rows is ``ss_pos / (P (P - 1)) + ss_neg / (N (N - 1))``.
+    Without a positive or a negative, ``theta`` is 0 and the sums of squares
+    are 0.
+
+    Two passes: the totals, then every placement value. The squares are
+    summed about a centre ``c`` and corrected by the exact identity
+    ``sum a (V - theta)**2 = sum a (V - c)**2 - P (theta - c)**2``; with ``c``
+    the AUC (:func:`delong_sums_about`; 1/2 here) the correction is at
+    rounding level and no digits cancel. Sums are blockwise (naive inside
+    blocks of ``BLOCK`` points, one compensated step per block) and the
+    running masses a compensated base plus a naive offset inside the block.
     """
+    return delong_sums_about(ab, 0.5)
+
+
+@kernel
+def delong_sums_about(ab, centre):
+    """:func:`delong_sums` with the squares taken about ``centre`` first (the
+    AUC when known: then the final correction is at rounding level)."""
     m = ab.shape[1]
     sp = cp = sn = cn = 0.0
-    for k in range(m):
-        sp, cp = add(sp, cp, float(ab[0, k]))
-        sn, cn = add(sn, cn, float(ab[1, k]))
+    for start in range(0, m, BLOCK):
+        stop = min(start + BLOCK, m)
+        bp = bn = 0.0
+        for k in range(start, stop):
+            bp += float(ab[0, k])
+            bn += float(ab[1, k])
+        sp, cp = add(sp, cp, bp)
+        sn, cn = add(sn, cn, bn)
     P = sp + cp
     N = sn + cn
     if not (P > 0.0 and N > 0.0):
         return 0.0, P, N, 0.0, 0.0
-    below_s = below_c = 0.0  # negative mass below score k
-    ts = tc = 0.0
-    for k in range(m):
-        a = float(ab[0, k])
-        b = float(ab[1, k])
-        ts, tc = add(ts, tc, a * ((below_s + below_c) + 0.5 * b))
-        below_s, below_c = add(below_s, below_c, b)
-    theta = (ts + tc) / (P * N)
-    below_s = below_c = 0.0
-    above_s, above_c = sp, cp  # positive mass at or above score k
-    s10 = c10 = s01 = c01 = 0.0
-    for k in range(m):
-        a = float(ab[0, k])
-        b = float(ab[1, k])
-        above_s, above_c = add(above_s, above_c, -a)  # now strictly above
-        v10 = ((below_s + below_c) + 0.5 * b) / N
-        v01 = ((above_s + above_c) + 0.5 * a) / P
-        d10 = v10 - theta
-        d01 = v01 - theta
-        s10, c10 = add(s10, c10, a * (d10 * d10))
-        s01, c01 = add(s01, c01, b * (d01 * d01))
-        below_s, below_c = add(below_s, below_c, b)
-    return theta, P, N, s10 + c10, s01 + c01
+    below_s = below_c = 0.0  # negative mass below the block
+    above_s, above_c = sp, cp  # positive mass at or above the block
+    t_s = t_c = 0.0  # sum a (V10 - c)
+    u_s = u_c = 0.0  # sum b (V01 - c)
+    q_s = q_c = 0.0  # sum a (V10 - c)**2
+    r_s = r_c = 0.0  # sum b (V01 - c)**2
+    for start in range(0, m, BLOCK):
+        stop = min(start + BLOCK, m)
+        base_below = below_s + below_c
+        base_above = above_s + above_c
+        local_b = local_a = 0.0
+        bt = bu = bq = br = 0.0
+        for k in range(start, stop):
+            a = float(ab[0, k])
+            b = float(ab[1, k])
+            v10 = ((base_below + local_b) + 0.5 * b) / N
+            v01 = ((base_above - local_a) - 0.5 * a) / P
+            d10 = v10 - centre
+            d01 = v01 - centre
+            bt += a * d10
+            bu += b * d01
+            bq += a * (d10 * d10)
+            br += b * (d01 * d01)
+            local_b += b
+            local_a += a
+        below_s, below_c = add(below_s, below_c, local_b)
+        above_s, above_c = add(above_s, above_c, -local_a)
+        t_s, t_c = add(t_s, t_c, bt)
+        u_s, u_c = add(u_s, u_c, bu)
+        q_s, q_c = add(q_s, q_c, bq)
+        r_s, r_c = add(r_s, r_c, br)
+    shift_pos = (t_s + t_c) / P  # theta - centre, from the positives' placements
+    shift_neg = (u_s + u_c) / N  # the same from the negatives' (equal but for rounding)
+    theta = centre + shift_pos
+    ss_pos = max((q_s + q_c) - P * shift_pos * shift_pos, 0.0)
+    ss_neg = max((r_s + r_c) - N * shift_neg * shift_neg, 0.0)
+    return theta, P, N, ss_pos, ss_neg

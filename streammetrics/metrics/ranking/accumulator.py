@@ -18,7 +18,7 @@ import numpy as np
 
 from ..._kernels import rank as K
 from ..._kernels import compensated
-from ..._kernels.intervals import class_squares, delong_sums
+from ..._kernels.intervals import class_squares, delong_sums_about
 from ..._protocol.base import Accumulator
 from ..._protocol.errors import NoObservationsError
 from ..._protocol.inputs import Finite, Labels01, convert, raise_rejected
@@ -506,7 +506,8 @@ class RankAUC(Accumulator):
         if ci is not None:
             run = points() if callable(points) else points
             squares = self._class_squares() if self._strategy.weighted else None
-            values.update(delong_interval(run[1], float(lower), float(upper), ci, squares))
+            values.update(delong_interval(run[1], float(lower), float(upper), ci, squares,
+                                          float(value)))
             meta["ci"] = ci
         values.update({
             "n_pos": n_pos,
@@ -700,13 +701,15 @@ class RankAUC(Accumulator):
         return self._operating().partial_auc(max_fpr, mcclish)
 
 
-def delong_interval(ab, lower: float, upper: float, level: float, squares=None) -> dict:
+def delong_interval(ab, lower: float, upper: float, level: float, squares=None,
+                    centre: float = 0.5) -> dict:
     """``auc_ci_lower``, ``auc_ci_upper`` and ``auc_se`` from the points ``ab`` of a
     rank state (scores increasing; ``ab[0]`` positive, ``ab[1]`` negative mass)
     and, for weighted rows, each class's sum of squared weights ``squares``.
 
     The variance is DeLong's from the placement values of the points
-    (:func:`~streammetrics._kernels.intervals.delong_sums`):
+    (:func:`~streammetrics._kernels.intervals.delong_sums`; ``centre``, the
+    AUC when known, only steadies the sums):
     ``ss_pos / (P (m - 1)) + ss_neg / (N (k - 1))``, with ``P``, ``N`` the
     class masses and ``m``, ``k`` the classes' sizes: their row counts, or
     with weights Kish's effective sizes ``P**2 / sum w**2`` and
@@ -716,7 +719,7 @@ def delong_interval(ab, lower: float, upper: float, level: float, squares=None) 
     effective size at most 1 the variance is undefined: ``auc_se`` is NaN
     and the interval [0, 1].
     """
-    _, total_pos, total_neg, ss_pos, ss_neg = delong_sums(ab)
+    _, total_pos, total_neg, ss_pos, ss_neg = delong_sums_about(ab, float(centre))
     if squares is None:
         m, k = total_pos, total_neg
     else:
