@@ -10,7 +10,8 @@ untouched and a status code says which argument was bad:
 
 State layout: ``counts`` is an ``int64[4]`` of unweighted ``(tp, fp, fn, tn)``;
 ``wsums`` is a ``float64[4, 2]`` of compensated weighted ``(tp, fp, fn, tn)``
-pairs (see :mod:`.compensated`). A zero-length ``w`` means "unweighted".
+pairs (see :mod:`.compensated`), and ``wsq`` the same of the squared weights
+(for Kish's effective sample size). A zero-length ``w`` means "unweighted".
 ``n`` is the state's ``int64[1]`` row count, advanced by the batch's length
 when it is folded in.
 
@@ -27,6 +28,8 @@ compiles only the kernel it needs.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ._jit import inline, kernel
 from .compensated import BLOCK, add, fold
@@ -83,14 +86,17 @@ def count_labels(y, p, rows, counts):
 
 
 @kernel
-def sum_labels(y, p, w, rows, wsums):
-    """Weighted 0/1 labels and predictions into ``wsums``; status as above."""
+def sum_labels(y, p, w, rows, wsums, wsq):
+    """Weighted 0/1 labels and predictions into ``wsums`` (and the squared
+    weights into ``wsq``); status as above."""
     n = y.shape[0]
     # compensated pairs of the weights in each cell, in locals until validated
     s0 = c0 = s1 = c1 = s2 = c2 = s3 = c3 = 0.0
+    q0 = d0 = q1 = d1 = q2 = d2 = q3 = d3 = 0.0
     for start in range(0, n, BLOCK):
         stop = min(start + BLOCK, n)
         b0 = b1 = b2 = b3 = 0.0
+        e0 = e1 = e2 = e3 = 0.0
         for i in range(start, stop):
             yi = y[i]
             pi = p[i]
@@ -100,16 +106,26 @@ def sum_labels(y, p, w, rows, wsums):
                 return 1
             if not (p1 or pi == 0):
                 return 2
-            t0, t1, t2, t3 = _cells(w[i], y1, p1)
+            wi = w[i]
+            t0, t1, t2, t3 = _cells(wi, y1, p1)
             b0 += t0
             b1 += t1
             b2 += t2
             b3 += t3
+            e0 += t0 * wi  # the cell's weight is 0 or wi: its square
+            e1 += t1 * wi
+            e2 += t2 * wi
+            e3 += t3 * wi
         s0, c0 = add(s0, c0, b0)
         s1, c1 = add(s1, c1, b1)
         s2, c2 = add(s2, c2, b2)
         s3, c3 = add(s3, c3, b3)
+        q0, d0 = add(q0, d0, e0)
+        q1, d1 = add(q1, d1, e1)
+        q2, d2 = add(q2, d2, e2)
+        q3, d3 = add(q3, d3, e3)
     _commit(wsums, s0, c0, s1, c1, s2, c2, s3, c3)
+    _commit(wsq, q0, d0, q1, d1, q2, d2, q3, d3)
     rows[0] += n
     return 0
 
@@ -123,7 +139,7 @@ def binary_update(y, p, w, n, counts, wsums):
     """
     if w.shape[0] == 0:
         return count_labels(y, p, n, counts)
-    return sum_labels(y, p, w, n, wsums)
+    return sum_labels(y, p, w, n, wsums, np.zeros((4, 2)))
 
 
 @kernel
@@ -158,13 +174,16 @@ def count_scores(y, s, threshold, rows, counts):
 
 
 @kernel
-def sum_scores(y, s, threshold, w, rows, wsums):
-    """Weighted labels and scores cut at ``threshold`` into ``wsums``."""
+def sum_scores(y, s, threshold, w, rows, wsums, wsq):
+    """Weighted labels and scores cut at ``threshold`` into ``wsums`` (and the
+    squared weights into ``wsq``)."""
     n = y.shape[0]
     s0 = c0 = s1 = c1 = s2 = c2 = s3 = c3 = 0.0
+    q0 = d0 = q1 = d1 = q2 = d2 = q3 = d3 = 0.0
     for start in range(0, n, BLOCK):
         stop = min(start + BLOCK, n)
         b0 = b1 = b2 = b3 = 0.0
+        e0 = e1 = e2 = e3 = 0.0
         for i in range(start, stop):
             yi = y[i]
             si = s[i]
@@ -174,16 +193,26 @@ def sum_scores(y, s, threshold, w, rows, wsums):
             if not (si - si == 0.0):
                 return 2
             p1 = si >= threshold
-            t0, t1, t2, t3 = _cells(w[i], y1, p1)
+            wi = w[i]
+            t0, t1, t2, t3 = _cells(wi, y1, p1)
             b0 += t0
             b1 += t1
             b2 += t2
             b3 += t3
+            e0 += t0 * wi  # the cell's weight is 0 or wi: its square
+            e1 += t1 * wi
+            e2 += t2 * wi
+            e3 += t3 * wi
         s0, c0 = add(s0, c0, b0)
         s1, c1 = add(s1, c1, b1)
         s2, c2 = add(s2, c2, b2)
         s3, c3 = add(s3, c3, b3)
+        q0, d0 = add(q0, d0, e0)
+        q1, d1 = add(q1, d1, e1)
+        q2, d2 = add(q2, d2, e2)
+        q3, d3 = add(q3, d3, e3)
     _commit(wsums, s0, c0, s1, c1, s2, c2, s3, c3)
+    _commit(wsq, q0, d0, q1, d1, q2, d2, q3, d3)
     rows[0] += n
     return 0
 
@@ -197,4 +226,5 @@ def binary_update_scores(y, s, threshold, w, n, counts, wsums):
     """
     if w.shape[0] == 0:
         return count_scores(y, s, threshold, n, counts)
-    return sum_scores(y, s, threshold, w, n, wsums)
+    return sum_scores(y, s, threshold, w, n, wsums, np.zeros((4, 2)))
+

@@ -3,6 +3,9 @@
 State: ``sums``, a ``float64[3, 2]`` array of compensated pairs (see
 :mod:`.compensated`): the total weight, the log-loss total and the Brier total. A
 zero-length ``w`` means "unweighted" (every weight 1, the total weight exact).
+:func:`probability_moments` also keeps ``squares``, the second moments that
+the intervals of the two means need (totals of ``w loss²``, ``w (p - y)⁴`` and
+``w²``).
 
 The kernel validates the batch in the same pass and writes the state only when
 every label is 0/1 and every probability lies in [0, 1]; it returns 0 when the
@@ -13,10 +16,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ._jit import kernel
 from .compensated import BLOCK, add, fold
 
-__all__ = ["probability_update", "class_probability_update", "LOG_FLOOR"]
+__all__ = ["probability_update", "probability_moments", "class_probability_update", "LOG_FLOOR"]
 
 #: The specification floors both p and 1 - p at 1e-12 before the logarithm.
 LOG_FLOOR = 1e-12
@@ -25,12 +30,22 @@ LOG_FLOOR = 1e-12
 @kernel
 def probability_update(y, p, w, n, sums):
     """Fold one batch into ``sums``; return the status code (module docstring)."""
+    return probability_moments(y, p, w, n, sums, np.zeros((3, 2)))
+
+
+@kernel
+def probability_moments(y, p, w, n, sums, squares):
+    """:func:`probability_update` that also folds the second moments into
+    ``squares`` (``float64[3, 2]`` pairs): the totals of ``w * loss**2``,
+    ``w * (p - y)**4`` and ``w**2``, which the intervals of the means need."""
     rows = y.shape[0]
     weighted = w.shape[0] > 0
     sw = cw = sl = cl = sb = cb = 0.0
+    sl2 = cl2 = sb2 = cb2 = sq = cq = 0.0
     for start in range(0, rows, BLOCK):
         stop = min(start + BLOCK, rows)
         bw = bl = bb = 0.0
+        bl2 = bb2 = bq = 0.0
         for i in range(start, stop):
             yi = y[i]
             pi = p[i]
@@ -42,22 +57,35 @@ def probability_update(y, p, w, n, sums):
             q = pi if y1 else 1.0 - pi  # probability given to the outcome
             loss = -math.log(max(q, LOG_FLOOR))
             d = pi - y1
+            d2 = d * d
             if weighted:
                 wi = w[i]
                 bw += wi
                 bl += wi * loss
-                bb += wi * (d * d)
+                bb += wi * d2
+                bl2 += wi * (loss * loss)
+                bb2 += wi * (d2 * d2)
+                bq += wi * wi
             else:
                 bl += loss
-                bb += d * d
+                bb += d2
+                bl2 += loss * loss
+                bb2 += d2 * d2
         if not weighted:
             bw = float(stop - start)
+            bq = bw
         sw, cw = add(sw, cw, bw)
         sl, cl = add(sl, cl, bl)
         sb, cb = add(sb, cb, bb)
+        sl2, cl2 = add(sl2, cl2, bl2)
+        sb2, cb2 = add(sb2, cb2, bb2)
+        sq, cq = add(sq, cq, bq)
     fold(sums, 0, sw, cw)
     fold(sums, 1, sl, cl)
     fold(sums, 2, sb, cb)
+    fold(squares, 0, sl2, cl2)
+    fold(squares, 1, sb2, cb2)
+    fold(squares, 2, sq, cq)
     n[0] += y.shape[0]
     return 0
 

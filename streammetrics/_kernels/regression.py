@@ -9,7 +9,10 @@ State (float64):
 * ``moments[4:6]``: compensated pair of M2 = sum w (y - mean)^2, the total sum
   of squares that r2 divides by;
 * ``sums``: ``(3, 2)`` compensated pairs of sum w r^2, sum w |r| and
-  sum w |r| / max(|y|, 1e-12), with r = y - p.
+  sum w |r| / max(|y|, 1e-12), with r = y - p;
+* ``squares`` (:func:`regression_moments` only): ``(3, 2)`` compensated pairs
+  of sum w r^4, sum w (|r| / max(|y|, 1e-12))^2 and sum w^2, the second
+  moments the intervals of the mean errors need.
 
 A batch's own mean and M2 come from two passes over it (the corrected two-pass
 algorithm: M2 minus (sum w d)^2 / W removes the error of the mean), and are
@@ -19,16 +22,18 @@ which loses every digit when y is far from 0.
 The kernel returns 0 when the batch was folded in, 1 when y holds NaN/inf,
 2 when p does, 3 when the totals would overflow float64 (values near 1e154,
 or weights near 1e308); the state is written only after the whole batch was
-read and the totals it would hold are finite.
+read and the totals it would hold are finite. Status 4: folded, without the
+second moments (which alone would overflow), so the state gives no intervals.
 """
 
 from __future__ import annotations
 
+import numpy as np
 
 from ._jit import kernel
 from .compensated import BLOCK, add, fold, merge
 
-__all__ = ["regression_update", "regression_merge", "MAPE_FLOOR"]
+__all__ = ["regression_update", "regression_moments", "regression_merge", "MAPE_FLOOR"]
 
 #: The specification floors |y| at 1e-12 in MAPE's denominator.
 MAPE_FLOOR = 1e-12
@@ -64,6 +69,15 @@ def _merge_moments(m, wb_s, wb_c, shift_b, offset_b, m2b_s, m2b_c):
 def regression_update(y, p, w, n, moments, sums):
     """Fold one batch into ``moments`` and ``sums`` and count its rows in ``n``;
     return the status code."""
+    return regression_moments(y, p, w, n, moments, sums, np.zeros((3, 2)))
+
+
+@kernel
+def regression_moments(y, p, w, n, moments, sums, squares):
+    """:func:`regression_update` that also folds the second moments of the error
+    terms into ``squares`` (``float64[3, 2]`` pairs): the totals of ``w r**4``,
+    ``w (|r| / max(|y|, 1e-12))**2`` and ``w**2``, which the intervals of the
+    mean errors need (the mean of ``r**2`` is ``sums[0]``, the square of ``|r|``)."""
     rows = y.shape[0]
     weighted = w.shape[0] > 0
     # pass 1: validation, total weight and weighted sum of y - shift
@@ -98,33 +112,46 @@ def regression_update(y, p, w, n, moments, sums):
     mean = (sy + cy) / wt if wt > 0.0 else 0.0
     # pass 2: squared deviations and the error totals
     sd = cd = sm = cm = s2 = c2 = s1 = c1 = sp = cp = 0.0
+    s4 = c4 = sa = ca = sq = cq = 0.0
     for start in range(0, rows, BLOCK):
         stop = min(start + BLOCK, rows)
         bd = bm = b2 = b1 = bp = 0.0
+        b4 = ba = bq = 0.0
         for i in range(start, stop):
             yi = y[i]
             d = (yi - shift) - mean
             r = yi - p[i]
             ar = abs(r)
             ape = ar / max(abs(yi), MAPE_FLOOR)
+            r2 = r * r
             if weighted:
                 wi = w[i]
                 bd += wi * d
                 bm += wi * (d * d)
-                b2 += wi * (r * r)
+                b2 += wi * r2
                 b1 += wi * ar
                 bp += wi * ape
+                b4 += wi * (r2 * r2)
+                ba += wi * (ape * ape)
+                bq += wi * wi
             else:
                 bd += d
                 bm += d * d
-                b2 += r * r
+                b2 += r2
                 b1 += ar
                 bp += ape
+                b4 += r2 * r2
+                ba += ape * ape
+        if not weighted:
+            bq = float(stop - start)
         sd, cd = add(sd, cd, bd)
         sm, cm = add(sm, cm, bm)
         s2, c2 = add(s2, c2, b2)
         s1, c1 = add(s1, c1, b1)
         sp, cp = add(sp, cp, bp)
+        s4, c4 = add(s4, c4, b4)
+        sa, ca = add(sa, ca, ba)
+        sq, cq = add(sq, cq, bq)
     if wt > 0.0:
         corr = sd + cd
         sm, cm = add(sm, cm, -corr * (corr / wt))  # corr * corr alone may overflow
@@ -145,8 +172,22 @@ def regression_update(y, p, w, n, moments, sums):
     for k in range(3):
         if not (totals[k, 0] - totals[k, 0] == 0.0 and totals[k, 1] - totals[k, 1] == 0.0):
             return 3
+    # the second moments only serve the intervals: when they alone would
+    # overflow (|r| near 1e77, weights near 1e154), the batch is folded without
+    # them (status 4) and the state gives no intervals
+    more = squares.copy()
+    fold(more, 0, s4, c4)
+    fold(more, 1, sa, ca)
+    fold(more, 2, sq, cq)
+    finite = True
+    for k in range(3):
+        finite &= more[k, 0] - more[k, 0] == 0.0 and more[k, 1] - more[k, 1] == 0.0
     moments[:] = after
     sums[:] = totals
+    if finite:
+        squares[:] = more
+    n[0] += rows
+    return 0 if finite else 4
     n[0] += rows
     return 0
 

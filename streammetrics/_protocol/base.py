@@ -12,7 +12,9 @@ A subclass declares
 * ``_fold(arrays, w)``: fold converted arrays into the state with its kernel,
   returning the kernel's status (0: folded; otherwise the state is unchanged
   and the batch held a bad value);
-* ``_compute()``: the :class:`~.result.Result` of the state;
+* ``_compute()``: the :class:`~.result.Result` of the state; an accumulator
+  that offers confidence intervals sets ``intervals = True`` and takes
+  ``_compute(ci=level)`` (``level`` a float in (0, 1), checked here);
 
 and, where a rule of :mod:`.state` does not say it, ``_merge_custom(state)``
 and ``_check_state(state)`` (the invariants of a loaded state). From that it
@@ -49,7 +51,7 @@ from .result import Result
 from .state import (INT64_MAX, Field, allocation_budget, check_fields, copy_state, empty_state,
                     merge_fields, states_equal)
 
-__all__ = ["Accumulator", "load_state"]
+__all__ = ["Accumulator", "load_state", "check_ci"]
 
 
 class Accumulator:
@@ -63,6 +65,8 @@ class Accumulator:
     fields: ClassVar[tuple[Field, ...]] = ()
     #: result fields shown by ``repr`` (and a report's one-line summary)
     headline: ClassVar[tuple[str, ...]] = ()
+    #: whether ``finalize(ci=...)`` adds confidence intervals
+    intervals: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -258,18 +262,34 @@ class Accumulator:
     def __deepcopy__(self, memo):
         return self.copy()
 
-    def finalize(self) -> Result:
+    def finalize(self, ci=None) -> Result:
         """The scores of the current state, as a read-only :class:`Result`.
 
         The state is not changed, so updates may continue afterwards. Raises
         ``ValueError`` when no observation has been folded in.
+
+        ``ci``, a confidence level in (0, 1) such as 0.95, adds the fields
+        ``<score>_ci_lower`` and ``<score>_ci_upper`` beside the scores that
+        have an interval, for accumulators that offer them (``TypeError``
+        for the others); the class's docstring says which method.
         """
+        level = check_ci(ci)
+        if level is not None and not self.intervals:
+            raise TypeError(
+                f"{type(self).__name__} offers no confidence intervals: call finalize() without ci="
+            )
+        return self._finalize(ci=level)
+
+    def _finalize(self, **options) -> Result:
+        """``_compute(**options)`` under the lock, once there are observations
+        (options whose value is ``None`` are not passed)."""
+        options = {k: v for k, v in options.items() if v is not None}
         with self._guard:
             if self.n == 0:
                 raise NoObservationsError(
                     f"{type(self).__name__} has no observations: call update() first"
                 )
-            return self._compute()
+            return self._compute(**options)
 
     def __repr__(self) -> str:
         settings = ", ".join(f"{k}={v!r}" for k, v in self._settings().items())
@@ -379,6 +399,24 @@ class Accumulator:
         except ValueError as exc:
             raise StateFileError(f"{where}: {exc}") from None
         return obj
+
+
+def check_ci(ci) -> float | None:
+    """A confidence level as a float strictly between 0 and 1 (``None`` stays).
+
+    ``TypeError`` for a value that is not a real number, ``ValueError`` for one
+    outside (0, 1) (a percentage such as 95 is refused, not guessed at).
+    """
+    if ci is None:
+        return None
+    if isinstance(ci, (bool, np.bool_)) or not isinstance(ci, (int, float, np.integer, np.floating)):
+        raise TypeError(f"ci must be a real number in (0, 1) or None, got {type(ci).__name__}")
+    level = float(ci)
+    if not (0.0 < level < 1.0):
+        raise ValueError(
+            f"ci must lie strictly between 0 and 1 (a confidence level such as 0.95), got {ci!r}"
+        )
+    return level
 
 
 @contextlib.contextmanager

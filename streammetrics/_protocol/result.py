@@ -234,14 +234,22 @@ class Result(Mapping):
         return field if names is None else names.get(field, field)
 
     def _scalar_lines(self, fields, names=None, notes=None) -> list[str]:
+        """``name  value`` lines; a score with ``<score>_ci_lower`` and
+        ``<score>_ci_upper`` fields shows them on its line, ``[lower, upper]``."""
         notes = notes or {}
         values = self.report_values()
         fields = [f for f in fields if not isinstance(values[f], np.ndarray)]
+        bounded = {f for f in fields if f"{f}_ci_lower" in values and f"{f}_ci_upper" in values}
+        fields = [f for f in fields
+                  if not (f.endswith(("_ci_lower", "_ci_upper")) and f[:-9] in bounded)]
         width = max([len(self._shown(f, names)) for f in fields] + [8])
         out = []
         for f in fields:
             weighted = self.weighted and f in self.counts
-            out.append(f"  {self._shown(f, names):<{width}}  {fmt_number(values[f], weighted)}{notes.get(f, '')}")
+            text = fmt_number(values[f], weighted)
+            if f in bounded:
+                text += f" [{fmt_number(values[f + '_ci_lower'])}, {fmt_number(values[f + '_ci_upper'])}]"
+            out.append(f"  {self._shown(f, names):<{width}}  {text}{notes.get(f, '')}")
         return out
 
     def _array_lines(self, fields, ctx: RenderContext, names=None) -> list[str]:

@@ -20,6 +20,11 @@ rules:
 * ``"max"``: the elementwise maximum;
 * ``"custom"``: merged by the accumulator's ``_merge_custom`` (Chan's formula
   for moments, sorted runs, ...).
+
+A field declared ``optional=True`` was added after states were first saved: a
+state read from outside may lack it, and it then starts empty (zeros), so an
+older file still loads; the accumulator says what an empty optional field
+means (e.g. "the squared weights of these rows are not known").
 """
 
 from __future__ import annotations
@@ -75,10 +80,10 @@ def _spend(nbytes: int, field: "Field") -> None:
 class Field:
     """One named array of an accumulator's state (see the module docstring)."""
 
-    __slots__ = ("name", "dtype", "shape", "merge", "nonneg", "rows", "doc")
+    __slots__ = ("name", "dtype", "shape", "merge", "nonneg", "rows", "doc", "optional")
 
     def __init__(self, name: str, dtype, shape=(1,), merge: str = "sum", nonneg: bool = True,
-                 rows: bool = False, doc: str = ""):
+                 rows: bool = False, doc: str = "", optional: bool = False):
         if merge not in MERGE_RULES:
             raise ValueError(f"merge must be one of {MERGE_RULES}, got {merge!r}")
         self.name = name
@@ -90,6 +95,7 @@ class Field:
         #: weights), so none exceeds the observation count ``n``
         self.rows = rows
         self.doc = doc
+        self.optional = optional
 
     def shape_for(self, owner) -> tuple:
         """The declared shape with settings resolved (``None`` stays: any length)."""
@@ -174,12 +180,16 @@ def check_fields(fields, owner, state: dict[str, Any]) -> dict[str, np.ndarray]:
     if not isinstance(state, dict):
         raise StateFileError(f"a state must be a dict of arrays, got {type(state).__name__}")
     names = [f.name for f in fields]
-    if set(state) != set(names):
+    required = {f.name for f in fields if not f.optional}
+    if not required <= set(state) <= set(names):
         raise StateFileError(
             f"state entries {sorted(state)} do not match {type(owner).__name__}'s {sorted(names)}"
         )
     out = {}
     for f in fields:
+        if f.name not in state:  # an optional field a state saved before it lacks
+            out[f.name] = f.empty(owner)
+            continue
         a = state[f.name]
         if not isinstance(a, np.ndarray):
             raise StateFileError(f"entry {f.name!r} is not an array")

@@ -143,7 +143,24 @@ class Evaluator(Accumulator):
       mae       0.625
       mape      0.202381
       r2        0.847458
+
+    ``finalize(ci=0.9)`` adds the intervals of the members that offer them,
+    shown beside their scores:
+
+    >>> print(ev.finalize(ci=0.9))
+    regression evaluation of 4 rows
+    ===============================
+    <BLANKLINE>
+    Errors
+      mse       0.5625 [0.138631, 0.986369]
+      rmse      0.75 [0.372332, 0.993161]
+      mae       0.625 [0.231293, 1.01871]
+      mape      0.202381 [0.028336, 0.376426]
+      r2        0.847458
     """
+
+    #: ``finalize(ci=...)`` passes the level to the members that take it
+    intervals = True
 
     def __init__(self, members: Mapping | str | None = None, *, task: str | None = None, **settings):
         if isinstance(members, str):
@@ -369,7 +386,9 @@ class Evaluator(Accumulator):
 
     def load_state_dict(self, state):
         expected = set(self._state)
-        if not isinstance(state, dict) or set(state) != expected:
+        optional = {f"{name}.{f.name}" for name, m in self._members.items()
+                    for f in m.fields if f.optional}
+        if not isinstance(state, dict) or not (expected - optional <= set(state) <= expected):
             got = sorted(state) if isinstance(state, dict) else type(state).__name__
             raise StateFileError(
                 f"state entries {got} do not match an Evaluator with settings "
@@ -424,22 +443,24 @@ class Evaluator(Accumulator):
         return self
 
     # --------------------------------------------------------------- finalize
-    def _compute(self) -> EvaluationReport:
+    def _compute(self, ci=None) -> EvaluationReport:
         parts: dict[str, Result] = {}
         for name, m in self._members.items():
             if m.n == self._n:  # a member that skipped batches is left out
-                parts[name] = m.finalize()
+                parts[name] = m.finalize(ci=ci) if ci is not None and m.intervals else m.finalize()
         order = list(self._preset.sections) if self._preset is not None else []
         order = [k for k in order if k in parts] + [k for k in parts if k not in order]
         describe = self._preset.describe(self._config) if self._preset is not None else ""
         return EvaluationReport(self._n, parts, self._config, order=order, describe=describe)
 
-    def finalize(self) -> EvaluationReport:
+    def finalize(self, ci=None) -> EvaluationReport:
         """The report of every member's scores; the state is not changed.
 
-        Raises ``ValueError`` when no row has been folded in.
+        ``ci`` (a level in (0, 1)) is passed to the members that offer
+        confidence intervals; the others give their plain scores. Raises
+        ``ValueError`` when no row has been folded in.
         """
-        return super().finalize()
+        return super().finalize(ci=ci)
 
     def __repr__(self) -> str:
         if self._preset is not None:

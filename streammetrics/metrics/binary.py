@@ -15,11 +15,12 @@ import numpy as np
 
 from .._kernels import compensated
 from .._kernels.binary import count_labels, count_scores, sum_labels, sum_scores
-from .._protocol.base import Accumulator
+from .._protocol.base import Accumulator, check_ci
 from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import Finite, Labels01
 from .._protocol.result import RenderContext, Result, grid, safe
 from .._protocol.state import Field, count_total
+from . import intervals as I
 
 __all__ = [
     "BinaryConfusion",
@@ -146,6 +147,99 @@ def binary_result(tp, fp, fn, tn, n: int, meta=None) -> BinaryResult:
     )
 
 
+#: the scores given an interval by ``finalize(ci=...)``, in the result's order
+INTERVAL_SCORES = ("accuracy", "precision", "recall", "specificity", "f1", "mcc", "balanced_accuracy")
+
+
+def _beside(values: dict) -> dict:
+    """``values`` with each ``<score>_ci_lower``/``_ci_upper`` moved right after its score."""
+    out = {}
+    for k, v in values.items():
+        if k.endswith(("_ci_lower", "_ci_upper")):
+            continue
+        out[k] = v
+        for end in ("_ci_lower", "_ci_upper"):
+            if k + end in values:
+                out[k + end] = values[k + end]
+    return out
+
+
+def binary_intervals(counts, squares, level: float, method: str = "wilson") -> dict:
+    """The interval fields of the binary scores from the four cells.
+
+    ``counts`` are the ``(tp, fp, fn, tn)`` masses and ``squares`` the sums of
+    the squared weights in each cell (equal to ``counts`` without weights);
+    a group of cells is seen as Kish's effective number of rows
+    ``(sum w)**2 / sum w**2``, which is its count when unweighted.
+
+    * accuracy, precision, recall, specificity: the ``method``'s interval
+      (Wilson or Clopper-Pearson) of the proportion;
+    * balanced accuracy: the mean of the recall's and the specificity's
+      intervals by the method of variance estimates recovery (MOVER);
+    * f1, mcc: the delta-method (Wald) interval under multinomial sampling of
+      the four cells, clipped to [0, 1] and [-1, 1]; it has zero width where
+      the score's gradient vanishes (F1 of 0 or 1, a perfect MCC). Where the
+      score is undefined (the guard made it 0: no positive cell for F1, a
+      zero margin for MCC) the interval is the whole range.
+
+    A proportion whose denominator is empty (precision with nothing
+    predicted positive) has the whole range [0, 1] as its interval.
+    """
+    tp, fp, fn, tn = (float(c) for c in counts)
+    qtp, qfp, qfn, qtn = (float(q) for q in squares)
+
+    def n_eff(total, square):
+        return total if total == square else I.kish(total, square)
+
+    def rate(hits, cells, sq):
+        return I.proportion(hits, cells, n_eff(cells, sq), level, method)
+
+    total = tp + fp + fn + tn
+    out = {}
+    intervals = {
+        "accuracy": rate(tp + tn, total, qtp + qfp + qfn + qtn),
+        "precision": rate(tp, tp + fp, qtp + qfp),
+        "recall": rate(tp, tp + fn, qtp + qfn),
+        "specificity": rate(tn, tn + fp, qtn + qfp),
+    }
+    recall = tp / safe(tp + fn)
+    spec = tn / safe(tn + fp)
+    intervals["balanced_accuracy"] = I.mover_mean(recall, intervals["recall"], spec,
+                                                  intervals["specificity"])
+    n_all = n_eff(total, qtp + qfp + qfn + qtn)
+    d = 2 * tp + fp + fn
+    if tp > 0 and d > 0:
+        t = total
+        a, b, c = tp / t, fp / t, fn / t
+        dd = (2 * a + b + c) ** 2
+        grad = (2 * (b + c) / dd, -2 * a / dd, -2 * a / dd, 0.0)
+        f1 = 2 * tp / d
+        intervals["f1"] = I.multinomial_delta((tp, fp, fn, tn), grad, f1, n_all, level, (0.0, 1.0))
+    else:
+        intervals["f1"] = (0.0, 1.0)
+    margins = (tp + fp, fn + tn, tp + fn, fp + tn)
+    if all(m > 0 for m in margins):
+        t = total
+        a, b, c, e = tp / t, fp / t, fn / t, tn / t
+        p1, p0, a1, a0 = (m / t for m in margins)
+        root = math.sqrt(p1 * p0 * a1 * a0)
+        phi = (a * e - b * c) / root
+        grad = (
+            e / root - phi / 2 * (1 / p1 + 1 / a1),
+            -c / root - phi / 2 * (1 / p1 + 1 / a0),
+            -b / root - phi / 2 * (1 / p0 + 1 / a1),
+            a / root - phi / 2 * (1 / p0 + 1 / a0),
+        )
+        intervals["mcc"] = I.multinomial_delta((tp, fp, fn, tn), grad, phi, n_all, level, (-1.0, 1.0))
+    else:
+        intervals["mcc"] = (-1.0, 1.0)
+    for name in INTERVAL_SCORES:
+        lo, hi = intervals[name]
+        out[f"{name}_ci_lower"] = float(lo)
+        out[f"{name}_ci_upper"] = float(hi)
+    return out
+
+
 def _check_threshold(threshold):
     if threshold is None:
         return None
@@ -177,6 +271,18 @@ class BinaryConfusion(Accumulator):
         Rows folded in, zero-weight rows included.
     accuracy, precision, recall, specificity, f1, mcc, balanced_accuracy, jaccard : float
         The guarded rates; ``fbeta(b)`` gives F-beta from the same counts.
+    <score>_ci_lower, <score>_ci_upper : float
+        With ``finalize(ci=level)`` only, for accuracy, precision, recall,
+        specificity, f1, mcc and balanced_accuracy (not jaccard): Wilson
+        score intervals of the four proportions (Clopper-Pearson with
+        ``method="clopper-pearson"``, its beta quantiles computed here by
+        bisection on the incomplete beta function, so SciPy is not needed),
+        the MOVER combination of the recall's and the specificity's for
+        balanced accuracy, and delta-method intervals under multinomial
+        sampling for F1 and MCC (see :func:`binary_intervals`). With weights,
+        a rate's ``n`` is Kish's effective size ``(sum w)**2 / sum w**2`` of
+        the rows in its denominator, from the squared weights the state keeps
+        per cell.
 
     Notes
     -----
@@ -209,6 +315,15 @@ class BinaryConfusion(Accumulator):
 
     >>> BinaryConfusion(threshold=0.5).update([1, 0, 1], [0.9, 0.2, 0.4]).finalize().recall
     0.5
+
+    95 % intervals (Wilson's for the recall, 3 of 4 positives found):
+
+    >>> r = (shard_a + shard_b).finalize(ci=0.95)
+    >>> round(r.recall_ci_lower, 6), round(r.recall_ci_upper, 6)
+    (0.300642, 0.954413)
+    >>> r = (shard_a + shard_b).finalize(ci=0.95, method="clopper-pearson")
+    >>> round(r.recall_ci_lower, 6), round(r.recall_ci_upper, 6)
+    (0.19412, 0.99369)
     """
 
     fields = (
@@ -216,8 +331,13 @@ class BinaryConfusion(Accumulator):
         Field("counts", np.int64, (4,), rows=True, doc="unweighted (tp, fp, fn, tn)"),
         Field("wsums", np.float64, (4, 2), merge="pairs", doc="weighted (tp, fp, fn, tn) pairs"),
         Field("weighted", np.int64, (1,), rows=True, doc="rows that came with weights"),
+        Field("wsq", np.float64, (4, 2), merge="pairs", optional=True,
+              doc="squared weights per cell, (tp, fp, fn, tn) pairs"),
+        Field("wsq_rows", np.int64, (1,), rows=True, optional=True,
+              doc="weighted rows counted in wsq"),
     )
     headline = ("accuracy", "f1")
+    intervals = True
 
     def __init__(self, threshold: float | None = None):
         self.threshold = _check_threshold(threshold)
@@ -241,6 +361,8 @@ class BinaryConfusion(Accumulator):
                              f"{'exceeds' if rows > n else 'falls short of'} the observation count {n}")
         if state["weighted"][0] == 0 and np.any(state["wsums"] != 0):
             raise ValueError("entry 'wsums' holds weights but no row came with weights")
+        if state["wsq_rows"][0] > state["weighted"][0]:
+            raise ValueError("more rows counted in 'wsq' than came with weights")
 
     def _fold(self, arrays, w):
         y, p = arrays
@@ -250,16 +372,22 @@ class BinaryConfusion(Accumulator):
             if t is None:
                 return count_labels(y, p, st["n"], st["counts"])
             return count_scores(y, p, t, st["n"], st["counts"])
-        before = st["wsums"].copy(), st["n"].copy()
+        before = st["wsums"].copy(), st["n"].copy(), st["wsq"].copy()
         if t is None:
-            status = sum_labels(y, p, w, st["n"], st["wsums"])
+            status = sum_labels(y, p, w, st["n"], st["wsums"], st["wsq"])
         else:
-            status = sum_scores(y, p, t, w, st["n"], st["wsums"])
+            status = sum_scores(y, p, t, w, st["n"], st["wsums"], st["wsq"])
         if not status and not np.all(np.isfinite(st["wsums"])):
-            st["wsums"][:], st["n"][:] = before
+            st["wsums"][:], st["n"][:], st["wsq"][:] = before
             raise WeightOverflowError()
+        kept = True
+        if not status and not np.all(np.isfinite(st["wsq"])):
+            # the squared weights serve the intervals only: without them, none
+            st["wsq"][:] = before[2]
+            kept = False
         if not status:
             st["weighted"][0] += y.shape[0]
+            st["wsq_rows"][0] += y.shape[0] if kept else 0
         return status
 
     def counts(self):
@@ -271,9 +399,49 @@ class BinaryConfusion(Accumulator):
                 return counts
             return [c + float(v) for c, v in zip(counts, compensated.values(st["wsums"]))]
 
-    def _compute(self) -> BinaryResult:
+    def finalize(self, ci=None, *, method: str = "wilson") -> BinaryResult:
+        """The scores of the current state; with ``ci`` (e.g. 0.95), their intervals.
+
+        ``ci`` adds ``<score>_ci_lower`` and ``<score>_ci_upper`` for
+        accuracy, precision, recall, specificity, balanced_accuracy, f1 and
+        mcc (see the class docstring for the methods). ``method`` is
+        ``"wilson"`` (the default) or ``"clopper-pearson"``, for the five
+        proportions. The state is not changed; ``ValueError`` with no
+        observations, or for a ``ci`` outside (0, 1).
+        """
+        if method not in I.METHODS:
+            raise ValueError(f"method must be one of {', '.join(map(repr, I.METHODS))}, got {method!r}")
+        return self._finalize(ci=check_ci(ci), method=method)
+
+    def squared_weights(self):
+        """``(tp, fp, fn, tn)`` sums of squared weights (counts without weights).
+
+        ``ValueError`` when part of the weighted rows came from a state saved
+        before these sums were kept (they cannot be recovered from it).
+        """
+        with self._guard:
+            st = self._arrays
+            counts = [float(c) for c in st["counts"]]
+            if st["weighted"][0] == 0:
+                return counts
+            if st["wsq_rows"][0] != st["weighted"][0]:
+                raise ValueError(
+                    f"{st['weighted'][0] - st['wsq_rows'][0]} weighted rows of this state were saved "
+                    "without their squared weights, which intervals of weighted counts need "
+                    "(Kish's effective sample size); fold those rows again to get intervals"
+                )
+            return [c + float(v) for c, v in zip(counts, compensated.values(st["wsq"]))]
+
+    def _compute(self, ci=None, method="wilson") -> BinaryResult:
         meta = {"threshold": self.threshold, "weighted": bool(self._arrays["weighted"][0])}
-        return binary_result(*self.counts(), n=self.n, meta=meta)
+        counts = self.counts()
+        r = binary_result(*counts, n=self.n, meta=meta)
+        if ci is None:
+            return r
+        values = r.as_dict()
+        values.update(binary_intervals(counts, self.squared_weights(), ci, method))
+        meta.update(ci=ci, ci_method=method)
+        return BinaryResult(r.kind, _beside(values), meta)
 
 
 # ------------------------------------------------------------------ one-shot

@@ -7,12 +7,13 @@ import math
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.probability import class_probability_update, probability_update
+from .._kernels.probability import class_probability_update, probability_moments
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Labels01, Probabilities
 from .._protocol.result import Result
 from .._protocol.state import Field
+from . import intervals as I
 from .multiclass import class_settings
 
 __all__ = [
@@ -68,17 +69,47 @@ def check_sums(state, max_brier: float) -> None:
         )
 
 
-def _checked_fold(st, w, fold) -> int:
-    """Run ``fold`` (a kernel call writing ``st``); with weights, undo it and raise
-    if the totals it left overflowed float64."""
+def _checked_fold(st, w, fold, extra=None):
+    """Run ``fold`` (a kernel call writing ``st``): ``(status, kept)``. With weights,
+    totals that overflowed float64 are undone and raise; the ``extra`` entry
+    (second moments, for the intervals only) that alone overflowed is undone
+    and ``kept`` is false."""
     if not w.shape[0]:
-        return fold()
-    before = st["sums"].copy(), st["n"].copy()
+        return fold(), True
+    before = {k: st[k].copy() for k in ("sums", "n", extra) if k is not None}
     status = fold()
-    if not status and not np.all(np.isfinite(st["sums"])):
-        st["sums"][:], st["n"][:] = before
+    if status:
+        return status, True
+    if not np.all(np.isfinite(st["sums"])):
+        for k, v in before.items():
+            st[k][...] = v
         raise WeightOverflowError()
-    return status
+    if extra is not None and not np.all(np.isfinite(st[extra])):
+        st[extra][...] = before[extra]
+        return 0, False
+    return 0, True
+
+
+def mean_interval(total: float, value_sum: float, square_sum: float, weight_squares: float,
+                  level: float, lower: float = 0.0, upper: float = math.inf) -> tuple[float, float]:
+    """The normal-approximation interval of a (weighted) mean of per-row terms.
+
+    ``total`` is the sum of the weights (the row count without weights),
+    ``value_sum`` and ``square_sum`` the weighted sums of the terms and of
+    their squares, ``weight_squares`` the sum of the squared weights. The
+    effective size is Kish's ``n = total**2 / weight_squares`` (the row count
+    without weights), the variance of the terms
+    ``(square_sum / total - mean**2) * n / (n - 1)`` and the interval
+    ``mean -/+ z sqrt(variance / n)``, clipped to ``[lower, upper]``. With an
+    effective size of at most 1 it is the whole ``[lower, upper]``.
+    """
+    n = I.kish(total, weight_squares)
+    if not n > 1.0:
+        return lower, upper
+    mean = value_sum / total
+    var = max(square_sum / total - mean * mean, 0.0) * n / (n - 1.0)
+    half = I.z_of(level) * math.sqrt(var / n)
+    return max(mean - half, lower), min(mean + half, upper)
 
 
 class ProbabilityScores(Accumulator):
@@ -95,6 +126,15 @@ class ProbabilityScores(Accumulator):
         The mean of ``(p - y)**2``.
     n : int
         Rows folded in.
+    log_loss_ci_lower, log_loss_ci_upper, brier_ci_lower, brier_ci_upper : float
+        With ``finalize(ci=level)`` only: normal-approximation (central limit)
+        intervals of the two means, ``mean -/+ z s / sqrt(n)``, ``s`` the
+        sample standard deviation of the per-row terms from their second
+        moments kept in the state, ``n`` the row count, or with weights
+        Kish's effective size ``(sum w)**2 / sum w**2`` (see
+        :func:`mean_interval`); clipped below at 0 (and the Brier score above
+        at 1). A state saved before the second moments were kept refuses
+        ``ci`` with a ``ValueError``.
 
     Notes
     -----
@@ -113,25 +153,60 @@ class ProbabilityScores(Accumulator):
     >>> r = acc.finalize()
     >>> round(r.log_loss, 6), round(r.brier, 6)
     (0.337539, 0.0925)
+    >>> r = acc.finalize(ci=0.95)  # mean -/+ 1.96 s / 2 of the terms 0.01, 0.04, 0.16, 0.16
+    >>> round(r.brier_ci_lower, 6), round(r.brier_ci_upper, 6)
+    (0.015181, 0.169819)
     """
 
     inputs = (Labels01("y"), Probabilities("p"))
-    fields = _SUMS
+    fields = _SUMS + (
+        Field("squares", np.float64, (3, 2), merge="pairs", optional=True,
+              doc="second moments: totals of w loss², w (p - y)⁴, w²"),
+        Field("squares_rows", np.int64, (1,), optional=True, doc="rows counted in squares"),
+    )
     headline = ("log_loss", "brier")
+    intervals = True
 
     def __init__(self):
         self._init_state()
 
     def _check_state(self, state):
         check_sums(state, 1.0)  # (p - y)**2 <= 1
+        if state["squares_rows"][0] > state["n"][0]:
+            raise ValueError("more rows counted in 'squares' than observations")
 
     def _fold(self, arrays, w):
         y, p = arrays
-        return _checked_fold(self._arrays, w, lambda: probability_update(
-            y, p, w, self._arrays["n"], self._arrays["sums"]))
+        st = self._arrays
+        status, kept = _checked_fold(st, w, lambda: probability_moments(
+            y, p, w, st["n"], st["sums"], st["squares"]), "squares")
+        if not status and kept:
+            st["squares_rows"][0] += y.shape[0]
+        return status
 
-    def _compute(self) -> Result:
-        return probability_result(self._arrays["sums"], self.n)
+    def _compute(self, ci=None) -> Result:
+        st = self._arrays
+        r = probability_result(st["sums"], self.n)
+        if ci is None:
+            return r
+        if st["squares_rows"][0] != st["n"][0]:
+            raise ValueError(
+                f"{st['n'][0] - st['squares_rows'][0]} rows of this state have no second moments, "
+                "which the intervals need (the state was saved before they were kept, or they "
+                "overflow float64); fold those rows again to get intervals"
+            )
+        total, loss, brier_total = (float(v) for v in compensated.values(st["sums"]))
+        loss2, brier2, wsq = (float(v) for v in compensated.values(st["squares"]))
+        values = r.as_dict()
+        ll = mean_interval(total, loss, loss2, wsq, ci)
+        bs = mean_interval(total, brier_total, brier2, wsq, ci, upper=1.0)
+        out = {}
+        for k, v in values.items():
+            out[k] = v
+            if k in ("log_loss", "brier"):
+                lo, hi = ll if k == "log_loss" else bs
+                out[f"{k}_ci_lower"], out[f"{k}_ci_upper"] = lo, hi
+        return ProbabilityResult(r.kind, out, {"ci": ci})
 
 
 class ClassProbabilityScores(Accumulator):
@@ -192,7 +267,7 @@ class ClassProbabilityScores(Accumulator):
     def _fold(self, arrays, w):
         y, m = arrays
         return _checked_fold(self._arrays, w, lambda: class_probability_update(
-            y, m, self.n_classes, ROW_SUM_TOLERANCE, w, self._arrays["n"], self._arrays["sums"]))
+            y, m, self.n_classes, ROW_SUM_TOLERANCE, w, self._arrays["n"], self._arrays["sums"]))[0]
 
     def _compute(self) -> Result:
         return probability_result(self._arrays["sums"], self.n, "ClassProbabilityScores",

@@ -7,12 +7,13 @@ import math
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.regression import regression_merge, regression_update
+from .._kernels.regression import regression_merge, regression_moments
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import Finite
 from .._protocol.result import RenderContext, Result, safe
 from .._protocol.state import Field
+from .probability import mean_interval
 
 __all__ = ["RegressionErrors", "regression_result", "mse", "rmse", "mae", "mape", "r2"]
 
@@ -77,6 +78,18 @@ class RegressionErrors(Accumulator):
         Coefficient of determination.
     n : int
         Rows folded in.
+    mse_ci_lower, mse_ci_upper, rmse_ci_lower, ..., mape_ci_upper : float
+        With ``finalize(ci=level)`` only: normal-approximation (central limit)
+        intervals of the mean errors MSE, MAE and MAPE, ``mean -/+ z s /
+        sqrt(n)`` with ``s`` the sample standard deviation of the per-row
+        terms (``r**2``, ``|r|``, ``|r| / max(|y|, 1e-12)``) from their second
+        moments, kept in the state, and ``n`` the row count or, with
+        weights, Kish's effective size ``(sum w)**2 / sum w**2``; clipped
+        below at 0. RMSE's interval is the square root of MSE's. R² has no
+        interval: its standard methods need cross moments of ``y`` and ``p``
+        that the state does not hold. A state saved before the second
+        moments were kept refuses ``ci`` with a ``ValueError``. The fourth
+        power ``r**4`` overflows float64 for ``|r|`` past about 1e77.
 
     Notes
     -----
@@ -100,6 +113,9 @@ class RegressionErrors(Accumulator):
     (0.5625, 0.75, 0.625)
     >>> round(r.mape, 6), round(r.r2, 6)
     (0.202381, 0.847458)
+    >>> r = acc.finalize(ci=0.9)  # mean -/+ 1.645 s / 2 of |r| = 0.5, 0, 1, 1
+    >>> round(r.mae_ci_lower, 6), round(r.mae_ci_upper, 6)
+    (0.231293, 1.018707)
     """
 
     inputs = (Finite("y"), Finite("p"))
@@ -108,8 +124,12 @@ class RegressionErrors(Accumulator):
         # weight pair, mean as shift + offset, M2 pair: merged by Chan et al.
         Field("moments", np.float64, (6,), merge="custom", nonneg=False),
         Field("sums", np.float64, (3, 2), merge="pairs", doc="squared, absolute, percentage errors"),
+        Field("squares", np.float64, (3, 2), merge="pairs", optional=True,
+              doc="second moments: totals of w r⁴, w (percentage error)², w²"),
+        Field("squares_rows", np.int64, (1,), optional=True, doc="rows counted in squares"),
     )
     headline = ("rmse", "r2")
+    intervals = True
 
     def __init__(self):
         self._init_state()
@@ -130,13 +150,19 @@ class RegressionErrors(Accumulator):
         if sae * sae > total * sse * (1 + 1e-9) + 1e-300:
             raise ValueError("entry 'sums': the absolute errors are too large for the squared "
                              "errors and the weight total")
+        if state["squares_rows"][0] > state["n"][0]:
+            raise ValueError("more rows counted in 'squares' than observations")
 
     def _fold(self, arrays, w):
         y, p = arrays
         st = self._arrays
-        status = regression_update(y, p, w, st["n"], st["moments"], st["sums"])
+        status = regression_moments(y, p, w, st["n"], st["moments"], st["sums"], st["squares"])
         if status == 3:
             raise ValueError(_OVERFLOW.format(what="this batch"))
+        if status == 4:  # folded without the second moments: no intervals
+            return 0
+        if not status:
+            st["squares_rows"][0] += y.shape[0]
         return status
 
     def _merge_state(self, other):
@@ -147,9 +173,42 @@ class RegressionErrors(Accumulator):
             raise ValueError(_OVERFLOW.format(what="the merged state"))
         st["moments"], st["sums"] = moments, sums
         st["n"] += other["n"]
+        st["squares_rows"] += other["squares_rows"]
+        squares = st["squares"].copy()
+        compensated.merge(squares, other["squares"])
+        if np.all(np.isfinite(squares)):
+            st["squares"] = squares
+        else:  # the second moments alone overflow: the merged state gives no intervals
+            st["squares_rows"][0] = 0
+            st["squares"] = np.zeros_like(squares)
 
-    def _compute(self) -> Result:
-        return regression_result(self._arrays["moments"], self._arrays["sums"], self.n)
+    def _compute(self, ci=None) -> Result:
+        st = self._arrays
+        r = regression_result(st["moments"], st["sums"], self.n)
+        if ci is None:
+            return r
+        if st["squares_rows"][0] != st["n"][0]:
+            raise ValueError(
+                f"{st['n'][0] - st['squares_rows'][0]} rows of this state have no second moments, "
+                "which the intervals need (the state was saved before they were kept, or they "
+                "overflow float64); fold those rows again to get intervals"
+            )
+        total = float(compensated.value(st["moments"][0], st["moments"][1]))
+        sse, sae, sape = (float(v) for v in compensated.values(st["sums"]))
+        s4, sape2, wsq = (float(v) for v in compensated.values(st["squares"]))
+        found = {
+            "mse": mean_interval(total, sse, s4, wsq, ci),
+            "mae": mean_interval(total, sae, sse, wsq, ci),
+            "mape": mean_interval(total, sape, sape2, wsq, ci),
+        }
+        lo, hi = found["mse"]
+        found["rmse"] = (math.sqrt(lo), math.sqrt(hi))
+        out = {}
+        for k, v in r.items():
+            out[k] = v
+            if k in found:
+                out[f"{k}_ci_lower"], out[f"{k}_ci_upper"] = (float(b) for b in found[k])
+        return RegressionResult(r.kind, out, {"ci": ci})
 
 
 # ------------------------------------------------------------------ one-shot

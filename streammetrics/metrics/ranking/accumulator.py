@@ -11,11 +11,14 @@ items with a certified interval), fed through a buffer of pending rows
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
 from ..._kernels import rank as K
+from ..._kernels import compensated
+from ..._kernels.intervals import class_squares, delong_sums_about
 from ..._protocol.base import Accumulator
 from ..._protocol.errors import NoObservationsError
 from ..._protocol.inputs import Finite, Labels01, convert, raise_rejected
@@ -24,6 +27,7 @@ from ..._protocol.state import Field, count_total, empty_state
 from .bounded import Bounded
 from .curves import RankResult, average_precision_of, curve_from_points, pr, roc
 from ..binary import BinaryResult
+from ..intervals import z_of
 from .exact import INT64_LIMIT, Exact, auc_of_run, run_of_sorted, sorted_run
 from .operating import OperatingPoints
 from .pending import Pending
@@ -221,6 +225,42 @@ class RankAUC(Accumulator):
         Bounds on the exact AUC: equal to ``auc`` while the state is exact.
     n : int
         Rows folded in, zero-weight rows included.
+    auc_ci_lower, auc_ci_upper, auc_se : float
+        With ``finalize(ci=level)`` only: DeLong's confidence interval and
+        standard error, described below.
+
+    Confidence interval (``finalize(ci=0.95)``)
+    -------------------------------------------
+    DeLong, DeLong and Clarke-Pearson (1988): with ``P`` and ``N`` the
+    positive and negative mass, the placement value of a positive ``i`` is
+    its share of negatives below it, ``V10_i = sum_j v_j psi(s_i, s_j) / N``,
+    and of a negative ``j`` the share of positives above it,
+    ``V01_j = sum_i w_i psi(s_i, s_j) / P`` (``psi`` is 1 for a concordant
+    pair, 1/2 for a tie, 0 otherwise; ``w``, ``v`` the rows' weights, 1
+    without weights), so ``auc = sum_i w_i V10_i / P``. The variance is
+
+        ``se**2 = sum_i w_i (V10_i - auc)**2 / (P (m - 1))
+        + sum_j v_j (V01_j - auc)**2 / (N (k - 1))``
+
+    where ``m`` and ``k`` are the class sizes: the row counts without
+    weights (DeLong's ``S10 / m + S01 / k``), and with weights Kish's
+    effective sizes ``m = P**2 / sum_i w_i**2``, ``k = N**2 / sum_j v_j**2``
+    (so scaling every weight changes nothing, and equal weights give the
+    unweighted interval). All rows at one distinct score share their
+    placement value, so the sums are read from the state's points in
+    O(distinct scores), and merged states give the interval of all their
+    rows. The interval is ``auc -/+ z se`` (``z`` the normal quantile of
+    the level), clipped to [0, 1]. With at most one positive or one negative
+    (in effective size) the variance is undefined: ``auc_se`` is NaN and
+    the interval [0, 1].
+
+    With ``max_bins`` the placement values are those of the binned points
+    (a bin at its lower edge, as in the curves), and the interval is
+    widened by the certified bounds: ``[auc_lower - z se, auc_upper + z se]``.
+    The two coincide with the exact ones while the state is exact.
+    Weighted intervals need each class's sum of squared weights, kept since
+    it was added to the state; a weighted state saved before refuses
+    ``ci`` with a ``ValueError`` (its scores still load).
 
     The result also gives ``roc_curve()``, ``pr_curve()`` and
     ``average_precision()`` of the state it was read from, as this accumulator
@@ -254,6 +294,17 @@ class RankAUC(Accumulator):
     (True, True)
     >>> sum(a.nbytes for a in bounded.state_dict().values()) < 100_000
     True
+
+    A 95 % confidence interval (DeLong), which merges like the AUC:
+
+    >>> r = (shard_a + shard_b).finalize(ci=0.95)
+    >>> abs(r.auc_se - (5 / 144) ** 0.5) < 1e-15  # S10 / 4 + S01 / 3 = (1/9) / 4 + (1/48) / 3
+    True
+    >>> round(r.auc_ci_lower, 6), r.auc_ci_upper
+    (0.468116, 1.0)
+    >>> e = exact.finalize(ci=0.95)
+    >>> bool(e.auc_ci_lower < e.auc < e.auc_ci_upper), round(e.auc_se, 5)
+    (True, 0.00047)
     """
 
     inputs = (Labels01("y", onehot=True), Finite("s", "scores"))
@@ -266,8 +317,12 @@ class RankAUC(Accumulator):
               doc="positives, negatives (no weights)"),
         Field("weights", np.float64, (2, None), merge="custom", doc="positive, negative weights"),
         Field("pairs", np.float64, (2, None), merge="custom", doc="bins' known and unknown pairs"),
+        Field("wsq", np.float64, (2, 2), merge="custom", nonneg=False, optional=True,
+              doc="squared weights of positives, negatives (pairs; once weights were seen)"),
+        Field("wsq_rows", np.int64, (1,), merge="custom", optional=True, doc="rows counted in wsq"),
     )
     headline = ("auc",)
+    intervals = True
 
     #: a new buffer is made as large as the limit at once for a batch of this many rows
     _PREALLOCATE_BATCH = 1 << 16
@@ -278,6 +333,11 @@ class RankAUC(Accumulator):
         self._strategy = self._new_strategy(weighted=False)
         self._pending: Pending | None = None
         self._ops = None  # the operating points of the current state, once asked for
+        # once weights were seen: each class's sum of squared weights (compensated
+        # pairs) and the rows it counts (all rows, unless a part came from a state
+        # saved before these sums were kept)
+        self._wsq = np.zeros((2, 2))
+        self._wsq_rows = 0
 
     def _new_strategy(self, weighted: bool):
         """The empty state: every distinct score, or at most ``2 max_bins`` items."""
@@ -311,10 +371,31 @@ class RankAUC(Accumulator):
         self._ops = None
         if self._strategy.weighted and w.shape[0] == 0:
             w = np.ones(n)
+        before = None
+        if w.shape[0] and not self._strategy.weighted:
+            before = self._unweighted_masses()  # the rows so far, each of weight 1
         status = self._append(y, s, w)
         if not status:
+            if before is not None:
+                self._add_squares(before, self._n)
+            if w.shape[0]:
+                class_squares(y, w, self._wsq)
+                self._wsq_rows += n
             self._n += n
         return status
+
+    def _unweighted_masses(self):
+        """``[positives, negatives]`` of an unweighted state, pending rows included."""
+        out = self._strategy.masses()
+        buf = self._pending
+        if buf is not None:
+            out += (buf.front, buf.keys.shape[0] - buf.back)
+        return out
+
+    def _add_squares(self, squares, rows: int) -> None:
+        """Count ``rows`` more rows whose squared weights per class are ``squares``."""
+        compensated.merge(self._wsq, np.array([[squares[0], 0.0], [squares[1], 0.0]]))
+        self._wsq_rows += int(rows)
 
     def _append(self, y, s, w) -> int:
         """Append one batch (``w`` empty without weights) to the pending rows;
@@ -375,6 +456,9 @@ class RankAUC(Accumulator):
         st["n"][0] = self._n
         st["weighted"][0] = int(self._strategy.weighted)
         self._strategy.export(self._pending, st)
+        if self._strategy.weighted:
+            st["wsq"][:] = self._wsq
+            st["wsq_rows"][0] = self._wsq_rows
         return st
 
     def _load(self, state):
@@ -384,12 +468,22 @@ class RankAUC(Accumulator):
         self._strategy.load(state)
         self._pending = None
         self._ops = None
+        self._wsq = state["wsq"].copy() if weighted else np.zeros((2, 2))
+        self._wsq_rows = int(state["wsq_rows"][0]) if weighted else 0
 
     def _merge_state(self, other):
         self._ops = None
-        if other["weighted"][0] and not self._strategy.weighted:
+        theirs = bool(other["weighted"][0])
+        if theirs and not self._strategy.weighted:
             self._flush()
+            self._add_squares(self._strategy.masses(), self._n)
             self._strategy.to_float()
+        if self._strategy.weighted:
+            if theirs:
+                compensated.merge(self._wsq, other["wsq"])
+                self._wsq_rows += int(other["wsq_rows"][0])
+            else:  # unweighted rows: each squared weight is 1
+                self._add_squares(other["counts"].sum(axis=1).astype(np.float64), int(other["n"][0]))
         self._strategy.add(other)
         self._n += int(other["n"][0])
 
@@ -398,27 +492,42 @@ class RankAUC(Accumulator):
         out._n = self._n
         out._strategy = self._strategy.clone()
         out._pending = None if self._pending is None else self._pending.clone()
+        out._wsq = self._wsq.copy()
+        out._wsq_rows = self._wsq_rows
         return out
 
     def _check_state(self, state):
         _check_rank_state(state, self.max_bins)
 
     # ---------------------------------------------------------------- results
-    def _compute(self) -> RankResult:
+    def _compute(self, ci=None) -> RankResult:
         value, lower, upper, n_pos, n_neg, points = self._strategy.result(self._pending, self._n)
-        return RankResult(
-            "AUCScores",
-            {
-                "auc": float(value),
-                "n_pos": n_pos,
-                "n_neg": n_neg,
-                "auc_lower": float(lower),
-                "auc_upper": float(upper),
-                "n": self._n,
-            },
-            {"weighted": self._strategy.weighted, "max_bins": self.max_bins},
-            points,
-        )
+        values = {"auc": float(value)}
+        meta = {"weighted": self._strategy.weighted, "max_bins": self.max_bins}
+        if ci is not None:
+            run = points() if callable(points) else points
+            squares = self._class_squares() if self._strategy.weighted else None
+            values.update(delong_interval(run[1], float(lower), float(upper), ci, squares,
+                                          float(value)))
+            meta["ci"] = ci
+        values.update({
+            "n_pos": n_pos,
+            "n_neg": n_neg,
+            "auc_lower": float(lower),
+            "auc_upper": float(upper),
+            "n": self._n,
+        })
+        return RankResult("AUCScores", values, meta, points)
+
+    def _class_squares(self):
+        """Each class's sum of squared weights; ``ValueError`` when some rows' are unknown."""
+        if self._wsq_rows != self._n:
+            raise ValueError(
+                f"{self._n - self._wsq_rows} weighted rows of this state were saved without their "
+                "squared weights, which the AUC's interval needs for weighted rows (Kish's "
+                "effective sample size); fold those rows again to get intervals"
+            )
+        return compensated.values(self._wsq)
 
     def _points(self):
         """Distinct scores and their masses (a bin counts as its lower edge); no change."""
@@ -593,6 +702,39 @@ class RankAUC(Accumulator):
         return self._operating().partial_auc(max_fpr, mcclish)
 
 
+def delong_interval(ab, lower: float, upper: float, level: float, squares=None,
+                    centre: float = 0.5) -> dict:
+    """``auc_ci_lower``, ``auc_ci_upper`` and ``auc_se`` from the points ``ab`` of a
+    rank state (scores increasing; ``ab[0]`` positive, ``ab[1]`` negative mass)
+    and, for weighted rows, each class's sum of squared weights ``squares``.
+
+    The variance is DeLong's from the placement values of the points
+    (:func:`~streammetrics._kernels.intervals.delong_sums`; ``centre``, the
+    AUC when known, only steadies the sums):
+    ``ss_pos / (P (m - 1)) + ss_neg / (N (k - 1))``, with ``P``, ``N`` the
+    class masses and ``m``, ``k`` the classes' sizes: their row counts, or
+    with weights Kish's effective sizes ``P**2 / sum w**2`` and
+    ``N**2 / sum v**2``. The interval is ``[lower - z se, upper + z se]``
+    clipped to [0, 1], ``z`` the normal quantile of the level
+    (``lower == upper == auc`` for an exact state). With a class of
+    effective size at most 1 the variance is undefined: ``auc_se`` is NaN
+    and the interval [0, 1].
+    """
+    _, total_pos, total_neg, ss_pos, ss_neg = delong_sums_about(ab, float(centre))
+    if squares is None:
+        m, k = total_pos, total_neg
+    else:
+        m = total_pos * total_pos / squares[0] if squares[0] > 0 else 0.0
+        k = total_neg * total_neg / squares[1] if squares[1] > 0 else 0.0
+    if not (m > 1.0 and k > 1.0):
+        return {"auc_ci_lower": 0.0, "auc_ci_upper": 1.0, "auc_se": float("nan")}
+    var = ss_pos / (total_pos * (m - 1.0)) + ss_neg / (total_neg * (k - 1.0))
+    se = math.sqrt(max(var, 0.0))
+    half = z_of(level) * se
+    return {"auc_ci_lower": max(lower - half, 0.0), "auc_ci_upper": min(upper + half, 1.0),
+            "auc_se": se}
+
+
 def _check_rank_state(state, max_bins):
     """The invariants of a saved rank state (exact when ``max_bins`` is None)."""
     n = int(state["n"][0])
@@ -619,6 +761,10 @@ def _check_rank_state(state, max_bins):
             raise ValueError("an entry holds no observation")
         if not weighted and (np.any(ab > n) or count_total(ab) != n):
             raise ValueError("the counts do not add up to the observation count")
+    if state["wsq_rows"][0] > n:
+        raise ValueError("more rows counted in 'wsq' than observations")
+    if np.any(compensated.values(state["wsq"]) < 0):
+        raise ValueError("entry 'wsq' holds negative sums")
     if max_bins is None:
         if hi.shape != (0,) or pairs.shape != (2, 0):
             raise ValueError("an exact state holds no bins ('hi', 'pairs' must be empty)")

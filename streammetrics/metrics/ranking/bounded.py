@@ -115,6 +115,10 @@ class Bounded:
             self.items = (lo, hi, ab.astype(np.float64), cw)
         self.weighted = True
 
+    def masses(self):
+        """``[positive, negative]`` mass of the items (pending rows not included)."""
+        return np.zeros(2) if self.items is None else self.items[2].sum(axis=1).astype(np.float64)
+
     def compact(self) -> None:
         """Bins are compacted as they are formed: nothing to do."""
 

@@ -54,7 +54,9 @@ class RankResult(Result):
     """The AUC of a rank state, with its curves.
 
     Fields: ``auc``, ``n_pos``, ``n_neg``, ``auc_lower``, ``auc_upper``
-    (equal to ``auc`` while the state is exact) and ``n``. :meth:`roc_curve`,
+    (equal to ``auc`` while the state is exact) and ``n``; with
+    ``finalize(ci=...)`` also ``auc_ci_lower``, ``auc_ci_upper`` and
+    ``auc_se`` (DeLong). :meth:`roc_curve`,
     :meth:`pr_curve` and :meth:`average_precision` read the points the state
     held when it was finalized (a result that was pickled has no points).
     """

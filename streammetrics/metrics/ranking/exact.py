@@ -132,6 +132,13 @@ class Exact:
                               [(s, ab.astype(np.float64)) for s, ab in self.stack])
         self.weighted = True
 
+    def masses(self):
+        """``[positive, negative]`` mass of the runs (pending rows not included)."""
+        out = np.zeros(2)
+        for _, ab in self.stack:
+            out += ab.sum(axis=1)
+        return out
+
     def compact(self) -> None:
         """Merge the runs into one."""
         self.stack.collapse()
