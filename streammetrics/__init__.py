@@ -68,6 +68,7 @@ from .metrics.ranking import RankAUC, auc, average_precision, partial_auc, pr_cu
 from .metrics.regression import RegressionErrors, mae, mape, mse, r2, rmse
 from .metrics.silhouette import silhouette, silhouette_samples, silhouette_score, silhouettes
 from .report import EvaluationReport
+from .sliced import Sliced, SlicedResult
 
 __version__ = "0.1.0"
 
@@ -91,6 +92,8 @@ __all__ = [
     "RegressionErrors",
     "Result",
     "SettingsMismatchError",
+    "Sliced",
+    "SlicedResult",
     "StateFileError",
     "accuracy",
     "actual",
