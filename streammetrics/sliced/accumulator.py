@@ -52,6 +52,11 @@ class _Slices:
         self.overall, self.keys, self.columns, self.names, self.accs = overall, keys, columns, names, accs
 
 
+def _by(names) -> str:
+    """The ``by`` argument as messages name it, with its columns' names."""
+    return "by" if tuple(names) == ("by",) else f"by ({', '.join(names)})"
+
+
 def _check_max_slices(m) -> int:
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
         raise TypeError(f"max_slices must be an integer, got {type(m).__name__}")
@@ -160,6 +165,7 @@ class Sliced(Accumulator):
         self._overall = self._template.copy()
         self._ids: dict = {}  # internal key -> slice id
         self._keys: list = []  # slice id -> internal key
+        self._public: dict = {}  # public key -> internal key (True == 1 in a dict)
         self._columns = None  # the number of key columns, once known
         self._names = None
         if self._tables_spec is not None:
@@ -258,6 +264,7 @@ class Sliced(Accumulator):
             self._check_columns(len(keys.names), keys.names)
             new = [k for k in keys.keys if k not in self._ids]
             self._check_room(len(new), keys.names)
+            self._check_distinct(new, keys.names)
             self._add_keys(new, keys.names)
             glob = np.fromiter((self._ids[k] for k in keys.keys), np.int64, len(keys.keys))
             self._overall.fold(tb)
@@ -274,9 +281,21 @@ class Sliced(Accumulator):
         total = len(self._keys) + new
         if total > self.max_slices:
             raise ValueError(
-                f"by ({', '.join(names)}): {total:,} distinct slice keys seen, more than "
+                f"{_by(names)}: {total:,} distinct slice keys seen, more than "
                 f"max_slices={self.max_slices:,}; nothing was folded in (pass a larger max_slices, "
                 "or slice by a column with fewer distinct values)")
+
+    def _check_distinct(self, new: list, names) -> None:
+        """New keys must differ from the others as Python keys too (``True == 1``)."""
+        seen: dict = {}
+        for k in new:
+            p = K.public(k)
+            other = self._public.get(p, seen.get(p))
+            if other is not None and other != k:
+                raise ValueError(
+                    f"{_by(names)}: the keys {K.public(other)!r} and {p!r} are of different kinds "
+                    "but equal as Python keys (True == 1): give one column one kind of key")
+            seen[p] = k
 
     def _add_keys(self, new: list, names) -> None:
         if self._columns is None:
@@ -287,6 +306,7 @@ class Sliced(Accumulator):
         start = len(self._keys)
         for i, k in enumerate(new):
             self._ids[k] = start + i
+            self._public[K.public(k)] = k
         self._keys.extend(new)
         total = len(self._keys)
         if self._tables is not None:
@@ -331,6 +351,7 @@ class Sliced(Accumulator):
             self._check_columns(other._columns, other._names)
             new = [k for k in other._keys if k not in self._ids]
             self._check_room(len(new), other._names)
+            self._check_distinct(new, other._names)
             self._add_keys(new, other._names)
             idx = np.fromiter((self._ids[k] for k in other._keys), np.int64, len(other._keys))
             self._overall.merge(other._overall)
@@ -431,6 +452,8 @@ class Sliced(Accumulator):
             raise StateFileError(f"{len(keys)} slices, more than max_slices={self.max_slices}")
         if keys != sorted(keys):
             raise StateFileError("the slice keys are not in key order")
+        if len({K.public(k) for k in keys}) != len(keys):
+            raise StateFileError("two slice keys are equal as Python keys (True and 1)")
         overall = self._template.copy()
         try:
             overall.load_state_dict({k: state[f"overall.{k}"] for k in self._empty_state_shapes})
@@ -487,6 +510,7 @@ class Sliced(Accumulator):
         out._overall = self._overall.copy()
         out._ids = dict(self._ids)
         out._keys = list(self._keys)
+        out._public = dict(self._public)
         out._columns, out._names = self._columns, self._names
         if self._tables is not None:
             out._tables = {k: t.copy() for k, t in self._tables.items()}
