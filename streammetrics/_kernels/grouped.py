@@ -52,22 +52,37 @@ def _add_pair(pairs, g, k, x):
     pairs[g, k, 1] = c
 
 
+@inline
+def _commit_counts(tab, glob, rows, counts):
+    """Add a batch's per-slice cell counts ``tab[j]`` into ``counts[glob[j]]``."""
+    for j in range(glob.shape[0]):
+        g = glob[j]
+        total = 0
+        for k in range(4):
+            counts[g, k] += tab[j, k]
+            total += tab[j, k]
+        rows[g, 0] += total
+
+
 @kernel
 def group_count_labels(y, p, local, glob, rows, counts):
-    """Unweighted 0/1 labels and predictions into ``counts[g]`` (``int64[G, 4]``)."""
+    """Unweighted 0/1 labels and predictions into ``counts[g]`` (``int64[G, 4]``).
+
+    The batch is counted in a table of its own slices first (small, in cache,
+    no indirection per row), then added to the state's rows."""
+    tab = np.zeros((glob.shape[0], 4), np.int64)
     for i in range(y.shape[0]):
-        g = glob[local[i]]
-        counts[g, _cell(y[i] == 1, p[i] == 1)] += 1
-        rows[g, 0] += 1
+        tab[local[i], _cell(y[i] == 1, p[i] == 1)] += 1
+    _commit_counts(tab, glob, rows, counts)
 
 
 @kernel
 def group_count_scores(y, s, threshold, local, glob, rows, counts):
     """Unweighted labels and scores cut at ``threshold`` into ``counts[g]``."""
+    tab = np.zeros((glob.shape[0], 4), np.int64)
     for i in range(y.shape[0]):
-        g = glob[local[i]]
-        counts[g, _cell(y[i] == 1, s[i] >= threshold)] += 1
-        rows[g, 0] += 1
+        tab[local[i], _cell(y[i] == 1, s[i] >= threshold)] += 1
+    _commit_counts(tab, glob, rows, counts)
 
 
 @kernel

@@ -379,9 +379,11 @@ class Sliced(Accumulator):
             return self._tables_spec.state_of(self._tables, g)
         return self._accs[g]._state
 
-    def _slice_acc(self, g: int) -> Accumulator:
+    def _slice_acc(self, g: int, into: Accumulator | None = None) -> Accumulator:
+        """Slice ``g``'s accumulator; a table's row is loaded into ``into`` when given
+        (one object read slice after slice: its results keep no state array)."""
         if self._tables is not None:
-            acc = self._template._empty_like()
+            acc = self._template._empty_like() if into is None else into
             acc._load(self._tables_spec.state_of(self._tables, g))
             return acc
         return self._accs[g]
@@ -528,9 +530,10 @@ class Sliced(Accumulator):
     def _compute(self) -> SlicedResult:
         overall = self._overall.finalize()
         slices, rows = {}, {}
+        reader = self._template._empty_like() if self._tables is not None else None
         for g in self._order():
             key = K.public(self._keys[g])
-            acc = self._slice_acc(g)
+            acc = self._slice_acc(g, reader)
             try:
                 slices[key] = acc.finalize()
             except ValueError:  # e.g. weights summing to zero: no score is defined

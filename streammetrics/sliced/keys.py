@@ -174,15 +174,17 @@ def _canonical(v, name: str, codes: np.ndarray, j: int):
                     f"finite floats or null, not {type(v).__name__}")
 
 
-def _finish(codes: np.ndarray, raw: list, name: str):
+def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True):
     """Canonical keys for the raw distinct values ``raw`` (``codes`` index them,
-    -1 for a null); distinct raw values with one key (1 and 1.0) are joined."""
+    -1 for a null, only where ``nulls``); distinct raw values with one key (1 and
+    1.0) are joined. Codes that already follow the keys' order are kept as they are."""
     keys: dict = {}
     remap = np.zeros(len(raw) + 1, np.int64)
     for j, v in enumerate(raw):
         t = tag(_canonical(v, name, codes, j))
         remap[j] = keys.setdefault(t, len(keys))
-    if codes.size and (codes < 0).any():
+    has_null = bool(nulls and codes.size and (codes < 0).any())
+    if has_null:
         remap[len(raw)] = keys.setdefault(NULL, len(keys))
     if not keys:
         return np.empty(0, np.int64), []
@@ -190,7 +192,10 @@ def _finish(codes: np.ndarray, raw: list, name: str):
     rank = np.empty(len(keys), np.int64)
     for r, t in enumerate(ordered):
         rank[keys[t]] = r
-    out = rank[remap][codes]  # a code of -1 picks the last entry: the null's
+    table = rank[remap]
+    if not has_null and len(keys) == len(raw) and np.array_equal(table[:-1], np.arange(len(raw))):
+        return codes, ordered  # integers, strings: coded in ascending order already
+    out = table[codes]  # a code of -1 picks the last entry: the null's
     return out, ordered
 
 
@@ -256,13 +261,13 @@ def _encode_values(arr: np.ndarray, name: str):
     kind = arr.dtype.kind
     if kind == "b":
         codes, values = _unique_ints(arr.astype(np.int64))
-        return _finish(codes, [bool(v) for v in values], name)
+        return _finish(codes, [bool(v) for v in values], name, nulls=False)
     if kind in "iu":
         if kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > np.iinfo(np.int64).max:
             values, codes = np.unique(arr, return_inverse=True)
-            return _finish(codes.reshape(-1).astype(np.int64), [int(v) for v in values], name)
+            return _finish(codes.reshape(-1).astype(np.int64), [int(v) for v in values], name, nulls=False)
         codes, values = _unique_ints(np.ascontiguousarray(arr, dtype=np.int64))
-        return _finish(codes, values.tolist(), name)
+        return _finish(codes, values.tolist(), name, nulls=False)
     if kind == "f":
         a = np.ascontiguousarray(arr, dtype=np.float64)
         nan = np.isnan(a)
@@ -276,7 +281,7 @@ def _encode_values(arr: np.ndarray, name: str):
         return _finish(codes, values.tolist(), name)
     if kind in "US":
         values, codes = np.unique(arr, return_inverse=True)
-        return _finish(codes.reshape(-1).astype(np.int64, copy=False), values.tolist(), name)
+        return _finish(codes.reshape(-1).astype(np.int64, copy=False), values.tolist(), name, nulls=False)
     # objects: hashed once each (pandas when present, else a dict)
     try:
         import pandas  # noqa: F401
