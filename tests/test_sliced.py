@@ -269,6 +269,12 @@ def test_max_slices_is_a_clear_error_that_changes_nothing():
     with pytest.raises(ValueError, match=r"by \(user_id\): 4 distinct"):
         acc.update([1, 0], [1, 0], by=s)
     assert_state_unchanged(acc, snap)
+    many = np.arange(1000)
+    with pytest.raises(ValueError, match=r"by: 1,000 distinct slice keys in this batch alone, more than max_slices=3"):
+        acc.update(many % 2, many % 2, by=many)
+    with pytest.raises(ValueError, match=r"by \(by\[0\], by\[1\]\): 4 distinct slice keys in this batch"):
+        acc.update([1, 0, 1, 1], [1, 0, 1, 1], by=([1, 1, 2, 2], ["a", "b", "a", "b"]))
+    assert_state_unchanged(acc, snap)
     acc.update([1], [1], by=[3])  # the third slice still fits
     other = sm.Sliced(sm.BinaryConfusion(), max_slices=3).update([1], [1], by=[9])
     snap = state_snapshot(acc)

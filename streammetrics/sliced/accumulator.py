@@ -222,7 +222,7 @@ class Sliced(Accumulator):
         """
         arrays, by = self._split(arrays, by)
         tb = self._template.prepare(*arrays, sample_weight=sample_weight)
-        keys = K.encode(by, tb.n)
+        keys = K.encode(by, tb.n, self.max_slices)
         return Batch(InputTuple((*tb.inputs, self.inputs[-1])), (*tb.arrays, _Packed(tb, keys)),
                      tb.weights, tb.n)
 

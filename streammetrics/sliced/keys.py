@@ -174,10 +174,24 @@ def _canonical(v, name: str, codes: np.ndarray, j: int):
                     f"finite floats or null, not {type(v).__name__}")
 
 
-def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True):
+class TooManyKeys(ValueError):
+    """A batch alone holds more distinct keys than the accumulator may keep."""
+
+
+def _limit(count: int, limit, name: str) -> None:
+    if limit is not None and count > limit:
+        raise TooManyKeys(f"{name}: {count:,} distinct slice keys in this batch alone, more than "
+                          f"max_slices={limit:,}; nothing was folded in (pass a larger max_slices, "
+                          "or slice by a column with fewer distinct values)")
+
+
+def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True, limit=None):
     """Canonical keys for the raw distinct values ``raw`` (``codes`` index them,
     -1 for a null, only where ``nulls``); distinct raw values with one key (1 and
-    1.0) are joined. Codes that already follow the keys' order are kept as they are."""
+    1.0) are joined. Codes that already follow the keys' order are kept as they are.
+    ``limit`` refuses more distinct values than that before they are read one by
+    one (given only where distinct raw values are distinct keys)."""
+    _limit(len(raw), limit, name)
     keys: dict = {}
     remap = np.zeros(len(raw) + 1, np.int64)
     for j, v in enumerate(raw):
@@ -222,7 +236,7 @@ def _pandas_codes(x, name: str):
     return codes, raw
 
 
-def _encode_column(x, name: str, n: int):
+def _encode_column(x, name: str, n: int, limit=None):
     """``(codes, internal keys)`` of one key column, its length checked against ``n``."""
     mod = type(x).__module__ or ""
     if mod.startswith("pandas"):
@@ -243,7 +257,7 @@ def _encode_column(x, name: str, n: int):
     kind = arr.dtype.kind
     if mask is not None and mask.any():
         codes = np.full(n, -1, np.int64)
-        sub_codes, keys = _encode_values(arr[~mask], name)
+        sub_codes, keys = _encode_values(arr[~mask], name, limit)
         # the null key sorts last, so it takes the code after every value's
         null = len(keys)
         codes[~mask] = sub_codes
@@ -254,19 +268,21 @@ def _encode_column(x, name: str, n: int):
     if kind not in "biufUSO":
         raise TypeError(f"{name} holds {arr.dtype} values: slice keys must be integers, booleans, "
                         "strings, finite floats or null (convert dates to strings or integers first)")
-    return _encode_values(arr, name)
+    return _encode_values(arr, name, limit)
 
 
-def _encode_values(arr: np.ndarray, name: str):
+def _encode_values(arr: np.ndarray, name: str, limit=None):
     kind = arr.dtype.kind
     if kind == "b":
         codes, values = _unique_ints(arr.astype(np.int64))
-        return _finish(codes, [bool(v) for v in values], name, nulls=False)
+        return _finish(codes, [bool(v) for v in values], name, nulls=False, limit=limit)
     if kind in "iu":
         if kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > np.iinfo(np.int64).max:
             values, codes = np.unique(arr, return_inverse=True)
-            return _finish(codes.reshape(-1).astype(np.int64), [int(v) for v in values], name, nulls=False)
+            return _finish(codes.reshape(-1).astype(np.int64), [int(v) for v in values], name,
+                           nulls=False, limit=limit)
         codes, values = _unique_ints(np.ascontiguousarray(arr, dtype=np.int64))
+        _limit(values.shape[0], limit, name)
         return _finish(codes, values.tolist(), name, nulls=False)
     if kind == "f":
         a = np.ascontiguousarray(arr, dtype=np.float64)
@@ -278,10 +294,11 @@ def _encode_values(arr: np.ndarray, name: str):
         else:
             values, codes = np.unique(a, return_inverse=True)
             codes = codes.reshape(-1).astype(np.int64, copy=False)
-        return _finish(codes, values.tolist(), name)
+        return _finish(codes, values.tolist(), name, limit=limit)
     if kind in "US":
         values, codes = np.unique(arr, return_inverse=True)
-        return _finish(codes.reshape(-1).astype(np.int64, copy=False), values.tolist(), name, nulls=False)
+        return _finish(codes.reshape(-1).astype(np.int64, copy=False), values.tolist(), name,
+                       nulls=False, limit=limit)
     # objects: hashed once each (pandas when present, else a dict)
     try:
         import pandas  # noqa: F401
@@ -315,11 +332,17 @@ def _check_length(m: int, name: str, n: int) -> None:
                             "slice key", name)
 
 
-def encode(by, n: int) -> BatchKeys:
-    """The slice keys of a batch of ``n`` rows (see the module docstring)."""
+def encode(by, n: int, limit: int | None = None) -> BatchKeys:
+    """The slice keys of a batch of ``n`` rows (see the module docstring).
+
+    A batch with more than ``limit`` distinct keys raises :class:`TooManyKeys`
+    (a ``ValueError``) as soon as that is known, before the keys are read one
+    by one.
+    """
     cols = columns_of(by)
-    parts = [_encode_column(c, label, n) for label, c in cols]
+    parts = [_encode_column(c, label, n, limit) for label, c in cols]
     names = tuple(_short(label) for label, _ in cols)
+    cross = "by (" + ", ".join(names) + ")"
     if len(parts) == 1:
         codes, keys = parts[0]
         return BatchKeys(codes, [(k,) for k in keys], names)
@@ -330,6 +353,7 @@ def encode(by, n: int) -> BatchKeys:
             combined *= size
             combined += c
         codes, values = _unique_ints(combined)
+        _limit(values.shape[0], limit, cross)
         digits = []
         rest = values.copy()
         for size in reversed(sizes):
@@ -340,6 +364,7 @@ def encode(by, n: int) -> BatchKeys:
         stacked = np.stack([c for c, _ in parts], axis=1)
         rows, codes = np.unique(stacked, axis=0, return_inverse=True)
         codes = codes.reshape(-1).astype(np.int64)
+        _limit(rows.shape[0], limit, cross)
         digits = [rows[:, j] for j in range(rows.shape[1])]
     keys = [tuple(parts[j][1][d] for j, d in enumerate(ds)) for ds in zip(*(d.tolist() for d in digits))]
     # the per-column codes follow each column's key order, so combined codes do too
