@@ -179,11 +179,25 @@ def _sliced_rows(n, repeat, slices=1000, sk_n=None):
 
         rows.append(row(group, "pandas groupby sums (the four counts only, no scores)",
                         median_time(pandas_counts, max(1, repeat // 2))))
+    m = sk_n or n
+    ys, ss, ks = y[:m], rng.random(m), keys[:m]
+    group_auc = f"exact AUC per slice (one accumulator per slice), {slices} slices, n={m:.0e}"
+    rows.append(row(group_auc, "streammetrics Sliced(RankAUC)", median_time(
+        lambda: sm.Sliced(sm.RankAUC()).update(ys, ss, by=ks).finalize(), max(1, repeat // 2))))
+
+    def auc_per_slice_from_python():
+        order = np.argsort(ks, kind="stable")
+        k, yy, sc = ks[order], ys[order], ss[order]
+        starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+        ends = np.r_[starts[1:], m]
+        return {int(k[a]): sm.RankAUC().update(yy[a:b], sc[a:b]).finalize() for a, b in zip(starts, ends)}
+
+    rows.append(row(group_auc, "one RankAUC per slice (sort once, update each from Python)",
+                    median_time(auc_per_slice_from_python, max(1, repeat // 2))))
     if have("pandas") and have("sklearn"):
         import pandas as pd
         from sklearn import metrics as skm
 
-        m = sk_n or n
         group_sk = f"binary confusion + scores per slice, {slices} slices, n={m:.0e}"
         ys, ps, ks = y[:m], p[:m], keys[:m]
         rows.append(row(group_sk, "streammetrics Sliced(BinaryConfusion)", median_time(

@@ -336,6 +336,9 @@ def test_pandas_columns_frames_and_masked_keys():
     r = by_frame.finalize()
     assert list(r.slices) == [("fr", 2), ("uk", 1), (None, None)] and r.rows[("uk", 1)] == 2
     assert r.by == ("country", "device") and "by country, device" in str(r)
+    frame = r.to_frame()
+    assert frame.index.names == ["country", "device"] and frame.loc[("uk", 1), "rows"] == 2
+    assert frame.loc[("fr", 2), "fp"] == 1
     masked = np.ma.masked_array([3, 4, 3, 0], mask=[0, 0, 0, 1])
     r = sm.Sliced(sm.BinaryConfusion()).update(y, p, by=masked).finalize()
     assert list(r.slices) == [3, 4, None] and r.rows[None] == 1

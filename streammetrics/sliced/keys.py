@@ -296,6 +296,13 @@ def _encode_values(arr: np.ndarray, name: str, limit=None):
             codes = codes.reshape(-1).astype(np.int64, copy=False)
         return _finish(codes, values.tolist(), name, limit=limit)
     if kind in "US":
+        try:  # hashing (pandas) is faster than numpy's sort of fixed-width strings
+            import pandas  # noqa: F401
+
+            codes, raw = _pandas_codes(arr.astype(object), name)
+            return _finish(codes, raw, name, nulls=False, limit=limit)
+        except ImportError:  # pragma: no cover - pandas is optional
+            pass
         values, codes = np.unique(arr, return_inverse=True)
         return _finish(codes.reshape(-1).astype(np.int64, copy=False), values.tolist(), name,
                        nulls=False, limit=limit)

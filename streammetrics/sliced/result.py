@@ -136,6 +136,27 @@ class SlicedResult(Result):
         }
         return json.dumps(doc, indent=indent, allow_nan=False)
 
+    def to_frame(self):
+        """A pandas ``DataFrame`` (needs pandas): one row per slice, indexed by the
+        key (a MultiIndex for a cross), with its ``rows`` and every scalar score."""
+        import pandas as pd
+
+        keys = list(self._slices)
+        fields: list = []
+        for r in self._slices.values():
+            if r is not None:
+                fields = [k for k, v in r.items() if k != "n" and isinstance(v, (int, float, np.number))
+                          and not isinstance(v, (bool, np.bool_))]
+                break
+        data = {"rows": [self._rows[k] for k in keys]}
+        for f in fields:
+            data[f] = [np.nan if r is None else r[f] for r in self._slices.values()]
+        if len(self._names) > 1:
+            index = pd.MultiIndex.from_tuples(keys, names=list(self._names))
+        else:
+            index = pd.Index(keys, name=self._names[0] if self._names else "by", dtype=object)
+        return pd.DataFrame(data, index=index)
+
     def section(self, ctx: RenderContext, names=None) -> list[str]:
         return self._table()
 
