@@ -94,7 +94,7 @@ class Sliced(Accumulator):
     Returns (``finalize()``)
     ------------------------
     A :class:`SlicedResult`: ``.overall``, ``.slices`` (key -> result, in key
-    order), ``.rows``; as a mapping ``n``, ``n_slices``, ``slice_n`` and each
+    order: booleans, then numbers, then strings, the null key last), ``.rows``; as a mapping ``n``, ``n_slices``, ``slice_n`` and each
     headline score overall (``f1``) and per slice (``slice_f1``); ``str(r)``
     is a table of the slices, ``r.to_json()`` every slice's full result.
 
