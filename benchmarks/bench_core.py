@@ -233,6 +233,10 @@ def _latency_rows(batch=256):
     rows.append(row(group, "streammetrics ProbabilityScores.update", per_call_time(lambda: pacc.update(y, p))))
     racc = sm.RegressionErrors()
     rows.append(row(group, "streammetrics RegressionErrors.update", per_call_time(lambda: racc.update(yr, p))))
+    sacc = sm.Sliced(sm.BinaryConfusion(threshold=0.5))
+    skeys = rng.integers(0, 8, batch)
+    rows.append(row(group, "streammetrics Sliced(BinaryConfusion(threshold)).update, 8 slices",
+                    per_call_time(lambda: sacc.update(y, p, by=skeys), calls=500)))
     from streammetrics._kernels.binary import binary_update_scores
 
     counts, wsums, e, seen = np.zeros(4, np.int64), np.zeros((4, 2)), np.empty(0), np.zeros(1, np.int64)

@@ -235,6 +235,8 @@ def test_rich_keys_sort_and_render():
     assert "(null)" in text and "(all)" in text and text.count("\n") == 9
     doc = json.loads(r.to_json())
     assert [s["key"] for s in doc["slices"]] == [list(k) for k in r.slices]
+    page = r._repr_html_()
+    assert page.count("<tr>") == 7 and "ü&quot;x" in page
     assert doc["slices"][0]["result"]["auc"] == r.slices[("b", 2)].auc
 
 

@@ -36,11 +36,12 @@ class SliceKeys(Input):
 class _Packed:
     """The last entry of a sliced batch: the template's batch and the keys."""
 
-    __slots__ = ("batch", "keys")
+    __slots__ = ("batch", "keys", "template")
 
-    def __init__(self, batch: Batch, keys: K.BatchKeys):
+    def __init__(self, batch: Batch, keys: K.BatchKeys, template):
         self.batch = batch
         self.keys = keys
+        self.template = template  # the accumulator whose prepare checked the batch
 
 
 class _Slices:
@@ -158,7 +159,8 @@ class Sliced(Accumulator):
         self.takes_weights = self._template.takes_weights
         self.inputs = (*self._template.inputs, SliceKeys("by"))
         self.headline = tuple(self._template.headline)
-        self._empty_state_shapes = {k: v for k, v in self._template.copy().reset()._state.items()}
+        # the template's empty state: its fields' names, dtypes and dimensions
+        self._template_fields = dict(self._template.copy().reset()._state)
         self._init_slices()
 
     def _init_slices(self) -> None:
@@ -223,7 +225,7 @@ class Sliced(Accumulator):
         arrays, by = self._split(arrays, by)
         tb = self._template.prepare(*arrays, sample_weight=sample_weight)
         keys = K.encode(by, tb.n, self.max_slices)
-        return Batch(InputTuple((*tb.inputs, self.inputs[-1])), (*tb.arrays, _Packed(tb, keys)),
+        return Batch(InputTuple((*tb.inputs, self.inputs[-1])), (*tb.arrays, _Packed(tb, keys, self._template)),
                      tb.weights, tb.n)
 
     def update(self, *arrays, sample_weight=None, by=None):
@@ -254,7 +256,7 @@ class Sliced(Accumulator):
         if not isinstance(packed, _Packed):
             raise TypeError("fold() takes a Batch from Sliced.prepare()")
         tb, keys = packed.batch, packed.keys
-        if not self._covers(tb):
+        if packed.template is not self._template and not self._covers(tb):
             raise TypeError("this batch was prepared for another template")
         if tb.weighted and not self.takes_weights:
             raise NoWeightsError(type(self._template).__name__)
@@ -406,7 +408,7 @@ class Sliced(Accumulator):
         for k, v in self._overall._state.items():
             state[f"overall.{k}"] = v
         parts = [self._slice_state(g) for g in order]
-        for k, empty in self._empty_state_shapes.items():
+        for k, empty in self._template_fields.items():
             arrays = [p[k] for p in parts]
             state[f"slices.{k}"] = (np.concatenate([a.reshape(-1) for a in arrays]) if arrays
                                     else np.zeros(0, empty.dtype))
@@ -418,7 +420,7 @@ class Sliced(Accumulator):
         """Parse and check a state (untrusted): a :class:`_Slices`, or ``StateFileError``."""
         if not isinstance(state, dict):
             raise StateFileError(f"a state must be a dict of arrays, got {type(state).__name__}")
-        fields = set(self._empty_state_shapes)
+        fields = set(self._template_fields)
         expected = {"n", _KEYS} | {f"overall.{k}" for k in fields} | {f"slices.{k}" for k in fields} | {
             f"slices.{k}#shape" for k in fields}
         if set(state) != expected:
@@ -458,12 +460,12 @@ class Sliced(Accumulator):
             raise StateFileError("two slice keys are equal as Python keys (True and 1)")
         overall = self._template.copy()
         try:
-            overall.load_state_dict({k: state[f"overall.{k}"] for k in self._empty_state_shapes})
+            overall.load_state_dict({k: state[f"overall.{k}"] for k in self._template_fields})
         except ValueError as exc:
             raise StateFileError(f"overall: {exc}") from None
         g = len(keys)
         cuts = {}
-        for k, empty in self._empty_state_shapes.items():
+        for k, empty in self._template_fields.items():
             flat, shapes = state[f"slices.{k}"], state[f"slices.{k}#shape"]
             if shapes.dtype != np.int64 or shapes.shape != (g, empty.ndim) or (shapes < 0).any():
                 raise StateFileError(f"entry 'slices.{k}#shape' must be {g} x {empty.ndim} sizes")

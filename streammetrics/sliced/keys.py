@@ -275,7 +275,7 @@ def _encode_values(arr: np.ndarray, name: str, limit=None):
     kind = arr.dtype.kind
     if kind == "b":
         codes, values = _unique_ints(arr.astype(np.int64))
-        return _finish(codes, [bool(v) for v in values], name, nulls=False, limit=limit)
+        return codes, [(0, v) for v in values.astype(bool).tolist()]  # ascending already
     if kind in "iu":
         if kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > np.iinfo(np.int64).max:
             values, codes = np.unique(arr, return_inverse=True)
@@ -283,7 +283,7 @@ def _encode_values(arr: np.ndarray, name: str, limit=None):
                            nulls=False, limit=limit)
         codes, values = _unique_ints(np.ascontiguousarray(arr, dtype=np.int64))
         _limit(values.shape[0], limit, name)
-        return _finish(codes, values.tolist(), name, nulls=False)
+        return codes, [(1, v) for v in values.tolist()]  # ascending already, each its own key
     if kind == "f":
         a = np.ascontiguousarray(arr, dtype=np.float64)
         nan = np.isnan(a)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
 from types import MappingProxyType
@@ -156,6 +157,21 @@ class SlicedResult(Result):
         else:
             index = pd.Index(keys, name=self._names[0] if self._names else "by", dtype=object)
         return pd.DataFrame(data, index=index)
+
+    def _repr_html_(self) -> str:
+        cols = self._columns
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in (*self._names, "rows", *cols))
+        body = []
+        for k, r in self._slices.items():
+            parts = k if len(self._names) > 1 else (k,)
+            cells = [html.escape(_cell(v)) for v in parts] + [fmt_number(self._rows[k])]
+            cells += ["undefined" if r is None else html.escape(fmt_number(r[c])) for c in cols]
+            body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        total = ["(all)"] + [""] * (len(self._names) - 1) + [fmt_number(self._values["n"])]
+        total += [html.escape(fmt_number(self._overall[c])) for c in cols]
+        body.append("<tr>" + "".join(f"<th>{c}</th>" for c in total) + "</tr>")
+        return (f"<table><caption>{len(self._slices):,} slices of {fmt_number(self._values['n'])} rows"
+                f"</caption><tr>{head}</tr>{''.join(body)}</table>")
 
     def section(self, ctx: RenderContext, names=None) -> list[str]:
         return self._table()
