@@ -1,5 +1,6 @@
-"""Core scores: binary, probabilistic and regression at n = 10M, per-update
-latency of small batches, and first-use time in a fresh process.
+"""Core scores: binary, probabilistic and regression at n = 10M, binary
+confusion per slice (1000 slices), per-update latency of small batches, and
+first-use time in a fresh process.
 
 ``python -m benchmarks.bench_core [--quick]``
 """
@@ -137,6 +138,86 @@ def _regression_rows(n, repeat):
     return rows
 
 
+def _sliced_rows(n, repeat, slices=1000, sk_n=None):
+    """Binary confusion per slice: one Sliced pass against one accumulator per
+    slice driven from Python, and against pandas groupby (+ scikit-learn per
+    group, on ``sk_n`` rows when that is slow)."""
+    import streammetrics as sm
+
+    rng = np.random.default_rng(5)
+    y = rng.random(n) < 0.3
+    p = rng.random(n) < 0.4
+    keys = rng.integers(0, slices, n)
+    group = f"binary confusion per slice, {slices} slices, n={n:.0e}"
+
+    def ours():
+        return sm.Sliced(sm.BinaryConfusion()).update(y, p, by=keys).finalize()
+
+    rows = [row(group, "streammetrics Sliced(BinaryConfusion)", median_time(ours, repeat))]
+
+    def per_slice_from_python():
+        order = np.argsort(keys, kind="stable")
+        k, ys, ps = keys[order], y[order], p[order]
+        starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+        ends = np.r_[starts[1:], n]
+        return {int(k[a]): sm.BinaryConfusion().update(ys[a:b], ps[a:b]).finalize()
+                for a, b in zip(starts, ends)}
+
+    rows.append(row(group, "one BinaryConfusion per slice (sort once, update each from Python)",
+                    median_time(per_slice_from_python, max(1, repeat // 2))))
+    if have("pandas"):
+        import pandas as pd
+
+        frame = pd.DataFrame({"k": keys, "y": y, "p": p})
+
+        def pandas_counts():
+            f = frame.assign(tp=frame.y & frame.p)
+            g = f.groupby("k")[["y", "p", "tp"]].sum()
+            size = f.groupby("k").size()
+            tp = g["tp"]
+            return tp, g["p"] - tp, g["y"] - tp, size - g["y"] - g["p"] + tp
+
+        rows.append(row(group, "pandas groupby sums (the four counts only, no scores)",
+                        median_time(pandas_counts, max(1, repeat // 2))))
+    m = sk_n or n
+    ys, ss, ks = y[:m], rng.random(m), keys[:m]
+    group_auc = f"exact AUC per slice (one accumulator per slice), {slices} slices, n={m:.0e}"
+    rows.append(row(group_auc, "streammetrics Sliced(RankAUC)", median_time(
+        lambda: sm.Sliced(sm.RankAUC()).update(ys, ss, by=ks).finalize(), max(1, repeat // 2))))
+
+    def auc_per_slice_from_python():
+        order = np.argsort(ks, kind="stable")
+        k, yy, sc = ks[order], ys[order], ss[order]
+        starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+        ends = np.r_[starts[1:], m]
+        return {int(k[a]): sm.RankAUC().update(yy[a:b], sc[a:b]).finalize() for a, b in zip(starts, ends)}
+
+    rows.append(row(group_auc, "one RankAUC per slice (sort once, update each from Python)",
+                    median_time(auc_per_slice_from_python, max(1, repeat // 2))))
+    if have("pandas") and have("sklearn"):
+        import pandas as pd
+        from sklearn import metrics as skm
+
+        group_sk = f"binary confusion + scores per slice, {slices} slices, n={m:.0e}"
+        ys, ps, ks = y[:m], p[:m], keys[:m]
+        rows.append(row(group_sk, "streammetrics Sliced(BinaryConfusion)", median_time(
+            lambda: sm.Sliced(sm.BinaryConfusion()).update(ys, ps, by=ks).finalize(), repeat)))
+        frame = pd.DataFrame({"k": ks, "y": ys, "p": ps})
+
+        def sk_per_group():
+            out = {}
+            for key, part in frame.groupby("k"):
+                yy, pp = part["y"].to_numpy(), part["p"].to_numpy()
+                cm = skm.confusion_matrix(yy, pp, labels=[False, True])
+                prf = skm.precision_recall_fscore_support(yy, pp, average="binary", zero_division=0)
+                out[key] = (cm, prf, skm.matthews_corrcoef(yy, pp))
+            return out
+
+        rows.append(row(group_sk, "pandas groupby + sklearn confusion_matrix + prf + mcc per group",
+                        median_time(sk_per_group, 1, warmup=0)))
+    return rows
+
+
 def _latency_rows(batch=256):
     import streammetrics as sm
 
@@ -152,6 +233,10 @@ def _latency_rows(batch=256):
     rows.append(row(group, "streammetrics ProbabilityScores.update", per_call_time(lambda: pacc.update(y, p))))
     racc = sm.RegressionErrors()
     rows.append(row(group, "streammetrics RegressionErrors.update", per_call_time(lambda: racc.update(yr, p))))
+    sacc = sm.Sliced(sm.BinaryConfusion(threshold=0.5))
+    skeys = rng.integers(0, 8, batch)
+    rows.append(row(group, "streammetrics Sliced(BinaryConfusion(threshold)).update, 8 slices",
+                    per_call_time(lambda: sacc.update(y, p, by=skeys), calls=500)))
     from streammetrics._kernels.binary import binary_update_scores
 
     counts, wsums, e, seen = np.zeros(4, np.int64), np.zeros((4, 2)), np.empty(0), np.zeros(1, np.int64)
@@ -224,6 +309,8 @@ FIRST_USES = {
     "MulticlassConfusion": "sm.MulticlassConfusion(3).update([0, 1, 2], [0, 2, 1]).finalize()",
     "ClusterContingency": "sm.ClusterContingency().update([0, 1, 2], [0, 2, 1]).finalize()",
     "Evaluator(task='binary')": "sm.Evaluator(task='binary').update(y, p).finalize()",
+    "Sliced(BinaryConfusion(threshold))":
+        "sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=[1, 2, 1, 2, 1]).finalize()",
     "silhouette_score, 50 points": "sm.silhouette_score(np.random.rand(50, 3), np.arange(50) % 3)",
 }
 
@@ -269,6 +356,7 @@ def run(quick: bool = False) -> list[dict]:
     rows += _probability_rows(n, repeat)
     rows += _calibration_rows(n, repeat)
     rows += _regression_rows(n, repeat)
+    rows += _sliced_rows(n, repeat, sk_n=n // 10)
     rows += _latency_rows()
     rows += _first_use_rows(quick)
     return rows

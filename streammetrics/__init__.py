@@ -71,6 +71,7 @@ from .metrics.regression import RegressionErrors, mae, mape, mse, r2, rmse
 from .metrics.topk import TopKAccuracy, top_k_accuracy
 from .metrics.silhouette import silhouette, silhouette_samples, silhouette_score, silhouettes
 from .report import EvaluationReport
+from .sliced import Sliced, SlicedResult
 
 __version__ = "0.1.0"
 
@@ -96,6 +97,8 @@ __all__ = [
     "RegressionErrors",
     "Result",
     "SettingsMismatchError",
+    "Sliced",
+    "SlicedResult",
     "StateFileError",
     "TopKAccuracy",
     "accuracy",

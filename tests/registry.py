@@ -228,6 +228,54 @@ def _ref_members(arrays, w):
 
 NAN = float("nan")
 
+SLICE_NAMES = np.array(["uk", "fr", "de", "emu", None], dtype=object)
+
+
+def _string_keys(rng):
+    return SLICE_NAMES[rng.integers(0, len(SLICE_NAMES), N)]
+
+
+def _int_keys(rng):
+    return rng.integers(-2, 3, N)
+
+
+def _float_keys(rng):
+    """Integer keys with nulls, as pandas holds them (floats with NaN)."""
+    k = rng.integers(0, 4, N).astype(float)
+    k[rng.random(N) < 0.1] = NAN
+    return k
+
+
+def _sliced(data, keys):
+    def make(rng):
+        arrays, w = data(rng)
+        return (*arrays, keys(rng)), w
+    return make
+
+
+def _null_last(k):
+    return (k is None or k != k, "" if k is None or k != k else k)
+
+
+def _ref_sliced(inner, columns):
+    """The template's reference run on each slice's rows alone, in key order."""
+    def ref(arrays, w):
+        *data, keys = arrays
+        keys = np.asarray(keys, dtype=object)
+        null = np.array([k is None or k != k for k in keys])
+        distinct = sorted({k for k, z in zip(keys.tolist(), null) if not z}, key=_null_last)
+        masks = [keys == k for k in distinct] + ([null] if null.any() else [])
+        full = inner(tuple(data), w)
+        out = {"n_slices": len(masks), "slice_n": np.array([m.sum() for m in masks])}
+        parts = [inner(tuple(a[m] for a in data), None if w is None else w[m]) for m in masks]
+        for c in columns:
+            if c in full:
+                out[c] = full[c]
+                out[f"slice_{c}"] = np.array([float(p[c]) for p in parts])
+        return out
+    return ref
+
+
 CASES = [
     Case("BinaryConfusion", lambda: sm.BinaryConfusion(), _binary_labels, _ref_binary,
          bad=[(([1, 0, 2], [1, 0, 0]), {}, r"y\[2\] = 2"), (([1, 0], [1, 0.5]), {}, r"p\[1\] = 0.5"),
@@ -306,6 +354,29 @@ CASES = [
          exact=False, bad=[(([1.0, 2.0], [1.0, NAN]), {}, r"p\[1\] = nan")]),
     Case("Evaluator(clustering)", lambda: sm.Evaluator(task="clustering"), _clusters, _ref_clusters,
          rtol=1e-10, bad=[(([1, 2], [1, 2]), {"sample_weight": [1.0, 1.0]}, "no sample_weight")]),
+    Case("Sliced(BinaryConfusion(threshold), string keys)",
+         lambda: sm.Sliced(sm.BinaryConfusion(threshold=0.5)), _sliced(_binary, _string_keys),
+         _ref_sliced(lambda a, w: _ref_binary(a, w, 0.5), ("accuracy", "f1")),
+         bad=[(([1, 0], [0.3, NAN], ["a", "b"]), {}, r"p\[1\] = nan: scores must be finite"),
+              (([1, 0], [0.3, 0.2], ["a"]), {}, "by has 1 rows but the batch has 2"),
+              (([1, 2], [0.3, 0.2], ["a", "b"]), {}, r"y\[1\] = 2")],
+         other=lambda: sm.Sliced(sm.BinaryConfusion(threshold=0.4))),
+    Case("Sliced(ProbabilityScores, int keys)", lambda: sm.Sliced(sm.ProbabilityScores()),
+         _sliced(_binary, _int_keys), _ref_sliced(_ref_probability, ("log_loss", "brier")), exact=False,
+         bad=[(([1, 0], [0.3, 1.5], [1, 2]), {}, r"p\[1\] = 1.5: probabilities must lie in \[0, 1\]")],
+         other=lambda: sm.Sliced(sm.ProbabilityScores(), max_slices=10)),
+    Case("Sliced(RegressionErrors, float keys with NaN)", lambda: sm.Sliced(sm.RegressionErrors()),
+         _sliced(_regression, _float_keys), _ref_sliced(lambda a, w: {**_ref_regression(a, w), "rmse": np.sqrt(_ref_regression(a, w)["mse"])},
+                     ("rmse", "r2")), exact=False,
+         bad=[(([1.0, 2.0], [1.0, 2.0], [1.0, np.inf]), {}, r"by\[1\] = inf")]),
+    Case("Sliced(RankAUC)", lambda: sm.Sliced(sm.RankAUC()),
+         _sliced(lambda rng: _binary(rng, weighted=False), _int_keys), _ref_sliced(_ref_auc, ("auc",)),
+         bad=[(([1, 0, 3], [0.1, 0.2, 0.3], [1, 1, 1]), {}, r"y\[2\] = 3")],
+         other=lambda: sm.Sliced(sm.RankAUC(max_bins=8))),
+    Case("Sliced(Evaluator(members))",
+         lambda: sm.Sliced(sm.Evaluator({"auc": sm.RankAUC(), "strict": sm.BinaryConfusion(threshold=0.8)})),
+         _sliced(_binary, _string_keys), _ref_sliced(_ref_members, ("auc",)), exact=False,
+         bad=[(([1, 0], [0.3, NAN], ["a", None]), {}, r"p\[1\] = nan: scores must be finite")]),
     Case("Evaluator(members)",
          lambda: sm.Evaluator({"auc": sm.RankAUC(), "strict": sm.BinaryConfusion(threshold=0.8)}),
          _binary, _ref_members, exact=False,

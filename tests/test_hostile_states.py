@@ -461,6 +461,9 @@ def _fields_by_key(acc):
     """Each state key of ``acc`` with its declared Field (members' for an Evaluator)."""
     if isinstance(acc, sm.Evaluator):
         return {f"{name}.{f.name}": f for name, m in acc.members.items() for f in m.fields}
+    if isinstance(acc, sm.Sliced):  # the template's fields, overall and per slice
+        inner = _fields_by_key(acc.template)
+        return {f"{part}.{k}": f for part in ("overall", "slices") for k, f in inner.items()}
     return {f.name: f for f in acc.fields}
 
 

@@ -405,7 +405,7 @@ def test_mean_interval_coverage():
 def test_mean_states_saved_before_second_moments(name):
     acc = sm.load_state(V1 / f"{name}.state")
     acc.finalize()
-    with pytest.raises(ValueError, match="without the second moments"):
+    with pytest.raises(ValueError, match="have no second moments"):
         acc.finalize(ci=0.95)
 
 

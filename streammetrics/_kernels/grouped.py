@@ -1,0 +1,236 @@
+"""Group-indexed kernels: many slices' states as one table, updated in one pass.
+
+A sliced accumulator keeps the states of all its slices as tables whose first
+axis is the slice: ``counts[g]`` is slice ``g``'s ``(tp, fp, fn, tn)``,
+``sums[g]`` its compensated pairs, ``moments[g]`` its running moments. Each
+row of a batch names its slice through two small arrays: ``local[i]`` is the
+row's slice among the batch's distinct keys and ``glob[local[i]]`` the row of
+the tables (the table rows are the accumulator's dense slice ids, ``glob`` is
+a few entries and stays in cache).
+
+These kernels do not check values: the batch was checked as a whole before
+any of them runs (``prepare``), so a rejected batch never reaches a table.
+Weighted sums are compensated at every row (Neumaier's step, :func:`.add`),
+since the rows of one slice are scattered through a batch; the result agrees
+with the one-slice kernels, which add blocks naively first, to a few ulps.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._jit import inline, kernel
+from .compensated import add, fold
+from .probability import LOG_FLOOR
+from .regression import MAPE_FLOOR, _merge_moments, regression_merge
+
+__all__ = [
+    "group_count_labels",
+    "group_count_scores",
+    "group_sum_labels",
+    "group_sum_scores",
+    "group_probability",
+    "group_regression",
+    "group_merge_pairs",
+    "group_merge_regression",
+    "dense_codes",
+]
+
+
+@inline
+def _cell(y1, p1):
+    """The (tp, fp, fn, tn) index of a row: 0 tp, 1 fp, 2 fn, 3 tn."""
+    return (0 if p1 else 2) + (0 if y1 else 1)
+
+
+@inline
+def _add_pair(pairs, g, k, x):
+    s, c = add(pairs[g, k, 0], pairs[g, k, 1], x)
+    pairs[g, k, 0] = s
+    pairs[g, k, 1] = c
+
+
+@inline
+def _commit_counts(tab, glob, rows, counts):
+    """Add a batch's per-slice cell counts ``tab[j]`` into ``counts[glob[j]]``."""
+    for j in range(glob.shape[0]):
+        g = glob[j]
+        total = 0
+        for k in range(4):
+            counts[g, k] += tab[j, k]
+            total += tab[j, k]
+        rows[g, 0] += total
+
+
+@kernel
+def group_count_labels(y, p, local, glob, rows, counts):
+    """Unweighted 0/1 labels and predictions into ``counts[g]`` (``int64[G, 4]``).
+
+    The batch is counted in a table of its own slices first (small, in cache,
+    no indirection per row), then added to the state's rows."""
+    tab = np.zeros((glob.shape[0], 4), np.int64)
+    for i in range(y.shape[0]):
+        tab[local[i], _cell(y[i] == 1, p[i] == 1)] += 1
+    _commit_counts(tab, glob, rows, counts)
+
+
+@kernel
+def group_count_scores(y, s, threshold, local, glob, rows, counts):
+    """Unweighted labels and scores cut at ``threshold`` into ``counts[g]``."""
+    tab = np.zeros((glob.shape[0], 4), np.int64)
+    for i in range(y.shape[0]):
+        tab[local[i], _cell(y[i] == 1, s[i] >= threshold)] += 1
+    _commit_counts(tab, glob, rows, counts)
+
+
+@kernel
+def group_sum_labels(y, p, w, local, glob, rows, weighted, wsums):
+    """Weighted 0/1 labels and predictions into the pairs ``wsums[g]`` (``[G, 4, 2]``)."""
+    for i in range(y.shape[0]):
+        g = glob[local[i]]
+        _add_pair(wsums, g, _cell(y[i] == 1, p[i] == 1), w[i])
+        rows[g, 0] += 1
+        weighted[g, 0] += 1
+
+
+@kernel
+def group_sum_scores(y, s, threshold, w, local, glob, rows, weighted, wsums):
+    """Weighted labels and scores cut at ``threshold`` into ``wsums[g]``."""
+    for i in range(y.shape[0]):
+        g = glob[local[i]]
+        _add_pair(wsums, g, _cell(y[i] == 1, s[i] >= threshold), w[i])
+        rows[g, 0] += 1
+        weighted[g, 0] += 1
+
+
+@kernel
+def group_probability(y, p, w, local, glob, rows, sums):
+    """Weight, log-loss and Brier totals into the pairs ``sums[g]`` (``[G, 3, 2]``)."""
+    weighted = w.shape[0] > 0
+    for i in range(y.shape[0]):
+        g = glob[local[i]]
+        pi = p[i]
+        y1 = y[i] == 1
+        q = pi if y1 else 1.0 - pi
+        loss = -math.log(max(q, LOG_FLOOR))
+        d = pi - y1
+        wi = w[i] if weighted else 1.0
+        _add_pair(sums, g, 0, wi)
+        _add_pair(sums, g, 1, wi * loss if weighted else loss)
+        _add_pair(sums, g, 2, wi * (d * d) if weighted else d * d)
+        rows[g, 0] += 1
+
+
+@kernel
+def group_regression(y, p, w, local, glob, rows, moments, sums):
+    """Each slice's batch moments (two passes) merged into ``moments[g]`` by Chan's
+    formula, and its error totals into the pairs ``sums[g]`` (``[G, 3, 2]``).
+
+    As the one-slice kernel: a slice's shift is its first ``y`` in the batch,
+    its mean is found first, then the squared deviations about it, corrected
+    by the error of the mean.
+    """
+    u = glob.shape[0]
+    n = y.shape[0]
+    weighted = w.shape[0] > 0
+    shift = np.zeros(u)
+    seen = np.zeros(u, np.bool_)
+    count = np.zeros(u, np.int64)
+    acc = np.zeros((u, 7, 2))  # weight, sum y - shift, sum d, sum d^2, r^2, |r|, ape
+    for i in range(n):
+        j = local[i]
+        yi = y[i]
+        if not seen[j]:
+            seen[j] = True
+            shift[j] = yi
+        wi = w[i] if weighted else 1.0
+        _add_pair(acc, j, 0, wi)
+        _add_pair(acc, j, 1, wi * (yi - shift[j]) if weighted else yi - shift[j])
+        count[j] += 1
+    mean = np.zeros(u)
+    for j in range(u):
+        wt = acc[j, 0, 0] + acc[j, 0, 1]
+        mean[j] = (acc[j, 1, 0] + acc[j, 1, 1]) / wt if wt > 0.0 else 0.0
+    for i in range(n):
+        j = local[i]
+        yi = y[i]
+        d = (yi - shift[j]) - mean[j]
+        r = yi - p[i]
+        ar = abs(r)
+        ape = ar / max(abs(yi), MAPE_FLOOR)
+        if weighted:
+            wi = w[i]
+            _add_pair(acc, j, 2, wi * d)
+            _add_pair(acc, j, 3, wi * (d * d))
+            _add_pair(acc, j, 4, wi * (r * r))
+            _add_pair(acc, j, 5, wi * ar)
+            _add_pair(acc, j, 6, wi * ape)
+        else:
+            _add_pair(acc, j, 2, d)
+            _add_pair(acc, j, 3, d * d)
+            _add_pair(acc, j, 4, r * r)
+            _add_pair(acc, j, 5, ar)
+            _add_pair(acc, j, 6, ape)
+    for j in range(u):
+        g = glob[j]
+        sw = acc[j, 0, 0]
+        cw = acc[j, 0, 1]
+        wt = sw + cw
+        sm = acc[j, 3, 0]
+        cm = acc[j, 3, 1]
+        if wt > 0.0:
+            corr = acc[j, 2, 0] + acc[j, 2, 1]
+            sm, cm = add(sm, cm, -(corr * corr) / wt)
+            if sm + cm < 0.0:
+                sm, cm = 0.0, 0.0
+        _merge_moments(moments[g], sw, cw, shift[j], mean[j], sm, cm)
+        fold(sums[g], 0, acc[j, 4, 0], acc[j, 4, 1])
+        fold(sums[g], 1, acc[j, 5, 0], acc[j, 5, 1])
+        fold(sums[g], 2, acc[j, 6, 0], acc[j, 6, 1])
+        rows[g, 0] += count[j]
+
+
+@kernel
+def group_merge_pairs(into, idx, other):
+    """Add the pairs ``other[j]`` (``[m, k, 2]``) into ``into[idx[j]]``."""
+    for j in range(other.shape[0]):
+        g = idx[j]
+        for k in range(other.shape[1]):
+            fold(into[g], k, other[j, k, 0], other[j, k, 1])
+
+
+@kernel
+def group_merge_regression(moments, sums, idx, other_moments, other_sums):
+    """Fold slice ``j`` of another table into slice ``idx[j]`` (Chan et al. for M2)."""
+    for j in range(other_moments.shape[0]):
+        g = idx[j]
+        regression_merge(moments[g], sums[g], other_moments[j], other_sums[j])
+
+
+@kernel
+def dense_codes(a, lo, span, inverse):
+    """Dense codes of the integers ``a`` (all within ``lo .. lo + span - 1``).
+
+    Writes each row's code (its value's rank among the distinct values) into
+    ``inverse`` and returns the distinct values, ascending: ``numpy.unique``
+    with ``return_inverse`` in two linear passes instead of a sort.
+    """
+    table = np.full(span, -1, np.int64)
+    for i in range(a.shape[0]):
+        table[a[i] - lo] = 0
+    k = 0
+    for v in range(span):
+        if table[v] == 0:
+            table[v] = k
+            k += 1
+    values = np.empty(k, np.int64)
+    k = 0
+    for v in range(span):
+        if table[v] >= 0:
+            values[k] = v + lo
+            k += 1
+    for i in range(a.shape[0]):
+        inverse[i] = table[a[i] - lo]
+    return values

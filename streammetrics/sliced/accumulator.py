@@ -1,0 +1,589 @@
+"""Sliced: any accumulator's scores per slice of the data (per country, per device, ...)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from .._protocol import statefile
+from .._protocol.base import Accumulator, _locked
+from .._protocol.errors import NoWeightsError, SettingsMismatchError, StateFileError
+from .._protocol.inputs import Batch, Input, InputTuple
+from . import keys as K
+from .grouped import tables_for
+from .result import SlicedResult, score_columns
+
+__all__ = ["Sliced", "DEFAULT_MAX_SLICES"]
+
+#: the default bound on the number of distinct slices
+DEFAULT_MAX_SLICES = 10_000
+
+_KEYS = "keys"
+
+
+class SliceKeys(Input):
+    """The ``by`` argument of :meth:`Sliced.update`: one or several key columns."""
+
+    domain = ("slice_keys",)
+    what = "slice keys"
+
+    def takes_form(self, x) -> bool:
+        return True
+
+
+class _Packed:
+    """The last entry of a sliced batch: the template's batch and the keys."""
+
+    __slots__ = ("batch", "keys", "template")
+
+    def __init__(self, batch: Batch, keys: K.BatchKeys, template):
+        self.batch = batch
+        self.keys = keys
+        self.template = template  # the accumulator whose prepare checked the batch
+
+
+class _Slices:
+    """A loaded (checked) state: the parts :meth:`Sliced._load` installs."""
+
+    __slots__ = ("overall", "keys", "columns", "names", "accs")
+
+    def __init__(self, overall, keys, columns, names, accs):
+        self.overall, self.keys, self.columns, self.names, self.accs = overall, keys, columns, names, accs
+
+
+def _by(names) -> str:
+    """The ``by`` argument as messages name it, with its columns' names."""
+    return "by" if tuple(names) == ("by",) else f"by ({', '.join(names)})"
+
+
+def _check_max_slices(m) -> int:
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
+        raise TypeError(f"max_slices must be an integer, got {type(m).__name__}")
+    if m < 1:
+        raise ValueError(f"max_slices must be at least 1, got {m}")
+    return int(m)
+
+
+class Sliced(Accumulator):
+    """Any accumulator's scores per slice of the rows, and overall.
+
+    ``Sliced(template)`` folds each row of ``update(y, p, by=keys)`` into the
+    state of its slice: ``finalize().slices[key]`` is the template's result on
+    that slice's rows alone, ``finalize().overall`` its result on every row.
+
+    Parameters
+    ----------
+    template : Accumulator or Evaluator
+        An empty accumulator; its settings define every slice's accumulator
+        (it is copied, not used).
+    max_slices : int, default 10_000
+        The most distinct slices kept: a batch (or a merge) that would bring
+        more is refused with ``ValueError``, the state unchanged (a key column
+        of ids or timestamps passed by mistake would otherwise grow the state
+        without bound).
+
+    ``update(*arrays, sample_weight=None, by=keys)`` takes the template's
+    arrays and the keys: one column (integers, booleans, strings, finite
+    floats, pandas categoricals; ``None``, NaN, ``pandas.NA`` and masked
+    entries form one null slice, key ``None``), or several as a tuple or list
+    of columns or a pandas DataFrame, whose combinations are the slices (a
+    cross; the key is a tuple). The keys may also come as one extra positional
+    column, ``update(y, p, keys)``.
+
+    Returns (``finalize()``)
+    ------------------------
+    A :class:`SlicedResult`: ``.overall``, ``.slices`` (key -> result, in key
+    order: booleans, then numbers, then strings, the null key last), ``.rows``; as a mapping ``n``, ``n_slices``, ``slice_n`` and each
+    headline score overall (``f1``) and per slice (``slice_f1``); ``str(r)``
+    is a table of the slices, ``r.to_json()`` every slice's full result.
+
+    Notes
+    -----
+    Each batch's keys are coded once (a table lookup for integer keys, one
+    sort or hash otherwise) and mapped to dense slice ids held by the
+    accumulator. :class:`~streammetrics.BinaryConfusion`,
+    :class:`~streammetrics.ProbabilityScores` and
+    :class:`~streammetrics.RegressionErrors` keep every slice as a row of one
+    table, updated in one pass by a group-indexed kernel (weighted sums
+    compensated, regression moments merged with Chan et al.'s formula); any
+    other template (:class:`~streammetrics.RankAUC`, calibration, multiclass,
+    an :class:`~streammetrics.Evaluator`) keeps one accumulator per slice and
+    folds each batch's rows, sorted by slice once, segment by segment. The
+    whole batch is checked once before any state changes, so a rejected batch
+    changes nothing. The state file holds the keys as JSON, never a pickle.
+
+    Examples
+    --------
+    >>> from streammetrics import BinaryConfusion, Sliced
+    >>> acc = Sliced(BinaryConfusion())
+    >>> acc.update([1, 0, 1, 1], [1, 0, 0, 1], by=["uk", "uk", "fr", None])
+    Sliced(BinaryConfusion(threshold=None), max_slices=10000): n=4 slices=3
+    >>> r = acc.update([0, 1], [1, 1], by=["fr", "fr"]).finalize()
+    >>> r.overall.accuracy, r.slices["fr"].recall, r.slices[None].tp
+    (0.666..., 0.5, 1)
+    >>> print(r)
+    3 slices of 6 rows
+    ==================
+    <BLANKLINE>
+      by      rows  accuracy    f1
+      fr         3  0.333333   0.5
+      uk         2         1     1
+      (null)     1         1     1
+      (all)      6  0.666667  0.75
+
+    A cross of two columns:
+
+    >>> from streammetrics import RegressionErrors
+    >>> acc = Sliced(RegressionErrors())
+    >>> r = acc.update([1.0, 2.0, 3.0], [1.5, 2.0, 2.0], by=(["a", "a", "b"], [1, 2, 1])).finalize()
+    >>> sorted(r.slices), r.slices[("b", 1)].mae
+    ([('a', 1), ('a', 2), ('b', 1)], 1.0)
+    """
+
+    fields = ()
+    #: an Evaluator member takes y and p; a sliced accumulator takes its keys too
+    _takes_keys = True
+
+    def __init__(self, template: Accumulator, max_slices: int = DEFAULT_MAX_SLICES):
+        if not isinstance(template, Accumulator):
+            raise TypeError(f"template must be an accumulator or an Evaluator, got {type(template).__name__}")
+        if isinstance(template, Sliced):
+            raise TypeError("template must not be a Sliced accumulator: slice by a cross, by=(a, b), instead")
+        if template.n:
+            raise ValueError("template must be empty: its settings define every slice's accumulator")
+        self.max_slices = _check_max_slices(max_slices)
+        self._template = template.copy()
+        self._tables_spec = tables_for(self._template)
+        self.takes_weights = self._template.takes_weights
+        self.inputs = (*self._template.inputs, SliceKeys("by"))
+        self.headline = tuple(self._template.headline)
+        # the template's empty state: its fields' names, dtypes and dimensions
+        self._template_fields = dict(self._template.copy().reset()._state)
+        self._init_slices()
+
+    def _init_slices(self) -> None:
+        self._overall = self._template.copy()
+        self._ids: dict = {}  # internal key -> slice id
+        self._keys: list = []  # slice id -> internal key
+        self._public: dict = {}  # public key -> internal key (True == 1 in a dict)
+        self._columns = None  # the number of key columns, once known
+        self._names = None
+        if self._tables_spec is not None:
+            self._tables = self._tables_spec.empty(8)
+            self._accs = None
+        else:
+            self._tables = None
+            self._accs = []
+
+    # ------------------------------------------------------------- settings
+    @property
+    def template(self) -> Accumulator:
+        """An empty copy of the template."""
+        return self._template.copy()
+
+    def _settings(self) -> dict[str, Any]:
+        t = self._template
+        return {"template": {"class": type(t).__name__, "settings": t.settings},
+                "max_slices": self.max_slices}
+
+    @classmethod
+    def _from_settings(cls, settings: dict[str, Any]):
+        spec = settings.get("template") if isinstance(settings, dict) else None
+        known = statefile.registry()
+        if not isinstance(spec, dict) or known.get(spec.get("class")) is None:
+            raise ValueError("the template is not a known accumulator")
+        if not isinstance(spec.get("settings"), dict):
+            raise ValueError("the template has invalid settings")
+        extra = set(settings) - {"template", "max_slices"}
+        if extra:
+            raise ValueError(f"unknown settings {sorted(extra)}")
+        template = known[spec["class"]]._from_settings(spec["settings"])
+        return cls(template, max_slices=settings.get("max_slices", DEFAULT_MAX_SLICES))
+
+    # --------------------------------------------------------------- inputs
+    def _split(self, arrays, by):
+        k = len(self._template.inputs)
+        if by is None:
+            if len(arrays) == k + 1:
+                return arrays[:k], arrays[k]
+            raise TypeError(f"Sliced.update needs the slice keys: update({', '.join(i.name for i in self._template.inputs)}, "
+                            "by=keys), keys one column or a tuple of columns")
+        if len(arrays) != k:
+            raise TypeError(f"expected {k} arrays ({', '.join(i.name for i in self._template.inputs)}) "
+                            f"and by=keys, got {len(arrays)} arrays")
+        return arrays, by
+
+    def prepare(self, *arrays, sample_weight=None, by=None) -> Batch:
+        """Convert and check one batch and code its slice keys: a :class:`~streammetrics.Batch`.
+
+        The template's arrays are checked as the template checks them (a bad
+        value raises ``ValueError`` naming the argument and its position);
+        ``by`` must give one key per row.
+        """
+        arrays, by = self._split(arrays, by)
+        tb = self._template.prepare(*arrays, sample_weight=sample_weight)
+        keys = K.encode(by, tb.n, self.max_slices)
+        return Batch(InputTuple((*tb.inputs, self.inputs[-1])), (*tb.arrays, _Packed(tb, keys, self._template)),
+                     tb.weights, tb.n)
+
+    def update(self, *arrays, sample_weight=None, by=None):
+        """Fold one batch into its slices and the overall state; return ``self``.
+
+        A batch with a bad value, a ``by`` of the wrong length, or keys that
+        would bring more than ``max_slices`` slices raises ``ValueError`` and
+        leaves the accumulator exactly as it was.
+        """
+        return self.fold(self.prepare(*arrays, sample_weight=sample_weight, by=by))
+
+    def _covers(self, tb: Batch) -> bool:
+        t = self._template
+        plans = getattr(t, "_plans", None)
+        if plans is not None:  # an Evaluator: a batch of one of its plans
+            return any(p.inputs is tb.inputs for p in plans) or any(
+                tb.covers(m.inputs) for m in t.members.values())
+        return tb.covers(t.inputs)
+
+    def fold(self, batch: Batch):
+        """Fold a batch made by :meth:`prepare`; return ``self``.
+
+        The batch was checked when prepared; folding it raises only when its
+        keys would bring more than ``max_slices`` slices (or a different number
+        of key columns than before), and then changes nothing.
+        """
+        packed = batch.arrays[-1] if type(batch) is Batch and batch.arrays else None
+        if not isinstance(packed, _Packed):
+            raise TypeError("fold() takes a Batch from Sliced.prepare()")
+        tb, keys = packed.batch, packed.keys
+        if packed.template is not self._template and not self._covers(tb):
+            raise TypeError("this batch was prepared for another template")
+        if tb.weighted and not self.takes_weights:
+            raise NoWeightsError(type(self._template).__name__)
+        if tb.n == 0:
+            return self
+        with self._guard:
+            self._check_columns(len(keys.names), keys.names)
+            new = [k for k in keys.keys if k not in self._ids]
+            self._check_room(len(new), keys.names)
+            self._check_distinct(new, keys.names)
+            self._add_keys(new, keys.names)
+            glob = np.fromiter((self._ids[k] for k in keys.keys), np.int64, len(keys.keys))
+            self._overall.fold(tb)
+            self._fold_slices(tb, keys.codes, glob)
+        return self
+
+    def _check_columns(self, columns: int, names) -> None:
+        if self._columns is not None and columns != self._columns:
+            raise ValueError(f"by: these keys have {columns} column{'s' if columns > 1 else ''} "
+                             f"({', '.join(names)}) but the slices so far have {self._columns} "
+                             f"({', '.join(self._names)})")
+
+    def _check_room(self, new: int, names) -> None:
+        total = len(self._keys) + new
+        if total > self.max_slices:
+            raise ValueError(
+                f"{_by(names)}: {total:,} distinct slice keys seen, more than "
+                f"max_slices={self.max_slices:,}; nothing was folded in (pass a larger max_slices, "
+                "or slice by a column with fewer distinct values)")
+
+    def _check_distinct(self, new: list, names) -> None:
+        """New keys must differ from the others as Python keys too (``True == 1``)."""
+        seen: dict = {}
+        for k in new:
+            p = K.public(k)
+            other = self._public.get(p, seen.get(p))
+            if other is not None and other != k:
+                raise ValueError(
+                    f"{_by(names)}: the keys {K.public(other)!r} and {p!r} are of different kinds "
+                    "but equal as Python keys (True == 1): give one column one kind of key")
+            seen[p] = k
+
+    def _add_keys(self, new: list, names) -> None:
+        if self._columns is None:
+            self._columns = len(names)
+            self._names = tuple(names)
+        if not new:
+            return
+        start = len(self._keys)
+        for i, k in enumerate(new):
+            self._ids[k] = start + i
+            self._public[K.public(k)] = k
+        self._keys.extend(new)
+        total = len(self._keys)
+        if self._tables is not None:
+            rows = self._tables["n"].shape[0]
+            if total > rows:
+                self._tables = self._tables_spec.grown(self._tables, start, max(total, 2 * rows))
+        else:
+            self._accs.extend(self._template.copy() for _ in new)
+
+    def _fold_slices(self, tb: Batch, local: np.ndarray, glob: np.ndarray) -> None:
+        if self._tables is not None:
+            arrays = tb.arrays_for(self._template.inputs)
+            self._tables_spec.fold(self._tables, arrays, tb.weights, local, glob)
+            return
+        if glob.shape[0] == 1:
+            self._accs[int(glob[0])].fold(tb)
+            return
+        order = np.argsort(local, kind="stable")
+        bounds = np.zeros(glob.shape[0] + 1, np.int64)
+        np.cumsum(np.bincount(local, minlength=glob.shape[0]), out=bounds[1:])
+        arrays = [a[order] for a in tb.arrays]
+        w = tb.weights[order] if tb.weighted else tb.weights
+        for j, g in enumerate(glob.tolist()):
+            lo, hi = int(bounds[j]), int(bounds[j + 1])
+            part = Batch(tb.inputs, [a[lo:hi] for a in arrays], w[lo:hi] if tb.weighted else w, hi - lo)
+            self._accs[g].fold(part)
+
+    # ----------------------------------------------------------------- merge
+    def merge(self, other: "Sliced"):
+        """Fold ``other`` (same template settings) in: its slices add to the same
+        keys' slices here, and slices only it has are added; return ``self``.
+
+        ``ValueError``, with both unchanged, if the settings differ, the key
+        columns differ in number, or the union of slices exceeds ``max_slices``.
+        """
+        self._check_compatible(other)
+        if other is self:
+            other = other.copy()
+        with _locked(self, other):
+            if other._columns is None:
+                return self
+            self._check_columns(other._columns, other._names)
+            new = [k for k in other._keys if k not in self._ids]
+            self._check_room(len(new), other._names)
+            self._check_distinct(new, other._names)
+            self._add_keys(new, other._names)
+            idx = np.fromiter((self._ids[k] for k in other._keys), np.int64, len(other._keys))
+            self._overall.merge(other._overall)
+            if self._tables is not None:
+                m = len(other._keys)
+                self._tables_spec.merge(self._tables, idx, {k: t[:m] for k, t in other._tables.items()})
+            else:
+                for j, g in enumerate(idx.tolist()):
+                    self._accs[g].merge(other._accs[j])
+        return self
+
+    # ----------------------------------------------------------------- state
+    @property
+    def n(self) -> int:
+        """Rows folded in so far (over every slice)."""
+        return self._overall.n
+
+    @property
+    def n_slices(self) -> int:
+        """The number of distinct slices seen so far."""
+        return len(self._keys)
+
+    def _slice_state(self, g: int) -> dict[str, np.ndarray]:
+        if self._tables is not None:
+            return self._tables_spec.state_of(self._tables, g)
+        return self._accs[g]._state
+
+    def _slice_acc(self, g: int, into: Accumulator | None = None) -> Accumulator:
+        """Slice ``g``'s accumulator; a table's row is loaded into ``into`` when given
+        (one object read slice after slice: its results keep no state array)."""
+        if self._tables is not None:
+            acc = self._template._empty_like() if into is None else into
+            acc._load(self._tables_spec.state_of(self._tables, g))
+            return acc
+        return self._accs[g]
+
+    def _order(self) -> list[int]:
+        keys = self._keys
+        return sorted(range(len(keys)), key=keys.__getitem__)
+
+    @property
+    def _state(self) -> dict[str, np.ndarray]:
+        """The fields, slices in key order (so equal contents give equal states):
+        ``n``, ``keys`` (UTF-8 JSON of the keys), ``overall.<field>`` and, per
+        template field, ``slices.<field>`` (every slice's array, flattened and
+        concatenated in key order) and ``slices.<field>#shape`` (each one's shape)."""
+        order = self._order()
+        doc = {"columns": self._columns, "names": None if self._names is None else list(self._names),
+               "keys": K.to_json([self._keys[g] for g in order])}
+        state = {"n": np.array([self.n], np.int64),
+                 _KEYS: np.frombuffer(json.dumps(doc).encode("utf-8"), np.uint8).copy()}
+        for k, v in self._overall._state.items():
+            state[f"overall.{k}"] = v
+        parts = [self._slice_state(g) for g in order]
+        for k, empty in self._template_fields.items():
+            arrays = [p[k] for p in parts]
+            state[f"slices.{k}"] = (np.concatenate([a.reshape(-1) for a in arrays]) if arrays
+                                    else np.zeros(0, empty.dtype))
+            state[f"slices.{k}#shape"] = np.array([a.shape for a in arrays], np.int64).reshape(
+                len(arrays), empty.ndim)
+        return state
+
+    def _optional_fields(self) -> set:
+        """The template's state entries declared optional (added after states were
+        first saved), by their names in the template's state."""
+        t = self._template
+        members = t.members.items() if hasattr(t, "members") else [(None, t)]
+        return {f.name if name is None else f"{name}.{f.name}"
+                for name, m in members for f in type(m).fields if f.optional}
+
+    def _with_optional(self, state: dict, expected: set) -> dict:
+        """``state`` with the optional entries a state saved before them lacks: the
+        template's own load fills ``overall``, and every slice gets the empty field."""
+        missing = expected - set(state)
+        if not missing:
+            return state
+        out = dict(state)
+        n_slices = None
+        for k in self._optional_fields():
+            forms = {f"overall.{k}", f"slices.{k}", f"slices.{k}#shape"}
+            if not forms <= missing:
+                continue  # present, or only partly missing: the check below names it
+            empty = self._template_fields[k]
+            if n_slices is None:
+                shapes = next((v for key, v in state.items() if key.endswith("#shape")), None)
+                if not isinstance(shapes, np.ndarray) or shapes.ndim != 2:
+                    return state
+                n_slices = shapes.shape[0]
+            out[f"slices.{k}"] = np.zeros(n_slices * empty.size, empty.dtype)
+            out[f"slices.{k}#shape"] = np.tile(np.array(empty.shape, np.int64), (n_slices, 1)).reshape(
+                n_slices, empty.ndim)
+            out[f"overall.{k}"] = empty.copy()
+        return out
+
+    def _checked(self, state) -> _Slices:
+        """Parse and check a state (untrusted): a :class:`_Slices`, or ``StateFileError``."""
+        if not isinstance(state, dict):
+            raise StateFileError(f"a state must be a dict of arrays, got {type(state).__name__}")
+        fields = set(self._template_fields)
+        expected = {"n", _KEYS} | {f"overall.{k}" for k in fields} | {f"slices.{k}" for k in fields} | {
+            f"slices.{k}#shape" for k in fields}
+        state = self._with_optional(state, expected)
+        if set(state) != expected:
+            raise StateFileError(f"state entries {sorted(state)} do not match a Sliced "
+                                 f"{type(self._template).__name__}'s {sorted(expected)}")
+        for key, a in state.items():
+            if not isinstance(a, np.ndarray):
+                raise StateFileError(f"entry {key!r} is not an array")
+        n = state["n"]
+        if n.dtype != np.int64 or n.shape != (1,) or n[0] < 0:
+            raise StateFileError("entry 'n' must be one non-negative int64")
+        raw = state[_KEYS]
+        if raw.dtype != np.uint8 or raw.ndim != 1:
+            raise StateFileError("entry 'keys' must be UTF-8 JSON bytes")
+        try:
+            doc = json.loads(raw.tobytes().decode("utf-8"))
+            columns, names = doc["columns"], doc["names"]
+            if columns is None:
+                if doc["keys"] or names is not None:
+                    raise ValueError("keys without columns")
+                keys = []
+            else:
+                if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:
+                    raise ValueError("bad number of columns")
+                if not (isinstance(names, list) and len(names) == columns
+                        and all(isinstance(s, str) for s in names)):
+                    raise ValueError("bad column names")
+                keys = K.from_json(doc["keys"], columns)
+                names = tuple(names)
+        except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise StateFileError(f"entry 'keys' is not a valid list of slice keys ({exc})") from None
+        if len(keys) > self.max_slices:
+            raise StateFileError(f"{len(keys)} slices, more than max_slices={self.max_slices}")
+        if keys != sorted(keys):
+            raise StateFileError("the slice keys are not in key order")
+        if len({K.public(k) for k in keys}) != len(keys):
+            raise StateFileError("two slice keys are equal as Python keys (True and 1)")
+        overall = self._template.copy()
+        try:
+            overall.load_state_dict({k: state[f"overall.{k}"] for k in self._template_fields})
+        except ValueError as exc:
+            raise StateFileError(f"overall: {exc}") from None
+        g = len(keys)
+        cuts = {}
+        for k, empty in self._template_fields.items():
+            flat, shapes = state[f"slices.{k}"], state[f"slices.{k}#shape"]
+            if shapes.dtype != np.int64 or shapes.shape != (g, empty.ndim) or (shapes < 0).any():
+                raise StateFileError(f"entry 'slices.{k}#shape' must be {g} x {empty.ndim} sizes")
+            if flat.ndim != 1 or flat.dtype != empty.dtype:
+                raise StateFileError(f"entry 'slices.{k}' must be a 1-D {empty.dtype} array")
+            sizes = np.prod(shapes, axis=1) if g else np.zeros(0, np.int64)
+            if int(sizes.sum()) != flat.shape[0]:
+                raise StateFileError(f"entry 'slices.{k}' does not hold the sizes its shapes give")
+            cuts[k] = (flat, shapes, np.concatenate([[0], np.cumsum(sizes)]))
+        accs = []
+        total = 0
+        for i, key in enumerate(keys):
+            sub = {}
+            for k, (flat, shapes, starts) in cuts.items():
+                sub[k] = flat[starts[i]:starts[i + 1]].reshape(tuple(shapes[i]))
+            acc = self._template.copy()
+            try:
+                acc.load_state_dict(sub)
+            except ValueError as exc:
+                raise StateFileError(f"slice {K.public(key)!r}: {exc}") from None
+            if acc.n == 0:
+                raise StateFileError(f"slice {K.public(key)!r} holds no rows")
+            total += acc.n
+            accs.append(acc)
+        if total != overall.n or overall.n != n[0]:
+            raise StateFileError(f"the slices hold {total} rows, the overall state {overall.n}, "
+                                 f"the count {int(n[0])}")
+        return _Slices(overall, keys, None if columns is None else columns, names, accs)
+
+    def _load(self, state) -> None:
+        parsed = state if isinstance(state, _Slices) else self._checked(state)
+        self._init_slices()
+        self._overall = parsed.overall
+        self._columns, self._names = parsed.columns, parsed.names
+        if parsed.keys:
+            self._add_keys(list(parsed.keys), parsed.names)
+        if self._tables is not None:
+            for g, acc in enumerate(parsed.accs):
+                for k, v in acc._state.items():
+                    self._tables[k][g] = v
+        else:
+            self._accs = parsed.accs
+
+    def _clone(self):
+        out = self._empty_like()
+        out._overall = self._overall.copy()
+        out._ids = dict(self._ids)
+        out._keys = list(self._keys)
+        out._public = dict(self._public)
+        out._columns, out._names = self._columns, self._names
+        if self._tables is not None:
+            out._tables = {k: t.copy() for k, t in self._tables.items()}
+        else:
+            out._accs = [a.copy() for a in self._accs]
+        return out
+
+    def reset(self):
+        """Forget every row and every slice; return ``self``."""
+        with self._guard:
+            self._init_slices()
+        return self
+
+    # -------------------------------------------------------------- finalize
+    def _compute(self) -> SlicedResult:
+        overall = self._overall.finalize()
+        slices, rows = {}, {}
+        reader = self._template._empty_like() if self._tables is not None else None
+        for g in self._order():
+            key = K.public(self._keys[g])
+            acc = self._slice_acc(g, reader)
+            try:
+                slices[key] = acc.finalize()
+            except ValueError:  # e.g. weights summing to zero: no score is defined
+                slices[key] = None
+            rows[key] = acc.n
+        return SlicedResult(overall, slices, rows, self._names, score_columns(self.headline, overall))
+
+    def finalize(self) -> SlicedResult:
+        """The overall result and each slice's (a :class:`SlicedResult`); the state
+        is not changed. ``ValueError`` when no row has been folded in."""
+        return super().finalize()
+
+    def __repr__(self) -> str:
+        t = self._template
+        settings = ", ".join(f"{k}={v!r}" for k, v in t.settings.items()) if not hasattr(t, "_plans") else ""
+        inner = f"{type(t).__name__}({settings})" if not hasattr(t, "_plans") else repr(t).split(":")[0]
+        return f"Sliced({inner}, max_slices={self.max_slices}): n={self.n} slices={len(self._keys)}"
+

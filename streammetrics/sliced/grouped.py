@@ -1,0 +1,101 @@
+"""The states of many slices of one accumulator kind as tables.
+
+A :class:`Tables` spec says, for an accumulator class whose state is a few
+fixed-shape arrays (:class:`~streammetrics.BinaryConfusion`,
+:class:`~streammetrics.ProbabilityScores`,
+:class:`~streammetrics.RegressionErrors`), how a checked batch is folded
+into every slice's row of the tables at once (one group-indexed kernel, one
+pass) and how another accumulator's tables merge in. A slice's own state is
+its row of every table, so its result is the class's own ``_compute`` of it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels import grouped as K
+from ..metrics.binary import BinaryConfusion
+from ..metrics.probability import ProbabilityScores
+from ..metrics.regression import RegressionErrors
+
+__all__ = ["Tables", "tables_for"]
+
+
+class Tables:
+    """How slices of one group-able accumulator are held as tables (see the module)."""
+
+    def __init__(self, template):
+        self.template = template
+        self.shapes = {f.name: f.shape_for(template) for f in template.fields}
+        self.dtypes = {f.name: f.dtype for f in template.fields}
+        self.rules = {f.name: f.merge for f in template.fields}
+
+    def empty(self, rows: int) -> dict[str, np.ndarray]:
+        return {k: np.zeros((rows, *s), self.dtypes[k]) for k, s in self.shapes.items()}
+
+    def grown(self, tables: dict, used: int, rows: int) -> dict:
+        out = self.empty(rows)
+        for k, t in tables.items():
+            out[k][:used] = t[:used]
+        return out
+
+    def fold(self, tables, arrays, w, local, glob) -> None:
+        raise NotImplementedError
+
+    def merge(self, tables, idx, other) -> None:
+        """Fold the rows of ``other`` (``{field: table}``) into rows ``idx`` of ``tables``."""
+        for k, rule in self.rules.items():
+            if rule == "sum":
+                tables[k][idx] += other[k]
+            elif rule == "pairs":
+                K.group_merge_pairs(tables[k], idx, other[k])
+            else:  # pragma: no cover - the custom rules are the subclasses'
+                raise AssertionError(f"no table merge for field {k!r}")
+
+    def state_of(self, tables, g: int) -> dict[str, np.ndarray]:
+        """Slice ``g``'s own state (copies)."""
+        return {k: t[g].copy() for k, t in tables.items()}
+
+
+class _BinaryTables(Tables):
+    def fold(self, tables, arrays, w, local, glob):
+        y, p = arrays
+        t = self.template.threshold
+        if w.shape[0] == 0:
+            if t is None:
+                K.group_count_labels(y, p, local, glob, tables["n"], tables["counts"])
+            else:
+                K.group_count_scores(y, p, t, local, glob, tables["n"], tables["counts"])
+        elif t is None:
+            K.group_sum_labels(y, p, w, local, glob, tables["n"], tables["weighted"], tables["wsums"])
+        else:
+            K.group_sum_scores(y, p, t, w, local, glob, tables["n"], tables["weighted"], tables["wsums"])
+
+
+class _ProbabilityTables(Tables):
+    def fold(self, tables, arrays, w, local, glob):
+        y, p = arrays
+        K.group_probability(y, p, w, local, glob, tables["n"], tables["sums"])
+
+
+class _RegressionTables(Tables):
+    def fold(self, tables, arrays, w, local, glob):
+        y, p = arrays
+        K.group_regression(y, p, w, local, glob, tables["n"], tables["moments"], tables["sums"])
+
+    def merge(self, tables, idx, other):
+        tables["n"][idx] += other["n"]
+        K.group_merge_regression(tables["moments"], tables["sums"], idx, other["moments"], other["sums"])
+
+
+_BY_CLASS = {
+    BinaryConfusion: _BinaryTables,
+    ProbabilityScores: _ProbabilityTables,
+    RegressionErrors: _RegressionTables,
+}
+
+
+def tables_for(template):
+    """The table spec of ``template``'s exact class, or ``None`` (fold slice by slice)."""
+    spec = _BY_CLASS.get(type(template))
+    return None if spec is None else spec(template)

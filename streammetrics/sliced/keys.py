@@ -1,0 +1,378 @@
+"""Slice keys: one batch's key column(s) turned into dense codes once.
+
+``encode(by, n)`` reads the ``by`` argument of ``Sliced.update``: one key
+column, or several (a tuple or list of columns, or a pandas DataFrame) whose
+combinations are the slices (a cross). It returns a :class:`BatchKeys`: each
+row's code among the batch's distinct keys, and those keys.
+
+A key is a plain JSON value, so a state file can hold it: ``None`` (a null:
+``None``, NaN, ``pandas.NA``, ``NaT`` or a masked entry), a ``bool``, an
+``int`` (an integral float is the same key: pandas turns an integer column
+with nulls into floats), a non-integral finite ``float``, or a ``str``. The
+key of a cross is the tuple of its columns' keys.
+
+Internally a key is a tuple, one ``(tag, value)`` pair per column, the tag
+ordering the kinds (booleans, numbers, strings, null last), so that ``True``
+and ``1`` stay two keys and keys of mixed kinds sort.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .._kernels.grouped import dense_codes
+from .._protocol.errors import BadShapeError, BadValueError
+from .._protocol.validation import to_numpy
+
+__all__ = ["BatchKeys", "encode", "tag", "public", "from_json", "to_json", "NULL"]
+
+#: the internal form of a null key
+NULL = (3, "")
+
+#: integer keys whose range is at most this many times the rows are coded by a table
+_SPAN_FACTOR = 4
+_MIN_SPAN = 1 << 16
+
+
+def tag(v):
+    """The internal form of a canonical key value (see the module docstring)."""
+    if v is None:
+        return NULL
+    if isinstance(v, bool):
+        return (0, v)
+    if isinstance(v, str):
+        return (2, v)
+    return (1, v)
+
+
+def public(key: tuple):
+    """The key users see: the value for one column, a tuple of values for a cross."""
+    if len(key) == 1:
+        return None if key[0][0] == 3 else key[0][1]
+    return tuple(None if t == 3 else v for t, v in key)
+
+
+def to_json(keys: list) -> list:
+    """Internal keys as JSON lists (one value per column)."""
+    return [[None if t == 3 else v for t, v in key] for key in keys]
+
+
+def from_json(rows, columns: int) -> list:
+    """Internal keys from :func:`to_json`'s lists; ``ValueError`` if any is bad."""
+    if not isinstance(rows, list):
+        raise ValueError("the slice keys must be a list")
+    out = []
+    for r, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != columns:
+            raise ValueError(f"slice key {r} is not a list of {columns} values")
+        key = []
+        for v in row:
+            if v is not None and not isinstance(v, (bool, int, float, str)):
+                raise ValueError(f"slice key {r} holds a {type(v).__name__}")
+            if isinstance(v, float):
+                if not math.isfinite(v):
+                    raise ValueError(f"slice key {r} holds a non-finite number")
+                if v == int(v):
+                    raise ValueError(f"slice key {r} holds an integral float (keys store it as an int)")
+            key.append(tag(v))
+        out.append(tuple(key))
+    if len(set(out)) != len(out):
+        raise ValueError("the slice keys repeat a key")
+    return out
+
+
+class BatchKeys:
+    """One batch's slice keys: ``codes[i]`` (int64) indexes ``keys`` (internal keys,
+    ascending), ``names`` names the columns."""
+
+    __slots__ = ("codes", "keys", "names")
+
+    def __init__(self, codes: np.ndarray, keys: list, names: tuple):
+        self.codes = codes
+        self.keys = keys
+        self.names = names
+
+    def __repr__(self) -> str:
+        return f"BatchKeys({len(self.keys)} keys of {', '.join(self.names)})"
+
+
+# ------------------------------------------------------------------ columns
+def _is_column(x) -> bool:
+    if isinstance(x, (str, bytes)) or np.isscalar(x) or x is None:
+        return False
+    return isinstance(x, (list, tuple, range)) or hasattr(x, "__array__") or hasattr(x, "__len__")
+
+
+def columns_of(by) -> list:
+    """``[(name, column)]`` of a ``by`` argument (see the module docstring)."""
+    if by is None:
+        raise TypeError("Sliced.update needs the slice keys: by=keys (one column, or a tuple of columns)")
+    if hasattr(by, "columns") and hasattr(by, "iloc"):  # a pandas DataFrame
+        cols = [(str(c), by[c]) for c in by.columns]
+        if not cols:
+            raise ValueError("by is a DataFrame with no columns")
+        return cols
+    if isinstance(by, (tuple, list)) and by and all(_is_column(c) for c in by):
+        out = []
+        for i, c in enumerate(by):
+            name = getattr(c, "name", None)
+            label = f"by[{i}]"
+            out.append((f"{label} ({name!r})" if isinstance(name, str) else label, c))
+        return out
+    if isinstance(by, np.ndarray) and by.ndim == 2:
+        raise BadShapeError("by must be one key column or a tuple of columns, got a 2-D array "
+                            f"of shape {by.shape} (pass tuple(by.T) for a cross of its columns)", "by")
+    name = getattr(by, "name", None)
+    return [(f"by ({name!r})" if isinstance(name, str) else "by", by)]
+
+
+def _short(label: str) -> str:
+    """A column's display name: the Series name if it had one, else ``by``/``by[i]``."""
+    if "(" in label:
+        return label[label.index("(") + 2 : -2]
+    return label
+
+
+def _canonical(v, name: str, codes: np.ndarray, j: int):
+    """The canonical key of the raw distinct value ``v`` (found at code ``j``)."""
+    if v is None:
+        return None
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bytes):
+        try:
+            return v.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    elif isinstance(v, numbers.Integral):
+        return int(v)
+    elif isinstance(v, numbers.Real):
+        f = float(v)
+        if math.isnan(f):
+            return None
+        if not math.isfinite(f):
+            i = int(np.argmax(codes == j))
+            raise BadValueError(name, i, f, "slice keys must be finite numbers, strings, booleans or null")
+        return int(f) if f == int(f) else f
+    else:
+        try:
+            import pandas as pd
+
+            if v is pd.NA or v is pd.NaT:
+                return None
+        except ImportError:  # pragma: no cover
+            pass
+    i = int(np.argmax(codes == j))
+    raise TypeError(f"{name}[{i}] = {v!r}: slice keys must be integers, booleans, strings, "
+                    f"finite floats or null, not {type(v).__name__}")
+
+
+class TooManyKeys(ValueError):
+    """A batch alone holds more distinct keys than the accumulator may keep."""
+
+
+def _limit(count: int, limit, name: str) -> None:
+    if limit is not None and count > limit:
+        raise TooManyKeys(f"{name}: {count:,} distinct slice keys in this batch alone, more than "
+                          f"max_slices={limit:,}; nothing was folded in (pass a larger max_slices, "
+                          "or slice by a column with fewer distinct values)")
+
+
+def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True, limit=None):
+    """Canonical keys for the raw distinct values ``raw`` (``codes`` index them,
+    -1 for a null, only where ``nulls``); distinct raw values with one key (1 and
+    1.0) are joined. Codes that already follow the keys' order are kept as they are.
+    ``limit`` refuses more distinct values than that before they are read one by
+    one (given only where distinct raw values are distinct keys)."""
+    _limit(len(raw), limit, name)
+    keys: dict = {}
+    remap = np.zeros(len(raw) + 1, np.int64)
+    for j, v in enumerate(raw):
+        t = tag(_canonical(v, name, codes, j))
+        remap[j] = keys.setdefault(t, len(keys))
+    has_null = bool(nulls and codes.size and (codes < 0).any())
+    if has_null:
+        remap[len(raw)] = keys.setdefault(NULL, len(keys))
+    if not keys:
+        return np.empty(0, np.int64), []
+    ordered = sorted(keys)  # ascending internal keys: codes follow the sort
+    rank = np.empty(len(keys), np.int64)
+    for r, t in enumerate(ordered):
+        rank[keys[t]] = r
+    table = rank[remap]
+    if not has_null and len(keys) == len(raw) and np.array_equal(table[:-1], np.arange(len(raw))):
+        return codes, ordered  # integers, strings: coded in ascending order already
+    out = table[codes]  # a code of -1 picks the last entry: the null's
+    return out, ordered
+
+
+def _unique_ints(a: np.ndarray):
+    """``(codes, distinct values)`` of an int64 array, by a table when the range allows."""
+    if a.size == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    lo, hi = int(a.min()), int(a.max())
+    span = hi - lo + 1
+    if span <= max(_SPAN_FACTOR * a.size, _MIN_SPAN):
+        codes = np.empty(a.size, np.int64)
+        values = dense_codes(a, lo, span, codes)
+        return codes, values
+    values, codes = np.unique(a, return_inverse=True)
+    return codes.reshape(-1).astype(np.int64, copy=False), values
+
+
+def _pandas_codes(x, name: str):
+    import pandas as pd
+
+    codes, uniques = pd.factorize(x, use_na_sentinel=True)
+    codes = np.asarray(codes, dtype=np.int64)
+    raw = [None if (v is pd.NA or v is pd.NaT) else v for v in list(uniques)]
+    return codes, raw
+
+
+def _encode_column(x, name: str, n: int, limit=None):
+    """``(codes, internal keys)`` of one key column, its length checked against ``n``."""
+    mod = type(x).__module__ or ""
+    if mod.startswith("pandas"):
+        if getattr(x, "ndim", 1) != 1:
+            raise BadShapeError(f"{name} must be one key column, got shape {getattr(x, 'shape', None)}", name)
+        _check_length(len(x), name, n)
+        codes, raw = _pandas_codes(x, name)
+        return _finish(codes, raw, name)
+    mask = None
+    if isinstance(x, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(x)
+        arr = np.ma.getdata(x)
+    else:
+        arr = to_numpy(x, name, "a 1-D column of slice keys")
+    if arr.ndim != 1:
+        raise BadShapeError(f"{name} must be a 1-D column of slice keys, got shape {arr.shape}", name)
+    _check_length(arr.shape[0], name, n)
+    kind = arr.dtype.kind
+    if mask is not None and mask.any():
+        codes = np.full(n, -1, np.int64)
+        sub_codes, keys = _encode_values(arr[~mask], name, limit)
+        # the null key sorts last, so it takes the code after every value's
+        null = len(keys)
+        codes[~mask] = sub_codes
+        codes[mask] = null if NULL not in keys else keys.index(NULL)
+        if NULL not in keys:
+            keys = keys + [NULL]
+        return codes, keys
+    if kind not in "biufUSO":
+        raise TypeError(f"{name} holds {arr.dtype} values: slice keys must be integers, booleans, "
+                        "strings, finite floats or null (convert dates to strings or integers first)")
+    return _encode_values(arr, name, limit)
+
+
+def _encode_values(arr: np.ndarray, name: str, limit=None):
+    kind = arr.dtype.kind
+    if kind == "b":
+        codes, values = _unique_ints(arr.astype(np.int64))
+        return codes, [(0, v) for v in values.astype(bool).tolist()]  # ascending already
+    if kind in "iu":
+        if kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > np.iinfo(np.int64).max:
+            values, codes = np.unique(arr, return_inverse=True)
+            return _finish(codes.reshape(-1).astype(np.int64), [int(v) for v in values], name,
+                           nulls=False, limit=limit)
+        codes, values = _unique_ints(np.ascontiguousarray(arr, dtype=np.int64))
+        _limit(values.shape[0], limit, name)
+        return codes, [(1, v) for v in values.tolist()]  # ascending already, each its own key
+    if kind == "f":
+        a = np.ascontiguousarray(arr, dtype=np.float64)
+        nan = np.isnan(a)
+        if nan.any():
+            codes = np.full(a.shape[0], -1, np.int64)
+            values, sub = np.unique(a[~nan], return_inverse=True)
+            codes[~nan] = sub.reshape(-1)
+        else:
+            values, codes = np.unique(a, return_inverse=True)
+            codes = codes.reshape(-1).astype(np.int64, copy=False)
+        return _finish(codes, values.tolist(), name, limit=limit)
+    if kind in "US":
+        try:  # hashing (pandas) is faster than numpy's sort of fixed-width strings
+            import pandas  # noqa: F401
+
+            codes, raw = _pandas_codes(arr.astype(object), name)
+            return _finish(codes, raw, name, nulls=False, limit=limit)
+        except ImportError:  # pragma: no cover - pandas is optional
+            pass
+        values, codes = np.unique(arr, return_inverse=True)
+        return _finish(codes.reshape(-1).astype(np.int64, copy=False), values.tolist(), name,
+                       nulls=False, limit=limit)
+    # objects: hashed once each (pandas when present, else a dict)
+    try:
+        import pandas  # noqa: F401
+
+        codes, raw = _pandas_codes(arr, name)
+    except ImportError:  # pragma: no cover - pandas is optional
+        codes, raw = _dict_codes(arr, name)
+    return _finish(codes, raw, name)
+
+
+def _dict_codes(arr: np.ndarray, name: str):
+    seen: dict = {}
+    raw: list = []
+    codes = np.empty(arr.shape[0], np.int64)
+    for i, v in enumerate(arr.tolist()):
+        k = (type(v) is bool, v)
+        try:
+            c = seen.get(k)
+        except TypeError:
+            raise TypeError(f"{name}[{i}] = {v!r}: slice keys must be hashable values") from None
+        if c is None:
+            c = seen[k] = len(raw)
+            raw.append(v)
+        codes[i] = c
+    return codes, raw
+
+
+def _check_length(m: int, name: str, n: int) -> None:
+    if m != n:
+        raise BadShapeError(f"{name} has {m} rows but the batch has {n}: every row needs its "
+                            "slice key", name)
+
+
+def encode(by, n: int, limit: int | None = None) -> BatchKeys:
+    """The slice keys of a batch of ``n`` rows (see the module docstring).
+
+    A batch with more than ``limit`` distinct keys raises :class:`TooManyKeys`
+    (a ``ValueError``) as soon as that is known, before the keys are read one
+    by one.
+    """
+    cols = columns_of(by)
+    parts = [_encode_column(c, label, n, limit) for label, c in cols]
+    names = tuple(_short(label) for label, _ in cols)
+    cross = "by (" + ", ".join(names) + ")"
+    if len(parts) == 1:
+        codes, keys = parts[0]
+        return BatchKeys(codes, [(k,) for k in keys], names)
+    sizes = [max(len(k), 1) for _, k in parts]
+    if math.prod(sizes) < 2**62:
+        combined = np.zeros(n, np.int64)
+        for (c, _), size in zip(parts, sizes):
+            combined *= size
+            combined += c
+        codes, values = _unique_ints(combined)
+        _limit(values.shape[0], limit, cross)
+        digits = []
+        rest = values.copy()
+        for size in reversed(sizes):
+            digits.append(rest % size)
+            rest //= size
+        digits.reverse()
+    else:
+        stacked = np.stack([c for c, _ in parts], axis=1)
+        rows, codes = np.unique(stacked, axis=0, return_inverse=True)
+        codes = codes.reshape(-1).astype(np.int64)
+        _limit(rows.shape[0], limit, cross)
+        digits = [rows[:, j] for j in range(rows.shape[1])]
+    keys = [tuple(parts[j][1][d] for j, d in enumerate(ds)) for ds in zip(*(d.tolist() for d in digits))]
+    # the per-column codes follow each column's key order, so combined codes do too
+    return BatchKeys(codes, keys, names)
