@@ -358,3 +358,17 @@ def test_multiclass_labels_state_round_trips(tmp_path):
     ev.save(tmp_path / "s")
     back = sm.load_state(tmp_path / "s")
     assert back == ev and back.finalize()["accuracy"] == ev.finalize()["accuracy"]
+
+
+def test_members_of_different_strictness_all_fold_every_row():
+    """A batch is checked for the strictest member's form first: probabilities in
+    [0, 1] feed both the AUC and the probability scores, and a value outside
+    [0, 1] is refused for both rather than folded into the AUC alone."""
+    ev = Evaluator({"auc": sm.RankAUC(), "ps": sm.ProbabilityScores()})
+    ev.update([0, 1, 1], [0.2, 0.7, 0.4])
+    assert {k: m.n for k, m in ev.members.items()} == {"auc": 3, "ps": 3}
+    with pytest.raises(ValueError, match=r"p\[1\] = 1.5: probabilities must lie in \[0, 1\]"):
+        ev.update([0, 1], [0.2, 1.5])
+    assert {k: m.n for k, m in ev.members.items()} == {"auc": 3, "ps": 3}
+    r = ev.finalize()
+    assert r.log_loss == pytest.approx(sm.log_loss([0, 1, 1], [0.2, 0.7, 0.4]))

@@ -286,6 +286,10 @@ class Evaluator(Accumulator):
         if not plans:
             raise ValueError("no input form is taken by every member: the members take "
                              "different kinds of arrays")
+        # the form that feeds the most members is tried first: a batch of that
+        # form is checked for all of them (p in [0, 1] for a probability member
+        # beside an AUC), never quietly folded into some members only
+        plans.sort(key=lambda plan: -len(plan.members))
         return plans
 
     def _plan_for(self, arrays) -> _Plan:
