@@ -27,7 +27,8 @@ from .binary import _check_threshold
 from .multiclass import _plain
 from .ranking import RankAUC
 
-__all__ = ["MultilabelConfusion", "MultilabelRankAUC", "MultilabelResult", "label_settings"]
+__all__ = ["MultilabelConfusion", "MultilabelRankAUC", "MultilabelRankResult", "MultilabelResult",
+           "label_settings"]
 
 
 def label_settings(owner: str, n_labels, labels) -> tuple[int, list | None]:
@@ -83,6 +84,18 @@ class MultilabelResult(Result):
             column = f" (column {ctx.weight_column!r})" if ctx.weight_column else ""
             lines.append(f"  counts are sums of sample weights{column}")
         return lines
+
+
+class MultilabelRankResult(MultilabelResult):
+    """Per-label AUCs and their averages; per-label rows are named by the labels."""
+
+    __slots__ = ()
+    title = "Multilabel ranking"
+
+    def report_values(self):
+        # the label names name its table's rows; beside a MultilabelConfusion
+        # (the multilabel task) the report lists them once, from that member
+        return Result.report_values(self)
 
 
 # ---------------------------------------------------------------- confusion
@@ -475,4 +488,4 @@ class MultilabelRankAUC(Accumulator):
             "weighted_auc": float(np.dot(fpos, auc) / safe(float(fpos.sum()))),
             "micro_auc": float(results[k].auc),
         }
-        return MultilabelResult("MultilabelAUCScores", values, {"labels": self.labels, "weighted": weighted})
+        return MultilabelRankResult("MultilabelAUCScores", values, {"labels": self.labels, "weighted": weighted})
