@@ -316,3 +316,12 @@ def test_labels_name_the_rows_of_the_report():
     text = report.to_text()
     assert "sport" in text and "samples_f1" in text
     assert report.parts["multilabel"].report_values()["labels"] == ["news", "sport"]
+
+
+def test_int8_matrices_are_read_as_they_are_and_checked():
+    Y = np.array([[1, 0], [0, 1]], np.int8)
+    r = MultilabelConfusion(2).update(Y, Y).finalize()
+    assert r.subset_accuracy == 1.0 and r.tp.tolist() == [1, 1]
+    acc = MultilabelConfusion(2).update(Y, Y)
+    check_rejected_batch(acc, (np.array([[1, 0], [0, -1]], np.int8), Y), match=r"Y\[1, 1\] = -1")
+    check_rejected_batch(acc, (Y, np.array([[1, 0], [5, 1]], np.int8)), match=r"P\[1, 0\] = 5")

@@ -1,7 +1,7 @@
 """Multilabel counts: per-label confusion cells and per-row set sizes.
 
-A batch is an ``n x L`` 0/1 matrix ``Y`` (``uint8``) and either an ``n x L``
-0/1 matrix ``P`` (``uint8``) or an ``n x L`` score matrix ``S`` (``float64``)
+A batch is an ``n x L`` 0/1 matrix ``Y`` (``uint8`` or ``int8``) and either an
+``n x L`` 0/1 matrix ``P`` (``uint8`` or ``int8``) or an ``n x L`` score matrix ``S`` (``float64``)
 cut at a threshold (``S >= t`` is a positive). The kernels check the whole
 batch first and write the state only when every value is valid. Status codes:
 
@@ -40,11 +40,12 @@ __all__ = ["first_not01_matrix", "first_nonfinite_matrix", "fold_labels", "fold_
 
 @kernel
 def first_not01_matrix(m):
-    """Flat index of the first cell of a ``uint8`` matrix that is not 0 or 1, else -1."""
+    """Flat index of the first cell of a ``uint8``/``int8`` matrix that is not 0 or 1, else -1."""
     n, k = m.shape
     for i in range(n):
         for j in range(k):
-            if m[i, j] > 1:
+            v = m[i, j]
+            if v != 0 and v != 1:
                 return i * k + j
     return -1
 
@@ -68,8 +69,9 @@ def _any_not01(m):
     for i in range(n):
         for j in range(k):
             acc |= m[i, j]
-    # a value above 1 sets a bit above the lowest; check cell by cell only then
-    if acc > 1:
+    # a value other than 0 and 1 sets a bit above the lowest (a negative int8
+    # sets them all); check cell by cell only then
+    if acc < 0 or acc > 1:
         return first_not01_matrix(m) >= 0
     return False
 
@@ -154,7 +156,7 @@ def _fold(Y, P, S, t, scored, w, n, counts, wsum, rows, sums):
 
 @kernel
 def fold_labels(Y, P, w, n, counts, wsum, rows, sums):
-    """Fold a 0/1 matrix ``Y`` and a 0/1 prediction matrix ``P`` (both ``uint8``);
+    """Fold a 0/1 matrix ``Y`` and a 0/1 prediction matrix ``P`` (``uint8`` or ``int8``);
     the status of the module docstring."""
     if _any_not01(Y):
         return 1
@@ -166,7 +168,7 @@ def fold_labels(Y, P, w, n, counts, wsum, rows, sums):
 
 @kernel
 def fold_scores(Y, S, t, w, n, counts, wsum, rows, sums):
-    """Fold a 0/1 matrix ``Y`` (``uint8``) and scores ``S`` (``float64``) cut at
+    """Fold a 0/1 matrix ``Y`` (``uint8`` or ``int8``) and scores ``S`` (``float64``) cut at
     ``S >= t``; the status of the module docstring."""
     if _any_not01(Y):
         return 1

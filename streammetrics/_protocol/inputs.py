@@ -635,10 +635,10 @@ def _label_matrix(x, name: str, k: int, what: str) -> np.ndarray:
 
 class LabelMatrix(Input):
     """An n x L 0/1 matrix, one column per label (bool, int, or float holding
-    exactly 0.0/1.0), read as ``uint8``.
+    exactly 0.0/1.0), read as ``uint8`` (``int8`` stays ``int8``).
 
-    Bools and ``uint8`` are taken as they are and checked in the folding
-    kernel; any other dtype is checked here, before the cast, so a value such
+    Bools, ``uint8`` and ``int8`` are taken as they are and checked in the
+    folding kernel; any other dtype is checked here, before the cast, so a value such
     as 0.5 or 2 is refused rather than cut.
     """
 
@@ -653,13 +653,15 @@ class LabelMatrix(Input):
         return ndim_of(x) == 2
 
     def convert(self, x):
-        if (type(x) is np.ndarray and x.ndim == 2 and x.dtype == np.uint8 and x.shape[1] == self.k
-                and x.flags.c_contiguous):
+        if (type(x) is np.ndarray and x.ndim == 2 and x.dtype.itemsize == 1 and x.dtype.kind in "iu"
+                and x.shape[1] == self.k and x.flags.c_contiguous):
             return x
         arr = _label_matrix(x, self.name, self.k, "0/1 labels")
         kind, size = arr.dtype.kind, arr.dtype.itemsize
         if kind == "b" or (kind == "u" and size == 1):
             return np.ascontiguousarray(arr).view(np.uint8)
+        if kind == "i" and size == 1:
+            return np.ascontiguousarray(arr)
         with np.errstate(invalid="ignore"):
             bad = (arr != 0) & (arr != 1)
         if bad.any():
