@@ -325,3 +325,12 @@ def test_int8_matrices_are_read_as_they_are_and_checked():
     acc = MultilabelConfusion(2).update(Y, Y)
     check_rejected_batch(acc, (np.array([[1, 0], [0, -1]], np.int8), Y), match=r"Y\[1, 1\] = -1")
     check_rejected_batch(acc, (Y, np.array([[1, 0], [5, 1]], np.int8)), match=r"P\[1, 0\] = 5")
+
+
+def test_a_forged_label_count_in_a_state_file_is_refused_before_allocating():
+    auc = MultilabelRankAUC(2).update([[1, 0], [0, 1]], [[0.3, 0.2], [0.1, 0.9]])
+    with pytest.raises(sm.StateFileError, match="more than the file holds"):
+        MultilabelRankAUC._from_saved({"n_labels": 10**9, "labels": None}, auc.state_dict(), "x")
+    with pytest.raises(sm.StateFileError, match="more than the file holds"):
+        MultilabelConfusion._from_saved({"n_labels": 10**9, "threshold": None, "labels": None},
+                                        MultilabelConfusion(2).state_dict(), "x")

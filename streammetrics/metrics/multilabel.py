@@ -22,7 +22,7 @@ from .._kernels.multilabel import (first_nonfinite_matrix, first_not01_matrix, f
 from .._protocol.base import Accumulator
 from .._protocol.inputs import LabelMatrix, LabelScores
 from .._protocol.result import RenderContext, Result, safe
-from .._protocol.state import Field, count_total
+from .._protocol.state import Field, count_total, empty_state
 from .binary import _check_threshold
 from .multiclass import _plain
 from .ranking import RankAUC
@@ -357,7 +357,7 @@ class MultilabelRankAUC(Accumulator):
     fields = (
         Field("n", np.int64, (1,)),
         Field("weighted", np.int64, (1,), merge="custom"),
-        Field("sizes", np.int64, (None, 5), merge="custom",
+        Field("sizes", np.int64, ("n_members", 5), merge="custom",
               doc="per label, then the flattened matrix: lengths of lo, hi, counts, weights, pairs"),
         Field("lo", np.float64, (None,), merge="custom", nonneg=False),
         Field("hi", np.float64, (None,), merge="custom", nonneg=False),
@@ -370,8 +370,12 @@ class MultilabelRankAUC(Accumulator):
     def __init__(self, n_labels: int | None = None, labels=None):
         self.n_labels, self.labels = label_settings("MultilabelRankAUC", n_labels, labels)
         k = self.n_labels
+        self.n_members = k + 1  # one rank state per label, and the flattened matrix's
         self.inputs = (LabelMatrix("Y", k), LabelScores("S", k))
-        self._members = [RankAUC() for _ in range(k + 1)]
+        # the empty state is sized by the settings: a state file's settings may
+        # not declare more members than its arrays hold (the allocation budget)
+        empty_state(self.fields, self)
+        self._members = [RankAUC() for _ in range(self.n_members)]
         self._n = 0
 
     def _settings(self):
@@ -438,8 +442,8 @@ class MultilabelRankAUC(Accumulator):
     def _check_state(self, state):
         k = self.n_labels
         sizes = state["sizes"]
-        if sizes.shape != (k + 1, 5) or np.any(sizes < 0):
-            raise ValueError(f"entry 'sizes' has shape {sizes.shape} or negative lengths")
+        if np.any(sizes < 0):
+            raise ValueError("entry 'sizes' holds negative lengths")
         for c, f in enumerate(_RANK_FIELDS):
             if int(sizes[:, c].sum()) != state[f].shape[-1]:
                 raise ValueError(f"entry 'sizes' does not match the length of entry {f!r}")
