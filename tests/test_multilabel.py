@@ -334,3 +334,19 @@ def test_a_forged_label_count_in_a_state_file_is_refused_before_allocating():
     with pytest.raises(sm.StateFileError, match="more than the file holds"):
         MultilabelConfusion._from_saved({"n_labels": 10**9, "threshold": None, "labels": None},
                                         MultilabelConfusion(2).state_dict(), "x")
+
+
+def test_merging_folded_or_loaded_shards_gives_identical_results():
+    import pickle
+
+    rng = np.random.default_rng(202)
+    shards = []
+    for _ in range(2):
+        Y = (rng.random((300, 4)) < 0.4).astype(np.int64)
+        S = np.round(np.clip(0.4 * Y + 0.6 * rng.random((300, 4)), 0, 1), 2)  # many ties
+        shards.append(MultilabelRankAUC(4).update(Y, S, sample_weight=rng.random(300) * 2))
+    folded = (shards[0] + shards[1]).finalize()
+    loaded = [pickle.loads(pickle.dumps(s)) for s in shards]
+    again = loaded[0].copy().merge(loaded[1]).finalize()
+    for key in folded:
+        assert np.array_equal(folded[key], again[key]), key

@@ -458,6 +458,10 @@ class MultilabelRankAUC(Accumulator):
 
     def _merge_state(self, other):
         for member, st in zip(self._members, self._split(other)):
+            # the rows still pending are sorted in first, so a merge adds one
+            # run to another whether this side was folded or loaded: the same
+            # shards merged in the same order give identical sums of weights
+            member._flush()
             member._merge_state(st)
         self._n += int(other["n"][0])
 
