@@ -14,7 +14,12 @@
   per-class average precision too) against
   ``sklearn.metrics.roc_auc_score(multi_class="ovr")``;
 * top-k accuracy, K = 100, k = 5, 1M rows (quick: 200k): ``top_k_accuracy``
-  and ``TopKAccuracy`` against ``sklearn.metrics.top_k_accuracy_score``.
+  and ``TopKAccuracy`` against ``sklearn.metrics.top_k_accuracy_score``;
+* multilabel, L = 20, 1M rows (quick: 200k): ``MultilabelConfusion`` (one
+  update and ``finalize()``, which gives every score) on 0/1 matrices, and on
+  scores with a threshold, against
+  ``sklearn.metrics.precision_recall_fscore_support(average="samples")`` plus
+  ``hamming_loss`` on the same 0/1 matrices.
 
 scikit-learn's AMI on 1000 x 1000 clusters sums ~1e9 lgamma terms (about a
 minute); it is timed once in the full run and skipped with ``--quick``.
@@ -163,21 +168,53 @@ def _top_k_rows(quick: bool) -> list[dict]:
     return rows
 
 
+def _multilabel_rows(quick: bool) -> list[dict]:
+    from streammetrics import MultilabelConfusion
+
+    n, k = (200_000 if quick else 1_000_000), 20
+    rng = np.random.default_rng(4)
+    Y = (rng.random((n, k)) < np.linspace(0.02, 0.4, k)).astype(np.int8)
+    S = np.clip(0.4 * Y + 0.6 * rng.random((n, k)), 0, 1)
+    P = (S >= 0.5).astype(np.int8)
+    w = rng.random(n)
+    group = f"multilabel L={k}, n={n:,}"
+    repeat = 3 if quick else 5
+    rows = [
+        row(group, "streammetrics MultilabelConfusion (0/1 int8)",
+            median_time(lambda: MultilabelConfusion(k).update(Y, P).finalize(), repeat)),
+        row(group, "streammetrics MultilabelConfusion (scores, threshold 0.5)",
+            median_time(lambda: MultilabelConfusion(k, threshold=0.5).update(Y, S).finalize(), repeat)),
+        row(group, "streammetrics MultilabelConfusion (0/1, weighted)",
+            median_time(lambda: MultilabelConfusion(k).update(Y, P, sample_weight=w).finalize(), repeat)),
+    ]
+    if have("sklearn"):
+        import sklearn.metrics as skm
+
+        def sk():
+            skm.precision_recall_fscore_support(Y, P, average="samples", zero_division=0)
+            skm.hamming_loss(Y, P)
+
+        rows.append(row(group, "sklearn prfs(average='samples') + hamming_loss",
+                        median_time(sk, repeat=3, warmup=1 if quick else 0)))
+    return rows
+
+
 def run(quick: bool) -> list[dict]:
     """Benchmark rows (see the module docstring); ``quick`` shrinks the sizes."""
     return (_multiclass_rows(quick) + _preset_rows(quick) + _clustering_rows(quick)
-            + _rank_auc_rows(quick) + _top_k_rows(quick))
+            + _rank_auc_rows(quick) + _top_k_rows(quick) + _multilabel_rows(quick))
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_multiclass", description=__doc__)
     ap.add_argument("--quick", action="store_true", help="1M multiclass rows, skip the slowest sklearn run")
-    ap.add_argument("--only", choices=("confusion", "preset", "clustering", "rank_auc", "top_k"),
+    ap.add_argument("--only", choices=("confusion", "preset", "clustering", "rank_auc", "top_k",
+                                       "multilabel"),
                     help="run one group of rows")
     args = ap.parse_args(argv)
     if args.only:
         parts = {"confusion": _multiclass_rows, "preset": _preset_rows, "clustering": _clustering_rows,
-                 "rank_auc": _rank_auc_rows, "top_k": _top_k_rows}
+                 "rank_auc": _rank_auc_rows, "top_k": _top_k_rows, "multilabel": _multilabel_rows}
         print_table(parts[args.only](args.quick))
     else:
         print_table(run(args.quick))

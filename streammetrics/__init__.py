@@ -59,6 +59,7 @@ from .metrics.clustering import (
 )
 from .metrics.multiclass import MulticlassConfusion, confusion_matrix, multiclass_scores
 from .metrics.multiclass_rank import MulticlassRankAUC, multiclass_auc
+from .metrics.multilabel import MultilabelConfusion, MultilabelRankAUC
 from .metrics.probability import (
     ClassProbabilityScores,
     ProbabilityScores,
@@ -90,6 +91,8 @@ __all__ = [
     "Evaluator",
     "MulticlassConfusion",
     "MulticlassRankAUC",
+    "MultilabelConfusion",
+    "MultilabelRankAUC",
     "NoObservationsError",
     "NoWeightsError",
     "ProbabilityScores",

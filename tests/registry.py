@@ -86,6 +86,14 @@ def _class_scores(rng, labels=None, weighted=True):
     return (y, P), w
 
 
+def _multilabel(rng, scores=False, weighted=True, k=4):
+    """Correlated label matrices with empty rows and a label that is rarely true."""
+    Y = (rng.random((N, k)) < np.linspace(0.05, 0.6, k)).astype(np.int64)
+    S = np.round(np.clip(0.4 * Y + 0.6 * rng.random((N, k)), 0, 1), 2)
+    w = rng.random(N) * 2 if weighted else None
+    return (Y, S if scores else (S >= 0.5).astype(np.int64)), w
+
+
 def _regression(rng):
     y = rng.normal(size=N) * 3 + 100
     return (y, y + rng.normal(size=N)), rng.random(N)
@@ -177,6 +185,31 @@ def _ref_top_k(arrays, w, k, labels=None):
     y, P = arrays
     y = _codes(y, labels)
     return {"top_k_accuracy": skm.top_k_accuracy_score(y, P, k=k, labels=range(P.shape[1]), sample_weight=w)}
+
+
+def _ref_multilabel(arrays, w, threshold=None):
+    Y, P = arrays
+    P = P if threshold is None else (P >= threshold).astype(np.int64)
+    mcm = skm.multilabel_confusion_matrix(Y, P, sample_weight=w)
+    out = {"tn": mcm[:, 0, 0], "fp": mcm[:, 0, 1], "fn": mcm[:, 1, 0], "tp": mcm[:, 1, 1],
+           "subset_accuracy": skm.accuracy_score(Y, P, sample_weight=w),
+           "hamming_loss": skm.hamming_loss(Y, P, sample_weight=w),
+           "samples_jaccard": skm.jaccard_score(Y, P, average="samples", sample_weight=w,
+                                                zero_division=0)}
+    for average in (None, "micro", "macro", "weighted", "samples"):
+        prf = skm.precision_recall_fscore_support(Y, P, average=average, sample_weight=w,
+                                                  zero_division=0)
+        prefix = "" if average is None else f"{average}_"
+        for name, v in zip(("precision", "recall", "f1"), prf):
+            out[prefix + name] = v
+    return out
+
+
+def _ref_multilabel_auc(arrays, w):
+    Y, S = arrays
+    return {"auc": skm.roc_auc_score(Y, S, average=None, sample_weight=w),
+            **{f"{a}_auc": skm.roc_auc_score(Y, S, average=a, sample_weight=w)
+               for a in ("macro", "weighted", "micro")}}
 
 
 def _ref_clusters(arrays, w):
@@ -339,6 +372,26 @@ CASES = [
          bad=[(([0, 3], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = 3: classes must be integers in 0..2"),
               (([0, -1], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = -1")],
          other=lambda: sm.TopKAccuracy(2)),
+    Case("MultilabelConfusion", lambda: sm.MultilabelConfusion(4),
+         lambda rng: _multilabel(rng, weighted=False), _ref_multilabel, exact=False,
+         bad=[(([[0, 1, 0, 0], [1, 2, 0, 0]], [[0, 1, 0, 0], [1, 1, 0, 0]]), {}, r"Y\[1, 1\] = 2"),
+              (([[0, 1, 0, 0], [1, 1, 0, 0]], [[0, 1, 0, 0.5], [1, 1, 0, 0]]), {}, r"P\[0, 3\] = 0.5"),
+              (([[0, 1, 0, 0]], [[0, 1, 0]]), {}, "P has 3 columns but n_labels is 4")],
+         other=lambda: sm.MultilabelConfusion(4, threshold=0.5)),
+    Case("MultilabelConfusion(threshold, weighted)",
+         lambda: sm.MultilabelConfusion(labels=["a", "b", "c", "d"], threshold=0.5),
+         lambda rng: _multilabel(rng, scores=True), lambda a, w: _ref_multilabel(a, w, 0.5),
+         exact=False,
+         bad=[(([[0, 1, 0, 0], [1, 1, 0, 0]], [[0, 1, 0, 0], [1, NAN, 0, 0]]), {}, r"P\[1, 1\] = nan"),
+              (([[0, 1, 0, 0]], [[0, 1, 0, 0]]), {"sample_weight": [-1.0]}, r"sample_weight\[0\]")],
+         other=lambda: sm.MultilabelConfusion(labels=["a", "b", "c", "d"], threshold=0.4)),
+    Case("MultilabelRankAUC", lambda: sm.MultilabelRankAUC(4),
+         lambda rng: _multilabel(rng, scores=True, weighted=False), _ref_multilabel_auc,
+         bad=[(([[0, 1, 0, 0], [1, 1, 0, 3]], [[0, 1, 0, 0], [1, 1, 0, 0]]), {}, r"Y\[1, 3\] = 3"),
+              (([[0, 1, 0, 0], [1, 1, 0, 0]], [[0, 1, 0, 0], [1, 1, np.inf, 0]]), {}, r"S\[1, 2\] = inf")],
+         other=lambda: sm.MultilabelRankAUC(labels=["a", "b", "c", "d"])),
+    Case("MultilabelRankAUC(weighted)", lambda: sm.MultilabelRankAUC(4),
+         lambda rng: _multilabel(rng, scores=True), _ref_multilabel_auc, exact=False),
     Case("ClusterContingency", lambda: sm.ClusterContingency(), _clusters, _ref_clusters,
          bad=[(([1, 2], [1.5, 2.0]), {}, r"labels_pred\[0\] = 1.5"),
               (([1, 2], [1, 2]), {"sample_weight": [1.0, 1.0]}, "no sample_weight")],
@@ -350,6 +403,12 @@ CASES = [
          lambda rng: _class_probabilities(rng, LABELS), lambda a, w: _ref_class_probability(a, w, LABELS),
          exact=False, bad=[((["cat", "dog"], [[0.5, 0.5, 0.5], [1.0, 0, 0]]), {}, r"p\[0\] sums to 1.5")],
          other=lambda: sm.Evaluator(task="multiclass", n_classes=3)),
+    Case("Evaluator(multilabel)", lambda: sm.Evaluator(task="multilabel", n_labels=4, threshold=0.5),
+         lambda rng: _multilabel(rng, scores=True),
+         lambda a, w: {**_ref_multilabel(a, w, 0.5), **_ref_multilabel_auc(a, w)}, exact=False,
+         bad=[(([[0, 1, 0, 0], [1, 1, 0, 0]], [[0, 1, 0, 0], [1, NAN, 0, 0]]), {}, r"p\[1, 1\] = nan"),
+              (([[0, 1, 0, 0], [1, 1, 0, 2]], [[0, 1, 0, 0], [1, 1, 0, 0]]), {}, r"y\[1, 3\] = 2")],
+         other=lambda: sm.Evaluator(task="multilabel", n_labels=4, threshold=0.4)),
     Case("Evaluator(regression)", lambda: sm.Evaluator(task="regression"), _regression, _ref_regression,
          exact=False, bad=[(([1.0, 2.0], [1.0, NAN]), {}, r"p\[1\] = nan")]),
     Case("Evaluator(clustering)", lambda: sm.Evaluator(task="clustering"), _clusters, _ref_clusters,

@@ -71,7 +71,7 @@ def _write(cols: dict, path: str) -> str:
 
             pacsv.write_csv(table, path)
     elif fmt == "npy":
-        rec = np.empty(len(cols["y"]), dtype=[(k, v.dtype) for k, v in cols.items()])
+        rec = np.empty(len(next(iter(cols.values()))), dtype=[(k, v.dtype) for k, v in cols.items()])
         for k, v in cols.items():
             rec[k] = v
         np.save(path, rec)
@@ -667,11 +667,11 @@ def test_error_saves_completed_shards(tmp_path, capsys):
 def test_error_option_combinations(tmp_path, capsys):
     path = _write(_data("regression", np.random.default_rng(1), n=10), str(tmp_path / "r.npy"))
     assert _error(["evaluate", path, "--task", "regression", "--threshold", "0.3"], capsys) == (
-        "--threshold applies to --task binary only")
+        "--threshold applies to --task binary and multilabel only")
     assert _error(["evaluate", path, "--task", "multiclass"], capsys) == (
         "--task multiclass needs --n-classes K")
     assert _error(["evaluate", path, "--task", "regression", "--p", "p,w"], capsys).startswith(
-        "--p takes several columns for --task multiclass only")
+        "--p takes several columns for --task multiclass and multilabel only")
     with pytest.raises(SystemExit) as info:
         cli.main(["evaluate", path, "--batch-rows", "0"])
     assert info.value.code == 2
@@ -816,3 +816,65 @@ def test_bad_operating_options(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit):
         _run(["evaluate", path, *argv], capsys)
     assert message in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ multilabel
+def _multilabel_data(rng, n=N, k=3):
+    Y = (rng.random((n, k)) < [0.2, 0.5, 0.05][:k]).astype(np.int64)
+    S = np.clip(0.4 * Y + 0.6 * rng.random((n, k)), 0, 1).round(3)
+    cols = {f"y{j}": Y[:, j] for j in range(k)}
+    cols.update({f"s{j}": S[:, j] for j in range(k)})
+    cols["w"] = rng.random(n)
+    return cols, Y, S
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "npy", "npz"])
+def test_evaluate_multilabel_columns(fmt, tmp_path, capsys):
+    cols, Y, S = _multilabel_data(np.random.default_rng(8))
+    path = _write(cols, str(tmp_path / f"ml.{fmt}"))
+    weighted = fmt in ("parquet", "npz")
+    argv = ["evaluate", path, "--task", "multilabel", "--y", "y0,y1,y2", "--p", "s0,s1,s2",
+            "--threshold", "0.6", "--format", "json", "--batch-rows", "1000"]
+    if weighted:
+        argv += ["--weight", "w"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["task"] == "multilabel"
+    assert doc["metrics"]["labels"] == ["y0", "y1", "y2"]
+    direct = Evaluator(task="multilabel", labels=["y0", "y1", "y2"], threshold=0.6)
+    _assert_same_metrics(doc, direct.update(Y, S, cols["w"] if weighted else None).finalize())
+    assert {"samples_f1", "hamming_loss", "subset_accuracy", "micro_auc"} <= set(doc["metrics"])
+
+
+def test_evaluate_multilabel_text_and_list_columns(tmp_path, capsys):
+    pa = _need("pyarrow")
+    import pyarrow.parquet as pq
+
+    _, Y, S = _multilabel_data(np.random.default_rng(9), n=500)
+    P = (S >= 0.5).astype(np.int8)
+    path = str(tmp_path / "lists.parquet")
+    pq.write_table(pa.table({"labels": pa.array(Y.tolist()), "pred": pa.array(P.tolist())}), path)
+    code, out, err = _run(["evaluate", path, "--task", "multilabel", "--y", "labels",
+                           "--p", "pred", "--n-labels", "3"], capsys)
+    assert code == 0, err
+    r = Evaluator(task="multilabel", n_labels=3).update(Y, P).finalize()
+    assert "multilabel evaluation of 500 rows (3 labels, 0/1 predictions)" in out
+    assert f"samples_f1          {r.samples_f1:.6g}" in out
+    # one list column of truth needs its width
+    msg = _error(["evaluate", path, "--task", "multilabel", "--y", "labels", "--p", "pred"], capsys)
+    assert "--n-labels" in msg
+
+
+def test_multilabel_errors_name_file_column_and_row(tmp_path, capsys):
+    cols, _, _ = _multilabel_data(np.random.default_rng(10), n=2500)
+    cols["y1"][1734] = 2
+    path = _write(cols, str(tmp_path / "bad.parquet"))
+    msg = _error(["evaluate", path, "--task", "multilabel", "--y", "y0,y1,y2", "--p", "s0,s1,s2",
+                  "--threshold", "0.5", "--batch-rows", "1000"], capsys)
+    assert msg == f"{path}: row 1,734, column 'y1': value 2: labels must be 0 or 1"
+    msg = _error(["evaluate", path, "--task", "multilabel", "--y", "y0,y1,y2", "--p", "s0,s1"],
+                 capsys)
+    assert "one --p column per label" in msg
+    msg = _error(["evaluate", path, "--task", "binary", "--n-labels", "3"], capsys)
+    assert msg == "--n-labels applies to --task multilabel only"

@@ -32,6 +32,7 @@ import numpy as np
 
 from .._kernels import checks as C
 from .._kernels import labels as L
+from .._kernels import multilabel as ML
 from .errors import BadShapeError, BadValueError, NoWeightsError
 from .validation import (
     EMPTY_WEIGHTS,
@@ -54,6 +55,8 @@ __all__ = [
     "ClassProbabilities",
     "ClassScores",
     "ClassCodes",
+    "LabelMatrix",
+    "LabelScores",
     "ClusterLabels",
     "Batch",
     "InputTuple",
@@ -613,6 +616,98 @@ class ClassCodes(Input):
 
     def problem(self, arr, i):
         return "classes must be integers 0, 1, 2, ..."
+
+
+# ------------------------------------------------------------------ multilabel
+def _label_matrix(x, name: str, k: int, what: str) -> np.ndarray:
+    """``x`` as a numeric n x k matrix (dtype not yet normalised)."""
+    arr = to_numpy(x, name, f"an n x {k} matrix")
+    check_numeric(arr, name)
+    if arr.ndim != 2:
+        raise BadShapeError(f"{name} must be an n x {k} matrix of {what}, got shape {arr.shape}",
+                            name)
+    if arr.shape[1] != k:
+        raise BadShapeError(
+            f"{name} has {arr.shape[1]} columns but n_labels is {k}: a matrix {name} must hold "
+            f"one column of {what} per label", name)
+    return arr
+
+
+class LabelMatrix(Input):
+    """An n x L 0/1 matrix, one column per label (bool, int, or float holding
+    exactly 0.0/1.0), read as ``uint8`` (``int8`` stays ``int8``).
+
+    Bools, ``uint8`` and ``int8`` are taken as they are and checked in the
+    folding kernel; any other dtype is checked here, before the cast, so a value such
+    as 0.5 or 2 is refused rather than cut.
+    """
+
+    what = "0/1 label matrix"
+
+    def __init__(self, name: str, k: int):
+        super().__init__(name)
+        self.k = int(k)
+        self.domain = ("label_matrix", self.k)
+
+    def takes_form(self, x) -> bool:
+        return ndim_of(x) == 2
+
+    def convert(self, x):
+        if (type(x) is np.ndarray and x.ndim == 2 and x.dtype.itemsize == 1 and x.dtype.kind in "iu"
+                and x.shape[1] == self.k and x.flags.c_contiguous):
+            return x
+        arr = _label_matrix(x, self.name, self.k, "0/1 labels")
+        kind, size = arr.dtype.kind, arr.dtype.itemsize
+        if kind == "b" or (kind == "u" and size == 1):
+            return np.ascontiguousarray(arr).view(np.uint8)
+        if kind == "i" and size == 1:
+            return np.ascontiguousarray(arr)
+        with np.errstate(invalid="ignore"):
+            bad = (arr != 0) & (arr != 1)
+        if bad.any():
+            i, j = (int(v) for v in np.argwhere(bad)[0])
+            raise BadValueError(self.name, (i, j), arr[i, j], self._problem(arr[i, j]))
+        return np.ascontiguousarray(arr, dtype=np.uint8)
+
+    @staticmethod
+    def _problem(v) -> str:
+        if isinstance(v, (float, np.floating)) and np.isnan(v):
+            return "labels must be 0 or 1, got NaN"
+        return "labels must be 0 or 1"
+
+    def check(self, arr):
+        i = ML.first_not01_matrix(arr)
+        if i >= 0:
+            r, c = divmod(int(i), arr.shape[1])
+            raise BadValueError(self.name, (r, c), arr[r, c], "labels must be 0 or 1")
+
+
+class LabelScores(Input):
+    """An n x L matrix of finite real scores, one column per label
+    (probabilities, logits, decision values), read as ``float64``."""
+
+    what = "label scores"
+
+    def __init__(self, name: str, k: int):
+        super().__init__(name)
+        self.k = int(k)
+        self.domain = ("label_scores", self.k)
+
+    def takes_form(self, x) -> bool:
+        return ndim_of(x) == 2
+
+    def convert(self, x):
+        if (type(x) is np.ndarray and x.ndim == 2 and x.dtype == np.float64 and x.shape[1] == self.k
+                and x.flags.c_contiguous):
+            return x
+        arr = _label_matrix(x, self.name, self.k, "scores")
+        return np.ascontiguousarray(arr, dtype=np.float64)
+
+    def check(self, arr):
+        i = ML.first_nonfinite_matrix(arr)
+        if i >= 0:
+            r, c = divmod(int(i), arr.shape[1])
+            raise BadValueError(self.name, (r, c), arr[r, c], "scores must be finite")
 
 
 # -------------------------------------------------------------------- clusters

@@ -25,12 +25,36 @@ def settings_from(args) -> dict:
     given = {"--threshold": args.threshold, "--scores": args.scores}
     if task in ("binary", "multiclass"):
         settings["calibration_bins"] = args.calibration_bins
+    n_labels = getattr(args, "n_labels", None)
+    if task == "multilabel":
+        # --y names the label columns (or one list column), in label order
+        args.y = tuple(c for c in str(args.y).split(",") if c) or ("y",)
+        if len(args.y) > 1:
+            if n_labels is not None and n_labels != len(args.y):
+                raise CommandError(f"--n-labels {n_labels} but --y names {len(args.y)} columns")
+            if len(args.p) not in (1, len(args.y)):
+                raise CommandError(f"--y names {len(args.y)} label columns but --p {len(args.p)}: "
+                                   "give one --p column per label (or one list column)")
+            settings["labels"] = list(args.y)
+        elif n_labels is None:
+            n_labels = len(args.p) if len(args.p) > 1 else None
+            if n_labels is None:
+                raise CommandError("--task multilabel needs the label columns, as --y y0,y1,y2, "
+                                   "or --n-labels L with one list column --y")
+        if n_labels is not None:
+            settings["n_labels"] = n_labels
+        settings["threshold"] = args.threshold
+        if args.scores is not None:
+            raise CommandError("--scores applies to --task binary only")
+    elif n_labels is not None:
+        raise CommandError("--n-labels applies to --task multilabel only")
     if task == "binary":
         settings.update(threshold=args.threshold, scores=args.scores, max_bins=args.max_bins)
-    else:
+    elif task != "multilabel":
         for opt, v in given.items():
             if v is not None:
-                raise CommandError(f"{opt} applies to --task binary only")
+                raise CommandError(f"{opt} applies to --task binary and multilabel only"
+                                   if opt == "--threshold" else f"{opt} applies to --task binary only")
     if task == "multiclass":
         if args.n_classes is None:
             raise CommandError("--task multiclass needs --n-classes K")
@@ -39,8 +63,9 @@ def settings_from(args) -> dict:
         raise CommandError("--n-classes applies to --task multiclass only")
     if task == "clustering" and args.weight is not None:
         raise CommandError("--weight does not apply to --task clustering")
-    if len(args.p) > 1 and task != "multiclass":
-        raise CommandError(f"--p takes several columns for --task multiclass only (task is {task})")
+    if len(args.p) > 1 and task not in ("multiclass", "multilabel"):
+        raise CommandError(f"--p takes several columns for --task multiclass and multilabel only "
+                           f"(task is {task})")
     return settings
 
 

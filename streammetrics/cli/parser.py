@@ -21,7 +21,7 @@ DEFAULT_BATCH_ROWS = 1 << 18
 DEFAULT_MAX_BINS = 1 << 16
 DEMO_ROWS = 5_000_000
 DEMO_SHARDS = 5
-TASKS = ("binary", "multiclass", "regression", "clustering")
+TASKS = ("binary", "multiclass", "multilabel", "regression", "clustering")
 PROGRESS = ("auto", "always", "never")
 
 
@@ -95,20 +95,27 @@ def _add_evaluate(sub, out) -> None:
     ev.add_argument("--task", choices=TASKS, default="binary",
                     help="what to evaluate (default: binary)")
     ev.add_argument("--y", default="y", metavar="COL",
-                    help="column of the truth (default: y); for a 2-D .npy, a column index")
+                    help="column of the truth (default: y); for a 2-D .npy, a column index; "
+                         "for multilabel, one list column or one 0/1 column per label, as "
+                         "--y y0,y1,y2")
     ev.add_argument("--p", action="append", metavar="COL",
                     help="column of the predictions (default: p); for multiclass class "
-                         "probabilities, one list column or one column per class, as "
-                         "--p p0,p1,p2 or --p p0 --p p1 --p p2")
+                         "probabilities (or multilabel predictions), one list column or one "
+                         "column per class, as --p p0,p1,p2 or --p p0 --p p1 --p p2")
     ev.add_argument("--weight", metavar="COL", help="column of sample weights")
     ev.add_argument("--threshold", type=_finite_float, metavar="T",
                     help="binary: p >= T is a positive prediction "
-                         "(default 0.5 for probabilities, 0 for scores)")
+                         "(default 0.5 for probabilities, 0 for scores); multilabel: the "
+                         "columns of p are scores and p >= T predicts a label (default: p "
+                         "holds 0/1 predictions)")
     ev.add_argument("--scores", choices=("probability", "score"),
                     help="binary: 'probability' (p in [0, 1], adds log loss and Brier; "
                          "the default) or 'score' (any finite reals, e.g. logits)")
     ev.add_argument("--n-classes", type=_positive_int, metavar="K",
                     help="multiclass: the number of classes (classes are 0..K-1)")
+    ev.add_argument("--n-labels", type=_positive_int, metavar="L",
+                    help="multilabel: the number of labels, when --y is one list column "
+                         "(with several --y columns, their number)")
     ev.add_argument("--max-bins", type=_max_bins, default=DEFAULT_MAX_BINS, metavar="B",
                     help=f"binary: AUC bins, a number > 0 bounding memory (default "
                          f"{DEFAULT_MAX_BINS}); 'exact' keeps every distinct score")

@@ -30,10 +30,11 @@ def make_evaluator(settings: dict) -> Evaluator:
 def _column(src, role: str, column: int | None) -> str:
     """The file column behind ``role``; ``column`` is the position in a matrix ``p``."""
     cols = src.columns
-    if role == "p" and column is not None:
-        if len(cols.p) == 1:
-            return f"{cols.p[0]}[{column}]"  # one list column: its j-th value
-        return cols.p[column]
+    if role in ("p", "y") and column is not None:
+        names = cols.p if role == "p" else cols.ys
+        if len(names) == 1:
+            return f"{names[0]}[{column}]"  # one list column: its j-th value
+        return names[column]
     return cols.column_of(role)
 
 

@@ -17,6 +17,7 @@ from ..metrics.binary import BinaryConfusion
 from ..metrics.calibration import Calibration, ClassCalibration
 from ..metrics.clustering import ClusterContingency
 from ..metrics.multiclass import MulticlassConfusion, class_settings
+from ..metrics.multilabel import MultilabelConfusion, MultilabelRankAUC, label_settings
 from ..metrics.probability import ClassProbabilityScores, ProbabilityScores
 from ..metrics.ranking import RankAUC
 from ..metrics.regression import RegressionErrors
@@ -130,6 +131,30 @@ def _multiclass_members(s):
     }
 
 
+# ----------------------------------------------------------------- multilabel
+def _check_multilabel(s):
+    if s["n_labels"] is None and s["labels"] is None:
+        raise ValueError(
+            "task='multilabel' needs n_labels (the columns of Y) or labels (their names)"
+        )
+    k, labels = label_settings("task='multilabel'", s["n_labels"], s["labels"])
+    threshold = MultilabelConfusion(1, threshold=s["threshold"]).threshold  # checks it
+    return {"n_labels": k, "labels": labels, "threshold": threshold}
+
+
+def _multilabel_members(s):
+    k, labels, threshold = s["n_labels"], s["labels"], s["threshold"]
+    members = {"multilabel": MultilabelConfusion(k, threshold=threshold, labels=labels)}
+    if threshold is not None:  # scores: their ranking is scored too
+        members["auc"] = MultilabelRankAUC(k, labels=labels)
+    return members
+
+
+def _describe_multilabel(s):
+    cut = "0/1 predictions" if s["threshold"] is None else f"scores, threshold {s['threshold']:g}"
+    return f"({s['n_labels']} labels, {cut})"
+
+
 PRESETS: dict[str, Preset] = {
     "binary": Preset(
         "binary",
@@ -150,6 +175,15 @@ PRESETS: dict[str, Preset] = {
         headline=("accuracy", "macro_f1"),
         describe=lambda s: f"({s['n_classes']} classes)",
         legacy={"calibration_bins": None},
+    ),
+    "multilabel": Preset(
+        "multilabel",
+        {"n_labels": None, "labels": None, "threshold": None},
+        _multilabel_members,
+        check=_check_multilabel,
+        headline=("micro_f1", "macro_f1"),
+        sections=("multilabel", "auc"),
+        describe=_describe_multilabel,
     ),
     "regression": Preset(
         "regression", {}, lambda s: {"regression": RegressionErrors()},

@@ -60,16 +60,29 @@ class ColumnSpec:
     """Which columns hold the truth ``y``, the predictions ``p`` and the weights.
 
     ``p`` may name several columns (one per class): they are read as the
-    columns of an n x K matrix.
+    columns of an n x K matrix. ``y`` is one column, or a tuple of columns
+    (one per label, read as an n x L matrix; a tuple of one column may hold a
+    list of values per row).
     """
 
-    y: str
+    y: str | tuple[str, ...]
     p: tuple[str, ...]
     weight: str | None = None
 
+    @property
+    def ys(self) -> tuple[str, ...]:
+        """The columns of ``y``."""
+        return self.y if isinstance(self.y, tuple) else (self.y,)
+
+    def may_be_list(self, role: str) -> bool:
+        """Whether the one column of ``role`` may hold a list of values per row."""
+        if role == "p":
+            return len(self.p) == 1
+        return role == "y" and isinstance(self.y, tuple) and len(self.y) == 1
+
     def roles(self) -> list[tuple[str, str]]:
         """``(role, column)`` pairs, role being ``"y"``, ``"p"`` or ``"w"``."""
-        out = [("y", self.y)] + [("p", c) for c in self.p]
+        out = [("y", c) for c in self.ys] + [("p", c) for c in self.p]
         if self.weight is not None:
             out.append(("w", self.weight))
         return out
@@ -83,9 +96,12 @@ class ColumnSpec:
         return seen
 
     def column_of(self, role: str, index: int | None = None) -> str:
-        """The column behind ``role`` ("y", "p", "w"); ``index`` picks a p column."""
+        """The column behind ``role`` ("y", "p", "w"); ``index`` picks a p (or y) column."""
         if role == "y":
-            return self.y
+            ys = self.ys
+            if len(ys) == 1 or index is None:
+                return ys[0] if len(ys) == 1 else ", ".join(ys)
+            return ys[index]
         if role == "w":
             return self.weight or "?"
         if len(self.p) == 1 or index is None:
@@ -111,7 +127,8 @@ class Chunk:
     def of(cls, columns: ColumnSpec, start: int, column: Callable[[str], np.ndarray],
            done: int) -> "Chunk":
         """The chunk whose arrays ``column(name)`` gives, read in role order."""
-        y = column(columns.y)
+        ys = [column(c) for c in columns.ys]
+        y = ys[0] if len(ys) == 1 else np.column_stack(ys)
         ps = [column(c) for c in columns.p]
         p = ps[0] if len(ps) == 1 else np.column_stack([np.asarray(a, dtype=np.float64) for a in ps])
         w = column(columns.weight) if columns.weight is not None else None

@@ -111,8 +111,9 @@ class _NumpySource(Source):
                 column=col)
 
     def _single_p(self, col: str) -> bool:
-        """Whether ``col`` is the one p column, which may hold a row of values per row."""
-        return col in self.columns.p and len(self.columns.p) == 1
+        """Whether ``col`` is the one p (or multilabel y) column, which may hold a row of
+        values per row."""
+        return any(c == col and self.columns.may_be_list(r) for r, c in self.columns.roles())
 
 
 @register("npy", (".npy",), magic=b"\x93NUMPY")

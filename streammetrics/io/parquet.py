@@ -44,7 +44,7 @@ class ParquetSource(ArrowSource):
                 raise self.missing_column(col, schema.names)
         for role, col in self.columns.roles():
             t = schema.field(col).type
-            allow_list = role == "p" and len(self.columns.p) == 1
+            allow_list = self.columns.may_be_list(role)
             if not _type_ok(t, allow_list):
                 hint = "numbers (bool, integer or float)"
                 if allow_list:

@@ -1,0 +1,499 @@
+"""Multilabel classification: every row carries a set of labels out of ``L``.
+
+Truth and prediction are ``n x L`` 0/1 matrices (or the prediction is a score
+matrix cut at a threshold). Every label poses its own binary question, so
+:class:`MultilabelConfusion` keeps ``L`` binary confusion cells, and beside
+them the per-row sums that the sample-wise averages and subset accuracy need,
+as compensated sums, so that every score stays mergeable.
+:class:`MultilabelRankAUC` keeps one exact rank state per label and one of the
+flattened matrix: the per-label AUCs and their macro, weighted and micro
+averages.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._kernels import compensated
+from .._kernels.multilabel import (first_nonfinite_matrix, first_not01_matrix, fold_labels,
+                                   fold_scores)
+from .._protocol.base import Accumulator
+from .._protocol.inputs import LabelMatrix, LabelScores
+from .._protocol.result import RenderContext, Result, safe
+from .._protocol.state import Field, count_total, empty_state
+from .binary import _check_threshold
+from .multiclass import _plain
+from .ranking import RankAUC
+
+__all__ = ["MultilabelConfusion", "MultilabelRankAUC", "MultilabelRankResult", "MultilabelResult",
+           "label_settings"]
+
+
+def label_settings(owner: str, n_labels, labels) -> tuple[int, list | None]:
+    """``(n_labels, labels)`` checked: labels give L, or must agree with it."""
+    if labels is not None:
+        if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
+            raise TypeError(f"labels must be a sequence, got {type(labels).__name__}")
+        labels = [_plain(v) for v in labels]
+        seen: dict = {}
+        for i, lab in enumerate(labels):
+            try:
+                j = seen.setdefault(lab, i)
+            except TypeError:
+                raise TypeError(f"labels[{i}] = {lab!r} is not hashable") from None
+            if j != i:
+                raise ValueError(f"labels[{i}] = {lab!r} repeats labels[{j}]")
+        if n_labels is None:
+            n_labels = len(labels)
+        elif _check_n_labels(n_labels) != len(labels):
+            raise ValueError(f"n_labels={n_labels} but {len(labels)} labels were given")
+    elif n_labels is None:
+        raise TypeError(f"{owner} needs n_labels or labels")
+    return _check_n_labels(n_labels), labels
+
+
+def _check_n_labels(n_labels) -> int:
+    if isinstance(n_labels, (bool, np.bool_)) or not isinstance(n_labels, numbers.Integral):
+        raise TypeError(f"n_labels must be an integer, got {type(n_labels).__name__}")
+    n_labels = int(n_labels)
+    if n_labels < 1:
+        raise ValueError(f"n_labels must be at least 1, got {n_labels}")
+    return n_labels
+
+
+class MultilabelResult(Result):
+    """Multilabel scores; per-label rows are named by the labels."""
+
+    __slots__ = ()
+    title = "Multilabel"
+    counts = ("tp", "fp", "fn", "tn", "support", "n_pos", "n_neg")
+
+    def report_values(self):
+        out = super().report_values()
+        labels = self._meta.get("labels")
+        if labels is not None:
+            out["labels"] = list(labels)
+        return out
+
+    def section(self, ctx: RenderContext, names=None) -> list[str]:
+        fields = [k for k in self.report_values() if k != "labels"]
+        lines = self._scalar_lines(fields, names) + self._array_lines(fields, ctx, names)
+        if self.weighted:
+            column = f" (column {ctx.weight_column!r})" if ctx.weight_column else ""
+            lines.append(f"  counts are sums of sample weights{column}")
+        return lines
+
+
+class MultilabelRankResult(MultilabelResult):
+    """Per-label AUCs and their averages; per-label rows are named by the labels."""
+
+    __slots__ = ()
+    title = "Multilabel ranking"
+
+    def report_values(self):
+        # the label names name its table's rows; beside a MultilabelConfusion
+        # (the multilabel task) the report lists them once, from that member
+        return Result.report_values(self)
+
+
+# ---------------------------------------------------------------- confusion
+_SAMPLES = ("precision", "recall", "f1", "jaccard")
+
+
+class MultilabelConfusion(Accumulator):
+    """Streaming per-label confusion counts and the multilabel scores built from them.
+
+    ``update(Y, P)`` takes ``Y``, an ``n x L`` 0/1 matrix of true labels, and
+    ``P``, an ``n x L`` 0/1 matrix of predicted labels, or, with
+    ``threshold``, an ``n x L`` matrix of finite scores (``P >= threshold``
+    is a positive).
+
+    Parameters
+    ----------
+    n_labels : int, optional
+        L, the number of labels (columns).
+    threshold : float, optional
+        Cut scores at ``P >= threshold``; ``None`` (the default) takes 0/1
+        predictions.
+    labels : sequence of hashable, optional
+        Names of the columns, in order (for reports); ``n_labels`` defaults to
+        ``len(labels)`` and must equal it when given.
+
+    Returns (``finalize()``)
+    ------------------------
+    tp, fp, fn, tn, support : arrays of shape (L,)
+        Per-label counts (``support = tp + fn``); ``int64`` while every batch
+        is unweighted, ``float64`` sums of weights once weights are seen
+        (unweighted rows then count 1).
+    precision, recall, f1 : arrays of shape (L,)
+        Per-label guarded rates.
+    micro_*, macro_*, weighted_* : float
+        Precision, recall and F1 averaged as scikit-learn's
+        ``precision_recall_fscore_support(average=...)``: from the summed
+        counts, the plain mean over all ``L`` labels, and the mean weighted by
+        support.
+    samples_precision, samples_recall, samples_f1, samples_jaccard : float
+        The (weighted) mean over rows of each row's score of its label sets.
+    subset_accuracy : float
+        The (weighted) share of rows whose predicted set equals the true one
+        (scikit-learn's ``accuracy_score`` on multilabel input).
+    hamming_loss : float
+        The (weighted) share of wrong cells: ``sum w_i wrong_i / (L sum w_i)``.
+    n : int
+        Rows folded in, zero-weight rows included.
+
+    Notes
+    -----
+    * Every rate uses the specification's guard ``safe(x) = x + [x == 0]``: a
+      zero denominator gives 0, never NaN. A label never predicted has
+      precision 0, a label never true has recall 0, a row with no true label
+      has sample recall 0, a row with neither true nor predicted labels has
+      sample precision, recall, F1 and Jaccard 0. scikit-learn agrees with
+      ``zero_division=0``; its default (``"warn"``) gives the same numbers
+      with a warning. (``zero_division=1`` would give such rows 1.)
+    * ``macro_*`` averages over all ``L`` labels, present or not, as
+      scikit-learn does for a label-indicator matrix; this differs from
+      :class:`MulticlassConfusion`, whose macro averages skip classes never
+      seen. ``weighted_*`` is 0 when no label has support.
+    * ``sample_weight`` weighs rows where scikit-learn takes it. Counts are
+      exact ``int64`` without weights; weights and the per-row sums are
+      compensated ``float64`` sums, so any batching or merge order agrees to
+      about 1e-15.
+
+    Examples
+    --------
+    >>> from streammetrics import MultilabelConfusion
+    >>> Y = [[1, 0, 1], [0, 1, 0], [1, 1, 0], [0, 0, 0]]
+    >>> P = [[1, 0, 0], [0, 1, 0], [1, 0, 1], [0, 0, 0]]
+    >>> r = MultilabelConfusion(3).update(Y, P).finalize()
+    >>> r.tp, r.fp, r.fn
+    (array([2, 1, 0]), array([0, 0, 1]), array([0, 1, 1]))
+    >>> r.f1
+    array([1.        , 0.66666667, 0.        ])
+    >>> round(r.micro_f1, 4), round(r.macro_f1, 4), round(r.samples_f1, 4)
+    (0.6667, 0.5556, 0.5417)
+    >>> r.subset_accuracy, round(r.hamming_loss, 4)
+    (0.5, 0.25)
+
+    Scores cut at a threshold, in two shards merged:
+
+    >>> a = MultilabelConfusion(2, threshold=0.5).update([[1, 0], [0, 1]], [[0.9, 0.2], [0.6, 0.7]])
+    >>> b = MultilabelConfusion(2, threshold=0.5).update([[1, 1]], [[0.4, 0.8]])
+    >>> r = (a + b).finalize()
+    >>> r.precision, r.recall
+    (array([0.5, 1. ]), array([0.5, 1. ]))
+    """
+
+    fields = (
+        Field("n", np.int64, (1,)),
+        Field("counts", np.int64, ("n_labels", 4), rows=True, doc="unweighted tp, fp, fn, tn per label"),
+        # (4 L, 2) compensated pairs once a weighted batch arrives, else (0, 2)
+        Field("wsum", np.float64, (None, 2), merge="pairs", doc="weights of weighted rows per cell"),
+        Field("rows", np.int64, (3,), doc="unweighted exact matches, unweighted wrong cells, weighted rows"),
+        Field("sums", np.float64, (7, 2), merge="pairs",
+              doc="per-row precision, recall, F1, Jaccard (times weight); weighted rows' weight, "
+                  "exact-match weight, wrong cells times weight"),
+    )
+    headline = ("micro_f1", "macro_f1", "samples_f1")
+
+    def __init__(self, n_labels: int | None = None, threshold: float | None = None, labels=None):
+        self.n_labels, self.labels = label_settings("MultilabelConfusion", n_labels, labels)
+        self.threshold = _check_threshold(threshold)
+        k = self.n_labels
+        self.inputs = (LabelMatrix("Y", k),
+                       LabelMatrix("P", k) if self.threshold is None else LabelScores("P", k))
+        self._init_state()
+
+    def _settings(self):
+        return {"n_labels": self.n_labels, "threshold": self.threshold, "labels": self.labels}
+
+    def _check_state(self, state):
+        k = self.n_labels
+        if state["wsum"].shape not in ((0, 2), (4 * k, 2)):
+            raise ValueError(f"entry 'wsum' has shape {state['wsum'].shape}")
+        n = int(state["n"][0])
+        exact, wrong, weighted = (int(v) for v in state["rows"])
+        unweighted = n - weighted
+        if weighted > n or exact > unweighted or wrong > unweighted * k:
+            raise ValueError("entry 'rows' does not fit the observation count")
+        per_label = state["counts"].sum(axis=1)
+        if np.any(per_label != unweighted):
+            raise ValueError("counts do not add up to the unweighted rows for every label")
+        if weighted == 0 and (np.any(state["wsum"] != 0) or np.any(state["sums"][4:] != 0)):
+            raise ValueError("the state holds weights but no row came with weights")
+        sums = compensated.values(state["sums"])
+        total = unweighted + sums[4]
+        if np.any(sums[:4] > total * (1 + 1e-9)) or sums[5] > sums[4] * (1 + 1e-9) \
+                or sums[6] > sums[4] * k * (1 + 1e-9):
+            raise ValueError("entry 'sums' exceeds what the rows can hold")
+
+    def _fold(self, arrays, w):
+        Y, P = arrays
+        st = self._arrays
+        wsum = st["wsum"]
+        if w.shape[0] and wsum.shape[0] == 0:
+            wsum = np.zeros((4 * self.n_labels, 2), np.float64)  # installed only on success
+        if self.threshold is None:
+            status = fold_labels(Y, P, w, st["n"], st["counts"], wsum, st["rows"], st["sums"])
+        else:
+            status = fold_scores(Y, P, self.threshold, w, st["n"], st["counts"], wsum, st["rows"],
+                                 st["sums"])
+        if not status:
+            st["wsum"] = wsum
+        return status
+
+    def _cells(self) -> np.ndarray:
+        """``(L, 4)`` tp, fp, fn, tn: ``int64``, or ``float64`` once weights were seen."""
+        counts, wsum = self._arrays["counts"], self._arrays["wsum"]
+        if wsum.shape[0] == 0:
+            return counts.copy()
+        return compensated.values(wsum).reshape(self.n_labels, 4) + counts
+
+    def _compute(self) -> Result:
+        st = self._arrays
+        cells = self._cells()
+        exact_rows, wrong_cells, weighted_rows = (int(v) for v in st["rows"])
+        sums = compensated.values(st["sums"])
+        unweighted = self.n - weighted_rows
+        total = unweighted + float(sums[4]) if weighted_rows else float(unweighted)
+        if total == 0:
+            raise ValueError("the sample weights sum to zero: every score is undefined")
+        tp, fp, fn, tn = (cells[:, c] for c in range(4))
+        support = tp + fn
+        ftp, ffp, ffn = (x.astype(np.float64) for x in (tp, fp, fn))
+        precision = ftp / safe(ftp + ffp)
+        recall = ftp / safe(ftp + ffn)
+        f1 = 2 * precision * recall / safe(precision + recall)
+        stp, sfp, sfn = float(ftp.sum()), float(ffp.sum()), float(ffn.sum())
+        micro_p = stp / safe(stp + sfp)
+        micro_r = stp / safe(stp + sfn)
+        fsupport = support.astype(np.float64)
+        total_support = float(fsupport.sum())
+
+        def weighted(x):
+            return float(np.dot(fsupport, x) / safe(total_support))
+
+        L = self.n_labels
+        values = {
+            "n": self.n,
+            "tp": tp, "fp": fp, "fn": fn, "tn": tn, "support": support,
+            "precision": precision, "recall": recall, "f1": f1,
+            "micro_precision": micro_p,
+            "micro_recall": micro_r,
+            "micro_f1": 2 * micro_p * micro_r / safe(micro_p + micro_r),
+            "macro_precision": float(precision.mean()),
+            "macro_recall": float(recall.mean()),
+            "macro_f1": float(f1.mean()),
+            "weighted_precision": weighted(precision),
+            "weighted_recall": weighted(recall),
+            "weighted_f1": weighted(f1),
+        }
+        for i, name in enumerate(_SAMPLES):
+            values[f"samples_{name}"] = min(float(sums[i]) / total, 1.0)
+        values["subset_accuracy"] = min((exact_rows + float(sums[5])) / total, 1.0)
+        values["hamming_loss"] = min((wrong_cells + float(sums[6])) / (total * L), 1.0)
+        meta = {"labels": self.labels, "weighted": weighted_rows > 0, "threshold": self.threshold}
+        return MultilabelResult("MultilabelScores", values, meta)
+
+
+# ---------------------------------------------------------------------- AUC
+_RANK_FIELDS = ("lo", "hi", "counts", "weights", "pairs")
+
+
+class MultilabelRankAUC(Accumulator):
+    """Streaming, mergeable, exact per-label AUC from an ``n x L`` score matrix.
+
+    ``update(Y, S)`` takes ``Y``, an ``n x L`` 0/1 matrix of true labels, and
+    ``S``, an ``n x L`` matrix of finite scores (higher meaning "more likely
+    this label"). Each label's column is folded into its own exact
+    :class:`RankAUC`, and the flattened matrix (every cell a row, each row's
+    weight repeated over its ``L`` cells) into one more, for the micro
+    average.
+
+    Parameters
+    ----------
+    n_labels : int, optional
+        L, the number of labels (columns).
+    labels : sequence of hashable, optional
+        Names of the columns, in order (for reports).
+
+    Returns (``finalize()``)
+    ------------------------
+    auc : array of shape (L,)
+        Each label's AUC (Mann–Whitney U over ``safe(n_pos n_neg)``, ties
+        counting one half).
+    n_pos, n_neg : arrays of shape (L,)
+        Rows with and without each label (sums of weights once weights were
+        seen).
+    macro_auc, weighted_auc, micro_auc : float
+        scikit-learn's ``roc_auc_score(Y, S, average=...)``: the mean over
+        labels, the mean weighted by ``n_pos``, and the AUC of the flattened
+        matrices.
+    n : int
+        Rows folded in.
+
+    Notes
+    -----
+    A label with only positives or only negatives has AUC 0 (the
+    specification's guard) and still enters the macro mean; scikit-learn
+    refuses such data with a ``ValueError``. ``weighted_auc`` is 0 when no
+    label is ever true. Memory is that of ``L + 1`` exact rank states: 24 bytes
+    per distinct score in each column and in the flattened matrix.
+
+    Examples
+    --------
+    >>> from streammetrics import MultilabelRankAUC
+    >>> Y = [[1, 0], [0, 1], [1, 1], [0, 0]]
+    >>> S = [[0.9, 0.1], [0.3, 0.8], [0.6, 0.4], [0.2, 0.5]]
+    >>> r = MultilabelRankAUC(2).update(Y, S).finalize()
+    >>> r.auc
+    array([1.  , 0.75])
+    >>> float(r.macro_auc), float(r.micro_auc)
+    (0.875, 0.9375)
+    """
+
+    fields = (
+        Field("n", np.int64, (1,)),
+        Field("weighted", np.int64, (1,), merge="custom"),
+        Field("sizes", np.int64, ("n_members", 5), merge="custom",
+              doc="per label, then the flattened matrix: lengths of lo, hi, counts, weights, pairs"),
+        Field("lo", np.float64, (None,), merge="custom", nonneg=False),
+        Field("hi", np.float64, (None,), merge="custom", nonneg=False),
+        Field("counts", np.int64, (2, None), merge="custom"),
+        Field("weights", np.float64, (2, None), merge="custom"),
+        Field("pairs", np.float64, (2, None), merge="custom"),
+    )
+    headline = ("macro_auc", "micro_auc")
+
+    def __init__(self, n_labels: int | None = None, labels=None):
+        self.n_labels, self.labels = label_settings("MultilabelRankAUC", n_labels, labels)
+        k = self.n_labels
+        self.n_members = k + 1  # one rank state per label, and the flattened matrix's
+        self.inputs = (LabelMatrix("Y", k), LabelScores("S", k))
+        # the empty state is sized by the settings: a state file's settings may
+        # not declare more members than its arrays hold (the allocation budget)
+        empty_state(self.fields, self)
+        self._members = [RankAUC() for _ in range(self.n_members)]
+        self._n = 0
+
+    def _settings(self):
+        return {"n_labels": self.n_labels, "labels": self.labels}
+
+    @property
+    def n(self) -> int:
+        return self._n
+
+    def _fold(self, arrays, w):
+        Y, S = arrays
+        if first_not01_matrix(Y) >= 0:
+            return 1
+        if first_nonfinite_matrix(S) >= 0:
+            return 2
+        # the whole batch is valid: no member can refuse its part
+        k = self.n_labels
+        for j in range(k):
+            self._members[j]._fold((np.ascontiguousarray(Y[:, j]), np.ascontiguousarray(S[:, j])), w)
+        flat_w = np.repeat(w, k) if w.shape[0] else w
+        self._members[k]._fold((Y.reshape(-1), S.reshape(-1)), flat_w)
+        self._n += Y.shape[0]
+        return 0
+
+    def _check_room(self, rows: int, what: str = "folding") -> None:
+        super()._check_room(rows * self.n_labels, what)  # the flattened state counts cells
+
+    # ------------------------------------------------------------------- state
+    @property
+    def _state(self):
+        states = [m._state for m in self._members]
+        return self._join(states)
+
+    def _join(self, states):
+        out = {"n": np.array([self._n], np.int64),
+               "weighted": np.array([int(bool(states[0]["weighted"][0]))], np.int64)}
+        out["sizes"] = np.array([[st[f].shape[-1] for f in _RANK_FIELDS] for st in states], np.int64)
+        for f in _RANK_FIELDS:
+            out[f] = np.concatenate([st[f] for st in states], axis=-1)
+        return out
+
+    def _split(self, state):
+        """The member states of a joined state (views into its arrays)."""
+        k = self.n_labels
+        sizes = state["sizes"]
+        ends = np.cumsum(sizes, axis=0)
+        n = int(state["n"][0])
+        out = []
+        for m in range(k + 1):
+            st = {"n": np.array([n * k if m == k else n], np.int64),
+                  "weighted": state["weighted"].copy()}
+            for c, f in enumerate(_RANK_FIELDS):
+                hi = int(ends[m, c])
+                lo = hi - int(sizes[m, c])
+                st[f] = state[f][..., lo:hi]
+            out.append(st)
+        return out
+
+    def _load(self, state):
+        self._n = int(state["n"][0])
+        for member, st in zip(self._members, self._split(state)):
+            member._load({f: np.array(a, copy=True) for f, a in st.items()})
+
+    def _check_state(self, state):
+        k = self.n_labels
+        sizes = state["sizes"]
+        if np.any(sizes < 0):
+            raise ValueError("entry 'sizes' holds negative lengths")
+        for c, f in enumerate(_RANK_FIELDS):
+            if int(sizes[:, c].sum()) != state[f].shape[-1]:
+                raise ValueError(f"entry 'sizes' does not match the length of entry {f!r}")
+        if int(state["weighted"][0]) not in (0, 1):
+            raise ValueError("entry 'weighted' must be 0 or 1")
+        if int(state["n"][0]) > np.iinfo(np.int64).max // k:
+            raise ValueError("the observation count times n_labels passes the int64 range")
+        for m, st in enumerate(self._split(state)):
+            RankAUC()._checked(st)
+            if m < k and count_total(st["counts"]) > int(st["n"][0]):
+                raise ValueError("a label's counts exceed the observation count")
+
+    def _merge_state(self, other):
+        for member, st in zip(self._members, self._split(other)):
+            # the rows still pending are sorted in first, so a merge adds one
+            # run to another whether this side was folded or loaded: the same
+            # shards merged in the same order give identical sums of weights
+            member._flush()
+            member._merge_state(st)
+        self._n += int(other["n"][0])
+
+    def _clone(self):
+        out = MultilabelRankAUC(self.n_labels, labels=self.labels)
+        out._n = self._n
+        out._members = [m._clone() for m in self._members]
+        return out
+
+    def flush(self):
+        """Sort the pending rows of every label into the state; return ``self``."""
+        with self._guard:
+            for m in self._members:
+                m.flush()
+        return self
+
+    # ----------------------------------------------------------------- results
+    def _compute(self) -> Result:
+        k = self.n_labels
+        results = [m._compute() for m in self._members]
+        auc = np.array([r.auc for r in results[:k]], np.float64)
+        n_pos = np.array([r.n_pos for r in results[:k]])
+        n_neg = np.array([r.n_neg for r in results[:k]])
+        fpos = n_pos.astype(np.float64)
+        weighted = bool(self._members[0]._weighted)
+        values = {
+            "n": self._n,
+            "auc": auc,
+            "n_pos": n_pos,
+            "n_neg": n_neg,
+            "macro_auc": float(auc.mean()),
+            "weighted_auc": float(np.dot(fpos, auc) / safe(float(fpos.sum()))),
+            "micro_auc": float(results[k].auc),
+        }
+        return MultilabelRankResult("MultilabelAUCScores", values, {"labels": self.labels, "weighted": weighted})
