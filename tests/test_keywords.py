@@ -39,3 +39,163 @@ def test_rows_and_matrices_are_still_refused():
     with pytest.raises(ValueError, match="1-D"):
         acc.update(np.ones((2, 3)), [1, 0])
     assert acc == before
+
+
+# ---------------------------------------------- average=, zero_division=, pos_label=
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+ONE_SHOT = {"precision": (sm.precision_score, skm.precision_score),
+            "recall": (sm.recall_score, skm.recall_score),
+            "f1": (sm.f1, skm.f1_score)}
+
+
+def _close(got, want):
+    np.testing.assert_allclose(np.asarray(got, float), np.asarray(want, float),
+                               rtol=1e-12, atol=1e-15, equal_nan=True)
+
+
+def _sk(fn, *args, **kw):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kw)
+
+
+@st.composite
+def _labelled(draw, max_classes=5):
+    k = draw(st.integers(1, max_classes))
+    n = draw(st.integers(1, 40))
+    y = draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n))
+    p = draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n))
+    w = draw(st.none() | st.lists(st.floats(0.0, 10.0, allow_nan=False), min_size=n, max_size=n))
+    if w is not None and sum(w) == 0:
+        w = None
+    return np.array(y), np.array(p), None if w is None else np.array(w)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_labelled(), st.sampled_from(["macro", "micro", "weighted", None]),
+       st.sampled_from([0, 1, np.nan]), st.sampled_from([0.5, 1.0, 2.0, 3.7]))
+def test_averages_and_zero_division_match_scikit_learn(data, average, zd, beta):
+    y, p, w = data
+    P, R, F, _ = _sk(skm.precision_recall_fscore_support, y, p, beta=beta, average=average,
+                     sample_weight=w, zero_division=zd)
+    _close(sm.precision_score(y, p, sample_weight=w, average=average, zero_division=zd), P)
+    _close(sm.recall_score(y, p, sample_weight=w, average=average, zero_division=zd), R)
+    _close(sm.fbeta(y, p, beta, sample_weight=w, average=average, zero_division=zd), F)
+    _close(sm.fbeta(y, p, beta, sample_weight=w, average=average, zero_division=zd),
+           _sk(skm.fbeta_score, y, p, beta=beta, average=average, sample_weight=w,
+               zero_division=zd))
+    if beta == 1.0:
+        _close(sm.f1(y, p, sample_weight=w, average=average, zero_division=zd), F)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_labelled(max_classes=2), st.sampled_from([0, 1, np.nan]), st.sampled_from([0, 1]),
+       st.sampled_from([0.5, 1.0, 2.0]))
+def test_binary_pos_label_and_zero_division_match_scikit_learn(data, zd, pos, beta):
+    y, p, w = data
+    P, R, F, _ = _sk(skm.precision_recall_fscore_support, y, p, beta=beta, average="binary",
+                     pos_label=pos, sample_weight=w, zero_division=zd, labels=[0, 1])
+    kw = dict(sample_weight=w, pos_label=pos, zero_division=zd)
+    _close(sm.precision_score(y, p, **kw), P)
+    _close(sm.recall_score(y, p, **kw), R)
+    _close(sm.fbeta(y, p, beta, **kw), F)
+
+
+def test_defaults_are_the_guarded_scores_exactly():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        y, p = rng.integers(0, 2, 30), rng.integers(0, 2, 30)
+        w = rng.random(30)
+        r = sm.BinaryConfusion().update(y, p, sample_weight=w).finalize()
+        assert sm.precision_score(y, p, sample_weight=w) == r.precision
+        assert sm.recall_score(y, p, sample_weight=w, zero_division=0) == r.recall
+        assert sm.f1(y, p, sample_weight=w, average="binary") == r.f1
+        assert sm.fbeta(y, p, 2, sample_weight=w) == r.fbeta(2)
+    # the guard: nothing predicted, nothing true
+    assert sm.precision_score([1, 0], [0, 0]) == 0.0
+    assert sm.precision_score([1, 0], [0, 0], zero_division=1) == 1.0
+    assert np.isnan(sm.precision_score([1, 0], [0, 0], zero_division=np.nan))
+    assert sm.f1([0, 0], [0, 0]) == 0.0
+    assert sm.f1([0, 0], [0, 0], zero_division=1) == 1.0
+    assert sm.f1([1, 0], [0, 0], zero_division=1) == 0.0
+
+
+def test_string_and_two_label_data():
+    y = ["spam", "ham", "spam", "spam", "ham"]
+    p = ["spam", "spam", "ham", "spam", "ham"]
+    for ours, theirs in ONE_SHOT.values():
+        assert ours(y, p, pos_label="spam") == pytest.approx(theirs(y, p, pos_label="spam"))
+        assert ours(y, p, pos_label="ham") == pytest.approx(theirs(y, p, pos_label="ham"))
+        _close(ours(y, p, average=None), theirs(y, p, average=None))
+    # labels 1 and 2: the default pos_label=1 is one of them
+    assert sm.f1([1, 2, 2], [1, 1, 2]) == pytest.approx(skm.f1_score([1, 2, 2], [1, 1, 2]))
+    assert sm.f1([1, 2, 2], [1, 1, 2], pos_label=2) == pytest.approx(
+        skm.f1_score([1, 2, 2], [1, 1, 2], pos_label=2))
+    # 0/1 data with pos_label=0 score the zeros
+    assert sm.recall_score([0, 0, 1], [0, 1, 1], pos_label=0) == 0.5
+    # column vectors of strings
+    col = np.array(y).reshape(-1, 1)
+    assert sm.f1(col, np.array(p).reshape(-1, 1), pos_label="spam") == sm.f1(y, p, pos_label="spam")
+    # strings score multiclass averages too
+    animals_y = ["cat", "dog", "bird", "dog", "cat"]
+    animals_p = ["cat", "dog", "dog", "dog", "bird"]
+    for average in ("macro", "micro", "weighted"):
+        assert sm.fbeta(animals_y, animals_p, 2, average=average) == pytest.approx(
+            skm.fbeta_score(animals_y, animals_p, beta=2, average=average), rel=1e-12)
+
+
+def test_keyword_errors():
+    with pytest.raises(ValueError, match=r"pos_label='eggs' is not one of the labels \['ham', 'spam'\]"):
+        sm.f1(["spam", "ham"], ["ham", "ham"], pos_label="eggs")
+    with pytest.raises(ValueError, match="pos_label=1 is not one of the labels"):
+        sm.f1(["spam", "ham"], ["ham", "ham"])
+    with pytest.raises(ValueError, match=r"hold 3 labels \(0, 1, 2\), but average='binary'"):
+        sm.f1([0, 1, 2], [0, 1, 2], pos_label=0)
+    with pytest.raises(ValueError, match=r"y\[1\] = 2: labels must be 0 or 1"):
+        sm.f1([0, 2, 1], [0, 1, 1])  # not two-label data: the 0/1 message stands
+    with pytest.raises(ValueError, match="average must be one of"):
+        sm.precision_score([1, 0], [1, 0], average="samples")
+    with pytest.raises(TypeError, match="average must be a string or None"):
+        sm.precision_score([1, 0], [1, 0], average=1)
+    with pytest.raises(ValueError, match="zero_division must be 0, 1 or np.nan"):
+        sm.recall_score([1, 0], [1, 0], zero_division=0.5)
+    with pytest.raises(TypeError, match="zero_division must be"):
+        sm.recall_score([1, 0], [1, 0], zero_division="warn")
+    with pytest.raises(ValueError, match=r"p\[1\] = 0.7: class labels must be integers or strings"):
+        sm.f1([0, 1, 2], [0, 0.7, 2], average="macro")
+    with pytest.raises(TypeError, match="y holds strings and p numbers"):
+        sm.f1(["a", "b"], [0, 1], average="macro")
+    with pytest.raises(ValueError, match=r"sample_weight\[1\] = -1.0"):
+        sm.f1([0, 1, 2], [0, 1, 2], average="macro", sample_weight=[1, -1, 1])
+    with pytest.raises(ValueError, match="empty"):
+        sm.f1([], [], average="macro")
+    with pytest.raises(ValueError, match="different lengths"):
+        sm.f1([0, 1, 2], [0, 1], average="micro")
+
+
+def test_multiclass_fbeta_matches_scikit_learn():
+    rng = np.random.default_rng(11)
+    y, p, w = rng.integers(0, 4, 300), rng.integers(0, 4, 300), rng.random(300)
+    for beta in (0.5, 1, 2):
+        r = sm.multiclass_scores(y, p, sample_weight=w, beta=beta)
+        _close(r.fbeta_per_class, skm.fbeta_score(y, p, beta=beta, average=None, sample_weight=w))
+        for average in ("macro", "micro", "weighted"):
+            want = skm.fbeta_score(y, p, beta=beta, average=average, sample_weight=w)
+            assert r[f"{average}_fbeta"] == pytest.approx(want, rel=1e-12)
+            assert r.fbeta(beta, average=average) == pytest.approx(want, rel=1e-12)
+    acc = sm.MulticlassConfusion(4).update(y, p)
+    r = acc.finalize()
+    assert r.fbeta(1) == r.macro_f1
+    _close(r.fbeta(1, average=None), r.f1)
+    assert r.fbeta(1, average="weighted") == pytest.approx(r.weighted_f1, rel=1e-12)
+    # a class declared but never seen is left out of the macro average
+    r5 = sm.MulticlassConfusion(5).update(y, p).finalize()
+    assert r5.fbeta(2) == pytest.approx(skm.fbeta_score(y, p, beta=2, average="macro"), rel=1e-12)
+    with pytest.raises(ValueError, match="beta must be a finite number > 0"):
+        sm.multiclass_scores(y, p, beta=0)
+    with pytest.raises(ValueError, match="average must be one of 'micro'"):
+        r.fbeta(2, average="binary")
