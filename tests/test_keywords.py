@@ -199,3 +199,67 @@ def test_multiclass_fbeta_matches_scikit_learn():
         sm.multiclass_scores(y, p, beta=0)
     with pytest.raises(ValueError, match="average must be one of 'micro'"):
         r.fbeta(2, average="binary")
+
+
+# ------------------------------------------------ the multiclass preset's options
+def _proba(rng, n=400, k=4):
+    y = rng.integers(0, k, n)
+    P = rng.dirichlet(np.ones(k), n)
+    P[np.arange(n), y] += 0.5
+    return y, P / P.sum(axis=1, keepdims=True)
+
+
+def test_multiclass_preset_top_k_and_auc(tmp_path):
+    rng = np.random.default_rng(2)
+    y, P = _proba(rng)
+    w = rng.random(y.size)
+    ev = sm.Evaluator("multiclass", n_classes=4, top_k=2, auc=True)
+    ev.update(y[:150], P[:150], w[:150]).update(y[150:], P[150:], w[150:])
+    r = ev.finalize()
+    assert r.top_k_accuracy == pytest.approx(
+        skm.top_k_accuracy_score(y, P, k=2, sample_weight=w), rel=1e-12)
+    assert r.auc == pytest.approx(skm.roc_auc_score(y, P, multi_class="ovr", sample_weight=w),
+                                  rel=1e-12)
+    assert set(r.parts) >= {"top_k", "auc", "multiclass"}
+    # saved and loaded with the settings; merging shards gives one pass
+    path = str(tmp_path / "ev.state")
+    ev.save(path)
+    back = sm.load_state(path)
+    assert back.finalize().auc == r.auc and back.finalize().top_k_accuracy == r.top_k_accuracy
+    a = sm.Evaluator("multiclass", n_classes=4, top_k=2, auc=True).update(y[:99], P[:99], w[:99])
+    b = sm.Evaluator("multiclass", n_classes=4, top_k=2, auc=True).update(y[99:], P[99:], w[99:])
+    assert (a + b).finalize().auc == pytest.approx(r.auc, rel=1e-12)
+    with pytest.raises(ValueError):
+        a.merge(sm.Evaluator("multiclass", n_classes=4, top_k=3, auc=True))
+
+
+def test_multiclass_preset_defaults_leave_them_out():
+    rng = np.random.default_rng(3)
+    y, P = _proba(rng)
+    r = sm.Evaluator("multiclass", n_classes=4).update(y, P).finalize()
+    assert "top_k" not in r.parts and "auc" not in r.parts
+    # hard labels: the probability members skip the batch
+    r = sm.Evaluator("multiclass", n_classes=4, top_k=2, auc=True).update(y, P.argmax(1)).finalize()
+    assert "top_k" not in r.parts and "auc" not in r.parts and r.accuracy == np.mean(P.argmax(1) == y)
+
+
+def test_multiclass_preset_checks_the_options():
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        sm.Evaluator("multiclass", n_classes=3, top_k=0)
+    with pytest.raises(TypeError, match="k must be an integer"):
+        sm.Evaluator("multiclass", n_classes=3, top_k=1.5)
+    with pytest.raises(TypeError, match="auc must be True or False"):
+        sm.Evaluator("multiclass", n_classes=3, auc="yes")
+
+
+def test_old_multiclass_states_load_without_the_options():
+    import os
+
+    # settings saved before top_k and auc existed: they load as off
+    old = sm.Evaluator._from_settings({"task": "multiclass", "n_classes": 3, "labels": None})
+    assert old._settings()["top_k"] is None and old._settings()["auc"] is False
+    assert set(old._members) == {"class_probability", "multiclass"}
+    fixture = os.path.join(os.path.dirname(__file__), "fixtures", "v1",
+                           "evaluator_multiclass_labels.state")
+    loaded = sm.load_state(fixture)
+    assert loaded._settings()["top_k"] is None and loaded._settings()["auc"] is False
