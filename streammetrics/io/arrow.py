@@ -53,6 +53,8 @@ class ArrowSource(Source):
 
         if arr.null_count:
             raise self.bad_row(start + self._first_null(arr), col, "missing value (null)")
+        if pa.types.is_dictionary(arr.type):  # text labels stored as a dictionary
+            arr = arr.dictionary_decode()
         if not is_list_type(arr.type):
             return arr.to_numpy(zero_copy_only=False)
         if pa.types.is_fixed_size_list(arr.type):

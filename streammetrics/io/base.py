@@ -60,12 +60,18 @@ class ColumnSpec:
     """Which columns hold the truth ``y``, the predictions ``p`` and the weights.
 
     ``p`` may name several columns (one per class): they are read as the
-    columns of an n x K matrix.
+    columns of an n x K matrix. With ``labels``, ``y`` and a single ``p``
+    column may hold text (class labels such as ``"cat"``) as well as numbers.
     """
 
     y: str
     p: tuple[str, ...]
     weight: str | None = None
+    labels: bool = False
+
+    def takes_text(self, role: str) -> bool:
+        """Whether the column of ``role`` ("y", "p", "w") may hold text labels."""
+        return self.labels and (role == "y" or (role == "p" and len(self.p) == 1))
 
     def roles(self) -> list[tuple[str, str]]:
         """``(role, column)`` pairs, role being ``"y"``, ``"p"`` or ``"w"``."""
