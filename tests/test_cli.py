@@ -929,3 +929,18 @@ def test_error_class_label_options(tmp_path, capsys):
     msg = _error(["evaluate", reals, "--task", "multiclass", "--labels", "auto"], capsys)
     assert msg == (f"{reals}: row 0, column 'y': value 0.5 is not a class label "
                    "(--labels auto collects labels: integers or text)")
+
+
+def test_multiclass_auc_plots_name_the_classes(tmp_path, capsys):
+    _need_task("multiclass")
+    _need("matplotlib")
+    cols = _animals(np.random.default_rng(9), 300)
+    path = _write(cols, str(tmp_path / "animals.npz"))
+    plots = tmp_path / "plots"
+    code, out, err = _run(["evaluate", path, "--task", "multiclass", "--y", "animal",
+                           "--p", "p_cat,p_dog,p_bird", "--labels", "cat,dog,bird", "--auc",
+                           "--plots", str(plots)], capsys)
+    assert code == 0, err
+    written = sorted(os.listdir(plots))
+    assert "roc_per_class.png" in written and "pr_per_class.png" in written
+    assert "confusion.png" in written

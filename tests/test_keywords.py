@@ -3,6 +3,8 @@ zero_division=, pos_label=, multiclass F-beta, checked against scikit-learn."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -263,3 +265,37 @@ def test_old_multiclass_states_load_without_the_options():
                            "evaluator_multiclass_labels.state")
     loaded = sm.load_state(fixture)
     assert loaded._settings()["top_k"] is None and loaded._settings()["auc"] is False
+
+
+# ------------------------------------------------------------- per-class plots
+def test_per_class_curves_are_plotted_named_and_capped(tmp_path):
+    pytest.importorskip("matplotlib")
+    import pickle
+
+    from streammetrics._protocol.result import RenderContext
+    from streammetrics.report import plots
+
+    rng = np.random.default_rng(8)
+    y, P = _proba(rng, n=300, k=3)
+    r = sm.MulticlassRankAUC(labels=["cat", "dog", "bird"]).update(
+        np.array(["cat", "dog", "bird"])[y], P).finalize()
+    paths = r.plot(str(tmp_path / "three"), RenderContext())
+    assert [os.path.basename(p) for p in paths] == ["roc_per_class.png", "pr_per_class.png"]
+    assert all(os.path.getsize(p) > 0 for p in paths)
+    # the curves drawn are the accumulator's own
+    drawn = {}
+    real = plots.class_roc
+    try:
+        plots.class_roc = lambda curves, total, folder: drawn.update(curves=curves, total=total) or "x"
+        y25, P25 = _proba(rng, n=600, k=25)
+        acc = sm.MulticlassRankAUC(25).update(y25, P25)
+        acc.finalize().plot(str(tmp_path / "many"), RenderContext())
+    finally:
+        plots.class_roc = real
+    assert drawn["total"] == 25 and len(drawn["curves"]) == plots.MAX_CLASS_CURVES
+    name, fpr, tpr, auc = drawn["curves"][3]
+    want_fpr, want_tpr, _ = acc.roc_curve(3)
+    assert name == "3" and np.array_equal(fpr, want_fpr) and np.array_equal(tpr, want_tpr)
+    assert auc == pytest.approx(skm.roc_auc_score(y25 == 3, P25[:, 3]), rel=1e-12)
+    # an unpickled result holds no state to draw from
+    assert pickle.loads(pickle.dumps(r)).plot(str(tmp_path / "none"), RenderContext()) == []
