@@ -299,3 +299,23 @@ def test_per_class_curves_are_plotted_named_and_capped(tmp_path):
     assert auc == pytest.approx(skm.roc_auc_score(y25 == 3, P25[:, 3]), rel=1e-12)
     # an unpickled result holds no state to draw from
     assert pickle.loads(pickle.dumps(r)).plot(str(tmp_path / "none"), RenderContext()) == []
+
+
+# ------------------------------------------------------------- predict_proba pairs
+def test_predict_proba_pairs_where_the_positive_column_is_plain():
+    rng = np.random.default_rng(12)
+    y = (rng.random(80) < 0.4).astype(np.int64)
+    p = rng.random(80)
+    pairs = np.column_stack([1 - p, p])
+    assert sm.log_loss(y, pairs) == sm.log_loss(y, p)
+    assert sm.brier(y, pairs) == sm.brier(y, p)
+    assert sm.log_loss(y, pairs) == pytest.approx(skm.log_loss(y, pairs), rel=1e-12)
+    cal = sm.Calibration(10).update(y, pairs).finalize()
+    assert cal.ece == sm.Calibration(10).update(y, p).finalize().ece
+    acc = sm.ProbabilityScores().update(y, p)
+    before = acc.copy()
+    with pytest.raises(ValueError, match=r"p\[0\] = 1.5"):
+        acc.update(y[:2], [[0.0, 1.5], [0.5, 0.5]])
+    with pytest.raises(ValueError, match="1-D"):
+        acc.update(y[:2], np.full((2, 3), 1 / 3))  # three columns: not a pair
+    assert acc == before
