@@ -272,7 +272,7 @@ def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None
         values.update(fbeta_per_class=fb, macro_fbeta=macro(fb), micro_fbeta=accuracy,
                       weighted_fbeta=weighted(fb))
     meta = dict(meta or {})
-    meta["present"] = [bool(v) for v in present]
+    meta["present"] = np.array(present, bool)  # the classes of the macro averages
     if beta is not None:
         meta["beta"] = beta
     return MulticlassResult("MulticlassScores", values, meta)
