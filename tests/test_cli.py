@@ -944,3 +944,21 @@ def test_multiclass_auc_plots_name_the_classes(tmp_path, capsys):
     written = sorted(os.listdir(plots))
     assert "roc_per_class.png" in written and "pr_per_class.png" in written
     assert "confusion.png" in written
+
+
+def test_multiclass_labels_from_a_dictionary_column(tmp_path, capsys):
+    _need_task("multiclass")
+    pa = _need("pyarrow")
+    import pyarrow.parquet as pq
+
+    cols = _animals(np.random.default_rng(10), 600)
+    table = pa.table({"animal": pa.array(cols["animal"]).dictionary_encode(),
+                      "pred": pa.array(cols["pred"]).dictionary_encode()})
+    path = str(tmp_path / "dict.parquet")
+    pq.write_table(table, path, row_group_size=250)
+    assert pa.types.is_dictionary(pq.read_schema(path).field("animal").type)
+    code, out, err = _run(["evaluate", path, "--task", "multiclass", "--y", "animal", "--p", "pred",
+                           "--labels", "cat,dog,bird", "--format", "json"], capsys)
+    assert code == 0, err
+    want = sm.MulticlassConfusion(labels=list(ANIMALS)).update(cols["animal"], cols["pred"])
+    assert json.loads(out)["metrics"]["matrix"] == want.matrix().tolist()
