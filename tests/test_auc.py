@@ -136,8 +136,10 @@ def test_one_hot_rows_are_checked():
         auc(np.array([[1.0, 0.0], [0.5, 0.5]]), [0.1, 0.2])
     with pytest.raises(ValueError, match="n x 2 one-hot membership matrix"):
         auc(np.eye(3), [0.1, 0.2, 0.3])
-    with pytest.raises(ValueError, match="column vector"):
-        auc(np.array([[1], [0]]), [0.1, 0.2])
+    # an (n, 1) column is read as the vector it holds; a (1, n) row is refused
+    assert auc(np.array([[1], [0]]), [0.2, 0.1]) == auc([1, 0], [0.2, 0.1]) == 1.0
+    with pytest.raises(ValueError, match="row vector"):
+        auc([1, 0, 1], np.array([[0.1, 0.2, 0.3]]))
 
 
 def test_ties_count_one_half_and_signed_zeros_tie():

@@ -669,7 +669,7 @@ def test_error_option_combinations(tmp_path, capsys):
     assert _error(["evaluate", path, "--task", "regression", "--threshold", "0.3"], capsys) == (
         "--threshold applies to --task binary and multilabel only")
     assert _error(["evaluate", path, "--task", "multiclass"], capsys) == (
-        "--task multiclass needs --n-classes K")
+        "--task multiclass needs --n-classes K or --labels A,B,...")
     assert _error(["evaluate", path, "--task", "regression", "--p", "p,w"], capsys).startswith(
         "--p takes several columns for --task multiclass and multilabel only")
     with pytest.raises(SystemExit) as info:
@@ -878,3 +878,149 @@ def test_multilabel_errors_name_file_column_and_row(tmp_path, capsys):
     assert "one --p column per label" in msg
     msg = _error(["evaluate", path, "--task", "binary", "--n-labels", "3"], capsys)
     assert msg == "--n-labels applies to --task multilabel only"
+
+
+# ------------------------------------------------------ class names, top-k, AUC
+ANIMALS = np.array(["cat", "dog", "bird"])
+
+
+def _animals(rng, n=900):
+    y = ANIMALS[rng.integers(0, 3, n)]
+    pred = np.where(rng.random(n) < 0.7, y, ANIMALS[rng.integers(0, 3, n)])
+    proba = rng.dirichlet(np.ones(3), n)
+    return {"animal": y, "pred": pred, "p_cat": proba[:, 0], "p_dog": proba[:, 1],
+            "p_bird": proba[:, 2], "w": rng.random(n)}
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "npz"])
+def test_multiclass_text_labels(fmt, tmp_path, capsys):
+    _need_task("multiclass")
+    cols = _animals(np.random.default_rng(4))
+    path = _write(cols, str(tmp_path / f"animals.{fmt}"))
+    argv = ["evaluate", path, "--task", "multiclass", "--y", "animal", "--p", "pred",
+            "--labels", "cat,dog,bird", "--format", "json", "--batch-rows", "250"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    want = sm.MulticlassConfusion(labels=list(ANIMALS)).update(cols["animal"], cols["pred"]).finalize()
+    assert doc["metrics"]["labels"] == ["cat", "dog", "bird"]
+    assert doc["metrics"]["matrix"] == want.matrix.tolist()
+    assert doc["metrics"]["macro_f1"] == pytest.approx(want.macro_f1, rel=1e-12)
+    # the text report names the classes
+    code, out, err = _run(argv[:-4], capsys)
+    assert code == 0, err
+    assert re.search(r"^\s+bird\s+\d+", out, re.M) and "  cat " in out
+
+
+def test_multiclass_labels_auto_reads_the_files_first(tmp_path, capsys):
+    _need_task("multiclass")
+    rng = np.random.default_rng(5)
+    a, b = _animals(rng, 500), _animals(rng, 400)
+    b["animal"][:] = np.where(b["animal"] == "bird", "owl", b["animal"])  # a label only in b
+    os.makedirs(tmp_path / "shards")
+    _write(a, str(tmp_path / "shards" / "a.parquet"))
+    _write(b, str(tmp_path / "shards" / "b.parquet"))
+    argv = ["evaluate", str(tmp_path / "shards"), "--task", "multiclass", "--y", "animal",
+            "--p", "pred", "--labels", "auto", "--format", "json"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    assert "labels read from the files: bird, cat, dog, owl" in err
+    doc = json.loads(out)
+    assert doc["metrics"]["labels"] == ["bird", "cat", "dog", "owl"]
+    y = np.concatenate([a["animal"], b["animal"]])
+    p = np.concatenate([a["pred"], b["pred"]])
+    want = skm_confusion(y, p, ["bird", "cat", "dog", "owl"])
+    assert doc["metrics"]["matrix"] == want.tolist()
+    # integer labels in a CSV (read as floats) come back as integers
+    path = _write({"y": np.array([0, 2, 1, 2]), "p": np.array([0, 2, 2, 1])}, str(tmp_path / "i.csv"))
+    code, out, err = _run(["evaluate", path, "--task", "multiclass", "--labels", "auto",
+                           "--format", "json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["metrics"]["labels"] == [0, 1, 2]
+
+
+def skm_confusion(y, p, labels):
+    skm = pytest.importorskip("sklearn.metrics")
+    return skm.confusion_matrix(y, p, labels=labels)
+
+
+def test_multiclass_top_k_and_auc_options(tmp_path, capsys):
+    _need_task("multiclass")
+    skm = pytest.importorskip("sklearn.metrics")
+    cols = _animals(np.random.default_rng(6))
+    path = _write(cols, str(tmp_path / "animals.parquet"))
+    argv = ["evaluate", path, "--task", "multiclass", "--y", "animal", "--p", "p_cat,p_dog,p_bird",
+            "--labels", "cat,dog,bird", "--top-k", "2", "--auc", "--weight", "w", "--format", "json"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["settings"]["top_k"] == 2 and doc["settings"]["auc"] is True
+    y = np.array([["cat", "dog", "bird"].index(v) for v in cols["animal"]])
+    P = np.column_stack([cols["p_cat"], cols["p_dog"], cols["p_bird"]])
+    assert doc["metrics"]["top_k_accuracy"] == pytest.approx(
+        skm.top_k_accuracy_score(y, P, k=2, sample_weight=cols["w"]), rel=1e-12)
+    assert doc["metrics"]["auc"] == pytest.approx(
+        skm.roc_auc_score(y, P, multi_class="ovr", sample_weight=cols["w"]), rel=1e-12)
+    # without the options, neither is computed
+    code, out, err = _run(argv[:10] + ["--format", "json"], capsys)
+    assert code == 0, err
+    metrics = json.loads(out)["metrics"]
+    assert "top_k_accuracy" not in metrics and "auc" not in metrics
+
+
+def test_error_class_label_options(tmp_path, capsys):
+    cols = _animals(np.random.default_rng(7), 50)
+    path = _write(cols, str(tmp_path / "animals.parquet"))
+    base = ["evaluate", path, "--task", "multiclass", "--y", "animal", "--p", "pred"]
+    msg = _error(base + ["--n-classes", "3"], capsys)
+    assert msg.endswith("(for text class labels, pass --labels A,B,... or --labels auto)")
+    assert "column 'animal' has type string" in msg
+    first_bird = int(np.flatnonzero(cols["animal"] == "bird")[0])
+    msg = _error(base + ["--labels", "cat,dog"], capsys)
+    assert msg == f"{path}: row {first_bird:,}, column 'animal': value 'bird': not one of the 2 labels"
+    assert _error(base + ["--labels", "cat,dog,bird", "--n-classes", "4"], capsys) == (
+        "--n-classes 4 but --labels names 3 classes")
+    for opt in (["--labels", "a,b"], ["--top-k", "2"], ["--auc"]):
+        assert _error(["evaluate", path, "--task", "regression", *opt], capsys) == (
+            f"{opt[0]} applies to --task multiclass only")
+    with pytest.raises(SystemExit) as info:
+        cli.main(base + ["--labels", "cat,cat"])
+    assert info.value.code == 2
+    capsys.readouterr()
+    reals = _write({"y": np.array([0.5, 1.0]), "p": np.array([1.0, 0.0])}, str(tmp_path / "r.npz"))
+    msg = _error(["evaluate", reals, "--task", "multiclass", "--labels", "auto"], capsys)
+    assert msg == (f"{reals}: row 0, column 'y': value 0.5 is not a class label "
+                   "(--labels auto collects labels: integers or text)")
+
+
+def test_multiclass_auc_plots_name_the_classes(tmp_path, capsys):
+    _need_task("multiclass")
+    _need("matplotlib")
+    cols = _animals(np.random.default_rng(9), 300)
+    path = _write(cols, str(tmp_path / "animals.npz"))
+    plots = tmp_path / "plots"
+    code, out, err = _run(["evaluate", path, "--task", "multiclass", "--y", "animal",
+                           "--p", "p_cat,p_dog,p_bird", "--labels", "cat,dog,bird", "--auc",
+                           "--plots", str(plots)], capsys)
+    assert code == 0, err
+    written = sorted(os.listdir(plots))
+    assert "roc_per_class.png" in written and "pr_per_class.png" in written
+    assert "confusion.png" in written
+
+
+def test_multiclass_labels_from_a_dictionary_column(tmp_path, capsys):
+    _need_task("multiclass")
+    pa = _need("pyarrow")
+    import pyarrow.parquet as pq
+
+    cols = _animals(np.random.default_rng(10), 600)
+    table = pa.table({"animal": pa.array(cols["animal"]).dictionary_encode(),
+                      "pred": pa.array(cols["pred"]).dictionary_encode()})
+    path = str(tmp_path / "dict.parquet")
+    pq.write_table(table, path, row_group_size=250)
+    assert pa.types.is_dictionary(pq.read_schema(path).field("animal").type)
+    code, out, err = _run(["evaluate", path, "--task", "multiclass", "--y", "animal", "--p", "pred",
+                           "--labels", "cat,dog,bird", "--format", "json"], capsys)
+    assert code == 0, err
+    want = sm.MulticlassConfusion(labels=list(ANIMALS)).update(cols["animal"], cols["pred"])
+    assert json.loads(out)["metrics"]["matrix"] == want.matrix().tolist()

@@ -28,8 +28,10 @@ def test_tensors_are_accepted_without_copy_semantics_issues():
     assert sm.RegressionErrors().update(logits, logits * 2).finalize().mse > 0
     with pytest.raises(ValueError, match=r"y\[1\] = 2"):
         sm.BinaryConfusion().update(torch.tensor([1, 2]), torch.tensor([1, 0]))
+    # an (n, 1) column tensor is read as the vector it holds; a (1, n) row is refused
+    assert sm.BinaryConfusion(threshold=0.5).update(y, probs.reshape(4, 1)) == ref
     with pytest.raises(ValueError, match="1-D"):
-        sm.BinaryConfusion(threshold=0.5).update(y, probs.reshape(4, 1))
+        sm.BinaryConfusion(threshold=0.5).update(y, probs.reshape(1, 4))
 
 
 WORKER = textwrap.dedent(

@@ -42,6 +42,7 @@ from .validation import (
     as_weights,
     check_numeric,
     check_same_length,
+    squeeze_column,
     to_numpy,
 )
 
@@ -390,6 +391,7 @@ class ClassLabels(Input):
                 arr = np.array(x, dtype=object)  # keep 1 and "1" apart
         else:
             arr = to_numpy(x, name)
+        arr = squeeze_column(arr)
         if arr.ndim != 1:
             hint = None
             if arr.ndim == 2 and arr.shape[1] == len(self.labels):

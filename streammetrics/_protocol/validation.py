@@ -26,6 +26,7 @@ from .errors import BadShapeError, BadValueError
 __all__ = [
     "to_numpy",
     "as_1d",
+    "squeeze_column",
     "as_labels01",
     "as_reals",
     "as_weights",
@@ -106,16 +107,34 @@ def check_numeric(arr: np.ndarray, name: str) -> None:
         )
 
 
+def squeeze_column(arr: np.ndarray) -> np.ndarray:
+    """An ``(n, 1)`` column vector as the ``(n,)`` vector it holds (a view); other
+    shapes are returned as they are.
+
+    scikit-learn users often hold labels and scores as one-column frames or
+    ``y.reshape(-1, 1)``; the single column is unambiguous, so it is read as
+    the vector. A ``(1, n)`` row is not squeezed: with ``n`` > 1 it is more
+    likely a transposed matrix than a vector.
+    """
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        return arr[:, 0]
+    return arr
+
+
 def as_1d(x, name: str) -> np.ndarray:
-    """Return ``x`` as a 1-D numeric numpy array (dtype not yet normalised)."""
-    arr = to_numpy(x, name)
+    """Return ``x`` as a 1-D numeric numpy array (dtype not yet normalised).
+
+    An ``(n, 1)`` column vector is read as its single column
+    (:func:`squeeze_column`).
+    """
+    arr = squeeze_column(to_numpy(x, name))
     check_numeric(arr, name)
     if arr.ndim != 1:
         if arr.ndim == 0:
             raise BadShapeError(f"{name} must be a 1-D array, got a scalar", name)
         raise BadShapeError(
             f"{name} must be a 1-D array, got shape {arr.shape}"
-            + (" (use .ravel() for a column vector)" if arr.ndim == 2 and 1 in arr.shape else ""),
+            + (" (use .ravel() for a row vector)" if arr.ndim == 2 and arr.shape[0] == 1 else ""),
             name,
         )
     return arr

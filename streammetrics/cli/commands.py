@@ -8,13 +8,14 @@ from streammetrics import SettingsMismatchError, StateFileError, load_state
 from streammetrics.io import ColumnSpec, InputError, expand_paths, open_source
 
 from .compiling import CompileWatch
+from .parser import AUTO_LABELS
 from .output import (CommandError, check_outputs, finalize, need_matplotlib, note, report,
                      save_state)
 from .progress import Progress, progress_enabled
 from .sampling import Reservoir
 from .shards import evaluate_sources, make_evaluator
 
-__all__ = ["cmd_evaluate", "cmd_merge", "settings_from", "summary"]
+__all__ = ["cmd_evaluate", "cmd_merge", "read_labels", "settings_from", "summary"]
 
 
 def settings_from(args) -> dict:
@@ -55,18 +56,82 @@ def settings_from(args) -> dict:
             if v is not None:
                 raise CommandError(f"{opt} applies to --task binary and multilabel only"
                                    if opt == "--threshold" else f"{opt} applies to --task binary only")
+    labels = getattr(args, "labels", None)
+    top_k, auc = getattr(args, "top_k", None), getattr(args, "auc", False)
     if task == "multiclass":
-        if args.n_classes is None:
-            raise CommandError("--task multiclass needs --n-classes K")
-        settings["n_classes"] = args.n_classes
-    elif args.n_classes is not None:
-        raise CommandError("--n-classes applies to --task multiclass only")
+        if args.n_classes is None and labels is None:
+            raise CommandError("--task multiclass needs --n-classes K or --labels A,B,...")
+        if labels is not None and labels != AUTO_LABELS and args.n_classes is not None \
+                and args.n_classes != len(labels):
+            raise CommandError(f"--n-classes {args.n_classes} but --labels names "
+                               f"{len(labels)} classes")
+        if args.n_classes is not None:
+            settings["n_classes"] = args.n_classes
+        if labels is not None:
+            settings["labels"] = labels  # 'auto': read from the files first
+        if top_k is not None:
+            settings["top_k"] = top_k
+        if auc:
+            settings["auc"] = True
+    else:
+        for opt, v in (("--n-classes", args.n_classes), ("--labels", labels),
+                       ("--top-k", top_k), ("--auc", auc or None)):
+            if v is not None:
+                raise CommandError(f"{opt} applies to --task multiclass only")
     if task == "clustering" and args.weight is not None:
         raise CommandError("--weight does not apply to --task clustering")
     if len(args.p) > 1 and task not in ("multiclass", "multilabel"):
         raise CommandError(f"--p takes several columns for --task multiclass and multilabel only "
                            f"(task is {task})")
     return settings
+
+
+#: the most labels ``--labels auto`` collects
+MAX_AUTO_LABELS = 10_000
+
+
+def _shown(labels, limit: int = 20) -> str:
+    text = ", ".join(str(v) for v in labels[:limit])
+    return text + (f", ... ({len(labels)} in all)" if len(labels) > limit else "")
+
+
+def _plain(v):
+    """A label as JSON keeps it: a float holding an integer (CSV numbers) as an int."""
+    v = v.item() if hasattr(v, "item") else v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def read_labels(sources, chunk_rows: int) -> list:
+    """``--labels auto``: the sorted distinct values of ``y`` (and of a ``p`` of
+    predicted labels) in every file, read in a first pass."""
+    import numpy as np
+
+    seen: set = set()
+    for src in sources:
+        for chunk in src.chunks(chunk_rows):
+            arrays = [chunk.y] + ([chunk.p] if np.ndim(chunk.p) == 1 else [])
+            for col, arr in zip((src.columns.y, src.columns.p[0]), arrays):
+                arr = np.asarray(arr)
+                if arr.dtype.kind == "f":
+                    bad = np.flatnonzero(~(np.isfinite(arr) & (arr == np.floor(arr))))
+                    if bad.size:
+                        row = chunk.start + int(bad[0])
+                        raise CommandError(
+                            f"{src.path}: {src.where(row)}, column {col!r}: value "
+                            f"{arr[bad[0]].item()!r} is not a class label (--labels auto "
+                            "collects labels: integers or text)")
+                seen.update(_plain(v) for v in set(arr.tolist()))
+                if len(seen) > MAX_AUTO_LABELS:
+                    raise CommandError(
+                        f"--labels auto: the files hold more than {MAX_AUTO_LABELS:,} distinct "
+                        "labels: are these class labels?")
+    try:
+        return sorted(seen)
+    except TypeError:
+        raise CommandError("--labels auto: the files mix text and numbers as labels; "
+                           "pass --labels A,B,... in class order") from None
 
 
 def summary(rows: int, seconds: float, files: int, compiling: str = "") -> str:
@@ -95,10 +160,23 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     if args.plots:
         need_matplotlib()
     check_outputs(args)
-    cols = ColumnSpec(args.y, tuple(args.p), args.weight)
+    cols = ColumnSpec(args.y, tuple(args.p), args.weight, labels="labels" in settings)
     try:
         sources = [open_source(f, cols) for f in expand_paths(args.paths)]
+        if settings.get("labels") == AUTO_LABELS:
+            settings["labels"] = read_labels(sources, args.batch_rows)
+            if "n_classes" in settings and settings["n_classes"] != len(settings["labels"]):
+                raise CommandError(
+                    f"--n-classes {settings['n_classes']} but the files hold "
+                    f"{len(settings['labels'])} labels: {_shown(settings['labels'])}")
+            note(f"labels read from the files: {_shown(settings['labels'])}")
     except InputError as exc:
+        if settings["task"] == "multiclass" and "labels" not in settings \
+                and ("expected numbers" in str(exc) or "is not a number" in str(exc)):
+            raise CommandError(f"{exc} (for text class labels, pass --labels A,B,... "
+                               "or --labels auto)") from None
+        if settings.get("labels") == AUTO_LABELS:
+            raise CommandError(str(exc)) from None
         if args.save_state:
             save_state(make_evaluator(settings), args.save_state)
             note(f"no shard completed; an empty state was written to {args.save_state}")

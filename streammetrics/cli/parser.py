@@ -49,6 +49,30 @@ def _calibration_bins(text: str):
     return _positive_int(text, " (or 'off')")
 
 
+#: ``--labels auto``: the labels are read from the files in a first pass
+AUTO_LABELS = "auto"
+
+
+def _labels(text: str):
+    """``--labels``: ``"auto"``, or the comma-separated labels (integers when
+    every one is an integer, else text), without repeats."""
+    if text.strip().lower() == AUTO_LABELS:
+        return AUTO_LABELS
+    labels = [v.strip() for v in text.split(",")]
+    if not all(labels):
+        raise argparse.ArgumentTypeError(f"expected labels separated by commas, got {text!r}")
+    try:
+        labels = [int(v) for v in labels]
+    except ValueError:
+        pass
+    seen = set()
+    for v in labels:
+        if v in seen:
+            raise argparse.ArgumentTypeError(f"label {v!r} is given twice")
+        seen.add(v)
+    return labels
+
+
 def _finite_float(text: str) -> float:
     try:
         v = float(text)
@@ -116,6 +140,18 @@ def _add_evaluate(sub, out) -> None:
     ev.add_argument("--n-labels", type=_positive_int, metavar="L",
                     help="multilabel: the number of labels, when --y is one list column "
                          "(with several --y columns, their number)")
+    ev.add_argument("--labels", type=_labels, metavar="A,B,...",
+                    help="multiclass: the class labels in class order, as the y column (and "
+                         "a p column of predicted labels) holds them, e.g. cat,dog,bird; "
+                         "probability columns are in this order. 'auto' collects the "
+                         "distinct values of y (and of such a p) in a first pass, sorted: "
+                         "the files are then read twice")
+    ev.add_argument("--top-k", type=_positive_int, metavar="K",
+                    help="multiclass with class probabilities: add top-K accuracy")
+    ev.add_argument("--auc", action="store_true",
+                    help="multiclass with class probabilities: add the exact one-vs-rest "
+                         "and one-vs-one AUC, and per-class ROC and PR plots (its state "
+                         "grows with the rows)")
     ev.add_argument("--max-bins", type=_max_bins, default=DEFAULT_MAX_BINS, metavar="B",
                     help=f"binary: AUC bins, a number > 0 bounding memory (default "
                          f"{DEFAULT_MAX_BINS}); 'exact' keeps every distinct score")

@@ -76,6 +76,14 @@ class Evaluator(Accumulator):
     labels : sequence, optional
         Multiclass only: the class labels in class order (strings, ints, ...);
         reports, JSON and plots name the classes by them.
+    top_k : int, optional
+        Multiclass only: adds ``TopKAccuracy(top_k)`` for batches of class
+        probabilities (``top_k_accuracy``). Off by default.
+    auc : bool
+        Multiclass only: ``True`` adds the exact ``MulticlassRankAUC`` for
+        batches of class probabilities, and its per-class ROC and PR plots.
+        Off by default, since its exact state grows with the rows. (A state
+        saved before ``top_k`` and ``auc`` existed loads with both off.)
     max_bins : int, optional
         Binary only: ``None`` (the default) keeps the AUC exact (memory grows
         with the distinct scores); a number bounds the memory and gives

@@ -12,15 +12,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import numpy as np
+
 from .._protocol.inputs import Finite, Labels01, Probabilities
 from ..metrics.binary import BinaryConfusion
 from ..metrics.calibration import Calibration, ClassCalibration
 from ..metrics.clustering import ClusterContingency
 from ..metrics.multiclass import MulticlassConfusion, class_settings
+from ..metrics.multiclass_rank import MulticlassRankAUC
 from ..metrics.multilabel import MultilabelConfusion, MultilabelRankAUC, label_settings
 from ..metrics.probability import ClassProbabilityScores, ProbabilityScores
 from ..metrics.ranking import RankAUC
 from ..metrics.regression import RegressionErrors
+from ..metrics.topk import TopKAccuracy
 
 __all__ = ["Preset", "PRESETS", "TASKS", "SCORE_KINDS", "DEFAULT_THRESHOLD"]
 
@@ -116,19 +120,35 @@ def _check_multiclass(s):
     if labels is not None:
         out["labels"] = labels
     out["calibration_bins"] = _check_calibration_bins(s["calibration_bins"])
+    top_k = s.get("top_k")
+    out["top_k"] = None if top_k is None else TopKAccuracy(top_k, k, labels=labels).k
+    auc = s.get("auc", False)
+    if not isinstance(auc, (bool, np.bool_)):
+        raise TypeError(f"auc must be True or False, got {type(auc).__name__}")
+    out["auc"] = bool(auc)
     return out
 
 
 def _multiclass_members(s):
     k, labels = s["n_classes"], s.get("labels")
-    return {
-        "class_probability": ClassProbabilityScores(k, labels=labels),
-        "multiclass": MulticlassConfusion(k, labels=labels),
-    } if s["calibration_bins"] is None else {
-        "class_probability": ClassProbabilityScores(k, labels=labels),
-        "calibration": ClassCalibration(k, s["calibration_bins"], labels=labels),
-        "multiclass": MulticlassConfusion(k, labels=labels),
-    }
+    members = {"class_probability": ClassProbabilityScores(k, labels=labels)}
+    if s["calibration_bins"] is not None:
+        members["calibration"] = ClassCalibration(k, s["calibration_bins"], labels=labels)
+    if s.get("top_k") is not None:
+        members["top_k"] = TopKAccuracy(s["top_k"], k, labels=labels)
+    if s.get("auc"):
+        members["auc"] = MulticlassRankAUC(k, labels=labels)
+    members["multiclass"] = MulticlassConfusion(k, labels=labels)
+    return members
+
+
+def _describe_multiclass(s):
+    text = f"{s['n_classes']} classes"
+    if s.get("top_k") is not None:
+        text += f", top-{s['top_k']} accuracy"
+    if s.get("auc"):
+        text += ", exact AUC"
+    return f"({text})"
 
 
 # ----------------------------------------------------------------- multilabel
@@ -169,12 +189,12 @@ PRESETS: dict[str, Preset] = {
     ),
     "multiclass": Preset(
         "multiclass",
-        {"n_classes": None, "labels": None, "calibration_bins": 15},
+        {"n_classes": None, "labels": None, "calibration_bins": 15, "top_k": None, "auc": False},
         _multiclass_members,
         check=_check_multiclass,
         headline=("accuracy", "macro_f1"),
-        describe=lambda s: f"({s['n_classes']} classes)",
-        legacy={"calibration_bins": None},
+        describe=_describe_multiclass,
+        legacy={"calibration_bins": None, "top_k": None, "auc": False},
     ),
     "multilabel": Preset(
         "multilabel",

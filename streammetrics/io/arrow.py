@@ -53,6 +53,16 @@ class ArrowSource(Source):
 
         if arr.null_count:
             raise self.bad_row(start + self._first_null(arr), col, "missing value (null)")
+        if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+            arr = arr.dictionary_encode()
+        if pa.types.is_dictionary(arr.type):
+            # text labels: each distinct value converted once, then a fixed-width
+            # numpy string array (the labels' fast lookup; Python str objects
+            # row by row are several times slower)
+            values = np.asarray(arr.dictionary.to_pylist())
+            if values.dtype.kind not in "US":
+                values = values.astype(str) if values.size else np.array([], dtype=str)
+            return values[arr.indices.to_numpy(zero_copy_only=False)]
         if not is_list_type(arr.type):
             return arr.to_numpy(zero_copy_only=False)
         if pa.types.is_fixed_size_list(arr.type):

@@ -62,12 +62,18 @@ class ColumnSpec:
     ``p`` may name several columns (one per class): they are read as the
     columns of an n x K matrix. ``y`` is one column, or a tuple of columns
     (one per label, read as an n x L matrix; a tuple of one column may hold a
-    list of values per row).
+    list of values per row). With ``labels``, ``y`` and a single ``p`` column
+    may hold text (class labels such as ``"cat"``) as well as numbers.
     """
 
     y: str | tuple[str, ...]
     p: tuple[str, ...]
     weight: str | None = None
+    labels: bool = False
+
+    def takes_text(self, role: str) -> bool:
+        """Whether the column of ``role`` ("y", "p", "w") may hold text labels."""
+        return self.labels and (role == "y" or (role == "p" and len(self.p) == 1))
 
     @property
     def ys(self) -> tuple[str, ...]:

@@ -88,9 +88,12 @@ class CsvSource(ArrowSource):
             if col not in schema.names:
                 raise self.missing_column(col, schema.names)
         self._types = {}
+        text = {c for role, c in self.columns.roles() if self.columns.takes_text(role)}
         for col in self.columns.names():
             t = schema.field(col).type
-            if pa.types.is_boolean(t):
+            if col in text and (pa.types.is_string(t) or pa.types.is_large_string(t)):
+                self._types[col] = pa.string()  # class labels, read as they are
+            elif pa.types.is_boolean(t):
                 self._types[col] = pa.bool_()
             elif pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_null(t):
                 self._types[col] = pa.float64()

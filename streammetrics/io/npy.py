@@ -104,7 +104,9 @@ def _by_column(readers: dict) -> Callable[[int], Callable[[str], np.ndarray]]:
 class _NumpySource(Source):
     """What the ``.npy`` and ``.npz`` readers share."""
 
-    def _check_numeric(self, col: str, dtype: np.dtype) -> None:
+    def _check_numeric(self, col: str, dtype: np.dtype, role: str | None = None) -> None:
+        if dtype.kind in "US" and role is not None and self.columns.takes_text(role):
+            return
         if dtype.kind not in "biuf":
             raise self.fail(
                 f"column {col!r} has dtype {dtype}; expected numbers (bool, integer or float)",
@@ -139,11 +141,11 @@ class NpySource(_NumpySource):
         for col in self.columns.names():
             if col not in dtype.names:
                 raise self.missing_column(col, dtype.names)
-        for _, col in self.columns.roles():
+        for role, col in self.columns.roles():
             fdt = dtype.fields[col][0]
             if fdt.shape and not (self._single_p(col) and len(fdt.shape) == 1):
                 raise self.fail(f"column {col!r} has shape {fdt.shape} per row", column=col)
-            self._check_numeric(col, fdt.base)
+            self._check_numeric(col, fdt.base, role)
         self._check_size(self.total_rows * dtype.itemsize)
         self._row_items = 1
         self._take = lambda rows, col: np.ascontiguousarray(rows[col])
@@ -236,7 +238,8 @@ class NpzSource(_NumpySource):
             header_len = member.tell() if zi.compress_type == zipfile.ZIP_STORED else None
         if dtype.names:
             raise self.fail(f"array {col!r} is a structured array; expected numbers", column=col)
-        self._check_numeric(col, dtype)
+        cols = self.columns
+        self._check_numeric(col, dtype, "y" if col == cols.y else "p" if col in cols.p else "w")
         allow_matrix = self._single_p(col)
         if len(shape) != 1 and not (allow_matrix and len(shape) == 2):
             raise self.fail(

@@ -13,11 +13,15 @@ from .base import Chunk, register, short
 __all__ = ["ParquetSource"]
 
 
-def _type_ok(t, allow_list: bool) -> bool:
+def _type_ok(t, allow_list: bool, allow_text: bool = False) -> bool:
     import pyarrow as pa
 
     if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t):
         return True
+    if allow_text and (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        return True
+    if allow_text and pa.types.is_dictionary(t):
+        return _type_ok(t.value_type, False, True)
     return allow_list and is_list_type(t) and _type_ok(t.value_type, False)
 
 
@@ -45,10 +49,13 @@ class ParquetSource(ArrowSource):
         for role, col in self.columns.roles():
             t = schema.field(col).type
             allow_list = self.columns.may_be_list(role)
-            if not _type_ok(t, allow_list):
+            allow_text = self.columns.takes_text(role)
+            if not _type_ok(t, allow_list, allow_text):
                 hint = "numbers (bool, integer or float)"
                 if allow_list:
                     hint += ", or a list of numbers per row"
+                if allow_text:
+                    hint += ", or text labels"
                 raise self.fail(f"column {col!r} has type {t}; expected {hint}", column=col)
 
     def _pieces(self):

@@ -16,10 +16,11 @@ import numpy as np
 from .._kernels import compensated
 from .._kernels.binary import count_labels, count_scores, sum_labels, sum_scores
 from .._protocol.base import Accumulator, check_ci
-from .._protocol.errors import NoObservationsError, WeightOverflowError
+from .._protocol.errors import BadShapeError, BadValueError, NoObservationsError, WeightOverflowError
 from .._protocol.inputs import Finite, Labels01
 from .._protocol.result import RenderContext, Result, grid, safe
 from .._protocol.state import Field, count_total
+from .._protocol.validation import as_1d, check_same_length, squeeze_column, to_numpy
 from . import intervals as I
 
 __all__ = [
@@ -43,13 +44,13 @@ __all__ = [
 ]
 
 
-def check_beta(b) -> float:
-    """``b`` as a float > 0, or ``TypeError``/``ValueError``."""
+def check_beta(b, name: str = "b") -> float:
+    """``b`` as a float > 0, or ``TypeError``/``ValueError`` naming ``name``."""
     if isinstance(b, (bool, np.bool_)) or not isinstance(b, (int, float, np.integer, np.floating)):
-        raise TypeError(f"b must be a real number, got {type(b).__name__}")
+        raise TypeError(f"{name} must be a real number, got {type(b).__name__}")
     b = float(b)
     if not (b > 0 and math.isfinite(b)):
-        raise ValueError(f"b must be a finite number > 0, got {b!r}")
+        raise ValueError(f"{name} must be a finite number > 0, got {b!r}")
     return b
 
 
@@ -456,6 +457,150 @@ def _scores(y, p, sample_weight) -> BinaryResult:
     return binary_result(*_counts(y, p, sample_weight), n=0)
 
 
+# ------------------------------------------ average=, pos_label=, zero_division=
+#: the most distinct labels the one-shot functions take from the data
+_MAX_LABELS = 10_000
+
+
+def _label_array(x, name: str) -> np.ndarray:
+    """``x`` as a 1-D array of class labels (numbers holding integers, or strings)."""
+    arr = squeeze_column(to_numpy(x, name))
+    if arr.dtype.kind not in "OUS":
+        arr = as_1d(arr, name)
+        if arr.dtype.kind == "f":
+            with np.errstate(invalid="ignore"):
+                bad = np.flatnonzero(~(np.isfinite(arr) & (arr == np.floor(arr))))
+            if bad.size:
+                i = int(bad[0])
+                raise BadValueError(name, i, arr[i], "class labels must be integers or strings",
+                                    hint="for scores or probabilities, cut them into labels first")
+    elif arr.ndim != 1:
+        raise BadShapeError(f"{name} must be a 1-D array, got shape {arr.shape}", name)
+    return arr
+
+
+def label_matrix(y, p, sample_weight):
+    """``(labels, matrix)``: the sorted distinct labels of ``y`` and ``p`` and
+    their confusion matrix (rows the truth), as scikit-learn's ``unique_labels``."""
+    from .multiclass import MulticlassConfusion
+
+    yy, pp = _label_array(y, "y"), _label_array(p, "p")
+    check_same_length(["y", "p"], [yy, pp])
+    if yy.size == 0:
+        raise NoObservationsError("y and p are empty: the scores need at least one observation")
+    strings = [a.dtype.kind in "US" for a in (yy, pp)]
+    numbers = [a.dtype.kind in "biuf" for a in (yy, pp)]
+    if (strings[0] and numbers[1]) or (numbers[0] and strings[1]):
+        raise TypeError(f"y holds {'strings' if strings[0] else 'numbers'} and p "
+                        f"{'strings' if strings[1] else 'numbers'}: labels must be of one kind")
+    both = np.concatenate([yy.astype(object), pp.astype(object)]) if "O" in (
+        yy.dtype.kind, pp.dtype.kind) else np.concatenate([yy, pp])
+    try:
+        labels, codes = np.unique(both, return_inverse=True)
+    except TypeError:
+        raise TypeError("y and p mix labels that do not sort together (e.g. strings and "
+                        "numbers): labels must be of one kind") from None
+    if labels.size > _MAX_LABELS:
+        raise ValueError(f"y and p hold {labels.size:,} distinct labels (more than "
+                         f"{_MAX_LABELS:,}): are they scores rather than class labels?")
+    codes = codes.reshape(-1)
+    n = yy.shape[0]
+    acc = MulticlassConfusion(int(labels.size)).update(codes[:n], codes[n:],
+                                                       sample_weight=sample_weight)
+    return [v.item() if isinstance(v, np.generic) else v for v in labels], acc.matrix()
+
+
+class PosLabelError(ValueError):
+    """``pos_label`` is not one of the labels of two-label data."""
+
+
+def _two_label_counts(y, p, sample_weight, pos_label):
+    """``(tp, fp, fn, tn)`` of two-label data whose positive label is ``pos_label``."""
+    labels, m = label_matrix(y, p, sample_weight)
+    if len(labels) > 2:
+        shown = ", ".join(repr(v) for v in labels[:5]) + (", ..." if len(labels) > 5 else "")
+        raise ValueError(f"y and p hold {len(labels)} labels ({shown}), but average='binary' "
+                         "scores two: pass average='macro', 'micro', 'weighted' or None")
+    exact = m.dtype.kind in "iu"
+    total = int(m.sum()) if exact else float(m.sum())
+    if pos_label not in labels:
+        if len(labels) == 2:
+            raise PosLabelError(f"pos_label={pos_label!r} is not one of the labels "
+                                f"{labels!r}: pass pos_label=, the positive class")
+        return (0, 0, 0, total) if exact else (0.0, 0.0, 0.0, total)
+    j = labels.index(pos_label)
+    cast = int if exact else float
+    tp = cast(m[j, j])
+    fp = cast(m[:, j].sum()) - tp
+    fn = cast(m[j, :].sum()) - tp
+    return tp, fp, fn, total - tp - fp - fn
+
+
+def _binary_counts(y, p, sample_weight, pos_label):
+    """The four counts with ``pos_label`` positive: 0/1 data read directly, any
+    other two-label data through its labels."""
+    if isinstance(pos_label, (bool, np.bool_)) or not (
+            isinstance(pos_label, (int, np.integer)) and pos_label == 1):
+        return _two_label_counts(y, p, sample_weight, pos_label)
+    try:
+        return _counts(y, p, sample_weight)
+    except (ValueError, TypeError) as exc:
+        if isinstance(exc, NoObservationsError):
+            raise
+        try:  # two labels other than 0/1 (1 and 2, or strings): read by label
+            return _two_label_counts(y, p, sample_weight, pos_label)
+        except PosLabelError:
+            raise
+        except (ValueError, TypeError):
+            raise exc from None
+
+
+def _rates(y, p, sample_weight, average, pos_label, zero_division, beta: float = 1.0):
+    """``(precision, recall, fbeta)`` of the one-shot functions' keywords."""
+    from .multiclass import averaged_rates, check_average, check_zero_division
+
+    average = check_average(average)
+    zd = check_zero_division(zero_division)
+    if average != "binary":
+        labels, m = label_matrix(y, p, sample_weight)
+        if float(m.sum()) == 0:
+            raise ValueError("the sample weights sum to zero: every score is undefined")
+        out = averaged_rates(m, np.ones(len(labels), bool), beta, average, zd)
+        return out if average is None else tuple(float(v) for v in out)
+    counts = _binary_counts(y, p, sample_weight, pos_label)
+    if zd == 0:
+        r = binary_result(*counts, n=0)
+        f = r.f1 if beta == 1.0 else fbeta_of(r.precision, r.recall, beta)
+        return r.precision, r.recall, f
+    if sum(counts) == 0:
+        raise ValueError("the sample weights sum to zero: every score is undefined")
+    from .multiclass import class_rates
+
+    tp, fp, fn, _ = counts
+    return tuple(float(v) for v in class_rates(tp, tp + fp, tp + fn, beta, zd))
+
+
+_KEYWORDS_DOC = """
+    Keywords as scikit-learn's:
+
+    * ``average``: ``"binary"`` (the default) scores the positive class of
+      two-label data; ``"macro"`` (the mean over the labels of ``y`` and
+      ``p``), ``"weighted"`` (weighted by support) and ``"micro"`` (counts
+      pooled) score multiclass data too, with labels of any kind (integers
+      or strings); ``None`` gives an array per class, in sorted label order.
+    * ``pos_label``: the positive class for ``average="binary"`` (default 1).
+      0/1 data are read as they are; other two-label data (``1``/``2``,
+      ``"spam"``/``"ham"``) need ``pos_label`` to be one of their labels.
+      Ignored by the other averages.
+    * ``zero_division``: the value of a rate whose denominator is zero: 0
+      (the specification's guard, the default), 1, or ``np.nan`` (left out of
+      the ``"macro"``/``"weighted"`` averages, as scikit-learn does). With a
+      value other than 0, F is ``(1 + b²) TP / (b² (TP + FN) + (TP + FP))``,
+      which is ``zero_division`` only when nothing is in the truth nor
+      predicted.
+"""
+
+
 def hits(y, p, *, sample_weight=None):
     """True positives: ``TP = sum_i y_i p_i``.
 
@@ -525,28 +670,40 @@ def accuracy(y, p, *, sample_weight=None) -> float:
     return _scores(y, p, sample_weight).accuracy
 
 
-def precision_score(y, p, *, sample_weight=None) -> float:
+def precision_score(y, p, *, sample_weight=None, average="binary", pos_label=1,
+                    zero_division=0):
     """Precision ``TP / safe(TP + FP)``: 0 when nothing is predicted positive.
 
-    Agrees with scikit-learn's ``precision_score(..., zero_division=0)``.
+    Agrees with scikit-learn's ``precision_score(..., zero_division=0)``, and
+    takes its keywords (below).
 
     >>> precision_score([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0])
     0.666...
     >>> precision_score([1, 1, 1, 0], [0, 0, 0, 0])
     0.0
+    >>> precision_score([1, 1, 1, 0], [0, 0, 0, 0], zero_division=1)
+    1.0
+    >>> precision_score(["spam", "ham", "spam"], ["spam", "spam", "ham"], pos_label="spam")
+    0.5
+    >>> precision_score([0, 1, 2, 2], [0, 2, 2, 1], average=None)
+    array([1. , 0. , 0.5])
     """
-    return _scores(y, p, sample_weight).precision
+    return _rates(y, p, sample_weight, average, pos_label, zero_division)[0]
 
 
-def recall_score(y, p, *, sample_weight=None) -> float:
+def recall_score(y, p, *, sample_weight=None, average="binary", pos_label=1,
+                 zero_division=0):
     """Recall (sensitivity) ``TP / safe(TP + FN)``: 0 when there are no positives.
 
-    Agrees with scikit-learn's ``recall_score(..., zero_division=0)``.
+    Agrees with scikit-learn's ``recall_score(..., zero_division=0)``, and
+    takes its keywords (below).
 
     >>> recall_score([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0])
     0.666...
+    >>> recall_score(["cat", "dog", "bird", "dog"], ["cat", "dog", "dog", "dog"], average="macro")
+    0.666...
     """
-    return _scores(y, p, sample_weight).recall
+    return _rates(y, p, sample_weight, average, pos_label, zero_division)[1]
 
 
 def specificity(y, p, *, sample_weight=None) -> float:
@@ -558,28 +715,38 @@ def specificity(y, p, *, sample_weight=None) -> float:
     return _scores(y, p, sample_weight).specificity
 
 
-def f1(y, p, *, sample_weight=None) -> float:
+def f1(y, p, *, sample_weight=None, average="binary", pos_label=1, zero_division=0):
     """F1 ``2PR / safe(P + R)``: 0 when precision and recall are both 0.
 
-    Agrees with scikit-learn's ``f1_score(..., zero_division=0)``.
+    Agrees with scikit-learn's ``f1_score(..., zero_division=0)``, and takes
+    its keywords (below).
 
     >>> f1([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0])
     0.666...
+    >>> round(f1([0, 1, 2, 2], [0, 2, 2, 1], average="weighted"), 6)
+    0.5
     """
-    return _scores(y, p, sample_weight).f1
+    return _rates(y, p, sample_weight, average, pos_label, zero_division)[2]
 
 
-def fbeta(y, p, b, *, sample_weight=None) -> float:
+def fbeta(y, p, b, *, sample_weight=None, average="binary", pos_label=1, zero_division=0):
     """F-beta ``(1 + b²) P R / safe(b² P + R)``; ``b`` > 0 weights recall.
 
-    Agrees with scikit-learn's ``fbeta_score(..., beta=b, zero_division=0)``.
+    Agrees with scikit-learn's ``fbeta_score(..., beta=b, zero_division=0)``,
+    and takes its keywords (below).
 
     >>> fbeta([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0], 2)
     0.666...
+    >>> fbeta([0, 1, 2, 2], [0, 2, 2, 1], 0.5, average=None)
+    array([1. , 0. , 0.5])
     """
     b = check_beta(b)
-    r = _scores(y, p, sample_weight)
-    return fbeta_of(r.precision, r.recall, b)
+    return _rates(y, p, sample_weight, average, pos_label, zero_division, b)[2]
+
+
+for _f in (precision_score, recall_score, f1, fbeta):
+    _f.__doc__ = _f.__doc__.rstrip() + "\n" + _KEYWORDS_DOC
+del _f
 
 
 def matthews(y, p, *, sample_weight=None) -> float:

@@ -177,7 +177,8 @@ class Calibration(Accumulator):
     Murphy decomposition of the Brier score.
 
     ``update(y, p)`` takes 0/1 labels and probabilities of the positive class
-    in [0, 1]; ``p`` falls in bin ``b`` when ``b/B < p <= (b+1)/B`` (0 in the
+    in [0, 1] (a vector, or scikit-learn's n x 2 ``predict_proba`` matrix,
+    whose second column is read); ``p`` falls in bin ``b`` when ``b/B < p <= (b+1)/B`` (0 in the
     first bin): the bins of ``sklearn.calibration.calibration_curve(y, p,
     n_bins=B, strategy="uniform")``. (torchmetrics closes its bins on the left
     instead, so a probability exactly on an edge may fall one bin apart.)
@@ -227,7 +228,7 @@ class Calibration(Accumulator):
     (0.3, 0.35)
     """
 
-    inputs = (Labels01("y"), Probabilities("p"))
+    inputs = (Labels01("y"), Probabilities("p", predict_proba=True))
     fields = (Field("n", np.int64, (1,)), *_table_fields("", "n_bins"))
     headline = ("ece", "mce")
 

@@ -14,7 +14,6 @@ import numbers
 
 import numpy as np
 
-from .._kernels import compensated
 from .._kernels.multiclass import count_classes, sum_classes
 from .._protocol.base import Accumulator
 from .._protocol.errors import BadValueError, NoObservationsError
@@ -24,12 +23,17 @@ from .._protocol.state import Field, count_total
 from .._protocol.validation import as_1d, check_same_length, to_numpy
 
 __all__ = [
+    "AVERAGES",
     "MulticlassConfusion",
     "MulticlassResult",
     "class_settings",
     "confusion_matrix",
     "multiclass_result",
     "multiclass_scores",
+    "check_average",
+    "check_zero_division",
+    "class_rates",
+    "averaged_rates",
 ]
 
 
@@ -39,6 +43,31 @@ class MulticlassResult(Result):
     __slots__ = ()
     title = "Confusion"
     counts = ("matrix", "support")
+
+    def fbeta(self, b: float, average: str | None = "macro", zero_division=0.0):
+        """F-beta at ``b`` (> 0) from the same matrix.
+
+        ``average`` is ``"macro"`` (the default: the mean over the classes
+        present, as ``macro_f1``), ``"micro"``, ``"weighted"`` (by support)
+        or ``None`` (the per-class array). ``zero_division`` is the value of
+        a rate whose denominator is zero: 0 (the specification's guard, the
+        default), 1, or ``np.nan`` (then left out of the averages, as
+        scikit-learn does). ``fbeta(1)`` is ``f1``'s average.
+
+        >>> from streammetrics import multiclass_scores
+        >>> r = multiclass_scores([0, 1, 2, 2], [0, 2, 2, 1])
+        >>> r.fbeta(1) == r.macro_f1, r.fbeta(2, average=None)
+        (True, array([1. , 0. , 0.5]))
+        """
+        from .binary import check_beta
+
+        b = check_beta(b)
+        average = check_average(average, allow_binary=False)
+        present = self._meta.get("present")
+        if present is None:
+            present = np.ones(self.matrix.shape[0], bool)
+        return averaged_rates(self.matrix, np.asarray(present, bool), b, average,
+                              check_zero_division(zero_division))[2]
 
     def report_values(self):
         out = super().report_values()
@@ -65,14 +94,109 @@ class MulticlassResult(Result):
         )]
 
 
+# ------------------------------------------------------- averages, zero_division
+#: the values of ``average=``: scikit-learn's, ``None`` giving per-class arrays
+AVERAGES = ("binary", "micro", "macro", "weighted", None)
+
+
+def check_average(average, allow_binary: bool = True):
+    """``average`` checked: one of :data:`AVERAGES` (``TypeError``/``ValueError``)."""
+    allowed = AVERAGES if allow_binary else AVERAGES[1:]
+    if average is not None and not isinstance(average, str):
+        raise TypeError(f"average must be a string or None, got {type(average).__name__}")
+    if average not in allowed:
+        names = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"average must be one of {names}; got {average!r}")
+    return average
+
+
+def check_zero_division(zero_division) -> float:
+    """``zero_division`` as the float 0.0, 1.0 or NaN (``TypeError``/``ValueError``)."""
+    if isinstance(zero_division, (bool, np.bool_)) or not isinstance(zero_division, numbers.Real):
+        raise TypeError(f"zero_division must be 0, 1 or np.nan, got {type(zero_division).__name__}")
+    v = float(zero_division)
+    if not (v in (0.0, 1.0) or math.isnan(v)):
+        raise ValueError(f"zero_division must be 0, 1 or np.nan, got {zero_division!r}")
+    return v
+
+
+def _divide(num, den, zero_division: float) -> np.ndarray:
+    """``num / den``, with ``zero_division`` where ``den`` is 0."""
+    num, den = np.asarray(num, np.float64), np.asarray(den, np.float64)
+    out = np.full(np.broadcast(num, den).shape, zero_division, np.float64)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def class_rates(tp, called, support, beta: float = 1.0, zero_division: float = 0.0):
+    """Per-class ``(precision, recall, fbeta)`` of hits, predicted and true totals.
+
+    With ``zero_division=0`` these are the specification's guarded formulas
+    (F from the guarded precision and recall, exactly as ``f1``). Otherwise a
+    rate with a zero denominator takes the value ``zero_division`` and F is
+    scikit-learn's ``(1 + b²) TP / (b² (TP + FN) + (TP + FP))``, which is
+    ``zero_division`` only when a class is neither in the truth nor predicted.
+    """
+    precision = _divide(tp, called, zero_division)
+    recall = _divide(tp, support, zero_division)
+    b2 = beta * beta
+    if zero_division == 0:
+        f = (1 + b2) * precision * recall / safe(b2 * precision + recall)
+    else:
+        f = _divide((1 + b2) * np.asarray(tp, np.float64),
+                    b2 * np.asarray(support, np.float64) + np.asarray(called, np.float64),
+                    zero_division)
+    return precision, recall, f
+
+
+def _mean(x: np.ndarray, weights=None) -> float:
+    """The (weighted) mean of ``x`` leaving NaN out (NaN if all are); all-zero
+    weights count every value alike."""
+    keep = ~np.isnan(x)
+    if not keep.any():
+        return math.nan
+    x = x[keep]
+    if weights is not None:
+        w = np.asarray(weights, np.float64)[keep]
+        if w.sum() > 0:
+            return float(np.dot(w, x) / w.sum())
+    return float(np.mean(x))
+
+
+def averaged_rates(matrix: np.ndarray, present: np.ndarray, beta: float = 1.0,
+                   average: str | None = "macro", zero_division: float = 0.0):
+    """``(precision, recall, fbeta)`` of a confusion matrix under ``average``.
+
+    ``"macro"`` averages over the ``present`` classes, ``"weighted"`` weights
+    them by support, ``"micro"`` pools the counts first and ``None`` gives
+    the per-class arrays. A rate equal to NaN (``zero_division=np.nan``) is
+    left out of an average.
+    """
+    tp = np.diagonal(matrix).astype(np.float64)
+    support = matrix.sum(axis=1).astype(np.float64)
+    called = matrix.sum(axis=0).astype(np.float64)
+    if average == "micro":
+        return tuple(float(v) for v in class_rates(tp.sum(), called.sum(), support.sum(),
+                                                   beta, zero_division))
+    rates = class_rates(tp, called, support, beta, zero_division)
+    if average is None:
+        return rates
+    if average == "macro":
+        return tuple(_mean(r[present]) for r in rates)
+    return tuple(_mean(r, support) for r in rates)
+
+
 # ----------------------------------------------------------------- the scores
-def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None) -> MulticlassResult:
+def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None,
+                      beta: float | None = None) -> MulticlassResult:
     """The scores of a confusion matrix (one formula path for every caller).
 
     ``matrix`` is ``int64`` (unweighted, products taken in exact Python
     integers) or ``float64`` (weighted); rows are the truth, columns the
     prediction. ``present`` marks the classes that occurred in ``y`` or ``p``:
-    the macro averages run over those.
+    the macro averages run over those. With ``beta`` the result also holds
+    ``fbeta_per_class`` and ``macro_fbeta``, ``micro_fbeta``,
+    ``weighted_fbeta``.
     """
     exact = matrix.dtype.kind in "iu"
     # per-class totals read from the matrix as it is: no float copy of a K x K
@@ -142,6 +266,14 @@ def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None
         "mcc": mcc,
         "cohen_kappa": kappa,
     }
+    if beta is not None:
+        fb = class_rates(tp, called, support, beta)[2]
+        values.update(fbeta_per_class=fb, macro_fbeta=macro(fb), micro_fbeta=accuracy,
+                      weighted_fbeta=weighted(fb))
+    meta = dict(meta or {})
+    meta["present"] = np.array(present, bool)  # the classes of the macro averages
+    if beta is not None:
+        meta["beta"] = beta
     return MulticlassResult("MulticlassScores", values, meta)
 
 
@@ -313,11 +445,14 @@ class MulticlassConfusion(Accumulator):
             out += counts.ravel()
             return out.reshape(self.n_classes, self.n_classes)
 
-    def _compute(self) -> Result:
+    def present(self) -> np.ndarray:
+        """Which classes occurred in ``y`` or ``p`` (zero-weight rows included)."""
         st = self._arrays
-        present = (st["counts"].sum(axis=0) + st["counts"].sum(axis=1) + st["seen"].sum(axis=0)) > 0
-        meta = {"labels": self.labels, "weighted": st["wsum"].shape[0] > 0}
-        return multiclass_result(self.matrix(), present, self.n, meta)
+        return (st["counts"].sum(axis=0) + st["counts"].sum(axis=1) + st["seen"].sum(axis=0)) > 0
+
+    def _compute(self, beta: float | None = None) -> Result:
+        meta = {"labels": self.labels, "weighted": self._arrays["wsum"].shape[0] > 0}
+        return multiclass_result(self.matrix(), self.present(), self.n, meta, beta=beta)
 
 
 # ------------------------------------------------------------------ one-shot
@@ -395,11 +530,16 @@ def confusion_matrix(y, p, n_classes=None, sample_weight=None, *, labels=None) -
     return _one_shot(y, p, n_classes, labels, sample_weight).matrix()
 
 
-def multiclass_scores(y, p, n_classes=None, sample_weight=None, *, labels=None) -> Result:
+def multiclass_scores(y, p, n_classes=None, sample_weight=None, *, labels=None,
+                      beta: float | None = None) -> Result:
     """Every multiclass score of one batch, as :meth:`MulticlassConfusion.finalize`.
 
     ``n_classes`` is inferred as ``max + 1`` when omitted; see
     :class:`MulticlassConfusion` for the fields and their degenerate cases.
+    With ``beta`` (> 0) the result also holds the F-beta scores:
+    ``fbeta_per_class`` and ``macro_fbeta``, ``micro_fbeta``, ``weighted_fbeta``
+    (scikit-learn's ``fbeta_score(..., beta=beta, average=...)`` with
+    ``zero_division=0``); ``r.fbeta(b, average=...)`` gives any other.
 
     Examples
     --------
@@ -409,5 +549,15 @@ def multiclass_scores(y, p, n_classes=None, sample_weight=None, *, labels=None) 
     array([1. , 0. , 0.5])
     >>> r.macro_f1, r.balanced_accuracy
     (0.5, 0.5)
+    >>> multiclass_scores([0, 1, 2, 2], [0, 2, 2, 1], beta=2).fbeta_per_class
+    array([1. , 0. , 0.5])
     """
-    return _one_shot(y, p, n_classes, labels, sample_weight).finalize()
+    if beta is not None:
+        from .binary import check_beta
+
+        beta = check_beta(beta, "beta")
+    acc = _one_shot(y, p, n_classes, labels, sample_weight)
+    if beta is None:
+        return acc.finalize()
+    with acc._guard:
+        return acc._compute(beta)

@@ -58,9 +58,33 @@ _INT64_LIMIT = 2**63
 class MulticlassRankResult(Result):
     """The AUCs of a multiclass rank state (fields in :class:`MulticlassRankAUC`)."""
 
-    __slots__ = ()
+    # the state's block run when finalized (runs are never changed in place):
+    # the per-class curves of the plots are read from it on demand
+    __slots__ = ("_run",)
     title = "Multiclass ranking"
     counts = ("support",)
+
+    def plot(self, folder: str, ctx: RenderContext) -> list[str]:
+        """One figure of one-vs-rest ROC curves and one of PR curves, a curve
+        per class named by its label (the first
+        :data:`~streammetrics.report.plots.MAX_CLASS_CURVES` classes)."""
+        from ..report import plots
+
+        run = getattr(self, "_run", None)
+        auc = self._values.get("per_class_auc")
+        if run is None or auc is None:  # unpickled, or no per-class scores
+            return []
+        ap = self._values["per_class_average_precision"]
+        k = auc.shape[0]
+        names = class_names(self._meta.get("labels") or ctx.labels, k)
+        rocs, prs = [], []
+        for c in range(min(k, plots.MAX_CLASS_CURVES)):
+            points = curve_from_points(*_ovr_points(run, c))
+            fpr, tpr, _ = roc(*points)
+            precision, recall, _ = pr(*points)
+            rocs.append((names[c], fpr, tpr, float(auc[c])))
+            prs.append((names[c], precision, recall, float(ap[c])))
+        return [plots.class_roc(rocs, k, folder), plots.class_pr(prs, k, folder)]
 
     def section(self, ctx: RenderContext, names=None) -> list[str]:
         fields = [f for f in self.report_values() if f != "pair_auc"]
@@ -723,9 +747,12 @@ class MulticlassRankAUC(Accumulator):
 
     # --------------------------------------------------------------- results
     def _compute(self) -> MulticlassRankResult:
-        return scores_of_run(self._run(), self.n_classes, self._n, self._weighted, self.multi_class,
-                             self.average, {"labels": self.labels, "weighted": self._weighted,
-                                            "multi_class": self.multi_class, "average": self.average})
+        run = self._run()
+        out = scores_of_run(run, self.n_classes, self._n, self._weighted, self.multi_class,
+                            self.average, {"labels": self.labels, "weighted": self._weighted,
+                                           "multi_class": self.multi_class, "average": self.average})
+        object.__setattr__(out, "_run", run)  # for the plots' curves
+        return out
 
     def _class_index(self, cls) -> int:
         if self.labels is not None:

@@ -300,6 +300,8 @@ class MultilabelConfusion(Accumulator):
 
 # ---------------------------------------------------------------------- AUC
 _RANK_FIELDS = ("lo", "hi", "counts", "weights", "pairs")
+#: fields of a member's state of fixed shape, one row per member
+_PER_MEMBER = ("wsq", "wsq_rows")
 
 
 class MultilabelRankAUC(Accumulator):
@@ -364,6 +366,10 @@ class MultilabelRankAUC(Accumulator):
         Field("counts", np.int64, (2, None), merge="custom"),
         Field("weights", np.float64, (2, None), merge="custom"),
         Field("pairs", np.float64, (2, None), merge="custom"),
+        Field("wsq", np.float64, ("n_members", 2, 2), merge="custom", nonneg=False, optional=True,
+              doc="each member's squared weights per class (compensated pairs)"),
+        Field("wsq_rows", np.int64, ("n_members", 1), merge="custom", optional=True,
+              doc="each member's rows counted in wsq"),
     )
     headline = ("macro_auc", "micro_auc")
 
@@ -415,6 +421,8 @@ class MultilabelRankAUC(Accumulator):
         out["sizes"] = np.array([[st[f].shape[-1] for f in _RANK_FIELDS] for st in states], np.int64)
         for f in _RANK_FIELDS:
             out[f] = np.concatenate([st[f] for st in states], axis=-1)
+        for f in _PER_MEMBER:
+            out[f] = np.stack([st[f] for st in states])
         return out
 
     def _split(self, state):
@@ -431,6 +439,8 @@ class MultilabelRankAUC(Accumulator):
                 hi = int(ends[m, c])
                 lo = hi - int(sizes[m, c])
                 st[f] = state[f][..., lo:hi]
+            for f in _PER_MEMBER:
+                st[f] = state[f][m]
             out.append(st)
         return out
 

@@ -116,7 +116,8 @@ class ProbabilityScores(Accumulator):
     """Streaming log loss and Brier score of predicted probabilities.
 
     ``update(y, p)`` takes 0/1 labels and the predicted probabilities of the
-    positive class, which must lie in [0, 1].
+    positive class, which must lie in [0, 1] (a vector, or scikit-learn's
+    n x 2 ``predict_proba`` matrix, whose second column is read).
 
     Returns (``finalize()``)
     ------------------------
@@ -158,7 +159,7 @@ class ProbabilityScores(Accumulator):
     (0.015181, 0.169819)
     """
 
-    inputs = (Labels01("y"), Probabilities("p"))
+    inputs = (Labels01("y"), Probabilities("p", predict_proba=True))
     fields = _SUMS + (
         Field("squares", np.float64, (3, 2), merge="pairs", optional=True,
               doc="second moments: totals of w loss², w (p - y)⁴, w²"),
@@ -287,16 +288,19 @@ def log_loss(y, p, *, sample_weight=None) -> float:
 
     ``-mean(y ln max(p, 1e-12) + (1 - y) ln max(1 - p, 1e-12))``. scikit-learn
     clips at the float64 epsilon instead, so the two differ only for
-    probabilities within 1e-12 of 0 or 1.
+    probabilities within 1e-12 of 0 or 1. ``p`` may be scikit-learn's n x 2
+    ``predict_proba`` matrix: its second column, the positive class, is read.
 
     >>> round(log_loss([1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4]), 6)
     0.337539
+    >>> round(log_loss([1, 0], [[0.1, 0.9], [0.8, 0.2]]), 6) == round(log_loss([1, 0], [0.9, 0.2]), 6)
+    True
     """
     return _once(ProbabilityScores(), y, p, sample_weight=sample_weight).log_loss
 
 
 def brier(y, p, *, sample_weight=None) -> float:
-    """Brier score ``mean((p - y)²)``.
+    """Brier score ``mean((p - y)²)``; ``p`` as for :func:`log_loss`.
 
     >>> brier([1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4])
     0.0925

@@ -18,10 +18,13 @@ import os
 
 import numpy as np
 
-__all__ = ["roc", "pr", "confusion", "regression", "reliability", "threshold_curves", "have_matplotlib", "MAX_CURVE_POINTS"]
+__all__ = ["roc", "pr", "class_roc", "class_pr", "MAX_CLASS_CURVES", "confusion", "regression", "reliability", "threshold_curves", "have_matplotlib", "MAX_CURVE_POINTS"]
 
 #: Curves with more points are thinned for drawing (the scores are unaffected).
 MAX_CURVE_POINTS = 4000
+
+#: Per-class figures draw the curves of at most this many classes (the first).
+MAX_CLASS_CURVES = 20
 
 
 def have_matplotlib() -> bool:
@@ -103,6 +106,52 @@ def pr(precision, recall, average_precision: float, n_pos, n_neg, folder: str,
     ax.grid(True, alpha=0.3)
     ax.legend(loc="lower left")
     return _save(fig, folder, "pr.png")
+
+
+def _class_note(total: int, drawn: int) -> str:
+    return "" if drawn >= total else f"\n(the first {drawn} of {total} classes drawn)"
+
+
+def _class_colours(k: int):
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10" if k <= 10 else "tab20"]
+    return [cmap(i % cmap.N) for i in range(k)]
+
+
+def class_roc(curves, total: int, folder: str) -> str:
+    """One-vs-rest ROC curves in one figure, one per class: ``curves`` are
+    ``(name, fpr, tpr, auc)``; ``total`` is the number of classes (a note says
+    when fewer are drawn)."""
+    fig = _figure(7.0, 6.0)
+    ax = fig.add_subplot()
+    for (name, fpr, tpr, auc), colour in zip(curves, _class_colours(len(curves))):
+        fpr, tpr = _thin(np.asarray(fpr, float), np.asarray(tpr, float))
+        ax.plot(fpr, tpr, lw=1.6, color=colour, label=f"{name}: AUC = {auc:.4f}")
+    ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance, AUC = 0.5")
+    ax.set(xlim=(0, 1), ylim=(0, 1.01), aspect="equal",
+           xlabel="false positive rate (1 - specificity)", ylabel="true positive rate (recall)",
+           title="ROC curves, each class against the rest" + _class_note(total, len(curves)))
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8 if len(curves) <= 10 else 6)
+    return _save(fig, folder, "roc_per_class.png")
+
+
+def class_pr(curves, total: int, folder: str) -> str:
+    """One-vs-rest precision-recall curves in one figure: ``curves`` are
+    ``(name, precision, recall, average_precision)``."""
+    fig = _figure(7.0, 6.0)
+    ax = fig.add_subplot()
+    for (name, precision, recall, ap), colour in zip(curves, _class_colours(len(curves))):
+        precision, recall = _thin(np.asarray(precision, float), np.asarray(recall, float))
+        ax.plot(recall, precision, lw=1.6, color=colour, drawstyle="steps-post",
+                label=f"{name}: AP = {ap:.4f}")
+    ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="recall", ylabel="precision",
+           title="Precision-recall curves, each class against the rest"
+                 + _class_note(total, len(curves)))
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower left", fontsize=8 if len(curves) <= 10 else 6)
+    return _save(fig, folder, "pr_per_class.png")
 
 
 def _marks(ax, marks) -> None:

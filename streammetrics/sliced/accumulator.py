@@ -9,7 +9,7 @@ import numpy as np
 
 from .._protocol import statefile
 from .._protocol.base import Accumulator, _locked
-from .._protocol.errors import NoWeightsError, SettingsMismatchError, StateFileError
+from .._protocol.errors import NoWeightsError, StateFileError
 from .._protocol.inputs import Batch, Input, InputTuple
 from . import keys as K
 from .grouped import tables_for
