@@ -20,10 +20,9 @@ merged into the state with Chan et al.'s formula. Never sum(y^2) - n mean^2,
 which loses every digit when y is far from 0.
 
 The kernel returns 0 when the batch was folded in, 1 when y holds NaN/inf,
-2 when p does, 3 when the totals would overflow float64 (values near 1e154,
-or weights near 1e308); the state is written only after the whole batch was
-read and the totals it would hold are finite. Status 4: folded, without the
-second moments (which alone would overflow), so the state gives no intervals.
+2 when p does; the state is written only after the whole batch was read.
+Totals that overflow float64 (values near 1e154, weights near 1e308) are
+caught by the caller, which keeps a copy of the small state to put back.
 """
 
 from __future__ import annotations
@@ -158,36 +157,15 @@ def regression_moments(y, p, w, n, moments, sums, squares):
         m2 = sm + cm
         if m2 < 0.0:
             sm, cm = 0.0, 0.0
-    # the state as it would be, checked before it is written: a batch whose
-    # totals overflow float64 is refused (status 3) and changes nothing
-    after = moments.copy()
-    _merge_moments(after, sw, cw, shift, mean, sm, cm)
-    totals = sums.copy()
-    fold(totals, 0, s2, c2)
-    fold(totals, 1, s1, c1)
-    fold(totals, 2, sp, cp)
-    for k in range(6):
-        if not (after[k] - after[k] == 0.0):
-            return 3
-    for k in range(3):
-        if not (totals[k, 0] - totals[k, 0] == 0.0 and totals[k, 1] - totals[k, 1] == 0.0):
-            return 3
-    # the second moments only serve the intervals: when they alone would
-    # overflow (|r| near 1e77, weights near 1e154), the batch is folded without
-    # them (status 4) and the state gives no intervals
-    more = squares.copy()
-    fold(more, 0, s4, c4)
-    fold(more, 1, sa, ca)
-    fold(more, 2, sq, cq)
-    finite = True
-    for k in range(3):
-        finite &= more[k, 0] - more[k, 0] == 0.0 and more[k, 1] - more[k, 1] == 0.0
-    moments[:] = after
-    sums[:] = totals
-    if finite:
-        squares[:] = more
+    _merge_moments(moments, sw, cw, shift, mean, sm, cm)
+    fold(sums, 0, s2, c2)
+    fold(sums, 1, s1, c1)
+    fold(sums, 2, sp, cp)
+    fold(squares, 0, s4, c4)
+    fold(squares, 1, sa, ca)
+    fold(squares, 2, sq, cq)
     n[0] += rows
-    return 0 if finite else 4
+    return 0
     n[0] += rows
     return 0
 

@@ -15,8 +15,14 @@ import numpy as np
 
 from .._kernels import compensated
 from .._kernels.binary import count_labels, count_scores, sum_labels, sum_scores
+from .._kernels.checks import first_nonfinite
 from .._protocol.base import Accumulator, check_ci
-from .._protocol.errors import BadShapeError, BadValueError, NoObservationsError, WeightOverflowError
+from .._protocol.errors import (
+    BadShapeError,
+    BadValueError,
+    NoObservationsError,
+    WeightOverflowError,
+)
 from .._protocol.inputs import Finite, Labels01
 from .._protocol.result import RenderContext, Result, grid, safe
 from .._protocol.state import Field, count_total
@@ -378,11 +384,11 @@ class BinaryConfusion(Accumulator):
             status = sum_labels(y, p, w, st["n"], st["wsums"], st["wsq"])
         else:
             status = sum_scores(y, p, t, w, st["n"], st["wsums"], st["wsq"])
-        if not status and not np.all(np.isfinite(st["wsums"])):
+        if not status and first_nonfinite(st["wsums"].reshape(-1)) >= 0:
             st["wsums"][:], st["n"][:], st["wsq"][:] = before
             raise WeightOverflowError()
         kept = True
-        if not status and not np.all(np.isfinite(st["wsq"])):
+        if not status and first_nonfinite(st["wsq"].reshape(-1)) >= 0:
             # the squared weights serve the intervals only: without them, none
             st["wsq"][:] = before[2]
             kept = False

@@ -7,10 +7,18 @@ import math
 import numpy as np
 
 from .._kernels import compensated
+from .._kernels.checks import first_nonfinite
 from .._kernels.probability import class_probability_update, probability_moments
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError, WeightOverflowError
-from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Labels01, Probabilities
+from .._protocol.inputs import (
+    ROW_SUM_TOLERANCE,
+    ClassIndices,
+    ClassLabels,
+    ClassProbabilities,
+    Labels01,
+    Probabilities,
+)
 from .._protocol.result import Result
 from .._protocol.state import Field
 from . import intervals as I
@@ -80,11 +88,11 @@ def _checked_fold(st, w, fold, extra=None):
     status = fold()
     if status:
         return status, True
-    if not np.all(np.isfinite(st["sums"])):
+    if first_nonfinite(st["sums"].reshape(-1)) >= 0:
         for k, v in before.items():
             st[k][...] = v
         raise WeightOverflowError()
-    if extra is not None and not np.all(np.isfinite(st[extra])):
+    if extra is not None and first_nonfinite(st[extra].reshape(-1)) >= 0:
         st[extra][...] = before[extra]
         return 0, False
     return 0, True

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .._kernels import compensated
+from .._kernels.checks import first_nonfinite
 from .._kernels.regression import regression_merge, regression_moments
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
@@ -156,14 +157,18 @@ class RegressionErrors(Accumulator):
     def _fold(self, arrays, w):
         y, p = arrays
         st = self._arrays
+        before = st["moments"].copy(), st["sums"].copy(), st["squares"].copy(), st["n"].copy()
         status = regression_moments(y, p, w, st["n"], st["moments"], st["sums"], st["squares"])
-        if status == 3:
+        if status:
+            return status
+        if first_nonfinite(st["moments"]) >= 0 or first_nonfinite(st["sums"].reshape(-1)) >= 0:
+            st["moments"][:], st["sums"][:], st["squares"][:], st["n"][:] = before
             raise ValueError(_OVERFLOW.format(what="this batch"))
-        if status == 4:  # folded without the second moments: no intervals
-            return 0
-        if not status:
+        if first_nonfinite(st["squares"].reshape(-1)) < 0:
             st["squares_rows"][0] += y.shape[0]
-        return status
+        else:  # the second moments alone overflow (|r| near 1e77): no intervals
+            st["squares"][:] = before[2]
+        return 0
 
     def _merge_state(self, other):
         st = self._arrays
