@@ -98,6 +98,17 @@ def _checked_fold(st, w, fold, extra=None):
     return 0, True
 
 
+def check_second_moments(st) -> None:
+    """Refuse intervals for a state some of whose rows lack the second moments."""
+    missing = int(st["n"][0]) - int(st["squares_rows"][0])
+    if missing:
+        raise ValueError(
+            f"{missing} rows of this state have no second moments, which the intervals need "
+            "(the state was saved before they were kept, or they overflow float64); fold "
+            "those rows again to get intervals"
+        )
+
+
 def mean_interval(total: float, value_sum: float, square_sum: float, weight_squares: float,
                   level: float, lower: float = 0.0, upper: float = math.inf) -> tuple[float, float]:
     """The normal-approximation interval of a (weighted) mean of per-row terms.
@@ -198,12 +209,7 @@ class ProbabilityScores(Accumulator):
         r = probability_result(st["sums"], self.n)
         if ci is None:
             return r
-        if st["squares_rows"][0] != st["n"][0]:
-            raise ValueError(
-                f"{st['n'][0] - st['squares_rows'][0]} rows of this state have no second moments, "
-                "which the intervals need (the state was saved before they were kept, or they "
-                "overflow float64); fold those rows again to get intervals"
-            )
+        check_second_moments(st)
         total, loss, brier_total = (float(v) for v in compensated.values(st["sums"]))
         loss2, brier2, wsq = (float(v) for v in compensated.values(st["squares"]))
         values = r.as_dict()

@@ -14,7 +14,7 @@ from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import Finite
 from .._protocol.result import RenderContext, Result, safe
 from .._protocol.state import Field
-from .probability import mean_interval
+from .probability import check_second_moments, mean_interval
 
 __all__ = ["RegressionErrors", "regression_result", "mse", "rmse", "mae", "mape", "r2"]
 
@@ -192,12 +192,7 @@ class RegressionErrors(Accumulator):
         r = regression_result(st["moments"], st["sums"], self.n)
         if ci is None:
             return r
-        if st["squares_rows"][0] != st["n"][0]:
-            raise ValueError(
-                f"{st['n'][0] - st['squares_rows'][0]} rows of this state have no second moments, "
-                "which the intervals need (the state was saved before they were kept, or they "
-                "overflow float64); fold those rows again to get intervals"
-            )
+        check_second_moments(st)
         total = float(compensated.value(st["moments"][0], st["moments"][1]))
         sse, sae, sape = (float(v) for v in compensated.values(st["sums"]))
         s4, sape2, wsq = (float(v) for v in compensated.values(st["squares"]))
