@@ -159,6 +159,8 @@ class Sliced(Accumulator):
         self.takes_weights = self._template.takes_weights
         self.inputs = (*self._template.inputs, SliceKeys("by"))
         self.headline = tuple(self._template.headline)
+        #: ``finalize(ci=...)`` is offered when the template offers it
+        self.intervals = bool(self._template.intervals)
         # the template's empty state: its fields' names, dtypes and dimensions
         self._template_fields = dict(self._template.copy().reset()._state)
         self._init_slices()
@@ -562,24 +564,38 @@ class Sliced(Accumulator):
         return self
 
     # -------------------------------------------------------------- finalize
-    def _compute(self) -> SlicedResult:
-        overall = self._overall.finalize()
+    def _compute(self, ci=None) -> SlicedResult:
+        options = {} if ci is None else {"ci": ci}
+        overall = self._overall.finalize(**options)
         slices, rows = {}, {}
         reader = self._template._empty_like() if self._tables is not None else None
         for g in self._order():
             key = K.public(self._keys[g])
             acc = self._slice_acc(g, reader)
             try:
-                slices[key] = acc.finalize()
+                slices[key] = acc.finalize(**options)
             except ValueError:  # e.g. weights summing to zero: no score is defined
                 slices[key] = None
             rows[key] = acc.n
-        return SlicedResult(overall, slices, rows, self._names, score_columns(self.headline, overall))
+        return SlicedResult(overall, slices, rows, self._names, score_columns(self.headline, overall), ci)
 
-    def finalize(self) -> SlicedResult:
+    def finalize(self, ci=None) -> SlicedResult:
         """The overall result and each slice's (a :class:`SlicedResult`); the state
-        is not changed. ``ValueError`` when no row has been folded in."""
-        return super().finalize()
+        is not changed. ``ValueError`` when no row has been folded in.
+
+        ``ci``, a confidence level in (0, 1) such as 0.95, is passed to the
+        overall result and every slice's, when the template offers intervals
+        (``TypeError`` otherwise); the result then flags the slices whose
+        interval for a headline score leaves out the overall score.
+
+        >>> from streammetrics import BinaryConfusion, Sliced
+        >>> acc = Sliced(BinaryConfusion()).update([1] * 40 + [0] * 40, [1] * 40 + [0] * 30 + [1] * 10,
+        ...                                        by=["a"] * 40 + ["b"] * 40)
+        >>> r = acc.finalize(ci=0.95)
+        >>> r.overall.accuracy, r.slices["b"].accuracy, r.differs["b"], r.differs["a"]
+        (0.875, 0.75, ('accuracy',), ('accuracy', 'f1'))
+        """
+        return super().finalize(ci=ci)
 
     def __repr__(self) -> str:
         t = self._template
