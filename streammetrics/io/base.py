@@ -57,21 +57,25 @@ class InputError(Exception):
 
 @dataclass(frozen=True)
 class ColumnSpec:
-    """Which columns hold the truth ``y``, the predictions ``p`` and the weights.
+    """Which columns hold the truth ``y``, the predictions ``p``, the weights
+    and the slice keys ``by``.
 
     ``p`` may name several columns (one per class): they are read as the
-    columns of an n x K matrix.
+    columns of an n x K matrix. The ``by`` columns may also hold strings, and
+    their nulls are read as null keys (``None`` or NaN), not refused.
     """
 
     y: str
     p: tuple[str, ...]
     weight: str | None = None
+    by: tuple[str, ...] = ()
 
     def roles(self) -> list[tuple[str, str]]:
-        """``(role, column)`` pairs, role being ``"y"``, ``"p"`` or ``"w"``."""
+        """``(role, column)`` pairs, role being ``"y"``, ``"p"``, ``"w"`` or ``"by"``."""
         out = [("y", self.y)] + [("p", c) for c in self.p]
         if self.weight is not None:
             out.append(("w", self.weight))
+        out.extend(("by", c) for c in self.by)
         return out
 
     def names(self) -> list[str]:
@@ -88,6 +92,8 @@ class ColumnSpec:
             return self.y
         if role == "w":
             return self.weight or "?"
+        if role == "by":
+            return ", ".join(self.by) if index is None else self.by[index]
         if len(self.p) == 1 or index is None:
             return self.p[0] if len(self.p) == 1 else ", ".join(self.p)
         return self.p[index]
@@ -95,7 +101,8 @@ class ColumnSpec:
 
 @dataclass
 class Chunk:
-    """Consecutive rows of a file: ``y``, ``p`` (1-D, or n x K) and ``w`` (or None).
+    """Consecutive rows of a file: ``y``, ``p`` (1-D, or n x K), ``w`` (or None)
+    and ``keys``, one array per ``by`` column (empty when there is none).
 
     ``start`` is the index in its file of the chunk's first row; ``done`` is
     the progress made so far in the source's unit (rows or bytes).
@@ -106,16 +113,19 @@ class Chunk:
     p: np.ndarray
     w: np.ndarray | None
     done: int
+    keys: tuple = ()
 
     @classmethod
     def of(cls, columns: ColumnSpec, start: int, column: Callable[[str], np.ndarray],
-           done: int) -> "Chunk":
-        """The chunk whose arrays ``column(name)`` gives, read in role order."""
+           done: int, key: Callable[[str], np.ndarray] | None = None) -> "Chunk":
+        """The chunk whose arrays ``column(name)`` gives, read in role order;
+        ``key(name)`` reads a ``by`` column (by default, ``column``)."""
         y = column(columns.y)
         ps = [column(c) for c in columns.p]
         p = ps[0] if len(ps) == 1 else np.column_stack([np.asarray(a, dtype=np.float64) for a in ps])
         w = column(columns.weight) if columns.weight is not None else None
-        return cls(start, y, p, w, done)
+        keys = tuple((key or column)(c) for c in columns.by)
+        return cls(start, y, p, w, done, keys)
 
 
 class Source:

@@ -88,8 +88,18 @@ class CsvSource(ArrowSource):
             if col not in schema.names:
                 raise self.missing_column(col, schema.names)
         self._types = {}
+        values = {c for role, c in self.columns.roles() if role != "by"}
         for col in self.columns.names():
             t = schema.field(col).type
+            if col not in values:
+                # a key column keeps its kind: whole numbers, numbers, booleans, else text
+                if pa.types.is_integer(t):
+                    self._types[col] = pa.int64()
+                elif pa.types.is_floating(t) or pa.types.is_boolean(t):
+                    self._types[col] = t
+                else:
+                    self._types[col] = pa.string()
+                continue
             if pa.types.is_boolean(t):
                 self._types[col] = pa.bool_()
             elif pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_null(t):
@@ -133,8 +143,9 @@ class CsvSource(ArrowSource):
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
+        # only key columns are read as text: an empty key is a null key, as an empty number is
         convert = pacsv.ConvertOptions(include_columns=self.columns.names(),
-                                       column_types=self._types)
+                                       column_types=self._types, strings_can_be_null=True)
         block = self._block_size(rows)
         stream, stored = self._stream()
         size = self.total_bytes or 0
@@ -166,8 +177,9 @@ class CsvSource(ArrowSource):
         """
         msg = short(exc)
         if "conversion error" in msg:
-            for col in self.columns.names():
-                self._raise_bad_value(col, start)
+            for role, col in self.columns.roles():
+                if role != "by":
+                    self._raise_bad_value(col, start)
         if what is not None:
             raise self.fail(f"{what} ({msg})") from None
         raise self.fail(f"cannot read the rows from {self.where(start)} on ({msg})",
