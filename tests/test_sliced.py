@@ -232,7 +232,8 @@ def test_rich_keys_sort_and_render():
     r = _rich().finalize()
     assert list(r.slices) == [("b", 2), ("b", 2.5), ("{json}", None), ("ü\"x", 1), (None, 1)]
     text = str(r)
-    assert "(null)" in text and "(all)" in text and text.count("\n") == 9
+    assert "(null)" in text and "(all)" in text and text.count("\n") == 11
+    assert text.splitlines()[-1].startswith("  over the slices (mean ± std, ddof=1): auc ")
     doc = json.loads(r.to_json())
     assert [s["key"] for s in doc["slices"]] == [list(k) for k in r.slices]
     page = r._repr_html_()
@@ -504,3 +505,45 @@ def test_the_plot_draws_the_largest_slices(tmp_path):
         r.plot_scores(str(tmp_path), "nope")
     with pytest.raises(ValueError, match="max_slices"):
         r.plot_scores(str(tmp_path), max_slices=0)
+
+
+# ------------------------------------------------------------ summary (folds)
+def test_summary_is_the_mean_and_sample_std_over_the_slices():
+    rng = np.random.default_rng(8)
+    n = 2000
+    fold = rng.integers(0, 5, n)
+    y = rng.integers(0, 2, n)
+    p = rng.random(n)
+    r = sm.Sliced(sm.Evaluator(task="binary", max_bins=None)).update(y, p, by=fold).finalize()
+    s = r.summary()
+    frame = pd.DataFrame({"y": y, "p": p, "fold": fold})
+    from sklearn.metrics import f1_score, roc_auc_score
+
+    auc = frame.groupby("fold").apply(lambda g: roc_auc_score(g["y"], g["p"]), include_groups=False)
+    f1 = frame.groupby("fold").apply(lambda g: f1_score(g["y"], g["p"] >= 0.5), include_groups=False)
+    assert s.n_slices == 5 and s.auc_slices == 5
+    assert s.auc_mean == pytest.approx(auc.mean(), rel=1e-12)
+    assert s.auc_std == pytest.approx(auc.std(ddof=1), rel=1e-9)
+    assert s.f1_std == pytest.approx(f1.std(ddof=1), rel=1e-9)
+    text = r.to_text()
+    assert "over the slices (mean ± std, ddof=1)" in text.splitlines()[-1]
+    assert json.loads(r.to_json())["summary"]["auc_std"] == pytest.approx(s.auc_std)
+    assert r.summary("accuracy").accuracy_slices == 5
+    with pytest.raises(ValueError, match="scores"):
+        r.summary("nope")
+    with pytest.raises(TypeError, match="scores"):
+        r.summary(3)
+
+
+def test_summary_leaves_out_undefined_slices_and_needs_two_for_a_std():
+    acc = sm.Sliced(sm.BinaryConfusion())
+    acc.update([1, 0, 1, 0, 1], [1, 0, 0, 0, 1], sample_weight=[1.0, 1.0, 1.0, 1.0, 0.0],
+               by=["a", "a", "b", "b", "c"])
+    r = acc.finalize()
+    s = r.summary()
+    assert r.slices["c"] is None and s.accuracy_slices == 2 and s.n_slices == 3
+    assert s.accuracy_mean == pytest.approx(0.75)
+    assert s.accuracy_std == pytest.approx(np.std([1.0, 0.5], ddof=1))
+    assert "(2 slices)" in r.to_text()
+    one = sm.Sliced(sm.RankAUC()).update([1, 0], [0.9, 0.1], by=["a", "a"]).finalize().summary()
+    assert one.auc_mean == 1.0 and math.isnan(one.auc_std)

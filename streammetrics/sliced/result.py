@@ -145,6 +145,60 @@ class SlicedResult(Result):
         slice when there are no intervals)."""
         return MappingProxyType(self._differs)
 
+    # --------------------------------------------------------------- summary
+    def summary(self, scores=None) -> Result:
+        """Each headline score's mean and standard deviation over the slices, as
+        for cross-validation folds: ``<score>_mean``, ``<score>_std`` (the
+        sample standard deviation, ``ddof=1``: NaN for fewer than two slices)
+        and ``<score>_slices``, the slices it is taken over (those whose score
+        is defined: a slice whose weights sum to zero has none), plus
+        ``n_slices``. Every slice counts once, whatever its size; a degenerate
+        score counts as the value the project's convention gives it (0, e.g.
+        the AUC of a slice of one class). ``scores`` picks other scores of
+        the slices.
+
+        >>> from streammetrics import BinaryConfusion, Sliced
+        >>> r = Sliced(BinaryConfusion()).update([1, 0, 1, 1, 0, 1], [1, 0, 0, 1, 1, 1],
+        ...                                      by=[0, 0, 1, 1, 2, 2]).finalize()
+        >>> s = r.summary()
+        >>> [r.slices[k].accuracy for k in r.slices], s.accuracy_mean, round(s.accuracy_std, 6)
+        ([1.0, 0.5, 0.5], 0.666..., 0.288675)
+        """
+        if scores is None:
+            scores = self._columns
+        elif isinstance(scores, str):
+            scores = (scores,)
+        elif not isinstance(scores, (list, tuple)) or not all(isinstance(c, str) for c in scores):
+            raise TypeError(f"scores must be a score's name or a list of them, got {type(scores).__name__}")
+        options = self._sortable()
+        for c in scores:
+            if c not in options:
+                raise ValueError(f"scores must name scores of the slices ({', '.join(options)}), got {c!r}")
+        values = {"n_slices": len(self._slices)}
+        for c in scores:
+            v = np.array([_sort_value(None if r is None else r[c]) for r in self._slices.values()], np.float64)
+            v = v[~np.isnan(v)]
+            values[f"{c}_mean"] = float(v.mean()) if v.size else math.nan
+            values[f"{c}_std"] = float(v.std(ddof=1)) if v.size > 1 else math.nan
+            values[f"{c}_slices"] = int(v.size)
+        return Result("SliceSummary", values, {"ddof": 1, "scores": list(scores)})
+
+    def _summary_lines(self) -> list[str]:
+        if len(self._slices) < 2 or not self._columns:
+            return []
+        s = self.summary()
+        parts = []
+        for c in self._columns:
+            if s[f"{c}_slices"] == 0:
+                continue
+            text = f"{c} {fmt_number(s[c + '_mean'])} ± {fmt_number(s[c + '_std'])}"
+            if s[f"{c}_slices"] < len(self._slices):
+                text += f" ({s[c + '_slices']:,} slices)"
+            parts.append(text)
+        if not parts:
+            return []
+        return ["", "  over the slices (mean ± std, ddof=1): " + ", ".join(parts)]
+
     # ----------------------------------------------------------------- order
     def _sortable(self) -> list[str]:
         fields: dict = {}
@@ -244,7 +298,7 @@ class SlicedResult(Result):
             out.append("")
             out.append(f"  differs: the slice's {self._level()} interval leaves out the overall score "
                        f"({flagged:,} of {len(keys):,} slices)")
-        return out
+        return out + self._summary_lines()
 
     def to_text(self, max_rows: int | None = None, *, sort: str = "n", top: int | None = None,
                 ascending: bool | None = None) -> str:
@@ -264,11 +318,13 @@ class SlicedResult(Result):
         3 slices of 5 rows, sorted by accuracy (highest first)
         ======================================================
         <BLANKLINE>
-          by  rows  accuracy        f1
-          a      1         1         1
-          b      3  0.666667  0.666667
+          by     rows  accuracy        f1
+          a         1         1         1
+          b         3  0.666667  0.666667
           ... 1 more slices (see to_json())
           (all)     5       0.6  0.666667
+        <BLANKLINE>
+          over the slices (mean ± std, ddof=1): accuracy 0.555556 ± 0.509175, f1 0.555556 ± 0.509175
         """
         if max_rows is not None and top is not None and max_rows != top:
             raise ValueError(f"top and max_rows are the same setting; got top={top}, max_rows={max_rows}")
@@ -293,8 +349,9 @@ class SlicedResult(Result):
         return self.to_text()
 
     def to_json(self, indent: int | None = 2) -> str:
-        """JSON: ``{"n", "by", "scores", "ci", "overall", "slices": [{"key", "n",
-        "differs", "result"}]}``, slices in key order; a cross's key is a list, a
+        """JSON: ``{"n", "by", "scores", "ci", "overall", "summary", "slices": [{"key",
+        "n", "differs", "result"}]}``, slices in key order (``summary`` is
+        :meth:`summary`); a cross's key is a list, a
         slice with undefined scores has ``"result": null``; ``ci`` is the level of
         the intervals (``null``: none), which are in each ``result`` as
         ``<score>_ci_lower``/``_ci_upper``, and ``differs`` lists the headline
@@ -305,6 +362,7 @@ class SlicedResult(Result):
             "scores": list(self._columns),
             "ci": self._ci,
             "overall": {k: jsonable(v) for k, v in self._overall.items()},
+            "summary": {k: jsonable(v) for k, v in self.summary().items()},
             "slices": [
                 {"key": list(k) if isinstance(k, tuple) else k, "n": int(self._rows[k]),
                  "differs": list(self._differs[k]),
