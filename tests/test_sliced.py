@@ -547,3 +547,18 @@ def test_summary_leaves_out_undefined_slices_and_needs_two_for_a_std():
     assert "(2 slices)" in r.to_text()
     one = sm.Sliced(sm.RankAUC()).update([1, 0], [0.9, 0.1], by=["a", "a"]).finalize().summary()
     assert one.auc_mean == 1.0 and math.isnan(one.auc_std)
+
+
+def test_the_counting_sort_is_a_stable_argsort():
+    from streammetrics._kernels import grouped as G
+
+    rng = np.random.default_rng(4)
+    for groups in (1, 3, 700):
+        local = rng.integers(0, groups, 5000).astype(np.int64)
+        starts = np.r_[0, np.cumsum(np.bincount(local, minlength=groups))[:-1]].astype(np.int64)
+        order = G.group_order(local, starts)
+        np.testing.assert_array_equal(order, np.argsort(local, kind="stable"))
+        for a in (rng.random(5000), rng.integers(0, 2, 5000).astype(np.int8), rng.random(5000) < 0.5):
+            out = np.empty_like(a)
+            G.group_scatter(a, local, starts, out)
+            np.testing.assert_array_equal(out, a[order])

@@ -12,6 +12,7 @@ from .._protocol.base import Accumulator, _locked
 from .._protocol.errors import NoWeightsError, SettingsMismatchError, StateFileError
 from .._protocol.inputs import Batch, Input, InputTuple
 from . import keys as K
+from .._kernels import grouped as G
 from .grouped import tables_for
 from .result import SlicedResult, score_columns
 
@@ -330,11 +331,25 @@ class Sliced(Accumulator):
         if glob.shape[0] == 1:
             self._accs[int(glob[0])].fold(tb)
             return
-        order = np.argsort(local, kind="stable")
         bounds = np.zeros(glob.shape[0] + 1, np.int64)
         np.cumsum(np.bincount(local, minlength=glob.shape[0]), out=bounds[1:])
-        arrays = [a[order] for a in tb.arrays]
-        w = tb.weights[order] if tb.weighted else tb.weights
+        codes = np.ascontiguousarray(local, np.int64)
+        starts = bounds[:-1]
+        order = None
+
+        def by_slice(a):
+            """``a``'s rows sorted by slice, stably (a counting sort)."""
+            nonlocal order
+            if a.ndim == 1 and a.dtype.kind in "biuf" and a.shape[0] == codes.shape[0]:
+                out = np.empty_like(a)
+                G.group_scatter(a, codes, starts, out)
+                return out
+            if order is None:
+                order = G.group_order(codes, starts)
+            return a[order]
+
+        arrays = [by_slice(a) for a in tb.arrays]
+        w = by_slice(tb.weights) if tb.weighted else tb.weights
         for j, g in enumerate(glob.tolist()):
             lo, hi = int(bounds[j]), int(bounds[j + 1])
             part = Batch(tb.inputs, [a[lo:hi] for a in arrays], w[lo:hi] if tb.weighted else w, hi - lo)
