@@ -1,8 +1,10 @@
 """Core scores: binary, probabilistic and regression at n = 10M, binary
-confusion per slice (1000 slices), per-update latency of small batches, and
-first-use time in a fresh process.
+confusion per slice (1000 slices), the binary Evaluator per slice (1000
+slices, against unsliced and pandas + scikit-learn), binary confusion over
+100k slices, per-update latency of small batches, and first-use time in a
+fresh process.
 
-``python -m benchmarks.bench_core [--quick]``
+``python -m benchmarks.bench_core [--quick] [--sliced]``
 """
 
 from __future__ import annotations
@@ -218,6 +220,79 @@ def _sliced_rows(n, repeat, slices=1000, sk_n=None):
     return rows
 
 
+def _sliced_evaluator_rows(n, repeat, slices=1000, sk_n=None):
+    """The binary preset (exact AUC, probability scores, calibration, confusion)
+    per slice: sliced against unsliced on the same rows, and against pandas
+    groupby + scikit-learn per group (on ``sk_n`` rows, being slow)."""
+    import streammetrics as sm
+
+    rng = np.random.default_rng(6)
+    y = (rng.random(n) < 0.3).astype(np.int64)
+    p = np.clip(0.3 * y + 0.7 * rng.random(n), 0.0, 1.0)
+    keys = rng.integers(0, slices, n)
+    group = f"Evaluator(task='binary') per slice, {slices} slices, n={n:.0e}"
+    rows = [row(group, "streammetrics Sliced(Evaluator('binary'))", median_time(
+        lambda: sm.Sliced(sm.Evaluator(task="binary")).update(y, p, by=keys).finalize(), repeat))]
+    rows.append(row(group, "Evaluator('binary') unsliced, same rows", median_time(
+        lambda: sm.Evaluator(task="binary").update(y, p).finalize(), repeat)))
+    if not (have("pandas") and have("sklearn")):
+        return rows
+    import pandas as pd
+    from sklearn import metrics as skm
+
+    m = sk_n or n
+    ys, ps, ks = y[:m], p[:m], keys[:m]
+    group_sk = f"Evaluator(task='binary') per slice, {slices} slices, n={m:.0e}"
+    if m < n:  # on every row, the first group's sliced row is the comparison
+        rows.append(row(group_sk, "streammetrics Sliced(Evaluator('binary'))", median_time(
+            lambda: sm.Sliced(sm.Evaluator(task="binary")).update(ys, ps, by=ks).finalize(), repeat)))
+    frame = pd.DataFrame({"k": ks, "y": ys, "p": ps})
+
+    def sk_per_group():
+        out = {}
+        for key, part in frame.groupby("k"):
+            yy, pp = part["y"].to_numpy(), part["p"].to_numpy()
+            hard = pp >= 0.5
+            out[key] = (skm.roc_auc_score(yy, pp), skm.confusion_matrix(yy, hard, labels=[0, 1]),
+                        skm.precision_recall_fscore_support(yy, hard, average="binary", zero_division=0),
+                        skm.matthews_corrcoef(yy, hard), skm.log_loss(yy, pp, labels=[0, 1]),
+                        skm.brier_score_loss(yy, pp))
+        return out
+
+    rows.append(row(group_sk, "pandas groupby + sklearn AUC, confusion, prf, mcc, log loss, Brier per group",
+                    median_time(sk_per_group, 1, warmup=0)))
+    return rows
+
+
+def _many_slices_rows(n, repeat, slices=100_000):
+    """BinaryConfusion(threshold=0.5) over many slices against one unsliced
+    pass, and the size of the sliced state."""
+    import streammetrics as sm
+
+    rng = np.random.default_rng(7)
+    y = rng.random(n) < 0.3
+    p = rng.random(n)
+    keys = rng.integers(0, slices, n)
+    group = f"BinaryConfusion(threshold=0.5) per slice, {slices} slices, n={n:.0e}"
+
+    def ours():
+        return sm.Sliced(sm.BinaryConfusion(threshold=0.5), max_slices=slices).update(y, p, by=keys)
+
+    acc = ours()
+    state = acc.state_dict()
+    state_bytes = sum(a.nbytes for a in state.values())
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "state")
+        acc.save(path)
+        file_bytes = os.path.getsize(path)
+    rows = [row(group, "streammetrics Sliced(BinaryConfusion(0.5)).update", median_time(ours, repeat),
+                state_mb=state_bytes / 1e6, file_mb=file_bytes / 1e6),
+            row(group, "  and .finalize() of every slice", median_time(acc.finalize, max(1, repeat // 2))),
+            row(group, "BinaryConfusion(0.5) unsliced, same rows", median_time(
+                lambda: sm.BinaryConfusion(threshold=0.5).update(y, p), repeat))]
+    return rows
+
+
 def _latency_rows(batch=256):
     import streammetrics as sm
 
@@ -352,6 +427,15 @@ def _first_use_rows(quick: bool):
     return rows
 
 
+def _sliced_rows_more(quick: bool, sklearn_full: bool = False) -> list[dict]:
+    """The sliced Evaluator and 100k-slice rows; scikit-learn per group runs on
+    a tenth of the rows unless ``sklearn_full`` (minutes at 10M rows)."""
+    n = 1_000_000 if quick else 10_000_000
+    repeat = 3 if quick else 5
+    return (_sliced_evaluator_rows(n, repeat, sk_n=None if sklearn_full else n // 10)
+            + _many_slices_rows(n, repeat))
+
+
 def run(quick: bool = False) -> list[dict]:
     n = 1_000_000 if quick else 10_000_000
     repeat = 3 if quick else 7
@@ -361,6 +445,7 @@ def run(quick: bool = False) -> list[dict]:
     rows += _calibration_rows(n, repeat)
     rows += _regression_rows(n, repeat)
     rows += _sliced_rows(n, repeat, sk_n=n // 10)
+    rows += _sliced_rows_more(quick)
     rows += _latency_rows()
     rows += _first_use_rows(quick)
     return rows
@@ -369,4 +454,9 @@ def run(quick: bool = False) -> list[dict]:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    print_table(run(ap.parse_args().quick))
+    ap.add_argument("--sliced", action="store_true",
+                    help="only the rows of the sliced Evaluator and of 100k slices")
+    ap.add_argument("--sklearn-full", action="store_true",
+                    help="with --sliced: pandas + scikit-learn per group on every row, not a tenth")
+    args = ap.parse_args()
+    print_table(_sliced_rows_more(args.quick, args.sklearn_full) if args.sliced else run(args.quick))

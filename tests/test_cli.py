@@ -1024,3 +1024,104 @@ def test_multiclass_labels_from_a_dictionary_column(tmp_path, capsys):
     assert code == 0, err
     want = sm.MulticlassConfusion(labels=list(ANIMALS)).update(cols["animal"], cols["pred"])
     assert json.loads(out)["metrics"]["matrix"] == want.matrix().tolist()
+
+
+# ------------------------------------------------------------------ slices (--by)
+def _sliced_data(rng, n=3000, nulls=True):
+    cols = _data("binary", rng, n)
+    country = rng.choice(np.array(["de", "fr", "uk", "us"]), n)
+    cols["country"] = country.astype(object) if nulls else country
+    if nulls:
+        cols["country"][rng.random(n) < 0.05] = None
+    cols["device"] = rng.integers(0, 3, n)
+    return cols
+
+
+def _groupby_reference(cols):
+    """Per (country, device) slice: rows, weighted AUC and F1 at 0.5, from pandas
+    groupby and scikit-learn on each group."""
+    pd = _need("pandas")
+    metrics = _need("sklearn.metrics")
+    df = pd.DataFrame(cols)
+    out = {}
+    for (country, device), g in df.groupby(["country", "device"], dropna=False):
+        key = (None if not isinstance(country, str) else country, int(device))
+        auc = (metrics.roc_auc_score(g["y"], g["p"], sample_weight=g["w"])
+               if g["y"].nunique() == 2 else None)
+        f1 = metrics.f1_score(g["y"], (g["p"] >= 0.5).astype(int), sample_weight=g["w"], zero_division=0)
+        out[key] = (len(g), auc, f1)
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "npy", "npz"])
+def test_evaluate_by_matches_a_groupby_reference(fmt, tmp_path, capsys):
+    rng = np.random.default_rng(11)
+    nulls = fmt in ("parquet", "csv")
+    cols = _sliced_data(rng, nulls=nulls)
+    written = dict(cols)
+    if not nulls:
+        written["country"] = cols["country"].astype("U2")
+    path = _write(written, str(tmp_path / f"d.{fmt}"))
+    code, out, _ = _run(["evaluate", path, "--by", "country", "--by", "device", "--weight", "w",
+                         "--max-bins", "exact", "--format", "json", "--batch-rows", "500"], capsys)
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["by"] == ["country", "device"] and doc["weighted"] is True
+    ref = _groupby_reference(cols)
+    got = {tuple(s["key"]): s for s in doc["slices"]}
+    assert set(got) == set(ref) and (None, 0) in got if nulls else set(got) == set(ref)
+    for key, (n, auc, f1) in ref.items():
+        s = got[key]
+        assert s["n"] == n
+        if auc is not None:
+            assert s["result"]["auc"] == pytest.approx(auc, rel=1e-9)
+        assert s["result"]["f1"] == pytest.approx(f1, rel=1e-9, abs=1e-12)
+    single = Evaluator(task="binary", max_bins=None).update(cols["y"], cols["p"], cols["w"]).finalize()
+    assert doc["overall"]["auc"] == pytest.approx(single.auc, rel=1e-12)
+
+
+def test_evaluate_by_text_top_ci_and_merge(tmp_path, capsys):
+    rng = np.random.default_rng(12)
+    cols = _sliced_data(rng, n=4000)
+    a = {k: v[:2500] for k, v in cols.items()}
+    b = {k: v[2500:] for k, v in cols.items()}
+    pa_, pb = _write(a, str(tmp_path / "a.parquet")), _write(b, str(tmp_path / "b.parquet"))
+    code, out, _ = _run(["evaluate", pa_, pb, "--by", "country", "--ci", "0.9", "--top", "2"], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert "auc 90% CI" in lines[3] and "differs" in lines[3]
+    sizes = {}
+    for c in cols["country"]:
+        sizes[c] = sizes.get(c, 0) + 1
+    largest = sorted(sizes, key=lambda k: -sizes[k])[:2]
+    assert [ln.split()[0] for ln in lines[4:6]] == largest
+    assert "3 more slices" in lines[6]
+    # states saved per shard merge into the same report as one run over both
+    for name, path in (("a", pa_), ("b", pb)):
+        assert _run(["evaluate", path, "--by", "country", "--format", "json", "--save-state",
+                     str(tmp_path / f"{name}.state")], capsys)[0] == 0
+    code, merged, _ = _run(["merge", str(tmp_path / "a.state"), str(tmp_path / "b.state"),
+                            "--format", "json", "--ci", "0.9"], capsys)
+    code2, both, _ = _run(["evaluate", pa_, pb, "--by", "country", "--format", "json", "--ci", "0.9"],
+                          capsys)
+    assert code == code2 == 0 and json.loads(merged) == json.loads(both)
+    doc = json.loads(both)
+    assert doc["ci"] == 0.9 and all("auc_ci_lower" in s["result"] for s in doc["slices"])
+    state = load_state(str(tmp_path / "a.state"))
+    assert isinstance(state, sm.Sliced) and state.n == 2500
+
+
+def test_evaluate_by_refusals(tmp_path, capsys):
+    rng = np.random.default_rng(13)
+    path = _write(_sliced_data(rng, n=500), str(tmp_path / "d.parquet"))
+    for argv, message in [
+        (["--top", "3"], "--top applies to sliced reports"),
+        (["--max-slices", "3"], "--max-slices applies to sliced reports"),
+        (["--by", "nope"], "no column 'nope'"),
+        (["--by", "device", "--by", "device"], "names a column twice"),
+        (["--by", "country", "--max-slices", "2"], "max_slices=2"),
+    ]:
+        code, _, err = _run(["evaluate", path, *argv], capsys)
+        assert code != 0 and message in err, (argv, err)
+    with pytest.raises(SystemExit):
+        cli.main(["evaluate", path, "--ci", "1.5"])

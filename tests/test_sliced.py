@@ -232,7 +232,8 @@ def test_rich_keys_sort_and_render():
     r = _rich().finalize()
     assert list(r.slices) == [("b", 2), ("b", 2.5), ("{json}", None), ("ü\"x", 1), (None, 1)]
     text = str(r)
-    assert "(null)" in text and "(all)" in text and text.count("\n") == 9
+    assert "(null)" in text and "(all)" in text and text.count("\n") == 11
+    assert text.splitlines()[-1].startswith("  over the slices (mean ± std, ddof=1): auc ")
     doc = json.loads(r.to_json())
     assert [s["key"] for s in doc["slices"]] == [list(k) for k in r.slices]
     page = r._repr_html_()
@@ -398,3 +399,166 @@ def test_copy_reset_and_prepared_batches():
     assert acc.reset() is acc and acc.n == 0 and acc.n_slices == 0
     acc.update([1.0], [2.0], by=[("x")])
     assert list(acc.finalize().slices) == ["x"]
+
+
+# ------------------------------------------------------- intervals and report
+def _ci_data(n=3000, seed=5):
+    rng = np.random.default_rng(seed)
+    key = rng.choice(["a", "b", "c", "d", "e"], n, p=[0.4, 0.3, 0.15, 0.1, 0.05])
+    y = rng.integers(0, 2, n)
+    right = rng.random(n) < np.where(key == "c", 0.6, 0.85)
+    p = np.where(right, y, 1 - y) * 0.6 + 0.2
+    return y, p, key
+
+
+def test_ci_reaches_every_slice_and_flags_follow_the_intervals():
+    y, p, key = _ci_data()
+    r = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=key).finalize(ci=0.9)
+    assert r.ci == 0.9 and r.overall == sm.BinaryConfusion(threshold=0.5).update(y, p).finalize(ci=0.9)
+    seen = set()
+    for k in sorted(set(key.tolist())):
+        m = key == k
+        direct = sm.BinaryConfusion(threshold=0.5).update(y[m], p[m]).finalize(ci=0.9)
+        assert_results_equal(r.slices[k], direct)
+        expect = tuple(c for c in ("accuracy", "f1")
+                       if not direct[f"{c}_ci_lower"] <= r.overall[c] <= direct[f"{c}_ci_upper"])
+        assert r.differs[k] == expect
+        seen.update(expect)
+    assert "c" in [k for k, v in r.differs.items() if "f1" in v] and seen
+    i = list(r.slices).index("c")
+    assert r.slice_f1_differs[i] and r.slice_f1_ci_lower[i] == r.slices["c"].f1_ci_lower
+    plain = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=key).finalize()
+    assert plain.ci is None and all(v == () for v in plain.differs.values())
+    assert "f1_ci_lower" not in plain.slices["a"] and "slice_f1_differs" not in plain
+
+
+def test_ci_with_an_evaluator_and_a_template_without_intervals():
+    y, p, key = _ci_data(800)
+    r = sm.Sliced(sm.Evaluator(task="binary")).update(y, p, by=key).finalize(ci=0.95)
+    assert r.scores == ("auc", "f1") and "auc_ci_lower" in r.slices["a"]
+    text = r.to_text()
+    assert "auc 95% CI" in text and "differs" in text
+    acc = sm.Sliced(sm.Calibration()).update(y, p, by=key)
+    with pytest.raises(TypeError, match="confidence intervals"):
+        acc.finalize(ci=0.95)
+    with pytest.raises(ValueError, match="ci"):
+        sm.Sliced(sm.BinaryConfusion()).update([1], [1], by=["a"]).finalize(ci=1.5)
+
+
+def test_the_text_sorts_by_size_or_score_and_keeps_the_top():
+    y, p, key = _ci_data()
+    r = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=key).finalize(ci=0.95)
+    sizes = {k: int((key == k).sum()) for k in set(key.tolist())}
+    assert r.order() == sorted(sizes, key=lambda k: -sizes[k])
+    f1 = {k: r.slices[k].f1 for k in r.slices}
+    assert r.order("f1") == sorted(f1, key=lambda k: -f1[k])
+    assert r.order("f1", ascending=True) == sorted(f1, key=lambda k: f1[k])
+    assert r.order("key") == sorted(sizes)
+    lines = r.to_text(sort="f1", ascending=True, top=2).splitlines()
+    body = [ln.split()[0] for ln in lines[4:6]]
+    assert body == r.order("f1", ascending=True)[:2] and "3 more slices" in lines[6]
+    assert "sorted by f1 (lowest first)" in lines[0]
+    flagged = [ln for ln in lines if ln.strip().startswith("c ")]
+    assert flagged and flagged[0].rstrip().endswith("accuracy f1")
+    for bad, err in [({"sort": "nope"}, ValueError), ({"sort": 3}, TypeError), ({"top": 0}, ValueError),
+                     ({"top": 1.5}, TypeError), ({"top": 2, "max_rows": 3}, ValueError),
+                     ({"ascending": "yes"}, TypeError)]:
+        with pytest.raises(err, match=next(iter(bad))):
+            r.to_text(**bad)
+
+
+def test_undefined_scores_sort_last():
+    acc = sm.Sliced(sm.BinaryConfusion())
+    acc.update([1, 0, 1], [1, 0, 0], sample_weight=[1.0, 1.0, 1.0], by=["a", "a", "b"])
+    acc.update([1], [1], sample_weight=[0.0], by=["z"])
+    r = acc.finalize()
+    assert r.slices["z"] is None and r.order("accuracy")[-1] == "z"
+    assert r.order("accuracy", ascending=True)[-1] == "z"
+
+
+def test_json_and_frame_carry_intervals_and_flags():
+    y, p, key = _ci_data()
+    r = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=key).finalize(ci=0.95)
+    doc = json.loads(r.to_json())
+    assert doc["ci"] == 0.95
+    for s in doc["slices"]:
+        assert s["differs"] == list(r.differs[s["key"]])
+        assert s["result"]["f1_ci_lower"] == r.slices[s["key"]].f1_ci_lower
+    frame = r.to_frame()
+    assert list(frame["f1_differs"]) == ["f1" in r.differs[k] for k in r.slices]
+    assert list(frame["f1_ci_upper"]) == [r.slices[k].f1_ci_upper for k in r.slices]
+    again = pickle.loads(pickle.dumps(r))
+    assert again.ci == 0.95 and again.differs == r.differs
+
+
+def test_the_plot_draws_the_largest_slices(tmp_path):
+    pytest.importorskip("matplotlib")
+    rng = np.random.default_rng(2)
+    key = rng.integers(0, 60, 5000)
+    y = rng.integers(0, 2, 5000)
+    r = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, rng.random(5000), by=key).finalize(ci=0.95)
+    path = r.plot_scores(str(tmp_path), "f1", max_slices=10)
+    assert path.endswith(".png") and (tmp_path / "slices_f1.png").stat().st_size > 1000
+    paths = r.plot(str(tmp_path / "all"))
+    assert [p.rsplit("/", 1)[1] for p in paths] == ["slices_accuracy.png", "slices_f1.png"]
+    with pytest.raises(ValueError, match="score"):
+        r.plot_scores(str(tmp_path), "nope")
+    with pytest.raises(ValueError, match="max_slices"):
+        r.plot_scores(str(tmp_path), max_slices=0)
+
+
+# ------------------------------------------------------------ summary (folds)
+def test_summary_is_the_mean_and_sample_std_over_the_slices():
+    rng = np.random.default_rng(8)
+    n = 2000
+    fold = rng.integers(0, 5, n)
+    y = rng.integers(0, 2, n)
+    p = rng.random(n)
+    r = sm.Sliced(sm.Evaluator(task="binary", max_bins=None)).update(y, p, by=fold).finalize()
+    s = r.summary()
+    frame = pd.DataFrame({"y": y, "p": p, "fold": fold})
+    from sklearn.metrics import f1_score, roc_auc_score
+
+    auc = frame.groupby("fold").apply(lambda g: roc_auc_score(g["y"], g["p"]), include_groups=False)
+    f1 = frame.groupby("fold").apply(lambda g: f1_score(g["y"], g["p"] >= 0.5), include_groups=False)
+    assert s.n_slices == 5 and s.auc_slices == 5
+    assert s.auc_mean == pytest.approx(auc.mean(), rel=1e-12)
+    assert s.auc_std == pytest.approx(auc.std(ddof=1), rel=1e-9)
+    assert s.f1_std == pytest.approx(f1.std(ddof=1), rel=1e-9)
+    text = r.to_text()
+    assert "over the slices (mean ± std, ddof=1)" in text.splitlines()[-1]
+    assert json.loads(r.to_json())["summary"]["auc_std"] == pytest.approx(s.auc_std)
+    assert r.summary("accuracy").accuracy_slices == 5
+    with pytest.raises(ValueError, match="scores"):
+        r.summary("nope")
+    with pytest.raises(TypeError, match="scores"):
+        r.summary(3)
+
+
+def test_summary_leaves_out_undefined_slices_and_needs_two_for_a_std():
+    acc = sm.Sliced(sm.BinaryConfusion())
+    acc.update([1, 0, 1, 0, 1], [1, 0, 0, 0, 1], sample_weight=[1.0, 1.0, 1.0, 1.0, 0.0],
+               by=["a", "a", "b", "b", "c"])
+    r = acc.finalize()
+    s = r.summary()
+    assert r.slices["c"] is None and s.accuracy_slices == 2 and s.n_slices == 3
+    assert s.accuracy_mean == pytest.approx(0.75)
+    assert s.accuracy_std == pytest.approx(np.std([1.0, 0.5], ddof=1))
+    assert "(2 slices)" in r.to_text()
+    one = sm.Sliced(sm.RankAUC()).update([1, 0], [0.9, 0.1], by=["a", "a"]).finalize().summary()
+    assert one.auc_mean == 1.0 and math.isnan(one.auc_std)
+
+
+def test_the_counting_sort_is_a_stable_argsort():
+    from streammetrics._kernels import grouped as G
+
+    rng = np.random.default_rng(4)
+    for groups in (1, 3, 700):
+        local = rng.integers(0, groups, 5000).astype(np.int64)
+        starts = np.r_[0, np.cumsum(np.bincount(local, minlength=groups))[:-1]].astype(np.int64)
+        order = G.group_order(local, starts)
+        np.testing.assert_array_equal(order, np.argsort(local, kind="stable"))
+        for a in (rng.random(5000), rng.integers(0, 2, 5000).astype(np.int8), rng.random(5000) < 0.5):
+            out = np.empty_like(a)
+            G.group_scatter(a, local, starts, out)
+            np.testing.assert_array_equal(out, a[order])

@@ -36,6 +36,8 @@ __all__ = [
     "group_merge_pairs",
     "group_merge_regression",
     "dense_codes",
+    "group_order",
+    "group_scatter",
 ]
 
 
@@ -234,3 +236,29 @@ def dense_codes(a, lo, span, inverse):
     for i in range(a.shape[0]):
         inverse[i] = table[a[i] - lo]
     return values
+
+
+@kernel
+def group_order(local, starts):
+    """The stable order that sorts rows by their slice ``local[i]`` (a counting
+    sort: ``starts[j]`` is where slice ``j``'s rows begin), in one linear pass;
+    ``numpy.argsort(local, kind="stable")`` without the sort."""
+    pos = starts.copy()
+    order = np.empty(local.shape[0], np.int64)
+    for i in range(local.shape[0]):
+        j = local[i]
+        order[pos[j]] = i
+        pos[j] += 1
+    return order
+
+
+@kernel
+def group_scatter(a, local, starts, out):
+    """``out = a[group_order(local, starts)]`` for a 1-D ``a``, written by
+    reading ``a`` once in order (each slice's rows are a sequential stream of
+    writes), not by gathering it at scattered positions."""
+    pos = starts.copy()
+    for i in range(a.shape[0]):
+        j = local[i]
+        out[pos[j]] = a[i]
+        pos[j] += 1

@@ -83,6 +83,17 @@ def settings_from(args) -> dict:
     if len(args.p) > 1 and task not in ("multiclass", "multilabel"):
         raise CommandError(f"--p takes several columns for --task multiclass and multilabel only "
                            f"(task is {task})")
+    by = tuple(args.by or ())
+    if len(set(by)) != len(by):
+        raise CommandError(f"--by names a column twice ({', '.join(by)})")
+    if by:
+        settings["by"] = by
+        if args.max_slices is not None:
+            settings["max_slices"] = args.max_slices
+    else:
+        for opt, v in (("--max-slices", args.max_slices), ("--top", args.top)):
+            if v is not None:
+                raise CommandError(f"{opt} applies to sliced reports (--by COL) only")
     return settings
 
 
@@ -148,7 +159,8 @@ def summary(rows: int, seconds: float, files: int, compiling: str = "") -> str:
 
 
 def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
-    """``streammetrics evaluate PATH...``: evaluate the files as shards and merge them.
+    """``streammetrics evaluate PATH...``: evaluate the files as shards and merge them
+    (per slice of the ``--by`` columns too, when given).
 
     On success, a last line on stderr tells the rows, the seconds, the rate and
     the files (:func:`summary`), and the share of the time ``watch`` saw
@@ -160,7 +172,8 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     if args.plots:
         need_matplotlib()
     check_outputs(args)
-    cols = ColumnSpec(args.y, tuple(args.p), args.weight, labels="labels" in settings)
+    cols = ColumnSpec(args.y, tuple(args.p), args.weight, labels="labels" in settings,
+                      by=settings.get("by", ()))
     try:
         sources = [open_source(f, cols) for f in expand_paths(args.paths)]
         if settings.get("labels") == AUTO_LABELS:
@@ -196,7 +209,7 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
             raise
     if total.n == 0:
         raise CommandError("the input holds no rows: nothing to evaluate")
-    result = finalize(total)
+    result = finalize(total, args.ci)
     seconds = time.perf_counter() - t0
     compiling = watch.share(compiled_before) if watch else ""
     code = report(total, args, sample.sample() if sample else None, result)

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from streammetrics import EvaluationReport, Evaluator
+from streammetrics import EvaluationReport, Evaluator, Sliced, SlicedResult
 from streammetrics._protocol.result import RenderContext, jsonable
 
 from .parser import PROG
@@ -109,9 +109,18 @@ def targets_of(args) -> dict:
     return out
 
 
-def emit(result, fmt: str, weight_column: str | None = None, targets=None) -> None:
-    """Print ``result`` (an :class:`~streammetrics.EvaluationReport` or any result) on stdout."""
-    if isinstance(result, EvaluationReport):
+def emit(result, fmt: str, weight_column: str | None = None, targets=None, top=None) -> None:
+    """Print ``result`` (an :class:`~streammetrics.EvaluationReport` or any result) on stdout;
+    ``top`` limits the text of a :class:`~streammetrics.SlicedResult` to its largest slices."""
+    if isinstance(result, SlicedResult):
+        if fmt == "json":  # every slice, whatever top
+            doc = {"result": result.kind, "weighted": result.weighted, **json.loads(result.to_json(None))}
+            if weight_column is not None:
+                doc["weight_column"] = weight_column
+            text = json.dumps(doc, indent=2)
+        else:
+            text = result.to_text(top=top)
+    elif isinstance(result, EvaluationReport):
         if fmt == "json":
             text = result.to_json(weight_column=weight_column, targets=targets)
         else:
@@ -157,10 +166,13 @@ def save_state(acc, path: str) -> None:
         raise CommandError(f"{path}: cannot write the state ({exc.strerror or exc})") from None
 
 
-def finalize(acc):
-    """The result of ``acc``; a library error becomes a :class:`CommandError`."""
+def finalize(acc, ci=None):
+    """The result of ``acc`` (with intervals at level ``ci``, when given); a
+    library error becomes a :class:`CommandError`."""
     try:
-        return acc.finalize()
+        return acc.finalize(ci=ci) if ci is not None else acc.finalize()
+    except TypeError as exc:  # an accumulator without intervals
+        raise CommandError(f"--ci: {exc}") from None
     except ValueError as exc:
         raise CommandError(str(exc)) from None
 
@@ -173,14 +185,25 @@ def report(total, args, sample=None, result=None) -> int:
     :func:`finalize` of ``total`` if it has been computed already.
     """
     weight_column = getattr(args, "weight", None)
+    top = getattr(args, "top", None)
+    if top is not None and not isinstance(total, Sliced):
+        raise CommandError("--top applies to sliced reports (--by COL) only")
     if result is None:
-        result = finalize(total)
+        result = finalize(total, getattr(args, "ci", None))
     targets = targets_of(args)
-    emit(result, args.format, weight_column, targets)
+    emit(result, args.format, weight_column, targets, top)
     if args.save_state:
         save_state(total, args.save_state)
     if args.plots:
-        if not isinstance(total, Evaluator):
+        sliced = isinstance(total, Sliced) and isinstance(total.template, Evaluator)
+        if not (isinstance(total, Evaluator) or sliced):
             raise CommandError("--plots needs states saved by 'streammetrics evaluate --save-state'")
-        write_plots(result, args.plots, sample, weight_column, targets)
+        write_plots(result.overall if sliced else result, args.plots, sample, weight_column, targets)
+        if sliced:
+            need_matplotlib()
+            try:
+                paths = result.plot(args.plots)
+            except OSError as exc:
+                raise CommandError(f"{args.plots}: cannot write plots ({exc.strerror or exc})") from None
+            note("slice plots written: " + ", ".join(paths))
     return 0

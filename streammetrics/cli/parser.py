@@ -93,12 +93,26 @@ def _output_options() -> argparse.ArgumentParser:
     out.add_argument("--save-state", metavar="FILE",
                      help="save the merged state to FILE (for 'streammetrics merge' "
                           "or streammetrics.load_state)")
+    out.add_argument("--ci", type=_level, metavar="LEVEL",
+                     help="add confidence intervals at LEVEL (e.g. 0.95) to the scores that "
+                          "offer them; with --by, flag the slices whose interval leaves out "
+                          "the overall score")
+    out.add_argument("--top", type=_positive_int, metavar="N",
+                     help="sliced reports (--by): show the N largest slices in the text "
+                          "report (the JSON report holds every slice)")
     for name, what in (("recall", "the highest threshold whose recall is at least R"),
                        ("precision", "the lowest threshold whose precision is at least R"),
                        ("fpr", "the lowest threshold whose false positive rate is at most R")):
         out.add_argument(f"--target-{name}", type=_rate, action="append", metavar="R",
                          help=f"binary: report {what} under 'operating points' (repeatable)")
     return out
+
+
+def _level(text: str) -> float:
+    v = _finite_float(text)
+    if not 0.0 < v < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a confidence level in (0, 1), got {text!r}")
+    return v
 
 
 def _rate(text: str) -> float:
@@ -127,6 +141,13 @@ def _add_evaluate(sub, out) -> None:
                          "probabilities (or multilabel predictions), one list column or one "
                          "column per class, as --p p0,p1,p2 or --p p0 --p p1 --p p2")
     ev.add_argument("--weight", metavar="COL", help="column of sample weights")
+    ev.add_argument("--by", action="append", metavar="COL",
+                    help="report the scores per slice of COL's values as well as overall; "
+                         "repeat it for the slices of a cross of columns (--by country "
+                         "--by device)")
+    ev.add_argument("--max-slices", type=_positive_int, metavar="N",
+                    help="with --by: the most distinct slices kept (default 10000); more "
+                         "stop the evaluation with an error")
     ev.add_argument("--threshold", type=_finite_float, metavar="T",
                     help="binary: p >= T is a positive prediction "
                          "(default 0.5 for probabilities, 0 for scores); multilabel: the "

@@ -3,7 +3,9 @@ library's errors told as errors about the file, its column and its row."""
 
 from __future__ import annotations
 
-from streammetrics import BadShapeError, BadValueError, Evaluator
+import numpy as np
+
+from streammetrics import BadShapeError, BadValueError, Evaluator, Sliced
 from streammetrics.io import InputError
 
 from .output import CommandError
@@ -11,20 +13,43 @@ from .output import CommandError
 __all__ = ["make_evaluator", "evaluate_sources", "translate"]
 
 #: the role of each argument name of ``update`` the library reports: y, p or w
-_ROLE = {"y": "y", "labels_true": "y", "p": "p", "labels_pred": "p", "sample_weight": "w"}
+_ROLE = {"y": "y", "labels_true": "y", "p": "p", "labels_pred": "p", "sample_weight": "w", "by": "by"}
 _SCORES_HINT = " (for unbounded scores such as logits, pass --scores score)"
 
 
-def make_evaluator(settings: dict) -> Evaluator:
-    """``Evaluator(**settings)``; refused settings become a :class:`CommandError`."""
+def make_evaluator(settings: dict):
+    """``Evaluator(**settings)``, or with ``settings["by"]`` (key columns) that
+    Evaluator in a :class:`~streammetrics.Sliced` of at most
+    ``settings["max_slices"]`` slices; refused settings become a :class:`CommandError`."""
+    options = {k: v for k, v in settings.items() if k not in ("by", "max_slices")}
     try:
-        return Evaluator(**settings)
+        ev = Evaluator(**options)
+        if settings.get("by"):
+            extra = {"max_slices": settings["max_slices"]} if settings.get("max_slices") else {}
+            return Sliced(ev, **extra)
+        return ev
     except ImportError as exc:
         raise CommandError(
             f"task {settings['task']!r} is not available in this installation ({exc})"
         ) from None
     except (TypeError, ValueError) as exc:
         raise CommandError(str(exc)) from None
+
+
+class _KeyColumn(np.ndarray):
+    """A key column that carries its file column's name, which the slices report."""
+
+    name: str = "by"
+
+
+def _keys(src, chunk):
+    """The ``by`` argument of a chunk: its key columns, named as in the file."""
+    cols = []
+    for name, values in zip(src.columns.by, chunk.keys):
+        col = np.asarray(values).view(_KeyColumn)
+        col.name = name
+        cols.append(col)
+    return tuple(cols)
 
 
 def _column(src, role: str, column: int | None) -> str:
@@ -83,7 +108,8 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
     sources : list of streammetrics.io.Source
         The shards, in merge order.
     settings : dict
-        ``Evaluator(**settings)`` for each shard and for the total.
+        :func:`make_evaluator` of it for each shard and for the total (a
+        :class:`~streammetrics.Sliced` Evaluator when it names ``by`` columns).
     chunk_rows : int
         Rows read (and folded) at a time.
     progress : Progress
@@ -96,7 +122,7 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
     Returns
     -------
     (Evaluator, list of Evaluator)
-        The merged total and each shard's own Evaluator.
+        The merged total and each shard's own Evaluator (or Sliced Evaluators).
 
     Raises
     ------
@@ -106,6 +132,7 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
         ``KeyboardInterrupt``).
     """
     total = make_evaluator(settings)
+    sliced = isinstance(total, Sliced)
     shards = []
     try:
         for src in sources:
@@ -113,14 +140,20 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
             progress.start(src)
             for chunk in src.chunks(chunk_rows):
                 try:
-                    ev.update(chunk.y, chunk.p, chunk.w)
+                    if sliced:
+                        ev.update(chunk.y, chunk.p, sample_weight=chunk.w, by=_keys(src, chunk))
+                    else:
+                        ev.update(chunk.y, chunk.p, chunk.w)
                 except (ValueError, TypeError) as exc:
-                    raise translate(exc, src, chunk, ev.task) from None
+                    raise translate(exc, src, chunk, settings["task"]) from None
                 if sample is not None:
                     sample.add(chunk.y, chunk.p)
                 progress.update(chunk)
             progress.complete()
-            total.merge(ev)
+            try:
+                total.merge(ev)
+            except ValueError as exc:  # the union of the shards' slices passes max_slices
+                raise CommandError(f"{src.path}: {exc}") from None
             shards.append(ev)
             if on_shard is not None:
                 on_shard(src, ev)

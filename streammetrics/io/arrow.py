@@ -10,7 +10,7 @@ import numpy as np
 
 from .base import Chunk, InputError, Source
 
-__all__ = ["ArrowSource", "have_pyarrow", "is_list_type"]
+__all__ = ["ArrowSource", "have_pyarrow", "is_list_type", "is_key_type"]
 
 
 def have_pyarrow() -> bool:
@@ -27,6 +27,17 @@ def is_list_type(t) -> bool:
     import pyarrow as pa
 
     return pa.types.is_fixed_size_list(t) or pa.types.is_list(t) or pa.types.is_large_list(t)
+
+
+def is_key_type(t) -> bool:
+    """Whether the Arrow type ``t`` can be read as slice keys: numbers, booleans,
+    strings, nulls, or a dictionary (categorical) of those."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        return is_key_type(t.value_type)
+    return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
+            or pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t))
 
 
 class ArrowSource(Source):
@@ -81,7 +92,17 @@ class ArrowSource(Source):
             raise self.bad_row(start + i // max(k, 1), col, "missing value (null) in the list")
         return flat.to_numpy(zero_copy_only=False).reshape(len(arr), k)
 
+    def _key_to_numpy(self, arr) -> np.ndarray:
+        """A key column as numpy: nulls stay (``None``, or NaN in numbers), a
+        dictionary (categorical) column is read as its values."""
+        import pyarrow as pa
+
+        if pa.types.is_dictionary(arr.type):
+            arr = arr.dictionary_decode()
+        return arr.to_numpy(zero_copy_only=False)
+
     def _chunk(self, rb, start: int, done: int) -> Chunk:
         """The chunk of the record batch ``rb``, whose first row is row ``start``."""
         return Chunk.of(self.columns, start,
-                        lambda col: self._to_numpy(rb.column(col), col, start), done)
+                        lambda col: self._to_numpy(rb.column(col), col, start), done,
+                        lambda col: self._key_to_numpy(rb.column(col)))

@@ -57,19 +57,23 @@ class InputError(Exception):
 
 @dataclass(frozen=True)
 class ColumnSpec:
-    """Which columns hold the truth ``y``, the predictions ``p`` and the weights.
+    """Which columns hold the truth ``y``, the predictions ``p``, the weights
+    and the slice keys ``by``.
 
     ``p`` may name several columns (one per class): they are read as the
     columns of an n x K matrix. ``y`` is one column, or a tuple of columns
     (one per label, read as an n x L matrix; a tuple of one column may hold a
     list of values per row). With ``labels``, ``y`` and a single ``p`` column
     may hold text (class labels such as ``"cat"``) as well as numbers.
+    The ``by`` columns may also hold strings, and their nulls are read as
+    null keys (``None`` or NaN), not refused.
     """
 
     y: str | tuple[str, ...]
     p: tuple[str, ...]
     weight: str | None = None
     labels: bool = False
+    by: tuple[str, ...] = ()
 
     def takes_text(self, role: str) -> bool:
         """Whether the column of ``role`` ("y", "p", "w") may hold text labels."""
@@ -87,10 +91,11 @@ class ColumnSpec:
         return role == "y" and isinstance(self.y, tuple) and len(self.y) == 1
 
     def roles(self) -> list[tuple[str, str]]:
-        """``(role, column)`` pairs, role being ``"y"``, ``"p"`` or ``"w"``."""
+        """``(role, column)`` pairs, role being ``"y"``, ``"p"``, ``"w"`` or ``"by"``."""
         out = [("y", c) for c in self.ys] + [("p", c) for c in self.p]
         if self.weight is not None:
             out.append(("w", self.weight))
+        out.extend(("by", c) for c in self.by)
         return out
 
     def names(self) -> list[str]:
@@ -110,6 +115,8 @@ class ColumnSpec:
             return ys[index]
         if role == "w":
             return self.weight or "?"
+        if role == "by":
+            return ", ".join(self.by) if index is None else self.by[index]
         if len(self.p) == 1 or index is None:
             return self.p[0] if len(self.p) == 1 else ", ".join(self.p)
         return self.p[index]
@@ -117,7 +124,8 @@ class ColumnSpec:
 
 @dataclass
 class Chunk:
-    """Consecutive rows of a file: ``y``, ``p`` (1-D, or n x K) and ``w`` (or None).
+    """Consecutive rows of a file: ``y``, ``p`` (1-D, or n x K), ``w`` (or None)
+    and ``keys``, one array per ``by`` column (empty when there is none).
 
     ``start`` is the index in its file of the chunk's first row; ``done`` is
     the progress made so far in the source's unit (rows or bytes).
@@ -128,17 +136,20 @@ class Chunk:
     p: np.ndarray
     w: np.ndarray | None
     done: int
+    keys: tuple = ()
 
     @classmethod
     def of(cls, columns: ColumnSpec, start: int, column: Callable[[str], np.ndarray],
-           done: int) -> "Chunk":
-        """The chunk whose arrays ``column(name)`` gives, read in role order."""
+           done: int, key: Callable[[str], np.ndarray] | None = None) -> "Chunk":
+        """The chunk whose arrays ``column(name)`` gives, read in role order;
+        ``key(name)`` reads a ``by`` column (by default, ``column``)."""
         ys = [column(c) for c in columns.ys]
         y = ys[0] if len(ys) == 1 else np.column_stack(ys)
         ps = [column(c) for c in columns.p]
         p = ps[0] if len(ps) == 1 else np.column_stack([np.asarray(a, dtype=np.float64) for a in ps])
         w = column(columns.weight) if columns.weight is not None else None
-        return cls(start, y, p, w, done)
+        keys = tuple((key or column)(c) for c in columns.by)
+        return cls(start, y, p, w, done, keys)
 
 
 class Source:

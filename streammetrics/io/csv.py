@@ -89,8 +89,18 @@ class CsvSource(ArrowSource):
                 raise self.missing_column(col, schema.names)
         self._types = {}
         text = {c for role, c in self.columns.roles() if self.columns.takes_text(role)}
+        values = {c for role, c in self.columns.roles() if role != "by"}
         for col in self.columns.names():
             t = schema.field(col).type
+            if col not in values:
+                # a key column keeps its kind: whole numbers, numbers, booleans, else text
+                if pa.types.is_integer(t):
+                    self._types[col] = pa.int64()
+                elif pa.types.is_floating(t) or pa.types.is_boolean(t):
+                    self._types[col] = t
+                else:
+                    self._types[col] = pa.string()
+                continue
             if col in text and (pa.types.is_string(t) or pa.types.is_large_string(t)):
                 self._types[col] = pa.string()  # class labels, read as they are
             elif pa.types.is_boolean(t):
@@ -136,8 +146,9 @@ class CsvSource(ArrowSource):
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
+        # only key columns are read as text: an empty key is a null key, as an empty number is
         convert = pacsv.ConvertOptions(include_columns=self.columns.names(),
-                                       column_types=self._types)
+                                       column_types=self._types, strings_can_be_null=True)
         block = self._block_size(rows)
         stream, stored = self._stream()
         size = self.total_bytes or 0
@@ -169,8 +180,9 @@ class CsvSource(ArrowSource):
         """
         msg = short(exc)
         if "conversion error" in msg:
-            for col in self.columns.names():
-                self._raise_bad_value(col, start)
+            for role, col in self.columns.roles():
+                if role != "by":
+                    self._raise_bad_value(col, start)
         if what is not None:
             raise self.fail(f"{what} ({msg})") from None
         raise self.fail(f"cannot read the rows from {self.where(start)} on ({msg})",

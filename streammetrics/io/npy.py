@@ -105,12 +105,21 @@ class _NumpySource(Source):
     """What the ``.npy`` and ``.npz`` readers share."""
 
     def _check_numeric(self, col: str, dtype: np.dtype, role: str | None = None) -> None:
+        if self._key_only(col):
+            if dtype.kind not in "biufUS":
+                raise self.fail(f"column {col!r} has dtype {dtype}; expected keys (numbers, booleans "
+                                "or strings)", column=col)
+            return
         if dtype.kind in "US" and role is not None and self.columns.takes_text(role):
             return
         if dtype.kind not in "biuf":
             raise self.fail(
                 f"column {col!r} has dtype {dtype}; expected numbers (bool, integer or float)",
                 column=col)
+
+    def _key_only(self, col: str) -> bool:
+        """Whether ``col`` is read only as slice keys (which may be strings)."""
+        return col in self.columns.by and all(c != col for role, c in self.columns.roles() if role != "by")
 
     def _single_p(self, col: str) -> bool:
         """Whether ``col`` is the one p (or multilabel y) column, which may hold a row of

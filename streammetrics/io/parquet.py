@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from .arrow import ArrowSource, is_list_type
+from .arrow import ArrowSource, is_key_type, is_list_type
 from .base import Chunk, register, short
 
 __all__ = ["ParquetSource"]
@@ -48,6 +48,11 @@ class ParquetSource(ArrowSource):
                 raise self.missing_column(col, schema.names)
         for role, col in self.columns.roles():
             t = schema.field(col).type
+            if role == "by":
+                if not is_key_type(t):
+                    raise self.fail(f"column {col!r} has type {t}; expected keys (numbers, booleans "
+                                    "or strings)", column=col)
+                continue
             allow_list = self.columns.may_be_list(role)
             allow_text = self.columns.takes_text(role)
             if not _type_ok(t, allow_list, allow_text):

@@ -18,7 +18,8 @@ import os
 
 import numpy as np
 
-__all__ = ["roc", "pr", "class_roc", "class_pr", "MAX_CLASS_CURVES", "confusion", "regression", "reliability", "threshold_curves", "have_matplotlib", "MAX_CURVE_POINTS"]
+__all__ = ["roc", "pr", "class_roc", "class_pr", "MAX_CLASS_CURVES", "confusion", "regression",
+           "reliability", "threshold_curves", "slice_scores", "have_matplotlib", "MAX_CURVE_POINTS"]
 
 #: Curves with more points are thinned for drawing (the scores are unaffected).
 MAX_CURVE_POINTS = 4000
@@ -250,3 +251,40 @@ def regression(y: np.ndarray, p: np.ndarray, report, folder: str, total: int) ->
     ax2.legend(loc="upper left")
     ax2.grid(True, alpha=0.3)
     return _save(fig, folder, "regression.png")
+
+
+def slice_scores(labels, values, lower, upper, flagged, overall: float, score: str, rows,
+                 folder: str, title: str, note: str | None, name: str = "slices.png") -> str:
+    """A dot chart of one score per slice, top to bottom in the order given:
+    whiskers from ``lower`` to ``upper`` (where they differ from the value),
+    slices whose interval leaves out the overall score (``flagged``) in
+    another colour, the overall score as a vertical line and ``note`` under
+    the chart; ``rows`` label each slice's size."""
+    k = len(labels)
+    fig = _figure(7.0, max(2.5, 1.2 + 0.28 * k))
+    ax = fig.add_subplot()
+    y = np.arange(k)[::-1].astype(float)
+    values = np.asarray(values, float)
+    lower, upper = np.asarray(lower, float), np.asarray(upper, float)
+    defined = np.isfinite(values)
+    whisk = defined & np.isfinite(lower) & np.isfinite(upper) & (upper > lower)
+    if whisk.any():
+        err = np.vstack([values[whisk] - lower[whisk], upper[whisk] - values[whisk]])
+        ax.errorbar(values[whisk], y[whisk], xerr=np.clip(err, 0, None), fmt="none",
+                    ecolor="0.55", elinewidth=1.2, capsize=2.5, zorder=2)
+    plain = defined & ~np.asarray(flagged, bool)
+    odd = defined & np.asarray(flagged, bool)
+    ax.plot(values[plain], y[plain], "o", color="C0", ms=5, zorder=3, label="slice")
+    if odd.any():
+        ax.plot(values[odd], y[odd], "D", color="C3", ms=5, zorder=3,
+                label="interval leaves out the overall score")
+    if np.isfinite(overall):
+        ax.axvline(overall, color="0.25", lw=1.2, ls="--", zorder=1, label=f"overall = {overall:.4g}")
+    ax.set_yticks(y, [f"{lab} (n={r})" for lab, r in zip(labels, rows)], fontsize=8)
+    ax.set_ylim(-0.7, k - 0.3)
+    ax.set(xlabel=score, title=title)
+    ax.grid(axis="x", color="0.9")
+    ax.legend(loc="best", fontsize=8)
+    if note:
+        fig.text(0.01, 0.005, note, fontsize=8, color="0.35", ha="left", va="bottom")
+    return _save(fig, folder, name)

@@ -11,7 +11,10 @@ import numpy as np
 
 from .._protocol.result import RenderContext, Result, fmt_number, jsonable
 
-__all__ = ["SlicedResult", "score_columns"]
+__all__ = ["SlicedResult", "score_columns", "MAX_PLOTTED_SLICES"]
+
+#: the most slices a plot draws (the largest ones)
+MAX_PLOTTED_SLICES = 40
 
 
 def score_columns(headline, overall: Result) -> tuple[str, ...]:
@@ -29,6 +32,31 @@ def _cell(v) -> str:
     return "(null)" if v is None else str(v)
 
 
+def _bounded(r: Result | None, c: str) -> bool:
+    return r is not None and f"{c}_ci_lower" in r and f"{c}_ci_upper" in r
+
+
+def _excludes(r: Result | None, c: str, value) -> bool:
+    """Whether ``r``'s interval for ``c`` is defined and leaves out ``value``."""
+    if not _bounded(r, c) or value is None:
+        return False
+    lo, hi, v = float(r[f"{c}_ci_lower"]), float(r[f"{c}_ci_upper"]), float(value)
+    if not (math.isfinite(lo) and math.isfinite(hi) and math.isfinite(v)):
+        return False
+    return v < lo or v > hi
+
+
+def _scalar(v) -> bool:
+    return isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_))
+
+
+def _sort_value(v) -> float:
+    """A score as a sort key: undefined (None, NaN) becomes NaN."""
+    if v is None or not _scalar(v):
+        return math.nan
+    return float(v)
+
+
 class SlicedResult(Result):
     """Scores per slice: ``.overall`` (every row) and ``.slices`` (key -> result).
 
@@ -37,29 +65,47 @@ class SlicedResult(Result):
     overall result under its own name, and the same score per slice as an
     array under ``slice_<score>`` (NaN for a slice whose scores are undefined,
     such as one whose weights sum to zero; its entry in ``.slices`` is then
-    ``None``). ``str(r)`` (:meth:`to_text`) is one table, slices as rows;
-    :meth:`to_json` gives every slice's full result.
+    ``None``). With confidence intervals (``finalize(ci=0.95)``) it also
+    holds ``slice_<score>_ci_lower``, ``slice_<score>_ci_upper`` and
+    ``slice_<score>_differs``: whether the slice's interval leaves out the
+    overall score (the slices that differ from the whole).
+
+    ``str(r)`` (:meth:`to_text`) is one table, slices as rows, largest first;
+    :meth:`to_json` gives every slice's full result, :meth:`to_frame` a
+    DataFrame and :meth:`plot_scores` a dot chart of a score per slice.
     """
 
-    __slots__ = ("_overall", "_slices", "_rows", "_names", "_columns")
+    __slots__ = ("_overall", "_slices", "_rows", "_names", "_columns", "_ci", "_differs")
     title = "Slices"
 
-    def __init__(self, overall: Result, slices: dict, rows: dict, names: tuple, columns: tuple):
+    def __init__(self, overall: Result, slices: dict, rows: dict, names: tuple, columns: tuple,
+                 ci: float | None = None):
         values = {"n": overall["n"], "n_slices": len(slices),
                   "slice_n": np.array([rows[k] for k in slices], np.int64)}
+        differs = {k: tuple(c for c in columns if _excludes(r, c, overall[c])) for k, r in slices.items()}
         for c in columns:
             values[c] = overall[c]
             values[f"slice_{c}"] = np.array(
                 [np.nan if r is None else float(r[c]) for r in slices.values()], np.float64)
-        super().__init__("SlicedScores", values, {"by": list(names), "weighted": overall.weighted})
+            if ci is not None and _bounded(overall, c):
+                for side in ("lower", "upper"):
+                    values[f"slice_{c}_ci_{side}"] = np.array(
+                        [float(r[f"{c}_ci_{side}"]) if _bounded(r, c) else np.nan for r in slices.values()],
+                        np.float64)
+                values[f"slice_{c}_differs"] = np.array([c in differs[k] for k in slices], np.bool_)
+        super().__init__("SlicedScores", values,
+                         {"by": list(names), "weighted": overall.weighted, "ci": ci})
         object.__setattr__(self, "_overall", overall)
         object.__setattr__(self, "_slices", dict(slices))
         object.__setattr__(self, "_rows", dict(rows))
         object.__setattr__(self, "_names", tuple(names))
         object.__setattr__(self, "_columns", tuple(columns))
+        object.__setattr__(self, "_ci", ci)
+        object.__setattr__(self, "_differs", differs)
 
     def __reduce__(self):
-        return (self.__class__, (self._overall, self._slices, self._rows, self._names, self._columns))
+        return (self.__class__, (self._overall, self._slices, self._rows, self._names, self._columns,
+                                 self._ci))
 
     @property
     def overall(self) -> Result:
@@ -82,55 +128,244 @@ class SlicedResult(Result):
         """The names of the key columns."""
         return self._names
 
-    # --------------------------------------------------------------- rendering
-    def _table(self, max_rows: int | None = None) -> list[str]:
-        names, cols = self._names, self._columns
+    @property
+    def scores(self) -> tuple[str, ...]:
+        """The headline scores the table, the plot and the flags are about."""
+        return self._columns
+
+    @property
+    def ci(self) -> float | None:
+        """The confidence level of the intervals (``None``: no intervals)."""
+        return self._ci
+
+    @property
+    def differs(self):
+        """Slice key -> the headline scores whose interval on that slice leaves
+        out the overall score (an empty tuple for the others, and for every
+        slice when there are no intervals)."""
+        return MappingProxyType(self._differs)
+
+    # --------------------------------------------------------------- summary
+    def summary(self, scores=None) -> Result:
+        """Each headline score's mean and standard deviation over the slices, as
+        for cross-validation folds: ``<score>_mean``, ``<score>_std`` (the
+        sample standard deviation, ``ddof=1``: NaN for fewer than two slices)
+        and ``<score>_slices``, the slices it is taken over (those whose score
+        is defined: a slice whose weights sum to zero has none), plus
+        ``n_slices``. Every slice counts once, whatever its size; a degenerate
+        score counts as the value the project's convention gives it (0, e.g.
+        the AUC of a slice of one class). ``scores`` picks other scores of
+        the slices.
+
+        >>> from streammetrics import BinaryConfusion, Sliced
+        >>> r = Sliced(BinaryConfusion()).update([1, 0, 1, 1, 0, 1], [1, 0, 0, 1, 1, 1],
+        ...                                      by=[0, 0, 1, 1, 2, 2]).finalize()
+        >>> s = r.summary()
+        >>> [r.slices[k].accuracy for k in r.slices], s.accuracy_mean, round(s.accuracy_std, 6)
+        ([1.0, 0.5, 0.5], 0.666..., 0.288675)
+        """
+        if scores is None:
+            scores = self._columns
+        elif isinstance(scores, str):
+            scores = (scores,)
+        elif not isinstance(scores, (list, tuple)) or not all(isinstance(c, str) for c in scores):
+            raise TypeError(f"scores must be a score's name or a list of them, got {type(scores).__name__}")
+        options = self._sortable()
+        for c in scores:
+            if c not in options:
+                raise ValueError(f"scores must name scores of the slices ({', '.join(options)}), got {c!r}")
+        values = {"n_slices": len(self._slices)}
+        for c in scores:
+            v = np.array([_sort_value(None if r is None else r[c]) for r in self._slices.values()], np.float64)
+            v = v[~np.isnan(v)]
+            values[f"{c}_mean"] = float(v.mean()) if v.size else math.nan
+            values[f"{c}_std"] = float(v.std(ddof=1)) if v.size > 1 else math.nan
+            values[f"{c}_slices"] = int(v.size)
+        return Result("SliceSummary", values, {"ddof": 1, "scores": list(scores)})
+
+    def _summary_lines(self) -> list[str]:
+        if len(self._slices) < 2 or not self._columns:
+            return []
+        s = self.summary()
+        parts = []
+        for c in self._columns:
+            if s[f"{c}_slices"] == 0:
+                continue
+            text = f"{c} {fmt_number(s[c + '_mean'])} ± {fmt_number(s[c + '_std'])}"
+            if s[f"{c}_slices"] < len(self._slices):
+                text += f" ({s[c + '_slices']:,} slices)"
+            parts.append(text)
+        if not parts:
+            return []
+        return ["", "  over the slices (mean ± std, ddof=1): " + ", ".join(parts)]
+
+    # ----------------------------------------------------------------- order
+    def _sortable(self) -> list[str]:
+        fields: dict = {}
+        for r in [self._overall, *self._slices.values()]:
+            if r is not None:
+                fields.update((k, None) for k, v in r.items() if k != "n" and _scalar(v))
+        return list(fields)
+
+    def order(self, sort: str = "n", ascending: bool | None = None) -> list:
+        """The slice keys sorted by ``sort``: ``"n"`` (rows, largest first),
+        ``"key"`` (key order) or a score (highest first); ``ascending`` reverses
+        the default direction when given. Slices whose score is undefined go last.
+
+        >>> from streammetrics import BinaryConfusion, Sliced
+        >>> r = Sliced(BinaryConfusion()).update([1, 0, 1, 1], [1, 0, 0, 1], by=["a", "b", "b", "b"]).finalize()
+        >>> r.order(), r.order("accuracy"), r.order("key", ascending=False)
+        (['b', 'a'], ['a', 'b'], ['b', 'a'])
+        """
+        if not isinstance(sort, str):
+            raise TypeError(f"sort must be a string, got {type(sort).__name__}")
+        if ascending is not None and not isinstance(ascending, (bool, np.bool_)):
+            raise TypeError(f"ascending must be a bool or None, got {type(ascending).__name__}")
         keys = list(self._slices)
-        shown = keys if max_rows is None or len(keys) <= max_rows else keys[:max_rows]
+        if sort == "key":
+            return keys if ascending in (None, True) else keys[::-1]
+        if sort in ("n", "rows"):
+            values = [float(self._rows[k]) for k in keys]
+        else:
+            options = self._sortable()
+            if sort not in options:
+                raise ValueError(f"sort must be 'n', 'key' or a score of the slices "
+                                 f"({', '.join(options)}), got {sort!r}")
+            values = [_sort_value(None if r is None else r[sort]) for r in self._slices.values()]
+        up = bool(ascending) if ascending is not None else False
+        defined = [i for i, v in enumerate(values) if not math.isnan(v)]
+        undefined = [i for i, v in enumerate(values) if math.isnan(v)]
+        # a stable sort on the value keeps key order among ties
+        defined.sort(key=lambda i: values[i] if up else -values[i])
+        return [keys[i] for i in defined + undefined]
+
+    # --------------------------------------------------------------- rendering
+    def _level(self) -> str:
+        return f"{100 * self._ci:g}%"
+
+    def _interval(self, r: Result | None, c: str) -> str:
+        if not _bounded(r, c):
+            return ""
+        return f"[{fmt_number(r[c + '_ci_lower'])}, {fmt_number(r[c + '_ci_upper'])}]"
+
+    def _table(self, top: int | None = None, sort: str = "n", ascending: bool | None = None) -> list[str]:
+        names, cols = self._names, self._columns
+        keys = self.order(sort, ascending)
+        shown = keys if top is None or len(keys) <= top else keys[:top]
+        with_ci = self._ci is not None
+        bounded = [c for c in cols if with_ci and _bounded(self._overall, c)]
+        head = list(names) + ["rows"]
+        for c in cols:
+            head.append(c)
+            if c in bounded:
+                head.append(f"{c} {self._level()} CI")
+        if bounded:
+            head.append("differs")
+
+        def cells(parts, n, r):
+            row = [_cell(v) for v in parts] + [fmt_number(n)]
+            for c in cols:
+                row.append("undefined" if r is None else fmt_number(r[c]))
+                if c in bounded:
+                    row.append(self._interval(r, c))
+            return row
+
         body = []
         for k in shown:
-            parts = k if len(names) > 1 else (k,)
-            r = self._slices[k]
-            scores = ["undefined" if r is None else fmt_number(r[c]) for c in cols]
-            body.append([_cell(v) for v in parts] + [fmt_number(self._rows[k])] + scores)
-        overall = [fmt_number(self._overall[c]) for c in cols]
-        total = ["(all)"] + [""] * (len(names) - 1) + [fmt_number(self._values["n"])] + overall
-        head = list(names) + ["rows"] + list(cols)
+            row = cells(k if len(names) > 1 else (k,), self._rows[k], self._slices[k])
+            if bounded:
+                row.append(" ".join(self._differs[k]))
+            body.append(row)
+        total = cells(["(all)"] + [""] * (len(names) - 1), self._values["n"], self._overall)
+        if bounded:
+            total.append("")
         rows = [head] + body + [total]
         widths = [max(len(r[j]) for r in rows) for j in range(len(head))]
         nk = len(names)
+        last = len(head) - 1 if bounded else None
 
         def line(r):
-            cells = [f"{v:<{widths[j]}}" if j < nk else f"{v:>{widths[j]}}" for j, v in enumerate(r)]
-            return ("  " + "  ".join(cells)).rstrip()
+            cells_ = [f"{v:<{widths[j]}}" if j < nk or j == last else f"{v:>{widths[j]}}"
+                      for j, v in enumerate(r)]
+            return ("  " + "  ".join(cells_)).rstrip()
 
         out = [line(head)] + [line(r) for r in body]
         if len(shown) < len(keys):
             out.append(f"  ... {len(keys) - len(shown):,} more slices (see to_json())")
         out.append(line(total))
-        return out
+        if bounded:
+            flagged = sum(1 for k in keys if self._differs[k])
+            out.append("")
+            out.append(f"  differs: the slice's {self._level()} interval leaves out the overall score "
+                       f"({flagged:,} of {len(keys):,} slices)")
+        return out + self._summary_lines()
 
-    def to_text(self, max_rows: int | None = None) -> str:
-        """One table: a row per slice (sorted by key), its rows and headline scores,
-        and the overall scores last; ``max_rows`` shows only the first slices."""
+    def to_text(self, max_rows: int | None = None, *, sort: str = "n", top: int | None = None,
+                ascending: bool | None = None) -> str:
+        """One table: a row per slice, its rows, headline scores and (with
+        intervals) each score's interval and the scores whose interval leaves
+        out the overall score (``differs``); the overall scores last.
+
+        ``sort`` orders the slices: ``"n"`` by rows, largest first (the
+        default), ``"key"`` in key order, or a score's name, highest first
+        (``ascending=True`` for lowest first); ``top`` (or ``max_rows``) shows
+        only the first slices.
+
+        >>> from streammetrics import BinaryConfusion, Sliced
+        >>> r = Sliced(BinaryConfusion()).update([1, 0, 1, 1, 0], [1, 0, 0, 1, 1],
+        ...                                      by=["a", "b", "b", "b", "c"]).finalize()
+        >>> print(r.to_text(sort="accuracy", top=2))
+        3 slices of 5 rows, sorted by accuracy (highest first)
+        ======================================================
+        <BLANKLINE>
+          by     rows  accuracy        f1
+          a         1         1         1
+          b         3  0.666667  0.666667
+          ... 1 more slices (see to_json())
+          (all)     5       0.6  0.666667
+        <BLANKLINE>
+          over the slices (mean ± std, ddof=1): accuracy 0.555556 ± 0.509175, f1 0.555556 ± 0.509175
+        """
+        if max_rows is not None and top is not None and max_rows != top:
+            raise ValueError(f"top and max_rows are the same setting; got top={top}, max_rows={max_rows}")
+        top = top if top is not None else max_rows
+        if top is not None:
+            if isinstance(top, bool) or not isinstance(top, (int, np.integer)):
+                raise TypeError(f"top must be an integer, got {type(top).__name__}")
+            if top < 1:
+                raise ValueError(f"top must be at least 1, got {top}")
+        table = self._table(None if top is None else int(top), sort, ascending)
         head = f"{len(self._slices):,} slices of {fmt_number(self._values['n'])} rows"
         if not all(n == "by" or n.startswith("by[") for n in self._names):
             head += f" by {', '.join(self._names)}"
-        return "\n".join([head, "=" * len(head), ""] + self._table(max_rows))
+        if sort == "key":
+            head += ", in key order" + ("" if ascending in (None, True) else ", reversed")
+        elif sort not in ("n", "rows") or ascending is not None:
+            what = "rows" if sort in ("n", "rows") else sort
+            head += f", sorted by {what} ({'lowest' if ascending else 'highest'} first)"
+        return "\n".join([head, "=" * len(head), ""] + table)
 
     def __str__(self) -> str:
         return self.to_text()
 
     def to_json(self, indent: int | None = 2) -> str:
-        """JSON: ``{"n", "by", "scores", "overall", "slices": [{"key", "n", "result"}]}``;
-        a cross's key is a list, a slice with undefined scores has ``"result": null``."""
+        """JSON: ``{"n", "by", "scores", "ci", "overall", "summary", "slices": [{"key",
+        "n", "differs", "result"}]}``, slices in key order (``summary`` is
+        :meth:`summary`); a cross's key is a list, a
+        slice with undefined scores has ``"result": null``; ``ci`` is the level of
+        the intervals (``null``: none), which are in each ``result`` as
+        ``<score>_ci_lower``/``_ci_upper``, and ``differs`` lists the headline
+        scores whose slice interval leaves out the overall score."""
         doc = {
             "n": int(self._values["n"]),
             "by": list(self._names),
             "scores": list(self._columns),
+            "ci": self._ci,
             "overall": {k: jsonable(v) for k, v in self._overall.items()},
+            "summary": {k: jsonable(v) for k, v in self.summary().items()},
             "slices": [
                 {"key": list(k) if isinstance(k, tuple) else k, "n": int(self._rows[k]),
+                 "differs": list(self._differs[k]),
                  "result": None if r is None else {f: jsonable(v) for f, v in r.items()}}
                 for k, r in self._slices.items()
             ],
@@ -139,19 +374,24 @@ class SlicedResult(Result):
 
     def to_frame(self):
         """A pandas ``DataFrame`` (needs pandas): one row per slice, indexed by the
-        key (a MultiIndex for a cross), with its ``rows`` and every scalar score."""
+        key (a MultiIndex for a cross), with its ``rows``, every scalar score
+        (intervals included) and, with intervals, ``<score>_differs`` per
+        headline score."""
         import pandas as pd
 
         keys = list(self._slices)
         fields: list = []
         for r in self._slices.values():
             if r is not None:
-                fields = [k for k, v in r.items() if k != "n" and isinstance(v, (int, float, np.number))
-                          and not isinstance(v, (bool, np.bool_))]
+                fields = [k for k, v in r.items() if k != "n" and _scalar(v)]
                 break
         data = {"rows": [self._rows[k] for k in keys]}
         for f in fields:
             data[f] = [np.nan if r is None else r[f] for r in self._slices.values()]
+        if self._ci is not None:
+            for c in self._columns:
+                if _bounded(self._overall, c):
+                    data[f"{c}_differs"] = [c in self._differs[k] for k in keys]
         if len(self._names) > 1:
             index = pd.MultiIndex.from_tuples(keys, names=list(self._names))
         else:
@@ -162,13 +402,16 @@ class SlicedResult(Result):
         cols = self._columns
         head = "".join(f"<th>{html.escape(c)}</th>" for c in (*self._names, "rows", *cols))
         body = []
-        for k, r in self._slices.items():
+        for k in self.order():
+            r = self._slices[k]
             parts = k if len(self._names) > 1 else (k,)
             cells = [html.escape(_cell(v)) for v in parts] + [fmt_number(self._rows[k])]
-            cells += ["undefined" if r is None else html.escape(fmt_number(r[c])) for c in cols]
+            cells += ["undefined" if r is None else html.escape(
+                (fmt_number(r[c]) + " " + self._interval(r, c)).rstrip()) for c in cols]
             body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
         total = ["(all)"] + [""] * (len(self._names) - 1) + [fmt_number(self._values["n"])]
-        total += [html.escape(fmt_number(self._overall[c])) for c in cols]
+        total += [html.escape((fmt_number(self._overall[c]) + " " + self._interval(self._overall, c)).rstrip())
+                  for c in cols]
         body.append("<tr>" + "".join(f"<th>{c}</th>" for c in total) + "</tr>")
         return (f"<table><caption>{len(self._slices):,} slices of {fmt_number(self._values['n'])} rows"
                 f"</caption><tr>{head}</tr>{''.join(body)}</table>")
@@ -178,6 +421,62 @@ class SlicedResult(Result):
 
     def report_extras(self, ctx: RenderContext) -> dict:
         return {"slices": json.loads(self.to_json(None))["slices"]}
+
+    # ------------------------------------------------------------------ plots
+    def plot_scores(self, folder: str, score: str | None = None, *,
+                    max_slices: int = MAX_PLOTTED_SLICES) -> str:
+        """Draw one score per slice as a dot chart (needs matplotlib) into
+        ``folder``; the path of the PNG written.
+
+        Each slice is a dot (with its interval as whiskers when the result has
+        intervals), the overall score a vertical line; only the ``max_slices``
+        largest slices are drawn, largest at the top, with a note saying so.
+        ``score`` defaults to the first headline score.
+        """
+        from ..report import plots
+
+        if score is None:
+            score = self._columns[0] if self._columns else None
+        if not isinstance(score, str):
+            raise TypeError(f"score must be a string, got {type(score).__name__}")
+        options = self._sortable()
+        if score not in options:
+            raise ValueError(f"score must be a score of the slices ({', '.join(options)}), got {score!r}")
+        if isinstance(max_slices, bool) or not isinstance(max_slices, (int, np.integer)):
+            raise TypeError(f"max_slices must be an integer, got {type(max_slices).__name__}")
+        if max_slices < 1:
+            raise ValueError(f"max_slices must be at least 1, got {max_slices}")
+        keys = self.order("n")
+        drawn = keys[:int(max_slices)]
+        labels, values, lower, upper, flagged = [], [], [], [], []
+        for k in drawn:
+            r = self._slices[k]
+            labels.append(" / ".join(_cell(v) for v in k) if isinstance(k, tuple) else _cell(k))
+            v = _sort_value(None if r is None else r[score])
+            values.append(v)
+            if _bounded(r, score):
+                lower.append(float(r[f"{score}_ci_lower"]))
+                upper.append(float(r[f"{score}_ci_upper"]))
+            else:
+                lower.append(v)
+                upper.append(v)
+            flagged.append(_excludes(r, score, self._overall[score]))
+        note = None
+        if len(drawn) < len(keys):
+            note = f"the {len(drawn):,} largest of {len(keys):,} slices"
+        title = f"{score} per slice"
+        if self._names and not all(n == "by" or n.startswith("by[") for n in self._names):
+            title += f" by {', '.join(self._names)}"
+        if self._ci is not None and _bounded(self._overall, score):
+            title += f" ({self._level()} intervals)"
+        return plots.slice_scores(labels, np.array(values), np.array(lower), np.array(upper),
+                                  np.array(flagged, bool), _sort_value(self._overall[score]), score,
+                                  [f"{_cell(n)}" for n in (self._rows[k] for k in drawn)],
+                                  folder, title, note, name=f"slices_{score}.png")
+
+    def plot(self, folder: str, ctx: RenderContext | None = None) -> list[str]:
+        """Draw each headline score per slice (:meth:`plot_scores`); the paths."""
+        return [self.plot_scores(folder, c) for c in self._columns]
 
     def __repr__(self) -> str:
         cols = " ".join(f"{c}={self._overall[c]:.6g}" for c in self._columns
