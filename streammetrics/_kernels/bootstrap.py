@@ -63,7 +63,11 @@ def poisson_weights(seed, keys, first, w, out, cdf):
         for i in range(m):
             x = _mix(h[i] + step)
             u = (np.float64(x >> np.uint64(11)) + 0.5) * scale
+            # branch-free for the first 8 counts (all but 1e-5 of draws), then the tail
             k = 0
-            while k < kmax and u > cdf[k]:
-                k += 1
+            for j in range(8):
+                k += u > cdf[j]
+            if k == 8:
+                while k < kmax and u > cdf[k]:
+                    k += 1
             row[i] = k * w[i] if weighted else np.float64(k)
