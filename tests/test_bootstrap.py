@@ -25,7 +25,7 @@ def _data(n, seed=0):
 
 def _weights(seed, keys, R, first=0, w=None):
     out = np.empty((R, len(keys) if len(keys) else 1000), np.float64)
-    poisson_weights(np.uint64(seed), np.asarray(keys, np.int64), first,
+    poisson_weights(np.uint64(seed), np.asarray(keys, np.int64), first, 0,
                     np.zeros(0) if w is None else np.asarray(w, float), out, POISSON1_CDF)
     return out
 
@@ -57,6 +57,10 @@ def test_weights_depend_on_seed_key_and_replicate_only():
     np.testing.assert_array_equal(a[:, 0], a[:, 2])  # same key, same weights
     np.testing.assert_array_equal(_weights(7, keys[::-1], 30)[:, ::-1], a)  # order free
     assert not np.array_equal(_weights(8, keys, 30), a)  # the seed matters
+    # a block of replicates r0.. is the same rows of the whole block
+    part = np.empty((10, 5))
+    poisson_weights(np.uint64(7), keys, 0, 12, np.zeros(0), part, POISSON1_CDF)
+    np.testing.assert_array_equal(part, a[12:22])
     # without keys, positions first, first + 1, ... are the keys
     np.testing.assert_array_equal(_weights(7, np.zeros(0, np.int64), 30, first=100)[:, :5],
                                   _weights(7, np.arange(100, 105), 30))

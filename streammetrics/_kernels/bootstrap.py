@@ -35,8 +35,8 @@ def _mix(x):
 
 
 @kernel
-def poisson_weights(seed, keys, first, w, out, cdf):
-    """Fill ``out`` (replicates x rows) with Poisson(1) weights times ``w``.
+def poisson_weights(seed, keys, first, r0, w, out, cdf):
+    """Fill ``out`` (replicates ``r0, r0 + 1, ...`` x rows) with Poisson(1) weights times ``w``.
 
     ``keys`` holds one int64 key per row; when it is empty the keys are
     ``first, first + 1, ...`` (the rows' positions in the stream). ``w`` holds
@@ -58,7 +58,7 @@ def poisson_weights(seed, keys, first, w, out, cdf):
             key = np.uint64(first + i)
         h[i] = _mix(s ^ (key * golden))
     for r in range(R):
-        step = np.uint64(r + 1) * rstep
+        step = np.uint64(r0 + r + 1) * rstep
         row = out[r]
         for i in range(m):
             x = _mix(h[i] + step)
