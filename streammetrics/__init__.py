@@ -79,11 +79,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Accumulator",
-    "Bootstrap",
     "BadShapeError",
     "BadValueError",
     "Batch",
     "BinaryConfusion",
+    "Bootstrap",
     "Calibration",
     "ClassCalibration",
     "ClassProbabilityScores",
