@@ -1,8 +1,9 @@
 """Core scores: binary, probabilistic and regression at n = 10M, binary
 confusion per slice (1000 slices), the binary Evaluator per slice (1000
 slices, against unsliced and pandas + scikit-learn), binary confusion over
-100k slices, per-update latency of small batches, and first-use time in a
-fresh process.
+100k slices, 200 bootstrap replicates of the binary preset's scores (1M rows,
+and 10M without --quick), per-update latency of small batches, and first-use
+time in a fresh process.
 
 ``python -m benchmarks.bench_core [--quick] [--sliced]``
 """
@@ -290,6 +291,39 @@ def _many_slices_rows(n, repeat, slices=100_000):
             row(group, "  and .finalize() of every slice", median_time(acc.finalize, max(1, repeat // 2))),
             row(group, "BinaryConfusion(0.5) unsliced, same rows", median_time(
                 lambda: sm.BinaryConfusion(threshold=0.5).update(y, p), repeat))]
+
+
+def _bootstrap_rows(n, repeat, replicates=200, warmup=1):
+    import streammetrics as sm
+
+    rng = np.random.default_rng(5)
+    y = rng.random(n) < 0.3
+    p = rng.random(n)
+    keys = np.arange(n, dtype=np.int64)
+    group = f"bootstrap, {replicates} replicates of the binary preset's counts and probabilistic scores, n={n:.0e}"
+
+    def preset():
+        return sm.Evaluator({"binary": sm.BinaryConfusion(threshold=0.5), "probability": sm.ProbabilityScores()})
+
+    def ours():
+        return sm.Bootstrap(preset(), replicates=replicates).update(y, p, key=keys).finalize()
+
+    rows = [row(group, "streammetrics Bootstrap (keyed Poisson weights)", median_time(ours, repeat, warmup=warmup))]
+    rows.append(row(group, "streammetrics Evaluator, no bootstrap (floor / replicates)",
+                    median_time(lambda: preset().update(y, p).finalize(), repeat)))
+    if have("torch") and have("torchmetrics"):
+        import torch
+        from torchmetrics.classification import BinaryF1Score
+        from torchmetrics.wrappers import BootStrapper
+
+        tp, ty = torch.from_numpy(p), torch.from_numpy(y.astype(np.int64))
+
+        def tm():
+            m = BootStrapper(BinaryF1Score(), num_bootstraps=replicates, sampling_strategy="poisson")
+            m.update(tp, ty)
+            return m.compute()
+
+        rows.append(row(group, "torchmetrics BootStrapper(BinaryF1Score)", median_time(tm, 1, warmup=0)))
     return rows
 
 
@@ -446,6 +480,9 @@ def run(quick: bool = False) -> list[dict]:
     rows += _regression_rows(n, repeat)
     rows += _sliced_rows(n, repeat, sk_n=n // 10)
     rows += _sliced_rows_more(quick)
+    rows += _bootstrap_rows(1_000_000, 3)
+    if not quick:
+        rows += _bootstrap_rows(n, 1, warmup=0)  # compiled by the 1M rows
     rows += _latency_rows()
     rows += _first_use_rows(quick)
     return rows

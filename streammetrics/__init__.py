@@ -73,6 +73,7 @@ from .metrics.topk import TopKAccuracy, top_k_accuracy
 from .metrics.silhouette import silhouette, silhouette_samples, silhouette_score, silhouettes
 from .report import EvaluationReport
 from .sliced import Sliced, SlicedResult
+from .bootstrap import Bootstrap
 
 __version__ = "0.1.0"
 
@@ -82,6 +83,7 @@ __all__ = [
     "BadValueError",
     "Batch",
     "BinaryConfusion",
+    "Bootstrap",
     "Calibration",
     "ClassCalibration",
     "ClassProbabilityScores",

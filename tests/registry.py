@@ -279,6 +279,11 @@ def _float_keys(rng):
     return k
 
 
+def _row_keys(rng):
+    """Distinct int64 row ids in no particular order."""
+    return rng.permutation(N).astype(np.int64) * 7 - 1000
+
+
 def _sliced(data, keys):
     def make(rng):
         arrays, w = data(rng)
@@ -443,6 +448,19 @@ CASES = [
          lambda: sm.Sliced(sm.Evaluator({"auc": sm.RankAUC(), "strict": sm.BinaryConfusion(threshold=0.8)})),
          _sliced(_binary, _string_keys), _ref_sliced(_ref_members, ("auc",)), exact=False,
          bad=[(([1, 0], [0.3, NAN], ["a", None]), {}, r"p\[1\] = nan: scores must be finite")]),
+    Case("Bootstrap(BinaryConfusion(threshold), keyed)",
+         lambda: sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=8, seed=3),
+         _sliced(_binary, _row_keys), lambda a, w: _ref_binary(a[:-1], w, 0.5),
+         bad=[(([1, 0], [0.3, NAN], [1, 2]), {}, r"p\[1\] = nan: scores must be finite"),
+              (([1, 0], [0.3, 0.2], [1]), {}, "key has 1 rows but the batch has 2"),
+              (([1, 2], [0.3, 0.2], [1, 2]), {}, r"y\[1\] = 2")],
+         other=lambda: sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=8, seed=4)),
+    Case("Bootstrap(Evaluator(members), keyed)",
+         lambda: sm.Bootstrap(sm.Evaluator({"auc": sm.RankAUC(), "probability": sm.ProbabilityScores()}),
+                              replicates=5),
+         _sliced(_binary, _row_keys), lambda a, w: {"auc": _ref_auc(a[:-1], w)["auc"],
+                                                   **_ref_probability(a[:-1], w)}, exact=False,
+         bad=[(([1, 0], [0.3, 1.5], [1, 2]), {}, r"p\[1\] = 1.5")]),
     Case("Evaluator(members)",
          lambda: sm.Evaluator({"auc": sm.RankAUC(), "strict": sm.BinaryConfusion(threshold=0.8)}),
          _binary, _ref_members, exact=False,

@@ -464,6 +464,9 @@ def _fields_by_key(acc):
     if isinstance(acc, sm.Sliced):  # the template's fields, overall and per slice
         inner = _fields_by_key(acc.template)
         return {f"{part}.{k}": f for part in ("overall", "slices") for k, f in inner.items()}
+    if isinstance(acc, sm.Bootstrap):  # the template's fields, point estimate and replicates
+        inner = _fields_by_key(acc.template)
+        return {f"{part}.{k}": f for part in ("point", "replicates") for k, f in inner.items()}
     return {f.name: f for f in acc.fields}
 
 

@@ -25,6 +25,10 @@ SCORE_CODES = {"f1": 0, "mcc": 1, "youden": 2, "balanced_accuracy": 3, "accuracy
                "jaccard": 5, "cost": 6}
 
 
+#: relative difference below which two scores are a tie
+TIE = 1e-12
+
+
 @kernel
 def running_sums(ab, from_top, out):
     """Running totals of the ``(2, m)`` masses ``ab`` into ``out`` ``(2, m + 1)``.
@@ -81,7 +85,8 @@ def precision_reach(called, out):
 @kernel
 def best_candidate(called, rest, total_p, total_n, code, cost):
     """``(k, value)``: the first candidate with the highest score ``code`` (see
-    :data:`SCORE_CODES`), or with the lowest total ``cost`` (``[[tn, fp], [fn, tp]]``)."""
+    :data:`SCORE_CODES`), or with the lowest total ``cost`` (``[[tn, fp], [fn, tp]]``);
+    scores within a relative :data:`TIE` of each other count as equal."""
     best_k = 0
     best = -math.inf
     for k in range(called.shape[1]):
@@ -105,7 +110,9 @@ def best_candidate(called, rest, total_p, total_n, code, cost):
                 v = (tp + tn) / _safe(tp + fp + fn + tn)
             else:
                 v = tp / _safe(tp + fp + fn)
-        if v > best:
+        # values equal to 1e-12 are ties (the same rational score rounded two
+        # ways): the first, the highest threshold, is kept
+        if k == 0 or v > best + TIE * abs(best):
             best = v
             best_k = k
     return best_k, (-best if code == 6 else best)

@@ -215,9 +215,10 @@ class Evaluator(Accumulator):
             if not isinstance(m, Accumulator) or isinstance(m, Evaluator):
                 raise TypeError(f"member {name!r} must be an accumulator, got {type(m).__name__}")
             if getattr(m, "_takes_keys", False):
-                raise TypeError(f"member {name!r} is a Sliced accumulator, which takes slice keys "
-                                "beside y and p: slice the whole Evaluator instead, "
-                                "Sliced(Evaluator({...}))")
+                kind = type(m).__name__
+                raise TypeError(f"member {name!r} is a {kind} accumulator, which takes keys "
+                                f"beside y and p: wrap the whole Evaluator instead, "
+                                f"{kind}(Evaluator({{...}}))")
             if m.n:
                 raise ValueError(f"member {name!r} is not empty: pass empty accumulators")
         arity = {len(m.inputs) for m in members.values()}

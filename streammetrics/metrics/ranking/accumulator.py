@@ -667,7 +667,8 @@ class RankAUC(Accumulator):
         as ``confusion_matrix`` lays them out) of the cost of one row in each
         cell; the threshold minimises the total, given as the field ``cost``.
         Every distinct score and ``+inf`` are candidates; of equally good
-        ones the highest threshold is taken.
+        ones (equal to a relative 1e-12, as the same fraction rounded two ways
+        is) the highest threshold is taken.
 
         >>> from streammetrics import RankAUC
         >>> acc = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9])

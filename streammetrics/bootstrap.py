@@ -1,0 +1,468 @@
+"""Bootstrap: percentile confidence intervals for any weighted accumulator, streamed."""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from ._kernels.bootstrap import POISSON1_CDF, poisson_weights
+from ._protocol import statefile
+from ._protocol.base import Accumulator, _locked, check_ci
+from ._protocol.errors import StateFileError
+from ._protocol.inputs import Batch, Input, InputTuple
+from ._protocol.result import Result
+from ._protocol.validation import as_1d
+
+__all__ = ["Bootstrap", "DEFAULT_REPLICATES", "MAX_WEIGHT_BLOCK"]
+
+#: the default number of bootstrap replicates
+DEFAULT_REPLICATES = 200
+#: the most bytes of replicate weights held at once (rows are folded in chunks)
+MAX_WEIGHT_BLOCK = 64 << 20
+
+_EMPTY_KEYS = np.zeros(0, np.int64)
+
+
+class RowKeys(Input):
+    """The ``key`` argument of :meth:`Bootstrap.update`: one int64 row id per row."""
+
+    domain = ("row_keys",)
+    what = "row keys"
+
+    def takes_form(self, x) -> bool:
+        return True
+
+
+class _Packed:
+    """The last entry of a bootstrap batch: the template's batch and the row keys."""
+
+    __slots__ = ("batch", "keys", "template")
+
+    def __init__(self, batch: Batch, keys: np.ndarray, template):
+        self.batch, self.keys, self.template = batch, keys, template
+
+
+class _Parsed:
+    """A checked state: the parts :meth:`Bootstrap._load` installs."""
+
+    __slots__ = ("n", "point", "replicas")
+
+    def __init__(self, n, point, replicas):
+        self.n, self.point, self.replicas = n, point, replicas
+
+
+def _check_keys(key, n: int) -> np.ndarray:
+    arr = as_1d(key, "key")
+    if arr.shape[0] != n:
+        raise ValueError(f"key has {arr.shape[0]} rows but the batch has {n}")
+    kind = arr.dtype.kind
+    if kind == "b" or kind not in "iu":
+        if kind == "f" and arr.size == 0:
+            return _EMPTY_KEYS
+        raise TypeError(f"key must hold integer row ids, got dtype {arr.dtype}")
+    if kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > np.iinfo(np.int64).max:
+        i = int(np.argmax(arr > np.iinfo(np.int64).max))
+        raise ValueError(f"key[{i}] = {arr[i]}: row keys must fit in int64")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def _check_int(name: str, v, lo: int, hi: int) -> int:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {type(v).__name__}")
+    if not lo <= int(v) <= hi:
+        raise ValueError(f"{name} must lie in [{lo}, {hi}], got {v}")
+    return int(v)
+
+
+def _scalar_scores(result) -> dict[str, float]:
+    """The scalar float scores of a result (counts, flags and arrays have no interval)."""
+    return {k: float(v) for k, v in result.items()
+            if isinstance(v, (float, np.floating)) and not isinstance(v, bool)}
+
+
+class Bootstrap(Accumulator):
+    """Percentile bootstrap intervals for any accumulator that takes sample weights.
+
+    ``Bootstrap(template)`` keeps ``replicates`` copies of the template, each
+    fed every row with a Poisson(1) weight (the streaming "Poisson bootstrap"),
+    and one copy fed the rows as given (the point estimate).
+
+    Parameters
+    ----------
+    template : Accumulator or Evaluator
+        An empty accumulator that takes sample weights (it is copied, not used).
+    replicates : int, default 200
+        The number of bootstrap replicates.
+    seed : int, default 0
+        The seed of the replicate weights (0 <= seed < 2**64).
+
+    ``update(*arrays, sample_weight=None, key=None)`` takes the template's
+    arrays, their weights and ``key``: an integer row id per row (or pass it
+    as one extra positional column). Row ``i``'s weight in replicate ``r`` is
+    a Poisson(1) count drawn from a hash of ``(seed, key[i], r)`` times its own
+    weight, so a row weighs the same whatever the batching, the sharding or
+    the order of merges: with keys, shards folded anywhere and merged in any
+    order give exactly the state of one stream (exact counts for a count-based
+    template such as :class:`~streammetrics.BinaryConfusion`). Without
+    ``key``, a row's position in this accumulator's stream (a row counter in
+    its state) is its key: any batching of one stream gives the same state,
+    but shards each count from 0 and so reuse keys; give keys when sharding.
+
+    Returns (``finalize(ci=0.95)``)
+    -------------------------------
+    A :class:`~streammetrics.Result` holding the template's scores on the rows
+    as given (for an Evaluator, its report's flat fields) and, beside each
+    scalar float score, ``<score>_ci_lower`` and ``<score>_ci_upper``: the
+    ``(1 - ci) / 2`` and ``(1 + ci) / 2`` quantiles of the score over the
+    replicates. A replicate whose result is undefined (e.g. every weight drawn
+    0) is skipped; ``replicates_used`` counts those that were not. A score
+    that is NaN in a replicate is left out of that score's interval.
+
+    Notes
+    -----
+    A batch is checked once by the template's ``prepare`` (a rejected batch
+    changes nothing); its rows are then folded in chunks whose weight block
+    (replicates x rows, float64) stays under 64 MB. The work is that of the
+    template's update times ``replicates + 1``; a large batch is folded into
+    groups of replicates on several threads (up to 8, one per core), which
+    gives the same state as one thread.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streammetrics import Bootstrap, BinaryConfusion
+    >>> rng = np.random.default_rng(0)
+    >>> y = (rng.random(2000) < 0.5).astype(int)
+    >>> p = np.where(rng.random(2000) < 0.8, y, 1 - y)
+    >>> b = Bootstrap(BinaryConfusion(), replicates=100, seed=1).update(y, p, key=np.arange(2000))
+    >>> r = b.finalize()
+    >>> r.accuracy_ci_lower < r.accuracy < r.accuracy_ci_upper, r.replicates_used
+    (True, 100)
+    """
+
+    fields = ()
+    #: an Evaluator member takes y and p; a bootstrap takes row keys too
+    _takes_keys = True
+    intervals = True
+
+    def __init__(self, template: Accumulator, replicates: int = DEFAULT_REPLICATES, seed: int = 0):
+        if not isinstance(template, Accumulator):
+            raise TypeError(f"template must be an accumulator or an Evaluator, got {type(template).__name__}")
+        if getattr(template, "_takes_keys", False):
+            raise TypeError(f"template must not be a {type(template).__name__} accumulator: it takes keys "
+                            "beside its arrays (bootstrap the plain accumulator instead)")
+        if not template.takes_weights:
+            raise TypeError(f"template {type(template).__name__} takes no sample weights, which the "
+                            "bootstrap needs (each replicate reweights the rows)")
+        if template.n:
+            raise ValueError("template must be empty: its settings define every replicate's accumulator")
+        self.replicates = _check_int("replicates", replicates, 1, 1 << 20)
+        self.seed = _check_int("seed", seed, 0, (1 << 64) - 1)
+        self._template = template.copy()
+        self.inputs = (*self._template.inputs, RowKeys("key"))
+        self.headline = tuple(self._template.headline)
+        self._template_fields = dict(self._template.copy().reset()._state)
+        self._init_replicas()
+
+    def _init_replicas(self) -> None:
+        self._rows = 0
+        self._point = self._template.copy()
+        self._replicas = [self._template.copy() for _ in range(self.replicates)]
+
+    # ------------------------------------------------------------- settings
+    @property
+    def template(self) -> Accumulator:
+        """An empty copy of the template."""
+        return self._template.copy()
+
+    def _settings(self) -> dict[str, Any]:
+        t = self._template
+        return {"template": {"class": type(t).__name__, "settings": t.settings},
+                "replicates": self.replicates, "seed": self.seed}
+
+    @classmethod
+    def _from_settings(cls, settings: dict[str, Any]):
+        spec = settings.get("template") if isinstance(settings, dict) else None
+        known = statefile.registry()
+        if not isinstance(spec, dict) or known.get(spec.get("class")) is None:
+            raise ValueError("the template is not a known accumulator")
+        if not isinstance(spec.get("settings"), dict):
+            raise ValueError("the template has invalid settings")
+        extra = set(settings) - {"template", "replicates", "seed"}
+        if extra:
+            raise ValueError(f"unknown settings {sorted(extra)}")
+        template = known[spec["class"]]._from_settings(spec["settings"])
+        return cls(template, replicates=settings.get("replicates", DEFAULT_REPLICATES),
+                   seed=settings.get("seed", 0))
+
+    # --------------------------------------------------------------- inputs
+    def _split(self, arrays, key):
+        k = len(self._template.inputs)
+        if key is None and len(arrays) == k + 1:
+            return arrays[:k], arrays[k]
+        if len(arrays) != k:
+            raise TypeError(f"expected {k} arrays ({', '.join(i.name for i in self._template.inputs)}) "
+                            f"and optionally key=, got {len(arrays)} arrays")
+        return arrays, key
+
+    def prepare(self, *arrays, sample_weight=None, key=None) -> Batch:
+        """Convert and check one batch and its row keys: a :class:`~streammetrics.Batch`.
+
+        The template's arrays are checked as the template checks them (a bad
+        value raises ``ValueError`` naming the argument and its position);
+        ``key``, if given, must hold one integer per row.
+        """
+        arrays, key = self._split(arrays, key)
+        tb = self._template.prepare(*arrays, sample_weight=sample_weight)
+        keys = _EMPTY_KEYS if key is None else _check_keys(key, tb.n)
+        return Batch(InputTuple((*tb.inputs, self.inputs[-1])), (*tb.arrays, _Packed(tb, keys, self._template)),
+                     tb.weights, tb.n)
+
+    def update(self, *arrays, sample_weight=None, key=None):
+        """Fold one batch into the point estimate and every replicate; return ``self``.
+
+        A batch with a bad value or a bad ``key`` raises ``ValueError`` (or
+        ``TypeError``) and leaves the accumulator exactly as it was.
+        """
+        return self.fold(self.prepare(*arrays, sample_weight=sample_weight, key=key))
+
+    def fold(self, batch: Batch):
+        """Fold a batch made by :meth:`prepare`; return ``self``."""
+        packed = batch.arrays[-1] if type(batch) is Batch and batch.arrays else None
+        if not isinstance(packed, _Packed):
+            raise TypeError("fold() takes a Batch from Bootstrap.prepare()")
+        tb, keys = packed.batch, packed.keys
+        if packed.template is not self._template and not _covers(self._template, tb):
+            raise TypeError("this batch was prepared for another template")
+        if tb.n == 0:
+            return self
+        with self._guard:
+            self._check_room(tb.n)
+            self._point.fold(tb)
+            self._fold_replicas(tb, keys)
+            self._rows += tb.n
+        return self
+
+    def _fold_replicas(self, tb: Batch, keys: np.ndarray) -> None:
+        R, n = self.replicates, tb.n
+        chunk = max(1, min(n, MAX_WEIGHT_BLOCK // (8 * R)))
+        block = np.empty((R, chunk), np.float64)
+        workers = _workers(R, n)
+        groups = np.array_split(np.arange(R), workers)
+        for lo in range(0, n, chunk):
+            hi = min(n, lo + chunk)
+            m = hi - lo
+            whole = lo == 0 and hi == n
+            arrays = tb.arrays if whole else tuple(a[lo:hi] for a in tb.arrays)
+            part = _Chunk(tb.inputs, arrays, tb.weights[lo:hi] if tb.weighted else tb.weights,
+                          keys[lo:hi] if keys.shape[0] else keys, self._rows + lo, m,
+                          block if m == chunk else block[:, :m])
+            if workers == 1:
+                self._fold_group(part, 0, R)
+            else:  # replicates are independent and the kernels release the GIL
+                jobs = [_pool(workers).submit(self._fold_group, part, int(g[0]), int(g[-1]) + 1)
+                        for g in groups if g.size]
+                for job in jobs:
+                    job.result()
+
+    def _fold_group(self, part: "_Chunk", r0: int, r1: int) -> None:
+        """Draw the weights of replicates ``r0..r1-1`` for one chunk and fold it into them."""
+        out = part.block[r0:r1]
+        poisson_weights(np.uint64(self.seed), part.keys, part.first, r0, part.w, out, POISSON1_CDF)
+        shared = {}  # arrays derived for one consumer serve every replicate of the group
+        for r in range(r0, r1):
+            b = Batch(part.inputs, part.arrays, out[r - r0], part.m)
+            b._derived = shared
+            self._replicas[r].fold(b)
+
+    # ---------------------------------------------------------------- merge
+    def merge(self, other: "Bootstrap"):
+        """Fold another bootstrap of the same settings into this one, replicate by
+        replicate; return ``self``."""
+        self._check_compatible(other)
+        if other is self:
+            other = other.copy()
+        with _locked(self, other):
+            self._check_room(other.n, "merging")
+            self._point.merge(other._point)
+            for mine, theirs in zip(self._replicas, other._replicas):
+                mine.merge(theirs)
+            self._rows += other._rows
+        return self
+
+    # ----------------------------------------------------------------- state
+    @property
+    def n(self) -> int:
+        """Rows folded in so far (the row counter that keys rows without ``key``)."""
+        return self._rows
+
+    @property
+    def _state(self) -> dict[str, np.ndarray]:
+        """``n``, ``point.<field>`` and, per template field, ``replicates.<field>``
+        (every replicate's array, flattened and concatenated in replicate order)
+        and ``replicates.<field>#shape`` (each one's shape)."""
+        state = {"n": np.array([self._rows], np.int64)}
+        for k, v in self._point._state.items():
+            state[f"point.{k}"] = v
+        parts = [acc._state for acc in self._replicas]
+        for k, empty in self._template_fields.items():
+            arrays = [p[k] for p in parts]
+            state[f"replicates.{k}"] = np.concatenate([a.reshape(-1) for a in arrays])
+            state[f"replicates.{k}#shape"] = np.array([a.shape for a in arrays], np.int64).reshape(
+                len(arrays), empty.ndim)
+        return state
+
+    def _checked(self, state) -> _Parsed:
+        """Parse and check a state (untrusted): a :class:`_Parsed`, or ``StateFileError``."""
+        if not isinstance(state, dict):
+            raise StateFileError(f"a state must be a dict of arrays, got {type(state).__name__}")
+        fields = set(self._template_fields)
+        expected = {"n"} | {f"point.{k}" for k in fields} | {f"replicates.{k}" for k in fields} | {
+            f"replicates.{k}#shape" for k in fields}
+        if set(state) != expected:
+            raise StateFileError(f"state entries {sorted(state)} do not match a Bootstrap of "
+                                 f"{type(self._template).__name__}'s {sorted(expected)}")
+        for key, a in state.items():
+            if not isinstance(a, np.ndarray):
+                raise StateFileError(f"entry {key!r} is not an array")
+        n = state["n"]
+        if n.dtype != np.int64 or n.shape != (1,) or n[0] < 0:
+            raise StateFileError("entry 'n' must be one non-negative int64")
+        rows = int(n[0])
+        point = self._template.copy()
+        try:
+            point.load_state_dict({k: state[f"point.{k}"] for k in fields})
+        except ValueError as exc:
+            raise StateFileError(f"point: {exc}") from None
+        if point.n != rows:
+            raise StateFileError(f"the point estimate counts {point.n} rows, the bootstrap {rows}")
+        R = self.replicates
+        cuts = {}
+        for k, empty in self._template_fields.items():
+            flat, shapes = state[f"replicates.{k}"], state[f"replicates.{k}#shape"]
+            if shapes.dtype != np.int64 or shapes.shape != (R, empty.ndim) or (shapes < 0).any():
+                raise StateFileError(f"entry 'replicates.{k}#shape' must be {R} x {empty.ndim} sizes")
+            if flat.ndim != 1 or flat.dtype != empty.dtype:
+                raise StateFileError(f"entry 'replicates.{k}' must be a 1-D {empty.dtype} array")
+            sizes = np.prod(shapes, axis=1)
+            if int(sizes.sum()) != flat.shape[0]:
+                raise StateFileError(f"entry 'replicates.{k}' does not hold the sizes its shapes give")
+            cuts[k] = (flat, shapes, np.concatenate([[0], np.cumsum(sizes)]))
+        replicas = []
+        for r in range(R):
+            sub = {k: flat[starts[r]:starts[r + 1]].reshape(tuple(shapes[r]))
+                   for k, (flat, shapes, starts) in cuts.items()}
+            acc = self._template.copy()
+            try:
+                acc.load_state_dict(sub)
+            except ValueError as exc:
+                raise StateFileError(f"replicate {r}: {exc}") from None
+            if acc.n != rows:
+                raise StateFileError(f"replicate {r} counts {acc.n} rows, the bootstrap {rows}")
+            replicas.append(acc)
+        return _Parsed(rows, point, replicas)
+
+    def _load(self, state) -> None:
+        parsed = state if isinstance(state, _Parsed) else self._checked(state)
+        self._rows, self._point, self._replicas = parsed.n, parsed.point, parsed.replicas
+
+    def _clone(self):
+        out = self._empty_like()
+        out._rows = self._rows
+        out._point = self._point.copy()
+        out._replicas = [a.copy() for a in self._replicas]
+        return out
+
+    def reset(self):
+        """Forget every row; return ``self``."""
+        with self._guard:
+            self._init_replicas()
+        return self
+
+    # -------------------------------------------------------------- finalize
+    def _compute(self, ci: float = 0.95) -> Result:
+        point = self._point.finalize()
+        scores = _scalar_scores(point)
+        draws = {k: [] for k in scores}
+        used = 0
+        for acc in self._replicas:
+            try:
+                rep = acc.finalize()
+            except ValueError:  # e.g. every weight drawn 0: no score is defined
+                continue
+            used += 1
+            for k in scores:
+                v = rep.get(k)
+                if isinstance(v, (float, np.floating, int, np.integer)) and not math.isnan(float(v)):
+                    draws[k].append(float(v))
+        lo_q, hi_q = (1.0 - ci) / 2.0, (1.0 + ci) / 2.0
+        values: dict[str, Any] = {}
+        for k, v in point.items():
+            values[k] = v
+            if k in scores:
+                d = np.array(draws[k], np.float64)
+                if d.size:
+                    values[f"{k}_ci_lower"] = float(np.quantile(d, lo_q))
+                    values[f"{k}_ci_upper"] = float(np.quantile(d, hi_q))
+                else:
+                    values[f"{k}_ci_lower"] = values[f"{k}_ci_upper"] = math.nan
+        values["replicates"] = self.replicates
+        values["replicates_used"] = used
+        values["ci"] = ci
+        return Result("Bootstrap", values, meta=dict(point.meta))
+
+    def finalize(self, ci=0.95) -> Result:
+        """The template's scores with percentile intervals at level ``ci`` (default 0.95);
+        the state is not changed. ``ValueError`` when no row has been folded in."""
+        level = check_ci(ci)
+        return self._finalize(ci=0.95 if level is None else level)
+
+    def __repr__(self) -> str:
+        t = self._template
+        inner = repr(t).rsplit(": n=", 1)[0]
+        return f"Bootstrap({inner}, replicates={self.replicates}, seed={self.seed}): n={self.n}"
+
+
+class _Chunk:
+    """Rows ``first..first+m-1`` of a batch and the block their replicate weights fill."""
+
+    __slots__ = ("inputs", "arrays", "w", "keys", "first", "m", "block")
+
+    def __init__(self, inputs, arrays, w, keys, first, m, block):
+        self.inputs, self.arrays, self.w, self.keys = inputs, arrays, w, keys
+        self.first, self.m, self.block = first, m, block
+
+
+#: below this many (row, replicate) pairs a batch is folded on the calling thread
+PARALLEL_WORK = 1 << 20
+
+_POOL = None
+_POOL_LOCK = threading.Lock()
+
+
+def _workers(replicates: int, rows: int) -> int:
+    if replicates < 2 or replicates * rows < PARALLEL_WORK:
+        return 1
+    return max(1, min(replicates, os.cpu_count() or 1, 8))
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """One process-wide pool for the replicate folds (threads made once)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL._max_workers < workers:
+            _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bootstrap")
+        return _POOL
+
+
+def _covers(template, tb: Batch) -> bool:
+    plans = getattr(template, "_plans", None)
+    if plans is not None:  # an Evaluator: a batch of one of its plans
+        return any(p.inputs is tb.inputs for p in plans) or any(
+            tb.covers(m.inputs) for m in template.members.values())
+    return tb.covers(template.inputs)

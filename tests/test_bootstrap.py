@@ -1,0 +1,235 @@
+"""Bootstrap: the hash-Poisson weights, keyed invariance, intervals and refusals."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import streammetrics as sm
+from streammetrics._kernels.bootstrap import POISSON1_CDF, poisson_weights
+
+R = 20
+
+
+def _data(n, seed=0):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.4).astype(np.int64)
+    s = np.clip(0.35 * y + 0.65 * rng.random(n), 0.0, 1.0)
+    return y, s
+
+
+def _weights(seed, keys, R, first=0, w=None):
+    out = np.empty((R, len(keys) if len(keys) else 1000), np.float64)
+    poisson_weights(np.uint64(seed), np.asarray(keys, np.int64), first, 0,
+                    np.zeros(0) if w is None else np.asarray(w, float), out, POISSON1_CDF)
+    return out
+
+
+# ----------------------------------------------------------------- weights
+def test_poisson_cdf_is_poisson_one():
+    want = np.cumsum([math.exp(-1) / math.factorial(k) for k in range(len(POISSON1_CDF))])
+    np.testing.assert_allclose(POISSON1_CDF, want, rtol=1e-15)
+    assert 1 - POISSON1_CDF[-1] < 2.0**-53
+
+
+def test_hash_poisson_weights_have_mean_and_variance_one():
+    keys = np.arange(-50_000, 150_000, dtype=np.int64)
+    w = _weights(11, keys, 64)
+    assert set(np.unique(w)) <= set(range(21))
+    # 12.8M draws: the standard error of the mean is 2.8e-4, of the variance 5e-4
+    assert abs(w.mean() - 1) < 2e-3
+    assert abs(w.var() - 1) < 4e-3
+    freq = np.bincount(w.astype(np.int64).ravel(), minlength=5)[:5] / w.size
+    np.testing.assert_allclose(freq, [math.exp(-1) / math.factorial(k) for k in range(5)], atol=2e-3)
+    # replicates and neighbouring keys are not correlated
+    assert abs(np.corrcoef(w[0], w[1])[0, 1]) < 0.02
+    assert abs(np.corrcoef(w[0, :-1], w[0, 1:])[0, 1]) < 0.02
+
+
+def test_weights_depend_on_seed_key_and_replicate_only():
+    keys = np.array([5, 9, 5, 123456789012, -3], np.int64)
+    a = _weights(7, keys, 30)
+    np.testing.assert_array_equal(a[:, 0], a[:, 2])  # same key, same weights
+    np.testing.assert_array_equal(_weights(7, keys[::-1], 30)[:, ::-1], a)  # order free
+    assert not np.array_equal(_weights(8, keys, 30), a)  # the seed matters
+    # a block of replicates r0.. is the same rows of the whole block
+    part = np.empty((10, 5))
+    poisson_weights(np.uint64(7), keys, 0, 12, np.zeros(0), part, POISSON1_CDF)
+    np.testing.assert_array_equal(part, a[12:22])
+    # without keys, positions first, first + 1, ... are the keys
+    np.testing.assert_array_equal(_weights(7, np.zeros(0, np.int64), 30, first=100)[:, :5],
+                                  _weights(7, np.arange(100, 105), 30))
+    # own weights multiply the drawn counts
+    w = np.array([0.5, 2.0, 1.0, 3.0, 0.0])
+    np.testing.assert_array_equal(_weights(7, keys, 30, w=w), a * w)
+
+
+# --------------------------------------------------------- invariance
+def _cut(n, cuts):
+    edges = sorted({0, n, *(c % (n + 1) for c in cuts)})
+    return list(zip(edges[:-1], edges[1:]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 400), st.lists(st.integers(0, 10_000), max_size=6),
+       st.integers(1, 4), st.randoms(use_true_random=False))
+def test_keyed_states_are_identical_under_any_batching_sharding_and_merge_order(n, cuts, shards, rnd):
+    y, s = _data(n, seed=n)
+    # integer weights: every replicate count is then a sum of integers, exact in any order
+    w = np.random.default_rng(n).integers(0, 4, n).astype(np.float64)
+    keys = np.random.default_rng(n + 1).permutation(n).astype(np.int64) * 3 + 17
+    make = lambda: sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=R, seed=5)  # noqa: E731
+    one = make().update(y, s, sample_weight=w, key=keys)
+    parts = [make() for _ in range(shards)]
+    for lo, hi in _cut(n, cuts):
+        parts[rnd.randrange(shards)].update(y[lo:hi], s[lo:hi], sample_weight=w[lo:hi], key=keys[lo:hi])
+    rnd.shuffle(parts)
+    total = make()
+    for p in parts:
+        total.merge(p)
+    assert total == one
+    got, want = total.finalize(), one.finalize()
+    assert dict(got) == dict(want)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 300), st.lists(st.integers(0, 10_000), max_size=6))
+def test_unkeyed_states_are_identical_under_any_batching(n, cuts):
+    y, s = _data(n, seed=n)
+    make = lambda: sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=R)  # noqa: E731
+    one = make().update(y, s)
+    many = make()
+    for lo, hi in _cut(n, cuts):
+        many.update(y[lo:hi], s[lo:hi])
+    assert many == one
+
+
+def test_without_keys_the_row_counter_is_the_key():
+    y, s = _data(500)
+    make = lambda: sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=R)  # noqa: E731
+    assert make().update(y, s) == make().update(y, s, key=np.arange(500))
+    # shards without keys each count from 0: merged, they differ from one stream
+    shards = make().update(y[:250], s[:250]).merge(make().update(y[250:], s[250:]))
+    assert shards != make().update(y, s)
+
+
+def test_replicate_counts_are_sums_of_integer_weights():
+    y, s = _data(1000)
+    b = sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=R, seed=2).update(y, s, key=np.arange(1000))
+    w = _weights(2, np.arange(1000), R)
+    for r, acc in enumerate(b._replicas):
+        want = sm.BinaryConfusion(threshold=0.5).update(y, s, sample_weight=w[r]).finalize()
+        got = acc.finalize()
+        assert (got.tp, got.fp, got.fn, got.tn) == (want.tp, want.fp, want.fn, want.tn)
+        assert float(got.tp) == int(got.tp)
+
+
+def test_chunked_folding_matches_one_block(monkeypatch):
+    import streammetrics.bootstrap as B
+
+    y, s = _data(3000)
+    whole = sm.Bootstrap(sm.ProbabilityScores(), replicates=R).update(y, s)
+    monkeypatch.setattr(B, "MAX_WEIGHT_BLOCK", 8 * R * 7)  # chunks of 7 rows
+    chunked = sm.Bootstrap(sm.ProbabilityScores(), replicates=R).update(y, s)
+    for k in ("log_loss", "brier", "log_loss_ci_lower", "brier_ci_upper"):
+        assert chunked.finalize()[k] == pytest.approx(whole.finalize()[k], rel=1e-12)
+
+
+# ---------------------------------------------------------- intervals
+def test_intervals_hold_the_point_estimate_and_shrink_with_n():
+    widths = []
+    for n in (500, 8000):
+        y, s = _data(n, seed=3)
+        b = sm.Bootstrap(sm.Evaluator({"binary": sm.BinaryConfusion(threshold=0.5),
+                                       "probability": sm.ProbabilityScores()}), replicates=100, seed=1)
+        r = b.update(y, s).finalize()
+        point = sm.BinaryConfusion(threshold=0.5).update(y, s).finalize()
+        assert r.accuracy == point.accuracy and r.f1 == point.f1
+        assert r.log_loss == sm.ProbabilityScores().update(y, s).finalize().log_loss
+        for k in ("accuracy", "f1", "log_loss", "brier"):
+            assert r[f"{k}_ci_lower"] <= r[k] <= r[f"{k}_ci_upper"], k
+        assert r.replicates_used == 100 and r.replicates == 100
+        widths.append(r.accuracy_ci_upper - r.accuracy_ci_lower)
+        narrow = b.finalize(ci=0.5)
+        assert r.f1_ci_lower <= narrow.f1_ci_lower <= narrow.f1_ci_upper <= r.f1_ci_upper
+    # the width falls as 1/sqrt(n): 4x from 500 to 8000 rows
+    assert 2.5 < widths[0] / widths[1] < 6.5
+
+
+def test_interval_is_the_percentile_of_replicate_scores():
+    y, s = _data(400)
+    b = sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=R).update(y, s)
+    scores = [acc.finalize().f1 for acc in b._replicas]
+    r = b.finalize(ci=0.9)
+    assert r.f1_ci_lower == pytest.approx(np.quantile(scores, 0.05), rel=1e-15)
+    assert r.f1_ci_upper == pytest.approx(np.quantile(scores, 0.95), rel=1e-15)
+    assert "tp_ci_lower" not in r  # integer counts have no interval
+
+
+def test_undefined_replicates_are_skipped_and_counted():
+    # one row: a replicate that draws it 0 times has no weight, so no score
+    b = sm.Bootstrap(sm.ProbabilityScores(), replicates=200, seed=9).update([1], [0.7])
+    r = b.finalize()
+    assert 40 < r.replicates_used < 200  # P(weight 0) = e^-1
+    assert r.log_loss_ci_lower == pytest.approx(r.log_loss) == r.log_loss_ci_upper
+
+
+def test_ci_argument_is_checked():
+    b = sm.Bootstrap(sm.BinaryConfusion(), replicates=3).update([1, 0], [1, 1])
+    with pytest.raises(ValueError, match="ci must lie strictly between 0 and 1"):
+        b.finalize(ci=95)
+    with pytest.raises(TypeError, match="ci must be a real number"):
+        b.finalize(ci="0.9")
+
+
+# ------------------------------------------------------------- refusals
+def test_templates_without_weights_are_refused():
+    with pytest.raises(TypeError, match="ClusterContingency takes no sample weights"):
+        sm.Bootstrap(sm.ClusterContingency())
+    with pytest.raises(TypeError, match="template must be an accumulator"):
+        sm.Bootstrap("f1")
+    with pytest.raises(TypeError, match="takes keys"):
+        sm.Bootstrap(sm.Sliced(sm.BinaryConfusion()))
+    with pytest.raises(ValueError, match="template must be empty"):
+        sm.Bootstrap(sm.BinaryConfusion().update([1], [1]))
+    with pytest.raises(ValueError, match="replicates must lie in"):
+        sm.Bootstrap(sm.BinaryConfusion(), replicates=0)
+    with pytest.raises(TypeError, match="seed must be an integer"):
+        sm.Bootstrap(sm.BinaryConfusion(), seed=1.5)
+    with pytest.raises(TypeError, match="is a Bootstrap accumulator"):
+        sm.Evaluator({"b": sm.Bootstrap(sm.BinaryConfusion())})
+
+
+def test_bad_keys_change_nothing():
+    b = sm.Bootstrap(sm.BinaryConfusion(), replicates=4).update([1, 0], [1, 1], key=[0, 1])
+    before = b.state_dict()
+    with pytest.raises(TypeError, match="key must hold integer row ids"):
+        b.update([1, 0], [1, 1], key=[0.5, 1.0])
+    with pytest.raises(ValueError, match="key has 3 rows but the batch has 2"):
+        b.update([1, 0], [1, 1], key=[0, 1, 2])
+    with pytest.raises(ValueError, match=r"p\[1\] = 2"):
+        b.update([1, 0], [1, 2], key=[2, 3])
+    after = b.state_dict()
+    assert after.keys() == before.keys() and all(np.array_equal(after[k], before[k]) for k in after)
+
+
+def test_settings_pickle_and_save(tmp_path):
+    y, s = _data(300)
+    b = sm.Bootstrap(sm.RankAUC(), replicates=6, seed=12).update(y, s, key=np.arange(300))
+    assert pickle.loads(pickle.dumps(b)) == b
+    b.save(tmp_path / "b.state")
+    back = sm.load_state(tmp_path / "b.state")
+    assert back == b and dict(back.finalize()) == dict(b.finalize())
+    with pytest.raises(ValueError, match="different settings"):
+        b.merge(sm.Bootstrap(sm.RankAUC(), replicates=6, seed=13))
+    with pytest.raises(ValueError, match="different settings"):
+        b.merge(sm.Bootstrap(sm.RankAUC(), replicates=7, seed=12))
+    state = b.state_dict()
+    state["replicates.n"] = state["replicates.n"][:-1]
+    with pytest.raises(ValueError):
+        sm.Bootstrap(sm.RankAUC(), replicates=6, seed=12).load_state_dict(state)
