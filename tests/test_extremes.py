@@ -95,3 +95,12 @@ def test_float16_labels_are_read_without_warnings(call):
         call(y, p)
         with pytest.raises(ValueError, match=r"\[1\] = inf"):
             call(y, np.array([0, np.inf, 1, 1], np.float16))
+
+
+def test_subnormal_weights_are_refused_with_the_fix():
+    acc = sm.BinaryConfusion(threshold=0.5).update([1, 0], [0.7, 0.2], sample_weight=[1.0, 2.0])
+    before = acc.state_dict()
+    with pytest.raises(ValueError, match=r"sample_weight\[1\] = .*subnormal.*rescale the weights"):
+        acc.update([1, 0], [0.7, 0.2], sample_weight=[1e-300, 1e-320])
+    assert all(np.array_equal(before[k], v) for k, v in acc.state_dict().items())
+    acc.update([1, 0], [0.7, 0.2], sample_weight=[0.0, 2.3e-308])  # zero and normal: fine

@@ -71,7 +71,7 @@ def _labelled(draw, max_classes=5):
     n = draw(st.integers(1, 40))
     y = draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n))
     p = draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n))
-    w = draw(st.none() | st.lists(st.floats(0.0, 10.0, allow_nan=False), min_size=n, max_size=n))
+    w = draw(st.none() | st.lists(st.floats(0.0, 10.0, allow_nan=False, allow_subnormal=False), min_size=n, max_size=n))
     if w is not None and sum(w) == 0:
         w = None
     return np.array(y), np.array(p), None if w is None else np.array(w)

@@ -70,11 +70,17 @@ def values(pairs: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(s), s + pairs[..., 1], s)
 
 
+#: the smallest normal float64: a positive weight below it has lost digits
+NORMAL_MIN = 2.2250738585072014e-308
+
+
 @kernel
 def first_bad_weight(w):
-    """Index of the first weight that is negative, NaN or infinite, else -1."""
+    """Index of the first weight that is negative, NaN, infinite or subnormal
+    (positive but below :data:`NORMAL_MIN`, where float64 keeps fewer digits
+    and the scores would change with the weights' scale), else -1."""
     for i in range(w.shape[0]):
         wi = w[i]
-        if not (wi >= 0.0 and wi < np.inf):
+        if not (wi >= 0.0 and wi < np.inf) or (wi > 0.0 and wi < NORMAL_MIN):
             return i
     return -1

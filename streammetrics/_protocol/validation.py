@@ -176,7 +176,8 @@ def as_reals(x, name: str) -> np.ndarray:
 def as_weights(w, n: int, name: str = "sample_weight") -> np.ndarray:
     """Validated ``float64`` weights of length ``n``, or :data:`EMPTY_WEIGHTS`.
 
-    Weights must be finite and non-negative.
+    Weights must be finite and non-negative, and positive ones normal floats
+    (at least 2.2e-308).
     """
     if w is None:
         return EMPTY_WEIGHTS
@@ -191,7 +192,13 @@ def as_weights(w, n: int, name: str = "sample_weight") -> np.ndarray:
         i = first_bad_weight(arr)
         if i >= 0:
             v = arr[i]
-            problem = "weights must be finite" if not np.isfinite(v) else "weights must be non-negative"
+            if not np.isfinite(v):
+                problem = "weights must be finite"
+            elif v < 0:
+                problem = "weights must be non-negative"
+            else:
+                problem = ("a positive weight below 2.2e-308 (subnormal) keeps too few digits: "
+                           "rescale the weights (every score is the same for any positive scale)")
             raise BadValueError(name, i, v, problem)
     return arr
 
