@@ -14,9 +14,10 @@ from ._kernels.bootstrap import POISSON1_CDF, poisson_weights
 from ._protocol import statefile
 from ._protocol.base import Accumulator, _locked, check_ci
 from ._protocol.errors import StateFileError
-from ._protocol.inputs import Batch, Input, InputTuple
+from ._protocol.inputs import Batch, Input
 from ._protocol.result import Result
 from ._protocol.validation import as_1d
+from ._protocol.wrapped import pack, unpack
 
 __all__ = ["Bootstrap", "DEFAULT_REPLICATES", "MAX_WEIGHT_BLOCK"]
 
@@ -36,15 +37,6 @@ class RowKeys(Input):
 
     def takes_form(self, x) -> bool:
         return True
-
-
-class _Packed:
-    """The last entry of a bootstrap batch: the template's batch and the row keys."""
-
-    __slots__ = ("batch", "keys", "template")
-
-    def __init__(self, batch: Batch, keys: np.ndarray, template):
-        self.batch, self.keys, self.template = batch, keys, template
 
 
 class _Parsed:
@@ -220,8 +212,7 @@ class Bootstrap(Accumulator):
         arrays, key = self._split(arrays, key)
         tb = self._template.prepare(*arrays, sample_weight=sample_weight)
         keys = _EMPTY_KEYS if key is None else _check_keys(key, tb.n)
-        return Batch(InputTuple((*tb.inputs, self.inputs[-1])), (*tb.arrays, _Packed(tb, keys, self._template)),
-                     tb.weights, tb.n)
+        return pack(tb, keys, self._template, self.inputs[-1])
 
     def update(self, *arrays, sample_weight=None, key=None):
         """Fold one batch into the point estimate and every replicate; return ``self``.
@@ -233,12 +224,7 @@ class Bootstrap(Accumulator):
 
     def fold(self, batch: Batch):
         """Fold a batch made by :meth:`prepare`; return ``self``."""
-        packed = batch.arrays[-1] if type(batch) is Batch and batch.arrays else None
-        if not isinstance(packed, _Packed):
-            raise TypeError("fold() takes a Batch from Bootstrap.prepare()")
-        tb, keys = packed.batch, packed.keys
-        if packed.template is not self._template and not _covers(self._template, tb):
-            raise TypeError("this batch was prepared for another template")
+        tb, keys = unpack(batch, self._template, "Bootstrap.prepare()")
         if tb.n == 0:
             return self
         with self._guard:
@@ -460,9 +446,3 @@ def _pool(workers: int) -> ThreadPoolExecutor:
         return _POOL
 
 
-def _covers(template, tb: Batch) -> bool:
-    plans = getattr(template, "_plans", None)
-    if plans is not None:  # an Evaluator: a batch of one of its plans
-        return any(p.inputs is tb.inputs for p in plans) or any(
-            tb.covers(m.inputs) for m in template.members.values())
-    return tb.covers(template.inputs)

@@ -10,7 +10,8 @@ import numpy as np
 from .._protocol import statefile
 from .._protocol.base import Accumulator, _locked
 from .._protocol.errors import NoWeightsError, StateFileError
-from .._protocol.inputs import Batch, Input, InputTuple
+from .._protocol.inputs import Batch, Input
+from .._protocol.wrapped import pack, unpack
 from . import keys as K
 from .._kernels import grouped as G
 from .grouped import tables_for
@@ -32,17 +33,6 @@ class SliceKeys(Input):
 
     def takes_form(self, x) -> bool:
         return True
-
-
-class _Packed:
-    """The last entry of a sliced batch: the template's batch and the keys."""
-
-    __slots__ = ("batch", "keys", "template")
-
-    def __init__(self, batch: Batch, keys: K.BatchKeys, template):
-        self.batch = batch
-        self.keys = keys
-        self.template = template  # the accumulator whose prepare checked the batch
 
 
 class _Slices:
@@ -230,8 +220,7 @@ class Sliced(Accumulator):
         arrays, by = self._split(arrays, by)
         tb = self._template.prepare(*arrays, sample_weight=sample_weight)
         keys = K.encode(by, tb.n, self.max_slices)
-        return Batch(InputTuple((*tb.inputs, self.inputs[-1])), (*tb.arrays, _Packed(tb, keys, self._template)),
-                     tb.weights, tb.n)
+        return pack(tb, keys, self._template, self.inputs[-1])
 
     def update(self, *arrays, sample_weight=None, by=None):
         """Fold one batch into its slices and the overall state; return ``self``.
@@ -242,14 +231,6 @@ class Sliced(Accumulator):
         """
         return self.fold(self.prepare(*arrays, sample_weight=sample_weight, by=by))
 
-    def _covers(self, tb: Batch) -> bool:
-        t = self._template
-        plans = getattr(t, "_plans", None)
-        if plans is not None:  # an Evaluator: a batch of one of its plans
-            return any(p.inputs is tb.inputs for p in plans) or any(
-                tb.covers(m.inputs) for m in t.members.values())
-        return tb.covers(t.inputs)
-
     def fold(self, batch: Batch):
         """Fold a batch made by :meth:`prepare`; return ``self``.
 
@@ -257,12 +238,7 @@ class Sliced(Accumulator):
         keys would bring more than ``max_slices`` slices (or a different number
         of key columns than before), and then changes nothing.
         """
-        packed = batch.arrays[-1] if type(batch) is Batch and batch.arrays else None
-        if not isinstance(packed, _Packed):
-            raise TypeError("fold() takes a Batch from Sliced.prepare()")
-        tb, keys = packed.batch, packed.keys
-        if packed.template is not self._template and not self._covers(tb):
-            raise TypeError("this batch was prepared for another template")
+        tb, keys = unpack(batch, self._template, "Sliced.prepare()")
         if tb.weighted and not self.takes_weights:
             raise NoWeightsError(type(self._template).__name__)
         if tb.n == 0:
