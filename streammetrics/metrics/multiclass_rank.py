@@ -38,10 +38,12 @@ from .._protocol.inputs import (
     convert,
     raise_rejected,
 )
-from .._protocol.result import RenderContext, Result, class_names, grid, safe
+from .._protocol.result import RenderContext, Result, class_names, fmt_number, grid, safe
 from .._protocol.runs import RunStack
 from .._protocol.state import Field, empty_state
 from .multiclass import class_settings
+from .multiclass_bounded import BOUNDED_FIELDS, RankMembers, n_members
+from .ranking.accumulator import _check_max_bins
 from .ranking.curves import average_precision_of, curve_from_points, pr, roc
 from .ranking.sorting import CORES, _sort_pool
 
@@ -53,6 +55,8 @@ _AVERAGE = ("macro", "weighted")
 _NUMPY_SORT_MIN = 1 << 15
 #: 2 U of a pair of classes fits an int64 while (total rows)**2 / 2 stays below this
 _INT64_LIMIT = 2**63
+#: the classes whose curves a bounded result keeps for its plots
+_PLOTTED = 20
 
 
 class MulticlassRankResult(Result):
@@ -60,7 +64,10 @@ class MulticlassRankResult(Result):
 
     # the state's block run when finalized (runs are never changed in place):
     # the per-class curves of the plots are read from it on demand
-    __slots__ = ("_run",)
+    # the per-class one-vs-rest points ``c -> (scores, masses)`` of the state
+    # when finalized (exact runs and bounded members are never changed in
+    # place): the per-class curves of the plots are read from them on demand
+    __slots__ = ("_points_of",)
     title = "Multiclass ranking"
     counts = ("support",)
 
@@ -70,16 +77,16 @@ class MulticlassRankResult(Result):
         :data:`~streammetrics.report.plots.MAX_CLASS_CURVES` classes)."""
         from ..report import plots
 
-        run = getattr(self, "_run", None)
+        points_of = getattr(self, "_points_of", None)
         auc = self._values.get("per_class_auc")
-        if run is None or auc is None:  # unpickled, or no per-class scores
+        if points_of is None or auc is None:  # unpickled, or no per-class scores
             return []
         ap = self._values["per_class_average_precision"]
         k = auc.shape[0]
         names = class_names(self._meta.get("labels") or ctx.labels, k)
         rocs, prs = [], []
         for c in range(min(k, plots.MAX_CLASS_CURVES)):
-            points = curve_from_points(*_ovr_points(run, c))
+            points = curve_from_points(*points_of(c))
             fpr, tpr, _ = roc(*points)
             precision, recall, _ = pr(*points)
             rocs.append((names[c], fpr, tpr, float(auc[c])))
@@ -87,10 +94,22 @@ class MulticlassRankResult(Result):
         return [plots.class_roc(rocs, k, folder), plots.class_pr(prs, k, folder)]
 
     def section(self, ctx: RenderContext, names=None) -> list[str]:
-        fields = [f for f in self.report_values() if f != "pair_auc"]
-        lines = self._scalar_lines(fields, names) + self._array_lines(fields, ctx, names)
+        values = self.report_values()
+        # a bounded state's scores show their bounds on their line, as RankAUC's
+        # do; the averages a bounded one-vs-rest state does not keep (NaN) are left out
+        bounded = {f for f in values if f"{f}_lower" in values and f"{f}_upper" in values}
+        notes = {}
+        for f in bounded:
+            lo, hi = values[f + "_lower"], values[f + "_upper"]
+            if not isinstance(lo, np.ndarray):
+                notes[f] = "  (exact)" if lo == hi else f"  (bounds {fmt_number(lo)} .. {fmt_number(hi)})"
+        fields = [f for f in values
+                  if not f.startswith("pair_auc")
+                  and not (f.endswith(("_lower", "_upper")) and f[:-6] in notes)
+                  and not (isinstance(values[f], float) and np.isnan(values[f]))]
+        lines = self._scalar_lines(fields, names, notes) + self._array_lines(fields, ctx, names)
         m = self._values["pair_auc"]
-        if m.shape[0] <= 20:
+        if m.shape[0] <= 20 and not np.all(np.isnan(m)):
             row_names = class_names(self._meta.get("labels") or ctx.labels, m.shape[0])
             caption = (f"  {self._shown('pair_auc', names)} (row a, column b: class a's rows "
                        "against class b's, ranked by column a)")
@@ -306,6 +325,26 @@ def _scores(u2, support, ap, exact: bool, n: int, multi_class: str, average: str
         per_class = np.clip(u2.sum(axis=1) / (2 * safe(sup * rest)), 0.0, 1.0)
         pair = np.clip(u2 / (2 * safe(np.outer(sup, sup))), 0.0, 1.0)
         np.fill_diagonal(pair, 0.0)
+    values = _averages(per_class, pair, support, multi_class, average)
+    sup_f = support.astype(np.float64)
+    total_f = float(sup_f.sum())
+    values.update({
+        "per_class_average_precision": ap,
+        "macro_average_precision": float(np.mean(ap)),
+        "weighted_average_precision": float(np.dot(sup_f, ap) / safe(total_f)),
+        "support": support,
+        "n": n,
+    })
+    return MulticlassRankResult("MulticlassRankScores", values, meta)
+
+
+def _averages(per_class, pair, support, multi_class: str, average: str, suffix: str = "") -> dict:
+    """Every AUC field from the per-class and pair AUCs (each name ending in
+    ``suffix``). Every average has non-negative coefficients that depend on
+    the supports only, so the averages of lower (upper) bounds bound the
+    averages; floating-point sums are monotone in their terms, so the
+    bounds computed stay on their side of the value computed."""
+    k = per_class.shape[0]
     sup_f = support.astype(np.float64)
     total_f = float(sup_f.sum())
     ovr_macro = float(np.mean(per_class))
@@ -329,13 +368,8 @@ def _scores(u2, support, ap, exact: bool, n: int, multi_class: str, average: str
         "ovo_macro_auc": ovo_macro,
         "ovo_weighted_auc": ovo_weighted,
         "pair_auc": pair,
-        "per_class_average_precision": ap,
-        "macro_average_precision": float(np.mean(ap)),
-        "weighted_average_precision": float(np.dot(sup_f, ap) / safe(total_f)),
-        "support": support,
-        "n": n,
     }
-    return MulticlassRankResult("MulticlassRankScores", values, meta)
+    return {key + suffix: v for key, v in values.items()}
 
 
 def scores_of_batch(y, P, w, k: int, inputs, multi_class: str, average: str, meta):
@@ -551,10 +585,11 @@ class MulticlassRankAUC(Accumulator):
     headline = ("auc",)
 
     def __init__(self, n_classes: int | None = None, multi_class: str = "ovr", average: str = "macro",
-                 labels=None):
+                 labels=None, max_bins: int | None = None):
         self.n_classes, self.labels = class_settings("MulticlassRankAUC", n_classes, labels)
         self.multi_class = _check_choice("multi_class", multi_class, _MULTI_CLASS)
         self.average = _check_choice("average", average, _AVERAGE)
+        self.max_bins = _check_max_bins(max_bins)
         k = self.n_classes
         y = ClassIndices("y", k) if self.labels is None else ClassLabels("y", self.labels)
         self.inputs = (y, ClassScores("P", k))
@@ -562,11 +597,22 @@ class MulticlassRankAUC(Accumulator):
         self._weighted = False
         self._stack = RunStack(_merge, _entries)
         self._pending: _Pending | None = None
+        self._members: RankMembers | None = None
+        if self.max_bins is not None:
+            pairs = self.multi_class == "ovo"
+            self.n_members = n_members(k, pairs)
+            self.fields = BOUNDED_FIELDS
+            # the empty state is sized by the settings: a state file's settings may
+            # not declare more members than its arrays hold (the allocation budget)
+            empty_state(self.fields, self)
+            self._members = RankMembers(k, {"max_bins": self.max_bins}, pairs)
 
     def _settings(self):
         out = {"n_classes": self.n_classes, "multi_class": self.multi_class, "average": self.average}
         if self.labels is not None:
             out["labels"] = self.labels
+        if self.max_bins is not None:
+            out["max_bins"] = self.max_bins
         return out
 
     @property
@@ -577,6 +623,8 @@ class MulticlassRankAUC(Accumulator):
     @property
     def nbytes(self) -> int:
         """Bytes held by the state's blocks and the pending rows."""
+        if self._members is not None:
+            return self._members.nbytes
         pending = 0 if self._pending is None else self._pending.nbytes
         return pending + sum(a.nbytes + b.nbytes + c.nbytes for a, b, c in self._stack)
 
@@ -600,6 +648,13 @@ class MulticlassRankAUC(Accumulator):
     def _fold(self, arrays, w):
         y, P = arrays
         n = y.shape[0]
+        if self._members is not None:
+            for inp, arr in zip(self.inputs, arrays):  # refused before any change
+                inp.check(arr)
+            self._members.fold(y, P, w)
+            self._weighted = self._members.weighted
+            self._n += n
+            return 0
         if self._weighted and w.shape[0] == 0:
             w = np.ones(n)
         weighted = w.shape[0] > 0
@@ -638,6 +693,9 @@ class MulticlassRankAUC(Accumulator):
         no merging.
         """
         with self._guard:
+            if self._members is not None:
+                self._members.flush()
+                return self
             self._flush()
             self._stack.collapse()
         return self
@@ -658,6 +716,8 @@ class MulticlassRankAUC(Accumulator):
 
     @property
     def _state(self):
+        if self._members is not None:
+            return self._members.join(self._n)
         st = empty_state(self.fields, self)
         st["n"][0] = self._n
         st["weighted"][0] = int(self._weighted)
@@ -672,6 +732,9 @@ class MulticlassRankAUC(Accumulator):
     def _load(self, state):
         self._n = int(state["n"][0])
         self._weighted = bool(state["weighted"][0])
+        if self._members is not None:
+            self._members.load(state)
+            return
         self._stack = RunStack(_merge, _entries)
         self._pending = None
         run = self._run_of_state(state)
@@ -688,6 +751,11 @@ class MulticlassRankAUC(Accumulator):
         return keys, mass, state["lengths"].copy()
 
     def _merge_state(self, other):
+        if self._members is not None:
+            self._members.merge(other)
+            self._weighted = self._members.weighted
+            self._n += int(other["n"][0])
+            return
         if other["weighted"][0] and not self._weighted:
             self._to_float()
         run = self._run_of_state(other)
@@ -701,9 +769,13 @@ class MulticlassRankAUC(Accumulator):
         out._weighted = self._weighted
         out._stack = self._stack.copy()
         out._pending = None if self._pending is None else self._pending.clone()
+        out._members = None if self._members is None else self._members.clone()
         return out
 
     def _check_state(self, state):
+        if self._members is not None:
+            self._members.check(state)
+            return
         n = int(state["n"][0])
         flag = int(state["weighted"][0])
         if flag not in (0, 1):
@@ -746,12 +818,50 @@ class MulticlassRankAUC(Accumulator):
                 raise ValueError("the columns disagree on the rows of a class")
 
     # --------------------------------------------------------------- results
+    def _meta(self):
+        meta = {"labels": self.labels, "weighted": self._weighted,
+                "multi_class": self.multi_class, "average": self.average}
+        if self.max_bins is not None:
+            meta["max_bins"] = self.max_bins
+        return meta
+
     def _compute(self) -> MulticlassRankResult:
+        if self._members is not None:
+            return self._bounded_result()
         run = self._run()
         out = scores_of_run(run, self.n_classes, self._n, self._weighted, self.multi_class,
-                            self.average, {"labels": self.labels, "weighted": self._weighted,
-                                           "multi_class": self.multi_class, "average": self.average})
-        object.__setattr__(out, "_run", run)  # for the plots' curves
+                            self.average, self._meta())
+        object.__setattr__(out, "_points_of", lambda c: _ovr_points(run, c))  # the plots' curves
+        return out
+
+    def _bounded_result(self) -> MulticlassRankResult:
+        """The result of the bounded members: every AUC field with ``_lower``
+        and ``_upper`` bounds (one-vs-one fields NaN without pair members)."""
+        members, k = self._members, self.n_classes
+        value, lower, upper, n_pos, _ = members.results()
+        support = n_pos[:k]
+        if self._weighted:
+            support = support.astype(np.float64)
+            if not float(np.sum(support)) > 0:
+                raise ValueError("the sample weights sum to zero: the scores are undefined")
+        else:
+            support = support.astype(np.int64)
+        values = {}
+        for arr, suffix in ((value, ""), (lower, "_lower"), (upper, "_upper")):
+            values.update(_averages(arr[:k].copy(), members.pair_matrix(arr), support,
+                                    self.multi_class, self.average, suffix))
+        ap = np.array([members.average_precision(c) for c in range(k)])
+        sup_f = support.astype(np.float64)
+        values.update({
+            "per_class_average_precision": ap,
+            "macro_average_precision": float(np.mean(ap)),
+            "weighted_average_precision": float(np.dot(sup_f, ap) / safe(float(sup_f.sum()))),
+            "support": support,
+            "n": self._n,
+        })
+        out = MulticlassRankResult("MulticlassRankScores", values, self._meta())
+        snapshot = [members.class_points(c) for c in range(min(k, _PLOTTED))]
+        object.__setattr__(out, "_points_of", lambda c: snapshot[c])
         return out
 
     def _class_index(self, cls) -> int:
@@ -770,6 +880,8 @@ class MulticlassRankAUC(Accumulator):
         with self._guard:
             if self._n == 0:
                 raise NoObservationsError("MulticlassRankAUC has no observations: call update() first")
+            if self._members is not None:
+                return curve_from_points(*self._members.class_points(c))
             run = self._run()
         return curve_from_points(*_ovr_points(run, c))
 
@@ -797,7 +909,7 @@ class MulticlassRankAUC(Accumulator):
 
 
 def multiclass_auc(y, P, *, multi_class="ovr", average="macro", n_classes=None, labels=None,
-                   sample_weight=None) -> MulticlassRankResult:
+                   sample_weight=None, max_bins=None) -> MulticlassRankResult:
     """Exact multiclass AUC of class scores ``P`` (n x K): a result whose
     ``auc`` is the average chosen by ``multi_class`` ("ovr" or "ovo") and
     ``average`` ("macro" or "weighted"); see :class:`MulticlassRankAUC` for
@@ -806,7 +918,9 @@ def multiclass_auc(y, P, *, multi_class="ovr", average="macro", n_classes=None, 
     ``n_classes`` defaults to the number of columns of ``P``. With a class
     absent from ``y`` its AUCs are 0 (the specification's guard; scikit-learn
     raises). scikit-learn's one-vs-one AUC takes no ``sample_weight``; here
-    it weighs each pair by the product of its rows' weights.
+    it weighs each pair by the product of its rows' weights. ``max_bins``
+    gives the bounded result of ``MulticlassRankAUC(max_bins=...)`` (with
+    ``_lower``/``_upper`` bounds), in that accumulator's memory.
 
     >>> from streammetrics import multiclass_auc
     >>> P = [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.3, 0.4, 0.3],
@@ -821,10 +935,15 @@ def multiclass_auc(y, P, *, multi_class="ovr", average="macro", n_classes=None, 
     if n_classes is None and labels is None:
         P = ClassScores("P", None).convert(P)  # the shape error of anything not n x K
         n_classes = P.shape[1]
-    acc = MulticlassRankAUC(n_classes, multi_class=multi_class, average=average, labels=labels)
+    acc = MulticlassRankAUC(n_classes, multi_class=multi_class, average=average, labels=labels,
+                            max_bins=max_bins)
     (yc, Pc), w, n = convert(acc.inputs, (y, P), sample_weight, True, acc)
     if n == 0:
         raise NoObservationsError("y and P are empty: the AUC needs at least one observation")
+    if acc.max_bins is not None:
+        acc._fold((yc, Pc), w)
+        acc._n = n
+        return acc._compute()
     weighted = w.shape[0] > 0
     return scores_of_batch(yc, Pc, w, acc.n_classes, acc.inputs, acc.multi_class, acc.average,
                            {"labels": acc.labels, "weighted": weighted, "multi_class": acc.multi_class,

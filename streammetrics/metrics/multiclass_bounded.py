@@ -1,0 +1,268 @@
+"""The bounded state of ``MulticlassRankAUC(max_bins=B)``: binary rank states per class.
+
+A multiclass AUC is a set of binary AUCs over one score column each, so the
+bounded state is a set of binary :class:`~streammetrics.RankAUC` states (the
+*members*), each bounded to ``2 B`` items with its certified interval:
+
+* one-vs-rest, member ``c`` (``c < K``): the rows of class ``c`` (positives)
+  against every other row (negatives), ranked by column ``c``;
+* one-vs-one (``multi_class="ovo"`` only), member of the ordered pair
+  ``(a, b)``: the rows of class ``a`` against the rows of class ``b``, ranked
+  by column ``a``, for the ``K (K - 1)`` pairs ``a != b``.
+
+Each member bins its own column, so a member stays exact while its scores
+fit (``2 B`` distinct values), and the bounds of every average follow from
+the bounds of its terms, which all enter with non-negative coefficients.
+How a member keeps its rows is :class:`RankAUC`'s business: the members are
+made by :attr:`RankMembers.make_member` from :attr:`RankMembers.member_settings`
+alone and are used only through the binary state's protocol (``_fold``,
+``_state``, ``_merge_state``, ``_load``, ``_checked``, ``_compute``), so
+another binary strategy plugs in by its settings.
+
+The state is the members' states laid end to end, as
+:class:`~streammetrics.MultilabelRankAUC` lays its members: per member, the
+lengths of its variable arrays (``sizes``), its row count (``member_n``) and
+its squared-weight sums.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._protocol.state import Field, count_total, empty_state
+from .ranking import RankAUC
+from .ranking.curves import average_precision_of, curve_from_points
+
+__all__ = ["RankMembers", "BOUNDED_FIELDS"]
+
+_RANK_FIELDS = ("lo", "hi", "counts", "weights", "pairs")
+_PER_MEMBER = ("wsq", "wsq_rows")
+
+BOUNDED_FIELDS = (
+    Field("n", np.int64, (1,)),
+    Field("weighted", np.int64, (1,), merge="custom"),
+    Field("member_n", np.int64, ("n_members",), merge="custom",
+          doc="rows folded into each member (one-vs-rest members, then the ordered pairs)"),
+    Field("sizes", np.int64, ("n_members", 5), merge="custom",
+          doc="per member: lengths of lo, hi, counts, weights, pairs"),
+    Field("lo", np.float64, (None,), merge="custom", nonneg=False),
+    Field("hi", np.float64, (None,), merge="custom", nonneg=False),
+    Field("counts", np.int64, (2, None), merge="custom"),
+    Field("weights", np.float64, (2, None), merge="custom"),
+    Field("pairs", np.float64, (2, None), merge="custom"),
+    Field("wsq", np.float64, ("n_members", 2, 2), merge="custom", nonneg=False,
+          doc="each member's squared weights per class (compensated pairs)"),
+    Field("wsq_rows", np.int64, ("n_members", 1), merge="custom", doc="each member's rows counted in wsq"),
+)
+
+
+def n_members(k: int, pairs: bool) -> int:
+    return k + (k * (k - 1) if pairs else 0)
+
+
+class RankMembers:
+    """The binary rank states of a bounded multiclass AUC (module docstring).
+
+    ``k`` classes; ``pairs`` adds the one-vs-one members; ``member_settings``
+    are the keyword arguments of every member's :class:`RankAUC`.
+    """
+
+    def __init__(self, k: int, member_settings: dict, pairs: bool):
+        self.k = k
+        self.pairs = pairs
+        self.member_settings = dict(member_settings)
+        self.count = n_members(k, pairs)
+        self.members = [self.make_member() for _ in range(self.count)]
+        self.member_n = np.zeros(self.count, np.int64)
+
+    def make_member(self) -> RankAUC:
+        return RankAUC(**self.member_settings)
+
+    def pair_index(self, a: int, b: int) -> int:
+        """The member of the ordered pair ``(a, b)``, ``a != b``."""
+        return self.k + a * (self.k - 1) + (b if b < a else b - 1)
+
+    @property
+    def weighted(self) -> bool:
+        return bool(self.members[0]._weighted) if self.members else False
+
+    @property
+    def nbytes(self) -> int:
+        return sum(m.nbytes for m in self.members)
+
+    # ------------------------------------------------------------- folding
+    def fold(self, y, P, w) -> None:
+        """Fold a checked batch: classes ``y`` (int64 in ``0..k-1``), finite
+        scores ``P`` (n x k), weights ``w`` (empty without weights). No
+        member can refuse its part."""
+        k = self.k
+        n = y.shape[0]
+        for c in range(k):
+            self.members[c]._fold((y == c, np.ascontiguousarray(P[:, c])), w)
+        self.member_n[:k] += n
+        if not self.pairs:
+            return
+        order = np.argsort(y, kind="stable")
+        starts = np.searchsorted(y[order], np.arange(k + 1))
+        rows = [order[starts[t]:starts[t + 1]] for t in range(k)]
+        weighted = w.shape[0] > 0
+        for a in range(k):
+            col = P[:, a]
+            pos = col[rows[a]]
+            for b in range(k):
+                if b == a:
+                    continue
+                m = self.pair_index(a, b)
+                na, nb = rows[a].shape[0], rows[b].shape[0]
+                if na + nb == 0:
+                    continue
+                labels = np.zeros(na + nb, bool)
+                labels[:na] = True
+                s = np.concatenate((pos, col[rows[b]]))
+                pw = np.concatenate((w[rows[a]], w[rows[b]])) if weighted else w
+                self.members[m]._fold((labels, s), pw)
+                self.member_n[m] += na + nb
+        if weighted:
+            self._all_weighted()
+
+    def _all_weighted(self) -> None:
+        """Members that took no row of a weighted batch turn weighted too, so
+        every member holds weights once any does (as one state must)."""
+        empty = None
+        for m in self.members:
+            if not m._weighted:
+                if empty is None:
+                    empty = _empty_weighted_state(m)
+                m._merge_state(empty)
+
+    # --------------------------------------------------------------- state
+    def join(self, n: int) -> dict:
+        """The members' states as one state (pending rows binned in, nothing changed)."""
+        states = [m._state for m in self.members]
+        out = {"n": np.array([n], np.int64),
+               "weighted": np.array([int(self.weighted)], np.int64),
+               "member_n": self.member_n.copy(),
+               "sizes": np.array([[st[f].shape[-1] for f in _RANK_FIELDS] for st in states], np.int64)
+               .reshape(self.count, 5)}
+        for f in _RANK_FIELDS:
+            out[f] = np.concatenate([st[f] for st in states], axis=-1)
+        for f in _PER_MEMBER:
+            out[f] = np.stack([_per_member(st, f) for st in states])
+        return out
+
+    def split(self, state) -> list[dict]:
+        """The member states of a joined state (views into its arrays)."""
+        sizes = state["sizes"]
+        ends = np.cumsum(sizes, axis=0)
+        out = []
+        for m in range(self.count):
+            st = {"n": state["member_n"][m:m + 1].copy(), "weighted": state["weighted"].copy()}
+            for c, f in enumerate(_RANK_FIELDS):
+                hi = int(ends[m, c])
+                st[f] = state[f][..., hi - int(sizes[m, c]):hi]
+            for f in _PER_MEMBER:
+                st[f] = state[f][m]
+            out.append(st)
+        return out
+
+    def load(self, state) -> None:
+        self.member_n = state["member_n"].copy()
+        for member, st in zip(self.members, self.split(state)):
+            member._load({f: np.array(a, copy=True) for f, a in st.items()})
+
+    def check(self, state) -> None:
+        """The invariants of a joined state: each member's, and how they agree."""
+        k, n = self.k, int(state["n"][0])
+        sizes, member_n = state["sizes"], state["member_n"]
+        if np.any(sizes < 0):
+            raise ValueError("entry 'sizes' holds negative lengths")
+        for c, f in enumerate(_RANK_FIELDS):
+            if int(sizes[:, c].sum()) != state[f].shape[-1]:
+                raise ValueError(f"entry 'sizes' does not match the length of entry {f!r}")
+        flag = int(state["weighted"][0])
+        if flag not in (0, 1):
+            raise ValueError(f"entry 'weighted' must be 0 or 1, got {flag}")
+        if np.any(member_n[:k] != n):
+            raise ValueError("every one-vs-rest member must hold every row")
+        if np.any(member_n < 0) or np.any(member_n > n):
+            raise ValueError("entry 'member_n' holds a count outside 0..n")
+        checker = self.make_member()
+        states = self.split(state)
+        for st in states:
+            checker._checked(st)
+        if flag:
+            return
+        # without weights the members count the same rows: class c's rows are
+        # member c's positives, and those of a pair (a, b) are a's and b's
+        rows = [count_total(st["counts"][0]) for st in states[:k]]
+        if n and sum(rows) != n:
+            raise ValueError("the one-vs-rest members' positives do not add up to the rows")
+        if not self.pairs:
+            return
+        for a in range(k):
+            for b in range(k):
+                if a != b:
+                    st = states[self.pair_index(a, b)]
+                    got = (count_total(st["counts"][0]), count_total(st["counts"][1]))
+                    if got != (rows[a], rows[b]):
+                        raise ValueError(f"the member of classes ({a}, {b}) disagrees with the "
+                                         "one-vs-rest members on the rows of its classes")
+
+    def merge(self, state) -> None:
+        for member, st in zip(self.members, self.split(state)):
+            member._flush()  # as MultilabelRankAUC merges: the same shards give the same sums
+            member._merge_state(st)
+        self.member_n += state["member_n"]
+
+    def clone(self) -> "RankMembers":
+        out = RankMembers.__new__(RankMembers)
+        out.k, out.pairs, out.member_settings, out.count = self.k, self.pairs, dict(self.member_settings), self.count
+        out.members = [m._clone() for m in self.members]
+        out.member_n = self.member_n.copy()
+        return out
+
+    def flush(self) -> None:
+        for m in self.members:
+            m.flush()
+
+    # -------------------------------------------------------------- results
+    def results(self):
+        """``(value, lower, upper, n_pos, n_neg)`` arrays over the members."""
+        rs = [m._compute() for m in self.members]
+        value = np.array([r.auc for r in rs], np.float64)
+        lower = np.array([r.auc_lower for r in rs], np.float64)
+        upper = np.array([r.auc_upper for r in rs], np.float64)
+        n_pos = np.array([r.n_pos for r in rs])
+        n_neg = np.array([r.n_neg for r in rs])
+        return value, lower, upper, n_pos, n_neg
+
+    def pair_matrix(self, per_member) -> np.ndarray:
+        """``out[a, b]`` the pair member's value (diagonal 0); NaN without pairs."""
+        k = self.k
+        out = np.zeros((k, k)) if self.pairs else np.full((k, k), np.nan)
+        if self.pairs:
+            for a in range(k):
+                for b in range(k):
+                    if a != b:
+                        out[a, b] = per_member[self.pair_index(a, b)]
+        return out
+
+    def class_points(self, c: int):
+        """Class ``c``'s one-vs-rest points (a bin at its lower edge)."""
+        return self.members[c]._points()
+
+    def average_precision(self, c: int) -> float:
+        scores, ab = self.class_points(c)
+        if scores.shape[0] == 0 or not float(ab[0].sum()) > 0:
+            return 0.0
+        return float(average_precision_of(*curve_from_points(scores, ab)))
+
+
+def _per_member(st, f):
+    return st[f] if f in st else np.zeros((2, 2) if f == "wsq" else (1,), np.float64 if f == "wsq" else np.int64)
+
+
+def _empty_weighted_state(member) -> dict:
+    st = empty_state(member.fields, member)
+    st["weighted"][0] = 1
+    return st
