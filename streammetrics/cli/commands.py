@@ -45,6 +45,8 @@ def settings_from(args) -> dict:
         if n_labels is not None:
             settings["n_labels"] = n_labels
         settings["threshold"] = args.threshold
+        if args.threshold is not None:  # scores: their AUC is bounded as binary's is
+            settings["max_bins"] = args.max_bins
         if args.scores is not None:
             raise CommandError("--scores applies to --task binary only")
     elif n_labels is not None:
@@ -73,6 +75,7 @@ def settings_from(args) -> dict:
             settings["top_k"] = top_k
         if auc:
             settings["auc"] = True
+            settings["max_bins"] = args.max_bins
     else:
         for opt, v in (("--n-classes", args.n_classes), ("--labels", labels),
                        ("--top-k", top_k), ("--auc", auc or None)):

@@ -170,12 +170,14 @@ def _add_evaluate(sub, out) -> None:
     ev.add_argument("--top-k", type=_positive_int, metavar="K",
                     help="multiclass with class probabilities: add top-K accuracy")
     ev.add_argument("--auc", action="store_true",
-                    help="multiclass with class probabilities: add the exact one-vs-rest "
-                         "and one-vs-one AUC, and per-class ROC and PR plots (its state "
-                         "grows with the rows)")
+                    help="multiclass with class probabilities: add the one-vs-rest AUC "
+                         "(exact with --max-bins exact: then one-vs-one too, with a state "
+                         "that grows with the rows) and per-class ROC and PR plots")
     ev.add_argument("--max-bins", type=_max_bins, default=DEFAULT_MAX_BINS, metavar="B",
-                    help=f"binary: AUC bins, a number > 0 bounding memory (default "
-                         f"{DEFAULT_MAX_BINS}); 'exact' keeps every distinct score")
+                    help=f"binary, multiclass --auc and multilabel scores: AUC bins per "
+                         f"class, a number > 0 bounding memory (default {DEFAULT_MAX_BINS}; "
+                         "bounds are reported once the scores outnumber them); 'exact' "
+                         "keeps every distinct score")
     ev.add_argument("--calibration-bins", type=_calibration_bins, default=15, metavar="B",
                     help="binary probabilities and multiclass: bins of the reliability "
                          "table (ECE, MCE, Brier decomposition; default 15); 'off' leaves "

@@ -85,9 +85,12 @@ class Evaluator(Accumulator):
         Off by default, since its exact state grows with the rows. (A state
         saved before ``top_k`` and ``auc`` existed loads with both off.)
     max_bins : int, optional
-        Binary only: ``None`` (the default) keeps the AUC exact (memory grows
-        with the distinct scores); a number bounds the memory and gives
-        ``auc_lower``/``auc_upper`` bounds once the scores outnumber the bins.
+        Binary, multiclass (with ``auc``) and multilabel (with a
+        ``threshold``): ``None`` (the default) keeps the AUC exact (memory
+        grows with the distinct scores); a number bounds the memory and gives
+        ``_lower``/``_upper`` bounds once the scores outnumber the bins
+        (``RankAUC``, ``MulticlassRankAUC`` and ``MultilabelRankAUC`` with
+        ``max_bins``).
     scores : {"probability", "score"}
         Binary only. ``"probability"`` (the default) requires every ``p`` in
         [0, 1] and adds ``log_loss`` and ``brier``; a batch with a value outside

@@ -23,6 +23,7 @@ from ..metrics.multiclass_rank import MulticlassRankAUC
 from ..metrics.multilabel import MultilabelConfusion, MultilabelRankAUC, label_settings
 from ..metrics.probability import ClassProbabilityScores, ProbabilityScores
 from ..metrics.ranking import RankAUC
+from ..metrics.ranking.accumulator import _check_max_bins
 from ..metrics.regression import RegressionErrors
 from ..metrics.topk import TopKAccuracy
 
@@ -126,6 +127,7 @@ def _check_multiclass(s):
     if not isinstance(auc, (bool, np.bool_)):
         raise TypeError(f"auc must be True or False, got {type(auc).__name__}")
     out["auc"] = bool(auc)
+    out["max_bins"] = _check_max_bins(s.get("max_bins"))
     return out
 
 
@@ -137,7 +139,7 @@ def _multiclass_members(s):
     if s.get("top_k") is not None:
         members["top_k"] = TopKAccuracy(s["top_k"], k, labels=labels)
     if s.get("auc"):
-        members["auc"] = MulticlassRankAUC(k, labels=labels)
+        members["auc"] = MulticlassRankAUC(k, labels=labels, max_bins=s.get("max_bins"))
     members["multiclass"] = MulticlassConfusion(k, labels=labels)
     return members
 
@@ -147,7 +149,7 @@ def _describe_multiclass(s):
     if s.get("top_k") is not None:
         text += f", top-{s['top_k']} accuracy"
     if s.get("auc"):
-        text += ", exact AUC"
+        text += ", exact AUC" if s.get("max_bins") is None else f", AUC max_bins {s['max_bins']:,}"
     return f"({text})"
 
 
@@ -159,19 +161,22 @@ def _check_multilabel(s):
         )
     k, labels = label_settings("task='multilabel'", s["n_labels"], s["labels"])
     threshold = MultilabelConfusion(1, threshold=s["threshold"]).threshold  # checks it
-    return {"n_labels": k, "labels": labels, "threshold": threshold}
+    return {"n_labels": k, "labels": labels, "threshold": threshold,
+            "max_bins": _check_max_bins(s.get("max_bins"))}
 
 
 def _multilabel_members(s):
     k, labels, threshold = s["n_labels"], s["labels"], s["threshold"]
     members = {"multilabel": MultilabelConfusion(k, threshold=threshold, labels=labels)}
     if threshold is not None:  # scores: their ranking is scored too
-        members["auc"] = MultilabelRankAUC(k, labels=labels)
+        members["auc"] = MultilabelRankAUC(k, labels=labels, max_bins=s.get("max_bins"))
     return members
 
 
 def _describe_multilabel(s):
     cut = "0/1 predictions" if s["threshold"] is None else f"scores, threshold {s['threshold']:g}"
+    if s["threshold"] is not None and s.get("max_bins") is not None:
+        cut += f", AUC max_bins {s['max_bins']:,}"
     return f"({s['n_labels']} labels, {cut})"
 
 
@@ -189,21 +194,23 @@ PRESETS: dict[str, Preset] = {
     ),
     "multiclass": Preset(
         "multiclass",
-        {"n_classes": None, "labels": None, "calibration_bins": 15, "top_k": None, "auc": False},
+        {"n_classes": None, "labels": None, "calibration_bins": 15, "top_k": None, "auc": False,
+         "max_bins": None},
         _multiclass_members,
         check=_check_multiclass,
         headline=("accuracy", "macro_f1"),
         describe=_describe_multiclass,
-        legacy={"calibration_bins": None, "top_k": None, "auc": False},
+        legacy={"calibration_bins": None, "top_k": None, "auc": False, "max_bins": None},
     ),
     "multilabel": Preset(
         "multilabel",
-        {"n_labels": None, "labels": None, "threshold": None},
+        {"n_labels": None, "labels": None, "threshold": None, "max_bins": None},
         _multilabel_members,
         check=_check_multilabel,
         headline=("micro_f1", "macro_f1"),
         sections=("multilabel", "auc"),
         describe=_describe_multilabel,
+        legacy={"max_bins": None},
     ),
     "regression": Preset(
         "regression", {}, lambda s: {"regression": RegressionErrors()},

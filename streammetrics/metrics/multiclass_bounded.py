@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._protocol.result import fmt_number
 from .._protocol.state import Field, count_total, empty_state
 from .ranking import RankAUC
 from .ranking.curves import average_precision_of, curve_from_points
 
-__all__ = ["RankMembers", "BOUNDED_FIELDS"]
+__all__ = ["RankMembers", "BOUNDED_FIELDS", "bound_notes", "shown_fields"]
 
 _RANK_FIELDS = ("lo", "hi", "counts", "weights", "pairs")
 _PER_MEMBER = ("wsq", "wsq_rows")
@@ -256,6 +257,29 @@ class RankMembers:
         if scores.shape[0] == 0 or not float(ab[0].sum()) > 0:
             return 0.0
         return float(average_precision_of(*curve_from_points(scores, ab)))
+
+
+def bound_notes(values) -> dict:
+    """``field -> note`` for a report's scalar scores with ``_lower`` and
+    ``_upper`` bounds, as RankAUC's AUC line shows them: ``(exact)`` or
+    ``(bounds lo .. hi)``."""
+    notes = {}
+    for f, v in values.items():
+        lo, hi = values.get(f + "_lower"), values.get(f + "_upper")
+        if lo is None or hi is None or isinstance(v, np.ndarray) or isinstance(lo, np.ndarray):
+            continue
+        if isinstance(v, float) and np.isnan(v):
+            continue
+        notes[f] = "  (exact)" if lo == hi else f"  (bounds {fmt_number(lo)} .. {fmt_number(hi)})"
+    return notes
+
+
+def shown_fields(values, notes) -> list:
+    """The fields a report shows: not the scalar bounds given in ``notes``,
+    nor the NaN of scores a state does not keep."""
+    return [f for f in values
+            if not (f.endswith(("_lower", "_upper")) and f[:-6] in notes)
+            and not (isinstance(values[f], float) and np.isnan(values[f]))]
 
 
 def _per_member(st, f):

@@ -26,6 +26,8 @@ from .._protocol.state import Field, count_total, empty_state
 from .binary import _check_threshold
 from .multiclass import _plain
 from .ranking import RankAUC
+from .multiclass_bounded import bound_notes, shown_fields
+from .ranking.accumulator import _check_max_bins
 
 __all__ = ["MultilabelConfusion", "MultilabelRankAUC", "MultilabelRankResult", "MultilabelResult",
            "label_settings"]
@@ -96,6 +98,16 @@ class MultilabelRankResult(MultilabelResult):
         # the label names name its table's rows; beside a MultilabelConfusion
         # (the multilabel task) the report lists them once, from that member
         return Result.report_values(self)
+
+    def section(self, ctx: RenderContext, names=None) -> list[str]:
+        values = self.report_values()
+        notes = bound_notes(values)  # a bounded state's averages show their bounds on their line
+        fields = shown_fields(values, notes)
+        lines = self._scalar_lines(fields, names, notes) + self._array_lines(fields, ctx, names)
+        if self.weighted:
+            column = f" (column {ctx.weight_column!r})" if ctx.weight_column else ""
+            lines.append(f"  counts are sums of sample weights{column}")
+        return lines
 
 
 # ---------------------------------------------------------------- confusion
@@ -320,6 +332,11 @@ class MultilabelRankAUC(Accumulator):
         L, the number of labels (columns).
     labels : sequence of hashable, optional
         Names of the columns, in order (for reports).
+    max_bins : int, optional
+        ``None`` (the default) keeps every member exact. A number ``B`` makes
+        every member a bounded ``RankAUC(max_bins=B)`` (at most ``2 B``
+        entries of 48 bytes each, whatever the rows), and the result then
+        holds certified bounds (below).
 
     Returns (``finalize()``)
     ------------------------
@@ -335,6 +352,12 @@ class MultilabelRankAUC(Accumulator):
         matrices.
     n : int
         Rows folded in.
+    auc_lower, auc_upper, macro_auc_lower, ..., micro_auc_upper
+        With ``max_bins`` only: bounds containing ``auc`` (per label) and
+        each average (each label's and the flattened matrix's bounds are
+        their member's ``auc_lower``/``auc_upper``; an average of the lower
+        bounds, with the same non-negative coefficients, bounds an average).
+        They equal the values while the scores fit the bins.
 
     Notes
     -----
@@ -354,6 +377,9 @@ class MultilabelRankAUC(Accumulator):
     array([1.  , 0.75])
     >>> float(r.macro_auc), float(r.micro_auc)
     (0.875, 0.9375)
+    >>> b = MultilabelRankAUC(2, max_bins=16).update(Y, S).finalize()  # few scores: still exact
+    >>> b.auc_lower, b.auc_upper, b.micro_auc_lower
+    (array([1.  , 0.75]), array([1.  , 0.75]), 0.9375)
     """
 
     fields = (
@@ -373,19 +399,23 @@ class MultilabelRankAUC(Accumulator):
     )
     headline = ("macro_auc", "micro_auc")
 
-    def __init__(self, n_labels: int | None = None, labels=None):
+    def __init__(self, n_labels: int | None = None, labels=None, max_bins: int | None = None):
         self.n_labels, self.labels = label_settings("MultilabelRankAUC", n_labels, labels)
+        self.max_bins = _check_max_bins(max_bins)
         k = self.n_labels
         self.n_members = k + 1  # one rank state per label, and the flattened matrix's
         self.inputs = (LabelMatrix("Y", k), LabelScores("S", k))
         # the empty state is sized by the settings: a state file's settings may
         # not declare more members than its arrays hold (the allocation budget)
         empty_state(self.fields, self)
-        self._members = [RankAUC() for _ in range(self.n_members)]
+        self._members = [RankAUC(max_bins=self.max_bins) for _ in range(self.n_members)]
         self._n = 0
 
     def _settings(self):
-        return {"n_labels": self.n_labels, "labels": self.labels}
+        out = {"n_labels": self.n_labels, "labels": self.labels}
+        if self.max_bins is not None:
+            out["max_bins"] = self.max_bins
+        return out
 
     @property
     def n(self) -> int:
@@ -462,7 +492,7 @@ class MultilabelRankAUC(Accumulator):
         if int(state["n"][0]) > np.iinfo(np.int64).max // k:
             raise ValueError("the observation count times n_labels passes the int64 range")
         for m, st in enumerate(self._split(state)):
-            RankAUC()._checked(st)
+            RankAUC(max_bins=self.max_bins)._checked(st)
             if m < k and count_total(st["counts"]) > int(st["n"][0]):
                 raise ValueError("a label's counts exceed the observation count")
 
@@ -476,7 +506,7 @@ class MultilabelRankAUC(Accumulator):
         self._n += int(other["n"][0])
 
     def _clone(self):
-        out = MultilabelRankAUC(self.n_labels, labels=self.labels)
+        out = MultilabelRankAUC(self.n_labels, labels=self.labels, max_bins=self.max_bins)
         out._n = self._n
         out._members = [m._clone() for m in self._members]
         return out
@@ -506,4 +536,16 @@ class MultilabelRankAUC(Accumulator):
             "weighted_auc": float(np.dot(fpos, auc) / safe(float(fpos.sum()))),
             "micro_auc": float(results[k].auc),
         }
-        return MultilabelRankResult("MultilabelAUCScores", values, {"labels": self.labels, "weighted": weighted})
+        meta = {"labels": self.labels, "weighted": weighted}
+        if self.max_bins is not None:
+            # bounds of every label's AUC and of the averages (non-negative
+            # coefficients of the supports: the averages of the bounds)
+            lower = np.array([r.auc_lower for r in results[:k]], np.float64)
+            upper = np.array([r.auc_upper for r in results[:k]], np.float64)
+            for arr, suffix in ((lower, "_lower"), (upper, "_upper")):
+                values["auc" + suffix] = arr
+                values["macro_auc" + suffix] = float(arr.mean())
+                values["weighted_auc" + suffix] = float(np.dot(fpos, arr) / safe(float(fpos.sum())))
+                values["micro_auc" + suffix] = float(getattr(results[k], "auc" + suffix))
+            meta["max_bins"] = self.max_bins
+        return MultilabelRankResult("MultilabelAUCScores", values, meta)
