@@ -181,6 +181,13 @@ def _ref_multiclass_auc(arrays, w, labels=None):
     return out
 
 
+def _ref_multiclass_auc_ovo(arrays, w, labels=None):
+    y, P = arrays
+    out = _ref_multiclass_auc(arrays, w, labels)
+    out["auc"] = skm.roc_auc_score(_codes(y, labels), P, multi_class="ovo")
+    return out
+
+
 def _ref_top_k(arrays, w, k, labels=None):
     y, P = arrays
     y = _codes(y, labels)
@@ -367,6 +374,17 @@ CASES = [
          lambda rng: _class_scores(rng, LABELS), lambda a, w: _ref_multiclass_auc(a, w, LABELS),
          exact=False, bad=[((["cat", "emu"], [[1.0, 0, 0], [0, 1.0, 0]]), {}, r"y\[1\] = 'emu'")],
          other=lambda: sm.MulticlassRankAUC(labels=LABELS, average="weighted")),
+    # bounded: the scores fit the bins, so the bounded states are exact
+    Case("MulticlassRankAUC(max_bins, ovo)", lambda: sm.MulticlassRankAUC(3, multi_class="ovo", max_bins=200),
+         lambda rng: _class_scores(rng, weighted=False), _ref_multiclass_auc_ovo,
+         bad=[(([0, 3], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = 3"),
+              (([0, 1], [[0.5, 0.5, 0.0], [0.5, NAN, 0.0]]), {}, r"P\[1, 1\] = nan: scores must be finite")],
+         other=lambda: sm.MulticlassRankAUC(3, multi_class="ovo", max_bins=100)),
+    Case("MulticlassRankAUC(max_bins, labels, weighted)",
+         lambda: sm.MulticlassRankAUC(labels=LABELS, max_bins=200),
+         lambda rng: _class_scores(rng, LABELS), lambda a, w: _ref_multiclass_auc(a, w, LABELS),
+         exact=False, bad=[((["cat", "emu"], [[1.0, 0, 0], [0, 1.0, 0]]), {}, r"y\[1\] = 'emu'")],
+         other=lambda: sm.MulticlassRankAUC(labels=LABELS)),
     Case("TopKAccuracy", lambda: sm.TopKAccuracy(2, n_classes=3), lambda rng: _class_scores(rng),
          lambda a, w: _ref_top_k(a, w, 2), exact=False,
          bad=[(([0, 3], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = 3"),
@@ -397,6 +415,12 @@ CASES = [
          other=lambda: sm.MultilabelRankAUC(labels=["a", "b", "c", "d"])),
     Case("MultilabelRankAUC(weighted)", lambda: sm.MultilabelRankAUC(4),
          lambda rng: _multilabel(rng, scores=True), _ref_multilabel_auc, exact=False),
+    Case("MultilabelRankAUC(max_bins)", lambda: sm.MultilabelRankAUC(4, max_bins=200),
+         lambda rng: _multilabel(rng, scores=True, weighted=False), _ref_multilabel_auc,
+         other=lambda: sm.MultilabelRankAUC(4)),
+    Case("MultilabelRankAUC(max_bins, weighted)", lambda: sm.MultilabelRankAUC(4, max_bins=200),
+         lambda rng: _multilabel(rng, scores=True), _ref_multilabel_auc, exact=False,
+         other=lambda: sm.MultilabelRankAUC(4, max_bins=100)),
     Case("ClusterContingency", lambda: sm.ClusterContingency(), _clusters, _ref_clusters,
          bad=[(([1, 2], [1.5, 2.0]), {}, r"labels_pred\[0\] = 1.5"),
               (([1, 2], [1, 2]), {"sample_weight": [1.0, 1.0]}, "no sample_weight")],
