@@ -11,8 +11,10 @@
 * one-vs-rest AUC, K = 10, 10M rows of class probabilities (quick: 1M):
   ``multiclass_auc`` and ``MulticlassRankAUC`` (one update and
   ``finalize()``, which gives both averages, the one-vs-one scores and the
-  per-class average precision too) against
-  ``sklearn.metrics.roc_auc_score(multi_class="ovr")``;
+  per-class average precision too), and the bounded
+  ``MulticlassRankAUC(max_bins=1000)`` (one update, and ten updates of a
+  tenth of the rows; its state's bytes and the width of its bounds shown)
+  against ``sklearn.metrics.roc_auc_score(multi_class="ovr")``;
 * top-k accuracy, K = 100, k = 5, 1M rows (quick: 200k): ``top_k_accuracy``
   and ``TopKAccuracy`` against ``sklearn.metrics.top_k_accuracy_score``;
 * multilabel, L = 20, 1M rows (quick: 200k): ``MultilabelConfusion`` (one
@@ -129,10 +131,29 @@ def _rank_auc_rows(quick: bool) -> list[dict]:
     proba = rng.dirichlet(np.ones(k), n)
     group = f"one-vs-rest AUC, K={k}, n={n:,}"
     repeat = 3 if quick else 5
+    bins = 1000
+    batch = n // 10
+
+    def bounded_stream():
+        acc = MulticlassRankAUC(k, max_bins=bins)
+        for lo in range(0, n, batch):
+            acc.update(y[lo:lo + batch], proba[lo:lo + batch])
+        return acc.finalize()
+
+    exact_bytes = MulticlassRankAUC(k).update(y, proba).nbytes
+    bounded = MulticlassRankAUC(k, max_bins=bins).update(y, proba)
+    stream = bounded_stream()
     rows = [
         row(group, "streammetrics multiclass_auc", median_time(lambda: multiclass_auc(y, proba), repeat)),
         row(group, "streammetrics MulticlassRankAUC (update + finalize)",
-            median_time(lambda: MulticlassRankAUC(k).update(y, proba).finalize(), repeat)),
+            median_time(lambda: MulticlassRankAUC(k).update(y, proba).finalize(), repeat),
+            state_bytes=exact_bytes),
+        row(group, f"streammetrics MulticlassRankAUC(max_bins={bins}) (update + finalize)",
+            median_time(lambda: MulticlassRankAUC(k, max_bins=bins).update(y, proba).finalize(), repeat),
+            state_bytes=bounded.nbytes),
+        row(group, f"streammetrics MulticlassRankAUC(max_bins={bins}), 10 updates of {batch:,} rows",
+            median_time(bounded_stream, repeat), state_bytes=bounded.nbytes,
+            bounds_width=float(stream.auc_upper - stream.auc_lower)),
     ]
     if have("sklearn"):
         import sklearn.metrics as skm
