@@ -365,7 +365,8 @@ class MultilabelRankAUC(Accumulator):
     specification's guard) and still enters the macro mean; scikit-learn
     refuses such data with a ``ValueError``. ``weighted_auc`` is 0 when no
     label is ever true. Memory is that of ``L + 1`` exact rank states: 24 bytes
-    per distinct score in each column and in the flattened matrix.
+    per distinct score in each column and in the flattened matrix (with
+    ``max_bins``, at most ``2 B`` entries of 48 bytes each).
 
     Examples
     --------
