@@ -415,3 +415,25 @@ def test_command_max_bins_for_multiclass_and_multilabel(tmp_path, capsys):
     micro = skm.roc_auc_score(Y, P[:, :2], average="micro")
     assert doc["settings"]["max_bins"] == 3
     assert doc["metrics"]["micro_auc_lower"] - TOL <= micro <= doc["metrics"]["micro_auc_upper"] + TOL
+
+
+def test_members_take_any_binary_settings():
+    """The per-class layout holds any binary rank state: exact members (no
+    max_bins) give the exact scores, join and split to the same state, and
+    pass the same checks (how a memory budget of the binary state plugs in)."""
+    from streammetrics.metrics.multiclass_bounded import RankMembers
+
+    rng = np.random.default_rng(12)
+    y, P, _ = _problem(rng, 2000, 4, 0, False)
+    members = RankMembers(4, {}, pairs=True)
+    members.fold(y[:700], P[:700], np.zeros(0))
+    members.fold(y[700:], P[700:], np.zeros(0))
+    value, lower, upper, _, _ = members.results()
+    e = MulticlassRankAUC(4, multi_class="ovo").update(y, P).finalize()
+    assert np.array_equal(value[:4], e.per_class_auc) and np.array_equal(lower, upper)
+    np.testing.assert_array_equal(members.pair_matrix(value), e.pair_auc)
+    state = members.join(len(y))
+    members.check(state)
+    again = RankMembers(4, {}, pairs=True)
+    again.load(state)
+    assert np.array_equal(again.results()[0], value)
