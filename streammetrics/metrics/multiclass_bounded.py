@@ -238,9 +238,9 @@ class RankMembers:
         return value, lower, upper, n_pos, n_neg
 
     def pair_matrix(self, per_member) -> np.ndarray:
-        """``out[a, b]`` the pair member's value (diagonal 0); NaN without pairs."""
+        """``out[a, b]`` the pair member's value (diagonal 0); zeros without pairs."""
         k = self.k
-        out = np.zeros((k, k)) if self.pairs else np.full((k, k), np.nan)
+        out = np.zeros((k, k))
         if self.pairs:
             for a in range(k):
                 for b in range(k):
@@ -268,18 +268,13 @@ def bound_notes(values) -> dict:
         lo, hi = values.get(f + "_lower"), values.get(f + "_upper")
         if lo is None or hi is None or isinstance(v, np.ndarray) or isinstance(lo, np.ndarray):
             continue
-        if isinstance(v, float) and np.isnan(v):
-            continue
         notes[f] = "  (exact)" if lo == hi else f"  (bounds {fmt_number(lo)} .. {fmt_number(hi)})"
     return notes
 
 
 def shown_fields(values, notes) -> list:
-    """The fields a report shows: not the scalar bounds given in ``notes``,
-    nor the NaN of scores a state does not keep."""
-    return [f for f in values
-            if not (f.endswith(("_lower", "_upper")) and f[:-6] in notes)
-            and not (isinstance(values[f], float) and np.isnan(values[f]))]
+    """The fields a report shows: all but the scalar bounds given in ``notes``."""
+    return [f for f in values if not (f.endswith(("_lower", "_upper")) and f[:-6] in notes)]
 
 
 def _per_member(st, f):

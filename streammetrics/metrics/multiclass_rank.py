@@ -98,13 +98,12 @@ class MulticlassRankResult(Result):
 
     def section(self, ctx: RenderContext, names=None) -> list[str]:
         values = self.report_values()
-        # a bounded state's scores show their bounds on their line, as RankAUC's
-        # do; the averages a bounded one-vs-rest state does not keep (NaN) are left out
+        # a bounded state's scores show their bounds on their line, as RankAUC's do
         notes = bound_notes(values)
         fields = [f for f in shown_fields(values, notes) if not f.startswith("pair_auc")]
         lines = self._scalar_lines(fields, names, notes) + self._array_lines(fields, ctx, names)
-        m = self._values["pair_auc"]
-        if m.shape[0] <= 20 and not np.all(np.isnan(m)):
+        m = self._values.get("pair_auc")
+        if m is not None and m.shape[0] <= 20:
             row_names = class_names(self._meta.get("labels") or ctx.labels, m.shape[0])
             caption = (f"  {self._shown('pair_auc', names)} (row a, column b: class a's rows "
                        "against class b's, ranked by column a)")
@@ -508,7 +507,7 @@ class MulticlassRankAUC(Accumulator):
         field then comes with certified bounds (below) that contain the exact
         value; a state whose scores fit its bins stays exact (the bounds
         equal the value). A bounded one-vs-rest state keeps no pairs: its
-        one-vs-one fields and ``pair_auc`` are NaN. The average precision and
+        result has no one-vs-one fields and no ``pair_auc``. The average precision and
         the curves are those of the binned scores (a bin at its lower edge).
 
     Returns (``finalize()``)
@@ -868,7 +867,7 @@ class MulticlassRankAUC(Accumulator):
 
     def _bounded_result(self) -> MulticlassRankResult:
         """The result of the bounded members: every AUC field with ``_lower``
-        and ``_upper`` bounds (one-vs-one fields NaN without pair members)."""
+        and ``_upper`` bounds (no one-vs-one fields without pair members)."""
         members, k = self._members, self.n_classes
         value, lower, upper, n_pos, _ = members.results()
         support = n_pos[:k]
@@ -882,6 +881,8 @@ class MulticlassRankAUC(Accumulator):
         for arr, suffix in ((value, ""), (lower, "_lower"), (upper, "_upper")):
             values.update(_averages(arr[:k].copy(), members.pair_matrix(arr), support,
                                     self.multi_class, self.average, suffix))
+        if not members.pairs:  # a bounded one-vs-rest state keeps no pairs: no such fields
+            values = {f: v for f, v in values.items() if not f.startswith(("ovo_", "pair_auc"))}
         ap = np.array([members.average_precision(c) for c in range(k)])
         sup_f = support.astype(np.float64)
         values.update({
