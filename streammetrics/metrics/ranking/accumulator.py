@@ -503,7 +503,8 @@ class RankAUC(Accumulator):
     def _compute(self, ci=None) -> RankResult:
         value, lower, upper, n_pos, n_neg, points = self._strategy.result(self._pending, self._n)
         values = {"auc": float(value)}
-        meta = {"weighted": self._strategy.weighted, "max_bins": self.max_bins}
+        meta = {"weighted": self._strategy.weighted, "max_bins": self.max_bins,
+                "exact": not getattr(points, "binned", False)}
         if ci is not None:
             run = points() if callable(points) else points
             squares = self._class_squares() if self._strategy.weighted else None

@@ -59,6 +59,24 @@ class RankResult(Result):
     ``auc_se`` (DeLong). :meth:`roc_curve`,
     :meth:`pr_curve` and :meth:`average_precision` read the points the state
     held when it was finalized (a result that was pickled has no points).
+    ``average_precision_lower`` and ``average_precision_upper`` (also in
+    :meth:`report_values`, so in reports and their JSON) bound the exact
+    average precision of a binned state, and equal :meth:`average_precision`
+    while it is exact; :attr:`exact` tells whether the state was.
+
+    >>> import numpy as np
+    >>> from streammetrics import RankAUC
+    >>> rng = np.random.default_rng(1)
+    >>> y = rng.integers(0, 2, 5000)
+    >>> s = rng.normal(size=5000) + y
+    >>> r = RankAUC(max_bins=50).update(y, s).finalize()
+    >>> r.exact, bool(r.average_precision_lower <= r.average_precision() <= r.average_precision_upper)
+    (False, True)
+    >>> e = RankAUC().update(y, s).finalize()
+    >>> e.exact, e.average_precision_lower == e.average_precision() == e.average_precision_upper
+    (True, True)
+    >>> bool(r.average_precision_lower <= e.average_precision() <= r.average_precision_upper)
+    True
     """
 
     __slots__ = ("_points", "_cache")
@@ -92,6 +110,35 @@ class RankResult(Result):
         if "ap" not in self._cache:
             self._cache["ap"] = average_precision_of(*self._curve())
         return self._cache["ap"]
+
+    @property
+    def exact(self) -> bool:
+        """Whether the state was exact (no bin): every figure of this result is then exact."""
+        if "exact" in self._meta:
+            return bool(self._meta["exact"])
+        return self._meta.get("max_bins") is None
+
+    def average_precision_bounds(self):
+        """``(lower, upper)``: a certified interval holding the exact average
+        precision (for a binned state, the worst and best case over every order
+        of the rows inside its bins; see
+        :func:`~streammetrics.metrics.ranking.bounded.average_precision_bounds`),
+        both equal to :meth:`average_precision` while the state is exact."""
+        if "ap_bounds" not in self._cache:
+            value = self.average_precision()
+            make = getattr(self._points, "average_precision_bounds", None)
+            self._cache["ap_bounds"] = (value, value) if make is None else make(value)
+        return self._cache["ap_bounds"]
+
+    @property
+    def average_precision_lower(self) -> float:
+        """The lower end of :meth:`average_precision_bounds`."""
+        return self.average_precision_bounds()[0]
+
+    @property
+    def average_precision_upper(self) -> float:
+        """The upper end of :meth:`average_precision_bounds`."""
+        return self.average_precision_bounds()[1]
 
     def _operating(self) -> OperatingPoints:
         if "operating" not in self._cache:
@@ -129,15 +176,29 @@ class RankResult(Result):
         out = {k: v for k, v in self._values.items() if k != "n"}
         if self._points is not None:
             out["average_precision"] = self.average_precision()
+            lower, upper = self.average_precision_bounds()
+            out["average_precision_lower"] = lower
+            out["average_precision_upper"] = upper
         return out
+
+    def _note(self, lower, upper) -> str:
+        """``(exact)`` for an exact state's figure, else its certified interval."""
+        if self.exact:
+            return "  (exact)"
+        return f"  (bounds {fmt_number(lower)} .. {fmt_number(upper)})"
 
     def section(self, ctx: RenderContext, names=None) -> list[str]:
         values = self.report_values()
-        lo, hi = values["auc_lower"], values["auc_upper"]
-        note = "  (exact)" if lo == hi else f"  (bounds {fmt_number(lo)} .. {fmt_number(hi)})"
-        order = ["auc"] + (["average_precision"] if "average_precision" in values else [])
-        order += [k for k in values if k not in order and k not in ("auc_lower", "auc_upper")]
-        return self._scalar_lines(order, names, {"auc": note}) + self._operating_lines(ctx)
+        notes = {"auc": self._note(values["auc_lower"], values["auc_upper"])}
+        order = ["auc"]
+        hidden = {"auc_lower", "auc_upper"}
+        if "average_precision" in values:
+            order.append("average_precision")
+            notes["average_precision"] = self._note(values["average_precision_lower"],
+                                                    values["average_precision_upper"])
+            hidden |= {"average_precision_lower", "average_precision_upper"}
+        order += [k for k in values if k not in order and k not in hidden]
+        return self._scalar_lines(order, names, notes) + self._operating_lines(ctx)
 
     # -------------------------------------------------- operating points in reports
     def operating_points(self, ctx: RenderContext) -> list[tuple[str, object]]:
