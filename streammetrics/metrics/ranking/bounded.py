@@ -19,7 +19,8 @@ from .curves import average_precision_of, curve_from_points
 from .exact import auc_of_run, run_of_sorted
 from .operating import OperatingPoints
 
-__all__ = ["Bounded", "points_of_items", "average_precision_bounds", "is_binned"]
+__all__ = ["Bounded", "points_of_items", "average_precision_bounds", "is_binned",
+           "straddling_of_items"]
 
 _TARGET = 1.0
 
@@ -108,6 +109,27 @@ def average_precision_bounds(lo, hi, ab, weighted: bool, value: float | None = N
     return value, _clip(min(lower, value)), _clip(max(upper, value))
 
 
+def straddling_of_items(items, scores, weighted: bool):
+    """``2 x m`` positive and negative mass of the bins with ``lo < t <= hi`` at each
+    of the increasing ``scores`` ``t``: the rows that may lie on either side of ``t``."""
+    m = scores.shape[0]
+    dtype = np.float64 if weighted else np.int64
+    out = np.zeros((2, m + 1), dtype)
+    if items is None or m == 0:
+        return out[:, :m]
+    lo, hi, ab, _ = items
+    wide = hi > lo
+    if not wide.any():
+        return out[:, :m]
+    first = np.searchsorted(scores, lo[wide], side="right")  # the first score above lo
+    end = np.searchsorted(scores, hi[wide], side="right")  # past the last score <= hi
+    part = ab[:, wide].astype(dtype)
+    for r in range(2):
+        np.add.at(out[r], first, part[r])
+        np.add.at(out[r], end, -part[r])
+    return np.cumsum(out, axis=1)[:, :m]
+
+
 def operating_of_items(items, weighted: bool, n: int) -> OperatingPoints:
     """The operating points of bounded ``items``, their bins giving the bounds."""
     scores, ab = points_of_items(items, weighted)
@@ -137,6 +159,10 @@ class _ItemsPoints:
     @property
     def binned(self) -> bool:
         return is_binned(self.items)
+
+    def straddling(self, scores):
+        """The mass of the bins straddling each of ``scores`` (see :func:`straddling_of_items`)."""
+        return straddling_of_items(self.items, scores, self.weighted)
 
     def average_precision_bounds(self, value: float):
         """``(lower, upper)`` around the AP ``value`` of these points."""
