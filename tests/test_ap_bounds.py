@@ -218,6 +218,7 @@ def test_ap_bounds_contain_the_exact_ap_for_any_binning_and_merge(stream, max_bi
     exact = skm.average_precision_score(y, s, sample_weight=w) if y.any() else 0.0
     lower, upper = r.average_precision_bounds()
     assert (lower, upper) == (r.average_precision_lower, r.average_precision_upper)
+    assert merged.average_precision_bounds() == (lower, upper)  # the accumulator's own
     assert lower <= r.average_precision() <= upper
     if r.exact:  # equal, and scikit-learn's value to its rounding
         assert lower == r.average_precision() == upper
