@@ -106,6 +106,8 @@ def average_precision_bounds(lo, hi, ab, weighted: bool, value: float | None = N
         return value, value, value
     lower = lower / total * (1.0 - _AP_SLACK) - _AP_ABS
     upper = upper / total * (1.0 + _AP_SLACK) + _AP_ABS
+    if not (np.isfinite(lower) and np.isfinite(upper)):
+        lower, upper = 0.0, 1.0  # overflowed weights: nothing certain but the range
     return value, _clip(min(lower, value)), _clip(max(upper, value))
 
 
