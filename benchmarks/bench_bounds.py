@@ -16,10 +16,12 @@ at most the time of the figure itself.
 from __future__ import annotations
 
 import argparse
+import gc
+import time
 
 import numpy as np
 
-from ._util import have, median_time, print_table, row
+from ._util import have, print_table, row
 
 BATCH = 100_000
 
@@ -54,6 +56,7 @@ def _bounded_rows(n, repeat, max_bins):
         return r.roc_curve(), r.roc_curve_bounds(), r.pr_curve(), r.pr_curve_bounds()
 
     group = f"AP of a binned state, max_bins={max_bins}, n={n:.0e} in 4 merged shards ({items} items)"
+    t_fig, t_bounds, t_curves = _alternating((figure, with_bounds, curves), repeat)
     r = acc.finalize()
     lo, hi = r.average_precision_bounds()
     extra = {"ap_width": hi - lo, "auc_width": r.auc_upper - r.auc_lower}
@@ -61,15 +64,29 @@ def _bounded_rows(n, repeat, max_bins):
         from sklearn.metrics import average_precision_score
 
         extra["holds_exact"] = bool(lo <= average_precision_score(y, s) <= hi)
-    return [row(group, "streammetrics finalize + average_precision (the figure)", median_time(figure, repeat)),
-            row(group, "streammetrics finalize + average_precision + its bounds", median_time(with_bounds, repeat),
-                **extra),
-            row(group, "streammetrics finalize + both curves and their point bounds", median_time(curves, repeat))]
+    return [row(group, "streammetrics finalize + average_precision (the figure)", t_fig),
+            row(group, "streammetrics finalize + average_precision + its bounds", t_bounds, **extra),
+            row(group, "streammetrics finalize + both curves and their point bounds", t_curves)]
+
+
+def _alternating(fns, repeat):
+    """Medians of ``fns`` timed in turn, round after round (a shared machine's load
+    then weighs on each alike)."""
+    for fn in fns:
+        fn()  # compile, warm
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, out in zip(fns, times):
+            gc.collect()
+            t0 = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - t0)
+    return [float(np.median(t)) for t in times]
 
 
 def run(quick: bool = False) -> list[dict]:
     n = 1_000_000 if quick else 4_000_000
-    repeat = 5 if quick else 9
+    repeat = 9 if quick else 15
     rows = []
     for b in (1000, 65536):
         rows += _bounded_rows(n, repeat, b)
