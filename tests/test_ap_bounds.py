@@ -366,3 +366,21 @@ def test_plot_legends_carry_the_intervals(tmp_path, monkeypatch):
     RankAUC().update(y, p).finalize().plot(str(tmp_path / "exact"), RenderContext())
     assert labels[0].endswith("(exact)") and labels[1].endswith("(exact)")
     assert plots.figure_label("AUC", 0.5, 0.4, 0.6) == "AUC = 0.5000 (bounds 0.4000 .. 0.6000)"
+
+
+def test_sliced_table_marks_binned_figures():
+    import streammetrics as sm
+
+    rng = np.random.default_rng(5)
+    n = 6000
+    y = rng.integers(0, 2, n)
+    s = rng.normal(size=n) + y
+    k = rng.integers(0, 3, n)
+    text = str(sm.Sliced(sm.RankAUC(max_bins=5)).update(y, s, by=k).finalize())
+    found = re.findall(r"^  (\d|\(all\))\s+[\d,]+\s+([0-9.]+) \(bounds ([0-9.]+) \.\. ([0-9.]+)\)$", text, re.M)
+    assert len(found) == 4
+    for key, value, lo, hi in found:
+        rows = np.ones(n, bool) if key == "(all)" else k == int(key)
+        exact = skm.roc_auc_score(y[rows], s[rows])
+        assert float(lo) - 1e-6 <= exact <= float(hi) + 1e-6
+    assert "(bounds" not in str(sm.Sliced(sm.RankAUC()).update(y, s, by=k).finalize())
