@@ -84,9 +84,12 @@ def harmonic_gap(m, p):
         # H(x) = log x + gamma + 1/(2x) - 1/(12x^2) + 1/(120x^4) - e, 0 < e < 1/(252x^6)
         a = m + i - 1.0
         b = m + p
-        s += (math.log1p((b - a) / a) + 0.5 / b - 0.5 / a - 1.0 / (12.0 * b * b)
-              + 1.0 / (12.0 * a * a) + 1.0 / (120.0 * b ** 4) - 1.0 / (120.0 * a ** 4)
-              + 1.0 / (252.0 * a ** 6))
+        ia = 1.0 / a
+        ib = 1.0 / b
+        a2 = ia * ia
+        b2 = ib * ib
+        s += (math.log1p((b - a) * ia) + 0.5 * (ib - ia) - (b2 - a2) / 12.0
+              + (b2 * b2 - a2 * a2) / 120.0 + a2 * a2 * a2 / 252.0)
     return s
 
 
