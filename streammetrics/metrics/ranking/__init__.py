@@ -88,7 +88,12 @@ With ``B = 1000`` a stream of a million distinct continuous scores gives
 an interval about 0.001 wide (a little wider for 16 merged shards or for
 drifting scores), in a state under 100 KB.
 Curves and the average precision of a binned state are those of the binned
-scores: every bin counts as one score, its lower edge ``lo``.
+scores: every bin counts as one score, its lower edge ``lo``. Each comes with
+certified bounds: the average precision's are the worst and best case over
+every order of the rows inside each block of overlapping items
+(:func:`.bounded.average_precision_bounds`, proved in
+:mod:`streammetrics._kernels.precision_bounds`), a curve point's those of the
+bins straddling its threshold.
 
 The state saved by ``save`` (and pickled) is the single merged run, or the
 bins: ``lo``/``hi`` score ranges, ``counts`` (int64) or ``weights``

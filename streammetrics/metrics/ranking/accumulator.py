@@ -24,7 +24,7 @@ from ..._protocol.errors import NoObservationsError
 from ..._protocol.inputs import Finite, Labels01, convert, raise_rejected
 from ..._protocol.result import safe
 from ..._protocol.state import Field, count_total, empty_state
-from .bounded import Bounded
+from .bounded import Bounded, _ItemsPoints
 from .curves import RankResult, average_precision_of, curve_from_points, pr, roc
 from ..binary import BinaryResult
 from ..intervals import z_of
@@ -503,7 +503,8 @@ class RankAUC(Accumulator):
     def _compute(self, ci=None) -> RankResult:
         value, lower, upper, n_pos, n_neg, points = self._strategy.result(self._pending, self._n)
         values = {"auc": float(value)}
-        meta = {"weighted": self._strategy.weighted, "max_bins": self.max_bins}
+        meta = {"weighted": self._strategy.weighted, "max_bins": self.max_bins,
+                "exact": not getattr(points, "binned", False)}
         if ci is not None:
             run = points() if callable(points) else points
             squares = self._class_squares() if self._strategy.weighted else None
@@ -583,6 +584,37 @@ class RankAUC(Accumulator):
         0.833...
         """
         return average_precision_of(*self._curve())
+
+    def average_precision_bounds(self):
+        """``(lower, upper)``: a certified interval holding the exact average precision.
+
+        Equal to :meth:`average_precision` while the state is exact. For a
+        binned state, the worst and best case over every order the rows of
+        each bin could have (bins whose ranges overlap taken as one), so the
+        AP of the rows themselves always lies within:
+        ``finalize().average_precision_lower`` and ``_upper``.
+
+        >>> import numpy as np
+        >>> from streammetrics import RankAUC
+        >>> y = np.tile([0, 1, 1, 0, 1], 200)
+        >>> s = np.linspace(0, 1, 1000) + 0.3 * y
+        >>> lower, upper = RankAUC(max_bins=10).update(y, s).average_precision_bounds()
+        >>> from sklearn.metrics import average_precision_score
+        >>> bool(lower <= average_precision_score(y, s) <= upper)
+        True
+        >>> RankAUC().update(y, s).average_precision_bounds()[0] == average_precision_score(y, s)
+        True
+        """
+        with self._guard:
+            if self._n == 0:
+                raise NoObservationsError("RankAUC has no observations: call update() first")
+            strategy = self._strategy
+            if isinstance(strategy, Bounded):  # its items give the bounds
+                points = _ItemsPoints(strategy.current(self._pending), strategy.weighted)
+            else:
+                points = strategy.points(self._pending)
+        return RankResult("AUCScores", {"n": self._n}, {"max_bins": self.max_bins},
+                          points).average_precision_bounds()
 
     # -------------------------------------------------------- operating points
     def _operating(self) -> OperatingPoints:
