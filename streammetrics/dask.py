@@ -456,6 +456,7 @@ def _route_partition(cuts, lo: int, hi: int, index: int, offset, weighted: bool,
         masses[:, 0] = np.bincount(which[pos], minlength=R)
         masses[:, 1] = np.bincount(which[~pos], minlength=R)
     keep = (which >= lo) & (which < hi) if (lo, hi) != (0, R) else None
+    del which
     if weighted:
         keep = (w != 0) if keep is None else keep & (w != 0)
     if keep is not None:
@@ -468,7 +469,9 @@ def _route_partition(cuts, lo: int, hi: int, index: int, offset, weighted: bool,
         ab = np.empty((2, s.shape[0]))
         m = _RK.run_of_weights(sp, vp, sn, vn, scores, ab)
     else:
-        sp, sn = np.sort(s[pos]), np.sort(s[~pos])
+        sp, sn = s[pos], s[~pos]
+        sp.sort()
+        sn.sort()
         scores = np.empty(s.shape[0])
         ab = np.empty((2, s.shape[0]), np.int64)
         m = _RK.run_of_counts(sp, sn, scores, ab)
