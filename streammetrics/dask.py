@@ -693,6 +693,8 @@ def exact_auc(y, s, *, sample_weight=None, ranges: int | None = None, cuts=None,
         raise ValueError(f"split_every must be an integer >= 2, got {split_every!r}")
     inputs = [y, s] + ([sample_weight] if sample_weight is not None else [])
     pieces, offsets = _partitions(inputs)
+    if not pieces:
+        raise NoObservationsError("y and s are empty: the AUC needs at least one observation")
     weighted = sample_weight is not None
     if cuts is not None:
         cuts = _check_cuts(cuts)
@@ -702,7 +704,7 @@ def exact_auc(y, s, *, sample_weight=None, ranges: int | None = None, cuts=None,
         if ranges is None:
             ranges = min(max(len(pieces), 1), 256)
         cuts = range_cuts(s, ranges, samples_per_partition=samples_per_partition, seed=seed,
-                          **compute_kwargs) if pieces else np.zeros(0)
+                          **compute_kwargs)
     R = cuts.shape[0] + 1
     passes = min(passes, R)
     stats = []

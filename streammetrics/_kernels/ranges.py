@@ -15,7 +15,7 @@ import numpy as np
 from ._jit import kernel
 from .compensated import add
 
-__all__ = ["run_of_counts", "run_of_weights", "merge_runs", "weight_masses", "ap_terms", "range_masses"]
+__all__ = ["run_of_counts", "run_of_weights", "merge_runs", "ap_terms", "range_masses"]
 
 
 @kernel
@@ -120,19 +120,6 @@ def merge_runs(s1, ab1, s2, ab2, s, ab):
         j += 1
         m += 1
     return m
-
-
-@kernel
-def weight_masses(ab):
-    """``(positive, negative)`` total of float64 masses, compensated."""
-    s1 = 0.0
-    e1 = 0.0
-    s0 = 0.0
-    e0 = 0.0
-    for k in range(ab.shape[1]):
-        s1, e1 = add(s1, e1, ab[0, k])
-        s0, e0 = add(s0, e0, ab[1, k])
-    return s1 + e1, s0 + e0
 
 
 @kernel
