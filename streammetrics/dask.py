@@ -8,6 +8,10 @@ threaded default, processes, or a ``distributed`` cluster).
 
 Following dask's conventions, :func:`evaluate` is lazy and returns a
 ``dask.delayed.Delayed``; :func:`compute` is the eager convenience.
+:func:`exact_auc` gives the exact AUC and average precision without ever
+holding every distinct score in one process: the scores are cut into ranges by
+value, each range is merged on its own, and the ranges are combined with the
+cross terms of the Mann-Whitney statistic.
 :func:`silhouette_samples` and :func:`silhouette_score` compute the silhouette
 of a row-chunked dask array with one task per pair of row chunks, so no worker
 ever holds more than two chunks and their per-cluster sums.

@@ -420,3 +420,32 @@ def test_ranges_on_a_two_process_cluster(cluster_client):
     _assert_unweighted(r, y, s)
     r = _ranged(y, s, w, chunks=7000, ranges=6, passes=2, scheduler=None)
     assert r.auc == pytest.approx(sm.auc(y, s, sample_weight=w), rel=1e-12)
+
+
+def test_ranges_count_past_int64():
+    """Runs whose 2U passes 2**63 (2 n_pos n_neg of range 0 is about 1.8e19):
+    128-bit within a range, Python ints across ranges."""
+    from streammetrics.dask import _combine, _range_stats
+
+    big = 3 * 10**9
+    runs = [(np.array([0.1, 0.2]), np.array([[big, 1], [2, big]], np.int64)),
+            (np.array([0.5, 0.7]), np.array([[big, big - 5], [big + 7, 3]], np.int64))]
+    masses = [[int(ab[0].sum()), int(ab[1].sum())] for _, ab in runs]
+    P, N = sum(m[0] for m in masses), sum(m[1] for m in masses)
+    totals = {"rows": P + N, "masses": masses, "total": [P, N],
+              "above": [[masses[1][0], masses[1][1]], [0, 0]]}
+    stats = [_range_stats(totals, r, False, run) for r, run in enumerate(runs)]
+    ab = np.concatenate([a for _, a in runs], axis=1)
+    u2, below = 0, 0  # the brute force over the four scores, in Python ints
+    for k in range(4):
+        u2 += int(ab[0, k]) * (2 * below + int(ab[1, k]))
+        below += int(ab[1, k])
+    assert stats[0][0] == int(ab[0, 0]) * int(ab[1, 0]) + int(ab[0, 1]) * (2 * int(ab[1, 0]) + int(ab[1, 1]))
+    auc, ap = _combine(totals, False, stats)
+    assert auc == Fraction(u2, 2 * P * N).__float__()
+    tp = fp = 0
+    want = Fraction(0)
+    for k in range(3, -1, -1):
+        tp, fp = tp + int(ab[0, k]), fp + int(ab[1, k])
+        want += Fraction(int(ab[0, k]) * tp, tp + fp)
+    assert ap == pytest.approx(float(want / P), rel=1e-15)
