@@ -50,8 +50,8 @@ import numbers
 
 import numpy as np
 
-from ._kernels import rank as _rank_kernels  # 2U of a run (read only)
 from ._kernels import ranges as _RK
+from ._kernels import rank as _rank_kernels  # 2U of a run (read only)
 from ._protocol.base import Accumulator
 from ._protocol.errors import NoObservationsError, in_context
 from ._protocol.result import Result, safe

@@ -10,8 +10,6 @@ a kernel returns.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ._jit import kernel
 from .compensated import add
 
