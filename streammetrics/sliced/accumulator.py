@@ -162,7 +162,7 @@ class Sliced(Accumulator):
         self._overall = self._template.copy()
         self._ids: dict = {}  # internal key -> slice id
         self._keys: list = []  # slice id -> internal key
-        self._public: dict = {}  # public key -> internal key (True == 1 in a dict)
+        self._kinds = None  # per key column: (booleans seen?, numbers seen?)
         self._columns = None  # the number of key columns, once known
         self._names = None
         if self._tables_spec is not None:
@@ -245,11 +245,15 @@ class Sliced(Accumulator):
             return self
         with self._guard:
             self._check_columns(len(keys.names), keys.names)
-            new = [k for k in keys.keys if k not in self._ids]
+            start = len(self._keys)
+            new = list(keys.keys) if not start else [k for k in keys.keys if k not in self._ids]
             self._check_room(len(new), keys.names)
-            self._check_distinct(new, keys.names)
-            self._add_keys(new, keys.names)
-            glob = np.fromiter((self._ids[k] for k in keys.keys), np.int64, len(keys.keys))
+            self._check_distinct(new, keys.names, keys.kinds)
+            self._add_keys(new, keys.names, keys.kinds)
+            if len(new) == len(keys.keys):  # every key is new: their ids follow in order
+                glob = np.arange(start, start + len(new), dtype=np.int64)
+            else:
+                glob = np.fromiter((self._ids[k] for k in keys.keys), np.int64, len(keys.keys))
             self._overall.fold(tb)
             self._fold_slices(tb, keys.codes, glob)
         return self
@@ -268,28 +272,37 @@ class Sliced(Accumulator):
                 f"max_slices={self.max_slices:,}; nothing was folded in (pass a larger max_slices, "
                 "or slice by a column with fewer distinct values)")
 
-    def _check_distinct(self, new: list, names) -> None:
-        """New keys must differ from the others as Python keys too (``True == 1``)."""
+    def _mixes(self, kinds) -> bool:
+        """Whether some key column would hold both booleans and numbers."""
+        mine = self._kinds or [(False, False)] * len(kinds)
+        return any((a or c) and (b or d) for (a, b), (c, d) in zip(mine, kinds))
+
+    def _check_distinct(self, new: list, names, kinds) -> None:
+        """New keys must differ from the others as Python keys too (``True == 1``):
+        only a column holding both booleans and numbers can make two equal."""
+        if not new or not self._mixes(kinds):
+            return
+        public = {K.public(k): k for k in self._keys}
         seen: dict = {}
         for k in new:
             p = K.public(k)
-            other = self._public.get(p, seen.get(p))
+            other = public.get(p, seen.get(p))
             if other is not None and other != k:
                 raise ValueError(
                     f"{_by(names)}: the keys {K.public(other)!r} and {p!r} are of different kinds "
                     "but equal as Python keys (True == 1): give one column one kind of key")
             seen[p] = k
 
-    def _add_keys(self, new: list, names) -> None:
+    def _add_keys(self, new: list, names, kinds) -> None:
         if self._columns is None:
             self._columns = len(names)
             self._names = tuple(names)
         if not new:
             return
         start = len(self._keys)
-        for i, k in enumerate(new):
-            self._ids[k] = start + i
-            self._public[K.public(k)] = k
+        mine = self._kinds or [(False, False)] * len(kinds)
+        self._kinds = [(a or c, b or d) for (a, b), (c, d) in zip(mine, kinds)]
+        self._ids.update(zip(new, range(start, start + len(new))))
         self._keys.extend(new)
         total = len(self._keys)
         if self._tables is not None:
@@ -324,8 +337,18 @@ class Sliced(Accumulator):
                 order = G.group_order(codes, starts)
             return a[order]
 
-        arrays = [by_slice(a) for a in tb.arrays]
-        w = by_slice(tb.weights) if tb.weighted else tb.weights
+        columns = list(tb.arrays) + ([tb.weights] if tb.weighted else [])
+        plain = [c.ndim == 1 and c.dtype.kind in "biuf" and c.shape[0] == codes.shape[0] for c in columns]
+        if len(columns) >= 2 and plain[0] and plain[1]:  # the usual (y, p): both in one pass
+            a, b = columns[0], columns[1]
+            out_a, out_b = np.empty_like(a), np.empty_like(b)
+            G.group_scatter2(a, b, codes, starts, out_a, out_b)
+            columns[:2] = [out_a, out_b]
+            columns[2:] = [by_slice(c) for c in columns[2:]]
+        else:
+            columns = [by_slice(c) for c in columns]
+        arrays = columns[:len(tb.arrays)]
+        w = columns[-1] if tb.weighted else tb.weights
         for j, g in enumerate(glob.tolist()):
             lo, hi = int(bounds[j]), int(bounds[j + 1])
             part = Batch(tb.inputs, [a[lo:hi] for a in arrays], w[lo:hi] if tb.weighted else w, hi - lo)
@@ -348,8 +371,8 @@ class Sliced(Accumulator):
             self._check_columns(other._columns, other._names)
             new = [k for k in other._keys if k not in self._ids]
             self._check_room(len(new), other._names)
-            self._check_distinct(new, other._names)
-            self._add_keys(new, other._names)
+            self._check_distinct(new, other._names, other._kinds)
+            self._add_keys(new, other._names, other._kinds)
             idx = np.fromiter((self._ids[k] for k in other._keys), np.int64, len(other._keys))
             self._overall.merge(other._overall)
             if self._tables is not None:
@@ -529,7 +552,7 @@ class Sliced(Accumulator):
         self._overall = parsed.overall
         self._columns, self._names = parsed.columns, parsed.names
         if parsed.keys:
-            self._add_keys(list(parsed.keys), parsed.names)
+            self._add_keys(list(parsed.keys), parsed.names, K.kinds_of(parsed.keys, parsed.columns))
         if self._tables is not None:
             for g, acc in enumerate(parsed.accs):
                 for k, v in acc._state.items():
@@ -542,7 +565,7 @@ class Sliced(Accumulator):
         out._overall = self._overall.copy()
         out._ids = dict(self._ids)
         out._keys = list(self._keys)
-        out._public = dict(self._public)
+        out._kinds = self._kinds
         out._columns, out._names = self._columns, self._names
         if self._tables is not None:
             out._tables = {k: t.copy() for k, t in self._tables.items()}

@@ -18,6 +18,7 @@ and ``1`` stay two keys and keys of mixed kinds sort.
 
 from __future__ import annotations
 
+import bisect
 import math
 import numbers
 
@@ -27,7 +28,7 @@ from .._kernels.grouped import dense_codes
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import to_numpy
 
-__all__ = ["BatchKeys", "encode", "tag", "public", "from_json", "to_json", "NULL"]
+__all__ = ["BatchKeys", "encode", "tag", "public", "from_json", "to_json", "kinds_of", "NULL"]
 
 #: the internal form of a null key
 NULL = (3, "")
@@ -86,17 +87,42 @@ def from_json(rows, columns: int) -> list:
 
 class BatchKeys:
     """One batch's slice keys: ``codes[i]`` (int64) indexes ``keys`` (internal keys,
-    ascending), ``names`` names the columns."""
+    ascending), ``names`` names the columns, and ``kinds[j]`` says whether column
+    ``j`` holds booleans and whether it holds numbers (the only kinds of keys
+    that can be equal as Python keys: ``True == 1``)."""
 
-    __slots__ = ("codes", "keys", "names")
+    __slots__ = ("codes", "keys", "names", "kinds")
 
-    def __init__(self, codes: np.ndarray, keys: list, names: tuple):
+    def __init__(self, codes: np.ndarray, keys: list, names: tuple, kinds=None):
         self.codes = codes
         self.keys = keys
         self.names = names
+        self.kinds = kinds_of(keys, len(names)) if kinds is None else kinds
 
     def __repr__(self) -> str:
         return f"BatchKeys({len(self.keys)} keys of {', '.join(self.names)})"
+
+
+def _column_kinds(keys: list) -> tuple[bool, bool]:
+    """``(booleans?, numbers?)`` of one column's internal keys, ascending: booleans
+    sort first, numbers next, so two look-ups tell."""
+    if not keys:
+        return False, False
+    i = bisect.bisect_left(keys, (1, -math.inf))
+    return keys[0][0] == 0, i < len(keys) and keys[i][0] == 1
+
+
+def kinds_of(keys: list, columns: int) -> tuple:
+    """Per column, ``(booleans?, numbers?)`` among the internal keys of ``keys``
+    (tuples of ``columns`` pairs, in any order)."""
+    out = [[False, False] for _ in range(columns)]
+    for key in keys:
+        for j, (t, _) in enumerate(key):
+            if t == 0:
+                out[j][0] = True
+            elif t == 1:
+                out[j][1] = True
+    return tuple(tuple(k) for k in out)
 
 
 # ------------------------------------------------------------------ columns
@@ -350,9 +376,10 @@ def encode(by, n: int, limit: int | None = None) -> BatchKeys:
     parts = [_encode_column(c, label, n, limit) for label, c in cols]
     names = tuple(_short(label) for label, _ in cols)
     cross = "by (" + ", ".join(names) + ")"
+    kinds = tuple(_column_kinds(k) for _, k in parts)
     if len(parts) == 1:
         codes, keys = parts[0]
-        return BatchKeys(codes, [(k,) for k in keys], names)
+        return BatchKeys(codes, [(k,) for k in keys], names, kinds)
     sizes = [max(len(k), 1) for _, k in parts]
     if math.prod(sizes) < 2**62:
         combined = np.zeros(n, np.int64)
@@ -375,4 +402,4 @@ def encode(by, n: int, limit: int | None = None) -> BatchKeys:
         digits = [rows[:, j] for j in range(rows.shape[1])]
     keys = [tuple(parts[j][1][d] for j, d in enumerate(ds)) for ds in zip(*(d.tolist() for d in digits))]
     # the per-column codes follow each column's key order, so combined codes do too
-    return BatchKeys(codes, keys, names)
+    return BatchKeys(codes, keys, names, kinds)
