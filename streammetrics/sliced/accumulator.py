@@ -160,7 +160,7 @@ class Sliced(Accumulator):
 
     def _init_slices(self) -> None:
         self._overall = self._template.copy()
-        self._ids: dict = {}  # internal key -> slice id
+        self._ids: dict = {}  # internal key -> slice id, for the first len(_ids) keys (see _index)
         self._keys: list = []  # slice id -> internal key
         self._kinds = None  # per key column: (booleans seen?, numbers seen?)
         self._columns = None  # the number of key columns, once known
@@ -246,16 +246,21 @@ class Sliced(Accumulator):
         with self._guard:
             self._check_columns(len(keys.names), keys.names)
             start = len(self._keys)
-            new = list(keys.keys) if not start else [k for k in keys.keys if k not in self._ids]
+            if not start:
+                new = list(keys.keys)
+            else:
+                ids = self._index()
+                new = [k for k in keys.keys if k not in ids]
             self._check_room(len(new), keys.names)
             self._check_distinct(new, keys.names, keys.kinds)
             self._add_keys(new, keys.names, keys.kinds)
             if len(new) == len(keys.keys):  # every key is new: their ids follow in order
                 glob = np.arange(start, start + len(new), dtype=np.int64)
             else:
-                glob = np.fromiter((self._ids[k] for k in keys.keys), np.int64, len(keys.keys))
+                ids = self._index()
+                glob = np.fromiter((ids[k] for k in keys.keys), np.int64, len(keys.keys))
             self._overall.fold(tb)
-            self._fold_slices(tb, keys.codes, glob)
+            self._fold_slices(tb, keys, glob)
         return self
 
     def _check_columns(self, columns: int, names) -> None:
@@ -293,6 +298,16 @@ class Sliced(Accumulator):
                     "but equal as Python keys (True == 1): give one column one kind of key")
             seen[p] = k
 
+    def _index(self) -> dict:
+        """Internal key -> slice id for every slice: the keys are indexed when a
+        later batch or a merge first needs to look them up (a single batch of
+        many new keys never builds the index)."""
+        ids, keys = self._ids, self._keys
+        if len(ids) < len(keys):
+            start = len(ids)
+            ids.update(zip(keys[start:], range(start, len(keys))))
+        return ids
+
     def _add_keys(self, new: list, names, kinds) -> None:
         if self._columns is None:
             self._columns = len(names)
@@ -302,7 +317,6 @@ class Sliced(Accumulator):
         start = len(self._keys)
         mine = self._kinds or [(False, False)] * len(kinds)
         self._kinds = [(a or c, b or d) for (a, b), (c, d) in zip(mine, kinds)]
-        self._ids.update(zip(new, range(start, start + len(new))))
         self._keys.extend(new)
         total = len(self._keys)
         if self._tables is not None:
@@ -312,11 +326,22 @@ class Sliced(Accumulator):
         else:
             self._accs.extend(self._template.copy() for _ in new)
 
-    def _fold_slices(self, tb: Batch, local: np.ndarray, glob: np.ndarray) -> None:
+    def _fold_slices(self, tb: Batch, keys, glob: np.ndarray) -> None:
         if self._tables is not None:
             arrays = tb.arrays_for(self._template.inputs)
-            self._tables_spec.fold(self._tables, arrays, tb.weights, local, glob)
+            by_value = keys.by_value
+            if by_value is not None and self._tables_spec.takes_values:
+                # dense integer keys: each row's table row is looked up by its
+                # value, the batch's codes never written
+                rows = np.full(by_value.table.shape[0], -1, np.int64)
+                present = by_value.table >= 0
+                rows[present] = glob[by_value.table[present]]
+                self._tables_spec.fold(self._tables, arrays, tb.weights, by_value.values, rows,
+                                       by_value.offset)
+            else:
+                self._tables_spec.fold(self._tables, arrays, tb.weights, keys.codes, glob)
             return
+        local = keys.codes
         if glob.shape[0] == 1:
             self._accs[int(glob[0])].fold(tb)
             return
@@ -369,11 +394,13 @@ class Sliced(Accumulator):
             if other._columns is None:
                 return self
             self._check_columns(other._columns, other._names)
-            new = [k for k in other._keys if k not in self._ids]
+            ids = self._index()
+            new = [k for k in other._keys if k not in ids]
             self._check_room(len(new), other._names)
             self._check_distinct(new, other._names, other._kinds)
             self._add_keys(new, other._names, other._kinds)
-            idx = np.fromiter((self._ids[k] for k in other._keys), np.int64, len(other._keys))
+            ids = self._index()
+            idx = np.fromiter((ids[k] for k in other._keys), np.int64, len(other._keys))
             self._overall.merge(other._overall)
             if self._tables is not None:
                 m = len(other._keys)
