@@ -209,3 +209,14 @@ def test_average_precision_matches_scikit_learn():
     curve = sm.RankAUC().update(y, s).finalize()
     curve.pr_curve()  # the curve built first: the value comes from it
     assert curve.average_precision() == r.average_precision()
+
+
+def test_a_prepared_batch_does_not_read_the_callers_keys_again():
+    by = np.array([3, 4, 3, 5], np.int64)
+    acc = sm.Sliced(sm.BinaryConfusion())
+    batch = acc.prepare([1, 0, 1, 1], [1, 0, 0, 1], by=by)
+    by[:] = 10**12  # far outside the range the batch was coded for
+    acc.fold(batch)
+    r = acc.finalize()
+    assert dict(r.rows) == {3: 2, 4: 1, 5: 1}
+    assert (r.slices[3].tp, r.slices[3].fn) == (1, 1)

@@ -94,7 +94,9 @@ class Sliced(Accumulator):
     -----
     Each batch's keys are coded once (a table lookup for integer keys, one
     sort or hash otherwise) and mapped to dense slice ids held by the
-    accumulator. :class:`~streammetrics.BinaryConfusion`,
+    accumulator; a column of integers dense in their range is not even
+    coded for the tables below, its rows finding their table row through
+    a map of the values. :class:`~streammetrics.BinaryConfusion`,
     :class:`~streammetrics.ProbabilityScores` and
     :class:`~streammetrics.RegressionErrors` keep every slice as a row of one
     table, updated in one pass by a group-indexed kernel (weighted sums

@@ -343,7 +343,12 @@ def _encode_values(arr: np.ndarray, name: str, limit=None):
             values, codes = np.unique(arr, return_inverse=True)
             return _finish(codes.reshape(-1).astype(np.int64), [int(v) for v in values], name,
                            nulls=False, limit=limit)
-        codes, values = _unique_ints(np.ascontiguousarray(arr, dtype=np.int64), by_value=True)
+        a = np.ascontiguousarray(arr, dtype=np.int64)
+        codes, values = _unique_ints(a, by_value=True)
+        if isinstance(codes, ByValue) and np.may_share_memory(a, arr):
+            # the values index tables when folded: never the caller's array,
+            # which could change between prepare and fold
+            codes.values = a.copy()
         _limit(values.shape[0], limit, name)
         return codes, [(1, v) for v in values.tolist()]  # ascending already, each its own key
     if kind == "f":
