@@ -220,3 +220,19 @@ def test_a_prepared_batch_does_not_read_the_callers_keys_again():
     r = acc.finalize()
     assert dict(r.rows) == {3: 2, 4: 1, 5: 1}
     assert (r.slices[3].tp, r.slices[3].fn) == (1, 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=50), spread=st.integers(1, 30))
+def test_the_value_table_is_numpys_unique(values, spread):
+    from streammetrics._kernels.grouped import dense_table, int_range, table_codes
+
+    a = np.array(values, np.int64) % spread - spread // 2 + values[0]
+    lo, hi = (int(v) for v in int_range(a))
+    assert (lo, hi) == (int(a.min()), int(a.max()))
+    table, distinct = dense_table(a, lo, hi - lo + 1)
+    codes = np.empty(a.size, np.int64)
+    table_codes(a, lo, table, codes)
+    want_values, want_codes = np.unique(a, return_inverse=True)
+    np.testing.assert_array_equal(distinct, want_values)
+    np.testing.assert_array_equal(codes, want_codes.reshape(-1))

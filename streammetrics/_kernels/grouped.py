@@ -38,7 +38,6 @@ __all__ = [
     "group_regression",
     "group_merge_pairs",
     "group_merge_regression",
-    "dense_codes",
     "int_range",
     "dense_table",
     "table_codes",
@@ -222,33 +221,6 @@ def group_merge_regression(moments, sums, idx, other_moments, other_sums):
 
 
 @kernel
-def dense_codes(a, lo, span, inverse):
-    """Dense codes of the integers ``a`` (all within ``lo .. lo + span - 1``).
-
-    Writes each row's code (its value's rank among the distinct values) into
-    ``inverse`` and returns the distinct values, ascending: ``numpy.unique``
-    with ``return_inverse`` in two linear passes instead of a sort.
-    """
-    table = np.full(span, -1, np.int64)
-    for i in range(a.shape[0]):
-        table[a[i] - lo] = 0
-    k = 0
-    for v in range(span):
-        if table[v] == 0:
-            table[v] = k
-            k += 1
-    values = np.empty(k, np.int64)
-    k = 0
-    for v in range(span):
-        if table[v] >= 0:
-            values[k] = v + lo
-            k += 1
-    for i in range(a.shape[0]):
-        inverse[i] = table[a[i] - lo]
-    return values
-
-
-@kernel
 def group_order(local, starts):
     """The stable order that sorts rows by their slice ``local[i]`` (a counting
     sort: ``starts[j]`` is where slice ``j``'s rows begin), in one linear pass;
@@ -303,7 +275,8 @@ def int_range(a):
 
 @kernel
 def dense_table(a, lo, span):
-    """The first half of :func:`dense_codes`: ``(table, values)`` where
+    """``numpy.unique`` with ``return_inverse`` for integers in a small range,
+    without a sort, in two halves. This one gives ``(table, values)`` where
     ``table[v - lo]`` is value ``v``'s rank among the distinct values of ``a``
     (``-1`` for a value absent) and ``values`` the distinct values, ascending;
     one pass over ``a``, none written per row."""
@@ -324,6 +297,6 @@ def dense_table(a, lo, span):
 
 @kernel
 def table_codes(a, lo, table, out):
-    """The second half of :func:`dense_codes`: ``out[i] = table[a[i] - lo]``."""
+    """The second half (see :func:`dense_table`): ``out[i] = table[a[i] - lo]``."""
     for i in range(a.shape[0]):
         out[i] = table[a[i] - lo]
