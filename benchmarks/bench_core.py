@@ -291,6 +291,7 @@ def _many_slices_rows(n, repeat, slices=100_000):
             row(group, "  and .finalize() of every slice", median_time(acc.finalize, max(1, repeat // 2))),
             row(group, "BinaryConfusion(0.5) unsliced, same rows", median_time(
                 lambda: sm.BinaryConfusion(threshold=0.5).update(y, p), repeat))]
+    return rows
 
 
 def _bootstrap_rows(n, repeat, replicates=200, warmup=1):

@@ -446,9 +446,22 @@ class Evaluator(Accumulator):
         return self
 
     def _clone(self):  # called under the lock (copy)
-        out = self._empty_like()
+        # the settings, checked once, are shared; the members are copied and
+        # the plans rebuilt over the copies with the same input tuples, so a
+        # batch prepared by either one is recognised by both (a Sliced
+        # Evaluator makes one copy per slice: no settings checked again)
+        out = type(self).__new__(type(self))  # with its own lock
+        out.__dict__.update({k: v for k, v in self.__dict__.items()
+                             if k not in ("_guard", "_members", "_plans", "_config")})
+        out._config = dict(self._config)
         out._members = {name: m.copy() for name, m in self._members.items()}
-        out._plans = out._make_plans()
+        twin = {id(m): out._members[name] for name, m in self._members.items()}
+        out._plans = []
+        for plan in self._plans:
+            copied = _Plan.__new__(_Plan)
+            copied.inputs = plan.inputs
+            copied.members = [twin[id(m)] for m in plan.members]
+            out._plans.append(copied)
         out._n = self._n
         return out
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._kernels.curves import ap_terms
 from ..._protocol.result import RenderContext, Result, fmt_number, safe
 from .operating import OperatingPoints
 
-__all__ = ["RankResult", "curve_from_points", "roc", "pr", "average_precision_of"]
+__all__ = ["RankResult", "curve_from_points", "roc", "pr", "average_precision_of", "average_precision_of_points"]
 
 
 def curve_from_points(scores, ab):
@@ -47,6 +48,15 @@ def pr(thresholds, tps, fps):
 def average_precision_of(thresholds, tps, fps) -> float:
     precision, recall, _ = pr(thresholds, tps, fps)
     return float(max(0.0, -np.sum(np.diff(recall) * precision[:-1])))
+
+
+def average_precision_of_points(scores, ab) -> float:
+    """:func:`average_precision_of` the curve of the points ``(scores, ab)``,
+    without building the curve: the same value, bit for bit (see
+    :func:`streammetrics._kernels.curves.ap_terms`)."""
+    terms = np.empty(ab.shape[1], np.float64)
+    ap_terms(ab, terms)
+    return float(max(0.0, -np.sum(terms)))
 
 
 
@@ -108,7 +118,14 @@ class RankResult(Result):
     def average_precision(self) -> float:
         """Average precision, as :meth:`RankAUC.average_precision`."""
         if "ap" not in self._cache:
-            self._cache["ap"] = average_precision_of(*self._curve())
+            if "curve" in self._cache:
+                self._cache["ap"] = average_precision_of(*self._cache["curve"])
+            else:  # the value alone: no curve built for it
+                if self._points is None:
+                    raise ValueError("this result holds no points (it was unpickled): take the "
+                                     "curves from the accumulator")
+                points = self._points() if callable(self._points) else self._points
+                self._cache["ap"] = average_precision_of_points(*points)
         return self._cache["ap"]
 
     def _curve_bounds(self):
