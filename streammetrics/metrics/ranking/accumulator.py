@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 
 import numpy as np
 
@@ -32,8 +33,20 @@ from .exact import INT64_LIMIT, Exact, auc_of_run, run_of_sorted, sorted_run
 from .operating import OperatingPoints
 from .pending import Pending
 from .sorting import split_sorted
+from .spill import parse_memory
 
 __all__ = ["RankAUC", "auc", "roc_curve", "pr_curve", "average_precision", "partial_auc"]
+
+
+def _check_spill_dir(spill_dir):
+    if spill_dir is None:
+        return None
+    if not isinstance(spill_dir, (str, os.PathLike)):
+        raise TypeError(f"spill_dir must be a folder path or None, got {type(spill_dir).__name__}")
+    folder = os.path.abspath(os.fspath(spill_dir))
+    if not os.path.isdir(folder):
+        raise ValueError(f"spill_dir must be an existing folder, got {os.fspath(spill_dir)!r}")
+    return folder
 
 
 def _check_max_bins(max_bins):
@@ -327,8 +340,17 @@ class RankAUC(Accumulator):
     #: a new buffer is made as large as the limit at once for a batch of this many rows
     _PREALLOCATE_BATCH = 1 << 16
 
-    def __init__(self, max_bins: int | None = None):
+    def __init__(self, max_bins: int | None = None, *, max_memory=None, spill_dir=None):
         self.max_bins = _check_max_bins(max_bins)
+        self.max_memory = parse_memory(max_memory)
+        self.spill_dir = _check_spill_dir(spill_dir)
+        if self.max_bins is not None and self.max_memory is not None:
+            raise ValueError(
+                "max_bins and max_memory exclude each other: max_bins bounds the state to "
+                "2 * max_bins bins (approximate, in memory), max_memory keeps it exact and "
+                "spills sorted runs to disk past the budget; give one of them")
+        if self.spill_dir is not None and self.max_memory is None:
+            raise ValueError("spill_dir is where runs are spilled past max_memory: give max_memory too")
         self._n = 0
         self._strategy = self._new_strategy(weighted=False)
         self._pending: Pending | None = None
@@ -341,10 +363,58 @@ class RankAUC(Accumulator):
 
     def _new_strategy(self, weighted: bool):
         """The empty state: every distinct score, or at most ``2 max_bins`` items."""
-        return Exact(weighted) if self.max_bins is None else Bounded(self.max_bins, weighted)
+        if self.max_bins is None:
+            return Exact(weighted, self.max_memory, self.spill_dir)
+        return Bounded(self.max_bins, weighted)
 
     def _settings(self):
-        return {"max_bins": self.max_bins}
+        out = {"max_bins": self.max_bins}
+        if self.max_memory is not None:
+            out["max_memory"] = self.max_memory
+        return out
+
+    def _check_compatible(self, other) -> None:
+        # the memory budget changes how the state is held, never what it holds:
+        # budgeted and unbudgeted accumulators merge
+        if type(other) is type(self) and other.max_bins == self.max_bins:
+            return
+        super()._check_compatible(other)
+
+    @property
+    def spilled(self) -> bool:
+        """Whether part of the state is held in temporary files (``max_memory``)."""
+        return isinstance(self._strategy, Exact) and self._strategy.spilled
+
+    @property
+    def spilled_bytes(self) -> int:
+        """Bytes of the state held in temporary files (24 per entry; 0 in memory)."""
+        return self._strategy.disk_bytes if isinstance(self._strategy, Exact) else 0
+
+    def close(self) -> None:
+        """Forget every observation and remove the temporary files now (as
+        :meth:`reset` does); the accumulator stays usable. Also on leaving a
+        ``with`` block."""
+        with self._guard:
+            self._load(empty_state(self.fields, self))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __getstate__(self):
+        d = super().__getstate__()
+        d["spill_dir"] = self.spill_dir
+        return d
+
+    def __setstate__(self, d):
+        super().__setstate__(d)
+        if d.get("spill_dir") is not None:
+            self.spill_dir = d["spill_dir"]
+            if isinstance(self._strategy, Exact):
+                self._strategy.spill_dir = self.spill_dir
 
     @property
     def n(self) -> int:
@@ -464,6 +534,9 @@ class RankAUC(Accumulator):
     def _load(self, state):
         self._n = int(state["n"][0])
         weighted = bool(state["weighted"][0])
+        old = getattr(self, "_strategy", None)
+        if isinstance(old, Exact):
+            old.close()  # its temporary files go now
         self._strategy = self._new_strategy(weighted)
         self._strategy.load(state)
         self._pending = None
@@ -488,7 +561,7 @@ class RankAUC(Accumulator):
         self._n += int(other["n"][0])
 
     def _clone(self):
-        out = RankAUC(self.max_bins)
+        out = RankAUC(self.max_bins, max_memory=self.max_memory, spill_dir=self.spill_dir)
         out._n = self._n
         out._strategy = self._strategy.clone()
         out._pending = None if self._pending is None else self._pending.clone()
