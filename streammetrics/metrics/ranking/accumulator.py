@@ -373,6 +373,13 @@ class RankAUC(Accumulator):
             out["max_memory"] = self.max_memory
         return out
 
+    @classmethod
+    def _from_settings(cls, settings):
+        # the folder for temporary files is never saved, and never read from a file
+        if "spill_dir" in settings:
+            raise TypeError("spill_dir is not a saved setting")
+        return cls(**settings)
+
     def _check_compatible(self, other) -> None:
         # the memory budget changes how the state is held, never what it holds:
         # budgeted and unbudgeted accumulators merge

@@ -159,7 +159,7 @@ class Exact:
     def chunk(self, sources: int) -> int:
         """Entries read from each of ``sources`` runs per step of a streamed merge."""
         budget = self.budget if self.budget is not None else 1 << 30
-        return max(16, (budget // 4) // (24 * (sources + 1)))
+        return max(64, (budget // 4) // (24 * (sources + 1)))
 
     def _spill(self) -> None:
         """Write the runs in memory to files, then bound the runs on disk."""
@@ -169,14 +169,18 @@ class Exact:
                 self.disk.append(store.write(*run))
         self.stack = RunStack(merge_runs, _entries)
         if len(self.disk) > MAX_DISK_RUNS:
-            self._merge_disk()
+            # the smaller runs into one: a long stream rewrites its big runs
+            # rarely (each entry is rewritten O(log) times in all)
+            self.disk.sort(key=lambda r: -r.m)
+            keep = MAX_DISK_RUNS // 2
+            self._merge_disk(self.disk[keep:])
 
-    def _merge_disk(self) -> None:
-        """Merge the runs on disk into one file, in chunks."""
-        if len(self.disk) < 2:
+    def _merge_disk(self, old=None) -> None:
+        """Merge runs on disk (by default all) into one file, in chunks."""
+        old = self.disk if old is None else old
+        if len(old) < 2:
             return
         store = self._store()
-        old = self.disk
         w = store.writer(np.float64 if self.weighted else np.int64)
         try:
             for scores, ab in stream_merge(old, self.chunk(len(old))):
@@ -184,7 +188,9 @@ class Exact:
         except BaseException:
             w.abort()
             raise
-        self.disk = [w.close()]
+        merged = w.close()
+        gone = {id(r) for r in old}
+        self.disk = [r for r in self.disk if id(r) not in gone] + [merged]
         for run in old:
             store.remove(run)
 
