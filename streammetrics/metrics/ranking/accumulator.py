@@ -226,6 +226,31 @@ class RankAUC(Accumulator):
         of distinct scores (24 bytes each). A number ``B`` bounds the state to
         at most ``2 B`` entries (48 bytes each: under 100 KB for ``B = 1000``)
         and reports a certified interval that always contains the exact AUC.
+    max_memory : int or str, optional
+        A memory budget for the exact state, in bytes or as a string such as
+        ``"1GB"`` or ``"512MiB"`` (at least 4096 bytes). The state stays exact:
+        once its sorted runs take more than a quarter of the budget they are
+        written to temporary files (*spilled*, 24 bytes per distinct score on
+        disk) and memory holds only the pending rows (a sixteenth of the
+        budget), the runs not yet spilled and the chunks a read streams
+        through. ``finalize()`` streams a k-way merge over the files in
+        chunks; the curves, average precision, ``finalize(ci=...)``, the
+        operating-point queries, saving, pickling and merging into another
+        accumulator build the merged run in memory (24 bytes per distinct
+        score, what an in-memory state holds; a saved file or a pickle holds
+        that run too). The results and the state equal those of
+        ``RankAUC()`` on the same rows, to the bit (with weights, up to the
+        order in which the weights of one tied score are added). Budgeted and
+        unbudgeted accumulators merge. Excludes ``max_bins``.
+    spill_dir : str or os.PathLike, optional
+        The existing folder for the temporary files (default: the system's,
+        ``tempfile.gettempdir()``); needs ``max_memory``. The files are named
+        ``.streammetrics-<host>.<pid>.<random>.smspill`` and removed on
+        :meth:`reset`, :meth:`close`, at the end of a ``with`` block, when the
+        accumulator is garbage-collected and at normal exit; those a killed
+        process left are removed by the next spill on the same host. It is
+        not saved with the state (a loaded accumulator spills to the default
+        folder).
 
     Returns (``finalize()``)
     ------------------------
@@ -307,6 +332,28 @@ class RankAUC(Accumulator):
     (True, True)
     >>> sum(a.nbytes for a in bounded.state_dict().values()) < 100_000
     True
+
+    Within a memory budget, exact: four batches of 2000 distinct scores pass
+    a budget of 16 KiB, so the runs are spilled to temporary files, and the
+    AUC is the in-memory one to the bit:
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> in_memory = RankAUC()
+    >>> with RankAUC(max_memory="16KiB", spill_dir=folder) as budgeted:
+    ...     for k in range(4):
+    ...         y = rng.integers(0, 2, 2000)
+    ...         s = rng.normal(size=2000) + y
+    ...         _ = budgeted.update(y, s), in_memory.update(y, s)
+    ...     budgeted.spilled, budgeted.nbytes <= 16 * 1024
+    ...     (budgeted + RankAUC().update([0, 1], [0.5, 0.7])).n  # they merge
+    ...     budgeted.finalize().auc == in_memory.finalize().auc
+    (True, True)
+    8002
+    True
+    >>> import os
+    >>> os.listdir(folder)  # the files went with the block
+    []
 
     A 95 % confidence interval (DeLong), which merges like the AUC:
 

@@ -159,7 +159,7 @@ class Exact:
     def chunk(self, sources: int) -> int:
         """Entries read from each of ``sources`` runs per step of a streamed merge."""
         budget = self.budget if self.budget is not None else 1 << 30
-        return max(64, (budget // 4) // (24 * (sources + 1)))
+        return max(64, (budget // 16) // (24 * (sources + 1)))
 
     def _spill(self) -> None:
         """Write the runs in memory to files, then bound the runs on disk."""
@@ -195,7 +195,7 @@ class Exact:
             store.remove(run)
 
     def _check_budget(self) -> None:
-        if self.budget is not None and self.nbytes > self.budget // 2:
+        if self.budget is not None and self.nbytes > self.budget // 4:
             self._spill()
 
     def close(self) -> None:
@@ -248,8 +248,8 @@ class Exact:
         entries = self.stack.entries() if len(self.stack) else 0
         limit = max(self.PENDING_MIN, self.PENDING_RATIO * entries)
         if self.budget is not None:
-            # an eighth of the budget (its run then takes at most three eighths)
-            limit = min(limit, max(64, self.budget // (8 * (16 if self.weighted else 8))))
+            # a sixteenth of the budget (its run then takes at most three sixteenths)
+            limit = min(limit, max(64, self.budget // (16 * (16 if self.weighted else 8))))
         return limit
 
     def to_float(self) -> None:
