@@ -434,6 +434,40 @@ def merge_into(s1, ab1, s2, ab2, s, ab):
 
 
 @kernel
+def merge_k(scores, ab, starts, s, out):
+    """Merge ``k`` sorted runs held one after another in ``scores``, ``ab``
+    (run ``i`` is ``starts[i]:starts[i + 1]``) into ``s``, ``out``; the masses
+    of a score held by several runs are added in the runs' order (as merging
+    them pairwise, the first two first, adds them). Returns the merged length."""
+    k = starts.shape[0] - 1
+    pos = starts[:k].copy()
+    m = 0
+    while True:
+        best = -1
+        v = 0.0
+        for i in range(k):
+            if pos[i] < starts[i + 1] and (best < 0 or scores[pos[i]] < v):
+                best = i
+                v = scores[pos[i]]
+        if best < 0:
+            return m
+        j = pos[best]
+        p = ab[0, j]
+        q = ab[1, j]
+        pos[best] = j + 1
+        for i in range(best + 1, k):
+            j = pos[i]
+            if j < starts[i + 1] and scores[j] == v:
+                p = p + ab[0, j]
+                q = q + ab[1, j]
+                pos[i] = j + 1
+        s[m] = v
+        out[0, m] = p
+        out[1, m] = q
+        m += 1
+
+
+@kernel
 def u2_int(ab):
     """``2U`` of a run of int64 counts; needs ``2 * n_pos * n_neg < 2**63``."""
     cum = 0

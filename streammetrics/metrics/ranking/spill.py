@@ -329,13 +329,22 @@ def stream_merge(sources, chunk: int):
             if pos[i] + wins[i][0].shape[0] < sizes[i]:
                 last = wins[i][0][-1]
                 bound = last if bound is None or last < bound else bound
-        out = None
+        parts = []
         for i in live:
             s, ab = wins[i]
             cut = s.shape[0] if bound is None else int(np.searchsorted(s, bound, side="right"))
-            if cut == 0:
-                continue
-            part = (s[:cut], ab[:, :cut])
-            out = part if out is None else _merge(out, part)
-            pos[i] += cut
-        yield (np.ascontiguousarray(out[0]), np.ascontiguousarray(out[1]))
+            if cut:
+                parts.append((s[:cut], ab[:, :cut]))
+                pos[i] += cut
+        if len(parts) == 1:
+            yield (np.ascontiguousarray(parts[0][0]), np.ascontiguousarray(parts[0][1]))
+            continue
+        starts = np.zeros(len(parts) + 1, np.int64)
+        starts[1:] = np.cumsum([p[0].shape[0] for p in parts])
+        scores = np.concatenate([p[0] for p in parts])
+        ab = np.concatenate([p[1] for p in parts], axis=1)
+        out_s = np.empty(scores.shape[0], np.float64)
+        out_ab = np.empty(ab.shape, ab.dtype)
+        m = K.merge_k(scores, ab, starts, out_s, out_ab)
+        del scores, ab
+        yield out_s[:m].copy(), np.ascontiguousarray(out_ab[:, :m])
