@@ -159,7 +159,7 @@ class Exact:
     def chunk(self, sources: int) -> int:
         """Entries read from each of ``sources`` runs per step of a streamed merge."""
         budget = self.budget if self.budget is not None else 1 << 30
-        return max(64, (budget // 16) // (24 * (sources + 1)))
+        return max(64, (budget // 12) // (24 * (sources + 1)))
 
     def _spill(self) -> None:
         """Write the runs in memory to files, then bound the runs on disk."""

@@ -42,7 +42,7 @@ __all__ = ["parse_memory", "SpillStore", "DiskRun", "stream_merge", "MAX_DISK_RU
            "SPILL_SUFFIX", "remove_stale"]
 
 #: at most this many runs are kept on disk; one more merges them into one file
-MAX_DISK_RUNS = 8
+MAX_DISK_RUNS = 16
 SPILL_SUFFIX = ".smspill"
 #: the smallest budget taken (bytes): a few chunks of a few entries
 MIN_MEMORY = 4096
