@@ -348,3 +348,58 @@ def test_stream_merge_chunks_never_split_a_score(tmp_path):
         assert np.array_equal(ab, np.array([ref[k] for k in keys]).T)
     store.close()
     assert _files(tmp_path) == []
+
+
+@pytest.mark.parametrize("weighted_side", ["none", "self", "other", "both"])
+def test_merging_spilled_files_into_a_budgeted_accumulator(tmp_path, weighted_side):
+    # the other's files are copied in chunks; weights on either side convert the counts
+    rng = np.random.default_rng(9)
+
+    def part(weighted):
+        y = rng.integers(0, 2, 3000)
+        s = np.round(rng.normal(size=3000) + y, 3)
+        w = rng.integers(1, 5, 3000) / 2.0 if weighted else None
+        spl = sm.RankAUC(max_memory=BUDGET, spill_dir=tmp_path)
+        mem = sm.RankAUC()
+        _feed(spl, y, s, w, range(0, 3000, 400))
+        _feed(mem, y, s, w, range(0, 3000, 400))
+        spl.update(y[:37], s[:37])  # pending rows too
+        mem.update(y[:37], s[:37])
+        assert spl.spilled
+        return spl, mem
+
+    a, ra = part(weighted_side in ("self", "both"))
+    b, rb = part(weighted_side in ("other", "both"))
+    a.merge(b)
+    ra.merge(rb)
+    _assert_same(ra, a)
+    assert _same(a.finalize(ci=0.95), ra.finalize(ci=0.95))
+    assert b.spilled  # the other keeps its files
+    _assert_same(rb, b)
+    b.close()
+    a.close()
+    assert _files(tmp_path) == []
+
+
+@pytest.mark.parametrize("choice", ["numpy", "radix"])
+def test_either_sort_gives_the_same_bits(choice, monkeypatch):
+    from streammetrics.metrics.ranking import sorting
+
+    rng = np.random.default_rng(11)
+    n = 3 * sorting.THREADED_MIN
+    y = rng.integers(0, 2, n)
+    s = np.round(rng.normal(size=n), 4) + y
+    monkeypatch.setattr(sorting, "SORT_CHOICE", choice)
+    assert sorting.keys_sorter() == choice
+    assert sm.auc(y, s) == brute_auc_sorted(y, s)
+    a = sm.RankAUC().update(y, s)
+    monkeypatch.setattr(sorting, "SORT_CHOICE", "radix" if choice == "numpy" else "numpy")
+    b = sm.RankAUC().update(y, s)
+    _assert_same(a, b)
+
+
+def test_sort_choice_is_measured_once():
+    from streammetrics.metrics.ranking import sorting
+
+    assert sorting.keys_sorter() in ("numpy", "radix")
+    assert sorting.keys_sorter() == sorting.SORT_CHOICE

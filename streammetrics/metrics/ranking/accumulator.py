@@ -20,7 +20,7 @@ import numpy as np
 from ..._kernels import rank as K
 from ..._kernels import compensated
 from ..._kernels.intervals import class_squares, delong_sums_about
-from ..._protocol.base import Accumulator
+from ..._protocol.base import Accumulator, _locked
 from ..._protocol.errors import NoObservationsError
 from ..._protocol.inputs import Finite, Labels01, convert, raise_rejected
 from ..._protocol.result import safe
@@ -598,7 +598,30 @@ class RankAUC(Accumulator):
         self._wsq = state["wsq"].copy() if weighted else np.zeros((2, 2))
         self._wsq_rows = int(state["wsq_rows"][0]) if weighted else 0
 
-    def _merge_state(self, other):
+    def merge(self, other):
+        """Fold ``other`` into ``self`` (see :meth:`Accumulator.merge`).
+
+        When both have a memory budget and ``other`` has spilled, its files are
+        copied into this accumulator's in chunks, never read into memory at once.
+        """
+        if (type(other) is not RankAUC or other is self or self.max_memory is None
+                or not other.spilled):
+            return super().merge(other)
+        self._check_compatible(other)
+        with _locked(self, other):
+            self._check_room(other.n, "merging")
+            theirs = empty_state(self.fields, other)
+            theirs["n"][0] = other._n
+            theirs["weighted"][0] = int(other._strategy.weighted)
+            other._strategy.export_memory(other._pending, theirs)
+            if other._strategy.weighted:
+                theirs["wsq"][:] = other._wsq
+                theirs["wsq_rows"][0] = other._wsq_rows
+            self._merge_state(theirs, other._strategy)
+        return self
+
+    def _merge_state(self, other, disk=None):
+        """Fold the state ``other`` (and the runs on disk of the exact state ``disk``)."""
         self._ops = None
         theirs = bool(other["weighted"][0])
         if theirs and not self._strategy.weighted:
@@ -610,8 +633,13 @@ class RankAUC(Accumulator):
                 compensated.merge(self._wsq, other["wsq"])
                 self._wsq_rows += int(other["wsq_rows"][0])
             else:  # unweighted rows: each squared weight is 1
-                self._add_squares(other["counts"].sum(axis=1).astype(np.float64), int(other["n"][0]))
+                masses = other["counts"].sum(axis=1).astype(np.float64)
+                if disk is not None:
+                    masses = masses + disk.disk_masses()
+                self._add_squares(masses, int(other["n"][0]))
         self._strategy.add(other)
+        if disk is not None:
+            self._strategy.add_disk(disk)
         self._n += int(other["n"][0])
 
     def _clone(self):

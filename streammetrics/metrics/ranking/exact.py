@@ -168,12 +168,41 @@ class Exact:
             if run[0].shape[0]:
                 self.disk.append(store.write(*run))
         self.stack = RunStack(merge_runs, _entries)
+        self._bound_disk()
+
+    def _bound_disk(self) -> None:
         if len(self.disk) > MAX_DISK_RUNS:
             # the smaller runs into one: a long stream rewrites its big runs
             # rarely (each entry is rewritten O(log) times in all)
             self.disk.sort(key=lambda r: -r.m)
             keep = MAX_DISK_RUNS // 2
             self._merge_disk(self.disk[keep:])
+
+    def add_disk(self, other: "Exact") -> None:
+        """Fold the runs ``other`` holds on disk, copied in chunks into files of
+        this state (as weights when this state is weighted)."""
+        store = self._store()
+        for run in other.disk:
+            if self.weighted and run.dtype != np.float64:
+                w = store.writer(np.float64)
+                try:
+                    for scores, ab in stream_merge([run], self.chunk(1)):
+                        w.append(scores, ab.astype(np.float64))
+                except BaseException:
+                    w.abort()
+                    raise
+                self.disk.append(w.close())
+            else:
+                self.disk.append(store.copy_from(run, self.chunk(1)))
+        self._bound_disk()
+
+    def disk_masses(self):
+        """``[positive, negative]`` mass of the runs on disk."""
+        out = np.zeros(2)
+        if self.disk:
+            for _, ab in self.chunks([r.records() for r in self.disk])():
+                out += ab.sum(axis=1)
+        return out
 
     def _merge_disk(self, old=None) -> None:
         """Merge runs on disk (by default all) into one file, in chunks."""
@@ -277,10 +306,7 @@ class Exact:
         out = np.zeros(2)
         for _, ab in self.stack:
             out += ab.sum(axis=1)
-        if self.disk:
-            for _, ab in self.chunks([r.records() for r in self.disk])():
-                out += ab.sum(axis=1)
-        return out
+        return out + self.disk_masses()
 
     def compact(self) -> None:
         """Merge the runs into one (on disk once spilled)."""
@@ -360,6 +386,16 @@ class Exact:
         """The confusion counts at every threshold, pending rows of ``buf`` included."""
         scores, ab = self.points(buf)
         return OperatingPoints(scores, ab, n, self.weighted)
+
+    def export_memory(self, buf, state) -> None:
+        """:meth:`export` of the runs in memory and the pending rows only (the
+        runs on disk are taken over by :meth:`add_disk`)."""
+        run = self.stack.merged()
+        if buf is not None and buf.rows:
+            run = buf.copy_run(merged_with=run)
+        if run is not None and run[0].shape[0]:
+            state["lo"] = run[0]
+            state["weights" if self.weighted else "counts"] = run[1]
 
     def export(self, buf, state) -> None:
         """Write the single run (pending rows included) into the saved ``state``."""
