@@ -19,7 +19,12 @@ batches it is made as large as its bound at once, reserved but only touched
 as rows arrive); ``state_bytes`` is its saved state. In exact mode
 ``finalize`` counts U across the stored run and the sorted pending rows
 without writing their merged run, and on two cores large sorts and counts
-run on two threads. Target: 100 threshold queries after an exact pass over
+run on two threads. ``RankAUC(max_memory=...)`` is the exact mode within a
+memory budget (sorted runs spilled to temporary files past it); the memory
+rows measure, in a fresh process each, the peak of numpy's allocations
+(tracemalloc) while streaming and finalizing, in bytes per distinct score
+and against ``2 x (state + one batch)``; ``--only memory --large`` adds 50M.
+The sort-choice rows time both sorts of the class-split keys. Target: 100 threshold queries after an exact pass over
 10M rows take at most 10% of the pass (``share_of_pass``).
 """
 
@@ -51,6 +56,7 @@ def _one_shot_rows(n, repeat):
     rows = [row(group, "streammetrics auc", median_time(lambda: auc(y, s), repeat))]
     rows.append(row(group, "numpy np.sort(s) (floor: sorting alone)", median_time(lambda: np.sort(s), repeat)))
     rows.append(row(group, "numpy np.argsort(s)", median_time(lambda: np.argsort(s), max(1, repeat // 2))))
+    rows += _sort_choice_rows(y, s, group, repeat)
     if have("sklearn"):
         from sklearn.metrics import roc_auc_score
 
@@ -61,6 +67,101 @@ def _one_shot_rows(n, repeat):
     if have("sklearn"):
         rows.append(row(group, "sklearn roc_auc_score", median_time(
             lambda: roc_auc_score(y, s, sample_weight=w), max(1, repeat // 3), warmup=0)))
+    return rows
+
+
+def _sort_choice_rows(y, s, group, repeat):
+    """The two sorts of the class-split keys: numpy's (the two classes on two
+    threads, as ``RankAUC`` sorts keys alone) and the LSD radix kernel."""
+    from streammetrics._kernels import rank as K
+    from streammetrics._kernels.sort import sort_keys
+    from streammetrics.metrics.ranking import sorting
+    from streammetrics.metrics.ranking.sorting import sort_classes
+
+    keys = np.empty(y.shape[0], np.uint64)
+    _, n_pos = K.split_keys(y, s.view(np.uint64), keys)
+
+    def numpy_two_threads():
+        k = keys.copy()
+        sort_classes(k, n_pos, n_pos)
+
+    scratch = np.empty(keys.shape[0], np.uint64)
+
+    def radix():
+        k = keys.copy()
+        sort_keys(k[:n_pos], scratch)
+        sort_keys(k[n_pos:], scratch)
+
+    radix()  # compile
+    copy = median_time(lambda: keys.copy(), repeat)
+    from streammetrics.metrics.ranking.sorting import keys_sorter
+
+    chosen = keys_sorter()
+    saved, sorting.SORT_CHOICE = sorting.SORT_CHOICE, "numpy"
+    try:
+        t_numpy = median_time(numpy_two_threads, repeat)
+    finally:
+        sorting.SORT_CHOICE = saved
+    return [row(group, "sort choice: np.sort of each class, two threads (copy excluded)",
+                max(t_numpy - copy, 1e-9), chosen_in_this_process=chosen),
+            row(group, "sort choice: LSD radix kernel, each class (copy excluded)",
+                max(median_time(radix, repeat) - copy, 1e-9))]
+
+
+def _peak_child(n, budget, batch):
+    """Run in a fresh process: stream n distinct scores, finalize, report peak
+    traced bytes (numpy's allocations) and the time."""
+    import json
+    import tracemalloc
+
+    from streammetrics import RankAUC
+
+    y, s = _data(n, seed=8)
+    warm = RankAUC(max_memory=None if budget is None else 1 << 20)
+    for i in range(0, min(n, 4 * batch), batch):
+        warm.update(y[i:i + batch], s[i:i + batch])
+    warm.finalize()
+    warm.close()
+    acc = RankAUC(max_memory=budget)
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    for i in range(0, n, batch):
+        acc.update(y[i:i + batch], s[i:i + batch])
+    r = acc.finalize()
+    t = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    acc.close()
+    print(json.dumps({"peak": peak, "t": t, "auc": r.auc}))
+
+
+def _memory_rows(sizes, batch=BATCH):
+    """Peak bytes per distinct score while streaming and finalizing, each run in
+    its own process (the data are made before tracing starts)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    rows = []
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for n in sizes:
+        group = (f"AUC exact peak memory, n={n:.0e} distinct scores in batches of {batch:.0e} "
+                 "(update all + finalize; state = 24 B per distinct score)")
+        state = 24 * n
+        for label, budget in (("in memory", None), ("max_memory = state / 8 (spills)", state // 8)):
+            code = (f"from benchmarks.bench_auc import _peak_child; "
+                    f"_peak_child({n}, {budget!r}, {batch})")
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                 env=env, cwd=root, timeout=1800)
+            if out.returncode:
+                raise RuntimeError(out.stderr)
+            d = json.loads(out.stdout.strip().splitlines()[-1])
+            rows.append(row(group, f"streammetrics RankAUC() {label}", d["t"],
+                            peak_bytes_per_score=d["peak"] / n,
+                            peak_over_2x_state_plus_batch=d["peak"] / (2 * (state + 16 * batch)),
+                            budget_bytes=budget if budget is not None else "none"))
     return rows
 
 
@@ -95,13 +196,25 @@ def _streaming_rows(n, repeat):
     for impl, make in (
         ("streammetrics RankAUC() exact", lambda: RankAUC()),
         (f"streammetrics RankAUC(max_bins={MAX_BINS})", lambda: RankAUC(max_bins=MAX_BINS)),
+        (f"streammetrics RankAUC(max_memory={3 * n}) exact, spills (state / 8)",
+         lambda: RankAUC(max_memory=3 * n)),
     ):
         t, acc, r, held = _timed_stream(make, batches, repeat)
         extra = {"rows_per_s": n / t, "held_bytes": held, "state_bytes": _state_bytes(acc)}
         if acc.max_bins is not None:
             extra["width"] = r.auc_upper - r.auc_lower
             extra["holds_exact"] = bool(r.auc_lower <= exact_value <= r.auc_upper)
+        else:
+            extra["equals_one_shot"] = r.auc == exact_value
+            extra["spilled_bytes"] = acc.spilled_bytes
+        acc.close()
         rows.append(row(group, impl, t, **extra))
+    rows.append(row(group, "numpy np.sort(s) (floor: sorting alone)", median_time(lambda: np.sort(s), repeat)))
+    if have("sklearn"):
+        from sklearn.metrics import roc_auc_score
+
+        rows.append(row(group, "sklearn roc_auc_score (one-shot, in memory)",
+                        median_time(lambda: roc_auc_score(y, s), max(1, repeat // 3), warmup=0)))
     if have("torch") and have("torchmetrics"):
         import torch
         from torchmetrics.classification import BinaryAUROC
@@ -273,10 +386,22 @@ def run(quick: bool = False) -> list[dict]:
     rows += _small_batch_rows(n // 10, max(1, repeat // 2))
     rows += _merge_rows(n, repeat)
     rows += _operating_rows(n, repeat)
+    rows += _memory_rows([1_000_000] if quick else [1_000_000, 10_000_000])
     return rows
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="n = 1M instead of 10M")
-    print_table(run(ap.parse_args().quick))
+    ap.add_argument("--only", choices=["core", "memory"],
+                    help="core: the one-shot and streaming rows only; memory: the peak-memory rows "
+                         "only (1M, 10M, and 50M with --large)")
+    ap.add_argument("--large", action="store_true", help="with --only memory: also 50M distinct scores")
+    args = ap.parse_args()
+    n = 1_000_000 if args.quick else 10_000_000
+    if args.only == "core":
+        print_table(_one_shot_rows(n, 3) + _streaming_rows(n, 3))
+    elif args.only == "memory":
+        print_table(_memory_rows([1_000_000, 10_000_000] + ([50_000_000] if args.large else [])))
+    else:
+        print_table(run(args.quick))

@@ -3,6 +3,7 @@
 * :mod:`.accumulator`: :class:`RankAUC` and the one-shot functions;
 * :mod:`.exact` and :mod:`.bounded`: the two state strategies;
 * :mod:`.pending`: the buffer of rows not yet sorted in;
+* :mod:`.spill`: sorted runs in temporary files (the memory budget);
 * :mod:`.sorting`: sorting and counting on two threads;
 * :mod:`.curves`: ROC/PR curves, average precision, and the result type.
 
@@ -61,6 +62,19 @@ without weights. On two cores or more, large sorts do the two classes
 at the same time (the smaller on a worker thread; the kernels release the
 GIL), and a large count cuts the scores at a middle key and counts the
 two sides at the same time; both give the same result as one thread.
+
+**Exact mode within a memory budget** (``max_memory``, :mod:`.spill`). The
+pending rows take at most a sixteenth of the budget; once the runs in
+memory take more than a quarter of it they are written, as they are, to
+temporary files and freed, and at most 16 files stay (one more merges the
+smaller half into one, in chunks). ``finalize`` streams a k-way merge over
+the files, the runs in memory and the pending rows' run, in chunks of a
+twelfth of the budget, and counts ``2U`` chunk by chunk (exact integers;
+with weights compensated sums carried from chunk to chunk), so the value
+equals the in-memory one to the bit. The curves, the average precision,
+the interval, the threshold queries, saving and pickling build the merged
+run in memory; merging a spilled accumulator into a budgeted one copies
+its files.
 
 **Bounded mode.** Once the state would hold more than ``2 B`` entries it
 is compacted to at most ``B`` *bins*: scores are cut along the dyadic cells
