@@ -15,10 +15,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ._jit import inline, kernel
 from .compensated import add
+from .rank import _key
 
-__all__ = ["running_sums", "precision_reach", "best_candidate", "partial_area", "SCORE_CODES"]
+__all__ = ["running_sums", "precision_reach", "best_candidate", "partial_area", "SCORE_CODES",
+           "SEARCH_CODES", "layer_blocks", "layer_counts", "layer_search", "layer_best",
+           "layer_partial_area"]
 
 #: the scores :func:`best_candidate` maximises (the last, "cost", it minimises)
 SCORE_CODES = {"f1": 0, "mcc": 1, "youden": 2, "balanced_accuracy": 3, "accuracy": 4,
@@ -82,6 +87,34 @@ def precision_reach(called, out):
     return out
 
 
+@inline
+def _score(code, tp, fp, fn, tn, cost):
+    """Score ``code`` (see :data:`SCORE_CODES`) of the cells; for "cost", minus the total."""
+    if code == 6:
+        return -(cost[0, 0] * tn + cost[0, 1] * fp + cost[1, 0] * fn + cost[1, 1] * tp)
+    precision = tp / _safe(tp + fp)
+    recall = tp / _safe(tp + fn)
+    specificity = tn / _safe(tn + fp)
+    if code == 0:
+        return 2.0 * precision * recall / _safe(precision + recall)
+    if code == 1:
+        under = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
+        return (tp * tn - fp * fn) / math.sqrt(_safe(max(under, 0.0)))
+    if code == 2:
+        return recall + specificity - 1.0
+    if code == 3:
+        return (recall + specificity) / 2.0
+    if code == 4:
+        return (tp + tn) / _safe(tp + fp + fn + tn)
+    return tp / _safe(tp + fp + fn)
+
+
+@inline
+def _beats(v, best):
+    """``v`` is better than ``best`` by more than a relative :data:`TIE`."""
+    return v > best + TIE * abs(best)
+
+
 @kernel
 def best_candidate(called, rest, total_p, total_n, code, cost):
     """``(k, value)``: the first candidate with the highest score ``code`` (see
@@ -91,28 +124,10 @@ def best_candidate(called, rest, total_p, total_n, code, cost):
     best = -math.inf
     for k in range(called.shape[1]):
         tp, fp, fn, tn = _cells(called, rest, k, total_p, total_n)
-        if code == 6:
-            v = -(cost[0, 0] * tn + cost[0, 1] * fp + cost[1, 0] * fn + cost[1, 1] * tp)
-        else:
-            precision = tp / _safe(tp + fp)
-            recall = tp / _safe(tp + fn)
-            specificity = tn / _safe(tn + fp)
-            if code == 0:
-                v = 2.0 * precision * recall / _safe(precision + recall)
-            elif code == 1:
-                under = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
-                v = (tp * tn - fp * fn) / math.sqrt(_safe(max(under, 0.0)))
-            elif code == 2:
-                v = recall + specificity - 1.0
-            elif code == 3:
-                v = (recall + specificity) / 2.0
-            elif code == 4:
-                v = (tp + tn) / _safe(tp + fp + fn + tn)
-            else:
-                v = tp / _safe(tp + fp + fn)
+        v = _score(code, tp, fp, fn, tn, cost)
         # values equal to 1e-12 are ties (the same rational score rounded two
         # ways): the first, the highest threshold, is kept
-        if k == 0 or v > best + TIE * abs(best):
+        if k == 0 or _beats(v, best):
             best = v
             best_k = k
     return best_k, (-best if code == 6 else best)
@@ -138,3 +153,489 @@ def partial_area(called, total_p, total_n, max_fpr):
         x0 = x1
         y0 = y1
     return area
+
+
+# ------------------------------------------------- a run and sorted pending rows
+# An unweighted exact state may hold its points in three sorted parts: one run
+# (scores as float64 bits ``rb``, counts ``rab``) and the sorted keys of the
+# pending positives ``kp`` and negatives ``kn`` (one row each, repeats
+# allowed). The kernels below read the confusion counts of every threshold
+# from the three parts as they are, without writing their merged run: the keys
+# are cut into *blocks* at every ``step``-th key of each part, and the counts at
+# each block's lowest key are summed once (:func:`layer_blocks`); a query then
+# finds its block by bisection or skips whole blocks by bounds on its value,
+# and walks the few keys of one block in merged order. The candidates, the
+# counts and the formulas are those of the kernels above on the merged run.
+
+_TOP = np.uint64(0xFFFFFFFFFFFFFFFF)
+_NONE = np.uint64(0)  # below every key (a key is never 0: NaN is never stored)
+
+
+@inline
+def _lower_keys(a, lo, hi, key):
+    """The first index in ``[lo, hi)`` of sorted keys ``a`` with ``a[i] >= key``."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@inline
+def _lower_run(rb, lo, hi, key):
+    """:func:`_lower_keys` over the keys of the run's score bits ``rb``."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if _key(rb[mid]) < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@inline
+def _up(rb, rab, kp, kn, r, r1, i, i1, j, j1):
+    """The lowest key left below ``(r1, i1, j1)``, its positive and negative
+    count, and the indices past it."""
+    k = _TOP
+    if r < r1:
+        k = _key(rb[r])
+    if i < i1 and kp[i] < k:
+        k = kp[i]
+    if j < j1 and kn[j] < k:
+        k = kn[j]
+    dp = 0
+    dn = 0
+    if r < r1 and _key(rb[r]) == k:
+        dp += rab[0, r]
+        dn += rab[1, r]
+        r += 1
+    while i < i1 and kp[i] == k:
+        dp += 1
+        i += 1
+    while j < j1 and kn[j] == k:
+        dn += 1
+        j += 1
+    return k, dp, dn, r, i, j
+
+
+@inline
+def _down(rb, rab, kp, kn, r, r0, i, i0, j, j0):
+    """The highest key left above ``(r0, i0, j0)`` (the indices are ends),
+    its positive and negative count, and the indices below it."""
+    k = _NONE
+    if r > r0:
+        k = _key(rb[r - 1])
+    if i > i0 and kp[i - 1] > k:
+        k = kp[i - 1]
+    if j > j0 and kn[j - 1] > k:
+        k = kn[j - 1]
+    dp = 0
+    dn = 0
+    if r > r0 and _key(rb[r - 1]) == k:
+        dp += rab[0, r - 1]
+        dn += rab[1, r - 1]
+        r -= 1
+    while i > i0 and kp[i - 1] == k:
+        dp += 1
+        i -= 1
+    while j > j0 and kn[j - 1] == k:
+        dn += 1
+        j -= 1
+    return k, dp, dn, r, i, j
+
+
+@kernel
+def layer_blocks(rb, rab, kp, kn, step):
+    """The blocks of a run and sorted pending keys: ``(lows, ir, ip, jn, tp, fp)``.
+
+    ``lows[q]`` (increasing) is the lowest key of block ``q``: every
+    ``step``-th key of each part, without repeats. ``ir[q]``, ``ip[q]``,
+    ``jn[q]`` are where block ``q`` starts in the run, ``kp`` and ``kn``,
+    and ``tp[q]``, ``fp[q]`` the positives and negatives at or above
+    ``lows[q]``; each has one more entry, the end (with counts 0). One pass
+    over the run's counts; the keys are only searched.
+    """
+    mr = rb.shape[0]
+    n1 = kp.shape[0]
+    n0 = kn.shape[0]
+    na = (mr + step - 1) // step
+    nb = (n1 + step - 1) // step
+    nc = (n0 + step - 1) // step
+    lows = np.empty(na + nb + nc, np.uint64)
+    a = 0
+    b = 0
+    c = 0
+    q = 0
+    while a < na or b < nb or c < nc:
+        k = _TOP
+        if a < na:
+            k = _key(rb[a * step])
+        if b < nb and kp[b * step] < k:
+            k = kp[b * step]
+        if c < nc and kn[c * step] < k:
+            k = kn[c * step]
+        if a < na and _key(rb[a * step]) == k:
+            a += 1
+        if b < nb and kp[b * step] == k:
+            b += 1
+        if c < nc and kn[c * step] == k:
+            c += 1
+        if q == 0 or lows[q - 1] != k:
+            lows[q] = k
+            q += 1
+    lows = lows[:q]
+    ir = np.empty(q + 1, np.int64)
+    ip = np.empty(q + 1, np.int64)
+    jn = np.empty(q + 1, np.int64)
+    r = 0
+    i = 0
+    j = 0
+    for x in range(q):
+        r = _lower_run(rb, r, mr, lows[x])
+        i = _lower_keys(kp, i, n1, lows[x])
+        j = _lower_keys(kn, j, n0, lows[x])
+        ir[x] = r
+        ip[x] = i
+        jn[x] = j
+    ir[q] = mr
+    ip[q] = n1
+    jn[q] = n0
+    below_p = np.empty(q + 1, np.int64)
+    below_n = np.empty(q + 1, np.int64)
+    s0 = 0
+    s1 = 0
+    r = 0
+    for x in range(q + 1):
+        end = ir[x]
+        while r < end:
+            s0 += rab[0, r]
+            s1 += rab[1, r]
+            r += 1
+        below_p[x] = s0
+        below_n[x] = s1
+    tp = np.empty(q + 1, np.int64)
+    fp = np.empty(q + 1, np.int64)
+    for x in range(q + 1):
+        tp[x] = (s0 - below_p[x]) + (n1 - ip[x])
+        fp[x] = (s1 - below_n[x]) + (n0 - jn[x])
+    return lows, ir, ip, jn, tp, fp
+
+
+@kernel
+def layer_counts(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, key):
+    """``(tp, fp)``: the positives and negatives with a key at or above ``key``."""
+    q = _lower_keys(lows, 0, lows.shape[0], key)
+    if q == 0:
+        return tpb[0], fpb[0]
+    b = q - 1  # lows[b] < key <= lows[q]: the block's keys at or above it, and all above
+    tp = tpb[q]
+    fp = fpb[q]
+    r = _lower_run(rb, ir[b], ir[q], key)
+    for x in range(r, ir[q]):
+        tp += rab[0, x]
+        fp += rab[1, x]
+    tp += ip[q] - _lower_keys(kp, ip[b], ip[q], key)
+    fp += jn[q] - _lower_keys(kn, jn[b], jn[q], key)
+    return tp, fp
+
+
+#: what :func:`layer_search` finds (the predicates of ``OperatingPoints.threshold_for``)
+SEARCH_CODES = {"recall": 0, "fpr": 1, "specificity": 2, "precision": 3, "max_precision": 4}
+
+
+@inline
+def _holds(code, tp, fp, total_p, total_n, value):
+    tp = float(tp)
+    fp = float(fp)
+    if code == 0:
+        return tp / _safe(float(total_p)) >= value
+    if code == 1:
+        return fp / _safe(float(total_n)) <= value
+    if code == 2:
+        tn = float(total_n) - fp
+        return tn / _safe(tn + fp) >= value
+    return tp / _safe(tp + fp) >= value
+
+
+@kernel
+def layer_search(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, code, value):
+    """``(status, key, tp, fp, best)`` of a target (:data:`SEARCH_CODES`).
+
+    ``recall``: the highest candidate with ``tp / P >= value``; ``fpr`` and
+    ``specificity``: the lowest with ``fp / N <= value`` or ``tn / N >=
+    value``; ``precision``: the lowest with ``tp / (tp + fp) >= value``.
+    ``status`` is 0 with the candidate's key (``_TOP`` for ``+inf``) and
+    counts, or 1 when no candidate meets the target. ``max_precision``: the
+    highest precision of any candidate, as ``best``.
+    """
+    nq = lows.shape[0]
+    total_p = tpb[0]
+    total_n = fpb[0]
+    if code == 0:  # holds from the top down to some candidate
+        if _holds(code, 0, 0, total_p, total_n, value):
+            return 0, _TOP, 0, 0, 0.0
+        if not _holds(code, tpb[0], fpb[0], total_p, total_n, value):
+            return 1, _TOP, 0, 0, 0.0
+        lo = 0
+        hi = nq - 1
+        while lo < hi:  # the last block whose lowest key holds
+            mid = (lo + hi + 1) >> 1
+            if _holds(code, tpb[mid], fpb[mid], total_p, total_n, value):
+                lo = mid
+            else:
+                hi = mid - 1
+        b = lo
+        tp = tpb[b]
+        fp = fpb[b]
+        key = lows[b]
+        at_tp = tp
+        at_fp = fp
+        r, i, j = ir[b], ip[b], jn[b]
+        while r < ir[b + 1] or i < ip[b + 1] or j < jn[b + 1]:
+            k, dp, dn, r, i, j = _up(rb, rab, kp, kn, r, ir[b + 1], i, ip[b + 1], j, jn[b + 1])
+            if not _holds(code, tp, fp, total_p, total_n, value):
+                break
+            key = k
+            at_tp = tp
+            at_fp = fp
+            tp -= dp
+            fp -= dn
+        return 0, key, at_tp, at_fp, 0.0
+    if code == 1 or code == 2:  # holds from the top down to some candidate, by fp
+        if not _holds(code, 0, 0, total_p, total_n, value):
+            return 1, _TOP, 0, 0, 0.0
+        lo = 0
+        hi = nq  # the sentinel (no row above the top) holds
+        while lo < hi:  # the first block boundary that holds
+            mid = (lo + hi) >> 1
+            if _holds(code, tpb[mid], fpb[mid], total_p, total_n, value):
+                hi = mid
+            else:
+                lo = mid + 1
+        q = lo
+        if q == 0:
+            return 0, lows[0], tpb[0], fpb[0], 0.0
+        key = lows[q] if q < nq else _TOP
+        tp = tpb[q]
+        fp = fpb[q]
+        at_tp = tp
+        at_fp = fp
+        b = q - 1
+        r, i, j = ir[q], ip[q], jn[q]
+        while r > ir[b] or i > ip[b] or j > jn[b]:
+            k, dp, dn, r, i, j = _down(rb, rab, kp, kn, r, ir[b], i, ip[b], j, jn[b])
+            tp += dp
+            fp += dn
+            if not _holds(code, tp, fp, total_p, total_n, value):
+                break
+            key = k
+            at_tp = tp
+            at_fp = fp
+        return 0, key, at_tp, at_fp, 0.0
+    # precision: not monotone; a block is skipped when its bound cannot reach
+    # the target (exact: counts are exact in float64, and rounding is monotone)
+    best = 0.0  # the +inf candidate: no row called
+    for b in range(nq):
+        top_tp = float(tpb[b])
+        bound = top_tp / _safe(top_tp + float(fpb[b + 1]))
+        if code == 3 and bound < value:
+            continue
+        if code == 4 and bound <= best:
+            continue
+        tp = tpb[b]
+        fp = fpb[b]
+        r, i, j = ir[b], ip[b], jn[b]
+        while r < ir[b + 1] or i < ip[b + 1] or j < jn[b + 1]:
+            k, dp, dn, r, i, j = _up(rb, rab, kp, kn, r, ir[b + 1], i, ip[b + 1], j, jn[b + 1])
+            v = float(tp) / _safe(float(tp) + float(fp))
+            if code == 3 and v >= value:
+                return 0, k, tp, fp, v
+            if v > best:
+                best = v
+            tp -= dp
+            fp -= dn
+    if code == 3:
+        if 0.0 >= value:
+            return 0, _TOP, 0, 0, 0.0
+        return 1, _TOP, 0, 0, best
+    return 0, _TOP, 0, 0, best
+
+
+@inline
+def _bound(code, tp_lo, tp_hi, fp_lo, fp_hi, total_p, total_n, cost):
+    """An upper bound on score ``code`` as :func:`_score` computes it (rounding
+    included) at every candidate with ``tp`` in ``[tp_lo, tp_hi]`` and ``fp`` in
+    ``[fp_lo, fp_hi]``, no weights (``fn = P - tp``, ``tn = N - fp``)."""
+    p = total_p
+    n = total_n
+    mag = 1.0  # the size of the terms the rounding errors scale with
+    if code == 6:
+        # minus the total cost is linear in tp and fp: largest at a corner
+        fp_at = fp_hi if cost[0, 0] - cost[0, 1] >= 0.0 else fp_lo
+        tp_at = tp_hi if cost[1, 0] - cost[1, 1] >= 0.0 else tp_lo
+        v = -(cost[0, 0] * (n - fp_at) + cost[0, 1] * fp_at + cost[1, 0] * (p - tp_at)
+              + cost[1, 1] * tp_at)
+        mag += (abs(cost[0, 0]) * n + abs(cost[0, 1]) * fp_hi + abs(cost[1, 0]) * p
+                + abs(cost[1, 1]) * tp_hi)
+    elif code == 0:  # 2 tp / (tp + fp + P): rises with tp, falls with fp
+        v = 2.0 * tp_hi / (tp_hi + fp_lo + p) if tp_hi > 0.0 else 0.0
+    elif code == 1:  # (tp N - fp P) / sqrt(P N c (T - c)), c = tp + fp called
+        top = tp_hi * n - fp_lo * p
+        t = p + n
+        lo = max(tp_lo + fp_lo, 1.0)
+        hi = min(tp_hi + fp_hi, t - 1.0)
+        v = 0.0  # the guard: no row or every row called, or a class absent
+        if top > 0.0 and lo <= hi and p > 0.0 and n > 0.0:
+            least = min(lo * (t - lo), hi * (t - hi))  # c (T - c) is concave
+            v = top / math.sqrt(p * n * least)
+        if p > 0.0 and n > 0.0:
+            mag += (tp_hi * n + fp_hi * p) / math.sqrt(p * n * max(t - 1.0, 1.0))
+    elif code == 2:
+        v = tp_hi / _safe(p) + (n - fp_lo) / _safe(n) - 1.0
+    elif code == 3:
+        v = (tp_hi / _safe(p) + (n - fp_lo) / _safe(n)) / 2.0
+    elif code == 4:
+        v = (tp_hi + n - fp_lo) / _safe(p + n)
+    else:  # tp / (fp + P)
+        v = tp_hi / _safe(fp_lo + p)
+    return v + 1e-13 * (mag + abs(v))
+
+
+@kernel
+def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, code, cost, prune):
+    """``(status, key, tp, fp, value)``: the candidate :func:`best_candidate` picks
+    (the first, from the top, that beats every earlier one by more than a
+    relative :data:`TIE`), read from the blocks (key ``_TOP``: ``+inf``).
+
+    A block whose bound does not beat the best so far holds no pick: skipped.
+    With ``prune`` the blocks whose bound is below the best value at any
+    block's lowest key are skipped as well, though they may hold a candidate
+    the scan would have picked in passing; the scan is then *unsure* until a
+    candidate beats the bound of everything before it, which both scans pick,
+    after which they agree. ``status`` 1: unsure at the end (scan again
+    without ``prune``).
+    """
+    nq = lows.shape[0]
+    p = float(tpb[0])
+    n = float(fpb[0])
+    best = _score(code, 0.0, 0.0, p, n, cost)  # the +inf candidate comes first
+    key = _TOP
+    at_tp = 0
+    at_fp = 0
+    floor = -math.inf
+    if prune:
+        least = best
+        for b in range(nq):
+            tp = float(tpb[b])
+            fp = float(fpb[b])
+            v = _score(code, tp, fp, p - tp, n - fp, cost)
+            if v > least:
+                least = v
+        floor = least - 3.0 * TIE * abs(least)
+    sure = True
+    high = best  # unsure: a bound on every value before the current candidate
+    for b in range(nq - 1, -1, -1):
+        bound = _bound(code, float(tpb[b + 1]), float(tpb[b]), float(fpb[b + 1]),
+                       float(fpb[b]), p, n, cost)
+        if sure and not _beats(bound, best):
+            continue
+        if bound < floor or (not sure and not _beats(bound, high)):
+            if sure:
+                sure = False
+                high = best
+            high = max(high, bound)
+            continue
+        tp = tpb[b + 1]
+        fp = fpb[b + 1]
+        r, i, j = ir[b + 1], ip[b + 1], jn[b + 1]
+        while r > ir[b] or i > ip[b] or j > jn[b]:
+            k, dp, dn, r, i, j = _down(rb, rab, kp, kn, r, ir[b], i, ip[b], j, jn[b])
+            tp += dp
+            fp += dn
+            ftp = float(tp)
+            ffp = float(fp)
+            v = _score(code, ftp, ffp, p - ftp, n - ffp, cost)
+            if sure:
+                if _beats(v, best):
+                    best = v
+                    key = k
+                    at_tp = tp
+                    at_fp = fp
+            elif _beats(v, high):
+                sure = True
+                best = v
+                key = k
+                at_tp = tp
+                at_fp = fp
+            elif v > high:
+                high = v
+    if not sure:
+        return 1, _TOP, 0, 0, 0.0
+    return 0, key, at_tp, at_fp, (-best if code == 6 else best)
+
+
+@kernel
+def layer_partial_area(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, max_fpr, saved, known):
+    """``(area, known)``: :func:`partial_area` read from the blocks.
+
+    The area is summed from the top in the order :func:`partial_area` sums
+    it; ``saved[b]`` holds ``(area, x, y)`` as the sum enters block ``b``
+    from above, for the blocks ``b >= known - 1`` (``known`` is ``nq`` when
+    none is saved, as for a new state; the top block starts from zeros): a
+    later query resumes from there, so that queries together walk the
+    state's keys once. Returns the new ``known``.
+    """
+    nq = lows.shape[0]
+    sp = _safe(float(tpb[0]))
+    sn = _safe(float(fpb[0]))
+    # the block where the cut falls: the highest whose lowest key is past max_fpr
+    lo = 0
+    hi = nq
+    while lo < hi:  # the first boundary within max_fpr (the sentinel is)
+        mid = (lo + hi) >> 1
+        if float(fpb[mid]) / sn <= max_fpr:
+            hi = mid
+        else:
+            lo = mid + 1
+    stop = lo - 1  # -1: the whole curve lies within max_fpr
+    if known == nq:
+        saved[nq - 1, 0] = 0.0
+        saved[nq - 1, 1] = 0.0
+        saved[nq - 1, 2] = 0.0
+        known = nq - 1
+    # from the lowest block whose entry is saved (or the cut's block, if that is
+    # saved), walk whole blocks down to the block of the cut
+    b = max(known, stop, 0)
+    area = saved[b, 0]
+    x0 = saved[b, 1]
+    y0 = saved[b, 2]
+    while True:
+        cut = b == stop
+        tp = tpb[b + 1]
+        fp = fpb[b + 1]
+        r, i, j = ir[b + 1], ip[b + 1], jn[b + 1]
+        while r > ir[b] or i > ip[b] or j > jn[b]:
+            k, dp, dn, r, i, j = _down(rb, rab, kp, kn, r, ir[b], i, ip[b], j, jn[b])
+            tp += dp
+            fp += dn
+            x1 = float(fp) / sn
+            y1 = float(tp) / sp
+            if x1 > max_fpr:
+                if x0 < max_fpr:
+                    y_cut = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
+                    area += (max_fpr - x0) * (y0 + y_cut) / 2.0
+                return area, known
+            area += (x1 - x0) * (y0 + y1) / 2.0
+            x0 = x1
+            y0 = y1
+        if cut or b == 0:
+            return area, known
+        b -= 1
+        if b < known:
+            saved[b, 0] = area
+            saved[b, 1] = x0
+            saved[b, 2] = y0
+            known = b

@@ -29,11 +29,14 @@ from .curves import RankResult, average_precision_of, curve_from_points, pr, roc
 from ..binary import BinaryResult
 from ..intervals import z_of
 from .exact import INT64_LIMIT, Exact, auc_of_run, run_of_sorted, sorted_run
-from .operating import OperatingPoints
+from .operating import LayeredPoints, OperatingPoints
 from .pending import Pending
 from .sorting import split_sorted
 
 __all__ = ["RankAUC", "auc", "roc_curve", "pr_curve", "average_precision", "partial_auc"]
+
+
+_NO_KEYS = np.zeros(0, np.uint64)
 
 
 def _check_max_bins(max_bins):
@@ -587,16 +590,24 @@ class RankAUC(Accumulator):
     # -------------------------------------------------------- operating points
     def _operating(self) -> OperatingPoints:
         """The confusion counts at every threshold of the current state, built once
-        per state (later queries on an unchanged state cost ``O(log m)``). The
-        pending rows are sorted in first, as :meth:`flush` does: the totals are
-        built over the state's one run rather than a merged copy of it."""
+        per state. Without weights in exact mode they are read from the stored
+        run and the pending rows, each sorted (in place, as ``finalize`` sorts
+        them), without merging the two (:class:`LayeredPoints`); otherwise the
+        pending rows are sorted in first, as :meth:`flush` does, and the
+        totals are built over the state's one run."""
         with self._guard:
             if self._n == 0:
                 raise NoObservationsError("RankAUC has no observations: call update() first")
             if self._ops is None:
-                self._flush()
-                self._strategy.compact()
-                self._ops = self._strategy.operating(None, self._n)
+                if self.max_bins is None and not self._strategy.weighted:
+                    self._strategy.compact()
+                    buf = self._pending
+                    kp, kn = buf.sort() if buf is not None else (_NO_KEYS, _NO_KEYS)
+                    self._ops = LayeredPoints(self._strategy.points(None), kp, kn, self._n)
+                else:
+                    self._flush()
+                    self._strategy.compact()
+                    self._ops = self._strategy.operating(None, self._n)
             return self._ops
 
     def at_threshold(self, t) -> BinaryResult:
