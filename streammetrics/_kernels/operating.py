@@ -196,55 +196,55 @@ def _lower_run(rb, lo, hi, key):
 
 
 @inline
-def _up(rb, rab, kp, kn, r, r1, i, i1, j, j1):
-    """The lowest key left below ``(r1, i1, j1)``, its positive and negative
-    count, and the indices past it."""
-    k = _TOP
-    if r < r1:
-        k = _key(rb[r])
-    if i < i1 and kp[i] < k:
-        k = kp[i]
-    if j < j1 and kn[j] < k:
-        k = kn[j]
-    dp = 0
-    dn = 0
-    if r < r1 and _key(rb[r]) == k:
-        dp += rab[0, r]
-        dn += rab[1, r]
-        r += 1
-    while i < i1 and kp[i] == k:
-        dp += 1
-        i += 1
-    while j < j1 and kn[j] == k:
-        dn += 1
-        j += 1
-    return k, dp, dn, r, i, j
+def _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, b, keys, tps, fps):
+    """Write block ``b``'s candidates in increasing order, each key with the
+    positives and negatives at or above it, into ``keys``, ``tps``, ``fps``
+    (room for the block's keys); returns how many.
+
+    One merge pass over the block's keys in the three parts: each step takes
+    the lowest head and every head equal to it (as
+    :func:`~streammetrics._kernels.rank.run_into` does, so that which part
+    holds the lowest key costs no mispredicted branch); a key repeated in
+    the pending rows takes more steps, added to one candidate.
+    """
+    r, r1 = ir[b], ir[b + 1]
+    i, i1 = ip[b], ip[b + 1]
+    j, j1 = jn[b], jn[b + 1]
+    tp = tpb[b]
+    fp = fpb[b]
+    c = -1
+    last = _NONE
+    while r < r1 or i < i1 or j < j1:
+        x = _key(rb[r]) if r < r1 else _TOP
+        y = kp[i] if i < i1 else _TOP
+        z = kn[j] if j < j1 else _TOP
+        k = min(x, y, z)
+        if k != last:
+            c += 1
+            keys[c] = k
+            tps[c] = tp
+            fps[c] = fp
+            last = k
+        pos = rab[0, r] if r < r1 else 0
+        neg = rab[1, r] if r < r1 else 0
+        in_run = x == k
+        in_p = y == k
+        in_n = z == k
+        tp -= (pos if in_run else 0) + in_p
+        fp -= (neg if in_run else 0) + in_n
+        r += in_run
+        i += in_p
+        j += in_n
+    return c + 1
 
 
 @inline
-def _down(rb, rab, kp, kn, r, r0, i, i0, j, j0):
-    """The highest key left above ``(r0, i0, j0)`` (the indices are ends),
-    its positive and negative count, and the indices below it."""
-    k = _NONE
-    if r > r0:
-        k = _key(rb[r - 1])
-    if i > i0 and kp[i - 1] > k:
-        k = kp[i - 1]
-    if j > j0 and kn[j - 1] > k:
-        k = kn[j - 1]
-    dp = 0
-    dn = 0
-    if r > r0 and _key(rb[r - 1]) == k:
-        dp += rab[0, r - 1]
-        dn += rab[1, r - 1]
-        r -= 1
-    while i > i0 and kp[i - 1] == k:
-        dp += 1
-        i -= 1
-    while j > j0 and kn[j - 1] == k:
-        dn += 1
-        j -= 1
-    return k, dp, dn, r, i, j
+def _scratch(ir, ip, jn):
+    """Room for the candidates of the largest block."""
+    width = 1
+    for b in range(ir.shape[0] - 1):
+        width = max(width, (ir[b + 1] - ir[b]) + (ip[b + 1] - ip[b]) + (jn[b + 1] - jn[b]))
+    return np.empty(width, np.uint64), np.empty(width, np.int64), np.empty(width, np.int64)
 
 
 @kernel
@@ -290,32 +290,39 @@ def layer_blocks(rb, rab, kp, kn, step):
     ir = np.empty(q + 1, np.int64)
     ip = np.empty(q + 1, np.int64)
     jn = np.empty(q + 1, np.int64)
+    below_p = np.empty(q + 1, np.int64)
+    below_n = np.empty(q + 1, np.int64)
+    # each part is read once, in order (streamed: a search per block would
+    # touch scattered memory), the run's counts summed on the way
     r = 0
     i = 0
     j = 0
-    for x in range(q):
-        r = _lower_run(rb, r, mr, lows[x])
-        i = _lower_keys(kp, i, n1, lows[x])
-        j = _lower_keys(kn, j, n0, lows[x])
-        ir[x] = r
-        ip[x] = i
-        jn[x] = j
-    ir[q] = mr
-    ip[q] = n1
-    jn[q] = n0
-    below_p = np.empty(q + 1, np.int64)
-    below_n = np.empty(q + 1, np.int64)
     s0 = 0
     s1 = 0
-    r = 0
-    for x in range(q + 1):
-        end = ir[x]
-        while r < end:
+    for x in range(q):
+        low = lows[x]
+        while r < mr and _key(rb[r]) < low:
             s0 += rab[0, r]
             s1 += rab[1, r]
             r += 1
+        while i < n1 and kp[i] < low:
+            i += 1
+        while j < n0 and kn[j] < low:
+            j += 1
+        ir[x] = r
+        ip[x] = i
+        jn[x] = j
         below_p[x] = s0
         below_n[x] = s1
+    while r < mr:
+        s0 += rab[0, r]
+        s1 += rab[1, r]
+        r += 1
+    ir[q] = mr
+    ip[q] = n1
+    jn[q] = n0
+    below_p[q] = s0
+    below_n[q] = s1
     tp = np.empty(q + 1, np.int64)
     fp = np.empty(q + 1, np.int64)
     for x in range(q + 1):
@@ -387,23 +394,12 @@ def layer_search(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, code, value):
                 lo = mid
             else:
                 hi = mid - 1
-        b = lo
-        tp = tpb[b]
-        fp = fpb[b]
-        key = lows[b]
-        at_tp = tp
-        at_fp = fp
-        r, i, j = ir[b], ip[b], jn[b]
-        while r < ir[b + 1] or i < ip[b + 1] or j < jn[b + 1]:
-            k, dp, dn, r, i, j = _up(rb, rab, kp, kn, r, ir[b + 1], i, ip[b + 1], j, jn[b + 1])
-            if not _holds(code, tp, fp, total_p, total_n, value):
-                break
-            key = k
-            at_tp = tp
-            at_fp = fp
-            tp -= dp
-            fp -= dn
-        return 0, key, at_tp, at_fp, 0.0
+        keys, tps, fps = _scratch(ir, ip, jn)
+        c = _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, lo, keys, tps, fps)
+        x = 0  # the block's lowest key holds
+        while x + 1 < c and _holds(code, tps[x + 1], fps[x + 1], total_p, total_n, value):
+            x += 1
+        return 0, keys[x], tps[x], fps[x], 0.0
     if code == 1 or code == 2:  # holds from the top down to some candidate, by fp
         if not _holds(code, 0, 0, total_p, total_n, value):
             return 1, _TOP, 0, 0, 0.0
@@ -418,26 +414,18 @@ def layer_search(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, code, value):
         q = lo
         if q == 0:
             return 0, lows[0], tpb[0], fpb[0], 0.0
-        key = lows[q] if q < nq else _TOP
-        tp = tpb[q]
-        fp = fpb[q]
-        at_tp = tp
-        at_fp = fp
-        b = q - 1
-        r, i, j = ir[q], ip[q], jn[q]
-        while r > ir[b] or i > ip[b] or j > jn[b]:
-            k, dp, dn, r, i, j = _down(rb, rab, kp, kn, r, ir[b], i, ip[b], j, jn[b])
-            tp += dp
-            fp += dn
-            if not _holds(code, tp, fp, total_p, total_n, value):
-                break
-            key = k
-            at_tp = tp
-            at_fp = fp
-        return 0, key, at_tp, at_fp, 0.0
+        keys, tps, fps = _scratch(ir, ip, jn)
+        c = _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, q - 1, keys, tps, fps)
+        x = c  # the block's lowest key does not hold; the next boundary does
+        while x > 0 and _holds(code, tps[x - 1], fps[x - 1], total_p, total_n, value):
+            x -= 1
+        if x == c:
+            return 0, (lows[q] if q < nq else _TOP), tpb[q], fpb[q], 0.0
+        return 0, keys[x], tps[x], fps[x], 0.0
     # precision: not monotone; a block is skipped when its bound cannot reach
     # the target (exact: counts are exact in float64, and rounding is monotone)
     best = 0.0  # the +inf candidate: no row called
+    keys, tps, fps = _scratch(ir, ip, jn)
     for b in range(nq):
         top_tp = float(tpb[b])
         bound = top_tp / _safe(top_tp + float(fpb[b + 1]))
@@ -445,18 +433,14 @@ def layer_search(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, code, value):
             continue
         if code == 4 and bound <= best:
             continue
-        tp = tpb[b]
-        fp = fpb[b]
-        r, i, j = ir[b], ip[b], jn[b]
-        while r < ir[b + 1] or i < ip[b + 1] or j < jn[b + 1]:
-            k, dp, dn, r, i, j = _up(rb, rab, kp, kn, r, ir[b + 1], i, ip[b + 1], j, jn[b + 1])
-            v = float(tp) / _safe(float(tp) + float(fp))
+        c = _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, b, keys, tps, fps)
+        for x in range(c):
+            tp = float(tps[x])
+            v = tp / _safe(tp + float(fps[x]))
             if code == 3 and v >= value:
-                return 0, k, tp, fp, v
+                return 0, keys[x], tps[x], fps[x], v
             if v > best:
                 best = v
-            tp -= dp
-            fp -= dn
     if code == 3:
         if 0.0 >= value:
             return 0, _TOP, 0, 0, 0.0
@@ -535,6 +519,7 @@ def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, code, cost, prune):
             if v > least:
                 least = v
         floor = least - 3.0 * TIE * abs(least)
+    keys, tps, fps = _scratch(ir, ip, jn)
     sure = True
     high = best  # unsure: a bound on every value before the current candidate
     for b in range(nq - 1, -1, -1):
@@ -548,28 +533,23 @@ def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, code, cost, prune):
                 high = best
             high = max(high, bound)
             continue
-        tp = tpb[b + 1]
-        fp = fpb[b + 1]
-        r, i, j = ir[b + 1], ip[b + 1], jn[b + 1]
-        while r > ir[b] or i > ip[b] or j > jn[b]:
-            k, dp, dn, r, i, j = _down(rb, rab, kp, kn, r, ir[b], i, ip[b], j, jn[b])
-            tp += dp
-            fp += dn
-            ftp = float(tp)
-            ffp = float(fp)
+        c = _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, b, keys, tps, fps)
+        for x in range(c - 1, -1, -1):
+            ftp = float(tps[x])
+            ffp = float(fps[x])
             v = _score(code, ftp, ffp, p - ftp, n - ffp, cost)
             if sure:
                 if _beats(v, best):
                     best = v
-                    key = k
-                    at_tp = tp
-                    at_fp = fp
+                    key = keys[x]
+                    at_tp = tps[x]
+                    at_fp = fps[x]
             elif _beats(v, high):
                 sure = True
                 best = v
-                key = k
-                at_tp = tp
-                at_fp = fp
+                key = keys[x]
+                at_tp = tps[x]
+                at_fp = fps[x]
             elif v > high:
                 high = v
     if not sure:
@@ -612,17 +592,13 @@ def layer_partial_area(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, max_fpr, sav
     area = saved[b, 0]
     x0 = saved[b, 1]
     y0 = saved[b, 2]
+    keys, tps, fps = _scratch(ir, ip, jn)
     while True:
         cut = b == stop
-        tp = tpb[b + 1]
-        fp = fpb[b + 1]
-        r, i, j = ir[b + 1], ip[b + 1], jn[b + 1]
-        while r > ir[b] or i > ip[b] or j > jn[b]:
-            k, dp, dn, r, i, j = _down(rb, rab, kp, kn, r, ir[b], i, ip[b], j, jn[b])
-            tp += dp
-            fp += dn
-            x1 = float(fp) / sn
-            y1 = float(tp) / sp
+        c = _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, b, keys, tps, fps)
+        for x in range(c - 1, -1, -1):
+            x1 = float(fps[x]) / sn
+            y1 = float(tps[x]) / sp
             if x1 > max_fpr:
                 if x0 < max_fpr:
                     y_cut = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
