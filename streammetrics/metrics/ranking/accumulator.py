@@ -615,9 +615,11 @@ class RankAUC(Accumulator):
 
         Exactly what ``BinaryConfusion(threshold=t)`` gives on the same rows
         (counts, every guarded rate, ``n``), plus the field ``threshold``,
-        read from the state in ``O(log m)`` once the state's running totals
-        are built (``O(m)``, on the first query after a change; that query
-        also sorts the pending rows into the state, as :meth:`flush` does).
+        read from the state in ``O(log m)`` once the first query after a
+        change has read it (``O(m)``: without weights in exact mode one pass
+        over the stored counts, the pending rows left pending; otherwise the
+        pending rows are sorted in, as :meth:`flush` does, and running totals
+        built).
         ``t`` may be any real number, infinities included.
 
         With ``max_bins`` set, a bin counts as its lower edge (as in the

@@ -4,7 +4,9 @@ A rank state holds, for each distinct score, its positive and negative mass,
 so it holds the confusion counts of every threshold at once: at a threshold
 ``t`` the rows with ``s >= t`` are called positive. :class:`OperatingPoints`
 builds the running totals once (``O(m)`` for ``m`` distinct scores) and then
-answers each query in ``O(log m)``:
+answers each query in ``O(log m)``; :class:`LayeredPoints` answers the same
+queries, bit for bit, from an unweighted exact state held as a stored run and
+sorted pending rows, without merging them:
 
 * :meth:`~OperatingPoints.at_threshold`: the binary result at ``s >= t``;
 * :meth:`~OperatingPoints.threshold_for`: the threshold meeting a target
@@ -332,6 +334,18 @@ class LayeredPoints:
     bounds and a walk of the few blocks that may hold the answer, and
     :meth:`partial_auc` a walk of the keys up to ``max_fpr`` shared by every
     query (each resumes where an earlier one saved its sum).
+
+    >>> import numpy as np
+    >>> from streammetrics.metrics.ranking.operating import LayeredPoints
+    >>> from streammetrics._kernels.rank import score_keys
+    >>> run = (np.array([0.1, 0.6]), np.array([[0, 1], [1, 1]]))  # 0.1: a negative; 0.6: one of each
+    >>> kp, kn = score_keys(np.array([0.4, 0.9])), score_keys(np.array([0.3]))  # pending, sorted
+    >>> ops = LayeredPoints(run, kp, kn, n=6)
+    >>> r = ops.at_threshold(0.5)
+    >>> r.tp, r.fp, r.fn, r.tn
+    (2, 1, 1, 2)
+    >>> ops.threshold_for(recall=1.0).threshold, ops.best_threshold("f1").threshold
+    (0.4, 0.4)
     """
 
     #: keys of each part per block
