@@ -387,7 +387,7 @@ def layered_states(draw):
         action = draw(st.sampled_from(["none", "flush", "finalize", "merge", "reload"]))
         if action == "flush":
             acc.flush()
-        elif action == "finalize":
+        elif action == "finalize" and acc.n:
             acc.finalize()
         elif action == "merge" and b > a:
             acc.merge(RankAUC().update(y[a:b][::-1], s[a:b][::-1]))

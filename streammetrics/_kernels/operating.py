@@ -239,24 +239,23 @@ def _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, b, keys, tps, fps):
 
 
 @inline
-def _scratch(ir, ip, jn):
-    """Room for the candidates of the largest block."""
-    width = 1
-    for b in range(ir.shape[0] - 1):
-        width = max(width, (ir[b + 1] - ir[b]) + (ip[b + 1] - ip[b]) + (jn[b + 1] - jn[b]))
-    return np.empty(width, np.uint64), np.empty(width, np.int64), np.empty(width, np.int64)
+def _scratch(width):
+    """Room for the candidates of the largest block (``width[0]`` keys)."""
+    w = max(width[0], 1)
+    return np.empty(w, np.uint64), np.empty(w, np.int64), np.empty(w, np.int64)
 
 
 @kernel
 def layer_blocks(rb, rab, kp, kn, step):
-    """The blocks of a run and sorted pending keys: ``(lows, ir, ip, jn, tp, fp)``.
+    """The blocks of a run and sorted pending keys: ``(lows, ir, ip, jn, tp, fp, width)``.
 
     ``lows[q]`` (increasing) is the lowest key of block ``q``: every
     ``step``-th key of each part, without repeats. ``ir[q]``, ``ip[q]``,
     ``jn[q]`` are where block ``q`` starts in the run, ``kp`` and ``kn``,
     and ``tp[q]``, ``fp[q]`` the positives and negatives at or above
-    ``lows[q]``; each has one more entry, the end (with counts 0). One pass
-    over the run's counts; the keys are only searched.
+    ``lows[q]``; each has one more entry, the end (with counts 0).
+    ``width[0]`` is the most keys a block holds. One pass over the run's
+    counts; the keys are only searched.
     """
     mr = rb.shape[0]
     n1 = kp.shape[0]
@@ -265,6 +264,11 @@ def layer_blocks(rb, rab, kp, kn, step):
     nb = (n1 + step - 1) // step
     nc = (n0 + step - 1) // step
     lows = np.empty(na + nb + nc, np.uint64)
+    # where a block's lowest key is known to start a part (it is that part's
+    # sample, and no repeat of it comes before), or -1
+    at_r = np.empty(na + nb + nc, np.int64)
+    at_p = np.empty(na + nb + nc, np.int64)
+    at_n = np.empty(na + nb + nc, np.int64)
     a = 0
     b = 0
     c = 0
@@ -277,23 +281,32 @@ def layer_blocks(rb, rab, kp, kn, step):
             k = kp[b * step]
         if c < nc and kn[c * step] < k:
             k = kn[c * step]
-        if a < na and _key(rb[a * step]) == k:
-            a += 1
-        if b < nb and kp[b * step] == k:
-            b += 1
-        if c < nc and kn[c * step] == k:
-            c += 1
         if q == 0 or lows[q - 1] != k:
             lows[q] = k
+            at_r[q] = -1
+            at_p[q] = -1
+            at_n[q] = -1
             q += 1
+        if a < na and _key(rb[a * step]) == k:
+            at_r[q - 1] = a * step  # the run's scores are distinct
+            a += 1
+        if b < nb and kp[b * step] == k:
+            if b == 0 or kp[b * step - 1] < k:
+                at_p[q - 1] = b * step
+            b += 1
+        if c < nc and kn[c * step] == k:
+            if c == 0 or kn[c * step - 1] < k:
+                at_n[q - 1] = c * step
+            c += 1
     lows = lows[:q]
     ir = np.empty(q + 1, np.int64)
     ip = np.empty(q + 1, np.int64)
     jn = np.empty(q + 1, np.int64)
     below_p = np.empty(q + 1, np.int64)
     below_n = np.empty(q + 1, np.int64)
-    # each part is read once, in order (streamed: a search per block would
-    # touch scattered memory), the run's counts summed on the way
+    # where a block starts in a part is known (its sample) or found by reading
+    # the part on from the last block's start (streamed: a search per block
+    # touches scattered memory); the run's counts are summed on the way
     r = 0
     i = 0
     j = 0
@@ -301,23 +314,37 @@ def layer_blocks(rb, rab, kp, kn, step):
     s1 = 0
     for x in range(q):
         low = lows[x]
-        while r < mr and _key(rb[r]) < low:
-            s0 += rab[0, r]
-            s1 += rab[1, r]
-            r += 1
-        while i < n1 and kp[i] < low:
-            i += 1
-        while j < n0 and kn[j] < low:
-            j += 1
+        if at_r[x] >= 0:
+            end = at_r[x]
+            for e in range(r, end):
+                s0 += rab[0, e]
+            for e in range(r, end):
+                s1 += rab[1, e]
+            r = end
+        else:
+            while r < mr and _key(rb[r]) < low:
+                s0 += rab[0, r]
+                s1 += rab[1, r]
+                r += 1
+        if at_p[x] >= 0:
+            i = at_p[x]
+        else:
+            while i < n1 and kp[i] < low:
+                i += 1
+        if at_n[x] >= 0:
+            j = at_n[x]
+        else:
+            while j < n0 and kn[j] < low:
+                j += 1
         ir[x] = r
         ip[x] = i
         jn[x] = j
         below_p[x] = s0
         below_n[x] = s1
-    while r < mr:
-        s0 += rab[0, r]
-        s1 += rab[1, r]
-        r += 1
+    for e in range(r, mr):
+        s0 += rab[0, e]
+    for e in range(r, mr):
+        s1 += rab[1, e]
     ir[q] = mr
     ip[q] = n1
     jn[q] = n0
@@ -328,11 +355,14 @@ def layer_blocks(rb, rab, kp, kn, step):
     for x in range(q + 1):
         tp[x] = (s0 - below_p[x]) + (n1 - ip[x])
         fp[x] = (s1 - below_n[x]) + (n0 - jn[x])
-    return lows, ir, ip, jn, tp, fp
+    width = np.zeros(1, np.int64)
+    for x in range(q):
+        width[0] = max(width[0], (ir[x + 1] - ir[x]) + (ip[x + 1] - ip[x]) + (jn[x + 1] - jn[x]))
+    return lows, ir, ip, jn, tp, fp, width
 
 
 @kernel
-def layer_counts(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, key):
+def layer_counts(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, key):
     """``(tp, fp)``: the positives and negatives with a key at or above ``key``."""
     q = _lower_keys(lows, 0, lows.shape[0], key)
     if q == 0:
@@ -368,7 +398,7 @@ def _holds(code, tp, fp, total_p, total_n, value):
 
 
 @kernel
-def layer_search(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, code, value):
+def layer_search(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, code, value):
     """``(status, key, tp, fp, best)`` of a target (:data:`SEARCH_CODES`).
 
     ``recall``: the highest candidate with ``tp / P >= value``; ``fpr`` and
@@ -394,7 +424,7 @@ def layer_search(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, code, value):
                 lo = mid
             else:
                 hi = mid - 1
-        keys, tps, fps = _scratch(ir, ip, jn)
+        keys, tps, fps = _scratch(width)
         c = _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, lo, keys, tps, fps)
         x = 0  # the block's lowest key holds
         while x + 1 < c and _holds(code, tps[x + 1], fps[x + 1], total_p, total_n, value):
@@ -414,7 +444,7 @@ def layer_search(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, code, value):
         q = lo
         if q == 0:
             return 0, lows[0], tpb[0], fpb[0], 0.0
-        keys, tps, fps = _scratch(ir, ip, jn)
+        keys, tps, fps = _scratch(width)
         c = _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, q - 1, keys, tps, fps)
         x = c  # the block's lowest key does not hold; the next boundary does
         while x > 0 and _holds(code, tps[x - 1], fps[x - 1], total_p, total_n, value):
@@ -425,7 +455,7 @@ def layer_search(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, code, value):
     # precision: not monotone; a block is skipped when its bound cannot reach
     # the target (exact: counts are exact in float64, and rounding is monotone)
     best = 0.0  # the +inf candidate: no row called
-    keys, tps, fps = _scratch(ir, ip, jn)
+    keys, tps, fps = _scratch(width)
     for b in range(nq):
         top_tp = float(tpb[b])
         bound = top_tp / _safe(top_tp + float(fpb[b + 1]))
@@ -489,7 +519,7 @@ def _bound(code, tp_lo, tp_hi, fp_lo, fp_hi, total_p, total_n, cost):
 
 
 @kernel
-def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, code, cost, prune):
+def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, code, cost, prune):
     """``(status, key, tp, fp, value)``: the candidate :func:`best_candidate` picks
     (the first, from the top, that beats every earlier one by more than a
     relative :data:`TIE`), read from the blocks (key ``_TOP``: ``+inf``).
@@ -519,7 +549,7 @@ def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, code, cost, prune):
             if v > least:
                 least = v
         floor = least - 3.0 * TIE * abs(least)
-    keys, tps, fps = _scratch(ir, ip, jn)
+    keys, tps, fps = _scratch(width)
     sure = True
     high = best  # unsure: a bound on every value before the current candidate
     for b in range(nq - 1, -1, -1):
@@ -558,7 +588,7 @@ def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, code, cost, prune):
 
 
 @kernel
-def layer_partial_area(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, max_fpr, saved, known):
+def layer_partial_area(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, max_fpr, saved, known):
     """``(area, known)``: :func:`partial_area` read from the blocks.
 
     The area is summed from the top in the order :func:`partial_area` sums
@@ -592,7 +622,7 @@ def layer_partial_area(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, max_fpr, sav
     area = saved[b, 0]
     x0 = saved[b, 1]
     y0 = saved[b, 2]
-    keys, tps, fps = _scratch(ir, ip, jn)
+    keys, tps, fps = _scratch(width)
     while True:
         cut = b == stop
         c = _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, b, keys, tps, fps)
