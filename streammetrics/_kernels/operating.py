@@ -622,21 +622,47 @@ def layer_partial_area(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, max_f
     area = saved[b, 0]
     x0 = saved[b, 1]
     y0 = saved[b, 2]
-    keys, tps, fps = _scratch(width)
     while True:
         cut = b == stop
-        c = _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, b, keys, tps, fps)
-        for x in range(c - 1, -1, -1):
-            x1 = float(fps[x]) / sn
-            y1 = float(tps[x]) / sp
-            if x1 > max_fpr:
-                if x0 < max_fpr:
-                    y_cut = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
-                    area += (max_fpr - x0) * (y0 + y_cut) / 2.0
-                return area, known
-            area += (x1 - x0) * (y0 + y1) / 2.0
-            x0 = x1
-            y0 = y1
+        # the block's keys from the top down, merged as :func:`_fill` merges
+        # them; a candidate is summed once the next key differs from it (the
+        # end of the block counts as a different key: keys are never 0)
+        r, r0 = ir[b + 1], ir[b]
+        i, i0 = ip[b + 1], ip[b]
+        j, j0 = jn[b + 1], jn[b]
+        tp = tpb[b + 1]
+        fp = fpb[b + 1]
+        last = _NONE
+        while True:
+            more = r > r0 or i > i0 or j > j0
+            x = _key(rb[r - 1]) if r > r0 else _NONE
+            y = kp[i - 1] if i > i0 else _NONE
+            z = kn[j - 1] if j > j0 else _NONE
+            k = max(x, y, z)
+            if last != _NONE and k != last:  # the candidate ``last`` is complete
+                x1 = float(fp) / sn
+                y1 = float(tp) / sp
+                if x1 > max_fpr:
+                    if x0 < max_fpr:
+                        y_cut = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
+                        area += (max_fpr - x0) * (y0 + y_cut) / 2.0
+                    return area, known
+                area += (x1 - x0) * (y0 + y1) / 2.0
+                x0 = x1
+                y0 = y1
+            if not more:
+                break
+            last = k
+            pos = rab[0, r - 1] if r > r0 else 0
+            neg = rab[1, r - 1] if r > r0 else 0
+            in_run = x == k
+            in_p = y == k
+            in_n = z == k
+            tp += (pos if in_run else 0) + in_p
+            fp += (neg if in_run else 0) + in_n
+            r -= in_run
+            i -= in_p
+            j -= in_n
         if cut or b == 0:
             return area, known
         b -= 1
