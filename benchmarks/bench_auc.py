@@ -20,7 +20,9 @@ as rows arrive); ``state_bytes`` is its saved state. In exact mode
 ``finalize`` counts U across the stored run and the sorted pending rows
 without writing their merged run, and on two cores large sorts and counts
 run on two threads. Target: 100 threshold queries after an exact pass over
-10M rows take at most 10% of the pass (``share_of_pass``).
+10M rows take at most 10% of the pass (``share_of_pass``; the rows also give
+the first query's share, which reads the state, and partial_auc's, which
+walks the scores down to its ``max_fpr``).
 """
 
 from __future__ import annotations
