@@ -24,8 +24,11 @@ memory budget (sorted runs spilled to temporary files past it); the memory
 rows measure, in a fresh process each, the peak of numpy's allocations
 (tracemalloc) while streaming and finalizing, in bytes per distinct score
 and against ``2 x (state + one batch)``; ``--only memory --large`` adds 50M.
-The sort-choice rows time both sorts of the class-split keys. Target: 100 threshold queries after an exact pass over
-10M rows take at most 10% of the pass (``share_of_pass``).
+The sort-choice rows time both sorts of the class-split keys.
+Target: 100 threshold queries after an exact pass over
+10M rows take at most 10% of the pass (``share_of_pass``; the rows also give
+the first query's share, which reads the state, and partial_auc's, which
+walks the scores down to its ``max_fpr``).
 """
 
 from __future__ import annotations
@@ -315,27 +318,48 @@ def _merge_rows(n, repeat, shards=16):
 
 
 def _operating_rows(n, repeat, queries=100):
-    """One exact pass over ``n`` rows, then ``queries`` threshold queries on its state
-    (a quarter each: at_threshold, threshold_for recall / precision / fpr). The
-    first query after a change builds the running totals, so every timing of
-    the queries starts from a state that has none; the first query after the
-    pass also sorts the rows still pending into the state (a flush)."""
+    """One exact pass over ``n`` rows (update all + finalize), then ``queries``
+    threshold queries on its state: 22% each at_threshold, threshold_for
+    recall / precision / fpr, and the rest split between best_threshold (f1,
+    mcc, youden, balanced_accuracy, accuracy, jaccard in turn) and partial_auc
+    (max_fpr drawn from [0.01, 0.2]). The first query after a change builds
+    what the queries read, so every timing of the queries starts from a state
+    that has none: on the state as the pass leaves it (a stored run and
+    sorted pending rows) and on the same state flushed into one run. The
+    queries' time is also split: building, partial_auc, the others."""
     from streammetrics import RankAUC
 
     y, s = _data(n, seed=6)
     batches = [(y[i : i + BATCH], s[i : i + BATCH]) for i in range(0, n, BATCH)]
     rng = np.random.default_rng(7)
-    ts = rng.normal(size=queries // 4) + 0.6
-    rates = rng.uniform(0.05, 0.95, size=queries // 4)
+    each = queries * 22 // 100
+    rest = queries - 4 * each
+    ts = rng.normal(size=each) + 0.6
+    rates = rng.uniform(0.05, 0.95, size=each)
+    scores = ("f1", "mcc", "youden", "balanced_accuracy", "accuracy", "jaccard")
+    best = [scores[i % len(scores)] for i in range(rest // 2)]
+    fprs = rng.uniform(0.01, 0.2, size=rest - len(best))
 
     def ask(acc):
-        acc._ops = None  # as after an update: the totals are built again
-        for t in ts:
+        """Seconds: building, partial_auc, every other query."""
+        acc._ops = None  # as after an update: built again
+        t0 = time.perf_counter()
+        acc.at_threshold(ts[0])
+        t1 = time.perf_counter()
+        for t in ts[1:]:
             acc.at_threshold(t)
         for r in rates:
             acc.threshold_for(recall=r)
             acc.threshold_for(precision=min(r + 0.3, 0.99))
             acc.threshold_for(fpr=r)
+        for name in best:
+            acc.best_threshold(name)
+        t2 = time.perf_counter()
+        for f in fprs:
+            acc.partial_auc(f)
+        t3 = time.perf_counter()
+        first = t1 - t0  # the build and one query
+        return first, t3 - t2, t2 - t1
 
     def timed(fn, *args):
         t0 = time.perf_counter()
@@ -343,25 +367,31 @@ def _operating_rows(n, repeat, queries=100):
         return time.perf_counter() - t0
 
     ask(_timed_stream(RankAUC, batches[:2], 1)[1])  # compile
-    passes, firsts, flushed = [], [], []
+    passes, left, flushed = [], [], []
+
     def one_pass(acc):
         for yb, sb in batches:
             acc.update(yb, sb)
         acc.finalize()
 
-    for _ in range(max(2, repeat // 2)):
+    for _ in range(max(3, repeat)):
         acc = RankAUC()
         passes.append(timed(one_pass, acc))
-        firsts.append(timed(ask, acc))
-        flushed.append(timed(ask, acc))
+        left.append(ask(acc))
+        acc.flush()
+        flushed.append(ask(acc))
         del acc
-    t_pass, t_first, t_q = (float(np.median(v)) for v in (passes, firsts, flushed))
+    t_pass = float(np.median(passes))
     group = f"{queries} threshold queries after one exact pass over n={n:.0e} ({n:.0e} distinct scores)"
-    rows = [row(group, f"streammetrics RankAUC: {queries} queries on a flushed state", t_q,
-                share_of_pass=t_q / t_pass),
-            row(group, f"streammetrics RankAUC: {queries} queries, the pending rows sorted in first",
-                t_first, share_of_pass=t_first / t_pass),
-            row(group, "streammetrics RankAUC: the exact pass (update all + finalize)", t_pass)]
+    rows = []
+    for what, parts in (("on the state as the pass leaves it", left), ("on the state flushed into one run", flushed)):
+        parts = np.array(parts)
+        total = float(np.median(parts.sum(axis=1)))
+        build, partial, other = (float(v) for v in np.median(parts, axis=0))
+        rows.append(row(group, f"streammetrics RankAUC: {queries} queries {what}", total,
+                        share_of_pass=total / t_pass, first_query_ms=build * 1e3,
+                        partial_auc_ms=partial * 1e3, others_ms=other * 1e3))
+    rows.append(row(group, "streammetrics RankAUC: the exact pass (update all + finalize)", t_pass))
     if have("sklearn"):
         from sklearn.metrics import precision_recall_curve
 

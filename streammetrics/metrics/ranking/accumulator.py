@@ -30,7 +30,7 @@ from .curves import RankResult, average_precision_of, curve_from_points, pr, roc
 from ..binary import BinaryResult
 from ..intervals import z_of
 from .exact import INT64_LIMIT, Exact, auc_of_run, run_of_sorted, sorted_run
-from .operating import OperatingPoints
+from .operating import LayeredPoints, OperatingPoints
 from .pending import Pending
 from .sorting import split_sorted
 from .spill import parse_memory
@@ -47,6 +47,9 @@ def _check_spill_dir(spill_dir):
     if not os.path.isdir(folder):
         raise ValueError(f"spill_dir must be an existing folder, got {os.fspath(spill_dir)!r}")
     return folder
+
+
+_NO_KEYS = np.zeros(0, np.uint64)
 
 
 def _check_max_bins(max_bins):
@@ -774,16 +777,24 @@ class RankAUC(Accumulator):
     # -------------------------------------------------------- operating points
     def _operating(self) -> OperatingPoints:
         """The confusion counts at every threshold of the current state, built once
-        per state (later queries on an unchanged state cost ``O(log m)``). The
-        pending rows are sorted in first, as :meth:`flush` does: the totals are
-        built over the state's one run rather than a merged copy of it."""
+        per state. Without weights in exact mode they are read from the stored
+        run and the pending rows, each sorted (in place, as ``finalize`` sorts
+        them), without merging the two (:class:`LayeredPoints`); otherwise the
+        pending rows are sorted in first, as :meth:`flush` does, and the
+        totals are built over the state's one run."""
         with self._guard:
             if self._n == 0:
                 raise NoObservationsError("RankAUC has no observations: call update() first")
             if self._ops is None:
-                self._flush()
-                self._strategy.compact()
-                self._ops = self._strategy.operating(None, self._n)
+                if self.max_bins is None and not self._strategy.weighted:
+                    self._strategy.compact()
+                    buf = self._pending
+                    kp, kn = buf.sort() if buf is not None else (_NO_KEYS, _NO_KEYS)
+                    self._ops = LayeredPoints(self._strategy.points(None), kp, kn, self._n)
+                else:
+                    self._flush()
+                    self._strategy.compact()
+                    self._ops = self._strategy.operating(None, self._n)
             return self._ops
 
     def at_threshold(self, t) -> BinaryResult:
@@ -791,9 +802,11 @@ class RankAUC(Accumulator):
 
         Exactly what ``BinaryConfusion(threshold=t)`` gives on the same rows
         (counts, every guarded rate, ``n``), plus the field ``threshold``,
-        read from the state in ``O(log m)`` once the state's running totals
-        are built (``O(m)``, on the first query after a change; that query
-        also sorts the pending rows into the state, as :meth:`flush` does).
+        read from the state in ``O(log m)`` once the first query after a
+        change has read it (``O(m)``: without weights in exact mode one pass
+        over the stored counts, the pending rows left pending; otherwise the
+        pending rows are sorted in, as :meth:`flush` does, and running totals
+        built).
         ``t`` may be any real number, infinities included.
 
         With ``max_bins`` set, a bin counts as its lower edge (as in the
