@@ -10,10 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from ._kernels.bootstrap import POISSON1_CDF, poisson_weights
+from ._kernels import compensated
+from ._kernels.bootstrap import POISSON1_CUTS, poisson_weights, replicate_sums
+from ._kernels.probability import LOG_FLOOR
 from ._protocol import statefile
 from ._protocol.base import Accumulator, _locked, check_ci
-from ._protocol.errors import StateFileError
+from ._protocol.errors import StateFileError, WeightOverflowError
 from ._protocol.inputs import Batch, Input
 from ._protocol.result import Result
 from ._protocol.validation import as_1d
@@ -25,6 +27,8 @@ __all__ = ["Bootstrap", "DEFAULT_REPLICATES", "MAX_WEIGHT_BLOCK"]
 DEFAULT_REPLICATES = 200
 #: the most bytes of replicate weights held at once (rows are folded in chunks)
 MAX_WEIGHT_BLOCK = 64 << 20
+#: rows whose terms a linear template folds at once (the terms take 12 bytes a row and term)
+LINEAR_CHUNK = 1 << 17
 
 _EMPTY_KEYS = np.zeros(0, np.int64)
 
@@ -159,6 +163,7 @@ class Bootstrap(Accumulator):
         self.inputs = (*self._template.inputs, RowKeys("key"))
         self.headline = tuple(self._template.headline)
         self._template_fields = dict(self._template.copy().reset()._state)
+        self._linear = _linear_form(self._template)
         self._init_replicas()
 
     def _init_replicas(self) -> None:
@@ -229,10 +234,42 @@ class Bootstrap(Accumulator):
             return self
         with self._guard:
             self._check_room(tb.n)
-            self._point.fold(tb)
-            self._fold_replicas(tb, keys)
+            plan = self._linear.terms_of(tb) if self._linear is not None else None
+            if plan is None:
+                self._point.fold(tb)
+                self._fold_replicas(tb, keys)
+            else:  # every replicate's sums first: a batch that overflows changes nothing
+                sums = self._linear_sums(tb, keys, plan)
+                self._point.fold(tb)
+                for acc, pairs in zip(self._replicas, sums):
+                    self._linear.absorb(acc, pairs, tb.n)
             self._rows += tb.n
         return self
+
+    def _linear_sums(self, tb: Batch, keys: np.ndarray, plan) -> np.ndarray:
+        """The batch's compensated sums in every replicate: replicates x slots x 2."""
+        R, n, lin = self.replicates, tb.n, self._linear
+        workers = _workers(R, n)
+        groups = [g for g in np.array_split(np.arange(R), workers) if g.size]
+        outs = [np.zeros((lin.size, g.size, 2), np.float64) for g in groups]
+        seed = np.uint64(self.seed)
+        for lo in range(0, n, LINEAR_CHUNK):
+            hi = min(n, lo + LINEAR_CHUNK)
+            slots, vals = lin.fill(plan, lo, hi)
+            w = tb.weights[lo:hi] if tb.weighted else tb.weights
+            k = keys[lo:hi] if keys.shape[0] else keys
+            first = self._rows + lo
+            if len(groups) == 1:
+                replicate_sums(seed, k, first, 0, w, slots, vals, outs[0], POISSON1_CUTS)
+                continue
+            jobs = [_pool(len(groups)).submit(replicate_sums, seed, k, first, int(g[0]), w, slots, vals,
+                                              out, POISSON1_CUTS) for g, out in zip(groups, outs)]
+            for job in jobs:
+                job.result()
+        sums = np.ascontiguousarray(np.concatenate(outs, axis=1).transpose(1, 0, 2))
+        if not np.isfinite(sums[..., 0]).all():
+            raise WeightOverflowError()
+        return sums
 
     def _fold_replicas(self, tb: Batch, keys: np.ndarray) -> None:
         R, n = self.replicates, tb.n
@@ -259,7 +296,7 @@ class Bootstrap(Accumulator):
     def _fold_group(self, part: "_Chunk", r0: int, r1: int) -> None:
         """Draw the weights of replicates ``r0..r1-1`` for one chunk and fold it into them."""
         out = part.block[r0:r1]
-        poisson_weights(np.uint64(self.seed), part.keys, part.first, r0, part.w, out, POISSON1_CDF)
+        poisson_weights(np.uint64(self.seed), part.keys, part.first, r0, part.w, out, POISSON1_CUTS)
         shared = {}  # arrays derived for one consumer serve every replicate of the group
         for r in range(r0, r1):
             b = Batch(part.inputs, part.arrays, out[r - r0], part.m)
@@ -371,21 +408,33 @@ class Bootstrap(Accumulator):
         return self
 
     # -------------------------------------------------------------- finalize
-    def _compute(self, ci: float = 0.95) -> Result:
+    def _replicate_scores(self):
+        """The point result, its scalar scores, and each replicate's scalar scores
+        (``None`` for a replicate whose result is undefined); under the lock."""
         point = self._point.finalize()
         scores = _scalar_scores(point)
-        draws = {k: [] for k in scores}
-        used = 0
+        reps = []
         for acc in self._replicas:
             try:
                 rep = acc.finalize()
             except ValueError:  # e.g. every weight drawn 0: no score is defined
+                reps.append(None)
+                continue
+            reps.append({k: float(v) for k in scores
+                         if isinstance(v := rep.get(k), (float, np.floating, int, np.integer))})
+        return point, scores, reps
+
+    def _compute(self, ci: float = 0.95) -> Result:
+        point, scores, reps = self._replicate_scores()
+        draws = {k: [] for k in scores}
+        used = 0
+        for rep in reps:
+            if rep is None:
                 continue
             used += 1
-            for k in scores:
-                v = rep.get(k)
-                if isinstance(v, (float, np.floating, int, np.integer)) and not math.isnan(float(v)):
-                    draws[k].append(float(v))
+            for k, v in rep.items():
+                if not math.isnan(v):
+                    draws[k].append(v)
         lo_q, hi_q = (1.0 - ci) / 2.0, (1.0 + ci) / 2.0
         values: dict[str, Any] = {}
         for k, v in point.items():
@@ -446,3 +495,122 @@ def _pool(workers: int) -> ThreadPoolExecutor:
         return _POOL
 
 
+
+
+# ------------------------------------------------------------- linear templates
+class _LinearForm:
+    """A template whose weighted state is a sum over rows of ``weight * term``.
+
+    Its replicates are folded in one pass (:func:`replicate_sums`): each row's
+    terms go into ``size`` slots of every replicate, weighted by that
+    replicate's Poisson count. ``width`` terms a row; ``terms_of(batch)`` the
+    arrays the terms come from (``None``: not this batch, fold replicate by
+    replicate); ``fill(plan, lo, hi)`` the slots and terms of rows ``lo..hi-1``;
+    ``absorb(acc, pairs, rows)`` folds one replicate's sums into its state.
+    """
+
+    def __init__(self, size: int, width: int):
+        self.size, self.width = size, width
+
+    def fill(self, plan, lo: int, hi: int):
+        slots = np.empty((hi - lo, self.width), np.int32)
+        vals = np.empty((hi - lo, self.width), np.float64)
+        self.write(plan, lo, hi, slots, vals, 0, 0)
+        return slots, vals
+
+
+class _BinaryForm(_LinearForm):
+    """BinaryConfusion: a row's weight goes into its (tp, fp, fn, tn) cell.
+
+    Replicates keep no squared weights (they serve the percentile intervals,
+    not the analytic ones): their ``wsq_rows`` stays 0."""
+
+    def __init__(self, acc):
+        super().__init__(4, 1)
+        self.inputs, self.threshold = acc.inputs, acc.threshold
+
+    def terms_of(self, batch):
+        return batch.arrays_for(self.inputs)
+
+    def write(self, plan, lo, hi, slots, vals, col, base):
+        y, p = plan[0][lo:hi], plan[1][lo:hi]
+        called = p >= self.threshold if self.threshold is not None else p == 1
+        slots[:, col] = base + 2 * (~called) + (y != 1)
+        vals[:, col] = 1.0
+
+    def absorb(self, acc, pairs, rows):
+        st = acc._arrays
+        compensated.merge(st["wsums"], pairs)
+        st["n"][0] += rows
+        st["weighted"][0] += rows
+
+
+class _ProbabilityForm(_LinearForm):
+    """ProbabilityScores: the weight, ``w * log loss`` and ``w * (p - y)**2`` totals.
+
+    Replicates keep no second moments: their ``squares_rows`` stays 0."""
+
+    def __init__(self, acc):
+        super().__init__(3, 3)
+        self.inputs = acc.inputs
+
+    def terms_of(self, batch):
+        return batch.arrays_for(self.inputs)
+
+    def write(self, plan, lo, hi, slots, vals, col, base):
+        y1, p = plan[0][lo:hi] == 1, plan[1][lo:hi]
+        slots[:, col:col + 3] = np.arange(base, base + 3, dtype=np.int32)
+        vals[:, col] = 1.0
+        q = np.where(y1, p, 1.0 - p)
+        np.negative(np.log(np.maximum(q, LOG_FLOOR)), out=vals[:, col + 1])
+        d = p - y1
+        np.multiply(d, d, out=vals[:, col + 2])
+
+    def absorb(self, acc, pairs, rows):
+        st = acc._arrays
+        compensated.merge(st["sums"], pairs)
+        st["n"][0] += rows
+
+
+class _EvaluatorForm(_LinearForm):
+    """An Evaluator of linear members: their slots side by side (a batch every member takes)."""
+
+    def __init__(self, names, forms):
+        super().__init__(sum(f.size for f in forms), sum(f.width for f in forms))
+        self.names, self.forms = names, forms
+
+    def terms_of(self, batch):
+        plans = [f.terms_of(batch) for f in self.forms]
+        return None if any(p is None for p in plans) else plans
+
+    def write(self, plan, lo, hi, slots, vals, col, base):
+        for form, sub in zip(self.forms, plan):
+            form.write(sub, lo, hi, slots, vals, col, base)
+            col += form.width
+            base += form.size
+
+    def absorb(self, acc, pairs, rows):
+        at = 0
+        for name, form in zip(self.names, self.forms):
+            form.absorb(acc._members[name], pairs[at:at + form.size], rows)
+            at += form.size
+        acc._n += rows
+
+
+def _linear_form(template):
+    """The template's :class:`_LinearForm`, or ``None`` (replicates folded one by one)."""
+    from .evaluator import Evaluator
+    from .metrics.binary import BinaryConfusion
+    from .metrics.probability import ProbabilityScores
+
+    kind = type(template)
+    if kind is BinaryConfusion:
+        return _BinaryForm(template)
+    if kind is ProbabilityScores:
+        return _ProbabilityForm(template)
+    if kind is Evaluator:
+        members = template._members
+        forms = [_linear_form(m) for m in members.values()]
+        if forms and all(f is not None and not isinstance(f, _EvaluatorForm) for f in forms):
+            return _EvaluatorForm(list(members), forms)
+    return None
