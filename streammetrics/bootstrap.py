@@ -243,6 +243,10 @@ class Bootstrap(Accumulator):
                 self._point.fold(tb)
                 for acc, pairs in zip(self._replicas, sums):
                     self._linear.absorb(acc, pairs, tb.n)
+                members = self._template._members if self._linear.rest else {}
+                rest = [k for k in self._linear.rest if tb.covers(members[k].inputs)]
+                if rest:  # the Evaluator's other members that take the batch: one by one
+                    self._fold_replicas(tb, keys, rest)
             self._rows += tb.n
         return self
 
@@ -271,7 +275,9 @@ class Bootstrap(Accumulator):
             raise WeightOverflowError()
         return sums
 
-    def _fold_replicas(self, tb: Batch, keys: np.ndarray) -> None:
+    def _fold_replicas(self, tb: Batch, keys: np.ndarray, members=None) -> None:
+        """Fold the batch into every replicate with its Poisson weights (into the
+        Evaluator members named ``members`` only, when given)."""
         R, n = self.replicates, tb.n
         chunk = max(1, min(n, MAX_WEIGHT_BLOCK // (8 * R)))
         block = np.empty((R, chunk), np.float64)
@@ -286,14 +292,14 @@ class Bootstrap(Accumulator):
                           keys[lo:hi] if keys.shape[0] else keys, self._rows + lo, m,
                           block if m == chunk else block[:, :m])
             if workers == 1:
-                self._fold_group(part, 0, R)
+                self._fold_group(part, 0, R, members)
             else:  # replicates are independent and the kernels release the GIL
-                jobs = [_pool(workers).submit(self._fold_group, part, int(g[0]), int(g[-1]) + 1)
+                jobs = [_pool(workers).submit(self._fold_group, part, int(g[0]), int(g[-1]) + 1, members)
                         for g in groups if g.size]
                 for job in jobs:
                     job.result()
 
-    def _fold_group(self, part: "_Chunk", r0: int, r1: int) -> None:
+    def _fold_group(self, part: "_Chunk", r0: int, r1: int, members=None) -> None:
         """Draw the weights of replicates ``r0..r1-1`` for one chunk and fold it into them."""
         out = part.block[r0:r1]
         poisson_weights(np.uint64(self.seed), part.keys, part.first, r0, part.w, out, POISSON1_CUTS)
@@ -301,7 +307,11 @@ class Bootstrap(Accumulator):
         for r in range(r0, r1):
             b = Batch(part.inputs, part.arrays, out[r - r0], part.m)
             b._derived = shared
-            self._replicas[r].fold(b)
+            if members is None:
+                self._replicas[r].fold(b)
+            else:
+                for name in members:
+                    self._replicas[r]._members[name].fold(b)
 
     # ---------------------------------------------------------------- merge
     def merge(self, other: "Bootstrap"):
@@ -519,6 +529,9 @@ class _LinearForm:
         return slots, vals
 
 
+_LinearForm.rest = ()
+
+
 class _BinaryForm(_LinearForm):
     """BinaryConfusion: a row's weight goes into its (tp, fp, fn, tn) cell.
 
@@ -573,11 +586,12 @@ class _ProbabilityForm(_LinearForm):
 
 
 class _EvaluatorForm(_LinearForm):
-    """An Evaluator of linear members: their slots side by side (a batch every member takes)."""
+    """An Evaluator's linear members, their slots side by side (for a batch every
+    member takes); ``rest`` names the other members, folded replicate by replicate."""
 
-    def __init__(self, names, forms):
+    def __init__(self, names, forms, rest=()):
         super().__init__(sum(f.size for f in forms), sum(f.width for f in forms))
-        self.names, self.forms = names, forms
+        self.names, self.forms, self.rest = names, forms, tuple(rest)
 
     def terms_of(self, batch):
         plans = [f.terms_of(batch) for f in self.forms]
@@ -610,7 +624,8 @@ def _linear_form(template):
         return _ProbabilityForm(template)
     if kind is Evaluator:
         members = template._members
-        forms = [_linear_form(m) for m in members.values()]
-        if forms and all(f is not None and not isinstance(f, _EvaluatorForm) for f in forms):
-            return _EvaluatorForm(list(members), forms)
+        forms = {k: _linear_form(m) for k, m in members.items()}
+        linear = [k for k, f in forms.items() if f is not None and not isinstance(f, _EvaluatorForm)]
+        if linear:
+            return _EvaluatorForm(linear, [forms[k] for k in linear], [k for k in members if k not in linear])
     return None
