@@ -122,11 +122,22 @@ class Bootstrap(Accumulator):
     Notes
     -----
     A batch is checked once by the template's ``prepare`` (a rejected batch
-    changes nothing); its rows are then folded in chunks whose weight block
-    (replicates x rows, float64) stays under 64 MB. The work is that of the
-    template's update times ``replicates + 1``; a large batch is folded into
-    groups of replicates on several threads (up to 8, one per core), which
-    gives the same state as one thread.
+    changes nothing). For a :class:`~streammetrics.BinaryConfusion`, a
+    :class:`~streammetrics.ProbabilityScores` and the members of an Evaluator
+    made of them, whose weighted states are sums of per-row terms, one kernel
+    pass adds every row's terms into all replicates' sums, weighted by its
+    Poisson counts (those replicates keep no squared weights or second
+    moments: they serve the percentile intervals only). Other templates (and
+    an Evaluator's other members) are folded replicate by replicate, in
+    chunks whose weight block (replicates x rows, float64) stays under 64 MB,
+    at the cost of the template's update times ``replicates``. A large batch
+    is folded in groups of replicates on several threads (up to 8, one per
+    core), which gives the same state as one thread.
+
+    Row ``i``'s count in replicate ``r`` is Poisson(1) up to the 2**-32
+    rounding of its probabilities: the number of cut points
+    ``round(2**32 P(X <= k))`` that a 32-bit uniform reaches, the uniform one
+    half of a splitmix64 mix of the row's hash and ``r // 2``.
 
     Examples
     --------
