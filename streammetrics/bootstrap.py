@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from ._kernels import compensated
-from ._kernels.bootstrap import POISSON1_CUTS, poisson_weights, replicate_sums
+from ._kernels.bootstrap import (POISSON1_CUTS, binary_terms, poisson_weights, probability_terms,
+                                 replicate_sums)
 from ._kernels.probability import LOG_FLOOR
 from ._protocol import statefile
 from ._protocol.base import Accumulator, _locked, check_ci
@@ -268,17 +269,23 @@ class Bootstrap(Accumulator):
         groups = [g for g in np.array_split(np.arange(R), workers) if g.size]
         outs = [np.zeros((lin.size, g.size, 2), np.float64) for g in groups]
         seed = np.uint64(self.seed)
-        for lo in range(0, n, LINEAR_CHUNK):
+        starts = range(0, n, LINEAR_CHUNK)
+        terms = lin.fill(plan, 0, min(n, LINEAR_CHUNK))
+        for lo in starts:
             hi = min(n, lo + LINEAR_CHUNK)
-            slots, vals = lin.fill(plan, lo, hi)
+            slots, vals = terms
             w = tb.weights[lo:hi] if tb.weighted else tb.weights
             k = keys[lo:hi] if keys.shape[0] else keys
             first = self._rows + lo
             if len(groups) == 1:
                 replicate_sums(seed, k, first, 0, w, slots, vals, outs[0], POISSON1_CUTS)
+                if hi < n:
+                    terms = lin.fill(plan, hi, min(n, hi + LINEAR_CHUNK))
                 continue
             jobs = [_pool(len(groups)).submit(replicate_sums, seed, k, first, int(g[0]), w, slots, vals,
                                               out, POISSON1_CUTS) for g, out in zip(groups, outs)]
+            if hi < n:  # the next chunk's terms while the replicates fold this one
+                terms = lin.fill(plan, hi, min(n, hi + LINEAR_CHUNK))
             for job in jobs:
                 job.result()
         sums = np.ascontiguousarray(np.concatenate(outs, axis=1).transpose(1, 0, 2))
@@ -557,10 +564,8 @@ class _BinaryForm(_LinearForm):
         return batch.arrays_for(self.inputs)
 
     def write(self, plan, lo, hi, slots, vals, col, base):
-        y, p = plan[0][lo:hi], plan[1][lo:hi]
-        called = p >= self.threshold if self.threshold is not None else p == 1
-        slots[:, col] = base + 2 * (~called) + (y != 1)
-        vals[:, col] = 1.0
+        t = math.nan if self.threshold is None else float(self.threshold)
+        binary_terms(plan[0], plan[1], t, lo, slots, vals, col, base)
 
     def absorb(self, acc, pairs, rows):
         st = acc._arrays
@@ -582,13 +587,7 @@ class _ProbabilityForm(_LinearForm):
         return batch.arrays_for(self.inputs)
 
     def write(self, plan, lo, hi, slots, vals, col, base):
-        y1, p = plan[0][lo:hi] == 1, plan[1][lo:hi]
-        slots[:, col:col + 3] = np.arange(base, base + 3, dtype=np.int32)
-        vals[:, col] = 1.0
-        q = np.where(y1, p, 1.0 - p)
-        np.negative(np.log(np.maximum(q, LOG_FLOOR)), out=vals[:, col + 1])
-        d = p - y1
-        np.multiply(d, d, out=vals[:, col + 2])
+        probability_terms(plan[0], plan[1], lo, slots, vals, col, base, LOG_FLOOR)
 
     def absorb(self, acc, pairs, rows):
         st = acc._arrays

@@ -159,3 +159,31 @@ def replicate_sums(seed, keys, first, r0, w, slots, vals, out, cuts):
                 t, e = add(out[c, r, 0], out[c, r, 1], acc[c, r])
                 out[c, r, 0] = t
                 out[c, r, 1] = e
+
+
+@kernel
+def binary_terms(y, p, threshold, lo, slots, vals, col, base):
+    """The (tp, fp, fn, tn) cell of rows ``lo, lo + 1, ...`` into column ``col`` of
+    ``slots`` (offset by ``base``) and 1 into ``vals``; ``threshold`` NaN: ``p`` is 0/1."""
+    labels = math.isnan(threshold)
+    for i in range(slots.shape[0]):
+        called = p[lo + i] == 1 if labels else p[lo + i] >= threshold
+        slots[i, col] = base + 2 * (1 - called) + (1 - (y[lo + i] == 1))
+        vals[i, col] = 1.0
+
+
+@kernel
+def probability_terms(y, p, lo, slots, vals, col, base, floor):
+    """The weight (1), log loss and squared error of rows ``lo, lo + 1, ...`` into
+    columns ``col..col+2`` (slots ``base..base+2``), as the probability kernel has them."""
+    for i in range(slots.shape[0]):
+        y1 = y[lo + i] == 1
+        pi = p[lo + i]
+        q = pi if y1 else 1.0 - pi
+        d = pi - y1
+        slots[i, col] = base
+        slots[i, col + 1] = base + 1
+        slots[i, col + 2] = base + 2
+        vals[i, col] = 1.0
+        vals[i, col + 1] = -math.log(max(q, floor))
+        vals[i, col + 2] = d * d
