@@ -110,8 +110,7 @@ def test_compare_reports_the_paired_differences(tmp_path, capsys):
 
 
 def test_compare_a_model_with_itself(tmp_path, capsys):
-    _, paths = _files(tmp_path)
-    cols = _files(tmp_path)[0]
+    cols, _ = _files(tmp_path)
     np.savetxt(tmp_path / "same.csv", np.column_stack([cols["y"], cols["a"], cols["a"]]), delimiter=",",
                header="y,a,c", comments="", fmt=["%d", "%.4f", "%.4f"])
     code, out, err = _run(capsys, ["compare", str(tmp_path / "same.csv"), "--p", "a", "--p", "c",
