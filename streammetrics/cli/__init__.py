@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import sys
 
+from .bootstrapping import cmd_compare
 from .commands import cmd_evaluate, cmd_merge
 from .compiling import CompileWatch
 from .demo import cmd_demo
@@ -41,7 +42,7 @@ from .sampling import Reservoir
 
 __all__ = ["main", "CommandError", "Reservoir", "DEFAULT_BATCH_ROWS", "DEFAULT_MAX_BINS"]
 
-_COMMANDS = {"evaluate": cmd_evaluate, "merge": cmd_merge, "demo": cmd_demo}
+_COMMANDS = {"evaluate": cmd_evaluate, "merge": cmd_merge, "demo": cmd_demo, "compare": cmd_compare}
 
 
 def main(argv=None) -> int:

@@ -169,6 +169,10 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     t0 = time.perf_counter()
     compiled_before = watch.seconds if watch else 0.0
     settings = settings_from(args)
+    if getattr(args, "bootstrap", None):
+        from .bootstrapping import cmd_evaluate_bootstrap
+
+        return cmd_evaluate_bootstrap(args, settings, watch)
     if args.plots:
         need_matplotlib()
     check_outputs(args)

@@ -231,4 +231,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_evaluate(sub, out)
     _add_merge(sub, out)
     _add_demo(sub)
+    _add_bootstrapping(sub, out)
     return ap
+
+
+# ------------------------------------------------ bootstrap intervals and compare
+def _add_bootstrapping(sub, out) -> None:
+    """``evaluate --bootstrap N --key COL --seed S`` and the ``compare`` command."""
+    from .bootstrapping import add_bootstrap_options, add_compare
+
+    add_bootstrap_options(sub.choices["evaluate"])
+    add_compare(sub, out)
