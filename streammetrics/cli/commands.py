@@ -50,7 +50,8 @@ def settings_from(args) -> dict:
     elif n_labels is not None:
         raise CommandError("--n-labels applies to --task multilabel only")
     if task == "binary":
-        settings.update(threshold=args.threshold, scores=args.scores, max_bins=args.max_bins)
+        settings.update(threshold=args.threshold, scores=args.scores, max_bins=args.max_bins,
+                        max_memory=None if args.max_bins is not None else args.memory)
     elif task != "multilabel":
         for opt, v in given.items():
             if v is not None:

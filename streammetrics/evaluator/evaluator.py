@@ -88,6 +88,13 @@ class Evaluator(Accumulator):
         Binary only: ``None`` (the default) keeps the AUC exact (memory grows
         with the distinct scores); a number bounds the memory and gives
         ``auc_lower``/``auc_upper`` bounds once the scores outnumber the bins.
+    max_memory : int or str, optional
+        Binary only: a memory budget (bytes, or a string such as ``"1GB"``)
+        within which the AUC stays exact: past it the rank state's sorted runs
+        are spilled to temporary files (:class:`~streammetrics.RankAUC`'s
+        ``max_memory``). Excludes ``max_bins``. ``None`` (the default) keeps
+        the exact state in memory. (A state saved before it existed loads
+        without a budget.)
     scores : {"probability", "score"}
         Binary only. ``"probability"`` (the default) requires every ``p`` in
         [0, 1] and adds ``log_loss`` and ``brier``; a batch with a value outside
@@ -118,7 +125,7 @@ class Evaluator(Accumulator):
     >>> from streammetrics import Evaluator
     >>> ev = Evaluator("binary", threshold=0.5)
     >>> ev.update([1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4]).update([1, 0], [0.3, 0.1])
-    Evaluator(task='binary', threshold=0.5, scores='probability', max_bins=None, calibration_bins=15): n=6 auc=0.888889 f1=0.8
+    Evaluator(task='binary', threshold=0.5, scores='probability', max_bins=None, max_memory=None, calibration_bins=15): n=6 auc=0.888889 f1=0.8
     >>> r = ev.finalize()
     >>> round(r.auc, 6), r.tp, r.fn, round(r.log_loss, 4)
     (0.888889, 2, 1, 0.4432)
