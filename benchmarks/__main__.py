@@ -16,7 +16,7 @@ import time
 
 from ._util import print_table
 
-MODULES = ["core", "auc", "multiclass", "silhouette", "evaluate", "dask"]
+MODULES = ["core", "auc", "bounds", "multiclass", "silhouette", "evaluate", "dask"]
 
 
 def main(argv=None) -> int:

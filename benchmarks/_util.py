@@ -70,3 +70,34 @@ def print_table(rows: list[dict]) -> None:
                 if k not in ("group", "impl", "median_s")
             )
             print(f"  {r['impl']:<{width}} {shown}  x{ratio:7.2f}  {extra}")
+
+
+_PEAK = {"rss": 0, "thread": None}
+
+
+def track_peak_rss(interval: float = 0.02) -> int:
+    """Sample this process's RSS every ``interval`` seconds in a thread,
+    keeping the peak (run it in each dask worker); the RSS now."""
+    import threading
+
+    import psutil
+
+    proc = psutil.Process()
+    _PEAK["rss"] = proc.memory_info().rss
+    if _PEAK["thread"] is None:
+        def loop():
+            while True:
+                _PEAK["rss"] = max(_PEAK["rss"], proc.memory_info().rss)
+                time.sleep(interval)
+
+        _PEAK["thread"] = threading.Thread(target=loop, daemon=True)
+        _PEAK["thread"].start()
+    return _PEAK["rss"]
+
+
+def read_peak_rss() -> int:
+    """The peak RSS seen by :func:`track_peak_rss` since the last call; starts over."""
+    import psutil
+
+    peak, _PEAK["rss"] = _PEAK["rss"], psutil.Process().memory_info().rss
+    return peak

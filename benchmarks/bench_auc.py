@@ -19,8 +19,16 @@ batches it is made as large as its bound at once, reserved but only touched
 as rows arrive); ``state_bytes`` is its saved state. In exact mode
 ``finalize`` counts U across the stored run and the sorted pending rows
 without writing their merged run, and on two cores large sorts and counts
-run on two threads. Target: 100 threshold queries after an exact pass over
-10M rows take at most 10% of the pass (``share_of_pass``).
+run on two threads. ``RankAUC(max_memory=...)`` is the exact mode within a
+memory budget (sorted runs spilled to temporary files past it); the memory
+rows measure, in a fresh process each, the peak of numpy's allocations
+(tracemalloc) while streaming and finalizing, in bytes per distinct score
+and against ``2 x (state + one batch)``; ``--only memory --large`` adds 50M.
+The sort-choice rows time both sorts of the class-split keys.
+Target: 100 threshold queries after an exact pass over
+10M rows take at most 10% of the pass (``share_of_pass``; the rows also give
+the first query's share, which reads the state, and partial_auc's, which
+walks the scores down to its ``max_fpr``).
 """
 
 from __future__ import annotations
@@ -51,6 +59,7 @@ def _one_shot_rows(n, repeat):
     rows = [row(group, "streammetrics auc", median_time(lambda: auc(y, s), repeat))]
     rows.append(row(group, "numpy np.sort(s) (floor: sorting alone)", median_time(lambda: np.sort(s), repeat)))
     rows.append(row(group, "numpy np.argsort(s)", median_time(lambda: np.argsort(s), max(1, repeat // 2))))
+    rows += _sort_choice_rows(y, s, group, repeat)
     if have("sklearn"):
         from sklearn.metrics import roc_auc_score
 
@@ -61,6 +70,101 @@ def _one_shot_rows(n, repeat):
     if have("sklearn"):
         rows.append(row(group, "sklearn roc_auc_score", median_time(
             lambda: roc_auc_score(y, s, sample_weight=w), max(1, repeat // 3), warmup=0)))
+    return rows
+
+
+def _sort_choice_rows(y, s, group, repeat):
+    """The two sorts of the class-split keys: numpy's (the two classes on two
+    threads, as ``RankAUC`` sorts keys alone) and the LSD radix kernel."""
+    from streammetrics._kernels import rank as K
+    from streammetrics._kernels.sort import sort_keys
+    from streammetrics.metrics.ranking import sorting
+    from streammetrics.metrics.ranking.sorting import sort_classes
+
+    keys = np.empty(y.shape[0], np.uint64)
+    _, n_pos = K.split_keys(y, s.view(np.uint64), keys)
+
+    def numpy_two_threads():
+        k = keys.copy()
+        sort_classes(k, n_pos, n_pos)
+
+    scratch = np.empty(keys.shape[0], np.uint64)
+
+    def radix():
+        k = keys.copy()
+        sort_keys(k[:n_pos], scratch)
+        sort_keys(k[n_pos:], scratch)
+
+    radix()  # compile
+    copy = median_time(lambda: keys.copy(), repeat)
+    from streammetrics.metrics.ranking.sorting import keys_sorter
+
+    chosen = keys_sorter()
+    saved, sorting.SORT_CHOICE = sorting.SORT_CHOICE, "numpy"
+    try:
+        t_numpy = median_time(numpy_two_threads, repeat)
+    finally:
+        sorting.SORT_CHOICE = saved
+    return [row(group, "sort choice: np.sort of each class, two threads (copy excluded)",
+                max(t_numpy - copy, 1e-9), chosen_in_this_process=chosen),
+            row(group, "sort choice: LSD radix kernel, each class (copy excluded)",
+                max(median_time(radix, repeat) - copy, 1e-9))]
+
+
+def _peak_child(n, budget, batch):
+    """Run in a fresh process: stream n distinct scores, finalize, report peak
+    traced bytes (numpy's allocations) and the time."""
+    import json
+    import tracemalloc
+
+    from streammetrics import RankAUC
+
+    y, s = _data(n, seed=8)
+    warm = RankAUC(max_memory=None if budget is None else 1 << 20)
+    for i in range(0, min(n, 4 * batch), batch):
+        warm.update(y[i:i + batch], s[i:i + batch])
+    warm.finalize()
+    warm.close()
+    acc = RankAUC(max_memory=budget)
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    for i in range(0, n, batch):
+        acc.update(y[i:i + batch], s[i:i + batch])
+    r = acc.finalize()
+    t = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    acc.close()
+    print(json.dumps({"peak": peak, "t": t, "auc": r.auc}))
+
+
+def _memory_rows(sizes, batch=BATCH):
+    """Peak bytes per distinct score while streaming and finalizing, each run in
+    its own process (the data are made before tracing starts)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    rows = []
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for n in sizes:
+        group = (f"AUC exact peak memory, n={n:.0e} distinct scores in batches of {batch:.0e} "
+                 "(update all + finalize; state = 24 B per distinct score)")
+        state = 24 * n
+        for label, budget in (("in memory", None), ("max_memory = state / 8 (spills)", state // 8)):
+            code = (f"from benchmarks.bench_auc import _peak_child; "
+                    f"_peak_child({n}, {budget!r}, {batch})")
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                 env=env, cwd=root, timeout=1800)
+            if out.returncode:
+                raise RuntimeError(out.stderr)
+            d = json.loads(out.stdout.strip().splitlines()[-1])
+            rows.append(row(group, f"streammetrics RankAUC() {label}", d["t"],
+                            peak_bytes_per_score=d["peak"] / n,
+                            peak_over_2x_state_plus_batch=d["peak"] / (2 * (state + 16 * batch)),
+                            budget_bytes=budget if budget is not None else "none"))
     return rows
 
 
@@ -95,13 +199,25 @@ def _streaming_rows(n, repeat):
     for impl, make in (
         ("streammetrics RankAUC() exact", lambda: RankAUC()),
         (f"streammetrics RankAUC(max_bins={MAX_BINS})", lambda: RankAUC(max_bins=MAX_BINS)),
+        (f"streammetrics RankAUC(max_memory={3 * n}) exact, spills (state / 8)",
+         lambda: RankAUC(max_memory=3 * n)),
     ):
         t, acc, r, held = _timed_stream(make, batches, repeat)
         extra = {"rows_per_s": n / t, "held_bytes": held, "state_bytes": _state_bytes(acc)}
         if acc.max_bins is not None:
             extra["width"] = r.auc_upper - r.auc_lower
             extra["holds_exact"] = bool(r.auc_lower <= exact_value <= r.auc_upper)
+        else:
+            extra["equals_one_shot"] = r.auc == exact_value
+            extra["spilled_bytes"] = acc.spilled_bytes
+        acc.close()
         rows.append(row(group, impl, t, **extra))
+    rows.append(row(group, "numpy np.sort(s) (floor: sorting alone)", median_time(lambda: np.sort(s), repeat)))
+    if have("sklearn"):
+        from sklearn.metrics import roc_auc_score
+
+        rows.append(row(group, "sklearn roc_auc_score (one-shot, in memory)",
+                        median_time(lambda: roc_auc_score(y, s), max(1, repeat // 3), warmup=0)))
     if have("torch") and have("torchmetrics"):
         import torch
         from torchmetrics.classification import BinaryAUROC
@@ -202,27 +318,48 @@ def _merge_rows(n, repeat, shards=16):
 
 
 def _operating_rows(n, repeat, queries=100):
-    """One exact pass over ``n`` rows, then ``queries`` threshold queries on its state
-    (a quarter each: at_threshold, threshold_for recall / precision / fpr). The
-    first query after a change builds the running totals, so every timing of
-    the queries starts from a state that has none; the first query after the
-    pass also sorts the rows still pending into the state (a flush)."""
+    """One exact pass over ``n`` rows (update all + finalize), then ``queries``
+    threshold queries on its state: 22% each at_threshold, threshold_for
+    recall / precision / fpr, and the rest split between best_threshold (f1,
+    mcc, youden, balanced_accuracy, accuracy, jaccard in turn) and partial_auc
+    (max_fpr drawn from [0.01, 0.2]). The first query after a change builds
+    what the queries read, so every timing of the queries starts from a state
+    that has none: on the state as the pass leaves it (a stored run and
+    sorted pending rows) and on the same state flushed into one run. The
+    queries' time is also split: building, partial_auc, the others."""
     from streammetrics import RankAUC
 
     y, s = _data(n, seed=6)
     batches = [(y[i : i + BATCH], s[i : i + BATCH]) for i in range(0, n, BATCH)]
     rng = np.random.default_rng(7)
-    ts = rng.normal(size=queries // 4) + 0.6
-    rates = rng.uniform(0.05, 0.95, size=queries // 4)
+    each = queries * 22 // 100
+    rest = queries - 4 * each
+    ts = rng.normal(size=each) + 0.6
+    rates = rng.uniform(0.05, 0.95, size=each)
+    scores = ("f1", "mcc", "youden", "balanced_accuracy", "accuracy", "jaccard")
+    best = [scores[i % len(scores)] for i in range(rest // 2)]
+    fprs = rng.uniform(0.01, 0.2, size=rest - len(best))
 
     def ask(acc):
-        acc._ops = None  # as after an update: the totals are built again
-        for t in ts:
+        """Seconds: building, partial_auc, every other query."""
+        acc._ops = None  # as after an update: built again
+        t0 = time.perf_counter()
+        acc.at_threshold(ts[0])
+        t1 = time.perf_counter()
+        for t in ts[1:]:
             acc.at_threshold(t)
         for r in rates:
             acc.threshold_for(recall=r)
             acc.threshold_for(precision=min(r + 0.3, 0.99))
             acc.threshold_for(fpr=r)
+        for name in best:
+            acc.best_threshold(name)
+        t2 = time.perf_counter()
+        for f in fprs:
+            acc.partial_auc(f)
+        t3 = time.perf_counter()
+        first = t1 - t0  # the build and one query
+        return first, t3 - t2, t2 - t1
 
     def timed(fn, *args):
         t0 = time.perf_counter()
@@ -230,25 +367,31 @@ def _operating_rows(n, repeat, queries=100):
         return time.perf_counter() - t0
 
     ask(_timed_stream(RankAUC, batches[:2], 1)[1])  # compile
-    passes, firsts, flushed = [], [], []
+    passes, left, flushed = [], [], []
+
     def one_pass(acc):
         for yb, sb in batches:
             acc.update(yb, sb)
         acc.finalize()
 
-    for _ in range(max(2, repeat // 2)):
+    for _ in range(max(3, repeat)):
         acc = RankAUC()
         passes.append(timed(one_pass, acc))
-        firsts.append(timed(ask, acc))
-        flushed.append(timed(ask, acc))
+        left.append(ask(acc))
+        acc.flush()
+        flushed.append(ask(acc))
         del acc
-    t_pass, t_first, t_q = (float(np.median(v)) for v in (passes, firsts, flushed))
+    t_pass = float(np.median(passes))
     group = f"{queries} threshold queries after one exact pass over n={n:.0e} ({n:.0e} distinct scores)"
-    rows = [row(group, f"streammetrics RankAUC: {queries} queries on a flushed state", t_q,
-                share_of_pass=t_q / t_pass),
-            row(group, f"streammetrics RankAUC: {queries} queries, the pending rows sorted in first",
-                t_first, share_of_pass=t_first / t_pass),
-            row(group, "streammetrics RankAUC: the exact pass (update all + finalize)", t_pass)]
+    rows = []
+    for what, parts in (("on the state as the pass leaves it", left), ("on the state flushed into one run", flushed)):
+        parts = np.array(parts)
+        total = float(np.median(parts.sum(axis=1)))
+        build, partial, other = (float(v) for v in np.median(parts, axis=0))
+        rows.append(row(group, f"streammetrics RankAUC: {queries} queries {what}", total,
+                        share_of_pass=total / t_pass, first_query_ms=build * 1e3,
+                        partial_auc_ms=partial * 1e3, others_ms=other * 1e3))
+    rows.append(row(group, "streammetrics RankAUC: the exact pass (update all + finalize)", t_pass))
     if have("sklearn"):
         from sklearn.metrics import precision_recall_curve
 
@@ -273,10 +416,22 @@ def run(quick: bool = False) -> list[dict]:
     rows += _small_batch_rows(n // 10, max(1, repeat // 2))
     rows += _merge_rows(n, repeat)
     rows += _operating_rows(n, repeat)
+    rows += _memory_rows([1_000_000] if quick else [1_000_000, 10_000_000])
     return rows
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="n = 1M instead of 10M")
-    print_table(run(ap.parse_args().quick))
+    ap.add_argument("--only", choices=["core", "memory"],
+                    help="core: the one-shot and streaming rows only; memory: the peak-memory rows "
+                         "only (1M, 10M, and 50M with --large)")
+    ap.add_argument("--large", action="store_true", help="with --only memory: also 50M distinct scores")
+    args = ap.parse_args()
+    n = 1_000_000 if args.quick else 10_000_000
+    if args.only == "core":
+        print_table(_one_shot_rows(n, 3) + _streaming_rows(n, 3))
+    elif args.only == "memory":
+        print_table(_memory_rows([1_000_000, 10_000_000] + ([50_000_000] if args.large else [])))
+    else:
+        print_table(run(args.quick))

@@ -11,6 +11,7 @@ time in a fresh process.
 from __future__ import annotations
 
 import argparse
+import time
 import os
 import shutil
 import subprocess
@@ -291,9 +292,10 @@ def _many_slices_rows(n, repeat, slices=100_000):
             row(group, "  and .finalize() of every slice", median_time(acc.finalize, max(1, repeat // 2))),
             row(group, "BinaryConfusion(0.5) unsliced, same rows", median_time(
                 lambda: sm.BinaryConfusion(threshold=0.5).update(y, p), repeat))]
+    return rows
 
 
-def _bootstrap_rows(n, repeat, replicates=200, warmup=1):
+def _bootstrap_rows(n, repeat, replicates=200, warmup=1, compare=True):
     import streammetrics as sm
 
     rng = np.random.default_rng(5)
@@ -308,10 +310,14 @@ def _bootstrap_rows(n, repeat, replicates=200, warmup=1):
     def ours():
         return sm.Bootstrap(preset(), replicates=replicates).update(y, p, key=keys).finalize()
 
-    rows = [row(group, "streammetrics Bootstrap (keyed Poisson weights)", median_time(ours, repeat, warmup=warmup))]
+    wall = median_time(ours, repeat, warmup=warmup)
+    cpu = time.process_time()
+    ours()
+    cpu = time.process_time() - cpu  # every thread's: what the run costs when the cores are shared
+    rows = [row(group, "streammetrics Bootstrap (keyed Poisson weights)", wall, cpu_s=cpu)]
     rows.append(row(group, "streammetrics Evaluator, no bootstrap (floor / replicates)",
                     median_time(lambda: preset().update(y, p).finalize(), repeat)))
-    if have("torch") and have("torchmetrics"):
+    if compare and have("torch") and have("torchmetrics"):  # torchmetrics on the same rows
         import torch
         from torchmetrics.classification import BinaryF1Score
         from torchmetrics.wrappers import BootStrapper
@@ -323,7 +329,15 @@ def _bootstrap_rows(n, repeat, replicates=200, warmup=1):
             m.update(tp, ty)
             return m.compute()
 
-        rows.append(row(group, "torchmetrics BootStrapper(BinaryF1Score)", median_time(tm, 1, warmup=0)))
+        rows.append(row(group, "torchmetrics BootStrapper(BinaryF1Score), poisson", median_time(tm, 1, warmup=0)))
+    return rows
+
+
+def _bootstrap_only(quick):
+    """The bootstrap rows alone: 1M rows beside torchmetrics, then 10M rows (not with --quick)."""
+    rows = _bootstrap_rows(1_000_000, 3)
+    if not quick:
+        rows += _bootstrap_rows(10_000_000, 3, warmup=0, compare=False)
     return rows
 
 
@@ -482,7 +496,7 @@ def run(quick: bool = False) -> list[dict]:
     rows += _sliced_rows_more(quick)
     rows += _bootstrap_rows(1_000_000, 3)
     if not quick:
-        rows += _bootstrap_rows(n, 1, warmup=0)  # compiled by the 1M rows
+        rows += _bootstrap_rows(n, 1, warmup=0, compare=False)  # compiled by the 1M rows
     rows += _latency_rows()
     rows += _first_use_rows(quick)
     return rows
@@ -493,7 +507,12 @@ if __name__ == "__main__":
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sliced", action="store_true",
                     help="only the rows of the sliced Evaluator and of 100k slices")
+    ap.add_argument("--bootstrap", action="store_true",
+                    help="only the bootstrap rows (1M rows beside torchmetrics' BootStrapper, then 10M)")
     ap.add_argument("--sklearn-full", action="store_true",
                     help="with --sliced: pandas + scikit-learn per group on every row, not a tenth")
     args = ap.parse_args()
-    print_table(_sliced_rows_more(args.quick, args.sklearn_full) if args.sliced else run(args.quick))
+    if args.bootstrap:
+        print_table(_bootstrap_only(args.quick))
+    else:
+        print_table(_sliced_rows_more(args.quick, args.sklearn_full) if args.sliced else run(args.quick))

@@ -74,6 +74,7 @@ from .metrics.silhouette import silhouette, silhouette_samples, silhouette_score
 from .report import EvaluationReport
 from .sliced import Sliced, SlicedResult
 from .bootstrap import Bootstrap
+from .comparison import compare, paired_delong
 
 __version__ = "0.1.0"
 
@@ -116,6 +117,7 @@ __all__ = [
     "brier",
     "called",
     "class_probability_scores",
+    "compare",
     "completeness_score",
     "confusion_matrix",
     "evaluate_batches",
@@ -138,6 +140,7 @@ __all__ = [
     "multiclass_scores",
     "mutual_info_score",
     "normalized_mutual_info_score",
+    "paired_delong",
     "partial_auc",
     "pr_curve",
     "precision_score",

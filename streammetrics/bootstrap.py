@@ -10,10 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from ._kernels.bootstrap import POISSON1_CDF, poisson_weights
+from ._kernels import compensated
+from ._kernels.bootstrap import (POISSON1_CUTS, binary_terms, poisson_weights, probability_terms,
+                                 replicate_sums)
+from ._kernels.probability import LOG_FLOOR
 from ._protocol import statefile
 from ._protocol.base import Accumulator, _locked, check_ci
-from ._protocol.errors import StateFileError
+from ._protocol.errors import StateFileError, WeightOverflowError
 from ._protocol.inputs import Batch, Input
 from ._protocol.result import Result
 from ._protocol.validation import as_1d
@@ -25,6 +28,8 @@ __all__ = ["Bootstrap", "DEFAULT_REPLICATES", "MAX_WEIGHT_BLOCK"]
 DEFAULT_REPLICATES = 200
 #: the most bytes of replicate weights held at once (rows are folded in chunks)
 MAX_WEIGHT_BLOCK = 64 << 20
+#: rows whose terms a linear template folds at once (the terms take 12 bytes a row and term)
+LINEAR_CHUNK = 1 << 17
 
 _EMPTY_KEYS = np.zeros(0, np.int64)
 
@@ -118,11 +123,22 @@ class Bootstrap(Accumulator):
     Notes
     -----
     A batch is checked once by the template's ``prepare`` (a rejected batch
-    changes nothing); its rows are then folded in chunks whose weight block
-    (replicates x rows, float64) stays under 64 MB. The work is that of the
-    template's update times ``replicates + 1``; a large batch is folded into
-    groups of replicates on several threads (up to 8, one per core), which
-    gives the same state as one thread.
+    changes nothing). For a :class:`~streammetrics.BinaryConfusion`, a
+    :class:`~streammetrics.ProbabilityScores` and the members of an Evaluator
+    made of them, whose weighted states are sums of per-row terms, one kernel
+    pass adds every row's terms into all replicates' sums, weighted by its
+    Poisson counts (those replicates keep no squared weights or second
+    moments: they serve the percentile intervals only). Other templates (and
+    an Evaluator's other members) are folded replicate by replicate, in
+    chunks whose weight block (replicates x rows, float64) stays under 64 MB,
+    at the cost of the template's update times ``replicates``. A large batch
+    is folded in groups of replicates on several threads (up to 8, one per
+    core), which gives the same state as one thread.
+
+    Row ``i``'s count in replicate ``r`` is Poisson(1) up to the 2**-32
+    rounding of its probabilities: the number of cut points
+    ``round(2**32 P(X <= k))`` that a 32-bit uniform reaches, the uniform one
+    half of a splitmix64 mix of the row's hash and ``r // 2``.
 
     Examples
     --------
@@ -159,6 +175,7 @@ class Bootstrap(Accumulator):
         self.inputs = (*self._template.inputs, RowKeys("key"))
         self.headline = tuple(self._template.headline)
         self._template_fields = dict(self._template.copy().reset()._state)
+        self._linear = _linear_form(self._template)
         self._init_replicas()
 
     def _init_replicas(self) -> None:
@@ -229,12 +246,56 @@ class Bootstrap(Accumulator):
             return self
         with self._guard:
             self._check_room(tb.n)
-            self._point.fold(tb)
-            self._fold_replicas(tb, keys)
+            plan = self._linear.terms_of(tb) if self._linear is not None else None
+            if plan is None:
+                self._point.fold(tb)
+                self._fold_replicas(tb, keys)
+            else:  # every replicate's sums first: a batch that overflows changes nothing
+                sums = self._linear_sums(tb, keys, plan)
+                self._point.fold(tb)
+                for acc, pairs in zip(self._replicas, sums):
+                    self._linear.absorb(acc, pairs, tb.n)
+                members = self._template._members if self._linear.rest else {}
+                rest = [k for k in self._linear.rest if tb.covers(members[k].inputs)]
+                if rest:  # the Evaluator's other members that take the batch: one by one
+                    self._fold_replicas(tb, keys, rest)
             self._rows += tb.n
         return self
 
-    def _fold_replicas(self, tb: Batch, keys: np.ndarray) -> None:
+    def _linear_sums(self, tb: Batch, keys: np.ndarray, plan) -> np.ndarray:
+        """The batch's compensated sums in every replicate: replicates x slots x 2."""
+        R, n, lin = self.replicates, tb.n, self._linear
+        workers = _workers(R, n)
+        groups = [g for g in np.array_split(np.arange(R), workers) if g.size]
+        outs = [np.zeros((lin.size, g.size, 2), np.float64) for g in groups]
+        seed = np.uint64(self.seed)
+        starts = range(0, n, LINEAR_CHUNK)
+        terms = lin.fill(plan, 0, min(n, LINEAR_CHUNK))
+        for lo in starts:
+            hi = min(n, lo + LINEAR_CHUNK)
+            slots, vals = terms
+            w = tb.weights[lo:hi] if tb.weighted else tb.weights
+            k = keys[lo:hi] if keys.shape[0] else keys
+            first = self._rows + lo
+            if len(groups) == 1:
+                replicate_sums(seed, k, first, 0, w, slots, vals, outs[0], POISSON1_CUTS)
+                if hi < n:
+                    terms = lin.fill(plan, hi, min(n, hi + LINEAR_CHUNK))
+                continue
+            jobs = [_pool(len(groups)).submit(replicate_sums, seed, k, first, int(g[0]), w, slots, vals,
+                                              out, POISSON1_CUTS) for g, out in zip(groups, outs)]
+            if hi < n:  # the next chunk's terms while the replicates fold this one
+                terms = lin.fill(plan, hi, min(n, hi + LINEAR_CHUNK))
+            for job in jobs:
+                job.result()
+        sums = np.ascontiguousarray(np.concatenate(outs, axis=1).transpose(1, 0, 2))
+        if not np.isfinite(sums[..., 0]).all():
+            raise WeightOverflowError()
+        return sums
+
+    def _fold_replicas(self, tb: Batch, keys: np.ndarray, members=None) -> None:
+        """Fold the batch into every replicate with its Poisson weights (into the
+        Evaluator members named ``members`` only, when given)."""
         R, n = self.replicates, tb.n
         chunk = max(1, min(n, MAX_WEIGHT_BLOCK // (8 * R)))
         block = np.empty((R, chunk), np.float64)
@@ -249,22 +310,26 @@ class Bootstrap(Accumulator):
                           keys[lo:hi] if keys.shape[0] else keys, self._rows + lo, m,
                           block if m == chunk else block[:, :m])
             if workers == 1:
-                self._fold_group(part, 0, R)
+                self._fold_group(part, 0, R, members)
             else:  # replicates are independent and the kernels release the GIL
-                jobs = [_pool(workers).submit(self._fold_group, part, int(g[0]), int(g[-1]) + 1)
+                jobs = [_pool(workers).submit(self._fold_group, part, int(g[0]), int(g[-1]) + 1, members)
                         for g in groups if g.size]
                 for job in jobs:
                     job.result()
 
-    def _fold_group(self, part: "_Chunk", r0: int, r1: int) -> None:
+    def _fold_group(self, part: "_Chunk", r0: int, r1: int, members=None) -> None:
         """Draw the weights of replicates ``r0..r1-1`` for one chunk and fold it into them."""
         out = part.block[r0:r1]
-        poisson_weights(np.uint64(self.seed), part.keys, part.first, r0, part.w, out, POISSON1_CDF)
+        poisson_weights(np.uint64(self.seed), part.keys, part.first, r0, part.w, out, POISSON1_CUTS)
         shared = {}  # arrays derived for one consumer serve every replicate of the group
         for r in range(r0, r1):
             b = Batch(part.inputs, part.arrays, out[r - r0], part.m)
             b._derived = shared
-            self._replicas[r].fold(b)
+            if members is None:
+                self._replicas[r].fold(b)
+            else:
+                for name in members:
+                    self._replicas[r]._members[name].fold(b)
 
     # ---------------------------------------------------------------- merge
     def merge(self, other: "Bootstrap"):
@@ -371,21 +436,33 @@ class Bootstrap(Accumulator):
         return self
 
     # -------------------------------------------------------------- finalize
-    def _compute(self, ci: float = 0.95) -> Result:
+    def _replicate_scores(self):
+        """The point result, its scalar scores, and each replicate's scalar scores
+        (``None`` for a replicate whose result is undefined); under the lock."""
         point = self._point.finalize()
         scores = _scalar_scores(point)
-        draws = {k: [] for k in scores}
-        used = 0
+        reps = []
         for acc in self._replicas:
             try:
                 rep = acc.finalize()
             except ValueError:  # e.g. every weight drawn 0: no score is defined
+                reps.append(None)
+                continue
+            reps.append({k: float(v) for k in scores
+                         if isinstance(v := rep.get(k), (float, np.floating, int, np.integer))})
+        return point, scores, reps
+
+    def _compute(self, ci: float = 0.95) -> Result:
+        point, scores, reps = self._replicate_scores()
+        draws = {k: [] for k in scores}
+        used = 0
+        for rep in reps:
+            if rep is None:
                 continue
             used += 1
-            for k in scores:
-                v = rep.get(k)
-                if isinstance(v, (float, np.floating, int, np.integer)) and not math.isnan(float(v)):
-                    draws[k].append(float(v))
+            for k, v in rep.items():
+                if not math.isnan(v):
+                    draws[k].append(v)
         lo_q, hi_q = (1.0 - ci) / 2.0, (1.0 + ci) / 2.0
         values: dict[str, Any] = {}
         for k, v in point.items():
@@ -446,3 +523,119 @@ def _pool(workers: int) -> ThreadPoolExecutor:
         return _POOL
 
 
+
+
+# ------------------------------------------------------------- linear templates
+class _LinearForm:
+    """A template whose weighted state is a sum over rows of ``weight * term``.
+
+    Its replicates are folded in one pass (:func:`replicate_sums`): each row's
+    terms go into ``size`` slots of every replicate, weighted by that
+    replicate's Poisson count. ``width`` terms a row; ``terms_of(batch)`` the
+    arrays the terms come from (``None``: not this batch, fold replicate by
+    replicate); ``fill(plan, lo, hi)`` the slots and terms of rows ``lo..hi-1``;
+    ``absorb(acc, pairs, rows)`` folds one replicate's sums into its state.
+    """
+
+    def __init__(self, size: int, width: int):
+        self.size, self.width = size, width
+
+    def fill(self, plan, lo: int, hi: int):
+        slots = np.empty((hi - lo, self.width), np.int32)
+        vals = np.empty((hi - lo, self.width), np.float64)
+        self.write(plan, lo, hi, slots, vals, 0, 0)
+        return slots, vals
+
+
+_LinearForm.rest = ()
+
+
+class _BinaryForm(_LinearForm):
+    """BinaryConfusion: a row's weight goes into its (tp, fp, fn, tn) cell.
+
+    Replicates keep no squared weights (they serve the percentile intervals,
+    not the analytic ones): their ``wsq_rows`` stays 0."""
+
+    def __init__(self, acc):
+        super().__init__(4, 1)
+        self.inputs, self.threshold = acc.inputs, acc.threshold
+
+    def terms_of(self, batch):
+        return batch.arrays_for(self.inputs)
+
+    def write(self, plan, lo, hi, slots, vals, col, base):
+        t = math.nan if self.threshold is None else float(self.threshold)
+        binary_terms(plan[0], plan[1], t, lo, slots, vals, col, base)
+
+    def absorb(self, acc, pairs, rows):
+        st = acc._arrays
+        compensated.merge(st["wsums"], pairs)
+        st["n"][0] += rows
+        st["weighted"][0] += rows
+
+
+class _ProbabilityForm(_LinearForm):
+    """ProbabilityScores: the weight, ``w * log loss`` and ``w * (p - y)**2`` totals.
+
+    Replicates keep no second moments: their ``squares_rows`` stays 0."""
+
+    def __init__(self, acc):
+        super().__init__(3, 3)
+        self.inputs = acc.inputs
+
+    def terms_of(self, batch):
+        return batch.arrays_for(self.inputs)
+
+    def write(self, plan, lo, hi, slots, vals, col, base):
+        probability_terms(plan[0], plan[1], lo, slots, vals, col, base, LOG_FLOOR)
+
+    def absorb(self, acc, pairs, rows):
+        st = acc._arrays
+        compensated.merge(st["sums"], pairs)
+        st["n"][0] += rows
+
+
+class _EvaluatorForm(_LinearForm):
+    """An Evaluator's linear members, their slots side by side (for a batch every
+    member takes); ``rest`` names the other members, folded replicate by replicate."""
+
+    def __init__(self, names, forms, rest=()):
+        super().__init__(sum(f.size for f in forms), sum(f.width for f in forms))
+        self.names, self.forms, self.rest = names, forms, tuple(rest)
+
+    def terms_of(self, batch):
+        plans = [f.terms_of(batch) for f in self.forms]
+        return None if any(p is None for p in plans) else plans
+
+    def write(self, plan, lo, hi, slots, vals, col, base):
+        for form, sub in zip(self.forms, plan):
+            form.write(sub, lo, hi, slots, vals, col, base)
+            col += form.width
+            base += form.size
+
+    def absorb(self, acc, pairs, rows):
+        at = 0
+        for name, form in zip(self.names, self.forms):
+            form.absorb(acc._members[name], pairs[at:at + form.size], rows)
+            at += form.size
+        acc._n += rows
+
+
+def _linear_form(template):
+    """The template's :class:`_LinearForm`, or ``None`` (replicates folded one by one)."""
+    from .evaluator import Evaluator
+    from .metrics.binary import BinaryConfusion
+    from .metrics.probability import ProbabilityScores
+
+    kind = type(template)
+    if kind is BinaryConfusion:
+        return _BinaryForm(template)
+    if kind is ProbabilityScores:
+        return _ProbabilityForm(template)
+    if kind is Evaluator:
+        members = template._members
+        forms = {k: _linear_form(m) for k, m in members.items()}
+        linear = [k for k, f in forms.items() if f is not None and not isinstance(f, _EvaluatorForm)]
+        if linear:
+            return _EvaluatorForm(linear, [forms[k] for k in linear], [k for k in members if k not in linear])
+    return None

@@ -8,6 +8,10 @@ threaded default, processes, or a ``distributed`` cluster).
 
 Following dask's conventions, :func:`evaluate` is lazy and returns a
 ``dask.delayed.Delayed``; :func:`compute` is the eager convenience.
+:func:`exact_auc` gives the exact AUC and average precision without ever
+holding every distinct score in one process: the scores are cut into ranges by
+value, each range is merged on its own, and the ranges are combined with the
+cross terms of the Mann-Whitney statistic.
 :func:`silhouette_samples` and :func:`silhouette_score` compute the silhouette
 of a row-chunked dask array with one task per pair of row chunks, so no worker
 ever holds more than two chunks and their per-cluster sums.
@@ -41,12 +45,20 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
         "streammetrics.dask needs dask: pip install 'streammetrics[dask]'"
     ) from exc
 
+import math
+import numbers
+
 import numpy as np
 
+from ._kernels import ranges as _RK
+from ._kernels import rank as _rank_kernels  # 2U of a run (read only)
 from ._protocol.base import Accumulator
-from ._protocol.errors import in_context
+from ._protocol.errors import NoObservationsError, in_context
+from ._protocol.result import Result, safe
+from .metrics.ranking import RankAUC as _RankAUC
 
-__all__ = ["evaluate", "compute", "silhouette_samples", "silhouette_score"]
+__all__ = ["evaluate", "compute", "exact_auc", "range_cuts", "RangeResult",
+           "silhouette_samples", "silhouette_score"]
 
 
 def _is_dask_array(x) -> bool:
@@ -308,3 +320,410 @@ def silhouette_score(X, labels, *, convention="seed", metric="euclidean", block_
     return silhouette_samples(
         X, labels, convention=convention, metric=metric, block_size=block_size, split_every=split_every
     ).mean()
+
+
+
+# ---------------------------------------------------------------------------
+# exact AUC and average precision by score ranges
+
+def _check_ranges(ranges):
+    if ranges is None:
+        return None
+    if isinstance(ranges, (bool, np.bool_)) or not isinstance(ranges, numbers.Integral):
+        raise TypeError(f"ranges must be an int or None, got {type(ranges).__name__}")
+    if ranges < 1:
+        raise ValueError(f"ranges must be at least 1, got {ranges}")
+    return int(ranges)
+
+
+def _check_count(value, name: str, low: int):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < low:
+        raise ValueError(f"{name} must be at least {low}, got {value}")
+    return int(value)
+
+
+def _check_cuts(cuts) -> np.ndarray:
+    """``cuts`` as a float64 vector of finite, strictly increasing scores."""
+    try:
+        arr = np.asarray(cuts, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"cuts must be a 1-D array of real numbers, got {type(cuts).__name__}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"cuts must be a 1-D array of scores, got shape {arr.shape}")
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        raise ValueError(f"cuts[{bad[0]}] = {float(arr[bad[0]])!r}: cut points must be finite")
+    bad = np.flatnonzero(np.diff(arr) <= 0)
+    if bad.size:
+        i = int(bad[0]) + 1
+        raise ValueError(f"cuts[{i}] = {float(arr[i])!r}: cut points must be strictly increasing "
+                         f"(cuts[{i - 1}] = {float(arr[i - 1])!r})")
+    return arr + 0.0  # -0.0 as 0.0
+
+
+def _sample_partition(index: int, k: int, seed: int, part):
+    """``(rows, sample)``: the partition's row count and up to ``k`` of its finite scores."""
+    arr = np.asarray(part)
+    n = int(arr.shape[0]) if arr.ndim else 0
+    if arr.ndim != 1 or arr.dtype.kind not in "biuf":
+        return n, np.zeros(0)  # not scores: the exact pass names the problem
+    if n > k:
+        arr = arr[np.random.default_rng([seed, index]).choice(n, k, replace=False)]
+    arr = arr.astype(np.float64)
+    return n, arr[np.isfinite(arr)]
+
+
+def _cuts_of_samples(samples, ranges: int) -> np.ndarray:
+    """Cut points splitting the sampled scores (each standing for its
+    partition's rows) into ``ranges`` parts of about equal row counts.
+
+    Cuts are score values, so a score repeated more often than one range
+    holds gives fewer, distinct cuts: all its rows stay in one range.
+    """
+    values = [smp for _, smp in samples if smp.size]
+    if not values or ranges < 2:
+        return np.zeros(0)
+    v = np.concatenate(values)
+    w = np.concatenate([np.full(smp.size, n / smp.size) for n, smp in samples if smp.size])
+    order = np.argsort(v, kind="stable")
+    v, cw = v[order], np.cumsum(w[order])
+    # the first score above a share j / ranges of the rows opens range j
+    idx = np.searchsorted(cw, cw[-1] * np.arange(1, ranges) / ranges, side="left") + 1
+    cuts = np.unique(v[np.minimum(idx, v.size - 1)] + 0.0)
+    return cuts[cuts > v[0]]  # a cut at the smallest score would leave a range empty
+
+
+def range_cuts(s, ranges: int, *, samples_per_partition: int | None = None, seed: int = 0,
+               **compute_kwargs) -> np.ndarray:
+    """Cut points splitting the scores ``s`` into about ``ranges`` ranges of equal size.
+
+    One pass over ``s`` draws up to ``samples_per_partition`` scores from each
+    partition (default: enough for about 200 per range over all partitions,
+    at least 256); their quantiles, each sample counting for its partition's
+    rows, are the cuts. The ranges are ``(-inf, cuts[0])``, ``[cuts[0],
+    cuts[1])``, ..., ``[cuts[-1], inf)``. Cuts are score values, never row
+    positions: all rows of one score fall in one range, and a score that alone
+    fills more than a range merges ranges (fewer cuts). Balance only sets how
+    work and memory spread over the workers; any cuts give the exact result.
+
+    Returns a float64 array of at most ``ranges - 1`` strictly increasing
+    scores (``compute_kwargs`` go to ``dask.compute``).
+
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from streammetrics.dask import range_cuts
+    >>> s = da.from_array(np.arange(1000) / 1000, chunks=250)
+    >>> range_cuts(s, 4)
+    array([0.25, 0.5 , 0.75])
+    """
+    ranges = _check_ranges(ranges)
+    (pieces, _) = _partitions([s])
+    if samples_per_partition is None:
+        samples_per_partition = max(256, -(-200 * ranges // max(len(pieces), 1)))
+    k = _check_count(samples_per_partition, "samples_per_partition", 1)
+    seed = _check_count(seed, "seed", 0)
+    sample = dask.delayed(_sample_partition, pure=True)
+    samples = dask.compute(*[sample(i, k, seed, parts[0]) for i, parts in enumerate(pieces)],
+                           **compute_kwargs)
+    return _cuts_of_samples(samples, ranges)
+
+
+def _route_partition(cuts, lo: int, hi: int, index: int, offset, weighted: bool, *parts):
+    """One partition's rows, checked and routed by score range.
+
+    Returns ``(info, run_lo, ..., run_{hi-1})``: ``info`` is ``(rows, masses)``
+    with ``masses[r]`` the positive and negative mass of range ``r`` (every
+    range, for the average precision's totals), and ``run_r`` the run of the
+    partition's scores in range ``r`` (only ranges ``lo .. hi-1``).
+    """
+    args = [np.asarray(p) for p in parts]
+    w = args.pop() if weighted else None
+    try:
+        batch = _RankAUC().prepare(*args, sample_weight=w)
+    except (ValueError, TypeError) as exc:
+        where = f"partition {index}" + (f" (rows from {offset})" if offset is not None else "")
+        raise in_context(exc, where) from None
+    y, s = batch.arrays_for(_RankAUC.inputs)
+    s = np.asarray(s, dtype=np.float64)
+    pos = np.asarray(y).astype(bool)
+    w = batch.weights
+    R = cuts.shape[0] + 1
+    which = np.searchsorted(cuts, s, side="right")
+    if weighted:
+        pairs = np.zeros((R, 2, 2))
+        _RK.range_masses(which, pos, w, pairs)
+        masses = pairs[:, :, 0] + pairs[:, :, 1]
+    else:
+        masses = np.zeros((R, 2), np.int64)
+        masses[:, 0] = np.bincount(which[pos], minlength=R)
+        masses[:, 1] = np.bincount(which[~pos], minlength=R)
+    keep = (which >= lo) & (which < hi) if (lo, hi) != (0, R) else None
+    del which
+    if weighted:
+        keep = (w != 0) if keep is None else keep & (w != 0)
+    if keep is not None:
+        s, pos, w = s[keep], pos[keep], (w[keep] if weighted else w)
+    if weighted:
+        sp, sn = s[pos], s[~pos]
+        op, on = np.argsort(sp, kind="stable"), np.argsort(sn, kind="stable")
+        sp, vp, sn, vn = sp[op], w[pos][op], sn[on], w[~pos][on]
+        scores = np.empty(s.shape[0])
+        ab = np.empty((2, s.shape[0]))
+        m = _RK.run_of_weights(sp, vp, sn, vn, scores, ab)
+    else:
+        sp, sn = s[pos], s[~pos]
+        sp.sort()
+        sn.sort()
+        scores = np.empty(s.shape[0])
+        ab = np.empty((2, s.shape[0]), np.int64)
+        m = _RK.run_of_counts(sp, sn, scores, ab)
+    scores, ab = scores[:m], ab[:, :m]
+    bounds = np.concatenate(([0], np.searchsorted(scores, cuts[lo : hi - 1], side="left"), [m]))
+    runs = [(scores[a:b].copy(), ab[:, a:b].copy()) for a, b in zip(bounds[:-1], bounds[1:])]
+    return ((int(batch.n), masses), *runs)
+
+
+def _merge_two(a, b):
+    if a[0].shape[0] == 0:
+        return b
+    if b[0].shape[0] == 0:
+        return a
+    cap = a[0].shape[0] + b[0].shape[0]
+    scores = np.empty(cap)
+    ab = np.empty((2, cap), a[1].dtype)
+    m = _RK.merge_runs(a[0], a[1], b[0], b[1], scores, ab)
+    if m == cap:
+        return scores, ab
+    return scores[:m].copy(), np.ascontiguousarray(ab[:, :m])
+
+
+def _merge_pieces(*runs):
+    """One run of several runs of one range (merged in pairs)."""
+    runs = list(runs)
+    while len(runs) > 1:
+        runs = [_merge_two(*runs[i : i + 2]) if i + 1 < len(runs) else runs[i]
+                for i in range(0, len(runs), 2)]
+    return runs[0]
+
+
+def _totals(weighted: bool, *infos):
+    """Rows, per-range masses and each range's masses above it, from every partition."""
+    rows = sum(n for n, _ in infos)
+    stacked = np.stack([m for _, m in infos])
+    R = stacked.shape[1]
+    if weighted:
+        masses = [[math.fsum(stacked[:, r, c]) for c in range(2)] for r in range(R)]
+        total = [math.fsum(m[c] for m in masses) for c in range(2)]
+        above = [[math.fsum(m[c] for m in masses[r + 1 :]) for c in range(2)] for r in range(R)]
+    else:
+        masses = [[int(stacked[:, r, c].sum()) for c in range(2)] for r in range(R)]
+        total = [sum(m[c] for m in masses) for c in range(2)]
+        above = [[sum(m[c] for m in masses[r + 1 :]) for c in range(2)] for r in range(R)]
+    return {"rows": rows, "masses": masses, "total": total, "above": above}
+
+
+def _range_stats(totals, r: int, weighted: bool, run):
+    """``(2U or 2U / (P N), AP's sum pair, distinct scores)`` of range ``r``.
+
+    Without weights ``2U`` of the range's own pairs is an exact Python int;
+    with weights it is the compensated float of ``2U / (P N)``, ``P`` and
+    ``N`` the totals over every range.
+    """
+    _, ab = run
+    p_r, n_r = totals["masses"][r]
+    P, N = totals["total"]
+    if weighted:
+        u = float(_rank_kernels.u2_float(ab, 1.0 / P, 1.0 / N)) if P > 0 and N > 0 else 0.0
+    elif 2 * p_r * n_r < 2**63:
+        u = int(_rank_kernels.u2_int(ab))
+    else:
+        high, low = _rank_kernels.u2_int128(ab)
+        u = (int(high) << 64) | int(low)
+    tp_above, fp_above = totals["above"][r]
+    ap = _RK.ap_terms(ab, float(tp_above), float(fp_above)) if ab.shape[1] else (0.0, 0.0)
+    return u, float(ap[0]), float(ap[1]), int(ab.shape[1])
+
+
+def _combine(totals, weighted: bool, stats):
+    """``(auc, average_precision)`` of every range's statistics and the cross terms."""
+    P, N = totals["total"]
+    masses = totals["masses"]
+    if weighted:
+        terms = [u for u, _, _, _ in stats]
+        if P > 0 and N > 0:
+            parts = []
+            for p_r, n_r in masses:  # every positive outranks every negative of a lower range
+                terms.append(2.0 * (p_r / P) * (math.fsum(parts) / N))
+                parts.append(n_r)
+            auc = min(max(math.fsum(terms) / 2.0, 0.0), 1.0)
+        else:
+            auc = 0.0
+    else:
+        u2 = sum(u for u, _, _, _ in stats)
+        below = 0
+        for p_r, n_r in masses:
+            u2 += 2 * p_r * below
+            below += n_r
+        auc = u2 / (2 * safe(P * N))
+    ap = 0.0
+    if P > 0:
+        ap = max(0.0, math.fsum([x for _, s, c, _ in stats for x in (s, c)]) / P)
+    return auc, ap
+
+
+class RangeResult(Result):
+    """The exact AUC and average precision of :func:`exact_auc`.
+
+    Fields: ``auc``, ``average_precision``, ``n_pos``, ``n_neg`` (sums of
+    weights once weights were seen), ``auc_lower`` and ``auc_upper`` (equal to
+    ``auc``: the value is exact) and ``n`` (rows, zero-weight rows included).
+    ``meta`` holds ``cuts`` (the cut points used), ``ranges``, ``distinct``
+    (distinct scores per range: the largest is the most any one task held),
+    ``passes`` and ``weighted``.
+    """
+
+    __slots__ = ()
+    title = "Ranking"
+    counts = ("n_pos", "n_neg")
+
+
+def _exact_graph(pieces, offsets, weighted, cuts, lo, hi, split_every):
+    """The delayed ``(totals, [stats of ranges lo .. hi-1])`` of one pass."""
+    route = dask.delayed(_route_partition, pure=True, nout=1 + hi - lo)
+    merge = dask.delayed(_merge_pieces, pure=True)
+    outs = [route(cuts, lo, hi, i, off, weighted, *parts)
+            for i, (parts, off) in enumerate(zip(pieces, offsets))]
+    totals = dask.delayed(_totals, pure=True)(weighted, *[o[0] for o in outs])
+    stats = []
+    for j in range(hi - lo):
+        level = [o[1 + j] for o in outs]
+        while len(level) > 1:
+            level = [merge(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
+        stats.append(dask.delayed(_range_stats, pure=True)(totals, lo + j, weighted, level[0]))
+    return totals, stats
+
+
+def exact_auc(y, s, *, sample_weight=None, ranges: int | None = None, cuts=None,
+              passes: int = 1, samples_per_partition: int | None = None, seed: int = 0,
+              split_every: int = 8, **compute_kwargs) -> RangeResult:
+    """Exact AUC and average precision of dask collections, by score ranges.
+
+    :func:`evaluate` with ``RankAUC()`` merges every partition's state into
+    one, which holds every distinct score: the whole state must fit one
+    process. This path never gathers it. The scores are cut into ranges by
+    value (:func:`range_cuts`, one pass over ``s`` drawing a sample); each
+    partition's rows are checked, sorted and routed to their ranges, and the
+    runs of one range (its distinct scores with their positive and negative
+    counts) are merged by a tree of tasks of that range only. A range then
+    gives its positives ``n_pos_r``, negatives ``n_neg_r`` and the
+    Mann-Whitney ``U_r`` of its own pairs, and, every positive of a higher
+    range outranking every negative of a lower one,
+
+        ``U = sum_r U_r + sum_{r < r'} n_neg_r n_pos_r'``.
+
+    The average precision ``sum_k (R_k - R_{k-1}) P_k`` splits the same
+    way: the precision at a score of range ``r`` counts the positives and
+    negatives above the range, known from per-range counts that every
+    partition reports as it is routed, so each range adds its share on its
+    own.
+
+    Without weights ``U`` is an exact integer (Python ints for the cross
+    terms) and ``auc`` is ``U / safe(n_pos n_neg)`` rounded once: bit for bit
+    the value of ``RankAUC().update(y, s).finalize().auc`` in one process.
+    With weights the sums are compensated, within 1e-12 relative of it. The
+    average precision is a compensated sum of the terms, within 1e-12
+    relative of ``RankAUC.average_precision()`` (which adds rounded recall
+    steps instead).
+
+    Parameters
+    ----------
+    y, s : dask.array.Array or dask.dataframe.Series
+        0/1 labels (or the n x 2 one-hot matrix) and finite scores, chunked
+        alike along the rows, as :func:`evaluate` takes them.
+    sample_weight : dask collection, optional
+        Non-negative per-row weights.
+    ranges : int, optional
+        How many ranges to cut the scores into (default: one per partition,
+        at most 256). A task holds one range's run, about
+        ``24 * distinct / ranges`` bytes; more ranges spread the state thinner.
+    cuts : array-like, optional
+        The cut points themselves (finite, strictly increasing), skipping the
+        sampling pass; ``ranges`` is then ``len(cuts) + 1``.
+    passes : int, default 1
+        Split the ranges into this many groups, computed one after the other,
+        each in one pass over the data: the cluster then holds at most one
+        group's runs at a time (about ``1 / passes`` of the state) at the cost
+        of reading the data ``passes`` times.
+    samples_per_partition, seed
+        As in :func:`range_cuts`.
+    split_every : int, default 8
+        Fan-in of each range's merge tree.
+    compute_kwargs
+        Go to ``dask.compute`` (e.g. ``scheduler="threads"``).
+
+    Returns
+    -------
+    RangeResult
+        ``auc``, ``average_precision``, ``n_pos``, ``n_neg``, ``auc_lower``,
+        ``auc_upper`` (both equal to ``auc``) and ``n``. A partition with bad
+        data raises on the client, naming the partition and its first row.
+        No rows at all is a ``ValueError``; a single class gives an AUC of 0
+        (the specification's guard).
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> import streammetrics as sm
+    >>> from streammetrics.dask import exact_auc
+    >>> rng = np.random.default_rng(0)
+    >>> y_np = rng.integers(0, 2, 10_000)
+    >>> s_np = np.round(rng.normal(size=10_000) + y_np, 2)   # many ties
+    >>> y, s = da.from_array(y_np, chunks=1000), da.from_array(s_np, chunks=1000)
+    >>> r = exact_auc(y, s, ranges=8, scheduler="threads")
+    >>> one = sm.RankAUC().update(y_np, s_np)
+    >>> r.auc == one.finalize().auc, r.n_pos, r.n_neg
+    (True, 5030, 4970)
+    >>> abs(r.average_precision - one.average_precision()) < 1e-12
+    True
+    >>> len(r.meta["cuts"]) + 1, max(r.meta["distinct"]) < len(np.unique(s_np))
+    (8, True)
+    """
+    ranges = _check_ranges(ranges)
+    passes = _check_count(passes, "passes", 1)
+    if not isinstance(split_every, int) or split_every < 2:
+        raise ValueError(f"split_every must be an integer >= 2, got {split_every!r}")
+    inputs = [y, s] + ([sample_weight] if sample_weight is not None else [])
+    pieces, offsets = _partitions(inputs)
+    if not pieces:
+        raise NoObservationsError("y and s are empty: the AUC needs at least one observation")
+    weighted = sample_weight is not None
+    if cuts is not None:
+        cuts = _check_cuts(cuts)
+        if ranges is not None and ranges != cuts.shape[0] + 1:
+            raise ValueError(f"ranges={ranges} but {cuts.shape[0]} cuts make {cuts.shape[0] + 1} ranges")
+    else:
+        if ranges is None:
+            ranges = min(max(len(pieces), 1), 256)
+        cuts = range_cuts(s, ranges, samples_per_partition=samples_per_partition, seed=seed,
+                          **compute_kwargs)
+    R = cuts.shape[0] + 1
+    passes = min(passes, R)
+    stats = []
+    totals = None
+    for g in range(passes):
+        lo, hi = g * R // passes, (g + 1) * R // passes
+        tot, st = _exact_graph(pieces, offsets, weighted, cuts, lo, hi, split_every)
+        totals, got = dask.compute(tot, st, **compute_kwargs)
+        stats.extend(got)
+    if totals is None or totals["rows"] == 0:
+        raise NoObservationsError("y and s are empty: the AUC needs at least one observation")
+    auc, ap = _combine(totals, weighted, stats)
+    P, N = totals["total"]
+    values = {"auc": auc, "average_precision": ap, "n_pos": P, "n_neg": N,
+              "auc_lower": auc, "auc_upper": auc, "n": totals["rows"]}
+    meta = {"weighted": weighted, "cuts": cuts, "ranges": R, "passes": passes,
+            "distinct": [d for _, _, _, d in stats]}
+    return RangeResult("AUCScores", values, meta)

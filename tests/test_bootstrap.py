@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streammetrics as sm
-from streammetrics._kernels.bootstrap import POISSON1_CDF, poisson_weights
+from streammetrics._kernels.bootstrap import POISSON1_CDF, POISSON1_CUTS, poisson_weights
 
 R = 20
 
@@ -26,7 +26,7 @@ def _data(n, seed=0):
 def _weights(seed, keys, R, first=0, w=None):
     out = np.empty((R, len(keys) if len(keys) else 1000), np.float64)
     poisson_weights(np.uint64(seed), np.asarray(keys, np.int64), first, 0,
-                    np.zeros(0) if w is None else np.asarray(w, float), out, POISSON1_CDF)
+                    np.zeros(0) if w is None else np.asarray(w, float), out, POISSON1_CUTS)
     return out
 
 
@@ -59,7 +59,7 @@ def test_weights_depend_on_seed_key_and_replicate_only():
     assert not np.array_equal(_weights(8, keys, 30), a)  # the seed matters
     # a block of replicates r0.. is the same rows of the whole block
     part = np.empty((10, 5))
-    poisson_weights(np.uint64(7), keys, 0, 12, np.zeros(0), part, POISSON1_CDF)
+    poisson_weights(np.uint64(7), keys, 0, 12, np.zeros(0), part, POISSON1_CUTS)
     np.testing.assert_array_equal(part, a[12:22])
     # without keys, positions first, first + 1, ... are the keys
     np.testing.assert_array_equal(_weights(7, np.zeros(0, np.int64), 30, first=100)[:, :5],
@@ -233,3 +233,54 @@ def test_settings_pickle_and_save(tmp_path):
     state["replicates.n"] = state["replicates.n"][:-1]
     with pytest.raises(ValueError):
         sm.Bootstrap(sm.RankAUC(), replicates=6, seed=12).load_state_dict(state)
+
+
+# --------------------------------------------------- one-pass linear fold
+def _preset():
+    return sm.Evaluator({"binary": sm.BinaryConfusion(threshold=0.5), "probability": sm.ProbabilityScores()})
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(1, 700), st.booleans(), st.integers(0, 2**64 - 1))
+def test_one_pass_fold_matches_each_replicate_fed_its_own_weights(n, weighted, seed):
+    y, s = _data(n, seed=n)
+    w = np.random.default_rng(n).random(n) * 3 if weighted else None
+    keys = np.random.default_rng(n + 2).integers(-2**40, 2**40, n)
+    b = sm.Bootstrap(_preset(), replicates=R, seed=seed).update(y, s, sample_weight=w, key=keys)
+    assert b._linear is not None  # the one-pass fold served this template
+    draws = _weights(seed, keys, R, w=w)
+    for r, acc in enumerate(b._replicas):
+        want = _preset().update(y, s, sample_weight=draws[r])
+        if not sum(want.members["binary"].counts()):
+            continue  # every weight drawn 0
+        got, ref = acc.finalize(), want.finalize()
+        for k in ("accuracy", "f1", "precision", "recall", "log_loss", "brier"):
+            assert got[k] == pytest.approx(ref[k], rel=1e-12, abs=1e-15), (r, k)
+        assert acc.n == want.n == n
+
+
+def test_one_pass_fold_is_the_same_on_any_number_of_threads(monkeypatch):
+    import streammetrics.bootstrap as B
+
+    y, s = _data(5000)
+    w = np.random.default_rng(1).random(5000)
+    one = sm.Bootstrap(_preset(), replicates=41, seed=3)
+    monkeypatch.setattr(B, "_workers", lambda R, n: 1)
+    one.update(y, s, sample_weight=w)
+    for workers in (2, 3, 7):
+        monkeypatch.setattr(B, "_workers", lambda R, n, k=workers: k)
+        other = sm.Bootstrap(_preset(), replicates=41, seed=3).update(y, s, sample_weight=w)
+        assert other == one  # bit for bit: each replicate sums its rows in the same order
+
+
+def test_one_pass_fold_chunks_like_batches(monkeypatch):
+    import streammetrics.bootstrap as B
+
+    y, s = _data(3000)
+    whole = sm.Bootstrap(_preset(), replicates=R).update(y, s, key=np.arange(3000))
+    monkeypatch.setattr(B, "LINEAR_CHUNK", 7)
+    chunked = sm.Bootstrap(_preset(), replicates=R).update(y, s, key=np.arange(3000))
+    for acc, ref in zip(chunked._replicas, whole._replicas):
+        assert acc.members["binary"].counts() == ref.members["binary"].counts()  # integer sums
+        assert acc.finalize().log_loss == pytest.approx(ref.finalize().log_loss, rel=1e-13)
+

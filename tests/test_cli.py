@@ -697,6 +697,58 @@ def test_max_bins_must_be_positive_or_exact(bins, problem, tmp_path, capsys):
         assert code == 0 and "(exact)" in out, err
 
 
+@pytest.mark.parametrize("size, problem", [
+    ("1KB", "the memory budget must be at least 4096 bytes, got '1KB' (1000 bytes)"),
+    ("lots", "the memory budget must be a number of bytes with an optional unit"),
+])
+def test_memory_budget_is_checked(size, problem, tmp_path, capsys):
+    _need_task("binary")
+    path = _write(_data("binary", np.random.default_rng(1), n=100), str(tmp_path / "b.npy"))
+    with pytest.raises(SystemExit) as info:
+        cli.main(["evaluate", path, "--memory", size])
+    assert info.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines()[-1].startswith(
+        f"streammetrics evaluate: error: argument --memory: {problem}")
+
+
+def test_exact_by_default_within_a_memory_budget(tmp_path, capsys):
+    """The command's AUC is exact unless --max-bins asks for less; a budget
+    smaller than the state spills it and changes no figure."""
+    _need_task("binary")
+    rng = np.random.default_rng(7)
+    n = 20_000
+    y = (rng.random(n) < 0.4).astype(np.int64)
+    cols = {"y": y, "p": np.clip(0.2 * y + 0.8 * rng.random(n), 0, 1)}
+    path = _write(cols, str(tmp_path / "b.npy"))
+    runs = {}
+    for name, extra in {"default": [], "spilled": ["--memory", "64KiB"],
+                        "in memory": ["--memory", "none"], "binned": ["--max-bins", "100"]}.items():
+        code, out, err = _run(["evaluate", path, "--format", "json", "--batch-rows", "3000",
+                               "--target-recall", "0.8", *extra], capsys)
+        assert code == 0, err
+        runs[name] = json.loads(out)
+    assert runs["default"]["settings"]["max_bins"] is None
+    assert runs["default"]["settings"]["max_memory"] == cli.DEFAULT_MEMORY_BYTES
+    assert runs["spilled"]["settings"]["max_memory"] == 64 * 1024
+    assert runs["in memory"]["settings"]["max_memory"] is None
+    assert runs["binned"]["settings"] == {**runs["in memory"]["settings"], "max_bins": 100}
+    direct = Evaluator(task="binary").update(cols["y"], cols["p"]).finalize()
+    for name in ("default", "spilled", "in memory"):
+        m = runs[name]["metrics"]
+        assert runs[name]["ranking_exact"] is True
+        assert m["auc"] == direct.auc and m["average_precision"] == direct.average_precision
+        assert m["auc_lower"] == m["auc_upper"] == m["auc"]
+        assert runs[name]["operating_points"] == runs["in memory"]["operating_points"]
+    binned = runs["binned"]
+    assert binned["ranking_exact"] is False
+    m = binned["metrics"]
+    assert m["auc_lower"] <= direct.auc <= m["auc_upper"]
+    assert m["average_precision_lower"] <= direct.average_precision <= m["average_precision_upper"]
+    code, out, err = _run(["evaluate", path, "--batch-rows", "3000", "--memory", "64KiB"], capsys)
+    assert code == 0 and "exact AUC within 65.5 KB" in out and "(exact)" in out, err
+
+
 def test_output_paths_are_checked_before_reading(tmp_path, capsys):
     afile = tmp_path / "afile"
     afile.write_text("a regular file")

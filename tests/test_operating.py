@@ -321,3 +321,180 @@ def test_report_operating_points_and_targets():
         report.to_text(targets={"f1": [0.5]})
     with pytest.raises(ValueError, match=r"2.0 is not a rate in \[0, 1\]"):
         report.to_text(targets={"recall": [2.0]})
+
+
+# ------------------------------------------- unweighted exact states read unmerged
+from streammetrics._kernels import operating as kernels  # noqa: E402
+from streammetrics.metrics.ranking.operating import (  # noqa: E402
+    SCORES,
+    LayeredPoints,
+    OperatingPoints,
+)
+
+
+class small_blocks:
+    """Blocks of ``step`` keys per part, so that a few rows make many blocks."""
+
+    def __init__(self, step):
+        self.step = step
+
+    def __enter__(self):
+        self.old, LayeredPoints.STEP = LayeredPoints.STEP, self.step
+
+    def __exit__(self, *exc):
+        LayeredPoints.STEP = self.old
+
+
+def merged_points(acc):
+    """The operating points over the merged run of a copy of ``acc`` (the state
+    flushed, as the accumulator read it before): the reference, bit for bit."""
+    c = acc._clone()
+    c._flush()
+    c._strategy.compact()
+    return OperatingPoints(*c._strategy.points(None), c.n, False)
+
+
+def answer(fn):
+    try:
+        return fn()
+    except ValueError as e:
+        return str(e)
+
+
+def assert_identical(got, want):
+    if isinstance(want, str):
+        assert got == want
+        return
+    assert got._values.keys() == want._values.keys()
+    for k, e in want._values.items():
+        g = got._values[k]
+        assert type(g) is type(e) and (g == e or (g != g and e != e)), (k, g, e)
+
+
+@st.composite
+def layered_states(draw):
+    """An unweighted exact state held as runs and pending rows, from updates,
+    flushes, finalizes, merges and a reload; tied scores; tiny blocks."""
+    n = draw(st.integers(1, 120))
+    levels = draw(st.integers(1, 40))
+    y = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)), dtype=np.int64)
+    s = np.array(draw(st.lists(st.integers(-levels, levels), min_size=n, max_size=n)), float) / levels
+    acc = RankAUC()
+    cuts = sorted(draw(st.lists(st.integers(0, n), max_size=4)))
+    for a, b in zip([0, *cuts], [*cuts, n]):
+        if b > a:
+            acc.update(y[a:b], s[a:b])
+        action = draw(st.sampled_from(["none", "flush", "finalize", "merge", "reload"]))
+        if action == "flush":
+            acc.flush()
+        elif action == "finalize" and acc.n:
+            acc.finalize()
+        elif action == "merge" and b > a:
+            acc.merge(RankAUC().update(y[a:b][::-1], s[a:b][::-1]))
+        elif action == "reload" and acc.n:
+            fresh = RankAUC()
+            fresh.load_state_dict(acc.state_dict())
+            acc = fresh
+    if acc.n == 0:
+        acc.update(y, s)
+    return acc, np.unique(s), draw(st.integers(1, 5))
+
+
+@given(layered_states(), st.lists(st.floats(0, 1), min_size=3, max_size=3))
+def test_unmerged_state_answers_as_its_merged_run_bit_for_bit(state, rates):
+    acc, distinct, step = state
+    want = merged_points(acc)
+    with small_blocks(step):
+        acc._ops = None
+        got = acc._operating()
+    assert isinstance(got, LayeredPoints)
+    for t in [*distinct, np.inf, -np.inf, -2.0, 2.0, *(distinct[:-1] + np.diff(distinct) / 2)]:
+        assert_identical(got.at_threshold(t), want.at_threshold(t))
+    for v in [0.0, 1.0, *rates]:
+        for name in ("recall", "precision", "fpr", "specificity"):
+            assert_identical(answer(lambda: got.threshold_for(**{name: v})),
+                             answer(lambda: want.threshold_for(**{name: v})))
+    for score in SCORES:
+        assert_identical(got.best_threshold(score), want.best_threshold(score))
+    for cost in ([[0, 1], [5, 0]], [[1, -2], [3, 0.5]], [[0, 0], [0, 0]]):
+        assert_identical(got.best_threshold(None, cost), want.best_threshold(None, cost))
+    # partial areas asked in any order resume from the sums saved by earlier ones
+    for max_fpr in [*rates[::-1], 1.0, 1e-3, 0.5]:
+        if max_fpr > 0:
+            assert got.partial_auc(max_fpr) == want.partial_auc(max_fpr)
+            assert got.partial_auc(max_fpr, True) == want.partial_auc(max_fpr, True)
+
+
+def test_unmerged_queries_leave_the_rows_pending_and_updates_continue():
+    rng = np.random.default_rng(11)
+    y = (rng.random(30_000) < 0.4).astype(np.int64)
+    s = np.round(rng.normal(size=30_000) + y, 2)  # ties
+    acc = RankAUC()
+    for i in range(0, 20_000, 5000):
+        acc.update(y[i:i + 5000], s[i:i + 5000])
+    acc.flush()
+    acc.update(y[20_000:25_000], s[20_000:25_000])  # a stored run and pending rows
+    with small_blocks(64):
+        got = acc.threshold_for(recall=0.8)
+    assert acc._pending is not None and acc._pending.rows == 5000  # not merged in
+    want = merged_points(acc).threshold_for(recall=0.8)
+    assert_identical(got, want)
+    acc.update(y[25_000:], s[25_000:])  # a new buffer takes the rows after the queries
+    want = BinaryConfusion(threshold=got.threshold).update(y, s).finalize()
+    now = acc.at_threshold(got.threshold)
+    assert (now.tp, now.fp, now.fn, now.tn) == (want.tp, want.fp, want.fn, want.tn)
+    assert acc.finalize().auc == skm.roc_auc_score(y, s)
+
+
+@pytest.mark.parametrize("score", [*SCORES, "cost"])
+def test_best_threshold_pruned_scan_equals_the_full_scan(score):
+    """The pruned scan of the blocks, the unpruned one and the scan of the running
+    totals pick the same candidate (continuous scores, many blocks)."""
+    rng = np.random.default_rng(12)
+    y = (rng.random(200_000) < 0.3).astype(np.int64)
+    s = rng.normal(size=200_000) + 0.8 * y
+    acc = RankAUC().update(y[:120_000], s[:120_000]).flush().update(y[120_000:], s[120_000:])
+    with small_blocks(128):
+        acc._ops = None
+        ops = acc._operating()
+    code = kernels.SCORE_CODES[score]
+    cost = np.array([[0.0, 1.0], [4.0, -0.5]]) if score == "cost" else np.zeros((2, 2))
+    pruned = kernels.layer_best(*ops._args, code, cost, True)
+    full = kernels.layer_best(*ops._args, code, cost, False)
+    assert pruned[0] == 0 and full[0] == 0
+    assert pruned[1:] == full[1:]
+    ref = merged_points(acc)
+    k, value = kernels.best_candidate(ref.called, ref.rest, float(ref.P), float(ref.N), code, cost)
+    assert value == pruned[4]
+    assert ops._result(int(pruned[1]), pruned[2], pruned[3]).threshold == ref.threshold(int(k))
+
+
+def test_best_threshold_among_near_ties_falls_back_to_the_full_scan():
+    """Equal scores at many thresholds (accuracy is equal wherever tp - fp is):
+    the first, highest, of the equal is picked, as the scan of running totals does."""
+    y = np.tile([1, 0], 5000)
+    s = -np.arange(10_000, dtype=float)  # alternating labels down the scores
+    acc = RankAUC().update(y[:4000], s[:4000]).flush().update(y[4000:], s[4000:])
+    with small_blocks(16):
+        acc._ops = None
+        ops = acc._operating()
+    for score in ("accuracy", "youden", "balanced_accuracy"):
+        assert_identical(ops.best_threshold(score), merged_points(acc).best_threshold(score))
+
+
+def test_an_unsure_pruned_scan_is_done_again_in_full(monkeypatch):
+    """When the pruned scan cannot settle the pick (status 1), every block is scanned."""
+    rng = np.random.default_rng(13)
+    y = (rng.random(5000) < 0.5).astype(np.int64)
+    s = rng.normal(size=5000) + y
+    acc = RankAUC().update(y, s)
+    want = merged_points(acc).best_threshold("mcc")
+    real, calls = kernels.layer_best, []
+
+    def unsure_when_pruned(*args):
+        calls.append(args[-1])
+        return (1, 0, 0, 0, 0.0) if args[-1] else real(*args)
+
+    monkeypatch.setattr(kernels, "layer_best", unsure_when_pruned)
+    assert_identical(acc.best_threshold("mcc"), want)
+    assert calls == [True, False]

@@ -26,10 +26,15 @@ def kernel(fn):
 
 
 def inline(fn):
-    """Compile ``fn`` as a small helper inlined into the kernels that call it
-    (typed there, with no compilation of its own: a first call compiles the
-    kernel once rather than the kernel and one helper per argument type)."""
-    return numba.njit(inline="always", cache=True, nogil=True)(fn)
+    """Compile ``fn`` as a small helper of the kernels.
+
+    It is compiled (and cached) once per argument type as a function of its
+    own, and LLVM inlines it into its callers' machine code. Numba's
+    ``inline="always"`` would instead copy its IR into every call site and
+    type each copy again: the same machine code, but the kernels with many
+    call sites (the compensated sums) compiled up to a quarter slower on
+    first use."""
+    return numba.njit(cache=True, nogil=True)(fn)
 
 
 def parallel_kernel(fn):

@@ -1,10 +1,25 @@
-"""Counter-based Poisson(1) weights for the keyed bootstrap.
+"""Counter-based Poisson(1) weights for the keyed bootstrap, and the one-pass
+fold of a batch into every replicate of a linear state.
 
 A row's weight in replicate ``r`` is a pure function of ``(seed, key, r)``:
-the three are mixed into 64 bits with splitmix64's finaliser, the top 53 bits
-give a uniform in (0, 1), and Poisson(1)'s inverse CDF turns it into a count.
-No generator state is carried from row to row, so any batching, sharding or
-order of the rows gives every row the same weights.
+the seed and the key are mixed into a row hash ``h`` with splitmix64's
+finaliser (two multiply-xorshift rounds); replicates ``2q`` and ``2q + 1``
+share one more mix of ``h + (q + 1) * c`` (``c`` an odd constant), whose high
+and low 32 bits are two independent uniform integers ``u`` in ``[0, 2**32)``.
+Poisson(1)'s inverse CDF turns ``u`` into a count with no division or
+logarithm: the count is the number of cut points ``round(2**32 P(X <= k))``
+that ``u`` reaches (12 comparisons, the probabilities exact to 2**-32). No
+generator state is carried from row to row, so any batching, sharding or order
+of the rows gives every row the same weights.
+
+:func:`replicate_sums` folds a batch into all replicates at once, for
+accumulators whose weighted state is a sum over rows of ``weight * term``
+("linear" states: confusion cells, weighted loss totals): each row adds its
+terms ``vals[i, j]`` into the slots ``slots[i, j]`` of every replicate, times
+that replicate's weight. Sums are naive within blocks of
+:data:`~.compensated.BLOCK` rows and compensated across blocks, replicate by
+replicate in row order, so a replicate's sums do not depend on which
+replicates are folded together (or on how many threads share them).
 """
 
 from __future__ import annotations
@@ -14,8 +29,9 @@ import math
 import numpy as np
 
 from ._jit import inline, kernel
+from .compensated import BLOCK, add
 
-__all__ = ["POISSON1_CDF", "poisson_weights"]
+__all__ = ["POISSON1_CDF", "POISSON1_CUTS", "poisson_weights", "replicate_sums"]
 
 
 def _poisson1_cdf(kmax: int = 20) -> np.ndarray:
@@ -27,6 +43,22 @@ def _poisson1_cdf(kmax: int = 20) -> np.ndarray:
 POISSON1_CDF = _poisson1_cdf()
 
 
+def _cuts() -> np.ndarray:
+    scaled = np.round(POISSON1_CDF * 2.0**32)
+    keep = int(np.argmax(scaled >= 2.0**32))  # the first cut no 32-bit integer reaches
+    return scaled[:keep].astype(np.uint64)
+
+
+#: the cut points of Poisson(1) on 32-bit uniforms: a uniform ``u`` draws the
+#: count ``#{k : u >= POISSON1_CUTS[k]}`` (0..12)
+POISSON1_CUTS = _cuts().astype(np.uint32)
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_RSTEP = np.uint64(0xD1B54A32D192ED03)
+_SALT = np.uint64(0x632BE59BD9B4E019)
+_LOW = np.uint64(0xFFFFFFFF)
+
+
 @inline
 def _mix(x):
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -34,40 +66,124 @@ def _mix(x):
     return x ^ (x >> np.uint64(31))
 
 
+@inline
+def _seed_hash(seed):
+    return _mix(np.uint64(seed) * _GOLDEN + _SALT)
+
+
+@inline
+def _row_hash(s, key):
+    return _mix(s ^ (np.uint64(key) * _GOLDEN))
+
+
+@inline
+def _draw_pairs(h, q0, nq, cuts, uu, kk):
+    """Counts of replicates ``2 q0 .. 2 (q0 + nq) - 1`` of the row hashed ``h`` into ``kk``
+    (``uu`` scratch for the uniforms; both of at least ``2 nq`` entries)."""
+    for q in range(nq):
+        x = _mix(h + np.uint64(q0 + q + 1) * _RSTEP)
+        uu[2 * q] = np.uint32(x >> np.uint64(32))
+        uu[2 * q + 1] = np.uint32(x & _LOW)
+    m = 2 * nq
+    kk[:m] = 0
+    for j in range(cuts.shape[0]):  # cut by cut, so that the replicates vectorize
+        c = cuts[j]
+        for r in range(m):
+            kk[r] += np.int32(uu[r] >= c)
+
+
 @kernel
-def poisson_weights(seed, keys, first, r0, w, out, cdf):
+def poisson_weights(seed, keys, first, r0, w, out, cuts):
     """Fill ``out`` (replicates ``r0, r0 + 1, ...`` x rows) with Poisson(1) weights times ``w``.
 
     ``keys`` holds one int64 key per row; when it is empty the keys are
     ``first, first + 1, ...`` (the rows' positions in the stream). ``w`` holds
-    the rows' own weights, or is empty (weights of 1).
+    the rows' own weights, or is empty (weights of 1). ``cuts`` is
+    :data:`POISSON1_CUTS`.
     """
     R, m = out.shape
     keyed = keys.shape[0] > 0
     weighted = w.shape[0] > 0
-    kmax = cdf.shape[0] - 1
-    golden = np.uint64(0x9E3779B97F4A7C15)
-    rstep = np.uint64(0xD1B54A32D192ED03)
-    s = _mix(np.uint64(seed) * golden + np.uint64(0x632BE59BD9B4E019))
-    scale = 1.0 / 9007199254740992.0  # 2**-53
-    h = np.empty(m, np.uint64)
+    s = _seed_hash(seed)
+    q0 = r0 // 2
+    nq = (r0 + R + 1) // 2 - q0
+    off = r0 - 2 * q0
+    uu = np.empty(2 * nq, np.uint32)
+    kk = np.empty(2 * nq, np.int32)
     for i in range(m):
-        if keyed:
-            key = np.uint64(keys[i])
-        else:
-            key = np.uint64(first + i)
-        h[i] = _mix(s ^ (key * golden))
-    for r in range(R):
-        step = np.uint64(r0 + r + 1) * rstep
-        row = out[r]
-        for i in range(m):
-            x = _mix(h[i] + step)
-            u = (np.float64(x >> np.uint64(11)) + 0.5) * scale
-            # branch-free for the first 8 counts (all but 1e-5 of draws), then the tail
-            k = 0
-            for j in range(8):
-                k += u > cdf[j]
-            if k == 8:
-                while k < kmax and u > cdf[k]:
-                    k += 1
-            row[i] = k * w[i] if weighted else np.float64(k)
+        key = keys[i] if keyed else first + i
+        _draw_pairs(_row_hash(s, key), q0, nq, cuts, uu, kk)
+        for r in range(R):
+            out[r, i] = kk[r + off] * w[i] if weighted else kk[r + off]
+
+
+@kernel
+def replicate_sums(seed, keys, first, r0, w, slots, vals, out, cuts):
+    """Add every row's weighted terms into replicates ``r0 .. r0 + R - 1``.
+
+    ``slots`` (int32, rows x P) and ``vals`` (float64, rows x P): row ``i``
+    adds ``weight * vals[i, j]`` to slot ``slots[i, j]``, where ``weight`` is
+    its Poisson(1) count in the replicate times ``w[i]`` (``w`` empty: 1).
+    ``out`` (float64, slots x R x 2) holds compensated pairs, added into.
+    Keys as in :func:`poisson_weights`.
+    """
+    S, R = out.shape[0], out.shape[1]
+    m, P = slots.shape
+    keyed = keys.shape[0] > 0
+    weighted = w.shape[0] > 0
+    s = _seed_hash(seed)
+    q0 = r0 // 2
+    nq = (r0 + R + 1) // 2 - q0
+    off = r0 - 2 * q0
+    uu = np.empty(2 * nq, np.uint32)
+    kk = np.empty(2 * nq, np.int32)
+    kf = np.empty(R, np.float64)
+    acc = np.zeros((S, R), np.float64)
+    for start in range(0, m, BLOCK):
+        stop = min(start + BLOCK, m)
+        acc[:] = 0.0
+        for i in range(start, stop):
+            key = keys[i] if keyed else first + i
+            _draw_pairs(_row_hash(s, key), q0, nq, cuts, uu, kk)
+            wi = w[i] if weighted else 1.0
+            for r in range(R):
+                kf[r] = kk[r + off]
+            for j in range(P):
+                v = vals[i, j] * wi
+                if v != 0.0:
+                    c = slots[i, j]
+                    for r in range(R):
+                        acc[c, r] += kf[r] * v
+        for c in range(S):
+            for r in range(R):
+                t, e = add(out[c, r, 0], out[c, r, 1], acc[c, r])
+                out[c, r, 0] = t
+                out[c, r, 1] = e
+
+
+@kernel
+def binary_terms(y, p, threshold, lo, slots, vals, col, base):
+    """The (tp, fp, fn, tn) cell of rows ``lo, lo + 1, ...`` into column ``col`` of
+    ``slots`` (offset by ``base``) and 1 into ``vals``; ``threshold`` NaN: ``p`` is 0/1."""
+    labels = math.isnan(threshold)
+    for i in range(slots.shape[0]):
+        called = p[lo + i] == 1 if labels else p[lo + i] >= threshold
+        slots[i, col] = base + 2 * (1 - called) + (1 - (y[lo + i] == 1))
+        vals[i, col] = 1.0
+
+
+@kernel
+def probability_terms(y, p, lo, slots, vals, col, base, floor):
+    """The weight (1), log loss and squared error of rows ``lo, lo + 1, ...`` into
+    columns ``col..col+2`` (slots ``base..base+2``), as the probability kernel has them."""
+    for i in range(slots.shape[0]):
+        y1 = y[lo + i] == 1
+        pi = p[lo + i]
+        q = pi if y1 else 1.0 - pi
+        d = pi - y1
+        slots[i, col] = base
+        slots[i, col + 1] = base + 1
+        slots[i, col + 2] = base + 2
+        vals[i, col] = 1.0
+        vals[i, col + 1] = -math.log(max(q, floor))
+        vals[i, col + 2] = d * d

@@ -6,7 +6,10 @@ axis is the slice: ``counts[g]`` is slice ``g``'s ``(tp, fp, fn, tn)``,
 row of a batch names its slice through two small arrays: ``local[i]`` is the
 row's slice among the batch's distinct keys and ``glob[local[i]]`` the row of
 the tables (the table rows are the accumulator's dense slice ids, ``glob`` is
-a few entries and stays in cache).
+a few entries and stays in cache). The counting kernels also take the rows'
+integer keys themselves as ``local``, with ``offset`` their smallest value:
+``glob[local[i] - offset]`` is then the table row of the key's value, ``-1``
+for a value no row holds (so a batch of dense integer keys is never coded).
 
 These kernels do not check values: the batch was checked as a whole before
 any of them runs (``prepare``), so a rejected batch never reaches a table.
@@ -35,9 +38,12 @@ __all__ = [
     "group_regression",
     "group_merge_pairs",
     "group_merge_regression",
-    "dense_codes",
+    "int_range",
+    "dense_table",
+    "table_codes",
     "group_order",
     "group_scatter",
+    "group_scatter2",
 ]
 
 
@@ -56,9 +62,12 @@ def _add_pair(pairs, g, k, x):
 
 @inline
 def _commit_counts(tab, glob, rows, counts):
-    """Add a batch's per-slice cell counts ``tab[j]`` into ``counts[glob[j]]``."""
+    """Add a batch's per-slice cell counts ``tab[j]`` into ``counts[glob[j]]``
+    (``glob[j] < 0``: a value no row holds)."""
     for j in range(glob.shape[0]):
         g = glob[j]
+        if g < 0:
+            continue
         total = 0
         for k in range(4):
             counts[g, k] += tab[j, k]
@@ -67,52 +76,52 @@ def _commit_counts(tab, glob, rows, counts):
 
 
 @kernel
-def group_count_labels(y, p, local, glob, rows, counts):
+def group_count_labels(y, p, local, offset, glob, rows, counts):
     """Unweighted 0/1 labels and predictions into ``counts[g]`` (``int64[G, 4]``).
 
     The batch is counted in a table of its own slices first (small, in cache,
     no indirection per row), then added to the state's rows."""
     tab = np.zeros((glob.shape[0], 4), np.int64)
     for i in range(y.shape[0]):
-        tab[local[i], _cell(y[i] == 1, p[i] == 1)] += 1
+        tab[local[i] - offset, _cell(y[i] == 1, p[i] == 1)] += 1
     _commit_counts(tab, glob, rows, counts)
 
 
 @kernel
-def group_count_scores(y, s, threshold, local, glob, rows, counts):
+def group_count_scores(y, s, threshold, local, offset, glob, rows, counts):
     """Unweighted labels and scores cut at ``threshold`` into ``counts[g]``."""
     tab = np.zeros((glob.shape[0], 4), np.int64)
     for i in range(y.shape[0]):
-        tab[local[i], _cell(y[i] == 1, s[i] >= threshold)] += 1
+        tab[local[i] - offset, _cell(y[i] == 1, s[i] >= threshold)] += 1
     _commit_counts(tab, glob, rows, counts)
 
 
 @kernel
-def group_sum_labels(y, p, w, local, glob, rows, weighted, wsums):
+def group_sum_labels(y, p, w, local, offset, glob, rows, weighted, wsums):
     """Weighted 0/1 labels and predictions into the pairs ``wsums[g]`` (``[G, 4, 2]``)."""
     for i in range(y.shape[0]):
-        g = glob[local[i]]
+        g = glob[local[i] - offset]
         _add_pair(wsums, g, _cell(y[i] == 1, p[i] == 1), w[i])
         rows[g, 0] += 1
         weighted[g, 0] += 1
 
 
 @kernel
-def group_sum_scores(y, s, threshold, w, local, glob, rows, weighted, wsums):
+def group_sum_scores(y, s, threshold, w, local, offset, glob, rows, weighted, wsums):
     """Weighted labels and scores cut at ``threshold`` into ``wsums[g]``."""
     for i in range(y.shape[0]):
-        g = glob[local[i]]
+        g = glob[local[i] - offset]
         _add_pair(wsums, g, _cell(y[i] == 1, s[i] >= threshold), w[i])
         rows[g, 0] += 1
         weighted[g, 0] += 1
 
 
 @kernel
-def group_probability(y, p, w, local, glob, rows, sums):
+def group_probability(y, p, w, local, offset, glob, rows, sums):
     """Weight, log-loss and Brier totals into the pairs ``sums[g]`` (``[G, 3, 2]``)."""
     weighted = w.shape[0] > 0
     for i in range(y.shape[0]):
-        g = glob[local[i]]
+        g = glob[local[i] - offset]
         pi = p[i]
         y1 = y[i] == 1
         q = pi if y1 else 1.0 - pi
@@ -212,33 +221,6 @@ def group_merge_regression(moments, sums, idx, other_moments, other_sums):
 
 
 @kernel
-def dense_codes(a, lo, span, inverse):
-    """Dense codes of the integers ``a`` (all within ``lo .. lo + span - 1``).
-
-    Writes each row's code (its value's rank among the distinct values) into
-    ``inverse`` and returns the distinct values, ascending: ``numpy.unique``
-    with ``return_inverse`` in two linear passes instead of a sort.
-    """
-    table = np.full(span, -1, np.int64)
-    for i in range(a.shape[0]):
-        table[a[i] - lo] = 0
-    k = 0
-    for v in range(span):
-        if table[v] == 0:
-            table[v] = k
-            k += 1
-    values = np.empty(k, np.int64)
-    k = 0
-    for v in range(span):
-        if table[v] >= 0:
-            values[k] = v + lo
-            k += 1
-    for i in range(a.shape[0]):
-        inverse[i] = table[a[i] - lo]
-    return values
-
-
-@kernel
 def group_order(local, starts):
     """The stable order that sorts rows by their slice ``local[i]`` (a counting
     sort: ``starts[j]`` is where slice ``j``'s rows begin), in one linear pass;
@@ -262,3 +244,59 @@ def group_scatter(a, local, starts, out):
         j = local[i]
         out[pos[j]] = a[i]
         pos[j] += 1
+
+
+@kernel
+def group_scatter2(a, b, local, starts, out_a, out_b):
+    """:func:`group_scatter` of two 1-D arrays of the same rows in one pass
+    (the slice of each row read once for both)."""
+    pos = starts.copy()
+    for i in range(a.shape[0]):
+        j = local[i]
+        k = pos[j]
+        out_a[k] = a[i]
+        out_b[k] = b[i]
+        pos[j] = k + 1
+
+
+@kernel
+def int_range(a):
+    """``(min, max)`` of a non-empty int64 array, in one pass."""
+    lo = a[0]
+    hi = a[0]
+    for i in range(1, a.shape[0]):
+        v = a[i]
+        if v < lo:
+            lo = v
+        elif v > hi:
+            hi = v
+    return lo, hi
+
+
+@kernel
+def dense_table(a, lo, span):
+    """``numpy.unique`` with ``return_inverse`` for integers in a small range,
+    without a sort, in two halves. This one gives ``(table, values)`` where
+    ``table[v - lo]`` is value ``v``'s rank among the distinct values of ``a``
+    (``-1`` for a value absent) and ``values`` the distinct values, ascending;
+    one pass over ``a``, none written per row."""
+    table = np.full(span, -1, np.int64)
+    for i in range(a.shape[0]):
+        table[a[i] - lo] = 0
+    k = 0
+    for v in range(span):
+        if table[v] == 0:
+            table[v] = k
+            k += 1
+    values = np.empty(k, np.int64)
+    for v in range(span):
+        if table[v] >= 0:
+            values[table[v]] = v + lo
+    return table, values
+
+
+@kernel
+def table_codes(a, lo, table, out):
+    """The second half (see :func:`dense_table`): ``out[i] = table[a[i] - lo]``."""
+    for i in range(a.shape[0]):
+        out[i] = table[a[i] - lo]

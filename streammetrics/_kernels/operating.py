@@ -15,10 +15,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ._jit import inline, kernel
 from .compensated import add
+from .rank import _key
 
-__all__ = ["running_sums", "precision_reach", "best_candidate", "partial_area", "SCORE_CODES"]
+__all__ = ["running_sums", "precision_reach", "best_candidate", "partial_area", "SCORE_CODES",
+           "SEARCH_CODES", "layer_blocks", "layer_counts", "layer_search", "layer_best",
+           "layer_partial_area"]
 
 #: the scores :func:`best_candidate` maximises (the last, "cost", it minimises)
 SCORE_CODES = {"f1": 0, "mcc": 1, "youden": 2, "balanced_accuracy": 3, "accuracy": 4,
@@ -82,6 +87,34 @@ def precision_reach(called, out):
     return out
 
 
+@inline
+def _score(code, tp, fp, fn, tn, cost):
+    """Score ``code`` (see :data:`SCORE_CODES`) of the cells; for "cost", minus the total."""
+    if code == 6:
+        return -(cost[0, 0] * tn + cost[0, 1] * fp + cost[1, 0] * fn + cost[1, 1] * tp)
+    precision = tp / _safe(tp + fp)
+    recall = tp / _safe(tp + fn)
+    specificity = tn / _safe(tn + fp)
+    if code == 0:
+        return 2.0 * precision * recall / _safe(precision + recall)
+    if code == 1:
+        under = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
+        return (tp * tn - fp * fn) / math.sqrt(_safe(max(under, 0.0)))
+    if code == 2:
+        return recall + specificity - 1.0
+    if code == 3:
+        return (recall + specificity) / 2.0
+    if code == 4:
+        return (tp + tn) / _safe(tp + fp + fn + tn)
+    return tp / _safe(tp + fp + fn)
+
+
+@inline
+def _beats(v, best):
+    """``v`` is better than ``best`` by more than a relative :data:`TIE`."""
+    return v > best + TIE * abs(best)
+
+
 @kernel
 def best_candidate(called, rest, total_p, total_n, code, cost):
     """``(k, value)``: the first candidate with the highest score ``code`` (see
@@ -91,28 +124,10 @@ def best_candidate(called, rest, total_p, total_n, code, cost):
     best = -math.inf
     for k in range(called.shape[1]):
         tp, fp, fn, tn = _cells(called, rest, k, total_p, total_n)
-        if code == 6:
-            v = -(cost[0, 0] * tn + cost[0, 1] * fp + cost[1, 0] * fn + cost[1, 1] * tp)
-        else:
-            precision = tp / _safe(tp + fp)
-            recall = tp / _safe(tp + fn)
-            specificity = tn / _safe(tn + fp)
-            if code == 0:
-                v = 2.0 * precision * recall / _safe(precision + recall)
-            elif code == 1:
-                under = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
-                v = (tp * tn - fp * fn) / math.sqrt(_safe(max(under, 0.0)))
-            elif code == 2:
-                v = recall + specificity - 1.0
-            elif code == 3:
-                v = (recall + specificity) / 2.0
-            elif code == 4:
-                v = (tp + tn) / _safe(tp + fp + fn + tn)
-            else:
-                v = tp / _safe(tp + fp + fn)
+        v = _score(code, tp, fp, fn, tn, cost)
         # values equal to 1e-12 are ties (the same rational score rounded two
         # ways): the first, the highest threshold, is kept
-        if k == 0 or v > best + TIE * abs(best):
+        if k == 0 or _beats(v, best):
             best = v
             best_k = k
     return best_k, (-best if code == 6 else best)
@@ -138,3 +153,521 @@ def partial_area(called, total_p, total_n, max_fpr):
         x0 = x1
         y0 = y1
     return area
+
+
+# ------------------------------------------------- a run and sorted pending rows
+# An unweighted exact state may hold its points in three sorted parts: one run
+# (scores as float64 bits ``rb``, counts ``rab``) and the sorted keys of the
+# pending positives ``kp`` and negatives ``kn`` (one row each, repeats
+# allowed). The kernels below read the confusion counts of every threshold
+# from the three parts as they are, without writing their merged run: the keys
+# are cut into *blocks* at every ``step``-th key of each part, and the counts at
+# each block's lowest key are summed once (:func:`layer_blocks`); a query then
+# finds its block by bisection or skips whole blocks by bounds on its value,
+# and walks the few keys of one block in merged order. The candidates, the
+# counts and the formulas are those of the kernels above on the merged run.
+
+_TOP = np.uint64(0xFFFFFFFFFFFFFFFF)
+_NONE = np.uint64(0)  # below every key (a key is never 0: NaN is never stored)
+
+
+@inline
+def _lower_keys(a, lo, hi, key):
+    """The first index in ``[lo, hi)`` of sorted keys ``a`` with ``a[i] >= key``."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@inline
+def _lower_run(rb, lo, hi, key):
+    """:func:`_lower_keys` over the keys of the run's score bits ``rb``."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if _key(rb[mid]) < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@inline
+def _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, b, keys, tps, fps):
+    """Write block ``b``'s candidates in increasing order, each key with the
+    positives and negatives at or above it, into ``keys``, ``tps``, ``fps``
+    (room for the block's keys); returns how many.
+
+    One merge pass over the block's keys in the three parts: each step takes
+    the lowest head and every head equal to it (as
+    :func:`~streammetrics._kernels.rank.run_into` does, so that which part
+    holds the lowest key costs no mispredicted branch); a key repeated in
+    the pending rows takes more steps, added to one candidate.
+    """
+    r, r1 = ir[b], ir[b + 1]
+    i, i1 = ip[b], ip[b + 1]
+    j, j1 = jn[b], jn[b + 1]
+    tp = tpb[b]
+    fp = fpb[b]
+    c = -1
+    last = _NONE
+    while r < r1 or i < i1 or j < j1:
+        x = _key(rb[r]) if r < r1 else _TOP
+        y = kp[i] if i < i1 else _TOP
+        z = kn[j] if j < j1 else _TOP
+        k = min(x, y, z)
+        if k != last:
+            c += 1
+            keys[c] = k
+            tps[c] = tp
+            fps[c] = fp
+            last = k
+        pos = rab[0, r] if r < r1 else 0
+        neg = rab[1, r] if r < r1 else 0
+        in_run = x == k
+        in_p = y == k
+        in_n = z == k
+        tp -= (pos if in_run else 0) + in_p
+        fp -= (neg if in_run else 0) + in_n
+        r += in_run
+        i += in_p
+        j += in_n
+    return c + 1
+
+
+@inline
+def _scratch(width):
+    """Room for the candidates of the largest block (``width[0]`` keys)."""
+    w = max(width[0], 1)
+    return np.empty(w, np.uint64), np.empty(w, np.int64), np.empty(w, np.int64)
+
+
+@kernel
+def layer_blocks(rb, rab, kp, kn, step):
+    """The blocks of a run and sorted pending keys: ``(lows, ir, ip, jn, tp, fp, width)``.
+
+    ``lows[q]`` (increasing) is the lowest key of block ``q``: every
+    ``step``-th key of each part, without repeats. ``ir[q]``, ``ip[q]``,
+    ``jn[q]`` are where block ``q`` starts in the run, ``kp`` and ``kn``,
+    and ``tp[q]``, ``fp[q]`` the positives and negatives at or above
+    ``lows[q]``; each has one more entry, the end (with counts 0).
+    ``width[0]`` is the most keys a block holds. One pass over the run's
+    counts; the keys are only searched.
+    """
+    mr = rb.shape[0]
+    n1 = kp.shape[0]
+    n0 = kn.shape[0]
+    na = (mr + step - 1) // step
+    nb = (n1 + step - 1) // step
+    nc = (n0 + step - 1) // step
+    lows = np.empty(na + nb + nc, np.uint64)
+    # where a block's lowest key is known to start a part (it is that part's
+    # sample, and no repeat of it comes before), or -1
+    at_r = np.empty(na + nb + nc, np.int64)
+    at_p = np.empty(na + nb + nc, np.int64)
+    at_n = np.empty(na + nb + nc, np.int64)
+    a = 0
+    b = 0
+    c = 0
+    q = 0
+    while a < na or b < nb or c < nc:
+        k = _TOP
+        if a < na:
+            k = _key(rb[a * step])
+        if b < nb and kp[b * step] < k:
+            k = kp[b * step]
+        if c < nc and kn[c * step] < k:
+            k = kn[c * step]
+        if q == 0 or lows[q - 1] != k:
+            lows[q] = k
+            at_r[q] = -1
+            at_p[q] = -1
+            at_n[q] = -1
+            q += 1
+        if a < na and _key(rb[a * step]) == k:
+            at_r[q - 1] = a * step  # the run's scores are distinct
+            a += 1
+        if b < nb and kp[b * step] == k:
+            if b == 0 or kp[b * step - 1] < k:
+                at_p[q - 1] = b * step
+            b += 1
+        if c < nc and kn[c * step] == k:
+            if c == 0 or kn[c * step - 1] < k:
+                at_n[q - 1] = c * step
+            c += 1
+    lows = lows[:q]
+    ir = np.empty(q + 1, np.int64)
+    ip = np.empty(q + 1, np.int64)
+    jn = np.empty(q + 1, np.int64)
+    below_p = np.empty(q + 1, np.int64)
+    below_n = np.empty(q + 1, np.int64)
+    # where a block starts in a part is known (its sample) or found by reading
+    # the part on from the last block's start (streamed: a search per block
+    # touches scattered memory); the run's counts are summed on the way
+    r = 0
+    i = 0
+    j = 0
+    s0 = 0
+    s1 = 0
+    for x in range(q):
+        low = lows[x]
+        if at_r[x] >= 0:
+            end = at_r[x]
+            for e in range(r, end):
+                s0 += rab[0, e]
+            for e in range(r, end):
+                s1 += rab[1, e]
+            r = end
+        else:
+            while r < mr and _key(rb[r]) < low:
+                s0 += rab[0, r]
+                s1 += rab[1, r]
+                r += 1
+        if at_p[x] >= 0:
+            i = at_p[x]
+        else:
+            while i < n1 and kp[i] < low:
+                i += 1
+        if at_n[x] >= 0:
+            j = at_n[x]
+        else:
+            while j < n0 and kn[j] < low:
+                j += 1
+        ir[x] = r
+        ip[x] = i
+        jn[x] = j
+        below_p[x] = s0
+        below_n[x] = s1
+    for e in range(r, mr):
+        s0 += rab[0, e]
+    for e in range(r, mr):
+        s1 += rab[1, e]
+    ir[q] = mr
+    ip[q] = n1
+    jn[q] = n0
+    below_p[q] = s0
+    below_n[q] = s1
+    tp = np.empty(q + 1, np.int64)
+    fp = np.empty(q + 1, np.int64)
+    for x in range(q + 1):
+        tp[x] = (s0 - below_p[x]) + (n1 - ip[x])
+        fp[x] = (s1 - below_n[x]) + (n0 - jn[x])
+    width = np.zeros(1, np.int64)
+    for x in range(q):
+        width[0] = max(width[0], (ir[x + 1] - ir[x]) + (ip[x + 1] - ip[x]) + (jn[x + 1] - jn[x]))
+    return lows, ir, ip, jn, tp, fp, width
+
+
+@kernel
+def layer_counts(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, key):
+    """``(tp, fp)``: the positives and negatives with a key at or above ``key``."""
+    q = _lower_keys(lows, 0, lows.shape[0], key)
+    if q == 0:
+        return tpb[0], fpb[0]
+    b = q - 1  # lows[b] < key <= lows[q]: the block's keys at or above it, and all above
+    tp = tpb[q]
+    fp = fpb[q]
+    r = _lower_run(rb, ir[b], ir[q], key)
+    for x in range(r, ir[q]):
+        tp += rab[0, x]
+        fp += rab[1, x]
+    tp += ip[q] - _lower_keys(kp, ip[b], ip[q], key)
+    fp += jn[q] - _lower_keys(kn, jn[b], jn[q], key)
+    return tp, fp
+
+
+#: what :func:`layer_search` finds (the predicates of ``OperatingPoints.threshold_for``)
+SEARCH_CODES = {"recall": 0, "fpr": 1, "specificity": 2, "precision": 3, "max_precision": 4}
+
+
+@inline
+def _holds(code, tp, fp, total_p, total_n, value):
+    tp = float(tp)
+    fp = float(fp)
+    if code == 0:
+        return tp / _safe(float(total_p)) >= value
+    if code == 1:
+        return fp / _safe(float(total_n)) <= value
+    if code == 2:
+        tn = float(total_n) - fp
+        return tn / _safe(tn + fp) >= value
+    return tp / _safe(tp + fp) >= value
+
+
+@kernel
+def layer_search(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, code, value):
+    """``(status, key, tp, fp, best)`` of a target (:data:`SEARCH_CODES`).
+
+    ``recall``: the highest candidate with ``tp / P >= value``; ``fpr`` and
+    ``specificity``: the lowest with ``fp / N <= value`` or ``tn / N >=
+    value``; ``precision``: the lowest with ``tp / (tp + fp) >= value``.
+    ``status`` is 0 with the candidate's key (``_TOP`` for ``+inf``) and
+    counts, or 1 when no candidate meets the target. ``max_precision``: the
+    highest precision of any candidate, as ``best``.
+    """
+    nq = lows.shape[0]
+    total_p = tpb[0]
+    total_n = fpb[0]
+    if code == 0:  # holds from the top down to some candidate
+        if _holds(code, 0, 0, total_p, total_n, value):
+            return 0, _TOP, 0, 0, 0.0
+        if not _holds(code, tpb[0], fpb[0], total_p, total_n, value):
+            return 1, _TOP, 0, 0, 0.0
+        lo = 0
+        hi = nq - 1
+        while lo < hi:  # the last block whose lowest key holds
+            mid = (lo + hi + 1) >> 1
+            if _holds(code, tpb[mid], fpb[mid], total_p, total_n, value):
+                lo = mid
+            else:
+                hi = mid - 1
+        keys, tps, fps = _scratch(width)
+        c = _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, lo, keys, tps, fps)
+        x = 0  # the block's lowest key holds
+        while x + 1 < c and _holds(code, tps[x + 1], fps[x + 1], total_p, total_n, value):
+            x += 1
+        return 0, keys[x], tps[x], fps[x], 0.0
+    if code == 1 or code == 2:  # holds from the top down to some candidate, by fp
+        if not _holds(code, 0, 0, total_p, total_n, value):
+            return 1, _TOP, 0, 0, 0.0
+        lo = 0
+        hi = nq  # the sentinel (no row above the top) holds
+        while lo < hi:  # the first block boundary that holds
+            mid = (lo + hi) >> 1
+            if _holds(code, tpb[mid], fpb[mid], total_p, total_n, value):
+                hi = mid
+            else:
+                lo = mid + 1
+        q = lo
+        if q == 0:
+            return 0, lows[0], tpb[0], fpb[0], 0.0
+        keys, tps, fps = _scratch(width)
+        c = _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, q - 1, keys, tps, fps)
+        x = c  # the block's lowest key does not hold; the next boundary does
+        while x > 0 and _holds(code, tps[x - 1], fps[x - 1], total_p, total_n, value):
+            x -= 1
+        if x == c:
+            return 0, (lows[q] if q < nq else _TOP), tpb[q], fpb[q], 0.0
+        return 0, keys[x], tps[x], fps[x], 0.0
+    # precision: not monotone; a block is skipped when its bound cannot reach
+    # the target (exact: counts are exact in float64, and rounding is monotone)
+    best = 0.0  # the +inf candidate: no row called
+    keys, tps, fps = _scratch(width)
+    for b in range(nq):
+        top_tp = float(tpb[b])
+        bound = top_tp / _safe(top_tp + float(fpb[b + 1]))
+        if code == 3 and bound < value:
+            continue
+        if code == 4 and bound <= best:
+            continue
+        c = _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, b, keys, tps, fps)
+        for x in range(c):
+            tp = float(tps[x])
+            v = tp / _safe(tp + float(fps[x]))
+            if code == 3 and v >= value:
+                return 0, keys[x], tps[x], fps[x], v
+            if v > best:
+                best = v
+    if code == 3:
+        if 0.0 >= value:
+            return 0, _TOP, 0, 0, 0.0
+        return 1, _TOP, 0, 0, best
+    return 0, _TOP, 0, 0, best
+
+
+@inline
+def _bound(code, tp_lo, tp_hi, fp_lo, fp_hi, total_p, total_n, cost):
+    """An upper bound on score ``code`` as :func:`_score` computes it (rounding
+    included) at every candidate with ``tp`` in ``[tp_lo, tp_hi]`` and ``fp`` in
+    ``[fp_lo, fp_hi]``, no weights (``fn = P - tp``, ``tn = N - fp``)."""
+    p = total_p
+    n = total_n
+    mag = 1.0  # the size of the terms the rounding errors scale with
+    if code == 6:
+        # minus the total cost is linear in tp and fp: largest at a corner
+        fp_at = fp_hi if cost[0, 0] - cost[0, 1] >= 0.0 else fp_lo
+        tp_at = tp_hi if cost[1, 0] - cost[1, 1] >= 0.0 else tp_lo
+        v = -(cost[0, 0] * (n - fp_at) + cost[0, 1] * fp_at + cost[1, 0] * (p - tp_at)
+              + cost[1, 1] * tp_at)
+        mag += (abs(cost[0, 0]) * n + abs(cost[0, 1]) * fp_hi + abs(cost[1, 0]) * p
+                + abs(cost[1, 1]) * tp_hi)
+    elif code == 0:  # 2 tp / (tp + fp + P): rises with tp, falls with fp
+        v = 2.0 * tp_hi / (tp_hi + fp_lo + p) if tp_hi > 0.0 else 0.0
+    elif code == 1:  # (tp N - fp P) / sqrt(P N c (T - c)), c = tp + fp called
+        top = tp_hi * n - fp_lo * p
+        t = p + n
+        lo = max(tp_lo + fp_lo, 1.0)
+        hi = min(tp_hi + fp_hi, t - 1.0)
+        v = 0.0  # the guard: no row or every row called, or a class absent
+        if top > 0.0 and lo <= hi and p > 0.0 and n > 0.0:
+            least = min(lo * (t - lo), hi * (t - hi))  # c (T - c) is concave
+            v = top / math.sqrt(p * n * least)
+        if p > 0.0 and n > 0.0:
+            mag += (tp_hi * n + fp_hi * p) / math.sqrt(p * n * max(t - 1.0, 1.0))
+    elif code == 2:
+        v = tp_hi / _safe(p) + (n - fp_lo) / _safe(n) - 1.0
+    elif code == 3:
+        v = (tp_hi / _safe(p) + (n - fp_lo) / _safe(n)) / 2.0
+    elif code == 4:
+        v = (tp_hi + n - fp_lo) / _safe(p + n)
+    else:  # tp / (fp + P)
+        v = tp_hi / _safe(fp_lo + p)
+    return v + 1e-13 * (mag + abs(v))
+
+
+@kernel
+def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, code, cost, prune):
+    """``(status, key, tp, fp, value)``: the candidate :func:`best_candidate` picks
+    (the first, from the top, that beats every earlier one by more than a
+    relative :data:`TIE`), read from the blocks (key ``_TOP``: ``+inf``).
+
+    A block whose bound does not beat the best so far holds no pick: skipped.
+    With ``prune`` the blocks whose bound is below the best value at any
+    block's lowest key are skipped as well, though they may hold a candidate
+    the scan would have picked in passing; the scan is then *unsure* until a
+    candidate beats the bound of everything before it, which both scans pick,
+    after which they agree. ``status`` 1: unsure at the end (scan again
+    without ``prune``).
+    """
+    nq = lows.shape[0]
+    p = float(tpb[0])
+    n = float(fpb[0])
+    best = _score(code, 0.0, 0.0, p, n, cost)  # the +inf candidate comes first
+    key = _TOP
+    at_tp = 0
+    at_fp = 0
+    floor = -math.inf
+    if prune:
+        least = best
+        for b in range(nq):
+            tp = float(tpb[b])
+            fp = float(fpb[b])
+            v = _score(code, tp, fp, p - tp, n - fp, cost)
+            if v > least:
+                least = v
+        floor = least - 3.0 * TIE * abs(least)
+    keys, tps, fps = _scratch(width)
+    sure = True
+    high = best  # unsure: a bound on every value before the current candidate
+    for b in range(nq - 1, -1, -1):
+        bound = _bound(code, float(tpb[b + 1]), float(tpb[b]), float(fpb[b + 1]),
+                       float(fpb[b]), p, n, cost)
+        if sure and not _beats(bound, best):
+            continue
+        if bound < floor or (not sure and not _beats(bound, high)):
+            if sure:
+                sure = False
+                high = best
+            high = max(high, bound)
+            continue
+        c = _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, b, keys, tps, fps)
+        for x in range(c - 1, -1, -1):
+            ftp = float(tps[x])
+            ffp = float(fps[x])
+            v = _score(code, ftp, ffp, p - ftp, n - ffp, cost)
+            if sure:
+                if _beats(v, best):
+                    best = v
+                    key = keys[x]
+                    at_tp = tps[x]
+                    at_fp = fps[x]
+            elif _beats(v, high):
+                sure = True
+                best = v
+                key = keys[x]
+                at_tp = tps[x]
+                at_fp = fps[x]
+            elif v > high:
+                high = v
+    if not sure:
+        return 1, _TOP, 0, 0, 0.0
+    return 0, key, at_tp, at_fp, (-best if code == 6 else best)
+
+
+@kernel
+def layer_partial_area(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, max_fpr, saved, known):
+    """``(area, known)``: :func:`partial_area` read from the blocks.
+
+    The area is summed from the top in the order :func:`partial_area` sums
+    it; ``saved[b]`` holds ``(area, x, y)`` as the sum enters block ``b``
+    from above, for the blocks ``b >= known - 1`` (``known`` is ``nq`` when
+    none is saved, as for a new state; the top block starts from zeros): a
+    later query resumes from there, so that queries together walk the
+    state's keys once. Returns the new ``known``.
+    """
+    nq = lows.shape[0]
+    sp = _safe(float(tpb[0]))
+    sn = _safe(float(fpb[0]))
+    # the block where the cut falls: the highest whose lowest key is past max_fpr
+    lo = 0
+    hi = nq
+    while lo < hi:  # the first boundary within max_fpr (the sentinel is)
+        mid = (lo + hi) >> 1
+        if float(fpb[mid]) / sn <= max_fpr:
+            hi = mid
+        else:
+            lo = mid + 1
+    stop = lo - 1  # -1: the whole curve lies within max_fpr
+    if known == nq:
+        saved[nq - 1, 0] = 0.0
+        saved[nq - 1, 1] = 0.0
+        saved[nq - 1, 2] = 0.0
+        known = nq - 1
+    # from the lowest block whose entry is saved (or the cut's block, if that is
+    # saved), walk whole blocks down to the block of the cut
+    b = max(known, stop, 0)
+    area = saved[b, 0]
+    x0 = saved[b, 1]
+    y0 = saved[b, 2]
+    while True:
+        cut = b == stop
+        # the block's keys from the top down, merged as :func:`_fill` merges
+        # them; a candidate is summed once the next key differs from it (the
+        # end of the block counts as a different key: keys are never 0)
+        r, r0 = ir[b + 1], ir[b]
+        i, i0 = ip[b + 1], ip[b]
+        j, j0 = jn[b + 1], jn[b]
+        tp = tpb[b + 1]
+        fp = fpb[b + 1]
+        last = _NONE
+        while True:
+            more = r > r0 or i > i0 or j > j0
+            x = _key(rb[r - 1]) if r > r0 else _NONE
+            y = kp[i - 1] if i > i0 else _NONE
+            z = kn[j - 1] if j > j0 else _NONE
+            k = max(x, y, z)
+            if last != _NONE and k != last:  # the candidate ``last`` is complete
+                x1 = float(fp) / sn
+                y1 = float(tp) / sp
+                if x1 > max_fpr:
+                    if x0 < max_fpr:
+                        y_cut = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
+                        area += (max_fpr - x0) * (y0 + y_cut) / 2.0
+                    return area, known
+                area += (x1 - x0) * (y0 + y1) / 2.0
+                x0 = x1
+                y0 = y1
+            if not more:
+                break
+            last = k
+            pos = rab[0, r - 1] if r > r0 else 0
+            neg = rab[1, r - 1] if r > r0 else 0
+            in_run = x == k
+            in_p = y == k
+            in_n = z == k
+            tp += (pos if in_run else 0) + in_p
+            fp += (neg if in_run else 0) + in_n
+            r -= in_run
+            i -= in_p
+            j -= in_n
+        if cut or b == 0:
+            return area, known
+        b -= 1
+        if b < known:
+            saved[b, 0] = area
+            saved[b, 1] = x0
+            saved[b, 2] = y0
+            known = b

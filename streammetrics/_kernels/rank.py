@@ -434,6 +434,40 @@ def merge_into(s1, ab1, s2, ab2, s, ab):
 
 
 @kernel
+def merge_k(scores, ab, starts, s, out):
+    """Merge ``k`` sorted runs held one after another in ``scores``, ``ab``
+    (run ``i`` is ``starts[i]:starts[i + 1]``) into ``s``, ``out``; the masses
+    of a score held by several runs are added in the runs' order (as merging
+    them pairwise, the first two first, adds them). Returns the merged length."""
+    k = starts.shape[0] - 1
+    pos = starts[:k].copy()
+    m = 0
+    while True:
+        best = -1
+        v = 0.0
+        for i in range(k):
+            if pos[i] < starts[i + 1] and (best < 0 or scores[pos[i]] < v):
+                best = i
+                v = scores[pos[i]]
+        if best < 0:
+            return m
+        j = pos[best]
+        p = ab[0, j]
+        q = ab[1, j]
+        pos[best] = j + 1
+        for i in range(best + 1, k):
+            j = pos[i]
+            if j < starts[i + 1] and scores[j] == v:
+                p = p + ab[0, j]
+                q = q + ab[1, j]
+                pos[i] = j + 1
+        s[m] = v
+        out[0, m] = p
+        out[1, m] = q
+        m += 1
+
+
+@kernel
 def u2_int(ab):
     """``2U`` of a run of int64 counts; needs ``2 * n_pos * n_neg < 2**63``."""
     cum = 0
@@ -503,6 +537,44 @@ def u2_float(ab, scale_pos, scale_neg):
         us, uc = add(us, uc, (ab[0, i] * scale_pos) * (2.0 * (cs + cc) + q))
         cs, cc = add(cs, cc, q)
     return us + uc
+
+
+@kernel
+def masses_carry(ab, carry):
+    """Add each class's mass of a run of float64 weights to the compensated
+    sums ``carry = [sp, cp, sn, cn]`` (in place): a run read in chunks gives
+    the same sums, to the bit, as read at once."""
+    sp = carry[0]
+    cp = carry[1]
+    sn = carry[2]
+    cn = carry[3]
+    for i in range(ab.shape[1]):
+        sp, cp = add(sp, cp, ab[0, i])
+        sn, cn = add(sn, cn, ab[1, i])
+    carry[0] = sp
+    carry[1] = cp
+    carry[2] = sn
+    carry[3] = cn
+
+
+@kernel
+def u2_float_carry(ab, scale_pos, scale_neg, carry):
+    """:func:`u2_float` continued over a run read in chunks: ``carry =
+    [cs, cc, us, uc]`` (the scaled negative mass below, and ``2U`` so far,
+    compensated) is updated in place; ``carry[2] + carry[3]`` at the end is the
+    value :func:`u2_float` gives on the whole run, to the bit."""
+    cs = carry[0]
+    cc = carry[1]
+    us = carry[2]
+    uc = carry[3]
+    for i in range(ab.shape[1]):
+        q = ab[1, i] * scale_neg
+        us, uc = add(us, uc, (ab[0, i] * scale_pos) * (2.0 * (cs + cc) + q))
+        cs, cc = add(cs, cc, q)
+    carry[0] = cs
+    carry[1] = cc
+    carry[2] = us
+    carry[3] = uc
 
 
 # ------------------------------------------------------- bounded memory

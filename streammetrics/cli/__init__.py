@@ -32,16 +32,19 @@ from __future__ import annotations
 import os
 import sys
 
+from .bootstrapping import cmd_compare
 from .commands import cmd_evaluate, cmd_merge
 from .compiling import CompileWatch
 from .demo import cmd_demo
 from .output import CommandError
-from .parser import DEFAULT_BATCH_ROWS, DEFAULT_MAX_BINS, PROG, build_parser
+from .parser import (DEFAULT_BATCH_ROWS, DEFAULT_MAX_BINS, DEFAULT_MEMORY, DEFAULT_MEMORY_BYTES, PROG,
+                     build_parser)
 from .sampling import Reservoir
 
-__all__ = ["main", "CommandError", "Reservoir", "DEFAULT_BATCH_ROWS", "DEFAULT_MAX_BINS"]
+__all__ = ["main", "CommandError", "Reservoir", "DEFAULT_BATCH_ROWS", "DEFAULT_MAX_BINS", "DEFAULT_MEMORY",
+           "DEFAULT_MEMORY_BYTES"]
 
-_COMMANDS = {"evaluate": cmd_evaluate, "merge": cmd_merge, "demo": cmd_demo}
+_COMMANDS = {"evaluate": cmd_evaluate, "merge": cmd_merge, "demo": cmd_demo, "compare": cmd_compare}
 
 
 def main(argv=None) -> int:

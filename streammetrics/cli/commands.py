@@ -52,7 +52,8 @@ def settings_from(args) -> dict:
     elif n_labels is not None:
         raise CommandError("--n-labels applies to --task multilabel only")
     if task == "binary":
-        settings.update(threshold=args.threshold, scores=args.scores, max_bins=args.max_bins)
+        settings.update(threshold=args.threshold, scores=args.scores, max_bins=args.max_bins,
+                        max_memory=None if args.max_bins is not None else args.memory)
     elif task != "multilabel":
         for opt, v in given.items():
             if v is not None:
@@ -172,6 +173,10 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     t0 = time.perf_counter()
     compiled_before = watch.seconds if watch else 0.0
     settings = settings_from(args)
+    if getattr(args, "bootstrap", None):
+        from .bootstrapping import cmd_evaluate_bootstrap
+
+        return cmd_evaluate_bootstrap(args, settings, watch)
     if args.plots:
         need_matplotlib()
     check_outputs(args)

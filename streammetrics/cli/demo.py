@@ -17,6 +17,7 @@ from streammetrics.io import ColumnSpec, have_pyarrow, open_source
 from .compiling import CompileWatch
 from .output import CommandError, check_outputs, need_matplotlib, write_plots
 from .progress import Progress, progress_enabled
+from .parser import DEFAULT_MEMORY
 from .shards import evaluate_sources, make_evaluator
 
 __all__ = ["cmd_demo"]
@@ -104,12 +105,13 @@ def _tour(args, folder: str, kind: str, watch: CompileWatch | None) -> None:
     size = sum(os.path.getsize(p) for p in paths)
     print(f"wrote {args.rows:,} synthetic predictions (y: 0/1 labels, p: probabilities) "
           f"as {len(paths)} {kind} shards, {size / 2**20:.1f} MiB, to {folder}")
-    settings = {"task": "binary", "max_bins": None}
+    # what the command runs by default: the exact AUC within its memory budget
+    settings = {"task": "binary", "max_bins": None, "max_memory": DEFAULT_MEMORY}
     cols = ColumnSpec("y", ("p",))
     sources = [open_source(p, cols) for p in paths]
 
     print(f"\n$ streammetrics evaluate {os.path.join(folder, '*.' + kind)} "
-          "--task binary --y y --p p --max-bins exact")
+          "--task binary --y y --p p")
     t1 = time.perf_counter()
     compiled_before = watch.seconds if watch else 0.0
     with Progress(sources, progress_enabled(args.progress)) as progress:

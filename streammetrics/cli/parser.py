@@ -9,6 +9,8 @@ __all__ = [
     "PROG",
     "DEFAULT_BATCH_ROWS",
     "DEFAULT_MAX_BINS",
+    "DEFAULT_MEMORY",
+    "DEFAULT_MEMORY_BYTES",
     "DEMO_ROWS",
     "DEMO_SHARDS",
     "build_parser",
@@ -16,9 +18,12 @@ __all__ = [
 
 PROG = "streammetrics"
 DEFAULT_BATCH_ROWS = 1 << 18
-#: ``--max-bins`` used when the option is not given: RankAUC stays exact up to
-#: this many distinct scores and bounded (with reported error bounds) beyond.
-DEFAULT_MAX_BINS = 1 << 16
+#: ``--max-bins`` used when the option is not given: none, the AUC is exact.
+DEFAULT_MAX_BINS = None
+#: ``--memory`` used when the option is not given: the exact AUC's state is
+#: held in memory up to this budget and spilled to temporary files beyond it.
+DEFAULT_MEMORY = "1GB"
+DEFAULT_MEMORY_BYTES = 10**9
 DEMO_ROWS = 5_000_000
 DEMO_SHARDS = 5
 TASKS = ("binary", "multiclass", "multilabel", "regression", "clustering")
@@ -41,6 +46,18 @@ def _max_bins(text: str):
     if text.lower() in ("exact", "none"):
         return None
     return _positive_int(text, " (or 'exact')")
+
+
+def _memory(text: str):
+    """``--memory``: a size such as ``1GB`` or ``512MiB``, or ``none`` (no budget)."""
+    if text.strip().lower() in ("none", "unlimited"):
+        return None
+    from ..metrics.ranking.spill import parse_memory
+
+    try:
+        return parse_memory(text.strip())
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).replace("max_memory", "the memory budget")) from None
 
 
 def _calibration_bins(text: str):
@@ -170,14 +187,20 @@ def _add_evaluate(sub, out) -> None:
     ev.add_argument("--top-k", type=_positive_int, metavar="K",
                     help="multiclass with class probabilities: add top-K accuracy")
     ev.add_argument("--auc", action="store_true",
-                    help="multiclass with class probabilities: add the one-vs-rest AUC "
-                         "(exact with --max-bins exact: then one-vs-one too, with a state "
-                         "that grows with the rows) and per-class ROC and PR plots")
+                    help="multiclass with class probabilities: add the one-vs-rest and "
+                         "one-vs-one AUC (exact, with a state that grows with the rows; "
+                         "--max-bins bounds it to one-vs-rest) and per-class ROC and PR plots")
+    ev.add_argument("--memory", type=_memory, default=DEFAULT_MEMORY, metavar="SIZE",
+                    help=f"binary: the exact AUC's memory budget, such as 1GB or 512MiB "
+                         f"(default {DEFAULT_MEMORY}): past it, sorted runs of scores are "
+                         "spilled to temporary files (in $TMPDIR) and merged back, so the "
+                         "AUC, average precision and operating points stay exact for files "
+                         "of any size; 'none' keeps the whole state in memory")
     ev.add_argument("--max-bins", type=_max_bins, default=DEFAULT_MAX_BINS, metavar="B",
-                    help=f"binary, multiclass --auc and multilabel scores: AUC bins per "
-                         f"class, a number > 0 bounding memory (default {DEFAULT_MAX_BINS}; "
-                         "bounds are reported once the scores outnumber them); 'exact' "
-                         "keeps every distinct score")
+                    help="binary, multiclass --auc and multilabel scores: approximate the "
+                         "AUC with at most 2B bins (per class) instead (bounded memory, no "
+                         "temporary files; every ranking figure then comes with certified "
+                         "bounds); default: exact")
     ev.add_argument("--calibration-bins", type=_calibration_bins, default=15, metavar="B",
                     help="binary probabilities and multiclass: bins of the reliability "
                          "table (ECE, MCE, Brier decomposition; default 15); 'off' leaves "
@@ -233,4 +256,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_evaluate(sub, out)
     _add_merge(sub, out)
     _add_demo(sub)
+    _add_bootstrapping(sub, out)
     return ap
+
+
+# ------------------------------------------------ bootstrap intervals and compare
+def _add_bootstrapping(sub, out) -> None:
+    """``evaluate --bootstrap N --key COL --seed S`` and the ``compare`` command."""
+    from .bootstrapping import add_bootstrap_options, add_compare
+
+    add_bootstrap_options(sub.choices["evaluate"])
+    add_compare(sub, out)

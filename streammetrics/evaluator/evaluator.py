@@ -91,6 +91,13 @@ class Evaluator(Accumulator):
         ``_lower``/``_upper`` bounds once the scores outnumber the bins
         (``RankAUC``, ``MulticlassRankAUC`` and ``MultilabelRankAUC`` with
         ``max_bins``).
+    max_memory : int or str, optional
+        Binary only: a memory budget (bytes, or a string such as ``"1GB"``)
+        within which the AUC stays exact: past it the rank state's sorted runs
+        are spilled to temporary files (:class:`~streammetrics.RankAUC`'s
+        ``max_memory``). Excludes ``max_bins``. ``None`` (the default) keeps
+        the exact state in memory. (A state saved before it existed loads
+        without a budget.)
     scores : {"probability", "score"}
         Binary only. ``"probability"`` (the default) requires every ``p`` in
         [0, 1] and adds ``log_loss`` and ``brier``; a batch with a value outside
@@ -121,7 +128,7 @@ class Evaluator(Accumulator):
     >>> from streammetrics import Evaluator
     >>> ev = Evaluator("binary", threshold=0.5)
     >>> ev.update([1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4]).update([1, 0], [0.3, 0.1])
-    Evaluator(task='binary', threshold=0.5, scores='probability', max_bins=None, calibration_bins=15): n=6 auc=0.888889 f1=0.8
+    Evaluator(task='binary', threshold=0.5, scores='probability', max_bins=None, max_memory=None, calibration_bins=15): n=6 auc=0.888889 f1=0.8
     >>> r = ev.finalize()
     >>> round(r.auc, 6), r.tp, r.fn, round(r.log_loss, 4)
     (0.888889, 2, 1, 0.4432)
@@ -449,9 +456,22 @@ class Evaluator(Accumulator):
         return self
 
     def _clone(self):  # called under the lock (copy)
-        out = self._empty_like()
+        # the settings, checked once, are shared; the members are copied and
+        # the plans rebuilt over the copies with the same input tuples, so a
+        # batch prepared by either one is recognised by both (a Sliced
+        # Evaluator makes one copy per slice: no settings checked again)
+        out = type(self).__new__(type(self))  # with its own lock
+        out.__dict__.update({k: v for k, v in self.__dict__.items()
+                             if k not in ("_guard", "_members", "_plans", "_config")})
+        out._config = dict(self._config)
         out._members = {name: m.copy() for name, m in self._members.items()}
-        out._plans = out._make_plans()
+        twin = {id(m): out._members[name] for name, m in self._members.items()}
+        out._plans = []
+        for plan in self._plans:
+            copied = _Plan.__new__(_Plan)
+            copied.inputs = plan.inputs
+            copied.members = [twin[id(m)] for m in plan.members]
+            out._plans.append(copied)
         out._n = self._n
         return out
 

@@ -76,10 +76,10 @@ def _check_binary(s):
             f"threshold {threshold!r} is outside [0, 1], where probabilities lie; "
             "pass scores='score' for unbounded scores"
         )
-    RankAUC(max_bins=s["max_bins"])  # checks max_bins
+    auc = RankAUC(max_bins=s["max_bins"], max_memory=s["max_memory"])  # checks both
     bins = _check_calibration_bins(s["calibration_bins"]) if scores == "probability" else None
     return {"threshold": threshold, "scores": scores, "max_bins": s["max_bins"],
-            "calibration_bins": bins}
+            "max_memory": auc.max_memory, "calibration_bins": bins}
 
 
 def _check_calibration_bins(bins):
@@ -92,7 +92,7 @@ def _binary_members(s):
         members["probability"] = ProbabilityScores()
         if s["calibration_bins"] is not None:
             members["calibration"] = Calibration(s["calibration_bins"])
-    members["auc"] = RankAUC(max_bins=s["max_bins"])
+    members["auc"] = RankAUC(max_bins=s["max_bins"], max_memory=s.get("max_memory"))
     return members
 
 
@@ -103,10 +103,20 @@ def _binary_inputs(s):
     return (Labels01("y"), p)
 
 
+def format_memory(nbytes: int) -> str:
+    """``1000000000`` as ``"1 GB"``, ``536870912`` as ``"537 MB"`` (decimal units)."""
+    for unit, name in ((10**12, "TB"), (10**9, "GB"), (10**6, "MB"), (10**3, "KB")):
+        if nbytes >= unit:
+            return f"{nbytes / unit:.3g} {name}"
+    return f"{nbytes} B"
+
+
 def _describe_binary(s):
     text = f"scores: {s['scores']}, threshold {s['threshold']:g}"
     if s.get("max_bins") is not None:
         text += f", max_bins {s['max_bins']:,}"
+    elif s.get("max_memory") is not None:
+        text += f", exact AUC within {format_memory(s['max_memory'])}"
     return f"({text})"
 
 
@@ -183,14 +193,15 @@ def _describe_multilabel(s):
 PRESETS: dict[str, Preset] = {
     "binary": Preset(
         "binary",
-        {"threshold": None, "scores": None, "max_bins": None, "calibration_bins": 15},
+        {"threshold": None, "scores": None, "max_bins": None, "max_memory": None,
+         "calibration_bins": 15},
         _binary_members,
         check=_check_binary,
         inputs=_binary_inputs,
         headline=("auc", "f1"),
         sections=("auc", "probability", "calibration", "binary"),
         describe=_describe_binary,
-        legacy={"calibration_bins": None},
+        legacy={"calibration_bins": None, "max_memory": None},
     ),
     "multiclass": Preset(
         "multiclass",

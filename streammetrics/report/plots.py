@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-__all__ = ["roc", "pr", "class_roc", "class_pr", "MAX_CLASS_CURVES", "confusion", "regression",
+__all__ = ["roc", "pr", "figure_label", "class_roc", "class_pr", "MAX_CLASS_CURVES", "confusion", "regression",
            "reliability", "threshold_curves", "slice_scores", "have_matplotlib", "MAX_CURVE_POINTS"]
 
 #: Curves with more points are thinned for drawing (the scores are unaffected).
@@ -68,16 +68,27 @@ def _count(n) -> str:
     return str(n) if isinstance(n, (int, np.integer)) else f"{float(n):.4g}"
 
 
+def figure_label(name: str, value: float, lower: float, upper: float, exact=None) -> str:
+    """``"AUC = 0.8550 (exact)"`` or ``"AUC = 0.8550 (bounds 0.8540 .. 0.8560)"``: a
+    figure of a binned state always shows its interval, and only an exact state's
+    says so (``exact=None``: the interval when it is not a point, nothing else)."""
+    text = f"{name} = {value:.4f}"
+    if exact:
+        return text + " (exact)"
+    if exact is False or upper != lower:
+        text += f" (bounds {lower:.4f} .. {upper:.4f})"
+    return text
+
+
 def roc(fpr, tpr, auc: float, lower: float, upper: float, n_pos, n_neg, folder: str,
-        marks=()) -> str:
+        marks=(), exact=None) -> str:
     """The ROC curve, its AUC (with the bounds of a bounded state) in the legend;
-    ``marks`` are ``(fpr, tpr, label)`` operating points drawn on it."""
+    ``marks`` are ``(fpr, tpr, label)`` operating points drawn on it; ``exact``
+    as for :func:`figure_label`."""
     fpr, tpr = _thin(np.asarray(fpr, float), np.asarray(tpr, float))
     fig = _figure()
     ax = fig.add_subplot()
-    label = f"ROC, AUC = {auc:.4f}"
-    if upper != lower:
-        label += f" [{lower:.4f}, {upper:.4f}]"
+    label = "ROC, " + figure_label("AUC", auc, lower, upper, exact)
     ax.plot(fpr, tpr, color="C0", lw=2, label=label, drawstyle="default")
     ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance, AUC = 0.5")
     _marks(ax, marks)
@@ -91,15 +102,18 @@ def roc(fpr, tpr, auc: float, lower: float, upper: float, n_pos, n_neg, folder: 
 
 
 def pr(precision, recall, average_precision: float, n_pos, n_neg, folder: str,
-       marks=()) -> str:
-    """The precision-recall curve, its average precision and the chance level;
-    ``marks`` are ``(recall, precision, label)`` operating points drawn on it."""
+       marks=(), bounds=None, exact=None) -> str:
+    """The precision-recall curve, its average precision (with its ``bounds``,
+    ``(lower, upper)``, for a bounded state) and the chance level; ``marks``
+    are ``(recall, precision, label)`` operating points drawn on it; ``exact``
+    as for :func:`figure_label`."""
     precision, recall = _thin(np.asarray(precision, float), np.asarray(recall, float))
     prevalence = float(n_pos) / max(float(n_pos) + float(n_neg), 1e-300)
     fig = _figure()
     ax = fig.add_subplot()
+    lower, upper = bounds if bounds is not None else (average_precision, average_precision)
     ax.plot(recall, precision, color="C1", lw=2, drawstyle="steps-post",
-            label=f"PR, average precision = {average_precision:.4f}")
+            label="PR, " + figure_label("average precision", average_precision, lower, upper, exact))
     ax.axhline(prevalence, color="0.6", lw=1, ls="--", label=f"chance (prevalence) = {prevalence:.4f}")
     _marks(ax, marks)
     ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="recall", ylabel="precision",

@@ -94,7 +94,9 @@ class Sliced(Accumulator):
     -----
     Each batch's keys are coded once (a table lookup for integer keys, one
     sort or hash otherwise) and mapped to dense slice ids held by the
-    accumulator. :class:`~streammetrics.BinaryConfusion`,
+    accumulator; a column of integers dense in their range is not even
+    coded for the tables below, its rows finding their table row through
+    a map of the values. :class:`~streammetrics.BinaryConfusion`,
     :class:`~streammetrics.ProbabilityScores` and
     :class:`~streammetrics.RegressionErrors` keep every slice as a row of one
     table, updated in one pass by a group-indexed kernel (weighted sums
@@ -160,9 +162,9 @@ class Sliced(Accumulator):
 
     def _init_slices(self) -> None:
         self._overall = self._template.copy()
-        self._ids: dict = {}  # internal key -> slice id
+        self._ids: dict = {}  # internal key -> slice id, for the first len(_ids) keys (see _index)
         self._keys: list = []  # slice id -> internal key
-        self._public: dict = {}  # public key -> internal key (True == 1 in a dict)
+        self._kinds = None  # per key column: (booleans seen?, numbers seen?)
         self._columns = None  # the number of key columns, once known
         self._names = None
         if self._tables_spec is not None:
@@ -245,13 +247,22 @@ class Sliced(Accumulator):
             return self
         with self._guard:
             self._check_columns(len(keys.names), keys.names)
-            new = [k for k in keys.keys if k not in self._ids]
+            start = len(self._keys)
+            if not start:
+                new = list(keys.keys)
+            else:
+                ids = self._index()
+                new = [k for k in keys.keys if k not in ids]
             self._check_room(len(new), keys.names)
-            self._check_distinct(new, keys.names)
-            self._add_keys(new, keys.names)
-            glob = np.fromiter((self._ids[k] for k in keys.keys), np.int64, len(keys.keys))
+            self._check_distinct(new, keys.names, keys.kinds)
+            self._add_keys(new, keys.names, keys.kinds)
+            if len(new) == len(keys.keys):  # every key is new: their ids follow in order
+                glob = np.arange(start, start + len(new), dtype=np.int64)
+            else:
+                ids = self._index()
+                glob = np.fromiter((ids[k] for k in keys.keys), np.int64, len(keys.keys))
             self._overall.fold(tb)
-            self._fold_slices(tb, keys.codes, glob)
+            self._fold_slices(tb, keys, glob)
         return self
 
     def _check_columns(self, columns: int, names) -> None:
@@ -268,28 +279,46 @@ class Sliced(Accumulator):
                 f"max_slices={self.max_slices:,}; nothing was folded in (pass a larger max_slices, "
                 "or slice by a column with fewer distinct values)")
 
-    def _check_distinct(self, new: list, names) -> None:
-        """New keys must differ from the others as Python keys too (``True == 1``)."""
+    def _mixes(self, kinds) -> bool:
+        """Whether some key column would hold both booleans and numbers."""
+        mine = self._kinds or [(False, False)] * len(kinds)
+        return any((a or c) and (b or d) for (a, b), (c, d) in zip(mine, kinds))
+
+    def _check_distinct(self, new: list, names, kinds) -> None:
+        """New keys must differ from the others as Python keys too (``True == 1``):
+        only a column holding both booleans and numbers can make two equal."""
+        if not new or not self._mixes(kinds):
+            return
+        public = {K.public(k): k for k in self._keys}
         seen: dict = {}
         for k in new:
             p = K.public(k)
-            other = self._public.get(p, seen.get(p))
+            other = public.get(p, seen.get(p))
             if other is not None and other != k:
                 raise ValueError(
                     f"{_by(names)}: the keys {K.public(other)!r} and {p!r} are of different kinds "
                     "but equal as Python keys (True == 1): give one column one kind of key")
             seen[p] = k
 
-    def _add_keys(self, new: list, names) -> None:
+    def _index(self) -> dict:
+        """Internal key -> slice id for every slice: the keys are indexed when a
+        later batch or a merge first needs to look them up (a single batch of
+        many new keys never builds the index)."""
+        ids, keys = self._ids, self._keys
+        if len(ids) < len(keys):
+            start = len(ids)
+            ids.update(zip(keys[start:], range(start, len(keys))))
+        return ids
+
+    def _add_keys(self, new: list, names, kinds) -> None:
         if self._columns is None:
             self._columns = len(names)
             self._names = tuple(names)
         if not new:
             return
         start = len(self._keys)
-        for i, k in enumerate(new):
-            self._ids[k] = start + i
-            self._public[K.public(k)] = k
+        mine = self._kinds or [(False, False)] * len(kinds)
+        self._kinds = [(a or c, b or d) for (a, b), (c, d) in zip(mine, kinds)]
         self._keys.extend(new)
         total = len(self._keys)
         if self._tables is not None:
@@ -299,11 +328,22 @@ class Sliced(Accumulator):
         else:
             self._accs.extend(self._template.copy() for _ in new)
 
-    def _fold_slices(self, tb: Batch, local: np.ndarray, glob: np.ndarray) -> None:
+    def _fold_slices(self, tb: Batch, keys, glob: np.ndarray) -> None:
         if self._tables is not None:
             arrays = tb.arrays_for(self._template.inputs)
-            self._tables_spec.fold(self._tables, arrays, tb.weights, local, glob)
+            by_value = keys.by_value
+            if by_value is not None and self._tables_spec.takes_values:
+                # dense integer keys: each row's table row is looked up by its
+                # value, the batch's codes never written
+                rows = np.full(by_value.table.shape[0], -1, np.int64)
+                present = by_value.table >= 0
+                rows[present] = glob[by_value.table[present]]
+                self._tables_spec.fold(self._tables, arrays, tb.weights, by_value.values, rows,
+                                       by_value.offset)
+            else:
+                self._tables_spec.fold(self._tables, arrays, tb.weights, keys.codes, glob)
             return
+        local = keys.codes
         if glob.shape[0] == 1:
             self._accs[int(glob[0])].fold(tb)
             return
@@ -324,8 +364,18 @@ class Sliced(Accumulator):
                 order = G.group_order(codes, starts)
             return a[order]
 
-        arrays = [by_slice(a) for a in tb.arrays]
-        w = by_slice(tb.weights) if tb.weighted else tb.weights
+        columns = list(tb.arrays) + ([tb.weights] if tb.weighted else [])
+        plain = [c.ndim == 1 and c.dtype.kind in "biuf" and c.shape[0] == codes.shape[0] for c in columns]
+        if len(columns) >= 2 and plain[0] and plain[1]:  # the usual (y, p): both in one pass
+            a, b = columns[0], columns[1]
+            out_a, out_b = np.empty_like(a), np.empty_like(b)
+            G.group_scatter2(a, b, codes, starts, out_a, out_b)
+            columns[:2] = [out_a, out_b]
+            columns[2:] = [by_slice(c) for c in columns[2:]]
+        else:
+            columns = [by_slice(c) for c in columns]
+        arrays = columns[:len(tb.arrays)]
+        w = columns[-1] if tb.weighted else tb.weights
         for j, g in enumerate(glob.tolist()):
             lo, hi = int(bounds[j]), int(bounds[j + 1])
             part = Batch(tb.inputs, [a[lo:hi] for a in arrays], w[lo:hi] if tb.weighted else w, hi - lo)
@@ -346,11 +396,13 @@ class Sliced(Accumulator):
             if other._columns is None:
                 return self
             self._check_columns(other._columns, other._names)
-            new = [k for k in other._keys if k not in self._ids]
+            ids = self._index()
+            new = [k for k in other._keys if k not in ids]
             self._check_room(len(new), other._names)
-            self._check_distinct(new, other._names)
-            self._add_keys(new, other._names)
-            idx = np.fromiter((self._ids[k] for k in other._keys), np.int64, len(other._keys))
+            self._check_distinct(new, other._names, other._kinds)
+            self._add_keys(new, other._names, other._kinds)
+            ids = self._index()
+            idx = np.fromiter((ids[k] for k in other._keys), np.int64, len(other._keys))
             self._overall.merge(other._overall)
             if self._tables is not None:
                 m = len(other._keys)
@@ -529,7 +581,7 @@ class Sliced(Accumulator):
         self._overall = parsed.overall
         self._columns, self._names = parsed.columns, parsed.names
         if parsed.keys:
-            self._add_keys(list(parsed.keys), parsed.names)
+            self._add_keys(list(parsed.keys), parsed.names, K.kinds_of(parsed.keys, parsed.columns))
         if self._tables is not None:
             for g, acc in enumerate(parsed.accs):
                 for k, v in acc._state.items():
@@ -542,7 +594,7 @@ class Sliced(Accumulator):
         out._overall = self._overall.copy()
         out._ids = dict(self._ids)
         out._keys = list(self._keys)
-        out._public = dict(self._public)
+        out._kinds = self._kinds
         out._columns, out._names = self._columns, self._names
         if self._tables is not None:
             out._tables = {k: t.copy() for k, t in self._tables.items()}

@@ -39,7 +39,11 @@ class Tables:
             out[k][:used] = t[:used]
         return out
 
-    def fold(self, tables, arrays, w, local, glob) -> None:
+    #: whether :meth:`fold` takes the rows' integer keys with an offset (``glob``
+    #: then indexed by value), not only their codes
+    takes_values = False
+
+    def fold(self, tables, arrays, w, local, glob, offset=0) -> None:
         raise NotImplementedError
 
     def merge(self, tables, idx, other) -> None:
@@ -58,28 +62,34 @@ class Tables:
 
 
 class _BinaryTables(Tables):
-    def fold(self, tables, arrays, w, local, glob):
+    takes_values = True
+
+    def fold(self, tables, arrays, w, local, glob, offset=0):
         y, p = arrays
         t = self.template.threshold
         if w.shape[0] == 0:
             if t is None:
-                K.group_count_labels(y, p, local, glob, tables["n"], tables["counts"])
+                K.group_count_labels(y, p, local, offset, glob, tables["n"], tables["counts"])
             else:
-                K.group_count_scores(y, p, t, local, glob, tables["n"], tables["counts"])
+                K.group_count_scores(y, p, t, local, offset, glob, tables["n"], tables["counts"])
         elif t is None:
-            K.group_sum_labels(y, p, w, local, glob, tables["n"], tables["weighted"], tables["wsums"])
+            K.group_sum_labels(y, p, w, local, offset, glob, tables["n"], tables["weighted"],
+                               tables["wsums"])
         else:
-            K.group_sum_scores(y, p, t, w, local, glob, tables["n"], tables["weighted"], tables["wsums"])
+            K.group_sum_scores(y, p, t, w, local, offset, glob, tables["n"], tables["weighted"],
+                               tables["wsums"])
 
 
 class _ProbabilityTables(Tables):
-    def fold(self, tables, arrays, w, local, glob):
+    takes_values = True
+
+    def fold(self, tables, arrays, w, local, glob, offset=0):
         y, p = arrays
-        K.group_probability(y, p, w, local, glob, tables["n"], tables["sums"])
+        K.group_probability(y, p, w, local, offset, glob, tables["n"], tables["sums"])
 
 
 class _RegressionTables(Tables):
-    def fold(self, tables, arrays, w, local, glob):
+    def fold(self, tables, arrays, w, local, glob, offset=0):
         y, p = arrays
         K.group_regression(y, p, w, local, glob, tables["n"], tables["moments"], tables["sums"])
 

@@ -18,16 +18,17 @@ and ``1`` stay two keys and keys of mixed kinds sort.
 
 from __future__ import annotations
 
+import bisect
 import math
 import numbers
 
 import numpy as np
 
-from .._kernels.grouped import dense_codes
+from .._kernels.grouped import dense_table, int_range, table_codes
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import to_numpy
 
-__all__ = ["BatchKeys", "encode", "tag", "public", "from_json", "to_json", "NULL"]
+__all__ = ["BatchKeys", "encode", "tag", "public", "from_json", "to_json", "kinds_of", "NULL"]
 
 #: the internal form of a null key
 NULL = (3, "")
@@ -84,19 +85,75 @@ def from_json(rows, columns: int) -> list:
     return out
 
 
+class ByValue:
+    """The codes of a column of dense integers, not written out: row ``i``'s
+    code is ``table[values[i] - offset]`` (``table`` spans the values' range,
+    ``-1`` where no row holds the value)."""
+
+    __slots__ = ("values", "offset", "table")
+
+    def __init__(self, values: np.ndarray, offset: int, table: np.ndarray):
+        self.values, self.offset, self.table = values, offset, table
+
+    def array(self) -> np.ndarray:
+        out = np.empty(self.values.shape[0], np.int64)
+        table_codes(self.values, self.offset, self.table, out)
+        return out
+
+
+def _array(codes) -> np.ndarray:
+    return codes.array() if isinstance(codes, ByValue) else codes
+
+
 class BatchKeys:
     """One batch's slice keys: ``codes[i]`` (int64) indexes ``keys`` (internal keys,
-    ascending), ``names`` names the columns."""
+    ascending), ``names`` names the columns, and ``kinds[j]`` says whether column
+    ``j`` holds booleans and whether it holds numbers (the only kinds of keys
+    that can be equal as Python keys: ``True == 1``).
 
-    __slots__ = ("codes", "keys", "names")
+    ``by_value`` is a :class:`ByValue` when the keys are one column of dense
+    integers: a consumer that can index by value reads the rows' values and
+    the table instead of ``codes`` (written out on first use only)."""
 
-    def __init__(self, codes: np.ndarray, keys: list, names: tuple):
-        self.codes = codes
+    __slots__ = ("_codes", "keys", "names", "kinds", "by_value")
+
+    def __init__(self, codes, keys: list, names: tuple, kinds=None):
+        self.by_value = codes if isinstance(codes, ByValue) else None
+        self._codes = None if self.by_value is not None else codes
         self.keys = keys
         self.names = names
+        self.kinds = kinds_of(keys, len(names)) if kinds is None else kinds
+
+    @property
+    def codes(self) -> np.ndarray:
+        if self._codes is None:
+            self._codes = self.by_value.array()
+        return self._codes
 
     def __repr__(self) -> str:
         return f"BatchKeys({len(self.keys)} keys of {', '.join(self.names)})"
+
+
+def _column_kinds(keys: list) -> tuple[bool, bool]:
+    """``(booleans?, numbers?)`` of one column's internal keys, ascending: booleans
+    sort first, numbers next, so two look-ups tell."""
+    if not keys:
+        return False, False
+    i = bisect.bisect_left(keys, (1, -math.inf))
+    return keys[0][0] == 0, i < len(keys) and keys[i][0] == 1
+
+
+def kinds_of(keys: list, columns: int) -> tuple:
+    """Per column, ``(booleans?, numbers?)`` among the internal keys of ``keys``
+    (tuples of ``columns`` pairs, in any order)."""
+    out = [[False, False] for _ in range(columns)]
+    for key in keys:
+        for j, (t, _) in enumerate(key):
+            if t == 0:
+                out[j][0] = True
+            elif t == 1:
+                out[j][1] = True
+    return tuple(tuple(k) for k in out)
 
 
 # ------------------------------------------------------------------ columns
@@ -213,15 +270,20 @@ def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True, limit=N
     return out, ordered
 
 
-def _unique_ints(a: np.ndarray):
-    """``(codes, distinct values)`` of an int64 array, by a table when the range allows."""
+def _unique_ints(a: np.ndarray, by_value: bool = False):
+    """``(codes, distinct values)`` of an int64 array, by a table when the range
+    allows; with ``by_value``, codes of values dense in their range (the table no
+    more than a few times their number) come as a :class:`ByValue`."""
     if a.size == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    lo, hi = int(a.min()), int(a.max())
+    lo, hi = (int(v) for v in int_range(a))
     span = hi - lo + 1
     if span <= max(_SPAN_FACTOR * a.size, _MIN_SPAN):
+        table, values = dense_table(a, lo, span)
+        if by_value and span <= max(_SPAN_FACTOR * values.shape[0], _MIN_SPAN):
+            return ByValue(a, lo, table), values
         codes = np.empty(a.size, np.int64)
-        values = dense_codes(a, lo, span, codes)
+        table_codes(a, lo, table, codes)
         return codes, values
     values, codes = np.unique(a, return_inverse=True)
     return codes.reshape(-1).astype(np.int64, copy=False), values
@@ -260,7 +322,7 @@ def _encode_column(x, name: str, n: int, limit=None):
         sub_codes, keys = _encode_values(arr[~mask], name, limit)
         # the null key sorts last, so it takes the code after every value's
         null = len(keys)
-        codes[~mask] = sub_codes
+        codes[~mask] = _array(sub_codes)
         codes[mask] = null if NULL not in keys else keys.index(NULL)
         if NULL not in keys:
             keys = keys + [NULL]
@@ -281,7 +343,12 @@ def _encode_values(arr: np.ndarray, name: str, limit=None):
             values, codes = np.unique(arr, return_inverse=True)
             return _finish(codes.reshape(-1).astype(np.int64), [int(v) for v in values], name,
                            nulls=False, limit=limit)
-        codes, values = _unique_ints(np.ascontiguousarray(arr, dtype=np.int64))
+        a = np.ascontiguousarray(arr, dtype=np.int64)
+        codes, values = _unique_ints(a, by_value=True)
+        if isinstance(codes, ByValue) and np.may_share_memory(a, arr):
+            # the values index tables when folded: never the caller's array,
+            # which could change between prepare and fold
+            codes.values = a.copy()
         _limit(values.shape[0], limit, name)
         return codes, [(1, v) for v in values.tolist()]  # ascending already, each its own key
     if kind == "f":
@@ -350,15 +417,16 @@ def encode(by, n: int, limit: int | None = None) -> BatchKeys:
     parts = [_encode_column(c, label, n, limit) for label, c in cols]
     names = tuple(_short(label) for label, _ in cols)
     cross = "by (" + ", ".join(names) + ")"
+    kinds = tuple(_column_kinds(k) for _, k in parts)
     if len(parts) == 1:
         codes, keys = parts[0]
-        return BatchKeys(codes, [(k,) for k in keys], names)
+        return BatchKeys(codes, [(k,) for k in keys], names, kinds)
     sizes = [max(len(k), 1) for _, k in parts]
     if math.prod(sizes) < 2**62:
         combined = np.zeros(n, np.int64)
         for (c, _), size in zip(parts, sizes):
             combined *= size
-            combined += c
+            combined += _array(c)
         codes, values = _unique_ints(combined)
         _limit(values.shape[0], limit, cross)
         digits = []
@@ -368,11 +436,11 @@ def encode(by, n: int, limit: int | None = None) -> BatchKeys:
             rest //= size
         digits.reverse()
     else:
-        stacked = np.stack([c for c, _ in parts], axis=1)
+        stacked = np.stack([_array(c) for c, _ in parts], axis=1)
         rows, codes = np.unique(stacked, axis=0, return_inverse=True)
         codes = codes.reshape(-1).astype(np.int64)
         _limit(rows.shape[0], limit, cross)
         digits = [rows[:, j] for j in range(rows.shape[1])]
     keys = [tuple(parts[j][1][d] for j, d in enumerate(ds)) for ds in zip(*(d.tolist() for d in digits))]
     # the per-column codes follow each column's key order, so combined codes do too
-    return BatchKeys(codes, keys, names)
+    return BatchKeys(codes, keys, names, kinds)

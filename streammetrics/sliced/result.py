@@ -46,6 +46,25 @@ def _excludes(r: Result | None, c: str, value) -> bool:
     return v < lo or v > hi
 
 
+def _approximate(r: Result | None) -> bool:
+    """Whether ``r`` was read off a binned (approximate) state: a rank result that
+    is not exact, or a report with such a member."""
+    if r is None:
+        return False
+    if getattr(r, "exact", True) is False:
+        return True
+    parts = getattr(r, "parts", None)
+    return isinstance(parts, dict) and any(_approximate(p) for p in parts.values())
+
+
+def _certified(r: Result | None, c: str):
+    """``(lower, upper)``: the certified bounds of ``r``'s score ``c`` when ``r`` is
+    approximate and has them (``<c>_lower``/``<c>_upper``), else ``None``."""
+    if not _approximate(r) or f"{c}_lower" not in r or f"{c}_upper" not in r:
+        return None
+    return r[f"{c}_lower"], r[f"{c}_upper"]
+
+
 def _scalar(v) -> bool:
     return isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_))
 
@@ -262,10 +281,17 @@ class SlicedResult(Result):
         if bounded:
             head.append("differs")
 
+        certified = []
+
         def cells(parts, n, r):
             row = [_cell(v) for v in parts] + [fmt_number(n)]
             for c in cols:
-                row.append("undefined" if r is None else fmt_number(r[c]))
+                text = "undefined" if r is None else fmt_number(r[c])
+                bounds = _certified(r, c)
+                if bounds is not None:  # a binned state's figure: its certified interval
+                    text += f" (bounds {fmt_number(bounds[0])} .. {fmt_number(bounds[1])})"
+                    certified.append(c)
+                row.append(text)
                 if c in bounded:
                     row.append(self._interval(r, c))
             return row
@@ -293,6 +319,8 @@ class SlicedResult(Result):
         if len(shown) < len(keys):
             out.append(f"  ... {len(keys) - len(shown):,} more slices (see to_json())")
         out.append(line(total))
+        if certified:
+            out.append("  (bounds: the certified interval of a figure read off a binned state)")
         if bounded:
             flagged = sum(1 for k in keys if self._differs[k])
             out.append("")

@@ -3,6 +3,7 @@
 * :mod:`.accumulator`: :class:`RankAUC` and the one-shot functions;
 * :mod:`.exact` and :mod:`.bounded`: the two state strategies;
 * :mod:`.pending`: the buffer of rows not yet sorted in;
+* :mod:`.spill`: sorted runs in temporary files (the memory budget);
 * :mod:`.sorting`: sorting and counting on two threads;
 * :mod:`.curves`: ROC/PR curves, average precision, and the result type.
 
@@ -62,6 +63,19 @@ at the same time (the smaller on a worker thread; the kernels release the
 GIL), and a large count cuts the scores at a middle key and counts the
 two sides at the same time; both give the same result as one thread.
 
+**Exact mode within a memory budget** (``max_memory``, :mod:`.spill`). The
+pending rows take at most a sixteenth of the budget; once the runs in
+memory take more than a quarter of it they are written, as they are, to
+temporary files and freed, and at most 16 files stay (one more merges the
+smaller half into one, in chunks). ``finalize`` streams a k-way merge over
+the files, the runs in memory and the pending rows' run, in chunks of a
+twelfth of the budget, and counts ``2U`` chunk by chunk (exact integers;
+with weights compensated sums carried from chunk to chunk), so the value
+equals the in-memory one to the bit. The curves, the average precision,
+the interval, the threshold queries, saving and pickling build the merged
+run in memory; merging a spilled accumulator into a budgeted one copies
+its files.
+
 **Bounded mode.** Once the state would hold more than ``2 B`` entries it
 is compacted to at most ``B`` *bins*: scores are cut along the dyadic cells
 of their 64-bit keys (halves, quarters, ... of the float line, so the
@@ -88,7 +102,12 @@ With ``B = 1000`` a stream of a million distinct continuous scores gives
 an interval about 0.001 wide (a little wider for 16 merged shards or for
 drifting scores), in a state under 100 KB.
 Curves and the average precision of a binned state are those of the binned
-scores: every bin counts as one score, its lower edge ``lo``.
+scores: every bin counts as one score, its lower edge ``lo``. Each comes with
+certified bounds: the average precision's are the worst and best case over
+every order of the rows inside each block of overlapping items
+(:func:`.bounded.average_precision_bounds`, proved in
+:mod:`streammetrics._kernels.precision_bounds`), a curve point's those of the
+bins straddling its threshold.
 
 The state saved by ``save`` (and pickled) is the single merged run, or the
 bins: ``lo``/``hi`` score ranges, ``counts`` (int64) or ``weights``

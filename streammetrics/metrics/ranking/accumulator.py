@@ -13,27 +13,43 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 
 import numpy as np
 
 from ..._kernels import rank as K
 from ..._kernels import compensated
 from ..._kernels.intervals import class_squares, delong_sums_about
-from ..._protocol.base import Accumulator
+from ..._protocol.base import Accumulator, _locked
 from ..._protocol.errors import NoObservationsError
 from ..._protocol.inputs import Finite, Labels01, convert, raise_rejected
 from ..._protocol.result import safe
 from ..._protocol.state import Field, count_total, empty_state
-from .bounded import Bounded
+from .bounded import Bounded, _ItemsPoints
 from .curves import RankResult, average_precision_of, curve_from_points, pr, roc
 from ..binary import BinaryResult
 from ..intervals import z_of
 from .exact import INT64_LIMIT, Exact, auc_of_run, run_of_sorted, sorted_run
-from .operating import OperatingPoints
+from .operating import LayeredPoints, OperatingPoints
 from .pending import Pending
 from .sorting import split_sorted
+from .spill import parse_memory
 
 __all__ = ["RankAUC", "auc", "roc_curve", "pr_curve", "average_precision", "partial_auc"]
+
+
+def _check_spill_dir(spill_dir):
+    if spill_dir is None:
+        return None
+    if not isinstance(spill_dir, (str, os.PathLike)):
+        raise TypeError(f"spill_dir must be a folder path or None, got {type(spill_dir).__name__}")
+    folder = os.path.abspath(os.fspath(spill_dir))
+    if not os.path.isdir(folder):
+        raise ValueError(f"spill_dir must be an existing folder, got {os.fspath(spill_dir)!r}")
+    return folder
+
+
+_NO_KEYS = np.zeros(0, np.uint64)
 
 
 def _check_max_bins(max_bins):
@@ -213,6 +229,31 @@ class RankAUC(Accumulator):
         of distinct scores (24 bytes each). A number ``B`` bounds the state to
         at most ``2 B`` entries (48 bytes each: under 100 KB for ``B = 1000``)
         and reports a certified interval that always contains the exact AUC.
+    max_memory : int or str, optional
+        A memory budget for the exact state, in bytes or as a string such as
+        ``"1GB"`` or ``"512MiB"`` (at least 4096 bytes). The state stays exact:
+        once its sorted runs take more than a quarter of the budget they are
+        written to temporary files (*spilled*, 24 bytes per distinct score on
+        disk) and memory holds only the pending rows (a sixteenth of the
+        budget), the runs not yet spilled and the chunks a read streams
+        through. ``finalize()`` streams a k-way merge over the files in
+        chunks; the curves, average precision, ``finalize(ci=...)``, the
+        operating-point queries, saving, pickling and merging into another
+        accumulator build the merged run in memory (24 bytes per distinct
+        score, what an in-memory state holds; a saved file or a pickle holds
+        that run too). The results and the state equal those of
+        ``RankAUC()`` on the same rows, to the bit (with weights, up to the
+        order in which the weights of one tied score are added). Budgeted and
+        unbudgeted accumulators merge. Excludes ``max_bins``.
+    spill_dir : str or os.PathLike, optional
+        The existing folder for the temporary files (default: the system's,
+        ``tempfile.gettempdir()``); needs ``max_memory``. The files are named
+        ``.streammetrics-<host>.<pid>.<random>.smspill`` and removed on
+        :meth:`reset`, :meth:`close`, at the end of a ``with`` block, when the
+        accumulator is garbage-collected and at normal exit; those a killed
+        process left are removed by the next spill on the same host. It is
+        not saved with the state (a loaded accumulator spills to the default
+        folder).
 
     Returns (``finalize()``)
     ------------------------
@@ -295,6 +336,28 @@ class RankAUC(Accumulator):
     >>> sum(a.nbytes for a in bounded.state_dict().values()) < 100_000
     True
 
+    Within a memory budget, exact: four batches of 2000 distinct scores pass
+    a budget of 16 KiB, so the runs are spilled to temporary files, and the
+    AUC is the in-memory one to the bit:
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> in_memory = RankAUC()
+    >>> with RankAUC(max_memory="16KiB", spill_dir=folder) as budgeted:
+    ...     for k in range(4):
+    ...         y = rng.integers(0, 2, 2000)
+    ...         s = rng.normal(size=2000) + y
+    ...         _ = budgeted.update(y, s), in_memory.update(y, s)
+    ...     budgeted.spilled, budgeted.nbytes <= 16 * 1024
+    ...     (budgeted + RankAUC().update([0, 1], [0.5, 0.7])).n  # they merge
+    ...     budgeted.finalize().auc == in_memory.finalize().auc
+    (True, True)
+    8002
+    True
+    >>> import os
+    >>> os.listdir(folder)  # the files went with the block
+    []
+
     A 95 % confidence interval (DeLong), which merges like the AUC:
 
     >>> r = (shard_a + shard_b).finalize(ci=0.95)
@@ -327,8 +390,17 @@ class RankAUC(Accumulator):
     #: a new buffer is made as large as the limit at once for a batch of this many rows
     _PREALLOCATE_BATCH = 1 << 16
 
-    def __init__(self, max_bins: int | None = None):
+    def __init__(self, max_bins: int | None = None, *, max_memory=None, spill_dir=None):
         self.max_bins = _check_max_bins(max_bins)
+        self.max_memory = parse_memory(max_memory)
+        self.spill_dir = _check_spill_dir(spill_dir)
+        if self.max_bins is not None and self.max_memory is not None:
+            raise ValueError(
+                "max_bins and max_memory exclude each other: max_bins bounds the state to "
+                "2 * max_bins bins (approximate, in memory), max_memory keeps it exact and "
+                "spills sorted runs to disk past the budget; give one of them")
+        if self.spill_dir is not None and self.max_memory is None:
+            raise ValueError("spill_dir is where runs are spilled past max_memory: give max_memory too")
         self._n = 0
         self._strategy = self._new_strategy(weighted=False)
         self._pending: Pending | None = None
@@ -341,10 +413,65 @@ class RankAUC(Accumulator):
 
     def _new_strategy(self, weighted: bool):
         """The empty state: every distinct score, or at most ``2 max_bins`` items."""
-        return Exact(weighted) if self.max_bins is None else Bounded(self.max_bins, weighted)
+        if self.max_bins is None:
+            return Exact(weighted, self.max_memory, self.spill_dir)
+        return Bounded(self.max_bins, weighted)
 
     def _settings(self):
-        return {"max_bins": self.max_bins}
+        out = {"max_bins": self.max_bins}
+        if self.max_memory is not None:
+            out["max_memory"] = self.max_memory
+        return out
+
+    @classmethod
+    def _from_settings(cls, settings):
+        # the folder for temporary files is never saved, and never read from a file
+        if "spill_dir" in settings:
+            raise TypeError("spill_dir is not a saved setting")
+        return cls(**settings)
+
+    def _check_compatible(self, other) -> None:
+        # the memory budget changes how the state is held, never what it holds:
+        # budgeted and unbudgeted accumulators merge
+        if type(other) is type(self) and other.max_bins == self.max_bins:
+            return
+        super()._check_compatible(other)
+
+    @property
+    def spilled(self) -> bool:
+        """Whether part of the state is held in temporary files (``max_memory``)."""
+        return isinstance(self._strategy, Exact) and self._strategy.spilled
+
+    @property
+    def spilled_bytes(self) -> int:
+        """Bytes of the state held in temporary files (24 per entry; 0 in memory)."""
+        return self._strategy.disk_bytes if isinstance(self._strategy, Exact) else 0
+
+    def close(self) -> None:
+        """Forget every observation and remove the temporary files now (as
+        :meth:`reset` does); the accumulator stays usable. Also on leaving a
+        ``with`` block."""
+        with self._guard:
+            self._load(empty_state(self.fields, self))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __getstate__(self):
+        d = super().__getstate__()
+        d["spill_dir"] = self.spill_dir
+        return d
+
+    def __setstate__(self, d):
+        super().__setstate__(d)
+        if d.get("spill_dir") is not None:
+            self.spill_dir = d["spill_dir"]
+            if isinstance(self._strategy, Exact):
+                self._strategy.spill_dir = self.spill_dir
 
     @property
     def n(self) -> int:
@@ -464,6 +591,9 @@ class RankAUC(Accumulator):
     def _load(self, state):
         self._n = int(state["n"][0])
         weighted = bool(state["weighted"][0])
+        old = getattr(self, "_strategy", None)
+        if isinstance(old, Exact):
+            old.close()  # its temporary files go now
         self._strategy = self._new_strategy(weighted)
         self._strategy.load(state)
         self._pending = None
@@ -471,7 +601,30 @@ class RankAUC(Accumulator):
         self._wsq = state["wsq"].copy() if weighted else np.zeros((2, 2))
         self._wsq_rows = int(state["wsq_rows"][0]) if weighted else 0
 
-    def _merge_state(self, other):
+    def merge(self, other):
+        """Fold ``other`` into ``self`` (see :meth:`Accumulator.merge`).
+
+        When both have a memory budget and ``other`` has spilled, its files are
+        copied into this accumulator's in chunks, never read into memory at once.
+        """
+        if (type(other) is not RankAUC or other is self or self.max_memory is None
+                or not other.spilled):
+            return super().merge(other)
+        self._check_compatible(other)
+        with _locked(self, other):
+            self._check_room(other.n, "merging")
+            theirs = empty_state(self.fields, other)
+            theirs["n"][0] = other._n
+            theirs["weighted"][0] = int(other._strategy.weighted)
+            other._strategy.export_memory(other._pending, theirs)
+            if other._strategy.weighted:
+                theirs["wsq"][:] = other._wsq
+                theirs["wsq_rows"][0] = other._wsq_rows
+            self._merge_state(theirs, other._strategy)
+        return self
+
+    def _merge_state(self, other, disk=None):
+        """Fold the state ``other`` (and the runs on disk of the exact state ``disk``)."""
         self._ops = None
         theirs = bool(other["weighted"][0])
         if theirs and not self._strategy.weighted:
@@ -483,12 +636,17 @@ class RankAUC(Accumulator):
                 compensated.merge(self._wsq, other["wsq"])
                 self._wsq_rows += int(other["wsq_rows"][0])
             else:  # unweighted rows: each squared weight is 1
-                self._add_squares(other["counts"].sum(axis=1).astype(np.float64), int(other["n"][0]))
+                masses = other["counts"].sum(axis=1).astype(np.float64)
+                if disk is not None:
+                    masses = masses + disk.disk_masses()
+                self._add_squares(masses, int(other["n"][0]))
         self._strategy.add(other)
+        if disk is not None:
+            self._strategy.add_disk(disk)
         self._n += int(other["n"][0])
 
     def _clone(self):
-        out = RankAUC(self.max_bins)
+        out = RankAUC(self.max_bins, max_memory=self.max_memory, spill_dir=self.spill_dir)
         out._n = self._n
         out._strategy = self._strategy.clone()
         out._pending = None if self._pending is None else self._pending.clone()
@@ -503,7 +661,8 @@ class RankAUC(Accumulator):
     def _compute(self, ci=None) -> RankResult:
         value, lower, upper, n_pos, n_neg, points = self._strategy.result(self._pending, self._n)
         values = {"auc": float(value)}
-        meta = {"weighted": self._strategy.weighted, "max_bins": self.max_bins}
+        meta = {"weighted": self._strategy.weighted, "max_bins": self.max_bins,
+                "exact": not getattr(points, "binned", False)}
         if ci is not None:
             run = points() if callable(points) else points
             squares = self._class_squares() if self._strategy.weighted else None
@@ -584,19 +743,58 @@ class RankAUC(Accumulator):
         """
         return average_precision_of(*self._curve())
 
+    def average_precision_bounds(self):
+        """``(lower, upper)``: a certified interval holding the exact average precision.
+
+        Equal to :meth:`average_precision` while the state is exact. For a
+        binned state, the worst and best case over every order the rows of
+        each bin could have (bins whose ranges overlap taken as one), so the
+        AP of the rows themselves always lies within:
+        ``finalize().average_precision_lower`` and ``_upper``.
+
+        >>> import numpy as np
+        >>> from streammetrics import RankAUC
+        >>> y = np.tile([0, 1, 1, 0, 1], 200)
+        >>> s = np.linspace(0, 1, 1000) + 0.3 * y
+        >>> lower, upper = RankAUC(max_bins=10).update(y, s).average_precision_bounds()
+        >>> from sklearn.metrics import average_precision_score
+        >>> bool(lower <= average_precision_score(y, s) <= upper)
+        True
+        >>> RankAUC().update(y, s).average_precision_bounds()[0] == average_precision_score(y, s)
+        True
+        """
+        with self._guard:
+            if self._n == 0:
+                raise NoObservationsError("RankAUC has no observations: call update() first")
+            strategy = self._strategy
+            if isinstance(strategy, Bounded):  # its items give the bounds
+                points = _ItemsPoints(strategy.current(self._pending), strategy.weighted)
+            else:
+                points = strategy.points(self._pending)
+        return RankResult("AUCScores", {"n": self._n}, {"max_bins": self.max_bins},
+                          points).average_precision_bounds()
+
     # -------------------------------------------------------- operating points
     def _operating(self) -> OperatingPoints:
         """The confusion counts at every threshold of the current state, built once
-        per state (later queries on an unchanged state cost ``O(log m)``). The
-        pending rows are sorted in first, as :meth:`flush` does: the totals are
-        built over the state's one run rather than a merged copy of it."""
+        per state. Without weights in exact mode they are read from the stored
+        run and the pending rows, each sorted (in place, as ``finalize`` sorts
+        them), without merging the two (:class:`LayeredPoints`); otherwise the
+        pending rows are sorted in first, as :meth:`flush` does, and the
+        totals are built over the state's one run."""
         with self._guard:
             if self._n == 0:
                 raise NoObservationsError("RankAUC has no observations: call update() first")
             if self._ops is None:
-                self._flush()
-                self._strategy.compact()
-                self._ops = self._strategy.operating(None, self._n)
+                if self.max_bins is None and not self._strategy.weighted:
+                    self._strategy.compact()
+                    buf = self._pending
+                    kp, kn = buf.sort() if buf is not None else (_NO_KEYS, _NO_KEYS)
+                    self._ops = LayeredPoints(self._strategy.points(None), kp, kn, self._n)
+                else:
+                    self._flush()
+                    self._strategy.compact()
+                    self._ops = self._strategy.operating(None, self._n)
             return self._ops
 
     def at_threshold(self, t) -> BinaryResult:
@@ -604,9 +802,11 @@ class RankAUC(Accumulator):
 
         Exactly what ``BinaryConfusion(threshold=t)`` gives on the same rows
         (counts, every guarded rate, ``n``), plus the field ``threshold``,
-        read from the state in ``O(log m)`` once the state's running totals
-        are built (``O(m)``, on the first query after a change; that query
-        also sorts the pending rows into the state, as :meth:`flush` does).
+        read from the state in ``O(log m)`` once the first query after a
+        change has read it (``O(m)``: without weights in exact mode one pass
+        over the stored counts, the pending rows left pending; otherwise the
+        pending rows are sorted in, as :meth:`flush` does, and running totals
+        built).
         ``t`` may be any real number, infinities included.
 
         With ``max_bins`` set, a bin counts as its lower edge (as in the

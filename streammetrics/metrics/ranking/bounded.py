@@ -14,10 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..._kernels import rank as K
+from ..._kernels.precision_bounds import average_precision_sums
+from .curves import average_precision_of, curve_from_points
 from .exact import auc_of_run, run_of_sorted
 from .operating import OperatingPoints
 
-__all__ = ["Bounded", "points_of_items"]
+__all__ = ["Bounded", "points_of_items", "average_precision_bounds", "is_binned",
+           "straddling_of_items"]
 
 _TARGET = 1.0
 
@@ -56,6 +59,79 @@ def points_of_items(items, weighted: bool):
     return lo[starts], np.ascontiguousarray(np.add.reduceat(ab, starts, axis=1))
 
 
+def is_binned(items) -> bool:
+    """Whether ``items`` hold a bin (a range ``lo < hi``): figures read off them are then
+    approximate; a state of points only is exact."""
+    return items is not None and bool(np.any(items[1] > items[0]))
+
+
+#: the widening of binned AP bounds: relative (rounded masses) and absolute (rounded sums)
+_AP_SLACK = 1e-9
+_AP_ABS = 1e-12
+
+
+def average_precision_bounds(lo, hi, ab, weighted: bool, value: float | None = None):
+    """``(value, lower, upper)``: the average precision of binned rank items and a
+    certified interval holding the exact one.
+
+    ``lo``, ``hi`` (float64, sorted by ``(lo, hi)``) and ``ab`` (``2 x m``,
+    positives then negatives; int64 counts or float64 weights) are the items
+    of a bounded rank state: every row of an item scores somewhere in its
+    ``[lo, hi]``. ``value`` is the AP of the binned points (each item at its
+    lower edge, as in the curves; computed when not given). The interval is
+    the worst and best case over every order of the rows inside each block
+    of overlapping items (proof in :mod:`streammetrics._kernels.precision_bounds`),
+    widened by a relative 1e-9 and an absolute 1e-12 for the rounding, and
+    holds ``value``. Without bins, or when no bin holds a positive, the three
+    are equal: the AP is then exact. With no positive all three are 0 (the
+    guard).
+
+    >>> import numpy as np
+    >>> lo, hi = np.array([0.1, 0.5, 0.9]), np.array([0.1, 0.7, 0.9])
+    >>> ab = np.array([[0, 1, 1], [1, 1, 0]])  # a negative, a bin of one each, a positive
+    >>> v, lower, upper = average_precision_bounds(lo, hi, ab, weighted=False)
+    >>> round(lower, 6), round(v, 6), round(upper, 6)  # the bin's negative above or below its positive
+    (0.833333, 0.833333, 1.0)
+    """
+    lo = np.ascontiguousarray(lo, dtype=np.float64)
+    hi = np.ascontiguousarray(hi, dtype=np.float64)
+    ab = np.ascontiguousarray(ab, dtype=np.float64 if weighted else np.int64)
+    if value is None:
+        value = average_precision_of(*curve_from_points(*points_of_items((lo, hi, ab, None), weighted)))
+    value = float(value)
+    if lo.shape[0] == 0:
+        return value, value, value
+    lower, upper, total, exact = average_precision_sums(lo, hi, ab, weighted)
+    if exact or total <= 0.0:
+        return value, value, value
+    lower = lower / total * (1.0 - _AP_SLACK) - _AP_ABS
+    upper = upper / total * (1.0 + _AP_SLACK) + _AP_ABS
+    if not (np.isfinite(lower) and np.isfinite(upper)):
+        lower, upper = 0.0, 1.0  # overflowed weights: nothing certain but the range
+    return value, _clip(min(lower, value)), _clip(max(upper, value))
+
+
+def straddling_of_items(items, scores, weighted: bool):
+    """``2 x m`` positive and negative mass of the bins with ``lo < t <= hi`` at each
+    of the increasing ``scores`` ``t``: the rows that may lie on either side of ``t``."""
+    m = scores.shape[0]
+    dtype = np.float64 if weighted else np.int64
+    out = np.zeros((2, m + 1), dtype)
+    if items is None or m == 0:
+        return out[:, :m]
+    lo, hi, ab, _ = items
+    wide = hi > lo
+    if not wide.any():
+        return out[:, :m]
+    first = np.searchsorted(scores, lo[wide], side="right")  # the first score above lo
+    end = np.searchsorted(scores, hi[wide], side="right")  # past the last score <= hi
+    part = ab[:, wide].astype(dtype)
+    for r in range(2):
+        np.add.at(out[r], first, part[r])
+        np.add.at(out[r], end, -part[r])
+    return np.cumsum(out, axis=1)[:, :m]
+
+
 def operating_of_items(items, weighted: bool, n: int) -> OperatingPoints:
     """The operating points of bounded ``items``, their bins giving the bounds."""
     scores, ab = points_of_items(items, weighted)
@@ -81,6 +157,21 @@ class _ItemsPoints:
 
     def operating(self, n: int) -> OperatingPoints:
         return operating_of_items(self.items, self.weighted, n)
+
+    @property
+    def binned(self) -> bool:
+        return is_binned(self.items)
+
+    def straddling(self, scores):
+        """The mass of the bins straddling each of ``scores`` (see :func:`straddling_of_items`)."""
+        return straddling_of_items(self.items, scores, self.weighted)
+
+    def average_precision_bounds(self, value: float):
+        """``(lower, upper)`` around the AP ``value`` of these points."""
+        if not self.binned:
+            return value, value
+        lo, hi, ab, _ = self.items
+        return average_precision_bounds(lo, hi, ab, self.weighted, value)[1:]
 
 
 class Bounded:

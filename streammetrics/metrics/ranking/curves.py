@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._kernels.curves import ap_terms
 from ..._protocol.result import RenderContext, Result, fmt_number, safe
 from .operating import OperatingPoints
 
-__all__ = ["RankResult", "curve_from_points", "roc", "pr", "average_precision_of"]
+__all__ = ["RankResult", "curve_from_points", "roc", "pr", "average_precision_of", "average_precision_of_points"]
 
 
 def curve_from_points(scores, ab):
@@ -49,6 +50,15 @@ def average_precision_of(thresholds, tps, fps) -> float:
     return float(max(0.0, -np.sum(np.diff(recall) * precision[:-1])))
 
 
+def average_precision_of_points(scores, ab) -> float:
+    """:func:`average_precision_of` the curve of the points ``(scores, ab)``,
+    without building the curve: the same value, bit for bit (see
+    :func:`streammetrics._kernels.curves.ap_terms`)."""
+    terms = np.empty(ab.shape[1], np.float64)
+    ap_terms(ab, terms)
+    return float(max(0.0, -np.sum(terms)))
+
+
 
 class RankResult(Result):
     """The AUC of a rank state, with its curves.
@@ -59,6 +69,24 @@ class RankResult(Result):
     ``auc_se`` (DeLong). :meth:`roc_curve`,
     :meth:`pr_curve` and :meth:`average_precision` read the points the state
     held when it was finalized (a result that was pickled has no points).
+    ``average_precision_lower`` and ``average_precision_upper`` (also in
+    :meth:`report_values`, so in reports and their JSON) bound the exact
+    average precision of a binned state, and equal :meth:`average_precision`
+    while it is exact; :attr:`exact` tells whether the state was.
+
+    >>> import numpy as np
+    >>> from streammetrics import RankAUC
+    >>> rng = np.random.default_rng(1)
+    >>> y = rng.integers(0, 2, 5000)
+    >>> s = rng.normal(size=5000) + y
+    >>> r = RankAUC(max_bins=50).update(y, s).finalize()
+    >>> r.exact, bool(r.average_precision_lower <= r.average_precision() <= r.average_precision_upper)
+    (False, True)
+    >>> e = RankAUC().update(y, s).finalize()
+    >>> e.exact, e.average_precision_lower == e.average_precision() == e.average_precision_upper
+    (True, True)
+    >>> bool(r.average_precision_lower <= e.average_precision() <= r.average_precision_upper)
+    True
     """
 
     __slots__ = ("_points", "_cache")
@@ -90,8 +118,95 @@ class RankResult(Result):
     def average_precision(self) -> float:
         """Average precision, as :meth:`RankAUC.average_precision`."""
         if "ap" not in self._cache:
-            self._cache["ap"] = average_precision_of(*self._curve())
+            if "curve" in self._cache:
+                self._cache["ap"] = average_precision_of(*self._cache["curve"])
+            else:  # the value alone: no curve built for it
+                if self._points is None:
+                    raise ValueError("this result holds no points (it was unpickled): take the "
+                                     "curves from the accumulator")
+                points = self._points() if callable(self._points) else self._points
+                self._cache["ap"] = average_precision_of_points(*points)
         return self._cache["ap"]
+
+    def _curve_bounds(self):
+        """``(tps_lower, tps_upper, fps_lower, fps_upper)`` along :meth:`_curve`'s thresholds."""
+        if "curve_bounds" not in self._cache:
+            thresholds, tps, fps = self._curve()
+            make = getattr(self._points, "straddling", None)
+            if make is None or self.exact:
+                self._cache["curve_bounds"] = (tps, tps, fps, fps)
+            else:
+                up, un = make(thresholds[::-1])
+                self._cache["curve_bounds"] = (tps, tps + up[::-1], fps, fps + un[::-1])
+        return self._cache["curve_bounds"]
+
+    def roc_curve_bounds(self):
+        """``(fpr_lower, fpr_upper, tpr_lower, tpr_upper)``, point by point along
+        :meth:`roc_curve`: at each threshold ``t`` the exact rates of the rows
+        with ``s >= t`` lie between them (a bin with ``lo < t <= hi`` may have
+        its rows on either side); equal to the curve while the state is exact.
+        A curve's thresholds are its items' lower edges, so they differ only
+        where bins overlap (as those of merged shards may).
+
+        >>> from streammetrics import RankAUC
+        >>> r = RankAUC(max_bins=2).update([0, 1, 0, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5]).finalize()
+        >>> fpr, tpr, _ = r.roc_curve()
+        >>> fpr_lower, fpr_upper, tpr_lower, tpr_upper = r.roc_curve_bounds()
+        >>> bool((fpr_lower <= fpr).all() and (fpr <= fpr_upper).all()), tpr_upper
+        (True, array([0.        , 0.33333333, 0.66666667, 1.        , 1.        ]))
+        """
+        tl, tu, fl, fu = self._curve_bounds()
+        _, tps, fps = self._curve()
+        p, q = safe(tps[-1]) if tps.size else 1.0, safe(fps[-1]) if fps.size else 1.0
+        z = np.zeros(1)
+        return (np.concatenate((z, fl)) / q, np.concatenate((z, fu)) / q,
+                np.concatenate((z, tl)) / p, np.concatenate((z, tu)) / p)
+
+    def pr_curve_bounds(self):
+        """``(precision_lower, precision_upper, recall_lower, recall_upper)``, point
+        by point along :meth:`pr_curve` (the final point ``(1, 0)`` included):
+        the bounds of the exact precision and recall of the rows with
+        ``s >= t`` at each threshold, as :meth:`roc_curve_bounds`."""
+        tl, tu, fl, fu = self._curve_bounds()
+        _, tps, _ = self._curve()
+        p = safe(tps[-1]) if tps.size else 1.0
+
+        def prec(t, f):
+            d = t + f
+            return np.divide(t, d, out=np.zeros_like(t), where=d != 0)
+
+        one, zero = np.ones(1), np.zeros(1)
+        return (np.concatenate((prec(tl, fu)[::-1], one)), np.concatenate((prec(tu, fl)[::-1], one)),
+                np.concatenate(((tl / p)[::-1], zero)), np.concatenate(((tu / p)[::-1], zero)))
+
+    @property
+    def exact(self) -> bool:
+        """Whether the state was exact (no bin): every figure of this result is then exact."""
+        if "exact" in self._meta:
+            return bool(self._meta["exact"])
+        return self._meta.get("max_bins") is None
+
+    def average_precision_bounds(self):
+        """``(lower, upper)``: a certified interval holding the exact average
+        precision (for a binned state, the worst and best case over every order
+        of the rows inside its bins; see
+        :func:`~streammetrics.metrics.ranking.bounded.average_precision_bounds`),
+        both equal to :meth:`average_precision` while the state is exact."""
+        if "ap_bounds" not in self._cache:
+            value = self.average_precision()
+            make = getattr(self._points, "average_precision_bounds", None)
+            self._cache["ap_bounds"] = (value, value) if make is None else make(value)
+        return self._cache["ap_bounds"]
+
+    @property
+    def average_precision_lower(self) -> float:
+        """The lower end of :meth:`average_precision_bounds`."""
+        return self.average_precision_bounds()[0]
+
+    @property
+    def average_precision_upper(self) -> float:
+        """The upper end of :meth:`average_precision_bounds`."""
+        return self.average_precision_bounds()[1]
 
     def _operating(self) -> OperatingPoints:
         if "operating" not in self._cache:
@@ -129,15 +244,29 @@ class RankResult(Result):
         out = {k: v for k, v in self._values.items() if k != "n"}
         if self._points is not None:
             out["average_precision"] = self.average_precision()
+            lower, upper = self.average_precision_bounds()
+            out["average_precision_lower"] = lower
+            out["average_precision_upper"] = upper
         return out
+
+    def _note(self, lower, upper) -> str:
+        """``(exact)`` for an exact state's figure, else its certified interval."""
+        if self.exact:
+            return "  (exact)"
+        return f"  (bounds {fmt_number(lower)} .. {fmt_number(upper)})"
 
     def section(self, ctx: RenderContext, names=None) -> list[str]:
         values = self.report_values()
-        lo, hi = values["auc_lower"], values["auc_upper"]
-        note = "  (exact)" if lo == hi else f"  (bounds {fmt_number(lo)} .. {fmt_number(hi)})"
-        order = ["auc"] + (["average_precision"] if "average_precision" in values else [])
-        order += [k for k in values if k not in order and k not in ("auc_lower", "auc_upper")]
-        return self._scalar_lines(order, names, {"auc": note}) + self._operating_lines(ctx)
+        notes = {"auc": self._note(values["auc_lower"], values["auc_upper"])}
+        order = ["auc"]
+        hidden = {"auc_lower", "auc_upper"}
+        if "average_precision" in values:
+            order.append("average_precision")
+            notes["average_precision"] = self._note(values["average_precision_lower"],
+                                                    values["average_precision_upper"])
+            hidden |= {"average_precision_lower", "average_precision_upper"}
+        order += [k for k in values if k not in order and k not in hidden]
+        return self._scalar_lines(order, names, notes) + self._operating_lines(ctx)
 
     # -------------------------------------------------- operating points in reports
     def operating_points(self, ctx: RenderContext) -> list[tuple[str, object]]:
@@ -165,9 +294,21 @@ class RankResult(Result):
 
     @staticmethod
     def _row(r) -> dict:
-        return {"threshold": r.threshold, "precision": r.precision, "recall": r.recall,
-                "f1": r.f1, "fpr": 1.0 - r.specificity if r.tn + r.fp else 0.0,
-                "tp": r.tp, "fp": r.fp, "fn": r.fn, "tn": r.tn}
+        row = {"threshold": r.threshold, "precision": r.precision, "recall": r.recall,
+               "f1": r.f1, "fpr": 1.0 - r.specificity if r.tn + r.fp else 0.0,
+               "tp": r.tp, "fp": r.fp, "fn": r.fn, "tn": r.tn}
+        if "tp_lower" in r:  # a bounded state's: the certified bounds of each figure
+            has_neg = r.tn + r.fp
+            row.update(
+                precision_lower=r.precision_lower, precision_upper=r.precision_upper,
+                recall_lower=r.recall_lower, recall_upper=r.recall_upper,
+                f1_lower=r.f1_lower, f1_upper=r.f1_upper,
+                fpr_lower=1.0 - r.specificity_upper if has_neg else 0.0,
+                fpr_upper=1.0 - r.specificity_lower if has_neg else 0.0,
+                tp_lower=r.tp_lower, tp_upper=r.tp_upper, fp_lower=r.fp_lower, fp_upper=r.fp_upper)
+        return row
+
+    _BOUNDED = ("precision", "recall", "f1", "fpr")
 
     def _operating_lines(self, ctx: RenderContext) -> list[str]:
         points = self.operating_points(ctx)
@@ -183,14 +324,27 @@ class RankResult(Result):
             row = self._row(r)
             lines.append("  " + f"{label:<{width}}"
                          + "".join(f"{fmt_number(row[c]):>11}" for c in self._COLUMNS))
+            if r.meta.get("bounds"):  # a bin straddles the threshold: the figures' intervals
+                for end in ("lower", "upper"):
+                    cells = [fmt_number(row[f"{c}_{end}"]) if c in self._BOUNDED else ""
+                             for c in self._COLUMNS]
+                    lines.append("  " + f"{'  ' + end + ' bound':<{width}}"
+                                 + "".join(f"{c:>11}" for c in cells))
+        if not self.exact:
+            lines.append("  (binned state: a row's figures are exact at its threshold unless "
+                         "bounds follow it)")
         lines.append("  (rows with s >= threshold are called positive; fpr = 1 - specificity)")
         return lines
 
     def report_extras(self, ctx: RenderContext) -> dict:
+        """``ranking_exact`` (whether every figure above is exact: a state without
+        bins; otherwise each figure comes with its ``*_lower``/``*_upper`` bounds)
+        and the ``operating_points``."""
+        out = {"ranking_exact": self.exact}
         points = self.operating_points(ctx)
         if not points:
-            return {}
-        return {"operating_points": [
+            return out
+        return {**out, "operating_points": [
             {"point": label, "reached": r is not None, **(self._row(r) if r is not None else {})}
             for label, r in points]}
 
@@ -205,9 +359,9 @@ class RankResult(Result):
         pr_marks = [(p["recall"], p["precision"], f"{label} ({p['threshold']:.4g})") for label, p in points]
         out = [
             plots.roc(fpr, tpr, v["auc"], v["auc_lower"], v["auc_upper"], v["n_pos"], v["n_neg"], folder,
-                      marks=roc_marks),
+                      marks=roc_marks, exact=self.exact),
             plots.pr(precision, recall, self.average_precision(), v["n_pos"], v["n_neg"], folder,
-                     marks=pr_marks),
+                     marks=pr_marks, bounds=self.average_precision_bounds(), exact=self.exact),
         ]
         ops = self._operating()
         if ops.m:

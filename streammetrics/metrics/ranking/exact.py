@@ -18,8 +18,9 @@ from ..._protocol.result import safe
 from ..._protocol.runs import RunStack
 from .operating import OperatingPoints
 from .sorting import sort_classes, u2_across
+from .spill import MAX_DISK_RUNS, SpillStore, stream_merge
 
-__all__ = ["Exact", "run_of_sorted", "auc_of_run", "merge_runs", "INT64_LIMIT"]
+__all__ = ["Exact", "run_of_sorted", "auc_of_run", "auc_of_chunks", "merge_runs", "INT64_LIMIT"]
 
 INT64_LIMIT = 2**63
 
@@ -83,20 +84,41 @@ def _u2_counts(ab, n_pos: int, n_neg: int) -> int:
 
 def auc_of_run(ab, weighted: bool):
     """``(auc, n_pos, n_neg)`` of one run: exact for counts, float for weights."""
-    if ab.shape[1] == 0:
-        return 0.0, (0.0 if weighted else 0), (0.0 if weighted else 0)
+    return auc_of_chunks(lambda: iter(((None, ab),)), weighted)
+
+
+def auc_of_chunks(chunks, weighted: bool):
+    """``(auc, n_pos, n_neg)`` of a run read as consecutive chunks ``(scores, ab)``
+    (``chunks()`` gives a new iterator over them; weights take two passes).
+
+    Counts: ``2U`` is the sum over the chunks of their own ``2U`` and twice their
+    positives times the negatives of the chunks before, as exact integers.
+    Weights: compensated sums carried from chunk to chunk. Either way the
+    value does not depend on where the chunks are cut.
+    """
     if weighted:
-        n_pos = float(ab[0].sum())
-        n_neg = float(ab[1].sum())
+        carry = np.zeros(4)
+        for _, ab in chunks():
+            K.masses_carry(ab, carry)
+        n_pos = float(carry[0] + carry[1])
+        n_neg = float(carry[2] + carry[3])
         if n_pos == 0 or n_neg == 0:
             return 0.0, n_pos, n_neg
-        twice = float(K.u2_float(ab, 1.0 / n_pos, 1.0 / n_neg))
+        carry = np.zeros(4)
+        for _, ab in chunks():
+            K.u2_float_carry(ab, 1.0 / n_pos, 1.0 / n_neg, carry)
+        twice = float(carry[2] + carry[3])
         return min(max(twice / 2.0, 0.0), 1.0), n_pos, n_neg
-    n_pos = int(ab[0].sum())
-    n_neg = int(ab[1].sum())
-    u2 = _u2_counts(ab, n_pos, n_neg)
+    u2 = n_pos = n_neg = 0
+    for _, ab in chunks():
+        if ab.shape[1] == 0:
+            continue
+        p = int(ab[0].sum())
+        q = int(ab[1].sum())
+        u2 += _u2_counts(ab, p, q) + 2 * p * n_neg
+        n_pos += p
+        n_neg += q
     return u2 / (2 * safe(n_pos * n_neg)), n_pos, n_neg
-
 
 
 def _entries(run) -> int:
@@ -104,32 +126,179 @@ def _entries(run) -> int:
 
 
 class Exact:
-    """The exact state: runs of distinct scores (see the module docstring)."""
+    """The exact state: runs of distinct scores (see the module docstring).
+
+    With a memory ``budget`` (bytes) the runs in memory are written to files
+    of a :class:`~.spill.SpillStore` in ``spill_dir`` once they take more than
+    half of it (see :mod:`.spill`); every read streams a merge over the files
+    and the runs still in memory.
+    """
 
     #: pending rows at most max(PENDING_MIN, PENDING_RATIO * stored scores)
     PENDING_MIN = 1 << 22
     PENDING_RATIO = 3
 
-    def __init__(self, weighted: bool = False):
+    def __init__(self, weighted: bool = False, budget: int | None = None, spill_dir=None):
         self.weighted = weighted
         self.stack = RunStack(merge_runs, _entries)
+        self.budget = budget
+        self.spill_dir = spill_dir
+        self.store = None  # made at the first spill
+        self.disk: list = []  # runs on disk (DiskRun)
 
+    # ------------------------------------------------------------ spilling
+    @property
+    def spilled(self) -> bool:
+        return bool(self.disk)
+
+    def _store(self):
+        if self.store is None:
+            self.store = SpillStore(self.spill_dir)
+        return self.store
+
+    def chunk(self, sources: int) -> int:
+        """Entries read from each of ``sources`` runs per step of a streamed merge."""
+        budget = self.budget if self.budget is not None else 1 << 30
+        return max(64, (budget // 12) // (24 * (sources + 1)))
+
+    def _spill(self) -> None:
+        """Write the runs in memory to files, then bound the runs on disk."""
+        store = self._store()
+        for run in self.stack:
+            if run[0].shape[0]:
+                self.disk.append(store.write(*run))
+        self.stack = RunStack(merge_runs, _entries)
+        self._bound_disk()
+
+    def _bound_disk(self) -> None:
+        if len(self.disk) > MAX_DISK_RUNS:
+            # the smaller runs into one: a long stream rewrites its big runs
+            # rarely (each entry is rewritten O(log) times in all)
+            self.disk.sort(key=lambda r: -r.m)
+            keep = MAX_DISK_RUNS // 2
+            self._merge_disk(self.disk[keep:])
+
+    def add_disk(self, other: "Exact") -> None:
+        """Fold the runs ``other`` holds on disk, copied in chunks into files of
+        this state (as weights when this state is weighted)."""
+        store = self._store()
+        for run in other.disk:
+            if self.weighted and run.dtype != np.float64:
+                w = store.writer(np.float64)
+                try:
+                    for scores, ab in stream_merge([run], self.chunk(1)):
+                        w.append(scores, ab.astype(np.float64))
+                except BaseException:
+                    w.abort()
+                    raise
+                self.disk.append(w.close())
+            else:
+                self.disk.append(store.copy_from(run, self.chunk(1)))
+        self._bound_disk()
+
+    def disk_masses(self):
+        """``[positive, negative]`` mass of the runs on disk."""
+        out = np.zeros(2)
+        if self.disk:
+            for _, ab in self.chunks([r.records() for r in self.disk])():
+                out += ab.sum(axis=1)
+        return out
+
+    def _merge_disk(self, old=None) -> None:
+        """Merge runs on disk (by default all) into one file, in chunks."""
+        old = self.disk if old is None else old
+        if len(old) < 2:
+            return
+        store = self._store()
+        w = store.writer(np.float64 if self.weighted else np.int64)
+        try:
+            for scores, ab in stream_merge(old, self.chunk(len(old))):
+                w.append(scores, ab)
+        except BaseException:
+            w.abort()
+            raise
+        merged = w.close()
+        gone = {id(r) for r in old}
+        self.disk = [r for r in self.disk if id(r) not in gone] + [merged]
+        for run in old:
+            store.remove(run)
+
+    def _check_budget(self) -> None:
+        if self.budget is not None and self.nbytes > self.budget // 4:
+            self._spill()
+
+    def close(self) -> None:
+        """Forget the runs and remove the files (the state is empty afterwards)."""
+        self.stack = RunStack(merge_runs, _entries)
+        self.disk = []
+        if self.store is not None:
+            self.store.close()
+
+    @property
+    def disk_bytes(self) -> int:
+        return sum(r.nbytes for r in self.disk)
+
+    def sources(self, buf=None) -> list:
+        """The runs to merge for a read: the files' records (opened now: a snapshot),
+        the runs in memory, and the run of the pending rows of ``buf``."""
+        out = [r.records() for r in self.disk] + list(self.stack)
+        if buf is not None and buf.rows:
+            out.append(buf.copy_run())
+        return out
+
+    def chunks(self, sources):
+        """A function giving the merged chunks of ``sources`` (anew at each call)."""
+        step = self.chunk(len(sources))
+        return lambda: stream_merge(sources, step)
+
+    def _materialized(self, sources):
+        """One in-memory run of ``sources`` (the curves, saving: 24 bytes per distinct score)."""
+        parts = list(self.chunks(sources)())
+        if not parts:
+            return self._empty()
+        return (np.concatenate([p[0] for p in parts]),
+                np.concatenate([p[1] for p in parts], axis=1))
+
+    # --------------------------------------------------------------- state
     def clone(self) -> "Exact":
-        out = Exact(self.weighted)
+        out = Exact(self.weighted, self.budget, self.spill_dir)
         out.stack = self.stack.copy()
+        if self.disk:
+            store = out._store()
+            out.disk = [store.copy_from(r, self.chunk(1)) for r in self.disk]
         return out
 
     @property
     def nbytes(self) -> int:
+        """Bytes of the runs in memory (:attr:`disk_bytes` those on disk)."""
         return sum(s.nbytes + ab.nbytes for s, ab in self.stack)
 
     def pending_limit(self) -> int:
         entries = self.stack.entries() if len(self.stack) else 0
-        return max(self.PENDING_MIN, self.PENDING_RATIO * entries)
+        limit = max(self.PENDING_MIN, self.PENDING_RATIO * entries)
+        if self.budget is not None:
+            # a sixteenth of the budget (its run then takes at most three sixteenths)
+            limit = min(limit, max(64, self.budget // (16 * (16 if self.weighted else 8))))
+        return limit
 
     def to_float(self) -> None:
         self.stack = RunStack(merge_runs, _entries,
                               [(s, ab.astype(np.float64)) for s, ab in self.stack])
+        if self.disk:
+            store, old = self._store(), self.disk
+            new = []
+            for run in old:
+                w = store.writer(np.float64)
+                try:
+                    for scores, ab in stream_merge([run], self.chunk(1)):
+                        w.append(scores, ab.astype(np.float64))
+                except BaseException:
+                    w.abort()
+                    raise
+                new.append(w.close())
+            self.disk = new
+            for run in old:
+                store.remove(run)
         self.weighted = True
 
     def masses(self):
@@ -137,11 +306,15 @@ class Exact:
         out = np.zeros(2)
         for _, ab in self.stack:
             out += ab.sum(axis=1)
-        return out
+        return out + self.disk_masses()
 
     def compact(self) -> None:
-        """Merge the runs into one."""
-        self.stack.collapse()
+        """Merge the runs into one (on disk once spilled)."""
+        if self.disk:
+            self._spill()
+            self._merge_disk()
+        else:
+            self.stack.collapse()
 
     def take(self, buf) -> None:
         """Sort the pending rows of ``buf`` into a run (``buf`` is used up)."""
@@ -152,7 +325,9 @@ class Exact:
             run = buf.run(merged_with=stack.pop())
         else:
             run = buf.run()
+        buf.release()
         stack.push(run)
+        self._check_budget()
 
     def add(self, state) -> None:
         """Fold the run of another exact state (``lo`` and its counts or weights)."""
@@ -162,9 +337,12 @@ class Exact:
         if self.weighted and ab.dtype != np.float64:
             ab = ab.astype(np.float64)
         self.stack.push((lo, ab))
+        self._check_budget()
 
     def points(self, buf=None):
         """The single run of the state, pending rows of ``buf`` included; no change to either."""
+        if self.disk:
+            return self._materialized(self.sources(buf))
         run = self.stack.merged()
         if buf is not None and buf.rows:
             run = buf.copy_run(merged_with=run)
@@ -173,6 +351,12 @@ class Exact:
     def result(self, buf, n: int):
         """``(auc, lower, upper, n_pos, n_neg, points)``: the three AUCs are equal;
         ``points`` gives the state's points when called (for the curves)."""
+        if self.disk:
+            # stream a merge over the files, the runs in memory and the pending
+            # rows' run; the sources are a snapshot (open files, immutable runs)
+            sources = self.sources(buf)
+            value, n_pos, n_neg = auc_of_chunks(self.chunks(sources), self.weighted)
+            return value, value, value, n_pos, n_neg, lambda: self._materialized(sources)
         runs = self.stack.copy()  # the runs are immutable: a snapshot
         if buf is not None and buf.rows and not buf.weighted and n * n < 2 * INT64_LIMIT:
             # count 2U across the run and the sorted pending rows in one pass,
@@ -184,7 +368,7 @@ class Exact:
             kp, kn = buf.sort()
             u2, n_pos, n_neg = u2_across(run if run is not None else _NO_RUN[:2], kp, kn)
             value = u2 / (2 * safe(n_pos * n_neg))
-            return value, value, value, n_pos, n_neg, lambda: buf.run(merged_with=run)
+            return value, value, value, n_pos, n_neg, lambda: run_of_sorted(kp, kn, run=run)
         if buf is not None and buf.rows:
             points = self.points(buf)
             source = points
@@ -203,6 +387,16 @@ class Exact:
         scores, ab = self.points(buf)
         return OperatingPoints(scores, ab, n, self.weighted)
 
+    def export_memory(self, buf, state) -> None:
+        """:meth:`export` of the runs in memory and the pending rows only (the
+        runs on disk are taken over by :meth:`add_disk`)."""
+        run = self.stack.merged()
+        if buf is not None and buf.rows:
+            run = buf.copy_run(merged_with=run)
+        if run is not None and run[0].shape[0]:
+            state["lo"] = run[0]
+            state["weights" if self.weighted else "counts"] = run[1]
+
     def export(self, buf, state) -> None:
         """Write the single run (pending rows included) into the saved ``state``."""
         lo, ab = self.points(buf)
@@ -211,5 +405,5 @@ class Exact:
             state["weights" if self.weighted else "counts"] = ab
 
     def load(self, state) -> None:
-        self.stack = RunStack(merge_runs, _entries)
+        self.close()
         self.add(state)

@@ -4,7 +4,9 @@ A rank state holds, for each distinct score, its positive and negative mass,
 so it holds the confusion counts of every threshold at once: at a threshold
 ``t`` the rows with ``s >= t`` are called positive. :class:`OperatingPoints`
 builds the running totals once (``O(m)`` for ``m`` distinct scores) and then
-answers each query in ``O(log m)``:
+answers each query in ``O(log m)``; :class:`LayeredPoints` answers the same
+queries, bit for bit, from an unweighted exact state held as a stored run and
+sorted pending rows, without merging them:
 
 * :meth:`~OperatingPoints.at_threshold`: the binary result at ``s >= t``;
 * :meth:`~OperatingPoints.threshold_for`: the threshold meeting a target
@@ -29,11 +31,15 @@ import numbers
 
 import numpy as np
 
+import threading
+
+from ..._kernels import operating as K
 from ..._kernels.operating import SCORE_CODES, best_candidate, partial_area, precision_reach, running_sums
+from ..._kernels.rank import score_keys
 from ..._protocol.result import safe
 from ..binary import BinaryResult, binary_result
 
-__all__ = ["OperatingPoints", "SCORES", "TARGETS", "check_threshold", "check_max_fpr"]
+__all__ = ["OperatingPoints", "LayeredPoints", "SCORES", "TARGETS", "check_threshold", "check_max_fpr"]
 
 #: the scores ``best_threshold`` maximises
 SCORES = ("f1", "mcc", "youden", "balanced_accuracy", "accuracy", "jaccard")
@@ -89,6 +95,46 @@ def _check_cost(cost) -> np.ndarray:
         i, j = np.argwhere(~np.isfinite(c))[0]
         raise ValueError(f"cost[{i}, {j}] must be finite, got {c[i, j]!r}")
     return c
+
+
+def _target(targets):
+    """The one ``(name, value)`` given to ``threshold_for``, checked."""
+    given = {k: v for k, v in targets.items() if v is not None}
+    unknown = sorted(set(targets) - set(TARGETS))
+    if unknown:
+        raise TypeError(f"threshold_for() got an unexpected target {unknown[0]!r}; "
+                        f"targets: {', '.join(TARGETS)}")
+    if len(given) != 1:
+        raise TypeError("threshold_for() takes exactly one target: "
+                        + ", ".join(f"{t}=" for t in TARGETS))
+    (name, value), = given.items()
+    return name, check_rate(name, value)
+
+
+def _objective(score, cost):
+    """``(score, None)`` or ``(None, cost matrix)`` for ``best_threshold``, checked."""
+    if cost is not None:
+        if score is not None:
+            raise TypeError("best_threshold() takes a score or a cost, not both")
+        return None, _check_cost(cost)
+    score = "f1" if score is None else score
+    if not isinstance(score, str):
+        raise TypeError(f"score must be a string, got {type(score).__name__}")
+    if score not in SCORES:
+        raise ValueError(f"score must be one of {', '.join(map(repr, SCORES))}; got {score!r}")
+    return score, None
+
+
+def _values_at(tp, fp, fn, tn, n, weighted, t):
+    """The fields and meta of the binary result with these cells at threshold ``t``."""
+    meta = {"threshold": t, "weighted": weighted}
+    values = dict(binary_result(tp, fp, fn, tn, n=n, meta=meta)._values)
+    values["threshold"] = t
+    return values, meta
+
+
+def _mass_note(what, total) -> str:
+    return f"no {what} was seen" if total == 0 else f"{total:g} {what} mass"
 
 
 class OperatingPoints:
@@ -161,10 +207,7 @@ class OperatingPoints:
         the candidate's score) and ``extra`` fields."""
         t = self.threshold(k) if t is None else t
         tp, fp, fn, tn = self._counts(k)
-        meta = {"threshold": t, "weighted": self.weighted}
-        r = binary_result(tp, fp, fn, tn, n=self.n, meta=meta)
-        values = dict(r._values)
-        values["threshold"] = t
+        values, meta = _values_at(tp, fp, fn, tn, self.n, self.weighted, t)
         if self.bounded:
             up, un = (0, 0) if self.bins is None else self._straddling(t)
             # corner A: the straddling positives called, negatives not; corner B the reverse
@@ -198,16 +241,7 @@ class OperatingPoints:
         return self._cache["reach"]
 
     def threshold_for(self, **targets) -> BinaryResult:
-        given = {k: v for k, v in targets.items() if v is not None}
-        unknown = sorted(set(targets) - set(TARGETS))
-        if unknown:
-            raise TypeError(f"threshold_for() got an unexpected target {unknown[0]!r}; "
-                            f"targets: {', '.join(TARGETS)}")
-        if len(given) != 1:
-            raise TypeError("threshold_for() takes exactly one target: "
-                            + ", ".join(f"{t}=" for t in TARGETS))
-        (name, value), = given.items()
-        value = check_rate(name, value)
+        name, value = _target(targets)
         tp, fp = self.called[0], self.called[1]
         sp, sn = safe(self.P), safe(self.N)
         if name == "recall":
@@ -238,22 +272,14 @@ class OperatingPoints:
         tn = float(self.rest[1, k]) if self.weighted else float(self.N) - fp
         return tn / safe(tn + fp)
 
-    def _mass_note(self, what, total) -> str:
-        return f"no {what} was seen" if total == 0 else f"{total:g} {what} mass"
+    _mass_note = staticmethod(_mass_note)
 
     def best_threshold(self, score=None, cost=None) -> BinaryResult:
-        if cost is not None:
-            if score is not None:
-                raise TypeError("best_threshold() takes a score or a cost, not both")
-            c = _check_cost(cost)
+        score, c = _objective(score, cost)
+        if c is not None:
             k, total = best_candidate(self.called, self.rest, float(self.P), float(self.N),
                                       SCORE_CODES["cost"], c)
             return self.result(int(k), {"cost": float(total)})
-        score = "f1" if score is None else score
-        if not isinstance(score, str):
-            raise TypeError(f"score must be a string, got {type(score).__name__}")
-        if score not in SCORES:
-            raise ValueError(f"score must be one of {', '.join(map(repr, SCORES))}; got {score!r}")
         key = ("score", score)
         if key not in self._cache:
             k, best = best_candidate(self.called, self.rest, float(self.P), float(self.N),
@@ -280,3 +306,123 @@ class OperatingPoints:
         recall = tp / safe(float(self.P))
         f1 = 2 * precision * recall / safe(precision + recall)
         return self.scores[::-1], precision, recall, f1
+
+
+_TOP = int(K._TOP)
+
+
+def _key_float(key: int) -> float:
+    """The score of a key (``+inf`` for the top, the candidate above every score)."""
+    if key == _TOP:
+        return math.inf
+    bits = key ^ (1 << 63) if key >> 63 else ~key & 0xFFFFFFFFFFFFFFFF
+    return float(np.array(bits, np.uint64).view(np.float64))
+
+
+class LayeredPoints:
+    """The confusion counts of every threshold of an unweighted exact state held
+    as one run and sorted pending rows, read without merging them.
+
+    ``run`` is ``(scores, counts)`` (a run of int64 counts, possibly empty)
+    and ``kp``, ``kn`` the sorted keys of the pending positives and negatives
+    (see :mod:`streammetrics._kernels.rank`). The same candidates, counts and
+    answers as :class:`OperatingPoints` over their merged run, bit for bit.
+    Building costs one pass over the run's counts and a search of the keys
+    (``O(m / STEP)`` blocks, each of about ``STEP`` keys of each part); then
+    :meth:`at_threshold` and the monotone targets cost ``O(log m + STEP)``,
+    the precision target and :meth:`best_threshold` a pass over the blocks'
+    bounds and a walk of the few blocks that may hold the answer, and
+    :meth:`partial_auc` a walk of the keys up to ``max_fpr`` shared by every
+    query (each resumes where an earlier one saved its sum).
+
+    >>> import numpy as np
+    >>> from streammetrics.metrics.ranking.operating import LayeredPoints
+    >>> from streammetrics._kernels.rank import score_keys
+    >>> run = (np.array([0.1, 0.6]), np.array([[0, 1], [1, 1]]))  # 0.1: a negative; 0.6: one of each
+    >>> kp, kn = score_keys(np.array([0.4, 0.9])), score_keys(np.array([0.3]))  # pending, sorted
+    >>> ops = LayeredPoints(run, kp, kn, n=6)
+    >>> r = ops.at_threshold(0.5)
+    >>> r.tp, r.fp, r.fn, r.tn
+    (2, 1, 1, 2)
+    >>> ops.threshold_for(recall=1.0).threshold, ops.best_threshold("f1").threshold
+    (0.4, 0.4)
+    """
+
+    #: keys of each part per block
+    STEP = 512
+
+    def __init__(self, run, kp, kn, n: int):
+        scores, counts = run
+        self.n = n
+        self.weighted = False
+        self._parts = (np.ascontiguousarray(scores, dtype=np.float64).view(np.uint64),
+                       np.ascontiguousarray(counts, dtype=np.int64),
+                       np.ascontiguousarray(kp, dtype=np.uint64),
+                       np.ascontiguousarray(kn, dtype=np.uint64))
+        self._blocks = K.layer_blocks(*self._parts, self.STEP)
+        self._args = self._parts + self._blocks
+        tpb, fpb = self._blocks[4], self._blocks[5]
+        self.P, self.N = int(tpb[0]), int(fpb[0])
+        self._cache: dict = {}
+        self._lock = threading.Lock()  # the partial sums saved by partial_auc
+        self._saved = None
+        self._known = 0
+
+    def _result(self, key: int, tp: int, fp: int, extra=None, t=None) -> BinaryResult:
+        t = _key_float(key) if t is None else t
+        tp, fp = int(tp), int(fp)
+        values, meta = _values_at(tp, fp, self.P - tp, self.N - fp, self.n, False, t)
+        values.update(extra or {})
+        return BinaryResult("BinaryScores", values, meta)
+
+    def at_threshold(self, t) -> BinaryResult:
+        t = check_threshold(t)
+        key = int(score_keys(np.array([t]))[0])
+        tp, fp = K.layer_counts(*self._args, np.uint64(key))
+        return self._result(key, tp, fp, t=t)
+
+    def threshold_for(self, **targets) -> BinaryResult:
+        name, value = _target(targets)
+        status, key, tp, fp, _ = K.layer_search(*self._args, K.SEARCH_CODES[name], value)
+        if status:
+            if name == "recall":
+                raise ValueError(f"no threshold reaches recall {value:g}: the highest is "
+                                 f"{self.P / safe(self.P):g} ({_mass_note('positive', self.P)})")
+            if name == "specificity":
+                raise ValueError(f"no threshold reaches specificity {value:g} "
+                                 f"({_mass_note('negative', self.N)})")
+            best = K.layer_search(*self._args, K.SEARCH_CODES["max_precision"], 0.0)[4]
+            raise ValueError(f"no threshold reaches precision {value:g}: the highest is {best:g}")
+        return self._result(int(key), tp, fp, {"target": name, "target_value": value})
+
+    def _best(self, code, cost):
+        status, key, tp, fp, value = K.layer_best(*self._args, code, cost, True)
+        if status:  # near-ties the pruned scan could not settle: scan every block
+            status, key, tp, fp, value = K.layer_best(*self._args, code, cost, False)
+        return int(key), int(tp), int(fp), float(value)
+
+    def best_threshold(self, score=None, cost=None) -> BinaryResult:
+        score, c = _objective(score, cost)
+        if c is not None:
+            key, tp, fp, total = self._best(SCORE_CODES["cost"], c)
+            return self._result(key, tp, fp, {"cost": total})
+        if score not in self._cache:
+            self._cache[score] = self._best(SCORE_CODES[score], _NO_COST)
+        key, tp, fp, best = self._cache[score]
+        return self._result(key, tp, fp, {"score": score, "best": best})
+
+    def partial_auc(self, max_fpr, mcclish: bool = False) -> float:
+        max_fpr = check_max_fpr(max_fpr)
+        if self.P == 0 or self.N == 0:
+            return 0.0  # no pairs: the guard, as for the AUC
+        with self._lock:
+            if self._saved is None:
+                self._known = self._blocks[0].shape[0]
+                self._saved = np.empty((self._known, 3))
+            area, self._known = K.layer_partial_area(*self._args, max_fpr, self._saved,
+                                                     self._known)
+        area = float(area)
+        if not mcclish:
+            return area
+        least, most = max_fpr * max_fpr / 2.0, max_fpr
+        return float(0.5 * (1.0 + (area - least) / (most - least)))

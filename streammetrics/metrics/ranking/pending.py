@@ -107,6 +107,13 @@ class Pending:
         """The run of the pending rows (sorted in place), merged with a run if given."""
         return sorted_run(self.keys, self.front, self.back, self.vals, merged_with, self.sorted)
 
+    def release(self) -> None:
+        """Drop the buffer's arrays once its rows were made a run (frees them
+        before the run is merged on, unless a result still reads them)."""
+        self.keys = np.empty(0, np.uint64)
+        self.vals = None if self.vals is None else np.empty(0, np.float64)
+        self.front = self.back = 0
+
     def sorted_keys(self, in_place: bool = True):
         """``(kp, vp, kn, vn, pre_p, pre_n)``: each class's keys sorted, their
         weights and the weights' inclusive prefix sums (``None`` without weights)."""

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from ..._kernels import rank as K
+from ..._kernels.sort import sort_keys
 
-__all__ = ["sort_classes", "u2_across", "split_sorted", "key_float", "CORES", "THREADED_MIN"]
+__all__ = ["sort_classes", "u2_across", "split_sorted", "key_float", "keys_sorter", "CORES",
+           "THREADED_MIN"]
 
 
 def _cpu_count() -> int:
@@ -46,14 +49,59 @@ def _sort_pool() -> ThreadPoolExecutor:
         return _pool[1]
 
 
+#: how keys alone are sorted when large: ``"numpy"`` (``np.sort``) or ``"radix"``
+#: (the LSD radix kernel); ``None`` until measured, once per process, at the
+#: first large sort (:func:`keys_sorter`). Either gives the same sorted keys.
+SORT_CHOICE = None
+
+_SAMPLE = 1 << 17
+
+
+def _timed(fn, arr, repeat=3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        a = arr.copy()
+        t0 = time.perf_counter()
+        fn(a)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def keys_sorter() -> str:
+    """The faster sort of 64-bit keys on this machine, measured once per
+    process on a sample of random float keys (best of three each; the radix
+    kernel when it takes under three quarters of numpy's time): numpy's
+    vectorised sort is several times faster than the radix kernel on CPUs
+    with wide SIMD units, and slower on others."""
+    global SORT_CHOICE
+    if SORT_CHOICE is None:
+        with _pool_lock:
+            if SORT_CHOICE is None:
+                sample = K.score_keys(np.random.default_rng(0).normal(size=_SAMPLE))
+                scratch = np.empty(_SAMPLE, np.uint64)
+                radix = _timed(lambda a: sort_keys(a, scratch), sample)
+                numpy_ = _timed(np.ndarray.sort, sample)
+                # numpy's unless the radix kernel is clearly faster (a busy
+                # machine makes a small sample's timings noisy)
+                SORT_CHOICE = "radix" if radix < 0.75 * numpy_ else "numpy"
+    return SORT_CHOICE
+
+
+def _sort_keys_alone(part, scratch=None):
+    if part.shape[0] >= THREADED_MIN and keys_sorter() == "radix":
+        sort_keys(part, np.empty(part.shape[0], np.uint64) if scratch is None else scratch)
+    else:
+        part.sort()
+
+
 def sort_classes(keys, front, back, vals=None, threads=None):
     """Sort ``keys[:front]`` and ``keys[back:]`` in place, each on its own
     (``vals`` moved along). With ``vals``, returns the scratch ``(tk, tv)``,
     free again and at least as long as the longer part; without, ``(None, None)``.
 
-    Keys alone are sorted by numpy's sort (vectorised; on this project's
-    benchmark machine as fast as the radix sort on distinct scores and twice as
-    fast on rounded ones, and nothing to compile); keys with their weights by
+    Keys alone are sorted by numpy's sort (vectorised, nothing to compile) or,
+    for large parts on a machine where it measured faster, by the radix kernel
+    (:func:`keys_sorter`); keys with their weights by
     the radix sort of :mod:`streammetrics._kernels.sort` (three to six times
     faster than ``np.argsort`` and a gather there). With ``threads`` (by
     default: when there are two cores and the smaller part is large) the two
@@ -66,12 +114,12 @@ def sort_classes(keys, front, back, vals=None, threads=None):
     if vals is None:
         pos, neg = keys[:front], keys[back:]
         if not threads:
-            pos.sort()
-            neg.sort()
+            _sort_keys_alone(pos)
+            _sort_keys_alone(neg)
             return None, None
-        job = _sort_pool().submit(pos.sort)
+        job = _sort_pool().submit(_sort_keys_alone, pos)
         try:
-            neg.sort()
+            _sort_keys_alone(neg)
         finally:
             job.result()
         return None, None

@@ -1,0 +1,358 @@
+"""``evaluate --bootstrap N [--key COL]`` and the ``compare`` command.
+
+Both fold the files with the keyed Poisson bootstrap (:class:`~streammetrics.Bootstrap`):
+row ``i``'s weight in replicate ``r`` depends on ``(seed, key, r)`` only,
+``key`` being the ``--key`` column or, without one, the row's position in the
+files taken in the order given. ``compare`` feeds the same rows and keys to
+one bootstrap per model, so the differences are paired, and adds DeLong's
+paired test of the two AUCs from the columns it keeps in memory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+
+import numpy as np
+
+from streammetrics import (BinaryConfusion, Bootstrap, Evaluator, ProbabilityScores, compare,
+                           paired_delong)
+from streammetrics._protocol.result import fmt_number, jsonable
+from streammetrics.io import ColumnSpec, InputError, expand_paths, open_source
+
+from .output import CommandError, check_outputs, note, save_state
+from .progress import Progress, progress_enabled
+from .shards import make_evaluator, translate
+
+__all__ = ["add_bootstrap_options", "add_compare", "cmd_evaluate_bootstrap", "cmd_compare"]
+
+#: the replicates of ``compare`` unless ``--bootstrap`` says otherwise
+COMPARE_REPLICATES = 200
+
+
+def _replicates(text: str) -> int:
+    import argparse
+
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of replicates, got {text!r}") from None
+    if not 1 <= v <= 1 << 20:
+        raise argparse.ArgumentTypeError(f"expected between 1 and {1 << 20} replicates, got {text!r}")
+    return v
+
+
+def _seed(text: str) -> int:
+    import argparse
+
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer seed, got {text!r}") from None
+    if not 0 <= v < 1 << 64:
+        raise argparse.ArgumentTypeError(f"expected a seed in [0, 2**64), got {text!r}")
+    return v
+
+
+def _key_options(p) -> None:
+    p.add_argument("--key", metavar="COL",
+                   help="column of integer row ids that key the bootstrap weights (the same "
+                        "row gets the same weights in any file, shard or order); without it, "
+                        "a row's position in the files, in the order given")
+    p.add_argument("--seed", type=_seed, default=0, metavar="S",
+                   help="seed of the bootstrap weights (default: 0)")
+
+
+def add_bootstrap_options(ev) -> None:
+    """``evaluate``'s ``--bootstrap N``, ``--key COL`` and ``--seed S``."""
+    ev.add_argument("--bootstrap", type=_replicates, metavar="N",
+                    help="percentile intervals from N keyed Poisson bootstrap replicates for "
+                         "every score (at the --ci level, default 0.95); counts and "
+                         "probability scores are fast, AUC and calibration replicates are "
+                         "folded one by one (slower)")
+    _key_options(ev)
+
+
+def add_compare(sub, out) -> None:
+    """The ``compare`` command: two models' predictions on the same rows."""
+    cp = sub.add_parser(
+        "compare", help="compare two models on the same rows",
+        description="Compare two models' predictions of the same rows (two --p columns of "
+                    "the same files): the difference of each score with a paired bootstrap "
+                    "interval and p-value, and DeLong's paired test of the two AUCs.",
+    )
+    cp.add_argument("paths", nargs="+", metavar="PATH", help="files, globs or directories")
+    cp.add_argument("--y", default="y", metavar="COL", help="column of the 0/1 truth (default: y)")
+    cp.add_argument("--p", action="append", metavar="COL", required=True,
+                    help="a model's column of scores; give it twice: --p model_a --p model_b")
+    cp.add_argument("--weight", metavar="COL", help="column of sample weights")
+    cp.add_argument("--threshold", type=float, metavar="T",
+                    help="rows with a score >= T are called positive (default: 0.5)")
+    cp.add_argument("--scores", choices=("probability", "score"), default="probability",
+                    help="'score' for unbounded scores (no log loss or Brier score)")
+    cp.add_argument("--bootstrap", type=_replicates, default=COMPARE_REPLICATES, metavar="N",
+                    help=f"bootstrap replicates (default: {COMPARE_REPLICATES})")
+    cp.add_argument("--ci", type=float, default=0.95, metavar="LEVEL",
+                    help="level of the intervals of the differences (default: 0.95)")
+    _key_options(cp)
+    cp.add_argument("--format", choices=("text", "json"), default="text",
+                    help="report format on stdout (default: text)")
+    cp.add_argument("--batch-rows", type=_replicates, default=1 << 20, metavar="N",
+                    help="rows read at a time (default: 1048576)")
+    from .parser import PROGRESS
+
+    cp.add_argument("--progress", choices=PROGRESS, default="auto",
+                    help="a progress bar on stderr (default: auto, on a terminal)")
+
+
+def _row_keys(src, chunk, args, offset: int) -> np.ndarray:
+    """The chunk's row keys: the ``--key`` column, or the rows' positions."""
+    n = len(chunk.y)
+    if not args.key:
+        return np.arange(offset, offset + n, dtype=np.int64)
+    col = np.asarray(chunk.keys[-1])
+    if col.dtype.kind in "iu":
+        return col
+    bad = None
+    if col.dtype.kind == "f":
+        ok = np.isfinite(col) & (col == np.floor(col)) & (np.abs(col) < 2.0**63)
+        if ok.all():
+            return col.astype(np.int64)
+        bad = int(np.argmin(ok))
+    i = 0 if bad is None else bad
+    raise CommandError(f"{src.path}: {src.where(chunk.start + i)}, column {args.key!r}: value "
+                       f"{col[i].item() if hasattr(col[i], 'item') else col[i]!r} is not an "
+                       "integer row id (--key takes integer ids)")
+
+
+def _sources(args, p_columns, labels=False):
+    cols = ColumnSpec(args.y, tuple(p_columns), args.weight, labels=labels,
+                      by=(args.key,) if args.key else ())
+    try:
+        return [open_source(f, cols) for f in expand_paths(args.paths)]
+    except InputError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
+    """``evaluate ... --bootstrap N``: one bootstrap of the task's Evaluator per
+    file, merged; the report holds every score with its interval."""
+    from .commands import summary
+
+    t0 = time.perf_counter()
+    compiled_before = watch.seconds if watch else 0.0
+    if settings.get("by"):
+        raise CommandError("--bootstrap does not combine with --by (bootstrap one slice's rows instead)")
+    if args.plots:
+        raise CommandError("--plots does not combine with --bootstrap")
+    if settings.get("labels") == "auto":
+        raise CommandError("--bootstrap needs the labels: pass --labels A,B,... rather than auto")
+    check_outputs(args)
+    sources = _sources(args, args.p, labels="labels" in settings)
+    template = make_evaluator(settings)
+    try:
+        make = lambda: Bootstrap(template, replicates=args.bootstrap, seed=args.seed)  # noqa: E731
+        total = make()
+    except TypeError as exc:  # e.g. a member without sample weights
+        raise CommandError(f"--bootstrap: {exc}") from None
+    offset = 0
+    with Progress(sources, progress_enabled(args.progress)) as progress:
+        for src in sources:
+            shard = make()
+            progress.start(src)
+            try:
+                for chunk in src.chunks(args.batch_rows):
+                    keys = _row_keys(src, chunk, args, offset)
+                    try:
+                        shard.update(chunk.y, chunk.p, sample_weight=chunk.w, key=keys)
+                    except (ValueError, TypeError) as exc:
+                        raise translate(exc, src, chunk, settings["task"]) from None
+                    offset += len(chunk.y)
+                    progress.update(chunk)
+            except InputError as exc:
+                raise CommandError(str(exc)) from None
+            progress.complete()
+            total.merge(shard)
+    if total.n == 0:
+        raise CommandError("the input holds no rows: nothing to evaluate")
+    try:
+        result = total.finalize(ci=args.ci if args.ci is not None else 0.95)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    _print_bootstrap(result, total, args)
+    if args.save_state:
+        save_state(total, args.save_state)
+    compiling = watch.share(compiled_before) if watch else ""
+    note(summary(total.n, time.perf_counter() - t0, len(sources), compiling))
+    return 0
+
+
+def _print_bootstrap(result, total, args) -> None:
+    """The scores with their bootstrap intervals (``auc 0.8713 [0.8690, 0.8736]``),
+    then the other scalar fields; arrays (curves, bins) are left to ``evaluate``
+    without ``--bootstrap``."""
+    scalars = {k: v for k, v in result.items() if np.ndim(v) == 0 and k not in ("ci",)}
+    scored = [k for k in scalars if f"{k}_ci_lower" in scalars]
+    bounds = {f"{k}_ci_{e}" for k in scored for e in ("lower", "upper")}
+    info = ("n", "replicates", "replicates_used")
+    other = [k for k in scalars if k not in scored and k not in bounds and k not in info]
+    level = result.ci
+    if args.format == "json":
+        doc = {"result": "Bootstrap", "n": result.n, "ci": level, "replicates": result.replicates,
+               "replicates_used": result.replicates_used, "seed": args.seed, "key": args.key,
+               "weight_column": args.weight,
+               "metrics": {k: {"value": scalars[k], "ci_lower": scalars[f"{k}_ci_lower"],
+                               "ci_upper": scalars[f"{k}_ci_upper"]} for k in scored},
+               "counts": {k: scalars[k] for k in other}}
+        sys.stdout.write(json.dumps(jsonable(doc), indent=2) + "\n")
+        return
+    title = (f"{total.template.task or 'members'} evaluation of {result.n:,} rows, "
+             f"{level:.0%} bootstrap intervals")
+    width = max(len(k) for k in scored + other) if scored or other else 0
+    lines = [title, "=" * len(title), ""]
+    for k in scored:
+        lines.append(f"  {k:<{width}}  {fmt_number(scalars[k])} "
+                     f"[{fmt_number(scalars[f'{k}_ci_lower'])}, {fmt_number(scalars[f'{k}_ci_upper'])}]")
+    if other:
+        lines.append("")
+        lines += [f"  {k:<{width}}  {fmt_number(scalars[k])}" for k in other]
+    key = f"keyed by {args.key!r}" if args.key else "keyed by row position"
+    lines += ["", f"  percentile intervals of {result.replicates_used} of {result.replicates} keyed "
+                  f"Poisson bootstrap replicates ({key}, seed {args.seed})"]
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _template(args):
+    t = 0.5 if args.threshold is None else args.threshold
+    if not math.isfinite(t):
+        raise CommandError(f"--threshold must be finite, got {args.threshold}")
+    members = {"binary": BinaryConfusion(threshold=t)}
+    if args.scores == "probability":
+        members["probability"] = ProbabilityScores()
+    return Evaluator(members)
+
+
+def cmd_compare(args, watch=None) -> int:
+    """``streammetrics compare PATH... --p A --p B``: the paired differences of A and B."""
+    from .commands import summary
+
+    t0 = time.perf_counter()
+    compiled_before = watch.seconds if watch else 0.0
+    names = [c for arg in args.p for c in arg.split(",") if c]
+    if len(names) != 2 or names[0] == names[1]:
+        raise CommandError(f"compare takes two different --p columns, got {', '.join(names) or 'none'}")
+    if not 0.0 < args.ci < 1.0:
+        raise CommandError(f"--ci must lie strictly between 0 and 1, got {args.ci}")
+    sources = _sources(args, names)
+    template = _template(args)
+    boots = [Bootstrap(template, replicates=args.bootstrap, seed=args.seed) for _ in names]
+    ys, ps, ws = [], ([], []), []
+    offset = 0
+    with Progress(sources, progress_enabled(args.progress)) as progress:
+        for src in sources:
+            progress.start(src)
+            try:
+                for chunk in src.chunks(args.batch_rows):
+                    keys = _row_keys(src, chunk, args, offset)
+                    p = np.asarray(chunk.p)
+                    batches = [_prepare(b, chunk, p[:, j], keys, src, names[j]) for j, b in enumerate(boots)]
+                    for b, batch in zip(boots, batches):  # both checked before either folds
+                        b.fold(batch)
+                    ys.append(np.asarray(chunk.y))
+                    for j in range(2):
+                        ps[j].append(np.asarray(p[:, j], np.float64))
+                    if chunk.w is not None:
+                        ws.append(np.asarray(chunk.w, np.float64))
+                    offset += len(chunk.y)
+                    progress.update(chunk)
+            except InputError as exc:
+                raise CommandError(str(exc)) from None
+            progress.complete()
+    if boots[0].n == 0:
+        raise CommandError("the input holds no rows: nothing to compare")
+    try:
+        result = compare(boots[0], boots[1], ci=args.ci)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    y = np.concatenate(ys)
+    w = np.concatenate(ws) if ws else None
+    try:
+        auc = paired_delong(y, np.concatenate(ps[0]), np.concatenate(ps[1]), sample_weight=w, ci=args.ci)
+    except ValueError as exc:
+        auc = None
+        note(f"no AUC comparison: {exc}")
+    _print_comparison(result, auc, names, args)
+    compiling = watch.share(compiled_before) if watch else ""
+    note(summary(boots[0].n, time.perf_counter() - t0, len(sources), compiling))
+    return 0
+
+
+def _prepare(boot, chunk, p, keys, src, column):
+    """``boot.prepare`` of one model's column; a bad value names the file, row and column."""
+    from streammetrics import BadValueError
+
+    try:
+        return boot.prepare(chunk.y, p, sample_weight=chunk.w, key=keys)
+    except BadValueError as exc:
+        if exc.argument != "p":
+            raise translate(exc, src, chunk, "binary") from None
+        what = f"value {exc.value!r}: {exc.problem}" if exc.relation == "=" else exc.detail
+        hint = (" (for unbounded scores such as logits, pass --scores score)"
+                if "probabilities must lie in [0, 1]" in exc.problem else "")
+        raise CommandError(f"{src.path}: {src.where(chunk.start + exc.row)}, column {column!r}: "
+                           f"{what}{hint}") from None
+    except (ValueError, TypeError) as exc:
+        raise translate(exc, src, chunk, "binary") from None
+
+
+#: the scores a comparison reports, in this order (those the template has)
+_SHOWN = ("accuracy", "precision", "recall", "specificity", "balanced_accuracy", "f1", "mcc",
+          "log_loss", "brier")
+
+
+def _print_comparison(result, auc, names, args) -> None:
+    a, b = names
+    rows = []
+    if auc is not None:
+        rows.append(("auc", auc.auc_a, auc.auc_b, auc.auc_diff, auc.auc_diff_ci_lower,
+                     auc.auc_diff_ci_upper, auc.p_value, "DeLong"))
+    for k in _SHOWN:
+        if f"{k}_diff" in result:
+            rows.append((k, result[f"{k}_a"], result[f"{k}_b"], result[f"{k}_diff"],
+                         result[f"{k}_diff_ci_lower"], result[f"{k}_diff_ci_upper"],
+                         result[f"{k}_p_value"], "bootstrap"))
+    level = result.ci
+    if args.format == "json":
+        doc = {"result": "Comparison", "n": result.n, "models": [a, b], "ci": level,
+               "replicates": result.replicates, "replicates_used": result.replicates_used,
+               "seed": args.seed, "key": args.key, "weight_column": args.weight,
+               "scores": {r[0]: {"a": r[1], "b": r[2], "diff": r[3], "diff_ci_lower": r[4],
+                                 "diff_ci_upper": r[5], "p_value": r[6], "method": r[7]}
+                          for r in rows}}
+        sys.stdout.write(json.dumps(jsonable(doc), indent=2) + "\n")
+        return
+    title = f"comparison of {a} - {b} on {result.n:,} rows"
+    lines = [title, "=" * len(title), ""]
+    head = ("score", a, b, "difference", f"{level:.0%} interval", "p-value", "method")
+    table = [head] + [(r[0], fmt_number(r[1]), fmt_number(r[2]), fmt_number(r[3]),
+                       f"[{fmt_number(r[4])}, {fmt_number(r[5])}]",
+                       _fmt_p(r[6], 1e-4 if r[7] == "DeLong" else 1.0 / result.replicates), r[7])
+                      for r in rows]
+    widths = [max(len(t[i]) for t in table) for i in range(len(head))]
+    for t in table:
+        lines.append("  " + "  ".join(c.ljust(w_) if i in (0, 6) else c.rjust(w_)
+                                      for i, (c, w_) in enumerate(zip(t, widths))).rstrip())
+    key = f"keyed by {args.key!r}" if args.key else "keyed by row position"
+    lines += ["", f"  paired: both models see the same {result.replicates} Poisson bootstrap "
+                  f"replicates ({key}, seed {args.seed}); AUC by DeLong's paired test",
+              f"  p-value: two-sided, of no difference (bootstrap p-values resolve 1/{result.replicates})"]
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _fmt_p(p: float, resolution: float) -> str:
+    """A p-value; below ``resolution`` (1 / replicates for the bootstrap) as ``< resolution``."""
+    if math.isnan(p):
+        return "nan"
+    return f"< {resolution:.2g}" if p < resolution else f"{p:.4f}"

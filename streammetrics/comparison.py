@@ -1,0 +1,223 @@
+"""Paired comparison of two models scored on the same rows.
+
+Two ways, both paired (each accounts for the rows the two models share):
+
+* :func:`compare` takes two :class:`~streammetrics.Bootstrap` accumulators of
+  the same template, replicates and seed, fed the same rows (with the same
+  ``key`` column, or in the same order): every row then weighs the same in
+  replicate ``r`` of both, so the difference of a score in replicate ``r`` is
+  one draw of the bootstrap distribution of the difference. Any score of any
+  template that takes weights; streaming and mergeable like the bootstraps.
+* :func:`paired_delong` is DeLong, DeLong and Clarke-Pearson's (1988) test of
+  two AUCs on the same rows, from the joint placement values of every row in
+  both models. It needs the rows together (sorting, O(n) memory): the rank
+  states of the two models alone lose which positive of one model is which of
+  the other, so it is a function of arrays, not a merge of states.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._protocol.base import check_ci
+from ._protocol.result import Result
+from ._protocol.validation import as_1d
+from .bootstrap import Bootstrap
+
+__all__ = ["compare", "paired_delong"]
+
+
+def _p_two_sided(d: np.ndarray) -> float:
+    """``min(1, 2 min(P(d <= 0), P(d >= 0)))`` over the replicate differences."""
+    return float(min(1.0, 2.0 * min(np.mean(d <= 0.0), np.mean(d >= 0.0))))
+
+
+def compare(a: Bootstrap, b: Bootstrap, ci: float = 0.95) -> Result:
+    """Differences of every score of two bootstraps fed the same rows: ``a - b``.
+
+    Parameters
+    ----------
+    a, b : Bootstrap
+        Of the same template settings, ``replicates`` and ``seed``, each fed
+        the same rows with one model's predictions (pass the same ``key``
+        column to both, or feed the rows in the same order: the pairing rests
+        on the rows' keys; the row counts are checked, the keys cannot be).
+    ci : float, default 0.95
+        The level of the intervals of the differences.
+
+    Returns
+    -------
+    Result
+        For each scalar float score ``s`` of the template: ``s_a`` and ``s_b``
+        (the point estimates), ``s_diff = s_a - s_b``, ``s_diff_ci_lower`` and
+        ``s_diff_ci_upper`` (percentile interval of the replicate differences)
+        and ``s_p_value``: the two-sided bootstrap p-value of "no difference",
+        ``min(1, 2 min(P*(d <= 0), P*(d >= 0)))`` over the replicate
+        differences ``d`` (at least ``1 / replicates`` in resolution: use
+        enough replicates for small p-values). Also ``replicates_used``
+        (replicates defined in both) and ``ci``. A model compared with itself
+        has every difference 0 and every p-value 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streammetrics import Bootstrap, BinaryConfusion, compare
+    >>> rng = np.random.default_rng(0)
+    >>> y = (rng.random(4000) < 0.5).astype(int)
+    >>> good = np.where(rng.random(4000) < 0.85, y, 1 - y)
+    >>> poor = np.where(rng.random(4000) < 0.75, y, 1 - y)
+    >>> boot = lambda p: Bootstrap(BinaryConfusion(), replicates=200, seed=7).update(y, p, key=np.arange(4000))
+    >>> r = compare(boot(good), boot(poor))
+    >>> 0.05 < r.accuracy_diff < 0.15, r.accuracy_p_value < 0.01
+    (True, True)
+    >>> same = compare(boot(good), boot(good))
+    >>> same.accuracy_diff, same.accuracy_p_value
+    (0.0, 1.0)
+    """
+    for name, x in (("a", a), ("b", b)):
+        if not isinstance(x, Bootstrap):
+            raise TypeError(f"{name} must be a Bootstrap, got {type(x).__name__}")
+    level = check_ci(ci)
+    level = 0.95 if level is None else level
+    if a.settings != b.settings:
+        raise ValueError("a and b must be bootstraps of the same template, replicates and seed "
+                         f"(a: {a!r}; b: {b!r})")
+    with a._guard:
+        pa, scores, ra = a._replicate_scores()
+        na = a.n
+    with b._guard:
+        pb, _, rb = b._replicate_scores()
+        nb = b.n
+    if na != nb:
+        raise ValueError(f"a holds {na} rows and b {nb}: a paired comparison needs the same rows")
+    lo_q, hi_q = (1.0 - level) / 2.0, (1.0 + level) / 2.0
+    pairs = [(x, y) for x, y in zip(ra, rb) if x is not None and y is not None]
+    values: dict = {}
+    for k in scores:
+        va, vb = float(pa[k]), float(pb[k])
+        values[f"{k}_a"], values[f"{k}_b"] = va, vb
+        values[f"{k}_diff"] = va - vb
+        d = np.array([x[k] - y[k] for x, y in pairs if k in x and k in y], np.float64)
+        d = d[~np.isnan(d)]
+        if d.size:
+            values[f"{k}_diff_ci_lower"] = float(np.quantile(d, lo_q))
+            values[f"{k}_diff_ci_upper"] = float(np.quantile(d, hi_q))
+            values[f"{k}_p_value"] = _p_two_sided(d)
+        else:
+            values[f"{k}_diff_ci_lower"] = values[f"{k}_diff_ci_upper"] = math.nan
+            values[f"{k}_p_value"] = math.nan
+    values["n"] = na
+    values["replicates"] = a.replicates
+    values["replicates_used"] = len(pairs)
+    values["ci"] = level
+    return Result("Comparison", values, meta={"method": "paired keyed Poisson bootstrap"})
+
+
+def _placements(y1: np.ndarray, s: np.ndarray, w: np.ndarray):
+    """DeLong's placement values: of each positive among the negatives' weight
+    (``V10``) and of each negative among the positives' (``V01``), ties half."""
+    pos, neg = s[y1], s[~y1]
+    wp, wn = w[y1], w[~y1]
+    op, on = np.argsort(pos, kind="stable"), np.argsort(neg, kind="stable")
+    sp, sn = pos[op], neg[on]
+    cp = np.concatenate([[0.0], np.cumsum(wp[op])])
+    cn = np.concatenate([[0.0], np.cumsum(wn[on])])
+    P, N = cp[-1], cn[-1]
+    below, upto = np.searchsorted(sn, pos, "left"), np.searchsorted(sn, pos, "right")
+    v10 = (cn[below] + 0.5 * (cn[upto] - cn[below])) / N
+    above, upto = np.searchsorted(sp, neg, "right"), np.searchsorted(sp, neg, "left")
+    v01 = ((P - cp[above]) + 0.5 * (cp[above] - cp[upto])) / P
+    return v10, v01
+
+
+def paired_delong(y, p_a, p_b, *, sample_weight=None, ci: float = 0.95) -> Result:
+    """DeLong's paired test of two AUCs on the same rows: ``auc_a - auc_b``.
+
+    Each positive's placement value (its share of the negatives scored below
+    it, ties counted half) and each negative's are found for both models; the
+    covariance of the two AUCs is that of the placements (DeLong, DeLong and
+    Clarke-Pearson, 1988). With weights, the means are weighted and the class
+    sizes are Kish's effective sizes ``(sum w)**2 / sum w**2``, as in
+    :meth:`RankAUC.finalize(ci=...) <streammetrics.RankAUC.finalize>`.
+
+    Returns
+    -------
+    Result
+        ``auc_a``, ``auc_b``, ``auc_diff``, ``auc_diff_se`` (its standard
+        error), ``auc_diff_ci_lower`` / ``auc_diff_ci_upper`` (normal interval
+        at level ``ci``), ``z`` and ``p_value`` (two-sided; 1 when the two
+        models rank every pair alike, as a model does with itself), ``n``.
+
+    Examples
+    --------
+    >>> from streammetrics import paired_delong
+    >>> r = paired_delong([0, 0, 1, 1, 0, 1], [0.1, 0.4, 0.35, 0.8, 0.2, 0.9],
+    ...                   [0.2, 0.3, 0.6, 0.7, 0.5, 0.1])
+    >>> round(r.auc_a, 4), round(r.auc_b, 4), round(r.p_value, 4)
+    (0.8889, 0.6667, 0.593)
+    >>> paired_delong([0, 1, 0, 1], [0.1, 0.9, 0.3, 0.4], [0.1, 0.9, 0.3, 0.4]).p_value
+    1.0
+    """
+    level = check_ci(ci)
+    level = 0.95 if level is None else level
+    yy = as_1d(y, "y")
+    arrays = [np.asarray(as_1d(x, name), np.float64) for name, x in (("p_a", p_a), ("p_b", p_b))]
+    n = yy.shape[0]
+    for name, arr in zip(("p_a", "p_b"), arrays):
+        if arr.shape[0] != n:
+            raise ValueError(f"{name} has {arr.shape[0]} rows but y has {n}")
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if bad.size:
+            raise ValueError(f"{name}[{bad[0]}] = {arr[bad[0]]}: scores must be finite")
+    if yy.dtype.kind not in "biuf":
+        raise TypeError(f"y must hold 0/1 labels, got dtype {yy.dtype}")
+    bad = np.flatnonzero((yy != 0) & (yy != 1))
+    if bad.size:
+        raise ValueError(f"y[{bad[0]}] = {yy[bad[0]]}: labels must be 0 or 1")
+    if sample_weight is None:
+        w = np.ones(n)
+    else:
+        w = np.asarray(as_1d(sample_weight, "sample_weight"), np.float64)
+        if w.shape[0] != n:
+            raise ValueError(f"sample_weight has {w.shape[0]} rows but y has {n}")
+        bad = np.flatnonzero(~(np.isfinite(w) & (w >= 0)))
+        if bad.size:
+            raise ValueError(f"sample_weight[{bad[0]}] = {w[bad[0]]}: weights must be finite and >= 0")
+    keep = w > 0
+    y1 = (yy == 1) & keep
+    y0 = (yy == 0) & keep
+    if not y1.any() or not y0.any():
+        raise ValueError("y needs rows of both classes (with positive weight) for an AUC")
+    rows = keep
+    y1, w = y1[rows], w[rows]
+    placed = [_placements(y1, s[rows], w) for s in arrays]
+    wp, wn = w[y1], w[~y1]
+    P, N = wp.sum(), wn.sum()
+    m, k = P * P / (wp @ wp), N * N / (wn @ wn)
+    aucs = [float(wp @ v10 / P) for v10, _ in placed]
+    if m <= 1 or k <= 1:
+        raise ValueError("each class needs an effective size above 1 for DeLong's variance")
+    d10 = [v10 - a for (v10, _), a in zip(placed, aucs)]
+    d01 = [v01 - a for (_, v01), a in zip(placed, aucs)]
+    diff10, diff01 = d10[0] - d10[1], d01[0] - d01[1]
+    s10 = float(wp @ (diff10 * diff10)) / P * m / (m - 1)
+    s01 = float(wn @ (diff01 * diff01)) / N * k / (k - 1)
+    var = max(s10 / m + s01 / k, 0.0)
+    diff = aucs[0] - aucs[1]
+    se = math.sqrt(var)
+    if se > 0:
+        z = diff / se
+        p = math.erfc(abs(z) / math.sqrt(2.0))
+    else:  # the models order every pair alike (placements equal row by row)
+        z = 0.0 if diff == 0 else math.copysign(math.inf, diff)
+        p = 1.0 if diff == 0 else 0.0
+    from statistics import NormalDist
+
+    q = NormalDist().inv_cdf((1.0 + level) / 2.0)
+    values = {"auc_a": aucs[0], "auc_b": aucs[1], "auc_diff": diff, "auc_diff_se": se,
+              "auc_diff_ci_lower": diff - q * se, "auc_diff_ci_upper": diff + q * se,
+              "z": z, "p_value": p, "n": int(rows.sum()), "ci": level}
+    return Result("PairedDeLong", values, meta={"method": "DeLong paired test",
+                                                "weighted": sample_weight is not None})

@@ -1,0 +1,350 @@
+"""Sorted runs on disk: the memory budget of the exact ``RankAUC``.
+
+With ``RankAUC(max_memory=M)`` the exact state keeps its runs in memory while
+they take less than half of ``M``; past that they are written, as they are, to
+temporary files (*spilled*) and the memory is freed. Reading the state
+(``finalize``, the curves, saving, merging) streams a k-way merge over the
+files in chunks, so only a few chunks per run are in memory at once, and the
+runs on disk are merged into one file (in chunks too) when there are more
+than :data:`MAX_DISK_RUNS` of them. The result is the same, to the bit, as
+the in-memory state's: a run on disk holds exactly the entries the in-memory
+run held.
+
+A file holds one run as records of 24 bytes (``score`` float64, then the
+positive and negative count as int64, or weights as float64), in increasing
+score order. Its name says whose it is::
+
+    .streammetrics-<host>.<pid>.<random>.smspill
+
+Files are removed when the accumulator is reset, closed or garbage-collected,
+and at normal exit of the process; a process that was killed leaves its files,
+and the next budgeted accumulator on the same host removes those whose
+process no longer runs (as the state files' ``.smtmp`` leftovers are).
+"""
+
+from __future__ import annotations
+
+import atexit
+import numbers
+import os
+import re
+import secrets
+import socket
+import tempfile
+import threading
+import weakref
+
+import numpy as np
+
+from ..._kernels import rank as K
+
+__all__ = ["parse_memory", "SpillStore", "DiskRun", "stream_merge", "MAX_DISK_RUNS",
+           "SPILL_SUFFIX", "remove_stale"]
+
+#: at most this many runs are kept on disk; one more merges them into one file
+MAX_DISK_RUNS = 16
+SPILL_SUFFIX = ".smspill"
+#: the smallest budget taken (bytes): a few chunks of a few entries
+MIN_MEMORY = 4096
+
+_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9,
+          "gb": 10**9, "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30,
+          "tib": 2**40}
+_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_memory(value) -> int | None:
+    """A memory budget in bytes: an int, or a string such as ``"1GB"``, ``"512MiB"``.
+
+    Decimal units (``KB``, ``MB``, ``GB``, ``TB``: powers of 1000) and binary
+    ones (``KiB``, ``MiB``, ``GiB``, ``TiB``: powers of 1024), case-insensitive;
+    ``None`` stays ``None`` (no budget). At least :data:`MIN_MEMORY` bytes.
+
+    >>> parse_memory("1GB"), parse_memory("512MiB"), parse_memory(65536)
+    (1000000000, 536870912, 65536)
+    >>> parse_memory("1.5 kb")
+    Traceback (most recent call last):
+    ...
+    ValueError: max_memory must be at least 4096 bytes, got '1.5 kb' (1500 bytes)
+    """
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError("max_memory must be an int (bytes), a string such as '1GB', or None, got bool")
+    if isinstance(value, numbers.Integral):
+        nbytes = int(value)
+    elif isinstance(value, str):
+        m = _SIZE.match(value)
+        unit = m.group(2).lower() if m else None
+        if m is None or unit not in _UNITS:
+            raise ValueError(
+                f"max_memory must be a number of bytes with an optional unit (B, KB, MB, GB, TB, "
+                f"KiB, MiB, GiB, TiB), such as '1GB' or '512MiB'; got {value!r}")
+        nbytes = int(float(m.group(1)) * _UNITS[unit])
+    else:
+        raise TypeError("max_memory must be an int (bytes), a string such as '1GB', or None, "
+                        f"got {type(value).__name__}")
+    if nbytes < MIN_MEMORY:
+        shown = f"{value!r} ({nbytes} bytes)" if isinstance(value, str) else f"{nbytes}"
+        raise ValueError(f"max_memory must be at least {MIN_MEMORY} bytes, got {shown}")
+    return nbytes
+
+
+def _host() -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in socket.gethostname())
+
+
+def _prefix() -> str:
+    return f".streammetrics-{_host()}."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process, or we cannot tell: keep its files
+    return True
+
+
+def remove_stale(folder: str) -> int:
+    """Delete the spill files that processes of this host which no longer run
+    left in ``folder``; returns how many were removed."""
+    prefix = _prefix()
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(SPILL_SUFFIX)):
+            continue
+        pid = name[len(prefix):].split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            try:
+                os.unlink(os.path.join(folder, name))
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+def _unlink_all(paths: set) -> None:
+    for p in list(paths):
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+        paths.discard(p)
+
+
+# every live store's files, removed at normal exit (a store's finalizer removes them earlier)
+_LIVE: "weakref.WeakSet[SpillStore]" = weakref.WeakSet()
+_LIVE_LOCK = threading.Lock()
+
+
+@atexit.register
+def _remove_at_exit() -> None:  # pragma: no cover - runs at interpreter exit
+    with _LIVE_LOCK:
+        stores = list(_LIVE)
+    for store in stores:
+        store.close()
+
+
+def _record(dtype) -> np.dtype:
+    return np.dtype([("s", np.float64), ("p", dtype), ("q", dtype)])
+
+
+class DiskRun:
+    """One run in a file: ``m`` records ``(score, positive, negative)``."""
+
+    __slots__ = ("path", "m", "dtype", "__weakref__")
+
+    def __init__(self, path: str, m: int, dtype):
+        self.path = path
+        self.m = int(m)
+        self.dtype = np.dtype(dtype)
+
+    @property
+    def nbytes(self) -> int:
+        return 24 * self.m
+
+    def records(self):
+        """The file's records, memory-mapped read-only (empty for an empty run)."""
+        if self.m == 0:
+            return np.zeros(0, _record(self.dtype))
+        return np.memmap(self.path, dtype=_record(self.dtype), mode="r", shape=(self.m,))
+
+
+class SpillStore:
+    """The temporary files of one exact state, in ``folder``.
+
+    Files are removed by :meth:`remove` (one run), :meth:`close` (all), when
+    the store is garbage-collected, and at normal exit of the process.
+    """
+
+    def __init__(self, folder: str | None = None):
+        self.folder = os.path.abspath(tempfile.gettempdir() if folder is None else os.fspath(folder))
+        self.paths: set = set()
+        self._finalizer = weakref.finalize(self, _unlink_all, self.paths)
+        with _LIVE_LOCK:
+            _LIVE.add(self)
+        self._stale_checked = False
+
+    def _new_path(self) -> str:
+        if not self._stale_checked:
+            remove_stale(self.folder)
+            self._stale_checked = True
+        return os.path.join(self.folder,
+                            f"{_prefix()}{os.getpid()}.{secrets.token_hex(6)}{SPILL_SUFFIX}")
+
+    def writer(self, dtype) -> "_RunWriter":
+        return _RunWriter(self, dtype)
+
+    def write(self, scores, ab) -> DiskRun:
+        """Write one in-memory run to a new file."""
+        w = self.writer(ab.dtype)
+        try:
+            w.append(scores, ab)
+        except BaseException:
+            w.abort()
+            raise
+        return w.close()
+
+    def copy_from(self, run: DiskRun, chunk: int) -> DiskRun:
+        """A copy of ``run`` (possibly another store's) in a file of this store."""
+        rec = run.records()
+        w = self.writer(run.dtype)
+        try:
+            for a in range(0, run.m, chunk):
+                w.append_records(np.asarray(rec[a:a + chunk]))
+        except BaseException:
+            w.abort()
+            raise
+        finally:
+            del rec
+        return w.close()
+
+    def remove(self, run: DiskRun) -> None:
+        try:
+            os.unlink(run.path)
+        except OSError:
+            pass
+        self.paths.discard(run.path)
+
+    def close(self) -> None:
+        """Remove every file of this store."""
+        _unlink_all(self.paths)
+
+
+class _RunWriter:
+    """Appends sorted chunks of one run to a new file of a store."""
+
+    def __init__(self, store: SpillStore, dtype):
+        self.store = store
+        self.dtype = np.dtype(dtype)
+        self.path = store._new_path()
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        store.paths.add(self.path)
+        self.fh = os.fdopen(fd, "wb")
+        self.m = 0
+
+    def append(self, scores, ab) -> None:
+        rec = np.empty(scores.shape[0], _record(self.dtype))
+        rec["s"] = scores
+        rec["p"] = ab[0]
+        rec["q"] = ab[1]
+        self.append_records(rec)
+
+    def append_records(self, rec) -> None:
+        if rec.shape[0]:
+            self.fh.write(memoryview(np.ascontiguousarray(rec)).cast("B"))
+            self.m += rec.shape[0]
+
+    def close(self) -> DiskRun:
+        self.fh.close()
+        return DiskRun(self.path, self.m, self.dtype)
+
+    def abort(self) -> None:
+        try:
+            self.fh.close()
+        finally:
+            self.store.remove(DiskRun(self.path, 0, self.dtype))
+
+
+def _window(src, a: int, b: int):
+    """Entries ``a:b`` of a source (an in-memory run or a file's records) as a run."""
+    if isinstance(src, tuple):
+        return src[0][a:b], src[1][:, a:b]
+    rec = np.asarray(src[a:b])
+    scores = np.ascontiguousarray(rec["s"])
+    ab = np.empty((2, rec.shape[0]), rec.dtype["p"])
+    ab[0] = rec["p"]
+    ab[1] = rec["q"]
+    return scores, ab
+
+
+def _merge(a, b):
+    cap = a[0].shape[0] + b[0].shape[0]
+    scores = np.empty(cap, np.float64)
+    ab = np.empty((2, cap), a[1].dtype)
+    m = K.merge_into(a[0], a[1], b[0], b[1], scores, ab)
+    return scores[:m], ab[:, :m]
+
+
+def stream_merge(sources, chunk: int):
+    """Merged chunks ``(scores, ab)`` of sorted runs, in increasing score order.
+
+    ``sources`` are in-memory runs ``(scores, ab)``, :class:`DiskRun` and
+    their records (:meth:`DiskRun.records`, opened earlier: a snapshot that
+    stays readable after the file is removed);
+    each step reads at most ``chunk`` entries of every source, and the masses
+    of a score held by several sources are added (in the order of
+    ``sources``: the same sums, to the bit, as merging them in memory in that
+    order). Chunks never split a score.
+    """
+    chunk = max(int(chunk), 1)
+    srcs, sizes = [], []
+    for s in sources:
+        if isinstance(s, DiskRun):
+            s = s.records()
+        if isinstance(s, np.ndarray):  # a file's records, memory-mapped
+            if s.shape[0]:
+                srcs.append(s)
+                sizes.append(s.shape[0])
+        elif s[0].shape[0]:
+            srcs.append(s)
+            sizes.append(s[0].shape[0])
+    pos = [0] * len(srcs)
+    while True:
+        live = [i for i in range(len(srcs)) if pos[i] < sizes[i]]
+        if not live:
+            return
+        wins = {i: _window(srcs[i], pos[i], min(pos[i] + chunk, sizes[i])) for i in live}
+        # every entry up to the smallest last score of a window that does not
+        # reach its source's end is known to come before whatever is unread
+        bound = None
+        for i in live:
+            if pos[i] + wins[i][0].shape[0] < sizes[i]:
+                last = wins[i][0][-1]
+                bound = last if bound is None or last < bound else bound
+        parts = []
+        for i in live:
+            s, ab = wins[i]
+            cut = s.shape[0] if bound is None else int(np.searchsorted(s, bound, side="right"))
+            if cut:
+                parts.append((s[:cut], ab[:, :cut]))
+                pos[i] += cut
+        if len(parts) == 1:
+            yield (np.ascontiguousarray(parts[0][0]), np.ascontiguousarray(parts[0][1]))
+            continue
+        starts = np.zeros(len(parts) + 1, np.int64)
+        starts[1:] = np.cumsum([p[0].shape[0] for p in parts])
+        scores = np.concatenate([p[0] for p in parts])
+        ab = np.concatenate([p[1] for p in parts], axis=1)
+        out_s = np.empty(scores.shape[0], np.float64)
+        out_ab = np.empty(ab.shape, ab.dtype)
+        m = K.merge_k(scores, ab, starts, out_s, out_ab)
+        del scores, ab
+        yield out_s[:m].copy(), np.ascontiguousarray(out_ab[:, :m])

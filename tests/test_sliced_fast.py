@@ -1,0 +1,238 @@
+"""The fast paths of Sliced give the results of the plain ones.
+
+Dense integer keys are read by value (never coded); a column with booleans
+and numbers is checked for ``True == 1`` and no other; the key index is built
+late; an Evaluator copy shares its settings; average precision is read from
+the points without the curve. Each is checked against an independent
+reference: the same keys made sparse (so they take the coded path), the
+template fed each slice's rows alone, or the curve built in full.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import streammetrics as sm
+from streammetrics.metrics.ranking.curves import (average_precision_of, average_precision_of_points,
+                                                  curve_from_points)
+from streammetrics.sliced import keys as K
+
+from .harness import assert_results_equal, assert_state_unchanged, state_snapshot
+from .test_sliced import _check_against_template
+
+pytest.importorskip("pandas")
+
+TABLE_TEMPLATES = {
+    "binary": lambda: sm.BinaryConfusion(),
+    "binary@0.5": lambda: sm.BinaryConfusion(threshold=0.5),
+    "probability": lambda: sm.ProbabilityScores(),
+    "regression": lambda: sm.RegressionErrors(),
+}
+
+
+def _arrays(name, rng, n):
+    if name == "regression":
+        y = rng.normal(size=n) * 3 + 10
+        return y, y + rng.normal(size=n)
+    y = (rng.random(n) < 0.4).astype(np.int64)
+    s = np.round(rng.random(n), 3)
+    return (y, (s >= 0.5).astype(np.int64)) if name == "binary" else (y, s)
+
+
+def _fold(acc, arrays, w, by, cuts):
+    n = len(by)
+    edges = [0, *sorted(c % (n + 1) for c in cuts), n]
+    for a, b in zip(edges[:-1], edges[1:]):
+        acc.update(*(x[a:b] for x in arrays), sample_weight=None if w is None else w[a:b], by=by[a:b])
+    return acc
+
+
+# ------------------------------------------------------------- dense keys
+def test_dense_integer_keys_are_read_by_value_and_sparse_ones_coded():
+    dense = K.encode(np.array([5, 3, 5, 9, 3]), 5)
+    assert dense.by_value is not None and dense.by_value.offset == 3
+    np.testing.assert_array_equal(dense.codes, [1, 0, 1, 2, 0])  # written out when asked for
+    assert [k[0][1] for k in dense.keys] == [3, 5, 9]
+    sparse = K.encode(np.array([0, 10**9, 0]), 3)
+    assert sparse.by_value is None
+    np.testing.assert_array_equal(sparse.codes, [0, 1, 0])
+    assert K.encode((np.array([1, 2]), np.array([3, 3])), 2).by_value is None  # a cross is coded
+
+
+@settings(max_examples=40, deadline=None)
+@given(template=st.sampled_from(sorted(TABLE_TEMPLATES)), n=st.integers(1, 400),
+       slices=st.integers(1, 60), low=st.integers(-(2**40), 2**40), seed=st.integers(0, 2**31),
+       cuts=st.lists(st.integers(0, 400), max_size=4), weighted=st.booleans())
+def test_dense_integer_keys_give_the_coded_result_and_each_slices_own(template, n, slices, low, seed,
+                                                                       cuts, weighted):
+    rng = np.random.default_rng(seed)
+    make = TABLE_TEMPLATES[template]
+    arrays = _arrays(template, rng, n)
+    w = rng.random(n) * 2 if weighted else None
+    values = rng.integers(0, slices, n)
+    dense = low + values  # a range a few times the distinct keys: read by value
+    sparse = low + values * 10**7  # the same grouping, spread out: coded
+    a = _fold(sm.Sliced(make()), arrays, w, dense, cuts)
+    b = _fold(sm.Sliced(make()), arrays, w, sparse, cuts)
+    ra, rb = a.finalize(), b.finalize()
+    # the same kernels over the same rows in the same order: equal to the last bit
+    assert [int(k - low) for k in ra.slices] == [int(k - low) // 10**7 for k in rb.slices]
+    for (ka, x), (kb, y) in zip(ra.slices.items(), rb.slices.items()):
+        assert x == y, (ka, kb)
+    assert ra.overall == rb.overall
+    _check_against_template(make, a, arrays, w, dense)
+
+
+def test_dense_keys_after_other_keys_and_across_merges():
+    rng = np.random.default_rng(3)
+    n = 3000
+    y, p = (rng.random(n) < 0.3).astype(np.int64), rng.random(n)
+    by = rng.integers(-50, 50, n)
+    whole = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=by)
+    first = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y[:10], p[:10], by=by[:10])
+    twin = first.copy()  # its key index is built later, independently
+    first.update(y[10:2000], p[10:2000], by=by[10:2000]).update(y[2000:], p[2000:], by=by[2000:])
+    assert first == whole
+    other = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y[10:], p[10:], by=by[10:])
+    assert twin.merge(other) == whole
+    _check_against_template(lambda: sm.BinaryConfusion(threshold=0.5), whole, (y, p), None, by)
+
+
+def test_bad_rows_with_dense_keys_change_nothing():
+    acc = sm.Sliced(sm.ProbabilityScores()).update([1, 0], [0.2, 0.9], by=[1, 2])
+    before = state_snapshot(acc)
+    with pytest.raises(ValueError, match=r"p\[2\]"):
+        acc.update([1, 0, 1], [0.2, 0.3, 1.5], by=[1, 2, 3])
+    with pytest.raises(ValueError, match="max_slices"):
+        sm.Sliced(sm.ProbabilityScores(), max_slices=2).update([1, 0, 1], [0.2, 0.3, 0.5], by=[1, 2, 3])
+    assert_state_unchanged(acc, before)
+
+
+# ------------------------------------------------------- booleans, numbers
+def test_booleans_and_numbers_in_one_column_are_refused_across_batches_and_merges():
+    acc = sm.Sliced(sm.BinaryConfusion()).update([1, 0], [1, 0], by=[0, 1])
+    before = state_snapshot(acc)
+    with pytest.raises(ValueError, match="True == 1"):
+        acc.update([1], [1], by=[True])
+    assert_state_unchanged(acc, before)
+    acc.update([1], [0], by=[2])  # numbers still welcome
+    flags = sm.Sliced(sm.BinaryConfusion()).update([1], [1], by=[False])
+    with pytest.raises(ValueError, match="True == 1"):
+        acc.merge(flags)
+    with pytest.raises(ValueError, match="True == 1"):
+        flags.merge(acc)
+    # a boolean that equals no number here is a key of its own
+    ok = sm.Sliced(sm.BinaryConfusion()).update([1, 0], [1, 0], by=[5, 7]).update([1], [1], by=[True])
+    assert list(ok.finalize().slices) == [True, 5, 7]
+    # the check is per column: a cross of a boolean and an integer column is fine
+    r = sm.Sliced(sm.BinaryConfusion()).update([1, 0], [1, 1], by=([True, False], [1, 0])).finalize()
+    assert list(r.slices) == [(False, 0), (True, 1)]
+
+
+def test_a_loaded_state_remembers_its_key_kinds(tmp_path):
+    acc = sm.Sliced(sm.BinaryConfusion()).update([1, 0], [1, 0], by=[0, 1])
+    path = tmp_path / "s"
+    acc.save(path)
+    for back in (sm.load_state(path), pickle.loads(pickle.dumps(acc))):
+        with pytest.raises(ValueError, match="True == 1"):
+            back.update([1], [1], by=[True])
+
+
+# ------------------------------------------------------------ Evaluator copies
+def test_an_evaluator_copy_is_independent_and_takes_the_templates_batches():
+    rng = np.random.default_rng(4)
+    y, p = (rng.random(500) < 0.4).astype(np.int64), rng.random(500)
+    ev = sm.Evaluator(task="binary")
+    twin = ev.copy()
+    batch = ev.prepare(y, p)
+    twin.fold(batch)
+    assert ev.n == 0 and twin.n == 500
+    ref = sm.Evaluator(task="binary").update(y, p)
+    assert twin == ref
+    for name, part in ref.finalize().parts.items():
+        assert_results_equal(twin.finalize().parts[name], part, rtol=0.0, what=f"{name}: ")
+    again = twin.copy().update(y[:10], p[:10])
+    assert twin.n == 500 and again.n == 510
+    assert again.settings == ev.settings and again.settings is not ev.settings
+    custom = sm.Evaluator({"b": sm.BinaryConfusion(threshold=0.5), "auc": sm.RankAUC()})
+    assert custom.copy().update(y, p) == custom.update(y, p)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_sliced_evaluator_equals_each_slices_own(weighted):
+    rng = np.random.default_rng(5)
+    n = 2000
+    y, p = (rng.random(n) < 0.3).astype(np.int64), rng.random(n)
+    w = rng.random(n) if weighted else None
+    by = rng.integers(0, 12, n)
+    acc = sm.Sliced(sm.Evaluator(task="binary"))
+    _fold(acc, (y, p), w, by, [700, 1300])
+    _check_against_template(lambda: sm.Evaluator(task="binary"), acc, (y, p), w, by)
+    r = acc.finalize()
+    for k in r.slices:
+        m = by == k
+        want = sm.RankAUC().update(y[m], p[m], sample_weight=None if w is None else w[m]).finalize()
+        assert r.slices[k].parts["auc"].average_precision() == want.average_precision()
+
+
+# ------------------------------------------------------- average precision
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(0, 80), seed=st.integers(0, 2**31), weighted=st.booleans(),
+       zeros=st.floats(0.0, 0.9))
+def test_average_precision_from_the_points_is_the_curves_bit_for_bit(n, seed, weighted, zeros):
+    rng = np.random.default_rng(seed)
+    scores = np.sort(rng.random(n))
+    if weighted:
+        ab = rng.random((2, n)) * (rng.random((2, n)) >= zeros)
+    else:
+        ab = rng.integers(0, 5, (2, n)) * (rng.random((2, n)) >= zeros)
+    want = average_precision_of(*curve_from_points(scores, ab))
+    got = average_precision_of_points(scores, ab)
+    assert got == want or (np.isnan(got) and np.isnan(want))
+
+
+def test_average_precision_matches_scikit_learn():
+    skm = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(6)
+    y = (rng.random(5000) < 0.2).astype(np.int64)
+    s = np.round(rng.random(5000) + 0.3 * y, 2)  # ties
+    w = rng.random(5000)
+    r = sm.RankAUC().update(y, s).finalize()
+    assert abs(r.average_precision() - skm.average_precision_score(y, s)) < 1e-12
+    rw = sm.RankAUC().update(y, s, sample_weight=w).finalize()
+    assert abs(rw.average_precision() - skm.average_precision_score(y, s, sample_weight=w)) < 1e-12
+    curve = sm.RankAUC().update(y, s).finalize()
+    curve.pr_curve()  # the curve built first: the value comes from it
+    assert curve.average_precision() == r.average_precision()
+
+
+def test_a_prepared_batch_does_not_read_the_callers_keys_again():
+    by = np.array([3, 4, 3, 5], np.int64)
+    acc = sm.Sliced(sm.BinaryConfusion())
+    batch = acc.prepare([1, 0, 1, 1], [1, 0, 0, 1], by=by)
+    by[:] = 10**12  # far outside the range the batch was coded for
+    acc.fold(batch)
+    r = acc.finalize()
+    assert dict(r.rows) == {3: 2, 4: 1, 5: 1}
+    assert (r.slices[3].tp, r.slices[3].fn) == (1, 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=50), spread=st.integers(1, 30))
+def test_the_value_table_is_numpys_unique(values, spread):
+    from streammetrics._kernels.grouped import dense_table, int_range, table_codes
+
+    a = np.array(values, np.int64) % spread - spread // 2 + values[0]
+    lo, hi = (int(v) for v in int_range(a))
+    assert (lo, hi) == (int(a.min()), int(a.max()))
+    table, distinct = dense_table(a, lo, hi - lo + 1)
+    codes = np.empty(a.size, np.int64)
+    table_codes(a, lo, table, codes)
+    want_values, want_codes = np.unique(a, return_inverse=True)
+    np.testing.assert_array_equal(distinct, want_values)
+    np.testing.assert_array_equal(codes, want_codes.reshape(-1))
