@@ -437,3 +437,63 @@ def test_members_take_any_binary_settings():
     again = RankMembers(4, {}, pairs=True)
     again.load(state)
     assert np.array_equal(again.results()[0], value)
+
+
+# ------------------------------------------------------------ memory budget
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), k=st.integers(2, 4), batch=st.integers(50, 900),
+       multi_class=st.sampled_from(["ovr", "ovo"]), weighted=st.booleans())
+def test_budgeted_multiclass_auc_equals_the_exact_state(seed, k, batch, multi_class, weighted):
+    """A budget small enough to spill changes no AUC: every class (and pair) is
+    an exact binary state, whatever the batching and the merge order."""
+    rng = np.random.default_rng(seed)
+    n = 1500
+    y = rng.integers(0, k, n)
+    P = rng.dirichlet(np.ones(k), n).round(3)
+    w = rng.random(n) if weighted else None
+    exact = sm.MulticlassRankAUC(k, multi_class=multi_class).update(y, P, sample_weight=w).finalize()
+    shards = []
+    for i in range(0, n, batch):
+        part = sm.MulticlassRankAUC(k, multi_class=multi_class, max_memory="8KiB")
+        shards.append(part.update(y[i:i + batch], P[i:i + batch],
+                                  sample_weight=None if w is None else w[i:i + batch]))
+    order = rng.permutation(len(shards))
+    merged = shards[order[0]]
+    for j in order[1:]:
+        merged = merged.merge(shards[j])
+    got = merged.finalize()
+    tol = dict(rtol=1e-12, atol=1e-15) if weighted else dict(rtol=0, atol=0)
+    np.testing.assert_allclose(got.auc, exact.auc, **tol)
+    np.testing.assert_allclose(got.macro_auc, exact.macro_auc, **tol)
+    np.testing.assert_allclose(got.weighted_auc, exact.weighted_auc, **tol)
+    if multi_class == "ovo":
+        np.testing.assert_allclose(got.ovo_macro_auc, exact.ovo_macro_auc, **tol)
+    assert got.auc_lower == got.auc_upper == got.auc
+    back = pickle.loads(pickle.dumps(merged)).finalize()
+    np.testing.assert_array_equal(back.auc, got.auc)
+
+
+def test_budgeted_multilabel_auc_equals_the_exact_state():
+    rng = np.random.default_rng(3)
+    Y = (rng.random((4000, 3)) < 0.4).astype(np.int8)
+    S = (rng.random((4000, 3)) + 0.3 * Y).round(4)
+    exact = sm.MultilabelRankAUC(3).update(Y, S).finalize()
+    acc = sm.MultilabelRankAUC(3, max_memory="16KiB")
+    for i in range(0, 4000, 700):
+        acc.update(Y[i:i + 700], S[i:i + 700])
+    assert any(m.spilled for m in acc._members)
+    got = acc.finalize()
+    np.testing.assert_array_equal(got.auc, exact.auc)
+    assert got.micro_auc == exact.micro_auc and got.macro_auc == exact.macro_auc
+    state = acc.state_dict()
+    again = sm.MultilabelRankAUC(3, max_memory="16KiB")
+    again.load_state_dict(state)
+    np.testing.assert_array_equal(again.finalize().auc, exact.auc)
+
+
+@pytest.mark.parametrize("cls, args", [(sm.MulticlassRankAUC, (3,)), (sm.MultilabelRankAUC, (3,))])
+def test_budget_and_bins_exclude_each_other(cls, args):
+    with pytest.raises(ValueError, match="max_bins and max_memory exclude each other"):
+        cls(*args, max_bins=10, max_memory="1MB")
+    with pytest.raises(ValueError, match="max_memory must be at least 4096 bytes"):
+        cls(*args, max_memory=100)

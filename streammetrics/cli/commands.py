@@ -45,8 +45,9 @@ def settings_from(args) -> dict:
         if n_labels is not None:
             settings["n_labels"] = n_labels
         settings["threshold"] = args.threshold
-        if args.threshold is not None:  # scores: their AUC is bounded as binary's is
+        if args.threshold is not None:  # scores: their AUC is exact (or bounded) as binary's is
             settings["max_bins"] = args.max_bins
+            settings["max_memory"] = None if args.max_bins is not None else args.memory
         if args.scores is not None:
             raise CommandError("--scores applies to --task binary only")
     elif n_labels is not None:

@@ -191,7 +191,8 @@ def _add_evaluate(sub, out) -> None:
                          "one-vs-one AUC (exact, with a state that grows with the rows; "
                          "--max-bins bounds it to one-vs-rest) and per-class ROC and PR plots")
     ev.add_argument("--memory", type=_memory, default=DEFAULT_MEMORY, metavar="SIZE",
-                    help=f"binary: the exact AUC's memory budget, such as 1GB or 512MiB "
+                    help=f"binary and multilabel scores: the exact AUC's memory budget, such "
+                         f"as 1GB or 512MiB "
                          f"(default {DEFAULT_MEMORY}): past it, sorted runs of scores are "
                          "spilled to temporary files (in $TMPDIR) and merged back, so the "
                          "AUC, average precision and operating points stay exact for files "

@@ -24,6 +24,7 @@ from ..metrics.multilabel import MultilabelConfusion, MultilabelRankAUC, label_s
 from ..metrics.probability import ClassProbabilityScores, ProbabilityScores
 from ..metrics.ranking import RankAUC
 from ..metrics.ranking.accumulator import _check_max_bins
+from ..metrics.ranking.spill import parse_memory
 from ..metrics.regression import RegressionErrors
 from ..metrics.topk import TopKAccuracy
 
@@ -137,8 +138,18 @@ def _check_multiclass(s):
     if not isinstance(auc, (bool, np.bool_)):
         raise TypeError(f"auc must be True or False, got {type(auc).__name__}")
     out["auc"] = bool(auc)
-    out["max_bins"] = _check_max_bins(s.get("max_bins"))
+    out["max_bins"], out["max_memory"] = _check_rank_limits(s)
     return out
+
+
+def _check_rank_limits(s):
+    """``(max_bins, max_memory)`` of a preset's rank member, checked (they exclude each other)."""
+    max_bins, max_memory = _check_max_bins(s.get("max_bins")), parse_memory(s.get("max_memory"))
+    if max_bins is not None and max_memory is not None:
+        raise ValueError("max_bins and max_memory exclude each other: max_bins bounds the AUC's "
+                         "state (approximate), max_memory keeps it exact and spills past the "
+                         "budget; give one of them")
+    return max_bins, max_memory
 
 
 def _multiclass_members(s):
@@ -149,7 +160,8 @@ def _multiclass_members(s):
     if s.get("top_k") is not None:
         members["top_k"] = TopKAccuracy(s["top_k"], k, labels=labels)
     if s.get("auc"):
-        members["auc"] = MulticlassRankAUC(k, labels=labels, max_bins=s.get("max_bins"))
+        members["auc"] = MulticlassRankAUC(k, labels=labels, max_bins=s.get("max_bins"),
+                                           max_memory=s.get("max_memory"))
     members["multiclass"] = MulticlassConfusion(k, labels=labels)
     return members
 
@@ -159,7 +171,9 @@ def _describe_multiclass(s):
     if s.get("top_k") is not None:
         text += f", top-{s['top_k']} accuracy"
     if s.get("auc"):
-        text += ", exact AUC" if s.get("max_bins") is None else f", AUC max_bins {s['max_bins']:,}"
+        text += (f", AUC max_bins {s['max_bins']:,}" if s.get("max_bins") is not None
+                 else f", exact AUC within {format_memory(s['max_memory'])}"
+                 if s.get("max_memory") is not None else ", exact AUC")
     return f"({text})"
 
 
@@ -171,15 +185,17 @@ def _check_multilabel(s):
         )
     k, labels = label_settings("task='multilabel'", s["n_labels"], s["labels"])
     threshold = MultilabelConfusion(1, threshold=s["threshold"]).threshold  # checks it
+    max_bins, max_memory = _check_rank_limits(s)
     return {"n_labels": k, "labels": labels, "threshold": threshold,
-            "max_bins": _check_max_bins(s.get("max_bins"))}
+            "max_bins": max_bins, "max_memory": max_memory}
 
 
 def _multilabel_members(s):
     k, labels, threshold = s["n_labels"], s["labels"], s["threshold"]
     members = {"multilabel": MultilabelConfusion(k, threshold=threshold, labels=labels)}
     if threshold is not None:  # scores: their ranking is scored too
-        members["auc"] = MultilabelRankAUC(k, labels=labels, max_bins=s.get("max_bins"))
+        members["auc"] = MultilabelRankAUC(k, labels=labels, max_bins=s.get("max_bins"),
+                                           max_memory=s.get("max_memory"))
     return members
 
 
@@ -187,6 +203,8 @@ def _describe_multilabel(s):
     cut = "0/1 predictions" if s["threshold"] is None else f"scores, threshold {s['threshold']:g}"
     if s["threshold"] is not None and s.get("max_bins") is not None:
         cut += f", AUC max_bins {s['max_bins']:,}"
+    elif s["threshold"] is not None and s.get("max_memory") is not None:
+        cut += f", exact AUC within {format_memory(s['max_memory'])}"
     return f"({s['n_labels']} labels, {cut})"
 
 
@@ -206,22 +224,23 @@ PRESETS: dict[str, Preset] = {
     "multiclass": Preset(
         "multiclass",
         {"n_classes": None, "labels": None, "calibration_bins": 15, "top_k": None, "auc": False,
-         "max_bins": None},
+         "max_bins": None, "max_memory": None},
         _multiclass_members,
         check=_check_multiclass,
         headline=("accuracy", "macro_f1"),
         describe=_describe_multiclass,
-        legacy={"calibration_bins": None, "top_k": None, "auc": False, "max_bins": None},
+        legacy={"calibration_bins": None, "top_k": None, "auc": False, "max_bins": None,
+                "max_memory": None},
     ),
     "multilabel": Preset(
         "multilabel",
-        {"n_labels": None, "labels": None, "threshold": None, "max_bins": None},
+        {"n_labels": None, "labels": None, "threshold": None, "max_bins": None, "max_memory": None},
         _multilabel_members,
         check=_check_multilabel,
         headline=("micro_f1", "macro_f1"),
         sections=("multilabel", "auc"),
         describe=_describe_multilabel,
-        legacy={"max_bins": None},
+        legacy={"max_bins": None, "max_memory": None},
     ),
     "regression": Preset(
         "regression", {}, lambda s: {"regression": RegressionErrors()},

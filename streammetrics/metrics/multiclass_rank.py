@@ -47,6 +47,7 @@ from .._protocol.state import Field, empty_state
 from .multiclass import class_settings
 from .multiclass_bounded import BOUNDED_FIELDS, RankMembers, bound_notes, n_members, shown_fields
 from .ranking.accumulator import _check_max_bins
+from .ranking.spill import MIN_MEMORY, parse_memory
 from .ranking.curves import average_precision_of, curve_from_points, pr, roc
 from .ranking.sorting import CORES, _sort_pool
 
@@ -509,6 +510,15 @@ class MulticlassRankAUC(Accumulator):
         equal the value). A bounded one-vs-rest state keeps no pairs: its
         result has no one-vs-one fields and no ``pair_auc``. The average precision and
         the curves are those of the binned scores (a bin at its lower edge).
+    max_memory : int or str, optional
+        A memory budget (bytes, or a string such as ``"1GB"``) within which
+        every AUC stays exact: the state is then the binary states of
+        ``max_bins`` (per class, and per ordered pair with
+        ``multi_class="ovo"``), each an exact ``RankAUC(max_memory=...)`` with
+        an equal share of the budget that spills its sorted runs to
+        temporary files past it. The AUCs equal the in-memory exact state's;
+        as with ``max_bins``, a one-vs-rest state keeps no pairs (no
+        one-vs-one fields). Excludes ``max_bins``.
 
     Returns (``finalize()``)
     ------------------------
@@ -616,11 +626,16 @@ class MulticlassRankAUC(Accumulator):
     headline = ("auc",)
 
     def __init__(self, n_classes: int | None = None, multi_class: str = "ovr", average: str = "macro",
-                 labels=None, max_bins: int | None = None):
+                 labels=None, max_bins: int | None = None, *, max_memory=None):
         self.n_classes, self.labels = class_settings("MulticlassRankAUC", n_classes, labels)
         self.multi_class = _check_choice("multi_class", multi_class, _MULTI_CLASS)
         self.average = _check_choice("average", average, _AVERAGE)
         self.max_bins = _check_max_bins(max_bins)
+        self.max_memory = parse_memory(max_memory)
+        if self.max_bins is not None and self.max_memory is not None:
+            raise ValueError("max_bins and max_memory exclude each other: max_bins bounds every "
+                             "class's state (approximate), max_memory keeps them exact and spills "
+                             "past the budget; give one of them")
         k = self.n_classes
         y = ClassIndices("y", k) if self.labels is None else ClassLabels("y", self.labels)
         self.inputs = (y, ClassScores("P", k))
@@ -629,14 +644,18 @@ class MulticlassRankAUC(Accumulator):
         self._stack = RunStack(_merge, _entries)
         self._pending: _Pending | None = None
         self._members: RankMembers | None = None
-        if self.max_bins is not None:
+        if self.max_bins is not None or self.max_memory is not None:
             pairs = self.multi_class == "ovo"
             self.n_members = n_members(k, pairs)
             self.fields = BOUNDED_FIELDS
             # the empty state is sized by the settings: a state file's settings may
             # not declare more members than its arrays hold (the allocation budget)
             empty_state(self.fields, self)
-            self._members = RankMembers(k, {"max_bins": self.max_bins}, pairs)
+            if self.max_bins is not None:
+                member = {"max_bins": self.max_bins}
+            else:  # the budget shared by the members: each exact, spilling past its share
+                member = {"max_memory": max(MIN_MEMORY, self.max_memory // self.n_members)}
+            self._members = RankMembers(k, member, pairs)
 
     def _settings(self):
         out = {"n_classes": self.n_classes, "multi_class": self.multi_class, "average": self.average}
@@ -644,6 +663,8 @@ class MulticlassRankAUC(Accumulator):
             out["labels"] = self.labels
         if self.max_bins is not None:
             out["max_bins"] = self.max_bins
+        if self.max_memory is not None:
+            out["max_memory"] = self.max_memory
         return out
 
     @property
@@ -854,6 +875,8 @@ class MulticlassRankAUC(Accumulator):
                 "multi_class": self.multi_class, "average": self.average}
         if self.max_bins is not None:
             meta["max_bins"] = self.max_bins
+        if self.max_memory is not None:
+            meta["max_memory"] = self.max_memory
         return meta
 
     def _compute(self) -> MulticlassRankResult:

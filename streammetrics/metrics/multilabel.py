@@ -28,6 +28,7 @@ from .multiclass import _plain
 from .ranking import RankAUC
 from .multiclass_bounded import bound_notes, shown_fields
 from .ranking.accumulator import _check_max_bins
+from .ranking.spill import MIN_MEMORY, parse_memory
 
 __all__ = ["MultilabelConfusion", "MultilabelRankAUC", "MultilabelRankResult", "MultilabelResult",
            "label_settings"]
@@ -337,6 +338,11 @@ class MultilabelRankAUC(Accumulator):
         every member a bounded ``RankAUC(max_bins=B)`` (at most ``2 B``
         entries of 48 bytes each, whatever the rows), and the result then
         holds certified bounds (below).
+    max_memory : int or str, optional
+        A memory budget (bytes, or a string such as ``"1GB"``) shared by the
+        members, each an exact ``RankAUC(max_memory=...)`` that spills its
+        sorted runs to temporary files past its share: the result is the
+        exact one. Excludes ``max_bins``.
 
     Returns (``finalize()``)
     ------------------------
@@ -400,22 +406,36 @@ class MultilabelRankAUC(Accumulator):
     )
     headline = ("macro_auc", "micro_auc")
 
-    def __init__(self, n_labels: int | None = None, labels=None, max_bins: int | None = None):
+    def __init__(self, n_labels: int | None = None, labels=None, max_bins: int | None = None, *,
+                 max_memory=None):
         self.n_labels, self.labels = label_settings("MultilabelRankAUC", n_labels, labels)
         self.max_bins = _check_max_bins(max_bins)
+        self.max_memory = parse_memory(max_memory)
+        if self.max_bins is not None and self.max_memory is not None:
+            raise ValueError("max_bins and max_memory exclude each other: max_bins bounds every "
+                             "label's state (approximate), max_memory keeps them exact and "
+                             "spills past the budget; give one of them")
         k = self.n_labels
         self.n_members = k + 1  # one rank state per label, and the flattened matrix's
         self.inputs = (LabelMatrix("Y", k), LabelScores("S", k))
         # the empty state is sized by the settings: a state file's settings may
         # not declare more members than its arrays hold (the allocation budget)
         empty_state(self.fields, self)
-        self._members = [RankAUC(max_bins=self.max_bins) for _ in range(self.n_members)]
+        self._members = [self._new_member() for _ in range(self.n_members)]
         self._n = 0
+
+    def _new_member(self) -> RankAUC:
+        if self.max_memory is None:
+            return RankAUC(max_bins=self.max_bins)
+        # the budget shared by the members: each exact, spilling past its share
+        return RankAUC(max_memory=max(MIN_MEMORY, self.max_memory // self.n_members))
 
     def _settings(self):
         out = {"n_labels": self.n_labels, "labels": self.labels}
         if self.max_bins is not None:
             out["max_bins"] = self.max_bins
+        if self.max_memory is not None:
+            out["max_memory"] = self.max_memory
         return out
 
     @property
@@ -493,7 +513,7 @@ class MultilabelRankAUC(Accumulator):
         if int(state["n"][0]) > np.iinfo(np.int64).max // k:
             raise ValueError("the observation count times n_labels passes the int64 range")
         for m, st in enumerate(self._split(state)):
-            RankAUC(max_bins=self.max_bins)._checked(st)
+            self._new_member()._checked(st)
             if m < k and count_total(st["counts"]) > int(st["n"][0]):
                 raise ValueError("a label's counts exceed the observation count")
 
@@ -507,7 +527,8 @@ class MultilabelRankAUC(Accumulator):
         self._n += int(other["n"][0])
 
     def _clone(self):
-        out = MultilabelRankAUC(self.n_labels, labels=self.labels, max_bins=self.max_bins)
+        out = MultilabelRankAUC(self.n_labels, labels=self.labels, max_bins=self.max_bins,
+                                max_memory=self.max_memory)
         out._n = self._n
         out._members = [m._clone() for m in self._members]
         return out
