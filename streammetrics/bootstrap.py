@@ -32,6 +32,10 @@ MAX_WEIGHT_BLOCK = 64 << 20
 LINEAR_CHUNK = 1 << 17
 
 _EMPTY_KEYS = np.zeros(0, np.int64)
+#: the rates (ROC) or recalls (PR) a band is read at, unless told: 0, 0.01, ..., 1
+DEFAULT_GRID = 101
+#: the most points a band's grid may have
+MAX_GRID = 100_000
 
 
 class RowKeys(Input):
@@ -80,6 +84,54 @@ def _scalar_scores(result) -> dict[str, float]:
     """The scalar float scores of a result (counts, flags and arrays have no interval)."""
     return {k: float(v) for k, v in result.items()
             if isinstance(v, (float, np.floating)) and not isinstance(v, bool)}
+
+
+def _band_grid(grid) -> np.ndarray:
+    """The checked grid of a band: a point count, or an increasing array in [0, 1]."""
+    if isinstance(grid, (int, np.integer)) and not isinstance(grid, (bool, np.bool_)):
+        count = _check_int("grid", grid, 2, MAX_GRID)
+        return np.linspace(0.0, 1.0, count)
+    if isinstance(grid, (bool, np.bool_, str, bytes)) or grid is None:
+        raise TypeError(f"grid must be a number of points or an array of rates, got {type(grid).__name__}")
+    xs = as_1d(grid, "grid")
+    if xs.dtype.kind not in "iuf" or xs.dtype.kind == "b":
+        raise TypeError(f"grid must hold real numbers, got dtype {xs.dtype}")
+    xs = np.asarray(xs, np.float64)
+    if not 1 <= xs.shape[0] <= MAX_GRID:
+        raise ValueError(f"grid must hold 1 to {MAX_GRID:,} points, got {xs.shape[0]}")
+    bad = ~((xs >= 0.0) & (xs <= 1.0))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"grid[{i}] = {xs[i]!r}: the rates of a band must lie in [0, 1]")
+    if xs.shape[0] > 1 and not (np.diff(xs) > 0).all():
+        i = int(np.argmax(~(np.diff(xs) > 0))) + 1
+        raise ValueError(f"grid[{i}] = {xs[i]!r}: the rates of a band must increase")
+    return xs
+
+
+def _read_curve(rank, xs: np.ndarray, which: str):
+    """One rank state's curve read at ``xs`` (``None`` without both classes).
+
+    ROC: the true positive rate at each false positive rate, linear between
+    the curve's points, the top of a vertical run at its rate. PR: the
+    precision at the highest threshold whose recall reaches each recall."""
+    if which == "roc":
+        fpr, tpr, _ = rank.roc_curve()
+        if fpr[-1] == 0.0 or tpr[-1] == 0.0:
+            return None
+        j = np.searchsorted(fpr, xs, side="right")  # the first point past each rate
+        i = j - 1  # the last point at or before it (fpr[0] = 0 <= every rate)
+        inside = j < fpr.shape[0]
+        jj = np.minimum(j, fpr.shape[0] - 1)
+        x0, x1, y0, y1 = fpr[i], fpr[jj], tpr[i], tpr[jj]
+        step = (xs - x0) / np.where(x1 > x0, x1 - x0, 1.0)
+        return np.where(inside, y0 + step * (y1 - y0), tpr[-1])
+    precision, recall, _ = rank.pr_curve()
+    if recall[0] == 0.0 or (precision == 1.0).all():  # no positive, or no negative
+        return None
+    rec, prec = recall[::-1], precision[::-1]  # thresholds decreasing, recall increasing
+    j = np.searchsorted(rec, xs, side="left")
+    return prec[np.minimum(j, rec.shape[0] - 1)]
 
 
 class Bootstrap(Accumulator):
@@ -484,6 +536,102 @@ class Bootstrap(Accumulator):
         the state is not changed. ``ValueError`` when no row has been folded in."""
         level = check_ci(ci)
         return self._finalize(ci=0.95 if level is None else level)
+
+    def point_result(self) -> Result:
+        """The template's result on the rows as given (an Evaluator's report, with its
+        curves and plots); the state is not changed."""
+        with self._guard:
+            return self._point.finalize()
+
+    # ------------------------------------------------------------------ bands
+    def roc_band(self, level=0.95, grid=DEFAULT_GRID):
+        """A pointwise percentile band around the ROC curve: ``(fpr, tpr_lower, tpr_upper)``.
+
+        Each replicate's ROC curve (that of its rank state: a
+        :class:`~streammetrics.RankAUC` template, or an Evaluator's
+        ``RankAUC`` member) is read at the false positive rates ``fpr``,
+        linearly between its points (at a rate where the curve rises
+        vertically, its top); ``tpr_lower`` and ``tpr_upper`` are the
+        ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles over the
+        replicates at each rate. ``grid`` is the number of evenly spaced
+        rates on [0, 1] (default 101) or an increasing array of rates in
+        [0, 1]. A replicate with no positive or no negative is left out. The
+        band is pointwise (each rate's interval holds at ``level``; the whole
+        curve is not covered jointly). ``TypeError`` when the template holds
+        no rank state; ``ValueError`` when no replicate has both classes.
+
+        >>> import numpy as np
+        >>> from streammetrics import Bootstrap, RankAUC
+        >>> rng = np.random.default_rng(0)
+        >>> y = rng.integers(0, 2, 3000)
+        >>> s = rng.normal(size=3000) + y
+        >>> b = Bootstrap(RankAUC(), replicates=50).update(y, s, key=np.arange(3000))
+        >>> fpr, lower, upper = b.roc_band(grid=11)
+        >>> fpr[:3], bool((lower <= upper).all()), float(upper[-1])
+        (array([0. , 0.1, 0.2]), True, 1.0)
+        >>> bool(lower[5] < 0.8413 < upper[5])  # the true TPR at FPR 0.5: Phi(1)
+        True
+        """
+        return self._band(level, grid, "roc")
+
+    def pr_band(self, level=0.95, grid=DEFAULT_GRID):
+        """A pointwise percentile band around the precision-recall curve:
+        ``(recall, precision_lower, precision_upper)``.
+
+        Each replicate's curve is read at the recalls ``recall``: the
+        precision at the highest threshold whose recall reaches it (1 at
+        recall 0, the curve's end point); the band is the ``(1 - level) / 2``
+        and ``(1 + level) / 2`` quantiles over the replicates. ``level``,
+        ``grid`` and the replicates left out as for :meth:`roc_band`.
+
+        >>> import numpy as np
+        >>> from streammetrics import Bootstrap, RankAUC
+        >>> rng = np.random.default_rng(0)
+        >>> y = rng.integers(0, 2, 3000)
+        >>> s = rng.normal(size=3000) + y
+        >>> b = Bootstrap(RankAUC(), replicates=50).update(y, s, key=np.arange(3000))
+        >>> recall, lower, upper = b.pr_band(grid=5)
+        >>> recall, bool((lower <= upper).all())
+        (array([0.  , 0.25, 0.5 , 0.75, 1.  ]), True)
+        """
+        return self._band(level, grid, "pr")
+
+    def _band(self, level, grid, which: str):
+        lv = check_ci(level)
+        if lv is None:
+            raise TypeError("level must be a real number in (0, 1), got None")
+        xs = _band_grid(grid)
+        name = self._rank_member()
+        with self._guard:
+            curves = []
+            for acc in self._replicas:
+                rank = acc if name is None else acc._members[name]
+                try:
+                    got = _read_curve(rank, xs, which)
+                except ValueError:  # no row of weight > 0 in this replicate
+                    continue
+                if got is not None:
+                    curves.append(got)
+        if not curves:
+            raise ValueError("no replicate holds both classes: the band is undefined")
+        table = np.vstack(curves)
+        lower = np.quantile(table, (1.0 - lv) / 2.0, axis=0)
+        upper = np.quantile(table, (1.0 + lv) / 2.0, axis=0)
+        return xs.copy(), lower, upper
+
+    def _rank_member(self):
+        """``None`` when the template is a RankAUC, else the Evaluator member that is one."""
+        from .evaluator import Evaluator
+        from .metrics.ranking import RankAUC
+
+        t = self._template
+        if isinstance(t, RankAUC):
+            return None
+        if isinstance(t, Evaluator):
+            for k, m in t._members.items():
+                if isinstance(m, RankAUC):
+                    return k
+        raise TypeError(f"a band needs a rank state: the template {type(t).__name__} holds no RankAUC")
 
     def __repr__(self) -> str:
         t = self._template
