@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from ._kernels import compensated
-from ._kernels.bootstrap import (POISSON1_CUTS, binary_terms, poisson_weights, probability_terms,
-                                 replicate_sums)
+from ._kernels.bootstrap import (POISSON1_CUTS, binary_terms, calibration_counts, calibration_terms,
+                                 poisson_weights, probability_terms, replicate_sums)
 from ._kernels.probability import LOG_FLOOR
 from ._protocol import statefile
 from ._protocol.base import Accumulator, _locked, check_ci
@@ -306,7 +306,7 @@ class Bootstrap(Accumulator):
                 sums = self._linear_sums(tb, keys, plan)
                 self._point.fold(tb)
                 for acc, pairs in zip(self._replicas, sums):
-                    self._linear.absorb(acc, pairs, tb.n)
+                    self._linear.absorb(acc, pairs, tb.n, plan)
                 members = self._template._members if self._linear.rest else {}
                 rest = [k for k in self._linear.rest if tb.covers(members[k].inputs)]
                 if rest:  # the Evaluator's other members that take the batch: one by one
@@ -682,7 +682,7 @@ class _LinearForm:
     replicate's Poisson count. ``width`` terms a row; ``terms_of(batch)`` the
     arrays the terms come from (``None``: not this batch, fold replicate by
     replicate); ``fill(plan, lo, hi)`` the slots and terms of rows ``lo..hi-1``;
-    ``absorb(acc, pairs, rows)`` folds one replicate's sums into its state.
+    ``absorb(acc, pairs, rows, plan)`` folds one replicate's sums into its state.
     """
 
     def __init__(self, size: int, width: int):
@@ -715,7 +715,7 @@ class _BinaryForm(_LinearForm):
         t = math.nan if self.threshold is None else float(self.threshold)
         binary_terms(plan[0], plan[1], t, lo, slots, vals, col, base)
 
-    def absorb(self, acc, pairs, rows):
+    def absorb(self, acc, pairs, rows, plan):
         st = acc._arrays
         compensated.merge(st["wsums"], pairs)
         st["n"][0] += rows
@@ -737,9 +737,37 @@ class _ProbabilityForm(_LinearForm):
     def write(self, plan, lo, hi, slots, vals, col, base):
         probability_terms(plan[0], plan[1], lo, slots, vals, col, base, LOG_FLOOR)
 
-    def absorb(self, acc, pairs, rows):
+    def absorb(self, acc, pairs, rows, plan):
         st = acc._arrays
         compensated.merge(st["sums"], pairs)
+        st["n"][0] += rows
+
+
+class _CalibrationForm(_LinearForm):
+    """Calibration: each bin's weight, predicted and observed totals (``3 B`` slots,
+    three terms a row). A row's count in its bin does not depend on its weight
+    (every replicate holds every row, weighed 0 or not): the batch's bin counts,
+    taken once, go into every replicate."""
+
+    def __init__(self, acc):
+        super().__init__(3 * acc.n_bins, 3)
+        self.inputs, self.edges, self.n_bins = acc.inputs, acc._edges, acc.n_bins
+
+    def terms_of(self, batch):
+        y, p = batch.arrays_for(self.inputs)
+        counts = np.zeros(self.n_bins, np.int64)
+        calibration_counts(p, self.edges, counts)
+        return y, p, counts
+
+    def write(self, plan, lo, hi, slots, vals, col, base):
+        calibration_terms(plan[0], plan[1], self.edges, lo, slots, vals, col, base)
+
+    def absorb(self, acc, pairs, rows, plan):
+        st, B = acc._arrays, self.n_bins
+        compensated.merge(st["weight"], pairs[:B])
+        compensated.merge(st["predicted"], pairs[B:2 * B])
+        compensated.merge(st["observed"], pairs[2 * B:])
+        st["counts"] += plan[2]
         st["n"][0] += rows
 
 
@@ -761,18 +789,27 @@ class _EvaluatorForm(_LinearForm):
             col += form.width
             base += form.size
 
-    def absorb(self, acc, pairs, rows):
+    def absorb(self, acc, pairs, rows, plan):
         at = 0
-        for name, form in zip(self.names, self.forms):
-            form.absorb(acc._members[name], pairs[at:at + form.size], rows)
+        for name, form, sub in zip(self.names, self.forms, plan):
+            form.absorb(acc._members[name], pairs[at:at + form.size], rows, sub)
             at += form.size
         acc._n += rows
 
 
-def _linear_form(template):
-    """The template's :class:`_LinearForm`, or ``None`` (replicates folded one by one)."""
+#: the most bins of a Calibration folded in one pass (every replicate's sums of
+#: every slot are flushed each block of rows: many bins would cost more than
+#: the rows); a table of more bins is folded replicate by replicate
+MAX_ONE_PASS_BINS = 256
+
+
+def _linear_form(template, calibration: bool = True):
+    """The template's :class:`_LinearForm`, or ``None`` (replicates folded one by one);
+    ``calibration=False`` leaves Calibration to the replicate-by-replicate fold
+    (the benchmarks' baseline)."""
     from .evaluator import Evaluator
     from .metrics.binary import BinaryConfusion
+    from .metrics.calibration import Calibration
     from .metrics.probability import ProbabilityScores
 
     kind = type(template)
@@ -780,9 +817,11 @@ def _linear_form(template):
         return _BinaryForm(template)
     if kind is ProbabilityScores:
         return _ProbabilityForm(template)
+    if kind is Calibration and calibration and template.n_bins <= MAX_ONE_PASS_BINS:
+        return _CalibrationForm(template)
     if kind is Evaluator:
         members = template._members
-        forms = {k: _linear_form(m) for k, m in members.items()}
+        forms = {k: _linear_form(m, calibration) for k, m in members.items()}
         linear = [k for k, f in forms.items() if f is not None and not isinstance(f, _EvaluatorForm)]
         if linear:
             return _EvaluatorForm(linear, [forms[k] for k in linear], [k for k in members if k not in linear])
