@@ -176,12 +176,15 @@ class Bootstrap(Accumulator):
     -----
     A batch is checked once by the template's ``prepare`` (a rejected batch
     changes nothing). For a :class:`~streammetrics.BinaryConfusion`, a
-    :class:`~streammetrics.ProbabilityScores` and the members of an Evaluator
-    made of them, whose weighted states are sums of per-row terms, one kernel
-    pass adds every row's terms into all replicates' sums, weighted by its
-    Poisson counts (those replicates keep no squared weights or second
-    moments: they serve the percentile intervals only). Other templates (and
-    an Evaluator's other members) are folded replicate by replicate, in
+    :class:`~streammetrics.ProbabilityScores`, a
+    :class:`~streammetrics.Calibration` (of at most 256 bins) and the members
+    of an Evaluator made of them (all but the AUC of the binary preset),
+    whose weighted states are sums of per-row terms, one kernel pass adds
+    every row's terms into all replicates' sums, weighted by its Poisson
+    counts (those replicates keep no squared weights or second moments: they
+    serve the percentile intervals only; a calibration bin's row count, which
+    no weight changes, is taken once for all). Other templates (and an
+    Evaluator's other members) are folded replicate by replicate, in
     chunks whose weight block (replicates x rows, float64) stays under 64 MB,
     at the cost of the template's update times ``replicates``. A large batch
     is folded in groups of replicates on several threads (up to 8, one per
@@ -191,6 +194,12 @@ class Bootstrap(Accumulator):
     rounding of its probabilities: the number of cut points
     ``round(2**32 P(X <= k))`` that a 32-bit uniform reaches, the uniform one
     half of a splitmix64 mix of the row's hash and ``r // 2``.
+
+    :meth:`roc_band` and :meth:`pr_band` give pointwise percentile bands
+    around the ROC and precision-recall curves of a rank state (a
+    :class:`~streammetrics.RankAUC` template or an Evaluator's AUC member);
+    :meth:`point_result` the template's own result (an Evaluator's report,
+    with its curves and plots).
 
     Examples
     --------

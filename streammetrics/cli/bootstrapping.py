@@ -1,4 +1,4 @@
-"""``evaluate --bootstrap N [--key COL]`` and the ``compare`` command.
+"""``evaluate --bootstrap N [--key COL] [--plots DIR]`` and the ``compare`` command.
 
 Both fold the files with the keyed Poisson bootstrap (:class:`~streammetrics.Bootstrap`):
 row ``i``'s weight in replicate ``r`` depends on ``(seed, key, r)`` only,
@@ -69,8 +69,9 @@ def add_bootstrap_options(ev) -> None:
     """``evaluate``'s ``--bootstrap N``, ``--key COL`` and ``--seed S``."""
     ev.add_argument("--bootstrap", type=_replicates, metavar="N",
                     help="percentile intervals from N keyed Poisson bootstrap replicates for "
-                         "every score (at the --ci level, default 0.95); counts and "
-                         "probability scores are fast, AUC and calibration replicates are "
+                         "every score (at the --ci level, default 0.95), and with --plots a "
+                         "band at that level around the ROC and PR curves; counts, "
+                         "probability scores and calibration are fast, AUC replicates are "
                          "folded one by one (slower)")
     _key_options(ev)
 
