@@ -333,6 +333,43 @@ def _bootstrap_rows(n, repeat, replicates=200, warmup=1, compare=True):
     return rows
 
 
+def _bootstrap_calibration_rows(n, repeat, replicates=200):
+    """Calibration in the one-pass fold against the same Bootstrap with the table
+    folded replicate by replicate (the fold it replaced), runs alternated; alone
+    and as the binary Evaluator's member (whose AUC member is folded replicate
+    by replicate either way)."""
+    import streammetrics as sm
+    import streammetrics.bootstrap as B
+
+    rng = np.random.default_rng(6)
+    y = rng.random(n) < 0.3
+    p = np.clip(0.3 * y + 0.7 * rng.random(n), 0, 1)
+    keys = np.arange(n, dtype=np.int64)
+
+    def run(make, one_pass):
+        b = sm.Bootstrap(make(), replicates=replicates)
+        if not one_pass:
+            b._linear = B._linear_form(b.template, calibration=False)
+        return b.update(y, p, key=keys).finalize()
+
+    rows = []
+    for what, make in (("Calibration(15 bins)", lambda: sm.Calibration()),
+                       ("Evaluator(task='binary')", lambda: sm.Evaluator(task="binary"))):
+        group = f"bootstrap, {replicates} replicates of {what}, n={n:.0e}"
+        run(make, True), run(make, False)  # compiled
+        times = {True: [], False: []}
+        for _ in range(repeat):  # alternated: a busy spell hits both
+            for one_pass in (True, False):
+                t0 = time.perf_counter()
+                run(make, one_pass)
+                times[one_pass].append(time.perf_counter() - t0)
+        rows.append(row(group, "streammetrics Bootstrap, calibration in the one-pass fold",
+                        float(np.median(times[True]))))
+        rows.append(row(group, "calibration folded replicate by replicate (before)",
+                        float(np.median(times[False]))))
+    return rows
+
+
 def _bootstrap_only(quick):
     """The bootstrap rows alone: 1M rows beside torchmetrics, then 10M rows (not with --quick)."""
     rows = _bootstrap_rows(1_000_000, 3)
@@ -509,10 +546,15 @@ if __name__ == "__main__":
                     help="only the rows of the sliced Evaluator and of 100k slices")
     ap.add_argument("--bootstrap", action="store_true",
                     help="only the bootstrap rows (1M rows beside torchmetrics' BootStrapper, then 10M)")
+    ap.add_argument("--bootstrap-calibration", action="store_true",
+                    help="only the rows of Calibration in the one-pass bootstrap fold against "
+                         "replicate by replicate, alone and in the binary Evaluator (1M rows)")
     ap.add_argument("--sklearn-full", action="store_true",
                     help="with --sliced: pandas + scikit-learn per group on every row, not a tenth")
     args = ap.parse_args()
     if args.bootstrap:
         print_table(_bootstrap_only(args.quick))
+    elif args.bootstrap_calibration:
+        print_table(_bootstrap_calibration_rows(100_000 if args.quick else 1_000_000, 3))
     else:
         print_table(_sliced_rows_more(args.quick, args.sklearn_full) if args.sliced else run(args.quick))

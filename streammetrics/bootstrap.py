@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from ._kernels import compensated
-from ._kernels.bootstrap import (POISSON1_CUTS, binary_terms, poisson_weights, probability_terms,
-                                 replicate_sums)
+from ._kernels.bootstrap import (POISSON1_CUTS, binary_terms, calibration_counts, calibration_terms,
+                                 poisson_weights, probability_terms, replicate_sums)
 from ._kernels.probability import LOG_FLOOR
 from ._protocol import statefile
 from ._protocol.base import Accumulator, _locked, check_ci
@@ -32,6 +32,10 @@ MAX_WEIGHT_BLOCK = 64 << 20
 LINEAR_CHUNK = 1 << 17
 
 _EMPTY_KEYS = np.zeros(0, np.int64)
+#: the rates (ROC) or recalls (PR) a band is read at, unless told: 0, 0.01, ..., 1
+DEFAULT_GRID = 101
+#: the most points a band's grid may have
+MAX_GRID = 100_000
 
 
 class RowKeys(Input):
@@ -82,6 +86,54 @@ def _scalar_scores(result) -> dict[str, float]:
             if isinstance(v, (float, np.floating)) and not isinstance(v, bool)}
 
 
+def _band_grid(grid) -> np.ndarray:
+    """The checked grid of a band: a point count, or an increasing array in [0, 1]."""
+    if isinstance(grid, (int, np.integer)) and not isinstance(grid, (bool, np.bool_)):
+        count = _check_int("grid", grid, 2, MAX_GRID)
+        return np.linspace(0.0, 1.0, count)
+    if isinstance(grid, (bool, np.bool_, str, bytes)) or grid is None:
+        raise TypeError(f"grid must be a number of points or an array of rates, got {type(grid).__name__}")
+    xs = as_1d(grid, "grid")
+    if xs.dtype.kind not in "iuf" or xs.dtype.kind == "b":
+        raise TypeError(f"grid must hold real numbers, got dtype {xs.dtype}")
+    xs = np.asarray(xs, np.float64)
+    if not 1 <= xs.shape[0] <= MAX_GRID:
+        raise ValueError(f"grid must hold 1 to {MAX_GRID:,} points, got {xs.shape[0]}")
+    bad = ~((xs >= 0.0) & (xs <= 1.0))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"grid[{i}] = {xs[i]!r}: the rates of a band must lie in [0, 1]")
+    if xs.shape[0] > 1 and not (np.diff(xs) > 0).all():
+        i = int(np.argmax(~(np.diff(xs) > 0))) + 1
+        raise ValueError(f"grid[{i}] = {xs[i]!r}: the rates of a band must increase")
+    return xs
+
+
+def _read_curve(rank, xs: np.ndarray, which: str):
+    """One rank state's curve read at ``xs`` (``None`` without both classes).
+
+    ROC: the true positive rate at each false positive rate, linear between
+    the curve's points, the top of a vertical run at its rate. PR: the
+    precision at the highest threshold whose recall reaches each recall."""
+    if which == "roc":
+        fpr, tpr, _ = rank.roc_curve()
+        if fpr[-1] == 0.0 or tpr[-1] == 0.0:
+            return None
+        j = np.searchsorted(fpr, xs, side="right")  # the first point past each rate
+        i = j - 1  # the last point at or before it (fpr[0] = 0 <= every rate)
+        inside = j < fpr.shape[0]
+        jj = np.minimum(j, fpr.shape[0] - 1)
+        x0, x1, y0, y1 = fpr[i], fpr[jj], tpr[i], tpr[jj]
+        step = (xs - x0) / np.where(x1 > x0, x1 - x0, 1.0)
+        return np.where(inside, y0 + step * (y1 - y0), tpr[-1])
+    precision, recall, _ = rank.pr_curve()
+    if recall[0] == 0.0 or (precision == 1.0).all():  # no positive, or no negative
+        return None
+    rec, prec = recall[::-1], precision[::-1]  # thresholds decreasing, recall increasing
+    j = np.searchsorted(rec, xs, side="left")
+    return prec[np.minimum(j, rec.shape[0] - 1)]
+
+
 class Bootstrap(Accumulator):
     """Percentile bootstrap intervals for any accumulator that takes sample weights.
 
@@ -124,12 +176,15 @@ class Bootstrap(Accumulator):
     -----
     A batch is checked once by the template's ``prepare`` (a rejected batch
     changes nothing). For a :class:`~streammetrics.BinaryConfusion`, a
-    :class:`~streammetrics.ProbabilityScores` and the members of an Evaluator
-    made of them, whose weighted states are sums of per-row terms, one kernel
-    pass adds every row's terms into all replicates' sums, weighted by its
-    Poisson counts (those replicates keep no squared weights or second
-    moments: they serve the percentile intervals only). Other templates (and
-    an Evaluator's other members) are folded replicate by replicate, in
+    :class:`~streammetrics.ProbabilityScores`, a
+    :class:`~streammetrics.Calibration` (of at most 256 bins) and the members
+    of an Evaluator made of them (all but the AUC of the binary preset),
+    whose weighted states are sums of per-row terms, one kernel pass adds
+    every row's terms into all replicates' sums, weighted by its Poisson
+    counts (those replicates keep no squared weights or second moments: they
+    serve the percentile intervals only; a calibration bin's row count, which
+    no weight changes, is taken once for all). Other templates (and an
+    Evaluator's other members) are folded replicate by replicate, in
     chunks whose weight block (replicates x rows, float64) stays under 64 MB,
     at the cost of the template's update times ``replicates``. A large batch
     is folded in groups of replicates on several threads (up to 8, one per
@@ -139,6 +194,12 @@ class Bootstrap(Accumulator):
     rounding of its probabilities: the number of cut points
     ``round(2**32 P(X <= k))`` that a 32-bit uniform reaches, the uniform one
     half of a splitmix64 mix of the row's hash and ``r // 2``.
+
+    :meth:`roc_band` and :meth:`pr_band` give pointwise percentile bands
+    around the ROC and precision-recall curves of a rank state (a
+    :class:`~streammetrics.RankAUC` template or an Evaluator's AUC member);
+    :meth:`point_result` the template's own result (an Evaluator's report,
+    with its curves and plots).
 
     Examples
     --------
@@ -254,7 +315,7 @@ class Bootstrap(Accumulator):
                 sums = self._linear_sums(tb, keys, plan)
                 self._point.fold(tb)
                 for acc, pairs in zip(self._replicas, sums):
-                    self._linear.absorb(acc, pairs, tb.n)
+                    self._linear.absorb(acc, pairs, tb.n, plan)
                 members = self._template._members if self._linear.rest else {}
                 rest = [k for k in self._linear.rest if tb.covers(members[k].inputs)]
                 if rest:  # the Evaluator's other members that take the batch: one by one
@@ -485,6 +546,102 @@ class Bootstrap(Accumulator):
         level = check_ci(ci)
         return self._finalize(ci=0.95 if level is None else level)
 
+    def point_result(self) -> Result:
+        """The template's result on the rows as given (an Evaluator's report, with its
+        curves and plots); the state is not changed."""
+        with self._guard:
+            return self._point.finalize()
+
+    # ------------------------------------------------------------------ bands
+    def roc_band(self, level=0.95, grid=DEFAULT_GRID):
+        """A pointwise percentile band around the ROC curve: ``(fpr, tpr_lower, tpr_upper)``.
+
+        Each replicate's ROC curve (that of its rank state: a
+        :class:`~streammetrics.RankAUC` template, or an Evaluator's
+        ``RankAUC`` member) is read at the false positive rates ``fpr``,
+        linearly between its points (at a rate where the curve rises
+        vertically, its top); ``tpr_lower`` and ``tpr_upper`` are the
+        ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles over the
+        replicates at each rate. ``grid`` is the number of evenly spaced
+        rates on [0, 1] (default 101) or an increasing array of rates in
+        [0, 1]. A replicate with no positive or no negative is left out. The
+        band is pointwise (each rate's interval holds at ``level``; the whole
+        curve is not covered jointly). ``TypeError`` when the template holds
+        no rank state; ``ValueError`` when no replicate has both classes.
+
+        >>> import numpy as np
+        >>> from streammetrics import Bootstrap, RankAUC
+        >>> rng = np.random.default_rng(0)
+        >>> y = rng.integers(0, 2, 3000)
+        >>> s = rng.normal(size=3000) + y
+        >>> b = Bootstrap(RankAUC(), replicates=50).update(y, s, key=np.arange(3000))
+        >>> fpr, lower, upper = b.roc_band(grid=11)
+        >>> fpr[:3], bool((lower <= upper).all()), float(upper[-1])
+        (array([0. , 0.1, 0.2]), True, 1.0)
+        >>> bool(lower[5] < 0.8413 < upper[5])  # the true TPR at FPR 0.5: Phi(1)
+        True
+        """
+        return self._band(level, grid, "roc")
+
+    def pr_band(self, level=0.95, grid=DEFAULT_GRID):
+        """A pointwise percentile band around the precision-recall curve:
+        ``(recall, precision_lower, precision_upper)``.
+
+        Each replicate's curve is read at the recalls ``recall``: the
+        precision at the highest threshold whose recall reaches it (1 at
+        recall 0, the curve's end point); the band is the ``(1 - level) / 2``
+        and ``(1 + level) / 2`` quantiles over the replicates. ``level``,
+        ``grid`` and the replicates left out as for :meth:`roc_band`.
+
+        >>> import numpy as np
+        >>> from streammetrics import Bootstrap, RankAUC
+        >>> rng = np.random.default_rng(0)
+        >>> y = rng.integers(0, 2, 3000)
+        >>> s = rng.normal(size=3000) + y
+        >>> b = Bootstrap(RankAUC(), replicates=50).update(y, s, key=np.arange(3000))
+        >>> recall, lower, upper = b.pr_band(grid=5)
+        >>> recall, bool((lower <= upper).all())
+        (array([0.  , 0.25, 0.5 , 0.75, 1.  ]), True)
+        """
+        return self._band(level, grid, "pr")
+
+    def _band(self, level, grid, which: str):
+        lv = check_ci(level)
+        if lv is None:
+            raise TypeError("level must be a real number in (0, 1), got None")
+        xs = _band_grid(grid)
+        name = self._rank_member()
+        with self._guard:
+            curves = []
+            for acc in self._replicas:
+                rank = acc if name is None else acc._members[name]
+                try:
+                    got = _read_curve(rank, xs, which)
+                except ValueError:  # no row of weight > 0 in this replicate
+                    continue
+                if got is not None:
+                    curves.append(got)
+        if not curves:
+            raise ValueError("no replicate holds both classes: the band is undefined")
+        table = np.vstack(curves)
+        lower = np.quantile(table, (1.0 - lv) / 2.0, axis=0)
+        upper = np.quantile(table, (1.0 + lv) / 2.0, axis=0)
+        return xs.copy(), lower, upper
+
+    def _rank_member(self):
+        """``None`` when the template is a RankAUC, else the Evaluator member that is one."""
+        from .evaluator import Evaluator
+        from .metrics.ranking import RankAUC
+
+        t = self._template
+        if isinstance(t, RankAUC):
+            return None
+        if isinstance(t, Evaluator):
+            for k, m in t._members.items():
+                if isinstance(m, RankAUC):
+                    return k
+        raise TypeError(f"a band needs a rank state: the template {type(t).__name__} holds no RankAUC")
+
     def __repr__(self) -> str:
         t = self._template
         inner = repr(t).rsplit(": n=", 1)[0]
@@ -534,7 +691,7 @@ class _LinearForm:
     replicate's Poisson count. ``width`` terms a row; ``terms_of(batch)`` the
     arrays the terms come from (``None``: not this batch, fold replicate by
     replicate); ``fill(plan, lo, hi)`` the slots and terms of rows ``lo..hi-1``;
-    ``absorb(acc, pairs, rows)`` folds one replicate's sums into its state.
+    ``absorb(acc, pairs, rows, plan)`` folds one replicate's sums into its state.
     """
 
     def __init__(self, size: int, width: int):
@@ -567,7 +724,7 @@ class _BinaryForm(_LinearForm):
         t = math.nan if self.threshold is None else float(self.threshold)
         binary_terms(plan[0], plan[1], t, lo, slots, vals, col, base)
 
-    def absorb(self, acc, pairs, rows):
+    def absorb(self, acc, pairs, rows, plan):
         st = acc._arrays
         compensated.merge(st["wsums"], pairs)
         st["n"][0] += rows
@@ -589,9 +746,37 @@ class _ProbabilityForm(_LinearForm):
     def write(self, plan, lo, hi, slots, vals, col, base):
         probability_terms(plan[0], plan[1], lo, slots, vals, col, base, LOG_FLOOR)
 
-    def absorb(self, acc, pairs, rows):
+    def absorb(self, acc, pairs, rows, plan):
         st = acc._arrays
         compensated.merge(st["sums"], pairs)
+        st["n"][0] += rows
+
+
+class _CalibrationForm(_LinearForm):
+    """Calibration: each bin's weight, predicted and observed totals (``3 B`` slots,
+    three terms a row). A row's count in its bin does not depend on its weight
+    (every replicate holds every row, weighed 0 or not): the batch's bin counts,
+    taken once, go into every replicate."""
+
+    def __init__(self, acc):
+        super().__init__(3 * acc.n_bins, 3)
+        self.inputs, self.edges, self.n_bins = acc.inputs, acc._edges, acc.n_bins
+
+    def terms_of(self, batch):
+        y, p = batch.arrays_for(self.inputs)
+        counts = np.zeros(self.n_bins, np.int64)
+        calibration_counts(p, self.edges, counts)
+        return y, p, counts
+
+    def write(self, plan, lo, hi, slots, vals, col, base):
+        calibration_terms(plan[0], plan[1], self.edges, lo, slots, vals, col, base)
+
+    def absorb(self, acc, pairs, rows, plan):
+        st, B = acc._arrays, self.n_bins
+        compensated.merge(st["weight"], pairs[:B])
+        compensated.merge(st["predicted"], pairs[B:2 * B])
+        compensated.merge(st["observed"], pairs[2 * B:])
+        st["counts"] += plan[2]
         st["n"][0] += rows
 
 
@@ -613,18 +798,27 @@ class _EvaluatorForm(_LinearForm):
             col += form.width
             base += form.size
 
-    def absorb(self, acc, pairs, rows):
+    def absorb(self, acc, pairs, rows, plan):
         at = 0
-        for name, form in zip(self.names, self.forms):
-            form.absorb(acc._members[name], pairs[at:at + form.size], rows)
+        for name, form, sub in zip(self.names, self.forms, plan):
+            form.absorb(acc._members[name], pairs[at:at + form.size], rows, sub)
             at += form.size
         acc._n += rows
 
 
-def _linear_form(template):
-    """The template's :class:`_LinearForm`, or ``None`` (replicates folded one by one)."""
+#: the most bins of a Calibration folded in one pass (every replicate's sums of
+#: every slot are flushed each block of rows: many bins would cost more than
+#: the rows); a table of more bins is folded replicate by replicate
+MAX_ONE_PASS_BINS = 256
+
+
+def _linear_form(template, calibration: bool = True):
+    """The template's :class:`_LinearForm`, or ``None`` (replicates folded one by one);
+    ``calibration=False`` leaves Calibration to the replicate-by-replicate fold
+    (the benchmarks' baseline)."""
     from .evaluator import Evaluator
     from .metrics.binary import BinaryConfusion
+    from .metrics.calibration import Calibration
     from .metrics.probability import ProbabilityScores
 
     kind = type(template)
@@ -632,9 +826,11 @@ def _linear_form(template):
         return _BinaryForm(template)
     if kind is ProbabilityScores:
         return _ProbabilityForm(template)
+    if kind is Calibration and calibration and template.n_bins <= MAX_ONE_PASS_BINS:
+        return _CalibrationForm(template)
     if kind is Evaluator:
         members = template._members
-        forms = {k: _linear_form(m) for k, m in members.items()}
+        forms = {k: _linear_form(m, calibration) for k, m in members.items()}
         linear = [k for k, f in forms.items() if f is not None and not isinstance(f, _EvaluatorForm)]
         if linear:
             return _EvaluatorForm(linear, [forms[k] for k in linear], [k for k in members if k not in linear])

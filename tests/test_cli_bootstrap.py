@@ -126,3 +126,43 @@ def test_compare_refusals(tmp_path, capsys):
     assert code == 1 and "two different --p columns" in err
     code, _, err = _run(capsys, ["compare", *paths, "--p", "a", "--p", "id", "--progress", "never"])
     assert code == 1 and "column 'id'" in err and "--scores score" in err
+
+
+def test_evaluate_bootstrap_plots_draw_the_bands(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import streammetrics.report.plots as plots
+
+    cols, paths = _files(tmp_path)
+    drawn = {}
+    for name in ("roc", "pr"):
+        real = getattr(plots, name)
+
+        def spy(*a, _real=real, _name=name, **kw):
+            drawn.setdefault(_name, []).append(kw.get("band"))
+            return _real(*a, **kw)
+
+        monkeypatch.setattr(plots, name, spy)
+    out_dir = tmp_path / "plots"
+    code, _, err = _run(capsys, ["evaluate", *paths, "--p", "a", "--key", "id", "--bootstrap", "25",
+                                 "--ci", "0.9", "--plots", str(out_dir), "--progress", "never"])
+    assert code == 0, err
+    for name in ("roc.png", "pr.png", "threshold.png", "reliability.png", "confusion.png"):
+        path = out_dir / name
+        assert path.stat().st_size > 1000 and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "90% bootstrap bands of 25 replicates" in err
+    want = sm.Bootstrap(sm.Evaluator(task="binary"), replicates=25).update(cols["y"], cols["a"], key=cols["id"])
+    for name, method in (("roc", want.roc_band), ("pr", want.pr_band)):
+        band = drawn[name][-1]  # the last drawing of the file is the one with the band
+        assert band is not None and band[3] == 0.9
+        for got, ref in zip(band[:3], method(0.9)):
+            np.testing.assert_array_equal(got, ref)
+
+
+def test_evaluate_bootstrap_plots_of_a_binned_rank_state(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    _, paths = _files(tmp_path)
+    out_dir = tmp_path / "plots"
+    code, _, err = _run(capsys, ["evaluate", *paths, "--p", "a", "--bootstrap", "5", "--max-bins", "64",
+                                 "--plots", str(out_dir), "--progress", "never"])
+    assert code == 0, err
+    assert (out_dir / "roc.png").stat().st_size > 1000 and "95% bootstrap bands of 5 replicates" in err

@@ -29,9 +29,11 @@ import math
 import numpy as np
 
 from ._jit import inline, kernel
+from .calibration import bin_of
 from .compensated import BLOCK, add
 
-__all__ = ["POISSON1_CDF", "POISSON1_CUTS", "poisson_weights", "replicate_sums"]
+__all__ = ["POISSON1_CDF", "POISSON1_CUTS", "poisson_weights", "replicate_sums", "binary_terms",
+           "probability_terms", "calibration_terms", "calibration_counts"]
 
 
 def _poisson1_cdf(kmax: int = 20) -> np.ndarray:
@@ -187,3 +189,29 @@ def probability_terms(y, p, lo, slots, vals, col, base, floor):
         vals[i, col] = 1.0
         vals[i, col + 1] = -math.log(max(q, floor))
         vals[i, col + 2] = d * d
+
+
+@kernel
+def calibration_terms(y, p, edges, lo, slots, vals, col, base):
+    """The reliability-table terms of rows ``lo, lo + 1, ...`` into columns
+    ``col..col+2``: with ``B`` bins and ``b`` the row's bin, 1 into slot
+    ``base + b`` (the bin's weight), ``p`` into ``base + B + b`` (its
+    predicted total) and the outcome into ``base + 2 B + b`` (its observed
+    total), as :func:`~.calibration.calibration_update` sums them."""
+    nb = edges.shape[0] - 1
+    for i in range(slots.shape[0]):
+        pi = p[lo + i]
+        b = bin_of(pi, edges)
+        slots[i, col] = base + b
+        slots[i, col + 1] = base + nb + b
+        slots[i, col + 2] = base + 2 * nb + b
+        vals[i, col] = 1.0
+        vals[i, col + 1] = pi
+        vals[i, col + 2] = 1.0 if y[lo + i] == 1 else 0.0
+
+
+@kernel
+def calibration_counts(p, edges, counts):
+    """Add each row's 1 into the count of its bin (``counts``, int64, one per bin)."""
+    for i in range(p.shape[0]):
+        counts[bin_of(p[i], edges)] += 1

@@ -1,4 +1,4 @@
-"""``evaluate --bootstrap N [--key COL]`` and the ``compare`` command.
+"""``evaluate --bootstrap N [--key COL] [--plots DIR]`` and the ``compare`` command.
 
 Both fold the files with the keyed Poisson bootstrap (:class:`~streammetrics.Bootstrap`):
 row ``i``'s weight in replicate ``r`` depends on ``(seed, key, r)`` only,
@@ -22,7 +22,7 @@ from streammetrics import (BinaryConfusion, Bootstrap, Evaluator, ProbabilitySco
 from streammetrics._protocol.result import fmt_number, jsonable
 from streammetrics.io import ColumnSpec, InputError, expand_paths, open_source
 
-from .output import CommandError, check_outputs, note, save_state
+from .output import CommandError, check_outputs, need_matplotlib, note, save_state, targets_of, write_plots
 from .progress import Progress, progress_enabled
 from .shards import make_evaluator, translate
 
@@ -69,8 +69,9 @@ def add_bootstrap_options(ev) -> None:
     """``evaluate``'s ``--bootstrap N``, ``--key COL`` and ``--seed S``."""
     ev.add_argument("--bootstrap", type=_replicates, metavar="N",
                     help="percentile intervals from N keyed Poisson bootstrap replicates for "
-                         "every score (at the --ci level, default 0.95); counts and "
-                         "probability scores are fast, AUC and calibration replicates are "
+                         "every score (at the --ci level, default 0.95), and with --plots a "
+                         "band at that level around the ROC and PR curves; counts, "
+                         "probability scores and calibration are fast, AUC replicates are "
                          "folded one by one (slower)")
     _key_options(ev)
 
@@ -145,11 +146,11 @@ def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
     compiled_before = watch.seconds if watch else 0.0
     if settings.get("by"):
         raise CommandError("--bootstrap does not combine with --by (bootstrap one slice's rows instead)")
-    if args.plots:
-        raise CommandError("--plots does not combine with --bootstrap")
     if settings.get("labels") == "auto":
         raise CommandError("--bootstrap needs the labels: pass --labels A,B,... rather than auto")
     check_outputs(args)
+    if args.plots:
+        need_matplotlib()
     sources = _sources(args, args.p, labels="labels" in settings)
     template = make_evaluator(settings)
     try:
@@ -184,9 +185,50 @@ def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
     _print_bootstrap(result, total, args)
     if args.save_state:
         save_state(total, args.save_state)
+    if args.plots:
+        _write_band_plots(total, result, args)
     compiling = watch.share(compiled_before) if watch else ""
     note(summary(total.n, time.perf_counter() - t0, len(sources), compiling))
     return 0
+
+
+def _write_band_plots(total, result, args) -> None:
+    """The plots of the rows as given (every member's), the ROC and PR curves
+    redrawn with the replicates' pointwise bands at the intervals' level."""
+    from streammetrics._protocol.result import RenderContext
+    from streammetrics.metrics.ranking.curves import RankResult
+    from streammetrics.report import plots
+
+    report = total.point_result()
+    targets = targets_of(args)
+    write_plots(report, args.plots, weight_column=args.weight, targets=targets)
+    rank = next((part for part in report.parts.values() if isinstance(part, RankResult)), None)
+    if rank is None or not (rank.n_pos > 0 and rank.n_neg > 0):
+        return
+    level = result.ci
+    try:
+        roc_band = (*total.roc_band(level), level)
+        pr_band = (*total.pr_band(level), level)
+    except ValueError as exc:  # no replicate holds both classes
+        note(f"no bootstrap band on the curves: {exc}")
+        return
+    ctx = RenderContext(weight_column=args.weight, targets=targets or {})
+    marked = [(label, RankResult._row(r)) for label, r in rank.operating_points(ctx) if r is not None]
+    roc_marks = [(p["fpr"], p["recall"], f"{label} ({p['threshold']:.4g})") for label, p in marked]
+    pr_marks = [(p["recall"], p["precision"], f"{label} ({p['threshold']:.4g})") for label, p in marked]
+    fpr, tpr, _ = rank.roc_curve()
+    precision, recall, _ = rank.pr_curve()
+    auc = (result.auc_ci_lower, result.auc_ci_upper, level) if "auc_ci_lower" in result else None
+    try:
+        paths = [
+            plots.roc(fpr, tpr, rank.auc, rank.auc_lower, rank.auc_upper, rank.n_pos, rank.n_neg, args.plots,
+                      marks=roc_marks, exact=rank.exact, band=roc_band, interval=auc),
+            plots.pr(precision, recall, rank.average_precision(), rank.n_pos, rank.n_neg, args.plots,
+                     marks=pr_marks, bounds=rank.average_precision_bounds(), exact=rank.exact, band=pr_band),
+        ]
+    except OSError as exc:
+        raise CommandError(f"{args.plots}: cannot write plots ({exc.strerror or exc})") from None
+    note(f"{level:.0%} bootstrap bands of {result.replicates_used} replicates drawn on: " + ", ".join(paths))
 
 
 def _print_bootstrap(result, total, args) -> None:

@@ -80,15 +80,29 @@ def figure_label(name: str, value: float, lower: float, upper: float, exact=None
     return text
 
 
+def _band(ax, band, colour: str, what: str) -> None:
+    """A shaded pointwise band ``(x, lower, upper, level)`` under a curve."""
+    if band is None:
+        return
+    x, lo, hi, level = band
+    ax.fill_between(np.asarray(x, float), np.asarray(lo, float), np.asarray(hi, float), color=colour,
+                    alpha=0.25, lw=0, label=f"{level:.0%} bootstrap band of {what}")
+
+
 def roc(fpr, tpr, auc: float, lower: float, upper: float, n_pos, n_neg, folder: str,
-        marks=(), exact=None) -> str:
+        marks=(), exact=None, band=None, interval=None) -> str:
     """The ROC curve, its AUC (with the bounds of a bounded state) in the legend;
     ``marks`` are ``(fpr, tpr, label)`` operating points drawn on it; ``exact``
-    as for :func:`figure_label`."""
+    as for :func:`figure_label`; ``band`` a pointwise band of the true positive
+    rate ``(fpr, tpr_lower, tpr_upper, level)`` shaded under the curve, and
+    ``interval`` ``(lower, upper, level)`` the AUC's interval, shown in the legend."""
     fpr, tpr = _thin(np.asarray(fpr, float), np.asarray(tpr, float))
     fig = _figure()
     ax = fig.add_subplot()
     label = "ROC, " + figure_label("AUC", auc, lower, upper, exact)
+    if interval is not None:
+        label += f"\n{interval[2]:.0%} interval {interval[0]:.4f} .. {interval[1]:.4f}"
+    _band(ax, band, "C0", "the TPR")
     ax.plot(fpr, tpr, color="C0", lw=2, label=label, drawstyle="default")
     ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance, AUC = 0.5")
     _marks(ax, marks)
@@ -102,15 +116,17 @@ def roc(fpr, tpr, auc: float, lower: float, upper: float, n_pos, n_neg, folder: 
 
 
 def pr(precision, recall, average_precision: float, n_pos, n_neg, folder: str,
-       marks=(), bounds=None, exact=None) -> str:
+       marks=(), bounds=None, exact=None, band=None) -> str:
     """The precision-recall curve, its average precision (with its ``bounds``,
     ``(lower, upper)``, for a bounded state) and the chance level; ``marks``
     are ``(recall, precision, label)`` operating points drawn on it; ``exact``
-    as for :func:`figure_label`."""
+    as for :func:`figure_label`; ``band`` a pointwise band of the precision
+    ``(recall, precision_lower, precision_upper, level)`` shaded under the curve."""
     precision, recall = _thin(np.asarray(precision, float), np.asarray(recall, float))
     prevalence = float(n_pos) / max(float(n_pos) + float(n_neg), 1e-300)
     fig = _figure()
     ax = fig.add_subplot()
+    _band(ax, band, "C1", "the precision")
     lower, upper = bounds if bounds is not None else (average_precision, average_precision)
     ax.plot(recall, precision, color="C1", lw=2, drawstyle="steps-post",
             label="PR, " + figure_label("average precision", average_precision, lower, upper, exact))
