@@ -1,0 +1,156 @@
+"""Threshold scans of a rank state read chunk by chunk, from the highest score down.
+
+A state too large for memory is read as consecutive *chunks* ``(scores, ab)``
+of its merged run: each chunk's scores increase, and the chunks come from the
+highest scores down (see :mod:`streammetrics.metrics.ranking.streamed`). Each
+kernel below walks one chunk from its last entry to its first and carries its
+running state between chunks in small arrays, so that the chunks together
+give what the one-pass kernels of :mod:`.operating` and :mod:`.curves` give
+over the whole run: the same candidates in the same order (``+inf`` first,
+then every distinct score from the top), the same operations on the same
+numbers. ``cum`` holds the mass at or above the current candidate (``cum[0]``
+positives, ``cum[1]`` negatives), of the dtype of ``ab``: int64 counts are
+exact. Each scan returns whether it is done (the rest of the run cannot
+change its answer), so the caller stops reading.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._jit import kernel
+from .compensated import add
+from .operating import _beats, _safe, _score
+
+__all__ = ["ap_carry", "counts_from", "target_scan", "best_scan", "area_scan"]
+
+
+@kernel
+def ap_carry(ab, denom, cum, acc):
+    """Add the terms of average precision of one chunk into ``acc``.
+
+    ``acc`` is ``(sum, error, previous recall)``: the terms ``(R_prev - R) *
+    P`` of :func:`streammetrics._kernels.curves.ap_terms`, each computed as
+    there, summed with compensation (``sum + error`` is their total, minus
+    the average precision). ``denom`` is ``safe(total positive mass)``.
+    """
+    s = acc[0]
+    c = acc[1]
+    prev_recall = acc[2]
+    for i in range(ab.shape[1] - 1, -1, -1):
+        cum[0] += ab[0, i]
+        cum[1] += ab[1, i]
+        tps = float(cum[0])
+        ps = tps + float(cum[1])
+        precision = tps / ps if ps != 0.0 else 0.0
+        recall = tps / denom
+        s, c = add(s, c, (prev_recall - recall) * precision)
+        prev_recall = recall
+    acc[0] = s
+    acc[1] = c
+    acc[2] = prev_recall
+
+
+@kernel
+def counts_from(scores, ab, t, cum):
+    """Add the masses of the chunk's scores ``>= t`` into ``cum``; done once a
+    score below ``t`` is met."""
+    for i in range(scores.shape[0] - 1, -1, -1):
+        if not scores[i] >= t:
+            return True
+        cum[0] += ab[0, i]
+        cum[1] += ab[1, i]
+    return False
+
+
+@kernel
+def target_scan(scores, ab, code, value, total_p, total_n, cum, hit, at):
+    """One chunk of the search of ``OperatingPoints.threshold_for`` (codes of
+    :data:`streammetrics._kernels.operating.SEARCH_CODES`, 0 to 3).
+
+    ``hit[0]`` is 1 once a candidate is kept, whose score is ``at[0]`` and
+    masses ``hit[1]``, ``hit[2]`` (the caller starts with the ``+inf``
+    candidate kept or not). ``recall``: the first candidate from the top with
+    ``tp / P >= value`` (done there); ``fpr``, ``specificity``: the last one
+    with ``fp / N <= value`` or ``tn / (tn + fp) >= value`` (done at the first
+    that fails); ``precision``: the last one with ``tp / (tp + fp) >= value``
+    (every candidate is read), and ``at[1]`` the highest precision seen.
+    """
+    sp = float(total_p) + (1 if total_p == 0 else 0)
+    sn = float(total_n) + (1 if total_n == 0 else 0)
+    for i in range(scores.shape[0] - 1, -1, -1):
+        cum[0] += ab[0, i]
+        cum[1] += ab[1, i]
+        tp = float(cum[0])
+        fp = float(cum[1])
+        if code == 0:
+            holds = tp / sp >= value
+        elif code == 1:
+            holds = fp / sn <= value
+        elif code == 2:
+            tn = float(total_n) - fp
+            holds = tn / _safe(tn + fp) >= value
+        else:
+            v = tp / _safe(tp + fp)
+            if v > at[1]:
+                at[1] = v
+            holds = v >= value
+        if holds:
+            hit[0] = 1
+            hit[1] = cum[0]
+            hit[2] = cum[1]
+            at[0] = scores[i]
+            if code == 0:
+                return True
+        elif code == 1 or code == 2:
+            return True
+    return False
+
+
+@kernel
+def best_scan(scores, ab, code, cost, total_p, total_n, cum, hit, best):
+    """One chunk of :func:`streammetrics._kernels.operating.best_candidate`:
+    ``best[0]`` the best value so far and ``best[1]`` its score, ``hit`` its
+    masses (the caller starts with the ``+inf`` candidate's value)."""
+    p = float(total_p)
+    n = float(total_n)
+    for i in range(scores.shape[0] - 1, -1, -1):
+        cum[0] += ab[0, i]
+        cum[1] += ab[1, i]
+        tp = float(cum[0])
+        fp = float(cum[1])
+        v = _score(code, tp, fp, p - tp, n - fp, cost)
+        if _beats(v, best[0]):
+            best[0] = v
+            best[1] = scores[i]
+            hit[0] = cum[0]
+            hit[1] = cum[1]
+
+
+@kernel
+def area_scan(ab, total_p, total_n, max_fpr, cum, acc):
+    """One chunk of :func:`streammetrics._kernels.operating.partial_area`;
+    ``acc`` is ``(area, x0, y0)``. Done at the point past ``max_fpr``."""
+    sp = _safe(float(total_p))
+    sn = _safe(float(total_n))
+    area = acc[0]
+    x0 = acc[1]
+    y0 = acc[2]
+    for i in range(ab.shape[1] - 1, -1, -1):
+        cum[0] += ab[0, i]
+        cum[1] += ab[1, i]
+        x1 = float(cum[1]) / sn
+        y1 = float(cum[0]) / sp
+        if x1 > max_fpr:
+            if x0 < max_fpr:
+                y_cut = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
+                area += (max_fpr - x0) * (y0 + y_cut) / 2.0
+            acc[0] = area
+            return True
+        area += (x1 - x0) * (y0 + y1) / 2.0
+        x0 = x1
+        y0 = y1
+    acc[0] = area
+    acc[1] = x0
+    acc[2] = y0
+    return False
