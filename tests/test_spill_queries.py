@@ -109,9 +109,13 @@ def test_spilled_weighted_average_precision_streams(data, tmp_path_factory):
     assert ap == pytest.approx(mem.finalize().average_precision(), rel=1e-13, abs=0)
     # weighted threshold queries take the merged run in memory: the same results
     r, c = spl.finalize(), mem.finalize()
-    for t in (0.0, float(s[0]), np.inf):
-        assert _same(r.at_threshold(t), c.at_threshold(t))
-    assert _same(r.best_threshold("f1"), c.best_threshold("f1"))
+    if w.sum() == 0:  # every score is undefined: both refuse
+        with pytest.raises(ValueError, match="sum to zero"):
+            r.best_threshold("f1")
+    else:
+        for t in (0.0, float(s[0]), np.inf):
+            assert _same(r.at_threshold(t), c.at_threshold(t))
+        assert _same(r.best_threshold("f1"), c.best_threshold("f1"))
     spl.close()
 
 
@@ -158,4 +162,33 @@ def test_report_queries_of_a_spilled_state_do_not_merge(tmp_path):
     for (_, a), (_, b) in zip(got, want):
         assert _same(a, b)
     assert values["average_precision"] == pytest.approx(ref.average_precision(), rel=1e-13)
+    spl.close()
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=_data(weighted=True), weighted=st.booleans(), budget=st.sampled_from([4096, 9000]))
+def test_spilled_delong_interval_streams_to_the_bit(data, weighted, budget, tmp_path_factory):
+    y, s, w, cuts = data
+    w = w if weighted else None
+    folder = tmp_path_factory.mktemp("spill")
+    mem = _feed(sm.RankAUC(), y, s, w, cuts)
+    spl = _feed(sm.RankAUC(max_memory=budget, spill_dir=folder), y, s, w, cuts)
+    with pytest.MonkeyPatch.context() as m:
+        _no_merged_run(m)
+        r = spl.finalize(ci=0.9)
+    c = mem.finalize(ci=0.9)
+    assert _same(r, c)
+    spl.close()
+
+
+def test_delong_blocks_span_chunks(tmp_path):
+    # more points than a block (256) and chunks of a few dozen: blocks cross chunks
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 5000)
+    s = rng.normal(size=y.size) + y
+    w = rng.random(y.size)
+    spl = sm.RankAUC(max_memory=4096, spill_dir=tmp_path).update(y, s, sample_weight=w)
+    ref = sm.RankAUC().update(y, s, sample_weight=w)
+    assert spl.finalize()._points.chunk < 256
+    assert _same(spl.finalize(ci=0.95), ref.finalize(ci=0.95))
     spl.close()

@@ -19,10 +19,11 @@ from __future__ import annotations
 import math
 
 from ._jit import kernel
-from .compensated import add
+from .compensated import BLOCK, add
 from .operating import _beats, _safe, _score
 
-__all__ = ["ap_carry", "counts_from", "target_scan", "best_scan", "area_scan"]
+__all__ = ["ap_carry", "counts_from", "target_scan", "best_scan", "area_scan",
+           "delong_masses_carry", "delong_masses_end", "delong_carry", "delong_end"]
 
 
 @kernel
@@ -154,3 +155,98 @@ def area_scan(ab, total_p, total_n, max_fpr, cum, acc):
     acc[1] = x0
     acc[2] = y0
     return False
+
+
+# ------------------------------------------------------------------ DeLong
+# The sums of :func:`streammetrics._kernels.intervals.delong_sums_about` read
+# in increasing order of score, chunk by chunk: its blocks of BLOCK points
+# start at multiples of BLOCK of the whole run, so a block may span chunks;
+# ``st`` carries the block's partial sums and its position ``st[-1]``.
+
+
+@kernel
+def delong_masses_carry(ab, st):
+    """The first pass: ``st`` is ``(sp, cp, sn, cn, bp, bn, j)``."""
+    sp, cp, sn, cn, bp, bn = st[0], st[1], st[2], st[3], st[4], st[5]
+    j = int(st[6])
+    for k in range(ab.shape[1]):
+        bp += float(ab[0, k])
+        bn += float(ab[1, k])
+        j += 1
+        if j == BLOCK:
+            sp, cp = add(sp, cp, bp)
+            sn, cn = add(sn, cn, bn)
+            bp = bn = 0.0
+            j = 0
+    st[0], st[1], st[2], st[3], st[4], st[5], st[6] = sp, cp, sn, cn, bp, bn, j
+
+
+@kernel
+def delong_masses_end(st):
+    """``(sp, cp, sn, cn)`` of the first pass, its last block added."""
+    sp, cp, sn, cn = st[0], st[1], st[2], st[3]
+    if st[6] > 0:
+        sp, cp = add(sp, cp, st[4])
+        sn, cn = add(sn, cn, st[5])
+    return sp, cp, sn, cn
+
+
+@kernel
+def delong_carry(ab, P, N, centre, st):
+    """The second pass. ``st`` holds the pairs ``below, above, t, u, q, r``
+    (``st[0:12]``), the block's ``base_below, base_above, local_b, local_a,
+    bt, bu, bq, br`` (``st[12:20]``) and its position ``st[20]``."""
+    below_s, below_c, above_s, above_c = st[0], st[1], st[2], st[3]
+    t_s, t_c, u_s, u_c, q_s, q_c, r_s, r_c = st[4], st[5], st[6], st[7], st[8], st[9], st[10], st[11]
+    base_below, base_above, local_b, local_a = st[12], st[13], st[14], st[15]
+    bt, bu, bq, br = st[16], st[17], st[18], st[19]
+    j = int(st[20])
+    for k in range(ab.shape[1]):
+        if j == 0:
+            base_below = below_s + below_c
+            base_above = above_s + above_c
+            local_b = local_a = 0.0
+            bt = bu = bq = br = 0.0
+        a = float(ab[0, k])
+        b = float(ab[1, k])
+        v10 = ((base_below + local_b) + 0.5 * b) / N
+        v01 = ((base_above - local_a) - 0.5 * a) / P
+        d10 = v10 - centre
+        d01 = v01 - centre
+        bt += a * d10
+        bu += b * d01
+        bq += a * (d10 * d10)
+        br += b * (d01 * d01)
+        local_b += b
+        local_a += a
+        j += 1
+        if j == BLOCK:
+            below_s, below_c = add(below_s, below_c, local_b)
+            above_s, above_c = add(above_s, above_c, -local_a)
+            t_s, t_c = add(t_s, t_c, bt)
+            u_s, u_c = add(u_s, u_c, bu)
+            q_s, q_c = add(q_s, q_c, bq)
+            r_s, r_c = add(r_s, r_c, br)
+            j = 0
+    st[0], st[1], st[2], st[3] = below_s, below_c, above_s, above_c
+    st[4], st[5], st[6], st[7], st[8], st[9], st[10], st[11] = t_s, t_c, u_s, u_c, q_s, q_c, r_s, r_c
+    st[12], st[13], st[14], st[15] = base_below, base_above, local_b, local_a
+    st[16], st[17], st[18], st[19] = bt, bu, bq, br
+    st[20] = j
+
+
+@kernel
+def delong_end(P, N, centre, st):
+    """``(theta, P, N, ss_pos, ss_neg)`` of the second pass, its last block added."""
+    t_s, t_c, u_s, u_c, q_s, q_c, r_s, r_c = st[4], st[5], st[6], st[7], st[8], st[9], st[10], st[11]
+    if st[20] > 0:
+        t_s, t_c = add(t_s, t_c, st[16])
+        u_s, u_c = add(u_s, u_c, st[17])
+        q_s, q_c = add(q_s, q_c, st[18])
+        r_s, r_c = add(r_s, r_c, st[19])
+    shift_pos = (t_s + t_c) / P
+    shift_neg = (u_s + u_c) / N
+    theta = centre + shift_pos
+    ss_pos = max((q_s + q_c) - P * shift_pos * shift_pos, 0.0)
+    ss_neg = max((r_s + r_c) - N * shift_neg * shift_neg, 0.0)
+    return theta, P, N, ss_pos, ss_neg

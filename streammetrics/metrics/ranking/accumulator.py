@@ -665,10 +665,16 @@ class RankAUC(Accumulator):
         meta = {"weighted": self._strategy.weighted, "max_bins": self.max_bins,
                 "exact": not getattr(points, "binned", False)}
         if ci is not None:
-            run = points() if callable(points) else points
             squares = self._class_squares() if self._strategy.weighted else None
-            values.update(delong_interval(run[1], float(lower), float(upper), ci, squares,
-                                          float(value)))
+            stream = getattr(points, "delong_sums", None)
+            if stream is not None:  # a spilled state's: its runs read in chunks
+                sums = stream(float(value))
+                values.update(delong_interval(None, float(lower), float(upper), ci, squares,
+                                              float(value), sums=sums))
+            else:
+                run = points() if callable(points) else points
+                values.update(delong_interval(run[1], float(lower), float(upper), ci, squares,
+                                              float(value)))
             meta["ci"] = ci
         values.update({
             "n_pos": n_pos,
@@ -921,7 +927,7 @@ class RankAUC(Accumulator):
 
 
 def delong_interval(ab, lower: float, upper: float, level: float, squares=None,
-                    centre: float = 0.5) -> dict:
+                    centre: float = 0.5, sums=None) -> dict:
     """``auc_ci_lower``, ``auc_ci_upper`` and ``auc_se`` from the points ``ab`` of a
     rank state (scores increasing; ``ab[0]`` positive, ``ab[1]`` negative mass)
     and, for weighted rows, each class's sum of squared weights ``squares``.
@@ -936,9 +942,12 @@ def delong_interval(ab, lower: float, upper: float, level: float, squares=None,
     clipped to [0, 1], ``z`` the normal quantile of the level
     (``lower == upper == auc`` for an exact state). With a class of
     effective size at most 1 the variance is undefined: ``auc_se`` is NaN
-    and the interval [0, 1].
+    and the interval [0, 1]. ``sums``: the result of ``delong_sums_about``
+    when known (read from the runs of a spilled state; ``ab`` is then unused).
     """
-    _, total_pos, total_neg, ss_pos, ss_neg = delong_sums_about(ab, float(centre))
+    if sums is None:
+        sums = delong_sums_about(ab, float(centre))
+    _, total_pos, total_neg, ss_pos, ss_neg = sums
     if squares is None:
         m, k = total_pos, total_neg
     else:

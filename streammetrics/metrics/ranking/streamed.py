@@ -17,12 +17,15 @@ chunk of each run whatever the state's size:
   ``threshold_for``, ``best_threshold`` and ``partial_auc``, each one pass
   (stopping early where the rest cannot change the answer), with the
   candidates, counts, tie rules and formulas of
-  :class:`~.operating.OperatingPoints`: the same results, bit for bit.
+  :class:`~.operating.OperatingPoints`: the same results, bit for bit;
+* :meth:`StreamedRun.delong_sums`: the sums of the DeLong interval
+  (``finalize(ci=...)``), two passes from the lowest score up, the same
+  bits as over the merged run.
 
 Weighted states take their operating points from the merged run in memory
 (:class:`~.operating.OperatingPoints`: its false and true negatives are
 compensated sums from the lowest score up, which a pass from the top does
-not give to the bit), as do the curves, the DeLong interval and saving.
+not give to the bit), as do the curves and saving.
 
 >>> import numpy as np
 >>> from streammetrics import RankAUC
@@ -51,7 +54,7 @@ from ..._protocol.result import safe
 from ..binary import BinaryResult
 from .operating import (OperatingPoints, _NO_COST, _mass_note, _objective, _target, _values_at,
                         check_max_fpr, check_threshold)
-from .spill import DiskRun, _window
+from .spill import DiskRun, _window, stream_merge
 
 __all__ = ["descending", "masses_of", "StreamedRun", "StreamedPoints"]
 
@@ -128,7 +131,7 @@ class StreamedRun:
     ``sources`` are the runs (open file records and in-memory runs: a
     snapshot), ``chunk`` the entries read from each per step, ``n_pos`` and
     ``n_neg`` the state's masses. Calling it builds the merged run in memory
-    (for the curves and the DeLong interval); :meth:`streamed_average_precision`
+    (for the curves); :meth:`streamed_average_precision`, :meth:`delong_sums`
     and :meth:`operating` stream it instead.
     """
 
@@ -157,6 +160,22 @@ class StreamedRun:
         for _, ab in self.descending():
             K.ap_carry(ab, denom, cum, acc)
         return float(max(0.0, -(acc[0] + acc[1])))
+
+    def delong_sums(self, centre: float):
+        """:func:`~streammetrics._kernels.intervals.delong_sums_about` of the
+        merged run, to the bit, in two passes in increasing order of score."""
+        st = np.zeros(7)
+        for _, ab in stream_merge(self.sources, self.chunk):
+            K.delong_masses_carry(ab, st)
+        sp, cp, sn, cn = K.delong_masses_end(st)
+        P, N = sp + cp, sn + cn
+        if not (P > 0.0 and N > 0.0):
+            return 0.0, P, N, 0.0, 0.0
+        st = np.zeros(21)
+        st[2], st[3] = sp, cp
+        for _, ab in stream_merge(self.sources, self.chunk):
+            K.delong_carry(ab, P, N, float(centre), st)
+        return K.delong_end(P, N, float(centre), st)
 
     def operating(self, n: int):
         """The operating points: streamed without weights, in memory with them."""
