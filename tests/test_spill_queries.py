@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 from sklearn.metrics import average_precision_score
 
 import streammetrics as sm
@@ -107,15 +107,32 @@ def test_spilled_weighted_average_precision_streams(data, tmp_path_factory):
         _no_merged_run(m)
         ap = spl.finalize().average_precision()
     assert ap == pytest.approx(mem.finalize().average_precision(), rel=1e-13, abs=0)
-    # weighted threshold queries take the merged run in memory: the same results
-    r, c = spl.finalize(), mem.finalize()
-    if w.sum() == 0:  # every score is undefined: both refuse
-        with pytest.raises(ValueError, match="sum to zero"):
-            r.best_threshold("f1")
-    else:
-        for t in (0.0, float(s[0]), np.inf):
-            assert _same(r.at_threshold(t), c.at_threshold(t))
-        assert _same(r.best_threshold("f1"), c.best_threshold("f1"))
+    spl.close()
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=_data(weighted=True), budget=st.sampled_from([4096, 9000]),
+       seed=st.integers(0, 2**32 - 1))
+def test_spilled_weighted_queries_equal_in_memory_bit_for_bit(data, budget, seed,
+                                                              tmp_path_factory):
+    # dyadic weights: every order of additions gives the same masses, so the
+    # in-memory state's compensated sums are the reference to the bit
+    y, s, w, cuts = data
+    rnd = np.random.default_rng(seed)
+    folder = tmp_path_factory.mktemp("spill")
+    mem = _feed(sm.RankAUC(), y, s, w, cuts)
+    spl = _feed(sm.RankAUC(max_memory=budget, spill_dir=folder), y, s, w, cuts)
+    rm = mem.finalize()
+    with pytest.MonkeyPatch.context() as m:
+        _no_merged_run(m)
+        rs = spl.finalize()
+        if w.sum() == 0:  # every score is undefined: both refuse
+            for r in (rs, rm):
+                with pytest.raises(ValueError, match="sum to zero"):
+                    r.best_threshold("f1")
+        else:
+            _queries(rs, rm, y, s, rnd)
+            _queries(spl, mem, y, s, rnd)
     spl.close()
 
 
@@ -191,4 +208,28 @@ def test_delong_blocks_span_chunks(tmp_path):
     ref = sm.RankAUC().update(y, s, sample_weight=w)
     assert spl.finalize()._points.chunk < 256
     assert _same(spl.finalize(ci=0.95), ref.finalize(ci=0.95))
+    spl.close()
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(300, 3000), seed=st.integers(0, 2**32 - 1),
+       digits=st.sampled_from([2, 3, 6]), budget=st.sampled_from([4096, 9000]))
+def test_spilled_weighted_queries_equal_those_of_the_merged_run(n, seed, digits, budget,
+                                                                tmp_path_factory):
+    # any weights: the reference is OperatingPoints over the same merged run
+    from streammetrics.metrics.ranking.operating import OperatingPoints
+
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    s = np.round(rng.normal(size=n) + y, digits)
+    w = rng.random(n) * 10.0 ** rng.integers(-3, 4, n)
+    spl = sm.RankAUC(max_memory=budget, spill_dir=tmp_path_factory.mktemp("spill"))
+    _feed(spl, y, s, w, sorted(rng.integers(0, n, 4)))
+    assume(spl.spilled)
+    r = spl.finalize()
+    ref = OperatingPoints(*r._points(), n, True)
+    with pytest.MonkeyPatch.context() as m:
+        _no_merged_run(m)
+        ops = r._points.operating(n)
+        _queries(ops, ref, y, s, rng)
     spl.close()

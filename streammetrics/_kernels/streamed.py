@@ -23,7 +23,8 @@ from .compensated import BLOCK, add
 from .operating import _beats, _safe, _score
 
 __all__ = ["ap_carry", "counts_from", "target_scan", "best_scan", "area_scan",
-           "delong_masses_carry", "delong_masses_end", "delong_carry", "delong_end"]
+           "delong_masses_carry", "delong_masses_end", "delong_carry", "delong_end",
+           "bottom_carry", "weighted_cells", "cells_from", "cells_target", "cells_best", "cells_area"]
 
 
 @kernel
@@ -250,3 +251,134 @@ def delong_end(P, N, centre, st):
     ss_pos = max((q_s + q_c) - P * shift_pos * shift_pos, 0.0)
     ss_neg = max((r_s + r_c) - N * shift_neg * shift_neg, 0.0)
     return theta, P, N, ss_pos, ss_neg
+
+
+# ---------------------------------------------------------------- weights
+# With weights, OperatingPoints takes the called mass of candidate ``k`` from
+# compensated sums from the top and the mass not called from compensated sums
+# from the bottom. A chunk's cells are rebuilt here to the bit: ``top`` carries
+# the pairs ``(s, c)`` of each class from the chunks above, ``bottom`` the
+# pairs of every point below the chunk (from a pass from the bottom up).
+
+
+@kernel
+def bottom_carry(ab, bottom):
+    """Add a chunk's masses, lowest first, to the pairs ``bottom`` ``(s0, c0, s1, c1)``."""
+    for r in range(2):
+        s = bottom[2 * r]
+        c = bottom[2 * r + 1]
+        for i in range(ab.shape[1]):
+            s, c = add(s, c, ab[r, i])
+        bottom[2 * r] = s
+        bottom[2 * r + 1] = c
+
+
+@kernel
+def weighted_cells(ab, top, bottom, called, rest):
+    """``called[:, i]``: the mass at or above point ``i`` of the chunk, and
+    ``rest[:, i]`` the mass below it, as ``running_sums`` gives them over the
+    whole run; ``top`` is carried on (``bottom`` is read only)."""
+    m = ab.shape[1]
+    for r in range(2):
+        s = top[2 * r]
+        c = top[2 * r + 1]
+        for i in range(m - 1, -1, -1):
+            s, c = add(s, c, ab[r, i])
+            called[r, i] = s + c
+        top[2 * r] = s
+        top[2 * r + 1] = c
+        s = bottom[2 * r]
+        c = bottom[2 * r + 1]
+        for i in range(m):
+            rest[r, i] = s + c
+            s, c = add(s, c, ab[r, i])
+
+
+@kernel
+def cells_from(scores, called, rest, t, hit):
+    """The lowest point of the chunk at or above ``t`` into ``hit`` ``(found, tp,
+    fp, fn, tn)``; done once a score below ``t`` is met."""
+    for i in range(scores.shape[0] - 1, -1, -1):
+        if not scores[i] >= t:
+            return True
+        hit[0] = 1.0
+        hit[1] = called[0, i]
+        hit[2] = called[1, i]
+        hit[3] = rest[0, i]
+        hit[4] = rest[1, i]
+    return False
+
+
+@kernel
+def cells_target(scores, called, rest, code, value, total_p, total_n, hit, at):
+    """:func:`target_scan` over a chunk's cells (``hit``: ``(found, tp, fp, fn, tn)``)."""
+    sp = _safe(total_p)
+    sn = _safe(total_n)
+    for i in range(scores.shape[0] - 1, -1, -1):
+        tp = called[0, i]
+        fp = called[1, i]
+        if code == 0:
+            holds = tp / sp >= value
+        elif code == 1:
+            holds = fp / sn <= value
+        elif code == 2:
+            tn = rest[1, i]
+            holds = tn / _safe(tn + fp) >= value
+        else:
+            v = tp / _safe(tp + fp)
+            if v > at[1]:
+                at[1] = v
+            holds = v >= value
+        if holds:
+            hit[0] = 1.0
+            hit[1] = tp
+            hit[2] = fp
+            hit[3] = rest[0, i]
+            hit[4] = rest[1, i]
+            at[0] = scores[i]
+            if code == 0:
+                return True
+        elif code == 1 or code == 2:
+            return True
+    return False
+
+
+@kernel
+def cells_best(scores, called, rest, code, cost, hit, best):
+    """:func:`best_scan` over a chunk's cells."""
+    for i in range(scores.shape[0] - 1, -1, -1):
+        v = _score(code, called[0, i], called[1, i], rest[0, i], rest[1, i], cost)
+        if _beats(v, best[0]):
+            best[0] = v
+            best[1] = scores[i]
+            hit[0] = 1.0
+            hit[1] = called[0, i]
+            hit[2] = called[1, i]
+            hit[3] = rest[0, i]
+            hit[4] = rest[1, i]
+
+
+@kernel
+def cells_area(called, total_p, total_n, max_fpr, acc):
+    """:func:`area_scan` over a chunk's cells."""
+    sp = _safe(total_p)
+    sn = _safe(total_n)
+    area = acc[0]
+    x0 = acc[1]
+    y0 = acc[2]
+    for i in range(called.shape[1] - 1, -1, -1):
+        x1 = called[1, i] / sn
+        y1 = called[0, i] / sp
+        if x1 > max_fpr:
+            if x0 < max_fpr:
+                y_cut = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
+                area += (max_fpr - x0) * (y0 + y_cut) / 2.0
+            acc[0] = area
+            return True
+        area += (x1 - x0) * (y0 + y1) / 2.0
+        x0 = x1
+        y0 = y1
+    acc[0] = area
+    acc[1] = x0
+    acc[2] = y0
+    return False

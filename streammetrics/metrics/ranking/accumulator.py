@@ -795,20 +795,25 @@ class RankAUC(Accumulator):
         run and the pending rows, each sorted (in place, as ``finalize`` sorts
         them), without merging the two (:class:`LayeredPoints`); otherwise the
         pending rows are sorted in first, as :meth:`flush` does, and the
-        totals are built over the state's one run. A spilled unweighted state
-        answers from its runs read chunk by chunk (:class:`StreamedPoints`)."""
+        totals are built over the state's one run. A spilled state answers
+        from its runs read chunk by chunk (:mod:`.streamed`)."""
         with self._guard:
             if self._n == 0:
                 raise NoObservationsError("RankAUC has no observations: call update() first")
             if self._ops is None:
                 strategy = self._strategy
-                if self.max_bins is None and not strategy.weighted and strategy.spilled:
+                if self.max_bins is None and strategy.weighted:
+                    self._flush()  # as below (the pending rows' run may spill)
+                if self.max_bins is None and strategy.spilled:
                     # read from the files and the runs in memory chunk by
                     # chunk, never merged in memory (a snapshot of them)
                     sources = strategy.sources(self._pending)
-                    n_pos, n_neg = masses_of(sources, strategy.chunk(len(sources)))
-                    self._ops = StreamedRun(sources, strategy.chunk(len(sources)), False,
-                                            n_pos, n_neg, None).operating(self._n)
+                    step = strategy.chunk(len(sources))
+                    n_pos = n_neg = None  # the weighted points sum their own
+                    if not strategy.weighted:
+                        n_pos, n_neg = masses_of(sources, step)
+                    self._ops = StreamedRun(sources, step, strategy.weighted, n_pos, n_neg,
+                                            None).operating(self._n)
                 elif self.max_bins is None and not self._strategy.weighted:
                     self._strategy.compact()
                     buf = self._pending

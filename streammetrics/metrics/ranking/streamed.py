@@ -13,19 +13,19 @@ chunk of each run whatever the state's size:
   run; the terms are added with a compensated sum instead of numpy's
   pairwise one, so the value agrees with the in-memory one to about 1e-15
   relative (not always to the last bit);
-* :class:`StreamedPoints` (unweighted states): ``at_threshold``,
-  ``threshold_for``, ``best_threshold`` and ``partial_auc``, each one pass
-  (stopping early where the rest cannot change the answer), with the
-  candidates, counts, tie rules and formulas of
-  :class:`~.operating.OperatingPoints`: the same results, bit for bit;
+* :class:`StreamedPoints` (:class:`WeightedStreamedPoints` with weights):
+  ``at_threshold``, ``threshold_for``, ``best_threshold`` and
+  ``partial_auc``, each one pass (stopping early where the rest cannot
+  change the answer), with the candidates, counts, tie rules and formulas
+  of :class:`~.operating.OperatingPoints`: the same results, bit for bit
+  (weighted points first take one pass from the bottom, kept for every
+  query, for their false and true negatives);
 * :meth:`StreamedRun.delong_sums`: the sums of the DeLong interval
   (``finalize(ci=...)``), two passes from the lowest score up, the same
   bits as over the merged run.
 
-Weighted states take their operating points from the merged run in memory
-(:class:`~.operating.OperatingPoints`: its false and true negatives are
-compensated sums from the lowest score up, which a pass from the top does
-not give to the bit), as do the curves and saving.
+The curves (a value at every distinct score by nature) and saving still
+build the merged run in memory.
 
 >>> import numpy as np
 >>> from streammetrics import RankAUC
@@ -43,6 +43,7 @@ True
 
 from __future__ import annotations
 
+import bisect
 import math
 
 import numpy as np
@@ -56,7 +57,11 @@ from .operating import (OperatingPoints, _NO_COST, _mass_note, _objective, _targ
                         check_max_fpr, check_threshold)
 from .spill import DiskRun, _window, stream_merge
 
-__all__ = ["descending", "masses_of", "StreamedRun", "StreamedPoints"]
+__all__ = ["descending", "masses_of", "StreamedRun", "StreamedPoints", "WeightedStreamedPoints"]
+
+
+def _score_of(record) -> float:
+    return float(record["s"])
 
 
 def descending(sources, chunk: int):
@@ -178,11 +183,58 @@ class StreamedRun:
         return K.delong_end(P, N, float(centre), st)
 
     def operating(self, n: int):
-        """The operating points: streamed without weights, in memory with them."""
+        """The operating points, streamed (:class:`StreamedPoints`, or
+        :class:`WeightedStreamedPoints` with weights)."""
         if self.weighted:
-            scores, ab = self()
-            return OperatingPoints(scores, ab, n, True)
+            return WeightedStreamedPoints(self, n)
         return StreamedPoints(self, n)
+
+    def cuts(self):
+        """The chunks of the merged run in increasing order as ``(first score,
+        last score, bottom)``, ``bottom`` the compensated pairs ``(s0, c0, s1,
+        c1)`` of the masses below the chunk; and the pairs of the whole run.
+        One pass; a few numbers per chunk."""
+        out, bottom = [], np.zeros(4)
+        for scores, ab in stream_merge(self.sources, self.chunk):
+            out.append((float(scores[0]), float(scores[-1]), bottom.copy()))
+            K.bottom_carry(ab, bottom)
+        return out, bottom
+
+    def by_cuts(self, cuts):
+        """The chunks of :meth:`cuts`, the highest first: each the same masses
+        as the ascending merge's (read again from every source's entries
+        between its first and last score)."""
+        srcs = []
+        for s in self.sources:
+            if isinstance(s, DiskRun):
+                s = s.records()
+            srcs.append(s)
+
+        def lower(src, x, right):
+            if isinstance(src, tuple):
+                return int(np.searchsorted(src[0], x, side="right" if right else "left"))
+            if right:
+                return bisect.bisect_right(src, x, key=_score_of)
+            return bisect.bisect_left(src, x, key=_score_of)
+
+        for first, last, bottom in reversed(cuts):
+            parts = []
+            for src in srcs:
+                a, b = lower(src, first, False), lower(src, last, True)
+                if b > a:
+                    parts.append(_window(src, a, b))
+            if len(parts) == 1:
+                yield (np.ascontiguousarray(parts[0][0]), np.ascontiguousarray(parts[0][1]),
+                       bottom)
+                continue
+            starts = np.zeros(len(parts) + 1, np.int64)
+            starts[1:] = np.cumsum([p[0].shape[0] for p in parts])
+            scores = np.concatenate([p[0] for p in parts])
+            ab = np.concatenate([p[1] for p in parts], axis=1)
+            out_s = np.empty(scores.shape[0], np.float64)
+            out_ab = np.empty(ab.shape, ab.dtype)
+            m = RK.merge_k(scores, ab, starts, out_s, out_ab)
+            yield out_s[:m].copy(), np.ascontiguousarray(out_ab[:, :m]), bottom
 
 
 class StreamedPoints:
@@ -301,3 +353,119 @@ class StreamedPoints:
             return area
         least, most = max_fpr * max_fpr / 2.0, max_fpr
         return float(0.5 * (1.0 + (area - least) / (most - least)))
+
+
+class WeightedStreamedPoints(StreamedPoints):
+    """:class:`StreamedPoints` of a weighted :class:`StreamedRun`: the same
+    results as :class:`~.operating.OperatingPoints`, bit for bit.
+
+    Its cells are compensated sums from the top (true and false positives)
+    and from the bottom (false and true negatives); a first pass from the
+    bottom keeps, for each chunk, the sums below it (a few numbers per chunk),
+    so that each query is then one pass from the top that rebuilds every
+    chunk's cells (:func:`streammetrics._kernels.streamed.weighted_cells`).
+    """
+
+    def __init__(self, run: StreamedRun, n: int):
+        self.run = run
+        self.n = n
+        self.weighted = True
+        self.bounded = False
+        self._cuts, total = run.cuts()
+        self.P, self.N = float(total[0] + total[1]), float(total[2] + total[3])
+        self._cache: dict = {}
+
+    def _chunks(self):
+        """``(scores, called, rest)`` of every chunk, the highest first."""
+        top = np.zeros(4)
+        for scores, ab, bottom in self.run.by_cuts(self._cuts):
+            ab = np.ascontiguousarray(ab, dtype=np.float64)
+            called = np.empty(ab.shape)
+            rest = np.empty(ab.shape)
+            K.weighted_cells(ab, top, bottom, called, rest)
+            yield scores, called, rest
+        self._top = float(top[0] + top[1])
+
+    def _none(self):
+        return np.array([0.0, 0.0, 0.0, self.P, self.N])  # the +inf candidate
+
+    def _result(self, t: float, hit, extra=None) -> BinaryResult:
+        tp, fp, fn, tn = (float(v) for v in hit[1:])
+        values, meta = _values_at(tp, fp, fn, tn, self.n, True, t)
+        values.update(extra or {})
+        return BinaryResult("BinaryScores", values, meta)
+
+    def at_threshold(self, t) -> BinaryResult:
+        t = check_threshold(t)
+        hit = self._none()
+        for scores, called, rest in self._chunks():
+            if K.cells_from(scores, called, rest, t, hit):
+                break
+        return self._result(t, hit)
+
+    def threshold_for(self, **targets) -> BinaryResult:
+        name, value = _target(targets)
+        code = SEARCH_CODES[name]
+        sp = safe(self.P)
+        if code == 0:
+            top = 0.0 / sp >= value
+        elif code == 1:
+            top = True
+        elif code == 2:
+            top = self.N / safe(self.N) >= value
+        else:
+            top = 0.0 >= value
+        hit = self._none()
+        hit[0] = float(top)
+        at = np.array([math.inf, 0.0])
+        self._top = 0.0
+        if not (code == 0 and top) and not (code in (1, 2) and not top):
+            for scores, called, rest in self._chunks():
+                if K.cells_target(scores, called, rest, code, value, self.P, self.N, hit, at):
+                    break
+        if not hit[0]:
+            if name == "recall":
+                raise ValueError(f"no threshold reaches recall {value:g}: the highest is "
+                                 f"{self._top / sp:g} ({_mass_note('positive', self.P)})")
+            if name == "specificity":
+                raise ValueError(f"no threshold reaches specificity {value:g} "
+                                 f"({_mass_note('negative', self.N)})")
+            raise ValueError(f"no threshold reaches precision {value:g}: the highest is "
+                             f"{at[1]:g}")
+        return self._result(float(at[0]), hit, {"target": name, "target_value": value})
+
+    def _best(self, code, cost):
+        best = np.array([_score(code, 0.0, 0.0, self.P, self.N, cost), math.inf])
+        hit = self._none()
+        for scores, called, rest in self._chunks():
+            K.cells_best(scores, called, rest, code, cost, hit, best)
+        value = float(best[0])
+        return float(best[1]), hit, (-value if code == 6 else value)
+
+    def best_threshold(self, score=None, cost=None) -> BinaryResult:
+        score, c = _objective(score, cost)
+        if c is not None:
+            t, hit, total = self._best(SCORE_CODES["cost"], c)
+            return self._result(t, hit, {"cost": float(total)})
+        if score not in self._cache:
+            self._cache[score] = self._best(SCORE_CODES[score], _NO_COST)
+        t, hit, best = self._cache[score]
+        return self._result(t, hit, {"score": score, "best": float(best)})
+
+    def partial_auc(self, max_fpr, mcclish: bool = False) -> float:
+        max_fpr = check_max_fpr(max_fpr)
+        if self.P == 0 or self.N == 0:
+            return 0.0  # no pairs: the guard, as for the AUC
+        acc = np.zeros(3)
+        for _, called, _ in self._chunks():
+            if K.cells_area(called, self.P, self.N, max_fpr, acc):
+                break
+        area = float(acc[0])
+        if not mcclish:
+            return area
+        least, most = max_fpr * max_fpr / 2.0, max_fpr
+        return float(0.5 * (1.0 + (area - least) / (most - least)))
+
+    def curves(self):
+        scores, ab = self.run()
+        return OperatingPoints(scores, ab, self.n, True).curves()
