@@ -375,16 +375,16 @@ class WeightedStreamedPoints(StreamedPoints):
         self.P, self.N = float(total[0] + total[1]), float(total[2] + total[3])
         self._cache: dict = {}
 
-    def _chunks(self):
-        """``(scores, called, rest)`` of every chunk, the highest first."""
-        top = np.zeros(4)
+    def _chunks(self, top=None):
+        """``(scores, called, rest)`` of every chunk, the highest first; ``top``
+        (zeros) ends holding the pairs of the mass read."""
+        top = np.zeros(4) if top is None else top
         for scores, ab, bottom in self.run.by_cuts(self._cuts):
             ab = np.ascontiguousarray(ab, dtype=np.float64)
             called = np.empty(ab.shape)
             rest = np.empty(ab.shape)
             K.weighted_cells(ab, top, bottom, called, rest)
             yield scores, called, rest
-        self._top = float(top[0] + top[1])
 
     def _none(self):
         return np.array([0.0, 0.0, 0.0, self.P, self.N])  # the +inf candidate
@@ -418,15 +418,15 @@ class WeightedStreamedPoints(StreamedPoints):
         hit = self._none()
         hit[0] = float(top)
         at = np.array([math.inf, 0.0])
-        self._top = 0.0
+        pairs = np.zeros(4)
         if not (code == 0 and top) and not (code in (1, 2) and not top):
-            for scores, called, rest in self._chunks():
+            for scores, called, rest in self._chunks(pairs):
                 if K.cells_target(scores, called, rest, code, value, self.P, self.N, hit, at):
                     break
         if not hit[0]:
             if name == "recall":
                 raise ValueError(f"no threshold reaches recall {value:g}: the highest is "
-                                 f"{self._top / sp:g} ({_mass_note('positive', self.P)})")
+                                 f"{(pairs[0] + pairs[1]) / sp:g} ({_mass_note('positive', self.P)})")
             if name == "specificity":
                 raise ValueError(f"no threshold reaches specificity {value:g} "
                                  f"({_mass_note('negative', self.N)})")
