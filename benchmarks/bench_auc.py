@@ -171,14 +171,15 @@ def _memory_rows(sizes, batch=BATCH):
     return rows
 
 
-def _report_child(n, budget, batch, merged):
+def _report_child(n, budget, batch, merged, weighted=False):
     """Run in a fresh process: stream n distinct scores into a spilled state,
     then finalize and answer what a binary report asks (AUC, average precision
     and its bounds, the operating points at 0.5, the best F1, recall >= 0.9,
     precision >= 0.8, fpr <= 0.1), reading the runs chunk by chunk, or with
     ``merged`` from the merged run built in memory (what reading them did
-    before). Reports the peak traced bytes of the whole and of the report
-    alone (tracemalloc), and the report's time."""
+    before); with ``weighted``, uniform random weights. Reports the peak
+    traced bytes from the end of the updates (what the accumulator holds
+    then included) and the report's time."""
     import json
     import tracemalloc
 
@@ -187,9 +188,11 @@ def _report_child(n, budget, batch, merged):
     from streammetrics.metrics.ranking.operating import OperatingPoints
 
     y, s = _data(n, seed=9)
+    w = np.random.default_rng(2).random(n) if weighted else None
+    cut = (lambda i, j: None) if w is None else (lambda i, j: w[i:j])
     warm = RankAUC(max_memory=1 << 16)
     for i in range(0, 20_000, 5_000):
-        warm.update(y[i:i + 5_000], s[i:i + 5_000])
+        warm.update(y[i:i + 5_000], s[i:i + 5_000], sample_weight=cut(i, i + 5_000))
     r = warm.finalize()
     r.average_precision(), r.best_threshold("f1"), r.threshold_for(precision=0.8)
     r.at_threshold(0.5), r.threshold_for(recall=0.9), r.threshold_for(fpr=0.1)
@@ -197,7 +200,7 @@ def _report_child(n, budget, batch, merged):
     acc = RankAUC(max_memory=budget)
     tracemalloc.start()
     for i in range(0, n, batch):
-        acc.update(y[i:i + batch], s[i:i + batch])
+        acc.update(y[i:i + batch], s[i:i + batch], sample_weight=cut(i, i + batch))
     assert acc._strategy.spilled
     tracemalloc.reset_peak()
     t0 = time.perf_counter()
@@ -205,7 +208,7 @@ def _report_child(n, budget, batch, merged):
     if merged:
         points = r._points()
         ap = average_precision_of_points(*points)
-        ops = OperatingPoints(*points, r.n, False)
+        ops = OperatingPoints(*points, r.n, weighted)
     else:
         ap = r.average_precision()
         r.average_precision_bounds()
@@ -220,7 +223,7 @@ def _report_child(n, budget, batch, merged):
                       "best": answers[1].threshold}))
 
 
-def _report_memory_rows(n=5_000_000, budget=16 << 20, batch=BATCH, repeat=1):
+def _report_memory_rows(n=5_000_000, budget=16 << 20, batch=BATCH, repeat=1, weighted=False):
     """The report's figures of a spilled state: peak traced bytes and time of
     finalize + average precision + the operating points, read chunk by chunk
     against the merged run built in memory (the baseline), each in a fresh
@@ -232,13 +235,14 @@ def _report_memory_rows(n=5_000_000, budget=16 << 20, batch=BATCH, repeat=1):
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    group = (f"AUC spilled state's report, n={n:.0e} distinct scores, max_memory={budget >> 20} MB, "
-             f"batches of {batch:.0e} (finalize + AP + 5 operating points; traced peak of those)")
+    group = (f"AUC spilled state's report, n={n:.0e} distinct scores{', weighted' if weighted else ''}, "
+             f"max_memory={budget >> 20} MB, batches of {batch:.0e} (finalize + AP + 5 operating "
+             "points; traced peak of those, the state held included)")
     got = {False: [], True: []}
     for _ in range(repeat):
         for merged in (True, False):
             code = (f"from benchmarks.bench_auc import _report_child; "
-                    f"_report_child({n}, {budget}, {batch}, {merged})")
+                    f"_report_child({n}, {budget}, {batch}, {merged}, {weighted})")
             out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                  env=env, cwd=root, timeout=3600)
             if out.returncode:
@@ -524,7 +528,9 @@ if __name__ == "__main__":
     if args.only == "core":
         print_table(_one_shot_rows(n, 3) + _streaming_rows(n, 3))
     elif args.only == "report-memory":
-        print_table(_report_memory_rows(1_000_000 if args.quick else 5_000_000, repeat=3))
+        size = 1_000_000 if args.quick else 5_000_000
+        print_table(_report_memory_rows(size, repeat=3)
+                    + _report_memory_rows(size, repeat=3, weighted=True))
     elif args.only == "memory":
         print_table(_memory_rows([1_000_000, 10_000_000] + ([50_000_000] if args.large else [])))
     else:

@@ -750,7 +750,7 @@ class RankAUC(Accumulator):
 
         A spilled state (``max_memory``) reads it from its runs chunk by
         chunk, as ``finalize().average_precision()`` does: the same value to
-        about 1e-15 relative, not always to the last bit.
+        1e-13 relative, not always to the last bit.
         """
         with self._guard:
             if self.max_bins is None and self._strategy.spilled and self._n:

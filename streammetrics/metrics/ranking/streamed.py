@@ -11,8 +11,9 @@ chunk of each run whatever the state's size:
 * :meth:`StreamedRun.streamed_average_precision`: one pass. Each term is the one
   :func:`~streammetrics._kernels.curves.ap_terms` computes over the merged
   run; the terms are added with a compensated sum instead of numpy's
-  pairwise one, so the value agrees with the in-memory one to about 1e-15
-  relative (not always to the last bit);
+  pairwise one (and with weights the recall's denominator is the state's
+  compensated positive mass, not a plain sum), so the value agrees with the
+  in-memory one to 1e-13 relative, not always to the last bit;
 * :class:`StreamedPoints` (:class:`WeightedStreamedPoints` with weights):
   ``at_threshold``, ``threshold_for``, ``best_threshold`` and
   ``partial_auc``, each one pass (stopping early where the rest cannot
