@@ -24,7 +24,10 @@ memory budget (sorted runs spilled to temporary files past it); the memory
 rows measure, in a fresh process each, the peak of numpy's allocations
 (tracemalloc) while streaming and finalizing, in bytes per distinct score
 and against ``2 x (state + one batch)``; ``--only memory --large`` adds 50M.
-The sort-choice rows time both sorts of the class-split keys.
+The sort-choice rows time both sorts of the class-split keys. The spilled
+report rows (``--only report-memory``) trace what a binary report asks of a
+spilled state (finalize, average precision, five operating points), read from
+its runs chunk by chunk, against building its merged run in memory.
 Target: 100 threshold queries after an exact pass over
 10M rows take at most 10% of the pass (``share_of_pass``; the rows also give
 the first query's share, which reads the state, and partial_auc's, which
@@ -165,6 +168,98 @@ def _memory_rows(sizes, batch=BATCH):
                             peak_bytes_per_score=d["peak"] / n,
                             peak_over_2x_state_plus_batch=d["peak"] / (2 * (state + 16 * batch)),
                             budget_bytes=budget if budget is not None else "none"))
+    return rows
+
+
+def _report_child(n, budget, batch, merged, weighted=False):
+    """Run in a fresh process: stream n distinct scores into a spilled state,
+    then finalize and answer what a binary report asks (AUC, average precision
+    and its bounds, the operating points at 0.5, the best F1, recall >= 0.9,
+    precision >= 0.8, fpr <= 0.1), reading the runs chunk by chunk, or with
+    ``merged`` from the merged run built in memory (what reading them did
+    before); with ``weighted``, uniform random weights. Reports the peak
+    traced bytes from the end of the updates (what the accumulator holds
+    then included) and the report's time."""
+    import json
+    import tracemalloc
+
+    from streammetrics import RankAUC
+    from streammetrics.metrics.ranking.curves import average_precision_of_points
+    from streammetrics.metrics.ranking.operating import OperatingPoints
+
+    y, s = _data(n, seed=9)
+    w = np.random.default_rng(2).random(n) if weighted else None
+    cut = (lambda i, j: None) if w is None else (lambda i, j: w[i:j])
+    warm = RankAUC(max_memory=1 << 16)
+    for i in range(0, 20_000, 5_000):
+        warm.update(y[i:i + 5_000], s[i:i + 5_000], sample_weight=cut(i, i + 5_000))
+    r = warm.finalize()
+    r.average_precision(), r.best_threshold("f1"), r.threshold_for(precision=0.8)
+    r.at_threshold(0.5), r.threshold_for(recall=0.9), r.threshold_for(fpr=0.1)
+    warm.close()
+    acc = RankAUC(max_memory=budget)
+    tracemalloc.start()
+    for i in range(0, n, batch):
+        acc.update(y[i:i + batch], s[i:i + batch], sample_weight=cut(i, i + batch))
+    assert acc._strategy.spilled
+    tracemalloc.reset_peak()
+    t0 = time.perf_counter()
+    r = acc.finalize()
+    if merged:
+        points = r._points()
+        ap = average_precision_of_points(*points)
+        ops = OperatingPoints(*points, r.n, weighted)
+    else:
+        ap = r.average_precision()
+        r.average_precision_bounds()
+        ops = r
+    answers = [ops.at_threshold(0.5), ops.best_threshold("f1"), ops.threshold_for(recall=0.9),
+               ops.threshold_for(precision=0.8), ops.threshold_for(fpr=0.1)]
+    t = time.perf_counter() - t0
+    report_peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    acc.close()
+    print(json.dumps({"peak": report_peak, "t": t, "ap": ap,
+                      "best": answers[1].threshold}))
+
+
+def _report_memory_rows(n=5_000_000, budget=16 << 20, batch=BATCH, repeat=1, weighted=False):
+    """The report's figures of a spilled state: peak traced bytes and time of
+    finalize + average precision + the operating points, read chunk by chunk
+    against the merged run built in memory (the baseline), each in a fresh
+    process, alternated ``repeat`` times (medians)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    group = (f"AUC spilled state's report, n={n:.0e} distinct scores{', weighted' if weighted else ''}, "
+             f"max_memory={budget >> 20} MB, batches of {batch:.0e} (finalize + AP + 5 operating "
+             "points; traced peak of those, the state held included)")
+    got = {False: [], True: []}
+    for _ in range(repeat):
+        for merged in (True, False):
+            code = (f"from benchmarks.bench_auc import _report_child; "
+                    f"_report_child({n}, {budget}, {batch}, {merged}, {weighted})")
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                 env=env, cwd=root, timeout=3600)
+            if out.returncode:
+                raise RuntimeError(out.stderr)
+            got[merged].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    rows = []
+    for merged, label in ((False, "streammetrics streamed from the runs"),
+                          (True, "merged run built in memory (baseline)")):
+        ds = got[merged]
+        peak = float(np.median([d["peak"] for d in ds]))
+        rows.append(row(group, label, float(np.median([d["t"] for d in ds])),
+                        peak_bytes=int(peak), peak_over_budget_plus_batch=peak / (budget + 16 * batch),
+                        peak_bytes_per_score=peak / n))
+    same = all(a["best"] == b["best"] for a, b in zip(got[False], got[True]))
+    rel = max(abs(a["ap"] - b["ap"]) / b["ap"] for a, b in zip(got[False], got[True]))
+    rows[0]["same_best_f1_threshold"] = same
+    rows[0]["ap_rel_diff"] = rel
     return rows
 
 
@@ -417,13 +512,14 @@ def run(quick: bool = False) -> list[dict]:
     rows += _merge_rows(n, repeat)
     rows += _operating_rows(n, repeat)
     rows += _memory_rows([1_000_000] if quick else [1_000_000, 10_000_000])
+    rows += _report_memory_rows(1_000_000 if quick else 5_000_000)
     return rows
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="n = 1M instead of 10M")
-    ap.add_argument("--only", choices=["core", "memory"],
+    ap.add_argument("--only", choices=["core", "memory", "report-memory"],
                     help="core: the one-shot and streaming rows only; memory: the peak-memory rows "
                          "only (1M, 10M, and 50M with --large)")
     ap.add_argument("--large", action="store_true", help="with --only memory: also 50M distinct scores")
@@ -431,6 +527,10 @@ if __name__ == "__main__":
     n = 1_000_000 if args.quick else 10_000_000
     if args.only == "core":
         print_table(_one_shot_rows(n, 3) + _streaming_rows(n, 3))
+    elif args.only == "report-memory":
+        size = 1_000_000 if args.quick else 5_000_000
+        print_table(_report_memory_rows(size, repeat=3)
+                    + _report_memory_rows(size, repeat=3, weighted=True))
     elif args.only == "memory":
         print_table(_memory_rows([1_000_000, 10_000_000] + ([50_000_000] if args.large else [])))
     else:

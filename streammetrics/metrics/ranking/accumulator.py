@@ -34,6 +34,7 @@ from .operating import LayeredPoints, OperatingPoints
 from .pending import Pending
 from .sorting import split_sorted
 from .spill import parse_memory
+from .streamed import StreamedRun, masses_of
 
 __all__ = ["RankAUC", "auc", "roc_curve", "pr_curve", "average_precision", "partial_auc"]
 
@@ -664,10 +665,16 @@ class RankAUC(Accumulator):
         meta = {"weighted": self._strategy.weighted, "max_bins": self.max_bins,
                 "exact": not getattr(points, "binned", False)}
         if ci is not None:
-            run = points() if callable(points) else points
             squares = self._class_squares() if self._strategy.weighted else None
-            values.update(delong_interval(run[1], float(lower), float(upper), ci, squares,
-                                          float(value)))
+            stream = getattr(points, "delong_sums", None)
+            if stream is not None:  # a spilled state's: its runs read in chunks
+                sums = stream(float(value))
+                values.update(delong_interval(None, float(lower), float(upper), ci, squares,
+                                              float(value), sums=sums))
+            else:
+                run = points() if callable(points) else points
+                values.update(delong_interval(run[1], float(lower), float(upper), ci, squares,
+                                              float(value)))
             meta["ci"] = ci
         values.update({
             "n_pos": n_pos,
@@ -740,7 +747,14 @@ class RankAUC(Accumulator):
         >>> from streammetrics import RankAUC
         >>> RankAUC().update([0, 1, 1, 0], [0.2, 0.9, 0.5, 0.5]).average_precision()
         0.833...
+
+        A spilled state (``max_memory``) reads it from its runs chunk by
+        chunk, as ``finalize().average_precision()`` does: the same value to
+        1e-13 relative, not always to the last bit.
         """
+        with self._guard:
+            if self.max_bins is None and self._strategy.spilled and self._n:
+                return self._compute().average_precision()
         return average_precision_of(*self._curve())
 
     def average_precision_bounds(self):
@@ -781,12 +795,26 @@ class RankAUC(Accumulator):
         run and the pending rows, each sorted (in place, as ``finalize`` sorts
         them), without merging the two (:class:`LayeredPoints`); otherwise the
         pending rows are sorted in first, as :meth:`flush` does, and the
-        totals are built over the state's one run."""
+        totals are built over the state's one run. A spilled state answers
+        from its runs read chunk by chunk (:mod:`.streamed`)."""
         with self._guard:
             if self._n == 0:
                 raise NoObservationsError("RankAUC has no observations: call update() first")
             if self._ops is None:
-                if self.max_bins is None and not self._strategy.weighted:
+                strategy = self._strategy
+                if self.max_bins is None and strategy.weighted:
+                    self._flush()  # as below (the pending rows' run may spill)
+                if self.max_bins is None and strategy.spilled:
+                    # read from the files and the runs in memory chunk by
+                    # chunk, never merged in memory (a snapshot of them)
+                    sources = strategy.sources(self._pending)
+                    step = strategy.chunk(len(sources))
+                    n_pos = n_neg = None  # the weighted points sum their own
+                    if not strategy.weighted:
+                        n_pos, n_neg = masses_of(sources, step)
+                    self._ops = StreamedRun(sources, step, strategy.weighted, n_pos, n_neg,
+                                            None).operating(self._n)
+                elif self.max_bins is None and not self._strategy.weighted:
                     self._strategy.compact()
                     buf = self._pending
                     kp, kn = buf.sort() if buf is not None else (_NO_KEYS, _NO_KEYS)
@@ -904,7 +932,7 @@ class RankAUC(Accumulator):
 
 
 def delong_interval(ab, lower: float, upper: float, level: float, squares=None,
-                    centre: float = 0.5) -> dict:
+                    centre: float = 0.5, sums=None) -> dict:
     """``auc_ci_lower``, ``auc_ci_upper`` and ``auc_se`` from the points ``ab`` of a
     rank state (scores increasing; ``ab[0]`` positive, ``ab[1]`` negative mass)
     and, for weighted rows, each class's sum of squared weights ``squares``.
@@ -919,9 +947,12 @@ def delong_interval(ab, lower: float, upper: float, level: float, squares=None,
     clipped to [0, 1], ``z`` the normal quantile of the level
     (``lower == upper == auc`` for an exact state). With a class of
     effective size at most 1 the variance is undefined: ``auc_se`` is NaN
-    and the interval [0, 1].
+    and the interval [0, 1]. ``sums``: the result of ``delong_sums_about``
+    when known (read from the runs of a spilled state; ``ab`` is then unused).
     """
-    _, total_pos, total_neg, ss_pos, ss_neg = delong_sums_about(ab, float(centre))
+    if sums is None:
+        sums = delong_sums_about(ab, float(centre))
+    _, total_pos, total_neg, ss_pos, ss_neg = sums
     if squares is None:
         m, k = total_pos, total_neg
     else:

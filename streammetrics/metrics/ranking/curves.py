@@ -124,8 +124,12 @@ class RankResult(Result):
                 if self._points is None:
                     raise ValueError("this result holds no points (it was unpickled): take the "
                                      "curves from the accumulator")
-                points = self._points() if callable(self._points) else self._points
-                self._cache["ap"] = average_precision_of_points(*points)
+                stream = getattr(self._points, "streamed_average_precision", None)
+                if stream is not None:  # a spilled state's: read from its runs, not merged
+                    self._cache["ap"] = stream()
+                else:
+                    points = self._points() if callable(self._points) else self._points
+                    self._cache["ap"] = average_precision_of_points(*points)
         return self._cache["ap"]
 
     def _curve_bounds(self):

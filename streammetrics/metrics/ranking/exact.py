@@ -19,6 +19,7 @@ from ..._protocol.runs import RunStack
 from .operating import OperatingPoints
 from .sorting import sort_classes, u2_across
 from .spill import MAX_DISK_RUNS, SpillStore, stream_merge
+from .streamed import StreamedRun
 
 __all__ = ["Exact", "run_of_sorted", "auc_of_run", "auc_of_chunks", "merge_runs", "INT64_LIMIT"]
 
@@ -350,13 +351,19 @@ class Exact:
 
     def result(self, buf, n: int):
         """``(auc, lower, upper, n_pos, n_neg, points)``: the three AUCs are equal;
-        ``points`` gives the state's points when called (for the curves)."""
+        ``points`` gives the state's points when called (for the curves); once
+        spilled it is a :class:`~.streamed.StreamedRun`, whose average
+        precision and operating points are read from the runs chunk by chunk."""
         if self.disk:
             # stream a merge over the files, the runs in memory and the pending
             # rows' run; the sources are a snapshot (open files, immutable runs)
             sources = self.sources(buf)
             value, n_pos, n_neg = auc_of_chunks(self.chunks(sources), self.weighted)
-            return value, value, value, n_pos, n_neg, lambda: self._materialized(sources)
+            # the average precision and the threshold queries stream the
+            # sources too; the curves build the merged run when asked
+            points = StreamedRun(sources, self.chunk(len(sources)), self.weighted, n_pos, n_neg,
+                                 lambda: self._materialized(sources))
+            return value, value, value, n_pos, n_neg, points
         runs = self.stack.copy()  # the runs are immutable: a snapshot
         if buf is not None and buf.rows and not buf.weighted and n * n < 2 * INT64_LIMIT:
             # count 2U across the run and the sorted pending rows in one pass,
