@@ -51,7 +51,7 @@ import numbers
 import numpy as np
 
 from ._kernels import ranges as _RK
-from ._kernels import rank as _rank_kernels  # 2U of a run (read only)
+from ._kernels import rank as _rank_kernels  # 2U of a run, merging two runs
 from ._protocol.base import Accumulator
 from ._protocol.errors import NoObservationsError, in_context
 from ._protocol.result import Result, safe
@@ -493,7 +493,7 @@ def _merge_two(a, b):
     cap = a[0].shape[0] + b[0].shape[0]
     scores = np.empty(cap)
     ab = np.empty((2, cap), a[1].dtype)
-    m = _RK.merge_runs(a[0], a[1], b[0], b[1], scores, ab)
+    m = _rank_kernels.merge_into(a[0], a[1], b[0], b[1], scores, ab)
     if m == cap:
         return scores, ab
     return scores[:m].copy(), np.ascontiguousarray(ab[:, :m])

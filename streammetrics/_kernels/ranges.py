@@ -13,7 +13,7 @@ from __future__ import annotations
 from ._jit import kernel
 from .compensated import add
 
-__all__ = ["run_of_counts", "run_of_weights", "merge_runs", "ap_terms", "range_masses"]
+__all__ = ["run_of_counts", "run_of_weights", "ap_terms", "range_masses"]
 
 
 @kernel
@@ -72,50 +72,6 @@ def run_of_weights(sp, vp, sn, vn, scores, ab):
         scores[m] = v
         ab[0, m] = s1 + e1
         ab[1, m] = s0 + e0
-        m += 1
-    return m
-
-
-@kernel
-def merge_runs(s1, ab1, s2, ab2, s, ab):
-    """Merge two runs into ``s``, ``ab``, adding the masses of a score present
-    in both; returns the merged length."""
-    m1 = s1.shape[0]
-    m2 = s2.shape[0]
-    i = 0
-    j = 0
-    m = 0
-    while i < m1 and j < m2:
-        a = s1[i]
-        b = s2[j]
-        if a < b:
-            s[m] = a
-            ab[0, m] = ab1[0, i]
-            ab[1, m] = ab1[1, i]
-            i += 1
-        elif b < a:
-            s[m] = b
-            ab[0, m] = ab2[0, j]
-            ab[1, m] = ab2[1, j]
-            j += 1
-        else:
-            s[m] = a
-            ab[0, m] = ab1[0, i] + ab2[0, j]
-            ab[1, m] = ab1[1, i] + ab2[1, j]
-            i += 1
-            j += 1
-        m += 1
-    while i < m1:
-        s[m] = s1[i]
-        ab[0, m] = ab1[0, i]
-        ab[1, m] = ab1[1, i]
-        i += 1
-        m += 1
-    while j < m2:
-        s[m] = s2[j]
-        ab[0, m] = ab2[0, j]
-        ab[1, m] = ab2[1, j]
-        j += 1
         m += 1
     return m
 
