@@ -25,6 +25,7 @@ process no longer runs (as the state files' ``.smtmp`` leftovers are).
 from __future__ import annotations
 
 import atexit
+import mmap
 import numbers
 import os
 import re
@@ -219,6 +220,7 @@ class SpillStore:
         try:
             for a in range(0, run.m, chunk):
                 w.append_records(np.asarray(rec[a:a + chunk]))
+                release(rec, a, min(a + chunk, run.m))
         except BaseException:
             w.abort()
             raise
@@ -273,6 +275,30 @@ class _RunWriter:
             self.store.remove(DiskRun(self.path, 0, self.dtype))
 
 
+def release(src, a: int, b: int) -> None:
+    """Unmap the pages of a file's records ``a:b`` from this process, once they
+    were copied out.
+
+    The pages stay in the system's file cache and a later read maps them
+    again, so nothing changes but the process's resident memory: reading a
+    spilled state of any size keeps it near the windows being merged, where
+    mapped pages would otherwise stay resident until the whole file was read
+    (24 bytes per distinct score, the memory the budget is there to bound).
+    """
+    mm = getattr(src, "_mmap", None)
+    if mm is None or b <= a or not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    probe = np.frombuffer(mm, np.uint8, count=1)
+    base = probe.ctypes.data
+    del probe  # releases the buffer export at once
+    start = src.ctypes.data - base + a * src.itemsize
+    stop = start + (b - a) * src.itemsize
+    lo = (start // mmap.PAGESIZE) * mmap.PAGESIZE
+    hi = min(len(mm), -(-stop // mmap.PAGESIZE) * mmap.PAGESIZE)
+    if hi > lo:
+        mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+
+
 def _window(src, a: int, b: int):
     """Entries ``a:b`` of a source (an in-memory run or a file's records) as a run."""
     if isinstance(src, tuple):
@@ -282,6 +308,8 @@ def _window(src, a: int, b: int):
     ab = np.empty((2, rec.shape[0]), rec.dtype["p"])
     ab[0] = rec["p"]
     ab[1] = rec["q"]
+    del rec
+    release(src, a, b)
     return scores, ab
 
 
