@@ -321,6 +321,22 @@ def _merge(a, b):
     return scores[:m], ab[:, :m]
 
 
+def merge_parts(parts):
+    """One run ``(scores, ab)`` of sorted runs ``parts`` (a list of one or more),
+    the masses of a score held by several added in the order of ``parts``."""
+    if len(parts) == 1:
+        return np.ascontiguousarray(parts[0][0]), np.ascontiguousarray(parts[0][1])
+    starts = np.zeros(len(parts) + 1, np.int64)
+    starts[1:] = np.cumsum([p[0].shape[0] for p in parts])
+    scores = np.concatenate([p[0] for p in parts])
+    ab = np.concatenate([p[1] for p in parts], axis=1)
+    out_s = np.empty(scores.shape[0], np.float64)
+    out_ab = np.empty(ab.shape, ab.dtype)
+    m = K.merge_k(scores, ab, starts, out_s, out_ab)
+    del scores, ab
+    return out_s[:m].copy(), np.ascontiguousarray(out_ab[:, :m])
+
+
 def stream_merge(sources, chunk: int):
     """Merged chunks ``(scores, ab)`` of sorted runs, in increasing score order.
 
@@ -364,15 +380,4 @@ def stream_merge(sources, chunk: int):
             if cut:
                 parts.append((s[:cut], ab[:, :cut]))
                 pos[i] += cut
-        if len(parts) == 1:
-            yield (np.ascontiguousarray(parts[0][0]), np.ascontiguousarray(parts[0][1]))
-            continue
-        starts = np.zeros(len(parts) + 1, np.int64)
-        starts[1:] = np.cumsum([p[0].shape[0] for p in parts])
-        scores = np.concatenate([p[0] for p in parts])
-        ab = np.concatenate([p[1] for p in parts], axis=1)
-        out_s = np.empty(scores.shape[0], np.float64)
-        out_ab = np.empty(ab.shape, ab.dtype)
-        m = K.merge_k(scores, ab, starts, out_s, out_ab)
-        del scores, ab
-        yield out_s[:m].copy(), np.ascontiguousarray(out_ab[:, :m])
+        yield merge_parts(parts)

@@ -49,14 +49,13 @@ import math
 
 import numpy as np
 
-from ..._kernels import rank as RK
 from ..._kernels import streamed as K
 from ..._kernels.operating import SCORE_CODES, SEARCH_CODES, _score
 from ..._protocol.result import safe
 from ..binary import BinaryResult
 from .operating import (OperatingPoints, _NO_COST, _mass_note, _objective, _target, _values_at,
                         check_max_fpr, check_threshold)
-from .spill import DiskRun, _window, stream_merge
+from .spill import DiskRun, _window, merge_parts, stream_merge
 
 __all__ = ["descending", "masses_of", "StreamedRun", "StreamedPoints", "WeightedStreamedPoints"]
 
@@ -102,18 +101,7 @@ def descending(sources, chunk: int):
             if cut < s.shape[0]:
                 parts.append((s[cut:], ab[:, cut:]))
                 ends[i] -= s.shape[0] - cut
-        if len(parts) == 1:
-            yield (np.ascontiguousarray(parts[0][0]), np.ascontiguousarray(parts[0][1]))
-            continue
-        starts = np.zeros(len(parts) + 1, np.int64)
-        starts[1:] = np.cumsum([p[0].shape[0] for p in parts])
-        scores = np.concatenate([p[0] for p in parts])
-        ab = np.concatenate([p[1] for p in parts], axis=1)
-        out_s = np.empty(scores.shape[0], np.float64)
-        out_ab = np.empty(ab.shape, ab.dtype)
-        m = RK.merge_k(scores, ab, starts, out_s, out_ab)
-        del scores, ab
-        yield out_s[:m].copy(), np.ascontiguousarray(out_ab[:, :m])
+        yield merge_parts(parts)
 
 
 def masses_of(sources, chunk: int):
@@ -224,18 +212,7 @@ class StreamedRun:
                 a, b = lower(src, first, False), lower(src, last, True)
                 if b > a:
                     parts.append(_window(src, a, b))
-            if len(parts) == 1:
-                yield (np.ascontiguousarray(parts[0][0]), np.ascontiguousarray(parts[0][1]),
-                       bottom)
-                continue
-            starts = np.zeros(len(parts) + 1, np.int64)
-            starts[1:] = np.cumsum([p[0].shape[0] for p in parts])
-            scores = np.concatenate([p[0] for p in parts])
-            ab = np.concatenate([p[1] for p in parts], axis=1)
-            out_s = np.empty(scores.shape[0], np.float64)
-            out_ab = np.empty(ab.shape, ab.dtype)
-            m = RK.merge_k(scores, ab, starts, out_s, out_ab)
-            yield out_s[:m].copy(), np.ascontiguousarray(out_ab[:, :m]), bottom
+            yield (*merge_parts(parts), bottom)
 
 
 class StreamedPoints:
