@@ -69,6 +69,45 @@ def test_weights_depend_on_seed_key_and_replicate_only():
     np.testing.assert_array_equal(_weights(7, keys, 30, w=w), a * w)
 
 
+_M64 = (1 << 64) - 1
+
+
+def _mix_reference(x: int) -> int:
+    """splitmix64's finaliser on Python integers (wrapping at 64 bits)."""
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
+
+
+def _weight_reference(seed: int, key: int, r: int) -> int:
+    """The documented weight of row ``key`` in replicate ``r``, computed in pure
+    Python: the row hash, the mix of replicate pair ``r // 2`` (its high half for
+    even ``r``, its low half for odd), and the count of cut points reached."""
+    s = _mix_reference((seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & _M64)
+    h = _mix_reference(s ^ ((key & _M64) * 0x9E3779B97F4A7C15 & _M64))
+    x = _mix_reference((h + (r // 2 + 1) * 0xD1B54A32D192ED03) & _M64)
+    u = x >> 32 if r % 2 == 0 else x & 0xFFFFFFFF
+    return int(np.searchsorted(POISSON1_CUTS.astype(np.int64), u, side="right"))
+
+
+def test_weights_are_the_documented_hash_and_inverse_cdf():
+    rng = np.random.default_rng(3)
+    keys = np.concatenate([rng.integers(-2**63, 2**63 - 1, 300, dtype=np.int64),
+                           np.array([0, 1, -1, 2**63 - 1, -2**63], np.int64)])
+    R0, R = 5, 57  # an odd first replicate: the block starts in the low half of a pair
+    out = np.empty((R, keys.size))
+    poisson_weights(np.uint64(42), keys, 0, R0, np.zeros(0), out, POISSON1_CUTS)
+    want = np.array([[_weight_reference(42, int(k), R0 + r) for k in keys] for r in range(R)])
+    np.testing.assert_array_equal(out, want)
+    # the rare counts past the sixth cut point (about 8e-5 a draw) are drawn right too
+    tail = np.arange(400_000, dtype=np.int64)
+    big = _weights(9, tail, 40)
+    rows, cols = np.nonzero(big >= 7)
+    assert rows.size > 100
+    for r, i in zip(rows[:40], cols[:40]):
+        assert big[r, i] == _weight_reference(9, int(tail[i]), int(r))
+
+
 # --------------------------------------------------------- invariance
 def _cut(n, cuts):
     edges = sorted({0, n, *(c % (n + 1) for c in cuts)})
