@@ -35,7 +35,8 @@ from ._jit import inline, kernel
 from .calibration import bin_of
 from .compensated import BLOCK, add
 
-__all__ = ["POISSON1_CDF", "POISSON1_CUTS", "poisson_weights", "replicate_sums", "binary_terms",
+__all__ = ["POISSON1_CDF", "POISSON1_CUTS", "RANK_COLUMNS", "poisson_weights", "replicate_sums", "replicate_ranks",
+           "binary_terms",
            "probability_terms", "calibration_terms", "calibration_counts"]
 
 
@@ -190,6 +191,102 @@ def replicate_sums(seed, keys, first, r0, w, slots, vals, out, cuts):
                 t, e = add(out[c, r, 0], out[c, r, 1], acc[c, r])
                 out[c, r, 0] = t
                 out[c, r, 1] = e
+
+
+@inline
+def _add_into(pairs, r, x):
+    """Add ``x`` into the compensated pair ``pairs[r]`` (Neumaier's step, written
+    with selects rather than a branch, so that a loop over pairs vectorizes)."""
+    a = pairs[r, 0]
+    t = a + x
+    big = abs(a) >= abs(x)
+    pairs[r, 1] += ((a if big else x) - t) + (x if big else a)
+    pairs[r, 0] = t
+
+
+@inline
+def _precision(tp, fp):
+    """``tp / (tp + fp)``, and 0 where nothing is called positive."""
+    called = tp + fp
+    return tp / (called if called > 0.0 else 1.0)
+
+
+#: the columns of :func:`replicate_ranks`' output
+RANK_COLUMNS = ("n_pos", "n_neg", "u", "u_err", "ap", "ap_err")
+
+
+@kernel
+def replicate_ranks(seed, keys, r0, w, s, y, out, cuts):
+    """The rank sums of replicates ``r0 .. r0 + R - 1`` from rows sorted by score.
+
+    ``s`` (float64) holds the scores in increasing order (walked from the
+    highest), ``y`` (uint8) the 0/1 labels, ``keys`` (int64) the rows' keys
+    and ``w`` their own weights (empty: 1). Each row weighs its Poisson(1)
+    count in the replicate (drawn as :func:`poisson_weights` draws it) times
+    its weight; the rows of one score form one threshold. ``out`` (float64,
+    R x 6, overwritten) gets per replicate, in the order of
+    :data:`RANK_COLUMNS`: the positive and negative mass, the Mann-Whitney
+    ``U`` (the mass of pairs of a positive above a negative, tied pairs
+    counting one half) as a compensated pair, and ``sum_t (positive mass at
+    t) * precision(t)`` (the average precision times the positive mass) as a
+    compensated pair.
+    """
+    R = out.shape[0]
+    m = s.shape[0]
+    weighted = w.shape[0] > 0
+    h0 = _seed_hash(seed)
+    q0 = r0 // 2
+    nq = (r0 + R + 1) // 2 - q0
+    off = r0 - 2 * q0
+    sc = _signed_cuts(cuts)
+    uu = np.empty(2 * nq, np.int32)
+    kk = np.empty(2 * nq, np.int32)
+    tp = np.zeros(R, np.float64)  # the masses above the threshold being walked
+    fp = np.zeros(R, np.float64)
+    gp = np.zeros(R, np.float64)  # the masses at it
+    gn = np.zeros(R, np.float64)
+    u = np.zeros((R, 2), np.float64)
+    ap = np.zeros((R, 2), np.float64)
+    i = m - 1
+    while i >= 0:
+        wi = w[i] if weighted else 1.0
+        if i == 0 or s[i - 1] != s[i]:  # a score of one row: its own threshold
+            _draw_pairs(_row_hash(h0, keys[i]), q0, nq, sc, uu, kk)
+            if y[i] == 1:
+                for r in range(R):
+                    x = kk[r + off] * wi
+                    tp[r] += x
+                    _add_into(ap, r, x * _precision(tp[r], fp[r]))
+            else:
+                for r in range(R):
+                    x = kk[r + off] * wi
+                    _add_into(u, r, x * tp[r])
+                    fp[r] += x
+            i -= 1
+            continue
+        gp[:] = 0.0
+        gn[:] = 0.0
+        j = i
+        while j >= 0 and s[j] == s[i]:
+            _draw_pairs(_row_hash(h0, keys[j]), q0, nq, sc, uu, kk)
+            wj = w[j] if weighted else 1.0
+            g = gp if y[j] == 1 else gn
+            for r in range(R):
+                g[r] += kk[r + off] * wj
+            j -= 1
+        for r in range(R):
+            _add_into(u, r, gn[r] * (tp[r] + 0.5 * gp[r]))
+            fp[r] += gn[r]
+            tp[r] += gp[r]
+            _add_into(ap, r, gp[r] * _precision(tp[r], fp[r]))
+        i = j
+    for r in range(R):
+        out[r, 0] = tp[r]
+        out[r, 1] = fp[r]
+        out[r, 2] = u[r, 0]
+        out[r, 3] = u[r, 1]
+        out[r, 4] = ap[r, 0]
+        out[r, 5] = ap[r, 1]
 
 
 @kernel
