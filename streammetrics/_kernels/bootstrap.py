@@ -11,7 +11,7 @@ logarithm: the count is the number of cut points ``round(2**32 P(X <= k))``
 that ``u`` reaches (the probabilities exact to 2**-32). Each uniform is
 compared with the first six cut points in one vectorized pass; the other six
 are looked at only when some replicate of the row reaches past the sixth
-(about one row in a hundred at 200 replicates). No generator state is carried
+(one or two rows in a hundred at 100 to 200 replicates). No generator state is carried
 from row to row, so any batching, sharding or order
 of the rows gives every row the same weights.
 
