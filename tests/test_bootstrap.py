@@ -114,6 +114,20 @@ def _cut(n, cuts):
     return list(zip(edges[:-1], edges[1:]))
 
 
+def _one_and_sharded(make, y, s, w, keys, cuts, shards, rnd):
+    """The rows folded by one bootstrap, and cut at ``cuts`` into batches dealt
+    at random to ``shards`` bootstraps merged in a random order."""
+    one = make().update(y, s, sample_weight=w, key=keys)
+    parts = [make() for _ in range(shards)]
+    for lo, hi in _cut(len(y), cuts):
+        parts[rnd.randrange(shards)].update(y[lo:hi], s[lo:hi], sample_weight=w[lo:hi], key=keys[lo:hi])
+    rnd.shuffle(parts)
+    total = make()
+    for p in parts:
+        total.merge(p)
+    return one, total
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.integers(1, 400), st.lists(st.integers(0, 10_000), max_size=6),
        st.integers(1, 4), st.randoms(use_true_random=False))
@@ -123,14 +137,7 @@ def test_keyed_states_are_identical_under_any_batching_sharding_and_merge_order(
     w = np.random.default_rng(n).integers(0, 4, n).astype(np.float64)
     keys = np.random.default_rng(n + 1).permutation(n).astype(np.int64) * 3 + 17
     make = lambda: sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=R, seed=5)  # noqa: E731
-    one = make().update(y, s, sample_weight=w, key=keys)
-    parts = [make() for _ in range(shards)]
-    for lo, hi in _cut(n, cuts):
-        parts[rnd.randrange(shards)].update(y[lo:hi], s[lo:hi], sample_weight=w[lo:hi], key=keys[lo:hi])
-    rnd.shuffle(parts)
-    total = make()
-    for p in parts:
-        total.merge(p)
+    one, total = _one_and_sharded(make, y, s, w, keys, cuts, shards, rnd)
     assert total == one
     got, want = total.finalize(), one.finalize()
     assert dict(got) == dict(want)
@@ -394,14 +401,7 @@ def test_keyed_rank_states_are_identical_under_any_batching_sharding_and_merge_o
     keys = np.random.default_rng(n + 1).permutation(n).astype(np.int64) * 3 + 17
     for template in (sm.RankAUC(), sm.Evaluator(task="binary")):
         make = lambda: sm.Bootstrap(template, replicates=R, seed=5)  # noqa: E731
-        one = make().update(y, s, sample_weight=w, key=keys)
-        parts = [make() for _ in range(shards)]
-        for lo, hi in _cut(n, cuts):
-            parts[rnd.randrange(shards)].update(y[lo:hi], s[lo:hi], sample_weight=w[lo:hi], key=keys[lo:hi])
-        rnd.shuffle(parts)
-        total = make()
-        for p in parts:
-            total.merge(p)
+        one, total = _one_and_sharded(make, y, s, w, keys, cuts, shards, rnd)
         got, want = total.finalize(), one.finalize()
         if isinstance(template, sm.RankAUC):
             assert total == one and dict(got) == dict(want)

@@ -122,6 +122,17 @@ def _draw_pairs(h, q0, nq, sc, uu, kk):
                 kk[r] += np.int32(u >= sc[j])
 
 
+@inline
+def _drawer(seed, r0, R, cuts):
+    """What drawing replicates ``r0 .. r0 + R - 1`` takes: the seed's hash, the
+    first pair ``q0``, the pairs ``nq``, the offset of ``r0`` in its pair, the
+    signed cut points and the scratch of :func:`_draw_pairs`."""
+    q0 = r0 // 2
+    nq = (r0 + R + 1) // 2 - q0
+    return (_seed_hash(seed), q0, nq, r0 - 2 * q0, _signed_cuts(cuts),
+            np.empty(2 * nq, np.int32), np.empty(2 * nq, np.int32))
+
+
 @kernel
 def poisson_weights(seed, keys, first, r0, w, out, cuts):
     """Fill ``out`` (replicates ``r0, r0 + 1, ...`` x rows) with Poisson(1) weights times ``w``.
@@ -134,13 +145,7 @@ def poisson_weights(seed, keys, first, r0, w, out, cuts):
     R, m = out.shape
     keyed = keys.shape[0] > 0
     weighted = w.shape[0] > 0
-    s = _seed_hash(seed)
-    q0 = r0 // 2
-    nq = (r0 + R + 1) // 2 - q0
-    off = r0 - 2 * q0
-    sc = _signed_cuts(cuts)
-    uu = np.empty(2 * nq, np.int32)
-    kk = np.empty(2 * nq, np.int32)
+    s, q0, nq, off, sc, uu, kk = _drawer(seed, r0, R, cuts)
     for i in range(m):
         key = keys[i] if keyed else first + i
         _draw_pairs(_row_hash(s, key), q0, nq, sc, uu, kk)
@@ -162,13 +167,7 @@ def replicate_sums(seed, keys, first, r0, w, slots, vals, out, cuts):
     m, P = slots.shape
     keyed = keys.shape[0] > 0
     weighted = w.shape[0] > 0
-    s = _seed_hash(seed)
-    q0 = r0 // 2
-    nq = (r0 + R + 1) // 2 - q0
-    off = r0 - 2 * q0
-    sc = _signed_cuts(cuts)
-    uu = np.empty(2 * nq, np.int32)
-    kk = np.empty(2 * nq, np.int32)
+    s, q0, nq, off, sc, uu, kk = _drawer(seed, r0, R, cuts)
     kf = np.empty(R, np.float64)
     acc = np.zeros((S, R), np.float64)
     for start in range(0, m, BLOCK):
@@ -234,13 +233,7 @@ def replicate_ranks(seed, keys, r0, w, s, y, out, cuts):
     R = out.shape[0]
     m = s.shape[0]
     weighted = w.shape[0] > 0
-    h0 = _seed_hash(seed)
-    q0 = r0 // 2
-    nq = (r0 + R + 1) // 2 - q0
-    off = r0 - 2 * q0
-    sc = _signed_cuts(cuts)
-    uu = np.empty(2 * nq, np.int32)
-    kk = np.empty(2 * nq, np.int32)
+    h0, q0, nq, off, sc, uu, kk = _drawer(seed, r0, R, cuts)
     tp = np.zeros(R, np.float64)  # the masses above the threshold being walked
     fp = np.zeros(R, np.float64)
     gp = np.zeros(R, np.float64)  # the masses at it
