@@ -370,6 +370,43 @@ def _bootstrap_calibration_rows(n, repeat, replicates=200):
     return rows
 
 
+def _bootstrap_rank_rows(n, repeat, replicates=200):
+    """The binary preset with its exact AUC: every replicate's AUC and average
+    precision from one walk over the rows kept, against a rank state per
+    replicate (as before: each replicate's RankAUC folded and sorted on its
+    own, ``replicates`` x 24 bytes per distinct score), runs alternated; CPU
+    time beside the wall clock (the cores are shared)."""
+    import streammetrics as sm
+    import streammetrics.bootstrap as B
+
+    rng = np.random.default_rng(8)
+    y = rng.random(n) < 0.3
+    p = np.clip(0.3 * y + 0.7 * rng.random(n), 0, 1)
+    keys = np.arange(n, dtype=np.int64)
+
+    def run(walk):
+        b = sm.Bootstrap(sm.Evaluator(task="binary"), replicates=replicates)
+        if not walk:  # every replicate keeps its own rank state
+            b._ranked, b._replica_template = None, b._template.copy()
+            b._replica_fields = dict(b._template.copy().reset()._state)
+            b._init_replicas()
+        return b.update(y, p, key=keys).finalize()
+
+    group = f"bootstrap, {replicates} replicates of Evaluator(task='binary') with exact AUC, n={n:.0e}"
+    run(True), run(False)  # compiled
+    wall, cpu = {True: [], False: []}, {True: [], False: []}
+    for _ in range(repeat):
+        for walk in (True, False):
+            t0, c0 = time.perf_counter(), time.process_time()
+            run(walk)
+            wall[walk].append(time.perf_counter() - t0)
+            cpu[walk].append(time.process_time() - c0)
+    return [row(group, "streammetrics Bootstrap, AUC replicates in one walk over the rows kept",
+                float(np.median(wall[True])), cpu_s=float(np.median(cpu[True]))),
+            row(group, "a rank state per replicate (before)", float(np.median(wall[False])),
+                cpu_s=float(np.median(cpu[False])))]
+
+
 def _bootstrap_only(quick):
     """The bootstrap rows alone: 1M rows beside torchmetrics, then 10M rows (not with --quick)."""
     rows = _bootstrap_rows(1_000_000, 3)
@@ -532,6 +569,7 @@ def run(quick: bool = False) -> list[dict]:
     rows += _sliced_rows(n, repeat, sk_n=n // 10)
     rows += _sliced_rows_more(quick)
     rows += _bootstrap_rows(1_000_000, 3)
+    rows += _bootstrap_rank_rows(50_000 if quick else 200_000, 1 if quick else 3)
     if not quick:
         rows += _bootstrap_rows(n, 1, warmup=0, compare=False)  # compiled by the 1M rows
     rows += _latency_rows()
@@ -549,11 +587,16 @@ if __name__ == "__main__":
     ap.add_argument("--bootstrap-calibration", action="store_true",
                     help="only the rows of Calibration in the one-pass bootstrap fold against "
                          "replicate by replicate, alone and in the binary Evaluator (1M rows)")
+    ap.add_argument("--bootstrap-rank", action="store_true",
+                    help="only the rows of the binary preset's exact AUC replicates in one walk "
+                         "against a rank state per replicate (200k rows)")
     ap.add_argument("--sklearn-full", action="store_true",
                     help="with --sliced: pandas + scikit-learn per group on every row, not a tenth")
     args = ap.parse_args()
     if args.bootstrap:
         print_table(_bootstrap_only(args.quick))
+    elif args.bootstrap_rank:
+        print_table(_bootstrap_rank_rows(50_000 if args.quick else 200_000, 3))
     elif args.bootstrap_calibration:
         print_table(_bootstrap_calibration_rows(100_000 if args.quick else 1_000_000, 3))
     else:

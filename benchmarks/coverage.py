@@ -18,9 +18,8 @@ For every data set it computes the AUC's DeLong interval
 (``Bootstrap(BinaryConfusion(threshold=t))``), and counts how often each
 covers the true value. With 1,000 data sets the Monte Carlo standard error of
 a coverage near 95% is 0.7 points; nominal 95% intervals should cover in
-93-97% of them. This is a benchmark-style study, not a unit test: it takes a
-few minutes on two cores (most of it the AUC bootstrap, whose exact rank
-states are folded replicate by replicate).
+93-97% of them. This is a benchmark-style study, not a unit test: it takes
+about a minute on two cores.
 """
 
 from __future__ import annotations

@@ -12,13 +12,13 @@ import numpy as np
 
 from ._kernels import compensated
 from ._kernels.bootstrap import (POISSON1_CUTS, binary_terms, calibration_counts, calibration_terms,
-                                 poisson_weights, probability_terms, replicate_sums)
+                                 poisson_weights, probability_terms, replicate_ranks, replicate_sums)
 from ._kernels.probability import LOG_FLOOR
 from ._protocol import statefile
 from ._protocol.base import Accumulator, _locked, check_ci
 from ._protocol.errors import StateFileError, WeightOverflowError
 from ._protocol.inputs import Batch, Input
-from ._protocol.result import Result
+from ._protocol.result import Result, safe
 from ._protocol.validation import as_1d
 from ._protocol.wrapped import pack, unpack
 
@@ -51,10 +51,10 @@ class RowKeys(Input):
 class _Parsed:
     """A checked state: the parts :meth:`Bootstrap._load` installs."""
 
-    __slots__ = ("n", "point", "replicas")
+    __slots__ = ("n", "point", "replicas", "ranks")
 
-    def __init__(self, n, point, replicas):
-        self.n, self.point, self.replicas = n, point, replicas
+    def __init__(self, n, point, replicas, ranks):
+        self.n, self.point, self.replicas, self.ranks = n, point, replicas, ranks
 
 
 def _check_keys(key, n: int) -> np.ndarray:
@@ -183,8 +183,17 @@ class Bootstrap(Accumulator):
     every row's terms into all replicates' sums, weighted by its Poisson
     counts (those replicates keep no squared weights or second moments: they
     serve the percentile intervals only; a calibration bin's row count, which
-    no weight changes, is taken once for all). Other templates (and an
-    Evaluator's other members) are folded replicate by replicate, in
+    no weight changes, is taken once for all). An exact
+    :class:`~streammetrics.RankAUC` (``max_bins=None``; the template, or one
+    member of an Evaluator such as the binary preset's AUC) keeps no rank
+    state per replicate: the bootstrap keeps its rows (score, label, key and
+    weight: 17 bytes a row, 25 with weights, in memory whatever
+    ``max_memory`` says) and, at finalize, sorts them once and walks down the
+    scores drawing each row's weight in every replicate, which gives every
+    replicate's AUC and average precision (the rank state of a replicate is
+    rebuilt, one at a time, only for :meth:`roc_band` and :meth:`pr_band`).
+    Other templates (and an Evaluator's other members) are folded replicate
+    by replicate, in
     chunks whose weight block (replicates x rows, float64) stays under 64 MB,
     at the cost of the template's update times ``replicates``. A large batch
     is folded in groups of replicates on several threads (up to 8, one per
@@ -235,14 +244,20 @@ class Bootstrap(Accumulator):
         self._template = template.copy()
         self.inputs = (*self._template.inputs, RowKeys("key"))
         self.headline = tuple(self._template.headline)
-        self._template_fields = dict(self._template.copy().reset()._state)
         self._linear = _linear_form(self._template)
+        self._ranked = _ranked_member(self._template)
+        self._replica_template = _replica_template(self._template, self._ranked)
+        self._template_fields = dict(self._template.copy().reset()._state)
+        self._replica_fields = ({} if self._replica_template is None
+                                else dict(self._replica_template.copy().reset()._state))
         self._init_replicas()
 
     def _init_replicas(self) -> None:
         self._rows = 0
         self._point = self._template.copy()
-        self._replicas = [self._template.copy() for _ in range(self.replicates)]
+        rt = self._replica_template
+        self._replicas = [] if rt is None else [rt.copy() for _ in range(self.replicates)]
+        self._ranks = _RankRows()
 
     # ------------------------------------------------------------- settings
     @property
@@ -308,18 +323,33 @@ class Bootstrap(Accumulator):
         with self._guard:
             self._check_room(tb.n)
             plan = self._linear.terms_of(tb) if self._linear is not None else None
+            ranked = self._ranked
             if plan is None:
                 self._point.fold(tb)
-                self._fold_replicas(tb, keys)
+                if ranked is None:
+                    self._fold_replicas(tb, keys)
+                elif self._replicas:  # the Evaluator's other members, one by one
+                    others = [k for k, m in self._replica_template._members.items() if tb.covers(m.inputs)]
+                    if others:
+                        self._fold_replicas(tb, keys, others)
+                    for acc in self._replicas:
+                        acc._n += tb.n
             else:  # every replicate's sums first: a batch that overflows changes nothing
                 sums = self._linear_sums(tb, keys, plan)
                 self._point.fold(tb)
                 for acc, pairs in zip(self._replicas, sums):
                     self._linear.absorb(acc, pairs, tb.n, plan)
                 members = self._template._members if self._linear.rest else {}
-                rest = [k for k in self._linear.rest if tb.covers(members[k].inputs)]
+                rest = [k for k in self._linear.rest if k != ranked and tb.covers(members[k].inputs)]
                 if rest:  # the Evaluator's other members that take the batch: one by one
                     self._fold_replicas(tb, keys, rest)
+            if ranked is not None:
+                rank = self._template if ranked == "" else self._template._members[ranked]
+                if tb.covers(rank.inputs):
+                    y, sc = tb.arrays_for(rank.inputs)
+                    self._ranks.add(y, sc, keys if keys.shape[0] else
+                                    np.arange(self._rows, self._rows + tb.n, dtype=np.int64),
+                                    tb.weights if tb.weighted else None)
             self._rows += tb.n
         return self
 
@@ -404,6 +434,7 @@ class Bootstrap(Accumulator):
             self._point.merge(other._point)
             for mine, theirs in zip(self._replicas, other._replicas):
                 mine.merge(theirs)
+            self._ranks.extend(other._ranks)
             self._rows += other._rows
         return self
 
@@ -422,11 +453,13 @@ class Bootstrap(Accumulator):
         for k, v in self._point._state.items():
             state[f"point.{k}"] = v
         parts = [acc._state for acc in self._replicas]
-        for k, empty in self._template_fields.items():
+        for k, empty in self._replica_fields.items():
             arrays = [p[k] for p in parts]
             state[f"replicates.{k}"] = np.concatenate([a.reshape(-1) for a in arrays])
             state[f"replicates.{k}#shape"] = np.array([a.shape for a in arrays], np.int64).reshape(
                 len(arrays), empty.ndim)
+        if self._ranked is not None:
+            state.update(self._ranks.state())
         return state
 
     def _checked(self, state) -> _Parsed:
@@ -434,8 +467,11 @@ class Bootstrap(Accumulator):
         if not isinstance(state, dict):
             raise StateFileError(f"a state must be a dict of arrays, got {type(state).__name__}")
         fields = set(self._template_fields)
-        expected = {"n"} | {f"point.{k}" for k in fields} | {f"replicates.{k}" for k in fields} | {
-            f"replicates.{k}#shape" for k in fields}
+        rfields = set(self._replica_fields)
+        expected = {"n"} | {f"point.{k}" for k in fields} | {f"replicates.{k}" for k in rfields} | {
+            f"replicates.{k}#shape" for k in rfields}
+        if self._ranked is not None:
+            expected |= set(_RankRows.FIELDS)
         if set(state) != expected:
             raise StateFileError(f"state entries {sorted(state)} do not match a Bootstrap of "
                                  f"{type(self._template).__name__}'s {sorted(expected)}")
@@ -453,9 +489,9 @@ class Bootstrap(Accumulator):
             raise StateFileError(f"point: {exc}") from None
         if point.n != rows:
             raise StateFileError(f"the point estimate counts {point.n} rows, the bootstrap {rows}")
-        R = self.replicates
+        R = self.replicates if self._replica_template is not None else 0
         cuts = {}
-        for k, empty in self._template_fields.items():
+        for k, empty in self._replica_fields.items():
             flat, shapes = state[f"replicates.{k}"], state[f"replicates.{k}#shape"]
             if shapes.dtype != np.int64 or shapes.shape != (R, empty.ndim) or (shapes < 0).any():
                 raise StateFileError(f"entry 'replicates.{k}#shape' must be {R} x {empty.ndim} sizes")
@@ -469,7 +505,7 @@ class Bootstrap(Accumulator):
         for r in range(R):
             sub = {k: flat[starts[r]:starts[r + 1]].reshape(tuple(shapes[r]))
                    for k, (flat, shapes, starts) in cuts.items()}
-            acc = self._template.copy()
+            acc = self._replica_template.copy()
             try:
                 acc.load_state_dict(sub)
             except ValueError as exc:
@@ -477,17 +513,23 @@ class Bootstrap(Accumulator):
             if acc.n != rows:
                 raise StateFileError(f"replicate {r} counts {acc.n} rows, the bootstrap {rows}")
             replicas.append(acc)
-        return _Parsed(rows, point, replicas)
+        ranks = _RankRows()
+        if self._ranked is not None:
+            rank = point if self._ranked == "" else point._members[self._ranked]
+            ranks = _RankRows.checked(state, rank.n)
+        return _Parsed(rows, point, replicas, ranks)
 
     def _load(self, state) -> None:
         parsed = state if isinstance(state, _Parsed) else self._checked(state)
         self._rows, self._point, self._replicas = parsed.n, parsed.point, parsed.replicas
+        self._ranks = parsed.ranks
 
     def _clone(self):
         out = self._empty_like()
         out._rows = self._rows
         out._point = self._point.copy()
         out._replicas = [a.copy() for a in self._replicas]
+        out._ranks = self._ranks.copy()
         return out
 
     def reset(self):
@@ -511,6 +553,15 @@ class Bootstrap(Accumulator):
                 continue
             reps.append({k: float(v) for k in scores
                          if isinstance(v := rep.get(k), (float, np.floating, int, np.integer))})
+        if self._ranked is not None:  # the rank scores, all replicates in one walk
+            ranked = self._ranks.scores(self.seed, self.replicates)
+            if not reps:
+                reps = [{} for _ in ranked]
+            for r, got in enumerate(ranked):
+                if got is None:  # every weight of this replicate drawn 0
+                    reps[r] = None
+                elif reps[r] is not None:
+                    reps[r].update({k: v for k, v in got.items() if k in scores})
         return point, scores, reps
 
     def _compute(self, ci: float = 0.95) -> Result:
@@ -613,8 +664,10 @@ class Bootstrap(Accumulator):
         name = self._rank_member()
         with self._guard:
             curves = []
-            for acc in self._replicas:
-                rank = acc if name is None else acc._members[name]
+            ranks = (self._ranks.replicate(self.seed, r) for r in range(self.replicates)) \
+                if self._ranked is not None else None
+            for acc in (self._replicas if ranks is None else ranks):
+                rank = acc if name is None or ranks is not None else acc._members[name]
                 try:
                     got = _read_curve(rank, xs, which)
                 except ValueError:  # no row of weight > 0 in this replicate
@@ -646,6 +699,174 @@ class Bootstrap(Accumulator):
         t = self._template
         inner = repr(t).rsplit(": n=", 1)[0]
         return f"Bootstrap({inner}, replicates={self.replicates}, seed={self.seed}): n={self.n}"
+
+
+def _ranked_member(template):
+    """Where the template's exact rank state is: ``""`` (the template is an exact
+    :class:`~streammetrics.RankAUC`), an Evaluator's member name (its one exact
+    RankAUC member), or ``None`` (its replicates are folded like any other)."""
+    from .evaluator import Evaluator
+    from .metrics.ranking import RankAUC
+
+    def exact(m):
+        return type(m) is RankAUC and m.max_bins is None
+
+    if exact(template):
+        return ""
+    if isinstance(template, Evaluator):
+        names = [k for k, m in template._members.items() if exact(m)]
+        if len(names) == 1:
+            return names[0]
+    return None
+
+
+def _replica_template(template, ranked):
+    """The accumulator each replicate holds: the template, or (when its exact rank
+    state is bootstrapped from the rows kept) an Evaluator of its other members,
+    or ``None`` when nothing else is left."""
+    if ranked is None:
+        return template.copy()
+    if ranked == "":
+        return None
+    from .evaluator import Evaluator
+
+    others = {k: m.copy() for k, m in template._members.items() if k != ranked}
+    return Evaluator(others) if others else None
+
+
+class _RankRows:
+    """The rows an exact rank state of a bootstrap has seen: score, 0/1 label,
+    row key and (if any row was weighted) weight, 17 or 25 bytes a row.
+
+    Every replicate's rank state is a function of these rows and the seed, so
+    all replicates' AUC and average precision come from one sort of the rows
+    and one walk down the scores that draws each row's weights in every
+    replicate (:func:`~._kernels.bootstrap.replicate_ranks`), instead of a
+    rank state per replicate (``replicates`` x 24 bytes per distinct score)
+    and a sort per replicate."""
+
+    FIELDS = ("ranked.score", "ranked.label", "ranked.key", "ranked.weight")
+
+    def __init__(self):
+        self._parts = []  # (scores, labels, keys, weights or None)
+        self._sorted = False  # one part, its scores strictly increasing
+
+    @property
+    def n(self) -> int:
+        return sum(part[0].shape[0] for part in self._parts)
+
+    def add(self, y, s, keys, w) -> None:
+        self._parts.append((np.asarray(s, np.float64) + 0.0,  # -0.0 and 0.0 are one score
+                            np.asarray(y).astype(np.uint8),
+                            np.array(keys, np.int64),
+                            None if w is None else np.array(w, np.float64)))
+        self._sorted = False
+
+    def extend(self, other: "_RankRows") -> None:
+        if other._parts:
+            self._sorted = not self._parts and other._sorted
+            self._parts.extend(other._parts)
+
+    def copy(self) -> "_RankRows":
+        out = _RankRows()
+        out._parts, out._sorted = list(self._parts), self._sorted
+        return out
+
+    def rows(self):
+        """``(scores, labels, keys, weights)`` in the one order of their values:
+        increasing score, then key, label and weight (weights empty when no row
+        was weighted); new arrays, the rows kept are not changed."""
+        parts = self._parts
+        if not parts:
+            return np.zeros(0), np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0)
+        s = np.concatenate([p[0] for p in parts])
+        y = np.concatenate([p[1] for p in parts])
+        k = np.concatenate([p[2] for p in parts])
+        if any(p[3] is not None for p in parts):
+            w = np.concatenate([np.ones(p[0].shape[0]) if p[3] is None else p[3] for p in parts])
+        else:
+            w = np.zeros(0)
+        if self._sorted:
+            return s, y, k, w
+        order = np.argsort(s, kind="stable")
+        ordered = s[order]
+        if ordered.shape[0] > 1 and (ordered[1:] == ordered[:-1]).any():  # tied rows in one order too
+            order = np.lexsort((w, y, k, s) if w.shape[0] else (y, k, s))
+            ordered = s[order]
+        return ordered, y[order], k[order], (w[order] if w.shape[0] else w)
+
+    def state(self) -> dict[str, np.ndarray]:
+        return dict(zip(self.FIELDS, self.rows()))
+
+    @classmethod
+    def checked(cls, state, rows: int) -> "_RankRows":
+        """The rows of an untrusted state, every invariant checked, or ``StateFileError``;
+        ``rows`` is the point estimate's rank state's row count."""
+        kinds = {"ranked.score": np.float64, "ranked.label": np.uint8, "ranked.key": np.int64,
+                 "ranked.weight": np.float64}
+        for name, dtype in kinds.items():
+            a = state[name]
+            if a.ndim != 1 or a.dtype != dtype:
+                raise StateFileError(f"entry {name!r} must be a 1-D {np.dtype(dtype)} array")
+        s, y, k, w = (state[f] for f in cls.FIELDS)
+        if not s.shape[0] == y.shape[0] == k.shape[0] == rows:
+            raise StateFileError(f"entries 'ranked.*' must hold the {rows} rows of the point's rank state")
+        if w.shape[0] not in (0, rows):
+            raise StateFileError(f"entry 'ranked.weight' must be empty or hold {rows} weights")
+        if not np.isfinite(s).all():
+            i = int(np.argmax(~np.isfinite(s)))
+            raise StateFileError(f"entry 'ranked.score'[{i}] = {float(s[i])!r} is not a finite score")
+        if (y > 1).any():
+            i = int(np.argmax(y > 1))
+            raise StateFileError(f"entry 'ranked.label'[{i}] = {int(y[i])} is not a 0/1 label")
+        if w.shape[0] and not ((w >= 0) & np.isfinite(w)).all():
+            i = int(np.argmax(~((w >= 0) & np.isfinite(w))))
+            raise StateFileError(f"entry 'ranked.weight'[{i}] = {float(w[i])!r} is not a finite weight >= 0")
+        out = cls()
+        if rows:
+            out.add(y, s, k, w if w.shape[0] else None)
+            out._sorted = bool((s[1:] > s[:-1]).all())  # no tie and in order: read as it is
+        return out
+
+    def sums(self, seed: int, replicates: int) -> np.ndarray:
+        """The :data:`~._kernels.bootstrap.RANK_COLUMNS` of every replicate: replicates x 6."""
+        s, y, k, w = self.rows()
+        workers = _workers(replicates, s.shape[0])
+        groups = [g for g in np.array_split(np.arange(replicates), workers) if g.size]
+        outs = [np.empty((g.size, 6), np.float64) for g in groups]
+        args = [(np.uint64(seed), k, int(g[0]), w, s, y, out, POISSON1_CUTS) for g, out in zip(groups, outs)]
+        if len(groups) == 1:
+            replicate_ranks(*args[0])
+        else:
+            for job in [_pool(len(groups)).submit(replicate_ranks, *a) for a in args]:
+                job.result()
+        return np.concatenate(outs)
+
+    def scores(self, seed: int, replicates: int) -> list:
+        """Each replicate's rank scores (a dict), or ``None`` where every weight is 0."""
+        out = []
+        for n_pos, n_neg, u, du, ap, dap in self.sums(seed, replicates):
+            if n_pos + n_neg == 0.0:
+                out.append(None)
+                continue
+            auc = (u + du) / safe(n_pos * n_neg)
+            prec = (ap + dap) / safe(n_pos)
+            out.append({"auc": auc, "auc_lower": auc, "auc_upper": auc, "average_precision": prec,
+                        "average_precision_lower": prec, "average_precision_upper": prec,
+                        "n_pos": n_pos, "n_neg": n_neg})
+        return out
+
+    def replicate(self, seed: int, r: int):
+        """Replicate ``r``'s rank state (a :class:`~streammetrics.RankAUC`), or ``None``
+        when it holds no row."""
+        from .metrics.ranking import RankAUC
+
+        s, y, k, w = self.rows()
+        if not s.shape[0]:
+            return None
+        weights = np.empty((1, s.shape[0]), np.float64)
+        poisson_weights(np.uint64(seed), k, 0, r, w, weights, POISSON1_CUTS)
+        return RankAUC().update(y, s, sample_weight=weights[0])
 
 
 class _Chunk:

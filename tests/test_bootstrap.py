@@ -69,10 +69,63 @@ def test_weights_depend_on_seed_key_and_replicate_only():
     np.testing.assert_array_equal(_weights(7, keys, 30, w=w), a * w)
 
 
+_M64 = (1 << 64) - 1
+
+
+def _mix_reference(x: int) -> int:
+    """splitmix64's finaliser on Python integers (wrapping at 64 bits)."""
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
+
+
+def _weight_reference(seed: int, key: int, r: int) -> int:
+    """The documented weight of row ``key`` in replicate ``r``, computed in pure
+    Python: the row hash, the mix of replicate pair ``r // 2`` (its high half for
+    even ``r``, its low half for odd), and the count of cut points reached."""
+    s = _mix_reference((seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & _M64)
+    h = _mix_reference(s ^ ((key & _M64) * 0x9E3779B97F4A7C15 & _M64))
+    x = _mix_reference((h + (r // 2 + 1) * 0xD1B54A32D192ED03) & _M64)
+    u = x >> 32 if r % 2 == 0 else x & 0xFFFFFFFF
+    return int(np.searchsorted(POISSON1_CUTS.astype(np.int64), u, side="right"))
+
+
+def test_weights_are_the_documented_hash_and_inverse_cdf():
+    rng = np.random.default_rng(3)
+    keys = np.concatenate([rng.integers(-2**63, 2**63 - 1, 300, dtype=np.int64),
+                           np.array([0, 1, -1, 2**63 - 1, -2**63], np.int64)])
+    R0, R = 5, 57  # an odd first replicate: the block starts in the low half of a pair
+    out = np.empty((R, keys.size))
+    poisson_weights(np.uint64(42), keys, 0, R0, np.zeros(0), out, POISSON1_CUTS)
+    want = np.array([[_weight_reference(42, int(k), R0 + r) for k in keys] for r in range(R)])
+    np.testing.assert_array_equal(out, want)
+    # the rare counts past the sixth cut point (about 8e-5 a draw) are drawn right too
+    tail = np.arange(400_000, dtype=np.int64)
+    big = _weights(9, tail, 40)
+    rows, cols = np.nonzero(big >= 7)
+    assert rows.size > 100
+    for r, i in zip(rows[:40], cols[:40]):
+        assert big[r, i] == _weight_reference(9, int(tail[i]), int(r))
+
+
 # --------------------------------------------------------- invariance
 def _cut(n, cuts):
     edges = sorted({0, n, *(c % (n + 1) for c in cuts)})
     return list(zip(edges[:-1], edges[1:]))
+
+
+def _one_and_sharded(make, y, s, w, keys, cuts, shards, rnd):
+    """The rows folded by one bootstrap, and cut at ``cuts`` into batches dealt
+    at random to ``shards`` bootstraps merged in a random order."""
+    one = make().update(y, s, sample_weight=w, key=keys)
+    parts = [make() for _ in range(shards)]
+    for lo, hi in _cut(len(y), cuts):
+        parts[rnd.randrange(shards)].update(y[lo:hi], s[lo:hi], sample_weight=w[lo:hi], key=keys[lo:hi])
+    rnd.shuffle(parts)
+    total = make()
+    for p in parts:
+        total.merge(p)
+    return one, total
 
 
 @settings(max_examples=25, deadline=None)
@@ -84,14 +137,7 @@ def test_keyed_states_are_identical_under_any_batching_sharding_and_merge_order(
     w = np.random.default_rng(n).integers(0, 4, n).astype(np.float64)
     keys = np.random.default_rng(n + 1).permutation(n).astype(np.int64) * 3 + 17
     make = lambda: sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=R, seed=5)  # noqa: E731
-    one = make().update(y, s, sample_weight=w, key=keys)
-    parts = [make() for _ in range(shards)]
-    for lo, hi in _cut(n, cuts):
-        parts[rnd.randrange(shards)].update(y[lo:hi], s[lo:hi], sample_weight=w[lo:hi], key=keys[lo:hi])
-    rnd.shuffle(parts)
-    total = make()
-    for p in parts:
-        total.merge(p)
+    one, total = _one_and_sharded(make, y, s, w, keys, cuts, shards, rnd)
     assert total == one
     got, want = total.finalize(), one.finalize()
     assert dict(got) == dict(want)
@@ -230,9 +276,28 @@ def test_settings_pickle_and_save(tmp_path):
     with pytest.raises(ValueError, match="different settings"):
         b.merge(sm.Bootstrap(sm.RankAUC(), replicates=7, seed=12))
     state = b.state_dict()
-    state["replicates.n"] = state["replicates.n"][:-1]
-    with pytest.raises(ValueError):
+    state["ranked.key"] = state["ranked.key"][:-1]
+    with pytest.raises(ValueError, match="rows of the point's rank state"):
         sm.Bootstrap(sm.RankAUC(), replicates=6, seed=12).load_state_dict(state)
+
+
+@pytest.mark.parametrize("entry, value, match", [
+    ("ranked.label", 2, r"'ranked.label'\[4\] = 2 is not a 0/1 label"),
+    ("ranked.score", np.nan, r"'ranked.score'\[4\] = nan is not a finite score"),
+    ("ranked.weight", -1.0, r"'ranked.weight'\[4\] = -1.0 is not a finite weight"),
+])
+def test_a_hostile_file_of_bootstrapped_rank_rows_is_refused(tmp_path, entry, value, match):
+    y, s = _data(50)
+    b = sm.Bootstrap(sm.RankAUC(), replicates=4).update(y, s, sample_weight=np.full(50, 0.5),
+                                                        key=np.arange(50))
+    state = b.state_dict()
+    bad = state[entry].copy()
+    bad[4] = value
+    state[entry] = bad
+    fresh = sm.Bootstrap(sm.RankAUC(), replicates=4)
+    with pytest.raises(ValueError, match=match):
+        fresh.load_state_dict(state)
+    assert fresh.n == 0
 
 
 # --------------------------------------------------- one-pass linear fold
@@ -284,3 +349,77 @@ def test_one_pass_fold_chunks_like_batches(monkeypatch):
         assert acc.members["binary"].counts() == ref.members["binary"].counts()  # integer sums
         assert acc.finalize().log_loss == pytest.approx(ref.finalize().log_loss, rel=1e-13)
 
+
+
+# ------------------------------------------ exact rank states from the rows kept
+def _tied(n, seed):
+    """Labels and scores rounded to two decimals (many ties), and real weights."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.4).astype(np.int64)
+    s = np.round(np.clip(0.3 * y + 0.7 * rng.random(n), 0, 1), 2)
+    return y, s, rng.random(n) * 2 * (rng.random(n) < 0.9)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 500), st.booleans(), st.booleans(), st.integers(0, 2**64 - 1))
+def test_rank_replicates_equal_a_rank_state_fed_each_replicates_weights(n, weighted, tied, seed):
+    y, s, w = _tied(n, n)
+    if not tied:
+        s = s + np.random.default_rng(n).random(n) * 1e-3
+    w = w if weighted else None
+    keys = np.random.default_rng(n + 2).integers(-2**62, 2**62, n)
+    b = sm.Bootstrap(sm.RankAUC(), replicates=R, seed=seed).update(y, s, sample_weight=w, key=keys)
+    assert b._replicas == []  # no rank state per replicate: the rows are kept once
+    got = b._ranks.scores(seed, R)
+    draws = _weights(seed, keys, R, w=w)
+    for r in range(R):
+        if not draws[r].any():
+            assert got[r] is None
+            continue
+        ref = sm.RankAUC().update(y, s, sample_weight=draws[r])
+        assert got[r]["auc"] == pytest.approx(ref.finalize().auc, rel=1e-12, abs=1e-15)
+        assert got[r]["average_precision"] == pytest.approx(ref.average_precision(), rel=1e-12, abs=1e-15)
+        assert got[r]["n_pos"] == pytest.approx(float(draws[r][y == 1].sum()), rel=1e-12)
+    aucs = [g["auc"] for g in got if g is not None]
+    if not aucs:  # every row weighs 0
+        return
+    r = b.finalize()
+    assert r.replicates_used == len(aucs)
+    assert r.auc_ci_lower == np.quantile(aucs, (1 - 0.95) / 2)
+    assert r.auc_ci_upper == np.quantile(aucs, (1 + 0.95) / 2)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 300), st.lists(st.integers(0, 10_000), max_size=6),
+       st.integers(1, 4), st.booleans(), st.randoms(use_true_random=False))
+def test_keyed_rank_states_are_identical_under_any_batching_sharding_and_merge_order(n, cuts, shards,
+                                                                                       weighted, rnd):
+    y, s, _ = _tied(n, n)
+    # integer weights: the point estimate's sums of squared weights are then exact in any order
+    w = np.random.default_rng(n).integers(0, 4, n).astype(np.float64) if weighted else np.ones(n)
+    w[0] = 1.0  # some weight: the point estimate is defined
+    keys = np.random.default_rng(n + 1).permutation(n).astype(np.int64) * 3 + 17
+    for template in (sm.RankAUC(), sm.Evaluator(task="binary")):
+        make = lambda: sm.Bootstrap(template, replicates=R, seed=5)  # noqa: E731
+        one, total = _one_and_sharded(make, y, s, w, keys, cuts, shards, rnd)
+        got, want = total.finalize(), one.finalize()
+        if isinstance(template, sm.RankAUC):
+            assert total == one and dict(got) == dict(want)
+        else:  # the other members' compensated sums may split differently; the rank scores may not
+            for k in ("auc_ci_lower", "auc_ci_upper", "average_precision_ci_lower",
+                      "average_precision_ci_upper"):
+                assert got[k] == want[k]
+
+
+def test_rank_bands_are_those_of_each_replicates_rank_state():
+    y, s, w = _tied(400, 1)
+    keys = np.arange(400) * 7
+    b = sm.Bootstrap(sm.RankAUC(), replicates=R, seed=3).update(y, s, sample_weight=w, key=keys)
+    fpr, lower, upper = b.roc_band(grid=11)
+    draws = _weights(3, keys, R, w=w)
+    table = []
+    for r in range(R):
+        f, t, _ = sm.RankAUC().update(y, s, sample_weight=draws[r]).roc_curve()
+        table.append(np.interp(fpr, f, t))  # no vertical run at these rates for these data
+    np.testing.assert_allclose(lower, np.quantile(table, (1 - 0.95) / 2, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(upper, np.quantile(table, (1 + 0.95) / 2, axis=0), rtol=1e-12)

@@ -50,6 +50,7 @@ def test_one_pass_calibration_matches_each_replicate_fed_its_own_weights(n, bins
     b = sm.Bootstrap(sm.Calibration(bins), replicates=R, seed=seed).update(y, p, sample_weight=w, key=keys)
     assert isinstance(b._linear, B._CalibrationForm)  # the one-pass fold served this template
     draws = _weights(seed, keys, R, w=w)
+    ranked = b._ranks.scores(seed, R)  # the AUC member's replicates: one walk over the rows kept
     for r, acc in enumerate(b._replicas):
         want = sm.Calibration(bins).update(y, p, sample_weight=draws[r])
         assert acc.n == want.n == n
@@ -77,6 +78,7 @@ def test_binary_evaluators_members_match_each_replicate_fed_its_own_weights(n, w
                                                                                    key=keys)
     assert b._linear.names == ["binary", "probability", "calibration"] and b._linear.rest == ("auc",)
     draws = _weights(seed, keys, R, w=w)
+    ranked = b._ranks.scores(seed, R)  # the AUC member's replicates: one walk over the rows kept
     for r, acc in enumerate(b._replicas):
         want = sm.Evaluator(task="binary").update(y, p, sample_weight=draws[r])
         assert acc.n == want.n == n
@@ -86,8 +88,10 @@ def test_binary_evaluators_members_match_each_replicate_fed_its_own_weights(n, w
             continue
         _same_table(got_cal.finalize(), want_cal.finalize())
         got, ref = acc.finalize(), want.finalize()
-        for k in ("ece", "auc", "accuracy", "log_loss"):
+        for k in ("ece", "accuracy", "log_loss"):
             assert got[k] == pytest.approx(ref[k], rel=1e-11, abs=1e-14), (r, k)
+        for k in ("auc", "average_precision"):
+            assert ranked[r][k] == pytest.approx(ref[k], rel=1e-11, abs=1e-14), (r, k)
 
 
 @settings(max_examples=10, deadline=None)

@@ -71,8 +71,9 @@ def add_bootstrap_options(ev) -> None:
                     help="percentile intervals from N keyed Poisson bootstrap replicates for "
                          "every score (at the --ci level, default 0.95), and with --plots a "
                          "band at that level around the ROC and PR curves; counts, "
-                         "probability scores and calibration are fast, AUC replicates are "
-                         "folded one by one (slower)")
+                         "probability scores and calibration are folded into every replicate "
+                         "in one pass; an exact AUC keeps the rows (17 bytes each, in memory) "
+                         "and walks them once for every replicate at the end")
     _key_options(ev)
 
 
