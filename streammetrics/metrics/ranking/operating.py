@@ -34,7 +34,8 @@ import numpy as np
 import threading
 
 from ..._kernels import operating as K
-from ..._kernels.operating import SCORE_CODES, best_candidate, partial_area, precision_reach, running_sums
+from ..._kernels.operating import (EXACT_LIMIT, SCORE_CODES, best_candidate, partial_area,
+                                   partial_area_exact, precision_reach, running_sums)
 from ..._kernels.rank import score_keys
 from ..._protocol.result import safe
 from ..binary import BinaryResult, binary_result
@@ -292,7 +293,11 @@ class OperatingPoints:
         max_fpr = check_max_fpr(max_fpr)
         if self.P == 0 or self.N == 0:
             return 0.0  # no pairs: the guard, as for the AUC
-        area = float(partial_area(self.called, float(self.P), float(self.N), max_fpr))
+        if not self.weighted and 2 * self.P * self.N <= EXACT_LIMIT:
+            # counts: each step's doubled area is an integer, summed exactly
+            area = float(partial_area_exact(self.called, self.P, self.N, max_fpr))
+        else:
+            area = float(partial_area(self.called, float(self.P), float(self.N), max_fpr))
         if not mcclish:
             return area
         least, most = max_fpr * max_fpr / 2.0, max_fpr
@@ -415,12 +420,14 @@ class LayeredPoints:
         max_fpr = check_max_fpr(max_fpr)
         if self.P == 0 or self.N == 0:
             return 0.0  # no pairs: the guard, as for the AUC
+        exact = 2 * self.P * self.N <= EXACT_LIMIT
         with self._lock:
             if self._saved is None:
                 self._known = self._blocks[0].shape[0]
-                self._saved = np.empty((self._known, 3))
-            area, self._known = K.layer_partial_area(*self._args, max_fpr, self._saved,
-                                                     self._known)
+                # exact: the doubled area above each block; else (area, x, y) there
+                self._saved = np.empty(self._known, np.int64) if exact else np.empty((self._known, 3))
+            walk = K.layer_partial_exact if exact else K.layer_partial_area
+            area, self._known = walk(*self._args, max_fpr, self._saved, self._known)
         area = float(area)
         if not mcclish:
             return area
