@@ -24,7 +24,7 @@ from .rank import _key
 __all__ = ["running_sums", "precision_reach", "best_candidate", "partial_area", "SCORE_CODES",
            "SEARCH_CODES", "layer_blocks", "layer_counts", "layer_search", "layer_best",
            "layer_partial_area", "partial_area_exact", "exact_area", "EXACT_LIMIT",
-           "layer_partial_exact"]
+           "layer_partial_exact", "u2_marked"]
 
 #: the scores :func:`best_candidate` maximises (the last, "cost", it minimises)
 SCORE_CODES = {"f1": 0, "mcc": 1, "youden": 2, "balanced_accuracy": 3, "accuracy": 4,
@@ -847,3 +847,71 @@ def layer_partial_exact(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, max_
         j -= in_n
     # not reached: the block's lowest key is past max_fpr
     return exact_area(s2, x0, y0, x0, y0, False, total_p, total_n, max_fpr), known
+
+
+@kernel
+def u2_marked(b1, ab1, kp, kn, every, keys, marks):
+    """``(2U, n_pos, n_neg, count)``: :func:`~streammetrics._kernels.rank.u2_run_keys`
+    of a run and sorted keys, which also marks block boundaries on its way up.
+
+    At the first key and then at the first new key once ``every`` rows or
+    entries were read since the last mark (each step reads at least one), ``marks[c]`` gets ``(r, i,
+    j, seen, below, u2)`` (the key in ``keys[c]``): where that key starts in
+    the run, ``kp`` and ``kn``, the positives and negatives below it, and
+    ``2U`` of the rows below it. ``keys`` and ``marks`` have room for ``(m1
+    + n1 + n0) // every + 2`` marks;
+    ``count`` is how many were written. The same ``2U`` as ``u2_run_keys``
+    (the caller guarantees ``2 n_pos n_neg < 2**63``).
+    """
+    m1 = b1.shape[0]
+    n1 = kp.shape[0]
+    n0 = kn.shape[0]
+    r = 0
+    i = 0
+    j = 0
+    below = 0
+    seen = 0
+    p = 0
+    q = 0
+    u2 = 0
+    last = _NONE
+    count = 0
+    mark = 0  # the next mark: at the first new key once r + i + j reaches it
+    while r < m1 or i < n1 or j < n0:
+        a = kp[i] if i < n1 else _TOP
+        b = kn[j] if j < n0 else _TOP
+        if r < m1:
+            c = _key(b1[r])
+            ra = ab1[0, r]
+            rb = ab1[1, r]
+        else:
+            c = _TOP
+            ra = 0
+            rb = 0
+        k = min(a, b, c)
+        tr = c == k
+        tp = a == k
+        tn = b == k
+        if k != last:
+            u2 += p * (2 * below + q)
+            below += q
+            seen += p
+            p = 0
+            q = 0
+            last = k
+            if r + i + j >= mark:
+                keys[count] = k
+                marks[count, 0] = r
+                marks[count, 1] = i
+                marks[count, 2] = j
+                marks[count, 3] = seen
+                marks[count, 4] = below
+                marks[count, 5] = u2
+                count += 1
+                mark = r + i + j + every
+        p += ra * tr + tp
+        q += rb * tr + tn
+        r += tr
+        i += tp
+        j += tn
+    return u2 + p * (2 * below + q), seen + p, below + q, count

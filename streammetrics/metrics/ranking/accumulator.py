@@ -818,7 +818,9 @@ class RankAUC(Accumulator):
                     self._strategy.compact()
                     buf = self._pending
                     kp, kn = buf.sort() if buf is not None else (_NO_KEYS, _NO_KEYS)
-                    self._ops = LayeredPoints(self._strategy.points(None), kp, kn, self._n)
+                    # the blocks finalize marked over these parts, if it did
+                    table = self._strategy.marked_table(buf)
+                    self._ops = LayeredPoints(self._strategy.points(None), kp, kn, self._n, table)
                 else:
                     self._flush()
                     self._strategy.compact()
