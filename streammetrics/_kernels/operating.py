@@ -741,6 +741,12 @@ def _block_area2(rb, rab, kp, kn, ir, ip, jn, tpb, b):
     j, j0 = jn[b + 1], jn[b]
     above = tpb[b + 1]
     s2 = 0
+    if i == i0 and j == j0:  # the run's entries alone: distinct keys, no merge
+        for e in range(r - 1, r0 - 1, -1):
+            p = rab[0, e]
+            s2 += rab[1, e] * (2 * above + p)
+            above += p
+        return s2
     p = 0
     q = 0
     last = _NONE
