@@ -687,3 +687,24 @@ def test_marked_blocks_are_dropped_when_the_state_changes():
     acc.flush()
     assert acc._strategy.marked is None
     assert acc.partial_auc(0.3) == RankAUC().update(y, s).partial_auc(0.3)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_best_threshold_grouped_bounds_pick_as_the_scan_of_every_score(seed):
+    """Blocks of a few hundred candidates, bounded in groups of 16 and in runs of
+    16 blocks: the pick of the scan of the running totals, for every score and
+    for costs, with ties in the scores."""
+    rng = np.random.default_rng(20 + seed)
+    n = 60_000
+    y = (rng.random(n) < (0.2, 0.5, 0.8)[seed]).astype(np.int64)
+    s = np.round(rng.normal(size=n) + y, 2 + seed)
+    acc = RankAUC().update(y[: n // 3], s[: n // 3]).flush().update(y[n // 3:], s[n // 3:])
+    want = merged_points(acc)
+    for step in (64, 200):
+        with small_blocks(step):
+            acc._ops = None
+            ops = acc._operating()
+        for score in SCORES:
+            assert_identical(ops.best_threshold(score), want.best_threshold(score))
+        for cost in ([[0, 1], [5, 0]], [[0, 3], [1, 0]], [[1, -2], [3, 0.5]]):
+            assert_identical(ops.best_threshold(None, cost), want.best_threshold(None, cost))

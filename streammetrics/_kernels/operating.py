@@ -575,6 +575,12 @@ def _bound(code, tp_lo, tp_hi, fp_lo, fp_hi, total_p, total_n, cost):
     return v + 1e-13 * (mag + abs(v))
 
 
+#: candidates of a walked block bounded together by :func:`layer_best`
+_GROUP = 16
+#: blocks bounded together by :func:`layer_best`
+_RUN = 16
+
+
 @kernel
 def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, code, cost, prune):
     """``(status, key, tp, fp, value)``: the candidate :func:`best_candidate` picks
@@ -582,12 +588,15 @@ def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, code, cost, p
     relative :data:`TIE`), read from the blocks (key ``_TOP``: ``+inf``).
 
     A block whose bound does not beat the best so far holds no pick: skipped.
-    With ``prune`` the blocks whose bound is below the best value at any
-    block's lowest key are skipped as well, though they may hold a candidate
+    With ``prune`` the blocks whose bound is below the best value at some
+    blocks' lowest keys are skipped as well, though they may hold a candidate
     the scan would have picked in passing; the scan is then *unsure* until a
     candidate beats the bound of everything before it, which both scans pick,
     after which they agree. ``status`` 1: unsure at the end (scan again
-    without ``prune``).
+    without ``prune``). Runs of :data:`_RUN` blocks are bounded first, and
+    groups of :data:`_GROUP` candidates of a walked block, each skipped as a
+    whole when its bound does not beat the best so far (or, pruning, a run is
+    below that value): the same pick, fewer scores computed.
     """
     nq = lows.shape[0]
     p = float(tpb[0])
@@ -598,8 +607,9 @@ def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, code, cost, p
     at_fp = 0
     floor = -math.inf
     if prune:
+        # a value some candidate has: the best at every _RUN-th block's lowest key
         least = best
-        for b in range(nq):
+        for b in range(0, nq, _RUN):
             tp = float(tpb[b])
             fp = float(fpb[b])
             v = _score(code, tp, fp, p - tp, n - fp, cost)
@@ -609,7 +619,24 @@ def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, code, cost, p
     keys, tps, fps = _scratch(width)
     sure = True
     high = best  # unsure: a bound on every value before the current candidate
+    below = nq  # the blocks from ``below`` up are passed by, in a run of blocks
     for b in range(nq - 1, -1, -1):
+        if (nq - 1 - b) % _RUN == 0 and b >= _RUN - 1:
+            # the next _RUN blocks bounded as one: passed by together when
+            # each block's bound would have been
+            lo = b - _RUN + 1
+            bound = _bound(code, float(tpb[b + 1]), float(tpb[lo]), float(fpb[b + 1]),
+                           float(fpb[lo]), p, n, cost)
+            if sure and not _beats(bound, best):
+                below = lo
+            elif bound < floor:
+                if sure:
+                    sure = False
+                    high = best
+                high = max(high, bound)
+                below = lo
+        if b >= below:
+            continue
         bound = _bound(code, float(tpb[b + 1]), float(tpb[b]), float(fpb[b + 1]),
                        float(fpb[b]), p, n, cost)
         if sure and not _beats(bound, best):
@@ -621,7 +648,20 @@ def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, code, cost, p
             high = max(high, bound)
             continue
         c = _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, b, keys, tps, fps)
+        top = c - 1  # where the next group of candidates starts
+        skip = c  # the candidates from ``skip`` up are passed by
         for x in range(c - 1, -1, -1):
+            if x == top:
+                top = x - _GROUP
+                if sure and x >= _GROUP - 1:
+                    # the group, bounded as a block is: passed by (as the
+                    # scan would pass each) when its bound cannot beat
+                    y = x - _GROUP + 1
+                    if not _beats(_bound(code, float(tps[x]), float(tps[y]), float(fps[x]),
+                                         float(fps[y]), p, n, cost), best):
+                        skip = y
+            if x >= skip:
+                continue
             ftp = float(tps[x])
             ffp = float(fps[x])
             v = _score(code, ftp, ffp, p - ftp, n - ffp, cost)
