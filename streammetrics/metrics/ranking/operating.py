@@ -82,6 +82,8 @@ def check_max_fpr(max_fpr) -> float:
 
 
 _NO_COST = np.zeros((2, 2))
+#: the most answers a state's points keep (the scores' and cost matrices')
+_CACHED = 64
 
 
 def _check_cost(cost) -> np.ndarray:
@@ -280,9 +282,14 @@ class OperatingPoints:
     def best_threshold(self, score=None, cost=None) -> BinaryResult:
         score, c = _objective(score, cost)
         if c is not None:
-            k, total = best_candidate(self.called, self.rest, float(self.P), float(self.N),
-                                      SCORE_CODES["cost"], c)
-            return self.result(int(k), {"cost": float(total)})
+            known = self._cache.get(("cost", c.tobytes()))
+            if known is None:
+                k, total = best_candidate(self.called, self.rest, float(self.P), float(self.N),
+                                          SCORE_CODES["cost"], c)
+                known = int(k), float(total)
+                if len(self._cache) < _CACHED:
+                    self._cache[("cost", c.tobytes())] = known
+            return self.result(known[0], {"cost": known[1]})
         key = ("score", score)
         if key not in self._cache:
             k, best = best_candidate(self.called, self.rest, float(self.P), float(self.N),
@@ -342,6 +349,17 @@ def u2_with_blocks(run, kp, kn, step=None, threads=None):
     Needs ``2 n_pos n_neg < 2**63``. With ``threads`` (by default: two cores
     and many rows) the parts are cut at the middle key of the longest and the
     two sides counted at the same time, as ``u2_across`` does.
+
+    >>> import numpy as np
+    >>> from streammetrics._kernels.rank import score_keys
+    >>> run = (np.array([0.1, 0.6]), np.array([[0, 1], [1, 1]]))
+    >>> kp, kn = score_keys(np.array([0.4, 0.9])), score_keys(np.array([0.3]))
+    >>> u2, n_pos, n_neg, table = u2_with_blocks(run, kp, kn, step=2)
+    >>> u2, n_pos, n_neg  # 2U: 7 pairs ranked right, one tied (counted once)
+    (15, 3, 3)
+    >>> ops = LayeredPoints(run, kp, kn, 6, table)
+    >>> ops.partial_auc(1.0) == u2 / (2 * n_pos * n_neg)
+    True
     """
     step = LayeredPoints.STEP if step is None else max(int(step), 1)
     s1, ab1 = run
@@ -408,12 +426,16 @@ class LayeredPoints:
     (see :mod:`streammetrics._kernels.rank`). The same candidates, counts and
     answers as :class:`OperatingPoints` over their merged run, bit for bit.
     Building costs one pass over the run's counts and a search of the keys
-    (``O(m / STEP)`` blocks, each of about ``STEP`` keys of each part); then
-    :meth:`at_threshold` and the monotone targets cost ``O(log m + STEP)``,
-    the precision target and :meth:`best_threshold` a pass over the blocks'
-    bounds and a walk of the few blocks that may hold the answer, and
-    :meth:`partial_auc` a walk of the keys up to ``max_fpr`` shared by every
-    query (each resumes where an earlier one saved its sum).
+    (``O(m / STEP)`` blocks, each of about ``STEP`` keys of each part), or
+    nothing when ``table`` gives the blocks (with the exact doubled area
+    above each) that :func:`u2_with_blocks` marked on ``finalize``'s walk of
+    the same parts; then :meth:`at_threshold` and the monotone targets cost
+    ``O(log m + STEP)``, the precision target and :meth:`best_threshold` a
+    pass over the blocks' bounds and a walk of the few blocks that may hold
+    the answer (each score's answer kept), and :meth:`partial_auc` one block
+    once the blocks above the cut have their exact areas: marked, or summed
+    by an earlier query (each step's doubled trapezoid is an integer without
+    weights, summed exactly, so any partition gives the same bits).
 
     >>> import numpy as np
     >>> from streammetrics.metrics.ranking.operating import LayeredPoints
@@ -488,7 +510,12 @@ class LayeredPoints:
     def best_threshold(self, score=None, cost=None) -> BinaryResult:
         score, c = _objective(score, cost)
         if c is not None:
-            key, tp, fp, total = self._best(SCORE_CODES["cost"], c)
+            known = self._cache.get(("cost", c.tobytes()))
+            if known is None:
+                known = self._best(SCORE_CODES["cost"], c)
+                if len(self._cache) < _CACHED:
+                    self._cache[("cost", c.tobytes())] = known
+            key, tp, fp, total = known
             return self._result(key, tp, fp, {"cost": total})
         if score not in self._cache:
             self._cache[score] = self._best(SCORE_CODES[score], _NO_COST)
