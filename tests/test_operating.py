@@ -708,3 +708,22 @@ def test_best_threshold_grouped_bounds_pick_as_the_scan_of_every_score(seed):
             assert_identical(ops.best_threshold(score), want.best_threshold(score))
         for cost in ([[0, 1], [5, 0]], [[0, 3], [1, 0]], [[1, -2], [3, 0.5]]):
             assert_identical(ops.best_threshold(None, cost), want.best_threshold(None, cost))
+
+
+def test_best_threshold_by_cost_is_kept_until_the_state_changes():
+    rng = np.random.default_rng(16)
+    y = (rng.random(6000) < 0.4).astype(np.int64)
+    s = np.round(rng.normal(size=6000) + y, 2)
+    for weighted in (False, True):  # unmerged blocks, and running totals
+        def w(k):
+            return np.ones(k) if weighted else None
+
+        acc = RankAUC().update(y[:4000], s[:4000], sample_weight=w(4000))
+        cost = [[0, 1], [3, 0]]
+        first = acc.best_threshold(cost=cost)
+        assert acc.best_threshold(cost=np.array(cost, float)) == first  # kept, the same answer
+        assert any(isinstance(k, tuple) and k[0] == "cost" for k in acc._ops._cache)
+        acc.update(y[4000:], s[4000:], sample_weight=w(2000))
+        want = RankAUC().update(y, s).best_threshold(cost=cost)
+        assert acc.best_threshold(cost=cost).threshold == want.threshold
+        assert acc.best_threshold(cost=cost).cost == pytest.approx(want.cost)
