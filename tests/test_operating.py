@@ -498,3 +498,232 @@ def test_an_unsure_pruned_scan_is_done_again_in_full(monkeypatch):
     monkeypatch.setattr(kernels, "layer_best", unsure_when_pruned)
     assert_identical(acc.best_threshold("mcc"), want)
     assert calls == [True, False]
+
+
+# ------------------------------------------------ the partial area in exact integers
+from fractions import Fraction  # noqa: E402
+
+from streammetrics.metrics.ranking.operating import u2_with_blocks  # noqa: E402
+from streammetrics.metrics.ranking.sorting import u2_across  # noqa: E402
+from streammetrics.metrics.ranking.streamed import StreamedRun  # noqa: E402
+
+
+def fraction_partial_area(y, s, max_fpr):
+    """The area under the ROC curve up to ``max_fpr`` in exact fractions, by
+    brute force: the points at every distinct score from the top, linear
+    between them, cut at ``Fraction(max_fpr)``."""
+    P, N = int((y == 1).sum()), int((y == 0).sum())
+    cut = Fraction(max_fpr)
+    area, x0, y0 = Fraction(0), Fraction(0), Fraction(0)
+    for t in sorted(set(s.tolist()), reverse=True):
+        x1 = Fraction(int(((s >= t) & (y == 0)).sum()), N)
+        y1 = Fraction(int(((s >= t) & (y == 1)).sum()), P)
+        if x1 > cut:
+            return area + (cut - x0) * (y0 + y0 + (y1 - y0) * (cut - x0) / (x1 - x0)) / 2
+        area += (x1 - x0) * (y0 + y1) / 2
+        x0, y0 = x1, y1
+    return area
+
+
+@given(rows(max_size=80, weights=False), st.floats(1e-3, 1.0))
+def test_exact_partial_area_equals_exact_fractions(data, max_fpr):
+    """Counts: the steps' doubled areas are summed exactly and divided once, so the
+    area is the exact one to a few roundings (the cut's), and at max_fpr=1 the
+    correctly rounded 2U / 2PN, the AUC's bits."""
+    y, s, _, cuts = data
+    if len(set(y.tolist())) < 2:
+        return
+    acc = folded(y, s, None, cuts)
+    want = fraction_partial_area(y, s, max_fpr)
+    got = acc.partial_auc(max_fpr)
+    assert abs(Fraction(got) - want) <= Fraction(1, 2**50) * want + Fraction(1, 2**60)
+    assert acc.partial_auc(1.0) == float(fraction_partial_area(y, s, 1.0)) == acc.finalize().auc
+    # every path of the state gives the same bits
+    assert merged_points(acc).partial_auc(max_fpr) == got
+    c = acc._clone()
+    c.flush()
+    run = c._strategy.points(None)
+    for chunk in (1, 3, 1000):
+        streamed = StreamedRun([run], chunk, False, c._strategy.masses()[0], c._strategy.masses()[1],
+                               None).operating(c.n)
+        assert streamed.partial_auc(max_fpr) == got
+        assert streamed.partial_auc(max_fpr, True) == acc.partial_auc(max_fpr, mcclish=True)
+
+
+def huge_counts_state():
+    """A run whose counts make 2PN pass int64 (P = N = 3e9 on 5 scores)."""
+    scores = np.array([0.1, 0.2, 0.5, 0.7, 0.9])
+    big = 600_000_000
+    ab = np.array([[0, 1, 1, 1, 2], [2, 1, 1, 1, 0]], np.int64) * big
+    return scores, ab
+
+
+def test_partial_auc_falls_back_to_floats_when_2pn_passes_int64():
+    scores, ab = huge_counts_state()
+    P, N = int(ab[0].sum()), int(ab[1].sum())
+    assert 2 * P * N > kernels.EXACT_LIMIT
+    n = P + N
+    ops = OperatingPoints(scores, ab, n, False)
+    layered = LayeredPoints((scores, ab), np.zeros(0, np.uint64), np.zeros(0, np.uint64), n)
+    y = np.repeat([1, 0, 1, 0, 1, 0, 1, 0, 1, 0], [0, 2, 1, 1, 1, 1, 1, 1, 2, 0])
+    s = np.repeat([0.1, 0.1, 0.2, 0.2, 0.5, 0.5, 0.7, 0.7, 0.9, 0.9], [0, 2, 1, 1, 1, 1, 1, 1, 2, 0])
+    for max_fpr in (0.05, 0.2, 0.5, 0.9, 1.0):
+        got = ops.partial_auc(max_fpr)
+        # the float walk, as for weights: the same bits as its kernel
+        assert got == kernels.partial_area(ops.called, float(P), float(N), max_fpr)
+        # the same curve as one row per big-th of the mass
+        assert got == pytest.approx(float(fraction_partial_area(y, s, max_fpr)), rel=1e-12)
+        with small_blocks(2):
+            assert LayeredPoints((scores, ab), np.zeros(0, np.uint64), np.zeros(0, np.uint64),
+                                 n).partial_auc(max_fpr) == got
+        assert layered.partial_auc(max_fpr) == got
+        streamed = StreamedRun([(scores, ab)], 2, False, P, N, None).operating(n)
+        assert streamed.partial_auc(max_fpr) == got
+        assert streamed.partial_auc(max_fpr, True) == ops.partial_auc(max_fpr, True)
+
+
+def test_partial_auc_exact_at_the_int64_limit():
+    """Just below the limit the exact sums do not overflow: the same value as the
+    float walk to 1e-12, the exact one to a few roundings."""
+    scores = np.array([0.1, 0.5, 0.9])
+    # P N just under 2**62: 2PN fits int64
+    p = n = 2_147_483_647
+    ab = np.array([[0, p // 2, p - p // 2], [n // 2, n - n // 2, 0]], np.int64)
+    P, N = int(ab[0].sum()), int(ab[1].sum())
+    assert 2 * P * N <= kernels.EXACT_LIMIT
+    ops = OperatingPoints(scores, ab, P + N, False)
+    x1, x2 = Fraction(int(ab[1, 2]), N), Fraction(int(ab[1, 2] + ab[1, 1]), N)
+    y1, y2 = Fraction(int(ab[0, 2]), P), Fraction(int(ab[0, 2] + ab[0, 1]), P)
+    exact = x1 * y1 / 2 + (x2 - x1) * (y1 + y2) / 2 + (1 - x2) * (y2 + 1) / 2
+    assert ops.partial_auc(1.0) == float(exact)
+    assert ops.partial_auc(1.0) == pytest.approx(
+        kernels.partial_area(ops.called, float(P), float(N), 1.0), rel=1e-12)
+    layered = LayeredPoints((scores, ab), np.zeros(0, np.uint64), np.zeros(0, np.uint64), P + N)
+    streamed = StreamedRun([(scores, ab)], 1, False, P, N, None).operating(P + N)
+    for max_fpr in (0.3, 0.7, 1.0):
+        assert layered.partial_auc(max_fpr) == streamed.partial_auc(max_fpr) == ops.partial_auc(max_fpr)
+
+
+@st.composite
+def finalized_states(draw):
+    """An unweighted exact state as finalize leaves it (a stored run and sorted
+    pending rows, its blocks marked), tied scores, tiny blocks."""
+    n = draw(st.integers(2, 150))
+    levels = draw(st.integers(1, 30))
+    y = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)), dtype=np.int64)
+    s = np.array(draw(st.lists(st.integers(-levels, levels), min_size=n, max_size=n)), float) / levels
+    cut = draw(st.integers(0, n - 1))
+    acc = RankAUC()
+    if cut:
+        acc.update(y[:cut], s[:cut]).flush()
+    acc.update(y[cut:], s[cut:])
+    return acc, np.unique(s), draw(st.integers(1, 6))
+
+
+@given(finalized_states(), st.lists(st.floats(0, 1), min_size=2, max_size=2))
+def test_blocks_marked_by_finalize_answer_as_the_merged_run_bit_for_bit(state, rates):
+    acc, distinct, step = state
+    with small_blocks(step):
+        acc.finalize()
+    table = acc._strategy.marked_table(acc._pending)
+    assert table is not None  # finalize marked them over these parts
+    want = merged_points(acc)
+    acc._ops = None
+    got = acc._operating()
+    assert isinstance(got, LayeredPoints) and got._known == 0  # every block's area saved
+    for t in [*distinct, np.inf, -np.inf, *(distinct[:-1] + np.diff(distinct) / 2)]:
+        assert_identical(got.at_threshold(t), want.at_threshold(t))
+    for v in [0.0, 1.0, *rates]:
+        for name in ("recall", "precision", "fpr", "specificity"):
+            assert_identical(answer(lambda: got.threshold_for(**{name: v})),
+                             answer(lambda: want.threshold_for(**{name: v})))
+    for score in SCORES:
+        assert_identical(got.best_threshold(score), want.best_threshold(score))
+    assert_identical(got.best_threshold(None, [[0, 1], [5, 0]]),
+                     want.best_threshold(None, [[0, 1], [5, 0]]))
+    for max_fpr in [*rates, 1.0, 1e-3, 0.5]:
+        if max_fpr > 0:
+            assert got.partial_auc(max_fpr) == want.partial_auc(max_fpr)
+            assert got.partial_auc(max_fpr, True) == want.partial_auc(max_fpr, True)
+
+
+@pytest.mark.parametrize("step", [1, 7, 512])
+def test_blocks_marked_on_two_threads_are_those_of_one(step):
+    rng = np.random.default_rng(14)
+    y = (rng.random(30_000) < 0.35).astype(np.int64)
+    s = np.round(rng.normal(size=30_000) + y, 3)  # ties within and across the parts
+    acc = RankAUC().update(y[:12_000], s[:12_000]).flush().update(y[12_000:], s[12_000:])
+    kp, kn = acc._pending.sort()
+    run = acc._strategy.points(None)
+    one = u2_with_blocks(run, kp, kn, step, threads=False)
+    two = u2_with_blocks(run, kp, kn, step, threads=True)
+    assert one[:3] == two[:3] == u2_across(run, kp, kn)
+    built = LayeredPoints(run, kp, kn, acc.n)
+    for table in (one[3], two[3]):
+        ops = LayeredPoints(run, kp, kn, acc.n, table)
+        tp, fp = ops._blocks[4], ops._blocks[5]
+        assert (int(tp[0]), int(fp[0])) == (built.P, built.N)
+        for max_fpr in (0.01, 0.2, 1.0):
+            assert ops.partial_auc(max_fpr) == built.partial_auc(max_fpr)
+        for score in SCORES:
+            assert_identical(ops.best_threshold(score), built.best_threshold(score))
+        for t in (-1.0, 0.0, 0.4, 2.5):
+            assert_identical(ops.at_threshold(t), built.at_threshold(t))
+
+
+def test_marked_blocks_are_dropped_when_the_state_changes():
+    rng = np.random.default_rng(15)
+    y = (rng.random(4000) < 0.5).astype(np.int64)
+    s = rng.normal(size=4000) + y
+    acc = RankAUC().update(y[:3000], s[:3000])
+    acc.finalize()
+    assert acc._strategy.marked_table(acc._pending) is not None
+    before = acc.partial_auc(0.3)
+    acc.update(y[3000:], s[3000:])  # the sorted rows are taken into a run
+    assert acc._strategy.marked is None
+    assert acc.partial_auc(0.3) == RankAUC().update(y, s).partial_auc(0.3) != before
+    acc.finalize()
+    assert acc._strategy.marked_table(acc._pending) is not None
+    acc.flush()
+    assert acc._strategy.marked is None
+    assert acc.partial_auc(0.3) == RankAUC().update(y, s).partial_auc(0.3)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_best_threshold_grouped_bounds_pick_as_the_scan_of_every_score(seed):
+    """Blocks of a few hundred candidates, bounded in groups of 16 and in runs of
+    16 blocks: the pick of the scan of the running totals, for every score and
+    for costs, with ties in the scores."""
+    rng = np.random.default_rng(20 + seed)
+    n = 60_000
+    y = (rng.random(n) < (0.2, 0.5, 0.8)[seed]).astype(np.int64)
+    s = np.round(rng.normal(size=n) + y, 2 + seed)
+    acc = RankAUC().update(y[: n // 3], s[: n // 3]).flush().update(y[n // 3:], s[n // 3:])
+    want = merged_points(acc)
+    for step in (64, 200):
+        with small_blocks(step):
+            acc._ops = None
+            ops = acc._operating()
+        for score in SCORES:
+            assert_identical(ops.best_threshold(score), want.best_threshold(score))
+        for cost in ([[0, 1], [5, 0]], [[0, 3], [1, 0]], [[1, -2], [3, 0.5]]):
+            assert_identical(ops.best_threshold(None, cost), want.best_threshold(None, cost))
+
+
+def test_best_threshold_by_cost_is_kept_until_the_state_changes():
+    rng = np.random.default_rng(16)
+    y = (rng.random(6000) < 0.4).astype(np.int64)
+    s = np.round(rng.normal(size=6000) + y, 2)
+    for weighted in (False, True):  # unmerged blocks, and running totals
+        def w(k):
+            return np.ones(k) if weighted else None
+
+        acc = RankAUC().update(y[:4000], s[:4000], sample_weight=w(4000))
+        cost = [[0, 1], [3, 0]]
+        first = acc.best_threshold(cost=cost)
+        assert acc.best_threshold(cost=np.array(cost, float)) == first  # kept, the same answer
+        assert any(isinstance(k, tuple) and k[0] == "cost" for k in acc._ops._cache)
+        acc.update(y[4000:], s[4000:], sample_weight=w(2000))
+        want = RankAUC().update(y, s).best_threshold(cost=cost)
+        assert acc.best_threshold(cost=cost).threshold == want.threshold
+        assert acc.best_threshold(cost=cost).cost == pytest.approx(want.cost)

@@ -23,7 +23,8 @@ from .rank import _key
 
 __all__ = ["running_sums", "precision_reach", "best_candidate", "partial_area", "SCORE_CODES",
            "SEARCH_CODES", "layer_blocks", "layer_counts", "layer_search", "layer_best",
-           "layer_partial_area"]
+           "layer_partial_area", "partial_area_exact", "exact_area", "EXACT_LIMIT",
+           "layer_partial_exact", "u2_marked"]
 
 #: the scores :func:`best_candidate` maximises (the last, "cost", it minimises)
 SCORE_CODES = {"f1": 0, "mcc": 1, "youden": 2, "balanced_accuracy": 3, "accuracy": 4,
@@ -153,6 +154,62 @@ def partial_area(called, total_p, total_n, max_fpr):
         x0 = x1
         y0 = y1
     return area
+
+
+# ----------------------------------------- the partial area in exact integers
+# Without weights the doubled trapezoid of each step of the ROC curve in count
+# units, ``d_fp * (tp_prev + tp_cur)``, is an integer: the steps within
+# ``max_fpr`` are summed exactly in int64 (in any order: every path gives the
+# same integer) and the sum is divided by ``2 P N`` once, after the one cut
+# trapezoid, a float, is added. Needs ``2 P N < 2**63`` (the sum never
+# exceeds it); the callers fall back to :func:`partial_area` otherwise.
+
+#: the largest ``2 P N`` the exact partial area takes
+EXACT_LIMIT = (1 << 63) - 1
+
+
+@inline
+def _past(fp, total_n, max_fpr):
+    """Whether a candidate with ``fp`` false positives lies past ``max_fpr``
+    (the test of :func:`partial_area`, ``total_n > 0``)."""
+    return float(fp) / float(total_n) > max_fpr
+
+
+@inline
+def exact_area(s2, x0, y0, x1, y1, cut, total_p, total_n, max_fpr):
+    """The partial area from ``s2``, the exact doubled area (count units) of the
+    steps down to the candidate with ``x0`` false and ``y0`` true positives,
+    and, if ``cut``, the next candidate ``(x1, y1)``, past ``max_fpr``, whose
+    step is cut there (linear between the two). One rounding of ``s2``
+    (exact below ``2**53``), the cut trapezoid's, and the division."""
+    extra = 0.0
+    if cut:
+        dx = max_fpr * float(total_n) - float(x0)
+        w = float(x1 - x0)
+        if dx > 0.0:
+            if dx > w:
+                dx = w
+            y_cut = float(y0) + float(y1 - y0) * (dx / w)
+            extra = dx * (float(y0) + y_cut)
+    return (float(s2) + extra) / float(2 * total_p * total_n)
+
+
+@kernel
+def partial_area_exact(called, total_p, total_n, max_fpr):
+    """:func:`partial_area` of int64 running totals in exact integers (see
+    :func:`exact_area`); ``total_p``, ``total_n`` > 0, ``2 P N < 2**63``."""
+    s2 = 0
+    x0 = 0
+    y0 = 0
+    for k in range(1, called.shape[1]):
+        x1 = called[1, k]
+        y1 = called[0, k]
+        if _past(x1, total_n, max_fpr):
+            return exact_area(s2, x0, y0, x1, y1, True, total_p, total_n, max_fpr)
+        s2 += (x1 - x0) * (y0 + y1)
+        x0 = x1
+        y0 = y1
+    return exact_area(s2, x0, y0, x0, y0, False, total_p, total_n, max_fpr)
 
 
 # ------------------------------------------------- a run and sorted pending rows
@@ -518,6 +575,12 @@ def _bound(code, tp_lo, tp_hi, fp_lo, fp_hi, total_p, total_n, cost):
     return v + 1e-13 * (mag + abs(v))
 
 
+#: candidates of a walked block bounded together by :func:`layer_best`
+_GROUP = 16
+#: blocks bounded together by :func:`layer_best`
+_RUN = 16
+
+
 @kernel
 def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, code, cost, prune):
     """``(status, key, tp, fp, value)``: the candidate :func:`best_candidate` picks
@@ -525,12 +588,15 @@ def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, code, cost, p
     relative :data:`TIE`), read from the blocks (key ``_TOP``: ``+inf``).
 
     A block whose bound does not beat the best so far holds no pick: skipped.
-    With ``prune`` the blocks whose bound is below the best value at any
-    block's lowest key are skipped as well, though they may hold a candidate
+    With ``prune`` the blocks whose bound is below the best value at some
+    blocks' lowest keys are skipped as well, though they may hold a candidate
     the scan would have picked in passing; the scan is then *unsure* until a
     candidate beats the bound of everything before it, which both scans pick,
     after which they agree. ``status`` 1: unsure at the end (scan again
-    without ``prune``).
+    without ``prune``). Runs of :data:`_RUN` blocks are bounded first, and
+    groups of :data:`_GROUP` candidates of a walked block, each skipped as a
+    whole when its bound does not beat the best so far (or, pruning, a run is
+    below that value): the same pick, fewer scores computed.
     """
     nq = lows.shape[0]
     p = float(tpb[0])
@@ -541,8 +607,9 @@ def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, code, cost, p
     at_fp = 0
     floor = -math.inf
     if prune:
+        # a value some candidate has: the best at every _RUN-th block's lowest key
         least = best
-        for b in range(nq):
+        for b in range(0, nq, _RUN):
             tp = float(tpb[b])
             fp = float(fpb[b])
             v = _score(code, tp, fp, p - tp, n - fp, cost)
@@ -552,7 +619,24 @@ def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, code, cost, p
     keys, tps, fps = _scratch(width)
     sure = True
     high = best  # unsure: a bound on every value before the current candidate
+    below = nq  # the blocks from ``below`` up are passed by, in a run of blocks
     for b in range(nq - 1, -1, -1):
+        if (nq - 1 - b) % _RUN == 0 and b >= _RUN - 1:
+            # the next _RUN blocks bounded as one: passed by together when
+            # each block's bound would have been
+            lo = b - _RUN + 1
+            bound = _bound(code, float(tpb[b + 1]), float(tpb[lo]), float(fpb[b + 1]),
+                           float(fpb[lo]), p, n, cost)
+            if sure and not _beats(bound, best):
+                below = lo
+            elif bound < floor:
+                if sure:
+                    sure = False
+                    high = best
+                high = max(high, bound)
+                below = lo
+        if b >= below:
+            continue
         bound = _bound(code, float(tpb[b + 1]), float(tpb[b]), float(fpb[b + 1]),
                        float(fpb[b]), p, n, cost)
         if sure and not _beats(bound, best):
@@ -564,7 +648,20 @@ def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, code, cost, p
             high = max(high, bound)
             continue
         c = _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, b, keys, tps, fps)
+        top = c - 1  # where the next group of candidates starts
+        skip = c  # the candidates from ``skip`` up are passed by
         for x in range(c - 1, -1, -1):
+            if x == top:
+                top = x - _GROUP
+                if sure and x >= _GROUP - 1:
+                    # the group, bounded as a block is: passed by (as the
+                    # scan would pass each) when its bound cannot beat
+                    y = x - _GROUP + 1
+                    if not _beats(_bound(code, float(tps[x]), float(tps[y]), float(fps[x]),
+                                         float(fps[y]), p, n, cost), best):
+                        skip = y
+            if x >= skip:
+                continue
             ftp = float(tps[x])
             ffp = float(fps[x])
             v = _score(code, ftp, ffp, p - ftp, n - ffp, cost)
@@ -671,3 +768,196 @@ def layer_partial_area(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, max_f
             saved[b, 1] = x0
             saved[b, 2] = y0
             known = b
+
+
+@inline
+def _block_area2(rb, rab, kp, kn, ir, ip, jn, tpb, b):
+    """The exact doubled area (count units) of block ``b``'s steps, from the
+    candidate above it down to its lowest key: each key with ``p`` positives
+    and ``q`` negatives adds ``q (2 tp_above + p)``. Integers, so the keys are
+    merged from the top down without a float operation."""
+    r, r0 = ir[b + 1], ir[b]
+    i, i0 = ip[b + 1], ip[b]
+    j, j0 = jn[b + 1], jn[b]
+    above = tpb[b + 1]
+    s2 = 0
+    if i == i0 and j == j0:  # the run's entries alone: distinct keys, no merge
+        for e in range(r - 1, r0 - 1, -1):
+            p = rab[0, e]
+            s2 += rab[1, e] * (2 * above + p)
+            above += p
+        return s2
+    p = 0
+    q = 0
+    last = _NONE
+    while r > r0 or i > i0 or j > j0:
+        y = kp[i - 1] if i > i0 else _NONE
+        z = kn[j - 1] if j > j0 else _NONE
+        if r > r0:
+            x = _key(rb[r - 1])
+            ra = rab[0, r - 1]
+            rn = rab[1, r - 1]
+        else:
+            x = _NONE
+            ra = 0
+            rn = 0
+        k = max(x, y, z)
+        if k != last:
+            s2 += q * (2 * above + p)
+            above += p
+            p = 0
+            q = 0
+            last = k
+        in_run = x == k
+        in_p = y == k
+        in_n = z == k
+        p += ra * in_run + in_p
+        q += rn * in_run + in_n
+        r -= in_run
+        i -= in_p
+        j -= in_n
+    return s2 + q * (2 * above + p)
+
+
+@kernel
+def layer_partial_exact(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, max_fpr, saved, known):
+    """``(area, known)``: :func:`partial_area_exact` read from the blocks.
+
+    ``saved[b]`` is the exact doubled area of the blocks above block ``b``,
+    for the blocks ``b >= known`` (``known`` is ``nq`` when none is saved);
+    the blocks above the cut are summed whole (:func:`_block_area2`) and
+    saved, so that later queries add what is saved and walk one block: the
+    block of the cut, candidate by candidate. ``2 P N < 2**63``, ``P, N > 0``.
+    Returns the new ``known``.
+    """
+    nq = lows.shape[0]
+    total_p = tpb[0]
+    total_n = fpb[0]
+    lo = 0
+    hi = nq
+    while lo < hi:  # the first boundary within max_fpr (the sentinel is)
+        mid = (lo + hi) >> 1
+        if not _past(fpb[mid], total_n, max_fpr):
+            hi = mid
+        else:
+            lo = mid + 1
+    stop = lo - 1  # the block of the cut; -1: the whole curve lies within max_fpr
+    if known == nq:
+        saved[nq - 1] = 0
+        known = nq - 1
+    b = known
+    while b > stop and b > 0:  # whole blocks, down to the cut's
+        saved[b - 1] = saved[b] + _block_area2(rb, rab, kp, kn, ir, ip, jn, tpb, b)
+        b -= 1
+    known = b
+    if stop < 0:
+        s2 = saved[0] + _block_area2(rb, rab, kp, kn, ir, ip, jn, tpb, 0)
+        return exact_area(s2, total_n, total_p, total_n, total_p, False, total_p, total_n,
+                          max_fpr), known
+    s2 = saved[stop]
+    # the cut's block, candidate by candidate from the top (merged as _fill
+    # merges them); a candidate is complete once the next key differs
+    b = stop
+    r, r0 = ir[b + 1], ir[b]
+    i, i0 = ip[b + 1], ip[b]
+    j, j0 = jn[b + 1], jn[b]
+    x0 = fpb[b + 1]
+    y0 = tpb[b + 1]
+    tp = y0
+    fp = x0
+    last = _NONE
+    while True:
+        more = r > r0 or i > i0 or j > j0
+        x = _key(rb[r - 1]) if r > r0 else _NONE
+        y = kp[i - 1] if i > i0 else _NONE
+        z = kn[j - 1] if j > j0 else _NONE
+        k = max(x, y, z)
+        if last != _NONE and k != last:  # the candidate ``last`` is complete
+            if _past(fp, total_n, max_fpr):
+                return exact_area(s2, x0, y0, fp, tp, True, total_p, total_n, max_fpr), known
+            s2 += (fp - x0) * (y0 + tp)
+            x0 = fp
+            y0 = tp
+        if not more:
+            break
+        last = k
+        pos = rab[0, r - 1] if r > r0 else 0
+        neg = rab[1, r - 1] if r > r0 else 0
+        in_run = x == k
+        in_p = y == k
+        in_n = z == k
+        tp += (pos if in_run else 0) + in_p
+        fp += (neg if in_run else 0) + in_n
+        r -= in_run
+        i -= in_p
+        j -= in_n
+    # not reached: the block's lowest key is past max_fpr
+    return exact_area(s2, x0, y0, x0, y0, False, total_p, total_n, max_fpr), known
+
+
+@kernel
+def u2_marked(b1, ab1, kp, kn, every, keys, marks):
+    """``(2U, n_pos, n_neg, count)``: :func:`~streammetrics._kernels.rank.u2_run_keys`
+    of a run and sorted keys, which also marks block boundaries on its way up.
+
+    At the first key and then at the first new key once ``every`` rows or
+    entries were read since the last mark (each step reads at least one), ``marks[c]`` gets ``(r, i,
+    j, seen, below, u2)`` (the key in ``keys[c]``): where that key starts in
+    the run, ``kp`` and ``kn``, the positives and negatives below it, and
+    ``2U`` of the rows below it. ``keys`` and ``marks`` have room for ``(m1
+    + n1 + n0) // every + 2`` marks;
+    ``count`` is how many were written. The same ``2U`` as ``u2_run_keys``
+    (the caller guarantees ``2 n_pos n_neg < 2**63``).
+    """
+    m1 = b1.shape[0]
+    n1 = kp.shape[0]
+    n0 = kn.shape[0]
+    r = 0
+    i = 0
+    j = 0
+    below = 0
+    seen = 0
+    p = 0
+    q = 0
+    u2 = 0
+    last = _NONE
+    count = 0
+    mark = 0  # the next mark: at the first new key once r + i + j reaches it
+    while r < m1 or i < n1 or j < n0:
+        a = kp[i] if i < n1 else _TOP
+        b = kn[j] if j < n0 else _TOP
+        if r < m1:
+            c = _key(b1[r])
+            ra = ab1[0, r]
+            rb = ab1[1, r]
+        else:
+            c = _TOP
+            ra = 0
+            rb = 0
+        k = min(a, b, c)
+        tr = c == k
+        tp = a == k
+        tn = b == k
+        if k != last:
+            u2 += p * (2 * below + q)
+            below += q
+            seen += p
+            p = 0
+            q = 0
+            last = k
+            if r + i + j >= mark:
+                keys[count] = k
+                marks[count, 0] = r
+                marks[count, 1] = i
+                marks[count, 2] = j
+                marks[count, 3] = seen
+                marks[count, 4] = below
+                marks[count, 5] = u2
+                count += 1
+                mark = r + i + j + every
+        p += ra * tr + tp
+        q += rb * tr + tn
+        r += tr
+        i += tp
+        j += tn
+    return u2 + p * (2 * below + q), seen + p, below + q, count

@@ -20,10 +20,10 @@ import math
 
 from ._jit import kernel
 from .compensated import BLOCK, add
-from .operating import _beats, _safe, _score
+from .operating import _beats, _past, _safe, _score, exact_area
 
 __all__ = ["ap_carry", "counts_from", "target_scan", "best_scan", "area_scan",
-           "delong_masses_carry", "delong_masses_end", "delong_carry", "delong_end",
+           "area_scan_exact", "delong_masses_carry", "delong_masses_end", "delong_carry", "delong_end",
            "bottom_carry", "weighted_cells", "cells_from", "cells_target", "cells_best", "cells_area"]
 
 
@@ -163,6 +163,34 @@ def area_scan(ab, total_p, total_n, max_fpr, cum, acc):
 # in increasing order of score, chunk by chunk: its blocks of BLOCK points
 # start at multiples of BLOCK of the whole run, so a block may span chunks;
 # ``st`` carries the block's partial sums and its position ``st[-1]``.
+
+
+@kernel
+def area_scan_exact(ab, total_p, total_n, max_fpr, cum, acc):
+    """One chunk of :func:`streammetrics._kernels.operating.partial_area_exact`
+    (int64 counts; ``total_p``, ``total_n`` > 0, ``2 P N < 2**63``): ``acc``
+    (int64) is ``(s2, x0, y0)``, the exact doubled area so far and the last
+    candidate's false and true positives. ``(done, area)``: done at the point
+    past ``max_fpr``; ``area`` is the area up to the end of the chunk, the
+    answer once done or once every chunk is read."""
+    s2 = acc[0]
+    x0 = acc[1]
+    y0 = acc[2]
+    for i in range(ab.shape[1] - 1, -1, -1):
+        cum[0] += ab[0, i]
+        cum[1] += ab[1, i]
+        x1 = cum[1]
+        y1 = cum[0]
+        if _past(x1, total_n, max_fpr):
+            acc[0] = s2
+            return True, exact_area(s2, x0, y0, x1, y1, True, total_p, total_n, max_fpr)
+        s2 += (x1 - x0) * (y0 + y1)
+        x0 = x1
+        y0 = y1
+    acc[0] = s2
+    acc[1] = x0
+    acc[2] = y0
+    return False, exact_area(s2, x0, y0, x0, y0, False, total_p, total_n, max_fpr)
 
 
 @kernel

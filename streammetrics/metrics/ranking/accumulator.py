@@ -818,7 +818,9 @@ class RankAUC(Accumulator):
                     self._strategy.compact()
                     buf = self._pending
                     kp, kn = buf.sort() if buf is not None else (_NO_KEYS, _NO_KEYS)
-                    self._ops = LayeredPoints(self._strategy.points(None), kp, kn, self._n)
+                    # the blocks finalize marked over these parts, if it did
+                    table = self._strategy.marked_table(buf)
+                    self._ops = LayeredPoints(self._strategy.points(None), kp, kn, self._n, table)
                 else:
                     self._flush()
                     self._strategy.compact()
@@ -920,6 +922,11 @@ class RankAUC(Accumulator):
         (the chance curve's area) and ``max = max_fpr``, so 0.5 is chance and
         1 is perfect. With one class only it is 0 (the guard; scikit-learn
         raises). For a binned state it is the area under the binned curve.
+        Without weights each step's doubled trapezoid is an integer count of
+        pairs: they are summed exactly and divided once (the cut step at
+        ``max_fpr`` adds one float), so the area is the exact one to a few
+        roundings whichever way the state is held (in memory, unmerged,
+        spilled), and ``max_fpr=1`` gives the AUC's bits.
 
         >>> from streammetrics import RankAUC
         >>> acc = RankAUC().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])

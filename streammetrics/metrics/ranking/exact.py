@@ -16,8 +16,8 @@ import numpy as np
 from ..._kernels import rank as K
 from ..._protocol.result import safe
 from ..._protocol.runs import RunStack
-from .operating import OperatingPoints
-from .sorting import sort_classes, u2_across
+from .operating import OperatingPoints, u2_with_blocks
+from .sorting import sort_classes
 from .spill import MAX_DISK_RUNS, SpillStore, stream_merge
 from .streamed import StreamedRun
 
@@ -146,6 +146,9 @@ class Exact:
         self.spill_dir = spill_dir
         self.store = None  # made at the first spill
         self.disk: list = []  # runs on disk (DiskRun)
+        #: the block table ``result`` marked over the run and the sorted pending
+        #: rows, with what it was marked over (see :meth:`marked_table`)
+        self.marked = None
 
     # ------------------------------------------------------------ spilling
     @property
@@ -228,8 +231,23 @@ class Exact:
         if self.budget is not None and self.nbytes > self.budget // 4:
             self._spill()
 
+    def marked_table(self, buf):
+        """The block table the last :meth:`result` marked, if the state still holds
+        what it was marked over: the same run (runs are immutable) and the same
+        sorted buffer ``buf`` (a sorted buffer takes no more rows); else ``None``."""
+        m = self.marked
+        if m is None or buf is None or len(self.stack) > 1 or self.disk:
+            return None
+        run, mbuf, keys, front, back, table = m
+        now = self.stack.top() if len(self.stack) else None
+        if (now is not run or mbuf is not buf or buf.keys is not keys or not buf.sorted
+                or (buf.front, buf.back) != (front, back)):
+            return None
+        return table
+
     def close(self) -> None:
         """Forget the runs and remove the files (the state is empty afterwards)."""
+        self.marked = None
         self.stack = RunStack(merge_runs, _entries)
         self.disk = []
         if self.store is not None:
@@ -283,6 +301,7 @@ class Exact:
         return limit
 
     def to_float(self) -> None:
+        self.marked = None
         self.stack = RunStack(merge_runs, _entries,
                               [(s, ab.astype(np.float64)) for s, ab in self.stack])
         if self.disk:
@@ -319,6 +338,7 @@ class Exact:
 
     def take(self, buf) -> None:
         """Sort the pending rows of ``buf`` into a run (``buf`` is used up)."""
+        self.marked = None  # marked over the rows now taken: their memory goes
         stack = self.stack
         top = stack.top()
         if top is not None and _entries(top) <= 2 * buf.rows:
@@ -332,6 +352,7 @@ class Exact:
 
     def add(self, state) -> None:
         """Fold the run of another exact state (``lo`` and its counts or weights)."""
+        self.marked = None
         lo, ab = state["lo"], state["weights" if state["weighted"][0] else "counts"]
         if lo.shape[0] == 0:
             return
@@ -373,7 +394,11 @@ class Exact:
             # fits an int64 here.)
             run = runs.merged()
             kp, kn = buf.sort()
-            u2, n_pos, n_neg = u2_across(run if run is not None else _NO_RUN[:2], kp, kn)
+            # the block table of the threshold queries is marked on the way
+            # (see u2_with_blocks), kept while these parts are the state's
+            u2, n_pos, n_neg, table = u2_with_blocks(run if run is not None else _NO_RUN[:2],
+                                                     kp, kn)
+            self.marked = (run, buf, buf.keys, buf.front, buf.back, table) if len(runs) <= 1 else None
             value = u2 / (2 * safe(n_pos * n_neg))
             return value, value, value, n_pos, n_neg, lambda: run_of_sorted(kp, kn, run=run)
         if buf is not None and buf.rows:

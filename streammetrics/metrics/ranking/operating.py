@@ -34,12 +34,15 @@ import numpy as np
 import threading
 
 from ..._kernels import operating as K
-from ..._kernels.operating import SCORE_CODES, best_candidate, partial_area, precision_reach, running_sums
+from ..._kernels.operating import (EXACT_LIMIT, SCORE_CODES, best_candidate, partial_area,
+                                   partial_area_exact, precision_reach, running_sums)
 from ..._kernels.rank import score_keys
 from ..._protocol.result import safe
 from ..binary import BinaryResult, binary_result
+from .sorting import CORES, THREADED_MIN, _sort_pool, key_float
 
-__all__ = ["OperatingPoints", "LayeredPoints", "SCORES", "TARGETS", "check_threshold", "check_max_fpr"]
+__all__ = ["OperatingPoints", "LayeredPoints", "SCORES", "TARGETS", "check_threshold", "check_max_fpr",
+           "u2_with_blocks"]
 
 #: the scores ``best_threshold`` maximises
 SCORES = ("f1", "mcc", "youden", "balanced_accuracy", "accuracy", "jaccard")
@@ -79,6 +82,8 @@ def check_max_fpr(max_fpr) -> float:
 
 
 _NO_COST = np.zeros((2, 2))
+#: the most answers a state's points keep (the scores' and cost matrices')
+_CACHED = 64
 
 
 def _check_cost(cost) -> np.ndarray:
@@ -277,9 +282,14 @@ class OperatingPoints:
     def best_threshold(self, score=None, cost=None) -> BinaryResult:
         score, c = _objective(score, cost)
         if c is not None:
-            k, total = best_candidate(self.called, self.rest, float(self.P), float(self.N),
-                                      SCORE_CODES["cost"], c)
-            return self.result(int(k), {"cost": float(total)})
+            known = self._cache.get(("cost", c.tobytes()))
+            if known is None:
+                k, total = best_candidate(self.called, self.rest, float(self.P), float(self.N),
+                                          SCORE_CODES["cost"], c)
+                known = int(k), float(total)
+                if len(self._cache) < _CACHED:
+                    self._cache[("cost", c.tobytes())] = known
+            return self.result(known[0], {"cost": known[1]})
         key = ("score", score)
         if key not in self._cache:
             k, best = best_candidate(self.called, self.rest, float(self.P), float(self.N),
@@ -292,7 +302,11 @@ class OperatingPoints:
         max_fpr = check_max_fpr(max_fpr)
         if self.P == 0 or self.N == 0:
             return 0.0  # no pairs: the guard, as for the AUC
-        area = float(partial_area(self.called, float(self.P), float(self.N), max_fpr))
+        if not self.weighted and 2 * self.P * self.N <= EXACT_LIMIT:
+            # counts: each step's doubled area is an integer, summed exactly
+            area = float(partial_area_exact(self.called, self.P, self.N, max_fpr))
+        else:
+            area = float(partial_area(self.called, float(self.P), float(self.N), max_fpr))
         if not mcclish:
             return area
         least, most = max_fpr * max_fpr / 2.0, max_fpr
@@ -319,6 +333,90 @@ def _key_float(key: int) -> float:
     return float(np.array(bits, np.uint64).view(np.float64))
 
 
+def _marked_half(b1, ab1, kp, kn, step):
+    cap = (b1.shape[0] + kp.shape[0] + kn.shape[0]) // step + 2
+    keys, marks = np.empty(cap, np.uint64), np.empty((cap, 6), np.int64)
+    u2, p, q, c = K.u2_marked(b1, ab1, kp, kn, step, keys, marks)
+    return int(u2), int(p), int(q), keys[:c], marks[:c]
+
+
+def u2_with_blocks(run, kp, kn, step=None, threads=None):
+    """``(2U, n_pos, n_neg, table)``: what
+    :func:`~streammetrics.metrics.ranking.sorting.u2_across` counts, with the
+    block table of :class:`LayeredPoints` over the same parts marked on the
+    way (a block every ``step`` rows or entries, by default
+    ``LayeredPoints.STEP``), and the exact doubled area above each block.
+    Needs ``2 n_pos n_neg < 2**63``. With ``threads`` (by default: two cores
+    and many rows) the parts are cut at the middle key of the longest and the
+    two sides counted at the same time, as ``u2_across`` does.
+
+    >>> import numpy as np
+    >>> from streammetrics._kernels.rank import score_keys
+    >>> run = (np.array([0.1, 0.6]), np.array([[0, 1], [1, 1]]))
+    >>> kp, kn = score_keys(np.array([0.4, 0.9])), score_keys(np.array([0.3]))
+    >>> u2, n_pos, n_neg, table = u2_with_blocks(run, kp, kn, step=2)
+    >>> u2, n_pos, n_neg  # 2U: 7 pairs ranked right, one tied (counted once)
+    (15, 3, 3)
+    >>> ops = LayeredPoints(run, kp, kn, 6, table)
+    >>> ops.partial_auc(1.0) == u2 / (2 * n_pos * n_neg)
+    True
+    """
+    step = LayeredPoints.STEP if step is None else max(int(step), 1)
+    s1, ab1 = run
+    b1 = np.ascontiguousarray(s1, dtype=np.float64).view(np.uint64)
+    ab1 = np.ascontiguousarray(ab1, dtype=np.int64)
+    sizes = (b1.shape[0], kp.shape[0], kn.shape[0])
+    if threads is None:
+        threads = CORES > 1 and sum(sizes) >= 4 * THREADED_MIN
+    if not threads or max(sizes) == 0:
+        u2, p, q, keys, marks = _marked_half(b1, ab1, kp, kn, step)
+    else:
+        longest = int(np.argmax(sizes))
+        if longest == 0:
+            cut_s = float(s1[sizes[0] // 2])
+            cut_k = int(score_keys(np.array([cut_s]))[0])
+        else:
+            cut_k = int((kp, kn)[longest - 1][sizes[longest] // 2])
+            cut_s = key_float(cut_k)
+        r = int(np.searchsorted(s1, cut_s))
+        i = int(np.searchsorted(kp, np.uint64(cut_k)))
+        j = int(np.searchsorted(kn, np.uint64(cut_k)))
+        job = _sort_pool().submit(_marked_half, b1[:r], ab1[:, :r], kp[:i], kn[:j], step)
+        try:
+            u2_hi, p_hi, q_hi, keys_hi, hi = _marked_half(b1[r:], ab1[:, r:], kp[i:], kn[j:], step)
+        finally:
+            u2_lo, p_lo, q_lo, keys_lo, lo = job.result()
+        # the upper side's marks as over the whole: its positions and masses
+        # start at the cut, and its rows below a mark pair with every
+        # negative of the lower side
+        hi = hi.copy()
+        hi[:, 0] += r
+        hi[:, 1] += i
+        hi[:, 2] += j
+        hi[:, 5] += u2_lo + 2 * hi[:, 3] * q_lo
+        hi[:, 3] += p_lo
+        hi[:, 4] += q_lo
+        u2 = u2_lo + u2_hi + 2 * p_hi * q_lo
+        p, q = p_lo + p_hi, q_lo + q_hi
+        keys, marks = np.concatenate((keys_lo, keys_hi)), np.concatenate((lo, hi))
+    nq = keys.shape[0]
+    if nq == 0:
+        return u2, p, q, None
+    ir = np.append(marks[:, 0], sizes[0])
+    ip = np.append(marks[:, 1], sizes[1])
+    jn = np.append(marks[:, 2], sizes[2])
+    seen = np.append(marks[:, 3], p)
+    below = np.append(marks[:, 4], q)
+    u2_below = np.append(marks[:, 5], u2)
+    tp = p - seen
+    fp = q - below
+    width = np.array([int(np.max(np.diff(ir) + np.diff(ip) + np.diff(jn)))], np.int64)
+    # 2U of the rows at or above each boundary: 2U less the rows below's, less
+    # the pairs of a positive above and a negative below
+    top = u2 - u2_below - 2 * tp * below
+    return u2, p, q, ((keys, ir, ip, jn, tp, fp, width), top[1:])
+
+
 class LayeredPoints:
     """The confusion counts of every threshold of an unweighted exact state held
     as one run and sorted pending rows, read without merging them.
@@ -328,12 +426,16 @@ class LayeredPoints:
     (see :mod:`streammetrics._kernels.rank`). The same candidates, counts and
     answers as :class:`OperatingPoints` over their merged run, bit for bit.
     Building costs one pass over the run's counts and a search of the keys
-    (``O(m / STEP)`` blocks, each of about ``STEP`` keys of each part); then
-    :meth:`at_threshold` and the monotone targets cost ``O(log m + STEP)``,
-    the precision target and :meth:`best_threshold` a pass over the blocks'
-    bounds and a walk of the few blocks that may hold the answer, and
-    :meth:`partial_auc` a walk of the keys up to ``max_fpr`` shared by every
-    query (each resumes where an earlier one saved its sum).
+    (``O(m / STEP)`` blocks, each of about ``STEP`` keys of each part), or
+    nothing when ``table`` gives the blocks (with the exact doubled area
+    above each) that :func:`u2_with_blocks` marked on ``finalize``'s walk of
+    the same parts; then :meth:`at_threshold` and the monotone targets cost
+    ``O(log m + STEP)``, the precision target and :meth:`best_threshold` a
+    pass over the blocks' bounds and a walk of the few blocks that may hold
+    the answer (each score's answer kept), and :meth:`partial_auc` one block
+    once the blocks above the cut have their exact areas: marked, or summed
+    by an earlier query (each step's doubled trapezoid is an integer without
+    weights, summed exactly, so any partition gives the same bits).
 
     >>> import numpy as np
     >>> from streammetrics.metrics.ranking.operating import LayeredPoints
@@ -351,7 +453,7 @@ class LayeredPoints:
     #: keys of each part per block
     STEP = 512
 
-    def __init__(self, run, kp, kn, n: int):
+    def __init__(self, run, kp, kn, n: int, table=None):
         scores, counts = run
         self.n = n
         self.weighted = False
@@ -359,14 +461,18 @@ class LayeredPoints:
                        np.ascontiguousarray(counts, dtype=np.int64),
                        np.ascontiguousarray(kp, dtype=np.uint64),
                        np.ascontiguousarray(kn, dtype=np.uint64))
-        self._blocks = K.layer_blocks(*self._parts, self.STEP)
+        self._saved = None
+        self._known = 0
+        if table is not None:  # the blocks and areas :func:`u2_with_blocks` marked
+            self._blocks, above = table
+            self._saved, self._known = above.copy(), 0
+        else:
+            self._blocks = K.layer_blocks(*self._parts, self.STEP)
         self._args = self._parts + self._blocks
         tpb, fpb = self._blocks[4], self._blocks[5]
         self.P, self.N = int(tpb[0]), int(fpb[0])
         self._cache: dict = {}
         self._lock = threading.Lock()  # the partial sums saved by partial_auc
-        self._saved = None
-        self._known = 0
 
     def _result(self, key: int, tp: int, fp: int, extra=None, t=None) -> BinaryResult:
         t = _key_float(key) if t is None else t
@@ -404,7 +510,12 @@ class LayeredPoints:
     def best_threshold(self, score=None, cost=None) -> BinaryResult:
         score, c = _objective(score, cost)
         if c is not None:
-            key, tp, fp, total = self._best(SCORE_CODES["cost"], c)
+            known = self._cache.get(("cost", c.tobytes()))
+            if known is None:
+                known = self._best(SCORE_CODES["cost"], c)
+                if len(self._cache) < _CACHED:
+                    self._cache[("cost", c.tobytes())] = known
+            key, tp, fp, total = known
             return self._result(key, tp, fp, {"cost": total})
         if score not in self._cache:
             self._cache[score] = self._best(SCORE_CODES[score], _NO_COST)
@@ -415,12 +526,14 @@ class LayeredPoints:
         max_fpr = check_max_fpr(max_fpr)
         if self.P == 0 or self.N == 0:
             return 0.0  # no pairs: the guard, as for the AUC
+        exact = 2 * self.P * self.N <= EXACT_LIMIT
         with self._lock:
             if self._saved is None:
                 self._known = self._blocks[0].shape[0]
-                self._saved = np.empty((self._known, 3))
-            area, self._known = K.layer_partial_area(*self._args, max_fpr, self._saved,
-                                                     self._known)
+                # exact: the doubled area above each block; else (area, x, y) there
+                self._saved = np.empty(self._known, np.int64) if exact else np.empty((self._known, 3))
+            walk = K.layer_partial_exact if exact else K.layer_partial_area
+            area, self._known = walk(*self._args, max_fpr, self._saved, self._known)
         area = float(area)
         if not mcclish:
             return area

@@ -50,7 +50,7 @@ import math
 import numpy as np
 
 from ..._kernels import streamed as K
-from ..._kernels.operating import SCORE_CODES, SEARCH_CODES, _score
+from ..._kernels.operating import EXACT_LIMIT, SCORE_CODES, SEARCH_CODES, _score
 from ..._protocol.result import safe
 from ..binary import BinaryResult
 from .operating import (OperatingPoints, _NO_COST, _mass_note, _objective, _target, _values_at,
@@ -322,11 +322,21 @@ class StreamedPoints:
         max_fpr = check_max_fpr(max_fpr)
         if self.P == 0 or self.N == 0:
             return 0.0  # no pairs: the guard, as for the AUC
-        cum, acc = np.zeros(2, np.int64), np.zeros(3)
-        for _, ab in self.run.descending():
-            if K.area_scan(ab, float(self.P), float(self.N), max_fpr, cum, acc):
-                break
-        area = float(acc[0])
+        cum = np.zeros(2, np.int64)
+        if 2 * self.P * self.N <= EXACT_LIMIT:
+            # the steps' doubled areas summed in exact integers, as in memory
+            acc, area = np.zeros(3, np.int64), 0.0
+            for _, ab in self.run.descending():
+                done, area = K.area_scan_exact(ab, self.P, self.N, max_fpr, cum, acc)
+                if done:
+                    break
+            area = float(area)
+        else:  # 2 P N past int64: floats, as in memory
+            acc = np.zeros(3)
+            for _, ab in self.run.descending():
+                if K.area_scan(ab, float(self.P), float(self.N), max_fpr, cum, acc):
+                    break
+            area = float(acc[0])
         if not mcclish:
             return area
         least, most = max_fpr * max_fpr / 2.0, max_fpr
