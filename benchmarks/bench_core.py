@@ -476,6 +476,13 @@ FIRST_USES = {
     "Sliced(BinaryConfusion(threshold))":
         "sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=[1, 2, 1, 2, 1]).finalize()",
     "silhouette_score, 50 points": "sm.silhouette_score(np.random.rand(50, 3), np.arange(50) % 3)",
+    "ClassProbabilityScores": "sm.ClassProbabilityScores(3).update([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1).finalize()",
+    "ClassCalibration": "sm.ClassCalibration(3).update([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1).finalize()",
+    "TopKAccuracy": "sm.TopKAccuracy(2, n_classes=3).update([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1).finalize()",
+    "MulticlassRankAUC": "sm.MulticlassRankAUC(3).update([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1).finalize()",
+    "MultilabelRankAUC": "sm.MultilabelRankAUC(2).update([[0, 1], [1, 1], [1, 0]], [[0.2, 0.9], [0.7, 0.6], [0.8, 0.1]]).finalize()",
+    "Bootstrap(BinaryConfusion(threshold))":
+        "sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=20).update(y, p).finalize()",
 }
 
 

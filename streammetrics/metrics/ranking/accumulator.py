@@ -390,6 +390,10 @@ class RankAUC(Accumulator):
 
     #: a new buffer is made as large as the limit at once for a batch of this many rows
     _PREALLOCATE_BATCH = 1 << 16
+    #: up to this many stored and pending entries an unweighted exact state
+    #: answers threshold queries from a merged copy (a copy of microseconds)
+    #: rather than from its parts unmerged
+    _LAYERED_MIN = 1 << 16
 
     def __init__(self, max_bins: int | None = None, *, max_memory=None, spill_dir=None):
         self.max_bins = _check_max_bins(max_bins)
@@ -793,7 +797,9 @@ class RankAUC(Accumulator):
         """The confusion counts at every threshold of the current state, built once
         per state. Without weights in exact mode they are read from the stored
         run and the pending rows, each sorted (in place, as ``finalize`` sorts
-        them), without merging the two (:class:`LayeredPoints`); otherwise the
+        them), without merging the two (:class:`LayeredPoints`; up to
+        :attr:`_LAYERED_MIN` entries, from a merged copy of the two, the same
+        answers bit for bit); otherwise the
         pending rows are sorted in first, as :meth:`flush` does, and the
         totals are built over the state's one run. A spilled state answers
         from its runs read chunk by chunk (:mod:`.streamed`)."""
@@ -818,7 +824,16 @@ class RankAUC(Accumulator):
                     self._strategy.compact()
                     buf = self._pending
                     kp, kn = buf.sort() if buf is not None else (_NO_KEYS, _NO_KEYS)
-                    self._ops = LayeredPoints(self._strategy.points(None), kp, kn, self._n)
+                    run = self._strategy.points(None)
+                    if run[0].shape[0] + kp.shape[0] + kn.shape[0] <= self._LAYERED_MIN:
+                        # a small state: the running totals of a merged copy
+                        # (the rows stay pending), whose kernels compile in a
+                        # fraction of the layered ones' time on first use
+                        run = (np.ascontiguousarray(run[0], dtype=np.float64),
+                               np.ascontiguousarray(run[1], dtype=np.int64))
+                        self._ops = OperatingPoints(*run_of_sorted(kp, kn, run=run), self._n, False)
+                    else:
+                        self._ops = LayeredPoints(run, kp, kn, self._n)
                 else:
                     self._flush()
                     self._strategy.compact()
