@@ -513,39 +513,68 @@ FIRST_USES = {
     "Sliced(BinaryConfusion(threshold))":
         "sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=[1, 2, 1, 2, 1]).finalize()",
     "silhouette_score, 50 points": "sm.silhouette_score(np.random.rand(50, 3), np.arange(50) % 3)",
+    "ClassProbabilityScores": "sm.ClassProbabilityScores(3).update([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1).finalize()",
+    "ClassCalibration": "sm.ClassCalibration(3).update([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1).finalize()",
+    "TopKAccuracy": "sm.TopKAccuracy(2, n_classes=3).update([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1).finalize()",
+    "MulticlassRankAUC": "sm.MulticlassRankAUC(3).update([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1).finalize()",
+    "MultilabelRankAUC": "sm.MultilabelRankAUC(2).update([[0, 1], [1, 1], [1, 0]], [[0.2, 0.9], [0.7, 0.6], [0.8, 0.1]]).finalize()",
+    "Bootstrap(BinaryConfusion(threshold))":
+        "sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=20).update(y, p).finalize()",
 }
 
 
 def _first_use_rows(quick: bool):
     """Import + first use in a fresh process, with an empty (cold) and a filled
-    (warm) Numba cache, for each accumulator or function."""
-    import streammetrics
+    (warm) Numba cache, for each accumulator or function; beside them the
+    floor no change of the package can cut: a fresh process that imports numpy
+    and Numba and calls one small cached kernel (Numba's first kernel load
+    sets up its compiler and, where SciPy is installed, imports it). Each row
+    also carries the processes' CPU seconds (``cpu_s``), steadier than the
+    wall clock on a shared machine."""
+    import resource
 
     rows = []
     cache = tempfile.mkdtemp(prefix="sm-numba-cache-")
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)
     repeat = 1 if quick else 3
+
+    def once(script):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                             text=True, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        return float(out.stdout.strip().splitlines()[-1]), cpu
+
+    def fresh_cache():
+        shutil.rmtree(cache, ignore_errors=True)
+        os.makedirs(cache)
+
+    def timed(script, runs):
+        wall, cpu = zip(*runs)
+        return float(np.median(wall)), float(np.median(cpu))
+
     try:
+        fresh_cache()
+        floor_script = _FIRST_USE.replace("import streammetrics as sm\n", "").format(
+            call="from streammetrics._kernels.checks import first_nonfinite; first_nonfinite(p)")
+        once(floor_script)  # fills the cache
+        floor, floor_cpu = timed(floor_script, [once(floor_script) for _ in range(repeat)])
         for name, call in FIRST_USES.items():
             script = _FIRST_USE.format(call=call)
-
-            def once():
-                out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                                     text=True, check=True)
-                return float(out.stdout.strip().splitlines()[-1])
-
             cold = []
             for _ in range(repeat):
-                shutil.rmtree(cache, ignore_errors=True)
-                os.makedirs(cache)
-                cold.append(once())
-            warm = [once() for _ in range(repeat)]
+                fresh_cache()
+                cold.append(once(script))
+            warm = timed(script, [once(script) for _ in range(repeat)])
+            cold = timed(script, cold)
             group = f"first use in a fresh process (import + update + finalize): {name}"
-            rows.append(row(group, "streammetrics, warm Numba cache", float(np.median(warm))))
-            rows.append(row(group, "streammetrics, cold Numba cache", float(np.median(cold))))
+            rows.append(row(group, "streammetrics, warm Numba cache", warm[0], cpu_s=warm[1]))
+            rows.append(row(group, "streammetrics, cold Numba cache", cold[0], cpu_s=cold[1]))
+            rows.append(row(group, "floor: numpy + Numba imported, one small cached kernel called",
+                            floor, cpu_s=floor_cpu))
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    del streammetrics
     return rows
 
 

@@ -10,73 +10,78 @@ across shards and workers, and give the same answer however the data is cut.
 >>> acc = sm.BinaryConfusion(threshold=0.5)
 >>> acc.update([1, 0, 1], [0.8, 0.3, 0.4]).finalize().recall
 0.5
+
+Importing the package is cheap: each public name is looked up in the table
+below and its module is imported on first use, so a script that only counts a
+confusion matrix never imports (or compiles) the ranking, clustering or
+bootstrap code. ``import streammetrics as sm; sm.X`` and
+``from streammetrics import X`` work alike for every name of ``__all__``.
 """
 
-from ._protocol import (
-    Accumulator,
-    BadShapeError,
-    BadValueError,
-    Batch,
-    CountOverflowError,
-    NoObservationsError,
-    NoWeightsError,
-    Result,
-    SettingsMismatchError,
-    StateFileError,
-    load_state,
-)
-from .evaluator import Evaluator, evaluate_batches
-from .metrics.binary import (
-    BinaryConfusion,
-    accuracy,
-    actual,
-    balanced_accuracy,
-    called,
-    f1,
-    false_calls,
-    fbeta,
-    hits,
-    matthews,
-    missed,
-    precision_score,
-    recall_score,
-    rejected,
-    specificity,
-)
-from .metrics.calibration import Calibration, ClassCalibration, expected_calibration_error
-from .metrics.clustering import (
-    ClusterContingency,
-    adjusted_mutual_info_score,
-    adjusted_rand_score,
-    completeness_score,
-    fowlkes_mallows_score,
-    homogeneity_completeness_v_measure,
-    homogeneity_score,
-    mutual_info_score,
-    normalized_mutual_info_score,
-    rand_score,
-    v_measure_score,
-)
-from .metrics.multiclass import MulticlassConfusion, confusion_matrix, multiclass_scores
-from .metrics.multiclass_rank import MulticlassRankAUC, multiclass_auc
-from .metrics.multilabel import MultilabelConfusion, MultilabelRankAUC
-from .metrics.probability import (
-    ClassProbabilityScores,
-    ProbabilityScores,
-    brier,
-    class_probability_scores,
-    log_loss,
-)
-from .metrics.ranking import RankAUC, auc, average_precision, partial_auc, pr_curve, roc_curve
-from .metrics.regression import RegressionErrors, mae, mape, mse, r2, rmse
-from .metrics.topk import TopKAccuracy, top_k_accuracy
-from .metrics.silhouette import silhouette, silhouette_samples, silhouette_score, silhouettes
-from .report import EvaluationReport
-from .sliced import Sliced, SlicedResult
-from .bootstrap import Bootstrap
-from .comparison import compare, paired_delong
+import importlib
 
 __version__ = "0.1.0"
+
+#: where each public name lives (imported on first access)
+_HOMES = {
+    "._protocol": ("Accumulator", "BadShapeError", "BadValueError", "Batch", "CountOverflowError",
+                   "NoObservationsError", "NoWeightsError", "Result", "SettingsMismatchError",
+                   "StateFileError", "load_state"),
+    ".evaluator": ("Evaluator", "evaluate_batches"),
+    ".metrics.binary": ("BinaryConfusion", "accuracy", "actual", "balanced_accuracy", "called",
+                        "f1", "false_calls", "fbeta", "hits", "matthews", "missed",
+                        "precision_score", "recall_score", "rejected", "specificity"),
+    ".metrics.calibration": ("Calibration", "ClassCalibration", "expected_calibration_error"),
+    ".metrics.clustering": ("ClusterContingency", "adjusted_mutual_info_score",
+                            "adjusted_rand_score", "completeness_score", "fowlkes_mallows_score",
+                            "homogeneity_completeness_v_measure", "homogeneity_score",
+                            "mutual_info_score", "normalized_mutual_info_score", "rand_score",
+                            "v_measure_score"),
+    ".metrics.multiclass": ("MulticlassConfusion", "confusion_matrix", "multiclass_scores"),
+    ".metrics.multiclass_rank": ("MulticlassRankAUC", "multiclass_auc"),
+    ".metrics.multilabel": ("MultilabelConfusion", "MultilabelRankAUC"),
+    ".metrics.probability": ("ClassProbabilityScores", "ProbabilityScores", "brier",
+                             "class_probability_scores", "log_loss"),
+    ".metrics.ranking": ("RankAUC", "auc", "average_precision", "partial_auc", "pr_curve",
+                         "roc_curve"),
+    ".metrics.regression": ("RegressionErrors", "mae", "mape", "mse", "r2", "rmse"),
+    ".metrics.topk": ("TopKAccuracy", "top_k_accuracy"),
+    ".metrics.silhouette": ("silhouette", "silhouette_samples", "silhouette_score", "silhouettes"),
+    ".report": ("EvaluationReport",),
+    ".sliced": ("Sliced", "SlicedResult"),
+    ".bootstrap": ("Bootstrap",),
+    ".comparison": ("compare", "paired_delong"),
+}
+_HOME = {name: module for module, names in _HOMES.items() for name in names}
+#: submodules reachable as attributes (``sm.bootstrap.DEFAULT_GRID``) before an
+#: explicit ``import streammetrics.bootstrap``; the optional ones (``dask``,
+#: ``torch``, ``io``, ``cli``) raise their own ImportError naming the extra
+_SUBMODULES = frozenset({"_kernels", "_protocol", "bootstrap", "cli", "comparison", "dask",
+                         "evaluator", "io", "metrics", "report", "sliced", "torch"})
+
+
+def __getattr__(name):
+    module = _HOME.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module, __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module("." + name, __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
+
+def _import_all() -> None:
+    """Import every module behind ``__all__`` (so that every accumulator class
+    is registered, as :func:`load_state` needs to find a class by its name)."""
+    for module in _HOMES:
+        importlib.import_module(module, __name__)
+
 
 __all__ = [
     "Accumulator",

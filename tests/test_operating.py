@@ -333,16 +333,20 @@ from streammetrics.metrics.ranking.operating import (  # noqa: E402
 
 
 class small_blocks:
-    """Blocks of ``step`` keys per part, so that a few rows make many blocks."""
+    """Blocks of ``step`` keys per part, so that a few rows make many blocks;
+    and a state of any size read unmerged (a small one is otherwise read from
+    a merged copy)."""
 
     def __init__(self, step):
         self.step = step
 
     def __enter__(self):
         self.old, LayeredPoints.STEP = LayeredPoints.STEP, self.step
+        self.old_min, LayeredPoints.MIN = LayeredPoints.MIN, -1
 
     def __exit__(self, *exc):
         LayeredPoints.STEP = self.old
+        LayeredPoints.MIN = self.old_min
 
 
 def merged_points(acc):
@@ -496,7 +500,8 @@ def test_an_unsure_pruned_scan_is_done_again_in_full(monkeypatch):
         return (1, 0, 0, 0, 0.0) if args[-1] else real(*args)
 
     monkeypatch.setattr(kernels, "layer_best", unsure_when_pruned)
-    assert_identical(acc.best_threshold("mcc"), want)
+    with small_blocks(LayeredPoints.STEP):
+        assert_identical(acc.best_threshold("mcc"), want)
     assert calls == [True, False]
 
 
@@ -623,13 +628,13 @@ def finalized_states(draw):
 @given(finalized_states(), st.lists(st.floats(0, 1), min_size=2, max_size=2))
 def test_blocks_marked_by_finalize_answer_as_the_merged_run_bit_for_bit(state, rates):
     acc, distinct, step = state
-    with small_blocks(step):
+    with small_blocks(step):  # tiny blocks, read unmerged
         acc.finalize()
-    table = acc._strategy.marked_table(acc._pending)
-    assert table is not None  # finalize marked them over these parts
-    want = merged_points(acc)
-    acc._ops = None
-    got = acc._operating()
+        table = acc._strategy.marked_table(acc._pending)
+        assert table is not None  # finalize marked them over these parts
+        want = merged_points(acc)
+        acc._ops = None
+        got = acc._operating()
     assert isinstance(got, LayeredPoints) and got._known == 0  # every block's area saved
     for t in [*distinct, np.inf, -np.inf, *(distinct[:-1] + np.diff(distinct) / 2)]:
         assert_identical(got.at_threshold(t), want.at_threshold(t))
@@ -676,13 +681,15 @@ def test_marked_blocks_are_dropped_when_the_state_changes():
     y = (rng.random(4000) < 0.5).astype(np.int64)
     s = rng.normal(size=4000) + y
     acc = RankAUC().update(y[:3000], s[:3000])
-    acc.finalize()
+    with small_blocks(LayeredPoints.STEP):  # 3000 rows: a state that marks its blocks
+        acc.finalize()
     assert acc._strategy.marked_table(acc._pending) is not None
     before = acc.partial_auc(0.3)
     acc.update(y[3000:], s[3000:])  # the sorted rows are taken into a run
     assert acc._strategy.marked is None
     assert acc.partial_auc(0.3) == RankAUC().update(y, s).partial_auc(0.3) != before
-    acc.finalize()
+    with small_blocks(LayeredPoints.STEP):
+        acc.finalize()
     assert acc._strategy.marked_table(acc._pending) is not None
     acc.flush()
     assert acc._strategy.marked is None

@@ -48,10 +48,10 @@ def _cells(wi, y1, p1):
 @inline
 def _commit(wsums, s0, c0, s1, c1, s2, c2, s3, c3):
     """Fold a batch's four compensated cell totals into the state's pairs."""
-    fold(wsums, 0, s0, c0)
-    fold(wsums, 1, s1, c1)
-    fold(wsums, 2, s2, c2)
-    fold(wsums, 3, s3, c3)
+    fold(wsums, np.intp(0), s0, c0)
+    fold(wsums, np.intp(1), s1, c1)
+    fold(wsums, np.intp(2), s2, c2)
+    fold(wsums, np.intp(3), s3, c3)
 
 
 @kernel

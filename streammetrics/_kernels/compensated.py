@@ -12,7 +12,10 @@ memory speed, while the result stays within a few ulps of the exact sum however
 long the stream and however it is cut into batches.
 
 * :func:`add`: one compensated step on a local pair;
-* :func:`fold`: add a pair ``(s, c)`` into row ``k`` of a state's pairs;
+* :func:`fold`: add a pair ``(s, c)`` into row ``k`` of a state's pairs (pass
+  ``k`` as a run-time integer, ``np.intp(0)`` rather than ``0``: Numba types
+  a constant argument as a literal and compiles a copy of ``fold`` for each
+  constant, a fifth of a second apiece on first use);
 * :func:`merge`: add every row of one ``(m, 2)`` pair array into another;
 * :func:`value` / :func:`values`: the value of a pair, and of every row (the
   latter is plain numpy, for results).

@@ -197,9 +197,9 @@ def group_regression(y, p, w, local, glob, rows, moments, sums):
             if sm + cm < 0.0:
                 sm, cm = 0.0, 0.0
         _merge_moments(moments[g], sw, cw, shift[j], mean[j], sm, cm)
-        fold(sums[g], 0, acc[j, 4, 0], acc[j, 4, 1])
-        fold(sums[g], 1, acc[j, 5, 0], acc[j, 5, 1])
-        fold(sums[g], 2, acc[j, 6, 0], acc[j, 6, 1])
+        fold(sums[g], np.intp(0), acc[j, 4, 0], acc[j, 4, 1])
+        fold(sums[g], np.intp(1), acc[j, 5, 0], acc[j, 5, 1])
+        fold(sums[g], np.intp(2), acc[j, 6, 0], acc[j, 6, 1])
         rows[g, 0] += count[j]
 
 

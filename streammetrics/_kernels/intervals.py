@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 
 from ._jit import kernel
 from .compensated import BLOCK, add, fold
@@ -124,8 +125,8 @@ def class_squares(y, w, pairs):
                 bn += q
         sp, cp = add(sp, cp, bp)
         sn, cn = add(sn, cn, bn)
-    fold(pairs, 0, sp, cp)
-    fold(pairs, 1, sn, cn)
+    fold(pairs, np.intp(0), sp, cp)
+    fold(pairs, np.intp(1), sn, cn)
 
 
 @kernel

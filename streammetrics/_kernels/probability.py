@@ -80,12 +80,12 @@ def probability_moments(y, p, w, n, sums, squares):
         sl2, cl2 = add(sl2, cl2, bl2)
         sb2, cb2 = add(sb2, cb2, bb2)
         sq, cq = add(sq, cq, bq)
-    fold(sums, 0, sw, cw)
-    fold(sums, 1, sl, cl)
-    fold(sums, 2, sb, cb)
-    fold(squares, 0, sl2, cl2)
-    fold(squares, 1, sb2, cb2)
-    fold(squares, 2, sq, cq)
+    fold(sums, np.intp(0), sw, cw)
+    fold(sums, np.intp(1), sl, cl)
+    fold(sums, np.intp(2), sb, cb)
+    fold(squares, np.intp(0), sl2, cl2)
+    fold(squares, np.intp(1), sb2, cb2)
+    fold(squares, np.intp(2), sq, cq)
     n[0] += y.shape[0]
     return 0
 
@@ -136,8 +136,8 @@ def class_probability_update(y, m, k, tolerance, w, n, sums):
         sw, cw = add(sw, cw, bw)
         sl, cl = add(sl, cl, bl)
         sb, cb = add(sb, cb, bb)
-    fold(sums, 0, sw, cw)
-    fold(sums, 1, sl, cl)
-    fold(sums, 2, sb, cb)
+    fold(sums, np.intp(0), sw, cw)
+    fold(sums, np.intp(1), sl, cl)
+    fold(sums, np.intp(2), sb, cb)
     n[0] += rows
     return 0

@@ -190,7 +190,7 @@ def split_keys(y, bits, keys):
     Positives' keys fill ``keys[:n_pos]`` and negatives' keys ``keys[n_pos:]``
     (in no particular order). Returns ``(status, n_pos)``.
     """
-    status, front, _ = append_split(y, bits, keys, 0, y.shape[0])
+    status, front, _ = append_split(y, bits, keys, np.intp(0), y.shape[0])
     return status, front
 
 
@@ -201,7 +201,7 @@ def split_keys_weighted(y, bits, w, keys, vals):
     Positives fill ``keys[:front]``, negatives ``keys[back:]``. Returns
     ``(status, front, back)``.
     """
-    return append_split_weighted(y, bits, w, keys, vals, 0, y.shape[0])
+    return append_split_weighted(y, bits, w, keys, vals, np.intp(0), y.shape[0])
 
 
 # --------------------------------------------------------------- sorting

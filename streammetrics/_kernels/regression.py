@@ -158,12 +158,12 @@ def regression_moments(y, p, w, n, moments, sums, squares):
         if m2 < 0.0:
             sm, cm = 0.0, 0.0
     _merge_moments(moments, sw, cw, shift, mean, sm, cm)
-    fold(sums, 0, s2, c2)
-    fold(sums, 1, s1, c1)
-    fold(sums, 2, sp, cp)
-    fold(squares, 0, s4, c4)
-    fold(squares, 1, sa, ca)
-    fold(squares, 2, sq, cq)
+    fold(sums, np.intp(0), s2, c2)
+    fold(sums, np.intp(1), s1, c1)
+    fold(sums, np.intp(2), sp, cp)
+    fold(squares, np.intp(0), s4, c4)
+    fold(squares, np.intp(1), sa, ca)
+    fold(squares, np.intp(2), sq, cq)
     n[0] += rows
     return 0
     n[0] += rows

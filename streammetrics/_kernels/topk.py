@@ -16,6 +16,8 @@ in, 1 for a bad class, 2 for a bad score.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._jit import kernel
 from .compensated import BLOCK, add, fold
 
@@ -58,8 +60,8 @@ def top_k_update(y, scores, k, w, n, hits, sums):
             bt = float(stop - start)
         hs, hc = add(hs, hc, bh)
         ts, tc = add(ts, tc, bt)
-    fold(sums, 0, hs, hc)
-    fold(sums, 1, ts, tc)
+    fold(sums, np.intp(0), hs, hc)
+    fold(sums, np.intp(1), ts, tc)
     hits[0] += h
     n[0] += rows
     return 0

@@ -61,8 +61,18 @@ def register(cls) -> None:
     _REGISTRY[cls.__name__] = cls
 
 
+def _import_all() -> None:
+    """Register every public accumulator class: the package imports its
+    modules on first use, so a class nobody has touched yet is registered only
+    once its module is imported."""
+    import streammetrics
+
+    streammetrics._import_all()
+
+
 def registry() -> dict:
     """The loadable classes by name (a copy)."""
+    _import_all()
     return dict(_REGISTRY)
 
 
@@ -270,6 +280,9 @@ def read(path):
             f"{', '.join(str(v) for v in READABLE_VERSIONS)}"
         )
     cls = _REGISTRY.get(header.get("class"))
+    if cls is None:
+        _import_all()
+        cls = _REGISTRY.get(header.get("class"))
     if cls is None:
         raise StateFileError(f"{where} holds an unknown accumulator class {header.get('class')!r}")
     settings = header.get("settings")

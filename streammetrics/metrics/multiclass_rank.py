@@ -57,6 +57,10 @@ _MULTI_CLASS = ("ovr", "ovo")
 _AVERAGE = ("macro", "weighted")
 #: below this many rows a batch's blocks are radix-sorted in one kernel
 _NUMPY_SORT_MIN = 1 << 15
+#: up to this many classes the blocks are sorted by numpy whatever the batch's
+#: size: k * k sorts of a few microseconds each, and nothing to compile on
+#: first use (the radix kernel takes over a second to compile)
+_NUMPY_SORT_CLASSES = 8
 #: 2 U of a pair of classes fits an int64 while (total rows)**2 / 2 stays below this
 _INT64_LIMIT = 2**63
 #: the classes whose curves a bounded result keeps for its plots
@@ -204,6 +208,7 @@ class _Columns:
         self.weighted = w.shape[0] > 0
         self.largest = int(np.max(np.diff(self.starts)))
         self.big = n >= _NUMPY_SORT_MIN
+        self.numpy_sort = self.big or k <= _NUMPY_SORT_CLASSES
 
     def sorted_column(self, c, scratch, into=None):
         """``(keys, vals)``: column ``c``'s keys in class blocks, each sorted,
@@ -219,7 +224,7 @@ class _Columns:
             M.sort_column_payload(keys, vals, starts, _buffer(scratch, "tk", self.largest, np.uint64),
                                   _buffer(scratch, "tv", self.largest, np.float64))
             return keys, vals
-        if self.big:
+        if self.numpy_sort:
             for t in range(self.k):
                 keys[starts[t]:starts[t + 1]].sort()
         else:

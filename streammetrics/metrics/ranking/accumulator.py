@@ -793,7 +793,9 @@ class RankAUC(Accumulator):
         """The confusion counts at every threshold of the current state, built once
         per state. Without weights in exact mode they are read from the stored
         run and the pending rows, each sorted (in place, as ``finalize`` sorts
-        them), without merging the two (:class:`LayeredPoints`); otherwise the
+        them), without merging the two (:class:`LayeredPoints`; up to
+        :attr:`LayeredPoints.MIN <.operating.LayeredPoints.MIN>` entries, from a merged copy of the two, the same
+        answers bit for bit); otherwise the
         pending rows are sorted in first, as :meth:`flush` does, and the
         totals are built over the state's one run. A spilled state answers
         from its runs read chunk by chunk (:mod:`.streamed`)."""
@@ -818,9 +820,18 @@ class RankAUC(Accumulator):
                     self._strategy.compact()
                     buf = self._pending
                     kp, kn = buf.sort() if buf is not None else (_NO_KEYS, _NO_KEYS)
-                    # the blocks finalize marked over these parts, if it did
-                    table = self._strategy.marked_table(buf)
-                    self._ops = LayeredPoints(self._strategy.points(None), kp, kn, self._n, table)
+                    run = self._strategy.points(None)
+                    if run[0].shape[0] + kp.shape[0] + kn.shape[0] <= LayeredPoints.MIN:
+                        # a small state: the running totals of a merged copy
+                        # (the rows stay pending), whose kernels compile in a
+                        # fraction of the layered ones' time on first use
+                        run = (np.ascontiguousarray(run[0], dtype=np.float64),
+                               np.ascontiguousarray(run[1], dtype=np.int64))
+                        self._ops = OperatingPoints(*run_of_sorted(kp, kn, run=run), self._n, False)
+                    else:
+                        # the blocks finalize marked over these parts, if it did
+                        table = self._strategy.marked_table(buf)
+                        self._ops = LayeredPoints(run, kp, kn, self._n, table)
                 else:
                     self._flush()
                     self._strategy.compact()

@@ -16,8 +16,8 @@ import numpy as np
 from ..._kernels import rank as K
 from ..._protocol.result import safe
 from ..._protocol.runs import RunStack
-from .operating import OperatingPoints, u2_with_blocks
-from .sorting import sort_classes
+from .operating import LayeredPoints, OperatingPoints, u2_with_blocks
+from .sorting import sort_classes, u2_across
 from .spill import MAX_DISK_RUNS, SpillStore, stream_merge
 from .streamed import StreamedRun
 
@@ -394,11 +394,16 @@ class Exact:
             # fits an int64 here.)
             run = runs.merged()
             kp, kn = buf.sort()
-            # the block table of the threshold queries is marked on the way
-            # (see u2_with_blocks), kept while these parts are the state's
-            u2, n_pos, n_neg, table = u2_with_blocks(run if run is not None else _NO_RUN[:2],
-                                                     kp, kn)
-            self.marked = (run, buf, buf.keys, buf.front, buf.back, table) if len(runs) <= 1 else None
+            parts = run if run is not None else _NO_RUN[:2]
+            if parts[0].shape[0] + kp.shape[0] + kn.shape[0] <= LayeredPoints.MIN:
+                # a small state's queries read a merged copy: no block to mark
+                u2, n_pos, n_neg = u2_across(parts, kp, kn)
+                self.marked = None
+            else:
+                # the block table of the threshold queries is marked on the way
+                # (see u2_with_blocks), kept while these parts are the state's
+                u2, n_pos, n_neg, table = u2_with_blocks(parts, kp, kn)
+                self.marked = (run, buf, buf.keys, buf.front, buf.back, table) if len(runs) <= 1 else None
             value = u2 / (2 * safe(n_pos * n_neg))
             return value, value, value, n_pos, n_neg, lambda: run_of_sorted(kp, kn, run=run)
         if buf is not None and buf.rows:

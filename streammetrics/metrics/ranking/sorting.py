@@ -72,7 +72,9 @@ def keys_sorter() -> str:
     process on a sample of random float keys (best of three each; the radix
     kernel when it takes under three quarters of numpy's time): numpy's
     vectorised sort is several times faster than the radix kernel on CPUs
-    with wide SIMD units, and slower on others."""
+    with wide SIMD units, and slower on others. The sorts themselves ask only
+    after numpy has sorted :data:`RADIX_TRIAL_KEYS` large keys in the process
+    (the measurement compiles the radix kernel)."""
     global SORT_CHOICE
     if SORT_CHOICE is None:
         with _pool_lock:
@@ -87,8 +89,27 @@ def keys_sorter() -> str:
     return SORT_CHOICE
 
 
+#: large keys sorted by numpy in a process before the radix kernel is measured
+#: against it: the measurement compiles the kernel (one to three seconds of a
+#: first run), repaid only when many keys are sorted; until then numpy's sort,
+#: which gives the same keys, costs at most about 0.1 s more on a machine
+#: where the radix kernel is twice as fast (on this project's, it is not faster)
+RADIX_TRIAL_KEYS = 1 << 24
+
+_numpy_sorted = 0  # large keys sorted by numpy before the measurement (a heuristic's count)
+
+
+def _radix_sorts(n: int) -> bool:
+    """Whether a large part of ``n`` keys alone is radix-sorted (else numpy's sort)."""
+    global _numpy_sorted
+    if SORT_CHOICE is None and _numpy_sorted < RADIX_TRIAL_KEYS:
+        _numpy_sorted += n  # two threads may race here: the trial comes a part later
+        return False
+    return keys_sorter() == "radix"
+
+
 def _sort_keys_alone(part, scratch=None):
-    if part.shape[0] >= THREADED_MIN and keys_sorter() == "radix":
+    if part.shape[0] >= THREADED_MIN and _radix_sorts(part.shape[0]):
         sort_keys(part, np.empty(part.shape[0], np.uint64) if scratch is None else scratch)
     else:
         part.sort()
