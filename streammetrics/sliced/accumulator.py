@@ -161,7 +161,11 @@ class Sliced(Accumulator):
         self._init_slices()
 
     def _init_slices(self) -> None:
-        self._overall = self._template.copy()
+        spec = self._tables_spec
+        # ``None``: the overall state is read off the slices' tables when asked
+        # for (see :meth:`_overall_acc`), not folded row by row a second time
+        self._overall = None if spec is not None and spec.derives else self._template.copy()
+        self._count = 0  # rows folded in, over every slice
         self._ids: dict = {}  # internal key -> slice id, for the first len(_ids) keys (see _index)
         self._keys: list = []  # slice id -> internal key
         self._kinds = None  # per key column: (booleans seen?, numbers seen?)
@@ -219,9 +223,15 @@ class Sliced(Accumulator):
         value raises ``ValueError`` naming the argument and its position);
         ``by`` must give one key per row.
         """
+        return self._prepare(arrays, sample_weight, by, owned=True)
+
+    def _prepare(self, arrays, sample_weight, by, owned: bool) -> Batch:
+        """:meth:`prepare`; ``owned=False`` lets the coded keys read the caller's
+        key column in place (``update`` folds the batch at once, so the column
+        cannot change in between)."""
         arrays, by = self._split(arrays, by)
         tb = self._template.prepare(*arrays, sample_weight=sample_weight)
-        keys = K.encode(by, tb.n, self.max_slices)
+        keys = K.encode(by, tb.n, self.max_slices, owned=owned)
         return pack(tb, keys, self._template, self.inputs[-1])
 
     def update(self, *arrays, sample_weight=None, by=None):
@@ -231,7 +241,7 @@ class Sliced(Accumulator):
         would bring more than ``max_slices`` slices raises ``ValueError`` and
         leaves the accumulator exactly as it was.
         """
-        return self.fold(self.prepare(*arrays, sample_weight=sample_weight, by=by))
+        return self.fold(self._prepare(arrays, sample_weight, by, owned=False))
 
     def fold(self, batch: Batch):
         """Fold a batch made by :meth:`prepare`; return ``self``.
@@ -246,6 +256,7 @@ class Sliced(Accumulator):
         if tb.n == 0:
             return self
         with self._guard:
+            self._check_room(tb.n)
             self._check_columns(len(keys.names), keys.names)
             start = len(self._keys)
             if not start:
@@ -253,16 +264,22 @@ class Sliced(Accumulator):
             else:
                 ids = self._index()
                 new = [k for k in keys.keys if k not in ids]
-            self._check_room(len(new), keys.names)
+            self._check_slots(len(new), keys.names)
             self._check_distinct(new, keys.names, keys.kinds)
+            if tb.weighted and self._overall is None:
+                # the tables keep no squared weights: from here on the overall
+                # accumulator folds every row itself
+                self._overall = self._derived_overall()
             self._add_keys(new, keys.names, keys.kinds)
             if len(new) == len(keys.keys):  # every key is new: their ids follow in order
                 glob = np.arange(start, start + len(new), dtype=np.int64)
             else:
                 ids = self._index()
                 glob = np.fromiter((ids[k] for k in keys.keys), np.int64, len(keys.keys))
-            self._overall.fold(tb)
+            if self._overall is not None:
+                self._overall.fold(tb)
             self._fold_slices(tb, keys, glob)
+            self._count += tb.n
         return self
 
     def _check_columns(self, columns: int, names) -> None:
@@ -271,7 +288,7 @@ class Sliced(Accumulator):
                              f"({', '.join(names)}) but the slices so far have {self._columns} "
                              f"({', '.join(self._names)})")
 
-    def _check_room(self, new: int, names) -> None:
+    def _check_slots(self, new: int, names) -> None:
         total = len(self._keys) + new
         if total > self.max_slices:
             raise ValueError(
@@ -395,15 +412,22 @@ class Sliced(Accumulator):
         with _locked(self, other):
             if other._columns is None:
                 return self
+            self._check_room(other.n, "merging")
             self._check_columns(other._columns, other._names)
             ids = self._index()
             new = [k for k in other._keys if k not in ids]
-            self._check_room(len(new), other._names)
+            self._check_slots(len(new), other._names)
             self._check_distinct(new, other._names, other._kinds)
+            if self._overall is not None or other._overall is not None:
+                # one side folds its overall row by row: so does the merged one
+                # (read before the tables below change)
+                if self._overall is None:
+                    self._overall = self._derived_overall()
+                self._overall.merge(other._overall_acc())
             self._add_keys(new, other._names, other._kinds)
             ids = self._index()
             idx = np.fromiter((ids[k] for k in other._keys), np.int64, len(other._keys))
-            self._overall.merge(other._overall)
+            self._count += other._count
             if self._tables is not None:
                 m = len(other._keys)
                 self._tables_spec.merge(self._tables, idx, {k: t[:m] for k, t in other._tables.items()})
@@ -416,7 +440,20 @@ class Sliced(Accumulator):
     @property
     def n(self) -> int:
         """Rows folded in so far (over every slice)."""
-        return self._overall.n
+        return self._count
+
+    def _derived_overall(self) -> Accumulator:
+        """A new accumulator holding every slice's state merged (the tables' kind)."""
+        spec = self._tables_spec
+        used = len(self._keys)
+        order = np.array(self._order(), np.int64) if used else None
+        acc = self._template._empty_like()
+        acc._load(spec.overall_state(self._tables, used, order))
+        return acc
+
+    def _overall_acc(self) -> Accumulator:
+        """The accumulator of every row: the one folded, or one read off the tables."""
+        return self._derived_overall() if self._overall is None else self._overall
 
     @property
     def n_slices(self) -> int:
@@ -452,7 +489,7 @@ class Sliced(Accumulator):
                "keys": K.to_json([self._keys[g] for g in order])}
         state = {"n": np.array([self.n], np.int64),
                  _KEYS: np.frombuffer(json.dumps(doc).encode("utf-8"), np.uint8).copy()}
-        for k, v in self._overall._state.items():
+        for k, v in self._overall_acc()._state.items():
             state[f"overall.{k}"] = v
         parts = [self._slice_state(g) for g in order]
         for k, empty in self._template_fields.items():
@@ -579,6 +616,7 @@ class Sliced(Accumulator):
         parsed = state if isinstance(state, _Slices) else self._checked(state)
         self._init_slices()
         self._overall = parsed.overall
+        self._count = parsed.overall.n
         self._columns, self._names = parsed.columns, parsed.names
         if parsed.keys:
             self._add_keys(list(parsed.keys), parsed.names, K.kinds_of(parsed.keys, parsed.columns))
@@ -588,10 +626,19 @@ class Sliced(Accumulator):
                     self._tables[k][g] = v
         else:
             self._accs = parsed.accs
+        if self._tables_spec is not None and self._tables_spec.derives:
+            # read the overall state off the tables again when they give the
+            # loaded one to the bit (a state that folded its overall row by row,
+            # weighted rows or merges, may differ: it keeps folding it)
+            derived = self._derived_overall()._state
+            mine = self._overall._state
+            if all(np.array_equal(mine[k], derived[k]) for k in derived):
+                self._overall = None
 
     def _clone(self):
         out = self._empty_like()
-        out._overall = self._overall.copy()
+        out._overall = None if self._overall is None else self._overall.copy()
+        out._count = self._count
         out._ids = dict(self._ids)
         out._keys = list(self._keys)
         out._kinds = self._kinds
@@ -611,7 +658,7 @@ class Sliced(Accumulator):
     # -------------------------------------------------------------- finalize
     def _compute(self, ci=None) -> SlicedResult:
         options = {} if ci is None else {"ci": ci}
-        overall = self._overall.finalize(**options)
+        overall = self._overall_acc().finalize(**options)
         slices, rows = {}, {}
         reader = self._template._empty_like() if self._tables is not None else None
         for g in self._order():
