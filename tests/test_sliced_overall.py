@@ -183,3 +183,86 @@ def test_many_rows_per_slice_cross_the_count_blocks():
         got = r.slices[key]
         assert (got.tp, got.fp, got.fn, got.tn) == want
     assert r.overall.tp == int((y & (s >= 0.5)).sum()) and r.n == n
+
+
+# ------------------------------------------------------------- lazy results
+LAZY_TEMPLATES = {
+    "binary@0.5": lambda: sm.BinaryConfusion(threshold=0.5),  # tables
+    "probability": lambda: sm.ProbabilityScores(),  # tables, overall folded
+    "auc": lambda: sm.RankAUC(),  # one accumulator per slice
+    "evaluator": lambda: sm.Evaluator(task="binary"),
+}
+
+
+@pytest.mark.parametrize("template", sorted(LAZY_TEMPLATES))
+def test_a_result_reads_the_state_it_was_finalized_from_whatever_follows(template):
+    rng = np.random.default_rng(11)
+    make = LAZY_TEMPLATES[template]
+    n = 3000
+    y = (rng.random(n) < 0.4).astype(np.int64)
+    p = np.round(rng.random(n), 3)
+    by = rng.integers(0, 12, n)
+    h = 2000
+    acc = sm.Sliced(make()).update(y[:h], p[:h], by=by[:h])
+    first = acc.finalize()
+    assert len(first.slices) == 12
+    # more rows, a merge and a new slice after finalize: the first result keeps its state
+    acc.update(y[h:], p[h:], by=by[h:])
+    acc.merge(sm.Sliced(make()).update(y[:50], p[:50], by=np.full(50, 99)))
+    for key in first.slices:  # read only now
+        idx = np.flatnonzero(by[:h] == key)
+        want = make().update(y[idx], p[idx]).finalize()
+        assert_results_equal(first.slices[key], want, rtol=1e-12, atol=1e-15, what=f"slice {key}: ")
+        assert first.rows[key] == idx.shape[0]
+    assert 99 not in first.slices and first.n == h
+    again = acc.finalize()
+    assert 99 in again.slices and again.n == n + 50
+    idx = np.flatnonzero(by == 3)
+    assert_results_equal(again.slices[3], make().update(y[idx], p[idx]).finalize(), rtol=1e-12, atol=1e-15)
+
+
+def test_lazy_values_read_like_the_eager_ones():
+    rng = np.random.default_rng(12)
+    n = 2000
+    y = (rng.random(n) < 0.3).astype(np.int64)
+    p = rng.random(n)
+    by = np.array(["a", "b", "c", "d"])[rng.integers(0, 4, n)]
+    acc = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=by)
+    lazy = acc.finalize()
+    assert lazy._lazy  # nothing per slice computed yet
+    assert repr(lazy).startswith("SlicedScores(n=2000, n_slices=4") and lazy._lazy
+    eager = sm.SlicedResult(lazy.overall, {k: lazy.slices[k] for k in lazy.slices}, dict(lazy.rows),
+                            lazy.by, lazy.scores)
+    assert list(lazy) == list(eager)  # the same fields in the same order
+    for k in eager:
+        np.testing.assert_array_equal(lazy[k], eager[k])
+    assert str(lazy) == str(eager) and lazy.to_json() == eager.to_json()
+    back = pickle.loads(pickle.dumps(acc.finalize()))
+    assert list(back.slices) == list(lazy.slices) and all(back.slices[k] == lazy.slices[k] for k in lazy.slices)
+    np.testing.assert_array_equal(back.slice_f1, lazy.slice_f1)
+    assert dict(acc.finalize().differs) == dict.fromkeys("abcd", ())
+
+
+def test_slices_read_from_several_threads_are_computed_once_each():
+    import threading
+
+    rng = np.random.default_rng(13)
+    n = 5000
+    y = (rng.random(n) < 0.3).astype(np.int64)
+    p = rng.random(n)
+    by = rng.integers(0, 40, n)
+    r = sm.Sliced(sm.RankAUC()).update(y, p, by=by).finalize()
+    seen: list = []
+
+    def read():
+        seen.append([id(r.slices[k]) for k in r.slices])
+
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(seen) == 4 and all(s == seen[0] for s in seen)  # one result object per slice
+    for k in (0, 17, 39):
+        idx = np.flatnonzero(by == k)
+        assert r.slices[k].auc == sm.RankAUC().update(y[idx], p[idx]).finalize().auc

@@ -15,7 +15,7 @@ from .._protocol.wrapped import pack, unpack
 from . import keys as K
 from .._kernels import grouped as G
 from .grouped import tables_for
-from .result import SlicedResult, score_columns
+from .result import LazySlices, SlicedResult, score_columns
 
 __all__ = ["Sliced", "DEFAULT_MAX_SLICES"]
 
@@ -177,6 +177,8 @@ class Sliced(Accumulator):
         else:
             self._tables = None
             self._accs = []
+        #: the slices whose accumulator no result reads (``None``: all of them)
+        self._owned = None
 
     # ------------------------------------------------------------- settings
     @property
@@ -344,6 +346,8 @@ class Sliced(Accumulator):
                 self._tables = self._tables_spec.grown(self._tables, start, max(total, 2 * rows))
         else:
             self._accs.extend(self._template.copy() for _ in new)
+            if self._owned is not None:
+                self._owned.update(range(start, total))
 
     def _fold_slices(self, tb: Batch, keys, glob: np.ndarray) -> None:
         if self._tables is not None:
@@ -362,7 +366,7 @@ class Sliced(Accumulator):
             return
         local = keys.codes
         if glob.shape[0] == 1:
-            self._accs[int(glob[0])].fold(tb)
+            self._own(int(glob[0])).fold(tb)
             return
         bounds = np.zeros(glob.shape[0] + 1, np.int64)
         np.cumsum(np.bincount(local, minlength=glob.shape[0]), out=bounds[1:])
@@ -396,7 +400,7 @@ class Sliced(Accumulator):
         for j, g in enumerate(glob.tolist()):
             lo, hi = int(bounds[j]), int(bounds[j + 1])
             part = Batch(tb.inputs, [a[lo:hi] for a in arrays], w[lo:hi] if tb.weighted else w, hi - lo)
-            self._accs[g].fold(part)
+            self._own(g).fold(part)
 
     # ----------------------------------------------------------------- merge
     def merge(self, other: "Sliced"):
@@ -433,7 +437,7 @@ class Sliced(Accumulator):
                 self._tables_spec.merge(self._tables, idx, {k: t[:m] for k, t in other._tables.items()})
             else:
                 for j, g in enumerate(idx.tolist()):
-                    self._accs[g].merge(other._accs[j])
+                    self._own(g).merge(other._accs[j])
         return self
 
     # ----------------------------------------------------------------- state
@@ -647,6 +651,7 @@ class Sliced(Accumulator):
             out._tables = {k: t.copy() for k, t in self._tables.items()}
         else:
             out._accs = [a.copy() for a in self._accs]
+            out._owned = None
         return out
 
     def reset(self):
@@ -659,6 +664,16 @@ class Sliced(Accumulator):
     def _compute(self, ci=None) -> SlicedResult:
         options = {} if ci is None else {"ci": ci}
         overall = self._overall_acc().finalize(**options)
+        columns = score_columns(self.headline, overall)
+        if ci is None:
+            order = self._order()
+            keys = [K.public(self._keys[g]) for g in order]
+            slices = LazySlices(keys, self._snapshot(order))
+            if self._tables is not None:
+                counts = self._tables["n"][np.array(order, np.int64), 0].tolist() if order else []
+            else:
+                counts = [self._accs[g].n for g in order]
+            return SlicedResult(overall, slices, dict(zip(keys, counts)), self._names, columns)
         slices, rows = {}, {}
         reader = self._template._empty_like() if self._tables is not None else None
         for g in self._order():
@@ -669,7 +684,45 @@ class Sliced(Accumulator):
             except ValueError:  # e.g. weights summing to zero: no score is defined
                 slices[key] = None
             rows[key] = acc.n
-        return SlicedResult(overall, slices, rows, self._names, score_columns(self.headline, overall), ci)
+        return SlicedResult(overall, slices, rows, self._names, columns, ci)
+
+    def _snapshot(self, order: list):
+        """``compute(i)``: the result of slice ``order[i]`` as the state is now,
+        for a :class:`LazySlices`. The tables are copied (a few numbers per
+        slice); the slices' accumulators are shared with the result until a
+        later fold or merge first changes one, which then copies it
+        (:meth:`_own`)."""
+        if self._tables is not None:
+            used = len(self._keys)
+            tables = {k: t[:used].copy() for k, t in self._tables.items()}
+            template = self._template
+
+            def acc_of(g):
+                acc = template._empty_like()
+                acc._load({k: t[g].copy() for k, t in tables.items()})
+                return acc
+        else:
+            accs = list(self._accs)
+            self._owned = set()  # every accumulator is the result's too now
+
+            def acc_of(g):
+                return accs[g]
+
+        def compute(i):
+            try:
+                return acc_of(order[i]).finalize()
+            except ValueError:  # e.g. weights summing to zero: no score is defined
+                return None
+
+        return compute
+
+    def _own(self, g: int) -> Accumulator:
+        """Slice ``g``'s accumulator, copied first if a result still reads it."""
+        owned = self._owned
+        if owned is not None and g not in owned:
+            self._accs[g] = self._accs[g].copy()
+            owned.add(g)
+        return self._accs[g]
 
     def finalize(self, ci=None) -> SlicedResult:
         """The overall result and each slice's (a :class:`SlicedResult`); the state
