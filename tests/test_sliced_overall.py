@@ -266,3 +266,46 @@ def test_slices_read_from_several_threads_are_computed_once_each():
     for k in (0, 17, 39):
         idx = np.flatnonzero(by == k)
         assert r.slices[k].auc == sm.RankAUC().update(y[idx], p[idx]).finalize().auc
+
+
+# -------------------------------------------- an Evaluator's linear members
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(2, 400), slices=st.integers(1, 30), seed=st.integers(0, 2**31),
+       cuts=st.lists(st.integers(0, 400), max_size=3), weighted=st.booleans(), shards=st.integers(1, 3))
+def test_an_evaluators_linear_members_are_read_off_the_slices(n, slices, seed, cuts, weighted, shards):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.4).astype(np.int64)
+    p = np.round(rng.random(n), 2)
+    w = rng.random(n) * 2 if weighted else None
+    by = rng.integers(0, slices, n)
+    edges = _edges(n, cuts)
+    parts = [sm.Sliced(sm.Evaluator(task="binary")) for _ in range(shards)]
+    for j, (a, b) in enumerate(zip(edges[:-1], edges[1:])):
+        parts[j % shards].update(y[a:b], p[a:b], sample_weight=None if w is None else w[a:b], by=by[a:b])
+    acc = parts[0]
+    for other in parts[1:]:
+        acc.merge(other)
+    assert acc._overall is None and set(acc._rest) == {"auc"}  # only the rank state folds every row
+    alone = sm.Evaluator(task="binary").update(y, p, sample_weight=w)
+    got, want = acc.finalize().overall, alone.finalize()
+    for name in want.parts:
+        assert_results_equal(got.parts[name], want.parts[name], rtol=1e-12, atol=1e-15, what=f"{name}: ")
+    if w is None:  # counts: to the row
+        assert (got.parts["binary"].tp, got.parts["binary"].tn) == (want.parts["binary"].tp, want.parts["binary"].tn)
+        np.testing.assert_array_equal(acc.state_dict()["overall.calibration.counts"],
+                                      alone.state_dict()["calibration.counts"])
+        assert got.parts["auc"].auc == want.parts["auc"].auc  # the rank state folded itself: exact
+    # saved, loaded, copied and pickled, the overall is read off the same slices again
+    back = sm.Sliced(sm.Evaluator(task="binary")).load_state_dict(acc.state_dict())
+    twin = pickle.loads(pickle.dumps(acc))
+    for other in (back, twin, acc.copy()):
+        assert other == acc
+        again = other.finalize().overall
+        for name in want.parts:  # to the bit
+            assert_results_equal(again.parts[name], got.parts[name], rtol=0.0, what=f"{name}: ")
+
+
+def test_a_template_without_linear_members_folds_its_overall():
+    for make in (sm.RankAUC, lambda: sm.Evaluator({"auc": sm.RankAUC()})):
+        acc = sm.Sliced(make()).update([1, 0, 1], [0.5, 0.25, 0.75], by=[1, 2, 1])
+        assert acc._linear == () and acc._overall is not None and acc._overall.n == 3

@@ -14,6 +14,10 @@ from .._protocol.inputs import Batch, Input
 from .._protocol.wrapped import pack, unpack
 from . import keys as K
 from .._kernels import grouped as G
+from ..metrics.binary import BinaryConfusion
+from ..metrics.calibration import Calibration
+from ..metrics.probability import ProbabilityScores
+from ..metrics.regression import RegressionErrors
 from .grouped import tables_for
 from .result import LazySlices, SlicedResult, score_columns
 
@@ -23,6 +27,22 @@ __all__ = ["Sliced", "DEFAULT_MAX_SLICES"]
 DEFAULT_MAX_SLICES = 10_000
 
 _KEYS = "keys"
+
+#: accumulators whose merge is exact for counts and compensated for sums: an
+#: Evaluator's members of these kinds are not folded overall, their overall
+#: state is their slices' states merged
+_LINEAR = (BinaryConfusion, ProbabilityScores, Calibration, RegressionErrors)
+
+
+def _linear_members(template) -> tuple:
+    """The names of an Evaluator template's members read off the slices (none
+    unless every member takes every batch it is given)."""
+    members = getattr(template, "_members", None)
+    if not isinstance(members, dict) or not hasattr(template, "_plans"):
+        return ()
+    if not all(template._required(name) for name in members):
+        return ()
+    return tuple(name for name, m in members.items() if type(m) in _LINEAR)
 
 
 class SliceKeys(Input):
@@ -158,6 +178,7 @@ class Sliced(Accumulator):
         self.intervals = bool(self._template.intervals)
         # the template's empty state: its fields' names, dtypes and dimensions
         self._template_fields = dict(self._template.copy().reset()._state)
+        self._linear = () if self._tables_spec is not None else _linear_members(self._template)
         self._init_slices()
 
     def _init_slices(self) -> None:
@@ -165,6 +186,13 @@ class Sliced(Accumulator):
         # ``None``: the overall state is read off the slices' tables when asked
         # for (see :meth:`_overall_acc`), not folded row by row a second time
         self._overall = None if spec is not None and spec.derives else self._template.copy()
+        #: an Evaluator template with linear members (:data:`_LINEAR`): only its
+        #: other members are folded overall, here; ``_overall`` is ``None``
+        self._rest = None
+        if self._linear:
+            self._overall = None
+            self._rest = {name: m.copy() for name, m in self._template._members.items()
+                          if name not in self._linear}
         self._count = 0  # rows folded in, over every slice
         self._ids: dict = {}  # internal key -> slice id, for the first len(_ids) keys (see _index)
         self._keys: list = []  # slice id -> internal key
@@ -268,7 +296,7 @@ class Sliced(Accumulator):
                 new = [k for k in keys.keys if k not in ids]
             self._check_slots(len(new), keys.names)
             self._check_distinct(new, keys.names, keys.kinds)
-            if tb.weighted and self._overall is None:
+            if tb.weighted and self._overall is None and self._tables is not None:
                 # the tables keep no squared weights: from here on the overall
                 # accumulator folds every row itself
                 self._overall = self._derived_overall()
@@ -280,6 +308,9 @@ class Sliced(Accumulator):
                 glob = np.fromiter((ids[k] for k in keys.keys), np.int64, len(keys.keys))
             if self._overall is not None:
                 self._overall.fold(tb)
+            elif self._rest is not None:
+                for m in self._rest.values():
+                    m.fold(tb)
             self._fold_slices(tb, keys, glob)
             self._count += tb.n
         return self
@@ -422,7 +453,10 @@ class Sliced(Accumulator):
             new = [k for k in other._keys if k not in ids]
             self._check_slots(len(new), other._names)
             self._check_distinct(new, other._names, other._kinds)
-            if self._overall is not None or other._overall is not None:
+            if self._rest is not None:  # the same template: both keep these members overall
+                for name, m in self._rest.items():
+                    m.merge(other._rest[name])
+            elif self._overall is not None or other._overall is not None:
                 # one side folds its overall row by row: so does the merged one
                 # (read before the tables below change)
                 if self._overall is None:
@@ -447,16 +481,31 @@ class Sliced(Accumulator):
         return self._count
 
     def _derived_overall(self) -> Accumulator:
-        """A new accumulator holding every slice's state merged (the tables' kind)."""
-        spec = self._tables_spec
-        used = len(self._keys)
-        order = np.array(self._order(), np.int64) if used else None
-        acc = self._template._empty_like()
-        acc._load(spec.overall_state(self._tables, used, order))
+        """A new accumulator holding every slice's state merged: the tables' kind,
+        or an Evaluator whose linear members merge the slices' members (in key
+        order) and whose other members are the ones folded overall (shared:
+        the accumulator is only read, never folded)."""
+        order = self._order()
+        if self._tables is not None:
+            used = len(self._keys)
+            acc = self._template._empty_like()
+            acc._load(self._tables_spec.overall_state(self._tables, used,
+                                                      np.array(order, np.int64) if used else None))
+            return acc
+        acc = self._template.copy()
+        members = acc._members
+        for name in self._linear:
+            m = members[name]
+            for g in order:
+                m.merge(self._accs[g]._members[name])
+        members.update(self._rest)
+        acc._plans = acc._make_plans()
+        acc._n = self._count
         return acc
 
     def _overall_acc(self) -> Accumulator:
-        """The accumulator of every row: the one folded, or one read off the tables."""
+        """The accumulator of every row: the one folded, or one read off the slices
+        (made anew at each call: reading a state never changes the object)."""
         return self._derived_overall() if self._overall is None else self._overall
 
     @property
@@ -619,7 +668,10 @@ class Sliced(Accumulator):
     def _load(self, state) -> None:
         parsed = state if isinstance(state, _Slices) else self._checked(state)
         self._init_slices()
-        self._overall = parsed.overall
+        if self._rest is not None:  # the other members come from the file, the linear ones are read off the slices
+            self._rest = {name: m for name, m in parsed.overall._members.items() if name not in self._linear}
+        else:
+            self._overall = parsed.overall
         self._count = parsed.overall.n
         self._columns, self._names = parsed.columns, parsed.names
         if parsed.keys:
@@ -642,6 +694,7 @@ class Sliced(Accumulator):
     def _clone(self):
         out = self._empty_like()
         out._overall = None if self._overall is None else self._overall.copy()
+        out._rest = None if self._rest is None else {k: m.copy() for k, m in self._rest.items()}
         out._count = self._count
         out._ids = dict(self._ids)
         out._keys = list(self._keys)
