@@ -127,6 +127,18 @@ class Sliced(Accumulator):
     whole batch is checked once before any state changes, so a rejected batch
     changes nothing. The state file holds the keys as JSON, never a pickle.
 
+    A row is folded into its slice only, wherever the overall state can be read
+    off the slices': the binary confusion's tables (unweighted rows) are summed,
+    and an Evaluator's linear members (binary confusion, probability scores,
+    calibration, regression errors) are their slices' members merged in key
+    order, so only its other members (the rank state of the AUC) fold every
+    row a second time. Counts are then the unsliced accumulator's to the row,
+    compensated sums agree with it to a few ulps. ``finalize()`` builds a
+    slice's result when it is first read (``.slices`` is a mapping over a
+    snapshot of the state: later updates do not reach it), so a finalize over
+    many slices costs little until their scores are read; with ``ci=`` every
+    slice's result is built at once (the flags need them all).
+
     Examples
     --------
     >>> from streammetrics import BinaryConfusion, Sliced
@@ -748,12 +760,12 @@ class Sliced(Accumulator):
         if self._tables is not None:
             used = len(self._keys)
             tables = {k: t[:used].copy() for k, t in self._tables.items()}
-            template = self._template
+            reader = self._template._empty_like()  # one object loaded slice after slice:
+            # the results keep no state array, and LazySlices computes one at a time
 
             def acc_of(g):
-                acc = template._empty_like()
-                acc._load({k: t[g].copy() for k, t in tables.items()})
-                return acc
+                reader._load({k: t[g] for k, t in tables.items()})  # views: the snapshot never changes
+                return reader
         else:
             accs = list(self._accs)
             self._owned = set()  # every accumulator is the result's too now

@@ -155,6 +155,10 @@ class SlicedResult(Result):
     ``str(r)`` (:meth:`to_text`) is one table, slices as rows, largest first;
     :meth:`to_json` gives every slice's full result, :meth:`to_frame` a
     DataFrame and :meth:`plot_scores` a dot chart of a score per slice.
+
+    Made by ``finalize()`` without intervals, a slice's result is computed when
+    first read (``.slices`` is then a :class:`LazySlices`), and the per-slice
+    score arrays when one of them is first read.
     """
 
     __slots__ = ("_overall", "_slices", "_rows", "_names", "_columns", "_ci", "_differs", "_lazy")
