@@ -309,3 +309,29 @@ def test_a_template_without_linear_members_folds_its_overall():
     for make in (sm.RankAUC, lambda: sm.Evaluator({"auc": sm.RankAUC()})):
         acc = sm.Sliced(make()).update([1, 0, 1], [0.5, 0.25, 0.75], by=[1, 2, 1])
         assert acc._linear == () and acc._overall is not None and acc._overall.n == 3
+
+
+@settings(max_examples=20, deadline=None)
+@given(template=st.sampled_from(["auc", "evaluator"]), n=st.integers(2, 400), slices=st.integers(2, 30),
+       seed=st.integers(0, 2**31), cuts=st.lists(st.integers(0, 400), max_size=3), weighted=st.booleans())
+def test_per_slice_accumulators_sorted_by_value_or_by_code_agree(template, n, slices, seed, cuts, weighted):
+    rng = np.random.default_rng(seed)
+    make = LAZY_TEMPLATES[template]
+    y = (rng.random(n) < 0.4).astype(np.int64)
+    p = np.round(rng.random(n), 2)
+    w = rng.random(n) if weighted else None
+    values = rng.integers(0, slices, n)
+    edges = _edges(n, cuts)
+    dense = sm.Sliced(make())  # rows sorted by slice reading their codes by value
+    sparse = sm.Sliced(make())  # the same grouping spread out: coded
+    for a, b in zip(edges[:-1], edges[1:]):
+        ww = None if w is None else w[a:b]
+        dense.update(y[a:b], p[a:b], sample_weight=ww, by=values[a:b])
+        sparse.update(y[a:b], p[a:b], sample_weight=ww, by=values[a:b] * 10**9)
+    rd, rs = dense.finalize(), sparse.finalize()
+    assert [k * 10**9 for k in rd.slices] == list(rs.slices)
+    for k in rd.slices:
+        assert_results_equal(rd.slices[k], rs.slices[k * 10**9], rtol=0.0, what=f"slice {k}: ")
+        idx = np.flatnonzero(values == k)
+        want = make().update(y[idx], p[idx], sample_weight=None if w is None else w[idx]).finalize()
+        assert_results_equal(rd.slices[k], want, rtol=1e-12, atol=1e-15, what=f"slice {k}: ")

@@ -44,6 +44,8 @@ __all__ = [
     "group_order",
     "group_scatter",
     "group_scatter2",
+    "value_counts",
+    "value_scatter2",
 ]
 
 
@@ -333,3 +335,26 @@ def table_codes(a, lo, table, out):
     """The second half (see :func:`dense_table`): ``out[i] = table[a[i] - lo]``."""
     for i in range(a.shape[0]):
         out[i] = table[a[i] - lo]
+
+
+@kernel
+def value_counts(values, offset, table, k):
+    """Rows per code of integer keys read by value (code ``table[v - offset]``,
+    one of ``k``): ``numpy.bincount`` of the codes without writing them."""
+    out = np.zeros(k, np.int64)
+    for i in range(values.shape[0]):
+        out[table[values[i] - offset]] += 1
+    return out
+
+
+@kernel
+def value_scatter2(a, b, values, offset, table, starts, out_a, out_b):
+    """:func:`group_scatter2` of rows whose codes are read by value (as
+    :func:`value_counts`): no array of codes is written."""
+    pos = starts.copy()
+    for i in range(a.shape[0]):
+        j = table[values[i] - offset]
+        k = pos[j]
+        out_a[k] = a[i]
+        out_b[k] = b[i]
+        pos[j] = k + 1

@@ -407,11 +407,26 @@ class Sliced(Accumulator):
             else:
                 self._tables_spec.fold(self._tables, arrays, tb.weights, keys.codes, glob)
             return
-        local = keys.codes
         if glob.shape[0] == 1:
             self._own(int(glob[0])).fold(tb)
             return
+        columns = list(tb.arrays) + ([tb.weights] if tb.weighted else [])
+        plain = [c.ndim == 1 and c.dtype.kind in "biuf" and c.shape[0] == tb.n for c in columns]
+        by_value = keys.by_value
         bounds = np.zeros(glob.shape[0] + 1, np.int64)
+        if by_value is not None and len(columns) == 2 and all(plain):
+            # dense integer keys and the usual (y, p): sorted by slice reading
+            # each row's code by value, no array of codes written (a batch's
+            # large temporaries cost their first touch of fresh memory)
+            np.cumsum(G.value_counts(by_value.values, by_value.offset, by_value.table, glob.shape[0]),
+                      out=bounds[1:])
+            a, b = columns
+            out_a, out_b = np.empty_like(a), np.empty_like(b)
+            G.value_scatter2(a, b, by_value.values, by_value.offset, by_value.table, bounds[:-1],
+                             out_a, out_b)
+            self._fold_segments(tb, [out_a, out_b], tb.weights, bounds, glob)
+            return
+        local = keys.codes
         np.cumsum(np.bincount(local, minlength=glob.shape[0]), out=bounds[1:])
         codes = np.ascontiguousarray(local, np.int64)
         starts = bounds[:-1]
@@ -428,8 +443,6 @@ class Sliced(Accumulator):
                 order = G.group_order(codes, starts)
             return a[order]
 
-        columns = list(tb.arrays) + ([tb.weights] if tb.weighted else [])
-        plain = [c.ndim == 1 and c.dtype.kind in "biuf" and c.shape[0] == codes.shape[0] for c in columns]
         if len(columns) >= 2 and plain[0] and plain[1]:  # the usual (y, p): both in one pass
             a, b = columns[0], columns[1]
             out_a, out_b = np.empty_like(a), np.empty_like(b)
@@ -438,8 +451,12 @@ class Sliced(Accumulator):
             columns[2:] = [by_slice(c) for c in columns[2:]]
         else:
             columns = [by_slice(c) for c in columns]
-        arrays = columns[:len(tb.arrays)]
-        w = columns[-1] if tb.weighted else tb.weights
+        self._fold_segments(tb, columns[:len(tb.arrays)], columns[-1] if tb.weighted else tb.weights,
+                            bounds, glob)
+
+    def _fold_segments(self, tb: Batch, arrays: list, w, bounds, glob) -> None:
+        """Fold rows ``bounds[j]:bounds[j + 1]`` of ``arrays`` (sorted by slice) into
+        slice ``glob[j]``'s accumulator."""
         for j, g in enumerate(glob.tolist()):
             lo, hi = int(bounds[j]), int(bounds[j + 1])
             part = Batch(tb.inputs, [a[lo:hi] for a in arrays], w[lo:hi] if tb.weighted else w, hi - lo)
