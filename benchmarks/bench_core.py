@@ -222,10 +222,33 @@ def _sliced_rows(n, repeat, slices=1000, sk_n=None):
     return rows
 
 
+def _alternated(fns: dict, repeat: int, warmup: int = 1) -> dict:
+    """Wall and CPU seconds of each of ``fns`` (name -> callable), the callables
+    run in turn round after round (so a spell of load from other jobs hits
+    every one of them alike): name -> (wall times, CPU times), one per round."""
+    import gc
+
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    out = {name: ([], []) for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            gc.collect()
+            c0, t0 = time.process_time(), time.perf_counter()
+            fn()
+            out[name][0].append(time.perf_counter() - t0)
+            out[name][1].append(time.process_time() - c0)
+    return out
+
+
 def _sliced_evaluator_rows(n, repeat, slices=1000, sk_n=None):
     """The binary preset (exact AUC, probability scores, calibration, confusion)
-    per slice: sliced against unsliced on the same rows, and against pandas
-    groupby + scikit-learn per group (on ``sk_n`` rows, being slow)."""
+    per slice: sliced against unsliced on the same rows, run in turn round
+    after round (``ratio`` is the median of the rounds' ratios), and against
+    pandas groupby + scikit-learn per group (on ``sk_n`` rows when given, the
+    group's label then says so). ``finalize()`` builds no slice's result until
+    it is read: a third row reads every slice's result too."""
     import streammetrics as sm
 
     rng = np.random.default_rng(6)
@@ -233,10 +256,29 @@ def _sliced_evaluator_rows(n, repeat, slices=1000, sk_n=None):
     p = np.clip(0.3 * y + 0.7 * rng.random(n), 0.0, 1.0)
     keys = rng.integers(0, slices, n)
     group = f"Evaluator(task='binary') per slice, {slices} slices, n={n:.0e}"
-    rows = [row(group, "streammetrics Sliced(Evaluator('binary'))", median_time(
-        lambda: sm.Sliced(sm.Evaluator(task="binary")).update(y, p, by=keys).finalize(), repeat))]
-    rows.append(row(group, "Evaluator('binary') unsliced, same rows", median_time(
-        lambda: sm.Evaluator(task="binary").update(y, p).finalize(), repeat)))
+
+    def sliced():
+        return sm.Sliced(sm.Evaluator(task="binary")).update(y, p, by=keys).finalize()
+
+    def sliced_read():
+        r = sliced()
+        r.slice_auc  # every slice's result computed
+        return r
+
+    def unsliced():
+        return sm.Evaluator(task="binary").update(y, p).finalize()
+
+    t = _alternated({"sliced": sliced, "read": sliced_read, "unsliced": unsliced}, repeat)
+    med = {k: float(np.median(v[0])) for k, v in t.items()}
+    cpu = {k: float(np.median(v[1])) for k, v in t.items()}
+    ratio = [a / b for a, b in zip(t["sliced"][0], t["unsliced"][0])]
+    ratio_read = [a / b for a, b in zip(t["read"][0], t["unsliced"][0])]
+    rows = [row(group, "streammetrics Sliced(Evaluator('binary')) update + finalize", med["sliced"],
+                ratio_to_unsliced=float(np.median(ratio)), ratios=" ".join(f"{r:.2f}" for r in ratio),
+                cpu_s=cpu["sliced"]),
+            row(group, "  the same and every slice's result read", med["read"],
+                ratio_to_unsliced=float(np.median(ratio_read)), cpu_s=cpu["read"]),
+            row(group, "Evaluator('binary') unsliced, same rows", med["unsliced"], cpu_s=cpu["unsliced"])]
     if not (have("pandas") and have("sklearn")):
         return rows
     import pandas as pd
@@ -244,10 +286,10 @@ def _sliced_evaluator_rows(n, repeat, slices=1000, sk_n=None):
 
     m = sk_n or n
     ys, ps, ks = y[:m], p[:m], keys[:m]
-    group_sk = f"Evaluator(task='binary') per slice, {slices} slices, n={m:.0e}"
-    if m < n:  # on every row, the first group's sliced row is the comparison
-        rows.append(row(group_sk, "streammetrics Sliced(Evaluator('binary'))", median_time(
-            lambda: sm.Sliced(sm.Evaluator(task="binary")).update(ys, ps, by=ks).finalize(), repeat)))
+    group_sk = group if m == n else f"Evaluator(task='binary') per slice, {slices} slices, n={m:.0e}"
+    if m < n:  # on fewer rows: the sliced pass on those rows is the comparison
+        rows.append(row(group_sk, "streammetrics Sliced(Evaluator('binary')), every slice read", median_time(
+            lambda: sm.Sliced(sm.Evaluator(task="binary")).update(ys, ps, by=ks).finalize().slice_auc, repeat)))
     frame = pd.DataFrame({"k": ks, "y": ys, "p": ps})
 
     def sk_per_group():
@@ -261,14 +303,21 @@ def _sliced_evaluator_rows(n, repeat, slices=1000, sk_n=None):
                         skm.brier_score_loss(yy, pp))
         return out
 
+    c0, t0 = time.process_time(), time.perf_counter()
+    sk_per_group()
+    wall, cpu_sk = time.perf_counter() - t0, time.process_time() - c0
+    extra = {"cpu_s": cpu_sk}
+    if m == n:  # the same rows, in the same run
+        extra.update(vs_sliced=wall / med["sliced"], vs_sliced_every_slice_read=wall / med["read"])
     rows.append(row(group_sk, "pandas groupby + sklearn AUC, confusion, prf, mcc, log loss, Brier per group",
-                    median_time(sk_per_group, 1, warmup=0)))
+                    wall, **extra))
     return rows
 
 
 def _many_slices_rows(n, repeat, slices=100_000):
     """BinaryConfusion(threshold=0.5) over many slices against one unsliced
-    pass, and the size of the sliced state."""
+    pass, run in turn round after round (``ratio`` the median of the rounds'
+    ratios), and the size of the sliced state."""
     import streammetrics as sm
 
     rng = np.random.default_rng(7)
@@ -280,6 +329,9 @@ def _many_slices_rows(n, repeat, slices=100_000):
     def ours():
         return sm.Sliced(sm.BinaryConfusion(threshold=0.5), max_slices=slices).update(y, p, by=keys)
 
+    def unsliced():
+        return sm.BinaryConfusion(threshold=0.5).update(y, p)
+
     acc = ours()
     state = acc.state_dict()
     state_bytes = sum(a.nbytes for a in state.values())
@@ -287,11 +339,20 @@ def _many_slices_rows(n, repeat, slices=100_000):
         path = os.path.join(tmp, "state")
         acc.save(path)
         file_bytes = os.path.getsize(path)
-    rows = [row(group, "streammetrics Sliced(BinaryConfusion(0.5)).update", median_time(ours, repeat),
-                state_mb=state_bytes / 1e6, file_mb=file_bytes / 1e6),
-            row(group, "  and .finalize() of every slice", median_time(acc.finalize, max(1, repeat // 2))),
-            row(group, "BinaryConfusion(0.5) unsliced, same rows", median_time(
-                lambda: sm.BinaryConfusion(threshold=0.5).update(y, p), repeat))]
+    t = _alternated({"sliced": ours, "unsliced": unsliced}, repeat)
+    med = {k: float(np.median(v[0])) for k, v in t.items()}
+    ratio = [a / b for a, b in zip(t["sliced"][0], t["unsliced"][0])]
+
+    def read_all():
+        return acc.finalize().slice_f1  # every slice's result computed
+
+    rows = [row(group, "streammetrics Sliced(BinaryConfusion(0.5)).update", med["sliced"],
+                ratio_to_unsliced=float(np.median(ratio)), ratios=" ".join(f"{r:.1f}" for r in ratio),
+                cpu_s=float(np.median(t["sliced"][1])), state_mb=state_bytes / 1e6, file_mb=file_bytes / 1e6),
+            row(group, "  and .finalize() (each slice's result built when read)", median_time(acc.finalize, repeat)),
+            row(group, "  and .finalize() with every slice's result read", median_time(read_all, max(1, repeat // 3))),
+            row(group, "BinaryConfusion(0.5) unsliced, same rows", med["unsliced"],
+                cpu_s=float(np.median(t["unsliced"][1])))]
     return rows
 
 

@@ -14,8 +14,12 @@ from .._protocol.inputs import Batch, Input
 from .._protocol.wrapped import pack, unpack
 from . import keys as K
 from .._kernels import grouped as G
+from ..metrics.binary import BinaryConfusion
+from ..metrics.calibration import Calibration
+from ..metrics.probability import ProbabilityScores
+from ..metrics.regression import RegressionErrors
 from .grouped import tables_for
-from .result import SlicedResult, score_columns
+from .result import LazySlices, SlicedResult, score_columns
 
 __all__ = ["Sliced", "DEFAULT_MAX_SLICES"]
 
@@ -23,6 +27,22 @@ __all__ = ["Sliced", "DEFAULT_MAX_SLICES"]
 DEFAULT_MAX_SLICES = 10_000
 
 _KEYS = "keys"
+
+#: accumulators whose merge is exact for counts and compensated for sums: an
+#: Evaluator's members of these kinds are not folded overall, their overall
+#: state is their slices' states merged
+_LINEAR = (BinaryConfusion, ProbabilityScores, Calibration, RegressionErrors)
+
+
+def _linear_members(template) -> tuple:
+    """The names of an Evaluator template's members read off the slices (none
+    unless every member takes every batch it is given)."""
+    members = getattr(template, "_members", None)
+    if not isinstance(members, dict) or not hasattr(template, "_plans"):
+        return ()
+    if not all(template._required(name) for name in members):
+        return ()
+    return tuple(name for name, m in members.items() if type(m) in _LINEAR)
 
 
 class SliceKeys(Input):
@@ -107,6 +127,18 @@ class Sliced(Accumulator):
     whole batch is checked once before any state changes, so a rejected batch
     changes nothing. The state file holds the keys as JSON, never a pickle.
 
+    A row is folded into its slice only, wherever the overall state can be read
+    off the slices': the binary confusion's tables (unweighted rows) are summed,
+    and an Evaluator's linear members (binary confusion, probability scores,
+    calibration, regression errors) are their slices' members merged in key
+    order, so only its other members (the rank state of the AUC) fold every
+    row a second time. Counts are then the unsliced accumulator's to the row,
+    compensated sums agree with it to a few ulps. ``finalize()`` builds a
+    slice's result when it is first read (``.slices`` is a mapping over a
+    snapshot of the state: later updates do not reach it), so a finalize over
+    many slices costs little until their scores are read; with ``ci=`` every
+    slice's result is built at once (the flags need them all).
+
     Examples
     --------
     >>> from streammetrics import BinaryConfusion, Sliced
@@ -158,10 +190,22 @@ class Sliced(Accumulator):
         self.intervals = bool(self._template.intervals)
         # the template's empty state: its fields' names, dtypes and dimensions
         self._template_fields = dict(self._template.copy().reset()._state)
+        self._linear = () if self._tables_spec is not None else _linear_members(self._template)
         self._init_slices()
 
     def _init_slices(self) -> None:
-        self._overall = self._template.copy()
+        spec = self._tables_spec
+        # ``None``: the overall state is read off the slices' tables when asked
+        # for (see :meth:`_overall_acc`), not folded row by row a second time
+        self._overall = None if spec is not None and spec.derives else self._template.copy()
+        #: an Evaluator template with linear members (:data:`_LINEAR`): only its
+        #: other members are folded overall, here; ``_overall`` is ``None``
+        self._rest = None
+        if self._linear:
+            self._overall = None
+            self._rest = {name: m.copy() for name, m in self._template._members.items()
+                          if name not in self._linear}
+        self._count = 0  # rows folded in, over every slice
         self._ids: dict = {}  # internal key -> slice id, for the first len(_ids) keys (see _index)
         self._keys: list = []  # slice id -> internal key
         self._kinds = None  # per key column: (booleans seen?, numbers seen?)
@@ -173,6 +217,8 @@ class Sliced(Accumulator):
         else:
             self._tables = None
             self._accs = []
+        #: the slices whose accumulator no result reads (``None``: all of them)
+        self._owned = None
 
     # ------------------------------------------------------------- settings
     @property
@@ -219,9 +265,15 @@ class Sliced(Accumulator):
         value raises ``ValueError`` naming the argument and its position);
         ``by`` must give one key per row.
         """
+        return self._prepare(arrays, sample_weight, by, owned=True)
+
+    def _prepare(self, arrays, sample_weight, by, owned: bool) -> Batch:
+        """:meth:`prepare`; ``owned=False`` lets the coded keys read the caller's
+        key column in place (``update`` folds the batch at once, so the column
+        cannot change in between)."""
         arrays, by = self._split(arrays, by)
         tb = self._template.prepare(*arrays, sample_weight=sample_weight)
-        keys = K.encode(by, tb.n, self.max_slices)
+        keys = K.encode(by, tb.n, self.max_slices, owned=owned)
         return pack(tb, keys, self._template, self.inputs[-1])
 
     def update(self, *arrays, sample_weight=None, by=None):
@@ -231,7 +283,7 @@ class Sliced(Accumulator):
         would bring more than ``max_slices`` slices raises ``ValueError`` and
         leaves the accumulator exactly as it was.
         """
-        return self.fold(self.prepare(*arrays, sample_weight=sample_weight, by=by))
+        return self.fold(self._prepare(arrays, sample_weight, by, owned=False))
 
     def fold(self, batch: Batch):
         """Fold a batch made by :meth:`prepare`; return ``self``.
@@ -246,6 +298,7 @@ class Sliced(Accumulator):
         if tb.n == 0:
             return self
         with self._guard:
+            self._check_room(tb.n)
             self._check_columns(len(keys.names), keys.names)
             start = len(self._keys)
             if not start:
@@ -253,16 +306,25 @@ class Sliced(Accumulator):
             else:
                 ids = self._index()
                 new = [k for k in keys.keys if k not in ids]
-            self._check_room(len(new), keys.names)
+            self._check_slots(len(new), keys.names)
             self._check_distinct(new, keys.names, keys.kinds)
+            if tb.weighted and self._overall is None and self._tables is not None:
+                # the tables keep no squared weights: from here on the overall
+                # accumulator folds every row itself
+                self._overall = self._derived_overall()
             self._add_keys(new, keys.names, keys.kinds)
             if len(new) == len(keys.keys):  # every key is new: their ids follow in order
                 glob = np.arange(start, start + len(new), dtype=np.int64)
             else:
                 ids = self._index()
                 glob = np.fromiter((ids[k] for k in keys.keys), np.int64, len(keys.keys))
-            self._overall.fold(tb)
+            if self._overall is not None:
+                self._overall.fold(tb)
+            elif self._rest is not None:
+                for m in self._rest.values():
+                    m.fold(tb)
             self._fold_slices(tb, keys, glob)
+            self._count += tb.n
         return self
 
     def _check_columns(self, columns: int, names) -> None:
@@ -271,7 +333,7 @@ class Sliced(Accumulator):
                              f"({', '.join(names)}) but the slices so far have {self._columns} "
                              f"({', '.join(self._names)})")
 
-    def _check_room(self, new: int, names) -> None:
+    def _check_slots(self, new: int, names) -> None:
         total = len(self._keys) + new
         if total > self.max_slices:
             raise ValueError(
@@ -327,6 +389,8 @@ class Sliced(Accumulator):
                 self._tables = self._tables_spec.grown(self._tables, start, max(total, 2 * rows))
         else:
             self._accs.extend(self._template.copy() for _ in new)
+            if self._owned is not None:
+                self._owned.update(range(start, total))
 
     def _fold_slices(self, tb: Batch, keys, glob: np.ndarray) -> None:
         if self._tables is not None:
@@ -343,11 +407,26 @@ class Sliced(Accumulator):
             else:
                 self._tables_spec.fold(self._tables, arrays, tb.weights, keys.codes, glob)
             return
-        local = keys.codes
         if glob.shape[0] == 1:
-            self._accs[int(glob[0])].fold(tb)
+            self._own(int(glob[0])).fold(tb)
             return
+        columns = list(tb.arrays) + ([tb.weights] if tb.weighted else [])
+        plain = [c.ndim == 1 and c.dtype.kind in "biuf" and c.shape[0] == tb.n for c in columns]
+        by_value = keys.by_value
         bounds = np.zeros(glob.shape[0] + 1, np.int64)
+        if by_value is not None and len(columns) == 2 and all(plain):
+            # dense integer keys and the usual (y, p): sorted by slice reading
+            # each row's code by value, no array of codes written (a batch's
+            # large temporaries cost their first touch of fresh memory)
+            np.cumsum(G.value_counts(by_value.values, by_value.offset, by_value.table, glob.shape[0]),
+                      out=bounds[1:])
+            a, b = columns
+            out_a, out_b = np.empty_like(a), np.empty_like(b)
+            G.value_scatter2(a, b, by_value.values, by_value.offset, by_value.table, bounds[:-1],
+                             out_a, out_b)
+            self._fold_segments(tb, [out_a, out_b], tb.weights, bounds, glob)
+            return
+        local = keys.codes
         np.cumsum(np.bincount(local, minlength=glob.shape[0]), out=bounds[1:])
         codes = np.ascontiguousarray(local, np.int64)
         starts = bounds[:-1]
@@ -364,8 +443,6 @@ class Sliced(Accumulator):
                 order = G.group_order(codes, starts)
             return a[order]
 
-        columns = list(tb.arrays) + ([tb.weights] if tb.weighted else [])
-        plain = [c.ndim == 1 and c.dtype.kind in "biuf" and c.shape[0] == codes.shape[0] for c in columns]
         if len(columns) >= 2 and plain[0] and plain[1]:  # the usual (y, p): both in one pass
             a, b = columns[0], columns[1]
             out_a, out_b = np.empty_like(a), np.empty_like(b)
@@ -374,12 +451,16 @@ class Sliced(Accumulator):
             columns[2:] = [by_slice(c) for c in columns[2:]]
         else:
             columns = [by_slice(c) for c in columns]
-        arrays = columns[:len(tb.arrays)]
-        w = columns[-1] if tb.weighted else tb.weights
+        self._fold_segments(tb, columns[:len(tb.arrays)], columns[-1] if tb.weighted else tb.weights,
+                            bounds, glob)
+
+    def _fold_segments(self, tb: Batch, arrays: list, w, bounds, glob) -> None:
+        """Fold rows ``bounds[j]:bounds[j + 1]`` of ``arrays`` (sorted by slice) into
+        slice ``glob[j]``'s accumulator."""
         for j, g in enumerate(glob.tolist()):
             lo, hi = int(bounds[j]), int(bounds[j + 1])
             part = Batch(tb.inputs, [a[lo:hi] for a in arrays], w[lo:hi] if tb.weighted else w, hi - lo)
-            self._accs[g].fold(part)
+            self._own(g).fold(part)
 
     # ----------------------------------------------------------------- merge
     def merge(self, other: "Sliced"):
@@ -395,28 +476,66 @@ class Sliced(Accumulator):
         with _locked(self, other):
             if other._columns is None:
                 return self
+            self._check_room(other.n, "merging")
             self._check_columns(other._columns, other._names)
             ids = self._index()
             new = [k for k in other._keys if k not in ids]
-            self._check_room(len(new), other._names)
+            self._check_slots(len(new), other._names)
             self._check_distinct(new, other._names, other._kinds)
+            if self._rest is not None:  # the same template: both keep these members overall
+                for name, m in self._rest.items():
+                    m.merge(other._rest[name])
+            elif self._overall is not None or other._overall is not None:
+                # one side folds its overall row by row: so does the merged one
+                # (read before the tables below change)
+                if self._overall is None:
+                    self._overall = self._derived_overall()
+                self._overall.merge(other._overall_acc())
             self._add_keys(new, other._names, other._kinds)
             ids = self._index()
             idx = np.fromiter((ids[k] for k in other._keys), np.int64, len(other._keys))
-            self._overall.merge(other._overall)
+            self._count += other._count
             if self._tables is not None:
                 m = len(other._keys)
                 self._tables_spec.merge(self._tables, idx, {k: t[:m] for k, t in other._tables.items()})
             else:
                 for j, g in enumerate(idx.tolist()):
-                    self._accs[g].merge(other._accs[j])
+                    self._own(g).merge(other._accs[j])
         return self
 
     # ----------------------------------------------------------------- state
     @property
     def n(self) -> int:
         """Rows folded in so far (over every slice)."""
-        return self._overall.n
+        return self._count
+
+    def _derived_overall(self) -> Accumulator:
+        """A new accumulator holding every slice's state merged: the tables' kind,
+        or an Evaluator whose linear members merge the slices' members (in key
+        order) and whose other members are the ones folded overall (shared:
+        the accumulator is only read, never folded)."""
+        order = self._order()
+        if self._tables is not None:
+            used = len(self._keys)
+            acc = self._template._empty_like()
+            acc._load(self._tables_spec.overall_state(self._tables, used,
+                                                      np.array(order, np.int64) if used else None))
+            return acc
+        acc = self._template.copy()
+        members = acc._members
+        for name in self._linear:
+            m = members[name]
+            for g in order:
+                m.merge(self._accs[g]._members[name])
+        members.update(self._rest)
+        acc._plans = acc._make_plans()
+        acc._n = self._count
+        return acc
+
+    def _overall_acc(self) -> Accumulator:
+        """The accumulator of every row: the one folded, or one read off the slices
+        (made anew at each call: reading a state never changes the object)."""
+        return self._derived_overall() if self._overall is None else self._overall
 
     @property
     def n_slices(self) -> int:
@@ -452,7 +571,7 @@ class Sliced(Accumulator):
                "keys": K.to_json([self._keys[g] for g in order])}
         state = {"n": np.array([self.n], np.int64),
                  _KEYS: np.frombuffer(json.dumps(doc).encode("utf-8"), np.uint8).copy()}
-        for k, v in self._overall._state.items():
+        for k, v in self._overall_acc()._state.items():
             state[f"overall.{k}"] = v
         parts = [self._slice_state(g) for g in order]
         for k, empty in self._template_fields.items():
@@ -578,7 +697,11 @@ class Sliced(Accumulator):
     def _load(self, state) -> None:
         parsed = state if isinstance(state, _Slices) else self._checked(state)
         self._init_slices()
-        self._overall = parsed.overall
+        if self._rest is not None:  # the other members come from the file, the linear ones are read off the slices
+            self._rest = {name: m for name, m in parsed.overall._members.items() if name not in self._linear}
+        else:
+            self._overall = parsed.overall
+        self._count = parsed.overall.n
         self._columns, self._names = parsed.columns, parsed.names
         if parsed.keys:
             self._add_keys(list(parsed.keys), parsed.names, K.kinds_of(parsed.keys, parsed.columns))
@@ -588,10 +711,20 @@ class Sliced(Accumulator):
                     self._tables[k][g] = v
         else:
             self._accs = parsed.accs
+        if self._tables_spec is not None and self._tables_spec.derives:
+            # read the overall state off the tables again when they give the
+            # loaded one to the bit (a state that folded its overall row by row,
+            # weighted rows or merges, may differ: it keeps folding it)
+            derived = self._derived_overall()._state
+            mine = self._overall._state
+            if all(np.array_equal(mine[k], derived[k]) for k in derived):
+                self._overall = None
 
     def _clone(self):
         out = self._empty_like()
-        out._overall = self._overall.copy()
+        out._overall = None if self._overall is None else self._overall.copy()
+        out._rest = None if self._rest is None else {k: m.copy() for k, m in self._rest.items()}
+        out._count = self._count
         out._ids = dict(self._ids)
         out._keys = list(self._keys)
         out._kinds = self._kinds
@@ -600,6 +733,7 @@ class Sliced(Accumulator):
             out._tables = {k: t.copy() for k, t in self._tables.items()}
         else:
             out._accs = [a.copy() for a in self._accs]
+            out._owned = None
         return out
 
     def reset(self):
@@ -611,7 +745,17 @@ class Sliced(Accumulator):
     # -------------------------------------------------------------- finalize
     def _compute(self, ci=None) -> SlicedResult:
         options = {} if ci is None else {"ci": ci}
-        overall = self._overall.finalize(**options)
+        overall = self._overall_acc().finalize(**options)
+        columns = score_columns(self.headline, overall)
+        if ci is None:
+            order = self._order()
+            keys = [K.public(self._keys[g]) for g in order]
+            slices = LazySlices(keys, self._snapshot(order))
+            if self._tables is not None:
+                counts = self._tables["n"][np.array(order, np.int64), 0].tolist() if order else []
+            else:
+                counts = [self._accs[g].n for g in order]
+            return SlicedResult(overall, slices, dict(zip(keys, counts)), self._names, columns)
         slices, rows = {}, {}
         reader = self._template._empty_like() if self._tables is not None else None
         for g in self._order():
@@ -622,7 +766,45 @@ class Sliced(Accumulator):
             except ValueError:  # e.g. weights summing to zero: no score is defined
                 slices[key] = None
             rows[key] = acc.n
-        return SlicedResult(overall, slices, rows, self._names, score_columns(self.headline, overall), ci)
+        return SlicedResult(overall, slices, rows, self._names, columns, ci)
+
+    def _snapshot(self, order: list):
+        """``compute(i)``: the result of slice ``order[i]`` as the state is now,
+        for a :class:`LazySlices`. The tables are copied (a few numbers per
+        slice); the slices' accumulators are shared with the result until a
+        later fold or merge first changes one, which then copies it
+        (:meth:`_own`)."""
+        if self._tables is not None:
+            used = len(self._keys)
+            tables = {k: t[:used].copy() for k, t in self._tables.items()}
+            reader = self._template._empty_like()  # one object loaded slice after slice:
+            # the results keep no state array, and LazySlices computes one at a time
+
+            def acc_of(g):
+                reader._load({k: t[g] for k, t in tables.items()})  # views: the snapshot never changes
+                return reader
+        else:
+            accs = list(self._accs)
+            self._owned = set()  # every accumulator is the result's too now
+
+            def acc_of(g):
+                return accs[g]
+
+        def compute(i):
+            try:
+                return acc_of(order[i]).finalize()
+            except ValueError:  # e.g. weights summing to zero: no score is defined
+                return None
+
+        return compute
+
+    def _own(self, g: int) -> Accumulator:
+        """Slice ``g``'s accumulator, copied first if a result still reads it."""
+        owned = self._owned
+        if owned is not None and g not in owned:
+            self._accs[g] = self._accs[g].copy()
+            owned.add(g)
+        return self._accs[g]
 
     def finalize(self, ci=None) -> SlicedResult:
         """The overall result and each slice's (a :class:`SlicedResult`); the state

@@ -60,9 +60,36 @@ class Tables:
         """Slice ``g``'s own state (copies)."""
         return {k: t[g].copy() for k, t in tables.items()}
 
+    #: whether the overall state is read off the tables (:meth:`overall_state`)
+    #: instead of every row being folded a second time into an overall
+    #: accumulator; only where every field merges linearly and the tables keep
+    #: every field the overall state needs (the binary confusion's, while the
+    #: rows are unweighted: the tables keep no squared weights)
+    derives = False
+
+    def overall_state(self, tables, used: int, order=None) -> dict[str, np.ndarray]:
+        """The state of all ``used`` slices merged: counts summed (exactly), pairs
+        merged slice after slice in ``order`` (the key order, so that equal
+        contents give equal states) by the compensated merge."""
+        out = {}
+        for k, rule in self.rules.items():
+            t = tables[k][:used]
+            if rule == "sum":
+                out[k] = t.sum(axis=0, dtype=self.dtypes[k]).reshape(self.shapes[k])
+            elif rule == "pairs":
+                into = np.zeros((1, *self.shapes[k]), self.dtypes[k])
+                if used and t.any():
+                    src = t if order is None else t[order]
+                    K.group_merge_pairs(into, np.zeros(used, np.int64), np.ascontiguousarray(src))
+                out[k] = into[0]
+            else:  # pragma: no cover - only linear specs derive
+                raise AssertionError(f"no overall for field {k!r}")
+        return out
+
 
 class _BinaryTables(Tables):
     takes_values = True
+    derives = True
 
     def fold(self, tables, arrays, w, local, glob, offset=0):
         y, p = arrays

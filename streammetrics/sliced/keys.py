@@ -298,7 +298,7 @@ def _pandas_codes(x, name: str):
     return codes, raw
 
 
-def _encode_column(x, name: str, n: int, limit=None):
+def _encode_column(x, name: str, n: int, limit=None, owned=True):
     """``(codes, internal keys)`` of one key column, its length checked against ``n``."""
     mod = type(x).__module__ or ""
     if mod.startswith("pandas"):
@@ -330,10 +330,10 @@ def _encode_column(x, name: str, n: int, limit=None):
     if kind not in "biufUSO":
         raise TypeError(f"{name} holds {arr.dtype} values: slice keys must be integers, booleans, "
                         "strings, finite floats or null (convert dates to strings or integers first)")
-    return _encode_values(arr, name, limit)
+    return _encode_values(arr, name, limit, owned)
 
 
-def _encode_values(arr: np.ndarray, name: str, limit=None):
+def _encode_values(arr: np.ndarray, name: str, limit=None, owned=True):
     kind = arr.dtype.kind
     if kind == "b":
         codes, values = _unique_ints(arr.astype(np.int64))
@@ -345,7 +345,7 @@ def _encode_values(arr: np.ndarray, name: str, limit=None):
                            nulls=False, limit=limit)
         a = np.ascontiguousarray(arr, dtype=np.int64)
         codes, values = _unique_ints(a, by_value=True)
-        if isinstance(codes, ByValue) and np.may_share_memory(a, arr):
+        if owned and isinstance(codes, ByValue) and np.may_share_memory(a, arr):
             # the values index tables when folded: never the caller's array,
             # which could change between prepare and fold
             codes.values = a.copy()
@@ -406,15 +406,18 @@ def _check_length(m: int, name: str, n: int) -> None:
                             "slice key", name)
 
 
-def encode(by, n: int, limit: int | None = None) -> BatchKeys:
+def encode(by, n: int, limit: int | None = None, owned: bool = True) -> BatchKeys:
     """The slice keys of a batch of ``n`` rows (see the module docstring).
+
+    With ``owned=False`` a column of dense integers read by value may stay the
+    caller's array (for a batch folded at once, before the caller can change it).
 
     A batch with more than ``limit`` distinct keys raises :class:`TooManyKeys`
     (a ``ValueError``) as soon as that is known, before the keys are read one
     by one.
     """
     cols = columns_of(by)
-    parts = [_encode_column(c, label, n, limit) for label, c in cols]
+    parts = [_encode_column(c, label, n, limit, owned and len(cols) == 1) for label, c in cols]
     names = tuple(_short(label) for label, _ in cols)
     cross = "by (" + ", ".join(names) + ")"
     kinds = tuple(_column_kinds(k) for _, k in parts)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import html
 import json
 import math
+import threading
+from collections.abc import Mapping
 from types import MappingProxyType
 
 import numpy as np
 
 from .._protocol.result import RenderContext, Result, fmt_number, jsonable
 
-__all__ = ["SlicedResult", "score_columns", "MAX_PLOTTED_SLICES"]
+__all__ = ["SlicedResult", "LazySlices", "score_columns", "MAX_PLOTTED_SLICES"]
 
 #: the most slices a plot draws (the largest ones)
 MAX_PLOTTED_SLICES = 40
@@ -76,6 +78,67 @@ def _sort_value(v) -> float:
     return float(v)
 
 
+#: guards the one fill of a lazy result's per-slice values
+_FILL_LOCK = threading.Lock()
+
+
+class LazySlices(Mapping):
+    """Slice key -> result, each result made when first read (then kept).
+
+    ``compute(i)`` gives the result of the ``i``-th key, from a snapshot of the
+    slices' states taken when the accumulator was finalized (so later updates
+    do not reach it); a finalize over many slices then costs nothing per
+    slice until a slice is read."""
+
+    __slots__ = ("_keys", "_compute", "_done", "_index", "_lock")
+
+    _MISSING = object()
+
+    def __init__(self, keys: list, compute):
+        self._keys = keys
+        self._compute = compute
+        self._done = [self._MISSING] * len(keys)
+        self._index = None
+        self._lock = threading.Lock()
+
+    def _at(self, i: int):
+        r = self._done[i]
+        if r is self._MISSING:
+            with self._lock:
+                r = self._done[i]
+                if r is self._MISSING:
+                    r = self._done[i] = self._compute(i)
+        return r
+
+    def __getitem__(self, key):
+        if self._index is None:
+            self._index = {k: i for i, k in enumerate(self._keys)}
+        return self._at(self._index[key])
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __contains__(self, key) -> bool:
+        if self._index is None:
+            self._index = {k: i for i, k in enumerate(self._keys)}
+        return key in self._index
+
+    def values(self):
+        return [self._at(i) for i in range(len(self._keys))]
+
+    def items(self):
+        return list(zip(self._keys, self.values()))
+
+    def __reduce__(self):  # pickled as the plain dict of every result
+        return (dict, (self.items(),))
+
+    def __repr__(self) -> str:
+        return f"LazySlices({len(self._keys)} slices)"
+
+
 class SlicedResult(Result):
     """Scores per slice: ``.overall`` (every row) and ``.slices`` (key -> result).
 
@@ -92,39 +155,89 @@ class SlicedResult(Result):
     ``str(r)`` (:meth:`to_text`) is one table, slices as rows, largest first;
     :meth:`to_json` gives every slice's full result, :meth:`to_frame` a
     DataFrame and :meth:`plot_scores` a dot chart of a score per slice.
+
+    Made by ``finalize()`` without intervals, a slice's result is computed when
+    first read (``.slices`` is then a :class:`LazySlices`), and the per-slice
+    score arrays when one of them is first read.
     """
 
-    __slots__ = ("_overall", "_slices", "_rows", "_names", "_columns", "_ci", "_differs")
+    __slots__ = ("_overall", "_slices", "_rows", "_names", "_columns", "_ci", "_differs", "_lazy")
     title = "Slices"
 
-    def __init__(self, overall: Result, slices: dict, rows: dict, names: tuple, columns: tuple,
+    def __init__(self, overall: Result, slices: Mapping, rows: dict, names: tuple, columns: tuple,
                  ci: float | None = None):
+        # ``slices`` may be a LazySlices: without intervals nothing below needs
+        # a slice's result until a score per slice is read (see :meth:`_fill`)
+        lazy = isinstance(slices, LazySlices) and ci is None
+        object.__setattr__(self, "_lazy", None)
+        if not lazy:
+            slices = dict(slices.items())
         values = {"n": overall["n"], "n_slices": len(slices),
                   "slice_n": np.array([rows[k] for k in slices], np.int64)}
-        differs = {k: tuple(c for c in columns if _excludes(r, c, overall[c])) for k, r in slices.items()}
-        for c in columns:
-            values[c] = overall[c]
-            values[f"slice_{c}"] = np.array(
-                [np.nan if r is None else float(r[c]) for r in slices.values()], np.float64)
-            if ci is not None and _bounded(overall, c):
-                for side in ("lower", "upper"):
-                    values[f"slice_{c}_ci_{side}"] = np.array(
-                        [float(r[f"{c}_ci_{side}"]) if _bounded(r, c) else np.nan for r in slices.values()],
-                        np.float64)
-                values[f"slice_{c}_differs"] = np.array([c in differs[k] for k in slices], np.bool_)
+        if lazy:  # no intervals: no slice differs
+            differs = dict.fromkeys(slices, ())
+            for c in columns:
+                values[c] = overall[c]
+        else:
+            differs = {k: tuple(c for c in columns if _excludes(r, c, overall[c])) for k, r in slices.items()}
+            values.update(self._per_slice(overall, slices, columns, ci, differs))
         super().__init__("SlicedScores", values,
                          {"by": list(names), "weighted": overall.weighted, "ci": ci})
+        object.__setattr__(self, "_lazy", lazy or None)
         object.__setattr__(self, "_overall", overall)
-        object.__setattr__(self, "_slices", dict(slices))
+        object.__setattr__(self, "_slices", slices)
         object.__setattr__(self, "_rows", dict(rows))
         object.__setattr__(self, "_names", tuple(names))
         object.__setattr__(self, "_columns", tuple(columns))
         object.__setattr__(self, "_ci", ci)
         object.__setattr__(self, "_differs", differs)
 
+    @staticmethod
+    def _per_slice(overall, slices, columns, ci, differs) -> dict:
+        """The flat per-slice values: each headline score (and its interval and
+        flag) per slice, after the overall score of the same name."""
+        values = {}
+        results = list(slices.values())
+        for c in columns:
+            values[c] = overall[c]
+            values[f"slice_{c}"] = np.array(
+                [np.nan if r is None else float(r[c]) for r in results], np.float64)
+            if ci is not None and _bounded(overall, c):
+                for side in ("lower", "upper"):
+                    values[f"slice_{c}_ci_{side}"] = np.array(
+                        [float(r[f"{c}_ci_{side}"]) if _bounded(r, c) else np.nan for r in results],
+                        np.float64)
+                values[f"slice_{c}_differs"] = np.array([c in differs[k] for k in slices], np.bool_)
+        return values
+
+    @property
+    def _values(self):
+        """The flat values; the per-slice scores are read from the slices' results
+        when first needed (a finalize over many slices builds no result until then)."""
+        if self._lazy:
+            self._fill()
+        return Result._values.__get__(self)
+
+    @_values.setter
+    def _values(self, values):
+        Result._values.__set__(self, values)
+
+    def _fill(self) -> None:
+        with _FILL_LOCK:
+            if not self._lazy:
+                return
+            values = dict(Result._values.__get__(self))
+            extra = self._per_slice(self._overall, self._slices, self._columns, None, self._differs)
+            for a in extra.values():
+                if isinstance(a, np.ndarray):
+                    a.setflags(write=False)
+            head = {k: values[k] for k in ("n", "n_slices", "slice_n")}
+            Result._values.__set__(self, {**head, **extra})  # the eager order of the fields
+            object.__setattr__(self, "_lazy", None)
+
     def __reduce__(self):
-        return (self.__class__, (self._overall, self._slices, self._rows, self._names, self._columns,
-                                 self._ci))
+        return (self.__class__, (self._overall, dict(self._slices.items()), self._rows, self._names,
+                                 self._columns, self._ci))
 
     @property
     def overall(self) -> Result:
@@ -509,4 +622,5 @@ class SlicedResult(Result):
     def __repr__(self) -> str:
         cols = " ".join(f"{c}={self._overall[c]:.6g}" for c in self._columns
                         if isinstance(self._overall[c], (int, float)) and math.isfinite(self._overall[c]))
-        return f"SlicedScores(n={self._values['n']}, n_slices={len(self._slices)}{', ' if cols else ''}{cols})"
+        n = Result._values.__get__(self)["n"]  # reading no slice's result
+        return f"SlicedScores(n={n}, n_slices={len(self._slices)}{', ' if cols else ''}{cols})"
