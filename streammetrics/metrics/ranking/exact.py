@@ -224,6 +224,50 @@ class Exact:
         for run in old:
             store.remove(run)
 
+    def _merge_for_reading(self, buf):
+        """Merge the runs on disk, those in memory and the pending rows of ``buf``
+        into one file when there are three or more, and return the merged
+        chunks' function for :func:`auc_of_chunks` (``None`` when nothing was
+        merged).
+
+        A report reads a spilled state several times (the AUC, the average
+        precision, each threshold query), and each read of many runs is a
+        k-way merge: after this one, every later read is a plain scan of one
+        file. The AUC is counted in the same pass that writes the file (its
+        chunks are handed on as they are written; weights take a second
+        pass, over the merged file). Only how the state is held changes (as
+        :meth:`compact`, and the rows of ``buf`` are used up): the masses of
+        a score are added in the order every read adds them (files, runs in
+        memory, pending rows), so every result is the same to the bit.
+        """
+        sources = self.sources(buf)
+        if len(sources) < 3:
+            return None
+        store = self._store()
+        w = store.writer(np.float64 if self.weighted else np.int64)
+        old = self.disk
+
+        def merged():
+            try:
+                for scores, ab in stream_merge(sources, self.chunk(len(sources))):
+                    w.append(scores, ab)
+                    yield scores, ab
+            except BaseException:
+                w.abort()
+                raise
+            self.disk = [w.close()]
+            self.stack = RunStack(merge_runs, _entries)
+            if buf is not None:
+                buf.release()
+            for run in old:
+                store.remove(run)
+
+        if self.weighted:  # two passes: the second reads the merged file
+            for _ in merged():
+                pass
+            return self.chunks(self.sources(buf))
+        return lambda: merged()
+
     def _check_budget(self) -> None:
         if self.budget is not None and self.nbytes > self.budget // 4:
             self._spill()
@@ -357,8 +401,11 @@ class Exact:
         if self.disk:
             # stream a merge over the files, the runs in memory and the pending
             # rows' run; the sources are a snapshot (open files, immutable runs)
+            chunks = self._merge_for_reading(buf)
+            if chunks is None:
+                chunks = self.chunks(self.sources(buf))
+            value, n_pos, n_neg = auc_of_chunks(chunks, self.weighted)
             sources = self.sources(buf)
-            value, n_pos, n_neg = auc_of_chunks(self.chunks(sources), self.weighted)
             # the average precision and the threshold queries stream the
             # sources too; the curves build the merged run when asked
             points = StreamedRun(sources, self.chunk(len(sources)), self.weighted, n_pos, n_neg,
