@@ -54,6 +54,8 @@ from .sort import sort_keys, sort_payload
 __all__ = [
     "split_keys",
     "split_keys_weighted",
+    "split_scores",
+    "partition_below",
     "score_keys",
     "key_bits",
     "append_split",
@@ -198,6 +200,36 @@ def split_keys(y, bits, keys):
 
 
 @kernel
+def split_scores(y, bits, out):
+    """Like :func:`split_keys`, writing the scores' own bits (``-0.0`` as
+    ``+0.0``) instead of their keys: viewed as float64 they sort as the keys
+    do, and numpy sorts float64 faster than 64-bit integers on CPUs without
+    AVX-512 (whose 64-bit integer compares AVX2 lacks). Returns ``(status, n_pos)``."""
+    n = y.shape[0]
+    f = 0
+    b = n - 1
+    bad_y = False
+    bad_s = False
+    for i in range(n):
+        yi = y[i]
+        y1 = yi == 1
+        bad_y |= not (y1 or yi == 0)
+        bi = bits[i]
+        bad_s |= (bi & _EXPONENT) == _EXPONENT
+        if bi == _SIGN:
+            bi = _ZERO
+        out[f] = bi
+        out[b] = bi
+        f += y1
+        b -= 1 - y1
+    if bad_y:
+        return 1, f
+    if bad_s:
+        return 2, f
+    return 0, f
+
+
+@kernel
 def split_keys_weighted(y, bits, w, keys, vals):
     """Like :func:`split_keys`, carrying the weights; rows of weight 0 are dropped.
 
@@ -223,6 +255,20 @@ def sort_two_payload(keys, vals, front, back):
     """Sort ``keys[:front]`` and ``keys[back:]`` in place, moving ``vals`` along."""
     size = max(front, keys.shape[0] - back)
     sort_parts_payload(keys, vals, front, back, np.empty(size, np.uint64), np.empty(size, vals.dtype))
+
+
+@kernel
+def partition_below(x, cut):
+    """Move the values of ``x`` below ``cut`` to its front, in place (in no
+    particular order); returns how many there are. Branch free: each step
+    swaps the value read with the first one not below ``cut``."""
+    j = 0
+    for i in range(x.shape[0]):
+        v = x[i]
+        x[i] = x[j]
+        x[j] = v
+        j += v < cut
+    return j
 
 
 # ------------------------------------------------------- counting pairs

@@ -17,7 +17,7 @@ from ..._kernels import rank as K
 from ..._protocol.result import safe
 from ..._protocol.runs import RunStack
 from .operating import OperatingPoints
-from .sorting import sort_classes, u2_across
+from .sorting import run_into_across, sort_classes, u2_across
 from .spill import MAX_DISK_RUNS, SpillStore, stream_merge
 from .streamed import StreamedRun
 
@@ -48,7 +48,7 @@ def run_of_sorted(kp, kn, vp=None, vn=None, run=None):
     scores = np.empty(cap, np.float64)
     if vp is None:
         ab = np.empty((2, cap), np.int64)
-        m = K.run_into(run[0].view(np.uint64), run[1], kp, kn, scores.view(np.uint64), ab)
+        m = run_into_across(run, kp, kn, scores.view(np.uint64), ab)
     else:
         ab = np.empty((2, cap), np.float64)
         m = K.run_into_weighted(run[0].view(np.uint64), run[1], kp, vp, kn, vn, scores.view(np.uint64), ab)
@@ -135,8 +135,12 @@ class Exact:
     and the runs still in memory.
     """
 
-    #: pending rows at most max(PENDING_MIN, PENDING_RATIO * stored scores)
-    PENDING_MIN = 1 << 22
+    #: pending rows at most max(PENDING_MIN, PENDING_RATIO * stored scores):
+    #: a pending row takes 8 bytes, a stored score 24, so a stream of up to
+    #: PENDING_MIN distinct scores is sorted once, at the end, as the one-shot
+    #: AUC sorts (no run built and merged on the way), within the memory of
+    #: its state
+    PENDING_MIN = 1 << 24
     PENDING_RATIO = 3
 
     def __init__(self, weighted: bool = False, budget: int | None = None, spill_dir=None):
