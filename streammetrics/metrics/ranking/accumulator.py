@@ -91,9 +91,10 @@ def auc(y, s, *, sample_weight=None) -> float:
 
     Notes
     -----
-    The scores are split by label and each class is radix-sorted (as 64-bit
-    keys of the float bits; both classes at once, on two threads, for large
-    inputs on two cores or more); one merge pass then counts ``2U`` exactly as an
+    The scores are split by label and each class's float64 scores are sorted
+    by numpy (for large inputs on two cores or more, both classes are first
+    cut at the median of a sample and each side is sorted and counted on its
+    own thread); one merge pass per side then counts ``2U`` exactly as an
     integer. No threshold sweep and no trapezoid rule, so the result is the
     exact rational U / (n_pos n_neg) rounded once.
 

@@ -250,15 +250,7 @@ def auc_u2_scores(y, s, threads=None):
     if threads is None:
         threads = CORES > 1 and n >= 4 * THREADED_MIN
     if not threads or n_pos == 0 or n_pos == n:
-        job = _sort_pool().submit(fp.sort) if threads else None
-        try:
-            fn.sort()
-        finally:
-            if job is not None:
-                job.result()
-            else:
-                fp.sort()
-        return int(K.u2_sorted(fp, fn)), int(n_pos)
+        return int(_sort_and_count(fp, fn)), int(n_pos)
     cut = float(np.median(vals[:: max(1, n // 4096)]))
     i = int(K.partition_below(fp, cut))
     j = int(K.partition_below(fn, cut))
