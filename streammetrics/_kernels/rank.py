@@ -54,6 +54,8 @@ from .sort import sort_keys, sort_payload
 __all__ = [
     "split_keys",
     "split_keys_weighted",
+    "split_scores",
+    "partition_below",
     "score_keys",
     "key_bits",
     "append_split",
@@ -67,6 +69,9 @@ __all__ = [
     "run_into",
     "run_into_weighted",
     "merge_into",
+    "merge_records",
+    "pack_records",
+    "records_cut",
     "u2_int",
     "u2_int128",
     "u2_float",
@@ -195,6 +200,36 @@ def split_keys(y, bits, keys):
 
 
 @kernel
+def split_scores(y, bits, out):
+    """Like :func:`split_keys`, writing the scores' own bits (``-0.0`` as
+    ``+0.0``) instead of their keys: viewed as float64 they sort as the keys
+    do, and numpy sorts float64 faster than 64-bit integers on CPUs without
+    AVX-512 (whose 64-bit integer compares AVX2 lacks). Returns ``(status, n_pos)``."""
+    n = y.shape[0]
+    f = 0
+    b = n - 1
+    bad_y = False
+    bad_s = False
+    for i in range(n):
+        yi = y[i]
+        y1 = yi == 1
+        bad_y |= not (y1 or yi == 0)
+        bi = bits[i]
+        bad_s |= (bi & _EXPONENT) == _EXPONENT
+        if bi == _SIGN:
+            bi = _ZERO
+        out[f] = bi
+        out[b] = bi
+        f += y1
+        b -= 1 - y1
+    if bad_y:
+        return 1, f
+    if bad_s:
+        return 2, f
+    return 0, f
+
+
+@kernel
 def split_keys_weighted(y, bits, w, keys, vals):
     """Like :func:`split_keys`, carrying the weights; rows of weight 0 are dropped.
 
@@ -220,6 +255,20 @@ def sort_two_payload(keys, vals, front, back):
     """Sort ``keys[:front]`` and ``keys[back:]`` in place, moving ``vals`` along."""
     size = max(front, keys.shape[0] - back)
     sort_parts_payload(keys, vals, front, back, np.empty(size, np.uint64), np.empty(size, vals.dtype))
+
+
+@kernel
+def partition_below(x, cut):
+    """Move the values of ``x`` below ``cut`` to its front, in place (in no
+    particular order); returns how many there are. Branch free: each step
+    swaps the value read with the first one not below ``cut``."""
+    j = 0
+    for i in range(x.shape[0]):
+        v = x[i]
+        x[i] = x[j]
+        x[j] = v
+        j += v < cut
+    return j
 
 
 # ------------------------------------------------------- counting pairs
@@ -465,6 +514,111 @@ def merge_k(scores, ab, starts, s, out):
         out[0, m] = p
         out[1, m] = q
         m += 1
+
+
+@inline
+def _before(sc, pos, a, b):
+    """Source ``a``'s head comes before source ``b``'s: a lower score, or the
+    same score and a lower source index."""
+    x = sc[pos[a], 0]
+    y = sc[pos[b], 0]
+    return x < y or (x == y and a < b)
+
+
+@inline
+def _sift_down(sc, pos, heap, size, at):
+    while True:
+        c = 2 * at + 1
+        if c >= size:
+            return
+        if c + 1 < size and _before(sc, pos, heap[c + 1], heap[c]):
+            c += 1
+        if not _before(sc, pos, heap[c], heap[at]):
+            return
+        t = heap[c]
+        heap[c] = heap[at]
+        heap[at] = t
+        at = c
+
+
+@kernel
+def merge_records(sc, val, starts, ends, s, out):
+    """Merge ``k`` sorted runs held as records in one buffer into ``s``, ``out``.
+
+    ``sc`` and ``val`` are two views of the same ``(T, 3)`` records (score,
+    positive, negative): ``sc`` as float64 (the scores, column 0) and ``val``
+    as the masses' dtype (columns 1 and 2); run ``i`` is rows
+    ``starts[i]:ends[i]``, its scores increasing and distinct. The masses of
+    a score held by several runs are added in the runs' order (the sums
+    :func:`merge_k` makes, to the bit): the runs' heads are kept in a binary
+    heap ordered by score and then by run, so equal scores come out lowest
+    run first. ``O(log k)`` per entry where :func:`merge_k` scans all ``k``
+    heads. Returns the merged length.
+    """
+    k = starts.shape[0]
+    pos = np.empty(k, np.int64)
+    heap = np.empty(k, np.int64)
+    size = 0
+    for i in range(k):
+        pos[i] = starts[i]
+        if starts[i] < ends[i]:
+            heap[size] = i
+            size += 1
+    for at in range(size // 2 - 1, -1, -1):
+        _sift_down(sc, pos, heap, size, at)
+    m = 0
+    while size > 0:
+        i = heap[0]
+        r = pos[i]
+        v = sc[r, 0]
+        p = val[r, 1]
+        q = val[r, 2]
+        pos[i] = r + 1
+        if r + 1 == ends[i]:
+            size -= 1
+            heap[0] = heap[size]
+        _sift_down(sc, pos, heap, size, 0)
+        while size > 0 and sc[pos[heap[0]], 0] == v:
+            i = heap[0]
+            r = pos[i]
+            p = p + val[r, 1]
+            q = q + val[r, 2]
+            pos[i] = r + 1
+            if r + 1 == ends[i]:
+                size -= 1
+                heap[0] = heap[size]
+            _sift_down(sc, pos, heap, size, 0)
+        s[m] = v
+        out[0, m] = p
+        out[1, m] = q
+        m += 1
+    return m
+
+
+@kernel
+def pack_records(scores, ab, sc, val, at):
+    """Write a run ``(scores, ab)`` as records from row ``at`` of ``sc``/``val``
+    (two views of the same ``(T, 3)`` records, as in :func:`merge_records`)."""
+    for i in range(scores.shape[0]):
+        sc[at + i, 0] = scores[i]
+        val[at + i, 1] = ab[0, i]
+        val[at + i, 2] = ab[1, i]
+
+
+@kernel
+def records_cut(sc, a, b, bound, right):
+    """The first row in ``a:b`` of records ``sc`` (scores in column 0, increasing)
+    whose score is above ``bound`` (``right``) or at least ``bound``."""
+    lo = a
+    hi = b
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        x = sc[mid, 0]
+        if x < bound or (right and x == bound):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @kernel

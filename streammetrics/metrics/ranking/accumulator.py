@@ -32,7 +32,7 @@ from ..intervals import z_of
 from .exact import INT64_LIMIT, Exact, auc_of_run, run_of_sorted, sorted_run
 from .operating import LayeredPoints, OperatingPoints
 from .pending import Pending
-from .sorting import split_sorted
+from .sorting import auc_u2_scores, split_sorted
 from .spill import parse_memory
 from .streamed import StreamedRun, masses_of
 
@@ -91,9 +91,10 @@ def auc(y, s, *, sample_weight=None) -> float:
 
     Notes
     -----
-    The scores are split by label and each class is radix-sorted (as 64-bit
-    keys of the float bits; both classes at once, on two threads, for large
-    inputs on two cores or more); one merge pass then counts ``2U`` exactly as an
+    The scores are split by label and each class's float64 scores are sorted
+    by numpy (for large inputs on two cores or more, both classes are first
+    cut at the median of a sample and each side is sorted and counted on its
+    own thread); one merge pass per side then counts ``2U`` exactly as an
     integer. No threshold sweep and no trapezoid rule, so the result is the
     exact rational U / (n_pos n_neg) rounded once.
 
@@ -118,14 +119,16 @@ def auc(y, s, *, sample_weight=None) -> float:
     if w.shape[0]:
         run = _weighted_run(y, s, w)
         return auc_of_run(run[1] if run is not None else np.zeros((2, 0)), True)[0]
+    if n * n < 2 * INT64_LIMIT:  # 2 n_pos n_neg <= n**2 / 2 fits an int64
+        counted = auc_u2_scores(y, s)
+        if counted is None:
+            raise_rejected(inputs, (y, s))
+        u2, n_pos = counted
+        return u2 / (2 * safe(n_pos * (n - n_pos)))
     split = split_sorted(y, s)
     if split is None:
         raise_rejected(inputs, (y, s))
     keys, n_pos = split
-    n_neg = n - n_pos
-    if 2 * n_pos * n_neg < INT64_LIMIT:
-        u2 = int(K.u2_sorted(keys[:n_pos], keys[n_pos:]))
-        return u2 / (2 * safe(n_pos * n_neg))
     _, ab = run_of_sorted(keys[:n_pos], keys[n_pos:])
     return auc_of_run(ab, False)[0]
 
@@ -390,6 +393,8 @@ class RankAUC(Accumulator):
 
     #: a new buffer is made as large as the limit at once for a batch of this many rows
     _PREALLOCATE_BATCH = 1 << 16
+    #: ... with room for this many rows at most (32 MB of keys)
+    _PREALLOCATE_ROWS = 1 << 22
 
     def __init__(self, max_bins: int | None = None, *, max_memory=None, spill_dir=None):
         self.max_bins = _check_max_bins(max_bins)
@@ -539,7 +544,9 @@ class RankAUC(Accumulator):
         if n > limit:
             capacity = n
         elif n >= self._PREALLOCATE_BATCH:
-            capacity = limit  # a stream of large batches fills it: no copies growing it
+            # a stream of large batches fills it: made large at once (up to
+            # _PREALLOCATE_ROWS; past that it doubles as rows arrive)
+            capacity = min(limit, max(n, self._PREALLOCATE_ROWS))
         else:  # as large as the buffer it replaces: a stream does not grow it again
             capacity = min(limit, max(n, 1024, 0 if buf is None else buf.keys.shape[0]))
         new = Pending(capacity, weighted)
@@ -553,8 +560,9 @@ class RankAUC(Accumulator):
         limit = self._limit()
         if new.rows > limit:
             self._flush()  # exact mode: a batch larger than the buffer is sorted at once
-        elif n >= self._PREALLOCATE_BATCH and new.keys.shape[0] < limit:
-            new.resize(limit)  # the limit rose with the rows sorted in: one batch to move
+        elif n >= self._PREALLOCATE_BATCH and new.keys.shape[0] < min(limit, self._PREALLOCATE_ROWS):
+            # the limit rose with the rows sorted in: one batch to move
+            new.resize(min(limit, self._PREALLOCATE_ROWS))
         return 0
 
     def _flush(self) -> None:

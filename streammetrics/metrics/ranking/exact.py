@@ -17,7 +17,7 @@ from ..._kernels import rank as K
 from ..._protocol.result import safe
 from ..._protocol.runs import RunStack
 from .operating import LayeredPoints, OperatingPoints, u2_with_blocks
-from .sorting import sort_classes, u2_across
+from .sorting import run_into_across, sort_classes, u2_across
 from .spill import MAX_DISK_RUNS, SpillStore, stream_merge
 from .streamed import StreamedRun
 
@@ -48,7 +48,7 @@ def run_of_sorted(kp, kn, vp=None, vn=None, run=None):
     scores = np.empty(cap, np.float64)
     if vp is None:
         ab = np.empty((2, cap), np.int64)
-        m = K.run_into(run[0].view(np.uint64), run[1], kp, kn, scores.view(np.uint64), ab)
+        m = run_into_across(run, kp, kn, scores.view(np.uint64), ab)
     else:
         ab = np.empty((2, cap), np.float64)
         m = K.run_into_weighted(run[0].view(np.uint64), run[1], kp, vp, kn, vn, scores.view(np.uint64), ab)
@@ -135,8 +135,12 @@ class Exact:
     and the runs still in memory.
     """
 
-    #: pending rows at most max(PENDING_MIN, PENDING_RATIO * stored scores)
-    PENDING_MIN = 1 << 22
+    #: pending rows at most max(PENDING_MIN, PENDING_RATIO * stored scores):
+    #: a pending row takes 8 bytes, a stored score 24, so a stream of up to
+    #: PENDING_MIN distinct scores is sorted once, at the end, as the one-shot
+    #: AUC sorts (no run built and merged on the way), within the memory of
+    #: its state
+    PENDING_MIN = 1 << 24
     PENDING_RATIO = 3
 
     def __init__(self, weighted: bool = False, budget: int | None = None, spill_dir=None):
@@ -226,6 +230,50 @@ class Exact:
         self.disk = [r for r in self.disk if id(r) not in gone] + [merged]
         for run in old:
             store.remove(run)
+
+    def _merge_for_reading(self, buf):
+        """Merge the runs on disk, those in memory and the pending rows of ``buf``
+        into one file when there are three or more, and return the merged
+        chunks' function for :func:`auc_of_chunks` (``None`` when nothing was
+        merged).
+
+        A report reads a spilled state several times (the AUC, the average
+        precision, each threshold query), and each read of many runs is a
+        k-way merge: after this one, every later read is a plain scan of one
+        file. The AUC is counted in the same pass that writes the file (its
+        chunks are handed on as they are written; weights take a second
+        pass, over the merged file). Only how the state is held changes (as
+        :meth:`compact`, and the rows of ``buf`` are used up): the masses of
+        a score are added in the order every read adds them (files, runs in
+        memory, pending rows), so every result is the same to the bit.
+        """
+        sources = self.sources(buf)
+        if len(sources) < 3:
+            return None
+        store = self._store()
+        w = store.writer(np.float64 if self.weighted else np.int64)
+        old = self.disk
+
+        def merged():
+            try:
+                for scores, ab in stream_merge(sources, self.chunk(len(sources))):
+                    w.append(scores, ab)
+                    yield scores, ab
+            except BaseException:
+                w.abort()
+                raise
+            self.disk = [w.close()]
+            self.stack = RunStack(merge_runs, _entries)
+            if buf is not None:
+                buf.release()
+            for run in old:
+                store.remove(run)
+
+        if self.weighted:  # two passes: the second reads the merged file
+            for _ in merged():
+                pass
+            return self.chunks(self.sources(buf))
+        return lambda: merged()
 
     def _check_budget(self) -> None:
         if self.budget is not None and self.nbytes > self.budget // 4:
@@ -378,8 +426,11 @@ class Exact:
         if self.disk:
             # stream a merge over the files, the runs in memory and the pending
             # rows' run; the sources are a snapshot (open files, immutable runs)
+            chunks = self._merge_for_reading(buf)
+            if chunks is None:
+                chunks = self.chunks(self.sources(buf))
+            value, n_pos, n_neg = auc_of_chunks(chunks, self.weighted)
             sources = self.sources(buf)
-            value, n_pos, n_neg = auc_of_chunks(self.chunks(sources), self.weighted)
             # the average precision and the threshold queries stream the
             # sources too; the curves build the merged run when asked
             points = StreamedRun(sources, self.chunk(len(sources)), self.weighted, n_pos, n_neg,

@@ -52,9 +52,12 @@ class Pending:
         return self.keys.nbytes + (0 if self.vals is None else self.vals.nbytes)
 
     def _grow(self, need: int, limit: int):
-        """Room for ``need`` rows in all: double the capacity, up to ``limit``."""
+        """Room for ``need`` rows in all: four times the capacity, up to ``limit``
+        (each growth copies the rows; at 8 bytes a row, four times the rows
+        and the copy take no more than twice the 24 bytes a row's score would
+        take in the state)."""
         cap = self.keys.shape[0]
-        self.resize(max(need, min(2 * cap, max(limit, need))))
+        self.resize(max(need, min(4 * cap, max(limit, need))))
 
     def resize(self, new: int):
         """Move the rows into buffers of capacity ``new`` (at least :attr:`rows`)."""

@@ -18,7 +18,7 @@ import numpy as np
 from ..._kernels import rank as K
 from ..._kernels.sort import sort_keys
 
-__all__ = ["sort_classes", "u2_across", "split_sorted", "key_float", "keys_sorter", "CORES",
+__all__ = ["sort_classes", "u2_across", "run_into_across", "auc_u2_scores", "split_sorted", "key_float", "keys_sorter", "CORES",
            "THREADED_MIN"]
 
 
@@ -179,8 +179,30 @@ def u2_across(run, kp, kn, threads=None):
     sizes = (s1.shape[0], kp.shape[0], kn.shape[0])
     if threads is None:
         threads = CORES > 1 and sum(sizes) >= 4 * THREADED_MIN
+    if sizes[0] == 0:  # no run: the two-way count (faster than the three-way one)
+        def count(b1, ab1, kp, kn):
+            return K.u2_sorted(kp, kn), kp.shape[0], kn.shape[0]
+    else:
+        count = K.u2_run_keys
+    b1 = s1.view(np.uint64)
     if not threads or max(sizes) == 0:
-        return tuple(int(v) for v in K.u2_run_keys(s1.view(np.uint64), ab1, kp, kn))
+        return tuple(int(v) for v in count(b1, ab1, kp, kn))
+    r, i, j = _cut(run, kp, kn)
+    job = _sort_pool().submit(count, b1[:r], ab1[:, :r], kp[:i], kn[:j])
+    try:
+        u2_hi, p_hi, n_hi = count(b1[r:], ab1[:, r:], kp[i:], kn[j:])
+    finally:
+        u2_lo, p_lo, n_lo = job.result()
+    u2 = int(u2_lo) + int(u2_hi) + 2 * int(p_hi) * int(n_lo)
+    return u2, int(p_lo) + int(p_hi), int(n_lo) + int(n_hi)
+
+
+def _cut(run, kp, kn):
+    """Where a middle key cuts a run and sorted keys: ``(r, i, j)``, the
+    entries of each below the cut (the run's ``s1 < cut``, the keys' ``< cut``),
+    with the cut the middle key of the longest input."""
+    s1 = run[0]
+    sizes = (s1.shape[0], kp.shape[0], kn.shape[0])
     longest = int(np.argmax(sizes))
     if longest == 0:
         cut_s = float(s1[sizes[0] // 2])
@@ -188,17 +210,77 @@ def u2_across(run, kp, kn, threads=None):
     else:
         cut_k = int((kp, kn)[longest - 1][sizes[longest] // 2])
         cut_s = key_float(cut_k)
-    r = int(np.searchsorted(s1, cut_s))
-    i = int(np.searchsorted(kp, np.uint64(cut_k)))
-    j = int(np.searchsorted(kn, np.uint64(cut_k)))
+    return (int(np.searchsorted(s1, cut_s)), int(np.searchsorted(kp, np.uint64(cut_k))),
+            int(np.searchsorted(kn, np.uint64(cut_k))))
+
+
+def run_into_across(run, kp, kn, bits, ab, threads=None):
+    """:func:`~streammetrics._kernels.rank.run_into` of a run of counts and
+    sorted keys ``kp``, ``kn`` into ``bits``, ``ab``; returns the run's length.
+
+    With ``threads`` (by default: two cores and many rows) the inputs are cut
+    at a middle key (as :func:`u2_across` cuts them) and the two sides are
+    written at the same time, the lower from the start of ``bits``, ``ab``
+    and the upper from the lower side's room on; the upper side is moved
+    down when the lower one held repeated scores. The same run either way.
+    """
+    s1, ab1 = run
     b1 = s1.view(np.uint64)
-    job = _sort_pool().submit(K.u2_run_keys, b1[:r], ab1[:, :r], kp[:i], kn[:j])
+    total = s1.shape[0] + kp.shape[0] + kn.shape[0]
+    if threads is None:
+        threads = CORES > 1 and total >= 4 * THREADED_MIN
+    if not threads or total == 0:
+        return int(K.run_into(b1, ab1, kp, kn, bits, ab))
+    r, i, j = _cut(run, kp, kn)
+    room = r + i + j
+    job = _sort_pool().submit(K.run_into, b1[:r], ab1[:, :r], kp[:i], kn[:j], bits[:room], ab[:, :room])
     try:
-        u2_hi, p_hi, n_hi = K.u2_run_keys(b1[r:], ab1[:, r:], kp[i:], kn[j:])
+        m_hi = int(K.run_into(b1[r:], ab1[:, r:], kp[i:], kn[j:], bits[room:], ab[:, room:]))
     finally:
-        u2_lo, p_lo, n_lo = job.result()
-    u2 = int(u2_lo) + int(u2_hi) + 2 * int(p_hi) * int(n_lo)
-    return u2, int(p_lo) + int(p_hi), int(n_lo) + int(n_hi)
+        m_lo = int(job.result())
+    if m_lo < room and m_hi:
+        bits[m_lo:m_lo + m_hi] = bits[room:room + m_hi]
+        ab[:, m_lo:m_lo + m_hi] = ab[:, room:room + m_hi]
+    return m_lo + m_hi
+
+
+def _sort_and_count(part_p, part_n):
+    part_p.sort()
+    part_n.sort()
+    return K.u2_sorted(part_p, part_n)
+
+
+def auc_u2_scores(y, s, threads=None):
+    """``(2U, n_pos)`` of one batch as Python ints, or ``None`` when the kernel
+    rejected it (a label not 0/1, a score NaN or infinite); needs ``2 n_pos
+    n_neg < 2**63``.
+
+    The scores are split by label as float64 (:func:`~streammetrics._kernels.
+    rank.split_scores`) and sorted by numpy. With ``threads`` (by default: two
+    cores and many rows) both classes are first cut at the median of a sample
+    of the scores, and each side's two classes are sorted and counted on its
+    own thread: ``2U`` is the sides' plus twice the positives above the cut
+    times the negatives below it. The same integer either way.
+    """
+    n = y.shape[0]
+    vals = np.empty(n, np.float64)
+    status, n_pos = K.split_scores(y, s.view(np.uint64), vals.view(np.uint64))
+    if status:
+        return None
+    fp, fn = vals[:n_pos], vals[n_pos:]
+    if threads is None:
+        threads = CORES > 1 and n >= 4 * THREADED_MIN
+    if not threads or n_pos == 0 or n_pos == n:
+        return int(_sort_and_count(fp, fn)), int(n_pos)
+    cut = float(np.median(vals[:: max(1, n // 4096)]))
+    i = int(K.partition_below(fp, cut))
+    j = int(K.partition_below(fn, cut))
+    job = _sort_pool().submit(_sort_and_count, fp[:i], fn[:j])
+    try:
+        u2_hi = int(_sort_and_count(fp[i:], fn[j:]))
+    finally:
+        u2_lo = int(job.result())
+    return u2_lo + u2_hi + 2 * (int(n_pos) - i) * j, int(n_pos)
 
 
 def split_sorted(y, s):

@@ -42,8 +42,9 @@ from ..._kernels import rank as K
 __all__ = ["parse_memory", "SpillStore", "DiskRun", "stream_merge", "MAX_DISK_RUNS",
            "SPILL_SUFFIX", "remove_stale"]
 
-#: at most this many runs are kept on disk; one more merges them into one file
-MAX_DISK_RUNS = 16
+#: at most this many runs are kept on disk; one more merges the smaller half into one file
+#: (a read merges them through a heap: its cost grows with the logarithm of their number)
+MAX_DISK_RUNS = 32
 SPILL_SUFFIX = ".smspill"
 #: the smallest budget taken (bytes): a few chunks of a few entries
 MIN_MEMORY = 4096
@@ -251,12 +252,15 @@ class _RunWriter:
         store.paths.add(self.path)
         self.fh = os.fdopen(fd, "wb")
         self.m = 0
+        self.buf = None
 
     def append(self, scores, ab) -> None:
-        rec = np.empty(scores.shape[0], _record(self.dtype))
-        rec["s"] = scores
-        rec["p"] = ab[0]
-        rec["q"] = ab[1]
+        m = scores.shape[0]
+        if self.buf is None or self.buf.shape[0] < m:  # reused from append to append
+            self.buf = None
+            self.buf = np.empty(m, _record(self.dtype))
+        rec = self.buf[:m]
+        K.pack_records(scores, np.asarray(ab, self.dtype), *_flat_views(rec))
         self.append_records(rec)
 
     def append_records(self, rec) -> None:
@@ -266,6 +270,7 @@ class _RunWriter:
 
     def close(self) -> DiskRun:
         self.fh.close()
+        self.buf = None
         return DiskRun(self.path, self.m, self.dtype)
 
     def abort(self) -> None:
@@ -273,6 +278,12 @@ class _RunWriter:
             self.fh.close()
         finally:
             self.store.remove(DiskRun(self.path, 0, self.dtype))
+
+
+def _flat_views(rec):
+    """Two views of contiguous records as ``(m, 3)`` arrays, and the first row:
+    float64 (column 0, the scores) and the masses' dtype (columns 1 and 2)."""
+    return rec.view(np.float64).reshape(-1, 3), rec.view(rec.dtype["p"]).reshape(-1, 3), 0
 
 
 def release(src, a: int, b: int) -> None:
@@ -337,6 +348,81 @@ def merge_parts(parts):
     return out_s[:m].copy(), np.ascontiguousarray(out_ab[:, :m])
 
 
+class _Sources:
+    """The non-empty runs of a merge, each a file's records or an in-memory run,
+    with the windows of them merged at each step (see :func:`stream_merge`)."""
+
+    def __init__(self, sources):
+        self.srcs, self.sizes, self.flat = [], [], []
+        for s in sources:
+            if isinstance(s, DiskRun):
+                s = s.records()
+            if isinstance(s, np.ndarray):  # a file's records, memory-mapped
+                if s.shape[0]:
+                    self.srcs.append(s)
+                    self.sizes.append(s.shape[0])
+                    # the records as rows of three float64: column 0 the scores
+                    self.flat.append(np.asarray(s).view(np.float64).reshape(-1, 3))
+            elif s[0].shape[0]:
+                self.srcs.append(s)
+                self.sizes.append(s[0].shape[0])
+                self.flat.append(None)
+        self.buf = None  # the records of one step's windows, reused from step to step
+
+    def score(self, i: int, r: int) -> float:
+        flat = self.flat[i]
+        return float(self.srcs[i][0][r] if flat is None else flat[r, 0])
+
+    def cut(self, i: int, a: int, b: int, bound: float, right: bool) -> int:
+        """The first entry of ``a:b`` of source ``i`` above ``bound`` (``right``)
+        or at least ``bound``."""
+        flat = self.flat[i]
+        if flat is None:
+            return a + int(np.searchsorted(self.srcs[i][0][a:b], bound,
+                                           side="right" if right else "left"))
+        return int(K.records_cut(flat, a, b, bound, right))
+
+    def merge(self, parts):
+        """One run of the entries ``a:b`` of sources ``i`` for ``(i, a, b)`` in
+        ``parts`` (in sources' order), the masses of a score held by several
+        added in that order: the sums :func:`merge_parts` makes, to the bit."""
+        if len(parts) == 1:
+            i, a, b = parts[0]
+            return merge_parts([_window(self.srcs[i], a, b)])
+        dtype = np.result_type(*[self._dtype(i) for i, _, _ in parts])
+        total = sum(b - a for _, a, b in parts)
+        rec_dtype = _record(dtype)
+        if self.buf is None or self.buf.dtype != rec_dtype or self.buf.shape[0] < total:
+            self.buf = np.empty(max(total, 0 if self.buf is None else self.buf.shape[0]), rec_dtype)
+        buf = self.buf
+        starts = np.empty(len(parts), np.int64)
+        ends = np.empty(len(parts), np.int64)
+        o = 0
+        for t, (i, a, b) in enumerate(parts):
+            src = self.srcs[i]
+            if isinstance(src, tuple):
+                sc, val, _ = _flat_views(buf)
+                K.pack_records(src[0][a:b], np.asarray(src[1][:, a:b], dtype), sc, val, o)
+            else:
+                buf[o:o + b - a] = src[a:b]
+                release(src, a, b)
+            starts[t] = o
+            o += b - a
+            ends[t] = o
+        rows = buf[:total]
+        scores = np.empty(total, np.float64)
+        ab = np.empty((2, total), dtype)
+        sc, val, _ = _flat_views(rows)
+        m = K.merge_records(sc, val, starts, ends, scores, ab)
+        if m == total:
+            return scores, ab
+        return scores[:m].copy(), np.ascontiguousarray(ab[:, :m])
+
+    def _dtype(self, i: int):
+        src = self.srcs[i]
+        return src[1].dtype if isinstance(src, tuple) else src.dtype["p"]
+
+
 def stream_merge(sources, chunk: int):
     """Merged chunks ``(scores, ab)`` of sorted runs, in increasing score order.
 
@@ -346,38 +432,31 @@ def stream_merge(sources, chunk: int):
     each step reads at most ``chunk`` entries of every source, and the masses
     of a score held by several sources are added (in the order of
     ``sources``: the same sums, to the bit, as merging them in memory in that
-    order). Chunks never split a score.
+    order). Chunks never split a score. The windows of a step are copied into
+    one buffer, reused from step to step, and merged there by a heap of the
+    runs' heads (:func:`~streammetrics._kernels.rank.merge_records`).
     """
     chunk = max(int(chunk), 1)
-    srcs, sizes = [], []
-    for s in sources:
-        if isinstance(s, DiskRun):
-            s = s.records()
-        if isinstance(s, np.ndarray):  # a file's records, memory-mapped
-            if s.shape[0]:
-                srcs.append(s)
-                sizes.append(s.shape[0])
-        elif s[0].shape[0]:
-            srcs.append(s)
-            sizes.append(s[0].shape[0])
-    pos = [0] * len(srcs)
+    src = _Sources(sources)
+    sizes = src.sizes
+    pos = [0] * len(sizes)
     while True:
-        live = [i for i in range(len(srcs)) if pos[i] < sizes[i]]
+        live = [i for i in range(len(sizes)) if pos[i] < sizes[i]]
         if not live:
             return
-        wins = {i: _window(srcs[i], pos[i], min(pos[i] + chunk, sizes[i])) for i in live}
         # every entry up to the smallest last score of a window that does not
         # reach its source's end is known to come before whatever is unread
         bound = None
         for i in live:
-            if pos[i] + wins[i][0].shape[0] < sizes[i]:
-                last = wins[i][0][-1]
+            b = pos[i] + chunk
+            if b < sizes[i]:
+                last = src.score(i, b - 1)
                 bound = last if bound is None or last < bound else bound
         parts = []
         for i in live:
-            s, ab = wins[i]
-            cut = s.shape[0] if bound is None else int(np.searchsorted(s, bound, side="right"))
-            if cut:
-                parts.append((s[:cut], ab[:, :cut]))
-                pos[i] += cut
-        yield merge_parts(parts)
+            b = min(pos[i] + chunk, sizes[i])
+            cut = b if bound is None else src.cut(i, pos[i], b, bound, True)
+            if cut > pos[i]:
+                parts.append((i, pos[i], cut))
+                pos[i] = cut
+        yield src.merge(parts)

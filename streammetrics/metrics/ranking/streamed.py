@@ -55,7 +55,7 @@ from ..._protocol.result import safe
 from ..binary import BinaryResult
 from .operating import (OperatingPoints, _NO_COST, _mass_note, _objective, _target, _values_at,
                         check_max_fpr, check_threshold)
-from .spill import DiskRun, _window, merge_parts, stream_merge
+from .spill import DiskRun, _Sources, _window, merge_parts, stream_merge
 
 __all__ = ["descending", "masses_of", "StreamedRun", "StreamedPoints", "WeightedStreamedPoints"]
 
@@ -74,34 +74,28 @@ def descending(sources, chunk: int):
     same sums as the ascending merge), and chunks never split a score.
     """
     chunk = max(int(chunk), 1)
-    srcs, ends = [], []
-    for s in sources:
-        if isinstance(s, DiskRun):
-            s = s.records()
-        size = s.shape[0] if isinstance(s, np.ndarray) else s[0].shape[0]
-        if size:
-            srcs.append(s)
-            ends.append(size)
+    src = _Sources(sources)
+    ends = list(src.sizes)
     while True:
-        live = [i for i in range(len(srcs)) if ends[i] > 0]
+        live = [i for i in range(len(ends)) if ends[i] > 0]
         if not live:
             return
-        wins = {i: _window(srcs[i], max(0, ends[i] - chunk), ends[i]) for i in live}
         # every entry down to the largest first score of a window that does
         # not reach its source's start comes after whatever is unread
         bound = None
         for i in live:
-            if ends[i] - wins[i][0].shape[0] > 0:
-                first = wins[i][0][0]
+            a = ends[i] - chunk
+            if a > 0:
+                first = src.score(i, a)
                 bound = first if bound is None or first > bound else bound
         parts = []
         for i in live:
-            s, ab = wins[i]
-            cut = 0 if bound is None else int(np.searchsorted(s, bound, side="left"))
-            if cut < s.shape[0]:
-                parts.append((s[cut:], ab[:, cut:]))
-                ends[i] -= s.shape[0] - cut
-        yield merge_parts(parts)
+            a = max(0, ends[i] - chunk)
+            cut = a if bound is None else src.cut(i, a, ends[i], bound, False)
+            if cut < ends[i]:
+                parts.append((i, cut, ends[i]))
+                ends[i] = cut
+        yield src.merge(parts)
 
 
 def masses_of(sources, chunk: int):
