@@ -30,8 +30,7 @@ from .probability import LOG_FLOOR
 from .regression import MAPE_FLOOR, _merge_moments, regression_merge
 
 __all__ = [
-    "group_count_labels",
-    "group_count_scores",
+    "group_count",
     "group_sum_labels",
     "group_sum_scores",
     "group_probability",
@@ -93,14 +92,17 @@ def _count_block(tab, cells, lo, hi):
 
 
 @kernel
-def group_count_labels(y, p, local, offset, glob, rows, counts):
-    """Unweighted 0/1 labels and predictions into ``counts[g]`` (``int64[G, 4]``).
+def group_count(y, p, threshold, local, offset, glob, rows, counts):
+    """Unweighted rows into ``counts[g]`` (``int64[G, 4]``): 0/1 labels ``y`` and
+    0/1 predictions ``p`` (``threshold`` NaN), or scores ``p`` called positive
+    at ``p >= threshold``.
 
     The batch is counted in a table of its own slices first (``int32``, four
     cells per slice: half the cache of ``int64``, committed every
     ``2**30`` rows), then added to the state's rows. Each block of rows has
     its cells worked out first, then counted: the loads of the rows and the
     scattered increments do not wait on each other."""
+    labels = math.isnan(threshold)
     tab = np.zeros(4 * glob.shape[0], np.int32)
     cells = np.empty(_BLOCK, np.int64)
     n = y.shape[0]
@@ -109,24 +111,8 @@ def group_count_labels(y, p, local, offset, glob, rows, counts):
         for lo in range(chunk, end, _BLOCK):
             hi = min(end, lo + _BLOCK)
             for i in range(lo, hi):
-                cells[i - lo] = 4 * (local[i] - offset) + _cell(y[i] == 1, p[i] == 1)
-            _count_block(tab, cells, lo, hi)
-        _commit_counts(tab, glob, rows, counts)
-
-
-@kernel
-def group_count_scores(y, s, threshold, local, offset, glob, rows, counts):
-    """Unweighted labels and scores cut at ``threshold`` into ``counts[g]`` (as
-    :func:`group_count_labels`)."""
-    tab = np.zeros(4 * glob.shape[0], np.int32)
-    cells = np.empty(_BLOCK, np.int64)
-    n = y.shape[0]
-    for chunk in range(0, n, _CHUNK):
-        end = min(n, chunk + _CHUNK)
-        for lo in range(chunk, end, _BLOCK):
-            hi = min(end, lo + _BLOCK)
-            for i in range(lo, hi):
-                cells[i - lo] = 4 * (local[i] - offset) + _cell(y[i] == 1, s[i] >= threshold)
+                called = p[i] == 1 if labels else p[i] >= threshold
+                cells[i - lo] = 4 * (local[i] - offset) + _cell(y[i] == 1, called)
             _count_block(tab, cells, lo, hi)
         _commit_counts(tab, glob, rows, counts)
 

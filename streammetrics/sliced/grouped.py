@@ -11,6 +11,8 @@ its row of every table, so its result is the class's own ``_compute`` of it.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._kernels import grouped as K
@@ -95,10 +97,8 @@ class _BinaryTables(Tables):
         y, p = arrays
         t = self.template.threshold
         if w.shape[0] == 0:
-            if t is None:
-                K.group_count_labels(y, p, local, offset, glob, tables["n"], tables["counts"])
-            else:
-                K.group_count_scores(y, p, t, local, offset, glob, tables["n"], tables["counts"])
+            K.group_count(y, p, math.nan if t is None else float(t), local, offset, glob,
+                          tables["n"], tables["counts"])
         elif t is None:
             K.group_sum_labels(y, p, w, local, offset, glob, tables["n"], tables["weighted"],
                                tables["wsums"])
