@@ -123,6 +123,34 @@ def key_bits(bits):
     return out
 
 
+@inline
+def _split_into(y, bits, out, front, back, as_keys):
+    """Validate rows and write each one's key (``as_keys``) or its score's bits
+    (``-0.0`` as ``+0.0``) into ``out``: positives up from ``front``,
+    negatives down from ``back - 1``. Returns ``(status, f, b)``: status 1 for
+    a label not 0/1, 2 for a score not finite, the next free slots otherwise."""
+    f = front
+    b = back - 1
+    bad_y = False
+    bad_s = False
+    for i in range(y.shape[0]):
+        yi = y[i]
+        y1 = yi == 1
+        bad_y |= not (y1 or yi == 0)
+        bi = bits[i]
+        bad_s |= (bi & _EXPONENT) == _EXPONENT  # NaN or +-inf: every exponent bit set
+        if as_keys:
+            v = _key(bi)
+        else:
+            v = _ZERO if bi == _SIGN else bi
+        # write to both ends of the free slots, advance one: no branch on the label
+        out[f] = v
+        out[b] = v
+        f += y1
+        b -= 1 - y1
+    return 1 if bad_y else (2 if bad_s else 0), f, b
+
+
 @kernel
 def append_split(y, bits, keys, front, back):
     """Validate one batch and write its keys into the free slots ``keys[front:back]``.
@@ -134,27 +162,9 @@ def append_split(y, bits, keys, front, back):
     front, back)``: the new bounds, or the old ones when the batch is bad
     (then only free slots were written).
     """
-    n = y.shape[0]
-    f = front
-    b = back - 1
-    bad_y = False
-    bad_s = False
-    for i in range(n):
-        yi = y[i]
-        y1 = yi == 1
-        bad_y |= not (y1 or yi == 0)
-        bi = bits[i]
-        bad_s |= (bi & _EXPONENT) == _EXPONENT  # NaN or +-inf: every exponent bit set
-        k = _key(bi)
-        # write to both ends of the free slots, advance one: no branch on the label
-        keys[f] = k
-        keys[b] = k
-        f += y1
-        b -= 1 - y1
-    if bad_y:
-        return 1, front, back
-    if bad_s:
-        return 2, front, back
+    status, f, b = _split_into(y, bits, keys, front, back, True)
+    if status:
+        return status, front, back
     return 0, f, b + 1
 
 
@@ -205,28 +215,8 @@ def split_scores(y, bits, out):
     ``+0.0``) instead of their keys: viewed as float64 they sort as the keys
     do, and numpy sorts float64 faster than 64-bit integers on CPUs without
     AVX-512 (whose 64-bit integer compares AVX2 lacks). Returns ``(status, n_pos)``."""
-    n = y.shape[0]
-    f = 0
-    b = n - 1
-    bad_y = False
-    bad_s = False
-    for i in range(n):
-        yi = y[i]
-        y1 = yi == 1
-        bad_y |= not (y1 or yi == 0)
-        bi = bits[i]
-        bad_s |= (bi & _EXPONENT) == _EXPONENT
-        if bi == _SIGN:
-            bi = _ZERO
-        out[f] = bi
-        out[b] = bi
-        f += y1
-        b -= 1 - y1
-    if bad_y:
-        return 1, f
-    if bad_s:
-        return 2, f
-    return 0, f
+    status, f, _ = _split_into(y, bits, out, np.intp(0), y.shape[0], False)
+    return status, f
 
 
 @kernel
