@@ -134,6 +134,18 @@ def best_candidate(called, rest, total_p, total_n, code, cost):
     return best_k, (-best if code == 6 else best)
 
 
+@inline
+def _trapezoid(area, x0, y0, x1, y1, max_fpr):
+    """``area`` with the ROC step from ``(x0, y0)`` to ``(x1, y1)`` added, cut at
+    ``max_fpr``, and whether the step reaches past ``max_fpr`` (the walk ends)."""
+    if x1 > max_fpr:
+        if x0 < max_fpr:
+            y_cut = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
+            area += (max_fpr - x0) * (y0 + y_cut) / 2.0
+        return area, True
+    return area + (x1 - x0) * (y0 + y1) / 2.0, False
+
+
 @kernel
 def partial_area(called, total_p, total_n, max_fpr):
     """Area under the ROC curve (linear between its points) for FPR up to ``max_fpr``."""
@@ -145,12 +157,9 @@ def partial_area(called, total_p, total_n, max_fpr):
     for k in range(1, called.shape[1]):
         x1 = float(called[1, k]) / sn
         y1 = float(called[0, k]) / sp
-        if x1 > max_fpr:
-            if x0 < max_fpr:
-                y_cut = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
-                area += (max_fpr - x0) * (y0 + y_cut) / 2.0
+        area, past = _trapezoid(area, x0, y0, x1, y1, max_fpr)
+        if past:
             return area
-        area += (x1 - x0) * (y0 + y1) / 2.0
         x0 = x1
         y0 = y1
     return area
@@ -739,12 +748,9 @@ def layer_partial_area(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, max_f
             if last != _NONE and k != last:  # the candidate ``last`` is complete
                 x1 = float(fp) / sn
                 y1 = float(tp) / sp
-                if x1 > max_fpr:
-                    if x0 < max_fpr:
-                        y_cut = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
-                        area += (max_fpr - x0) * (y0 + y_cut) / 2.0
+                area, past = _trapezoid(area, x0, y0, x1, y1, max_fpr)
+                if past:
                     return area, known
-                area += (x1 - x0) * (y0 + y1) / 2.0
                 x0 = x1
                 y0 = y1
             if not more:

@@ -20,7 +20,7 @@ import math
 
 from ._jit import kernel
 from .compensated import BLOCK, add
-from .operating import _beats, _past, _safe, _score, exact_area
+from .operating import _beats, _past, _safe, _score, _trapezoid, exact_area
 
 __all__ = ["ap_carry", "counts_from", "target_scan", "best_scan", "area_scan",
            "area_scan_exact", "delong_masses_carry", "delong_masses_end", "delong_carry", "delong_end",
@@ -143,13 +143,10 @@ def area_scan(ab, total_p, total_n, max_fpr, cum, acc):
         cum[1] += ab[1, i]
         x1 = float(cum[1]) / sn
         y1 = float(cum[0]) / sp
-        if x1 > max_fpr:
-            if x0 < max_fpr:
-                y_cut = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
-                area += (max_fpr - x0) * (y0 + y_cut) / 2.0
+        area, past = _trapezoid(area, x0, y0, x1, y1, max_fpr)
+        if past:
             acc[0] = area
             return True
-        area += (x1 - x0) * (y0 + y1) / 2.0
         x0 = x1
         y0 = y1
     acc[0] = area
@@ -397,13 +394,10 @@ def cells_area(called, total_p, total_n, max_fpr, acc):
     for i in range(called.shape[1] - 1, -1, -1):
         x1 = called[1, i] / sn
         y1 = called[0, i] / sp
-        if x1 > max_fpr:
-            if x0 < max_fpr:
-                y_cut = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
-                area += (max_fpr - x0) * (y0 + y_cut) / 2.0
+        area, past = _trapezoid(area, x0, y0, x1, y1, max_fpr)
+        if past:
             acc[0] = area
             return True
-        area += (x1 - x0) * (y0 + y1) / 2.0
         x0 = x1
         y0 = y1
     acc[0] = area
