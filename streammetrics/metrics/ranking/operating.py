@@ -142,6 +142,18 @@ def _mass_note(what, total) -> str:
     return f"no {what} was seen" if total == 0 else f"{total:g} {what} mass"
 
 
+def _unreached(name, value, P, N, highest) -> ValueError:
+    """The error for a target of ``threshold_for`` that no threshold meets;
+    ``highest`` is the highest recall or precision any threshold reaches
+    (unused for specificity)."""
+    if name == "recall":
+        return ValueError(f"no threshold reaches recall {value:g}: the highest is "
+                          f"{highest:g} ({_mass_note('positive', P)})")
+    if name == "specificity":
+        return ValueError(f"no threshold reaches specificity {value:g} ({_mass_note('negative', N)})")
+    return ValueError(f"no threshold reaches precision {value:g}: the highest is {highest:g}")
+
+
 class OperatingPoints:
     """The confusion counts of every threshold of a rank state.
 
@@ -253,31 +265,26 @@ class OperatingPoints:
             # the highest threshold reaching it: the fewest false positives
             k = self._first(lambda k: tp[k] / sp >= value)
             if k > self.m:
-                raise ValueError(f"no threshold reaches recall {value:g}: the highest is "
-                                 f"{tp[self.m] / sp:g} ({self._mass_note('positive', self.P)})")
+                raise _unreached(name, value, self.P, self.N, tp[self.m] / sp)
         elif name == "fpr":
             # the lowest threshold within it: the most true positives
             k = self._last(lambda k: fp[k] / sn <= value)
         elif name == "specificity":
             k = self._last(lambda k: self._specificity(k) >= value)
             if k < 0:
-                raise ValueError(f"no threshold reaches specificity {value:g} "
-                                 f"({self._mass_note('negative', self.N)})")
+                raise _unreached(name, value, self.P, self.N, None)
         else:
             # the lowest threshold reaching it: the most true positives
             reach = self._precision_reach()
             k = self._last(lambda k: reach[k] >= value)
             if k < 0:
-                raise ValueError(f"no threshold reaches precision {value:g}: the highest is "
-                                 f"{reach[0]:g}")
+                raise _unreached(name, value, self.P, self.N, reach[0])
         return self.result(k, {"target": name, "target_value": value})
 
     def _specificity(self, k: int) -> float:
         fp = float(self.called[1, k])
         tn = float(self.rest[1, k]) if self.weighted else float(self.N) - fp
         return tn / safe(tn + fp)
-
-    _mass_note = staticmethod(_mass_note)
 
     def best_threshold(self, score=None, cost=None) -> BinaryResult:
         score, c = _objective(score, cost)
@@ -498,14 +505,10 @@ class LayeredPoints:
         name, value = _target(targets)
         status, key, tp, fp, _ = K.layer_search(*self._args, K.SEARCH_CODES[name], value)
         if status:
-            if name == "recall":
-                raise ValueError(f"no threshold reaches recall {value:g}: the highest is "
-                                 f"{self.P / safe(self.P):g} ({_mass_note('positive', self.P)})")
-            if name == "specificity":
-                raise ValueError(f"no threshold reaches specificity {value:g} "
-                                 f"({_mass_note('negative', self.N)})")
-            best = K.layer_search(*self._args, K.SEARCH_CODES["max_precision"], 0.0)[4]
-            raise ValueError(f"no threshold reaches precision {value:g}: the highest is {best:g}")
+            highest = (self.P / safe(self.P) if name == "recall" else
+                       K.layer_search(*self._args, K.SEARCH_CODES["max_precision"], 0.0)[4]
+                       if name == "precision" else None)
+            raise _unreached(name, value, self.P, self.N, highest)
         return self._result(int(key), tp, fp, {"target": name, "target_value": value})
 
     def _best(self, code, cost):

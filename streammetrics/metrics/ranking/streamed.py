@@ -53,7 +53,7 @@ from ..._kernels import streamed as K
 from ..._kernels.operating import EXACT_LIMIT, SCORE_CODES, SEARCH_CODES, _score
 from ..._protocol.result import safe
 from ..binary import BinaryResult
-from .operating import (OperatingPoints, _NO_COST, _mass_note, _objective, _target, _values_at,
+from .operating import (OperatingPoints, _NO_COST, _objective, _target, _unreached, _values_at,
                         check_max_fpr, check_threshold)
 from .spill import DiskRun, _Sources, _window, merge_parts, stream_merge
 
@@ -281,14 +281,7 @@ class StreamedPoints:
                 if K.target_scan(scores, ab, code, value, self.P, self.N, cum, hit, at):
                     break
         if not hit[0]:
-            if name == "recall":
-                raise ValueError(f"no threshold reaches recall {value:g}: the highest is "
-                                 f"{self.P / sp:g} ({_mass_note('positive', self.P)})")
-            if name == "specificity":
-                raise ValueError(f"no threshold reaches specificity {value:g} "
-                                 f"({_mass_note('negative', self.N)})")
-            raise ValueError(f"no threshold reaches precision {value:g}: the highest is "
-                             f"{at[1]:g}")
+            raise _unreached(name, value, self.P, self.N, self.P / sp if name == "recall" else at[1])
         return self._result(float(at[0]), hit[1], hit[2], {"target": name, "target_value": value})
 
     def _best(self, code, cost):
@@ -406,14 +399,8 @@ class WeightedStreamedPoints(StreamedPoints):
                 if K.cells_target(scores, called, rest, code, value, self.P, self.N, hit, at):
                     break
         if not hit[0]:
-            if name == "recall":
-                raise ValueError(f"no threshold reaches recall {value:g}: the highest is "
-                                 f"{(pairs[0] + pairs[1]) / sp:g} ({_mass_note('positive', self.P)})")
-            if name == "specificity":
-                raise ValueError(f"no threshold reaches specificity {value:g} "
-                                 f"({_mass_note('negative', self.N)})")
-            raise ValueError(f"no threshold reaches precision {value:g}: the highest is "
-                             f"{at[1]:g}")
+            raise _unreached(name, value, self.P, self.N,
+                             (pairs[0] + pairs[1]) / sp if name == "recall" else at[1])
         return self._result(float(at[0]), hit, {"target": name, "target_value": value})
 
     def _best(self, code, cost):
