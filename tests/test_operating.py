@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sklearn.metrics as skm
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from streammetrics import BinaryConfusion, NoObservationsError, RankAUC
@@ -531,10 +531,15 @@ def fraction_partial_area(y, s, max_fpr):
 
 
 @given(rows(max_size=80, weights=False), st.floats(1e-3, 1.0))
+@example(  # the whole area is the cut step's, whose width max_fpr * N - x0 cancels
+    (np.array([0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0]),
+     np.array([0, 0, 0, 0.5, 1, 0, 1, 1, 1, 1, 1, 0.5, 1]), None, [0, 13]),
+    0.7615628841130906,
+)
 def test_exact_partial_area_equals_exact_fractions(data, max_fpr):
     """Counts: the steps' doubled areas are summed exactly and divided once, so the
-    area is the exact one to a few roundings (the cut's), and at max_fpr=1 the
-    correctly rounded 2U / 2PN, the AUC's bits."""
+    area is the exact one to a few roundings (the cut's, whose width is rounded
+    once), and at max_fpr=1 the correctly rounded 2U / 2PN, the AUC's bits."""
     y, s, _, cuts = data
     if len(set(y.tolist())) < 2:
         return

@@ -185,15 +185,34 @@ def _past(fp, total_n, max_fpr):
 
 
 @inline
+def _cut_offset(max_fpr, total_n, x0):
+    """``max_fpr * total_n - x0`` rounded once: the product is split into two
+    floats whose sum is exact (Dekker's two-product, Veltkamp's split), so the
+    subtraction of ``x0``, close to it, cancels nothing that was rounded."""
+    a = max_fpr
+    b = float(total_n)
+    hi = a * b
+    c = 134217729.0 * a  # 2**27 + 1
+    a_hi = c - (c - a)
+    a_lo = a - a_hi
+    c = 134217729.0 * b
+    b_hi = c - (c - b)
+    b_lo = b - b_hi
+    lo = ((a_hi * b_hi - hi) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    return (hi - float(x0)) + lo
+
+
+@inline
 def exact_area(s2, x0, y0, x1, y1, cut, total_p, total_n, max_fpr):
     """The partial area from ``s2``, the exact doubled area (count units) of the
     steps down to the candidate with ``x0`` false and ``y0`` true positives,
     and, if ``cut``, the next candidate ``(x1, y1)``, past ``max_fpr``, whose
     step is cut there (linear between the two). One rounding of ``s2``
-    (exact below ``2**53``), the cut trapezoid's, and the division."""
+    (exact below ``2**53``), the cut trapezoid's (its width ``max_fpr * N - x0``
+    rounded once, see :func:`_cut_offset`), and the division."""
     extra = 0.0
     if cut:
-        dx = max_fpr * float(total_n) - float(x0)
+        dx = _cut_offset(max_fpr, total_n, x0)
         w = float(x1 - x0)
         if dx > 0.0:
             if dx > w:
