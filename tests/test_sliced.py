@@ -78,6 +78,21 @@ def _check_against_template(make, acc, arrays, w, by):
         assert_results_equal(r.slices[key], want.finalize(), rtol=1e-12, atol=1e-15, what=f"slice {key!r}: ")
     assert r.n == n and r.n_slices == len(groups)
     np.testing.assert_array_equal(r.slice_n, [len(i) for i in groups.values()])
+    if not make().intervals:
+        return
+    # the intervals too: each slice keeps the second moments its formulas need
+    r = acc.finalize(ci=0.9)
+    assert_results_equal(r.overall, alone.finalize(ci=0.9), rtol=1e-12, what="overall: ")
+    for key, idx in groups.items():
+        want = make().update(*(a[idx] for a in arrays), sample_weight=None if w is None else w[idx])
+        try:
+            expect = want.finalize(ci=0.9)
+        except ValueError:  # no score is defined (weights summing to zero)
+            expect = None
+        if expect is None:
+            assert r.slices[key] is None
+        else:
+            assert_results_equal(r.slices[key], expect, rtol=1e-12, atol=1e-15, what=f"slice {key!r} ci: ")
 
 
 # ------------------------------------------------------------------ strategies
@@ -171,8 +186,8 @@ def test_merges_of_disjoint_and_overlapping_shards_equal_one_pass(template):
         plus = shards[0] + shards[1]
         for s in shards[2:]:
             plus = plus + s
-        for got in (merged, plus):
-            a, b = got.finalize(), one.finalize()
+        for got, ci in ((merged, None), (plus, 0.9)):
+            a, b = got.finalize(ci=ci), one.finalize(ci=ci)
             assert list(a.slices) == list(b.slices)
             assert_results_equal(a.overall, b.overall, rtol=1e-12)
             for k in b.slices:
@@ -562,3 +577,19 @@ def test_the_counting_sort_is_a_stable_argsort():
             out = np.empty_like(a)
             G.group_scatter(a, local, starts, out)
             np.testing.assert_array_equal(out, a[order])
+
+
+def test_second_moments_that_overflow_are_kept_by_no_slice():
+    """Residuals near 1e80 overflow r**4 but not r**2: the scores stay, the intervals
+    are refused for the overall state and every slice, and no table holds inf."""
+    acc = sm.Sliced(sm.RegressionErrors()).update([0.0, 1e80, 1.0], [0.0, 0.0, 0.5], by=["a", "b", "a"])
+    acc.update([2.0, 3.0], [2.5, 3.0], by=["a", "b"])
+    assert all(np.isfinite(t).all() for t in acc._tables.values())
+    with pytest.raises(ValueError, match="second moments"):
+        acc.finalize(ci=0.9)
+    for g, missing in enumerate((2, 1)):  # the first batch's rows of "a" and of "b"
+        with pytest.raises(ValueError, match=f"^{missing} rows of this state have no second moments"):
+            acc._slice_acc(g).finalize(ci=0.9)
+    assert acc.finalize().slices["a"] == sm.RegressionErrors().update([0, 1, 2], [0, 0.5, 2.5]).finalize()
+    fresh = sm.Sliced(sm.RegressionErrors()).update([2.0, 3.0], [2.5, 3.0], by=["a", "b"])
+    assert fresh.finalize(ci=0.9).slices["a"] == sm.RegressionErrors().update([2.0], [2.5]).finalize(ci=0.9)

@@ -117,29 +117,39 @@ def group_count(y, p, threshold, local, offset, glob, rows, counts):
         _commit_counts(tab, glob, rows, counts)
 
 
+@inline
+def _add_weighted(g, k, wi, keep, rows, weighted, wsums, wsq, wsq_rows):
+    _add_pair(wsums, g, k, wi)
+    rows[g, 0] += 1
+    weighted[g, 0] += 1
+    if keep:
+        _add_pair(wsq, g, k, wi * wi)
+        wsq_rows[g, 0] += 1
+
+
 @kernel
-def group_sum_labels(y, p, w, local, offset, glob, rows, weighted, wsums):
-    """Weighted 0/1 labels and predictions into the pairs ``wsums[g]`` (``[G, 4, 2]``)."""
+def group_sum_labels(y, p, w, local, offset, glob, rows, weighted, wsums, keep, wsq, wsq_rows):
+    """Weighted 0/1 labels and predictions into the pairs ``wsums[g]`` (``[G, 4, 2]``)
+    and, if ``keep``, the squared weights into ``wsq[g]`` (rows counted in ``wsq_rows``)."""
     for i in range(y.shape[0]):
         g = glob[local[i] - offset]
-        _add_pair(wsums, g, _cell(y[i] == 1, p[i] == 1), w[i])
-        rows[g, 0] += 1
-        weighted[g, 0] += 1
+        _add_weighted(g, _cell(y[i] == 1, p[i] == 1), w[i], keep, rows, weighted, wsums, wsq, wsq_rows)
 
 
 @kernel
-def group_sum_scores(y, s, threshold, w, local, offset, glob, rows, weighted, wsums):
-    """Weighted labels and scores cut at ``threshold`` into ``wsums[g]``."""
+def group_sum_scores(y, s, threshold, w, local, offset, glob, rows, weighted, wsums, keep, wsq, wsq_rows):
+    """Weighted labels and scores cut at ``threshold`` into ``wsums[g]`` (and ``wsq``)."""
     for i in range(y.shape[0]):
         g = glob[local[i] - offset]
-        _add_pair(wsums, g, _cell(y[i] == 1, s[i] >= threshold), w[i])
-        rows[g, 0] += 1
-        weighted[g, 0] += 1
+        _add_weighted(g, _cell(y[i] == 1, s[i] >= threshold), w[i], keep, rows, weighted, wsums, wsq,
+                      wsq_rows)
 
 
 @kernel
-def group_probability(y, p, w, local, offset, glob, rows, sums):
-    """Weight, log-loss and Brier totals into the pairs ``sums[g]`` (``[G, 3, 2]``)."""
+def group_probability(y, p, w, local, offset, glob, rows, sums, keep, squares, squares_rows):
+    """Weight, log-loss and Brier totals into the pairs ``sums[g]`` (``[G, 3, 2]``)
+    and, if ``keep``, their second moments (``w loss**2``, ``w (p - y)**4``,
+    ``w**2``) into ``squares[g]``, the rows counted in ``squares_rows``."""
     weighted = w.shape[0] > 0
     for i in range(y.shape[0]):
         g = glob[local[i] - offset]
@@ -148,17 +158,25 @@ def group_probability(y, p, w, local, offset, glob, rows, sums):
         q = pi if y1 else 1.0 - pi
         loss = -math.log(max(q, LOG_FLOOR))
         d = pi - y1
+        d2 = d * d
         wi = w[i] if weighted else 1.0
         _add_pair(sums, g, 0, wi)
         _add_pair(sums, g, 1, wi * loss if weighted else loss)
-        _add_pair(sums, g, 2, wi * (d * d) if weighted else d * d)
+        _add_pair(sums, g, 2, wi * d2 if weighted else d2)
         rows[g, 0] += 1
+        if keep:
+            _add_pair(squares, g, 0, wi * (loss * loss) if weighted else loss * loss)
+            _add_pair(squares, g, 1, wi * (d2 * d2) if weighted else d2 * d2)
+            _add_pair(squares, g, 2, wi * wi)
+            squares_rows[g, 0] += 1
 
 
 @kernel
-def group_regression(y, p, w, local, glob, rows, moments, sums):
+def group_regression(y, p, w, local, glob, rows, moments, sums, keep, squares, squares_rows):
     """Each slice's batch moments (two passes) merged into ``moments[g]`` by Chan's
-    formula, and its error totals into the pairs ``sums[g]`` (``[G, 3, 2]``).
+    formula, its error totals into the pairs ``sums[g]`` (``[G, 3, 2]``) and, if
+    ``keep``, their second moments (``w r**4``, ``w ape**2``, ``w**2``) into
+    ``squares[g]``, the rows counted in ``squares_rows``.
 
     As the one-slice kernel: a slice's shift is its first ``y`` in the batch,
     its mean is found first, then the squared deviations about it, corrected
@@ -170,7 +188,8 @@ def group_regression(y, p, w, local, glob, rows, moments, sums):
     shift = np.zeros(u)
     seen = np.zeros(u, np.bool_)
     count = np.zeros(u, np.int64)
-    acc = np.zeros((u, 7, 2))  # weight, sum y - shift, sum d, sum d^2, r^2, |r|, ape
+    # weight, sum y - shift, sum d, sum d^2, r^2, |r|, ape, r^4, ape^2, w^2
+    acc = np.zeros((u, 10, 2))
     for i in range(n):
         j = local[i]
         yi = y[i]
@@ -192,19 +211,27 @@ def group_regression(y, p, w, local, glob, rows, moments, sums):
         r = yi - p[i]
         ar = abs(r)
         ape = ar / max(abs(yi), MAPE_FLOOR)
+        r2 = r * r
         if weighted:
             wi = w[i]
             _add_pair(acc, j, 2, wi * d)
             _add_pair(acc, j, 3, wi * (d * d))
-            _add_pair(acc, j, 4, wi * (r * r))
+            _add_pair(acc, j, 4, wi * r2)
             _add_pair(acc, j, 5, wi * ar)
             _add_pair(acc, j, 6, wi * ape)
+            if keep:
+                _add_pair(acc, j, 7, wi * (r2 * r2))
+                _add_pair(acc, j, 8, wi * (ape * ape))
+                _add_pair(acc, j, 9, wi * wi)
         else:
             _add_pair(acc, j, 2, d)
             _add_pair(acc, j, 3, d * d)
-            _add_pair(acc, j, 4, r * r)
+            _add_pair(acc, j, 4, r2)
             _add_pair(acc, j, 5, ar)
             _add_pair(acc, j, 6, ape)
+            if keep:
+                _add_pair(acc, j, 7, r2 * r2)
+                _add_pair(acc, j, 8, ape * ape)
     for j in range(u):
         g = glob[j]
         sw = acc[j, 0, 0]
@@ -214,14 +241,19 @@ def group_regression(y, p, w, local, glob, rows, moments, sums):
         cm = acc[j, 3, 1]
         if wt > 0.0:
             corr = acc[j, 2, 0] + acc[j, 2, 1]
-            sm, cm = add(sm, cm, -(corr * corr) / wt)
+            sm, cm = add(sm, cm, -corr * (corr / wt))  # corr * corr alone may overflow
             if sm + cm < 0.0:
                 sm, cm = 0.0, 0.0
         _merge_moments(moments[g], sw, cw, shift[j], mean[j], sm, cm)
-        fold(sums[g], np.intp(0), acc[j, 4, 0], acc[j, 4, 1])
-        fold(sums[g], np.intp(1), acc[j, 5, 0], acc[j, 5, 1])
-        fold(sums[g], np.intp(2), acc[j, 6, 0], acc[j, 6, 1])
+        for k in range(3):
+            fold(sums[g], np.intp(k), acc[j, 4 + k, 0], acc[j, 4 + k, 1])
         rows[g, 0] += count[j]
+        if keep:
+            if not weighted:
+                acc[j, 9, 0] = float(count[j])
+            for k in range(3):
+                fold(squares[g], np.intp(k), acc[j, 7 + k, 0], acc[j, 7 + k, 1])
+            squares_rows[g, 0] += count[j]
 
 
 @kernel

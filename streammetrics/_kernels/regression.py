@@ -166,8 +166,6 @@ def regression_moments(y, p, w, n, moments, sums, squares):
     fold(squares, np.intp(2), sq, cq)
     n[0] += rows
     return 0
-    n[0] += rows
-    return 0
 
 
 @kernel

@@ -318,12 +318,18 @@ class Sliced(Accumulator):
             else:
                 ids = self._index()
                 glob = np.fromiter((ids[k] for k in keys.keys), np.int64, len(keys.keys))
+            second = self._tables_spec.second if self._tables is not None else None
+            keep = True
             if self._overall is not None:
+                before = int(self._overall._arrays[second][0]) if second else 0
                 self._overall.fold(tb)
+                # the batch's second moments overflowed in the overall state: the
+                # slices keep none either (their intervals then say so)
+                keep = not second or int(self._overall._arrays[second][0]) - before == tb.n
             elif self._rest is not None:
                 for m in self._rest.values():
                     m.fold(tb)
-            self._fold_slices(tb, keys, glob)
+            self._fold_slices(tb, keys, glob, keep)
             self._count += tb.n
         return self
 
@@ -392,7 +398,7 @@ class Sliced(Accumulator):
             if self._owned is not None:
                 self._owned.update(range(start, total))
 
-    def _fold_slices(self, tb: Batch, keys, glob: np.ndarray) -> None:
+    def _fold_slices(self, tb: Batch, keys, glob: np.ndarray, keep: bool = True) -> None:
         if self._tables is not None:
             arrays = tb.arrays_for(self._template.inputs)
             by_value = keys.by_value
@@ -403,9 +409,9 @@ class Sliced(Accumulator):
                 present = by_value.table >= 0
                 rows[present] = glob[by_value.table[present]]
                 self._tables_spec.fold(self._tables, arrays, tb.weights, by_value.values, rows,
-                                       by_value.offset)
+                                       by_value.offset, keep)
             else:
-                self._tables_spec.fold(self._tables, arrays, tb.weights, keys.codes, glob)
+                self._tables_spec.fold(self._tables, arrays, tb.weights, keys.codes, glob, keep=keep)
             return
         if glob.shape[0] == 1:
             self._own(int(glob[0])).fold(tb)

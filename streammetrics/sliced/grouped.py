@@ -45,7 +45,13 @@ class Tables:
     #: then indexed by value), not only their codes
     takes_values = False
 
-    def fold(self, tables, arrays, w, local, glob, offset=0) -> None:
+    #: the field counting the rows whose second moments (for the intervals) the
+    #: state keeps, ``None`` when it keeps none: the batch's are folded into the
+    #: tables only when the overall accumulator, folded first, kept them (they
+    #: overflow float64 there first: its totals bound every slice's)
+    second = None
+
+    def fold(self, tables, arrays, w, local, glob, offset=0, keep=True) -> None:
         raise NotImplementedError
 
     def merge(self, tables, idx, other) -> None:
@@ -92,8 +98,9 @@ class Tables:
 class _BinaryTables(Tables):
     takes_values = True
     derives = True
+    second = "wsq_rows"  # the squared weights of weighted rows
 
-    def fold(self, tables, arrays, w, local, glob, offset=0):
+    def fold(self, tables, arrays, w, local, glob, offset=0, keep=True):
         y, p = arrays
         t = self.template.threshold
         if w.shape[0] == 0:
@@ -101,28 +108,35 @@ class _BinaryTables(Tables):
                           tables["n"], tables["counts"])
         elif t is None:
             K.group_sum_labels(y, p, w, local, offset, glob, tables["n"], tables["weighted"],
-                               tables["wsums"])
+                               tables["wsums"], keep, tables["wsq"], tables["wsq_rows"])
         else:
             K.group_sum_scores(y, p, t, w, local, offset, glob, tables["n"], tables["weighted"],
-                               tables["wsums"])
+                               tables["wsums"], keep, tables["wsq"], tables["wsq_rows"])
 
 
 class _ProbabilityTables(Tables):
     takes_values = True
+    second = "squares_rows"
 
-    def fold(self, tables, arrays, w, local, glob, offset=0):
+    def fold(self, tables, arrays, w, local, glob, offset=0, keep=True):
         y, p = arrays
-        K.group_probability(y, p, w, local, offset, glob, tables["n"], tables["sums"])
+        K.group_probability(y, p, w, local, offset, glob, tables["n"], tables["sums"], keep,
+                            tables["squares"], tables["squares_rows"])
 
 
 class _RegressionTables(Tables):
-    def fold(self, tables, arrays, w, local, glob, offset=0):
+    second = "squares_rows"
+
+    def fold(self, tables, arrays, w, local, glob, offset=0, keep=True):
         y, p = arrays
-        K.group_regression(y, p, w, local, glob, tables["n"], tables["moments"], tables["sums"])
+        K.group_regression(y, p, w, local, glob, tables["n"], tables["moments"], tables["sums"], keep,
+                           tables["squares"], tables["squares_rows"])
 
     def merge(self, tables, idx, other):
         tables["n"][idx] += other["n"]
         K.group_merge_regression(tables["moments"], tables["sums"], idx, other["moments"], other["sums"])
+        tables["squares_rows"][idx] += other["squares_rows"]
+        K.group_merge_pairs(tables["squares"], idx, other["squares"])
 
 
 _BY_CLASS = {
