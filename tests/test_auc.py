@@ -1028,6 +1028,24 @@ def forced_threads(on=True):
         A.CORES, A.THREADED_MIN = saved
 
 
+@pytest.mark.parametrize("scores", ["one value", "extremes"])
+def test_the_median_cut_sort_of_keys_alone_handles_ties_and_extremes(scores):
+    """Keys sorted as floats on two threads, cut at a sampled median: every key
+    equal (one side of the cut is empty), or the infinities, zeros, subnormals."""
+    import streammetrics.metrics.ranking.sorting as A
+
+    rng = np.random.default_rng(1)
+    if scores == "one value":
+        x = np.full(5000, 0.25)
+    else:
+        x = rng.choice([-np.inf, np.inf, 0.0, -0.0, 5e-324, -5e-324, 1.0, -1e308], 5000)
+    keys = K.score_keys(x)
+    k = keys.copy()
+    A.sort_classes(k, 1200, 1200, threads=True)
+    np.testing.assert_array_equal(k[:1200], np.sort(keys[:1200]))
+    np.testing.assert_array_equal(k[1200:], np.sort(keys[1200:]))
+
+
 @pytest.mark.parametrize("n_pos, n_neg", [(0, 0), (1, 0), (0, 1), (1, 1), (191, 300), (3000, 7000)])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_threaded_and_serial_sorts_agree(n_pos, n_neg, weighted):

@@ -56,6 +56,8 @@ __all__ = [
     "split_keys_weighted",
     "split_scores",
     "partition_below",
+    "floats_below",
+    "float_keys",
     "score_keys",
     "key_bits",
     "append_split",
@@ -259,6 +261,34 @@ def partition_below(x, cut):
         x[j] = v
         j += v < cut
     return j
+
+
+@kernel
+def floats_below(k, cut):
+    """In place: replace each key of ``k`` by its score's float64 bits (the
+    inverse of :func:`_key`), the keys below ``cut`` moved to the front as
+    :func:`partition_below` moves them (in no particular order); returns how
+    many there are (none for ``cut = 0``). numpy sorts float64 faster than
+    uint64 on some CPUs: the keys are sorted as floats, then made keys again
+    by :func:`float_keys`."""
+    j = 0
+    for i in range(k.shape[0]):
+        v = k[i]
+        below = v < cut
+        mask = _ZERO - (~v >> np.uint64(63))  # all ones for the keys of negatives
+        k[i] = k[j]
+        k[j] = v ^ (mask | _SIGN)
+        j += below
+    return j
+
+
+@kernel
+def float_keys(k):
+    """In place: replace the float64 bits ``k`` (no NaN, no ``-0.0``) by their keys,
+    the inverse of :func:`floats_below`."""
+    for i in range(k.shape[0]):
+        v = k[i]
+        k[i] = v ^ ((_ZERO - (v >> np.uint64(63))) | _SIGN)
 
 
 # ------------------------------------------------------- counting pairs
