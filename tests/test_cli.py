@@ -1177,3 +1177,34 @@ def test_evaluate_by_refusals(tmp_path, capsys):
         assert code != 0 and message in err, (argv, err)
     with pytest.raises(SystemExit):
         cli.main(["evaluate", path, "--ci", "1.5"])
+
+
+def test_shards_dropped_once_merged_give_the_state_kept_ones_give(tmp_path):
+    """The command keeps no shard: the first shard's Evaluator becomes the total
+    and the others are dropped once merged (their spilled runs never copied);
+    the merged state is the one merging every shard into an empty total gives."""
+    _need("pyarrow")
+    from streammetrics.cli.progress import Progress
+    from streammetrics.cli.shards import evaluate_sources
+    from streammetrics.io import ColumnSpec, open_source
+
+    rng = np.random.default_rng(3)
+    paths = []
+    for i in range(3):
+        n = 6000
+        y = (rng.random(n) < 0.4).astype(np.int64)
+        paths.append(_write({"y": y, "p": np.clip(0.3 * y + 0.7 * rng.random(n), 0, 1)},
+                            str(tmp_path / f"s{i}.parquet")))
+    settings = {"task": "binary", "max_bins": None, "max_memory": 16 * 1024}
+    out = {}
+    for keep in (True, False):
+        sources = [open_source(p, ColumnSpec("y", ("p",))) for p in paths]
+        with Progress(sources, False) as progress:
+            total, shards = evaluate_sources(sources, settings, 1000, progress, keep_shards=keep)
+        assert len(shards) == (3 if keep else 0) and total.n == 18_000
+        assert total._members["auc"].spilled
+        out[keep] = total
+        del shards
+    assert out[True] == out[False]
+    a, b = out[True].finalize(), out[False].finalize()
+    assert (a.auc, a.average_precision, a.f1) == (b.auc, b.average_precision, b.f1)

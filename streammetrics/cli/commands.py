@@ -206,7 +206,8 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     sample = Reservoir() if args.plots and settings["task"] == "regression" else None
     with Progress(sources, progress_enabled(args.progress)) as progress:
         try:
-            total, _ = evaluate_sources(sources, settings, args.batch_rows, progress, sample)
+            total, _ = evaluate_sources(sources, settings, args.batch_rows, progress, sample,
+                                        keep_shards=False)
         except (CommandError, KeyboardInterrupt) as exc:
             progress.close()
             if args.save_state:

@@ -100,7 +100,7 @@ def translate(exc: Exception, src, chunk, task: str | None = None) -> CommandErr
 
 
 def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=None,
-                     on_shard=None):
+                     on_shard=None, keep_shards: bool = True):
     """Evaluate each source into its own Evaluator and merge them in order.
 
     Parameters
@@ -118,11 +118,17 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
         Fed every ``(y, p)`` row.
     on_shard : callable, optional
         Called as ``on_shard(source, evaluator)`` after each shard.
+    keep_shards : bool
+        Return each shard's Evaluator. Without, the first shard's Evaluator
+        becomes the total (merging into an empty one gives the same state, but
+        copies an exact AUC's spilled runs: a file as large as the state) and
+        every other is dropped once merged, its temporary files with it.
 
     Returns
     -------
     (Evaluator, list of Evaluator)
-        The merged total and each shard's own Evaluator (or Sliced Evaluators).
+        The merged total and each shard's own Evaluator (or Sliced Evaluators;
+        an empty list without ``keep_shards``).
 
     Raises
     ------
@@ -134,6 +140,7 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
     total = make_evaluator(settings)
     sliced = isinstance(total, Sliced)
     shards = []
+    done = 0
     try:
         for src in sources:
             ev = make_evaluator(settings)
@@ -150,18 +157,24 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
                     sample.add(chunk.y, chunk.p)
                 progress.update(chunk)
             progress.complete()
-            try:
-                total.merge(ev)
-            except ValueError as exc:  # the union of the shards' slices passes max_slices
-                raise CommandError(f"{src.path}: {exc}") from None
-            shards.append(ev)
+            if not keep_shards and not done:
+                total = ev
+            else:
+                try:
+                    total.merge(ev)
+                except ValueError as exc:  # the union of the shards' slices passes max_slices
+                    raise CommandError(f"{src.path}: {exc}") from None
+            done += 1
+            if keep_shards:
+                shards.append(ev)
             if on_shard is not None:
                 on_shard(src, ev)
+            del ev
     except InputError as exc:
         err = CommandError(str(exc))
-        err.partial = (total, len(shards))
+        err.partial = (total, done)
         raise err from None
     except (CommandError, KeyboardInterrupt) as exc:
-        exc.partial = (total, len(shards))
+        exc.partial = (total, done)
         raise
     return total, shards
