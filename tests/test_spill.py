@@ -97,6 +97,23 @@ def test_spilled_state_and_results_equal_in_memory(data, budget, tmp_path_factor
     assert _files(folder) == []
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_runs_are_written_in_chunks_of_records(weighted, tmp_path, monkeypatch):
+    """A run larger than the records packed at a time is written chunk by chunk
+    (five entries at a time here): the same files' contents, the same state."""
+    monkeypatch.setattr(S, "PACK_ROWS", 5)
+    rng = np.random.default_rng(4)
+    n = 3000
+    y = (rng.random(n) < 0.4).astype(np.int64)
+    s = np.round(rng.normal(size=n) + y, 2)
+    w = rng.integers(0, 9, n) / 4.0 if weighted else None
+    mem = _feed(sm.RankAUC(), y, s, w, [700, 1900])
+    spl = _feed(sm.RankAUC(max_memory=BUDGET, spill_dir=tmp_path), y, s, w, [700, 1900])
+    assert spl.spilled
+    _assert_same(mem, spl)
+    spl.close()
+
+
 @settings(max_examples=25, deadline=None)
 @given(data=_data(weighted=True))
 def test_spilled_weighted_equals_in_memory(data, tmp_path_factory):

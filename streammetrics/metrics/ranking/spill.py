@@ -48,6 +48,8 @@ MAX_DISK_RUNS = 32
 SPILL_SUFFIX = ".smspill"
 #: the smallest budget taken (bytes): a few chunks of a few entries
 MIN_MEMORY = 4096
+#: entries packed into records and written at a time (6 MB of records)
+PACK_ROWS = 1 << 18
 
 _UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9,
           "gb": 10**9, "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30,
@@ -255,13 +257,20 @@ class _RunWriter:
         self.buf = None
 
     def append(self, scores, ab) -> None:
+        """Write a run's entries, packed as records :data:`PACK_ROWS` at a time into
+        one buffer reused from chunk to chunk (a run as large as the budget
+        packed at once would take as much fresh memory, paid page by page)."""
         m = scores.shape[0]
-        if self.buf is None or self.buf.shape[0] < m:  # reused from append to append
+        ab = np.asarray(ab, self.dtype)
+        step = min(m, PACK_ROWS)
+        if self.buf is None or self.buf.shape[0] < step:  # reused from append to append
             self.buf = None
-            self.buf = np.empty(m, _record(self.dtype))
-        rec = self.buf[:m]
-        K.pack_records(scores, np.asarray(ab, self.dtype), *_flat_views(rec))
-        self.append_records(rec)
+            self.buf = np.empty(step, _record(self.dtype))
+        for a in range(0, m, PACK_ROWS):
+            b = min(m, a + PACK_ROWS)
+            rec = self.buf[: b - a]
+            K.pack_records(scores[a:b], np.ascontiguousarray(ab[:, a:b]), *_flat_views(rec))
+            self.append_records(rec)
 
     def append_records(self, rec) -> None:
         if rec.shape[0]:
