@@ -97,6 +97,31 @@ def test_spilled_state_and_results_equal_in_memory(data, budget, tmp_path_factor
     assert _files(folder) == []
 
 
+def test_files_hold_counts_in_the_narrowest_dtype_and_read_them_as_int64(tmp_path):
+    """Counts below 2**32 are written as uint32 (16-byte records), larger ones as
+    int64 (24 bytes), weights as float64; every file reads back as int64 counts
+    or float64 weights, the same entries, and merges into the same run."""
+    store = S.SpillStore(tmp_path)
+    scores = np.array([0.1, 0.5, 0.7])
+    small = np.array([[1, 0, 2**32 - 1], [3, 4, 0]], np.int64)
+    large = np.array([[2**32, 0, 5], [0, 1, 2**40]], np.int64)
+    weights = np.array([[0.5, 0.0, 1.5], [2.0, 0.25, 0.0]])
+    runs = [store.write(scores, ab) for ab in (small, large, weights)]
+    assert [r.dtype for r in runs] == [np.uint32, np.int64, np.float64]
+    assert [r.nbytes for r in runs] == [48, 72, 72] and [r.peak for r in runs[:2]] == [2**32 - 1, 2**40]
+    for run, ab in zip(runs, (small, large, weights)):
+        got_s, got_ab = S.merge_parts(list(S.stream_merge([run], 2)))  # read two at a time
+        assert np.array_equal(got_s, scores) and got_ab.dtype == ab.dtype and np.array_equal(got_ab, ab)
+    merged = S.merge_parts(list(S.stream_merge(runs[:2], 2)))
+    assert np.array_equal(merged[1], small + large) and merged[1].dtype == np.int64
+    w = store.writer(np.uint32)
+    with pytest.raises(ValueError, match="does not fit"):
+        w.append(scores, large)
+    w.abort()
+    store.close()
+    assert _files(tmp_path) == []
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_runs_are_written_in_chunks_of_records(weighted, tmp_path, monkeypatch):
     """A run larger than the records packed at a time is written chunk by chunk
@@ -160,7 +185,9 @@ def test_spilling_happens_and_run_count_is_bounded(tmp_path):
         acc.update(y[i:i + 300], s[i:i + 300])
         assert len(acc._strategy.disk) <= S.MAX_DISK_RUNS
         assert acc.nbytes <= BUDGET  # runs in memory and pending rows
-    assert acc.spilled and acc.spilled_bytes >= 24 * 20_000 * 0.9
+    # unweighted counts below 2**32: 16-byte records (score, two uint32 counts)
+    assert all(r.dtype == np.uint32 for r in acc._strategy.disk)
+    assert acc.spilled and acc.spilled_bytes >= 16 * 20_000 * 0.9
     assert acc.finalize().auc == brute_auc_sorted(y, s)
     assert 1 <= len(_files(tmp_path)) <= S.MAX_DISK_RUNS
     acc.flush()

@@ -237,8 +237,8 @@ class RankAUC(Accumulator):
         A memory budget for the exact state, in bytes or as a string such as
         ``"1GB"`` or ``"512MiB"`` (at least 4096 bytes). The state stays exact:
         once its sorted runs take more than a quarter of the budget they are
-        written to temporary files (*spilled*, 24 bytes per distinct score on
-        disk) and memory holds only the pending rows (a sixteenth of the
+        written to temporary files (*spilled*, 16 bytes per distinct score on
+        disk, 24 with weights or counts past ``2**32``) and memory holds only the pending rows (a sixteenth of the
         budget), the runs not yet spilled and the chunks a read streams
         through. ``finalize()`` streams a k-way merge over the files in
         chunks; the curves, average precision, ``finalize(ci=...)``, the
@@ -450,7 +450,8 @@ class RankAUC(Accumulator):
 
     @property
     def spilled_bytes(self) -> int:
-        """Bytes of the state held in temporary files (24 per entry; 0 in memory)."""
+        """Bytes of the state held in temporary files (16 per entry, 24 with weights
+        or counts past ``2**32``; 0 in memory)."""
         return self._strategy.disk_bytes if isinstance(self._strategy, Exact) else 0
 
     def close(self) -> None:

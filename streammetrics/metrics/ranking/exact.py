@@ -18,7 +18,7 @@ from ..._protocol.result import safe
 from ..._protocol.runs import RunStack
 from .operating import LayeredPoints, OperatingPoints, u2_with_blocks
 from .sorting import run_into_across, sort_classes, u2_across
-from .spill import MAX_DISK_RUNS, SpillStore, stream_merge
+from .spill import MAX_DISK_RUNS, SpillStore, count_dtype, stream_merge
 from .streamed import StreamedRun
 
 __all__ = ["Exact", "run_of_sorted", "auc_of_run", "auc_of_chunks", "merge_runs", "INT64_LIMIT"]
@@ -218,7 +218,7 @@ class Exact:
         if len(old) < 2:
             return
         store = self._store()
-        w = store.writer(np.float64 if self.weighted else np.int64)
+        w = self._merged_writer(store, old)
         try:
             for scores, ab in stream_merge(old, self.chunk(len(old))):
                 w.append(scores, ab)
@@ -230,6 +230,16 @@ class Exact:
         self.disk = [r for r in self.disk if id(r) not in gone] + [merged]
         for run in old:
             store.remove(run)
+
+    def _merged_writer(self, store, disk, memory=(), rows: int = 0):
+        """A new file for the merge of the runs ``disk`` and ``memory`` and ``rows``
+        pending rows: weights, or counts in the narrowest dtype that holds the
+        sum of the runs' largest counts (no merged count can pass it)."""
+        if self.weighted:
+            return store.writer(np.float64)
+        bound = sum(r.peak for r in disk) + rows
+        bound += sum(int(ab.max()) for _, ab in memory if ab.size)
+        return store.writer(count_dtype(bound))
 
     def _merge_for_reading(self, buf):
         """Merge the runs on disk, those in memory and the pending rows of ``buf``
@@ -251,7 +261,7 @@ class Exact:
         if len(sources) < 3:
             return None
         store = self._store()
-        w = store.writer(np.float64 if self.weighted else np.int64)
+        w = self._merged_writer(store, self.disk, list(self.stack), buf.rows if buf is not None else 0)
         old = self.disk
 
         def merged():

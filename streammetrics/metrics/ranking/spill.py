@@ -10,9 +10,11 @@ than :data:`MAX_DISK_RUNS` of them. The result is the same, to the bit, as
 the in-memory state's: a run on disk holds exactly the entries the in-memory
 run held.
 
-A file holds one run as records of 24 bytes (``score`` float64, then the
-positive and negative count as int64, or weights as float64), in increasing
-score order. Its name says whose it is::
+A file holds one run as records, in increasing score order: ``score``
+float64, then the positive and negative count as uint32 when every count of
+the file is below ``2**32`` (16 bytes a record; a count bound is known when
+the file is written), else as int64, or the weights as float64 (24 bytes).
+Reading a file gives int64 counts either way. Its name says whose it is::
 
     .streammetrics-<host>.<pid>.<random>.smspill
 
@@ -39,7 +41,7 @@ import numpy as np
 
 from ..._kernels import rank as K
 
-__all__ = ["parse_memory", "SpillStore", "DiskRun", "stream_merge", "MAX_DISK_RUNS",
+__all__ = ["parse_memory", "SpillStore", "DiskRun", "stream_merge", "count_dtype", "MAX_DISK_RUNS",
            "SPILL_SUFFIX", "remove_stale"]
 
 #: at most this many runs are kept on disk; one more merges the smaller half into one file
@@ -160,19 +162,34 @@ def _record(dtype) -> np.dtype:
     return np.dtype([("s", np.float64), ("p", dtype), ("q", dtype)])
 
 
+_NARROW = np.dtype(np.uint32)
+
+
+def count_dtype(bound: int) -> np.dtype:
+    """The dtype a file stores counts in when none exceeds ``bound``."""
+    return _NARROW if bound < 2**32 else np.dtype(np.int64)
+
+
+def _read_dtype(dtype) -> np.dtype:
+    """The dtype of the masses read from records of ``dtype`` (counts as int64)."""
+    return np.dtype(np.float64) if np.dtype(dtype).kind == "f" else np.dtype(np.int64)
+
+
 class DiskRun:
-    """One run in a file: ``m`` records ``(score, positive, negative)``."""
+    """One run in a file: ``m`` records ``(score, positive, negative)`` whose
+    counts are at most ``peak`` (counts; 0 for weights)."""
 
-    __slots__ = ("path", "m", "dtype", "__weakref__")
+    __slots__ = ("path", "m", "dtype", "peak", "__weakref__")
 
-    def __init__(self, path: str, m: int, dtype):
+    def __init__(self, path: str, m: int, dtype, peak: int = 0):
         self.path = path
         self.m = int(m)
         self.dtype = np.dtype(dtype)
+        self.peak = int(peak)
 
     @property
     def nbytes(self) -> int:
-        return 24 * self.m
+        return _record(self.dtype).itemsize * self.m
 
     def records(self):
         """The file's records, memory-mapped read-only (empty for an empty run)."""
@@ -204,11 +221,16 @@ class SpillStore:
                             f"{_prefix()}{os.getpid()}.{secrets.token_hex(6)}{SPILL_SUFFIX}")
 
     def writer(self, dtype) -> "_RunWriter":
+        """A new file for a run of masses of ``dtype`` (the file's own: see
+        :func:`count_dtype` for counts)."""
         return _RunWriter(self, dtype)
 
     def write(self, scores, ab) -> DiskRun:
         """Write one in-memory run to a new file."""
-        w = self.writer(ab.dtype)
+        if ab.dtype.kind == "f":
+            w = self.writer(ab.dtype)
+        else:
+            w = self.writer(count_dtype(int(ab.max()) if ab.size else 0))
         try:
             w.append(scores, ab)
         except BaseException:
@@ -220,6 +242,7 @@ class SpillStore:
         """A copy of ``run`` (possibly another store's) in a file of this store."""
         rec = run.records()
         w = self.writer(run.dtype)
+        w.peak = run.peak
         try:
             for a in range(0, run.m, chunk):
                 w.append_records(np.asarray(rec[a:a + chunk]))
@@ -255,13 +278,19 @@ class _RunWriter:
         self.fh = os.fdopen(fd, "wb")
         self.m = 0
         self.buf = None
+        self.peak = 0  # the largest count written
 
     def append(self, scores, ab) -> None:
         """Write a run's entries, packed as records :data:`PACK_ROWS` at a time into
         one buffer reused from chunk to chunk (a run as large as the budget
-        packed at once would take as much fresh memory, paid page by page)."""
+        packed at once would take as much fresh memory, paid page by page).
+        Counts must fit the file's dtype (``ValueError`` otherwise)."""
         m = scores.shape[0]
-        ab = np.asarray(ab, self.dtype)
+        if self.dtype.kind != "f" and m:
+            top = int(ab.max())
+            if self.dtype == _NARROW and (top >= 2**32 or int(ab.min()) < 0):
+                raise ValueError(f"a count of {top} does not fit a file of uint32 counts")
+            self.peak = max(self.peak, top)
         step = min(m, PACK_ROWS)
         if self.buf is None or self.buf.shape[0] < step:  # reused from append to append
             self.buf = None
@@ -269,7 +298,13 @@ class _RunWriter:
         for a in range(0, m, PACK_ROWS):
             b = min(m, a + PACK_ROWS)
             rec = self.buf[: b - a]
-            K.pack_records(scores[a:b], np.ascontiguousarray(ab[:, a:b]), *_flat_views(rec))
+            if self.dtype == _NARROW:
+                rec["s"] = scores[a:b]
+                rec["p"] = ab[0, a:b]
+                rec["q"] = ab[1, a:b]
+            else:
+                K.pack_records(scores[a:b], np.ascontiguousarray(ab[:, a:b], self.dtype),
+                               *_flat_views(rec))
             self.append_records(rec)
 
     def append_records(self, rec) -> None:
@@ -280,7 +315,7 @@ class _RunWriter:
     def close(self) -> DiskRun:
         self.fh.close()
         self.buf = None
-        return DiskRun(self.path, self.m, self.dtype)
+        return DiskRun(self.path, self.m, self.dtype, self.peak)
 
     def abort(self) -> None:
         try:
@@ -336,7 +371,7 @@ def _window(src, a: int, b: int):
         return src[0][a:b], src[1][:, a:b]
     rec = np.asarray(src[a:b])
     scores = np.ascontiguousarray(rec["s"])
-    ab = np.empty((2, rec.shape[0]), rec.dtype["p"])
+    ab = np.empty((2, rec.shape[0]), _read_dtype(rec.dtype["p"]))
     ab[0] = rec["p"]
     ab[1] = rec["q"]
     del rec
@@ -381,8 +416,8 @@ class _Sources:
                 if s.shape[0]:
                     self.srcs.append(s)
                     self.sizes.append(s.shape[0])
-                    # the records as rows of three float64: column 0 the scores
-                    self.flat.append(np.asarray(s).view(np.float64).reshape(-1, 3))
+                    # the records as rows of 64-bit words: column 0 the scores
+                    self.flat.append(np.asarray(s).view(np.float64).reshape(-1, s.dtype.itemsize // 8))
             elif s[0].shape[0]:
                 self.srcs.append(s)
                 self.sizes.append(s[0].shape[0])
@@ -440,7 +475,7 @@ class _Sources:
 
     def _dtype(self, i: int):
         src = self.srcs[i]
-        return src[1].dtype if isinstance(src, tuple) else src.dtype["p"]
+        return src[1].dtype if isinstance(src, tuple) else _read_dtype(src.dtype["p"])
 
 
 def stream_merge(sources, chunk: int):
