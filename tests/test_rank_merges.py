@@ -1,6 +1,6 @@
 """The exact AUC's faster paths against independent references, bit for bit.
 
-* the heap merge of records (:func:`merge_records`) against the scan of every
+* the tournament merge of records (:func:`merge_records`) against the scan of every
   head (:func:`merge_k`) and a dictionary of sums made in the runs' order;
 * the spilled reads (:func:`stream_merge`, :func:`descending`) over files and
   in-memory runs against merging whole runs;
@@ -35,7 +35,10 @@ def _runs(draw_or_rng, k, weighted, decimals):
     runs = []
     for _ in range(k):
         m = int(rng.integers(0, 60))
-        s = np.unique(np.round(rng.normal(size=m), decimals))
+        s = np.round(rng.normal(size=m), decimals)
+        if rng.random() < 0.2:  # the infinities are scores like any other
+            s = np.append(s, rng.choice([-np.inf, np.inf], 2))
+        s = np.unique(s)
         if weighted:
             ab = rng.random((2, s.shape[0]))
         else:
@@ -84,7 +87,7 @@ def _records(runs):
 @settings(max_examples=80, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 40), weighted=st.booleans(),
        decimals=st.integers(0, 3))
-def test_heap_merge_of_records_equals_the_scan_and_the_ordered_sums(seed, k, weighted, decimals):
+def test_tournament_merge_of_records_equals_the_scan_and_the_ordered_sums(seed, k, weighted, decimals):
     runs = _runs(np.random.default_rng(seed), k, weighted, decimals)
     rec, starts, ends = _records(runs)
     total = rec.shape[0]

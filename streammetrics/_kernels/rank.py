@@ -537,28 +537,39 @@ def merge_k(scores, ab, starts, s, out):
 
 
 @inline
-def _before(sc, pos, a, b):
-    """Source ``a``'s head comes before source ``b``'s: a lower score, or the
-    same score and a lower source index."""
-    x = sc[pos[a], 0]
-    y = sc[pos[b], 0]
-    return x < y or (x == y and a < b)
+def _beats(head, rank, a, b):
+    """Source ``a``'s head comes before source ``b``'s: a lower score, or the same
+    score and a lower rank (the index; past every index once used up, whose
+    head is then ``+inf``)."""
+    x = head[a]
+    y = head[b]
+    return x < y or (x == y and rank[a] < rank[b])
 
 
 @inline
-def _sift_down(sc, pos, heap, size, at):
-    while True:
-        c = 2 * at + 1
-        if c >= size:
-            return
-        if c + 1 < size and _before(sc, pos, heap[c + 1], heap[c]):
-            c += 1
-        if not _before(sc, pos, heap[c], heap[at]):
-            return
-        t = heap[c]
-        heap[c] = heap[at]
-        heap[at] = t
-        at = c
+def _next_head(sc, pos, ends, head, rank, i, leaves):
+    """Advance source ``i`` past its head; read its next score, or mark it used up."""
+    r = pos[i] + 1
+    pos[i] = r
+    if r < ends[i]:
+        head[i] = sc[r, 0]
+    else:
+        head[i] = np.inf
+        rank[i] = i + leaves
+
+
+@inline
+def _replay(tree, head, rank, w, leaves):
+    """Play source ``w``, whose head changed, up from its leaf: at each node the
+    loser stays and the winner goes on; the overall winner lands in ``tree[0]``."""
+    n = (leaves + w) >> 1
+    while n >= 1:
+        t = tree[n]
+        if _beats(head, rank, t, w):
+            tree[n] = w
+            w = t
+        n >>= 1
+    tree[0] = w
 
 
 @kernel
@@ -570,44 +581,57 @@ def merge_records(sc, val, starts, ends, s, out):
     as the masses' dtype (columns 1 and 2); run ``i`` is rows
     ``starts[i]:ends[i]``, its scores increasing and distinct. The masses of
     a score held by several runs are added in the runs' order (the sums
-    :func:`merge_k` makes, to the bit): the runs' heads are kept in a binary
-    heap ordered by score and then by run, so equal scores come out lowest
-    run first. ``O(log k)`` per entry where :func:`merge_k` scans all ``k``
-    heads. Returns the merged length.
+    :func:`merge_k` makes, to the bit): the runs' heads play a tournament
+    (a tree of losers: one comparison per level for each entry taken, where
+    a binary heap makes two), ordered by score and then by run, so equal
+    scores come out lowest run first. ``O(log k)`` per entry where
+    :func:`merge_k` scans all ``k`` heads. Returns the merged length.
     """
     k = starts.shape[0]
-    pos = np.empty(k, np.int64)
-    heap = np.empty(k, np.int64)
-    size = 0
+    if k == 0:
+        return 0
+    leaves = 1
+    while leaves < k:
+        leaves *= 2
+    pos = np.zeros(leaves, np.int64)
+    head = np.full(leaves, np.inf)
+    rank = np.arange(leaves, 2 * leaves)  # the padding leaves are used up from the start
     for i in range(k):
         pos[i] = starts[i]
         if starts[i] < ends[i]:
-            heap[size] = i
-            size += 1
-    for at in range(size // 2 - 1, -1, -1):
-        _sift_down(sc, pos, heap, size, at)
+            head[i] = sc[starts[i], 0]
+            rank[i] = i
+    # the first tournament: winners bottom up, each node keeping its loser
+    win = np.empty(2 * leaves, np.int64)
+    tree = np.empty(leaves, np.int64)
+    for i in range(leaves):
+        win[leaves + i] = i
+    for n in range(leaves - 1, 0, -1):
+        a = win[2 * n]
+        b = win[2 * n + 1]
+        if _beats(head, rank, a, b):
+            win[n] = a
+            tree[n] = b
+        else:
+            win[n] = b
+            tree[n] = a
+    tree[0] = win[1] if leaves > 1 else 0
     m = 0
-    while size > 0:
-        i = heap[0]
+    while rank[tree[0]] < leaves:
+        i = tree[0]
         r = pos[i]
-        v = sc[r, 0]
+        v = head[i]
         p = val[r, 1]
         q = val[r, 2]
-        pos[i] = r + 1
-        if r + 1 == ends[i]:
-            size -= 1
-            heap[0] = heap[size]
-        _sift_down(sc, pos, heap, size, 0)
-        while size > 0 and sc[pos[heap[0]], 0] == v:
-            i = heap[0]
+        _next_head(sc, pos, ends, head, rank, i, leaves)
+        _replay(tree, head, rank, i, leaves)
+        while rank[tree[0]] < leaves and head[tree[0]] == v:
+            i = tree[0]
             r = pos[i]
             p = p + val[r, 1]
             q = q + val[r, 2]
-            pos[i] = r + 1
-            if r + 1 == ends[i]:
-                size -= 1
-                heap[0] = heap[size]
-            _sift_down(sc, pos, heap, size, 0)
+            _next_head(sc, pos, ends, head, rank, i, leaves)
+            _replay(tree, head, rank, i, leaves)
         s[m] = v
         out[0, m] = p
         out[1, m] = q

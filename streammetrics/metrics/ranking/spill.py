@@ -45,7 +45,7 @@ __all__ = ["parse_memory", "SpillStore", "DiskRun", "stream_merge", "count_dtype
            "SPILL_SUFFIX", "remove_stale"]
 
 #: at most this many runs are kept on disk; one more merges the smaller half into one file
-#: (a read merges them through a heap: its cost grows with the logarithm of their number)
+#: (a read merges them through a tournament: its cost grows with the logarithm of their number)
 MAX_DISK_RUNS = 32
 SPILL_SUFFIX = ".smspill"
 #: the smallest budget taken (bytes): a few chunks of a few entries
@@ -488,7 +488,7 @@ def stream_merge(sources, chunk: int):
     of a score held by several sources are added (in the order of
     ``sources``: the same sums, to the bit, as merging them in memory in that
     order). Chunks never split a score. The windows of a step are copied into
-    one buffer, reused from step to step, and merged there by a heap of the
+    one buffer, reused from step to step, and merged there by a tournament of the
     runs' heads (:func:`~streammetrics._kernels.rank.merge_records`).
     """
     chunk = max(int(chunk), 1)
