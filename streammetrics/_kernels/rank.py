@@ -623,15 +623,15 @@ def merge_records(sc, val, starts, ends, s, out):
         v = head[i]
         p = val[r, 1]
         q = val[r, 2]
-        _next_head(sc, pos, ends, head, rank, i, leaves)
-        _replay(tree, head, rank, i, leaves)
-        while rank[tree[0]] < leaves and head[tree[0]] == v:
+        while True:  # take the winner, then every other run's entry of the same score
+            _next_head(sc, pos, ends, head, rank, i, leaves)
+            _replay(tree, head, rank, i, leaves)
             i = tree[0]
+            if rank[i] >= leaves or head[i] != v:
+                break
             r = pos[i]
             p = p + val[r, 1]
             q = q + val[r, 2]
-            _next_head(sc, pos, ends, head, rank, i, leaves)
-            _replay(tree, head, rank, i, leaves)
         s[m] = v
         out[0, m] = p
         out[1, m] = q

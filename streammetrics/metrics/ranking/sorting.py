@@ -119,8 +119,13 @@ def _sort_as_floats(*parts) -> None:
             part.sort()
             continue
         K.floats_below(part, _NO_KEY)
-        part.view(np.float64).sort()
-        K.float_keys(part)
+        _sort_floats_into_keys(part)
+
+
+def _sort_floats_into_keys(part) -> None:
+    """Sort float64 bits (as :func:`K.floats_below` leaves them) and make them keys."""
+    part.view(np.float64).sort()
+    K.float_keys(part)
 
 
 _NO_KEY = np.uint64(0)  # below every key: :func:`K.floats_below` moves none
@@ -148,9 +153,8 @@ def _sort_halves(pos, neg) -> None:
     j = int(K.floats_below(neg, cut))
 
     def side(p, n):
-        for part in (p, n):
-            part.view(np.float64).sort()
-            K.float_keys(part)
+        _sort_floats_into_keys(p)
+        _sort_floats_into_keys(n)
 
     job = _sort_pool().submit(side, pos[:i], neg[:j])
     try:

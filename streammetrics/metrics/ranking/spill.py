@@ -227,12 +227,10 @@ class SpillStore:
 
     def write(self, scores, ab) -> DiskRun:
         """Write one in-memory run to a new file."""
-        if ab.dtype.kind == "f":
-            w = self.writer(ab.dtype)
-        else:
-            w = self.writer(count_dtype(int(ab.max()) if ab.size else 0))
+        peak = None if ab.dtype.kind == "f" else (int(ab.max()) if ab.size else 0)
+        w = self.writer(ab.dtype if peak is None else count_dtype(peak))
         try:
-            w.append(scores, ab)
+            w.append(scores, ab, peak)
         except BaseException:
             w.abort()
             raise
@@ -280,17 +278,20 @@ class _RunWriter:
         self.buf = None
         self.peak = 0  # the largest count written
 
-    def append(self, scores, ab) -> None:
+    def append(self, scores, ab, peak=None) -> None:
         """Write a run's entries, packed as records :data:`PACK_ROWS` at a time into
         one buffer reused from chunk to chunk (a run as large as the budget
         packed at once would take as much fresh memory, paid page by page).
-        Counts must fit the file's dtype (``ValueError`` otherwise)."""
+        Counts must fit the file's dtype (``ValueError`` otherwise); a caller that
+        chose the dtype from ``peak``, their largest, passes it and saves the
+        passes over them."""
         m = scores.shape[0]
         if self.dtype.kind != "f" and m:
-            top = int(ab.max())
-            if self.dtype == _NARROW and (top >= 2**32 or int(ab.min()) < 0):
-                raise ValueError(f"a count of {top} does not fit a file of uint32 counts")
-            self.peak = max(self.peak, top)
+            if peak is None:
+                peak = int(ab.max())
+                if self.dtype == _NARROW and (peak >= 2**32 or int(ab.min()) < 0):
+                    raise ValueError(f"a count of {peak} does not fit a file of uint32 counts")
+            self.peak = max(self.peak, int(peak))
         step = min(m, PACK_ROWS)
         if self.buf is None or self.buf.shape[0] < step:  # reused from append to append
             self.buf = None
