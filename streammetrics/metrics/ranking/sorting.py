@@ -10,45 +10,26 @@ thread, bit for bit.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from ..._kernels import rank as K
 from ..._kernels.sort import sort_keys
+from ..._threads import CORES, helper_pool
 
 __all__ = ["sort_classes", "u2_across", "run_into_across", "auc_u2_scores", "split_sorted", "key_float", "keys_sorter", "CORES",
            "THREADED_MIN"]
 
 
-def _cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-CORES = _cpu_count()
-
-
 THREADED_MIN = 1 << 16
 
 
-_pool_lock = threading.Lock()
+_pool_lock = threading.Lock()  # the sort choice is measured once
 
-
-_pool = None  # (pid, executor): a forked child makes its own
-
-
-def _sort_pool() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None or _pool[0] != os.getpid():
-            _pool = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="streammetrics-sort"))
-        return _pool[1]
+#: the helper thread that sorts one half while the caller sorts the other
+_sort_pool = helper_pool
 
 
 #: how keys alone are sorted when large: ``"numpy"`` (``np.sort``) or ``"radix"``
