@@ -236,3 +236,161 @@ def test_the_value_table_is_numpys_unique(values, spread):
     want_values, want_codes = np.unique(a, return_inverse=True)
     np.testing.assert_array_equal(distinct, want_values)
     np.testing.assert_array_equal(codes, want_codes.reshape(-1))
+
+
+# ------------------------------------------------------- counted by key
+def _cells(y, p, threshold, keys, lo, span):
+    """Each row's (tp, fp, fn, tn) cell of its key, counted by numpy."""
+    called = p == 1 if threshold is None else p >= threshold
+    cells = 4 * (keys - lo) + 2 * ~called + (y != 1)
+    return np.bincount(cells, minlength=4 * span)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 3000), span=st.integers(1, 200), lo=st.integers(-(2**40), 2**40),
+       outside=st.integers(0, 40), labels=st.booleans(), seed=st.integers(0, 2**31))
+def test_count_keys_counts_each_row_in_its_keys_cell_and_spills_the_rest(n, span, lo, outside, labels,
+                                                                         seed):
+    from streammetrics._kernels import grouped as GK
+
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.4).astype(np.uint8)
+    p = (rng.random(n) < 0.5).astype(np.float64) if labels else rng.random(n)
+    threshold = None if labels else 0.5
+    keys = lo + rng.integers(0, span, n)
+    far = rng.choice(n, min(outside, n), replace=False)
+    keys[far] = np.where(rng.random(far.shape[0]) < 0.5, lo - 1 - rng.integers(0, 10**9, far.shape[0]),
+                         lo + span + rng.integers(0, 10**9, far.shape[0]))
+    inside = np.ones(n, bool)
+    inside[far] = False
+    table = np.zeros(4 * (span + 1), np.int32)
+    spill = np.empty(far.shape[0], np.int64)
+    status, m = GK.count_keys(y, p, np.nan if labels else 0.5, keys, lo, table, spill, 0, n)
+    assert status == 0
+    np.testing.assert_array_equal(table[:4 * span],
+                                  _cells(y[inside], p[inside], threshold, keys[inside], lo, span))
+    np.testing.assert_array_equal(spill[:m], np.flatnonzero(~inside))  # in row order
+    assert table[4 * span:].sum() == far.shape[0]  # the slot of the rows outside
+    if far.shape[0]:
+        status, _ = GK.count_keys(y, p, np.nan if labels else 0.5, keys, lo, np.zeros_like(table),
+                                  spill[: far.shape[0] - 1], 0, n)
+        assert status == 3  # more rows outside than the room for them
+
+
+def test_count_keys_reports_a_bad_value():
+    from streammetrics._kernels import grouped as GK
+
+    keys = np.zeros(3, np.int64)
+    good_y, good_p = np.array([1, 0, 1], np.uint8), np.array([0.1, 0.9, 0.5])
+    for y, p, threshold in [(np.array([1, 2, 1], np.uint8), good_p, 0.5),
+                            (good_y, np.array([0.1, np.nan, 0.5]), 0.5),
+                            (good_y, np.array([0.1, np.inf, 0.5]), 0.5),
+                            (good_y, np.array([1.0, 0.5, 0.0]), np.nan)]:
+        status, _ = GK.count_keys(y, p, threshold, keys, 0, np.zeros(8, np.int32), np.empty(0, np.int64),
+                                  0, 3)
+        assert status == 1
+
+
+def _spy_counts(monkeypatch):
+    """The batches counted by key (:func:`count_keys` calls), in a list."""
+    import streammetrics.sliced.grouped as SG
+
+    calls = []
+    real = SG.K.count_keys
+
+    def spy(*args):
+        calls.append(args[-1] - args[-2])
+        return real(*args)
+
+    monkeypatch.setattr(SG.K, "count_keys", spy)
+    return calls
+
+
+@pytest.mark.parametrize("threads", [False, True])
+@pytest.mark.parametrize("threshold", [None, 0.5])
+def test_counting_by_key_gives_the_coded_paths_state(monkeypatch, threads, threshold):
+    """Batches of integer keys counted by key, on one thread and two, with keys
+    outside the sampled range (counted apart, or the whole batch again over
+    the exact range), too sparse for a table, and new keys in later batches:
+    the state of the same batches prepared (coded) and folded."""
+    import streammetrics.sliced.grouped as SG
+
+    monkeypatch.setattr(SG, "THREADED_ROWS", 1 if threads else 1 << 62)
+    monkeypatch.setattr(SG, "MIN_ROOM", 4)
+    monkeypatch.setattr(SG, "_SAMPLE", 256)
+    calls = _spy_counts(monkeypatch)
+    exact = []
+    real_range = SG._key_range
+    monkeypatch.setattr(SG, "_key_range", lambda *a: exact.append(1) or real_range(*a))
+    apart = []
+    real_apart = SG._count_apart
+    monkeypatch.setattr(SG, "_count_apart", lambda *a: apart.append(1) or real_apart(*a))
+    rng = np.random.default_rng(11)
+    n = 4000
+    y = (rng.random(n) < 0.3).astype(np.int64)
+    p = (rng.random(n) < 0.5).astype(np.int64) if threshold is None else rng.random(n)
+    keys = rng.integers(0, 50, n)
+    keys[[7, 1001, 2503]] = [-10**6, 10**7, 77]  # rows the samples skip: counted apart
+    batches = [slice(0, 1000), slice(1000, 2500), slice(2500, n)]
+    late = keys.copy()
+    late[2500:] += 30  # new keys in the last batch
+    many = keys.copy()
+    rows = np.arange(1500)
+    step = 1500 // 256  # the rows the sample reads: none of these
+    rows = rows[(rows % step != 0) & (rows % 4 == 1)]
+    many[1000 + rows] = 500 + rows % 20  # many outside the sampled range: counted again
+    sparse = keys * 10**9  # no table: coded
+    for by in (keys, late, many, sparse):
+        exact.clear()
+        fast = sm.Sliced(sm.BinaryConfusion(threshold=threshold))
+        coded = sm.Sliced(sm.BinaryConfusion(threshold=threshold))
+        for part in batches:
+            fast.update(y[part], p[part], by=by[part])
+            coded.fold(coded.prepare(y[part], p[part], by=by[part]))
+        assert fast == coded
+        np.testing.assert_array_equal(fast.finalize().slice_f1, coded.finalize().slice_f1)
+        if by is many:
+            assert exact  # the exact range was read
+    assert apart  # rows outside the sampled range were counted apart
+    assert calls  # the batches above were counted by key
+    _check_against_template(lambda: sm.BinaryConfusion(threshold=threshold),
+                            sm.Sliced(sm.BinaryConfusion(threshold=threshold)).update(y, p, by=late),
+                            (y, p), None, late)
+
+
+def test_a_batch_counted_by_key_and_refused_changes_nothing_and_the_next_counts_right(monkeypatch):
+    calls = _spy_counts(monkeypatch)
+    rng = np.random.default_rng(2)
+    y, p, by = (rng.random(500) < 0.5).astype(np.int64), rng.random(500), rng.integers(0, 9, 500)
+    acc = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y[:100], p[:100], by=by[:100])
+    before = state_snapshot(acc)
+    bad = p[100:].copy()
+    bad[250] = np.nan
+    with pytest.raises(ValueError, match=r"p\[250\] = nan: scores must be finite"):
+        acc.update(y[100:], bad, by=by[100:])
+    with pytest.raises(ValueError, match="max_slices=3"):
+        sm.Sliced(sm.BinaryConfusion(threshold=0.5), max_slices=3).update(y, p, by=by)
+    assert_state_unchanged(acc, before)
+    acc.update(y[100:], p[100:], by=by[100:])  # the refused batch's counts are gone
+    assert acc == sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=by)
+    assert len(calls) >= 3
+
+
+def test_integer_keys_counted_by_key_beside_keys_of_other_kinds():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(4)
+    n = 600
+    y, p = (rng.random(n) < 0.5).astype(np.int64), rng.random(n)
+    ints = rng.integers(0, 5, n)
+    keys = np.array([int(k) if i < 400 else f"s{k}" for i, k in enumerate(ints)], dtype=object)
+    acc = sm.Sliced(sm.BinaryConfusion(threshold=0.5))
+    acc.update(y[:200], p[:200], by=ints[:200])  # counted by key
+    acc.update(y[200:300], p[200:300], by=pd.Series(ints[200:300]))  # coded, the same keys
+    acc.update(y[300:400], p[300:400], by=ints[300:400])
+    acc.update(y[400:], p[400:], by=keys[400:])  # strings: the keys leave their integer form
+    acc.update(y[:50], p[:50], by=ints[:50])  # coded now
+    whole = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(
+        np.concatenate([y, y[:50]]), np.concatenate([p, p[:50]]),
+        by=np.concatenate([keys, ints[:50].astype(object)]))
+    assert acc == whole
+    assert set(acc.finalize().slices) == {*range(5), *(f"s{k}" for k in range(5))}

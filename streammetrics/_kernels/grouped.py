@@ -45,6 +45,10 @@ __all__ = [
     "group_scatter2",
     "value_counts",
     "value_scatter2",
+    "key_range",
+    "count_keys",
+    "present_keys",
+    "commit_keys",
 ]
 
 
@@ -376,3 +380,110 @@ def value_scatter2(a, b, values, offset, table, starts, out_a, out_b):
         out_a[k] = a[i]
         out_b[k] = b[i]
         pos[j] = k + 1
+
+
+# ------------------------------------------------------- rows counted by key
+@kernel
+def key_range(keys, start, stop):
+    """``(min, max)`` of ``keys[start:stop]`` (``start < stop``), in a pass that
+    vectorizes (no branch on the values)."""
+    lo = keys[start]
+    hi = lo
+    for i in range(start, stop):
+        v = keys[i]
+        lo = min(lo, v)
+        hi = max(hi, v)
+    return lo, hi
+
+
+@kernel
+def count_keys(y, p, threshold, keys, lo, tab, spill, start, stop):
+    """Check rows ``start..stop-1`` and count each into ``tab[4 (keys[i] - lo) + cell]``
+    (``int32``, four cells a key: see :func:`_cell`): 0/1 labels ``y`` and 0/1
+    predictions ``p`` (``threshold`` NaN), or finite scores ``p`` called
+    positive at ``p >= threshold``.
+
+    ``tab`` holds one slot more than the keys it counts: a row whose key
+    falls outside them is counted in that last slot (no branch) and its
+    index written to ``spill``, for the caller to count apart.
+
+    Returns ``(status, spilled)``: status 0; 1 for a value out of its domain;
+    3 when more rows fall outside than ``spill`` holds. ``tab`` is then partly
+    counted (it is the caller's scratch, never a state). A block of rows is
+    checked and its cells worked out in one loop, then the block is
+    counted, so the loads of the rows and the scattered increments do not
+    wait on each other. The caller gives fewer than ``2**31`` rows."""
+    labels = math.isnan(threshold)
+    span = np.uint64(tab.shape[0] // 4 - 1)
+    outside = np.int64(4 * (tab.shape[0] // 4 - 1))
+    cells = np.empty(_BLOCK, np.int64)
+    bad = False
+    spilled = 0
+    room = spill.shape[0]
+    for b in range(start, stop, _BLOCK):
+        e = min(stop, b + _BLOCK)
+        far = False
+        if labels:
+            for i in range(b, e):
+                yi = y[i]
+                pi = p[i]
+                k = keys[i] - lo
+                inside = np.uint64(k) < span
+                bad |= not ((yi == 0 or yi == 1) and (pi == 0 or pi == 1))
+                far |= not inside
+                cells[i - b] = (4 * k if inside else outside) + 2 * np.int64(pi != 1) + np.int64(yi != 1)
+        else:
+            for i in range(b, e):
+                yi = y[i]
+                pi = p[i]
+                k = keys[i] - lo
+                inside = np.uint64(k) < span
+                bad |= not ((yi == 0 or yi == 1) and pi - pi == 0.0)  # NaN or +-inf
+                far |= not inside
+                cells[i - b] = ((4 * k if inside else outside) + 2 * np.int64(not pi >= threshold)
+                                + np.int64(yi != 1))
+        if bad:
+            return 1, spilled
+        if far:
+            for i in range(b, e):
+                if not np.uint64(keys[i] - lo) < span:
+                    if spilled == room:
+                        return 3, spilled
+                    spill[spilled] = i
+                    spilled += 1
+        _count_block(tab, cells, b, e)
+    return 0, spilled
+
+
+@kernel
+def present_keys(tab, other):
+    """Add ``other`` (a table like ``tab``, or empty) into ``tab``, then return
+    ``(slots, m)``: ``slots[:m]`` the keys (offsets from the smallest) holding
+    a row, ascending, the last slot (:func:`count_keys`'s rows outside) left out."""
+    if other.shape[0]:
+        for c in range(tab.shape[0]):
+            tab[c] += other[c]
+    span = tab.shape[0] // 4 - 1
+    slots = np.empty(span, np.int64)
+    m = 0
+    for j in range(span):
+        c = 4 * j
+        if tab[c] + tab[c + 1] + tab[c + 2] + tab[c + 3] > 0:
+            slots[m] = j
+            m += 1
+    return slots, m
+
+
+@kernel
+def commit_keys(tab, slots, glob, rows, counts):
+    """Add the cells of key ``slots[j]`` in ``tab`` to the state's row
+    ``glob[j]``: ``counts[g]`` (``int64[G, 4]``) and its rows ``rows[g, 0]``."""
+    for j in range(glob.shape[0]):
+        s = 4 * slots[j]
+        g = glob[j]
+        total = np.int64(0)
+        for k in range(4):
+            c = np.int64(tab[s + k])
+            counts[g, k] += c
+            total += c
+        rows[g, 0] += total

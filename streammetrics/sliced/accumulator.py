@@ -10,7 +10,7 @@ import numpy as np
 from .._protocol import statefile
 from .._protocol.base import Accumulator, _locked
 from .._protocol.errors import NoWeightsError, StateFileError
-from .._protocol.inputs import Batch, Input
+from .._protocol.inputs import Batch, Input, convert, raise_rejected
 from .._protocol.wrapped import pack, unpack
 from . import keys as K
 from .._kernels import grouped as G
@@ -62,6 +62,16 @@ class _Slices:
 
     def __init__(self, overall, keys, columns, names, accs):
         self.overall, self.keys, self.columns, self.names, self.accs = overall, keys, columns, names, accs
+
+
+def _with_new_ids(ids, start: int, count: int) -> np.ndarray:
+    """:meth:`Sliced._new_ints`'s ids once its new keys took the ids from
+    ``start`` on, in their order."""
+    fresh = np.arange(start, start + count, dtype=np.int64)
+    if ids is None:
+        return fresh
+    ids[ids < 0] = fresh
+    return ids
 
 
 def _by(names) -> str:
@@ -206,8 +216,7 @@ class Sliced(Accumulator):
             self._rest = {name: m.copy() for name, m in self._template._members.items()
                           if name not in self._linear}
         self._count = 0  # rows folded in, over every slice
-        self._ids: dict = {}  # internal key -> slice id, for the first len(_ids) keys (see _index)
-        self._keys: list = []  # slice id -> internal key
+        self._keys = K.KeyTable()  # slice id -> internal key, and back
         self._kinds = None  # per key column: (booleans seen?, numbers seen?)
         self._columns = None  # the number of key columns, once known
         self._names = None
@@ -283,7 +292,58 @@ class Sliced(Accumulator):
         would bring more than ``max_slices`` slices raises ``ValueError`` and
         leaves the accumulator exactly as it was.
         """
+        if sample_weight is None and self._by_key(by) and self._count_by_key(arrays, by):
+            return self
         return self.fold(self._prepare(arrays, sample_weight, by, owned=False))
+
+    def _by_key(self, by) -> bool:
+        """Whether an unweighted batch keyed by ``by`` may be counted by key
+        (:meth:`_count_by_key`): a template whose tables count so, one column
+        of integers within ``int64``, and every slice so far keyed by one."""
+        spec = self._tables_spec
+        return (spec is not None and spec.counts_by_key and type(by) is np.ndarray and by.ndim == 1
+                and by.dtype.kind in "iu" and not (by.dtype.kind == "u" and by.dtype.itemsize == 8)
+                and self._keys.ints is not None and self._overall is None)
+
+    def _count_by_key(self, arrays, by) -> bool:
+        """Check and count a batch by its integer keys in one pass, before the
+        distinct keys are known (their table's rows are the keys present); return
+        ``False``, with nothing changed, where the general path must fold it
+        (keys too sparse for a table, or a length or state that path reports on).
+        A bad value raises as :meth:`prepare` would, with nothing changed."""
+        template = self._template
+        if len(arrays) != len(template.inputs):
+            return False
+        converted, _, n = convert(template.inputs, arrays, None)
+        if by.shape[0] != n or not 0 < n < 1 << 31:
+            return False
+        keys = np.ascontiguousarray(by, np.int64)
+        with self._tables_spec.count_batch(converted, keys, self._keys.int_bounds()) as counted:
+            if counted is None or counted[0] == 3:  # sparse keys; 3: the keys changed meanwhile
+                return False
+            status, parts = counted
+            if status:
+                raise_rejected(template.inputs, converted)
+            values = np.concatenate([v for v, _, _ in parts]) if len(parts) > 1 else parts[0][0]
+            names = ("by",)
+            K.check_batch_keys(values.shape[0], self.max_slices, names[0])
+            with self._guard:
+                if self._keys.ints is None or self._overall is not None:  # changed by another thread
+                    return False
+                self._check_room(n)
+                self._check_columns(1, names)
+                start = len(self._keys)
+                new, glob = self._new_ints(values)
+                self._check_slots(new.shape[0], names)
+                self._add_keys(new, names, ((False, True),))
+                glob = _with_new_ids(glob, start, new.shape[0])
+                at = 0
+                for v, table, slots in parts:
+                    G.commit_keys(table, slots, glob[at:at + v.shape[0]], self._tables["n"],
+                                  self._tables["counts"])
+                    at += v.shape[0]
+                self._count += n
+        return True
 
     def fold(self, batch: Batch):
         """Fold a batch made by :meth:`prepare`; return ``self``.
@@ -301,7 +361,11 @@ class Sliced(Accumulator):
             self._check_room(tb.n)
             self._check_columns(len(keys.names), keys.names)
             start = len(self._keys)
-            if not start:
+            # one integer column, and every slice so far one too: looked up by value
+            ints = keys.ints if self._keys.ints is not None else None
+            if ints is not None:
+                new, found = self._new_ints(ints)
+            elif not start:
                 new = list(keys.keys)
             else:
                 ids = self._index()
@@ -313,7 +377,9 @@ class Sliced(Accumulator):
                 # accumulator folds every row itself
                 self._overall = self._derived_overall()
             self._add_keys(new, keys.names, keys.kinds)
-            if len(new) == len(keys.keys):  # every key is new: their ids follow in order
+            if ints is not None:
+                glob = _with_new_ids(found, start, len(new))
+            elif len(new) == len(keys):  # every key is new: their ids follow in order
                 glob = np.arange(start, start + len(new), dtype=np.int64)
             else:
                 ids = self._index()
@@ -355,7 +421,7 @@ class Sliced(Accumulator):
     def _check_distinct(self, new: list, names, kinds) -> None:
         """New keys must differ from the others as Python keys too (``True == 1``):
         only a column holding both booleans and numbers can make two equal."""
-        if not new or not self._mixes(kinds):
+        if not len(new) or not self._mixes(kinds):
             return
         public = {K.public(k): k for k in self._keys}
         seen: dict = {}
@@ -368,21 +434,27 @@ class Sliced(Accumulator):
                     "but equal as Python keys (True == 1): give one column one kind of key")
             seen[p] = k
 
+    def _new_ints(self, values: np.ndarray):
+        """``(new, ids)``: the keys of one integer column among ``values``
+        (distinct) that are no slice yet, and the slice ids of ``values``, ``-1``
+        for the new ones (``None``: every one is new)."""
+        if not len(self._keys):
+            return values, None
+        ids = self._keys.ids_of_ints(values)
+        return values[ids < 0], ids
+
     def _index(self) -> dict:
         """Internal key -> slice id for every slice: the keys are indexed when a
         later batch or a merge first needs to look them up (a single batch of
         many new keys never builds the index)."""
-        ids, keys = self._ids, self._keys
-        if len(ids) < len(keys):
-            start = len(ids)
-            ids.update(zip(keys[start:], range(start, len(keys))))
-        return ids
+        return self._keys.index()
 
-    def _add_keys(self, new: list, names, kinds) -> None:
+    def _add_keys(self, new, names, kinds) -> None:
+        """Add the slices of ``new`` (internal keys, or one integer column's values)."""
         if self._columns is None:
             self._columns = len(names)
             self._names = tuple(names)
-        if not new:
+        if not len(new):
             return
         start = len(self._keys)
         mine = self._kinds or [(False, False)] * len(kinds)
@@ -394,7 +466,7 @@ class Sliced(Accumulator):
             if total > rows:
                 self._tables = self._tables_spec.grown(self._tables, start, max(total, 2 * rows))
         else:
-            self._accs.extend(self._template.copy() for _ in new)
+            self._accs.extend(self._template.copy() for _ in range(len(new)))
             if self._owned is not None:
                 self._owned.update(range(start, total))
 
@@ -563,8 +635,7 @@ class Sliced(Accumulator):
         return self._accs[g]
 
     def _order(self) -> list[int]:
-        keys = self._keys
-        return sorted(range(len(keys)), key=keys.__getitem__)
+        return self._keys.order()
 
     @property
     def _state(self) -> dict[str, np.ndarray]:
@@ -731,8 +802,7 @@ class Sliced(Accumulator):
         out._overall = None if self._overall is None else self._overall.copy()
         out._rest = None if self._rest is None else {k: m.copy() for k, m in self._rest.items()}
         out._count = self._count
-        out._ids = dict(self._ids)
-        out._keys = list(self._keys)
+        out._keys = self._keys.copy()
         out._kinds = self._kinds
         out._columns, out._names = self._columns, self._names
         if self._tables is not None:
@@ -755,7 +825,7 @@ class Sliced(Accumulator):
         columns = score_columns(self.headline, overall)
         if ci is None:
             order = self._order()
-            keys = [K.public(self._keys[g]) for g in order]
+            keys = self._keys.public(order)
             slices = LazySlices(keys, self._snapshot(order))
             if self._tables is not None:
                 counts = self._tables["n"][np.array(order, np.int64), 0].tolist() if order else []

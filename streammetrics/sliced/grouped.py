@@ -11,16 +11,23 @@ its row of every table, so its result is the class's own ``_compute`` of it.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
 
 import numpy as np
 
 from .._kernels import grouped as K
+from .._threads import CORES, helper_pool
+from .keys import MIN_SPAN
 from ..metrics.binary import BinaryConfusion
 from ..metrics.probability import ProbabilityScores
 from ..metrics.regression import RegressionErrors
 
 __all__ = ["Tables", "tables_for"]
+
+#: rows from which a batch counted by key is split between two threads
+THREADED_ROWS = 1 << 16
 
 
 class Tables:
@@ -33,7 +40,16 @@ class Tables:
         self.rules = {f.name: f.merge for f in template.fields}
 
     def empty(self, rows: int) -> dict[str, np.ndarray]:
-        return {k: np.zeros((rows, *s), self.dtypes[k]) for k, s in self.shapes.items()}
+        """Zeroed tables of ``rows`` slices, views of one buffer: one large
+        allocation, which the system may back with huge pages (numpy asks for
+        them from 4 MB), so a first batch of many slices pays fewer page faults."""
+        sizes = {k: rows * math.prod(s) * np.dtype(self.dtypes[k]).itemsize for k, s in self.shapes.items()}
+        buffer = np.zeros(sum(sizes.values()), np.uint8)
+        out, at = {}, 0
+        for k, s in self.shapes.items():
+            out[k] = buffer[at:at + sizes[k]].view(self.dtypes[k]).reshape(rows, *s)
+            at += sizes[k]
+        return out
 
     def grown(self, tables: dict, used: int, rows: int) -> dict:
         out = self.empty(rows)
@@ -52,6 +68,15 @@ class Tables:
     second = None
 
     def fold(self, tables, arrays, w, local, glob, offset=0, keep=True) -> None:
+        raise NotImplementedError
+
+    #: whether :meth:`count_batch` checks and counts an unweighted batch by its
+    #: integer keys in one pass (no codes, no distinct keys found first)
+    counts_by_key = False
+
+    def count_batch(self, arrays, keys, known=None):
+        """A context giving ``(status, parts)`` of an unweighted batch counted by
+        its integer keys, or ``None`` when they are too sparse for a table."""
         raise NotImplementedError
 
     def merge(self, tables, idx, other) -> None:
@@ -99,6 +124,7 @@ class _BinaryTables(Tables):
     takes_values = True
     derives = True
     second = "wsq_rows"  # the squared weights of weighted rows
+    counts_by_key = True
 
     def fold(self, tables, arrays, w, local, glob, offset=0, keep=True):
         y, p = arrays
@@ -112,6 +138,142 @@ class _BinaryTables(Tables):
         else:
             K.group_sum_scores(y, p, t, w, local, offset, glob, tables["n"], tables["weighted"],
                                tables["wsums"], keep, tables["wsq"], tables["wsq_rows"])
+
+    @contextlib.contextmanager
+    def count_batch(self, arrays, keys, known=None):
+        """Check and count the rows ``(y, p)`` of ``keys`` (``int64``, fewer than
+        ``2**31`` rows) in tables over the keys' values; a context giving
+        ``(status, parts)``, ``status`` 0 or the code of
+        :func:`~._kernels.grouped.count_keys`, each part ``(values, table,
+        slots)`` with ``table[4 slots[j] + k]`` the cells of key ``values[j]``
+        (the parts' values distinct; the tables are valid inside the context).
+        It gives ``None`` when the keys look too sparse for a table (a range of
+        more values than half the rows and :data:`.keys.MIN_SPAN`).
+
+        The table spans the range of a sample of the keys and of ``known`` (the
+        ``(min, max)`` of the keys seen before, when not far wider), widened by
+        a sixteenth on each side, so the batch is read once; the few rows whose key falls outside
+        are counted apart, and when they are more than one in
+        :data:`SPILL_SHARE` the exact range is read and the batch counted
+        again. A large batch is split in halves counted at once on two
+        threads, each into a table of its own, added at the end: the same
+        counts."""
+        y, p = arrays
+        n = keys.shape[0]
+        sample = keys[:: max(1, n // _SAMPLE)]
+        lo, hi = int(sample.min()), int(sample.max())
+        widest = max(n // 2, MIN_SPAN)
+        if known is not None and max(hi, known[1]) - min(lo, known[0]) < widest // 2:
+            lo, hi = min(lo, known[0]), max(hi, known[1])  # (keys seen far out are counted apart)
+        margin = (hi - lo) // 16 + 1
+        lo, hi = max(lo - margin, _INT64_MIN), min(hi + margin, _INT64_MAX)
+        if hi - lo + 1 > widest:
+            yield None
+            return
+        t = self.template.threshold
+        threshold = math.nan if t is None else float(t)
+        two = CORES > 1 and n >= THREADED_ROWS
+        with contextlib.ExitStack() as stack:
+            # one slot more than the keys: the rows outside
+            tables = stack.enter_context(_count_tables(4 * (hi - lo + 2), two))
+            status, spilled = _count_halves(y, p, threshold, keys, lo, tables, two,
+                                            max(n // SPILL_SHARE, MIN_ROOM))
+            if status == 3:  # many keys outside the sampled range: read the exact one
+                lo, hi = _key_range(keys, two)
+                if hi - lo + 1 > widest:
+                    yield None
+                    return
+                tables = stack.enter_context(_count_tables(4 * (hi - lo + 2), two))
+                status, spilled = _count_halves(y, p, threshold, keys, lo, tables, two, 0)
+            if status:
+                yield status, None
+                return
+            slots, m = K.present_keys(*tables)
+            parts = [(slots[:m] + lo, tables[0], slots[:m])]
+            if spilled.shape[0]:
+                parts.append(_count_apart(y, p, threshold, keys, spilled))
+            yield 0, parts
+
+
+#: rows a sample of a batch's keys takes to guess their range
+_SAMPLE = 4096
+
+#: a batch whose rows outside the sampled range are more than one in this
+#: many (and :data:`MIN_ROOM`) is counted again over the keys' exact range
+SPILL_SHARE = 64
+MIN_ROOM = 1024
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _key_range(keys, two: bool):
+    """``(min, max)`` of the keys, on two threads when ``two``."""
+    n = keys.shape[0]
+    mid = n // 2 if two else n
+    job = helper_pool().submit(K.key_range, keys, mid, n) if two else None
+    lo, hi = (int(v) for v in K.key_range(keys, 0, mid))
+    if two:
+        lo2, hi2 = job.result()
+        lo, hi = min(lo, int(lo2)), max(hi, int(hi2))
+    return lo, hi
+
+
+#: cells of the count tables each calling thread keeps zeroed between batches
+#: (16 MB a table); a batch needing larger ones makes its own
+SCRATCH_CELLS = 1 << 22
+
+_scratch = threading.local()
+
+
+@contextlib.contextmanager
+def _count_tables(size: int, two: bool):
+    """Two zeroed ``int32`` tables of ``size`` cells (the second empty unless
+    ``two``), zeroed again and kept for the thread's next batch when done:
+    fresh memory costs its first touch (a page fault a page), every batch."""
+    if size > SCRATCH_CELLS:
+        yield np.zeros(size, np.int32), np.zeros(size if two else 0, np.int32)
+        return
+    held = getattr(_scratch, "tables", None)
+    _scratch.tables = None  # taken (a nested batch of the thread makes its own)
+    if held is None or held[0].shape[0] < size:
+        cells = min(SCRATCH_CELLS, 1 << (size - 1).bit_length())
+        held = (np.zeros(cells, np.int32), np.zeros(cells, np.int32))
+    table, other = held[0][:size], held[1][:size]
+    try:
+        yield table, other if two else other[:0]
+    finally:
+        table.fill(0)
+        if two:
+            other.fill(0)
+        _scratch.tables = held
+
+
+def _count_halves(y, p, threshold, keys, lo, tables, two, room):
+    """:func:`~._kernels.grouped.count_keys` of the batch into ``tables`` (over keys
+    from ``lo``; on two threads when ``two``): ``(status, spilled rows)``."""
+    n = keys.shape[0]
+    table, other = tables
+    spill = np.empty(room, np.int64)
+    if not two:
+        status, m = K.count_keys(y, p, threshold, keys, lo, table, spill, 0, n)
+        return status, spill[:m]
+    mid = n // 2
+    spill2 = np.empty(room, np.int64)
+    job = helper_pool().submit(K.count_keys, y, p, threshold, keys, lo, other, spill2, mid, n)
+    status, m = K.count_keys(y, p, threshold, keys, lo, table, spill, 0, mid)
+    status2, m2 = job.result()  # always waited for: it writes ``other``
+    spilled = np.concatenate([spill[:m], spill2[:m2]]) if m2 else spill[:m]
+    return status or status2, spilled
+
+
+def _count_apart(y, p, threshold, keys, rows):
+    """The part ``(values, table, slots)`` of the (checked) ``rows`` counted apart."""
+    values, inverse = np.unique(keys[rows], return_inverse=True)
+    pr = p[rows]
+    called = pr == 1 if math.isnan(threshold) else pr >= threshold
+    cells = 4 * inverse.reshape(-1) + 2 * ~called + (y[rows] != 1)
+    table = np.bincount(cells, minlength=4 * values.shape[0]).astype(np.int32)
+    return values.astype(np.int64, copy=False), table, np.arange(values.shape[0], dtype=np.int64)
 
 
 class _ProbabilityTables(Tables):

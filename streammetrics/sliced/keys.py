@@ -28,14 +28,14 @@ from .._kernels.grouped import dense_table, int_range, table_codes
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import to_numpy
 
-__all__ = ["BatchKeys", "encode", "tag", "public", "from_json", "to_json", "kinds_of", "NULL"]
+__all__ = ["KeyTable", "BatchKeys", "encode", "tag", "public", "from_json", "to_json", "kinds_of", "NULL"]
 
 #: the internal form of a null key
 NULL = (3, "")
 
 #: integer keys whose range is at most this many times the rows are coded by a table
-_SPAN_FACTOR = 4
-_MIN_SPAN = 1 << 16
+SPAN_FACTOR = 4
+MIN_SPAN = 1 << 16
 
 
 def tag(v):
@@ -85,6 +85,134 @@ def from_json(rows, columns: int) -> list:
     return out
 
 
+class KeyTable:
+    """The slices' keys: slice id -> internal key, and key -> slice id.
+
+    While every key is one integer column's (the usual case of many slices)
+    the keys are one ``int64`` array of values, slice ids in order, looked up
+    by value (:meth:`ids_of_ints`) through a table over their range or a
+    sorted copy: no Python object is made per key. The first key of another
+    kind turns them into the general form, a list of internal keys; the dict
+    from key to id (:meth:`index`) is built when a look-up first needs it.
+    """
+
+    __slots__ = ("_ints", "_list", "_ids", "_lookup")
+
+    def __init__(self):
+        self._ints = np.empty(0, np.int64)  # the values, while every key is one int column's
+        self._list = None  # the internal keys, once one is of another kind
+        self._ids: dict = {}  # internal key -> id, for the first len(_ids) keys
+        self._lookup = None  # (kind, lo, table) or (kind, sorted values, their ids), for _ints
+
+    def __len__(self) -> int:
+        return self._ints.shape[0] if self._list is None else len(self._list)
+
+    def __getitem__(self, g: int) -> tuple:
+        if self._list is None:
+            return ((1, int(self._ints[g])),)
+        return self._list[g]
+
+    def __iter__(self):
+        if self._list is None:
+            return (((1, v),) for v in self._ints.tolist())
+        return iter(self._list)
+
+    @property
+    def ints(self):
+        """The keys' values while every key is one integer column's, else ``None``."""
+        return self._ints if self._list is None else None
+
+    def extend(self, new) -> None:
+        """Add keys (new ones, in id order): a list of internal keys, or an
+        ``int64`` array of one integer column's values."""
+        if isinstance(new, np.ndarray):
+            if not new.shape[0]:
+                return
+            if self._list is None:
+                self._ints = np.concatenate([self._ints, new]) if self._ints.shape[0] else new.copy()
+                self._lookup = None
+                return
+            new = [((1, v),) for v in new.tolist()]
+        if not new:
+            return
+        if self._list is None:
+            if all(len(k) == 1 and k[0][0] == 1 and type(k[0][1]) is int for k in new):
+                self.extend(np.fromiter((k[0][1] for k in new), np.int64, len(new)))
+                return
+            self._list = list(self)
+            self._ints = None
+            self._lookup = None
+        self._list.extend(new)
+
+    def index(self) -> dict:
+        """Internal key -> slice id for every key."""
+        ids = self._ids
+        if len(ids) < len(self):
+            start = len(ids)
+            ids.update(zip((self[g] for g in range(start, len(self))), range(start, len(self))))
+        return ids
+
+    def ids_of_ints(self, values: np.ndarray) -> np.ndarray:
+        """The slice id of each of ``values`` (``int64``, ascending and distinct), ``-1``
+        where none is a key; only while the keys are one integer column's."""
+        ints = self._ints
+        out = np.full(values.shape[0], -1, np.int64)
+        if not ints.shape[0] or not values.shape[0]:
+            return out
+        if self._lookup is None:
+            lo, hi = int(ints.min()), int(ints.max())
+            span = hi - lo + 1
+            if span <= max(SPAN_FACTOR * ints.shape[0], MIN_SPAN):
+                table = np.full(span, -1, np.int64)
+                table[ints - lo] = np.arange(ints.shape[0])
+                self._lookup = ("table", lo, table)
+            else:
+                order = np.argsort(ints, kind="stable")
+                self._lookup = ("sorted", ints[order], order)
+        kind, a, b = self._lookup
+        if kind == "table":
+            inside = (values >= a) & (values < a + b.shape[0])
+            out[inside] = b[values[inside] - a]
+        else:
+            pos = np.minimum(np.searchsorted(a, values), a.shape[0] - 1)
+            hit = a[pos] == values
+            out[hit] = b[pos[hit]]
+        return out
+
+    def int_bounds(self):
+        """``(min, max)`` of the keys while they are one integer column's (and
+        there are some), else ``None``."""
+        if self._list is not None or not self._ints.shape[0]:
+            return None
+        if self._lookup is not None and self._lookup[0] == "table":
+            return self._lookup[1], self._lookup[1] + self._lookup[2].shape[0] - 1
+        return int(self._ints.min()), int(self._ints.max())
+
+    def order(self) -> list:
+        """Slice ids in key order."""
+        if self._list is None:
+            return np.argsort(self._ints, kind="stable").tolist()
+        keys = self._list
+        return sorted(range(len(keys)), key=keys.__getitem__)
+
+    def public(self, order: list) -> list:
+        """The keys users see (:func:`public`) of the slices ``order``."""
+        if self._list is None:
+            return self._ints[np.asarray(order, np.int64)].tolist() if order else []
+        keys = self._list
+        return [public(keys[g]) for g in order]
+
+    def copy(self) -> "KeyTable":
+        out = KeyTable()
+        if self._list is None:
+            out._ints = self._ints.copy()
+        else:
+            out._ints = None
+            out._list = list(self._list)
+        out._ids = dict(self._ids)
+        return out
+
+
 class ByValue:
     """The codes of a column of dense integers, not written out: row ``i``'s
     code is ``table[values[i] - offset]`` (``table`` spans the values' range,
@@ -113,16 +241,21 @@ class BatchKeys:
 
     ``by_value`` is a :class:`ByValue` when the keys are one column of dense
     integers: a consumer that can index by value reads the rows' values and
-    the table instead of ``codes`` (written out on first use only)."""
+    the table instead of ``codes`` (written out on first use only). ``ints``
+    is the keys' values (``int64``, ascending) when they are one integer
+    column's: ``keys`` is then made from it when first read."""
 
-    __slots__ = ("_codes", "keys", "names", "kinds", "by_value")
+    __slots__ = ("_codes", "_keys", "ints", "names", "kinds", "by_value")
 
-    def __init__(self, codes, keys: list, names: tuple, kinds=None):
+    def __init__(self, codes, keys, names: tuple, kinds=None, ints=None):
         self.by_value = codes if isinstance(codes, ByValue) else None
         self._codes = None if self.by_value is not None else codes
-        self.keys = keys
+        self._keys = keys
+        self.ints = ints
         self.names = names
-        self.kinds = kinds_of(keys, len(names)) if kinds is None else kinds
+        if kinds is None:
+            kinds = ((False, True),) if ints is not None else kinds_of(keys, len(names))
+        self.kinds = kinds
 
     @property
     def codes(self) -> np.ndarray:
@@ -130,8 +263,17 @@ class BatchKeys:
             self._codes = self.by_value.array()
         return self._codes
 
+    @property
+    def keys(self) -> list:
+        if self._keys is None:
+            self._keys = [((1, v),) for v in self.ints.tolist()]
+        return self._keys
+
+    def __len__(self) -> int:
+        return self.ints.shape[0] if self.ints is not None else len(self._keys)
+
     def __repr__(self) -> str:
-        return f"BatchKeys({len(self.keys)} keys of {', '.join(self.names)})"
+        return f"BatchKeys({len(self)} keys of {', '.join(self.names)})"
 
 
 def _column_kinds(keys: list) -> tuple[bool, bool]:
@@ -235,7 +377,8 @@ class TooManyKeys(ValueError):
     """A batch alone holds more distinct keys than the accumulator may keep."""
 
 
-def _limit(count: int, limit, name: str) -> None:
+def check_batch_keys(count: int, limit, name: str) -> None:
+    """``TooManyKeys`` when one batch alone brings more than ``limit`` distinct keys."""
     if limit is not None and count > limit:
         raise TooManyKeys(f"{name}: {count:,} distinct slice keys in this batch alone, more than "
                           f"max_slices={limit:,}; nothing was folded in (pass a larger max_slices, "
@@ -248,7 +391,7 @@ def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True, limit=N
     1.0) are joined. Codes that already follow the keys' order are kept as they are.
     ``limit`` refuses more distinct values than that before they are read one by
     one (given only where distinct raw values are distinct keys)."""
-    _limit(len(raw), limit, name)
+    check_batch_keys(len(raw), limit, name)
     keys: dict = {}
     remap = np.zeros(len(raw) + 1, np.int64)
     for j, v in enumerate(raw):
@@ -278,9 +421,9 @@ def _unique_ints(a: np.ndarray, by_value: bool = False):
         return np.empty(0, np.int64), np.empty(0, np.int64)
     lo, hi = (int(v) for v in int_range(a))
     span = hi - lo + 1
-    if span <= max(_SPAN_FACTOR * a.size, _MIN_SPAN):
+    if span <= max(SPAN_FACTOR * a.size, MIN_SPAN):
         table, values = dense_table(a, lo, span)
-        if by_value and span <= max(_SPAN_FACTOR * values.shape[0], _MIN_SPAN):
+        if by_value and span <= max(SPAN_FACTOR * values.shape[0], MIN_SPAN):
             return ByValue(a, lo, table), values
         codes = np.empty(a.size, np.int64)
         table_codes(a, lo, table, codes)
@@ -320,6 +463,7 @@ def _encode_column(x, name: str, n: int, limit=None, owned=True):
     if mask is not None and mask.any():
         codes = np.full(n, -1, np.int64)
         sub_codes, keys = _encode_values(arr[~mask], name, limit)
+        keys = _key_list(keys)
         # the null key sorts last, so it takes the code after every value's
         null = len(keys)
         codes[~mask] = _array(sub_codes)
@@ -333,7 +477,14 @@ def _encode_column(x, name: str, n: int, limit=None, owned=True):
     return _encode_values(arr, name, limit, owned)
 
 
+def _key_list(keys) -> list:
+    """One column's internal keys as a list (an integer column's come as its values)."""
+    return [(1, v) for v in keys.tolist()] if isinstance(keys, np.ndarray) else keys
+
+
 def _encode_values(arr: np.ndarray, name: str, limit=None, owned=True):
+    """``(codes, keys)`` of one column's values without nulls: ``keys`` the
+    internal keys, ascending, or, for integers, their values (``int64``)."""
     kind = arr.dtype.kind
     if kind == "b":
         codes, values = _unique_ints(arr.astype(np.int64))
@@ -349,8 +500,8 @@ def _encode_values(arr: np.ndarray, name: str, limit=None, owned=True):
             # the values index tables when folded: never the caller's array,
             # which could change between prepare and fold
             codes.values = a.copy()
-        _limit(values.shape[0], limit, name)
-        return codes, [(1, v) for v in values.tolist()]  # ascending already, each its own key
+        check_batch_keys(values.shape[0], limit, name)
+        return codes, values  # ascending already, each its own key (1, v)
     if kind == "f":
         a = np.ascontiguousarray(arr, dtype=np.float64)
         nan = np.isnan(a)
@@ -420,10 +571,13 @@ def encode(by, n: int, limit: int | None = None, owned: bool = True) -> BatchKey
     parts = [_encode_column(c, label, n, limit, owned and len(cols) == 1) for label, c in cols]
     names = tuple(_short(label) for label, _ in cols)
     cross = "by (" + ", ".join(names) + ")"
-    kinds = tuple(_column_kinds(k) for _, k in parts)
     if len(parts) == 1:
         codes, keys = parts[0]
-        return BatchKeys(codes, [(k,) for k in keys], names, kinds)
+        if isinstance(keys, np.ndarray):  # one integer column: its values
+            return BatchKeys(codes, None, names, ((False, True),), ints=keys)
+        return BatchKeys(codes, [(k,) for k in keys], names, (_column_kinds(keys),))
+    parts = [(c, _key_list(k)) for c, k in parts]
+    kinds = tuple(_column_kinds(k) for _, k in parts)
     sizes = [max(len(k), 1) for _, k in parts]
     if math.prod(sizes) < 2**62:
         combined = np.zeros(n, np.int64)
@@ -431,7 +585,7 @@ def encode(by, n: int, limit: int | None = None, owned: bool = True) -> BatchKey
             combined *= size
             combined += _array(c)
         codes, values = _unique_ints(combined)
-        _limit(values.shape[0], limit, cross)
+        check_batch_keys(values.shape[0], limit, cross)
         digits = []
         rest = values.copy()
         for size in reversed(sizes):
@@ -442,7 +596,7 @@ def encode(by, n: int, limit: int | None = None, owned: bool = True) -> BatchKey
         stacked = np.stack([_array(c) for c, _ in parts], axis=1)
         rows, codes = np.unique(stacked, axis=0, return_inverse=True)
         codes = codes.reshape(-1).astype(np.int64)
-        _limit(rows.shape[0], limit, cross)
+        check_batch_keys(rows.shape[0], limit, cross)
         digits = [rows[:, j] for j in range(rows.shape[1])]
     keys = [tuple(parts[j][1][d] for j, d in enumerate(ds)) for ds in zip(*(d.tolist() for d in digits))]
     # the per-column codes follow each column's key order, so combined codes do too
