@@ -40,16 +40,7 @@ class Tables:
         self.rules = {f.name: f.merge for f in template.fields}
 
     def empty(self, rows: int) -> dict[str, np.ndarray]:
-        """Zeroed tables of ``rows`` slices, views of one buffer: one large
-        allocation, which the system may back with huge pages (numpy asks for
-        them from 4 MB), so a first batch of many slices pays fewer page faults."""
-        sizes = {k: rows * math.prod(s) * np.dtype(self.dtypes[k]).itemsize for k, s in self.shapes.items()}
-        buffer = np.zeros(sum(sizes.values()), np.uint8)
-        out, at = {}, 0
-        for k, s in self.shapes.items():
-            out[k] = buffer[at:at + sizes[k]].view(self.dtypes[k]).reshape(rows, *s)
-            at += sizes[k]
-        return out
+        return {k: np.zeros((rows, *s), self.dtypes[k]) for k, s in self.shapes.items()}
 
     def grown(self, tables: dict, used: int, rows: int) -> dict:
         out = self.empty(rows)
