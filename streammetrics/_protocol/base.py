@@ -49,7 +49,7 @@ from .errors import (CountOverflowError, NoObservationsError, NoWeightsError, Se
 from .inputs import Batch, Input, convert, prepare, raise_rejected
 from .result import Result
 from .state import (INT64_MAX, Field, allocation_budget, check_fields, copy_state, empty_state,
-                    merge_fields, states_equal)
+                    merge_all_fields, merge_fields, states_equal)
 
 __all__ = ["Accumulator", "load_state", "check_ci"]
 
@@ -111,6 +111,18 @@ class Accumulator:
     def _merge_state(self, other: dict[str, np.ndarray]) -> None:
         merge_fields(self.fields, self._arrays, other)
         self._merge_custom(other)
+
+    def _merge_states(self, states: list) -> None:
+        """Fold ``states`` (checked states of accumulators with these settings),
+        in their order: the state of one :meth:`_merge_state` after another, bit
+        for bit, in one pass per field where every field merges by its declared
+        rule (:func:`~.state.merge_all_fields`)."""
+        cls = type(self)
+        if (cls._merge_state is Accumulator._merge_state and cls._merge_custom is Accumulator._merge_custom
+                and merge_all_fields(self.fields, self._arrays, states)):
+            return
+        for state in states:
+            self._merge_state(state)
 
     def _clone(self):
         """An independent copy (the settings, and a copy of the state)."""

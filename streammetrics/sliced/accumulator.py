@@ -602,9 +602,7 @@ class Sliced(Accumulator):
         acc = self._template.copy()
         members = acc._members
         for name in self._linear:
-            m = members[name]
-            for g in order:
-                m.merge(self._accs[g]._members[name])
+            members[name]._merge_states([self._accs[g]._members[name]._state for g in order])
         members.update(self._rest)
         acc._plans = acc._make_plans()
         acc._n = self._count
