@@ -124,9 +124,19 @@ class Accumulator:
         for state in states:
             self._merge_state(state)
 
+    #: whether every attribute but the state arrays and the lock is a setting no
+    #: method changes after ``__init__``: a copy then shares them, and no empty
+    #: state is made and checked first (a sliced Evaluator copies its members
+    #: once per slice)
+    _fixed_settings: ClassVar[bool] = False
+
     def _clone(self):
         """An independent copy (the settings, and a copy of the state)."""
-        out = self._empty_like()
+        if self._fixed_settings:
+            out = type(self).__new__(type(self))  # with its own lock
+            out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_guard", "_arrays")})
+        else:
+            out = self._empty_like()
         out._load(copy_state(self._state))
         return out
 

@@ -333,6 +333,8 @@ class BinaryConfusion(Accumulator):
     (0.19412, 0.99369)
     """
 
+    _fixed_settings = True  # copies share the settings
+
     fields = (
         Field("n", np.int64, (1,)),
         Field("counts", np.int64, (4,), rows=True, doc="unweighted (tp, fp, fn, tn)"),

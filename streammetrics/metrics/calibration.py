@@ -228,6 +228,7 @@ class Calibration(Accumulator):
     (0.3, 0.35)
     """
 
+    _fixed_settings = True  # copies share the settings
     inputs = (Labels01("y"), Probabilities("p", predict_proba=True))
     fields = (Field("n", np.int64, (1,)), *_table_fields("", "n_bins"))
     headline = ("ece", "mce")
@@ -304,6 +305,7 @@ class ClassCalibration(Accumulator):
     array([0.3, 0.3])
     """
 
+    _fixed_settings = True  # copies share the settings
     headline = ("ece", "classwise_ece")
 
     def __init__(self, n_classes: int | None = None, n_bins: int = 15, labels=None):

@@ -178,6 +178,8 @@ class ProbabilityScores(Accumulator):
     (0.015181, 0.169819)
     """
 
+    _fixed_settings = True  # copies share the settings
+
     inputs = (Labels01("y"), Probabilities("p", predict_proba=True))
     fields = _SUMS + (
         Field("squares", np.float64, (3, 2), merge="pairs", optional=True,
@@ -260,6 +262,8 @@ class ClassProbabilityScores(Accumulator):
     >>> round(r.log_loss, 6), round(r.brier, 6)
     (0.43375, 0.19)
     """
+
+    _fixed_settings = True  # copies share the settings
 
     fields = _SUMS
     headline = ("log_loss", "brier")

@@ -119,6 +119,8 @@ class RegressionErrors(Accumulator):
     (0.231293, 1.018707)
     """
 
+    _fixed_settings = True  # copies share the settings
+
     inputs = (Finite("y"), Finite("p"))
     fields = (
         Field("n", np.int64, (1,)),
