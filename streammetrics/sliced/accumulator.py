@@ -318,12 +318,15 @@ class Sliced(Accumulator):
         if by.shape[0] != n or not 0 < n < 1 << 31:
             return False
         keys = np.ascontiguousarray(by, np.int64)
-        with self._tables_spec.count_batch(converted, keys, self._keys.int_bounds()) as counted:
-            if counted is None or counted[0] == 3:  # sparse keys; 3: the keys changed meanwhile
+        counted = self._tables_spec.count_batch(converted, keys, self._keys.int_bounds())
+        if counted is None:  # sparse keys
+            return False
+        with counted:
+            if counted.status == 3:  # the keys changed while they were read
                 return False
-            status, parts = counted
-            if status:
+            if counted.status:
                 raise_rejected(template.inputs, converted)
+            parts = counted.parts
             values = np.concatenate([v for v, _, _ in parts]) if len(parts) > 1 else parts[0][0]
             names = ("by",)
             K.check_batch_keys(values.shape[0], self.max_slices, names[0])

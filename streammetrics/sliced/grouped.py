@@ -11,7 +11,6 @@ its row of every table, so its result is the class's own ``_compute`` of it.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import threading
 
@@ -66,8 +65,8 @@ class Tables:
     counts_by_key = False
 
     def count_batch(self, arrays, keys, known=None):
-        """A context giving ``(status, parts)`` of an unweighted batch counted by
-        its integer keys, or ``None`` when they are too sparse for a table."""
+        """An unweighted batch counted by its integer keys (a :class:`Counted`),
+        or ``None`` when they are too sparse for a table."""
         raise NotImplementedError
 
     def merge(self, tables, idx, other) -> None:
@@ -130,60 +129,57 @@ class _BinaryTables(Tables):
             K.group_sum_scores(y, p, t, w, local, offset, glob, tables["n"], tables["weighted"],
                                tables["wsums"], keep, tables["wsq"], tables["wsq_rows"])
 
-    @contextlib.contextmanager
     def count_batch(self, arrays, keys, known=None):
         """Check and count the rows ``(y, p)`` of ``keys`` (``int64``, fewer than
-        ``2**31`` rows) in tables over the keys' values; a context giving
-        ``(status, parts)``, ``status`` 0 or the code of
-        :func:`~._kernels.grouped.count_keys`, each part ``(values, table,
-        slots)`` with ``table[4 slots[j] + k]`` the cells of key ``values[j]``
-        (the parts' values distinct; the tables are valid inside the context).
-        It gives ``None`` when the keys look too sparse for a table (a range of
-        more values than half the rows and :data:`.keys.MIN_SPAN`).
+        ``2**31`` rows) in tables over the keys' values: a :class:`Counted`
+        (``status`` 0 or the code of :func:`~._kernels.grouped.count_keys`, and
+        the ``parts``), or ``None`` when the keys look too sparse for a table (a
+        range of more values than half the rows and :data:`.keys.MIN_SPAN`).
 
-        The table spans the range of a sample of the keys and of ``known`` (the
-        ``(min, max)`` of the keys seen before, when not far wider), widened by
-        a sixteenth on each side, so the batch is read once; the few rows whose key falls outside
-        are counted apart, and when they are more than one in
+        The table spans the range of a sample of the keys (all of them, in a
+        small batch) and of ``known`` (the ``(min, max)`` of the keys seen
+        before, when not far wider), widened by a sixteenth on each side, so
+        the batch is read once; the few rows whose key falls outside are
+        counted apart, and when they are more than one in
         :data:`SPILL_SHARE` the exact range is read and the batch counted
         again. A large batch is split in halves counted at once on two
         threads, each into a table of its own, added at the end: the same
         counts."""
         y, p = arrays
         n = keys.shape[0]
-        sample = keys[:: max(1, n // _SAMPLE)]
-        lo, hi = int(sample.min()), int(sample.max())
+        if n <= _SAMPLE:
+            lo, hi = (int(v) for v in K.key_range(keys, 0, n))
+        else:
+            sample = keys[:: n // _SAMPLE]
+            lo, hi = int(sample.min()), int(sample.max())
         widest = max(n // 2, MIN_SPAN)
         if known is not None and max(hi, known[1]) - min(lo, known[0]) < widest // 2:
             lo, hi = min(lo, known[0]), max(hi, known[1])  # (keys seen far out are counted apart)
         margin = (hi - lo) // 16 + 1
         lo, hi = max(lo - margin, _INT64_MIN), min(hi + margin, _INT64_MAX)
         if hi - lo + 1 > widest:
-            yield None
-            return
+            return None
         t = self.template.threshold
         threshold = math.nan if t is None else float(t)
         two = CORES > 1 and n >= THREADED_ROWS
-        with contextlib.ExitStack() as stack:
-            # one slot more than the keys: the rows outside
-            tables = stack.enter_context(_count_tables(4 * (hi - lo + 2), two))
-            status, spilled = _count_halves(y, p, threshold, keys, lo, tables, two,
+        out = Counted()
+        # one slot more than the keys: the rows outside
+        tables = out.take(4 * (hi - lo + 2), two)
+        out.status, spilled = _count_halves(y, p, threshold, keys, lo, tables, two,
                                             max(n // SPILL_SHARE, MIN_ROOM))
-            if status == 3:  # many keys outside the sampled range: read the exact one
-                lo, hi = _key_range(keys, two)
-                if hi - lo + 1 > widest:
-                    yield None
-                    return
-                tables = stack.enter_context(_count_tables(4 * (hi - lo + 2), two))
-                status, spilled = _count_halves(y, p, threshold, keys, lo, tables, two, 0)
-            if status:
-                yield status, None
-                return
+        if out.status == 3:  # many keys outside the sampled range: read the exact one
+            lo, hi = _key_range(keys, two)
+            if hi - lo + 1 > widest:
+                out.__exit__()
+                return None
+            tables = out.take(4 * (hi - lo + 2), two)
+            out.status, spilled = _count_halves(y, p, threshold, keys, lo, tables, two, 0)
+        if not out.status:
             slots, m = K.present_keys(*tables)
-            parts = [(slots[:m] + lo, tables[0], slots[:m])]
+            out.parts = [(slots[:m] + lo, tables[0], slots[:m])]
             if spilled.shape[0]:
-                parts.append(_count_apart(y, p, threshold, keys, spilled))
-            yield 0, parts
+                out.parts.append(_count_apart(y, p, threshold, keys, spilled))
+        return out
 
 
 #: rows a sample of a batch's keys takes to guess their range
@@ -216,27 +212,40 @@ SCRATCH_CELLS = 1 << 22
 _scratch = threading.local()
 
 
-@contextlib.contextmanager
-def _count_tables(size: int, two: bool):
-    """Two zeroed ``int32`` tables of ``size`` cells (the second empty unless
-    ``two``), zeroed again and kept for the thread's next batch when done:
-    fresh memory costs its first touch (a page fault a page), every batch."""
-    if size > SCRATCH_CELLS:
-        yield np.zeros(size, np.int32), np.zeros(size if two else 0, np.int32)
-        return
-    held = getattr(_scratch, "tables", None)
-    _scratch.tables = None  # taken (a nested batch of the thread makes its own)
-    if held is None or held[0].shape[0] < size:
-        cells = min(SCRATCH_CELLS, 1 << (size - 1).bit_length())
-        held = (np.zeros(cells, np.int32), np.zeros(cells, np.int32))
-    table, other = held[0][:size], held[1][:size]
-    try:
-        yield table, other if two else other[:0]
-    finally:
-        table.fill(0)
-        if two:
-            other.fill(0)
-        _scratch.tables = held
+class Counted:
+    """A batch counted by key (:meth:`_BinaryTables.count_batch`): ``status``, and
+    its ``parts`` ``(values, table, slots)``, ``table[4 slots[j] + k]`` the cells
+    of key ``values[j]`` (the parts' values distinct). A context: the count
+    tables are valid inside it, then zeroed and kept for the thread's next
+    batch (fresh memory costs its first touch, a page fault a page)."""
+
+    __slots__ = ("status", "parts", "_held")
+
+    def __init__(self):
+        self.status, self.parts, self._held = 0, None, []
+
+    def take(self, size: int, two: bool):
+        """Two zeroed ``int32`` tables of ``size`` cells (the second empty unless ``two``)."""
+        if size > SCRATCH_CELLS:
+            return np.zeros(size, np.int32), np.zeros(size if two else 0, np.int32)
+        held = getattr(_scratch, "tables", None)
+        _scratch.tables = None  # taken (a second take makes its own)
+        if held is None or held[0].shape[0] < size:
+            cells = min(SCRATCH_CELLS, 1 << (size - 1).bit_length())
+            held = (np.zeros(cells, np.int32), np.zeros(cells, np.int32))
+        self._held.append((held, size, two))
+        return held[0][:size], held[1][:size] if two else held[1][:0]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for held, size, two in self._held:
+            held[0][:size].fill(0)
+            if two:
+                held[1][:size].fill(0)
+            _scratch.tables = held
+        self._held = []
 
 
 def _count_halves(y, p, threshold, keys, lo, tables, two, room):
