@@ -394,3 +394,21 @@ def test_integer_keys_counted_by_key_beside_keys_of_other_kinds():
         by=np.concatenate([keys, ints[:50].astype(object)]))
     assert acc == whole
     assert set(acc.finalize().slices) == {*range(5), *(f"s{k}" for k in range(5))}
+
+
+def test_a_pandas_series_of_integers_is_counted_by_key_and_named_as_when_coded(monkeypatch):
+    pd = pytest.importorskip("pandas")
+    calls = _spy_counts(monkeypatch)
+    rng = np.random.default_rng(6)
+    y, p = (rng.random(300) < 0.5).astype(np.int64), rng.random(300)
+    country = pd.Series(rng.integers(0, 9, 300), name="country")
+    fast = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=country)
+    assert calls
+    coded = sm.Sliced(sm.BinaryConfusion(threshold=0.5))
+    coded.fold(coded.prepare(y, p, by=country))
+    assert fast == coded
+    assert fast.finalize().to_text() == coded.finalize().to_text()  # the column named "country"
+    with pytest.raises(ValueError, match=r"by \('country'\): 9 distinct slice keys in this batch alone"):
+        sm.Sliced(sm.BinaryConfusion(threshold=0.5), max_slices=3).update(y, p, by=country)
+    nullable = pd.Series(country, dtype="Int64")  # may hold NA: coded
+    assert sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=nullable) == coded

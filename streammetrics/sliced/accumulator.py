@@ -292,20 +292,33 @@ class Sliced(Accumulator):
         would bring more than ``max_slices`` slices raises ``ValueError`` and
         leaves the accumulator exactly as it was.
         """
-        if sample_weight is None and self._by_key(by) and self._count_by_key(arrays, by):
-            return self
+        if sample_weight is None:
+            keyed = self._by_key(by)
+            if keyed is not None and self._count_by_key(arrays, *keyed):
+                return self
         return self.fold(self._prepare(arrays, sample_weight, by, owned=False))
 
-    def _by_key(self, by) -> bool:
-        """Whether an unweighted batch keyed by ``by`` may be counted by key
-        (:meth:`_count_by_key`): a template whose tables count so, one column
-        of integers within ``int64``, and every slice so far keyed by one."""
+    def _by_key(self, by):
+        """``(values, (label, name))`` where an unweighted batch keyed by ``by``
+        may be counted by key (:meth:`_count_by_key`), else ``None``: a template
+        whose tables count so, every slice so far keyed by one integer column,
+        and ``by`` one column of integers within ``int64`` (a numpy array, or a
+        pandas Series of a numpy integer dtype, named as the coded path names it)."""
         spec = self._tables_spec
-        return (spec is not None and spec.counts_by_key and type(by) is np.ndarray and by.ndim == 1
-                and by.dtype.kind in "iu" and not (by.dtype.kind == "u" and by.dtype.itemsize == 8)
-                and self._keys.ints is not None and self._overall is None)
+        if spec is None or not spec.counts_by_key or self._keys.ints is None or self._overall is not None:
+            return None
+        named = ("by", "by")
+        if type(by) is not np.ndarray:
+            if not (type(by).__module__.startswith("pandas") and getattr(by, "ndim", 0) == 1
+                    and hasattr(by, "to_numpy") and isinstance(getattr(by, "dtype", None), np.dtype)):
+                return None
+            named = K.column_label(by)
+            by = by.to_numpy()
+        if by.ndim != 1 or by.dtype.kind not in "iu" or (by.dtype.kind == "u" and by.dtype.itemsize == 8):
+            return None
+        return by, named
 
-    def _count_by_key(self, arrays, by) -> bool:
+    def _count_by_key(self, arrays, by, named=("by", "by")) -> bool:
         """Check and count a batch by its integer keys in one pass, before the
         distinct keys are known (their table's rows are the keys present); return
         ``False``, with nothing changed, where the general path must fold it
@@ -328,8 +341,8 @@ class Sliced(Accumulator):
                 raise_rejected(template.inputs, converted)
             parts = counted.parts
             values = np.concatenate([v for v, _, _ in parts]) if len(parts) > 1 else parts[0][0]
-            names = ("by",)
-            K.check_batch_keys(values.shape[0], self.max_slices, names[0])
+            names = (named[1],)
+            K.check_batch_keys(values.shape[0], self.max_slices, named[0])
             with self._guard:
                 if self._keys.ints is None or self._overall is not None:  # changed by another thread
                     return False

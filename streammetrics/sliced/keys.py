@@ -328,6 +328,13 @@ def columns_of(by) -> list:
     return [(f"by ({name!r})" if isinstance(name, str) else "by", by)]
 
 
+def column_label(column) -> tuple[str, str]:
+    """``(label, name)`` of a single key column as messages and reports name it
+    (``by ('country')`` and ``country`` for a Series named so, else ``by``)."""
+    label = columns_of(column)[0][0]
+    return label, _short(label)
+
+
 def _short(label: str) -> str:
     """A column's display name: the Series name if it had one, else ``by``/``by[i]``."""
     if "(" in label:
