@@ -37,7 +37,6 @@ __all__ = [
     "group_regression",
     "group_merge_pairs",
     "group_merge_regression",
-    "int_range",
     "dense_table",
     "table_codes",
     "group_order",
@@ -317,16 +316,15 @@ def group_scatter2(a, b, local, starts, out_a, out_b):
 
 
 @kernel
-def int_range(a):
-    """``(min, max)`` of a non-empty int64 array, in one pass."""
-    lo = a[0]
-    hi = a[0]
-    for i in range(1, a.shape[0]):
-        v = a[i]
-        if v < lo:
-            lo = v
-        elif v > hi:
-            hi = v
+def key_range(keys, start, stop):
+    """``(min, max)`` of ``keys[start:stop]`` (``start < stop``), in a pass that
+    vectorizes (no branch on the values)."""
+    lo = keys[start]
+    hi = lo
+    for i in range(start, stop):
+        v = keys[i]
+        lo = min(lo, v)
+        hi = max(hi, v)
     return lo, hi
 
 
@@ -383,19 +381,6 @@ def value_scatter2(a, b, values, offset, table, starts, out_a, out_b):
 
 
 # ------------------------------------------------------- rows counted by key
-@kernel
-def key_range(keys, start, stop):
-    """``(min, max)`` of ``keys[start:stop]`` (``start < stop``), in a pass that
-    vectorizes (no branch on the values)."""
-    lo = keys[start]
-    hi = lo
-    for i in range(start, stop):
-        v = keys[i]
-        lo = min(lo, v)
-        hi = max(hi, v)
-    return lo, hi
-
-
 @kernel
 def count_keys(y, p, threshold, keys, lo, tab, spill, start, stop):
     """Check rows ``start..stop-1`` and count each into ``tab[4 (keys[i] - lo) + cell]``

@@ -24,7 +24,7 @@ import numbers
 
 import numpy as np
 
-from .._kernels.grouped import dense_table, int_range, table_codes
+from .._kernels.grouped import dense_table, key_range, table_codes
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import to_numpy
 
@@ -426,7 +426,7 @@ def _unique_ints(a: np.ndarray, by_value: bool = False):
     more than a few times their number) come as a :class:`ByValue`."""
     if a.size == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    lo, hi = (int(v) for v in int_range(a))
+    lo, hi = (int(v) for v in key_range(a, 0, a.shape[0]))
     span = hi - lo + 1
     if span <= max(SPAN_FACTOR * a.size, MIN_SPAN):
         table, values = dense_table(a, lo, span)
