@@ -104,13 +104,40 @@ class BinaryResult(Result):
         )]
 
 
+def _score_formulas(tp, fp, fn, tn, total, to_float, sqrt) -> dict:
+    """The guarded scores of the specification, written once for Python numbers
+    (``to_float=float, sqrt=math.sqrt``) and for numpy arrays of them alike:
+    the same operations in the same order, so each element of an array is the
+    number the scalars give, bit for bit."""
+    precision = tp / safe(tp + fp)
+    recall = tp / safe(tp + fn)
+    specificity = tn / safe(tn + fp)
+    f1 = 2 * precision * recall / safe(precision + recall)
+    # numerator and the product of the margins: exact integers when unweighted
+    # (Python ints, as they overflow int64 near n = 1e5), float64 otherwise;
+    # the margins' product is never negative (times False it is zero)
+    top = tp * tn - fp * fn
+    under = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
+    return {
+        "accuracy": to_float((tp + tn) / total),
+        "precision": to_float(precision),
+        "recall": to_float(recall),
+        "specificity": to_float(specificity),
+        "f1": to_float(f1),
+        "mcc": to_float(top) / sqrt(to_float(safe(under * (under > 0)))),
+        "balanced_accuracy": to_float((recall + specificity) / 2),
+        "jaccard": to_float(tp / safe(tp + fp + fn)),
+    }
+
+
 def binary_result(tp, fp, fn, tn, n: int, meta=None) -> BinaryResult:
     """The guarded scores of the specification from the four counts.
 
-    This is the only place these formulas are written: the one-shot functions
-    and :class:`BinaryConfusion` both come here. Counts are Python ``int``
-    when unweighted (products exact, then rounded once to float) and ``float``
-    with weights.
+    This is the only place these formulas are applied (:func:`_score_formulas`
+    writes them): the one-shot functions and :class:`BinaryConfusion` both
+    come here, and :func:`binary_score_columns` applies them to many count
+    rows at once. Counts are Python ``int`` when unweighted (products exact,
+    then rounded once to float) and ``float`` with weights.
     """
     counts = (tp, fp, fn, tn)
     if any(isinstance(c, float) for c in counts):
@@ -124,34 +151,50 @@ def binary_result(tp, fp, fn, tn, n: int, meta=None) -> BinaryResult:
     total = tp + fp + fn + tn
     if total == 0:
         raise ValueError("the sample weights sum to zero: every score is undefined")
-    precision = tp / safe(tp + fp)
-    recall = tp / safe(tp + fn)
-    specificity = tn / safe(tn + fp)
-    f1 = 2 * precision * recall / safe(precision + recall)
-    # numerator and the product of the margins: exact Python integers when
-    # unweighted (they overflow int64 near n = 1e5), float64 otherwise
-    top = tp * tn - fp * fn
-    under = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
-    mcc = float(top) / math.sqrt(float(safe(max(under, 0))))
-    return BinaryResult(
-        "BinaryScores",
-        {
-            "tp": counts[0],
-            "fp": counts[1],
-            "fn": counts[2],
-            "tn": counts[3],
-            "n": n,
-            "accuracy": float((tp + tn) / total),
-            "precision": float(precision),
-            "recall": float(recall),
-            "specificity": float(specificity),
-            "f1": float(f1),
-            "mcc": mcc,
-            "balanced_accuracy": float((recall + specificity) / 2),
-            "jaccard": float(tp / safe(tp + fp + fn)),
-        },
-        meta,
-    )
+    values = {"tp": counts[0], "fp": counts[1], "fn": counts[2], "tn": counts[3], "n": n}
+    values.update(_score_formulas(tp, fp, fn, tn, total, float, math.sqrt))
+    return BinaryResult("BinaryScores", values, meta)
+
+
+#: rows of counts whose total is below this have every product of four
+#: margins within int64 (46340**4 < 2**63)
+_INT64_PRODUCTS = 46_340
+
+
+def binary_score_columns(counts: np.ndarray) -> dict[str, np.ndarray]:
+    """The fields of :func:`binary_result` (but ``n``) for many rows of unweighted
+    counts at once: ``counts`` is ``int64[G, 4]`` (``tp, fp, fn, tn``, every
+    row holding at least one row of data); ``tp`` .. ``tn`` come back as
+    ``int64`` arrays, the scores as ``float64`` arrays, element ``g`` equal
+    bit for bit to ``binary_result(*counts[g])``. The products are exact:
+    in ``int64`` where they fit, as Python integers for the rows of larger
+    totals."""
+    counts = np.asarray(counts, np.int64).reshape(-1, 4)
+    total = counts.sum(axis=1)
+    if counts.shape[0] and total.min() < 1:
+        raise ValueError("every row of counts needs at least one observation")
+    out = {name: counts[:, j].copy() for j, name in enumerate(("tp", "fp", "fn", "tn"))}
+    small = total < _INT64_PRODUCTS
+    parts = [(small, counts[small])] if small.all() else [(small, counts[small]),
+                                                          (~small, counts[~small].astype(object))]
+    for rows, c in parts:
+        if not c.shape[0]:
+            continue
+        scores = _score_formulas(*c.T, c.sum(axis=1), _as_float, np.sqrt)
+        for name, v in scores.items():
+            if name not in out:
+                out[name] = np.empty(counts.shape[0], np.float64)
+            out[name][rows] = v
+    if not counts.shape[0]:
+        out.update((name, np.zeros(0, np.float64)) for name in _SCORE_NAMES)
+    return out
+
+
+def _as_float(a) -> np.ndarray:
+    return np.asarray(a).astype(np.float64)
+
+
+_SCORE_NAMES = ("accuracy", "precision", "recall", "specificity", "f1", "mcc", "balanced_accuracy", "jaccard")
 
 
 #: the scores given an interval by ``finalize(ci=...)``, in the result's order

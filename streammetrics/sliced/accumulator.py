@@ -840,7 +840,7 @@ class Sliced(Accumulator):
         if ci is None:
             order = self._order()
             keys = self._keys.public(order)
-            slices = LazySlices(keys, self._snapshot(order))
+            slices = LazySlices(keys, *self._snapshot(order))
             if self._tables is not None:
                 counts = self._tables["n"][np.array(order, np.int64), 0].tolist() if order else []
             else:
@@ -859,11 +859,13 @@ class Sliced(Accumulator):
         return SlicedResult(overall, slices, rows, self._names, columns, ci)
 
     def _snapshot(self, order: list):
-        """``compute(i)``: the result of slice ``order[i]`` as the state is now,
-        for a :class:`LazySlices`. The tables are copied (a few numbers per
-        slice); the slices' accumulators are shared with the result until a
-        later fold or merge first changes one, which then copies it
-        (:meth:`_own`)."""
+        """``(compute, columns)`` for a :class:`LazySlices`: ``compute(i)`` the
+        result of slice ``order[i]`` as the state is now, ``columns()`` every
+        slice's fields at once where the tables' kind computes them so (else
+        ``None``). The tables are copied (a few numbers per slice); the
+        slices' accumulators are shared with the result until a later fold or
+        merge first changes one, which then copies it (:meth:`_own`)."""
+        columns = None
         if self._tables is not None:
             used = len(self._keys)
             tables = {k: t[:used].copy() for k, t in self._tables.items()}
@@ -873,6 +875,8 @@ class Sliced(Accumulator):
             def acc_of(g):
                 reader._load({k: t[g] for k, t in tables.items()})  # views: the snapshot never changes
                 return reader
+
+            columns = self._tables_spec.columns_of(tables, np.array(order, np.int64))
         else:
             accs = list(self._accs)
             self._owned = set()  # every accumulator is the result's too now
@@ -886,7 +890,7 @@ class Sliced(Accumulator):
             except ValueError:  # e.g. weights summing to zero: no score is defined
                 return None
 
-        return compute
+        return compute, columns
 
     def _own(self, g: int) -> Accumulator:
         """Slice ``g``'s accumulator, copied first if a result still reads it."""

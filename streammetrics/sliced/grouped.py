@@ -19,7 +19,7 @@ import numpy as np
 from .._kernels import grouped as K
 from .._threads import CORES, helper_pool
 from .keys import MIN_SPAN
-from ..metrics.binary import BinaryConfusion
+from ..metrics.binary import BinaryConfusion, binary_score_columns
 from ..metrics.probability import ProbabilityScores
 from ..metrics.regression import RegressionErrors
 
@@ -68,6 +68,12 @@ class Tables:
         """An unweighted batch counted by its integer keys (a :class:`Counted`),
         or ``None`` when they are too sparse for a table."""
         raise NotImplementedError
+
+    def columns_of(self, tables, rows: np.ndarray):
+        """A callable giving every scalar field of the results of slices ``rows``
+        at once (see :meth:`~.result.LazySlices.field_arrays`), or ``None``
+        where only the results, one by one, give them."""
+        return None
 
     def merge(self, tables, idx, other) -> None:
         """Fold the rows of ``other`` (``{field: table}``) into rows ``idx`` of ``tables``."""
@@ -128,6 +134,13 @@ class _BinaryTables(Tables):
         else:
             K.group_sum_scores(y, p, t, w, local, offset, glob, tables["n"], tables["weighted"],
                                tables["wsums"], keep, tables["wsq"], tables["wsq_rows"])
+
+    def columns_of(self, tables, rows):
+        counts = tables["counts"][rows]
+        # sums of weights, or a slice of no rows (its scores undefined): read slice by slice
+        if tables["weighted"][rows].any() or (counts.shape[0] and counts.sum(axis=1).min() < 1):
+            return None
+        return lambda: binary_score_columns(counts)
 
     def count_batch(self, arrays, keys, known=None):
         """Check and count the rows ``(y, p)`` of ``keys`` (``int64``, fewer than

@@ -90,16 +90,34 @@ class LazySlices(Mapping):
     do not reach it); a finalize over many slices then costs nothing per
     slice until a slice is read."""
 
-    __slots__ = ("_keys", "_compute", "_done", "_index", "_lock")
+    __slots__ = ("_keys", "_compute", "_done", "_index", "_lock", "_columns", "_arrays")
 
     _MISSING = object()
 
-    def __init__(self, keys: list, compute):
+    def __init__(self, keys: list, compute, columns=None):
         self._keys = keys
         self._compute = compute
         self._done = [self._MISSING] * len(keys)
         self._index = None
         self._lock = threading.Lock()
+        self._columns = columns
+        self._arrays = None
+
+    def field_arrays(self) -> dict | None:
+        """Every scalar field of every slice's result at once, as read-only arrays
+        in key order (field -> array, the results' field order but ``n``), or
+        ``None`` where they come only from the results one by one. Made when
+        first asked for, from the same snapshot, bit for bit the results'
+        values; no result is built."""
+        if self._columns is None:
+            return None
+        with self._lock:
+            if self._arrays is None:
+                arrays = self._columns()
+                for a in arrays.values():
+                    a.setflags(write=False)
+                self._arrays = arrays
+        return self._arrays
 
     def _at(self, i: int):
         r = self._done[i]
@@ -227,7 +245,14 @@ class SlicedResult(Result):
             if not self._lazy:
                 return
             values = dict(Result._values.__get__(self))
-            extra = self._per_slice(self._overall, self._slices, self._columns, None, self._differs)
+            arrays = self._slices.field_arrays()
+            if arrays is not None and all(c in arrays for c in self._columns):
+                extra = {}
+                for c in self._columns:  # as _per_slice orders them
+                    extra[c] = self._overall[c]
+                    extra[f"slice_{c}"] = arrays[c].astype(np.float64)
+            else:
+                extra = self._per_slice(self._overall, self._slices, self._columns, None, self._differs)
             for a in extra.values():
                 if isinstance(a, np.ndarray):
                     a.setflags(write=False)
@@ -521,14 +546,18 @@ class SlicedResult(Result):
         import pandas as pd
 
         keys = list(self._slices)
-        fields: list = []
-        for r in self._slices.values():
-            if r is not None:
-                fields = [k for k, v in r.items() if k != "n" and _scalar(v)]
-                break
         data = {"rows": [self._rows[k] for k in keys]}
-        for f in fields:
-            data[f] = [np.nan if r is None else r[f] for r in self._slices.values()]
+        arrays = self._slices.field_arrays() if isinstance(self._slices, LazySlices) else None
+        if arrays is not None:
+            data.update(arrays)
+        else:
+            fields: list = []
+            for r in self._slices.values():
+                if r is not None:
+                    fields = [k for k, v in r.items() if k != "n" and _scalar(v)]
+                    break
+            for f in fields:
+                data[f] = [np.nan if r is None else r[f] for r in self._slices.values()]
         if self._ci is not None:
             for c in self._columns:
                 if _bounded(self._overall, c):
