@@ -204,6 +204,8 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
             note(f"no shard completed; an empty state was written to {args.save_state}")
         raise CommandError(str(exc)) from None
     sample = Reservoir() if args.plots and settings["task"] == "regression" else None
+    if watch is not None and sources:
+        watch.ahead.arm(sources[0].path, cols, settings)
     with Progress(sources, progress_enabled(args.progress)) as progress:
         try:
             total, _ = evaluate_sources(sources, settings, args.batch_rows, progress, sample,

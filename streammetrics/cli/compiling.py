@@ -12,6 +12,7 @@ import time
 
 from numba.core import event
 
+from .ahead import Ahead
 from .output import note
 
 __all__ = ["CompileWatch", "COMPILING_NOTE"]
@@ -37,6 +38,10 @@ class CompileWatch(event.Listener):
         The time spent compiling so far.
     announced : bool
         Whether the note has been printed.
+    ahead : Ahead
+        The helper process that compiles the command's kernels from the other
+        end (:mod:`.ahead`): started at the first compilation once the command
+        has armed it, stopped when the watch is left.
     """
 
     kind = "numba:compile"
@@ -44,6 +49,7 @@ class CompileWatch(event.Listener):
     def __init__(self):
         self.seconds = 0.0
         self.announced = False
+        self.ahead = Ahead()
         self._depth = 0
         self._since = 0.0
 
@@ -53,6 +59,7 @@ class CompileWatch(event.Listener):
             if not self.announced:
                 self.announced = True
                 note(COMPILING_NOTE)
+                self.ahead.start()
             self._since = time.perf_counter()
         self._depth += 1
 
@@ -70,6 +77,7 @@ class CompileWatch(event.Listener):
 
     def __exit__(self, *exc) -> None:
         event.unregister(self.kind, self)
+        self.ahead.stop()
 
     def share(self, since: float = 0.0) -> str:
         """``"of which 3.4 s compiling kernels, once"``: the compiling done since

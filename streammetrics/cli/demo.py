@@ -35,7 +35,9 @@ def _demo_shard(rng, rows: int):
     return y, p
 
 
-def _write_demo_files(folder: str, rows: int, shards: int, kind: str, seed: int = 2024):
+def _write_demo_files(folder: str, rows: int, shards: int, kind: str, seed: int = 2024,
+                      on_first=None):
+    """Write the shards; ``on_first(path)`` is called once the first is written."""
     rng = np.random.default_rng(seed)
     sizes = [rows // shards + (1 if i < rows % shards else 0) for i in range(shards)]
     paths = []
@@ -53,6 +55,8 @@ def _write_demo_files(folder: str, rows: int, shards: int, kind: str, seed: int 
             rec["y"], rec["p"] = y, p
             np.save(path, rec)
         paths.append(path)
+        if i == 0 and on_first is not None:
+            on_first(path)
     return paths
 
 
@@ -101,13 +105,23 @@ def _check_state_round_trip(folder: str, shards, merged) -> None:
 def _tour(args, folder: str, kind: str, watch: CompileWatch | None) -> None:
     """Write the shards into ``folder``, evaluate them and check the merged states."""
     t0 = time.perf_counter()
-    paths = _write_demo_files(folder, args.rows, args.shards, kind)
-    size = sum(os.path.getsize(p) for p in paths)
-    print(f"wrote {args.rows:,} synthetic predictions (y: 0/1 labels, p: probabilities) "
-          f"as {len(paths)} {kind} shards, {size / 2**20:.1f} MiB, to {folder}")
     # what the command runs by default: the exact AUC within its memory budget
     settings = {"task": "binary", "max_bins": None, "max_memory": DEFAULT_MEMORY}
     cols = ColumnSpec("y", ("p",))
+
+    def first_rows(path):
+        """Fold the first shard's first rows while the others are still to be
+        written: on a first run, the kernels compile (and the helper of
+        :mod:`.ahead` starts) before the writing, not after it."""
+        if watch is not None:
+            watch.ahead.arm(path, cols, settings)
+        chunk = next(iter(open_source(path, cols).chunks(1000)))
+        make_evaluator(settings).update(chunk.y, chunk.p, chunk.w)
+
+    paths = _write_demo_files(folder, args.rows, args.shards, kind, on_first=first_rows)
+    size = sum(os.path.getsize(p) for p in paths)
+    print(f"wrote {args.rows:,} synthetic predictions (y: 0/1 labels, p: probabilities) "
+          f"as {len(paths)} {kind} shards, {size / 2**20:.1f} MiB, to {folder}")
     sources = [open_source(p, cols) for p in paths]
 
     print(f"\n$ streammetrics evaluate {os.path.join(folder, '*.' + kind)} "
