@@ -71,8 +71,9 @@ class Tables:
 
     def columns_of(self, tables, rows: np.ndarray):
         """A callable giving every scalar field of the results of slices ``rows``
-        at once (see :meth:`~.result.LazySlices.field_arrays`), or ``None``
-        where only the results, one by one, give them."""
+        at once (see :meth:`~.result.LazySlices.field_arrays`), or ``None`` (or
+        a callable giving ``None``) where only the results, one by one, give
+        them. ``tables`` is a snapshot: it never changes."""
         return None
 
     def merge(self, tables, idx, other) -> None:
@@ -136,11 +137,14 @@ class _BinaryTables(Tables):
                                tables["wsums"], keep, tables["wsq"], tables["wsq_rows"])
 
     def columns_of(self, tables, rows):
-        counts = tables["counts"][rows]
-        # sums of weights, or a slice of no rows (its scores undefined): read slice by slice
-        if tables["weighted"][rows].any() or (counts.shape[0] and counts.sum(axis=1).min() < 1):
-            return None
-        return lambda: binary_score_columns(counts)
+        def columns():
+            counts = tables["counts"][rows]
+            # sums of weights, or a slice of no rows (its scores undefined): read slice by slice
+            if tables["weighted"][rows].any() or (counts.shape[0] and counts.sum(axis=1).min() < 1):
+                return None
+            return binary_score_columns(counts)
+
+        return columns
 
     def count_batch(self, arrays, keys, known=None):
         """Check and count the rows ``(y, p)`` of ``keys`` (``int64``, fewer than

@@ -114,9 +114,11 @@ class LazySlices(Mapping):
         with self._lock:
             if self._arrays is None:
                 arrays = self._columns()
-                for a in arrays.values():
+                for a in (arrays or {}).values():
                     a.setflags(write=False)
                 self._arrays = arrays
+                if arrays is None:  # the results give them, one by one
+                    self._columns = None
         return self._arrays
 
     def _at(self, i: int):
