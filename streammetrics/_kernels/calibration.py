@@ -16,8 +16,6 @@ status: 0 folded in, 1 a bad label, 2 a bad probability (or row).
 
 from __future__ import annotations
 
-import numpy as np
-
 from ._jit import inline, kernel
 from .compensated import BLOCK, fold
 
@@ -61,8 +59,12 @@ def _fold_local(local, weight, predicted, observed):
 
 
 @kernel
-def calibration_update(y, p, w, edges, n, counts, weight, predicted, observed):
-    """Fold 0/1 labels ``y`` and probabilities ``p`` (weights ``w``, empty: all 1)."""
+def calibration_update(y, p, w, edges, n, counts, weight, predicted, observed, local):
+    """Fold 0/1 labels ``y`` and probabilities ``p`` (weights ``w``, empty: all 1).
+
+    ``local`` is zeroed scratch, ``float64[3, bins]``, left zeroed (the kernel
+    allocates nothing: an allocation inside costs its compile more than the
+    rest of the loop)."""
     rows = y.shape[0]
     for i in range(rows):
         yi = y[i]
@@ -75,7 +77,6 @@ def calibration_update(y, p, w, edges, n, counts, weight, predicted, observed):
     nb = counts.shape[0]
     # rows are summed plainly per bin over a block, then each bin's block
     # total is added to its pair with one compensated step
-    local = np.zeros((3, nb))
     block = max(BLOCK, 4 * nb)
     for start in range(0, rows, block):
         for i in range(start, min(start + block, rows)):
@@ -88,7 +89,7 @@ def calibration_update(y, p, w, edges, n, counts, weight, predicted, observed):
 
 
 @kernel
-def class_calibration_update(y, m, k, tolerance, w, edges, n, top, per_class):
+def class_calibration_update(y, m, k, tolerance, w, edges, n, top, per_class, top_local, class_local):
     """Fold class codes ``y`` and an ``(rows, k)`` probability matrix ``m``.
 
     ``top`` is the table of the top label (confidence ``max_j m[i, j]``, the
@@ -98,6 +99,8 @@ def class_calibration_update(y, m, k, tolerance, w, edges, n, top, per_class):
     ``j * B .. (j + 1) * B - 1``. Each is ``(counts, weight, predicted,
     observed)``. Status 1 for a code outside ``0..k-1``, 2 for an entry
     outside [0, 1] or a row whose sum is more than ``tolerance`` from 1.
+    ``top_local`` (``float64[3, B]``) and ``class_local`` (``float64[3, k B]``)
+    are zeroed scratch, left zeroed, as in :func:`calibration_update`.
     """
     rows = y.shape[0]
     nb = edges.shape[0] - 1
@@ -116,8 +119,6 @@ def class_calibration_update(y, m, k, tolerance, w, edges, n, top, per_class):
     weighted = w.shape[0] > 0
     tc, tw, tp, to = top
     cc, cw, cp, co = per_class
-    top_local = np.zeros((3, nb))
-    class_local = np.zeros((3, k * nb))
     block = max(BLOCK, 4 * nb)
     for start in range(0, rows, block):
         for i in range(start, min(start + block, rows)):

@@ -247,10 +247,11 @@ class Calibration(Accumulator):
     def _fold(self, arrays, w):
         y, p = arrays
         st = self._arrays
+        local = np.zeros((3, self.n_bins))
         if not w.shape[0]:
-            return calibration_update(y, p, w, self._edges, st["n"], *_table(st))
+            return calibration_update(y, p, w, self._edges, st["n"], *_table(st), local)
         before = {k: v.copy() for k, v in st.items()}
-        status = calibration_update(y, p, w, self._edges, st["n"], *_table(st))
+        status = calibration_update(y, p, w, self._edges, st["n"], *_table(st), local)
         if not status and not all(np.all(np.isfinite(a)) for a in _table(st)[1:]):
             for k, v in before.items():
                 st[k][...] = v
@@ -336,8 +337,10 @@ class ClassCalibration(Accumulator):
     def _fold(self, arrays, w):
         y, m = arrays
         st = self._arrays
+        nb = self.n_bins
         return class_calibration_update(y, m, self.n_classes, ROW_SUM_TOLERANCE, w, self._edges,
-                                        st["n"], _table(st), _table(st, "class_"))
+                                        st["n"], _table(st), _table(st, "class_"),
+                                        np.zeros((3, nb)), np.zeros((3, self.n_classes * nb)))
 
     def _compute(self) -> CalibrationResult:
         counts, *pairs = _table(self._arrays)
