@@ -18,6 +18,7 @@ core, nor when ``STREAMMETRICS_COMPILE_AHEAD=0`` is set.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -103,11 +104,7 @@ def run(plan: dict) -> None:
 
     settings = plan["settings"]
     src = open_source(plan["path"], _columns(plan))
-    chunks = []
-    for chunk in src.chunks(ROWS // 2):
-        chunks.append(chunk)
-        if len(chunks) == 2:
-            break
+    chunks = list(itertools.islice(src.chunks(ROWS // 2), 2))
     if not chunks:
         return
     first = chunks[0]

@@ -174,19 +174,12 @@ def binary_score_columns(counts: np.ndarray) -> dict[str, np.ndarray]:
     if counts.shape[0] and total.min() < 1:
         raise ValueError("every row of counts needs at least one observation")
     out = {name: counts[:, j].copy() for j, name in enumerate(("tp", "fp", "fn", "tn"))}
+    out.update((name, np.empty(counts.shape[0], np.float64)) for name in _SCORE_NAMES)
     small = total < _INT64_PRODUCTS
-    parts = [(small, counts[small])] if small.all() else [(small, counts[small]),
-                                                          (~small, counts[~small].astype(object))]
-    for rows, c in parts:
-        if not c.shape[0]:
-            continue
-        scores = _score_formulas(*c.T, c.sum(axis=1), _as_float, np.sqrt)
-        for name, v in scores.items():
-            if name not in out:
-                out[name] = np.empty(counts.shape[0], np.float64)
-            out[name][rows] = v
-    if not counts.shape[0]:
-        out.update((name, np.zeros(0, np.float64)) for name in _SCORE_NAMES)
+    for rows, c in ((small, counts[small]), (~small, counts[~small].astype(object))):
+        if c.shape[0]:
+            for name, v in _score_formulas(*c.T, c.sum(axis=1), _as_float, np.sqrt).items():
+                out[name][rows] = v
     return out
 
 
