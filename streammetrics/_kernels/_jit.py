@@ -37,6 +37,14 @@ def inline(fn):
     return numba.njit(cache=True, nogil=True)(fn)
 
 
+def inline_ir(fn):
+    """Compile ``fn`` into each caller by copying its IR there (Numba's
+    ``inline="always"``): for a large helper with one call site a kernel, which
+    compiled as a function of its own would be optimised again inside each
+    caller that links it (about half a second more for a first use)."""
+    return numba.njit(cache=True, nogil=True, inline="always")(fn)
+
+
 def parallel_kernel(fn):
     """Compile ``fn`` as a parallel (``prange``) kernel; never cached."""
     return numba.njit(parallel=True, nogil=True, cache=False)(fn)

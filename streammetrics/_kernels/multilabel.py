@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline_ir, kernel
 from .compensated import BLOCK, add, fold
 
 __all__ = ["first_not01_matrix", "first_nonfinite_matrix", "fold_labels", "fold_scores"]
@@ -76,15 +76,14 @@ def _any_not01(m):
     return False
 
 
-@kernel
-def _fold(Y, P, S, t, scored, w, n, counts, wsum, rows, sums):
+@inline_ir
+def _fold(Y, P, S, t, scored, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
     nrows, L = Y.shape
     weighted = w.shape[0] > 0
-    local = np.zeros((L, 4), np.int64)
-    wblock = np.zeros(4 * L, np.float64)
-    wpairs = np.zeros((4 * L, 2), np.float64)
-    block = np.zeros(7, np.float64)
-    pairs = np.zeros((7, 2), np.float64)
+    # the caller's zeroed scratch: ``local`` int64[L, 4], ``wblock`` float64[4 L + 7]
+    # (the block sums of the weighted cells, then of the seven row sums) and
+    # ``wpairs`` float64[4 L + 7, 2] (their compensated pairs)
+    o = 4 * L
     exact = 0
     wrong_cells = 0
     for start in range(0, nrows, BLOCK):
@@ -111,27 +110,27 @@ def _fold(Y, P, S, t, scored, w, n, counts, wsum, rows, sums):
             union = ny + npred - inter
             wrong = union - inter
             if npred > 0:
-                block[0] += wi * (inter / npred)
+                wblock[o + 0] += wi * (inter / npred)
             if ny > 0:
-                block[1] += wi * (inter / ny)
+                wblock[o + 1] += wi * (inter / ny)
             if ny + npred > 0:
-                block[2] += wi * (2.0 * inter / (ny + npred))
+                wblock[o + 2] += wi * (2.0 * inter / (ny + npred))
             if union > 0:
-                block[3] += wi * (inter / union)
+                wblock[o + 3] += wi * (inter / union)
             if weighted:
-                block[4] += wi
+                wblock[o + 4] += wi
                 if wrong == 0:
-                    block[5] += wi
-                block[6] += wi * wrong
+                    wblock[o + 5] += wi
+                wblock[o + 6] += wi * wrong
             else:
                 if wrong == 0:
                     exact += 1
                 wrong_cells += wrong
         for r in range(7):
-            s, cc = add(pairs[r, 0], pairs[r, 1], block[r])
-            pairs[r, 0] = s
-            pairs[r, 1] = cc
-            block[r] = 0.0
+            s, cc = add(wpairs[o + r, 0], wpairs[o + r, 1], wblock[o + r])
+            wpairs[o + r, 0] = s
+            wpairs[o + r, 1] = cc
+            wblock[o + r] = 0.0
         if weighted:
             for r in range(4 * L):
                 s, cc = add(wpairs[r, 0], wpairs[r, 1], wblock[r])
@@ -140,7 +139,7 @@ def _fold(Y, P, S, t, scored, w, n, counts, wsum, rows, sums):
                 wblock[r] = 0.0
     # the batch is counted: write the state
     for r in range(7):
-        fold(sums, r, pairs[r, 0], pairs[r, 1])
+        fold(sums, r, wpairs[o + r, 0], wpairs[o + r, 1])
     if weighted:
         for r in range(4 * L):
             fold(wsum, r, wpairs[r, 0], wpairs[r, 1])
@@ -155,24 +154,29 @@ def _fold(Y, P, S, t, scored, w, n, counts, wsum, rows, sums):
 
 
 @kernel
-def fold_labels(Y, P, w, n, counts, wsum, rows, sums):
-    """Fold a 0/1 matrix ``Y`` and a 0/1 prediction matrix ``P`` (``uint8`` or ``int8``);
-    the status of the module docstring."""
+def fold_labels(Y, P, S, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
+    """Fold a 0/1 matrix ``Y`` and a 0/1 prediction matrix ``P`` (``uint8`` or ``int8``;
+    ``S`` an empty ``float64[0, 0]``); the status of the module docstring.
+    ``local``, ``wblock`` and ``wpairs`` are zeroed scratch, as :func:`fold_scores` takes."""
     if _any_not01(Y):
         return 1
     if _any_not01(P):
         return 2
-    _fold(Y, P, np.zeros((0, 0)), 0.0, False, w, n, counts, wsum, rows, sums)
+    _fold(Y, P, S, 0.0, False, w, n, counts, wsum, rows, sums, local, wblock, wpairs)
     return 0
 
 
 @kernel
-def fold_scores(Y, S, t, w, n, counts, wsum, rows, sums):
+def fold_scores(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
     """Fold a 0/1 matrix ``Y`` (``uint8`` or ``int8``) and scores ``S`` (``float64``) cut at
-    ``S >= t``; the status of the module docstring."""
+    ``S >= t`` (``P`` an empty ``uint8[0, 0]``); the status of the module docstring.
+
+    The caller gives zeroed scratch for ``L`` labels: ``local`` ``int64[L, 4]``,
+    ``wblock`` ``float64[4 L + 7]`` and ``wpairs`` ``float64[4 L + 7, 2]``
+    (allocating it here would cost the first call a compile of its own)."""
     if _any_not01(Y):
         return 1
     if first_nonfinite_matrix(S) >= 0:
         return 2
-    _fold(Y, np.zeros((0, 0), np.uint8), S, t, True, w, n, counts, wsum, rows, sums)
+    _fold(Y, P, S, t, True, w, n, counts, wsum, rows, sums, local, wblock, wpairs)
     return 0

@@ -114,6 +114,10 @@ class MultilabelRankResult(MultilabelResult):
 # ---------------------------------------------------------------- confusion
 _SAMPLES = ("precision", "recall", "f1", "jaccard")
 
+#: the absent one of the kernels' two prediction forms (0/1 labels, scores)
+_NO_SCORES = np.zeros((0, 0), np.float64)
+_NO_LABELS = np.zeros((0, 0), np.uint8)
+
 
 class MultilabelConfusion(Accumulator):
     """Streaming per-label confusion counts and the multilabel scores built from them.
@@ -248,11 +252,14 @@ class MultilabelConfusion(Accumulator):
         wsum = st["wsum"]
         if w.shape[0] and wsum.shape[0] == 0:
             wsum = np.zeros((4 * self.n_labels, 2), np.float64)  # installed only on success
+        k = self.n_labels
+        scratch = (np.zeros((k, 4), np.int64), np.zeros(4 * k + 7), np.zeros((4 * k + 7, 2)))
         if self.threshold is None:
-            status = fold_labels(Y, P, w, st["n"], st["counts"], wsum, st["rows"], st["sums"])
+            status = fold_labels(Y, P, _NO_SCORES, w, st["n"], st["counts"], wsum, st["rows"],
+                                 st["sums"], *scratch)
         else:
-            status = fold_scores(Y, P, self.threshold, w, st["n"], st["counts"], wsum, st["rows"],
-                                 st["sums"])
+            status = fold_scores(Y, _NO_LABELS, P, self.threshold, w, st["n"], st["counts"], wsum,
+                                 st["rows"], st["sums"], *scratch)
         if not status:
             st["wsum"] = wsum
         return status
