@@ -53,7 +53,7 @@ import math
 import numba
 import numpy as np
 
-from ._jit import Dual, kernel, parallel_kernel
+from ._jit import Dual, inline_ir, kernel, parallel_kernel
 
 __all__ = [
     "EUCLIDEAN",
@@ -132,7 +132,7 @@ def _exact_sq(XI, i, XJ, j):
     return s
 
 
-@kernel
+@inline_ir
 def _zero_diagonal(g, r0, j0):
     """Set ``g[ii, jj] = 0`` where the row's global index ``r0 + ii`` equals the
     column's ``j0 + jj`` (both counted in the columns' numbering)."""
@@ -148,7 +148,7 @@ def _zero_diagonal(g, r0, j0):
 COSINE_FLOOR = 16 * 2.0**-52
 
 
-@kernel
+@inline_ir
 def _cosine_from_dots(g, i0, j0, invI, invJ, shift):
     """Turn dot products into cosine distances ``1 - x.y / (|x||y|)`` clipped to
     [0, 2]; a zero vector has ``inv = 0`` (similarity 0, distance 1), and a point
@@ -277,7 +277,7 @@ def _scatter(g, lab, j0, sums, i0):
         ii += 1
 
 
-@kernel
+@inline_ir
 def _scatter_columns(g, lab, i0, sums, j0):
     """``sums[j0 + jj, lab[i0 + ii]] += g[ii, jj]``, rows in increasing order: the
     transposed tile, for the columns' points."""
@@ -289,7 +289,7 @@ def _scatter_columns(g, lab, i0, sums, j0):
             sums[j0 + jj, k] += row[jj]
 
 
-@kernel
+@inline_ir
 def pair_of_round(r, p, players):
     """The ``p``-th pair of blocks in round ``r`` of a round-robin tournament of
     ``players`` (even) blocks, by the circle method: over rounds
