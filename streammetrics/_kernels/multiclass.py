@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline_ir, kernel
 from .compensated import add
 
 __all__ = ["count_classes", "sum_classes", "confusion_update", "confusion_bounds"]
 
 
-@kernel
+@inline_ir
 def confusion_bounds(y, p, k):
     """Status of a batch: 0 if every ``y`` and ``p`` lies in ``0..k-1``."""
     n = y.shape[0]
@@ -61,15 +61,14 @@ def confusion_bounds(y, p, k):
     return 0
 
 
-@kernel
-def _count(y, p, k, counts):
+@inline_ir
+def _count(y, p, k, counts, h):
     n = y.shape[0]
     kk = k * k
-    if n < 4 * kk:
+    if h.shape[0] < 4 * kk:
         for i in range(n):
             counts[y[i], p[i]] += 1
         return
-    h = np.zeros(4 * kk, np.int64)
     m = n - n % 4
     for i in range(0, m, 4):
         h[y[i] * k + p[i]] += 1
@@ -98,12 +97,17 @@ def _count_weighted(y, p, w, k, wsum, seen):
 
 
 @kernel
-def count_classes(y, p, k, n, counts):
-    """Fold unweighted class indices into ``counts``; the status of the module docstring."""
+def count_classes(y, p, k, n, counts, h):
+    """Fold unweighted class indices into ``counts``; the status of the module docstring.
+
+    ``h`` is the scratch of the four histograms, ``int64[4 k k]`` zeros, given
+    by the caller where the batch has at least ``4 k k`` rows (empty otherwise:
+    the rows are then counted directly). Allocating it here would cost the
+    first call a compile of its own."""
     status = confusion_bounds(y, p, k)
     if status:
         return status
-    _count(y, p, k, counts)
+    _count(y, p, k, counts, h)
     n[0] += y.shape[0]
     return 0
 
@@ -130,5 +134,6 @@ def confusion_update(y, p, w, k, n, counts, wsum, seen):
     compiles only the one it needs.)
     """
     if w.shape[0] == 0:
-        return count_classes(y, p, k, n, counts)
+        kk = 4 * k * k
+        return count_classes(y, p, k, n, counts, np.zeros(kk if y.shape[0] >= kk else 0, np.int64))
     return sum_classes(y, p, w, k, n, wsum, seen)
