@@ -150,15 +150,15 @@ def merge_block_runs(k1, m1, l1, k2, m2, l2, out_keys, out_mass, out_lengths):
 def class_starts(y, k, starts):
     """Validate classes and count them: class ``t``'s block of a column is
     ``starts[t]:starts[t + 1]``. Returns the status (1: a bad class)."""
-    counts = np.zeros(k, np.int64)
+    for t in range(k + 1):
+        starts[t] = 0
     for i in range(y.shape[0]):
         t = y[i]
         if t < 0 or t >= k:
             return 1
-        counts[t] += 1
-    starts[0] = 0
+        starts[t + 1] += 1  # the counts, summed into starts below
     for t in range(k):
-        starts[t + 1] = starts[t] + counts[t]
+        starts[t + 1] += starts[t]
     return 0
 
 
@@ -186,7 +186,7 @@ def gather_column(y, bits, w, c, starts, pos, keys, vals):
 
 
 @kernel
-def column_scores(keys, mass, offs, c, u2, ptr):
+def column_scores(keys, mass, offs, c, u2, ptr, acc):
     """Class ``c``'s pair counts and average precision from one column.
 
     The column's blocks are ``keys[offs[t]:offs[t + 1]]`` (class ``t``'s rows'
@@ -196,7 +196,8 @@ def column_scores(keys, mass, offs, c, u2, ptr):
     half; ``u2[c] = 0``), and returns the average precision of class ``c``
     against the rest, ``sum_k (R_k - R_{k-1}) P_k`` over the thresholds
     (scikit-learn's step definition; 0 with no positive). ``ptr`` is scratch
-    of ``k`` int64.
+    of ``k`` int64, ``acc`` scratch of ``k x 4`` of ``u2``'s dtype (allocating
+    them here would cost the first call a compile of its own).
 
     One walk down block ``c``'s distinct keys, highest first, with two
     pointers per other block: the negatives above the key and at or above
@@ -208,23 +209,24 @@ def column_scores(keys, mass, offs, c, u2, ptr):
     zero = mass[0] * 0 if counted else 0
     p0 = offs[c]
     p1 = offs[c + 1]
+    # per block: the mass above the current key as a compensated pair
+    # (``acc[t, 0:2]``), the block's mass (``acc[t, 2]``) and the compensation
+    # of ``u2[t]`` (``acc[t, 3]``)
     for t in range(k):
         ptr[t] = offs[t + 1]  # first key above the current one
         u2[t] = 0
+        for j in range(4):
+            acc[t, j] = 0
     ps = 0.0
     pc = 0.0
     s = 0.0
     sc = 0.0
-    # per block: the mass above the current key, as a compensated pair
-    above = np.zeros((k, 2), u2.dtype)
-    total = np.zeros(k, u2.dtype)
-    uc = np.zeros(k, u2.dtype)
     for t in range(k):
         ts = zero
         tc = zero
         for q in range(offs[t], offs[t + 1]):
             ts, tc = add(ts, tc, mass[q] if counted else 1)
-        total[t] = ts + tc
+        acc[t, 2] = ts + tc
     i = p1 - 1
     while i >= p0:
         key = keys[i]
@@ -238,14 +240,14 @@ def column_scores(keys, mass, offs, c, u2, ptr):
                 continue
             lo = offs[t]
             q = ptr[t]
-            hs = above[t, 0]
-            hc = above[t, 1]
+            hs = acc[t, 0]
+            hc = acc[t, 1]
             while q > lo and keys[q - 1] > key:
                 q -= 1
                 hs, hc = add(hs, hc, mass[q] if counted else 1)
             ptr[t] = q
-            above[t, 0] = hs
-            above[t, 1] = hc
+            acc[t, 0] = hs
+            acc[t, 1] = hc
             # every key at or above the previous one is above this one
             q2 = q
             es = hs
@@ -256,7 +258,7 @@ def column_scores(keys, mass, offs, c, u2, ptr):
             ge = es + ec
             gt = hs + hc
             # 2 * below + equal = 2 (total - ge) + (ge - gt)
-            u2[t], uc[t] = add(u2[t], uc[t], a * (2 * (total[t] - ge) + (ge - gt)))
+            u2[t], acc[t, 3] = add(u2[t], acc[t, 3], a * (2 * (acc[t, 2] - ge) + (ge - gt)))
             fsum += ge
         if a == 0:
             continue
@@ -265,7 +267,7 @@ def column_scores(keys, mass, offs, c, u2, ptr):
         tp = ps + pc
         s, sc = add(s, sc, af * tp / (tp + fsum))
     for t in range(k):
-        u2[t] += uc[t]
+        u2[t] += acc[t, 3]
     tp = ps + pc
     return (s + sc) / tp if tp > 0.0 else 0.0
 

@@ -194,6 +194,11 @@ def _buffer(scratch, name, n, dtype):
     return buf[:n]
 
 
+def _accs(scratch, k, dtype):
+    """:func:`~._kernels.multirank.column_scores`' ``k x 4`` scratch of ``dtype``."""
+    return _buffer(scratch, f"acc-{np.dtype(dtype).char}", 4 * k, dtype).reshape(k, 4)
+
+
 class _Columns:
     """One batch's classes counted once, then each column's keys gathered by
     class and sorted block by block on demand (:meth:`sorted_column`)."""
@@ -296,7 +301,8 @@ def scores_of_run(run, k: int, n: int, weighted: bool, multi_class: str, average
 
     def work(c, scratch):
         o = offs[c * k:(c + 1) * k + 1]
-        ap[c] = M.column_scores(keys, mass, o, c, u2[c], _buffer(scratch, "ptr", k, np.int64))
+        ap[c] = M.column_scores(keys, mass, o, c, u2[c], _buffer(scratch, "ptr", k, np.int64),
+                                _accs(scratch, k, u2.dtype))
 
     _on_two_threads(k, work, keys.shape[0] >= k * _NUMPY_SORT_MIN)
     if weighted:
@@ -393,7 +399,8 @@ def scores_of_batch(y, P, w, k: int, inputs, multi_class: str, average: str, met
         if not exact and not cols.weighted:
             cv = _buffer(scratch, "ones", n, np.float64)
             cv[:] = 1.0
-        ap[c] = M.column_scores(ck, cv, cols.starts, c, u2[c], _buffer(scratch, "ptr", k, np.int64))
+        ap[c] = M.column_scores(ck, cv, cols.starts, c, u2[c], _buffer(scratch, "ptr", k, np.int64),
+                                _accs(scratch, k, u2.dtype))
 
     _on_two_threads(k, work, cols.big)
     if bad:
