@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from ._jit import inline, kernel
+from ._jit import inline, inline_ir, kernel
 from .compensated import add
 from .sort import argsort_int64
 
@@ -212,7 +212,11 @@ def group_ids(x):
 def _group_ids_direct(x, lo, span):
     m = x.shape[0]
     ids = np.empty(m, np.int64)
-    table = np.full(span + 1, -1, np.int64)
+    # (``np.empty`` and a loop, not ``np.full``: one allocation routine to
+    # compile for every kernel of a first use)
+    table = np.empty(span + 1, np.int64)
+    for t in range(span + 1):
+        table[t] = -1
     for i in range(m):
         table[x[i] - lo] = 0
     g = 0
@@ -242,13 +246,15 @@ def _group_ids_sorted(x):
 @kernel
 def group_sums(ids, g, counts):
     """Sums of ``counts`` for each of the ``g`` group ids."""
-    out = np.zeros(g, np.int64)
+    out = np.empty(g, np.int64)
+    for t in range(g):
+        out[t] = 0
     for i in range(ids.shape[0]):
         out[ids[i]] += counts[i]
     return out
 
 
-@kernel
+@inline_ir
 def _dense_count(y, p, ylo, plo, ncol, h):
     for i in range(y.shape[0]):
         h[(y[i] - ylo) * ncol + (p[i] - plo)] += 1
@@ -261,7 +267,7 @@ def _dense_table(y, p, ylo, plo, nrow, ncol, h):
     return _dense_extract(h, ylo, plo, ncol)
 
 
-@kernel
+@inline_ir
 def _dense_extract(h, ylo, plo, ncol):
     m = 0
     for c in range(h.shape[0]):
