@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from ._jit import inline, kernel
+from ._jit import inline, inline_ir, kernel
 from .calibration import bin_of
 from .compensated import BLOCK, add
 
@@ -72,17 +72,17 @@ def _mix(x):
     return x ^ (x >> np.uint64(31))
 
 
-@inline
+@inline_ir
 def _seed_hash(seed):
     return _mix(np.uint64(seed) * _GOLDEN + _SALT)
 
 
-@inline
+@inline_ir
 def _row_hash(s, key):
     return _mix(s ^ (np.uint64(key) * _GOLDEN))
 
 
-@inline
+@inline_ir
 def _signed_cuts(cuts):
     """The cut points shifted by ``-2**31`` into int32: the same order as the
     uint32 uniforms shifted alike, compared with the signed comparisons that
@@ -98,7 +98,7 @@ def _signed_cuts(cuts):
 _HEAD = 6
 
 
-@inline
+@inline_ir
 def _draw_pairs(h, q0, nq, sc, uu, kk):
     """Counts of replicates ``2 q0 .. 2 (q0 + nq) - 1`` of the row hashed ``h`` into ``kk``
     (``uu`` int32 scratch for the shifted uniforms; both of at least ``2 nq``
@@ -175,7 +175,7 @@ def replicate_sums(seed, keys, first, r0, w, slots, vals, out, cuts):
     uu = np.empty(2 * nq, np.int32)
     kk = np.empty(2 * nq, np.int32)
     kf = np.empty(R, np.float64)
-    acc = np.zeros((S, R), np.float64)
+    acc = np.empty((S, R), np.float64)  # zeroed block by block
     for start in range(0, m, BLOCK):
         stop = min(start + BLOCK, m)
         acc[:] = 0.0
