@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from ._jit import inline, kernel
+from ._jit import inline, inline_ir, kernel
 from .compensated import add, fold
 from .probability import LOG_FLOOR
 from .regression import MAPE_FLOOR, _merge_moments, regression_merge
@@ -71,7 +71,7 @@ _CHUNK = 1 << 30
 _BLOCK = 4096
 
 
-@inline
+@inline_ir
 def _commit_counts(tab, glob, rows, counts):
     """Add a batch's per-slice cell counts ``tab[4 j + k]`` into ``counts[glob[j], k]``
     (``glob[j] < 0``: a value no row holds), and clear ``tab``."""
@@ -95,7 +95,7 @@ def _count_block(tab, cells, lo, hi):
 
 
 @kernel
-def group_count(y, p, threshold, local, offset, glob, rows, counts):
+def group_count(y, p, threshold, local, offset, glob, rows, counts, tab):
     """Unweighted rows into ``counts[g]`` (``int64[G, 4]``): 0/1 labels ``y`` and
     0/1 predictions ``p`` (``threshold`` NaN), or scores ``p`` called positive
     at ``p >= threshold``.
@@ -104,9 +104,9 @@ def group_count(y, p, threshold, local, offset, glob, rows, counts):
     cells per slice: half the cache of ``int64``, committed every
     ``2**30`` rows), then added to the state's rows. Each block of rows has
     its cells worked out first, then counted: the loads of the rows and the
-    scattered increments do not wait on each other."""
+    scattered increments do not wait on each other. ``tab`` is that table,
+    ``int32[4 len(glob)]`` zeros from the caller (left zeroed)."""
     labels = math.isnan(threshold)
-    tab = np.zeros(4 * glob.shape[0], np.int32)
     cells = np.empty(_BLOCK, np.int64)
     n = y.shape[0]
     for chunk in range(0, n, _CHUNK):
@@ -335,7 +335,11 @@ def dense_table(a, lo, span):
     ``table[v - lo]`` is value ``v``'s rank among the distinct values of ``a``
     (``-1`` for a value absent) and ``values`` the distinct values, ascending;
     one pass over ``a``, none written per row."""
-    table = np.full(span, -1, np.int64)
+    # (``np.empty`` and a loop, not ``np.full``: one allocation routine to
+    # compile for the kernels of a first use)
+    table = np.empty(span, np.int64)
+    for v in range(span):
+        table[v] = -1
     for i in range(a.shape[0]):
         table[a[i] - lo] = 0
     k = 0
@@ -361,7 +365,9 @@ def table_codes(a, lo, table, out):
 def value_counts(values, offset, table, k):
     """Rows per code of integer keys read by value (code ``table[v - offset]``,
     one of ``k``): ``numpy.bincount`` of the codes without writing them."""
-    out = np.zeros(k, np.int64)
+    out = np.empty(k, np.int64)
+    for c in range(k):
+        out[c] = 0
     for i in range(values.shape[0]):
         out[table[values[i] - offset]] += 1
     return out

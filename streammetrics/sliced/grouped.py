@@ -128,7 +128,7 @@ class _BinaryTables(Tables):
         t = self.template.threshold
         if w.shape[0] == 0:
             K.group_count(y, p, math.nan if t is None else float(t), local, offset, glob,
-                          tables["n"], tables["counts"])
+                          tables["n"], tables["counts"], np.zeros(4 * glob.shape[0], np.int32))
         elif t is None:
             K.group_sum_labels(y, p, w, local, offset, glob, tables["n"], tables["weighted"],
                                tables["wsums"], keep, tables["wsq"], tables["wsq_rows"])
