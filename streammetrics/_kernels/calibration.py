@@ -16,14 +16,13 @@ status: 0 folded in, 1 a bad label, 2 a bad probability (or row).
 
 from __future__ import annotations
 
-from ._jit import inline, kernel
+from ._jit import inline, inline_ir, kernel
 from .compensated import BLOCK, fold
 
 __all__ = ["calibration_update", "class_calibration_update", "bin_of"]
 
 
-@inline
-def bin_of(p, edges):
+def _bin_of_py(p, edges):
     """The bin of ``p`` in [0, 1] (module docstring)."""
     nb = edges.shape[0] - 1
     b = int(p * nb)
@@ -36,8 +35,7 @@ def bin_of(p, edges):
     return b
 
 
-@inline
-def _add_row(b, wi, p, o, counts, local):
+def _add_row_py(b, wi, p, o, counts, local):
     """One row into bin ``b``: its count, and plain sums in ``local`` (3, bins)."""
     counts[b] += 1
     local[0, b] += wi
@@ -45,8 +43,7 @@ def _add_row(b, wi, p, o, counts, local):
     local[2, b] += wi * o
 
 
-@inline
-def _fold_local(local, weight, predicted, observed):
+def _fold_local_py(local, weight, predicted, observed):
     """Fold the block's plain sums into the state's pairs, and clear them."""
     for b in range(local.shape[1]):
         if local[0, b] != 0.0 or local[1, b] != 0.0 or local[2, b] != 0.0:
@@ -56,6 +53,14 @@ def _fold_local(local, weight, predicted, observed):
             local[0, b] = 0.0
             local[1, b] = 0.0
             local[2, b] = 0.0
+
+
+# Each helper twice: compiled as a function of its own for the class kernel,
+# which calls it at two sites, and copied into the one-call-site binary kernel,
+# which would otherwise optimise it again (a first use compiles faster either way).
+bin_of, _add_row, _fold_local = inline(_bin_of_py), inline(_add_row_py), inline(_fold_local_py)
+_bin_of_copied, _add_row_copied, _fold_local_copied = (
+    inline_ir(_bin_of_py), inline_ir(_add_row_py), inline_ir(_fold_local_py))
 
 
 @kernel
@@ -82,8 +87,8 @@ def calibration_update(y, p, w, edges, n, counts, weight, predicted, observed, l
         for i in range(start, min(start + block, rows)):
             pi = p[i]
             wi = w[i] if weighted else 1.0
-            _add_row(bin_of(pi, edges), wi, pi, 1.0 if y[i] == 1 else 0.0, counts, local)
-        _fold_local(local, weight, predicted, observed)
+            _add_row_copied(_bin_of_copied(pi, edges), wi, pi, 1.0 if y[i] == 1 else 0.0, counts, local)
+        _fold_local_copied(local, weight, predicted, observed)
     n[0] += rows
     return 0
 
