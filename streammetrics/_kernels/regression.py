@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline_ir, kernel
 from .compensated import BLOCK, add, fold, merge
 
 __all__ = ["regression_update", "regression_moments", "regression_merge", "MAPE_FLOOR"]
@@ -38,7 +38,7 @@ __all__ = ["regression_update", "regression_moments", "regression_merge", "MAPE_
 MAPE_FLOOR = 1e-12
 
 
-@kernel
+@inline_ir
 def _merge_moments(m, wb_s, wb_c, shift_b, offset_b, m2b_s, m2b_c):
     wa = m[0] + m[1]
     wb = wb_s + wb_c
