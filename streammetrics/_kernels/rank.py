@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import inline, kernel
+from ._jit import inline, inline_ir, kernel
 from .compensated import add
 from .sort import sort_keys, sort_payload
 
@@ -94,7 +94,7 @@ _EXPONENT = np.uint64(0x7FF0000000000000)
 
 
 # ------------------------------------------------------------------ keys
-@inline
+@inline_ir
 def _key(bits):
     """Order-preserving integer key of float64 bits (``-0.0`` as ``+0.0``)."""
     if bits == _SIGN:
@@ -103,7 +103,7 @@ def _key(bits):
     return bits ^ (mask | _SIGN)
 
 
-@inline
+@inline_ir
 def _key_bits(k):
     """The float64 bits of a key (the inverse of :func:`_key`)."""
     if k & _SIGN:
@@ -125,7 +125,7 @@ def key_bits(bits):
     return out
 
 
-@inline
+@inline_ir
 def _split_into(y, bits, out, front, back, as_keys):
     """Validate rows and write each one's key (``as_keys``) or its score's bits
     (``-0.0`` as ``+0.0``) into ``out``: positives up from ``front``,
