@@ -39,9 +39,11 @@ def inline(fn):
 
 def inline_ir(fn):
     """Compile ``fn`` into each caller by copying its IR there (Numba's
-    ``inline="always"``): for a large helper with one call site a kernel, which
-    compiled as a function of its own would be optimised again inside each
-    caller that links it (about half a second more for a first use)."""
+    ``inline="always"``): for a helper with one call site in each kernel that
+    uses it. Compiled as a function of its own, such a helper would be
+    optimised again inside every kernel that links it; for a large one that
+    cost a first use up to half a second more. A helper with many call sites
+    stays :func:`inline` (copied, its body is typed again at each)."""
     return numba.njit(cache=True, nogil=True, inline="always")(fn)
 
 
