@@ -210,16 +210,25 @@ MIN_ROOM = 1024
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
+def _by_halves(n: int, two: bool, run):
+    """``[run(0, 0, n)]``, or when ``two`` ``[run(0, 0, mid), run(1, mid, n)]``
+    for the two halves of ``n`` rows, the second on the helper thread (always
+    waited for: it may write the caller's arrays)."""
+    if not two:
+        return [run(0, 0, n)]
+    mid = n // 2
+    job = helper_pool().submit(run, 1, mid, n)
+    try:
+        first = run(0, 0, mid)
+    finally:
+        second = job.result()
+    return [first, second]
+
+
 def _key_range(keys, two: bool):
     """``(min, max)`` of the keys, on two threads when ``two``."""
-    n = keys.shape[0]
-    mid = n // 2 if two else n
-    job = helper_pool().submit(K.key_range, keys, mid, n) if two else None
-    lo, hi = (int(v) for v in K.key_range(keys, 0, mid))
-    if two:
-        lo2, hi2 = job.result()
-        lo, hi = min(lo, int(lo2)), max(hi, int(hi2))
-    return lo, hi
+    parts = _by_halves(keys.shape[0], two, lambda half, start, stop: K.key_range(keys, start, stop))
+    return min(int(lo) for lo, _ in parts), max(int(hi) for _, hi in parts)
 
 
 #: cells of the count tables each calling thread keeps zeroed between batches
@@ -268,19 +277,15 @@ class Counted:
 def _count_halves(y, p, threshold, keys, lo, tables, two, room):
     """:func:`~._kernels.grouped.count_keys` of the batch into ``tables`` (over keys
     from ``lo``; on two threads when ``two``): ``(status, spilled rows)``."""
-    n = keys.shape[0]
-    table, other = tables
-    spill = np.empty(room, np.int64)
-    if not two:
-        status, m = K.count_keys(y, p, threshold, keys, lo, table, spill, 0, n)
-        return status, spill[:m]
-    mid = n // 2
-    spill2 = np.empty(room, np.int64)
-    job = helper_pool().submit(K.count_keys, y, p, threshold, keys, lo, other, spill2, mid, n)
-    status, m = K.count_keys(y, p, threshold, keys, lo, table, spill, 0, mid)
-    status2, m2 = job.result()  # always waited for: it writes ``other``
-    spilled = np.concatenate([spill[:m], spill2[:m2]]) if m2 else spill[:m]
-    return status or status2, spilled
+    spills = [np.empty(room, np.int64) for _ in range(2 if two else 1)]
+
+    def run(half, start, stop):
+        return K.count_keys(y, p, threshold, keys, lo, tables[half], spills[half], start, stop)
+
+    parts = _by_halves(keys.shape[0], two, run)
+    spilled = [spill[:m] for spill, (_, m) in zip(spills, parts)]
+    status = next((st for st, _ in parts if st), 0)
+    return status, np.concatenate(spilled) if len(spilled) > 1 else spilled[0]
 
 
 def _count_apart(y, p, threshold, keys, rows):
