@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from ._jit import inline, inline_ir, kernel
+from .arrays import filled_int64
 from .compensated import add
 from .sort import argsort_int64
 
@@ -212,11 +213,7 @@ def group_ids(x):
 def _group_ids_direct(x, lo, span):
     m = x.shape[0]
     ids = np.empty(m, np.int64)
-    # (``np.empty`` and a loop, not ``np.full``: one allocation routine to
-    # compile for every kernel of a first use)
-    table = np.empty(span + 1, np.int64)
-    for t in range(span + 1):
-        table[t] = -1
+    table = filled_int64(span + 1, -1)
     for i in range(m):
         table[x[i] - lo] = 0
     g = 0
@@ -246,9 +243,7 @@ def _group_ids_sorted(x):
 @kernel
 def group_sums(ids, g, counts):
     """Sums of ``counts`` for each of the ``g`` group ids."""
-    out = np.empty(g, np.int64)
-    for t in range(g):
-        out[t] = 0
+    out = filled_int64(g, 0)
     for i in range(ids.shape[0]):
         out[ids[i]] += counts[i]
     return out

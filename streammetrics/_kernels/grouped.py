@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from ._jit import inline, inline_ir, kernel
+from .arrays import filled_int64
 from .compensated import add, fold
 from .probability import LOG_FLOOR
 from .regression import MAPE_FLOOR, _merge_moments, regression_merge
@@ -335,11 +336,7 @@ def dense_table(a, lo, span):
     ``table[v - lo]`` is value ``v``'s rank among the distinct values of ``a``
     (``-1`` for a value absent) and ``values`` the distinct values, ascending;
     one pass over ``a``, none written per row."""
-    # (``np.empty`` and a loop, not ``np.full``: one allocation routine to
-    # compile for the kernels of a first use)
-    table = np.empty(span, np.int64)
-    for v in range(span):
-        table[v] = -1
+    table = filled_int64(span, -1)
     for i in range(a.shape[0]):
         table[a[i] - lo] = 0
     k = 0
@@ -365,9 +362,7 @@ def table_codes(a, lo, table, out):
 def value_counts(values, offset, table, k):
     """Rows per code of integer keys read by value (code ``table[v - offset]``,
     one of ``k``): ``numpy.bincount`` of the codes without writing them."""
-    out = np.empty(k, np.int64)
-    for c in range(k):
-        out[c] = 0
+    out = filled_int64(k, 0)
     for i in range(values.shape[0]):
         out[table[values[i] - offset]] += 1
     return out

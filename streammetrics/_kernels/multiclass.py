@@ -34,7 +34,7 @@ import numpy as np
 from ._jit import inline_ir, kernel
 from .compensated import add
 
-__all__ = ["count_classes", "sum_classes", "confusion_update", "confusion_bounds"]
+__all__ = ["count_classes", "count_scratch", "sum_classes", "confusion_bounds"]
 
 
 @inline_ir
@@ -123,17 +123,11 @@ def sum_classes(y, p, w, k, n, wsum, seen):
     return 0
 
 
-@kernel
-def confusion_update(y, p, w, k, n, counts, wsum, seen):
-    """Fold class indices ``y`` (truth) and ``p`` (prediction) into the state.
+_NO_ROWS = np.zeros(0, np.int64)
 
-    ``y`` and ``p`` are ``int64``; ``w`` is ``float64`` weights or empty.
-    ``wsum`` and ``seen`` are only touched when weights are given. Returns the
-    status code described in the module docstring. (The accumulator calls
-    :func:`count_classes` or :func:`sum_classes` itself, so that a first call
-    compiles only the one it needs.)
-    """
-    if w.shape[0] == 0:
-        kk = 4 * k * k
-        return count_classes(y, p, k, n, counts, np.zeros(kk if y.shape[0] >= kk else 0, np.int64))
-    return sum_classes(y, p, w, k, n, wsum, seen)
+
+def count_scratch(rows: int, k: int) -> np.ndarray:
+    """The ``h`` of :func:`count_classes` for a batch of ``rows``: zeros for the
+    four histograms where the batch is at least as long as them, else empty."""
+    cells = 4 * k * k
+    return np.zeros(cells, np.int64) if rows >= cells else _NO_ROWS

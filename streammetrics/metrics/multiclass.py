@@ -14,16 +14,13 @@ import numbers
 
 import numpy as np
 
-from .._kernels.multiclass import count_classes, sum_classes
+from .._kernels.multiclass import count_classes, count_scratch, sum_classes
 from .._protocol.base import Accumulator
 from .._protocol.errors import BadValueError, NoObservationsError
 from .._protocol.inputs import ClassIndices, ClassLabels, refuse_labels
 from .._protocol.result import RenderContext, Result, safe
 from .._protocol.state import Field, count_total
 from .._protocol.validation import as_1d, check_same_length, to_numpy
-
-#: the kernel's histogram scratch for a batch shorter than it (counted directly)
-_NO_ROWS = np.zeros(0, np.int64)
 
 __all__ = [
     "AVERAGES",
@@ -425,9 +422,7 @@ class MulticlassConfusion(Accumulator):
         st = self._arrays
         k = self.n_classes
         if not w.shape[0]:
-            cells = 4 * k * k  # the kernel's four histograms, for a batch as long as them
-            h = np.zeros(cells, np.int64) if y.shape[0] >= cells else _NO_ROWS
-            return count_classes(y, p, k, st["n"], st["counts"], h)
+            return count_classes(y, p, k, st["n"], st["counts"], count_scratch(y.shape[0], k))
         wsum = st["wsum"]
         if wsum.shape[0] == 0:
             wsum = np.zeros((k * k, 2), np.float64)  # installed only on success
