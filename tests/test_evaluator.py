@@ -132,8 +132,10 @@ def test_multiclass_rejections_leave_everything_unchanged(rng):
 
 
 def test_bad_batch_is_refused_before_any_member_folds(rng, monkeypatch):
-    """The batch is converted and checked once, for every member, before any
-    member folds it: no member can keep rows that another refused."""
+    """A bad batch is refused before any member folds it: by the checks of
+    ``prepare``, or by the kernel of the member that checks exactly the batch's
+    inputs (folded first, it writes nothing when it refuses). No member can
+    keep rows that another refused."""
     pytest.importorskip("streammetrics.metrics.multiclass")
     y, proba = _multiclass_data(rng, n=20)
     ev = Evaluator("multiclass", n_classes=4).update(y, proba)
@@ -151,7 +153,38 @@ def test_bad_batch_is_refused_before_any_member_folds(rng, monkeypatch):
     assert folded == [] and ev.n == 20
     assert_state_unchanged(ev, snap)
     assert ev.update(y, proba).n == 40
-    assert folded == ["class_probability", "calibration", "multiclass"]
+    assert all(m.n == 40 for m in ev.members.values())
+    # the checking member folds by its own kernel; the others take the checked batch
+    assert folded == ["calibration", "multiclass"]
+    with pytest.raises(ValueError, match=r"p\[0\] sums to 2.0"):
+        ev.fold(ev.prepare(y, bad))
+    assert folded == ["calibration", "multiclass"] and ev.n == 40
+
+
+def test_binary_update_is_checked_by_its_probability_member(rng, monkeypatch):
+    """The binary preset's probability member checks 0/1 labels and
+    probabilities in [0, 1] in its own kernel, so ``update`` runs no separate
+    check over the batch; the result is that of ``prepare`` and ``fold``."""
+    from streammetrics._kernels import checks
+
+    y, p = _binary_data(rng)
+    reference = Evaluator(task="binary")
+    reference.fold(reference.prepare(y, p))
+
+    def never(arr):
+        raise AssertionError("a separate check ran")
+
+    monkeypatch.setattr(checks, "first_not01", never)
+    monkeypatch.setattr(checks, "first_outside01", never)
+    ev = Evaluator(task="binary").update(y, p)
+    assert ev == reference
+    monkeypatch.undo()
+    snap = state_snapshot(ev)
+    with pytest.raises(ValueError, match=r"p\[2\] = 3.5.*scores='score'"):
+        ev.update(y[:4], np.array([0.1, 0.2, 3.5, 0.4]))
+    with pytest.raises(ValueError, match=r"y\[1\] = 2"):
+        ev.update(np.array([0, 2, 1]), np.array([0.1, 0.2, 0.3]))
+    assert_state_unchanged(ev, snap)
 
 
 # --------------------------------------------------------------------- binary

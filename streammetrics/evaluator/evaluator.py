@@ -7,7 +7,12 @@ folds every batch into each member and reports them together;
 once, for the strictest input any member declares (probabilities serve the
 members that take finite scores), and then folded into every member whose
 inputs it covers; a batch that one member would refuse is refused before any
-member is touched, so nothing needs to be rolled back.
+member is touched, so nothing needs to be rolled back. Where one member
+checks in its own kernel exactly what the batch is checked for (the binary
+preset's probability scores: 0/1 labels and probabilities in [0, 1]),
+``update`` folds that member first and lets its kernel do the checking: a
+bad batch is refused by it before it writes anything, and the batch is
+read once less.
 
 A member whose inputs a batch's form does not cover (class probabilities when
 ``p`` holds hard labels) skips that batch; the report then leaves it out,
@@ -25,7 +30,7 @@ import numpy as np
 from .._protocol import statefile
 from .._protocol.base import Accumulator, _locked
 from .._protocol.errors import NoWeightsError, StateFileError
-from .._protocol.inputs import Batch, InputTuple, prepare
+from .._protocol.inputs import Batch, InputTuple, convert, prepare, raise_rejected
 from .._protocol.result import Result
 from ..report.report import EvaluationReport
 from .presets import PRESETS, TASKS
@@ -34,13 +39,28 @@ __all__ = ["Evaluator", "evaluate_batches"]
 
 
 class _Plan:
-    """How batches of one form are prepared: the chosen inputs and their consumers."""
+    """How batches of one form are prepared: the chosen inputs, their consumers,
+    and the consumer that checks them (``lead``, or ``None``)."""
 
-    __slots__ = ("inputs", "members")
+    __slots__ = ("inputs", "members", "lead")
 
     def __init__(self, inputs, members):
         self.inputs = InputTuple(inputs)
         self.members = members
+        self.lead = _lead(self.inputs, members)
+
+
+def _lead(inputs, members):
+    """The first member whose folding kernel checks exactly ``inputs``: it takes
+    the arrays as converted for them (no derived form) and declares the same
+    domain for each, and its ``update`` is the protocol's (its kernel checks
+    the whole batch and writes nothing when it finds a bad value)."""
+    for m in members:
+        if type(m).update is not Accumulator.update or len(m.inputs) != len(inputs):
+            continue
+        if all(a.domain == b.domain for a, b in zip(inputs, m.inputs)):
+            return m
+    return None
 
 
 class Evaluator(Accumulator):
@@ -369,7 +389,29 @@ class Evaluator(Accumulator):
         A bad batch raises ``ValueError`` (or ``TypeError``) naming the argument
         and its first offending position and leaves every member unchanged.
         """
-        return self.fold(self.prepare(y, p, sample_weight=sample_weight))
+        arrays = (y, p)
+        plan = self._plan_for(arrays)
+        lead = plan.lead
+        if lead is None or len(self._names) != 2:
+            return self.fold(self.prepare(y, p, sample_weight=sample_weight))
+        if sample_weight is not None and not self.takes_weights:
+            raise self._weights_error()
+        converted, w, n = convert(plan.inputs, arrays, sample_weight)
+        if not n:
+            return self
+        batch = Batch(plan.inputs, converted, w, n)
+        with self._guard:
+            self._check_room(n)
+            with lead._guard:
+                lead._check_room(n)
+                status = lead._fold(batch.arrays_for(lead.inputs), w)
+            if status:  # nothing written anywhere: name the first bad value
+                raise_rejected(plan.inputs, converted)
+            for m in plan.members:
+                if m is not lead:
+                    m.fold(batch)  # cannot raise for a value: the lead checked it
+            self._n += n
+        return self
 
     # ------------------------------------------------------------------- state
     @property
@@ -471,6 +513,7 @@ class Evaluator(Accumulator):
             copied = _Plan.__new__(_Plan)
             copied.inputs = plan.inputs
             copied.members = [twin[id(m)] for m in plan.members]
+            copied.lead = None if plan.lead is None else twin[id(plan.lead)]
             out._plans.append(copied)
         out._n = self._n
         return out
