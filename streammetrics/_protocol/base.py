@@ -195,13 +195,16 @@ class Accumulator:
         offending position and leaves the accumulator exactly as it was.
         """
         converted, w, n = convert(self.inputs, arrays, sample_weight, self.takes_weights, self)
-        if n:
-            with self._guard:
-                self._check_room(n)
-                status = self._fold(converted, w)
-            if status:
-                raise_rejected(self.inputs, converted)
+        if n and self._fold_status(converted, w, n):
+            raise_rejected(self.inputs, converted)
         return self
+
+    def _fold_status(self, arrays, w, n: int) -> int:
+        """Fold ``n`` converted rows, unchecked, under the lock: the kernel's
+        status (0 folded; else nothing was written)."""
+        with self._guard:
+            self._check_room(n)
+            return self._fold(arrays, w)
 
     def _check_room(self, rows: int, what: str = "folding") -> None:
         """Refuse to take ``rows`` more rows past the ``int64`` range of the counts.

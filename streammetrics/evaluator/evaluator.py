@@ -376,10 +376,19 @@ class Evaluator(Accumulator):
             raise TypeError("no member of this Evaluator takes this batch's arrays")
         if batch.n == 0:
             return self
-        with self._guard:  # every member takes the batch before another one starts
+        return self._fold_members(batch, takers)
+
+    def _fold_members(self, batch: Batch, takers, lead=None):
+        """Fold ``batch`` into ``takers``, every one before another batch starts;
+        ``lead`` (one of them), when given, first and unchecked: its kernel
+        checks the batch, which is refused before any member is written."""
+        with self._guard:
             self._check_room(batch.n)  # members count at most these rows
+            if lead is not None and lead._fold_status(batch.arrays_for(lead.inputs), batch.weights, batch.n):
+                raise_rejected(batch.inputs, batch.arrays)  # nothing written anywhere
             for m in takers:
-                m.fold(batch)  # cannot raise for a value: the batch was checked for them all
+                if m is not lead:
+                    m.fold(batch)  # cannot raise for a value: the batch is checked
             self._n += batch.n
         return self
 
@@ -391,27 +400,14 @@ class Evaluator(Accumulator):
         """
         arrays = (y, p)
         plan = self._plan_for(arrays)
-        lead = plan.lead
-        if lead is None or len(self._names) != 2:
+        if plan.lead is None or len(self._names) != 2:
             return self.fold(self.prepare(y, p, sample_weight=sample_weight))
         if sample_weight is not None and not self.takes_weights:
             raise self._weights_error()
         converted, w, n = convert(plan.inputs, arrays, sample_weight)
         if not n:
             return self
-        batch = Batch(plan.inputs, converted, w, n)
-        with self._guard:
-            self._check_room(n)
-            with lead._guard:
-                lead._check_room(n)
-                status = lead._fold(batch.arrays_for(lead.inputs), w)
-            if status:  # nothing written anywhere: name the first bad value
-                raise_rejected(plan.inputs, converted)
-            for m in plan.members:
-                if m is not lead:
-                    m.fold(batch)  # cannot raise for a value: the lead checked it
-            self._n += n
-        return self
+        return self._fold_members(Batch(plan.inputs, converted, w, n), plan.members, plan.lead)
 
     # ------------------------------------------------------------------- state
     @property
