@@ -88,7 +88,7 @@ def precision_reach(called, out):
     return out
 
 
-@inline
+@kernel
 def _score(code, tp, fp, fn, tn, cost):
     """Score ``code`` (see :data:`SCORE_CODES`) of the cells; for "cost", minus the total."""
     if code == 6:
