@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -317,7 +318,7 @@ def _sliced_evaluator_rows(n, repeat, slices=1000, sk_n=None):
 def _many_slices_rows(n, repeat, slices=100_000):
     """BinaryConfusion(threshold=0.5) over many slices against one unsliced
     pass, run in turn round after round (``ratio`` the median of the rounds'
-    ratios), and the size of the sliced state."""
+    ratios), the size of the sliced state, and its save, load and pickle round trip."""
     import streammetrics as sm
 
     rng = np.random.default_rng(7)
@@ -339,6 +340,11 @@ def _many_slices_rows(n, repeat, slices=100_000):
         path = os.path.join(tmp, "state")
         acc.save(path)
         file_bytes = os.path.getsize(path)
+        io_rows = [row(group, "  save(), the state file", median_time(lambda: acc.save(path), max(1, repeat // 3))),
+                   row(group, "  load_state(), every slice checked", median_time(lambda: sm.load_state(path),
+                                                                                max(1, repeat // 3))),
+                   row(group, "  pickle.dumps + pickle.loads", median_time(
+                       lambda: pickle.loads(pickle.dumps(acc)), max(1, repeat // 3)))]
     t = _alternated({"sliced": ours, "unsliced": unsliced}, repeat)
     med = {k: float(np.median(v[0])) for k, v in t.items()}
     ratio = [a / b for a, b in zip(t["sliced"][0], t["unsliced"][0])]
@@ -352,7 +358,7 @@ def _many_slices_rows(n, repeat, slices=100_000):
             row(group, "  and .finalize() (each slice's result built when read)", median_time(acc.finalize, repeat)),
             row(group, "  and .finalize() with every slice's result read", median_time(read_all, max(1, repeat // 3))),
             row(group, "BinaryConfusion(0.5) unsliced, same rows", med["unsliced"],
-                cpu_s=float(np.median(t["unsliced"][1])))]
+                cpu_s=float(np.median(t["unsliced"][1]))), *io_rows]
     return rows
 
 

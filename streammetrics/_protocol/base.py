@@ -89,6 +89,13 @@ class Accumulator:
     def _check_state(self, state: dict[str, np.ndarray]) -> None:
         """Invariants of a loaded state beyond its declaration; raise ``ValueError`` if bad."""
 
+    #: ``_screen_states(stacked)``, where a class offers it: which of many states
+    #: (each field stacked on a new first axis, as declared) :meth:`_check_state`
+    #: could refuse, a boolean mask flagging at least every state it refuses.
+    #: A sliced state of thousands of slices is checked so, and only the
+    #: flagged states one by one (``None``: every state one by one).
+    _screen_states = None
+
     # ------------------------------------------------------------------- locking
     def __new__(cls, *args, **kwargs):
         obj = super().__new__(cls)

@@ -39,7 +39,7 @@ import numpy as np
 from .._kernels import compensated
 from .errors import CountOverflowError, StateFileError
 
-__all__ = ["Field", "empty_state", "merge_fields", "check_fields", "copy_state", "states_equal",
+__all__ = ["Field", "empty_state", "merge_fields", "check_fields", "screen_fields", "copy_state", "states_equal",
            "allocation_budget", "count_total", "INT64_MAX"]
 
 MERGE_RULES = ("sum", "pairs", "max", "custom")
@@ -263,6 +263,38 @@ def check_fields(fields, owner, state: dict[str, Any]) -> dict[str, np.ndarray]:
                     "observations (the counts cannot add up to n)"
                 )
     return out
+
+
+def screen_fields(fields, stacked: dict[str, np.ndarray]) -> np.ndarray:
+    """Which of many states :func:`check_fields` could refuse, in one pass per field.
+
+    ``stacked`` holds each field of ``g`` states stacked on a new first axis,
+    of the declared dtypes and shapes (the caller checked them). Returns a
+    boolean mask of the ``g`` states: every state with a value that
+    :func:`check_fields` refuses is flagged (a flagged state is then checked
+    on its own, which gives the message)."""
+    g = stacked[fields[0].name].shape[0]
+    bad = np.zeros(g, bool)
+    for f in fields:
+        a = stacked[f.name]
+        flat = a.reshape(g, -1)
+        if not flat.shape[1]:
+            continue
+        if a.dtype.kind == "f":
+            bad |= ~np.isfinite(flat).all(axis=1)
+        if f.nonneg:
+            v = compensated.values(a) if f.merge == "pairs" else a
+            bad |= (v.reshape(g, -1) < 0).any(axis=1)
+        if f.merge == "pairs":
+            bad |= (np.abs(a[..., 1]) > _PAIR_ERROR * np.abs(a[..., 0])).reshape(g, -1).any(axis=1)
+    if "n" in stacked:
+        n = stacked["n"][:, 0]
+        bad |= n < 0
+        for f in fields:
+            a = stacked[f.name].reshape(g, -1)
+            if f.rows and a.shape[1]:
+                bad |= (a > n[:, np.newaxis]).any(axis=1)
+    return bad
 
 
 def copy_state(state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

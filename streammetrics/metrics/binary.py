@@ -409,6 +409,18 @@ class BinaryConfusion(Accumulator):
         if state["wsq_rows"][0] > state["weighted"][0]:
             raise ValueError("more rows counted in 'wsq' than came with weights")
 
+    @staticmethod
+    def _screen_states(st):
+        # :meth:`_check_state` over a leading axis of states; totals near the
+        # int64 range are flagged, to be counted exactly one by one
+        g = st["n"].shape[0]
+        counts, weighted, n = st["counts"], st["weighted"][:, 0], st["n"][:, 0]
+        bad = counts.sum(axis=1, dtype=np.float64) + weighted >= 2.0**62
+        bad |= counts.sum(axis=1) + weighted != n
+        bad |= (weighted == 0) & (st["wsums"].reshape(g, -1) != 0).any(axis=1)
+        bad |= st["wsq_rows"][:, 0] > weighted
+        return bad
+
     def _fold(self, arrays, w):
         y, p = arrays
         st = self._arrays

@@ -77,6 +77,17 @@ def check_sums(state, max_brier: float) -> None:
         )
 
 
+def screen_sums(st, max_brier: float) -> np.ndarray:
+    """:func:`check_sums` of states stacked on a leading axis: a boolean mask of
+    the states it refuses."""
+    v = compensated.values(st["sums"])
+    total, loss, brier_total = v[:, 0], v[:, 1], v[:, 2]
+    bad = (st["n"][:, 0] == 0) & ((total != 0) | (loss != 0) | (brier_total != 0))
+    bad |= loss > total * MAX_LOSS * (1 + _SLACK)
+    bad |= brier_total > total * max_brier * (1 + _SLACK)
+    return bad
+
+
 def _checked_fold(st, w, fold, extra=None):
     """Run ``fold`` (a kernel call writing ``st``): ``(status, kept)``. With weights,
     totals that overflowed float64 are undone and raise; the ``extra`` entry
@@ -196,6 +207,10 @@ class ProbabilityScores(Accumulator):
         check_sums(state, 1.0)  # (p - y)**2 <= 1
         if state["squares_rows"][0] > state["n"][0]:
             raise ValueError("more rows counted in 'squares' than observations")
+
+    @staticmethod
+    def _screen_states(st):
+        return screen_sums(st, 1.0) | (st["squares_rows"][:, 0] > st["n"][:, 0])
 
     def _fold(self, arrays, w):
         y, p = arrays

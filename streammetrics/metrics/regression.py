@@ -156,6 +156,23 @@ class RegressionErrors(Accumulator):
         if state["squares_rows"][0] > state["n"][0]:
             raise ValueError("more rows counted in 'squares' than observations")
 
+    @staticmethod
+    def _screen_states(st):
+        # :meth:`_check_state` over a leading axis of states
+        g = st["n"].shape[0]
+        m = st["moments"]
+        bad = (m[:, 0] + m[:, 1] < 0) | (m[:, 4] + m[:, 5] < 0)
+        for i in (0, 4):
+            bad |= np.abs(m[:, i + 1]) > 2.0**-12 * np.abs(m[:, i])
+        total = m[:, 0] + m[:, 1]
+        v = compensated.values(st["sums"])
+        sse, sae = v[:, 0], v[:, 1]
+        bad |= (st["n"][:, 0] == 0) & ((total != 0) | (st["sums"].reshape(g, -1) != 0).any(axis=1)
+                                       | (m != 0).any(axis=1))
+        bad |= sae * sae > total * sse * (1 + 1e-9) + 1e-300
+        bad |= st["squares_rows"][:, 0] > st["n"][:, 0]
+        return bad
+
     def _fold(self, arrays, w):
         y, p = arrays
         st = self._arrays

@@ -11,6 +11,7 @@ from .._protocol import statefile
 from .._protocol.base import Accumulator, _locked
 from .._protocol.errors import NoWeightsError, StateFileError
 from .._protocol.inputs import Batch, Input, convert, raise_rejected
+from .._protocol.state import count_total, screen_fields
 from .._protocol.wrapped import pack, unpack
 from . import keys as K
 from .._kernels import grouped as G
@@ -58,10 +59,12 @@ class SliceKeys(Input):
 class _Slices:
     """A loaded (checked) state: the parts :meth:`Sliced._load` installs."""
 
-    __slots__ = ("overall", "keys", "columns", "names", "accs")
+    __slots__ = ("overall", "keys", "columns", "names", "accs", "tables")
 
-    def __init__(self, overall, keys, columns, names, accs):
+    def __init__(self, overall, keys, columns, names, accs, tables=None):
         self.overall, self.keys, self.columns, self.names, self.accs = overall, keys, columns, names, accs
+        #: every slice's state as the rows of tables (``accs`` is then ``None``)
+        self.tables = tables
 
 
 def _with_new_ids(ids, start: int, count: int) -> np.ndarray:
@@ -664,6 +667,12 @@ class Sliced(Accumulator):
                  _KEYS: np.frombuffer(json.dumps(doc).encode("utf-8"), np.uint8).copy()}
         for k, v in self._overall_acc()._state.items():
             state[f"overall.{k}"] = v
+        if self._tables is not None:  # every slice's field is a row of its table
+            rows = np.asarray(order, np.int64)
+            for k, empty in self._template_fields.items():
+                state[f"slices.{k}"] = self._tables[k][rows].reshape(-1)
+                state[f"slices.{k}#shape"] = np.tile(np.array(empty.shape, np.int64), (len(order), 1))
+            return state
         parts = [self._slice_state(g) for g in order]
         for k, empty in self._template_fields.items():
             arrays = [p[k] for p in parts]
@@ -765,25 +774,51 @@ class Sliced(Accumulator):
             if int(sizes.sum()) != flat.shape[0]:
                 raise StateFileError(f"entry 'slices.{k}' does not hold the sizes its shapes give")
             cuts[k] = (flat, shapes, np.concatenate([[0], np.cumsum(sizes)]))
-        accs = []
-        total = 0
-        for i, key in enumerate(keys):
-            sub = {}
-            for k, (flat, shapes, starts) in cuts.items():
-                sub[k] = flat[starts[i]:starts[i + 1]].reshape(tuple(shapes[i]))
+        def slice_acc(i):
+            """Slice ``i``'s accumulator, its state checked on its own."""
+            sub = {k: flat[starts[i]:starts[i + 1]].reshape(tuple(shapes[i]))
+                   for k, (flat, shapes, starts) in cuts.items()}
             acc = self._template.copy()
             try:
                 acc.load_state_dict(sub)
             except ValueError as exc:
-                raise StateFileError(f"slice {K.public(key)!r}: {exc}") from None
+                raise StateFileError(f"slice {K.public(keys[i])!r}: {exc}") from None
             if acc.n == 0:
-                raise StateFileError(f"slice {K.public(key)!r} holds no rows")
-            total += acc.n
-            accs.append(acc)
+                raise StateFileError(f"slice {K.public(keys[i])!r} holds no rows")
+            return acc
+
+        stacked = self._stacked(cuts, g)
+        if stacked is None:
+            accs = [slice_acc(i) for i in range(g)]
+            total = sum(acc.n for acc in accs)
+        else:
+            # every slice's state checked at once, the flagged ones (and the
+            # first without rows, for its message) one by one
+            t = self._template
+            bad = screen_fields(type(t).fields, stacked) | t._screen_states(stacked)
+            bad |= stacked["n"][:, 0] == 0
+            for i in np.flatnonzero(bad).tolist():
+                slice_acc(i)
+            accs = None
+            total = count_total(stacked["n"][:, 0])
         if total != overall.n or overall.n != n[0]:
             raise StateFileError(f"the slices hold {total} rows, the overall state {overall.n}, "
                                  f"the count {int(n[0])}")
-        return _Slices(overall, keys, None if columns is None else columns, names, accs)
+        return _Slices(overall, keys, None if columns is None else columns, names, accs, stacked)
+
+    def _stacked(self, cuts: dict, g: int) -> dict | None:
+        """Every slice's state as tables (``{field: (g, *shape)}``, views of the
+        entries) where the template's slices are tables and checks many states
+        at once and every slice's field has the template's shape, else ``None``."""
+        if self._tables_spec is None or self._template._screen_states is None or not g:
+            return None
+        out = {}
+        for k, (flat, shapes, _) in cuts.items():
+            shape = self._template_fields[k].shape
+            if not (shapes == np.array(shape, np.int64)).all():
+                return None
+            out[k] = flat.reshape(g, *shape)
+        return out
 
     def _load(self, state) -> None:
         parsed = state if isinstance(state, _Slices) else self._checked(state)
@@ -797,9 +832,13 @@ class Sliced(Accumulator):
         if parsed.keys:
             self._add_keys(list(parsed.keys), parsed.names, K.kinds_of(parsed.keys, parsed.columns))
         if self._tables is not None:
-            for g, acc in enumerate(parsed.accs):
-                for k, v in acc._state.items():
-                    self._tables[k][g] = v
+            if parsed.tables is not None:
+                for k, t in parsed.tables.items():
+                    self._tables[k][:t.shape[0]] = t
+            else:
+                for g, acc in enumerate(parsed.accs):
+                    for k, v in acc._state.items():
+                        self._tables[k][g] = v
         else:
             self._accs = parsed.accs
         if self._tables_spec is not None and self._tables_spec.derives:

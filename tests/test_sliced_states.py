@@ -1,0 +1,122 @@
+"""A sliced state of table templates is saved and checked as tables, at once.
+
+Loading checks every slice's state with the template's invariants in one
+pass per field over all slices (:meth:`_screen_states`), and only the flagged
+slices one by one, for the message. These tests hold that path to the
+slice-by-slice one: the same refusals with the same messages, the same
+states, and the same file layout.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import streammetrics as sm
+from streammetrics.sliced.accumulator import Sliced
+
+TEMPLATES = {
+    "labels": lambda: sm.BinaryConfusion(),
+    "threshold": lambda: sm.BinaryConfusion(threshold=0.5),
+    "probability": lambda: sm.ProbabilityScores(),
+    "regression": lambda: sm.RegressionErrors(),
+}
+
+#: values written over one entry of one slice's state
+HOSTILE = [-1.0, 0.0, 1.0, 2.0, 0.5, -1e-300, 1e300, np.nan, np.inf, -np.inf, 2.0**62, 2.0**63 - 1024]
+
+
+def _data(name, rng, n):
+    y = (rng.random(n) < 0.4).astype(np.int64)
+    if name == "labels":
+        p = (rng.random(n) < 0.5).astype(np.int64)
+    elif name == "regression":
+        y = rng.normal(size=n)
+        p = y + rng.normal(size=n)
+    else:
+        p = rng.random(n)
+    return y, p
+
+
+def _sliced(name, seed, weighted, n=60, slices=5):
+    rng = np.random.default_rng(seed)
+    y, p = _data(name, rng, n)
+    keys = rng.integers(0, slices, n)
+    acc = Sliced(TEMPLATES[name]())
+    w = rng.random(n) + 0.1 if weighted else None
+    acc.update(y, p, by=keys, sample_weight=w)
+    return acc
+
+
+def _outcome(state, name, one_by_one, monkeypatch):
+    """The loaded state, or the message of the refusal."""
+    with monkeypatch.context() as m:
+        if one_by_one:
+            m.setattr(Sliced, "_stacked", lambda self, cuts, g: None)
+        try:
+            return Sliced(TEMPLATES[name]()).load_state_dict(state).state_dict()
+        except sm.StateFileError as exc:
+            return str(exc)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(sorted(TEMPLATES)), seed=st.integers(0, 2**31), weighted=st.booleans(),
+       pick=st.integers(0, 10**6), value=st.sampled_from(HOSTILE), scale=st.booleans())
+def test_slices_checked_at_once_refuse_what_each_refuses_with_its_message(
+        name, seed, weighted, pick, value, scale, monkeypatch):
+    state = _sliced(name, seed, weighted).state_dict()
+    fields = sorted(k for k in state if k.startswith("slices.") and not k.endswith("#shape"))
+    key = fields[pick % len(fields)]
+    flat = state[key].copy()
+    i = (pick // len(fields)) % flat.shape[0]
+    if scale:  # a plausible value: the entry doubled or one more
+        flat[i] = flat[i] * 2 if flat.dtype.kind == "f" else flat[i] + 1
+    elif flat.dtype.kind == "f":
+        flat[i] = value
+    elif np.isfinite(value) and abs(value) < 2.0**63:
+        flat[i] = int(value)
+    state[key] = flat
+    at_once = _outcome(state, name, False, monkeypatch)
+    one_by_one = _outcome(state, name, True, monkeypatch)
+    if isinstance(one_by_one, str):
+        assert at_once == one_by_one
+    else:
+        assert not isinstance(at_once, str), at_once
+        assert at_once.keys() == one_by_one.keys()
+        for k in at_once:
+            np.testing.assert_array_equal(at_once[k], one_by_one[k])
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_table_state_is_laid_out_slice_after_slice_in_key_order(name, weighted):
+    acc = _sliced(name, 3, weighted)
+    state = acc.state_dict()
+    order = acc._order()
+    for k, empty in acc._template_fields.items():
+        parts = [acc._slice_state(g)[k] for g in order]
+        np.testing.assert_array_equal(state[f"slices.{k}"], np.concatenate([a.reshape(-1) for a in parts]))
+        np.testing.assert_array_equal(state[f"slices.{k}#shape"], np.array([a.shape for a in parts]))
+        assert state[f"slices.{k}"].dtype == empty.dtype
+    back = Sliced(TEMPLATES[name]()).load_state_dict(state)
+    assert back == acc
+    for key, r in acc.finalize().slices.items():
+        assert back.finalize().slices[key] == r
+
+
+def test_a_slice_without_rows_is_named():
+    acc = _sliced("threshold", 1, False)
+    state = acc.state_dict()
+    key = acc.finalize().slices
+    first = next(iter(key))
+    for k in ("slices.n", "slices.counts"):
+        state[k] = state[k].copy()
+    # slice ``first`` emptied, its rows moved to the next one: totals still agree
+    n0 = int(state["slices.n"][0])
+    state["slices.n"][0], state["slices.n"][1] = 0, state["slices.n"][1] + n0
+    state["slices.counts"][4:8] += state["slices.counts"][0:4]
+    state["slices.counts"][0:4] = 0
+    with pytest.raises(sm.StateFileError, match=f"slice {first!r} holds no rows"):
+        Sliced(sm.BinaryConfusion(threshold=0.5)).load_state_dict(state)
