@@ -591,17 +591,17 @@ def test_kernels_as_python():
     bad[2, 1] = np.nan
     assert kern.rows_sq_norms.py_func(bad, out) == 2 * 3 + 1
 
-    for driver in (kern.feature_sums_direct, kern.feature_sums_blas):
+    for blas in (False, True):
         sums = np.zeros((5, 3))
-        driver.py_func(XI, XJ, 0, sqI, sqJ, labJ, kern.EUCLIDEAN, 2, sums)
+        kern.sum_drivers(blas, kern.EUCLIDEAN)[0].py_func(XI, XJ, 0, sqI, sqJ, labJ, 2, sums)
         np.testing.assert_allclose(sums, expected, rtol=1e-13)
 
     # all pairs among XJ, each computed once, blocks of 2 (3 blocks: one bye a round)
     full = naive_distances(XJ, "euclidean")
     own = np.stack([full[:, labJ == k].sum(axis=1) for k in range(3)], axis=1)
-    for driver in (kern.symmetric_sums_direct, kern.symmetric_sums_blas):
+    for blas in (False, True):
         sums = np.zeros((6, 3))
-        driver.py_func(XJ, sqJ, labJ, kern.EUCLIDEAN, 2, sums)
+        kern.sum_drivers(blas, kern.EUCLIDEAN)[1].py_func(XJ, sqJ, labJ, 2, sums)
         np.testing.assert_allclose(sums, own, rtol=1e-13)
 
     g = np.empty((5, 6))
@@ -643,16 +643,49 @@ def test_serial_and_parallel_twins_agree():
     X = np.ascontiguousarray(rng.normal(size=(300, 5)))
     lab = rng.integers(0, 4, 300)
     sq = (X * X).sum(axis=1)
-    for dual in (kern.symmetric_sums_direct, kern.symmetric_sums_blas):
-        if dual is kern.symmetric_sums_blas and sil_module._blas_controller() is None:
+    for blas in (False, True):
+        if blas and sil_module._blas_controller() is None:
             continue
+        dual = kern.sum_drivers(blas, kern.EUCLIDEAN)[1]
         got = []
         for twin in (dual.serial, dual.parallel):
             sums = np.zeros((300, 4))
             with sil_module._single_threaded_blas():
-                twin(X, sq, lab, kern.EUCLIDEAN, 64, sums)
+                twin(X, sq, lab, 64, sums)
             got.append(sums)
         np.testing.assert_allclose(got[0], got[1], rtol=1e-13, atol=1e-13)
-    assert kern.symmetric_sums_direct.pick(1.0) is kern.symmetric_sums_direct.parallel or \
-        not kern.symmetric_sums_direct.parallel.signatures
-    assert kern.symmetric_sums_direct.pick(1e12) is kern.symmetric_sums_direct.parallel
+    direct = kern.sum_drivers(False, kern.EUCLIDEAN)[1]
+    assert direct.pick(1.0) is direct.parallel or not direct.parallel.signatures
+    assert direct.pick(1e12) is direct.parallel
+
+
+def test_a_metric_compiles_only_its_own_tile():
+    """The drivers pass their metric as a constant: the tile function is compiled
+    for one metric at a time (its other branches pruned), never for any metric."""
+    rng = np.random.default_rng(3)
+    XI, XJ = rng.normal(size=(5, 3)), rng.normal(size=(6, 3))
+    labJ = np.array([0, 1, 2, 0, 1, 2])
+    row_sums, _ = kern._drivers(False, False, kern.MANHATTAN)
+    sums = np.zeros((5, 3))
+    numba.njit(row_sums)(XI, XJ, 0, np.zeros(5), np.zeros(6), labJ, 2, sums)  # compiled afresh
+    pair = np.abs(XI[:, None, :] - XJ[None, :, :]).sum(axis=2)
+    np.testing.assert_allclose(sums, np.stack([pair[:, labJ == k].sum(axis=1) for k in range(3)], axis=1),
+                               rtol=1e-13)
+    sig = next(sig for sig in kern._direct_distances.signatures
+               if isinstance(sig[0], numba.types.IntegerLiteral) and sig[0].literal_value == kern.MANHATTAN)
+    assert sig is not None
+    # and a tile function given its metric as a constant is compiled without the others' branches
+    tile = numba.njit(kern._direct_distances.py_func)
+    manhattan = kern.MANHATTAN
+
+    @numba.njit
+    def one_tile(g, XI, XJ, yt, aux):
+        tile(manhattan, g, XI, 0, XJ, 0, yt, aux, aux, 0)
+
+    g = np.empty((5, 6))
+    one_tile(g, XI, XJ, np.empty((3, 6)), np.zeros(6))
+    np.testing.assert_allclose(g, pair, rtol=1e-15)
+    code = tile.inspect_llvm(tile.signatures[0])
+    assert "llvm.fabs" in code and "llvm.sqrt" not in code  # the Euclidean branch is not there
+    assert kern.sum_drivers(False, kern.MANHATTAN) is kern.sum_drivers(False, kern.MANHATTAN)
+    assert kern.sum_drivers(False, kern.MANHATTAN) is not kern.sum_drivers(False, kern.COSINE)

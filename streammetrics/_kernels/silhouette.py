@@ -7,15 +7,16 @@ distances from ``i`` to the members of ``k``: an ``n x K`` table built from
 by ``numba.get_thread_id()``): a tile is computed, then added into the caller's
 ``sums`` at the cluster labels (``sums[i, labels[j]] += g[i, j]``).
 
-Two drivers walk the tiles:
+Two drivers walk the tiles (:func:`sum_drivers` gives both, for one way of
+computing a tile and one metric):
 
-* ``feature_sums_*`` (``row_sums``): the rows of a panel are cut into blocks of
+* ``row_sums``: the rows of a panel are cut into blocks of
   ``block`` rows, the threads take the blocks one at a time as they become free
   (``prange`` with a chunk size of 1, so that a thread slowed down by other work
   on a shared machine does not hold the others up), and each walks its block
   across all the columns. Rows and columns may come from different panels of
   the input, which is what reading a memmap panel by panel needs.
-* ``symmetric_sums_*``: when all the points are in memory, each distance is
+* ``symmetric_sums``: when all the points are in memory, each distance is
   computed once and added to both of its points, which halves the work. The
   pairs of blocks are visited in rounds of disjoint pairs (a round-robin
   tournament), so no two threads ever write the same rows.
@@ -25,7 +26,7 @@ alone, so the result does not depend on the number of threads.
 
 Two ways to compute a tile:
 
-* ``*_blas`` forms the Gram tile ``X_I @ X_J.T`` with BLAS
+* BLAS forms the Gram tile ``X_I @ X_J.T`` with BLAS
   (``np.dot`` inside the kernel; the caller must keep BLAS single-threaded while
   it runs, or the BLAS threads fight the kernel's) and turns it into distances:
   ``|x|^2 + |y|^2 - 2 x.y`` for the Euclidean metrics and ``1 - x.y / (|x||y|)``
@@ -36,7 +37,7 @@ Two ways to compute a tile:
   order of ``sqrt(d) * eps / EXACT_BELOW`` (about 1e-12 at d = 64). Data far from
   the origin compared with its spread fails the test often and runs at the speed
   of the exact path.
-* ``*_direct`` loops over the coordinates itself (exact
+* the direct tiles loop over the coordinates themselves (exact
   differences, summed over features in order), vectorised across the columns
   of the tile. It serves the Manhattan distance, and every metric when BLAS is
   not available.
@@ -49,6 +50,7 @@ into silhouettes under either convention.
 from __future__ import annotations
 
 import math
+import threading
 
 import numba
 import numpy as np
@@ -65,10 +67,7 @@ __all__ = [
     "EXACT_BELOW",
     "OWN_CLUSTER_PENALTY",
     "rows_sq_norms",
-    "feature_sums_blas",
-    "feature_sums_direct",
-    "symmetric_sums_blas",
-    "symmetric_sums_direct",
+    "sum_drivers",
     "pair_of_round",
     "distance_sums",
     "silhouette_from_sums",
@@ -301,18 +300,20 @@ def pair_of_round(r, p, players):
     return (r + p) % ring, (r - p + ring) % ring
 
 
-def _drivers(blas: bool, parallel: bool):
-    """The two drivers of the BLAS or the direct tile function, for the
-    parallel twin (``prange``, a thread-indexed tile each) or the serial one.
+def _drivers(blas: bool, parallel: bool, metric: int):
+    """The two drivers of the BLAS or the direct tile function of one metric,
+    for the parallel twin (``prange``, a thread-indexed tile each) or the
+    serial one.
 
-    ``blas`` and ``parallel`` are constants of the closure, so Numba prunes the
-    branches not taken: the serial twin references no threading call (and can
-    be cached: its closure holds only plain values), and the direct one never
-    compiles the BLAS tile.
+    ``blas``, ``parallel`` and ``metric`` are constants of the closure, so
+    Numba prunes the branches not taken: the serial twin references no
+    threading call (and can be cached: its closure holds only plain values),
+    the direct one never compiles the BLAS tile, and the tile function, passed
+    the metric as a constant, compiles the branch of that metric alone.
     """
     prange = numba.prange if parallel else range
 
-    def row_sums(XI, XJ, shift, auxI, auxJ, labJ, metric, block, sums):
+    def row_sums(XI, XJ, shift, auxI, auxJ, labJ, block, sums):
         nI = XI.shape[0]
         nJ = XJ.shape[0]
         d = XI.shape[1]
@@ -337,7 +338,7 @@ def _drivers(blas: bool, parallel: bool):
         if parallel:
             numba.set_parallel_chunksize(previous)
 
-    def symmetric_sums(X, aux, lab, metric, block, sums):
+    def symmetric_sums(X, aux, lab, block, sums):
         n, d = X.shape
         nblk = (n + block - 1) // block
         nt = numba.get_num_threads() if parallel else 1
@@ -381,22 +382,14 @@ def _drivers(blas: bool, parallel: bool):
     return row_sums, symmetric_sums
 
 
-def _dual_drivers(blas: bool):
-    serial = [kernel(f) for f in _drivers(blas, False)]
-    parallel = [parallel_kernel(f) for f in _drivers(blas, True)]
-    return tuple(Dual(s_, p_) for s_, p_ in zip(serial, parallel))
 
-
-feature_sums_blas, symmetric_sums_blas = _dual_drivers(True)
-feature_sums_direct, symmetric_sums_direct = _dual_drivers(False)
-
-_ROW_SUMS_DOC = """Add to ``sums[i, k]`` the distances from ``XI[i]`` to the rows ``XJ[j]``
+_ROW_SUMS_DOC = """``(XI, XJ, shift, auxI, auxJ, labJ, block, sums)``: add to ``sums[i, k]`` the distances from ``XI[i]`` to the rows ``XJ[j]``
 with ``labJ[j] == k``{how}.
 
 ``aux`` holds the squared norms of the rows (the inverse norms for cosine);
 ``shift`` is the global index of ``XI[0]`` minus that of ``XJ[0]``.{extra}
 """
-_SYMMETRIC_DOC = """Add to ``sums[i, k]`` the distances from ``X[i]`` to every ``X[j]`` with
+_SYMMETRIC_DOC = """``(X, aux, lab, block, sums)``: add to ``sums[i, k]`` the distances from ``X[i]`` to every ``X[j]`` with
 ``lab[j] == k``, computing each distance once{how}.
 
 Each off-diagonal tile adds its rows into the sums of its row block and its
@@ -409,17 +402,34 @@ threads.{extra}
 _BLAS_HOW = " (each tile from a BLAS matrix product)"
 _BLAS_EXTRA = """
 
-``metric`` is :data:`EUCLIDEAN`, :data:`SQEUCLIDEAN` or :data:`COSINE`. Call it
+The metric is :data:`EUCLIDEAN`, :data:`SQEUCLIDEAN` or :data:`COSINE`. Call it
 with BLAS limited to one thread: every kernel thread runs its own products."""
 _DIRECT_HOW = " (each tile from the coordinate differences, summed in order)"
 _DIRECT_EXTRA = """
 
-``metric`` is any of :data:`EUCLIDEAN`, :data:`SQEUCLIDEAN`, :data:`MANHATTAN`
+The metric is any of :data:`EUCLIDEAN`, :data:`SQEUCLIDEAN`, :data:`MANHATTAN`
 and :data:`COSINE`; no BLAS needed."""
-feature_sums_blas.__doc__ = _ROW_SUMS_DOC.format(how=_BLAS_HOW, extra=_BLAS_EXTRA)
-feature_sums_direct.__doc__ = _ROW_SUMS_DOC.format(how=_DIRECT_HOW, extra=_DIRECT_EXTRA)
-symmetric_sums_blas.__doc__ = _SYMMETRIC_DOC.format(how=_BLAS_HOW, extra=_BLAS_EXTRA)
-symmetric_sums_direct.__doc__ = _SYMMETRIC_DOC.format(how=_DIRECT_HOW, extra=_DIRECT_EXTRA)
+
+_SUM_DRIVERS: dict = {}
+_SUM_DRIVERS_LOCK = threading.Lock()
+
+
+def sum_drivers(blas: bool, metric: int) -> tuple[Dual, Dual]:
+    """``(row_sums, symmetric_sums)``, each a :class:`Dual`, of the BLAS or the
+    direct tiles of ``metric``: made on first request (a first use compiles
+    the drivers of the one metric it needs), the same objects after."""
+    key = (bool(blas), int(metric))
+    with _SUM_DRIVERS_LOCK:
+        pair = _SUM_DRIVERS.get(key)
+        if pair is None:
+            serial = [kernel(f) for f in _drivers(key[0], False, key[1])]
+            parallel = [parallel_kernel(f) for f in _drivers(key[0], True, key[1])]
+            pair = tuple(Dual(s_, p_) for s_, p_ in zip(serial, parallel))
+            how, extra = (_BLAS_HOW, _BLAS_EXTRA) if key[0] else (_DIRECT_HOW, _DIRECT_EXTRA)
+            pair[0].__doc__ = _ROW_SUMS_DOC.format(how=how, extra=extra)
+            pair[1].__doc__ = _SYMMETRIC_DOC.format(how=how, extra=extra)
+            _SUM_DRIVERS[key] = pair
+        return pair
 
 
 def _distance_sums_of(prange):

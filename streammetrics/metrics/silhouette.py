@@ -54,12 +54,9 @@ from .._kernels.silhouette import (
     SKLEARN,
     SQEUCLIDEAN,
     distance_sums,
-    feature_sums_blas,
-    feature_sums_direct,
     rows_sq_norms,
     silhouette_from_sums,
-    symmetric_sums_blas,
-    symmetric_sums_direct,
+    sum_drivers,
 )
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import as_1d, to_numpy
@@ -394,13 +391,13 @@ def _feature_silhouettes(src: _Rows, lab, sizes, metric: int, convention: int, b
         if src.whole is not None and rows >= n:
             # everything in memory: compute each distance once, for both points
             sums = np.zeros((n, K))
-            both = symmetric_sums_blas if use_blas else symmetric_sums_direct
+            both = sum_drivers(use_blas, metric)[1]
             kernel = both.pick(n * n * d / 2)
             with _turn(both, kernel):
-                kernel(src.whole, aux, lab, metric, b, sums)
+                kernel(src.whole, aux, lab, b, sums)
             silhouette_from_sums(sums, lab, sizes, convention, out)
             return out
-        dual = feature_sums_blas if use_blas else feature_sums_direct
+        dual = sum_drivers(use_blas, metric)[0]
         sums_of = dual.pick(n * n * d)
         turn = _turn(dual, sums_of)
         for i0 in range(0, n, rows):
@@ -409,13 +406,13 @@ def _feature_silhouettes(src: _Rows, lab, sizes, metric: int, convention: int, b
             sums = np.zeros((i1 - i0, K))
             if src.whole is not None:
                 with turn:
-                    sums_of(XI, src.whole, i0, aux[i0:i1], aux, lab, metric, b, sums)
+                    sums_of(XI, src.whole, i0, aux[i0:i1], aux, lab, b, sums)
             else:
                 for j0 in range(0, n, rows):
                     j1 = min(j0 + rows, n)
                     XJ = XI if j0 == i0 else src.read(j0, j1)
                     with turn:
-                        sums_of(XI, XJ, i0 - j0, aux[i0:i1], aux[j0:j1], lab[j0:j1], metric, b, sums)
+                        sums_of(XI, XJ, i0 - j0, aux[i0:i1], aux[j0:j1], lab[j0:j1], b, sums)
             silhouette_from_sums(sums, lab[i0:i1], sizes, convention, out[i0:i1])
     return out
 
@@ -874,10 +871,10 @@ def pair_sums(XI, XJ, shift: int, aux_i, aux_j, labels_j, metric: int, block: in
     XI = np.ascontiguousarray(XI, dtype=np.float64)
     XJ = np.ascontiguousarray(XJ, dtype=np.float64)
     sums = np.zeros((XI.shape[0], k))
-    dual = feature_sums_blas if use_blas else feature_sums_direct
+    dual = sum_drivers(use_blas, metric)[0]
     kernel = dual.pick(XI.shape[0] * XJ.shape[0] * XI.shape[1])
     with _turn(dual, kernel), (_single_threaded_blas() if use_blas else contextlib.nullcontext()):
-        kernel(XI, XJ, shift, aux_i, aux_j, labels_j, metric, block, sums)
+        kernel(XI, XJ, shift, aux_i, aux_j, labels_j, block, sums)
     return sums
 
 
