@@ -26,9 +26,9 @@ alone, so the result does not depend on the number of threads.
 
 Two ways to compute a tile:
 
-* BLAS forms the Gram tile ``X_I @ X_J.T`` with BLAS
+* the BLAS tiles form the Gram tile ``X_I @ X_J.T``
   (``np.dot`` inside the kernel; the caller must keep BLAS single-threaded while
-  it runs, or the BLAS threads fight the kernel's) and turns it into distances:
+  it runs, or the BLAS threads fight the kernel's) and turn it into distances:
   ``|x|^2 + |y|^2 - 2 x.y`` for the Euclidean metrics and ``1 - x.y / (|x||y|)``
   for the cosine distance. The first form cancels catastrophically for
   near-duplicate points, so any squared distance that comes out below
@@ -39,7 +39,7 @@ Two ways to compute a tile:
   of the exact path.
 * the direct tiles loop over the coordinates themselves (exact
   differences, summed over features in order), vectorised across the columns
-  of the tile. It serves the Manhattan distance, and every metric when BLAS is
+  of the tile. They serve the Manhattan distance, and every metric when BLAS is
   not available.
 
 :func:`distance_sums` does the same for a precomputed distance matrix, checking
