@@ -807,9 +807,10 @@ class Sliced(Accumulator):
         return _Slices(overall, keys, None if columns is None else columns, names, accs, stacked)
 
     def _stacked(self, cuts: dict, g: int) -> dict | None:
-        """Every slice's state as tables (``{field: (g, *shape)}``, views of the
-        entries) where the template's slices are tables and checks many states
-        at once and every slice's field has the template's shape, else ``None``."""
+        """Every slice's state as tables (``{field: (g, *shape)}``, copies of the
+        entries, so that what is checked is what is kept) where the template's
+        slices are tables and checks many states at once and every slice's
+        field has the template's shape, else ``None``."""
         if self._tables_spec is None or self._template._screen_states is None or not g:
             return None
         out = {}
@@ -817,7 +818,7 @@ class Sliced(Accumulator):
             shape = self._template_fields[k].shape
             if not (shapes == np.array(shape, np.int64)).all():
                 return None
-            out[k] = flat.reshape(g, *shape)
+            out[k] = flat.reshape(g, *shape).copy()
         return out
 
     def _load(self, state) -> None:
