@@ -239,18 +239,18 @@ def check_fields(fields, owner, state: dict[str, Any]) -> dict[str, np.ndarray]:
         if a.ndim != len(want) or any(w is not None and w != s for w, s in zip(want, a.shape)):
             shown = tuple("*" if w is None else w for w in want)
             raise StateFileError(f"entry {f.name!r} has shape {a.shape}, expected {shown}")
-        if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
+        a = out[f.name] = np.array(a, copy=True)  # checked as kept, whatever the caller's does next
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
             raise StateFileError(f"entry {f.name!r} holds NaN or infinite values")
         if f.nonneg and a.size:
             v = compensated.values(a) if f.merge == "pairs" else a
-            if np.any(v < 0):
+            if (v < 0).any():
                 raise StateFileError(f"entry {f.name!r} holds negative counts")
-        if f.merge == "pairs" and a.size and np.any(np.abs(a[..., 1]) > _PAIR_ERROR * np.abs(a[..., 0])):
+        if f.merge == "pairs" and a.size and (np.abs(a[..., 1]) > _PAIR_ERROR * np.abs(a[..., 0])).any():
             raise StateFileError(
                 f"entry {f.name!r} holds a compensated pair whose error term is not small beside "
                 "its sum"
             )
-        out[f.name] = np.array(a, copy=True)
     if "n" in out:
         n = int(out["n"][0])
         if n < 0:

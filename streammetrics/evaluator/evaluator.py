@@ -450,7 +450,10 @@ class Evaluator(Accumulator):
         self._n = int(state["n"][0])
 
     def load_state_dict(self, state):
-        expected = set(self._state)
+        expected = {"n"}
+        for name, m in self._members.items():
+            with m._guard:
+                expected.update(f"{name}.{k}" for k in m._state)
         optional = {f"{name}.{f.name}" for name, m in self._members.items()
                     for f in m.fields if f.optional}
         if not isinstance(state, dict) or not (expected - optional <= set(state) <= expected):
@@ -464,7 +467,7 @@ class Evaluator(Accumulator):
             raise StateFileError("entry 'n' must be one non-negative int64")
         loaded = {}
         for name, sub in self._split(state).items():
-            m = self._members[name].copy().reset()
+            m = self._members[name]._empty_like()
             try:
                 m.load_state_dict(sub)
             except ValueError as exc:
