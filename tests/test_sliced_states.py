@@ -109,8 +109,7 @@ def test_a_table_state_is_laid_out_slice_after_slice_in_key_order(name, weighted
 def test_a_slice_without_rows_is_named():
     acc = _sliced("threshold", 1, False)
     state = acc.state_dict()
-    key = acc.finalize().slices
-    first = next(iter(key))
+    first = next(iter(acc.finalize().slices))
     for k in ("slices.n", "slices.counts"):
         state[k] = state[k].copy()
     # slice ``first`` emptied, its rows moved to the next one: totals still agree
