@@ -9,6 +9,8 @@ states, and the same file layout.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -50,6 +52,22 @@ def _sliced(name, seed, weighted, n=60, slices=5):
     return acc
 
 
+def _long_form(state):
+    """``state`` with every ``slices.<field>`` written out slice by slice: each
+    slice's values and its own shape (the form of the files of earlier
+    releases, which every release reads)."""
+    g = len(json.loads(state["keys"].tobytes())["keys"])
+    out = dict(state)
+    for key, shapes in state.items():
+        if key.endswith("#shape") and shapes.shape[0] == 1:
+            field = key[: -len("#shape")]
+            size = int(np.prod(shapes[0]))
+            if state[field].shape[0] != g * size:  # no values: zeros
+                out[field] = np.zeros(g * size, state[field].dtype)
+            out[key] = np.tile(shapes, (g, 1))
+    return out
+
+
 def _outcome(state, name, one_by_one, monkeypatch):
     """The loaded state, or the message of the refusal."""
     with monkeypatch.context() as m:
@@ -66,7 +84,7 @@ def _outcome(state, name, one_by_one, monkeypatch):
        pick=st.integers(0, 10**6), value=st.sampled_from(HOSTILE), scale=st.booleans())
 def test_slices_checked_at_once_refuse_what_each_refuses_with_its_message(
         name, seed, weighted, pick, value, scale, monkeypatch):
-    state = _sliced(name, seed, weighted).state_dict()
+    state = _long_form(_sliced(name, seed, weighted).state_dict())
     fields = sorted(k for k in state if k.startswith("slices.") and not k.endswith("#shape"))
     key = fields[pick % len(fields)]
     flat = state[key].copy()
@@ -97,13 +115,24 @@ def test_a_table_state_is_laid_out_slice_after_slice_in_key_order(name, weighted
     order = acc._order()
     for k, empty in acc._template_fields.items():
         parts = [acc._slice_state(g)[k] for g in order]
-        np.testing.assert_array_equal(state[f"slices.{k}"], np.concatenate([a.reshape(-1) for a in parts]))
-        np.testing.assert_array_equal(state[f"slices.{k}#shape"], np.array([a.shape for a in parts]))
+        values = np.concatenate([a.reshape(-1) for a in parts])
+        # every slice's array has the template's shape: written once
+        np.testing.assert_array_equal(state[f"slices.{k}#shape"], np.array([empty.shape]))
+        if values.any():
+            np.testing.assert_array_equal(state[f"slices.{k}"], values)
+        else:  # all zeros (the weighted sums of unweighted rows): no values
+            assert state[f"slices.{k}"].shape == (0,)
         assert state[f"slices.{k}"].dtype == empty.dtype
-    back = Sliced(TEMPLATES[name]()).load_state_dict(state)
-    assert back == acc
-    for key, r in acc.finalize().slices.items():
-        assert back.finalize().slices[key] == r
+    if name in ("labels", "threshold"):
+        assert (state["slices.wsums"].shape == (0,)) is not weighted
+    for form in (state, _long_form(state)):
+        back = Sliced(TEMPLATES[name]()).load_state_dict(form)
+        assert back == acc
+        assert back.state_dict().keys() == state.keys()
+        for k, v in back.state_dict().items():
+            np.testing.assert_array_equal(v, state[k])
+        for key, r in acc.finalize().slices.items():
+            assert back.finalize().slices[key] == r
 
 
 def test_a_slice_without_rows_is_named():
@@ -119,3 +148,33 @@ def test_a_slice_without_rows_is_named():
     state["slices.counts"][0:4] = 0
     with pytest.raises(sm.StateFileError, match=f"slice {first!r} holds no rows"):
         Sliced(sm.BinaryConfusion(threshold=0.5)).load_state_dict(state)
+
+
+def test_the_short_forms_of_a_state_are_checked():
+    acc = _sliced("threshold", 2, False)
+    state = acc.state_dict()
+    g = acc.n_slices
+    load = Sliced(sm.BinaryConfusion(threshold=0.5)).load_state_dict
+    assert state["slices.wsums"].shape == (0,) and state["slices.wsums#shape"].tolist() == [[4, 2]]
+    # no values stand for zeros of the template's shape only: a file cannot
+    # make a load allocate what it does not hold
+    for shape in ([4, 3], [1 << 40, 2]):
+        bad = dict(state, **{"slices.wsums#shape": np.array([shape], np.int64)})
+        with pytest.raises(sm.StateFileError, match=r"'slices.wsums' holds no values, which stands for "
+                                                    r"zeros of the template's shape \(4, 2\) only"):
+            load(bad)
+    bad = dict(state, **{"slices.counts": state["slices.counts"][:-1]})
+    with pytest.raises(sm.StateFileError, match="'slices.counts' does not hold the sizes its shapes give"):
+        load(bad)
+    # sizes whose product wraps around int64 to the values held
+    bad = dict(_long_form(state))
+    bad["slices.wsums#shape"] = np.tile(np.array([1 << 32, 1 << 32], np.int64), (g, 1))
+    bad["slices.wsums"] = np.zeros(0)
+    with pytest.raises(sm.StateFileError, match="'slices.wsums' does not hold the sizes its shapes give"):
+        load(bad)
+    bad = dict(state, **{"slices.n#shape": np.array([[1], [1]], np.int64)})
+    with pytest.raises(sm.StateFileError, match=rf"'slices.n#shape' must be {g} x 1 sizes \(or 1 x 1"):
+        load(bad)
+    # a state of no slices in the short form
+    empty = Sliced(sm.BinaryConfusion(threshold=0.5))
+    assert load(empty.state_dict()) == empty

@@ -77,6 +77,20 @@ def _with_new_ids(ids, start: int, count: int) -> np.ndarray:
     return ids
 
 
+def _slice_entries(k: str, empty: np.ndarray, flat: np.ndarray, shapes) -> dict:
+    """The entries ``slices.<k>`` and ``slices.<k>#shape`` of every slice's array of
+    field ``k`` (``flat``, concatenated in key order) and their ``shapes``
+    (``g x ndim``), or ``None`` when every one has the template's shape
+    (``empty.shape``): that shape is then written once (``1 x ndim``), and
+    ``slices.<k>`` holds no values at all when every one of them is zero, bit
+    for bit (the weighted sums of slices fed no weight: most of a large
+    state). Both short forms are lossless."""
+    if shapes is not None:
+        return {f"slices.{k}": flat, f"slices.{k}#shape": shapes}
+    values = flat if flat.view(np.uint8).any() else np.zeros(0, empty.dtype)
+    return {f"slices.{k}": values, f"slices.{k}#shape": np.array(empty.shape, np.int64).reshape(1, empty.ndim)}
+
+
 def _by(names) -> str:
     """The ``by`` argument as messages name it, with its columns' names."""
     return "by" if tuple(names) == ("by",) else f"by ({', '.join(names)})"
@@ -659,10 +673,16 @@ class Sliced(Accumulator):
         """The fields, slices in key order (so equal contents give equal states):
         ``n``, ``keys`` (UTF-8 JSON of the keys), ``overall.<field>`` and, per
         template field, ``slices.<field>`` (every slice's array, flattened and
-        concatenated in key order) and ``slices.<field>#shape`` (each one's shape)."""
+        concatenated in key order) and ``slices.<field>#shape`` (each one's
+        shape, ``g x ndim``; see :func:`_slice_entries` for the short forms
+        where every slice's array has the template's shape)."""
         order = self._order()
+        if self._keys.ints is not None:  # one integer column: no internal key made per slice
+            keys = [[v] for v in self._keys.public(order)]
+        else:
+            keys = K.to_json([self._keys[g] for g in order])
         doc = {"columns": self._columns, "names": None if self._names is None else list(self._names),
-               "keys": K.to_json([self._keys[g] for g in order])}
+               "keys": keys}
         state = {"n": np.array([self.n], np.int64),
                  _KEYS: np.frombuffer(json.dumps(doc).encode("utf-8"), np.uint8).copy()}
         for k, v in self._overall_acc()._state.items():
@@ -670,16 +690,15 @@ class Sliced(Accumulator):
         if self._tables is not None:  # every slice's field is a row of its table
             rows = np.asarray(order, np.int64)
             for k, empty in self._template_fields.items():
-                state[f"slices.{k}"] = self._tables[k][rows].reshape(-1)
-                state[f"slices.{k}#shape"] = np.tile(np.array(empty.shape, np.int64), (len(order), 1))
+                state.update(_slice_entries(k, empty, self._tables[k][rows].reshape(-1), None))
             return state
         parts = [self._slice_state(g) for g in order]
         for k, empty in self._template_fields.items():
             arrays = [p[k] for p in parts]
-            state[f"slices.{k}"] = (np.concatenate([a.reshape(-1) for a in arrays]) if arrays
-                                    else np.zeros(0, empty.dtype))
-            state[f"slices.{k}#shape"] = np.array([a.shape for a in arrays], np.int64).reshape(
-                len(arrays), empty.ndim)
+            flat = np.concatenate([a.reshape(-1) for a in arrays]) if arrays else np.zeros(0, empty.dtype)
+            shapes = None if all(a.shape == empty.shape for a in arrays) else np.array(
+                [a.shape for a in arrays], np.int64).reshape(len(arrays), empty.ndim)
+            state.update(_slice_entries(k, empty, flat, shapes))
         return state
 
     def _optional_fields(self) -> set:
@@ -697,20 +716,12 @@ class Sliced(Accumulator):
         if not missing:
             return state
         out = dict(state)
-        n_slices = None
         for k in self._optional_fields():
             forms = {f"overall.{k}", f"slices.{k}", f"slices.{k}#shape"}
             if not forms <= missing:
                 continue  # present, or only partly missing: the check below names it
             empty = self._template_fields[k]
-            if n_slices is None:
-                shapes = next((v for key, v in state.items() if key.endswith("#shape")), None)
-                if not isinstance(shapes, np.ndarray) or shapes.ndim != 2:
-                    return state
-                n_slices = shapes.shape[0]
-            out[f"slices.{k}"] = np.zeros(n_slices * empty.size, empty.dtype)
-            out[f"slices.{k}#shape"] = np.tile(np.array(empty.shape, np.int64), (n_slices, 1)).reshape(
-                n_slices, empty.ndim)
+            out.update(_slice_entries(k, empty, np.zeros(0, empty.dtype), None))  # every slice's zeros
             out[f"overall.{k}"] = empty.copy()
         return out
 
@@ -747,16 +758,28 @@ class Sliced(Accumulator):
                 if not (isinstance(names, list) and len(names) == columns
                         and all(isinstance(s, str) for s in names)):
                     raise ValueError("bad column names")
-                keys = K.from_json(doc["keys"], columns)
+                ints = K.int_column(doc["keys"]) if columns == 1 else None
+                if ints is not None:  # one integer column's values, ascending
+                    if (ints[1:] == ints[:-1]).any():
+                        raise ValueError("the slice keys repeat a key")
+                    keys = ints
+                else:
+                    keys = K.from_json(doc["keys"], columns)
                 names = tuple(names)
         except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise StateFileError(f"entry 'keys' is not a valid list of slice keys ({exc})") from None
         if len(keys) > self.max_slices:
             raise StateFileError(f"{len(keys)} slices, more than max_slices={self.max_slices}")
-        if keys != sorted(keys):
-            raise StateFileError("the slice keys are not in key order")
-        if len({K.public(k) for k in keys}) != len(keys):
-            raise StateFileError("two slice keys are equal as Python keys (True and 1)")
+        if isinstance(keys, np.ndarray):
+            if (keys[1:] < keys[:-1]).any():
+                raise StateFileError("the slice keys are not in key order")
+            key_of = keys.item  # the public key of slice i
+        else:
+            if keys != sorted(keys):
+                raise StateFileError("the slice keys are not in key order")
+            if len({K.public(k) for k in keys}) != len(keys):
+                raise StateFileError("two slice keys are equal as Python keys (True and 1)")
+            key_of = lambda i: K.public(keys[i])  # noqa: E731
         overall = self._template.copy()
         try:
             overall.load_state_dict({k: state[f"overall.{k}"] for k in self._template_fields})
@@ -766,13 +789,24 @@ class Sliced(Accumulator):
         cuts = {}
         for k, empty in self._template_fields.items():
             flat, shapes = state[f"slices.{k}"], state[f"slices.{k}#shape"]
-            if shapes.dtype != np.int64 or shapes.shape != (g, empty.ndim) or (shapes < 0).any():
-                raise StateFileError(f"entry 'slices.{k}#shape' must be {g} x {empty.ndim} sizes")
+            if (shapes.dtype != np.int64 or shapes.shape not in ((g, empty.ndim), (1, empty.ndim))
+                    or (shapes < 0).any()):
+                raise StateFileError(f"entry 'slices.{k}#shape' must be {g} x {empty.ndim} sizes "
+                                     f"(or 1 x {empty.ndim}: every slice's)")
             if flat.ndim != 1 or flat.dtype != empty.dtype:
                 raise StateFileError(f"entry 'slices.{k}' must be a 1-D {empty.dtype} array")
-            sizes = np.prod(shapes, axis=1) if g else np.zeros(0, np.int64)
-            if int(sizes.sum()) != flat.shape[0]:
+            # (sizes in float64 first: a product that wraps around int64 is refused)
+            if shapes.shape[0] == 1:  # one shape for every slice (with one slice, the same)
+                if flat.shape[0] == 0 and g and np.prod(shapes[0].astype(np.float64)) > 0:
+                    # every slice's array zeros: of the template's shape only (what it allocates)
+                    if tuple(shapes[0]) != empty.shape:
+                        raise StateFileError(f"entry 'slices.{k}' holds no values, which stands for "
+                                             f"zeros of the template's shape {empty.shape} only")
+                    flat = np.zeros(g * empty.size, empty.dtype)
+                shapes = np.broadcast_to(shapes, (g, empty.ndim))
+            if np.prod(shapes.astype(np.float64), axis=1).sum() != flat.shape[0]:
                 raise StateFileError(f"entry 'slices.{k}' does not hold the sizes its shapes give")
+            sizes = np.prod(shapes, axis=1)  # exact now: none is more than the entry's length
             cuts[k] = (flat, shapes, np.concatenate([[0], np.cumsum(sizes)]))
         def slice_acc(i):
             """Slice ``i``'s accumulator, its state checked on its own."""
@@ -782,9 +816,9 @@ class Sliced(Accumulator):
             try:
                 acc.load_state_dict(sub)
             except ValueError as exc:
-                raise StateFileError(f"slice {K.public(keys[i])!r}: {exc}") from None
+                raise StateFileError(f"slice {key_of(i)!r}: {exc}") from None
             if acc.n == 0:
-                raise StateFileError(f"slice {K.public(keys[i])!r} holds no rows")
+                raise StateFileError(f"slice {key_of(i)!r} holds no rows")
             return acc
 
         stacked = self._stacked(cuts, g)
@@ -830,7 +864,9 @@ class Sliced(Accumulator):
             self._overall = parsed.overall
         self._count = parsed.overall.n
         self._columns, self._names = parsed.columns, parsed.names
-        if parsed.keys:
+        if isinstance(parsed.keys, np.ndarray):  # one integer column's values
+            self._add_keys(parsed.keys, parsed.names, ((False, True),))
+        elif parsed.keys:
             self._add_keys(list(parsed.keys), parsed.names, K.kinds_of(parsed.keys, parsed.columns))
         if self._tables is not None:
             if parsed.tables is not None:

@@ -28,7 +28,8 @@ from .._kernels.grouped import dense_table, key_range, table_codes
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import to_numpy
 
-__all__ = ["KeyTable", "BatchKeys", "encode", "tag", "public", "from_json", "to_json", "kinds_of", "NULL"]
+__all__ = ["KeyTable", "BatchKeys", "encode", "tag", "public", "from_json", "to_json", "int_column", "kinds_of",
+           "NULL"]
 
 #: the internal form of a null key
 NULL = (3, "")
@@ -83,6 +84,19 @@ def from_json(rows, columns: int) -> list:
     if len(set(out)) != len(out):
         raise ValueError("the slice keys repeat a key")
     return out
+
+
+def int_column(rows):
+    """The values of :func:`to_json`'s lists when every key is one ``int`` that fits
+    ``int64`` (the usual keys of many slices), as an ``int64`` array; else
+    ``None`` (:func:`from_json` then reads them)."""
+    if not isinstance(rows, list) or not all(type(r) is list and len(r) == 1 and type(r[0]) is int
+                                             for r in rows):
+        return None
+    try:
+        return np.fromiter((r[0] for r in rows), np.int64, len(rows))
+    except OverflowError:
+        return None
 
 
 class KeyTable:
