@@ -19,6 +19,7 @@ from ._protocol.base import Accumulator, _locked, check_ci
 from ._protocol.errors import StateFileError, WeightOverflowError
 from ._protocol.inputs import Batch, Input
 from ._protocol.result import Result, safe
+from ._protocol.state import concatenated_parts
 from ._protocol.validation import as_1d
 from ._protocol.wrapped import pack, unpack
 
@@ -492,15 +493,8 @@ class Bootstrap(Accumulator):
         R = self.replicates if self._replica_template is not None else 0
         cuts = {}
         for k, empty in self._replica_fields.items():
-            flat, shapes = state[f"replicates.{k}"], state[f"replicates.{k}#shape"]
-            if shapes.dtype != np.int64 or shapes.shape != (R, empty.ndim) or (shapes < 0).any():
-                raise StateFileError(f"entry 'replicates.{k}#shape' must be {R} x {empty.ndim} sizes")
-            if flat.ndim != 1 or flat.dtype != empty.dtype:
-                raise StateFileError(f"entry 'replicates.{k}' must be a 1-D {empty.dtype} array")
-            sizes = np.prod(shapes, axis=1)
-            if int(sizes.sum()) != flat.shape[0]:
-                raise StateFileError(f"entry 'replicates.{k}' does not hold the sizes its shapes give")
-            cuts[k] = (flat, shapes, np.concatenate([[0], np.cumsum(sizes)]))
+            cuts[k] = concatenated_parts(f"replicates.{k}", state[f"replicates.{k}"],
+                                         state[f"replicates.{k}#shape"], R, empty, "replicates")
         replicas = []
         for r in range(R):
             sub = {k: flat[starts[r]:starts[r + 1]].reshape(tuple(shapes[r]))

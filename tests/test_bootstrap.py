@@ -281,6 +281,22 @@ def test_settings_pickle_and_save(tmp_path):
         sm.Bootstrap(sm.RankAUC(), replicates=6, seed=12).load_state_dict(state)
 
 
+def test_replicate_shapes_are_checked_before_any_is_read():
+    b = sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=3).update([1, 0, 1], [0.2, 0.7, 0.9],
+                                                                              key=[1, 2, 3])
+    load = sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=3).load_state_dict
+    # sizes whose product wraps around int64 to the values held
+    state = dict(b.state_dict(), **{"replicates.wsums": np.zeros(0),
+                                    "replicates.wsums#shape": np.full((3, 2), 1 << 32, np.int64)})
+    with pytest.raises(sm.StateFileError, match="'replicates.wsums' does not hold the sizes its shapes give"):
+        load(state)
+    # one shape for all: the short form is the sliced state's, not the bootstrap's
+    state = dict(b.state_dict(), **{"replicates.n#shape": np.array([[1]], np.int64)})
+    with pytest.raises(sm.StateFileError, match=r"'replicates.n#shape' must be 3 x 1 sizes$"):
+        load(state)
+    assert load(b.state_dict()) == b
+
+
 @pytest.mark.parametrize("entry, value, match", [
     ("ranked.label", 2, r"'ranked.label'\[4\] = 2 is not a 0/1 label"),
     ("ranked.score", np.nan, r"'ranked.score'\[4\] = nan is not a finite score"),

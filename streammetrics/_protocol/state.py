@@ -40,7 +40,7 @@ from .._kernels import compensated
 from .errors import CountOverflowError, StateFileError
 
 __all__ = ["Field", "empty_state", "merge_fields", "check_fields", "screen_fields", "copy_state", "states_equal",
-           "allocation_budget", "count_total", "INT64_MAX"]
+           "allocation_budget", "count_total", "concatenated_parts", "INT64_MAX"]
 
 MERGE_RULES = ("sum", "pairs", "max", "custom")
 INT64_MAX = int(np.iinfo(np.int64).max)
@@ -305,3 +305,37 @@ def states_equal(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
     return a.keys() == b.keys() and all(
         a[k].shape == b[k].shape and a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]) for k in a
     )
+
+
+def concatenated_parts(entry: str, flat, shapes, count: int, empty: np.ndarray, what: str, one_shape=False):
+    """Check the entries ``entry`` (``flat``: ``count`` arrays of ``empty``'s dtype
+    and rank, flattened and concatenated) and ``entry#shape`` (``shapes``, their
+    shapes, ``count x ndim``) of an untrusted state: ``(flat, shapes, starts)``,
+    part ``i`` being ``flat[starts[i]:starts[i + 1]].reshape(shapes[i])``, or
+    :class:`StateFileError` naming the entry. ``what`` names a part (``"slices"``).
+
+    With ``one_shape``, ``shapes`` may also be one row, every part's shape; and
+    when that row is ``empty.shape``, ``flat`` may hold no values: every part is
+    then zeros. A part's size is the product of its sizes, computed in float64
+    first, so a product that wraps around ``int64`` is refused; what a load
+    allocates is bounded by what the entries hold, or by ``count`` parts of
+    ``empty``'s shape."""
+    ndim = empty.ndim
+    forms = ((count, ndim), (1, ndim)) if one_shape else ((count, ndim),)
+    if not isinstance(shapes, np.ndarray) or shapes.dtype != np.int64 or shapes.shape not in forms or (
+            shapes < 0).any():
+        also = f" (or 1 x {ndim}: one shape for all the {what})" if one_shape else ""
+        raise StateFileError(f"entry '{entry}#shape' must be {count} x {ndim} sizes{also}")
+    if not isinstance(flat, np.ndarray) or flat.ndim != 1 or flat.dtype != empty.dtype:
+        raise StateFileError(f"entry '{entry}' must be a 1-D {empty.dtype} array")
+    if one_shape and shapes.shape[0] == 1:  # one shape for every part (with one part, the same)
+        if flat.shape[0] == 0 and count and np.prod(shapes[0].astype(np.float64)) > 0:
+            if tuple(shapes[0]) != empty.shape:
+                raise StateFileError(f"entry '{entry}' holds no values, which stands for zeros of "
+                                     f"the template's shape {empty.shape} only")
+            flat = np.zeros(count * empty.size, empty.dtype)
+        shapes = np.broadcast_to(shapes, (count, ndim))
+    if np.prod(shapes.astype(np.float64), axis=1).sum() != flat.shape[0]:
+        raise StateFileError(f"entry '{entry}' does not hold the sizes its shapes give")
+    sizes = np.prod(shapes, axis=1)  # exact now: none is more than the entry's length
+    return flat, shapes, np.concatenate([[0], np.cumsum(sizes)])

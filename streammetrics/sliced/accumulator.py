@@ -11,7 +11,7 @@ from .._protocol import statefile
 from .._protocol.base import Accumulator, _locked
 from .._protocol.errors import NoWeightsError, StateFileError
 from .._protocol.inputs import Batch, Input, convert, raise_rejected
-from .._protocol.state import count_total, screen_fields
+from .._protocol.state import concatenated_parts, count_total, screen_fields
 from .._protocol.wrapped import pack, unpack
 from . import keys as K
 from .._kernels import grouped as G
@@ -788,26 +788,8 @@ class Sliced(Accumulator):
         g = len(keys)
         cuts = {}
         for k, empty in self._template_fields.items():
-            flat, shapes = state[f"slices.{k}"], state[f"slices.{k}#shape"]
-            if (shapes.dtype != np.int64 or shapes.shape not in ((g, empty.ndim), (1, empty.ndim))
-                    or (shapes < 0).any()):
-                raise StateFileError(f"entry 'slices.{k}#shape' must be {g} x {empty.ndim} sizes "
-                                     f"(or 1 x {empty.ndim}: every slice's)")
-            if flat.ndim != 1 or flat.dtype != empty.dtype:
-                raise StateFileError(f"entry 'slices.{k}' must be a 1-D {empty.dtype} array")
-            # (sizes in float64 first: a product that wraps around int64 is refused)
-            if shapes.shape[0] == 1:  # one shape for every slice (with one slice, the same)
-                if flat.shape[0] == 0 and g and np.prod(shapes[0].astype(np.float64)) > 0:
-                    # every slice's array zeros: of the template's shape only (what it allocates)
-                    if tuple(shapes[0]) != empty.shape:
-                        raise StateFileError(f"entry 'slices.{k}' holds no values, which stands for "
-                                             f"zeros of the template's shape {empty.shape} only")
-                    flat = np.zeros(g * empty.size, empty.dtype)
-                shapes = np.broadcast_to(shapes, (g, empty.ndim))
-            if np.prod(shapes.astype(np.float64), axis=1).sum() != flat.shape[0]:
-                raise StateFileError(f"entry 'slices.{k}' does not hold the sizes its shapes give")
-            sizes = np.prod(shapes, axis=1)  # exact now: none is more than the entry's length
-            cuts[k] = (flat, shapes, np.concatenate([[0], np.cumsum(sizes)]))
+            cuts[k] = concatenated_parts(f"slices.{k}", state[f"slices.{k}"], state[f"slices.{k}#shape"], g,
+                                         empty, "slices", one_shape=True)
         def slice_acc(i):
             """Slice ``i``'s accumulator, its state checked on its own."""
             sub = {k: flat[starts[i]:starts[i + 1]].reshape(tuple(shapes[i]))
