@@ -53,11 +53,15 @@ def _sliced(name, seed, weighted, n=60, slices=5):
 
 
 def _long_form(state):
-    """``state`` with every ``slices.<field>`` written out slice by slice: each
-    slice's values and its own shape (the form of the files of earlier
-    releases, which every release reads)."""
-    g = len(json.loads(state["keys"].tobytes())["keys"])
+    """``state`` with every ``slices.<field>`` written out slice by slice (each
+    slice's values and its own shape) and integer keys as a JSON list: the
+    form of the files of earlier releases, which every release reads."""
     out = dict(state)
+    doc = json.loads(state["keys"].tobytes())
+    if "keys#int64" in state:  # the keys as a JSON list
+        doc["keys"] = [[v] for v in out.pop("keys#int64").tolist()]
+        out["keys"] = np.frombuffer(json.dumps(doc).encode(), np.uint8).copy()
+    g = len(doc["keys"])
     for key, shapes in state.items():
         if key.endswith("#shape") and shapes.shape[0] == 1:
             field = key[: -len("#shape")]
@@ -178,3 +182,32 @@ def test_the_short_forms_of_a_state_are_checked():
     # a state of no slices in the short form
     empty = Sliced(sm.BinaryConfusion(threshold=0.5))
     assert load(empty.state_dict()) == empty
+
+
+def _with_doc(state, **changes):
+    doc = dict(json.loads(state["keys"].tobytes()), **changes)
+    return dict(state, keys=np.frombuffer(json.dumps(doc).encode(), np.uint8).copy())
+
+
+def test_integer_keys_are_one_array_and_it_is_checked():
+    acc = _sliced("threshold", 4, False)
+    state = acc.state_dict()
+    keys = state["keys#int64"]
+    assert keys.tolist() == sorted(acc.finalize().slices) and json.loads(state["keys"].tobytes())["keys"] is None
+    load = Sliced(sm.BinaryConfusion(threshold=0.5)).load_state_dict
+    bad_keys = "entry 'keys' is not a valid list of slice keys"
+    cases = [
+        (dict(state, **{"keys#int64": keys[::-1].copy()}), "the slice keys are not in key order"),
+        (dict(state, **{"keys#int64": np.r_[keys[:1], keys[:-1]]}), rf"{bad_keys} \(the slice keys repeat a key\)"),
+        (dict(state, **{"keys#int64": keys.astype(np.float64)}), rf"{bad_keys} \(entry 'keys#int64' must be a 1-D int64"),
+        (dict(state, **{"keys#int64": keys[:-1]}), "'slices.n' does not hold the sizes its shapes give"),
+        (_with_doc(state, keys=[[int(v)] for v in keys]), rf"{bad_keys} \(keys given as entry 'keys#int64'"),
+        (_with_doc(state, columns=2, names=["a", "b"]), rf"{bad_keys} \(keys given as entry 'keys#int64'"),
+        ({k: v for k, v in state.items() if k != "keys#int64"}, rf"{bad_keys} \(the slice keys must be a list\)"),
+    ]
+    for bad, match in cases:
+        with pytest.raises(sm.StateFileError, match=match):
+            load(bad)
+    # string keys, or a cross, stay a JSON list
+    mixed = Sliced(sm.BinaryConfusion()).update([1, 0], [1, 0], by=(["a", "b"], [1, 2])).state_dict()
+    assert "keys#int64" not in mixed and json.loads(mixed["keys"].tobytes())["keys"] == [["a", 1], ["b", 2]]

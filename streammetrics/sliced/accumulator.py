@@ -28,6 +28,7 @@ __all__ = ["Sliced", "DEFAULT_MAX_SLICES"]
 DEFAULT_MAX_SLICES = 10_000
 
 _KEYS = "keys"
+_INT_KEYS = "keys#int64"
 
 #: accumulators whose merge is exact for counts and compensated for sums: an
 #: Evaluator's members of these kinds are not folded overall, their overall
@@ -671,20 +672,21 @@ class Sliced(Accumulator):
     @property
     def _state(self) -> dict[str, np.ndarray]:
         """The fields, slices in key order (so equal contents give equal states):
-        ``n``, ``keys`` (UTF-8 JSON of the keys), ``overall.<field>`` and, per
+        ``n``, ``keys`` (UTF-8 JSON of the key columns and of the keys, or
+        ``null`` for the keys when they are one integer column's: their values
+        are then the entry ``keys#int64``, ascending), ``overall.<field>`` and, per
         template field, ``slices.<field>`` (every slice's array, flattened and
         concatenated in key order) and ``slices.<field>#shape`` (each one's
         shape, ``g x ndim``; see :func:`_slice_entries` for the short forms
         where every slice's array has the template's shape)."""
         order = self._order()
-        if self._keys.ints is not None:  # one integer column: no internal key made per slice
-            keys = [[v] for v in self._keys.public(order)]
-        else:
-            keys = K.to_json([self._keys[g] for g in order])
+        ints = self._keys.ints if self._columns == 1 else None
         doc = {"columns": self._columns, "names": None if self._names is None else list(self._names),
-               "keys": keys}
+               "keys": None if ints is not None else K.to_json([self._keys[g] for g in order])}
         state = {"n": np.array([self.n], np.int64),
                  _KEYS: np.frombuffer(json.dumps(doc).encode("utf-8"), np.uint8).copy()}
+        if ints is not None:  # one integer column's values: no JSON, no Python object per slice
+            state[_INT_KEYS] = ints[np.asarray(order, np.int64)]
         for k, v in self._overall_acc()._state.items():
             state[f"overall.{k}"] = v
         if self._tables is not None:  # every slice's field is a row of its table
@@ -733,6 +735,8 @@ class Sliced(Accumulator):
         expected = {"n", _KEYS} | {f"overall.{k}" for k in fields} | {f"slices.{k}" for k in fields} | {
             f"slices.{k}#shape" for k in fields}
         state = self._with_optional(state, expected)
+        if isinstance(state, dict) and _INT_KEYS in state:
+            expected.add(_INT_KEYS)
         if set(state) != expected:
             raise StateFileError(f"state entries {sorted(state)} do not match a Sliced "
                                  f"{type(self._template).__name__}'s {sorted(expected)}")
@@ -758,7 +762,15 @@ class Sliced(Accumulator):
                 if not (isinstance(names, list) and len(names) == columns
                         and all(isinstance(s, str) for s in names)):
                     raise ValueError("bad column names")
-                ints = K.int_column(doc["keys"]) if columns == 1 else None
+                if _INT_KEYS in state:
+                    ints = state[_INT_KEYS]
+                    if columns != 1 or doc["keys"] is not None:
+                        raise ValueError(f"keys given as entry {_INT_KEYS!r} are one column's, "
+                                         "and only there")
+                    if ints.dtype != np.int64 or ints.ndim != 1:
+                        raise ValueError(f"entry {_INT_KEYS!r} must be a 1-D int64 array")
+                else:  # a list, one integer column's (as earlier files wrote them) read at once
+                    ints = K.int_column(doc["keys"]) if columns == 1 else None
                 if ints is not None:  # one integer column's values, ascending
                     if (ints[1:] == ints[:-1]).any():
                         raise ValueError("the slice keys repeat a key")
