@@ -308,8 +308,8 @@ def test_progress_bar_on_request(tmp_path, capsys):
 SUMMARY = re.compile(r"streammetrics: ([\d,]+) rows in (\d+\.\d\d) s "
                      r"\((\d+\.\d\d M rows/s|[\d,]+ rows/s)\) from ([\d,]+) files?"
                      r"( \(of which \d+\.\d s compiling kernels, once\))?")
-COMPILING = ("streammetrics: compiling kernels on first use (once per installation); "
-             "later runs start at once")
+COMPILING = ("streammetrics: compiling kernels on first use (once per installation, or ahead with "
+             "'streammetrics compile'); later runs start at once")
 
 
 def _stderr_lines(err):

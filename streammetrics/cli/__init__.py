@@ -5,6 +5,7 @@
     streammetrics evaluate PATH... --task binary --y label --p score
     streammetrics merge STATE...
     streammetrics demo
+    streammetrics compile
 
 ``evaluate`` reads Parquet, CSV, ``.npy`` and ``.npz`` files chunk by chunk.
 Several paths (or a glob, or a directory) are shards: each is evaluated on its
@@ -23,8 +24,8 @@ and rows per second.
 The modules: :mod:`.parser` (the options), :mod:`.commands` (``evaluate``,
 ``merge``), :mod:`.demo`, :mod:`.shards` (evaluating and merging the files,
 and the library's errors told about the file), :mod:`.output` (reports, plots,
-states), :mod:`.progress`, :mod:`.compiling` (the note on compiling kernels) and
-:mod:`.sampling`.
+states), :mod:`.progress`, :mod:`.compiling` (the note on compiling kernels),
+:mod:`.precompile` (``compile``: every kernel compiled ahead) and :mod:`.sampling`.
 """
 
 from __future__ import annotations
@@ -39,12 +40,14 @@ from .demo import cmd_demo
 from .output import CommandError
 from .parser import (DEFAULT_BATCH_ROWS, DEFAULT_MAX_BINS, DEFAULT_MEMORY, DEFAULT_MEMORY_BYTES, PROG,
                      build_parser)
+from .precompile import cmd_compile
 from .sampling import Reservoir
 
 __all__ = ["main", "CommandError", "Reservoir", "DEFAULT_BATCH_ROWS", "DEFAULT_MAX_BINS", "DEFAULT_MEMORY",
            "DEFAULT_MEMORY_BYTES"]
 
-_COMMANDS = {"evaluate": cmd_evaluate, "merge": cmd_merge, "demo": cmd_demo, "compare": cmd_compare}
+_COMMANDS = {"evaluate": cmd_evaluate, "merge": cmd_merge, "demo": cmd_demo, "compare": cmd_compare,
+             "compile": cmd_compile}
 
 
 def main(argv=None) -> int:

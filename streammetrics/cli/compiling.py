@@ -18,7 +18,8 @@ from .output import note
 __all__ = ["CompileWatch", "COMPILING_NOTE"]
 
 #: the line on stderr at the first compilation of a run
-COMPILING_NOTE = "compiling kernels on first use (once per installation); later runs start at once"
+COMPILING_NOTE = ("compiling kernels on first use (once per installation, or ahead with "
+                  "'streammetrics compile'); later runs start at once")
 
 #: compilations shorter than this (in all) go unmentioned in the summaries
 _WORTH_SAYING = 1.0
