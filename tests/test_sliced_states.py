@@ -211,3 +211,16 @@ def test_integer_keys_are_one_array_and_it_is_checked():
     # string keys, or a cross, stay a JSON list
     mixed = Sliced(sm.BinaryConfusion()).update([1, 0], [1, 0], by=(["a", "b"], [1, 2])).state_dict()
     assert "keys#int64" not in mixed and json.loads(mixed["keys"].tobytes())["keys"] == [["a", 1], ["b", 2]]
+
+
+def test_totals_that_overflow_when_squared_are_screened_without_a_warning():
+    """Each slice's check computes in Python floats, which overflow to inf quietly;
+    the check of all slices at once must too (the test suite makes a warning an error)."""
+    acc = _sliced("regression", 0, False)
+    state = _long_form(acc.state_dict())
+    sums = state["slices.sums"].copy()
+    sums[2] = 1e300  # the first slice's sum of absolute errors
+    state["slices.sums"] = sums
+    first = next(iter(acc.finalize().slices))
+    with pytest.raises(sm.StateFileError, match=rf"slice {first!r}: entry 'sums': the absolute errors are too large"):
+        Sliced(sm.RegressionErrors()).load_state_dict(state)

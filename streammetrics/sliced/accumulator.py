@@ -823,7 +823,8 @@ class Sliced(Accumulator):
             # every slice's state checked at once, the flagged ones (and the
             # first without rows, for its message) one by one
             t = self._template
-            bad = screen_fields(type(t).fields, stacked) | t._screen_states(stacked)
+            with np.errstate(over="ignore", invalid="ignore"):  # as each slice's Python floats
+                bad = screen_fields(type(t).fields, stacked) | t._screen_states(stacked)
             bad |= stacked["n"][:, 0] == 0
             for i in np.flatnonzero(bad).tolist():
                 slice_acc(i)
