@@ -589,6 +589,8 @@ FIRST_USES = {
         "sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=20).update(y, p).finalize()",
     # the command's output goes to a pipe, as when its stdout is not a terminal
     "streammetrics demo (5M rows)": "from streammetrics.cli import main; main(['demo'])",
+    # every task's kernels compiled ahead (cold), or found compiled (warm)
+    "streammetrics compile": "from streammetrics.cli import main; main(['compile'])",
     "streammetrics demo (5M rows), no compile-ahead helper":
         "import os; os.environ['STREAMMETRICS_COMPILE_AHEAD'] = '0'\n"
         "from streammetrics.cli import main; main(['demo'])",
