@@ -7,8 +7,12 @@ on a slow machine, paid again by every fresh container whose image was built
 without them. This command pays it once, where it is convenient (an image's
 build, a cluster's setup): it runs small synthetic batches through what
 each task uses (its Evaluator, merged, reported, saved and loaded, sliced and
-bootstrapped, the one-shot functions and the standalone accumulators) in
-worker processes, one per core, each compiling its share into the same cache.
+bootstrapped, the one-shot functions and the standalone accumulators), in
+arrays of its own and in read-only ones (as Arrow and Parquet columns are:
+Numba compiles those apart), with a few shards large enough for the paths
+that only large states take. It runs them in worker processes, one per core
+at most, the tasks dealt to balance their compile times (:data:`COST`), each
+compiling its share into the same cache.
 
 What it cannot reach compiles at first use as before: the spill of an exact
 AUC past its memory budget, the parallel silhouette of large inputs (never
@@ -28,8 +32,9 @@ import numpy as np
 
 from .._threads import CORES
 from .output import CommandError, note
+from .parser import DEFAULT_MEMORY_BYTES
 
-__all__ = ["UNITS", "cmd_compile", "run_units"]
+__all__ = ["UNITS", "COST", "cmd_compile", "run_units"]
 
 #: rows of each synthetic batch
 ROWS = 600
@@ -76,8 +81,6 @@ def _binary(rng, frozen):
     # shards large enough for the threshold queries' block table, and as large
     # as the sorts that take two threads, with the command's memory budget:
     # their runs sorted, merged and read for operating points
-    from .parser import DEFAULT_MEMORY_BYTES
-
     for rows in LARGER:
         big = _inputs(frozen, *(np.tile(a, rows // ROWS + 1)[:rows] for a in (y, p)))
         _round_trip(sm.Evaluator(task="binary", max_memory=DEFAULT_MEMORY_BYTES).update(*big))
