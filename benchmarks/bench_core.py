@@ -573,11 +573,12 @@ FIRST_USES = {
     "multiclass_auc": "sm.multiclass_auc([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1)",
     "top_k_accuracy": "sm.top_k_accuracy([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1, 2)",
     "MultilabelConfusion": "sm.MultilabelConfusion(2).update([[0, 1], [1, 1]], [[0, 1], [1, 0]]).finalize()",
-    "Sliced(BinaryConfusion)": "sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=y).finalize()",
+    "Sliced(BinaryConfusion(threshold)), integer array keys":
+        "sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=y).finalize()",
     "MulticlassConfusion": "sm.MulticlassConfusion(3).update([0, 1, 2], [0, 2, 1]).finalize()",
     "ClusterContingency": "sm.ClusterContingency().update([0, 1, 2], [0, 2, 1]).finalize()",
     "Evaluator(task='binary')": "sm.Evaluator(task='binary').update(y, p).finalize()",
-    "Sliced(BinaryConfusion(threshold))":
+    "Sliced(BinaryConfusion(threshold)), keys a list":
         "sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=[1, 2, 1, 2, 1]).finalize()",
     "silhouette_score, 50 points": "sm.silhouette_score(np.random.rand(50, 3), np.arange(50) % 3)",
     "ClassProbabilityScores": "sm.ClassProbabilityScores(3).update([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1).finalize()",
