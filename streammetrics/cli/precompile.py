@@ -31,6 +31,7 @@ import time
 import numpy as np
 
 from .._threads import CORES
+from .compiling import CompileWatch
 from .output import CommandError, note
 from .parser import DEFAULT_MEMORY_BYTES
 
@@ -187,37 +188,16 @@ def _shares(tasks: list[str], jobs: int) -> list[list[str]]:
 
 
 def run_units(tasks: list[str]) -> list[dict]:
-    """Run the units of ``tasks`` here: ``[{"unit", "seconds", "compiling"}]``, the
-    seconds compiling counted by Numba's compile events (outermost only)."""
-    from numba.core import event
-
-    class _Clock(event.Listener):
-        def __init__(self):
-            self.depth, self.since, self.seconds = 0, 0.0, 0.0
-
-        def on_start(self, ev):
-            if self.depth == 0:
-                self.since = time.perf_counter()
-            self.depth += 1
-
-        def on_end(self, ev):
-            self.depth -= 1
-            if self.depth == 0:
-                self.seconds += time.perf_counter() - self.since
-
+    """Run the units of ``tasks`` here: ``[{"unit", "compiling"}]``, the seconds
+    each spent compiling (as :class:`~.compiling.CompileWatch` counts them)."""
     out = []
     rng = np.random.default_rng(0)
     for task in tasks:
         for name, unit in UNITS[task]:
-            clock = _Clock()
-            t0 = time.perf_counter()
-            event.register("numba:compile", clock)
-            try:
+            with CompileWatch() as watch:  # (its note goes to the worker's stderr)
                 for frozen in (False, True):  # arrays of one's own, and read-only ones
                     unit(rng, frozen)
-            finally:
-                event.unregister("numba:compile", clock)
-            out.append({"unit": name, "seconds": time.perf_counter() - t0, "compiling": clock.seconds})
+            out.append({"unit": name, "compiling": watch.seconds})
     return out
 
 
