@@ -3,11 +3,13 @@
 A batch is an ``n x L`` 0/1 matrix ``Y`` (``uint8`` or ``int8``) and either an
 ``n x L`` 0/1 matrix ``P`` (``uint8`` or ``int8``) or an ``n x L`` score matrix ``S`` (``float64``)
 cut at a threshold (``S >= t`` is a positive). The kernels check the whole
-batch first and write the state only when every value is valid. Status codes:
+batch first and write the state only when every value is valid. The 0/1
+matrices are checked before the kernels run (by numpy, see
+:func:`~streammetrics._protocol.inputs.first_not01_matrix`: one vectorised
+bitwise-or of the whole matrix); the scores are checked here. Status codes:
 
 * ``0``: the batch was folded in;
-* ``1``: a cell of ``Y`` is not 0 or 1;
-* ``2``: a cell of ``P`` is not 0 or 1, or a score of ``S`` is not finite.
+* ``2``: a score of ``S`` is not finite.
 
 State layout, for ``L`` labels:
 
@@ -35,19 +37,7 @@ import numpy as np
 from ._jit import inline_ir, kernel
 from .compensated import BLOCK, add, fold
 
-__all__ = ["first_not01_matrix", "first_nonfinite_matrix", "fold_labels", "fold_scores"]
-
-
-@kernel
-def first_not01_matrix(m):
-    """Flat index of the first cell of a ``uint8``/``int8`` matrix that is not 0 or 1, else -1."""
-    n, k = m.shape
-    for i in range(n):
-        for j in range(k):
-            v = m[i, j]
-            if v != 0 and v != 1:
-                return i * k + j
-    return -1
+__all__ = ["first_nonfinite_matrix", "fold_labels", "fold_scores"]
 
 
 @kernel
@@ -60,20 +50,6 @@ def first_nonfinite_matrix(m):
             if not (v - v == 0.0):
                 return i * k + j
     return -1
-
-
-@kernel
-def _any_not01(m):
-    acc = 0
-    n, k = m.shape
-    for i in range(n):
-        for j in range(k):
-            acc |= m[i, j]
-    # a value other than 0 and 1 sets a bit above the lowest (a negative int8
-    # sets them all); check cell by cell only then
-    if acc < 0 or acc > 1:
-        return first_not01_matrix(m) >= 0
-    return False
 
 
 @inline_ir
@@ -155,27 +131,22 @@ def _fold(Y, P, S, t, scored, w, n, counts, wsum, rows, sums, local, wblock, wpa
 
 @kernel
 def fold_labels(Y, P, S, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
-    """Fold a 0/1 matrix ``Y`` and a 0/1 prediction matrix ``P`` (``uint8`` or ``int8``;
-    ``S`` an empty ``float64[0, 0]``); the status of the module docstring.
+    """Fold a checked 0/1 matrix ``Y`` and a checked 0/1 prediction matrix ``P``
+    (``uint8`` or ``int8``; ``S`` an empty ``float64[0, 0]``); returns 0.
     ``local``, ``wblock`` and ``wpairs`` are zeroed scratch, as :func:`fold_scores` takes."""
-    if _any_not01(Y):
-        return 1
-    if _any_not01(P):
-        return 2
     _fold(Y, P, S, 0.0, False, w, n, counts, wsum, rows, sums, local, wblock, wpairs)
     return 0
 
 
 @kernel
 def fold_scores(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
-    """Fold a 0/1 matrix ``Y`` (``uint8`` or ``int8``) and scores ``S`` (``float64``) cut at
-    ``S >= t`` (``P`` an empty ``uint8[0, 0]``); the status of the module docstring.
+    """Fold a checked 0/1 matrix ``Y`` (``uint8`` or ``int8``) and scores ``S``
+    (``float64``) cut at ``S >= t`` (``P`` an empty ``uint8[0, 0]``); the status
+    of the module docstring.
 
     The caller gives zeroed scratch for ``L`` labels: ``local`` ``int64[L, 4]``,
     ``wblock`` ``float64[4 L + 7]`` and ``wpairs`` ``float64[4 L + 7, 2]``
     (allocating it here would cost the first call a compile of its own)."""
-    if _any_not01(Y):
-        return 1
     if first_nonfinite_matrix(S) >= 0:
         return 2
     _fold(Y, P, S, t, True, w, n, counts, wsum, rows, sums, local, wblock, wpairs)

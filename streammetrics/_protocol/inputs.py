@@ -58,6 +58,7 @@ __all__ = [
     "ClassCodes",
     "LabelMatrix",
     "LabelScores",
+    "first_not01_matrix",
     "ClusterLabels",
     "Batch",
     "InputTuple",
@@ -621,6 +622,25 @@ class ClassCodes(Input):
 
 
 # ------------------------------------------------------------------ multilabel
+def first_not01_matrix(m: np.ndarray) -> int:
+    """Flat index of the first cell of a ``uint8``/``int8`` matrix that is not 0
+    or 1, else -1.
+
+    A matrix of 0s and 1s is recognised by one vectorised bitwise-or of all
+    its cells (no compile, and many times faster than a loop that stops at
+    the first bad cell): any other value sets a bit above the lowest, a
+    negative ``int8`` the sign bit. Only a bad matrix is searched cell by
+    cell, for the position to report.
+    """
+    if m.size == 0:
+        return -1
+    acc = int(np.bitwise_or.reduce(m, axis=None))
+    if 0 <= acc <= 1:
+        return -1
+    # as bytes, every bad value (2..255, or a negative int8) is above 1
+    return int(np.argmax(np.ascontiguousarray(m).reshape(-1).view(np.uint8) > 1))
+
+
 def _label_matrix(x, name: str, k: int, what: str) -> np.ndarray:
     """``x`` as a numeric n x k matrix (dtype not yet normalised)."""
     arr = to_numpy(x, name, f"an n x {k} matrix")
@@ -639,9 +659,10 @@ class LabelMatrix(Input):
     """An n x L 0/1 matrix, one column per label (bool, int, or float holding
     exactly 0.0/1.0), read as ``uint8`` (``int8`` stays ``int8``).
 
-    Bools, ``uint8`` and ``int8`` are taken as they are and checked in the
-    folding kernel; any other dtype is checked here, before the cast, so a value such
-    as 0.5 or 2 is refused rather than cut.
+    Bools, ``uint8`` and ``int8`` are taken as they are and checked by
+    :func:`first_not01_matrix` before they are folded; any other dtype is
+    checked here, before the cast, so a value such as 0.5 or 2 is refused
+    rather than cut.
     """
 
     what = "0/1 label matrix"
@@ -678,7 +699,7 @@ class LabelMatrix(Input):
         return "labels must be 0 or 1"
 
     def check(self, arr):
-        i = ML.first_not01_matrix(arr)
+        i = first_not01_matrix(arr)
         if i >= 0:
             r, c = divmod(int(i), arr.shape[1])
             raise BadValueError(self.name, (r, c), arr[r, c], "labels must be 0 or 1")

@@ -17,10 +17,9 @@ import numbers
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.multilabel import (first_nonfinite_matrix, first_not01_matrix, fold_labels,
-                                   fold_scores)
+from .._kernels.multilabel import first_nonfinite_matrix, fold_labels, fold_scores
 from .._protocol.base import Accumulator
-from .._protocol.inputs import LabelMatrix, LabelScores
+from .._protocol.inputs import LabelMatrix, LabelScores, first_not01_matrix
 from .._protocol.result import RenderContext, Result, safe
 from .._protocol.state import Field, count_total, empty_state
 from .binary import _check_threshold
@@ -252,6 +251,10 @@ class MultilabelConfusion(Accumulator):
         wsum = st["wsum"]
         if w.shape[0] and wsum.shape[0] == 0:
             wsum = np.zeros((4 * self.n_labels, 2), np.float64)  # installed only on success
+        if first_not01_matrix(Y) >= 0:
+            return 1
+        if self.threshold is None and first_not01_matrix(P) >= 0:
+            return 2
         k = self.n_labels
         scratch = (np.zeros((k, 4), np.int64), np.zeros(4 * k + 7), np.zeros((4 * k + 7, 2)))
         if self.threshold is None:
