@@ -37,7 +37,8 @@ import numpy as np
 from ._jit import inline_ir, kernel
 from .compensated import BLOCK, add, fold
 
-__all__ = ["first_nonfinite_matrix", "fold_labels", "fold_scores"]
+__all__ = ["first_nonfinite_matrix", "fold_labels", "fold_labels_weighted", "fold_scores",
+           "fold_scores_weighted"]
 
 
 @kernel
@@ -52,102 +53,131 @@ def first_nonfinite_matrix(m):
     return -1
 
 
-@inline_ir
-def _fold(Y, P, S, t, scored, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
-    nrows, L = Y.shape
-    weighted = w.shape[0] > 0
-    # the caller's zeroed scratch: ``local`` int64[L, 4], ``wblock`` float64[4 L + 7]
-    # (the block sums of the weighted cells, then of the seven row sums) and
-    # ``wpairs`` float64[4 L + 7, 2] (their compensated pairs)
-    o = 4 * L
-    exact = 0
-    wrong_cells = 0
-    for start in range(0, nrows, BLOCK):
-        stop = min(start + BLOCK, nrows)
-        for i in range(start, stop):
-            inter = 0
-            ny = 0
-            npred = 0
-            wi = w[i] if weighted else 1.0
-            for j in range(L):
-                y = np.int64(Y[i, j])
-                if scored:
-                    p = np.int64(1) if S[i, j] >= t else np.int64(0)
-                else:
-                    p = np.int64(P[i, j])
-                c = 3 - y - 2 * p
+def _folder(scored: bool, weighted: bool):
+    """The folding loop for 0/1 predictions or scores, weighted or not: the
+    flags are constants of the closure, so each kernel compiles only its own
+    branches (the four ways in one loop took a cold first use twice as long
+    to compile)."""
+
+    @inline_ir
+    def _fold(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
+        nrows, L = Y.shape
+        # the caller's zeroed scratch: ``local`` int64[L, 4], ``wblock`` float64[4 L + 7]
+        # (the block sums of the weighted cells, then of the seven row sums) and
+        # ``wpairs`` float64[4 L + 7, 2] (their compensated pairs)
+        o = 4 * L
+        exact = 0
+        wrong_cells = 0
+        for start in range(0, nrows, BLOCK):
+            stop = min(start + BLOCK, nrows)
+            for i in range(start, stop):
+                inter = 0
+                ny = 0
+                npred = 0
+                wi = w[i] if weighted else 1.0
+                for j in range(L):
+                    y = np.int64(Y[i, j])
+                    if scored:
+                        p = np.int64(1) if S[i, j] >= t else np.int64(0)
+                    else:
+                        p = np.int64(P[i, j])
+                    c = 3 - y - 2 * p
+                    if weighted:
+                        wblock[4 * j + c] += wi
+                    else:
+                        local[j, c] += 1
+                    inter += y * p
+                    ny += y
+                    npred += p
+                union = ny + npred - inter
+                wrong = union - inter
+                if npred > 0:
+                    wblock[o + 0] += wi * (inter / npred)
+                if ny > 0:
+                    wblock[o + 1] += wi * (inter / ny)
+                if ny + npred > 0:
+                    wblock[o + 2] += wi * (2.0 * inter / (ny + npred))
+                if union > 0:
+                    wblock[o + 3] += wi * (inter / union)
                 if weighted:
-                    wblock[4 * j + c] += wi
+                    wblock[o + 4] += wi
+                    if wrong == 0:
+                        wblock[o + 5] += wi
+                    wblock[o + 6] += wi * wrong
                 else:
-                    local[j, c] += 1
-                inter += y * p
-                ny += y
-                npred += p
-            union = ny + npred - inter
-            wrong = union - inter
-            if npred > 0:
-                wblock[o + 0] += wi * (inter / npred)
-            if ny > 0:
-                wblock[o + 1] += wi * (inter / ny)
-            if ny + npred > 0:
-                wblock[o + 2] += wi * (2.0 * inter / (ny + npred))
-            if union > 0:
-                wblock[o + 3] += wi * (inter / union)
+                    if wrong == 0:
+                        exact += 1
+                    wrong_cells += wrong
+            for r in range(7):
+                s, cc = add(wpairs[o + r, 0], wpairs[o + r, 1], wblock[o + r])
+                wpairs[o + r, 0] = s
+                wpairs[o + r, 1] = cc
+                wblock[o + r] = 0.0
             if weighted:
-                wblock[o + 4] += wi
-                if wrong == 0:
-                    wblock[o + 5] += wi
-                wblock[o + 6] += wi * wrong
-            else:
-                if wrong == 0:
-                    exact += 1
-                wrong_cells += wrong
+                for r in range(4 * L):
+                    s, cc = add(wpairs[r, 0], wpairs[r, 1], wblock[r])
+                    wpairs[r, 0] = s
+                    wpairs[r, 1] = cc
+                    wblock[r] = 0.0
+        # the batch is counted: write the state
         for r in range(7):
-            s, cc = add(wpairs[o + r, 0], wpairs[o + r, 1], wblock[o + r])
-            wpairs[o + r, 0] = s
-            wpairs[o + r, 1] = cc
-            wblock[o + r] = 0.0
+            fold(sums, r, wpairs[o + r, 0], wpairs[o + r, 1])
         if weighted:
             for r in range(4 * L):
-                s, cc = add(wpairs[r, 0], wpairs[r, 1], wblock[r])
-                wpairs[r, 0] = s
-                wpairs[r, 1] = cc
-                wblock[r] = 0.0
-    # the batch is counted: write the state
-    for r in range(7):
-        fold(sums, r, wpairs[o + r, 0], wpairs[o + r, 1])
-    if weighted:
-        for r in range(4 * L):
-            fold(wsum, r, wpairs[r, 0], wpairs[r, 1])
-        rows[2] += nrows
-    else:
-        for j in range(L):
-            for c in range(4):
-                counts[j, c] += local[j, c]
-        rows[0] += exact
-        rows[1] += wrong_cells
-    n[0] += nrows
+                fold(wsum, r, wpairs[r, 0], wpairs[r, 1])
+            rows[2] += nrows
+        else:
+            for j in range(L):
+                for c in range(4):
+                    counts[j, c] += local[j, c]
+            rows[0] += exact
+            rows[1] += wrong_cells
+        n[0] += nrows
+
+    return _fold
+
+
+_fold_labels, _fold_labels_weighted, _fold_scores, _fold_scores_weighted = (
+    _folder(scored, weighted) for scored in (False, True) for weighted in (False, True))
 
 
 @kernel
 def fold_labels(Y, P, S, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
-    """Fold a checked 0/1 matrix ``Y`` and a checked 0/1 prediction matrix ``P``
-    (``uint8`` or ``int8``; ``S`` an empty ``float64[0, 0]``); returns 0.
-    ``local``, ``wblock`` and ``wpairs`` are zeroed scratch, as :func:`fold_scores` takes."""
-    _fold(Y, P, S, 0.0, False, w, n, counts, wsum, rows, sums, local, wblock, wpairs)
+    """Fold unweighted rows of a checked 0/1 matrix ``Y`` and a checked 0/1
+    prediction matrix ``P`` (``uint8`` or ``int8``; ``S`` an empty
+    ``float64[0, 0]``, ``w`` an empty ``float64[0]``); returns 0. ``local``,
+    ``wblock`` and ``wpairs`` are zeroed scratch, as :func:`fold_scores` takes."""
+    _fold_labels(Y, P, S, 0.0, w, n, counts, wsum, rows, sums, local, wblock, wpairs)
+    return 0
+
+
+@kernel
+def fold_labels_weighted(Y, P, S, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
+    """:func:`fold_labels` of rows weighted by ``w``."""
+    _fold_labels_weighted(Y, P, S, 0.0, w, n, counts, wsum, rows, sums, local, wblock, wpairs)
     return 0
 
 
 @kernel
 def fold_scores(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
-    """Fold a checked 0/1 matrix ``Y`` (``uint8`` or ``int8``) and scores ``S``
-    (``float64``) cut at ``S >= t`` (``P`` an empty ``uint8[0, 0]``); the status
-    of the module docstring.
+    """Fold unweighted rows of a checked 0/1 matrix ``Y`` (``uint8`` or ``int8``)
+    and scores ``S`` (``float64``) cut at ``S >= t`` (``P`` an empty
+    ``uint8[0, 0]``, ``w`` an empty ``float64[0]``); the status of the module
+    docstring.
 
     The caller gives zeroed scratch for ``L`` labels: ``local`` ``int64[L, 4]``,
     ``wblock`` ``float64[4 L + 7]`` and ``wpairs`` ``float64[4 L + 7, 2]``
     (allocating it here would cost the first call a compile of its own)."""
     if first_nonfinite_matrix(S) >= 0:
         return 2
-    _fold(Y, P, S, t, True, w, n, counts, wsum, rows, sums, local, wblock, wpairs)
+    _fold_scores(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblock, wpairs)
+    return 0
+
+
+@kernel
+def fold_scores_weighted(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
+    """:func:`fold_scores` of rows weighted by ``w``."""
+    if first_nonfinite_matrix(S) >= 0:
+        return 2
+    _fold_scores_weighted(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblock, wpairs)
     return 0

@@ -17,7 +17,8 @@ import numbers
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.multilabel import first_nonfinite_matrix, fold_labels, fold_scores
+from .._kernels.multilabel import (first_nonfinite_matrix, fold_labels, fold_labels_weighted, fold_scores,
+                                   fold_scores_weighted)
 from .._protocol.base import Accumulator
 from .._protocol.inputs import LabelMatrix, LabelScores, first_not01_matrix
 from .._protocol.result import RenderContext, Result, safe
@@ -258,11 +259,13 @@ class MultilabelConfusion(Accumulator):
         k = self.n_labels
         scratch = (np.zeros((k, 4), np.int64), np.zeros(4 * k + 7), np.zeros((4 * k + 7, 2)))
         if self.threshold is None:
-            status = fold_labels(Y, P, _NO_SCORES, w, st["n"], st["counts"], wsum, st["rows"],
-                                 st["sums"], *scratch)
+            folder = fold_labels_weighted if w.shape[0] else fold_labels
+            status = folder(Y, P, _NO_SCORES, w, st["n"], st["counts"], wsum, st["rows"], st["sums"],
+                            *scratch)
         else:
-            status = fold_scores(Y, _NO_LABELS, P, self.threshold, w, st["n"], st["counts"], wsum,
-                                 st["rows"], st["sums"], *scratch)
+            folder = fold_scores_weighted if w.shape[0] else fold_scores
+            status = folder(Y, _NO_LABELS, P, self.threshold, w, st["n"], st["counts"], wsum,
+                            st["rows"], st["sums"], *scratch)
         if not status:
             st["wsum"] = wsum
         return status
