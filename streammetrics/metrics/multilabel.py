@@ -116,7 +116,6 @@ _SAMPLES = ("precision", "recall", "f1", "jaccard")
 
 #: the absent one of the kernels' two prediction forms (0/1 labels, scores)
 _NO_SCORES = np.zeros((0, 0), np.float64)
-_NO_LABELS = np.zeros((0, 0), np.uint8)
 
 
 class MultilabelConfusion(Accumulator):
@@ -264,7 +263,8 @@ class MultilabelConfusion(Accumulator):
                             *scratch)
         else:
             folder = fold_scores_weighted if w.shape[0] else fold_scores
-            status = folder(Y, _NO_LABELS, P, self.threshold, w, st["n"], st["counts"], wsum,
+            row = np.zeros((1, k), np.uint8)  # each row's predictions, in the kernel
+            status = folder(Y, row, P, self.threshold, w, st["n"], st["counts"], wsum,
                             st["rows"], st["sums"], *scratch)
         if not status:
             st["wsum"] = wsum
