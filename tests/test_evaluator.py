@@ -291,6 +291,27 @@ def test_settings_are_checked():
         Evaluator("multiclass")
 
 
+@pytest.mark.parametrize("members, starved", [
+    ({"ps": sm.ProbabilityScores(), "reg": sm.RegressionErrors()}, "'reg'"),
+    ({"reg": sm.RegressionErrors(), "ps": sm.ProbabilityScores()}, "'ps'"),
+    ({"bc": sm.BinaryConfusion(), "mc": sm.MulticlassConfusion(2)}, "'mc'"),
+    ({"auc": sm.RankAUC(), "reg": sm.RegressionErrors()}, "'reg'"),
+])
+def test_members_no_batch_could_reach_are_refused(members, starved):
+    # each takes 1-D (y, p) alone, but no one conversion checks a batch for both:
+    # the batch would go to the first member's form and the other get no row
+    with pytest.raises(ValueError, match=rf"check them differently .* and {starved} would never get a row"):
+        Evaluator(members)
+
+
+def test_members_sharing_one_checked_form_take_every_row(rng):
+    y = rng.integers(0, 2, 50)
+    p = rng.random(50)
+    ev = Evaluator({"auc": sm.RankAUC(), "ps": sm.ProbabilityScores(), "bc": sm.BinaryConfusion(threshold=0.5)})
+    ev.update(y, p)
+    assert {name: m.n for name, m in ev.members.items()} == {"auc": 50, "ps": 50, "bc": 50}
+
+
 def test_merge_with_other_settings_refused_and_unchanged(rng):
     pytest.importorskip("streammetrics.metrics.multiclass")
     y, proba = _multiclass_data(rng, n=10, k=3)

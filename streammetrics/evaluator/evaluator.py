@@ -38,6 +38,22 @@ from .presets import PRESETS, TASKS
 __all__ = ["Evaluator", "evaluate_batches"]
 
 
+#: an argument of each form: 1-D, and a matrix
+_FORMS = (np.empty(0), np.empty((0, 0)))
+
+
+def _names_of(names) -> str:
+    return ", ".join(repr(n) for n in names)
+
+
+#: what the values of a domain are, in messages
+_KINDS = {"labels01": "0/1 labels", "probability": "probabilities in [0, 1]", "finite": "finite reals"}
+
+
+def _wants(inputs) -> str:
+    return " and ".join(f"{i.name} {_KINDS.get(i.domain[0] if i.domain else None, i.what)}" for i in inputs)
+
+
 class _Plan:
     """How batches of one form are prepared: the chosen inputs, their consumers,
     and the consumer that checks them (``lead``, or ``None``)."""
@@ -71,7 +87,10 @@ class Evaluator(Accumulator):
     members : mapping of str to Accumulator, or str, optional
         The accumulators to fold every batch into, by name (each is used as
         given, so pass empty ones), or the name of a task (the same as
-        ``task=``).
+        ``task=``). Members that take the same form of arrays must check them
+        alike or one within the other (a probability is a finite score):
+        ``ProbabilityScores`` beside ``RegressionErrors``, whose ``y`` is 0/1
+        for one and any real for the other, raises ``ValueError``.
     task : {"binary", "multiclass", "regression", "clustering"}, optional
         A preset collection (the default when ``members`` is not given is
         ``"binary"``). What ``update(y, p)`` receives:
@@ -329,7 +348,35 @@ class Evaluator(Accumulator):
         # form is checked for all of them (p in [0, 1] for a probability member
         # beside an AUC), never quietly folded into some members only
         plans.sort(key=lambda plan: -len(plan.members))
+        self._check_routes(plans)
         return plans
+
+    def _check_routes(self, plans) -> None:
+        """Refuse members that a batch they take would never reach.
+
+        A batch goes to the first plan whose inputs take its form (each
+        argument 1-D or a matrix). Members that take the same form but check it
+        in ways no one conversion serves (0/1 labels and finite reals, class
+        indices and 0/1 labels) fall into different plans, and the later
+        plan's members would silently miss every such batch."""
+        for form in itertools.product(_FORMS, repeat=len(self._names)):
+            def takes(inputs):
+                return all(i.takes_form(x) for i, x in zip(inputs, form))
+
+            chosen = next((plan for plan in plans if takes(plan.inputs)), None)
+            if chosen is None:
+                continue
+            missed = [name for name, m in self._members.items()
+                      if takes(m.inputs) and not any(m is c for c in chosen.members)]
+            if missed:
+                served = [name for name, m in self._members.items() if any(m is c for c in chosen.members)]
+                shape = " and ".join(f"a {'1-D' if x.ndim == 1 else 'matrix'} {n}"
+                                     for n, x in zip(self._names, form))
+                raise ValueError(
+                    f"members {_names_of(served)} and {_names_of(missed)} both take {shape}, but check "
+                    f"them differently ({_wants(chosen.inputs)}; {_wants(self._members[missed[0]].inputs)}): "
+                    f"one batch cannot be checked for all of them, and {_names_of(missed)} would never "
+                    f"get a row. Evaluate them in two Evaluators")
 
     def _plan_for(self, arrays) -> _Plan:
         if len(self._plans) == 1:
