@@ -469,6 +469,13 @@ def test_error_missing_column_lists_columns(fmt, tmp_path, capsys):
     assert msg == f"{path}: no column 'pred'; the columns are: 'y', 'p', 'w'"
 
 
+def test_error_column_named_twice(tmp_path, capsys):
+    path = tmp_path / "dup.csv"
+    path.write_text("y,p,p\n1,0.5,0.1\n0,0.4,0.2\n")
+    msg = _error(["evaluate", str(path)], capsys)
+    assert msg == f"{path}: 2 columns are named 'p': rename all but the one to read"
+
+
 def test_error_missing_column_in_2d_npy(tmp_path, capsys):
     path = str(tmp_path / "m.npy")
     np.save(path, np.zeros((5, 2)))

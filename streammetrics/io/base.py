@@ -223,6 +223,17 @@ class Source:
         """An :class:`InputError` about the value of ``column`` at ``row``."""
         return self.fail(f"{self.where(row)}, column {column!r}: {what}", row=row, column=column)
 
+    def check_columns(self, names) -> None:
+        """Refuse a column the run reads that the file has not, or has more than
+        once (which of them to read would be a guess)."""
+        names = list(names)
+        for col in self.columns.names():
+            k = names.count(col)
+            if k == 0:
+                raise self.missing_column(col, names)
+            if k > 1:
+                raise self.fail(f"{k} columns are named {col!r}: rename all but the one to read", column=col)
+
     def missing_column(self, column: str, names) -> InputError:
         """The error for a column the file does not have, listing the ones it has."""
         names = list(names)

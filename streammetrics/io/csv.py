@@ -84,9 +84,7 @@ class CsvSource(ArrowSource):
                 schema = self._reader(stream).schema
         except (pa.ArrowException, OSError, EOFError) as exc:
             raise self.fail(f"cannot read as CSV ({short(exc)})") from None
-        for col in self.columns.names():
-            if col not in schema.names:
-                raise self.missing_column(col, schema.names)
+        self.check_columns(schema.names)
         self._types = {}
         text = {c for role, c in self.columns.roles() if self.columns.takes_text(role)}
         values = {c for role, c in self.columns.roles() if role != "by"}

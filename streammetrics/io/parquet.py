@@ -43,9 +43,7 @@ class ParquetSource(ArrowSource):
         except (pa.ArrowException, OSError) as exc:
             msg = re.sub(r"^.*Could not open Parquet input source '[^']*': ", "", short(exc))
             raise self.fail(f"cannot read as Parquet ({msg})") from None
-        for col in self.columns.names():
-            if col not in schema.names:
-                raise self.missing_column(col, schema.names)
+        self.check_columns(schema.names)
         for role, col in self.columns.roles():
             t = schema.field(col).type
             if role == "by":
