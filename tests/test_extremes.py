@@ -15,6 +15,8 @@ P = RNG.random(N)
 W = RNG.random(N) + 0.01
 YR = RNG.normal(size=N) * 3
 PR = YR + RNG.normal(size=N)
+YC = RNG.integers(0, 3, N)
+PM = RNG.dirichlet(np.ones(3), N)
 
 WEIGHTED = {
     "BinaryConfusion": (lambda: sm.BinaryConfusion(threshold=0.5), (Y, P),
@@ -23,6 +25,10 @@ WEIGHTED = {
     "RegressionErrors": (sm.RegressionErrors, (YR, PR), ("mse", "mae", "mape", "r2")),
     "RankAUC": (sm.RankAUC, (Y, P), ("auc",)),
     "Calibration": (sm.Calibration, (Y, P), ("ece", "mce", "reliability", "resolution")),
+    "MulticlassConfusion": (lambda: sm.MulticlassConfusion(3), (YC, PM.argmax(axis=1)),
+                            ("accuracy", "mcc", "cohen_kappa", "macro_f1", "balanced_accuracy")),
+    "MulticlassRankAUC": (lambda: sm.MulticlassRankAUC(3), (YC, PM),
+                          ("ovr_macro_auc", "ovr_weighted_auc", "ovo_macro_auc", "macro_average_precision")),
 }
 
 
@@ -104,3 +110,23 @@ def test_subnormal_weights_are_refused_with_the_fix():
         acc.update([1, 0], [0.7, 0.2], sample_weight=[1e-300, 1e-320])
     assert all(np.array_equal(before[k], v) for k, v in acc.state_dict().items())
     acc.update([1, 0], [0.7, 0.2], sample_weight=[0.0, 2.3e-308])  # zero and normal: fine
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e200])
+def test_one_shot_multiclass_auc_does_not_change_with_the_scale_of_the_weights(scale):
+    base = sm.multiclass_auc(YC, PM, sample_weight=W)
+    scaled = sm.multiclass_auc(YC, PM, sample_weight=W * scale)
+    for f in ("ovr_macro_auc", "ovo_weighted_auc"):
+        assert scaled[f] == pytest.approx(base[f], rel=1e-12), f
+    assert scaled.support == pytest.approx(base.support * scale, rel=1e-12)
+
+
+def test_weights_whose_pair_masses_overflow_give_an_error_not_nan():
+    # the exact AUC's totals overflow past 1e308; the bounded AUC keeps products of
+    # weights in its state: either way a clear error, never a NaN or a division error
+    with pytest.raises(ValueError, match="overflow float64 .* rescale the weights"):
+        sm.RankAUC().update(Y[:10], P[:10], sample_weight=np.full(10, 1e308)).finalize()
+    for scale in (1e-200, 1e200):
+        acc = sm.RankAUC(max_bins=16).update(Y, P, sample_weight=W * scale)
+        with pytest.raises(ValueError, match="pair masses of the bounded AUC"):
+            acc.finalize()

@@ -209,9 +209,16 @@ del _cls
 
 class WeightOverflowError(ValueError):
     """The sums of a batch's sample weights would overflow float64 (weights
-    near 1e308): the batch was not folded in."""
+    near 1e308): the batch was not folded in. With ``scores``, what overflowed
+    when the scores were computed (the state is kept as it was)."""
 
-    def __init__(self, what: str = "this batch"):
+    def __init__(self, what: str = "this batch", *, scores: str | None = None):
+        if scores is not None:  # found when the scores are computed: the state stays
+            super().__init__(
+                f"sample_weight: {scores} overflow float64 (the weights are too large); "
+                "rescale the weights (every score is the same for any positive scale of them)"
+            )
+            return
         super().__init__(
             f"sample_weight: the weighted totals of {what} would overflow float64 "
             "(weights near 1e308); nothing was folded in: rescale the weights (every "

@@ -232,9 +232,12 @@ def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None
         tt = sum(a * a for a in t)
         cc = sum(b * b for b in c)
     else:
-        t, c = support, called
-        s = total
-        hit = float(tp.sum())
+        # weights as fractions of their total: the same ratios, and products
+        # of weights near 1e80 no longer overflow (they made the MCC 0 and the
+        # kappa NaN)
+        t, c = support / total, called / total
+        s = 1.0
+        hit = float(tp.sum()) / total
         tc, tt, cc = float(np.dot(t, c)), float(np.dot(t, t)), float(np.dot(c, c))
     # Gorodkin's K-category correlation, as scikit-learn's matthews_corrcoef;
     # exact integers when unweighted (s**4 overflows int64 past ~55k rows)

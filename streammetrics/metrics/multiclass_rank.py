@@ -29,11 +29,12 @@ accumulator) sorts the pending rows into a temporary run and changes nothing;
 
 from __future__ import annotations
 
+import math
 import numpy as np
 
 from .._kernels import multirank as M
 from .._protocol.base import Accumulator
-from .._protocol.errors import NoObservationsError
+from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import (
     ClassIndices,
     ClassLabels,
@@ -295,6 +296,9 @@ def scores_of_run(run, k: int, n: int, weighted: bool, multi_class: str, average
     exact = _u2_exact(weighted, n)
     if not exact and mass.dtype != np.float64:
         mass = mass.astype(np.float64)
+    e = _exponent(mass) if weighted else 0
+    if e:
+        mass = np.ldexp(mass, -e)
     offs = _offsets(lengths)
     u2 = np.zeros((k, k), np.int64 if exact else np.float64)
     ap = np.zeros(k)
@@ -310,11 +314,31 @@ def scores_of_run(run, k: int, n: int, weighted: bool, multi_class: str, average
         M.class_mass(mass, lengths, support)
     else:
         support = np.array([int(mass[offs[t]:offs[t + 1]].sum()) for t in range(k)], np.int64)
-    return _scores(u2, support, ap, exact, n, multi_class, average, meta)
+    return _scores(u2, support, ap, exact, n, multi_class, average, meta, e)
 
 
-def _scores(u2, support, ap, exact: bool, n: int, multi_class: str, average: str, meta):
-    """Every AUC average from the pair counts ``u2`` and the supports (one formula path)."""
+#: masses whose largest lies outside ``2**±SCALED_ABOVE`` are scaled by a power
+#: of two before their pairs are counted (see :func:`_exponent`)
+SCALED_ABOVE = 200
+
+
+def _exponent(w: np.ndarray) -> int:
+    """The power of two by which weighted masses are divided before their pairs
+    are counted: 0 (not scaled) unless the largest is beyond ``2**±200``, where
+    products of two masses would overflow or vanish (weights near 1e160 made
+    the AUCs NaN, near 1e-200 zero). A power of two changes no rounding, so
+    a scaled state's scores are those of the weights as given."""
+    if not w.shape[0]:
+        return 0
+    top = float(w.max())
+    if not 0.0 < top < math.inf or 2.0**-SCALED_ABOVE <= top <= 2.0**SCALED_ABOVE:
+        return 0
+    return int(np.frexp(top)[1])
+
+
+def _scores(u2, support, ap, exact: bool, n: int, multi_class: str, average: str, meta, e: int = 0):
+    """Every AUC average from the pair counts ``u2`` and the supports (one formula
+    path); weighted, both are in units of ``2**e`` (:func:`_exponent`)."""
     k = u2.shape[0]
     if meta.get("weighted") and not float(np.sum(support)) > 0:
         raise ValueError("the sample weights sum to zero: the scores are undefined")
@@ -328,8 +352,15 @@ def _scores(u2, support, ap, exact: bool, n: int, multi_class: str, average: str
     else:
         sup = support.astype(np.float64)
         rest = float(sup.sum()) - sup
-        per_class = np.clip(u2.sum(axis=1) / (2 * safe(sup * rest)), 0.0, 1.0)
-        pair = np.clip(u2 / (2 * safe(np.outer(sup, sup))), 0.0, 1.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            # the masses divided one at a time: their products overflow first
+            per_class = u2.sum(axis=1) / 2 / safe(sup) / safe(rest)
+            pair = u2 / 2 / safe(sup)[:, None] / safe(sup)[None, :]
+        if not (np.isfinite(per_class).all() and np.isfinite(pair).all()):
+            # the pair masses themselves (weights near 1e154)
+            raise WeightOverflowError(scores="the weighted pair counts of the AUCs")
+        per_class = np.clip(per_class, 0.0, 1.0)
+        pair = np.clip(pair, 0.0, 1.0)
         np.fill_diagonal(pair, 0.0)
     values = _averages(per_class, pair, support, multi_class, average)
     sup_f = support.astype(np.float64)
@@ -338,7 +369,7 @@ def _scores(u2, support, ap, exact: bool, n: int, multi_class: str, average: str
         "per_class_average_precision": ap,
         "macro_average_precision": float(np.mean(ap)),
         "weighted_average_precision": float(np.dot(sup_f, ap) / safe(total_f)),
-        "support": support,
+        "support": np.ldexp(support, e) if e else support,
         "n": n,
     })
     return MulticlassRankResult("MulticlassRankScores", values, meta)
@@ -381,6 +412,9 @@ def _averages(per_class, pair, support, multi_class: str, average: str, suffix: 
 def scores_of_batch(y, P, w, k: int, inputs, multi_class: str, average: str, meta):
     """The result of one batch, column by column from its sorted keys (no
     run is built: equal scores are counted where they repeat)."""
+    e = _exponent(w)
+    if e:
+        w = np.ldexp(w, -e)
     cols = _Columns(y, P, w, k, inputs)
     n = cols.n
     exact = _u2_exact(cols.weighted, n)
@@ -410,7 +444,7 @@ def scores_of_batch(y, P, w, k: int, inputs, multi_class: str, average: str, met
         M.weight_sums(w, y, support)
     else:
         support = np.diff(cols.starts)
-    return _scores(u2, support, ap, exact, n, multi_class, average, meta)
+    return _scores(u2, support, ap, exact, n, multi_class, average, meta, e)
 
 
 def _ovr_points(run, c: int):

@@ -11,10 +11,13 @@ edge of a bin, and the items are compacted back to ``B`` whenever they pass
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..._kernels import rank as K
 from ..._kernels.precision_bounds import average_precision_sums
+from ..._protocol.errors import WeightOverflowError
 from .curves import average_precision_of, curve_from_points
 from .exact import auc_of_run, run_of_sorted
 from .operating import OperatingPoints
@@ -264,6 +267,10 @@ class Bounded:
         if n_pos == 0 or n_neg == 0:
             return 0.0, 0.0, 0.0, n_pos, n_neg, points  # no pairs: the guard
         denom = 2.0 * float(n_pos) * float(n_neg)
+        if weighted and not (0.0 < denom < math.inf and math.isfinite(k2 + 2.0 * unknown)):
+            # the bins' pair masses are products of weights, kept in the state
+            raise WeightOverflowError(scores="the weighted pair masses of the bounded AUC "
+                                             "(weights beyond about 1e150 or below 1e-150)")
         lower = k2 / denom
         value = (k2 + unknown) / denom
         upper = (k2 + 2.0 * unknown) / denom

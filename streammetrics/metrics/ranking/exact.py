@@ -11,9 +11,12 @@ it). The AUC is ``2U`` counted exactly in int64 (in 128-bit integers past
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..._kernels import rank as K
+from ..._protocol.errors import WeightOverflowError
 from ..._protocol.result import safe
 from ..._protocol.runs import RunStack
 from .operating import LayeredPoints, OperatingPoints, u2_with_blocks
@@ -103,6 +106,8 @@ def auc_of_chunks(chunks, weighted: bool):
             K.masses_carry(ab, carry)
         n_pos = float(carry[0] + carry[1])
         n_neg = float(carry[2] + carry[3])
+        if not (math.isfinite(n_pos) and math.isfinite(n_neg)):
+            raise WeightOverflowError(scores="the total weights of the positives and the negatives")
         if n_pos == 0 or n_neg == 0:
             return 0.0, n_pos, n_neg
         carry = np.zeros(4)
