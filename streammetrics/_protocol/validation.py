@@ -23,6 +23,8 @@ import numpy as np
 
 from .errors import BadShapeError, BadValueError
 
+_INT64_MAX = np.iinfo(np.int64).max
+
 __all__ = [
     "to_numpy",
     "as_1d",
@@ -159,6 +161,10 @@ def as_labels01(x, name: str) -> np.ndarray:
     if kind == "b" or (kind == "u" and size == 1):
         arr = arr.view(np.uint8) if arr.flags.c_contiguous else np.ascontiguousarray(arr).view(np.uint8)
     elif kind in "iu":
+        if kind == "u" and size == 8 and arr.shape[0] and int(arr.max()) > _INT64_MAX:
+            # int64 would show such a value as negative: name it as given
+            i = int(np.argmax(arr > 1))
+            raise BadValueError(name, i, int(arr[i]), "labels must be 0 or 1")
         arr = arr.astype(np.int64, copy=False)
     else:
         arr = arr.astype(np.float64, copy=False)
