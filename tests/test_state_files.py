@@ -32,6 +32,13 @@ def test_round_trip_and_exact_path(saved, tmp_path):
     assert back.n == 4
 
 
+def test_a_path_given_as_bytes_saves_and_loads(saved, tmp_path):
+    acc, _ = saved
+    path = bytes(tmp_path / "b.state")
+    acc.save(path)
+    assert sm.load_state(path) == acc
+
+
 def test_other_class_is_rejected(saved):
     _, path = saved
     with pytest.raises(ValueError, match="holds a BinaryConfusion state, not a RegressionErrors"):

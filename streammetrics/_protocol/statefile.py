@@ -78,7 +78,7 @@ def registry() -> dict:
 
 def write(path, class_name: str, settings: dict, arrays: dict[str, np.ndarray]) -> None:
     """Write a state file at exactly ``path`` (via a temporary file and a rename)."""
-    path = os.fspath(path)
+    path = os.fsdecode(os.fspath(path))  # bytes too: the temporary names are built as str
     header = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "class": class_name,
               "settings": settings}
     members = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
