@@ -179,6 +179,12 @@ def test_the_short_forms_of_a_state_are_checked():
     bad = dict(state, **{"slices.n#shape": np.array([[1], [1]], np.int64)})
     with pytest.raises(sm.StateFileError, match=rf"'slices.n#shape' must be {g} x 1 sizes \(or 1 x 1"):
         load(bad)
+    # a part of no values whose other sizes no array could have
+    bad = dict(_long_form(state))
+    bad["slices.wsums#shape"] = np.tile(np.array([1 << 62, 0], np.int64), (g, 1))
+    bad["slices.wsums"] = np.zeros(0)
+    with pytest.raises(sm.StateFileError, match="'slices.wsums#shape' gives a part of no values with sizes"):
+        load(bad)
     # a state of no slices in the short form
     empty = Sliced(sm.BinaryConfusion(threshold=0.5))
     assert load(empty.state_dict()) == empty

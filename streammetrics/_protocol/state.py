@@ -317,9 +317,9 @@ def concatenated_parts(entry: str, flat, shapes, count: int, empty: np.ndarray, 
     With ``one_shape``, ``shapes`` may also be one row, every part's shape; and
     when that row is ``empty.shape``, ``flat`` may hold no values: every part is
     then zeros. A part's size is the product of its sizes, computed in float64
-    first, so a product that wraps around ``int64`` is refused; what a load
-    allocates is bounded by what the entries hold, or by ``count`` parts of
-    ``empty``'s shape."""
+    first, so a product that wraps around ``int64`` is refused, as are the sizes
+    of an empty part beyond ``2**31`` values; what a load allocates is bounded
+    by what the entries hold, or by ``count`` parts of ``empty``'s shape."""
     ndim = empty.ndim
     forms = ((count, ndim), (1, ndim)) if one_shape else ((count, ndim),)
     if not isinstance(shapes, np.ndarray) or shapes.dtype != np.int64 or shapes.shape not in forms or (
@@ -337,5 +337,8 @@ def concatenated_parts(entry: str, flat, shapes, count: int, empty: np.ndarray, 
         shapes = np.broadcast_to(shapes, (count, ndim))
     if np.prod(shapes.astype(np.float64), axis=1).sum() != flat.shape[0]:
         raise StateFileError(f"entry '{entry}' does not hold the sizes its shapes give")
+    # a part of no values still has sizes: bounded, so that its empty array can be made
+    if (np.prod(np.where(shapes == 0, 1, shapes).astype(np.float64), axis=1) > flat.shape[0] + 2**31).any():
+        raise StateFileError(f"entry '{entry}#shape' gives a part of no values with sizes no state has")
     sizes = np.prod(shapes, axis=1)  # exact now: none is more than the entry's length
     return flat, shapes, np.concatenate([[0], np.cumsum(sizes)])
