@@ -171,7 +171,10 @@ class Bootstrap(Accumulator):
     ``(1 - ci) / 2`` and ``(1 + ci) / 2`` quantiles of the score over the
     replicates. A replicate whose result is undefined (e.g. every weight drawn
     0) is skipped; ``replicates_used`` counts those that were not. A score
-    that is NaN in a replicate is left out of that score's interval.
+    that is NaN in a replicate is left out of that score's interval. A score
+    that no replicate defines (``replicates_used`` 0, as on a batch of a
+    row or two) has no interval: both its bounds are NaN, by design, rather
+    than a number no resample supports.
 
     Notes
     -----
