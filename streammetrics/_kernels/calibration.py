@@ -16,10 +16,13 @@ status: 0 folded in, 1 a bad label, 2 a bad probability (or row).
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._jit import inline, inline_ir, kernel
 from .compensated import BLOCK, fold
 
-__all__ = ["calibration_update", "class_calibration_update", "bin_of"]
+__all__ = ["calibration_update", "calibration_update_weighted", "class_calibration_update",
+           "class_calibration_update_weighted", "bin_of"]
 
 
 def _bin_of_py(p, edges):
@@ -55,47 +58,164 @@ def _fold_local_py(local, weight, predicted, observed):
             local[2, b] = 0.0
 
 
+def _tally_row_py(b, p, o, tally, local):
+    """One unweighted row into bin ``b``: its count and its 0/1 outcome ``o`` into
+    ``tally`` (``int64[2, bins]``), its probability into ``local[1, b]``."""
+    tally[0, b] += 1
+    tally[1, b] += o
+    local[1, b] += p
+
+
+def _fold_tally_py(tally, local, counts, weight, predicted, observed):
+    """Fold the block's unweighted counts and sums into the state, and clear them.
+
+    The values :func:`_fold_local_py` folds for rows of weight 1 (a sum of ones
+    is exact), counted in integers: a row then updates two integer cells and
+    one float cell, not one integer and three floats (twice as fast)."""
+    for b in range(tally.shape[1]):
+        c = tally[0, b]
+        if c != 0:
+            counts[b] += c
+            fold(weight, b, float(c), 0.0)
+            fold(predicted, b, local[1, b], 0.0)
+            fold(observed, b, float(tally[1, b]), 0.0)
+            tally[0, b] = 0
+            tally[1, b] = 0
+            local[1, b] = 0.0
+
+
 # Each helper twice: compiled as a function of its own for the class kernel,
 # which calls it at two sites, and copied into the one-call-site binary kernel,
 # which would otherwise optimise it again (a first use compiles faster either way).
 bin_of, _add_row, _fold_local = inline(_bin_of_py), inline(_add_row_py), inline(_fold_local_py)
+_tally_row, _fold_tally = inline(_tally_row_py), inline(_fold_tally_py)
 _bin_of_copied, _add_row_copied, _fold_local_copied = (
     inline_ir(_bin_of_py), inline_ir(_add_row_py), inline_ir(_fold_local_py))
+_tally_row_copied, _fold_tally_copied = inline_ir(_tally_row_py), inline_ir(_fold_tally_py)
 
 
-@kernel
-def calibration_update(y, p, w, edges, n, counts, weight, predicted, observed, local):
-    """Fold 0/1 labels ``y`` and probabilities ``p`` (weights ``w``, empty: all 1).
+def _binary_updater(weighted: bool):
+    """The binary table's fold, of weighted rows or not: the flag is a constant
+    of the closure, so each kernel compiles only its own loop."""
 
-    ``local`` is zeroed scratch, ``float64[3, bins]``, left zeroed (the kernel
-    allocates nothing: an allocation inside costs its compile more than the
-    rest of the loop)."""
-    rows = y.shape[0]
-    for i in range(rows):
-        yi = y[i]
-        if not (yi == 0 or yi == 1):
-            return 1
-        pi = p[i]
-        if not (pi >= 0.0 and pi <= 1.0):
-            return 2
-    weighted = w.shape[0] > 0
-    nb = counts.shape[0]
-    # rows are summed plainly per bin over a block, then each bin's block
-    # total is added to its pair with one compensated step
-    block = max(BLOCK, 4 * nb)
-    for start in range(0, rows, block):
-        for i in range(start, min(start + block, rows)):
+    @inline_ir
+    def update(y, p, w, edges, n, counts, weight, predicted, observed, local, tally):
+        rows = y.shape[0]
+        for i in range(rows):
+            yi = y[i]
+            if not (yi == 0 or yi == 1):
+                return 1
             pi = p[i]
-            wi = w[i] if weighted else 1.0
-            _add_row_copied(_bin_of_copied(pi, edges), wi, pi, 1.0 if y[i] == 1 else 0.0, counts, local)
-        _fold_local_copied(local, weight, predicted, observed)
-    n[0] += rows
-    return 0
+            if not (pi >= 0.0 and pi <= 1.0):
+                return 2
+        nb = counts.shape[0]
+        # rows are summed plainly per bin over a block, then each bin's block
+        # total is added to its pair with one compensated step
+        block = max(BLOCK, 4 * nb)
+        for start in range(0, rows, block):
+            stop = min(start + block, rows)
+            if weighted:
+                for i in range(start, stop):
+                    pi = p[i]
+                    _add_row_copied(_bin_of_copied(pi, edges), w[i], pi, 1.0 if y[i] == 1 else 0.0, counts,
+                                    local)
+                _fold_local_copied(local, weight, predicted, observed)
+            else:
+                for i in range(start, stop):
+                    pi = p[i]
+                    _tally_row_copied(_bin_of_copied(pi, edges), pi, np.int64(y[i] == 1), tally, local)
+                _fold_tally_copied(tally, local, counts, weight, predicted, observed)
+        n[0] += rows
+        return 0
+
+    return update
+
+
+_binary_rows, _binary_weighted_rows = _binary_updater(False), _binary_updater(True)
 
 
 @kernel
-def class_calibration_update(y, m, k, tolerance, w, edges, n, top, per_class, top_local, class_local):
-    """Fold class codes ``y`` and an ``(rows, k)`` probability matrix ``m``.
+def calibration_update(y, p, w, edges, n, counts, weight, predicted, observed, local, tally):
+    """Fold unweighted 0/1 labels ``y`` and probabilities ``p`` (``w`` empty).
+
+    ``local`` (``float64[3, bins]``) and ``tally`` (``int64[2, bins]``) are
+    zeroed scratch, left zeroed (the kernel allocates nothing: an allocation
+    inside costs its compile more than the rest of the loop)."""
+    return _binary_rows(y, p, w, edges, n, counts, weight, predicted, observed, local, tally)
+
+
+@kernel
+def calibration_update_weighted(y, p, w, edges, n, counts, weight, predicted, observed, local, tally):
+    """:func:`calibration_update` of rows weighted by ``w``."""
+    return _binary_weighted_rows(y, p, w, edges, n, counts, weight, predicted, observed, local, tally)
+
+
+def _class_updater(weighted: bool):
+    """The class tables' fold, of weighted rows or not (as :func:`_binary_updater`)."""
+
+    @inline_ir
+    def update(y, m, k, tolerance, w, edges, n, top, per_class, top_local, class_local, top_tally,
+               class_tally):
+        rows = y.shape[0]
+        nb = edges.shape[0] - 1
+        for i in range(rows):
+            yi = y[i]
+            if not (yi >= 0 and yi < k):
+                return 1
+            total = 0.0
+            for j in range(k):
+                v = m[i, j]
+                if not (v >= 0.0 and v <= 1.0):
+                    return 2
+                total += v
+            if abs(total - 1.0) > tolerance:
+                return 2
+        tc, tw, tp, to = top
+        cc, cw, cp, co = per_class
+        block = max(BLOCK, 4 * nb)
+        for start in range(0, rows, block):
+            stop = min(start + block, rows)
+            if weighted:
+                for i in range(start, stop):
+                    wi = w[i]
+                    yi = y[i]
+                    best = 0
+                    for j in range(k):
+                        v = m[i, j]
+                        if v > m[i, best]:
+                            best = j
+                        _add_row(j * nb + bin_of(v, edges), wi, v, 1.0 if yi == j else 0.0, cc, class_local)
+                    conf = m[i, best]
+                    _add_row(bin_of(conf, edges), wi, conf, 1.0 if yi == best else 0.0, tc, top_local)
+                _fold_local(top_local, tw, tp, to)
+                _fold_local(class_local, cw, cp, co)
+            else:
+                for i in range(start, stop):
+                    yi = y[i]
+                    best = 0
+                    for j in range(k):
+                        v = m[i, j]
+                        if v > m[i, best]:
+                            best = j
+                        _tally_row(j * nb + bin_of(v, edges), v, np.int64(yi == j), class_tally, class_local)
+                    conf = m[i, best]
+                    _tally_row(bin_of(conf, edges), conf, np.int64(yi == best), top_tally, top_local)
+                _fold_tally(top_tally, top_local, tc, tw, tp, to)
+                _fold_tally(class_tally, class_local, cc, cw, cp, co)
+        n[0] += rows
+        return 0
+
+    return update
+
+
+_class_rows, _class_weighted_rows = _class_updater(False), _class_updater(True)
+
+
+@kernel
+def class_calibration_update(y, m, k, tolerance, w, edges, n, top, per_class, top_local, class_local,
+                             top_tally, class_tally):
+    """Fold class codes ``y`` and an ``(rows, k)`` probability matrix ``m`` (unweighted:
+    ``w`` empty).
 
     ``top`` is the table of the top label (confidence ``max_j m[i, j]``, the
     first column reaching it as the predicted class, outcome whether it is
@@ -104,40 +224,17 @@ def class_calibration_update(y, m, k, tolerance, w, edges, n, top, per_class, to
     ``j * B .. (j + 1) * B - 1``. Each is ``(counts, weight, predicted,
     observed)``. Status 1 for a code outside ``0..k-1``, 2 for an entry
     outside [0, 1] or a row whose sum is more than ``tolerance`` from 1.
-    ``top_local`` (``float64[3, B]``) and ``class_local`` (``float64[3, k B]``)
+    ``top_local`` (``float64[3, B]``), ``class_local`` (``float64[3, k B]``),
+    ``top_tally`` (``int64[2, B]``) and ``class_tally`` (``int64[2, k B]``)
     are zeroed scratch, left zeroed, as in :func:`calibration_update`.
     """
-    rows = y.shape[0]
-    nb = edges.shape[0] - 1
-    for i in range(rows):
-        yi = y[i]
-        if not (yi >= 0 and yi < k):
-            return 1
-        total = 0.0
-        for j in range(k):
-            v = m[i, j]
-            if not (v >= 0.0 and v <= 1.0):
-                return 2
-            total += v
-        if abs(total - 1.0) > tolerance:
-            return 2
-    weighted = w.shape[0] > 0
-    tc, tw, tp, to = top
-    cc, cw, cp, co = per_class
-    block = max(BLOCK, 4 * nb)
-    for start in range(0, rows, block):
-        for i in range(start, min(start + block, rows)):
-            wi = w[i] if weighted else 1.0
-            yi = y[i]
-            best = 0
-            for j in range(k):
-                v = m[i, j]
-                if v > m[i, best]:
-                    best = j
-                _add_row(j * nb + bin_of(v, edges), wi, v, 1.0 if yi == j else 0.0, cc, class_local)
-            conf = m[i, best]
-            _add_row(bin_of(conf, edges), wi, conf, 1.0 if yi == best else 0.0, tc, top_local)
-        _fold_local(top_local, tw, tp, to)
-        _fold_local(class_local, cw, cp, co)
-    n[0] += rows
-    return 0
+    return _class_rows(y, m, k, tolerance, w, edges, n, top, per_class, top_local, class_local, top_tally,
+                       class_tally)
+
+
+@kernel
+def class_calibration_update_weighted(y, m, k, tolerance, w, edges, n, top, per_class, top_local,
+                                      class_local, top_tally, class_tally):
+    """:func:`class_calibration_update` of rows weighted by ``w``."""
+    return _class_weighted_rows(y, m, k, tolerance, w, edges, n, top, per_class, top_local, class_local,
+                                top_tally, class_tally)

@@ -17,7 +17,8 @@ import numbers
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.calibration import calibration_update, class_calibration_update
+from .._kernels.calibration import (calibration_update, calibration_update_weighted,
+                                    class_calibration_update, class_calibration_update_weighted)
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Labels01, Probabilities
@@ -247,11 +248,11 @@ class Calibration(Accumulator):
     def _fold(self, arrays, w):
         y, p = arrays
         st = self._arrays
-        local = np.zeros((3, self.n_bins))
+        local, tally = np.zeros((3, self.n_bins)), np.zeros((2, self.n_bins), np.int64)
         if not w.shape[0]:
-            return calibration_update(y, p, w, self._edges, st["n"], *_table(st), local)
+            return calibration_update(y, p, w, self._edges, st["n"], *_table(st), local, tally)
         before = {k: v.copy() for k, v in st.items()}
-        status = calibration_update(y, p, w, self._edges, st["n"], *_table(st), local)
+        status = calibration_update_weighted(y, p, w, self._edges, st["n"], *_table(st), local, tally)
         if not status and not all(np.all(np.isfinite(a)) for a in _table(st)[1:]):
             for k, v in before.items():
                 st[k][...] = v
@@ -338,9 +339,11 @@ class ClassCalibration(Accumulator):
         y, m = arrays
         st = self._arrays
         nb = self.n_bins
-        return class_calibration_update(y, m, self.n_classes, ROW_SUM_TOLERANCE, w, self._edges,
-                                        st["n"], _table(st), _table(st, "class_"),
-                                        np.zeros((3, nb)), np.zeros((3, self.n_classes * nb)))
+        fold = class_calibration_update_weighted if w.shape[0] else class_calibration_update
+        cells = self.n_classes * nb
+        return fold(y, m, self.n_classes, ROW_SUM_TOLERANCE, w, self._edges, st["n"], _table(st),
+                    _table(st, "class_"), np.zeros((3, nb)), np.zeros((3, cells)), np.zeros((2, nb), np.int64),
+                    np.zeros((2, cells), np.int64))
 
     def _compute(self) -> CalibrationResult:
         counts, *pairs = _table(self._arrays)
