@@ -439,3 +439,17 @@ def test_rank_bands_are_those_of_each_replicates_rank_state():
         table.append(np.interp(fpr, f, t))  # no vertical run at these rates for these data
     np.testing.assert_allclose(lower, np.quantile(table, (1 - 0.95) / 2, axis=0), rtol=1e-12)
     np.testing.assert_allclose(upper, np.quantile(table, (1 + 0.95) / 2, axis=0), rtol=1e-12)
+
+
+def test_a_bootstrapped_reliability_table_renders():
+    # B + 1 bin edges beside B bins: each length gets a table of its own
+    rng = np.random.default_rng(0)
+    r = sm.Bootstrap(sm.Calibration(n_bins=4), replicates=5).update(rng.integers(0, 2, 50), rng.random(50)).finalize()
+    from streammetrics._protocol.result import RenderContext
+
+    text = "\n".join(r.section(RenderContext()))
+    assert "mean_predicted" in text and "bin_edges" in text
+    assert "<th>mean_predicted</th>" in r._repr_html_()
+    pytest.importorskip("pandas")
+    assert r.to_frame(per_class=True).columns.tolist() == ["bin_count", "bin_weight", "mean_predicted",
+                                                           "fraction_positive"]

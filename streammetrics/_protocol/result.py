@@ -101,6 +101,14 @@ def per_class(names, arrays, labels=None) -> list[str]:
     return lines
 
 
+def _by_length(fields, values) -> dict[int, list]:
+    """The 1-D arrays ``values[f]`` of ``fields`` grouped by length, in order."""
+    out: dict[int, list] = {}
+    for f in fields:
+        out.setdefault(values[f].shape[0], []).append(f)
+    return out
+
+
 def jsonable(v: Any) -> Any:
     """``v`` as plain JSON types: arrays as (nested) lists, non-finite floats as None."""
     if isinstance(v, np.ndarray):
@@ -260,9 +268,12 @@ class Result(Mapping):
         matrices = [f for f in arrays if values[f].ndim == 2]
         labels = self._meta.get("labels") or ctx.labels
         out: list[str] = []
-        if vectors:
+        for k, group in _by_length(vectors, values).items():
+            # one table per length (a bootstrapped reliability table has B + 1
+            # edges beside its B bins): the class labels name rows of their own count
             out.append("")
-            out.extend(per_class([self._shown(f, names) for f in vectors], [values[f] for f in vectors], labels))
+            out.extend(per_class([self._shown(f, names) for f in group], [values[f] for f in group],
+                                 labels if labels is not None and len(labels) == k else None))
         for f in matrices:
             m = values[f]
             out.append("")
@@ -307,9 +318,15 @@ class Result(Mapping):
             if not arrays:
                 raise ValueError(f"{self._kind} has no per-class scores")
             labels = self._meta.get("labels")
-            k = next(iter(arrays.values())).shape[0]
+            groups = _by_length(list(arrays), arrays)
+            # one row per class: the arrays of the labels' length, else of the most
+            # common length (B + 1 bin edges beside B bins are left out)
+            k = len(labels) if labels is not None and len(labels) in groups else max(
+                groups, key=lambda n: len(groups[n]))
+            if labels is not None and len(labels) != k:
+                labels = None
             index = pd.Index(labels if labels is not None else range(k), name="class")
-            return pd.DataFrame({name: a for name, a in arrays.items()}, index=index)
+            return pd.DataFrame({name: arrays[name] for name in groups[k]}, index=index)
         scalars = self._scalars()
         return pd.DataFrame({"value": list(scalars.values())},
                             index=pd.Index(list(scalars), name="score"))
@@ -319,10 +336,11 @@ class Result(Mapping):
         for k, v in self._scalars().items():
             weighted = self.weighted and k in self.counts
             rows.append(f"<tr><td>{html.escape(k)}</td><td>{html.escape(fmt_number(v, weighted))}</td></tr>")
-        arrays = self._per_class()
-        if arrays:
-            k = next(iter(arrays.values())).shape[0]
-            names = class_names(self._meta.get("labels"), k)
+        vectors = self._per_class()
+        labels = self._meta.get("labels")
+        for k, group in _by_length(list(vectors), vectors).items():
+            arrays = {f: vectors[f] for f in group}
+            names = class_names(labels if labels is not None and len(labels) == k else None, k)
             head = "".join(f"<th>{html.escape(n)}</th>" for n in ["class", *arrays])
             body = "".join(
                 "<tr>" + f"<td>{html.escape(names[i])}</td>"
