@@ -32,3 +32,13 @@ def test_report_frame_and_html_name_every_member():
     assert "binary evaluation of 4 rows" in html and "Confusion at p &gt;= 0.5" in html
     weighted = sm.BinaryConfusion().update([1, 0], [1, 0], sample_weight=[1234.5, 2.0]).finalize()
     assert "1,234.50" in weighted._repr_html_()  # weighted counts read as weighted numbers
+
+
+def test_weighted_counts_far_from_one_are_shown_in_exponent_form():
+    from streammetrics._protocol.result import fmt_number
+
+    assert fmt_number(12345.678, True) == "12,345.68"
+    assert fmt_number(1e300, True) == "1.0000e+300"  # not 301 digits
+    assert fmt_number(1e-300, True) == "1.0000e-300"  # not 0.00
+    r = sm.BinaryConfusion(threshold=0.5).update([1, 0], [0.9, 0.2], sample_weight=[1e300, 1.0]).finalize()
+    assert max(len(line) for line in r._repr_html_().split("</tr>")) < 200

@@ -50,7 +50,9 @@ def fmt_number(v: Any, weighted: bool = False) -> str:
 
     Integers get thousands separators (``1,234,567``). With ``weighted``,
     a float *count* (a sum of weights) is shown with two decimals and
-    separators (``12,345.68``), so weighted and unweighted counts read alike.
+    separators (``12,345.68``), so weighted and unweighted counts read alike;
+    one that two decimals would not show (from 1e15, or below 0.01) in
+    exponent form.
     """
     if isinstance(v, (bool, np.bool_)):
         return str(bool(v))
@@ -60,8 +62,10 @@ def fmt_number(v: Any, weighted: bool = False) -> str:
         v = float(v)
         if not math.isfinite(v):
             return str(v)
-        if weighted:
+        if weighted and (v == 0 or 0.01 <= abs(v) < 1e15):
             return f"{v:,.2f}"
+        if weighted:  # beyond what two decimals show: 1.0000e+300, 1.0000e-300
+            return f"{v:.4e}"
         if v == int(v) and abs(v) < 1e15 and not (0 < abs(v) < 1):
             return f"{v:,.1f}" if abs(v) >= 1e4 else f"{v:g}"
         return f"{v:.6g}" if abs(v) >= 1e-4 or v == 0 else f"{v:.4e}"
