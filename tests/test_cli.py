@@ -1139,6 +1139,18 @@ def test_evaluate_by_matches_a_groupby_reference(fmt, tmp_path, capsys):
     assert doc["overall"]["auc"] == pytest.approx(single.auc, rel=1e-12)
 
 
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_an_empty_key_is_the_null_slice_in_every_format(fmt, tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    cols = {"y": np.array([1, 0, 1, 0, 1, 0]), "p": np.array([0.9, 0.2, 0.7, 0.4, 0.6, 0.1]),
+            "country": np.array(["fr", "uk", "uk", "", "", ""], dtype=object)}
+    path = _write(cols, str(tmp_path / f"k.{fmt}"))
+    code, out, _ = _run(["evaluate", path, "--by", "country", "--format", "json"], capsys)
+    assert code == 0
+    slices = json.loads(out)["slices"]
+    assert {s["key"]: s["n"] for s in slices} == {"fr": 1, "uk": 2, None: 3}
+
+
 def test_evaluate_by_text_top_ci_and_merge(tmp_path, capsys):
     rng = np.random.default_rng(12)
     cols = _sliced_data(rng, n=4000)

@@ -595,3 +595,32 @@ def test_second_moments_that_overflow_are_kept_by_no_slice():
     assert acc.finalize().slices["a"] == sm.RegressionErrors().update([0, 1, 2], [0, 0.5, 2.5]).finalize()
     fresh = sm.Sliced(sm.RegressionErrors()).update([2.0, 3.0], [2.5, 3.0], by=["a", "b"])
     assert fresh.finalize(ci=0.9).slices["a"] == sm.RegressionErrors().update([2.0], [2.5]).finalize(ci=0.9)
+
+
+def test_keys_beyond_int64_and_large_floats_are_kept():
+    y, p = np.array([0, 1, 1, 0]), np.array([0.1, 0.8, 0.6, 0.3])
+    big = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(
+        y, p, by=np.array([1, 2, 3, 2**63 + 5], dtype=np.uint64))
+    assert sorted(big.finalize().slices) == [1, 2, 3, 2**63 + 5]
+    floats = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=[1e20, 1e20, 2.0, 2.5])
+    assert sorted(floats.finalize().slices, key=float) == [2, 2.5, 1e20]
+    for acc in (big, floats):
+        assert pickle.loads(pickle.dumps(acc)) == acc
+        assert sm.Sliced(sm.BinaryConfusion(threshold=0.5)).load_state_dict(acc.state_dict()) == acc
+    # 1e20 and the int 10**20 are one key, as 2.0 and 2 are
+    merged = floats.copy().merge(sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update([1], [0.9], by=[10**20]))
+    assert merged.finalize().slices[10**20].n == 3
+
+
+def test_an_infinite_key_is_reported_at_its_first_row():
+    with pytest.raises(ValueError, match=r"^by\[1\] = inf: slice keys must be finite"):
+        sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update([0, 1, 1, 0], [0.1, 0.8, 0.6, 0.3],
+                                                            by=[1.0, math.inf, -math.inf, 3.0])
+
+
+def test_a_list_of_numbers_and_strings_keeps_its_numbers():
+    y, p = np.array([0, 1, 1, 0]), np.array([0.1, 0.8, 0.6, 0.3])
+    acc = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=[1, "x", 1, "x"])
+    assert set(acc.finalize().slices) == {1, "x"}
+    acc.update(y, p, by=[1, 1, 2, 2])
+    assert {k: r.n for k, r in acc.finalize().slices.items()} == {1: 4, 2: 2, "x": 2}

@@ -93,12 +93,18 @@ class ArrowSource(Source):
         return flat.to_numpy(zero_copy_only=False).reshape(len(arr), k)
 
     def _key_to_numpy(self, arr) -> np.ndarray:
-        """A key column as numpy: nulls stay (``None``, or NaN in numbers), a
-        dictionary (categorical) column is read as its values."""
+        """A key column as numpy: nulls stay (``None``, or NaN in numbers), an
+        empty string is a null, a dictionary (categorical) column is read as
+        its values."""
         import pyarrow as pa
 
         if pa.types.is_dictionary(arr.type):
             arr = arr.dictionary_decode()
+        if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+            import pyarrow.compute as pc
+
+            # an empty string is the null slice, as a CSV file's empty field is
+            arr = pc.if_else(pc.equal(arr, ""), pa.scalar(None, arr.type), arr)
         return arr.to_numpy(zero_copy_only=False)
 
     def _chunk(self, rb, start: int, done: int) -> Chunk:

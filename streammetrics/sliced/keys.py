@@ -7,8 +7,9 @@ row's code among the batch's distinct keys, and those keys.
 
 A key is a plain JSON value, so a state file can hold it: ``None`` (a null:
 ``None``, NaN, ``pandas.NA``, ``NaT`` or a masked entry), a ``bool``, an
-``int`` (an integral float is the same key: pandas turns an integer column
-with nulls into floats), a non-integral finite ``float``, or a ``str``. The
+``int`` (an integral float within ``int64`` is the same key: pandas turns
+an integer column with nulls into floats), a finite ``float`` that is not
+(1.5, or 1e20, which equals the int ``10**20`` as a key), or a ``str``. The
 key of a cross is the tuple of its columns' keys.
 
 Internally a key is a tuple, one ``(tag, value)`` pair per column, the tag
@@ -77,7 +78,7 @@ def from_json(rows, columns: int) -> list:
             if isinstance(v, float):
                 if not math.isfinite(v):
                     raise ValueError(f"slice key {r} holds a non-finite number")
-                if v == int(v):
+                if -_TWO63 <= v < _TWO63 and v == int(v):
                     raise ValueError(f"slice key {r} holds an integral float (keys store it as an int)")
             key.append(tag(v))
         out.append(tuple(key))
@@ -150,7 +151,8 @@ class KeyTable:
         if not new:
             return
         if self._list is None:
-            if all(len(k) == 1 and k[0][0] == 1 and type(k[0][1]) is int for k in new):
+            if all(len(k) == 1 and k[0][0] == 1 and type(k[0][1]) is int and _INT64_MIN <= k[0][1] <= _INT64_MAX
+                   for k in new):
                 self.extend(np.fromiter((k[0][1] for k in new), np.int64, len(new)))
                 return
             self._list = list(self)
@@ -380,7 +382,9 @@ def _canonical(v, name: str, codes: np.ndarray, j: int):
         if not math.isfinite(f):
             i = int(np.argmax(codes == j))
             raise BadValueError(name, i, f, "slice keys must be finite numbers, strings, booleans or null")
-        return int(f) if f == int(f) else f
+        # an integral float is the integer key it equals, within int64 (1.0 is 1);
+        # beyond, it stays a float (1e300 is not a 301-digit integer)
+        return int(f) if -_TWO63 <= f < _TWO63 and f == int(f) else f
     else:
         try:
             import pandas as pd
@@ -392,6 +396,16 @@ def _canonical(v, name: str, codes: np.ndarray, j: int):
     i = int(np.argmax(codes == j))
     raise TypeError(f"{name}[{i}] = {v!r}: slice keys must be integers, booleans, strings, "
                     f"finite floats or null, not {type(v).__name__}")
+
+
+def _infinite(v) -> bool:
+    """Whether the raw key ``v`` is an infinite real number."""
+    return (isinstance(v, (float, np.floating)) or (isinstance(v, numbers.Real) and not isinstance(
+        v, (bool, np.bool_, numbers.Integral)))) and math.isinf(float(v))
+
+
+_TWO63 = 2.0**63
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 class TooManyKeys(ValueError):
@@ -413,6 +427,12 @@ def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True, limit=N
     ``limit`` refuses more distinct values than that before they are read one by
     one (given only where distinct raw values are distinct keys)."""
     check_batch_keys(len(raw), limit, name)
+    infinite = [j for j, v in enumerate(raw) if _infinite(v)]
+    if infinite:  # the first row holding one (the raw values come sorted, -inf first)
+        rows = [int(np.argmax(codes == j)) for j in infinite]
+        i = min(rows)
+        raise BadValueError(name, i, float(raw[infinite[rows.index(i)]]),
+                            "slice keys must be finite numbers, strings, booleans or null")
     keys: dict = {}
     remap = np.zeros(len(raw) + 1, np.int64)
     for j, v in enumerate(raw):
@@ -477,6 +497,8 @@ def _encode_column(x, name: str, n: int, limit=None, owned=True):
         arr = np.ma.getdata(x)
     else:
         arr = to_numpy(x, name, "a 1-D column of slice keys")
+        if isinstance(x, (list, tuple)) and arr.dtype.kind in "US" and not all(isinstance(v, str) for v in x):
+            arr = np.array(x, dtype=object)  # numpy would write the 1 of [1, "x"] as "1"
     if arr.ndim != 1:
         raise BadShapeError(f"{name} must be a 1-D column of slice keys, got shape {arr.shape}", name)
     _check_length(arr.shape[0], name, n)
