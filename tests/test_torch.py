@@ -162,3 +162,9 @@ def test_every_registry_accumulator_syncs_across_ranks(tmp_path):
             got = res[case.name]
             assert got["n"] == parts[0].n + parts[1].n, case.name
             assert got["scores"] == want, case.name  # merged in rank order: identical
+
+
+def test_a_type_numpy_lacks_is_refused_with_the_conversion_to_make():
+    scores = torch.tensor([0.1, 0.9], dtype=torch.bfloat16)  # on the CPU already
+    with pytest.raises(TypeError, match=r"convert it to a type numpy has first, e\.g\. tensor\.float\(\)"):
+        sm.RankAUC().update([0, 1], scores)

@@ -79,22 +79,25 @@ def to_numpy(x, name: str, expected: str = "a 1-D array") -> np.ndarray:
                     return np.from_dlpack(x)
                 except Exception:  # noqa: BLE001 - report the original error
                     pass
-            raise TypeError(
-                f"{name} could not be converted to a numpy array ({exc}); "
-                "pass host (CPU) memory, e.g. tensor.cpu()"
-            ) from exc
+            raise TypeError(f"{name} could not be converted to a numpy array ({exc}); {_advice(x)}") from exc
     if hasattr(x, "__dlpack__"):
         try:
             return np.from_dlpack(x)
         except Exception as exc:  # noqa: BLE001
-            raise TypeError(
-                f"{name} could not be read through __dlpack__ ({exc}); "
-                "pass host (CPU) memory, e.g. tensor.cpu()"
-            ) from exc
+            raise TypeError(f"{name} could not be read through __dlpack__ ({exc}); {_advice(x)}") from exc
     raise TypeError(
         f"{name} must be array-like (a list, a numpy array, or an object with "
         f"__array__ or __dlpack__), got {type(x).__name__}"
     )
+
+
+def _advice(x) -> str:
+    """What to do with an array numpy could not read: bring it to the host,
+    or, already there, give it a type numpy has (bfloat16 is not one)."""
+    device = getattr(getattr(x, "device", None), "type", None)
+    if device is not None and device != "cpu":
+        return "pass host (CPU) memory, e.g. tensor.cpu()"
+    return "convert it to a type numpy has first, e.g. tensor.float()"
 
 
 def check_numeric(arr: np.ndarray, name: str) -> None:
