@@ -14,7 +14,7 @@ from streammetrics import cli
 from streammetrics.cli import precompile as P
 from streammetrics.cli.output import CommandError
 
-#: a fresh process's first use of the regression accumulators, printing how
+#: a fresh process's first use of the regression accumulators, weighted or not, printing how
 #: many kernels Numba compiled for it
 FIRST_USE = """
 from numba.core import event
@@ -27,6 +27,7 @@ import numpy as np, streammetrics as sm
 y = np.array([1.0, 2.0, 4.0, 3.0]); p = np.array([1.5, 2.0, 3.0, 3.5])
 sm.RegressionErrors().update(y, p).finalize()
 sm.Evaluator(task="regression").update(y, p).finalize()
+sm.Evaluator(task="regression").update(y, p, sample_weight=[1.0, 0.5, 2.0, 1.0]).finalize()
 print(len(compiled), sorted(set(compiled)))
 """
 
