@@ -624,3 +624,15 @@ def test_a_list_of_numbers_and_strings_keeps_its_numbers():
     assert set(acc.finalize().slices) == {1, "x"}
     acc.update(y, p, by=[1, 1, 2, 2])
     assert {k: r.n for k, r in acc.finalize().slices.items()} == {1: 4, 2: 2, "x": 2}
+
+
+def test_true_beside_one_is_refused_in_one_batch_as_in_two():
+    y, p = np.array([1, 0, 1, 0]), np.array([0.9, 0.2, 0.6, 0.4])
+    with pytest.raises(ValueError, match=r"^by\[2\] = True: the keys 1 and True are of different kinds"):
+        sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=np.array([1, 1, True, True], dtype=object))
+    two = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y[:2], p[:2], by=np.array([1, 1], dtype=object))
+    with pytest.raises(ValueError, match="the keys 1 and True are of different kinds"):
+        two.update(y[2:], p[2:], by=np.array([True, True], dtype=object))
+    # booleans alone, or numbers alone, are slices as before
+    ok = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=np.array([True, False, True, None], dtype=object))
+    assert {k: r.n for k, r in ok.finalize().slices.items()} == {False: 1, True: 2, None: 1}

@@ -479,7 +479,32 @@ def _pandas_codes(x, name: str):
     codes, uniques = pd.factorize(x, use_na_sentinel=True)
     codes = np.asarray(codes, dtype=np.int64)
     raw = [None if (v is pd.NA or v is pd.NaT) else v for v in list(uniques)]
+    if getattr(x, "dtype", None) == object:
+        _refuse_pooled_bools(x, codes, raw, name)
     return codes, raw
+
+
+def _is_bool(v) -> bool:
+    return isinstance(v, (bool, np.bool_))
+
+
+def _refuse_pooled_bools(x, codes, raw, name: str) -> None:
+    """``ValueError`` when an object column holds ``True`` beside ``1`` (or
+    ``False`` beside ``0``): hashing makes them one value, which would pool two
+    kinds of key in one slice, while the same keys in two batches are refused."""
+    suspects = [j for j, v in enumerate(raw)
+                if isinstance(v, (bool, np.bool_, numbers.Real)) and (v == 0 or v == 1)]
+    if not suspects:
+        return
+    values = np.asarray(x, dtype=object)
+    kind_of = np.frompyfunc(_is_bool, 1, 1)
+    for j in suspects:
+        rows = np.flatnonzero(codes == j)
+        kinds = kind_of(values[rows]).astype(bool)
+        if kinds.any() and not kinds.all():
+            i = int(rows[np.argmax(kinds != kinds[0])])
+            raise ValueError(f"{name}[{i}] = {values[i]!r}: the keys {values[rows[0]]!r} and {values[i]!r} are "
+                             "of different kinds but equal as Python keys: give one column one kind of key")
 
 
 def _encode_column(x, name: str, n: int, limit=None, owned=True):
