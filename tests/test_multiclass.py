@@ -363,3 +363,20 @@ def test_inferred_n_classes_is_bounded():
     with pytest.raises(ValueError, match="pass n_classes"):
         confusion_matrix([0, 10**9], [0, 1])
     assert confusion_matrix([0, 2], [1, 1]).shape == (3, 3)
+
+
+def test_a_batch_of_other_labels_is_refused_by_fold():
+    # codes of labels mean those labels in their order: another order, or plain
+    # class indices, would count rows in the wrong classes
+    import streammetrics as sm
+
+    batch = sm.MulticlassConfusion(labels=["c", "b", "a"]).prepare(["a", "a"], ["a", "b"])
+    dst = sm.MulticlassConfusion(labels=["a", "b", "c"])
+    with pytest.raises(TypeError, match=r"this batch holds y as the labels \['c', 'b', 'a'\].*"
+                                         r"takes y as the labels \['a', 'b', 'c'\]"):
+        dst.fold(batch)
+    assert dst.n == 0
+    with pytest.raises(TypeError):
+        sm.Evaluator("multiclass", labels=["x", "y", "z"]).fold(sm.MulticlassConfusion(3).prepare([0, 2], [0, 1]))
+    same = sm.MulticlassConfusion(labels=["a", "b", "c"]).prepare(["a", "a"], ["a", "b"])
+    assert dst.fold(same).finalize().support.tolist() == [2, 0, 0]

@@ -461,7 +461,14 @@ def _locked(*accs):
 
 
 def _describe(inputs) -> str:
-    return ", ".join(f"{i.name} as {i.what}" for i in inputs)
+    def one(i) -> str:
+        labels = getattr(i, "labels", None)
+        if isinstance(labels, list):  # which labels, in their order, is what differs
+            shown = ", ".join(repr(v) for v in labels[:6]) + (", ..." if len(labels) > 6 else "")
+            return f"{i.name} as the labels [{shown}]"
+        return f"{i.name} as {i.what}"
+
+    return ", ".join(one(i) for i in inputs)
 
 
 def load_state(path) -> Accumulator:

@@ -143,6 +143,11 @@ class Input:
 
     def covers(self, need: "Input") -> bool:
         """Whether values checked as ``self`` serve a consumer declaring ``need``."""
+        if isinstance(self, ClassLabels) or isinstance(need, ClassLabels):
+            # the codes of labels mean those labels in that order: they serve a
+            # consumer of the same labels only (another order would count a row
+            # in another class; plain class indices were never looked up)
+            return type(self) is type(need) and self.labels == need.labels
         if self.domain == need.domain:
             return True
         if len(self.domain) == 1 and len(need.domain) == 1:
