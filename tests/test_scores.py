@@ -232,3 +232,16 @@ def test_kernels_against_naive_python():
     assert moments[2] + moments[3] == pytest.approx(mean, rel=1e-15)
     assert moments[4] + moments[5] == pytest.approx(math.fsum((v - mean) ** 2 for v in yr), rel=1e-13)
     assert rsums[0].sum() == pytest.approx(math.fsum((a - b) ** 2 for a, b in zip(yr, pr)), rel=1e-14)
+
+
+def test_results_of_weighted_rows_say_so():
+    import streammetrics as sm
+
+    y, p, w = [0, 1, 1, 0], [0.2, 0.7, 0.6, 0.4], [1.0, 2.0, 0.5, 1.0]
+    for make in (sm.RegressionErrors, sm.ProbabilityScores):
+        assert make().update(y, p, sample_weight=w).finalize().weighted
+        assert not make().update(y, p).finalize().weighted
+    assert sm.RegressionErrors().update(y, p, sample_weight=w).finalize(ci=0.9).weighted
+    assert sm.Evaluator("regression").update(y, p, sample_weight=w).finalize().weighted
+    m = [[0.8, 0.2], [0.3, 0.7], [0.4, 0.6], [0.9, 0.1]]
+    assert sm.ClassProbabilityScores(2).update(y, m, sample_weight=w).finalize().weighted

@@ -44,6 +44,8 @@ def probability_result(sums: np.ndarray, n: int, kind: str = "ProbabilityScores"
     total, loss, brier_total = (float(v) for v in compensated.values(sums))
     if total == 0:
         raise ValueError("the sample weights sum to zero: the scores are undefined")
+    # weights seen: the total weight is not the row count (weights of 1 are no weights)
+    meta = {**(meta or {}), "weighted": total != n}
     return ProbabilityResult(kind, {"n": n, "log_loss": loss / total, "brier": brier_total / total}, meta)
 
 
@@ -238,7 +240,7 @@ class ProbabilityScores(Accumulator):
             if k in ("log_loss", "brier"):
                 lo, hi = ll if k == "log_loss" else bs
                 out[f"{k}_ci_lower"], out[f"{k}_ci_upper"] = lo, hi
-        return ProbabilityResult(r.kind, out, {"ci": ci})
+        return ProbabilityResult(r.kind, out, {"ci": ci, "weighted": r.weighted})
 
 
 class ClassProbabilityScores(Accumulator):

@@ -55,6 +55,8 @@ def regression_result(moments: np.ndarray, sums: np.ndarray, n: int) -> Result:
             "mape": sape / total,
             "r2": 1.0 - sse / safe(tss),
         },
+        # weights seen: the total weight is not the row count (weights of 1 are no weights)
+        {"weighted": total != n},
     )
 
 
@@ -227,7 +229,7 @@ class RegressionErrors(Accumulator):
             out[k] = v
             if k in found:
                 out[f"{k}_ci_lower"], out[f"{k}_ci_upper"] = (float(b) for b in found[k])
-        return RegressionResult(r.kind, out, {"ci": ci})
+        return RegressionResult(r.kind, out, {"ci": ci, "weighted": r.weighted})
 
 
 # ------------------------------------------------------------------ one-shot
