@@ -1151,6 +1151,16 @@ def test_an_empty_key_is_the_null_slice_in_every_format(fmt, tmp_path, capsys):
     assert {s["key"]: s["n"] for s in slices} == {"fr": 1, "uk": 2, None: 3}
 
 
+def test_text_labels_read_a_csv_whose_labels_look_like_numbers(tmp_path, capsys):
+    # "--labels 1,2,x" are text: a shard holding only 1s and 2s reads them as "1" and "2"
+    (tmp_path / "a.csv").write_text("y,p\n1,2\n2,2\n")
+    (tmp_path / "b.csv").write_text("y,p\nx,1\n2,x\n")
+    code, out, _ = _run(["evaluate", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--task", "multiclass",
+                         "--labels", "1,2,x", "--format", "json"], capsys)
+    assert code == 0
+    assert json.loads(out)["n"] == 4
+
+
 def test_evaluate_by_text_top_ci_and_merge(tmp_path, capsys):
     rng = np.random.default_rng(12)
     cols = _sliced_data(rng, n=4000)

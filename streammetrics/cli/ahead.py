@@ -53,7 +53,8 @@ class Ahead:
         """Say what the command evaluates: its first file, columns and task settings."""
         self.plan = {"path": os.fspath(path), "settings": settings,
                      "columns": {"y": columns.y, "p": list(columns.p), "weight": columns.weight,
-                                 "labels": columns.labels, "by": list(columns.by)}}
+                                 "labels": columns.labels, "by": list(columns.by),
+                                 "text_labels": columns.text_labels}}
         if self._wanted:
             self.start()
 
@@ -92,7 +93,8 @@ def _columns(plan: dict):
 
     c = plan["columns"]
     y = tuple(c["y"]) if isinstance(c["y"], list) else c["y"]
-    return ColumnSpec(y, tuple(c["p"]), c["weight"], labels=c["labels"], by=tuple(c["by"]))
+    return ColumnSpec(y, tuple(c["p"]), c["weight"], labels=c["labels"], by=tuple(c["by"]),
+                      text_labels=bool(c.get("text_labels")))
 
 
 def run(plan: dict) -> None:

@@ -129,9 +129,12 @@ def _row_keys(src, chunk, args, offset: int) -> np.ndarray:
                        "integer row id (--key takes integer ids)")
 
 
-def _sources(args, p_columns, labels=False):
-    cols = ColumnSpec(args.y, tuple(p_columns), args.weight, labels=labels,
-                      by=(args.key,) if args.key else ())
+def _sources(args, p_columns, labels=None, classes=False):
+    """The sources of the command's files; ``labels`` the ``--labels`` setting, if
+    any, class labels when ``classes`` (else the names of multilabel columns)."""
+    cols = ColumnSpec(args.y, tuple(p_columns), args.weight, labels=labels is not None,
+                      by=(args.key,) if args.key else (),
+                      text_labels=classes and isinstance(labels, list) and any(isinstance(v, str) for v in labels))
     try:
         return [open_source(f, cols) for f in expand_paths(args.paths)]
     except InputError as exc:
@@ -152,7 +155,7 @@ def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
     check_outputs(args)
     if args.plots:
         need_matplotlib()
-    sources = _sources(args, args.p, labels="labels" in settings)
+    sources = _sources(args, args.p, labels=settings.get("labels"), classes=settings["task"] == "multiclass")
     template = make_evaluator(settings)
     try:
         make = lambda: Bootstrap(template, replicates=args.bootstrap, seed=args.seed)  # noqa: E731

@@ -181,8 +181,11 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     if args.plots:
         need_matplotlib()
     check_outputs(args)
+    labels = settings.get("labels")
     cols = ColumnSpec(args.y, tuple(args.p), args.weight, labels="labels" in settings,
-                      by=settings.get("by", ()))
+                      by=settings.get("by", ()),
+                      text_labels=settings["task"] == "multiclass" and isinstance(labels, list)
+                      and any(isinstance(v, str) for v in labels))
     try:
         sources = [open_source(f, cols) for f in expand_paths(args.paths)]
         if settings.get("labels") == AUTO_LABELS:

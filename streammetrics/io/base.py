@@ -64,7 +64,10 @@ class ColumnSpec:
     columns of an n x K matrix. ``y`` is one column, or a tuple of columns
     (one per label, read as an n x L matrix; a tuple of one column may hold a
     list of values per row). With ``labels``, ``y`` and a single ``p`` column
-    may hold text (class labels such as ``"cat"``) as well as numbers.
+    may hold text (class labels such as ``"cat"``) as well as numbers; with
+    ``text_labels`` (some label is not a number) a text file's columns of
+    labels are read as text whatever their values look like, so that a file
+    whose labels there are all ``1`` and ``2`` still reads ``"1"`` and ``"2"``.
     The ``by`` columns may also hold strings, and their nulls are read as
     null keys (``None`` or NaN), not refused.
     """
@@ -74,6 +77,7 @@ class ColumnSpec:
     weight: str | None = None
     labels: bool = False
     by: tuple[str, ...] = ()
+    text_labels: bool = False
 
     def takes_text(self, role: str) -> bool:
         """Whether the column of ``role`` ("y", "p", "w") may hold text labels."""

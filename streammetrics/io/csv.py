@@ -99,7 +99,7 @@ class CsvSource(ArrowSource):
                 else:
                     self._types[col] = pa.string()
                 continue
-            if col in text and (pa.types.is_string(t) or pa.types.is_large_string(t)):
+            if col in text and (self.columns.text_labels or pa.types.is_string(t) or pa.types.is_large_string(t)):
                 self._types[col] = pa.string()  # class labels, read as they are
             elif pa.types.is_boolean(t):
                 self._types[col] = pa.bool_()
