@@ -113,17 +113,16 @@ def _binary_updater(weighted: bool):
         # total is added to its pair with one compensated step
         block = max(BLOCK, 4 * nb)
         for start in range(0, rows, block):
-            stop = min(start + block, rows)
+            for i in range(start, min(start + block, rows)):
+                pi = p[i]
+                b = _bin_of_copied(pi, edges)
+                if weighted:
+                    _add_row_copied(b, w[i], pi, 1.0 if y[i] == 1 else 0.0, counts, local)
+                else:
+                    _tally_row_copied(b, pi, np.int64(y[i] == 1), tally, local)
             if weighted:
-                for i in range(start, stop):
-                    pi = p[i]
-                    _add_row_copied(_bin_of_copied(pi, edges), w[i], pi, 1.0 if y[i] == 1 else 0.0, counts,
-                                    local)
                 _fold_local_copied(local, weight, predicted, observed)
             else:
-                for i in range(start, stop):
-                    pi = p[i]
-                    _tally_row_copied(_bin_of_copied(pi, edges), pi, np.int64(y[i] == 1), tally, local)
                 _fold_tally_copied(tally, local, counts, weight, predicted, observed)
         n[0] += rows
         return 0
@@ -174,32 +173,29 @@ def _class_updater(weighted: bool):
         cc, cw, cp, co = per_class
         block = max(BLOCK, 4 * nb)
         for start in range(0, rows, block):
-            stop = min(start + block, rows)
+            for i in range(start, min(start + block, rows)):
+                wi = w[i] if weighted else 1.0
+                yi = y[i]
+                best = 0
+                for j in range(k):
+                    v = m[i, j]
+                    if v > m[i, best]:
+                        best = j
+                    c = j * nb + bin_of(v, edges)
+                    if weighted:
+                        _add_row(c, wi, v, 1.0 if yi == j else 0.0, cc, class_local)
+                    else:
+                        _tally_row(c, v, np.int64(yi == j), class_tally, class_local)
+                conf = m[i, best]
+                b = bin_of(conf, edges)
+                if weighted:
+                    _add_row(b, wi, conf, 1.0 if yi == best else 0.0, tc, top_local)
+                else:
+                    _tally_row(b, conf, np.int64(yi == best), top_tally, top_local)
             if weighted:
-                for i in range(start, stop):
-                    wi = w[i]
-                    yi = y[i]
-                    best = 0
-                    for j in range(k):
-                        v = m[i, j]
-                        if v > m[i, best]:
-                            best = j
-                        _add_row(j * nb + bin_of(v, edges), wi, v, 1.0 if yi == j else 0.0, cc, class_local)
-                    conf = m[i, best]
-                    _add_row(bin_of(conf, edges), wi, conf, 1.0 if yi == best else 0.0, tc, top_local)
                 _fold_local(top_local, tw, tp, to)
                 _fold_local(class_local, cw, cp, co)
             else:
-                for i in range(start, stop):
-                    yi = y[i]
-                    best = 0
-                    for j in range(k):
-                        v = m[i, j]
-                        if v > m[i, best]:
-                            best = j
-                        _tally_row(j * nb + bin_of(v, edges), v, np.int64(yi == j), class_tally, class_local)
-                    conf = m[i, best]
-                    _tally_row(bin_of(conf, edges), conf, np.int64(yi == best), top_tally, top_local)
                 _fold_tally(top_tally, top_local, tc, tw, tp, to)
                 _fold_tally(class_tally, class_local, cc, cw, cp, co)
         n[0] += rows
