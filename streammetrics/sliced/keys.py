@@ -380,8 +380,7 @@ def _canonical(v, name: str, codes: np.ndarray, j: int):
         if math.isnan(f):
             return None
         if not math.isfinite(f):
-            i = int(np.argmax(codes == j))
-            raise BadValueError(name, i, f, "slice keys must be finite numbers, strings, booleans or null")
+            return _INFINITE  # refused by the caller, at the first row holding one
         # an integral float is the integer key it equals, within int64 (1.0 is 1);
         # beyond, it stays a float (1e300 is not a 301-digit integer)
         return int(f) if -_TWO63 <= f < _TWO63 and f == int(f) else f
@@ -398,10 +397,8 @@ def _canonical(v, name: str, codes: np.ndarray, j: int):
                     f"finite floats or null, not {type(v).__name__}")
 
 
-def _infinite(v) -> bool:
-    """Whether the raw key ``v`` is an infinite real number."""
-    return (isinstance(v, (float, np.floating)) or (isinstance(v, numbers.Real) and not isinstance(
-        v, (bool, np.bool_, numbers.Integral)))) and math.isinf(float(v))
+#: what :func:`_canonical` gives for an infinite number (no key)
+_INFINITE = object()
 
 
 _TWO63 = 2.0**63
@@ -427,17 +424,20 @@ def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True, limit=N
     ``limit`` refuses more distinct values than that before they are read one by
     one (given only where distinct raw values are distinct keys)."""
     check_batch_keys(len(raw), limit, name)
-    infinite = [j for j, v in enumerate(raw) if _infinite(v)]
+    keys: dict = {}
+    remap = np.zeros(len(raw) + 1, np.int64)
+    infinite = []
+    for j, v in enumerate(raw):
+        key = _canonical(v, name, codes, j)
+        if key is _INFINITE:
+            infinite.append(j)
+            continue
+        remap[j] = keys.setdefault(tag(key), len(keys))
     if infinite:  # the first row holding one (the raw values come sorted, -inf first)
         rows = [int(np.argmax(codes == j)) for j in infinite]
         i = min(rows)
         raise BadValueError(name, i, float(raw[infinite[rows.index(i)]]),
                             "slice keys must be finite numbers, strings, booleans or null")
-    keys: dict = {}
-    remap = np.zeros(len(raw) + 1, np.int64)
-    for j, v in enumerate(raw):
-        t = tag(_canonical(v, name, codes, j))
-        remap[j] = keys.setdefault(t, len(keys))
     has_null = bool(nulls and codes.size and (codes < 0).any())
     if has_null:
         remap[len(raw)] = keys.setdefault(NULL, len(keys))
