@@ -359,7 +359,8 @@ def _short(label: str) -> str:
 
 
 def _canonical(v, name: str, codes: np.ndarray, j: int):
-    """The canonical key of the raw distinct value ``v`` (found at code ``j``)."""
+    """The canonical key of the raw distinct value ``v`` (found at code ``j``), or
+    :data:`_INFINITE` for an infinite number, which the caller refuses."""
     if v is None:
         return None
     if isinstance(v, np.generic):
