@@ -277,6 +277,31 @@ def test_count_keys_counts_each_row_in_its_keys_cell_and_spills_the_rest(n, span
         assert status == 3  # more rows outside than the room for them
 
 
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 20_000), cut=st.floats(0, 1), labels=st.booleans(), seed=st.integers(0, 2**31))
+def test_count_keys_of_two_parts_of_the_rows_adds_up_to_the_whole(n, cut, labels, seed):
+    """The halves counted on two threads: rows ``start..stop-1`` of the arrays,
+    spilled rows named by their index in the whole batch."""
+    from streammetrics._kernels import grouped as GK
+
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.4).astype(np.uint8)
+    p = (rng.random(n) < 0.5).astype(np.float64) if labels else rng.random(n)
+    threshold = np.nan if labels else 0.5
+    keys = rng.integers(0, 50, n)
+    keys[rng.random(n) < 0.01] = 99  # outside the table's 40 keys
+    mid = min(n - 1, max(1, int(cut * n)))
+    whole, parts = np.zeros(4 * 41, np.int32), np.zeros(4 * 41, np.int32)
+    spill, first, second = (np.empty(n, np.int64) for _ in range(3))
+    assert GK.count_keys(y, p, threshold, keys, 10, whole, spill, 0, n)[0] == 0
+    (s1, m1), (s2, m2) = (GK.count_keys(y, p, threshold, keys, 10, parts, first, 0, mid),
+                          GK.count_keys(y, p, threshold, keys, 10, parts, second, mid, n))
+    assert s1 == s2 == 0
+    np.testing.assert_array_equal(parts, whole)
+    np.testing.assert_array_equal(np.concatenate([first[:m1], second[:m2]]),
+                                  np.flatnonzero((keys < 10) | (keys >= 50)))
+
+
 def test_count_keys_reports_a_bad_value():
     from streammetrics._kernels import grouped as GK
 
