@@ -345,23 +345,17 @@ def _drivers(blas: bool, parallel: bool, metric: int):
         tiles = np.empty((nt, block * block))
         scratch = np.empty((nt, d * block))
         previous = numba.set_parallel_chunksize(1) if parallel else 0
-        # the tiles on the diagonal, whole
-        for bi in prange(nblk):
-            t = numba.get_thread_id() if parallel else 0
-            i0 = bi * block
-            m = min(i0 + block, n) - i0
-            g = tiles[t, : m * m].reshape((m, m))
-            yt = scratch[t, : d * m].reshape((d, m))
-            if blas:
-                _blas_tile(metric, g, X, i0, X, i0, yt, aux, aux, 0)
-            else:
-                _direct_distances(metric, g, X, i0, X, i0, yt, aux, aux, 0)
-            _scatter(g, lab, i0, sums, i0)
-        # every other pair of blocks once, in rounds of disjoint pairs
+        # round -1: the tiles on the diagonal, whole; then every other pair of
+        # blocks once, in rounds of disjoint pairs (one call site of the tile:
+        # the driver compiles it once)
         players = nblk + (nblk & 1)  # an odd count gets a bye
-        for r in range(players - 1):
-            for p in prange(players // 2):
-                bi, bj = pair_of_round(r, p, players)
+        for r in range(-1, players - 1):
+            tiles_now = nblk if r < 0 else players // 2
+            for p in prange(tiles_now):
+                if r < 0:
+                    bi = bj = np.int64(p)  # (the parallel index may be unsigned)
+                else:
+                    bi, bj = pair_of_round(r, p, players)
                 if bi < nblk and bj < nblk:
                     t = numba.get_thread_id() if parallel else 0
                     i0 = bi * block
@@ -375,7 +369,8 @@ def _drivers(blas: bool, parallel: bool, metric: int):
                     else:
                         _direct_distances(metric, g, X, i0, X, j0, yt, aux, aux, 0)
                     _scatter(g, lab, j0, sums, i0)
-                    _scatter_columns(g, lab, i0, sums, j0)
+                    if bi != bj:
+                        _scatter_columns(g, lab, i0, sums, j0)
         if parallel:
             numba.set_parallel_chunksize(previous)
 
