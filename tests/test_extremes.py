@@ -56,6 +56,53 @@ def test_a_batch_whose_weighted_totals_overflow_is_refused_whole(name):
     assert acc.n == 20
 
 
+MERGED = {
+    **{k: WEIGHTED[k] for k in ("BinaryConfusion", "ProbabilityScores", "Calibration", "MulticlassConfusion")},
+    "ClassCalibration": (lambda: sm.ClassCalibration(3), (YC, PM), ()),
+    "ClassProbabilityScores": (lambda: sm.ClassProbabilityScores(3), (YC, PM), ()),
+    "TopKAccuracy": (lambda: sm.TopKAccuracy(2), (YC, PM), ()),
+    "MultilabelConfusion": (lambda: sm.MultilabelConfusion(2), (np.c_[Y, 1 - Y], np.c_[P > 0.5, P < 0.2]), ()),
+}
+
+
+@pytest.mark.parametrize("name", MERGED)
+def test_a_merge_whose_weighted_totals_overflow_is_refused_as_one_pass_is(name):
+    make, arrays, _ = MERGED[name]
+    w = np.ones(10)
+    # finite totals in each shard, twice that past float64 (a multilabel row
+    # adds its weight once for each wrong label: two here)
+    w[0] = 6e307 if name == "MultilabelConfusion" else 1e308
+    part = tuple(a[:10] for a in arrays)
+    acc = make().update(*part, sample_weight=w)
+    with pytest.raises(ValueError, match="overflow float64"):  # one pass: at update or finalize
+        make().update(*(np.concatenate([a, a]) for a in part), sample_weight=np.r_[w, w]).finalize()
+    before = acc.state_dict()
+    with pytest.raises(ValueError, match="the merged states would overflow float64"):
+        acc.merge(acc.copy())
+    with pytest.raises(ValueError, match="the merged states would overflow float64"):
+        acc + acc
+    after = acc.state_dict()
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+    many = make()
+    with pytest.raises(ValueError, match="the merged states would overflow float64"):
+        many._merge_states([acc._state, acc._state])  # several shards at once (a Dask tree)
+
+
+@pytest.mark.parametrize("name", ["ClassCalibration", "TopKAccuracy", "MultilabelConfusion",
+                                  "MulticlassConfusion"])
+def test_a_batch_whose_weighted_cells_overflow_is_refused_whole_and_its_scores_too(name):
+    make, arrays, _ = MERGED[name]
+    acc = make().update(*(a[:10] for a in arrays), sample_weight=W[:10])
+    before = acc.state_dict()
+    w = np.full(10, 1e308)  # every cell's total past float64
+    with pytest.raises(ValueError, match="overflow float64"):
+        acc.update(*(a[10:20] for a in arrays), sample_weight=w)
+    after = acc.state_dict()
+    assert before.keys() == after.keys() and all(np.array_equal(before[k], after[k]) for k in before)
+    acc.update(*(a[10:20] for a in arrays), sample_weight=W[10:20])  # and it goes on
+    assert acc.n == 20 and acc.finalize() is not None
+
+
 def test_regression_values_whose_squares_overflow_are_refused_at_update():
     acc = sm.RegressionErrors()
     with pytest.raises(ValueError, match=r"\|y\| or \|p\| near 1e154"):

@@ -45,7 +45,7 @@ import numpy as np
 
 from . import statefile
 from .errors import (CountOverflowError, NoObservationsError, NoWeightsError, SettingsMismatchError,
-                     StateFileError)
+                     StateFileError, WeightOverflowError)
 from .inputs import Batch, Input, convert, prepare, raise_rejected
 from .result import Result
 from .state import (INT64_MAX, Field, allocation_budget, check_fields, copy_state, empty_state,
@@ -95,6 +95,11 @@ class Accumulator:
     #: A sliced state of thousands of slices is checked so, and only the
     #: flagged states one by one (``None``: every state one by one).
     _screen_states = None
+
+    #: whether the weighted fold writes its totals without checking that they
+    #: stay finite: a weighted batch is then folded beside a copy of the state,
+    #: which is put back when a total overflowed (small states only)
+    _totals_unchecked: ClassVar[bool] = False
 
     # ------------------------------------------------------------------- locking
     def __new__(cls, *args, **kwargs):
@@ -185,9 +190,7 @@ class Accumulator:
         if w.shape[0] and not self.takes_weights:
             raise NoWeightsError(type(self).__name__)
         if batch.n:
-            with self._guard:
-                self._check_room(batch.n)
-                status = self._fold(arrays, w)
+            status = self._fold_status(arrays, w, batch.n)
             if status:
                 raise_rejected(self.inputs, arrays)  # a checked batch: cannot happen
         return self
@@ -211,7 +214,14 @@ class Accumulator:
         status (0 folded; else nothing was written)."""
         with self._guard:
             self._check_room(n)
-            return self._fold(arrays, w)
+            if not (w.shape[0] and self._totals_unchecked):
+                return self._fold(arrays, w)
+            kept = copy_state(self._arrays)
+            status = self._fold(arrays, w)
+            if not status and _overflowed(self.fields, kept, self._arrays):
+                self._load(kept)
+                raise WeightOverflowError()
+            return status
 
     def _check_room(self, rows: int, what: str = "folding") -> None:
         """Refuse to take ``rows`` more rows past the ``int64`` range of the counts.
@@ -321,7 +331,13 @@ class Accumulator:
                 raise NoObservationsError(
                     f"{type(self).__name__} has no observations: call update() first"
                 )
-            return self._compute(**options)
+            # counts are int64 and their products float64, far from its range:
+            # a total past it can only be of weights (near 1e308)
+            try:
+                with np.errstate(over="raise"):
+                    return self._compute(**options)
+            except (FloatingPointError, OverflowError) as exc:
+                raise WeightOverflowError(scores="the weighted totals of the scores") from exc
 
     def __repr__(self) -> str:
         settings = ", ".join(f"{k}={v!r}" for k, v in self._settings().items())
@@ -483,3 +499,16 @@ def load_state(path) -> Accumulator:
     """
     cls, settings, arrays, where = statefile.read(path)
     return cls._from_saved(settings, arrays, where)
+
+
+def _overflowed(fields, before: dict[str, np.ndarray], after: dict[str, np.ndarray]) -> bool:
+    """Whether a float sum of ``after`` is infinite or NaN where it was finite ``before``."""
+    for f in fields:
+        if f.dtype.kind == "f" and f.merge in ("sum", "pairs"):
+            old, new = before[f.name], after[f.name]
+            finite = np.isfinite(new)
+            if old.shape == new.shape:
+                finite |= ~np.isfinite(old)
+            if not finite.all():  # (a field first written by this batch: all of it new)
+                return True
+    return False

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from .._kernels import compensated
-from .errors import CountOverflowError, StateFileError
+from .errors import CountOverflowError, StateFileError, WeightOverflowError
 
 __all__ = ["Field", "empty_state", "merge_fields", "check_fields", "screen_fields", "copy_state", "states_equal",
            "allocation_budget", "count_total", "concatenated_parts", "INT64_MAX"]
@@ -123,7 +123,9 @@ def merge_fields(fields, mine: dict[str, np.ndarray], theirs: dict[str, np.ndarr
     """Fold ``theirs`` into ``mine`` field by field (``custom`` fields are skipped).
 
     Integer sums that would pass the ``int64`` range raise
-    :class:`~.errors.CountOverflowError` before any field changes.
+    :class:`~.errors.CountOverflowError`, and float sums that would overflow
+    float64 :class:`~.errors.WeightOverflowError` (as one pass over the rows
+    of both would), before any field changes.
     """
     for f in fields:
         if f.merge == "sum" and f.dtype.kind == "i":
@@ -132,6 +134,7 @@ def merge_fields(fields, mine: dict[str, np.ndarray], theirs: dict[str, np.ndarr
                 raise CountOverflowError(
                     f"merging entry {f.name!r} would pass the int64 range (2**63 - 1)"
                 )
+    check_float_sums(fields, mine, [theirs])
     for f in fields:
         a, b = mine[f.name], theirs[f.name]
         if f.merge == "sum":
@@ -167,6 +170,7 @@ def merge_all_fields(fields, mine: dict[str, np.ndarray], states: list) -> bool:
         if f.merge == "sum" and f.dtype.kind == "i" and stacked[f.name].size:
             if np.abs(stacked[f.name]).max() >= limit or np.abs(mine[f.name]).max(initial=0) >= 2**62:
                 return False
+    check_float_sums(fields, mine, states)
     from .._kernels.grouped import group_merge_pairs
 
     for f in fields:
@@ -185,6 +189,33 @@ def merge_all_fields(fields, mine: dict[str, np.ndarray], states: list) -> bool:
         else:
             np.maximum(a, b.max(axis=0), out=a)
     return True
+
+
+def _float_values(f, a: np.ndarray) -> np.ndarray:
+    """The values a float field sums: itself, or the value of each compensated pair."""
+    return compensated.values(a) if f.merge == "pairs" else a
+
+
+def check_float_sums(fields, mine: dict[str, np.ndarray], states: list) -> None:
+    """Raise :class:`~.errors.WeightOverflowError` where merging ``states`` into
+    ``mine`` one after another would turn a float sum that is finite in every
+    operand into an infinity (weighted totals past float64's range); a value
+    already infinite in an operand is left to the state's own checks."""
+    for f in fields:
+        if f.merge not in ("sum", "pairs") or f.dtype.kind != "f":
+            continue
+        operands = [x for x in (mine[f.name], *(st[f.name] for st in states)) if x.size]
+        if len(operands) < 2:
+            continue
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = _float_values(f, operands[0])
+            finite = np.isfinite(total)
+            for x in operands[1:]:
+                v = _float_values(f, x)
+                finite &= np.isfinite(v)
+                total = total + v
+                if np.any(finite & ~np.isfinite(total)):
+                    raise WeightOverflowError("the merged states")
 
 
 def _overflows(a: np.ndarray, b: np.ndarray) -> bool:

@@ -200,7 +200,10 @@ class Calibration(Accumulator):
         positives; 0 in a bin with no row (the guard ``safe``), where
         ``calibration_curve`` drops the bin.
     bin_edges : float array (B + 1,)
-        ``numpy.linspace(0, 1, B + 1)``.
+        ``numpy.linspace(0, 1, B + 1)``, the edges of ``calibration_curve``:
+        with some bin counts an edge is an ulp below ``k / B`` (6 bins:
+        ``5/6``), and a probability of exactly ``k / B`` then falls in the
+        bin above it, as it does in scikit-learn.
     ece : float
         Expected calibration error ``sum_b (W_b / W) |o_b - p_b|`` (L1).
     mce : float
@@ -322,6 +325,7 @@ class ClassCalibration(Accumulator):
         self.inputs = (y, ClassProbabilities("p", self.n_classes))
         self._init_state()
 
+    _totals_unchecked = True  # its weighted fold does not check that its totals stay finite
     fields = (Field("n", np.int64, (1,)), *_table_fields("", "n_bins"),
               *_table_fields("class_", "_class_bins"))
 

@@ -393,6 +393,7 @@ class MulticlassConfusion(Accumulator):
     array([0.5, 1. , 0. ])
     """
 
+    _totals_unchecked = True  # its weighted fold does not check that its totals stay finite
     fields = (
         Field("n", np.int64, (1,)),
         Field("counts", np.int64, ("n_classes", "n_classes"), rows=True, doc="unweighted rows"),

@@ -336,12 +336,22 @@ def _exponent(w: np.ndarray) -> int:
     return int(np.frexp(top)[1])
 
 
+def _check_weighted_support(support) -> None:
+    """Refuse weighted class supports whose total is past float64 or zero."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.sum(support))
+    if math.isinf(total) or math.isnan(total):
+        raise WeightOverflowError(scores="the weighted supports of the classes")
+    if not total > 0:
+        raise ValueError("the sample weights sum to zero: the scores are undefined")
+
+
 def _scores(u2, support, ap, exact: bool, n: int, multi_class: str, average: str, meta, e: int = 0):
     """Every AUC average from the pair counts ``u2`` and the supports (one formula
     path); weighted, both are in units of ``2**e`` (:func:`_exponent`)."""
     k = u2.shape[0]
-    if meta.get("weighted") and not float(np.sum(support)) > 0:
-        raise ValueError("the sample weights sum to zero: the scores are undefined")
+    if meta.get("weighted"):
+        _check_weighted_support(support)
     if exact:
         u2l = u2.tolist()
         sup = [int(v) for v in support]
@@ -942,8 +952,7 @@ class MulticlassRankAUC(Accumulator):
         support = n_pos[:k]
         if self._weighted:
             support = support.astype(np.float64)
-            if not float(np.sum(support)) > 0:
-                raise ValueError("the sample weights sum to zero: the scores are undefined")
+            _check_weighted_support(support)
         else:
             support = support.astype(np.int64)
         values = {}

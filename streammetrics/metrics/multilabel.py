@@ -202,6 +202,7 @@ class MultilabelConfusion(Accumulator):
     (array([0.5, 1. ]), array([0.5, 1. ]))
     """
 
+    _totals_unchecked = True  # its weighted fold does not check that its totals stay finite
     fields = (
         Field("n", np.int64, (1,)),
         Field("counts", np.int64, ("n_labels", 4), rows=True, doc="unweighted tp, fp, fn, tn per label"),

@@ -126,8 +126,9 @@ class Pending:
         if vals is None:
             return keys[:front], None, keys[back:], None, None, None
         # the sort's scratch, free again, holds the prefix sums
-        pre_p = np.cumsum(vals[:front], out=tv[:front])
-        pre_n = np.cumsum(vals[back:], out=tk.view(np.float64)[:tail])
+        with np.errstate(over="ignore"):  # weights near 1e308: infinite, refused by the caller
+            pre_p = np.cumsum(vals[:front], out=tv[:front])
+            pre_n = np.cumsum(vals[back:], out=tk.view(np.float64)[:tail])
         return keys[:front], vals[:front], keys[back:], vals[back:], pre_p, pre_n
 
     def clone(self) -> "Pending":
