@@ -435,12 +435,18 @@ class Bootstrap(Accumulator):
             other = other.copy()
         with _locked(self, other):
             self._check_room(other.n, "merging")
+            self._merge_check(other)
             self._point.merge(other._point)
             for mine, theirs in zip(self._replicas, other._replicas):
                 mine.merge(theirs)
             self._ranks.extend(other._ranks)
             self._rows += other._rows
         return self
+
+    def _merge_check(self, other):
+        self._point._merge_check(other._point)
+        for mine, theirs in zip(self._replicas, other._replicas):
+            mine._merge_check(theirs)
 
     # ----------------------------------------------------------------- state
     @property

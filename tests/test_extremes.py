@@ -177,3 +177,45 @@ def test_weights_whose_pair_masses_overflow_give_an_error_not_nan():
         acc = sm.RankAUC(max_bins=16).update(Y, P, sample_weight=W * scale)
         with pytest.raises(ValueError, match="pair masses of the bounded AUC"):
             acc.finalize()
+
+
+def _state_equal(a, b):
+    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: sm.Evaluator(task="regression"),
+    lambda: sm.Bootstrap(sm.RegressionErrors(), replicates=20, seed=0),
+    lambda: sm.Sliced(sm.Evaluator(task="regression")),
+    lambda: sm.Sliced(sm.RegressionErrors()),
+], ids=["Evaluator", "Bootstrap", "Sliced(Evaluator)", "Sliced(RegressionErrors)"])
+def test_a_merge_one_part_refuses_changes_no_part(make):
+    # one slice (or member, or replicate) whose merged totals overflow: the
+    # parts merged before it were left merged, and the state was inconsistent
+    acc = make()
+    # squared errors near float64's top: finite in one shard, past it in two (in
+    # a bootstrap, in the replicates that draw a row several times)
+    y, p = np.array([1.0, 2.0, 0.5]), np.array([3.0, 1.2e154, 0.25])
+    if isinstance(acc, sm.Bootstrap):
+        y, p = np.zeros(3), np.full(3, 4e153)
+    if isinstance(acc, sm.Sliced):
+        acc.update(y, p, by=["x", "y", "x"])
+    elif isinstance(acc, sm.Bootstrap):
+        acc.update(y, p, key=np.arange(3))
+    else:
+        acc.update(y, p)
+    before = acc.state_dict()
+    with pytest.raises(ValueError, match="would overflow float64"):
+        acc.merge(acc.copy())
+    assert _state_equal(before, acc.state_dict())
+    assert acc.n == 3
+
+
+def test_a_sliced_merge_whose_weighted_slice_totals_overflow_is_refused_whole():
+    w = np.array([1e308, 1.0, 1.0])
+    acc = sm.Sliced(sm.ProbabilityScores()).update([1, 0, 1], [0.9, 0.2, 0.7], sample_weight=w,
+                                                   by=["a", "b", "b"])
+    before = acc.state_dict()
+    with pytest.raises(ValueError, match="would overflow float64"):
+        acc + acc
+    assert _state_equal(before, acc.state_dict())

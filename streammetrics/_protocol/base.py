@@ -48,8 +48,8 @@ from .errors import (CountOverflowError, NoObservationsError, NoWeightsError, Se
                      StateFileError, WeightOverflowError)
 from .inputs import Batch, Input, convert, prepare, raise_rejected
 from .result import Result
-from .state import (INT64_MAX, Field, allocation_budget, check_fields, copy_state, empty_state,
-                    merge_all_fields, merge_fields, states_equal)
+from .state import (INT64_MAX, Field, allocation_budget, check_fields, check_merge_fields, copy_state,
+                    empty_state, merge_all_fields, merge_fields, states_equal)
 
 __all__ = ["Accumulator", "load_state", "check_ci"]
 
@@ -85,6 +85,15 @@ class Accumulator:
 
     def _merge_custom(self, other: dict[str, np.ndarray]) -> None:
         """Merge the fields whose rule is ``"custom"``."""
+
+    def _merge_check(self, other: "Accumulator") -> None:
+        """Raise what merging ``other`` (compatible, room checked) would refuse,
+        changing nothing: an accumulator made of others checks every part
+        first, so that a part's refusal never leaves the parts before it
+        merged. Here the declared merge rules' limits; a class whose own merge
+        can refuse more says so by overriding this."""
+        if type(self)._merge_state is Accumulator._merge_state:
+            check_merge_fields(self.fields, self._arrays, other._state)
 
     def _check_state(self, state: dict[str, np.ndarray]) -> None:
         """Invariants of a loaded state beyond its declaration; raise ``ValueError`` if bad."""

@@ -127,14 +127,7 @@ def merge_fields(fields, mine: dict[str, np.ndarray], theirs: dict[str, np.ndarr
     float64 :class:`~.errors.WeightOverflowError` (as one pass over the rows
     of both would), before any field changes.
     """
-    for f in fields:
-        if f.merge == "sum" and f.dtype.kind == "i":
-            a, b = mine[f.name], theirs[f.name]
-            if a.size and (np.any(b > INT64_MAX - a) if f.nonneg else _overflows(a, b)):
-                raise CountOverflowError(
-                    f"merging entry {f.name!r} would pass the int64 range (2**63 - 1)"
-                )
-    check_float_sums(fields, mine, [theirs])
+    check_merge_fields(fields, mine, theirs)
     for f in fields:
         a, b = mine[f.name], theirs[f.name]
         if f.merge == "sum":
@@ -148,6 +141,19 @@ def merge_fields(fields, mine: dict[str, np.ndarray], theirs: dict[str, np.ndarr
                 compensated.merge(a, b)
         elif f.merge == "max":
             np.maximum(a, b, out=a)
+
+
+def check_merge_fields(fields, mine: dict[str, np.ndarray], theirs: dict[str, np.ndarray]) -> None:
+    """Raise what :func:`merge_fields` would refuse, changing nothing: integer
+    sums past the ``int64`` range, float sums past float64's."""
+    for f in fields:
+        if f.merge == "sum" and f.dtype.kind == "i":
+            a, b = mine[f.name], theirs[f.name]
+            if a.size and (np.any(b > INT64_MAX - a) if f.nonneg else _overflows(a, b)):
+                raise CountOverflowError(
+                    f"merging entry {f.name!r} would pass the int64 range (2**63 - 1)"
+                )
+    check_float_sums(fields, mine, [theirs])
 
 
 def merge_all_fields(fields, mine: dict[str, np.ndarray], states: list) -> bool:

@@ -538,10 +538,15 @@ class Evaluator(Accumulator):
             # members count at most the evaluator's rows: bounding its count
             # bounds theirs, before any member changes
             self._check_room(other._n, "merging")
+            self._merge_check(other)
             for name, m in self._members.items():
                 m.merge(other._members[name])
             self._n += other._n
         return self
+
+    def _merge_check(self, other):
+        for name, m in self._members.items():
+            m._merge_check(other._members[name])
 
     def _clone(self):  # called under the lock (copy)
         # the settings, checked once, are shared; the members are copied and

@@ -191,13 +191,22 @@ class RegressionErrors(Accumulator):
             st["squares"][:] = before[2]
         return 0
 
-    def _merge_state(self, other):
+    def _merged_moments(self, other):
+        """The moments and sums of this state merged with ``other``'s (new arrays),
+        or ``ValueError`` where they overflow."""
         st = self._arrays
         moments, sums = st["moments"].copy(), st["sums"].copy()
         regression_merge(moments, sums, other["moments"], other["sums"])
         if not (np.all(np.isfinite(moments)) and np.all(np.isfinite(sums))):
             raise ValueError(_OVERFLOW.format(what="the merged state"))
-        st["moments"], st["sums"] = moments, sums
+        return moments, sums
+
+    def _merge_check(self, other):
+        self._merged_moments(other._state)
+
+    def _merge_state(self, other):
+        st = self._arrays
+        st["moments"], st["sums"] = self._merged_moments(other)
         st["n"] += other["n"]
         st["squares_rows"] += other["squares_rows"]
         squares = st["squares"].copy()

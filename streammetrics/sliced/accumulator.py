@@ -594,6 +594,7 @@ class Sliced(Accumulator):
             new = [k for k in other._keys if k not in ids]
             self._check_slots(len(new), other._names)
             self._check_distinct(new, other._names, other._kinds)
+            self._merge_check(other, ids)
             if self._rest is not None:  # the same template: both keep these members overall
                 for name, m in self._rest.items():
                     m.merge(other._rest[name])
@@ -614,6 +615,27 @@ class Sliced(Accumulator):
                 for j, g in enumerate(idx.tolist()):
                     self._own(g).merge(other._accs[j])
         return self
+
+    def _merge_check(self, other: "Sliced", ids: dict | None = None) -> None:
+        """Raise what merging ``other`` would refuse in a slice or overall (totals
+        past float64), before any slice changes: a merge is refused whole."""
+        if other._columns is None:
+            return
+        ids = self._index() if ids is None else ids
+        if self._rest is not None:
+            for name, m in self._rest.items():
+                m._merge_check(other._rest[name])
+        elif self._overall is not None:
+            self._overall._merge_check(other._overall_acc())
+        pairs = [(ids[k], j) for j, k in enumerate(other._keys) if k in ids]
+        if not pairs:
+            return
+        if self._tables is not None:
+            rows, theirs = (np.array(v, np.int64) for v in zip(*pairs))
+            self._tables_spec.merge_check(self._tables, rows, other._tables, theirs)
+        else:
+            for g, j in pairs:
+                self._accs[g]._merge_check(other._accs[j])
 
     # ----------------------------------------------------------------- state
     @property

@@ -21,6 +21,8 @@ from .._threads import CORES, helper_pool
 from .keys import MIN_SPAN
 from ..metrics.binary import BinaryConfusion, binary_score_columns
 from ..metrics.probability import ProbabilityScores
+from .._protocol.state import check_float_sums
+from ..metrics.regression import _OVERFLOW as REGRESSION_OVERFLOW
 from ..metrics.regression import RegressionErrors
 
 __all__ = ["Tables", "tables_for"]
@@ -85,6 +87,13 @@ class Tables:
                 K.group_merge_pairs(tables[k], idx, other[k])
             else:  # pragma: no cover - the custom rules are the subclasses'
                 raise AssertionError(f"no table merge for field {k!r}")
+
+    def merge_check(self, tables, rows, other, their_rows) -> None:
+        """Raise what :meth:`merge` of rows ``their_rows`` of ``other`` into rows
+        ``rows`` of ``tables`` would give the template's merge to refuse (float
+        sums past float64), changing nothing."""
+        check_float_sums(self.template.fields, {k: t[rows] for k, t in tables.items()},
+                         [{k: t[their_rows] for k, t in other.items()}])
 
     def state_of(self, tables, g: int) -> dict[str, np.ndarray]:
         """Slice ``g``'s own state (copies)."""
@@ -315,6 +324,13 @@ class _RegressionTables(Tables):
         y, p = arrays
         K.group_regression(y, p, w, local, glob, tables["n"], tables["moments"], tables["sums"], keep,
                            tables["squares"], tables["squares_rows"])
+
+    def merge_check(self, tables, rows, other, their_rows):
+        moments, sums = tables["moments"][rows], tables["sums"][rows]  # copies
+        K.group_merge_regression(moments, sums, np.arange(rows.shape[0]), other["moments"][their_rows],
+                                 other["sums"][their_rows])
+        if not (np.all(np.isfinite(moments)) and np.all(np.isfinite(sums))):
+            raise ValueError(REGRESSION_OVERFLOW.format(what="the merged state"))
 
     def merge(self, tables, idx, other):
         tables["n"][idx] += other["n"]
