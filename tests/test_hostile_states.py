@@ -509,3 +509,75 @@ def test_every_declared_nonnegative_entry_refuses_a_negative_value(case):
             case.make().load_state_dict(forged)
         tried += 1
     assert tried  # every accumulator declares some non-negative entry
+
+
+def _cal_mean_outside(st):
+    st["predicted"][1, 0] = 0.0  # bin (0.5, 1] with a mean probability of 0
+
+
+def _class_tables_uneven(st):
+    z = lambda *v: np.array([[x, 0.0] for x in v])  # noqa: E731
+    st["class_counts"] = np.array([1, 0, 0, 5])  # 6 = n * K in all, 1 and 5 per class
+    st["class_weight"], st["class_predicted"] = z(1, 0, 0, 5), z(0.3, 0, 0, 5)
+    st["class_observed"] = z(0, 0, 0, 0)
+
+
+def _multilabel_rows(st):
+    st["rows"][:2] = [0, 12]  # exact matches and wrong cells the counts do not show
+
+
+def _topk_sums(st):
+    st["sums"][0, 0] = 0.0  # unweighted: the sums are the hits and the rows
+
+
+def _rank_rows(st):
+    st["n"][0] = 0  # weighted entries of no observation
+
+
+_P3 = np.array([[.7, .2, .1], [.2, .6, .2], [.1, .3, .6], [.5, .4, .1], [.3, .3, .4], [.2, .2, .6]])
+FORGED = {
+    "Calibration mean outside its bin": (
+        lambda: sm.Calibration(n_bins=2).update([0, 0, 1, 1], [.1, .4, .6, .7]), _cal_mean_outside,
+        "outside its edges"),
+    "ClassCalibration tables of other row counts": (
+        lambda: sm.ClassCalibration(2, n_bins=2).update([0, 1, 1], [[.8, .2], [.3, .7], [.6, .4]]),
+        _class_tables_uneven, "class 0's table counts 1 rows"),
+    "MultilabelConfusion rows beside its counts": (
+        lambda: sm.MultilabelConfusion(3).update(*[[[1, 0, 1], [0, 1, 0], [1, 1, 0], [0, 0, 1]]] * 2),
+        _multilabel_rows, "does not fit the counts"),
+    "TopKAccuracy sums beside its hits": (
+        lambda: sm.TopKAccuracy(1).update([0, 1, 2, 2], _P3[:4]), _topk_sums, "is not their 3 hits"),
+    "weighted MulticlassRankAUC entries of no row": (
+        lambda: sm.MulticlassRankAUC(3).update([0, 1, 2, 0, 1, 2], _P3, sample_weight=np.ones(6)),
+        _rank_rows, "entries but only 0 observations"),
+}
+
+
+@pytest.mark.parametrize("name", FORGED)
+def test_a_state_no_stream_could_give_is_refused(name):
+    make, forge_state, match = FORGED[name]
+    acc = make()
+    st = acc.state_dict()
+    forge_state(st)
+    with pytest.raises(ValueError, match=match):
+        acc._empty_like().load_state_dict(st)
+    acc._empty_like().load_state_dict(acc.state_dict())  # the true state loads
+
+
+@pytest.mark.parametrize("template", [sm.BinaryConfusion(), sm.MulticlassConfusion(2), sm.ProbabilityScores()],
+                         ids=lambda t: type(t).__name__)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_sliced_overall_state_that_is_not_its_slices_merged_is_refused(template, weighted):
+    y, p = np.array([1, 0, 1, 0, 1]), np.array([1, 0, 1, 0, 0])
+    if isinstance(template, sm.ProbabilityScores):
+        p = np.array([0.9, 0.2, 0.7, 0.4, 0.3])
+    w = np.array([0.3, 1.7, 2.2, 0.9, 1e-3]) if weighted else None
+    acc = sm.Sliced(template).update(y, p, sample_weight=w, by=["x", "x", "y", "y", "x"])
+    st = acc.state_dict()
+    sm.Sliced(template).load_state_dict(st)  # the true state loads
+    key = next(k for k in ("overall.counts", "overall.wsums", "overall.wsum", "overall.sums")
+               if k in st and st[k].size and st[k].any() and not (weighted and k == "overall.counts"))
+    a = st[key]
+    st[key] = np.roll(a.ravel(), 1).reshape(a.shape) if a.dtype.kind == "i" else a * 1.5
+    with pytest.raises(ValueError, match="is not the slices' entries merged|does not|exceed"):
+        sm.Sliced(template).load_state_dict(st)

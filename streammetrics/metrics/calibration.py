@@ -67,6 +67,19 @@ def _check_table(state, prefix="", rows_per_row=1):
         raise ValueError(f"entries '{prefix}predicted'/'{prefix}observed' exceed the bin's weight")
     if np.any((counts == 0) & (weight != 0)):
         raise ValueError(f"entry '{prefix}weight' holds weight in a bin with no row")
+    bins = counts.shape[0] // max(rows_per_row, 1)  # a class table: one run of bins per class
+    if bins:
+        edges = np.linspace(0.0, 1.0, bins + 1)
+        b = np.arange(counts.shape[0]) % bins
+        held = weight > 0
+        with np.errstate(over="ignore", invalid="ignore"):
+            mean = np.where(held, predicted / np.where(held, weight, 1.0), 0.0)
+        # (the bin's probabilities lie in its edges; their weighted mean does too, to rounding)
+        outside = held & ((mean < edges[b] - 1e-9) | (mean > edges[b + 1] + 1e-9))
+        if np.any(outside):
+            k = int(np.flatnonzero(outside)[0])
+            raise ValueError(f"entry '{prefix}predicted': bin {k} holds a mean probability of "
+                             f"{mean[k]:.6g}, outside its edges [{edges[b[k]]:.6g}, {edges[b[k] + 1]:.6g}]")
     if int(counts.sum()) != int(state["n"][0]) * rows_per_row:
         raise ValueError(f"entry '{prefix}counts' does not add up to the rows folded in")
 
@@ -338,6 +351,20 @@ class ClassCalibration(Accumulator):
     def _check_state(self, state):
         _check_table(state)
         _check_table(state, "class_", self.n_classes)
+        # every row adds one entry to each class's table, of the same weight
+        k, nb = self.n_classes, self.n_bins
+        per_class = state["class_counts"].reshape(k, nb).sum(axis=1)
+        n = int(state["n"][0])
+        if np.any(per_class != n):
+            j = int(np.flatnonzero(per_class != n)[0])
+            raise ValueError(f"entry 'class_counts': class {j}'s table counts {int(per_class[j])} rows, "
+                             f"not the {n} folded in")
+        total = float(np.sum(compensated.values(state["weight"])))
+        weights = compensated.values(state["class_weight"]).reshape(k, nb).sum(axis=1)
+        if np.any(np.abs(weights - total) > 1e-9 * total):
+            j = int(np.flatnonzero(np.abs(weights - total) > 1e-9 * total)[0])
+            raise ValueError(f"entry 'class_weight': class {j}'s table weighs {weights[j]:.6g}, "
+                             f"not the rows' total {total:.6g}")
 
     def _fold(self, arrays, w):
         y, m = arrays

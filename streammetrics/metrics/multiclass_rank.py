@@ -908,6 +908,10 @@ class MulticlassRankAUC(Accumulator):
         if not inc_ok.all():
             raise ValueError("a block's scores are not strictly increasing")
         k = self.n_classes
+        # each entry of a column holds one row at least (weighted or not)
+        most = max(int(edges[(c + 1) * k] - edges[c * k]) for c in range(k))
+        if most > n:
+            raise ValueError(f"a column holds {most} entries but only {n} observations")
         per_col = [int(mass[edges[c * k]:edges[(c + 1) * k]].sum()) if not flag else
                    float(mass[edges[c * k]:edges[(c + 1) * k]].sum()) for c in range(k)]
         if not flag:

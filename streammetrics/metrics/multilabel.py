@@ -238,6 +238,11 @@ class MultilabelConfusion(Accumulator):
         per_label = state["counts"].sum(axis=1)
         if np.any(per_label != unweighted):
             raise ValueError("counts do not add up to the unweighted rows for every label")
+        # the wrong cells are the fp and fn counts; a row with none is an exact match
+        cells = int(state["counts"][:, 1:3].sum())
+        if wrong != cells or exact < unweighted - wrong:
+            raise ValueError(f"entry 'rows' ({exact} exact matches, {wrong} wrong cells) does not fit "
+                             f"the counts ({cells} false positives and negatives over {unweighted} rows)")
         if weighted == 0 and (np.any(state["wsum"] != 0) or np.any(state["sums"][4:] != 0)):
             raise ValueError("the state holds weights but no row came with weights")
         sums = compensated.values(state["sums"])

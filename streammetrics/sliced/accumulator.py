@@ -14,6 +14,7 @@ from .._protocol.inputs import Batch, Input, convert, raise_rejected
 from .._protocol.state import concatenated_parts, count_total, screen_fields
 from .._protocol.wrapped import pack, unpack
 from . import keys as K
+from .._kernels import compensated
 from .._kernels import grouped as G
 from ..metrics.binary import BinaryConfusion
 from ..metrics.calibration import Calibration
@@ -855,7 +856,39 @@ class Sliced(Accumulator):
         if total != overall.n or overall.n != n[0]:
             raise StateFileError(f"the slices hold {total} rows, the overall state {overall.n}, "
                                  f"the count {int(n[0])}")
+        self._check_overall_agrees(overall, stacked, accs)
         return _Slices(overall, keys, None if columns is None else columns, names, accs, stacked)
+
+    def _check_overall_agrees(self, overall, stacked, accs) -> None:
+        """Refuse an overall state that is not its slices' states merged, where the
+        template merges by its declared rules: counts exactly, float sums to
+        rounding (the overall state is folded row by row, the slices' apart)."""
+        template = self._template
+        if type(template)._merge_state is not Accumulator._merge_state:
+            return  # (a rank state, an Evaluator: not compared)
+        mine = overall._state
+        for f in type(template).fields:
+            if f.merge not in ("sum", "pairs") or f.name == "n":
+                continue
+            if stacked is not None:
+                parts = stacked[f.name]
+            else:
+                shapes = {acc._state[f.name].shape for acc in accs}
+                if len(shapes) != 1:
+                    continue  # (a field made on its first weighted row, in some slices only)
+                parts = np.stack([acc._state[f.name] for acc in accs])
+            if parts.shape[1:] != mine[f.name].shape or not parts.shape[0]:
+                continue
+            if f.dtype.kind == "i":
+                agrees = np.array_equal(parts.sum(axis=0), mine[f.name])
+            else:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    each = compensated.values(parts) if f.merge == "pairs" else parts
+                    whole = compensated.values(mine[f.name]) if f.merge == "pairs" else mine[f.name]
+                    slack = 1e-9 * (np.abs(each).sum(axis=0) + np.abs(whole)) + 1e-300
+                    agrees = bool(np.all(np.abs(each.sum(axis=0) - whole) <= slack))
+            if not agrees:
+                raise StateFileError(f"entry 'overall.{f.name}' is not the slices' entries merged")
 
     def _stacked(self, cuts: dict, g: int) -> dict | None:
         """Every slice's state as tables (``{field: (g, *shape)}``, copies of the
