@@ -19,7 +19,7 @@ from ._protocol.base import Accumulator, _locked, check_ci
 from ._protocol.errors import StateFileError, WeightOverflowError
 from ._protocol.inputs import Batch, Input
 from ._protocol.result import Result, safe
-from ._protocol.state import concatenated_parts
+from ._protocol.state import concatenated_parts, reserve
 from ._protocol.validation import as_1d
 from ._protocol.wrapped import pack, unpack
 
@@ -260,6 +260,10 @@ class Bootstrap(Accumulator):
         self._rows = 0
         self._point = self._template.copy()
         rt = self._replica_template
+        if rt is not None:  # (a loaded file's settings may declare any number of replicates)
+            size = sum(a.nbytes for a in self._replica_fields.values()) + 512  # and the object
+            reserve(size * self.replicates,
+                    f"the settings declare {self.replicates} replicates of {size} bytes each")
         self._replicas = [] if rt is None else [rt.copy() for _ in range(self.replicates)]
         self._ranks = _RankRows()
 

@@ -581,3 +581,26 @@ def test_a_sliced_overall_state_that_is_not_its_slices_merged_is_refused(templat
     st[key] = np.roll(a.ravel(), 1).reshape(a.shape) if a.dtype.kind == "i" else a * 1.5
     with pytest.raises(ValueError, match="is not the slices' entries merged|does not|exceed"):
         sm.Sliced(template).load_state_dict(st)
+
+
+def test_a_small_file_declaring_a_million_replicates_is_refused_before_allocating(tmp_path):
+    settings = {"template": {"class": "Calibration", "settings": {"n_bins": 100}}, "replicates": 2**20,
+                "seed": 0}
+    path = forge(tmp_path / "b.state", "Bootstrap", settings, {"n": np.zeros(1, np.int64)})
+    _load_fails(path, "1048576 replicates of .* more than the file holds")
+
+
+def test_a_small_file_of_many_zero_slices_is_refused_before_allocating(tmp_path):
+    # every slice's fields in the short form of zeros, over 100k keys of a large table
+    tmpl = sm.Calibration(n_bins=4000)
+    g = 100_000
+    arrays = {"n": np.zeros(1, np.int64), "keys#int64": np.arange(g, dtype=np.int64),
+              "keys": np.frombuffer(json.dumps({"columns": 1, "names": ["by"], "keys": None}).encode(),
+                                    np.uint8)}
+    for k, v in tmpl.state_dict().items():
+        arrays[f"overall.{k}"] = v
+        arrays[f"slices.{k}"] = np.zeros(0, v.dtype)
+        arrays[f"slices.{k}#shape"] = np.array(v.shape, np.int64).reshape(1, v.ndim)
+    settings = {"template": {"class": "Calibration", "settings": {"n_bins": 4000}}, "max_slices": 10**9}
+    path = forge(tmp_path / "s.state", "Sliced", settings, arrays)
+    _load_fails(path, "100000 slices of zeros .* more than the file holds")

@@ -51,6 +51,10 @@ from .result import Result
 from .state import (INT64_MAX, Field, allocation_budget, check_fields, check_merge_fields, copy_state,
                     empty_state, merge_all_fields, merge_fields, states_equal)
 
+#: how many times its own arrays' bytes (and 64 MB) the states a loaded file
+#: expands into may take (zeros written in short, parts made by copying)
+LOAD_EXPANSION = 16
+
 __all__ = ["Accumulator", "load_state", "check_ci"]
 
 
@@ -452,7 +456,11 @@ class Accumulator:
             shown = shown if len(shown) <= 200 else shown[:200] + "..."
             raise StateFileError(f"{where}: invalid settings {shown} ({exc})") from None
         try:
-            obj.load_state_dict(arrays)
+            # what the arrays expand to (a short form of zeros, the parts of a
+            # composite state) is bounded too, generously: a file cannot ask for
+            # gigabytes it does not hold
+            with allocation_budget(LOAD_EXPANSION * budget + (64 << 20), None):
+                obj.load_state_dict(arrays)
         except ValueError as exc:
             raise StateFileError(f"{where}: {exc}") from None
         return obj

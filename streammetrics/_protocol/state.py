@@ -40,7 +40,7 @@ from .._kernels import compensated
 from .errors import CountOverflowError, StateFileError, WeightOverflowError
 
 __all__ = ["Field", "empty_state", "merge_fields", "check_fields", "screen_fields", "copy_state", "states_equal",
-           "allocation_budget", "count_total", "concatenated_parts", "INT64_MAX"]
+           "allocation_budget", "reserve", "count_total", "concatenated_parts", "INT64_MAX"]
 
 MERGE_RULES = ("sum", "pairs", "max", "custom")
 INT64_MAX = int(np.iinfo(np.int64).max)
@@ -50,7 +50,7 @@ _BUDGET: contextvars.ContextVar = contextvars.ContextVar("streammetrics_state_bu
 
 
 @contextlib.contextmanager
-def allocation_budget(nbytes: int, what: str):
+def allocation_budget(nbytes: int, what: str | None):
     """Bound the empty states built inside: more than ``nbytes`` in all is a
     :class:`StateFileError` naming ``what``, raised before allocating.
 
@@ -66,14 +66,21 @@ def allocation_budget(nbytes: int, what: str):
 
 
 def _spend(nbytes: int, field: "Field") -> None:
+    reserve(nbytes, f"the settings declare a state entry {field.name!r}")
+
+
+def reserve(nbytes: int, what: str) -> None:
+    """Count ``nbytes`` about to be allocated for ``what`` (``"the file asks for 3
+    replicates of 8 bytes each"``) against the budget of
+    :func:`allocation_budget`, if one is set: past it, :class:`StateFileError`
+    before anything is allocated. An accumulator that builds states by
+    copying (not as empty fields) says so."""
     budget = _BUDGET.get()
     if budget is None:
         return
     if nbytes > budget[0]:
-        raise StateFileError(
-            f"{budget[1]}: the settings declare a state entry {field.name!r} of {nbytes} bytes, "
-            "more than the file holds"
-        )
+        prefix = f"{budget[1]}: " if budget[1] else ""
+        raise StateFileError(f"{prefix}{what}, {nbytes} bytes in all, more than the file holds")
     budget[0] -= nbytes
 
 
@@ -370,6 +377,7 @@ def concatenated_parts(entry: str, flat, shapes, count: int, empty: np.ndarray, 
             if tuple(shapes[0]) != empty.shape:
                 raise StateFileError(f"entry '{entry}' holds no values, which stands for zeros of "
                                      f"the template's shape {empty.shape} only")
+            reserve(count * empty.nbytes, f"the file asks for {count} {what} of zeros in entry '{entry}'")
             flat = np.zeros(count * empty.size, empty.dtype)
         shapes = np.broadcast_to(shapes, (count, ndim))
     if np.prod(shapes.astype(np.float64), axis=1).sum() != flat.shape[0]:

@@ -11,7 +11,7 @@ from .._protocol import statefile
 from .._protocol.base import Accumulator, _locked
 from .._protocol.errors import NoWeightsError, StateFileError
 from .._protocol.inputs import Batch, Input, convert, raise_rejected
-from .._protocol.state import concatenated_parts, count_total, screen_fields
+from .._protocol.state import concatenated_parts, count_total, reserve, screen_fields
 from .._protocol.wrapped import pack, unpack
 from . import keys as K
 from .._kernels import compensated
@@ -840,6 +840,9 @@ class Sliced(Accumulator):
 
         stacked = self._stacked(cuts, g)
         if stacked is None:
+            # an accumulator a slice (its arrays are the file's; the objects too take room)
+            size = sum(e.nbytes for e in self._template_fields.values()) + 4096
+            reserve(g * size, f"the file asks for {g} slices of at least {size} bytes each")
             accs = [slice_acc(i) for i in range(g)]
             total = sum(acc.n for acc in accs)
         else:

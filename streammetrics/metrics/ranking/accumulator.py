@@ -1042,9 +1042,10 @@ def _check_rank_state(state, max_bins):
         raise ValueError("the bins are not sorted by (lo, hi) with distinct points")
     if np.any(pairs < 0):
         raise ValueError("entry 'pairs' holds negative values")
-    pn = ab[0].astype(np.float64) * ab[1]
-    tol = 1e-9 * pn + 1e-300
-    if np.any(pairs[0] + 2 * pairs[1] > 2 * pn + 2 * tol):
-        raise ValueError("a bin's pair masses exceed its positive x negative mass")
-    if np.any(point & ((pairs[1] != 0) | (np.abs(pairs[0] - pn) > tol))):
-        raise ValueError("a single-score entry must hold ties only")
+    with np.errstate(over="ignore", invalid="ignore"):  # masses near 1e308: compared as infinities
+        pn = ab[0].astype(np.float64) * ab[1]
+        tol = 1e-9 * pn + 1e-300
+        if np.any(pairs[0] + 2 * pairs[1] > 2 * pn + 2 * tol):
+            raise ValueError("a bin's pair masses exceed its positive x negative mass")
+        if np.any(point & ((pairs[1] != 0) | (np.abs(pairs[0] - pn) > tol))):
+            raise ValueError("a single-score entry must hold ties only")
