@@ -524,6 +524,7 @@ class Bootstrap(Accumulator):
         if self._ranked is not None:
             rank = point if self._ranked == "" else point._members[self._ranked]
             ranks = _RankRows.checked(state, rank.n)
+            _check_rank_rows(ranks, rank)
         return _Parsed(rows, point, replicas, ranks)
 
     def _load(self, state) -> None:
@@ -739,6 +740,24 @@ def _replica_template(template, ranked):
 
     others = {k: m.copy() for k, m in template._members.items() if k != ranked}
     return Evaluator(others) if others else None
+
+
+def _check_rank_rows(ranks: "_RankRows", rank) -> None:
+    """Refuse kept rows that are not the rows of the point estimate's exact rank
+    state: the same distinct scores holding the same positives and negatives
+    (their weights to rounding), or the replicates would resample other rows."""
+    if rank.max_bins is not None or not rank.n:
+        return  # (bounded: the bins do not give the rows back)
+    s, y, _, w = ranks.rows()
+    mine = rank.state_dict()
+    theirs = type(rank)().update(y, s, sample_weight=w if w.shape[0] else None).state_dict()
+    name = "weights" if int(mine["weighted"][0]) else "counts"
+    if not (np.array_equal(mine["lo"], theirs["lo"]) and theirs[name].shape == mine[name].shape):
+        raise StateFileError("entries 'ranked.*' do not hold the rows of the point estimate's rank state")
+    a, b = mine[name], theirs[name]
+    same = np.array_equal(a, b) if name == "counts" else np.allclose(a, b, rtol=1e-9, atol=0)
+    if not same:
+        raise StateFileError("entries 'ranked.*' do not hold the rows of the point estimate's rank state")
 
 
 class _RankRows:

@@ -316,6 +316,20 @@ def test_a_hostile_file_of_bootstrapped_rank_rows_is_refused(tmp_path, entry, va
     assert fresh.n == 0
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_kept_rank_rows_that_are_not_the_point_estimates_rows_are_refused(weighted):
+    y, s = _data(60)
+    w = np.random.default_rng(3).random(60) + 0.1 if weighted else None
+    b = sm.Bootstrap(sm.RankAUC(), replicates=4).update(y, s, sample_weight=w, key=np.arange(60))
+    state = b.state_dict()
+    assert sm.Bootstrap(sm.RankAUC(), replicates=4).load_state_dict(b.state_dict()) == b
+    state["ranked.label"] = (1 - state["ranked.label"]).astype(np.uint8)  # every class swapped
+    fresh = sm.Bootstrap(sm.RankAUC(), replicates=4)
+    with pytest.raises(ValueError, match="do not hold the rows of the point estimate's rank state"):
+        fresh.load_state_dict(state)
+    assert fresh.n == 0
+
+
 # --------------------------------------------------- one-pass linear fold
 def _preset():
     return sm.Evaluator({"binary": sm.BinaryConfusion(threshold=0.5), "probability": sm.ProbabilityScores()})
