@@ -604,3 +604,18 @@ def test_a_small_file_of_many_zero_slices_is_refused_before_allocating(tmp_path)
     settings = {"template": {"class": "Calibration", "settings": {"n_bins": 4000}}, "max_slices": 10**9}
     path = forge(tmp_path / "s.state", "Sliced", settings, arrays)
     _load_fails(path, "100000 slices of zeros .* more than the file holds")
+
+
+def test_settings_a_state_file_cannot_hold_are_refused_before_writing(tmp_path):
+    acc = sm.MulticlassConfusion(labels=[2**70, 1]).update([2**70, 1], [1, 1])
+    path = tmp_path / "big-labels.state"
+    with pytest.raises(ValueError, match="past int64, which a state file cannot hold"):
+        acc.save(path)
+    assert not path.exists() and not list(tmp_path.iterdir())  # no file, no temporary left
+    assert pickle_round_trip(acc) == acc  # pickling holds any label
+
+
+def pickle_round_trip(acc):
+    import pickle
+
+    return pickle.loads(pickle.dumps(acc))

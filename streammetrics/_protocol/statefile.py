@@ -79,6 +79,7 @@ def registry() -> dict:
 def write(path, class_name: str, settings: dict, arrays: dict[str, np.ndarray]) -> None:
     """Write a state file at exactly ``path`` (via a temporary file and a rename)."""
     path = os.fsdecode(os.fspath(path))  # bytes too: the temporary names are built as str
+    _check_settings_ints(settings, class_name)
     header = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "class": class_name,
               "settings": settings}
     members = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
@@ -172,6 +173,21 @@ def _json_depth(text: str) -> int:
         elif ch in "]}":
             depth -= 1
     return deepest
+
+
+def _check_settings_ints(value, class_name: str) -> None:
+    """Refuse, before writing, settings holding an integer past int64: the file
+    would be written but no loader reads it (a loaded header's integers are
+    bounded)."""
+    if isinstance(value, dict):
+        for v in value.values():
+            _check_settings_ints(v, class_name)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _check_settings_ints(v, class_name)
+    elif isinstance(value, int) and not isinstance(value, bool) and not -_INT64 <= value < _INT64:
+        raise ValueError(f"{class_name}: its settings hold the integer {value}, past int64, which a "
+                         "state file cannot hold (it pickles): give labels within int64, or as strings")
 
 
 def _parse_int(text: str) -> int:
