@@ -31,6 +31,21 @@ def test_column_vectors_are_read_as_vectors():
     assert acc.finalize().accuracy == 0.5
 
 
+def test_an_evaluator_reads_a_column_of_classes_as_the_vector_it_holds():
+    # a one-column selection, df[["pred"]]: with K > 1 classes it holds the
+    # predicted classes, not probabilities
+    y = np.array([0, 1, 2, 2, 1, 0])
+    p = np.array([0, 2, 2, 2, 1, 1])
+    want = sm.Evaluator("multiclass", n_classes=3).update(y, p).finalize()
+    got = sm.Evaluator("multiclass", n_classes=3).update(y.reshape(-1, 1), p.reshape(-1, 1)).finalize()
+    assert got["accuracy"] == want["accuracy"] == 4 / 6
+    assert got["macro_f1"] == want["macro_f1"]
+    s = np.array([0.9, 0.2, 0.4, 0.8, 0.3, 0.6])
+    yb = np.array([1, 0, 1, 1, 0, 0])
+    assert (sm.Evaluator(task="binary").update(yb, s.reshape(-1, 1)).finalize()["auc"]
+            == sm.Evaluator(task="binary").update(yb, s).finalize()["auc"])
+
+
 def test_rows_and_matrices_are_still_refused():
     with pytest.raises(ValueError, match=r"y must be a 1-D array, got shape \(1, 3\) \(use .ravel\(\)"):
         sm.f1(np.array([[1, 0, 1]]), [1, 0, 1])

@@ -91,6 +91,15 @@ def ndim_of(x) -> int:
     return nd
 
 
+def one_column(x) -> bool:
+    """Whether an array-like is an n x 1 matrix: read as the vector it holds
+    wherever a vector is expected (``df[["pred"]]``)."""
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        shape = np.shape(x) if isinstance(x, (list, tuple)) else ()
+    return len(shape) == 2 and shape[1] == 1
+
+
 class Input:
     """One positional argument of ``update``: its name, conversion and checks.
 
@@ -164,7 +173,7 @@ class Input:
 
     def takes_form(self, x) -> bool:
         """Whether the raw argument ``x`` has this input's form (1-D, n x K, ...)."""
-        return ndim_of(x) == 1
+        return ndim_of(x) == 1 or one_column(x)
 
     def renamed(self, name: str) -> "Input":
         """A copy of this input under another argument name."""
@@ -199,7 +208,7 @@ class Labels01(Input):
 
     def takes_form(self, x) -> bool:
         ndim = ndim_of(x)
-        return ndim == 1 or (self.onehot and ndim == 2)
+        return ndim == 1 or one_column(x) or (self.onehot and ndim == 2)
 
     def convert(self, x):
         if self.onehot and not (type(x) is np.ndarray and x.ndim == 1):
@@ -265,7 +274,7 @@ class Finite(Input):
 
     def takes_form(self, x) -> bool:
         ndim = ndim_of(x)
-        return ndim == 1 or (self.predict_proba and ndim == 2)
+        return ndim == 1 or one_column(x) or (self.predict_proba and ndim == 2)
 
     def convert(self, x):
         if self.predict_proba:
@@ -518,7 +527,8 @@ class ClassProbabilities(Input):
         return arr
 
     def takes_form(self, x) -> bool:
-        return ndim_of(x) == 2
+        # (one column of K > 1 classes: the classes themselves, not probabilities)
+        return ndim_of(x) == 2 and not (self.k > 1 and one_column(x))
 
     def convert(self, x):
         arr = to_numpy(x, self.name)
@@ -564,7 +574,7 @@ class ClassScores(Input):
         self.domain = ("class_scores", self.k)
 
     def takes_form(self, x) -> bool:
-        return ndim_of(x) == 2
+        return ndim_of(x) == 2 and not ((self.k or 0) > 1 and one_column(x))
 
     def convert(self, x):
         if type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 2 and x.flags.c_contiguous:
