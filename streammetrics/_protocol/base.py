@@ -51,6 +51,10 @@ from .result import Result
 from .state import (INT64_MAX, Field, allocation_budget, check_fields, check_merge_fields, copy_state,
                     empty_state, merge_all_fields, merge_fields, states_equal)
 
+#: the most float totals a weighted fold reads before it folds, to know them
+#: far from float64's top (see ``Accumulator._far_from_overflow``)
+SCANNED_TOTALS = 4096
+
 #: how many times its own arrays' bytes (and 64 MB) the states a loaded file
 #: expands into may take (zeros written in short, parts made by copying)
 LOAD_EXPANSION = 16
@@ -227,7 +231,7 @@ class Accumulator:
         status (0 folded; else nothing was written)."""
         with self._guard:
             self._check_room(n)
-            if not (w.shape[0] and self._totals_unchecked):
+            if not (w.shape[0] and self._totals_unchecked) or self._far_from_overflow(w):
                 return self._fold(arrays, w)
             kept = copy_state(self._arrays)
             status = self._fold(arrays, w)
@@ -235,6 +239,27 @@ class Accumulator:
                 self._load(kept)
                 raise WeightOverflowError()
             return status
+
+    def _weight_multiple(self) -> int:
+        """The most times a row's weight is added into one total (1; a
+        multilabel row's wrong cells: its labels)."""
+        return 1
+
+    def _far_from_overflow(self, w) -> bool:
+        """Whether no float total can overflow by folding weights ``w``: the
+        batch's weight (times :meth:`_weight_multiple`) below 1e300, and so
+        is every total so far (the totals of the classes that ask are sums of
+        non-negative terms). The totals are read where they are few (up to
+        :data:`SCANNED_TOTALS`); a larger table is taken to be far from
+        float64's top (a total within 1e300 of it took weights near 1e300,
+        or merges of such states, which were checked as they merged)."""
+        # (the batch's weight bounded by its largest times its rows: no sum to overflow)
+        if not float(w.max()) * w.shape[0] * self._weight_multiple() < 1e300:
+            return False
+        totals = [self._arrays[f.name] for f in self.fields if f.dtype.kind == "f" and f.merge in ("sum", "pairs")]
+        if sum(a.size for a in totals) > SCANNED_TOTALS:
+            return True
+        return all(a.max() < 1e300 for a in totals if a.size)
 
     def _check_room(self, rows: int, what: str = "folding") -> None:
         """Refuse to take ``rows`` more rows past the ``int64`` range of the counts.

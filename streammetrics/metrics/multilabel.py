@@ -203,6 +203,10 @@ class MultilabelConfusion(Accumulator):
     """
 
     _totals_unchecked = True  # its weighted fold does not check that its totals stay finite
+
+    def _weight_multiple(self) -> int:
+        return self.n_labels  # (a row's wrong cells times its weight)
+
     fields = (
         Field("n", np.int64, (1,)),
         Field("counts", np.int64, ("n_labels", 4), rows=True, doc="unweighted tp, fp, fn, tn per label"),
