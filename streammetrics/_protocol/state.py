@@ -150,9 +150,26 @@ def merge_fields(fields, mine: dict[str, np.ndarray], theirs: dict[str, np.ndarr
             np.maximum(a, b, out=a)
 
 
+#: entries below this in magnitude cannot pass the int64 range, nor float64's,
+#: when two are added (the common case, screened in one pass)
+_FAR = 2.0**61
+
+
+def _all_far(arrays) -> bool:
+    """Whether every entry of ``arrays`` is below :data:`_FAR` in magnitude."""
+    arrays = [a for a in arrays if a.size]
+    if not arrays:
+        return True
+    flat = np.concatenate([a.reshape(-1) for a in arrays]) if len(arrays) > 1 else arrays[0]
+    return bool(-_FAR < flat.min() and flat.max() < _FAR)  # (NaN: not far)
+
+
 def check_merge_fields(fields, mine: dict[str, np.ndarray], theirs: dict[str, np.ndarray]) -> None:
     """Raise what :func:`merge_fields` would refuse, changing nothing: integer
     sums past the ``int64`` range, float sums past float64's."""
+    summed = [f.name for f in fields if f.merge in ("sum", "pairs")]
+    if _all_far([mine[k] for k in summed] + [theirs[k] for k in summed]):
+        return
     for f in fields:
         if f.merge == "sum" and f.dtype.kind == "i":
             a, b = mine[f.name], theirs[f.name]

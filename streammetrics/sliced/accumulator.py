@@ -628,6 +628,9 @@ class Sliced(Accumulator):
                 m._merge_check(other._rest[name])
         elif self._overall is not None:
             self._overall._merge_check(other._overall_acc())
+        if self._tables is not None and self._tables_spec.merge_far(self._tables, len(self._keys), other._tables,
+                                                                    len(other._keys)):
+            return
         pairs = [(ids[k], j) for j, k in enumerate(other._keys) if k in ids]
         if not pairs:
             return

@@ -88,6 +88,19 @@ class Tables:
             else:  # pragma: no cover - the custom rules are the subclasses'
                 raise AssertionError(f"no table merge for field {k!r}")
 
+    #: table entries below this in magnitude cannot overflow when merged
+    far = 1e300
+
+    def merge_far(self, tables, used: int, other, theirs: int) -> bool:
+        """Whether merging any rows of ``other`` into ``tables`` is far from
+        overflowing float64: one pass over both (the common case)."""
+        with np.errstate(invalid="ignore"):
+            for k in self.rules:
+                for t in (tables[k][:used], other[k][:theirs]):
+                    if t.dtype.kind == "f" and t.size and not (-self.far < t.min() and t.max() < self.far):
+                        return False
+        return True
+
     def merge_check(self, tables, rows, other, their_rows) -> None:
         """Raise what :meth:`merge` of rows ``their_rows`` of ``other`` into rows
         ``rows`` of ``tables`` would give the template's merge to refuse (float
@@ -319,6 +332,7 @@ class _ProbabilityTables(Tables):
 
 class _RegressionTables(Tables):
     second = "squares_rows"
+    far = 1e100  # (a merge adds squared differences of means, times row counts)
 
     def fold(self, tables, arrays, w, local, glob, offset=0, keep=True):
         y, p = arrays
