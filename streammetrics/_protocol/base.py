@@ -103,6 +103,12 @@ class Accumulator:
         if type(self)._merge_state is Accumulator._merge_state:
             check_merge_fields(self.fields, self._arrays, other._state)
 
+    def _merge_checked(self, other: "Accumulator") -> None:
+        """:meth:`merge` of ``other``, compatible and passed by :meth:`_merge_check`
+        already (by the accumulator made of this one): a composite merges its
+        parts without checking them again."""
+        self.merge(other)
+
     def _check_state(self, state: dict[str, np.ndarray]) -> None:
         """Invariants of a loaded state beyond its declaration; raise ``ValueError`` if bad."""
 

@@ -539,14 +539,22 @@ class Evaluator(Accumulator):
             # bounds theirs, before any member changes
             self._check_room(other._n, "merging")
             self._merge_check(other)
-            for name, m in self._members.items():
-                m.merge(other._members[name])
-            self._n += other._n
+            self._merge_members(other)
         return self
 
     def _merge_check(self, other):
         for name, m in self._members.items():
             m._merge_check(other._members[name])
+
+    def _merge_checked(self, other):
+        with _locked(self, other):
+            self._check_room(other._n, "merging")
+            self._merge_members(other)
+
+    def _merge_members(self, other):
+        for name, m in self._members.items():
+            m.merge(other._members[name])
+        self._n += other._n
 
     def _clone(self):  # called under the lock (copy)
         # the settings, checked once, are shared; the members are copied and

@@ -614,7 +614,7 @@ class Sliced(Accumulator):
                 self._tables_spec.merge(self._tables, idx, {k: t[:m] for k, t in other._tables.items()})
             else:
                 for j, g in enumerate(idx.tolist()):
-                    self._own(g).merge(other._accs[j])
+                    self._own(g)._merge_checked(other._accs[j])  # (checked above)
         return self
 
     def _merge_check(self, other: "Sliced", ids: dict | None = None) -> None:
