@@ -49,7 +49,7 @@ from .errors import (CountOverflowError, NoObservationsError, NoWeightsError, Se
 from .inputs import Batch, Input, convert, prepare, raise_rejected
 from .result import Result
 from .state import (INT64_MAX, Field, allocation_budget, check_fields, check_merge_fields, copy_state,
-                    empty_state, merge_all_fields, merge_fields, states_equal)
+                    empty_state, float_sums, merge_all_fields, merge_fields, states_equal, within)
 
 #: the most float totals a weighted fold reads before it folds, to know them
 #: far from float64's top (see ``Accumulator._far_from_overflow``)
@@ -262,10 +262,8 @@ class Accumulator:
         # (the batch's weight bounded by its largest times its rows: no sum to overflow)
         if not float(w.max()) * w.shape[0] * self._weight_multiple() < 1e300:
             return False
-        totals = [self._arrays[f.name] for f in self.fields if f.dtype.kind == "f" and f.merge in ("sum", "pairs")]
-        if sum(a.size for a in totals) > SCANNED_TOTALS:
-            return True
-        return all(a.max() < 1e300 for a in totals if a.size)
+        totals = [self._arrays[f.name] for f in float_sums(self.fields)]
+        return sum(a.size for a in totals) > SCANNED_TOTALS or within(totals, 1e300)
 
     def _check_room(self, rows: int, what: str = "folding") -> None:
         """Refuse to take ``rows`` more rows past the ``int64`` range of the counts.
@@ -551,12 +549,11 @@ def load_state(path) -> Accumulator:
 
 def _overflowed(fields, before: dict[str, np.ndarray], after: dict[str, np.ndarray]) -> bool:
     """Whether a float sum of ``after`` is infinite or NaN where it was finite ``before``."""
-    for f in fields:
-        if f.dtype.kind == "f" and f.merge in ("sum", "pairs"):
-            old, new = before[f.name], after[f.name]
-            finite = np.isfinite(new)
-            if old.shape == new.shape:
-                finite |= ~np.isfinite(old)
-            if not finite.all():  # (a field first written by this batch: all of it new)
-                return True
+    for f in float_sums(fields):
+        old, new = before[f.name], after[f.name]
+        finite = np.isfinite(new)
+        if old.shape == new.shape:
+            finite |= ~np.isfinite(old)
+        if not finite.all():  # (a field first written by this batch: all of it new)
+            return True
     return False

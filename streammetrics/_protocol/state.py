@@ -155,20 +155,26 @@ def merge_fields(fields, mine: dict[str, np.ndarray], theirs: dict[str, np.ndarr
 _FAR = 2.0**61
 
 
-def _all_far(arrays) -> bool:
-    """Whether every entry of ``arrays`` is below :data:`_FAR` in magnitude."""
+def float_sums(fields) -> list:
+    """The fields whose merge adds float totals (their sums or compensated pairs)."""
+    return [f for f in fields if f.dtype.kind == "f" and f.merge in ("sum", "pairs")]
+
+
+def within(arrays, bound: float) -> bool:
+    """Whether every entry of ``arrays`` is below ``bound`` in magnitude (one pass;
+    a NaN is not)."""
     arrays = [a for a in arrays if a.size]
     if not arrays:
         return True
     flat = np.concatenate([a.reshape(-1) for a in arrays]) if len(arrays) > 1 else arrays[0]
-    return bool(-_FAR < flat.min() and flat.max() < _FAR)  # (NaN: not far)
+    return bool(-bound < flat.min() and flat.max() < bound)
 
 
 def check_merge_fields(fields, mine: dict[str, np.ndarray], theirs: dict[str, np.ndarray]) -> None:
     """Raise what :func:`merge_fields` would refuse, changing nothing: integer
     sums past the ``int64`` range, float sums past float64's."""
     summed = [f.name for f in fields if f.merge in ("sum", "pairs")]
-    if _all_far([mine[k] for k in summed] + [theirs[k] for k in summed]):
+    if within([mine[k] for k in summed] + [theirs[k] for k in summed], _FAR):
         return
     for f in fields:
         if f.merge == "sum" and f.dtype.kind == "i":
@@ -231,9 +237,7 @@ def check_float_sums(fields, mine: dict[str, np.ndarray], states: list) -> None:
     ``mine`` one after another would turn a float sum that is finite in every
     operand into an infinity (weighted totals past float64's range); a value
     already infinite in an operand is left to the state's own checks."""
-    for f in fields:
-        if f.merge not in ("sum", "pairs") or f.dtype.kind != "f":
-            continue
+    for f in float_sums(fields):
         operands = [x for x in (mine[f.name], *(st[f.name] for st in states)) if x.size]
         if len(operands) < 2:
             continue

@@ -60,7 +60,7 @@ def regression_result(moments: np.ndarray, sums: np.ndarray, n: int) -> Result:
     )
 
 
-_OVERFLOW = (
+OVERFLOW_MESSAGE = (
     "the totals of {what} would overflow float64 (|y| or |p| near 1e154, or sample "
     "weights near 1e308): nothing was folded in; rescale y and p (or the weights)"
 )
@@ -184,7 +184,7 @@ class RegressionErrors(Accumulator):
             return status
         if first_nonfinite(st["moments"]) >= 0 or first_nonfinite(st["sums"].reshape(-1)) >= 0:
             st["moments"][:], st["sums"][:], st["squares"][:], st["n"][:] = before
-            raise ValueError(_OVERFLOW.format(what="this batch"))
+            raise ValueError(OVERFLOW_MESSAGE.format(what="this batch"))
         if first_nonfinite(st["squares"].reshape(-1)) < 0:
             st["squares_rows"][0] += y.shape[0]
         else:  # the second moments alone overflow (|r| near 1e77): no intervals
@@ -198,7 +198,7 @@ class RegressionErrors(Accumulator):
         moments, sums = st["moments"].copy(), st["sums"].copy()
         regression_merge(moments, sums, other["moments"], other["sums"])
         if not (np.all(np.isfinite(moments)) and np.all(np.isfinite(sums))):
-            raise ValueError(_OVERFLOW.format(what="the merged state"))
+            raise ValueError(OVERFLOW_MESSAGE.format(what="the merged state"))
         return moments, sums
 
     def _merge_check(self, other):

@@ -21,8 +21,8 @@ from .._threads import CORES, helper_pool
 from .keys import MIN_SPAN
 from ..metrics.binary import BinaryConfusion, binary_score_columns
 from ..metrics.probability import ProbabilityScores
-from .._protocol.state import check_float_sums
-from ..metrics.regression import _OVERFLOW as REGRESSION_OVERFLOW
+from .._protocol.state import check_float_sums, within
+from ..metrics.regression import OVERFLOW_MESSAGE as REGRESSION_OVERFLOW
 from ..metrics.regression import RegressionErrors
 
 __all__ = ["Tables", "tables_for"]
@@ -94,12 +94,8 @@ class Tables:
     def merge_far(self, tables, used: int, other, theirs: int) -> bool:
         """Whether merging any rows of ``other`` into ``tables`` is far from
         overflowing float64: one pass over both (the common case)."""
-        with np.errstate(invalid="ignore"):
-            for k in self.rules:
-                for t in (tables[k][:used], other[k][:theirs]):
-                    if t.dtype.kind == "f" and t.size and not (-self.far < t.min() and t.max() < self.far):
-                        return False
-        return True
+        floats = [k for k in self.rules if self.dtypes[k].kind == "f"]
+        return within([tables[k][:used] for k in floats] + [other[k][:theirs] for k in floats], self.far)
 
     def merge_check(self, tables, rows, other, their_rows) -> None:
         """Raise what :meth:`merge` of rows ``their_rows`` of ``other`` into rows
