@@ -91,6 +91,9 @@ def _commit_counts(tab, glob, rows, counts):
 
 @inline
 def _count_block(tab, cells, m):
+    # the cells are unsigned: an unsigned index is never wrapped around as a
+    # negative one would be, which costs each increment a compare and a select
+    # (a quarter of the count into a table in cache, 4.9 against 3.1 ms for 10M rows)
     for i in range(m):
         tab[cells[i]] += 1
 
@@ -110,7 +113,7 @@ def group_count(y, p, threshold, local, offset, glob, rows, counts, tab):
     labels = math.isnan(threshold)
     # the kernel's own: LLVM then knows that no write to the table changes a
     # cell (a caller's array made this loop 2.3 times slower)
-    cells = np.empty(_BLOCK, np.int64)
+    cells = np.empty(_BLOCK, np.uint64)
     n = y.shape[0]
     for chunk in range(0, n, _CHUNK):
         end = min(n, chunk + _CHUNK)
@@ -121,7 +124,7 @@ def group_count(y, p, threshold, local, offset, glob, rows, counts, tab):
             yb, pb, lb = y[lo:hi], p[lo:hi], local[lo:hi]
             for i in range(yb.shape[0]):
                 called = pb[i] == 1 if labels else pb[i] >= threshold
-                cells[i] = 4 * (lb[i] - offset) + _cell(yb[i] == 1, called)
+                cells[i] = np.uint64(4 * (lb[i] - offset) + _cell(yb[i] == 1, called))
             _count_block(tab, cells, yb.shape[0])
         _commit_counts(tab, glob, rows, counts)
 
@@ -413,7 +416,7 @@ def count_keys(y, p, threshold, keys, lo, tab, spill, start, stop):
     outside = np.int64(4 * (tab.shape[0] // 4 - 1))
     # the kernel's own: LLVM then knows that no write to the table changes a
     # cell (a caller's array made this loop 2.3 times slower)
-    cells = np.empty(_BLOCK, np.int64)
+    cells = np.empty(_BLOCK, np.uint64)
     bad = False
     spilled = 0
     room = spill.shape[0]
@@ -430,7 +433,7 @@ def count_keys(y, p, threshold, keys, lo, tab, spill, start, stop):
                 inside = np.uint64(k) < span
                 bad |= not ((yi == 0 or yi == 1) and (pi == 0 or pi == 1))
                 far |= not inside
-                cells[i] = (4 * k if inside else outside) + 2 * np.int64(pi != 1) + np.int64(yi != 1)
+                cells[i] = np.uint64((4 * k if inside else outside) + 2 * np.int64(pi != 1) + np.int64(yi != 1))
         else:
             for i in range(yb.shape[0]):
                 yi = yb[i]
@@ -439,8 +442,8 @@ def count_keys(y, p, threshold, keys, lo, tab, spill, start, stop):
                 inside = np.uint64(k) < span
                 bad |= not ((yi == 0 or yi == 1) and pi - pi == 0.0)  # NaN or +-inf
                 far |= not inside
-                cells[i] = ((4 * k if inside else outside) + 2 * np.int64(not pi >= threshold)
-                            + np.int64(yi != 1))
+                cells[i] = np.uint64((4 * k if inside else outside) + 2 * np.int64(not pi >= threshold)
+                                     + np.int64(yi != 1))
         if bad:
             return 1, spilled
         if far:
