@@ -333,6 +333,11 @@ def _many_slices_rows(n, repeat, slices=100_000):
     def unsliced():
         return sm.BinaryConfusion(threshold=0.5).update(y, p)
 
+    sparse = keys * 1_000_003 + 12_345  # the same slices named by sparse integers (ids): hashed
+
+    def ours_sparse():
+        return sm.Sliced(sm.BinaryConfusion(threshold=0.5), max_slices=slices).update(y, p, by=sparse)
+
     acc = ours()
     state = acc.state_dict()
     state_bytes = sum(a.nbytes for a in state.values())
@@ -345,7 +350,7 @@ def _many_slices_rows(n, repeat, slices=100_000):
                                                                                 max(1, repeat // 3))),
                    row(group, "  pickle.dumps + pickle.loads", median_time(
                        lambda: pickle.loads(pickle.dumps(acc)), max(1, repeat // 3)))]
-    t = _alternated({"sliced": ours, "unsliced": unsliced}, repeat)
+    t = _alternated({"sliced": ours, "unsliced": unsliced, "sparse": ours_sparse}, repeat)
     med = {k: float(np.median(v[0])) for k, v in t.items()}
     ratio = [a / b for a, b in zip(t["sliced"][0], t["unsliced"][0])]
 
@@ -355,6 +360,8 @@ def _many_slices_rows(n, repeat, slices=100_000):
     rows = [row(group, "streammetrics Sliced(BinaryConfusion(0.5)).update", med["sliced"],
                 ratio_to_unsliced=float(np.median(ratio)), ratios=" ".join(f"{r:.1f}" for r in ratio),
                 cpu_s=float(np.median(t["sliced"][1])), state_mb=state_bytes / 1e6, file_mb=file_bytes / 1e6),
+            row(group, "  the same slices keyed by sparse integers (ids, hashed)", med["sparse"],
+                cpu_s=float(np.median(t["sparse"][1]))),
             row(group, "  and .finalize() (each slice's result built when read)", median_time(acc.finalize, repeat)),
             row(group, "  and .finalize() with every slice's result read", median_time(read_all, max(1, repeat // 3))),
             row(group, "BinaryConfusion(0.5) unsliced, same rows", med["unsliced"],

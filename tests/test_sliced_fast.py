@@ -238,6 +238,58 @@ def test_the_value_table_is_numpys_unique(values, spread):
     np.testing.assert_array_equal(codes, want_codes.reshape(-1))
 
 
+@settings(max_examples=80, deadline=None)
+@given(distinct=st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=300, unique=True),
+       n=st.integers(1, 2000), step=st.sampled_from([0, 1, 1024, 7_000_021, 2**40]),
+       sort=st.booleans(), seed=st.integers(0, 2**31))
+def test_hashed_codes_of_sparse_keys_are_numpys_unique(distinct, n, step, sort, seed):
+    # sparse values (a range far wider than the rows) are hashed, not sorted
+    rng = np.random.default_rng(seed)
+    values = np.array(distinct, np.int64)
+    if step:  # an arithmetic progression: the keys a weak hash puts in runs of slots
+        values = np.arange(values.shape[0], dtype=np.int64) * step + values[0] // 2
+    a = values[rng.integers(0, values.shape[0], n)]
+    if sort:
+        a.sort()
+    codes, got = K._unique_ints(a)
+    want_values, want_codes = np.unique(a, return_inverse=True)
+    np.testing.assert_array_equal(got, want_values)
+    np.testing.assert_array_equal(codes, want_codes.reshape(-1))
+
+
+def test_hashing_stops_past_its_cap_and_numpy_sorts_instead(monkeypatch):
+    from streammetrics._kernels.grouped import hash_codes
+
+    a = np.arange(5000, dtype=np.int64) * 10**12
+    np.random.default_rng(0).shuffle(a)
+    codes, values, m = hash_codes(a, 4999)
+    assert m == -1  # more than cap distinct values: given up
+    codes, values, m = hash_codes(a, 5000)
+    assert m == 5000 and np.array_equal(values[codes], a)
+    monkeypatch.setattr(K, "HASH_DISTINCT", 100)
+    codes, got = K._unique_ints(np.concatenate([a, a[:7]]))
+    np.testing.assert_array_equal(got, np.sort(a))
+    np.testing.assert_array_equal(got[codes], np.concatenate([a, a[:7]]))
+
+
+def test_sparse_integer_keys_give_each_slices_own_result():
+    rng = np.random.default_rng(3)
+    n = 20_000
+    ids = rng.integers(-(2**62), 2**62, 300)
+    by = ids[rng.integers(0, 300, n)]
+    y = (rng.random(n) < 0.3).astype(np.int64)
+    p = rng.random(n)
+    acc = sm.Sliced(sm.BinaryConfusion(threshold=0.5))
+    for a, b in ((0, 7000), (7000, 7001), (7001, n)):
+        acc.update(y[a:b], p[a:b], by=by[a:b])
+    r = acc.finalize()
+    assert sorted(r.slices) == sorted(int(v) for v in np.unique(by))
+    for v in np.unique(by)[:40]:
+        rows = by == v
+        want = sm.BinaryConfusion(threshold=0.5).update(y[rows], p[rows]).finalize()
+        assert_results_equal(r.slices[int(v)], want)
+
+
 # ------------------------------------------------------- counted by key
 def _cells(y, p, threshold, keys, lo, span):
     """Each row's (tp, fp, fn, tn) cell of its key, counted by numpy."""

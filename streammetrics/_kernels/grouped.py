@@ -46,6 +46,8 @@ __all__ = [
     "value_counts",
     "value_scatter2",
     "key_range",
+    "hash_codes",
+    "rank_codes",
     "count_keys",
     "present_keys",
     "commit_keys",
@@ -338,6 +340,107 @@ def key_range(keys, start, stop):
         lo = min(lo, v)
         hi = max(hi, v)
     return lo, hi
+
+
+_MIX1 = np.uint64(0xFF51AFD7ED558CCD)
+_MIX2 = np.uint64(0xC4CEB9FE1A85EC53)
+_MIX_SHIFT = np.uint64(33)
+
+
+@inline
+def _mix(v):
+    """MurmurHash3's 64-bit finalizer: every bit of ``v`` moves every bit of
+    the slot. (A multiplicative hash alone put the keys of an arithmetic
+    progression into long runs of slots: ten times slower to probe.)"""
+    x = np.uint64(v)
+    x ^= x >> _MIX_SHIFT
+    x *= _MIX1
+    x ^= x >> _MIX_SHIFT
+    x *= _MIX2
+    x ^= x >> _MIX_SHIFT
+    return x
+
+
+@inline
+def _hash_rows(a, i, codes, table, mask, values, m, room):
+    """Code rows ``i, i+1, ...`` of ``a`` (see :func:`hash_codes`) until all are
+    coded or a new value finds ``m == room``; return ``(i, m)``: the next row,
+    the values so far."""
+    n = a.shape[0]
+    last_v = np.int64(0)
+    last_c = np.int64(-1)
+    while i < n:
+        v = a[i]
+        if v != last_v or last_c < 0:
+            h = _mix(v) & mask
+            while True:
+                c = table[2 * h + 1]
+                if c < 0 or table[2 * h] == v:
+                    break
+                h = (h + np.uint64(1)) & mask
+            if c < 0:  # a value not seen before
+                if m == room:
+                    return i, m
+                c = m
+                values[m] = v
+                m += 1
+                table[2 * h] = v
+                table[2 * h + 1] = c
+            last_v = v
+            last_c = c
+        codes[i] = last_c
+        i += 1
+    return i, m
+
+
+@kernel
+def hash_codes(a, cap):
+    """Codes of int64 values in a range too wide for a table (see
+    :func:`dense_table`): ``(codes, values, m)`` with ``values[:m]`` the distinct
+    values in the order they first appear and ``codes[i]`` that of ``a[i]``;
+    ``m`` is ``-1`` (the codes unfinished) once more than ``cap`` distinct
+    values are seen, which bounds the memory this takes.
+
+    One pass, no sort (``numpy.unique`` sorts every row): an open-addressing
+    hash table with linear probing, kept at most a quarter full (half full,
+    mispredicted probes made it half as fast) and rebuilt twice as large
+    when it fills; a row whose value equals the row before it is not looked up."""
+    n = a.shape[0]
+    codes = np.empty(n, np.int64)
+    values = np.empty(0, np.int64)
+    m = 0
+    i = 0
+    bits = 10
+    while True:
+        size = 1 << bits
+        room = size // 4
+        mask = np.uint64(size - 1)
+        # slot j: table[2 j] its value, table[2 j + 1] the value's code (-1 empty)
+        table = np.empty(2 * size, np.int64)
+        for j in range(size):
+            table[2 * j + 1] = -1
+        grown = np.empty(room, np.int64)
+        grown[:m] = values[:m]
+        values = grown
+        for k in range(m):
+            h = _mix(values[k]) & mask
+            while table[2 * h + 1] >= 0:
+                h = (h + np.uint64(1)) & mask
+            table[2 * h] = values[k]
+            table[2 * h + 1] = k
+        i, m = _hash_rows(a, i, codes, table, mask, values, m, min(room, cap))
+        if i == n:
+            return codes, values[:m], m
+        if m == cap:
+            return codes, values, -1
+        bits += 1
+
+
+@kernel
+def rank_codes(codes, rank):
+    """``codes[i] = rank[codes[i]]``, in place (``rank`` a permutation)."""
+    for i in range(codes.shape[0]):
+        codes[i] = rank[np.uint64(codes[i])]
 
 
 @kernel

@@ -25,7 +25,7 @@ import numbers
 
 import numpy as np
 
-from .._kernels.grouped import dense_table, key_range, table_codes
+from .._kernels.grouped import dense_table, hash_codes, key_range, rank_codes, table_codes
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import to_numpy
 
@@ -38,6 +38,10 @@ NULL = (3, "")
 #: integer keys whose range is at most this many times the rows are coded by a table
 SPAN_FACTOR = 4
 MIN_SPAN = 1 << 16
+
+#: integer keys in a wider range are hashed while a batch holds at most this
+#: many distinct values (a hash table of 64 MB at most), else sorted
+HASH_DISTINCT = 1 << 20
 
 
 def tag(v):
@@ -455,10 +459,11 @@ def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True, limit=N
     return out, ordered
 
 
-def _unique_ints(a: np.ndarray, by_value: bool = False):
+def _unique_ints(a: np.ndarray, by_value: bool = False, limit=None):
     """``(codes, distinct values)`` of an int64 array, by a table when the range
-    allows; with ``by_value``, codes of values dense in their range (the table no
-    more than a few times their number) come as a :class:`ByValue`."""
+    allows, else hashed; with ``by_value``, codes of values dense in their range
+    (the table no more than a few times their number) come as a :class:`ByValue`.
+    Past ``limit`` distinct values (the caller refuses them) hashing stops."""
     if a.size == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
     lo, hi = (int(v) for v in key_range(a, 0, a.shape[0]))
@@ -470,6 +475,14 @@ def _unique_ints(a: np.ndarray, by_value: bool = False):
         codes = np.empty(a.size, np.int64)
         table_codes(a, lo, table, codes)
         return codes, values
+    # hashed: numpy.unique sorts every row (1.8 s for 10M rows of 1,000 values, against 0.07 s)
+    codes, values, m = hash_codes(a, HASH_DISTINCT if limit is None else min(HASH_DISTINCT, limit))
+    if m >= 0:
+        order = np.argsort(values)
+        rank = np.empty(m, np.int64)
+        rank[order] = np.arange(m, dtype=np.int64)
+        rank_codes(codes, rank)
+        return codes, values[order]
     values, codes = np.unique(a, return_inverse=True)
     return codes.reshape(-1).astype(np.int64, copy=False), values
 
@@ -564,7 +577,7 @@ def _encode_values(arr: np.ndarray, name: str, limit=None, owned=True):
             return _finish(codes.reshape(-1).astype(np.int64), [int(v) for v in values], name,
                            nulls=False, limit=limit)
         a = np.ascontiguousarray(arr, dtype=np.int64)
-        codes, values = _unique_ints(a, by_value=True)
+        codes, values = _unique_ints(a, by_value=True, limit=limit)
         if owned and isinstance(codes, ByValue) and np.may_share_memory(a, arr):
             # the values index tables when folded: never the caller's array,
             # which could change between prepare and fold
@@ -653,7 +666,7 @@ def encode(by, n: int, limit: int | None = None, owned: bool = True) -> BatchKey
         for (c, _), size in zip(parts, sizes):
             combined *= size
             combined += _array(c)
-        codes, values = _unique_ints(combined)
+        codes, values = _unique_ints(combined, limit=limit)
         check_batch_keys(values.shape[0], limit, cross)
         digits = []
         rest = values.copy()
