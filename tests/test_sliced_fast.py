@@ -257,6 +257,18 @@ def test_hashed_codes_of_sparse_keys_are_numpys_unique(distinct, n, step, sort, 
     np.testing.assert_array_equal(codes, want_codes.reshape(-1))
 
 
+@settings(max_examples=60, deadline=None)
+@given(distinct=st.lists(st.floats(allow_nan=False), min_size=1, max_size=200),
+       n=st.integers(1, 1000), seed=st.integers(0, 2**31))
+def test_hashed_codes_of_float_keys_are_numpys_unique(distinct, n, seed):
+    values = np.array(distinct + [0.0, -0.0], np.float64)
+    a = values[np.random.default_rng(seed).integers(0, values.shape[0], n)]
+    codes, got = K._unique_floats(a)
+    want_values, want_codes = np.unique(a, return_inverse=True)
+    np.testing.assert_array_equal(got, want_values)  # -0.0 and 0.0 one key, as == has them
+    np.testing.assert_array_equal(codes, want_codes.reshape(-1))
+
+
 def test_hashing_stops_past_its_cap_and_numpy_sorts_instead(monkeypatch):
     from streammetrics._kernels.grouped import hash_codes
 

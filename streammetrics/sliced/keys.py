@@ -487,6 +487,22 @@ def _unique_ints(a: np.ndarray, by_value: bool = False, limit=None):
     return codes.reshape(-1).astype(np.int64, copy=False), values
 
 
+def _unique_floats(a: np.ndarray, limit=None):
+    """``(codes, distinct values)`` of a float64 array without NaN, hashed by
+    the values' bits (``-0.0`` taken as ``0.0``, as ``==`` has them)."""
+    bits = (a + 0.0).view(np.int64)  # -0.0 + 0.0 is 0.0
+    codes, values, m = hash_codes(bits, HASH_DISTINCT if limit is None else min(HASH_DISTINCT, limit))
+    if m < 0:
+        values, codes = np.unique(a, return_inverse=True)
+        return codes.reshape(-1).astype(np.int64, copy=False), values
+    values = values.view(np.float64)
+    order = np.argsort(values)
+    rank = np.empty(m, np.int64)
+    rank[order] = np.arange(m, dtype=np.int64)
+    rank_codes(codes, rank)
+    return codes, values[order]
+
+
 def _pandas_codes(x, name: str):
     import pandas as pd
 
@@ -589,11 +605,10 @@ def _encode_values(arr: np.ndarray, name: str, limit=None, owned=True):
         nan = np.isnan(a)
         if nan.any():
             codes = np.full(a.shape[0], -1, np.int64)
-            values, sub = np.unique(a[~nan], return_inverse=True)
-            codes[~nan] = sub.reshape(-1)
+            sub, values = _unique_floats(a[~nan], limit)
+            codes[~nan] = sub
         else:
-            values, codes = np.unique(a, return_inverse=True)
-            codes = codes.reshape(-1).astype(np.int64, copy=False)
+            codes, values = _unique_floats(a, limit)
         return _finish(codes, values.tolist(), name, limit=limit)
     if kind in "US":
         try:  # hashing (pandas) is faster than numpy's sort of fixed-width strings
