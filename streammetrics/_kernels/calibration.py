@@ -94,11 +94,19 @@ _bin_of_copied, _add_row_copied, _fold_local_copied = (
 _tally_row_copied, _fold_tally_copied = inline_ir(_tally_row_py), inline_ir(_fold_tally_py)
 
 
+def _named(fn, name: str, doc: str):
+    """``fn`` named ``name`` (its cache file too) with docstring ``doc``."""
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
 def _binary_updater(weighted: bool):
     """The binary table's fold, of weighted rows or not: the flag is a constant
-    of the closure, so each kernel compiles only its own loop."""
+    of the closure, so each kernel compiles only its own loop. The closure is
+    the kernel itself: a kernel calling it as a copied helper spent a tenth of
+    its compile copying the helper's IR."""
 
-    @inline_ir
     def update(y, p, w, edges, n, counts, weight, predicted, observed, local, tally):
         rows = y.shape[0]
         for i in range(rows):
@@ -130,29 +138,21 @@ def _binary_updater(weighted: bool):
     return update
 
 
-_binary_rows, _binary_weighted_rows = _binary_updater(False), _binary_updater(True)
+#: ``calibration_update(y, p, w, edges, n, counts, weight, predicted, observed, local, tally)``
+calibration_update = kernel(_named(_binary_updater(False), "calibration_update", """\
+Fold unweighted 0/1 labels ``y`` and probabilities ``p`` (``w`` empty).
 
+``local`` (``float64[3, bins]``) and ``tally`` (``int64[2, bins]``) are
+zeroed scratch, left zeroed (the kernel allocates nothing: an allocation
+inside costs its compile more than the rest of the loop)."""))
 
-@kernel
-def calibration_update(y, p, w, edges, n, counts, weight, predicted, observed, local, tally):
-    """Fold unweighted 0/1 labels ``y`` and probabilities ``p`` (``w`` empty).
-
-    ``local`` (``float64[3, bins]``) and ``tally`` (``int64[2, bins]``) are
-    zeroed scratch, left zeroed (the kernel allocates nothing: an allocation
-    inside costs its compile more than the rest of the loop)."""
-    return _binary_rows(y, p, w, edges, n, counts, weight, predicted, observed, local, tally)
-
-
-@kernel
-def calibration_update_weighted(y, p, w, edges, n, counts, weight, predicted, observed, local, tally):
-    """:func:`calibration_update` of rows weighted by ``w``."""
-    return _binary_weighted_rows(y, p, w, edges, n, counts, weight, predicted, observed, local, tally)
+calibration_update_weighted = kernel(_named(_binary_updater(True), "calibration_update_weighted",
+                                            ":func:`calibration_update` of rows weighted by ``w``."))
 
 
 def _class_updater(weighted: bool):
     """The class tables' fold, of weighted rows or not (as :func:`_binary_updater`)."""
 
-    @inline_ir
     def update(y, m, k, tolerance, w, edges, n, top, per_class, top_local, class_local, top_tally,
                class_tally):
         rows = y.shape[0]
@@ -204,33 +204,23 @@ def _class_updater(weighted: bool):
     return update
 
 
-_class_rows, _class_weighted_rows = _class_updater(False), _class_updater(True)
+#: ``class_calibration_update(y, m, k, tolerance, w, edges, n, top, per_class, top_local,
+#: class_local, top_tally, class_tally)``
+class_calibration_update = kernel(_named(_class_updater(False), "class_calibration_update", """\
+Fold class codes ``y`` and an ``(rows, k)`` probability matrix ``m`` (unweighted:
+``w`` empty).
 
+``top`` is the table of the top label (confidence ``max_j m[i, j]``, the
+first column reaching it as the predicted class, outcome whether it is
+``y[i]``); ``per_class`` the tables of every class ``j`` (probability
+``m[i, j]``, outcome ``y[i] == j``), bins of class ``j`` in rows
+``j * B .. (j + 1) * B - 1``. Each is ``(counts, weight, predicted,
+observed)``. Status 1 for a code outside ``0..k-1``, 2 for an entry
+outside [0, 1] or a row whose sum is more than ``tolerance`` from 1.
+``top_local`` (``float64[3, B]``), ``class_local`` (``float64[3, k B]``),
+``top_tally`` (``int64[2, B]``) and ``class_tally`` (``int64[2, k B]``)
+are zeroed scratch, left zeroed, as in :func:`calibration_update`."""))
 
-@kernel
-def class_calibration_update(y, m, k, tolerance, w, edges, n, top, per_class, top_local, class_local,
-                             top_tally, class_tally):
-    """Fold class codes ``y`` and an ``(rows, k)`` probability matrix ``m`` (unweighted:
-    ``w`` empty).
-
-    ``top`` is the table of the top label (confidence ``max_j m[i, j]``, the
-    first column reaching it as the predicted class, outcome whether it is
-    ``y[i]``); ``per_class`` the tables of every class ``j`` (probability
-    ``m[i, j]``, outcome ``y[i] == j``), bins of class ``j`` in rows
-    ``j * B .. (j + 1) * B - 1``. Each is ``(counts, weight, predicted,
-    observed)``. Status 1 for a code outside ``0..k-1``, 2 for an entry
-    outside [0, 1] or a row whose sum is more than ``tolerance`` from 1.
-    ``top_local`` (``float64[3, B]``), ``class_local`` (``float64[3, k B]``),
-    ``top_tally`` (``int64[2, B]``) and ``class_tally`` (``int64[2, k B]``)
-    are zeroed scratch, left zeroed, as in :func:`calibration_update`.
-    """
-    return _class_rows(y, m, k, tolerance, w, edges, n, top, per_class, top_local, class_local, top_tally,
-                       class_tally)
-
-
-@kernel
-def class_calibration_update_weighted(y, m, k, tolerance, w, edges, n, top, per_class, top_local,
-                                      class_local, top_tally, class_tally):
-    """:func:`class_calibration_update` of rows weighted by ``w``."""
-    return _class_weighted_rows(y, m, k, tolerance, w, edges, n, top, per_class, top_local, class_local,
-                                top_tally, class_tally)
+class_calibration_update_weighted = kernel(_named(
+    _class_updater(True), "class_calibration_update_weighted",
+    ":func:`class_calibration_update` of rows weighted by ``w``."))
