@@ -397,12 +397,18 @@ def _spy_counts(monkeypatch):
 
 @pytest.mark.parametrize("threads", [False, True])
 @pytest.mark.parametrize("threshold", [None, 0.5])
-def test_counting_by_key_gives_the_coded_paths_state(monkeypatch, threads, threshold):
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_counting_by_key_gives_the_coded_paths_state(monkeypatch, threads, threshold, dtype):
     """Batches of integer keys counted by key, on one thread and two, with keys
     outside the sampled range (counted apart, or the whole batch again over
     the exact range), too sparse for a table, and new keys in later batches:
-    the state of the same batches prepared (coded) and folded."""
+    the state of the same batches prepared (coded) and folded. int32 keys are
+    counted as they are, not converted."""
     import streammetrics.sliced.grouped as SG
+
+    seen = []
+    real_count = SG.K.count_keys
+    monkeypatch.setattr(SG.K, "count_keys", lambda *a: seen.append(a[3].dtype) or real_count(*a))
 
     monkeypatch.setattr(SG, "THREADED_ROWS", 1 if threads else 1 << 62)
     monkeypatch.setattr(SG, "MIN_ROOM", 4)
@@ -428,8 +434,10 @@ def test_counting_by_key_gives_the_coded_paths_state(monkeypatch, threads, thres
     step = 1500 // 256  # the rows the sample reads: none of these
     rows = rows[(rows % step != 0) & (rows % 4 == 1)]
     many[1000 + rows] = 500 + rows % 20  # many outside the sampled range: counted again
-    sparse = keys * 10**9  # no table: coded
+    # no table: coded
+    sparse = keys * 10**9 if dtype is np.int64 else (keys % 1024) * 2**20
     for by in (keys, late, many, sparse):
+        by = by.astype(dtype)
         exact.clear()
         fast = sm.Sliced(sm.BinaryConfusion(threshold=threshold))
         coded = sm.Sliced(sm.BinaryConfusion(threshold=threshold))
@@ -442,9 +450,20 @@ def test_counting_by_key_gives_the_coded_paths_state(monkeypatch, threads, thres
             assert exact  # the exact range was read
     assert apart  # rows outside the sampled range were counted apart
     assert calls  # the batches above were counted by key
+    assert set(seen) == {np.dtype(dtype)}
+    late = late.astype(dtype)
     _check_against_template(lambda: sm.BinaryConfusion(threshold=threshold),
                             sm.Sliced(sm.BinaryConfusion(threshold=threshold)).update(y, p, by=late),
                             (y, p), None, late)
+
+
+def test_int32_keys_at_their_limits_are_counted_by_key():
+    keys = np.array([-2**31, 2**31 - 1, 0, 5, 5, -2**31], np.int32)
+    y = np.array([1, 0, 1, 0, 1, 1])
+    p = np.array([0.9, 0.1, 0.8, 0.2, 0.4, 0.3])
+    r = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=keys).finalize()
+    assert dict(r.rows) == {-2**31: 2, 0: 1, 5: 2, 2**31 - 1: 1}
+    assert (r.slices[-2**31].tp, r.slices[-2**31].fn) == (1, 1)
 
 
 def test_a_batch_counted_by_key_and_refused_changes_nothing_and_the_next_counts_right(monkeypatch):

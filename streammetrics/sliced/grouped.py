@@ -165,7 +165,7 @@ class _BinaryTables(Tables):
         return columns
 
     def count_batch(self, arrays, keys, known=None):
-        """Check and count the rows ``(y, p)`` of ``keys`` (``int64``, fewer than
+        """Check and count the rows ``(y, p)`` of ``keys`` (``int64`` or ``int32``, fewer than
         ``2**31`` rows) in tables over the keys' values: a :class:`Counted`
         (``status`` 0 or the code of :func:`~._kernels.grouped.count_keys`, and
         the ``parts``), or ``None`` when the keys look too sparse for a table (a
