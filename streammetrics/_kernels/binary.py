@@ -94,7 +94,7 @@ def sum_labels(y, p, w, rows, wsums, wsq):
     s0 = c0 = s1 = c1 = s2 = c2 = s3 = c3 = 0.0
     q0 = d0 = q1 = d1 = q2 = d2 = q3 = d3 = 0.0
     for start in range(0, n, BLOCK):
-        stop = min(start + BLOCK, n)
+        stop = n if n < start + BLOCK else start + BLOCK
         b0 = b1 = b2 = b3 = 0.0
         e0 = e1 = e2 = e3 = 0.0
         for i in range(start, stop):
@@ -181,7 +181,7 @@ def sum_scores(y, s, threshold, w, rows, wsums, wsq):
     s0 = c0 = s1 = c1 = s2 = c2 = s3 = c3 = 0.0
     q0 = d0 = q1 = d1 = q2 = d2 = q3 = d3 = 0.0
     for start in range(0, n, BLOCK):
-        stop = min(start + BLOCK, n)
+        stop = n if n < start + BLOCK else start + BLOCK
         b0 = b1 = b2 = b3 = 0.0
         e0 = e1 = e2 = e3 = 0.0
         for i in range(start, stop):

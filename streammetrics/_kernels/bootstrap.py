@@ -114,7 +114,7 @@ def _draw_pairs(h, q0, nq, sc, uu, kk):
         u = uu[r]
         kk[r] = (np.int32(u >= c0) + np.int32(u >= c1) + np.int32(u >= c2)
                  + np.int32(u >= c3) + np.int32(u >= c4) + np.int32(u >= c5))
-        top = max(top, u)
+        top = u if u > top else top
     if top >= sc[_HEAD]:  # a count of 7 or more somewhere: about one row in a hundred
         for r in range(m):
             u = uu[r]
@@ -177,7 +177,7 @@ def replicate_sums(seed, keys, first, r0, w, slots, vals, out, cuts):
     kf = np.empty(R, np.float64)
     acc = np.empty((S, R), np.float64)  # zeroed block by block
     for start in range(0, m, BLOCK):
-        stop = min(start + BLOCK, m)
+        stop = m if m < start + BLOCK else start + BLOCK
         acc[:] = 0.0
         for i in range(start, stop):
             key = keys[i] if keyed else first + i
@@ -318,7 +318,7 @@ def probability_terms(y, p, lo, slots, vals, col, base, floor):
         slots[i, col + 1] = base + 1
         slots[i, col + 2] = base + 2
         vals[i, col] = 1.0
-        vals[i, col + 1] = -math.log(max(q, floor))
+        vals[i, col + 1] = -math.log(floor if floor > q else q)
         vals[i, col + 2] = d * d
 
 

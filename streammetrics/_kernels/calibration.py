@@ -28,7 +28,7 @@ __all__ = ["calibration_update", "calibration_update_weighted", "class_calibrati
 def _bin_of_py(p, edges):
     """The bin of ``p`` in [0, 1] (module docstring)."""
     nb = edges.shape[0] - 1
-    b = int(p * nb)
+    b = np.int64(p * nb)
     if b > nb - 1:
         b = nb - 1
     while b > 0 and p <= edges[b]:
@@ -119,9 +119,9 @@ def _binary_updater(weighted: bool):
         nb = counts.shape[0]
         # rows are summed plainly per bin over a block, then each bin's block
         # total is added to its pair with one compensated step
-        block = max(BLOCK, 4 * nb)
+        block = 4 * nb if 4 * nb > BLOCK else BLOCK
         for start in range(0, rows, block):
-            for i in range(start, min(start + block, rows)):
+            for i in range(start, rows if rows < start + block else start + block):
                 pi = p[i]
                 b = _bin_of_copied(pi, edges)
                 if weighted:
@@ -171,9 +171,9 @@ def _class_updater(weighted: bool):
                 return 2
         tc, tw, tp, to = top
         cc, cw, cp, co = per_class
-        block = max(BLOCK, 4 * nb)
+        block = 4 * nb if 4 * nb > BLOCK else BLOCK
         for start in range(0, rows, block):
-            for i in range(start, min(start + block, rows)):
+            for i in range(start, rows if rows < start + block else start + block):
                 wi = w[i] if weighted else 1.0
                 yi = y[i]
                 best = 0

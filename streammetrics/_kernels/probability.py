@@ -43,7 +43,7 @@ def probability_moments(y, p, w, n, sums, squares):
     sw = cw = sl = cl = sb = cb = 0.0
     sl2 = cl2 = sb2 = cb2 = sq = cq = 0.0
     for start in range(0, rows, BLOCK):
-        stop = min(start + BLOCK, rows)
+        stop = rows if rows < start + BLOCK else start + BLOCK
         bw = bl = bb = 0.0
         bl2 = bb2 = bq = 0.0
         for i in range(start, stop):
@@ -55,7 +55,7 @@ def probability_moments(y, p, w, n, sums, squares):
             if not (pi >= 0.0 and pi <= 1.0):
                 return 2
             q = pi if y1 else 1.0 - pi  # probability given to the outcome
-            loss = -math.log(max(q, LOG_FLOOR))
+            loss = -math.log(LOG_FLOOR if LOG_FLOOR > q else q)
             d = pi - y1
             d2 = d * d
             if weighted:
@@ -104,7 +104,7 @@ def class_probability_update(y, m, k, tolerance, w, n, sums):
     weighted = w.shape[0] > 0
     sw = cw = sl = cl = sb = cb = 0.0
     for start in range(0, rows, BLOCK):
-        stop = min(start + BLOCK, rows)
+        stop = rows if rows < start + BLOCK else start + BLOCK
         bw = bl = bb = 0.0
         for i in range(start, stop):
             yi = y[i]
@@ -121,7 +121,7 @@ def class_probability_update(y, m, k, tolerance, w, n, sums):
             if abs(total - 1.0) > tolerance:
                 return 2
             picked = m[i, yi]
-            loss = -math.log(max(picked, LOG_FLOOR))
+            loss = -math.log(LOG_FLOOR if LOG_FLOOR > picked else picked)
             brier = sq - 2.0 * picked + 1.0
             if weighted:
                 wi = w[i]

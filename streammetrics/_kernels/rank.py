@@ -245,7 +245,8 @@ def sort_parts_payload(keys, vals, front, back, tk, tv):
 @kernel
 def sort_two_payload(keys, vals, front, back):
     """Sort ``keys[:front]`` and ``keys[back:]`` in place, moving ``vals`` along."""
-    size = max(front, keys.shape[0] - back)
+    rest = keys.shape[0] - back
+    size = rest if rest > front else front
     sort_parts_payload(keys, vals, front, back, np.empty(size, np.uint64), np.empty(size, vals.dtype))
 
 
@@ -355,7 +356,8 @@ def u2_run_keys(b1, ab1, kp, kn):
             c = _TOP
             ra = 0
             rb = 0
-        k = min(a, b, c)
+        k = b if b < a else a
+        k = c if c < k else k
         tr = c == k
         tp = a == k
         tn = b == k
@@ -399,7 +401,8 @@ def run_into(b1, ab1, kp, kn, bits, ab):
         a = kp[i] if i < n1 else _TOP
         b = kn[j] if j < n0 else _TOP
         c = _key(b1[r]) if r < m1 else _TOP
-        k = min(a, b, c)
+        k = b if b < a else a
+        k = c if c < k else k
         tr = c == k
         tp = a == k
         tn = b == k
@@ -435,7 +438,8 @@ def run_into_weighted(b1, ab1, kp, vp, kn, vn, bits, ab):
         a = kp[i] if i < n1 else _TOP
         b = kn[j] if j < n0 else _TOP
         c = _key(b1[r]) if r < m1 else _TOP
-        k = min(a, b, c)
+        k = b if b < a else a
+        k = c if c < k else k
         tr = c == k
         tp = a == k
         tn = b == k
@@ -894,7 +898,8 @@ def _group_cells(kp, kn, pre_p, pre_n, weighted, budget, mass_cap, cuts, limit, 
         elif an == j:
             last = kp[i - 1]
         else:
-            last = max(kp[i - 1], kn[j - 1])
+            last, other = kp[i - 1], kn[j - 1]
+            last = other if other > last else last
         lev = _bit_length(first ^ last)
         st[0, 0] = ap
         st[1, 0] = i
@@ -918,8 +923,10 @@ def _group_cells(kp, kn, pre_p, pre_n, weighted, budget, mass_cap, cuts, limit, 
                 lo_k = kp[a1]
                 hi_k = kp[b1 - 1]
             else:
-                lo_k = min(kp[a1], kn[a0])
-                hi_k = max(kp[b1 - 1], kn[b0 - 1])
+                lo_k, other = kp[a1], kn[a0]
+                lo_k = other if other < lo_k else lo_k
+                hi_k, other = kp[b1 - 1], kn[b0 - 1]
+                hi_k = other if other > hi_k else hi_k
             emit = lo_k == hi_k  # a single score
             if not emit:
                 lev_c = st_l[depth]
@@ -981,8 +988,10 @@ def _group_items(kp, vp, kn, vn, weighted, bounds, g, ab):
             first = kp[ap]
             last = kp[bp - 1]
         else:
-            first = min(kp[ap], kn[an])
-            last = max(kp[bp - 1], kn[bn - 1])
+            first, other = kp[ap], kn[an]
+            first = other if other < first else first
+            last, other = kp[bp - 1], kn[bn - 1]
+            last = other if other > last else last
         lo[t] = _key_bits(first)
         hi[t] = _key_bits(last)
         # the group's own 2U: sum over positives of 2 * negatives below + equal
@@ -1206,7 +1215,7 @@ def _sweep(lo, hi, ab, cw, idx, k, heap):
         size = _heap_push(heap, size, j, hi)
         seen_p += ab[0, j]
         seen_n += ab[1, j]
-    return k2, max(unknown, 0.0)
+    return k2, (0.0 if 0.0 > unknown else unknown)
 
 
 @kernel

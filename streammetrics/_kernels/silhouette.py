@@ -159,7 +159,7 @@ def _cosine_from_dots(g, i0, j0, invI, invJ, shift):
         row = g[ii]
         for jj in range(nc):
             v = 1.0 - row[jj] * a * invJ[j0 + jj]
-            row[jj] = 0.0 if v < COSINE_FLOOR else min(v, 2.0)
+            row[jj] = 0.0 if v < COSINE_FLOOR else (2.0 if 2.0 < v else v)
     _zero_diagonal(g, i0 + shift, j0)
 
 
@@ -325,9 +325,9 @@ def _drivers(blas: bool, parallel: bool, metric: int):
         for bi in prange(nblk):
             t = numba.get_thread_id() if parallel else 0
             i0 = bi * block
-            m = min(i0 + block, nI) - i0
+            m = (nI if nI < i0 + block else i0 + block) - i0
             for j0 in range(0, nJ, block):
-                nc = min(j0 + block, nJ) - j0
+                nc = (nJ if nJ < j0 + block else j0 + block) - j0
                 g = tiles[t, : m * nc].reshape((m, nc))
                 yt = scratch[t, : d * nc].reshape((d, nc))
                 if blas:
@@ -360,8 +360,8 @@ def _drivers(blas: bool, parallel: bool, metric: int):
                     t = numba.get_thread_id() if parallel else 0
                     i0 = bi * block
                     j0 = bj * block
-                    m = min(i0 + block, n) - i0
-                    nc = min(j0 + block, n) - j0
+                    m = (n if n < i0 + block else i0 + block) - i0
+                    nc = (n if n < j0 + block else j0 + block) - j0
                     g = tiles[t, : m * nc].reshape((m, nc))
                     yt = scratch[t, : d * nc].reshape((d, nc))
                     if blas:
@@ -441,7 +441,7 @@ def _distance_sums_of(prange):
         ngroups = (m + 3) // 4
         for gi in prange(ngroups):
             a = 4 * gi
-            b = min(a + 4, m)
+            b = m if m < a + 4 else a + 4
             for i in range(a, b):
                 row = D[i]
                 nbad = 0
@@ -496,5 +496,5 @@ def silhouette_from_sums(sums, lab, sizes, convention, out):
                 dk += penalty
             if dk < b:
                 b = dk
-        top = max(a, b)
+        top = b if b > a else a
         out[i] = (b - a) / (top + (top == 0.0))
