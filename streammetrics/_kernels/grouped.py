@@ -118,9 +118,9 @@ def group_count(y, p, threshold, local, offset, glob, rows, counts, tab):
     cells = np.empty(_BLOCK, np.uint64)
     n = y.shape[0]
     for chunk in range(0, n, _CHUNK):
-        end = min(n, chunk + _CHUNK)
+        end = chunk + _CHUNK if chunk + _CHUNK < n else n
         for lo in range(chunk, end, _BLOCK):
-            hi = min(end, lo + _BLOCK)
+            hi = lo + _BLOCK if lo + _BLOCK < end else end
             # views indexed from 0: LLVM then knows no index is negative (see
             # key_range), and the loop vectorizes
             yb, pb, lb = y[lo:hi], p[lo:hi], local[lo:hi]
@@ -170,7 +170,7 @@ def group_probability(y, p, w, local, offset, glob, rows, sums, keep, squares, s
         pi = p[i]
         y1 = y[i] == 1
         q = pi if y1 else 1.0 - pi
-        loss = -math.log(max(q, LOG_FLOOR))
+        loss = -math.log(LOG_FLOOR if LOG_FLOOR > q else q)
         d = pi - y1
         d2 = d * d
         wi = w[i] if weighted else 1.0
@@ -224,7 +224,7 @@ def group_regression(y, p, w, local, glob, rows, moments, sums, keep, squares, s
         d = (yi - shift[j]) - mean[j]
         r = yi - p[i]
         ar = abs(r)
-        ape = ar / max(abs(yi), MAPE_FLOOR)
+        ape = ar / (MAPE_FLOOR if MAPE_FLOOR > abs(yi) else abs(yi))
         r2 = r * r
         if weighted:
             wi = w[i]
@@ -337,8 +337,8 @@ def key_range(keys, start, stop):
     hi = lo
     for i in range(keys.shape[0]):
         v = keys[i]
-        lo = min(lo, v)
-        hi = max(hi, v)
+        lo = v if v < lo else lo
+        hi = v if v > hi else hi
     return lo, hi
 
 
@@ -428,7 +428,7 @@ def hash_codes(a, cap):
                 h = (h + np.uint64(1)) & mask
             table[2 * h] = values[k]
             table[2 * h + 1] = k
-        i, m = _hash_rows(a, i, codes, table, mask, values, m, min(room, cap))
+        i, m = _hash_rows(a, i, codes, table, mask, values, m, (cap if cap < room else room))
         if i == n:
             return codes, values[:m], m
         if m == cap:
@@ -524,7 +524,7 @@ def count_keys(y, p, threshold, keys, lo, tab, spill, start, stop):
     spilled = 0
     room = spill.shape[0]
     for b in range(start, stop, _BLOCK):
-        e = min(stop, b + _BLOCK)
+        e = b + _BLOCK if b + _BLOCK < stop else stop
         # views indexed from 0: LLVM then knows no index is negative (see key_range)
         yb, pb, kb = y[b:e], p[b:e], keys[b:e]
         far = False

@@ -44,7 +44,7 @@ def _beta_fraction(x, a, b):
         d = _TINY
     d = 1.0 / d
     h = d
-    limit = 200 + 20 * int(math.sqrt(max(a, b)))
+    limit = 200 + 20 * np.int64(math.sqrt(b if b > a else a))
     for m in range(1, limit + 1):
         m2 = 2.0 * m
         # even step
@@ -115,7 +115,7 @@ def class_squares(y, w, pairs):
     n = y.shape[0]
     sp = cp = sn = cn = 0.0
     for start in range(0, n, BLOCK):
-        stop = min(start + BLOCK, n)
+        stop = n if n < start + BLOCK else start + BLOCK
         bp = bn = 0.0
         for i in range(start, stop):
             q = w[i] * w[i]
@@ -165,7 +165,7 @@ def delong_sums_about(ab, centre):
     m = ab.shape[1]
     sp = cp = sn = cn = 0.0
     for start in range(0, m, BLOCK):
-        stop = min(start + BLOCK, m)
+        stop = m if m < start + BLOCK else start + BLOCK
         bp = bn = 0.0
         for k in range(start, stop):
             bp += float(ab[0, k])
@@ -183,7 +183,7 @@ def delong_sums_about(ab, centre):
     q_s = q_c = 0.0  # sum a (V10 - c)**2
     r_s = r_c = 0.0  # sum b (V01 - c)**2
     for start in range(0, m, BLOCK):
-        stop = min(start + BLOCK, m)
+        stop = m if m < start + BLOCK else start + BLOCK
         base_below = below_s + below_c
         base_above = above_s + above_c
         local_b = local_a = 0.0
@@ -210,6 +210,8 @@ def delong_sums_about(ab, centre):
     shift_pos = (t_s + t_c) / P  # theta - centre, from the positives' placements
     shift_neg = (u_s + u_c) / N  # the same from the negatives' (equal but for rounding)
     theta = centre + shift_pos
-    ss_pos = max((q_s + q_c) - P * shift_pos * shift_pos, 0.0)
-    ss_neg = max((r_s + r_c) - N * shift_neg * shift_neg, 0.0)
+    ss_pos = (q_s + q_c) - P * shift_pos * shift_pos
+    ss_pos = 0.0 if 0.0 > ss_pos else ss_pos
+    ss_neg = (r_s + r_c) - N * shift_neg * shift_neg
+    ss_neg = 0.0 if 0.0 > ss_neg else ss_neg
     return theta, P, N, ss_pos, ss_neg

@@ -50,10 +50,10 @@ def confusion_bounds(y, p, k):
     for i in range(n):
         yi = y[i]
         pi = p[i]
-        ylo = min(ylo, yi)
-        yhi = max(yhi, yi)
-        plo = min(plo, pi)
-        phi = max(phi, pi)
+        ylo = yi if yi < ylo else ylo
+        yhi = yi if yi > yhi else yhi
+        plo = pi if pi < plo else plo
+        phi = pi if pi > phi else phi
     if ylo < 0 or yhi >= k:
         return 1
     if plo < 0 or phi >= k:

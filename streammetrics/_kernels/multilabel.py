@@ -69,7 +69,7 @@ def _folder(scored: bool, weighted: bool):
         exact = 0
         wrong_cells = 0
         for start in range(0, nrows, BLOCK):
-            stop = min(start + BLOCK, nrows)
+            stop = nrows if nrows < start + BLOCK else start + BLOCK
             for i in range(start, stop):
                 inter = 0
                 ny = 0

@@ -100,7 +100,7 @@ def _score(code, tp, fp, fn, tn, cost):
         return 2.0 * precision * recall / _safe(precision + recall)
     if code == 1:
         under = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
-        return (tp * tn - fp * fn) / math.sqrt(_safe(max(under, 0.0)))
+        return (tp * tn - fp * fn) / math.sqrt(_safe(0.0 if 0.0 > under else under))
     if code == 2:
         return recall + specificity - 1.0
     if code == 3:
@@ -303,7 +303,8 @@ def _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, b, keys, tps, fps):
         x = _key(rb[r]) if r < r1 else _TOP
         y = kp[i] if i < i1 else _TOP
         z = kn[j] if j < j1 else _TOP
-        k = min(x, y, z)
+        k = y if y < x else x
+        k = z if z < k else k
         if k != last:
             c += 1
             keys[c] = k
@@ -326,7 +327,7 @@ def _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, b, keys, tps, fps):
 @inline
 def _scratch(width):
     """Room for the candidates of the largest block (``width[0]`` keys)."""
-    w = max(width[0], 1)
+    w = 1 if 1 > width[0] else width[0]
     return np.empty(w, np.uint64), np.empty(w, np.int64), np.empty(w, np.int64)
 
 
@@ -442,7 +443,9 @@ def layer_blocks(rb, rab, kp, kn, step):
         fp[x] = (s1 - below_n[x]) + (n0 - jn[x])
     width = np.zeros(1, np.int64)
     for x in range(q):
-        width[0] = max(width[0], (ir[x + 1] - ir[x]) + (ip[x + 1] - ip[x]) + (jn[x + 1] - jn[x]))
+        span = (ir[x + 1] - ir[x]) + (ip[x + 1] - ip[x]) + (jn[x + 1] - jn[x])
+        if span > width[0]:
+            width[0] = span
     return lows, ir, ip, jn, tp, fp, width
 
 
@@ -584,14 +587,16 @@ def _bound(code, tp_lo, tp_hi, fp_lo, fp_hi, total_p, total_n, cost):
     elif code == 1:  # (tp N - fp P) / sqrt(P N c (T - c)), c = tp + fp called
         top = tp_hi * n - fp_lo * p
         t = p + n
-        lo = max(tp_lo + fp_lo, 1.0)
-        hi = min(tp_hi + fp_hi, t - 1.0)
+        lo = 1.0 if 1.0 > tp_lo + fp_lo else tp_lo + fp_lo
+        hi = t - 1.0 if t - 1.0 < tp_hi + fp_hi else tp_hi + fp_hi
         v = 0.0  # the guard: no row or every row called, or a class absent
         if top > 0.0 and lo <= hi and p > 0.0 and n > 0.0:
-            least = min(lo * (t - lo), hi * (t - hi))  # c (T - c) is concave
+            least = lo * (t - lo)  # c (T - c) is concave
+            at_hi = hi * (t - hi)
+            least = at_hi if at_hi < least else least
             v = top / math.sqrt(p * n * least)
         if p > 0.0 and n > 0.0:
-            mag += (tp_hi * n + fp_hi * p) / math.sqrt(p * n * max(t - 1.0, 1.0))
+            mag += (tp_hi * n + fp_hi * p) / math.sqrt(p * n * (1.0 if 1.0 > t - 1.0 else t - 1.0))
     elif code == 2:
         v = tp_hi / _safe(p) + (n - fp_lo) / _safe(n) - 1.0
     elif code == 3:
@@ -661,7 +666,7 @@ def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, code, cost, p
                 if sure:
                     sure = False
                     high = best
-                high = max(high, bound)
+                high = bound if bound > high else high
                 below = lo
         if b >= below:
             continue
@@ -673,7 +678,7 @@ def layer_best(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, code, cost, p
             if sure:
                 sure = False
                 high = best
-            high = max(high, bound)
+            high = bound if bound > high else high
             continue
         c = _fill(rb, rab, kp, kn, ir, ip, jn, tpb, fpb, b, keys, tps, fps)
         top = c - 1  # where the next group of candidates starts
@@ -743,7 +748,8 @@ def layer_partial_area(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, max_f
         known = nq - 1
     # from the lowest block whose entry is saved (or the cut's block, if that is
     # saved), walk whole blocks down to the block of the cut
-    b = max(known, stop, 0)
+    b = stop if stop > known else known
+    b = 0 if 0 > b else b
     area = saved[b, 0]
     x0 = saved[b, 1]
     y0 = saved[b, 2]
@@ -763,7 +769,8 @@ def layer_partial_area(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, max_f
             x = _key(rb[r - 1]) if r > r0 else _NONE
             y = kp[i - 1] if i > i0 else _NONE
             z = kn[j - 1] if j > j0 else _NONE
-            k = max(x, y, z)
+            k = y if y > x else x
+            k = z if z > k else k
             if last != _NONE and k != last:  # the candidate ``last`` is complete
                 x1 = float(fp) / sn
                 y1 = float(tp) / sp
@@ -826,7 +833,8 @@ def _block_area2(rb, rab, kp, kn, ir, ip, jn, tpb, b):
             x = _NONE
             ra = 0
             rn = 0
-        k = max(x, y, z)
+        k = y if y > x else x
+        k = z if z > k else k
         if k != last:
             s2 += q * (2 * above + p)
             above += p
@@ -896,7 +904,8 @@ def layer_partial_exact(rb, rab, kp, kn, lows, ir, ip, jn, tpb, fpb, width, max_
         x = _key(rb[r - 1]) if r > r0 else _NONE
         y = kp[i - 1] if i > i0 else _NONE
         z = kn[j - 1] if j > j0 else _NONE
-        k = max(x, y, z)
+        k = y if y > x else x
+        k = z if z > k else k
         if last != _NONE and k != last:  # the candidate ``last`` is complete
             if _past(fp, total_n, max_fpr):
                 return exact_area(s2, x0, y0, fp, tp, True, total_p, total_n, max_fpr), known
@@ -959,7 +968,8 @@ def u2_marked(b1, ab1, kp, kn, every, keys, marks):
             c = _TOP
             ra = 0
             rb = 0
-        k = min(a, b, c)
+        k = b if b < a else a
+        k = c if c < k else k
         tr = c == k
         tp = a == k
         tn = b == k

@@ -150,4 +150,4 @@ def average_precision_sums(lo, hi, ab, weighted):
             total += p
         J += p
         K += q
-    return max(lower, 0.0), upper, total, exact
+    return (0.0 if 0.0 > lower else lower), upper, total, exact

@@ -85,7 +85,7 @@ def regression_moments(y, p, w, n, moments, sums, squares):
         return 1
     sw = cw = sy = cy = 0.0
     for start in range(0, rows, BLOCK):
-        stop = min(start + BLOCK, rows)
+        stop = rows if rows < start + BLOCK else start + BLOCK
         bw = by = 0.0
         bad_y = False
         bad_p = False
@@ -113,7 +113,7 @@ def regression_moments(y, p, w, n, moments, sums, squares):
     sd = cd = sm = cm = s2 = c2 = s1 = c1 = sp = cp = 0.0
     s4 = c4 = sa = ca = sq = cq = 0.0
     for start in range(0, rows, BLOCK):
-        stop = min(start + BLOCK, rows)
+        stop = rows if rows < start + BLOCK else start + BLOCK
         bd = bm = b2 = b1 = bp = 0.0
         b4 = ba = bq = 0.0
         for i in range(start, stop):
@@ -121,7 +121,7 @@ def regression_moments(y, p, w, n, moments, sums, squares):
             d = (yi - shift) - mean
             r = yi - p[i]
             ar = abs(r)
-            ape = ar / max(abs(yi), MAPE_FLOOR)
+            ape = ar / (MAPE_FLOOR if MAPE_FLOOR > abs(yi) else abs(yi))
             r2 = r * r
             if weighted:
                 wi = w[i]

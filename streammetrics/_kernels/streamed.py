@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ._jit import kernel
 from .compensated import BLOCK, add
 from .operating import _beats, _past, _safe, _score, _trapezoid, exact_area
@@ -194,7 +196,7 @@ def area_scan_exact(ab, total_p, total_n, max_fpr, cum, acc):
 def delong_masses_carry(ab, st):
     """The first pass: ``st`` is ``(sp, cp, sn, cn, bp, bn, j)``."""
     sp, cp, sn, cn, bp, bn = st[0], st[1], st[2], st[3], st[4], st[5]
-    j = int(st[6])
+    j = np.int64(st[6])
     for k in range(ab.shape[1]):
         bp += float(ab[0, k])
         bn += float(ab[1, k])
@@ -226,7 +228,7 @@ def delong_carry(ab, P, N, centre, st):
     t_s, t_c, u_s, u_c, q_s, q_c, r_s, r_c = st[4], st[5], st[6], st[7], st[8], st[9], st[10], st[11]
     base_below, base_above, local_b, local_a = st[12], st[13], st[14], st[15]
     bt, bu, bq, br = st[16], st[17], st[18], st[19]
-    j = int(st[20])
+    j = np.int64(st[20])
     for k in range(ab.shape[1]):
         if j == 0:
             base_below = below_s + below_c
@@ -273,8 +275,10 @@ def delong_end(P, N, centre, st):
     shift_pos = (t_s + t_c) / P
     shift_neg = (u_s + u_c) / N
     theta = centre + shift_pos
-    ss_pos = max((q_s + q_c) - P * shift_pos * shift_pos, 0.0)
-    ss_neg = max((r_s + r_c) - N * shift_neg * shift_neg, 0.0)
+    ss_pos = (q_s + q_c) - P * shift_pos * shift_pos
+    ss_pos = 0.0 if 0.0 > ss_pos else ss_pos
+    ss_neg = (r_s + r_c) - N * shift_neg * shift_neg
+    ss_neg = 0.0 if 0.0 > ss_neg else ss_neg
     return theta, P, N, ss_pos, ss_neg
 
 

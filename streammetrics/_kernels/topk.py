@@ -32,7 +32,7 @@ def top_k_update(y, scores, k, w, n, hits, sums):
     h = 0
     hs = hc = ts = tc = 0.0
     for start in range(0, rows, BLOCK):
-        stop = min(start + BLOCK, rows)
+        stop = rows if rows < start + BLOCK else start + BLOCK
         bh = bt = 0.0
         for i in range(start, stop):
             t = y[i]
