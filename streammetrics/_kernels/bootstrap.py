@@ -175,7 +175,9 @@ def replicate_sums(seed, keys, first, r0, w, slots, vals, out, cuts):
     uu = np.empty(2 * nq, np.int32)
     kk = np.empty(2 * nq, np.int32)
     kf = np.empty(R, np.float64)
-    acc = np.empty((S, R), np.float64)  # zeroed block by block
+    # slot c's sums at acc[c R + r], zeroed block by block (one shape of float
+    # allocation in the kernel: each compiles on its own on a cold first use)
+    acc = np.empty(S * R, np.float64)
     for start in range(0, m, BLOCK):
         stop = m if m < start + BLOCK else start + BLOCK
         acc[:] = 0.0
@@ -188,12 +190,12 @@ def replicate_sums(seed, keys, first, r0, w, slots, vals, out, cuts):
             for j in range(P):
                 v = vals[i, j] * wi
                 if v != 0.0:
-                    c = slots[i, j]
+                    row = acc[slots[i, j] * R:]
                     for r in range(R):
-                        acc[c, r] += kf[r] * v
+                        row[r] += kf[r] * v
         for c in range(S):
             for r in range(R):
-                t, e = add(out[c, r, 0], out[c, r, 1], acc[c, r])
+                t, e = add(out[c, r, 0], out[c, r, 1], acc[c * R + r])
                 out[c, r, 0] = t
                 out[c, r, 1] = e
 
