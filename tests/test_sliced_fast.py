@@ -269,6 +269,42 @@ def test_hashed_codes_of_float_keys_are_numpys_unique(distinct, n, seed):
     np.testing.assert_array_equal(codes, want_codes.reshape(-1))
 
 
+@settings(max_examples=60, deadline=None)
+@given(distinct=st.lists(st.text(max_size=6), min_size=1, max_size=60),
+       n=st.integers(1, 600), as_bytes=st.booleans(), order=st.sampled_from(["random", "sorted", "strided", "big"]),
+       seed=st.integers(0, 2**31))
+def test_hashed_string_keys_are_coded_as_python_strings_are(distinct, n, as_bytes, order, seed):
+    # a numpy string column is hashed by its code units; the same strings as
+    # Python objects are coded by another path: the two agree
+    values = np.array(distinct)
+    if as_bytes:
+        values = np.array([v.encode("utf-8") for v in distinct])
+    a = values[np.random.default_rng(seed).integers(0, values.shape[0], 2 * n)]
+    if order == "sorted":
+        a.sort()
+    elif order == "strided":
+        a = a[::2]
+    elif order == "big" and a.dtype.kind == "U":
+        a = a.astype(a.dtype.newbyteorder(">"))
+    got = K.encode(a, a.shape[0])
+    want = K.encode(a.astype(object), a.shape[0])
+    assert got.keys == want.keys
+    np.testing.assert_array_equal(got.codes, want.codes)
+
+
+def test_hashed_string_keys_past_the_cap_and_empty_strings(monkeypatch):
+    a = np.array(["b", "", "a", "b", ""])
+    got = K.encode(a, 5)
+    assert [k[0] for k in got.keys] == [K.tag(""), K.tag("a"), K.tag("b")]
+    np.testing.assert_array_equal(got.codes, [2, 0, 1, 2, 0])
+    empty = np.array(["", ""], dtype="U0")
+    assert [k[0] for k in K.encode(empty, 2).keys] == [K.tag("")]
+    monkeypatch.setattr(K, "HASH_DISTINCT", 2)  # sorted by numpy instead: the same keys
+    again = K.encode(a, 5)
+    assert again.keys == got.keys
+    np.testing.assert_array_equal(again.codes, got.codes)
+
+
 def test_hashing_stops_past_its_cap_and_numpy_sorts_instead(monkeypatch):
     from streammetrics._kernels.grouped import hash_codes
 

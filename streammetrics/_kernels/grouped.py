@@ -47,6 +47,7 @@ __all__ = [
     "value_scatter2",
     "key_range",
     "hash_codes",
+    "hash_rows",
     "rank_codes",
     "count_keys",
     "present_keys",
@@ -433,6 +434,93 @@ def hash_codes(a, cap):
             return codes, values[:m], m
         if m == cap:
             return codes, values, -1
+        bits += 1
+
+
+@inline
+def _row_hash(m, i):
+    """FNV-1a over the words of row ``i`` of ``m``, then :func:`_mix`."""
+    h = np.uint64(14695981039346656037)
+    for j in range(m.shape[1]):
+        h = (h ^ np.uint64(m[i, j])) * np.uint64(1099511628211)
+    return _mix(h)
+
+
+@inline
+def _same_rows(m, i, k):
+    for j in range(m.shape[1]):
+        if m[i, j] != m[k, j]:
+            return False
+    return True
+
+
+@inline
+def _hash_string_rows(m, i, codes, table, mask, firsts, f, room):
+    """:func:`_hash_rows` for the rows of ``m`` (see :func:`hash_rows`): ``table``
+    holds each slot's row hash and code, ``firsts[:f]`` each code's first row."""
+    n = m.shape[0]
+    while i < n:
+        if i > 0 and _same_rows(m, i, i - 1):  # a row equal to the one before it
+            codes[i] = codes[i - 1]
+            i += 1
+            continue
+        h = _row_hash(m, i)
+        g = h & mask
+        while True:
+            c = table[2 * g + 1]
+            if c < 0 or (np.uint64(table[2 * g]) == h and _same_rows(m, i, firsts[c])):
+                break
+            g = (g + np.uint64(1)) & mask
+        if c < 0:  # a value not seen before
+            if f == room:
+                return i, f
+            c = f
+            firsts[f] = i
+            f += 1
+            table[2 * g] = np.int64(h)
+            table[2 * g + 1] = c
+        codes[i] = c
+        i += 1
+    return i, f
+
+
+@kernel
+def hash_rows(m, cap):
+    """Codes of the rows of ``m`` (``rows x words``: a fixed-width string array
+    viewed as its code units), equal rows one code: ``(codes, firsts, f)`` with
+    ``firsts[:f]`` the first row of each code, in the order they first appear;
+    ``f`` is ``-1`` once more than ``cap`` distinct rows are seen. The table of
+    :func:`hash_codes`, over each row's hash, a row compared in full with the
+    first row of a code whose hash it shares."""
+    n = m.shape[0]
+    codes = np.empty(n, np.int64)
+    firsts = np.empty(0, np.int64)
+    f = 0
+    i = 0
+    bits = 10
+    while True:
+        size = 1 << bits
+        room = size // 4
+        mask = np.uint64(size - 1)
+        # slot j: table[2 j] its row hash (as int64), table[2 j + 1] the code (-1 empty)
+        table = np.empty(2 * size, np.int64)
+        for j in range(size):
+            table[2 * j + 1] = -1
+        grown = np.empty(room, np.int64)
+        grown[:f] = firsts[:f]
+        firsts = grown
+        for k in range(f):
+            h = _row_hash(m, firsts[k])
+            g = h & mask
+            while table[2 * g + 1] >= 0:
+                g = (g + np.uint64(1)) & mask
+            table[2 * g] = np.int64(h)
+            table[2 * g + 1] = k
+        i, f = _hash_string_rows(m, i, codes, table, mask, firsts, f, cap if cap < room else room)
+        if i == n:
+            return codes, firsts[:f], f
+        if f == cap:
+            return codes, firsts, -1
         bits += 1
 
 

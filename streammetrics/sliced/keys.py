@@ -25,7 +25,7 @@ import numbers
 
 import numpy as np
 
-from .._kernels.grouped import dense_table, hash_codes, key_range, rank_codes, table_codes
+from .._kernels.grouped import dense_table, hash_codes, hash_rows, key_range, rank_codes, table_codes
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import to_numpy
 
@@ -502,6 +502,24 @@ def _hashed(bits: np.ndarray, limit, dtype=None):
     return codes, values[order]
 
 
+def _hashed_strings(arr: np.ndarray, limit):
+    """``(codes, distinct strings)`` of a fixed-width string array (numpy ``U`` or
+    ``S``), the strings in the order they first appear: its rows read as their
+    code units and hashed in one pass (a sort of the strings, or a Python
+    string made of each row for pandas, took 10 to 50 times as long); ``None``
+    past ``limit`` or :data:`HASH_DISTINCT` distinct strings."""
+    n = arr.shape[0]
+    unit = np.uint32 if arr.dtype.kind == "U" else np.uint8
+    width = arr.dtype.itemsize // np.dtype(unit).itemsize
+    if n == 0 or width == 0:  # no rows, or only empty strings
+        return np.zeros(n, np.int64), ([arr[0].item()] if n else [])
+    rows = np.ascontiguousarray(arr).view(unit).reshape(n, width)
+    codes, firsts, f = hash_rows(rows, HASH_DISTINCT if limit is None else min(HASH_DISTINCT, limit))
+    if f < 0:
+        return None
+    return codes, arr[firsts].tolist()
+
+
 def _sorted(a: np.ndarray):
     """``(codes, distinct values)`` by ``numpy.unique``."""
     values, codes = np.unique(a, return_inverse=True)
@@ -616,13 +634,9 @@ def _encode_values(arr: np.ndarray, name: str, limit=None, owned=True):
             codes, values = _unique_floats(a, limit)
         return _finish(codes, values.tolist(), name, limit=limit)
     if kind in "US":
-        try:  # hashing (pandas) is faster than numpy's sort of fixed-width strings
-            import pandas  # noqa: F401
-
-            codes, raw = _pandas_codes(arr.astype(object), name)
-            return _finish(codes, raw, name, nulls=False, limit=limit)
-        except ImportError:  # pragma: no cover - pandas is optional
-            pass
+        hashed = _hashed_strings(arr, limit)
+        if hashed is not None:
+            return _finish(*hashed, name, nulls=False, limit=limit)
         values, codes = np.unique(arr, return_inverse=True)
         return _finish(codes.reshape(-1).astype(np.int64, copy=False), values.tolist(), name,
                        nulls=False, limit=limit)
