@@ -637,6 +637,13 @@ def _encode_values(arr: np.ndarray, name: str, limit=None, owned=True):
         hashed = _hashed_strings(arr, limit)
         if hashed is not None:
             return _finish(*hashed, name, nulls=False, limit=limit)
+        try:  # past the cap: pandas' hashing is faster than numpy's sort of the strings
+            import pandas  # noqa: F401
+
+            codes, raw = _pandas_codes(arr.astype(object), name)
+            return _finish(codes, raw, name, nulls=False, limit=limit)
+        except ImportError:  # pragma: no cover - pandas is optional
+            pass
         values, codes = np.unique(arr, return_inverse=True)
         return _finish(codes.reshape(-1).astype(np.int64, copy=False), values.tolist(), name,
                        nulls=False, limit=limit)
