@@ -505,9 +505,10 @@ def _hashed(bits: np.ndarray, limit, dtype=None):
 def _hashed_strings(arr: np.ndarray, limit):
     """``(codes, distinct strings)`` of a fixed-width string array (numpy ``U`` or
     ``S``), the strings in the order they first appear: its rows read as their
-    code units and hashed in one pass (a sort of the strings, or a Python
-    string made of each row for pandas, took 10 to 50 times as long); ``None``
-    past ``limit`` or :data:`HASH_DISTINCT` distinct strings."""
+    code units and hashed in one pass (a Python string made of each row for
+    pandas took 4 times as long for 10M rows of 200 strings, numpy's sort of
+    them 18 times); ``None`` past ``limit`` or :data:`HASH_DISTINCT` distinct
+    strings."""
     n = arr.shape[0]
     unit = np.uint32 if arr.dtype.kind == "U" else np.uint8
     width = arr.dtype.itemsize // np.dtype(unit).itemsize
