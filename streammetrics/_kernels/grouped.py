@@ -363,6 +363,33 @@ def _mix(v):
 
 
 @inline
+def _empty_slots(size):
+    """A hash table of ``size`` empty slots: ``(value, code)`` pairs, code -1."""
+    table = np.empty(2 * size, np.int64)
+    for j in range(size):
+        table[2 * j + 1] = -1
+    return table
+
+
+@inline
+def _grown(a, m, room):
+    """``a[:m]`` in a new array of ``room`` entries."""
+    out = np.empty(room, np.int64)
+    out[:m] = a[:m]
+    return out
+
+
+@inline
+def _place(table, mask, h, value, code):
+    """Put ``(value, code)`` in the first empty slot from ``h`` on (the value known new)."""
+    g = h & mask
+    while table[2 * g + 1] >= 0:
+        g = (g + np.uint64(1)) & mask
+    table[2 * g] = value
+    table[2 * g + 1] = code
+
+
+@inline
 def _hash_rows(a, i, codes, table, mask, values, m, room):
     """Code rows ``i, i+1, ...`` of ``a`` (see :func:`hash_codes`) until all are
     coded or a new value finds ``m == room``; return ``(i, m)``: the next row,
@@ -417,18 +444,10 @@ def hash_codes(a, cap):
         room = size // 4
         mask = np.uint64(size - 1)
         # slot j: table[2 j] its value, table[2 j + 1] the value's code (-1 empty)
-        table = np.empty(2 * size, np.int64)
-        for j in range(size):
-            table[2 * j + 1] = -1
-        grown = np.empty(room, np.int64)
-        grown[:m] = values[:m]
-        values = grown
+        table = _empty_slots(size)
+        values = _grown(values, m, room)
         for k in range(m):
-            h = _mix(values[k]) & mask
-            while table[2 * h + 1] >= 0:
-                h = (h + np.uint64(1)) & mask
-            table[2 * h] = values[k]
-            table[2 * h + 1] = k
+            _place(table, mask, _mix(values[k]), values[k], k)
         i, m = _hash_rows(a, i, codes, table, mask, values, m, (cap if cap < room else room))
         if i == n:
             return codes, values[:m], m
@@ -503,19 +522,11 @@ def hash_rows(m, cap):
         room = size // 4
         mask = np.uint64(size - 1)
         # slot j: table[2 j] its row hash (as int64), table[2 j + 1] the code (-1 empty)
-        table = np.empty(2 * size, np.int64)
-        for j in range(size):
-            table[2 * j + 1] = -1
-        grown = np.empty(room, np.int64)
-        grown[:f] = firsts[:f]
-        firsts = grown
+        table = _empty_slots(size)
+        firsts = _grown(firsts, f, room)
         for k in range(f):
             h = _row_hash(m, firsts[k])
-            g = h & mask
-            while table[2 * g + 1] >= 0:
-                g = (g + np.uint64(1)) & mask
-            table[2 * g] = np.int64(h)
-            table[2 * g + 1] = k
+            _place(table, mask, h, np.int64(h), k)
         i, f = _hash_string_rows(m, i, codes, table, mask, firsts, f, cap if cap < room else room)
         if i == n:
             return codes, firsts[:f], f
