@@ -346,6 +346,16 @@ def _cells(y, p, threshold, keys, lo, span):
     return np.bincount(cells, minlength=4 * span)
 
 
+def _wrapped(n):
+    """Room for the cells :func:`count_keys` wraps around while counting ``n`` rows."""
+    return np.empty(n // 256 + 1, np.int64)
+
+
+def _unwrapped(table, wraps, m):
+    """The counts of a ``uint8`` table whose cells ``wraps[:m]`` wrapped around to 0."""
+    return table.astype(np.int64) + 256 * np.bincount(wraps[:m], minlength=table.shape[0])
+
+
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 3000), span=st.integers(1, 200), lo=st.integers(-(2**40), 2**40),
        outside=st.integers(0, 40), labels=st.booleans(), seed=st.integers(0, 2**31))
@@ -363,17 +373,18 @@ def test_count_keys_counts_each_row_in_its_keys_cell_and_spills_the_rest(n, span
                          lo + span + rng.integers(0, 10**9, far.shape[0]))
     inside = np.ones(n, bool)
     inside[far] = False
-    table = np.zeros(4 * (span + 1), np.int32)
-    spill = np.empty(far.shape[0], np.int64)
-    status, m = GK.count_keys(y, p, np.nan if labels else 0.5, keys, lo, table, spill, 0, n)
+    table = np.zeros(4 * (span + 1), np.uint8)
+    spill, wraps = np.empty(far.shape[0], np.int64), _wrapped(n)
+    status, m, w = GK.count_keys(y, p, np.nan if labels else 0.5, keys, lo, table, spill, wraps, 0, n)
     assert status == 0
-    np.testing.assert_array_equal(table[:4 * span],
+    counts = _unwrapped(table, wraps, w)  # (a span of one key wraps its cells from 256 rows on)
+    np.testing.assert_array_equal(counts[:4 * span],
                                   _cells(y[inside], p[inside], threshold, keys[inside], lo, span))
     np.testing.assert_array_equal(spill[:m], np.flatnonzero(~inside))  # in row order
-    assert table[4 * span:].sum() == far.shape[0]  # the slot of the rows outside
+    assert counts[4 * span:].sum() == far.shape[0]  # the slot of the rows outside
     if far.shape[0]:
-        status, _ = GK.count_keys(y, p, np.nan if labels else 0.5, keys, lo, np.zeros_like(table),
-                                  spill[: far.shape[0] - 1], 0, n)
+        status, _, _ = GK.count_keys(y, p, np.nan if labels else 0.5, keys, lo, np.zeros_like(table),
+                                     spill[: far.shape[0] - 1], wraps, 0, n)
         assert status == 3  # more rows outside than the room for them
 
 
@@ -391,13 +402,17 @@ def test_count_keys_of_two_parts_of_the_rows_adds_up_to_the_whole(n, cut, labels
     keys = rng.integers(0, 50, n)
     keys[rng.random(n) < 0.01] = 99  # outside the table's 40 keys
     mid = min(n - 1, max(1, int(cut * n)))
-    whole, parts = np.zeros(4 * 41, np.int32), np.zeros(4 * 41, np.int32)
+    whole, parts = np.zeros(4 * 41, np.uint8), np.zeros(4 * 41, np.uint8)
     spill, first, second = (np.empty(n, np.int64) for _ in range(3))
-    assert GK.count_keys(y, p, threshold, keys, 10, whole, spill, 0, n)[0] == 0
-    (s1, m1), (s2, m2) = (GK.count_keys(y, p, threshold, keys, 10, parts, first, 0, mid),
-                          GK.count_keys(y, p, threshold, keys, 10, parts, second, mid, n))
+    wraps, wraps1, wraps2 = _wrapped(n), _wrapped(mid), _wrapped(n - mid)
+    s0, _, w0 = GK.count_keys(y, p, threshold, keys, 10, whole, spill, wraps, 0, n)
+    assert s0 == 0
+    (s1, m1, w1), (s2, m2, w2) = (GK.count_keys(y, p, threshold, keys, 10, parts, first, wraps1, 0, mid),
+                                  GK.count_keys(y, p, threshold, keys, 10, parts, second, wraps2, mid, n))
     assert s1 == s2 == 0
-    np.testing.assert_array_equal(parts, whole)
+    np.testing.assert_array_equal(
+        parts + 256 * np.bincount(np.concatenate([wraps1[:w1], wraps2[:w2]]), minlength=parts.shape[0]),
+        _unwrapped(whole, wraps, w0))
     np.testing.assert_array_equal(np.concatenate([first[:m1], second[:m2]]),
                                   np.flatnonzero((keys < 10) | (keys >= 50)))
 
@@ -411,8 +426,8 @@ def test_count_keys_reports_a_bad_value():
                             (good_y, np.array([0.1, np.nan, 0.5]), 0.5),
                             (good_y, np.array([0.1, np.inf, 0.5]), 0.5),
                             (good_y, np.array([1.0, 0.5, 0.0]), np.nan)]:
-        status, _ = GK.count_keys(y, p, threshold, keys, 0, np.zeros(8, np.int32), np.empty(0, np.int64),
-                                  0, 3)
+        status, _, _ = GK.count_keys(y, p, threshold, keys, 0, np.zeros(8, np.uint8), np.empty(0, np.int64),
+                                     _wrapped(3), 0, 3)
         assert status == 1
 
 
@@ -447,6 +462,8 @@ def test_counting_by_key_gives_the_coded_paths_state(monkeypatch, threads, thres
     monkeypatch.setattr(SG.K, "count_keys", lambda *a: seen.append(a[3].dtype) or real_count(*a))
 
     monkeypatch.setattr(SG, "THREADED_ROWS", 1 if threads else 1 << 62)
+    monkeypatch.setattr(SG, "THREADED_KEYS", 1 if threads else 1 << 62)
+    monkeypatch.setattr(SG, "_STRIDE", 333)
     monkeypatch.setattr(SG, "MIN_ROOM", 4)
     monkeypatch.setattr(SG, "_SAMPLE", 256)
     calls = _spy_counts(monkeypatch)
@@ -491,6 +508,44 @@ def test_counting_by_key_gives_the_coded_paths_state(monkeypatch, threads, thres
     _check_against_template(lambda: sm.BinaryConfusion(threshold=threshold),
                             sm.Sliced(sm.BinaryConfusion(threshold=threshold)).update(y, p, by=late),
                             (y, p), None, late)
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_cells_of_many_rows_are_counted_past_the_tables_byte(monkeypatch, threads):
+    """A count table's cell holds 255 rows and wraps around: keys of exactly
+    256 rows in one cell (every cell of the key back at 0), of 512, of
+    thousands, and such keys among the rows counted apart, on one thread and
+    two: the counts of numpy."""
+    import streammetrics.sliced.grouped as SG
+
+    calls = _spy_counts(monkeypatch)
+    apart = []
+    real_apart = SG._count_apart
+    monkeypatch.setattr(SG, "_count_apart", lambda *a: apart.append(1) or real_apart(*a))
+    monkeypatch.setattr(SG, "THREADED_ROWS", 1 if threads else 1 << 62)
+    monkeypatch.setattr(SG, "THREADED_KEYS", 1 if threads else 1 << 62)
+    monkeypatch.setattr(SG, "_STRIDE", 1000)  # blocks taken in turn by the two threads
+    monkeypatch.setattr(SG, "MIN_ROOM", 2000)
+    monkeypatch.setattr(SG, "_SAMPLE", 64)
+    rng = np.random.default_rng(8)
+    n = 12_000
+    keys = rng.integers(0, 8, n)
+    y, p = (rng.random(n) < 0.4).astype(np.int64), rng.random(n)
+    keys[:256], y[:256], p[:256] = 100, 1, 0.9  # 256 true positives: one cell wraps to 0
+    keys[256:768], y[256:768], p[256:768] = 101, 0, 0.1  # 512 true negatives: twice
+    skipped = np.flatnonzero(np.arange(n) % (n // 64) != 0)[1000:1600]  # rows the sample skips
+    keys[skipped] = 10**9 + np.arange(skipped.shape[0]) % 2  # 300 rows each, counted apart
+    y[skipped[::2]], p[skipped[::2]] = 1, 0.75
+    r = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=keys).finalize()
+    assert calls and apart
+    for v in np.unique(keys):
+        rows = keys == v
+        yy, called = y[rows] == 1, p[rows] >= 0.5
+        got = r.slices[int(v)]
+        assert (got.tp, got.fp, got.fn, got.tn) == (np.sum(yy & called), np.sum(~yy & called),
+                                                     np.sum(yy & ~called), np.sum(~yy & ~called)), v
+        assert r.rows[int(v)] == rows.sum()
+    assert r.slices[100].tp == 256 and r.slices[101].tn == 512 and r.slices[10**9].tp == 300
 
 
 def test_int32_keys_at_their_limits_are_counted_by_key():

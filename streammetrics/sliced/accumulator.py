@@ -20,7 +20,7 @@ from ..metrics.binary import BinaryConfusion
 from ..metrics.calibration import Calibration
 from ..metrics.probability import ProbabilityScores
 from ..metrics.regression import RegressionErrors
-from .grouped import tables_for
+from .grouped import commit_counted, tables_for
 from .result import LazySlices, SlicedResult, score_columns
 
 __all__ = ["Sliced", "DEFAULT_MAX_SLICES"]
@@ -361,7 +361,7 @@ class Sliced(Accumulator):
             if counted.status:
                 raise_rejected(template.inputs, converted)
             parts = counted.parts
-            values = np.concatenate([v for v, _, _ in parts]) if len(parts) > 1 else parts[0][0]
+            values = np.concatenate([v for v, _ in parts]) if len(parts) > 1 else parts[0][0]
             names = (named[1],)
             K.check_batch_keys(values.shape[0], self.max_slices, named[0])
             with self._guard:
@@ -372,13 +372,10 @@ class Sliced(Accumulator):
                 start = len(self._keys)
                 new, glob = self._new_ints(values)
                 self._check_slots(new.shape[0], names)
-                self._add_keys(new, names, ((False, True),))
-                glob = _with_new_ids(glob, start, new.shape[0])
-                at = 0
-                for v, table, slots in parts:
-                    G.commit_keys(table, slots, glob[at:at + v.shape[0]], self._tables["n"],
-                                  self._tables["counts"])
-                    at += v.shape[0]
+                self._add_keys(new, names, ((False, True),), owned=True)
+                if glob is not None:
+                    glob = _with_new_ids(glob, start, new.shape[0])
+                commit_counted(parts, glob, start, self._tables["n"], self._tables["counts"])
                 self._count += n
         return True
 
@@ -486,8 +483,9 @@ class Sliced(Accumulator):
         many new keys never builds the index)."""
         return self._keys.index()
 
-    def _add_keys(self, new, names, kinds) -> None:
-        """Add the slices of ``new`` (internal keys, or one integer column's values)."""
+    def _add_keys(self, new, names, kinds, owned: bool = False) -> None:
+        """Add the slices of ``new`` (internal keys, or one integer column's values;
+        ``owned``: an array no one else holds, kept as it is)."""
         if self._columns is None:
             self._columns = len(names)
             self._names = tuple(names)
@@ -496,7 +494,7 @@ class Sliced(Accumulator):
         start = len(self._keys)
         mine = self._kinds or [(False, False)] * len(kinds)
         self._kinds = [(a or c, b or d) for (a, b), (c, d) in zip(mine, kinds)]
-        self._keys.extend(new)
+        self._keys.extend(new, owned)
         total = len(self._keys)
         if self._tables is not None:
             rows = self._tables["n"].shape[0]

@@ -25,7 +25,7 @@ from .._protocol.state import check_float_sums, within
 from ..metrics.regression import OVERFLOW_MESSAGE as REGRESSION_OVERFLOW
 from ..metrics.regression import RegressionErrors
 
-__all__ = ["Tables", "tables_for"]
+__all__ = ["Tables", "tables_for", "commit_counted"]
 
 #: rows from which a batch counted by key is split between two threads
 THREADED_ROWS = 1 << 16
@@ -200,18 +200,21 @@ class _BinaryTables(Tables):
         out = Counted()
         # one slot more than the keys: the rows outside
         tables = out.take(4 * (hi - lo + 2), two)
-        out.status, spilled = _count_halves(y, p, threshold, keys, lo, tables, two,
-                                            max(n // SPILL_SHARE, MIN_ROOM))
+        out.status, spilled, wraps = _count_halves(y, p, threshold, keys, lo, tables, two,
+                                                   max(n // SPILL_SHARE, MIN_ROOM))
         if out.status == 3:  # many keys outside the sampled range: read the exact one
             lo, hi = _key_range(keys, two)
             if hi - lo + 1 > widest:
                 out.__exit__()
                 return None
             tables = out.take(4 * (hi - lo + 2), two)
-            out.status, spilled = _count_halves(y, p, threshold, keys, lo, tables, two, 0)
+            out.status, spilled, wraps = _count_halves(y, p, threshold, keys, lo, tables, two, 0)
         if not out.status:
-            slots, m = K.present_keys(*tables)
-            out.parts = [(slots[:m] + lo, tables[0], slots[:m])]
+            values = K.present_keys(tables[0].view(np.uint32), tables[1].view(np.uint32), lo)
+            wraps = wraps[wraps < tables[0].shape[0] - 4]  # (those of the rows outside dropped)
+            if wraps.shape[0]:  # a key whose every cell wrapped around to 0 still holds rows
+                values = np.union1d(values, wraps // 4 + lo)
+            out.parts = [(values, (*tables, wraps, values, lo))]
             if spilled.shape[0]:
                 out.parts.append(_count_apart(y, p, threshold, keys, spilled))
         return out
@@ -251,17 +254,21 @@ def _key_range(keys, two: bool):
 
 #: cells of the count tables each calling thread keeps zeroed between batches
 #: (16 MB a table); a batch needing larger ones makes its own
-SCRATCH_CELLS = 1 << 22
+SCRATCH_CELLS = 1 << 24
 
 _scratch = threading.local()
 
 
 class Counted:
     """A batch counted by key (:meth:`_BinaryTables.count_batch`): ``status``, and
-    its ``parts`` ``(values, table, slots)``, ``table[4 slots[j] + k]`` the cells
-    of key ``values[j]`` (the parts' values distinct). A context: the count
-    tables are valid inside it, then zeroed and kept for the thread's next
-    batch (fresh memory costs its first touch, a page fault a page)."""
+    its ``parts`` ``(values, (tab, other, wraps, index, lo))``, the second the
+    arguments of :func:`~._kernels.grouped.commit_keys` before the state's:
+    the cells of key ``values[j]`` (the parts' values distinct) are ``4
+    (index[j] - lo) + k`` of the two ``uint8`` tables added, and
+    :data:`~._kernels.grouped.CELL_WRAP` more for each cell of ``wraps``.
+    A context: the count tables are valid inside it, then zeroed and kept
+    for the thread's next batch (fresh memory costs its first touch, a page
+    fault a page)."""
 
     __slots__ = ("status", "parts", "_held")
 
@@ -269,14 +276,14 @@ class Counted:
         self.status, self.parts, self._held = 0, None, []
 
     def take(self, size: int, two: bool):
-        """Two zeroed ``int32`` tables of ``size`` cells (the second empty unless ``two``)."""
+        """Two zeroed ``uint8`` tables of ``size`` cells (the second empty unless ``two``)."""
         if size > SCRATCH_CELLS:
-            return np.zeros(size, np.int32), np.zeros(size if two else 0, np.int32)
+            return np.zeros(size, np.uint8), np.zeros(size if two else 0, np.uint8)
         held = getattr(_scratch, "tables", None)
         _scratch.tables = None  # taken (a second take makes its own)
         if held is None or held[0].shape[0] < size:
             cells = min(SCRATCH_CELLS, 1 << (size - 1).bit_length())
-            held = (np.zeros(cells, np.int32), np.zeros(cells, np.int32))
+            held = (np.zeros(cells, np.uint8), np.zeros(cells, np.uint8))
         self._held.append((held, size, two))
         return held[0][:size], held[1][:size] if two else held[1][:0]
 
@@ -292,28 +299,101 @@ class Counted:
         self._held = []
 
 
+#: rows of the blocks that the two threads counting a batch take in turn
+_STRIDE = 1 << 18
+
+
 def _count_halves(y, p, threshold, keys, lo, tables, two, room):
     """:func:`~._kernels.grouped.count_keys` of the batch into ``tables`` (over keys
-    from ``lo``; on two threads when ``two``): ``(status, spilled rows)``."""
-    spills = [np.empty(room, np.int64) for _ in range(2 if two else 1)]
+    from ``lo``): ``(status, spilled rows, wrapped cells)``.
 
-    def run(half, start, stop):
-        return K.count_keys(y, p, threshold, keys, lo, tables[half], spills[half], start, stop)
+    When ``two``, the calling thread and the helper each count into a table
+    of their own and take the batch's blocks of :data:`_STRIDE` rows in turn
+    until none is left: a thread slowed by other work on its core (or a
+    helper busy elsewhere) takes fewer, where fixed halves would leave the
+    other waiting. Each thread holds ``room`` spilled rows."""
+    n = keys.shape[0]
+    if not two:
+        spill, wraps = np.empty(room, np.int64), np.empty(n // K.CELL_WRAP + 1, np.int64)
+        status, m, w = K.count_keys(y, p, threshold, keys, lo, tables[0], spill, wraps, 0, n)
+        return status, spill[:m], wraps[:w]
+    blocks = iter(range(0, n, _STRIDE))
+    lock = threading.Lock()
+    failed = []
 
-    parts = _by_halves(keys.shape[0], two, run)
-    spilled = [spill[:m] for spill, (_, m) in zip(spills, parts)]
-    status = next((st for st, _ in parts if st), 0)
-    return status, np.concatenate(spilled) if len(spilled) > 1 else spilled[0]
+    def run(t):
+        # the wraps of a thread's table: fewer than its rows over CELL_WRAP in all
+        spill, wraps = np.empty(room, np.int64), np.empty(n // K.CELL_WRAP + 1, np.int64)
+        m = w = 0
+        while not failed:
+            with lock:
+                start = next(blocks, n)
+            if start == n:
+                break
+            stop = min(start + _STRIDE, n)
+            status, dm, dw = K.count_keys(y, p, threshold, keys, lo, tables[t], spill[m:], wraps[w:],
+                                          start, stop)
+            m, w = m + dm, w + dw
+            if status:
+                failed.append(status)
+        return spill[:m], wraps[:w]
+
+    job = helper_pool().submit(run, 1)
+    try:
+        first = run(0)
+    finally:
+        second = job.result()  # always waited for: it writes the caller's arrays
+    status = failed[0] if failed else 0
+    return status, np.concatenate([first[0], second[0]]), np.concatenate([first[1], second[1]])
+
+
+#: keys from which a batch's counts are added to the state on two threads
+THREADED_KEYS = 1 << 15
+
+
+def commit_counted(parts, glob, start: int, rows, counts) -> None:
+    """Add the parts of a :class:`Counted` to the state's ``rows`` and ``counts``:
+    part ``i``'s keys at the state's rows ``glob[at:at + len]`` (``at`` the keys of
+    the parts before it), or from ``start + at`` on when ``glob`` is ``None`` (every
+    key new). A part of many keys is added in two halves at once on two threads:
+    most of the time is the first touch of the state's fresh rows, which the
+    kernel's page faults serve on each core."""
+    at = 0
+    for values, (tab, other, wraps, index, lo) in parts:
+        m = values.shape[0]
+        ids = _NO_IDS if glob is None else glob[at:at + m]
+        if CORES > 1 and m >= THREADED_KEYS:
+            h = m // 2
+            if wraps.shape[0]:  # each half adds the wraps of its own keys
+                wraps = np.sort(wraps)
+                cut = int(np.searchsorted(wraps, 4 * (index[h] - lo)))
+            else:
+                cut = 0
+            ahead = (tab, other, wraps[:cut], index[:h], lo, ids[:h], start + at, rows, counts)
+            job = helper_pool().submit(K.commit_keys, *ahead)
+            try:
+                K.commit_keys(tab, other, wraps[cut:], index[h:], lo, ids[h:], start + at + h, rows, counts)
+            finally:
+                job.result()  # always waited for: it writes the state
+        else:
+            K.commit_keys(tab, other, wraps, index, lo, ids, start + at, rows, counts)
+        at += m
+
+
+_NO_IDS = np.empty(0, np.int64)
 
 
 def _count_apart(y, p, threshold, keys, rows):
-    """The part ``(values, table, slots)`` of the (checked) ``rows`` counted apart."""
+    """The part ``(values, commit arguments)`` of the (checked) ``rows`` counted
+    apart (see :class:`Counted`): their cells indexed by the key's place."""
     values, inverse = np.unique(keys[rows], return_inverse=True)
     pr = p[rows]
     called = pr == 1 if math.isnan(threshold) else pr >= threshold
     cells = 4 * inverse.reshape(-1) + 2 * ~called + (y[rows] != 1)
-    table = np.bincount(cells, minlength=4 * values.shape[0]).astype(np.int32)
-    return values.astype(np.int64, copy=False), table, np.arange(values.shape[0], dtype=np.int64)
+    counts = np.bincount(cells, minlength=4 * values.shape[0])
+    wraps = np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts // K.CELL_WRAP)
+    table = (counts % K.CELL_WRAP).astype(np.uint8)
+    return values.astype(np.int64, copy=False), (table, table[:0], wraps, np.arange(values.shape[0]), 0)
 
 
 class _ProbabilityTables(Tables):
