@@ -548,6 +548,23 @@ def test_cells_of_many_rows_are_counted_past_the_tables_byte(monkeypatch, thread
     assert r.slices[100].tp == 256 and r.slices[101].tn == 512 and r.slices[10**9].tp == 300
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_the_state_holds_no_array_of_the_callers(dtype):
+    """The keys a batch counted by key brings are the state's own: changing
+    the caller's arrays afterwards changes no slice."""
+    rng = np.random.default_rng(6)
+    y, p = (rng.random(3000) < 0.5).astype(np.int64), rng.random(3000)
+    by = np.repeat(np.arange(30, dtype=dtype), 100)
+    acc = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=by)
+    before = state_snapshot(acc)
+    want = acc.finalize()
+    by[:] = 7
+    y[:] = 0
+    p[:] = 0.0
+    assert_state_unchanged(acc, before)
+    assert sorted(acc.finalize().slices) == sorted(want.slices) == list(range(30))
+
+
 def test_int32_keys_at_their_limits_are_counted_by_key():
     keys = np.array([-2**31, 2**31 - 1, 0, 5, 5, -2**31], np.int32)
     y = np.array([1, 0, 1, 0, 1, 1])

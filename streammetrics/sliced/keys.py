@@ -143,9 +143,9 @@ class KeyTable:
 
     def extend(self, new, owned: bool = False) -> None:
         """Add keys (new ones, in id order): a list of internal keys, or an
-        ``int64`` array of one integer column's values (``owned``: no one else
-        holds it, so the first is kept, not copied: 100k fresh keys cost their
-        copy's first touch, 0.4 ms)."""
+        ``int64`` array of one integer column's values (``owned``: an array of
+        exactly these values that no one else holds, so the first is kept, not
+        copied: 100k fresh keys cost their copy's first touch, 0.4 ms)."""
         if isinstance(new, np.ndarray):
             if not new.shape[0]:
                 return
@@ -153,7 +153,7 @@ class KeyTable:
                 if self._ints.shape[0]:
                     self._ints = np.concatenate([self._ints, new])
                 else:
-                    self._ints = new if owned and new.base is None else new.copy()
+                    self._ints = new if owned else new.copy()
                 self._lookup = None
                 return
             new = [((1, v),) for v in new.tolist()]
