@@ -680,53 +680,37 @@ def count_keys(y, p, threshold, keys, lo, tab, spill, wraps, start, stop):
 def present_keys(words, other, lo):
     """The keys holding a row, ascending: ``lo + j`` for each ``j`` whose
     word (the four ``uint8`` cells of :func:`count_keys`, read as one
-    ``uint32``) is not zero in ``words`` or ``other`` (a table like it, or
-    empty), the last word (the rows outside) left out. A key whose every
-    cell wrapped around to 0 is not among them (see :func:`count_keys`'s
-    ``wraps``)."""
+    ``uint32``) is not zero in ``words`` or ``other`` (a table like it: zeros
+    when there is no second), the last word (the rows outside) left out. A key whose every cell wrapped around to 0 is not among them (see
+    :func:`count_keys`'s ``wraps``)."""
     span = words.shape[0] - 1
-    both = other.shape[0] > 0
     m = 0
     for j in range(span):
-        m += np.int64((words[j] | other[j]) != 0) if both else np.int64(words[j] != 0)
+        m += np.int64((words[j] | other[j]) != 0)
     values = np.empty(m, np.int64)
     m = 0
     for j in range(span):
-        if (words[j] | other[j] if both else words[j]) != 0:
+        if (words[j] | other[j]) != 0:
             values[m] = lo + j
             m += 1
     return values
 
 
 @kernel
-def commit_keys(tab, other, wraps, values, lo, glob, start, rows, counts):
-    """Add the cells of each key ``values[j]`` (ascending) in the ``uint8``
-    tables ``tab`` and ``other`` (a table like it, or empty), cell ``4
-    (values[j] - lo) + k``, and :data:`CELL_WRAP` for each cell of ``wraps``
-    (its wraps around to 0), to the state's row ``g`` (``glob[j]``, or ``start
-    + j`` when ``glob`` is empty): ``counts[g]`` (``int64[G, 4]``) and its rows
-    ``rows[g, 0]``."""
-    both = other.shape[0] > 0
+def commit_keys(tab, other, values, lo, glob, start, rows, counts):
+    """Add the cells of each key ``values[j]`` in the ``uint8`` tables ``tab``
+    and ``other`` (a table like it: zeros when there is no second), cell
+    ``4 (values[j] - lo) + k``, to the state's row ``g`` (``glob[j]``, or
+    ``start + j`` when ``glob`` is empty): ``counts[g]`` (``int64[G, 4]``)
+    and its rows ``rows[g, 0]``. The cells' wraps around to 0 are the
+    caller's to add."""
     fresh = glob.shape[0] == 0
     for j in range(values.shape[0]):
         s = 4 * (values[j] - lo)
         g = start + j if fresh else glob[j]
         total = np.int64(0)
         for k in range(4):
-            c = np.int64(tab[s + k]) + (np.int64(other[s + k]) if both else 0)
+            c = np.int64(tab[s + k]) + np.int64(other[s + k])
             counts[g, k] += c
             total += c
         rows[g, 0] += total
-    m = values.shape[0]
-    for w in wraps:
-        key = lo + np.int64(w // 4)
-        a, b = 0, m  # the key's place among the values
-        while a < b:
-            h = (a + b) >> 1
-            if values[h] < key:
-                a = h + 1
-            else:
-                b = h
-        g = start + a if fresh else glob[a]
-        counts[g, np.int64(w % 4)] += CELL_WRAP
-        rows[g, 0] += CELL_WRAP

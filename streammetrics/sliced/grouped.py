@@ -210,7 +210,8 @@ class _BinaryTables(Tables):
             tables = out.take(4 * (hi - lo + 2), two)
             out.status, spilled, wraps = _count_halves(y, p, threshold, keys, lo, tables, two, 0)
         if not out.status:
-            values = K.present_keys(tables[0].view(np.uint32), tables[1].view(np.uint32), lo)
+            words = tables[0].view(np.uint32)
+            values = K.present_keys(words, tables[1].view(np.uint32), lo)
             wraps = wraps[wraps < tables[0].shape[0] - 4]  # (those of the rows outside dropped)
             if wraps.shape[0]:  # a key whose every cell wrapped around to 0 still holds rows
                 values = np.union1d(values, wraps // 4 + lo)
@@ -261,11 +262,11 @@ _scratch = threading.local()
 
 class Counted:
     """A batch counted by key (:meth:`_BinaryTables.count_batch`): ``status``, and
-    its ``parts`` ``(values, (tab, other, wraps, index, lo))``, the second the
-    arguments of :func:`~._kernels.grouped.commit_keys` before the state's:
-    the cells of key ``values[j]`` (the parts' values distinct) are ``4
-    (index[j] - lo) + k`` of the two ``uint8`` tables added, and
-    :data:`~._kernels.grouped.CELL_WRAP` more for each cell of ``wraps``.
+    its ``parts`` ``(values, (tab, other, wraps, index, lo))`` (see
+    :func:`commit_counted`): the cells of key ``values[j]`` (the parts' values
+    distinct) are ``4 (index[j] - lo) + k`` of the two ``uint8`` tables added
+    (``index`` ascending), and :data:`~._kernels.grouped.CELL_WRAP` more for
+    each cell of ``wraps``.
     A context: the count tables are valid inside it, then zeroed and kept
     for the thread's next batch (fresh memory costs its first touch, a page
     fault a page)."""
@@ -276,16 +277,17 @@ class Counted:
         self.status, self.parts, self._held = 0, None, []
 
     def take(self, size: int, two: bool):
-        """Two zeroed ``uint8`` tables of ``size`` cells (the second empty unless ``two``)."""
+        """Two zeroed ``uint8`` tables of ``size`` cells (the second counted into only
+        when ``two``: else it stays zeros)."""
         if size > SCRATCH_CELLS:
-            return np.zeros(size, np.uint8), np.zeros(size if two else 0, np.uint8)
+            return np.zeros(size, np.uint8), np.zeros(size, np.uint8)
         held = getattr(_scratch, "tables", None)
         _scratch.tables = None  # taken (a second take makes its own)
         if held is None or held[0].shape[0] < size:
             cells = min(SCRATCH_CELLS, 1 << (size - 1).bit_length())
             held = (np.zeros(cells, np.uint8), np.zeros(cells, np.uint8))
         self._held.append((held, size, two))
-        return held[0][:size], held[1][:size] if two else held[1][:0]
+        return held[0][:size], held[1][:size]
 
     def __enter__(self):
         return self
@@ -364,19 +366,18 @@ def commit_counted(parts, glob, start: int, rows, counts) -> None:
         ids = _NO_IDS if glob is None else glob[at:at + m]
         if CORES > 1 and m >= THREADED_KEYS:
             h = m // 2
-            if wraps.shape[0]:  # each half adds the wraps of its own keys
-                wraps = np.sort(wraps)
-                cut = int(np.searchsorted(wraps, 4 * (index[h] - lo)))
-            else:
-                cut = 0
-            ahead = (tab, other, wraps[:cut], index[:h], lo, ids[:h], start + at, rows, counts)
-            job = helper_pool().submit(K.commit_keys, *ahead)
+            job = helper_pool().submit(K.commit_keys, tab, other, index[:h], lo, ids[:h], start + at, rows, counts)
             try:
-                K.commit_keys(tab, other, wraps[cut:], index[h:], lo, ids[h:], start + at + h, rows, counts)
+                K.commit_keys(tab, other, index[h:], lo, ids[h:], start + at + h, rows, counts)
             finally:
                 job.result()  # always waited for: it writes the state
         else:
-            K.commit_keys(tab, other, wraps, index, lo, ids, start + at, rows, counts)
+            K.commit_keys(tab, other, index, lo, ids, start + at, rows, counts)
+        if wraps.shape[0]:  # each wrap of a cell around to 0 is CELL_WRAP rows more
+            j = np.searchsorted(index, wraps // 4 + lo)
+            g = start + at + j if glob is None else ids[j]
+            np.add.at(counts, (g, wraps % 4), K.CELL_WRAP)
+            np.add.at(rows[:, 0], g, K.CELL_WRAP)
         at += m
 
 
@@ -393,7 +394,7 @@ def _count_apart(y, p, threshold, keys, rows):
     counts = np.bincount(cells, minlength=4 * values.shape[0])
     wraps = np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts // K.CELL_WRAP)
     table = (counts % K.CELL_WRAP).astype(np.uint8)
-    return values.astype(np.int64, copy=False), (table, table[:0], wraps, np.arange(values.shape[0]), 0)
+    return values.astype(np.int64, copy=False), (table, np.zeros_like(table), wraps, np.arange(values.shape[0]), 0)
 
 
 class _ProbabilityTables(Tables):
