@@ -609,8 +609,10 @@ def count_keys(y, p, threshold, keys, lo, tab, spill, wraps, start, stop):
     The cells are ``uint8``: a table of 100k keys then fits in a core's L2
     cache, where the scattered increments do not wait on memory (10M rows
     over 100k keys, on two threads, in the same runs: 11.0-12.4 ms with
-    ``int32`` cells, 9.5-11.4 ms with these). A cell that wraps around to 0 has its index written to ``wraps``
-    (:data:`CELL_WRAP` rows each): it needs room for ``(stop - start) // 256``.
+    ``int32`` cells, 9.5-11.4 ms with these). A cell that wraps around to 0
+    has its index written to ``wraps`` (:data:`CELL_WRAP` rows each): a
+    table that starts at zeros wraps at most once every 256 of all the rows
+    counted into it, over however many calls.
 
     ``tab`` holds one slot more than the keys it counts: a row whose key
     falls outside them is counted in that last slot (no branch) and its
@@ -681,7 +683,8 @@ def present_keys(words, other, lo):
     """The keys holding a row, ascending: ``lo + j`` for each ``j`` whose
     word (the four ``uint8`` cells of :func:`count_keys`, read as one
     ``uint32``) is not zero in ``words`` or ``other`` (a table like it: zeros
-    when there is no second), the last word (the rows outside) left out. A key whose every cell wrapped around to 0 is not among them (see
+    when there is no second), the last word (the rows outside) left out. A
+    key whose every cell wrapped around to 0 is not among them (see
     :func:`count_keys`'s ``wraps``)."""
     span = words.shape[0] - 1
     m = 0

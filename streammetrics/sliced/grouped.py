@@ -267,6 +267,7 @@ class Counted:
     distinct) are ``4 (index[j] - lo) + k`` of the two ``uint8`` tables added
     (``index`` ascending), and :data:`~._kernels.grouped.CELL_WRAP` more for
     each cell of ``wraps``.
+
     A context: the count tables are valid inside it, then zeroed and kept
     for the thread's next batch (fresh memory costs its first touch, a page
     fault a page)."""
@@ -366,7 +367,8 @@ def commit_counted(parts, glob, start: int, rows, counts) -> None:
         ids = _NO_IDS if glob is None else glob[at:at + m]
         if CORES > 1 and m >= THREADED_KEYS:
             h = m // 2
-            job = helper_pool().submit(K.commit_keys, tab, other, index[:h], lo, ids[:h], start + at, rows, counts)
+            job = helper_pool().submit(K.commit_keys, tab, other, index[:h], lo, ids[:h], start + at,
+                                       rows, counts)
             try:
                 K.commit_keys(tab, other, index[h:], lo, ids[h:], start + at + h, rows, counts)
             finally:
@@ -394,7 +396,8 @@ def _count_apart(y, p, threshold, keys, rows):
     counts = np.bincount(cells, minlength=4 * values.shape[0])
     wraps = np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts // K.CELL_WRAP)
     table = (counts % K.CELL_WRAP).astype(np.uint8)
-    return values.astype(np.int64, copy=False), (table, np.zeros_like(table), wraps, np.arange(values.shape[0]), 0)
+    index = np.arange(values.shape[0], dtype=np.int64)
+    return values.astype(np.int64, copy=False), (table, np.zeros_like(table), wraps, index, 0)
 
 
 class _ProbabilityTables(Tables):
