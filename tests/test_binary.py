@@ -308,6 +308,19 @@ def test_accepts_many_dtypes_and_array_protocols():
             return self.a.__dlpack_device__()
 
     assert sm.BinaryConfusion().update(ArrayLike(y), DLPackOnly(p)).finalize().as_dict() == expected
+
+    class InterfaceOnly:  # the array interface protocol alone (as some image and GPU-host buffers)
+        def __init__(self, a):
+            self.a = a
+            self.__array_interface__ = a.__array_interface__
+
+    import array
+
+    assert sm.BinaryConfusion().update(InterfaceOnly(y), memoryview(p)).finalize().as_dict() == expected
+    assert sm.BinaryConfusion().update(array.array("q", y), array.array("d", p)).finalize().as_dict() == expected
+    assert sm.RegressionErrors().update(array.array("d", p), memoryview(y.astype(float))).finalize().n == 5
+    with pytest.raises(TypeError, match="y must be array-like, got bytes"):
+        sm.BinaryConfusion().update(b"\x01\x00", p[:2])
     # non-contiguous views
     yy = np.repeat(y, 2)[::2]
     assert sm.BinaryConfusion().update(yy, p).finalize().as_dict() == expected

@@ -2,8 +2,9 @@
 
 The helpers here
 
-* accept lists, numpy arrays and anything exposing ``__array__`` or
-  ``__dlpack__`` (torch CPU tensors, jax arrays, pandas/polars columns), without
+* accept lists, numpy arrays and anything exposing ``__array__``,
+  ``__array_interface__`` or ``__dlpack__`` (torch CPU tensors, jax arrays,
+  pandas/polars columns), ``memoryview`` and ``array.array`` buffers, without
   copying when the memory can be shared;
 * convert to a small fixed set of dtypes (``uint8``/``int64``/``float64`` for
   labels, ``float64`` for reals and weights, ``int64`` for classes) so that
@@ -17,6 +18,7 @@ Value checks (is every label 0 or 1?) belong to the declared inputs of
 
 from __future__ import annotations
 
+import array
 import numbers
 
 import numpy as np
@@ -70,7 +72,8 @@ def to_numpy(x, name: str, expected: str = "a 1-D array") -> np.ndarray:
     # score, so detach them (no copy) rather than fail inside a training loop.
     if getattr(x, "requires_grad", False) and hasattr(x, "detach"):
         x = x.detach()
-    if hasattr(x, "__array__") or isinstance(x, (list, tuple, range)):
+    if (hasattr(x, "__array__") or hasattr(x, "__array_interface__") or hasattr(x, "__array_struct__")
+            or isinstance(x, (list, tuple, range, memoryview, array.array))):
         try:
             return np.asarray(x)
         except (TypeError, RuntimeError, ValueError) as exc:
@@ -86,8 +89,8 @@ def to_numpy(x, name: str, expected: str = "a 1-D array") -> np.ndarray:
         except Exception as exc:  # noqa: BLE001
             raise TypeError(f"{name} could not be read through __dlpack__ ({exc}); {_advice(x)}") from exc
     raise TypeError(
-        f"{name} must be array-like (a list, a numpy array, or an object with "
-        f"__array__ or __dlpack__), got {type(x).__name__}"
+        f"{name} must be array-like (a list, a numpy array, a memoryview, or an object with "
+        f"__array__, __array_interface__ or __dlpack__), got {type(x).__name__}"
     )
 
 
