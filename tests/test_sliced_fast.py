@@ -565,6 +565,32 @@ def test_the_state_holds_no_array_of_the_callers(dtype):
     assert sorted(acc.finalize().slices) == sorted(want.slices) == list(range(30))
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.uint32])
+def test_narrow_and_unsigned_integer_keys_give_the_int64_keys_state(monkeypatch, dtype):
+    """Integer keys of other widths are counted by key (narrow ones as int32,
+    read with half the memory of int64), with the state of the same keys as int64."""
+    import streammetrics.sliced.grouped as SG
+
+    seen = []
+    real_count = SG.K.count_keys
+    monkeypatch.setattr(SG.K, "count_keys", lambda *a: seen.append(a[3].dtype) or real_count(*a))
+    rng = np.random.default_rng(12)
+    info = np.iinfo(dtype)
+    y, p = (rng.random(5000) < 0.4).astype(np.int64), rng.random(5000)
+    if info.bits == 8:  # both limits of the type
+        by = rng.integers(info.min, int(info.max) + 1, 5000)
+        by[:2] = [info.min, info.max]
+    else:  # a table's span of keys up to the type's largest
+        by = rng.integers(int(info.max) - 80, int(info.max) + 1, 5000)
+        by[0] = info.max
+    by = by.astype(dtype)
+    want = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=by.astype(np.int64))
+    seen.clear()
+    got = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=by)
+    assert got == want
+    assert set(seen) == {np.dtype(np.int32) if info.bits < 32 else np.dtype(np.int64)}
+
+
 def test_int32_keys_at_their_limits_are_counted_by_key():
     keys = np.array([-2**31, 2**31 - 1, 0, 5, 5, -2**31], np.int32)
     y = np.array([1, 0, 1, 0, 1, 1])

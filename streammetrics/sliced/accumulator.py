@@ -350,8 +350,8 @@ class Sliced(Accumulator):
         if by.shape[0] != n or not 0 < n < 1 << 31:
             return False
         # int32 keys are read as they are (a conversion to int64 cost 10M rows 11 ms, half
-        # the count); other integers are converted to int64
-        keys = np.ascontiguousarray(by, np.int32 if by.dtype == np.int32 else np.int64)
+        # the count); narrower integers are widened to int32, the others to int64
+        keys = np.ascontiguousarray(by, np.int32 if by.dtype.itemsize < 4 or by.dtype == np.int32 else np.int64)
         counted = self._tables_spec.count_batch(converted, keys, self._keys.int_bounds())
         if counted is None:  # sparse keys
             return False
