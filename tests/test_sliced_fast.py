@@ -591,6 +591,33 @@ def test_narrow_and_unsigned_integer_keys_give_the_int64_keys_state(monkeypatch,
     assert set(seen) == {np.dtype(np.int32) if info.bits < 32 else np.dtype(np.int64)}
 
 
+def test_a_batch_of_too_many_hashed_keys_is_refused_once_hashing_passes_max_slices(monkeypatch):
+    """Floats, sparse integers and strings are refused as soon as their hash table
+    holds more than ``max_slices`` values: no sort of every row for the exact
+    count, and nothing changed; below the cap, or with no cap, they are coded."""
+    import streammetrics.sliced.keys as SK
+
+    sorted_ = []
+    real_sorted = SK._sorted
+    monkeypatch.setattr(SK, "_sorted", lambda a: sorted_.append(a.shape[0]) or real_sorted(a))
+    rng = np.random.default_rng(13)
+    n = 20_000
+    y, p = (rng.random(n) < 0.5).astype(np.int64), rng.random(n)
+    acc = sm.Sliced(sm.BinaryConfusion(threshold=0.5), max_slices=500).update(y[:10], p[:10], by=p[:10])
+    before = state_snapshot(acc)
+    strings = np.array([f"user-{i}" for i in range(n)])
+    for by, label in ((p, "floats"), (rng.integers(0, 2**60, n), "ids"), (strings, "strings"),
+                      ((rng.integers(0, 2**60, n), strings), "a cross")):
+        with pytest.raises(ValueError, match=r"more than max_slices=500 distinct slice keys in this batch alone"):
+            acc.update(y, p, by=by)
+        assert_state_unchanged(acc, before)
+    assert not sorted_, "a refused batch was sorted"
+    monkeypatch.setattr(SK, "HASH_DISTINCT", 300)  # past the hashing cap but within max_slices: sorted
+    acc.update(y[:400], p[:400], by=rng.integers(0, 2**60, 400))
+    assert sorted_ and acc.n_slices == 410
+    assert sm.Sliced(sm.BinaryConfusion(threshold=0.5), max_slices=n).update(y, p, by=p).n_slices == n
+
+
 def test_int32_keys_at_their_limits_are_counted_by_key():
     keys = np.array([-2**31, 2**31 - 1, 0, 5, 5, -2**31], np.int32)
     y = np.array([1, 0, 1, 0, 1, 1])

@@ -419,12 +419,25 @@ class TooManyKeys(ValueError):
     """A batch alone holds more distinct keys than the accumulator may keep."""
 
 
+_FEWER = ("nothing was folded in (pass a larger max_slices, or slice by a column with fewer "
+          "distinct values)")
+
+
 def check_batch_keys(count: int, limit, name: str) -> None:
     """``TooManyKeys`` when one batch alone brings more than ``limit`` distinct keys."""
     if limit is not None and count > limit:
         raise TooManyKeys(f"{name}: {count:,} distinct slice keys in this batch alone, more than "
-                          f"max_slices={limit:,}; nothing was folded in (pass a larger max_slices, "
-                          "or slice by a column with fewer distinct values)")
+                          f"max_slices={limit:,}; {_FEWER}")
+
+
+def _past_the_cap(limit, name) -> None:
+    """What hashing does once it has seen more distinct values than :func:`_cap`:
+    ``TooManyKeys`` when that cap is ``limit`` (the batch alone is refused
+    whatever its exact count, which would take a sort of every row: 2-4 s for
+    10M rows of distinct floats), else nothing (the caller sorts)."""
+    if name is not None and limit is not None and limit <= HASH_DISTINCT:
+        raise TooManyKeys(f"{name}: more than max_slices={limit:,} distinct slice keys in this batch "
+                          f"alone; {_FEWER}")
 
 
 def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True, limit=None):
@@ -464,11 +477,12 @@ def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True, limit=N
     return out, ordered
 
 
-def _unique_ints(a: np.ndarray, by_value: bool = False, limit=None):
+def _unique_ints(a: np.ndarray, by_value: bool = False, limit=None, name=None):
     """``(codes, distinct values)`` of an int64 array, by a table when the range
     allows, else hashed; with ``by_value``, codes of values dense in their range
     (the table no more than a few times their number) come as a :class:`ByValue`.
-    Past ``limit`` distinct values (the caller refuses them) hashing stops."""
+    Past ``limit`` distinct values hashing stops and the column ``name`` is
+    refused (see :func:`_past_the_cap`)."""
     if a.size == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
     lo, hi = (int(v) for v in key_range(a, 0, a.shape[0]))
@@ -480,13 +494,13 @@ def _unique_ints(a: np.ndarray, by_value: bool = False, limit=None):
         codes = np.empty(a.size, np.int64)
         table_codes(a, lo, table, codes)
         return codes, values
-    return _hashed(a, limit) or _sorted(a)
+    return _hashed(a, limit, name) or _sorted(a)
 
 
-def _unique_floats(a: np.ndarray, limit=None):
+def _unique_floats(a: np.ndarray, limit=None, name=None):
     """``(codes, distinct values)`` of a float64 array without NaN, hashed by
     the values' bits (``-0.0`` taken as ``0.0``, as ``==`` has them)."""
-    return _hashed((a + 0.0).view(np.int64), limit, np.float64) or _sorted(a)  # -0.0 + 0.0 is 0.0
+    return _hashed((a + 0.0).view(np.int64), limit, name, np.float64) or _sorted(a)  # -0.0 + 0.0 is 0.0
 
 
 def _cap(limit) -> int:
@@ -495,14 +509,15 @@ def _cap(limit) -> int:
     return HASH_DISTINCT if limit is None else min(HASH_DISTINCT, limit)
 
 
-def _hashed(bits: np.ndarray, limit, dtype=None):
+def _hashed(bits: np.ndarray, limit, name=None, dtype=None):
     """``(codes, distinct values)`` of an int64 array coded by a hash table in one
     pass (``numpy.unique`` sorts every row: 1.8 s for 10M rows of 1,000 values,
     against 0.07 s), the values ascending as ``dtype`` (the array's bits read
     as floats) or as integers; ``None`` past ``limit`` or :data:`HASH_DISTINCT`
-    distinct values."""
+    distinct values, or the column ``name`` refused (:func:`_past_the_cap`)."""
     codes, values, m = hash_codes(bits, _cap(limit))
     if m < 0:
+        _past_the_cap(limit, name)
         return None
     if dtype is not None:
         values = values.view(dtype)
@@ -513,13 +528,13 @@ def _hashed(bits: np.ndarray, limit, dtype=None):
     return codes, values[order]
 
 
-def _hashed_strings(arr: np.ndarray, limit):
+def _hashed_strings(arr: np.ndarray, limit, name=None):
     """``(codes, distinct strings)`` of a fixed-width string array (numpy ``U`` or
     ``S``), the strings in the order they first appear: its rows read as their
     code units and hashed in one pass (a Python string made of each row for
     pandas took 4 times as long for 10M rows of 200 strings, numpy's sort of
     them 18 times); ``None`` past ``limit`` or :data:`HASH_DISTINCT` distinct
-    strings."""
+    strings, or the column ``name`` refused (:func:`_past_the_cap`)."""
     n = arr.shape[0]
     unit = np.uint32 if arr.dtype.kind == "U" else np.uint8
     width = arr.dtype.itemsize // np.dtype(unit).itemsize
@@ -528,6 +543,7 @@ def _hashed_strings(arr: np.ndarray, limit):
     rows = np.ascontiguousarray(arr).view(unit).reshape(n, width)
     codes, firsts, f = hash_rows(rows, _cap(limit))
     if f < 0:
+        _past_the_cap(limit, name)
         return None
     return codes, arr[firsts].tolist()
 
@@ -628,7 +644,7 @@ def _encode_values(arr: np.ndarray, name: str, limit=None, owned=True):
             return _finish(codes.reshape(-1).astype(np.int64), [int(v) for v in values], name,
                            nulls=False, limit=limit)
         a = np.ascontiguousarray(arr, dtype=np.int64)
-        codes, values = _unique_ints(a, by_value=True, limit=limit)
+        codes, values = _unique_ints(a, by_value=True, limit=limit, name=name)
         if owned and isinstance(codes, ByValue) and np.may_share_memory(a, arr):
             # the values index tables when folded: never the caller's array,
             # which could change between prepare and fold
@@ -640,13 +656,13 @@ def _encode_values(arr: np.ndarray, name: str, limit=None, owned=True):
         nan = np.isnan(a)
         if nan.any():
             codes = np.full(a.shape[0], -1, np.int64)
-            sub, values = _unique_floats(a[~nan], limit)
+            sub, values = _unique_floats(a[~nan], limit, name)
             codes[~nan] = sub
         else:
-            codes, values = _unique_floats(a, limit)
+            codes, values = _unique_floats(a, limit, name)
         return _finish(codes, values.tolist(), name, limit=limit)
     if kind in "US":
-        hashed = _hashed_strings(arr, limit)
+        hashed = _hashed_strings(arr, limit, name)
         if hashed is not None:
             return _finish(*hashed, name, nulls=False, limit=limit)
         try:  # past the cap: pandas' hashing is faster than numpy's sort of the strings
@@ -719,7 +735,7 @@ def encode(by, n: int, limit: int | None = None, owned: bool = True) -> BatchKey
         for (c, _), size in zip(parts, sizes):
             combined *= size
             combined += _array(c)
-        codes, values = _unique_ints(combined, limit=limit)
+        codes, values = _unique_ints(combined, limit=limit, name=cross)
         check_batch_keys(values.shape[0], limit, cross)
         digits = []
         rest = values.copy()
