@@ -206,12 +206,15 @@ class KeyTable:
 
     def int_bounds(self):
         """``(min, max)`` of the keys while they are one integer column's (and
-        there are some), else ``None``."""
-        if self._list is not None or not self._ints.shape[0]:
+        there are some), else ``None``. Read without the accumulator's lock (a
+        hint for the range of a batch's table), so each attribute is read once:
+        another thread may replace it meanwhile."""
+        ints, lookup = self._ints, self._lookup
+        if self._list is not None or ints is None or not ints.shape[0]:
             return None
-        if self._lookup is not None and self._lookup[0] == "table":
-            return self._lookup[1], self._lookup[1] + self._lookup[2].shape[0] - 1
-        return int(self._ints.min()), int(self._ints.max())
+        if lookup is not None and lookup[0] == "table":
+            return lookup[1], lookup[1] + lookup[2].shape[0] - 1
+        return int(ints.min()), int(ints.max())
 
     def order(self) -> list:
         """Slice ids in key order."""
