@@ -310,16 +310,13 @@ def _count_halves(y, p, threshold, keys, lo, tables, two, room):
     """:func:`~._kernels.grouped.count_keys` of the batch into ``tables`` (over keys
     from ``lo``): ``(status, spilled rows, wrapped cells)``.
 
-    When ``two``, the calling thread and the helper each count into a table
-    of their own and take the batch's blocks of :data:`_STRIDE` rows in turn
-    until none is left: a thread slowed by other work on its core (or a
-    helper busy elsewhere) takes fewer, where fixed halves would leave the
-    other waiting. Each thread holds ``room`` spilled rows."""
+    The batch is counted in blocks of :data:`_STRIDE` rows. When ``two``, the
+    calling thread and the helper each count into a table of their own and
+    take the blocks in turn until none is left: a thread slowed by other
+    work on its core (or a helper busy elsewhere) takes fewer, where fixed
+    halves would leave the other waiting. Each thread holds ``room`` spilled
+    rows."""
     n = keys.shape[0]
-    if not two:
-        spill, wraps = np.empty(room, np.int64), np.empty(n // K.CELL_WRAP + 1, np.int64)
-        status, m, w = K.count_keys(y, p, threshold, keys, lo, tables[0], spill, wraps, 0, n)
-        return status, spill[:m], wraps[:w]
     blocks = iter(range(0, n, _STRIDE))
     lock = threading.Lock()
     failed = []
@@ -341,6 +338,9 @@ def _count_halves(y, p, threshold, keys, lo, tables, two, room):
                 failed.append(status)
         return spill[:m], wraps[:w]
 
+    if not two:
+        spilled, wrapped = run(0)
+        return (failed[0] if failed else 0), spilled, wrapped
     job = helper_pool().submit(run, 1)
     try:
         first = run(0)
