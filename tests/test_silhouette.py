@@ -593,7 +593,9 @@ def test_kernels_as_python():
 
     for blas in (False, True):
         sums = np.zeros((5, 3))
-        kern.sum_drivers(blas, kern.EUCLIDEAN)[0].py_func(XI, XJ, 0, sqI, sqJ, labJ, 2, sums)
+        tiles, scratch = kern.tile_buffers(blas, 1, 2, 3)
+        # (the drivers run compiled: their tile dispatch is pruned by their constants)
+        kern.sum_drivers(blas, kern.EUCLIDEAN)[0].serial(XI, XJ, 0, sqI, sqJ, labJ, 2, tiles, scratch, sums)
         np.testing.assert_allclose(sums, expected, rtol=1e-13)
 
     # all pairs among XJ, each computed once, blocks of 2 (3 blocks: one bye a round)
@@ -601,19 +603,22 @@ def test_kernels_as_python():
     own = np.stack([full[:, labJ == k].sum(axis=1) for k in range(3)], axis=1)
     for blas in (False, True):
         sums = np.zeros((6, 3))
-        kern.sum_drivers(blas, kern.EUCLIDEAN)[1].py_func(XJ, sqJ, labJ, 2, sums)
+        tiles, scratch = kern.tile_buffers(blas, 1, 2, 3)
+        kern.sum_drivers(blas, kern.EUCLIDEAN)[1].serial(XJ, sqJ, labJ, 2, tiles, scratch, sums)
         np.testing.assert_allclose(sums, own, rtol=1e-13)
 
-    g = np.empty((5, 6))
-    yt = np.empty((3, 6))
-    kern._direct_distances.py_func(kern.MANHATTAN, g, XI, 0, XJ, 0, yt, sqI, sqJ, 0)
-    np.testing.assert_allclose(g, np.abs(XI[:, None, :] - XJ[None, :, :]).sum(axis=2), rtol=1e-15)
+    # a direct tile fills the first m rows and nc columns of a thread's larger buffers
+    g = np.full((7, 8), np.nan)
+    yt = np.empty((3, 8))
+    kern._direct_manhattan.py_func(g, 5, 6, XI, 0, XJ, 0, yt, sqI, sqJ, 0)
+    np.testing.assert_allclose(g[:5, :6], np.abs(XI[:, None, :] - XJ[None, :, :]).sum(axis=2), rtol=1e-15)
+    assert np.isnan(g[5:]).all() and np.isnan(g[:, 6:]).all()
     g = XI @ XI.T
     kern._gram_to_distances.py_func(kern.EUCLIDEAN, g, XI, 0, XI, 0, sqI, sqI, 0)
     assert np.diag(g).tolist() == [0.0] * 5  # self distances recomputed exactly
 
     sums = np.zeros((5, 3))
-    kern._scatter.py_func(pair, labJ, 0, sums, 0)
+    kern._scatter.py_func(np.pad(pair, ((0, 2), (0, 3)), constant_values=np.nan), 5, 6, labJ, 0, sums, 0)
     np.testing.assert_allclose(sums, expected, rtol=1e-15)
 
     D = naive_distances(XJ, "euclidean")
@@ -648,10 +653,11 @@ def test_serial_and_parallel_twins_agree():
             continue
         dual = kern.sum_drivers(blas, kern.EUCLIDEAN)[1]
         got = []
-        for twin in (dual.serial, dual.parallel):
+        for twin, threads in ((dual.serial, 1), (dual.parallel, numba.get_num_threads())):
             sums = np.zeros((300, 4))
+            tiles, scratch = kern.tile_buffers(blas, threads, 64, 5)
             with sil_module._single_threaded_blas():
-                twin(X, sq, lab, 64, sums)
+                twin(X, sq, lab, 64, tiles, scratch, sums)
             got.append(sums)
         np.testing.assert_allclose(got[0], got[1], rtol=1e-13, atol=1e-13)
     direct = kern.sum_drivers(False, kern.EUCLIDEAN)[1]
@@ -660,32 +666,35 @@ def test_serial_and_parallel_twins_agree():
 
 
 def test_a_metric_compiles_only_its_own_tile():
-    """The drivers pass their metric as a constant: the tile function is compiled
-    for one metric at a time (its other branches pruned), never for any metric."""
+    """The drivers hold their metric and their way (BLAS or direct) as constants:
+    a driver types the tile kernel of its own metric alone, and that kernel
+    holds the loop of its metric alone (the other branches pruned before
+    typing, not left to LLVM)."""
     rng = np.random.default_rng(3)
     XI, XJ = rng.normal(size=(5, 3)), rng.normal(size=(6, 3))
     labJ = np.array([0, 1, 2, 0, 1, 2])
-    row_sums, _ = kern._drivers(False, False, kern.MANHATTAN)
-    sums = np.zeros((5, 3))
-    numba.njit(row_sums)(XI, XJ, 0, np.zeros(5), np.zeros(6), labJ, 2, sums)  # compiled afresh
     pair = np.abs(XI[:, None, :] - XJ[None, :, :]).sum(axis=2)
-    np.testing.assert_allclose(sums, np.stack([pair[:, labJ == k].sum(axis=1) for k in range(3)], axis=1),
-                               rtol=1e-13)
-    sig = next(sig for sig in kern._direct_distances.signatures
-               if isinstance(sig[0], numba.types.IntegerLiteral) and sig[0].literal_value == kern.MANHATTAN)
-    assert sig is not None
-    # and a tile function given its metric as a constant is compiled without the others' branches
-    tile = numba.njit(kern._direct_distances.py_func)
-    manhattan = kern.MANHATTAN
-
-    @numba.njit
-    def one_tile(g, XI, XJ, yt, aux):
-        tile(manhattan, g, XI, 0, XJ, 0, yt, aux, aux, 0)
-
-    g = np.empty((5, 6))
-    one_tile(g, XI, XJ, np.empty((3, 6)), np.zeros(6))
-    np.testing.assert_allclose(g, pair, rtol=1e-15)
-    code = tile.inspect_llvm(tile.signatures[0])
-    assert "llvm.fabs" in code and "llvm.sqrt" not in code  # the Euclidean branch is not there
+    expected = np.stack([pair[:, labJ == k].sum(axis=1) for k in range(3)], axis=1)
+    others = {"_direct_euclidean", "_direct_sqeuclidean", "_direct_cosine", "_blas_tile"}
+    for parallel in (False, True):
+        row_sums, _ = kern._drivers(False, parallel, kern.MANHATTAN)
+        driver = numba.njit(row_sums, parallel=parallel)  # compiled afresh
+        sums = np.zeros((5, 3))
+        threads = numba.get_num_threads() if parallel else 1
+        driver(XI, XJ, 0, np.zeros(5), np.zeros(6), labJ, 2, *kern.tile_buffers(False, threads, 2, 3), sums)
+        np.testing.assert_allclose(sums, expected, rtol=1e-13)
+        typemap = driver.overloads[driver.signatures[0]].type_annotation.typemap
+        called = {ty.dispatcher.py_func.__name__ for ty in typemap.values()
+                  if isinstance(ty, numba.types.Dispatcher)}
+        assert "_direct_manhattan" in called and not called & others, called
+    for kernel, has, lacks in ((kern._direct_manhattan, "abs", "sqrt"),
+                               (kern._direct_euclidean, "sqrt", "abs")):
+        tile = numba.njit(kernel.py_func)  # afresh: a cached kernel keeps no typed IR
+        g = np.empty((5, 6))
+        tile(g, 5, 6, XI, 0, XJ, 0, np.empty((3, 6)), np.zeros(5), np.zeros(6), 0)
+        typemap = tile.overloads[tile.signatures[0]].type_annotation.typemap
+        functions = " ".join(str(ty) for ty in typemap.values() if isinstance(ty, numba.types.Function))
+        assert has in functions and lacks not in functions, functions  # only its own metric's loop
+    np.testing.assert_allclose(g, np.sqrt(((XI[:, None, :] - XJ[None, :, :]) ** 2).sum(axis=2)), rtol=1e-15)
     assert kern.sum_drivers(False, kern.MANHATTAN) is kern.sum_drivers(False, kern.MANHATTAN)
     assert kern.sum_drivers(False, kern.MANHATTAN) is not kern.sum_drivers(False, kern.COSINE)

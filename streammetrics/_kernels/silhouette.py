@@ -4,8 +4,9 @@ The silhouette of point ``i`` needs, for every cluster ``k``, the sum of the
 distances from ``i`` to the members of ``k``: an ``n x K`` table built from
 ``n x n`` distances. The kernels here never hold more than one
 ``block x block`` tile of distances per thread, in a buffer of its own (indexed
-by ``numba.get_thread_id()``): a tile is computed, then added into the caller's
-``sums`` at the cluster labels (``sums[i, labels[j]] += g[i, j]``).
+by ``numba.get_thread_id()``, made by the caller with :func:`tile_buffers`): a
+tile is computed, then added into the caller's ``sums`` at the cluster labels
+(``sums[i, labels[j]] += g[i, j]``).
 
 Two drivers walk the tiles (:func:`sum_drivers` gives both, for one way of
 computing a tile and one metric):
@@ -68,6 +69,7 @@ __all__ = [
     "OWN_CLUSTER_PENALTY",
     "rows_sq_norms",
     "sum_drivers",
+    "tile_buffers",
     "pair_of_round",
     "distance_sums",
     "silhouette_from_sums",
@@ -132,10 +134,9 @@ def _exact_sq(XI, i, XJ, j):
 
 
 @inline_ir
-def _zero_diagonal(g, r0, j0):
+def _zero_diagonal(g, m, nc, r0, j0):
     """Set ``g[ii, jj] = 0`` where the row's global index ``r0 + ii`` equals the
     column's ``j0 + jj`` (both counted in the columns' numbering)."""
-    m, nc = g.shape
     for ii in range(m):
         jj = r0 + ii - j0
         if 0 <= jj < nc:
@@ -148,19 +149,19 @@ COSINE_FLOOR = 16 * 2.0**-52
 
 
 @inline_ir
-def _cosine_from_dots(g, i0, j0, invI, invJ, shift):
-    """Turn dot products into cosine distances ``1 - x.y / (|x||y|)`` clipped to
-    [0, 2]; a zero vector has ``inv = 0`` (similarity 0, distance 1), and a point
-    is at distance 0 from itself. A distance below :data:`COSINE_FLOOR` is the
-    rounding of parallel vectors and counts as 0."""
-    m, nc = g.shape
+def _cosine_from_dots(g, m, nc, i0, j0, invI, invJ, shift):
+    """Turn the dot products in ``g[:m, :nc]`` into cosine distances
+    ``1 - x.y / (|x||y|)`` clipped to [0, 2]; a zero vector has ``inv = 0``
+    (similarity 0, distance 1), and a point is at distance 0 from itself. A
+    distance below :data:`COSINE_FLOOR` is the rounding of parallel vectors and
+    counts as 0."""
     for ii in range(m):
         a = invI[i0 + ii]
         row = g[ii]
         for jj in range(nc):
             v = 1.0 - row[jj] * a * invJ[j0 + jj]
             row[jj] = 0.0 if v < COSINE_FLOOR else (2.0 if 2.0 < v else v)
-    _zero_diagonal(g, i0 + shift, j0)
+    _zero_diagonal(g, m, nc, i0 + shift, j0)
 
 
 @kernel
@@ -168,10 +169,10 @@ def _gram_to_distances(metric, g, XI, i0, XJ, j0, auxI, auxJ, shift):
     """Turn the Gram tile ``g = XI[i0:i0+m] @ XJ[j0:j0+nc].T`` into distances in
     place. ``aux`` holds the squared norms (Euclidean metrics) or the inverse
     norms (cosine); ``shift`` maps a row index to the columns' numbering."""
-    if metric == COSINE:
-        _cosine_from_dots(g, i0, j0, auxI, auxJ, shift)
-        return
     m, nc = g.shape
+    if metric == COSINE:
+        _cosine_from_dots(g, m, nc, i0, j0, auxI, auxJ, shift)
+        return
     for ii in range(m):
         i = i0 + ii
         xx = auxI[i]
@@ -191,66 +192,91 @@ def _gram_to_distances(metric, g, XI, i0, XJ, j0, auxI, auxJ, shift):
                 row[jj] = math.sqrt(row[jj])
 
 
-@kernel
-def _direct_distances(metric, g, XI, i0, XJ, j0, yt, auxI, auxJ, shift):
-    """Fill the tile ``g`` with the distances between rows ``XI[i0:i0+m]`` and
-    ``XJ[j0:j0+nc]``, summing over features in order. ``yt`` is a ``d x nc``
-    scratch buffer for the transposed column rows, so that the innermost loop
-    runs over contiguous columns."""
-    m, nc = g.shape
-    d = XI.shape[1]
-    for jj in range(nc):
-        for k in range(d):
-            yt[k, jj] = XJ[j0 + jj, k]
-    for ii in range(m):
-        i = i0 + ii
-        row = g[ii]
+def _direct_tile(metric: int):
+    """The direct tile of one metric: ``metric`` is a constant of the closure,
+    so Numba prunes the other metrics' branches before typing (an argument,
+    even a literal one, would have all four typed and lowered)."""
+
+    def tile(g, m, nc, XI, i0, XJ, j0, yt, auxI, auxJ, shift):
+        d = XI.shape[1]
         for jj in range(nc):
-            row[jj] = 0.0
-        if metric == MANHATTAN:
             for k in range(d):
-                x = XI[i, k]
-                yr = yt[k]
-                for jj in range(nc):
-                    row[jj] += abs(x - yr[jj])
-        elif metric == COSINE:
-            for k in range(d):
-                x = XI[i, k]
-                yr = yt[k]
-                for jj in range(nc):
-                    row[jj] += x * yr[jj]
-        else:
-            for k in range(d):
-                x = XI[i, k]
-                yr = yt[k]
-                for jj in range(nc):
-                    t = x - yr[jj]
-                    row[jj] += t * t
-            if metric == EUCLIDEAN:
-                for jj in range(nc):
-                    row[jj] = math.sqrt(row[jj])
-    if metric == COSINE:
-        _cosine_from_dots(g, i0, j0, auxI, auxJ, shift)
+                yt[k, jj] = XJ[j0 + jj, k]
+        for ii in range(m):
+            i = i0 + ii
+            row = g[ii]
+            for jj in range(nc):
+                row[jj] = 0.0
+            if metric == MANHATTAN:
+                for k in range(d):
+                    x = XI[i, k]
+                    yr = yt[k]
+                    for jj in range(nc):
+                        row[jj] += abs(x - yr[jj])
+            elif metric == COSINE:
+                for k in range(d):
+                    x = XI[i, k]
+                    yr = yt[k]
+                    for jj in range(nc):
+                        row[jj] += x * yr[jj]
+            else:
+                for k in range(d):
+                    x = XI[i, k]
+                    yr = yt[k]
+                    for jj in range(nc):
+                        t = x - yr[jj]
+                        row[jj] += t * t
+                if metric == EUCLIDEAN:
+                    for jj in range(nc):
+                        row[jj] = math.sqrt(row[jj])
+        if metric == COSINE:
+            _cosine_from_dots(g, m, nc, i0, j0, auxI, auxJ, shift)
+
+    return tile
+
+
+_DIRECT_DOC = """Fill ``g[:m, :nc]`` with the {name} distances between rows ``XI[i0:i0+m]``
+and ``XJ[j0:j0+nc]``, summing over features in order. ``yt`` (at least
+``d x nc``) is scratch for the transposed column rows, so that the innermost
+loop runs over contiguous columns; ``g`` and ``yt`` may be larger than the
+tile (a thread's whole buffers), their rows are used from the start."""
+
+
+def _direct_kernel(metric: int, name: str):
+    fn = _direct_tile(metric)
+    fn.__name__ = fn.__qualname__ = f"_direct_{name}"
+    fn.__doc__ = _DIRECT_DOC.format(name=name)
+    return kernel(fn)
+
+
+_direct_euclidean = _direct_kernel(EUCLIDEAN, "euclidean")
+_direct_sqeuclidean = _direct_kernel(SQEUCLIDEAN, "sqeuclidean")
+_direct_manhattan = _direct_kernel(MANHATTAN, "manhattan")
+_direct_cosine = _direct_kernel(COSINE, "cosine")
+
+#: the direct tile kernel of each metric code
+DIRECT_TILES = {EUCLIDEAN: _direct_euclidean, SQEUCLIDEAN: _direct_sqeuclidean,
+                MANHATTAN: _direct_manhattan, COSINE: _direct_cosine}
 
 
 @kernel
-def _blas_tile(metric, g, XI, i0, XJ, j0, yt, auxI, auxJ, shift):
-    """Fill the tile ``g`` from the Gram product ``XI[i0:i0+m] @ XJ[j0:j0+nc].T``
-    (BLAS); ``yt`` is unused (the signature is :func:`_direct_distances`')."""
+def _blas_tile(metric, g, XI, i0, XJ, j0, auxI, auxJ, shift):
+    """Fill the tile ``g`` (``m x nc``, exactly) from the Gram product
+    ``XI[i0:i0+m] @ XJ[j0:j0+nc].T`` (BLAS)."""
     m, nc = g.shape
     np.dot(XI[i0:i0 + m], XJ[j0:j0 + nc].T, g)
     _gram_to_distances(metric, g, XI, i0, XJ, j0, auxI, auxJ, shift)
 
 
 @kernel
-def _scatter(g, lab, j0, sums, i0):
-    """``sums[i0 + ii, lab[j0 + jj]] += g[ii, jj]``, columns in increasing order.
+def _scatter(g, m, nc, lab, j0, sums, i0):
+    """``sums[i0 + ii, lab[j0 + jj]] += g[ii, jj]`` over ``g[:m, :nc]``, columns
+    in increasing order.
 
     Four rows go together: consecutive columns often share a label, and four
     independent chains of additions keep the adder busy where one would wait
     on the previous sum.
     """
-    m, nc = g.shape
     ii = 0
     while ii + 4 <= m:
         s0 = sums[i0 + ii]
@@ -277,10 +303,9 @@ def _scatter(g, lab, j0, sums, i0):
 
 
 @inline_ir
-def _scatter_columns(g, lab, i0, sums, j0):
-    """``sums[j0 + jj, lab[i0 + ii]] += g[ii, jj]``, rows in increasing order: the
-    transposed tile, for the columns' points."""
-    m, nc = g.shape
+def _scatter_columns(g, m, nc, lab, i0, sums, j0):
+    """``sums[j0 + jj, lab[i0 + ii]] += g[ii, jj]`` over ``g[:m, :nc]``, rows in
+    increasing order: the transposed tile, for the columns' points."""
     for ii in range(m):
         k = lab[i0 + ii]
         row = g[ii]
@@ -300,27 +325,58 @@ def pair_of_round(r, p, players):
     return (r + p) % ring, (r - p + ring) % ring
 
 
+@inline_ir
+def _tile_into(blas, metric, tiles, scratch, t, m, nc, XI, i0, XJ, j0, auxI, auxJ, shift):
+    """Compute the ``m x nc`` tile of rows ``XI[i0:]`` against ``XJ[j0:]`` in
+    thread ``t``'s buffers and return it (its first ``m`` rows and ``nc``
+    columns hold the tile). Called with ``blas`` and ``metric`` constants of a
+    driver's closure, so the tile kernels of the other ways are pruned: a BLAS
+    tile is a reshaped view of exactly ``m x nc``; a direct tile is the
+    thread's whole ``block x block`` buffer (no view to compile)."""
+    if blas:
+        g = tiles[t, : m * nc].reshape((m, nc))
+        _blas_tile(metric, g, XI, i0, XJ, j0, auxI, auxJ, shift)
+    else:
+        g = tiles[t]
+        if metric == MANHATTAN:
+            _direct_manhattan(g, m, nc, XI, i0, XJ, j0, scratch[t], auxI, auxJ, shift)
+        elif metric == COSINE:
+            _direct_cosine(g, m, nc, XI, i0, XJ, j0, scratch[t], auxI, auxJ, shift)
+        elif metric == SQEUCLIDEAN:
+            _direct_sqeuclidean(g, m, nc, XI, i0, XJ, j0, scratch[t], auxI, auxJ, shift)
+        else:
+            _direct_euclidean(g, m, nc, XI, i0, XJ, j0, scratch[t], auxI, auxJ, shift)
+    return g
+
+
+def tile_buffers(blas: bool, threads: int, block: int, d: int):
+    """``(tiles, scratch)``: the per-thread buffers the drivers of :func:`sum_drivers`
+    take, made by the caller (an allocation inside a kernel compiles on its
+    first use). BLAS tiles are flat, for a view of exactly ``m x nc``; direct
+    tiles are ``block x block`` with a ``d x block`` scratch for the
+    transposed columns. ``threads`` is 1 for a serial twin, else
+    ``numba.get_num_threads()``."""
+    if blas:
+        return np.empty((threads, block * block)), np.empty((threads, 0, 0))
+    return np.empty((threads, block, block)), np.empty((threads, d, block))
+
+
 def _drivers(blas: bool, parallel: bool, metric: int):
-    """The two drivers of the BLAS or the direct tile function of one metric,
-    for the parallel twin (``prange``, a thread-indexed tile each) or the
-    serial one.
+    """The two drivers of the BLAS or the direct tiles of one metric, for the
+    parallel twin (``prange``, a thread-indexed tile each) or the serial one.
 
     ``blas``, ``parallel`` and ``metric`` are constants of the closure, so
     Numba prunes the branches not taken: the serial twin references no
     threading call (and can be cached: its closure holds only plain values),
-    the direct one never compiles the BLAS tile, and the tile function, passed
-    the metric as a constant, compiles the branch of that metric alone.
+    and a driver compiles the tile kernel of its own metric and way alone.
+    The per-thread buffers come from :func:`tile_buffers`.
     """
     prange = numba.prange if parallel else range
 
-    def row_sums(XI, XJ, shift, auxI, auxJ, labJ, block, sums):
+    def row_sums(XI, XJ, shift, auxI, auxJ, labJ, block, tiles, scratch, sums):
         nI = XI.shape[0]
         nJ = XJ.shape[0]
-        d = XI.shape[1]
         nblk = (nI + block - 1) // block
-        nt = numba.get_num_threads() if parallel else 1
-        tiles = np.empty((nt, block * block))
-        scratch = np.empty((nt, d * block))
         previous = numba.set_parallel_chunksize(1) if parallel else 0  # blocks handed out one by one
         for bi in prange(nblk):
             t = numba.get_thread_id() if parallel else 0
@@ -328,22 +384,14 @@ def _drivers(blas: bool, parallel: bool, metric: int):
             m = (nI if nI < i0 + block else i0 + block) - i0
             for j0 in range(0, nJ, block):
                 nc = (nJ if nJ < j0 + block else j0 + block) - j0
-                g = tiles[t, : m * nc].reshape((m, nc))
-                yt = scratch[t, : d * nc].reshape((d, nc))
-                if blas:
-                    _blas_tile(metric, g, XI, i0, XJ, j0, yt, auxI, auxJ, shift)
-                else:
-                    _direct_distances(metric, g, XI, i0, XJ, j0, yt, auxI, auxJ, shift)
-                _scatter(g, labJ, j0, sums, i0)
+                g = _tile_into(blas, metric, tiles, scratch, t, m, nc, XI, i0, XJ, j0, auxI, auxJ, shift)
+                _scatter(g, m, nc, labJ, j0, sums, i0)
         if parallel:
             numba.set_parallel_chunksize(previous)
 
-    def symmetric_sums(X, aux, lab, block, sums):
-        n, d = X.shape
+    def symmetric_sums(X, aux, lab, block, tiles, scratch, sums):
+        n = X.shape[0]
         nblk = (n + block - 1) // block
-        nt = numba.get_num_threads() if parallel else 1
-        tiles = np.empty((nt, block * block))
-        scratch = np.empty((nt, d * block))
         previous = numba.set_parallel_chunksize(1) if parallel else 0
         # round -1: the tiles on the diagonal, whole; then every other pair of
         # blocks once, in rounds of disjoint pairs (one call site of the tile:
@@ -362,15 +410,10 @@ def _drivers(blas: bool, parallel: bool, metric: int):
                     j0 = bj * block
                     m = (n if n < i0 + block else i0 + block) - i0
                     nc = (n if n < j0 + block else j0 + block) - j0
-                    g = tiles[t, : m * nc].reshape((m, nc))
-                    yt = scratch[t, : d * nc].reshape((d, nc))
-                    if blas:
-                        _blas_tile(metric, g, X, i0, X, j0, yt, aux, aux, 0)
-                    else:
-                        _direct_distances(metric, g, X, i0, X, j0, yt, aux, aux, 0)
-                    _scatter(g, lab, j0, sums, i0)
+                    g = _tile_into(blas, metric, tiles, scratch, t, m, nc, X, i0, X, j0, aux, aux, 0)
+                    _scatter(g, m, nc, lab, j0, sums, i0)
                     if bi != bj:
-                        _scatter_columns(g, lab, i0, sums, j0)
+                        _scatter_columns(g, m, nc, lab, i0, sums, j0)
         if parallel:
             numba.set_parallel_chunksize(previous)
 
@@ -378,13 +421,13 @@ def _drivers(blas: bool, parallel: bool, metric: int):
 
 
 
-_ROW_SUMS_DOC = """``(XI, XJ, shift, auxI, auxJ, labJ, block, sums)``: add to ``sums[i, k]`` the distances from ``XI[i]`` to the rows ``XJ[j]``
+_ROW_SUMS_DOC = """``(XI, XJ, shift, auxI, auxJ, labJ, block, tiles, scratch, sums)``: add to ``sums[i, k]`` the distances from ``XI[i]`` to the rows ``XJ[j]``
 with ``labJ[j] == k``{how}.
 
 ``aux`` holds the squared norms of the rows (the inverse norms for cosine);
 ``shift`` is the global index of ``XI[0]`` minus that of ``XJ[0]``.{extra}
 """
-_SYMMETRIC_DOC = """``(X, aux, lab, block, sums)``: add to ``sums[i, k]`` the distances from ``X[i]`` to every ``X[j]`` with
+_SYMMETRIC_DOC = """``(X, aux, lab, block, tiles, scratch, sums)``: add to ``sums[i, k]`` the distances from ``X[i]`` to every ``X[j]`` with
 ``lab[j] == k``, computing each distance once{how}.
 
 Each off-diagonal tile adds its rows into the sums of its row block and its
@@ -452,7 +495,7 @@ def _distance_sums_of(prange):
                 if diag_tol >= 0.0 and j < n and not (abs(row[j]) <= diag_tol):
                     nbad += 1
                 bad[i] = nbad > 0
-            _scatter(D[a:b], lab, 0, sums, a)
+            _scatter(D[a:b], b - a, n, lab, 0, sums, a)
 
     return distance_sums
 

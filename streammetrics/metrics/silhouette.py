@@ -57,6 +57,7 @@ from .._kernels.silhouette import (
     rows_sq_norms,
     silhouette_from_sums,
     sum_drivers,
+    tile_buffers,
 )
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import as_1d, to_numpy
@@ -100,6 +101,13 @@ def _turn(dual, kernel):
     """The lock to hold while ``kernel`` (a twin of ``dual``) runs: the parallel
     twin's turn, or nothing for the serial one."""
     return PARALLEL_LOCK if kernel is dual.parallel else contextlib.nullcontext()
+
+
+def _buffers(dual, kernel, blas: bool, block: int, d: int):
+    """The per-thread tile buffers for ``kernel``, a twin of ``dual``: one
+    thread's for the serial twin, every thread's for the parallel one."""
+    threads = numba.get_num_threads() if kernel is dual.parallel else 1
+    return tile_buffers(blas, threads, block, d)
 
 
 def _diagonal_tolerance(dtype) -> float:
@@ -393,26 +401,29 @@ def _feature_silhouettes(src: _Rows, lab, sizes, metric: int, convention: int, b
             sums = np.zeros((n, K))
             both = sum_drivers(use_blas, metric)[1]
             kernel = both.pick(n * n * d / 2)
+            tiles, scratch = _buffers(both, kernel, use_blas, b, d)
             with _turn(both, kernel):
-                kernel(src.whole, aux, lab, b, sums)
+                kernel(src.whole, aux, lab, b, tiles, scratch, sums)
             silhouette_from_sums(sums, lab, sizes, convention, out)
             return out
         dual = sum_drivers(use_blas, metric)[0]
         sums_of = dual.pick(n * n * d)
         turn = _turn(dual, sums_of)
+        tiles, scratch = _buffers(dual, sums_of, use_blas, b, d)
         for i0 in range(0, n, rows):
             i1 = min(i0 + rows, n)
             XI = src.read(i0, i1)
             sums = np.zeros((i1 - i0, K))
             if src.whole is not None:
                 with turn:
-                    sums_of(XI, src.whole, i0, aux[i0:i1], aux, lab, b, sums)
+                    sums_of(XI, src.whole, i0, aux[i0:i1], aux, lab, b, tiles, scratch, sums)
             else:
                 for j0 in range(0, n, rows):
                     j1 = min(j0 + rows, n)
                     XJ = XI if j0 == i0 else src.read(j0, j1)
                     with turn:
-                        sums_of(XI, XJ, i0 - j0, aux[i0:i1], aux[j0:j1], lab[j0:j1], b, sums)
+                        sums_of(XI, XJ, i0 - j0, aux[i0:i1], aux[j0:j1], lab[j0:j1], b, tiles, scratch,
+                                sums)
             silhouette_from_sums(sums, lab[i0:i1], sizes, convention, out[i0:i1])
     return out
 
@@ -873,8 +884,9 @@ def pair_sums(XI, XJ, shift: int, aux_i, aux_j, labels_j, metric: int, block: in
     sums = np.zeros((XI.shape[0], k))
     dual = sum_drivers(use_blas, metric)[0]
     kernel = dual.pick(XI.shape[0] * XJ.shape[0] * XI.shape[1])
+    tiles, scratch = _buffers(dual, kernel, use_blas, block, XI.shape[1])
     with _turn(dual, kernel), (_single_threaded_blas() if use_blas else contextlib.nullcontext()):
-        kernel(XI, XJ, shift, aux_i, aux_j, labels_j, block, sums)
+        kernel(XI, XJ, shift, aux_i, aux_j, labels_j, block, tiles, scratch, sums)
     return sums
 
 
