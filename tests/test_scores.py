@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sklearn import metrics as skm
 
 import streammetrics as sm
-from streammetrics._kernels.probability import probability_update
+from streammetrics._kernels.probability import probability_moments, probability_moments_weighted
 from streammetrics._kernels.regression import regression_update
 
 from .harness import check_accumulator, check_rejected_batch, sharded
@@ -215,13 +215,25 @@ def test_kernels_against_naive_python():
     p = rng.random(700)
     sums = np.zeros((3, 2))
     n = np.zeros(1, np.int64)
-    assert probability_update.py_func(y, p, np.empty(0), n, sums) == 0
+    squares = np.zeros((3, 2))
+    assert probability_moments(y, p, np.empty(0), n, sums, squares) == 0
     assert n[0] == 700
-    ll = math.fsum(-math.log(max(pi if yi else 1 - pi, 1e-12)) for yi, pi in zip(y, p))
-    br = math.fsum((pi - yi) ** 2 for yi, pi in zip(y, p))
+    losses = [-math.log(max(pi if yi else 1 - pi, 1e-12)) for yi, pi in zip(y, p)]
+    d2 = [(pi - yi) ** 2 for yi, pi in zip(y, p)]
     assert sums[0].sum() == 700
-    assert sums[1].sum() == pytest.approx(ll, rel=1e-14)
-    assert sums[2].sum() == pytest.approx(br, rel=1e-14)
+    assert sums[1].sum() == pytest.approx(math.fsum(losses), rel=1e-14)
+    assert sums[2].sum() == pytest.approx(math.fsum(d2), rel=1e-14)
+    assert squares[0].sum() == pytest.approx(math.fsum(v * v for v in losses), rel=1e-14)
+    assert squares[1].sum() == pytest.approx(math.fsum(v * v for v in d2), rel=1e-14)
+    assert squares[2].sum() == 700
+    w = rng.random(700) * 3
+    wsums, wsquares, wn = np.zeros((3, 2)), np.zeros((3, 2)), np.zeros(1, np.int64)
+    assert probability_moments_weighted(y, p, w, wn, wsums, wsquares) == 0
+    assert wsums[0].sum() == pytest.approx(math.fsum(w), rel=1e-14)
+    assert wsums[1].sum() == pytest.approx(math.fsum(a * b for a, b in zip(w, losses)), rel=1e-14)
+    assert wsums[2].sum() == pytest.approx(math.fsum(a * b for a, b in zip(w, d2)), rel=1e-14)
+    assert wsquares[2].sum() == pytest.approx(math.fsum(w * w), rel=1e-14)
+    assert probability_moments_weighted(y, np.full(700, 1.5), w, wn, wsums, wsquares) == 2
 
     yr = rng.normal(size=700) + 50
     pr = yr + rng.normal(size=700)

@@ -3,9 +3,9 @@
 State: ``sums``, a ``float64[3, 2]`` array of compensated pairs (see
 :mod:`.compensated`): the total weight, the log-loss total and the Brier total. A
 zero-length ``w`` means "unweighted" (every weight 1, the total weight exact).
-:func:`probability_moments` also keeps ``squares``, the second moments that
-the intervals of the two means need (totals of ``w loss²``, ``w (p - y)⁴`` and
-``w²``).
+:func:`probability_moments` (and its twin of weighted rows) also keeps
+``squares``, the second moments that the intervals of the two means need
+(totals of ``w loss²``, ``w (p - y)⁴`` and ``w²``).
 
 The kernel validates the batch in the same pass and writes the state only when
 every label is 0/1 and every probability lies in [0, 1]; it returns 0 when the
@@ -21,73 +21,89 @@ import numpy as np
 from ._jit import kernel
 from .compensated import BLOCK, add, fold
 
-__all__ = ["probability_update", "probability_moments", "class_probability_update", "LOG_FLOOR"]
+__all__ = ["probability_moments", "probability_moments_weighted", "class_probability_update", "LOG_FLOOR"]
 
 #: The specification floors both p and 1 - p at 1e-12 before the logarithm.
 LOG_FLOOR = 1e-12
 
 
-@kernel
-def probability_update(y, p, w, n, sums):
-    """Fold one batch into ``sums``; return the status code (module docstring)."""
-    return probability_moments(y, p, w, n, sums, np.zeros((3, 2)))
+def _moments_folder(weighted: bool):
+    """The fold of the totals and second moments, of weighted rows or not: the
+    flag is a constant of the closure, so each kernel compiles its own loop
+    only (as the calibration folds)."""
+
+    def fold_moments(y, p, w, n, sums, squares):
+        rows = y.shape[0]
+        sw = cw = sl = cl = sb = cb = 0.0
+        sl2 = cl2 = sb2 = cb2 = sq = cq = 0.0
+        for start in range(0, rows, BLOCK):
+            stop = rows if rows < start + BLOCK else start + BLOCK
+            bw = bl = bb = 0.0
+            bl2 = bb2 = bq = 0.0
+            for i in range(start, stop):
+                yi = y[i]
+                pi = p[i]
+                y1 = yi == 1
+                if not (y1 or yi == 0):
+                    return 1
+                if not (pi >= 0.0 and pi <= 1.0):
+                    return 2
+                q = pi if y1 else 1.0 - pi  # probability given to the outcome
+                loss = -math.log(LOG_FLOOR if LOG_FLOOR > q else q)
+                d = pi - y1
+                d2 = d * d
+                if weighted:
+                    wi = w[i]
+                    bw += wi
+                    bl += wi * loss
+                    bb += wi * d2
+                    bl2 += wi * (loss * loss)
+                    bb2 += wi * (d2 * d2)
+                    bq += wi * wi
+                else:
+                    bl += loss
+                    bb += d2
+                    bl2 += loss * loss
+                    bb2 += d2 * d2
+            if not weighted:
+                bw = float(stop - start)
+                bq = bw
+            sw, cw = add(sw, cw, bw)
+            sl, cl = add(sl, cl, bl)
+            sb, cb = add(sb, cb, bb)
+            sl2, cl2 = add(sl2, cl2, bl2)
+            sb2, cb2 = add(sb2, cb2, bb2)
+            sq, cq = add(sq, cq, bq)
+        fold(sums, np.intp(0), sw, cw)
+        fold(sums, np.intp(1), sl, cl)
+        fold(sums, np.intp(2), sb, cb)
+        fold(squares, np.intp(0), sl2, cl2)
+        fold(squares, np.intp(1), sb2, cb2)
+        fold(squares, np.intp(2), sq, cq)
+        n[0] += y.shape[0]
+        return 0
+
+    return fold_moments
 
 
-@kernel
-def probability_moments(y, p, w, n, sums, squares):
-    """:func:`probability_update` that also folds the second moments into
-    ``squares`` (``float64[3, 2]`` pairs): the totals of ``w * loss**2``,
-    ``w * (p - y)**4`` and ``w**2``, which the intervals of the means need."""
-    rows = y.shape[0]
-    weighted = w.shape[0] > 0
-    sw = cw = sl = cl = sb = cb = 0.0
-    sl2 = cl2 = sb2 = cb2 = sq = cq = 0.0
-    for start in range(0, rows, BLOCK):
-        stop = rows if rows < start + BLOCK else start + BLOCK
-        bw = bl = bb = 0.0
-        bl2 = bb2 = bq = 0.0
-        for i in range(start, stop):
-            yi = y[i]
-            pi = p[i]
-            y1 = yi == 1
-            if not (y1 or yi == 0):
-                return 1
-            if not (pi >= 0.0 and pi <= 1.0):
-                return 2
-            q = pi if y1 else 1.0 - pi  # probability given to the outcome
-            loss = -math.log(LOG_FLOOR if LOG_FLOOR > q else q)
-            d = pi - y1
-            d2 = d * d
-            if weighted:
-                wi = w[i]
-                bw += wi
-                bl += wi * loss
-                bb += wi * d2
-                bl2 += wi * (loss * loss)
-                bb2 += wi * (d2 * d2)
-                bq += wi * wi
-            else:
-                bl += loss
-                bb += d2
-                bl2 += loss * loss
-                bb2 += d2 * d2
-        if not weighted:
-            bw = float(stop - start)
-            bq = bw
-        sw, cw = add(sw, cw, bw)
-        sl, cl = add(sl, cl, bl)
-        sb, cb = add(sb, cb, bb)
-        sl2, cl2 = add(sl2, cl2, bl2)
-        sb2, cb2 = add(sb2, cb2, bb2)
-        sq, cq = add(sq, cq, bq)
-    fold(sums, np.intp(0), sw, cw)
-    fold(sums, np.intp(1), sl, cl)
-    fold(sums, np.intp(2), sb, cb)
-    fold(squares, np.intp(0), sl2, cl2)
-    fold(squares, np.intp(1), sb2, cb2)
-    fold(squares, np.intp(2), sq, cq)
-    n[0] += y.shape[0]
-    return 0
+def _named(fn, name: str, doc: str):
+    """``fn`` named ``name`` (its cache file too) with docstring ``doc``."""
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+#: ``probability_moments(y, p, w, n, sums, squares)``
+probability_moments = kernel(_named(_moments_folder(False), "probability_moments", """\
+Fold unweighted 0/1 labels ``y`` and probabilities ``p`` (``w`` is ignored,
+pass it empty) into ``sums`` and the second moments into ``squares``
+(``float64[3, 2]`` pairs): the totals of ``w * loss**2``, ``w * (p - y)**4``
+and ``w**2``, which the intervals of the means need. Returns the status code
+(module docstring)."""))
+
+probability_moments_weighted = kernel(_named(
+    _moments_folder(True), "probability_moments_weighted",
+    ":func:`probability_moments` of rows weighted by ``w``."))
 
 
 @kernel

@@ -8,7 +8,8 @@ import numpy as np
 
 from .._kernels import compensated
 from .._kernels.checks import first_nonfinite
-from .._kernels.probability import class_probability_update, probability_moments
+from .._kernels.probability import (class_probability_update, probability_moments,
+                                    probability_moments_weighted)
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import (
@@ -217,7 +218,8 @@ class ProbabilityScores(Accumulator):
     def _fold(self, arrays, w):
         y, p = arrays
         st = self._arrays
-        status, kept = _checked_fold(st, w, lambda: probability_moments(
+        moments = probability_moments_weighted if w.shape[0] else probability_moments
+        status, kept = _checked_fold(st, w, lambda: moments(
             y, p, w, st["n"], st["sums"], st["squares"]), "squares")
         if not status and kept:
             st["squares_rows"][0] += y.shape[0]
