@@ -24,7 +24,8 @@ import streammetrics as sm
 from streammetrics._kernels import rank as K
 from streammetrics.metrics.ranking import spill as S
 from streammetrics.metrics.ranking.exact import run_of_sorted
-from streammetrics.metrics.ranking.sorting import auc_u2_scores, run_into_across, u2_across
+from streammetrics.metrics.ranking.sorting import (NUMPY_MAX, auc_u2_scores, run_into_across, run_of_keys_numpy,
+                                                  u2_across, u2_sorted, u2_sorted_numpy)
 from streammetrics.metrics.ranking.streamed import descending
 
 from .test_spill import _assert_same
@@ -149,6 +150,55 @@ def test_run_written_on_two_threads_equals_one(seed, decimals, signed_zero):
     # and the count across them, threaded or not, is the count of that run
     u2, _, _ = u2_across(run, kp, kn, threads=True)
     assert u2 == u2_across(run, kp, kn, threads=False)[0] == int(K.u2_int(out[0][1]))
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_pos=st.integers(0, 300), n_neg=st.integers(0, 300),
+       decimals=st.integers(0, 3), signed_zero=st.booleans())
+def test_numpy_count_and_run_of_small_states_equal_the_kernels(seed, n_pos, n_neg, decimals, signed_zero):
+    """Small states are counted and made into a run by numpy (no kernel to
+    compile on a first use): the same 2U, and the same run to the bit, as the
+    kernels that larger states take."""
+    rng = np.random.default_rng(seed)
+
+    def scores(m):
+        x = np.round(rng.normal(size=m) * 10.0 ** rng.integers(-3, 4), decimals)
+        if signed_zero:
+            x[rng.random(m) < 0.2] = -0.0
+            x[rng.random(m) < 0.1] = 0.0
+        return x
+
+    sp, sn = scores(n_pos), scores(n_neg)
+    kp, kn = np.sort(K.score_keys(sp)), np.sort(K.score_keys(sn))
+    want = int(K.u2_sorted(kp, kn))
+    assert u2_sorted_numpy(kp, kn) == want == u2_sorted(kp, kn)
+    # the one-shot count sorts the scores themselves as float64 (-0.0 as +0.0)
+    fp, fn = np.sort(sp + 0.0), np.sort(sn + 0.0)
+    assert u2_sorted_numpy(fp, fn) == int(K.u2_sorted(fp, fn)) == want
+    cap = n_pos + n_neg
+    out = []
+    for fill in (lambda b, a: int(K.run_into(np.zeros(0, np.uint64), np.zeros((2, 0), np.int64), kp, kn, b, a)),
+                 lambda b, a: run_of_keys_numpy(kp, kn, b, a)):
+        bits, ab = np.empty(cap, np.uint64), np.empty((2, cap), np.int64)
+        m = fill(bits, ab)
+        out.append((bits[:m].view(np.float64), ab[:, :m]))
+    assert _bits_equal(out[0], out[1])
+
+
+def test_numpy_and_kernel_routes_meet_at_the_size_limit():
+    rng = np.random.default_rng(5)
+    for total in (NUMPY_MAX - 1, NUMPY_MAX, NUMPY_MAX + 1):
+        s = np.round(rng.normal(size=total), 2)
+        y = rng.random(total) < 0.4
+        kp, kn = np.sort(K.score_keys(s[y])), np.sort(K.score_keys(s[~y]))
+        assert u2_sorted(kp, kn) == int(K.u2_sorted(kp, kn)) == u2_sorted_numpy(kp, kn) == _brute_u2(y, s)
+        empty = (np.zeros(0), np.zeros((2, 0), np.int64))
+        bits, ab = np.empty(total, np.uint64), np.empty((2, total), np.int64)
+        m = run_into_across(empty, kp, kn, bits, ab, threads=False)
+        kbits, kab = np.empty(total, np.uint64), np.empty((2, total), np.int64)
+        km = int(K.run_into(empty[0].view(np.uint64), empty[1], kp, kn, kbits, kab))
+        assert _bits_equal((bits[:m].view(np.float64), ab[:, :m]), (kbits[:km].view(np.float64), kab[:, :km]))
+        assert m == np.unique(s + 0.0).size and ab[:, :m].sum() == total
 
 
 def _brute_u2(y, s):

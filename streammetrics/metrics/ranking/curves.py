@@ -14,8 +14,10 @@ import numpy as np
 from ..._kernels.curves import ap_terms
 from ..._protocol.result import RenderContext, Result, fmt_number, safe
 from .operating import OperatingPoints
+from .sorting import NUMPY_MAX
 
-__all__ = ["RankResult", "curve_from_points", "roc", "pr", "average_precision_of", "average_precision_of_points"]
+__all__ = ["RankResult", "curve_from_points", "roc", "pr", "average_precision_of", "average_precision_of_points",
+           "average_precision_of_terms"]
 
 
 def curve_from_points(scores, ab):
@@ -51,7 +53,17 @@ def average_precision_of(thresholds, tps, fps) -> float:
 
 
 def average_precision_of_points(scores, ab) -> float:
-    """:func:`average_precision_of` the curve of the points ``(scores, ab)``,
+    """:func:`average_precision_of` the curve of the points ``(scores, ab)``:
+    through the curve for up to :data:`~.sorting.NUMPY_MAX` points (no kernel
+    to compile on a first use), else :func:`average_precision_of_terms`
+    without building it. The same value, bit for bit."""
+    if ab.shape[1] <= NUMPY_MAX:
+        return average_precision_of(*curve_from_points(scores, ab))
+    return average_precision_of_terms(ab)
+
+
+def average_precision_of_terms(ab) -> float:
+    """:func:`average_precision_of` the curve of the points' masses ``ab``,
     without building the curve: the same value, bit for bit (see
     :func:`streammetrics._kernels.curves.ap_terms`)."""
     terms = np.empty(ab.shape[1], np.float64)

@@ -20,10 +20,49 @@ from ..._kernels.sort import sort_keys
 from ..._threads import CORES, helper_pool
 
 __all__ = ["sort_classes", "u2_across", "run_into_across", "auc_u2_scores", "split_sorted", "key_float", "keys_sorter", "CORES",
-           "THREADED_MIN"]
+           "THREADED_MIN", "NUMPY_MAX", "u2_sorted", "u2_sorted_numpy", "run_of_keys_numpy"]
 
 
 THREADED_MIN = 1 << 16
+
+#: Sorted keys of at most this many rows in all are counted (``2U``) and made
+#: into a run by numpy rather than by a kernel: at that size both take a few
+#: microseconds, and a first use on a small state compiles neither kernel
+#: (0.1-0.25 s apiece on a cold start). The same integers and the same run.
+NUMPY_MAX = 4096
+
+_SIGN = np.uint64(1 << 63)
+
+
+def u2_sorted_numpy(kp, kn) -> int:
+    """``2U`` of sorted ``kp`` (positives) and ``kn`` (negatives), keys or
+    float64 scores, by numpy: each positive counts the negatives below it
+    twice and those equal to it once (``left + right`` insertion points)."""
+    return int(np.searchsorted(kn, kp, "left").sum() + np.searchsorted(kn, kp, "right").sum())
+
+
+def u2_sorted(kp, kn) -> int:
+    """``2U`` of sorted ``kp``, ``kn`` as a Python int (needs ``2 n_pos n_neg <
+    2**63``): :func:`u2_sorted_numpy` up to :data:`NUMPY_MAX` rows, else the
+    one-pass kernel. The same integer either way."""
+    if kp.shape[0] + kn.shape[0] <= NUMPY_MAX:
+        return u2_sorted_numpy(kp, kn)
+    return int(K.u2_sorted(kp, kn))
+
+
+def run_of_keys_numpy(kp, kn, bits, ab) -> int:
+    """:func:`~streammetrics._kernels.rank.run_into` of no run and sorted keys
+    ``kp``, ``kn``, by numpy: the distinct keys' float64 bits into ``bits`` and
+    their positive and negative counts into ``ab``; returns the run's length."""
+    keys, inverse = np.unique(np.concatenate((kp, kn)), return_inverse=True)
+    m = keys.shape[0]
+    # a key's float64 bits: the sign bit flipped back for a positive score,
+    # every bit for a negative one (the inverse of the kernels' key)
+    bits[:m] = np.where(keys & _SIGN, keys ^ _SIGN, ~keys)
+    inverse = inverse.reshape(-1)
+    ab[0, :m] = np.bincount(inverse[:kp.shape[0]], minlength=m)
+    ab[1, :m] = np.bincount(inverse[kp.shape[0]:], minlength=m)
+    return m
 
 
 _pool_lock = threading.Lock()  # the sort choice is measured once
@@ -215,7 +254,7 @@ def u2_across(run, kp, kn, threads=None):
         threads = CORES > 1 and sum(sizes) >= 4 * THREADED_MIN
     if sizes[0] == 0:  # no run: the two-way count (faster than the three-way one)
         def count(b1, ab1, kp, kn):
-            return K.u2_sorted(kp, kn), kp.shape[0], kn.shape[0]
+            return u2_sorted(kp, kn), kp.shape[0], kn.shape[0]
     else:
         count = K.u2_run_keys
     b1 = s1.view(np.uint64)
@@ -263,6 +302,8 @@ def run_into_across(run, kp, kn, bits, ab, threads=None):
     total = s1.shape[0] + kp.shape[0] + kn.shape[0]
     if threads is None:
         threads = CORES > 1 and total >= 4 * THREADED_MIN
+    if s1.shape[0] == 0 and total <= NUMPY_MAX:
+        return run_of_keys_numpy(kp, kn, bits, ab)
     if not threads or total == 0:
         return int(K.run_into(b1, ab1, kp, kn, bits, ab))
     r, i, j = _cut(run, kp, kn)
@@ -281,7 +322,7 @@ def run_into_across(run, kp, kn, bits, ab, threads=None):
 def _sort_and_count(part_p, part_n):
     part_p.sort()
     part_n.sort()
-    return K.u2_sorted(part_p, part_n)
+    return u2_sorted(part_p, part_n)
 
 
 def auc_u2_scores(y, s, threads=None):
