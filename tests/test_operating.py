@@ -739,3 +739,38 @@ def test_best_threshold_by_cost_is_kept_until_the_state_changes():
         want = RankAUC().update(y, s).best_threshold(cost=cost)
         assert acc.best_threshold(cost=cost).threshold == want.threshold
         assert acc.best_threshold(cost=cost).cost == pytest.approx(want.cost)
+
+
+def test_running_counts_of_small_and_large_states_are_the_kernels():
+    """A small unweighted state's running counts are numpy's (no kernel to
+    compile on a first query), a large one's the kernel's: the same integers."""
+    from streammetrics._kernels.operating import running_sums
+    from streammetrics.metrics.ranking.operating import OperatingPoints
+    from streammetrics.metrics.ranking.sorting import NUMPY_MAX
+
+    rng = np.random.default_rng(4)
+    for m in (0, 1, 7, NUMPY_MAX, NUMPY_MAX + 1, 3 * NUMPY_MAX):
+        ab = rng.integers(0, 4, (2, m)).astype(np.int64)
+        points = OperatingPoints(np.sort(rng.random(m)), ab, int(ab.sum()), weighted=False)
+        want = running_sums(ab, True, np.zeros((2, m + 1), np.int64))
+        assert points.called.dtype == np.int64 and np.array_equal(points.called, want)
+        assert (points.P, points.N) == (int(ab[0].sum()), int(ab[1].sum()))
+
+
+def test_each_best_threshold_scan_compiles_its_own_score_alone():
+    """The best-threshold scan of a score holds that score's formula only (its
+    code a constant of the closure, the others pruned before typing): a first
+    query compiles one formula, not seven."""
+    import numba
+
+    from streammetrics._kernels import operating as O
+
+    called = np.array([[0, 2, 3], [0, 1, 3]], np.int64)
+    for name, has, lacks in (("f1", None, "sqrt"), ("mcc", "sqrt", None)):
+        scan = numba.njit(O._BEST_SCANS[O.SCORE_CODES[name]].py_func)  # afresh: typed IR kept
+        k, value = scan(called, np.zeros((2, 0)), 3.0, 3.0, np.zeros((2, 2)))
+        assert (k, value) == O.best_candidate(called, np.zeros((2, 0)), 3.0, 3.0, O.SCORE_CODES[name],
+                                              np.zeros((2, 2)))
+        typemap = scan.overloads[scan.signatures[0]].type_annotation.typemap
+        functions = " ".join(str(ty) for ty in typemap.values() if isinstance(ty, numba.types.Function))
+        assert (has is None or has in functions) and (lacks is None or lacks not in functions), functions

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ._jit import inline, kernel
+from ._jit import inline, inline_ir, kernel
 from .compensated import add
 from .rank import _key
 
@@ -88,8 +88,7 @@ def precision_reach(called, out):
     return out
 
 
-@kernel
-def _score(code, tp, fp, fn, tn, cost):
+def _score_of(code, tp, fp, fn, tn, cost):
     """Score ``code`` (see :data:`SCORE_CODES`) of the cells; for "cost", minus the total."""
     if code == 6:
         return -(cost[0, 0] * tn + cost[0, 1] * fp + cost[1, 0] * fn + cost[1, 1] * tp)
@@ -110,28 +109,52 @@ def _score(code, tp, fp, fn, tn, cost):
     return tp / _safe(tp + fp + fn)
 
 
+# The score twice: a function of its own for the scans given the code at run
+# time, and copied into each scan of :func:`best_candidate`, whose code is a
+# constant of its closure (the other scores' formulas pruned before typing).
+_score = kernel(_score_of)
+_score_copied = inline_ir(_score_of)
+
+
 @inline
 def _beats(v, best):
     """``v`` is better than ``best`` by more than a relative :data:`TIE`."""
     return v > best + TIE * abs(best)
 
 
-@kernel
+def _best_scan(code: int):
+    """The scan of :func:`best_candidate` for one score: ``code`` is a constant
+    of the closure, so a first query compiles the formula of its own score
+    only."""
+
+    def best_of(called, rest, total_p, total_n, cost):
+        best_k = 0
+        best = -math.inf
+        for k in range(called.shape[1]):
+            tp, fp, fn, tn = _cells(called, rest, k, total_p, total_n)
+            v = _score_copied(code, tp, fp, fn, tn, cost)
+            # values equal to 1e-12 are ties (the same rational score rounded two
+            # ways): the first, the highest threshold, is kept
+            if k == 0 or _beats(v, best):
+                best = v
+                best_k = k
+        return best_k, (-best if code == 6 else best)
+
+    best_of.__name__ = best_of.__qualname__ = f"best_{_SCORE_NAMES[code]}"
+    best_of.__doc__ = f":func:`best_candidate` of the score {_SCORE_NAMES[code]!r}."
+    return kernel(best_of)
+
+
+_SCORE_NAMES = {code: name for name, code in SCORE_CODES.items()}
+_BEST_SCANS = {code: _best_scan(code) for code in SCORE_CODES.values()}
+
+
 def best_candidate(called, rest, total_p, total_n, code, cost):
     """``(k, value)``: the first candidate with the highest score ``code`` (see
     :data:`SCORE_CODES`), or with the lowest total ``cost`` (``[[tn, fp], [fn, tp]]``);
-    scores within a relative :data:`TIE` of each other count as equal."""
-    best_k = 0
-    best = -math.inf
-    for k in range(called.shape[1]):
-        tp, fp, fn, tn = _cells(called, rest, k, total_p, total_n)
-        v = _score(code, tp, fp, fn, tn, cost)
-        # values equal to 1e-12 are ties (the same rational score rounded two
-        # ways): the first, the highest threshold, is kept
-        if k == 0 or _beats(v, best):
-            best = v
-            best_k = k
-    return best_k, (-best if code == 6 else best)
+    scores within a relative :data:`TIE` of each other count as equal. Runs the
+    scan compiled for that score."""
+    return _BEST_SCANS[code](called, rest, total_p, total_n, cost)
 
 
 @inline

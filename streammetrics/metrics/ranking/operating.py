@@ -39,7 +39,7 @@ from ..._kernels.operating import (EXACT_LIMIT, SCORE_CODES, best_candidate, par
 from ..._kernels.rank import score_keys
 from ..._protocol.result import safe
 from ..binary import BinaryResult, binary_result
-from .sorting import CORES, THREADED_MIN, _sort_pool, key_float
+from .sorting import CORES, NUMPY_MAX, THREADED_MIN, _sort_pool, key_float
 
 __all__ = ["OperatingPoints", "LayeredPoints", "SCORES", "TARGETS", "check_threshold", "check_max_fpr",
            "u2_with_blocks"]
@@ -181,7 +181,15 @@ class OperatingPoints:
             self.P, self.N = float(self.rest[0, 0]), float(self.rest[1, 0])
         else:
             ab = np.ascontiguousarray(ab, dtype=np.int64)
-            self.called = running_sums(ab, True, np.zeros((2, m + 1), np.int64))
+            if m <= NUMPY_MAX:
+                # counts add exactly in any order: numpy's running sums are the
+                # kernel's, and a small state's first query compiles no kernel
+                self.called = np.empty((2, m + 1), np.int64)
+                self.called[:, 0] = 0
+                self.called[:, 1:] = ab[:, ::-1]
+                np.cumsum(self.called[:, 1:], axis=1, out=self.called[:, 1:])
+            else:  # the kernel: a tenth faster on 10M scores
+                self.called = running_sums(ab, True, np.zeros((2, m + 1), np.int64))
             self.P, self.N = int(self.called[0, m]), int(self.called[1, m])
             self.rest = np.zeros((2, 0))  # fn, tn are P - tp, N - fp: exact
         self._cache: dict = {}
