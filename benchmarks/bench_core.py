@@ -586,6 +586,8 @@ FIRST_USES = {
     "MulticlassConfusion": "sm.MulticlassConfusion(3).update([0, 1, 2], [0, 2, 1]).finalize()",
     "ClusterContingency": "sm.ClusterContingency().update([0, 1, 2], [0, 2, 1]).finalize()",
     "Evaluator(task='binary')": "sm.Evaluator(task='binary').update(y, p).finalize()",
+    # what a notebook or a script shows: the report rendered (its best-F1 row is a threshold query)
+    "Evaluator(task='binary'), report printed": "print(sm.Evaluator(task='binary').update(y, p).finalize())",
     "Sliced(BinaryConfusion(threshold)), keys a list":
         "sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=[1, 2, 1, 2, 1]).finalize()",
     "silhouette_score, 50 points": "sm.silhouette_score(np.random.rand(50, 3), np.arange(50) % 3)",
