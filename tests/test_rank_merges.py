@@ -25,7 +25,7 @@ from streammetrics._kernels import rank as K
 from streammetrics.metrics.ranking import spill as S
 from streammetrics.metrics.ranking.exact import run_of_sorted
 from streammetrics.metrics.ranking.sorting import (NUMPY_MAX, auc_u2_scores, run_into_across, run_of_keys_numpy,
-                                                  u2_across, u2_sorted, u2_sorted_numpy)
+                                                  sort_classes, u2_across, u2_sorted, u2_sorted_numpy)
 from streammetrics.metrics.ranking.streamed import descending
 
 from .test_spill import _assert_same
@@ -183,6 +183,28 @@ def test_numpy_count_and_run_of_small_states_equal_the_kernels(seed, n_pos, n_ne
         m = fill(bits, ab)
         out.append((bits[:m].view(np.float64), ab[:, :m]))
     assert _bits_equal(out[0], out[1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), front=st.integers(0, 200), gap=st.integers(0, 20),
+       tail=st.integers(0, 200), levels=st.integers(1, 50))
+def test_small_weighted_sort_moves_the_weights_as_the_radix_sort(seed, front, gap, tail, levels):
+    """Up to NUMPY_MAX weighted rows are sorted by numpy's stable argsort: each
+    class's keys and weights in the radix kernel's order, ties included (the
+    weights of a score are then summed in the same order)."""
+    rng = np.random.default_rng(seed)
+    n = front + gap + tail
+    keys = K.score_keys(rng.integers(0, levels, n) / levels - 0.5)
+    vals = rng.random(n)
+    want_k, want_v = keys.copy(), vals.copy()
+    room = max(front, tail)
+    K.sort_parts_payload(want_k, want_v, front, front + gap, np.empty(room, np.uint64), np.empty(room))
+    got_k, got_v = keys.copy(), vals.copy()
+    tk, tv = sort_classes(got_k, front, front + gap, got_v, threads=False)
+    assert tk.shape[0] >= room and tv.shape[0] >= room
+    for a, b in ((slice(0, front), slice(0, front)), (slice(front + gap, n), slice(front + gap, n))):
+        assert np.array_equal(got_k[a], want_k[b]) and np.array_equal(got_v[a].view(np.uint64),
+                                                                       want_v[b].view(np.uint64))
 
 
 def test_numpy_and_kernel_routes_meet_at_the_size_limit():

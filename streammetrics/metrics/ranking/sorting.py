@@ -193,7 +193,8 @@ def sort_classes(keys, front, back, vals=None, threads=None):
     parts on a machine where it measured faster, by the radix kernel
     (:func:`keys_sorter`); keys with their weights by the radix sort of
     :mod:`streammetrics._kernels.sort` (three to six times faster than
-    ``np.argsort`` and a gather there). With ``threads`` (by default: when
+    ``np.argsort`` and a gather there), or up to :data:`NUMPY_MAX` rows by
+    numpy's stable ``argsort`` (the same order, nothing to compile). With ``threads`` (by default: when
     there are two cores and the smaller part is large) two threads sort at the
     same time (the sorts release the GIL): numpy's, each one side of a median
     cut of both classes (:func:`_sort_halves`); the radix kernel's, one class
@@ -220,7 +221,15 @@ def sort_classes(keys, front, back, vals=None, threads=None):
     if not threads:
         tk = np.empty(max(front, tail), np.uint64)
         tv = np.empty(tk.shape[0], np.float64)
-        K.sort_parts_payload(keys, vals, front, back, tk, tv)
+        if front + tail <= NUMPY_MAX:
+            # numpy's stable order moves the weights of equal keys as the
+            # (stable) radix sort does, so they are summed in the same order
+            for part_k, part_v in ((keys[:front], vals[:front]), (keys[back:], vals[back:])):
+                order = np.argsort(part_k, kind="stable")
+                part_k[:] = part_k[order]
+                part_v[:] = part_v[order]
+        else:
+            K.sort_parts_payload(keys, vals, front, back, tk, tv)
         return tk, tv
     # separate scratch for the two parts
     tk = np.empty(front + tail, np.uint64)
