@@ -27,12 +27,22 @@ from __future__ import annotations
 
 import numba
 
-__all__ = ["kernel", "inline", "parallel_kernel", "Dual", "SERIAL_WORK"]
+__all__ = ["kernel", "inline", "inline_ir", "parallel_kernel", "named", "Dual", "SERIAL_WORK"]
 
 
 def kernel(fn):
     """Compile ``fn`` as a serial, cached, GIL-free Numba kernel."""
     return numba.njit(cache=True, nogil=True, no_cfunc_wrapper=True)(fn)
+
+
+def named(fn, name: str, doc: str | None = None):
+    """``fn``, a factory's closure, named ``name`` (its file in Numba's cache
+    too, which is keyed by the qualified name: each kernel of one factory
+    gets its own) with the docstring ``doc`` if given."""
+    fn.__name__ = fn.__qualname__ = name
+    if doc is not None:
+        fn.__doc__ = doc
+    return fn
 
 
 def inline(fn):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import inline, inline_ir, kernel
+from ._jit import inline, inline_ir, kernel, named
 from .compensated import BLOCK, fold
 
 __all__ = ["calibration_update", "calibration_update_weighted", "class_calibration_update",
@@ -94,13 +94,6 @@ _bin_of_copied, _add_row_copied, _fold_local_copied = (
 _tally_row_copied, _fold_tally_copied = inline_ir(_tally_row_py), inline_ir(_fold_tally_py)
 
 
-def _named(fn, name: str, doc: str):
-    """``fn`` named ``name`` (its cache file too) with docstring ``doc``."""
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = doc
-    return fn
-
-
 def _binary_updater(weighted: bool):
     """The binary table's fold, of weighted rows or not: the flag is a constant
     of the closure, so each kernel compiles only its own loop. The closure is
@@ -139,14 +132,14 @@ def _binary_updater(weighted: bool):
 
 
 #: ``calibration_update(y, p, w, edges, n, counts, weight, predicted, observed, local, tally)``
-calibration_update = kernel(_named(_binary_updater(False), "calibration_update", """\
+calibration_update = kernel(named(_binary_updater(False), "calibration_update", """\
 Fold unweighted 0/1 labels ``y`` and probabilities ``p`` (``w`` empty).
 
 ``local`` (``float64[3, bins]``) and ``tally`` (``int64[2, bins]``) are
 zeroed scratch, left zeroed (the kernel allocates nothing: an allocation
 inside costs its compile more than the rest of the loop)."""))
 
-calibration_update_weighted = kernel(_named(_binary_updater(True), "calibration_update_weighted",
+calibration_update_weighted = kernel(named(_binary_updater(True), "calibration_update_weighted",
                                             ":func:`calibration_update` of rows weighted by ``w``."))
 
 
@@ -206,7 +199,7 @@ def _class_updater(weighted: bool):
 
 #: ``class_calibration_update(y, m, k, tolerance, w, edges, n, top, per_class, top_local,
 #: class_local, top_tally, class_tally)``
-class_calibration_update = kernel(_named(_class_updater(False), "class_calibration_update", """\
+class_calibration_update = kernel(named(_class_updater(False), "class_calibration_update", """\
 Fold class codes ``y`` and an ``(rows, k)`` probability matrix ``m`` (unweighted:
 ``w`` empty).
 
@@ -221,6 +214,6 @@ outside [0, 1] or a row whose sum is more than ``tolerance`` from 1.
 ``top_tally`` (``int64[2, B]``) and ``class_tally`` (``int64[2, k B]``)
 are zeroed scratch, left zeroed, as in :func:`calibration_update`."""))
 
-class_calibration_update_weighted = kernel(_named(
+class_calibration_update_weighted = kernel(named(
     _class_updater(True), "class_calibration_update_weighted",
     ":func:`class_calibration_update` of rows weighted by ``w``."))

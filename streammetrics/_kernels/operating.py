@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ._jit import inline, inline_ir, kernel
+from ._jit import inline, inline_ir, kernel, named
 from .compensated import add
 from .rank import _key
 
@@ -140,9 +140,8 @@ def _best_scan(code: int):
                 best_k = k
         return best_k, (-best if code == 6 else best)
 
-    best_of.__name__ = best_of.__qualname__ = f"best_{_SCORE_NAMES[code]}"
-    best_of.__doc__ = f":func:`best_candidate` of the score {_SCORE_NAMES[code]!r}."
-    return kernel(best_of)
+    name = _SCORE_NAMES[code]
+    return kernel(named(best_of, f"best_{name}", f":func:`best_candidate` of the score {name!r}."))
 
 
 _SCORE_NAMES = {code: name for name, code in SCORE_CODES.items()}

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import kernel, named
 from .compensated import BLOCK, add, fold
 
 __all__ = ["probability_moments", "probability_moments_weighted", "class_probability_update", "LOG_FLOOR"]
@@ -86,22 +86,15 @@ def _moments_folder(weighted: bool):
     return fold_moments
 
 
-def _named(fn, name: str, doc: str):
-    """``fn`` named ``name`` (its cache file too) with docstring ``doc``."""
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = doc
-    return fn
-
-
 #: ``probability_moments(y, p, w, n, sums, squares)``
-probability_moments = kernel(_named(_moments_folder(False), "probability_moments", """\
+probability_moments = kernel(named(_moments_folder(False), "probability_moments", """\
 Fold unweighted 0/1 labels ``y`` and probabilities ``p`` (``w`` is ignored,
 pass it empty) into ``sums`` and the second moments into ``squares``
 (``float64[3, 2]`` pairs): the totals of ``w * loss**2``, ``w * (p - y)**4``
 and ``w**2``, which the intervals of the means need. Returns the status code
 (module docstring)."""))
 
-probability_moments_weighted = kernel(_named(
+probability_moments_weighted = kernel(named(
     _moments_folder(True), "probability_moments_weighted",
     ":func:`probability_moments` of rows weighted by ``w``."))
 

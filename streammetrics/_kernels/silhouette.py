@@ -56,7 +56,7 @@ import threading
 import numba
 import numpy as np
 
-from ._jit import Dual, inline_ir, kernel, parallel_kernel
+from ._jit import Dual, inline_ir, kernel, named, parallel_kernel
 
 __all__ = [
     "EUCLIDEAN",
@@ -243,10 +243,7 @@ tile (a thread's whole buffers), their rows are used from the start."""
 
 
 def _direct_kernel(metric: int, name: str):
-    fn = _direct_tile(metric)
-    fn.__name__ = fn.__qualname__ = f"_direct_{name}"
-    fn.__doc__ = _DIRECT_DOC.format(name=name)
-    return kernel(fn)
+    return kernel(named(_direct_tile(metric), f"_direct_{name}", _DIRECT_DOC.format(name=name)))
 
 
 _direct_euclidean = _direct_kernel(EUCLIDEAN, "euclidean")
