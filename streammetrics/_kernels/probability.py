@@ -103,7 +103,7 @@ probability_moments_weighted = kernel(named(
 def class_probability_update(y, m, k, tolerance, w, n, sums):
     """Fold class codes ``y`` and an ``(rows, k)`` probability matrix ``m``.
 
-    ``sums`` as for :func:`probability_update`: the total weight, the total of
+    ``sums`` as for :func:`probability_moments`: the total weight, the total of
     ``-ln(max(m[i, y_i], 1e-12))`` and the total of Brier's multiclass score
     ``sum_j (m[i, j] - [j == y_i])**2``. Status 0 when folded in, 1 for a code
     outside ``0..k-1``, 2 for an entry outside [0, 1] or a row whose sum is
