@@ -201,14 +201,15 @@ def replicate_sums(seed, keys, first, r0, w, slots, vals, out, cuts):
 
 
 @inline
-def _add_into(pairs, r, x):
-    """Add ``x`` into the compensated pair ``pairs[r]`` (Neumaier's step, written
-    with selects rather than a branch, so that a loop over pairs vectorizes)."""
-    a = pairs[r, 0]
+def _add_into(s, c, r, x):
+    """Add ``x`` into the compensated pair ``(s[r], c[r])`` (Neumaier's step,
+    written with selects rather than a branch, so that a loop over pairs
+    vectorizes)."""
+    a = s[r]
     t = a + x
     big = abs(a) >= abs(x)
-    pairs[r, 1] += ((a if big else x) - t) + (x if big else a)
-    pairs[r, 0] = t
+    c[r] += ((a if big else x) - t) + (x if big else a)
+    s[r] = t
 
 
 @inline
@@ -248,52 +249,61 @@ def replicate_ranks(seed, keys, r0, w, s, y, out, cuts):
     sc = _signed_cuts(cuts)
     uu = np.empty(2 * nq, np.int32)
     kk = np.empty(2 * nq, np.int32)
-    tp = np.zeros(R, np.float64)  # the masses above the threshold being walked
-    fp = np.zeros(R, np.float64)
-    gp = np.zeros(R, np.float64)  # the masses at it
-    gn = np.zeros(R, np.float64)
-    u = np.zeros((R, 2), np.float64)
-    ap = np.zeros((R, 2), np.float64)
-    i = m - 1
-    while i >= 0:
+    # one shape of float allocation, filled here (each of np.zeros and of a
+    # 2-D shape compiles on its own on a cold first use)
+    tp = np.empty(R, np.float64)  # the masses above the threshold being walked
+    fp = np.empty(R, np.float64)
+    gp = np.empty(R, np.float64)  # the masses at it
+    gn = np.empty(R, np.float64)
+    us = np.empty(R, np.float64)  # U and AP as compensated pairs (sum, error)
+    uc = np.empty(R, np.float64)
+    aps = np.empty(R, np.float64)
+    apc = np.empty(R, np.float64)
+    for r in range(R):
+        tp[r] = fp[r] = us[r] = uc[r] = aps[r] = apc[r] = 0.0
+    # rows from the highest score down, each drawn at one call site (the draw
+    # is copied into the kernel: a second site doubled its compile); a score
+    # of one row is its own threshold, the rows of a tied score are summed
+    # into gp, gn and form one threshold after its last row
+    grouped = False  # inside the rows of a tied score
+    for i in range(m - 1, -1, -1):
+        _draw_pairs(_row_hash(h0, keys[i]), q0, nq, sc, uu, kk)
         wi = w[i] if weighted else 1.0
-        if i == 0 or s[i - 1] != s[i]:  # a score of one row: its own threshold
-            _draw_pairs(_row_hash(h0, keys[i]), q0, nq, sc, uu, kk)
+        last = i == 0 or s[i - 1] != s[i]  # the score's lowest row
+        if not grouped and last:
             if y[i] == 1:
                 for r in range(R):
                     x = kk[r + off] * wi
                     tp[r] += x
-                    _add_into(ap, r, x * _precision(tp[r], fp[r]))
+                    _add_into(aps, apc, r, x * _precision(tp[r], fp[r]))
             else:
                 for r in range(R):
                     x = kk[r + off] * wi
-                    _add_into(u, r, x * tp[r])
+                    _add_into(us, uc, r, x * tp[r])
                     fp[r] += x
-            i -= 1
             continue
-        gp[:] = 0.0
-        gn[:] = 0.0
-        j = i
-        while j >= 0 and s[j] == s[i]:
-            _draw_pairs(_row_hash(h0, keys[j]), q0, nq, sc, uu, kk)
-            wj = w[j] if weighted else 1.0
-            g = gp if y[j] == 1 else gn
+        if not grouped:
+            grouped = True
             for r in range(R):
-                g[r] += kk[r + off] * wj
-            j -= 1
+                gp[r] = 0.0
+                gn[r] = 0.0
+        g = gp if y[i] == 1 else gn
         for r in range(R):
-            _add_into(u, r, gn[r] * (tp[r] + 0.5 * gp[r]))
-            fp[r] += gn[r]
-            tp[r] += gp[r]
-            _add_into(ap, r, gp[r] * _precision(tp[r], fp[r]))
-        i = j
+            g[r] += kk[r + off] * wi
+        if last:
+            grouped = False
+            for r in range(R):
+                _add_into(us, uc, r, gn[r] * (tp[r] + 0.5 * gp[r]))
+                fp[r] += gn[r]
+                tp[r] += gp[r]
+                _add_into(aps, apc, r, gp[r] * _precision(tp[r], fp[r]))
     for r in range(R):
         out[r, 0] = tp[r]
         out[r, 1] = fp[r]
-        out[r, 2] = u[r, 0]
-        out[r, 3] = u[r, 1]
-        out[r, 4] = ap[r, 0]
-        out[r, 5] = ap[r, 1]
+        out[r, 2] = us[r]
+        out[r, 3] = uc[r]
+        out[r, 4] = aps[r]
+        out[r, 5] = apc[r]
 
 
 @kernel
