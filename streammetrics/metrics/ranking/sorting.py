@@ -194,8 +194,9 @@ def sort_classes(keys, front, back, vals=None, threads=None):
     (:func:`keys_sorter`); keys with their weights by the radix sort of
     :mod:`streammetrics._kernels.sort` (three to six times faster than
     ``np.argsort`` and a gather there), or up to :data:`NUMPY_MAX` rows by
-    numpy's stable ``argsort`` (the same order, nothing to compile). With ``threads`` (by default: when
-    there are two cores and the smaller part is large) two threads sort at the
+    numpy's stable ``argsort`` (the same order, nothing to compile). With
+    ``threads`` (by default: when there are two cores and the smaller part is
+    large) two threads sort at the
     same time (the sorts release the GIL): numpy's, each one side of a median
     cut of both classes (:func:`_sort_halves`); the radix kernel's, one class
     each. The result is the same either way.
