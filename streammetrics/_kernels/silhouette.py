@@ -251,10 +251,6 @@ _direct_sqeuclidean = _direct_kernel(SQEUCLIDEAN, "sqeuclidean")
 _direct_manhattan = _direct_kernel(MANHATTAN, "manhattan")
 _direct_cosine = _direct_kernel(COSINE, "cosine")
 
-#: the direct tile kernel of each metric code
-DIRECT_TILES = {EUCLIDEAN: _direct_euclidean, SQEUCLIDEAN: _direct_sqeuclidean,
-                MANHATTAN: _direct_manhattan, COSINE: _direct_cosine}
-
 
 @kernel
 def _blas_tile(metric, g, XI, i0, XJ, j0, auxI, auxJ, shift):
