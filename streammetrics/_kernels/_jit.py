@@ -21,6 +21,17 @@
   thread count it was compiled for), so every process compiles them again, in
   seconds. :class:`Dual` compiles one function both ways: a small problem runs
   the serial, cached twin and never pays that compile.
+
+Numba's cache checks only the source file of the kernel it loads: a kernel
+that inlines a helper of another file (every :func:`inline` and
+:func:`inline_ir` helper is one) keeps its old machine code after that helper
+is edited, until the cache is wiped. The test run never meets such stale
+code: the root ``conftest.py`` points ``NUMBA_CACHE_DIR`` at
+``.numba-cache/<key>``, ``<key>`` a hash of every kernel source of the package
+(each module of this folder, and any other that names Numba), so any edit of
+any of them compiles into a fresh folder. Outside the test run, a
+contributor who edits a helper sets ``NUMBA_CACHE_DIR`` the same way, or
+removes the ``__pycache__`` folders of the package.
 """
 
 from __future__ import annotations
