@@ -1237,3 +1237,24 @@ def test_shards_dropped_once_merged_give_the_state_kept_ones_give(tmp_path):
     assert out[True] == out[False]
     a, b = out[True].finalize(), out[False].finalize()
     assert (a.auc, a.average_precision, a.f1) == (b.auc, b.average_precision, b.f1)
+
+
+def test_npy_columns_named_outside_latin1(tmp_path, capsys):
+    """numpy writes such a structured array in format 3.0 (a UTF-8 header)."""
+    rng = np.random.default_rng(7)
+    y, p = (rng.random(500) < 0.4).astype(np.int64), rng.random(500)
+    path = str(tmp_path / "ŷ.npy")
+    rec = np.empty(500, dtype=[("ŷ", np.int64), ("p̂", np.float64)])
+    rec["ŷ"], rec["p̂"] = y, p
+    with pytest.warns(UserWarning, match="format 3.0"):
+        np.save(path, rec)
+    with open(path, "rb") as fh:
+        assert np.lib.format.read_magic(fh) == (3, 0)
+    code, out, _ = _run(["evaluate", path, "--y", "ŷ", "--p", "p̂", "--format", "json"], capsys)
+    assert code == 0
+    _assert_same_metrics(json.loads(out), _direct("binary", {"y": y, "p": p}))
+    with open(path, "r+b") as fh:  # a header that is not an array's
+        fh.seek(12)
+        fh.write(b"[" * 20)
+    code, _, err = _run(["evaluate", path, "--y", "ŷ", "--p", "p̂"], capsys)
+    assert code == 1 and "not a valid .npy array" in err
