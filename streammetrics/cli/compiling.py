@@ -248,8 +248,8 @@ UNITS = {
     "regression": [("regression", _regression)],
 }
 
-#: each task's seconds of compiling, alone with an empty cache, on the 2-core
-#: benchmark machine (a busy day): what :func:`_shares` balances
+#: each task's seconds of compiling, alone with an empty cache: the weights
+#: :func:`_shares` balances (only their ratios matter)
 COST = {"binary": 38.0, "multiclass": 13.0, "multilabel": 14.0, "clustering": 8.0, "regression": 4.0}
 
 
