@@ -14,6 +14,7 @@ doctests of the package and of README.md, and the processes they start. A
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import pathlib
 import re
@@ -61,3 +62,8 @@ def _use_keyed_cache() -> None:
 
 
 _use_keyed_cache()
+
+#: the modules of an optional extra, whose doctests are not collected without it
+#: (importing them raises ImportError naming the extra)
+collect_ignore = [f"streammetrics/{module}.py" for module, extra in (("torch", "torch"), ("dask", "dask"))
+                  if importlib.util.find_spec(extra) is None]

@@ -470,6 +470,7 @@ def test_error_missing_column_lists_columns(fmt, tmp_path, capsys):
 
 
 def test_error_column_named_twice(tmp_path, capsys):
+    _need("pyarrow")
     path = tmp_path / "dup.csv"
     path.write_text("y,p,p\n1,0.5,0.1\n0,0.4,0.2\n")
     msg = _error(["evaluate", str(path)], capsys)
@@ -1153,6 +1154,7 @@ def test_an_empty_key_is_the_null_slice_in_every_format(fmt, tmp_path, capsys):
 
 def test_text_labels_read_a_csv_whose_labels_look_like_numbers(tmp_path, capsys):
     # "--labels 1,2,x" are text: a shard holding only 1s and 2s reads them as "1" and "2"
+    _need("pyarrow")
     (tmp_path / "a.csv").write_text("y,p\n1,2\n2,2\n")
     (tmp_path / "b.csv").write_text("y,p\nx,1\n2,x\n")
     code, out, _ = _run(["evaluate", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--task", "multiclass",
