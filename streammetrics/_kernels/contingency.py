@@ -420,8 +420,8 @@ def _cell(a, b, n, width, moments_sd):
     wlo = lo
     whi = hi
     if not full:
-        wlo = max(int(math.floor(mu - width * sd)) - 1, lo)
-        whi = min(int(math.ceil(mu + width * sd)) + 1, hi)
+        wlo = max(math.floor(mu - width * sd) - 1, lo)
+        whi = min(math.ceil(mu + width * sd) + 1, hi)
     ab, ab_err = _two_product(fa, fb)
     rest = n - a - b  # may be negative
     start = min(max(int((fa + 1.0) * (fb + 1.0) / (fn + 2.0)), wlo), whi)
