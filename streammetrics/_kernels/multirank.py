@@ -32,7 +32,7 @@ import numpy as np
 
 from ._jit import kernel
 from .compensated import add
-from .rank import _key, _key_bits
+from .keys import bits_of, key_of
 from .sort import sort_keys, sort_payload
 
 __all__ = [
@@ -179,7 +179,7 @@ def gather_column(y, bits, w, c, starts, pos, keys, vals):
         t = y[i]
         r = pos[t]
         pos[t] = r + 1
-        keys[r] = _key(b)
+        keys[r] = key_of(b)
         if weighted:
             vals[r] = w[i]
     return 0
@@ -302,11 +302,11 @@ def class_mass(mass, lengths, out):
 def keys_as_scores(keys, out_bits):
     """The float64 bits of keys (write into ``scores.view(np.uint64)``)."""
     for i in range(keys.shape[0]):
-        out_bits[i] = _key_bits(keys[i])
+        out_bits[i] = bits_of(keys[i])
 
 
 @kernel
 def scores_as_keys(bits, out):
     """The keys of float64 scores given as their bits."""
     for i in range(bits.shape[0]):
-        out[i] = _key(bits[i])
+        out[i] = key_of(bits[i])

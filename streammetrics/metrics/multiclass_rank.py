@@ -47,10 +47,10 @@ from .._protocol.runs import RunStack
 from .._protocol.state import Field, empty_state
 from .multiclass import class_settings
 from .multiclass_bounded import BOUNDED_FIELDS, RankMembers, bound_notes, n_members, shown_fields
-from .ranking.accumulator import _check_max_bins
+from .ranking.accumulator import check_max_bins
 from .ranking.spill import MIN_MEMORY, parse_memory
 from .ranking.curves import average_precision_of, curve_from_points, pr, roc
-from .ranking.sorting import CORES, _sort_pool
+from .._threads import CORES, helper_pool
 
 __all__ = ["MulticlassRankAUC", "MulticlassRankResult", "multiclass_auc"]
 
@@ -181,7 +181,7 @@ def _on_two_threads(k: int, work, big: bool) -> None:
         for c in cols:
             work(c, scratch)
 
-    job = _sort_pool().submit(part, range(0, k, 2))
+    job = helper_pool().submit(part, range(0, k, 2))
     try:
         part(range(1, k, 2))
     finally:
@@ -686,7 +686,7 @@ class MulticlassRankAUC(Accumulator):
         self.n_classes, self.labels = class_settings("MulticlassRankAUC", n_classes, labels)
         self.multi_class = _check_choice("multi_class", multi_class, _MULTI_CLASS)
         self.average = _check_choice("average", average, _AVERAGE)
-        self.max_bins = _check_max_bins(max_bins)
+        self.max_bins = check_max_bins(max_bins)
         self.max_memory = parse_memory(max_memory)
         if self.max_bins is not None and self.max_memory is not None:
             raise ValueError("max_bins and max_memory exclude each other: max_bins bounds every "
@@ -872,12 +872,11 @@ class MulticlassRankAUC(Accumulator):
         self._n += int(other["n"][0])
 
     def _clone(self):
-        out = self._empty_like()
-        out._n = self._n
-        out._weighted = self._weighted
-        out._stack = self._stack.copy()
-        out._pending = None if self._pending is None else self._pending.clone()
-        out._members = None if self._members is None else self._members.clone()
+        out = type(self).__new__(type(self))  # with its own lock
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_guard"})
+        out.__dict__.update(_stack=self._stack.copy(),
+                            _pending=None if self._pending is None else self._pending.clone(),
+                            _members=None if self._members is None else self._members.clone())
         return out
 
     def _check_state(self, state):
@@ -1056,9 +1055,7 @@ def multiclass_auc(y, P, *, multi_class="ovr", average="macro", n_classes=None, 
     if n == 0:
         raise NoObservationsError("y and P are empty: the AUC needs at least one observation")
     if acc.max_bins is not None:
-        acc._fold((yc, Pc), w)
-        acc._n = n
-        return acc._compute()
+        return acc.update(y, P, sample_weight=sample_weight).finalize()
     weighted = w.shape[0] > 0
     return scores_of_batch(yc, Pc, w, acc.n_classes, acc.inputs, acc.multi_class, acc.average,
                            {"labels": acc.labels, "weighted": weighted, "multi_class": acc.multi_class,

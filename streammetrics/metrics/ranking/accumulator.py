@@ -6,7 +6,7 @@ warns and returns NaN instead). :class:`RankAUC` is a thin accumulator over
 two state strategies with one interface, :class:`~.exact.Exact` (sorted runs
 of every distinct score) and :class:`~.bounded.Bounded` (at most ``2 B``
 items with a certified interval), fed through a buffer of pending rows
-(:mod:`.pending`); the one-shot functions sort once and count.
+(:mod:`.pending`) and read by one query engine (:class:`~.points.Points`).
 """
 
 from __future__ import annotations
@@ -17,26 +17,26 @@ import os
 
 import numpy as np
 
-from ..._kernels import rank as K
 from ..._kernels import compensated
-from ..._kernels.intervals import class_squares, delong_sums_about
-from ..._protocol.base import Accumulator, _locked
+from ..._kernels.intervals import class_squares
+from ..._kernels.keys import split_keys_weighted
+from ..._kernels.pairs import u2_sorted
+from ..._protocol.base import Accumulator
 from ..._protocol.errors import NoObservationsError
 from ..._protocol.inputs import Finite, Labels01, convert, raise_rejected
 from ..._protocol.result import safe
 from ..._protocol.state import Field, count_total, empty_state
-from .bounded import Bounded, _ItemsPoints
-from .curves import RankResult, average_precision_of, curve_from_points, pr, roc
 from ..binary import BinaryResult
 from ..intervals import z_of
-from .exact import INT64_LIMIT, Exact, auc_of_run, run_of_sorted, sorted_run
-from .operating import LayeredPoints, OperatingPoints
+from .bounded import Bounded
+from .curves import RankResult
+from .exact import Exact
 from .pending import Pending
-from .sorting import auc_u2_scores, split_sorted
+from .points import INT64_LIMIT, Points, auc_of_chunks, curve_from_points, pr, roc
+from .sorting import run_of_sorted, sorted_run, split_sorted
 from .spill import parse_memory
-from .streamed import StreamedRun, masses_of
 
-__all__ = ["RankAUC", "auc", "roc_curve", "pr_curve", "average_precision", "partial_auc"]
+__all__ = ["RankAUC", "auc", "roc_curve", "pr_curve", "average_precision", "partial_auc", "check_max_bins"]
 
 
 def _check_spill_dir(spill_dir):
@@ -50,10 +50,8 @@ def _check_spill_dir(spill_dir):
     return folder
 
 
-_NO_KEYS = np.zeros(0, np.uint64)
-
-
-def _check_max_bins(max_bins):
+def check_max_bins(max_bins):
+    """``max_bins`` checked: ``None`` or an int of at least 1."""
     if max_bins is None:
         return None
     if isinstance(max_bins, (bool, np.bool_)) or not isinstance(max_bins, numbers.Integral):
@@ -62,6 +60,9 @@ def _check_max_bins(max_bins):
     if max_bins < 1:
         raise ValueError(f"max_bins must be at least 1, got {max_bins}")
     return max_bins
+
+
+_check_max_bins = check_max_bins  # the name the other families import
 
 
 def auc(y, s, *, sample_weight=None) -> float:
@@ -91,12 +92,10 @@ def auc(y, s, *, sample_weight=None) -> float:
 
     Notes
     -----
-    The scores are split by label and each class's float64 scores are sorted
-    by numpy (for large inputs on two cores or more, both classes are first
-    cut at the median of a sample and each side is sorted and counted on its
-    own thread); one merge pass per side then counts ``2U`` exactly as an
-    integer. No threshold sweep and no trapezoid rule, so the result is the
-    exact rational U / (n_pos n_neg) rounded once.
+    The scores are split by label and each class's keys are radix-sorted (the
+    two classes on two threads when large); one merge pass then counts ``2U``
+    exactly as an integer. No threshold sweep and no trapezoid rule, so the
+    result is the exact rational U / (n_pos n_neg) rounded once.
 
     Examples
     --------
@@ -117,32 +116,20 @@ def auc(y, s, *, sample_weight=None) -> float:
     if n == 0:
         raise NoObservationsError("y and s are empty: the AUC needs at least one observation")
     if w.shape[0]:
-        run = _weighted_run(y, s, w)
-        return auc_of_run(run[1] if run is not None else np.zeros((2, 0)), True)[0]
-    if n * n < 2 * INT64_LIMIT:  # 2 n_pos n_neg <= n**2 / 2 fits an int64
-        counted = auc_u2_scores(y, s)
-        if counted is None:
+        keys, vals = np.empty(n, np.uint64), np.empty(n, np.float64)
+        status, front, back = split_keys_weighted(y, s.view(np.uint64), w, keys, vals)
+        if status:
             raise_rejected(inputs, (y, s))
-        u2, n_pos = counted
-        return u2 / (2 * safe(n_pos * (n - n_pos)))
+        run = sorted_run(keys, front, back, vals)
+        return auc_of_chunks(lambda: iter([run]), True)[0]
     split = split_sorted(y, s)
     if split is None:
         raise_rejected(inputs, (y, s))
     keys, n_pos = split
-    _, ab = run_of_sorted(keys[:n_pos], keys[n_pos:])
-    return auc_of_run(ab, False)[0]
-
-
-def _weighted_run(y, s, w):
-    """The run of one weighted batch, sorted at once; ``None`` if every weight is 0."""
-    keys = np.empty(y.shape[0], np.uint64)
-    vals = np.empty(y.shape[0], np.float64)
-    status, front, back = K.split_keys_weighted(y, s.view(np.uint64), w, keys, vals)
-    if status:
-        raise_rejected(RankAUC.inputs, (y, s))
-    if front == 0 and back == y.shape[0]:
-        return None
-    return sorted_run(keys, front, back, vals)
+    if n * n < 2 * INT64_LIMIT:  # 2 n_pos n_neg <= n**2 / 2 fits an int64
+        return int(u2_sorted(keys[:n_pos], keys[n_pos:])) / (2 * safe(n_pos * (n - n_pos)))
+    run = run_of_sorted(keys[:n_pos], keys[n_pos:])
+    return auc_of_chunks(lambda: iter([run]), False)[0]
 
 
 def _one_shot(y, s, sample_weight) -> "RankAUC":
@@ -217,7 +204,6 @@ def partial_auc(y, s, max_fpr, *, mcclish: bool = False, sample_weight=None) -> 
     return _one_shot(y, s, sample_weight).partial_auc(max_fpr, mcclish=mcclish)
 
 
-
 class RankAUC(Accumulator):
     """Streaming, mergeable AUC (the Mann–Whitney U), exact or in bounded memory.
 
@@ -238,17 +224,18 @@ class RankAUC(Accumulator):
         ``"1GB"`` or ``"512MiB"`` (at least 4096 bytes). The state stays exact:
         once its sorted runs take more than a quarter of the budget they are
         written to temporary files (*spilled*, 16 bytes per distinct score on
-        disk, 24 with weights or counts past ``2**32``) and memory holds only the pending rows (a sixteenth of the
-        budget), the runs not yet spilled and the chunks a read streams
-        through. ``finalize()`` streams a k-way merge over the files in
-        chunks; the curves, average precision, ``finalize(ci=...)``, the
-        operating-point queries, saving, pickling and merging into another
-        accumulator build the merged run in memory (24 bytes per distinct
-        score, what an in-memory state holds; a saved file or a pickle holds
-        that run too). The results and the state equal those of
-        ``RankAUC()`` on the same rows, to the bit (with weights, up to the
-        order in which the weights of one tied score are added). Budgeted and
-        unbudgeted accumulators merge. Excludes ``max_bins``.
+        disk, 24 with weights or counts past ``2**32``) and memory holds only
+        the pending rows (a sixteenth of the budget), the runs not yet spilled
+        and the chunks a read streams through. ``finalize()``, the average
+        precision, the interval and the threshold queries merge the files
+        into one and read it in chunks; the curves, saving, pickling and
+        merging into another accumulator build the merged run in memory (24
+        bytes per distinct score; a saved file or a pickle holds that run
+        too). The results and the state equal those of ``RankAUC()`` on the
+        same rows, to the bit (with weights, up to the order in which the
+        weights of one tied score are added; the average precision to 1e-13
+        relative). Budgeted and unbudgeted accumulators merge. Excludes
+        ``max_bins``.
     spill_dir : str or os.PathLike, optional
         The existing folder for the temporary files (default: the system's,
         ``tempfile.gettempdir()``); needs ``max_memory``. The files are named
@@ -309,8 +296,7 @@ class RankAUC(Accumulator):
 
     The result also gives ``roc_curve()``, ``pr_curve()`` and
     ``average_precision()`` of the state it was read from, as this accumulator
-    does. :meth:`flush` sorts the rows still pending into the state (reading
-    the state never does); how the state is kept, exact and bounded, is told in
+    does. How the state is kept, exact and bounded, is told in
     :mod:`streammetrics.metrics.ranking`.
 
     Examples
@@ -397,7 +383,7 @@ class RankAUC(Accumulator):
     _PREALLOCATE_ROWS = 1 << 22
 
     def __init__(self, max_bins: int | None = None, *, max_memory=None, spill_dir=None):
-        self.max_bins = _check_max_bins(max_bins)
+        self.max_bins = check_max_bins(max_bins)
         self.max_memory = parse_memory(max_memory)
         self.spill_dir = _check_spill_dir(spill_dir)
         if self.max_bins is not None and self.max_memory is not None:
@@ -410,7 +396,7 @@ class RankAUC(Accumulator):
         self._n = 0
         self._strategy = self._new_strategy(weighted=False)
         self._pending: Pending | None = None
-        self._ops = None  # the operating points of the current state, once asked for
+        self._ops = None  # the query engine of the current state, once asked for
         # once weights were seen: each class's sum of squared weights (compensated
         # pairs) and the rows it counts (all rows, unless a part came from a state
         # saved before these sums were kept)
@@ -486,8 +472,11 @@ class RankAUC(Accumulator):
         return self._n
 
     @property
-    def _weighted(self) -> bool:
+    def weighted(self) -> bool:
+        """Whether weights were seen: the state's masses are then sums of weights."""
         return self._strategy.weighted
+
+    _weighted = weighted
 
     @property
     def nbytes(self) -> int:
@@ -495,10 +484,6 @@ class RankAUC(Accumulator):
         return 16 + (0 if self._pending is None else self._pending.nbytes) + self._strategy.nbytes
 
     # -------------------------------------------------------------- pending rows
-    def _limit(self) -> int:
-        """How many rows the pending buffer may hold."""
-        return self._strategy.pending_limit()
-
     def _fold(self, arrays, w):
         y, s = arrays
         n = y.shape[0]
@@ -536,9 +521,9 @@ class RankAUC(Accumulator):
         the kernel's status (nonzero: a bad value, nothing changed)."""
         n = y.shape[0]
         weighted = w.shape[0] > 0
-        limit = self._limit()
+        limit = self._strategy.pending_limit()
         buf = self._pending
-        if buf is not None and buf.weighted == weighted and not buf.sorted and buf.rows + n <= limit:
+        if buf is not None and buf.weighted == weighted and buf.rows + n <= limit:
             return buf.append(y, s, w, limit)
         # a new buffer takes the batch (a bad batch is refused here, before
         # any change); then the old rows are sorted in
@@ -558,7 +543,7 @@ class RankAUC(Accumulator):
         if weighted and not self._strategy.weighted:
             self._strategy.to_float()
         self._pending = new
-        limit = self._limit()
+        limit = self._strategy.pending_limit()
         if new.rows > limit:
             self._flush()  # exact mode: a batch larger than the buffer is sorted at once
         elif n >= self._PREALLOCATE_BATCH and new.keys.shape[0] < min(limit, self._PREALLOCATE_ROWS):
@@ -575,24 +560,28 @@ class RankAUC(Accumulator):
         """Sort the pending rows into the state now, free their buffer, and (exact
         mode) merge the runs into one; return ``self``.
 
-        Nothing a result shows changes: this only changes how the state is
-        held, as a state read back from a file or a pickle is held, so that
-        later reads of the state (saving, pickling, merging into another
-        accumulator) need no sorting or merging.
+        Nothing a result shows changes: this only changes how the state is held,
+        as a state read back from a file or a pickle is held (``finalize`` and
+        the threshold queries of an exact state do it too).
         """
         with self._guard:
             self._flush()
-            self._strategy.compact()
+            if isinstance(self._strategy, Exact):
+                self._strategy.compact()
         return self
 
     # ------------------------------------------------------------------- state
     @property
     def _state(self):
         """The state as its declared fields, pending rows sorted in (a temporary copy)."""
+        st = self._fields()
+        self._strategy.export(self._pending, st)
+        return st
+
+    def _fields(self):
         st = empty_state(self.fields, self)
         st["n"][0] = self._n
         st["weighted"][0] = int(self._strategy.weighted)
-        self._strategy.export(self._pending, st)
         if self._strategy.weighted:
             st["wsq"][:] = self._wsq
             st["wsq_rows"][0] = self._wsq_rows
@@ -611,26 +600,26 @@ class RankAUC(Accumulator):
         self._wsq = state["wsq"].copy() if weighted else np.zeros((2, 2))
         self._wsq_rows = int(state["wsq_rows"][0]) if weighted else 0
 
+    def spilled_parts(self):
+        """``(state, strategy)``: the state held in memory (pending rows sorted in,
+        a copy) and the exact strategy whose files hold the rest, for
+        :meth:`merge` to copy them in chunks."""
+        st = self._fields()
+        self._strategy.export(self._pending, st, memory_only=True)
+        return st, self._strategy
+
     def merge(self, other):
         """Fold ``other`` into ``self`` (see :meth:`Accumulator.merge`).
 
         When both have a memory budget and ``other`` has spilled, its files are
         copied into this accumulator's in chunks, never read into memory at once.
         """
-        if (type(other) is not RankAUC or other is self or self.max_memory is None
-                or not other.spilled):
+        if type(other) is not RankAUC or other is self or self.max_memory is None or not other.spilled:
             return super().merge(other)
         self._check_compatible(other)
-        with _locked(self, other):
+        with other._guard, self._guard:
             self._check_room(other.n, "merging")
-            theirs = empty_state(self.fields, other)
-            theirs["n"][0] = other._n
-            theirs["weighted"][0] = int(other._strategy.weighted)
-            other._strategy.export_memory(other._pending, theirs)
-            if other._strategy.weighted:
-                theirs["wsq"][:] = other._wsq
-                theirs["wsq_rows"][0] = other._wsq_rows
-            self._merge_state(theirs, other._strategy)
+            self._merge_state(*other.spilled_parts())
         return self
 
     def _merge_state(self, other, disk=None):
@@ -656,43 +645,51 @@ class RankAUC(Accumulator):
         self._n += int(other["n"][0])
 
     def _clone(self):
-        out = RankAUC(self.max_bins, max_memory=self.max_memory, spill_dir=self.spill_dir)
-        out._n = self._n
-        out._strategy = self._strategy.clone()
-        out._pending = None if self._pending is None else self._pending.clone()
-        out._wsq = self._wsq.copy()
-        out._wsq_rows = self._wsq_rows
+        out = RankAUC.__new__(RankAUC)  # with its own lock
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_guard"})
+        out.__dict__.update(_strategy=self._strategy.clone(), _ops=None, _wsq=self._wsq.copy(),
+                            _pending=None if self._pending is None else self._pending.clone())
         return out
 
     def _check_state(self, state):
         _check_rank_state(state, self.max_bins)
 
     # ---------------------------------------------------------------- results
+    def _engine(self) -> Points:
+        """The query engine of the current state, built once per state. An exact
+        state takes its pending rows and merges its runs into one first (in
+        memory, or into one file once spilled: only how it is held changes)."""
+        with self._guard:
+            if self._n == 0:
+                raise NoObservationsError("RankAUC has no observations: call update() first")
+            if self._ops is None:
+                if isinstance(self._strategy, Exact):
+                    buf, self._pending = self._pending, None
+                    self._strategy.compact(buf)
+                    self._ops = self._strategy.points(self._n)
+                else:
+                    self._ops = self._strategy.points(self._pending, self._n)
+            return self._ops
+
     def _compute(self, ci=None) -> RankResult:
-        value, lower, upper, n_pos, n_neg, points = self._strategy.result(self._pending, self._n)
+        if isinstance(self._strategy, Exact):
+            points = self._engine()
+            value, n_pos, n_neg = points.auc()
+            lower = upper = value
+            make = lambda: points  # noqa: E731 - a snapshot: the run is never changed in place
+        else:
+            value, lower, upper, n_pos, n_neg, make = self._strategy.result(self._pending, self._n)
+            make = _once(make)
         values = {"auc": float(value)}
         meta = {"weighted": self._strategy.weighted, "max_bins": self.max_bins,
-                "exact": not getattr(points, "binned", False)}
+                "exact": self.max_bins is None or make().bins is None}
         if ci is not None:
             squares = self._class_squares() if self._strategy.weighted else None
-            stream = getattr(points, "delong_sums", None)
-            if stream is not None:  # a spilled state's: its runs read in chunks
-                sums = stream(float(value))
-                values.update(delong_interval(None, float(lower), float(upper), ci, squares,
-                                              float(value), sums=sums))
-            else:
-                run = points() if callable(points) else points
-                values.update(delong_interval(run[1], float(lower), float(upper), ci, squares,
-                                              float(value)))
+            sums = make().delong_sums(float(value))
+            values.update(delong_interval(sums, float(lower), float(upper), ci, squares))
             meta["ci"] = ci
-        values.update({
-            "n_pos": n_pos,
-            "n_neg": n_neg,
-            "auc_lower": float(lower),
-            "auc_upper": float(upper),
-            "n": self._n,
-        })
-        return RankResult("AUCScores", values, meta, points)
+        values.update(n_pos=n_pos, n_neg=n_neg, auc_lower=float(lower), auc_upper=float(upper), n=self._n)
+        return RankResult("AUCScores", values, meta, make)
 
     def _class_squares(self):
         """Each class's sum of squared weights; ``ValueError`` when some rows' are unknown."""
@@ -704,16 +701,13 @@ class RankAUC(Accumulator):
             )
         return compensated.values(self._wsq)
 
-    def _points(self):
-        """Distinct scores and their masses (a bin counts as its lower edge); no change."""
-        return self._strategy.points(self._pending)
-
     def _curve(self):
         with self._guard:
             if self._n == 0:
                 raise NoObservationsError("RankAUC has no observations: call update() first")
-            points = self._points()
+            points = self._strategy.run(self._pending)
         return curve_from_points(*points)
+
 
     def roc_curve(self):
         """ROC curve ``(fpr, tpr, thresholds)`` of the state, highest threshold first.
@@ -751,20 +745,15 @@ class RankAUC(Accumulator):
         """Average precision of the state, scikit-learn's step definition.
 
         ``sum_k (R_k - R_{k-1}) P_k`` over the thresholds; 0 with no positive.
-        For a binned state it is that of the binned scores.
+        For a binned state it is that of the binned scores. A spilled state
+        (``max_memory``) reads it from its runs in chunks: the same value to
+        1e-13 relative, not always to the last bit.
 
         >>> from streammetrics import RankAUC
         >>> RankAUC().update([0, 1, 1, 0], [0.2, 0.9, 0.5, 0.5]).average_precision()
         0.833...
-
-        A spilled state (``max_memory``) reads it from its runs chunk by
-        chunk, as ``finalize().average_precision()`` does: the same value to
-        1e-13 relative, not always to the last bit.
         """
-        with self._guard:
-            if self.max_bins is None and self._strategy.spilled and self._n:
-                return self._compute().average_precision()
-        return average_precision_of(*self._curve())
+        return self._engine().average_precision()
 
     def average_precision_bounds(self):
         """``(lower, upper)``: a certified interval holding the exact average precision.
@@ -786,78 +775,17 @@ class RankAUC(Accumulator):
         >>> RankAUC().update(y, s).average_precision_bounds()[0] == average_precision_score(y, s)
         True
         """
-        with self._guard:
-            if self._n == 0:
-                raise NoObservationsError("RankAUC has no observations: call update() first")
-            strategy = self._strategy
-            if isinstance(strategy, Bounded):  # its items give the bounds
-                points = _ItemsPoints(strategy.current(self._pending), strategy.weighted)
-            else:
-                points = strategy.points(self._pending)
-        return RankResult("AUCScores", {"n": self._n}, {"max_bins": self.max_bins},
-                          points).average_precision_bounds()
-
-    # -------------------------------------------------------- operating points
-    def _operating(self) -> OperatingPoints:
-        """The confusion counts at every threshold of the current state, built once
-        per state. Without weights in exact mode they are read from the stored
-        run and the pending rows, each sorted (in place, as ``finalize`` sorts
-        them), without merging the two (:class:`LayeredPoints`; up to
-        :attr:`LayeredPoints.MIN <.operating.LayeredPoints.MIN>` entries, from a merged copy of the two, the same
-        answers bit for bit); otherwise the
-        pending rows are sorted in first, as :meth:`flush` does, and the
-        totals are built over the state's one run. A spilled state answers
-        from its runs read chunk by chunk (:mod:`.streamed`)."""
-        with self._guard:
-            if self._n == 0:
-                raise NoObservationsError("RankAUC has no observations: call update() first")
-            if self._ops is None:
-                strategy = self._strategy
-                if self.max_bins is None and strategy.weighted:
-                    self._flush()  # as below (the pending rows' run may spill)
-                if self.max_bins is None and strategy.spilled:
-                    # read from the files and the runs in memory chunk by
-                    # chunk, never merged in memory (a snapshot of them)
-                    sources = strategy.sources(self._pending)
-                    step = strategy.chunk(len(sources))
-                    n_pos = n_neg = None  # the weighted points sum their own
-                    if not strategy.weighted:
-                        n_pos, n_neg = masses_of(sources, step)
-                    self._ops = StreamedRun(sources, step, strategy.weighted, n_pos, n_neg,
-                                            None).operating(self._n)
-                elif self.max_bins is None and not self._strategy.weighted:
-                    self._strategy.compact()
-                    buf = self._pending
-                    kp, kn = buf.sort() if buf is not None else (_NO_KEYS, _NO_KEYS)
-                    run = self._strategy.points(None)
-                    if run[0].shape[0] + kp.shape[0] + kn.shape[0] <= LayeredPoints.MIN:
-                        # a small state: the running totals of a merged copy
-                        # (the rows stay pending), whose kernels compile in a
-                        # fraction of the layered ones' time on first use
-                        run = (np.ascontiguousarray(run[0], dtype=np.float64),
-                               np.ascontiguousarray(run[1], dtype=np.int64))
-                        self._ops = OperatingPoints(*run_of_sorted(kp, kn, run=run), self._n, False)
-                    else:
-                        # the blocks finalize marked over these parts, if it did
-                        table = self._strategy.marked_table(buf)
-                        self._ops = LayeredPoints(run, kp, kn, self._n, table)
-                else:
-                    self._flush()
-                    self._strategy.compact()
-                    self._ops = self._strategy.operating(None, self._n)
-            return self._ops
+        return self._compute().average_precision_bounds()
 
     def at_threshold(self, t) -> BinaryResult:
         """The binary result at the threshold ``t``: rows with ``s >= t`` are called positive.
 
         Exactly what ``BinaryConfusion(threshold=t)`` gives on the same rows
-        (counts, every guarded rate, ``n``), plus the field ``threshold``,
-        read from the state in ``O(log m)`` once the first query after a
-        change has read it (``O(m)``: without weights in exact mode one pass
-        over the stored counts, the pending rows left pending; otherwise the
-        pending rows are sorted in, as :meth:`flush` does, and running totals
-        built).
-        ``t`` may be any real number, infinities included.
+        (counts, every guarded rate, ``n``), plus the field ``threshold``. The
+        first query after a change sorts the pending rows in (as :meth:`flush`)
+        and sums the counts of blocks of the distinct scores once; a query then
+        reads the few blocks it needs (:mod:`.points`). ``t`` may be any real
+        number, infinities included.
 
         With ``max_bins`` set, a bin counts as its lower edge (as in the
         curves), and the result also has certified bounds: ``tp_lower``,
@@ -872,7 +800,7 @@ class RankAUC(Accumulator):
         >>> r.tp, r.fp, r.fn, r.tn, r.recall
         (2, 1, 1, 1, 0.666...)
         """
-        return self._operating().at_threshold(t)
+        return self._engine().at_threshold(t)
 
     def threshold_for(self, *, recall=None, precision=None, fpr=None, specificity=None) -> BinaryResult:
         """The threshold that meets one target, and the binary result there.
@@ -903,7 +831,7 @@ class RankAUC(Accumulator):
         >>> acc.threshold_for(precision=1.0).threshold
         0.9
         """
-        return self._operating().threshold_for(
+        return self._engine().threshold_for(
             recall=recall, precision=precision, fpr=fpr, specificity=specificity)
 
     def best_threshold(self, score=None, *, cost=None) -> BinaryResult:
@@ -928,7 +856,7 @@ class RankAUC(Accumulator):
         >>> acc.best_threshold(cost=[[0, 1], [5, 0]]).threshold  # a miss costs 5 false alarms
         0.4
         """
-        return self._operating().best_threshold(score, cost)
+        return self._engine().best_threshold(score, cost)
 
     def partial_auc(self, max_fpr, *, mcclish: bool = False) -> float:
         """The area under the ROC curve for false positive rates up to ``max_fpr``.
@@ -955,30 +883,34 @@ class RankAUC(Accumulator):
         >>> acc.partial_auc(0.5, mcclish=True)  # roc_auc_score(..., max_fpr=0.5)
         0.666...
         """
-        return self._operating().partial_auc(max_fpr, mcclish)
+        return self._engine().partial_auc(max_fpr, mcclish)
 
 
-def delong_interval(ab, lower: float, upper: float, level: float, squares=None,
-                    centre: float = 0.5, sums=None) -> dict:
-    """``auc_ci_lower``, ``auc_ci_upper`` and ``auc_se`` from the points ``ab`` of a
-    rank state (scores increasing; ``ab[0]`` positive, ``ab[1]`` negative mass)
-    and, for weighted rows, each class's sum of squared weights ``squares``.
+def _once(make):
+    """``make``, called at most once: its value kept."""
+    got = []
 
-    The variance is DeLong's from the placement values of the points
-    (:func:`~streammetrics._kernels.intervals.delong_sums`; ``centre``, the
-    AUC when known, only steadies the sums):
-    ``ss_pos / (P (m - 1)) + ss_neg / (N (k - 1))``, with ``P``, ``N`` the
-    class masses and ``m``, ``k`` the classes' sizes: their row counts, or
-    with weights Kish's effective sizes ``P**2 / sum w**2`` and
+    def once():
+        if not got:
+            got.append(make())
+        return got[0]
+    return once
+
+
+def delong_interval(sums, lower: float, upper: float, level: float, squares=None) -> dict:
+    """``auc_ci_lower``, ``auc_ci_upper`` and ``auc_se`` from DeLong's sums
+    ``(theta, P, N, ss_pos, ss_neg)`` of a rank state's points
+    (:meth:`~.points.Points.delong_sums`) and, for weighted rows, each class's
+    sum of squared weights ``squares``.
+
+    The variance is ``ss_pos / (P (m - 1)) + ss_neg / (N (k - 1))``, with ``P``,
+    ``N`` the class masses and ``m``, ``k`` the classes' sizes: their row
+    counts, or with weights Kish's effective sizes ``P**2 / sum w**2`` and
     ``N**2 / sum v**2``. The interval is ``[lower - z se, upper + z se]``
-    clipped to [0, 1], ``z`` the normal quantile of the level
-    (``lower == upper == auc`` for an exact state). With a class of
-    effective size at most 1 the variance is undefined: ``auc_se`` is NaN
-    and the interval [0, 1]. ``sums``: the result of ``delong_sums_about``
-    when known (read from the runs of a spilled state; ``ab`` is then unused).
+    clipped to [0, 1], ``z`` the normal quantile of the level. With a class
+    of effective size at most 1 the variance is undefined: ``auc_se`` is NaN
+    and the interval [0, 1].
     """
-    if sums is None:
-        sums = delong_sums_about(ab, float(centre))
     _, total_pos, total_neg, ss_pos, ss_neg = sums
     if squares is None:
         m, k = total_pos, total_neg
@@ -990,8 +922,7 @@ def delong_interval(ab, lower: float, upper: float, level: float, squares=None,
     var = ss_pos / (total_pos * (m - 1.0)) + ss_neg / (total_neg * (k - 1.0))
     se = math.sqrt(max(var, 0.0))
     half = z_of(level) * se
-    return {"auc_ci_lower": max(lower - half, 0.0), "auc_ci_upper": min(upper + half, 1.0),
-            "auc_se": se}
+    return {"auc_ci_lower": max(lower - half, 0.0), "auc_ci_upper": min(upper + half, 1.0), "auc_se": se}
 
 
 def _check_rank_state(state, max_bins):
