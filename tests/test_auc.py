@@ -19,7 +19,7 @@ from sklearn import metrics as skm
 
 from streammetrics.metrics.ranking import RankAUC, auc, average_precision, pr_curve, roc_curve
 from streammetrics._kernels import keys as KK
-from streammetrics._kernels import merges, pairs
+from streammetrics._kernels import pairs
 from streammetrics._kernels.sort import sort_keys, sort_payload
 from streammetrics.metrics.ranking.bounded import Bounded
 from streammetrics.metrics.ranking.exact import Exact

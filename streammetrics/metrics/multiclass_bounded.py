@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._protocol.result import fmt_number
-from .._protocol.state import Field, count_total, empty_state
+from .._protocol.state import Field, count_total
 from .ranking import RankAUC
 from .ranking.bounded import points_of_items
 

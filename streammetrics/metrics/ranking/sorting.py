@@ -20,7 +20,7 @@ from ..._kernels.sort import sort_keys, sort_payload
 from ..._threads import CORES, helper_pool
 
 __all__ = ["sort_classes", "split_sorted", "run_of_sorted", "sorted_run", "merge_runs", "on_two_threads",
-           "THREADED_MIN", "NUMPY_MAX"]
+           "THREADED_MIN", "NUMPY_MAX", "sort_part"]
 
 #: parts shorter than this are sorted or merged on one thread
 THREADED_MIN = 1 << 16
@@ -40,6 +40,22 @@ def on_two_threads(first, second) -> None:
         job.result()
 
 
+def sort_part(keys, vals, tk, tv, small: bool) -> None:
+    """Sort ``keys`` in place (``vals``, or ``None``, moved along): by numpy's
+    stable sort when ``small`` (the same order the stable radix sort gives,
+    so equal keys' weights are added in the same order), else by the radix
+    kernel with the scratch ``tk``, ``tv``."""
+    if small:
+        order = np.argsort(keys, kind="stable")
+        keys[:] = keys[order]
+        if vals is not None:
+            vals[:] = vals[order]
+    elif vals is None:
+        sort_keys(keys, tk)
+    else:
+        sort_payload(keys, vals, tk, tv)
+
+
 def sort_classes(keys, front, back, vals=None):
     """Sort ``keys[:front]`` and ``keys[back:]`` in place, each on its own
     (``vals`` moved along), on two threads when both are large. Returns the
@@ -50,25 +66,16 @@ def sort_classes(keys, front, back, vals=None):
     size = front + tail if threads else max(front, tail)
     tk = np.empty(size, np.uint64)
     tv = None if vals is None else np.empty(size, np.float64)
-    parts = [(keys[:front], None if vals is None else vals[:front], 0), (keys[back:], None if vals is None
-                                                                         else vals[back:], front if threads else 0)]
-
-    def sort(k, v, at):
-        if front + tail <= NUMPY_MAX:  # the stable order: equal keys' weights move as the radix sort moves them
-            order = np.argsort(k, kind="stable")
-            k[:] = k[order]
-            if v is not None:
-                v[:] = v[order]
-        elif v is None:
-            sort_keys(k, tk[at:])
-        else:
-            sort_payload(k, v, tk[at:], tv[at:])
-
+    small = front + tail <= NUMPY_MAX
+    at = front if threads else 0
+    jobs = [lambda: sort_part(keys[:front], None if vals is None else vals[:front], tk, tv, small),
+            lambda: sort_part(keys[back:], None if vals is None else vals[back:], tk[at:],
+                              None if tv is None else tv[at:], small)]
     if threads:
-        on_two_threads(lambda: sort(*parts[0]), lambda: sort(*parts[1]))
+        on_two_threads(*jobs)
     else:
-        for part in parts:
-            sort(*part)
+        for job in jobs:
+            job()
     return tk, tv
 
 
