@@ -935,7 +935,7 @@ def test_bounded_interval_holds_across_many_small_flushes(case, bound):
             check_interval(part.finalize(), auc(y[idx], s[idx], sample_weight=wk), w is not None)
 
 
-# ------------------------------------- counting across pending rows, threads
+# ------------------------------------- counting across pending rows
 def counted_pair(y, s, cut):
     """An accumulator holding ``[:cut]`` as a run and ``[cut:]`` as pending rows,
     and a copy of it with everything sorted into one run."""
@@ -949,16 +949,15 @@ def counted_pair(y, s, cut):
 
 
 @settings(max_examples=150)
-@given(labelled(max_size=200, weights=False), st.integers(0, 200), st.booleans())
-def test_finalize_across_pending_rows_equals_finalize_after_a_flush(data, cut, threads):
+@given(labelled(max_size=200, weights=False), st.integers(0, 200))
+def test_finalize_across_pending_rows_equals_finalize_after_a_flush(data, cut):
     y, s, _, _ = data
     cut = min(cut, len(y))
     acc = counted_pair(y, s, cut)
     assert (pending_rows(acc) > 0) == (cut < len(y))
     ref = counted_pair(y, s, cut)
     ref.flush()  # sorted in
-    with forced_threads(threads):
-        r = acc.finalize()
+    r = acc.finalize()
     assert r.as_dict() == ref.finalize().as_dict()
     assert r.auc == brute_auc(y, s)
     assert acc.finalize().as_dict() == r.as_dict()  # again, from the run the rows were sorted into
@@ -995,23 +994,9 @@ def test_finalize_across_pending_rows_falls_back_past_int64():
     assert r.auc == u2 / (2 * int(p.sum()) * int(q.sum())) and r.n_pos == int(p.sum())
 
 
-@contextlib.contextmanager
-def forced_threads(on=True):
-    """Sort and count with threads (on two cores or not) down to one row, or never."""
-    import streammetrics.metrics.ranking.sorting as A
-
-    saved = A.CORES, A.THREADED_MIN
-    A.CORES, A.THREADED_MIN = (2, 1) if on else (1, 1 << 62)
-    try:
-        yield
-    finally:
-        A.CORES, A.THREADED_MIN = saved
-
-
 @pytest.mark.parametrize("scores", ["one value", "extremes"])
-def test_the_median_cut_sort_of_keys_alone_handles_ties_and_extremes(scores):
-    """Keys sorted as floats on two threads, cut at a sampled median: every key
-    equal (one side of the cut is empty), or the infinities, zeros, subnormals."""
+def test_the_sort_of_keys_alone_handles_ties_and_extremes(scores):
+    """Every key equal, or the infinities, zeros, subnormals."""
     import streammetrics.metrics.ranking.sorting as A
 
     rng = np.random.default_rng(1)
@@ -1021,15 +1006,14 @@ def test_the_median_cut_sort_of_keys_alone_handles_ties_and_extremes(scores):
         x = rng.choice([-np.inf, np.inf, 0.0, -0.0, 5e-324, -5e-324, 1.0, -1e308], 5000)
     keys = KK.score_keys(x)
     k = keys.copy()
-    with forced_threads():
-        A.sort_classes(k, 1200, 1200)
+    A.sort_classes(k, 1200, 1200)
     np.testing.assert_array_equal(k[:1200], np.sort(keys[:1200]))
     np.testing.assert_array_equal(k[1200:], np.sort(keys[1200:]))
 
 
 @pytest.mark.parametrize("n_pos, n_neg", [(0, 0), (1, 0), (0, 1), (1, 1), (191, 300), (3000, 7000)])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_threaded_and_serial_sorts_agree(n_pos, n_neg, weighted):
+def test_sorted_classes_and_their_scratch(n_pos, n_neg, weighted):
     import streammetrics.metrics.ranking.sorting as A
 
     rng = np.random.default_rng(n_pos + n_neg)
@@ -1037,53 +1021,39 @@ def test_threaded_and_serial_sorts_agree(n_pos, n_neg, weighted):
     keys = KK.score_keys(np.round(rng.normal(size=n), 2))
     vals = rng.random(n) if weighted else None
     back = n - n_neg
-    out = []
-    for threads in (False, True):
-        k = keys.copy()
-        v = None if vals is None else vals.copy()
-        with forced_threads(threads):
-            tk, tv = A.sort_classes(k, n_pos, back, v)
-        assert tk.shape[0] >= max(n_pos, n_neg)  # the scratch comes back, free for the prefix sums
-        assert (tv is None) != weighted and (tv is None or tv.shape[0] >= max(n_pos, n_neg))
-        np.testing.assert_array_equal(k[n_pos:back], keys[n_pos:back])  # the free slots
-        out.append((k, v))
-    np.testing.assert_array_equal(out[0][0], out[1][0])
-    np.testing.assert_array_equal(out[0][0][:n_pos], np.sort(keys[:n_pos]))
-    np.testing.assert_array_equal(out[0][0][back:], np.sort(keys[back:]))
-    if weighted:
-        np.testing.assert_array_equal(out[0][1], out[1][1])
+    k = keys.copy()
+    v = None if vals is None else vals.copy()
+    tk, tv = A.sort_classes(k, n_pos, back, v)
+    assert tk.shape[0] >= max(n_pos, n_neg)  # the scratch comes back, free for the prefix sums
+    assert (tv is None) != weighted and (tv is None or tv.shape[0] >= max(n_pos, n_neg))
+    np.testing.assert_array_equal(k[n_pos:back], keys[n_pos:back])  # the free slots
+    np.testing.assert_array_equal(k[:n_pos], np.sort(keys[:n_pos]))
+    np.testing.assert_array_equal(k[back:], np.sort(keys[back:]))
 
 
 @settings(max_examples=100)
 @given(labelled(max_size=200, weights=False), st.integers(0, 200))
-def test_threaded_and_serial_counts_agree(data, cut):
+def test_the_run_of_a_run_and_sorted_keys_counts_every_pair(data, cut):
     import streammetrics.metrics.ranking.sorting as A
 
     y, s, _, _ = data
     cut = min(cut, len(y))
     run = RankAUC().update(y[:cut], s[:cut]).flush()._strategy.run()
     keys, n_pos = A.split_sorted(y[cut:], s[cut:])
-    kp, kn = keys[:n_pos], keys[n_pos:]
-    got = []
-    for threads in (False, True):
-        with forced_threads(threads):
-            got.append(A.run_of_sorted(kp, kn, run=run))
-    for a, b in zip(*got):
-        np.testing.assert_array_equal(a, b)
-    assert int(pairs.u2_int(got[0][1])) == int(brute_u2(y, s)[0])
-    # cut at each input's middle: a signed zero in a loaded run ties with the keys' +0.0
+    got = A.run_of_sorted(keys[:n_pos], keys[n_pos:], run=run)
+    assert int(pairs.u2_int(got[1])) == int(brute_u2(y, s)[0])
+    # a signed zero in a loaded run ties with the keys' +0.0
     lo = np.where(run[0] == 0.0, -0.0, run[0])
-    with forced_threads():
-        np.testing.assert_array_equal(A.run_of_sorted(kp, kn, run=(lo, run[1]))[1], got[0][1])
+    np.testing.assert_array_equal(A.run_of_sorted(keys[:n_pos], keys[n_pos:], run=(lo, run[1]))[1], got[1])
 
 
 @pytest.mark.parametrize("prealloc", [False, True])
-def test_threads_and_preallocated_buffers_give_identical_states(prealloc):
+def test_preallocated_buffers_give_identical_states(prealloc):
     rng = np.random.default_rng(13)
     y, s = rng.integers(0, 2, 5000), np.round(rng.normal(size=5000), 3)
     cuts = range(0, 5000, 300)
     serial = fold_batches(RankAUC(), y, s, None, cuts)
-    with small_buffers(exact=1000, ratio=2), forced_threads():
+    with small_buffers(exact=1000, ratio=2):
         saved = RankAUC._PREALLOCATE_BATCH
         RankAUC._PREALLOCATE_BATCH = 300 if prealloc else saved
         try:
@@ -1101,7 +1071,7 @@ def test_threads_and_preallocated_buffers_give_identical_states(prealloc):
     assert r.as_dict() == serial.finalize().as_dict()
     assert acc == serial
     assert w.finalize().auc == pytest.approx(r.auc, rel=1e-12)
-    assert auc(y, s) == r.auc  # one-shot, threaded sort
+    assert auc(y, s) == r.auc
 
 
 @pytest.mark.parametrize("max_bins", [None, 8])

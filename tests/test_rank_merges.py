@@ -4,8 +4,7 @@
   of sums made in the runs' order;
 * the spilled reads (:func:`stream_merge`) over files and in-memory runs
   against merging whole runs;
-* the run of a run and sorted keys written on two threads against one;
-* the one-shot count (two threads) against brute force and scikit-learn;
+* the one-shot count against brute force and scikit-learn;
 * the first read of a spilled state with many runs, which merges them into
   one file, against the in-memory state, before and after more updates.
 """
@@ -24,9 +23,8 @@ from streammetrics._kernels.keys import score_keys
 from streammetrics._kernels.merges import merge_records
 from streammetrics._kernels.pairs import u2_int
 from streammetrics.metrics.ranking import spill as S
-from streammetrics.metrics.ranking.sorting import run_of_sorted, sort_classes
+from streammetrics.metrics.ranking.sorting import sort_classes
 
-from .test_auc import forced_threads
 from .test_spill import _assert_same
 
 
@@ -120,29 +118,9 @@ def test_streamed_reads_of_files_and_runs_equal_the_whole_merge(seed, k, weighte
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), decimals=st.integers(0, 3), signed_zero=st.booleans())
-def test_run_written_on_two_threads_equals_one(seed, decimals, signed_zero):
-    rng = np.random.default_rng(seed)
-
-    def keys(m):
-        x = np.round(rng.normal(size=m), decimals)
-        if signed_zero:
-            x[rng.random(m) < 0.2] = -0.0
-        return np.sort(score_keys(x))
-
-    run = run_of_sorted(keys(int(rng.integers(0, 300))), keys(int(rng.integers(0, 300))))
-    kp, kn = keys(int(rng.integers(0, 300))), keys(int(rng.integers(0, 300)))
-    out = []
-    for threads in (False, True):
-        with forced_threads(threads):
-            out.append(run_of_sorted(kp, kn, run=run))
-    assert _bits_equal(out[0], out[1])
-
-
-@settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), front=st.integers(0, 200), gap=st.integers(0, 20),
-       tail=st.integers(0, 200), levels=st.integers(1, 50), threads=st.booleans())
-def test_weighted_sort_moves_the_weights_in_a_stable_order(seed, front, gap, tail, levels, threads):
+       tail=st.integers(0, 200), levels=st.integers(1, 50))
+def test_weighted_sort_moves_the_weights_in_a_stable_order(seed, front, gap, tail, levels):
     """Each class's keys sorted with their weights, equal keys in their order
     (the weights of a score are then summed in the order they came)."""
     rng = np.random.default_rng(seed)
@@ -150,8 +128,7 @@ def test_weighted_sort_moves_the_weights_in_a_stable_order(seed, front, gap, tai
     keys = score_keys(rng.integers(0, levels, n) / levels - 0.5)
     vals = rng.random(n)
     got_k, got_v = keys.copy(), vals.copy()
-    with forced_threads(threads):
-        tk, tv = sort_classes(got_k, front, front + gap, got_v)
+    tk, tv = sort_classes(got_k, front, front + gap, got_v)
     assert tk.shape[0] >= max(front, tail) and tv.shape[0] >= max(front, tail)
     for part in (slice(0, front), slice(front + gap, n)):
         order = np.argsort(keys[part], kind="stable")
@@ -176,9 +153,7 @@ def test_one_shot_count_equals_brute_force(seed, n, decimals, share, zeros):
         s[rng.random(n) < 0.2] = 0.0
     p = int(y.sum())
     want = _brute_u2(y, s) / (2 * max(p * (n - p), 1))
-    for threads in (False, True):
-        with forced_threads(threads):
-            assert sm.auc(y, s) == want
+    assert sm.auc(y, s) == want
 
 
 def test_one_shot_auc_on_many_rows_equals_scikit_learn_and_the_rank_state():

@@ -20,17 +20,14 @@ from .._kernels import multirank as M
 from .._protocol.errors import WeightOverflowError
 from .._protocol.inputs import raise_rejected
 from .._protocol.result import RenderContext, Result, class_names, grid, safe
-from .._threads import CORES
 from .multiclass_bounded import bound_notes, shown_fields
 from .ranking.curves import curve_from_points, pr, roc
-from .ranking.sorting import NUMPY_MAX, on_two_threads, sort_part
+from .ranking.sorting import NUMPY_MAX, sort_part
 from .._kernels.keys import keys_as_bits
 
 __all__ = ["MulticlassRankResult", "batch_run", "merge_block_runs", "scores_of_run", "averages",
            "check_weighted_support", "ovr_points", "PendingRows", "entries"]
 
-#: from this many rows a batch's columns are taken on two threads
-_THREADED_ROWS = 1 << 15
 #: 2 U of a pair of classes fits an int64 while (total rows)**2 / 2 stays below this
 _INT64_LIMIT = 2**63
 
@@ -105,7 +102,9 @@ def merge_block_runs(a, b):
                                         b[0][lo2:hi2], b[1][lo2:hi2], b[2][c:c + 1],
                                         keys[starts[c]:], mass[starts[c]:], lengths[c:c + 1])
 
-    _on_two_threads(k, work, cap >= k * _THREADED_ROWS)
+    scratch: dict = {}  # buffers reused from column to column
+    for c in range(k):
+        work(c, scratch)
     keys, mass = _close_gaps(keys, mass, starts, written)
     return keys, mass, lengths
 
@@ -127,21 +126,6 @@ def _trimmed(keys, mass, m):
     if m == keys.shape[0]:
         return keys, mass
     return keys[:m].copy(), mass[:m].copy()
-
-
-def _on_two_threads(k: int, work, big: bool) -> None:
-    """``work(c, scratch)`` for every column ``c``, the even columns on the helper
-    thread and the odd ones here when the work is ``big`` and two cores are
-    there (the kernels release the GIL); ``scratch``: one dict per thread, for
-    buffers reused across columns."""
-    if CORES < 2 or k < 2 or not big:
-        scratch: dict = {}
-        for c in range(k):
-            work(c, scratch)
-        return
-    sides = [{}, {}]
-    on_two_threads(lambda: [work(c, sides[0]) for c in range(0, k, 2)],
-                   lambda: [work(c, sides[1]) for c in range(1, k, 2)])
 
 
 def _buffer(scratch, name, n, dtype):
@@ -169,11 +153,10 @@ class _Columns:
             raise_rejected(inputs, (y, P))
         self.weighted = w.shape[0] > 0
         self.largest = int(np.max(np.diff(self.starts)))
-        self.big = n >= _THREADED_ROWS
 
     def sorted_column(self, c, scratch, into=None):
         """``(keys, vals)``: column ``c``'s keys in class blocks, each sorted,
-        in ``into`` or else this thread's scratch (``vals`` the weights, or
+        in ``into`` or else the scratch (``vals`` the weights, or
         empty); ``None`` when the column holds a score NaN or infinite."""
         n, starts = self.n, self.starts
         keys = _buffer(scratch, "keys", n, np.uint64) if into is None else into
@@ -218,7 +201,9 @@ def batch_run(y, P, w, k, inputs):
         ck, cv = got
         written[c] = M.column_run(ck, cv, cols.starts, region, mass[c * n:(c + 1) * n], lengths[c])
 
-    _on_two_threads(k, work, cols.big)
+    scratch: dict = {}  # buffers reused from column to column
+    for c in range(k):
+        work(c, scratch)
     if bad:
         cols.rejected()
     keys, mass = _close_gaps(keys, mass, np.arange(k, dtype=np.int64) * n, written)
@@ -253,7 +238,9 @@ def scores_of_run(run, k: int, n: int, weighted: bool, multi_class: str, average
         ap[c] = M.column_scores(keys, mass, o, c, u2[c], _buffer(scratch, "ptr", k, np.int64),
                                 _accs(scratch, k, u2.dtype))
 
-    _on_two_threads(k, work, keys.shape[0] >= k * _THREADED_ROWS)
+    scratch: dict = {}  # buffers reused from column to column
+    for c in range(k):
+        work(c, scratch)
     if weighted:
         support = np.zeros(k)
         M.class_mass(mass, lengths, support)

@@ -19,24 +19,22 @@ import numpy as np
 
 from ..._kernels import compensated
 from ..._kernels.intervals import class_squares
-from ..._kernels.keys import split_keys_weighted
-from ..._kernels.pairs import u2_sorted
-from ..._protocol.base import Accumulator
+from ..._protocol.base import Accumulator, _locked
 from ..._protocol.errors import NoObservationsError
-from ..._protocol.inputs import Finite, Labels01, convert, raise_rejected
-from ..._protocol.result import safe
-from ..._protocol.state import Field, count_total, empty_state
+from ..._protocol.inputs import Finite, Labels01
+from ..._protocol.state import Field, empty_state
 from ..binary import BinaryResult
 from ..intervals import z_of
 from .bounded import Bounded
 from .curves import RankResult
 from .exact import Exact
 from .pending import Pending
-from .points import INT64_LIMIT, Points, auc_of_chunks, curve_from_points, pr, roc
-from .sorting import run_of_sorted, sorted_run, split_sorted
+from .curves import curve_from_points, pr, roc
+from .points import Points
+from .saved import check_rank_state
 from .spill import parse_memory
 
-__all__ = ["RankAUC", "auc", "roc_curve", "pr_curve", "average_precision", "partial_auc", "check_max_bins"]
+__all__ = ["RankAUC", "check_max_bins"]
 
 
 def _check_spill_dir(spill_dir):
@@ -65,145 +63,6 @@ def check_max_bins(max_bins):
 _check_max_bins = check_max_bins  # the name the other families import
 
 
-def auc(y, s, *, sample_weight=None) -> float:
-    """Area under the ROC curve: the Mann–Whitney U of the positives over ``safe(n_pos n_neg)``.
-
-    Parameters
-    ----------
-    y : array-like of shape (n,) or (n, 2)
-        0/1 labels (1 = positive), or the specification's one-hot membership
-        matrix ``g`` whose column 1 marks the positives and column 0 the
-        negatives (a row that is not ``[1, 0]`` or ``[0, 1]`` is a
-        ``ValueError`` naming it).
-    s : array-like of shape (n,)
-        Finite real scores, higher meaning "more likely positive".
-    sample_weight : array-like of shape (n,), optional
-        Non-negative finite weights: each pair counts with the product of its
-        weights.
-
-    Returns
-    -------
-    float
-        The probability that a random positive outscores a random negative,
-        ties counting one half. With a single class present it is 0 (the
-        specification's guard ``safe(x) = x + [x == 0]``), where
-        ``sklearn.metrics.roc_auc_score`` warns and returns NaN (older
-        versions raise).
-
-    Notes
-    -----
-    The scores are split by label and each class's keys are radix-sorted (the
-    two classes on two threads when large); one merge pass then counts ``2U``
-    exactly as an integer. No threshold sweep and no trapezoid rule, so the
-    result is the exact rational U / (n_pos n_neg) rounded once.
-
-    Examples
-    --------
-    The specification's example, as a one-hot matrix and as 0/1 labels:
-
-    >>> from streammetrics import auc
-    >>> g = [[1, 0], [1, 0], [1, 0], [0, 1], [0, 1], [0, 1], [0, 1]]
-    >>> s = [0.1, 0.35, 0.3, 0.8, 0.4, 0.9, 0.2]
-    >>> round(auc(g, s), 6)
-    0.833333
-    >>> auc([0, 0, 0, 1, 1, 1, 1], s) == auc(g, s) == 10 / 12
-    True
-    >>> auc([1, 1, 1], [0.2, 0.5, 0.9])  # one class only: the guard gives 0
-    0.0
-    """
-    inputs = RankAUC.inputs
-    (y, s), w, n = convert(inputs, (y, s), sample_weight)
-    if n == 0:
-        raise NoObservationsError("y and s are empty: the AUC needs at least one observation")
-    if w.shape[0]:
-        keys, vals = np.empty(n, np.uint64), np.empty(n, np.float64)
-        status, front, back = split_keys_weighted(y, s.view(np.uint64), w, keys, vals)
-        if status:
-            raise_rejected(inputs, (y, s))
-        run = sorted_run(keys, front, back, vals)
-        return auc_of_chunks(lambda: iter([run]), True)[0]
-    split = split_sorted(y, s)
-    if split is None:
-        raise_rejected(inputs, (y, s))
-    keys, n_pos = split
-    if n * n < 2 * INT64_LIMIT:  # 2 n_pos n_neg <= n**2 / 2 fits an int64
-        return int(u2_sorted(keys[:n_pos], keys[n_pos:])) / (2 * safe(n_pos * (n - n_pos)))
-    run = run_of_sorted(keys[:n_pos], keys[n_pos:])
-    return auc_of_chunks(lambda: iter([run]), False)[0]
-
-
-def _one_shot(y, s, sample_weight) -> "RankAUC":
-    acc = RankAUC().update(y, s, sample_weight=sample_weight)
-    if acc.n == 0:
-        raise NoObservationsError("y and s are empty: the curve needs at least one observation")
-    return acc
-
-
-def roc_curve(y, s, *, sample_weight=None):
-    """ROC curve ``(fpr, tpr, thresholds)``: one point per distinct score.
-
-    Thresholds decrease from ``+inf`` (the leading point ``(0, 0)``) through
-    every distinct score, with no thinning of collinear points: the output of
-    ``sklearn.metrics.roc_curve(y, s, drop_intermediate=False)``. Rows of weight
-    0 are dropped, as scikit-learn does. When a class is absent its rate is 0
-    everywhere (the guard), where scikit-learn warns and returns NaN.
-
-    >>> from streammetrics import roc_curve
-    >>> fpr, tpr, thresholds = roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
-    >>> fpr, tpr
-    (array([0. , 0. , 0.5, 0.5, 1. ]), array([0. , 0.5, 0.5, 1. , 1. ]))
-    >>> thresholds
-    array([ inf, 0.8 , 0.4 , 0.35, 0.1 ])
-    """
-    return _one_shot(y, s, sample_weight).roc_curve()
-
-
-def pr_curve(y, s, *, sample_weight=None):
-    """Precision-recall curve ``(precision, recall, thresholds)``.
-
-    In the order of ``sklearn.metrics.precision_recall_curve``: thresholds
-    increase over the distinct scores, and ``precision``/``recall`` have one
-    more entry, the final point ``(1, 0)``. With no positive at all, recall is
-    0 everywhere (the guard), where scikit-learn warns and sets it to 1.
-
-    >>> from streammetrics import pr_curve
-    >>> precision, recall, thresholds = pr_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
-    >>> precision
-    array([0.5 , 0.666..., 0.5 , 1. , 1. ])
-    >>> recall
-    array([1. , 1. , 0.5, 0.5, 0. ])
-    >>> thresholds
-    array([0.1 , 0.35, 0.4 , 0.8 ])
-    """
-    return _one_shot(y, s, sample_weight).pr_curve()
-
-
-def average_precision(y, s, *, sample_weight=None) -> float:
-    """Average precision: the step integral ``sum_k (R_k - R_{k-1}) P_k``.
-
-    scikit-learn's ``average_precision_score`` definition (no interpolation).
-    With no positive it is 0.
-
-    >>> from streammetrics import average_precision
-    >>> round(average_precision([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]), 6)
-    0.833333
-    """
-    return _one_shot(y, s, sample_weight).average_precision()
-
-
-def partial_auc(y, s, max_fpr, *, mcclish: bool = False, sample_weight=None) -> float:
-    """Area under the ROC curve for false positive rates up to ``max_fpr``.
-
-    See :meth:`RankAUC.partial_auc`; ``mcclish=True`` gives
-    ``sklearn.metrics.roc_auc_score(y, s, max_fpr=max_fpr)``.
-
-    >>> from streammetrics import partial_auc
-    >>> partial_auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], 0.5)
-    0.25
-    """
-    return _one_shot(y, s, sample_weight).partial_auc(max_fpr, mcclish=mcclish)
-
-
 class RankAUC(Accumulator):
     """Streaming, mergeable AUC (the Mann–Whitney U), exact or in bounded memory.
 
@@ -214,90 +73,50 @@ class RankAUC(Accumulator):
     Parameters
     ----------
     max_bins : int, optional
-        ``None`` (the default) keeps every distinct score: the AUC, the curves
-        and the average precision are exact, and memory grows with the number
-        of distinct scores (24 bytes each). A number ``B`` bounds the state to
-        at most ``2 B`` entries (48 bytes each: under 100 KB for ``B = 1000``)
-        and reports a certified interval that always contains the exact AUC.
+        ``None`` (the default) keeps every distinct score (24 bytes each): the
+        AUC, curves and average precision are exact. A number ``B`` bounds the
+        state to ``2 B`` entries (48 bytes each) and reports a certified
+        interval that always holds the exact AUC.
     max_memory : int or str, optional
-        A memory budget for the exact state, in bytes or as a string such as
-        ``"1GB"`` or ``"512MiB"`` (at least 4096 bytes). The state stays exact:
-        once its sorted runs take more than a quarter of the budget they are
-        written to temporary files (*spilled*, 16 bytes per distinct score on
-        disk, 24 with weights or counts past ``2**32``) and memory holds only
-        the pending rows (a sixteenth of the budget), the runs not yet spilled
-        and the chunks a read streams through. ``finalize()``, the average
-        precision, the interval and the threshold queries merge the files
-        into one and read it in chunks; the curves, saving, pickling and
-        merging into another accumulator build the merged run in memory (24
-        bytes per distinct score; a saved file or a pickle holds that run
-        too). The results and the state equal those of ``RankAUC()`` on the
-        same rows, to the bit (with weights, up to the order in which the
-        weights of one tied score are added; the average precision to 1e-13
-        relative). Budgeted and unbudgeted accumulators merge. Excludes
-        ``max_bins``.
+        A memory budget for the exact state, in bytes or a string such as
+        ``"1GB"`` or ``"512MiB"`` (at least 4096 bytes). Past a quarter of it
+        the sorted runs are written to temporary files (16 bytes per distinct
+        score, 24 with weights or counts past ``2**32``); ``finalize()``, the
+        average precision, the interval and the threshold queries merge them
+        into one file and read it in chunks; the curves, saving, pickling and
+        merging into another accumulator build the merged run in memory. The
+        results equal ``RankAUC()``'s on the same rows, to the bit (the
+        average precision to 1e-13 relative). Excludes ``max_bins``.
     spill_dir : str or os.PathLike, optional
-        The existing folder for the temporary files (default: the system's,
-        ``tempfile.gettempdir()``); needs ``max_memory``. The files are named
-        ``.streammetrics-<host>.<pid>.<random>.smspill`` and removed on
-        :meth:`reset`, :meth:`close`, at the end of a ``with`` block, when the
-        accumulator is garbage-collected and at normal exit; those a killed
-        process left are removed by the next spill on the same host. It is
-        not saved with the state (a loaded accumulator spills to the default
-        folder).
+        The existing folder of the temporary files (default
+        ``tempfile.gettempdir()``); needs ``max_memory``, is not saved. The
+        files (``.streammetrics-<host>.<pid>.<random>.smspill``) are removed on
+        :meth:`reset`, :meth:`close`, leaving a ``with`` block, garbage
+        collection and normal exit; a killed process's by the next spill.
 
-    Returns (``finalize()``)
-    ------------------------
-    auc : float
-        ``U / safe(n_pos n_neg)`` with midranks (ties count one half); 0 when a
-        class is absent (the specification's guard; scikit-learn returns NaN).
-    n_pos, n_neg : int or float
-        Positives and negatives (sums of weights once weights were seen).
-    auc_lower, auc_upper : float
-        Bounds on the exact AUC: equal to ``auc`` while the state is exact.
-    n : int
-        Rows folded in, zero-weight rows included.
-    auc_ci_lower, auc_ci_upper, auc_se : float
-        With ``finalize(ci=level)`` only: DeLong's confidence interval and
-        standard error, described below.
+    ``finalize()`` gives ``auc`` (``U / safe(n_pos n_neg)`` with midranks; 0 when
+    a class is absent, where scikit-learn returns NaN), ``n_pos``, ``n_neg``
+    (sums of weights once weights were seen), ``auc_lower`` and ``auc_upper``
+    (bounds, equal to ``auc`` while exact) and ``n`` (rows, zero-weight rows
+    included); with ``ci=level`` also ``auc_ci_lower``, ``auc_ci_upper`` and
+    ``auc_se``.
 
     Confidence interval (``finalize(ci=0.95)``)
     -------------------------------------------
-    DeLong, DeLong and Clarke-Pearson (1988): with ``P`` and ``N`` the
-    positive and negative mass, the placement value of a positive ``i`` is
-    its share of negatives below it, ``V10_i = sum_j v_j psi(s_i, s_j) / N``,
-    and of a negative ``j`` the share of positives above it,
-    ``V01_j = sum_i w_i psi(s_i, s_j) / P`` (``psi`` is 1 for a concordant
-    pair, 1/2 for a tie, 0 otherwise; ``w``, ``v`` the rows' weights, 1
-    without weights), so ``auc = sum_i w_i V10_i / P``. The variance is
+    DeLong, DeLong and Clarke-Pearson (1988): the placement value of a positive
+    is its share of the negative mass below it (ties one half), ``V10``, and of a
+    negative the share of the positive mass above it, ``V01``; then ``se**2 =
+    sum_i w_i (V10_i - auc)**2 / (P (m - 1)) + sum_j v_j (V01_j - auc)**2 / (N (k
+    - 1))`` with ``P``, ``N`` the class masses and ``m``, ``k`` the class sizes
+    (row counts, or with weights Kish's effective sizes ``P**2 / sum w**2``). The
+    interval ``auc -/+ z se`` is clipped to [0, 1]; with at most one row of a
+    class (in effective size) ``auc_se`` is NaN and the interval [0, 1]. A
+    binned state's is widened by its bounds: ``[auc_lower - z se, auc_upper + z
+    se]``. Weighted intervals need each class's squared weights, kept since they
+    were added (a weighted state saved before refuses ``ci``).
 
-        ``se**2 = sum_i w_i (V10_i - auc)**2 / (P (m - 1))
-        + sum_j v_j (V01_j - auc)**2 / (N (k - 1))``
-
-    where ``m`` and ``k`` are the class sizes: the row counts without
-    weights (DeLong's ``S10 / m + S01 / k``), and with weights Kish's
-    effective sizes ``m = P**2 / sum_i w_i**2``, ``k = N**2 / sum_j v_j**2``
-    (so scaling every weight changes nothing, and equal weights give the
-    unweighted interval). All rows at one distinct score share their
-    placement value, so the sums are read from the state's points in
-    O(distinct scores), and merged states give the interval of all their
-    rows. The interval is ``auc -/+ z se`` (``z`` the normal quantile of
-    the level), clipped to [0, 1]. With at most one positive or one negative
-    (in effective size) the variance is undefined: ``auc_se`` is NaN and
-    the interval [0, 1].
-
-    With ``max_bins`` the placement values are those of the binned points
-    (a bin at its lower edge, as in the curves), and the interval is
-    widened by the certified bounds: ``[auc_lower - z se, auc_upper + z se]``.
-    The two coincide with the exact ones while the state is exact.
-    Weighted intervals need each class's sum of squared weights, kept since
-    it was added to the state; a weighted state saved before refuses
-    ``ci`` with a ``ValueError`` (its scores still load).
-
-    The result also gives ``roc_curve()``, ``pr_curve()`` and
-    ``average_precision()`` of the state it was read from, as this accumulator
-    does. How the state is kept, exact and bounded, is told in
-    :mod:`streammetrics.metrics.ranking`.
+    The result also gives the curves, average precision and threshold queries
+    of the state it was read from.
 
     Examples
     --------
@@ -310,8 +129,7 @@ class RankAUC(Accumulator):
     >>> r.auc_lower == r.auc == r.auc_upper
     True
 
-    Bounded memory: one million scores in 100 batches, a state of at most
-    2000 bins, and an interval that holds the exact AUC:
+    Bounded memory: a million scores, at most 2000 bins, an interval holding the AUC:
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
@@ -326,9 +144,8 @@ class RankAUC(Accumulator):
     >>> sum(a.nbytes for a in bounded.state_dict().values()) < 100_000
     True
 
-    Within a memory budget, exact: four batches of 2000 distinct scores pass
-    a budget of 16 KiB, so the runs are spilled to temporary files, and the
-    AUC is the in-memory one to the bit:
+    Within a memory budget of 16 KiB the runs spill to temporary files; the AUC
+    is the in-memory one to the bit:
 
     >>> import tempfile
     >>> folder = tempfile.mkdtemp()
@@ -397,9 +214,8 @@ class RankAUC(Accumulator):
         self._strategy = self._new_strategy(weighted=False)
         self._pending: Pending | None = None
         self._ops = None  # the query engine of the current state, once asked for
-        # once weights were seen: each class's sum of squared weights (compensated
-        # pairs) and the rows it counts (all rows, unless a part came from a state
-        # saved before these sums were kept)
+        # each class's sum of squared weights (compensated pairs, once weights were
+        # seen) and the rows it counts (fewer for parts saved before they were kept)
         self._wsq = np.zeros((2, 2))
         self._wsq_rows = 0
 
@@ -617,7 +433,7 @@ class RankAUC(Accumulator):
         if type(other) is not RankAUC or other is self or self.max_memory is None or not other.spilled:
             return super().merge(other)
         self._check_compatible(other)
-        with other._guard, self._guard:
+        with _locked(self, other):
             self._check_room(other.n, "merging")
             self._merge_state(*other.spilled_parts())
         return self
@@ -652,7 +468,7 @@ class RankAUC(Accumulator):
         return out
 
     def _check_state(self, state):
-        _check_rank_state(state, self.max_bins)
+        check_rank_state(state, self.max_bins)
 
     # ---------------------------------------------------------------- results
     def _engine(self) -> Points:
@@ -708,16 +524,13 @@ class RankAUC(Accumulator):
             points = self._strategy.run(self._pending)
         return curve_from_points(*points)
 
-
     def roc_curve(self):
         """ROC curve ``(fpr, tpr, thresholds)`` of the state, highest threshold first.
 
-        One point per distinct score after a leading ``(0, 0)`` at threshold
-        ``+inf``, with no thinning: ``sklearn.metrics.roc_curve(...,
-        drop_intermediate=False)`` of the same rows (zero-weight rows dropped).
-        An absent class gives a rate of 0 everywhere (scikit-learn: NaN). For a
-        binned state (``max_bins`` reached) this is the curve of the binned
-        scores, every bin counting as its lower edge.
+        ``sklearn.metrics.roc_curve(..., drop_intermediate=False)`` of the same
+        rows: a leading ``(0, 0)`` at ``+inf``, then one point per distinct
+        score; an absent class's rate is 0 (scikit-learn: NaN). A binned state's
+        is the curve of the binned scores (a bin at its lower edge).
 
         >>> from streammetrics import RankAUC
         >>> fpr, tpr, th = RankAUC().update([0, 1, 1, 0], [0.2, 0.9, 0.5, 0.5]).roc_curve()
@@ -729,10 +542,8 @@ class RankAUC(Accumulator):
     def pr_curve(self):
         """Precision-recall curve ``(precision, recall, thresholds)`` of the state.
 
-        The order of ``sklearn.metrics.precision_recall_curve``: thresholds
-        increasing, and a final point ``(precision 1, recall 0)``. With no
-        positive, recall is 0 everywhere (scikit-learn: 1, with a warning). For
-        a binned state this is the curve of the binned scores.
+        In ``sklearn.metrics.precision_recall_curve``'s order, with a final point
+        ``(1, 0)``; with no positive, recall is 0 (scikit-learn: 1).
 
         >>> from streammetrics import RankAUC
         >>> p, r, th = RankAUC().update([0, 1, 1, 0], [0.2, 0.9, 0.5, 0.5]).pr_curve()
@@ -742,12 +553,8 @@ class RankAUC(Accumulator):
         return pr(*self._curve())
 
     def average_precision(self) -> float:
-        """Average precision of the state, scikit-learn's step definition.
-
-        ``sum_k (R_k - R_{k-1}) P_k`` over the thresholds; 0 with no positive.
-        For a binned state it is that of the binned scores. A spilled state
-        (``max_memory``) reads it from its runs in chunks: the same value to
-        1e-13 relative, not always to the last bit.
+        """Average precision ``sum_k (R_k - R_{k-1}) P_k`` of the state (0 with no
+        positive); a spilled state's equals the in-memory one to 1e-13 relative.
 
         >>> from streammetrics import RankAUC
         >>> RankAUC().update([0, 1, 1, 0], [0.2, 0.9, 0.5, 0.5]).average_precision()
@@ -758,11 +565,9 @@ class RankAUC(Accumulator):
     def average_precision_bounds(self):
         """``(lower, upper)``: a certified interval holding the exact average precision.
 
-        Equal to :meth:`average_precision` while the state is exact. For a
-        binned state, the worst and best case over every order the rows of
-        each bin could have (bins whose ranges overlap taken as one), so the
-        AP of the rows themselves always lies within:
-        ``finalize().average_precision_lower`` and ``_upper``.
+        Equal to :meth:`average_precision` while the state is exact; for a
+        binned state the worst and best case over every order of the rows in
+        each bin (overlapping bins taken as one).
 
         >>> import numpy as np
         >>> from streammetrics import RankAUC
@@ -780,19 +585,14 @@ class RankAUC(Accumulator):
     def at_threshold(self, t) -> BinaryResult:
         """The binary result at the threshold ``t``: rows with ``s >= t`` are called positive.
 
-        Exactly what ``BinaryConfusion(threshold=t)`` gives on the same rows
-        (counts, every guarded rate, ``n``), plus the field ``threshold``. The
-        first query after a change sorts the pending rows in (as :meth:`flush`)
-        and sums the counts of blocks of the distinct scores once; a query then
-        reads the few blocks it needs (:mod:`.points`). ``t`` may be any real
-        number, infinities included.
-
-        With ``max_bins`` set, a bin counts as its lower edge (as in the
-        curves), and the result also has certified bounds: ``tp_lower``,
-        ``tp_upper``, ``fp_lower``, ``fp_upper`` and ``<rate>_lower``,
-        ``<rate>_upper`` for accuracy, precision, recall, specificity, f1,
-        balanced accuracy and jaccard (not MCC, which is not monotone in the
-        counts). They differ only when ``t`` falls inside a bin.
+        Exactly what ``BinaryConfusion(threshold=t)`` gives on the same rows,
+        plus the field ``threshold`` (any real, infinities included). The first
+        query after a change sorts the pending rows in, as :meth:`flush` does.
+        With ``max_bins``, a bin counts as its lower edge and the result also
+        has certified bounds ``tp_lower``, ``tp_upper``, ``fp_lower``,
+        ``fp_upper`` and ``<rate>_lower``/``_upper`` for accuracy, precision,
+        recall, specificity, f1, balanced accuracy and jaccard, which differ
+        only when ``t`` falls inside a bin.
 
         >>> from streammetrics import RankAUC
         >>> acc = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9])
@@ -805,23 +605,14 @@ class RankAUC(Accumulator):
     def threshold_for(self, *, recall=None, precision=None, fpr=None, specificity=None) -> BinaryResult:
         """The threshold that meets one target, and the binary result there.
 
-        Give exactly one target in ``[0, 1]``; the candidates are the distinct
-        scores and ``+inf`` (nothing called positive):
-
-        * ``recall=r``: the highest threshold whose recall is at least ``r``
-          (of those, the one with the fewest false positives);
-        * ``precision=p``: the lowest threshold whose precision is at least
-          ``p`` (the most true positives at that precision);
-        * ``fpr=f``: the lowest threshold whose false positive rate is at
-          most ``f`` (the most true positives within it: Neyman-Pearson);
-        * ``specificity=s``: the lowest threshold whose specificity is at
-          least ``s``.
-
-        The result is :meth:`at_threshold` at that threshold (field
-        ``threshold``) with the fields ``target`` and ``target_value``. A
-        target that no threshold reaches (a precision above every one seen,
-        a recall with no positive) raises ``ValueError`` saying the best
-        reached.
+        Exactly one target in ``[0, 1]``, over the candidates ``+inf`` and every
+        distinct score: ``recall=r``, the highest threshold with recall at least
+        ``r``; ``precision=p``, the lowest with precision at least ``p``;
+        ``fpr=f``, the lowest with false positive rate at most ``f``
+        (Neyman-Pearson); ``specificity=s``, the lowest with specificity at
+        least ``s``. The result is :meth:`at_threshold` there, with ``target``
+        and ``target_value``; an unreachable target is a ``ValueError`` saying
+        the best reached.
 
         >>> from streammetrics import RankAUC
         >>> acc = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9])
@@ -837,16 +628,13 @@ class RankAUC(Accumulator):
     def best_threshold(self, score=None, *, cost=None) -> BinaryResult:
         """The threshold that maximises a score, or minimises a cost, and the result there.
 
-        ``score`` is one of ``"f1"`` (the default), ``"mcc"``, ``"youden"``
-        (recall + specificity - 1), ``"balanced_accuracy"``, ``"accuracy"``,
-        ``"jaccard"``; the result (:meth:`at_threshold` there) also has
-        ``score`` and ``best``, its value. ``cost`` instead is a 2 x 2 matrix
-        ``[[tn, fp], [fn, tp]]`` (rows: actual 0, 1; columns: predicted 0, 1,
-        as ``confusion_matrix`` lays them out) of the cost of one row in each
-        cell; the threshold minimises the total, given as the field ``cost``.
-        Every distinct score and ``+inf`` are candidates; of equally good
-        ones (equal to a relative 1e-12, as the same fraction rounded two ways
-        is) the highest threshold is taken.
+        ``score``: ``"f1"`` (the default), ``"mcc"``, ``"youden"`` (recall +
+        specificity - 1), ``"balanced_accuracy"``, ``"accuracy"`` or
+        ``"jaccard"``, the result (:meth:`at_threshold` there) with ``score`` and
+        ``best``; or ``cost``, a 2 x 2 matrix ``[[tn, fp], [fn, tp]]`` (rows:
+        actual 0, 1) of one row's cost in each cell, whose least total is the
+        field ``cost``. Of equally good candidates (to a relative 1e-12) the
+        highest threshold is taken.
 
         >>> from streammetrics import RankAUC
         >>> acc = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9])
@@ -861,20 +649,13 @@ class RankAUC(Accumulator):
     def partial_auc(self, max_fpr, *, mcclish: bool = False) -> float:
         """The area under the ROC curve for false positive rates up to ``max_fpr``.
 
-        ``max_fpr`` lies in ``(0, 1]``; the curve is linear between its points
-        (tied scores give a diagonal segment, as the midrank AUC counts them),
-        so ``max_fpr=1`` gives the AUC. With ``mcclish=True`` the area is
-        standardised as McClish (1989) does and
-        ``sklearn.metrics.roc_auc_score(y, s, max_fpr=...)`` reports it:
-        ``(1 + (A - min) / (max - min)) / 2`` with ``min = max_fpr**2 / 2``
-        (the chance curve's area) and ``max = max_fpr``, so 0.5 is chance and
-        1 is perfect. With one class only it is 0 (the guard; scikit-learn
-        raises). For a binned state it is the area under the binned curve.
-        Without weights each step's doubled trapezoid is an integer count of
-        pairs: they are summed exactly and divided once (the cut step at
-        ``max_fpr`` adds one float), so the area is the exact one to a few
-        roundings whichever way the state is held (in memory, unmerged,
-        spilled), and ``max_fpr=1`` gives the AUC's bits.
+        ``max_fpr`` in ``(0, 1]``; the curve is linear between its points (ties
+        give a diagonal step), so ``max_fpr=1`` gives the AUC, to its bits
+        without weights (the steps are exact integer counts). ``mcclish=True``
+        standardises it as McClish (1989) and
+        ``sklearn.metrics.roc_auc_score(y, s, max_fpr=...)`` do: ``(1 + (A -
+        min) / (max - min)) / 2``, ``min = max_fpr**2 / 2``, ``max = max_fpr``.
+        With one class only it is 0 (the guard; scikit-learn raises).
 
         >>> from streammetrics import RankAUC
         >>> acc = RankAUC().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
@@ -898,19 +679,9 @@ def _once(make):
 
 
 def delong_interval(sums, lower: float, upper: float, level: float, squares=None) -> dict:
-    """``auc_ci_lower``, ``auc_ci_upper`` and ``auc_se`` from DeLong's sums
-    ``(theta, P, N, ss_pos, ss_neg)`` of a rank state's points
-    (:meth:`~.points.Points.delong_sums`) and, for weighted rows, each class's
-    sum of squared weights ``squares``.
-
-    The variance is ``ss_pos / (P (m - 1)) + ss_neg / (N (k - 1))``, with ``P``,
-    ``N`` the class masses and ``m``, ``k`` the classes' sizes: their row
-    counts, or with weights Kish's effective sizes ``P**2 / sum w**2`` and
-    ``N**2 / sum v**2``. The interval is ``[lower - z se, upper + z se]``
-    clipped to [0, 1], ``z`` the normal quantile of the level. With a class
-    of effective size at most 1 the variance is undefined: ``auc_se`` is NaN
-    and the interval [0, 1].
-    """
+    """``auc_ci_lower``, ``auc_ci_upper`` and ``auc_se`` (see the class docstring)
+    from DeLong's sums ``(theta, P, N, ss_pos, ss_neg)`` of a state's points
+    and, for weighted rows, each class's sum of squared weights ``squares``."""
     _, total_pos, total_neg, ss_pos, ss_neg = sums
     if squares is None:
         m, k = total_pos, total_neg
@@ -923,60 +694,3 @@ def delong_interval(sums, lower: float, upper: float, level: float, squares=None
     se = math.sqrt(max(var, 0.0))
     half = z_of(level) * se
     return {"auc_ci_lower": max(lower - half, 0.0), "auc_ci_upper": min(upper + half, 1.0), "auc_se": se}
-
-
-def _check_rank_state(state, max_bins):
-    """The invariants of a saved rank state (exact when ``max_bins`` is None)."""
-    n = int(state["n"][0])
-    flag = int(state["weighted"][0])
-    if flag not in (0, 1):
-        raise ValueError(f"entry 'weighted' must be 0 or 1, got {flag}")
-    weighted = bool(flag)
-    lo, hi, pairs = state["lo"], state["hi"], state["pairs"]
-    name, other = ("weights", "counts") if weighted else ("counts", "weights")
-    ab = state[name]
-    if lo.ndim != 1:
-        raise ValueError(f"entry 'lo' must be 1-D, got shape {lo.shape}")
-    m = lo.shape[0]
-    if ab.shape != (2, m):
-        raise ValueError(f"entry {name!r} has shape {ab.shape}, expected (2, {m})")
-    if state[other].shape != (2, 0):
-        raise ValueError(f"entry {other!r} must be empty in this state")
-    if m > n:
-        raise ValueError(f"{m} entries but only {n} observations")
-    if m:
-        if np.any(ab < 0):
-            raise ValueError(f"entry {name!r} holds negative values")
-        if np.any(ab[0] + ab[1] <= 0) if weighted else np.any((ab[0] == 0) & (ab[1] == 0)):
-            raise ValueError("an entry holds no observation")
-        if not weighted and (np.any(ab > n) or count_total(ab) != n):
-            raise ValueError("the counts do not add up to the observation count")
-    if state["wsq_rows"][0] > n:
-        raise ValueError("more rows counted in 'wsq' than observations")
-    if np.any(compensated.values(state["wsq"]) < 0):
-        raise ValueError("entry 'wsq' holds negative sums")
-    if max_bins is None:
-        if hi.shape != (0,) or pairs.shape != (2, 0):
-            raise ValueError("an exact state holds no bins ('hi', 'pairs' must be empty)")
-        if np.any(np.diff(lo) <= 0):
-            raise ValueError("the scores are not strictly increasing")
-        return
-    if hi.shape != (m,) or pairs.shape != (2, m):
-        raise ValueError(f"entries 'hi' and 'pairs' must have shapes ({m},) and (2, {m})")
-    if m > 2 * max_bins:
-        raise ValueError(f"{m} bins, more than 2 * max_bins = {2 * max_bins}")
-    if np.any(hi < lo):
-        raise ValueError("a bin's upper edge is below its lower edge")
-    dl, dh = np.diff(lo), np.diff(hi)
-    point = hi == lo
-    if np.any((dl < 0) | ((dl == 0) & (dh < 0)) | ((dl == 0) & (dh == 0) & point[:-1])):
-        raise ValueError("the bins are not sorted by (lo, hi) with distinct points")
-    if np.any(pairs < 0):
-        raise ValueError("entry 'pairs' holds negative values")
-    with np.errstate(over="ignore", invalid="ignore"):  # masses near 1e308: compared as infinities
-        pn = ab[0].astype(np.float64) * ab[1]
-        tol = 1e-9 * pn + 1e-300
-        if np.any(pairs[0] + 2 * pairs[1] > 2 * pn + 2 * tol):
-            raise ValueError("a bin's pair masses exceed its positive x negative mass")
-        if np.any(point & ((pairs[1] != 0) | (np.abs(pairs[0] - pn) > tol))):
-            raise ValueError("a single-score entry must hold ties only")

@@ -19,7 +19,7 @@ from ..._kernels import bins as K
 from ..._kernels.keys import score_keys
 from ..._kernels.precision_bounds import average_precision_sums
 from ..._protocol.errors import WeightOverflowError
-from .points import Points, auc_of_chunks, average_precision_of, curve_from_points
+from .points import Points, auc_of_chunks
 from .sorting import run_of_sorted
 
 __all__ = ["Bounded", "points_of_items", "average_precision_bounds", "is_binned", "straddling_of_items"]
@@ -99,7 +99,7 @@ def average_precision_bounds(lo, hi, ab, weighted: bool, value: float | None = N
     hi = np.ascontiguousarray(hi, dtype=np.float64)
     ab = np.ascontiguousarray(ab, dtype=np.float64 if weighted else np.int64)
     if value is None:
-        value = average_precision_of(*curve_from_points(*points_of_items((lo, hi, ab, None), weighted)))
+        value = Points(points_of_items((lo, hi, ab, None), weighted), 0, weighted).average_precision()
     value = float(value)
     if lo.shape[0] == 0:
         return value, value, value

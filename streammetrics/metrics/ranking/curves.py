@@ -12,9 +12,36 @@ import numpy as np
 
 from ..._protocol.result import RenderContext, Result, fmt_number, safe
 from .bounded import average_precision_bounds, is_binned, straddling_of_items
-from .points import Points, average_precision_of, curve_from_points, pr, roc
+from .points import Points
 
 __all__ = ["RankResult", "curve_from_points", "roc", "pr", "average_precision_of"]
+
+
+def curve_from_points(scores, ab):
+    """Thresholds (decreasing) and the cumulative tps, fps (float64) at each."""
+    thresholds = scores[::-1].copy()
+    tps = np.cumsum(ab[0, ::-1]).astype(np.float64)
+    fps = np.cumsum(ab[1, ::-1]).astype(np.float64)
+    return thresholds, tps, fps
+
+
+def roc(thresholds, tps, fps):
+    tps = np.concatenate(([0.0], tps))
+    fps = np.concatenate(([0.0], fps))
+    return fps / safe(fps[-1]), tps / safe(tps[-1]), np.concatenate(([np.inf], thresholds))
+
+
+def pr(thresholds, tps, fps):
+    ps = tps + fps
+    precision = np.divide(tps, ps, out=np.zeros_like(tps), where=ps != 0)
+    recall = tps / safe(tps[-1]) if tps.size else tps
+    return (np.concatenate((precision[::-1], [1.0])), np.concatenate((recall[::-1], [0.0])),
+            thresholds[::-1].copy())
+
+
+def average_precision_of(thresholds, tps, fps) -> float:
+    precision, recall, _ = pr(thresholds, tps, fps)
+    return float(max(0.0, -np.sum(np.diff(recall) * precision[:-1])))
 
 
 class RankResult(Result):

@@ -51,7 +51,8 @@ class Exact:
     def disk_bytes(self) -> int:
         return sum(r.nbytes for r in self.disk)
 
-    def _store(self) -> SpillStore:
+    def storage(self) -> SpillStore:
+        """The store of this state's files, made at the first spill."""
         if self.store is None:
             self.store = SpillStore(self.spill_dir)
         return self.store
@@ -65,7 +66,7 @@ class Exact:
         """Write the runs in memory to files, then bound the runs on disk."""
         for run in self.stack:
             if run[0].shape[0]:
-                self.disk.append(self._store().write(*run))
+                self.disk.append(self.storage().write(*run))
         self.stack = RunStack(merge_runs, _entries)
         self._bound_disk()
 
@@ -87,7 +88,7 @@ class Exact:
             dtype = np.float64
         else:  # the narrowest dtype that holds the sum of the runs' largest counts
             dtype = count_dtype(sum(r.peak for r in old) + sum(int(ab.max()) for _, ab in extra if ab.size))
-        store = self._store()
+        store = self.storage()
         merged = store.write_chunks(dtype, stream_merge(sources, self.chunk(len(sources))))
         gone = {id(r) for r in old}
         self.disk = [r for r in self.disk if id(r) not in gone] + [merged]
@@ -101,7 +102,7 @@ class Exact:
     def add_disk(self, other: "Exact") -> None:
         """Fold the runs ``other`` holds on disk, copied in chunks into files of
         this state (as weights when this state is weighted)."""
-        store = self._store()
+        store = self.storage()
         for run in other.disk:
             if self.weighted and run.dtype != np.float64:
                 self.disk.append(store.write_chunks(np.float64, stream_merge([run], self.chunk())))
@@ -127,7 +128,7 @@ class Exact:
     def clone(self) -> "Exact":
         out = Exact(self.weighted, self.budget, self.spill_dir)
         out.stack = self.stack.copy()
-        out.disk = [out._store().copy_from(r, self.chunk()) for r in self.disk]
+        out.disk = [out.storage().copy_from(r, self.chunk()) for r in self.disk]
         return out
 
     @property
@@ -145,7 +146,7 @@ class Exact:
     def to_float(self) -> None:
         self.stack = RunStack(merge_runs, _entries, [(s, ab.astype(np.float64)) for s, ab in self.stack])
         if self.disk:
-            store, old = self._store(), self.disk
+            store, old = self.storage(), self.disk
             self.disk = [store.write_chunks(np.float64, stream_merge([r], self.chunk())) for r in old]
             for run in old:
                 store.remove(run)

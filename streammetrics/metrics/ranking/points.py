@@ -1,36 +1,20 @@
 """The one query engine of a rank state: every threshold, its counts and its scores.
 
-A rank state's *points* are its distinct scores in increasing order with the
-positive and negative mass at each, so they hold the confusion counts of every
-threshold at once: at ``t`` the rows with ``s >= t`` are called positive. The
-candidate thresholds are ``+inf`` (nothing called) and every distinct score;
-*boundary* ``i`` (``0 <= i <= m``) calls the points from ``i`` on, so ``i = m``
-is ``+inf`` and a lower boundary a lower threshold.
+A rank state's *points* are its distinct scores, increasing, with the positive
+and negative mass at each: the confusion counts of every threshold at once (at
+``t`` the rows with ``s >= t`` are called positive). *Boundary* ``i`` (``0 <= i
+<= m``) calls the points from ``i`` on: ``i = m`` is the threshold ``+inf``.
 
-:class:`Points` reads the points as blocks of consecutive entries: the run in
-memory, or a run in a file read window by window (a spilled state), the same
-code either way. Building it takes one pass for the counts at every block's
-start (exact integers; with weights the states of compensated sums from the
-bottom and from the top, so that a block read later continues them to the
-bit). A query then reads only the blocks it needs:
-
-* :meth:`~Points.at_threshold`: one block, found by its first score;
-* :meth:`~Points.threshold_for` and :meth:`~Points.best_threshold`: every
-  score is a function of the four counts, rising with the true positives and
-  falling with the false positives (:func:`~streammetrics.metrics.binary.
-  _score_formulas`, the binary formulas, evaluated on numpy arrays of counts;
-  a cost is linear in them), so its values inside a block lie between its
-  values at the four corners of the block's counts. The corners of every
-  block are evaluated at once, and only the blocks that may hold the answer
-  are read;
-* :meth:`~Points.partial_auc`: the ROC steps from the top down to
-  ``max_fpr``, each block's sum kept once read (exact integers without
-  weights: any order of adding them gives the same area);
-* :meth:`~Points.average_precision`, :meth:`~Points.delong_sums` and
-  :meth:`~Points.auc`: one pass, carrying sums from block to block.
-
-So a spilled state answers bit for bit as the same state in memory, in the
-memory of one block.
+:class:`Points` reads the points in blocks of consecutive entries, of a run in
+memory or of a spilled state's file, the same code either way, so both answer
+to the bit. One pass keeps the counts at every block's start (with weights the
+states of compensated sums from the bottom and from the top, which a block
+read later continues); a query then reads the blocks it needs. Every score is
+a function of the four counts (:func:`~streammetrics.metrics.binary.
+_score_formulas`, evaluated on numpy arrays of counts; a cost is linear in
+them) that rises with the true positives and falls with the false positives,
+so its values in a block lie between its values at the corners of the block's
+counts: only the blocks whose corners may hold an answer are read.
 """
 
 from __future__ import annotations
@@ -47,8 +31,7 @@ from ..._protocol.errors import WeightOverflowError
 from ..._protocol.result import safe
 from ..binary import BinaryResult, _score_formulas, binary_result
 
-__all__ = ["Points", "SCORES", "TARGETS", "check_threshold", "check_max_fpr", "auc_of_chunks", "curve_from_points",
-           "roc", "pr", "average_precision_of"]
+__all__ = ["Points", "SCORES", "TARGETS", "check_threshold", "check_max_fpr", "auc_of_chunks"]
 
 #: the scores ``best_threshold`` maximises
 SCORES = ("f1", "mcc", "youden", "balanced_accuracy", "accuracy", "jaccard")
@@ -60,8 +43,6 @@ BLOCK = 256
 _GROUP = 64
 #: counts whose scores are computed at a time (their temporaries stay in cache)
 _SLICE = 4096
-#: the most blocks whose scores a state keeps
-_KEPT = 1024
 #: relative difference below which two scores are a tie (the same fraction rounded two ways)
 TIE = 1e-12
 #: rates whose bounds over a straddling bin are at the two corners
@@ -172,35 +153,7 @@ def _columns(cells, N, cost=None) -> dict:
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
-# ------------------------------------------------------------------ curves
-def curve_from_points(scores, ab):
-    """Thresholds (decreasing) and the cumulative tps, fps (float64) at each."""
-    thresholds = scores[::-1].copy()
-    tps = np.cumsum(ab[0, ::-1]).astype(np.float64)
-    fps = np.cumsum(ab[1, ::-1]).astype(np.float64)
-    return thresholds, tps, fps
-
-
-def roc(thresholds, tps, fps):
-    tps = np.concatenate(([0.0], tps))
-    fps = np.concatenate(([0.0], fps))
-    return fps / safe(fps[-1]), tps / safe(tps[-1]), np.concatenate(([np.inf], thresholds))
-
-
-def pr(thresholds, tps, fps):
-    ps = tps + fps
-    precision = np.divide(tps, ps, out=np.zeros_like(tps), where=ps != 0)
-    recall = tps / safe(tps[-1]) if tps.size else tps
-    return (np.concatenate((precision[::-1], [1.0])), np.concatenate((recall[::-1], [0.0])),
-            thresholds[::-1].copy())
-
-
-def average_precision_of(thresholds, tps, fps) -> float:
-    precision, recall, _ = pr(thresholds, tps, fps)
-    return float(max(0.0, -np.sum(np.diff(recall) * precision[:-1])))
-
-
-def _u2_counts(ab, n_pos: int, n_neg: int) -> int:
+def u2_counts(ab, n_pos: int, n_neg: int) -> int:
     """Exact ``2U`` of int64 counts as a Python int (128-bit when int64 would overflow)."""
     if 2 * n_pos * n_neg < INT64_LIMIT:
         return int(K.u2_int(ab))
@@ -234,7 +187,7 @@ def auc_of_chunks(chunks, weighted: bool):
     for _, ab in chunks():
         if ab.shape[1]:
             p, q = int(ab[0].sum()), int(ab[1].sum())
-            u2 += _u2_counts(ab, p, q) + 2 * p * n_neg
+            u2 += u2_counts(ab, p, q) + 2 * p * n_neg
             n_pos += p
             n_neg += q
     return u2 / (2 * safe(n_pos * n_neg)), n_pos, n_neg
@@ -285,7 +238,6 @@ class Points:
         self.bounded = items is not None
         self._lock = threading.RLock()
         self._answers: dict = {}
-        self._cols: dict = {}  # every score at the boundaries of the blocks read
         self._above = None  # the area of the ROC steps above every block (see partial_auc)
         self._marks()
 
@@ -402,24 +354,15 @@ class Points:
 
     def _values(self, blocks, name, cost=None):
         """``(boundaries, values)``: score ``name`` at every boundary of ``blocks``
-        (increasing), read a run of consecutive blocks at a time. Every score of
-        a block read is kept (the queries of one state read the same blocks)."""
-        ck = None if cost is None else cost.tobytes()
-        todo = [int(j) for j in blocks if (int(j), ck) not in self._cols]
-        runs = np.split(todo, np.flatnonzero(np.diff(todo) != 1) + 1) if todo else []
-        for run in runs:
+        (increasing), read a run of consecutive blocks at a time."""
+        at, cells = [], []
+        for run in np.split(blocks, np.flatnonzero(np.diff(blocks) != 1) + 1) if len(blocks) else []:
             j, k = int(run[0]), int(run[-1])
-            cols = _columns(self._span(j, k)[1], self.N, cost)
-            with self._lock:
-                if len(self._cols) > _KEPT:
-                    self._cols.clear()
-                for q in range(j, k + 1):
-                    a, b = (q - j) * self.block, self._end(q) - j * self.block
-                    self._cols[q, ck] = {f: v[a:b + 1] for f, v in cols.items()}
-        if not len(blocks):
+            cells.append(self._span(j, k)[1])
+            at.append(np.arange(j * self.block, self._end(k) + 1))
+        if not at:
             return np.zeros(0, np.int64), np.zeros(0)
-        at = np.concatenate([np.arange(int(j) * self.block, self._end(int(j)) + 1) for j in blocks])
-        return at, np.concatenate([self._cols[int(j), ck][name] for j in blocks])
+        return np.concatenate(at), _columns(np.concatenate(cells, axis=1), self.N, cost)[name]
 
     def _search(self, name, value, op, first: bool):
         """The first (else the last) boundary whose score ``name`` is ``op`` (``ge``,
@@ -428,7 +371,7 @@ class Points:
         low, high = self._ranges(name)
         blocks = np.flatnonzero(high >= value if op == "ge" else low <= value if op == "le" else high > value)
         for j in (blocks if first else blocks[::-1]):
-            at, v = self._values([j], name)
+            at, v = self._values(np.array([j]), name)
             hit = np.flatnonzero(v >= value if op == "ge" else v <= value if op == "le" else v > value)
             if hit.size:
                 return int(at[hit[0] if first else hit[-1]])

@@ -26,7 +26,7 @@ from ..._kernels.totals import running_pairs
 from ..._protocol.errors import in_context
 from ..._protocol.result import Result, safe
 from .accumulator import RankAUC
-from .points import _u2_counts
+from .points import u2_counts
 from .sorting import merge_runs
 
 __all__ = ["RangeResult", "route_rows", "merge_pieces", "range_totals", "range_stats", "combine"]
@@ -119,7 +119,7 @@ def range_stats(totals, r: int, weighted: bool, run):
             u2_float_carry(np.ascontiguousarray(ab, np.float64), 1.0 / P, 1.0 / N, carry)
         u = float(carry[2] + carry[3])
     else:
-        u = _u2_counts(ab, int(p_r), int(n_r))
+        u = u2_counts(ab, int(p_r), int(n_r))
     tp_above, fp_above = totals["above"][r]
     pos = ab[0, ::-1].astype(np.float64)
     tps = float(tp_above) + np.cumsum(pos)
