@@ -219,7 +219,9 @@ class Exact:
         if self.disk:
             (run,) = self.disk
             rec = run.records()  # opened now: a snapshot that outlives the file
-            return Points((lambda a, b: window(rec, a, b), run.m), n, self.weighted, block=self.chunk())
+            # blocks of at least 64 entries, at most 65536 of them (their marks are kept)
+            return Points((lambda a, b: window(rec, a, b), run.m), n, self.weighted,
+                          block=max(64, -(-run.m // 65536)), window=self.chunk())
         return Points(self.stack.top() or self._empty(), n, self.weighted)
 
     def export(self, buf, state, memory_only: bool = False) -> None:

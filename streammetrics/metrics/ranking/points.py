@@ -201,7 +201,8 @@ class Points:
     ``source`` is the run ``(scores, ab)`` in memory (``ab`` int64 counts, or
     float64 weights with ``weighted``), or ``(read, m)``: a function giving
     entries ``a:b`` of a run of ``m`` entries as ``(scores, ab)`` (a file's);
-    ``block`` the entries read at a time; ``n`` the rows folded in. ``items``,
+    ``block`` the entries of a block and ``window`` those a pass over a run not
+    in memory reads at a time; ``n`` the rows folded in. ``items``,
     the items of a bounded state, make every result carry certified bounds
     (a bin counts as its lower edge; its rows may lie on either side of a
     threshold that falls inside it).
@@ -216,7 +217,7 @@ class Points:
     (0.4, 0.4)
     """
 
-    def __init__(self, source, n: int, weighted: bool, block: int = BLOCK, items=None):
+    def __init__(self, source, n: int, weighted: bool, block: int = BLOCK, items=None, window: int = 0):
         if isinstance(source, tuple) and len(source) == 2 and not callable(source[0]):
             scores, ab = source
             self.run = (scores, ab)
@@ -228,6 +229,8 @@ class Points:
         self.n = n
         self.weighted = weighted
         self.block = max(1, int(block))
+        #: the blocks read at a time by a pass over a run not in memory
+        self.per_read = max(1, int(window) // self.block)
         self.nb = max(1, -(-self.m // self.block))
         self.items = items
         self.bins = None
@@ -250,7 +253,8 @@ class Points:
         """The spans read by a pass: the whole run in memory, else a block at a time."""
         if self.run is not None:
             return [(0, self.m)] if self.m else []
-        return [(j * self.block, self._end(j)) for j in range(self.nb) if self._end(j) > j * self.block]
+        step = self.per_read * self.block
+        return [(a, min(self.m, a + step)) for a in range(0, self.m, step)]
 
     def chunks(self):
         """The run's chunks ``(scores, ab)``, lowest scores first."""
@@ -512,7 +516,7 @@ class Points:
             if exact:
                 while len(above) < self.nb - j:
                     top = self.nb - len(above)
-                    first = max(j + 1, top - (_GROUP * 16 if self.run is not None else 1) + 1)
+                    first = max(j + 1, top - (_GROUP * 16 if self.run is not None else self.per_read) + 1)
                     counts = np.zeros((3, top - first + 1), np.int64)
                     block_counts(self.read(first * self.block, self._end(top))[1],
                                  self.block, counts)
@@ -521,7 +525,7 @@ class Points:
                 return above[self.nb - 1 - j]
             while len(above) < self.nb - j:  # the next blocks down, up to a few at a time
                 top = self.nb - len(above)
-                first = max(j + 1, top - (_GROUP if self.run is not None else 1) + 1)
+                first = max(j + 1, top - (_GROUP if self.run is not None else self.per_read) + 1)
                 cells = self._span(first, top)[1]
                 sums = self._steps(cells, False, above[-1])
                 ends = (np.arange(top, first - 1, -1) - first) * self.block  # each block's start, from the top
