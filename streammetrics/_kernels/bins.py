@@ -1,13 +1,11 @@
 """Bins of a bounded rank state: items, their grouping and their pair masses.
 
-A bounded state holds *items* ``(lo, hi, ab, cw)``: a range of scores
-``[lo, hi]`` (a point when ``lo == hi``), the positive and negative mass in
-it, and ``cw[0]`` (twice the concordance already known among its own pairs,
-ties counting one half) and ``cw[1]`` (the mass of its own pairs whose order
-is unknown). Items are kept sorted by ``(lo, hi)``; their ranges may overlap,
-and pairs between overlapping items count as unknown. Rows and items are
-grouped along the dyadic cells of their 64-bit keys (:mod:`.keys`): halves,
-quarters, ... of the key space, so any two cells are nested or disjoint.
+*Items* ``(lo, hi, ab, cw)``: a score range (a point when ``lo == hi``), its
+positive and negative mass, and ``cw[0]`` twice the concordance known among its
+own pairs (ties one half), ``cw[1]`` the mass of its pairs whose order is
+unknown. Items are sorted by ``(lo, hi)``; overlapping items' pairs are unknown.
+Rows and items are grouped along the dyadic cells of their keys (:mod:`.keys`:
+halves, quarters, ... of the key space), so two cells are nested or disjoint.
 """
 
 from __future__ import annotations
@@ -80,17 +78,11 @@ def _part_mass(pre, a, b, weighted):
 
 @kernel
 def _group_cells(kp, kn, pre_p, pre_n, weighted, budget, mass_cap, cuts, limit, bounds):
-    """Group sorted rows along the dyadic cells of their keys (see :func:`bin_keys`).
-
-    The rows are first cut at the keys ``cuts`` (sorted), and a cell is a
-    group only if it holds no rows of another segment, so the groups are the
-    largest cells within the limits that do not hold rows on both sides of a
-    cut (what splitting every cell from the top would give, without visiting
-    the cells around every cut). Writes the groups' row ranges ``(pos start, pos
-    end, neg start, neg end)`` into the columns of ``bounds`` while it has
-    room, and returns the number of groups, or -1 as soon as there are more
-    than ``limit``.
-    """
+    """Group sorted rows along the dyadic cells of their keys (see :func:`bin_keys`):
+    the largest cells within the limits that hold no rows on both sides of a key of
+    ``cuts``. Writes the groups' row ranges ``(pos start, pos end, neg start, neg
+    end)`` into the columns of ``bounds`` while it has room; returns how many, or -1
+    as soon as there are more than ``limit``."""
     room = bounds.shape[1]
     n1 = kp.shape[0]
     n0 = kn.shape[0]
@@ -140,8 +132,7 @@ def _group_cells(kp, kn, pre_p, pre_n, weighted, budget, mass_cap, cuts, limit, 
         elif an == j:
             last = kp[i - 1]
         else:
-            last, other = kp[i - 1], kn[j - 1]
-            last = other if other > last else last
+            last = max(kp[i - 1], kn[j - 1])
         lev = _bit_length(first ^ last)
         st[0, 0] = ap
         st[1, 0] = i
@@ -165,10 +156,8 @@ def _group_cells(kp, kn, pre_p, pre_n, weighted, budget, mass_cap, cuts, limit, 
                 lo_k = kp[a1]
                 hi_k = kp[b1 - 1]
             else:
-                lo_k, other = kp[a1], kn[a0]
-                lo_k = other if other < lo_k else lo_k
-                hi_k, other = kp[b1 - 1], kn[b0 - 1]
-                hi_k = other if other > hi_k else hi_k
+                lo_k = min(kp[a1], kn[a0])
+                hi_k = max(kp[b1 - 1], kn[b0 - 1])
             emit = lo_k == hi_k  # a single score
             if not emit:
                 lev_c = st_l[depth]
@@ -230,10 +219,8 @@ def _group_items(kp, vp, kn, vn, weighted, bounds, g, ab):
             first = kp[ap]
             last = kp[bp - 1]
         else:
-            first, other = kp[ap], kn[an]
-            first = other if other < first else first
-            last, other = kp[bp - 1], kn[bn - 1]
-            last = other if other > last else last
+            first = min(kp[ap], kn[an])
+            last = max(kp[bp - 1], kn[bn - 1])
         lo[t] = bits_of(first)
         hi[t] = bits_of(last)
         # the group's own 2U: sum over positives of 2 * negatives below + equal
@@ -275,22 +262,13 @@ def _group_items(kp, vp, kn, vn, weighted, bounds, g, ab):
 def bin_keys(kp, kn, budget, mass_cap, cuts, limit):
     """Items of sorted positive keys ``kp`` and negative keys ``kn`` (counts).
 
-    The rows are grouped along the dyadic cells of :func:`compact` (halves,
-    quarters, ... of the ``2**64`` keys), straight from the sorted keys: a
-    cell becomes one item when it holds a single score, or when its ``pos *
-    neg`` mass is at most ``budget`` and its ``pos + neg`` mass at most
-    ``mass_cap``. The rows are first cut at the sorted keys ``cuts``: the
-    caller passes the lower edges of the bins the items will join, and one
-    past their upper edges, so a group never straddles a bin and its pairs
-    with a bin are unknown only when it lies inside the bin's range, as for
-    single points.
-    The order of every pair inside a group is known: ``cw[0]`` is twice their
-    concordance (ties one half), ``cw[1]`` is 0. Cell masses come from
-    binary searches, so the work is linear in the rows and the cuts plus the
-    cells times a logarithm, and nothing the size of the rows is allocated. Returns ``(g,
-    lo, hi, ab, cw)`` with ``g`` items sorted by ``(lo, hi)``, or ``g = -1``
-    and empty arrays when there would be more than ``limit``.
-    """
+    A dyadic cell of the keys becomes one item when it holds a single score, or its
+    ``pos * neg`` mass is at most ``budget`` and its ``pos + neg`` mass at most
+    ``mass_cap``; no group straddles a key of ``cuts`` (the caller's bins' lower
+    edges and one past their upper edges). The order of every pair inside a group
+    is known (``cw[1]`` is 0). Linear in the rows, and nothing the size of the rows
+    is allocated. Returns ``(g, lo, hi, ab, cw)``, or ``g = -1`` and empty arrays
+    past ``limit`` items."""
     none = np.zeros(0, np.float64)
     g = _group_cells(kp, kn, none, none, False, budget, mass_cap, cuts, limit,
                      np.empty((4, 0), np.int64))
@@ -426,15 +404,11 @@ def _heap_pop(heap, size, key):
 
 @kernel
 def _sweep(lo, hi, ab, cw, idx, k, heap):
-    """Known and unknown pair mass among the items ``idx[:k]`` (sorted by ``(lo, hi)``).
-
-    Returns ``(k2, unknown)``: ``k2`` is twice the known concordance (the
-    items' own ``cw[0]``, plus ``pos(Y) * neg(X)`` for every item X entirely
-    below item Y), ``unknown`` the mass of pairs whose order is not known (the
-    items' own ``cw[1]``, plus ``pos(X) neg(Y) + pos(Y) neg(X)`` for every two
-    items whose closed ranges overlap). ``heap`` is int64 scratch of length
-    ``k`` or more.
-    """
+    """``(k2, unknown)`` of the items ``idx[:k]`` (sorted by ``(lo, hi)``): twice the
+    known concordance (their own ``cw[0]``, plus ``pos(Y) neg(X)`` for every X
+    entirely below Y) and the mass of pairs of unknown order (their own ``cw[1]``,
+    plus ``pos(X) neg(Y) + pos(Y) neg(X)`` for every two overlapping items);
+    ``heap`` is int64 scratch of ``k``."""
     zero = ab[0, idx[0]] * 0
     below_p = zero
     below_n = zero
@@ -457,7 +431,7 @@ def _sweep(lo, hi, ab, cw, idx, k, heap):
         size = _heap_push(heap, size, j, hi)
         seen_p += ab[0, j]
         seen_n += ab[1, j]
-    return k2, (0.0 if 0.0 > unknown else unknown)
+    return k2, max(unknown, 0.0)
 
 
 @kernel
@@ -488,8 +462,7 @@ def _emit(lo, hi, ab, cw, members, k, heap, out_lo, out_hi, out_ab, out_cw, g):
     sn = ab[1, first]
     for t in range(1, k):
         i = members[t]
-        if hi[i] > top:
-            top = hi[i]
+        top = max(top, hi[i])
         sp += ab[0, i]
         sn += ab[1, i]
     out_lo[g] = lo[first]
@@ -507,21 +480,14 @@ def _emit(lo, hi, ab, cw, members, k, heap, out_lo, out_hi, out_ab, out_cw, g):
 
 @kernel
 def compact(lo, hi, ab, cw, budget, mass_cap):
-    """Group items into bins along the dyadic cells of the score keys.
+    """Group items sorted by ``(lo, hi)`` into bins along the dyadic cells of their keys.
 
-    The key space (``2**64`` keys) is split top down into halves, quarters,
-    ...: the items in a cell become one bin when the cell's ``pos * neg``
-    mass is at most ``budget`` and its ``pos + neg`` mass at most
-    ``mass_cap``, or when it holds a single item. Items are never split: an
-    item whose own cell (the smallest cell holding its range) is the cell
-    being split stays a bin of its own (several such items become one), and
-    the split goes on for the rest; pairs between it and the data later
-    binned inside its range stay unknown. Any two cells are nested or
-    disjoint, so bins of different shards never chain into ever wider ranges.
-    Each bin keeps its tight score range and, from :func:`_sweep`, the known
-    and unknown mass of its own pairs. Items must be sorted by ``(lo, hi)``;
-    the bins come out in cell order (sort them by ``(lo, hi)`` afterwards).
-    """
+    The items of a cell become one bin when its ``pos * neg`` mass is at most
+    ``budget`` and its mass at most ``mass_cap``, or it holds one item. Items are
+    never split: one whose own cell is the cell being split stays a bin of its own
+    (several such become one) and the split goes on for the rest. Each bin keeps its
+    tight range and, from :func:`_sweep`, its own pairs' known and unknown mass; the
+    bins come out in cell order."""
     m = lo.shape[0]
     klo = np.empty(m, np.uint64)
     level = np.empty(m, np.int64)

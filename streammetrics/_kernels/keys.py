@@ -1,16 +1,13 @@
 """Score keys: float64 scores as 64-bit integers that sort in the scores' order.
 
-A key is the bits of a float64 with the sign bit flipped for positives and
-every bit flipped for negatives, so integer order is float order (``-0.0`` is
-keyed as ``+0.0``; NaN never gets here). The kernels take the scores' bits
-(``scores.view(np.uint64)``, made by the caller).
-
-A batch is split by label in the pass that validates it: positives' keys go to
-the front of a buffer and negatives' keys to the back (:func:`append_split`; an
-accumulator's buffer of pending rows takes batch after batch into its free
-middle), and each part is then sorted on its own. Kernels that validate return
-a status: ``0`` valid, ``1`` a label is not 0/1, ``2`` a score is NaN or
-infinite; they write only into free slots, never into rows already held.
+A key is a float64's bits with the sign bit flipped for positives and every bit
+flipped for negatives (``-0.0`` keyed as ``+0.0``; NaN never gets here); the
+kernels take the scores' bits (``scores.view(np.uint64)``). A batch is split by
+label in the pass that validates it: positives' keys to the front of a buffer,
+negatives' to the back (:func:`append_split`: a buffer of pending rows takes
+batch after batch into its free middle). Kernels that validate return a status,
+``0`` valid, ``1`` a label not 0/1, ``2`` a score NaN or infinite, and write only
+into free slots.
 """
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
-"""Sorted runs: building them from sorted keys and merging them.
+"""Sorted runs: built from sorted keys, and merged.
 
-A *run* is ``(scores[m], ab[2, m])``: distinct float64 scores in increasing
-order with the positive (``ab[0]``) and negative (``ab[1]``) mass at each,
-int64 counts without weights and float64 weights with them. Large outputs are
-allocated by the caller with numpy and filled here (numpy backs big arrays
-with transparent huge pages where the system offers them; memory first
-touched inside a kernel made a merge of two 4M-entry runs nearly twice as
-slow on a virtual machine).
-
-Runs on disk are records ``(score, positive, negative)``; :func:`merge_records`
-merges windows of several such runs, copied into one buffer, in one pass.
+A *run* is ``(scores[m], ab[2, m])``: distinct float64 scores, increasing, with
+the positive (``ab[0]``) and negative (``ab[1]``) mass at each (int64 counts, or
+float64 weights). Large outputs are allocated by the caller with numpy, which
+backs them with huge pages where the system offers them (memory first touched
+in a kernel made a merge of two 4M-entry runs nearly twice as slow on a virtual
+machine). Runs on disk are records ``(score, positive, negative)``;
+:func:`merge_records` merges windows of several of them in one pass.
 """
 
 from __future__ import annotations
@@ -24,17 +21,11 @@ __all__ = ["run_into", "run_into_weighted", "merge_into", "merge_records", "pack
 
 @kernel
 def run_into(b1, ab1, kp, kn, bits, ab):
-    """Write the run holding the run ``(s1, ab1)`` (its scores as bits ``b1``)
-    and sorted keys ``kp``, ``kn``.
-
-    ``kp`` are positives' keys and ``kn`` negatives' keys, each sorted, with
-    repeats; ``s1``, ``ab1`` (int64 counts) is a run, possibly empty. The
-    merged run is written to ``bits`` (the uint64 view of its float64
-    scores) and ``ab`` (room for all three inputs); returns its length. One
-    branch-free pass: each step takes the smallest key of the three heads and
-    adds every head equal to it, so unpredictable labels cost no mispredicted
-    branches (1.5x faster than branching on them, for distinct scores).
-    """
+    """The run of the run ``(s1, ab1)`` (its scores as bits ``b1``; int64 counts) and
+    sorted keys ``kp`` (positives) and ``kn`` (negatives), repeats allowed, written to
+    ``bits`` (its scores' bits) and ``ab`` (room for all three); returns its length.
+    Each step takes the smallest head and every head equal to it, without a branch
+    on the labels."""
     m1 = b1.shape[0]
     n1 = kp.shape[0]
     n0 = kn.shape[0]
@@ -47,8 +38,7 @@ def run_into(b1, ab1, kp, kn, bits, ab):
         a = kp[i] if i < n1 else TOP
         b = kn[j] if j < n0 else TOP
         c = key_of(b1[r]) if r < m1 else TOP
-        k = b if b < a else a
-        k = c if c < k else k
+        k = min(a, b, c)
         tr = c == k
         tp = a == k
         tn = b == k
@@ -84,8 +74,7 @@ def run_into_weighted(b1, ab1, kp, vp, kn, vn, bits, ab):
         a = kp[i] if i < n1 else TOP
         b = kn[j] if j < n0 else TOP
         c = key_of(b1[r]) if r < m1 else TOP
-        k = b if b < a else a
-        k = c if c < k else k
+        k = min(a, b, c)
         tr = c == k
         tp = a == k
         tn = b == k
@@ -192,17 +181,11 @@ def _replay(tree, head, rank, w, leaves):
 def merge_records(sc, val, starts, ends, s, out):
     """Merge ``k`` sorted runs held as records in one buffer into ``s``, ``out``.
 
-    ``sc`` and ``val`` are two views of the same ``(T, 3)`` records (score,
-    positive, negative): ``sc`` as float64 (the scores, column 0) and ``val``
-    as the masses' dtype (columns 1 and 2); run ``i`` is rows
-    ``starts[i]:ends[i]``, its scores increasing and distinct. The masses of
-    a score held by several runs are added in the runs' order (the sums
-    :func:`merge_k` makes, to the bit): the runs' heads play a tournament
-    (a tree of losers: one comparison per level for each entry taken, where
-    a binary heap makes two), ordered by score and then by run, so equal
-    scores come out lowest run first. ``O(log k)`` per entry where
-    :func:`merge_k` scans all ``k`` heads. Returns the merged length.
-    """
+    ``sc`` and ``val`` view the same ``(T, 3)`` records (score, positive, negative)
+    as float64 and as the masses' dtype; run ``i`` is rows ``starts[i]:ends[i]``. The
+    runs' heads play a tournament (a tree of losers, ``O(log k)`` per entry) ordered
+    by score and then by run, so the masses of a score held by several runs are
+    added in the runs' order. Returns the merged length."""
     k = starts.shape[0]
     if k == 0:
         return 0

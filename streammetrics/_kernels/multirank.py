@@ -156,20 +156,13 @@ def gather_column(y, bits, w, c, starts, pos, keys, vals):
 def column_scores(keys, mass, offs, c, u2, ptr, acc):
     """Class ``c``'s pair counts and average precision from one column.
 
-    The column's blocks are ``keys[offs[t]:offs[t + 1]]`` (class ``t``'s
-    distinct keys, increasing) and ``mass`` their counts or weights. Fills ``u2[t]``, twice the
-    Mann–Whitney U of class ``c`` against class ``t`` (ties counting one
-    half; ``u2[c] = 0``), and returns the average precision of class ``c``
-    against the rest, ``sum_k (R_k - R_{k-1}) P_k`` over the thresholds
-    (scikit-learn's step definition; 0 with no positive). ``ptr`` is scratch
-    of ``k`` int64, ``acc`` scratch of ``k x 4`` of ``u2``'s dtype (allocating
-    them here would cost the first call a compile of its own).
-
-    One walk down block ``c``'s distinct keys, highest first, with two
-    pointers per other block: the negatives above the key and at or above
-    it. Counts are summed exactly in int64 (the caller guarantees
-    ``2 n_c n_t < 2**63``), weights in compensated float sums.
-    """
+    The blocks ``keys[offs[t]:offs[t + 1]]`` hold class ``t``'s distinct keys,
+    increasing, and ``mass`` their counts or weights. Fills ``u2[t]``, twice the
+    Mann–Whitney U of class ``c`` against class ``t`` (``u2[c] = 0``), and returns
+    class ``c``'s one-vs-rest average precision. One walk down block ``c``, highest
+    key first, with two pointers per other block; counts summed exactly in int64
+    (the caller guarantees ``2 n_c n_t < 2**63``), weights in compensated sums.
+    ``ptr`` (``k`` int64) and ``acc`` (``k x 4`` of ``u2``'s dtype) are scratch."""
     k = offs.shape[0] - 1
     zero = mass[0] * 0 if mass.shape[0] else 0
     p0 = offs[c]

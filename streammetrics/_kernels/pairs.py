@@ -1,11 +1,10 @@
 """Counting Mann–Whitney pairs: ``2U`` of sorted keys and of runs.
 
-``2U`` is twice the Mann–Whitney statistic of the positive class with
-midranks, ``sum_i pos_i * (2 * negatives below score_i + neg_i)``: an integer
-for counts (int64 while ``2 n_pos n_neg < 2**63``, else 128-bit), and with
-weights a compensated float sum scaled by ``1 / (n_pos n_neg)`` so that no
-product of large weights overflows. The float kernels carry their sums in a
-small array, so a run read in chunks gives the bits of a run read at once.
+``2U = sum_i pos_i (2 * negatives below score_i + neg_i)``: exact integers for
+counts (int64 while ``2 n_pos n_neg < 2**63``, else 128-bit), and with weights a
+compensated sum scaled by ``1 / (n_pos n_neg)`` (no product of large weights
+overflows), carried in a small array so a run read in chunks gives the bits of
+a run read at once.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""Running totals of a rank state's masses, read block by block.
+"""Compensated running totals of a rank state's masses, and DeLong's sums.
 
-The points of a rank state are its distinct scores in increasing order with
-the positive and negative mass at each (``ab[0]``, ``ab[1]``). Integer counts
-add exactly in any order, so numpy sums them; float weights are summed here
-with compensation (:mod:`.compensated`), each kernel continuing from a carry
-it updates in place, so a run read in blocks gives the bits of a run read at
-once.
+Integer counts add exactly in any order (numpy sums them); float weights are
+summed here with compensation (:mod:`.compensated`), each kernel continuing from
+a carry it updates, so a run read in blocks gives the bits of a run read at once.
 """
 
 from __future__ import annotations

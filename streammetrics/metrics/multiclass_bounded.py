@@ -1,28 +1,15 @@
-"""The bounded state of ``MulticlassRankAUC(max_bins=B)``: binary rank states per class.
+"""The binary rank states of ``MulticlassRankAUC(max_bins=B)`` or ``(max_memory=M)``.
 
-A multiclass AUC is a set of binary AUCs over one score column each, so the
-bounded state is a set of binary :class:`~streammetrics.RankAUC` states (the
-*members*), each bounded to ``2 B`` items with its certified interval:
-
-* one-vs-rest, member ``c`` (``c < K``): the rows of class ``c`` (positives)
-  against every other row (negatives), ranked by column ``c``;
-* one-vs-one (``multi_class="ovo"`` only), member of the ordered pair
-  ``(a, b)``: the rows of class ``a`` against the rows of class ``b``, ranked
-  by column ``a``, for the ``K (K - 1)`` pairs ``a != b``.
-
-Each member bins its own column, so a member stays exact while its scores
-fit (``2 B`` distinct values), and the bounds of every average follow from
-the bounds of its terms, which all enter with non-negative coefficients.
-How a member keeps its rows is :class:`RankAUC`'s business: the members are
-made by :attr:`RankMembers.make_member` from :attr:`RankMembers.member_settings`
-alone and are used only through the accumulators' public protocol (``update``,
-``merge``, ``copy``, ``state_dict``, ``load_state_dict``, ``finalize``), so
-another binary strategy plugs in by its settings.
-
-The state is the members' states laid end to end, as
-:class:`~streammetrics.MultilabelRankAUC` lays its members: per member, the
-lengths of its variable arrays (``sizes``), its row count (``member_n``) and
-its squared-weight sums.
+A multiclass AUC is a set of binary AUCs over one score column each, so this
+state is a set of binary :class:`~streammetrics.RankAUC` states (the *members*):
+member ``c < K`` ranks class ``c`` against every other row by column ``c``, and
+with ``multi_class="ovo"`` the member of each ordered pair ``(a, b)`` ranks class
+``a`` against class ``b`` by column ``a``. The bounds of every average follow
+from its terms', which enter with non-negative coefficients. The members are
+made from :attr:`RankMembers.member_settings` alone and driven through the
+accumulators' public protocol; their states are laid end to end (per member the
+lengths of its arrays, ``sizes``, its rows, ``member_n``, and its squared-weight
+sums), as :class:`~streammetrics.MultilabelRankAUC` lays its members.
 """
 
 from __future__ import annotations

@@ -91,36 +91,17 @@ class MulticlassRankAUC(Accumulator):
         with an equal share of the budget, spilling past it; the AUCs equal
         the in-memory state's (no pairs for one-vs-rest). Excludes ``max_bins``.
 
-    Returns (``finalize()``)
-    ------------------------
-    auc : float
-        The average chosen by ``multi_class`` and ``average``.
-    macro_auc, weighted_auc : float
-        Both averages of the chosen ``multi_class``.
-    per_class_auc : ndarray (K,)
-        One-vs-rest AUC of each class: the Mann–Whitney U of its rows against
-        all others, ranked by its column, over ``safe(n_c (n - n_c))``.
-    ovr_macro_auc, ovr_weighted_auc, ovo_macro_auc, ovo_weighted_auc : float
-        Every average, whatever the settings.
-    pair_auc : ndarray (K, K)
-        ``pair_auc[a, b]``: the AUC of class ``a``'s rows against class
-        ``b``'s, both ranked by column ``a`` (diagonal 0). Hand & Till's
-        pair score is ``(pair_auc[a, b] + pair_auc[b, a]) / 2``.
-    per_class_average_precision : ndarray (K,)
-        One-vs-rest average precision of each class (scikit-learn's
-        ``average_precision_score`` of ``y == c`` against ``P[:, c]``);
-        ``macro_average_precision``, ``weighted_average_precision`` average it.
-    support : ndarray (K,)
-        Rows of each class (sums of weights once weights were seen).
-    n : int
-        Rows folded in, zero-weight rows included.
-    <field>_lower, <field>_upper
-        With ``max_bins`` only: bounds on ``auc``, ``macro_auc``,
-        ``weighted_auc``, ``per_class_auc``, the four ``ovr_``/``ovo_``
-        averages and ``pair_auc``. Each per-class (pair) bound is its binary
-        state's ``auc_lower``/``auc_upper``; each average has non-negative
-        coefficients that depend only on the supports, which are exact, so
-        the same average of the lower (upper) bounds bounds it.
+    ``finalize()`` gives ``auc`` (the average ``multi_class`` and ``average``
+    choose), ``macro_auc``, ``weighted_auc``, every average (``ovr_macro_auc``,
+    ``ovr_weighted_auc``, ``ovo_macro_auc``, ``ovo_weighted_auc``),
+    ``per_class_auc`` (each class against the rest, by its column), ``pair_auc``
+    (``[a, b]``: class ``a``'s rows against class ``b``'s by column ``a``; Hand &
+    Till's pair score is ``(pair_auc[a, b] + pair_auc[b, a]) / 2``),
+    ``per_class_average_precision`` and its ``macro_``/``weighted_`` averages,
+    ``support`` and ``n``. With ``max_bins``, ``<field>_lower`` and
+    ``<field>_upper`` bound the AUC fields: each class's (pair's) are its binary
+    state's, and every average has non-negative coefficients of the exact
+    supports, so the same average of the bounds bounds it.
 
     Notes
     -----
@@ -521,17 +502,9 @@ class MulticlassRankAUC(Accumulator):
 
 def multiclass_auc(y, P, *, multi_class="ovr", average="macro", n_classes=None, labels=None,
                    sample_weight=None, max_bins=None) -> MulticlassRankResult:
-    """Exact multiclass AUC of class scores ``P`` (n x K): a result whose
-    ``auc`` is the average chosen by ``multi_class`` ("ovr" or "ovo") and
-    ``average`` ("macro" or "weighted"); see :class:`MulticlassRankAUC` for
-    every field and the definitions.
-
-    ``n_classes`` defaults to the number of columns of ``P``. With a class
-    absent from ``y`` its AUCs are 0 (the specification's guard; scikit-learn
-    raises). scikit-learn's one-vs-one AUC takes no ``sample_weight``; here
-    it weighs each pair by the product of its rows' weights. ``max_bins``
-    gives the bounded result of ``MulticlassRankAUC(max_bins=...)`` (with
-    ``_lower``/``_upper`` bounds), in that accumulator's memory.
+    """Exact multiclass AUC of class scores ``P`` (n x K): the result of
+    :class:`MulticlassRankAUC` (``n_classes`` by default ``P``'s columns) over
+    these rows; ``max_bins`` gives its bounded result.
 
     >>> from streammetrics import multiclass_auc
     >>> P = [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.3, 0.4, 0.3],

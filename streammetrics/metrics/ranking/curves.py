@@ -47,16 +47,11 @@ def average_precision_of(thresholds, tps, fps) -> float:
 class RankResult(Result):
     """The AUC of a rank state, with its curves.
 
-    Fields: ``auc``, ``n_pos``, ``n_neg``, ``auc_lower``, ``auc_upper``
-    (equal to ``auc`` while the state is exact) and ``n``; with
-    ``finalize(ci=...)`` also ``auc_ci_lower``, ``auc_ci_upper`` and
-    ``auc_se`` (DeLong). :meth:`roc_curve`,
-    :meth:`pr_curve` and :meth:`average_precision` read the points the state
-    held when it was finalized (a result that was pickled has no points).
-    ``average_precision_lower`` and ``average_precision_upper`` (also in
-    :meth:`report_values`, so in reports and their JSON) bound the exact
-    average precision of a binned state, and equal :meth:`average_precision`
-    while it is exact; :attr:`exact` tells whether the state was.
+    Fields as :class:`~streammetrics.RankAUC` says. The curves, average
+    precision and threshold queries read the points the state held when it was
+    finalized (a result that was pickled has none). ``average_precision_lower``
+    and ``_upper`` (also in reports) bound a binned state's exact average
+    precision; :attr:`exact` tells whether the state was exact.
 
     >>> import numpy as np
     >>> from streammetrics import RankAUC

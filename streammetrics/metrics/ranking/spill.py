@@ -1,27 +1,17 @@
 """Sorted runs on disk: the memory budget of the exact ``RankAUC``.
 
-With ``RankAUC(max_memory=M)`` the exact state keeps its runs in memory while
-they take less than a quarter of ``M``; past that they are written, as they
-are, to temporary files (*spilled*) and the memory is freed. Reading the state
-merges the runs chunk by chunk (:func:`stream_merge`, a k-way merge of windows
-of every run), so only a few chunks per run are in memory at once; the runs on
-disk are merged into one file (in chunks too) when there are more than
-:data:`MAX_DISK_RUNS` of them, and before the state is read. A run on disk
-holds exactly the entries the in-memory run held, so every result is the same.
-
-A file holds one run as records in increasing score order: ``score`` float64,
-then the positive and negative count as uint32 when every count of the file is
-below ``2**32`` (16 bytes a record; a count bound is known when the file is
-written), else as int64, or the weights as float64 (24 bytes). Reading a file
-gives int64 counts either way. Its name says whose it is
-(:mod:`streammetrics._protocol.tempfiles`)::
-
-    .streammetrics-<host>.<pid>.<random>.smspill
-
-Files are removed when the accumulator is reset, closed or garbage-collected,
-and at normal exit of the process; a process that was killed leaves its files,
-and the next budgeted accumulator on the same host removes those whose process
-no longer runs.
+With ``RankAUC(max_memory=M)`` the runs in memory are written, as they are, to
+temporary files once they take more than a quarter of ``M`` (*spilled*). Reads
+merge the runs chunk by chunk (:func:`stream_merge`, a k-way merge of a window
+of every run), so a few chunks per run are in memory at once; past
+:data:`MAX_DISK_RUNS` files the smaller half is merged into one. A file holds
+one run as records in increasing score order: ``score`` float64, then the
+positive and negative count as uint32 when the file's counts are below
+``2**32`` (16 bytes a record), else int64, or the weights as float64 (24 bytes);
+reading gives int64 counts either way. Files are named
+``.streammetrics-<host>.<pid>.<random>.smspill`` (:mod:`streammetrics._protocol.
+tempfiles`) and removed on reset, close, garbage collection and normal exit;
+those a killed process left are removed by the next spill on the same host.
 """
 
 from __future__ import annotations
