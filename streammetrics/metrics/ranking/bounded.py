@@ -3,7 +3,7 @@
 State: *items* ``(lo, hi, ab, cw)`` sorted by ``(lo, hi)``: a score range
 (a point when ``lo == hi``), its positive and negative mass, and for a bin
 twice the concordance already known among its own pairs and the mass of its
-pairs whose order is unknown (see :mod:`streammetrics._kernels.rank`). Rows
+pairs whose order is unknown (see :mod:`streammetrics._kernels.bins`). Rows
 are grouped along the dyadic cells of their 64-bit keys, never across the
 edge of a bin, and the items are compacted back to ``B`` whenever they pass
 ``2 B``; while everything fits as points the state stays exact.

@@ -422,7 +422,7 @@ def stream_merge(sources, chunk: int):
     ``sources``: the same sums, to the bit, as merging them in memory in that
     order). Chunks never split a score. The windows of a step are copied into
     one buffer, reused from step to step, and merged there by a tournament of the
-    runs' heads (:func:`~streammetrics._kernels.rank.merge_records`).
+    runs' heads (:func:`~streammetrics._kernels.merges.merge_records`).
     """
     chunk = max(int(chunk), 1)
     src = _Sources(sources)
