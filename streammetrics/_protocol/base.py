@@ -124,6 +124,54 @@ class Accumulator:
     #: which is put back when a total overflowed (small states only)
     _totals_unchecked: ClassVar[bool] = False
 
+    # ----------------------------------------------------------------- row terms
+    def row_terms(self):
+        """The terms each row adds to the state, where the state is a sum of them
+        (a :class:`~streammetrics._protocol.terms.RowTerms`), else ``None``. They
+        let a wrapper fold a batch into many states in one pass (every slice of
+        ``Sliced``, every replicate of ``Bootstrap``)."""
+        return None
+
+    def _add_sums(self, sums, state) -> None:
+        """Add ``sums`` (one group per entry of the leading axis of ``state``'s
+        fields) into ``state``; the classes that declare row terms say how."""
+        raise NotImplementedError(f"{type(self).__name__} declares no row terms")
+
+    def add_sums(self, sums, state=None) -> None:
+        """Add a batch's row terms, summed (a :class:`~streammetrics._protocol.terms.Sums`
+        of one group), into the state; or, given ``state`` (this class's fields,
+        each stacked on a leading axis of many states), the sums of each group
+        into its state. ``WeightOverflowError`` where a total would pass
+        float64's range: the state is then unchanged (``state`` is the
+        caller's copy to drop)."""
+        if state is not None:
+            self._add_sums(sums, state)
+            _check_totals(self.fields, state)
+            return
+        with self._guard:
+            self._check_room(int(sums.rows.sum()))
+            stacked = {k: v.copy()[np.newaxis] for k, v in self._arrays.items()}
+            self._add_sums(sums, stacked)
+            _check_totals(self.fields, stacked)
+            self._load({k: v[0] for k, v in stacked.items()})
+
+    def fold_rest(self, batch) -> None:
+        """Fold ``batch`` into the parts of the state its row terms do not cover
+        (an Evaluator's members that declare none); nothing here."""
+
+    def screen_states(self, stacked: dict):
+        """Which of many states (each field stacked on a leading axis) the checks of
+        a loaded state could refuse: a boolean mask flagging at least each one
+        they refuse, or ``None`` where the class offers no such screen."""
+        screen = self._screen_states
+        return None if screen is None else screen(stacked)
+
+    def result_columns(self, stacked: dict):
+        """The scalar fields of the results of many states at once (each field
+        stacked on a leading axis): ``{name: array}``, equal to each state's own
+        result; or ``None`` where the class computes them one by one."""
+        return None
+
     # ------------------------------------------------------------------- locking
     def __new__(cls, *args, **kwargs):
         obj = super().__new__(cls)
@@ -167,17 +215,29 @@ class Accumulator:
 
     def _clone(self):
         """An independent copy (the settings, and a copy of the state)."""
+        return self.with_state(copy_state(self._state))
+
+    def with_state(self, state: dict):
+        """A new accumulator of these settings holding ``state``: this class's
+        fields as this library made them (a wrapper's table row, a merged
+        state), taken as they are. A state read from outside goes through
+        :meth:`load_state_dict`, which checks it."""
         if self._fixed_settings:
             out = type(self).__new__(type(self))  # with its own lock
             out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_guard", "_arrays")})
         else:
             out = self._empty_like()
-        out._load(copy_state(self._state))
+        out._load(state)
         return out
 
     @classmethod
     def _from_settings(cls, settings: dict[str, Any]):
         return cls(**settings)
+
+    @classmethod
+    def from_settings(cls, settings: dict[str, Any]):
+        """An empty accumulator of ``settings`` (as :attr:`settings` gives them)."""
+        return cls._from_settings(settings)
 
     def _empty_like(self):
         return self._from_settings(self._settings())
@@ -217,6 +277,10 @@ class Accumulator:
             if status:
                 raise_rejected(self.inputs, arrays)  # a checked batch: cannot happen
         return self
+
+    def takes(self, batch: Batch) -> bool:
+        """Whether ``batch`` (made by a ``prepare``) serves this accumulator."""
+        return batch.covers(self.inputs)
 
     def update(self, *arrays, sample_weight=None):
         """Fold in one batch; return ``self``.
@@ -308,6 +372,13 @@ class Accumulator:
             raise SettingsMismatchError(
                 f"cannot merge {type(self).__name__} accumulators with different settings: {diff}"
             )
+
+    def check_merge(self, other: "Accumulator") -> None:
+        """Raise what :meth:`merge` of ``other`` would refuse, changing nothing."""
+        self._check_compatible(other)
+        with _locked(self, other):
+            self._check_room(other.n, "merging")
+            self._merge_check(other)
 
     def merge(self, other: "Accumulator"):
         """Fold ``other`` (same class and settings) into ``self``; return ``self``.
@@ -557,3 +628,10 @@ def _overflowed(fields, before: dict[str, np.ndarray], after: dict[str, np.ndarr
         if not finite.all():  # (a field first written by this batch: all of it new)
             return True
     return False
+
+
+def _check_totals(fields, stacked: dict) -> None:
+    """``WeightOverflowError`` where a float total of ``stacked`` is not finite."""
+    for f in float_sums(fields):
+        if not np.isfinite(stacked[f.name]).all():
+            raise WeightOverflowError()

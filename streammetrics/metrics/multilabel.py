@@ -23,8 +23,7 @@ from .._protocol.base import Accumulator
 from .._protocol.inputs import LabelMatrix, LabelScores, first_not01_matrix
 from .._protocol.result import RenderContext, Result, safe
 from .._protocol.state import Field, count_total, empty_state
-from .binary import _check_threshold
-from .multiclass import _plain
+from .rates import check_threshold, plain
 from .ranking import RankAUC
 from .multiclass_bounded import bound_notes, shown_fields
 from .ranking.accumulator import _check_max_bins
@@ -39,7 +38,7 @@ def label_settings(owner: str, n_labels, labels) -> tuple[int, list | None]:
     if labels is not None:
         if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
             raise TypeError(f"labels must be a sequence, got {type(labels).__name__}")
-        labels = [_plain(v) for v in labels]
+        labels = [plain(v) for v in labels]
         seen: dict = {}
         for i, lab in enumerate(labels):
             try:
@@ -221,7 +220,7 @@ class MultilabelConfusion(Accumulator):
 
     def __init__(self, n_labels: int | None = None, threshold: float | None = None, labels=None):
         self.n_labels, self.labels = label_settings("MultilabelConfusion", n_labels, labels)
-        self.threshold = _check_threshold(threshold)
+        self.threshold = check_threshold(threshold)
         k = self.n_labels
         self.inputs = (LabelMatrix("Y", k),
                        LabelMatrix("P", k) if self.threshold is None else LabelScores("P", k))
