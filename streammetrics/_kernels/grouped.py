@@ -67,12 +67,11 @@ def group_terms(slots, values, lo, w, local, offset, counted, powers, ints, sums
     cells = ints.reshape(-1)
     # views indexed from 0: LLVM then knows no index is negative (see key_range)
     rows = local[lo:lo + m]
-    for i in range(m):  # the counts first, in a loop of their own (most often the only one)
-        j = rows[i] - offset
-        for t in range(width):
-            s = slots[i, t]
-            if counted[s]:
-                cells[j * size + s] += 1
+    for t in range(width):  # the counts first, a term at a time (most often all there is)
+        column = slots[:, t]
+        for i in range(m):
+            s = column[i]
+            cells[(rows[i] - offset) * size + s] += counted[s]
     if sums.shape[0] == 0:
         return
     weighted = w.shape[0] > 0

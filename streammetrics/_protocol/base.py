@@ -59,7 +59,7 @@ SCANNED_TOTALS = 4096
 #: expands into may take (zeros written in short, parts made by copying)
 LOAD_EXPANSION = 16
 
-__all__ = ["Accumulator", "load_state", "check_ci"]
+__all__ = ["Accumulator", "load_state", "check_ci", "locked"]
 
 
 class Accumulator:
@@ -100,14 +100,8 @@ class Accumulator:
         first, so that a part's refusal never leaves the parts before it
         merged. Here the declared merge rules' limits; a class whose own merge
         can refuse more says so by overriding this."""
-        if type(self)._merge_state is Accumulator._merge_state:
+        if not _overrides(type(self), "_merge_state"):
             check_merge_fields(self.fields, self._arrays, other._state)
-
-    def _merge_checked(self, other: "Accumulator") -> None:
-        """:meth:`merge` of ``other``, compatible and passed by :meth:`_merge_check`
-        already (by the accumulator made of this one): a composite merges its
-        parts without checking them again."""
-        self.merge(other)
 
     def _check_state(self, state: dict[str, np.ndarray]) -> None:
         """Invariants of a loaded state beyond its declaration; raise ``ValueError`` if bad."""
@@ -201,7 +195,7 @@ class Accumulator:
         for bit, in one pass per field where every field merges by its declared
         rule (:func:`~.state.merge_all_fields`)."""
         cls = type(self)
-        if (cls._merge_state is Accumulator._merge_state and cls._merge_custom is Accumulator._merge_custom
+        if (not _overrides(cls, "_merge_state") and not _overrides(cls, "_merge_custom")
                 and merge_all_fields(self.fields, self._arrays, states)):
             return
         for state in states:
@@ -273,7 +267,7 @@ class Accumulator:
         if w.shape[0] and not self.takes_weights:
             raise NoWeightsError(type(self).__name__)
         if batch.n:
-            status = self._fold_status(arrays, w, batch.n)
+            status = self.fold_status(arrays, w, batch.n)
             if status:
                 raise_rejected(self.inputs, arrays)  # a checked batch: cannot happen
         return self
@@ -292,13 +286,15 @@ class Accumulator:
         offending position and leaves the accumulator exactly as it was.
         """
         converted, w, n = convert(self.inputs, arrays, sample_weight, self.takes_weights, self)
-        if n and self._fold_status(converted, w, n):
+        if n and self.fold_status(converted, w, n):
             raise_rejected(self.inputs, converted)
         return self
 
-    def _fold_status(self, arrays, w, n: int) -> int:
-        """Fold ``n`` converted rows, unchecked, under the lock: the kernel's
-        status (0 folded; else nothing was written)."""
+    def fold_status(self, arrays, w, n: int) -> int:
+        """Fold ``n`` rows converted for this accumulator's inputs (``arrays``, and
+        the weights ``w``, empty without weights), unchecked: the folding kernel
+        checks them. Its status: 0 folded, else nothing was written (a bad
+        value: ``update`` reports it). Under the lock."""
         with self._guard:
             self._check_room(n)
             if not (w.shape[0] and self._totals_unchecked) or self._far_from_overflow(w):
@@ -354,7 +350,7 @@ class Accumulator:
 
     def reset(self):
         """Forget every observation; return ``self``."""
-        empty = self._empty_like()._state
+        empty = self._empty_like().state_dict()
         with self._guard:
             self._load(empty)
         return self
@@ -362,7 +358,7 @@ class Accumulator:
     def _check_compatible(self, other: "Accumulator") -> None:
         if type(other) is not type(self):
             raise TypeError(f"cannot merge {type(other).__name__} into {type(self).__name__}")
-        mine, theirs = self._settings(), other._settings()
+        mine, theirs = self._settings(), other.settings
         if mine != theirs:
             diff = ", ".join(
                 f"{k}={mine.get(k)!r} vs {theirs.get(k)!r}"
@@ -376,7 +372,7 @@ class Accumulator:
     def check_merge(self, other: "Accumulator") -> None:
         """Raise what :meth:`merge` of ``other`` would refuse, changing nothing."""
         self._check_compatible(other)
-        with _locked(self, other):
+        with locked(self, other):
             self._check_room(other.n, "merging")
             self._merge_check(other)
 
@@ -387,7 +383,7 @@ class Accumulator:
         raise ``ValueError`` and leave both accumulators unchanged.
         """
         self._check_compatible(other)
-        with _locked(self, other):
+        with locked(self, other):
             self._check_room(other.n, "merging")
             theirs = other._state
             if other is self:
@@ -468,8 +464,8 @@ class Accumulator:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        with _locked(self, other):
-            return self._settings() == other._settings() and states_equal(self._state, other._state)
+        with locked(self, other):
+            return self._settings() == other.settings and states_equal(self._state, other._state)
 
     __hash__ = None  # mutable
 
@@ -508,7 +504,7 @@ class Accumulator:
             return {"settings": self._settings(), "state": self._state}
 
     def __setstate__(self, d):
-        fresh = type(self)._from_settings(d["settings"])
+        fresh = type(self).from_settings(d["settings"])
         self.__dict__.update(fresh.__dict__)
         self._load(copy_state(d["state"]))
 
@@ -585,12 +581,16 @@ def check_ci(ci) -> float | None:
 
 
 @contextlib.contextmanager
-def _locked(*accs):
+def locked(*accs):
     """Hold the locks of ``accs``, taken in one order (by id) whatever the call."""
     with contextlib.ExitStack() as stack:
         for acc in sorted({id(a): a for a in accs}.values(), key=id):
             stack.enter_context(acc._guard)
         yield
+
+
+#: the name other modules still import (the same function)
+_locked = locked
 
 
 def _describe(inputs) -> str:
@@ -635,3 +635,8 @@ def _check_totals(fields, stacked: dict) -> None:
     for f in float_sums(fields):
         if not np.isfinite(stacked[f.name]).all():
             raise WeightOverflowError()
+
+
+def _overrides(cls, name: str) -> bool:
+    """Whether ``cls`` replaces the base class's method ``name``."""
+    return getattr(cls, name) is not getattr(Accumulator, name)

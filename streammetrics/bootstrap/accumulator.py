@@ -10,7 +10,7 @@ import numpy as np
 from .._kernels.bootstrap import POISSON1_CUTS, poisson_weights, replicate_sums
 from .._kernels.grouped import group_terms
 from .._protocol import statefile
-from .._protocol.base import Accumulator, _locked, check_ci
+from .._protocol.base import Accumulator, locked, check_ci
 from .._protocol.errors import StateFileError, WeightOverflowError
 from .._protocol.inputs import Batch, Input, raise_rejected
 from .._protocol.result import Result
@@ -385,7 +385,7 @@ class Bootstrap(Accumulator):
         self._check_compatible(other)
         if other is self:
             other = other.copy()
-        with _locked(self, other):
+        with locked(self, other):
             self._check_room(other.n, "merging")
             self._merge_check(other)
             point, replicas, ranks = other._parts()

@@ -27,7 +27,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from .._protocol import statefile
-from .._protocol.base import Accumulator, _locked
+from .._protocol.base import Accumulator, locked
 from .._protocol.errors import NoWeightsError, StateFileError
 from .._protocol.inputs import Batch, convert, prepare, raise_rejected
 from .._protocol.result import Result
@@ -335,7 +335,7 @@ class Evaluator(Accumulator):
         checks the batch, which is refused before any member is written."""
         with self._guard:
             self._check_room(batch.n)  # members count at most these rows
-            if lead is not None and lead._fold_status(batch.arrays_for(lead.inputs), batch.weights, batch.n):
+            if lead is not None and lead.fold_status(batch.arrays_for(lead.inputs), batch.weights, batch.n):
                 raise_rejected(batch.inputs, batch.arrays)  # nothing written anywhere
             for m in takers:
                 if m is not lead:
@@ -464,8 +464,7 @@ class Evaluator(Accumulator):
     def load_state_dict(self, state):
         expected = {"n"}
         for name, m in self._members.items():
-            with m._guard:
-                expected.update(f"{name}.{k}" for k in m._state)
+            expected.update(f"{name}.{f.name}" for f in m.fields)
         optional = {f"{name}.{f.name}" for name, m in self._members.items()
                     for f in m.fields if f.optional}
         if not isinstance(state, dict) or not (expected - optional <= set(state) <= expected):
@@ -479,7 +478,7 @@ class Evaluator(Accumulator):
             raise StateFileError("entry 'n' must be one non-negative int64")
         loaded = {}
         for name, sub in self._split(state).items():
-            m = self._members[name]._empty_like()
+            m = self._members[name].copy().reset()
             try:
                 m.load_state_dict(sub)
             except ValueError as exc:
@@ -499,27 +498,24 @@ class Evaluator(Accumulator):
         self._check_compatible(other)
         if other is self:
             other = other.copy()
-        with _locked(self, other):
+        with locked(self, other):
             # members count at most the evaluator's rows: bounding its count
             # bounds theirs, before any member changes
-            self._check_room(other._n, "merging")
+            self._check_room(other.n, "merging")
             self._merge_check(other)
             self._merge_members(other)
         return self
 
     def _merge_check(self, other):
+        theirs = other.members
         for name, m in self._members.items():
-            m._merge_check(other._members[name])
-
-    def _merge_checked(self, other):
-        with _locked(self, other):
-            self._check_room(other._n, "merging")
-            self._merge_members(other)
+            m.check_merge(theirs[name])
 
     def _merge_members(self, other):
+        theirs = other.members
         for name, m in self._members.items():
-            m.merge(other._members[name])
-        self._n += other._n
+            m.merge(theirs[name])
+        self._n += other.n
 
     def _clone(self):  # called under the lock (copy)
         # the settings, checked once, are shared; the members are copied and

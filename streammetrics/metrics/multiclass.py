@@ -486,5 +486,6 @@ def multiclass_scores(y, p, n_classes=None, sample_weight=None, *, labels=None,
     acc = _one_shot(y, p, n_classes, labels, sample_weight)
     if beta is None:
         return acc.finalize()
-    with acc._guard:
-        return acc._compute(beta)
+    matrix = acc.matrix()
+    return multiclass_result(matrix, acc.present(), acc.n, {"labels": acc.labels,
+                                                            "weighted": matrix.dtype.kind == "f"}, beta=beta)

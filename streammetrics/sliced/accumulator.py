@@ -8,7 +8,7 @@ import numpy as np
 
 from .._kernels.grouped import key_range
 from .._protocol import statefile
-from .._protocol.base import Accumulator, _locked
+from .._protocol.base import Accumulator, locked
 from .._protocol.errors import NoWeightsError
 from .._protocol.inputs import Batch, Input, convert, raise_rejected
 from .._protocol.wrapped import pack, unpack
@@ -443,7 +443,7 @@ class Sliced(Accumulator):
         self._check_compatible(other)
         if other is self:
             other = other.copy()
-        with _locked(self, other):
+        with locked(self, other):
             keys, names, kinds, count, parts, overall = other._parts()
             if names is None:
                 return self

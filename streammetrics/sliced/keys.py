@@ -224,12 +224,7 @@ class KeyTable:
 
     def copy(self) -> "KeyTable":
         out = KeyTable()
-        if self._list is None:
-            out._ints = self._ints.copy()
-        else:
-            out._ints = None
-            out._list = list(self._list)
-        out._ids = dict(self._ids)
+        out.extend(self._ints.copy() if self._list is None else list(self._list), owned=True)
         return out
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from .._kernels.grouped import group_merge_pairs, group_terms
 from .._protocol.state import check_float_sums, within
 from .._protocol.terms import Sums
+from .._threads import CORES, helper_pool
 
 __all__ = ["Tables", "tables_for", "sum_terms"]
 
@@ -26,34 +27,57 @@ CHUNK = 1 << 14
 #: (a counted value is a small integer: the cells stay far from 2**31)
 FLUSH = 1 << 23
 
+#: rows from which a batch described by counts alone is counted in two halves
+#: at once (each into counts of its own: the same counts)
+THREADED_ROWS = 1 << 20
+
+
 def sum_terms(terms, batch, groups: int, local, offset: int = 0, second: bool = False):
     """``(status, sums)``: the terms of ``batch`` summed per group (see
     :func:`~.._kernels.grouped.group_terms` for ``local`` and ``offset``),
-    with their second moments when
-    ``second``. A status other than 0 is the code of a bad value (``sums`` is
-    then ``None``)."""
-    n, size, width = batch.n, terms.size, terms.width
-    ints = np.zeros((groups, size), np.int64)
-    cells = np.zeros((groups, size), np.int32)  # half the cache of int64, added to ``ints`` now and then
+    with their second moments when ``second``. A status other than 0 is the
+    code of a bad value (``sums`` is then ``None``)."""
+    n, size = batch.n, terms.size
     summed = batch.weighted or not terms.counts_only  # (else the counts describe the rows)
+    ints = np.zeros((groups, size), np.int64)
     pairs = np.zeros((groups if summed else 0, size, 2))
     squares = np.zeros((groups if summed and second and terms.second is not None else 0, size, 2))
-    powers = terms.second if terms.second is not None else np.zeros(size, np.uint8)
-    m = max(1, min(n, CHUNK))
-    slots, values = np.empty((m, width), np.int32), np.empty((m, width))
-    for lo in range(0, n, m):
-        k = min(m, n - lo)
-        s, v = (slots, values) if k == m else (slots[:k], values[:k])
-        status = terms.fill(batch, lo, s, v, 0, 0)
-        if status:
-            return status, None
-        group_terms(s, v, lo, batch.weights, local, offset, terms.counted, powers, cells, pairs, squares)
-        if (lo + k) % FLUSH < k or lo + k == n:
-            ints += cells
-            cells[:] = 0
+    args = (terms, batch, local, offset, pairs, squares)
+    if summed or n < THREADED_ROWS or CORES < 2:
+        status = _sum_rows(0, n, ints, *args)
+    else:
+        mid, other = n // 2, np.zeros_like(ints)
+        job = helper_pool().submit(_sum_rows, mid, n, other, *args)
+        try:
+            status = _sum_rows(0, mid, ints, *args)
+        finally:
+            status = status or job.result()  # (always waited for: it writes ``other``)
+        ints += other
+    if status:
+        return status, None
     rows = ints[:, :terms.rows].sum(axis=1)
     return 0, Sums(ints, pairs if pairs.shape[0] else None, squares if squares.shape[0] else None, rows,
                    batch.weighted)
+
+
+def _sum_rows(start: int, stop: int, ints, terms, batch, local, offset, pairs, squares) -> int:
+    """Sum the terms of rows ``start .. stop - 1`` into ``ints``, ``pairs`` and
+    ``squares`` (see :func:`sum_terms`); the status."""
+    powers = terms.second if terms.second is not None else np.zeros(terms.size, np.uint8)
+    cells = np.zeros(ints.shape, np.int32)  # half the cache of int64, added to ``ints`` now and then
+    m = max(1, min(stop - start, CHUNK))
+    slots, values = np.empty((m, terms.width), np.int32), np.empty((m, terms.width))
+    for lo in range(start, stop, m):
+        k = min(m, stop - lo)
+        s, v = (slots, values) if k == m else (slots[:k], values[:k])
+        status = terms.fill(batch, lo, s, v, 0, 0)
+        if status:
+            return status
+        group_terms(s, v, lo, batch.weights, local, offset, terms.counted, powers, cells, pairs, squares)
+        if (lo - start + k) % FLUSH < k or lo + k == stop:
+            ints += cells
+            cells[:] = 0
+    return 0
 
 
 def select(sums: Sums, rows: np.ndarray) -> Sums:
