@@ -140,7 +140,8 @@ class Accumulator:
         caller's copy to drop)."""
         if state is not None:
             self._add_sums(sums, state)
-            _check_totals(self.fields, state)
+            if sums.pairs is not None:  # (counts alone cannot pass float64's range)
+                _check_totals(self.fields, state)
             return
         with self._guard:
             self._check_room(int(sums.rows.sum()))

@@ -35,7 +35,7 @@ from ``row_terms()`` and adds summed slots into its state in
   ``w v**2``, 2 sums ``w**2 v**2`` (the squared weights of a slot of ones).
 
 The wrappers sum a batch's terms per group (slice or replicate) into a
-:class:`Sums`: ``ints`` (the counted slots, ``int64[G, size]``), ``pairs``
+:class:`Sums`: ``ints`` (the counted slots, ``int32`` or ``int64[G, size]``), ``pairs``
 (``w v`` per slot as compensated pairs, ``float64[G, size, 2]``; ``None``
 for unweighted rows of a ``counts_only`` class), ``second`` (the second
 moments as pairs, ``None`` where not kept: the bootstrap's replicates keep

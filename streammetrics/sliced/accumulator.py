@@ -351,11 +351,11 @@ class Sliced(Accumulator):
             glob = np.fromiter((ids[k] if k in ids else fresh[k] for k in keys.keys), np.int64, len(keys.keys))
         self._check_slots(len(new), names)
         self._check_distinct(new, names, kinds)
-        states = None if sums is None else self._spec.summed(self._tables, start, glob, sums)
+        if sums is not None:  # (before the keys: a total past float64 changes nothing)
+            self._tables = self._spec.with_room(self._tables, start, start + len(new))
+            self._spec.add(self._tables, start, glob, sums)
         self._add_keys(new, names, kinds, owned=ints is not None and keys is None)
-        if states is not None:
-            self._spec.write(self._tables, glob, states)
-        else:
+        if sums is None:
             self._overall.fold(tb)
             fold_by_slice(tb, keys, glob, self._own)
         self._count += n
@@ -424,9 +424,7 @@ class Sliced(Accumulator):
         self._keys.extend(new, owned)
         total = len(self._keys)
         if self._tables is not None:
-            rows = self._tables["n"].shape[0]
-            if total > rows:
-                self._tables = self._spec.grown(self._tables, start, max(total, 2 * rows))
+            self._tables = self._spec.with_room(self._tables, start, total)
         else:
             self._accs.extend(self._template.copy() for _ in range(len(new)))
             if self._owned is not None:

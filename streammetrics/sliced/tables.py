@@ -39,32 +39,32 @@ def sum_terms(terms, batch, groups: int, local, offset: int = 0, second: bool = 
     code of a bad value (``sums`` is then ``None``)."""
     n, size = batch.n, terms.size
     summed = batch.weighted or not terms.counts_only  # (else the counts describe the rows)
-    ints = np.zeros((groups, size), np.int64)
     pairs = np.zeros((groups if summed else 0, size, 2))
     squares = np.zeros((groups if summed and second and terms.second is not None else 0, size, 2))
-    args = (terms, batch, local, offset, pairs, squares)
+    args = (groups, terms, batch, local, offset, pairs, squares)
     if summed or n < THREADED_ROWS or CORES < 2:
-        status = _sum_rows(0, n, ints, *args)
+        status, ints = _sum_rows(0, n, *args)
     else:
-        mid, other = n // 2, np.zeros_like(ints)
-        job = helper_pool().submit(_sum_rows, mid, n, other, *args)
+        job = helper_pool().submit(_sum_rows, n // 2, n, *args)
         try:
-            status = _sum_rows(0, mid, ints, *args)
+            status, ints = _sum_rows(0, n // 2, *args)
         finally:
-            status = status or job.result()  # (always waited for: it writes ``other``)
-        ints += other
+            other, theirs = job.result()  # (always waited for: it writes its own counts)
+        status = status or other
+        ints = ints + theirs if not status else None
     if status:
         return status, None
-    rows = ints[:, :terms.rows].sum(axis=1)
+    rows = ints[:, :terms.rows].sum(axis=1, dtype=np.int64)
     return 0, Sums(ints, pairs if pairs.shape[0] else None, squares if squares.shape[0] else None, rows,
                    batch.weighted)
 
 
-def _sum_rows(start: int, stop: int, ints, terms, batch, local, offset, pairs, squares) -> int:
-    """Sum the terms of rows ``start .. stop - 1`` into ``ints``, ``pairs`` and
-    ``squares`` (see :func:`sum_terms`); the status."""
+def _sum_rows(start: int, stop: int, groups, terms, batch, local, offset, pairs, squares):
+    """``(status, counts)``: the terms of rows ``start .. stop - 1`` summed into
+    ``pairs`` and ``squares`` and counted (see :func:`sum_terms`)."""
     powers = terms.second if terms.second is not None else np.zeros(terms.size, np.uint8)
-    cells = np.zeros(ints.shape, np.int32)  # half the cache of int64, added to ``ints`` now and then
+    # int32 counts: half the cache of int64, added to int64 ones before they could pass 2**31
+    cells, counts = np.zeros((groups, terms.size), np.int32), None
     m = max(1, min(stop - start, CHUNK))
     slots, values = np.empty((m, terms.width), np.int32), np.empty((m, terms.width))
     for lo in range(start, stop, m):
@@ -72,12 +72,12 @@ def _sum_rows(start: int, stop: int, ints, terms, batch, local, offset, pairs, s
         s, v = (slots, values) if k == m else (slots[:k], values[:k])
         status = terms.fill(batch, lo, s, v, 0, 0)
         if status:
-            return status
+            return status, None
         group_terms(s, v, lo, batch.weights, local, offset, terms.counted, powers, cells, pairs, squares)
-        if (lo - start + k) % FLUSH < k or lo + k == stop:
-            ints += cells
-            cells[:] = 0
-    return 0
+        if (lo - start + k) % FLUSH < k and lo + k < stop:
+            counts = cells.astype(np.int64) if counts is None else counts + cells
+            cells[...] = 0
+    return 0, (cells if counts is None else counts + cells)
 
 
 def select(sums: Sums, rows: np.ndarray) -> Sums:
@@ -105,34 +105,41 @@ class Tables:
     def empty(self, rows: int) -> dict[str, np.ndarray]:
         return {k: np.zeros((rows, *s), self.dtypes[k]) for k, s in self.shapes.items()}
 
-    def grown(self, tables: dict, used: int, rows: int) -> dict:
-        out = self.empty(rows)
+    def with_room(self, tables: dict, used: int, total: int) -> dict:
+        """``tables``, or new ones holding their first ``used`` rows, with room for
+        ``total`` rows (twice as many rows as before: grown now and then)."""
+        rows = tables["n"].shape[0]
+        if total <= rows:
+            return tables
+        out = self.empty(max(total, 2 * rows))
         for k, t in tables.items():
             out[k][:used] = t[:used]
         return out
 
-    def summed(self, tables: dict, used: int, ids: np.ndarray, sums: Sums) -> dict:
-        """The states of slices ``ids`` with ``sums`` (one group per id) added, as new
-        arrays (ids from ``used`` on are new slices, whose states start empty);
-        ``WeightOverflowError`` where a total passes float64's range."""
-        old = ids < used
-        out = {}
-        for k, t in tables.items():
-            a = np.zeros((ids.shape[0], *self.shapes[k]), self.dtypes[k])
-            if old.any():
-                a[old] = t[ids[old]]
-            out[k] = a
-        self.template.add_sums(sums, state=out)
-        return out
-
-    @staticmethod
-    def write(tables: dict, ids: np.ndarray, states: dict) -> None:
-        """Write the states of slices ``ids`` into their rows."""
+    def add(self, tables: dict, used: int, ids: np.ndarray, sums: Sums) -> None:
+        """Add ``sums`` (one group per id) into the rows ``ids`` (those from ``used``
+        on are new slices, zeros); ``WeightOverflowError``, the tables
+        unchanged, where a total passes float64's range."""
         m = ids.shape[0]
-        run = m and ids[-1] - ids[0] == m - 1 and (m == 1 or bool((np.diff(ids) == 1).all()))
-        rows = slice(int(ids[0]), int(ids[0]) + m) if run else ids  # (new slices: one run of rows)
+        if m and ids[0] == used and ids[-1] == used + m - 1 and (np.diff(ids) == 1).all():
+            # new slices, one run of rows: added where they lie (put back to zeros on a refusal)
+            states = {k: t[used:used + m] for k, t in tables.items()}
+            try:
+                self.template.add_sums(sums, state=states)
+            except BaseException:
+                for a in states.values():
+                    a[...] = 0
+                raise
+            return
+        old = ids < used
+        states = {}
         for k, t in tables.items():
-            t[rows] = states[k]
+            a = np.zeros((m, *self.shapes[k]), self.dtypes[k])
+            a[old] = t[ids[old]]
+            states[k] = a
+        self.template.add_sums(sums, state=states)
+        for k, t in tables.items():
+            t[ids] = states[k]
 
     def merge(self, tables, idx, other) -> None:
         """Fold the rows of ``other`` (``{field: table}``) into rows ``idx`` of ``tables``."""
