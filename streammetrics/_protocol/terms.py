@@ -27,17 +27,23 @@ from ``row_terms()`` and adds summed slots into its state in
 * ``rows``: the first ``rows`` slots count the rows: each row adds the value
   1 to exactly one of them (its cell, its bin, or one slot of every row).
 * ``counted``: which slots are counted exactly (their terms, whose values
-  are ones, are counted as ``int64``): the cells of unweighted rows, the rows
+  are ones, are counted as integers): the cells of unweighted rows, the rows
   of each bin. The first ``rows`` slots always are.
 * ``counts_only``: unweighted rows are described by the counts alone (no
   float sums are formed for them).
 * ``second``: per slot, the second moment the intervals need, or 0: 1 sums
   ``w v**2``, 2 sums ``w**2 v**2`` (the squared weights of a slot of ones).
 
+A slot takes its terms from one column (the sums then follow the rows'
+order). An Evaluator's terms are its linear members', side by side
+(``complete`` is false when it has other members, which ``fold_rest``
+folds; ``takes(batch)`` says whether a batch serves them all).
+
 The wrappers sum a batch's terms per group (slice or replicate) into a
-:class:`Sums`: ``ints`` (the counted slots, ``int32`` or ``int64[G, size]``), ``pairs``
-(``w v`` per slot as compensated pairs, ``float64[G, size, 2]``; ``None``
-for unweighted rows of a ``counts_only`` class), ``second`` (the second
+:class:`Sums`: ``ints`` (the counts of the counted slots, integers of shape
+``(G, size)``), ``pairs`` (``w v`` per slot as compensated pairs,
+``float64[G, size, 2]``; ``None`` for unweighted rows of a
+``counts_only`` class), ``second`` (the second
 moments as pairs, ``None`` where not kept: the bootstrap's replicates keep
 none), ``rows`` (``int64[G]``) and ``weighted``. ``_add_sums(sums, state)``
 adds them into ``state``: the accumulator's fields, each with a leading axis
