@@ -49,7 +49,7 @@ from .errors import (CountOverflowError, NoObservationsError, NoWeightsError, Se
 from .inputs import Batch, Input, convert, prepare, raise_rejected
 from .result import Result
 from .state import (INT64_MAX, Field, allocation_budget, check_fields, check_merge_fields, copy_state,
-                    empty_state, float_sums, merge_all_fields, merge_fields, states_equal, within)
+                    empty_state, float_sums, merge_fields, states_equal, within)
 
 #: the most float totals a weighted fold reads before it folds, to know them
 #: far from float64's top (see ``Accumulator._far_from_overflow``)
@@ -189,18 +189,6 @@ class Accumulator:
     def _merge_state(self, other: dict[str, np.ndarray]) -> None:
         merge_fields(self.fields, self._arrays, other)
         self._merge_custom(other)
-
-    def _merge_states(self, states: list) -> None:
-        """Fold ``states`` (checked states of accumulators with these settings),
-        in their order: the state of one :meth:`_merge_state` after another, bit
-        for bit, in one pass per field where every field merges by its declared
-        rule (:func:`~.state.merge_all_fields`)."""
-        cls = type(self)
-        if (not _overrides(cls, "_merge_state") and not _overrides(cls, "_merge_custom")
-                and merge_all_fields(self.fields, self._arrays, states)):
-            return
-        for state in states:
-            self._merge_state(state)
 
     #: whether every attribute but the state arrays and the lock is a setting no
     #: method changes after ``__init__``: a copy then shares them, and no empty
