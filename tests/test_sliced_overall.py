@@ -281,7 +281,7 @@ def test_slices_read_from_several_threads_are_computed_once_each():
 @settings(max_examples=20, deadline=None)
 @given(n=st.integers(2, 400), slices=st.integers(1, 30), seed=st.integers(0, 2**31),
        cuts=st.lists(st.integers(0, 400), max_size=3), weighted=st.booleans(), shards=st.integers(1, 3))
-def test_an_evaluators_linear_members_are_read_off_the_slices(n, slices, seed, cuts, weighted, shards):
+def test_an_evaluators_overall_folds_every_row_and_equals_the_template(n, slices, seed, cuts, weighted, shards):
     rng = np.random.default_rng(seed)
     y = (rng.random(n) < 0.4).astype(np.int64)
     p = np.round(rng.random(n), 2)
@@ -314,7 +314,7 @@ def test_an_evaluators_linear_members_are_read_off_the_slices(n, slices, seed, c
             assert_results_equal(again.parts[name], got.parts[name], rtol=0.0, what=f"{name}: ")
 
 
-def test_a_template_without_linear_members_folds_its_overall():
+def test_a_template_without_row_terms_folds_its_overall():
     for make in (sm.RankAUC, lambda: sm.Evaluator({"auc": sm.RankAUC()})):
         acc = sm.Sliced(make()).update([1, 0, 1], [0.5, 0.25, 0.75], by=[1, 2, 1])
         assert acc._overall is not None and acc._overall.n == 3
