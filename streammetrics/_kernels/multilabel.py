@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import inline_ir, kernel
+from .binary import cell
 from .compensated import BLOCK, add, fold
 
 __all__ = ["first_nonfinite_matrix", "fold_labels", "fold_labels_weighted", "fold_scores",
@@ -85,7 +86,7 @@ def _folder(scored: bool, weighted: bool):
                 for j in range(L):
                     y = np.int64(Y[i, j])
                     p = np.int64(P[r, j])
-                    c = 3 - y - 2 * p
+                    c = 3 - y - 2 * p  # the cell of binary.cells, spelled out: it keeps this loop fast
                     if weighted:
                         wblock[4 * j + c] += wi
                     else:
@@ -217,7 +218,7 @@ def label_terms(Y, P, S, t, lo, slots, values, col, base):
                 return 1
             if not (p == 0 or p == 1):
                 return 2
-            slots[i, col + 5 + j] = base + 6 + 4 * j + 3 - y - 2 * p
+            slots[i, col + 5 + j] = base + 6 + 4 * j + cell(y, p)
             values[i, col + 5 + j] = 1.0
             inter += y * p
             ny += y
