@@ -22,7 +22,7 @@ from .._threads import CORES, helper_pool
 __all__ = ["Tables", "tables_for", "sum_terms"]
 
 #: rows whose terms are formed at once (their slots and values stay in cache)
-CHUNK = 1 << 14
+CHUNK = 1 << 16
 #: rows counted into ``int32`` cells before they are added to the ``int64`` counts
 #: (a counted value is a small integer: the cells stay far from 2**31)
 FLUSH = 1 << 23
