@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 
-from .._kernels.grouped import key_range
 from .._protocol import statefile
 from .._protocol.base import Accumulator, locked
 from .._protocol.errors import NoWeightsError
@@ -17,7 +16,7 @@ from . import keys as K
 from . import states as S
 from .result import LazySlices, SlicedResult, score_columns
 from .segments import fold_by_slice
-from .tables import select, sum_terms, tables_for
+from .tables import key_bounds, select, sum_terms, tables_for
 
 __all__ = ["Sliced", "DEFAULT_MAX_SLICES"]
 
@@ -286,7 +285,7 @@ class Sliced(Accumulator):
         if by.shape[0] != n or not n:
             return False
         keys = np.ascontiguousarray(by, np.int64)
-        lo, hi = (int(v) for v in key_range(keys, 0, n))
+        lo, hi = key_bounds(keys)
         span = hi - lo + 1
         if span * terms.size > max(4 * n, MIN_CELLS):
             return False
