@@ -3,44 +3,25 @@
 A *block* ``(c, t)`` holds the distinct keys (:mod:`.keys`) of column ``c``
 over the rows of class ``t``, increasing, with the count (or weight) at each;
 a *block run* ``(keys[m], mass[m], lengths[k, k])`` lays the blocks end to end
-column-major. A batch is taken a column at a time: :func:`class_starts` counts
-the classes once, :func:`gather_column` writes a column's keys grouped by class,
-each block is sorted and :func:`column_run` makes its part of a block run.
-:func:`column_scores` reads ``u2[c, t]``, twice the Mann–Whitney U of class
-``c`` against class ``t`` by column ``c``: one-vs-one AUCs read ``u2[a, b]``
-and ``u2[b, a]``, one-vs-rest ``sum_t u2[c, t]``.
-
-Kernels that validate return a status: ``0`` valid, ``1`` a class outside
-``0..k-1``, ``2`` a score NaN or infinite. They write only into scratch.
+column-major. Kernels that validate return a status: ``0`` valid, ``1`` a
+class outside ``0..k-1``, ``2`` a score NaN or infinite.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from ._jit import kernel
 from .compensated import add
-from .keys import key_of
+from .keys import EXPONENT, key_of
 
-__all__ = [
-    "class_mass",
-    "class_starts",
-    "column_run",
-    "column_scores",
-    "gather_column",
-    "merge_block_runs",
-]
-
-_EXPONENT = np.uint64(0x7FF0000000000000)
+__all__ = ["class_starts", "column_run", "column_scores", "gather_column", "merge_block_runs"]
 
 
 @kernel
 def column_run(keys, vals, starts, out_keys, out_mass, lengths):
-    """One column's blocks (each sorted) as distinct keys with their mass:
-    counts without weights (``vals`` empty), else the weights' sums, an
-    entry whose weights add up to 0 dropped (it weighs in no pair). Fills
-    ``lengths[t]`` and returns the entries written (``out_*`` may alias
-    ``keys``/``vals``: they are written behind the read position)."""
+    """One column's sorted blocks as distinct keys with their counts (``vals``
+    empty) or weights (an entry of weight 0 dropped); fills ``lengths[t]``,
+    returns the entries written (``out_*`` may alias ``keys``: written behind
+    the read position)."""
     weighted = vals.shape[0] > 0
     m = 0
     for t in range(starts.shape[0] - 1):
@@ -72,8 +53,7 @@ def column_run(keys, vals, starts, out_keys, out_mass, lengths):
 @kernel
 def merge_block_runs(k1, m1, l1, k2, m2, l2, out_keys, out_mass, out_lengths):
     """Merge two block runs block by block (the masses of a key in both are
-    added); returns the entries written. ``l1``, ``l2`` may hold a few
-    columns' rows of the lengths (a slice of the runs, merged on its own)."""
+    added); returns the entries written."""
     i = 0
     j = 0
     m = 0
@@ -131,17 +111,16 @@ def class_starts(y, k, starts):
 
 @kernel
 def gather_column(y, bits, w, c, starts, pos, keys, vals):
-    """Column ``c``'s keys grouped by class, in row order within a class
-    (``bits`` is ``P.view(np.uint64)``; ``pos`` scratch of ``k`` int64), and
-    the rows' weights alongside when ``w`` is not empty. Returns 2 at a score
-    NaN or infinite (the rest then unwritten), else 0."""
+    """Column ``c``'s keys grouped by class, in row order within a class, with
+    the weights alongside unless ``w`` is empty (``bits`` is ``P.view(np.uint64)``,
+    ``pos`` scratch of ``k`` int64). Returns the status."""
     k = starts.shape[0] - 1
     for t in range(k):
         pos[t] = starts[t]
     weighted = w.shape[0] > 0
     for i in range(y.shape[0]):
         b = bits[i, c]
-        if (b & _EXPONENT) == _EXPONENT:
+        if (b & EXPONENT) == EXPONENT:
             return 2
         t = y[i]
         r = pos[t]
@@ -228,19 +207,3 @@ def column_scores(keys, mass, offs, c, u2, ptr, acc):
         u2[t] += acc[t, 3]
     tp = ps + pc
     return (s + sc) / tp if tp > 0.0 else 0.0
-
-
-@kernel
-def class_mass(mass, lengths, out):
-    """``out[t]``: the mass of class ``t`` (column 0's block ``(0, t)``), compensated."""
-    k = lengths.shape[0]
-    i = 0
-    for t in range(k):
-        s = 0.0
-        cc = 0.0
-        for _ in range(lengths[0, t]):
-            s, cc = add(s, cc, mass[i] * 1.0)
-            i += 1
-        out[t] = s + cc
-
-
