@@ -23,17 +23,8 @@ from .._protocol.result import RenderContext, Result, class_names, grid, safe
 from .multiclass_bounded import bound_notes, shown_fields
 from .ranking.curves import curve_from_points, pr, roc
 
-__all__ = [
-    "MulticlassRankResult",
-    "averages",
-    "batch_run",
-    "check_weighted_support",
-    "entries",
-    "merge_block_runs",
-    "ovr_points",
-    "precision_fields",
-    "scores_of_run",
-]
+__all__ = ["MulticlassRankResult", "averages", "batch_run", "check_weighted_support", "entries", "merge_block_runs",
+           "ovr_points", "precision_fields", "scores_of_run"]
 
 #: 2 U of a pair of classes fits an int64 while (total rows)**2 / 2 stays below this
 _INT64_LIMIT = 2**63
