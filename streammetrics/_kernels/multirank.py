@@ -13,7 +13,7 @@ from ._jit import kernel
 from .compensated import add
 from .keys import EXPONENT, key_of
 
-__all__ = ["class_starts", "column_run", "column_scores", "gather_column", "merge_block_runs"]
+__all__ = ["column_run", "column_scores", "gather_column", "merge_block_runs"]
 
 
 @kernel
@@ -91,22 +91,6 @@ def merge_block_runs(k1, m1, l1, k2, m2, l2, out_keys, out_mass, out_lengths):
                 m += 1
             out_lengths[c, t] = m - first
     return m
-
-
-@kernel
-def class_starts(y, k, starts):
-    """Validate classes and count them: class ``t``'s block of a column is
-    ``starts[t]:starts[t + 1]``. Returns the status (1: a bad class)."""
-    for t in range(k + 1):
-        starts[t] = 0
-    for i in range(y.shape[0]):
-        t = y[i]
-        if t < 0 or t >= k:
-            return 1
-        starts[t + 1] += 1  # the counts, summed into starts below
-    for t in range(k):
-        starts[t + 1] += starts[t]
-    return 0
 
 
 @kernel

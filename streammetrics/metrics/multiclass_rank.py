@@ -137,6 +137,7 @@ class MulticlassRankAUC(Accumulator):
         self._weighted = False
         self._stack = RunStack(merge_block_runs, entries)
         self._pending: list | None = None  # copies of checked batches not yet sorted into a run
+        self._pending_rows = 0
         self._members: RankMembers | None = None
         if self.max_bins is not None or self.max_memory is not None:
             pairs = self.multi_class == "ovo"
@@ -152,14 +153,9 @@ class MulticlassRankAUC(Accumulator):
             self._members = RankMembers(k, member, pairs)
 
     def _settings(self):
-        out = {"n_classes": self.n_classes, "multi_class": self.multi_class, "average": self.average}
-        if self.labels is not None:
-            out["labels"] = self.labels
-        if self.max_bins is not None:
-            out["max_bins"] = self.max_bins
-        if self.max_memory is not None:
-            out["max_memory"] = self.max_memory
-        return out
+        out = {"n_classes": self.n_classes, "multi_class": self.multi_class, "average": self.average,
+               "labels": self.labels, "max_bins": self.max_bins, "max_memory": self.max_memory}
+        return {k: v for k, v in out.items() if v is not None}
 
     @property
     def n(self) -> int:
@@ -190,7 +186,7 @@ class MulticlassRankAUC(Accumulator):
         if self._members is None:
             if self._weighted and w.shape[0] == 0:
                 w = np.ones(n)
-            pending = sum(b[0].shape[0] for b in self._pending or ())
+            pending = self._pending_rows
             # pending rows at most as many as the runs hold: a stream builds runs of doubling size
             if n >= max(self._PENDING_MIN, self._n - pending):  # sorted at once, not copied
                 run = batch_run(y, P, w, self.n_classes, self.inputs)  # a bad batch raises here
@@ -210,7 +206,9 @@ class MulticlassRankAUC(Accumulator):
                 self._to_float()
             if pending + n > max(self._PENDING_MIN, self._n - pending):
                 self._flush()
-            self._pending = (self._pending or []) + [(y.copy(), P.copy(), w.copy())]
+            self._pending = self._pending or []
+            self._pending.append((y.copy(), P.copy(), w.copy()))
+            self._pending_rows += n
         self._n += n
         return 0
 
@@ -221,7 +219,7 @@ class MulticlassRankAUC(Accumulator):
     def _flush(self) -> None:
         if self._pending:
             self._stack.push(self._pending_run())
-        self._pending = None
+        self._pending, self._pending_rows = None, 0
 
     def flush(self):
         """Sort the pending rows in and merge the state's runs into one now;
@@ -269,7 +267,7 @@ class MulticlassRankAUC(Accumulator):
             self._members.load(state)
             return
         self._stack = RunStack(merge_block_runs, entries)
-        self._pending = None
+        self._pending, self._pending_rows = None, 0
         self._merge_run(state)
 
     def _merge_run(self, state):
@@ -292,7 +290,8 @@ class MulticlassRankAUC(Accumulator):
     def _clone(self):
         out = type(self).__new__(type(self))  # with its own lock
         out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_guard"})
-        out.__dict__.update(_stack=self._stack.copy(),  # runs and pending batches are never changed in place
+        out.__dict__.update(_stack=self._stack.copy(),  # (runs and pending batches are never changed in place)
+                            _pending=None if self._pending is None else list(self._pending),
                             _members=None if self._members is None else self._members.clone())
         return out
 
@@ -334,13 +333,9 @@ class MulticlassRankAUC(Accumulator):
 
     # --------------------------------------------------------------- results
     def _meta(self):
-        meta = {"labels": self.labels, "weighted": self._weighted,
-                "multi_class": self.multi_class, "average": self.average}
-        if self.max_bins is not None:
-            meta["max_bins"] = self.max_bins
-        if self.max_memory is not None:
-            meta["max_memory"] = self.max_memory
-        return meta
+        bounds = {k: v for k, v in self._settings().items() if k in ("max_bins", "max_memory")}
+        return {"labels": self.labels, "weighted": self._weighted, "multi_class": self.multi_class,
+                "average": self.average, **bounds}
 
     def _compute(self) -> MulticlassRankResult:
         if self._members is not None:
