@@ -117,71 +117,62 @@ def gather_column(y, bits, w, c, starts, pos, keys, vals):
 
 @kernel
 def column_scores(keys, mass, offs, c, u2, ptr, acc):
-    """Class ``c``'s pair counts and average precision from one column.
+    """Class ``c``'s pair counts and average precision from column ``c``'s blocks
+    ``keys[offs[t]:offs[t + 1]]`` (distinct keys, increasing; ``mass`` their counts
+    or weights).
 
-    The blocks ``keys[offs[t]:offs[t + 1]]`` hold class ``t``'s distinct keys,
-    increasing, and ``mass`` their counts or weights. Fills ``u2[t]``, twice the
-    Mann–Whitney U of class ``c`` against class ``t`` (``u2[c] = 0``), and returns
-    class ``c``'s one-vs-rest average precision. One walk down block ``c``, highest
-    key first, with two pointers per other block; counts summed exactly in int64
-    (the caller guarantees ``2 n_c n_t < 2**63``), weights in compensated sums.
-    ``ptr`` (``k`` int64) and ``acc`` (``k x 4`` of ``u2``'s dtype) are scratch."""
+    Fills ``u2[t]``, twice the Mann–Whitney U of class ``c`` against class ``t``,
+    and returns class ``c``'s one-vs-rest average precision, in one walk down
+    block ``c`` (highest key first) with a pointer per other block: every pair
+    count of the column from one pass, where a binary run per pair would read
+    the column ``k`` times. Counts are exact int64 (the caller guarantees
+    ``2 n_c n_t < 2**63``), weights compensated sums. ``ptr`` (``k`` int64) and
+    ``acc`` (``k x 4`` of ``u2``'s dtype) are scratch."""
     k = offs.shape[0] - 1
     zero = mass[0] * 0 if mass.shape[0] else 0
-    p0 = offs[c]
-    p1 = offs[c + 1]
-    # per block: the mass above the current key as a compensated pair
-    # (``acc[t, 0:2]``), the block's mass (``acc[t, 2]``) and the compensation
-    # of ``u2[t]`` (``acc[t, 3]``)
+    # per block: the mass above the current key (compensated, acc[t, 0:2]), the
+    # block's mass (acc[t, 2]) and the compensation of u2[t] (acc[t, 3])
     for t in range(k):
-        ptr[t] = offs[t + 1]  # first key above the current one
+        ptr[t] = offs[t + 1]  # the first key above the current one
         u2[t] = 0
-        for j in range(4):
-            acc[t, j] = 0
-    ps = 0.0
-    pc = 0.0
-    s = 0.0
-    sc = 0.0
-    for t in range(k):
         ts = zero
         tc = zero
         for q in range(offs[t], offs[t + 1]):
             ts, tc = add(ts, tc, mass[q])
+        acc[t, 0] = 0
+        acc[t, 1] = 0
         acc[t, 2] = ts + tc
-    i = p1 - 1
-    while i >= p0:
+        acc[t, 3] = 0
+    ps = 0.0
+    pc = 0.0
+    s = 0.0
+    sc = 0.0
+    for i in range(offs[c + 1] - 1, offs[c] - 1, -1):
         key = keys[i]
-        a = zero
-        while i >= p0 and keys[i] == key:
-            a += mass[i]
-            i -= 1
+        a = mass[i]
         fsum = 0.0
         for t in range(k):
             if t == c:
                 continue
-            lo = offs[t]
             q = ptr[t]
             hs = acc[t, 0]
             hc = acc[t, 1]
-            while q > lo and keys[q - 1] > key:
+            while q > offs[t] and keys[q - 1] > key:
                 q -= 1
                 hs, hc = add(hs, hc, mass[q])
             ptr[t] = q
             acc[t, 0] = hs
             acc[t, 1] = hc
-            # every key at or above the previous one is above this one
-            q2 = q
             es = hs
             ec = hc
-            while q2 > lo and keys[q2 - 1] >= key:
-                q2 -= 1
-                es, ec = add(es, ec, mass[q2])
+            if q > offs[t] and keys[q - 1] == key:
+                es, ec = add(hs, hc, mass[q - 1])
             ge = es + ec
             gt = hs + hc
             # 2 * below + equal = 2 (total - ge) + (ge - gt)
             u2[t], acc[t, 3] = add(u2[t], acc[t, 3], a * (2 * (acc[t, 2] - ge) + (ge - gt)))
             fsum += ge
-        if a == 0:
+        if a == 0:  # (a weight scaled below the smallest float)
             continue
         af = a * 1.0
         ps, pc = add(ps, pc, af)
