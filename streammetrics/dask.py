@@ -259,12 +259,11 @@ def _check_cuts(cuts) -> np.ndarray:
         raise TypeError(f"cuts must be a 1-D array of real numbers, got {type(cuts).__name__}") from None
     if arr.ndim != 1:
         raise ValueError(f"cuts must be a 1-D array of scores, got shape {arr.shape}")
-    bad = np.flatnonzero(~np.isfinite(arr))
-    if bad.size:
-        raise ValueError(f"cuts[{bad[0]}] = {float(arr[bad[0]])!r}: cut points must be finite")
-    bad = np.flatnonzero(np.diff(arr) <= 0)
-    if bad.size:
-        i = int(bad[0]) + 1
+    if not np.isfinite(arr).all():
+        i = int(np.argmax(~np.isfinite(arr)))
+        raise ValueError(f"cuts[{i}] = {float(arr[i])!r}: cut points must be finite")
+    if (np.diff(arr) <= 0).any():
+        i = int(np.argmax(np.diff(arr) <= 0)) + 1
         raise ValueError(f"cuts[{i}] = {float(arr[i])!r}: cut points must be strictly increasing "
                          f"(cuts[{i - 1}] = {float(arr[i - 1])!r})")
     return arr + 0.0  # -0.0 as 0.0

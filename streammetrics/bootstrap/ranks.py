@@ -7,7 +7,6 @@ and every replicate's AUC and average precision come from one walk over them.
 
 from __future__ import annotations
 
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -17,6 +16,7 @@ from .._kernels.bootstrap import POISSON1_CUTS, poisson_weights, replicate_ranks
 from .._protocol.errors import StateFileError
 from .._protocol.result import safe
 from .._protocol.validation import as_1d
+from .._threads import CORES
 
 __all__ = ["DEFAULT_GRID", "MAX_GRID", "RankRows", "band_grid", "check_int", "check_rank_rows", "pool",
            "ranked_member", "read_curve", "replica_template", "workers"]
@@ -224,11 +224,10 @@ class RankRows:
         groups = [g for g in np.array_split(np.arange(replicates), workers(replicates, s.shape[0])) if g.size]
         outs = [np.empty((g.size, 6), np.float64) for g in groups]
         args = [(np.uint64(seed), k, int(g[0]), w, s, y, out, POISSON1_CUTS) for g, out in zip(groups, outs)]
-        if len(groups) == 1:
-            replicate_ranks(*args[0])
-        else:
-            for job in [pool(len(groups)).submit(replicate_ranks, *a) for a in args]:
-                job.result()
+        jobs = [pool(len(groups)).submit(replicate_ranks, *a) for a in args[1:]]
+        replicate_ranks(*args[0])  # the first group on the calling thread
+        for job in jobs:
+            job.result()
         return np.concatenate(outs)
 
     def scores(self, seed: int, replicates: int) -> list:
@@ -269,7 +268,7 @@ def workers(replicates: int, rows: int) -> int:
     """The threads that fold ``rows`` rows into ``replicates`` replicates."""
     if replicates < 2 or replicates * rows < PARALLEL_WORK:
         return 1
-    return max(1, min(replicates, os.cpu_count() or 1, 8))
+    return max(1, min(replicates, CORES, 8))
 
 
 def pool(size: int) -> ThreadPoolExecutor:

@@ -50,15 +50,9 @@ class RankMembers:
     one-vs-one members, ``member_settings`` the keywords of every member."""
 
     def __init__(self, k: int, member_settings: dict, pairs: bool):
-        self.k = k
-        self.pairs = pairs
-        self.member_settings = dict(member_settings)
-        self.count = n_members(k, pairs)
-        self.members = [self.make_member() for _ in range(self.count)]
+        self.k, self.pairs, self.member_settings, self.count = k, pairs, dict(member_settings), n_members(k, pairs)
+        self.members = [RankAUC(**self.member_settings) for _ in range(self.count)]
         self.member_n = np.zeros(self.count, np.int64)
-
-    def make_member(self) -> RankAUC:
-        return RankAUC(**self.member_settings)
 
     def pair_index(self, a: int, b: int) -> int:
         """The member of the ordered pair ``(a, b)``, ``a != b``."""
@@ -92,9 +86,9 @@ class RankMembers:
                     self.member_n[m] += both.shape[0]
         if sw is not None and not all(m.weighted for m in self.members):
             # members that took no row turn weighted too (one state): merged with an empty weighted one
-            st = self.make_member().state_dict()
+            st = RankAUC(**self.member_settings).state_dict()
             st["weighted"][0] = 1
-            empty = self.make_member().load_state_dict(st)
+            empty = RankAUC(**self.member_settings).load_state_dict(st)
             for m in self.members:
                 if not m.weighted:
                     m.merge(empty)
@@ -103,29 +97,22 @@ class RankMembers:
     def join(self, n: int) -> dict:
         """The members' states as one state."""
         states = [m.state_dict() for m in self.members]
-        out = {"n": np.array([n], np.int64),
-               "weighted": np.array([int(self.weighted)], np.int64),
-               "member_n": self.member_n.copy(),
-               "sizes": np.array([[st[f].shape[-1] for f in _RANK_FIELDS] for st in states], np.int64)
-               .reshape(self.count, 5)}
-        for f in _RANK_FIELDS:
-            out[f] = np.concatenate([st[f] for st in states], axis=-1)
-        for f in _PER_MEMBER:
-            out[f] = np.stack([_per_member(st, f) for st in states])
+        sizes = np.array([[st[f].shape[-1] for f in _RANK_FIELDS] for st in states], np.int64)
+        out = {"n": np.array([n], np.int64), "weighted": np.array([int(self.weighted)], np.int64),
+               "member_n": self.member_n.copy(), "sizes": sizes.reshape(self.count, 5)}
+        out.update({f: np.concatenate([st[f] for st in states], axis=-1) for f in _RANK_FIELDS})
+        out.update({f: np.stack([st[f] for st in states]) for f in _PER_MEMBER})
         return out
 
     def split(self, state) -> list[dict]:
         """The member states of a joined state (views into its arrays)."""
-        sizes = state["sizes"]
-        ends = np.cumsum(sizes, axis=0)
+        ends = np.cumsum(state["sizes"], axis=0)
+        starts = ends - state["sizes"]
         out = []
         for m in range(self.count):
             st = {"n": state["member_n"][m:m + 1].copy(), "weighted": state["weighted"].copy()}
-            for c, f in enumerate(_RANK_FIELDS):
-                hi = int(ends[m, c])
-                st[f] = state[f][..., hi - int(sizes[m, c]):hi]
-            for f in _PER_MEMBER:
-                st[f] = state[f][m]
+            st.update({f: state[f][..., starts[m, c]:ends[m, c]] for c, f in enumerate(_RANK_FIELDS)})
+            st.update({f: state[f][m] for f in _PER_MEMBER})
             out.append(st)
         return out
 
@@ -150,7 +137,7 @@ class RankMembers:
             raise ValueError("every one-vs-rest member must hold every row")
         if np.any(member_n < 0) or np.any(member_n > n):
             raise ValueError("entry 'member_n' holds a count outside 0..n")
-        checker = self.make_member()
+        checker = RankAUC(**self.member_settings)
         states = self.split(state)
         for st in states:
             checker.load_state_dict(st)
@@ -169,7 +156,7 @@ class RankMembers:
 
     def merge(self, state) -> None:
         for member, st in zip(self.members, self.split(state)):
-            member.merge(self.make_member().load_state_dict(st))
+            member.merge(RankAUC(**self.member_settings).load_state_dict(st))
         self.member_n += state["member_n"]
 
     def clone(self) -> RankMembers:
@@ -224,6 +211,3 @@ def shown_fields(values, notes) -> list:
     """The fields a report shows: all but the scalar bounds given in ``notes``."""
     return [f for f in values if not (f.endswith(("_lower", "_upper")) and f[:-6] in notes)]
 
-
-def _per_member(st, f):
-    return st[f] if f in st else np.zeros((2, 2) if f == "wsq" else (1,), np.float64 if f == "wsq" else np.int64)

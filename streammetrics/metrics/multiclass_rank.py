@@ -1,13 +1,11 @@
 """Exact multiclass AUC (one-vs-rest and one-vs-one) from an n x K score matrix.
 
-The state keeps, for every score column ``c`` and true class ``t``, the distinct
-scores ``P[i, c]`` of the rows of class ``t`` with their count (or weight): ``K *
-K`` sorted blocks (:mod:`.multiclass_runs`). Every pairwise Mann–Whitney count
-is read from two blocks of one column, so both averages come from one exact,
-mergeable state. Batches are sorted into block runs merged log-structured (a
-:class:`~streammetrics._protocol.runs.RunStack`, as ``RankAUC``'s runs), so any
-batching, sharding and merge order gives the same state. With ``max_bins`` or
-``max_memory`` the state is a set of binary rank states (:mod:`.multiclass_bounded`).
+The state is ``K * K`` sorted blocks (:mod:`.multiclass_runs`), one per score
+column and true class, so every pairwise Mann–Whitney count is read from two
+blocks of one column. Batches become block runs merged log-structured (a
+``RunStack``, as ``RankAUC``'s runs): any batching, sharding and merge order
+gives the same state. With ``max_bins`` or ``max_memory`` the state is a set of
+binary rank states (:mod:`.multiclass_bounded`).
 """
 
 from __future__ import annotations
@@ -183,33 +181,31 @@ class MulticlassRankAUC(Accumulator):
     def _fold(self, arrays, w):
         y, P = arrays
         n = y.shape[0]
-        if self._members is None:
-            if self._weighted and w.shape[0] == 0:
-                w = np.ones(n)
-            pending = self._pending_rows
-            # pending rows at most as many as the runs hold: a stream builds runs of doubling size
-            if n >= max(self._PENDING_MIN, self._n - pending):  # sorted at once, not copied
-                run = batch_run(y, P, w, self.n_classes, self.inputs)  # a bad batch raises here
-                self._flush()
-                if w.shape[0] and not self._weighted:
-                    self._to_float()
-                self._stack.push(run)
-                self._n += n
-                return 0
-        for inp, arr in zip(self.inputs, arrays):  # refused before any change
-            inp.check(arr)
+        if self._members is None and self._weighted and w.shape[0] == 0:
+            w = np.ones(n)
+        # pending rows at most as many as the runs hold: a stream builds runs of doubling size
+        limit = max(self._PENDING_MIN, self._n - self._pending_rows)
+        run = None
+        if self._members is None and n >= limit:  # sorted at once, not copied
+            run = batch_run(y, P, w, self.n_classes, self.inputs)  # a bad batch raises here
+        else:
+            for inp, arr in zip(self.inputs, arrays):  # refused before any change
+                inp.check(arr)
+        self._n += n
         if self._members is not None:
             self._members.fold(y, P, w)
             self._weighted = self._members.weighted
+            return 0
+        if w.shape[0] and not self._weighted:
+            self._to_float()
+        if run is not None or self._pending_rows + n > limit:
+            self._flush()
+        if run is not None:
+            self._stack.push(run)
         else:
-            if w.shape[0] and not self._weighted:
-                self._to_float()
-            if pending + n > max(self._PENDING_MIN, self._n - pending):
-                self._flush()
             self._pending = self._pending or []
             self._pending.append((y.copy(), P.copy(), w.copy()))
             self._pending_rows += n
-        self._n += n
         return 0
 
     def _pending_run(self):
@@ -347,8 +343,7 @@ class MulticlassRankAUC(Accumulator):
         return out
 
     def _bounded_result(self) -> MulticlassRankResult:
-        """The result of the bounded members: every AUC field with ``_lower``
-        and ``_upper`` bounds (no one-vs-one fields without pair members)."""
+        """The members' result: every AUC field with ``_lower`` and ``_upper`` bounds."""
         members, k = self._members, self.n_classes
         value, lower, upper, n_pos, _ = members.results()
         support = n_pos[:k].astype(np.float64 if self._weighted else np.int64)
@@ -389,9 +384,8 @@ class MulticlassRankAUC(Accumulator):
         return curve_from_points(*ovr_points(run, c))
 
     def roc_curve(self, cls):
-        """One-vs-rest ROC curve ``(fpr, tpr, thresholds)`` of class ``cls``
-        (an index, or a label), ranked by its column: as
-        :meth:`RankAUC.roc_curve` of ``y == cls`` against ``P[:, cls]``.
+        """One-vs-rest ROC curve ``(fpr, tpr, thresholds)`` of class ``cls`` (an index,
+        or a label): ``RankAUC.roc_curve`` of ``y == cls`` against ``P[:, cls]``.
 
         >>> from streammetrics import MulticlassRankAUC
         >>> acc = MulticlassRankAUC(2).update([0, 1, 1], [[0.8, 0.2], [0.4, 0.6], [0.6, 0.4]])
@@ -401,21 +395,18 @@ class MulticlassRankAUC(Accumulator):
         return roc(*self._curve(cls))
 
     def pr_curve(self, cls):
-        """One-vs-rest precision-recall curve ``(precision, recall, thresholds)``
-        of class ``cls``, in scikit-learn's order (as :meth:`RankAUC.pr_curve`)."""
+        """One-vs-rest ``(precision, recall, thresholds)`` of class ``cls`` (as ``RankAUC.pr_curve``)."""
         return pr(*self._curve(cls))
 
     def average_precision(self, cls) -> float:
-        """One-vs-rest average precision of class ``cls`` (as
-        ``finalize().per_class_average_precision[cls]``, from the curve)."""
+        """One-vs-rest average precision of class ``cls``, from its curve."""
         return average_precision_of(*self._curve(cls))
 
 
 def multiclass_auc(y, P, *, multi_class="ovr", average="macro", n_classes=None, labels=None,
                    sample_weight=None, max_bins=None) -> MulticlassRankResult:
-    """Exact multiclass AUC of class scores ``P`` (n x K): the result of
-    :class:`MulticlassRankAUC` (``n_classes`` by default ``P``'s columns) over
-    these rows; ``max_bins`` gives its bounded result.
+    """The result of :class:`MulticlassRankAUC` (``n_classes`` by default ``P``'s
+    columns) over these rows.
 
     >>> from streammetrics import multiclass_auc
     >>> P = [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.3, 0.4, 0.3],

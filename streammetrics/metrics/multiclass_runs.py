@@ -40,9 +40,8 @@ class MulticlassRankResult(Result):
     counts = ("support",)
 
     def plot(self, folder: str, ctx: RenderContext) -> list[str]:
-        """One figure of one-vs-rest ROC curves and one of PR curves, a curve
-        per class named by its label (the first
-        :data:`~streammetrics.report.plots.MAX_CLASS_CURVES` classes)."""
+        """A figure of one-vs-rest ROC curves and one of PR curves, a curve per
+        class (the first ``plots.MAX_CLASS_CURVES``)."""
         from ..report import plots
 
         points_of = getattr(self, "_points_of", None)
@@ -55,10 +54,8 @@ class MulticlassRankResult(Result):
         rocs, prs = [], []
         for c in range(min(k, plots.MAX_CLASS_CURVES)):
             points = curve_from_points(*points_of(c))
-            fpr, tpr, _ = roc(*points)
-            precision, recall, _ = pr(*points)
-            rocs.append((names[c], fpr, tpr, float(auc[c])))
-            prs.append((names[c], precision, recall, float(ap[c])))
+            rocs.append((names[c], *roc(*points)[:2], float(auc[c])))
+            prs.append((names[c], *pr(*points)[:2], float(ap[c])))
         return [plots.class_roc(rocs, k, folder), plots.class_pr(prs, k, folder)]
 
     def section(self, ctx: RenderContext, names=None) -> list[str]:
@@ -72,8 +69,7 @@ class MulticlassRankResult(Result):
             row_names = class_names(self._meta.get("labels") or ctx.labels, m.shape[0])
             caption = (f"  {self._shown('pair_auc', names)} (row a, column b: class a's rows "
                        "against class b's, ranked by column a)")
-            lines += ["", caption]
-            lines += grid(m.tolist(), row_names, row_names)
+            lines += ["", caption, *grid(m.tolist(), row_names, row_names)]
         return lines
 
 
@@ -218,21 +214,11 @@ def averages(per_class, pair, support, multi_class: str, average: str, suffix: s
     prevalence = sup_f[iu] + sup_f[ju]
     ovo_macro = float(np.mean(hand_till)) if hand_till.size else 0.0
     ovo_weighted = float(np.dot(prevalence, hand_till) / safe(float(prevalence.sum())))
-    if multi_class == "ovr":
-        macro, weighted_avg = ovr_macro, ovr_weighted
-    else:
-        macro, weighted_avg = ovo_macro, ovo_weighted
-    values = {
-        "auc": macro if average == "macro" else weighted_avg,
-        "macro_auc": macro,
-        "weighted_auc": weighted_avg,
-        "per_class_auc": per_class,
-        "ovr_macro_auc": ovr_macro,
-        "ovr_weighted_auc": ovr_weighted,
-        "ovo_macro_auc": ovo_macro,
-        "ovo_weighted_auc": ovo_weighted,
-        "pair_auc": pair,
-    }
+    macro, weighted_avg = (ovr_macro, ovr_weighted) if multi_class == "ovr" else (ovo_macro, ovo_weighted)
+    values = {"auc": macro if average == "macro" else weighted_avg, "macro_auc": macro,
+              "weighted_auc": weighted_avg, "per_class_auc": per_class, "ovr_macro_auc": ovr_macro,
+              "ovr_weighted_auc": ovr_weighted, "ovo_macro_auc": ovo_macro, "ovo_weighted_auc": ovo_weighted,
+              "pair_auc": pair}
     return {key + suffix: v for key, v in values.items()}
 
 
