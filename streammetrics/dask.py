@@ -74,12 +74,10 @@ def _partitions(arrays: Sequence[Any]):
             if a.shape[0] != n:
                 raise ValueError(f"argument {i} has {a.shape[0]} rows but argument 0 has {n}")
         rows = arrays[0].chunks[0]
-        chunked = []
-        for a in arrays:  # chunked like the first argument's rows, whole rows per chunk
-            a = a.rechunk({0: rows, **{ax: -1 for ax in range(1, a.ndim)}})
-            d = a.to_delayed()
-            chunked.append(list(d.reshape(d.shape[0], -1)[:, 0]))
-        return [list(parts) for parts in zip(*chunked)], np.concatenate([[0], np.cumsum(rows)[:-1]]).tolist()
+        # chunked like the first argument's rows, whole rows per chunk
+        chunked = [a.rechunk({0: rows, **{ax: -1 for ax in range(1, a.ndim)}}).to_delayed() for a in arrays]
+        pieces = [list(parts) for parts in zip(*[d.reshape(d.shape[0], -1)[:, 0] for d in chunked])]
+        return pieces, np.concatenate([[0], np.cumsum(rows)[:-1]]).tolist()
     if all(_is_dask_frame(a) for a in arrays):
         nparts = {a.npartitions for a in arrays}
         if len(nparts) != 1:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ._jit import kernel
 from .compensated import add
-from .keys import EXPONENT, key_of
+from .keys import EXPONENT, TOP, key_of
 
 __all__ = ["column_run", "column_scores", "gather_column", "merge_block_runs"]
 
@@ -62,32 +62,20 @@ def merge_block_runs(k1, m1, l1, k2, m2, l2, out_keys, out_mass, out_lengths):
             first = m
             ei = i + l1[c, t]
             ej = j + l2[c, t]
-            while i < ei and j < ej:
-                a = k1[i]
-                b = k2[j]
-                if a < b:
+            while i < ei or j < ej:
+                a = k1[i] if i < ei else TOP
+                b = k2[j] if j < ej else TOP
+                if a <= b:
                     out_keys[m] = a
                     out_mass[m] = m1[i]
                     i += 1
-                elif b < a:
+                    if a == b:
+                        out_mass[m] += m2[j]
+                        j += 1
+                else:
                     out_keys[m] = b
                     out_mass[m] = m2[j]
                     j += 1
-                else:
-                    out_keys[m] = a
-                    out_mass[m] = m1[i] + m2[j]
-                    i += 1
-                    j += 1
-                m += 1
-            while i < ei:
-                out_keys[m] = k1[i]
-                out_mass[m] = m1[i]
-                i += 1
-                m += 1
-            while j < ej:
-                out_keys[m] = k2[j]
-                out_mass[m] = m2[j]
-                j += 1
                 m += 1
             out_lengths[c, t] = m - first
     return m

@@ -119,11 +119,9 @@ def check_rank_rows(ranks: RankRows, rank) -> None:
     mine = rank.state_dict()
     theirs = type(rank)().update(y, s, sample_weight=w if w.shape[0] else None).state_dict()
     name = "weights" if int(mine["weighted"][0]) else "counts"
-    if not (np.array_equal(mine["lo"], theirs["lo"]) and theirs[name].shape == mine[name].shape):
-        raise StateFileError("entries 'ranked.*' do not hold the rows of the point estimate's rank state")
     a, b = mine[name], theirs[name]
-    same = np.array_equal(a, b) if name == "counts" else np.allclose(a, b, rtol=1e-9, atol=0)
-    if not same:
+    if not (np.array_equal(mine["lo"], theirs["lo"]) and a.shape == b.shape
+            and (np.array_equal(a, b) if name == "counts" else np.allclose(a, b, rtol=1e-9, atol=0))):
         raise StateFileError("entries 'ranked.*' do not hold the rows of the point estimate's rank state")
 
 
