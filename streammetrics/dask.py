@@ -177,14 +177,11 @@ def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", bloc
                        split_every: int = 8):
     """Per-point silhouettes of a row-chunked dask array, lazily (a dask array chunked like X's rows).
 
-    The distributed twin of :func:`streammetrics.silhouette_samples` (the same
-    conventions, metrics and numbers to rounding): each pair of row chunks
-    ``(i, j)`` is one task adding, for every point of chunk ``i``, its
-    distances to each cluster's points in chunk ``j``; a tree of fan-in
-    ``split_every`` adds chunk ``i``'s sums. A worker holds at most two chunks
-    and their per-cluster sums. ``X`` may be an ``n x n`` dissimilarity matrix
-    with ``metric="precomputed"``; ``labels`` (n integers) are gathered on the
-    client.
+    As :func:`streammetrics.silhouette_samples` (to rounding): each pair of row
+    chunks ``(i, j)`` is one task summing the distances of chunk ``i``'s points
+    to each cluster's points in chunk ``j`` (a worker holds two chunks and their
+    sums), added by a tree of fan-in ``split_every``; ``labels`` are gathered on
+    the client.
 
     >>> import dask.array as da
     >>> X = da.from_array([[0.0], [1.0], [5.0], [6.0]], chunks=(2, 1))
@@ -349,16 +346,13 @@ def exact_auc(y, s, *, sample_weight=None, ranges: int | None = None, cuts=None,
               split_every: int = 8, **compute_kwargs) -> RangeResult:
     """Exact AUC and average precision of dask collections, by score ranges.
 
-    ``evaluate(RankAUC(), ...)`` merges every partition's state into one that
-    holds every distinct score; this never gathers it. The scores are cut into
-    ranges by value (:func:`range_cuts`, or the given ``cuts``); each partition's
-    rows are checked, sorted and routed to their ranges, and each range's runs
-    are merged by a tree of its own (fan-in ``split_every``). Every positive of
-    a higher range outranking every negative of a lower one,
-    ``U = sum_r U_r + sum_{r < r'} n_neg_r n_pos_r'``, and the average precision
-    splits the same way. Without weights ``auc`` is bit for bit
-    ``RankAUC().update(y, s).finalize().auc``; with weights, and for the average
-    precision, within 1e-12 relative.
+    Unlike ``evaluate(RankAUC(), ...)`` no process holds every distinct score:
+    the scores are cut into ranges by value (:func:`range_cuts`, or ``cuts``),
+    each partition's rows are routed to their ranges, each range's runs merged
+    by a tree of its own (fan-in ``split_every``), and ``U = sum_r U_r +
+    sum_{r < r'} n_neg_r n_pos_r'`` (the average precision splits the same way).
+    Without weights ``auc`` is bit for bit ``RankAUC``'s; with weights, and for
+    the average precision, within 1e-12 relative.
 
     ``ranges`` defaults to one per partition (at most 256); ``passes`` splits
     the ranges into groups computed one after the other, each reading the data

@@ -26,15 +26,10 @@ from .ranking.curves import curve_from_points, pr, roc
 __all__ = ["MulticlassRankResult", "averages", "batch_run", "check_weighted_support", "entries", "merge_block_runs",
            "ovr_points", "precision_fields", "scores_of_run"]
 
-#: 2 U of a pair of classes fits an int64 while (total rows)**2 / 2 stays below this
-_INT64_LIMIT = 2**63
-
-
 class MulticlassRankResult(Result):
     """The AUCs of a multiclass rank state (fields in :class:`MulticlassRankAUC`)."""
 
-    # the per-class one-vs-rest points ``c -> (scores, masses)`` of the state
-    # when finalized, for the plots' curves (runs are never changed in place)
+    # ``c -> (scores, masses)``: class c's one-vs-rest points when finalized, for the plots
     __slots__ = ("_points_of",)
     title = "Multiclass ranking"
     counts = ("support",)
@@ -129,7 +124,7 @@ def _offsets(lengths):
 def scores_of_run(run, k: int, n: int, weighted: bool, multi_class: str, average: str, meta):
     """The :class:`MulticlassRankResult` of one block run."""
     keys, mass, lengths = run
-    exact = not weighted and n * n < _INT64_LIMIT  # pair counts in int64
+    exact = not weighted and n * n < 2**63  # 2U of every pair of classes fits an int64
     mass = mass if exact else mass.astype(np.float64, copy=False)
     e = _exponent(mass) if weighted else 0
     if e:
