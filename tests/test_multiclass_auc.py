@@ -372,13 +372,24 @@ def test_pending_rows_sorted_in_at_any_point_give_the_same_state(weights_from):
 
 
 @pytest.mark.parametrize("k", [3, 12])
-def test_batches_of_many_classes_agree_with_sklearn(k):
+def test_numpy_and_radix_sorts_of_the_class_blocks_agree(k, monkeypatch):
+    """A small batch's class blocks are sorted by numpy, a large one's by the
+    radix kernel: the same state and scores either way, and scikit-learn's."""
+    from streammetrics.metrics import multiclass_runs
+
     rng = np.random.default_rng(41)
     y, P = tied_probabilities(rng, 500, k)
-    acc = MulticlassRankAUC(k)
-    for lo in range(0, 500, 125):
-        acc.update(y[lo:lo + 125], P[lo:lo + 125])
-    assert acc == MulticlassRankAUC(k).update(y, P)
-    assert acc.finalize().macro_auc == pytest.approx(skm.roc_auc_score(y, P, multi_class="ovr"), abs=TOL)
-    assert multiclass_auc(y, P, multi_class="ovo").auc == pytest.approx(
-        skm.roc_auc_score(y, P, multi_class="ovo"), abs=TOL)
+    results = {}
+    for few in (0, 100):  # every batch sorted by the radix kernel, then by numpy
+        monkeypatch.setattr(multiclass_runs, "NUMPY_MAX", few)
+        acc = MulticlassRankAUC(k)
+        for lo in range(0, 500, 125):
+            acc.update(y[lo:lo + 125], P[lo:lo + 125])
+        results[few] = (acc, acc.finalize(), multiclass_auc(y, P, multi_class="ovo"))
+    (a, ra, oa), (b, rb, ob) = results[0], results[100]
+    assert a == b
+    for name in ("per_class_auc", "pair_auc", "per_class_average_precision", "support"):
+        np.testing.assert_array_equal(ra[name], rb[name], err_msg=name)
+    assert oa.auc == ob.auc
+    assert ra.macro_auc == pytest.approx(skm.roc_auc_score(y, P, multi_class="ovr"), abs=TOL)
+    assert oa.auc == pytest.approx(skm.roc_auc_score(y, P, multi_class="ovo"), abs=TOL)

@@ -15,13 +15,12 @@ import numpy as np
 
 from .._kernels import multirank as M
 from .._kernels.keys import keys_as_bits
-from .._kernels.merges import merge_records
-from .._kernels.sort import sort_keys, sort_payload
 from .._protocol.errors import WeightOverflowError
 from .._protocol.inputs import raise_rejected
 from .._protocol.result import RenderContext, Result, class_names, grid, safe
 from .multiclass_bounded import bound_notes, shown_fields
 from .ranking.curves import curve_from_points, pr, roc
+from .ranking.sorting import NUMPY_MAX, sort_part
 
 __all__ = ["MulticlassRankResult", "averages", "batch_run", "check_weighted_support", "entries", "merge_block_runs",
            "ovr_points", "precision_fields", "scores_of_run"]
@@ -107,11 +106,8 @@ def batch_run(y, P, w, k, inputs):
         region = keys[m:m + n]
         if M.gather_column(y, P.view(np.uint64), w, c, starts, pos, region, vals):
             raise_rejected(inputs, (y, P))
-        for a, b in itertools.pairwise(starts):
-            if weighted:
-                sort_payload(region[a:b], vals[a:b], tk, tv)
-            else:
-                sort_keys(region[a:b], tk)
+        for a, b in itertools.pairwise(starts):  # numpy's sort when small: no radix kernel compiled at first use
+            sort_part(region[a:b], vals[a:b] if weighted else None, tk, tv, n <= NUMPY_MAX)
         m += M.column_run(region, vals, starts, region, mass[m:], lengths[c])
     return _trimmed(keys, mass, m, lengths)
 
@@ -219,18 +215,18 @@ def averages(per_class, pair, support, multi_class: str, average: str, suffix: s
 
 def ovr_points(run, c: int):
     """Column ``c``'s distinct scores (increasing) with class ``c``'s mass (positive)
-    and the other classes' (negative) at each: its blocks merged as a binary run."""
+    and the other classes' (negative) at each: the points of its binary curves
+    (numpy's ``unique``: a first curve compiles no merge kernel)."""
     keys, mass, lengths = run
     k = lengths.shape[0]
-    offs = _offsets(lengths)[c * k:(c + 1) * k + 1]
-    offs, lo, hi = offs - offs[0], offs[0], offs[-1]
-    scores = np.empty(hi - lo)
-    keys_as_bits(keys[lo:hi], scores.view(np.uint64))
-    rec = np.zeros((hi - lo, 3))
-    val = rec.view(mass.dtype)
-    rec[:, 0] = scores
-    for t in range(k):
-        val[offs[t]:offs[t + 1], 1 if t == c else 2] = mass[lo + offs[t]:lo + offs[t + 1]]
-    ab = np.empty((2, hi - lo), mass.dtype)
-    m = merge_records(rec, val, offs[:-1], offs[1:], scores, ab)
-    return scores[:m], ab[:, :m]
+    offs = _offsets(lengths)
+    lo, hi = offs[c * k], offs[(c + 1) * k]
+    pos = np.zeros(hi - lo, bool)
+    pos[offs[c * k + c] - lo:offs[c * k + c + 1] - lo] = True
+    uniq, inverse = np.unique(keys[lo:hi], return_inverse=True)
+    ab = np.zeros((2, uniq.shape[0]), mass.dtype)
+    np.add.at(ab[0], inverse[pos], mass[lo:hi][pos])
+    np.add.at(ab[1], inverse[~pos], mass[lo:hi][~pos])
+    scores = np.empty(uniq.shape[0])
+    keys_as_bits(uniq, scores.view(np.uint64))
+    return scores, ab
