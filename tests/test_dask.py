@@ -157,8 +157,8 @@ def test_distributed_silhouette_equals_single_process(metric, convention):
     np.testing.assert_allclose(got.compute(scheduler="threads"), want, rtol=1e-12, atol=1e-14)
 
 
-def test_distributed_silhouette_blas_path_and_score():
-    X, labels = _blobs(600, 40, 3, 2)  # d >= 32: BLAS tiles where available
+def test_distributed_silhouette_score_of_wide_column_chunked_data():
+    X, labels = _blobs(600, 40, 3, 2)
     want = sm.silhouette_score(X, labels)
     dX = da.from_array(X, chunks=(150, 20))  # columns are gathered into one chunk
     got = float(dask_silhouette_score(dX, da.from_array(labels, chunks=100)).compute())

@@ -106,8 +106,7 @@ def test_auc_is_the_chosen_average(multi_class, average):
     assert acc.finalize().auc == r.auc
 
 
-def test_large_batches_take_the_threaded_path():
-    # 2**15 rows and more are sorted with numpy, the columns on two threads
+def test_large_batches_agree_with_sklearn():
     rng = np.random.default_rng(5)
     n, k = 70_000, 5
     y = rng.integers(0, k, n)

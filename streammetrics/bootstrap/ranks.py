@@ -1,14 +1,12 @@
 """The bootstrap's rank rows, its threads, and the helpers of its bands.
 
-An exact rank state (a :class:`~streammetrics.RankAUC` template, or an
-Evaluator's exact AUC member) keeps no state per replicate: :class:`RankRows`
-keeps the rows once, and every replicate's AUC and average precision come from
-one walk over them (:func:`~streammetrics._kernels.bootstrap.replicate_ranks`).
+An exact rank state (a ``RankAUC`` template, or an Evaluator's exact AUC
+member) keeps no state per replicate: :class:`RankRows` keeps the rows once,
+and every replicate's AUC and average precision come from one walk over them.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -18,9 +16,10 @@ from .._kernels.bootstrap import POISSON1_CUTS, poisson_weights, replicate_ranks
 from .._protocol.errors import StateFileError
 from .._protocol.result import safe
 from .._protocol.validation import as_1d
+from .._threads import CORES
 
-__all__ = ["RankRows", "check_rank_rows", "ranked_member", "replica_template", "workers", "pool", "check_int",
-           "band_grid", "read_curve", "DEFAULT_GRID", "MAX_GRID"]
+__all__ = ["DEFAULT_GRID", "MAX_GRID", "RankRows", "band_grid", "check_int", "check_rank_rows", "pool",
+           "ranked_member", "read_curve", "replica_template", "workers"]
 
 #: the rates (ROC) or recalls (PR) a band is read at, unless told: 0, 0.01, ..., 1
 DEFAULT_GRID = 101
@@ -60,11 +59,9 @@ def band_grid(grid) -> np.ndarray:
 
 
 def read_curve(rank, xs: np.ndarray, which: str):
-    """One rank state's curve read at ``xs`` (``None`` without both classes).
-
-    ROC: the true positive rate at each false positive rate, linear between
-    the curve's points, the top of a vertical run at its rate. PR: the
-    precision at the highest threshold whose recall reaches each recall."""
+    """One rank state's curve read at ``xs`` (``None`` without both classes): ROC
+    linear between the curve's points (the top of a vertical run at its rate),
+    PR the precision at the highest threshold whose recall reaches each recall."""
     if which == "roc":
         fpr, tpr, _ = rank.roc_curve()
         if fpr[-1] == 0.0 or tpr[-1] == 0.0:
@@ -85,10 +82,9 @@ def read_curve(rank, xs: np.ndarray, which: str):
 
 
 def ranked_member(template):
-    """Where the template's exact rank state is: ``""`` (the template is an exact
-    :class:`~streammetrics.RankAUC`), the name of a composite's one exact
-    RankAUC member (an Evaluator's), or ``None`` (its replicates are folded
-    like any other)."""
+    """Where the template's exact rank state is: ``""`` (the template is one), the
+    name of a composite's one exact RankAUC member, or ``None`` (none: its
+    replicates are folded like any other)."""
     from ..metrics.ranking import RankAUC
 
     def exact(m):
@@ -102,9 +98,8 @@ def ranked_member(template):
 
 
 def replica_template(template, ranked):
-    """The accumulator each replicate holds: the template, or (when its exact rank
-    state is bootstrapped from the rows kept) an Evaluator of its other members,
-    or ``None`` when nothing else is left."""
+    """The accumulator each replicate holds: the template, an Evaluator of the
+    members besides its exact rank state (kept as rows), or ``None``."""
     if ranked is None:
         return template.copy()
     if ranked == "":
@@ -115,34 +110,27 @@ def replica_template(template, ranked):
     return Evaluator(others) if others else None
 
 
-def check_rank_rows(ranks: "RankRows", rank) -> None:
-    """Refuse kept rows that are not the rows of the point estimate's exact rank
-    state: the same distinct scores holding the same positives and negatives
-    (their weights to rounding), or the replicates would resample other rows."""
+def check_rank_rows(ranks: RankRows, rank) -> None:
+    """Refuse kept rows that are not those of the point estimate's exact rank
+    state (the same scores, positives and negatives; weights to rounding)."""
     if rank.max_bins is not None or not rank.n:
         return  # (bounded: the bins do not give the rows back)
     s, y, _, w = ranks.rows()
     mine = rank.state_dict()
     theirs = type(rank)().update(y, s, sample_weight=w if w.shape[0] else None).state_dict()
     name = "weights" if int(mine["weighted"][0]) else "counts"
-    if not (np.array_equal(mine["lo"], theirs["lo"]) and theirs[name].shape == mine[name].shape):
-        raise StateFileError("entries 'ranked.*' do not hold the rows of the point estimate's rank state")
     a, b = mine[name], theirs[name]
-    same = np.array_equal(a, b) if name == "counts" else np.allclose(a, b, rtol=1e-9, atol=0)
-    if not same:
+    if not (np.array_equal(mine["lo"], theirs["lo"]) and a.shape == b.shape
+            and (np.array_equal(a, b) if name == "counts" else np.allclose(a, b, rtol=1e-9, atol=0))):
         raise StateFileError("entries 'ranked.*' do not hold the rows of the point estimate's rank state")
 
 
 class RankRows:
     """The rows an exact rank state of a bootstrap has seen: score, 0/1 label,
-    row key and (if any row was weighted) weight, 17 or 25 bytes a row.
-
-    Every replicate's rank state is a function of these rows and the seed, so
-    all replicates' AUC and average precision come from one sort of the rows
-    and one walk down the scores that draws each row's weights in every
-    replicate (:func:`~._kernels.bootstrap.replicate_ranks`), instead of a
-    rank state per replicate (``replicates`` x 24 bytes per distinct score)
-    and a sort per replicate."""
+    row key and (if any row was weighted) weight, 17 or 25 bytes a row. Every
+    replicate's rank state is a function of these rows and the seed, so one
+    sort and one walk drawing each row's weight in every replicate
+    (:func:`~._kernels.bootstrap.replicate_ranks`) give all their scores."""
 
     FIELDS = ("ranked.score", "ranked.label", "ranked.key", "ranked.weight")
 
@@ -155,34 +143,32 @@ class RankRows:
         return sum(part[0].shape[0] for part in self._parts)
 
     def add(self, y, s, keys, w, ordered: bool = False) -> None:
-        """Keep rows (copies); ``ordered``: the only rows, their scores increasing
-        (read as they are)."""
+        """Keep rows (copies); ``ordered``: the only rows, scores increasing."""
         self._parts.append((np.asarray(s, np.float64) + 0.0,  # -0.0 and 0.0 are one score
                             np.asarray(y).astype(np.uint8),
                             np.array(keys, np.int64),
                             None if w is None else np.array(w, np.float64)))
         self._sorted = ordered and len(self._parts) == 1
 
-    def extend(self, other: "RankRows") -> None:
+    def extend(self, other: RankRows) -> None:
         parts, ordered = other.kept()
         if parts:
             self._sorted = not self._parts and ordered
             self._parts.extend(parts)
 
     def kept(self):
-        """``(parts, sorted)``: the parts kept (tuples of arrays, never changed in
-        place) and whether they are one part in increasing score order."""
+        """``(parts, sorted)``: the parts kept (never changed in place), and whether
+        they are one part in increasing score order."""
         return list(self._parts), self._sorted
 
-    def copy(self) -> "RankRows":
+    def copy(self) -> RankRows:
         out = RankRows()
         out.extend(self)
         return out
 
     def rows(self):
-        """``(scores, labels, keys, weights)`` in the one order of their values:
-        increasing score, then key, label and weight (weights empty when no row
-        was weighted); new arrays, the rows kept are not changed."""
+        """New arrays ``(scores, labels, keys, weights)`` in increasing score, then
+        key, label and weight (weights empty when no row was weighted)."""
         parts = self._parts
         if not parts:
             return np.zeros(0), np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0)
@@ -206,9 +192,8 @@ class RankRows:
         return dict(zip(self.FIELDS, self.rows()))
 
     @classmethod
-    def checked(cls, state, rows: int) -> "RankRows":
-        """The rows of an untrusted state, every invariant checked, or ``StateFileError``;
-        ``rows`` is the point estimate's rank state's row count."""
+    def checked(cls, state, rows: int) -> RankRows:
+        """The rows of an untrusted state holding ``rows`` rows, checked (``StateFileError``)."""
         kinds = {"ranked.score": np.float64, "ranked.label": np.uint8, "ranked.key": np.int64,
                  "ranked.weight": np.float64}
         for name, dtype in kinds.items():
@@ -220,15 +205,12 @@ class RankRows:
             raise StateFileError(f"entries 'ranked.*' must hold the {rows} rows of the point's rank state")
         if w.shape[0] not in (0, rows):
             raise StateFileError(f"entry 'ranked.weight' must be empty or hold {rows} weights")
-        if not np.isfinite(s).all():
-            i = int(np.argmax(~np.isfinite(s)))
-            raise StateFileError(f"entry 'ranked.score'[{i}] = {float(s[i])!r} is not a finite score")
-        if (y > 1).any():
-            i = int(np.argmax(y > 1))
-            raise StateFileError(f"entry 'ranked.label'[{i}] = {int(y[i])} is not a 0/1 label")
-        if w.shape[0] and not ((w >= 0) & np.isfinite(w)).all():
-            i = int(np.argmax(~((w >= 0) & np.isfinite(w))))
-            raise StateFileError(f"entry 'ranked.weight'[{i}] = {float(w[i])!r} is not a finite weight >= 0")
+        for name, bad, what in (("ranked.score", ~np.isfinite(s), "is not a finite score"),
+                                ("ranked.label", y > 1, "is not a 0/1 label"),
+                                ("ranked.weight", ~((w >= 0) & np.isfinite(w)), "is not a finite weight >= 0")):
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise StateFileError(f"entry {name!r}[{i}] = {state[name][i].item()!r} {what}")
         out = cls()
         if rows:
             out.add(y, s, k, w if w.shape[0] else None, ordered=bool((s[1:] > s[:-1]).all()))
@@ -240,11 +222,10 @@ class RankRows:
         groups = [g for g in np.array_split(np.arange(replicates), workers(replicates, s.shape[0])) if g.size]
         outs = [np.empty((g.size, 6), np.float64) for g in groups]
         args = [(np.uint64(seed), k, int(g[0]), w, s, y, out, POISSON1_CUTS) for g, out in zip(groups, outs)]
-        if len(groups) == 1:
-            replicate_ranks(*args[0])
-        else:
-            for job in [pool(len(groups)).submit(replicate_ranks, *a) for a in args]:
-                job.result()
+        jobs = [pool(len(groups)).submit(replicate_ranks, *a) for a in args[1:]]
+        replicate_ranks(*args[0])  # the first group on the calling thread
+        for job in jobs:
+            job.result()
         return np.concatenate(outs)
 
     def scores(self, seed: int, replicates: int) -> list:
@@ -262,8 +243,7 @@ class RankRows:
         return out
 
     def replicate(self, seed: int, r: int):
-        """Replicate ``r``'s rank state (a :class:`~streammetrics.RankAUC`), or ``None``
-        when it holds no row."""
+        """Replicate ``r``'s ``RankAUC``, or ``None`` when it holds no row."""
         from ..metrics.ranking import RankAUC
 
         s, y, k, w = self.rows()
@@ -286,7 +266,7 @@ def workers(replicates: int, rows: int) -> int:
     """The threads that fold ``rows`` rows into ``replicates`` replicates."""
     if replicates < 2 or replicates * rows < PARALLEL_WORK:
         return 1
-    return max(1, min(replicates, os.cpu_count() or 1, 8))
+    return max(1, min(replicates, CORES, 8))
 
 
 def pool(size: int) -> ThreadPoolExecutor:

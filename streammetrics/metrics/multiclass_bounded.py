@@ -1,18 +1,15 @@
 """The binary rank states of ``MulticlassRankAUC(max_bins=B)`` or ``(max_memory=M)``.
 
-A multiclass AUC is a set of binary AUCs over one score column each, so this
-state is a set of binary :class:`~streammetrics.RankAUC` states (the *members*):
-member ``c < K`` ranks class ``c`` against every other row by column ``c``, and
-with ``multi_class="ovo"`` the member of each ordered pair ``(a, b)`` ranks class
-``a`` against class ``b`` by column ``a``. The bounds of every average follow
-from its terms', which enter with non-negative coefficients. The members are
-made from :attr:`RankMembers.member_settings` alone and driven through the
-accumulators' public protocol; their states are laid end to end (per member the
-lengths of its arrays, ``sizes``, its rows, ``member_n``, and its squared-weight
-sums), as :class:`~streammetrics.MultilabelRankAUC` lays its members.
+Member ``c < K`` (a :class:`~streammetrics.RankAUC`) ranks class ``c`` against
+every other row by column ``c``; with ``multi_class="ovo"`` the member of each
+ordered pair ``(a, b)`` ranks class ``a`` against class ``b`` by column ``a``.
+The members are driven through the public protocol and their states laid end
+to end (per member its arrays' lengths ``sizes`` and rows ``member_n``).
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
@@ -21,7 +18,7 @@ from .._protocol.state import Field, count_total
 from .ranking import RankAUC
 from .ranking.bounded import points_of_items
 
-__all__ = ["RankMembers", "BOUNDED_FIELDS", "bound_notes", "shown_fields"]
+__all__ = ["BOUNDED_FIELDS", "RankMembers", "bound_notes", "shown_fields"]
 
 _RANK_FIELDS = ("lo", "hi", "counts", "weights", "pairs")
 _PER_MEMBER = ("wsq", "wsq_rows")
@@ -49,22 +46,13 @@ def n_members(k: int, pairs: bool) -> int:
 
 
 class RankMembers:
-    """The binary rank states of a bounded multiclass AUC (module docstring).
-
-    ``k`` classes; ``pairs`` adds the one-vs-one members; ``member_settings``
-    are the keyword arguments of every member's :class:`RankAUC`.
-    """
+    """The members of a bounded multiclass AUC: ``k`` classes, ``pairs`` adding the
+    one-vs-one members, ``member_settings`` the keywords of every member."""
 
     def __init__(self, k: int, member_settings: dict, pairs: bool):
-        self.k = k
-        self.pairs = pairs
-        self.member_settings = dict(member_settings)
-        self.count = n_members(k, pairs)
-        self.members = [self.make_member() for _ in range(self.count)]
+        self.k, self.pairs, self.member_settings, self.count = k, pairs, dict(member_settings), n_members(k, pairs)
+        self.members = [RankAUC(**self.member_settings) for _ in range(self.count)]
         self.member_n = np.zeros(self.count, np.int64)
-
-    def make_member(self) -> RankAUC:
-        return RankAUC(**self.member_settings)
 
     def pair_index(self, a: int, b: int) -> int:
         """The member of the ordered pair ``(a, b)``, ``a != b``."""
@@ -80,80 +68,51 @@ class RankMembers:
 
     # ------------------------------------------------------------- folding
     def fold(self, y, P, w) -> None:
-        """Fold a checked batch: classes ``y`` (int64 in ``0..k-1``), finite
-        scores ``P`` (n x k), weights ``w`` (empty without weights). No
-        member can refuse its part."""
+        """Fold a checked batch (``w`` empty without weights): no member can refuse its part."""
         k = self.k
         n = y.shape[0]
         sw = w if w.shape[0] else None
         for c in range(k):
             self.members[c].update(y == c, np.ascontiguousarray(P[:, c]), sample_weight=sw)
         self.member_n[:k] += n
-        if not self.pairs:
-            return
-        order = np.argsort(y, kind="stable")
-        starts = np.searchsorted(y[order], np.arange(k + 1))
-        rows = [order[starts[t]:starts[t + 1]] for t in range(k)]
-        weighted = w.shape[0] > 0
-        for a in range(k):
-            col = P[:, a]
-            pos = col[rows[a]]
-            for b in range(k):
-                if b == a:
-                    continue
-                m = self.pair_index(a, b)
-                na, nb = rows[a].shape[0], rows[b].shape[0]
-                if na + nb == 0:
-                    continue
-                labels = np.zeros(na + nb, bool)
-                labels[:na] = True
-                s = np.concatenate((pos, col[rows[b]]))
-                pw = np.concatenate((w[rows[a]], w[rows[b]])) if weighted else None
-                self.members[m].update(labels, s, sample_weight=pw)
-                self.member_n[m] += na + nb
-        if weighted:
-            self._all_weighted()
-
-    def _all_weighted(self) -> None:
-        """Members that took no row of a weighted batch turn weighted too, so
-        every member holds weights once any does (as one state must)."""
-        empty = None
-        for m in self.members:
-            if not m.weighted:
-                if empty is None:
-                    empty = self.make_member()
-                    st = empty.state_dict()
-                    st["weighted"][0] = 1
-                    empty.load_state_dict(st)
-                m.merge(empty)
+        if self.pairs:
+            rows = [np.flatnonzero(y == t) for t in range(k)]
+            for a, b in itertools.permutations(range(k), 2):
+                both = np.concatenate((rows[a], rows[b]))
+                if both.shape[0]:
+                    m = self.pair_index(a, b)
+                    self.members[m].update(np.arange(both.shape[0]) < rows[a].shape[0], P[both, a],
+                                           sample_weight=None if sw is None else w[both])
+                    self.member_n[m] += both.shape[0]
+        if sw is not None and not all(m.weighted for m in self.members):
+            # members that took no row turn weighted too (one state): merged with an empty weighted one
+            st = RankAUC(**self.member_settings).state_dict()
+            st["weighted"][0] = 1
+            empty = RankAUC(**self.member_settings).load_state_dict(st)
+            for m in self.members:
+                if not m.weighted:
+                    m.merge(empty)
 
     # --------------------------------------------------------------- state
     def join(self, n: int) -> dict:
-        """The members' states as one state (pending rows binned in, nothing changed)."""
+        """The members' states as one state."""
         states = [m.state_dict() for m in self.members]
-        out = {"n": np.array([n], np.int64),
-               "weighted": np.array([int(self.weighted)], np.int64),
-               "member_n": self.member_n.copy(),
-               "sizes": np.array([[st[f].shape[-1] for f in _RANK_FIELDS] for st in states], np.int64)
-               .reshape(self.count, 5)}
-        for f in _RANK_FIELDS:
-            out[f] = np.concatenate([st[f] for st in states], axis=-1)
-        for f in _PER_MEMBER:
-            out[f] = np.stack([_per_member(st, f) for st in states])
+        sizes = np.array([[st[f].shape[-1] for f in _RANK_FIELDS] for st in states], np.int64)
+        out = {"n": np.array([n], np.int64), "weighted": np.array([int(self.weighted)], np.int64),
+               "member_n": self.member_n.copy(), "sizes": sizes.reshape(self.count, 5)}
+        out.update({f: np.concatenate([st[f] for st in states], axis=-1) for f in _RANK_FIELDS})
+        out.update({f: np.stack([st[f] for st in states]) for f in _PER_MEMBER})
         return out
 
     def split(self, state) -> list[dict]:
         """The member states of a joined state (views into its arrays)."""
-        sizes = state["sizes"]
-        ends = np.cumsum(sizes, axis=0)
+        ends = np.cumsum(state["sizes"], axis=0)
+        starts = ends - state["sizes"]
         out = []
         for m in range(self.count):
             st = {"n": state["member_n"][m:m + 1].copy(), "weighted": state["weighted"].copy()}
-            for c, f in enumerate(_RANK_FIELDS):
-                hi = int(ends[m, c])
-                st[f] = state[f][..., hi - int(sizes[m, c]):hi]
-            for f in _PER_MEMBER:
-                st[f] = state[f][m]
+            st.update({f: state[f][..., starts[m, c]:ends[m, c]] for c, f in enumerate(_RANK_FIELDS)})
+            st.update({f: state[f][m] for f in _PER_MEMBER})
             out.append(st)
         return out
 
@@ -178,7 +137,7 @@ class RankMembers:
             raise ValueError("every one-vs-rest member must hold every row")
         if np.any(member_n < 0) or np.any(member_n > n):
             raise ValueError("entry 'member_n' holds a count outside 0..n")
-        checker = self.make_member()
+        checker = RankAUC(**self.member_settings)
         states = self.split(state)
         for st in states:
             checker.load_state_dict(st)
@@ -189,27 +148,20 @@ class RankMembers:
         rows = [count_total(st["counts"][0]) for st in states[:k]]
         if n and sum(rows) != n:
             raise ValueError("the one-vs-rest members' positives do not add up to the rows")
-        if not self.pairs:
-            return
-        for a in range(k):
-            for b in range(k):
-                if a != b:
-                    st = states[self.pair_index(a, b)]
-                    got = (count_total(st["counts"][0]), count_total(st["counts"][1]))
-                    if got != (rows[a], rows[b]):
-                        raise ValueError(f"the member of classes ({a}, {b}) disagrees with the "
-                                         "one-vs-rest members on the rows of its classes")
+        for a, b in itertools.permutations(range(k), 2) if self.pairs else ():
+            st = states[self.pair_index(a, b)]
+            if (count_total(st["counts"][0]), count_total(st["counts"][1])) != (rows[a], rows[b]):
+                raise ValueError(f"the member of classes ({a}, {b}) disagrees with the "
+                                 "one-vs-rest members on the rows of its classes")
 
     def merge(self, state) -> None:
         for member, st in zip(self.members, self.split(state)):
-            member.merge(self.make_member().load_state_dict(st))
+            member.merge(RankAUC(**self.member_settings).load_state_dict(st))
         self.member_n += state["member_n"]
 
-    def clone(self) -> "RankMembers":
-        out = RankMembers.__new__(RankMembers)
-        out.k, out.pairs, out.member_settings, out.count = self.k, self.pairs, dict(self.member_settings), self.count
-        out.members = [m.copy() for m in self.members]
-        out.member_n = self.member_n.copy()
+    def clone(self) -> RankMembers:
+        out = RankMembers.__new__(RankMembers)  # (a member takes a millisecond to make: copied instead)
+        out.__dict__.update(self.__dict__, members=[m.copy() for m in self.members], member_n=self.member_n.copy())
         return out
 
     def flush(self) -> None:
@@ -226,13 +178,9 @@ class RankMembers:
 
     def pair_matrix(self, per_member) -> np.ndarray:
         """``out[a, b]`` the pair member's value (diagonal 0); zeros without pairs."""
-        k = self.k
-        out = np.zeros((k, k))
-        if self.pairs:
-            for a in range(k):
-                for b in range(k):
-                    if a != b:
-                        out[a, b] = per_member[self.pair_index(a, b)]
+        out = np.zeros((self.k, self.k))
+        for a, b in itertools.permutations(range(self.k), 2) if self.pairs else ():
+            out[a, b] = per_member[self.pair_index(a, b)]
         return out
 
     def class_points(self, c: int):
@@ -248,9 +196,8 @@ class RankMembers:
 
 
 def bound_notes(values) -> dict:
-    """``field -> note`` for a report's scalar scores with ``_lower`` and
-    ``_upper`` bounds, as RankAUC's AUC line shows them: ``(exact)`` or
-    ``(bounds lo .. hi)``."""
+    """``field -> note`` (``(exact)`` or ``(bounds lo .. hi)``) for a report's scalar
+    scores with ``_lower`` and ``_upper`` bounds."""
     notes = {}
     for f, v in values.items():
         lo, hi = values.get(f + "_lower"), values.get(f + "_upper")
@@ -264,6 +211,3 @@ def shown_fields(values, notes) -> list:
     """The fields a report shows: all but the scalar bounds given in ``notes``."""
     return [f for f in values if not (f.endswith(("_lower", "_upper")) and f[:-6] in notes)]
 
-
-def _per_member(st, f):
-    return st[f] if f in st else np.zeros((2, 2) if f == "wsq" else (1,), np.float64 if f == "wsq" else np.int64)
