@@ -1,0 +1,134 @@
+"""Kernels of the Tweedie deviance: the fold of a batch, its row terms and the
+first value outside a power's domain.
+
+A row adds four terms: 1 (its weight), ``y``, its unit deviance
+``d(y, p)`` and ``d(y, 1)``, the deviance of the constant prediction 1. The
+last two give the mean deviance and, with the weighted mean ``ybar`` of
+``y``, the deviance of predicting ``ybar`` everywhere (the denominator of
+D²): ``sum w d(y, ybar) = sum w d(y, 1) - (sum w) d(ybar, 1)`` for every
+power, so a state of sums folds and merges like any other.
+
+``kind`` picks scikit-learn's formula for the power: 0 the normal
+(``power == 0``), 1 Poisson, 2 Gamma, 3 the general one (the others,
+negative powers included). Each is spelled in scikit-learn's order of
+operations, so a row's deviance is the one it computes.
+
+Domains are lower bounds ``lo <= v < inf`` (NaN fails both): :data:`FINITE`,
+the lowest float, for any finite value, ``0.0`` for ``v >= 0`` and
+:data:`TINY`, the smallest positive float, for ``v > 0``. Status codes: 0 folded, 1 a value of ``y``
+outside its domain, 2 one of ``p``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._jit import inline, kernel
+from .compensated import BLOCK, add, fold
+
+__all__ = ["FINITE", "TINY", "unit_deviance", "tweedie_update", "tweedie_terms", "first_below"]
+
+#: the lowest finite float64: ``v >= FINITE`` (and ``v < inf``) is ``v`` finite
+FINITE = -1.7976931348623157e308
+#: the smallest positive float64: ``v >= TINY`` is ``v > 0``
+TINY = 5e-324
+
+
+@inline
+def unit_deviance(y, mu, power, kind):
+    """The unit deviance ``d(y, mu)`` of the Tweedie power ``power`` (of ``kind``),
+    a rounding below zero taken as 0 (a NaN stays NaN)."""
+    if kind == 0:
+        d = (y - mu) * (y - mu)
+    elif kind == 1:
+        t = 0.0 if y == 0.0 else y * math.log(y / mu)
+        d = 2.0 * (t - y + mu)
+    elif kind == 2:
+        d = 2.0 * (math.log(mu / y) + y / mu - 1.0)
+    else:
+        q = y if y > 0.0 else 0.0
+        d = 2.0 * (math.pow(q, 2.0 - power) / ((1.0 - power) * (2.0 - power))
+                   - y * math.pow(mu, 1.0 - power) / (1.0 - power)
+                   + math.pow(mu, 2.0 - power) / (2.0 - power))
+    if d < 0.0:
+        d = 0.0
+    return d
+
+
+@kernel
+def tweedie_update(y, mu, power, kind, ylo, plo, w, n, sums, ysum):
+    """Fold truths ``y`` and predictions ``mu`` (weights ``w``, empty: none).
+
+    ``sums`` (``float64[3, 2]`` pairs) take the weight, ``w d(y, mu)`` and
+    ``w d(y, 1)``, ``ysum`` (``[1, 2]``) ``w y``; ``n`` the rows. Nothing is
+    written unless every row lies in its domain (``ylo``, ``plo``); a
+    deviance that overflows reaches the totals, which the caller checks."""
+    rows = y.shape[0]
+    weighted = w.shape[0] > 0
+    sw = cw = sy = cy = sd = cd = sn = cn = 0.0
+    for start in range(0, rows, BLOCK):
+        stop = rows if rows < start + BLOCK else start + BLOCK
+        bw = by = bd = bn = 0.0
+        for i in range(start, stop):
+            yi = y[i]
+            pi = mu[i]
+            if not (yi >= ylo and yi < np.inf):
+                return 1
+            if not (pi >= plo and pi < np.inf):
+                return 2
+            d = unit_deviance(yi, pi, power, kind)
+            d1 = unit_deviance(yi, 1.0, power, kind)
+            if weighted:
+                wi = w[i]
+                bw += wi
+                by += wi * yi
+                bd += wi * d
+                bn += wi * d1
+            else:
+                by += yi
+                bd += d
+                bn += d1
+        if not weighted:
+            bw = float(stop - start)
+        sw, cw = add(sw, cw, bw)
+        sy, cy = add(sy, cy, by)
+        sd, cd = add(sd, cd, bd)
+        sn, cn = add(sn, cn, bn)
+    fold(sums, np.intp(0), sw, cw)
+    fold(sums, np.intp(1), sd, cd)
+    fold(sums, np.intp(2), sn, cn)
+    fold(ysum, np.intp(0), sy, cy)
+    n[0] += rows
+    return 0
+
+
+@kernel
+def tweedie_terms(y, mu, power, kind, ylo, plo, lo, slots, values, col, base):
+    """The row terms of rows ``lo, lo + 1, ...``: 1, ``y``, ``d(y, mu)`` and
+    ``d(y, 1)`` (slots ``base .. base + 3``, columns ``col .. col + 3``), as
+    :func:`tweedie_update` sums them; its status."""
+    for i in range(slots.shape[0]):
+        yi = y[lo + i]
+        pi = mu[lo + i]
+        if not (yi >= ylo and yi < np.inf):
+            return 1
+        if not (pi >= plo and pi < np.inf):
+            return 2
+        for t in range(4):
+            slots[i, col + t] = base + t
+        values[i, col] = 1.0
+        values[i, col + 1] = yi
+        values[i, col + 2] = unit_deviance(yi, pi, power, kind)
+        values[i, col + 3] = unit_deviance(yi, 1.0, power, kind)
+    return 0
+
+
+@kernel
+def first_below(v, lo):
+    """Index of the first value outside ``lo <= v < inf`` (NaN included), else -1."""
+    for i in range(v.shape[0]):
+        if not (v[i] >= lo and v[i] < np.inf):
+            return i
+    return -1
