@@ -28,7 +28,7 @@ import numpy as np
 from ._jit import inline, kernel
 from .compensated import BLOCK, add, fold
 
-__all__ = ["FINITE", "TINY", "unit_deviance", "tweedie_update", "tweedie_terms", "first_below"]
+__all__ = ["FINITE", "TINY", "unit_deviances", "tweedie_update", "tweedie_terms", "first_below"]
 
 #: the lowest finite float64: ``v >= FINITE`` (and ``v < inf``) is ``v`` finite
 FINITE = -1.7976931348623157e308
@@ -37,24 +37,32 @@ TINY = 5e-324
 
 
 @inline
-def unit_deviance(y, mu, power, kind):
-    """The unit deviance ``d(y, mu)`` of the Tweedie power ``power`` (of ``kind``),
-    a rounding below zero taken as 0 (a NaN stays NaN)."""
+def _floored(d):
+    """A deviance rounded below zero is 0 (a NaN stays NaN)."""
+    return 0.0 if d < 0.0 else d
+
+
+@inline
+def unit_deviances(y, mu, power, kind):
+    """``(d(y, mu), d(y, 1))``, the unit deviances of the Tweedie power ``power``
+    (of ``kind``) at ``mu`` and at 1; the power of ``y`` both need is taken once."""
     if kind == 0:
         d = (y - mu) * (y - mu)
+        d1 = (y - 1.0) * (y - 1.0)
     elif kind == 1:
         t = 0.0 if y == 0.0 else y * math.log(y / mu)
+        t1 = 0.0 if y == 0.0 else y * math.log(y)
         d = 2.0 * (t - y + mu)
+        d1 = 2.0 * (t1 - y + 1.0)
     elif kind == 2:
         d = 2.0 * (math.log(mu / y) + y / mu - 1.0)
+        d1 = 2.0 * (math.log(1.0 / y) + y - 1.0)
     else:
         q = y if y > 0.0 else 0.0
-        d = 2.0 * (math.pow(q, 2.0 - power) / ((1.0 - power) * (2.0 - power))
-                   - y * math.pow(mu, 1.0 - power) / (1.0 - power)
-                   + math.pow(mu, 2.0 - power) / (2.0 - power))
-    if d < 0.0:
-        d = 0.0
-    return d
+        a = math.pow(q, 2.0 - power) / ((1.0 - power) * (2.0 - power))
+        d = 2.0 * (a - y * math.pow(mu, 1.0 - power) / (1.0 - power) + math.pow(mu, 2.0 - power) / (2.0 - power))
+        d1 = 2.0 * (a - y / (1.0 - power) + 1.0 / (2.0 - power))
+    return _floored(d), _floored(d1)
 
 
 @kernel
@@ -78,8 +86,7 @@ def tweedie_update(y, mu, power, kind, ylo, plo, w, n, sums, ysum):
                 return 1
             if not (pi >= plo and pi < np.inf):
                 return 2
-            d = unit_deviance(yi, pi, power, kind)
-            d1 = unit_deviance(yi, 1.0, power, kind)
+            d, d1 = unit_deviances(yi, pi, power, kind)
             if weighted:
                 wi = w[i]
                 bw += wi
@@ -120,8 +127,9 @@ def tweedie_terms(y, mu, power, kind, ylo, plo, lo, slots, values, col, base):
             slots[i, col + t] = base + t
         values[i, col] = 1.0
         values[i, col + 1] = yi
-        values[i, col + 2] = unit_deviance(yi, pi, power, kind)
-        values[i, col + 3] = unit_deviance(yi, 1.0, power, kind)
+        d, d1 = unit_deviances(yi, pi, power, kind)
+        values[i, col + 2] = d
+        values[i, col + 3] = d1
     return 0
 
 

@@ -78,21 +78,21 @@ def _inputs(power: float):
     return y, p
 
 
-def _unit_deviance(y, mu, power: float, kind: int):
-    """:func:`~streammetrics._kernels.deviance.unit_deviance` in numpy (for the
-    mean of ``y``, where a power below 0 may meet ``y < 0``: NaN as in
-    scikit-learn)."""
-    y, mu = np.float64(y), np.float64(mu)
+def _deviance_at_1(y: float, power: float, kind: int) -> float:
+    """``d(y, 1)`` as the kernels form it, for the weighted mean ``y`` of the
+    truths: a power below 0 takes its power even where ``y < 0`` (NaN for a
+    fractional power, as in scikit-learn)."""
+    y = np.float64(y)
     with np.errstate(all="ignore"):
         if kind == 0:
-            d = (y - mu) ** 2
+            d = (y - 1.0) * (y - 1.0)
         elif kind == 1:
-            d = 2 * ((0.0 if y == 0 else y * np.log(y / mu)) - y + mu)
+            d = 2.0 * ((0.0 if y == 0 else y * np.log(y)) - y + 1.0)
         elif kind == 2:
-            d = 2 * (np.log(mu / y) + y / mu - 1)
+            d = 2.0 * (np.log(1.0 / y) + y - 1.0)
         else:
-            d = 2 * (np.power(y, 2 - power) / ((1 - power) * (2 - power)) - y * np.power(mu, 1 - power) / (1 - power)
-                     + np.power(mu, 2 - power) / (2 - power))
+            d = 2.0 * (np.power(y, 2.0 - power) / ((1.0 - power) * (2.0 - power)) - y / (1.0 - power)
+                       + 1.0 / (2.0 - power))
     return float(d)
 
 
@@ -114,7 +114,7 @@ def deviance_result(sums: np.ndarray, ysum: np.ndarray, n: int, power: float, ki
     ybar = float(compensated.values(ysum)[0]) / weight
     # sum w d(y, ybar) = sum w d(y, 1) - weight d(ybar, 1): both sides carry rounding of
     # their size (and of ybar's), below which a difference is no spread of y at all
-    null = null1 - weight * _unit_deviance(ybar, 1.0, power, kind)
+    null = null1 - weight * _deviance_at_1(ybar, power, kind)
     if null <= NULL_FLOOR * (null1 + weight * _slope(ybar, power)):
         d2 = 1.0 if dev == 0 else 0.0  # constant y: scikit-learn's R² rule
     else:
