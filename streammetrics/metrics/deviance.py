@@ -59,7 +59,7 @@ class Bounded(Finite):
         self.domain = ("at least", lo)
 
     def covers(self, need) -> bool:
-        return need.domain == ("finite",) or (need.domain[0] == "at least" and self.lo >= need.domain[1])
+        return need.domain == ("finite",) or (need.domain[:1] == ("at least",) and self.lo >= need.domain[1])
 
     def first_bad(self, arr):
         return first_below(arr, self.lo)
