@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from ._jit import inline, kernel
+from ._jit import inline, kernel, named
 from .compensated import BLOCK, add, fold
 
 __all__ = ["FINITE", "TINY", "unit_deviances", "tweedie_update", "tweedie_terms", "first_below"]
@@ -67,72 +67,83 @@ def unit_deviances(y, mu, power, kind):
     return _floored(d), _floored(d1)
 
 
-@kernel
-def tweedie_update(y, mu, power, kind, ylo, plo, w, n, sums, ysum):
-    """Fold truths ``y`` and predictions ``mu`` (weights ``w``, empty: none).
+def _kernels_of(kind: int):
+    """The fold and the terms kernel of one ``kind``: a constant of the closure,
+    so each compiles the formula of its power alone (as ``_jit`` makes kernels
+    of a flag known at the call)."""
 
-    ``sums`` (``float64[3, 2]`` pairs) take the weight, ``w d(y, mu)`` and
-    ``w d(y, 1)``, ``ysum`` (``[1, 2]``) ``w y``; ``n`` the rows. Nothing is
-    written unless every row lies in its domain (``ylo``, ``plo``); a
-    deviance that overflows reaches the totals, which the caller checks."""
-    rows = y.shape[0]
-    weighted = w.shape[0] > 0
-    sw = cw = sy = cy = sd = cd = sn = cn = 0.0
-    for start in range(0, rows, BLOCK):
-        stop = rows if rows < start + BLOCK else start + BLOCK
-        bw = by = bd = bn = 0.0
-        for i in range(start, stop):
-            yi = y[i]
-            pi = mu[i]
+    def fold_rows(y, mu, power, ylo, plo, w, n, sums, ysum):
+        rows = y.shape[0]
+        weighted = w.shape[0] > 0
+        sw = cw = sy = cy = sd = cd = sn = cn = 0.0
+        for start in range(0, rows, BLOCK):
+            stop = rows if rows < start + BLOCK else start + BLOCK
+            bw = by = bd = bn = 0.0
+            for i in range(start, stop):
+                yi = y[i]
+                pi = mu[i]
+                if not (yi >= ylo and yi < np.inf):
+                    return 1
+                if not (pi >= plo and pi < np.inf):
+                    return 2
+                d, d1 = unit_deviances(yi, pi, power, kind)
+                if weighted:
+                    wi = w[i]
+                    bw += wi
+                    by += wi * yi
+                    bd += wi * d
+                    bn += wi * d1
+                else:
+                    by += yi
+                    bd += d
+                    bn += d1
+            if not weighted:
+                bw = float(stop - start)
+            sw, cw = add(sw, cw, bw)
+            sy, cy = add(sy, cy, by)
+            sd, cd = add(sd, cd, bd)
+            sn, cn = add(sn, cn, bn)
+        fold(sums, np.intp(0), sw, cw)
+        fold(sums, np.intp(1), sd, cd)
+        fold(sums, np.intp(2), sn, cn)
+        fold(ysum, np.intp(0), sy, cy)
+        n[0] += rows
+        return 0
+
+    def row_terms(y, mu, power, ylo, plo, lo, slots, values, col, base):
+        for i in range(slots.shape[0]):
+            yi = y[lo + i]
+            pi = mu[lo + i]
             if not (yi >= ylo and yi < np.inf):
                 return 1
             if not (pi >= plo and pi < np.inf):
                 return 2
+            for t in range(4):
+                slots[i, col + t] = base + t
             d, d1 = unit_deviances(yi, pi, power, kind)
-            if weighted:
-                wi = w[i]
-                bw += wi
-                by += wi * yi
-                bd += wi * d
-                bn += wi * d1
-            else:
-                by += yi
-                bd += d
-                bn += d1
-        if not weighted:
-            bw = float(stop - start)
-        sw, cw = add(sw, cw, bw)
-        sy, cy = add(sy, cy, by)
-        sd, cd = add(sd, cd, bd)
-        sn, cn = add(sn, cn, bn)
-    fold(sums, np.intp(0), sw, cw)
-    fold(sums, np.intp(1), sd, cd)
-    fold(sums, np.intp(2), sn, cn)
-    fold(ysum, np.intp(0), sy, cy)
-    n[0] += rows
-    return 0
+            values[i, col] = 1.0
+            values[i, col + 1] = yi
+            values[i, col + 2] = d
+            values[i, col + 3] = d1
+        return 0
+
+    return (kernel(named(fold_rows, f"tweedie_update_{kind}")), kernel(named(row_terms, f"tweedie_terms_{kind}")))
 
 
-@kernel
-def tweedie_terms(y, mu, power, kind, ylo, plo, lo, slots, values, col, base):
-    """The row terms of rows ``lo, lo + 1, ...``: 1, ``y``, ``d(y, mu)`` and
-    ``d(y, 1)`` (slots ``base .. base + 3``, columns ``col .. col + 3``), as
-    :func:`tweedie_update` sums them; its status."""
-    for i in range(slots.shape[0]):
-        yi = y[lo + i]
-        pi = mu[lo + i]
-        if not (yi >= ylo and yi < np.inf):
-            return 1
-        if not (pi >= plo and pi < np.inf):
-            return 2
-        for t in range(4):
-            slots[i, col + t] = base + t
-        values[i, col] = 1.0
-        values[i, col + 1] = yi
-        d, d1 = unit_deviances(yi, pi, power, kind)
-        values[i, col + 2] = d
-        values[i, col + 3] = d1
-    return 0
+_KERNELS = tuple(_kernels_of(kind) for kind in range(4))
+
+#: ``tweedie_update[kind](y, mu, power, ylo, plo, w, n, sums, ysum)``: fold truths
+#: ``y`` and predictions ``mu`` (weights ``w``, empty: none). ``sums``
+#: (``float64[3, 2]`` pairs) take the weight, ``w d(y, mu)`` and ``w d(y, 1)``,
+#: ``ysum`` (``[1, 2]``) ``w y``; ``n`` the rows. Nothing is written unless every
+#: row lies in its domain (``ylo``, ``plo``); a deviance that overflows reaches
+#: the totals, which the caller checks. Its status.
+tweedie_update = tuple(k[0] for k in _KERNELS)
+#: ``tweedie_terms[kind](y, mu, power, ylo, plo, lo, slots, values, col, base)``:
+#: the row terms of rows ``lo, lo + 1, ...``: 1, ``y``, ``d(y, mu)`` and
+#: ``d(y, 1)`` (slots ``base .. base + 3``, columns ``col .. col + 3``), as
+#: ``tweedie_update`` sums them; its status.
+tweedie_terms = tuple(k[1] for k in _KERNELS)
 
 
 @kernel

@@ -210,7 +210,7 @@ class TweedieDeviance(Accumulator):
         y, p = arrays
         st = self._arrays
         before = st["n"].copy(), st["sums"].copy(), st["ysum"].copy()
-        status = tweedie_update(y, p, self.power, self._kind, *self._lo, w, st["n"], st["sums"], st["ysum"])
+        status = tweedie_update[self._kind](y, p, self.power, *self._lo, w, st["n"], st["sums"], st["ysum"])
         if not status and not (np.isfinite(st["sums"]).all() and np.isfinite(st["ysum"]).all()):
             st["n"][:], st["sums"][:], st["ysum"][:] = before
             raise ValueError(
@@ -225,7 +225,7 @@ class TweedieDeviance(Accumulator):
 
     def _terms(self, batch, lo, slots, values, col, base):
         y, p = batch.arrays_for(self.inputs)
-        return tweedie_terms(y, p, self.power, self._kind, *self._lo, lo, slots, values, col, base)
+        return tweedie_terms[self._kind](y, p, self.power, *self._lo, lo, slots, values, col, base)
 
     def _add_sums(self, sums, st):
         st["n"][:, 0] += sums.rows
