@@ -169,7 +169,7 @@ class TweedieDeviance(Accumulator):
     the rule scikit-learn documents for R² (``r2_score``, to which D² at power
     0 corresponds): 1.0 for a perfect fit, 0.0 otherwise. scikit-learn's
     ``d2_tweedie_score`` itself divides by zero there, and returns NaN for a
-    single row; unlike ``r2`` of the specification (``1 - SSE / safe(T)``).
+    single row; the specification's ``r2`` gives ``1 - SSE / safe(T)`` instead.
     At a power below 0 with a negative ``ybar``, ``d2`` is NaN where
     ``ybar**(2 - power)`` is, as in scikit-learn.
 
