@@ -45,6 +45,8 @@ _HOMES = {
     ".metrics.ranking": ("RankAUC", "auc", "average_precision", "partial_auc", "pr_curve",
                          "roc_curve"),
     ".metrics.regression": ("RegressionErrors", "mae", "mape", "mse", "r2", "rmse"),
+    ".metrics.deviance": ("TweedieDeviance", "d2_tweedie_score", "mean_gamma_deviance", "mean_poisson_deviance",
+                          "mean_tweedie_deviance"),
     ".metrics.topk": ("TopKAccuracy", "top_k_accuracy"),
     ".metrics.silhouette": ("silhouette", "silhouette_samples", "silhouette_score", "silhouettes"),
     ".report": ("EvaluationReport",),

@@ -99,6 +99,12 @@ def _regression(rng):
     return (y, y + rng.normal(size=N)), rng.random(N)
 
 
+def _tweedie(rng):
+    """Compound-Poisson-like truths (a fifth of them 0) and positive predictions."""
+    y = rng.gamma(2.0, 1.5, N) * (rng.random(N) > 0.2)
+    return (y, rng.gamma(2.0, 1.5, N) + 0.1), rng.random(N) * 2
+
+
 def _clusters(rng):
     t = rng.integers(-2, 3, N)
     return (t, np.where(rng.random(N) < 0.6, t * 10, rng.integers(0, 4, N))), None
@@ -143,6 +149,12 @@ def _ref_regression(arrays, w):
             "mae": skm.mean_absolute_error(y, p, sample_weight=w),
             "mape": skm.mean_absolute_percentage_error(y, p, sample_weight=w),
             "r2": skm.r2_score(y, p, sample_weight=w)}
+
+
+def _ref_tweedie(arrays, w, power=1.5):
+    y, p = arrays
+    return {"mean_deviance": skm.mean_tweedie_deviance(y, p, sample_weight=w, power=power),
+            "d2": skm.d2_tweedie_score(y, p, sample_weight=w, power=power)}
 
 
 def _ref_auc(arrays, w):
@@ -343,6 +355,11 @@ CASES = [
          exact=False, bad=[((["cat", "cow"], [[1.0, 0, 0], [0, 1.0, 0]]), {}, r"y\[1\] = 'cow'")]),
     Case("RegressionErrors", lambda: sm.RegressionErrors(), _regression, _ref_regression, exact=False,
          bad=[(([1.0, NAN], [1.0, 2.0]), {}, r"y\[1\] = nan"), (([1.0, 2.0], [np.inf, 2.0]), {}, r"p\[0\] = inf")]),
+    Case("TweedieDeviance(power=1.5)", lambda: sm.TweedieDeviance(power=1.5), _tweedie, _ref_tweedie, exact=False,
+         bad=[(([1.0, -2.0], [1.0, 2.0]), {}, r"y\[1\] = -2.0: the Tweedie deviance of power 1.5 needs y >= 0"),
+              (([1.0, 2.0], [0.0, 2.0]), {}, r"p\[0\] = 0.0: the Tweedie deviance of power 1.5 needs p > 0"),
+              (([1.0, 2.0], [1.0, NAN]), {}, r"p\[1\] = nan")],
+         other=lambda: sm.TweedieDeviance(power=2)),
     Case("RankAUC", lambda: sm.RankAUC(), lambda rng: _binary(rng, weighted=False), _ref_auc,
          bad=[(([1, 0, 3], [0.1, 0.2, 0.3]), {}, r"y\[2\] = 3"), (([1, 0], [0.1, NAN]), {}, r"s\[1\] = nan")],
          other=lambda: sm.RankAUC(max_bins=8)),

@@ -1,0 +1,155 @@
+"""Kernels of the Tweedie deviance: the fold of a batch, its row terms and the
+first value outside a power's domain.
+
+A row adds four terms: 1 (its weight), ``y``, its unit deviance
+``d(y, p)`` and ``d(y, 1)``, the deviance of the constant prediction 1. The
+last two give the mean deviance and, with the weighted mean ``ybar`` of
+``y``, the deviance of predicting ``ybar`` everywhere (the denominator of
+D²): ``sum w d(y, ybar) = sum w d(y, 1) - (sum w) d(ybar, 1)`` for every
+power, so a state of sums folds and merges like any other.
+
+``kind`` picks scikit-learn's formula for the power: 0 the normal
+(``power == 0``), 1 Poisson, 2 Gamma, 3 the general one (the others,
+negative powers included). Each is spelled in scikit-learn's order of
+operations, so a row's deviance is the one it computes (three powers a
+row at the general powers, which is most of a fold's time: Numba calls the
+scalar ``pow`` of the C library).
+
+Domains are lower bounds ``lo <= v < inf`` (NaN fails both): :data:`FINITE`,
+the lowest float, for any finite value, ``0.0`` for ``v >= 0`` and
+:data:`TINY`, the smallest positive float, for ``v > 0``. Status codes: 0
+folded, 1 a value of ``y`` outside its domain, 2 one of ``p``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._jit import inline, kernel, named
+from .compensated import BLOCK, add, fold
+
+__all__ = ["FINITE", "TINY", "unit_deviances", "tweedie_update", "tweedie_terms", "first_below"]
+
+#: the lowest finite float64: ``v >= FINITE`` (and ``v < inf``) is ``v`` finite
+FINITE = -1.7976931348623157e308
+#: the smallest positive float64: ``v >= TINY`` is ``v > 0``
+TINY = 5e-324
+
+
+@inline
+def _floored(d):
+    """A deviance rounded below zero is 0 (a NaN stays NaN)."""
+    return 0.0 if d < 0.0 else d
+
+
+@inline
+def unit_deviances(y, mu, power, kind):
+    """``(d(y, mu), d(y, 1))``, the unit deviances of the Tweedie power ``power``
+    (of ``kind``) at ``mu`` and at 1; the power of ``y`` both need is taken once."""
+    if kind == 0:
+        d = (y - mu) * (y - mu)
+        d1 = (y - 1.0) * (y - 1.0)
+    elif kind == 1:
+        t = 0.0 if y == 0.0 else y * math.log(y / mu)
+        t1 = 0.0 if y == 0.0 else y * math.log(y)
+        d = 2.0 * (t - y + mu)
+        d1 = 2.0 * (t1 - y + 1.0)
+    elif kind == 2:
+        d = 2.0 * (math.log(mu / y) + y / mu - 1.0)
+        d1 = 2.0 * (math.log(1.0 / y) + y - 1.0)
+    else:
+        q = y if y > 0.0 else 0.0
+        a = math.pow(q, 2.0 - power) / ((1.0 - power) * (2.0 - power))
+        d = 2.0 * (a - y * math.pow(mu, 1.0 - power) / (1.0 - power) + math.pow(mu, 2.0 - power) / (2.0 - power))
+        d1 = 2.0 * (a - y / (1.0 - power) + 1.0 / (2.0 - power))
+    return _floored(d), _floored(d1)
+
+
+def _kernels_of(kind: int):
+    """The fold and the terms kernel of one ``kind``: a constant of the closure,
+    so each compiles the formula of its power alone (as ``_jit`` makes kernels
+    of a flag known at the call)."""
+
+    def fold_rows(y, mu, power, ylo, plo, w, n, sums, ysum):
+        rows = y.shape[0]
+        weighted = w.shape[0] > 0
+        sw = cw = sy = cy = sd = cd = sn = cn = 0.0
+        for start in range(0, rows, BLOCK):
+            stop = rows if rows < start + BLOCK else start + BLOCK
+            bw = by = bd = bn = 0.0
+            for i in range(start, stop):
+                yi = y[i]
+                pi = mu[i]
+                if not (yi >= ylo and yi < np.inf):
+                    return 1
+                if not (pi >= plo and pi < np.inf):
+                    return 2
+                d, d1 = unit_deviances(yi, pi, power, kind)
+                if weighted:
+                    wi = w[i]
+                    bw += wi
+                    by += wi * yi
+                    bd += wi * d
+                    bn += wi * d1
+                else:
+                    by += yi
+                    bd += d
+                    bn += d1
+            if not weighted:
+                bw = float(stop - start)
+            sw, cw = add(sw, cw, bw)
+            sy, cy = add(sy, cy, by)
+            sd, cd = add(sd, cd, bd)
+            sn, cn = add(sn, cn, bn)
+        fold(sums, np.intp(0), sw, cw)
+        fold(sums, np.intp(1), sd, cd)
+        fold(sums, np.intp(2), sn, cn)
+        fold(ysum, np.intp(0), sy, cy)
+        n[0] += rows
+        return 0
+
+    def row_terms(y, mu, power, ylo, plo, lo, slots, values, col, base):
+        for i in range(slots.shape[0]):
+            yi = y[lo + i]
+            pi = mu[lo + i]
+            if not (yi >= ylo and yi < np.inf):
+                return 1
+            if not (pi >= plo and pi < np.inf):
+                return 2
+            for t in range(4):
+                slots[i, col + t] = base + t
+            d, d1 = unit_deviances(yi, pi, power, kind)
+            values[i, col] = 1.0
+            values[i, col + 1] = yi
+            values[i, col + 2] = d
+            values[i, col + 3] = d1
+        return 0
+
+    return (kernel(named(fold_rows, f"tweedie_update_{kind}")), kernel(named(row_terms, f"tweedie_terms_{kind}")))
+
+
+_KERNELS = tuple(_kernels_of(kind) for kind in range(4))
+
+#: ``tweedie_update[kind](y, mu, power, ylo, plo, w, n, sums, ysum)``: fold truths
+#: ``y`` and predictions ``mu`` (weights ``w``, empty: none). ``sums``
+#: (``float64[3, 2]`` pairs) take the weight, ``w d(y, mu)`` and ``w d(y, 1)``,
+#: ``ysum`` (``[1, 2]``) ``w y``; ``n`` the rows. Nothing is written unless every
+#: row lies in its domain (``ylo``, ``plo``); a deviance that overflows reaches
+#: the totals, which the caller checks. Its status.
+tweedie_update = tuple(k[0] for k in _KERNELS)
+#: ``tweedie_terms[kind](y, mu, power, ylo, plo, lo, slots, values, col, base)``:
+#: the row terms of rows ``lo, lo + 1, ...``: 1, ``y``, ``d(y, mu)`` and
+#: ``d(y, 1)`` (slots ``base .. base + 3``, columns ``col .. col + 3``), as
+#: ``tweedie_update`` sums them; its status.
+tweedie_terms = tuple(k[1] for k in _KERNELS)
+
+
+@kernel
+def first_below(v, lo):
+    """Index of the first value outside ``lo <= v < inf`` (NaN included), else -1."""
+    for i in range(v.shape[0]):
+        if not (v[i] >= lo and v[i] < np.inf):
+            return i
+    return -1
