@@ -62,6 +62,22 @@ def _sources(args, p_columns, labels=None, classes=False):
         raise CommandError(str(exc)) from None
 
 
+def _keyed_chunks(sources, args, progress):
+    """``(src, chunk, keys)`` of every chunk of every source, in order, the
+    progress bar moved on; a problem with a file becomes a :class:`CommandError`."""
+    offset = 0
+    for src in sources:
+        progress.start(src)
+        try:
+            for chunk in src.chunks(args.batch_rows):
+                yield src, chunk, _row_keys(src, chunk, args, offset)
+                offset += len(chunk.y)
+                progress.update(chunk)
+        except InputError as exc:
+            raise CommandError(str(exc)) from None
+        progress.complete()
+
+
 def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
     """``evaluate ... --bootstrap N``: one bootstrap of the task's Evaluator per
     file, merged; the report holds every score with its interval."""
@@ -81,23 +97,18 @@ def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
         total = make()
     except TypeError as exc:  # e.g. a member without sample weights
         raise CommandError(f"--bootstrap: {exc}") from None
-    offset = 0
+    shard, current = None, None
     with Progress(sources, progress_enabled(args.progress)) as progress:
-        for src in sources:
-            shard = make()
-            progress.start(src)
+        for src, chunk, keys in _keyed_chunks(sources, args, progress):
+            if src is not current:  # one bootstrap per file, merged in order
+                if shard is not None:
+                    total.merge(shard)
+                shard, current = make(), src
             try:
-                for chunk in src.chunks(args.batch_rows):
-                    keys = _row_keys(src, chunk, args, offset)
-                    try:
-                        shard.update(chunk.y, chunk.p, sample_weight=chunk.w, key=keys)
-                    except (ValueError, TypeError) as exc:
-                        raise translate(exc, src, chunk, settings["task"]) from None
-                    offset += len(chunk.y)
-                    progress.update(chunk)
-            except InputError as exc:
-                raise CommandError(str(exc)) from None
-            progress.complete()
+                shard.update(chunk.y, chunk.p, sample_weight=chunk.w, key=keys)
+            except (ValueError, TypeError) as exc:
+                raise translate(exc, src, chunk, settings["task"]) from None
+        if shard is not None:
             total.merge(shard)
     if total.n == 0:
         raise CommandError("the input holds no rows: nothing to evaluate")
@@ -136,9 +147,9 @@ def _write_band_plots(total, result, args) -> None:
         note(f"no bootstrap band on the curves: {exc}")
         return
     ctx = RenderContext(weight_column=args.weight, targets=targets or {})
-    marked = [(label, RankResult._row(r)) for label, r in rank.operating_points(ctx) if r is not None]
-    roc_marks = [(p["fpr"], p["recall"], f"{label} ({p['threshold']:.4g})") for label, p in marked]
-    pr_marks = [(p["recall"], p["precision"], f"{label} ({p['threshold']:.4g})") for label, p in marked]
+    marked = [p for p in rank.report_extras(ctx).get("operating_points", []) if p["reached"]]
+    roc_marks = [(p["fpr"], p["recall"], f"{p['point']} ({p['threshold']:.4g})") for p in marked]
+    pr_marks = [(p["recall"], p["precision"], f"{p['point']} ({p['threshold']:.4g})") for p in marked]
     fpr, tpr, _ = rank.roc_curve()
     precision, recall, _ = rank.pr_curve()
     auc = (result.auc_ci_lower, result.auc_ci_upper, level) if "auc_ci_lower" in result else None
@@ -212,27 +223,17 @@ def cmd_compare(args, watch=None) -> int:
     template = _template(args)
     boots = [Bootstrap(template, replicates=args.bootstrap, seed=args.seed) for _ in names]
     ys, ps, ws = [], ([], []), []
-    offset = 0
     with Progress(sources, progress_enabled(args.progress)) as progress:
-        for src in sources:
-            progress.start(src)
-            try:
-                for chunk in src.chunks(args.batch_rows):
-                    keys = _row_keys(src, chunk, args, offset)
-                    p = np.asarray(chunk.p)
-                    batches = [_prepare(b, chunk, p[:, j], keys, src, names[j]) for j, b in enumerate(boots)]
-                    for b, batch in zip(boots, batches):  # both checked before either folds
-                        b.fold(batch)
-                    ys.append(np.asarray(chunk.y))
-                    for j in range(2):
-                        ps[j].append(np.asarray(p[:, j], np.float64))
-                    if chunk.w is not None:
-                        ws.append(np.asarray(chunk.w, np.float64))
-                    offset += len(chunk.y)
-                    progress.update(chunk)
-            except InputError as exc:
-                raise CommandError(str(exc)) from None
-            progress.complete()
+        for src, chunk, keys in _keyed_chunks(sources, args, progress):
+            p = np.asarray(chunk.p)
+            batches = [_prepare(b, chunk, p[:, j], keys, src, names[j]) for j, b in enumerate(boots)]
+            for b, batch in zip(boots, batches):  # both checked before either folds
+                b.fold(batch)
+            ys.append(np.asarray(chunk.y))
+            for j in range(2):
+                ps[j].append(np.asarray(p[:, j], np.float64))
+            if chunk.w is not None:
+                ws.append(np.asarray(chunk.w, np.float64))
     if boots[0].n == 0:
         raise CommandError("the input holds no rows: nothing to compare")
     try:
@@ -254,20 +255,10 @@ def cmd_compare(args, watch=None) -> int:
 
 def _prepare(boot, chunk, p, keys, src, column):
     """``boot.prepare`` of one model's column; a bad value names the file, row and column."""
-    from streammetrics import BadValueError
-
     try:
         return boot.prepare(chunk.y, p, sample_weight=chunk.w, key=keys)
-    except BadValueError as exc:
-        if exc.argument != "p":
-            raise translate(exc, src, chunk, "binary") from None
-        what = f"value {exc.value!r}: {exc.problem}" if exc.relation == "=" else exc.detail
-        hint = (" (for unbounded scores such as logits, pass --scores score)"
-                if "probabilities must lie in [0, 1]" in exc.problem else "")
-        raise CommandError(f"{src.path}: {src.where(chunk.start + exc.row)}, column {column!r}: "
-                           f"{what}{hint}") from None
     except (ValueError, TypeError) as exc:
-        raise translate(exc, src, chunk, "binary") from None
+        raise translate(exc, src, chunk, "binary", p_column=column) from None
 
 
 #: the scores a comparison reports, in this order (those the template has)

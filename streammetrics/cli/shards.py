@@ -63,27 +63,25 @@ def _column(src, role: str, column: int | None) -> str:
     return cols.column_of(role)
 
 
-def _bad_value(exc: BadValueError, src, chunk, task) -> CommandError:
+def _bad_value(exc: BadValueError, src, chunk, task, p_column=None) -> CommandError:
     row = chunk.start + exc.row
-    if exc.relation == "=":
-        what = f"value {exc.value!r}: {exc.problem}"
-    else:
-        what = exc.detail
+    what = f"value {exc.value!r}: {exc.problem}" if exc.relation == "=" else exc.detail
     role = _ROLE.get(exc.argument)
     if role is None:
         return CommandError(f"{src.path}: {src.where(row)}: {exc.argument} {what}")
     hint = ""
     if task == "binary" and role == "p" and "probabilities must lie in [0, 1]" in exc.problem:
         hint = _SCORES_HINT
-    col = _column(src, role, exc.column)
+    col = p_column if role == "p" and p_column else _column(src, role, exc.column)
     return CommandError(f"{src.path}: {src.where(row)}, column {col!r}: {what}{hint}")
 
 
-def translate(exc: Exception, src, chunk, task: str | None = None) -> CommandError:
+def translate(exc: Exception, src, chunk, task: str | None = None, p_column=None) -> CommandError:
     """The library's error about a chunk of ``src`` as a message about the file.
 
     ``task`` is the evaluated task: a binary one adds the hint about ``--scores``
-    to a probability out of [0, 1].
+    to a probability out of [0, 1]. ``p_column`` names the column of a 1-D
+    ``p`` taken from a file's matrix of them (``compare``'s models).
 
     A :class:`~streammetrics.BadValueError` names the file's column and row
     (counted as the file's reader counts them); a
@@ -91,7 +89,7 @@ def translate(exc: Exception, src, chunk, task: str | None = None) -> CommandErr
     any other error names the rows of the chunk.
     """
     if isinstance(exc, BadValueError):
-        return _bad_value(exc, src, chunk, task)
+        return _bad_value(exc, src, chunk, task, p_column)
     if isinstance(exc, BadShapeError) and len(exc.arguments) == 1 and exc.arguments[0] in _ROLE:
         col = src.columns.column_of(_ROLE[exc.arguments[0]])
         return CommandError(f"{src.path}: column {col!r}: {exc}")
