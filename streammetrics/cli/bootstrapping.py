@@ -24,7 +24,7 @@ from streammetrics.io import ColumnSpec, InputError, expand_paths, open_source
 
 from .common import AUTO_LABELS, CommandError, need_matplotlib, note, summary
 from .output import check_outputs, save_state, targets_of, write_plots
-from .progress import Progress, progress_enabled
+from .progress import Progress
 from .shards import make_evaluator, translate
 
 __all__ = ["cmd_evaluate_bootstrap", "cmd_compare"]
@@ -98,7 +98,7 @@ def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
     except TypeError as exc:  # e.g. a member without sample weights
         raise CommandError(f"--bootstrap: {exc}") from None
     shard, current = None, None
-    with Progress(sources, progress_enabled(args.progress)) as progress:
+    with Progress(sources, args.progress) as progress:
         for src, chunk, keys in _keyed_chunks(sources, args, progress):
             if src is not current:  # one bootstrap per file, merged in order
                 if shard is not None:
@@ -223,7 +223,7 @@ def cmd_compare(args, watch=None) -> int:
     template = _template(args)
     boots = [Bootstrap(template, replicates=args.bootstrap, seed=args.seed) for _ in names]
     ys, ps, ws = [], ([], []), []
-    with Progress(sources, progress_enabled(args.progress)) as progress:
+    with Progress(sources, args.progress) as progress:
         for src, chunk, keys in _keyed_chunks(sources, args, progress):
             p = np.asarray(chunk.p)
             batches = [_prepare(b, chunk, p[:, j], keys, src, names[j]) for j, b in enumerate(boots)]

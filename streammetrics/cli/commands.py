@@ -11,7 +11,7 @@ from .bootstrapping import cmd_evaluate_bootstrap
 from .common import AUTO_LABELS, CommandError, need_matplotlib, note, summary
 from .compiling import CompileWatch
 from .output import check_outputs, finalize, report, save_state
-from .progress import Progress, progress_enabled
+from .progress import Progress
 from .sampling import Reservoir
 from .shards import evaluate_sources, make_evaluator
 
@@ -192,7 +192,7 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
             note(f"no shard completed; an empty state was written to {args.save_state}")
         raise CommandError(str(exc)) from None
     sample = Reservoir() if args.plots and settings["task"] == "regression" else None
-    with Progress(sources, progress_enabled(args.progress)) as progress:
+    with Progress(sources, args.progress) as progress:
         try:
             total, _ = evaluate_sources(sources, settings, args.batch_rows, progress, sample,
                                         keep_shards=False)

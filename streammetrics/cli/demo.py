@@ -17,7 +17,7 @@ from streammetrics.io import ColumnSpec, have_pyarrow, open_source
 from .common import DEFAULT_MEMORY, CommandError, need_matplotlib
 from .compiling import CompileWatch
 from .output import check_outputs, write_plots
-from .progress import Progress, progress_enabled
+from .progress import Progress
 from .shards import evaluate_sources, make_evaluator
 
 __all__ = ["cmd_demo"]
@@ -115,7 +115,7 @@ def _tour(args, folder: str, kind: str, watch: CompileWatch | None) -> None:
           "--task binary --y y --p p")
     t1 = time.perf_counter()
     compiled_before = watch.seconds if watch else 0.0
-    with Progress(sources, progress_enabled(args.progress)) as progress:
+    with Progress(sources, args.progress) as progress:
         merged, shards = evaluate_sources(sources, settings, 1 << 18, progress)
     dt = time.perf_counter() - t1
     compiling = watch.share(compiled_before) if watch else ""
