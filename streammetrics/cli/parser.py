@@ -14,22 +14,39 @@ __all__ = ["build_parser"]
 COMPARE_REPLICATES = 200
 
 
-def _positive_int(text: str, alternative: str = "") -> int:
-    """``text`` as a whole number > 0; ``alternative`` (``" (or 'exact')"``) ends the messages."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number{alternative}, got {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0{alternative}, got {v}")
-    return v
+def _number(kind=int, low=None, high=None, words=(), noun=None, span=None, open_ends=False):
+    """An option's type: a ``kind`` (int or float) in ``[low, high]`` (``(low, high)``
+    with ``open_ends``), or None for one of ``words``; ``noun`` and ``span`` phrase the refusals."""
+    alt = f" (or {words[0]!r})" if words else ""
+    noun = noun or ("a whole number" if kind is int else "a number")
+
+    def parse(text: str):
+        if text.strip().lower() in words:
+            return None
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {noun}{alt}, got {text!r}") from None
+        if kind is float and not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+        outside = (low is not None and (v <= low if open_ends else v < low)) or \
+            (high is not None and (v >= high if open_ends else v > high))
+        if outside:
+            raise argparse.ArgumentTypeError(f"expected {span}{alt}, got {text!r}" if span
+                                             else f"expected a number > 0{alt}, got {v}")
+        return v
+    return parse
 
 
-def _max_bins(text: str):
-    if text.lower() in ("exact", "none"):
-        return None
-    return _positive_int(text, " (or 'exact')")
+_positive_int = _number(int, 1)
+_max_bins = _number(int, 1, words=("exact", "none"))
+_calibration_bins = _number(int, 1, words=("off", "none"))
+_finite_float = _number(float)
+_level = _number(float, 0.0, 1.0, span="a confidence level in (0, 1)", open_ends=True)
+_rate = _number(float, 0.0, 1.0, span="a rate in [0, 1]")
+_replicates = _number(int, 1, 1 << 20, noun="a whole number of replicates",
+                      span=f"between 1 and {1 << 20} replicates")
+_seed = _number(int, 0, (1 << 64) - 1, noun="an integer seed", span="a seed in [0, 2**64)")
 
 
 def _memory(text: str):
@@ -44,12 +61,6 @@ def _memory(text: str):
         raise argparse.ArgumentTypeError(str(exc).replace("max_memory", "the memory budget")) from None
 
 
-def _calibration_bins(text: str):
-    if text.lower() in ("off", "none"):
-        return None
-    return _positive_int(text, " (or 'off')")
-
-
 def _labels(text: str):
     """``--labels``: ``"auto"``, or the comma-separated labels (integers when
     every one is an integer, else text), without repeats."""
@@ -62,22 +73,10 @@ def _labels(text: str):
         labels = [int(v) for v in labels]
     except ValueError:
         pass
-    seen = set()
-    for v in labels:
-        if v in seen:
-            raise argparse.ArgumentTypeError(f"label {v!r} is given twice")
-        seen.add(v)
+    repeated = next((v for i, v in enumerate(labels) if v in labels[:i]), None)
+    if repeated is not None:
+        raise argparse.ArgumentTypeError(f"label {repeated!r} is given twice")
     return labels
-
-
-def _finite_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(v):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return v
 
 
 def _output_options() -> argparse.ArgumentParser:
@@ -103,20 +102,6 @@ def _output_options() -> argparse.ArgumentParser:
         out.add_argument(f"--target-{name}", type=_rate, action="append", metavar="R",
                          help=f"binary: report {what} under 'operating points' (repeatable)")
     return out
-
-
-def _level(text: str) -> float:
-    v = _finite_float(text)
-    if not 0.0 < v < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a confidence level in (0, 1), got {text!r}")
-    return v
-
-
-def _rate(text: str) -> float:
-    v = _finite_float(text)
-    if not 0.0 <= v <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a rate in [0, 1], got {text!r}")
-    return v
 
 
 def _add_evaluate(sub, out) -> None:
@@ -255,26 +240,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_compare(sub, out)
     _add_compile(sub)
     return ap
-
-
-def _replicates(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of replicates, got {text!r}") from None
-    if not 1 <= v <= 1 << 20:
-        raise argparse.ArgumentTypeError(f"expected between 1 and {1 << 20} replicates, got {text!r}")
-    return v
-
-
-def _seed(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer seed, got {text!r}") from None
-    if not 0 <= v < 1 << 64:
-        raise argparse.ArgumentTypeError(f"expected a seed in [0, 2**64), got {text!r}")
-    return v
 
 
 def _key_options(p) -> None:
