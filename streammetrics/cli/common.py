@@ -10,22 +10,8 @@ import importlib.util
 
 from .progress import write_line
 
-__all__ = [
-    "PROG",
-    "DEFAULT_BATCH_ROWS",
-    "DEFAULT_MAX_BINS",
-    "DEFAULT_MEMORY",
-    "DEFAULT_MEMORY_BYTES",
-    "DEMO_ROWS",
-    "DEMO_SHARDS",
-    "TASKS",
-    "PROGRESS",
-    "AUTO_LABELS",
-    "CommandError",
-    "note",
-    "need_matplotlib",
-    "summary",
-]
+__all__ = ["PROG", "DEFAULT_BATCH_ROWS", "DEFAULT_MAX_BINS", "DEFAULT_MEMORY", "DEFAULT_MEMORY_BYTES", "DEMO_ROWS",
+           "DEMO_SHARDS", "TASKS", "PROGRESS", "AUTO_LABELS", "CommandError", "note", "need_matplotlib", "summary"]
 
 PROG = "streammetrics"
 DEFAULT_BATCH_ROWS = 1 << 18

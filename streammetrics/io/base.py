@@ -1,16 +1,8 @@
-"""The interface of the readers of prediction files, and the dispatch by format.
+"""The interface of the readers of prediction files, and the choice of a reader.
 
-A reader is a subclass of :class:`Source` registered with :func:`register`:
-it names its format, the file name endings and the leading bytes it
-recognises, checks the file and the columns when it is opened, and yields
-:class:`Chunk` objects of a bounded number of rows from :meth:`Source.chunks`.
-:func:`open_source` picks the reader of a file by its name, else by its first
-bytes.
-
-Every problem is raised as :class:`InputError`, a message that names the file
-and, where it applies, the column and the row. A reader decides how its rows
-are counted in messages (:meth:`Source.where`): as the 0-based row index by
-default, or as the 1-based line of a text file.
+A reader is a :class:`Source` subclass known through :func:`register`. Every
+problem is an :class:`InputError` naming the file and, where it applies, the
+column and the row, counted as the reader says (:meth:`Source.where`).
 """
 
 from __future__ import annotations
@@ -22,32 +14,12 @@ from typing import Callable, ClassVar, Iterator
 
 import numpy as np
 
-__all__ = [
-    "InputError",
-    "ColumnSpec",
-    "Chunk",
-    "Source",
-    "register",
-    "readers",
-    "reader_for",
-    "open_source",
-    "expand_paths",
-    "FORMATS",
-]
+__all__ = ["InputError", "ColumnSpec", "Chunk", "Source", "register", "open_source", "expand_paths"]
 
 
 class InputError(Exception):
-    """A problem with an input file or column, phrased for the person running it.
-
-    Attributes
-    ----------
-    path : str or None
-        The file concerned.
-    row : int or None
-        The 0-based index in that file of the row concerned, if one is.
-    column : str or None
-        The column concerned, if one is.
-    """
+    """A problem with an input file or column, phrased for the person running it; its
+    ``path``, ``row`` (0-based, in that file) and ``column``, where they apply."""
 
     def __init__(self, message: str, *, path: str | None = None, row: int | None = None,
                  column: str | None = None):
@@ -104,26 +76,11 @@ class ColumnSpec:
 
     def names(self) -> list[str]:
         """The distinct columns to read, in order."""
-        seen: list[str] = []
-        for _, c in self.roles():
-            if c not in seen:
-                seen.append(c)
-        return seen
+        return list(dict.fromkeys(c for _, c in self.roles()))
 
-    def column_of(self, role: str, index: int | None = None) -> str:
-        """The column behind ``role`` ("y", "p", "w"); ``index`` picks a p (or y) column."""
-        if role == "y":
-            ys = self.ys
-            if len(ys) == 1 or index is None:
-                return ys[0] if len(ys) == 1 else ", ".join(ys)
-            return ys[index]
-        if role == "w":
-            return self.weight or "?"
-        if role == "by":
-            return ", ".join(self.by) if index is None else self.by[index]
-        if len(self.p) == 1 or index is None:
-            return self.p[0] if len(self.p) == 1 else ", ".join(self.p)
-        return self.p[index]
+    def column_of(self, role: str) -> str:
+        """The column (or columns, joined) behind ``role`` ("y", "p", "w", "by")."""
+        return ", ".join({"y": self.ys, "p": self.p, "w": (self.weight or "?",), "by": self.by}[role])
 
 
 @dataclass
@@ -159,23 +116,11 @@ class Chunk:
 class Source:
     """An input file opened for reading some columns; the base class of the readers.
 
-    Opening (the constructor) checks the file, that the columns exist and that
-    they hold numbers, and sets ``total_rows`` (when the row count is known up
-    front) or ``total_bytes``; :meth:`chunks` then iterates the file once.
-
-    A subclass implements :meth:`_open` and :meth:`chunks`; the decorator
-    :func:`register` sets its format, file name endings and leading bytes and
-    makes it known to :func:`open_source`.
+    A subclass's :meth:`_open` checks the file and its columns and sets
+    ``total_rows`` (when known up front) or ``total_bytes``; :meth:`chunks`
+    then iterates the file once.
     """
 
-    #: the name of the format
-    format: ClassVar[str] = ""
-    #: file name endings (lower case) that select this reader
-    suffixes: ClassVar[tuple[str, ...]] = ()
-    #: the endings named in messages
-    shown: ClassVar[tuple[str, ...]] = ()
-    #: leading bytes that identify the format when the name does not
-    magic: ClassVar[bytes | None] = None
     #: how rows are called in messages
     noun: ClassVar[str] = "row"
 
@@ -186,9 +131,6 @@ class Source:
         self.total_bytes: int | None = None
         self._open()
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.path!r}, {self.columns!r})"
-
     def _open(self) -> None:
         """Check the file and the columns; set the totals."""
         raise NotImplementedError
@@ -197,10 +139,9 @@ class Source:
         """Iterate the file once, ``rows`` rows at a time (the last chunk may be shorter)."""
         raise NotImplementedError
 
-    # ---------------------------------------------------------------- progress
     @property
     def unit(self) -> str:
-        """``"rows"`` when the row count is known up front, else ``"bytes"``."""
+        """What the progress counts: ``"rows"`` when their count is known up front, else ``"bytes"``."""
         return "rows" if self.total_rows is not None else "bytes"
 
     @property
@@ -208,7 +149,6 @@ class Source:
         """The size of the whole file in :attr:`unit`, if known."""
         return self.total_rows if self.total_rows is not None else self.total_bytes
 
-    # ---------------------------------------------------------------- messages
     def number(self, row: int) -> int:
         """How the row of 0-based index ``row`` is numbered in messages."""
         return row
@@ -255,42 +195,24 @@ def short(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-# -------------------------------------------------------------------- registry
-_READERS: dict[str, type[Source]] = {}
-#: the file name endings of each registered format
-FORMATS: dict[str, tuple[str, ...]] = {}
+_READERS: list[type[Source]] = []
 
 
-def register(format: str, suffixes: tuple[str, ...], *, shown: tuple[str, ...] | None = None,
-             magic: bytes | None = None):
-    """A class decorator making a reader known to :func:`open_source`.
-
-    It sets the reader's ``format``, ``suffixes``, ``shown`` (by default the
-    suffixes) and ``magic``.
-    """
+def register(suffixes: tuple[str, ...], *, shown: tuple[str, ...] | None = None, magic: bytes | None = None):
+    """A class decorator making a reader known to :func:`open_source`, by its file
+    name ``suffixes`` (``shown`` in messages) or its leading bytes ``magic``."""
     def deco(cls: type[Source]) -> type[Source]:
-        cls.format, cls.suffixes, cls.magic = format, suffixes, magic
-        cls.shown = shown or suffixes
-        _READERS[format] = cls
-        FORMATS[format] = suffixes
+        cls.suffixes, cls.shown, cls.magic = suffixes, shown or suffixes, magic
+        _READERS.append(cls)
         return cls
     return deco
 
 
-def readers() -> list[type[Source]]:
-    """The registered readers, in the order of registration."""
-    return list(_READERS.values())
-
-
 def _by_name(path: str) -> type[Source] | None:
-    low = path.lower()
-    for cls in _READERS.values():
-        if low.endswith(cls.suffixes):
-            return cls
-    return None
+    return next((cls for cls in _READERS if path.lower().endswith(cls.suffixes)), None)
 
 
-def reader_for(path: str) -> type[Source] | None:
+def _reader_for(path: str) -> type[Source] | None:
     """The reader of ``path``: by its name's ending, else by its first bytes."""
     cls = _by_name(path)
     if cls is not None:
@@ -300,10 +222,7 @@ def reader_for(path: str) -> type[Source] | None:
             head = fh.read(8)
     except OSError:
         return None
-    for cls in _READERS.values():
-        if cls.magic is not None and head.startswith(cls.magic):
-            return cls
-    return None
+    return next((cls for cls in _READERS if cls.magic is not None and head.startswith(cls.magic)), None)
 
 
 def _either(names: list[str]) -> str:
@@ -318,9 +237,9 @@ def open_source(path: str, columns: ColumnSpec) -> Source:
         raise InputError(f"{path}: is a directory", path=path)
     if not os.access(path, os.R_OK):
         raise InputError(f"{path}: permission denied", path=path)
-    cls = reader_for(path)
+    cls = _reader_for(path)
     if cls is None:
-        known = _either([s for c in _READERS.values() for s in c.shown])
+        known = _either([s for c in _READERS for s in c.shown])
         raise InputError(f"{path}: unknown file type (expected {known})", path=path)
     return cls(path, columns)
 
@@ -340,7 +259,7 @@ def expand_paths(patterns: list[str]) -> list[str]:
                 if _by_name(f) is not None and os.path.isfile(os.path.join(pat, f))
             )
             if not found:
-                kinds = _either([c.shown[0] for c in _READERS.values()])
+                kinds = _either([c.shown[0] for c in _READERS])
                 raise InputError(f"{pat}: directory holds no {kinds} file", path=pat)
             out.extend(found)
         elif os.path.exists(pat):

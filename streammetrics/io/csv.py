@@ -28,7 +28,7 @@ def _is_number(text: str) -> bool:
     return True
 
 
-@register("csv", (".csv", ".tsv", ".csv.gz", ".tsv.gz"), shown=(".csv", ".tsv"))
+@register((".csv", ".tsv", ".csv.gz", ".tsv.gz"), shown=(".csv", ".tsv"))
 class CsvSource(ArrowSource):
     """A comma-separated (``.csv``) or tab-separated (``.tsv``) file with a header line."""
 

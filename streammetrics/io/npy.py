@@ -91,7 +91,7 @@ class _NumpySource(Source):
             yield Chunk.of(self.columns, start, read(k), start + k)
 
 
-@register("npy", (".npy",), magic=b"\x93NUMPY")
+@register((".npy",), magic=b"\x93NUMPY")
 class NpySource(_NumpySource):
     """A ``.npy`` file: a 1-D structured array, or a 2-D array with numbered columns."""
 
@@ -169,7 +169,7 @@ class NpySource(_NumpySource):
                 f.close()
 
 
-@register("npz", (".npz",), magic=b"PK\x03\x04")
+@register((".npz",), magic=b"PK\x03\x04")
 class NpzSource(_NumpySource):
     """A ``.npz`` archive (stored or compressed): one array per column."""
 

@@ -25,7 +25,7 @@ def _type_ok(t, allow_list: bool, allow_text: bool = False) -> bool:
     return allow_list and is_list_type(t) and _type_ok(t.value_type, False)
 
 
-@register("parquet", (".parquet", ".pq", ".parq"), shown=(".parquet",), magic=b"PAR1")
+@register((".parquet", ".pq", ".parq"), shown=(".parquet",), magic=b"PAR1")
 class ParquetSource(ArrowSource):
     """A Parquet file (or anything ``pyarrow.dataset`` reads as one)."""
 
