@@ -16,19 +16,12 @@ suggests: for CSV, the file's line (1-based, the header being line 1, as
 ``sed -n Np`` prints it); for Parquet, ``.npy`` and ``.npz``, the 0-based row
 index within the file.
 
-While it runs, the command tells on stderr, never on stdout: the progress bar
-names the file being read (``--progress``), the first compilation of the
-kernels is announced, and ``evaluate`` ends with a line of the rows, seconds
-and rows per second.
-
-The modules, each importing only those listed before it: :mod:`.progress`
-and :mod:`.sampling`; :mod:`.common` (the name, defaults, errors and notes
-every module shares); :mod:`.parser` (the options); :mod:`.output` (reports,
-plots, states); :mod:`.shards` (evaluating and merging the files, and the
-library's errors told about the file); :mod:`.compiling` (the note on
-compiling kernels, and ``compile``: every kernel compiled ahead);
-:mod:`.bootstrapping` (``evaluate --bootstrap`` and ``compare``);
-:mod:`.commands` (``evaluate``, ``merge``) and :mod:`.demo`.
+Notes go to stderr, never stdout: the progress bar (``--progress``), the
+first compilation of kernels, and ``evaluate``'s closing line of rows, seconds
+and rows per second. The modules import one way: :mod:`.progress` and
+:mod:`.sampling`, then :mod:`.common`, :mod:`.parser`, :mod:`.output`,
+:mod:`.shards`, :mod:`.compiling`, :mod:`.bootstrapping`, and last
+:mod:`.commands` and :mod:`.demo`.
 """
 
 from __future__ import annotations

@@ -1,24 +1,12 @@
 """Compiling the kernels: saying so when it happens, and ``streammetrics compile``.
 
-Numba compiles a kernel at its first call and keeps it in its on-disk cache
-(``__pycache__`` beside the package, or ``$NUMBA_CACHE_DIR``), so the first
-run of an installation (or of a new kind of input) spends seconds compiling
-that later runs do not. :class:`CompileWatch` says so when it starts and
-counts the seconds it takes.
-
-``streammetrics compile`` pays that once, where it is convenient (an image's
-build, a cluster's setup): it runs small synthetic batches through what each
-task uses (its Evaluator, with and without sample weights, merged, reported,
-saved and loaded, sliced and bootstrapped, the one-shot functions and the
-standalone accumulators), in arrays of its own and in read-only ones (as
-Arrow and Parquet columns are: Numba compiles those apart), with a few
-shards large enough for the paths that only large states take. It runs them
-in worker processes, one per core at most, the tasks dealt to balance their
-compile times (:data:`COST`), each compiling its share into the same cache.
-
-What it cannot reach compiles at first use as before: the spill of an exact
-AUC past its memory budget, the parallel silhouette of large inputs (never
-cached), and inputs of dtypes the edge does not convert to the usual ones.
+Numba compiles a kernel at its first call into its on-disk cache, so the first
+run of an installation spends seconds that later runs do not; :class:`CompileWatch`
+says so and counts them. ``streammetrics compile`` pays them ahead (an image's
+build): worker processes, one per core at most, run small batches through what
+each task uses, in arrays of their own and read-only ones (as Arrow columns are:
+Numba compiles those apart). What it cannot reach compiles at first use: an exact
+AUC's spill, the parallel silhouette (never cached), unusual dtypes.
 """
 
 from __future__ import annotations
@@ -48,20 +36,9 @@ _WORTH_SAYING = 1.0
 
 
 class CompileWatch(event.Listener):
-    """A listener to Numba's ``"numba:compile"`` events, used as a context manager.
-
-    At the first compilation it prints :data:`COMPILING_NOTE` on stderr, once;
-    it counts the seconds of the outermost compilations only (compiling a
-    kernel compiles the kernels it calls within it). Entering registers it
-    with Numba, leaving unregisters it.
-
-    Attributes
-    ----------
-    seconds : float
-        The time spent compiling so far.
-    announced : bool
-        Whether the note has been printed.
-    """
+    """A listener to Numba's ``"numba:compile"`` events while it is entered (a context
+    manager): it prints :data:`COMPILING_NOTE` at the first compilation and counts
+    in ``seconds`` the outermost compilations (a kernel compiles those it calls)."""
 
     kind = "numba:compile"
 
@@ -72,7 +49,6 @@ class CompileWatch(event.Listener):
         self._since = 0.0
 
     def on_start(self, event):
-        """A compilation starts: announce the first one; time the outermost ones."""
         if self._depth == 0:
             if not self.announced:
                 self.announced = True
@@ -81,7 +57,6 @@ class CompileWatch(event.Listener):
         self._depth += 1
 
     def on_end(self, event):
-        """A compilation ends."""
         if self._depth == 0:  # begun before the listener was registered
             return
         self._depth -= 1
@@ -114,8 +89,7 @@ LARGER = (1 << 14, 1 << 18)
 
 
 def _inputs(frozen: bool, *arrays):
-    """``arrays``, read-only when ``frozen`` (as a Parquet or Arrow column is, or
-    a memory map: Numba compiles such arrays apart)."""
+    """``arrays``, read-only when ``frozen``."""
     if frozen:
         for a in arrays:
             a.setflags(write=False)
@@ -123,7 +97,6 @@ def _inputs(frozen: bool, *arrays):
 
 
 def _weights(rng, frozen):
-    """Sample weights of :data:`ROWS` rows (a weighted fold compiles kernels of its own)."""
     return _inputs(frozen, rng.random(ROWS) + 0.5)
 
 
@@ -281,8 +254,7 @@ def run_units(tasks: list[str]) -> list[dict]:
 
 
 def worker_main(payload: str) -> int:
-    """A worker process: run the tasks of ``payload`` (a JSON list) and print the
-    JSON of :func:`run_units` on stdout."""
+    """A worker process: run the tasks of ``payload`` (a JSON list); print :func:`run_units`' JSON."""
     sys.stdout.write(json.dumps(run_units(json.loads(payload))) + "\n")
     return 0
 

@@ -1,22 +1,12 @@
 """One accumulator for a whole evaluation: a named collection of accumulators.
 
-``Evaluator({"auc": RankAUC(), "at_half": BinaryConfusion(threshold=0.5)})``
-folds every batch into each member and reports them together;
-``Evaluator(task="binary")`` is one row of the preset table
-(:mod:`.presets`). The members share each batch: it is converted and checked
-once, for the strictest input any member declares (probabilities serve the
-members that take finite scores), and then folded into every member whose
-inputs it covers; a batch that one member would refuse is refused before any
-member is touched, so nothing needs to be rolled back. Where one member
-checks in its own kernel exactly what the batch is checked for (the binary
-preset's probability scores: 0/1 labels and probabilities in [0, 1]),
-``update`` folds that member first and lets its kernel do the checking: a
-bad batch is refused by it before it writes anything, and the batch is
-read once less.
-
-A member whose inputs a batch's form does not cover (class probabilities when
-``p`` holds hard labels) skips that batch; the report then leaves it out,
-since its scores would describe only some of the rows.
+The members share each batch: it is converted and checked once, for the
+strictest input any member declares, then folded into every member whose
+inputs it covers, so a batch one member would refuse is refused before any
+member is touched. Where one member's kernel checks exactly what the batch is
+checked for (the binary preset's probability scores), ``update`` folds that
+member first and lets its kernel do the checking: the batch is read once less.
+A member a batch's form does not cover skips it and is left out of the report.
 """
 
 from __future__ import annotations
@@ -547,15 +537,6 @@ class Evaluator(Accumulator):
         order = [k for k in order if k in parts] + [k for k in parts if k not in order]
         describe = self._preset.describe(self._config) if self._preset is not None else ""
         return EvaluationReport(self._n, parts, self._config, order=order, describe=describe)
-
-    def finalize(self, ci=None) -> EvaluationReport:
-        """The report of every member's scores; the state is not changed.
-
-        ``ci`` (a level in (0, 1)) is passed to the members that offer
-        confidence intervals; the others give their plain scores. Raises
-        ``ValueError`` when no row has been folded in.
-        """
-        return super().finalize(ci=ci)
 
     def __repr__(self) -> str:
         if self._preset is not None:

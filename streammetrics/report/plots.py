@@ -131,50 +131,43 @@ def pr(precision, recall, average_precision: float, n_pos, n_neg, folder: str,
     return _save(fig, folder, "pr.png")
 
 
-def _class_note(total: int, drawn: int) -> str:
-    return "" if drawn >= total else f"\n(the first {drawn} of {total} classes drawn)"
-
-
-def _class_colours(k: int):
+def _class_curves(curves, total: int, folder: str, roc: bool) -> str:
+    """One-vs-rest curves in one figure, one per class (``(name, x-or-y arrays, value)``)."""
     from matplotlib import colormaps
 
-    cmap = colormaps["tab10" if k <= 10 else "tab20"]
-    return [cmap(i % cmap.N) for i in range(k)]
+    fig = _figure(7.0, 6.0)
+    ax = fig.add_subplot()
+    cmap = colormaps["tab10" if len(curves) <= 10 else "tab20"]
+    for i, (name, a, b, value) in enumerate(curves):
+        a, b = _thin(np.asarray(a, float), np.asarray(b, float))
+        x, y = (a, b) if roc else (b, a)
+        ax.plot(x, y, lw=1.6, color=cmap(i % cmap.N), drawstyle="default" if roc else "steps-post",
+                label=f"{name}: {'AUC' if roc else 'AP'} = {value:.4f}")
+    shown = "" if len(curves) >= total else f"\n(the first {len(curves)} of {total} classes drawn)"
+    if roc:
+        ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance, AUC = 0.5")
+        ax.set(aspect="equal", xlabel="false positive rate (1 - specificity)", ylabel="true positive rate (recall)",
+               title="ROC curves, each class against the rest" + shown)
+    else:
+        ax.set(xlabel="recall", ylabel="precision", title="Precision-recall curves, each class against the rest"
+               + shown)
+    ax.set(xlim=(0, 1), ylim=(0, 1.01))
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower right" if roc else "lower left", fontsize=8 if len(curves) <= 10 else 6)
+    return _save(fig, folder, "roc_per_class.png" if roc else "pr_per_class.png")
 
 
 def class_roc(curves, total: int, folder: str) -> str:
     """One-vs-rest ROC curves in one figure, one per class: ``curves`` are
     ``(name, fpr, tpr, auc)``; ``total`` is the number of classes (a note says
     when fewer are drawn)."""
-    fig = _figure(7.0, 6.0)
-    ax = fig.add_subplot()
-    for (name, fpr, tpr, auc), colour in zip(curves, _class_colours(len(curves))):
-        fpr, tpr = _thin(np.asarray(fpr, float), np.asarray(tpr, float))
-        ax.plot(fpr, tpr, lw=1.6, color=colour, label=f"{name}: AUC = {auc:.4f}")
-    ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance, AUC = 0.5")
-    ax.set(xlim=(0, 1), ylim=(0, 1.01), aspect="equal",
-           xlabel="false positive rate (1 - specificity)", ylabel="true positive rate (recall)",
-           title="ROC curves, each class against the rest" + _class_note(total, len(curves)))
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8 if len(curves) <= 10 else 6)
-    return _save(fig, folder, "roc_per_class.png")
+    return _class_curves(curves, total, folder, roc=True)
 
 
 def class_pr(curves, total: int, folder: str) -> str:
     """One-vs-rest precision-recall curves in one figure: ``curves`` are
     ``(name, precision, recall, average_precision)``."""
-    fig = _figure(7.0, 6.0)
-    ax = fig.add_subplot()
-    for (name, precision, recall, ap), colour in zip(curves, _class_colours(len(curves))):
-        precision, recall = _thin(np.asarray(precision, float), np.asarray(recall, float))
-        ax.plot(recall, precision, lw=1.6, color=colour, drawstyle="steps-post",
-                label=f"{name}: AP = {ap:.4f}")
-    ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="recall", ylabel="precision",
-           title="Precision-recall curves, each class against the rest"
-                 + _class_note(total, len(curves)))
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower left", fontsize=8 if len(curves) <= 10 else 6)
-    return _save(fig, folder, "pr_per_class.png")
+    return _class_curves(curves, total, folder, roc=False)
 
 
 def _marks(ax, marks) -> None:
