@@ -253,14 +253,9 @@ def run_units(tasks: list[str]) -> list[dict]:
     return out
 
 
-def worker_main(payload: str) -> int:
-    """A worker process: run the tasks of ``payload`` (a JSON list); print :func:`run_units`' JSON."""
-    sys.stdout.write(json.dumps(run_units(json.loads(payload))) + "\n")
-    return 0
-
-
-_WORKER = ("import sys; from streammetrics.cli.compiling import worker_main; "
-           "sys.exit(worker_main(sys.argv[1]))")
+#: a worker process: the units of the tasks of argv[1] (a JSON list), their seconds as JSON on stdout
+_WORKER = ("import json, sys; from streammetrics.cli.compiling import run_units; "
+           "print(json.dumps(run_units(json.loads(sys.argv[1]))))")
 
 
 def cmd_compile(args, watch=None) -> int:
