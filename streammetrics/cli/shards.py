@@ -99,41 +99,17 @@ def translate(exc: Exception, src, chunk, task: str | None = None, p_column=None
 
 def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=None,
                      on_shard=None, keep_shards: bool = True):
-    """Evaluate each source into its own Evaluator and merge them in order.
+    """Evaluate each source (a shard) into its own Evaluator (:func:`make_evaluator`
+    of ``settings``) and merge them in order: ``(total, shards)``.
 
-    Parameters
-    ----------
-    sources : list of streammetrics.io.Source
-        The shards, in merge order.
-    settings : dict
-        :func:`make_evaluator` of it for each shard and for the total (a
-        :class:`~streammetrics.Sliced` Evaluator when it names ``by`` columns).
-    chunk_rows : int
-        Rows read (and folded) at a time.
-    progress : Progress
-        Told which file is being read, and advanced as it is read.
-    sample : Reservoir, optional
-        Fed every ``(y, p)`` row.
-    on_shard : callable, optional
-        Called as ``on_shard(source, evaluator)`` after each shard.
-    keep_shards : bool
-        Return each shard's Evaluator. Without, the first shard's Evaluator
-        becomes the total (merging into an empty one gives the same state, but
-        copies an exact AUC's spilled runs: a file as large as the state) and
-        every other is dropped once merged, its temporary files with it.
-
-    Returns
-    -------
-    (Evaluator, list of Evaluator)
-        The merged total and each shard's own Evaluator (or Sliced Evaluators;
-        an empty list without ``keep_shards``).
-
-    Raises
-    ------
-    CommandError
-        On any problem with an input; it carries ``(total, shards_done)``, the
-        merged state of the completed shards, as ``.partial`` (as does a
-        ``KeyboardInterrupt``).
+    ``chunk_rows`` rows are read at a time; ``progress`` is told which file is read
+    and how far; ``sample`` (a :class:`Reservoir`) is fed every ``(y, p)`` row;
+    ``on_shard(source, evaluator)`` is called after each shard. Without
+    ``keep_shards`` the first shard's Evaluator becomes the total (merging it into
+    an empty one would copy an exact AUC's spilled runs) and the others are
+    dropped once merged, their temporary files with them; ``shards`` is then empty.
+    A :class:`CommandError` (or ``KeyboardInterrupt``) carries the merged state of
+    the completed shards as ``.partial``, ``(total, shards_done)``.
     """
     total = make_evaluator(settings)
     sliced = isinstance(total, Sliced)

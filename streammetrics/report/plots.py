@@ -1,15 +1,6 @@
-"""PNG drawing primitives (matplotlib, drawn off-screen with Agg).
-
-Each result type decides what to draw (``Result.plot``) and calls these:
-
-* :func:`roc` and :func:`pr`: the curves of a rank state;
-* :func:`confusion`: a confusion matrix (row-normalised colours, counts
-  written in, classes named by their labels);
-* :func:`regression`: predicted against actual and residuals against
-  predicted, from a bounded sample of (y, p) pairs that the caller keeps.
-
-Only the object-oriented matplotlib API is used (no ``pyplot``), so drawing
-never touches a global backend or opens a window.
+"""PNG drawing primitives: each result type decides what to draw (``Result.plot``)
+and calls these. Only matplotlib's object-oriented API is used, drawn off-screen
+with Agg (no ``pyplot``): drawing never touches a global backend or opens a window.
 """
 
 from __future__ import annotations
