@@ -38,9 +38,9 @@ def _demo_shard(rng, rows: int):
 def _write_demo_files(folder: str, rows: int, shards: int, kind: str, seed: int = 2024):
     """Write the shards; return their paths."""
     rng = np.random.default_rng(seed)
-    sizes = [rows // shards + (1 if i < rows % shards else 0) for i in range(shards)]
     paths = []
-    for i, size in enumerate(sizes):
+    for i in range(shards):
+        size = rows // shards + (1 if i < rows % shards else 0)
         y, p = _demo_shard(rng, size)
         if kind == "parquet":
             import pyarrow as pa
@@ -85,14 +85,11 @@ def _compare(report, single_report) -> None:
 
 def _check_state_round_trip(folder: str, shards, merged) -> None:
     """Save every shard's state, reload and merge them, as separate workers would."""
-    state_paths = []
     for i, ev in enumerate(shards):
-        sp = os.path.join(folder, f"shard-{i:02d}.state")
-        ev.save(sp)
-        state_paths.append(sp)
-    reloaded = load_state(state_paths[0])
-    for sp in state_paths[1:]:
-        reloaded.merge(load_state(sp))
+        ev.save(os.path.join(folder, f"shard-{i:02d}.state"))
+    reloaded = load_state(os.path.join(folder, "shard-00.state"))
+    for i in range(1, len(shards)):
+        reloaded.merge(load_state(os.path.join(folder, f"shard-{i:02d}.state")))
     ok = reloaded == merged
     print(f"  saved shard states reloaded and merged: {'identical' if ok else 'DIFFERENT'}")
     if not ok:
@@ -119,8 +116,7 @@ def _tour(args, folder: str, kind: str, watch: CompileWatch | None) -> None:
         merged, shards = evaluate_sources(sources, settings, 1 << 18, progress)
     dt = time.perf_counter() - t1
     compiling = watch.share(compiled_before) if watch else ""
-    if compiling:
-        compiling = f" ({compiling})"
+    compiling = f" ({compiling})" if compiling else ""
     report = merged.finalize()
     print(report.to_text())
     print(f"\n({merged.n:,} rows in {dt:.2f} s{compiling}, {merged.n / dt / 1e6:.1f} M rows/s, "

@@ -30,18 +30,15 @@ def _writable(folder: str) -> bool:
 
 
 def _dir_problem(path: str) -> str | None:
-    """Why files cannot be written into the folder ``path`` (made if missing), or None.
-
-    A missing folder is not made: the nearest existing one above it is checked.
-    """
+    """Why files cannot be written into the folder ``path`` (made if missing: the
+    nearest existing folder above it is checked), or None."""
     found = _existing(path)
     if found == path:
         if not os.path.isdir(path):
             return "not a directory"
         return None if _writable(path) else "the directory is not writable"
-    if not os.path.isdir(found):
-        return f"cannot create the directory: {found} is not a directory"
-    return None if _writable(found) else f"cannot create the directory: {found} is not writable"
+    what = "is not a directory" if not os.path.isdir(found) else None if _writable(found) else "is not writable"
+    return what and f"cannot create the directory: {found} {what}"
 
 
 def _file_problem(path: str) -> str | None:
@@ -57,33 +54,20 @@ def _file_problem(path: str) -> str | None:
     return None if _writable(folder) else f"cannot write the state: {folder} is not writable"
 
 
-#: the options naming a folder written into, and the one naming a file written
-_OUTPUT_DIRS = (("plots", "--plots"), ("keep", "--keep"))
-_OUTPUT_FILES = (("save_state", "--save-state"),)
-
-
 def check_outputs(args) -> None:
-    """Fail early, before any reading, when a folder or file to be written cannot be.
-
-    Checks ``--plots DIR`` and ``--keep DIR`` (folders written into, made if
-    missing) and ``--save-state FILE`` among the options ``args`` has.
-    """
-    for options, problem in ((_OUTPUT_DIRS, _dir_problem), (_OUTPUT_FILES, _file_problem)):
-        for attr, option in options:
-            path = getattr(args, attr, None)
-            what = problem(path) if path else None
-            if what:
-                raise CommandError(f"{option} {path}: {what}")
+    """Fail early, before any reading, when a folder (``--plots DIR``, ``--keep DIR``)
+    or a file (``--save-state FILE``) that ``args`` names cannot be written."""
+    for attr, problem in (("plots", _dir_problem), ("keep", _dir_problem), ("save_state", _file_problem)):
+        path = getattr(args, attr, None)
+        what = problem(path) if path else None
+        if what:
+            raise CommandError(f"--{attr.replace('_', '-')} {path}: {what}")
 
 
 def targets_of(args) -> dict:
     """The operating targets of ``--target-recall/--target-precision/--target-fpr``."""
-    out = {}
-    for name in ("recall", "precision", "fpr"):
-        values = getattr(args, f"target_{name}", None)
-        if values:
-            out[name] = values
-    return out
+    targets = {name: getattr(args, f"target_{name}", None) for name in ("recall", "precision", "fpr")}
+    return {name: values for name, values in targets.items() if values}
 
 
 def emit(result, fmt: str, weight_column: str | None = None, targets=None, top=None) -> None:
