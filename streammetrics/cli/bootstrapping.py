@@ -165,38 +165,43 @@ def _write_band_plots(total, result, args) -> None:
     note(f"{level:.0%} bootstrap bands of {result.replicates_used} replicates drawn on: " + ", ".join(paths))
 
 
+def _json(doc, result, args) -> None:
+    """Print a JSON document of ``doc``'s kind and fields beside the run's bootstrap settings."""
+    head = {"result": doc.pop("result"), "n": result.n, **doc.pop("models", {}), "ci": result.ci,
+            "replicates": result.replicates, "replicates_used": result.replicates_used, "seed": args.seed,
+            "key": args.key, "weight_column": args.weight}
+    sys.stdout.write(json.dumps(jsonable({**head, **doc}), indent=2) + "\n")
+
+
+def _keyed(args) -> str:
+    return (f"keyed by {args.key!r}" if args.key else "keyed by row position") + f", seed {args.seed}"
+
+
 def _print_bootstrap(result, total, args) -> None:
     """The scores with their bootstrap intervals (``auc 0.8713 [0.8690, 0.8736]``),
     then the other scalar fields; arrays (curves, bins) are left to ``evaluate``
     without ``--bootstrap``."""
-    scalars = {k: v for k, v in result.items() if np.ndim(v) == 0 and k not in ("ci",)}
+    scalars = {k: v for k, v in result.items() if np.ndim(v) == 0 and k != "ci"}
     scored = [k for k in scalars if f"{k}_ci_lower" in scalars]
-    bounds = {f"{k}_ci_{e}" for k in scored for e in ("lower", "upper")}
-    info = ("n", "replicates", "replicates_used")
-    other = [k for k in scalars if k not in scored and k not in bounds and k not in info]
-    level = result.ci
+    skip = {f"{k}_ci_{e}" for k in scored for e in ("lower", "upper")} | {"n", "replicates", "replicates_used"}
+    other = [k for k in scalars if k not in scored and k not in skip]
     if args.format == "json":
-        doc = {"result": "Bootstrap", "n": result.n, "ci": level, "replicates": result.replicates,
-               "replicates_used": result.replicates_used, "seed": args.seed, "key": args.key,
-               "weight_column": args.weight,
+        _json({"result": "Bootstrap",
                "metrics": {k: {"value": scalars[k], "ci_lower": scalars[f"{k}_ci_lower"],
                                "ci_upper": scalars[f"{k}_ci_upper"]} for k in scored},
-               "counts": {k: scalars[k] for k in other}}
-        sys.stdout.write(json.dumps(jsonable(doc), indent=2) + "\n")
+               "counts": {k: scalars[k] for k in other}}, result, args)
         return
     title = (f"{total.template.task or 'members'} evaluation of {result.n:,} rows, "
-             f"{level:.0%} bootstrap intervals")
-    width = max(len(k) for k in scored + other) if scored or other else 0
+             f"{result.ci:.0%} bootstrap intervals")
+    width = max((len(k) for k in scored + other), default=0)
     lines = [title, "=" * len(title), ""]
     for k in scored:
         lines.append(f"  {k:<{width}}  {fmt_number(scalars[k])} "
                      f"[{fmt_number(scalars[f'{k}_ci_lower'])}, {fmt_number(scalars[f'{k}_ci_upper'])}]")
     if other:
-        lines.append("")
-        lines += [f"  {k:<{width}}  {fmt_number(scalars[k])}" for k in other]
-    key = f"keyed by {args.key!r}" if args.key else "keyed by row position"
+        lines += [""] + [f"  {k:<{width}}  {fmt_number(scalars[k])}" for k in other]
     lines += ["", f"  percentile intervals of {result.replicates_used} of {result.replicates} keyed "
-                  f"Poisson bootstrap replicates ({key}, seed {args.seed})"]
+                  f"Poisson bootstrap replicates ({_keyed(args)})"]
     sys.stdout.write("\n".join(lines) + "\n")
 
 
@@ -268,39 +273,31 @@ _SHOWN = ("accuracy", "precision", "recall", "specificity", "balanced_accuracy",
 
 def _print_comparison(result, auc, names, args) -> None:
     a, b = names
-    rows = []
+    scores = {}
     if auc is not None:
-        rows.append(("auc", auc.auc_a, auc.auc_b, auc.auc_diff, auc.auc_diff_ci_lower,
-                     auc.auc_diff_ci_upper, auc.p_value, "DeLong"))
+        scores["auc"] = {"a": auc.auc_a, "b": auc.auc_b, "diff": auc.auc_diff, "diff_ci_lower": auc.auc_diff_ci_lower,
+                         "diff_ci_upper": auc.auc_diff_ci_upper, "p_value": auc.p_value, "method": "DeLong"}
     for k in _SHOWN:
         if f"{k}_diff" in result:
-            rows.append((k, result[f"{k}_a"], result[f"{k}_b"], result[f"{k}_diff"],
-                         result[f"{k}_diff_ci_lower"], result[f"{k}_diff_ci_upper"],
-                         result[f"{k}_p_value"], "bootstrap"))
-    level = result.ci
+            scores[k] = {e: result[f"{k}_{e}"] for e in ("a", "b", "diff", "diff_ci_lower", "diff_ci_upper",
+                                                         "p_value")}
+            scores[k]["method"] = "bootstrap"
     if args.format == "json":
-        doc = {"result": "Comparison", "n": result.n, "models": [a, b], "ci": level,
-               "replicates": result.replicates, "replicates_used": result.replicates_used,
-               "seed": args.seed, "key": args.key, "weight_column": args.weight,
-               "scores": {r[0]: {"a": r[1], "b": r[2], "diff": r[3], "diff_ci_lower": r[4],
-                                 "diff_ci_upper": r[5], "p_value": r[6], "method": r[7]}
-                          for r in rows}}
-        sys.stdout.write(json.dumps(jsonable(doc), indent=2) + "\n")
+        _json({"result": "Comparison", "models": {"models": [a, b]}, "scores": scores}, result, args)
         return
     title = f"comparison of {a} - {b} on {result.n:,} rows"
     lines = [title, "=" * len(title), ""]
-    head = ("score", a, b, "difference", f"{level:.0%} interval", "p-value", "method")
-    table = [head] + [(r[0], fmt_number(r[1]), fmt_number(r[2]), fmt_number(r[3]),
-                       f"[{fmt_number(r[4])}, {fmt_number(r[5])}]",
-                       _fmt_p(r[6], 1e-4 if r[7] == "DeLong" else 1.0 / result.replicates), r[7])
-                      for r in rows]
+    head = ("score", a, b, "difference", f"{result.ci:.0%} interval", "p-value", "method")
+    table = [head] + [(k, fmt_number(r["a"]), fmt_number(r["b"]), fmt_number(r["diff"]),
+                       f"[{fmt_number(r['diff_ci_lower'])}, {fmt_number(r['diff_ci_upper'])}]",
+                       _fmt_p(r["p_value"], 1e-4 if r["method"] == "DeLong" else 1.0 / result.replicates),
+                       r["method"]) for k, r in scores.items()]
     widths = [max(len(t[i]) for t in table) for i in range(len(head))]
     for t in table:
         lines.append("  " + "  ".join(c.ljust(w_) if i in (0, 6) else c.rjust(w_)
                                       for i, (c, w_) in enumerate(zip(t, widths))).rstrip())
-    key = f"keyed by {args.key!r}" if args.key else "keyed by row position"
     lines += ["", f"  paired: both models see the same {result.replicates} Poisson bootstrap "
-                  f"replicates ({key}, seed {args.seed}); AUC by DeLong's paired test",
+                  f"replicates ({_keyed(args)}); AUC by DeLong's paired test",
               f"  p-value: two-sided, of no difference (bootstrap p-values resolve 1/{result.replicates})"]
     sys.stdout.write("\n".join(lines) + "\n")
 
