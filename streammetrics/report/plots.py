@@ -35,6 +35,13 @@ def _save(fig, folder: str, name: str) -> str:
     return path
 
 
+def _finish(fig, ax, folder: str, name: str, **legend) -> str:
+    """Grid and legend on ``ax``; the figure saved into ``folder`` as ``name``."""
+    ax.grid(True, alpha=0.3)
+    ax.legend(**legend)
+    return _save(fig, folder, name)
+
+
 def _thin(*arrays: np.ndarray, limit: int = MAX_CURVE_POINTS):
     """Keep at most ``limit`` evenly spread points (ends included) of a curve."""
     n = arrays[0].shape[0]
@@ -74,11 +81,9 @@ def _band(ax, band, colour: str, what: str) -> None:
 
 def roc(fpr, tpr, auc: float, lower: float, upper: float, n_pos, n_neg, folder: str,
         marks=(), exact=None, band=None, interval=None) -> str:
-    """The ROC curve, its AUC (with the bounds of a bounded state) in the legend;
-    ``marks`` are ``(fpr, tpr, label)`` operating points drawn on it; ``exact``
-    as for :func:`figure_label`; ``band`` a pointwise band of the true positive
-    rate ``(fpr, tpr_lower, tpr_upper, level)`` shaded under the curve, and
-    ``interval`` ``(lower, upper, level)`` the AUC's interval, shown in the legend."""
+    """The ROC curve and its AUC (``exact`` as for :func:`figure_label`); ``marks``:
+    ``(fpr, tpr, label)`` operating points; ``band``: a pointwise band ``(fpr,
+    tpr_lower, tpr_upper, level)``; ``interval``: the AUC's ``(lower, upper, level)``."""
     fpr, tpr = _thin(np.asarray(fpr, float), np.asarray(tpr, float))
     fig = _figure()
     ax = fig.add_subplot()
@@ -93,18 +98,13 @@ def roc(fpr, tpr, auc: float, lower: float, upper: float, n_pos, n_neg, folder: 
            xlabel="false positive rate (1 - specificity)",
            ylabel="true positive rate (recall)",
            title=f"ROC curve ({_count(n_pos)} positives, {_count(n_neg)} negatives)")
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower right")
-    return _save(fig, folder, "roc.png")
+    return _finish(fig, ax, folder, "roc.png", loc="lower right")
 
 
 def pr(precision, recall, average_precision: float, n_pos, n_neg, folder: str,
        marks=(), bounds=None, exact=None, band=None) -> str:
-    """The precision-recall curve, its average precision (with its ``bounds``,
-    ``(lower, upper)``, for a bounded state) and the chance level; ``marks``
-    are ``(recall, precision, label)`` operating points drawn on it; ``exact``
-    as for :func:`figure_label`; ``band`` a pointwise band of the precision
-    ``(recall, precision_lower, precision_upper, level)`` shaded under the curve."""
+    """The precision-recall curve, its average precision (``bounds``: ``(lower, upper)``)
+    and the chance level; ``marks``, ``exact`` and ``band`` as for :func:`roc`."""
     precision, recall = _thin(np.asarray(precision, float), np.asarray(recall, float))
     prevalence = float(n_pos) / max(float(n_pos) + float(n_neg), 1e-300)
     fig = _figure()
@@ -117,9 +117,7 @@ def pr(precision, recall, average_precision: float, n_pos, n_neg, folder: str,
     _marks(ax, marks)
     ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="recall", ylabel="precision",
            title="Precision-recall curve")
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower left")
-    return _save(fig, folder, "pr.png")
+    return _finish(fig, ax, folder, "pr.png", loc="lower left")
 
 
 def _class_curves(curves, total: int, folder: str, roc: bool) -> str:
@@ -143,9 +141,8 @@ def _class_curves(curves, total: int, folder: str, roc: bool) -> str:
         ax.set(xlabel="recall", ylabel="precision", title="Precision-recall curves, each class against the rest"
                + shown)
     ax.set(xlim=(0, 1), ylim=(0, 1.01))
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower right" if roc else "lower left", fontsize=8 if len(curves) <= 10 else 6)
-    return _save(fig, folder, "roc_per_class.png" if roc else "pr_per_class.png")
+    return _finish(fig, ax, folder, "roc_per_class.png" if roc else "pr_per_class.png",
+                   loc="lower right" if roc else "lower left", fontsize=8 if len(curves) <= 10 else 6)
 
 
 def class_roc(curves, total: int, folder: str) -> str:
@@ -179,9 +176,7 @@ def threshold_curves(thresholds, precision, recall, f1, marks, folder: str) -> s
         ax.axvline(x, color=f"C{3 + i}", lw=1, ls="--", label=label)
     ax.set(ylim=(0, 1.01), xlabel="threshold (rows with s >= threshold are called positive)",
            ylabel="rate", title="Precision, recall and F1 by threshold")
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="best")
-    return _save(fig, folder, "threshold.png")
+    return _finish(fig, ax, folder, "threshold.png", loc="best")
 
 
 def reliability(edges, counts, mean_predicted, fraction_positive, ece: float, folder: str,
@@ -250,13 +245,10 @@ def regression(y: np.ndarray, p: np.ndarray, report, folder: str, total: int) ->
     ax1.set(xlabel="actual y", ylabel="predicted p", title=f"Predicted vs actual ({shown})")
     ax1.legend(loc="upper left")
     ax1.grid(True, alpha=0.3)
-    resid = y - p
-    ax2.scatter(p, resid, s=4, alpha=alpha, color="C2", edgecolors="none", rasterized=True)
+    ax2.scatter(p, y - p, s=4, alpha=alpha, color="C2", edgecolors="none", rasterized=True)
     ax2.axhline(0, color="C3", lw=1.5, label=f"zero;  MAE = {report['mae']:.4g}")
     ax2.set(xlabel="predicted p", ylabel="residual y - p", title="Residuals vs predicted")
-    ax2.legend(loc="upper left")
-    ax2.grid(True, alpha=0.3)
-    return _save(fig, folder, "regression.png")
+    return _finish(fig, ax2, folder, "regression.png", loc="upper left")
 
 
 def slice_scores(labels, values, lower, upper, flagged, overall: float, score: str, rows,
