@@ -18,10 +18,9 @@ index within the file.
 
 Notes go to stderr, never stdout: the progress bar (``--progress``), the
 first compilation of kernels, and ``evaluate``'s closing line of rows, seconds
-and rows per second. The modules import one way: :mod:`.progress` and
-:mod:`.sampling`, then :mod:`.common`, :mod:`.parser`, :mod:`.output`,
-:mod:`.shards`, :mod:`.compiling`, :mod:`.bootstrapping`, and last
-:mod:`.commands` and :mod:`.demo`.
+and rows per second. The modules import one way: :mod:`.progress`, then
+:mod:`.common`, :mod:`.parser`, :mod:`.output`, :mod:`.shards`, :mod:`.compiling`,
+:mod:`.bootstrapping`, and last :mod:`.commands` and :mod:`.demo`.
 """
 
 from __future__ import annotations
@@ -31,11 +30,11 @@ import sys
 
 from .bootstrapping import cmd_compare
 from .commands import cmd_evaluate, cmd_merge
-from .common import DEFAULT_BATCH_ROWS, DEFAULT_MAX_BINS, DEFAULT_MEMORY, DEFAULT_MEMORY_BYTES, PROG, CommandError
+from .common import (DEFAULT_BATCH_ROWS, DEFAULT_MAX_BINS, DEFAULT_MEMORY, DEFAULT_MEMORY_BYTES, PROG, CommandError,
+                     Reservoir)
 from .compiling import CompileWatch, cmd_compile
 from .demo import cmd_demo
 from .parser import build_parser
-from .sampling import Reservoir
 
 __all__ = ["main", "CommandError", "Reservoir", "DEFAULT_BATCH_ROWS", "DEFAULT_MAX_BINS", "DEFAULT_MEMORY",
            "DEFAULT_MEMORY_BYTES"]

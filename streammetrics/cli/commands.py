@@ -8,11 +8,10 @@ from streammetrics import SettingsMismatchError, StateFileError, load_state
 from streammetrics.io import ColumnSpec, InputError, expand_paths, open_source
 
 from .bootstrapping import cmd_evaluate_bootstrap
-from .common import AUTO_LABELS, CommandError, need_matplotlib, note, summary
+from .common import AUTO_LABELS, CommandError, Reservoir, need_matplotlib, note, summary
 from .compiling import CompileWatch
 from .output import check_outputs, finalize, report, save_state
 from .progress import Progress
-from .sampling import Reservoir
 from .shards import evaluate_sources, make_evaluator
 
 __all__ = ["cmd_evaluate", "cmd_merge", "read_labels", "settings_from"]
@@ -139,12 +138,8 @@ def read_labels(sources, chunk_rows: int) -> list:
 
 def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     """``streammetrics evaluate PATH...``: evaluate the files as shards and merge them
-    (per slice of the ``--by`` columns too, when given).
-
-    On success, a last line on stderr tells the rows, the seconds, the rate and
-    the files (:func:`summary`), and the share of the time ``watch`` saw
-    spent compiling kernels.
-    """
+    (per slice of the ``--by`` columns too); a last line on stderr tells the rows,
+    seconds, rate, files and the time ``watch`` saw spent compiling (:func:`summary`)."""
     t0 = time.perf_counter()
     compiled_before = watch.seconds if watch else 0.0
     settings = settings_from(args)
@@ -202,26 +197,22 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     return code
 
 
+_OS_ERRORS = {FileNotFoundError: "no such file", IsADirectoryError: "is a directory",
+              PermissionError: "permission denied"}
+
+
 def _load(path: str):
     try:
         return load_state(path)
-    except FileNotFoundError:
-        raise CommandError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise CommandError(f"{path}: is a directory") from None
-    except PermissionError:
-        raise CommandError(f"{path}: permission denied") from None
+    except tuple(_OS_ERRORS) as exc:
+        raise CommandError(f"{path}: {_OS_ERRORS[type(exc)]}") from None
     except (StateFileError, ValueError) as exc:
         # a bad file, or settings its class refuses; the message quotes the path
         raise CommandError(str(exc).replace(repr(path), path, 1)) from None
 
 
 def cmd_merge(args, watch: CompileWatch | None = None) -> int:
-    """``streammetrics merge STATE...``: merge saved states and report them.
-
-    ``watch``, the listener to compilations, announces them by itself: merging
-    prints no summary line.
-    """
+    """``streammetrics merge STATE...``: merge saved states and report them (no summary line)."""
     check_outputs(args)
     total = None
     first = None

@@ -101,8 +101,7 @@ def _weights(rng, frozen):
 
 
 def _round_trip(acc):
-    """``acc`` merged with a copy, reported, saved, loaded twice and merged (as
-    ``merge`` does with shard files), pickled."""
+    """``acc`` merged with a copy, reported, saved, loaded twice and merged (as ``merge`` does), pickled."""
     import pickle
 
     import streammetrics as sm
@@ -221,8 +220,7 @@ UNITS = {
     "regression": [("regression", _regression)],
 }
 
-#: each task's seconds of compiling, alone with an empty cache: the weights
-#: :func:`_shares` balances (only their ratios matter)
+#: the weights :func:`_shares` balances: each task's seconds of compiling from an empty cache
 COST = {"binary": 38.0, "multiclass": 13.0, "multilabel": 14.0, "clustering": 8.0, "regression": 4.0}
 
 

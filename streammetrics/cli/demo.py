@@ -141,12 +141,8 @@ def _tour(args, folder: str, kind: str, watch: CompileWatch | None) -> None:
 
 
 def cmd_demo(args, watch: CompileWatch | None = None) -> int:
-    """``streammetrics demo``.
-
-    The files go into ``--keep DIR``, kept, or else into a temporary folder
-    that is removed at the end: the last line then says so, since the
-    commands shown name it. ``watch`` gives the time spent compiling kernels.
-    """
+    """``streammetrics demo``: the files go into ``--keep DIR``, kept, or else into a
+    temporary folder removed at the end (the last line says so: the commands shown name it)."""
     kind = args.format_files
     if kind == "auto":
         kind = "parquet" if have_pyarrow() else "npy"

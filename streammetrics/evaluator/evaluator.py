@@ -67,48 +67,33 @@ class Evaluator(Accumulator):
         reports, JSON and plots name the classes by them.
     top_k : int, optional
         Multiclass only: adds ``TopKAccuracy(top_k)`` for batches of class
-        probabilities (``top_k_accuracy``). Off by default.
+        probabilities. Off by default.
     auc : bool
-        Multiclass only: ``True`` adds the exact ``MulticlassRankAUC`` for
-        batches of class probabilities, and its per-class ROC and PR plots.
-        Off by default, since its exact state grows with the rows. (A state
-        saved before ``top_k`` and ``auc`` existed loads with both off.)
+        Multiclass only: ``True`` adds the exact ``MulticlassRankAUC`` for batches
+        of class probabilities (off by default: its exact state grows with the rows).
     max_bins : int, optional
-        Binary, multiclass (with ``auc``) and multilabel (with a
-        ``threshold``): ``None`` (the default) keeps the AUC exact (memory
-        grows with the distinct scores); a number bounds the memory and gives
-        ``_lower``/``_upper`` bounds once the scores outnumber the bins
-        (``RankAUC``, ``MulticlassRankAUC`` and ``MultilabelRankAUC`` with
-        ``max_bins``).
+        Binary, multiclass (with ``auc``) and multilabel (with a ``threshold``):
+        ``None`` (the default) keeps the AUC exact; a number bounds the memory and
+        gives ``_lower``/``_upper`` bounds once the scores outnumber the bins.
     max_memory : int or str, optional
-        Binary only: a memory budget (bytes, or a string such as ``"1GB"``)
-        within which the AUC stays exact: past it the rank state's sorted runs
-        are spilled to temporary files (:class:`~streammetrics.RankAUC`'s
-        ``max_memory``). Excludes ``max_bins``. ``None`` (the default) keeps
-        the exact state in memory. (A state saved before it existed loads
-        without a budget.)
+        Binary only: a memory budget (bytes, or a string such as ``"1GB"``) past
+        which the exact AUC's sorted runs are spilled to temporary files
+        (:class:`~streammetrics.RankAUC`'s ``max_memory``). Excludes ``max_bins``.
     scores : {"probability", "score"}
         Binary only. ``"probability"`` (the default) requires every ``p`` in
-        [0, 1] and adds ``log_loss`` and ``brier``; a batch with a value outside
-        [0, 1] is rejected (it is not silently dropped from some metrics).
-        ``"score"`` accepts any finite reals (logits, margins, ranks) and
-        reports no probabilistic score.
+        [0, 1] (a batch with a value outside is rejected) and adds ``log_loss``
+        and ``brier``; ``"score"`` accepts any finite reals (logits, margins).
     calibration_bins : int or None
-        Binary (probabilities) and multiclass: the bins of the reliability
-        table (:class:`~streammetrics.Calibration`, and
-        :class:`~streammetrics.ClassCalibration` for multiclass; 15 by
-        default), which adds ``ece``, ``mce`` and the Brier decomposition;
-        ``None`` leaves calibration out. (A state saved before the setting
-        existed loads with ``None``: it holds no reliability table.)
+        Binary (probabilities) and multiclass: the bins of the reliability table
+        (15 by default), which adds ``ece``, ``mce`` and the Brier decomposition;
+        ``None`` leaves calibration out. Settings added over time load from older
+        states with the value those states had (no ``top_k``, ``auc``, budget or table).
 
     Notes
     -----
-    Each batch is converted once (to the dtypes the kernels read), checked
-    once and handed to every member, so a batch that any member would reject
-    leaves the whole evaluator exactly as it was. It is itself an
-    :class:`~streammetrics.Accumulator`: ``merge``, ``+``, ``copy``,
-    ``reset``, ``n``, pickling and ``save``/``load`` (readable by
-    :func:`~streammetrics.load_state`) work as for any other accumulator.
+    A batch that any member would reject leaves the whole evaluator as it was.
+    The Evaluator is itself an :class:`~streammetrics.Accumulator` (``merge``,
+    ``+``, ``copy``, pickling, ``save`` and :func:`~streammetrics.load_state`).
 
     Examples
     --------

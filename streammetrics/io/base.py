@@ -29,19 +29,13 @@ class InputError(Exception):
 
 @dataclass(frozen=True)
 class ColumnSpec:
-    """Which columns hold the truth ``y``, the predictions ``p``, the weights
-    and the slice keys ``by``.
+    """Which columns hold the truth ``y``, the predictions ``p``, the weights and the slice keys ``by``.
 
-    ``p`` may name several columns (one per class): they are read as the
-    columns of an n x K matrix. ``y`` is one column, or a tuple of columns
-    (one per label, read as an n x L matrix; a tuple of one column may hold a
-    list of values per row). With ``labels``, ``y`` and a single ``p`` column
-    may hold text (class labels such as ``"cat"``) as well as numbers; with
-    ``text_labels`` (some label is not a number) a text file's columns of
-    labels are read as text whatever their values look like, so that a file
-    whose labels there are all ``1`` and ``2`` still reads ``"1"`` and ``"2"``.
-    The ``by`` columns may also hold strings, and their nulls are read as
-    null keys (``None`` or NaN), not refused.
+    Several ``p`` columns (or a tuple of ``y`` columns) are read as a matrix; a
+    single one may hold a list per row. With ``labels``, ``y`` and a single ``p``
+    may hold text class labels; with ``text_labels`` a text file reads them as
+    text whatever they look like (``"1"`` stays ``"1"``). ``by`` columns may hold
+    strings and nulls (null keys).
     """
 
     y: str | tuple[str, ...]
@@ -85,12 +79,9 @@ class ColumnSpec:
 
 @dataclass
 class Chunk:
-    """Consecutive rows of a file: ``y``, ``p`` (1-D, or n x K), ``w`` (or None)
-    and ``keys``, one array per ``by`` column (empty when there is none).
-
-    ``start`` is the index in its file of the chunk's first row; ``done`` is
-    the progress made so far in the source's unit (rows or bytes).
-    """
+    """Consecutive rows of a file from index ``start``: ``y``, ``p`` (1-D, or n x K),
+    ``w`` (or None) and ``keys`` (one array per ``by`` column); ``done`` is the
+    progress so far in the source's unit (rows or bytes)."""
 
     start: int
     y: np.ndarray
