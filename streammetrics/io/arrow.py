@@ -50,7 +50,7 @@ class ArrowSource(Source):
         if not have_pyarrow():
             raise InputError(
                 f"{self.path}: reading {self.kind} files needs pyarrow: "
-                "pip install 'streammetrics[io]'", path=self.path)
+                "pip install 'streammetrics[io]'")
 
     def _first_null(self, arr) -> int:
         import pyarrow.compute as pc

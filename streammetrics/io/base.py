@@ -18,13 +18,7 @@ __all__ = ["InputError", "ColumnSpec", "Chunk", "Source", "register", "open_sour
 
 
 class InputError(Exception):
-    """A problem with an input file or column, phrased for the person running it; its
-    ``path``, ``row`` (0-based, in that file) and ``column``, where they apply."""
-
-    def __init__(self, message: str, *, path: str | None = None, row: int | None = None,
-                 column: str | None = None):
-        super().__init__(message)
-        self.path, self.row, self.column = path, row, column
+    """A problem with an input file or column, phrased for the person running it."""
 
 
 @dataclass(frozen=True)
@@ -152,11 +146,11 @@ class Source:
 
     def fail(self, what: str, *, row: int | None = None, column: str | None = None) -> InputError:
         """An :class:`InputError` about this file: ``"{path}: {what}"``."""
-        return InputError(f"{self.path}: {what}", path=self.path, row=row, column=column)
+        return InputError(f"{self.path}: {what}")
 
     def bad_row(self, row: int, column: str, what: str) -> InputError:
         """An :class:`InputError` about the value of ``column`` at ``row``."""
-        return self.fail(f"{self.where(row)}, column {column!r}: {what}", row=row, column=column)
+        return self.fail(f"{self.where(row)}, column {column!r}: {what}")
 
     def check_columns(self, names) -> None:
         """Refuse a column the run reads that the file has not, or has more than
@@ -167,17 +161,17 @@ class Source:
             if k == 0:
                 raise self.missing_column(col, names)
             if k > 1:
-                raise self.fail(f"{k} columns are named {col!r}: rename all but the one to read", column=col)
+                raise self.fail(f"{k} columns are named {col!r}: rename all but the one to read")
 
     def missing_column(self, column: str, names) -> InputError:
         """The error for a column the file does not have, listing the ones it has."""
         names = list(names)
         if not names:
-            return self.fail(f"no column {column!r}; it has no columns", column=column)
+            return self.fail(f"no column {column!r}; it has no columns")
         shown = ", ".join(repr(n) for n in names[:40])
         if len(names) > 40:
             shown += f", ... ({len(names)} in all)"
-        return self.fail(f"no column {column!r}; the columns are: {shown}", column=column)
+        return self.fail(f"no column {column!r}; the columns are: {shown}")
 
 
 def short(exc: BaseException) -> str:
@@ -223,15 +217,15 @@ def _either(names: list[str]) -> str:
 def open_source(path: str, columns: ColumnSpec) -> Source:
     """Open ``path`` for reading ``columns``; checks that they exist and hold numbers."""
     if not os.path.exists(path):
-        raise InputError(f"{path}: no such file", path=path)
+        raise InputError(f"{path}: no such file")
     if os.path.isdir(path):
-        raise InputError(f"{path}: is a directory", path=path)
+        raise InputError(f"{path}: is a directory")
     if not os.access(path, os.R_OK):
-        raise InputError(f"{path}: permission denied", path=path)
+        raise InputError(f"{path}: permission denied")
     cls = _reader_for(path)
     if cls is None:
         known = _either([s for c in _READERS for s in c.shown])
-        raise InputError(f"{path}: unknown file type (expected {known})", path=path)
+        raise InputError(f"{path}: unknown file type (expected {known})")
     return cls(path, columns)
 
 
@@ -251,17 +245,17 @@ def expand_paths(patterns: list[str]) -> list[str]:
             )
             if not found:
                 kinds = _either([c.shown[0] for c in _READERS])
-                raise InputError(f"{pat}: directory holds no {kinds} file", path=pat)
+                raise InputError(f"{pat}: directory holds no {kinds} file")
             out.extend(found)
         elif os.path.exists(pat):
             out.append(pat)
         elif glob.has_magic(pat):
             found = sorted(f for f in glob.glob(pat) if os.path.isfile(f))
             if not found:
-                raise InputError(f"{pat}: no file matches this pattern", path=pat)
+                raise InputError(f"{pat}: no file matches this pattern")
             out.extend(found)
         else:
-            raise InputError(f"{pat}: no such file", path=pat)
+            raise InputError(f"{pat}: no such file")
     seen = set()
     unique = []
     for f in out:

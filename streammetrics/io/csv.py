@@ -85,7 +85,7 @@ class CsvSource(ArrowSource):
                 self._types[col] = pa.float64()
             else:
                 self._raise_bad_value(col)
-                raise self.fail(f"column {col!r} has type {t}; expected numbers", column=col)
+                raise self.fail(f"column {col!r} has type {t}; expected numbers")
         self.total_bytes = os.path.getsize(self.path)
 
     def _raise_bad_value(self, col: str, start_row: int = 0) -> None:
@@ -160,5 +160,4 @@ class CsvSource(ArrowSource):
                     self._raise_bad_value(col, start)
         if what is not None:
             raise self.fail(f"{what} ({msg})") from None
-        raise self.fail(f"cannot read the rows from {self.where(start)} on ({msg})",
-                        row=start) from None
+        raise self.fail(f"cannot read the rows from {self.where(start)} on ({msg})") from None

@@ -30,9 +30,9 @@ def _member_header(fh, where: str):
             raise ValueError(f"unknown .npy format version {version}")
         shape, fortran, dtype = read(fh)
     except (ValueError, OSError, EOFError, SyntaxError, TypeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{where}: not a valid .npy array ({short(exc)})", path=where) from None
+        raise InputError(f"{where}: not a valid .npy array ({short(exc)})") from None
     if dtype.hasobject:
-        raise InputError(f"{where}: holds Python objects, which are never loaded (pickle)", path=where)
+        raise InputError(f"{where}: holds Python objects, which are never loaded (pickle)")
     return shape, fortran, dtype
 
 
@@ -48,7 +48,7 @@ class _Rows:
         buf = self.fh.read(rows * self.row_bytes)
         if len(buf) != rows * self.row_bytes:
             end = self.pos + len(buf) // max(self.row_bytes, 1)
-            raise self.source.fail(f"truncated (the data ends before {self.source.where(end)})", row=end)
+            raise self.source.fail(f"truncated (the data ends before {self.source.where(end)})")
         self.pos += rows
         arr = np.frombuffer(buf, dtype=self.dtype)
         return arr.reshape(rows, self.row_items) if self.row_items != 1 else arr
@@ -72,13 +72,12 @@ class _NumpySource(Source):
         if col in self.columns.by and all(c != col for r, c in self.columns.roles() if r != "by"):
             if dtype.kind not in "biufUS":  # only slice keys, which may be strings
                 raise self.fail(f"column {col!r} has dtype {dtype}; expected keys (numbers, booleans "
-                                "or strings)", column=col)
+                                "or strings)")
             return
         if dtype.kind in "US" and role is not None and self.columns.takes_text(role):
             return
         if dtype.kind not in "biuf":
-            raise self.fail(f"column {col!r} has dtype {dtype}; expected numbers (bool, integer or float)",
-                            column=col)
+            raise self.fail(f"column {col!r} has dtype {dtype}; expected numbers (bool, integer or float)")
 
     def _single_p(self, col: str) -> bool:
         """Whether ``col`` is the one p (or multilabel y) column, which may hold a row of values per row."""
@@ -119,7 +118,7 @@ class NpySource(_NumpySource):
             for role, col in self.columns.roles():
                 fdt = dtype.fields[col][0]
                 if fdt.shape and not (self._single_p(col) and len(fdt.shape) == 1):
-                    raise self.fail(f"column {col!r} has shape {fdt.shape} per row", column=col)
+                    raise self.fail(f"column {col!r} has shape {fdt.shape} per row")
                 self._check_numeric(col, fdt.base, role)
             self._row_items = 1
             self._take = lambda block, col: np.ascontiguousarray(block[col])
@@ -134,10 +133,9 @@ class NpySource(_NumpySource):
             try:
                 j = int(col)
             except ValueError:
-                raise self.fail(f"a 2-D array's columns are numbered 0..{n_cols - 1}; got {col!r}",
-                                column=col) from None
+                raise self.fail(f"a 2-D array's columns are numbered 0..{n_cols - 1}; got {col!r}") from None
             if not -n_cols <= j < n_cols:
-                raise self.fail(f"no column {j}: the array has {n_cols} columns (0..{n_cols - 1})", column=col)
+                raise self.fail(f"no column {j}: the array has {n_cols} columns (0..{n_cols - 1})")
             self._index[col] = j % n_cols
         self._row_items = n_cols
         self._take = lambda block, col: np.ascontiguousarray(block[:, self._index[col]])
@@ -196,14 +194,13 @@ class NpzSource(_NumpySource):
         with zf.open(col + ".npy") as member:
             shape, fortran, dtype = _member_header(member, f"{self.path}[{col}]")
         if dtype.names:
-            raise self.fail(f"array {col!r} is a structured array; expected numbers", column=col)
+            raise self.fail(f"array {col!r} is a structured array; expected numbers")
         cols = self.columns
         self._check_numeric(col, dtype, "y" if col == cols.y else "p" if col in cols.p else "w")
         allow_matrix = self._single_p(col)
         if len(shape) != 1 and not (allow_matrix and len(shape) == 2):
             raise self.fail(f"array {col!r} has shape {shape}; expected one value per row"
-                            + (" (or one row of class probabilities per row)" if allow_matrix else ""),
-                            column=col)
+                            + (" (or one row of class probabilities per row)" if allow_matrix else ""))
         return shape, fortran, dtype
 
     def chunks(self, rows: int) -> Iterator[Chunk]:

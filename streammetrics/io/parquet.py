@@ -49,7 +49,7 @@ class ParquetSource(ArrowSource):
             if role == "by":
                 if not is_key_type(t):
                     raise self.fail(f"column {col!r} has type {t}; expected keys (numbers, booleans "
-                                    "or strings)", column=col)
+                                    "or strings)")
                 continue
             allow_list = self.columns.may_be_list(role)
             allow_text = self.columns.takes_text(role)
@@ -59,7 +59,7 @@ class ParquetSource(ArrowSource):
                     hint += ", or a list of numbers per row"
                 if allow_text:
                     hint += ", or text labels"
-                raise self.fail(f"column {col!r} has type {t}; expected {hint}", column=col)
+                raise self.fail(f"column {col!r} has type {t}; expected {hint}")
 
     def _pieces(self):
         import pyarrow.dataset as ds
@@ -87,6 +87,4 @@ class ParquetSource(ArrowSource):
                     yield self._chunk(rb, start, start + rb.num_rows)
                     start += rb.num_rows
         except (pa.ArrowException, OSError) as exc:
-            raise self.fail(
-                f"cannot read the rows from {self.where(start)} on ({short(exc)})", row=start
-            ) from None
+            raise self.fail(f"cannot read the rows from {self.where(start)} on ({short(exc)})") from None
