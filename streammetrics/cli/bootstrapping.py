@@ -23,7 +23,7 @@ from streammetrics._protocol.result import fmt_number, jsonable
 from streammetrics.io import ColumnSpec, InputError, expand_paths, open_source
 
 from .common import AUTO_LABELS, CommandError, need_matplotlib, note, summary
-from .output import check_outputs, save_state, targets_of, write_plots
+from .output import check_outputs, draw, save_state, targets_of, write_plots
 from .progress import Progress
 from .shards import make_evaluator, translate
 
@@ -153,15 +153,11 @@ def _write_band_plots(total, result, args) -> None:
     fpr, tpr, _ = rank.roc_curve()
     precision, recall, _ = rank.pr_curve()
     auc = (result.auc_ci_lower, result.auc_ci_upper, level) if "auc_ci_lower" in result else None
-    try:
-        paths = [
-            plots.roc(fpr, tpr, rank.auc, rank.auc_lower, rank.auc_upper, rank.n_pos, rank.n_neg, args.plots,
-                      marks=roc_marks, exact=rank.exact, band=roc_band, interval=auc),
-            plots.pr(precision, recall, rank.average_precision(), rank.n_pos, rank.n_neg, args.plots,
-                     marks=pr_marks, bounds=rank.average_precision_bounds(), exact=rank.exact, band=pr_band),
-        ]
-    except OSError as exc:
-        raise CommandError(f"{args.plots}: cannot write plots ({exc.strerror or exc})") from None
+    paths = draw(args.plots, lambda: [
+        plots.roc(fpr, tpr, rank.auc, rank.auc_lower, rank.auc_upper, rank.n_pos, rank.n_neg, args.plots,
+                  marks=roc_marks, exact=rank.exact, band=roc_band, interval=auc),
+        plots.pr(precision, recall, rank.average_precision(), rank.n_pos, rank.n_neg, args.plots,
+                 marks=pr_marks, bounds=rank.average_precision_bounds(), exact=rank.exact, band=pr_band)])
     note(f"{level:.0%} bootstrap bands of {result.replicates_used} replicates drawn on: " + ", ".join(paths))
 
 

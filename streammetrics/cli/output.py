@@ -11,7 +11,7 @@ from streammetrics._protocol.result import RenderContext, jsonable
 
 from .common import CommandError, need_matplotlib, note
 
-__all__ = ["check_outputs", "targets_of", "emit", "write_plots", "save_state", "finalize", "report"]
+__all__ = ["check_outputs", "targets_of", "emit", "draw", "write_plots", "save_state", "finalize", "report"]
 
 
 def _parent(path: str) -> str:
@@ -101,14 +101,20 @@ def emit(result, fmt: str, weight_column: str | None = None, targets=None, top=N
     sys.stdout.flush()
 
 
+def draw(folder: str, plot):
+    """``plot()``, the paths of the plots it writes into ``folder``; an unwritable folder is a
+    :class:`CommandError`."""
+    need_matplotlib()
+    try:
+        return plot()
+    except OSError as exc:
+        raise CommandError(f"{folder}: cannot write plots ({exc.strerror or exc})") from None
+
+
 def write_plots(report: EvaluationReport, folder: str, sample=None,
                 weight_column: str | None = None, targets=None) -> None:
     """Write the plots of ``report`` into ``folder`` and say which (on stderr)."""
-    need_matplotlib()
-    try:
-        paths = report.plot(folder, sample=sample, weight_column=weight_column, targets=targets)
-    except OSError as exc:
-        raise CommandError(f"{folder}: cannot write plots ({exc.strerror or exc})") from None
+    paths = draw(folder, lambda: report.plot(folder, sample=sample, weight_column=weight_column, targets=targets))
     if paths:
         note("plots written: " + ", ".join(paths))
     elif report.task is None:
@@ -139,12 +145,9 @@ def finalize(acc, ci=None):
 
 
 def report(total, args, sample=None, result=None) -> int:
-    """Print the report of ``total``; save its state and plots if asked.
-
-    ``args`` are the parsed options of ``evaluate`` or ``merge``; ``sample`` is
-    a ``(y, p)`` sample of the rows for the regression plots; ``result`` is
-    :func:`finalize` of ``total`` if it has been computed already.
-    """
+    """Print the report of ``total`` (``result``, if :func:`finalize` gave it already) as
+    ``args`` of ``evaluate`` or ``merge`` ask; save its state and plots (``sample``:
+    ``(y, p)`` rows for the regression plots) if asked."""
     weight_column = getattr(args, "weight", None)
     top = getattr(args, "top", None)
     if top is not None and not isinstance(total, Sliced):
@@ -161,10 +164,5 @@ def report(total, args, sample=None, result=None) -> int:
             raise CommandError("--plots needs states saved by 'streammetrics evaluate --save-state'")
         write_plots(result.overall if sliced else result, args.plots, sample, weight_column, targets)
         if sliced:
-            need_matplotlib()
-            try:
-                paths = result.plot(args.plots)
-            except OSError as exc:
-                raise CommandError(f"{args.plots}: cannot write plots ({exc.strerror or exc})") from None
-            note("slice plots written: " + ", ".join(paths))
+            note("slice plots written: " + ", ".join(draw(args.plots, lambda: result.plot(args.plots))))
     return 0

@@ -77,17 +77,11 @@ def _bad_value(exc: BadValueError, src, chunk, task, p_column=None) -> CommandEr
 
 
 def translate(exc: Exception, src, chunk, task: str | None = None, p_column=None) -> CommandError:
-    """The library's error about a chunk of ``src`` as a message about the file.
-
-    ``task`` is the evaluated task: a binary one adds the hint about ``--scores``
-    to a probability out of [0, 1]. ``p_column`` names the column of a 1-D
-    ``p`` taken from a file's matrix of them (``compare``'s models).
-
-    A :class:`~streammetrics.BadValueError` names the file's column and row
-    (counted as the file's reader counts them); a
-    :class:`~streammetrics.BadShapeError` about one argument names its column;
-    any other error names the rows of the chunk.
-    """
+    """The library's error about a chunk of ``src`` as a message about the file: a
+    bad value names its column and row (as the file's reader counts them), a bad
+    shape of one argument its column, any other error the chunk's rows. A binary
+    ``task`` adds the hint about ``--scores`` to a probability out of [0, 1];
+    ``p_column`` names the file column of a 1-D ``p`` (``compare``'s models)."""
     if isinstance(exc, BadValueError):
         return _bad_value(exc, src, chunk, task, p_column)
     if isinstance(exc, BadShapeError) and len(exc.arguments) == 1 and exc.arguments[0] in _ROLE:
