@@ -7,18 +7,10 @@
     streammetrics demo
     streammetrics compile
 
-``evaluate`` reads Parquet, CSV, ``.npy`` and ``.npz`` files chunk by chunk.
-Several paths (or a glob, or a directory) are shards: each is evaluated on its
-own and the shard states are merged, exactly as separate workers would. Every
-problem with the input is reported as one line on stderr naming the file, the
-column and the row, with exit status 1. Rows are counted as the format
-suggests: for CSV, the file's line (1-based, the header being line 1, as
-``sed -n Np`` prints it); for Parquet, ``.npy`` and ``.npz``, the 0-based row
-index within the file.
-
-Notes go to stderr, never stdout: the progress bar (``--progress``), the
-first compilation of kernels, and ``evaluate``'s closing line of rows, seconds
-and rows per second. The modules import one way: :mod:`.progress`, then
+Several paths (a glob, a directory) are shards, evaluated apart and merged as
+separate workers would. A problem with the input is one line on stderr naming
+the file, the column and the row (exit status 1); notes go to stderr too, never
+to stdout. The modules import one way: :mod:`.progress`, then
 :mod:`.common`, :mod:`.parser`, :mod:`.output`, :mod:`.shards`, :mod:`.compiling`,
 :mod:`.bootstrapping`, and last :mod:`.commands` and :mod:`.demo`.
 """

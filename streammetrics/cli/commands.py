@@ -106,8 +106,7 @@ def _plain(v):
 
 
 def read_labels(sources, chunk_rows: int) -> list:
-    """``--labels auto``: the sorted distinct values of ``y`` (and of a ``p`` of
-    predicted labels) in every file, read in a first pass."""
+    """``--labels auto``: the sorted distinct values of ``y`` (and of a ``p`` of labels), in a first pass."""
     import numpy as np
 
     seen: set = set()

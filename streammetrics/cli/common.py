@@ -18,10 +18,7 @@ __all__ = ["PROG", "DEFAULT_BATCH_ROWS", "DEFAULT_MAX_BINS", "DEFAULT_MEMORY", "
 
 PROG = "streammetrics"
 DEFAULT_BATCH_ROWS = 1 << 18
-#: ``--max-bins`` used when the option is not given: none, the AUC is exact.
-DEFAULT_MAX_BINS = None
-#: ``--memory`` used when the option is not given: the exact AUC's state is
-#: held in memory up to this budget and spilled to temporary files beyond it.
+DEFAULT_MAX_BINS = None  # the AUC is exact, held in memory up to DEFAULT_MEMORY and spilled beyond
 DEFAULT_MEMORY = "1GB"
 DEFAULT_MEMORY_BYTES = 10**9
 DEMO_ROWS = 5_000_000
@@ -48,11 +45,8 @@ def need_matplotlib() -> None:
 
 
 def summary(rows: int, seconds: float, files: int, compiling: str = "") -> str:
-    """``"1,234,567 rows in 2.31 s (0.53 M rows/s) from 3 files"``, then
-    ``compiling`` (the share of the time spent compiling) in parentheses.
-
-    A rate under 10,000 rows a second is given in rows a second (``"650 rows/s"``).
-    """
+    """``"1,234,567 rows in 2.31 s (0.53 M rows/s) from 3 files"`` (a rate under 10,000
+    rows a second in rows a second), then ``compiling`` in parentheses."""
     rate = rows / max(seconds, 1e-9)
     rate_text = f"{rate / 1e6:.2f} M rows/s" if rate >= 1e4 else f"{rate:,.0f} rows/s"
     text = (f"{rows:,} rows in {seconds:.2f} s ({rate_text}) "

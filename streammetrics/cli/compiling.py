@@ -79,7 +79,6 @@ class CompileWatch(event.Listener):
         return f"of which {spent:.1f} s compiling kernels, once"
 
 
-# ------------------------------------------------------------- the compile command
 #: rows of each synthetic batch
 ROWS = 600
 
@@ -125,9 +124,7 @@ def _binary(rng, frozen):
         _round_trip(sm.Evaluator(task="binary", **options).update(y, p))
     _round_trip(sm.Evaluator(task="binary").update(y, p, sample_weight=_weights(rng, frozen)))
     _round_trip(sm.Evaluator(task="binary", scores="score").update(y, 4 * p - 2))
-    # shards large enough for the threshold queries' block table, and as large
-    # as the sorts that take two threads, with the command's memory budget:
-    # their runs sorted, merged and read for operating points
+    # shards as large as the sorts that take two threads, within the command's memory budget
     for rows in LARGER:
         big = _inputs(frozen, *(np.tile(a, rows // ROWS + 1)[:rows] for a in (y, p)))
         _round_trip(sm.Evaluator(task="binary", max_memory=DEFAULT_MEMORY_BYTES).update(*big))
@@ -225,8 +222,7 @@ COST = {"binary": 38.0, "multiclass": 13.0, "multilabel": 14.0, "clustering": 8.
 
 
 def _shares(tasks: list[str], jobs: int) -> list[list[str]]:
-    """The tasks dealt to at most ``jobs`` workers: the costliest first, each to
-    the worker with the least so far."""
+    """The tasks dealt to at most ``jobs`` workers, the costliest first to the least loaded."""
     order = sorted(dict.fromkeys(tasks), key=lambda t: -COST[t])
     shares: list[list[str]] = [[] for _ in range(min(jobs, len(order)))]
     loads = [0.0] * len(shares)
@@ -238,8 +234,7 @@ def _shares(tasks: list[str], jobs: int) -> list[list[str]]:
 
 
 def run_units(tasks: list[str]) -> list[dict]:
-    """Run the units of ``tasks`` here: ``[{"unit", "compiling"}]``, the seconds
-    each spent compiling (as :class:`CompileWatch` counts them)."""
+    """Run the units of ``tasks`` here: ``[{"unit", "compiling"}]``, each one's seconds of compiling."""
     out = []
     rng = np.random.default_rng(0)
     for task in tasks:

@@ -1,5 +1,4 @@
-"""``streammetrics demo``: a synthetic data set written in shards, evaluated
-streaming, and the merged shard states checked against a single pass."""
+"""``streammetrics demo``: synthetic shards evaluated streaming, checked against one pass."""
 
 from __future__ import annotations
 

@@ -236,7 +236,6 @@ def _key_options(p) -> None:
 
 
 def _add_bootstrap_options(ev) -> None:
-    """``evaluate``'s ``--bootstrap N``, ``--key COL`` and ``--seed S``."""
     ev.add_argument("--bootstrap", type=_replicates, metavar="N",
                     help="percentile intervals from N keyed Poisson bootstrap replicates for every "
                          "score (at the --ci level, default 0.95), and with --plots bands around the "
@@ -245,7 +244,6 @@ def _add_bootstrap_options(ev) -> None:
 
 
 def _add_compare(sub, out) -> None:
-    """The ``compare`` command: two models' predictions on the same rows."""
     cp = sub.add_parser("compare", help="compare two models on the same rows",
                         description="Compare two models' predictions of the same rows (two --p columns of "
                                     "the same files): the difference of each score with a paired bootstrap "

@@ -92,13 +92,12 @@ def translate(exc: Exception, src, chunk, task: str | None = None, p_column=None
 
 
 def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=None,
-                     on_shard=None, keep_shards: bool = True):
+                     keep_shards: bool = True):
     """Evaluate each source (a shard) into its own Evaluator (:func:`make_evaluator`
     of ``settings``) and merge them in order: ``(total, shards)``.
 
     ``chunk_rows`` rows are read at a time; ``progress`` is told which file is read
-    and how far; ``sample`` (a :class:`Reservoir`) is fed every ``(y, p)`` row;
-    ``on_shard(source, evaluator)`` is called after each shard. Without
+    and how far; ``sample`` (a :class:`Reservoir`) is fed every ``(y, p)`` row. Without
     ``keep_shards`` the first shard's Evaluator becomes the total (merging it into
     an empty one would copy an exact AUC's spilled runs) and the others are
     dropped once merged, their temporary files with them; ``shards`` is then empty.
@@ -135,8 +134,6 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
             done += 1
             if keep_shards:
                 shards.append(ev)
-            if on_shard is not None:
-                on_shard(src, ev)
             del ev
     except InputError as exc:
         err = CommandError(str(exc))

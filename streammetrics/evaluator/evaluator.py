@@ -168,7 +168,6 @@ class Evaluator(Accumulator):
         self._n = 0
         self._plans = make_plans(self._members, self._names, self._inputs)
 
-    # ------------------------------------------------------------ construction
     def _init_task(self, task: str, settings: dict) -> None:
         preset = PRESETS.get(task) if isinstance(task, str) else None
         if preset is None:
@@ -250,7 +249,6 @@ class Evaluator(Accumulator):
     def _settings(self) -> dict[str, Any]:
         return dict(self._config)
 
-    # ------------------------------------------------------------------ inputs
     def _plan_for(self, arrays) -> Plan:
         if len(self._plans) == 1:
             return self._plans[0]  # its conversion says what is wrong with other forms
@@ -335,7 +333,6 @@ class Evaluator(Accumulator):
             return self
         return self._fold_members(Batch(plan.inputs, converted, w, n), plan.members, plan.lead)
 
-    # ------------------------------------------------------------------- state
     @property
     def n(self) -> int:
         """Rows folded in so far."""
@@ -351,7 +348,6 @@ class Evaluator(Accumulator):
         m = self._members[name]
         return all(any(m is x for x in plan.members) for plan in self._plans)
 
-    # --------------------------------------------------------------- row terms
     def _linear(self) -> list:
         """``[(name, terms)]`` of the members that declare row terms, in member order."""
         return [(name, t) for name, t in ((k, m.row_terms()) for k, m in self._members.items()) if t is not None]
@@ -512,7 +508,6 @@ class Evaluator(Accumulator):
             self._n = 0
         return self
 
-    # --------------------------------------------------------------- finalize
     def _compute(self, ci=None) -> EvaluationReport:
         parts: dict[str, Result] = {}
         for name, m in self._members.items():

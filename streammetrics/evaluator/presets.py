@@ -1,10 +1,8 @@
 """The tasks of ``Evaluator(task=...)``: one row of a table each.
 
-A :class:`Preset` says which settings a task takes (and their defaults), how
-they are checked, which members it builds from them, the arguments its
-``update`` reads, the section order and headline of its report and the line
-that introduces it. Adding a task, or a member to a task, is an edit of this
-table only: the Evaluator, the report, the command, Dask and torch read it.
+A :class:`Preset` says which settings a task takes, how they are checked, which
+members it builds and how its report reads. Adding a task, or a member to a task,
+is an edit of this table only: the Evaluator, the report and the command read it.
 """
 
 from __future__ import annotations
@@ -63,7 +61,6 @@ class Preset:
     legacy: dict = field(default_factory=dict)
 
 
-# --------------------------------------------------------------------- binary
 def _check_binary(s):
     scores = "probability" if s["scores"] is None else s["scores"]
     if scores not in SCORE_KINDS:
@@ -123,7 +120,6 @@ def _describe_binary(s):
     return f"(scores: {s['scores']}, threshold {s['threshold']:g}{_describe_auc(s)})"
 
 
-# ----------------------------------------------------------------- multiclass
 def _check_multiclass(s):
     if s["n_classes"] is None and s["labels"] is None:
         raise ValueError(
@@ -173,7 +169,6 @@ def _describe_multiclass(s):
     return f"({text})"
 
 
-# ----------------------------------------------------------------- multilabel
 def _check_multilabel(s):
     if s["n_labels"] is None and s["labels"] is None:
         raise ValueError(

@@ -1,6 +1,5 @@
-"""What the readers built on pyarrow share: the dependency check and the
-conversion of Arrow columns to numpy, with nulls and ragged lists reported at
-their row."""
+"""What the readers built on pyarrow share: the dependency check and the conversion of
+Arrow columns to numpy, with nulls and ragged lists reported at their row."""
 
 from __future__ import annotations
 

@@ -153,8 +153,7 @@ class Source:
         return self.fail(f"{self.where(row)}, column {column!r}: {what}")
 
     def check_columns(self, names) -> None:
-        """Refuse a column the run reads that the file has not, or has more than
-        once (which of them to read would be a guess)."""
+        """Refuse a column the run reads that the file has not, or has more than once (which to read?)."""
         names = list(names)
         for col in self.columns.names():
             k = names.count(col)

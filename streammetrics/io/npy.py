@@ -1,10 +1,6 @@
-"""numpy files, read in chunks of whole rows; rows are named by their 0-based index.
-
-* ``.npy``: a structured array (columns are field names) or a 2-D array
-  (columns are column indexes).
-* ``.npz``: columns are array names; each array is streamed from its member.
-
-Arrays of Python objects are refused: nothing is ever unpickled.
+"""numpy files, read in chunks of whole rows named by their 0-based index: a ``.npy``
+structured array (columns by field name) or 2-D array (by index), or the arrays of an
+``.npz`` (by name), each streamed from its member. Nothing is ever unpickled.
 """
 
 from __future__ import annotations
@@ -20,8 +16,7 @@ __all__ = ["NpySource", "NpzSource"]
 
 
 def _member_header(fh, where: str):
-    """``(shape, fortran_order, dtype)`` of the ``.npy`` stream ``fh`` (an ``.npz``
-    member), left at its data."""
+    """``(shape, fortran_order, dtype)`` of the ``.npy`` stream ``fh`` (an ``.npz`` member), left at its data."""
     fmt = np.lib.format
     try:
         version = fmt.read_magic(fh)

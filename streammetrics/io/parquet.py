@@ -1,6 +1,5 @@
-"""Parquet (``.parquet``, ``.pq``, ``.parq``): read with ``pyarrow.dataset`` one
-row group at a time; the row count comes from the file's metadata. Rows are
-named by their 0-based index in the file."""
+"""Parquet (``.parquet``, ``.pq``, ``.parq``), read with ``pyarrow.dataset`` one row group
+at a time; rows are named by their 0-based index in the file."""
 
 from __future__ import annotations
 

@@ -181,9 +181,8 @@ def threshold_curves(thresholds, precision, recall, f1, marks, folder: str) -> s
 
 def reliability(edges, counts, mean_predicted, fraction_positive, ece: float, folder: str,
                 what: str = "positive class", name: str = "reliability.png") -> str:
-    """Reliability diagram: each bin's positive fraction against its mean
-    probability, the diagonal of perfect calibration, ECE in the legend, and
-    the rows per bin as a histogram below."""
+    """Reliability diagram: each bin's positive fraction against its mean probability,
+    ECE in the legend, and the rows per bin as a histogram below."""
     edges = np.asarray(edges, float)
     counts = np.asarray(counts)
     held = counts > 0
@@ -253,11 +252,9 @@ def regression(y: np.ndarray, p: np.ndarray, report, folder: str, total: int) ->
 
 def slice_scores(labels, values, lower, upper, flagged, overall: float, score: str, rows,
                  folder: str, title: str, note: str | None, name: str = "slices.png") -> str:
-    """A dot chart of one score per slice, top to bottom in the order given:
-    whiskers from ``lower`` to ``upper`` (where they differ from the value),
-    slices whose interval leaves out the overall score (``flagged``) in
-    another colour, the overall score as a vertical line and ``note`` under
-    the chart; ``rows`` label each slice's size."""
+    """A dot chart of one score per slice, top to bottom: whiskers from ``lower`` to
+    ``upper``, the ``flagged`` slices (their interval leaves out the ``overall``
+    score, a vertical line) in another colour, ``rows`` as sizes, ``note`` below."""
     k = len(labels)
     fig = _figure(7.0, max(2.5, 1.2 + 0.28 * k))
     ax = fig.add_subplot()

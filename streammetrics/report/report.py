@@ -94,7 +94,6 @@ class EvaluationReport(Result):
                              settings=self._settings, sample=sample,
                              targets=check_targets(targets))
 
-    # ------------------------------------------------------------------ output
     def to_json(self, indent: int | None = 2, *, weight_column: str | None = None,
                 targets: dict | None = None) -> str:
         """The report as JSON: ``{"task", "settings", "n", "weighted", "metrics"}``.
