@@ -180,11 +180,10 @@ def _multilabel(rng, frozen):
     Y = (rng.random((ROWS, L)) < 0.4).astype(np.int64)
     S = rng.random((ROWS, L))
     Y, S, called = _inputs(frozen, Y, S, (S >= 0.5).astype(np.int64))
-    _round_trip(sm.Evaluator(task="multilabel", n_labels=L).update(Y, called))
-    _round_trip(sm.Evaluator(task="multilabel", n_labels=L, threshold=0.5).update(Y, S))
     w = _weights(rng, frozen)
-    _round_trip(sm.Evaluator(task="multilabel", n_labels=L).update(Y, called, sample_weight=w))
-    _round_trip(sm.Evaluator(task="multilabel", n_labels=L, threshold=0.5).update(Y, S, sample_weight=w))
+    for weights in (None, w):  # 0/1 predictions, and scores cut at a threshold
+        _round_trip(sm.Evaluator(task="multilabel", n_labels=L).update(Y, called, sample_weight=weights))
+        _round_trip(sm.Evaluator(task="multilabel", n_labels=L, threshold=0.5).update(Y, S, sample_weight=weights))
     sm.MultilabelRankAUC(L).update(Y, S).finalize()
 
 

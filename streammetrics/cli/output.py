@@ -73,30 +73,23 @@ def targets_of(args) -> dict:
 def emit(result, fmt: str, weight_column: str | None = None, targets=None, top=None) -> None:
     """Print ``result`` (an :class:`~streammetrics.EvaluationReport` or any result) on stdout;
     ``top`` limits the text of a :class:`~streammetrics.SlicedResult` to its largest slices."""
-    if isinstance(result, SlicedResult):
-        if fmt == "json":  # every slice, whatever top
+    ctx = RenderContext(weight_column=weight_column, targets=targets or {})
+    if isinstance(result, EvaluationReport):
+        text = (result.to_json if fmt == "json" else result.to_text)(weight_column=weight_column, targets=targets)
+    elif fmt == "json":
+        if isinstance(result, SlicedResult):  # every slice, whatever top
             doc = {"result": result.kind, "weighted": result.weighted, **json.loads(result.to_json(None))}
-            if weight_column is not None:
-                doc["weight_column"] = weight_column
-            text = json.dumps(doc, indent=2)
-        else:
-            text = result.to_text(top=top)
-    elif isinstance(result, EvaluationReport):
-        if fmt == "json":
-            text = result.to_json(weight_column=weight_column, targets=targets)
-        else:
-            text = result.to_text(weight_column=weight_column, targets=targets)
-    else:  # the result of one accumulator renders itself, as in a report
-        ctx = RenderContext(weight_column=weight_column, targets=targets or {})
-        if fmt == "json":
+        else:  # the result of one accumulator renders itself, as in a report
             doc = {"result": result.kind, "n": jsonable(result.get("n")), "weighted": result.weighted,
                    "metrics": jsonable(result.report_values()), **jsonable(result.report_extras(ctx))}
-            if weight_column is not None:
-                doc["weight_column"] = weight_column
-            text = json.dumps(doc, indent=2)
-        else:
-            title = result.section_title(ctx)
-            text = "\n".join([title, "=" * len(title), *result.section(ctx)])
+        if weight_column is not None:
+            doc["weight_column"] = weight_column
+        text = json.dumps(doc, indent=2)
+    elif isinstance(result, SlicedResult):
+        text = result.to_text(top=top)
+    else:
+        title = result.section_title(ctx)
+        text = "\n".join([title, "=" * len(title), *result.section(ctx)])
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
