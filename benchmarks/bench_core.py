@@ -602,9 +602,6 @@ FIRST_USES = {
     "streammetrics demo (5M rows)": "from streammetrics.cli import main; main(['demo'])",
     # every task's kernels compiled ahead (cold), or found compiled (warm)
     "streammetrics compile": "from streammetrics.cli import main; main(['compile'])",
-    "streammetrics demo (5M rows), no compile-ahead helper":
-        "import os; os.environ['STREAMMETRICS_COMPILE_AHEAD'] = '0'\n"
-        "from streammetrics.cli import main; main(['demo'])",
 }
 
 

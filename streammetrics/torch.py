@@ -38,31 +38,13 @@ __all__ = ["sync", "sync_finalize"]
 
 
 def sync(accumulator: Accumulator, *, group=None, dst: int | None = None) -> Accumulator:
-    """Merge ``accumulator``'s state across all ranks of ``group``.
+    """A new accumulator holding every rank's observations of ``group`` (default: the
+    default group), merged in rank order so that all ranks hold bit-identical states;
+    ``accumulator``, this rank's, is not modified. With ``dst``, only that global rank
+    receives it (``gather_object``) and the others get ``None``.
 
-    Parameters
-    ----------
-    accumulator : Accumulator
-        This rank's accumulator; it is not modified.
-    group : ProcessGroup, optional
-        The process group (default: the default group).
-    dst : int, optional
-        If given, only that global rank receives the merged accumulator (via
-        ``gather_object``) and the other ranks get ``None``; by default every
-        rank receives it (via ``all_gather_object``).
-
-    Returns
-    -------
-    Accumulator or None
-        A new accumulator holding every rank's observations, merged in rank
-        order so that all ranks hold bit-identical states.
-
-    Raises
-    ------
-    RuntimeError
-        If the default process group is not initialised.
-    ValueError
-        If ranks hold accumulators of different classes or settings.
+    Raises ``RuntimeError`` if the default process group is not initialised, and
+    ``ValueError`` if ranks hold accumulators of different classes or settings.
     """
     if not isinstance(accumulator, Accumulator):
         raise TypeError(f"accumulator must be a streammetrics accumulator, got {type(accumulator).__name__}")

@@ -7,28 +7,12 @@
     streammetrics demo
     streammetrics compile
 
-``evaluate`` reads Parquet, CSV, ``.npy`` and ``.npz`` files chunk by chunk.
-Several paths (or a glob, or a directory) are shards: each is evaluated on its
-own and the shard states are merged, exactly as separate workers would. Every
-problem with the input is reported as one line on stderr naming the file, the
-column and the row, with exit status 1. Rows are counted as the format
-suggests: for CSV, the file's line (1-based, the header being line 1, as
-``sed -n Np`` prints it); for Parquet, ``.npy`` and ``.npz``, the 0-based row
-index within the file.
-
-While it runs, the command tells on stderr, never on stdout: the progress bar
-names the file being read (``--progress``), the first compilation of the
-kernels is announced, and ``evaluate`` ends with a line of the rows, seconds
-and rows per second.
-
-The modules, each importing only those listed before it: :mod:`.progress`
-and :mod:`.sampling`; :mod:`.common` (the name, defaults, errors and notes
-every module shares); :mod:`.parser` (the options); :mod:`.output` (reports,
-plots, states); :mod:`.shards` (evaluating and merging the files, and the
-library's errors told about the file); :mod:`.compiling` (the note on
-compiling kernels, and ``compile``: every kernel compiled ahead);
-:mod:`.bootstrapping` (``evaluate --bootstrap`` and ``compare``);
-:mod:`.commands` (``evaluate``, ``merge``) and :mod:`.demo`.
+Several paths (a glob, a directory) are shards, evaluated apart and merged as
+separate workers would. A problem with the input is one line on stderr naming
+the file, the column and the row (exit status 1); notes go to stderr too, never
+to stdout. The modules import one way: :mod:`.progress`, then
+:mod:`.common`, :mod:`.parser`, :mod:`.output`, :mod:`.shards`, :mod:`.compiling`,
+:mod:`.bootstrapping`, and last :mod:`.commands` and :mod:`.demo`.
 """
 
 from __future__ import annotations
@@ -38,11 +22,11 @@ import sys
 
 from .bootstrapping import cmd_compare
 from .commands import cmd_evaluate, cmd_merge
-from .common import DEFAULT_BATCH_ROWS, DEFAULT_MAX_BINS, DEFAULT_MEMORY, DEFAULT_MEMORY_BYTES, PROG, CommandError
+from .common import (DEFAULT_BATCH_ROWS, DEFAULT_MAX_BINS, DEFAULT_MEMORY, DEFAULT_MEMORY_BYTES, PROG, CommandError,
+                     Reservoir)
 from .compiling import CompileWatch, cmd_compile
 from .demo import cmd_demo
 from .parser import build_parser
-from .sampling import Reservoir
 
 __all__ = ["main", "CommandError", "Reservoir", "DEFAULT_BATCH_ROWS", "DEFAULT_MAX_BINS", "DEFAULT_MEMORY",
            "DEFAULT_MEMORY_BYTES"]

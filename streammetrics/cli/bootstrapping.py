@@ -23,8 +23,8 @@ from streammetrics._protocol.result import fmt_number, jsonable
 from streammetrics.io import ColumnSpec, InputError, expand_paths, open_source
 
 from .common import AUTO_LABELS, CommandError, need_matplotlib, note, summary
-from .output import check_outputs, save_state, targets_of, write_plots
-from .progress import Progress, progress_enabled
+from .output import check_outputs, draw, save_state, targets_of, write_plots
+from .progress import Progress
 from .shards import make_evaluator, translate
 
 __all__ = ["cmd_evaluate_bootstrap", "cmd_compare"]
@@ -62,6 +62,22 @@ def _sources(args, p_columns, labels=None, classes=False):
         raise CommandError(str(exc)) from None
 
 
+def _keyed_chunks(sources, args, progress):
+    """``(src, chunk, keys)`` of every chunk of every source, in order, the
+    progress bar moved on; a problem with a file becomes a :class:`CommandError`."""
+    offset = 0
+    for src in sources:
+        progress.start(src)
+        try:
+            for chunk in src.chunks(args.batch_rows):
+                yield src, chunk, _row_keys(src, chunk, args, offset)
+                offset += len(chunk.y)
+                progress.update(chunk)
+        except InputError as exc:
+            raise CommandError(str(exc)) from None
+        progress.complete()
+
+
 def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
     """``evaluate ... --bootstrap N``: one bootstrap of the task's Evaluator per
     file, merged; the report holds every score with its interval."""
@@ -81,23 +97,18 @@ def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
         total = make()
     except TypeError as exc:  # e.g. a member without sample weights
         raise CommandError(f"--bootstrap: {exc}") from None
-    offset = 0
-    with Progress(sources, progress_enabled(args.progress)) as progress:
-        for src in sources:
-            shard = make()
-            progress.start(src)
+    shard, current = None, None
+    with Progress(sources, args.progress) as progress:
+        for src, chunk, keys in _keyed_chunks(sources, args, progress):
+            if src is not current:  # one bootstrap per file, merged in order
+                if shard is not None:
+                    total.merge(shard)
+                shard, current = make(), src
             try:
-                for chunk in src.chunks(args.batch_rows):
-                    keys = _row_keys(src, chunk, args, offset)
-                    try:
-                        shard.update(chunk.y, chunk.p, sample_weight=chunk.w, key=keys)
-                    except (ValueError, TypeError) as exc:
-                        raise translate(exc, src, chunk, settings["task"]) from None
-                    offset += len(chunk.y)
-                    progress.update(chunk)
-            except InputError as exc:
-                raise CommandError(str(exc)) from None
-            progress.complete()
+                shard.update(chunk.y, chunk.p, sample_weight=chunk.w, key=keys)
+            except (ValueError, TypeError) as exc:
+                raise translate(exc, src, chunk, settings["task"]) from None
+        if shard is not None:
             total.merge(shard)
     if total.n == 0:
         raise CommandError("the input holds no rows: nothing to evaluate")
@@ -136,56 +147,57 @@ def _write_band_plots(total, result, args) -> None:
         note(f"no bootstrap band on the curves: {exc}")
         return
     ctx = RenderContext(weight_column=args.weight, targets=targets or {})
-    marked = [(label, RankResult._row(r)) for label, r in rank.operating_points(ctx) if r is not None]
-    roc_marks = [(p["fpr"], p["recall"], f"{label} ({p['threshold']:.4g})") for label, p in marked]
-    pr_marks = [(p["recall"], p["precision"], f"{label} ({p['threshold']:.4g})") for label, p in marked]
+    marked = [p for p in rank.report_extras(ctx).get("operating_points", []) if p["reached"]]
+    roc_marks = [(p["fpr"], p["recall"], f"{p['point']} ({p['threshold']:.4g})") for p in marked]
+    pr_marks = [(p["recall"], p["precision"], f"{p['point']} ({p['threshold']:.4g})") for p in marked]
     fpr, tpr, _ = rank.roc_curve()
     precision, recall, _ = rank.pr_curve()
     auc = (result.auc_ci_lower, result.auc_ci_upper, level) if "auc_ci_lower" in result else None
-    try:
-        paths = [
-            plots.roc(fpr, tpr, rank.auc, rank.auc_lower, rank.auc_upper, rank.n_pos, rank.n_neg, args.plots,
-                      marks=roc_marks, exact=rank.exact, band=roc_band, interval=auc),
-            plots.pr(precision, recall, rank.average_precision(), rank.n_pos, rank.n_neg, args.plots,
-                     marks=pr_marks, bounds=rank.average_precision_bounds(), exact=rank.exact, band=pr_band),
-        ]
-    except OSError as exc:
-        raise CommandError(f"{args.plots}: cannot write plots ({exc.strerror or exc})") from None
+    paths = draw(args.plots, lambda: [
+        plots.roc(fpr, tpr, rank.auc, rank.auc_lower, rank.auc_upper, rank.n_pos, rank.n_neg, args.plots,
+                  marks=roc_marks, exact=rank.exact, band=roc_band, interval=auc),
+        plots.pr(precision, recall, rank.average_precision(), rank.n_pos, rank.n_neg, args.plots,
+                 marks=pr_marks, bounds=rank.average_precision_bounds(), exact=rank.exact, band=pr_band)])
     note(f"{level:.0%} bootstrap bands of {result.replicates_used} replicates drawn on: " + ", ".join(paths))
+
+
+def _json(doc, result, args) -> None:
+    """Print a JSON document of ``doc``'s kind and fields beside the run's bootstrap settings."""
+    head = {"result": doc.pop("result"), "n": result.n, **doc.pop("models", {}), "ci": result.ci,
+            "replicates": result.replicates, "replicates_used": result.replicates_used, "seed": args.seed,
+            "key": args.key, "weight_column": args.weight}
+    sys.stdout.write(json.dumps(jsonable({**head, **doc}), indent=2) + "\n")
+
+
+def _keyed(args) -> str:
+    return (f"keyed by {args.key!r}" if args.key else "keyed by row position") + f", seed {args.seed}"
 
 
 def _print_bootstrap(result, total, args) -> None:
     """The scores with their bootstrap intervals (``auc 0.8713 [0.8690, 0.8736]``),
     then the other scalar fields; arrays (curves, bins) are left to ``evaluate``
     without ``--bootstrap``."""
-    scalars = {k: v for k, v in result.items() if np.ndim(v) == 0 and k not in ("ci",)}
+    scalars = {k: v for k, v in result.items() if np.ndim(v) == 0 and k != "ci"}
     scored = [k for k in scalars if f"{k}_ci_lower" in scalars]
-    bounds = {f"{k}_ci_{e}" for k in scored for e in ("lower", "upper")}
-    info = ("n", "replicates", "replicates_used")
-    other = [k for k in scalars if k not in scored and k not in bounds and k not in info]
-    level = result.ci
+    skip = {f"{k}_ci_{e}" for k in scored for e in ("lower", "upper")} | {"n", "replicates", "replicates_used"}
+    other = [k for k in scalars if k not in scored and k not in skip]
     if args.format == "json":
-        doc = {"result": "Bootstrap", "n": result.n, "ci": level, "replicates": result.replicates,
-               "replicates_used": result.replicates_used, "seed": args.seed, "key": args.key,
-               "weight_column": args.weight,
+        _json({"result": "Bootstrap",
                "metrics": {k: {"value": scalars[k], "ci_lower": scalars[f"{k}_ci_lower"],
                                "ci_upper": scalars[f"{k}_ci_upper"]} for k in scored},
-               "counts": {k: scalars[k] for k in other}}
-        sys.stdout.write(json.dumps(jsonable(doc), indent=2) + "\n")
+               "counts": {k: scalars[k] for k in other}}, result, args)
         return
     title = (f"{total.template.task or 'members'} evaluation of {result.n:,} rows, "
-             f"{level:.0%} bootstrap intervals")
-    width = max(len(k) for k in scored + other) if scored or other else 0
+             f"{result.ci:.0%} bootstrap intervals")
+    width = max((len(k) for k in scored + other), default=0)
     lines = [title, "=" * len(title), ""]
     for k in scored:
         lines.append(f"  {k:<{width}}  {fmt_number(scalars[k])} "
                      f"[{fmt_number(scalars[f'{k}_ci_lower'])}, {fmt_number(scalars[f'{k}_ci_upper'])}]")
     if other:
-        lines.append("")
-        lines += [f"  {k:<{width}}  {fmt_number(scalars[k])}" for k in other]
-    key = f"keyed by {args.key!r}" if args.key else "keyed by row position"
+        lines += [""] + [f"  {k:<{width}}  {fmt_number(scalars[k])}" for k in other]
     lines += ["", f"  percentile intervals of {result.replicates_used} of {result.replicates} keyed "
-                  f"Poisson bootstrap replicates ({key}, seed {args.seed})"]
+                  f"Poisson bootstrap replicates ({_keyed(args)})"]
     sys.stdout.write("\n".join(lines) + "\n")
 
 
@@ -212,27 +224,17 @@ def cmd_compare(args, watch=None) -> int:
     template = _template(args)
     boots = [Bootstrap(template, replicates=args.bootstrap, seed=args.seed) for _ in names]
     ys, ps, ws = [], ([], []), []
-    offset = 0
-    with Progress(sources, progress_enabled(args.progress)) as progress:
-        for src in sources:
-            progress.start(src)
-            try:
-                for chunk in src.chunks(args.batch_rows):
-                    keys = _row_keys(src, chunk, args, offset)
-                    p = np.asarray(chunk.p)
-                    batches = [_prepare(b, chunk, p[:, j], keys, src, names[j]) for j, b in enumerate(boots)]
-                    for b, batch in zip(boots, batches):  # both checked before either folds
-                        b.fold(batch)
-                    ys.append(np.asarray(chunk.y))
-                    for j in range(2):
-                        ps[j].append(np.asarray(p[:, j], np.float64))
-                    if chunk.w is not None:
-                        ws.append(np.asarray(chunk.w, np.float64))
-                    offset += len(chunk.y)
-                    progress.update(chunk)
-            except InputError as exc:
-                raise CommandError(str(exc)) from None
-            progress.complete()
+    with Progress(sources, args.progress) as progress:
+        for src, chunk, keys in _keyed_chunks(sources, args, progress):
+            p = np.asarray(chunk.p)
+            batches = [_prepare(b, chunk, p[:, j], keys, src, names[j]) for j, b in enumerate(boots)]
+            for b, batch in zip(boots, batches):  # both checked before either folds
+                b.fold(batch)
+            ys.append(np.asarray(chunk.y))
+            for j in range(2):
+                ps[j].append(np.asarray(p[:, j], np.float64))
+            if chunk.w is not None:
+                ws.append(np.asarray(chunk.w, np.float64))
     if boots[0].n == 0:
         raise CommandError("the input holds no rows: nothing to compare")
     try:
@@ -254,20 +256,10 @@ def cmd_compare(args, watch=None) -> int:
 
 def _prepare(boot, chunk, p, keys, src, column):
     """``boot.prepare`` of one model's column; a bad value names the file, row and column."""
-    from streammetrics import BadValueError
-
     try:
         return boot.prepare(chunk.y, p, sample_weight=chunk.w, key=keys)
-    except BadValueError as exc:
-        if exc.argument != "p":
-            raise translate(exc, src, chunk, "binary") from None
-        what = f"value {exc.value!r}: {exc.problem}" if exc.relation == "=" else exc.detail
-        hint = (" (for unbounded scores such as logits, pass --scores score)"
-                if "probabilities must lie in [0, 1]" in exc.problem else "")
-        raise CommandError(f"{src.path}: {src.where(chunk.start + exc.row)}, column {column!r}: "
-                           f"{what}{hint}") from None
     except (ValueError, TypeError) as exc:
-        raise translate(exc, src, chunk, "binary") from None
+        raise translate(exc, src, chunk, "binary", p_column=column) from None
 
 
 #: the scores a comparison reports, in this order (those the template has)
@@ -277,39 +269,31 @@ _SHOWN = ("accuracy", "precision", "recall", "specificity", "balanced_accuracy",
 
 def _print_comparison(result, auc, names, args) -> None:
     a, b = names
-    rows = []
+    scores = {}
     if auc is not None:
-        rows.append(("auc", auc.auc_a, auc.auc_b, auc.auc_diff, auc.auc_diff_ci_lower,
-                     auc.auc_diff_ci_upper, auc.p_value, "DeLong"))
+        scores["auc"] = {"a": auc.auc_a, "b": auc.auc_b, "diff": auc.auc_diff, "diff_ci_lower": auc.auc_diff_ci_lower,
+                         "diff_ci_upper": auc.auc_diff_ci_upper, "p_value": auc.p_value, "method": "DeLong"}
     for k in _SHOWN:
         if f"{k}_diff" in result:
-            rows.append((k, result[f"{k}_a"], result[f"{k}_b"], result[f"{k}_diff"],
-                         result[f"{k}_diff_ci_lower"], result[f"{k}_diff_ci_upper"],
-                         result[f"{k}_p_value"], "bootstrap"))
-    level = result.ci
+            scores[k] = {e: result[f"{k}_{e}"] for e in ("a", "b", "diff", "diff_ci_lower", "diff_ci_upper",
+                                                         "p_value")}
+            scores[k]["method"] = "bootstrap"
     if args.format == "json":
-        doc = {"result": "Comparison", "n": result.n, "models": [a, b], "ci": level,
-               "replicates": result.replicates, "replicates_used": result.replicates_used,
-               "seed": args.seed, "key": args.key, "weight_column": args.weight,
-               "scores": {r[0]: {"a": r[1], "b": r[2], "diff": r[3], "diff_ci_lower": r[4],
-                                 "diff_ci_upper": r[5], "p_value": r[6], "method": r[7]}
-                          for r in rows}}
-        sys.stdout.write(json.dumps(jsonable(doc), indent=2) + "\n")
+        _json({"result": "Comparison", "models": {"models": [a, b]}, "scores": scores}, result, args)
         return
     title = f"comparison of {a} - {b} on {result.n:,} rows"
     lines = [title, "=" * len(title), ""]
-    head = ("score", a, b, "difference", f"{level:.0%} interval", "p-value", "method")
-    table = [head] + [(r[0], fmt_number(r[1]), fmt_number(r[2]), fmt_number(r[3]),
-                       f"[{fmt_number(r[4])}, {fmt_number(r[5])}]",
-                       _fmt_p(r[6], 1e-4 if r[7] == "DeLong" else 1.0 / result.replicates), r[7])
-                      for r in rows]
+    head = ("score", a, b, "difference", f"{result.ci:.0%} interval", "p-value", "method")
+    table = [head] + [(k, fmt_number(r["a"]), fmt_number(r["b"]), fmt_number(r["diff"]),
+                       f"[{fmt_number(r['diff_ci_lower'])}, {fmt_number(r['diff_ci_upper'])}]",
+                       _fmt_p(r["p_value"], 1e-4 if r["method"] == "DeLong" else 1.0 / result.replicates),
+                       r["method"]) for k, r in scores.items()]
     widths = [max(len(t[i]) for t in table) for i in range(len(head))]
     for t in table:
         lines.append("  " + "  ".join(c.ljust(w_) if i in (0, 6) else c.rjust(w_)
                                       for i, (c, w_) in enumerate(zip(t, widths))).rstrip())
-    key = f"keyed by {args.key!r}" if args.key else "keyed by row position"
     lines += ["", f"  paired: both models see the same {result.replicates} Poisson bootstrap "
-                  f"replicates ({key}, seed {args.seed}); AUC by DeLong's paired test",
+                  f"replicates ({_keyed(args)}); AUC by DeLong's paired test",
               f"  p-value: two-sided, of no difference (bootstrap p-values resolve 1/{result.replicates})"]
     sys.stdout.write("\n".join(lines) + "\n")
 

@@ -8,28 +8,45 @@ from streammetrics import SettingsMismatchError, StateFileError, load_state
 from streammetrics.io import ColumnSpec, InputError, expand_paths, open_source
 
 from .bootstrapping import cmd_evaluate_bootstrap
-from .common import AUTO_LABELS, CommandError, need_matplotlib, note, summary
+from .common import AUTO_LABELS, CommandError, Reservoir, need_matplotlib, note, summary
 from .compiling import CompileWatch
 from .output import check_outputs, finalize, report, save_state
-from .progress import Progress, progress_enabled
-from .sampling import Reservoir
+from .progress import Progress
 from .shards import evaluate_sources, make_evaluator
 
 __all__ = ["cmd_evaluate", "cmd_merge", "read_labels", "settings_from"]
+
+
+#: the options of some tasks only: (option, attribute, the tasks)
+_ONLY = (("--n-labels", "n_labels", ("multilabel",)), ("--threshold", "threshold", ("binary", "multilabel")),
+         ("--scores", "scores", ("binary",)), ("--n-classes", "n_classes", ("multiclass",)),
+         ("--labels", "labels", ("multiclass",)), ("--top-k", "top_k", ("multiclass",)),
+         ("--auc", "auc", ("multiclass",)))
 
 
 def settings_from(args) -> dict:
     """The Evaluator settings of ``evaluate``'s options; splits ``--p a,b`` in place."""
     task = args.task
     args.p = [c for arg in (args.p or ["p"]) for c in arg.split(",") if c] or ["p"]
+    for opt, attr, tasks in _ONLY:
+        if task not in tasks and getattr(args, attr) not in (None, False):
+            raise CommandError(f"{opt} applies to --task {' and '.join(tasks)} only")
+    if task == "clustering" and args.weight is not None:
+        raise CommandError("--weight does not apply to --task clustering")
+    if len(args.p) > 1 and task not in ("multiclass", "multilabel"):
+        raise CommandError(f"--p takes several columns for --task multiclass and multilabel only "
+                           f"(task is {task})")
     settings = {"task": task}
-    given = {"--threshold": args.threshold, "--scores": args.scores}
     if task in ("binary", "multiclass"):
         settings["calibration_bins"] = args.calibration_bins
-    n_labels = getattr(args, "n_labels", None)
-    if task == "multilabel":
+    # the AUC: exact within the memory budget, or bounded by --max-bins
+    rank = {"max_bins": args.max_bins, "max_memory": None if args.max_bins is not None else args.memory}
+    if task == "binary":
+        settings.update(threshold=args.threshold, scores=args.scores, **rank)
+    elif task == "multilabel":
         # --y names the label columns (or one list column), in label order
         args.y = tuple(c for c in str(args.y).split(",") if c) or ("y",)
+        n_labels = args.n_labels
         if len(args.y) > 1:
             if n_labels is not None and n_labels != len(args.y):
                 raise CommandError(f"--n-labels {n_labels} but --y names {len(args.y)} columns")
@@ -38,56 +55,25 @@ def settings_from(args) -> dict:
                                    "give one --p column per label (or one list column)")
             settings["labels"] = list(args.y)
         elif n_labels is None:
-            n_labels = len(args.p) if len(args.p) > 1 else None
-            if n_labels is None:
+            if len(args.p) == 1:
                 raise CommandError("--task multilabel needs the label columns, as --y y0,y1,y2, "
                                    "or --n-labels L with one list column --y")
+            n_labels = len(args.p)
         if n_labels is not None:
             settings["n_labels"] = n_labels
         settings["threshold"] = args.threshold
         if args.threshold is not None:  # scores: their AUC is exact (or bounded) as binary's is
-            settings["max_bins"] = args.max_bins
-            settings["max_memory"] = None if args.max_bins is not None else args.memory
-        if args.scores is not None:
-            raise CommandError("--scores applies to --task binary only")
-    elif n_labels is not None:
-        raise CommandError("--n-labels applies to --task multilabel only")
-    if task == "binary":
-        settings.update(threshold=args.threshold, scores=args.scores, max_bins=args.max_bins,
-                        max_memory=None if args.max_bins is not None else args.memory)
-    elif task != "multilabel":
-        for opt, v in given.items():
-            if v is not None:
-                raise CommandError(f"{opt} applies to --task binary and multilabel only"
-                                   if opt == "--threshold" else f"{opt} applies to --task binary only")
-    labels = getattr(args, "labels", None)
-    top_k, auc = getattr(args, "top_k", None), getattr(args, "auc", False)
-    if task == "multiclass":
+            settings.update(rank)
+    elif task == "multiclass":
+        labels = args.labels
         if args.n_classes is None and labels is None:
             raise CommandError("--task multiclass needs --n-classes K or --labels A,B,...")
-        if labels is not None and labels != AUTO_LABELS and args.n_classes is not None \
-                and args.n_classes != len(labels):
-            raise CommandError(f"--n-classes {args.n_classes} but --labels names "
-                               f"{len(labels)} classes")
-        if args.n_classes is not None:
-            settings["n_classes"] = args.n_classes
-        if labels is not None:
-            settings["labels"] = labels  # 'auto': read from the files first
-        if top_k is not None:
-            settings["top_k"] = top_k
-        if auc:
-            settings["auc"] = True
-            settings["max_bins"] = args.max_bins
-    else:
-        for opt, v in (("--n-classes", args.n_classes), ("--labels", labels),
-                       ("--top-k", top_k), ("--auc", auc or None)):
-            if v is not None:
-                raise CommandError(f"{opt} applies to --task multiclass only")
-    if task == "clustering" and args.weight is not None:
-        raise CommandError("--weight does not apply to --task clustering")
-    if len(args.p) > 1 and task not in ("multiclass", "multilabel"):
-        raise CommandError(f"--p takes several columns for --task multiclass and multilabel only "
-                           f"(task is {task})")
+        if labels not in (None, AUTO_LABELS) and args.n_classes not in (None, len(labels)):
+            raise CommandError(f"--n-classes {args.n_classes} but --labels names {len(labels)} classes")
+        given = {"n_classes": args.n_classes, "labels": labels, "top_k": args.top_k}  # labels 'auto': read first
+        settings.update({k: v for k, v in given.items() if v is not None})
+        if args.auc:
+            settings.update(auc=True, max_bins=args.max_bins)
     by = tuple(args.by or ())
     if len(set(by)) != len(by):
         raise CommandError(f"--by names a column twice ({', '.join(by)})")
@@ -120,8 +106,7 @@ def _plain(v):
 
 
 def read_labels(sources, chunk_rows: int) -> list:
-    """``--labels auto``: the sorted distinct values of ``y`` (and of a ``p`` of
-    predicted labels) in every file, read in a first pass."""
+    """``--labels auto``: the sorted distinct values of ``y`` (and of a ``p`` of labels), in a first pass."""
     import numpy as np
 
     seen: set = set()
@@ -152,12 +137,8 @@ def read_labels(sources, chunk_rows: int) -> list:
 
 def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     """``streammetrics evaluate PATH...``: evaluate the files as shards and merge them
-    (per slice of the ``--by`` columns too, when given).
-
-    On success, a last line on stderr tells the rows, the seconds, the rate and
-    the files (:func:`summary`), and the share of the time ``watch`` saw
-    spent compiling kernels.
-    """
+    (per slice of the ``--by`` columns too); a last line on stderr tells the rows,
+    seconds, rate, files and the time ``watch`` saw spent compiling (:func:`summary`)."""
     t0 = time.perf_counter()
     compiled_before = watch.seconds if watch else 0.0
     settings = settings_from(args)
@@ -192,7 +173,7 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
             note(f"no shard completed; an empty state was written to {args.save_state}")
         raise CommandError(str(exc)) from None
     sample = Reservoir() if args.plots and settings["task"] == "regression" else None
-    with Progress(sources, progress_enabled(args.progress)) as progress:
+    with Progress(sources, args.progress) as progress:
         try:
             total, _ = evaluate_sources(sources, settings, args.batch_rows, progress, sample,
                                         keep_shards=False)
@@ -215,26 +196,22 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     return code
 
 
+_OS_ERRORS = {FileNotFoundError: "no such file", IsADirectoryError: "is a directory",
+              PermissionError: "permission denied"}
+
+
 def _load(path: str):
     try:
         return load_state(path)
-    except FileNotFoundError:
-        raise CommandError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise CommandError(f"{path}: is a directory") from None
-    except PermissionError:
-        raise CommandError(f"{path}: permission denied") from None
+    except tuple(_OS_ERRORS) as exc:
+        raise CommandError(f"{path}: {_OS_ERRORS[type(exc)]}") from None
     except (StateFileError, ValueError) as exc:
         # a bad file, or settings its class refuses; the message quotes the path
         raise CommandError(str(exc).replace(repr(path), path, 1)) from None
 
 
 def cmd_merge(args, watch: CompileWatch | None = None) -> int:
-    """``streammetrics merge STATE...``: merge saved states and report them.
-
-    ``watch``, the listener to compilations, announces them by itself: merging
-    prints no summary line.
-    """
+    """``streammetrics merge STATE...``: merge saved states and report them (no summary line)."""
     check_outputs(args)
     total = None
     first = None

@@ -1,4 +1,4 @@
-"""What every module of the command shares: its name, defaults, errors and notes.
+"""What every module of the command shares: its name, defaults, errors, notes and row sample.
 
 The other modules of :mod:`streammetrics.cli` import from here (and from
 :mod:`.progress`), never the other way round.
@@ -8,31 +8,17 @@ from __future__ import annotations
 
 import importlib.util
 
+import numpy as np
+
 from .progress import write_line
 
-__all__ = [
-    "PROG",
-    "DEFAULT_BATCH_ROWS",
-    "DEFAULT_MAX_BINS",
-    "DEFAULT_MEMORY",
-    "DEFAULT_MEMORY_BYTES",
-    "DEMO_ROWS",
-    "DEMO_SHARDS",
-    "TASKS",
-    "PROGRESS",
-    "AUTO_LABELS",
-    "CommandError",
-    "note",
-    "need_matplotlib",
-    "summary",
-]
+__all__ = ["PROG", "DEFAULT_BATCH_ROWS", "DEFAULT_MAX_BINS", "DEFAULT_MEMORY", "DEFAULT_MEMORY_BYTES", "DEMO_ROWS",
+           "DEMO_SHARDS", "TASKS", "PROGRESS", "AUTO_LABELS", "CommandError", "note", "need_matplotlib", "summary",
+           "Reservoir", "SAMPLE_SIZE"]
 
 PROG = "streammetrics"
 DEFAULT_BATCH_ROWS = 1 << 18
-#: ``--max-bins`` used when the option is not given: none, the AUC is exact.
-DEFAULT_MAX_BINS = None
-#: ``--memory`` used when the option is not given: the exact AUC's state is
-#: held in memory up to this budget and spilled to temporary files beyond it.
+DEFAULT_MAX_BINS = None  # the AUC is exact, held in memory up to DEFAULT_MEMORY and spilled beyond
 DEFAULT_MEMORY = "1GB"
 DEFAULT_MEMORY_BYTES = 10**9
 DEMO_ROWS = 5_000_000
@@ -59,13 +45,50 @@ def need_matplotlib() -> None:
 
 
 def summary(rows: int, seconds: float, files: int, compiling: str = "") -> str:
-    """``"1,234,567 rows in 2.31 s (0.53 M rows/s) from 3 files"``, then
-    ``compiling`` (the share of the time spent compiling) in parentheses.
-
-    A rate under 10,000 rows a second is given in rows a second (``"650 rows/s"``).
-    """
+    """``"1,234,567 rows in 2.31 s (0.53 M rows/s) from 3 files"`` (a rate under 10,000
+    rows a second in rows a second), then ``compiling`` in parentheses."""
     rate = rows / max(seconds, 1e-9)
     rate_text = f"{rate / 1e6:.2f} M rows/s" if rate >= 1e4 else f"{rate:,.0f} rows/s"
     text = (f"{rows:,} rows in {seconds:.2f} s ({rate_text}) "
             f"from {files:,} file{'' if files == 1 else 's'}")
     return f"{text} ({compiling})" if compiling else text
+
+
+#: Pairs kept for the regression plots.
+SAMPLE_SIZE = 20_000
+
+
+class Reservoir:
+    """A uniform sample of at most ``size`` (y, p) pairs from a stream (Algorithm R)."""
+
+    def __init__(self, size: int = SAMPLE_SIZE, seed: int = 0):
+        self.size = size
+        self.seen = 0
+        self.y = np.empty(size, np.float64)
+        self.p = np.empty(size, np.float64)
+        self.rng = np.random.default_rng(seed)
+
+    def add(self, y, p) -> None:
+        """Offer the pairs ``(y[i], p[i])`` to the sample."""
+        y = np.asarray(y, dtype=np.float64).ravel()
+        p = np.asarray(p, dtype=np.float64).ravel()
+        n = y.shape[0]
+        if n == 0:
+            return
+        fill = max(0, min(self.size - self.seen, n))
+        if fill:
+            self.y[self.seen:self.seen + fill] = y[:fill]
+            self.p[self.seen:self.seen + fill] = p[:fill]
+        if fill < n:
+            idx = np.arange(self.seen + fill, self.seen + n, dtype=np.int64)
+            slot = self.rng.integers(0, idx + 1)
+            keep = np.flatnonzero(slot < self.size)
+            # later rows overwrite earlier ones in the same slot, as in sequential order
+            self.y[slot[keep]] = y[fill:][keep]
+            self.p[slot[keep]] = p[fill:][keep]
+        self.seen += n
+
+    def sample(self):
+        """``(y, p)``: copies of the pairs kept."""
+        k = min(self.seen, self.size)
+        return self.y[:k].copy(), self.p[:k].copy()

@@ -1,24 +1,12 @@
 """Compiling the kernels: saying so when it happens, and ``streammetrics compile``.
 
-Numba compiles a kernel at its first call and keeps it in its on-disk cache
-(``__pycache__`` beside the package, or ``$NUMBA_CACHE_DIR``), so the first
-run of an installation (or of a new kind of input) spends seconds compiling
-that later runs do not. :class:`CompileWatch` says so when it starts and
-counts the seconds it takes.
-
-``streammetrics compile`` pays that once, where it is convenient (an image's
-build, a cluster's setup): it runs small synthetic batches through what each
-task uses (its Evaluator, with and without sample weights, merged, reported,
-saved and loaded, sliced and bootstrapped, the one-shot functions and the
-standalone accumulators), in arrays of its own and in read-only ones (as
-Arrow and Parquet columns are: Numba compiles those apart), with a few
-shards large enough for the paths that only large states take. It runs them
-in worker processes, one per core at most, the tasks dealt to balance their
-compile times (:data:`COST`), each compiling its share into the same cache.
-
-What it cannot reach compiles at first use as before: the spill of an exact
-AUC past its memory budget, the parallel silhouette of large inputs (never
-cached), and inputs of dtypes the edge does not convert to the usual ones.
+Numba compiles a kernel at its first call into its on-disk cache, so the first
+run of an installation spends seconds that later runs do not; :class:`CompileWatch`
+says so and counts them. ``streammetrics compile`` pays them ahead (an image's
+build): worker processes, one per core at most, run small batches through what
+each task uses, in arrays of their own and read-only ones (as Arrow columns are:
+Numba compiles those apart). What it cannot reach compiles at first use: an exact
+AUC's spill, the parallel silhouette (never cached), unusual dtypes.
 """
 
 from __future__ import annotations
@@ -48,20 +36,9 @@ _WORTH_SAYING = 1.0
 
 
 class CompileWatch(event.Listener):
-    """A listener to Numba's ``"numba:compile"`` events, used as a context manager.
-
-    At the first compilation it prints :data:`COMPILING_NOTE` on stderr, once;
-    it counts the seconds of the outermost compilations only (compiling a
-    kernel compiles the kernels it calls within it). Entering registers it
-    with Numba, leaving unregisters it.
-
-    Attributes
-    ----------
-    seconds : float
-        The time spent compiling so far.
-    announced : bool
-        Whether the note has been printed.
-    """
+    """A listener to Numba's ``"numba:compile"`` events while it is entered (a context
+    manager): it prints :data:`COMPILING_NOTE` at the first compilation and counts
+    in ``seconds`` the outermost compilations (a kernel compiles those it calls)."""
 
     kind = "numba:compile"
 
@@ -72,7 +49,6 @@ class CompileWatch(event.Listener):
         self._since = 0.0
 
     def on_start(self, event):
-        """A compilation starts: announce the first one; time the outermost ones."""
         if self._depth == 0:
             if not self.announced:
                 self.announced = True
@@ -81,7 +57,6 @@ class CompileWatch(event.Listener):
         self._depth += 1
 
     def on_end(self, event):
-        """A compilation ends."""
         if self._depth == 0:  # begun before the listener was registered
             return
         self._depth -= 1
@@ -104,7 +79,6 @@ class CompileWatch(event.Listener):
         return f"of which {spent:.1f} s compiling kernels, once"
 
 
-# ------------------------------------------------------------- the compile command
 #: rows of each synthetic batch
 ROWS = 600
 
@@ -114,8 +88,7 @@ LARGER = (1 << 14, 1 << 18)
 
 
 def _inputs(frozen: bool, *arrays):
-    """``arrays``, read-only when ``frozen`` (as a Parquet or Arrow column is, or
-    a memory map: Numba compiles such arrays apart)."""
+    """``arrays``, read-only when ``frozen``."""
     if frozen:
         for a in arrays:
             a.setflags(write=False)
@@ -123,13 +96,11 @@ def _inputs(frozen: bool, *arrays):
 
 
 def _weights(rng, frozen):
-    """Sample weights of :data:`ROWS` rows (a weighted fold compiles kernels of its own)."""
     return _inputs(frozen, rng.random(ROWS) + 0.5)
 
 
 def _round_trip(acc):
-    """``acc`` merged with a copy, reported, saved, loaded twice and merged (as
-    ``merge`` does with shard files), pickled."""
+    """``acc`` merged with a copy, reported, saved, loaded twice and merged (as ``merge`` does), pickled."""
     import pickle
 
     import streammetrics as sm
@@ -153,9 +124,7 @@ def _binary(rng, frozen):
         _round_trip(sm.Evaluator(task="binary", **options).update(y, p))
     _round_trip(sm.Evaluator(task="binary").update(y, p, sample_weight=_weights(rng, frozen)))
     _round_trip(sm.Evaluator(task="binary", scores="score").update(y, 4 * p - 2))
-    # shards large enough for the threshold queries' block table, and as large
-    # as the sorts that take two threads, with the command's memory budget:
-    # their runs sorted, merged and read for operating points
+    # shards as large as the sorts that take two threads, within the command's memory budget
     for rows in LARGER:
         big = _inputs(frozen, *(np.tile(a, rows // ROWS + 1)[:rows] for a in (y, p)))
         _round_trip(sm.Evaluator(task="binary", max_memory=DEFAULT_MEMORY_BYTES).update(*big))
@@ -211,11 +180,10 @@ def _multilabel(rng, frozen):
     Y = (rng.random((ROWS, L)) < 0.4).astype(np.int64)
     S = rng.random((ROWS, L))
     Y, S, called = _inputs(frozen, Y, S, (S >= 0.5).astype(np.int64))
-    _round_trip(sm.Evaluator(task="multilabel", n_labels=L).update(Y, called))
-    _round_trip(sm.Evaluator(task="multilabel", n_labels=L, threshold=0.5).update(Y, S))
     w = _weights(rng, frozen)
-    _round_trip(sm.Evaluator(task="multilabel", n_labels=L).update(Y, called, sample_weight=w))
-    _round_trip(sm.Evaluator(task="multilabel", n_labels=L, threshold=0.5).update(Y, S, sample_weight=w))
+    for weights in (None, w):  # 0/1 predictions, and scores cut at a threshold
+        _round_trip(sm.Evaluator(task="multilabel", n_labels=L).update(Y, called, sample_weight=weights))
+        _round_trip(sm.Evaluator(task="multilabel", n_labels=L, threshold=0.5).update(Y, S, sample_weight=weights))
     sm.MultilabelRankAUC(L).update(Y, S).finalize()
 
 
@@ -248,14 +216,12 @@ UNITS = {
     "regression": [("regression", _regression)],
 }
 
-#: each task's seconds of compiling, alone with an empty cache: the weights
-#: :func:`_shares` balances (only their ratios matter)
+#: the weights :func:`_shares` balances: each task's seconds of compiling from an empty cache
 COST = {"binary": 38.0, "multiclass": 13.0, "multilabel": 14.0, "clustering": 8.0, "regression": 4.0}
 
 
 def _shares(tasks: list[str], jobs: int) -> list[list[str]]:
-    """The tasks dealt to at most ``jobs`` workers: the costliest first, each to
-    the worker with the least so far."""
+    """The tasks dealt to at most ``jobs`` workers, the costliest first to the least loaded."""
     order = sorted(dict.fromkeys(tasks), key=lambda t: -COST[t])
     shares: list[list[str]] = [[] for _ in range(min(jobs, len(order)))]
     loads = [0.0] * len(shares)
@@ -267,8 +233,7 @@ def _shares(tasks: list[str], jobs: int) -> list[list[str]]:
 
 
 def run_units(tasks: list[str]) -> list[dict]:
-    """Run the units of ``tasks`` here: ``[{"unit", "compiling"}]``, the seconds
-    each spent compiling (as :class:`CompileWatch` counts them)."""
+    """Run the units of ``tasks`` here: ``[{"unit", "compiling"}]``, each one's seconds of compiling."""
     out = []
     rng = np.random.default_rng(0)
     for task in tasks:
@@ -280,15 +245,9 @@ def run_units(tasks: list[str]) -> list[dict]:
     return out
 
 
-def worker_main(payload: str) -> int:
-    """A worker process: run the tasks of ``payload`` (a JSON list) and print the
-    JSON of :func:`run_units` on stdout."""
-    sys.stdout.write(json.dumps(run_units(json.loads(payload))) + "\n")
-    return 0
-
-
-_WORKER = ("import sys; from streammetrics.cli.compiling import worker_main; "
-           "sys.exit(worker_main(sys.argv[1]))")
+#: a worker process: the units of the tasks of argv[1] (a JSON list), their seconds as JSON on stdout
+_WORKER = ("import json, sys; from streammetrics.cli.compiling import run_units; "
+           "print(json.dumps(run_units(json.loads(sys.argv[1]))))")
 
 
 def cmd_compile(args, watch=None) -> int:

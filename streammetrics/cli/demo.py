@@ -1,5 +1,4 @@
-"""``streammetrics demo``: a synthetic data set written in shards, evaluated
-streaming, and the merged shard states checked against a single pass."""
+"""``streammetrics demo``: synthetic shards evaluated streaming, checked against one pass."""
 
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ from streammetrics.io import ColumnSpec, have_pyarrow, open_source
 from .common import DEFAULT_MEMORY, CommandError, need_matplotlib
 from .compiling import CompileWatch
 from .output import check_outputs, write_plots
-from .progress import Progress, progress_enabled
+from .progress import Progress
 from .shards import evaluate_sources, make_evaluator
 
 __all__ = ["cmd_demo"]
@@ -38,9 +37,9 @@ def _demo_shard(rng, rows: int):
 def _write_demo_files(folder: str, rows: int, shards: int, kind: str, seed: int = 2024):
     """Write the shards; return their paths."""
     rng = np.random.default_rng(seed)
-    sizes = [rows // shards + (1 if i < rows % shards else 0) for i in range(shards)]
     paths = []
-    for i, size in enumerate(sizes):
+    for i in range(shards):
+        size = rows // shards + (1 if i < rows % shards else 0)
         y, p = _demo_shard(rng, size)
         if kind == "parquet":
             import pyarrow as pa
@@ -85,14 +84,11 @@ def _compare(report, single_report) -> None:
 
 def _check_state_round_trip(folder: str, shards, merged) -> None:
     """Save every shard's state, reload and merge them, as separate workers would."""
-    state_paths = []
     for i, ev in enumerate(shards):
-        sp = os.path.join(folder, f"shard-{i:02d}.state")
-        ev.save(sp)
-        state_paths.append(sp)
-    reloaded = load_state(state_paths[0])
-    for sp in state_paths[1:]:
-        reloaded.merge(load_state(sp))
+        ev.save(os.path.join(folder, f"shard-{i:02d}.state"))
+    reloaded = load_state(os.path.join(folder, "shard-00.state"))
+    for i in range(1, len(shards)):
+        reloaded.merge(load_state(os.path.join(folder, f"shard-{i:02d}.state")))
     ok = reloaded == merged
     print(f"  saved shard states reloaded and merged: {'identical' if ok else 'DIFFERENT'}")
     if not ok:
@@ -115,12 +111,11 @@ def _tour(args, folder: str, kind: str, watch: CompileWatch | None) -> None:
           "--task binary --y y --p p")
     t1 = time.perf_counter()
     compiled_before = watch.seconds if watch else 0.0
-    with Progress(sources, progress_enabled(args.progress)) as progress:
+    with Progress(sources, args.progress) as progress:
         merged, shards = evaluate_sources(sources, settings, 1 << 18, progress)
     dt = time.perf_counter() - t1
     compiling = watch.share(compiled_before) if watch else ""
-    if compiling:
-        compiling = f" ({compiling})"
+    compiling = f" ({compiling})" if compiling else ""
     report = merged.finalize()
     print(report.to_text())
     print(f"\n({merged.n:,} rows in {dt:.2f} s{compiling}, {merged.n / dt / 1e6:.1f} M rows/s, "
@@ -145,12 +140,8 @@ def _tour(args, folder: str, kind: str, watch: CompileWatch | None) -> None:
 
 
 def cmd_demo(args, watch: CompileWatch | None = None) -> int:
-    """``streammetrics demo``.
-
-    The files go into ``--keep DIR``, kept, or else into a temporary folder
-    that is removed at the end: the last line then says so, since the
-    commands shown name it. ``watch`` gives the time spent compiling kernels.
-    """
+    """``streammetrics demo``: the files go into ``--keep DIR``, kept, or else into a
+    temporary folder removed at the end (the last line says so: the commands shown name it)."""
     kind = args.format_files
     if kind == "auto":
         kind = "parquet" if have_pyarrow() else "npy"

@@ -11,7 +11,7 @@ from streammetrics._protocol.result import RenderContext, jsonable
 
 from .common import CommandError, need_matplotlib, note
 
-__all__ = ["check_outputs", "targets_of", "emit", "write_plots", "save_state", "finalize", "report"]
+__all__ = ["check_outputs", "targets_of", "emit", "draw", "write_plots", "save_state", "finalize", "report"]
 
 
 def _parent(path: str) -> str:
@@ -30,18 +30,15 @@ def _writable(folder: str) -> bool:
 
 
 def _dir_problem(path: str) -> str | None:
-    """Why files cannot be written into the folder ``path`` (made if missing), or None.
-
-    A missing folder is not made: the nearest existing one above it is checked.
-    """
+    """Why files cannot be written into the folder ``path`` (made if missing: the
+    nearest existing folder above it is checked), or None."""
     found = _existing(path)
     if found == path:
         if not os.path.isdir(path):
             return "not a directory"
         return None if _writable(path) else "the directory is not writable"
-    if not os.path.isdir(found):
-        return f"cannot create the directory: {found} is not a directory"
-    return None if _writable(found) else f"cannot create the directory: {found} is not writable"
+    what = "is not a directory" if not os.path.isdir(found) else None if _writable(found) else "is not writable"
+    return what and f"cannot create the directory: {found} {what}"
 
 
 def _file_problem(path: str) -> str | None:
@@ -57,74 +54,60 @@ def _file_problem(path: str) -> str | None:
     return None if _writable(folder) else f"cannot write the state: {folder} is not writable"
 
 
-#: the options naming a folder written into, and the one naming a file written
-_OUTPUT_DIRS = (("plots", "--plots"), ("keep", "--keep"))
-_OUTPUT_FILES = (("save_state", "--save-state"),)
-
-
 def check_outputs(args) -> None:
-    """Fail early, before any reading, when a folder or file to be written cannot be.
-
-    Checks ``--plots DIR`` and ``--keep DIR`` (folders written into, made if
-    missing) and ``--save-state FILE`` among the options ``args`` has.
-    """
-    for options, problem in ((_OUTPUT_DIRS, _dir_problem), (_OUTPUT_FILES, _file_problem)):
-        for attr, option in options:
-            path = getattr(args, attr, None)
-            what = problem(path) if path else None
-            if what:
-                raise CommandError(f"{option} {path}: {what}")
+    """Fail early, before any reading, when a folder (``--plots DIR``, ``--keep DIR``)
+    or a file (``--save-state FILE``) that ``args`` names cannot be written."""
+    for attr, problem in (("plots", _dir_problem), ("keep", _dir_problem), ("save_state", _file_problem)):
+        path = getattr(args, attr, None)
+        what = problem(path) if path else None
+        if what:
+            raise CommandError(f"--{attr.replace('_', '-')} {path}: {what}")
 
 
 def targets_of(args) -> dict:
     """The operating targets of ``--target-recall/--target-precision/--target-fpr``."""
-    out = {}
-    for name in ("recall", "precision", "fpr"):
-        values = getattr(args, f"target_{name}", None)
-        if values:
-            out[name] = values
-    return out
+    targets = {name: getattr(args, f"target_{name}", None) for name in ("recall", "precision", "fpr")}
+    return {name: values for name, values in targets.items() if values}
 
 
 def emit(result, fmt: str, weight_column: str | None = None, targets=None, top=None) -> None:
     """Print ``result`` (an :class:`~streammetrics.EvaluationReport` or any result) on stdout;
     ``top`` limits the text of a :class:`~streammetrics.SlicedResult` to its largest slices."""
-    if isinstance(result, SlicedResult):
-        if fmt == "json":  # every slice, whatever top
+    ctx = RenderContext(weight_column=weight_column, targets=targets or {})
+    if isinstance(result, EvaluationReport):
+        text = (result.to_json if fmt == "json" else result.to_text)(weight_column=weight_column, targets=targets)
+    elif fmt == "json":
+        if isinstance(result, SlicedResult):  # every slice, whatever top
             doc = {"result": result.kind, "weighted": result.weighted, **json.loads(result.to_json(None))}
-            if weight_column is not None:
-                doc["weight_column"] = weight_column
-            text = json.dumps(doc, indent=2)
-        else:
-            text = result.to_text(top=top)
-    elif isinstance(result, EvaluationReport):
-        if fmt == "json":
-            text = result.to_json(weight_column=weight_column, targets=targets)
-        else:
-            text = result.to_text(weight_column=weight_column, targets=targets)
-    else:  # the result of one accumulator renders itself, as in a report
-        ctx = RenderContext(weight_column=weight_column, targets=targets or {})
-        if fmt == "json":
+        else:  # the result of one accumulator renders itself, as in a report
             doc = {"result": result.kind, "n": jsonable(result.get("n")), "weighted": result.weighted,
                    "metrics": jsonable(result.report_values()), **jsonable(result.report_extras(ctx))}
-            if weight_column is not None:
-                doc["weight_column"] = weight_column
-            text = json.dumps(doc, indent=2)
-        else:
-            title = result.section_title(ctx)
-            text = "\n".join([title, "=" * len(title), *result.section(ctx)])
+        if weight_column is not None:
+            doc["weight_column"] = weight_column
+        text = json.dumps(doc, indent=2)
+    elif isinstance(result, SlicedResult):
+        text = result.to_text(top=top)
+    else:
+        title = result.section_title(ctx)
+        text = "\n".join([title, "=" * len(title), *result.section(ctx)])
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
+
+
+def draw(folder: str, plot):
+    """``plot()``, the paths of the plots it writes into ``folder``; an unwritable folder is a
+    :class:`CommandError`."""
+    need_matplotlib()
+    try:
+        return plot()
+    except OSError as exc:
+        raise CommandError(f"{folder}: cannot write plots ({exc.strerror or exc})") from None
 
 
 def write_plots(report: EvaluationReport, folder: str, sample=None,
                 weight_column: str | None = None, targets=None) -> None:
     """Write the plots of ``report`` into ``folder`` and say which (on stderr)."""
-    need_matplotlib()
-    try:
-        paths = report.plot(folder, sample=sample, weight_column=weight_column, targets=targets)
-    except OSError as exc:
-        raise CommandError(f"{folder}: cannot write plots ({exc.strerror or exc})") from None
+    paths = draw(folder, lambda: report.plot(folder, sample=sample, weight_column=weight_column, targets=targets))
     if paths:
         note("plots written: " + ", ".join(paths))
     elif report.task is None:
@@ -155,12 +138,9 @@ def finalize(acc, ci=None):
 
 
 def report(total, args, sample=None, result=None) -> int:
-    """Print the report of ``total``; save its state and plots if asked.
-
-    ``args`` are the parsed options of ``evaluate`` or ``merge``; ``sample`` is
-    a ``(y, p)`` sample of the rows for the regression plots; ``result`` is
-    :func:`finalize` of ``total`` if it has been computed already.
-    """
+    """Print the report of ``total`` (``result``, if :func:`finalize` gave it already) as
+    ``args`` of ``evaluate`` or ``merge`` ask; save its state and plots (``sample``:
+    ``(y, p)`` rows for the regression plots) if asked."""
     weight_column = getattr(args, "weight", None)
     top = getattr(args, "top", None)
     if top is not None and not isinstance(total, Sliced):
@@ -177,10 +157,5 @@ def report(total, args, sample=None, result=None) -> int:
             raise CommandError("--plots needs states saved by 'streammetrics evaluate --save-state'")
         write_plots(result.overall if sliced else result, args.plots, sample, weight_column, targets)
         if sliced:
-            need_matplotlib()
-            try:
-                paths = result.plot(args.plots)
-            except OSError as exc:
-                raise CommandError(f"{args.plots}: cannot write plots ({exc.strerror or exc})") from None
-            note("slice plots written: " + ", ".join(paths))
+            note("slice plots written: " + ", ".join(draw(args.plots, lambda: result.plot(args.plots))))
     return 0

@@ -14,22 +14,39 @@ __all__ = ["build_parser"]
 COMPARE_REPLICATES = 200
 
 
-def _positive_int(text: str, alternative: str = "") -> int:
-    """``text`` as a whole number > 0; ``alternative`` (``" (or 'exact')"``) ends the messages."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number{alternative}, got {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0{alternative}, got {v}")
-    return v
+def _number(kind=int, low=None, high=None, words=(), noun=None, span=None, open_ends=False):
+    """An option's type: a ``kind`` (int or float) in ``[low, high]`` (``(low, high)``
+    with ``open_ends``), or None for one of ``words``; ``noun`` and ``span`` phrase the refusals."""
+    alt = f" (or {words[0]!r})" if words else ""
+    noun = noun or ("a whole number" if kind is int else "a number")
+
+    def parse(text: str):
+        if text.strip().lower() in words:
+            return None
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {noun}{alt}, got {text!r}") from None
+        if kind is float and not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+        outside = (low is not None and (v <= low if open_ends else v < low)) or \
+            (high is not None and (v >= high if open_ends else v > high))
+        if outside:
+            raise argparse.ArgumentTypeError(f"expected {span}{alt}, got {text!r}" if span
+                                             else f"expected a number > 0{alt}, got {v}")
+        return v
+    return parse
 
 
-def _max_bins(text: str):
-    if text.lower() in ("exact", "none"):
-        return None
-    return _positive_int(text, " (or 'exact')")
+_positive_int = _number(int, 1)
+_max_bins = _number(int, 1, words=("exact", "none"))
+_calibration_bins = _number(int, 1, words=("off", "none"))
+_finite_float = _number(float)
+_level = _number(float, 0.0, 1.0, span="a confidence level in (0, 1)", open_ends=True)
+_rate = _number(float, 0.0, 1.0, span="a rate in [0, 1]")
+_replicates = _number(int, 1, 1 << 20, noun="a whole number of replicates",
+                      span=f"between 1 and {1 << 20} replicates")
+_seed = _number(int, 0, (1 << 64) - 1, noun="an integer seed", span="a seed in [0, 2**64)")
 
 
 def _memory(text: str):
@@ -44,12 +61,6 @@ def _memory(text: str):
         raise argparse.ArgumentTypeError(str(exc).replace("max_memory", "the memory budget")) from None
 
 
-def _calibration_bins(text: str):
-    if text.lower() in ("off", "none"):
-        return None
-    return _positive_int(text, " (or 'off')")
-
-
 def _labels(text: str):
     """``--labels``: ``"auto"``, or the comma-separated labels (integers when
     every one is an integer, else text), without repeats."""
@@ -62,22 +73,10 @@ def _labels(text: str):
         labels = [int(v) for v in labels]
     except ValueError:
         pass
-    seen = set()
-    for v in labels:
-        if v in seen:
-            raise argparse.ArgumentTypeError(f"label {v!r} is given twice")
-        seen.add(v)
+    repeated = next((v for i, v in enumerate(labels) if v in labels[:i]), None)
+    if repeated is not None:
+        raise argparse.ArgumentTypeError(f"label {repeated!r} is given twice")
     return labels
-
-
-def _finite_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(v):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return v
 
 
 def _output_options() -> argparse.ArgumentParser:
@@ -105,27 +104,11 @@ def _output_options() -> argparse.ArgumentParser:
     return out
 
 
-def _level(text: str) -> float:
-    v = _finite_float(text)
-    if not 0.0 < v < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a confidence level in (0, 1), got {text!r}")
-    return v
-
-
-def _rate(text: str) -> float:
-    v = _finite_float(text)
-    if not 0.0 <= v <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a rate in [0, 1], got {text!r}")
-    return v
-
-
 def _add_evaluate(sub, out) -> None:
-    ev = sub.add_parser(
-        "evaluate", parents=[out], help="evaluate prediction files",
-        description="Evaluate predictions stored in Parquet, CSV, .npy or .npz files, "
-                    "batch by batch in bounded memory. Several paths, a glob or a "
-                    "directory are shards: each is evaluated on its own and merged.",
-    )
+    ev = sub.add_parser("evaluate", parents=[out], help="evaluate prediction files",
+                        description="Evaluate predictions stored in Parquet, CSV, .npy or .npz files, batch "
+                                    "by batch in bounded memory. Several paths, a glob or a directory are "
+                                    "shards: each is evaluated on its own and merged.")
     ev.add_argument("paths", nargs="+", metavar="PATH", help="files, globs or directories")
     ev.add_argument("--task", choices=TASKS, default="binary",
                     help="what to evaluate (default: binary)")
@@ -159,11 +142,9 @@ def _add_evaluate(sub, out) -> None:
                     help="multilabel: the number of labels, when --y is one list column "
                          "(with several --y columns, their number)")
     ev.add_argument("--labels", type=_labels, metavar="A,B,...",
-                    help="multiclass: the class labels in class order, as the y column (and "
-                         "a p column of predicted labels) holds them, e.g. cat,dog,bird; "
-                         "probability columns are in this order. 'auto' collects the "
-                         "distinct values of y (and of such a p) in a first pass, sorted: "
-                         "the files are then read twice")
+                    help="multiclass: the class labels in class order (that of the probability "
+                         "columns), as y (and a p of predicted labels) holds them, e.g. cat,dog,bird; "
+                         "'auto': the sorted distinct values, read in a first pass")
     ev.add_argument("--top-k", type=_positive_int, metavar="K",
                     help="multiclass with class probabilities: add top-K accuracy")
     ev.add_argument("--auc", action="store_true",
@@ -171,17 +152,12 @@ def _add_evaluate(sub, out) -> None:
                          "one-vs-one AUC (exact, with a state that grows with the rows; "
                          "--max-bins bounds it to one-vs-rest) and per-class ROC and PR plots")
     ev.add_argument("--memory", type=_memory, default=DEFAULT_MEMORY, metavar="SIZE",
-                    help=f"binary and multilabel scores: the exact AUC's memory budget, such "
-                         f"as 1GB or 512MiB "
-                         f"(default {DEFAULT_MEMORY}): past it, sorted runs of scores are "
-                         "spilled to temporary files (in $TMPDIR) and merged back, so the "
-                         "AUC, average precision and operating points stay exact for files "
-                         "of any size; 'none' keeps the whole state in memory")
+                    help=f"binary and multilabel scores: the exact AUC's memory budget (default "
+                         f"{DEFAULT_MEMORY}), past which sorted runs of scores are spilled to $TMPDIR "
+                         "and merged back: every ranking figure stays exact; 'none': no budget")
     ev.add_argument("--max-bins", type=_max_bins, default=DEFAULT_MAX_BINS, metavar="B",
-                    help="binary, multiclass --auc and multilabel scores: approximate the "
-                         "AUC with at most 2B bins (per class) instead (bounded memory, no "
-                         "temporary files; every ranking figure then comes with certified "
-                         "bounds); default: exact")
+                    help="binary, multiclass --auc and multilabel scores: approximate the AUC with at "
+                         "most 2B bins (per class), every ranking figure with certified bounds; default: exact")
     ev.add_argument("--calibration-bins", type=_calibration_bins, default=15, metavar="B",
                     help="binary probabilities and multiclass: bins of the reliability "
                          "table (ECE, MCE, Brier decomposition; default 15); 'off' leaves "
@@ -193,21 +169,17 @@ def _add_evaluate(sub, out) -> None:
 
 
 def _add_merge(sub, out) -> None:
-    mg = sub.add_parser(
-        "merge", parents=[out], help="merge saved states and print the report",
-        description="Load states saved with --save-state (or Accumulator.save), merge "
-                    "them and print the report.",
-    )
+    mg = sub.add_parser("merge", parents=[out], help="merge saved states and print the report",
+                        description="Load states saved with --save-state (or Accumulator.save), merge "
+                                    "them and print the report.")
     mg.add_argument("states", nargs="+", metavar="STATE", help="state files")
 
 
 def _add_demo(sub) -> None:
     dm = sub.add_parser(
         "demo", help="evaluate a synthetic data set, streaming and sharded",
-        description="Write a synthetic binary-classification prediction file in shards "
-                    "into a temporary folder, evaluate it streaming, and check that the "
-                    "merged shard states equal a single pass.",
-    )
+        description="Write synthetic binary predictions in shards into a temporary folder, evaluate "
+                    "them streaming, and check that the merged shard states equal a single pass.")
     dm.add_argument("--rows", type=_positive_int, default=DEMO_ROWS, help=argparse.SUPPRESS)
     dm.add_argument("--shards", type=_positive_int, default=DEMO_SHARDS, help=argparse.SUPPRESS)
     dm.add_argument("--format-files", choices=("auto", "parquet", "npy"), default="auto",
@@ -220,11 +192,8 @@ def _add_demo(sub) -> None:
 def _add_compile(sub) -> None:
     cp = sub.add_parser(
         "compile", help="compile every kernel ahead, once per installation",
-        description="Compile the kernels each task uses into Numba's on-disk cache, in "
-                    "one worker process per core, so that no later run waits for them: "
-                    "for instance while a container image is built. A run with the "
-                    "kernels compiled already takes a few seconds.",
-    )
+        description="Compile the kernels each task uses into Numba's on-disk cache, one worker "
+                    "process per core, so that no later run waits for them (e.g. in an image's build).")
     cp.add_argument("--task", action="append", choices=TASKS,
                     help="compile the kernels of this task only (repeatable; default: every task)")
     cp.add_argument("--jobs", type=_positive_int, metavar="N",
@@ -257,26 +226,6 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _replicates(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of replicates, got {text!r}") from None
-    if not 1 <= v <= 1 << 20:
-        raise argparse.ArgumentTypeError(f"expected between 1 and {1 << 20} replicates, got {text!r}")
-    return v
-
-
-def _seed(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer seed, got {text!r}") from None
-    if not 0 <= v < 1 << 64:
-        raise argparse.ArgumentTypeError(f"expected a seed in [0, 2**64), got {text!r}")
-    return v
-
-
 def _key_options(p) -> None:
     p.add_argument("--key", metavar="COL",
                    help="column of integer row ids that key the bootstrap weights (the same "
@@ -287,25 +236,18 @@ def _key_options(p) -> None:
 
 
 def _add_bootstrap_options(ev) -> None:
-    """``evaluate``'s ``--bootstrap N``, ``--key COL`` and ``--seed S``."""
     ev.add_argument("--bootstrap", type=_replicates, metavar="N",
-                    help="percentile intervals from N keyed Poisson bootstrap replicates for "
-                         "every score (at the --ci level, default 0.95), and with --plots a "
-                         "band at that level around the ROC and PR curves; counts, "
-                         "probability scores and calibration are folded into every replicate "
-                         "in one pass; an exact AUC keeps the rows (17 bytes each, in memory) "
-                         "and walks them once for every replicate at the end")
+                    help="percentile intervals from N keyed Poisson bootstrap replicates for every "
+                         "score (at the --ci level, default 0.95), and with --plots bands around the "
+                         "ROC and PR curves; an exact AUC keeps the rows in memory (17 bytes each)")
     _key_options(ev)
 
 
 def _add_compare(sub, out) -> None:
-    """The ``compare`` command: two models' predictions on the same rows."""
-    cp = sub.add_parser(
-        "compare", help="compare two models on the same rows",
-        description="Compare two models' predictions of the same rows (two --p columns of "
-                    "the same files): the difference of each score with a paired bootstrap "
-                    "interval and p-value, and DeLong's paired test of the two AUCs.",
-    )
+    cp = sub.add_parser("compare", help="compare two models on the same rows",
+                        description="Compare two models' predictions of the same rows (two --p columns of "
+                                    "the same files): the difference of each score with a paired bootstrap "
+                                    "interval and p-value, and DeLong's paired test of the two AUCs.")
     cp.add_argument("paths", nargs="+", metavar="PATH", help="files, globs or directories")
     cp.add_argument("--y", default="y", metavar="COL", help="column of the 0/1 truth (default: y)")
     cp.add_argument("--p", action="append", metavar="COL", required=True,

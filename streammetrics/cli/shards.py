@@ -63,35 +63,27 @@ def _column(src, role: str, column: int | None) -> str:
     return cols.column_of(role)
 
 
-def _bad_value(exc: BadValueError, src, chunk, task) -> CommandError:
+def _bad_value(exc: BadValueError, src, chunk, task, p_column=None) -> CommandError:
     row = chunk.start + exc.row
-    if exc.relation == "=":
-        what = f"value {exc.value!r}: {exc.problem}"
-    else:
-        what = exc.detail
+    what = f"value {exc.value!r}: {exc.problem}" if exc.relation == "=" else exc.detail
     role = _ROLE.get(exc.argument)
     if role is None:
         return CommandError(f"{src.path}: {src.where(row)}: {exc.argument} {what}")
     hint = ""
     if task == "binary" and role == "p" and "probabilities must lie in [0, 1]" in exc.problem:
         hint = _SCORES_HINT
-    col = _column(src, role, exc.column)
+    col = p_column if role == "p" and p_column else _column(src, role, exc.column)
     return CommandError(f"{src.path}: {src.where(row)}, column {col!r}: {what}{hint}")
 
 
-def translate(exc: Exception, src, chunk, task: str | None = None) -> CommandError:
-    """The library's error about a chunk of ``src`` as a message about the file.
-
-    ``task`` is the evaluated task: a binary one adds the hint about ``--scores``
-    to a probability out of [0, 1].
-
-    A :class:`~streammetrics.BadValueError` names the file's column and row
-    (counted as the file's reader counts them); a
-    :class:`~streammetrics.BadShapeError` about one argument names its column;
-    any other error names the rows of the chunk.
-    """
+def translate(exc: Exception, src, chunk, task: str | None = None, p_column=None) -> CommandError:
+    """The library's error about a chunk of ``src`` as a message about the file: a
+    bad value names its column and row (as the file's reader counts them), a bad
+    shape of one argument its column, any other error the chunk's rows. A binary
+    ``task`` adds the hint about ``--scores`` to a probability out of [0, 1];
+    ``p_column`` names the file column of a 1-D ``p`` (``compare``'s models)."""
     if isinstance(exc, BadValueError):
-        return _bad_value(exc, src, chunk, task)
+        return _bad_value(exc, src, chunk, task, p_column)
     if isinstance(exc, BadShapeError) and len(exc.arguments) == 1 and exc.arguments[0] in _ROLE:
         col = src.columns.column_of(_ROLE[exc.arguments[0]])
         return CommandError(f"{src.path}: column {col!r}: {exc}")
@@ -100,42 +92,17 @@ def translate(exc: Exception, src, chunk, task: str | None = None) -> CommandErr
 
 
 def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=None,
-                     on_shard=None, keep_shards: bool = True):
-    """Evaluate each source into its own Evaluator and merge them in order.
+                     keep_shards: bool = True):
+    """Evaluate each source (a shard) into its own Evaluator (:func:`make_evaluator`
+    of ``settings``) and merge them in order: ``(total, shards)``.
 
-    Parameters
-    ----------
-    sources : list of streammetrics.io.Source
-        The shards, in merge order.
-    settings : dict
-        :func:`make_evaluator` of it for each shard and for the total (a
-        :class:`~streammetrics.Sliced` Evaluator when it names ``by`` columns).
-    chunk_rows : int
-        Rows read (and folded) at a time.
-    progress : Progress
-        Told which file is being read, and advanced as it is read.
-    sample : Reservoir, optional
-        Fed every ``(y, p)`` row.
-    on_shard : callable, optional
-        Called as ``on_shard(source, evaluator)`` after each shard.
-    keep_shards : bool
-        Return each shard's Evaluator. Without, the first shard's Evaluator
-        becomes the total (merging into an empty one gives the same state, but
-        copies an exact AUC's spilled runs: a file as large as the state) and
-        every other is dropped once merged, its temporary files with it.
-
-    Returns
-    -------
-    (Evaluator, list of Evaluator)
-        The merged total and each shard's own Evaluator (or Sliced Evaluators;
-        an empty list without ``keep_shards``).
-
-    Raises
-    ------
-    CommandError
-        On any problem with an input; it carries ``(total, shards_done)``, the
-        merged state of the completed shards, as ``.partial`` (as does a
-        ``KeyboardInterrupt``).
+    ``chunk_rows`` rows are read at a time; ``progress`` is told which file is read
+    and how far; ``sample`` (a :class:`Reservoir`) is fed every ``(y, p)`` row. Without
+    ``keep_shards`` the first shard's Evaluator becomes the total (merging it into
+    an empty one would copy an exact AUC's spilled runs) and the others are
+    dropped once merged, their temporary files with them; ``shards`` is then empty.
+    A :class:`CommandError` (or ``KeyboardInterrupt``) carries the merged state of
+    the completed shards as ``.partial``, ``(total, shards_done)``.
     """
     total = make_evaluator(settings)
     sliced = isinstance(total, Sliced)
@@ -167,8 +134,6 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
             done += 1
             if keep_shards:
                 shards.append(ev)
-            if on_shard is not None:
-                on_shard(src, ev)
             del ev
     except InputError as exc:
         err = CommandError(str(exc))

@@ -1,22 +1,12 @@
 """One accumulator for a whole evaluation: a named collection of accumulators.
 
-``Evaluator({"auc": RankAUC(), "at_half": BinaryConfusion(threshold=0.5)})``
-folds every batch into each member and reports them together;
-``Evaluator(task="binary")`` is one row of the preset table
-(:mod:`.presets`). The members share each batch: it is converted and checked
-once, for the strictest input any member declares (probabilities serve the
-members that take finite scores), and then folded into every member whose
-inputs it covers; a batch that one member would refuse is refused before any
-member is touched, so nothing needs to be rolled back. Where one member
-checks in its own kernel exactly what the batch is checked for (the binary
-preset's probability scores: 0/1 labels and probabilities in [0, 1]),
-``update`` folds that member first and lets its kernel do the checking: a
-bad batch is refused by it before it writes anything, and the batch is
-read once less.
-
-A member whose inputs a batch's form does not cover (class probabilities when
-``p`` holds hard labels) skips that batch; the report then leaves it out,
-since its scores would describe only some of the rows.
+The members share each batch: it is converted and checked once, for the
+strictest input any member declares, then folded into every member whose
+inputs it covers, so a batch one member would refuse is refused before any
+member is touched. Where one member's kernel checks exactly what the batch is
+checked for (the binary preset's probability scores), ``update`` folds that
+member first and lets its kernel do the checking: the batch is read once less.
+A member a batch's form does not cover skips it and is left out of the report.
 """
 
 from __future__ import annotations
@@ -77,48 +67,33 @@ class Evaluator(Accumulator):
         reports, JSON and plots name the classes by them.
     top_k : int, optional
         Multiclass only: adds ``TopKAccuracy(top_k)`` for batches of class
-        probabilities (``top_k_accuracy``). Off by default.
+        probabilities. Off by default.
     auc : bool
-        Multiclass only: ``True`` adds the exact ``MulticlassRankAUC`` for
-        batches of class probabilities, and its per-class ROC and PR plots.
-        Off by default, since its exact state grows with the rows. (A state
-        saved before ``top_k`` and ``auc`` existed loads with both off.)
+        Multiclass only: ``True`` adds the exact ``MulticlassRankAUC`` for batches
+        of class probabilities (off by default: its exact state grows with the rows).
     max_bins : int, optional
-        Binary, multiclass (with ``auc``) and multilabel (with a
-        ``threshold``): ``None`` (the default) keeps the AUC exact (memory
-        grows with the distinct scores); a number bounds the memory and gives
-        ``_lower``/``_upper`` bounds once the scores outnumber the bins
-        (``RankAUC``, ``MulticlassRankAUC`` and ``MultilabelRankAUC`` with
-        ``max_bins``).
+        Binary, multiclass (with ``auc``) and multilabel (with a ``threshold``):
+        ``None`` (the default) keeps the AUC exact; a number bounds the memory and
+        gives ``_lower``/``_upper`` bounds once the scores outnumber the bins.
     max_memory : int or str, optional
-        Binary only: a memory budget (bytes, or a string such as ``"1GB"``)
-        within which the AUC stays exact: past it the rank state's sorted runs
-        are spilled to temporary files (:class:`~streammetrics.RankAUC`'s
-        ``max_memory``). Excludes ``max_bins``. ``None`` (the default) keeps
-        the exact state in memory. (A state saved before it existed loads
-        without a budget.)
+        Binary only: a memory budget (bytes, or a string such as ``"1GB"``) past
+        which the exact AUC's sorted runs are spilled to temporary files
+        (:class:`~streammetrics.RankAUC`'s ``max_memory``). Excludes ``max_bins``.
     scores : {"probability", "score"}
         Binary only. ``"probability"`` (the default) requires every ``p`` in
-        [0, 1] and adds ``log_loss`` and ``brier``; a batch with a value outside
-        [0, 1] is rejected (it is not silently dropped from some metrics).
-        ``"score"`` accepts any finite reals (logits, margins, ranks) and
-        reports no probabilistic score.
+        [0, 1] (a batch with a value outside is rejected) and adds ``log_loss``
+        and ``brier``; ``"score"`` accepts any finite reals (logits, margins).
     calibration_bins : int or None
-        Binary (probabilities) and multiclass: the bins of the reliability
-        table (:class:`~streammetrics.Calibration`, and
-        :class:`~streammetrics.ClassCalibration` for multiclass; 15 by
-        default), which adds ``ece``, ``mce`` and the Brier decomposition;
-        ``None`` leaves calibration out. (A state saved before the setting
-        existed loads with ``None``: it holds no reliability table.)
+        Binary (probabilities) and multiclass: the bins of the reliability table
+        (15 by default), which adds ``ece``, ``mce`` and the Brier decomposition;
+        ``None`` leaves calibration out. Settings added over time load from older
+        states with the value those states had (no ``top_k``, ``auc``, budget or table).
 
     Notes
     -----
-    Each batch is converted once (to the dtypes the kernels read), checked
-    once and handed to every member, so a batch that any member would reject
-    leaves the whole evaluator exactly as it was. It is itself an
-    :class:`~streammetrics.Accumulator`: ``merge``, ``+``, ``copy``,
-    ``reset``, ``n``, pickling and ``save``/``load`` (readable by
-    :func:`~streammetrics.load_state`) work as for any other accumulator.
+    A batch that any member would reject leaves the whole evaluator as it was.
+    The Evaluator is itself an :class:`~streammetrics.Accumulator` (``merge``,
+    ``+``, ``copy``, pickling, ``save`` and :func:`~streammetrics.load_state`).
 
     Examples
     --------
@@ -193,7 +168,6 @@ class Evaluator(Accumulator):
         self._n = 0
         self._plans = make_plans(self._members, self._names, self._inputs)
 
-    # ------------------------------------------------------------ construction
     def _init_task(self, task: str, settings: dict) -> None:
         preset = PRESETS.get(task) if isinstance(task, str) else None
         if preset is None:
@@ -275,7 +249,6 @@ class Evaluator(Accumulator):
     def _settings(self) -> dict[str, Any]:
         return dict(self._config)
 
-    # ------------------------------------------------------------------ inputs
     def _plan_for(self, arrays) -> Plan:
         if len(self._plans) == 1:
             return self._plans[0]  # its conversion says what is wrong with other forms
@@ -360,7 +333,6 @@ class Evaluator(Accumulator):
             return self
         return self._fold_members(Batch(plan.inputs, converted, w, n), plan.members, plan.lead)
 
-    # ------------------------------------------------------------------- state
     @property
     def n(self) -> int:
         """Rows folded in so far."""
@@ -376,7 +348,6 @@ class Evaluator(Accumulator):
         m = self._members[name]
         return all(any(m is x for x in plan.members) for plan in self._plans)
 
-    # --------------------------------------------------------------- row terms
     def _linear(self) -> list:
         """``[(name, terms)]`` of the members that declare row terms, in member order."""
         return [(name, t) for name, t in ((k, m.row_terms()) for k, m in self._members.items()) if t is not None]
@@ -537,7 +508,6 @@ class Evaluator(Accumulator):
             self._n = 0
         return self
 
-    # --------------------------------------------------------------- finalize
     def _compute(self, ci=None) -> EvaluationReport:
         parts: dict[str, Result] = {}
         for name, m in self._members.items():
@@ -547,15 +517,6 @@ class Evaluator(Accumulator):
         order = [k for k in order if k in parts] + [k for k in parts if k not in order]
         describe = self._preset.describe(self._config) if self._preset is not None else ""
         return EvaluationReport(self._n, parts, self._config, order=order, describe=describe)
-
-    def finalize(self, ci=None) -> EvaluationReport:
-        """The report of every member's scores; the state is not changed.
-
-        ``ci`` (a level in (0, 1)) is passed to the members that offer
-        confidence intervals; the others give their plain scores. Raises
-        ``ValueError`` when no row has been folded in.
-        """
-        return super().finalize(ci=ci)
 
     def __repr__(self) -> str:
         if self._preset is not None:

@@ -1,9 +1,4 @@
-"""How an Evaluator's batches are prepared: one plan per form of the arrays.
-
-A plan names the inputs a batch of its form is converted and checked for
-(the strictest any member declares), the members it serves, and the member
-whose own kernel checks it (its ``lead``, or ``None``).
-"""
+"""How an Evaluator's batches are prepared: one :class:`Plan` per form of the arrays."""
 
 from __future__ import annotations
 
@@ -34,8 +29,9 @@ def _wants(inputs) -> str:
 
 
 class Plan:
-    """How batches of one form are prepared: the chosen inputs, their consumers,
-    and the consumer that checks them (``lead``, or ``None``)."""
+    """How batches of one form are prepared: the inputs they are converted and checked for
+    (the strictest any member declares), their consumers, and the consumer whose own
+    kernel checks them (``lead``, or ``None``)."""
 
     __slots__ = ("inputs", "members", "lead")
 

@@ -1,10 +1,8 @@
 """The tasks of ``Evaluator(task=...)``: one row of a table each.
 
-A :class:`Preset` says which settings a task takes (and their defaults), how
-they are checked, which members it builds from them, the arguments its
-``update`` reads, the section order and headline of its report and the line
-that introduces it. Adding a task, or a member to a task, is an edit of this
-table only: the Evaluator, the report, the command, Dask and torch read it.
+A :class:`Preset` says which settings a task takes, how they are checked, which
+members it builds and how its report reads. Adding a task, or a member to a task,
+is an edit of this table only: the Evaluator, the report and the command read it.
 """
 
 from __future__ import annotations
@@ -23,8 +21,6 @@ from ..metrics.multiclass_rank import MulticlassRankAUC
 from ..metrics.multilabel import MultilabelConfusion, MultilabelRankAUC, label_settings
 from ..metrics.probability import ClassProbabilityScores, ProbabilityScores
 from ..metrics.ranking import RankAUC
-from ..metrics.ranking.accumulator import _check_max_bins
-from ..metrics.ranking.spill import parse_memory
 from ..metrics.regression import RegressionErrors
 from ..metrics.topk import TopKAccuracy
 
@@ -65,7 +61,6 @@ class Preset:
     legacy: dict = field(default_factory=dict)
 
 
-# --------------------------------------------------------------------- binary
 def _check_binary(s):
     scores = "probability" if s["scores"] is None else s["scores"]
     if scores not in SCORE_KINDS:
@@ -77,10 +72,10 @@ def _check_binary(s):
             f"threshold {threshold!r} is outside [0, 1], where probabilities lie; "
             "pass scores='score' for unbounded scores"
         )
-    auc = RankAUC(max_bins=s["max_bins"], max_memory=s["max_memory"])  # checks both
+    max_bins, max_memory = _check_rank_limits(s)
     bins = _check_calibration_bins(s["calibration_bins"]) if scores == "probability" else None
     return {"threshold": threshold, "scores": scores, "max_bins": s["max_bins"],
-            "max_memory": auc.max_memory, "calibration_bins": bins}
+            "max_memory": max_memory, "calibration_bins": bins}
 
 
 def _check_calibration_bins(bins):
@@ -112,16 +107,19 @@ def format_memory(nbytes: int) -> str:
     return f"{nbytes} B"
 
 
-def _describe_binary(s):
-    text = f"scores: {s['scores']}, threshold {s['threshold']:g}"
+def _describe_auc(s, exact="", prefix="") -> str:
+    """How a preset's AUC is kept, for the line that introduces its report."""
     if s.get("max_bins") is not None:
-        text += f", max_bins {s['max_bins']:,}"
-    elif s.get("max_memory") is not None:
-        text += f", exact AUC within {format_memory(s['max_memory'])}"
-    return f"({text})"
+        return f", {prefix}max_bins {s['max_bins']:,}"
+    if s.get("max_memory") is not None:
+        return f", exact AUC within {format_memory(s['max_memory'])}"
+    return exact
 
 
-# ----------------------------------------------------------------- multiclass
+def _describe_binary(s):
+    return f"(scores: {s['scores']}, threshold {s['threshold']:g}{_describe_auc(s)})"
+
+
 def _check_multiclass(s):
     if s["n_classes"] is None and s["labels"] is None:
         raise ValueError(
@@ -144,12 +142,8 @@ def _check_multiclass(s):
 
 def _check_rank_limits(s):
     """``(max_bins, max_memory)`` of a preset's rank member, checked (they exclude each other)."""
-    max_bins, max_memory = _check_max_bins(s.get("max_bins")), parse_memory(s.get("max_memory"))
-    if max_bins is not None and max_memory is not None:
-        raise ValueError("max_bins and max_memory exclude each other: max_bins bounds the AUC's "
-                         "state (approximate), max_memory keeps it exact and spills past the "
-                         "budget; give one of them")
-    return max_bins, max_memory
+    auc = RankAUC(max_bins=s.get("max_bins"), max_memory=s.get("max_memory"))
+    return auc.max_bins, auc.max_memory
 
 
 def _multiclass_members(s):
@@ -171,13 +165,10 @@ def _describe_multiclass(s):
     if s.get("top_k") is not None:
         text += f", top-{s['top_k']} accuracy"
     if s.get("auc"):
-        text += (f", AUC max_bins {s['max_bins']:,}" if s.get("max_bins") is not None
-                 else f", exact AUC within {format_memory(s['max_memory'])}"
-                 if s.get("max_memory") is not None else ", exact AUC")
+        text += _describe_auc(s, ", exact AUC", "AUC ")
     return f"({text})"
 
 
-# ----------------------------------------------------------------- multilabel
 def _check_multilabel(s):
     if s["n_labels"] is None and s["labels"] is None:
         raise ValueError(
@@ -200,11 +191,8 @@ def _multilabel_members(s):
 
 
 def _describe_multilabel(s):
-    cut = "0/1 predictions" if s["threshold"] is None else f"scores, threshold {s['threshold']:g}"
-    if s["threshold"] is not None and s.get("max_bins") is not None:
-        cut += f", AUC max_bins {s['max_bins']:,}"
-    elif s["threshold"] is not None and s.get("max_memory") is not None:
-        cut += f", exact AUC within {format_memory(s['max_memory'])}"
+    cut = ("0/1 predictions" if s["threshold"] is None
+           else f"scores, threshold {s['threshold']:g}{_describe_auc(s, prefix='AUC ')}")
     return f"({s['n_labels']} labels, {cut})"
 
 

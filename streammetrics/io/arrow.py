@@ -1,6 +1,5 @@
-"""What the readers built on pyarrow share: the dependency check and the
-conversion of Arrow columns to numpy, with nulls and ragged lists reported at
-their row."""
+"""What the readers built on pyarrow share: the dependency check and the conversion of
+Arrow columns to numpy, with nulls and ragged lists reported at their row."""
 
 from __future__ import annotations
 
@@ -50,7 +49,7 @@ class ArrowSource(Source):
         if not have_pyarrow():
             raise InputError(
                 f"{self.path}: reading {self.kind} files needs pyarrow: "
-                "pip install 'streammetrics[io]'", path=self.path)
+                "pip install 'streammetrics[io]'")
 
     def _first_null(self, arr) -> int:
         import pyarrow.compute as pc

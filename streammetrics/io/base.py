@@ -1,16 +1,8 @@
-"""The interface of the readers of prediction files, and the dispatch by format.
+"""The interface of the readers of prediction files, and the choice of a reader.
 
-A reader is a subclass of :class:`Source` registered with :func:`register`:
-it names its format, the file name endings and the leading bytes it
-recognises, checks the file and the columns when it is opened, and yields
-:class:`Chunk` objects of a bounded number of rows from :meth:`Source.chunks`.
-:func:`open_source` picks the reader of a file by its name, else by its first
-bytes.
-
-Every problem is raised as :class:`InputError`, a message that names the file
-and, where it applies, the column and the row. A reader decides how its rows
-are counted in messages (:meth:`Source.where`): as the 0-based row index by
-default, or as the 1-based line of a text file.
+A reader is a :class:`Source` subclass known through :func:`register`. Every
+problem is an :class:`InputError` naming the file and, where it applies, the
+column and the row, counted as the reader says (:meth:`Source.where`).
 """
 
 from __future__ import annotations
@@ -22,54 +14,22 @@ from typing import Callable, ClassVar, Iterator
 
 import numpy as np
 
-__all__ = [
-    "InputError",
-    "ColumnSpec",
-    "Chunk",
-    "Source",
-    "register",
-    "readers",
-    "reader_for",
-    "open_source",
-    "expand_paths",
-    "FORMATS",
-]
+__all__ = ["InputError", "ColumnSpec", "Chunk", "Source", "register", "open_source", "expand_paths"]
 
 
 class InputError(Exception):
-    """A problem with an input file or column, phrased for the person running it.
-
-    Attributes
-    ----------
-    path : str or None
-        The file concerned.
-    row : int or None
-        The 0-based index in that file of the row concerned, if one is.
-    column : str or None
-        The column concerned, if one is.
-    """
-
-    def __init__(self, message: str, *, path: str | None = None, row: int | None = None,
-                 column: str | None = None):
-        super().__init__(message)
-        self.path, self.row, self.column = path, row, column
+    """A problem with an input file or column, phrased for the person running it."""
 
 
 @dataclass(frozen=True)
 class ColumnSpec:
-    """Which columns hold the truth ``y``, the predictions ``p``, the weights
-    and the slice keys ``by``.
+    """Which columns hold the truth ``y``, the predictions ``p``, the weights and the slice keys ``by``.
 
-    ``p`` may name several columns (one per class): they are read as the
-    columns of an n x K matrix. ``y`` is one column, or a tuple of columns
-    (one per label, read as an n x L matrix; a tuple of one column may hold a
-    list of values per row). With ``labels``, ``y`` and a single ``p`` column
-    may hold text (class labels such as ``"cat"``) as well as numbers; with
-    ``text_labels`` (some label is not a number) a text file's columns of
-    labels are read as text whatever their values look like, so that a file
-    whose labels there are all ``1`` and ``2`` still reads ``"1"`` and ``"2"``.
-    The ``by`` columns may also hold strings, and their nulls are read as
-    null keys (``None`` or NaN), not refused.
+    Several ``p`` columns (or a tuple of ``y`` columns) are read as a matrix; a
+    single one may hold a list per row. With ``labels``, ``y`` and a single ``p``
+    may hold text class labels; with ``text_labels`` a text file reads them as
+    text whatever they look like (``"1"`` stays ``"1"``). ``by`` columns may hold
+    strings and nulls (null keys).
     """
 
     y: str | tuple[str, ...]
@@ -104,36 +64,18 @@ class ColumnSpec:
 
     def names(self) -> list[str]:
         """The distinct columns to read, in order."""
-        seen: list[str] = []
-        for _, c in self.roles():
-            if c not in seen:
-                seen.append(c)
-        return seen
+        return list(dict.fromkeys(c for _, c in self.roles()))
 
-    def column_of(self, role: str, index: int | None = None) -> str:
-        """The column behind ``role`` ("y", "p", "w"); ``index`` picks a p (or y) column."""
-        if role == "y":
-            ys = self.ys
-            if len(ys) == 1 or index is None:
-                return ys[0] if len(ys) == 1 else ", ".join(ys)
-            return ys[index]
-        if role == "w":
-            return self.weight or "?"
-        if role == "by":
-            return ", ".join(self.by) if index is None else self.by[index]
-        if len(self.p) == 1 or index is None:
-            return self.p[0] if len(self.p) == 1 else ", ".join(self.p)
-        return self.p[index]
+    def column_of(self, role: str) -> str:
+        """The column (or columns, joined) behind ``role`` ("y", "p", "w", "by")."""
+        return ", ".join({"y": self.ys, "p": self.p, "w": (self.weight or "?",), "by": self.by}[role])
 
 
 @dataclass
 class Chunk:
-    """Consecutive rows of a file: ``y``, ``p`` (1-D, or n x K), ``w`` (or None)
-    and ``keys``, one array per ``by`` column (empty when there is none).
-
-    ``start`` is the index in its file of the chunk's first row; ``done`` is
-    the progress made so far in the source's unit (rows or bytes).
-    """
+    """Consecutive rows of a file from index ``start``: ``y``, ``p`` (1-D, or n x K),
+    ``w`` (or None) and ``keys`` (one array per ``by`` column); ``done`` is the
+    progress so far in the source's unit (rows or bytes)."""
 
     start: int
     y: np.ndarray
@@ -159,23 +101,11 @@ class Chunk:
 class Source:
     """An input file opened for reading some columns; the base class of the readers.
 
-    Opening (the constructor) checks the file, that the columns exist and that
-    they hold numbers, and sets ``total_rows`` (when the row count is known up
-    front) or ``total_bytes``; :meth:`chunks` then iterates the file once.
-
-    A subclass implements :meth:`_open` and :meth:`chunks`; the decorator
-    :func:`register` sets its format, file name endings and leading bytes and
-    makes it known to :func:`open_source`.
+    A subclass's :meth:`_open` checks the file and its columns and sets
+    ``total_rows`` (when known up front) or ``total_bytes``; :meth:`chunks`
+    then iterates the file once.
     """
 
-    #: the name of the format
-    format: ClassVar[str] = ""
-    #: file name endings (lower case) that select this reader
-    suffixes: ClassVar[tuple[str, ...]] = ()
-    #: the endings named in messages
-    shown: ClassVar[tuple[str, ...]] = ()
-    #: leading bytes that identify the format when the name does not
-    magic: ClassVar[bytes | None] = None
     #: how rows are called in messages
     noun: ClassVar[str] = "row"
 
@@ -186,9 +116,6 @@ class Source:
         self.total_bytes: int | None = None
         self._open()
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.path!r}, {self.columns!r})"
-
     def _open(self) -> None:
         """Check the file and the columns; set the totals."""
         raise NotImplementedError
@@ -197,10 +124,9 @@ class Source:
         """Iterate the file once, ``rows`` rows at a time (the last chunk may be shorter)."""
         raise NotImplementedError
 
-    # ---------------------------------------------------------------- progress
     @property
     def unit(self) -> str:
-        """``"rows"`` when the row count is known up front, else ``"bytes"``."""
+        """What the progress counts: ``"rows"`` when their count is known up front, else ``"bytes"``."""
         return "rows" if self.total_rows is not None else "bytes"
 
     @property
@@ -208,7 +134,6 @@ class Source:
         """The size of the whole file in :attr:`unit`, if known."""
         return self.total_rows if self.total_rows is not None else self.total_bytes
 
-    # ---------------------------------------------------------------- messages
     def number(self, row: int) -> int:
         """How the row of 0-based index ``row`` is numbered in messages."""
         return row
@@ -221,32 +146,31 @@ class Source:
 
     def fail(self, what: str, *, row: int | None = None, column: str | None = None) -> InputError:
         """An :class:`InputError` about this file: ``"{path}: {what}"``."""
-        return InputError(f"{self.path}: {what}", path=self.path, row=row, column=column)
+        return InputError(f"{self.path}: {what}")
 
     def bad_row(self, row: int, column: str, what: str) -> InputError:
         """An :class:`InputError` about the value of ``column`` at ``row``."""
-        return self.fail(f"{self.where(row)}, column {column!r}: {what}", row=row, column=column)
+        return self.fail(f"{self.where(row)}, column {column!r}: {what}")
 
     def check_columns(self, names) -> None:
-        """Refuse a column the run reads that the file has not, or has more than
-        once (which of them to read would be a guess)."""
+        """Refuse a column the run reads that the file has not, or has more than once (which to read?)."""
         names = list(names)
         for col in self.columns.names():
             k = names.count(col)
             if k == 0:
                 raise self.missing_column(col, names)
             if k > 1:
-                raise self.fail(f"{k} columns are named {col!r}: rename all but the one to read", column=col)
+                raise self.fail(f"{k} columns are named {col!r}: rename all but the one to read")
 
     def missing_column(self, column: str, names) -> InputError:
         """The error for a column the file does not have, listing the ones it has."""
         names = list(names)
         if not names:
-            return self.fail(f"no column {column!r}; it has no columns", column=column)
+            return self.fail(f"no column {column!r}; it has no columns")
         shown = ", ".join(repr(n) for n in names[:40])
         if len(names) > 40:
             shown += f", ... ({len(names)} in all)"
-        return self.fail(f"no column {column!r}; the columns are: {shown}", column=column)
+        return self.fail(f"no column {column!r}; the columns are: {shown}")
 
 
 def short(exc: BaseException) -> str:
@@ -255,42 +179,24 @@ def short(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-# -------------------------------------------------------------------- registry
-_READERS: dict[str, type[Source]] = {}
-#: the file name endings of each registered format
-FORMATS: dict[str, tuple[str, ...]] = {}
+_READERS: list[type[Source]] = []
 
 
-def register(format: str, suffixes: tuple[str, ...], *, shown: tuple[str, ...] | None = None,
-             magic: bytes | None = None):
-    """A class decorator making a reader known to :func:`open_source`.
-
-    It sets the reader's ``format``, ``suffixes``, ``shown`` (by default the
-    suffixes) and ``magic``.
-    """
+def register(suffixes: tuple[str, ...], *, shown: tuple[str, ...] | None = None, magic: bytes | None = None):
+    """A class decorator making a reader known to :func:`open_source`, by its file
+    name ``suffixes`` (``shown`` in messages) or its leading bytes ``magic``."""
     def deco(cls: type[Source]) -> type[Source]:
-        cls.format, cls.suffixes, cls.magic = format, suffixes, magic
-        cls.shown = shown or suffixes
-        _READERS[format] = cls
-        FORMATS[format] = suffixes
+        cls.suffixes, cls.shown, cls.magic = suffixes, shown or suffixes, magic
+        _READERS.append(cls)
         return cls
     return deco
 
 
-def readers() -> list[type[Source]]:
-    """The registered readers, in the order of registration."""
-    return list(_READERS.values())
-
-
 def _by_name(path: str) -> type[Source] | None:
-    low = path.lower()
-    for cls in _READERS.values():
-        if low.endswith(cls.suffixes):
-            return cls
-    return None
+    return next((cls for cls in _READERS if path.lower().endswith(cls.suffixes)), None)
 
 
-def reader_for(path: str) -> type[Source] | None:
+def _reader_for(path: str) -> type[Source] | None:
     """The reader of ``path``: by its name's ending, else by its first bytes."""
     cls = _by_name(path)
     if cls is not None:
@@ -300,10 +206,7 @@ def reader_for(path: str) -> type[Source] | None:
             head = fh.read(8)
     except OSError:
         return None
-    for cls in _READERS.values():
-        if cls.magic is not None and head.startswith(cls.magic):
-            return cls
-    return None
+    return next((cls for cls in _READERS if cls.magic is not None and head.startswith(cls.magic)), None)
 
 
 def _either(names: list[str]) -> str:
@@ -313,15 +216,15 @@ def _either(names: list[str]) -> str:
 def open_source(path: str, columns: ColumnSpec) -> Source:
     """Open ``path`` for reading ``columns``; checks that they exist and hold numbers."""
     if not os.path.exists(path):
-        raise InputError(f"{path}: no such file", path=path)
+        raise InputError(f"{path}: no such file")
     if os.path.isdir(path):
-        raise InputError(f"{path}: is a directory", path=path)
+        raise InputError(f"{path}: is a directory")
     if not os.access(path, os.R_OK):
-        raise InputError(f"{path}: permission denied", path=path)
-    cls = reader_for(path)
+        raise InputError(f"{path}: permission denied")
+    cls = _reader_for(path)
     if cls is None:
-        known = _either([s for c in _READERS.values() for s in c.shown])
-        raise InputError(f"{path}: unknown file type (expected {known})", path=path)
+        known = _either([s for c in _READERS for s in c.shown])
+        raise InputError(f"{path}: unknown file type (expected {known})")
     return cls(path, columns)
 
 
@@ -340,18 +243,18 @@ def expand_paths(patterns: list[str]) -> list[str]:
                 if _by_name(f) is not None and os.path.isfile(os.path.join(pat, f))
             )
             if not found:
-                kinds = _either([c.shown[0] for c in _READERS.values()])
-                raise InputError(f"{pat}: directory holds no {kinds} file", path=pat)
+                kinds = _either([c.shown[0] for c in _READERS])
+                raise InputError(f"{pat}: directory holds no {kinds} file")
             out.extend(found)
         elif os.path.exists(pat):
             out.append(pat)
         elif glob.has_magic(pat):
             found = sorted(f for f in glob.glob(pat) if os.path.isfile(f))
             if not found:
-                raise InputError(f"{pat}: no file matches this pattern", path=pat)
+                raise InputError(f"{pat}: no file matches this pattern")
             out.extend(found)
         else:
-            raise InputError(f"{pat}: no such file", path=pat)
+            raise InputError(f"{pat}: no such file")
     seen = set()
     unique = []
     for f in out:

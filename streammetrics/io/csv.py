@@ -1,11 +1,7 @@
-"""CSV (``.csv``, ``.tsv``, optionally gzip-compressed as ``.gz``): streamed
-with ``pyarrow.csv.open_csv``; progress is measured in bytes of the file as
-stored (for a ``.gz`` file, the compressed bytes read so far).
-
-Rows are named by their line in the file, 1-based with the header line
-counted, as ``sed -n Np`` prints it: the row of index ``i`` is line ``i + 2``
-(blank lines, which are skipped, and newlines inside quoted fields are not
-counted).
+"""CSV (``.csv``, ``.tsv``, optionally gzip-compressed as ``.gz``), streamed with
+``pyarrow.csv.open_csv``; progress counts the bytes of the file as stored. Rows are
+named by their line, 1-based with the header counted, as ``sed -n Np`` prints it
+(blank lines, which are skipped, and newlines inside quoted fields are not counted).
 """
 
 from __future__ import annotations
@@ -28,7 +24,7 @@ def _is_number(text: str) -> bool:
     return True
 
 
-@register("csv", (".csv", ".tsv", ".csv.gz", ".tsv.gz"), shown=(".csv", ".tsv"))
+@register((".csv", ".tsv", ".csv.gz", ".tsv.gz"), shown=(".csv", ".tsv"))
 class CsvSource(ArrowSource):
     """A comma-separated (``.csv``) or tab-separated (``.tsv``) file with a header line."""
 
@@ -45,35 +41,22 @@ class CsvSource(ArrowSource):
     def compressed(self) -> bool:
         return self.path.lower().endswith(".gz")
 
-    # ------------------------------------------------------------------ arrow
-    def _options(self, block_size: int | None = None):
-        import pyarrow.csv as pacsv
-
-        delimiter = "\t" if self.path.lower().endswith((".tsv", ".tsv.gz")) else ","
-        read = pacsv.ReadOptions(block_size=block_size) if block_size else pacsv.ReadOptions()
-        return read, pacsv.ParseOptions(delimiter=delimiter)
-
     def _stream(self):
-        """The file as an Arrow input stream of its text, and the file as stored.
-
-        The second, the file read by the first (the same stream unless the
-        file is compressed), tells how far the reading has come.
-        """
+        """The file's text as an Arrow input stream, and the file as stored, whose
+        position tells how far the reading has come (the same unless compressed)."""
         import pyarrow as pa
 
         raw = pa.OSFile(self.path, "rb")
-        if self.compressed:
-            return pa.CompressedInputStream(raw, "gzip"), raw
-        return raw, raw
+        return (pa.CompressedInputStream(raw, "gzip") if self.compressed else raw), raw
 
     def _reader(self, stream, block_size: int | None = None, convert=None):
         import pyarrow.csv as pacsv
 
-        read, parse = self._options(block_size)
-        return pacsv.open_csv(stream, read_options=read, parse_options=parse,
+        delimiter = "\t" if self.path.lower().endswith((".tsv", ".tsv.gz")) else ","
+        read = pacsv.ReadOptions(block_size=block_size) if block_size else pacsv.ReadOptions()
+        return pacsv.open_csv(stream, read_options=read, parse_options=pacsv.ParseOptions(delimiter=delimiter),
                               convert_options=convert)
 
-    # ------------------------------------------------------------------- open
     def _open(self) -> None:
         self._need_pyarrow()
         import pyarrow as pa
@@ -90,14 +73,9 @@ class CsvSource(ArrowSource):
         values = {c for role, c in self.columns.roles() if role != "by"}
         for col in self.columns.names():
             t = schema.field(col).type
-            if col not in values:
-                # a key column keeps its kind: whole numbers, numbers, booleans, else text
-                if pa.types.is_integer(t):
-                    self._types[col] = pa.int64()
-                elif pa.types.is_floating(t) or pa.types.is_boolean(t):
-                    self._types[col] = t
-                else:
-                    self._types[col] = pa.string()
+            if col not in values:  # a key column keeps its kind: whole numbers, numbers, booleans, else text
+                self._types[col] = (pa.int64() if pa.types.is_integer(t) else t
+                                    if pa.types.is_floating(t) or pa.types.is_boolean(t) else pa.string())
                 continue
             if col in text and (self.columns.text_labels or pa.types.is_string(t) or pa.types.is_large_string(t)):
                 self._types[col] = pa.string()  # class labels, read as they are
@@ -107,7 +85,7 @@ class CsvSource(ArrowSource):
                 self._types[col] = pa.float64()
             else:
                 self._raise_bad_value(col)
-                raise self.fail(f"column {col!r} has type {t}; expected numbers", column=col)
+                raise self.fail(f"column {col!r} has type {t}; expected numbers")
         self.total_bytes = os.path.getsize(self.path)
 
     def _raise_bad_value(self, col: str, start_row: int = 0) -> None:
@@ -139,7 +117,6 @@ class CsvSource(ArrowSource):
         per_row = max(len(sample) // (lines + 1), 4)
         return int(min(max(per_row * rows, 1 << 16), 1 << 30))
 
-    # ------------------------------------------------------------------- read
     def chunks(self, rows: int) -> Iterator[Chunk]:
         import pyarrow as pa
         import pyarrow.csv as pacsv
@@ -183,5 +160,4 @@ class CsvSource(ArrowSource):
                     self._raise_bad_value(col, start)
         if what is not None:
             raise self.fail(f"{what} ({msg})") from None
-        raise self.fail(f"cannot read the rows from {self.where(start)} on ({msg})",
-                        row=start) from None
+        raise self.fail(f"cannot read the rows from {self.where(start)} on ({msg})") from None

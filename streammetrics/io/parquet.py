@@ -1,6 +1,5 @@
-"""Parquet (``.parquet``, ``.pq``, ``.parq``): read with ``pyarrow.dataset`` one
-row group at a time; the row count comes from the file's metadata. Rows are
-named by their 0-based index in the file."""
+"""Parquet (``.parquet``, ``.pq``, ``.parq``), read with ``pyarrow.dataset`` one row group
+at a time; rows are named by their 0-based index in the file."""
 
 from __future__ import annotations
 
@@ -25,7 +24,7 @@ def _type_ok(t, allow_list: bool, allow_text: bool = False) -> bool:
     return allow_list and is_list_type(t) and _type_ok(t.value_type, False)
 
 
-@register("parquet", (".parquet", ".pq", ".parq"), shown=(".parquet",), magic=b"PAR1")
+@register((".parquet", ".pq", ".parq"), shown=(".parquet",), magic=b"PAR1")
 class ParquetSource(ArrowSource):
     """A Parquet file (or anything ``pyarrow.dataset`` reads as one)."""
 
@@ -49,7 +48,7 @@ class ParquetSource(ArrowSource):
             if role == "by":
                 if not is_key_type(t):
                     raise self.fail(f"column {col!r} has type {t}; expected keys (numbers, booleans "
-                                    "or strings)", column=col)
+                                    "or strings)")
                 continue
             allow_list = self.columns.may_be_list(role)
             allow_text = self.columns.takes_text(role)
@@ -59,7 +58,7 @@ class ParquetSource(ArrowSource):
                     hint += ", or a list of numbers per row"
                 if allow_text:
                     hint += ", or text labels"
-                raise self.fail(f"column {col!r} has type {t}; expected {hint}", column=col)
+                raise self.fail(f"column {col!r} has type {t}; expected {hint}")
 
     def _pieces(self):
         import pyarrow.dataset as ds
@@ -87,6 +86,4 @@ class ParquetSource(ArrowSource):
                     yield self._chunk(rb, start, start + rb.num_rows)
                     start += rb.num_rows
         except (pa.ArrowException, OSError) as exc:
-            raise self.fail(
-                f"cannot read the rows from {self.where(start)} on ({short(exc)})", row=start
-            ) from None
+            raise self.fail(f"cannot read the rows from {self.where(start)} on ({short(exc)})") from None

@@ -1,15 +1,6 @@
-"""PNG drawing primitives (matplotlib, drawn off-screen with Agg).
-
-Each result type decides what to draw (``Result.plot``) and calls these:
-
-* :func:`roc` and :func:`pr`: the curves of a rank state;
-* :func:`confusion`: a confusion matrix (row-normalised colours, counts
-  written in, classes named by their labels);
-* :func:`regression`: predicted against actual and residuals against
-  predicted, from a bounded sample of (y, p) pairs that the caller keeps.
-
-Only the object-oriented matplotlib API is used (no ``pyplot``), so drawing
-never touches a global backend or opens a window.
+"""PNG drawing primitives: each result type decides what to draw (``Result.plot``)
+and calls these. Only matplotlib's object-oriented API is used, drawn off-screen
+with Agg (no ``pyplot``): drawing never touches a global backend or opens a window.
 """
 
 from __future__ import annotations
@@ -42,6 +33,13 @@ def _save(fig, folder: str, name: str) -> str:
     path = os.path.join(folder, name)
     fig.savefig(path)
     return path
+
+
+def _finish(fig, ax, folder: str, name: str, **legend) -> str:
+    """Grid and legend on ``ax``; the figure saved into ``folder`` as ``name``."""
+    ax.grid(True, alpha=0.3)
+    ax.legend(**legend)
+    return _save(fig, folder, name)
 
 
 def _thin(*arrays: np.ndarray, limit: int = MAX_CURVE_POINTS):
@@ -83,11 +81,9 @@ def _band(ax, band, colour: str, what: str) -> None:
 
 def roc(fpr, tpr, auc: float, lower: float, upper: float, n_pos, n_neg, folder: str,
         marks=(), exact=None, band=None, interval=None) -> str:
-    """The ROC curve, its AUC (with the bounds of a bounded state) in the legend;
-    ``marks`` are ``(fpr, tpr, label)`` operating points drawn on it; ``exact``
-    as for :func:`figure_label`; ``band`` a pointwise band of the true positive
-    rate ``(fpr, tpr_lower, tpr_upper, level)`` shaded under the curve, and
-    ``interval`` ``(lower, upper, level)`` the AUC's interval, shown in the legend."""
+    """The ROC curve and its AUC (``exact`` as for :func:`figure_label`); ``marks``:
+    ``(fpr, tpr, label)`` operating points; ``band``: a pointwise band ``(fpr,
+    tpr_lower, tpr_upper, level)``; ``interval``: the AUC's ``(lower, upper, level)``."""
     fpr, tpr = _thin(np.asarray(fpr, float), np.asarray(tpr, float))
     fig = _figure()
     ax = fig.add_subplot()
@@ -102,18 +98,13 @@ def roc(fpr, tpr, auc: float, lower: float, upper: float, n_pos, n_neg, folder: 
            xlabel="false positive rate (1 - specificity)",
            ylabel="true positive rate (recall)",
            title=f"ROC curve ({_count(n_pos)} positives, {_count(n_neg)} negatives)")
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower right")
-    return _save(fig, folder, "roc.png")
+    return _finish(fig, ax, folder, "roc.png", loc="lower right")
 
 
 def pr(precision, recall, average_precision: float, n_pos, n_neg, folder: str,
        marks=(), bounds=None, exact=None, band=None) -> str:
-    """The precision-recall curve, its average precision (with its ``bounds``,
-    ``(lower, upper)``, for a bounded state) and the chance level; ``marks``
-    are ``(recall, precision, label)`` operating points drawn on it; ``exact``
-    as for :func:`figure_label`; ``band`` a pointwise band of the precision
-    ``(recall, precision_lower, precision_upper, level)`` shaded under the curve."""
+    """The precision-recall curve, its average precision (``bounds``: ``(lower, upper)``)
+    and the chance level; ``marks``, ``exact`` and ``band`` as for :func:`roc`."""
     precision, recall = _thin(np.asarray(precision, float), np.asarray(recall, float))
     prevalence = float(n_pos) / max(float(n_pos) + float(n_neg), 1e-300)
     fig = _figure()
@@ -126,55 +117,45 @@ def pr(precision, recall, average_precision: float, n_pos, n_neg, folder: str,
     _marks(ax, marks)
     ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="recall", ylabel="precision",
            title="Precision-recall curve")
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower left")
-    return _save(fig, folder, "pr.png")
+    return _finish(fig, ax, folder, "pr.png", loc="lower left")
 
 
-def _class_note(total: int, drawn: int) -> str:
-    return "" if drawn >= total else f"\n(the first {drawn} of {total} classes drawn)"
-
-
-def _class_colours(k: int):
+def _class_curves(curves, total: int, folder: str, roc: bool) -> str:
+    """One-vs-rest curves in one figure, one per class (``(name, x-or-y arrays, value)``)."""
     from matplotlib import colormaps
 
-    cmap = colormaps["tab10" if k <= 10 else "tab20"]
-    return [cmap(i % cmap.N) for i in range(k)]
+    fig = _figure(7.0, 6.0)
+    ax = fig.add_subplot()
+    cmap = colormaps["tab10" if len(curves) <= 10 else "tab20"]
+    for i, (name, a, b, value) in enumerate(curves):
+        a, b = _thin(np.asarray(a, float), np.asarray(b, float))
+        x, y = (a, b) if roc else (b, a)
+        ax.plot(x, y, lw=1.6, color=cmap(i % cmap.N), drawstyle="default" if roc else "steps-post",
+                label=f"{name}: {'AUC' if roc else 'AP'} = {value:.4f}")
+    shown = "" if len(curves) >= total else f"\n(the first {len(curves)} of {total} classes drawn)"
+    if roc:
+        ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance, AUC = 0.5")
+        ax.set(aspect="equal", xlabel="false positive rate (1 - specificity)", ylabel="true positive rate (recall)",
+               title="ROC curves, each class against the rest" + shown)
+    else:
+        ax.set(xlabel="recall", ylabel="precision", title="Precision-recall curves, each class against the rest"
+               + shown)
+    ax.set(xlim=(0, 1), ylim=(0, 1.01))
+    return _finish(fig, ax, folder, "roc_per_class.png" if roc else "pr_per_class.png",
+                   loc="lower right" if roc else "lower left", fontsize=8 if len(curves) <= 10 else 6)
 
 
 def class_roc(curves, total: int, folder: str) -> str:
     """One-vs-rest ROC curves in one figure, one per class: ``curves`` are
     ``(name, fpr, tpr, auc)``; ``total`` is the number of classes (a note says
     when fewer are drawn)."""
-    fig = _figure(7.0, 6.0)
-    ax = fig.add_subplot()
-    for (name, fpr, tpr, auc), colour in zip(curves, _class_colours(len(curves))):
-        fpr, tpr = _thin(np.asarray(fpr, float), np.asarray(tpr, float))
-        ax.plot(fpr, tpr, lw=1.6, color=colour, label=f"{name}: AUC = {auc:.4f}")
-    ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance, AUC = 0.5")
-    ax.set(xlim=(0, 1), ylim=(0, 1.01), aspect="equal",
-           xlabel="false positive rate (1 - specificity)", ylabel="true positive rate (recall)",
-           title="ROC curves, each class against the rest" + _class_note(total, len(curves)))
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8 if len(curves) <= 10 else 6)
-    return _save(fig, folder, "roc_per_class.png")
+    return _class_curves(curves, total, folder, roc=True)
 
 
 def class_pr(curves, total: int, folder: str) -> str:
     """One-vs-rest precision-recall curves in one figure: ``curves`` are
     ``(name, precision, recall, average_precision)``."""
-    fig = _figure(7.0, 6.0)
-    ax = fig.add_subplot()
-    for (name, precision, recall, ap), colour in zip(curves, _class_colours(len(curves))):
-        precision, recall = _thin(np.asarray(precision, float), np.asarray(recall, float))
-        ax.plot(recall, precision, lw=1.6, color=colour, drawstyle="steps-post",
-                label=f"{name}: AP = {ap:.4f}")
-    ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="recall", ylabel="precision",
-           title="Precision-recall curves, each class against the rest"
-                 + _class_note(total, len(curves)))
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower left", fontsize=8 if len(curves) <= 10 else 6)
-    return _save(fig, folder, "pr_per_class.png")
+    return _class_curves(curves, total, folder, roc=False)
 
 
 def _marks(ax, marks) -> None:
@@ -195,16 +176,13 @@ def threshold_curves(thresholds, precision, recall, f1, marks, folder: str) -> s
         ax.axvline(x, color=f"C{3 + i}", lw=1, ls="--", label=label)
     ax.set(ylim=(0, 1.01), xlabel="threshold (rows with s >= threshold are called positive)",
            ylabel="rate", title="Precision, recall and F1 by threshold")
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="best")
-    return _save(fig, folder, "threshold.png")
+    return _finish(fig, ax, folder, "threshold.png", loc="best")
 
 
 def reliability(edges, counts, mean_predicted, fraction_positive, ece: float, folder: str,
                 what: str = "positive class", name: str = "reliability.png") -> str:
-    """Reliability diagram: each bin's positive fraction against its mean
-    probability, the diagonal of perfect calibration, ECE in the legend, and
-    the rows per bin as a histogram below."""
+    """Reliability diagram: each bin's positive fraction against its mean probability,
+    ECE in the legend, and the rows per bin as a histogram below."""
     edges = np.asarray(edges, float)
     counts = np.asarray(counts)
     held = counts > 0
@@ -266,22 +244,17 @@ def regression(y: np.ndarray, p: np.ndarray, report, folder: str, total: int) ->
     ax1.set(xlabel="actual y", ylabel="predicted p", title=f"Predicted vs actual ({shown})")
     ax1.legend(loc="upper left")
     ax1.grid(True, alpha=0.3)
-    resid = y - p
-    ax2.scatter(p, resid, s=4, alpha=alpha, color="C2", edgecolors="none", rasterized=True)
+    ax2.scatter(p, y - p, s=4, alpha=alpha, color="C2", edgecolors="none", rasterized=True)
     ax2.axhline(0, color="C3", lw=1.5, label=f"zero;  MAE = {report['mae']:.4g}")
     ax2.set(xlabel="predicted p", ylabel="residual y - p", title="Residuals vs predicted")
-    ax2.legend(loc="upper left")
-    ax2.grid(True, alpha=0.3)
-    return _save(fig, folder, "regression.png")
+    return _finish(fig, ax2, folder, "regression.png", loc="upper left")
 
 
 def slice_scores(labels, values, lower, upper, flagged, overall: float, score: str, rows,
                  folder: str, title: str, note: str | None, name: str = "slices.png") -> str:
-    """A dot chart of one score per slice, top to bottom in the order given:
-    whiskers from ``lower`` to ``upper`` (where they differ from the value),
-    slices whose interval leaves out the overall score (``flagged``) in
-    another colour, the overall score as a vertical line and ``note`` under
-    the chart; ``rows`` label each slice's size."""
+    """A dot chart of one score per slice, top to bottom: whiskers from ``lower`` to
+    ``upper``, the ``flagged`` slices (their interval leaves out the ``overall``
+    score, a vertical line) in another colour, ``rows`` as sizes, ``note`` below."""
     k = len(labels)
     fig = _figure(7.0, max(2.5, 1.2 + 0.28 * k))
     ax = fig.add_subplot()

@@ -1,10 +1,6 @@
-"""The report of an evaluation: its members' results, rendered by result type.
-
-An :class:`EvaluationReport` holds one result per member. Its flat mapping
-gathers every result's :meth:`~streammetrics.Result.report_values` (a field
-two members share is prefixed with the member's name for the second one); the
-text report asks each result for its section, the JSON for its values and the
-plots for its pictures, so the report knows no metric by name.
+"""The report of an evaluation: one result per member, each rendering its own section,
+values and plots, so the report knows no metric by name (a field two members share
+is prefixed with the second one's name in the flat mapping).
 """
 
 from __future__ import annotations
@@ -98,7 +94,6 @@ class EvaluationReport(Result):
                              settings=self._settings, sample=sample,
                              targets=check_targets(targets))
 
-    # ------------------------------------------------------------------ output
     def to_json(self, indent: int | None = 2, *, weight_column: str | None = None,
                 targets: dict | None = None) -> str:
         """The report as JSON: ``{"task", "settings", "n", "weighted", "metrics"}``.
