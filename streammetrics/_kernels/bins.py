@@ -15,7 +15,7 @@ import numpy as np
 from ._jit import kernel
 from .keys import TOP, ZERO, bits_of, key_of
 
-__all__ = ["points_as_items", "group_keys", "merge_items", "sweep", "compact"]
+__all__ = ["points_as_items", "group_cells", "group_items", "merge_items", "sweep", "compact"]
 
 _ONE = np.uint64(1)
 
@@ -39,145 +39,147 @@ def _first_at_least(keys, a, b, x):
     return a
 
 
-@kernel
-def group_keys(kp, vp, kn, vn, pre_p, pre_n, weighted, budget, mass_cap, cuts):
-    """Items of sorted positive keys ``kp`` and negative keys ``kn`` (weights ``vp``,
-    ``vn`` and their inclusive prefix sums ``pre_p``, ``pre_n`` when ``weighted``).
+def _bit_lengths(x):
+    """The bit length of each uint64 of ``x``."""
+    n = np.zeros(x.shape, np.int64)
+    for step in (32, 16, 8, 4, 2, 1):
+        high = (x >> np.uint64(step)) != 0
+        x = np.where(high, x >> np.uint64(step), x)
+        n += step * high
+    return n + (x != 0)
 
-    The keys are cut at the keys of ``cuts`` (the caller's bins' lower edges and
+
+def _key_at(keys, at, ok, fill):
+    """``keys[at]`` where ``ok``, else ``fill``."""
+    if keys.shape[0] == 0:
+        return np.full(at.shape, fill, np.uint64)
+    return np.where(ok, keys[np.minimum(at, keys.shape[0] - 1)], fill)  # -1 reads the last: not ok
+
+
+def group_cells(kp, kn, pre_p, pre_n, budget, mass_cap, cuts):
+    """The row ranges ``(pos start, pos end, neg start, neg end)`` (``4 x g``, in
+    key order) of the groups of sorted positive keys ``kp`` and negative keys ``kn``.
+
+    The rows are cut at the keys of ``cuts`` (the caller's bins' lower edges and
     one past their upper edges) and each piece grouped along the dyadic cells of
-    its keys: a cell becomes one item when it holds a single score, or it holds
-    no row of another piece and its ``pos * neg`` mass is at most ``budget`` and
-    its ``pos + neg`` mass at most ``mass_cap`` (the prefix sums serve only to
-    choose the cells; an item's masses are summed anew). The order of every pair
-    inside an item is known (``cw[1]`` is 0). Returns ``(edges, ab, cw)``: the bits
-    of each item's lowest and highest score, and ``ab`` float64 (whole numbers
-    without weights).
-    Nothing the size of the rows is allocated."""
-    n1 = kp.shape[0]
-    n0 = kn.shape[0]
-    room = 256
-    edges = np.empty((2, room), np.uint64)  # the bits of each item's lowest and highest score
-    ab = np.empty((2, room), np.float64)
-    cw = np.zeros((2, room), np.float64)
-    # explicit DFS stack of cells: row ranges (pos start, pos end, neg start, neg end), level, first key
-    st = np.empty((4, 140), np.int64)
-    st_l = np.empty(140, np.int64)
-    st_k = np.empty(140, np.uint64)
-    g = 0
-    i = np.int64(0)  # not literals: one compiled _first_at_least
-    j = np.int64(0)
-    c = 0
-    while i < n1 or j < n0:
-        # the next piece: rows below the first cut above the smallest row
-        first = kp[i] if j >= n0 or (i < n1 and kp[i] < kn[j]) else kn[j]
-        while c < cuts.shape[0] and cuts[c] <= first:
-            c += 1
-        ap = i
-        an = j
-        i = n1 if c == cuts.shape[0] else _first_at_least(kp, i, n1, cuts[c])
-        j = n0 if c == cuts.shape[0] else _first_at_least(kn, j, n0, cuts[c])
-        # the nearest rows outside the piece: a cell holding one of them is split further
-        below = max(kp[ap - 1] if ap > 0 else ZERO, kn[an - 1] if an > 0 else ZERO)
-        above = min(kp[i] if i < n1 else TOP, kn[j] if j < n0 else TOP)
-        last = max(kp[i - 1] if i > ap else ZERO, kn[j - 1] if j > an else ZERO)
-        lev = _bit_length(first ^ last)
-        st[0, 0] = ap
-        st[1, 0] = i
-        st[2, 0] = an
-        st[3, 0] = j
-        st_l[0] = lev
-        st_k[0] = ZERO if lev == 64 else (first >> np.uint64(lev)) << np.uint64(lev)
-        depth = 1
-        while depth > 0:
-            depth -= 1
-            a1 = st[0, depth]
-            b1 = st[1, depth]
-            a0 = st[2, depth]
-            b0 = st[3, depth]
-            lev = st_l[depth]
-            base = st_k[depth]
-            if a1 == b1 and a0 == b0:
-                continue
-            lo_k = min(kp[a1] if a1 < b1 else TOP, kn[a0] if a0 < b0 else TOP)
-            hi_k = max(kp[b1 - 1] if a1 < b1 else ZERO, kn[b0 - 1] if a0 < b0 else ZERO)
-            emit = lo_k == hi_k  # a single score
-            if not emit and (ap + an == 0 or below < base) and (
-                    (i == n1 and j == n0) or (lev < 64 and above - base >= (_ONE << np.uint64(lev)))):
-                p = float(b1 - a1)
-                q = float(b0 - a0)
-                if weighted:
-                    p = (pre_p[b1 - 1] - (pre_p[a1 - 1] if a1 > 0 else 0.0)) if b1 > a1 else 0.0
-                    q = (pre_n[b0 - 1] - (pre_n[a0 - 1] if a0 > 0 else 0.0)) if b0 > a0 else 0.0
-                emit = not (p * q > budget or p + q > mass_cap)
-            if not emit:
-                half = lev - 1
-                mid = base + (_ONE << np.uint64(half))
-                c1 = _first_at_least(kp, a1, b1, mid)
-                c0 = _first_at_least(kn, a0, b0, mid)
-                # the upper half first on the stack, so the lower one is emitted first
-                st[0, depth] = c1
-                st[1, depth] = b1
-                st[2, depth] = c0
-                st[3, depth] = b0
-                st_l[depth] = half
-                st_k[depth] = mid
-                st[0, depth + 1] = a1
-                st[1, depth + 1] = c1
-                st[2, depth + 1] = a0
-                st[3, depth + 1] = c0
-                st_l[depth + 1] = half
-                st_k[depth + 1] = base
-                depth += 2
-                continue
-            if g == room:  # more items than room: twice the room
-                room *= 2
-                edges, ab, cw = _grown(edges, room), _grown(ab, room), _grown(cw, room)
-            edges[0, g] = bits_of(lo_k)
-            edges[1, g] = bits_of(hi_k)
-            # the group's own 2U: sum over positives of their mass times 2 * negatives below + equal
-            below_n = 0.0
-            k2 = 0.0
-            sp = 0.0
-            r = a0
-            t = a1
-            while t < b1:
-                k = kp[t]
-                w = 0.0
-                while t < b1 and kp[t] == k:
-                    w += vp[t] if weighted else 1.0
-                    t += 1
-                while r < b0 and kn[r] < k:
-                    below_n += vn[r] if weighted else 1.0
-                    r += 1
-                e = r
-                eq = 0.0
-                while e < b0 and kn[e] == k:
-                    eq += vn[e] if weighted else 1.0
-                    e += 1
-                k2 += w * (2.0 * below_n + eq)
-                sp += w
-            sn = float(b0 - a0)
-            if weighted:
-                sn = 0.0
-                for r in range(a0, b0):
-                    sn += vn[r]
-            ab[0, g] = sp
-            ab[1, g] = sn
-            cw[0, g] = k2
-            cw[1, g] = 0.0
-            g += 1
-    return edges[:, :g].copy(), ab[:, :g].copy(), cw[:, :g].copy()
+    its keys, the largest first: a cell is a group when it holds a single score,
+    or it holds no row of another piece and its ``pos * neg`` mass is at most
+    ``budget`` and its ``pos + neg`` mass at most ``mass_cap`` (masses from the
+    inclusive prefix sums of the weights ``pre_p``, ``pre_n``, or counts when
+    those are ``None``). Every level of cells is one round of numpy operations;
+    nothing the size of the rows is allocated."""
+    n1, n0 = kp.shape[0], kn.shape[0]
+    ends_p = np.concatenate(([0], np.searchsorted(kp, cuts), [n1]))
+    ends_n = np.concatenate(([0], np.searchsorted(kn, cuts), [n0]))
+    live = (ends_p[1:] > ends_p[:-1]) | (ends_n[1:] > ends_n[:-1])
+    a1, b1, a0, b0 = ends_p[:-1][live], ends_p[1:][live], ends_n[:-1][live], ends_n[1:][live]
+    # each piece's nearest rows outside it: a cell holding one of them is split further
+    below = np.maximum(_key_at(kp, a1 - 1, a1 > 0, ZERO), _key_at(kn, a0 - 1, a0 > 0, ZERO))
+    none_below = (a1 == 0) & (a0 == 0)
+    above = np.minimum(_key_at(kp, b1, b1 < n1, TOP), _key_at(kn, b0, b0 < n0, TOP))
+    none_above = (b1 == n1) & (b0 == n0)
+    first = np.minimum(_key_at(kp, a1, a1 < b1, TOP), _key_at(kn, a0, a0 < b0, TOP))
+    last = np.maximum(_key_at(kp, b1 - 1, a1 < b1, ZERO), _key_at(kn, b0 - 1, a0 < b0, ZERO))
+    lev = _bit_lengths(first ^ last)
+    shift = np.minimum(lev, 63).astype(np.uint64)
+    base = np.where(lev == 64, ZERO, (first >> shift) << shift)
+    # the cells to decide: rows a1:b1 of kp and a0:b0 of kn, level, piece, first key
+    cells = np.stack((a1, b1, a0, b0, lev, np.arange(a1.shape[0]), base.view(np.int64)))
+    found, groups = [], []
+    while cells.shape[1]:
+        a1, b1, a0, b0, lev, piece = cells[:6]
+        base = cells[6].view(np.uint64)
+        has_p, has_n = a1 < b1, a0 < b0
+        lo_k = np.minimum(_key_at(kp, a1, has_p, TOP), _key_at(kn, a0, has_n, TOP))
+        hi_k = np.maximum(_key_at(kp, b1 - 1, has_p, ZERO), _key_at(kn, b0 - 1, has_n, ZERO))
+        clean = (none_below[piece] | (below[piece] < base)) & (
+            none_above[piece] | ((lev < 64) & (above[piece] - base >= _ONE << np.minimum(lev, 63).astype(np.uint64))))
+        if pre_p is None:
+            p, q = (b1 - a1).astype(np.float64), (b0 - a0).astype(np.float64)
+        else:
+            p, q = _masses(pre_p, a1, b1), _masses(pre_n, a0, b0)
+        emit = (lo_k == hi_k) | (clean & ~((p * q > budget) | (p + q > mass_cap)))
+        found.append(lo_k[emit])
+        groups.append(cells[:4, emit])
+        upper = cells[:, ~emit]
+        upper[4] -= 1  # both halves a level down
+        mid = upper[6].view(np.uint64) + (_ONE << upper[4].astype(np.uint64))
+        c1 = np.minimum(np.maximum(np.searchsorted(kp, mid), upper[0]), upper[1])
+        c0 = np.minimum(np.maximum(np.searchsorted(kn, mid), upper[2]), upper[3])
+        lower = upper.copy()
+        lower[1], lower[3] = c1, c0
+        upper[0], upper[2], upper[6] = c1, c0, mid.view(np.int64)
+        cells = np.concatenate((lower, upper), axis=1)
+        cells = cells[:, (cells[0] < cells[1]) | (cells[2] < cells[3])]
+    order = np.argsort(np.concatenate(found), kind="stable")
+    return np.ascontiguousarray(np.concatenate(groups, axis=1)[:, order])
+
+
+def _masses(pre, a, b):
+    """The masses of rows ``a:b`` from the inclusive prefix sums ``pre``."""
+    if pre.shape[0] == 0:
+        return np.zeros(a.shape)
+    end = pre[np.maximum(b - 1, 0)]
+    start = np.where(a > 0, pre[np.maximum(a - 1, 0)], 0.0)
+    return np.where(b > a, end - start, 0.0)
 
 
 @kernel
-def _grown(x, room):
-    """``x`` (``2 x m``) in the first columns of a ``2 x room`` array."""
-    out = np.zeros((2, room), x.dtype)
-    for r in range(2):
-        for i in range(x.shape[1]):  # a loop, not a slice assignment: nothing to shape-check
-            out[r, i] = x[r, i]
-    return out
+def group_items(kp, vp, kn, vn, weighted, bounds):
+    """The items of the groups of rows ``bounds`` (:func:`group_cells`): the bits of
+    their lowest and highest score, their masses (float64, whole numbers without
+    weights) and ``cw``, its first row the group's own ``2U``."""
+    g = bounds.shape[1]
+    edges = np.empty((2, g), np.uint64)
+    ab = np.empty((2, g), np.float64)
+    cw = np.zeros((2, g), np.float64)
+    for t in range(g):
+        ap = bounds[0, t]
+        bp = bounds[1, t]
+        an = bounds[2, t]
+        bn = bounds[3, t]
+        if ap == bp:
+            first = kn[an]
+            last = kn[bn - 1]
+        elif an == bn:
+            first = kp[ap]
+            last = kp[bp - 1]
+        else:
+            first = min(kp[ap], kn[an])
+            last = max(kp[bp - 1], kn[bn - 1])
+        edges[0, t] = bits_of(first)
+        edges[1, t] = bits_of(last)
+        # sum over positives of their mass times 2 * negatives below + equal
+        below = 0.0
+        k2 = 0.0
+        sp = 0.0
+        j = an
+        i = ap
+        while i < bp:
+            k = kp[i]
+            c = 0.0
+            while i < bp and kp[i] == k:
+                c += vp[i] if weighted else 1.0
+                i += 1
+            while j < bn and kn[j] < k:
+                below += vn[j] if weighted else 1.0
+                j += 1
+            e = j
+            eq = 0.0
+            while e < bn and kn[e] == k:
+                eq += vn[e] if weighted else 1.0
+                e += 1
+            k2 += c * (2.0 * below + eq)
+            sp += c
+        sn = float(bn - an)
+        if weighted:
+            sn = 0.0
+            for r in range(an, bn):
+                sn += vn[r]
+        ab[0, t] = sp
+        ab[1, t] = sn
+        cw[0, t] = k2
+    return edges, ab, cw
 
 
 @kernel
