@@ -1,11 +1,10 @@
 """Bins of a bounded rank state: items, their grouping and their pair masses.
 
-*Items* ``(lo, hi, ab, cw)``: a score range (a point when ``lo == hi``), its
-positive and negative mass, and ``cw[0]`` twice the concordance known among its
-own pairs (ties one half), ``cw[1]`` the mass of its pairs whose order is
-unknown. Items are sorted by ``(lo, hi)``; overlapping items' pairs are unknown.
-Rows and items are grouped along the dyadic cells of their keys (:mod:`.keys`:
-halves, quarters, ... of the key space), so two cells are nested or disjoint.
+*Items* ``(lo, hi, ab, cw)``, sorted by ``(lo, hi)``: a score range (a point
+when ``lo == hi``), its positive and negative mass, ``cw[0]`` twice the
+concordance known among its own pairs (ties one half) and ``cw[1]`` the mass of
+its pairs whose order is unknown. Rows and items are grouped along the dyadic
+cells of their keys (:mod:`.keys`), so two cells are nested or disjoint.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import kernel
-from .keys import TOP, ZERO, bits_of, key_of
+from .keys import SIGN, TOP, ZERO, key_of
 
 __all__ = ["points_as_items", "group_cells", "group_items", "merge_items", "sweep", "compact"]
 
@@ -57,8 +56,9 @@ def _key_at(keys, at, ok, fill):
 
 
 def group_cells(kp, kn, pre_p, pre_n, budget, mass_cap, cuts):
-    """The row ranges ``(pos start, pos end, neg start, neg end)`` (``4 x g``, in
-    key order) of the groups of sorted positive keys ``kp`` and negative keys ``kn``.
+    """``(bounds, edges)``: the row ranges ``(pos start, pos end, neg start, neg end)``
+    (``4 x g``, in key order) of the groups of sorted positive keys ``kp`` and
+    negative keys ``kn``, and each group's lowest and highest score (``2 x g``).
 
     The rows are cut at the keys of ``cuts`` (the caller's bins' lower edges and
     one past their upper edges) and each piece grouped along the dyadic cells of
@@ -99,7 +99,7 @@ def group_cells(kp, kn, pre_p, pre_n, budget, mass_cap, cuts):
         else:
             p, q = _masses(pre_p, a1, b1), _masses(pre_n, a0, b0)
         emit = (lo_k == hi_k) | (clean & ~((p * q > budget) | (p + q > mass_cap)))
-        found.append(lo_k[emit])
+        found.append(np.stack((lo_k[emit], hi_k[emit])).view(np.int64))
         groups.append(cells[:4, emit])
         upper = cells[:, ~emit]
         upper[4] -= 1  # both halves a level down
@@ -111,8 +111,14 @@ def group_cells(kp, kn, pre_p, pre_n, budget, mass_cap, cuts):
         upper[0], upper[2], upper[6] = c1, c0, mid.view(np.int64)
         cells = np.concatenate((lower, upper), axis=1)
         cells = cells[:, (cells[0] < cells[1]) | (cells[2] < cells[3])]
-    order = np.argsort(np.concatenate(found), kind="stable")
-    return np.ascontiguousarray(np.concatenate(groups, axis=1)[:, order])
+    keys = np.concatenate(found, axis=1).view(np.uint64)
+    order = np.argsort(keys[0], kind="stable")
+    return np.ascontiguousarray(np.concatenate(groups, axis=1)[:, order]), _scores(keys[:, order])
+
+
+def _scores(keys):
+    """The float64 scores of keys (the inverse of :func:`~.keys.key_of`)."""
+    return np.where((keys & SIGN) != 0, keys ^ SIGN, ~keys).view(np.float64)
 
 
 def _masses(pre, a, b):
@@ -126,35 +132,22 @@ def _masses(pre, a, b):
 
 @kernel
 def group_items(kp, vp, kn, vn, weighted, bounds):
-    """The items of the groups of rows ``bounds`` (:func:`group_cells`): the bits of
-    their lowest and highest score, their masses (float64, whole numbers without
-    weights) and ``cw``, its first row the group's own ``2U``."""
+    """The masses (float64, whole numbers without weights) of the groups of rows
+    ``bounds`` (:func:`group_cells`), and ``cw``: its first row each group's own
+    ``2U``, the sum over its positives of their mass times twice the negative
+    mass below plus the negative mass equal."""
     g = bounds.shape[1]
-    edges = np.empty((2, g), np.uint64)
     ab = np.empty((2, g), np.float64)
     cw = np.zeros((2, g), np.float64)
     for t in range(g):
-        ap = bounds[0, t]
         bp = bounds[1, t]
         an = bounds[2, t]
         bn = bounds[3, t]
-        if ap == bp:
-            first = kn[an]
-            last = kn[bn - 1]
-        elif an == bn:
-            first = kp[ap]
-            last = kp[bp - 1]
-        else:
-            first = min(kp[ap], kn[an])
-            last = max(kp[bp - 1], kn[bn - 1])
-        edges[0, t] = bits_of(first)
-        edges[1, t] = bits_of(last)
-        # sum over positives of their mass times 2 * negatives below + equal
         below = 0.0
         k2 = 0.0
         sp = 0.0
         j = an
-        i = ap
+        i = bounds[0, t]
         while i < bp:
             k = kp[i]
             c = 0.0
@@ -179,7 +172,7 @@ def group_items(kp, vp, kn, vn, weighted, bounds):
         ab[0, t] = sp
         ab[1, t] = sn
         cw[0, t] = k2
-    return edges, ab, cw
+    return ab, cw
 
 
 @kernel
@@ -295,7 +288,6 @@ def _sweep(lo, hi, ab, cw, idx, k, heap):
     return k2, max(unknown, 0.0)
 
 
-@kernel
 def sweep(lo, hi, ab, cw):
     """``(k2, unknown)`` of all the items: see :func:`_sweep`."""
     m = lo.shape[0]

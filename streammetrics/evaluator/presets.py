@@ -23,7 +23,7 @@ from ..metrics.multiclass_rank import MulticlassRankAUC
 from ..metrics.multilabel import MultilabelConfusion, MultilabelRankAUC, label_settings
 from ..metrics.probability import ClassProbabilityScores, ProbabilityScores
 from ..metrics.ranking import RankAUC
-from ..metrics.ranking.accumulator import _check_max_bins
+from ..metrics.ranking.accumulator import check_max_bins
 from ..metrics.ranking.spill import parse_memory
 from ..metrics.regression import RegressionErrors
 from ..metrics.topk import TopKAccuracy
@@ -144,7 +144,7 @@ def _check_multiclass(s):
 
 def _check_rank_limits(s):
     """``(max_bins, max_memory)`` of a preset's rank member, checked (they exclude each other)."""
-    max_bins, max_memory = _check_max_bins(s.get("max_bins")), parse_memory(s.get("max_memory"))
+    max_bins, max_memory = check_max_bins(s.get("max_bins")), parse_memory(s.get("max_memory"))
     if max_bins is not None and max_memory is not None:
         raise ValueError("max_bins and max_memory exclude each other: max_bins bounds the AUC's "
                          "state (approximate), max_memory keeps it exact and spills past the "

@@ -286,9 +286,8 @@ class Bounded:
         if not (budget <= np.inf and mass_cap <= np.inf):
             budget = mass_cap = np.inf  # overflowed weights: one group
         none = np.zeros(0)
-        bounds = K.group_cells(kp, kn, pre_p, pre_n, budget, mass_cap, cuts)
-        edges, ab, cw = K.group_items(kp, none if vp is None else vp, kn, none if vn is None else vn, weighted, bounds)
-        lo, hi = edges.view(np.float64)
+        bounds, (lo, hi) = K.group_cells(kp, kn, pre_p, pre_n, budget, mass_cap, cuts)
+        ab, cw = K.group_items(kp, none if vp is None else vp, kn, none if vn is None else vn, weighted, bounds)
         new = (lo, hi, ab if weighted else ab.astype(np.int64), cw)
         merged = new if items is None else K.merge_items(*items, *new)
         if merged[0].shape[0] > 2 * b:
