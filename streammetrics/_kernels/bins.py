@@ -22,7 +22,8 @@ _ONE = np.uint64(1)
 def points_as_items(scores, ab):
     """Items of a run: points whose own pairs are all ties (known, one half each)."""
     cw = np.zeros((2, scores.shape[0]))
-    cw[0] = ab[0].astype(np.float64) * ab[1]
+    with np.errstate(over="ignore"):  # weights near 1e308: infinite, refused by the result
+        cw[0] = ab[0].astype(np.float64) * ab[1]
     return scores, scores.copy(), ab, cw
 
 
@@ -98,7 +99,8 @@ def group_cells(kp, kn, pre_p, pre_n, budget, mass_cap, cuts):
             p, q = (b1 - a1).astype(np.float64), (b0 - a0).astype(np.float64)
         else:
             p, q = _masses(pre_p, a1, b1), _masses(pre_n, a0, b0)
-        emit = (lo_k == hi_k) | (clean & ~((p * q > budget) | (p + q > mass_cap)))
+        with np.errstate(over="ignore", invalid="ignore"):  # weights near 1e308: as a kernel's floats
+            emit = (lo_k == hi_k) | (clean & ~((p * q > budget) | (p + q > mass_cap)))
         found.append(np.stack((lo_k[emit], hi_k[emit])).view(np.int64))
         groups.append(cells[:4, emit])
         upper = cells[:, ~emit]
@@ -127,7 +129,8 @@ def _masses(pre, a, b):
         return np.zeros(a.shape)
     end = pre[np.maximum(b - 1, 0)]
     start = np.where(a > 0, pre[np.maximum(a - 1, 0)], 0.0)
-    return np.where(b > a, end - start, 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(b > a, end - start, 0.0)
 
 
 @kernel
