@@ -576,6 +576,8 @@ FIRST_USES = {
     "RegressionErrors": "sm.RegressionErrors().update(p, 2 * p).finalize()",
     "auc (one shot)": "sm.auc(y, p)",
     "RankAUC": "sm.RankAUC().update(y, p).finalize()",
+    # five scores into at most 2 * 2 items: the bounded state bins the rows
+    "RankAUC(max_bins), binned": "sm.RankAUC(max_bins=2).update(y, p).finalize()",
     "RankAUC threshold queries": "a = sm.RankAUC().update(y, p); a.threshold_for(recall=0.9); a.best_threshold('f1')",
     "Calibration": "sm.Calibration().update(y, p).finalize()",
     "multiclass_auc": "sm.multiclass_auc([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1)",

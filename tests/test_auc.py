@@ -871,7 +871,7 @@ def test_rejected_batch_leaves_the_pending_rows_unchanged(max_bins):
         for args, kwargs in bad:
             with pytest.raises(ValueError):
                 acc.update(*args, **kwargs)
-            assert acc.n == n and not acc._weighted
+            assert acc.n == n and not acc.weighted
             now = held_arrays(acc)
             assert len(now) == len(held) and all(x is z for x, z in zip(now, held))
             assert_same_pending(pending_snapshot(acc), snap)

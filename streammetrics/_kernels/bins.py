@@ -1,11 +1,10 @@
 """Bins of a bounded rank state: items, their grouping and their pair masses.
 
-*Items* ``(lo, hi, ab, cw)``: a score range (a point when ``lo == hi``), its
-positive and negative mass, and ``cw[0]`` twice the concordance known among its
-own pairs (ties one half), ``cw[1]`` the mass of its pairs whose order is
-unknown. Items are sorted by ``(lo, hi)``; overlapping items' pairs are unknown.
-Rows and items are grouped along the dyadic cells of their keys (:mod:`.keys`:
-halves, quarters, ... of the key space), so two cells are nested or disjoint.
+*Items* ``(lo, hi, ab, cw)``, sorted by ``(lo, hi)``: a score range (a point
+when ``lo == hi``), its positive and negative mass, ``cw[0]`` twice the
+concordance known among its own pairs (ties one half) and ``cw[1]`` the mass of
+its pairs whose order is unknown. Rows and items are grouped along the dyadic
+cells of their keys (:mod:`.keys`), so two cells are nested or disjoint.
 """
 
 from __future__ import annotations
@@ -13,222 +12,145 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import kernel
-from .keys import ZERO, bits_of, key_of
+from .keys import SIGN, TOP, ZERO, key_of
 
-__all__ = ["points_as_items", "few_scores", "bin_keys", "bin_keys_weighted", "merge_items", "sweep", "compact"]
+__all__ = ["points_as_items", "group_cells", "group_items", "merge_items", "sweep", "compact"]
 
 _ONE = np.uint64(1)
 
 
-@kernel
 def points_as_items(scores, ab):
     """Items of a run: points whose own pairs are all ties (known, one half each)."""
-    m = scores.shape[0]
-    cw = np.zeros((2, m), np.float64)
-    for i in range(m):
-        cw[0, i] = float(ab[0, i]) * float(ab[1, i])
+    cw = np.zeros((2, scores.shape[0]))
+    with np.errstate(over="ignore"):  # weights near 1e308: infinite, refused by the result
+        cw[0] = ab[0].astype(np.float64) * ab[1]
     return scores, scores.copy(), ab, cw
 
 
 @kernel
-def few_scores(kp, kn, cap):
-    """Whether sorted keys ``kp`` and ``kn`` hold at most ``cap`` distinct keys together.
-
-    Counts each part first (predictable passes) and walks both only when that
-    does not settle it.
-    """
-    dp = 0
-    for i in range(kp.shape[0]):
-        dp += i == 0 or kp[i] != kp[i - 1]
-    dn = 0
-    for i in range(kn.shape[0]):
-        dn += i == 0 or kn[i] != kn[i - 1]
-    if dp + dn <= cap:
-        return True
-    if dp > cap or dn > cap:
-        return False
-    common = 0
-    i = 0
-    j = 0
-    while i < kp.shape[0] and j < kn.shape[0]:
-        a = kp[i]
-        b = kn[j]
-        if a < b:
-            i += 1
-        elif b < a:
-            j += 1
+def _first_at_least(keys, a, b, x):
+    """The first index of ``keys[a:b]`` (increasing) holding a key of at least ``x``, else ``b``."""
+    while a < b:
+        mid = (a + b) >> 1
+        if keys[mid] < x:
+            a = mid + 1
         else:
-            common += 1
-            while i < kp.shape[0] and kp[i] == a:
-                i += 1
-            while j < kn.shape[0] and kn[j] == a:
-                j += 1
-    return dp + dn - common <= cap
+            b = mid
+    return a
+
+
+def _bit_lengths(x):
+    """The bit length of each uint64 of ``x``."""
+    n = np.zeros(x.shape, np.int64)
+    for step in (32, 16, 8, 4, 2, 1):
+        high = (x >> np.uint64(step)) != 0
+        x = np.where(high, x >> np.uint64(step), x)
+        n += step * high
+    return n + (x != 0)
+
+
+def _key_at(keys, at, ok, fill):
+    """``keys[at]`` where ``ok``, else ``fill``."""
+    if keys.shape[0] == 0:
+        return np.full(at.shape, fill, np.uint64)
+    return np.where(ok, keys[np.minimum(at, keys.shape[0] - 1)], fill)  # -1 reads the last: not ok
+
+
+def group_cells(kp, kn, pre_p, pre_n, budget, mass_cap, cuts):
+    """``(bounds, edges)``: the row ranges ``(pos start, pos end, neg start, neg end)``
+    (``4 x g``, in key order) of the groups of sorted positive keys ``kp`` and
+    negative keys ``kn``, and each group's lowest and highest score (``2 x g``).
+
+    The rows are cut at the keys of ``cuts`` (the caller's bins' lower edges and
+    one past their upper edges) and each piece grouped along the dyadic cells of
+    its keys, the largest first: a cell is a group when it holds a single score,
+    or it holds no row of another piece and its ``pos * neg`` mass is at most
+    ``budget`` and its ``pos + neg`` mass at most ``mass_cap`` (masses from the
+    inclusive prefix sums of the weights ``pre_p``, ``pre_n``, or counts when
+    those are ``None``). Every level of cells is one round of numpy operations;
+    nothing the size of the rows is allocated."""
+    n1, n0 = kp.shape[0], kn.shape[0]
+    ends_p = np.concatenate(([0], np.searchsorted(kp, cuts), [n1]))
+    ends_n = np.concatenate(([0], np.searchsorted(kn, cuts), [n0]))
+    live = (ends_p[1:] > ends_p[:-1]) | (ends_n[1:] > ends_n[:-1])
+    a1, b1, a0, b0 = ends_p[:-1][live], ends_p[1:][live], ends_n[:-1][live], ends_n[1:][live]
+    # each piece's nearest rows outside it: a cell holding one of them is split further
+    below = np.maximum(_key_at(kp, a1 - 1, a1 > 0, ZERO), _key_at(kn, a0 - 1, a0 > 0, ZERO))
+    none_below = (a1 == 0) & (a0 == 0)
+    above = np.minimum(_key_at(kp, b1, b1 < n1, TOP), _key_at(kn, b0, b0 < n0, TOP))
+    none_above = (b1 == n1) & (b0 == n0)
+    first = np.minimum(_key_at(kp, a1, a1 < b1, TOP), _key_at(kn, a0, a0 < b0, TOP))
+    last = np.maximum(_key_at(kp, b1 - 1, a1 < b1, ZERO), _key_at(kn, b0 - 1, a0 < b0, ZERO))
+    lev = _bit_lengths(first ^ last)
+    shift = np.minimum(lev, 63).astype(np.uint64)
+    base = np.where(lev == 64, ZERO, (first >> shift) << shift)
+    # the cells to decide: rows a1:b1 of kp and a0:b0 of kn, level, piece, first key
+    cells = np.stack((a1, b1, a0, b0, lev, np.arange(a1.shape[0]), base.view(np.int64)))
+    found, groups = [], []
+    while cells.shape[1]:
+        a1, b1, a0, b0, lev, piece = cells[:6]
+        base = cells[6].view(np.uint64)
+        has_p, has_n = a1 < b1, a0 < b0
+        lo_k = np.minimum(_key_at(kp, a1, has_p, TOP), _key_at(kn, a0, has_n, TOP))
+        hi_k = np.maximum(_key_at(kp, b1 - 1, has_p, ZERO), _key_at(kn, b0 - 1, has_n, ZERO))
+        clean = (none_below[piece] | (below[piece] < base)) & (
+            none_above[piece] | ((lev < 64) & (above[piece] - base >= _ONE << np.minimum(lev, 63).astype(np.uint64))))
+        if pre_p is None:
+            p, q = (b1 - a1).astype(np.float64), (b0 - a0).astype(np.float64)
+        else:
+            p, q = _masses(pre_p, a1, b1), _masses(pre_n, a0, b0)
+        with np.errstate(over="ignore", invalid="ignore"):  # weights near 1e308: as a kernel's floats
+            emit = (lo_k == hi_k) | (clean & ~((p * q > budget) | (p + q > mass_cap)))
+        found.append(np.stack((lo_k[emit], hi_k[emit])).view(np.int64))
+        groups.append(cells[:4, emit])
+        upper = cells[:, ~emit]
+        upper[4] -= 1  # both halves a level down
+        mid = upper[6].view(np.uint64) + (_ONE << upper[4].astype(np.uint64))
+        c1 = np.minimum(np.maximum(np.searchsorted(kp, mid), upper[0]), upper[1])
+        c0 = np.minimum(np.maximum(np.searchsorted(kn, mid), upper[2]), upper[3])
+        lower = upper.copy()
+        lower[1], lower[3] = c1, c0
+        upper[0], upper[2], upper[6] = c1, c0, mid.view(np.int64)
+        cells = np.concatenate((lower, upper), axis=1)
+        cells = cells[:, (cells[0] < cells[1]) | (cells[2] < cells[3])]
+    keys = np.concatenate(found, axis=1).view(np.uint64)
+    order = np.argsort(keys[0], kind="stable")
+    return np.ascontiguousarray(np.concatenate(groups, axis=1)[:, order]), _scores(keys[:, order])
+
+
+def _scores(keys):
+    """The float64 scores of keys (the inverse of :func:`~.keys.key_of`)."""
+    return np.where((keys & SIGN) != 0, keys ^ SIGN, ~keys).view(np.float64)
+
+
+def _masses(pre, a, b):
+    """The masses of rows ``a:b`` from the inclusive prefix sums ``pre``."""
+    if pre.shape[0] == 0:
+        return np.zeros(a.shape)
+    end = pre[np.maximum(b - 1, 0)]
+    start = np.where(a > 0, pre[np.maximum(a - 1, 0)], 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(b > a, end - start, 0.0)
 
 
 @kernel
-def _part_mass(pre, a, b, weighted):
-    """Mass of rows ``a:b`` of one class: a count, or from inclusive prefix sums."""
-    if not weighted:
-        return float(b - a)
-    if b == a:
-        return 0.0
-    return pre[b - 1] - (pre[a - 1] if a > 0 else 0.0)
-
-
-@kernel
-def _group_cells(kp, kn, pre_p, pre_n, weighted, budget, mass_cap, cuts, limit, bounds):
-    """Group sorted rows along the dyadic cells of their keys (see :func:`bin_keys`):
-    the largest cells within the limits that hold no rows on both sides of a key of
-    ``cuts``. Writes the groups' row ranges ``(pos start, pos end, neg start, neg
-    end)`` into the columns of ``bounds`` while it has room; returns how many, or -1
-    as soon as there are more than ``limit``."""
-    room = bounds.shape[1]
-    n1 = kp.shape[0]
-    n0 = kn.shape[0]
-    st = np.empty((4, 140), np.int64)
-    st_l = np.empty(140, np.int64)
-    st_k = np.empty(140, np.uint64)
-    g = 0
-    i = 0
-    j = 0
-    c = 0
-    while i < n1 or j < n0:
-        # the next segment: rows below the first cut above the smallest row
-        if j >= n0 or (i < n1 and kp[i] < kn[j]):
-            first = kp[i]
-        else:
-            first = kn[j]
-        while c < cuts.shape[0] and cuts[c] <= first:
-            c += 1
-        ap = i
-        an = j
-        if c < cuts.shape[0]:
-            edge = cuts[c]
-            while i < n1 and kp[i] < edge:
-                i += 1
-            while j < n0 and kn[j] < edge:
-                j += 1
-        else:
-            i = n1
-            j = n0
-        # the nearest rows outside the segment: a cell holding one of them
-        # holds rows on both sides of a cut and is split further
-        has_below = ap > 0 or an > 0
-        below = ZERO
-        if ap > 0:
-            below = kp[ap - 1]
-        if an > 0 and kn[an - 1] > below:
-            below = kn[an - 1]
-        has_above = i < n1 or j < n0
-        above = ZERO
-        if i < n1:
-            above = kp[i]
-        if j < n0 and (i >= n1 or kn[j] < above):
-            above = kn[j]
-        # dyadic cells within the segment, from the smallest one holding it
-        if ap == i:
-            last = kn[j - 1]
-        elif an == j:
-            last = kp[i - 1]
-        else:
-            last = max(kp[i - 1], kn[j - 1])
-        lev = _bit_length(first ^ last)
-        st[0, 0] = ap
-        st[1, 0] = i
-        st[2, 0] = an
-        st[3, 0] = j
-        st_l[0] = lev
-        st_k[0] = ZERO if lev == 64 else (first >> np.uint64(lev)) << np.uint64(lev)
-        depth = 1
-        while depth > 0:
-            depth -= 1
-            a1 = st[0, depth]
-            b1 = st[1, depth]
-            a0 = st[2, depth]
-            b0 = st[3, depth]
-            if a1 == b1 and a0 == b0:
-                continue
-            if a1 == b1:
-                lo_k = kn[a0]
-                hi_k = kn[b0 - 1]
-            elif a0 == b0:
-                lo_k = kp[a1]
-                hi_k = kp[b1 - 1]
-            else:
-                lo_k = min(kp[a1], kn[a0])
-                hi_k = max(kp[b1 - 1], kn[b0 - 1])
-            emit = lo_k == hi_k  # a single score
-            if not emit:
-                lev_c = st_l[depth]
-                base_c = st_k[depth]
-                clean = not has_below or below < base_c
-                if has_above:
-                    clean &= lev_c < 64 and above - base_c >= (_ONE << np.uint64(lev_c))
-                if clean:
-                    p = _part_mass(pre_p, a1, b1, weighted)
-                    q = _part_mass(pre_n, a0, b0, weighted)
-                    emit = not (p * q > budget or p + q > mass_cap)
-            if emit:
-                if g < room:
-                    bounds[0, g] = a1
-                    bounds[1, g] = b1
-                    bounds[2, g] = a0
-                    bounds[3, g] = b0
-                g += 1
-                if g > limit:
-                    return -1
-                continue
-            half = st_l[depth] - 1
-            base = st_k[depth]
-            mid = base + (_ONE << np.uint64(half))
-            c1 = a1 + np.searchsorted(kp[a1:b1], mid)
-            c0 = a0 + np.searchsorted(kn[a0:b0], mid)
-            # the upper half first on the stack, so the lower one is emitted first
-            st[0, depth] = c1
-            st[1, depth] = b1
-            st[2, depth] = c0
-            st[3, depth] = b0
-            st_l[depth] = half
-            st_k[depth] = mid
-            st[0, depth + 1] = a1
-            st[1, depth + 1] = c1
-            st[2, depth + 1] = a0
-            st[3, depth + 1] = c0
-            st_l[depth + 1] = half
-            st_k[depth + 1] = base
-            depth += 2
-    return g
-
-
-@kernel
-def _group_items(kp, vp, kn, vn, weighted, bounds, g, ab):
-    """The items of the groups ``bounds[:, :g]``, their masses written into ``ab``."""
-    lo = np.empty(g, np.uint64)
-    hi = np.empty(g, np.uint64)
+def group_items(kp, vp, kn, vn, weighted, bounds):
+    """The masses (float64, whole numbers without weights) of the groups of rows
+    ``bounds`` (:func:`group_cells`), and ``cw``: its first row each group's own
+    ``2U``, the sum over its positives of their mass times twice the negative
+    mass below plus the negative mass equal."""
+    g = bounds.shape[1]
+    ab = np.empty((2, g), np.float64)
     cw = np.zeros((2, g), np.float64)
     for t in range(g):
-        ap = bounds[0, t]
         bp = bounds[1, t]
         an = bounds[2, t]
         bn = bounds[3, t]
-        if ap == bp:
-            first = kn[an]
-            last = kn[bn - 1]
-        elif an == bn:
-            first = kp[ap]
-            last = kp[bp - 1]
-        else:
-            first = min(kp[ap], kn[an])
-            last = max(kp[bp - 1], kn[bn - 1])
-        lo[t] = bits_of(first)
-        hi[t] = bits_of(last)
-        # the group's own 2U: sum over positives of 2 * negatives below + equal
         below = 0.0
         k2 = 0.0
         sp = 0.0
         j = an
-        i = ap
+        i = bounds[0, t]
         while i < bp:
             k = kp[i]
             c = 0.0
@@ -245,59 +167,15 @@ def _group_items(kp, vp, kn, vn, weighted, bounds, g, ab):
                 e += 1
             k2 += c * (2.0 * below + eq)
             sp += c
+        sn = float(bn - an)
         if weighted:
             sn = 0.0
             for r in range(an, bn):
                 sn += vn[r]
-            ab[0, t] = sp
-            ab[1, t] = sn
-        else:
-            ab[0, t] = bp - ap
-            ab[1, t] = bn - an
+        ab[0, t] = sp
+        ab[1, t] = sn
         cw[0, t] = k2
-    return lo.view(np.float64), hi.view(np.float64), cw
-
-
-@kernel
-def bin_keys(kp, kn, budget, mass_cap, cuts, limit):
-    """Items of sorted positive keys ``kp`` and negative keys ``kn`` (counts).
-
-    A dyadic cell of the keys becomes one item when it holds a single score, or its
-    ``pos * neg`` mass is at most ``budget`` and its ``pos + neg`` mass at most
-    ``mass_cap``; no group straddles a key of ``cuts`` (the caller's bins' lower
-    edges and one past their upper edges). The order of every pair inside a group
-    is known (``cw[1]`` is 0). Linear in the rows, and nothing the size of the rows
-    is allocated. Returns ``(g, lo, hi, ab, cw)``, or ``g = -1`` and empty arrays
-    past ``limit`` items."""
-    none = np.zeros(0, np.float64)
-    g = _group_cells(kp, kn, none, none, False, budget, mass_cap, cuts, limit,
-                     np.empty((4, 0), np.int64))
-    if g < 0:
-        return -1, none, none, np.zeros((2, 0), np.int64), np.zeros((2, 0), np.float64)
-    bounds = np.empty((4, g), np.int64)
-    _group_cells(kp, kn, none, none, False, budget, mass_cap, cuts, limit, bounds)
-    ab = np.empty((2, g), np.int64)
-    lo, hi, cw = _group_items(kp, none, kn, none, False, bounds, g, ab)
-    return g, lo, hi, ab, cw
-
-
-@kernel
-def bin_keys_weighted(kp, vp, kn, vn, pre_p, pre_n, budget, mass_cap, cuts, limit):
-    """Like :func:`bin_keys` with the rows' weights ``vp``, ``vn``.
-
-    ``pre_p`` and ``pre_n`` are the inclusive prefix sums of the weights; they
-    serve only to choose the cells, every mass of an item is summed anew.
-    """
-    g = _group_cells(kp, kn, pre_p, pre_n, True, budget, mass_cap, cuts, limit,
-                     np.empty((4, 0), np.int64))
-    none = np.zeros(0, np.float64)
-    if g < 0:
-        return -1, none, none, np.zeros((2, 0), np.float64), np.zeros((2, 0), np.float64)
-    bounds = np.empty((4, g), np.int64)
-    _group_cells(kp, kn, pre_p, pre_n, True, budget, mass_cap, cuts, limit, bounds)
-    ab = np.empty((2, g), np.float64)
-    lo, hi, cw = _group_items(kp, vp, kn, vn, True, bounds, g, ab)
-    return g, lo, hi, ab, cw
+    return ab, cw
 
 
 @kernel
@@ -366,43 +244,6 @@ def merge_items(lo1, hi1, ab1, cw1, lo2, hi2, ab2, cw2):
 
 
 @kernel
-def _heap_push(heap, size, idx, key):
-    pos = size
-    heap[pos] = idx
-    while pos > 0:
-        parent = (pos - 1) >> 1
-        if key[heap[parent]] <= key[heap[pos]]:
-            break
-        t = heap[parent]
-        heap[parent] = heap[pos]
-        heap[pos] = t
-        pos = parent
-    return size + 1
-
-
-@kernel
-def _heap_pop(heap, size, key):
-    top = heap[0]
-    size -= 1
-    heap[0] = heap[size]
-    pos = 0
-    while True:
-        left = 2 * pos + 1
-        if left >= size:
-            break
-        child = left
-        if left + 1 < size and key[heap[left + 1]] < key[heap[left]]:
-            child = left + 1
-        if key[heap[pos]] <= key[heap[child]]:
-            break
-        t = heap[child]
-        heap[child] = heap[pos]
-        heap[pos] = t
-        pos = child
-    return top, size
-
-
-@kernel
 def _sweep(lo, hi, ab, cw, idx, k, heap):
     """``(k2, unknown)`` of the items ``idx[:k]`` (sorted by ``(lo, hi)``): twice the
     known concordance (their own ``cw[0]``, plus ``pos(Y) neg(X)`` for every X
@@ -420,21 +261,36 @@ def _sweep(lo, hi, ab, cw, idx, k, heap):
     for t in range(k):
         j = idx[t]
         edge = lo[j]
-        while size > 0 and hi[heap[0]] < edge:
-            x, size = _heap_pop(heap, size, hi)
+        while size > 0 and hi[heap[0]] < edge:  # pop the items ending below: a min-heap by hi
+            x = heap[0]
             below_p += ab[0, x]
             below_n += ab[1, x]
+            size -= 1
+            heap[0] = heap[size]
+            pos = 0
+            while 2 * pos + 1 < size:
+                child = 2 * pos + 1
+                if child + 1 < size and hi[heap[child + 1]] < hi[heap[child]]:
+                    child += 1
+                if hi[heap[pos]] <= hi[heap[child]]:
+                    break
+                heap[child], heap[pos] = heap[pos], heap[child]
+                pos = child
         p = float(ab[0, j])
         q = float(ab[1, j])
         k2 += cw[0, j] + 2.0 * p * float(below_n)
         unknown += cw[1, j] + p * float(seen_n - below_n) + q * float(seen_p - below_p)
-        size = _heap_push(heap, size, j, hi)
+        pos = size
+        heap[pos] = j
+        size += 1
+        while pos > 0 and hi[heap[(pos - 1) >> 1]] > hi[heap[pos]]:
+            heap[(pos - 1) >> 1], heap[pos] = heap[pos], heap[(pos - 1) >> 1]
+            pos = (pos - 1) >> 1
         seen_p += ab[0, j]
         seen_n += ab[1, j]
     return k2, max(unknown, 0.0)
 
 
-@kernel
 def sweep(lo, hi, ab, cw):
     """``(k2, unknown)`` of all the items: see :func:`_sweep`."""
     m = lo.shape[0]
@@ -451,31 +307,6 @@ def _bit_length(x):
     if x:
         n += 1
     return n
-
-
-@kernel
-def _emit(lo, hi, ab, cw, members, k, heap, out_lo, out_hi, out_ab, out_cw, g):
-    """Write the bin of items ``members[:k]`` as output ``g``."""
-    first = members[0]
-    top = hi[first]
-    sp = ab[0, first]
-    sn = ab[1, first]
-    for t in range(1, k):
-        i = members[t]
-        top = max(top, hi[i])
-        sp += ab[0, i]
-        sn += ab[1, i]
-    out_lo[g] = lo[first]
-    out_hi[g] = top
-    out_ab[0, g] = sp
-    out_ab[1, g] = sn
-    if k == 1:
-        out_cw[0, g] = cw[0, first]
-        out_cw[1, g] = cw[1, first]
-    else:
-        k2, unknown = _sweep(lo, hi, ab, cw, members, k, heap)
-        out_cw[0, g] = k2
-        out_cw[1, g] = unknown
 
 
 @kernel
@@ -533,27 +364,37 @@ def compact(lo, hi, ab, cw, budget, mass_cap):
                 stuck += level[i] >= lev
         if count == 0:
             continue
-        if count == 1 or stuck == count or not (p * q > budget or p + q > mass_cap):
-            k = 0
+        whole = count == 1 or stuck == count or not (p * q > budget or p + q > mass_cap)
+        if whole or stuck:  # one bin of every item left, or of those whose own cell this is
+            k = np.int64(0)  # not a literal: one compiled _sweep
             for i in range(a, b):
-                if not taken[i]:
-                    members[k] = i
-                    k += 1
-            _emit(lo, hi, ab, cw, members, k, heap, out_lo, out_hi, out_ab, out_cw, g)
-            g += 1
-            continue
-        if stuck:
-            k = 0
-            for i in range(a, b):
-                if not taken[i] and level[i] >= lev:
+                if not taken[i] and (whole or level[i] >= lev):
                     members[k] = i
                     k += 1
                     taken[i] = True
-            _emit(lo, hi, ab, cw, members, k, heap, out_lo, out_hi, out_ab, out_cw, g)
+            first = members[0]
+            top = hi[first]
+            sp = ab[0, first]
+            sn = ab[1, first]
+            for t in range(1, k):
+                top = max(top, hi[members[t]])
+                sp += ab[0, members[t]]
+                sn += ab[1, members[t]]
+            out_lo[g] = lo[first]
+            out_hi[g] = top
+            out_ab[0, g] = sp
+            out_ab[1, g] = sn
+            if k == 1:
+                out_cw[0, g] = cw[0, first]
+                out_cw[1, g] = cw[1, first]
+            else:
+                out_cw[0, g], out_cw[1, g] = _sweep(lo, hi, ab, cw, members, k, heap)
             g += 1
+            if whole:
+                continue
         half = lev - 1
         mid = base + (_ONE << np.uint64(half))
-        c = a + np.searchsorted(klo[a:b], mid)
+        c = _first_at_least(klo, a, b, mid)
         st_a[depth] = c
         st_b[depth] = b
         st_l[depth] = half
@@ -563,10 +404,4 @@ def compact(lo, hi, ab, cw, budget, mass_cap):
         st_l[depth + 1] = half
         st_k[depth + 1] = base
         depth += 2
-    ab_out = np.empty((2, g), ab.dtype)
-    cw_out = np.empty((2, g), np.float64)
-    for r in range(2):
-        for i in range(g):
-            ab_out[r, i] = out_ab[r, i]
-            cw_out[r, i] = out_cw[r, i]
-    return out_lo[:g].copy(), out_hi[:g].copy(), ab_out, cw_out
+    return out_lo[:g].copy(), out_hi[:g].copy(), out_ab[:, :g].copy(), out_cw[:, :g].copy()

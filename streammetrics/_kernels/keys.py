@@ -16,7 +16,7 @@ import numpy as np
 
 from ._jit import inline_ir, kernel
 
-__all__ = ["score_keys", "key_bits", "keys_as_bits", "key_float", "append_split", "append_split_weighted",
+__all__ = ["score_keys", "key_bits", "keys_as_bits", "append_split", "append_split_weighted",
            "split_keys", "split_keys_weighted"]
 
 SIGN = np.uint64(0x8000000000000000)
@@ -62,12 +62,6 @@ def keys_as_bits(keys, out):
 def score_keys(scores):
     """The keys of float64 scores."""
     return key_bits(np.ascontiguousarray(scores, dtype=np.float64).view(np.uint64))
-
-
-def key_float(k: int) -> float:
-    """The score of one key, a Python int."""
-    bits = k ^ (1 << 63) if k >> 63 else ~k & 0xFFFFFFFFFFFFFFFF
-    return float(np.array(bits, np.uint64).view(np.float64))
 
 
 @kernel

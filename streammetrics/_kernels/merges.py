@@ -1,12 +1,5 @@
-"""Sorted runs: built from sorted keys, and merged.
-
-A *run* is ``(scores[m], ab[2, m])``: distinct float64 scores, increasing, with
-the positive (``ab[0]``) and negative (``ab[1]``) mass at each (int64 counts, or
-float64 weights). Large outputs are allocated by the caller with numpy, which
-backs them with huge pages where the system offers them (memory first touched
-in a kernel made a merge of two 4M-entry runs nearly twice as slow on a virtual
-machine). Runs on disk are records ``(score, positive, negative)``;
-:func:`merge_records` merges windows of several of them in one pass.
+"""Sorted runs (see :mod:`streammetrics.metrics.ranking.sorting`): built from
+sorted keys, merged in memory, and merged from records of files.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from ._jit import kernel
 from .compensated import add
 from .keys import ZERO
 
-__all__ = ["u2_sorted", "u2_int", "u2_int128", "u2_float_carry", "masses_carry"]
+__all__ = ["u2_sorted", "u2_int", "u2_int128", "u2_float_carry"]
 
 
 @kernel
@@ -99,29 +99,10 @@ def u2_int128(ab):
 
 
 @kernel
-def masses_carry(ab, carry):
-    """Add each class's mass of a run of float64 weights to the compensated
-    sums ``carry = [sp, cp, sn, cn]`` (in place): a run read in chunks gives
-    the same sums, to the bit, as read at once."""
-    sp = carry[0]
-    cp = carry[1]
-    sn = carry[2]
-    cn = carry[3]
-    for i in range(ab.shape[1]):
-        sp, cp = add(sp, cp, ab[0, i])
-        sn, cn = add(sn, cn, ab[1, i])
-    carry[0] = sp
-    carry[1] = cp
-    carry[2] = sn
-    carry[3] = cn
-
-
-@kernel
 def u2_float_carry(ab, scale_pos, scale_neg, carry):
-    """:func:`u2_float` continued over a run read in chunks: ``carry =
-    [cs, cc, us, uc]`` (the scaled negative mass below, and ``2U`` so far,
-    compensated) is updated in place; ``carry[2] + carry[3]`` at the end is the
-    value :func:`u2_float` gives on the whole run, to the bit."""
+    """``2U / (n_pos n_neg)`` of float64 weights continued over a run read in chunks:
+    ``carry = [cs, cc, us, uc]`` (the scaled negative mass below, and the sum so
+    far, compensated) is updated in place, so the chunks give the whole run's bits."""
     cs = carry[0]
     cc = carry[1]
     us = carry[2]

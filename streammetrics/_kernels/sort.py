@@ -1,10 +1,6 @@
-"""Sorting 64-bit keys: an LSD radix sort, with or without a payload.
-
-Digits of 8 bits; a digit on which every key agrees is skipped (the exponent
-byte of probabilities, the low bytes of float32 scores cast to float64); short
-inputs take an insertion sort. Plain loops, no ``np.sort`` inside a kernel
-(whose quicksort compiles for seconds). Stable, so sorting by a secondary key
-then a primary one sorts lexicographically (:func:`argsort_int64`).
+"""Sorting 64-bit keys: a stable LSD radix sort of 8-bit digits, with or without a
+payload; a digit on which every key agrees is skipped. Plain loops: ``np.sort``
+inside a kernel compiles for seconds.
 """
 
 from __future__ import annotations
@@ -13,12 +9,10 @@ import numpy as np
 
 from ._jit import kernel
 
-__all__ = ["sort_keys", "sort_payload", "argsort_int64", "SMALL"]
+__all__ = ["sort_keys", "sort_payload", "argsort_int64"]
 
 _BYTE = np.uint64(255)
 _SIGN = np.uint64(0x8000000000000000)
-#: below this many keys an insertion sort beats the radix passes
-SMALL = 64
 
 
 @kernel
@@ -38,28 +32,11 @@ def _histograms(keys):
 
 
 @kernel
-def _insertion(keys, vals, n, with_vals):
-    for i in range(1, n):
-        k = keys[i]
-        v = vals[i] if with_vals else vals[0]
-        j = i - 1
-        while j >= 0 and keys[j] > k:
-            keys[j + 1] = keys[j]
-            if with_vals:
-                vals[j + 1] = vals[j]
-            j -= 1
-        keys[j + 1] = k
-        if with_vals:
-            vals[j + 1] = v
-
-
-@kernel
 def _radix(keys, vals, tk, tv, with_vals):
     """Sort ``keys`` (and ``vals`` along, if ``with_vals``) in place; ``tk``,
     ``tv`` are scratch at least as long."""
     n = keys.shape[0]
-    if n < SMALL:
-        _insertion(keys, vals, n, with_vals)
+    if n == 0:
         return
     hist = _histograms(keys)
     off = np.empty(256, np.int64)

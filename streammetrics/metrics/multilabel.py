@@ -27,7 +27,7 @@ from .._protocol.terms import RowTerms, add_pairs
 from .rates import check_threshold, plain
 from .ranking import RankAUC
 from .multiclass_bounded import bound_notes, shown_fields
-from .ranking.accumulator import _check_max_bins
+from .ranking.accumulator import check_max_bins
 from .ranking.spill import MIN_MEMORY, parse_memory
 
 __all__ = ["MultilabelConfusion", "MultilabelRankAUC", "MultilabelRankResult", "MultilabelResult",
@@ -474,7 +474,7 @@ class MultilabelRankAUC(Accumulator):
     def __init__(self, n_labels: int | None = None, labels=None, max_bins: int | None = None, *,
                  max_memory=None):
         self.n_labels, self.labels = label_settings("MultilabelRankAUC", n_labels, labels)
-        self.max_bins = _check_max_bins(max_bins)
+        self.max_bins = check_max_bins(max_bins)
         self.max_memory = parse_memory(max_memory)
         if self.max_bins is not None and self.max_memory is not None:
             raise ValueError("max_bins and max_memory exclude each other: max_bins bounds every "
@@ -613,7 +613,7 @@ class MultilabelRankAUC(Accumulator):
         n_pos = np.array([r.n_pos for r in results[:k]])
         n_neg = np.array([r.n_neg for r in results[:k]])
         fpos = n_pos.astype(np.float64)
-        weighted = bool(self._members[0]._weighted)
+        weighted = bool(self._members[0].weighted)
         values = {
             "n": self._n,
             "auc": auc,

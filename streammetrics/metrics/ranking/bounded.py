@@ -50,6 +50,12 @@ def _sorted_items(items):
 
 
 
+def _distinct(keys, room: int):
+    """The distinct keys of sorted ``keys``, or ``None`` when there are more than ``room``."""
+    first = np.concatenate(([True], keys[1:] != keys[:-1])) if keys.shape[0] else np.zeros(0, bool)
+    return keys[first] if np.count_nonzero(first) <= room else None
+
+
 def points_of_items(items, weighted: bool):
     """Distinct lower edges and their masses: a bin counts as its lower edge."""
     if items is None:
@@ -259,35 +265,31 @@ class Bounded:
         """``items`` with the pending rows of ``buf`` binned in (a new tuple)."""
         kp, vp, kn, vn, pre_p, pre_n = buf.sorted_keys(in_place)
         b = self.max_bins
-        if items is None or not np.any(items[1] > items[0]):
+        if not is_binned(items):
             # nothing binned yet: keep points while they fit, so the state stays exact
             room = 2 * b - (0 if items is None else items[0].shape[0])
-            if K.few_scores(kp, kn, room):
+            dp, dn = _distinct(kp, room), _distinct(kn, room)
+            if dp is not None and dn is not None and np.union1d(dp, dn).shape[0] <= room:
                 new = K.points_as_items(*run_of_sorted(kp, kn, vp, vn))
                 return new if items is None else K.merge_items(*items, *new)
-        if items is None:
-            p = q = 0.0
-            cuts = np.zeros(0, np.uint64)
-        else:
+        p = q = 0.0
+        cuts = np.zeros(0, np.uint64)
+        if items is not None:
             p, q = float(items[2][0].sum()), float(items[2][1].sum())
             # no group may straddle a bin: cut at every lower edge and past every upper one
             cuts = np.sort(np.concatenate((score_keys(items[0]), score_keys(items[1]) + np.uint64(1))))
-        if vp is None:
-            p += kp.shape[0]
-            q += kn.shape[0]
-        else:
-            p += float(pre_p[-1]) if pre_p.shape[0] else 0.0
-            q += float(pre_n[-1]) if pre_n.shape[0] else 0.0
+        weighted = vp is not None
+        p += float(pre_p[-1]) if weighted and pre_p.shape[0] else kp.shape[0] * (not weighted)
+        q += float(pre_n[-1]) if weighted and pre_n.shape[0] else kn.shape[0] * (not weighted)
         budget = _BUDGET * p * q / (b * b) / _FINE
         mass_cap = _MASS * (p + q) / b / _FINE
         if not (budget <= np.inf and mass_cap <= np.inf):
             budget = mass_cap = np.inf  # overflowed weights: one group
-        limit = kp.shape[0] + kn.shape[0]
-        if vp is None:
-            g, *new = K.bin_keys(kp, kn, budget, mass_cap, cuts, limit)
-        else:
-            g, *new = K.bin_keys_weighted(kp, vp, kn, vn, pre_p, pre_n, budget, mass_cap, cuts, limit)
-        merged = tuple(new) if items is None else K.merge_items(*items, *new)
+        none = np.zeros(0)
+        bounds, (lo, hi) = K.group_cells(kp, kn, pre_p, pre_n, budget, mass_cap, cuts)
+        ab, cw = K.group_items(kp, none if vp is None else vp, kn, none if vn is None else vn, weighted, bounds)
+        new = (lo, hi, ab if weighted else ab.astype(np.int64), cw)
+        merged = new if items is None else K.merge_items(*items, *new)
         if merged[0].shape[0] > 2 * b:
             merged = self._compact(merged)
         return merged

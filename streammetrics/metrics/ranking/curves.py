@@ -1,10 +1,5 @@
-"""The result of a rank state: its AUC, curves, average precision and operating points.
-
-:class:`RankResult` (what ``RankAUC.finalize`` gives) carries a snapshot of the
-state's points (:class:`~.points.Points`, made on first use), so the curves,
-average precision, the threshold queries and the report's plots come from the
-result alone.
-"""
+"""The result of a rank state: its AUC, curves, average precision and operating points,
+answered by a snapshot of the state's points (:class:`~.points.Points`)."""
 
 from __future__ import annotations
 
@@ -187,28 +182,22 @@ class RankResult(Result):
         """The upper end of :meth:`average_precision_bounds`."""
         return self.average_precision_bounds()[1]
 
-    def _operating(self) -> Points:
-        if self._points is None:
-            raise ValueError("this result holds no points (it was unpickled): ask the "
-                             "accumulator for its operating points")
-        return self._engine()
-
     def at_threshold(self, t):
         """The binary result at ``s >= t``, as :meth:`RankAUC.at_threshold`."""
-        return self._operating().at_threshold(t)
+        return self._engine().at_threshold(t)
 
     def threshold_for(self, *, recall=None, precision=None, fpr=None, specificity=None):
         """The threshold meeting one target, as :meth:`RankAUC.threshold_for`."""
-        return self._operating().threshold_for(recall=recall, precision=precision, fpr=fpr,
+        return self._engine().threshold_for(recall=recall, precision=precision, fpr=fpr,
                                                specificity=specificity)
 
     def best_threshold(self, score=None, *, cost=None):
         """The best threshold by a score or a cost, as :meth:`RankAUC.best_threshold`."""
-        return self._operating().best_threshold(score, cost)
+        return self._engine().best_threshold(score, cost)
 
     def partial_auc(self, max_fpr, *, mcclish: bool = False) -> float:
         """The area under the ROC curve up to ``max_fpr``, as :meth:`RankAUC.partial_auc`."""
-        return self._operating().partial_auc(max_fpr, mcclish)
+        return self._engine().partial_auc(max_fpr, mcclish)
 
     def report_values(self):
         out = {k: v for k, v in self._values.items() if k != "n"}
@@ -245,7 +234,7 @@ class RankResult(Result):
         target of ``ctx.targets`` (``None`` when no threshold reaches it)."""
         if self._points is None or self._values["n"] == 0:
             return []
-        ops = self._operating()
+        ops = self._engine()
         out = []
         chosen = ctx.settings.get("threshold")
         if isinstance(chosen, (int, float)):
@@ -333,7 +322,7 @@ class RankResult(Result):
             plots.pr(precision, recall, self.average_precision(), v["n_pos"], v["n_neg"], folder,
                      marks=pr_marks, bounds=self.average_precision_bounds(), exact=self.exact),
         ]
-        ops = self._operating()
+        ops = self._engine()
         if ops.m:
             out.append(plots.threshold_curves(*ops.curves(),
                                               [(p["threshold"], label) for label, p in points], folder))

@@ -1,11 +1,6 @@
-"""Exact strategy: every distinct score, in log-structured sorted runs.
-
-Pending rows are radix-sorted into a run (:mod:`.sorting`) and pushed onto a
-:class:`~streammetrics._protocol.runs.RunStack` (a new run that would be
-merged into the top one is built in the same pass that merges it). With a
-memory budget the runs in memory are written to files once they take more than
-a quarter of it (:mod:`.spill`). The state is read as one run: merged in memory,
-or into one file once spilled, and then answered by :class:`~.points.Points`.
+"""Exact strategy: every distinct score, in log-structured sorted runs, spilled
+to files past a memory budget (:mod:`.spill`) and read as one run by
+:class:`~.points.Points`.
 """
 
 from __future__ import annotations

@@ -24,9 +24,8 @@ def auc(y, s, *, sample_weight=None) -> float:
     positive"; ``sample_weight`` counts each pair with the product of its
     rows' weights. The probability that a random positive outscores a random
     negative, ties counting one half; 0 with a single class (the guard, where
-    scikit-learn returns NaN). Each class's keys are radix-sorted and one merge
-    pass counts ``2U`` exactly: the exact rational ``U / (n_pos n_neg)``
-    rounded once.
+    scikit-learn returns NaN); without weights the exact rational ``U / (n_pos
+    n_neg)`` rounded once.
 
     Examples
     --------

@@ -1,9 +1,4 @@
 """Pending rows: folded in, validated, not yet sorted into the state.
-
-``update`` appends a batch's score keys here, split by label, in a few
-microseconds whatever the state holds; the buffer is sorted into the state in
-bulk when it is full (and when the state is read for good: ``flush``,
-``finalize`` of an unweighted exact state, a threshold query).
 """
 
 from __future__ import annotations

@@ -1,20 +1,13 @@
 """The one query engine of a rank state: every threshold, its counts and its scores.
 
-A rank state's *points* are its distinct scores, increasing, with the positive
-and negative mass at each: the confusion counts of every threshold at once (at
-``t`` the rows with ``s >= t`` are called positive). *Boundary* ``i`` (``0 <= i
-<= m``) calls the points from ``i`` on: ``i = m`` is the threshold ``+inf``.
-
-:class:`Points` reads the points in blocks of consecutive entries, of a run in
-memory or of a spilled state's file, the same code either way, so both answer
-to the bit. One pass keeps the counts at every block's start (with weights the
-states of compensated sums from the bottom and from the top, which a block
-read later continues); a query then reads the blocks it needs. Every score is
-a function of the four counts (:func:`~streammetrics.metrics.binary.
-_score_formulas`, evaluated on numpy arrays of counts; a cost is linear in
-them) that rises with the true positives and falls with the false positives,
-so its values in a block lie between its values at the corners of the block's
-counts: only the blocks whose corners may hold an answer are read.
+A state's *points* are its distinct scores, increasing, with the positive and
+negative mass at each; *boundary* ``i`` (``0 <= i <= m``) calls the points from
+``i`` on positive (``i = m``: the threshold ``+inf``). :class:`Points` reads
+them in blocks, of a run in memory or of a spilled file alike, keeping the
+counts at every block's start; every score is a function of the four counts
+(the binary formulas) that rises with the true positives and falls with the
+false positives, so a query reads only the blocks whose corners may hold its
+answer.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Sorting keys into runs, and merging runs.
 
 A *run* is ``(scores, ab)``: the distinct scores in increasing order and the
-positive (``ab[0]``) and negative (``ab[1]``) count at each, ``int64`` without
-weights and ``float64`` with them. Each class's keys (:mod:`streammetrics.
-_kernels.keys`) are sorted by the radix kernel of :mod:`streammetrics._kernels.
-sort` (numpy's sort up to :data:`NUMPY_MAX` rows), and the sorted classes and a
-run make a run in one merge pass.
+positive (``ab[0]``) and negative (``ab[1]``) mass at each, int64 counts or
+float64 weights. Keys are radix-sorted (numpy's sort up to :data:`NUMPY_MAX`
+rows: a small first use compiles no sort kernel).
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """Sorted runs on disk: the memory budget of the exact ``RankAUC``.
 
-With ``RankAUC(max_memory=M)`` the runs in memory are written, as they are, to
-temporary files once they take more than a quarter of ``M`` (*spilled*). Reads
-merge the runs chunk by chunk (:func:`stream_merge`, a k-way merge of a window
-of every run), so a few chunks per run are in memory at once; past
-:data:`MAX_DISK_RUNS` files the smaller half is merged into one. A file holds
-one run as records in increasing score order: ``score`` float64, then the
-positive and negative count as uint32 when the file's counts are below
-``2**32`` (16 bytes a record), else int64, or the weights as float64 (24 bytes);
-reading gives int64 counts either way. Files are named
-``.streammetrics-<host>.<pid>.<random>.smspill`` (:mod:`streammetrics._protocol.
-tempfiles`) and removed on reset, close, garbage collection and normal exit;
-those a killed process left are removed by the next spill on the same host.
+Past a quarter of ``max_memory`` the runs in memory are written to temporary
+files (:mod:`streammetrics._protocol.tempfiles`), at most :data:`MAX_DISK_RUNS`
+of them; reads merge them chunk by chunk (:func:`stream_merge`). A file holds
+records ``(score float64, positive, negative)`` in increasing score order, the
+masses uint32 while the counts fit (16 bytes), else int64 or float64 weights.
 """
 
 from __future__ import annotations
@@ -173,14 +166,8 @@ class SpillStore:
 
     def write(self, scores, ab) -> DiskRun:
         """Write one in-memory run to a new file."""
-        peak = None if ab.dtype.kind == "f" else (int(ab.max()) if ab.size else 0)
-        w = self.writer(ab.dtype if peak is None else count_dtype(peak))
-        try:
-            w.append(scores, ab, peak)
-        except BaseException:
-            w.abort()
-            raise
-        return w.close()
+        peak = int(ab.max()) if ab.dtype.kind != "f" and ab.size else 0
+        return self.write_chunks(ab.dtype if ab.dtype.kind == "f" else count_dtype(peak), [(scores, ab)])
 
     def write_chunks(self, dtype, chunks) -> DiskRun:
         """A new file of masses of ``dtype`` holding the run given as its sorted
@@ -233,20 +220,16 @@ class _RunWriter:
         self.buf = None
         self.peak = 0  # the largest count written
 
-    def append(self, scores, ab, peak=None) -> None:
+    def append(self, scores, ab) -> None:
         """Write a run's entries, packed as records :data:`PACK_ROWS` at a time into
-        one buffer reused from chunk to chunk (a run as large as the budget
-        packed at once would take as much fresh memory, paid page by page).
-        Counts must fit the file's dtype (``ValueError`` otherwise); a caller that
-        chose the dtype from ``peak``, their largest, passes it and saves the
-        passes over them."""
+        one buffer reused from chunk to chunk (a run as large as the budget packed
+        at once would take as much fresh memory). Counts must fit the file's dtype."""
         m = scores.shape[0]
         if self.dtype.kind != "f" and m:
-            if peak is None:
-                peak = int(ab.max())
-                if self.dtype == _NARROW and (peak >= 2**32 or int(ab.min()) < 0):
-                    raise ValueError(f"a count of {peak} does not fit a file of uint32 counts")
-            self.peak = max(self.peak, int(peak))
+            peak = int(ab.max())
+            if self.dtype == _NARROW and (peak >= 2**32 or int(ab.min()) < 0):
+                raise ValueError(f"a count of {peak} does not fit a file of uint32 counts")
+            self.peak = max(self.peak, peak)
         step = min(m, PACK_ROWS)
         if self.buf is None or self.buf.shape[0] < step:  # reused from append to append
             self.buf = None
