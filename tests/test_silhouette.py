@@ -557,7 +557,7 @@ def test_kernels_as_python():
     # a tile fills the first m rows and nc columns of a thread's larger buffers
     g = np.full((7, 8), np.nan)
     yt = np.empty((3, 8))
-    kern._TILES[kern.MANHATTAN].py_func(g, 5, 6, XI, 0, XJ, 0, yt, sqI, sqJ, 0)
+    kern._manhattan_tile.py_func(g, 5, 6, XI, 0, XJ, 0, yt, sqI, sqJ, 0)
     np.testing.assert_allclose(g[:5, :6], np.abs(XI[:, None, :] - XJ[None, :, :]).sum(axis=2), rtol=1e-15)
     assert np.isnan(g[5:]).all() and np.isnan(g[:, 6:]).all()
 
@@ -605,7 +605,8 @@ def test_serial_and_parallel_twins_agree():
 
 def test_a_metric_compiles_only_its_own_tile():
     """The drivers hold their metric as a constant: a driver types the tile
-    kernel of its own metric alone, and that kernel
+    kernel of its own metric alone (and so loads from Numba's cache in a new
+    process: its closure holds plain values only), and that kernel
     holds the loop of its metric alone (the other branches pruned before
     typing, not left to LLVM)."""
     rng = np.random.default_rng(3)
@@ -624,8 +625,8 @@ def test_a_metric_compiles_only_its_own_tile():
         called = {ty.dispatcher.py_func.__name__ for ty in typemap.values()
                   if isinstance(ty, numba.types.Dispatcher)}
         assert "_manhattan_tile" in called and not called & others, called
-    for metric, has, lacks in ((kern.MANHATTAN, "abs", "sqrt"), (kern.EUCLIDEAN, "sqrt", "abs")):
-        tile = numba.njit(kern._TILES[metric].py_func)  # afresh: a cached kernel keeps no typed IR
+    for cached, has, lacks in ((kern._manhattan_tile, "abs", "sqrt"), (kern._euclidean_tile, "sqrt", "abs")):
+        tile = numba.njit(cached.py_func)  # afresh: a cached kernel keeps no typed IR
         g = np.empty((5, 6))
         tile(g, 5, 6, XI, 0, XJ, 0, np.empty((3, 6)), np.zeros(5), np.zeros(6), 0)
         typemap = tile.overloads[tile.signatures[0]].type_annotation.typemap

@@ -167,18 +167,34 @@ def tile_buffers(threads: int, block: int, d: int):
     return np.empty((threads, block, block)), np.empty((threads, d, block))
 
 
-_TILES = {metric: kernel(named(_tile(metric), f"_{name}_tile"))
-          for metric, name in ((EUCLIDEAN, "euclidean"), (SQEUCLIDEAN, "sqeuclidean"), (MANHATTAN, "manhattan"),
-                               (COSINE, "cosine"))}
+_euclidean_tile, _sqeuclidean_tile, _manhattan_tile, _cosine_tile = (
+    kernel(named(_tile(metric), f"_{name}_tile"))
+    for metric, name in ((EUCLIDEAN, "euclidean"), (SQEUCLIDEAN, "sqeuclidean"), (MANHATTAN, "manhattan"),
+                         (COSINE, "cosine")))
+
+
+@inline_ir
+def _tile_of(metric, g, m, nc, XI, i0, XJ, j0, yt, auxI, auxJ, shift):
+    """Run the tile of ``metric``, a constant of the calling driver's closure: the
+    other metrics' branches are pruned. (A driver whose closure held the tile
+    kernel itself would never load from Numba's cache: a kernel object hashes
+    differently in every process.)"""
+    if metric == MANHATTAN:
+        _manhattan_tile(g, m, nc, XI, i0, XJ, j0, yt, auxI, auxJ, shift)
+    elif metric == COSINE:
+        _cosine_tile(g, m, nc, XI, i0, XJ, j0, yt, auxI, auxJ, shift)
+    elif metric == SQEUCLIDEAN:
+        _sqeuclidean_tile(g, m, nc, XI, i0, XJ, j0, yt, auxI, auxJ, shift)
+    else:
+        _euclidean_tile(g, m, nc, XI, i0, XJ, j0, yt, auxI, auxJ, shift)
 
 
 def _driver(parallel: bool, metric: int):
     """The driver of one metric, for the parallel twin (``prange``, a
-    thread-indexed tile each) or the serial one. ``parallel`` and the tile are
+    thread-indexed tile each) or the serial one. ``parallel`` and ``metric`` are
     constants of the closure: the serial twin references no threading call (so
     Numba can cache it), and each compiles the tile of its metric alone."""
     prange = numba.prange if parallel else range
-    tile = _TILES[metric]
 
     def row_sums(XI, XJ, shift, auxI, auxJ, labJ, block, tiles, scratch, sums):
         nI = XI.shape[0]
@@ -192,7 +208,7 @@ def _driver(parallel: bool, metric: int):
             for j0 in range(0, nJ, block):
                 nc = min(nJ, j0 + block) - j0
                 g = tiles[t]
-                tile(g, m, nc, XI, i0, XJ, j0, scratch[t], auxI, auxJ, shift)
+                _tile_of(metric, g, m, nc, XI, i0, XJ, j0, scratch[t], auxI, auxJ, shift)
                 _scatter(g, m, nc, labJ, j0, sums, i0)
         if parallel:
             numba.set_parallel_chunksize(previous)
