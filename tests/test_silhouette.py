@@ -551,7 +551,7 @@ def test_kernels_as_python():
     sums = np.zeros((5, 3))
     tiles, scratch = kern.tile_buffers(1, 2, 3)
     # (the driver runs compiled: its tile is a constant of its closure)
-    kern.row_sums(kern.EUCLIDEAN).serial(XI, XJ, 0, sqI, sqJ, labJ, 2, tiles, scratch, sums)
+    kern.sum_drivers(kern.EUCLIDEAN)[0].serial(XI, XJ, 0, sqI, sqJ, labJ, 2, tiles, scratch, sums)
     np.testing.assert_allclose(sums, expected, rtol=1e-13)
 
     # a tile fills the first m rows and nc columns of a thread's larger buffers
@@ -592,13 +592,20 @@ def test_serial_and_parallel_twins_agree():
     X = np.ascontiguousarray(rng.normal(size=(300, 5)))
     lab = rng.integers(0, 4, 300)
     sq = (X * X).sum(axis=1)
-    dual = kern.row_sums(kern.EUCLIDEAN)
+    dual, symmetric = kern.sum_drivers(kern.EUCLIDEAN)
     got = []
     for twin, threads in ((dual.serial, 1), (dual.parallel, numba.get_num_threads())):
         sums = np.zeros((300, 4))
         twin(X, X, 0, sq, sq, lab, 64, *kern.tile_buffers(threads, 64, 5), sums)
         got.append(sums)
     assert np.array_equal(got[0], got[1])
+    # each distance computed once, for both its points: the same sums but for rounding
+    for twin, threads in ((symmetric.serial, 1), (symmetric.parallel, numba.get_num_threads())):
+        sums = np.zeros((300, 4))
+        twin(X, sq, lab, 64, *kern.tile_buffers(threads, 64, 5), sums)
+        got.append(sums)
+    assert np.array_equal(got[2], got[3])
+    np.testing.assert_allclose(got[2], got[0], rtol=1e-13)
     assert dual.pick(1.0) is dual.parallel or not dual.parallel.signatures
     assert dual.pick(1e12) is dual.parallel
 
@@ -616,7 +623,7 @@ def test_a_metric_compiles_only_its_own_tile():
     expected = np.stack([pair[:, labJ == k].sum(axis=1) for k in range(3)], axis=1)
     others = {"_euclidean_tile", "_sqeuclidean_tile", "_cosine_tile"}
     for parallel in (False, True):
-        driver = numba.njit(kern._driver(parallel, kern.MANHATTAN), parallel=parallel)  # compiled afresh
+        driver = numba.njit(kern._drivers(parallel, kern.MANHATTAN)[0], parallel=parallel)  # compiled afresh
         sums = np.zeros((5, 3))
         threads = numba.get_num_threads() if parallel else 1
         driver(XI, XJ, 0, np.zeros(5), np.zeros(6), labJ, 2, *kern.tile_buffers(threads, 2, 3), sums)
@@ -633,5 +640,5 @@ def test_a_metric_compiles_only_its_own_tile():
         functions = " ".join(str(ty) for ty in typemap.values() if isinstance(ty, numba.types.Function))
         assert has in functions and lacks not in functions, functions  # only its own metric's loop
     np.testing.assert_allclose(g, np.sqrt(((XI[:, None, :] - XJ[None, :, :]) ** 2).sum(axis=2)), rtol=1e-15)
-    assert kern.row_sums(kern.MANHATTAN) is kern.row_sums(kern.MANHATTAN)
-    assert kern.row_sums(kern.MANHATTAN) is not kern.row_sums(kern.COSINE)
+    assert kern.sum_drivers(kern.MANHATTAN) is kern.sum_drivers(kern.MANHATTAN)
+    assert kern.sum_drivers(kern.MANHATTAN) is not kern.sum_drivers(kern.COSINE)

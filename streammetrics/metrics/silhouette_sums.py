@@ -4,7 +4,9 @@ What :mod:`.silhouette` computes its scores with: the checks of the
 arguments, the input read in panels of rows (:class:`Rows`), the cluster
 labels as codes, and the sums of every point's distances to each cluster,
 tile by tile (:mod:`streammetrics._kernels.silhouette`), turned into
-silhouettes panel by panel. Never anything ``n x n``.
+silhouettes panel by panel. Never anything ``n x n``. When the points are in
+memory and the sums of all of them fit in the budget, each distance is computed
+once, for both of its points.
 
 Memory
 ------
@@ -41,9 +43,9 @@ from .._kernels.silhouette import (
     SKLEARN,
     SQEUCLIDEAN,
     distance_sums,
-    row_sums,
     rows_sq_norms,
     silhouette_from_sums,
+    sum_drivers,
     tile_buffers,
 )
 from .._protocol.errors import BadShapeError, BadValueError
@@ -350,7 +352,16 @@ def feature_silhouettes(src: Rows, lab, sizes, metric: int, convention: int, blo
     aux = _aux_of(sq, metric)
 
     out = np.empty(n)
-    dual = row_sums(metric)
+    if src.whole is not None and rows >= n:
+        # every point and every sum in memory: each distance computed once, for both points
+        sums = np.zeros((n, K))
+        dual = sum_drivers(metric)[1]
+        kernel = dual.pick(n * n * d / 2)
+        with _turn(dual, kernel):
+            kernel(src.whole, aux, lab, b, *_buffers(dual, kernel, b, d), sums)
+        silhouette_from_sums(sums, lab, sizes, convention, out)
+        return out
+    dual = sum_drivers(metric)[0]
     sums_of = dual.pick(n * n * d)
     turn = _turn(dual, sums_of)
     tiles, scratch = _buffers(dual, sums_of, b, d)
@@ -478,7 +489,7 @@ def pair_sums(XI, XJ, shift: int, aux_i, aux_j, labels_j, metric: int, block: in
     XI = np.ascontiguousarray(XI, dtype=np.float64)
     XJ = np.ascontiguousarray(XJ, dtype=np.float64)
     sums = np.zeros((XI.shape[0], k))
-    dual = row_sums(metric)
+    dual = sum_drivers(metric)[0]
     kernel = dual.pick(XI.shape[0] * XJ.shape[0] * XI.shape[1])
     tiles, scratch = _buffers(dual, kernel, block, XI.shape[1])
     with _turn(dual, kernel):
