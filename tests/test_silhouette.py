@@ -549,21 +549,24 @@ def test_kernels_as_python():
     assert kern.rows_sq_norms.py_func(bad, out) == 2 * 3 + 1
 
     sums = np.zeros((5, 3))
-    tiles, scratch = kern.tile_buffers(1, 2, 3)
+    rows, scratch = kern.tile_buffers(1, 2, 3)
     # (the driver runs compiled: its tile is a constant of its closure)
-    kern.sum_drivers(kern.EUCLIDEAN)[0].serial(XI, XJ, 0, sqI, sqJ, labJ, 2, tiles, scratch, sums)
+    kern.sum_drivers(kern.EUCLIDEAN)[0].serial(XI, XJ, 0, sqI, sqJ, labJ, 2, rows, scratch, sums)
     np.testing.assert_allclose(sums, expected, rtol=1e-13)
 
-    # a tile fills the first m rows and nc columns of a thread's larger buffers
-    g = np.full((7, 8), np.nan)
-    yt = np.empty((3, 8))
-    kern._manhattan_tile.py_func(g, 5, 6, XI, 0, XJ, 0, yt, sqI, sqJ, 0)
-    np.testing.assert_allclose(g[:5, :6], np.abs(XI[:, None, :] - XJ[None, :, :]).sum(axis=2), rtol=1e-15)
-    assert np.isnan(g[5:]).all() and np.isnan(g[:, 6:]).all()
-
-    sums = np.zeros((5, 3))
-    kern._scatter.py_func(np.pad(pair, ((0, 2), (0, 3)), constant_values=np.nan), 5, 6, labJ, 0, sums, 0)
-    np.testing.assert_allclose(sums, expected, rtol=1e-15)
+    # a tile of one matrix off its diagonal adds into the rows of both blocks,
+    # using the first nc entries of a thread's larger buffers
+    L1 = np.abs(XJ[:, None, :] - XJ[None, :, :]).sum(axis=2)
+    row, yt = np.full(8, np.nan), np.empty((3, 8))
+    sums = np.zeros((6, 3))
+    kern._manhattan_tile.py_func(XJ, 0, 2, XJ, 2, 4, yt, row, sqJ, sqJ, 0, labJ, labJ, sums, True)
+    want = np.zeros((6, 3))
+    for i in range(2):
+        for j in range(2, 6):
+            want[i, labJ[j]] += L1[i, j]
+            want[j, labJ[i]] += L1[i, j]
+    np.testing.assert_allclose(sums, want, rtol=1e-15)
+    assert np.isnan(row[4:]).all()
 
     D = naive_distances(XJ, "euclidean")
     sums = np.zeros((6, 3))
@@ -634,11 +637,12 @@ def test_a_metric_compiles_only_its_own_tile():
         assert "_manhattan_tile" in called and not called & others, called
     for cached, has, lacks in ((kern._manhattan_tile, "abs", "sqrt"), (kern._euclidean_tile, "sqrt", "abs")):
         tile = numba.njit(cached.py_func)  # afresh: a cached kernel keeps no typed IR
-        g = np.empty((5, 6))
-        tile(g, 5, 6, XI, 0, XJ, 0, np.empty((3, 6)), np.zeros(5), np.zeros(6), 0)
+        sums = np.zeros((5, 3))
+        tile(XI, 0, 5, XJ, 0, 6, np.empty((3, 6)), np.empty(6), np.zeros(5), np.zeros(6), 0, labJ, labJ, sums, False)
         typemap = tile.overloads[tile.signatures[0]].type_annotation.typemap
         functions = " ".join(str(ty) for ty in typemap.values() if isinstance(ty, numba.types.Function))
         assert has in functions and lacks not in functions, functions  # only its own metric's loop
-    np.testing.assert_allclose(g, np.sqrt(((XI[:, None, :] - XJ[None, :, :]) ** 2).sum(axis=2)), rtol=1e-15)
+    pair = np.sqrt(((XI[:, None, :] - XJ[None, :, :]) ** 2).sum(axis=2))
+    np.testing.assert_allclose(sums, np.stack([pair[:, labJ == k].sum(axis=1) for k in range(3)], axis=1), rtol=1e-14)
     assert kern.sum_drivers(kern.MANHATTAN) is kern.sum_drivers(kern.MANHATTAN)
     assert kern.sum_drivers(kern.MANHATTAN) is not kern.sum_drivers(kern.COSINE)

@@ -1,32 +1,13 @@
 """Silhouette kernels: per-point, per-cluster sums of distances, tile by tile.
 
-The silhouette of point ``i`` needs, for every cluster ``k``, the sum of the
-distances from ``i`` to the members of ``k``: an ``n x K`` table built from
-``n x n`` distances. The kernels here never hold more than one
-``block x block`` tile of distances per thread, in a buffer of its own (made
-by the caller with :func:`tile_buffers`, indexed by ``numba.get_thread_id()``):
-a tile is computed from the coordinates (their differences summed over the
-features in order, or for the cosine distance their products), then added into
-the caller's ``sums`` at the cluster labels (``sums[i, labels[j]] += g[i, j]``).
-
-Two drivers of one metric walk the tiles (:func:`sum_drivers` gives both):
-
-* ``row_sums``: the rows of a panel are cut into blocks of ``block`` rows,
-  the threads take the blocks one at a time as they become free, and each
-  walks its block across all the columns, which may come from another panel
-  of the input (as reading a memmap panel by panel needs). A row receives its
-  contributions in the order of the columns.
-* ``symmetric_sums``: when all the points and all their sums are in
-  memory, each distance is computed once and added to both of its points,
-  which halves the work. The pairs of blocks are visited in rounds of disjoint
-  pairs (a round-robin tournament), so no two threads write the same rows, and
-  a row receives its contributions in an order fixed by the blocks.
-
-Either way the result does not depend on the number of threads.
-
-:func:`distance_sums` does the same for a precomputed distance matrix, checking
-the entries in the same pass, and :func:`silhouette_from_sums` turns the sums
-into silhouettes under either convention.
+The silhouette of point ``i`` needs, for every cluster ``k``, the sum of its
+distances to the members of ``k``. The kernels never hold more than one
+``block x block`` tile of distances per thread (buffers made by the caller with
+:func:`tile_buffers`, indexed by ``numba.get_thread_id()``): a tile is computed
+from the coordinates, then added into ``sums`` at the cluster labels. Every row
+receives its contributions in an order fixed by the blocks alone, so the
+result does not depend on the number of threads. :func:`distance_sums` does the
+same for rows of a precomputed distance matrix, checking the entries.
 """
 
 from __future__ import annotations
@@ -95,24 +76,6 @@ def rows_sq_norms(X, out):
 
 
 @inline_ir
-def _cosine_from_dots(g, m, nc, i0, j0, invI, invJ, shift):
-    """Turn the dot products in ``g[:m, :nc]`` into cosine distances
-    ``1 - x.y / (|x||y|)`` clipped to [0, 2]; a zero vector has ``inv = 0``
-    (similarity 0, distance 1), and a point is at distance 0 from itself
-    (``shift`` maps a row index to the columns' numbering). A distance below
-    :data:`COSINE_FLOOR` is the rounding of parallel vectors and counts as 0."""
-    for ii in range(m):
-        a = invI[i0 + ii]
-        row = g[ii]
-        for jj in range(nc):
-            v = 1.0 - row[jj] * a * invJ[j0 + jj]
-            row[jj] = 0.0 if v < COSINE_FLOOR else min(v, 2.0)
-        jj = i0 + ii + shift - j0
-        if 0 <= jj < nc:
-            row[jj] = 0.0
-
-
-@inline_ir
 def _term(metric, x, y):
     """One feature's term of the distance of ``metric`` between ``x`` and ``y``."""
     if metric == MANHATTAN:
@@ -124,16 +87,18 @@ def _term(metric, x, y):
 
 
 def _tile(metric: int):
-    """The tile of one metric: ``metric`` is a constant of the closure, so Numba
-    prunes the other metrics' branches before typing, and a first use compiles
-    the loop of its own metric only.
+    """The tile of one metric, a constant of the closure: Numba prunes the other
+    metrics' branches, so a first use compiles its own loop only.
 
-    The columns are transposed into ``yt`` so that the loop over them runs over
-    contiguous memory (vectorised), and each pass over a row adds four features
-    held in registers: a quarter of the loads and stores of a pass per feature,
-    the terms of every pair still added in the order of the features."""
+    The distances from rows ``i0..i0+m`` of ``XI`` to rows ``j0..j0+nc`` of ``XJ``
+    are formed one row at a time in ``row`` and added at once into ``sums[i0 +
+    ii, labJ[j0 + jj]]``, and when ``both`` (an off-diagonal tile of one matrix)
+    into ``sums[j0 + jj, labI[i0 + ii]]`` too. The columns are transposed into
+    ``yt`` so that the loop over them runs over contiguous memory, and a pass
+    over the row adds four features held in registers (a quarter of the loads
+    and stores), every pair's terms still in feature order."""
 
-    def tile(g, m, nc, XI, i0, XJ, j0, yt, auxI, auxJ, shift):
+    def tile(XI, i0, m, XJ, j0, nc, yt, row, auxI, auxJ, shift, labI, labJ, sums, both):
         d = XI.shape[1]
         d4 = d - d % 4
         for jj in range(nc):
@@ -141,7 +106,6 @@ def _tile(metric: int):
                 yt[k, jj] = XJ[j0 + jj, k]
         for ii in range(m):
             x = XI[i0 + ii]
-            row = g[ii]
             for jj in range(nc):
                 row[jj] = 0.0
             for k0 in range(0, d4, 4):
@@ -156,30 +120,32 @@ def _tile(metric: int):
             if metric == EUCLIDEAN:
                 for jj in range(nc):
                     row[jj] = math.sqrt(row[jj])
-        if metric == COSINE:
-            _cosine_from_dots(g, m, nc, i0, j0, auxI, auxJ, shift)
+            elif metric == COSINE:  # 1 - x.y / (|x||y|) in [0, 2], a zero vector (inv = 0) at distance 1
+                a = auxI[i0 + ii]
+                for jj in range(nc):
+                    v = 1.0 - row[jj] * a * auxJ[j0 + jj]
+                    row[jj] = 0.0 if v < COSINE_FLOOR else min(v, 2.0)
+                jj = i0 + ii + shift - j0  # a point is at distance 0 from itself
+                if 0 <= jj < nc:
+                    row[jj] = 0.0
+            own = sums[i0 + ii]
+            if both:
+                k = labI[i0 + ii]
+                for jj in range(nc):
+                    own[labJ[j0 + jj]] += row[jj]
+                    sums[j0 + jj, k] += row[jj]
+            else:
+                for jj in range(nc):
+                    own[labJ[j0 + jj]] += row[jj]
 
     return tile
 
 
-@kernel
-def _scatter(g, m, nc, lab, j0, sums, i0):
-    """``sums[i0 + ii, lab[j0 + jj]] += g[ii, jj]`` over ``g[:m, :nc]``, columns
-    in increasing order."""
-    for ii in range(m):
-        s = sums[i0 + ii]
-        row = g[ii]
-        for jj in range(nc):
-            s[lab[j0 + jj]] += row[jj]
-
-
 def tile_buffers(threads: int, block: int, d: int):
-    """``(tiles, scratch)``: the per-thread buffers the drivers take,
-    made by the caller (an allocation inside a kernel compiles on its first
-    use): ``block x block`` tiles and a ``d x block`` scratch for the transposed
-    columns, so that the innermost loop runs over contiguous columns.
-    ``threads`` is 1 for the serial twin, else ``numba.get_num_threads()``."""
-    return np.empty((threads, block, block)), np.empty((threads, d, block))
+    """``(rows, scratch)``: per-thread rows of ``block`` distances and ``d x block``
+    transposed columns, made by the caller (an allocation inside a kernel
+    compiles on its first use); ``threads`` is 1 for a serial twin."""
+    return np.empty((threads, block)), np.empty((threads, d, block))
 
 
 _euclidean_tile, _sqeuclidean_tile, _manhattan_tile, _cosine_tile = (
@@ -189,45 +155,30 @@ _euclidean_tile, _sqeuclidean_tile, _manhattan_tile, _cosine_tile = (
 
 
 @inline_ir
-def _tile_of(metric, g, m, nc, XI, i0, XJ, j0, yt, auxI, auxJ, shift):
-    """Run the tile of ``metric``, a constant of the calling driver's closure: the
-    other metrics' branches are pruned. (A driver whose closure held the tile
-    kernel itself would never load from Numba's cache: a kernel object hashes
-    differently in every process.)"""
+def _tile_of(metric, XI, i0, m, XJ, j0, nc, yt, row, auxI, auxJ, shift, labI, labJ, sums, both):
+    """Run the tile of ``metric``, a constant of the caller's closure. (A driver
+    whose closure held the tile kernel itself would never load from Numba's
+    cache: a kernel object hashes differently in every process.)"""
     if metric == MANHATTAN:
-        _manhattan_tile(g, m, nc, XI, i0, XJ, j0, yt, auxI, auxJ, shift)
+        _manhattan_tile(XI, i0, m, XJ, j0, nc, yt, row, auxI, auxJ, shift, labI, labJ, sums, both)
     elif metric == COSINE:
-        _cosine_tile(g, m, nc, XI, i0, XJ, j0, yt, auxI, auxJ, shift)
+        _cosine_tile(XI, i0, m, XJ, j0, nc, yt, row, auxI, auxJ, shift, labI, labJ, sums, both)
     elif metric == SQEUCLIDEAN:
-        _sqeuclidean_tile(g, m, nc, XI, i0, XJ, j0, yt, auxI, auxJ, shift)
+        _sqeuclidean_tile(XI, i0, m, XJ, j0, nc, yt, row, auxI, auxJ, shift, labI, labJ, sums, both)
     else:
-        _euclidean_tile(g, m, nc, XI, i0, XJ, j0, yt, auxI, auxJ, shift)
-
-
-@inline_ir
-def _scatter_both(g, m, nc, lab, i0, j0, sums, both):
-    """:func:`_scatter` of ``g[:m, :nc]`` into the rows ``i0..``, and when ``both``
-    (a tile off the diagonal) its transpose into the rows ``j0..`` too:
-    ``sums[j0 + jj, lab[i0 + ii]] += g[ii, jj]``, rows in increasing order."""
-    for ii in range(m):
-        s = sums[i0 + ii]
-        k = lab[i0 + ii]
-        row = g[ii]
-        for jj in range(nc):
-            v = row[jj]
-            s[lab[j0 + jj]] += v
-            if both:
-                sums[j0 + jj, k] += v
+        _euclidean_tile(XI, i0, m, XJ, j0, nc, yt, row, auxI, auxJ, shift, labI, labJ, sums, both)
 
 
 def _drivers(parallel: bool, metric: int):
-    """The two drivers of one metric, for the parallel twin (``prange``, a
-    thread-indexed tile each) or the serial one. ``parallel`` and ``metric`` are
-    constants of the closure: the serial twin references no threading call (so
-    Numba can cache it), and each compiles the tile of its metric alone."""
+    """The two drivers of one metric, parallel (``prange``) or serial; the serial
+    twin references no threading call, so Numba can cache it."""
     prange = numba.prange if parallel else range
 
-    def row_sums(XI, XJ, shift, auxI, auxJ, labJ, block, tiles, scratch, sums):
+    def row_sums(XI, XJ, shift, auxI, auxJ, labJ, block, rows, scratch, sums):
+        """Add to ``sums[i, k]`` the distances from ``XI[i]`` to the ``XJ[j]`` with
+        ``labJ[j] == k``; ``aux`` are the squared norms (inverse norms for cosine),
+        ``shift`` the index of ``XI[0]`` minus that of ``XJ[0]``. The threads take
+        blocks of rows as they become free and walk each across the columns."""
         nI = XI.shape[0]
         nJ = XJ.shape[0]
         nblk = (nI + block - 1) // block
@@ -238,13 +189,15 @@ def _drivers(parallel: bool, metric: int):
             m = min(nI, i0 + block) - i0
             for j0 in range(0, nJ, block):
                 nc = min(nJ, j0 + block) - j0
-                g = tiles[t]
-                _tile_of(metric, g, m, nc, XI, i0, XJ, j0, scratch[t], auxI, auxJ, shift)
-                _scatter(g, m, nc, labJ, j0, sums, i0)
+                _tile_of(metric, XI, i0, m, XJ, j0, nc, scratch[t], rows[t], auxI, auxJ, shift, labJ, labJ, sums,
+                         False)
         if parallel:
             numba.set_parallel_chunksize(previous)
 
-    def symmetric_sums(X, aux, lab, block, tiles, scratch, sums):
+    def symmetric_sums(X, aux, lab, block, rows, scratch, sums):
+        """Add to ``sums[i, k]`` the distances from ``X[i]`` to every ``X[j]`` with
+        ``lab[j] == k``, each computed once for both points. The pairs of blocks
+        go in rounds of disjoint pairs, so no two threads write the same rows."""
         n = X.shape[0]
         nblk = (n + block - 1) // block
         players = nblk + (nblk & 1)  # an odd count gets a bye: the block numbered nblk
@@ -266,72 +219,48 @@ def _drivers(parallel: bool, metric: int):
                     j0 = bj * block
                     m = min(n, i0 + block) - i0
                     nc = min(n, j0 + block) - j0
-                    g = tiles[t]
-                    _tile_of(metric, g, m, nc, X, i0, X, j0, scratch[t], aux, aux, 0)
-                    _scatter_both(g, m, nc, lab, i0, j0, sums, bi != bj)
+                    _tile_of(metric, X, i0, m, X, j0, nc, scratch[t], rows[t], aux, aux, 0, lab, lab, sums, bi != bj)
         if parallel:
             numba.set_parallel_chunksize(previous)
 
     return row_sums, symmetric_sums
 
 
-_ROW_SUMS_DOC = """``(XI, XJ, shift, auxI, auxJ, labJ, block, tiles, scratch, sums)``: add to
-``sums[i, k]`` the distances from ``XI[i]`` to the rows ``XJ[j]`` with
-``labJ[j] == k``, tile by tile in the buffers of :func:`tile_buffers`.
-
-``aux`` holds the squared norms of the rows (the inverse norms for cosine);
-``shift`` is the global index of ``XI[0]`` minus that of ``XJ[0]``.
-"""
-
-_SYMMETRIC_DOC = """``(X, aux, lab, block, tiles, scratch, sums)``: add to ``sums[i, k]`` the
-distances from ``X[i]`` to every ``X[j]`` with ``lab[j] == k``, computing each
-distance once, tile by tile in the buffers of :func:`tile_buffers`.
-"""
-
 _DRIVERS: dict = {}
 _DRIVERS_LOCK = threading.Lock()
 
 
 def sum_drivers(metric: int) -> tuple[Dual, Dual]:
-    """``(row_sums, symmetric_sums)``, the :class:`Dual` drivers of ``metric``:
-    made on first request (a first use compiles the one driver of the one metric
-    it needs), the same objects after."""
+    """``(row_sums, symmetric_sums)``, the :class:`Dual` drivers of ``metric``,
+    made on first request."""
     with _DRIVERS_LOCK:
         duals = _DRIVERS.get(metric)
         if duals is None:
             serial, parallel = _drivers(False, metric), _drivers(True, metric)
             duals = tuple(Dual(kernel(s_), parallel_kernel(p_)) for s_, p_ in zip(serial, parallel))
-            duals[0].__doc__, duals[1].__doc__ = _ROW_SUMS_DOC, _SYMMETRIC_DOC
             _DRIVERS[metric] = duals
         return duals
 
 
 def _distance_sums_of(prange):
     def distance_sums(D, off, lab, lowest, diag_tol, sums, bad):
-        """Add each row of the distance rows ``D`` (rows ``off..off+m`` of an
-        ``n x n`` matrix) into ``sums`` by the columns' labels, checking the entries.
-
-        An entry is valid when it is finite and ``>= lowest``; when ``diag_tol`` is
-        not negative, a diagonal entry must also satisfy ``|d_ii| <= diag_tol``.
-        ``bad[i]`` is set to 1 for a row holding an invalid entry (its sums are then
-        meaningless); the caller locates the entry.
-        """
+        """Add the rows ``off..`` of an ``n x n`` distance matrix into ``sums`` by
+        the columns' labels; ``bad[i] = 1`` for a row holding an entry that is not
+        finite and ``>= lowest``, or (``diag_tol >= 0``) a diagonal entry above
+        ``diag_tol`` in magnitude."""
         m, n = D.shape
-        ngroups = (m + 3) // 4
-        for gi in prange(ngroups):
-            a = 4 * gi
-            b = min(m, a + 4)
-            for i in range(a, b):
-                row = D[i]
-                nbad = 0
-                for j in range(n):
-                    v = row[j]
-                    nbad += not ((v >= lowest) & (v < np.inf))
-                j = off + i
-                if diag_tol >= 0.0 and j < n and not (abs(row[j]) <= diag_tol):
-                    nbad += 1
-                bad[i] = nbad > 0
-            _scatter(D[a:b], b - a, n, lab, 0, sums, a)
+        for i in prange(m):
+            row = D[i]
+            own = sums[i]
+            nbad = 0
+            for j in range(n):
+                v = row[j]
+                nbad += not ((v >= lowest) & (v < np.inf))
+                own[lab[j]] += v
+            j = off + i
+            if diag_tol >= 0.0 and j < n and not (abs(row[j]) <= diag_tol):
+                nbad += 1
+            bad[i] = nbad > 0
 
     return distance_sums
 
@@ -341,16 +270,12 @@ distance_sums = Dual(kernel(_distance_sums_of(range)), parallel_kernel(_distance
 
 @kernel
 def silhouette_from_sums(sums, lab, sizes, convention, out):
-    """Silhouettes of the rows of ``sums`` (``m x K`` per-cluster distance sums).
-
-    ``lab[i]`` is row ``i``'s cluster and ``sizes[k] = |C_k|`` (empty clusters
-    allowed). With the :data:`SEED` convention these are the specification's
-    formulas literally: ``D_ik = sums_ik / safe(|C_k|)``, ``a_i = D_i,own``,
-    ``b_i = min_k (D_ik + 1e300 [k = own])`` and
-    ``s_i = (b_i - a_i) / safe(max(a_i, b_i))``. With :data:`SKLEARN`, ``a_i``
-    divides by ``|C_own| - 1`` instead, the own cluster is left out of the
-    minimum, and a point alone in its cluster gets 0.
-    """
+    """Silhouettes of the rows of ``sums`` (``m x K`` per-cluster distance sums),
+    ``lab[i]`` row ``i``'s cluster, ``sizes[k] = |C_k|``. :data:`SEED` is the
+    specification's formulas literally (``a`` over ``safe(|C_own|)``, the own
+    cluster penalised by ``1e300`` in the minimum); :data:`SKLEARN` divides
+    ``a`` by ``|C_own| - 1``, leaves the own cluster out, and gives a point
+    alone in its cluster 0."""
     m, K = sums.shape
     for i in range(m):
         own = lab[i]
