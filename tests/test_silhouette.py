@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streammetrics._kernels import silhouette as kern
+from streammetrics.metrics import silhouette_sums as sil_sums
 from streammetrics.metrics.silhouette import (
     silhouette,
     silhouette_samples,
@@ -574,9 +575,8 @@ def test_kernels_as_python():
     kern.distance_sums.py_func(D, 0, labJ, 0.0, 1e-12, sums, flags)
     assert not flags.any()
     sizes = np.bincount(labJ).astype(np.int64)
-    for convention, name in ((kern.SEED, "seed"), (kern.SKLEARN, "sklearn")):
-        s = np.empty(6)
-        kern.silhouette_from_sums.py_func(sums, labJ, sizes, convention, s)
+    for convention, name in ((sil_sums.SEED, "seed"), (sil_sums.SKLEARN, "sklearn")):
+        s = sil_sums.from_sums(sums, labJ, sizes, convention)
         np.testing.assert_allclose(s, naive_silhouettes(D, labJ, name), rtol=1e-13, atol=1e-15)
     D[4, 4] = 1.0
     kern.distance_sums.py_func(D, 0, labJ, 0.0, 1e-12, sums, flags)

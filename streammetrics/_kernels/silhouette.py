@@ -25,14 +25,10 @@ __all__ = [
     "SQEUCLIDEAN",
     "MANHATTAN",
     "COSINE",
-    "SEED",
-    "SKLEARN",
-    "OWN_CLUSTER_PENALTY",
     "rows_sq_norms",
     "sum_drivers",
     "tile_buffers",
     "distance_sums",
-    "silhouette_from_sums",
 ]
 
 #: Metric codes understood by the feature kernels.
@@ -40,14 +36,6 @@ EUCLIDEAN = 0
 SQEUCLIDEAN = 1
 MANHATTAN = 2
 COSINE = 3
-
-#: Convention codes understood by :func:`silhouette_from_sums`.
-SEED = 0
-SKLEARN = 1
-
-#: The specification's ``10^300 m_ik``: added to a point's own cluster so that
-#: the minimum over clusters picks the nearest *other* one.
-OWN_CLUSTER_PENALTY = 1e300
 
 #: Cosine distances below this (a few units of rounding in ``1 - x.y / (|x||y|)``)
 #: are those of parallel vectors, and are taken as 0.
@@ -266,35 +254,3 @@ def _distance_sums_of(prange):
 
 
 distance_sums = Dual(kernel(_distance_sums_of(range)), parallel_kernel(_distance_sums_of(numba.prange)))
-
-
-@kernel
-def silhouette_from_sums(sums, lab, sizes, convention, out):
-    """Silhouettes of the rows of ``sums`` (``m x K`` per-cluster distance sums),
-    ``lab[i]`` row ``i``'s cluster, ``sizes[k] = |C_k|``. :data:`SEED` is the
-    specification's formulas literally (``a`` over ``safe(|C_own|)``, the own
-    cluster penalised by ``1e300`` in the minimum); :data:`SKLEARN` divides
-    ``a`` by ``|C_own| - 1``, leaves the own cluster out, and gives a point
-    alone in its cluster 0."""
-    m, K = sums.shape
-    for i in range(m):
-        own = lab[i]
-        c = sizes[own]
-        if convention == SEED:
-            a = sums[i, own] / (c + (c == 0))
-            penalty = OWN_CLUSTER_PENALTY
-        else:
-            if c <= 1:
-                out[i] = 0.0
-                continue
-            a = sums[i, own] / (c - 1)
-            penalty = np.inf
-        b = np.inf
-        for k in range(K):
-            ck = sizes[k]
-            dk = sums[i, k] / (ck + (ck == 0))
-            if k == own:
-                dk += penalty
-            b = min(b, dk)
-        top = max(a, b)
-        out[i] = (b - a) / (top + (top == 0.0))

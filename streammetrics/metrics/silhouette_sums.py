@@ -26,10 +26,17 @@ import threading
 import numba
 import numpy as np
 
-from .._kernels.silhouette import COSINE, EUCLIDEAN, MANHATTAN, SEED, SKLEARN, SQEUCLIDEAN, distance_sums
-from .._kernels.silhouette import rows_sq_norms, silhouette_from_sums, sum_drivers, tile_buffers
+from .._kernels.silhouette import COSINE, EUCLIDEAN, MANHATTAN, SQEUCLIDEAN, distance_sums, rows_sq_norms
+from .._kernels.silhouette import sum_drivers, tile_buffers
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import as_1d, to_numpy
+
+#: Convention codes: the specification's, and scikit-learn's
+SEED, SKLEARN = 0, 1
+
+#: The specification's ``10^300 m_ik``: added to a point's own cluster so that
+#: the minimum over clusters picks the nearest *other* one.
+OWN_CLUSTER_PENALTY = 1e300
 
 #: Default bound, in bytes, on the working memory beyond the input (64 MiB).
 MEMORY_BUDGET = 64 * 2**20
@@ -278,8 +285,7 @@ def feature_silhouettes(src: Rows, lab, sizes, metric: int, convention: int, blo
         kernel, turn, threads = _twin(symmetric_sums, n * n * d / 2)
         with turn:
             kernel(src.whole, aux, lab, b, *tile_buffers(threads, b, d), sums)
-        silhouette_from_sums(sums, lab, sizes, convention, out)
-        return out
+        return from_sums(sums, lab, sizes, convention)
     kernel, turn, threads = _twin(row_sums, n * n * d)
     tiles, scratch = tile_buffers(threads, b, d)
     for i0 in range(0, n, rows):
@@ -291,7 +297,7 @@ def feature_silhouettes(src: Rows, lab, sizes, metric: int, convention: int, blo
             XJ = XI if j0 == i0 else src.read(j0, j1)
             with turn:
                 kernel(XI, XJ, i0 - j0, aux[i0:i1], aux[j0:j1], lab[j0:j1], b, tiles, scratch, sums)
-        silhouette_from_sums(sums, lab[i0:i1], sizes, convention, out[i0:i1])
+        out[i0:i1] = from_sums(sums, lab[i0:i1], sizes, convention)
     return out
 
 
@@ -324,7 +330,7 @@ def distance_silhouettes(src: Rows, lab, sizes, convention: int, block, budget: 
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise _locate_bad_distance(src.name, DI[i], i0 + i, precomputed, diag_tol)
-        silhouette_from_sums(sums, lab[i0:i1], sizes, convention, out[i0:i1])
+        out[i0:i1] = from_sums(sums, lab[i0:i1], sizes, convention)
     return out
 
 
@@ -422,8 +428,25 @@ def distance_row_sums(DI, offset: int, labels, k: int) -> np.ndarray:
     return sums
 
 
-def from_sums(sums, labels_i, sizes, convention: int) -> np.ndarray:
-    """The silhouettes of a chunk's points from their per-cluster distance sums."""
-    out = np.empty(sums.shape[0])
-    silhouette_from_sums(sums, labels_i, sizes, convention, out)
-    return out
+def from_sums(sums, lab, sizes, convention: int) -> np.ndarray:
+    """The silhouettes of points from their per-cluster distance sums (``m x K``),
+    ``lab`` their clusters and ``sizes[k] = |C_k|``. :data:`SEED` is the
+    specification's formulas literally (``a`` over ``safe(|C_own|)``, the own
+    cluster penalised by ``10^300`` in the minimum); :data:`SKLEARN` divides ``a``
+    by ``|C_own| - 1``, leaves the own cluster out, and gives a point alone in
+    its cluster 0."""
+    rows = np.arange(sums.shape[0])
+    own = sizes[lab]
+    D = sums / (sizes + (sizes == 0))
+    if convention == SEED:
+        a = D[rows, lab]
+        D[rows, lab] += OWN_CLUSTER_PENALTY
+    else:
+        a = sums[rows, lab] / np.maximum(own - 1, 1)
+        D[rows, lab] = np.inf
+    b = D.min(axis=1)
+    top = np.maximum(a, b)
+    s = (b - a) / (top + (top == 0.0))
+    if convention == SKLEARN:
+        s[own <= 1] = 0.0
+    return s
