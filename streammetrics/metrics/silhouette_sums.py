@@ -268,15 +268,7 @@ def feature_silhouettes(src: Rows, lab, sizes, metric: int, convention: int, blo
         rows = min(rows, rows_per_panel(budget // 4, 8 * d, b))
 
     # one pass: finiteness and squared norms
-    sq = np.empty(n)
-    for i0 in range(0, n, rows):
-        i1 = min(i0 + rows, n)
-        XI = src.read(i0, i1)
-        k = rows_sq_norms(XI, sq[i0:i1])
-        if k >= 0:
-            i, j = divmod(k, d)
-            raise BadValueError(src.name, (i0 + i, j), XI[i, j], "values must be finite")
-    aux = _aux_of(sq, metric)
+    aux = np.concatenate([chunk_stats(src.read(i0, i0 + rows), i0, metric)[0] for i0 in range(0, n, rows)])
 
     out = np.empty(n)
     row_sums, symmetric_sums = sum_drivers(metric)
