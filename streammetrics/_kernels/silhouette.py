@@ -37,6 +37,10 @@ SQEUCLIDEAN = 1
 MANHATTAN = 2
 COSINE = 3
 
+#: The symmetric driver's rounds pair at most this many groups of blocks: a
+#: constant, so that the order of the additions does not depend on the thread count.
+GROUPS = 16
+
 #: Cosine distances below this (a few units of rounding in ``1 - x.y / (|x||y|)``)
 #: are those of parallel vectors, and are taken as 0.
 COSINE_FLOOR = 16 * 2.0**-52
@@ -184,30 +188,36 @@ def _drivers(parallel: bool, metric: int):
 
     def symmetric_sums(X, aux, lab, block, rows, scratch, sums):
         """Add to ``sums[i, k]`` the distances from ``X[i]`` to every ``X[j]`` with
-        ``lab[j] == k``, each computed once for both points. The pairs of blocks
-        go in rounds of disjoint pairs, so no two threads write the same rows."""
+        ``lab[j] == k``, each computed once for both points. The blocks are dealt
+        into at most :data:`GROUPS` groups, and the pairs of groups go in rounds of
+        disjoint pairs, so no two threads write the same rows (and few rounds
+        wait for their slowest thread)."""
         n = X.shape[0]
         nblk = (n + block - 1) // block
-        players = nblk + (nblk & 1)  # an odd count gets a bye: the block numbered nblk
+        per = (nblk + GROUPS - 1) // GROUPS
+        ngrp = (nblk + per - 1) // per
+        players = ngrp + (ngrp & 1)  # an odd count gets a bye: the group numbered ngrp
         ring = players - 1
         previous = numba.set_parallel_chunksize(1) if parallel else 0
-        # round -1 holds the tiles on the diagonal; rounds 0..ring-1 pair the
-        # blocks by the circle method, every two blocks meeting once, the pairs
-        # of a round disjoint (one call site of the tile: it compiles once)
+        # round -1 pairs each group with itself; rounds 0..ring-1 pair the groups
+        # by the circle method, every two meeting once, the pairs of a round
+        # disjoint (one call site of the tile: it compiles once)
         for r in range(-1, ring):
-            tiles_now = nblk if r < 0 else players // 2
-            for p in prange(tiles_now):
+            tasks = ngrp if r < 0 else players // 2
+            for p in prange(tasks):
                 q = np.int64(p)  # (the parallel index may be unsigned)
-                bi, bj = q, q
+                gi, gj = q, q
                 if r >= 0:
-                    bi, bj = (ring, r) if q == 0 else ((r + q) % ring, (r - q + ring) % ring)
-                if bi < nblk and bj < nblk:
+                    gi, gj = (ring, r) if q == 0 else ((r + q) % ring, (r - q + ring) % ring)
+                if gi < ngrp and gj < ngrp:
                     t = numba.get_thread_id() if parallel else 0
-                    i0 = bi * block
-                    j0 = bj * block
-                    m = min(n, i0 + block) - i0
-                    nc = min(n, j0 + block) - j0
-                    _tile_of(metric, X, i0, m, X, j0, nc, scratch[t], rows[t], aux, aux, 0, lab, lab, sums, bi != bj)
+                    for bi in range(gi * per, min(nblk, gi * per + per)):
+                        first = bi if gi == gj else gj * per
+                        for bj in range(first, min(nblk, gj * per + per)):
+                            i0 = bi * block
+                            j0 = bj * block
+                            _tile_of(metric, X, i0, min(n, i0 + block) - i0, X, j0, min(n, j0 + block) - j0, scratch[t],
+                                     rows[t], aux, aux, 0, lab, lab, sums, bi != bj)
         if parallel:
             numba.set_parallel_chunksize(previous)
 
