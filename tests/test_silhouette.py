@@ -558,16 +558,16 @@ def test_kernels_as_python():
     # a tile of one matrix off its diagonal adds into the rows of both blocks,
     # using the first nc entries of a thread's larger buffers
     L1 = np.abs(XJ[:, None, :] - XJ[None, :, :]).sum(axis=2)
-    row, yt = np.full(8, np.nan), np.empty((3, 8))
+    rows, yt = np.full((2, 8), np.nan), np.empty((3, 8))
     sums = np.zeros((6, 3))
-    kern._manhattan_tile.py_func(XJ, 0, 2, XJ, 2, 4, yt, row, sqJ, sqJ, 0, labJ, labJ, sums, True)
+    kern._manhattan_tile.py_func(XJ, 0, 3, XJ, 3, 3, yt, rows, sqJ, sqJ, 0, labJ, labJ, sums, True)
     want = np.zeros((6, 3))
-    for i in range(2):
-        for j in range(2, 6):
+    for i in range(3):  # (an odd number of rows: the last one's twin adds zeros)
+        for j in range(3, 6):
             want[i, labJ[j]] += L1[i, j]
             want[j, labJ[i]] += L1[i, j]
     np.testing.assert_allclose(sums, want, rtol=1e-15)
-    assert np.isnan(row[4:]).all()
+    assert np.isnan(rows[:, 3:]).all()
 
     D = naive_distances(XJ, "euclidean")
     sums = np.zeros((6, 3))
@@ -639,7 +639,8 @@ def test_a_metric_compiles_only_its_own_tile():
     for cached, has, lacks in ((kern._manhattan_tile, "abs", "sqrt"), (kern._euclidean_tile, "sqrt", "abs")):
         tile = numba.njit(cached.py_func)  # afresh: a cached kernel keeps no typed IR
         sums = np.zeros((5, 3))
-        tile(XI, 0, 5, XJ, 0, 6, np.empty((3, 6)), np.empty(6), np.zeros(5), np.zeros(6), 0, labJ, labJ, sums, False)
+        rows, yt = np.empty((2, 6)), np.empty((3, 6))
+        tile(XI, 0, 5, XJ, 0, 6, yt, rows, np.zeros(5), np.zeros(6), 0, labJ, labJ, sums, False)
         typemap = tile.overloads[tile.signatures[0]].type_annotation.typemap
         functions = " ".join(str(ty) for ty in typemap.values() if isinstance(ty, numba.types.Function))
         assert has in functions and lacks not in functions, functions  # only its own metric's loop

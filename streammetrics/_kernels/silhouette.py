@@ -83,61 +83,77 @@ def _tile(metric: int):
     metrics' branches, so a first use compiles its own loop only.
 
     The distances from rows ``i0..i0+m`` of ``XI`` to rows ``j0..j0+nc`` of ``XJ``
-    are formed one row at a time in ``row`` and added at once into ``sums[i0 +
+    are formed two rows at a time in ``rows`` and added at once into ``sums[i0 +
     ii, labJ[j0 + jj]]``, and when ``both`` (an off-diagonal tile of one matrix)
     into ``sums[j0 + jj, labI[i0 + ii]]`` too. The columns are transposed into
-    ``yt`` so that the loop over them runs over contiguous memory, and a pass
-    over the row adds four features held in registers (a quarter of the loads
-    and stores), every pair's terms still in feature order."""
+    ``yt`` so that the loop over them runs over contiguous memory; a pass over
+    the columns adds four features of two rows in registers (each column loaded
+    once for both), every pair's terms still in feature order, and the two rows'
+    sums are independent chains of additions, each row's in column order."""
 
-    def tile(XI, i0, m, XJ, j0, nc, yt, row, auxI, auxJ, shift, labI, labJ, sums, both):
+    def tile(XI, i0, m, XJ, j0, nc, yt, rows, auxI, auxJ, shift, labI, labJ, sums, both):
         d = XI.shape[1]
         d4 = d - d % 4
+        ra, rb = rows[0], rows[1]
         for jj in range(nc):
             for k in range(d):
                 yt[k, jj] = XJ[j0 + jj, k]
-        for ii in range(m):
-            x = XI[i0 + ii]
+        for ii in range(0, m, 2):
+            ia, ib = i0 + ii, i0 + min(ii + 1, m - 1)
+            xa, xb = XI[ia], XI[ib]
             for jj in range(nc):
-                row[jj] = 0.0
+                ra[jj] = 0.0
+                rb[jj] = 0.0
             for k0 in range(0, d4, 4):
                 for jj in range(nc):
-                    s = row[jj]
+                    sa, sb = ra[jj], rb[jj]
                     for k in range(k0, k0 + 4):
-                        s += _term(metric, x[k], yt[k, jj])
-                    row[jj] = s
+                        sa += _term(metric, xa[k], yt[k, jj])
+                        sb += _term(metric, xb[k], yt[k, jj])
+                    ra[jj], rb[jj] = sa, sb
             for k in range(d4, d):
                 for jj in range(nc):
-                    row[jj] += _term(metric, x[k], yt[k, jj])
-            if metric == EUCLIDEAN:
+                    ra[jj] += _term(metric, xa[k], yt[k, jj])
+                    rb[jj] += _term(metric, xb[k], yt[k, jj])
+            for r in range(2):
+                row = rows[r]
+                i = ib if r else ia
+                if metric == EUCLIDEAN:
+                    for jj in range(nc):
+                        row[jj] = math.sqrt(row[jj])
+                elif metric == COSINE:  # 1 - x.y / (|x||y|) in [0, 2], a zero vector (inv = 0) at distance 1
+                    for jj in range(nc):
+                        v = 1.0 - row[jj] * auxI[i] * auxJ[j0 + jj]
+                        row[jj] = 0.0 if v < COSINE_FLOOR else min(v, 2.0)
+                    jj = i + shift - j0  # a point is at distance 0 from itself
+                    if 0 <= jj < nc:
+                        row[jj] = 0.0
+            if ib == ia:  # an odd last row: its twin adds zeros
                 for jj in range(nc):
-                    row[jj] = math.sqrt(row[jj])
-            elif metric == COSINE:  # 1 - x.y / (|x||y|) in [0, 2], a zero vector (inv = 0) at distance 1
-                a = auxI[i0 + ii]
-                for jj in range(nc):
-                    v = 1.0 - row[jj] * a * auxJ[j0 + jj]
-                    row[jj] = 0.0 if v < COSINE_FLOOR else min(v, 2.0)
-                jj = i0 + ii + shift - j0  # a point is at distance 0 from itself
-                if 0 <= jj < nc:
-                    row[jj] = 0.0
-            own = sums[i0 + ii]
+                    rb[jj] = 0.0
+            oa, ob = sums[ia], sums[ib]
             if both:
-                k = labI[i0 + ii]
+                ka, kb = labI[ia], labI[ib]
                 for jj in range(nc):
-                    own[labJ[j0 + jj]] += row[jj]
-                    sums[j0 + jj, k] += row[jj]
+                    k = labJ[j0 + jj]
+                    oa[k] += ra[jj]
+                    ob[k] += rb[jj]
+                    sums[j0 + jj, ka] += ra[jj]
+                    sums[j0 + jj, kb] += rb[jj]
             else:
                 for jj in range(nc):
-                    own[labJ[j0 + jj]] += row[jj]
+                    k = labJ[j0 + jj]
+                    oa[k] += ra[jj]
+                    ob[k] += rb[jj]
 
     return tile
 
 
 def tile_buffers(threads: int, block: int, d: int):
-    """``(rows, scratch)``: per-thread rows of ``block`` distances and ``d x block``
-    transposed columns, made by the caller (an allocation inside a kernel
-    compiles on its first use); ``threads`` is 1 for a serial twin."""
-    return np.empty((threads, block)), np.empty((threads, d, block))
+    """``(rows, scratch)``: per thread, two rows of ``block`` distances and ``d x
+    block`` transposed columns, made by the caller (an allocation inside a
+    kernel compiles on its first use); ``threads`` is 1 for a serial twin."""
+    return np.empty((threads, 2, block)), np.empty((threads, d, block))
 
 
 _euclidean_tile, _sqeuclidean_tile, _manhattan_tile, _cosine_tile = (
@@ -147,18 +163,18 @@ _euclidean_tile, _sqeuclidean_tile, _manhattan_tile, _cosine_tile = (
 
 
 @inline_ir
-def _tile_of(metric, XI, i0, m, XJ, j0, nc, yt, row, auxI, auxJ, shift, labI, labJ, sums, both):
+def _tile_of(metric, XI, i0, m, XJ, j0, nc, yt, rows, auxI, auxJ, shift, labI, labJ, sums, both):
     """Run the tile of ``metric``, a constant of the caller's closure. (A driver
     whose closure held the tile kernel itself would never load from Numba's
     cache: a kernel object hashes differently in every process.)"""
     if metric == MANHATTAN:
-        _manhattan_tile(XI, i0, m, XJ, j0, nc, yt, row, auxI, auxJ, shift, labI, labJ, sums, both)
+        _manhattan_tile(XI, i0, m, XJ, j0, nc, yt, rows, auxI, auxJ, shift, labI, labJ, sums, both)
     elif metric == COSINE:
-        _cosine_tile(XI, i0, m, XJ, j0, nc, yt, row, auxI, auxJ, shift, labI, labJ, sums, both)
+        _cosine_tile(XI, i0, m, XJ, j0, nc, yt, rows, auxI, auxJ, shift, labI, labJ, sums, both)
     elif metric == SQEUCLIDEAN:
-        _sqeuclidean_tile(XI, i0, m, XJ, j0, nc, yt, row, auxI, auxJ, shift, labI, labJ, sums, both)
+        _sqeuclidean_tile(XI, i0, m, XJ, j0, nc, yt, rows, auxI, auxJ, shift, labI, labJ, sums, both)
     else:
-        _euclidean_tile(XI, i0, m, XJ, j0, nc, yt, row, auxI, auxJ, shift, labI, labJ, sums, both)
+        _euclidean_tile(XI, i0, m, XJ, j0, nc, yt, rows, auxI, auxJ, shift, labI, labJ, sums, both)
 
 
 def _drivers(parallel: bool, metric: int):
