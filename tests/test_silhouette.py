@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streammetrics._kernels import silhouette as kern
+from streammetrics.metrics import silhouette_sums as sil_sums
 from streammetrics.metrics.silhouette import (
     silhouette,
     silhouette_samples,
@@ -549,21 +550,24 @@ def test_kernels_as_python():
     assert kern.rows_sq_norms.py_func(bad, out) == 2 * 3 + 1
 
     sums = np.zeros((5, 3))
-    tiles, scratch = kern.tile_buffers(1, 2, 3)
+    rows, scratch = kern.tile_buffers(1, 2, 3)
     # (the driver runs compiled: its tile is a constant of its closure)
-    kern.row_sums(kern.EUCLIDEAN).serial(XI, XJ, 0, sqI, sqJ, labJ, 2, tiles, scratch, sums)
+    kern.sum_drivers(kern.EUCLIDEAN)[0].serial(XI, XJ, 0, sqI, sqJ, labJ, 2, rows, scratch, sums)
     np.testing.assert_allclose(sums, expected, rtol=1e-13)
 
-    # a tile fills the first m rows and nc columns of a thread's larger buffers
-    g = np.full((7, 8), np.nan)
-    yt = np.empty((3, 8))
-    kern._TILES[kern.MANHATTAN].py_func(g, 5, 6, XI, 0, XJ, 0, yt, sqI, sqJ, 0)
-    np.testing.assert_allclose(g[:5, :6], np.abs(XI[:, None, :] - XJ[None, :, :]).sum(axis=2), rtol=1e-15)
-    assert np.isnan(g[5:]).all() and np.isnan(g[:, 6:]).all()
-
-    sums = np.zeros((5, 3))
-    kern._scatter.py_func(np.pad(pair, ((0, 2), (0, 3)), constant_values=np.nan), 5, 6, labJ, 0, sums, 0)
-    np.testing.assert_allclose(sums, expected, rtol=1e-15)
+    # a tile of one matrix off its diagonal adds into the rows of both blocks,
+    # using the first nc entries of a thread's larger buffers
+    L1 = np.abs(XJ[:, None, :] - XJ[None, :, :]).sum(axis=2)
+    rows, yt = np.full((2, 8), np.nan), np.empty((3, 8))
+    sums = np.zeros((6, 3))
+    kern._manhattan_tile.py_func(XJ, 0, 3, XJ, 3, 3, yt, rows, sqJ, sqJ, 0, labJ, labJ, sums, True)
+    want = np.zeros((6, 3))
+    for i in range(3):  # (an odd number of rows: the last one's twin adds zeros)
+        for j in range(3, 6):
+            want[i, labJ[j]] += L1[i, j]
+            want[j, labJ[i]] += L1[i, j]
+    np.testing.assert_allclose(sums, want, rtol=1e-15)
+    assert np.isnan(rows[:, 3:]).all()
 
     D = naive_distances(XJ, "euclidean")
     sums = np.zeros((6, 3))
@@ -571,9 +575,8 @@ def test_kernels_as_python():
     kern.distance_sums.py_func(D, 0, labJ, 0.0, 1e-12, sums, flags)
     assert not flags.any()
     sizes = np.bincount(labJ).astype(np.int64)
-    for convention, name in ((kern.SEED, "seed"), (kern.SKLEARN, "sklearn")):
-        s = np.empty(6)
-        kern.silhouette_from_sums.py_func(sums, labJ, sizes, convention, s)
+    for convention, name in ((sil_sums.SEED, "seed"), (sil_sums.SKLEARN, "sklearn")):
+        s = sil_sums.from_sums(sums, labJ, sizes, convention)
         np.testing.assert_allclose(s, naive_silhouettes(D, labJ, name), rtol=1e-13, atol=1e-15)
     D[4, 4] = 1.0
     kern.distance_sums.py_func(D, 0, labJ, 0.0, 1e-12, sums, flags)
@@ -592,20 +595,29 @@ def test_serial_and_parallel_twins_agree():
     X = np.ascontiguousarray(rng.normal(size=(300, 5)))
     lab = rng.integers(0, 4, 300)
     sq = (X * X).sum(axis=1)
-    dual = kern.row_sums(kern.EUCLIDEAN)
+    dual, symmetric = kern.sum_drivers(kern.EUCLIDEAN)
     got = []
     for twin, threads in ((dual.serial, 1), (dual.parallel, numba.get_num_threads())):
         sums = np.zeros((300, 4))
         twin(X, X, 0, sq, sq, lab, 64, *kern.tile_buffers(threads, 64, 5), sums)
         got.append(sums)
     assert np.array_equal(got[0], got[1])
+    # each distance computed once, for both its points: the same sums but for rounding
+    # (38 blocks of 8 rows: groups of three blocks, an odd number of groups)
+    for twin, threads in ((symmetric.serial, 1), (symmetric.parallel, numba.get_num_threads())):
+        sums = np.zeros((300, 4))
+        twin(X, sq, lab, 8, *kern.tile_buffers(threads, 8, 5), sums)
+        got.append(sums)
+    assert np.array_equal(got[2], got[3])
+    np.testing.assert_allclose(got[2], got[0], rtol=1e-13)
     assert dual.pick(1.0) is dual.parallel or not dual.parallel.signatures
     assert dual.pick(1e12) is dual.parallel
 
 
 def test_a_metric_compiles_only_its_own_tile():
     """The drivers hold their metric as a constant: a driver types the tile
-    kernel of its own metric alone, and that kernel
+    kernel of its own metric alone (and so loads from Numba's cache in a new
+    process: its closure holds plain values only), and that kernel
     holds the loop of its metric alone (the other branches pruned before
     typing, not left to LLVM)."""
     rng = np.random.default_rng(3)
@@ -615,7 +627,7 @@ def test_a_metric_compiles_only_its_own_tile():
     expected = np.stack([pair[:, labJ == k].sum(axis=1) for k in range(3)], axis=1)
     others = {"_euclidean_tile", "_sqeuclidean_tile", "_cosine_tile"}
     for parallel in (False, True):
-        driver = numba.njit(kern._driver(parallel, kern.MANHATTAN), parallel=parallel)  # compiled afresh
+        driver = numba.njit(kern._drivers(parallel, kern.MANHATTAN)[0], parallel=parallel)  # compiled afresh
         sums = np.zeros((5, 3))
         threads = numba.get_num_threads() if parallel else 1
         driver(XI, XJ, 0, np.zeros(5), np.zeros(6), labJ, 2, *kern.tile_buffers(threads, 2, 3), sums)
@@ -624,13 +636,15 @@ def test_a_metric_compiles_only_its_own_tile():
         called = {ty.dispatcher.py_func.__name__ for ty in typemap.values()
                   if isinstance(ty, numba.types.Dispatcher)}
         assert "_manhattan_tile" in called and not called & others, called
-    for metric, has, lacks in ((kern.MANHATTAN, "abs", "sqrt"), (kern.EUCLIDEAN, "sqrt", "abs")):
-        tile = numba.njit(kern._TILES[metric].py_func)  # afresh: a cached kernel keeps no typed IR
-        g = np.empty((5, 6))
-        tile(g, 5, 6, XI, 0, XJ, 0, np.empty((3, 6)), np.zeros(5), np.zeros(6), 0)
+    for cached, has, lacks in ((kern._manhattan_tile, "abs", "sqrt"), (kern._euclidean_tile, "sqrt", "abs")):
+        tile = numba.njit(cached.py_func)  # afresh: a cached kernel keeps no typed IR
+        sums = np.zeros((5, 3))
+        rows, yt = np.empty((2, 6)), np.empty((3, 6))
+        tile(XI, 0, 5, XJ, 0, 6, yt, rows, np.zeros(5), np.zeros(6), 0, labJ, labJ, sums, False)
         typemap = tile.overloads[tile.signatures[0]].type_annotation.typemap
         functions = " ".join(str(ty) for ty in typemap.values() if isinstance(ty, numba.types.Function))
         assert has in functions and lacks not in functions, functions  # only its own metric's loop
-    np.testing.assert_allclose(g, np.sqrt(((XI[:, None, :] - XJ[None, :, :]) ** 2).sum(axis=2)), rtol=1e-15)
-    assert kern.row_sums(kern.MANHATTAN) is kern.row_sums(kern.MANHATTAN)
-    assert kern.row_sums(kern.MANHATTAN) is not kern.row_sums(kern.COSINE)
+    pair = np.sqrt(((XI[:, None, :] - XJ[None, :, :]) ** 2).sum(axis=2))
+    np.testing.assert_allclose(sums, np.stack([pair[:, labJ == k].sum(axis=1) for k in range(3)], axis=1), rtol=1e-14)
+    assert kern.sum_drivers(kern.MANHATTAN) is kern.sum_drivers(kern.MANHATTAN)
+    assert kern.sum_drivers(kern.MANHATTAN) is not kern.sum_drivers(kern.COSINE)

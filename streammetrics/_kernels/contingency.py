@@ -1,21 +1,10 @@
 """Sparse contingency tables of two labelings, and the expected mutual information.
 
-A contingency table is kept as three ``int64`` arrays of equal length ``m``:
-the true label, the predicted label and the count of every (true, pred) pair
-that occurred, sorted by (true, pred) with no repeats. Labels are arbitrary
-``int64`` values (negative, huge, far apart); nothing is ever sized by them.
-
-* :func:`batch_table` gives the sorted table of one batch: a dense histogram
-  when both labelings span a short range (labels ``0..k-1``), otherwise
-  :func:`pair_table`, an open-addressing hash table (linear probing,
-  multiplicative hashing) in memory proportional to the distinct pairs,
-  followed by a sort of those pairs only;
-* :func:`merge_tables` merges two sorted tables like two sorted runs, adding
-  the counts of equal pairs, so merging is exact and order-free;
-* :func:`run_sums`, :func:`group_ids` and :func:`group_sums` give the
-  marginals;
-* :func:`expected_mutual_info` is the expected mutual information of two
-  random labelings with the table's marginals (the AMI correction).
+A table is three ``int64`` arrays of equal length: the true label, the
+predicted label and the count of every (true, pred) pair that occurred, sorted
+by (true, pred) without repeats. Labels are arbitrary ``int64`` values; nothing
+is ever sized by them (a dense histogram serves labels of a short span, a hash
+table of the distinct pairs anything else).
 """
 
 from __future__ import annotations
@@ -24,7 +13,7 @@ import math
 
 import numpy as np
 
-from ._jit import inline, inline_ir, kernel
+from ._jit import inline, kernel
 from .arrays import filled_int64
 from .compensated import add
 from .sort import argsort_int64
@@ -131,38 +120,17 @@ def merge_tables(ay, ap, ac, by, bp, bc):
     oy = np.empty(na + nb, np.int64)
     op = np.empty(na + nb, np.int64)
     oc = np.empty(na + nb, np.int64)
-    i = 0
-    j = 0
-    k = 0
-    while i < na and j < nb:
-        if ay[i] < by[j] or (ay[i] == by[j] and ap[i] < bp[j]):
-            oy[k] = ay[i]
-            op[k] = ap[i]
-            oc[k] = ac[i]
+    i = j = k = 0
+    while i < na or j < nb:
+        if j == nb or (i < na and (ay[i] < by[j] or (ay[i] == by[j] and ap[i] <= bp[j]))):
+            oy[k], op[k], oc[k] = ay[i], ap[i], ac[i]
+            if j < nb and ay[i] == by[j] and ap[i] == bp[j]:
+                oc[k] += bc[j]
+                j += 1
             i += 1
-        elif ay[i] == by[j] and ap[i] == bp[j]:
-            oy[k] = ay[i]
-            op[k] = ap[i]
-            oc[k] = ac[i] + bc[j]
-            i += 1
-            j += 1
         else:
-            oy[k] = by[j]
-            op[k] = bp[j]
-            oc[k] = bc[j]
+            oy[k], op[k], oc[k] = by[j], bp[j], bc[j]
             j += 1
-        k += 1
-    while i < na:
-        oy[k] = ay[i]
-        op[k] = ap[i]
-        oc[k] = ac[i]
-        i += 1
-        k += 1
-    while j < nb:
-        oy[k] = by[j]
-        op[k] = bp[j]
-        oc[k] = bc[j]
-        j += 1
         k += 1
     return oy[:k].copy(), op[:k].copy(), oc[:k].copy()
 
@@ -196,10 +164,8 @@ def _span(x):
 def group_ids(x):
     """Dense ids ``0..g-1`` of the values of ``x`` (``int64``), in increasing value order.
 
-    Returns ``(ids, g)``. A direct-address table serves values within a short
-    span; anything else is sorted. (A plain function choosing between two
-    kernels, so a first call compiles only the one it needs.)
-    """
+    Returns ``(ids, g)``: a direct-address table for values of a short span,
+    else a sort."""
     m = x.shape[0]
     if m == 0:
         return np.empty(0, np.int64), 0
@@ -249,21 +215,11 @@ def group_sums(ids, g, counts):
     return out
 
 
-@inline_ir
-def _dense_count(y, p, ylo, plo, ncol, h):
+@kernel
+def _dense_table(y, p, ylo, plo, ncol, h):
+    """The table of a batch counted in the zeroed histogram ``h`` of ``ncol`` columns."""
     for i in range(y.shape[0]):
         h[(y[i] - ylo) * ncol + (p[i] - plo)] += 1
-
-
-@kernel
-def _dense_table(y, p, ylo, plo, nrow, ncol, h):
-    """The table of a batch counted in the zeroed histogram ``h`` of ``nrow * ncol`` cells."""
-    _dense_count(y, p, ylo, plo, ncol, h)
-    return _dense_extract(h, ylo, plo, ncol)
-
-
-@inline_ir
-def _dense_extract(h, ylo, plo, ncol):
     m = 0
     for c in range(h.shape[0]):
         if h[c]:
@@ -282,14 +238,8 @@ def _dense_extract(h, ylo, plo, ncol):
 
 
 def batch_table(y, p):
-    """The contingency table of one batch, sorted by (true, pred).
-
-    Labels within a short span (the usual ``0..k-1``) are counted in a dense
-    histogram (``int32`` cells below 2**31 rows), whose cells come out already
-    in order; anything else goes through :func:`pair_table` and a sort of the
-    distinct pairs only. (A plain function choosing among kernels, so a first
-    call compiles only what it needs.)
-    """
+    """The contingency table of one batch, sorted by (true, pred): a dense
+    histogram for labels of a short span, else the distinct pairs, sorted."""
     n = y.shape[0]
     if n == 0:
         e = np.empty(0, np.int64)
@@ -299,9 +249,9 @@ def batch_table(y, p):
     limit = 4.0 * n + 4096.0
     cells = (float(yspan) + 1.0) * (float(pspan) + 1.0)
     if cells <= limit:
-        nrow, ncol = int(yspan) + 1, int(pspan) + 1
-        h = np.zeros(nrow * ncol, np.int32 if n < 2**31 - 1 else np.int64)
-        return _dense_table(y, p, ylo, plo, nrow, ncol, h)
+        ncol = int(pspan) + 1
+        h = np.zeros((int(yspan) + 1) * ncol, np.int32 if n < 2**31 - 1 else np.int64)
+        return _dense_table(y, p, ylo, plo, ncol, h)
     return _sparse_table(y, p)
 
 
@@ -460,20 +410,10 @@ def _cell(a, b, n, width, moments_sd):
 def expected_mutual_info(a, b, n, width=WIDTH, moments_sd=MOMENTS_SD):
     """Expected mutual information (nats) of labelings with marginals ``a``, ``b``.
 
-    ``a`` and ``b`` are the ``int64`` class and cluster sizes (all positive,
-    each summing to ``n``). This is scikit-learn's
-    ``expected_mutual_information``: the sum over cells of the hypergeometric
-    expectation of ``(n_ij / n) log(n n_ij / (a_i b_j))``. Cells depend only on
-    ``(a_i, b_j)``, so each distinct pair of sizes is evaluated once and
-    weighted by its multiplicity (the distinct sizes are found by numpy).
-
-    Each cell sums only the terms within ``width`` standard deviations of the
-    hypergeometric's mean (the others are below 1e-300 of the largest, not
-    representable beside it), and a cell whose standard deviation exceeds
-    ``moments_sd`` comes from its moment expansion, so the cost is
-    ``O(distinct sizes^2 * min(sqrt(n), moments_sd))`` however large the
-    counts. ``width=0`` and ``moments_sd=inf`` sum every term of the support
-    (the reference the tests compare with).
+    ``a`` and ``b`` are the positive ``int64`` class and cluster sizes. Cells
+    depend only on ``(a_i, b_j)``: each distinct pair of sizes is evaluated
+    once (:func:`_cell`) and weighted by its multiplicity. ``width=0`` and
+    ``moments_sd=inf`` sum every term of the support.
     """
     if a.shape[0] <= 1 or b.shape[0] <= 1:
         return 0.0  # a labeling with zero entropy

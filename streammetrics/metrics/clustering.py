@@ -1,16 +1,9 @@
-"""Clustering agreement: the contingency table of two labelings and its scores.
+"""Clustering agreement scores from the sparse contingency table of two labelings.
 
-Every score here compares a reference labeling (``labels_true``) with a
-clustering (``labels_pred``) through their contingency table, the count of
-every (true, pred) pair of labels. The table is the sufficient statistic: the
-accumulator keeps only its non-zero cells, merges shards exactly by adding
-cells, and computes the adjusted Rand index, the mutual-information scores,
-homogeneity, completeness, the V-measure, the Fowlkes-Mallows index and the
-Rand index from it, with scikit-learn's definitions and degenerate cases.
-
-Pair counts are exact Python integers (``n**2`` products overflow ``int64``
-past about 55 000 rows); entropies and mutual information are float64 in
-nats.
+The table (the count of every (true, pred) pair) is the sufficient statistic:
+shards merge exactly by adding cells. Definitions and degenerate cases are
+scikit-learn's; pair counts are exact Python integers (``n**2`` overflows
+``int64`` past about 55 000 rows), entropies are in nats.
 """
 
 from __future__ import annotations
@@ -231,78 +224,17 @@ class ClusterResult(Result):
     title = "Agreement"
 
 
-def cluster_result(table: _Table) -> Result:
-    """Every agreement score of a contingency table (one formula path)."""
-    h, c, v = table.homogeneity_completeness_v()
-    return ClusterResult(
-        "ClusterScores",
-        {
-            "n": table.n,
-            "n_classes": table.n_classes,
-            "n_clusters": table.n_clusters,
-            "ari": table.ari(),
-            "ami": table.ami(),
-            "nmi": table.nmi(),
-            "mi": table.mi(),
-            "homogeneity": h,
-            "completeness": c,
-            "v_measure": v,
-            "fowlkes_mallows": table.fowlkes_mallows(),
-            "rand_index": table.rand_index(),
-        },
-    )
-
-
 class ClusterContingency(Accumulator):
     """Streaming contingency table of two labelings and their agreement scores.
 
-    ``update(labels_true, labels_pred)`` takes any integer labels (negative,
-    huge, far apart: they are never used as indices). The state is the sparse
-    table of the (true, pred) pairs that occurred, sorted, with their counts:
-    its size grows with the number of distinct pairs, not with ``n``.
-
-    Parameters
-    ----------
-    average_method : {"arithmetic", "geometric", "min", "max"}, default="arithmetic"
-        How ``nmi`` and ``ami`` average the two entropies (scikit-learn's
-        default is "arithmetic").
-
-    Notes
-    -----
-    ``finalize()`` gives ``ari``, ``ami``, ``nmi``, ``mi`` (nats),
-    ``homogeneity``, ``completeness``, ``v_measure`` (beta = 1),
-    ``fowlkes_mallows``, ``rand_index``, plus ``n``, ``n_classes`` and
-    ``n_clusters``, with scikit-learn's definitions, including its degenerate
-    cases:
-
-    * one class and one cluster (``n = 1`` included): every score is 1
-      except ``mi`` (0), and ``fowlkes_mallows`` is 0 when ``n = 1`` (no pair
-      of points at all);
-    * one class or one cluster, but not both: ``ari``, ``ami``, ``nmi`` and
-      ``mi`` are 0; homogeneity (completeness) is 1 when the true (predicted)
-      labeling is the single one, having zero entropy;
-    * every point alone in both labelings: ``ari``, ``nmi`` and
-      ``rand_index`` are 1, ``fowlkes_mallows`` is 0 (no pair is together
-      anywhere).
-
-    Unlike scikit-learn, which returns 1.0 on empty input, no observation at
-    all is a usage error (``ValueError``), as everywhere in this package. The
-    scores take no sample weights (scikit-learn's take none either); ``n``
-    counts rows.
-
-    Pair counts are exact Python integers, so ``n = 1e6`` rows (``n**2``
-    pair products near 1e23) never overflow. The expected mutual information
-    behind ``ami`` comes from a Numba kernel that evaluates each distinct
-    pair of cluster sizes once and walks the hypergeometric terms outwards
-    from their mode with a ratio recurrence (no factorial differences, so
-    no cancellation), within 40 standard deviations of the mean, where
-    every term float64 can hold beside the largest lies; a pair whose
-    standard deviation exceeds 16384 takes its moment expansion, exact to
-    float64 there. So ``finalize()`` costs at most ~1e6 terms per distinct
-    pair of sizes however large the counts (merged tables of 1e18 rows
-    included). It agrees with scikit-learn to its own accuracy (~1e-10
-    relative at 1e5 rows, where scikit-learn's ``lgamma`` differences lose
-    digits).
+    ``update(labels_true, labels_pred)`` takes any integer labels (never used
+    as indices); the state grows with the distinct (true, pred) pairs, not with
+    ``n``. ``average_method`` ({"arithmetic", "geometric", "min", "max"}) is how
+    ``nmi`` and ``ami`` average the two entropies. ``finalize()`` gives ``ari``,
+    ``ami``, ``nmi``, ``mi``, ``homogeneity``, ``completeness``, ``v_measure``,
+    ``fowlkes_mallows``, ``rand_index``, ``n``, ``n_classes`` and
+    ``n_clusters``, with scikit-learn's degenerate cases; no observation at all
+    is a ``ValueError``, and sample weights are refused (``TypeError``).
 
     Examples
     --------
@@ -316,11 +248,6 @@ class ClusterContingency(Accumulator):
     (0.2424, 0.2988, 0.5158)
     >>> r.n, r.n_classes, r.n_clusters
     (6, 2, 3)
-
-    Labels are arbitrary integers; renaming them changes nothing:
-
-    >>> ClusterContingency().update([-7, -7, 2**62], [5, 5, 9]).finalize().ari
-    1.0
     """
 
     inputs = (ClusterLabels("labels_true"), ClusterLabels("labels_pred"))
@@ -353,26 +280,6 @@ class ClusterContingency(Accumulator):
         self._tables.push(batch_table(y, p))
         self._n += y.shape[0]
         return 0
-
-    def update(self, labels_true, labels_pred, sample_weight=None):
-        """Fold in one batch of true labels and predicted cluster labels.
-
-        Parameters
-        ----------
-        labels_true, labels_pred : array-like of shape (n,)
-            Integer labels (bool, int, or float holding an exact integer).
-        sample_weight : None
-            Accepted for the common accumulator protocol only: the agreement
-            scores are defined on counts, so weights raise ``TypeError``.
-
-        Returns
-        -------
-        self
-
-        A non-integer label or mismatched lengths raise before the state is
-        touched; the accumulator is then exactly as it was.
-        """
-        return super().update(labels_true, labels_pred, sample_weight=sample_weight)
 
     # ------------------------------------------------------------------- state
     def _table_arrays(self):
@@ -415,12 +322,14 @@ class ClusterContingency(Accumulator):
         with self._guard:
             return tuple(a.copy() for a in self._table_arrays())
 
-    def _table(self) -> _Table:
-        t, p, c = self._table_arrays()
-        return _Table(t, p, c, self._n, self.average_method)
-
     def _compute(self) -> Result:
-        return cluster_result(self._table())
+        t = _Table(*self._table_arrays(), self._n, self.average_method)
+        h, c, v = t.homogeneity_completeness_v()
+        return ClusterResult("ClusterScores", {
+            "n": t.n, "n_classes": t.n_classes, "n_clusters": t.n_clusters, "ari": t.ari(), "ami": t.ami(),
+            "nmi": t.nmi(), "mi": t.mi(), "homogeneity": h, "completeness": c, "v_measure": v,
+            "fowlkes_mallows": t.fowlkes_mallows(), "rand_index": t.rand_index(),
+        })
 
 
 def _merge(a, b):
@@ -445,16 +354,8 @@ def _one_shot(labels_true, labels_pred, average_method="arithmetic") -> _Table:
 def adjusted_rand_score(labels_true, labels_pred) -> float:
     """Adjusted Rand index: the Rand index corrected for chance (scikit-learn's).
 
-    Symmetric in its arguments; 1 for identical partitions, about 0 for
-    random ones, negative when worse than chance. See
-    :class:`ClusterContingency` for the degenerate cases.
-
-    Examples
-    --------
     >>> from streammetrics import adjusted_rand_score
     >>> adjusted_rand_score([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2])
-    0.24...
-    >>> adjusted_rand_score([0, 0, 0, 1, 1, 1], [1, 1, 0, 0, 3, 3])
     0.24...
     """
     return _one_shot(labels_true, labels_pred).ari()
@@ -463,19 +364,12 @@ def adjusted_rand_score(labels_true, labels_pred) -> float:
 def adjusted_mutual_info_score(labels_true, labels_pred, *, average_method="arithmetic") -> float:
     """Adjusted mutual information: MI corrected for chance (scikit-learn's).
 
-    ``(MI - E[MI]) / (mean(H_true, H_pred) - E[MI])`` with the mean chosen by
-    ``average_method`` (default "arithmetic", scikit-learn's default since
-    0.22; older versions used "max", which gives the 0.22504 printed in older
-    tutorials for the example below).
+    ``(MI - E[MI]) / (mean(H_true, H_pred) - E[MI])``, the mean chosen by
+    ``average_method`` (scikit-learn before 0.22 used "max").
 
-    Examples
-    --------
     >>> from streammetrics import adjusted_mutual_info_score
     >>> adjusted_mutual_info_score([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2])
     0.29879...
-    >>> adjusted_mutual_info_score([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2],
-    ...                            average_method="max")
-    0.22504...
     """
     return _one_shot(labels_true, labels_pred, _check_average_method(average_method)).ami()
 
@@ -483,11 +377,7 @@ def adjusted_mutual_info_score(labels_true, labels_pred, *, average_method="arit
 def normalized_mutual_info_score(labels_true, labels_pred, *, average_method="arithmetic") -> float:
     """Normalized mutual information: ``MI / mean(H_true, H_pred)``.
 
-    Examples
-    --------
     >>> from streammetrics import normalized_mutual_info_score
-    >>> normalized_mutual_info_score([0, 0, 1, 1], [1, 1, 0, 0])
-    1.0
     >>> normalized_mutual_info_score([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2])
     0.51...
     """
@@ -497,8 +387,6 @@ def normalized_mutual_info_score(labels_true, labels_pred, *, average_method="ar
 def mutual_info_score(labels_true, labels_pred) -> float:
     """Mutual information of two labelings, in nats.
 
-    Examples
-    --------
     >>> from streammetrics import mutual_info_score
     >>> mutual_info_score([0, 1, 1, 0, 1, 0], [0, 1, 0, 0, 1, 1])
     0.0566...
@@ -509,17 +397,12 @@ def mutual_info_score(labels_true, labels_pred) -> float:
 def homogeneity_completeness_v_measure(labels_true, labels_pred, *, beta=1.0):
     """``(homogeneity, completeness, v_measure)`` in one pass.
 
-    Homogeneity is 1 when every cluster holds one class only, completeness
-    is 1 when every class sits in one cluster, and the V-measure is their
-    weighted harmonic mean (``beta`` > 1 weights completeness more).
+    The V-measure is their weighted harmonic mean (``beta`` > 1 weights
+    completeness more).
 
-    Examples
-    --------
     >>> from streammetrics import homogeneity_completeness_v_measure
     >>> homogeneity_completeness_v_measure([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2])
     (0.66..., 0.42..., 0.51...)
-    >>> homogeneity_completeness_v_measure([0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 2, 2])
-    (1.0, 0.68..., 0.81...)
     """
     beta = float(beta)
     if not beta >= 0 or not math.isfinite(beta):

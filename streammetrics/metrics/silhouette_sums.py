@@ -1,26 +1,19 @@
 """The silhouette's per-cluster distance sums, in bounded memory.
 
-What :mod:`.silhouette` computes its scores with: the checks of the
-arguments, the input read in panels of rows (:class:`Rows`), the cluster
-labels as codes, and the sums of every point's distances to each cluster,
-tile by tile (:mod:`streammetrics._kernels.silhouette`), turned into
-silhouettes panel by panel. Never anything ``n x n``.
+The checks of the arguments, the input read in panels of rows (:class:`Rows`),
+the labels as codes, and the sums of every point's distances to each cluster
+(:mod:`streammetrics._kernels.silhouette`) turned into silhouettes. Never
+anything ``n x n``.
 
-Memory
-------
-Working memory beyond the input is kept under a budget (:data:`MEMORY_BUDGET`
-unless the caller says otherwise). A quarter of it goes to the per-thread
-tiles (``threads * block * (block + d)`` float64 values: this picks the tile
-side when it is not given), an eighth to the per-cluster sums of the rows in
-flight (``rows * K`` values), and half to the row panels read from the input
-when it is not already an in-memory float64 array (a :class:`numpy.memmap`, an
-HDF5 or Zarr dataset, another dtype). Such inputs are read panel by panel, as
-many times as there are row panels, and never converted whole.
+Working memory beyond the input stays under a budget (:data:`MEMORY_BUDGET`
+unless the caller says otherwise): a quarter for the per-thread tiles (this
+picks the tile side), an eighth for the sums of the rows in flight, and half for
+row panels of an input that is not an in-memory float64 array (a memmap, an
+HDF5 or Zarr dataset, another dtype), read panel by panel, never converted whole.
 
 The blockwise pieces at the end (:class:`Plan`, :func:`chunk_stats`,
 :func:`pair_sums`, :func:`distance_row_sums`, :func:`from_sums`) serve an engine
-that holds the rows in chunks (:mod:`streammetrics.dask`): chunk i's sums are
-the sums of its pieces against every chunk j; the engine schedules them.
+that holds the rows in chunks (:mod:`streammetrics.dask`).
 """
 
 from __future__ import annotations
@@ -33,43 +26,17 @@ import threading
 import numba
 import numpy as np
 
-from .._kernels.silhouette import (
-    COSINE,
-    EUCLIDEAN,
-    MANHATTAN,
-    SEED,
-    SKLEARN,
-    SQEUCLIDEAN,
-    distance_sums,
-    row_sums,
-    rows_sq_norms,
-    silhouette_from_sums,
-    tile_buffers,
-)
+from .._kernels.silhouette import COSINE, EUCLIDEAN, MANHATTAN, SQEUCLIDEAN, distance_sums, rows_sq_norms
+from .._kernels.silhouette import sum_drivers, tile_buffers
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import as_1d, to_numpy
 
-__all__ = [
-    "MEMORY_BUDGET",
-    "PRECOMPUTED",
-    "SEED",
-    "check_convention",
-    "check_metric",
-    "check_positive_int",
-    "budget_of",
-    "Rows",
-    "cluster_labels",
-    "membership_labels",
-    "feature_silhouettes",
-    "distance_silhouettes",
-    "rows_per_panel",
-    "Plan",
-    "chunk_stats",
-    "blas_for",
-    "pair_sums",
-    "distance_row_sums",
-    "from_sums",
-]
+#: Convention codes: the specification's, and scikit-learn's
+SEED, SKLEARN = 0, 1
+
+#: The specification's ``10^300 m_ik``: added to a point's own cluster so that
+#: the minimum over clusters picks the nearest *other* one.
+OWN_CLUSTER_PENALTY = 1e300
 
 #: Default bound, in bytes, on the working memory beyond the input (64 MiB).
 MEMORY_BUDGET = 64 * 2**20
@@ -80,15 +47,11 @@ _MAX_BLOCK = 256
 
 #: the metric code of a precomputed dissimilarity matrix
 PRECOMPUTED = -1
-_METRICS = {
-    "euclidean": EUCLIDEAN,
-    "sqeuclidean": SQEUCLIDEAN,
-    "manhattan": MANHATTAN,
-    "cosine": COSINE,
-    "precomputed": PRECOMPUTED,
-}
+_METRICS = dict(euclidean=EUCLIDEAN, sqeuclidean=SQEUCLIDEAN, manhattan=MANHATTAN, cosine=COSINE)
+_METRICS["precomputed"] = PRECOMPUTED
 _ALIASES = {"l2": "euclidean", "l1": "manhattan", "cityblock": "manhattan"}
 _CONVENTIONS = {"seed": SEED, "sklearn": SKLEARN}
+_TWO_CLUSTERS = "the silhouette needs at least two non-empty clusters"
 
 #: coordinates whose largest magnitude lies outside these are rescaled (exactly)
 _SCALE_HIGH = 2.0**400
@@ -98,10 +61,6 @@ _SCALE_LOW = 2.0**-400
 #: under every Numba threading layer (workqueue forbids it, aborting the
 #: process); each uses every core anyway, so calls from several threads take turns
 PARALLEL_LOCK = threading.Lock()
-
-
-# --------------------------------------------------------------------------
-# arguments
 
 
 def check_convention(convention) -> int:
@@ -137,11 +96,6 @@ def budget_of(memory_budget) -> int:
     return check_positive_int(memory_budget, "memory_budget", allow_none=False)
 
 
-def _bad_entry(name: str, i: int, j: int, value, problem: str) -> BadValueError:
-    """``X[3, 1] = nan: values must be finite``: a bad entry of a matrix."""
-    return BadValueError(name, (i, j), value, problem)
-
-
 def _check_numeric(dtype: np.dtype, name: str) -> None:
     if dtype.kind not in "biuf":
         if dtype.kind == "c":
@@ -157,22 +111,15 @@ def _diagonal_tolerance(dtype) -> float:
 
 
 class Rows:
-    """Row panels of a 2-D input, as float64 C-contiguous arrays.
-
-    An in-memory float64 C-contiguous array is used as it is (``whole``); a small
-    input of another kind is converted once. Anything else (a memmap larger than
-    half the budget, an HDF5/Zarr dataset, a large array of another dtype) is
-    read and converted one panel of rows at a time, never whole.
-    """
+    """Row panels of a 2-D input as float64 C-contiguous arrays: an in-memory
+    float64 array as it is (``whole``), a small input of another kind converted
+    once, anything else (a large memmap, HDF5/Zarr dataset or array of another
+    dtype) converted one panel of rows at a time."""
 
     def __init__(self, X, name: str, budget: int):
         self.name = name
         lazy = isinstance(X, np.memmap) or (
-            not isinstance(X, np.ndarray)
-            and hasattr(X, "shape")
-            and hasattr(X, "dtype")
-            and hasattr(X, "__getitem__")
-        )
+            not isinstance(X, np.ndarray) and all(hasattr(X, a) for a in ("shape", "dtype", "__getitem__")))
         if not lazy:
             X = np.asarray(to_numpy(X, name, "a 2-D array"))  # np.matrix & co as ndarray
         shape = tuple(X.shape)
@@ -206,9 +153,8 @@ class Rows:
 
     def rescale(self) -> None:
         """Scale coordinates held whole by a power of two (exactly) when their
-        squares would overflow or underflow float64 (|x| beyond about 1e120 or
-        below 1e-120): every silhouette is the same for any scale of the points,
-        and the squared norms and distance sums then stay finite and nonzero."""
+        squares would overflow or underflow float64: silhouettes do not depend on
+        the scale, and the norms and sums then stay finite and nonzero."""
         if self.whole is None or self.whole.size == 0:
             return
         top = max(abs(float(self.whole.max())), abs(float(self.whole.min())))
@@ -238,10 +184,7 @@ def cluster_labels(labels, n: int, rows_of: str = "X"):
             raise BadValueError("labels", int(bad[0]), arr[int(bad[0])], "labels must be integers")
     uniques, inverse = np.unique(arr, return_inverse=True)
     if uniques.size < 2:
-        raise ValueError(
-            "the silhouette needs at least two non-empty clusters, but every label "
-            f"is {uniques[0].item()!r}"
-        )
+        raise ValueError(f"{_TWO_CLUSTERS}, but every label is {uniques[0].item()!r}")
     lab = np.ascontiguousarray(inverse.reshape(-1), dtype=np.int64)
     sizes = np.bincount(lab, minlength=uniques.size).astype(np.int64)
     return lab, sizes
@@ -261,34 +204,23 @@ def membership_labels(m, n: int):
         bad = np.flatnonzero(((arr != 0) & (arr != 1)).ravel())
     if bad.size:
         i, k = divmod(int(bad[0]), arr.shape[1])
-        raise _bad_entry("m", i, k, arr[i, k], "membership must be 0 or 1")
+        raise BadValueError("m", (i, k), arr[i, k], "membership must be 0 or 1")
     ones = np.count_nonzero(arr, axis=1)
     bad = np.flatnonzero(ones != 1)
     if bad.size:
         i = int(bad[0])
-        raise ValueError(
-            f"m[{i}] holds {int(ones[i])} ones: each row of m must be one-hot "
-            "(exactly one 1)"
-        )
+        raise ValueError(f"m[{i}] holds {int(ones[i])} ones: each row of m must be one-hot (exactly one 1)")
     lab = np.ascontiguousarray(np.argmax(arr, axis=1), dtype=np.int64)
     sizes = np.bincount(lab, minlength=arr.shape[1]).astype(np.int64)
     nonempty = np.flatnonzero(sizes)
     if nonempty.size < 2:
-        raise ValueError(
-            "the silhouette needs at least two non-empty clusters, but only column "
-            f"{int(nonempty[0])} of m has members"
-        )
+        raise ValueError(f"{_TWO_CLUSTERS}, but only column {int(nonempty[0])} of m has members")
     return lab, sizes
 
 
-# --------------------------------------------------------------------------
-# sizes, buffers and turns
-
-
 def _auto_block(n: int, d: int, threads: int, budget: int) -> int:
-    """The tile side: at most :data:`_MAX_BLOCK`, halved until the tiles of all
-    threads fit in a quarter of the budget, and small enough that there are
-    four blocks of rows per thread to share out."""
+    """The tile side: at most :data:`_MAX_BLOCK`, halved until every thread's tiles
+    fit in a quarter of the budget, and at least four blocks of rows per thread."""
     b = _MAX_BLOCK
     while b > 8 and threads * b * (b + d) * 8 > budget // 4:
         b //= 2
@@ -301,16 +233,13 @@ def rows_per_panel(limit_bytes: int, row_bytes: int, multiple: int) -> int:
     return max(multiple, rows // multiple * multiple)
 
 
-def _turn(dual, kernel):
-    """The lock to hold while ``kernel`` (a twin of ``dual``) runs: the parallel
-    twin's turn, or nothing for the serial one."""
-    return PARALLEL_LOCK if kernel is dual.parallel else contextlib.nullcontext()
-
-
-def _buffers(dual, kernel, block: int, d: int):
-    """The tile buffers for ``kernel``, a twin of ``dual``: one thread's for the
-    serial twin, every thread's for the parallel one."""
-    return tile_buffers(numba.get_num_threads() if kernel is dual.parallel else 1, block, d)
+def _twin(dual, work: float):
+    """``(kernel, turn, threads)``: the twin of ``dual`` for ``work``, the lock to
+    hold while it runs (none for the serial twin) and the threads it uses."""
+    kernel = dual.pick(work)
+    if kernel is dual.parallel:
+        return kernel, PARALLEL_LOCK, numba.get_num_threads()
+    return kernel, contextlib.nullcontext(), 1
 
 
 def _aux_of(sq: np.ndarray, metric: int) -> np.ndarray:
@@ -339,35 +268,28 @@ def feature_silhouettes(src: Rows, lab, sizes, metric: int, convention: int, blo
         rows = min(rows, rows_per_panel(budget // 4, 8 * d, b))
 
     # one pass: finiteness and squared norms
-    sq = np.empty(n)
-    for i0 in range(0, n, rows):
-        i1 = min(i0 + rows, n)
-        XI = src.read(i0, i1)
-        k = rows_sq_norms(XI, sq[i0:i1])
-        if k >= 0:
-            i, j = divmod(k, d)
-            raise _bad_entry(src.name, i0 + i, j, XI[i, j], "values must be finite")
-    aux = _aux_of(sq, metric)
+    aux = np.concatenate([chunk_stats(src.read(i0, i0 + rows), i0, metric)[0] for i0 in range(0, n, rows)])
 
     out = np.empty(n)
-    dual = row_sums(metric)
-    sums_of = dual.pick(n * n * d)
-    turn = _turn(dual, sums_of)
-    tiles, scratch = _buffers(dual, sums_of, b, d)
+    row_sums, symmetric_sums = sum_drivers(metric)
+    if src.whole is not None and rows >= n:  # all in memory: each distance once, for both points
+        sums = np.zeros((n, K))
+        kernel, turn, threads = _twin(symmetric_sums, n * n * d / 2)
+        with turn:
+            kernel(src.whole, aux, lab, b, *tile_buffers(threads, b, d), sums)
+        return from_sums(sums, lab, sizes, convention)
+    kernel, turn, threads = _twin(row_sums, n * n * d)
+    tiles, scratch = tile_buffers(threads, b, d)
     for i0 in range(0, n, rows):
         i1 = min(i0 + rows, n)
         XI = src.read(i0, i1)
         sums = np.zeros((i1 - i0, K))
-        if src.whole is not None:
+        for j0 in range(0, n, rows):
+            j1 = min(j0 + rows, n)
+            XJ = XI if j0 == i0 else src.read(j0, j1)
             with turn:
-                sums_of(XI, src.whole, i0, aux[i0:i1], aux, lab, b, tiles, scratch, sums)
-        else:
-            for j0 in range(0, n, rows):
-                j1 = min(j0 + rows, n)
-                XJ = XI if j0 == i0 else src.read(j0, j1)
-                with turn:
-                    sums_of(XI, XJ, i0 - j0, aux[i0:i1], aux[j0:j1], lab[j0:j1], b, tiles, scratch, sums)
-        silhouette_from_sums(sums, lab[i0:i1], sizes, convention, out[i0:i1])
+                kernel(XI, XJ, i0 - j0, aux[i0:i1], aux[j0:j1], lab[j0:j1], b, tiles, scratch, sums)
+        out[i0:i1] = from_sums(sums, lab[i0:i1], sizes, convention)
     return out
 
 
@@ -389,8 +311,7 @@ def distance_silhouettes(src: Rows, lab, sizes, convention: int, block, budget: 
     lowest = 0.0 if precomputed else -np.inf
     diag_tol = _diagonal_tolerance(src.dtype) if precomputed else -1.0
     out = np.empty(n)
-    sums_of = distance_sums.pick(n * n)
-    turn = _turn(distance_sums, sums_of)
+    sums_of, turn, _ = _twin(distance_sums, n * n)
     for i0 in range(0, n, rows):
         i1 = min(i0 + rows, n)
         DI = src.read(i0, i1)
@@ -401,7 +322,7 @@ def distance_silhouettes(src: Rows, lab, sizes, convention: int, block, budget: 
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise _locate_bad_distance(src.name, DI[i], i0 + i, precomputed, diag_tol)
-        silhouette_from_sums(sums, lab[i0:i1], sizes, convention, out[i0:i1])
+        out[i0:i1] = from_sums(sums, lab[i0:i1], sizes, convention)
     return out
 
 
@@ -419,7 +340,7 @@ def _locate_bad_distance(name: str, row: np.ndarray, i: int, precomputed: bool, 
         problem = "distances must be non-negative"
     else:
         problem = "a point's distance to itself must be 0 (the diagonal must be zero)"
-    return _bad_entry(name, i, j, row[j], problem)
+    return BadValueError(name, (i, j), row[j], problem)
 
 
 # ------------------------------------------------------------------------------
@@ -459,13 +380,13 @@ def chunk_stats(XI, offset: int, metric: int):
     k = rows_sq_norms(XI, sq)
     if k >= 0:
         i, j = divmod(k, XI.shape[1])
-        raise _bad_entry("X", offset + i, j, XI[i, j], "values must be finite")
+        raise BadValueError("X", (offset + i, j), XI[i, j], "values must be finite")
     return _aux_of(sq, metric), sq.sum(), XI.sum(axis=0), XI.shape[0]
 
 
 def blas_for(metric: int, d: int, stats) -> bool:
-    """False: the tiles are summed from the coordinates (kept for callers that
-    still ask; :func:`pair_sums` ignores its ``use_blas``)."""
+    """False: the tiles are summed from the coordinates (:func:`pair_sums`
+    ignores its ``use_blas``, kept for :mod:`streammetrics.dask`)."""
     return False
 
 
@@ -478,11 +399,9 @@ def pair_sums(XI, XJ, shift: int, aux_i, aux_j, labels_j, metric: int, block: in
     XI = np.ascontiguousarray(XI, dtype=np.float64)
     XJ = np.ascontiguousarray(XJ, dtype=np.float64)
     sums = np.zeros((XI.shape[0], k))
-    dual = row_sums(metric)
-    kernel = dual.pick(XI.shape[0] * XJ.shape[0] * XI.shape[1])
-    tiles, scratch = _buffers(dual, kernel, block, XI.shape[1])
-    with _turn(dual, kernel):
-        kernel(XI, XJ, shift, aux_i, aux_j, labels_j, block, tiles, scratch, sums)
+    kernel, turn, threads = _twin(sum_drivers(metric)[0], XI.shape[0] * XJ.shape[0] * XI.shape[1])
+    with turn:
+        kernel(XI, XJ, shift, aux_i, aux_j, labels_j, block, *tile_buffers(threads, block, XI.shape[1]), sums)
     return sums
 
 
@@ -492,8 +411,8 @@ def distance_row_sums(DI, offset: int, labels, k: int) -> np.ndarray:
     DI = np.ascontiguousarray(DI, dtype=np.float64)
     sums = np.zeros((DI.shape[0], k))
     bad = np.zeros(DI.shape[0], dtype=np.uint8)
-    kernel = distance_sums.pick(DI.size)
-    with _turn(distance_sums, kernel):
+    kernel, turn, _ = _twin(distance_sums, DI.size)
+    with turn:
         kernel(DI, offset, labels, 0.0, tol, sums, bad)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -501,8 +420,25 @@ def distance_row_sums(DI, offset: int, labels, k: int) -> np.ndarray:
     return sums
 
 
-def from_sums(sums, labels_i, sizes, convention: int) -> np.ndarray:
-    """The silhouettes of a chunk's points from their per-cluster distance sums."""
-    out = np.empty(sums.shape[0])
-    silhouette_from_sums(sums, labels_i, sizes, convention, out)
-    return out
+def from_sums(sums, lab, sizes, convention: int) -> np.ndarray:
+    """The silhouettes of points from their per-cluster distance sums (``m x K``),
+    ``lab`` their clusters and ``sizes[k] = |C_k|``. :data:`SEED` is the
+    specification's formulas literally (``a`` over ``safe(|C_own|)``, the own
+    cluster penalised by ``10^300`` in the minimum); :data:`SKLEARN` divides ``a``
+    by ``|C_own| - 1``, leaves the own cluster out, and gives a point alone in
+    its cluster 0."""
+    rows = np.arange(sums.shape[0])
+    own = sizes[lab]
+    D = sums / (sizes + (sizes == 0))
+    if convention == SEED:
+        a = D[rows, lab]
+        D[rows, lab] += OWN_CLUSTER_PENALTY
+    else:
+        a = sums[rows, lab] / np.maximum(own - 1, 1)
+        D[rows, lab] = np.inf
+    b = D.min(axis=1)
+    top = np.maximum(a, b)
+    s = (b - a) / (top + (top == 0.0))
+    if convention == SKLEARN:
+        s[own <= 1] = 0.0
+    return s
