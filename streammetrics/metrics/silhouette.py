@@ -24,7 +24,7 @@ from .silhouette_sums import check_positive_int, cluster_labels, distance_silhou
 from .silhouette_sums import membership_labels, rows_per_panel
 
 # the blockwise pieces, which streammetrics.dask reads from this module
-from .silhouette_sums import Plan, blas_for, chunk_stats, distance_row_sums, from_sums, pair_sums  # noqa: F401
+from .silhouette_sums import Plan, chunk_stats, distance_row_sums, from_sums, pair_sums  # noqa: F401
 
 __all__ = ["MEMORY_BUDGET", "silhouettes", "silhouette", "silhouette_samples", "silhouette_score"]
 

@@ -384,14 +384,7 @@ def chunk_stats(XI, offset: int, metric: int):
     return _aux_of(sq, metric), sq.sum(), XI.sum(axis=0), XI.shape[0]
 
 
-def blas_for(metric: int, d: int, stats) -> bool:
-    """False: the tiles are summed from the coordinates (:func:`pair_sums`
-    ignores its ``use_blas``, kept for :mod:`streammetrics.dask`)."""
-    return False
-
-
-def pair_sums(XI, XJ, shift: int, aux_i, aux_j, labels_j, metric: int, block: int, k: int,
-              use_blas: bool = False) -> np.ndarray:
+def pair_sums(XI, XJ, shift: int, aux_i, aux_j, labels_j, metric: int, block: int, k: int) -> np.ndarray:
     """``(rows of XI, k)`` sums of the distances of XI's points to each cluster's points in XJ.
 
     ``shift`` is XI's first row minus XJ's (it finds the diagonal).
