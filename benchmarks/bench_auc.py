@@ -17,19 +17,18 @@ bulk sorting, amortized. ``held_bytes`` is what the accumulator holds after
 the updates, pending rows included (the buffer's whole capacity: for large
 batches it is made as large as its bound at once, reserved but only touched
 as rows arrive); ``state_bytes`` is its saved state. In exact mode
-``finalize`` counts U across the stored run and the sorted pending rows
-without writing their merged run, and on two cores large sorts and counts
-run on two threads. ``RankAUC(max_memory=...)`` is the exact mode within a
+``finalize`` sorts the pending rows into the state's run and counts U over
+it; on two cores large sorts and merges run on two threads. ``RankAUC(max_memory=...)`` is the exact mode within a
 memory budget (sorted runs spilled to temporary files past it); the memory
 rows measure, in a fresh process each, the peak of numpy's allocations
 (tracemalloc) while streaming and finalizing, in bytes per distinct score
 and against ``2 x (state + one batch)``; ``--only memory --large`` adds 50M.
-The sort-choice rows time the sorts of the class-split keys. The spilled
+The spilled
 report rows (``--only report-memory``) trace what a binary report asks of a
 spilled state (finalize, average precision, five operating points), read from
 its runs chunk by chunk, against building its merged run in memory.
 Target: 100 threshold queries after an exact pass over
-10M rows take at most 10% of the pass (``share_of_pass``; the rows also give
+10M rows take at most 25% of the pass (``share_of_pass``; the rows also give
 the first query's share, which reads the state, and partial_auc's, which
 walks the scores down to its ``max_fpr``).
 """
@@ -62,7 +61,6 @@ def _one_shot_rows(n, repeat):
     rows = [row(group, "streammetrics auc", median_time(lambda: auc(y, s), repeat))]
     rows.append(row(group, "numpy np.sort(s) (floor: sorting alone)", median_time(lambda: np.sort(s), repeat)))
     rows.append(row(group, "numpy np.argsort(s)", median_time(lambda: np.argsort(s), max(1, repeat // 2))))
-    rows += _sort_choice_rows(y, s, group, repeat)
     if have("sklearn"):
         from sklearn.metrics import roc_auc_score
 
@@ -74,71 +72,6 @@ def _one_shot_rows(n, repeat):
         rows.append(row(group, "sklearn roc_auc_score", median_time(
             lambda: roc_auc_score(y, s, sample_weight=w), max(1, repeat // 3), warmup=0)))
     return rows
-
-
-def _sort_choice_rows(y, s, group, repeat):
-    """The sorts of the class-split keys: numpy's as ``RankAUC`` sorts keys alone
-    (as float64, both classes cut at a sampled median, one side per thread),
-    numpy's of the uint64 keys themselves (one class per thread), and the LSD
-    radix kernel."""
-    from streammetrics._kernels import rank as K
-    from streammetrics._kernels.sort import sort_keys
-    from streammetrics.metrics.ranking import sorting
-    from streammetrics.metrics.ranking.sorting import sort_classes
-
-    keys = np.empty(y.shape[0], np.uint64)
-    _, n_pos = K.split_keys(y, s.view(np.uint64), keys)
-
-    def numpy_two_threads():
-        k = keys.copy()
-        sort_classes(k, n_pos, n_pos)
-
-    scratch = np.empty(keys.shape[0], np.uint64)
-
-    def radix():
-        k = keys.copy()
-        sort_keys(k[:n_pos], scratch)
-        sort_keys(k[n_pos:], scratch)
-
-    def numpy_uint64_per_class():
-        k = keys.copy()
-        job = sorting._sort_pool().submit(k[:n_pos].sort)
-        k[n_pos:].sort()
-        job.result()
-
-    radix()  # compile
-    scores = np.empty(y.shape[0], np.float64)
-    K.split_scores(y, s.view(np.uint64), scores.view(np.uint64))
-    cut = float(np.median(scores[:: max(1, scores.shape[0] // 4096)]))
-
-    def numpy_floats_four_parts():
-        # what the one-shot auc does: each class's float64 scores cut at a
-        # sampled median, each side's two classes sorted on its own thread
-        f = scores.copy()
-        fp, fn = f[:n_pos], f[n_pos:]
-        i, j = K.partition_below(fp, cut), K.partition_below(fn, cut)
-        job = sorting._sort_pool().submit(lambda: (fp[:i].sort(), fn[:j].sort()))
-        fp[i:].sort()
-        fn[j:].sort()
-        job.result()
-
-    copy = median_time(lambda: keys.copy(), repeat)
-    from streammetrics.metrics.ranking.sorting import keys_sorter
-
-    chosen = keys_sorter()
-    saved, sorting.SORT_CHOICE = sorting.SORT_CHOICE, "numpy"
-    try:
-        t_numpy = median_time(numpy_two_threads, repeat)
-    finally:
-        sorting.SORT_CHOICE = saved
-    return [row(group, "sort choice: keys sorted as float64, classes cut at a median, two threads "
-                "(copy excluded; RankAUC)", max(t_numpy - copy, 1e-9), chosen_in_this_process=chosen),
-            row(group, "sort choice: np.sort of each class's uint64 keys, one class per thread (copy excluded)",
-                max(median_time(numpy_uint64_per_class, repeat) - copy, 1e-9)),
-            row(group, "sort choice: np.sort of float64 scores, classes cut at a median, two threads "
-                "(copy excluded; one-shot auc)", max(median_time(numpy_floats_four_parts, repeat) - copy, 1e-9)),
-            row(group, "sort choice: LSD radix kernel, each class (copy excluded)",
-                max(median_time(radix, repeat) - copy, 1e-9))]
 
 
 def _peak_child(n, budget, batch):
@@ -211,8 +144,7 @@ def _report_child(n, budget, batch, merged, weighted=False):
     import tracemalloc
 
     from streammetrics import RankAUC
-    from streammetrics.metrics.ranking.curves import average_precision_of_points
-    from streammetrics.metrics.ranking.operating import OperatingPoints
+    from streammetrics.metrics.ranking.points import Points
 
     y, s = _data(n, seed=9)
     w = np.random.default_rng(2).random(n) if weighted else None
@@ -233,9 +165,8 @@ def _report_child(n, budget, batch, merged, weighted=False):
     t0 = time.perf_counter()
     r = acc.finalize()
     if merged:
-        points = r._points()
-        ap = average_precision_of_points(*points)
-        ops = OperatingPoints(*points, r.n, weighted)
+        ops = Points(acc._strategy.run(), r.n, weighted)
+        ap = ops.average_precision()
     else:
         ap = r.average_precision()
         r.average_precision_bounds()

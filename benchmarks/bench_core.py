@@ -414,7 +414,6 @@ def _bootstrap_calibration_rows(n, repeat, replicates=200):
     and as the binary Evaluator's member (whose AUC member is folded replicate
     by replicate either way)."""
     import streammetrics as sm
-    import streammetrics.bootstrap as B
 
     rng = np.random.default_rng(6)
     y = rng.random(n) < 0.3
@@ -423,8 +422,8 @@ def _bootstrap_calibration_rows(n, repeat, replicates=200):
 
     def run(make, one_pass):
         b = sm.Bootstrap(make(), replicates=replicates)
-        if not one_pass:
-            b._linear = B._linear_form(b.template, calibration=False)
+        if not one_pass:  # every replicate folded on its own
+            b._linear = None
         return b.update(y, p, key=keys).finalize()
 
     rows = []
@@ -452,7 +451,7 @@ def _bootstrap_rank_rows(n, repeat, replicates=200):
     own, ``replicates`` x 24 bytes per distinct score), runs alternated; CPU
     time beside the wall clock (the cores are shared)."""
     import streammetrics as sm
-    import streammetrics.bootstrap as B
+    from streammetrics.bootstrap.accumulator import _linear_terms
 
     rng = np.random.default_rng(8)
     y = rng.random(n) < 0.3
@@ -462,8 +461,9 @@ def _bootstrap_rank_rows(n, repeat, replicates=200):
     def run(walk):
         b = sm.Bootstrap(sm.Evaluator(task="binary"), replicates=replicates)
         if not walk:  # every replicate keeps its own rank state
-            b._ranked, b._replica_template = None, b._template.copy()
-            b._replica_fields = dict(b._template.copy().reset()._state)
+            b._ranked, b._replica_template = None, b.template
+            b._replica_fields = b.template.state_dict()
+            b._linear = _linear_terms(b._replica_template)
             b._init_replicas()
         return b.update(y, p, key=keys).finalize()
 
@@ -509,11 +509,11 @@ def _latency_rows(batch=256):
     skeys = rng.integers(0, 8, batch)
     rows.append(row(group, "streammetrics Sliced(BinaryConfusion(threshold)).update, 8 slices",
                     per_call_time(lambda: sacc.update(y, p, by=skeys), calls=500)))
-    from streammetrics._kernels.binary import binary_update_scores
+    from streammetrics._kernels.binary import count_scores
 
-    counts, wsums, e, seen = np.zeros(4, np.int64), np.zeros((4, 2)), np.empty(0), np.zeros(1, np.int64)
+    counts, seen = np.zeros(4, np.int64), np.zeros(1, np.int64)
     yu = y.view(np.uint8)
-    rows.append(row(group, "bare Numba kernel call (floor)", per_call_time(lambda: binary_update_scores(yu, p, 0.5, e, seen, counts, wsums))))
+    rows.append(row(group, "bare Numba kernel call (floor)", per_call_time(lambda: count_scores(yu, p, 0.5, seen, counts))))
     guard = acc._guard  # what sharing an accumulator between threads costs each update
 
     def locked():

@@ -45,17 +45,13 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
         "streammetrics.dask needs dask: pip install 'streammetrics[dask]'"
     ) from exc
 
-import math
 import numbers
 
 import numpy as np
 
-from ._kernels import ranges as _RK
-from ._kernels import rank as _rank_kernels  # 2U of a run, merging two runs
 from ._protocol.base import Accumulator
 from ._protocol.errors import NoObservationsError, in_context
-from ._protocol.result import Result, safe
-from .metrics.ranking import RankAUC as _RankAUC
+from .metrics.ranking.ranges import RangeResult, combine, merge_pieces, range_stats, range_totals, route_rows
 
 __all__ = ["evaluate", "compute", "exact_auc", "range_cuts", "RangeResult",
            "silhouette_samples", "silhouette_score"]
@@ -431,177 +427,26 @@ def range_cuts(s, ranges: int, *, samples_per_partition: int | None = None, seed
 
 
 def _route_partition(cuts, lo: int, hi: int, index: int, offset, weighted: bool, *parts):
-    """One partition's rows, checked and routed by score range.
-
-    Returns ``(info, run_lo, ..., run_{hi-1})``: ``info`` is ``(rows, masses)``
-    with ``masses[r]`` the positive and negative mass of range ``r`` (every
-    range, for the average precision's totals), and ``run_r`` the run of the
-    partition's scores in range ``r`` (only ranges ``lo .. hi-1``).
-    """
+    """One partition's rows, checked and routed by score range (:func:`route_rows`)."""
     args = [np.asarray(p) for p in parts]
     w = args.pop() if weighted else None
-    try:
-        batch = _RankAUC().prepare(*args, sample_weight=w)
-    except (ValueError, TypeError) as exc:
-        where = f"partition {index}" + (f" (rows from {offset})" if offset is not None else "")
-        raise in_context(exc, where) from None
-    y, s = batch.arrays_for(_RankAUC.inputs)
-    s = np.asarray(s, dtype=np.float64)
-    pos = np.asarray(y).astype(bool)
-    w = batch.weights
-    R = cuts.shape[0] + 1
-    which = np.searchsorted(cuts, s, side="right")
-    if weighted:
-        pairs = np.zeros((R, 2, 2))
-        _RK.range_masses(which, pos, w, pairs)
-        masses = pairs[:, :, 0] + pairs[:, :, 1]
-    else:
-        masses = np.zeros((R, 2), np.int64)
-        masses[:, 0] = np.bincount(which[pos], minlength=R)
-        masses[:, 1] = np.bincount(which[~pos], minlength=R)
-    keep = (which >= lo) & (which < hi) if (lo, hi) != (0, R) else None
-    del which
-    if weighted:
-        keep = (w != 0) if keep is None else keep & (w != 0)
-    if keep is not None:
-        s, pos, w = s[keep], pos[keep], (w[keep] if weighted else w)
-    if weighted:
-        sp, sn = s[pos], s[~pos]
-        op, on = np.argsort(sp, kind="stable"), np.argsort(sn, kind="stable")
-        sp, vp, sn, vn = sp[op], w[pos][op], sn[on], w[~pos][on]
-        scores = np.empty(s.shape[0])
-        ab = np.empty((2, s.shape[0]))
-        m = _RK.run_of_weights(sp, vp, sn, vn, scores, ab)
-    else:
-        sp, sn = s[pos], s[~pos]
-        sp.sort()
-        sn.sort()
-        scores = np.empty(s.shape[0])
-        ab = np.empty((2, s.shape[0]), np.int64)
-        m = _RK.run_of_counts(sp, sn, scores, ab)
-    scores, ab = scores[:m], ab[:, :m]
-    bounds = np.concatenate(([0], np.searchsorted(scores, cuts[lo : hi - 1], side="left"), [m]))
-    runs = [(scores[a:b].copy(), ab[:, a:b].copy()) for a, b in zip(bounds[:-1], bounds[1:])]
-    return ((int(batch.n), masses), *runs)
-
-
-def _merge_two(a, b):
-    if a[0].shape[0] == 0:
-        return b
-    if b[0].shape[0] == 0:
-        return a
-    cap = a[0].shape[0] + b[0].shape[0]
-    scores = np.empty(cap)
-    ab = np.empty((2, cap), a[1].dtype)
-    m = _rank_kernels.merge_into(a[0], a[1], b[0], b[1], scores, ab)
-    if m == cap:
-        return scores, ab
-    return scores[:m].copy(), np.ascontiguousarray(ab[:, :m])
-
-
-def _merge_pieces(*runs):
-    """One run of several runs of one range (merged in pairs)."""
-    runs = list(runs)
-    while len(runs) > 1:
-        runs = [_merge_two(*runs[i : i + 2]) if i + 1 < len(runs) else runs[i]
-                for i in range(0, len(runs), 2)]
-    return runs[0]
-
-
-def _totals(weighted: bool, *infos):
-    """Rows, per-range masses and each range's masses above it, from every partition."""
-    rows = sum(n for n, _ in infos)
-    stacked = np.stack([m for _, m in infos])
-    R = stacked.shape[1]
-    if weighted:
-        masses = [[math.fsum(stacked[:, r, c]) for c in range(2)] for r in range(R)]
-        total = [math.fsum(m[c] for m in masses) for c in range(2)]
-        above = [[math.fsum(m[c] for m in masses[r + 1 :]) for c in range(2)] for r in range(R)]
-    else:
-        masses = [[int(stacked[:, r, c].sum()) for c in range(2)] for r in range(R)]
-        total = [sum(m[c] for m in masses) for c in range(2)]
-        above = [[sum(m[c] for m in masses[r + 1 :]) for c in range(2)] for r in range(R)]
-    return {"rows": rows, "masses": masses, "total": total, "above": above}
-
-
-def _range_stats(totals, r: int, weighted: bool, run):
-    """``(2U or 2U / (P N), AP's sum pair, distinct scores)`` of range ``r``.
-
-    Without weights ``2U`` of the range's own pairs is an exact Python int;
-    with weights it is the compensated float of ``2U / (P N)``, ``P`` and
-    ``N`` the totals over every range.
-    """
-    _, ab = run
-    p_r, n_r = totals["masses"][r]
-    P, N = totals["total"]
-    if weighted:
-        u = float(_rank_kernels.u2_float(ab, 1.0 / P, 1.0 / N)) if P > 0 and N > 0 else 0.0
-    elif 2 * p_r * n_r < 2**63:
-        u = int(_rank_kernels.u2_int(ab))
-    else:
-        high, low = _rank_kernels.u2_int128(ab)
-        u = (int(high) << 64) | int(low)
-    tp_above, fp_above = totals["above"][r]
-    ap = _RK.ap_terms(ab, float(tp_above), float(fp_above)) if ab.shape[1] else (0.0, 0.0)
-    return u, float(ap[0]), float(ap[1]), int(ab.shape[1])
-
-
-def _combine(totals, weighted: bool, stats):
-    """``(auc, average_precision)`` of every range's statistics and the cross terms."""
-    P, N = totals["total"]
-    masses = totals["masses"]
-    if weighted:
-        terms = [u for u, _, _, _ in stats]
-        if P > 0 and N > 0:
-            parts = []
-            for p_r, n_r in masses:  # every positive outranks every negative of a lower range
-                terms.append(2.0 * (p_r / P) * (math.fsum(parts) / N))
-                parts.append(n_r)
-            auc = min(max(math.fsum(terms) / 2.0, 0.0), 1.0)
-        else:
-            auc = 0.0
-    else:
-        u2 = sum(u for u, _, _, _ in stats)
-        below = 0
-        for p_r, n_r in masses:
-            u2 += 2 * p_r * below
-            below += n_r
-        auc = u2 / (2 * safe(P * N))
-    ap = 0.0
-    if P > 0:
-        ap = max(0.0, math.fsum([x for _, s, c, _ in stats for x in (s, c)]) / P)
-    return auc, ap
-
-
-class RangeResult(Result):
-    """The exact AUC and average precision of :func:`exact_auc`.
-
-    Fields: ``auc``, ``average_precision``, ``n_pos``, ``n_neg`` (sums of
-    weights once weights were seen), ``auc_lower`` and ``auc_upper`` (equal to
-    ``auc``: the value is exact) and ``n`` (rows, zero-weight rows included).
-    ``meta`` holds ``cuts`` (the cut points used), ``ranges``, ``distinct``
-    (distinct scores per range: the largest is the most any one task held),
-    ``passes`` and ``weighted``.
-    """
-
-    __slots__ = ()
-    title = "Ranking"
-    counts = ("n_pos", "n_neg")
+    where = f"partition {index}" + (f" (rows from {offset})" if offset is not None else "")
+    return route_rows(cuts, lo, hi, where, args, w)
 
 
 def _exact_graph(pieces, offsets, weighted, cuts, lo, hi, split_every):
     """The delayed ``(totals, [stats of ranges lo .. hi-1])`` of one pass."""
     route = dask.delayed(_route_partition, pure=True, nout=1 + hi - lo)
-    merge = dask.delayed(_merge_pieces, pure=True)
+    merge = dask.delayed(merge_pieces, pure=True)
     outs = [route(cuts, lo, hi, i, off, weighted, *parts)
             for i, (parts, off) in enumerate(zip(pieces, offsets))]
-    totals = dask.delayed(_totals, pure=True)(weighted, *[o[0] for o in outs])
+    totals = dask.delayed(range_totals, pure=True)(weighted, *[o[0] for o in outs])
     stats = []
     for j in range(hi - lo):
         level = [o[1 + j] for o in outs]
         while len(level) > 1:
             level = [merge(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
-        stats.append(dask.delayed(_range_stats, pure=True)(totals, lo + j, weighted, level[0]))
+        stats.append(dask.delayed(range_stats, pure=True)(totals, lo + j, weighted, level[0]))
     return totals, stats
 
 
@@ -720,10 +565,10 @@ def exact_auc(y, s, *, sample_weight=None, ranges: int | None = None, cuts=None,
         stats.extend(got)
     if totals is None or totals["rows"] == 0:
         raise NoObservationsError("y and s are empty: the AUC needs at least one observation")
-    auc, ap = _combine(totals, weighted, stats)
+    auc, ap = combine(totals, weighted, stats)
     P, N = totals["total"]
     values = {"auc": auc, "average_precision": ap, "n_pos": P, "n_neg": N,
               "auc_lower": auc, "auc_upper": auc, "n": totals["rows"]}
     meta = {"weighted": weighted, "cuts": cuts, "ranges": R, "passes": passes,
-            "distinct": [d for _, _, _, d in stats]}
+            "distinct": [d for _, _, d in stats]}
     return RangeResult("AUCScores", values, meta)

@@ -11,11 +11,6 @@ settings.register_profile(
 settings.register_profile("ci", deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
-# the command's compile-ahead helper process stays off in the suite (its own
-# tests turn it on): the suite's first compilations would each start one
-os.environ.setdefault("STREAMMETRICS_COMPILE_AHEAD", "0")
-
-
 def pytest_addoption(parser):
     parser.addoption(
         "--fuzz", nargs="?", type=int, const=500, default=None, metavar="N",

@@ -18,7 +18,9 @@ from hypothesis import strategies as st
 from sklearn import metrics as skm
 
 from streammetrics.metrics.ranking import RankAUC, auc, average_precision, pr_curve, roc_curve
-from streammetrics._kernels import rank as K
+from streammetrics._kernels import keys as KK
+from streammetrics._kernels import pairs
+from streammetrics._kernels.sort import sort_keys, sort_payload
 from streammetrics.metrics.ranking.bounded import Bounded
 from streammetrics.metrics.ranking.exact import Exact
 
@@ -203,11 +205,11 @@ def test_sort_kernels(n):
     keys[: n // 3] &= np.uint64(0xFFFF)  # shared high bytes: skipped passes
     ref = np.sort(keys)
     got = keys.copy()
-    K.sort_keys(got, np.empty(n, np.uint64))
+    sort_keys(got, np.empty(n, np.uint64))
     np.testing.assert_array_equal(got, ref)
     vals = keys.astype(np.float64)
     k2, v2 = keys.copy(), vals.copy()
-    K.sort_two_payload(k2, v2, n, n)
+    sort_payload(k2, v2, np.empty(n, np.uint64), np.empty(n))
     np.testing.assert_array_equal(k2, ref)
     np.testing.assert_array_equal(v2, ref.astype(np.float64))
 
@@ -368,12 +370,12 @@ def test_128_bit_pair_count_past_int64():
     assert 2 * n_pos * n_neg > 2**63
     r = acc2.finalize()
     assert r.auc == u2 / (2 * n_pos * n_neg) and r.n_pos == n_pos
-    high, low = K.u2_int128(counts)
+    high, low = pairs.u2_int128(counts)
     assert (int(high) << 64) | int(low) == u2
     rng = np.random.default_rng(0)
     small = rng.integers(0, 1000, (2, 500))
-    high, low = K.u2_int128(small)
-    assert high == 0 and int(low) == int(K.u2_int(small))
+    high, low = pairs.u2_int128(small)
+    assert high == 0 and int(low) == int(pairs.u2_int(small))
 
 
 # ---------------------------------------------------------- bounded mode
@@ -705,7 +707,7 @@ def test_exact_batches_straddling_the_buffer_bound(ties):
             acc.update(y[lo:hi], s[lo:hi])
             seen += hi - lo
             assert acc.n == seen
-            assert pending_rows(acc) <= acc._limit()
+            assert pending_rows(acc) <= acc._strategy.pending_limit()
             assert sum(r[0].shape[0] for r in acc._strategy.stack.runs) + pending_rows(acc) >= len(np.unique(s[:seen]))
         assert acc._strategy.stack.runs, "the buffer never overflowed into a run"
         r = acc.finalize()
@@ -933,7 +935,7 @@ def test_bounded_interval_holds_across_many_small_flushes(case, bound):
             check_interval(part.finalize(), auc(y[idx], s[idx], sample_weight=wk), w is not None)
 
 
-# ------------------------------------- counting across pending rows, threads
+# ------------------------------------- counting across pending rows
 def counted_pair(y, s, cut):
     """An accumulator holding ``[:cut]`` as a run and ``[cut:]`` as pending rows,
     and a copy of it with everything sorted into one run."""
@@ -947,25 +949,19 @@ def counted_pair(y, s, cut):
 
 
 @settings(max_examples=150)
-@given(labelled(max_size=200, weights=False), st.integers(0, 200), st.booleans())
-def test_finalize_across_pending_rows_equals_finalize_after_a_flush(data, cut, threads):
+@given(labelled(max_size=200, weights=False), st.integers(0, 200))
+def test_finalize_across_pending_rows_equals_finalize_after_a_flush(data, cut):
     y, s, _, _ = data
     cut = min(cut, len(y))
     acc = counted_pair(y, s, cut)
     assert (pending_rows(acc) > 0) == (cut < len(y))
     ref = counted_pair(y, s, cut)
     ref.flush()  # sorted in
-    with forced_threads(threads):
-        r = acc.finalize()
+    r = acc.finalize()
     assert r.as_dict() == ref.finalize().as_dict()
     assert r.auc == brute_auc(y, s)
-    # counted without writing the merged run: the rows stay pending, sorted
-    assert pending_rows(acc) == len(y) - cut
-    assert acc._pending is None or acc._pending.sorted
-    assert acc.finalize().as_dict() == r.as_dict()  # again, from the sorted rows
-    assert acc == ref  # the state, read with the rows sorted in, is the same run
-    assert pending_rows(acc) == len(y) - cut  # and reading it changed nothing
-    assert acc.flush()._pending is None and acc == ref
+    assert acc.finalize().as_dict() == r.as_dict()  # again, from the run the rows were sorted into
+    assert acc == ref and pending_rows(acc) == 0
 
 
 def test_updates_after_a_finalize_across_pending_rows():
@@ -977,7 +973,6 @@ def test_updates_after_a_finalize_across_pending_rows():
         for lo in range(0, 900, 70):
             watched.update(y[lo : lo + 70], s[lo : lo + 70])
             r = watched.finalize()
-            assert watched._pending.sorted  # the rows counted, not yet a run
             assert r.auc == auc(y[: lo + 70], s[: lo + 70])
         assert watched._strategy.stack.runs, "no update ever turned sorted rows into a run"
         copied = watched.copy()
@@ -999,39 +994,9 @@ def test_finalize_across_pending_rows_falls_back_past_int64():
     assert r.auc == u2 / (2 * int(p.sum()) * int(q.sum())) and r.n_pos == int(p.sum())
 
 
-def test_u2_run_keys_kernel():
-    rng = np.random.default_rng(12)
-    for n_run, n_pos, n_neg in [(0, 0, 0), (0, 5, 0), (0, 0, 5), (7, 0, 0), (300, 200, 500), (0, 300, 300)]:
-        s1 = np.unique(np.round(rng.normal(size=n_run), 1))
-        ab1 = rng.integers(0, 4, (2, s1.shape[0]))
-        ab1[0, (ab1[0] + ab1[1]) == 0] = 1
-        kp = np.sort(K.score_keys(np.round(rng.normal(size=n_pos), 1)))
-        kn = np.sort(K.score_keys(np.round(rng.normal(size=n_neg), 1)))
-        cap = s1.shape[0] + n_pos + n_neg
-        bits, ab = np.empty(cap, np.uint64), np.empty((2, cap), np.int64)
-        m = K.run_into(s1.view(np.uint64), ab1, kp, kn, bits, ab)
-        u2, p, q = K.u2_run_keys(s1.view(np.uint64), ab1, kp, kn)
-        assert u2 == K.u2_int(ab[:, :m])
-        assert (p, q) == (ab[0, :m].sum(), ab[1, :m].sum())
-
-
-@contextlib.contextmanager
-def forced_threads(on=True):
-    """Sort and count with threads (on two cores or not) down to one row, or never."""
-    import streammetrics.metrics.ranking.sorting as A
-
-    saved = A.CORES, A.THREADED_MIN
-    A.CORES, A.THREADED_MIN = (2, 1) if on else (1, 1 << 62)
-    try:
-        yield
-    finally:
-        A.CORES, A.THREADED_MIN = saved
-
-
 @pytest.mark.parametrize("scores", ["one value", "extremes"])
-def test_the_median_cut_sort_of_keys_alone_handles_ties_and_extremes(scores):
-    """Keys sorted as floats on two threads, cut at a sampled median: every key
-    equal (one side of the cut is empty), or the infinities, zeros, subnormals."""
+def test_the_sort_of_keys_alone_handles_ties_and_extremes(scores):
+    """Every key equal, or the infinities, zeros, subnormals."""
     import streammetrics.metrics.ranking.sorting as A
 
     rng = np.random.default_rng(1)
@@ -1039,66 +1004,56 @@ def test_the_median_cut_sort_of_keys_alone_handles_ties_and_extremes(scores):
         x = np.full(5000, 0.25)
     else:
         x = rng.choice([-np.inf, np.inf, 0.0, -0.0, 5e-324, -5e-324, 1.0, -1e308], 5000)
-    keys = K.score_keys(x)
+    keys = KK.score_keys(x)
     k = keys.copy()
-    A.sort_classes(k, 1200, 1200, threads=True)
+    A.sort_classes(k, 1200, 1200)
     np.testing.assert_array_equal(k[:1200], np.sort(keys[:1200]))
     np.testing.assert_array_equal(k[1200:], np.sort(keys[1200:]))
 
 
 @pytest.mark.parametrize("n_pos, n_neg", [(0, 0), (1, 0), (0, 1), (1, 1), (191, 300), (3000, 7000)])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_threaded_and_serial_sorts_agree(n_pos, n_neg, weighted):
+def test_sorted_classes_and_their_scratch(n_pos, n_neg, weighted):
     import streammetrics.metrics.ranking.sorting as A
 
     rng = np.random.default_rng(n_pos + n_neg)
     n = n_pos + n_neg + 10
-    keys = K.score_keys(np.round(rng.normal(size=n), 2))
+    keys = KK.score_keys(np.round(rng.normal(size=n), 2))
     vals = rng.random(n) if weighted else None
     back = n - n_neg
-    out = []
-    for threads in (False, True):
-        k = keys.copy()
-        v = None if vals is None else vals.copy()
-        tk, tv = A.sort_classes(k, n_pos, back, v, threads=threads)
-        if weighted:  # the scratch comes back, free for the prefix sums
-            assert tk.shape[0] >= max(n_pos, n_neg) and tv.shape[0] >= max(n_pos, n_neg)
-        else:
-            assert tk is None and tv is None
-        np.testing.assert_array_equal(k[n_pos:back], keys[n_pos:back])  # the free slots
-        out.append((k, v))
-    np.testing.assert_array_equal(out[0][0], out[1][0])
-    np.testing.assert_array_equal(out[0][0][:n_pos], np.sort(keys[:n_pos]))
-    np.testing.assert_array_equal(out[0][0][back:], np.sort(keys[back:]))
-    if weighted:
-        np.testing.assert_array_equal(out[0][1], out[1][1])
+    k = keys.copy()
+    v = None if vals is None else vals.copy()
+    tk, tv = A.sort_classes(k, n_pos, back, v)
+    assert tk.shape[0] >= max(n_pos, n_neg)  # the scratch comes back, free for the prefix sums
+    assert (tv is None) != weighted and (tv is None or tv.shape[0] >= max(n_pos, n_neg))
+    np.testing.assert_array_equal(k[n_pos:back], keys[n_pos:back])  # the free slots
+    np.testing.assert_array_equal(k[:n_pos], np.sort(keys[:n_pos]))
+    np.testing.assert_array_equal(k[back:], np.sort(keys[back:]))
 
 
 @settings(max_examples=100)
 @given(labelled(max_size=200, weights=False), st.integers(0, 200))
-def test_threaded_and_serial_counts_agree(data, cut):
+def test_the_run_of_a_run_and_sorted_keys_counts_every_pair(data, cut):
     import streammetrics.metrics.ranking.sorting as A
 
     y, s, _, _ = data
     cut = min(cut, len(y))
-    run = RankAUC().update(y[:cut], s[:cut])._points()
+    run = RankAUC().update(y[:cut], s[:cut]).flush()._strategy.run()
     keys, n_pos = A.split_sorted(y[cut:], s[cut:])
-    kp, kn = keys[:n_pos], keys[n_pos:]
-    serial = A.u2_across(run, kp, kn, threads=False)
-    assert A.u2_across(run, kp, kn, threads=True) == serial
-    assert serial == tuple(int(v) for v in brute_u2(y, s))
-    # cut at each input's middle: a signed zero in a loaded run ties with the keys' +0.0
+    got = A.run_of_sorted(keys[:n_pos], keys[n_pos:], run=run)
+    assert int(pairs.u2_int(got[1])) == int(brute_u2(y, s)[0])
+    # a signed zero in a loaded run ties with the keys' +0.0
     lo = np.where(run[0] == 0.0, -0.0, run[0])
-    assert A.u2_across((lo, run[1]), kp, kn, threads=True) == serial
+    np.testing.assert_array_equal(A.run_of_sorted(keys[:n_pos], keys[n_pos:], run=(lo, run[1]))[1], got[1])
 
 
 @pytest.mark.parametrize("prealloc", [False, True])
-def test_threads_and_preallocated_buffers_give_identical_states(prealloc):
+def test_preallocated_buffers_give_identical_states(prealloc):
     rng = np.random.default_rng(13)
     y, s = rng.integers(0, 2, 5000), np.round(rng.normal(size=5000), 3)
     cuts = range(0, 5000, 300)
     serial = fold_batches(RankAUC(), y, s, None, cuts)
-    with small_buffers(exact=1000, ratio=2), forced_threads():
+    with small_buffers(exact=1000, ratio=2):
         saved = RankAUC._PREALLOCATE_BATCH
         RankAUC._PREALLOCATE_BATCH = 300 if prealloc else saved
         try:
@@ -1106,8 +1061,8 @@ def test_threads_and_preallocated_buffers_give_identical_states(prealloc):
             for lo in cuts:
                 acc.update(y[lo : lo + 300], s[lo : lo + 300])
                 if prealloc:  # made as large as the limit at once
-                    assert acc._pending.keys.shape[0] == acc._limit()
-                assert pending_rows(acc) <= acc._limit()
+                    assert acc._pending.keys.shape[0] == acc._strategy.pending_limit()
+                assert pending_rows(acc) <= acc._strategy.pending_limit()
             r = acc.finalize()
             w = RankAUC().update(y, s, sample_weight=np.ones(5000))
         finally:
@@ -1116,7 +1071,7 @@ def test_threads_and_preallocated_buffers_give_identical_states(prealloc):
     assert r.as_dict() == serial.finalize().as_dict()
     assert acc == serial
     assert w.finalize().auc == pytest.approx(r.auc, rel=1e-12)
-    assert auc(y, s) == r.auc  # one-shot, threaded sort
+    assert auc(y, s) == r.auc
 
 
 @pytest.mark.parametrize("max_bins", [None, 8])

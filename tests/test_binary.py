@@ -3,6 +3,7 @@ scikit-learn agreement, batching invariance and bad input."""
 
 from __future__ import annotations
 
+import math
 from functools import partial
 
 import numpy as np
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from sklearn import metrics as skm
 
 import streammetrics as sm
-from streammetrics._kernels.binary import binary_update
+from streammetrics._kernels.binary import count_labels
 
 from .harness import check_accumulator, check_rejected_batch, sharded
 
@@ -331,9 +332,8 @@ def test_kernel_against_naive_python():
     y = (rng.random(1000) < 0.5).astype(np.uint8)
     p = (rng.random(1000) < 0.5).astype(np.uint8)
     counts = np.zeros(4, np.int64)
-    wsums = np.zeros((4, 2))
     n = np.zeros(1, np.int64)
-    assert binary_update.py_func(y, p, np.empty(0), n, counts, wsums) == 0
+    assert count_labels(y, p, n, counts) == 0
     assert n[0] == 1000
     naive = [
         sum(1 for a, b in zip(y, p) if a and b),
@@ -343,7 +343,7 @@ def test_kernel_against_naive_python():
     ]
     assert counts.tolist() == naive
     counts2 = np.zeros(4, np.int64)
-    assert binary_update(y, p, np.empty(0), np.zeros(1, np.int64), counts2, wsums) == 0
+    assert count_labels(y, p, np.zeros(1, np.int64), counts2) == 0
     assert counts2.tolist() == naive
 
 
@@ -355,3 +355,37 @@ def test_result_is_read_only_and_readable():
         r.auc
     assert r["f1"] == r.f1 and "f1" in r.as_dict() and len(r) == len(r.as_dict()) >= 12
     assert "f1=0.666667" in repr(r)
+
+
+def test_a_score_added_to_the_formulas_reaches_every_wrapper(monkeypatch):
+    """One formula: the new score is in BinaryConfusion's result, an Evaluator's
+    report, every slice of a Sliced (one by one and as columns) and a Bootstrap
+    (with its percentile interval)."""
+    import streammetrics.metrics.binary as B
+
+    formulas = B._score_formulas
+
+    def with_fowlkes_mallows(tp, fp, fn, tn, total, to_float, sqrt):
+        out = formulas(tp, fp, fn, tn, total, to_float, sqrt)
+        out["fowlkes_mallows"] = sqrt(out["precision"] * out["recall"])
+        return out
+
+    monkeypatch.setattr(B, "_score_formulas", with_fowlkes_mallows)
+    rng = np.random.default_rng(5)
+    y, p = (rng.random(400) < 0.4).astype(np.int64), rng.random(400)
+    by = rng.integers(0, 5, 400)
+    r = sm.BinaryConfusion(threshold=0.5).update(y, p).finalize()
+    assert r.fowlkes_mallows == pytest.approx(math.sqrt(r.precision * r.recall), rel=1e-15)
+    assert sm.Evaluator(task="binary").update(y, p).finalize().fowlkes_mallows == r.fowlkes_mallows
+    sliced = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=by).finalize()
+    assert sliced.overall.fowlkes_mallows == r.fowlkes_mallows
+    for key, one in sliced.slices.items():
+        rows = by == key
+        want = sm.BinaryConfusion(threshold=0.5).update(y[rows], p[rows]).finalize()
+        assert one.fowlkes_mallows == want.fowlkes_mallows
+        # the scores of many slices at once (a sliced result's columns)
+        column = B.binary_score_columns(np.array([[want.tp, want.fp, want.fn, want.tn]]))["fowlkes_mallows"]
+        assert column[0] == want.fowlkes_mallows
+    boot = sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=20).update(y, p).finalize()
+    assert boot.fowlkes_mallows == r.fowlkes_mallows
+    assert boot.fowlkes_mallows_ci_lower <= boot.fowlkes_mallows <= boot.fowlkes_mallows_ci_upper

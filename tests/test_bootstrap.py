@@ -176,7 +176,7 @@ def test_replicate_counts_are_sums_of_integer_weights():
 
 
 def test_chunked_folding_matches_one_block(monkeypatch):
-    import streammetrics.bootstrap as B
+    import streammetrics.bootstrap.accumulator as B
 
     y, s = _data(3000)
     whole = sm.Bootstrap(sm.ProbabilityScores(), replicates=R).update(y, s)
@@ -355,21 +355,21 @@ def test_one_pass_fold_matches_each_replicate_fed_its_own_weights(n, weighted, s
 
 
 def test_one_pass_fold_is_the_same_on_any_number_of_threads(monkeypatch):
-    import streammetrics.bootstrap as B
+    import streammetrics.bootstrap.accumulator as B
 
     y, s = _data(5000)
     w = np.random.default_rng(1).random(5000)
     one = sm.Bootstrap(_preset(), replicates=41, seed=3)
-    monkeypatch.setattr(B, "_workers", lambda R, n: 1)
+    monkeypatch.setattr(B, "workers", lambda R, n: 1)
     one.update(y, s, sample_weight=w)
     for workers in (2, 3, 7):
-        monkeypatch.setattr(B, "_workers", lambda R, n, k=workers: k)
+        monkeypatch.setattr(B, "workers", lambda R, n, k=workers: k)
         other = sm.Bootstrap(_preset(), replicates=41, seed=3).update(y, s, sample_weight=w)
         assert other == one  # bit for bit: each replicate sums its rows in the same order
 
 
 def test_one_pass_fold_chunks_like_batches(monkeypatch):
-    import streammetrics.bootstrap as B
+    import streammetrics.bootstrap.accumulator as B
 
     y, s = _data(3000)
     whole = sm.Bootstrap(_preset(), replicates=R).update(y, s, key=np.arange(3000))

@@ -470,6 +470,7 @@ def test_error_missing_column_lists_columns(fmt, tmp_path, capsys):
 
 
 def test_error_column_named_twice(tmp_path, capsys):
+    _need("pyarrow")
     path = tmp_path / "dup.csv"
     path.write_text("y,p,p\n1,0.5,0.1\n0,0.4,0.2\n")
     msg = _error(["evaluate", str(path)], capsys)
@@ -1153,6 +1154,7 @@ def test_an_empty_key_is_the_null_slice_in_every_format(fmt, tmp_path, capsys):
 
 def test_text_labels_read_a_csv_whose_labels_look_like_numbers(tmp_path, capsys):
     # "--labels 1,2,x" are text: a shard holding only 1s and 2s reads them as "1" and "2"
+    _need("pyarrow")
     (tmp_path / "a.csv").write_text("y,p\n1,2\n2,2\n")
     (tmp_path / "b.csv").write_text("y,p\nx,1\n2,x\n")
     code, out, _ = _run(["evaluate", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--task", "multiclass",
@@ -1237,3 +1239,24 @@ def test_shards_dropped_once_merged_give_the_state_kept_ones_give(tmp_path):
     assert out[True] == out[False]
     a, b = out[True].finalize(), out[False].finalize()
     assert (a.auc, a.average_precision, a.f1) == (b.auc, b.average_precision, b.f1)
+
+
+def test_npy_columns_named_outside_latin1(tmp_path, capsys):
+    """numpy writes such a structured array in format 3.0 (a UTF-8 header)."""
+    rng = np.random.default_rng(7)
+    y, p = (rng.random(500) < 0.4).astype(np.int64), rng.random(500)
+    path = str(tmp_path / "ŷ.npy")
+    rec = np.empty(500, dtype=[("ŷ", np.int64), ("p̂", np.float64)])
+    rec["ŷ"], rec["p̂"] = y, p
+    with pytest.warns(UserWarning, match="format 3.0"):
+        np.save(path, rec)
+    with open(path, "rb") as fh:
+        assert np.lib.format.read_magic(fh) == (3, 0)
+    code, out, _ = _run(["evaluate", path, "--y", "ŷ", "--p", "p̂", "--format", "json"], capsys)
+    assert code == 0
+    _assert_same_metrics(json.loads(out), _direct("binary", {"y": y, "p": p}))
+    with open(path, "r+b") as fh:  # a header that is not an array's
+        fh.seek(12)
+        fh.write(b"[" * 20)
+    code, _, err = _run(["evaluate", path, "--y", "ŷ", "--p", "p̂"], capsys)
+    assert code == 1 and "not a valid .npy array" in err

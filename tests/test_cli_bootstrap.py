@@ -14,6 +14,8 @@ N = 2000
 
 
 def _files(tmp_path, n=N, parts=(0, 700, N)):
+    """CSV shards of two models' scores (reading CSV needs pyarrow)."""
+    pytest.importorskip("pyarrow")
     rng = np.random.default_rng(0)
     y = (rng.random(n) < 0.4).astype(np.int64)
     a = np.clip(0.3 * y + 0.7 * rng.random(n), 0, 1).round(4)

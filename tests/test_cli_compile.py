@@ -11,8 +11,8 @@ import types
 import pytest
 
 from streammetrics import cli
-from streammetrics.cli import precompile as P
-from streammetrics.cli.output import CommandError
+from streammetrics.cli import compiling as P
+from streammetrics.cli.common import TASKS, CommandError
 
 #: a fresh process's first use of the regression accumulators, weighted or not, printing how
 #: many kernels Numba compiled for it
@@ -74,7 +74,7 @@ def test_tasks_are_dealt_to_balance_the_workers(monkeypatch):
     assert P._shares(["regression", "binary", "regression"], 8) == [["binary"], ["regression"]]
     monkeypatch.undo()
     # every task of the command has its units and its cost
-    assert set(P.UNITS) == set(P.COST) == set(cli.parser.TASKS)
+    assert set(P.UNITS) == set(P.COST) == set(TASKS)
 
 
 def test_a_failing_worker_is_a_clear_error(monkeypatch):

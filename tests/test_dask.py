@@ -425,7 +425,7 @@ def test_ranges_on_a_two_process_cluster(cluster_client):
 def test_ranges_count_past_int64():
     """Runs whose 2U passes 2**63 (2 n_pos n_neg of range 0 is about 1.8e19):
     128-bit within a range, Python ints across ranges."""
-    from streammetrics.dask import _combine, _range_stats
+    from streammetrics.metrics.ranking.ranges import combine as _combine, range_stats as _range_stats
 
     big = 3 * 10**9
     runs = [(np.array([0.1, 0.2]), np.array([[big, 1], [2, big]], np.int64)),

@@ -41,27 +41,3 @@ def test_a_block_larger_than_the_data_is_clamped():
 def test_many_bins_do_not_reserve_a_huge_buffer():
     acc = sm.RankAUC(max_bins=10**9).update(np.zeros(70_000, int), np.random.default_rng(1).random(70_000))
     assert acc.n == 70_000 and acc.nbytes < 64 * 2**20
-
-
-@pytest.mark.parametrize("n", [0, 1, 7, 300])
-@pytest.mark.parametrize("dtype", [np.uint8, np.int64, np.float64])
-def test_the_numpy_checks_of_a_small_batch_find_what_the_kernels_find(n, dtype):
-    """A batch below ``NUMPY_BELOW`` values is checked by numpy (no kernel to
-    compile on a first use): the same first bad position as the kernel's, for
-    every check, with bad values anywhere, NaN and infinities included."""
-    from streammetrics._kernels import checks as C
-
-    rng = np.random.default_rng(n)
-    specials = [2, 0, 1] if dtype is not np.float64 else [np.nan, np.inf, -np.inf, 0.5, -0.0, 1.0, 2.0, -1e-300]
-    for trial in range(40):
-        x = rng.integers(0, 2, n).astype(dtype)
-        if n:
-            where = rng.choice(n, min(n, int(rng.integers(0, 4))), replace=False)
-            x[where] = rng.choice(np.array(specials, dtype=dtype), where.shape[0])
-        for name, args in (("first_not01", (x,)), ("first_outside01", (x,)), ("first_nonfinite", (x,)),
-                           ("first_out_of_range", (rng.integers(-1, 3, n) * (rng.random(n) < 0.1), 1))):
-            small, kernel = getattr(C, name), getattr(C, name + "_kernel")
-            assert small(*args) == kernel(*args), (name, trial, x)
-    big = np.zeros(C.NUMPY_BELOW + 5)
-    big[-2] = np.nan
-    assert C.first_nonfinite(big) == C.NUMPY_BELOW + 3 == C.first_not01(big)  # the kernels' path

@@ -92,10 +92,6 @@ print(json.dumps([sorted(n for n in ns if not n.startswith("__")), dir(sm)]))
     assert set(streammetrics.__all__) <= set(listing)
 
 
-def test_the_table_of_homes_is_the_public_list():
-    assert set(streammetrics._HOME) == set(streammetrics.__all__)
-
-
 def test_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'RocAuc'"):
         streammetrics.RocAuc  # noqa: B018

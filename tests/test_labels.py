@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import streammetrics as sm
-from streammetrics._protocol.inputs import ClassLabels
+from streammetrics._protocol.label_codes import LabelCodes
 
 
 def _reference(labels, values):
@@ -17,7 +17,7 @@ def _reference(labels, values):
 
 
 def _encoded(labels, arr):
-    return ClassLabels("y", labels)._encode(arr)
+    return LabelCodes(labels).encode(arr)
 
 
 words = st.text(alphabet="abcé字z\u0000", min_size=0, max_size=6)
@@ -46,7 +46,7 @@ def test_many_distinct_objects_fall_back_to_a_dict_lookup():
     codes = rng.integers(0, 3, 20_000)
     # every row its own str object: more distinct addresses than the table holds
     arr = np.array(["".join(list(labels[c])) for c in codes], dtype=object)
-    assert len({id(v) for v in arr}) > ClassLabels._DISTINCT_OBJECTS
+    assert len({id(v) for v in arr}) > LabelCodes.DISTINCT_OBJECTS
     np.testing.assert_array_equal(_encoded(labels, arr), codes)
 
 

@@ -374,15 +374,15 @@ def test_pending_rows_sorted_in_at_any_point_give_the_same_state(weights_from):
 
 @pytest.mark.parametrize("k", [3, 12])
 def test_numpy_and_radix_sorts_of_the_class_blocks_agree(k, monkeypatch):
-    """A small batch's class blocks are sorted by numpy (few classes) or by the
-    radix kernel (many): the same state and scores either way, and scikit-learn's."""
-    from streammetrics.metrics import multiclass_rank
+    """A small batch's class blocks are sorted by numpy, a large one's by the
+    radix kernel: the same state and scores either way, and scikit-learn's."""
+    from streammetrics.metrics import multiclass_runs
 
     rng = np.random.default_rng(41)
     y, P = tied_probabilities(rng, 500, k)
     results = {}
     for few in (0, 100):  # every batch sorted by the radix kernel, then by numpy
-        monkeypatch.setattr(multiclass_rank, "_NUMPY_SORT_CLASSES", few)
+        monkeypatch.setattr(multiclass_runs, "NUMPY_MAX", few)
         acc = MulticlassRankAUC(k)
         for lo in range(0, 500, 125):
             acc.update(y[lo:lo + 125], P[lo:lo + 125])

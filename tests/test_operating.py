@@ -323,39 +323,18 @@ def test_report_operating_points_and_targets():
         report.to_text(targets={"recall": [2.0]})
 
 
-# ------------------------------------------- unweighted exact states read unmerged
-from streammetrics._kernels import operating as kernels  # noqa: E402
-from streammetrics.metrics.ranking.operating import (  # noqa: E402
-    SCORES,
-    LayeredPoints,
-    OperatingPoints,
-)
+# ------------------------------------------------ states read block by block
+from fractions import Fraction  # noqa: E402
+
+from streammetrics.metrics.ranking.points import EXACT_LIMIT, SCORES, Points  # noqa: E402
 
 
-class small_blocks:
-    """Blocks of ``step`` keys per part, so that a few rows make many blocks;
-    and a state of any size read unmerged (a small one is otherwise read from
-    a merged copy)."""
-
-    def __init__(self, step):
-        self.step = step
-
-    def __enter__(self):
-        self.old, LayeredPoints.STEP = LayeredPoints.STEP, self.step
-        self.old_min, LayeredPoints.MIN = LayeredPoints.MIN, -1
-
-    def __exit__(self, *exc):
-        LayeredPoints.STEP = self.old
-        LayeredPoints.MIN = self.old_min
-
-
-def merged_points(acc):
-    """The operating points over the merged run of a copy of ``acc`` (the state
-    flushed, as the accumulator read it before): the reference, bit for bit."""
-    c = acc._clone()
-    c._flush()
-    c._strategy.compact()
-    return OperatingPoints(*c._strategy.points(None), c.n, False)
+def points_of(acc, block=None):
+    """The query engine over the merged run of a copy of ``acc``, read in blocks of
+    ``block`` entries (by default one block: the reference)."""
+    c = acc.copy().flush()
+    run = c._strategy.run()
+    return Points(run, c.n, c.weighted, block=block or max(1, run[0].shape[0]))
 
 
 def answer(fn):
@@ -369,25 +348,26 @@ def assert_identical(got, want):
     if isinstance(want, str):
         assert got == want
         return
-    assert got._values.keys() == want._values.keys()
-    for k, e in want._values.items():
-        g = got._values[k]
+    assert got.as_dict().keys() == want.as_dict().keys()
+    for k, e in want.items():
+        g = got[k]
         assert type(g) is type(e) and (g == e or (g != g and e != e)), (k, g, e)
 
 
 @st.composite
-def layered_states(draw):
-    """An unweighted exact state held as runs and pending rows, from updates,
+def held_states(draw):
+    """An exact state (weighted or not) held as runs and pending rows, from updates,
     flushes, finalizes, merges and a reload; tied scores; tiny blocks."""
     n = draw(st.integers(1, 120))
     levels = draw(st.integers(1, 40))
     y = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)), dtype=np.int64)
     s = np.array(draw(st.lists(st.integers(-levels, levels), min_size=n, max_size=n)), float) / levels
+    w = np.array(draw(st.lists(st.integers(1, 4), min_size=n, max_size=n)), float) if draw(st.booleans()) else None
     acc = RankAUC()
     cuts = sorted(draw(st.lists(st.integers(0, n), max_size=4)))
     for a, b in zip([0, *cuts], [*cuts, n]):
         if b > a:
-            acc.update(y[a:b], s[a:b])
+            acc.update(y[a:b], s[a:b], sample_weight=None if w is None else w[a:b])
         action = draw(st.sampled_from(["none", "flush", "finalize", "merge", "reload"]))
         if action == "flush":
             acc.flush()
@@ -396,24 +376,19 @@ def layered_states(draw):
         elif action == "merge" and b > a:
             acc.merge(RankAUC().update(y[a:b][::-1], s[a:b][::-1]))
         elif action == "reload" and acc.n:
-            fresh = RankAUC()
-            fresh.load_state_dict(acc.state_dict())
-            acc = fresh
+            acc = RankAUC().load_state_dict(acc.state_dict())
     if acc.n == 0:
         acc.update(y, s)
     return acc, np.unique(s), draw(st.integers(1, 5))
 
 
-@given(layered_states(), st.lists(st.floats(0, 1), min_size=3, max_size=3))
-def test_unmerged_state_answers_as_its_merged_run_bit_for_bit(state, rates):
+@given(held_states(), st.lists(st.floats(0, 1), min_size=3, max_size=3))
+def test_a_state_read_in_blocks_answers_as_read_at_once_bit_for_bit(state, rates):
     acc, distinct, step = state
-    want = merged_points(acc)
-    with small_blocks(step):
-        acc._ops = None
-        got = acc._operating()
-    assert isinstance(got, LayeredPoints)
+    want, got = points_of(acc), points_of(acc, step)
     for t in [*distinct, np.inf, -np.inf, -2.0, 2.0, *(distinct[:-1] + np.diff(distinct) / 2)]:
         assert_identical(got.at_threshold(t), want.at_threshold(t))
+        assert_identical(acc.at_threshold(t), want.at_threshold(t))
     for v in [0.0, 1.0, *rates]:
         for name in ("recall", "precision", "fpr", "specificity"):
             assert_identical(answer(lambda: got.threshold_for(**{name: v})),
@@ -422,97 +397,65 @@ def test_unmerged_state_answers_as_its_merged_run_bit_for_bit(state, rates):
         assert_identical(got.best_threshold(score), want.best_threshold(score))
     for cost in ([[0, 1], [5, 0]], [[1, -2], [3, 0.5]], [[0, 0], [0, 0]]):
         assert_identical(got.best_threshold(None, cost), want.best_threshold(None, cost))
-    # partial areas asked in any order resume from the sums saved by earlier ones
+    # partial areas asked in any order resume from the sums kept by earlier ones
     for max_fpr in [*rates[::-1], 1.0, 1e-3, 0.5]:
         if max_fpr > 0:
             assert got.partial_auc(max_fpr) == want.partial_auc(max_fpr)
             assert got.partial_auc(max_fpr, True) == want.partial_auc(max_fpr, True)
+    assert got.delong_sums(0.5) == want.delong_sums(0.5)
+    assert got.auc() == want.auc()
 
 
-def test_unmerged_queries_leave_the_rows_pending_and_updates_continue():
-    rng = np.random.default_rng(11)
-    y = (rng.random(30_000) < 0.4).astype(np.int64)
-    s = np.round(rng.normal(size=30_000) + y, 2)  # ties
-    acc = RankAUC()
-    for i in range(0, 20_000, 5000):
-        acc.update(y[i:i + 5000], s[i:i + 5000])
-    acc.flush()
-    acc.update(y[20_000:25_000], s[20_000:25_000])  # a stored run and pending rows
-    with small_blocks(64):
-        got = acc.threshold_for(recall=0.8)
-    assert acc._pending is not None and acc._pending.rows == 5000  # not merged in
-    want = merged_points(acc).threshold_for(recall=0.8)
-    assert_identical(got, want)
-    acc.update(y[25_000:], s[25_000:])  # a new buffer takes the rows after the queries
-    want = BinaryConfusion(threshold=got.threshold).update(y, s).finalize()
-    now = acc.at_threshold(got.threshold)
-    assert (now.tp, now.fp, now.fn, now.tn) == (want.tp, want.fp, want.fn, want.tn)
-    assert acc.finalize().auc == skm.roc_auc_score(y, s)
-
-
-@pytest.mark.parametrize("score", [*SCORES, "cost"])
-def test_best_threshold_pruned_scan_equals_the_full_scan(score):
-    """The pruned scan of the blocks, the unpruned one and the scan of the running
-    totals pick the same candidate (continuous scores, many blocks)."""
-    rng = np.random.default_rng(12)
-    y = (rng.random(200_000) < 0.3).astype(np.int64)
-    s = rng.normal(size=200_000) + 0.8 * y
-    acc = RankAUC().update(y[:120_000], s[:120_000]).flush().update(y[120_000:], s[120_000:])
-    with small_blocks(128):
-        acc._ops = None
-        ops = acc._operating()
-    code = kernels.SCORE_CODES[score]
-    cost = np.array([[0.0, 1.0], [4.0, -0.5]]) if score == "cost" else np.zeros((2, 2))
-    pruned = kernels.layer_best(*ops._args, code, cost, True)
-    full = kernels.layer_best(*ops._args, code, cost, False)
-    assert pruned[0] == 0 and full[0] == 0
-    assert pruned[1:] == full[1:]
-    ref = merged_points(acc)
-    k, value = kernels.best_candidate(ref.called, ref.rest, float(ref.P), float(ref.N), code, cost)
-    assert value == pruned[4]
-    assert ops._result(int(pruned[1]), pruned[2], pruned[3]).threshold == ref.threshold(int(k))
-
-
-def test_best_threshold_among_near_ties_falls_back_to_the_full_scan():
+def test_best_threshold_among_near_ties_takes_the_highest():
     """Equal scores at many thresholds (accuracy is equal wherever tp - fp is):
-    the first, highest, of the equal is picked, as the scan of running totals does."""
+    the first, highest, of the equal is picked, whichever blocks hold them."""
     y = np.tile([1, 0], 5000)
     s = -np.arange(10_000, dtype=float)  # alternating labels down the scores
     acc = RankAUC().update(y[:4000], s[:4000]).flush().update(y[4000:], s[4000:])
-    with small_blocks(16):
-        acc._ops = None
-        ops = acc._operating()
     for score in ("accuracy", "youden", "balanced_accuracy"):
-        assert_identical(ops.best_threshold(score), merged_points(acc).best_threshold(score))
+        want = points_of(acc).best_threshold(score)
+        assert want.threshold == -0.0  # the highest threshold of the best
+        for block in (16, 1000):
+            assert_identical(points_of(acc, block).best_threshold(score), want)
 
 
-def test_an_unsure_pruned_scan_is_done_again_in_full(monkeypatch):
-    """When the pruned scan cannot settle the pick (status 1), every block is scanned."""
-    rng = np.random.default_rng(13)
-    y = (rng.random(5000) < 0.5).astype(np.int64)
-    s = rng.normal(size=5000) + y
-    acc = RankAUC().update(y, s)
-    want = merged_points(acc).best_threshold("mcc")
-    real, calls = kernels.layer_best, []
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_best_threshold_of_blocks_picks_as_the_scan_of_every_score(seed):
+    """The blocks whose corners may hold the best, read alone, pick what the scan
+    of every candidate picks, for every score and for costs, with ties."""
+    rng = np.random.default_rng(20 + seed)
+    n = 60_000
+    y = (rng.random(n) < (0.2, 0.5, 0.8)[seed]).astype(np.int64)
+    s = np.round(rng.normal(size=n) + y, 2 + seed)
+    acc = RankAUC().update(y[: n // 3], s[: n // 3]).flush().update(y[n // 3:], s[n // 3:])
+    want = points_of(acc)
+    for block in (64, 200):
+        ops = points_of(acc, block)
+        for score in SCORES:
+            assert_identical(ops.best_threshold(score), want.best_threshold(score))
+        for cost in ([[0, 1], [5, 0]], [[0, 3], [1, 0]], [[1, -2], [3, 0.5]]):
+            assert_identical(ops.best_threshold(None, cost), want.best_threshold(None, cost))
 
-    def unsure_when_pruned(*args):
-        calls.append(args[-1])
-        return (1, 0, 0, 0, 0.0) if args[-1] else real(*args)
 
-    monkeypatch.setattr(kernels, "layer_best", unsure_when_pruned)
-    with small_blocks(LayeredPoints.STEP):
-        assert_identical(acc.best_threshold("mcc"), want)
-    assert calls == [True, False]
+def test_best_threshold_by_cost_is_kept_until_the_state_changes():
+    rng = np.random.default_rng(16)
+    y = (rng.random(6000) < 0.4).astype(np.int64)
+    s = np.round(rng.normal(size=6000) + y, 2)
+    for weighted in (False, True):
+        def w(k):
+            return np.ones(k) if weighted else None
+
+        acc = RankAUC().update(y[:4000], s[:4000], sample_weight=w(4000))
+        cost = [[0, 1], [3, 0]]
+        first = acc.best_threshold(cost=cost)
+        assert acc.best_threshold(cost=np.array(cost, float)) == first  # kept, the same answer
+        acc.update(y[4000:], s[4000:], sample_weight=w(2000))
+        want = RankAUC().update(y, s).best_threshold(cost=cost)
+        assert acc.best_threshold(cost=cost).threshold == want.threshold
+        assert acc.best_threshold(cost=cost).cost == pytest.approx(want.cost)
 
 
 # ------------------------------------------------ the partial area in exact integers
-from fractions import Fraction  # noqa: E402
-
-from streammetrics.metrics.ranking.operating import u2_with_blocks  # noqa: E402
-from streammetrics.metrics.ranking.sorting import u2_across  # noqa: E402
-from streammetrics.metrics.ranking.streamed import StreamedRun  # noqa: E402
-
-
 def fraction_partial_area(y, s, max_fpr):
     """The area under the ROC curve up to ``max_fpr`` in exact fractions, by
     brute force: the points at every distinct score from the top, linear
@@ -548,229 +491,41 @@ def test_exact_partial_area_equals_exact_fractions(data, max_fpr):
     got = acc.partial_auc(max_fpr)
     assert abs(Fraction(got) - want) <= Fraction(1, 2**50) * want + Fraction(1, 2**60)
     assert acc.partial_auc(1.0) == float(fraction_partial_area(y, s, 1.0)) == acc.finalize().auc
-    # every path of the state gives the same bits
-    assert merged_points(acc).partial_auc(max_fpr) == got
-    c = acc._clone()
-    c.flush()
-    run = c._strategy.points(None)
-    for chunk in (1, 3, 1000):
-        streamed = StreamedRun([run], chunk, False, c._strategy.masses()[0], c._strategy.masses()[1],
-                               None).operating(c.n)
-        assert streamed.partial_auc(max_fpr) == got
-        assert streamed.partial_auc(max_fpr, True) == acc.partial_auc(max_fpr, mcclish=True)
-
-
-def huge_counts_state():
-    """A run whose counts make 2PN pass int64 (P = N = 3e9 on 5 scores)."""
-    scores = np.array([0.1, 0.2, 0.5, 0.7, 0.9])
-    big = 600_000_000
-    ab = np.array([[0, 1, 1, 1, 2], [2, 1, 1, 1, 0]], np.int64) * big
-    return scores, ab
+    for block in (1, 3, 1000):  # every way of reading the state gives the same bits
+        assert points_of(acc, block).partial_auc(max_fpr) == got
+        assert points_of(acc, block).partial_auc(max_fpr, True) == acc.partial_auc(max_fpr, mcclish=True)
 
 
 def test_partial_auc_falls_back_to_floats_when_2pn_passes_int64():
-    scores, ab = huge_counts_state()
+    # a run whose counts make 2PN pass int64 (P = N = 3e9 on 5 scores)
+    scores = np.array([0.1, 0.2, 0.5, 0.7, 0.9])
+    ab = np.array([[0, 1, 1, 1, 2], [2, 1, 1, 1, 0]], np.int64) * 600_000_000
     P, N = int(ab[0].sum()), int(ab[1].sum())
-    assert 2 * P * N > kernels.EXACT_LIMIT
-    n = P + N
-    ops = OperatingPoints(scores, ab, n, False)
-    layered = LayeredPoints((scores, ab), np.zeros(0, np.uint64), np.zeros(0, np.uint64), n)
+    assert 2 * P * N > EXACT_LIMIT
+    ops = Points((scores, ab), P + N, False)
     y = np.repeat([1, 0, 1, 0, 1, 0, 1, 0, 1, 0], [0, 2, 1, 1, 1, 1, 1, 1, 2, 0])
     s = np.repeat([0.1, 0.1, 0.2, 0.2, 0.5, 0.5, 0.7, 0.7, 0.9, 0.9], [0, 2, 1, 1, 1, 1, 1, 1, 2, 0])
     for max_fpr in (0.05, 0.2, 0.5, 0.9, 1.0):
         got = ops.partial_auc(max_fpr)
-        # the float walk, as for weights: the same bits as its kernel
-        assert got == kernels.partial_area(ops.called, float(P), float(N), max_fpr)
-        # the same curve as one row per big-th of the mass
+        # the same curve as one row per 6e8-th of the mass
         assert got == pytest.approx(float(fraction_partial_area(y, s, max_fpr)), rel=1e-12)
-        with small_blocks(2):
-            assert LayeredPoints((scores, ab), np.zeros(0, np.uint64), np.zeros(0, np.uint64),
-                                 n).partial_auc(max_fpr) == got
-        assert layered.partial_auc(max_fpr) == got
-        streamed = StreamedRun([(scores, ab)], 2, False, P, N, None).operating(n)
-        assert streamed.partial_auc(max_fpr) == got
-        assert streamed.partial_auc(max_fpr, True) == ops.partial_auc(max_fpr, True)
+        for block in (1, 2):
+            blocks = Points((scores, ab), P + N, False, block=block)
+            assert blocks.partial_auc(max_fpr) == got
+            assert blocks.partial_auc(max_fpr, True) == ops.partial_auc(max_fpr, True)
 
 
 def test_partial_auc_exact_at_the_int64_limit():
-    """Just below the limit the exact sums do not overflow: the same value as the
-    float walk to 1e-12, the exact one to a few roundings."""
+    """Just below the limit the exact sums do not overflow: the exact area to a few roundings."""
     scores = np.array([0.1, 0.5, 0.9])
-    # P N just under 2**62: 2PN fits int64
-    p = n = 2_147_483_647
+    p = n = 2_147_483_647  # P N just under 2**62: 2PN fits int64
     ab = np.array([[0, p // 2, p - p // 2], [n // 2, n - n // 2, 0]], np.int64)
     P, N = int(ab[0].sum()), int(ab[1].sum())
-    assert 2 * P * N <= kernels.EXACT_LIMIT
-    ops = OperatingPoints(scores, ab, P + N, False)
+    assert 2 * P * N <= EXACT_LIMIT
+    ops = Points((scores, ab), P + N, False)
     x1, x2 = Fraction(int(ab[1, 2]), N), Fraction(int(ab[1, 2] + ab[1, 1]), N)
     y1, y2 = Fraction(int(ab[0, 2]), P), Fraction(int(ab[0, 2] + ab[0, 1]), P)
     exact = x1 * y1 / 2 + (x2 - x1) * (y1 + y2) / 2 + (1 - x2) * (y2 + 1) / 2
     assert ops.partial_auc(1.0) == float(exact)
-    assert ops.partial_auc(1.0) == pytest.approx(
-        kernels.partial_area(ops.called, float(P), float(N), 1.0), rel=1e-12)
-    layered = LayeredPoints((scores, ab), np.zeros(0, np.uint64), np.zeros(0, np.uint64), P + N)
-    streamed = StreamedRun([(scores, ab)], 1, False, P, N, None).operating(P + N)
     for max_fpr in (0.3, 0.7, 1.0):
-        assert layered.partial_auc(max_fpr) == streamed.partial_auc(max_fpr) == ops.partial_auc(max_fpr)
-
-
-@st.composite
-def finalized_states(draw):
-    """An unweighted exact state as finalize leaves it (a stored run and sorted
-    pending rows, its blocks marked), tied scores, tiny blocks."""
-    n = draw(st.integers(2, 150))
-    levels = draw(st.integers(1, 30))
-    y = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)), dtype=np.int64)
-    s = np.array(draw(st.lists(st.integers(-levels, levels), min_size=n, max_size=n)), float) / levels
-    cut = draw(st.integers(0, n - 1))
-    acc = RankAUC()
-    if cut:
-        acc.update(y[:cut], s[:cut]).flush()
-    acc.update(y[cut:], s[cut:])
-    return acc, np.unique(s), draw(st.integers(1, 6))
-
-
-@given(finalized_states(), st.lists(st.floats(0, 1), min_size=2, max_size=2))
-def test_blocks_marked_by_finalize_answer_as_the_merged_run_bit_for_bit(state, rates):
-    acc, distinct, step = state
-    with small_blocks(step):  # tiny blocks, read unmerged
-        acc.finalize()
-        table = acc._strategy.marked_table(acc._pending)
-        assert table is not None  # finalize marked them over these parts
-        want = merged_points(acc)
-        acc._ops = None
-        got = acc._operating()
-    assert isinstance(got, LayeredPoints) and got._known == 0  # every block's area saved
-    for t in [*distinct, np.inf, -np.inf, *(distinct[:-1] + np.diff(distinct) / 2)]:
-        assert_identical(got.at_threshold(t), want.at_threshold(t))
-    for v in [0.0, 1.0, *rates]:
-        for name in ("recall", "precision", "fpr", "specificity"):
-            assert_identical(answer(lambda: got.threshold_for(**{name: v})),
-                             answer(lambda: want.threshold_for(**{name: v})))
-    for score in SCORES:
-        assert_identical(got.best_threshold(score), want.best_threshold(score))
-    assert_identical(got.best_threshold(None, [[0, 1], [5, 0]]),
-                     want.best_threshold(None, [[0, 1], [5, 0]]))
-    for max_fpr in [*rates, 1.0, 1e-3, 0.5]:
-        if max_fpr > 0:
-            assert got.partial_auc(max_fpr) == want.partial_auc(max_fpr)
-            assert got.partial_auc(max_fpr, True) == want.partial_auc(max_fpr, True)
-
-
-@pytest.mark.parametrize("step", [1, 7, 512])
-def test_blocks_marked_on_two_threads_are_those_of_one(step):
-    rng = np.random.default_rng(14)
-    y = (rng.random(30_000) < 0.35).astype(np.int64)
-    s = np.round(rng.normal(size=30_000) + y, 3)  # ties within and across the parts
-    acc = RankAUC().update(y[:12_000], s[:12_000]).flush().update(y[12_000:], s[12_000:])
-    kp, kn = acc._pending.sort()
-    run = acc._strategy.points(None)
-    one = u2_with_blocks(run, kp, kn, step, threads=False)
-    two = u2_with_blocks(run, kp, kn, step, threads=True)
-    assert one[:3] == two[:3] == u2_across(run, kp, kn)
-    built = LayeredPoints(run, kp, kn, acc.n)
-    for table in (one[3], two[3]):
-        ops = LayeredPoints(run, kp, kn, acc.n, table)
-        tp, fp = ops._blocks[4], ops._blocks[5]
-        assert (int(tp[0]), int(fp[0])) == (built.P, built.N)
-        for max_fpr in (0.01, 0.2, 1.0):
-            assert ops.partial_auc(max_fpr) == built.partial_auc(max_fpr)
-        for score in SCORES:
-            assert_identical(ops.best_threshold(score), built.best_threshold(score))
-        for t in (-1.0, 0.0, 0.4, 2.5):
-            assert_identical(ops.at_threshold(t), built.at_threshold(t))
-
-
-def test_marked_blocks_are_dropped_when_the_state_changes():
-    rng = np.random.default_rng(15)
-    y = (rng.random(4000) < 0.5).astype(np.int64)
-    s = rng.normal(size=4000) + y
-    acc = RankAUC().update(y[:3000], s[:3000])
-    with small_blocks(LayeredPoints.STEP):  # 3000 rows: a state that marks its blocks
-        acc.finalize()
-    assert acc._strategy.marked_table(acc._pending) is not None
-    before = acc.partial_auc(0.3)
-    acc.update(y[3000:], s[3000:])  # the sorted rows are taken into a run
-    assert acc._strategy.marked is None
-    assert acc.partial_auc(0.3) == RankAUC().update(y, s).partial_auc(0.3) != before
-    with small_blocks(LayeredPoints.STEP):
-        acc.finalize()
-    assert acc._strategy.marked_table(acc._pending) is not None
-    acc.flush()
-    assert acc._strategy.marked is None
-    assert acc.partial_auc(0.3) == RankAUC().update(y, s).partial_auc(0.3)
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_best_threshold_grouped_bounds_pick_as_the_scan_of_every_score(seed):
-    """Blocks of a few hundred candidates, bounded in groups of 16 and in runs of
-    16 blocks: the pick of the scan of the running totals, for every score and
-    for costs, with ties in the scores."""
-    rng = np.random.default_rng(20 + seed)
-    n = 60_000
-    y = (rng.random(n) < (0.2, 0.5, 0.8)[seed]).astype(np.int64)
-    s = np.round(rng.normal(size=n) + y, 2 + seed)
-    acc = RankAUC().update(y[: n // 3], s[: n // 3]).flush().update(y[n // 3:], s[n // 3:])
-    want = merged_points(acc)
-    for step in (64, 200):
-        with small_blocks(step):
-            acc._ops = None
-            ops = acc._operating()
-        for score in SCORES:
-            assert_identical(ops.best_threshold(score), want.best_threshold(score))
-        for cost in ([[0, 1], [5, 0]], [[0, 3], [1, 0]], [[1, -2], [3, 0.5]]):
-            assert_identical(ops.best_threshold(None, cost), want.best_threshold(None, cost))
-
-
-def test_best_threshold_by_cost_is_kept_until_the_state_changes():
-    rng = np.random.default_rng(16)
-    y = (rng.random(6000) < 0.4).astype(np.int64)
-    s = np.round(rng.normal(size=6000) + y, 2)
-    for weighted in (False, True):  # unmerged blocks, and running totals
-        def w(k):
-            return np.ones(k) if weighted else None
-
-        acc = RankAUC().update(y[:4000], s[:4000], sample_weight=w(4000))
-        cost = [[0, 1], [3, 0]]
-        first = acc.best_threshold(cost=cost)
-        assert acc.best_threshold(cost=np.array(cost, float)) == first  # kept, the same answer
-        assert any(isinstance(k, tuple) and k[0] == "cost" for k in acc._ops._cache)
-        acc.update(y[4000:], s[4000:], sample_weight=w(2000))
-        want = RankAUC().update(y, s).best_threshold(cost=cost)
-        assert acc.best_threshold(cost=cost).threshold == want.threshold
-        assert acc.best_threshold(cost=cost).cost == pytest.approx(want.cost)
-
-
-def test_running_counts_of_small_and_large_states_are_the_kernels():
-    """A small unweighted state's running counts are numpy's (no kernel to
-    compile on a first query), a large one's the kernel's: the same integers."""
-    from streammetrics._kernels.operating import running_sums
-    from streammetrics.metrics.ranking.operating import OperatingPoints
-    from streammetrics.metrics.ranking.sorting import NUMPY_MAX
-
-    rng = np.random.default_rng(4)
-    for m in (0, 1, 7, NUMPY_MAX, NUMPY_MAX + 1, 3 * NUMPY_MAX):
-        ab = rng.integers(0, 4, (2, m)).astype(np.int64)
-        points = OperatingPoints(np.sort(rng.random(m)), ab, int(ab.sum()), weighted=False)
-        want = running_sums(ab, True, np.zeros((2, m + 1), np.int64))
-        assert points.called.dtype == np.int64 and np.array_equal(points.called, want)
-        assert (points.P, points.N) == (int(ab[0].sum()), int(ab[1].sum()))
-
-
-def test_each_best_threshold_scan_compiles_its_own_score_alone():
-    """The best-threshold scan of a score holds that score's formula only (its
-    code a constant of the closure, the others pruned before typing): a first
-    query compiles one formula, not seven."""
-    import numba
-
-    from streammetrics._kernels import operating as O
-
-    called = np.array([[0, 2, 3], [0, 1, 3]], np.int64)
-    for name, has, lacks in (("f1", None, "sqrt"), ("mcc", "sqrt", None)):
-        scan = numba.njit(O._BEST_SCANS[O.SCORE_CODES[name]].py_func)  # afresh: typed IR kept
-        k, value = scan(called, np.zeros((2, 0)), 3.0, 3.0, np.zeros((2, 2)))
-        assert (k, value) == O.best_candidate(called, np.zeros((2, 0)), 3.0, 3.0, O.SCORE_CODES[name],
-                                              np.zeros((2, 2)))
-        typemap = scan.overloads[scan.signatures[0]].type_annotation.typemap
-        functions = " ".join(str(ty) for ty in typemap.values() if isinstance(ty, numba.types.Function))
-        assert (has is None or has in functions) and (lacks is None or lacks not in functions), functions
+        assert Points((scores, ab), P + N, False, block=1).partial_auc(max_fpr) == ops.partial_auc(max_fpr)

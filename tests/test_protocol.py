@@ -203,3 +203,39 @@ def test_a_batch_prepared_once_feeds_several_accumulators():
         sm.ProbabilityScores().fold(sm.BinaryConfusion(threshold=0.5).prepare(y, p * 3))
     with pytest.raises(AttributeError):
         batch.n = 3  # immutable
+
+
+def _assert_close(got, want, what=""):
+    assert got.keys() == want.keys(), what
+    for k in want:
+        a, b = np.asarray(got[k]), np.asarray(want[k])
+        if a.dtype.kind in "biu" and b.dtype.kind in "biu":
+            np.testing.assert_array_equal(a, b, err_msg=f"{what}{k}")
+        else:
+            np.testing.assert_allclose(a.astype(float), b.astype(float), rtol=1e-11, atol=1e-14,
+                                       err_msg=f"{what}{k}")
+
+
+def test_declared_row_terms_fold_like_the_accumulator_in_every_wrapper(case):
+    """An accumulator that declares its row terms: added up per group they give
+    the state its own fold gives (a slice's rows, a replicate's weights),
+    counts exactly and sums to rounding."""
+    make = case.make
+    terms = make().row_terms()
+    if terms is None or isinstance(make(), (sm.Evaluator, sm.Sliced, sm.Bootstrap)):
+        pytest.skip("declares no row terms")
+    arrays, w = _data(case)
+    if not make().takes_weights:
+        w = None
+    by = np.random.default_rng(1).integers(0, 4, len(arrays[0]))
+    sliced = sm.Sliced(make()).update(*arrays, sample_weight=w, by=by).finalize()
+    _assert_close(sliced.overall, make().update(*arrays, sample_weight=w).finalize(), "overall ")
+    for key, got in sliced.slices.items():
+        rows = by == key
+        want = make().update(*(a[rows] for a in arrays), sample_weight=None if w is None else w[rows])
+        _assert_close(got, want.finalize(), f"slice {key}: ")
+    one_pass = sm.Bootstrap(make(), replicates=4, seed=2).update(*arrays, sample_weight=w)
+    each = sm.Bootstrap(make(), replicates=4, seed=2)
+    each._linear = None  # every replicate folded with its own weights
+    each.update(*arrays, sample_weight=w)
+    _assert_close(one_pass.finalize(), each.finalize(), "bootstrap ")

@@ -1,12 +1,10 @@
 """The exact AUC's faster paths against independent references, bit for bit.
 
-* the tournament merge of records (:func:`merge_records`) against the scan of every
-  head (:func:`merge_k`) and a dictionary of sums made in the runs' order;
-* the spilled reads (:func:`stream_merge`, :func:`descending`) over files and
-  in-memory runs against merging whole runs;
-* the run of a run and sorted keys written on two threads against one;
-* the one-shot count on float64 scores (cut at a sampled median, two threads)
-  against brute force and scikit-learn;
+* the tournament merge of records (:func:`merge_records`) against a dictionary
+  of sums made in the runs' order;
+* the spilled reads (:func:`stream_merge`) over files and in-memory runs
+  against merging whole runs;
+* the one-shot count against brute force and scikit-learn;
 * the first read of a spilled state with many runs, which merges them into
   one file, against the in-memory state, before and after more updates.
 """
@@ -21,12 +19,11 @@ from hypothesis import given, settings, strategies as st
 from sklearn.metrics import roc_auc_score
 
 import streammetrics as sm
-from streammetrics._kernels import rank as K
+from streammetrics._kernels.keys import score_keys
+from streammetrics._kernels.merges import merge_records
+from streammetrics._kernels.pairs import u2_int
 from streammetrics.metrics.ranking import spill as S
-from streammetrics.metrics.ranking.exact import run_of_sorted
-from streammetrics.metrics.ranking.sorting import (NUMPY_MAX, auc_u2_scores, run_into_across, run_of_keys_numpy,
-                                                  sort_classes, u2_across, u2_sorted, u2_sorted_numpy)
-from streammetrics.metrics.ranking.streamed import descending
+from streammetrics.metrics.ranking.sorting import sort_classes
 
 from .test_spill import _assert_same
 
@@ -88,20 +85,15 @@ def _records(runs):
 @settings(max_examples=80, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 40), weighted=st.booleans(),
        decimals=st.integers(0, 3))
-def test_tournament_merge_of_records_equals_the_scan_and_the_ordered_sums(seed, k, weighted, decimals):
+def test_tournament_merge_of_records_equals_the_ordered_sums(seed, k, weighted, decimals):
     runs = _runs(np.random.default_rng(seed), k, weighted, decimals)
     rec, starts, ends = _records(runs)
     total = rec.shape[0]
     dtype = runs[0][1].dtype
     out_s, out_ab = np.empty(total), np.empty((2, total), dtype)
     sc, val, _ = S._flat_views(rec)
-    m = K.merge_records(sc, val, starts, ends, out_s, out_ab)
-    got = (out_s[:m], out_ab[:, :m])
-    assert _bits_equal(got, _reference(runs))
-    scan_s, scan_ab = np.empty(total), np.empty((2, total), dtype)
-    bounds = np.append(starts, total)
-    m2 = K.merge_k(rec["s"].copy(), np.vstack([rec["p"], rec["q"]]), bounds, scan_s, scan_ab)
-    assert _bits_equal(got, (scan_s[:m2], scan_ab[:, :m2]))
+    m = merge_records(sc, val, starts, ends, out_s, out_ab)
+    assert _bits_equal((out_s[:m], out_ab[:, :m]), _reference(runs))
 
 
 @settings(max_examples=30, deadline=None)
@@ -115,10 +107,8 @@ def test_streamed_reads_of_files_and_runs_equal_the_whole_merge(seed, k, weighte
     try:
         sources = [store.write(*r).records() if rng.random() < 0.6 else r for r in runs]
         want = _reference(runs)
-        for parts in (list(S.stream_merge(sources, chunk)), list(descending(sources, chunk))[::-1]):
-            if not parts:
-                assert want[0].shape[0] == 0
-                continue
+        parts = list(S.stream_merge(sources, chunk))
+        if parts:
             got = (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1))
             assert _bits_equal(got, want)
             for a, b in zip(parts, parts[1:]):  # chunks never split a score
@@ -128,99 +118,22 @@ def test_streamed_reads_of_files_and_runs_equal_the_whole_merge(seed, k, weighte
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), decimals=st.integers(0, 3), signed_zero=st.booleans())
-def test_run_written_on_two_threads_equals_one(seed, decimals, signed_zero):
-    rng = np.random.default_rng(seed)
-
-    def keys(m):
-        x = np.round(rng.normal(size=m), decimals)
-        if signed_zero:
-            x[rng.random(m) < 0.2] = -0.0
-        return np.sort(K.score_keys(x))
-
-    run = run_of_sorted(keys(int(rng.integers(0, 300))), keys(int(rng.integers(0, 300))))
-    kp, kn = keys(int(rng.integers(0, 300))), keys(int(rng.integers(0, 300)))
-    cap = run[0].shape[0] + kp.shape[0] + kn.shape[0]
-    out = []
-    for threads in (False, True):
-        bits, ab = np.empty(cap, np.uint64), np.empty((2, cap), np.int64)
-        m = run_into_across(run, kp, kn, bits, ab, threads=threads)
-        out.append((bits[:m].view(np.float64), ab[:, :m]))
-    assert _bits_equal(out[0], out[1])
-    # and the count across them, threaded or not, is the count of that run
-    u2, _, _ = u2_across(run, kp, kn, threads=True)
-    assert u2 == u2_across(run, kp, kn, threads=False)[0] == int(K.u2_int(out[0][1]))
-
-
-@settings(max_examples=80, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n_pos=st.integers(0, 300), n_neg=st.integers(0, 300),
-       decimals=st.integers(0, 3), signed_zero=st.booleans())
-def test_numpy_count_and_run_of_small_states_equal_the_kernels(seed, n_pos, n_neg, decimals, signed_zero):
-    """Small states are counted and made into a run by numpy (no kernel to
-    compile on a first use): the same 2U, and the same run to the bit, as the
-    kernels that larger states take."""
-    rng = np.random.default_rng(seed)
-
-    def scores(m):
-        x = np.round(rng.normal(size=m) * 10.0 ** rng.integers(-3, 4), decimals)
-        if signed_zero:
-            x[rng.random(m) < 0.2] = -0.0
-            x[rng.random(m) < 0.1] = 0.0
-        return x
-
-    sp, sn = scores(n_pos), scores(n_neg)
-    kp, kn = np.sort(K.score_keys(sp)), np.sort(K.score_keys(sn))
-    want = int(K.u2_sorted(kp, kn))
-    assert u2_sorted_numpy(kp, kn) == want == u2_sorted(kp, kn)
-    # the one-shot count sorts the scores themselves as float64 (-0.0 as +0.0)
-    fp, fn = np.sort(sp + 0.0), np.sort(sn + 0.0)
-    assert u2_sorted_numpy(fp, fn) == int(K.u2_sorted(fp, fn)) == want
-    cap = n_pos + n_neg
-    out = []
-    for fill in (lambda b, a: int(K.run_into(np.zeros(0, np.uint64), np.zeros((2, 0), np.int64), kp, kn, b, a)),
-                 lambda b, a: run_of_keys_numpy(kp, kn, b, a)):
-        bits, ab = np.empty(cap, np.uint64), np.empty((2, cap), np.int64)
-        m = fill(bits, ab)
-        out.append((bits[:m].view(np.float64), ab[:, :m]))
-    assert _bits_equal(out[0], out[1])
-
-
-@settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), front=st.integers(0, 200), gap=st.integers(0, 20),
        tail=st.integers(0, 200), levels=st.integers(1, 50))
-def test_small_weighted_sort_moves_the_weights_as_the_radix_sort(seed, front, gap, tail, levels):
-    """Up to NUMPY_MAX weighted rows are sorted by numpy's stable argsort: each
-    class's keys and weights in the radix kernel's order, ties included (the
-    weights of a score are then summed in the same order)."""
+def test_weighted_sort_moves_the_weights_in_a_stable_order(seed, front, gap, tail, levels):
+    """Each class's keys sorted with their weights, equal keys in their order
+    (the weights of a score are then summed in the order they came)."""
     rng = np.random.default_rng(seed)
     n = front + gap + tail
-    keys = K.score_keys(rng.integers(0, levels, n) / levels - 0.5)
+    keys = score_keys(rng.integers(0, levels, n) / levels - 0.5)
     vals = rng.random(n)
-    want_k, want_v = keys.copy(), vals.copy()
-    room = max(front, tail)
-    K.sort_parts_payload(want_k, want_v, front, front + gap, np.empty(room, np.uint64), np.empty(room))
     got_k, got_v = keys.copy(), vals.copy()
-    tk, tv = sort_classes(got_k, front, front + gap, got_v, threads=False)
-    assert tk.shape[0] >= room and tv.shape[0] >= room
-    for a, b in ((slice(0, front), slice(0, front)), (slice(front + gap, n), slice(front + gap, n))):
-        assert np.array_equal(got_k[a], want_k[b]) and np.array_equal(got_v[a].view(np.uint64),
-                                                                       want_v[b].view(np.uint64))
-
-
-def test_numpy_and_kernel_routes_meet_at_the_size_limit():
-    rng = np.random.default_rng(5)
-    for total in (NUMPY_MAX - 1, NUMPY_MAX, NUMPY_MAX + 1):
-        s = np.round(rng.normal(size=total), 2)
-        y = rng.random(total) < 0.4
-        kp, kn = np.sort(K.score_keys(s[y])), np.sort(K.score_keys(s[~y]))
-        assert u2_sorted(kp, kn) == int(K.u2_sorted(kp, kn)) == u2_sorted_numpy(kp, kn) == _brute_u2(y, s)
-        empty = (np.zeros(0), np.zeros((2, 0), np.int64))
-        bits, ab = np.empty(total, np.uint64), np.empty((2, total), np.int64)
-        m = run_into_across(empty, kp, kn, bits, ab, threads=False)
-        kbits, kab = np.empty(total, np.uint64), np.empty((2, total), np.int64)
-        km = int(K.run_into(empty[0].view(np.uint64), empty[1], kp, kn, kbits, kab))
-        assert _bits_equal((bits[:m].view(np.float64), ab[:, :m]), (kbits[:km].view(np.float64), kab[:, :km]))
-        assert m == np.unique(s + 0.0).size and ab[:, :m].sum() == total
+    tk, tv = sort_classes(got_k, front, front + gap, got_v)
+    assert tk.shape[0] >= max(front, tail) and tv.shape[0] >= max(front, tail)
+    for part in (slice(0, front), slice(front + gap, n)):
+        order = np.argsort(keys[part], kind="stable")
+        assert np.array_equal(got_k[part], keys[part][order])
+        assert np.array_equal(got_v[part].view(np.uint64), vals[part][order].view(np.uint64))
 
 
 def _brute_u2(y, s):
@@ -231,39 +144,30 @@ def _brute_u2(y, s):
 @settings(max_examples=80, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 300), decimals=st.integers(0, 3),
        share=st.floats(0, 1), zeros=st.booleans())
-def test_one_shot_count_on_float_scores_equals_brute_force(seed, n, decimals, share, zeros):
+def test_one_shot_count_equals_brute_force(seed, n, decimals, share, zeros):
     rng = np.random.default_rng(seed)
     y = (rng.random(n) < share).astype(np.int64)
     s = np.round(rng.normal(size=n), decimals)
     if zeros:  # -0.0 and +0.0 are one score
         s[rng.random(n) < 0.3] = -0.0
         s[rng.random(n) < 0.2] = 0.0
-    want = (_brute_u2(y, s), int(y.sum()))
-    assert auc_u2_scores(y, s, threads=False) == want
-    assert auc_u2_scores(y, s, threads=True) == want
+    p = int(y.sum())
+    want = _brute_u2(y, s) / (2 * max(p * (n - p), 1))
+    assert sm.auc(y, s) == want
 
 
-def test_one_shot_auc_on_many_rows_equals_scikit_learn_and_the_serial_count():
+def test_one_shot_auc_on_many_rows_equals_scikit_learn_and_the_rank_state():
     rng = np.random.default_rng(4)
     n = 1_000_000
     y = rng.integers(0, 2, n)
     s = np.round(rng.normal(size=n) + y, 3)  # many ties across the classes
-    u2, n_pos = auc_u2_scores(y, s, threads=True)
-    assert (u2, n_pos) == auc_u2_scores(y, s, threads=False)
-    assert sm.auc(y, s) == u2 / (2 * n_pos * (n - n_pos))
+    run = sm.RankAUC().update(y, s).flush()._strategy.run()
+    n_pos = int(y.sum())
+    assert sm.auc(y, s) == int(u2_int(run[1])) / (2 * n_pos * (n - n_pos))
     assert sm.auc(y, s) == pytest.approx(roc_auc_score(y, s), rel=1e-12)
-    assert auc_u2_scores(np.array([0, 2]), np.array([0.1, 0.2])) is None
-    assert auc_u2_scores(np.array([0, 1]), np.array([0.1, np.nan])) is None
-
-
-def test_partition_below_moves_the_smaller_values_first():
-    rng = np.random.default_rng(5)
-    x = np.round(rng.normal(size=1000), 1)
-    y = x.copy()
-    j = K.partition_below(y, 0.0)
-    assert j == int((x < 0.0).sum())
-    assert (y[:j] < 0.0).all() and (y[j:] >= 0.0).all()
-    assert np.array_equal(np.sort(y), np.sort(x))
+    for y_bad, s_bad in (([0, 2], [0.1, 0.2]), ([0, 1], [0.1, np.nan])):
+        with pytest.raises(ValueError):
+            sm.auc(y_bad, s_bad)
 
 
 def _spill_files(folder):
@@ -313,7 +217,7 @@ def test_pending_rows_grow_past_the_preallocated_room(monkeypatch):
     acc = RankAUC()
     for lo in range(0, 5000, 200):
         acc.update(y[lo:lo + 200], s[lo:lo + 200])
-        assert acc._pending.keys.shape[0] <= max(acc._limit(), 600)
+        assert acc._pending.keys.shape[0] <= max(acc._strategy.pending_limit(), 600)
     assert acc._pending.keys.shape[0] > 300  # it doubled as rows arrived
     assert acc.finalize().auc == sm.auc(y, s)
     assert acc == RankAUC().update(y, s)

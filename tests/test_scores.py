@@ -13,7 +13,7 @@ from sklearn import metrics as skm
 
 import streammetrics as sm
 from streammetrics._kernels.probability import probability_moments, probability_moments_weighted
-from streammetrics._kernels.regression import regression_update
+from streammetrics._kernels.regression import regression_moments
 
 from .harness import check_accumulator, check_rejected_batch, sharded
 
@@ -238,7 +238,7 @@ def test_kernels_against_naive_python():
     yr = rng.normal(size=700) + 50
     pr = yr + rng.normal(size=700)
     moments, rsums = np.zeros(6), np.zeros((3, 2))
-    assert regression_update.py_func(yr, pr, np.empty(0), n, moments, rsums) == 0
+    assert regression_moments(yr, pr, np.empty(0), n, moments, rsums, np.zeros((3, 2))) == 0
     assert n[0] == 1400
     mean = math.fsum(yr) / 700
     assert moments[2] + moments[3] == pytest.approx(mean, rel=1e-15)

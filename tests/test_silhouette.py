@@ -8,7 +8,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import streammetrics.metrics.silhouette as sil_module
 from streammetrics._kernels import silhouette as kern
 from streammetrics.metrics.silhouette import (
     silhouette,
@@ -98,15 +97,6 @@ def blobs(rng, n, k, d, spread=1.0, box=10.0):
     return X, labels
 
 
-@pytest.fixture(params=["blas", "direct"])
-def path(request, monkeypatch):
-    """Run a test through the BLAS tiles and through the exact-difference tiles."""
-    if request.param == "blas" and sil_module._blas_controller() is None:
-        pytest.skip("SciPy or threadpoolctl missing: no BLAS path")
-    monkeypatch.setattr(sil_module, "_USE_BLAS", request.param == "blas")
-    return request.param
-
-
 # --------------------------------------------------------------------------
 # the specification
 
@@ -119,7 +109,7 @@ def test_spec_example():
     assert isinstance(silhouette(SPEC_D, SPEC_M), float)
 
 
-def test_spec_example_from_points(path):
+def test_spec_example_from_points():
     X = [[0.0], [1.0], [5.0], [6.0]]
     s = silhouette_samples(X, [0, 0, 1, 1])
     np.testing.assert_allclose(s, [10 / 11, 8 / 9, 8 / 9, 10 / 11], rtol=1e-14)
@@ -167,7 +157,7 @@ def test_silhouettes_matches_spec_formulas(n, k, seed):
 
 @pytest.mark.parametrize("convention", ["seed", "sklearn"])
 @pytest.mark.parametrize("metric", METRICS)
-def test_blobs_against_naive(path, metric, convention):
+def test_blobs_against_naive(metric, convention):
     rng = np.random.default_rng(1)
     X, lab = blobs(rng, 2000, 5, 7)
     D = naive_distances(X, metric)
@@ -186,11 +176,9 @@ def test_blobs_against_naive(path, metric, convention):
     metric=st.sampled_from(METRICS),
     convention=st.sampled_from(["seed", "sklearn"]),
     block=st.one_of(st.none(), st.integers(1, 80)),
-    blas=st.booleans(),
     seed=st.integers(0, 2**32 - 1),
 )
-def test_random_blobs_against_naive(monkeypatch, n, k, d, metric, convention, block, blas, seed):
-    monkeypatch.setattr(sil_module, "_USE_BLAS", blas)
+def test_random_blobs_against_naive(n, k, d, metric, convention, block, seed):
     rng = np.random.default_rng(seed)
     k = min(k, n)
     X, lab = blobs(rng, n, k, d, spread=float(rng.uniform(0.1, 3)))
@@ -211,7 +199,7 @@ def _with_singletons(rng, n=1500, k=5, d=8):
 
 
 @pytest.mark.parametrize("metric", METRICS + ["l1", "l2", "cityblock", "precomputed"])
-def test_matches_sklearn(path, metric):
+def test_matches_sklearn(metric):
     skm = pytest.importorskip("sklearn.metrics")
     rng = np.random.default_rng(2)
     X, lab = _with_singletons(rng)
@@ -246,7 +234,7 @@ def test_sampled_score_matches_sklearn(metric):
     assert g == pytest.approx(full, abs=1e-12)
 
 
-def test_duplicates_and_far_from_origin_match_sklearn(path):
+def test_duplicates_and_far_from_origin_match_sklearn():
     skm = pytest.importorskip("sklearn.metrics")
     rng = np.random.default_rng(4)
     # integer coordinates: duplicates are exact and scikit-learn's Gram trick is exact too
@@ -263,23 +251,6 @@ def test_duplicates_and_far_from_origin_match_sklearn(path):
     np.testing.assert_allclose(silhouette_samples(X2, lab2), expected, rtol=0, atol=1e-10)
 
 
-def test_choice_of_tiles():
-    if sil_module._blas_controller() is None:
-        pytest.skip("SciPy or threadpoolctl missing: no BLAS path")
-    rng = np.random.default_rng(12)
-    X = rng.standard_normal((50, 40))
-    sq = (X * X).sum(axis=1)
-    use = sil_module._use_blas
-    assert use(kern.EUCLIDEAN, 40, sq, X.mean(axis=0))
-    assert use(kern.COSINE, 40, sq, X.mean(axis=0))
-    assert not use(kern.MANHATTAN, 40, sq, X.mean(axis=0))
-    assert not use(kern.EUCLIDEAN, 8, sq, X.mean(axis=0))  # few features
-    far = X + 100.0  # spread 40, mean squared norm 400040: the direct path
-    sqf = (far * far).sum(axis=1)
-    assert not use(kern.EUCLIDEAN, 40, sqf, far.mean(axis=0))
-    assert use(kern.COSINE, 40, sqf, far.mean(axis=0))
-
-
 def test_all_points_identical_in_a_cluster():
     X = np.array([[1.0, 2.0]] * 3 + [[1.0, 2.0]] * 2)
     s = silhouette_samples(X, [0, 0, 0, 1, 1])
@@ -290,7 +261,7 @@ def test_all_points_identical_in_a_cluster():
 # invariances
 
 
-def test_block_size_does_not_matter(path):
+def test_block_size_does_not_matter():
     rng = np.random.default_rng(5)
     X, lab = blobs(rng, 500, 4, 9)
     for metric in METRICS:
@@ -304,31 +275,17 @@ def test_block_size_does_not_matter(path):
         assert np.array_equal(silhouette_samples(D, lab, metric="precomputed", block_size=block), base)
 
 
-def test_panels_of_rows_match_the_symmetric_path(path):
+def test_panels_of_rows_match_one_panel():
     rng = np.random.default_rng(11)
     X, lab = blobs(rng, 500, 4, 6)
     for metric in METRICS:
         whole = silhouette_samples(X, lab, metric=metric, block_size=16)
-        # a budget too small for the sums of all rows at once: panels of rows,
-        # every distance computed twice
+        # a budget too small for the sums of all rows at once: panels of rows
         panels = silhouette_samples(X, lab, metric=metric, block_size=16, memory_budget=2**14)
         np.testing.assert_allclose(panels, whole, rtol=1e-12, atol=1e-13)
 
 
-@pytest.mark.parametrize("nblk", range(1, 12))
-def test_round_robin_meets_every_pair_once(nblk):
-    players = nblk + (nblk & 1)
-    seen = []
-    for r in range(players - 1):
-        pairs = [kern.pair_of_round.py_func(r, p, players) for p in range(players // 2)]
-        flat = [b for pair in pairs for b in pair]
-        assert len(set(flat)) == len(flat) == players  # disjoint, everyone plays
-        seen += [tuple(sorted(pair)) for pair in pairs if max(pair) < nblk]
-    expected = [(i, j) for i in range(nblk) for j in range(i + 1, nblk)]
-    assert sorted(seen) == expected
-
-
-def test_thread_count_does_not_matter(path):
+def test_thread_count_does_not_matter():
     rng = np.random.default_rng(6)
     X, lab = blobs(rng, 700, 3, 5)
     before = numba.get_num_threads()
@@ -397,7 +354,7 @@ class RowsOnly:
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "manhattan", "cosine"])
-def test_memmap_read_in_panels(tmp_path, path, metric):
+def test_memmap_read_in_panels(tmp_path, metric):
     rng = np.random.default_rng(8)
     X, lab = blobs(rng, 1100, 4, 6)
     file = tmp_path / "X.npy"
@@ -591,31 +548,18 @@ def test_kernels_as_python():
     bad[2, 1] = np.nan
     assert kern.rows_sq_norms.py_func(bad, out) == 2 * 3 + 1
 
-    for blas in (False, True):
-        sums = np.zeros((5, 3))
-        tiles, scratch = kern.tile_buffers(blas, 1, 2, 3)
-        # (the drivers run compiled: their tile dispatch is pruned by their constants)
-        kern.sum_drivers(blas, kern.EUCLIDEAN)[0].serial(XI, XJ, 0, sqI, sqJ, labJ, 2, tiles, scratch, sums)
-        np.testing.assert_allclose(sums, expected, rtol=1e-13)
+    sums = np.zeros((5, 3))
+    tiles, scratch = kern.tile_buffers(1, 2, 3)
+    # (the driver runs compiled: its tile is a constant of its closure)
+    kern.row_sums(kern.EUCLIDEAN).serial(XI, XJ, 0, sqI, sqJ, labJ, 2, tiles, scratch, sums)
+    np.testing.assert_allclose(sums, expected, rtol=1e-13)
 
-    # all pairs among XJ, each computed once, blocks of 2 (3 blocks: one bye a round)
-    full = naive_distances(XJ, "euclidean")
-    own = np.stack([full[:, labJ == k].sum(axis=1) for k in range(3)], axis=1)
-    for blas in (False, True):
-        sums = np.zeros((6, 3))
-        tiles, scratch = kern.tile_buffers(blas, 1, 2, 3)
-        kern.sum_drivers(blas, kern.EUCLIDEAN)[1].serial(XJ, sqJ, labJ, 2, tiles, scratch, sums)
-        np.testing.assert_allclose(sums, own, rtol=1e-13)
-
-    # a direct tile fills the first m rows and nc columns of a thread's larger buffers
+    # a tile fills the first m rows and nc columns of a thread's larger buffers
     g = np.full((7, 8), np.nan)
     yt = np.empty((3, 8))
-    kern._direct_manhattan.py_func(g, 5, 6, XI, 0, XJ, 0, yt, sqI, sqJ, 0)
+    kern._TILES[kern.MANHATTAN].py_func(g, 5, 6, XI, 0, XJ, 0, yt, sqI, sqJ, 0)
     np.testing.assert_allclose(g[:5, :6], np.abs(XI[:, None, :] - XJ[None, :, :]).sum(axis=2), rtol=1e-15)
     assert np.isnan(g[5:]).all() and np.isnan(g[:, 6:]).all()
-    g = XI @ XI.T
-    kern._gram_to_distances.py_func(kern.EUCLIDEAN, g, XI, 0, XI, 0, sqI, sqI, 0)
-    assert np.diag(g).tolist() == [0.0] * 5  # self distances recomputed exactly
 
     sums = np.zeros((5, 3))
     kern._scatter.py_func(np.pad(pair, ((0, 2), (0, 3)), constant_values=np.nan), 5, 6, labJ, 0, sums, 0)
@@ -648,26 +592,20 @@ def test_serial_and_parallel_twins_agree():
     X = np.ascontiguousarray(rng.normal(size=(300, 5)))
     lab = rng.integers(0, 4, 300)
     sq = (X * X).sum(axis=1)
-    for blas in (False, True):
-        if blas and sil_module._blas_controller() is None:
-            continue
-        dual = kern.sum_drivers(blas, kern.EUCLIDEAN)[1]
-        got = []
-        for twin, threads in ((dual.serial, 1), (dual.parallel, numba.get_num_threads())):
-            sums = np.zeros((300, 4))
-            tiles, scratch = kern.tile_buffers(blas, threads, 64, 5)
-            with sil_module._single_threaded_blas():
-                twin(X, sq, lab, 64, tiles, scratch, sums)
-            got.append(sums)
-        np.testing.assert_allclose(got[0], got[1], rtol=1e-13, atol=1e-13)
-    direct = kern.sum_drivers(False, kern.EUCLIDEAN)[1]
-    assert direct.pick(1.0) is direct.parallel or not direct.parallel.signatures
-    assert direct.pick(1e12) is direct.parallel
+    dual = kern.row_sums(kern.EUCLIDEAN)
+    got = []
+    for twin, threads in ((dual.serial, 1), (dual.parallel, numba.get_num_threads())):
+        sums = np.zeros((300, 4))
+        twin(X, X, 0, sq, sq, lab, 64, *kern.tile_buffers(threads, 64, 5), sums)
+        got.append(sums)
+    assert np.array_equal(got[0], got[1])
+    assert dual.pick(1.0) is dual.parallel or not dual.parallel.signatures
+    assert dual.pick(1e12) is dual.parallel
 
 
 def test_a_metric_compiles_only_its_own_tile():
-    """The drivers hold their metric and their way (BLAS or direct) as constants:
-    a driver types the tile kernel of its own metric alone, and that kernel
+    """The drivers hold their metric as a constant: a driver types the tile
+    kernel of its own metric alone, and that kernel
     holds the loop of its metric alone (the other branches pruned before
     typing, not left to LLVM)."""
     rng = np.random.default_rng(3)
@@ -675,26 +613,24 @@ def test_a_metric_compiles_only_its_own_tile():
     labJ = np.array([0, 1, 2, 0, 1, 2])
     pair = np.abs(XI[:, None, :] - XJ[None, :, :]).sum(axis=2)
     expected = np.stack([pair[:, labJ == k].sum(axis=1) for k in range(3)], axis=1)
-    others = {"_direct_euclidean", "_direct_sqeuclidean", "_direct_cosine", "_blas_tile"}
+    others = {"_euclidean_tile", "_sqeuclidean_tile", "_cosine_tile"}
     for parallel in (False, True):
-        row_sums, _ = kern._drivers(False, parallel, kern.MANHATTAN)
-        driver = numba.njit(row_sums, parallel=parallel)  # compiled afresh
+        driver = numba.njit(kern._driver(parallel, kern.MANHATTAN), parallel=parallel)  # compiled afresh
         sums = np.zeros((5, 3))
         threads = numba.get_num_threads() if parallel else 1
-        driver(XI, XJ, 0, np.zeros(5), np.zeros(6), labJ, 2, *kern.tile_buffers(False, threads, 2, 3), sums)
+        driver(XI, XJ, 0, np.zeros(5), np.zeros(6), labJ, 2, *kern.tile_buffers(threads, 2, 3), sums)
         np.testing.assert_allclose(sums, expected, rtol=1e-13)
         typemap = driver.overloads[driver.signatures[0]].type_annotation.typemap
         called = {ty.dispatcher.py_func.__name__ for ty in typemap.values()
                   if isinstance(ty, numba.types.Dispatcher)}
-        assert "_direct_manhattan" in called and not called & others, called
-    for kernel, has, lacks in ((kern._direct_manhattan, "abs", "sqrt"),
-                               (kern._direct_euclidean, "sqrt", "abs")):
-        tile = numba.njit(kernel.py_func)  # afresh: a cached kernel keeps no typed IR
+        assert "_manhattan_tile" in called and not called & others, called
+    for metric, has, lacks in ((kern.MANHATTAN, "abs", "sqrt"), (kern.EUCLIDEAN, "sqrt", "abs")):
+        tile = numba.njit(kern._TILES[metric].py_func)  # afresh: a cached kernel keeps no typed IR
         g = np.empty((5, 6))
         tile(g, 5, 6, XI, 0, XJ, 0, np.empty((3, 6)), np.zeros(5), np.zeros(6), 0)
         typemap = tile.overloads[tile.signatures[0]].type_annotation.typemap
         functions = " ".join(str(ty) for ty in typemap.values() if isinstance(ty, numba.types.Function))
         assert has in functions and lacks not in functions, functions  # only its own metric's loop
     np.testing.assert_allclose(g, np.sqrt(((XI[:, None, :] - XJ[None, :, :]) ** 2).sum(axis=2)), rtol=1e-15)
-    assert kern.sum_drivers(False, kern.MANHATTAN) is kern.sum_drivers(False, kern.MANHATTAN)
-    assert kern.sum_drivers(False, kern.MANHATTAN) is not kern.sum_drivers(False, kern.COSINE)
+    assert kern.row_sums(kern.MANHATTAN) is kern.row_sums(kern.MANHATTAN)
+    assert kern.row_sums(kern.MANHATTAN) is not kern.row_sums(kern.COSINE)

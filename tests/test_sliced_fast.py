@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streammetrics as sm
-from streammetrics.metrics.ranking.curves import (average_precision_of, average_precision_of_points,
-                                                  average_precision_of_terms, curve_from_points)
-from streammetrics.sliced import keys as K
+from streammetrics.metrics.ranking.curves import average_precision_of, curve_from_points
+from streammetrics.metrics.ranking.points import Points
+from streammetrics.sliced import encode as K
 
 from .harness import assert_results_equal, assert_state_unchanged, state_snapshot
 from .test_sliced import _check_against_template
@@ -192,9 +192,8 @@ def test_average_precision_from_the_points_is_the_curves_bit_for_bit(n, seed, we
     else:
         ab = rng.integers(0, 5, (2, n)) * (rng.random((2, n)) >= zeros)
     want = average_precision_of(*curve_from_points(scores, ab))
-    got = average_precision_of_terms(ab)  # the kernel's terms, which large states take
+    got = Points((scores, ab), 0, weighted).average_precision()  # what states take
     assert got == want or (np.isnan(got) and np.isnan(want))
-    assert average_precision_of_points(scores, ab) == got or np.isnan(got)
 
 
 def test_average_precision_matches_scikit_learn():
@@ -339,214 +338,57 @@ def test_sparse_integer_keys_give_each_slices_own_result():
         assert_results_equal(r.slices[int(v)], want)
 
 
-# ------------------------------------------------------- counted by key
-def _cells(y, p, threshold, keys, lo, span):
-    """Each row's (tp, fp, fn, tn) cell of its key, counted by numpy."""
-    called = p == 1 if threshold is None else p >= threshold
-    cells = 4 * (keys - lo) + 2 * ~called + (y != 1)
-    return np.bincount(cells, minlength=4 * span)
-
-
-def _wrapped(n):
-    """Room for the cells :func:`count_keys` wraps around while counting ``n`` rows."""
-    return np.empty(n // 256 + 1, np.int64)
-
-
-def _unwrapped(table, wraps, m):
-    """The counts of a ``uint8`` table whose cells ``wraps[:m]`` wrapped around to 0."""
-    return table.astype(np.int64) + 256 * np.bincount(wraps[:m], minlength=table.shape[0])
-
-
-@settings(max_examples=60, deadline=None)
-@given(n=st.integers(1, 3000), span=st.integers(1, 200), lo=st.integers(-(2**40), 2**40),
-       outside=st.integers(0, 40), labels=st.booleans(), seed=st.integers(0, 2**31))
-def test_count_keys_counts_each_row_in_its_keys_cell_and_spills_the_rest(n, span, lo, outside, labels,
-                                                                         seed):
-    from streammetrics._kernels import grouped as GK
-
-    rng = np.random.default_rng(seed)
-    y = (rng.random(n) < 0.4).astype(np.uint8)
-    p = (rng.random(n) < 0.5).astype(np.float64) if labels else rng.random(n)
-    threshold = None if labels else 0.5
-    keys = lo + rng.integers(0, span, n)
-    far = rng.choice(n, min(outside, n), replace=False)
-    keys[far] = np.where(rng.random(far.shape[0]) < 0.5, lo - 1 - rng.integers(0, 10**9, far.shape[0]),
-                         lo + span + rng.integers(0, 10**9, far.shape[0]))
-    inside = np.ones(n, bool)
-    inside[far] = False
-    table = np.zeros(4 * (span + 1), np.uint8)
-    spill, wraps = np.empty(far.shape[0], np.int64), _wrapped(n)
-    status, m, w = GK.count_keys(y, p, np.nan if labels else 0.5, keys, lo, table, spill, wraps, 0, n)
-    assert status == 0
-    counts = _unwrapped(table, wraps, w)  # (a span of one key wraps its cells from 256 rows on)
-    np.testing.assert_array_equal(counts[:4 * span],
-                                  _cells(y[inside], p[inside], threshold, keys[inside], lo, span))
-    np.testing.assert_array_equal(spill[:m], np.flatnonzero(~inside))  # in row order
-    assert counts[4 * span:].sum() == far.shape[0]  # the slot of the rows outside
-    if far.shape[0]:
-        status, _, _ = GK.count_keys(y, p, np.nan if labels else 0.5, keys, lo, np.zeros_like(table),
-                                     spill[: far.shape[0] - 1], wraps, 0, n)
-        assert status == 3  # more rows outside than the room for them
-
-
-@settings(max_examples=40, deadline=None)
-@given(n=st.integers(2, 20_000), cut=st.floats(0, 1), labels=st.booleans(), seed=st.integers(0, 2**31))
-def test_count_keys_of_two_parts_of_the_rows_adds_up_to_the_whole(n, cut, labels, seed):
-    """The halves counted on two threads: rows ``start..stop-1`` of the arrays,
-    spilled rows named by their index in the whole batch."""
-    from streammetrics._kernels import grouped as GK
-
-    rng = np.random.default_rng(seed)
-    y = (rng.random(n) < 0.4).astype(np.uint8)
-    p = (rng.random(n) < 0.5).astype(np.float64) if labels else rng.random(n)
-    threshold = np.nan if labels else 0.5
-    keys = rng.integers(0, 50, n)
-    keys[rng.random(n) < 0.01] = 99  # outside the table's 40 keys
-    mid = min(n - 1, max(1, int(cut * n)))
-    whole, parts = np.zeros(4 * 41, np.uint8), np.zeros(4 * 41, np.uint8)
-    spill, first, second = (np.empty(n, np.int64) for _ in range(3))
-    wraps, wraps1, wraps2 = _wrapped(n), _wrapped(mid), _wrapped(n - mid)
-    s0, _, w0 = GK.count_keys(y, p, threshold, keys, 10, whole, spill, wraps, 0, n)
-    assert s0 == 0
-    (s1, m1, w1), (s2, m2, w2) = (GK.count_keys(y, p, threshold, keys, 10, parts, first, wraps1, 0, mid),
-                                  GK.count_keys(y, p, threshold, keys, 10, parts, second, wraps2, mid, n))
-    assert s1 == s2 == 0
-    np.testing.assert_array_equal(
-        parts + 256 * np.bincount(np.concatenate([wraps1[:w1], wraps2[:w2]]), minlength=parts.shape[0]),
-        _unwrapped(whole, wraps, w0))
-    np.testing.assert_array_equal(np.concatenate([first[:m1], second[:m2]]),
-                                  np.flatnonzero((keys < 10) | (keys >= 50)))
-
-
-def test_count_keys_reports_a_bad_value():
-    from streammetrics._kernels import grouped as GK
-
-    keys = np.zeros(3, np.int64)
-    good_y, good_p = np.array([1, 0, 1], np.uint8), np.array([0.1, 0.9, 0.5])
-    for y, p, threshold in [(np.array([1, 2, 1], np.uint8), good_p, 0.5),
-                            (good_y, np.array([0.1, np.nan, 0.5]), 0.5),
-                            (good_y, np.array([0.1, np.inf, 0.5]), 0.5),
-                            (good_y, np.array([1.0, 0.5, 0.0]), np.nan)]:
-        status, _, _ = GK.count_keys(y, p, threshold, keys, 0, np.zeros(8, np.uint8), np.empty(0, np.int64),
-                                     _wrapped(3), 0, 3)
-        assert status == 1
-
-
+# ------------------------------------------------------- summed by key
 def _spy_counts(monkeypatch):
-    """The batches counted by key (:func:`count_keys` calls), in a list."""
-    import streammetrics.sliced.grouped as SG
+    """The batches summed by key (before their keys are coded), in a list."""
+    from streammetrics.sliced.accumulator import Sliced
 
     calls = []
-    real = SG.K.count_keys
+    real = Sliced._sum_by_key
 
-    def spy(*args):
-        calls.append(args[-1] - args[-2])
-        return real(*args)
+    def spy(self, *args):
+        done = real(self, *args)
+        if done:
+            calls.append(args[2].shape[0])
+        return done
 
-    monkeypatch.setattr(SG.K, "count_keys", spy)
+    monkeypatch.setattr(Sliced, "_sum_by_key", spy)
     return calls
 
 
-@pytest.mark.parametrize("threads", [False, True])
-@pytest.mark.parametrize("threshold", [None, 0.5])
+@pytest.mark.parametrize("template", ["labels", "threshold", "probability"])
+@pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("dtype", [np.int64, np.int32])
-def test_counting_by_key_gives_the_coded_paths_state(monkeypatch, threads, threshold, dtype):
-    """Batches of integer keys counted by key, on one thread and two, with keys
-    outside the sampled range (counted apart, or the whole batch again over
-    the exact range), too sparse for a table, and new keys in later batches:
-    the state of the same batches prepared (coded) and folded. int32 keys are
-    counted as they are, not converted."""
-    import streammetrics.sliced.grouped as SG
-
-    seen = []
-    real_count = SG.K.count_keys
-    monkeypatch.setattr(SG.K, "count_keys", lambda *a: seen.append(a[3].dtype) or real_count(*a))
-
-    monkeypatch.setattr(SG, "THREADED_ROWS", 1 if threads else 1 << 62)
-    monkeypatch.setattr(SG, "THREADED_KEYS", 1 if threads else 1 << 62)
-    monkeypatch.setattr(SG, "_STRIDE", 333)
-    monkeypatch.setattr(SG, "MIN_ROOM", 4)
-    monkeypatch.setattr(SG, "_SAMPLE", 256)
+def test_summing_by_key_gives_the_coded_paths_state(monkeypatch, template, weighted, dtype):
+    """Batches of integer keys summed by key, with keys far apart (too sparse
+    for a table: coded) and new keys in later batches: the state of the same
+    batches prepared (coded) and folded."""
+    make = {"labels": lambda: sm.BinaryConfusion(), "threshold": lambda: sm.BinaryConfusion(threshold=0.5),
+            "probability": sm.ProbabilityScores}[template]
     calls = _spy_counts(monkeypatch)
-    exact = []
-    real_range = SG._key_range
-    monkeypatch.setattr(SG, "_key_range", lambda *a: exact.append(1) or real_range(*a))
-    apart = []
-    real_apart = SG._count_apart
-    monkeypatch.setattr(SG, "_count_apart", lambda *a: apart.append(1) or real_apart(*a))
     rng = np.random.default_rng(11)
     n = 4000
     y = (rng.random(n) < 0.3).astype(np.int64)
-    p = (rng.random(n) < 0.5).astype(np.int64) if threshold is None else rng.random(n)
+    p = (rng.random(n) < 0.5).astype(np.int64) if template == "labels" else rng.random(n)
+    w = rng.random(n) if weighted else None
     keys = rng.integers(0, 50, n)
-    keys[[7, 1001, 2503]] = [-10**6, 10**7, 77]  # rows the samples skip: counted apart
+    keys[[7, 1001, 2503]] = [-10**6, 10**7, 77]  # a wide range: coded
     batches = [slice(0, 1000), slice(1000, 2500), slice(2500, n)]
-    late = keys.copy()
+    late = rng.integers(0, 50, n)
     late[2500:] += 30  # new keys in the last batch
-    many = keys.copy()
-    rows = np.arange(1500)
-    step = 1500 // 256  # the rows the sample reads: none of these
-    rows = rows[(rows % step != 0) & (rows % 4 == 1)]
-    many[1000 + rows] = 500 + rows % 20  # many outside the sampled range: counted again
-    # no table: coded
-    sparse = keys * 10**9 if dtype is np.int64 else (keys % 1024) * 2**20
-    for by in (keys, late, many, sparse):
+    sparse = late * 10**9 if dtype is np.int64 else (late % 1024) * 2**20
+    for by in (keys, late, sparse):
         by = by.astype(dtype)
-        exact.clear()
-        fast = sm.Sliced(sm.BinaryConfusion(threshold=threshold))
-        coded = sm.Sliced(sm.BinaryConfusion(threshold=threshold))
+        fast, coded = sm.Sliced(make()), sm.Sliced(make())
         for part in batches:
-            fast.update(y[part], p[part], by=by[part])
-            coded.fold(coded.prepare(y[part], p[part], by=by[part]))
+            ww = None if w is None else w[part]
+            fast.update(y[part], p[part], sample_weight=ww, by=by[part])
+            coded.fold(coded.prepare(y[part], p[part], sample_weight=ww, by=by[part]))
         assert fast == coded
-        np.testing.assert_array_equal(fast.finalize().slice_f1, coded.finalize().slice_f1)
-        if by is many:
-            assert exact  # the exact range was read
-    assert apart  # rows outside the sampled range were counted apart
-    assert calls  # the batches above were counted by key
-    assert set(seen) == {np.dtype(dtype)}
+        np.testing.assert_array_equal(fast.finalize().slice_n, coded.finalize().slice_n)
+    assert calls  # the batches above were summed by key
     late = late.astype(dtype)
-    _check_against_template(lambda: sm.BinaryConfusion(threshold=threshold),
-                            sm.Sliced(sm.BinaryConfusion(threshold=threshold)).update(y, p, by=late),
-                            (y, p), None, late)
-
-
-@pytest.mark.parametrize("threads", [False, True])
-def test_cells_of_many_rows_are_counted_past_the_tables_byte(monkeypatch, threads):
-    """A count table's cell holds 255 rows and wraps around: keys of exactly
-    256 rows in one cell (every cell of the key back at 0), of 512, of
-    thousands, and such keys among the rows counted apart, on one thread and
-    two: the counts of numpy."""
-    import streammetrics.sliced.grouped as SG
-
-    calls = _spy_counts(monkeypatch)
-    apart = []
-    real_apart = SG._count_apart
-    monkeypatch.setattr(SG, "_count_apart", lambda *a: apart.append(1) or real_apart(*a))
-    monkeypatch.setattr(SG, "THREADED_ROWS", 1 if threads else 1 << 62)
-    monkeypatch.setattr(SG, "THREADED_KEYS", 1 if threads else 1 << 62)
-    monkeypatch.setattr(SG, "_STRIDE", 1000)  # blocks taken in turn by the two threads
-    monkeypatch.setattr(SG, "MIN_ROOM", 2000)
-    monkeypatch.setattr(SG, "_SAMPLE", 64)
-    rng = np.random.default_rng(8)
-    n = 12_000
-    keys = rng.integers(0, 8, n)
-    y, p = (rng.random(n) < 0.4).astype(np.int64), rng.random(n)
-    keys[:256], y[:256], p[:256] = 100, 1, 0.9  # 256 true positives: one cell wraps to 0
-    keys[256:768], y[256:768], p[256:768] = 101, 0, 0.1  # 512 true negatives: twice
-    skipped = np.flatnonzero(np.arange(n) % (n // 64) != 0)[1000:1600]  # rows the sample skips
-    keys[skipped] = 10**9 + np.arange(skipped.shape[0]) % 2  # 300 rows each, counted apart
-    y[skipped[::2]], p[skipped[::2]] = 1, 0.75
-    r = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=keys).finalize()
-    assert calls and apart
-    for v in np.unique(keys):
-        rows = keys == v
-        yy, called = y[rows] == 1, p[rows] >= 0.5
-        got = r.slices[int(v)]
-        assert (got.tp, got.fp, got.fn, got.tn) == (np.sum(yy & called), np.sum(~yy & called),
-                                                     np.sum(yy & ~called), np.sum(~yy & ~called)), v
-        assert r.rows[int(v)] == rows.sum()
-    assert r.slices[100].tp == 256 and r.slices[101].tn == 512 and r.slices[10**9].tp == 300
+    _check_against_template(make, sm.Sliced(make()).update(y, p, sample_weight=w, by=late), (y, p), w, late)
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32])
@@ -568,13 +410,8 @@ def test_the_state_holds_no_array_of_the_callers(dtype):
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.uint32])
 def test_narrow_and_unsigned_integer_keys_give_the_int64_keys_state(monkeypatch, dtype):
-    """Integer keys of other widths are counted by key (narrow ones as int32,
-    read with half the memory of int64), with the state of the same keys as int64."""
-    import streammetrics.sliced.grouped as SG
-
-    seen = []
-    real_count = SG.K.count_keys
-    monkeypatch.setattr(SG.K, "count_keys", lambda *a: seen.append(a[3].dtype) or real_count(*a))
+    """Integer keys of other widths are summed by key, with the state of the same keys as int64."""
+    calls = _spy_counts(monkeypatch)
     rng = np.random.default_rng(12)
     info = np.iinfo(dtype)
     y, p = (rng.random(5000) < 0.4).astype(np.int64), rng.random(5000)
@@ -586,17 +423,15 @@ def test_narrow_and_unsigned_integer_keys_give_the_int64_keys_state(monkeypatch,
         by[0] = info.max
     by = by.astype(dtype)
     want = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=by.astype(np.int64))
-    seen.clear()
     got = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=by)
-    assert got == want
-    assert set(seen) == {np.dtype(np.int32) if info.bits < 32 else np.dtype(np.int64)}
+    assert got == want and len(calls) == 2
 
 
 def test_a_batch_of_too_many_hashed_keys_is_refused_once_hashing_passes_max_slices(monkeypatch):
     """Floats, sparse integers and strings are refused as soon as their hash table
     holds more than ``max_slices`` values: no sort of every row for the exact
     count, and nothing changed; below the cap, or with no cap, they are coded."""
-    import streammetrics.sliced.keys as SK
+    import streammetrics.sliced.encode as SK
 
     sorted_ = []
     real_sorted = SK._sorted

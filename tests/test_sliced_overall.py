@@ -1,9 +1,10 @@
 """The overall state of a table template read off its slices' tables.
 
-BinaryConfusion slices are rows of tables that merge linearly, so the overall
-state of unweighted rows is their merge (counts summed, compensated pairs
-merged) rather than a second fold of every row. Each check compares it
-with an independent reference: the template fed every row in one stream.
+A template that declares its row terms keeps its slices as rows of tables that
+merge linearly, so the overall state is their merge (counts summed,
+compensated pairs merged) rather than a second fold of every row. Each check
+compares it with an independent reference: the template fed every row in one
+stream.
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ def _arrays(name, rng, n):
     return (y, (s >= 0.5).astype(np.int64)) if name == "binary" else (y, s)
 
 
-def test_templates_whose_tables_lack_a_field_still_fold_their_overall():
-    # the tables keep no second moments of the probability scores (nor regression's)
-    for make in (sm.ProbabilityScores, sm.RegressionErrors):
-        acc = sm.Sliced(make()).update([1.0, 0.0], [0.5, 0.25], by=[1, 2])
-        assert acc._overall is not None and acc._overall.n == 2
+def test_templates_without_row_terms_fold_their_overall():
+    acc = sm.Sliced(sm.RegressionErrors()).update([1.0, 0.0], [0.5, 0.25], by=[1, 2])
+    assert acc._overall is not None and acc._overall.n == 2
+    acc = sm.Sliced(sm.ProbabilityScores()).update([1.0, 0.0], [0.5, 0.25], by=[1, 2])
+    assert acc._overall is None and acc.finalize(ci=0.9).overall == sm.ProbabilityScores().update(
+        [1.0, 0.0], [0.5, 0.25]).finalize(ci=0.9)
 
 
 def _same(a, b):
@@ -90,8 +92,7 @@ def test_the_overall_read_off_the_tables_is_the_template_on_every_row(template, 
 @settings(max_examples=25, deadline=None)
 @given(template=st.sampled_from(sorted(DERIVED)), n=st.integers(2, 300), seed=st.integers(0, 2**31),
        weighted_first=st.booleans(), merge=st.booleans())
-def test_weighted_rows_switch_to_an_overall_fold_with_the_same_result(template, n, seed, weighted_first,
-                                                                      merge):
+def test_weighted_rows_are_read_off_the_tables_too(template, n, seed, weighted_first, merge):
     rng = np.random.default_rng(seed)
     make = DERIVED[template]
     arrays = _arrays(template, rng, n)
@@ -105,7 +106,7 @@ def test_weighted_rows_switch_to_an_overall_fold_with_the_same_result(template, 
         acc = weighted.merge(plain) if weighted_first else plain.merge(weighted)
     else:
         acc = plain.update(*(x[h:] for x in arrays), sample_weight=w[h:], by=by[h:])
-    assert acc._overall is not None
+    assert acc._overall is None
     alone = make().update(*(x[:h] for x in arrays)).update(*(x[h:] for x in arrays), sample_weight=w[h:])
     assert_results_equal(acc.finalize().overall, alone.finalize(), rtol=1e-12, atol=1e-15)
     assert acc.n == n and acc.finalize().overall.n == n
@@ -129,12 +130,12 @@ def test_a_derived_state_saves_loads_pickles_and_copies(template, tmp_path):
     copy.update(*(x[:10] for x in arrays), by=by[:10])
     assert copy.n == acc.n + 10 and _same(acc.finalize(), back.finalize())  # the copy is independent
     _assert_overall_is_the_template_on_every_row(make, copy, tuple(np.r_[x, x[:10]] for x in arrays), None)
-    # a weighted state keeps the overall it folded
+    # and a weighted state
     w = rng.random(2000)
     heavy = sm.Sliced(make()).update(*arrays, sample_weight=w, by=by)
     heavy.save(tmp_path / "heavy")
     again = sm.Sliced.load(tmp_path / "heavy")
-    assert again == heavy and again._overall is not None
+    assert again == heavy and again._overall is None
     assert _same(again.finalize(), heavy.finalize())
 
 
@@ -152,15 +153,14 @@ def test_a_file_whose_overall_disagrees_with_its_slices_is_refused_or_kept_as_sa
     moved["overall.counts"] = counts
     with pytest.raises(ValueError, match="'overall.counts' is not the slices' entries merged"):
         sm.Sliced(sm.BinaryConfusion()).load_state_dict(moved)
-    # weighted sums folded row by row overall and apart per slice differ by
-    # rounding: such a file is kept as saved
+    # weighted sums folded row by row overall (as earlier releases did) and apart
+    # per slice differ by rounding: such a file loads, its overall read off the slices
     w = np.array([0.1, 0.7, 0.2, 0.3])
     heavy = sm.Sliced(sm.BinaryConfusion()).update([1, 0, 1, 1], [1, 0, 0, 1], sample_weight=w, by=[1, 1, 2, 2])
     rounded = heavy.state_dict()
     rounded["overall.wsums"] = rounded["overall.wsums"].copy()
     rounded["overall.wsums"][0, 0] = np.nextafter(rounded["overall.wsums"][0, 0], 1.0)
     back = sm.Sliced(sm.BinaryConfusion()).load_state_dict(rounded)
-    assert back._overall is not None  # not read off the tables: the file's own is kept
     assert back.finalize().overall.tp == pytest.approx(heavy.finalize().overall.tp, rel=1e-15)
 
 
@@ -281,7 +281,7 @@ def test_slices_read_from_several_threads_are_computed_once_each():
 @settings(max_examples=20, deadline=None)
 @given(n=st.integers(2, 400), slices=st.integers(1, 30), seed=st.integers(0, 2**31),
        cuts=st.lists(st.integers(0, 400), max_size=3), weighted=st.booleans(), shards=st.integers(1, 3))
-def test_an_evaluators_linear_members_are_read_off_the_slices(n, slices, seed, cuts, weighted, shards):
+def test_an_evaluators_overall_folds_every_row_and_equals_the_template(n, slices, seed, cuts, weighted, shards):
     rng = np.random.default_rng(seed)
     y = (rng.random(n) < 0.4).astype(np.int64)
     p = np.round(rng.random(n), 2)
@@ -294,7 +294,7 @@ def test_an_evaluators_linear_members_are_read_off_the_slices(n, slices, seed, c
     acc = parts[0]
     for other in parts[1:]:
         acc.merge(other)
-    assert acc._overall is None and set(acc._rest) == {"auc"}  # only the rank state folds every row
+    assert acc._overall is not None  # an Evaluator's slices are its own: the overall folds every row
     alone = sm.Evaluator(task="binary").update(y, p, sample_weight=w)
     got, want = acc.finalize().overall, alone.finalize()
     for name in want.parts:
@@ -314,10 +314,10 @@ def test_an_evaluators_linear_members_are_read_off_the_slices(n, slices, seed, c
             assert_results_equal(again.parts[name], got.parts[name], rtol=0.0, what=f"{name}: ")
 
 
-def test_a_template_without_linear_members_folds_its_overall():
+def test_a_template_without_row_terms_folds_its_overall():
     for make in (sm.RankAUC, lambda: sm.Evaluator({"auc": sm.RankAUC()})):
         acc = sm.Sliced(make()).update([1, 0, 1], [0.5, 0.25, 0.75], by=[1, 2, 1])
-        assert acc._linear == () and acc._overall is not None and acc._overall.n == 3
+        assert acc._overall is not None and acc._overall.n == 3
 
 
 @settings(max_examples=20, deadline=None)

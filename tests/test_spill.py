@@ -20,6 +20,7 @@ from hypothesis import given, settings, strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 import streammetrics as sm
+from streammetrics._protocol import tempfiles
 from streammetrics.metrics.ranking import spill as S
 
 from .test_auc import brute_auc, brute_auc_sorted
@@ -97,6 +98,11 @@ def test_spilled_state_and_results_equal_in_memory(data, budget, tmp_path_factor
     assert _files(folder) == []
 
 
+def _joined(chunks):
+    parts = list(chunks)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
+
+
 def test_files_hold_counts_in_the_narrowest_dtype_and_read_them_as_int64(tmp_path):
     """Counts below 2**32 are written as uint32 (16-byte records), larger ones as
     int64 (24 bytes), weights as float64; every file reads back as int64 counts
@@ -110,9 +116,9 @@ def test_files_hold_counts_in_the_narrowest_dtype_and_read_them_as_int64(tmp_pat
     assert [r.dtype for r in runs] == [np.uint32, np.int64, np.float64]
     assert [r.nbytes for r in runs] == [48, 72, 72] and [r.peak for r in runs[:2]] == [2**32 - 1, 2**40]
     for run, ab in zip(runs, (small, large, weights)):
-        got_s, got_ab = S.merge_parts(list(S.stream_merge([run], 2)))  # read two at a time
+        got_s, got_ab = _joined(S.stream_merge([run], 2))  # read two at a time
         assert np.array_equal(got_s, scores) and got_ab.dtype == ab.dtype and np.array_equal(got_ab, ab)
-    merged = S.merge_parts(list(S.stream_merge(runs[:2], 2)))
+    merged = _joined(S.stream_merge(runs[:2], 2))
     assert np.array_equal(merged[1], small + large) and merged[1].dtype == np.int64
     w = store.writer(np.uint32)
     with pytest.raises(ValueError, match="does not fit"):
@@ -253,7 +259,7 @@ def test_files_go_at_normal_exit_and_stale_ones_are_removed(tmp_path):
     stale = _files(tmp_path)
     assert stale  # a killed process leaves its files
     # a file of a live process (this one) and a foreign file stay
-    mine = os.path.join(tmp_path, f"{S._prefix()}{os.getpid()}.0{S.SPILL_SUFFIX}")
+    mine = os.path.join(tmp_path, f"{tempfiles.prefix(S.SPILL_STEM)}{os.getpid()}.0{S.SPILL_SUFFIX}")
     other = os.path.join(tmp_path, "keep.smspill")
     for p in (mine, other):
         open(p, "wb").close()
@@ -425,30 +431,6 @@ def test_merging_spilled_files_into_a_budgeted_accumulator(tmp_path, weighted_si
     b.close()
     a.close()
     assert _files(tmp_path) == []
-
-
-@pytest.mark.parametrize("choice", ["numpy", "radix"])
-def test_either_sort_gives_the_same_bits(choice, monkeypatch):
-    from streammetrics.metrics.ranking import sorting
-
-    rng = np.random.default_rng(11)
-    n = 3 * sorting.THREADED_MIN
-    y = rng.integers(0, 2, n)
-    s = np.round(rng.normal(size=n), 4) + y
-    monkeypatch.setattr(sorting, "SORT_CHOICE", choice)
-    assert sorting.keys_sorter() == choice
-    assert sm.auc(y, s) == brute_auc_sorted(y, s)
-    a = sm.RankAUC().update(y, s)
-    monkeypatch.setattr(sorting, "SORT_CHOICE", "radix" if choice == "numpy" else "numpy")
-    b = sm.RankAUC().update(y, s)
-    _assert_same(a, b)
-
-
-def test_sort_choice_is_measured_once():
-    from streammetrics.metrics.ranking import sorting
-
-    assert sorting.keys_sorter() in ("numpy", "radix")
-    assert sorting.keys_sorter() == sorting.SORT_CHOICE
 
 
 def _resident_bytes() -> int:

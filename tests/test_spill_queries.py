@@ -16,8 +16,6 @@ from sklearn.metrics import average_precision_score
 
 import streammetrics as sm
 from streammetrics.metrics.ranking import exact as E
-from streammetrics.metrics.ranking.spill import stream_merge
-from streammetrics.metrics.ranking.streamed import descending
 
 from .test_spill import _data, _feed, _files, _same
 
@@ -26,9 +24,9 @@ SCORES = ("f1", "mcc", "youden", "balanced_accuracy", "accuracy", "jaccard")
 
 def _no_merged_run(monkeypatch):
     """Make building the merged run in memory an error."""
-    def refuse(self, sources):
+    def refuse(self, buf=None):
         raise AssertionError("the merged run was built in memory")
-    monkeypatch.setattr(E.Exact, "_materialized", refuse)
+    monkeypatch.setattr(E.Exact, "run", refuse)
 
 
 def _brute_ap(y, s):
@@ -136,28 +134,6 @@ def test_spilled_weighted_queries_equal_in_memory_bit_for_bit(data, budget, seed
     spl.close()
 
 
-@settings(max_examples=30, deadline=None)
-@given(data=_data(), chunk=st.integers(1, 50), parts=st.integers(1, 4))
-def test_descending_chunks_are_the_ascending_ones_reversed(data, chunk, parts):
-    y, s, _, _ = data
-    runs = []
-    for idx in np.array_split(np.arange(y.size), parts):
-        acc = sm.RankAUC().update(y[idx], s[idx]) if idx.size else sm.RankAUC()
-        runs.append(acc._points() if idx.size else (np.zeros(0), np.zeros((2, 0), np.int64)))
-    up = list(stream_merge(runs, chunk))
-    down = list(descending(runs, chunk))
-    for scores, _ in down:
-        assert np.all(np.diff(scores) > 0)
-    for a, b in zip(down, down[1:]):
-        assert a[0][0] > b[0][-1]  # no score split between chunks
-    cat = lambda cs, i: np.concatenate([c[i] for c in cs], axis=-1) if cs else None
-    if up:
-        assert np.array_equal(cat(up, 0), cat(down[::-1], 0))
-        assert np.array_equal(cat(up, 1), cat(down[::-1], 1))
-    else:
-        assert down == []
-
-
 def test_report_queries_of_a_spilled_state_do_not_merge(tmp_path):
     from streammetrics._protocol.result import RenderContext
 
@@ -206,7 +182,8 @@ def test_delong_blocks_span_chunks(tmp_path):
     w = rng.random(y.size)
     spl = sm.RankAUC(max_memory=4096, spill_dir=tmp_path).update(y, s, sample_weight=w)
     ref = sm.RankAUC().update(y, s, sample_weight=w)
-    assert spl.finalize()._points.chunk < 256
+    ops = spl.finalize()._engine()
+    assert ops.block * ops.per_read < 256  # the windows a pass reads
     assert _same(spl.finalize(ci=0.95), ref.finalize(ci=0.95))
     spl.close()
 
@@ -216,8 +193,8 @@ def test_delong_blocks_span_chunks(tmp_path):
        digits=st.sampled_from([2, 3, 6]), budget=st.sampled_from([4096, 9000]))
 def test_spilled_weighted_queries_equal_those_of_the_merged_run(n, seed, digits, budget,
                                                                 tmp_path_factory):
-    # any weights: the reference is OperatingPoints over the same merged run
-    from streammetrics.metrics.ranking.operating import OperatingPoints
+    # any weights: the reference is the engine over the same merged run in memory
+    from streammetrics.metrics.ranking.points import Points
 
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 2, n)
@@ -227,9 +204,8 @@ def test_spilled_weighted_queries_equal_those_of_the_merged_run(n, seed, digits,
     _feed(spl, y, s, w, sorted(rng.integers(0, n, 4)))
     assume(spl.spilled)
     r = spl.finalize()
-    ref = OperatingPoints(*r._points(), n, True)
+    ref = Points(r._engine().materialized(), n, True)
     with pytest.MonkeyPatch.context() as m:
         _no_merged_run(m)
-        ops = r._points.operating(n)
-        _queries(ops, ref, y, s, rng)
+        _queries(r._engine(), ref, y, s, rng)
     spl.close()

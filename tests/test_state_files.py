@@ -218,38 +218,3 @@ def test_multiclass_finalize_copies_the_matrix_once():
         assert r.matrix.shape == (k, k)
         # the result's own copy of the matrix, and little more
         assert peak < 1.3 * matrix_bytes, peak / matrix_bytes
-
-
-# ---------------------------------------------------------- many merges at once
-@pytest.mark.parametrize("make", [lambda: sm.BinaryConfusion(threshold=0.5), lambda: sm.ProbabilityScores(),
-                                  lambda: sm.Calibration(n_bins=7)], ids=["binary", "probability", "calibration"])
-def test_merging_many_states_at_once_is_merging_them_one_by_one_bit_for_bit(make):
-    rng = np.random.default_rng(8)
-    parts = []
-    for i in range(40):
-        m = int(rng.integers(0, 50))
-        y = (rng.random(m) < 0.4).astype(np.int64)
-        p = rng.random(m) ** 3 * 10.0 ** rng.integers(-8, 1)
-        w = rng.random(m) * 10.0 ** rng.integers(-5, 6)
-        parts.append(make().update(y, p, sample_weight=w if i % 3 else None))
-    one_by_one = make()
-    for acc in parts:
-        one_by_one.merge(acc)
-    at_once = make()
-    at_once._merge_states([acc._state for acc in parts])
-    for k, v in one_by_one._state.items():
-        np.testing.assert_array_equal(at_once._state[k], v, err_msg=k)
-
-
-def test_many_states_merge_one_by_one_where_a_rule_is_custom_or_counts_near_the_limit():
-    from streammetrics._protocol.state import merge_all_fields
-
-    acc = sm.RegressionErrors().update([1.0, 2.0], [1.5, 2.5])
-    assert not merge_all_fields(type(acc).fields, acc._state, [acc._state])  # custom moments
-    big = sm.BinaryConfusion(threshold=0.5)
-    big._arrays["counts"][:] = 2**61
-    big._arrays["n"][:] = 2**63 - 1
-    state = {k: v.copy() for k, v in big._state.items()}
-    assert not merge_all_fields(type(big).fields, sm.BinaryConfusion(threshold=0.5)._state, [state, state])
-    with pytest.raises(ValueError, match="int64"):
-        sm.BinaryConfusion(threshold=0.5)._merge_states([state, state])  # one by one: refused

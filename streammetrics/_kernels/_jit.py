@@ -6,13 +6,12 @@
 * No kernel is passed as a first-class function value, so none gets the C
   callback wrapper Numba would otherwise build and optimise for each; the
   helpers of :func:`inline`, called from kernels only, get no Python wrapper
-  either (about 3% of a cold first use of the binary Evaluator).
+  either: wrappers nobody calls are compile time for nothing.
 * A kernel whose loop differs by a flag known at the call (weighted rows or
   not, 0/1 predictions or scores) is made twice from one factory whose flag is
   a constant of the closure: Numba prunes the branches of the other value, so
-  a first use compiles only its own loop (the multilabel fold compiled 1.5 s
-  with all four ways in one loop, 0.95 s with one), and a caller picks the
-  kernel by the flag.
+  a first use compiles only its own loop, and a caller picks the kernel by
+  the flag.
 * ``fastmath`` stays off everywhere: NaN/inf checks must stay exact and sums must
   not be re-associated, or the same data cut into different batches would give
   different answers.
@@ -21,6 +20,17 @@
   thread count it was compiled for), so every process compiles them again, in
   seconds. :class:`Dual` compiles one function both ways: a small problem runs
   the serial, cached twin and never pays that compile.
+
+Numba's cache checks only the source file of the kernel it loads: a kernel
+that inlines a helper of another file (every :func:`inline` and
+:func:`inline_ir` helper is one) keeps its old machine code after that helper
+is edited, until the cache is wiped. The test run never meets such stale
+code: the root ``conftest.py`` points ``NUMBA_CACHE_DIR`` at
+``.numba-cache/<key>``, ``<key>`` a hash of every kernel source of the package
+(each module of this folder, and any other that names Numba), so any edit of
+any of them compiles into a fresh folder. Outside the test run, a
+contributor who edits a helper sets ``NUMBA_CACHE_DIR`` the same way, or
+removes the ``__pycache__`` folders of the package.
 """
 
 from __future__ import annotations
@@ -51,9 +61,8 @@ def inline(fn):
     It is compiled (and cached) once per argument type as a function of its
     own, and LLVM inlines it into its callers' machine code. Numba's
     ``inline="always"`` would instead copy its IR into every call site and
-    type each copy again: the same machine code, but the kernels with many
-    call sites (the compensated sums) compiled up to a quarter slower on
-    first use."""
+    type each copy again: the same machine code, compiled slower in the
+    kernels with many call sites (the compensated sums)."""
     return numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)(fn)
 
 
@@ -61,8 +70,7 @@ def inline_ir(fn):
     """Compile ``fn`` into each caller by copying its IR there (Numba's
     ``inline="always"``): for a helper with one call site in each kernel that
     uses it. Compiled as a function of its own, such a helper would be
-    optimised again inside every kernel that links it; for a large one that
-    cost a first use up to half a second more. A helper with many call sites
+    optimised again inside every kernel that links it. A helper with many call sites
     stays :func:`inline` (copied, its body is typed again at each)."""
     return numba.njit(cache=True, nogil=True, inline="always")(fn)
 
@@ -74,8 +82,8 @@ def parallel_kernel(fn):
 
 #: Work (distance evaluations times features) below which a :class:`Dual`
 #: kernel runs serially until its parallel twin has been compiled: about a
-#: second of serial work on this project's benchmark machine (1e10 a second),
-#: less than compiling the parallel twin takes (3-6 s, in every process).
+#: second of serial work, less than compiling the parallel twin takes (in
+#: every process, since it is never cached).
 SERIAL_WORK = 1e10
 
 

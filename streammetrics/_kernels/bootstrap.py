@@ -32,12 +32,9 @@ import math
 import numpy as np
 
 from ._jit import inline, inline_ir, kernel
-from .calibration import bin_of
 from .compensated import BLOCK, add
 
-__all__ = ["POISSON1_CDF", "POISSON1_CUTS", "RANK_COLUMNS", "poisson_weights", "replicate_sums", "replicate_ranks",
-           "binary_terms",
-           "probability_terms", "calibration_terms", "calibration_counts"]
+__all__ = ["POISSON1_CDF", "POISSON1_CUTS", "RANK_COLUMNS", "poisson_weights", "replicate_sums", "replicate_ranks"]
 
 
 def _poisson1_cdf(kmax: int = 20) -> np.ndarray:
@@ -304,57 +301,3 @@ def replicate_ranks(seed, keys, r0, w, s, y, out, cuts):
         out[r, 3] = uc[r]
         out[r, 4] = aps[r]
         out[r, 5] = apc[r]
-
-
-@kernel
-def binary_terms(y, p, threshold, lo, slots, vals, col, base):
-    """The (tp, fp, fn, tn) cell of rows ``lo, lo + 1, ...`` into column ``col`` of
-    ``slots`` (offset by ``base``) and 1 into ``vals``; ``threshold`` NaN: ``p`` is 0/1."""
-    labels = math.isnan(threshold)
-    for i in range(slots.shape[0]):
-        called = p[lo + i] == 1 if labels else p[lo + i] >= threshold
-        slots[i, col] = base + 2 * (1 - called) + (1 - (y[lo + i] == 1))
-        vals[i, col] = 1.0
-
-
-@kernel
-def probability_terms(y, p, lo, slots, vals, col, base, floor):
-    """The weight (1), log loss and squared error of rows ``lo, lo + 1, ...`` into
-    columns ``col..col+2`` (slots ``base..base+2``), as the probability kernel has them."""
-    for i in range(slots.shape[0]):
-        y1 = y[lo + i] == 1
-        pi = p[lo + i]
-        q = pi if y1 else 1.0 - pi
-        d = pi - y1
-        slots[i, col] = base
-        slots[i, col + 1] = base + 1
-        slots[i, col + 2] = base + 2
-        vals[i, col] = 1.0
-        vals[i, col + 1] = -math.log(floor if floor > q else q)
-        vals[i, col + 2] = d * d
-
-
-@kernel
-def calibration_terms(y, p, edges, lo, slots, vals, col, base):
-    """The reliability-table terms of rows ``lo, lo + 1, ...`` into columns
-    ``col..col+2``: with ``B`` bins and ``b`` the row's bin, 1 into slot
-    ``base + b`` (the bin's weight), ``p`` into ``base + B + b`` (its
-    predicted total) and the outcome into ``base + 2 B + b`` (its observed
-    total), as :func:`~.calibration.calibration_update` sums them."""
-    nb = edges.shape[0] - 1
-    for i in range(slots.shape[0]):
-        pi = p[lo + i]
-        b = bin_of(pi, edges)
-        slots[i, col] = base + b
-        slots[i, col + 1] = base + nb + b
-        slots[i, col + 2] = base + 2 * nb + b
-        vals[i, col] = 1.0
-        vals[i, col + 1] = pi
-        vals[i, col + 2] = 1.0 if y[lo + i] == 1 else 0.0
-
-
-@kernel
-def calibration_counts(p, edges, counts):
-    """Add each row's 1 into the count of its bin (``counts``, int64, one per bin)."""
-    for i in range(p.shape[0]):
-        counts[bin_of(p[i], edges)] += 1

@@ -22,7 +22,7 @@ from ._jit import inline, inline_ir, kernel, named
 from .compensated import BLOCK, fold
 
 __all__ = ["calibration_update", "calibration_update_weighted", "class_calibration_update",
-           "class_calibration_update_weighted", "bin_of"]
+           "class_calibration_update_weighted", "calibration_terms", "bin_of"]
 
 
 def _bin_of_py(p, edges):
@@ -217,3 +217,28 @@ are zeroed scratch, left zeroed, as in :func:`calibration_update`."""))
 class_calibration_update_weighted = kernel(named(
     _class_updater(True), "class_calibration_update_weighted",
     ":func:`class_calibration_update` of rows weighted by ``w``."))
+
+
+@kernel
+def calibration_terms(y, p, edges, lo, slots, values, col, base):
+    """The row terms of rows ``lo, lo + 1, ...`` (columns ``col .. col + 2``): with
+    ``B`` bins and ``b`` the row's bin, 1 into slot ``base + b`` (the bin's
+    weight and rows), ``p`` into ``base + B + b`` (its predicted total) and
+    the outcome into ``base + 2 B + b`` (its observed total), as
+    :func:`calibration_update` sums them; its status."""
+    nb = edges.shape[0] - 1
+    for i in range(slots.shape[0]):
+        yi = y[lo + i]
+        pi = p[lo + i]
+        if not (yi == 0 or yi == 1):
+            return 1
+        if not (pi >= 0.0 and pi <= 1.0):
+            return 2
+        b = bin_of(pi, edges)
+        slots[i, col] = base + b
+        slots[i, col + 1] = base + nb + b
+        slots[i, col + 2] = base + 2 * nb + b
+        values[i, col] = 1.0
+        values[i, col + 1] = pi
+        values[i, col + 2] = 1.0 if yi == 1 else 0.0
+    return 0

@@ -188,8 +188,8 @@ def _span(x):
     hi = x[0]
     for i in range(x.shape[0]):
         v = x[i]
-        lo = v if v < lo else lo
-        hi = v if v > hi else hi
+        lo = min(lo, v)
+        hi = max(hi, v)
     return lo, hi, np.uint64(hi) - np.uint64(lo)
 
 
@@ -405,14 +405,14 @@ def _cell(a, b, n, width, moments_sd):
     the moment expansion (:func:`_cell_moments`) is exact to float64 and
     costs nothing.
     """
-    lo = a + b - n if a + b - n > 0 else 0
-    hi = b if b < a else a
+    lo = max(a + b - n, 0)
+    hi = min(a, b)
     fa = float(a)
     fb = float(b)
     fn = float(n)
     mu = fa * fb / fn
     # var / mu, symmetric in (a, b) like every step below
-    spread = float(n - a) * float(n - b) / (fn * (1.0 if 1.0 > fn - 1.0 else fn - 1.0))
+    spread = float(n - a) * float(n - b) / (fn * max(1.0, fn - 1.0))
     sd = math.sqrt(mu * spread)
     full = width <= 0.0
     if not full and sd > moments_sd:
@@ -420,15 +420,11 @@ def _cell(a, b, n, width, moments_sd):
     wlo = lo
     whi = hi
     if not full:
-        wlo = np.int64(math.floor(mu - width * sd)) - 1
-        wlo = wlo if wlo > lo else lo
-        whi = np.int64(math.ceil(mu + width * sd)) + 1
-        whi = whi if whi < hi else hi
+        wlo = max(math.floor(mu - width * sd) - 1, lo)
+        whi = min(math.ceil(mu + width * sd) + 1, hi)
     ab, ab_err = _two_product(fa, fb)
     rest = n - a - b  # may be negative
-    start = np.int64((fa + 1.0) * (fb + 1.0) / (fn + 2.0))
-    start = wlo if wlo > start else start
-    start = whi if whi < start else start
+    start = min(max(int((fa + 1.0) * (fb + 1.0) / (fn + 2.0)), wlo), whi)
     w = 1.0
     wmax = 1.0
     total = 1.0

@@ -34,7 +34,7 @@ import numpy as np
 from ._jit import inline_ir, kernel
 from .compensated import add
 
-__all__ = ["count_classes", "count_scratch", "sum_classes", "confusion_bounds"]
+__all__ = ["count_classes", "count_scratch", "sum_classes", "confusion_bounds", "class_terms"]
 
 
 @inline_ir
@@ -120,6 +120,26 @@ def sum_classes(y, p, w, k, n, wsum, seen):
         return status
     _count_weighted(y, p, w, k, wsum, seen)
     n[0] += y.shape[0]
+    return 0
+
+
+@kernel
+def class_terms(y, p, k, lo, slots, values, col, base):
+    """The row terms of rows ``lo, lo + 1, ...``: 1 into the row's cell (slot
+    ``base + y k + p``) and into the counts of its classes in ``y`` (slot
+    ``base + k k + y``) and in ``p`` (``base + k k + k + p``); the status above."""
+    m = slots.shape[0]
+    status = confusion_bounds(y[lo:lo + m], p[lo:lo + m], k)
+    if status:
+        return status
+    for i in range(m):
+        yi = y[lo + i]
+        pi = p[lo + i]
+        slots[i, col] = base + yi * k + pi
+        slots[i, col + 1] = base + k * k + yi
+        slots[i, col + 2] = base + k * k + k + pi
+        for t in range(3):
+            values[i, col + t] = 1.0
     return 0
 
 

@@ -35,10 +35,11 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import inline_ir, kernel
+from .binary import cell
 from .compensated import BLOCK, add, fold
 
 __all__ = ["first_nonfinite_matrix", "fold_labels", "fold_labels_weighted", "fold_scores",
-           "fold_scores_weighted"]
+           "fold_scores_weighted", "label_terms"]
 
 
 @kernel
@@ -85,7 +86,7 @@ def _folder(scored: bool, weighted: bool):
                 for j in range(L):
                     y = np.int64(Y[i, j])
                     p = np.int64(P[r, j])
-                    c = 3 - y - 2 * p
+                    c = 3 - y - 2 * p  # the cell of binary.cells, spelled out: it keeps this loop fast
                     if weighted:
                         wblock[4 * j + c] += wi
                     else:
@@ -184,4 +185,51 @@ def fold_scores_weighted(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblo
     if first_nonfinite_matrix(S) >= 0:
         return 2
     _fold_scores_weighted(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblock, wpairs)
+    return 0
+
+
+@kernel
+def label_terms(Y, P, S, t, lo, slots, values, col, base):
+    """The row terms of rows ``lo, lo + 1, ...`` of ``Y`` and the 0/1 ``P`` (or, when
+    ``S`` has rows, the scores ``S`` cut at ``S >= t``), in columns
+    ``col .. col + L + 4`` (``L`` labels; slots from ``base``): 1 into slot 0
+    for a row whose sets are equal or slot 1 for one that is not; its
+    precision, recall, F1 and Jaccard (as the folds sum them) into slots 2 to
+    5; 1 into the cell of each label, slot ``6 + 4 j + c`` (``c``: tp, fp, fn,
+    tn). Status 1 for a value of ``Y`` that is not 0/1, 2 for one of ``P``
+    (or a score that is not finite)."""
+    L = Y.shape[1]
+    scored = S.shape[0] > 0
+    for i in range(slots.shape[0]):
+        r = lo + i
+        inter = 0
+        ny = 0
+        npred = 0
+        for j in range(L):
+            y = np.int64(Y[r, j])
+            if scored:
+                v = S[r, j]
+                if not (v - v == 0.0):
+                    return 2
+                p = np.int64(v >= t)
+            else:
+                p = np.int64(P[r, j])
+            if not (y == 0 or y == 1):
+                return 1
+            if not (p == 0 or p == 1):
+                return 2
+            slots[i, col + 5 + j] = base + 6 + 4 * j + cell(y, p)
+            values[i, col + 5 + j] = 1.0
+            inter += y * p
+            ny += y
+            npred += p
+        union = ny + npred - inter
+        slots[i, col] = base + (0 if union == inter else 1)
+        values[i, col] = 1.0
+        for k in range(4):
+            slots[i, col + 1 + k] = base + 2 + k
+        values[i, col + 1] = inter / npred if npred > 0 else 0.0
+        values[i, col + 2] = inter / ny if ny > 0 else 0.0
+        values[i, col + 3] = 2.0 * inter / (ny + npred) if ny + npred > 0 else 0.0
+        values[i, col + 4] = inter / union if union > 0 else 0.0
     return 0

@@ -1,26 +1,14 @@
 """Multiclass rank kernels: per (column, true class) sorted blocks of score keys.
 
-The state of an exact multiclass AUC is, for every score column ``c`` and
-every true class ``t``, the distinct keys of ``P[i, c]`` over the rows ``i``
-of class ``t``, in increasing order, with the count (or weight) at each: a
-*block* ``(c, t)``. A *block run* is ``(keys[m], mass[m], lengths[k, k])``:
-the blocks laid end to end in ``c``-major order (``(0, 0), (0, 1), ...``),
-``lengths[c, t]`` entries each. Keys are the order-preserving 64-bit keys of
-:mod:`.rank` (``-0.0`` keyed as ``+0.0``).
-
-A batch is handled one column at a time: :func:`class_starts` counts the
-classes once, :func:`gather_column` writes a column's keys grouped by class
-into a buffer that is reused for every column (fresh memory is slow to touch
-on virtual machines), each class's block is sorted, and then either
-:func:`column_run` makes the column's part of a block run (the accumulator)
-or :func:`column_scores` reads the scores straight from the sorted keys,
-repeats included (the one-shot function).
-
-From the blocks every pairwise Mann–Whitney count follows:
-``u2[c, t] = 2 U`` of the rows of class ``c`` against the rows of class ``t``,
-both scored by column ``c`` (ties counting one half). One-vs-one AUCs read
-``u2[a, b]`` and ``u2[b, a]``; one-vs-rest adds a row, since the negatives of
-class ``c`` are the rows of every other class: ``2 U_c = sum_t u2[c, t]``.
+A *block* ``(c, t)`` holds the distinct keys (:mod:`.keys`) of column ``c``
+over the rows of class ``t``, increasing, with the count (or weight) at each;
+a *block run* ``(keys[m], mass[m], lengths[k, k])`` lays the blocks end to end
+column-major. A batch is taken a column at a time: :func:`class_starts` counts
+the classes once, :func:`gather_column` writes a column's keys grouped by class,
+each block is sorted and :func:`column_run` makes its part of a block run.
+:func:`column_scores` reads ``u2[c, t]``, twice the Mann–Whitney U of class
+``c`` against class ``t`` by column ``c``: one-vs-one AUCs read ``u2[a, b]``
+and ``u2[b, a]``, one-vs-rest ``sum_t u2[c, t]``.
 
 Kernels that validate return a status: ``0`` valid, ``1`` a class outside
 ``0..k-1``, ``2`` a score NaN or infinite. They write only into scratch.
@@ -32,8 +20,7 @@ import numpy as np
 
 from ._jit import kernel
 from .compensated import add
-from .rank import _key, _key_bits
-from .sort import sort_keys, sort_payload
+from .keys import key_of
 
 __all__ = [
     "class_mass",
@@ -41,30 +28,10 @@ __all__ = [
     "column_run",
     "column_scores",
     "gather_column",
-    "keys_as_scores",
     "merge_block_runs",
-    "scores_as_keys",
-    "sort_column",
-    "sort_column_payload",
-    "weight_sums",
 ]
 
 _EXPONENT = np.uint64(0x7FF0000000000000)
-
-
-@kernel
-def sort_column(keys, starts, tmp):
-    """Sort each class's block ``keys[starts[t]:starts[t + 1]]`` in place (the
-    radix sort of :mod:`.sort`); ``tmp`` is scratch as long as the largest."""
-    for t in range(starts.shape[0] - 1):
-        sort_keys(keys[starts[t]:starts[t + 1]], tmp)
-
-
-@kernel
-def sort_column_payload(keys, vals, starts, tk, tv):
-    """:func:`sort_column`, moving the weights ``vals`` along."""
-    for t in range(starts.shape[0] - 1):
-        sort_payload(keys[starts[t]:starts[t + 1]], vals[starts[t]:starts[t + 1]], tk, tv)
 
 
 @kernel
@@ -179,7 +146,7 @@ def gather_column(y, bits, w, c, starts, pos, keys, vals):
         t = y[i]
         r = pos[t]
         pos[t] = r + 1
-        keys[r] = _key(b)
+        keys[r] = key_of(b)
         if weighted:
             vals[r] = w[i]
     return 0
@@ -189,24 +156,15 @@ def gather_column(y, bits, w, c, starts, pos, keys, vals):
 def column_scores(keys, mass, offs, c, u2, ptr, acc):
     """Class ``c``'s pair counts and average precision from one column.
 
-    The column's blocks are ``keys[offs[t]:offs[t + 1]]`` (class ``t``'s rows'
-    keys), each sorted (equal keys may repeat); ``mass`` holds their counts or
-    weights, or is empty (every row counts 1). Fills ``u2[t]``, twice the
-    Mann–Whitney U of class ``c`` against class ``t`` (ties counting one
-    half; ``u2[c] = 0``), and returns the average precision of class ``c``
-    against the rest, ``sum_k (R_k - R_{k-1}) P_k`` over the thresholds
-    (scikit-learn's step definition; 0 with no positive). ``ptr`` is scratch
-    of ``k`` int64, ``acc`` scratch of ``k x 4`` of ``u2``'s dtype (allocating
-    them here would cost the first call a compile of its own).
-
-    One walk down block ``c``'s distinct keys, highest first, with two
-    pointers per other block: the negatives above the key and at or above
-    it. Counts are summed exactly in int64 (the caller guarantees
-    ``2 n_c n_t < 2**63``), weights in compensated float sums.
-    """
+    The blocks ``keys[offs[t]:offs[t + 1]]`` hold class ``t``'s distinct keys,
+    increasing, and ``mass`` their counts or weights. Fills ``u2[t]``, twice the
+    Mann–Whitney U of class ``c`` against class ``t`` (``u2[c] = 0``), and returns
+    class ``c``'s one-vs-rest average precision. One walk down block ``c``, highest
+    key first, with two pointers per other block; counts summed exactly in int64
+    (the caller guarantees ``2 n_c n_t < 2**63``), weights in compensated sums.
+    ``ptr`` (``k`` int64) and ``acc`` (``k x 4`` of ``u2``'s dtype) are scratch."""
     k = offs.shape[0] - 1
-    counted = mass.shape[0] > 0
-    zero = mass[0] * 0 if counted else 0
+    zero = mass[0] * 0 if mass.shape[0] else 0
     p0 = offs[c]
     p1 = offs[c + 1]
     # per block: the mass above the current key as a compensated pair
@@ -225,14 +183,14 @@ def column_scores(keys, mass, offs, c, u2, ptr, acc):
         ts = zero
         tc = zero
         for q in range(offs[t], offs[t + 1]):
-            ts, tc = add(ts, tc, mass[q] if counted else 1)
+            ts, tc = add(ts, tc, mass[q])
         acc[t, 2] = ts + tc
     i = p1 - 1
     while i >= p0:
         key = keys[i]
         a = zero
         while i >= p0 and keys[i] == key:
-            a += mass[i] if counted else 1
+            a += mass[i]
             i -= 1
         fsum = 0.0
         for t in range(k):
@@ -244,7 +202,7 @@ def column_scores(keys, mass, offs, c, u2, ptr, acc):
             hc = acc[t, 1]
             while q > lo and keys[q - 1] > key:
                 q -= 1
-                hs, hc = add(hs, hc, mass[q] if counted else 1)
+                hs, hc = add(hs, hc, mass[q])
             ptr[t] = q
             acc[t, 0] = hs
             acc[t, 1] = hc
@@ -254,7 +212,7 @@ def column_scores(keys, mass, offs, c, u2, ptr, acc):
             ec = hc
             while q2 > lo and keys[q2 - 1] >= key:
                 q2 -= 1
-                es, ec = add(es, ec, mass[q2] if counted else 1)
+                es, ec = add(es, ec, mass[q2])
             ge = es + ec
             gt = hs + hc
             # 2 * below + equal = 2 (total - ge) + (ge - gt)
@@ -273,18 +231,6 @@ def column_scores(keys, mass, offs, c, u2, ptr, acc):
 
 
 @kernel
-def weight_sums(w, y, out):
-    """``out[t]``: the total weight of class ``t``'s rows, compensated."""
-    k = out.shape[0]
-    acc = np.zeros((k, 2))
-    for i in range(y.shape[0]):
-        t = y[i]
-        acc[t, 0], acc[t, 1] = add(acc[t, 0], acc[t, 1], w[i])
-    for t in range(k):
-        out[t] = acc[t, 0] + acc[t, 1]
-
-
-@kernel
 def class_mass(mass, lengths, out):
     """``out[t]``: the mass of class ``t`` (column 0's block ``(0, t)``), compensated."""
     k = lengths.shape[0]
@@ -298,15 +244,3 @@ def class_mass(mass, lengths, out):
         out[t] = s + cc
 
 
-@kernel
-def keys_as_scores(keys, out_bits):
-    """The float64 bits of keys (write into ``scores.view(np.uint64)``)."""
-    for i in range(keys.shape[0]):
-        out_bits[i] = _key_bits(keys[i])
-
-
-@kernel
-def scores_as_keys(bits, out):
-    """The keys of float64 scores given as their bits."""
-    for i in range(bits.shape[0]):
-        out[i] = _key(bits[i])

@@ -1,59 +1,33 @@
 """Certified bounds on the average precision of binned rank items.
 
-Items are those of a bounded rank state (see :mod:`.rank`): score ranges
-``[lo, hi]`` sorted by ``(lo, hi)`` (a point when ``lo == hi``) with their
-positive and negative mass ``ab``. Average precision (scikit-learn's step
-definition, tied rows called together) is
+Items are a bounded rank state's score ranges ``[lo, hi]`` sorted by ``(lo, hi)``
+with their positive and negative mass ``ab``. Average precision (tied rows
+called together) is ``AP = (1 / P) sum_g pos_g TP_g / (TP_g + FP_g)`` over the
+groups of tied scores from the highest down.
 
-    ``AP = (1 / P) sum_g pos_g * TP_g / (TP_g + FP_g)``
+**Blocks.** Items whose closed ranges overlap or touch are chained into blocks
+(one pass in ``(lo, hi)`` order). Every row of a block scores above every row of
+a lower block, whatever the order inside each; a block that is one point item
+is known exactly, any other may hold its rows in *any* weak order (a superset
+of the orders its items allow). With ``p`` and ``n`` a block's positive and
+negative mass and ``J``, ``K`` those above it, only the block's own share
+``sum over its positive rows r of w_r TP_r / (TP_r + FP_r)`` depends on the
+order inside it, so the bounds of the sum are the sums of the blocks' bounds.
 
-over the groups ``g`` of tied scores from the highest down, ``TP_g`` and
-``FP_g`` the positive and negative mass scoring at least ``g``'s score.
+**Upper bound.** Each positive row has ``TP_r <= J + p`` and ``FP_r >= K``: the
+share is at most ``p (J + p) / (J + p + K)``, attained by every positive first.
 
-**Blocks.** Items whose closed ranges overlap (or touch) are chained into
-*blocks*: the connected components of the ranges, found in one pass over the
-items in ``(lo, hi)`` order. Two blocks are strictly apart, so every row of a
-block scores above every row of a lower block, whatever the order of the rows
-inside each block. A block that is one point item is known exactly; any other
-block is treated as one bin whose rows may come in *any* weak order (a
-superset of the orders its items allow, so the bounds below hold for every
-order the items allow).
+**Lower bound, counts.** The ``i``-th positive from the top has ``TP >= J + i``
+and ``FP <= K + n``: the share is at least ``sum_{i=1..p} (J + i) / (J + i + c)
+= p - c (H(J + c + p) - H(J + c))``, ``c = K + n``, ``H`` the harmonic numbers
+(every negative first). **With weights** the share is at least the right
+Riemann sum's infimum ``integral_0^p (J + x) / (J + x + c) dx = p - c log(1 + p
+/ (J + c))``.
 
-**Independence.** Let a block hold positive mass ``p`` and negative mass
-``n``, with ``J`` positive and ``K`` negative mass in the blocks above it.
-The precision of a positive row outside the block depends only on counts
-that contain the whole block or none of it, so it does not depend on the
-order inside the block; the block's own share of the sum is
-``sum over its positive rows r of w_r TP_r / (TP_r + FP_r)``. The bounds of
-the sum are the sums of the blocks' bounds.
-
-**Upper bound.** ``t / (t + f)`` rises with ``t`` and falls with ``f``. Every
-positive row of the block has ``TP_r <= J + p`` and ``FP_r >= K``, so its
-precision is at most ``(J + p) / (J + p + K)``; all the block's positives
-tied above its negatives reach it. The block's share is at most
-``p (J + p) / (J + p + K)``, and this is attained.
-
-**Lower bound, counts.** Number the block's positives 1..p from the top (ties
-in any order). The group of the ``i``-th holds at least positives 1..i, so
-``TP >= J + i``, and at most all the block's negatives, so ``FP <= K + n``.
-Its precision is at least ``(J + i) / (J + i + K + n)``, attained by every
-negative first and the positives at distinct scores below them. The share is
-at least ``sum_{i=1..p} (J + i) / (J + i + c) = p - c (H(J + c + p) - H(J + c))``
-with ``c = K + n`` and ``H`` the harmonic numbers.
-
-**Lower bound, weights.** With weights, the block's positive mass may be any
-number of rows of any weights: with the rows from the top, the ``r``-th has
-``TP >= J + T_r`` where ``T_r`` is the block's positive mass down to and
-including it, and the share is at least ``sum_r w_r f(T_r)`` with the rising
-``f(x) = (J + x) / (J + x + c)``: a right Riemann sum, at least
-``integral_0^p f = p - c log(1 + p / (J + c))`` (the infimum, over ever
-finer rows).
-
-**Rounding.** The harmonic differences are summed term by term while the
-terms are above 1/256 and from the asymptotic series of ``H`` beyond (its
-next term, below 1.4e-17, is added to the upper estimate the lower bound
-uses); the caller widens the sums by a relative 1e-9 and an absolute 1e-12
-to cover the float rounding of the masses and of these sums.
+**Rounding.** Harmonic differences are summed term by term while the terms are
+above 1/256, from the asymptotic series of ``H`` beyond (its next term, below
+1.4e-17, added to the estimate the lower bound uses); the caller widens the
+sums by a relative 1e-9 and an absolute 1e-12.
 """
 
 from __future__ import annotations
@@ -150,4 +124,4 @@ def average_precision_sums(lo, hi, ab, weighted):
             total += p
         J += p
         K += q
-    return (0.0 if 0.0 > lower else lower), upper, total, exact
+    return max(lower, 0.0), upper, total, exact

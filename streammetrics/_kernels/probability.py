@@ -21,7 +21,8 @@ import numpy as np
 from ._jit import kernel, named
 from .compensated import BLOCK, add, fold
 
-__all__ = ["probability_moments", "probability_moments_weighted", "class_probability_update", "LOG_FLOOR"]
+__all__ = ["probability_moments", "probability_moments_weighted", "class_probability_update", "probability_terms",
+           "class_probability_terms", "LOG_FLOOR"]
 
 #: The specification floors both p and 1 - p at 1e-12 before the logarithm.
 LOG_FLOOR = 1e-12
@@ -149,4 +150,55 @@ def class_probability_update(y, m, k, tolerance, w, n, sums):
     fold(sums, np.intp(1), sl, cl)
     fold(sums, np.intp(2), sb, cb)
     n[0] += rows
+    return 0
+
+
+@kernel
+def probability_terms(y, p, lo, slots, values, col, base):
+    """The row terms of rows ``lo, lo + 1, ...``: 1, the log loss and the squared
+    error (slots ``base .. base + 2``, columns ``col .. col + 2``), as
+    :func:`probability_moments` sums them; its status."""
+    for i in range(slots.shape[0]):
+        yi = y[lo + i]
+        pi = p[lo + i]
+        y1 = yi == 1
+        if not (y1 or yi == 0):
+            return 1
+        if not (pi >= 0.0 and pi <= 1.0):
+            return 2
+        q = pi if y1 else 1.0 - pi
+        d = pi - y1
+        for t in range(3):
+            slots[i, col + t] = base + t
+        values[i, col] = 1.0
+        values[i, col + 1] = -math.log(LOG_FLOOR if LOG_FLOOR > q else q)
+        values[i, col + 2] = d * d
+    return 0
+
+
+@kernel
+def class_probability_terms(y, m, k, tolerance, lo, slots, values, col, base):
+    """The row terms of class codes ``y`` and probability rows ``m``: 1, the log
+    loss and Brier's multiclass score, as :func:`class_probability_update`
+    sums them; its status."""
+    for i in range(slots.shape[0]):
+        yi = y[lo + i]
+        if yi < 0 or yi >= k:
+            return 1
+        total = 0.0
+        sq = 0.0
+        for j in range(k):
+            v = m[lo + i, j]
+            if not (v >= 0.0 and v <= 1.0):
+                return 2
+            total += v
+            sq += v * v
+        if abs(total - 1.0) > tolerance:
+            return 2
+        picked = m[lo + i, yi]
+        for t in range(3):
+            slots[i, col + t] = base + t
+        values[i, col] = 1.0
+        values[i, col + 1] = -math.log(LOG_FLOOR if LOG_FLOOR > picked else picked)
+        values[i, col + 2] = sq - 2.0 * picked + 1.0
     return 0

@@ -10,7 +10,7 @@ State (float64):
   of squares that r2 divides by;
 * ``sums``: ``(3, 2)`` compensated pairs of sum w r^2, sum w |r| and
   sum w |r| / max(|y|, 1e-12), with r = y - p;
-* ``squares`` (:func:`regression_moments` only): ``(3, 2)`` compensated pairs
+* ``squares``: ``(3, 2)`` compensated pairs
   of sum w r^4, sum w (|r| / max(|y|, 1e-12))^2 and sum w^2, the second
   moments the intervals of the mean errors need.
 
@@ -32,7 +32,7 @@ import numpy as np
 from ._jit import inline_ir, kernel
 from .compensated import BLOCK, add, fold, merge
 
-__all__ = ["regression_update", "regression_moments", "regression_merge", "MAPE_FLOOR"]
+__all__ = ["regression_moments", "regression_merge", "MAPE_FLOOR"]
 
 #: The specification floors |y| at 1e-12 in MAPE's denominator.
 MAPE_FLOOR = 1e-12
@@ -65,18 +65,12 @@ def _merge_moments(m, wb_s, wb_c, shift_b, offset_b, m2b_s, m2b_c):
 
 
 @kernel
-def regression_update(y, p, w, n, moments, sums):
-    """Fold one batch into ``moments`` and ``sums`` and count its rows in ``n``;
-    return the status code."""
-    return regression_moments(y, p, w, n, moments, sums, np.zeros((3, 2)))
-
-
-@kernel
 def regression_moments(y, p, w, n, moments, sums, squares):
-    """:func:`regression_update` that also folds the second moments of the error
-    terms into ``squares`` (``float64[3, 2]`` pairs): the totals of ``w r**4``,
+    """Fold one batch into ``moments`` and ``sums``, the second moments of the error
+    terms into ``squares`` (``float64[3, 2]`` pairs: the totals of ``w r**4``,
     ``w (|r| / max(|y|, 1e-12))**2`` and ``w**2``, which the intervals of the
-    mean errors need (the mean of ``r**2`` is ``sums[0]``, the square of ``|r|``)."""
+    mean errors need; the mean of ``r**2`` is ``sums[0]``, the square of
+    ``|r|``), and count its rows in ``n``; return the status code."""
     rows = y.shape[0]
     weighted = w.shape[0] > 0
     # pass 1: validation, total weight and weighted sum of y - shift

@@ -3,45 +3,18 @@
 The silhouette of point ``i`` needs, for every cluster ``k``, the sum of the
 distances from ``i`` to the members of ``k``: an ``n x K`` table built from
 ``n x n`` distances. The kernels here never hold more than one
-``block x block`` tile of distances per thread, in a buffer of its own (indexed
-by ``numba.get_thread_id()``, made by the caller with :func:`tile_buffers`): a
-tile is computed, then added into the caller's ``sums`` at the cluster labels
-(``sums[i, labels[j]] += g[i, j]``).
+``block x block`` tile of distances per thread, in a buffer of its own (made
+by the caller with :func:`tile_buffers`, indexed by ``numba.get_thread_id()``):
+a tile is computed from the coordinates (their differences summed over the
+features in order, or for the cosine distance their products), then added into
+the caller's ``sums`` at the cluster labels (``sums[i, labels[j]] += g[i, j]``).
 
-Two drivers walk the tiles (:func:`sum_drivers` gives both, for one way of
-computing a tile and one metric):
-
-* ``row_sums``: the rows of a panel are cut into blocks of
-  ``block`` rows, the threads take the blocks one at a time as they become free
-  (``prange`` with a chunk size of 1, so that a thread slowed down by other work
-  on a shared machine does not hold the others up), and each walks its block
-  across all the columns. Rows and columns may come from different panels of
-  the input, which is what reading a memmap panel by panel needs.
-* ``symmetric_sums``: when all the points are in memory, each distance is
-  computed once and added to both of its points, which halves the work. The
-  pairs of blocks are visited in rounds of disjoint pairs (a round-robin
-  tournament), so no two threads ever write the same rows.
-
-Either way a row receives its contributions in an order fixed by the blocks
-alone, so the result does not depend on the number of threads.
-
-Two ways to compute a tile:
-
-* the BLAS tiles form the Gram tile ``X_I @ X_J.T``
-  (``np.dot`` inside the kernel; the caller must keep BLAS single-threaded while
-  it runs, or the BLAS threads fight the kernel's) and turn it into distances:
-  ``|x|^2 + |y|^2 - 2 x.y`` for the Euclidean metrics and ``1 - x.y / (|x||y|)``
-  for the cosine distance. The first form cancels catastrophically for
-  near-duplicate points, so any squared distance that comes out below
-  :data:`EXACT_BELOW` times ``|x|^2 + |y|^2`` is recomputed exactly from the
-  coordinate differences. What passes the test keeps a relative error of the
-  order of ``sqrt(d) * eps / EXACT_BELOW`` (about 1e-12 at d = 64). Data far from
-  the origin compared with its spread fails the test often and runs at the speed
-  of the exact path.
-* the direct tiles loop over the coordinates themselves (exact
-  differences, summed over features in order), vectorised across the columns
-  of the tile. They serve the Manhattan distance, and every metric when BLAS is
-  not available.
+:func:`row_sums` gives the driver of one metric: the rows of a panel are cut
+into blocks of ``block`` rows, the threads take the blocks one at a time as
+they become free, and each walks its block across all the columns, which may
+come from another panel of the input (as reading a memmap panel by panel
+needs). A row receives its contributions in the order of the columns, so the
+result does not depend on the number of threads.
 
 :func:`distance_sums` does the same for a precomputed distance matrix, checking
 the entries in the same pass, and :func:`silhouette_from_sums` turns the sums
@@ -65,12 +38,10 @@ __all__ = [
     "COSINE",
     "SEED",
     "SKLEARN",
-    "EXACT_BELOW",
     "OWN_CLUSTER_PENALTY",
     "rows_sq_norms",
-    "sum_drivers",
+    "row_sums",
     "tile_buffers",
-    "pair_of_round",
     "distance_sums",
     "silhouette_from_sums",
 ]
@@ -85,17 +56,13 @@ COSINE = 3
 SEED = 0
 SKLEARN = 1
 
-#: A squared distance from the Gram trick below this fraction of
-#: ``|x|^2 + |y|^2`` is recomputed from the coordinate differences.
-EXACT_BELOW = 1e-3
-
 #: The specification's ``10^300 m_ik``: added to a point's own cluster so that
 #: the minimum over clusters picks the nearest *other* one.
 OWN_CLUSTER_PENALTY = 1e300
 
-
-# --------------------------------------------------------------------------
-# one pass over the rows: squared norms and the finiteness check
+#: Cosine distances below this (a few units of rounding in ``1 - x.y / (|x||y|)``)
+#: are those of parallel vectors, and are taken as 0.
+COSINE_FLOOR = 16 * 2.0**-52
 
 
 @kernel
@@ -119,83 +86,28 @@ def rows_sq_norms(X, out):
     return -1
 
 
-# --------------------------------------------------------------------------
-# tiles
-
-
-@kernel
-def _exact_sq(XI, i, XJ, j):
-    """Squared Euclidean distance of two rows, from the differences."""
-    s = 0.0
-    for k in range(XI.shape[1]):
-        t = XI[i, k] - XJ[j, k]
-        s += t * t
-    return s
-
-
-@inline_ir
-def _zero_diagonal(g, m, nc, r0, j0):
-    """Set ``g[ii, jj] = 0`` where the row's global index ``r0 + ii`` equals the
-    column's ``j0 + jj`` (both counted in the columns' numbering)."""
-    for ii in range(m):
-        jj = r0 + ii - j0
-        if 0 <= jj < nc:
-            g[ii, jj] = 0.0
-
-
-#: Cosine distances below this (a few units of rounding in ``1 - x.y / (|x||y|)``)
-#: are those of parallel vectors, and are taken as 0.
-COSINE_FLOOR = 16 * 2.0**-52
-
-
 @inline_ir
 def _cosine_from_dots(g, m, nc, i0, j0, invI, invJ, shift):
     """Turn the dot products in ``g[:m, :nc]`` into cosine distances
     ``1 - x.y / (|x||y|)`` clipped to [0, 2]; a zero vector has ``inv = 0``
-    (similarity 0, distance 1), and a point is at distance 0 from itself. A
-    distance below :data:`COSINE_FLOOR` is the rounding of parallel vectors and
-    counts as 0."""
+    (similarity 0, distance 1), and a point is at distance 0 from itself
+    (``shift`` maps a row index to the columns' numbering). A distance below
+    :data:`COSINE_FLOOR` is the rounding of parallel vectors and counts as 0."""
     for ii in range(m):
         a = invI[i0 + ii]
         row = g[ii]
         for jj in range(nc):
             v = 1.0 - row[jj] * a * invJ[j0 + jj]
-            row[jj] = 0.0 if v < COSINE_FLOOR else (2.0 if 2.0 < v else v)
-    _zero_diagonal(g, m, nc, i0 + shift, j0)
+            row[jj] = 0.0 if v < COSINE_FLOOR else min(v, 2.0)
+        jj = i0 + ii + shift - j0
+        if 0 <= jj < nc:
+            row[jj] = 0.0
 
 
-@kernel
-def _gram_to_distances(metric, g, XI, i0, XJ, j0, auxI, auxJ, shift):
-    """Turn the Gram tile ``g = XI[i0:i0+m] @ XJ[j0:j0+nc].T`` into distances in
-    place. ``aux`` holds the squared norms (Euclidean metrics) or the inverse
-    norms (cosine); ``shift`` maps a row index to the columns' numbering."""
-    m, nc = g.shape
-    if metric == COSINE:
-        _cosine_from_dots(g, m, nc, i0, j0, auxI, auxJ, shift)
-        return
-    for ii in range(m):
-        i = i0 + ii
-        xx = auxI[i]
-        row = g[ii]
-        small = 0
-        for jj in range(nc):
-            yy = auxJ[j0 + jj]
-            s = (xx + yy) - 2.0 * row[jj]
-            row[jj] = s
-            small += not (s > EXACT_BELOW * (xx + yy))  # NaN counts as small
-        if small:
-            for jj in range(nc):
-                if not (row[jj] > EXACT_BELOW * (xx + auxJ[j0 + jj])):
-                    row[jj] = _exact_sq(XI, i, XJ, j0 + jj)
-        if metric == EUCLIDEAN:
-            for jj in range(nc):
-                row[jj] = math.sqrt(row[jj])
-
-
-def _direct_tile(metric: int):
-    """The direct tile of one metric: ``metric`` is a constant of the closure,
-    so Numba prunes the other metrics' branches before typing (an argument,
-    even a literal one, would have all four typed and lowered)."""
+def _tile(metric: int):
+    """The tile of one metric: ``metric`` is a constant of the closure, so Numba
+    prunes the other metrics' branches before typing, and a first use compiles
+    the loop of its own metric only."""
 
     def tile(g, m, nc, XI, i0, XJ, j0, yt, auxI, auxJ, shift):
         d = XI.shape[1]
@@ -235,136 +147,38 @@ def _direct_tile(metric: int):
     return tile
 
 
-_DIRECT_DOC = """Fill ``g[:m, :nc]`` with the {name} distances between rows ``XI[i0:i0+m]``
-and ``XJ[j0:j0+nc]``, summing over features in order. ``yt`` (at least
-``d x nc``) is scratch for the transposed column rows, so that the innermost
-loop runs over contiguous columns; ``g`` and ``yt`` may be larger than the
-tile (a thread's whole buffers), their rows are used from the start."""
-
-
-def _direct_kernel(metric: int, name: str):
-    return kernel(named(_direct_tile(metric), f"_direct_{name}", _DIRECT_DOC.format(name=name)))
-
-
-_direct_euclidean = _direct_kernel(EUCLIDEAN, "euclidean")
-_direct_sqeuclidean = _direct_kernel(SQEUCLIDEAN, "sqeuclidean")
-_direct_manhattan = _direct_kernel(MANHATTAN, "manhattan")
-_direct_cosine = _direct_kernel(COSINE, "cosine")
-
-
-@kernel
-def _blas_tile(metric, g, XI, i0, XJ, j0, auxI, auxJ, shift):
-    """Fill the tile ``g`` (``m x nc``, exactly) from the Gram product
-    ``XI[i0:i0+m] @ XJ[j0:j0+nc].T`` (BLAS)."""
-    m, nc = g.shape
-    np.dot(XI[i0:i0 + m], XJ[j0:j0 + nc].T, g)
-    _gram_to_distances(metric, g, XI, i0, XJ, j0, auxI, auxJ, shift)
-
-
 @kernel
 def _scatter(g, m, nc, lab, j0, sums, i0):
     """``sums[i0 + ii, lab[j0 + jj]] += g[ii, jj]`` over ``g[:m, :nc]``, columns
-    in increasing order.
-
-    Four rows go together: consecutive columns often share a label, and four
-    independent chains of additions keep the adder busy where one would wait
-    on the previous sum.
-    """
-    ii = 0
-    while ii + 4 <= m:
-        s0 = sums[i0 + ii]
-        s1 = sums[i0 + ii + 1]
-        s2 = sums[i0 + ii + 2]
-        s3 = sums[i0 + ii + 3]
-        g0 = g[ii]
-        g1 = g[ii + 1]
-        g2 = g[ii + 2]
-        g3 = g[ii + 3]
-        for jj in range(nc):
-            k = lab[j0 + jj]
-            s0[k] += g0[jj]
-            s1[k] += g1[jj]
-            s2[k] += g2[jj]
-            s3[k] += g3[jj]
-        ii += 4
-    while ii < m:
-        s0 = sums[i0 + ii]
-        g0 = g[ii]
-        for jj in range(nc):
-            s0[lab[j0 + jj]] += g0[jj]
-        ii += 1
-
-
-@inline_ir
-def _scatter_columns(g, m, nc, lab, i0, sums, j0):
-    """``sums[j0 + jj, lab[i0 + ii]] += g[ii, jj]`` over ``g[:m, :nc]``, rows in
-    increasing order: the transposed tile, for the columns' points."""
+    in increasing order."""
     for ii in range(m):
-        k = lab[i0 + ii]
+        s = sums[i0 + ii]
         row = g[ii]
         for jj in range(nc):
-            sums[j0 + jj, k] += row[jj]
+            s[lab[j0 + jj]] += row[jj]
 
 
-@inline_ir
-def pair_of_round(r, p, players):
-    """The ``p``-th pair of blocks in round ``r`` of a round-robin tournament of
-    ``players`` (even) blocks, by the circle method: over rounds
-    ``0..players-2`` every pair of distinct blocks meets exactly once, and the
-    pairs of one round are disjoint."""
-    if p == 0:
-        return players - 1, r
-    ring = players - 1
-    return (r + p) % ring, (r - p + ring) % ring
-
-
-@inline_ir
-def _tile_into(blas, metric, tiles, scratch, t, m, nc, XI, i0, XJ, j0, auxI, auxJ, shift):
-    """Compute the ``m x nc`` tile of rows ``XI[i0:]`` against ``XJ[j0:]`` in
-    thread ``t``'s buffers and return it (its first ``m`` rows and ``nc``
-    columns hold the tile). Called with ``blas`` and ``metric`` constants of a
-    driver's closure, so the tile kernels of the other ways are pruned: a BLAS
-    tile is a reshaped view of exactly ``m x nc``; a direct tile is the
-    thread's whole ``block x block`` buffer (no view to compile)."""
-    if blas:
-        g = tiles[t, : m * nc].reshape((m, nc))
-        _blas_tile(metric, g, XI, i0, XJ, j0, auxI, auxJ, shift)
-    else:
-        g = tiles[t]
-        if metric == MANHATTAN:
-            _direct_manhattan(g, m, nc, XI, i0, XJ, j0, scratch[t], auxI, auxJ, shift)
-        elif metric == COSINE:
-            _direct_cosine(g, m, nc, XI, i0, XJ, j0, scratch[t], auxI, auxJ, shift)
-        elif metric == SQEUCLIDEAN:
-            _direct_sqeuclidean(g, m, nc, XI, i0, XJ, j0, scratch[t], auxI, auxJ, shift)
-        else:
-            _direct_euclidean(g, m, nc, XI, i0, XJ, j0, scratch[t], auxI, auxJ, shift)
-    return g
-
-
-def tile_buffers(blas: bool, threads: int, block: int, d: int):
-    """``(tiles, scratch)``: the per-thread buffers the drivers of :func:`sum_drivers`
-    take, made by the caller (an allocation inside a kernel compiles on its
-    first use). BLAS tiles are flat, for a view of exactly ``m x nc``; direct
-    tiles are ``block x block`` with a ``d x block`` scratch for the
-    transposed columns. ``threads`` is 1 for a serial twin, else
-    ``numba.get_num_threads()``."""
-    if blas:
-        return np.empty((threads, block * block)), np.empty((threads, 0, 0))
+def tile_buffers(threads: int, block: int, d: int):
+    """``(tiles, scratch)``: the per-thread buffers a :func:`row_sums` driver takes,
+    made by the caller (an allocation inside a kernel compiles on its first
+    use): ``block x block`` tiles and a ``d x block`` scratch for the transposed
+    columns, so that the innermost loop runs over contiguous columns.
+    ``threads`` is 1 for the serial twin, else ``numba.get_num_threads()``."""
     return np.empty((threads, block, block)), np.empty((threads, d, block))
 
 
-def _drivers(blas: bool, parallel: bool, metric: int):
-    """The two drivers of the BLAS or the direct tiles of one metric, for the
-    parallel twin (``prange``, a thread-indexed tile each) or the serial one.
+_TILES = {metric: kernel(named(_tile(metric), f"_{name}_tile"))
+          for metric, name in ((EUCLIDEAN, "euclidean"), (SQEUCLIDEAN, "sqeuclidean"), (MANHATTAN, "manhattan"),
+                               (COSINE, "cosine"))}
 
-    ``blas``, ``parallel`` and ``metric`` are constants of the closure, so
-    Numba prunes the branches not taken: the serial twin references no
-    threading call (and can be cached: its closure holds only plain values),
-    and a driver compiles the tile kernel of its own metric and way alone.
-    The per-thread buffers come from :func:`tile_buffers`.
-    """
+
+def _driver(parallel: bool, metric: int):
+    """The driver of one metric, for the parallel twin (``prange``, a
+    thread-indexed tile each) or the serial one. ``parallel`` and the tile are
+    constants of the closure: the serial twin references no threading call (so
+    Numba can cache it), and each compiles the tile of its metric alone."""
     prange = numba.prange if parallel else range
+    tile = _TILES[metric]
 
     def row_sums(XI, XJ, shift, auxI, auxJ, labJ, block, tiles, scratch, sums):
         nI = XI.shape[0]
@@ -374,93 +188,40 @@ def _drivers(blas: bool, parallel: bool, metric: int):
         for bi in prange(nblk):
             t = numba.get_thread_id() if parallel else 0
             i0 = bi * block
-            m = (nI if nI < i0 + block else i0 + block) - i0
+            m = min(nI, i0 + block) - i0
             for j0 in range(0, nJ, block):
-                nc = (nJ if nJ < j0 + block else j0 + block) - j0
-                g = _tile_into(blas, metric, tiles, scratch, t, m, nc, XI, i0, XJ, j0, auxI, auxJ, shift)
+                nc = min(nJ, j0 + block) - j0
+                g = tiles[t]
+                tile(g, m, nc, XI, i0, XJ, j0, scratch[t], auxI, auxJ, shift)
                 _scatter(g, m, nc, labJ, j0, sums, i0)
         if parallel:
             numba.set_parallel_chunksize(previous)
 
-    def symmetric_sums(X, aux, lab, block, tiles, scratch, sums):
-        n = X.shape[0]
-        nblk = (n + block - 1) // block
-        previous = numba.set_parallel_chunksize(1) if parallel else 0
-        # round -1: the tiles on the diagonal, whole; then every other pair of
-        # blocks once, in rounds of disjoint pairs (one call site of the tile:
-        # the driver compiles it once)
-        players = nblk + (nblk & 1)  # an odd count gets a bye
-        for r in range(-1, players - 1):
-            tiles_now = nblk if r < 0 else players // 2
-            for p in prange(tiles_now):
-                if r < 0:
-                    bi = bj = np.int64(p)  # (the parallel index may be unsigned)
-                else:
-                    bi, bj = pair_of_round(r, p, players)
-                if bi < nblk and bj < nblk:
-                    t = numba.get_thread_id() if parallel else 0
-                    i0 = bi * block
-                    j0 = bj * block
-                    m = (n if n < i0 + block else i0 + block) - i0
-                    nc = (n if n < j0 + block else j0 + block) - j0
-                    g = _tile_into(blas, metric, tiles, scratch, t, m, nc, X, i0, X, j0, aux, aux, 0)
-                    _scatter(g, m, nc, lab, j0, sums, i0)
-                    if bi != bj:
-                        _scatter_columns(g, m, nc, lab, i0, sums, j0)
-        if parallel:
-            numba.set_parallel_chunksize(previous)
-
-    return row_sums, symmetric_sums
+    return row_sums
 
 
-
-_ROW_SUMS_DOC = """``(XI, XJ, shift, auxI, auxJ, labJ, block, tiles, scratch, sums)``: add to ``sums[i, k]`` the distances from ``XI[i]`` to the rows ``XJ[j]``
-with ``labJ[j] == k``{how}.
+_ROW_SUMS_DOC = """``(XI, XJ, shift, auxI, auxJ, labJ, block, tiles, scratch, sums)``: add to
+``sums[i, k]`` the distances from ``XI[i]`` to the rows ``XJ[j]`` with
+``labJ[j] == k``, tile by tile in the buffers of :func:`tile_buffers`.
 
 ``aux`` holds the squared norms of the rows (the inverse norms for cosine);
-``shift`` is the global index of ``XI[0]`` minus that of ``XJ[0]``.{extra}
+``shift`` is the global index of ``XI[0]`` minus that of ``XJ[0]``.
 """
-_SYMMETRIC_DOC = """``(X, aux, lab, block, tiles, scratch, sums)``: add to ``sums[i, k]`` the distances from ``X[i]`` to every ``X[j]`` with
-``lab[j] == k``, computing each distance once{how}.
 
-Each off-diagonal tile adds its rows into the sums of its row block and its
-columns into those of its column block. For that, the pairs of blocks are
-visited in rounds of disjoint pairs (:func:`pair_of_round`), one parallel loop
-per round: no two threads ever touch the same rows, and the order in which a
-row receives its contributions depends on the blocks only, never on the
-threads.{extra}
-"""
-_BLAS_HOW = " (each tile from a BLAS matrix product)"
-_BLAS_EXTRA = """
-
-The metric is :data:`EUCLIDEAN`, :data:`SQEUCLIDEAN` or :data:`COSINE`. Call it
-with BLAS limited to one thread: every kernel thread runs its own products."""
-_DIRECT_HOW = " (each tile from the coordinate differences, summed in order)"
-_DIRECT_EXTRA = """
-
-The metric is any of :data:`EUCLIDEAN`, :data:`SQEUCLIDEAN`, :data:`MANHATTAN`
-and :data:`COSINE`; no BLAS needed."""
-
-_SUM_DRIVERS: dict = {}
-_SUM_DRIVERS_LOCK = threading.Lock()
+_ROW_SUMS: dict = {}
+_ROW_SUMS_LOCK = threading.Lock()
 
 
-def sum_drivers(blas: bool, metric: int) -> tuple[Dual, Dual]:
-    """``(row_sums, symmetric_sums)``, each a :class:`Dual`, of the BLAS or the
-    direct tiles of ``metric``: made on first request (a first use compiles
-    the drivers of the one metric it needs), the same objects after."""
-    key = (bool(blas), int(metric))
-    with _SUM_DRIVERS_LOCK:
-        pair = _SUM_DRIVERS.get(key)
-        if pair is None:
-            serial = [kernel(f) for f in _drivers(key[0], False, key[1])]
-            parallel = [parallel_kernel(f) for f in _drivers(key[0], True, key[1])]
-            pair = tuple(Dual(s_, p_) for s_, p_ in zip(serial, parallel))
-            how, extra = (_BLAS_HOW, _BLAS_EXTRA) if key[0] else (_DIRECT_HOW, _DIRECT_EXTRA)
-            pair[0].__doc__ = _ROW_SUMS_DOC.format(how=how, extra=extra)
-            pair[1].__doc__ = _SYMMETRIC_DOC.format(how=how, extra=extra)
-            _SUM_DRIVERS[key] = pair
-        return pair
+def row_sums(metric: int) -> Dual:
+    """The :class:`Dual` driver of ``metric``: made on first request (a first use
+    compiles the driver of the one metric it needs), the same object after."""
+    with _ROW_SUMS_LOCK:
+        dual = _ROW_SUMS.get(metric)
+        if dual is None:
+            dual = Dual(kernel(_driver(False, metric)), parallel_kernel(_driver(True, metric)))
+            dual.__doc__ = _ROW_SUMS_DOC
+            _ROW_SUMS[metric] = dual
+        return dual
 
 
 def _distance_sums_of(prange):
@@ -477,7 +238,7 @@ def _distance_sums_of(prange):
         ngroups = (m + 3) // 4
         for gi in prange(ngroups):
             a = 4 * gi
-            b = m if m < a + 4 else a + 4
+            b = min(m, a + 4)
             for i in range(a, b):
                 row = D[i]
                 nbad = 0
@@ -494,9 +255,6 @@ def _distance_sums_of(prange):
 
 
 distance_sums = Dual(kernel(_distance_sums_of(range)), parallel_kernel(_distance_sums_of(numba.prange)))
-
-# --------------------------------------------------------------------------
-# from sums to silhouettes
 
 
 @kernel
@@ -530,7 +288,6 @@ def silhouette_from_sums(sums, lab, sizes, convention, out):
             dk = sums[i, k] / (ck + (ck == 0))
             if k == own:
                 dk += penalty
-            if dk < b:
-                b = dk
-        top = b if b > a else a
+            b = min(b, dk)
+        top = max(a, b)
         out[i] = (b - a) / (top + (top == 0.0))

@@ -1,18 +1,10 @@
 """Sorting 64-bit keys: an LSD radix sort, with or without a payload.
 
-The radix sort reads 8-bit digits and skips the digits on which every key
-agrees (the exponent byte of probabilities, the low mantissa bytes of float32
-scores cast to float64); short inputs take an insertion sort. Both are plain
-loops: no call to Numba's ``np.sort``/``np.argsort`` (whose quicksort and
-mergesort take seconds to compile) and no slice assignment (whose shape check
-compiles an error message), so a first call compiles in a fraction of a
-second. It is stable, so sorting by a secondary key and then by a primary one
-sorts lexicographically.
-
-* :func:`sort_keys`: ``uint64`` keys in place;
-* :func:`sort_payload`: ``uint64`` keys in place, moving a payload along;
-* :func:`argsort_int64`: the stable order of ``int64`` values (a payload of
-  row indices).
+Digits of 8 bits; a digit on which every key agrees is skipped (the exponent
+byte of probabilities, the low bytes of float32 scores cast to float64); short
+inputs take an insertion sort. Plain loops, no ``np.sort`` inside a kernel
+(whose quicksort compiles for seconds). Stable, so sorting by a secondary key
+then a primary one sorts lexicographically (:func:`argsort_int64`).
 """
 
 from __future__ import annotations

@@ -18,10 +18,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline, kernel
 from .compensated import BLOCK, add, fold
 
-__all__ = ["top_k_update"]
+__all__ = ["top_k_update", "top_k_terms"]
+
+
+@inline
+def _rank(scores, i, t):
+    """The rank of class ``t`` in row ``i`` (module docstring) and whether the
+    row's scores are all finite."""
+    v = scores[i, t]
+    rank = 0
+    finite = True
+    for j in range(scores.shape[1]):
+        s = scores[i, j]
+        finite &= s - s == 0.0
+        rank += (s > v) | ((s == v) & (j > t))
+    return rank, finite
 
 
 @kernel
@@ -38,13 +52,7 @@ def top_k_update(y, scores, k, w, n, hits, sums):
             t = y[i]
             if t < 0 or t >= kk:
                 return 1
-            v = scores[i, t]
-            rank = 0
-            finite = True
-            for j in range(kk):
-                s = scores[i, j]
-                finite &= s - s == 0.0
-                rank += (s > v) | ((s == v) & (j > t))
+            rank, finite = _rank(scores, i, t)
             if not finite:
                 return 2
             hit = rank < k
@@ -64,4 +72,24 @@ def top_k_update(y, scores, k, w, n, hits, sums):
     fold(sums, np.intp(1), ts, tc)
     hits[0] += h
     n[0] += rows
+    return 0
+
+
+@kernel
+def top_k_terms(y, scores, k, lo, slots, values, col, base):
+    """The row terms of rows ``lo, lo + 1, ...``: 1 into slot ``base`` (the row)
+    and 1 into ``base + 1`` for a hit, ``base + 2`` for a miss; the status of
+    :func:`top_k_update`."""
+    kk = scores.shape[1]
+    for i in range(slots.shape[0]):
+        t = y[lo + i]
+        if t < 0 or t >= kk:
+            return 1
+        rank, finite = _rank(scores, lo + i, t)
+        if not finite:
+            return 2
+        slots[i, col] = base
+        slots[i, col + 1] = base + (1 if rank < k else 2)
+        values[i, col] = 1.0
+        values[i, col + 1] = 1.0
     return 0

@@ -14,7 +14,7 @@ from .errors import (
     SettingsMismatchError,
     StateFileError,
 )
-from .inputs import Batch
+from .batch import Batch
 from .result import RenderContext, Result, safe
 from .state import Field
 

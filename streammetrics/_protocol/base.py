@@ -49,7 +49,7 @@ from .errors import (CountOverflowError, NoObservationsError, NoWeightsError, Se
 from .inputs import Batch, Input, convert, prepare, raise_rejected
 from .result import Result
 from .state import (INT64_MAX, Field, allocation_budget, check_fields, check_merge_fields, copy_state,
-                    empty_state, float_sums, merge_all_fields, merge_fields, states_equal, within)
+                    empty_state, float_sums, merge_fields, states_equal, within)
 
 #: the most float totals a weighted fold reads before it folds, to know them
 #: far from float64's top (see ``Accumulator._far_from_overflow``)
@@ -59,7 +59,7 @@ SCANNED_TOTALS = 4096
 #: expands into may take (zeros written in short, parts made by copying)
 LOAD_EXPANSION = 16
 
-__all__ = ["Accumulator", "load_state", "check_ci"]
+__all__ = ["Accumulator", "load_state", "check_ci", "locked"]
 
 
 class Accumulator:
@@ -100,14 +100,8 @@ class Accumulator:
         first, so that a part's refusal never leaves the parts before it
         merged. Here the declared merge rules' limits; a class whose own merge
         can refuse more says so by overriding this."""
-        if type(self)._merge_state is Accumulator._merge_state:
+        if not _overrides(type(self), "_merge_state"):
             check_merge_fields(self.fields, self._arrays, other._state)
-
-    def _merge_checked(self, other: "Accumulator") -> None:
-        """:meth:`merge` of ``other``, compatible and passed by :meth:`_merge_check`
-        already (by the accumulator made of this one): a composite merges its
-        parts without checking them again."""
-        self.merge(other)
 
     def _check_state(self, state: dict[str, np.ndarray]) -> None:
         """Invariants of a loaded state beyond its declaration; raise ``ValueError`` if bad."""
@@ -123,6 +117,55 @@ class Accumulator:
     #: stay finite: a weighted batch is then folded beside a copy of the state,
     #: which is put back when a total overflowed (small states only)
     _totals_unchecked: ClassVar[bool] = False
+
+    # ----------------------------------------------------------------- row terms
+    def row_terms(self):
+        """The terms each row adds to the state, where the state is a sum of them
+        (a :class:`~streammetrics._protocol.terms.RowTerms`), else ``None``. They
+        let a wrapper fold a batch into many states in one pass (every slice of
+        ``Sliced``, every replicate of ``Bootstrap``)."""
+        return None
+
+    def _add_sums(self, sums, state) -> None:
+        """Add ``sums`` (one group per entry of the leading axis of ``state``'s
+        fields) into ``state``; the classes that declare row terms say how."""
+        raise NotImplementedError(f"{type(self).__name__} declares no row terms")
+
+    def add_sums(self, sums, state=None) -> None:
+        """Add a batch's row terms, summed (a :class:`~streammetrics._protocol.terms.Sums`
+        of one group), into the state; or, given ``state`` (this class's fields,
+        each stacked on a leading axis of many states), the sums of each group
+        into its state. ``WeightOverflowError`` where a total would pass
+        float64's range: the state is then unchanged (``state`` is the
+        caller's copy to drop)."""
+        if state is not None:
+            self._add_sums(sums, state)
+            if sums.pairs is not None:  # (counts alone cannot pass float64's range)
+                _check_totals(self.fields, state)
+            return
+        with self._guard:
+            self._check_room(int(sums.rows.sum()))
+            stacked = {k: v.copy()[np.newaxis] for k, v in self._arrays.items()}
+            self._add_sums(sums, stacked)
+            _check_totals(self.fields, stacked)
+            self._load({k: v[0] for k, v in stacked.items()})
+
+    def fold_rest(self, batch) -> None:
+        """Fold ``batch`` into the parts of the state its row terms do not cover
+        (an Evaluator's members that declare none); nothing here."""
+
+    def screen_states(self, stacked: dict):
+        """Which of many states (each field stacked on a leading axis) the checks of
+        a loaded state could refuse: a boolean mask flagging at least each one
+        they refuse, or ``None`` where the class offers no such screen."""
+        screen = self._screen_states
+        return None if screen is None else screen(stacked)
+
+    def result_columns(self, stacked: dict):
+        """The scalar fields of the results of many states at once (each field
+        stacked on a leading axis): ``{name: array}``, equal to each state's own
+        result; or ``None`` where the class computes them one by one."""
+        return None
 
     # ------------------------------------------------------------------- locking
     def __new__(cls, *args, **kwargs):
@@ -147,18 +190,6 @@ class Accumulator:
         merge_fields(self.fields, self._arrays, other)
         self._merge_custom(other)
 
-    def _merge_states(self, states: list) -> None:
-        """Fold ``states`` (checked states of accumulators with these settings),
-        in their order: the state of one :meth:`_merge_state` after another, bit
-        for bit, in one pass per field where every field merges by its declared
-        rule (:func:`~.state.merge_all_fields`)."""
-        cls = type(self)
-        if (cls._merge_state is Accumulator._merge_state and cls._merge_custom is Accumulator._merge_custom
-                and merge_all_fields(self.fields, self._arrays, states)):
-            return
-        for state in states:
-            self._merge_state(state)
-
     #: whether every attribute but the state arrays and the lock is a setting no
     #: method changes after ``__init__``: a copy then shares them, and no empty
     #: state is made and checked first (a sliced Evaluator copies its members
@@ -167,17 +198,29 @@ class Accumulator:
 
     def _clone(self):
         """An independent copy (the settings, and a copy of the state)."""
+        return self.with_state(copy_state(self._state))
+
+    def with_state(self, state: dict):
+        """A new accumulator of these settings holding ``state``: this class's
+        fields as this library made them (a wrapper's table row, a merged
+        state), taken as they are. A state read from outside goes through
+        :meth:`load_state_dict`, which checks it."""
         if self._fixed_settings:
             out = type(self).__new__(type(self))  # with its own lock
             out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_guard", "_arrays")})
         else:
             out = self._empty_like()
-        out._load(copy_state(self._state))
+        out._load(state)
         return out
 
     @classmethod
     def _from_settings(cls, settings: dict[str, Any]):
         return cls(**settings)
+
+    @classmethod
+    def from_settings(cls, settings: dict[str, Any]):
+        """An empty accumulator of ``settings`` (as :attr:`settings` gives them)."""
+        return cls._from_settings(settings)
 
     def _empty_like(self):
         return self._from_settings(self._settings())
@@ -213,10 +256,14 @@ class Accumulator:
         if w.shape[0] and not self.takes_weights:
             raise NoWeightsError(type(self).__name__)
         if batch.n:
-            status = self._fold_status(arrays, w, batch.n)
+            status = self.fold_status(arrays, w, batch.n)
             if status:
                 raise_rejected(self.inputs, arrays)  # a checked batch: cannot happen
         return self
+
+    def takes(self, batch: Batch) -> bool:
+        """Whether ``batch`` (made by a ``prepare``) serves this accumulator."""
+        return batch.covers(self.inputs)
 
     def update(self, *arrays, sample_weight=None):
         """Fold in one batch; return ``self``.
@@ -228,13 +275,15 @@ class Accumulator:
         offending position and leaves the accumulator exactly as it was.
         """
         converted, w, n = convert(self.inputs, arrays, sample_weight, self.takes_weights, self)
-        if n and self._fold_status(converted, w, n):
+        if n and self.fold_status(converted, w, n):
             raise_rejected(self.inputs, converted)
         return self
 
-    def _fold_status(self, arrays, w, n: int) -> int:
-        """Fold ``n`` converted rows, unchecked, under the lock: the kernel's
-        status (0 folded; else nothing was written)."""
+    def fold_status(self, arrays, w, n: int) -> int:
+        """Fold ``n`` rows converted for this accumulator's inputs (``arrays``, and
+        the weights ``w``, empty without weights), unchecked: the folding kernel
+        checks them. Its status: 0 folded, else nothing was written (a bad
+        value: ``update`` reports it). Under the lock."""
         with self._guard:
             self._check_room(n)
             if not (w.shape[0] and self._totals_unchecked) or self._far_from_overflow(w):
@@ -290,7 +339,7 @@ class Accumulator:
 
     def reset(self):
         """Forget every observation; return ``self``."""
-        empty = self._empty_like()._state
+        empty = self._empty_like().state_dict()
         with self._guard:
             self._load(empty)
         return self
@@ -298,7 +347,7 @@ class Accumulator:
     def _check_compatible(self, other: "Accumulator") -> None:
         if type(other) is not type(self):
             raise TypeError(f"cannot merge {type(other).__name__} into {type(self).__name__}")
-        mine, theirs = self._settings(), other._settings()
+        mine, theirs = self._settings(), other.settings
         if mine != theirs:
             diff = ", ".join(
                 f"{k}={mine.get(k)!r} vs {theirs.get(k)!r}"
@@ -309,6 +358,13 @@ class Accumulator:
                 f"cannot merge {type(self).__name__} accumulators with different settings: {diff}"
             )
 
+    def check_merge(self, other: "Accumulator") -> None:
+        """Raise what :meth:`merge` of ``other`` would refuse, changing nothing."""
+        self._check_compatible(other)
+        with locked(self, other):
+            self._check_room(other.n, "merging")
+            self._merge_check(other)
+
     def merge(self, other: "Accumulator"):
         """Fold ``other`` (same class and settings) into ``self``; return ``self``.
 
@@ -316,7 +372,7 @@ class Accumulator:
         raise ``ValueError`` and leave both accumulators unchanged.
         """
         self._check_compatible(other)
-        with _locked(self, other):
+        with locked(self, other):
             self._check_room(other.n, "merging")
             theirs = other._state
             if other is self:
@@ -397,8 +453,8 @@ class Accumulator:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        with _locked(self, other):
-            return self._settings() == other._settings() and states_equal(self._state, other._state)
+        with locked(self, other):
+            return self._settings() == other.settings and states_equal(self._state, other._state)
 
     __hash__ = None  # mutable
 
@@ -437,7 +493,7 @@ class Accumulator:
             return {"settings": self._settings(), "state": self._state}
 
     def __setstate__(self, d):
-        fresh = type(self)._from_settings(d["settings"])
+        fresh = type(self).from_settings(d["settings"])
         self.__dict__.update(fresh.__dict__)
         self._load(copy_state(d["state"]))
 
@@ -514,12 +570,16 @@ def check_ci(ci) -> float | None:
 
 
 @contextlib.contextmanager
-def _locked(*accs):
+def locked(*accs):
     """Hold the locks of ``accs``, taken in one order (by id) whatever the call."""
     with contextlib.ExitStack() as stack:
         for acc in sorted({id(a): a for a in accs}.values(), key=id):
             stack.enter_context(acc._guard)
         yield
+
+
+#: the name other modules still import (the same function)
+_locked = locked
 
 
 def _describe(inputs) -> str:
@@ -557,3 +617,15 @@ def _overflowed(fields, before: dict[str, np.ndarray], after: dict[str, np.ndarr
         if not finite.all():  # (a field first written by this batch: all of it new)
             return True
     return False
+
+
+def _check_totals(fields, stacked: dict) -> None:
+    """``WeightOverflowError`` where a float total of ``stacked`` is not finite."""
+    for f in float_sums(fields):
+        if not np.isfinite(stacked[f.name]).all():
+            raise WeightOverflowError()
+
+
+def _overrides(cls, name: str) -> bool:
+    """Whether ``cls`` replaces the base class's method ``name``."""
+    return getattr(cls, name) is not getattr(Accumulator, name)

@@ -1,4 +1,4 @@
-"""Declared inputs: what an accumulator's ``update`` takes, and the prepared batch.
+"""Declared inputs: what an accumulator's ``update`` takes.
 
 Every accumulator declares its positional arguments as a tuple of
 :class:`Input` objects (``BinaryConfusion``: ``Labels01("y"), Labels01("p")``;
@@ -15,36 +15,21 @@ with a threshold, ``Labels01("y"), Finite("p", "scores")``). An input knows
   ``ProbabilityScores`` also feeds ``BinaryConfusion(threshold=0.5)`` and
   ``RankAUC`` without another conversion or check.
 
-:func:`prepare` turns arrays into an immutable :class:`Batch` (converted and
-checked once); ``Accumulator.fold(batch)`` folds it. ``update`` converts the
-same way but leaves the value checks to the folding kernel's single pass
-(:func:`raise_rejected` then finds the first bad value with the same checks),
-which is why a single accumulator's update costs one pass over the data.
+The batch prepared for declared inputs (:class:`~.batch.Batch`,
+:func:`~.batch.prepare`, :func:`~.batch.convert`, :func:`~.batch.raise_rejected`)
+lives in :mod:`.batch`; those names are importable from here too.
 """
 
 from __future__ import annotations
 
-import ctypes
-import numbers
-from collections.abc import Hashable
-
 import numpy as np
 
 from .._kernels import checks as C
-from .._kernels import labels as L
 from .._kernels import multilabel as ML
-from .errors import BadShapeError, BadValueError, NoWeightsError
-from .validation import (
-    EMPTY_WEIGHTS,
-    as_1d,
-    as_labels01,
-    as_reals,
-    as_weights,
-    check_numeric,
-    check_same_length,
-    squeeze_column,
-    to_numpy,
-)
+from .batch import Batch, InputTuple, convert, prepare, raise_rejected
+from .errors import BadShapeError, BadValueError
+from .label_codes import LabelCodes
+from .validation import as_1d, as_labels01, as_reals, check_numeric, squeeze_column, to_numpy
 
 __all__ = [
     "Input",
@@ -365,12 +350,11 @@ class ClassIndices(Input):
 
 
 class ClassLabels(Input):
-    """Class labels (strings, ints, ...) from a fixed list, encoded as codes ``0..k-1``.
+    """Class labels (strings, ints, ...) from a fixed list, encoded as codes ``0..k-1``
+    (:class:`~.label_codes.LabelCodes`).
 
     Encoding checks every value: an unknown label raises ``BadValueError``
-    naming it. Integer labels are looked up in a sorted table, fixed-width
-    strings with ``searchsorted``, and other objects through a dict, so a
-    million labels take a few tens of milliseconds.
+    naming it.
     """
 
     what = "labels"
@@ -379,21 +363,7 @@ class ClassLabels(Input):
         super().__init__(name)
         self.labels = list(labels)
         self.domain = ("classes", len(self.labels))
-        lookup: dict = {}
-        for i, lab in enumerate(self.labels):
-            if not isinstance(lab, Hashable):
-                raise TypeError(f"labels[{i}] = {lab!r} is not hashable")
-            if lab in lookup:
-                raise ValueError(f"labels[{i}] = {lab!r} repeats labels[{lookup[lab]}]")
-            lookup[lab] = i
-        self._lookup = lookup
-        self._ints = None
-        if all(isinstance(v, numbers.Integral) and -(2**63) <= int(v) < 2**63 for v in self.labels):
-            vals = np.array([int(v) for v in self.labels], dtype=np.int64)
-            order = np.argsort(vals, kind="stable")
-            self._ints = (vals[order], order.astype(np.int64))
-        self._strs = bool(self.labels) and all(type(v) is str for v in self.labels)
-        self._fixed: dict = {}  # string width -> the kernel's label table
+        self.codes = LabelCodes(self.labels)
 
     def __eq__(self, other):
         return type(other) is type(self) and other.name == self.name and other.labels == self.labels
@@ -402,7 +372,7 @@ class ClassLabels(Input):
         name = self.name
         if isinstance(x, (list, tuple)):
             arr = np.asarray(x)
-            if arr.dtype.kind in "US" and not self._strs:
+            if arr.dtype.kind in "US" and not self.codes.all_text:
                 arr = np.array(x, dtype=object)  # keep 1 and "1" apart
         else:
             arr = to_numpy(x, name)
@@ -415,88 +385,12 @@ class ClassLabels(Input):
             raise BadShapeError(f"{name} must be a 1-D array, got shape {arr.shape}", name, hint=hint)
         if arr.size == 0:
             return np.empty(0, np.int64)
-        codes = self._encode(arr)
+        codes = self.codes.encode(arr)
         bad = np.flatnonzero(codes < 0)
         if bad.size:
             i = int(bad[0])
             raise BadValueError(name, i, arr[i], f"not one of the {len(self.labels)} labels")
         return codes
-
-    def _encode(self, arr: np.ndarray) -> np.ndarray:
-        kind = arr.dtype.kind
-        if self._ints is not None and kind in "iub":
-            vals, order = self._ints
-            if kind == "u" and arr.dtype.itemsize == 8:
-                over = arr > _INT64_MAX
-                a = np.where(over, 0, arr).astype(np.int64)
-            else:
-                over = None
-                a = arr.astype(np.int64, copy=False)
-            pos = np.minimum(np.searchsorted(vals, a), vals.size - 1)
-            ok = vals[pos] == a
-            if over is not None:
-                ok &= ~over
-            return np.where(ok, order[pos], -1)
-        if self._strs and kind == "U":
-            return self._encode_fixed(np.ascontiguousarray(arr))
-        if kind == "O":
-            codes = self._encode_objects(np.ascontiguousarray(arr))
-            if codes is not None:
-                return codes
-        return np.fromiter(map(self._code, arr.tolist() if kind != "O" else arr), np.int64, arr.size)
-
-    def _code(self, v) -> int:
-        try:
-            return self._lookup.get(v, -1)
-        except TypeError:  # an unhashable value is not a label
-            return -1
-
-    def _encode_fixed(self, arr: np.ndarray) -> np.ndarray:
-        """Codes of a numpy string array, in a kernel (labels all ``str``)."""
-        width = arr.dtype.itemsize // 4
-        table = self._fixed.get(width)
-        if table is None:
-            fits = [i for i, lab in enumerate(self.labels) if len(lab) <= width]
-            rows = np.zeros((len(fits), max(width, 1)), np.uint32)
-            for r, i in enumerate(fits):
-                rows[r, : len(self.labels[i])] = np.frombuffer(self.labels[i].encode("utf-32-le"), np.uint32)
-            positions = L.key_positions(rows) if rows.shape[0] else np.zeros(1, np.int64)
-            slots, mask = L.label_table(rows, positions)
-            table = self._fixed[width] = (rows, positions, slots, mask, np.array(fits + [-1], np.int64))
-        rows, positions, slots, mask, index = table
-        found = np.empty(arr.shape[0], np.int64)
-        L.encode_fixed(arr.view(np.uint32).reshape(arr.shape[0], max(width, 1)) if width else
-                       np.zeros((arr.shape[0], 1), np.uint32), rows, positions, slots, mask, found)
-        return index[found]  # -1 stays -1 (the last entry)
-
-    #: an object column with more distinct objects than this is looked up row by row
-    _DISTINCT_OBJECTS = 4096
-
-    def _encode_objects(self, arr: np.ndarray):
-        """Codes of an object array whose rows repeat a few objects, or ``None``.
-
-        Each distinct object (by address: the array holds them alive) is looked
-        up once; see :func:`streammetrics._kernels.labels.encode_pointers`.
-        """
-        n = arr.shape[0]
-        ptrs = np.ctypeslib.as_array((ctypes.c_ssize_t * n).from_address(arr.ctypes.data))
-        room = self._DISTINCT_OBJECTS
-        keys = np.zeros(4 * room, np.int64)
-        codes = np.full(4 * room, -1, np.int64)
-        out = np.empty(n, np.int64)
-        new_rows = np.empty(room, np.int64)
-        new_slots = np.empty(room, np.int64)
-        for _ in range(room + 1):
-            status, count = L.encode_pointers(ptrs, keys, codes, out, new_rows, new_slots)
-            if status == 0:
-                return out
-            if status == 2:
-                return None
-            for i, s in zip(new_rows[:count].tolist(), new_slots[:count].tolist()):
-                codes[s] = self._code(arr[i])
-            room -= count
-            new_rows, new_slots = new_rows[:room], new_slots[:room]
-        return None  # pragma: no cover - every call resolves at least one address
 
 
 class ClassProbabilities(Input):
@@ -771,147 +665,3 @@ class ClusterLabels(Input):
             i = int(np.argmax(arr > _INT64_MAX))
             raise BadValueError(self.name, i, arr[i], "cluster labels must fit in int64")
         return np.ascontiguousarray(arr, dtype=np.int64)
-
-
-# ----------------------------------------------------------------------- batch
-class InputTuple(tuple):
-    """The declared inputs a batch was prepared for; it remembers which
-    consumers' inputs it covers (so a stream of batches checks that once)."""
-
-    def __new__(cls, inputs):
-        self = super().__new__(cls, inputs)
-        self.memo = {}
-        return self
-
-
-class Batch:
-    """One batch, converted to the kernels' dtypes and checked once.
-
-    ``inputs`` are the declared inputs it was prepared for, ``arrays`` the
-    converted arrays (one per input), ``weights`` the float64 weights (empty
-    without weights) and ``n`` the rows. A batch is immutable: its arrays must
-    not be modified while it is in use (they may share memory with the
-    caller's arrays). Folding a batch into an accumulator whose inputs it
-    covers never raises for a value.
-    """
-
-    __slots__ = ("_inputs", "_arrays", "_weights", "_n", "_derived")
-
-    def __init__(self, inputs, arrays, weights, n):
-        self._inputs = inputs if type(inputs) is InputTuple else InputTuple(inputs)
-        self._arrays = tuple(arrays)
-        self._weights = weights
-        self._n = int(n)
-        self._derived = None
-
-    inputs = property(lambda self: self._inputs, doc="the declared inputs it was prepared for")
-    arrays = property(lambda self: self._arrays, doc="the converted arrays, one per input")
-    weights = property(lambda self: self._weights, doc="float64 weights (empty: unweighted)")
-    n = property(lambda self: self._n, doc="the number of rows")
-
-    @property
-    def weighted(self) -> bool:
-        return self._weights.shape[0] > 0
-
-    def _resolve(self, needs):
-        """Per position: False (read as is), True (derived), or None if not covered."""
-        memo = self._inputs.memo
-        hit = memo.get(id(needs))
-        if hit is not None and hit[0] is needs:
-            return hit[1]
-        have = self._inputs
-        if len(needs) != len(have):
-            plan = None
-        else:
-            plan = []
-            for h, need in zip(have, needs):
-                if h is need or h == need:
-                    plan.append(False)
-                elif h.covers(need):
-                    plan.append(h.derives(need))
-                else:
-                    plan = None
-                    break
-            plan = None if plan is None else tuple(plan)
-        if len(memo) > 64:
-            memo.clear()
-        memo[id(needs)] = (needs, plan)  # holds needs, so its id stays its own
-        return plan
-
-    def covers(self, needs) -> bool:
-        """Whether this batch serves a consumer declaring the inputs ``needs``."""
-        return self._resolve(needs) is not None
-
-    def arrays_for(self, needs) -> tuple | None:
-        """The arrays a consumer declaring ``needs`` reads, or ``None`` if this
-        batch does not cover its inputs."""
-        plan = self._resolve(needs)
-        if plan is None:
-            return None
-        if not any(plan):
-            return self._arrays
-        if self._derived is None:
-            self._derived = {}
-        out = []
-        for i, (derive, need) in enumerate(zip(plan, needs)):
-            if not derive:
-                out.append(self._arrays[i])
-                continue
-            key = (i, need.domain)
-            arr = self._derived.get(key)
-            if arr is None:
-                arr = self._inputs[i].derive(self._arrays[i], need)
-                self._derived[key] = arr
-            out.append(arr)
-        return tuple(out)
-
-    def __repr__(self) -> str:
-        names = ", ".join(f"{i.name}: {i.what}" for i in self._inputs)
-        return f"Batch(n={self._n}, {names}{', weighted' if self.weighted else ''})"
-
-
-def convert(inputs, arrays, sample_weight, takes_weights: bool = True, owner=None):
-    """Convert ``arrays`` for ``inputs`` (no value checks); ``(arrays, w, n)``.
-
-    ``owner`` (an accumulator, or a name) is named when weights are refused.
-    """
-    k = len(inputs)
-    if len(arrays) != k:
-        names = ", ".join(i.name for i in inputs)
-        raise TypeError(f"expected {k} arrays ({names}), got {len(arrays)}")
-    if k == 2:  # the common case, spelled out: it runs once per update
-        a = inputs[0].convert(arrays[0])
-        b = inputs[1].convert(arrays[1])
-        n = a.shape[0]
-        if b.shape[0] != n:
-            check_same_length([inputs[0].name, inputs[1].name], [a, b])
-        converted = (a, b)
-    else:
-        converted = tuple(inp.convert(x) for inp, x in zip(inputs, arrays))
-        n = check_same_length([i.name for i in inputs], converted)
-    if sample_weight is None:
-        return converted, EMPTY_WEIGHTS, n
-    if not takes_weights:
-        name = owner if isinstance(owner, str) or owner is None else type(owner).__name__
-        raise NoWeightsError(name or "this accumulator")
-    return converted, as_weights(sample_weight, n), n
-
-
-def prepare(inputs, arrays, sample_weight, takes_weights: bool = True, owner=None) -> Batch:
-    """Convert and check ``arrays`` for ``inputs``: a :class:`Batch`."""
-    converted, w, n = convert(inputs, arrays, sample_weight, takes_weights, owner)
-    if n:
-        for inp, arr in zip(inputs, converted):
-            inp.check(arr)
-    return Batch(inputs, converted, w, n)
-
-
-def raise_rejected(inputs, arrays) -> None:
-    """A kernel rejected a batch: raise the error of its first bad value.
-
-    The inputs are checked in their declared order, so the error names the
-    same argument and position as :func:`prepare` would.
-    """
-    for inp, arr in zip(inputs, arrays):
-        inp.check(arr)
-    raise AssertionError("a kernel rejected the batch but no bad value was found")

@@ -1,14 +1,10 @@
 """A log-structured stack of sorted runs.
 
-Accumulators whose state is a sorted table (``RankAUC``'s distinct scores,
-``ClusterContingency``'s (true, pred) cells) fold a batch by sorting it into
-a *run* and pushing it here. A run is merged into the one below it while that
-one is at most twice as long, so the runs shrink geometrically from the
-bottom up, at most ``log2(total)`` of them remain, and folding ``n`` entries
-costs ``O(n log n)`` merge work in all: no update re-merges one big table.
-
-Runs are never modified in place once pushed (merging makes new arrays), so a
-stack can share its runs with a copy of itself.
+A state that is a sorted table (``RankAUC``'s distinct scores,
+``ClusterContingency``'s cells) folds a batch by sorting it into a *run* pushed
+here; a run is merged into the one below while that one is at most twice as
+long, so at most ``log2(total)`` runs remain and folding ``n`` entries costs
+``O(n log n)``. Runs are never changed in place: copies share them.
 """
 
 from __future__ import annotations

@@ -186,47 +186,6 @@ def check_merge_fields(fields, mine: dict[str, np.ndarray], theirs: dict[str, np
     check_float_sums(fields, mine, [theirs])
 
 
-def merge_all_fields(fields, mine: dict[str, np.ndarray], states: list) -> bool:
-    """:func:`merge_fields` of each of ``states`` into ``mine`` in turn, bit for
-    bit, in one pass per field over the states stacked; ``False``, with
-    nothing changed, where it cannot be done so (a ``custom`` rule, fields of
-    differing shapes, integer sums that could near the ``int64`` range): the
-    caller then merges them one by one."""
-    if any(f.merge not in ("sum", "pairs", "max") for f in fields):
-        return False
-    stacked = {}
-    for f in fields:
-        shape = mine[f.name].shape
-        parts = [st[f.name] for st in states]
-        if any(a.shape != shape for a in parts) or (f.merge == "pairs" and len(shape) != 2):
-            return False
-        stacked[f.name] = np.stack(parts) if parts else np.zeros((0, *shape), f.dtype)
-    limit = 2**62 // (len(states) + 1)
-    for f in fields:
-        if f.merge == "sum" and f.dtype.kind == "i" and stacked[f.name].size:
-            if np.abs(stacked[f.name]).max() >= limit or np.abs(mine[f.name]).max(initial=0) >= 2**62:
-                return False
-    check_float_sums(fields, mine, states)
-    from .._kernels.grouped import group_merge_pairs
-
-    for f in fields:
-        a, b = mine[f.name], stacked[f.name]
-        if not b.shape[0]:
-            continue
-        if f.merge == "sum":
-            if f.dtype.kind == "i":
-                a += b.sum(axis=0)  # exact: far from the int64 range
-            else:
-                for part in b:  # one addition after another, as one merge after another
-                    a += part
-        elif f.merge == "pairs":
-            if a.shape[0]:
-                group_merge_pairs(a[np.newaxis], np.zeros(b.shape[0], np.int64), b)
-        else:
-            np.maximum(a, b.max(axis=0), out=a)
-    return True
-
-
 def _float_values(f, a: np.ndarray) -> np.ndarray:
     """The values a float field sums: itself, or the value of each compensated pair."""
     return compensated.values(a) if f.merge == "pairs" else a

@@ -25,13 +25,12 @@ import io
 import json
 import math
 import os
-import secrets
-import socket
 import zipfile
 import zlib
 
 import numpy as np
 
+from . import tempfiles
 from .errors import StateFileError
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "READABLE_VERSIONS", "MAX_HEADER_BYTES", "MAX_DEPTH",
@@ -85,12 +84,12 @@ def write(path, class_name: str, settings: dict, arrays: dict[str, np.ndarray]) 
     members = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
     members[_HEADER_KEY] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
     folder, base = os.path.split(os.path.abspath(path))
-    prefix = _temp_prefix(base)
-    _remove_stale(folder, prefix)
+    stem = f".{base}."
+    tempfiles.remove_stale(folder, stem, _TEMP_SUFFIX)
     # created like any file of the user's (0666 less the umask), under a fresh
     # name that says whose it is (host and process), so a later save can tell
     # the leftover of a process that was killed while writing
-    tmp = os.path.join(folder, f"{prefix}{os.getpid()}.{secrets.token_hex(4)}{_TEMP_SUFFIX}")
+    tmp = tempfiles.new_path(folder, stem, _TEMP_SUFFIX)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except OSError as exc:
@@ -100,10 +99,10 @@ def write(path, class_name: str, settings: dict, arrays: dict[str, np.ndarray]) 
             np.savez(fh, **members)
         os.replace(tmp, path)
     except OSError as exc:
-        _unlink(tmp)
+        tempfiles.unlink(tmp)
         raise _about(exc, path) from None
     except BaseException:
-        _unlink(tmp)
+        tempfiles.unlink(tmp)
         raise
 
 
@@ -111,46 +110,13 @@ _TEMP_SUFFIX = ".smtmp"
 
 
 def _temp_prefix(base: str) -> str:
-    host = "".join(c if c.isalnum() or c in "-_" else "_" for c in socket.gethostname())
-    return f".{base}.{host}."
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
+    """The start of the temporary files' names of saves to ``base``."""
+    return tempfiles.prefix(f".{base}.")
 
 
 def _about(exc: OSError, path: str) -> OSError:
     """``exc`` naming the user's ``path`` rather than the temporary file."""
-    out = type(exc)(exc.errno, exc.strerror or str(exc), path)
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True  # it exists (another user's), or we cannot tell: keep its file
-    return True
-
-
-def _remove_stale(folder: str, prefix: str) -> None:
-    """Delete the temporary files that saves of the same file, on this host, by
-    processes that no longer run, left behind (a process killed while writing)."""
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return  # the save itself reports what is wrong with the folder
-    for name in names:
-        if not (name.startswith(prefix) and name.endswith(_TEMP_SUFFIX)):
-            continue
-        pid = name[len(prefix):].split(".", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-            _unlink(os.path.join(folder, name))
+    return type(exc)(exc.errno, exc.strerror or str(exc), path)
 
 
 def _json_depth(text: str) -> int:

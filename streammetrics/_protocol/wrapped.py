@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .inputs import Batch, Input, InputTuple
 
-__all__ = ["Packed", "pack", "unpack", "covers"]
+__all__ = ["Packed", "pack", "unpack"]
 
 
 class Packed:
@@ -30,22 +30,12 @@ def pack(tb: Batch, keys, template, extra: Input) -> Batch:
                  tb.weights, tb.n)
 
 
-def covers(template, tb: Batch) -> bool:
-    """Whether the template batch ``tb`` serves ``template`` (an accumulator or an
-    Evaluator, whose batches are those of one of its plans or of a member)."""
-    plans = getattr(template, "_plans", None)
-    if plans is not None:
-        return any(p.inputs is tb.inputs for p in plans) or any(
-            tb.covers(m.inputs) for m in template.members.values())
-    return tb.covers(template.inputs)
-
-
 def unpack(batch, template, made_by: str):
     """``(template batch, keys)`` of a wrapper's batch; ``TypeError`` if it was not
     made by ``made_by`` (e.g. ``"Sliced.prepare()"``) for a template it serves."""
     packed = batch.arrays[-1] if type(batch) is Batch and batch.arrays else None
     if not isinstance(packed, Packed):
         raise TypeError(f"fold() takes a Batch from {made_by}")
-    if packed.template is not template and not covers(template, packed.batch):
+    if packed.template is not template and not template.takes(packed.batch):
         raise TypeError("this batch was prepared for another template")
     return packed.batch, packed.keys

@@ -21,11 +21,14 @@ names the file being read (``--progress``), the first compilation of the
 kernels is announced, and ``evaluate`` ends with a line of the rows, seconds
 and rows per second.
 
-The modules: :mod:`.parser` (the options), :mod:`.commands` (``evaluate``,
-``merge``), :mod:`.demo`, :mod:`.shards` (evaluating and merging the files,
-and the library's errors told about the file), :mod:`.output` (reports, plots,
-states), :mod:`.progress`, :mod:`.compiling` (the note on compiling kernels),
-:mod:`.precompile` (``compile``: every kernel compiled ahead) and :mod:`.sampling`.
+The modules, each importing only those listed before it: :mod:`.progress`
+and :mod:`.sampling`; :mod:`.common` (the name, defaults, errors and notes
+every module shares); :mod:`.parser` (the options); :mod:`.output` (reports,
+plots, states); :mod:`.shards` (evaluating and merging the files, and the
+library's errors told about the file); :mod:`.compiling` (the note on
+compiling kernels, and ``compile``: every kernel compiled ahead);
+:mod:`.bootstrapping` (``evaluate --bootstrap`` and ``compare``);
+:mod:`.commands` (``evaluate``, ``merge``) and :mod:`.demo`.
 """
 
 from __future__ import annotations
@@ -35,12 +38,10 @@ import sys
 
 from .bootstrapping import cmd_compare
 from .commands import cmd_evaluate, cmd_merge
-from .compiling import CompileWatch
+from .common import DEFAULT_BATCH_ROWS, DEFAULT_MAX_BINS, DEFAULT_MEMORY, DEFAULT_MEMORY_BYTES, PROG, CommandError
+from .compiling import CompileWatch, cmd_compile
 from .demo import cmd_demo
-from .output import CommandError
-from .parser import (DEFAULT_BATCH_ROWS, DEFAULT_MAX_BINS, DEFAULT_MEMORY, DEFAULT_MEMORY_BYTES, PROG,
-                     build_parser)
-from .precompile import cmd_compile
+from .parser import build_parser
 from .sampling import Reservoir
 
 __all__ = ["main", "CommandError", "Reservoir", "DEFAULT_BATCH_ROWS", "DEFAULT_MAX_BINS", "DEFAULT_MEMORY",

@@ -22,91 +22,12 @@ from streammetrics import (BinaryConfusion, Bootstrap, Evaluator, ProbabilitySco
 from streammetrics._protocol.result import fmt_number, jsonable
 from streammetrics.io import ColumnSpec, InputError, expand_paths, open_source
 
-from .output import CommandError, check_outputs, need_matplotlib, note, save_state, targets_of, write_plots
+from .common import AUTO_LABELS, CommandError, need_matplotlib, note, summary
+from .output import check_outputs, save_state, targets_of, write_plots
 from .progress import Progress, progress_enabled
 from .shards import make_evaluator, translate
 
-__all__ = ["add_bootstrap_options", "add_compare", "cmd_evaluate_bootstrap", "cmd_compare"]
-
-#: the replicates of ``compare`` unless ``--bootstrap`` says otherwise
-COMPARE_REPLICATES = 200
-
-
-def _replicates(text: str) -> int:
-    import argparse
-
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of replicates, got {text!r}") from None
-    if not 1 <= v <= 1 << 20:
-        raise argparse.ArgumentTypeError(f"expected between 1 and {1 << 20} replicates, got {text!r}")
-    return v
-
-
-def _seed(text: str) -> int:
-    import argparse
-
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer seed, got {text!r}") from None
-    if not 0 <= v < 1 << 64:
-        raise argparse.ArgumentTypeError(f"expected a seed in [0, 2**64), got {text!r}")
-    return v
-
-
-def _key_options(p) -> None:
-    p.add_argument("--key", metavar="COL",
-                   help="column of integer row ids that key the bootstrap weights (the same "
-                        "row gets the same weights in any file, shard or order); without it, "
-                        "a row's position in the files, in the order given")
-    p.add_argument("--seed", type=_seed, default=0, metavar="S",
-                   help="seed of the bootstrap weights (default: 0)")
-
-
-def add_bootstrap_options(ev) -> None:
-    """``evaluate``'s ``--bootstrap N``, ``--key COL`` and ``--seed S``."""
-    ev.add_argument("--bootstrap", type=_replicates, metavar="N",
-                    help="percentile intervals from N keyed Poisson bootstrap replicates for "
-                         "every score (at the --ci level, default 0.95), and with --plots a "
-                         "band at that level around the ROC and PR curves; counts, "
-                         "probability scores and calibration are folded into every replicate "
-                         "in one pass; an exact AUC keeps the rows (17 bytes each, in memory) "
-                         "and walks them once for every replicate at the end")
-    _key_options(ev)
-
-
-def add_compare(sub, out) -> None:
-    """The ``compare`` command: two models' predictions on the same rows."""
-    cp = sub.add_parser(
-        "compare", help="compare two models on the same rows",
-        description="Compare two models' predictions of the same rows (two --p columns of "
-                    "the same files): the difference of each score with a paired bootstrap "
-                    "interval and p-value, and DeLong's paired test of the two AUCs.",
-    )
-    cp.add_argument("paths", nargs="+", metavar="PATH", help="files, globs or directories")
-    cp.add_argument("--y", default="y", metavar="COL", help="column of the 0/1 truth (default: y)")
-    cp.add_argument("--p", action="append", metavar="COL", required=True,
-                    help="a model's column of scores; give it twice: --p model_a --p model_b")
-    cp.add_argument("--weight", metavar="COL", help="column of sample weights")
-    cp.add_argument("--threshold", type=float, metavar="T",
-                    help="rows with a score >= T are called positive (default: 0.5)")
-    cp.add_argument("--scores", choices=("probability", "score"), default="probability",
-                    help="'score' for unbounded scores (no log loss or Brier score)")
-    cp.add_argument("--bootstrap", type=_replicates, default=COMPARE_REPLICATES, metavar="N",
-                    help=f"bootstrap replicates (default: {COMPARE_REPLICATES})")
-    cp.add_argument("--ci", type=float, default=0.95, metavar="LEVEL",
-                    help="level of the intervals of the differences (default: 0.95)")
-    _key_options(cp)
-    cp.add_argument("--format", choices=("text", "json"), default="text",
-                    help="report format on stdout (default: text)")
-    cp.add_argument("--batch-rows", type=_replicates, default=1 << 20, metavar="N",
-                    help="rows read at a time (default: 1048576)")
-    from .parser import PROGRESS
-
-    cp.add_argument("--progress", choices=PROGRESS, default="auto",
-                    help="a progress bar on stderr (default: auto, on a terminal)")
+__all__ = ["cmd_evaluate_bootstrap", "cmd_compare"]
 
 
 def _row_keys(src, chunk, args, offset: int) -> np.ndarray:
@@ -144,13 +65,11 @@ def _sources(args, p_columns, labels=None, classes=False):
 def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
     """``evaluate ... --bootstrap N``: one bootstrap of the task's Evaluator per
     file, merged; the report holds every score with its interval."""
-    from .commands import summary
-
     t0 = time.perf_counter()
     compiled_before = watch.seconds if watch else 0.0
     if settings.get("by"):
         raise CommandError("--bootstrap does not combine with --by (bootstrap one slice's rows instead)")
-    if settings.get("labels") == "auto":
+    if settings.get("labels") == AUTO_LABELS:
         raise CommandError("--bootstrap needs the labels: pass --labels A,B,... rather than auto")
     check_outputs(args)
     if args.plots:
@@ -282,8 +201,6 @@ def _template(args):
 
 def cmd_compare(args, watch=None) -> int:
     """``streammetrics compare PATH... --p A --p B``: the paired differences of A and B."""
-    from .commands import summary
-
     t0 = time.perf_counter()
     compiled_before = watch.seconds if watch else 0.0
     names = [c for arg in args.p for c in arg.split(",") if c]

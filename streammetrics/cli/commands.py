@@ -7,15 +7,15 @@ import time
 from streammetrics import SettingsMismatchError, StateFileError, load_state
 from streammetrics.io import ColumnSpec, InputError, expand_paths, open_source
 
+from .bootstrapping import cmd_evaluate_bootstrap
+from .common import AUTO_LABELS, CommandError, need_matplotlib, note, summary
 from .compiling import CompileWatch
-from .parser import AUTO_LABELS
-from .output import (CommandError, check_outputs, finalize, need_matplotlib, note, report,
-                     save_state)
+from .output import check_outputs, finalize, report, save_state
 from .progress import Progress, progress_enabled
 from .sampling import Reservoir
 from .shards import evaluate_sources, make_evaluator
 
-__all__ = ["cmd_evaluate", "cmd_merge", "read_labels", "settings_from", "summary"]
+__all__ = ["cmd_evaluate", "cmd_merge", "read_labels", "settings_from"]
 
 
 def settings_from(args) -> dict:
@@ -150,19 +150,6 @@ def read_labels(sources, chunk_rows: int) -> list:
                            "pass --labels A,B,... in class order") from None
 
 
-def summary(rows: int, seconds: float, files: int, compiling: str = "") -> str:
-    """``"1,234,567 rows in 2.31 s (0.53 M rows/s) from 3 files"``, then
-    ``compiling`` (the share of the time spent compiling) in parentheses.
-
-    A rate under 10,000 rows a second is given in rows a second (``"650 rows/s"``).
-    """
-    rate = rows / max(seconds, 1e-9)
-    rate_text = f"{rate / 1e6:.2f} M rows/s" if rate >= 1e4 else f"{rate:,.0f} rows/s"
-    text = (f"{rows:,} rows in {seconds:.2f} s ({rate_text}) "
-            f"from {files:,} file{'' if files == 1 else 's'}")
-    return f"{text} ({compiling})" if compiling else text
-
-
 def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     """``streammetrics evaluate PATH...``: evaluate the files as shards and merge them
     (per slice of the ``--by`` columns too, when given).
@@ -175,8 +162,6 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     compiled_before = watch.seconds if watch else 0.0
     settings = settings_from(args)
     if getattr(args, "bootstrap", None):
-        from .bootstrapping import cmd_evaluate_bootstrap
-
         return cmd_evaluate_bootstrap(args, settings, watch)
     if args.plots:
         need_matplotlib()
@@ -207,8 +192,6 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
             note(f"no shard completed; an empty state was written to {args.save_state}")
         raise CommandError(str(exc)) from None
     sample = Reservoir() if args.plots and settings["task"] == "regression" else None
-    if watch is not None and sources:
-        watch.ahead.arm(sources[0].path, cols, settings)
     with Progress(sources, progress_enabled(args.progress)) as progress:
         try:
             total, _ = evaluate_sources(sources, settings, args.batch_rows, progress, sample,

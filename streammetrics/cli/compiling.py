@@ -1,21 +1,43 @@
-"""Saying that Numba compiles the kernels, and how long it took.
+"""Compiling the kernels: saying so when it happens, and ``streammetrics compile``.
 
-The kernels are compiled on their first call and cached on disk, so the first
+Numba compiles a kernel at its first call and keeps it in its on-disk cache
+(``__pycache__`` beside the package, or ``$NUMBA_CACHE_DIR``), so the first
 run of an installation (or of a new kind of input) spends seconds compiling
-that later runs do not: :class:`CompileWatch` says so when it starts and counts
-the seconds it takes.
+that later runs do not. :class:`CompileWatch` says so when it starts and
+counts the seconds it takes.
+
+``streammetrics compile`` pays that once, where it is convenient (an image's
+build, a cluster's setup): it runs small synthetic batches through what each
+task uses (its Evaluator, with and without sample weights, merged, reported,
+saved and loaded, sliced and bootstrapped, the one-shot functions and the
+standalone accumulators), in arrays of its own and in read-only ones (as
+Arrow and Parquet columns are: Numba compiles those apart), with a few
+shards large enough for the paths that only large states take. It runs them
+in worker processes, one per core at most, the tasks dealt to balance their
+compile times (:data:`COST`), each compiling its share into the same cache.
+
+What it cannot reach compiles at first use as before: the spill of an exact
+AUC past its memory budget, the parallel silhouette of large inputs (never
+cached), and inputs of dtypes the edge does not convert to the usual ones.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
 
+import numpy as np
 from numba.core import event
 
-from .ahead import Ahead
-from .output import note
+from .._threads import CORES
+from .common import DEFAULT_MEMORY_BYTES, CommandError, note
 
-__all__ = ["CompileWatch", "COMPILING_NOTE"]
+__all__ = ["CompileWatch", "COMPILING_NOTE", "UNITS", "COST", "cmd_compile", "run_units"]
+
 
 #: the line on stderr at the first compilation of a run
 COMPILING_NOTE = ("compiling kernels on first use (once per installation, or ahead with "
@@ -39,10 +61,6 @@ class CompileWatch(event.Listener):
         The time spent compiling so far.
     announced : bool
         Whether the note has been printed.
-    ahead : Ahead
-        The helper process that compiles the command's kernels from the other
-        end (:mod:`.ahead`): started at the first compilation once the command
-        has armed it, stopped when the watch is left.
     """
 
     kind = "numba:compile"
@@ -50,7 +68,6 @@ class CompileWatch(event.Listener):
     def __init__(self):
         self.seconds = 0.0
         self.announced = False
-        self.ahead = Ahead()
         self._depth = 0
         self._since = 0.0
 
@@ -60,7 +77,6 @@ class CompileWatch(event.Listener):
             if not self.announced:
                 self.announced = True
                 note(COMPILING_NOTE)
-                self.ahead.start()
             self._since = time.perf_counter()
         self._depth += 1
 
@@ -78,7 +94,6 @@ class CompileWatch(event.Listener):
 
     def __exit__(self, *exc) -> None:
         event.unregister(self.kind, self)
-        self.ahead.stop()
 
     def share(self, since: float = 0.0) -> str:
         """``"of which 3.4 s compiling kernels, once"``: the compiling done since
@@ -87,3 +102,228 @@ class CompileWatch(event.Listener):
         if spent <= _WORTH_SAYING:
             return ""
         return f"of which {spent:.1f} s compiling kernels, once"
+
+
+# ------------------------------------------------------------- the compile command
+#: rows of each synthetic batch
+ROWS = 600
+
+#: rows of the larger shards: past the size from which an exact AUC marks the
+#: blocks of its threshold queries, and from which it sorts on two threads
+LARGER = (1 << 14, 1 << 18)
+
+
+def _inputs(frozen: bool, *arrays):
+    """``arrays``, read-only when ``frozen`` (as a Parquet or Arrow column is, or
+    a memory map: Numba compiles such arrays apart)."""
+    if frozen:
+        for a in arrays:
+            a.setflags(write=False)
+    return arrays if len(arrays) > 1 else arrays[0]
+
+
+def _weights(rng, frozen):
+    """Sample weights of :data:`ROWS` rows (a weighted fold compiles kernels of its own)."""
+    return _inputs(frozen, rng.random(ROWS) + 0.5)
+
+
+def _round_trip(acc):
+    """``acc`` merged with a copy, reported, saved, loaded twice and merged (as
+    ``merge`` does with shard files), pickled."""
+    import pickle
+
+    import streammetrics as sm
+
+    twice = acc + acc.copy()
+    twice.finalize().to_text()
+    with tempfile.TemporaryDirectory(prefix="streammetrics-compile-") as tmp:
+        path = os.path.join(tmp, "state")
+        twice.save(path)
+        (sm.load_state(path) + sm.load_state(path)).finalize().to_text()
+    pickle.loads(pickle.dumps(twice)).finalize()
+
+
+def _binary(rng, frozen):
+    import streammetrics as sm
+
+    y = (rng.random(ROWS) < 0.4).astype(np.int64)
+    p = np.clip(0.3 * y + 0.7 * rng.random(ROWS), 0.0, 1.0)
+    y, p = _inputs(frozen, y.astype(bool) if frozen else y, p)
+    for options in ({}, {"max_bins": 1024}):
+        _round_trip(sm.Evaluator(task="binary", **options).update(y, p))
+    _round_trip(sm.Evaluator(task="binary").update(y, p, sample_weight=_weights(rng, frozen)))
+    _round_trip(sm.Evaluator(task="binary", scores="score").update(y, 4 * p - 2))
+    # shards large enough for the threshold queries' block table, and as large
+    # as the sorts that take two threads, with the command's memory budget:
+    # their runs sorted, merged and read for operating points
+    for rows in LARGER:
+        big = _inputs(frozen, *(np.tile(a, rows // ROWS + 1)[:rows] for a in (y, p)))
+        _round_trip(sm.Evaluator(task="binary", max_memory=DEFAULT_MEMORY_BYTES).update(*big))
+    ranked = sm.RankAUC().update(y, p)
+    ranked.threshold_for(recall=0.9)
+    ranked.best_threshold("f1")
+    ranked.finalize()
+    sm.auc(y, p)
+    for labels in (y, _inputs(frozen, y.astype(bool))):
+        sm.BinaryConfusion(threshold=0.5).update(labels, p).finalize()
+        sm.BinaryConfusion().update(labels, _inputs(frozen, p >= 0.5)).finalize()
+        sm.ProbabilityScores().update(labels, p).finalize()
+        sm.Calibration().update(labels, p).finalize()
+
+
+def _binary_slices(rng, frozen):
+    import streammetrics as sm
+
+    y = (rng.random(ROWS) < 0.4).astype(np.int64)
+    p = rng.random(ROWS)
+    keys = rng.integers(0, 8, ROWS)
+    names = np.array(["north", "south", "east"])[keys % 3]
+    y, p, keys, names = _inputs(frozen, y.astype(bool) if frozen else y, p, keys, names)
+    _round_trip(sm.Sliced(sm.Evaluator(task="binary")).update(y, p, by=keys))
+    for by in (keys, names, (keys, names)):
+        _round_trip(sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=by))
+    sm.Sliced(sm.BinaryConfusion()).update(y, _inputs(frozen, p >= 0.5), by=keys).finalize()
+    sm.Bootstrap(sm.Evaluator(task="binary"), replicates=10).update(y, p, key=np.arange(ROWS)).finalize()
+    sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=10).update(y, p).finalize()
+
+
+def _multiclass(rng, frozen):
+    import streammetrics as sm
+
+    k = 3
+    y = rng.integers(0, k, ROWS)
+    P = rng.random((ROWS, k))
+    P /= P.sum(axis=1, keepdims=True)
+    y, P = _inputs(frozen, y, P)
+    _round_trip(sm.Evaluator(task="multiclass", n_classes=k, top_k=2, auc=True).update(y, P))
+    _round_trip(sm.Evaluator(task="multiclass", n_classes=k).update(y, _inputs(frozen, P.argmax(axis=1))))
+    _round_trip(sm.Evaluator(task="multiclass", n_classes=k).update(y, P, sample_weight=_weights(rng, frozen)))
+    sm.multiclass_auc(y, P)
+    sm.top_k_accuracy(y, P, 2)
+    sm.MulticlassConfusion(k).update(y, _inputs(frozen, P.argmax(axis=1))).finalize()
+    sm.MulticlassRankAUC(k).update(y, P).finalize()
+
+
+def _multilabel(rng, frozen):
+    import streammetrics as sm
+
+    L = 3
+    Y = (rng.random((ROWS, L)) < 0.4).astype(np.int64)
+    S = rng.random((ROWS, L))
+    Y, S, called = _inputs(frozen, Y, S, (S >= 0.5).astype(np.int64))
+    _round_trip(sm.Evaluator(task="multilabel", n_labels=L).update(Y, called))
+    _round_trip(sm.Evaluator(task="multilabel", n_labels=L, threshold=0.5).update(Y, S))
+    w = _weights(rng, frozen)
+    _round_trip(sm.Evaluator(task="multilabel", n_labels=L).update(Y, called, sample_weight=w))
+    _round_trip(sm.Evaluator(task="multilabel", n_labels=L, threshold=0.5).update(Y, S, sample_weight=w))
+    sm.MultilabelRankAUC(L).update(Y, S).finalize()
+
+
+def _regression(rng, frozen):
+    import streammetrics as sm
+
+    y, p = _inputs(frozen, rng.normal(size=ROWS), rng.normal(size=ROWS))
+    _round_trip(sm.Evaluator(task="regression").update(y, p))
+    _round_trip(sm.Evaluator(task="regression").update(y, p, sample_weight=_weights(rng, frozen)))
+    sm.RegressionErrors().update(y, p).finalize()
+
+
+def _clustering(rng, frozen):
+    import streammetrics as sm
+
+    a, b = _inputs(frozen, rng.integers(0, 4, ROWS), rng.integers(0, 5, ROWS))
+    _round_trip(sm.Evaluator(task="clustering").update(a, b))
+    sm.adjusted_rand_score(a, b)
+    sm.adjusted_mutual_info_score(a, b)
+    X, labels = _inputs(frozen, rng.random((60, 3)), np.arange(60) % 3)
+    sm.silhouette_score(X, labels)
+
+
+#: the units of work by task (a task's units share kernels: they go to one worker)
+UNITS = {
+    "binary": [("binary", _binary), ("binary slices and bootstrap", _binary_slices)],
+    "multiclass": [("multiclass", _multiclass)],
+    "multilabel": [("multilabel", _multilabel)],
+    "clustering": [("clustering", _clustering)],
+    "regression": [("regression", _regression)],
+}
+
+#: each task's seconds of compiling, alone with an empty cache: the weights
+#: :func:`_shares` balances (only their ratios matter)
+COST = {"binary": 38.0, "multiclass": 13.0, "multilabel": 14.0, "clustering": 8.0, "regression": 4.0}
+
+
+def _shares(tasks: list[str], jobs: int) -> list[list[str]]:
+    """The tasks dealt to at most ``jobs`` workers: the costliest first, each to
+    the worker with the least so far."""
+    order = sorted(dict.fromkeys(tasks), key=lambda t: -COST[t])
+    shares: list[list[str]] = [[] for _ in range(min(jobs, len(order)))]
+    loads = [0.0] * len(shares)
+    for task in order:
+        i = loads.index(min(loads))
+        shares[i].append(task)
+        loads[i] += COST[task]
+    return shares
+
+
+def run_units(tasks: list[str]) -> list[dict]:
+    """Run the units of ``tasks`` here: ``[{"unit", "compiling"}]``, the seconds
+    each spent compiling (as :class:`CompileWatch` counts them)."""
+    out = []
+    rng = np.random.default_rng(0)
+    for task in tasks:
+        for name, unit in UNITS[task]:
+            with CompileWatch() as watch:  # (its note goes to the worker's stderr)
+                for frozen in (False, True):  # arrays of one's own, and read-only ones
+                    unit(rng, frozen)
+            out.append({"unit": name, "compiling": watch.seconds})
+    return out
+
+
+def worker_main(payload: str) -> int:
+    """A worker process: run the tasks of ``payload`` (a JSON list) and print the
+    JSON of :func:`run_units` on stdout."""
+    sys.stdout.write(json.dumps(run_units(json.loads(payload))) + "\n")
+    return 0
+
+
+_WORKER = ("import sys; from streammetrics.cli.compiling import worker_main; "
+           "sys.exit(worker_main(sys.argv[1]))")
+
+
+def cmd_compile(args, watch=None) -> int:
+    """``streammetrics compile [--task T ...] [--jobs N]``."""
+    tasks = list(dict.fromkeys(args.task or UNITS))
+    jobs = args.jobs or CORES
+    shares = _shares(tasks, jobs)
+    note(f"compiling the kernels of {', '.join(tasks)} on {len(shares)} "
+         f"process{'es' if len(shares) > 1 else ''}")
+    t0 = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, "-c", _WORKER, json.dumps(share)], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for share in shares]
+    done, failed = [], []
+    try:
+        for share, proc in zip(shares, procs):
+            out, err = proc.communicate()
+            if proc.returncode:
+                last = err.strip().splitlines()[-1] if err.strip() else f"exit status {proc.returncode}"
+                failed.append(f"{', '.join(share)}: {last}")
+            else:
+                done += json.loads(out)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:  # interrupted: stop the others
+                proc.kill()
+                proc.wait()
+    wall = time.perf_counter() - t0
+    if failed:
+        raise CommandError("compiling failed for " + "; ".join(failed))
+    compiling = sum(d["compiling"] for d in done)
+    if compiling < 1.0:
+        note(f"nothing to compile: the kernels of {', '.join(tasks)} were already compiled "
+             f"({wall:.1f} s)")
+    else:
+        note(f"compiled in {wall:.1f} s ({compiling:.1f} s of compiling in all); "
+             "later runs start at once")
+    return 0

@@ -14,10 +14,10 @@ from streammetrics import load_state
 from streammetrics._protocol.result import jsonable
 from streammetrics.io import ColumnSpec, have_pyarrow, open_source
 
+from .common import DEFAULT_MEMORY, CommandError, need_matplotlib
 from .compiling import CompileWatch
-from .output import CommandError, check_outputs, need_matplotlib, write_plots
+from .output import check_outputs, write_plots
 from .progress import Progress, progress_enabled
-from .parser import DEFAULT_MEMORY
 from .shards import evaluate_sources, make_evaluator
 
 __all__ = ["cmd_demo"]
@@ -35,9 +35,8 @@ def _demo_shard(rng, rows: int):
     return y, p
 
 
-def _write_demo_files(folder: str, rows: int, shards: int, kind: str, seed: int = 2024,
-                      on_first=None):
-    """Write the shards; ``on_first(path)`` is called once the first is written."""
+def _write_demo_files(folder: str, rows: int, shards: int, kind: str, seed: int = 2024):
+    """Write the shards; return their paths."""
     rng = np.random.default_rng(seed)
     sizes = [rows // shards + (1 if i < rows % shards else 0) for i in range(shards)]
     paths = []
@@ -55,8 +54,6 @@ def _write_demo_files(folder: str, rows: int, shards: int, kind: str, seed: int 
             rec["y"], rec["p"] = y, p
             np.save(path, rec)
         paths.append(path)
-        if i == 0 and on_first is not None:
-            on_first(path)
     return paths
 
 
@@ -108,17 +105,7 @@ def _tour(args, folder: str, kind: str, watch: CompileWatch | None) -> None:
     # what the command runs by default: the exact AUC within its memory budget
     settings = {"task": "binary", "max_bins": None, "max_memory": DEFAULT_MEMORY}
     cols = ColumnSpec("y", ("p",))
-
-    def first_rows(path):
-        """Fold the first shard's first rows while the others are still to be
-        written: on a first run, the kernels compile (and the helper of
-        :mod:`.ahead` starts) before the writing, not after it."""
-        if watch is not None:
-            watch.ahead.arm(path, cols, settings)
-        chunk = next(iter(open_source(path, cols).chunks(1000)))
-        make_evaluator(settings).update(chunk.y, chunk.p, chunk.w)
-
-    paths = _write_demo_files(folder, args.rows, args.shards, kind, on_first=first_rows)
+    paths = _write_demo_files(folder, args.rows, args.shards, kind)
     size = sum(os.path.getsize(p) for p in paths)
     print(f"wrote {args.rows:,} synthetic predictions (y: 0/1 labels, p: probabilities) "
           f"as {len(paths)} {kind} shards, {size / 2**20:.1f} MiB, to {folder}")

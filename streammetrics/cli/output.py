@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -10,31 +9,9 @@ import sys
 from streammetrics import EvaluationReport, Evaluator, Sliced, SlicedResult
 from streammetrics._protocol.result import RenderContext, jsonable
 
-from .parser import PROG
-from .progress import write_line
+from .common import CommandError, need_matplotlib, note
 
-__all__ = ["CommandError", "note", "have", "need_matplotlib", "check_outputs", "emit",
-           "write_plots", "save_state", "finalize", "report"]
-
-
-class CommandError(Exception):
-    """An error reported as ``streammetrics: error: <message>`` and exit status 1."""
-
-
-def note(msg: str) -> None:
-    """A line ``streammetrics: <msg>`` on stderr (above the progress bar, if one is drawn)."""
-    write_line(f"{PROG}: {msg}")
-
-
-def have(module: str) -> bool:
-    """Whether ``module`` can be imported."""
-    return importlib.util.find_spec(module) is not None
-
-
-def need_matplotlib() -> None:
-    """Fail early, before any reading, when ``--plots`` cannot be honoured."""
-    if not have("matplotlib"):
-        raise CommandError("--plots needs matplotlib: pip install 'streammetrics[plot]'")
+__all__ = ["check_outputs", "targets_of", "emit", "write_plots", "save_state", "finalize", "report"]
 
 
 def _parent(path: str) -> str:

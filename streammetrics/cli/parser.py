@@ -5,29 +5,13 @@ from __future__ import annotations
 import argparse
 import math
 
-__all__ = [
-    "PROG",
-    "DEFAULT_BATCH_ROWS",
-    "DEFAULT_MAX_BINS",
-    "DEFAULT_MEMORY",
-    "DEFAULT_MEMORY_BYTES",
-    "DEMO_ROWS",
-    "DEMO_SHARDS",
-    "build_parser",
-]
+from .common import (AUTO_LABELS, DEFAULT_BATCH_ROWS, DEFAULT_MAX_BINS, DEFAULT_MEMORY, DEMO_ROWS, DEMO_SHARDS,
+                     PROG, PROGRESS, TASKS)
 
-PROG = "streammetrics"
-DEFAULT_BATCH_ROWS = 1 << 18
-#: ``--max-bins`` used when the option is not given: none, the AUC is exact.
-DEFAULT_MAX_BINS = None
-#: ``--memory`` used when the option is not given: the exact AUC's state is
-#: held in memory up to this budget and spilled to temporary files beyond it.
-DEFAULT_MEMORY = "1GB"
-DEFAULT_MEMORY_BYTES = 10**9
-DEMO_ROWS = 5_000_000
-DEMO_SHARDS = 5
-TASKS = ("binary", "multiclass", "multilabel", "regression", "clustering")
-PROGRESS = ("auto", "always", "never")
+__all__ = ["build_parser"]
+
+#: the replicates of ``compare`` unless ``--bootstrap`` says otherwise
+COMPARE_REPLICATES = 200
 
 
 def _positive_int(text: str, alternative: str = "") -> int:
@@ -64,10 +48,6 @@ def _calibration_bins(text: str):
     if text.lower() in ("off", "none"):
         return None
     return _positive_int(text, " (or 'off')")
-
-
-#: ``--labels auto``: the labels are read from the files in a first pass
-AUTO_LABELS = "auto"
 
 
 def _labels(text: str):
@@ -271,15 +251,78 @@ def build_parser() -> argparse.ArgumentParser:
     _add_evaluate(sub, out)
     _add_merge(sub, out)
     _add_demo(sub)
-    _add_bootstrapping(sub, out)
+    _add_bootstrap_options(sub.choices["evaluate"])
+    _add_compare(sub, out)
     _add_compile(sub)
     return ap
 
 
-# ------------------------------------------------ bootstrap intervals and compare
-def _add_bootstrapping(sub, out) -> None:
-    """``evaluate --bootstrap N --key COL --seed S`` and the ``compare`` command."""
-    from .bootstrapping import add_bootstrap_options, add_compare
+def _replicates(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of replicates, got {text!r}") from None
+    if not 1 <= v <= 1 << 20:
+        raise argparse.ArgumentTypeError(f"expected between 1 and {1 << 20} replicates, got {text!r}")
+    return v
 
-    add_bootstrap_options(sub.choices["evaluate"])
-    add_compare(sub, out)
+
+def _seed(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer seed, got {text!r}") from None
+    if not 0 <= v < 1 << 64:
+        raise argparse.ArgumentTypeError(f"expected a seed in [0, 2**64), got {text!r}")
+    return v
+
+
+def _key_options(p) -> None:
+    p.add_argument("--key", metavar="COL",
+                   help="column of integer row ids that key the bootstrap weights (the same "
+                        "row gets the same weights in any file, shard or order); without it, "
+                        "a row's position in the files, in the order given")
+    p.add_argument("--seed", type=_seed, default=0, metavar="S",
+                   help="seed of the bootstrap weights (default: 0)")
+
+
+def _add_bootstrap_options(ev) -> None:
+    """``evaluate``'s ``--bootstrap N``, ``--key COL`` and ``--seed S``."""
+    ev.add_argument("--bootstrap", type=_replicates, metavar="N",
+                    help="percentile intervals from N keyed Poisson bootstrap replicates for "
+                         "every score (at the --ci level, default 0.95), and with --plots a "
+                         "band at that level around the ROC and PR curves; counts, "
+                         "probability scores and calibration are folded into every replicate "
+                         "in one pass; an exact AUC keeps the rows (17 bytes each, in memory) "
+                         "and walks them once for every replicate at the end")
+    _key_options(ev)
+
+
+def _add_compare(sub, out) -> None:
+    """The ``compare`` command: two models' predictions on the same rows."""
+    cp = sub.add_parser(
+        "compare", help="compare two models on the same rows",
+        description="Compare two models' predictions of the same rows (two --p columns of "
+                    "the same files): the difference of each score with a paired bootstrap "
+                    "interval and p-value, and DeLong's paired test of the two AUCs.",
+    )
+    cp.add_argument("paths", nargs="+", metavar="PATH", help="files, globs or directories")
+    cp.add_argument("--y", default="y", metavar="COL", help="column of the 0/1 truth (default: y)")
+    cp.add_argument("--p", action="append", metavar="COL", required=True,
+                    help="a model's column of scores; give it twice: --p model_a --p model_b")
+    cp.add_argument("--weight", metavar="COL", help="column of sample weights")
+    cp.add_argument("--threshold", type=float, metavar="T",
+                    help="rows with a score >= T are called positive (default: 0.5)")
+    cp.add_argument("--scores", choices=("probability", "score"), default="probability",
+                    help="'score' for unbounded scores (no log loss or Brier score)")
+    cp.add_argument("--bootstrap", type=_replicates, default=COMPARE_REPLICATES, metavar="N",
+                    help=f"bootstrap replicates (default: {COMPARE_REPLICATES})")
+    cp.add_argument("--ci", type=float, default=0.95, metavar="LEVEL",
+                    help="level of the intervals of the differences (default: 0.95)")
+    _key_options(cp)
+    cp.add_argument("--format", choices=("text", "json"), default="text",
+                    help="report format on stdout (default: text)")
+    cp.add_argument("--batch-rows", type=_replicates, default=1 << 20, metavar="N",
+                    help="rows read at a time (default: 1048576)")
+    cp.add_argument("--progress", choices=PROGRESS, default="auto",
+                    help="a progress bar on stderr (default: auto, on a terminal)")

@@ -8,7 +8,7 @@ import numpy as np
 from streammetrics import BadShapeError, BadValueError, Evaluator, Sliced
 from streammetrics.io import InputError
 
-from .output import CommandError
+from .common import CommandError
 
 __all__ = ["make_evaluator", "evaluate_sources", "translate"]
 

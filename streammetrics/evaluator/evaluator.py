@@ -21,62 +21,22 @@ since its scores would describe only some of the rows.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping
 from typing import Any, Iterable
 
 import numpy as np
 
 from .._protocol import statefile
-from .._protocol.base import Accumulator, _locked
+from .._protocol.base import Accumulator, locked
 from .._protocol.errors import NoWeightsError, StateFileError
-from .._protocol.inputs import Batch, InputTuple, convert, prepare, raise_rejected
+from .._protocol.inputs import Batch, convert, prepare, raise_rejected
 from .._protocol.result import Result
+from .._protocol.terms import RowTerms
 from ..report.report import EvaluationReport
+from .plans import Plan, make_plans
 from .presets import PRESETS, TASKS
 
 __all__ = ["Evaluator", "evaluate_batches"]
-
-
-#: an argument of each form: 1-D, and a matrix
-_FORMS = (np.empty(0), np.empty((0, 0)))
-
-
-def _names_of(names) -> str:
-    return ", ".join(repr(n) for n in names)
-
-
-#: what the values of a domain are, in messages
-_KINDS = {"labels01": "0/1 labels", "probability": "probabilities in [0, 1]", "finite": "finite reals"}
-
-
-def _wants(inputs) -> str:
-    return " and ".join(f"{i.name} {_KINDS.get(i.domain[0] if i.domain else None, i.what)}" for i in inputs)
-
-
-class _Plan:
-    """How batches of one form are prepared: the chosen inputs, their consumers,
-    and the consumer that checks them (``lead``, or ``None``)."""
-
-    __slots__ = ("inputs", "members", "lead")
-
-    def __init__(self, inputs, members):
-        self.inputs = InputTuple(inputs)
-        self.members = members
-        self.lead = _lead(self.inputs, members)
-
-
-def _lead(inputs, members):
-    """The first member whose folding kernel checks exactly ``inputs``: it takes
-    the arrays as converted for them (no derived form) and declares the same
-    domain for each, and its ``update`` is the protocol's (its kernel checks
-    the whole batch and writes nothing when it finds a bad value)."""
-    for m in members:
-        if type(m).update is not Accumulator.update or len(m.inputs) != len(inputs):
-            continue
-        if all(a.domain == b.domain for a, b in zip(inputs, m.inputs)):
-            return m
-    return None
 
 
 class Evaluator(Accumulator):
@@ -231,7 +191,7 @@ class Evaluator(Accumulator):
         else:
             self._init_task("binary" if task is None else task, settings)
         self._n = 0
-        self._plans = self._make_plans()
+        self._plans = make_plans(self._members, self._names, self._inputs)
 
     # ------------------------------------------------------------ construction
     def _init_task(self, task: str, settings: dict) -> None:
@@ -316,75 +276,19 @@ class Evaluator(Accumulator):
         return dict(self._config)
 
     # ------------------------------------------------------------------ inputs
-    def _candidates(self):
-        """For each argument: the distinct inputs the members declare, strictest first."""
-        per_member = [tuple(i.renamed(n) for i, n in zip(m.inputs, self._names))
-                      for m in self._members.values()]
-        out = []
-        for pos in range(len(self._names)):
-            if self._inputs is not None:
-                out.append([self._inputs[pos]])
-                continue
-            distinct = []
-            for ins in per_member:
-                if not any(ins[pos] == d for d in distinct):
-                    distinct.append(ins[pos])
-            distinct.sort(key=lambda c: -sum(c.covers(d) for d in distinct))
-            out.append(distinct)
-        return out
-
-    def _make_plans(self):
-        """Every combination of candidate inputs that covers some member."""
-        plans = []
-        for combo in itertools.product(*self._candidates()):
-            batch = Batch(combo, [None] * len(combo), np.empty(0), 0)
-            members = [m for m in self._members.values() if batch.covers(m.inputs)]
-            if members:
-                plans.append(_Plan(combo, members))
-        if not plans:
-            raise ValueError("no input form is taken by every member: the members take "
-                             "different kinds of arrays")
-        # the form that feeds the most members is tried first: a batch of that
-        # form is checked for all of them (p in [0, 1] for a probability member
-        # beside an AUC), never quietly folded into some members only
-        plans.sort(key=lambda plan: -len(plan.members))
-        self._check_routes(plans)
-        return plans
-
-    def _check_routes(self, plans) -> None:
-        """Refuse members that a batch they take would never reach.
-
-        A batch goes to the first plan whose inputs take its form (each
-        argument 1-D or a matrix). Members that take the same form but check it
-        in ways no one conversion serves (0/1 labels and finite reals, class
-        indices and 0/1 labels) fall into different plans, and the later
-        plan's members would silently miss every such batch."""
-        for form in itertools.product(_FORMS, repeat=len(self._names)):
-            def takes(inputs):
-                return all(i.takes_form(x) for i, x in zip(inputs, form))
-
-            chosen = next((plan for plan in plans if takes(plan.inputs)), None)
-            if chosen is None:
-                continue
-            missed = [name for name, m in self._members.items()
-                      if takes(m.inputs) and not any(m is c for c in chosen.members)]
-            if missed:
-                served = [name for name, m in self._members.items() if any(m is c for c in chosen.members)]
-                shape = " and ".join(f"a {'1-D' if x.ndim == 1 else 'matrix'} {n}"
-                                     for n, x in zip(self._names, form))
-                raise ValueError(
-                    f"members {_names_of(served)} and {_names_of(missed)} both take {shape}, but check "
-                    f"them differently ({_wants(chosen.inputs)}; {_wants(self._members[missed[0]].inputs)}): "
-                    f"one batch cannot be checked for all of them, and {_names_of(missed)} would never "
-                    f"get a row. Evaluate them in two Evaluators")
-
-    def _plan_for(self, arrays) -> _Plan:
+    def _plan_for(self, arrays) -> Plan:
         if len(self._plans) == 1:
             return self._plans[0]  # its conversion says what is wrong with other forms
         for plan in self._plans:
             if all(i.takes_form(x) for i, x in zip(plan.inputs, arrays)):
                 return plan
         return self._plans[0]  # its conversion says what is wrong
+
+    def takes(self, batch: Batch) -> bool:
+        """Whether ``batch`` serves this Evaluator: made for one of its input forms,
+        or covering a member's inputs."""
+        return any(p.inputs is batch.inputs for p in self._plans) or any(
+            batch.covers(m.inputs) for m in self._members.values())
 
     @property
     def inputs(self):
@@ -431,7 +335,7 @@ class Evaluator(Accumulator):
         checks the batch, which is refused before any member is written."""
         with self._guard:
             self._check_room(batch.n)  # members count at most these rows
-            if lead is not None and lead._fold_status(batch.arrays_for(lead.inputs), batch.weights, batch.n):
+            if lead is not None and lead.fold_status(batch.arrays_for(lead.inputs), batch.weights, batch.n):
                 raise_rejected(batch.inputs, batch.arrays)  # nothing written anywhere
             for m in takers:
                 if m is not lead:
@@ -472,6 +376,67 @@ class Evaluator(Accumulator):
         m = self._members[name]
         return all(any(m is x for x in plan.members) for plan in self._plans)
 
+    # --------------------------------------------------------------- row terms
+    def _linear(self) -> list:
+        """``[(name, terms)]`` of the members that declare row terms, in member order."""
+        return [(name, t) for name, t in ((k, m.row_terms()) for k, m in self._members.items()) if t is not None]
+
+    def row_terms(self):
+        """The row terms of the members that declare them, side by side (slots and
+        columns in member order); ``complete`` when every member does. A batch
+        serves them when every one of those members takes it."""
+        linear = self._linear()
+        if not linear:
+            return None
+        parts = [t for _, t in linear]
+        bases = np.cumsum([0] + [t.size for t in parts])
+        cols = np.cumsum([0] + [t.width for t in parts])
+        counted = np.concatenate([t.counted for t in parts]).nonzero()[0]
+        second = None
+        if any(t.second is not None for t in parts):
+            second = np.concatenate([np.zeros(t.size, np.uint8) if t.second is None else t.second for t in parts])
+        members = [self._members[name] for name, _ in linear]
+
+        def fill(batch, lo, slots, values, col, base):
+            for t, c, b in zip(parts, cols, bases):
+                status = t.fill(batch, lo, slots, values, col + int(c), base + int(b))
+                if status:
+                    return status
+            return 0
+
+        return RowTerms(int(bases[-1]), int(cols[-1]), fill, rows=parts[0].rows, counted=counted,
+                        counts_only=all(t.counts_only for t in parts), second=second,
+                        complete=len(linear) == len(self._members),
+                        takes=lambda batch: all(batch.covers(m.inputs) for m in members))
+
+    def add_sums(self, sums, state=None) -> None:
+        """Add summed row terms (see :meth:`row_terms`) into the members that
+        declare them, and count their rows."""
+        if state is not None:
+            raise TypeError("an Evaluator's state is its members': it is not stacked")
+        with self._guard:
+            self._check_room(int(sums.rows.sum()))
+            at = 0
+            for name, terms in self._linear():
+                self._members[name].add_sums(sums.part(at, at + terms.size))
+                at += terms.size
+            self._n += int(sums.rows.sum())
+
+    def fold_rest(self, batch: Batch) -> None:
+        """Fold ``batch`` into the members that declare no row terms and take it."""
+        with self._guard:
+            for m in self._members.values():
+                if m.row_terms() is None and batch.covers(m.inputs):
+                    m.fold(batch)
+
+    def skip_rows(self, n: int) -> None:
+        """Count ``n`` rows that none of the members takes (a wrapper kept them
+        elsewhere: a bootstrap's rank rows); the report leaves out the members
+        that missed them."""
+        with self._guard:
+            self._check_room(n)
+            self._n += n
+
     @property
     def _state(self) -> dict[str, np.ndarray]:  # read under the lock (save, pickle, ==)
         state = {"n": np.array([self._n], np.int64)}
@@ -499,8 +464,7 @@ class Evaluator(Accumulator):
     def load_state_dict(self, state):
         expected = {"n"}
         for name, m in self._members.items():
-            with m._guard:
-                expected.update(f"{name}.{k}" for k in m._state)
+            expected.update(f"{name}.{f.name}" for f in m.fields)
         optional = {f"{name}.{f.name}" for name, m in self._members.items()
                     for f in m.fields if f.optional}
         if not isinstance(state, dict) or not (expected - optional <= set(state) <= expected):
@@ -514,7 +478,7 @@ class Evaluator(Accumulator):
             raise StateFileError("entry 'n' must be one non-negative int64")
         loaded = {}
         for name, sub in self._split(state).items():
-            m = self._members[name]._empty_like()
+            m = self._members[name].copy().reset()
             try:
                 m.load_state_dict(sub)
             except ValueError as exc:
@@ -526,7 +490,7 @@ class Evaluator(Accumulator):
         with self._guard:
             self._members.update(loaded)
             self._n = int(n[0])
-            self._plans = self._make_plans()
+            self._plans = make_plans(self._members, self._names, self._inputs)
         return self
 
     def merge(self, other: "Evaluator"):
@@ -534,27 +498,24 @@ class Evaluator(Accumulator):
         self._check_compatible(other)
         if other is self:
             other = other.copy()
-        with _locked(self, other):
+        with locked(self, other):
             # members count at most the evaluator's rows: bounding its count
             # bounds theirs, before any member changes
-            self._check_room(other._n, "merging")
+            self._check_room(other.n, "merging")
             self._merge_check(other)
             self._merge_members(other)
         return self
 
     def _merge_check(self, other):
+        theirs = other.members
         for name, m in self._members.items():
-            m._merge_check(other._members[name])
-
-    def _merge_checked(self, other):
-        with _locked(self, other):
-            self._check_room(other._n, "merging")
-            self._merge_members(other)
+            m.check_merge(theirs[name])
 
     def _merge_members(self, other):
+        theirs = other.members
         for name, m in self._members.items():
-            m.merge(other._members[name])
-        self._n += other._n
+            m.merge(theirs[name])
+        self._n += other.n
 
     def _clone(self):  # called under the lock (copy)
         # the settings, checked once, are shared; the members are copied and
@@ -562,19 +523,11 @@ class Evaluator(Accumulator):
         # batch prepared by either one is recognised by both (a Sliced
         # Evaluator makes one copy per slice: no settings checked again)
         out = type(self).__new__(type(self))  # with its own lock
-        out.__dict__.update({k: v for k, v in self.__dict__.items()
-                             if k not in ("_guard", "_members", "_plans", "_config")})
-        out._config = dict(self._config)
-        out._members = {name: m.copy() for name, m in self._members.items()}
-        twin = {id(m): out._members[name] for name, m in self._members.items()}
-        out._plans = []
-        for plan in self._plans:
-            copied = _Plan.__new__(_Plan)
-            copied.inputs = plan.inputs
-            copied.members = [twin[id(m)] for m in plan.members]
-            copied.lead = None if plan.lead is None else twin[id(plan.lead)]
-            out._plans.append(copied)
-        out._n = self._n
+        members = {name: m.copy() for name, m in self._members.items()}
+        twin = {id(m): members[name] for name, m in self._members.items()}
+        vars(out).update({k: v for k, v in self.__dict__.items() if k != "_guard"},
+                         _config=dict(self._config), _members=members,
+                         _plans=[plan.rebound(twin) for plan in self._plans])
         return out
 
     def reset(self):

@@ -11,7 +11,9 @@ Arrays of Python objects are refused: nothing is ever unpickled.
 
 from __future__ import annotations
 
+import ast
 import os
+import struct
 import zipfile
 from typing import Callable, Iterator
 
@@ -20,6 +22,25 @@ import numpy as np
 from .base import Chunk, ColumnSpec, InputError, Source, register, short
 
 __all__ = ["NpySource", "NpzSource"]
+
+
+#: the longest ``.npy`` header read (numpy's own limit: a longer one may be hostile)
+_MAX_HEADER = 10_000
+
+
+def _read_header_3_0(fh):
+    """``(shape, fortran_order, dtype)`` of a version 3.0 header (2.0's layout, in
+    UTF-8, for field names outside Latin-1), which numpy reads only privately."""
+    (size,) = struct.unpack("<I", fh.read(4))
+    if size > _MAX_HEADER:
+        raise ValueError(f"a header of {size} bytes")
+    header = ast.literal_eval(fh.read(size).decode("utf-8"))
+    if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"}:
+        raise ValueError("a header that is no array header")
+    shape, fortran = header["shape"], header["fortran_order"]
+    if not (isinstance(shape, tuple) and all(isinstance(v, int) for v in shape) and isinstance(fortran, bool)):
+        raise ValueError("a header that is no array header")
+    return shape, fortran, np.lib.format.descr_to_dtype(header["descr"])
 
 
 def _read_header(fh, where: str):
@@ -32,11 +53,10 @@ def _read_header(fh, where: str):
         elif version == (2, 0):
             shape, fortran, dtype = fmt.read_array_header_2_0(fh)
         elif version == (3, 0):
-            impl = getattr(np.lib, "_format_impl", fmt)
-            shape, fortran, dtype = impl._read_array_header(fh, version)
+            shape, fortran, dtype = _read_header_3_0(fh)
         else:
             raise ValueError(f"unknown .npy format version {version}")
-    except (ValueError, OSError, EOFError, SyntaxError, TypeError) as exc:
+    except (ValueError, OSError, EOFError, SyntaxError, TypeError, struct.error, UnicodeDecodeError) as exc:
         raise InputError(f"{where}: not a valid .npy array ({short(exc)})", path=where) from None
     if dtype.hasobject:
         raise InputError(f"{where}: holds Python objects, which are never loaded (pickle)",

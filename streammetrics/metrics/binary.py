@@ -14,20 +14,18 @@ import math
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.binary import count_labels, count_scores, sum_labels, sum_scores
+from .._kernels.binary import binary_terms, count_labels, count_scores, sum_labels, sum_scores
 from .._kernels.checks import first_nonfinite
 from .._protocol.base import Accumulator, check_ci
-from .._protocol.errors import (
-    BadShapeError,
-    BadValueError,
-    NoObservationsError,
-    WeightOverflowError,
-)
+from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import Finite, Labels01
 from .._protocol.result import RenderContext, Result, grid, safe
 from .._protocol.state import Field, count_total
-from .._protocol.validation import as_1d, check_same_length, squeeze_column, to_numpy
+from .._protocol.terms import RowTerms, add_pairs, add_second
 from . import intervals as I
+from .intervals import beside, binary_intervals
+from .labels import PosLabelError, label_matrix, two_label_counts
+from .rates import averaged_rates, check_average, check_beta, check_threshold, check_zero_division, class_rates
 
 __all__ = [
     "BinaryConfusion",
@@ -48,16 +46,6 @@ __all__ = [
     "matthews",
     "balanced_accuracy",
 ]
-
-
-def check_beta(b, name: str = "b") -> float:
-    """``b`` as a float > 0, or ``TypeError``/``ValueError`` naming ``name``."""
-    if isinstance(b, (bool, np.bool_)) or not isinstance(b, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(b).__name__}")
-    b = float(b)
-    if not (b > 0 and math.isfinite(b)):
-        raise ValueError(f"{name} must be a finite number > 0, got {b!r}")
-    return b
 
 
 def fbeta_of(precision: float, recall: float, b: float) -> float:
@@ -174,126 +162,15 @@ def binary_score_columns(counts: np.ndarray) -> dict[str, np.ndarray]:
     if counts.shape[0] and total.min() < 1:
         raise ValueError("every row of counts needs at least one observation")
     out = {name: counts[:, j].copy() for j, name in enumerate(("tp", "fp", "fn", "tn"))}
-    out.update((name, np.empty(counts.shape[0], np.float64)) for name in _SCORE_NAMES)
     small = total < _INT64_PRODUCTS
     for rows, c in ((small, counts[small]), (~small, counts[~small].astype(object))):
-        if c.shape[0]:
-            for name, v in _score_formulas(*c.T, c.sum(axis=1), _as_float, np.sqrt).items():
-                out[name][rows] = v
+        for name, v in _score_formulas(*c.T, c.sum(axis=1), _as_float, np.sqrt).items():
+            out.setdefault(name, np.empty(counts.shape[0], np.float64))[rows] = v
     return out
 
 
 def _as_float(a) -> np.ndarray:
     return np.asarray(a).astype(np.float64)
-
-
-_SCORE_NAMES = ("accuracy", "precision", "recall", "specificity", "f1", "mcc", "balanced_accuracy", "jaccard")
-
-
-#: the scores given an interval by ``finalize(ci=...)``, in the result's order
-INTERVAL_SCORES = ("accuracy", "precision", "recall", "specificity", "f1", "mcc", "balanced_accuracy")
-
-
-def _beside(values: dict) -> dict:
-    """``values`` with each ``<score>_ci_lower``/``_ci_upper`` moved right after its score."""
-    out = {}
-    for k, v in values.items():
-        if k.endswith(("_ci_lower", "_ci_upper")):
-            continue
-        out[k] = v
-        for end in ("_ci_lower", "_ci_upper"):
-            if k + end in values:
-                out[k + end] = values[k + end]
-    return out
-
-
-def binary_intervals(counts, squares, level: float, method: str = "wilson") -> dict:
-    """The interval fields of the binary scores from the four cells.
-
-    ``counts`` are the ``(tp, fp, fn, tn)`` masses and ``squares`` the sums of
-    the squared weights in each cell (equal to ``counts`` without weights);
-    a group of cells is seen as Kish's effective number of rows
-    ``(sum w)**2 / sum w**2``, which is its count when unweighted.
-
-    * accuracy, precision, recall, specificity: the ``method``'s interval
-      (Wilson or Clopper-Pearson) of the proportion;
-    * balanced accuracy: the mean of the recall's and the specificity's
-      intervals by the method of variance estimates recovery (MOVER);
-    * f1, mcc: the delta-method (Wald) interval under multinomial sampling of
-      the four cells, clipped to [0, 1] and [-1, 1]; it has zero width where
-      the score's gradient vanishes (F1 of 0 or 1, a perfect MCC). Where the
-      score is undefined (the guard made it 0: no positive cell for F1, a
-      zero margin for MCC) the interval is the whole range.
-
-    A proportion whose denominator is empty (precision with nothing
-    predicted positive) has the whole range [0, 1] as its interval.
-    """
-    tp, fp, fn, tn = (float(c) for c in counts)
-    qtp, qfp, qfn, qtn = (float(q) for q in squares)
-
-    def n_eff(total, square):
-        return total if total == square else I.kish(total, square)
-
-    def rate(hits, cells, sq):
-        return I.proportion(hits, cells, n_eff(cells, sq), level, method)
-
-    total = tp + fp + fn + tn
-    out = {}
-    intervals = {
-        "accuracy": rate(tp + tn, total, qtp + qfp + qfn + qtn),
-        "precision": rate(tp, tp + fp, qtp + qfp),
-        "recall": rate(tp, tp + fn, qtp + qfn),
-        "specificity": rate(tn, tn + fp, qtn + qfp),
-    }
-    recall = tp / safe(tp + fn)
-    spec = tn / safe(tn + fp)
-    intervals["balanced_accuracy"] = I.mover_mean(recall, intervals["recall"], spec,
-                                                  intervals["specificity"])
-    n_all = n_eff(total, qtp + qfp + qfn + qtn)
-    d = 2 * tp + fp + fn
-    if tp > 0 and d > 0:
-        t = total
-        a, b, c = tp / t, fp / t, fn / t
-        dd = (2 * a + b + c) ** 2
-        grad = (2 * (b + c) / dd, -2 * a / dd, -2 * a / dd, 0.0)
-        f1 = 2 * tp / d
-        intervals["f1"] = I.multinomial_delta((tp, fp, fn, tn), grad, f1, n_all, level, (0.0, 1.0))
-    else:
-        intervals["f1"] = (0.0, 1.0)
-    margins = (tp + fp, fn + tn, tp + fn, fp + tn)
-    if all(m > 0 for m in margins):
-        t = total
-        a, b, c, e = tp / t, fp / t, fn / t, tn / t
-        p1, p0, a1, a0 = (m / t for m in margins)
-        root = math.sqrt(p1 * p0 * a1 * a0)
-        phi = (a * e - b * c) / root
-        grad = (
-            e / root - phi / 2 * (1 / p1 + 1 / a1),
-            -c / root - phi / 2 * (1 / p1 + 1 / a0),
-            -b / root - phi / 2 * (1 / p0 + 1 / a1),
-            a / root - phi / 2 * (1 / p0 + 1 / a0),
-        )
-        intervals["mcc"] = I.multinomial_delta((tp, fp, fn, tn), grad, phi, n_all, level, (-1.0, 1.0))
-    else:
-        intervals["mcc"] = (-1.0, 1.0)
-    for name in INTERVAL_SCORES:
-        lo, hi = intervals[name]
-        out[f"{name}_ci_lower"] = float(lo)
-        out[f"{name}_ci_upper"] = float(hi)
-    return out
-
-
-def _check_threshold(threshold):
-    if threshold is None:
-        return None
-    if isinstance(threshold, (bool, np.bool_)) or not isinstance(
-        threshold, (int, float, np.integer, np.floating)
-    ):
-        raise TypeError(f"threshold must be a real number or None, got {type(threshold).__name__}")
-    threshold = float(threshold)
-    if not math.isfinite(threshold):
-        raise ValueError(f"threshold must be finite, got {threshold!r}")
-    return threshold
 
 
 class BinaryConfusion(Accumulator):
@@ -385,7 +262,7 @@ class BinaryConfusion(Accumulator):
     intervals = True
 
     def __init__(self, threshold: float | None = None):
-        self.threshold = _check_threshold(threshold)
+        self.threshold = check_threshold(threshold)
         if self.threshold is None:
             self.inputs = (Labels01("y"), Labels01("p").advised(
                 "for scores or probabilities, pass threshold=, e.g. BinaryConfusion(threshold=0.5)"))
@@ -430,10 +307,8 @@ class BinaryConfusion(Accumulator):
                 return count_labels(y, p, st["n"], st["counts"])
             return count_scores(y, p, t, st["n"], st["counts"])
         before = st["wsums"].copy(), st["n"].copy(), st["wsq"].copy()
-        if t is None:
-            status = sum_labels(y, p, w, st["n"], st["wsums"], st["wsq"])
-        else:
-            status = sum_scores(y, p, t, w, st["n"], st["wsums"], st["wsq"])
+        fold = sum_labels if t is None else sum_scores
+        status = fold(y, p, 0.0 if t is None else t, w, st["n"], st["wsums"], st["wsq"])
         if not status and first_nonfinite(st["wsums"].reshape(-1)) >= 0:
             st["wsums"][:], st["n"][:], st["wsq"][:] = before
             raise WeightOverflowError()
@@ -446,6 +321,32 @@ class BinaryConfusion(Accumulator):
             st["weighted"][0] += y.shape[0]
             st["wsq_rows"][0] += y.shape[0] if kept else 0
         return status
+
+    def row_terms(self) -> RowTerms:
+        """Each row's weight goes to its cell; unweighted rows are counted."""
+        return RowTerms(4, 1, self._terms, rows=4, counts_only=True, second=(2, 2, 2, 2))
+
+    def _terms(self, batch, lo, slots, values, col, base):
+        y, p = batch.arrays_for(self.inputs)
+        t = math.nan if self.threshold is None else self.threshold
+        return binary_terms(y, p, t, lo, slots, values, col, base)
+
+    def _add_sums(self, sums, st):
+        st["n"][:, 0] += sums.rows
+        if not sums.weighted:
+            st["counts"] += sums.ints
+            return
+        add_pairs(st["wsums"], sums.pairs)
+        st["weighted"][:, 0] += sums.rows
+        if sums.second is not None:  # (squared weights that overflow: no intervals)
+            st["wsq_rows"][:, 0] += np.where(add_second(st["wsq"], sums.second), sums.rows, 0)
+
+    def result_columns(self, stacked):
+        # sums of weights, or a state of no rows (its scores undefined): one by one
+        counts = stacked["counts"]
+        if stacked["weighted"].any() or (counts.shape[0] and counts.sum(axis=1).min() < 1):
+            return None
+        return binary_score_columns(counts)
 
     def counts(self):
         """``(tp, fp, fn, tn)``: Python ints, or floats once weights were seen."""
@@ -498,7 +399,7 @@ class BinaryConfusion(Accumulator):
         values = r.as_dict()
         values.update(binary_intervals(counts, self.squared_weights(), ci, method))
         meta.update(ci=ci, ci_method=method)
-        return BinaryResult(r.kind, _beside(values), meta)
+        return BinaryResult(r.kind, beside(values), meta)
 
 
 # ------------------------------------------------------------------ one-shot
@@ -513,98 +414,19 @@ def _scores(y, p, sample_weight) -> BinaryResult:
     return binary_result(*_counts(y, p, sample_weight), n=0)
 
 
-# ------------------------------------------ average=, pos_label=, zero_division=
-#: the most distinct labels the one-shot functions take from the data
-_MAX_LABELS = 10_000
-
-
-def _label_array(x, name: str) -> np.ndarray:
-    """``x`` as a 1-D array of class labels (numbers holding integers, or strings)."""
-    arr = squeeze_column(to_numpy(x, name))
-    if arr.dtype.kind not in "OUS":
-        arr = as_1d(arr, name)
-        if arr.dtype.kind == "f":
-            with np.errstate(invalid="ignore"):
-                bad = np.flatnonzero(~(np.isfinite(arr) & (arr == np.floor(arr))))
-            if bad.size:
-                i = int(bad[0])
-                raise BadValueError(name, i, arr[i], "class labels must be integers or strings",
-                                    hint="for scores or probabilities, cut them into labels first")
-    elif arr.ndim != 1:
-        raise BadShapeError(f"{name} must be a 1-D array, got shape {arr.shape}", name)
-    return arr
-
-
-def label_matrix(y, p, sample_weight):
-    """``(labels, matrix)``: the sorted distinct labels of ``y`` and ``p`` and
-    their confusion matrix (rows the truth), as scikit-learn's ``unique_labels``."""
-    from .multiclass import MulticlassConfusion
-
-    yy, pp = _label_array(y, "y"), _label_array(p, "p")
-    check_same_length(["y", "p"], [yy, pp])
-    if yy.size == 0:
-        raise NoObservationsError("y and p are empty: the scores need at least one observation")
-    strings = [a.dtype.kind in "US" for a in (yy, pp)]
-    numbers = [a.dtype.kind in "biuf" for a in (yy, pp)]
-    if (strings[0] and numbers[1]) or (numbers[0] and strings[1]):
-        raise TypeError(f"y holds {'strings' if strings[0] else 'numbers'} and p "
-                        f"{'strings' if strings[1] else 'numbers'}: labels must be of one kind")
-    both = np.concatenate([yy.astype(object), pp.astype(object)]) if "O" in (
-        yy.dtype.kind, pp.dtype.kind) else np.concatenate([yy, pp])
-    try:
-        labels, codes = np.unique(both, return_inverse=True)
-    except TypeError:
-        raise TypeError("y and p mix labels that do not sort together (e.g. strings and "
-                        "numbers): labels must be of one kind") from None
-    if labels.size > _MAX_LABELS:
-        raise ValueError(f"y and p hold {labels.size:,} distinct labels (more than "
-                         f"{_MAX_LABELS:,}): are they scores rather than class labels?")
-    codes = codes.reshape(-1)
-    n = yy.shape[0]
-    acc = MulticlassConfusion(int(labels.size)).update(codes[:n], codes[n:],
-                                                       sample_weight=sample_weight)
-    return [v.item() if isinstance(v, np.generic) else v for v in labels], acc.matrix()
-
-
-class PosLabelError(ValueError):
-    """``pos_label`` is not one of the labels of two-label data."""
-
-
-def _two_label_counts(y, p, sample_weight, pos_label):
-    """``(tp, fp, fn, tn)`` of two-label data whose positive label is ``pos_label``."""
-    labels, m = label_matrix(y, p, sample_weight)
-    if len(labels) > 2:
-        shown = ", ".join(repr(v) for v in labels[:5]) + (", ..." if len(labels) > 5 else "")
-        raise ValueError(f"y and p hold {len(labels)} labels ({shown}), but average='binary' "
-                         "scores two: pass average='macro', 'micro', 'weighted' or None")
-    exact = m.dtype.kind in "iu"
-    total = int(m.sum()) if exact else float(m.sum())
-    if pos_label not in labels:
-        if len(labels) == 2:
-            raise PosLabelError(f"pos_label={pos_label!r} is not one of the labels "
-                                f"{labels!r}: pass pos_label=, the positive class")
-        return (0, 0, 0, total) if exact else (0.0, 0.0, 0.0, total)
-    j = labels.index(pos_label)
-    cast = int if exact else float
-    tp = cast(m[j, j])
-    fp = cast(m[:, j].sum()) - tp
-    fn = cast(m[j, :].sum()) - tp
-    return tp, fp, fn, total - tp - fp - fn
-
-
 def _binary_counts(y, p, sample_weight, pos_label):
     """The four counts with ``pos_label`` positive: 0/1 data read directly, any
     other two-label data through its labels."""
     if isinstance(pos_label, (bool, np.bool_)) or not (
             isinstance(pos_label, (int, np.integer)) and pos_label == 1):
-        return _two_label_counts(y, p, sample_weight, pos_label)
+        return two_label_counts(y, p, sample_weight, pos_label)
     try:
         return _counts(y, p, sample_weight)
     except (ValueError, TypeError) as exc:
         if isinstance(exc, NoObservationsError):
             raise
         try:  # two labels other than 0/1 (1 and 2, or strings): read by label
-            return _two_label_counts(y, p, sample_weight, pos_label)
+            return two_label_counts(y, p, sample_weight, pos_label)
         except PosLabelError:
             raise
         except (ValueError, TypeError):
@@ -613,8 +435,6 @@ def _binary_counts(y, p, sample_weight, pos_label):
 
 def _rates(y, p, sample_weight, average, pos_label, zero_division, beta: float = 1.0):
     """``(precision, recall, fbeta)`` of the one-shot functions' keywords."""
-    from .multiclass import averaged_rates, check_average, check_zero_division
-
     average = check_average(average)
     zd = check_zero_division(zero_division)
     if average != "binary":
@@ -630,8 +450,6 @@ def _rates(y, p, sample_weight, average, pos_label, zero_division, beta: float =
         return r.precision, r.recall, f
     if sum(counts) == 0:
         raise ValueError("the sample weights sum to zero: every score is undefined")
-    from .multiclass import class_rates
-
     tp, fp, fn, _ = counts
     return tuple(float(v) for v in class_rates(tp, tp + fp, tp + fn, beta, zd))
 

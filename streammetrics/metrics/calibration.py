@@ -17,13 +17,14 @@ import numbers
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.calibration import (calibration_update, calibration_update_weighted,
+from .._kernels.calibration import (calibration_terms, calibration_update, calibration_update_weighted,
                                     class_calibration_update, class_calibration_update_weighted)
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Labels01, Probabilities
 from .._protocol.result import RenderContext, Result, fmt_number, safe
 from .._protocol.state import Field
+from .._protocol.terms import RowTerms, add_pairs
 from .multiclass import class_settings
 
 __all__ = ["Calibration", "ClassCalibration", "CalibrationResult", "calibration_table",
@@ -274,6 +275,22 @@ class Calibration(Accumulator):
                 st[k][...] = v
             raise WeightOverflowError()
         return status
+
+    def row_terms(self) -> RowTerms:
+        """Each row adds 1, its probability and its outcome to its bin's totals
+        (``3 B`` slots: the weights, then the predicted and observed totals)."""
+        return RowTerms(3 * self.n_bins, 3, self._terms, rows=self.n_bins)
+
+    def _terms(self, batch, lo, slots, values, col, base):
+        y, p = batch.arrays_for(self.inputs)
+        return calibration_terms(y, p, self._edges, lo, slots, values, col, base)
+
+    def _add_sums(self, sums, st):
+        B = self.n_bins
+        st["n"][:, 0] += sums.rows
+        st["counts"] += sums.ints[:, :B]
+        for j, name in enumerate(("weight", "predicted", "observed")):
+            add_pairs(st[name], sums.pairs[:, j * B:(j + 1) * B])
 
     def _compute(self) -> CalibrationResult:
         counts, *pairs = _table(self._arrays)

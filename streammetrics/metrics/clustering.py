@@ -397,12 +397,6 @@ class ClusterContingency(Accumulator):
             self._tables.push((other["true"], other["pred"], other["counts"]))
         self._n += int(other["n"][0])
 
-    def _clone(self):
-        out = ClusterContingency(self.average_method)
-        out._n = self._n
-        out._tables = self._tables.copy()
-        return out
-
     def _check_state(self, state):
         t, p, c = state["true"], state["pred"], state["counts"]
         if not (t.shape == p.shape == c.shape):
@@ -445,7 +439,7 @@ def _one_shot(labels_true, labels_pred, average_method="arithmetic") -> _Table:
         raise NoObservationsError(
             "labels_true and labels_pred are empty: the score needs at least one observation"
         )
-    return acc._table()
+    return _Table(*acc.table(), acc.n, average_method)
 
 
 def adjusted_rand_score(labels_true, labels_pred) -> float:

@@ -30,9 +30,10 @@ from __future__ import annotations
 import math
 
 from .._kernels.intervals import beta_quantile
+from .._protocol.result import safe
 
 __all__ = ["normal_quantile", "z_of", "kish", "wilson", "clopper_pearson", "proportion",
-           "mover_mean", "multinomial_delta", "METHODS"]
+           "mover_mean", "multinomial_delta", "METHODS", "INTERVAL_SCORES", "binary_intervals", "beside"]
 
 #: the interval methods of a proportion
 METHODS = ("wilson", "clopper-pearson")
@@ -154,3 +155,96 @@ def multinomial_delta(cells, gradient, value: float, n_eff: float, level: float,
     var = max(sum(pi * gi * gi for pi, gi in zip(p, gradient)) - mean * mean, 0.0) / n_eff
     half = z_of(level) * math.sqrt(var)
     return max(value - half, bounds[0]), min(value + half, bounds[1])
+
+
+#: the scores given an interval by ``finalize(ci=...)``, in the result's order
+INTERVAL_SCORES = ("accuracy", "precision", "recall", "specificity", "f1", "mcc", "balanced_accuracy")
+
+
+def beside(values: dict) -> dict:
+    """``values`` with each ``<score>_ci_lower``/``_ci_upper`` moved right after its score."""
+    out = {}
+    for k, v in values.items():
+        if k.endswith(("_ci_lower", "_ci_upper")):
+            continue
+        out[k] = v
+        for end in ("_ci_lower", "_ci_upper"):
+            if k + end in values:
+                out[k + end] = values[k + end]
+    return out
+
+
+def binary_intervals(counts, squares, level: float, method: str = "wilson") -> dict:
+    """The interval fields of the binary scores from the four cells.
+
+    ``counts`` are the ``(tp, fp, fn, tn)`` masses and ``squares`` the sums of
+    the squared weights in each cell (equal to ``counts`` without weights);
+    a group of cells is seen as Kish's effective number of rows
+    ``(sum w)**2 / sum w**2``, which is its count when unweighted.
+
+    * accuracy, precision, recall, specificity: the ``method``'s interval
+      (Wilson or Clopper-Pearson) of the proportion;
+    * balanced accuracy: the mean of the recall's and the specificity's
+      intervals by the method of variance estimates recovery (MOVER);
+    * f1, mcc: the delta-method (Wald) interval under multinomial sampling of
+      the four cells, clipped to [0, 1] and [-1, 1]; it has zero width where
+      the score's gradient vanishes (F1 of 0 or 1, a perfect MCC). Where the
+      score is undefined (the guard made it 0: no positive cell for F1, a
+      zero margin for MCC) the interval is the whole range.
+
+    A proportion whose denominator is empty (precision with nothing
+    predicted positive) has the whole range [0, 1] as its interval.
+    """
+    tp, fp, fn, tn = (float(c) for c in counts)
+    qtp, qfp, qfn, qtn = (float(q) for q in squares)
+
+    def n_eff(total, square):
+        return total if total == square else kish(total, square)
+
+    def rate(hits, cells, sq):
+        return proportion(hits, cells, n_eff(cells, sq), level, method)
+
+    total = tp + fp + fn + tn
+    out = {}
+    intervals = {
+        "accuracy": rate(tp + tn, total, qtp + qfp + qfn + qtn),
+        "precision": rate(tp, tp + fp, qtp + qfp),
+        "recall": rate(tp, tp + fn, qtp + qfn),
+        "specificity": rate(tn, tn + fp, qtn + qfp),
+    }
+    recall = tp / safe(tp + fn)
+    spec = tn / safe(tn + fp)
+    intervals["balanced_accuracy"] = mover_mean(recall, intervals["recall"], spec,
+                                                  intervals["specificity"])
+    n_all = n_eff(total, qtp + qfp + qfn + qtn)
+    d = 2 * tp + fp + fn
+    if tp > 0 and d > 0:
+        t = total
+        a, b, c = tp / t, fp / t, fn / t
+        dd = (2 * a + b + c) ** 2
+        grad = (2 * (b + c) / dd, -2 * a / dd, -2 * a / dd, 0.0)
+        f1 = 2 * tp / d
+        intervals["f1"] = multinomial_delta((tp, fp, fn, tn), grad, f1, n_all, level, (0.0, 1.0))
+    else:
+        intervals["f1"] = (0.0, 1.0)
+    margins = (tp + fp, fn + tn, tp + fn, fp + tn)
+    if all(m > 0 for m in margins):
+        t = total
+        a, b, c, e = tp / t, fp / t, fn / t, tn / t
+        p1, p0, a1, a0 = (m / t for m in margins)
+        root = math.sqrt(p1 * p0 * a1 * a0)
+        phi = (a * e - b * c) / root
+        grad = (
+            e / root - phi / 2 * (1 / p1 + 1 / a1),
+            -c / root - phi / 2 * (1 / p1 + 1 / a0),
+            -b / root - phi / 2 * (1 / p0 + 1 / a1),
+            a / root - phi / 2 * (1 / p0 + 1 / a0),
+        )
+        intervals["mcc"] = multinomial_delta((tp, fp, fn, tn), grad, phi, n_all, level, (-1.0, 1.0))
+    else:
+        intervals["mcc"] = (-1.0, 1.0)
+    for name in INTERVAL_SCORES:
+        lo, hi = intervals[name]
+        out[f"{name}_ci_lower"] = float(lo)
+        out[f"{name}_ci_upper"] = float(hi)
+    return out

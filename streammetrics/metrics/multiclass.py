@@ -14,13 +14,15 @@ import numbers
 
 import numpy as np
 
-from .._kernels.multiclass import count_classes, count_scratch, sum_classes
+from .._kernels.multiclass import class_terms, count_classes, count_scratch, sum_classes
 from .._protocol.base import Accumulator
 from .._protocol.errors import BadValueError, NoObservationsError
 from .._protocol.inputs import ClassIndices, ClassLabels, refuse_labels
 from .._protocol.result import RenderContext, Result, safe
 from .._protocol.state import Field, count_total
+from .._protocol.terms import RowTerms, add_pairs
 from .._protocol.validation import as_1d, check_same_length, to_numpy
+from .rates import AVERAGES, averaged_rates, check_average, check_beta, check_zero_division, class_rates, plain
 
 __all__ = [
     "AVERAGES",
@@ -59,8 +61,6 @@ class MulticlassResult(Result):
         >>> r.fbeta(1) == r.macro_f1, r.fbeta(2, average=None)
         (True, array([1. , 0. , 0.5]))
         """
-        from .binary import check_beta
-
         b = check_beta(b)
         average = check_average(average, allow_binary=False)
         present = self._meta.get("present")
@@ -92,98 +92,6 @@ class MulticlassResult(Result):
             f"accuracy = {self.accuracy:.4f}, macro F1 = {self.macro_f1:.4f}",
             labels=self._meta.get("labels") or ctx.labels,
         )]
-
-
-# ------------------------------------------------------- averages, zero_division
-#: the values of ``average=``: scikit-learn's, ``None`` giving per-class arrays
-AVERAGES = ("binary", "micro", "macro", "weighted", None)
-
-
-def check_average(average, allow_binary: bool = True):
-    """``average`` checked: one of :data:`AVERAGES` (``TypeError``/``ValueError``)."""
-    allowed = AVERAGES if allow_binary else AVERAGES[1:]
-    if average is not None and not isinstance(average, str):
-        raise TypeError(f"average must be a string or None, got {type(average).__name__}")
-    if average not in allowed:
-        names = ", ".join(repr(a) for a in allowed)
-        raise ValueError(f"average must be one of {names}; got {average!r}")
-    return average
-
-
-def check_zero_division(zero_division) -> float:
-    """``zero_division`` as the float 0.0, 1.0 or NaN (``TypeError``/``ValueError``)."""
-    if isinstance(zero_division, (bool, np.bool_)) or not isinstance(zero_division, numbers.Real):
-        raise TypeError(f"zero_division must be 0, 1 or np.nan, got {type(zero_division).__name__}")
-    v = float(zero_division)
-    if not (v in (0.0, 1.0) or math.isnan(v)):
-        raise ValueError(f"zero_division must be 0, 1 or np.nan, got {zero_division!r}")
-    return v
-
-
-def _divide(num, den, zero_division: float) -> np.ndarray:
-    """``num / den``, with ``zero_division`` where ``den`` is 0."""
-    num, den = np.asarray(num, np.float64), np.asarray(den, np.float64)
-    out = np.full(np.broadcast(num, den).shape, zero_division, np.float64)
-    np.divide(num, den, out=out, where=den != 0)
-    return out
-
-
-def class_rates(tp, called, support, beta: float = 1.0, zero_division: float = 0.0):
-    """Per-class ``(precision, recall, fbeta)`` of hits, predicted and true totals.
-
-    With ``zero_division=0`` these are the specification's guarded formulas
-    (F from the guarded precision and recall, exactly as ``f1``). Otherwise a
-    rate with a zero denominator takes the value ``zero_division`` and F is
-    scikit-learn's ``(1 + b²) TP / (b² (TP + FN) + (TP + FP))``, which is
-    ``zero_division`` only when a class is neither in the truth nor predicted.
-    """
-    precision = _divide(tp, called, zero_division)
-    recall = _divide(tp, support, zero_division)
-    b2 = beta * beta
-    if zero_division == 0:
-        f = (1 + b2) * precision * recall / safe(b2 * precision + recall)
-    else:
-        f = _divide((1 + b2) * np.asarray(tp, np.float64),
-                    b2 * np.asarray(support, np.float64) + np.asarray(called, np.float64),
-                    zero_division)
-    return precision, recall, f
-
-
-def _mean(x: np.ndarray, weights=None) -> float:
-    """The (weighted) mean of ``x`` leaving NaN out (NaN if all are); all-zero
-    weights count every value alike."""
-    keep = ~np.isnan(x)
-    if not keep.any():
-        return math.nan
-    x = x[keep]
-    if weights is not None:
-        w = np.asarray(weights, np.float64)[keep]
-        if w.sum() > 0:
-            return float(np.dot(w, x) / w.sum())
-    return float(np.mean(x))
-
-
-def averaged_rates(matrix: np.ndarray, present: np.ndarray, beta: float = 1.0,
-                   average: str | None = "macro", zero_division: float = 0.0):
-    """``(precision, recall, fbeta)`` of a confusion matrix under ``average``.
-
-    ``"macro"`` averages over the ``present`` classes, ``"weighted"`` weights
-    them by support, ``"micro"`` pools the counts first and ``None`` gives
-    the per-class arrays. A rate equal to NaN (``zero_division=np.nan``) is
-    left out of an average.
-    """
-    tp = np.diagonal(matrix).astype(np.float64)
-    support = matrix.sum(axis=1).astype(np.float64)
-    called = matrix.sum(axis=0).astype(np.float64)
-    if average == "micro":
-        return tuple(float(v) for v in class_rates(tp.sum(), called.sum(), support.sum(),
-                                                   beta, zero_division))
-    rates = class_rates(tp, called, support, beta, zero_division)
-    if average is None:
-        return rates
-    if average == "macro":
-        return tuple(_mean(r[present]) for r in rates)
-    return tuple(_mean(r, support) for r in rates)
 
 
 # ----------------------------------------------------------------- the scores
@@ -290,17 +198,12 @@ def check_n_classes(n_classes) -> int:
     return n_classes
 
 
-def _plain(v):
-    """A numpy scalar as the Python scalar it holds (so settings stay JSON)."""
-    return v.item() if isinstance(v, np.generic) else v
-
-
 def class_settings(owner: str, n_classes, labels) -> tuple[int, list | None]:
     """``(n_classes, labels)`` checked: labels give K, or must agree with it."""
     if labels is not None:
         if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
             raise TypeError(f"labels must be a sequence, got {type(labels).__name__}")
-        labels = [_plain(v) for v in labels]
+        labels = [plain(v) for v in labels]
         ClassLabels("labels", labels)  # checks: hashable, no repeats
         if n_classes is None:
             n_classes = len(labels)
@@ -435,6 +338,28 @@ class MulticlassConfusion(Accumulator):
             st["wsum"] = wsum
         return status
 
+    def row_terms(self) -> RowTerms:
+        """Each row's weight goes to its cell; its classes in ``y`` and ``p`` are
+        counted (for the weighted rows' ``seen``)."""
+        k = self.n_classes
+        return RowTerms(k * k + 2 * k, 3, self._terms, rows=k * k, counted=range(k * k + 2 * k),
+                        counts_only=True)
+
+    def _terms(self, batch, lo, slots, values, col, base):
+        y, p = batch.arrays_for(self.inputs)
+        return class_terms(y, p, self.n_classes, lo, slots, values, col, base)
+
+    def _add_sums(self, sums, st):
+        k = self.n_classes
+        st["n"][:, 0] += sums.rows
+        if not sums.weighted:
+            st["counts"] += sums.ints[:, :k * k].reshape(-1, k, k)
+            return
+        if st["wsum"].shape[1] == 0:  # the first weighted rows
+            st["wsum"] = np.zeros((sums.rows.shape[0], k * k, 2))
+        add_pairs(st["wsum"], sums.pairs[:, :k * k])
+        st["seen"] += sums.ints[:, k * k:].reshape(-1, 2, k)
+
     def matrix(self) -> np.ndarray:
         """The current confusion matrix (a copy), without computing the scores."""
         with self._guard:
@@ -557,11 +482,10 @@ def multiclass_scores(y, p, n_classes=None, sample_weight=None, *, labels=None,
     array([1. , 0. , 0.5])
     """
     if beta is not None:
-        from .binary import check_beta
-
         beta = check_beta(beta, "beta")
     acc = _one_shot(y, p, n_classes, labels, sample_weight)
     if beta is None:
         return acc.finalize()
-    with acc._guard:
-        return acc._compute(beta)
+    matrix = acc.matrix()
+    return multiclass_result(matrix, acc.present(), acc.n, {"labels": acc.labels,
+                                                            "weighted": matrix.dtype.kind == "f"}, beta=beta)

@@ -1,28 +1,15 @@
-"""The bounded state of ``MulticlassRankAUC(max_bins=B)``: binary rank states per class.
+"""The binary rank states of ``MulticlassRankAUC(max_bins=B)`` or ``(max_memory=M)``.
 
-A multiclass AUC is a set of binary AUCs over one score column each, so the
-bounded state is a set of binary :class:`~streammetrics.RankAUC` states (the
-*members*), each bounded to ``2 B`` items with its certified interval:
-
-* one-vs-rest, member ``c`` (``c < K``): the rows of class ``c`` (positives)
-  against every other row (negatives), ranked by column ``c``;
-* one-vs-one (``multi_class="ovo"`` only), member of the ordered pair
-  ``(a, b)``: the rows of class ``a`` against the rows of class ``b``, ranked
-  by column ``a``, for the ``K (K - 1)`` pairs ``a != b``.
-
-Each member bins its own column, so a member stays exact while its scores
-fit (``2 B`` distinct values), and the bounds of every average follow from
-the bounds of its terms, which all enter with non-negative coefficients.
-How a member keeps its rows is :class:`RankAUC`'s business: the members are
-made by :attr:`RankMembers.make_member` from :attr:`RankMembers.member_settings`
-alone and are used only through the binary state's protocol (``_fold``,
-``_state``, ``_merge_state``, ``_load``, ``_checked``, ``_compute``), so
-another binary strategy plugs in by its settings.
-
-The state is the members' states laid end to end, as
-:class:`~streammetrics.MultilabelRankAUC` lays its members: per member, the
-lengths of its variable arrays (``sizes``), its row count (``member_n``) and
-its squared-weight sums.
+A multiclass AUC is a set of binary AUCs over one score column each, so this
+state is a set of binary :class:`~streammetrics.RankAUC` states (the *members*):
+member ``c < K`` ranks class ``c`` against every other row by column ``c``, and
+with ``multi_class="ovo"`` the member of each ordered pair ``(a, b)`` ranks class
+``a`` against class ``b`` by column ``a``. The bounds of every average follow
+from its terms', which enter with non-negative coefficients. The members are
+made from :attr:`RankMembers.member_settings` alone and driven through the
+accumulators' public protocol; their states are laid end to end (per member the
+lengths of its arrays, ``sizes``, its rows, ``member_n``, and its squared-weight
+sums), as :class:`~streammetrics.MultilabelRankAUC` lays its members.
 """
 
 from __future__ import annotations
@@ -30,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._protocol.result import fmt_number
-from .._protocol.state import Field, count_total, empty_state
+from .._protocol.state import Field, count_total
 from .ranking import RankAUC
-from .ranking.curves import average_precision_of, curve_from_points
+from .ranking.bounded import points_of_items
 
 __all__ = ["RankMembers", "BOUNDED_FIELDS", "bound_notes", "shown_fields"]
 
@@ -85,7 +72,7 @@ class RankMembers:
 
     @property
     def weighted(self) -> bool:
-        return bool(self.members[0]._weighted) if self.members else False
+        return bool(self.members[0].weighted) if self.members else False
 
     @property
     def nbytes(self) -> int:
@@ -98,8 +85,9 @@ class RankMembers:
         member can refuse its part."""
         k = self.k
         n = y.shape[0]
+        sw = w if w.shape[0] else None
         for c in range(k):
-            self.members[c]._fold((y == c, np.ascontiguousarray(P[:, c])), w)
+            self.members[c].update(y == c, np.ascontiguousarray(P[:, c]), sample_weight=sw)
         self.member_n[:k] += n
         if not self.pairs:
             return
@@ -120,8 +108,8 @@ class RankMembers:
                 labels = np.zeros(na + nb, bool)
                 labels[:na] = True
                 s = np.concatenate((pos, col[rows[b]]))
-                pw = np.concatenate((w[rows[a]], w[rows[b]])) if weighted else w
-                self.members[m]._fold((labels, s), pw)
+                pw = np.concatenate((w[rows[a]], w[rows[b]])) if weighted else None
+                self.members[m].update(labels, s, sample_weight=pw)
                 self.member_n[m] += na + nb
         if weighted:
             self._all_weighted()
@@ -131,15 +119,18 @@ class RankMembers:
         every member holds weights once any does (as one state must)."""
         empty = None
         for m in self.members:
-            if not m._weighted:
+            if not m.weighted:
                 if empty is None:
-                    empty = _empty_weighted_state(m)
-                m._merge_state(empty)
+                    empty = self.make_member()
+                    st = empty.state_dict()
+                    st["weighted"][0] = 1
+                    empty.load_state_dict(st)
+                m.merge(empty)
 
     # --------------------------------------------------------------- state
     def join(self, n: int) -> dict:
         """The members' states as one state (pending rows binned in, nothing changed)."""
-        states = [m._state for m in self.members]
+        states = [m.state_dict() for m in self.members]
         out = {"n": np.array([n], np.int64),
                "weighted": np.array([int(self.weighted)], np.int64),
                "member_n": self.member_n.copy(),
@@ -169,7 +160,7 @@ class RankMembers:
     def load(self, state) -> None:
         self.member_n = state["member_n"].copy()
         for member, st in zip(self.members, self.split(state)):
-            member._load({f: np.array(a, copy=True) for f, a in st.items()})
+            member.load_state_dict(st)
 
     def check(self, state) -> None:
         """The invariants of a joined state: each member's, and how they agree."""
@@ -190,7 +181,7 @@ class RankMembers:
         checker = self.make_member()
         states = self.split(state)
         for st in states:
-            checker._checked(st)
+            checker.load_state_dict(st)
         if flag:
             return
         # without weights the members count the same rows: class c's rows are
@@ -211,14 +202,13 @@ class RankMembers:
 
     def merge(self, state) -> None:
         for member, st in zip(self.members, self.split(state)):
-            member._flush()  # as MultilabelRankAUC merges: the same shards give the same sums
-            member._merge_state(st)
+            member.merge(self.make_member().load_state_dict(st))
         self.member_n += state["member_n"]
 
     def clone(self) -> "RankMembers":
         out = RankMembers.__new__(RankMembers)
         out.k, out.pairs, out.member_settings, out.count = self.k, self.pairs, dict(self.member_settings), self.count
-        out.members = [m._clone() for m in self.members]
+        out.members = [m.copy() for m in self.members]
         out.member_n = self.member_n.copy()
         return out
 
@@ -229,13 +219,10 @@ class RankMembers:
     # -------------------------------------------------------------- results
     def results(self):
         """``(value, lower, upper, n_pos, n_neg)`` arrays over the members."""
-        rs = [m._compute() for m in self.members]
-        value = np.array([r.auc for r in rs], np.float64)
-        lower = np.array([r.auc_lower for r in rs], np.float64)
-        upper = np.array([r.auc_upper for r in rs], np.float64)
-        n_pos = np.array([r.n_pos for r in rs])
-        n_neg = np.array([r.n_neg for r in rs])
-        return value, lower, upper, n_pos, n_neg
+        empty = {"auc": 0.0, "auc_lower": 0.0, "auc_upper": 0.0, "n_pos": 0, "n_neg": 0}
+        rs = [m.finalize() if m.n else empty for m in self.members]
+        return tuple(np.array([r[f] for r in rs], np.float64 if f.startswith("auc") else None)
+                     for f in ("auc", "auc_lower", "auc_upper", "n_pos", "n_neg"))
 
     def pair_matrix(self, per_member) -> np.ndarray:
         """``out[a, b]`` the pair member's value (diagonal 0); zeros without pairs."""
@@ -249,14 +236,15 @@ class RankMembers:
         return out
 
     def class_points(self, c: int):
-        """Class ``c``'s one-vs-rest points (a bin at its lower edge)."""
-        return self.members[c]._points()
+        """Class ``c``'s one-vs-rest points (a bin at its lower edge), read from its state."""
+        st = self.members[c].state_dict()
+        ab = st["weights"] if st["weighted"][0] else st["counts"]
+        return points_of_items((st["lo"], st["lo"] if st["hi"].shape[0] == 0 else st["hi"], ab, st["pairs"]),
+                               bool(st["weighted"][0]))
 
     def average_precision(self, c: int) -> float:
-        scores, ab = self.class_points(c)
-        if scores.shape[0] == 0 or not float(ab[0].sum()) > 0:
-            return 0.0
-        return float(average_precision_of(*curve_from_points(scores, ab)))
+        member = self.members[c]
+        return member.average_precision() if member.n else 0.0
 
 
 def bound_notes(values) -> dict:
@@ -279,9 +267,3 @@ def shown_fields(values, notes) -> list:
 
 def _per_member(st, f):
     return st[f] if f in st else np.zeros((2, 2) if f == "wsq" else (1,), np.float64 if f == "wsq" else np.int64)
-
-
-def _empty_weighted_state(member) -> dict:
-    st = empty_state(member.fields, member)
-    st["weighted"][0] = 1
-    return st

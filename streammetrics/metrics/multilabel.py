@@ -18,13 +18,13 @@ import numpy as np
 
 from .._kernels import compensated
 from .._kernels.multilabel import (first_nonfinite_matrix, fold_labels, fold_labels_weighted, fold_scores,
-                                   fold_scores_weighted)
+                                   fold_scores_weighted, label_terms)
 from .._protocol.base import Accumulator
 from .._protocol.inputs import LabelMatrix, LabelScores, first_not01_matrix
 from .._protocol.result import RenderContext, Result, safe
 from .._protocol.state import Field, count_total, empty_state
-from .binary import _check_threshold
-from .multiclass import _plain
+from .._protocol.terms import RowTerms, add_pairs
+from .rates import check_threshold, plain
 from .ranking import RankAUC
 from .multiclass_bounded import bound_notes, shown_fields
 from .ranking.accumulator import _check_max_bins
@@ -39,7 +39,7 @@ def label_settings(owner: str, n_labels, labels) -> tuple[int, list | None]:
     if labels is not None:
         if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
             raise TypeError(f"labels must be a sequence, got {type(labels).__name__}")
-        labels = [_plain(v) for v in labels]
+        labels = [plain(v) for v in labels]
         seen: dict = {}
         for i, lab in enumerate(labels):
             try:
@@ -116,6 +116,14 @@ _SAMPLES = ("precision", "recall", "f1", "jaccard")
 
 #: the absent one of the kernels' two prediction forms (0/1 labels, scores)
 _NO_SCORES = np.zeros((0, 0), np.float64)
+
+
+def _add_into(sums: np.ndarray, at: int, pairs: np.ndarray) -> None:
+    """Add ``pairs`` (``(G, m, 2)``) into rows ``at .. at + m - 1`` of the pairs
+    ``sums`` (``(G, 7, 2)``)."""
+    part = sums[:, at:at + pairs.shape[1]].copy()
+    add_pairs(part, pairs)
+    sums[:, at:at + pairs.shape[1]] = part
 
 
 class MultilabelConfusion(Accumulator):
@@ -221,7 +229,7 @@ class MultilabelConfusion(Accumulator):
 
     def __init__(self, n_labels: int | None = None, threshold: float | None = None, labels=None):
         self.n_labels, self.labels = label_settings("MultilabelConfusion", n_labels, labels)
-        self.threshold = _check_threshold(threshold)
+        self.threshold = check_threshold(threshold)
         k = self.n_labels
         self.inputs = (LabelMatrix("Y", k),
                        LabelMatrix("P", k) if self.threshold is None else LabelScores("P", k))
@@ -279,6 +287,40 @@ class MultilabelConfusion(Accumulator):
         if not status:
             st["wsum"] = wsum
         return status
+
+    def row_terms(self) -> RowTerms:
+        """Each row adds 1 to its exact or inexact count, its four set scores, and
+        1 to the cell of each label (see :func:`~.._kernels.multilabel.label_terms`)."""
+        L = self.n_labels
+        return RowTerms(6 + 4 * L, 5 + L, self._terms, rows=2, counted=range(6, 6 + 4 * L))
+
+    def _terms(self, batch, lo, slots, values, col, base):
+        Y, P = batch.arrays_for(self.inputs)
+        if self.threshold is None:
+            return label_terms(Y, P, _NO_SCORES, 0.0, lo, slots, values, col, base)
+        return label_terms(Y, Y[:0], P, self.threshold, lo, slots, values, col, base)
+
+    def _add_sums(self, sums, st):
+        L, g = self.n_labels, sums.rows.shape[0]
+        cells, pairs = sums.ints[:, 6:], sums.pairs
+        st["n"][:, 0] += sums.rows
+        if not sums.weighted:
+            st["counts"] += cells.reshape(g, L, 4)
+            st["rows"][:, 0] += sums.ints[:, 0]
+            st["rows"][:, 1] += cells.reshape(g, L, 4)[:, :, 1:3].sum(axis=(1, 2))
+            _add_into(st["sums"], 0, pairs[:, 2:6])
+            return
+        if st["wsum"].shape[1] == 0:  # the first weighted rows
+            st["wsum"] = np.zeros((g, 4 * L, 2))
+        add_pairs(st["wsum"], pairs[:, 6:])
+        st["rows"][:, 2] += sums.rows
+        _add_into(st["sums"], 0, pairs[:, 2:6])
+        for k in (0, 1):  # the weight of every row, exact or not
+            _add_into(st["sums"], 4, pairs[:, k:k + 1])
+        _add_into(st["sums"], 5, pairs[:, 0:1])
+        wrong = pairs[:, 6:].reshape(g, L, 4, 2)[:, :, 1:3].reshape(g, 2 * L, 2)
+        for k in range(2 * L):  # the weighted wrong cells, fp and fn of each label
+            _add_into(st["sums"], 6, wrong[:, k:k + 1])
 
     def _cells(self) -> np.ndarray:
         """``(L, 4)`` tp, fp, fn, tn: ``int64``, or ``float64`` once weights were seen."""

@@ -8,8 +8,8 @@ import numpy as np
 
 from .._kernels import compensated
 from .._kernels.checks import first_nonfinite
-from .._kernels.probability import (class_probability_update, probability_moments,
-                                    probability_moments_weighted)
+from .._kernels.probability import (class_probability_terms, class_probability_update, probability_moments,
+                                    probability_moments_weighted, probability_terms)
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import (
@@ -22,6 +22,7 @@ from .._protocol.inputs import (
 )
 from .._protocol.result import Result
 from .._protocol.state import Field
+from .._protocol.terms import RowTerms, add_pairs, add_second
 from . import intervals as I
 from .multiclass import class_settings
 
@@ -225,6 +226,21 @@ class ProbabilityScores(Accumulator):
             st["squares_rows"][0] += y.shape[0]
         return status
 
+    def row_terms(self) -> RowTerms:
+        """Each row adds 1, its log loss and its squared error (and their squares)."""
+        return RowTerms(3, 3, self._terms, rows=1, second=(2, 1, 1))
+
+    def _terms(self, batch, lo, slots, values, col, base):
+        y, p = batch.arrays_for(self.inputs)
+        return probability_terms(y, p, lo, slots, values, col, base)
+
+    def _add_sums(self, sums, st):
+        st["n"][:, 0] += sums.rows
+        add_pairs(st["sums"], sums.pairs)
+        if sums.second is not None:  # (w, loss, d2) squared: the state keeps loss², d2², w²
+            kept = add_second(st["squares"], sums.second[:, [1, 2, 0]])
+            st["squares_rows"][:, 0] += np.where(kept, sums.rows, 0)
+
     def _compute(self, ci=None) -> Result:
         st = self._arrays
         r = probability_result(st["sums"], self.n)
@@ -306,6 +322,18 @@ class ClassProbabilityScores(Accumulator):
         y, m = arrays
         return _checked_fold(self._arrays, w, lambda: class_probability_update(
             y, m, self.n_classes, ROW_SUM_TOLERANCE, w, self._arrays["n"], self._arrays["sums"]))[0]
+
+    def row_terms(self) -> RowTerms:
+        """Each row adds 1, its log loss and its Brier score."""
+        return RowTerms(3, 3, self._terms, rows=1)
+
+    def _terms(self, batch, lo, slots, values, col, base):
+        y, m = batch.arrays_for(self.inputs)
+        return class_probability_terms(y, m, self.n_classes, ROW_SUM_TOLERANCE, lo, slots, values, col, base)
+
+    def _add_sums(self, sums, st):
+        st["n"][:, 0] += sums.rows
+        add_pairs(st["sums"], sums.pairs)
 
     def _compute(self) -> Result:
         return probability_result(self._arrays["sums"], self.n, "ClassProbabilityScores",

@@ -202,7 +202,7 @@ class RegressionErrors(Accumulator):
         return moments, sums
 
     def _merge_check(self, other):
-        self._merged_moments(other._state)
+        self._merged_moments(other.state_dict())
 
     def _merge_state(self, other):
         st = self._arrays

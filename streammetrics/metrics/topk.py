@@ -7,12 +7,13 @@ import numbers
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.topk import top_k_update
+from .._kernels.topk import top_k_terms, top_k_update
 from .._protocol.base import Accumulator
 from .._protocol.errors import BadValueError, NoObservationsError
 from .._protocol.inputs import ClassCodes, ClassIndices, ClassLabels, ClassScores
 from .._protocol.result import Result
 from .._protocol.state import Field
+from .._protocol.terms import RowTerms, add_pairs
 from .multiclass import class_settings
 
 __all__ = ["TopKAccuracy", "top_k_accuracy"]
@@ -129,6 +130,24 @@ class TopKAccuracy(Accumulator):
         if status == 0 and w.shape[0]:
             st["weighted"][0] = 1
         return status
+
+    def row_terms(self) -> RowTerms:
+        """Each row adds 1 to its row and to its hits or misses, all counted."""
+        return RowTerms(3, 2, self._terms, rows=1, counted=(1, 2))
+
+    def _terms(self, batch, lo, slots, values, col, base):
+        y, P = batch.arrays_for(self.inputs)
+        status = top_k_terms(y, P, self.k, lo, slots, values, col, base)
+        if status == 1 and self.n_classes is None:
+            _check_columns(y, P)
+        return status
+
+    def _add_sums(self, sums, st):
+        st["n"][:, 0] += sums.rows
+        st["hits"][:, 0] += sums.ints[:, 1]
+        add_pairs(st["sums"], sums.pairs[:, [1, 0]])  # (hit weight, total weight)
+        if sums.weighted:
+            st["weighted"][:, 0] = 1
 
     def _check_state(self, state):
         n, hits = int(state["n"][0]), int(state["hits"][0])

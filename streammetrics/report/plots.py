@@ -19,21 +19,13 @@ import os
 import numpy as np
 
 __all__ = ["roc", "pr", "figure_label", "class_roc", "class_pr", "MAX_CLASS_CURVES", "confusion", "regression",
-           "reliability", "threshold_curves", "slice_scores", "have_matplotlib", "MAX_CURVE_POINTS"]
+           "reliability", "threshold_curves", "slice_scores", "MAX_CURVE_POINTS"]
 
 #: Curves with more points are thinned for drawing (the scores are unaffected).
 MAX_CURVE_POINTS = 4000
 
 #: Per-class figures draw the curves of at most this many classes (the first).
 MAX_CLASS_CURVES = 20
-
-
-def have_matplotlib() -> bool:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def _figure(width=6.0, height=5.0):

@@ -82,6 +82,10 @@ def _sort_value(v) -> float:
 _FILL_LOCK = threading.Lock()
 
 
+#: the base class's slot that holds a result's flat values
+_STORED = Result.__dict__["_values"]
+
+
 class LazySlices(Mapping):
     """Slice key -> result, each result made when first read (then kept).
 
@@ -236,17 +240,17 @@ class SlicedResult(Result):
         when first needed (a finalize over many slices builds no result until then)."""
         if self._lazy:
             self._fill()
-        return Result._values.__get__(self)
+        return _STORED.__get__(self)
 
     @_values.setter
     def _values(self, values):
-        Result._values.__set__(self, values)
+        _STORED.__set__(self, values)
 
     def _fill(self) -> None:
         with _FILL_LOCK:
             if not self._lazy:
                 return
-            values = dict(Result._values.__get__(self))
+            values = dict(_STORED.__get__(self))
             arrays = self._slices.field_arrays()
             if arrays is not None and all(c in arrays for c in self._columns):
                 extra = {}
@@ -259,7 +263,7 @@ class SlicedResult(Result):
                 if isinstance(a, np.ndarray):
                     a.setflags(write=False)
             head = {k: values[k] for k in ("n", "n_slices", "slice_n")}
-            Result._values.__set__(self, {**head, **extra})  # the eager order of the fields
+            _STORED.__set__(self, {**head, **extra})  # the eager order of the fields
             object.__setattr__(self, "_lazy", None)
 
     def __reduce__(self):
@@ -653,5 +657,5 @@ class SlicedResult(Result):
     def __repr__(self) -> str:
         cols = " ".join(f"{c}={self._overall[c]:.6g}" for c in self._columns
                         if isinstance(self._overall[c], (int, float)) and math.isfinite(self._overall[c]))
-        n = Result._values.__get__(self)["n"]  # reading no slice's result
+        n = _STORED.__get__(self)["n"]  # reading no slice's result
         return f"SlicedScores(n={n}, n_slices={len(self._slices)}{', ' if cols else ''}{cols})"

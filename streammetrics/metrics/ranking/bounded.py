@@ -3,7 +3,7 @@
 State: *items* ``(lo, hi, ab, cw)`` sorted by ``(lo, hi)``: a score range
 (a point when ``lo == hi``), its positive and negative mass, and for a bin
 twice the concordance already known among its own pairs and the mass of its
-pairs whose order is unknown (see :mod:`streammetrics._kernels.rank`). Rows
+pairs whose order is unknown (see :mod:`streammetrics._kernels.bins`). Rows
 are grouped along the dyadic cells of their 64-bit keys, never across the
 edge of a bin, and the items are compacted back to ``B`` whenever they pass
 ``2 B``; while everything fits as points the state stays exact.
@@ -15,15 +15,14 @@ import math
 
 import numpy as np
 
-from ..._kernels import rank as K
+from ..._kernels import bins as K
+from ..._kernels.keys import score_keys
 from ..._kernels.precision_bounds import average_precision_sums
 from ..._protocol.errors import WeightOverflowError
-from .curves import average_precision_of, curve_from_points
-from .exact import auc_of_run, run_of_sorted
-from .operating import OperatingPoints
+from .points import Points, auc_of_chunks
+from .sorting import run_of_sorted
 
-__all__ = ["Bounded", "points_of_items", "average_precision_bounds", "is_binned",
-           "straddling_of_items"]
+__all__ = ["Bounded", "points_of_items", "average_precision_bounds", "is_binned", "straddling_of_items"]
 
 _TARGET = 1.0
 
@@ -100,7 +99,7 @@ def average_precision_bounds(lo, hi, ab, weighted: bool, value: float | None = N
     hi = np.ascontiguousarray(hi, dtype=np.float64)
     ab = np.ascontiguousarray(ab, dtype=np.float64 if weighted else np.int64)
     if value is None:
-        value = average_precision_of(*curve_from_points(*points_of_items((lo, hi, ab, None), weighted)))
+        value = Points(points_of_items((lo, hi, ab, None), weighted), 0, weighted).average_precision()
     value = float(value)
     if lo.shape[0] == 0:
         return value, value, value
@@ -133,48 +132,6 @@ def straddling_of_items(items, scores, weighted: bool):
         np.add.at(out[r], first, part[r])
         np.add.at(out[r], end, -part[r])
     return np.cumsum(out, axis=1)[:, :m]
-
-
-def operating_of_items(items, weighted: bool, n: int) -> OperatingPoints:
-    """The operating points of bounded ``items``, their bins giving the bounds."""
-    scores, ab = points_of_items(items, weighted)
-    bins = None
-    if items is not None and np.any(items[1] > items[0]):
-        lo, hi, iab, _ = items
-        wide = hi > lo
-        bins = (lo[wide], hi[wide], iab[:, wide])
-    return OperatingPoints(scores, ab, n, weighted, bins=bins, bounded=True)
-
-
-class _ItemsPoints:
-    """The points of a snapshot of bounded items (called for the curves), and
-    their operating points (for the queries of a result)."""
-
-    __slots__ = ("items", "weighted")
-
-    def __init__(self, items, weighted):
-        self.items, self.weighted = items, weighted
-
-    def __call__(self):
-        return points_of_items(self.items, self.weighted)
-
-    def operating(self, n: int) -> OperatingPoints:
-        return operating_of_items(self.items, self.weighted, n)
-
-    @property
-    def binned(self) -> bool:
-        return is_binned(self.items)
-
-    def straddling(self, scores):
-        """The mass of the bins straddling each of ``scores`` (see :func:`straddling_of_items`)."""
-        return straddling_of_items(self.items, scores, self.weighted)
-
-    def average_precision_bounds(self, value: float):
-        """``(lower, upper)`` around the AP ``value`` of these points."""
-        if not self.binned:
-            return value, value
-        lo, hi, ab, _ = self.items
-        return average_precision_bounds(lo, hi, ab, self.weighted, value)[1:]
 
 
 class Bounded:
@@ -240,23 +197,28 @@ class Bounded:
             merged = self._compact(merged)
         self.items = merged
 
-    def points(self, buf=None):
-        return points_of_items(self.current(buf), self.weighted)
+    def points(self, buf, n: int, items=None) -> Points:
+        """The query engine of the items (pending rows of ``buf`` binned in, or
+        ``items``): a bin counts as its lower edge, and bounds every figure."""
+        items = self.current(buf) if items is None else items
+        return Points(points_of_items(items, self.weighted), n, self.weighted, items=items)
 
-    def operating(self, buf, n: int) -> OperatingPoints:
-        """The confusion counts at every threshold (a bin at its lower edge) and
-        the bins that bound them, pending rows of ``buf`` included."""
-        return operating_of_items(self.current(buf), self.weighted, n)
+    def run(self, buf=None):
+        """The points of the items (a bin at its lower edge), pending rows of ``buf`` included."""
+        return points_of_items(self.current(buf), self.weighted)
 
     def result(self, buf, n: int):
         """``(auc, lower, upper, n_pos, n_neg, points)``: the exact AUC lies
-        between the bounds; ``points`` gives the items' points when called."""
+        between the bounds; ``points`` makes the :class:`~.points.Points` of the
+        items (their bins bound every figure) when called."""
         items = self.current(buf)
         weighted = self.weighted
-        points = _ItemsPoints(items, weighted)
 
-        if items is None or not np.any(items[1] > items[0]):
-            value, n_pos, n_neg = auc_of_run(points()[1], weighted)
+        def points():
+            return self.points(None, n, items)
+
+        if not is_binned(items):
+            value, n_pos, n_neg = auc_of_chunks(lambda: iter([points_of_items(items, weighted)]), weighted)
             return value, value, value, n_pos, n_neg, points
         lo, hi, ab, cw = items
         k2, unknown = K.sweep(lo, hi, ab, cw)
@@ -309,7 +271,7 @@ class Bounded:
         else:
             p, q = float(items[2][0].sum()), float(items[2][1].sum())
             # no group may straddle a bin: cut at every lower edge and past every upper one
-            cuts = np.sort(np.concatenate((K.score_keys(items[0]), K.score_keys(items[1]) + np.uint64(1))))
+            cuts = np.sort(np.concatenate((score_keys(items[0]), score_keys(items[1]) + np.uint64(1))))
         if vp is None:
             p += kp.shape[0]
             q += kn.shape[0]

@@ -1,9 +1,8 @@
-"""ROC and precision-recall curves, and average precision, from sorted points.
+"""The result of a rank state: its AUC, curves, average precision and operating points.
 
-The *points* of a rank state are its distinct scores (increasing) with the
-positive and negative mass at each; a bin of a bounded state counts as its
-lower edge. :class:`RankResult` (what ``RankAUC.finalize`` gives) carries its
-points, so the curves, average precision and the report's plots come from the
+:class:`RankResult` (what ``RankAUC.finalize`` gives) carries a snapshot of the
+state's points (:class:`~.points.Points`, made on first use), so the curves,
+average precision, the threshold queries and the report's plots come from the
 result alone.
 """
 
@@ -11,13 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._kernels.curves import ap_terms
 from ..._protocol.result import RenderContext, Result, fmt_number, safe
-from .operating import OperatingPoints
-from .sorting import NUMPY_MAX
+from .bounded import average_precision_bounds, is_binned, straddling_of_items
+from .points import Points
 
-__all__ = ["RankResult", "curve_from_points", "roc", "pr", "average_precision_of", "average_precision_of_points",
-           "average_precision_of_terms"]
+__all__ = ["RankResult", "curve_from_points", "roc", "pr", "average_precision_of"]
 
 
 def curve_from_points(scores, ab):
@@ -31,20 +28,15 @@ def curve_from_points(scores, ab):
 def roc(thresholds, tps, fps):
     tps = np.concatenate(([0.0], tps))
     fps = np.concatenate(([0.0], fps))
-    fpr = fps / safe(fps[-1])
-    tpr = tps / safe(tps[-1])
-    return fpr, tpr, np.concatenate(([np.inf], thresholds))
+    return fps / safe(fps[-1]), tps / safe(tps[-1]), np.concatenate(([np.inf], thresholds))
 
 
 def pr(thresholds, tps, fps):
     ps = tps + fps
     precision = np.divide(tps, ps, out=np.zeros_like(tps), where=ps != 0)
     recall = tps / safe(tps[-1]) if tps.size else tps
-    return (
-        np.concatenate((precision[::-1], [1.0])),
-        np.concatenate((recall[::-1], [0.0])),
-        thresholds[::-1].copy(),
-    )
+    return (np.concatenate((precision[::-1], [1.0])), np.concatenate((recall[::-1], [0.0])),
+            thresholds[::-1].copy())
 
 
 def average_precision_of(thresholds, tps, fps) -> float:
@@ -52,39 +44,14 @@ def average_precision_of(thresholds, tps, fps) -> float:
     return float(max(0.0, -np.sum(np.diff(recall) * precision[:-1])))
 
 
-def average_precision_of_points(scores, ab) -> float:
-    """:func:`average_precision_of` the curve of the points ``(scores, ab)``:
-    through the curve for up to :data:`~.sorting.NUMPY_MAX` points (no kernel
-    to compile on a first use), else :func:`average_precision_of_terms`
-    without building it. The same value, bit for bit."""
-    if ab.shape[1] <= NUMPY_MAX:
-        return average_precision_of(*curve_from_points(scores, ab))
-    return average_precision_of_terms(ab)
-
-
-def average_precision_of_terms(ab) -> float:
-    """:func:`average_precision_of` the curve of the points' masses ``ab``,
-    without building the curve: the same value, bit for bit (see
-    :func:`streammetrics._kernels.curves.ap_terms`)."""
-    terms = np.empty(ab.shape[1], np.float64)
-    ap_terms(ab, terms)
-    return float(max(0.0, -np.sum(terms)))
-
-
-
 class RankResult(Result):
     """The AUC of a rank state, with its curves.
 
-    Fields: ``auc``, ``n_pos``, ``n_neg``, ``auc_lower``, ``auc_upper``
-    (equal to ``auc`` while the state is exact) and ``n``; with
-    ``finalize(ci=...)`` also ``auc_ci_lower``, ``auc_ci_upper`` and
-    ``auc_se`` (DeLong). :meth:`roc_curve`,
-    :meth:`pr_curve` and :meth:`average_precision` read the points the state
-    held when it was finalized (a result that was pickled has no points).
-    ``average_precision_lower`` and ``average_precision_upper`` (also in
-    :meth:`report_values`, so in reports and their JSON) bound the exact
-    average precision of a binned state, and equal :meth:`average_precision`
-    while it is exact; :attr:`exact` tells whether the state was.
+    Fields as :class:`~streammetrics.RankAUC` says. The curves, average
+    precision and threshold queries read the points the state held when it was
+    finalized (a result that was pickled has none). ``average_precision_lower``
+    and ``_upper`` (also in reports) bound a binned state's exact average
+    precision; :attr:`exact` tells whether the state was exact.
 
     >>> import numpy as np
     >>> from streammetrics import RankAUC
@@ -110,13 +77,16 @@ class RankResult(Result):
         object.__setattr__(self, "_points", points)
         object.__setattr__(self, "_cache", {})
 
+    def _engine(self) -> Points:
+        if "points" not in self._cache:
+            if self._points is None:
+                raise ValueError("this result holds no points (it was unpickled): ask the accumulator")
+            self._cache["points"] = self._points()
+        return self._cache["points"]
+
     def _curve(self):
         if "curve" not in self._cache:
-            if self._points is None:
-                raise ValueError("this result holds no points (it was unpickled): take the "
-                                 "curves from the accumulator")
-            points = self._points() if callable(self._points) else self._points
-            self._cache["curve"] = curve_from_points(*points)
+            self._cache["curve"] = curve_from_points(*self._engine().materialized())
         return self._cache["curve"]
 
     def roc_curve(self):
@@ -130,29 +100,18 @@ class RankResult(Result):
     def average_precision(self) -> float:
         """Average precision, as :meth:`RankAUC.average_precision`."""
         if "ap" not in self._cache:
-            if "curve" in self._cache:
-                self._cache["ap"] = average_precision_of(*self._cache["curve"])
-            else:  # the value alone: no curve built for it
-                if self._points is None:
-                    raise ValueError("this result holds no points (it was unpickled): take the "
-                                     "curves from the accumulator")
-                stream = getattr(self._points, "streamed_average_precision", None)
-                if stream is not None:  # a spilled state's: read from its runs, not merged
-                    self._cache["ap"] = stream()
-                else:
-                    points = self._points() if callable(self._points) else self._points
-                    self._cache["ap"] = average_precision_of_points(*points)
+            self._cache["ap"] = self._engine().average_precision()
         return self._cache["ap"]
 
     def _curve_bounds(self):
         """``(tps_lower, tps_upper, fps_lower, fps_upper)`` along :meth:`_curve`'s thresholds."""
         if "curve_bounds" not in self._cache:
             thresholds, tps, fps = self._curve()
-            make = getattr(self._points, "straddling", None)
-            if make is None or self.exact:
+            items = self._engine().items
+            if self.exact or not is_binned(items):
                 self._cache["curve_bounds"] = (tps, tps, fps, fps)
             else:
-                up, un = make(thresholds[::-1])
+                up, un = straddling_of_items(items, thresholds[::-1], self.weighted)
                 self._cache["curve_bounds"] = (tps, tps + up[::-1], fps, fps + un[::-1])
         return self._cache["curve_bounds"]
 
@@ -210,8 +169,12 @@ class RankResult(Result):
         both equal to :meth:`average_precision` while the state is exact."""
         if "ap_bounds" not in self._cache:
             value = self.average_precision()
-            make = getattr(self._points, "average_precision_bounds", None)
-            self._cache["ap_bounds"] = (value, value) if make is None else make(value)
+            items = None if self.exact else self._engine().items
+            if is_binned(items):
+                self._cache["ap_bounds"] = average_precision_bounds(items[0], items[1], items[2], self.weighted,
+                                                                    value)[1:]
+            else:
+                self._cache["ap_bounds"] = (value, value)
         return self._cache["ap_bounds"]
 
     @property
@@ -224,20 +187,11 @@ class RankResult(Result):
         """The upper end of :meth:`average_precision_bounds`."""
         return self.average_precision_bounds()[1]
 
-    def _operating(self) -> OperatingPoints:
-        if "operating" not in self._cache:
-            if self._points is None:
-                raise ValueError("this result holds no points (it was unpickled): ask the "
-                                 "accumulator for its operating points")
-            make = getattr(self._points, "operating", None)
-            if make is not None:  # a bounded state's snapshot: its bins give the bounds
-                ops = make(self._values["n"])
-            else:
-                points = self._points() if callable(self._points) else self._points
-                ops = OperatingPoints(*points, self._values["n"], self.weighted,
-                                      bounded=self._meta.get("max_bins") is not None)
-            self._cache["operating"] = ops
-        return self._cache["operating"]
+    def _operating(self) -> Points:
+        if self._points is None:
+            raise ValueError("this result holds no points (it was unpickled): ask the "
+                             "accumulator for its operating points")
+        return self._engine()
 
     def at_threshold(self, t):
         """The binary result at ``s >= t``, as :meth:`RankAUC.at_threshold`."""

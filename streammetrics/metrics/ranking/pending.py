@@ -2,16 +2,16 @@
 
 ``update`` appends a batch's score keys here, split by label, in a few
 microseconds whatever the state holds; the buffer is sorted into the state in
-bulk when it is full (:meth:`RankAUC.flush` does it on request).
+bulk when it is full (and when the state is read for good: ``flush``,
+``finalize`` of an unweighted exact state, a threshold query).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..._kernels import rank as K
-from .exact import sorted_run
-from .sorting import sort_classes
+from ..._kernels import keys as K
+from .sorting import sort_classes, sorted_run
 
 __all__ = ["Pending"]
 
@@ -22,22 +22,19 @@ class Pending:
     """Rows folded in but not yet sorted into the state.
 
     ``keys[:front]`` holds the positives' score keys and ``keys[back:]`` the
-    negatives' (the layout of :func:`~streammetrics._kernels.rank.append_split`),
+    negatives' (the layout of :func:`~streammetrics._kernels.keys.append_split`),
     ``vals`` their weights (``None`` without weights); the slots between are
     free. A batch is validated while it is written into free slots, so a bad
     batch changes nothing that counts.
     """
 
-    __slots__ = ("keys", "vals", "front", "back", "sorted")
+    __slots__ = ("keys", "vals", "front", "back")
 
     def __init__(self, capacity: int, weighted: bool):
         self.keys = np.empty(capacity, np.uint64)
         self.vals = np.empty(capacity, np.float64) if weighted else None
         self.front = 0
         self.back = capacity
-        #: each class's keys are sorted (by :meth:`sort`): the buffer takes no
-        #: more rows, and :meth:`run` does not sort them again
-        self.sorted = False
 
     @property
     def rows(self) -> int:
@@ -50,14 +47,6 @@ class Pending:
     @property
     def nbytes(self) -> int:
         return self.keys.nbytes + (0 if self.vals is None else self.vals.nbytes)
-
-    def _grow(self, need: int, limit: int):
-        """Room for ``need`` rows in all: four times the capacity, up to ``limit``
-        (each growth copies the rows; at 8 bytes a row, four times the rows
-        and the copy take no more than twice the 24 bytes a row's score would
-        take in the state)."""
-        cap = self.keys.shape[0]
-        self.resize(max(need, min(4 * cap, max(limit, need))))
 
     def resize(self, new: int):
         """Move the rows into buffers of capacity ``new`` (at least :attr:`rows`)."""
@@ -72,20 +61,21 @@ class Pending:
         self.back = new - tail
 
     def append(self, y, s, w, limit: int) -> int:
-        """Validate and write one batch (``w`` empty without weights).
+        """Validate and write one batch (``w`` empty without weights); the kernel's
+        status: 0 when the rows were written, else the rows are as they were.
 
-        Returns the kernel's status: 0 when the rows were written, else the
-        batch held a bad value and the buffer's rows are as they were.
-        """
-        assert not self.sorted, "a sorted buffer takes no more rows"
+        Growing takes four times the capacity, up to ``limit`` (at 8 bytes a row,
+        four times the rows and the copy take no more than twice the 24 bytes a
+        row's score would take in the state)."""
         n = y.shape[0]
         if self.back - self.front < n:
-            self._grow(self.rows + n, limit)
+            need = self.rows + n
+            self.resize(max(need, min(4 * self.keys.shape[0], max(limit, need))))
         if self.vals is None:
             status, front, back = K.append_split(y, s.view(_U64), self.keys, self.front, self.back)
         else:
             status, front, back = K.append_split_weighted(y, s.view(_U64), w, self.keys, self.vals,
-                                                         self.front, self.back)
+                                                          self.front, self.back)
         if not status:
             self.front, self.back = front, back
         return status
@@ -99,20 +89,14 @@ class Pending:
             back = front
         return keys, vals, front, back
 
-    def sort(self):
-        """Sort each class's keys in place (and mark them so): see :attr:`sorted`."""
-        if not self.sorted:
-            sort_classes(self.keys, self.front, self.back, self.vals)
-            self.sorted = True
-        return self.keys[: self.front], self.keys[self.back :]
-
-    def run(self, merged_with=None):
-        """The run of the pending rows (sorted in place), merged with a run if given."""
-        return sorted_run(self.keys, self.front, self.back, self.vals, merged_with, self.sorted)
+    def run(self, merged_with=None, in_place: bool = True):
+        """The run of the pending rows, merged with a run if given; sorted in
+        place (the buffer is then used up) unless ``in_place`` is false."""
+        keys, vals, front, back = self._parts(in_place)
+        return sorted_run(keys, front, back, vals, merged_with)
 
     def release(self) -> None:
-        """Drop the buffer's arrays once its rows were made a run (frees them
-        before the run is merged on, unless a result still reads them)."""
+        """Drop the buffer's arrays once its rows were made a run."""
         self.keys = np.empty(0, np.uint64)
         self.vals = None if self.vals is None else np.empty(0, np.float64)
         self.front = self.back = 0
@@ -133,21 +117,11 @@ class Pending:
 
     def clone(self) -> "Pending":
         """A copy holding the same rows, with room for no more than those."""
-        front, back = self.front, self.back
         out = Pending(self.rows, self.weighted)  # capacity rows: out.back == front
-        out.keys[:front] = self.keys[:front]
-        out.keys[front:] = self.keys[back:]
-        if self.vals is not None:
-            out.vals[:front] = self.vals[:front]
-            out.vals[front:] = self.vals[back:]
-        out.front = out.back = front
-        out.sorted = self.sorted
+        for name in ("keys", "vals"):
+            src, dst = getattr(self, name), getattr(out, name)
+            if src is not None:
+                dst[: self.front] = src[: self.front]
+                dst[self.front :] = src[self.back :]
+        out.front = out.back = self.front
         return out
-
-    def copy_run(self, merged_with=None):
-        """The run of the pending rows merged with ``merged_with``, leaving the buffer as it is."""
-        if self.sorted:  # read as they are: nothing to sort, so nothing to copy
-            return sorted_run(self.keys, self.front, self.back, self.vals, merged_with, presorted=True)
-        keys, vals, front, back = self._parts(in_place=False)
-        return sorted_run(keys, front, back, vals, merged_with)
-

@@ -1,27 +1,17 @@
 """Sorted runs on disk: the memory budget of the exact ``RankAUC``.
 
-With ``RankAUC(max_memory=M)`` the exact state keeps its runs in memory while
-they take less than half of ``M``; past that they are written, as they are, to
-temporary files (*spilled*) and the memory is freed. Reading the state
-(``finalize``, the curves, saving, merging) streams a k-way merge over the
-files in chunks, so only a few chunks per run are in memory at once, and the
-runs on disk are merged into one file (in chunks too) when there are more
-than :data:`MAX_DISK_RUNS` of them. The result is the same, to the bit, as
-the in-memory state's: a run on disk holds exactly the entries the in-memory
-run held.
-
-A file holds one run as records, in increasing score order: ``score``
-float64, then the positive and negative count as uint32 when every count of
-the file is below ``2**32`` (16 bytes a record; a count bound is known when
-the file is written), else as int64, or the weights as float64 (24 bytes).
-Reading a file gives int64 counts either way. Its name says whose it is::
-
-    .streammetrics-<host>.<pid>.<random>.smspill
-
-Files are removed when the accumulator is reset, closed or garbage-collected,
-and at normal exit of the process; a process that was killed leaves its files,
-and the next budgeted accumulator on the same host removes those whose
-process no longer runs (as the state files' ``.smtmp`` leftovers are).
+With ``RankAUC(max_memory=M)`` the runs in memory are written, as they are, to
+temporary files once they take more than a quarter of ``M`` (*spilled*). Reads
+merge the runs chunk by chunk (:func:`stream_merge`, a k-way merge of a window
+of every run), so a few chunks per run are in memory at once; past
+:data:`MAX_DISK_RUNS` files the smaller half is merged into one. A file holds
+one run as records in increasing score order: ``score`` float64, then the
+positive and negative count as uint32 when the file's counts are below
+``2**32`` (16 bytes a record), else int64, or the weights as float64 (24 bytes);
+reading gives int64 counts either way. Files are named
+``.streammetrics-<host>.<pid>.<random>.smspill`` (:mod:`streammetrics._protocol.
+tempfiles`) and removed on reset, close, garbage collection and normal exit;
+those a killed process left are removed by the next spill on the same host.
 """
 
 from __future__ import annotations
@@ -31,22 +21,21 @@ import mmap
 import numbers
 import os
 import re
-import secrets
-import socket
 import tempfile
 import threading
 import weakref
 
 import numpy as np
 
-from ..._kernels import rank as K
+from ..._kernels.merges import merge_records, pack_records, records_cut
+from ..._protocol import tempfiles
 
-__all__ = ["parse_memory", "SpillStore", "DiskRun", "stream_merge", "count_dtype", "MAX_DISK_RUNS",
-           "SPILL_SUFFIX", "remove_stale"]
+__all__ = ["parse_memory", "SpillStore", "DiskRun", "stream_merge", "window", "count_dtype", "MAX_DISK_RUNS",
+           "SPILL_STEM", "SPILL_SUFFIX", "MIN_MEMORY"]
 
 #: at most this many runs are kept on disk; one more merges the smaller half into one file
-#: (a read merges them through a tournament: its cost grows with the logarithm of their number)
 MAX_DISK_RUNS = 32
+SPILL_STEM = ".streammetrics-"
 SPILL_SUFFIX = ".smspill"
 #: the smallest budget taken (bytes): a few chunks of a few entries
 MIN_MEMORY = 4096
@@ -96,52 +85,9 @@ def parse_memory(value) -> int | None:
     return nbytes
 
 
-def _host() -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in socket.gethostname())
-
-
-def _prefix() -> str:
-    return f".streammetrics-{_host()}."
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # another user's process, or we cannot tell: keep its files
-    return True
-
-
-def remove_stale(folder: str) -> int:
-    """Delete the spill files that processes of this host which no longer run
-    left in ``folder``; returns how many were removed."""
-    prefix = _prefix()
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return 0
-    removed = 0
-    for name in names:
-        if not (name.startswith(prefix) and name.endswith(SPILL_SUFFIX)):
-            continue
-        pid = name[len(prefix):].split(".", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-            try:
-                os.unlink(os.path.join(folder, name))
-                removed += 1
-            except OSError:
-                pass
-    return removed
-
-
 def _unlink_all(paths: set) -> None:
     for p in list(paths):
-        try:
-            os.unlink(p)
-        except OSError:
-            pass
+        tempfiles.unlink(p)
         paths.discard(p)
 
 
@@ -213,12 +159,12 @@ class SpillStore:
             _LIVE.add(self)
         self._stale_checked = False
 
-    def _new_path(self) -> str:
+    def new_path(self) -> str:
+        """A fresh file name (the first removes the files dead processes left)."""
         if not self._stale_checked:
-            remove_stale(self.folder)
+            tempfiles.remove_stale(self.folder, SPILL_STEM, SPILL_SUFFIX)
             self._stale_checked = True
-        return os.path.join(self.folder,
-                            f"{_prefix()}{os.getpid()}.{secrets.token_hex(6)}{SPILL_SUFFIX}")
+        return tempfiles.new_path(self.folder, SPILL_STEM, SPILL_SUFFIX)
 
     def writer(self, dtype) -> "_RunWriter":
         """A new file for a run of masses of ``dtype`` (the file's own: see
@@ -231,6 +177,18 @@ class SpillStore:
         w = self.writer(ab.dtype if peak is None else count_dtype(peak))
         try:
             w.append(scores, ab, peak)
+        except BaseException:
+            w.abort()
+            raise
+        return w.close()
+
+    def write_chunks(self, dtype, chunks) -> DiskRun:
+        """A new file of masses of ``dtype`` holding the run given as its sorted
+        chunks ``(scores, ab)`` (cast to the file's dtype)."""
+        w = self.writer(dtype)
+        try:
+            for scores, ab in chunks:
+                w.append(scores, ab)
         except BaseException:
             w.abort()
             raise
@@ -253,10 +211,7 @@ class SpillStore:
         return w.close()
 
     def remove(self, run: DiskRun) -> None:
-        try:
-            os.unlink(run.path)
-        except OSError:
-            pass
+        tempfiles.unlink(run.path)
         self.paths.discard(run.path)
 
     def close(self) -> None:
@@ -270,7 +225,7 @@ class _RunWriter:
     def __init__(self, store: SpillStore, dtype):
         self.store = store
         self.dtype = np.dtype(dtype)
-        self.path = store._new_path()
+        self.path = store.new_path()
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         store.paths.add(self.path)
         self.fh = os.fdopen(fd, "wb")
@@ -304,7 +259,7 @@ class _RunWriter:
                 rec["p"] = ab[0, a:b]
                 rec["q"] = ab[1, a:b]
             else:
-                K.pack_records(scores[a:b], np.ascontiguousarray(ab[:, a:b], self.dtype),
+                pack_records(scores[a:b], np.ascontiguousarray(ab[:, a:b], self.dtype),
                                *_flat_views(rec))
             self.append_records(rec)
 
@@ -366,7 +321,7 @@ def _copy_records(src, dst) -> None:
             dst[name] = src[name]
 
 
-def _window(src, a: int, b: int):
+def window(src, a: int, b: int):
     """Entries ``a:b`` of a source (an in-memory run or a file's records) as a run."""
     if isinstance(src, tuple):
         return src[0][a:b], src[1][:, a:b]
@@ -378,30 +333,6 @@ def _window(src, a: int, b: int):
     del rec
     release(src, a, b)
     return scores, ab
-
-
-def _merge(a, b):
-    cap = a[0].shape[0] + b[0].shape[0]
-    scores = np.empty(cap, np.float64)
-    ab = np.empty((2, cap), a[1].dtype)
-    m = K.merge_into(a[0], a[1], b[0], b[1], scores, ab)
-    return scores[:m], ab[:, :m]
-
-
-def merge_parts(parts):
-    """One run ``(scores, ab)`` of sorted runs ``parts`` (a list of one or more),
-    the masses of a score held by several added in the order of ``parts``."""
-    if len(parts) == 1:
-        return np.ascontiguousarray(parts[0][0]), np.ascontiguousarray(parts[0][1])
-    starts = np.zeros(len(parts) + 1, np.int64)
-    starts[1:] = np.cumsum([p[0].shape[0] for p in parts])
-    scores = np.concatenate([p[0] for p in parts])
-    ab = np.concatenate([p[1] for p in parts], axis=1)
-    out_s = np.empty(scores.shape[0], np.float64)
-    out_ab = np.empty(ab.shape, ab.dtype)
-    m = K.merge_k(scores, ab, starts, out_s, out_ab)
-    del scores, ab
-    return out_s[:m].copy(), np.ascontiguousarray(out_ab[:, :m])
 
 
 class _Sources:
@@ -436,15 +367,16 @@ class _Sources:
         if flat is None:
             return a + int(np.searchsorted(self.srcs[i][0][a:b], bound,
                                            side="right" if right else "left"))
-        return int(K.records_cut(flat, a, b, bound, right))
+        return int(records_cut(flat, a, b, bound, right))
 
     def merge(self, parts):
         """One run of the entries ``a:b`` of sources ``i`` for ``(i, a, b)`` in
         ``parts`` (in sources' order), the masses of a score held by several
-        added in that order: the sums :func:`merge_parts` makes, to the bit."""
+        added in that order: the sums of merging them in memory in that order."""
         if len(parts) == 1:
             i, a, b = parts[0]
-            return merge_parts([_window(self.srcs[i], a, b)])
+            scores, ab = window(self.srcs[i], a, b)
+            return np.ascontiguousarray(scores), np.ascontiguousarray(ab)
         dtype = np.result_type(*[self._dtype(i) for i, _, _ in parts])
         total = sum(b - a for _, a, b in parts)
         rec_dtype = _record(dtype)
@@ -458,7 +390,7 @@ class _Sources:
             src = self.srcs[i]
             if isinstance(src, tuple):
                 sc, val, _ = _flat_views(buf)
-                K.pack_records(src[0][a:b], np.asarray(src[1][:, a:b], dtype), sc, val, o)
+                pack_records(src[0][a:b], np.asarray(src[1][:, a:b], dtype), sc, val, o)
             else:
                 _copy_records(src[a:b], buf[o:o + b - a])
                 release(src, a, b)
@@ -469,7 +401,7 @@ class _Sources:
         scores = np.empty(total, np.float64)
         ab = np.empty((2, total), dtype)
         sc, val, _ = _flat_views(rows)
-        m = K.merge_records(sc, val, starts, ends, scores, ab)
+        m = merge_records(sc, val, starts, ends, scores, ab)
         if m == total:
             return scores, ab
         return scores[:m].copy(), np.ascontiguousarray(ab[:, :m])
@@ -490,7 +422,7 @@ def stream_merge(sources, chunk: int):
     ``sources``: the same sums, to the bit, as merging them in memory in that
     order). Chunks never split a score. The windows of a step are copied into
     one buffer, reused from step to step, and merged there by a tournament of the
-    runs' heads (:func:`~streammetrics._kernels.rank.merge_records`).
+    runs' heads (:func:`~streammetrics._kernels.merges.merge_records`).
     """
     chunk = max(int(chunk), 1)
     src = _Sources(sources)

@@ -3,27 +3,24 @@
 from __future__ import annotations
 
 import math
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
-from ._kernels import compensated
-from ._kernels.bootstrap import (POISSON1_CUTS, binary_terms, calibration_counts, calibration_terms,
-                                 poisson_weights, probability_terms, replicate_ranks, replicate_sums)
-from ._kernels.probability import LOG_FLOOR
-from ._protocol import statefile
-from ._protocol.base import Accumulator, _locked, check_ci
-from ._protocol.errors import StateFileError, WeightOverflowError
-from ._protocol.inputs import Batch, Input
-from ._protocol.result import Result, safe
-from ._protocol.state import concatenated_parts, reserve
-from ._protocol.validation import as_1d
-from ._protocol.wrapped import pack, unpack
+from .._kernels.bootstrap import POISSON1_CUTS, poisson_weights, replicate_sums
+from .._protocol import statefile
+from .._protocol.base import Accumulator, locked, check_ci
+from .._protocol.errors import StateFileError, WeightOverflowError
+from .._protocol.inputs import Batch, Input, raise_rejected
+from .._protocol.result import Result
+from .._protocol.state import concatenated_parts, reserve
+from .._protocol.terms import Sums
+from .._protocol.validation import as_1d
+from .._protocol.wrapped import pack, unpack
+from .ranks import (DEFAULT_GRID, RankRows, band_grid, check_int, check_rank_rows, pool, ranked_member,
+                    read_curve, replica_template, workers)
 
-__all__ = ["Bootstrap", "DEFAULT_REPLICATES", "MAX_WEIGHT_BLOCK"]
+__all__ = ["Bootstrap", "DEFAULT_REPLICATES", "MAX_WEIGHT_BLOCK", "MAX_SLOTS"]
 
 #: the default number of bootstrap replicates
 DEFAULT_REPLICATES = 200
@@ -31,12 +28,12 @@ DEFAULT_REPLICATES = 200
 MAX_WEIGHT_BLOCK = 64 << 20
 #: rows whose terms a linear template folds at once (the terms take 12 bytes a row and term)
 LINEAR_CHUNK = 1 << 17
+#: the most slots of row terms folded in one pass (every replicate's sums of
+#: every slot are flushed each block of rows: many slots would cost more than
+#: the rows); a template of more is folded replicate by replicate
+MAX_SLOTS = 768
 
 _EMPTY_KEYS = np.zeros(0, np.int64)
-#: the rates (ROC) or recalls (PR) a band is read at, unless told: 0, 0.01, ..., 1
-DEFAULT_GRID = 101
-#: the most points a band's grid may have
-MAX_GRID = 100_000
 
 
 class RowKeys(Input):
@@ -73,66 +70,10 @@ def _check_keys(key, n: int) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
-def _check_int(name: str, v, lo: int, hi: int) -> int:
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(v).__name__}")
-    if not lo <= int(v) <= hi:
-        raise ValueError(f"{name} must lie in [{lo}, {hi}], got {v}")
-    return int(v)
-
-
 def _scalar_scores(result) -> dict[str, float]:
     """The scalar float scores of a result (counts, flags and arrays have no interval)."""
     return {k: float(v) for k, v in result.items()
             if isinstance(v, (float, np.floating)) and not isinstance(v, bool)}
-
-
-def _band_grid(grid) -> np.ndarray:
-    """The checked grid of a band: a point count, or an increasing array in [0, 1]."""
-    if isinstance(grid, (int, np.integer)) and not isinstance(grid, (bool, np.bool_)):
-        count = _check_int("grid", grid, 2, MAX_GRID)
-        return np.linspace(0.0, 1.0, count)
-    if isinstance(grid, (bool, np.bool_, str, bytes)) or grid is None:
-        raise TypeError(f"grid must be a number of points or an array of rates, got {type(grid).__name__}")
-    xs = as_1d(grid, "grid")
-    if xs.dtype.kind not in "iuf" or xs.dtype.kind == "b":
-        raise TypeError(f"grid must hold real numbers, got dtype {xs.dtype}")
-    xs = np.asarray(xs, np.float64)
-    if not 1 <= xs.shape[0] <= MAX_GRID:
-        raise ValueError(f"grid must hold 1 to {MAX_GRID:,} points, got {xs.shape[0]}")
-    bad = ~((xs >= 0.0) & (xs <= 1.0))
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValueError(f"grid[{i}] = {xs[i]!r}: the rates of a band must lie in [0, 1]")
-    if xs.shape[0] > 1 and not (np.diff(xs) > 0).all():
-        i = int(np.argmax(~(np.diff(xs) > 0))) + 1
-        raise ValueError(f"grid[{i}] = {xs[i]!r}: the rates of a band must increase")
-    return xs
-
-
-def _read_curve(rank, xs: np.ndarray, which: str):
-    """One rank state's curve read at ``xs`` (``None`` without both classes).
-
-    ROC: the true positive rate at each false positive rate, linear between
-    the curve's points, the top of a vertical run at its rate. PR: the
-    precision at the highest threshold whose recall reaches each recall."""
-    if which == "roc":
-        fpr, tpr, _ = rank.roc_curve()
-        if fpr[-1] == 0.0 or tpr[-1] == 0.0:
-            return None
-        j = np.searchsorted(fpr, xs, side="right")  # the first point past each rate
-        i = j - 1  # the last point at or before it (fpr[0] = 0 <= every rate)
-        inside = j < fpr.shape[0]
-        jj = np.minimum(j, fpr.shape[0] - 1)
-        x0, x1, y0, y1 = fpr[i], fpr[jj], tpr[i], tpr[jj]
-        step = (xs - x0) / np.where(x1 > x0, x1 - x0, 1.0)
-        return np.where(inside, y0 + step * (y1 - y0), tpr[-1])
-    precision, recall, _ = rank.pr_curve()
-    if recall[0] == 0.0 or (precision == 1.0).all():  # no positive, or no negative
-        return None
-    rec, prec = recall[::-1], precision[::-1]  # thresholds decreasing, recall increasing
-    j = np.searchsorted(rec, xs, side="left")
-    return prec[np.minimum(j, rec.shape[0] - 1)]
 
 
 class Bootstrap(Accumulator):
@@ -179,15 +120,15 @@ class Bootstrap(Accumulator):
     Notes
     -----
     A batch is checked once by the template's ``prepare`` (a rejected batch
-    changes nothing). For a :class:`~streammetrics.BinaryConfusion`, a
-    :class:`~streammetrics.ProbabilityScores`, a
-    :class:`~streammetrics.Calibration` (of at most 256 bins) and the members
-    of an Evaluator made of them (all but the AUC of the binary preset),
-    whose weighted states are sums of per-row terms, one kernel pass adds
-    every row's terms into all replicates' sums, weighted by its Poisson
-    counts (those replicates keep no squared weights or second moments: they
-    serve the percentile intervals only; a calibration bin's row count, which
-    no weight changes, is taken once for all). An exact
+    changes nothing). A template that declares its row terms (see
+    :mod:`streammetrics._protocol.terms`: the binary confusion, probability
+    scores, calibration of up to :data:`MAX_SLOTS` slots, top-k, multiclass
+    confusion, and an Evaluator's members that declare them) is folded in one
+    kernel pass that adds every row's terms into all replicates' sums,
+    weighted by its Poisson counts (those replicates keep no squared weights
+    or second moments: they serve the percentile intervals only; counts that
+    no weight changes, such as a calibration bin's rows, are taken once for
+    all). An exact
     :class:`~streammetrics.RankAUC` (``max_bins=None``; the template, or one
     member of an Evaluator such as the binary preset's AUC) keeps no rank
     state per replicate: the bootstrap keeps its rows (score, label, key and
@@ -243,17 +184,17 @@ class Bootstrap(Accumulator):
                             "bootstrap needs (each replicate reweights the rows)")
         if template.n:
             raise ValueError("template must be empty: its settings define every replicate's accumulator")
-        self.replicates = _check_int("replicates", replicates, 1, 1 << 20)
-        self.seed = _check_int("seed", seed, 0, (1 << 64) - 1)
+        self.replicates = check_int("replicates", replicates, 1, 1 << 20)
+        self.seed = check_int("seed", seed, 0, (1 << 64) - 1)
         self._template = template.copy()
         self.inputs = (*self._template.inputs, RowKeys("key"))
         self.headline = tuple(self._template.headline)
-        self._linear = _linear_form(self._template)
-        self._ranked = _ranked_member(self._template)
-        self._replica_template = _replica_template(self._template, self._ranked)
-        self._template_fields = dict(self._template.copy().reset()._state)
+        self._ranked = ranked_member(self._template)
+        self._replica_template = replica_template(self._template, self._ranked)
+        self._linear = _linear_terms(self._replica_template)
+        self._template_fields = self._template.copy().reset().state_dict()
         self._replica_fields = ({} if self._replica_template is None
-                                else dict(self._replica_template.copy().reset()._state))
+                                else self._replica_template.copy().reset().state_dict())
         self._init_replicas()
 
     def _init_replicas(self) -> None:
@@ -265,7 +206,7 @@ class Bootstrap(Accumulator):
             reserve(size * self.replicates,
                     f"the settings declare {self.replicates} replicates of {size} bytes each")
         self._replicas = [] if rt is None else [rt.copy() for _ in range(self.replicates)]
-        self._ranks = _RankRows()
+        self._ranks = RankRows()
 
     # ------------------------------------------------------------- settings
     @property
@@ -289,7 +230,7 @@ class Bootstrap(Accumulator):
         extra = set(settings) - {"template", "replicates", "seed"}
         if extra:
             raise ValueError(f"unknown settings {sorted(extra)}")
-        template = known[spec["class"]]._from_settings(spec["settings"])
+        template = known[spec["class"]].from_settings(spec["settings"])
         return cls(template, replicates=settings.get("replicates", DEFAULT_REPLICATES),
                    seed=settings.get("seed", 0))
 
@@ -330,29 +271,19 @@ class Bootstrap(Accumulator):
             return self
         with self._guard:
             self._check_room(tb.n)
-            plan = self._linear.terms_of(tb) if self._linear is not None else None
-            ranked = self._ranked
-            if plan is None:
+            terms = self._linear
+            if terms is not None and terms.takes(tb):
+                sums = self._linear_sums(tb, keys)  # first: a batch that overflows changes nothing
                 self._point.fold(tb)
-                if ranked is None:
-                    self._fold_replicas(tb, keys)
-                elif self._replicas:  # the Evaluator's other members, one by one
-                    others = [k for k, m in self._replica_template._members.items() if tb.covers(m.inputs)]
-                    if others:
-                        self._fold_replicas(tb, keys, others)
-                    for acc in self._replicas:
-                        acc._n += tb.n
-            else:  # every replicate's sums first: a batch that overflows changes nothing
-                sums = self._linear_sums(tb, keys, plan)
+                for acc, part in zip(self._replicas, sums):
+                    acc.add_sums(part)
+                if not terms.complete:  # an Evaluator's other members, replicate by replicate
+                    self._fold_replicas(tb, keys, rest=True)
+            else:
                 self._point.fold(tb)
-                for acc, pairs in zip(self._replicas, sums):
-                    self._linear.absorb(acc, pairs, tb.n, plan)
-                members = self._template._members if self._linear.rest else {}
-                rest = [k for k in self._linear.rest if k != ranked and tb.covers(members[k].inputs)]
-                if rest:  # the Evaluator's other members that take the batch: one by one
-                    self._fold_replicas(tb, keys, rest)
-            if ranked is not None:
-                rank = self._template if ranked == "" else self._template._members[ranked]
+                self._fold_replicas(tb, keys)
+            if self._ranked is not None:
+                rank = self._template if self._ranked == "" else self._template.members[self._ranked]
                 if tb.covers(rank.inputs):
                     y, sc = tb.arrays_for(rank.inputs)
                     self._ranks.add(y, sc, keys if keys.shape[0] else
@@ -361,45 +292,58 @@ class Bootstrap(Accumulator):
             self._rows += tb.n
         return self
 
-    def _linear_sums(self, tb: Batch, keys: np.ndarray, plan) -> np.ndarray:
-        """The batch's compensated sums in every replicate: replicates x slots x 2."""
-        R, n, lin = self.replicates, tb.n, self._linear
-        workers = _workers(R, n)
-        groups = [g for g in np.array_split(np.arange(R), workers) if g.size]
-        outs = [np.zeros((lin.size, g.size, 2), np.float64) for g in groups]
+    def _linear_sums(self, tb: Batch, keys: np.ndarray) -> list:
+        """The batch's terms summed in every replicate: one :class:`~.._protocol.terms.Sums`
+        a replicate (the counts, which no weight changes, shared)."""
+        R, n, terms = self.replicates, tb.n, self._linear
+        groups = [g for g in np.array_split(np.arange(R), workers(R, n)) if g.size]
+        outs = [np.zeros((terms.size, g.size, 2), np.float64) for g in groups]
+        ints = np.zeros((1, terms.size), np.int64)
         seed = np.uint64(self.seed)
-        starts = range(0, n, LINEAR_CHUNK)
-        terms = lin.fill(plan, 0, min(n, LINEAR_CHUNK))
-        for lo in starts:
+
+        def formed(lo):  # the terms of the chunk from ``lo``, their counts added to ``ints``
+            m = min(n, lo + LINEAR_CHUNK) - lo
+            slots, values = np.empty((m, terms.width), np.int32), np.empty((m, terms.width))
+            if terms.fill(tb, lo, slots, values, 0, 0):  # (a checked batch: cannot happen)
+                raise_rejected(tb.inputs, tb.arrays)
+            ints[0] += np.bincount(slots.reshape(-1), minlength=terms.size) * terms.counted  # (terms of ones)
+            return slots, values
+
+        chunk = formed(0)
+        for lo in range(0, n, LINEAR_CHUNK):
             hi = min(n, lo + LINEAR_CHUNK)
-            slots, vals = terms
+            slots, values = chunk
             w = tb.weights[lo:hi] if tb.weighted else tb.weights
             k = keys[lo:hi] if keys.shape[0] else keys
-            first = self._rows + lo
-            if len(groups) == 1:
-                replicate_sums(seed, k, first, 0, w, slots, vals, outs[0], POISSON1_CUTS)
-                if hi < n:
-                    terms = lin.fill(plan, hi, min(n, hi + LINEAR_CHUNK))
-                continue
-            jobs = [_pool(len(groups)).submit(replicate_sums, seed, k, first, int(g[0]), w, slots, vals,
-                                              out, POISSON1_CUTS) for g, out in zip(groups, outs)]
+            args = [(seed, k, self._rows + lo, int(g[0]), w, slots, values, out, POISSON1_CUTS)
+                    for g, out in zip(groups, outs)]
+            jobs = [] if len(groups) == 1 else [pool(len(groups)).submit(replicate_sums, *a) for a in args]
+            if not jobs:
+                replicate_sums(*args[0])
             if hi < n:  # the next chunk's terms while the replicates fold this one
-                terms = lin.fill(plan, hi, min(n, hi + LINEAR_CHUNK))
+                chunk = formed(hi)
             for job in jobs:
                 job.result()
         sums = np.ascontiguousarray(np.concatenate(outs, axis=1).transpose(1, 0, 2))
         if not np.isfinite(sums[..., 0]).all():
             raise WeightOverflowError()
-        return sums
+        rows = np.array([n], np.int64)
+        return [Sums(ints, sums[r:r + 1], None, rows, True) for r in range(R)]
 
-    def _fold_replicas(self, tb: Batch, keys: np.ndarray, members=None) -> None:
+    def _fold_replicas(self, tb: Batch, keys: np.ndarray, rest: bool = False) -> None:
         """Fold the batch into every replicate with its Poisson weights (into the
-        Evaluator members named ``members`` only, when given)."""
+        parts its row terms do not cover only, with ``rest``)."""
         R, n = self.replicates, tb.n
+        if not R or self._replica_template is None:
+            return
+        if not (rest or self._replica_template.takes(tb)):  # (rows only the rank rows take)
+            for acc in self._replicas:
+                acc.skip_rows(n)
+            return
         chunk = max(1, min(n, MAX_WEIGHT_BLOCK // (8 * R)))
         block = np.empty((R, chunk), np.float64)
-        workers = _workers(R, n)
-        groups = np.array_split(np.arange(R), workers)
+        count = workers(R, n)
+        groups = np.array_split(np.arange(R), count)
         for lo in range(0, n, chunk):
             hi = min(n, lo + chunk)
             m = hi - lo
@@ -408,27 +352,24 @@ class Bootstrap(Accumulator):
             part = _Chunk(tb.inputs, arrays, tb.weights[lo:hi] if tb.weighted else tb.weights,
                           keys[lo:hi] if keys.shape[0] else keys, self._rows + lo, m,
                           block if m == chunk else block[:, :m])
-            if workers == 1:
-                self._fold_group(part, 0, R, members)
+            if count == 1:
+                self._fold_group(part, 0, R, rest)
             else:  # replicates are independent and the kernels release the GIL
-                jobs = [_pool(workers).submit(self._fold_group, part, int(g[0]), int(g[-1]) + 1, members)
+                jobs = [pool(count).submit(self._fold_group, part, int(g[0]), int(g[-1]) + 1, rest)
                         for g in groups if g.size]
                 for job in jobs:
                     job.result()
 
-    def _fold_group(self, part: "_Chunk", r0: int, r1: int, members=None) -> None:
+    def _fold_group(self, part: "_Chunk", r0: int, r1: int, rest: bool = False) -> None:
         """Draw the weights of replicates ``r0..r1-1`` for one chunk and fold it into them."""
         out = part.block[r0:r1]
         poisson_weights(np.uint64(self.seed), part.keys, part.first, r0, part.w, out, POISSON1_CUTS)
-        shared = {}  # arrays derived for one consumer serve every replicate of the group
         for r in range(r0, r1):
             b = Batch(part.inputs, part.arrays, out[r - r0], part.m)
-            b._derived = shared
-            if members is None:
-                self._replicas[r].fold(b)
+            if rest:
+                self._replicas[r].fold_rest(b)
             else:
-                for name in members:
-                    self._replicas[r]._members[name].fold(b)
+                self._replicas[r].fold(b)
 
     # ---------------------------------------------------------------- merge
     def merge(self, other: "Bootstrap"):
@@ -437,20 +378,26 @@ class Bootstrap(Accumulator):
         self._check_compatible(other)
         if other is self:
             other = other.copy()
-        with _locked(self, other):
+        with locked(self, other):
             self._check_room(other.n, "merging")
             self._merge_check(other)
-            self._point.merge(other._point)
-            for mine, theirs in zip(self._replicas, other._replicas):
+            point, replicas, ranks = other._parts()
+            self._point.merge(point)
+            for mine, theirs in zip(self._replicas, replicas):
                 mine.merge(theirs)
-            self._ranks.extend(other._ranks)
-            self._rows += other._rows
+            self._ranks.extend(ranks)
+            self._rows += other.n
         return self
 
+    def _parts(self):
+        """``(point, replicas, rank rows)``, as another bootstrap merges them."""
+        return self._point, self._replicas, self._ranks
+
     def _merge_check(self, other):
-        self._point._merge_check(other._point)
-        for mine, theirs in zip(self._replicas, other._replicas):
-            mine._merge_check(theirs)
+        point, replicas, _ = other._parts()
+        self._point.check_merge(point)
+        for mine, theirs in zip(self._replicas, replicas):
+            mine.check_merge(theirs)
 
     # ----------------------------------------------------------------- state
     @property
@@ -464,9 +411,9 @@ class Bootstrap(Accumulator):
         (every replicate's array, flattened and concatenated in replicate order)
         and ``replicates.<field>#shape`` (each one's shape)."""
         state = {"n": np.array([self._rows], np.int64)}
-        for k, v in self._point._state.items():
+        for k, v in self._point.state_dict().items():
             state[f"point.{k}"] = v
-        parts = [acc._state for acc in self._replicas]
+        parts = [acc.state_dict() for acc in self._replicas]
         for k, empty in self._replica_fields.items():
             arrays = [p[k] for p in parts]
             state[f"replicates.{k}"] = np.concatenate([a.reshape(-1) for a in arrays])
@@ -485,7 +432,7 @@ class Bootstrap(Accumulator):
         expected = {"n"} | {f"point.{k}" for k in fields} | {f"replicates.{k}" for k in rfields} | {
             f"replicates.{k}#shape" for k in rfields}
         if self._ranked is not None:
-            expected |= set(_RankRows.FIELDS)
+            expected |= set(RankRows.FIELDS)
         if set(state) != expected:
             raise StateFileError(f"state entries {sorted(state)} do not match a Bootstrap of "
                                  f"{type(self._template).__name__}'s {sorted(expected)}")
@@ -520,11 +467,11 @@ class Bootstrap(Accumulator):
             if acc.n != rows:
                 raise StateFileError(f"replicate {r} counts {acc.n} rows, the bootstrap {rows}")
             replicas.append(acc)
-        ranks = _RankRows()
+        ranks = RankRows()
         if self._ranked is not None:
-            rank = point if self._ranked == "" else point._members[self._ranked]
-            ranks = _RankRows.checked(state, rank.n)
-            _check_rank_rows(ranks, rank)
+            rank = point if self._ranked == "" else point.members[self._ranked]
+            ranks = RankRows.checked(state, rank.n)
+            check_rank_rows(ranks, rank)
         return _Parsed(rows, point, replicas, ranks)
 
     def _load(self, state) -> None:
@@ -534,10 +481,8 @@ class Bootstrap(Accumulator):
 
     def _clone(self):
         out = self._empty_like()
-        out._rows = self._rows
-        out._point = self._point.copy()
-        out._replicas = [a.copy() for a in self._replicas]
-        out._ranks = self._ranks.copy()
+        vars(out).update(_rows=self._rows, _point=self._point.copy(), _replicas=[a.copy() for a in self._replicas],
+                         _ranks=self._ranks.copy())
         return out
 
     def reset(self):
@@ -668,16 +613,16 @@ class Bootstrap(Accumulator):
         lv = check_ci(level)
         if lv is None:
             raise TypeError("level must be a real number in (0, 1), got None")
-        xs = _band_grid(grid)
+        xs = band_grid(grid)
         name = self._rank_member()
         with self._guard:
             curves = []
             ranks = (self._ranks.replicate(self.seed, r) for r in range(self.replicates)) \
                 if self._ranked is not None else None
             for acc in (self._replicas if ranks is None else ranks):
-                rank = acc if name is None or ranks is not None else acc._members[name]
+                rank = acc if name is None or ranks is not None else acc.members[name]
                 try:
-                    got = _read_curve(rank, xs, which)
+                    got = read_curve(rank, xs, which)
                 except ValueError:  # no row of weight > 0 in this replicate
                     continue
                 if got is not None:
@@ -690,17 +635,16 @@ class Bootstrap(Accumulator):
         return xs.copy(), lower, upper
 
     def _rank_member(self):
-        """``None`` when the template is a RankAUC, else the Evaluator member that is one."""
-        from .evaluator import Evaluator
-        from .metrics.ranking import RankAUC
+        """``None`` when the template is a RankAUC, else the member that is one."""
+        from ..metrics.ranking import RankAUC
 
         t = self._template
         if isinstance(t, RankAUC):
             return None
-        if isinstance(t, Evaluator):
-            for k, m in t._members.items():
-                if isinstance(m, RankAUC):
-                    return k
+        members = getattr(t, "members", None) or {}
+        for k, m in members.items():
+            if isinstance(m, RankAUC):
+                return k
         raise TypeError(f"a band needs a rank state: the template {type(t).__name__} holds no RankAUC")
 
     def __repr__(self) -> str:
@@ -709,190 +653,11 @@ class Bootstrap(Accumulator):
         return f"Bootstrap({inner}, replicates={self.replicates}, seed={self.seed}): n={self.n}"
 
 
-def _ranked_member(template):
-    """Where the template's exact rank state is: ``""`` (the template is an exact
-    :class:`~streammetrics.RankAUC`), an Evaluator's member name (its one exact
-    RankAUC member), or ``None`` (its replicates are folded like any other)."""
-    from .evaluator import Evaluator
-    from .metrics.ranking import RankAUC
-
-    def exact(m):
-        return type(m) is RankAUC and m.max_bins is None
-
-    if exact(template):
-        return ""
-    if isinstance(template, Evaluator):
-        names = [k for k, m in template._members.items() if exact(m)]
-        if len(names) == 1:
-            return names[0]
-    return None
-
-
-def _replica_template(template, ranked):
-    """The accumulator each replicate holds: the template, or (when its exact rank
-    state is bootstrapped from the rows kept) an Evaluator of its other members,
-    or ``None`` when nothing else is left."""
-    if ranked is None:
-        return template.copy()
-    if ranked == "":
-        return None
-    from .evaluator import Evaluator
-
-    others = {k: m.copy() for k, m in template._members.items() if k != ranked}
-    return Evaluator(others) if others else None
-
-
-def _check_rank_rows(ranks: "_RankRows", rank) -> None:
-    """Refuse kept rows that are not the rows of the point estimate's exact rank
-    state: the same distinct scores holding the same positives and negatives
-    (their weights to rounding), or the replicates would resample other rows."""
-    if rank.max_bins is not None or not rank.n:
-        return  # (bounded: the bins do not give the rows back)
-    s, y, _, w = ranks.rows()
-    mine = rank.state_dict()
-    theirs = type(rank)().update(y, s, sample_weight=w if w.shape[0] else None).state_dict()
-    name = "weights" if int(mine["weighted"][0]) else "counts"
-    if not (np.array_equal(mine["lo"], theirs["lo"]) and theirs[name].shape == mine[name].shape):
-        raise StateFileError("entries 'ranked.*' do not hold the rows of the point estimate's rank state")
-    a, b = mine[name], theirs[name]
-    same = np.array_equal(a, b) if name == "counts" else np.allclose(a, b, rtol=1e-9, atol=0)
-    if not same:
-        raise StateFileError("entries 'ranked.*' do not hold the rows of the point estimate's rank state")
-
-
-class _RankRows:
-    """The rows an exact rank state of a bootstrap has seen: score, 0/1 label,
-    row key and (if any row was weighted) weight, 17 or 25 bytes a row.
-
-    Every replicate's rank state is a function of these rows and the seed, so
-    all replicates' AUC and average precision come from one sort of the rows
-    and one walk down the scores that draws each row's weights in every
-    replicate (:func:`~._kernels.bootstrap.replicate_ranks`), instead of a
-    rank state per replicate (``replicates`` x 24 bytes per distinct score)
-    and a sort per replicate."""
-
-    FIELDS = ("ranked.score", "ranked.label", "ranked.key", "ranked.weight")
-
-    def __init__(self):
-        self._parts = []  # (scores, labels, keys, weights or None)
-        self._sorted = False  # one part, its scores strictly increasing
-
-    @property
-    def n(self) -> int:
-        return sum(part[0].shape[0] for part in self._parts)
-
-    def add(self, y, s, keys, w) -> None:
-        self._parts.append((np.asarray(s, np.float64) + 0.0,  # -0.0 and 0.0 are one score
-                            np.asarray(y).astype(np.uint8),
-                            np.array(keys, np.int64),
-                            None if w is None else np.array(w, np.float64)))
-        self._sorted = False
-
-    def extend(self, other: "_RankRows") -> None:
-        if other._parts:
-            self._sorted = not self._parts and other._sorted
-            self._parts.extend(other._parts)
-
-    def copy(self) -> "_RankRows":
-        out = _RankRows()
-        out._parts, out._sorted = list(self._parts), self._sorted
-        return out
-
-    def rows(self):
-        """``(scores, labels, keys, weights)`` in the one order of their values:
-        increasing score, then key, label and weight (weights empty when no row
-        was weighted); new arrays, the rows kept are not changed."""
-        parts = self._parts
-        if not parts:
-            return np.zeros(0), np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0)
-        s = np.concatenate([p[0] for p in parts])
-        y = np.concatenate([p[1] for p in parts])
-        k = np.concatenate([p[2] for p in parts])
-        if any(p[3] is not None for p in parts):
-            w = np.concatenate([np.ones(p[0].shape[0]) if p[3] is None else p[3] for p in parts])
-        else:
-            w = np.zeros(0)
-        if self._sorted:
-            return s, y, k, w
-        order = np.argsort(s, kind="stable")
-        ordered = s[order]
-        if ordered.shape[0] > 1 and (ordered[1:] == ordered[:-1]).any():  # tied rows in one order too
-            order = np.lexsort((w, y, k, s) if w.shape[0] else (y, k, s))
-            ordered = s[order]
-        return ordered, y[order], k[order], (w[order] if w.shape[0] else w)
-
-    def state(self) -> dict[str, np.ndarray]:
-        return dict(zip(self.FIELDS, self.rows()))
-
-    @classmethod
-    def checked(cls, state, rows: int) -> "_RankRows":
-        """The rows of an untrusted state, every invariant checked, or ``StateFileError``;
-        ``rows`` is the point estimate's rank state's row count."""
-        kinds = {"ranked.score": np.float64, "ranked.label": np.uint8, "ranked.key": np.int64,
-                 "ranked.weight": np.float64}
-        for name, dtype in kinds.items():
-            a = state[name]
-            if a.ndim != 1 or a.dtype != dtype:
-                raise StateFileError(f"entry {name!r} must be a 1-D {np.dtype(dtype)} array")
-        s, y, k, w = (state[f] for f in cls.FIELDS)
-        if not s.shape[0] == y.shape[0] == k.shape[0] == rows:
-            raise StateFileError(f"entries 'ranked.*' must hold the {rows} rows of the point's rank state")
-        if w.shape[0] not in (0, rows):
-            raise StateFileError(f"entry 'ranked.weight' must be empty or hold {rows} weights")
-        if not np.isfinite(s).all():
-            i = int(np.argmax(~np.isfinite(s)))
-            raise StateFileError(f"entry 'ranked.score'[{i}] = {float(s[i])!r} is not a finite score")
-        if (y > 1).any():
-            i = int(np.argmax(y > 1))
-            raise StateFileError(f"entry 'ranked.label'[{i}] = {int(y[i])} is not a 0/1 label")
-        if w.shape[0] and not ((w >= 0) & np.isfinite(w)).all():
-            i = int(np.argmax(~((w >= 0) & np.isfinite(w))))
-            raise StateFileError(f"entry 'ranked.weight'[{i}] = {float(w[i])!r} is not a finite weight >= 0")
-        out = cls()
-        if rows:
-            out.add(y, s, k, w if w.shape[0] else None)
-            out._sorted = bool((s[1:] > s[:-1]).all())  # no tie and in order: read as it is
-        return out
-
-    def sums(self, seed: int, replicates: int) -> np.ndarray:
-        """The :data:`~._kernels.bootstrap.RANK_COLUMNS` of every replicate: replicates x 6."""
-        s, y, k, w = self.rows()
-        workers = _workers(replicates, s.shape[0])
-        groups = [g for g in np.array_split(np.arange(replicates), workers) if g.size]
-        outs = [np.empty((g.size, 6), np.float64) for g in groups]
-        args = [(np.uint64(seed), k, int(g[0]), w, s, y, out, POISSON1_CUTS) for g, out in zip(groups, outs)]
-        if len(groups) == 1:
-            replicate_ranks(*args[0])
-        else:
-            for job in [_pool(len(groups)).submit(replicate_ranks, *a) for a in args]:
-                job.result()
-        return np.concatenate(outs)
-
-    def scores(self, seed: int, replicates: int) -> list:
-        """Each replicate's rank scores (a dict), or ``None`` where every weight is 0."""
-        out = []
-        for n_pos, n_neg, u, du, ap, dap in self.sums(seed, replicates):
-            if n_pos + n_neg == 0.0:
-                out.append(None)
-                continue
-            auc = (u + du) / safe(n_pos * n_neg)
-            prec = (ap + dap) / safe(n_pos)
-            out.append({"auc": auc, "auc_lower": auc, "auc_upper": auc, "average_precision": prec,
-                        "average_precision_lower": prec, "average_precision_upper": prec,
-                        "n_pos": n_pos, "n_neg": n_neg})
-        return out
-
-    def replicate(self, seed: int, r: int):
-        """Replicate ``r``'s rank state (a :class:`~streammetrics.RankAUC`), or ``None``
-        when it holds no row."""
-        from .metrics.ranking import RankAUC
-
-        s, y, k, w = self.rows()
-        if not s.shape[0]:
-            return None
-        weights = np.empty((1, s.shape[0]), np.float64)
-        poisson_weights(np.uint64(seed), k, 0, r, w, weights, POISSON1_CUTS)
-        return RankAUC().update(y, s, sample_weight=weights[0])
+def _linear_terms(template):
+    """The row terms the replicates of ``template`` are folded by, or ``None``
+    (replicate by replicate)."""
+    terms = None if template is None else template.row_terms()
+    return terms if terms is not None and terms.size <= MAX_SLOTS else None
 
 
 class _Chunk:
@@ -903,182 +668,3 @@ class _Chunk:
     def __init__(self, inputs, arrays, w, keys, first, m, block):
         self.inputs, self.arrays, self.w, self.keys = inputs, arrays, w, keys
         self.first, self.m, self.block = first, m, block
-
-
-#: below this many (row, replicate) pairs a batch is folded on the calling thread
-PARALLEL_WORK = 1 << 20
-
-_POOL = None
-_POOL_LOCK = threading.Lock()
-
-
-def _workers(replicates: int, rows: int) -> int:
-    if replicates < 2 or replicates * rows < PARALLEL_WORK:
-        return 1
-    return max(1, min(replicates, os.cpu_count() or 1, 8))
-
-
-def _pool(workers: int) -> ThreadPoolExecutor:
-    """One process-wide pool for the replicate folds (threads made once)."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None or _POOL._max_workers < workers:
-            _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bootstrap")
-        return _POOL
-
-
-
-
-# ------------------------------------------------------------- linear templates
-class _LinearForm:
-    """A template whose weighted state is a sum over rows of ``weight * term``.
-
-    Its replicates are folded in one pass (:func:`replicate_sums`): each row's
-    terms go into ``size`` slots of every replicate, weighted by that
-    replicate's Poisson count. ``width`` terms a row; ``terms_of(batch)`` the
-    arrays the terms come from (``None``: not this batch, fold replicate by
-    replicate); ``fill(plan, lo, hi)`` the slots and terms of rows ``lo..hi-1``;
-    ``absorb(acc, pairs, rows, plan)`` folds one replicate's sums into its state.
-    """
-
-    def __init__(self, size: int, width: int):
-        self.size, self.width = size, width
-
-    def fill(self, plan, lo: int, hi: int):
-        slots = np.empty((hi - lo, self.width), np.int32)
-        vals = np.empty((hi - lo, self.width), np.float64)
-        self.write(plan, lo, hi, slots, vals, 0, 0)
-        return slots, vals
-
-
-_LinearForm.rest = ()
-
-
-class _BinaryForm(_LinearForm):
-    """BinaryConfusion: a row's weight goes into its (tp, fp, fn, tn) cell.
-
-    Replicates keep no squared weights (they serve the percentile intervals,
-    not the analytic ones): their ``wsq_rows`` stays 0."""
-
-    def __init__(self, acc):
-        super().__init__(4, 1)
-        self.inputs, self.threshold = acc.inputs, acc.threshold
-
-    def terms_of(self, batch):
-        return batch.arrays_for(self.inputs)
-
-    def write(self, plan, lo, hi, slots, vals, col, base):
-        t = math.nan if self.threshold is None else float(self.threshold)
-        binary_terms(plan[0], plan[1], t, lo, slots, vals, col, base)
-
-    def absorb(self, acc, pairs, rows, plan):
-        st = acc._arrays
-        compensated.merge(st["wsums"], pairs)
-        st["n"][0] += rows
-        st["weighted"][0] += rows
-
-
-class _ProbabilityForm(_LinearForm):
-    """ProbabilityScores: the weight, ``w * log loss`` and ``w * (p - y)**2`` totals.
-
-    Replicates keep no second moments: their ``squares_rows`` stays 0."""
-
-    def __init__(self, acc):
-        super().__init__(3, 3)
-        self.inputs = acc.inputs
-
-    def terms_of(self, batch):
-        return batch.arrays_for(self.inputs)
-
-    def write(self, plan, lo, hi, slots, vals, col, base):
-        probability_terms(plan[0], plan[1], lo, slots, vals, col, base, LOG_FLOOR)
-
-    def absorb(self, acc, pairs, rows, plan):
-        st = acc._arrays
-        compensated.merge(st["sums"], pairs)
-        st["n"][0] += rows
-
-
-class _CalibrationForm(_LinearForm):
-    """Calibration: each bin's weight, predicted and observed totals (``3 B`` slots,
-    three terms a row). A row's count in its bin does not depend on its weight
-    (every replicate holds every row, weighed 0 or not): the batch's bin counts,
-    taken once, go into every replicate."""
-
-    def __init__(self, acc):
-        super().__init__(3 * acc.n_bins, 3)
-        self.inputs, self.edges, self.n_bins = acc.inputs, acc._edges, acc.n_bins
-
-    def terms_of(self, batch):
-        y, p = batch.arrays_for(self.inputs)
-        counts = np.zeros(self.n_bins, np.int64)
-        calibration_counts(p, self.edges, counts)
-        return y, p, counts
-
-    def write(self, plan, lo, hi, slots, vals, col, base):
-        calibration_terms(plan[0], plan[1], self.edges, lo, slots, vals, col, base)
-
-    def absorb(self, acc, pairs, rows, plan):
-        st, B = acc._arrays, self.n_bins
-        compensated.merge(st["weight"], pairs[:B])
-        compensated.merge(st["predicted"], pairs[B:2 * B])
-        compensated.merge(st["observed"], pairs[2 * B:])
-        st["counts"] += plan[2]
-        st["n"][0] += rows
-
-
-class _EvaluatorForm(_LinearForm):
-    """An Evaluator's linear members, their slots side by side (for a batch every
-    member takes); ``rest`` names the other members, folded replicate by replicate."""
-
-    def __init__(self, names, forms, rest=()):
-        super().__init__(sum(f.size for f in forms), sum(f.width for f in forms))
-        self.names, self.forms, self.rest = names, forms, tuple(rest)
-
-    def terms_of(self, batch):
-        plans = [f.terms_of(batch) for f in self.forms]
-        return None if any(p is None for p in plans) else plans
-
-    def write(self, plan, lo, hi, slots, vals, col, base):
-        for form, sub in zip(self.forms, plan):
-            form.write(sub, lo, hi, slots, vals, col, base)
-            col += form.width
-            base += form.size
-
-    def absorb(self, acc, pairs, rows, plan):
-        at = 0
-        for name, form, sub in zip(self.names, self.forms, plan):
-            form.absorb(acc._members[name], pairs[at:at + form.size], rows, sub)
-            at += form.size
-        acc._n += rows
-
-
-#: the most bins of a Calibration folded in one pass (every replicate's sums of
-#: every slot are flushed each block of rows: many bins would cost more than
-#: the rows); a table of more bins is folded replicate by replicate
-MAX_ONE_PASS_BINS = 256
-
-
-def _linear_form(template, calibration: bool = True):
-    """The template's :class:`_LinearForm`, or ``None`` (replicates folded one by one);
-    ``calibration=False`` leaves Calibration to the replicate-by-replicate fold
-    (the benchmarks' baseline)."""
-    from .evaluator import Evaluator
-    from .metrics.binary import BinaryConfusion
-    from .metrics.calibration import Calibration
-    from .metrics.probability import ProbabilityScores
-
-    kind = type(template)
-    if kind is BinaryConfusion:
-        return _BinaryForm(template)
-    if kind is ProbabilityScores:
-        return _ProbabilityForm(template)
-    if kind is Calibration and calibration and template.n_bins <= MAX_ONE_PASS_BINS:
-        return _CalibrationForm(template)
-    if kind is Evaluator:
-        members = template._members
-        forms = {k: _linear_form(m, calibration) for k, m in members.items()}
-        linear = [k for k, f in forms.items() if f is not None and not isinstance(f, _EvaluatorForm)]
-        if linear:
-            return _EvaluatorForm(linear, [forms[k] for k in linear], [k for k in members if k not in linear])
-    return None

@@ -1,0 +1,142 @@
+"""Score keys: float64 scores as 64-bit integers that sort in the scores' order.
+
+A key is a float64's bits with the sign bit flipped for positives and every bit
+flipped for negatives (``-0.0`` keyed as ``+0.0``; NaN never gets here); the
+kernels take the scores' bits (``scores.view(np.uint64)``). A batch is split by
+label in the pass that validates it: positives' keys to the front of a buffer,
+negatives' to the back (:func:`append_split`: a buffer of pending rows takes
+batch after batch into its free middle). Kernels that validate return a status,
+``0`` valid, ``1`` a label not 0/1, ``2`` a score NaN or infinite, and write only
+into free slots.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import inline_ir, kernel
+
+__all__ = ["score_keys", "key_bits", "keys_as_bits", "key_float", "append_split", "append_split_weighted",
+           "split_keys", "split_keys_weighted"]
+
+SIGN = np.uint64(0x8000000000000000)
+ZERO = np.uint64(0)
+EXPONENT = np.uint64(0x7FF0000000000000)
+#: above every key: the key of no score
+TOP = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@inline_ir
+def key_of(bits):
+    """Order-preserving integer key of float64 bits (``-0.0`` as ``+0.0``)."""
+    if bits == SIGN:
+        bits = ZERO
+    mask = ZERO - (bits >> np.uint64(63))  # all ones for negatives
+    return bits ^ (mask | SIGN)
+
+
+@inline_ir
+def bits_of(k):
+    """The float64 bits of a key (the inverse of :func:`key_of`)."""
+    if k & SIGN:
+        return k ^ SIGN
+    return ~k
+
+
+@kernel
+def key_bits(bits):
+    """The keys of float64 scores given as their bits (``scores.view(np.uint64)``)."""
+    out = np.empty(bits.shape[0], np.uint64)
+    for i in range(bits.shape[0]):
+        out[i] = key_of(bits[i])
+    return out
+
+
+@kernel
+def keys_as_bits(keys, out):
+    """The float64 bits of ``keys`` into ``out`` (``scores.view(np.uint64)``)."""
+    for i in range(keys.shape[0]):
+        out[i] = bits_of(keys[i])
+
+
+def score_keys(scores):
+    """The keys of float64 scores."""
+    return key_bits(np.ascontiguousarray(scores, dtype=np.float64).view(np.uint64))
+
+
+def key_float(k: int) -> float:
+    """The score of one key, a Python int."""
+    bits = k ^ (1 << 63) if k >> 63 else ~k & 0xFFFFFFFFFFFFFFFF
+    return float(np.array(bits, np.uint64).view(np.float64))
+
+
+@kernel
+def append_split(y, bits, keys, front, back):
+    """Validate one batch and write its keys into the free slots ``keys[front:back]``.
+
+    Positives' keys go up from ``front``, negatives' down from ``back`` (in no
+    particular order); ``back - front`` must be at least the batch length.
+    Returns ``(status, front, back)``: the new bounds, or the old ones when the
+    batch is bad (then only free slots were written).
+    """
+    f = front
+    b = back - 1
+    bad_y = False
+    bad_s = False
+    for i in range(y.shape[0]):
+        yi = y[i]
+        y1 = yi == 1
+        bad_y |= not (y1 or yi == 0)
+        bi = bits[i]
+        bad_s |= (bi & EXPONENT) == EXPONENT  # NaN or +-inf: every exponent bit set
+        k = key_of(bi)
+        # written to both ends of the free slots, one end advanced: no branch on the label
+        keys[f] = k
+        keys[b] = k
+        f += y1
+        b -= 1 - y1
+    if bad_y or bad_s:
+        return 1 if bad_y else 2, front, back
+    return 0, f, b + 1
+
+
+@kernel
+def append_split_weighted(y, bits, w, keys, vals, front, back):
+    """Like :func:`append_split`, carrying the weights; rows of weight 0 are dropped."""
+    f = front
+    b = back - 1
+    bad_y = False
+    bad_s = False
+    for i in range(y.shape[0]):
+        yi = y[i]
+        y1 = yi == 1
+        bad_y |= not (y1 or yi == 0)
+        bi = bits[i]
+        bad_s |= (bi & EXPONENT) == EXPONENT
+        k = key_of(bi)
+        wi = w[i]
+        keep = wi != 0.0
+        keys[f] = k
+        keys[b] = k
+        vals[f] = wi
+        vals[b] = wi
+        f += y1 and keep
+        b -= (not y1) and keep
+    if bad_y or bad_s:
+        return 1 if bad_y else 2, front, back
+    return 0, f, b + 1
+
+
+@kernel
+def split_keys(y, bits, keys):
+    """One batch's keys split by label: positives fill ``keys[:n_pos]``, negatives
+    ``keys[n_pos:]``. Returns ``(status, n_pos)``."""
+    status, front, _ = append_split(y, bits, keys, np.intp(0), y.shape[0])
+    return status, front
+
+
+@kernel
+def split_keys_weighted(y, bits, w, keys, vals):
+    """Like :func:`split_keys` with the weights; positives fill ``keys[:front]``,
+    negatives ``keys[back:]``. Returns ``(status, front, back)``."""
+    return append_split_weighted(y, bits, w, keys, vals, np.intp(0), y.shape[0])

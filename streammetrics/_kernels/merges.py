@@ -1,0 +1,264 @@
+"""Sorted runs: built from sorted keys, and merged.
+
+A *run* is ``(scores[m], ab[2, m])``: distinct float64 scores, increasing, with
+the positive (``ab[0]``) and negative (``ab[1]``) mass at each (int64 counts, or
+float64 weights). Large outputs are allocated by the caller with numpy, which
+backs them with huge pages where the system offers them (memory first touched
+in a kernel made a merge of two 4M-entry runs nearly twice as slow on a virtual
+machine). Runs on disk are records ``(score, positive, negative)``;
+:func:`merge_records` merges windows of several of them in one pass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import inline, kernel
+from .keys import TOP, ZERO, bits_of, key_of
+
+__all__ = ["run_into", "run_into_weighted", "merge_into", "merge_records", "pack_records", "records_cut"]
+
+
+@kernel
+def run_into(b1, ab1, kp, kn, bits, ab):
+    """The run of the run ``(s1, ab1)`` (its scores as bits ``b1``; int64 counts) and
+    sorted keys ``kp`` (positives) and ``kn`` (negatives), repeats allowed, written to
+    ``bits`` (its scores' bits) and ``ab`` (room for all three); returns its length.
+    Each step takes the smallest head and every head equal to it, without a branch
+    on the labels."""
+    m1 = b1.shape[0]
+    n1 = kp.shape[0]
+    n0 = kn.shape[0]
+    r = 0
+    i = 0
+    j = 0
+    m = -1
+    last = ZERO
+    while r < m1 or i < n1 or j < n0:
+        a = kp[i] if i < n1 else TOP
+        b = kn[j] if j < n0 else TOP
+        c = key_of(b1[r]) if r < m1 else TOP
+        k = min(a, b, c)
+        tr = c == k
+        tp = a == k
+        tn = b == k
+        if m < 0 or k != last:
+            m += 1
+            bits[m] = bits_of(k)
+            ab[0, m] = 0
+            ab[1, m] = 0
+            last = k
+        if tr:
+            ab[0, m] += ab1[0, r]
+            ab[1, m] += ab1[1, r]
+        ab[0, m] += tp
+        ab[1, m] += tn
+        r += tr
+        i += tp
+        j += tn
+    return m + 1
+
+
+@kernel
+def run_into_weighted(b1, ab1, kp, vp, kn, vn, bits, ab):
+    """Like :func:`run_into` with the keys' weights ``vp``, ``vn`` (``ab`` float64)."""
+    m1 = b1.shape[0]
+    n1 = kp.shape[0]
+    n0 = kn.shape[0]
+    r = 0
+    i = 0
+    j = 0
+    m = -1
+    last = ZERO
+    while r < m1 or i < n1 or j < n0:
+        a = kp[i] if i < n1 else TOP
+        b = kn[j] if j < n0 else TOP
+        c = key_of(b1[r]) if r < m1 else TOP
+        k = min(a, b, c)
+        tr = c == k
+        tp = a == k
+        tn = b == k
+        if m < 0 or k != last:
+            m += 1
+            bits[m] = bits_of(k)
+            ab[0, m] = 0.0
+            ab[1, m] = 0.0
+            last = k
+        if tr:
+            ab[0, m] += ab1[0, r]
+            ab[1, m] += ab1[1, r]
+        if tp:
+            ab[0, m] += vp[i]
+        if tn:
+            ab[1, m] += vn[j]
+        r += tr
+        i += tp
+        j += tn
+    return m + 1
+
+
+@kernel
+def merge_into(s1, ab1, s2, ab2, s, ab):
+    """Merge two runs into ``s``, ``ab`` (room for both), adding the masses of
+    scores present in both; returns the merged length."""
+    m1 = s1.shape[0]
+    m2 = s2.shape[0]
+    i = 0
+    j = 0
+    m = 0
+    while i < m1 and j < m2:
+        a = s1[i]
+        b = s2[j]
+        if a < b:
+            s[m] = a
+            ab[0, m] = ab1[0, i]
+            ab[1, m] = ab1[1, i]
+            i += 1
+        elif b < a:
+            s[m] = b
+            ab[0, m] = ab2[0, j]
+            ab[1, m] = ab2[1, j]
+            j += 1
+        else:
+            s[m] = a
+            ab[0, m] = ab1[0, i] + ab2[0, j]
+            ab[1, m] = ab1[1, i] + ab2[1, j]
+            i += 1
+            j += 1
+        m += 1
+    while i < m1:
+        s[m] = s1[i]
+        ab[0, m] = ab1[0, i]
+        ab[1, m] = ab1[1, i]
+        i += 1
+        m += 1
+    while j < m2:
+        s[m] = s2[j]
+        ab[0, m] = ab2[0, j]
+        ab[1, m] = ab2[1, j]
+        j += 1
+        m += 1
+    return m
+
+
+@inline
+def _beats(head, rank, a, b):
+    """Source ``a``'s head comes before source ``b``'s: a lower score, or the same
+    score and a lower rank (the index; past every index once used up, whose
+    head is then ``+inf``)."""
+    x = head[a]
+    y = head[b]
+    return x < y or (x == y and rank[a] < rank[b])
+
+
+@inline
+def _next_head(sc, pos, ends, head, rank, i, leaves):
+    """Advance source ``i`` past its head; read its next score, or mark it used up."""
+    r = pos[i] + 1
+    pos[i] = r
+    if r < ends[i]:
+        head[i] = sc[r, 0]
+    else:
+        head[i] = np.inf
+        rank[i] = i + leaves
+
+
+@inline
+def _replay(tree, head, rank, w, leaves):
+    """Play source ``w``, whose head changed, up from its leaf: at each node the
+    loser stays and the winner goes on; the overall winner lands in ``tree[0]``."""
+    n = (leaves + w) >> 1
+    while n >= 1:
+        t = tree[n]
+        if _beats(head, rank, t, w):
+            tree[n] = w
+            w = t
+        n >>= 1
+    tree[0] = w
+
+
+@kernel
+def merge_records(sc, val, starts, ends, s, out):
+    """Merge ``k`` sorted runs held as records in one buffer into ``s``, ``out``.
+
+    ``sc`` and ``val`` view the same ``(T, 3)`` records (score, positive, negative)
+    as float64 and as the masses' dtype; run ``i`` is rows ``starts[i]:ends[i]``. The
+    runs' heads play a tournament (a tree of losers, ``O(log k)`` per entry) ordered
+    by score and then by run, so the masses of a score held by several runs are
+    added in the runs' order. Returns the merged length."""
+    k = starts.shape[0]
+    if k == 0:
+        return 0
+    leaves = 1
+    while leaves < k:
+        leaves *= 2
+    pos = np.zeros(leaves, np.int64)
+    head = np.full(leaves, np.inf)
+    rank = np.arange(leaves, 2 * leaves)  # the padding leaves are used up from the start
+    for i in range(k):
+        pos[i] = starts[i]
+        if starts[i] < ends[i]:
+            head[i] = sc[starts[i], 0]
+            rank[i] = i
+    # the first tournament: winners bottom up, each node keeping its loser
+    win = np.empty(2 * leaves, np.int64)
+    tree = np.empty(leaves, np.int64)
+    for i in range(leaves):
+        win[leaves + i] = i
+    for n in range(leaves - 1, 0, -1):
+        a = win[2 * n]
+        b = win[2 * n + 1]
+        if _beats(head, rank, a, b):
+            win[n] = a
+            tree[n] = b
+        else:
+            win[n] = b
+            tree[n] = a
+    tree[0] = win[1] if leaves > 1 else 0
+    m = 0
+    while rank[tree[0]] < leaves:
+        i = tree[0]
+        r = pos[i]
+        v = head[i]
+        p = val[r, 1]
+        q = val[r, 2]
+        while True:  # take the winner, then every other run's entry of the same score
+            _next_head(sc, pos, ends, head, rank, i, leaves)
+            _replay(tree, head, rank, i, leaves)
+            i = tree[0]
+            if rank[i] >= leaves or head[i] != v:
+                break
+            r = pos[i]
+            p = p + val[r, 1]
+            q = q + val[r, 2]
+        s[m] = v
+        out[0, m] = p
+        out[1, m] = q
+        m += 1
+    return m
+
+
+@kernel
+def pack_records(scores, ab, sc, val, at):
+    """Write a run ``(scores, ab)`` as records from row ``at`` of ``sc``/``val``
+    (two views of the same ``(T, 3)`` records, as in :func:`merge_records`)."""
+    for i in range(scores.shape[0]):
+        sc[at + i, 0] = scores[i]
+        val[at + i, 1] = ab[0, i]
+        val[at + i, 2] = ab[1, i]
+
+
+@kernel
+def records_cut(sc, a, b, bound, right):
+    """The first row in ``a:b`` of records ``sc`` (scores in column 0, increasing)
+    whose score is above ``bound`` (``right``) or at least ``bound``."""
+    lo = a
+    hi = b
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        x = sc[mid, 0]
+        if x < bound or (right and x == bound):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo

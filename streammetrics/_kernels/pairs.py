@@ -1,0 +1,136 @@
+"""Counting Mann–Whitney pairs: ``2U`` of sorted keys and of runs.
+
+``2U = sum_i pos_i (2 * negatives below score_i + neg_i)``: exact integers for
+counts (int64 while ``2 n_pos n_neg < 2**63``, else 128-bit), and with weights a
+compensated sum scaled by ``1 / (n_pos n_neg)`` (no product of large weights
+overflows), carried in a small array so a run read in chunks gives the bits of
+a run read at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import kernel
+from .compensated import add
+from .keys import ZERO
+
+__all__ = ["u2_sorted", "u2_int", "u2_int128", "u2_float_carry", "masses_carry"]
+
+
+@kernel
+def u2_sorted(kp, kn):
+    """``2U`` (int64) from the sorted keys of the positives and the negatives.
+
+    The caller guarantees ``2 * n_pos * n_neg < 2**63``.
+    """
+    n1 = kp.shape[0]
+    n0 = kn.shape[0]
+    u2 = 0
+    i = 0
+    j = 0
+    while i < n1:
+        k = kp[i]
+        c = 0
+        while i < n1 and kp[i] == k:
+            i += 1
+            c += 1
+        while j < n0 and kn[j] < k:
+            j += 1
+        e = j
+        while e < n0 and kn[e] == k:
+            e += 1
+        u2 += c * (j + e)  # 2 * below + equal = j + e
+    return u2
+
+
+@kernel
+def u2_int(ab):
+    """``2U`` of a run of int64 counts; needs ``2 * n_pos * n_neg < 2**63``."""
+    cum = 0
+    u2 = 0
+    for i in range(ab.shape[1]):
+        q = ab[1, i]
+        u2 += ab[0, i] * (2 * cum + q)
+        cum += q
+    return u2
+
+
+@kernel
+def _mul128(a, b):
+    """The 128-bit product of two uint64 as ``(high, low)``."""
+    mask = np.uint64(0xFFFFFFFF)
+    half = np.uint64(32)
+    a0 = a & mask
+    a1 = a >> half
+    b0 = b & mask
+    b1 = b >> half
+    p00 = a0 * b0
+    p01 = a0 * b1
+    p10 = a1 * b0
+    p11 = a1 * b1
+    mid = (p00 >> half) + (p01 & mask) + (p10 & mask)
+    low = (p00 & mask) | (mid << half)
+    high = p11 + (p01 >> half) + (p10 >> half) + (mid >> half)
+    return high, low
+
+
+@kernel
+def u2_int128(ab):
+    """``2U`` of a run of int64 counts as a 128-bit ``(high, low)`` pair.
+
+    For counts whose ``2 * n_pos * n_neg`` passes ``2**63`` (merged streams of
+    billions of rows): ``2 * cum + q <= 2 * n_neg`` fits a uint64.
+    """
+    high = ZERO
+    low = ZERO
+    cum = ZERO
+    two = np.uint64(2)
+    for i in range(ab.shape[1]):
+        p = np.uint64(ab[0, i])
+        q = np.uint64(ab[1, i])
+        th, tl = _mul128(p, two * cum + q)
+        s = low + tl
+        carry = np.uint64(1) if s < low else ZERO
+        low = s
+        high = high + th + carry
+        cum += q
+    return high, low
+
+
+@kernel
+def masses_carry(ab, carry):
+    """Add each class's mass of a run of float64 weights to the compensated
+    sums ``carry = [sp, cp, sn, cn]`` (in place): a run read in chunks gives
+    the same sums, to the bit, as read at once."""
+    sp = carry[0]
+    cp = carry[1]
+    sn = carry[2]
+    cn = carry[3]
+    for i in range(ab.shape[1]):
+        sp, cp = add(sp, cp, ab[0, i])
+        sn, cn = add(sn, cn, ab[1, i])
+    carry[0] = sp
+    carry[1] = cp
+    carry[2] = sn
+    carry[3] = cn
+
+
+@kernel
+def u2_float_carry(ab, scale_pos, scale_neg, carry):
+    """:func:`u2_float` continued over a run read in chunks: ``carry =
+    [cs, cc, us, uc]`` (the scaled negative mass below, and ``2U`` so far,
+    compensated) is updated in place; ``carry[2] + carry[3]`` at the end is the
+    value :func:`u2_float` gives on the whole run, to the bit."""
+    cs = carry[0]
+    cc = carry[1]
+    us = carry[2]
+    uc = carry[3]
+    for i in range(ab.shape[1]):
+        q = ab[1, i] * scale_neg
+        us, uc = add(us, uc, (ab[0, i] * scale_pos) * (2.0 * (cs + cc) + q))
+        cs, cc = add(cs, cc, q)
+    carry[0] = cs
+    carry[1] = cc
+    carry[2] = us
+    carry[3] = uc

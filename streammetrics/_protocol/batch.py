@@ -1,0 +1,160 @@
+"""The prepared batch: arrays converted and checked once for declared inputs.
+
+:func:`prepare` turns arrays into an immutable :class:`Batch` (converted by
+the declared inputs of :mod:`.inputs` and checked once);
+``Accumulator.fold(batch)`` folds it. ``update`` converts the same way
+(:func:`convert`) but leaves the value checks to the folding kernel's single
+pass (:func:`raise_rejected` then finds the first bad value with the same
+checks), which is why a single accumulator's update costs one pass over the
+data.
+"""
+
+from __future__ import annotations
+
+from .errors import NoWeightsError
+from .validation import EMPTY_WEIGHTS, as_weights, check_same_length
+
+__all__ = ["InputTuple", "Batch", "convert", "prepare", "raise_rejected"]
+
+
+class InputTuple(tuple):
+    """The declared inputs a batch was prepared for; it remembers which
+    consumers' inputs it covers (so a stream of batches checks that once)."""
+
+    def __new__(cls, inputs):
+        self = super().__new__(cls, inputs)
+        self.memo = {}
+        return self
+
+
+class Batch:
+    """One batch, converted to the kernels' dtypes and checked once.
+
+    ``inputs`` are the declared inputs it was prepared for, ``arrays`` the
+    converted arrays (one per input), ``weights`` the float64 weights (empty
+    without weights) and ``n`` the rows. A batch is immutable: its arrays must
+    not be modified while it is in use (they may share memory with the
+    caller's arrays). Folding a batch into an accumulator whose inputs it
+    covers never raises for a value.
+    """
+
+    __slots__ = ("_inputs", "_arrays", "_weights", "_n", "_derived")
+
+    def __init__(self, inputs, arrays, weights, n):
+        self._inputs = inputs if type(inputs) is InputTuple else InputTuple(inputs)
+        self._arrays = tuple(arrays)
+        self._weights = weights
+        self._n = int(n)
+        self._derived = None
+
+    inputs = property(lambda self: self._inputs, doc="the declared inputs it was prepared for")
+    arrays = property(lambda self: self._arrays, doc="the converted arrays, one per input")
+    weights = property(lambda self: self._weights, doc="float64 weights (empty: unweighted)")
+    n = property(lambda self: self._n, doc="the number of rows")
+
+    @property
+    def weighted(self) -> bool:
+        return self._weights.shape[0] > 0
+
+    def _resolve(self, needs):
+        """Per position: False (read as is), True (derived), or None if not covered."""
+        memo = self._inputs.memo
+        hit = memo.get(id(needs))
+        if hit is not None and hit[0] is needs:
+            return hit[1]
+        have = self._inputs
+        if len(needs) != len(have):
+            plan = None
+        else:
+            plan = []
+            for h, need in zip(have, needs):
+                if h is need or h == need:
+                    plan.append(False)
+                elif h.covers(need):
+                    plan.append(h.derives(need))
+                else:
+                    plan = None
+                    break
+            plan = None if plan is None else tuple(plan)
+        if len(memo) > 64:
+            memo.clear()
+        memo[id(needs)] = (needs, plan)  # holds needs, so its id stays its own
+        return plan
+
+    def covers(self, needs) -> bool:
+        """Whether this batch serves a consumer declaring the inputs ``needs``."""
+        return self._resolve(needs) is not None
+
+    def arrays_for(self, needs) -> tuple | None:
+        """The arrays a consumer declaring ``needs`` reads, or ``None`` if this
+        batch does not cover its inputs."""
+        plan = self._resolve(needs)
+        if plan is None:
+            return None
+        if not any(plan):
+            return self._arrays
+        if self._derived is None:
+            self._derived = {}
+        out = []
+        for i, (derive, need) in enumerate(zip(plan, needs)):
+            if not derive:
+                out.append(self._arrays[i])
+                continue
+            key = (i, need.domain)
+            arr = self._derived.get(key)
+            if arr is None:
+                arr = self._inputs[i].derive(self._arrays[i], need)
+                self._derived[key] = arr
+            out.append(arr)
+        return tuple(out)
+
+    def __repr__(self) -> str:
+        names = ", ".join(f"{i.name}: {i.what}" for i in self._inputs)
+        return f"Batch(n={self._n}, {names}{', weighted' if self.weighted else ''})"
+
+
+def convert(inputs, arrays, sample_weight, takes_weights: bool = True, owner=None):
+    """Convert ``arrays`` for ``inputs`` (no value checks); ``(arrays, w, n)``.
+
+    ``owner`` (an accumulator, or a name) is named when weights are refused.
+    """
+    k = len(inputs)
+    if len(arrays) != k:
+        names = ", ".join(i.name for i in inputs)
+        raise TypeError(f"expected {k} arrays ({names}), got {len(arrays)}")
+    if k == 2:  # the common case, spelled out: it runs once per update
+        a = inputs[0].convert(arrays[0])
+        b = inputs[1].convert(arrays[1])
+        n = a.shape[0]
+        if b.shape[0] != n:
+            check_same_length([inputs[0].name, inputs[1].name], [a, b])
+        converted = (a, b)
+    else:
+        converted = tuple(inp.convert(x) for inp, x in zip(inputs, arrays))
+        n = check_same_length([i.name for i in inputs], converted)
+    if sample_weight is None:
+        return converted, EMPTY_WEIGHTS, n
+    if not takes_weights:
+        name = owner if isinstance(owner, str) or owner is None else type(owner).__name__
+        raise NoWeightsError(name or "this accumulator")
+    return converted, as_weights(sample_weight, n), n
+
+
+def prepare(inputs, arrays, sample_weight, takes_weights: bool = True, owner=None) -> Batch:
+    """Convert and check ``arrays`` for ``inputs``: a :class:`Batch`."""
+    converted, w, n = convert(inputs, arrays, sample_weight, takes_weights, owner)
+    if n:
+        for inp, arr in zip(inputs, converted):
+            inp.check(arr)
+    return Batch(inputs, converted, w, n)
+
+
+def raise_rejected(inputs, arrays) -> None:
+    """A kernel rejected a batch: raise the error of its first bad value.
+
+    The inputs are checked in their declared order, so the error names the
+    same argument and position as :func:`prepare` would.
+    """
+    for inp, arr in zip(inputs, arrays):
+        inp.check(arr)
+    raise AssertionError("a kernel rejected the batch but no bad value was found")

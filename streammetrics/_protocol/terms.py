@@ -1,0 +1,151 @@
+"""Declared row terms: how a linear accumulator's state is a sum over its rows.
+
+Many states are sums of per-row terms: a binary confusion adds each row's
+weight to the count of its cell, a reliability table adds the weight, the
+probability and the outcome to the totals of the row's bin. Such an
+accumulator declares its terms, and every wrapper that folds rows into many
+states at once reads only that declaration: :class:`~streammetrics.Sliced`
+folds a batch into every slice's state with one grouped kernel, and
+:class:`~streammetrics.Bootstrap` into every replicate's with one replicate
+kernel, whatever the class. A new linear accumulator is fast in both once it
+declares its terms; nothing in the wrappers names it.
+
+Declaring
+---------
+The state is laid out on ``size`` *slots*; each row adds ``width`` terms, a
+term being a slot and a value. An accumulator returns a :class:`RowTerms`
+from ``row_terms()`` and adds summed slots into its state in
+``_add_sums(sums, state)``:
+
+* ``fill(batch, lo, slots, values, col, base)`` runs the class's own terms
+  kernel: for rows ``lo .. lo + m - 1`` of the batch (``m`` the rows of
+  ``slots``) it writes the slots (``base`` added) into columns
+  ``col .. col + width - 1`` of ``slots`` (``int32[m, P]``) and the values
+  into ``values`` (``float64[m, P]``). It checks the rows as the class's fold
+  does and returns the same status: 0, or the code of a bad value (the
+  wrapper then reports the value, having written nothing).
+* ``rows``: the first ``rows`` slots count the rows: each row adds the value
+  1 to exactly one of them (its cell, its bin, or one slot of every row).
+* ``counted``: which slots are counted exactly (their terms, whose values
+  are ones, are counted as integers): the cells of unweighted rows, the rows
+  of each bin. The first ``rows`` slots always are.
+* ``counts_only``: unweighted rows are described by the counts alone (no
+  float sums are formed for them).
+* ``second``: per slot, the second moment the intervals need, or 0: 1 sums
+  ``w v**2``, 2 sums ``w**2 v**2`` (the squared weights of a slot of ones).
+
+A slot takes its terms from one column (the sums then follow the rows'
+order). An Evaluator's terms are its linear members', side by side
+(``complete`` is false when it has other members, which ``fold_rest``
+folds; ``takes(batch)`` says whether a batch serves them all).
+
+The wrappers sum a batch's terms per group (slice or replicate) into a
+:class:`Sums`: ``ints`` (the counts of the counted slots, integers of shape
+``(G, size)``), ``pairs`` (``w v`` per slot as compensated pairs,
+``float64[G, size, 2]``; ``None`` for unweighted rows of a
+``counts_only`` class), ``second`` (the second
+moments as pairs, ``None`` where not kept: the bootstrap's replicates keep
+none), ``rows`` (``int64[G]``) and ``weighted``. ``_add_sums(sums, state)``
+adds them into ``state``: the accumulator's fields, each with a leading axis
+of ``G`` states (numpy's ``...`` or ``[:, k]`` indexing serves one state and
+many alike). :func:`add_pairs` and :func:`add_second` add pairs.
+
+For :class:`~streammetrics.BinaryConfusion`::
+
+    def row_terms(self):
+        return RowTerms(4, 1, self._terms, rows=4, counts_only=True, second=(2, 2, 2, 2))
+
+    def _add_sums(self, sums, st):
+        st["n"][:, 0] += sums.rows
+        if not sums.weighted:
+            st["counts"] += sums.ints
+            return
+        add_pairs(st["wsums"], sums.pairs)
+        ...
+
+The counts are then exact and the sums compensated, as in the class's own
+fold (they agree with it to a few ulps: the rows of a slice are summed as
+they come). An accumulator whose state is not a sum of terms (moments merged
+by Chan's formula, rank states) declares none and is folded state by state.
+
+Adding a linear accumulator is then: its terms kernel and fold in
+``_kernels/``, its class with ``fields``, ``row_terms`` and ``_add_sums``,
+its name in ``streammetrics/__init__.py``, and one row in
+``tests/registry.py`` (the protocol tests, sliced and bootstrapped).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels import compensated
+
+__all__ = ["RowTerms", "Sums", "add_pairs", "add_second"]
+
+
+class RowTerms:
+    """A declaration of the terms each row adds (see the module docstring)."""
+
+    __slots__ = ("size", "width", "fill", "rows", "counted", "counts_only", "second", "complete", "_takes")
+
+    def __init__(self, size: int, width: int, fill, *, rows: int, counted=None, counts_only: bool = False,
+                 second=None, complete: bool = True, takes=None):
+        self.size, self.width, self.fill = int(size), int(width), fill
+        self.rows = int(rows)
+        mask = np.zeros(self.size, np.uint8)
+        if counted is None:
+            mask[:self.rows] = 1
+        else:
+            mask[np.asarray(counted, np.int64)] = 1
+            mask[:self.rows] = 1
+        #: ``uint8[size]``: 1 where a slot is counted exactly
+        self.counted = mask
+        self.counts_only = bool(counts_only)
+        #: ``uint8[size]`` of the second-moment powers, or ``None``
+        self.second = None if second is None else np.asarray(second, np.uint8).reshape(self.size)
+        #: whether the terms describe the whole state (an Evaluator's cover its
+        #: linear members only: its ``fold_rest`` folds the others)
+        self.complete = bool(complete)
+        self._takes = takes
+
+    def takes(self, batch) -> bool:
+        """Whether the terms can be formed from ``batch`` (a batch of the owner's
+        inputs always; an Evaluator's of a form all its linear members take)."""
+        return self._takes is None or self._takes(batch)
+
+    def __repr__(self) -> str:
+        return f"RowTerms(size={self.size}, width={self.width}, rows={self.rows})"
+
+
+class Sums:
+    """A batch's terms summed per group (see the module docstring)."""
+
+    __slots__ = ("ints", "pairs", "second", "rows", "weighted")
+
+    def __init__(self, ints, pairs, second, rows, weighted: bool):
+        self.ints, self.pairs, self.second, self.rows, self.weighted = ints, pairs, second, rows, weighted
+
+    def part(self, lo: int, hi: int) -> "Sums":
+        """The sums of slots ``lo .. hi - 1`` (a member's, in a composite's terms)."""
+        def cut(a):
+            return None if a is None else a[:, lo:hi]
+
+        return Sums(cut(self.ints), cut(self.pairs), cut(self.second), self.rows, self.weighted)
+
+
+def add_pairs(into: np.ndarray, pairs: np.ndarray) -> None:
+    """Add compensated pairs ``pairs`` into ``into`` (same shape, ``(..., 2)``;
+    ``into`` contiguous), entry by entry."""
+    compensated.merge(into.reshape(-1, 2), np.ascontiguousarray(pairs).reshape(-1, 2))
+
+
+def add_second(into: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Add second moments ``pairs`` into ``into`` (``(G, ..., 2)``), except in the
+    states where a total would pass float64's range: those keep theirs (they
+    serve the intervals only, which such a state then refuses). Returns which
+    of the ``G`` states took them."""
+    merged = np.array(into)
+    add_pairs(merged, pairs)
+    kept = np.isfinite(merged).reshape(merged.shape[0], -1).all(axis=1)
+    into[kept] = merged[kept]
+    return kept

@@ -1,0 +1,298 @@
+"""The bootstrap's rank rows, its threads, and the helpers of its bands.
+
+An exact rank state (a :class:`~streammetrics.RankAUC` template, or an
+Evaluator's exact AUC member) keeps no state per replicate: :class:`RankRows`
+keeps the rows once, and every replicate's AUC and average precision come from
+one walk over them (:func:`~streammetrics._kernels.bootstrap.replicate_ranks`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .._kernels.bootstrap import POISSON1_CUTS, poisson_weights, replicate_ranks
+from .._protocol.errors import StateFileError
+from .._protocol.result import safe
+from .._protocol.validation import as_1d
+
+__all__ = ["RankRows", "check_rank_rows", "ranked_member", "replica_template", "workers", "pool", "check_int",
+           "band_grid", "read_curve", "DEFAULT_GRID", "MAX_GRID"]
+
+#: the rates (ROC) or recalls (PR) a band is read at, unless told: 0, 0.01, ..., 1
+DEFAULT_GRID = 101
+#: the most points a band's grid may have
+MAX_GRID = 100_000
+
+
+def check_int(name: str, v, lo: int, hi: int) -> int:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {type(v).__name__}")
+    if not lo <= int(v) <= hi:
+        raise ValueError(f"{name} must lie in [{lo}, {hi}], got {v}")
+    return int(v)
+
+
+def band_grid(grid) -> np.ndarray:
+    """The checked grid of a band: a point count, or an increasing array in [0, 1]."""
+    if isinstance(grid, (int, np.integer)) and not isinstance(grid, (bool, np.bool_)):
+        count = check_int("grid", grid, 2, MAX_GRID)
+        return np.linspace(0.0, 1.0, count)
+    if isinstance(grid, (bool, np.bool_, str, bytes)) or grid is None:
+        raise TypeError(f"grid must be a number of points or an array of rates, got {type(grid).__name__}")
+    xs = as_1d(grid, "grid")
+    if xs.dtype.kind not in "iuf" or xs.dtype.kind == "b":
+        raise TypeError(f"grid must hold real numbers, got dtype {xs.dtype}")
+    xs = np.asarray(xs, np.float64)
+    if not 1 <= xs.shape[0] <= MAX_GRID:
+        raise ValueError(f"grid must hold 1 to {MAX_GRID:,} points, got {xs.shape[0]}")
+    bad = ~((xs >= 0.0) & (xs <= 1.0))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"grid[{i}] = {xs[i]!r}: the rates of a band must lie in [0, 1]")
+    if xs.shape[0] > 1 and not (np.diff(xs) > 0).all():
+        i = int(np.argmax(~(np.diff(xs) > 0))) + 1
+        raise ValueError(f"grid[{i}] = {xs[i]!r}: the rates of a band must increase")
+    return xs
+
+
+def read_curve(rank, xs: np.ndarray, which: str):
+    """One rank state's curve read at ``xs`` (``None`` without both classes).
+
+    ROC: the true positive rate at each false positive rate, linear between
+    the curve's points, the top of a vertical run at its rate. PR: the
+    precision at the highest threshold whose recall reaches each recall."""
+    if which == "roc":
+        fpr, tpr, _ = rank.roc_curve()
+        if fpr[-1] == 0.0 or tpr[-1] == 0.0:
+            return None
+        j = np.searchsorted(fpr, xs, side="right")  # the first point past each rate
+        i = j - 1  # the last point at or before it (fpr[0] = 0 <= every rate)
+        inside = j < fpr.shape[0]
+        jj = np.minimum(j, fpr.shape[0] - 1)
+        x0, x1, y0, y1 = fpr[i], fpr[jj], tpr[i], tpr[jj]
+        step = (xs - x0) / np.where(x1 > x0, x1 - x0, 1.0)
+        return np.where(inside, y0 + step * (y1 - y0), tpr[-1])
+    precision, recall, _ = rank.pr_curve()
+    if recall[0] == 0.0 or (precision == 1.0).all():  # no positive, or no negative
+        return None
+    rec, prec = recall[::-1], precision[::-1]  # thresholds decreasing, recall increasing
+    j = np.searchsorted(rec, xs, side="left")
+    return prec[np.minimum(j, rec.shape[0] - 1)]
+
+
+def ranked_member(template):
+    """Where the template's exact rank state is: ``""`` (the template is an exact
+    :class:`~streammetrics.RankAUC`), the name of a composite's one exact
+    RankAUC member (an Evaluator's), or ``None`` (its replicates are folded
+    like any other)."""
+    from ..metrics.ranking import RankAUC
+
+    def exact(m):
+        return type(m) is RankAUC and m.max_bins is None
+
+    if exact(template):
+        return ""
+    members = getattr(template, "members", None)
+    names = [k for k, m in members.items() if exact(m)] if members is not None else []
+    return names[0] if len(names) == 1 else None
+
+
+def replica_template(template, ranked):
+    """The accumulator each replicate holds: the template, or (when its exact rank
+    state is bootstrapped from the rows kept) an Evaluator of its other members,
+    or ``None`` when nothing else is left."""
+    if ranked is None:
+        return template.copy()
+    if ranked == "":
+        return None
+    from ..evaluator import Evaluator
+
+    others = {k: m.copy() for k, m in template.members.items() if k != ranked}
+    return Evaluator(others) if others else None
+
+
+def check_rank_rows(ranks: "RankRows", rank) -> None:
+    """Refuse kept rows that are not the rows of the point estimate's exact rank
+    state: the same distinct scores holding the same positives and negatives
+    (their weights to rounding), or the replicates would resample other rows."""
+    if rank.max_bins is not None or not rank.n:
+        return  # (bounded: the bins do not give the rows back)
+    s, y, _, w = ranks.rows()
+    mine = rank.state_dict()
+    theirs = type(rank)().update(y, s, sample_weight=w if w.shape[0] else None).state_dict()
+    name = "weights" if int(mine["weighted"][0]) else "counts"
+    if not (np.array_equal(mine["lo"], theirs["lo"]) and theirs[name].shape == mine[name].shape):
+        raise StateFileError("entries 'ranked.*' do not hold the rows of the point estimate's rank state")
+    a, b = mine[name], theirs[name]
+    same = np.array_equal(a, b) if name == "counts" else np.allclose(a, b, rtol=1e-9, atol=0)
+    if not same:
+        raise StateFileError("entries 'ranked.*' do not hold the rows of the point estimate's rank state")
+
+
+class RankRows:
+    """The rows an exact rank state of a bootstrap has seen: score, 0/1 label,
+    row key and (if any row was weighted) weight, 17 or 25 bytes a row.
+
+    Every replicate's rank state is a function of these rows and the seed, so
+    all replicates' AUC and average precision come from one sort of the rows
+    and one walk down the scores that draws each row's weights in every
+    replicate (:func:`~._kernels.bootstrap.replicate_ranks`), instead of a
+    rank state per replicate (``replicates`` x 24 bytes per distinct score)
+    and a sort per replicate."""
+
+    FIELDS = ("ranked.score", "ranked.label", "ranked.key", "ranked.weight")
+
+    def __init__(self):
+        self._parts = []  # (scores, labels, keys, weights or None)
+        self._sorted = False  # one part, its scores strictly increasing
+
+    @property
+    def n(self) -> int:
+        return sum(part[0].shape[0] for part in self._parts)
+
+    def add(self, y, s, keys, w, ordered: bool = False) -> None:
+        """Keep rows (copies); ``ordered``: the only rows, their scores increasing
+        (read as they are)."""
+        self._parts.append((np.asarray(s, np.float64) + 0.0,  # -0.0 and 0.0 are one score
+                            np.asarray(y).astype(np.uint8),
+                            np.array(keys, np.int64),
+                            None if w is None else np.array(w, np.float64)))
+        self._sorted = ordered and len(self._parts) == 1
+
+    def extend(self, other: "RankRows") -> None:
+        parts, ordered = other.kept()
+        if parts:
+            self._sorted = not self._parts and ordered
+            self._parts.extend(parts)
+
+    def kept(self):
+        """``(parts, sorted)``: the parts kept (tuples of arrays, never changed in
+        place) and whether they are one part in increasing score order."""
+        return list(self._parts), self._sorted
+
+    def copy(self) -> "RankRows":
+        out = RankRows()
+        out.extend(self)
+        return out
+
+    def rows(self):
+        """``(scores, labels, keys, weights)`` in the one order of their values:
+        increasing score, then key, label and weight (weights empty when no row
+        was weighted); new arrays, the rows kept are not changed."""
+        parts = self._parts
+        if not parts:
+            return np.zeros(0), np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0)
+        s = np.concatenate([p[0] for p in parts])
+        y = np.concatenate([p[1] for p in parts])
+        k = np.concatenate([p[2] for p in parts])
+        if any(p[3] is not None for p in parts):
+            w = np.concatenate([np.ones(p[0].shape[0]) if p[3] is None else p[3] for p in parts])
+        else:
+            w = np.zeros(0)
+        if self._sorted:
+            return s, y, k, w
+        order = np.argsort(s, kind="stable")
+        ordered = s[order]
+        if ordered.shape[0] > 1 and (ordered[1:] == ordered[:-1]).any():  # tied rows in one order too
+            order = np.lexsort((w, y, k, s) if w.shape[0] else (y, k, s))
+            ordered = s[order]
+        return ordered, y[order], k[order], (w[order] if w.shape[0] else w)
+
+    def state(self) -> dict[str, np.ndarray]:
+        return dict(zip(self.FIELDS, self.rows()))
+
+    @classmethod
+    def checked(cls, state, rows: int) -> "RankRows":
+        """The rows of an untrusted state, every invariant checked, or ``StateFileError``;
+        ``rows`` is the point estimate's rank state's row count."""
+        kinds = {"ranked.score": np.float64, "ranked.label": np.uint8, "ranked.key": np.int64,
+                 "ranked.weight": np.float64}
+        for name, dtype in kinds.items():
+            a = state[name]
+            if a.ndim != 1 or a.dtype != dtype:
+                raise StateFileError(f"entry {name!r} must be a 1-D {np.dtype(dtype)} array")
+        s, y, k, w = (state[f] for f in cls.FIELDS)
+        if not s.shape[0] == y.shape[0] == k.shape[0] == rows:
+            raise StateFileError(f"entries 'ranked.*' must hold the {rows} rows of the point's rank state")
+        if w.shape[0] not in (0, rows):
+            raise StateFileError(f"entry 'ranked.weight' must be empty or hold {rows} weights")
+        if not np.isfinite(s).all():
+            i = int(np.argmax(~np.isfinite(s)))
+            raise StateFileError(f"entry 'ranked.score'[{i}] = {float(s[i])!r} is not a finite score")
+        if (y > 1).any():
+            i = int(np.argmax(y > 1))
+            raise StateFileError(f"entry 'ranked.label'[{i}] = {int(y[i])} is not a 0/1 label")
+        if w.shape[0] and not ((w >= 0) & np.isfinite(w)).all():
+            i = int(np.argmax(~((w >= 0) & np.isfinite(w))))
+            raise StateFileError(f"entry 'ranked.weight'[{i}] = {float(w[i])!r} is not a finite weight >= 0")
+        out = cls()
+        if rows:
+            out.add(y, s, k, w if w.shape[0] else None, ordered=bool((s[1:] > s[:-1]).all()))
+        return out
+
+    def sums(self, seed: int, replicates: int) -> np.ndarray:
+        """The :data:`~._kernels.bootstrap.RANK_COLUMNS` of every replicate: replicates x 6."""
+        s, y, k, w = self.rows()
+        groups = [g for g in np.array_split(np.arange(replicates), workers(replicates, s.shape[0])) if g.size]
+        outs = [np.empty((g.size, 6), np.float64) for g in groups]
+        args = [(np.uint64(seed), k, int(g[0]), w, s, y, out, POISSON1_CUTS) for g, out in zip(groups, outs)]
+        if len(groups) == 1:
+            replicate_ranks(*args[0])
+        else:
+            for job in [pool(len(groups)).submit(replicate_ranks, *a) for a in args]:
+                job.result()
+        return np.concatenate(outs)
+
+    def scores(self, seed: int, replicates: int) -> list:
+        """Each replicate's rank scores (a dict), or ``None`` where every weight is 0."""
+        out = []
+        for n_pos, n_neg, u, du, ap, dap in self.sums(seed, replicates):
+            if n_pos + n_neg == 0.0:
+                out.append(None)
+                continue
+            auc = (u + du) / safe(n_pos * n_neg)
+            prec = (ap + dap) / safe(n_pos)
+            out.append({"auc": auc, "auc_lower": auc, "auc_upper": auc, "average_precision": prec,
+                        "average_precision_lower": prec, "average_precision_upper": prec,
+                        "n_pos": n_pos, "n_neg": n_neg})
+        return out
+
+    def replicate(self, seed: int, r: int):
+        """Replicate ``r``'s rank state (a :class:`~streammetrics.RankAUC`), or ``None``
+        when it holds no row."""
+        from ..metrics.ranking import RankAUC
+
+        s, y, k, w = self.rows()
+        if not s.shape[0]:
+            return None
+        weights = np.empty((1, s.shape[0]), np.float64)
+        poisson_weights(np.uint64(seed), k, 0, r, w, weights, POISSON1_CUTS)
+        return RankAUC().update(y, s, sample_weight=weights[0])
+
+
+#: below this many (row, replicate) pairs a batch is folded on the calling thread
+PARALLEL_WORK = 1 << 20
+
+_POOL = None
+_POOL_SIZE = 0
+_POOL_LOCK = threading.Lock()
+
+
+def workers(replicates: int, rows: int) -> int:
+    """The threads that fold ``rows`` rows into ``replicates`` replicates."""
+    if replicates < 2 or replicates * rows < PARALLEL_WORK:
+        return 1
+    return max(1, min(replicates, os.cpu_count() or 1, 8))
+
+
+def pool(size: int) -> ThreadPoolExecutor:
+    """One process-wide pool for the replicate folds (threads made once)."""
+    global _POOL, _POOL_SIZE
+    with _POOL_LOCK:
+        if _POOL is None or _POOL_SIZE < size:
+            _POOL, _POOL_SIZE = ThreadPoolExecutor(max_workers=size, thread_name_prefix="bootstrap"), size
+        return _POOL

@@ -1,0 +1,88 @@
+"""Class labels of any kind (integers or strings) read from the data, for the
+one-shot functions' ``average=`` and ``pos_label=`` keywords."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._protocol.errors import BadShapeError, BadValueError, NoObservationsError
+from .._protocol.validation import as_1d, check_same_length, squeeze_column, to_numpy
+from .multiclass import MulticlassConfusion
+
+__all__ = ["label_array", "label_matrix", "two_label_counts", "PosLabelError"]
+
+
+#: the most distinct labels the one-shot functions take from the data
+_MAX_LABELS = 10_000
+
+
+def label_array(x, name: str) -> np.ndarray:
+    """``x`` as a 1-D array of class labels (numbers holding integers, or strings)."""
+    arr = squeeze_column(to_numpy(x, name))
+    if arr.dtype.kind not in "OUS":
+        arr = as_1d(arr, name)
+        if arr.dtype.kind == "f":
+            with np.errstate(invalid="ignore"):
+                bad = np.flatnonzero(~(np.isfinite(arr) & (arr == np.floor(arr))))
+            if bad.size:
+                i = int(bad[0])
+                raise BadValueError(name, i, arr[i], "class labels must be integers or strings",
+                                    hint="for scores or probabilities, cut them into labels first")
+    elif arr.ndim != 1:
+        raise BadShapeError(f"{name} must be a 1-D array, got shape {arr.shape}", name)
+    return arr
+
+
+def label_matrix(y, p, sample_weight):
+    """``(labels, matrix)``: the sorted distinct labels of ``y`` and ``p`` and
+    their confusion matrix (rows the truth), as scikit-learn's ``unique_labels``."""
+    yy, pp = label_array(y, "y"), label_array(p, "p")
+    check_same_length(["y", "p"], [yy, pp])
+    if yy.size == 0:
+        raise NoObservationsError("y and p are empty: the scores need at least one observation")
+    strings = [a.dtype.kind in "US" for a in (yy, pp)]
+    numbers = [a.dtype.kind in "biuf" for a in (yy, pp)]
+    if (strings[0] and numbers[1]) or (numbers[0] and strings[1]):
+        raise TypeError(f"y holds {'strings' if strings[0] else 'numbers'} and p "
+                        f"{'strings' if strings[1] else 'numbers'}: labels must be of one kind")
+    both = np.concatenate([yy.astype(object), pp.astype(object)]) if "O" in (
+        yy.dtype.kind, pp.dtype.kind) else np.concatenate([yy, pp])
+    try:
+        labels, codes = np.unique(both, return_inverse=True)
+    except TypeError:
+        raise TypeError("y and p mix labels that do not sort together (e.g. strings and "
+                        "numbers): labels must be of one kind") from None
+    if labels.size > _MAX_LABELS:
+        raise ValueError(f"y and p hold {labels.size:,} distinct labels (more than "
+                         f"{_MAX_LABELS:,}): are they scores rather than class labels?")
+    codes = codes.reshape(-1)
+    n = yy.shape[0]
+    acc = MulticlassConfusion(int(labels.size)).update(codes[:n], codes[n:],
+                                                       sample_weight=sample_weight)
+    return [v.item() if isinstance(v, np.generic) else v for v in labels], acc.matrix()
+
+
+class PosLabelError(ValueError):
+    """``pos_label`` is not one of the labels of two-label data."""
+
+
+def two_label_counts(y, p, sample_weight, pos_label):
+    """``(tp, fp, fn, tn)`` of two-label data whose positive label is ``pos_label``."""
+    labels, m = label_matrix(y, p, sample_weight)
+    if len(labels) > 2:
+        shown = ", ".join(repr(v) for v in labels[:5]) + (", ..." if len(labels) > 5 else "")
+        raise ValueError(f"y and p hold {len(labels)} labels ({shown}), but average='binary' "
+                         "scores two: pass average='macro', 'micro', 'weighted' or None")
+    exact = m.dtype.kind in "iu"
+    total = int(m.sum()) if exact else float(m.sum())
+    if pos_label not in labels:
+        if len(labels) == 2:
+            raise PosLabelError(f"pos_label={pos_label!r} is not one of the labels "
+                                f"{labels!r}: pass pos_label=, the positive class")
+        return (0, 0, 0, total) if exact else (0.0, 0.0, 0.0, total)
+    j = labels.index(pos_label)
+    cast = int if exact else float
+    tp = cast(m[j, j])
+    fp = cast(m[:, j].sum()) - tp
+    fn = cast(m[j, :].sum()) - tp
+    return tp, fp, fn, total - tp - fp - fn

@@ -1,0 +1,118 @@
+"""The one-shot ranking functions: the AUC of arrays, their curves and average precision."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._kernels.keys import split_keys_weighted
+from ..._kernels.pairs import u2_sorted
+from ..._protocol.errors import NoObservationsError
+from ..._protocol.inputs import convert, raise_rejected
+from ..._protocol.result import safe
+from .accumulator import RankAUC
+from .points import INT64_LIMIT, auc_of_chunks
+from .sorting import run_of_sorted, sorted_run, split_sorted
+
+__all__ = ["auc", "roc_curve", "pr_curve", "average_precision", "partial_auc"]
+
+
+def auc(y, s, *, sample_weight=None) -> float:
+    """Area under the ROC curve: the Mann–Whitney U of the positives over ``safe(n_pos n_neg)``.
+
+    ``y`` holds 0/1 labels, or the specification's one-hot matrix ``g`` (column
+    1 the positives); ``s`` finite scores, higher meaning "more likely
+    positive"; ``sample_weight`` counts each pair with the product of its
+    rows' weights. The probability that a random positive outscores a random
+    negative, ties counting one half; 0 with a single class (the guard, where
+    scikit-learn returns NaN). Each class's keys are radix-sorted and one merge
+    pass counts ``2U`` exactly: the exact rational ``U / (n_pos n_neg)``
+    rounded once.
+
+    Examples
+    --------
+    The specification's example, as a one-hot matrix and as 0/1 labels:
+
+    >>> from streammetrics import auc
+    >>> g = [[1, 0], [1, 0], [1, 0], [0, 1], [0, 1], [0, 1], [0, 1]]
+    >>> s = [0.1, 0.35, 0.3, 0.8, 0.4, 0.9, 0.2]
+    >>> round(auc(g, s), 6)
+    0.833333
+    >>> auc([0, 0, 0, 1, 1, 1, 1], s) == auc(g, s) == 10 / 12
+    True
+    >>> auc([1, 1, 1], [0.2, 0.5, 0.9])  # one class only: the guard gives 0
+    0.0
+    """
+    inputs = RankAUC.inputs
+    (y, s), w, n = convert(inputs, (y, s), sample_weight)
+    if n == 0:
+        raise NoObservationsError("y and s are empty: the AUC needs at least one observation")
+    if w.shape[0]:
+        keys, vals = np.empty(n, np.uint64), np.empty(n, np.float64)
+        status, front, back = split_keys_weighted(y, s.view(np.uint64), w, keys, vals)
+        if status:
+            raise_rejected(inputs, (y, s))
+        run = sorted_run(keys, front, back, vals)
+        return auc_of_chunks(lambda: iter([run]), True)[0]
+    split = split_sorted(y, s)
+    if split is None:
+        raise_rejected(inputs, (y, s))
+    keys, n_pos = split
+    if n * n < 2 * INT64_LIMIT:  # 2 n_pos n_neg <= n**2 / 2 fits an int64
+        return int(u2_sorted(keys[:n_pos], keys[n_pos:])) / (2 * safe(n_pos * (n - n_pos)))
+    run = run_of_sorted(keys[:n_pos], keys[n_pos:])
+    return auc_of_chunks(lambda: iter([run]), False)[0]
+
+
+def _one_shot(y, s, sample_weight) -> "RankAUC":
+    acc = RankAUC().update(y, s, sample_weight=sample_weight)
+    if acc.n == 0:
+        raise NoObservationsError("y and s are empty: the curve needs at least one observation")
+    return acc
+
+
+def roc_curve(y, s, *, sample_weight=None):
+    """ROC curve ``(fpr, tpr, thresholds)``: see :meth:`RankAUC.roc_curve`.
+
+    >>> from streammetrics import roc_curve
+    >>> fpr, tpr, thresholds = roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> fpr, tpr
+    (array([0. , 0. , 0.5, 0.5, 1. ]), array([0. , 0.5, 0.5, 1. , 1. ]))
+    >>> thresholds
+    array([ inf, 0.8 , 0.4 , 0.35, 0.1 ])
+    """
+    return _one_shot(y, s, sample_weight).roc_curve()
+
+
+def pr_curve(y, s, *, sample_weight=None):
+    """Precision-recall curve ``(precision, recall, thresholds)``: see :meth:`RankAUC.pr_curve`.
+
+    >>> from streammetrics import pr_curve
+    >>> precision, recall, thresholds = pr_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> precision
+    array([0.5 , 0.666..., 0.5 , 1. , 1. ])
+    >>> recall
+    array([1. , 1. , 0.5, 0.5, 0. ])
+    >>> thresholds
+    array([0.1 , 0.35, 0.4 , 0.8 ])
+    """
+    return _one_shot(y, s, sample_weight).pr_curve()
+
+
+def average_precision(y, s, *, sample_weight=None) -> float:
+    """Average precision ``sum_k (R_k - R_{k-1}) P_k`` (scikit-learn's; 0 with no positive).
+
+    >>> from streammetrics import average_precision
+    >>> round(average_precision([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]), 6)
+    0.833333
+    """
+    return _one_shot(y, s, sample_weight).average_precision()
+
+
+def partial_auc(y, s, max_fpr, *, mcclish: bool = False, sample_weight=None) -> float:
+    """Area under the ROC curve up to ``max_fpr``: see :meth:`RankAUC.partial_auc`.
+
+    >>> from streammetrics import partial_auc
+    >>> partial_auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], 0.5)
+    0.25
+    """
+    return _one_shot(y, s, sample_weight).partial_auc(max_fpr, mcclish=mcclish)

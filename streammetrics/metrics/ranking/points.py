@@ -1,0 +1,644 @@
+"""The one query engine of a rank state: every threshold, its counts and its scores.
+
+A rank state's *points* are its distinct scores, increasing, with the positive
+and negative mass at each: the confusion counts of every threshold at once (at
+``t`` the rows with ``s >= t`` are called positive). *Boundary* ``i`` (``0 <= i
+<= m``) calls the points from ``i`` on: ``i = m`` is the threshold ``+inf``.
+
+:class:`Points` reads the points in blocks of consecutive entries, of a run in
+memory or of a spilled state's file, the same code either way, so both answer
+to the bit. One pass keeps the counts at every block's start (with weights the
+states of compensated sums from the bottom and from the top, which a block
+read later continues); a query then reads the blocks it needs. Every score is
+a function of the four counts (:func:`~streammetrics.metrics.binary.
+_score_formulas`, evaluated on numpy arrays of counts; a cost is linear in
+them) that rises with the true positives and falls with the false positives,
+so its values in a block lie between its values at the corners of the block's
+counts: only the blocks whose corners may hold an answer are read.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import threading
+
+import numpy as np
+
+from ..._kernels import pairs as K
+from ..._kernels.totals import block_counts, delong_masses, delong_sums, running_pairs
+from ..._protocol.errors import WeightOverflowError
+from ..._protocol.result import safe
+from ..binary import BinaryResult, _score_formulas, binary_result
+
+__all__ = ["Points", "SCORES", "TARGETS", "check_threshold", "check_max_fpr", "auc_of_chunks"]
+
+#: the scores ``best_threshold`` maximises
+SCORES = ("f1", "mcc", "youden", "balanced_accuracy", "accuracy", "jaccard")
+#: the targets ``threshold_for`` meets
+TARGETS = ("recall", "precision", "fpr", "specificity")
+#: entries of a block of a state in memory
+BLOCK = 256
+#: blocks of a state in memory read together by the weighted partial area
+_GROUP = 64
+#: counts whose scores are computed at a time (their temporaries stay in cache)
+_SLICE = 4096
+#: relative difference below which two scores are a tie (the same fraction rounded two ways)
+TIE = 1e-12
+#: rates whose bounds over a straddling bin are at the two corners
+_MONOTONE = ("accuracy", "precision", "recall", "specificity", "f1", "balanced_accuracy", "jaccard")
+#: the largest ``2 P N`` whose partial area is summed in exact integers
+EXACT_LIMIT = (1 << 63) - 1
+#: the most cost matrices whose answers a state keeps
+_CACHED = 64
+_NO_PAIRS = np.zeros((0, 4))
+INT64_LIMIT = 2**63
+
+
+# ------------------------------------------------------------------ arguments
+def _real(name, value) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    return float(value)
+
+
+def check_threshold(t) -> float:
+    """``t`` as a float (infinities allowed), or ``TypeError``/``ValueError``."""
+    t = _real("t", t)
+    if math.isnan(t):
+        raise ValueError("t must be a number, got nan")
+    return t
+
+
+def _check_rate(name, value) -> float:
+    v = _real(name, value)
+    if not 0.0 <= v <= 1.0:
+        raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
+    return v
+
+
+def check_max_fpr(max_fpr) -> float:
+    v = _real("max_fpr", max_fpr)
+    if not 0.0 < v <= 1.0:
+        raise ValueError(f"max_fpr must lie in (0, 1], got {max_fpr!r}")
+    return v
+
+
+def _check_cost(cost) -> np.ndarray:
+    c = np.asarray(cost)
+    if c.dtype == object or not (np.issubdtype(c.dtype, np.number) or c.dtype == bool):
+        raise TypeError(f"cost must be a 2 x 2 array of numbers, got dtype {c.dtype}")
+    if c.shape != (2, 2):
+        raise ValueError("cost must be a 2 x 2 matrix [[tn, fp], [fn, tp]] (rows: actual 0, 1; "
+                         f"columns: predicted 0, 1), got shape {c.shape}")
+    c = c.astype(np.float64)
+    if not np.all(np.isfinite(c)):
+        i, j = np.argwhere(~np.isfinite(c))[0]
+        raise ValueError(f"cost[{i}, {j}] must be finite, got {c[i, j]!r}")
+    return c
+
+
+def _target(targets):
+    """The one ``(name, value)`` given to ``threshold_for``, checked."""
+    given = {k: v for k, v in targets.items() if v is not None}
+    unknown = sorted(set(targets) - set(TARGETS))
+    if unknown:
+        raise TypeError(f"threshold_for() got an unexpected target {unknown[0]!r}; targets: {', '.join(TARGETS)}")
+    if len(given) != 1:
+        raise TypeError("threshold_for() takes exactly one target: " + ", ".join(f"{t}=" for t in TARGETS))
+    (name, value), = given.items()
+    return name, _check_rate(name, value)
+
+
+def _objective(score, cost):
+    """``(score, None)`` or ``("cost", cost matrix)`` for ``best_threshold``, checked."""
+    if cost is not None:
+        if score is not None:
+            raise TypeError("best_threshold() takes a score or a cost, not both")
+        return "cost", _check_cost(cost)
+    score = "f1" if score is None else score
+    if not isinstance(score, str):
+        raise TypeError(f"score must be a string, got {type(score).__name__}")
+    if score not in SCORES:
+        raise ValueError(f"score must be one of {', '.join(map(repr, SCORES))}; got {score!r}")
+    return score, None
+
+
+def _top(v, axis=None):
+    """The greatest value of ``v``, NaN (an undefined score) taken as ``-inf``."""
+    return np.max(np.where(np.isnan(v), -np.inf, v), axis=axis, initial=-np.inf)
+
+
+def _mass_note(what, total) -> str:
+    return f"no {what} was seen" if total == 0 else f"{total:g} {what} mass"
+
+
+def _columns(cells, N, cost=None) -> dict:
+    """Every score of the counts ``cells`` (rows tp, fp, fn, tn; arrays): the
+    binary formulas, ``youden``, ``fpr`` (``fp / safe(N)``) and, given a cost
+    matrix, ``cost`` (minus the total cost, so that higher is better). Long
+    arrays are taken a slice at a time, each small enough to stay in cache."""
+    parts = []
+    for a in range(0, max(cells.shape[1], 1), _SLICE):
+        tp, fp, fn, tn = np.asarray(cells[:, a:a + _SLICE], np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = _score_formulas(tp, fp, fn, tn, tp + fp + fn + tn, np.asarray, np.sqrt)
+        out["youden"] = out["recall"] + out["specificity"] - 1.0
+        out["fpr"] = fp / safe(float(N))
+        if cost is not None:
+            out["cost"] = -(cost[0, 0] * tn + cost[0, 1] * fp + cost[1, 0] * fn + cost[1, 1] * tp)
+        parts.append(out)
+    if len(parts) == 1:
+        return parts[0]
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def u2_counts(ab, n_pos: int, n_neg: int) -> int:
+    """Exact ``2U`` of int64 counts as a Python int (128-bit when int64 would overflow)."""
+    if 2 * n_pos * n_neg < INT64_LIMIT:
+        return int(K.u2_int(ab))
+    high, low = K.u2_int128(ab)
+    return (int(high) << 64) | int(low)
+
+
+def auc_of_chunks(chunks, weighted: bool):
+    """``(auc, n_pos, n_neg)`` of a run read as consecutive chunks ``(scores, ab)``
+    (``chunks()`` gives a new iterator over them; weights take two passes).
+
+    Counts: ``2U`` is the sum over the chunks of their own ``2U`` and twice their
+    positives times the negatives of the chunks before, as exact integers.
+    Weights: compensated sums carried from chunk to chunk. Either way the value
+    does not depend on where the chunks are cut.
+    """
+    if weighted:
+        carry = np.zeros(4)
+        for _, ab in chunks():
+            running_pairs(np.ascontiguousarray(ab, np.float64), carry, False, 1, _NO_PAIRS)
+        n_pos, n_neg = float(carry[0] + carry[1]), float(carry[2] + carry[3])
+        if not (math.isfinite(n_pos) and math.isfinite(n_neg)):
+            raise WeightOverflowError(scores="the total weights of the positives and the negatives")
+        if n_pos == 0 or n_neg == 0:
+            return 0.0, n_pos, n_neg
+        carry = np.zeros(4)
+        for _, ab in chunks():
+            K.u2_float_carry(ab, 1.0 / n_pos, 1.0 / n_neg, carry)
+        return min(max(float(carry[2] + carry[3]) / 2.0, 0.0), 1.0), n_pos, n_neg
+    u2 = n_pos = n_neg = 0
+    for _, ab in chunks():
+        if ab.shape[1]:
+            p, q = int(ab[0].sum()), int(ab[1].sum())
+            u2 += u2_counts(ab, p, q) + 2 * p * n_neg
+            n_pos += p
+            n_neg += q
+    return u2 / (2 * safe(n_pos * n_neg)), n_pos, n_neg
+
+
+# ------------------------------------------------------------------ the engine
+class Points:
+    """The counts at every threshold of a rank state, and its queries (see the
+    module docstring).
+
+    ``source`` is the run ``(scores, ab)`` in memory (``ab`` int64 counts, or
+    float64 weights with ``weighted``), or ``(read, m)``: a function giving
+    entries ``a:b`` of a run of ``m`` entries as ``(scores, ab)`` (a file's);
+    ``block`` the entries of a block and ``window`` those a pass over a run not
+    in memory reads at a time; ``n`` the rows folded in. ``items``,
+    the items of a bounded state, make every result carry certified bounds
+    (a bin counts as its lower edge; its rows may lie on either side of a
+    threshold that falls inside it).
+
+    >>> import numpy as np
+    >>> run = (np.array([0.1, 0.4, 0.6, 0.9]), np.array([[0, 1, 1, 1], [1, 0, 1, 0]]))
+    >>> ops = Points(run, n=5, weighted=False)
+    >>> r = ops.at_threshold(0.5)
+    >>> r.tp, r.fp, r.fn, r.tn
+    (2, 1, 1, 1)
+    >>> ops.threshold_for(recall=1.0).threshold, ops.best_threshold("f1").threshold
+    (0.4, 0.4)
+    """
+
+    def __init__(self, source, n: int, weighted: bool, block: int = BLOCK, items=None, window: int = 0):
+        if isinstance(source, tuple) and len(source) == 2 and not callable(source[0]):
+            scores, ab = source
+            self.run = (scores, ab)
+            self.m = scores.shape[0]
+            self.read = lambda a, b: (scores[a:b], ab[:, a:b])
+        else:
+            self.run = None
+            self.read, self.m = source
+        self.n = n
+        self.weighted = weighted
+        self.block = max(1, int(block))
+        #: the blocks read at a time by a pass over a run not in memory
+        self.per_read = max(1, int(window) // self.block)
+        self.nb = max(1, -(-self.m // self.block))
+        self.items = items
+        self.bins = None
+        if items is not None and np.any(items[1] > items[0]):
+            lo, hi, iab, _ = items
+            wide = hi > lo
+            self.bins = (lo[wide], hi[wide], iab[:, wide])
+        self.bounded = items is not None
+        self._lock = threading.RLock()
+        self._answers: dict = {}
+        self._above = None  # the area of the ROC steps above every block (see partial_auc)
+        self._marks()
+
+    # ------------------------------------------------------------ reading
+    def _end(self, j: int) -> int:
+        """The boundary that ends block ``j`` (where block ``j + 1`` starts)."""
+        return min(self.m, (j + 1) * self.block)
+
+    def _windows(self):
+        """The spans read by a pass: the whole run in memory, else a block at a time."""
+        if self.run is not None:
+            return [(0, self.m)] if self.m else []
+        step = self.per_read * self.block
+        return [(a, min(self.m, a + step)) for a in range(0, self.m, step)]
+
+    def chunks(self):
+        """The run's chunks ``(scores, ab)``, lowest scores first."""
+        return (self.read(a, b) for a, b in self._windows())
+
+    def _marks(self) -> None:
+        """One pass: the first score of every block and the counts at every block's
+        start (with weights the states of compensated sums from the bottom, the
+        false and true negatives, and from the top, the true and false positives)."""
+        nb, B = self.nb, self.block
+        self.firsts = np.empty(nb)
+        if not self.weighted:
+            counts = np.zeros((2, nb), np.int64)
+            for a, b in self._windows():
+                scores, ab = self.read(a, b)
+                j = a // B
+                self.firsts[j:j - (-(b - a) // B)] = scores[::B]
+                counts[:, j:j - (-(b - a) // B)] = np.add.reduceat(ab, np.arange(0, b - a, B), axis=1)
+            below = np.zeros((2, nb + 1), np.int64)
+            np.cumsum(counts, axis=1, out=below[:, 1:])
+            self.P, self.N = int(below[0, nb]), int(below[1, nb])
+            self.marks = np.stack((self.P - below[0], self.N - below[1], below[0], below[1]))
+            return
+        bottom, top = np.zeros((nb + 1, 4)), np.zeros((nb + 1, 4))
+        up = np.zeros(4)
+        windows = self._windows()
+        for a, b in windows:
+            scores, ab = self.read(a, b)
+            j = a // B
+            self.firsts[j:j - (-(b - a) // B)] = scores[::B]
+            running_pairs(np.ascontiguousarray(ab, np.float64), up, False, B, bottom[j:j + 1 - (-(b - a) // B)])
+        down = np.zeros(4)
+        for a, b in reversed(windows):
+            j = a // B
+            ab = np.ascontiguousarray(self.read(a, b)[1], np.float64)
+            running_pairs(ab, down, True, B, top[j:j + 1 - (-(b - a) // B)])
+        self.bottom, self.top = bottom, top
+        self.P, self.N = float(bottom[nb, 0] + bottom[nb, 1]), float(bottom[nb, 2] + bottom[nb, 3])
+        self.marks = np.stack((top[:, 0] + top[:, 1], top[:, 2] + top[:, 3],
+                               bottom[:, 0] + bottom[:, 1], bottom[:, 2] + bottom[:, 3]))
+
+    def _span(self, j: int, k: int = None):
+        """``(scores, cells)`` of blocks ``j .. k`` (by default ``j`` alone): their
+        scores and the counts (rows tp, fp, fn, tn) at each of their boundaries,
+        the start of block ``j`` to the end of block ``k``."""
+        k = j if k is None else k
+        a, b = j * self.block, self._end(k)
+        scores, ab = self.read(a, b)
+        if not self.weighted:
+            below = np.empty((2, b - a + 1), np.int64)
+            below[:, 0] = self.marks[2:, j]
+            np.cumsum(ab, axis=1, out=below[:, 1:])
+            below[:, 1:] += below[:, :1]
+            return scores, np.stack((self.P - below[0], self.N - below[1], below[0], below[1]))
+        ab = np.ascontiguousarray(ab, np.float64)
+        called, rest = np.empty((b - a + 1, 4)), np.empty((b - a + 1, 4))
+        running_pairs(ab, self.top[k + 1].copy(), True, 1, called)
+        running_pairs(ab, self.bottom[j].copy(), False, 1, rest)
+        return scores, np.stack((called[:, 0] + called[:, 1], called[:, 2] + called[:, 3],
+                                 rest[:, 0] + rest[:, 1], rest[:, 2] + rest[:, 3]))
+
+    def _at(self, i: int):
+        """The counts at boundary ``i`` as Python numbers, and its threshold."""
+        j = min(i // self.block, self.nb - 1)
+        scores, cells = self._span(j)
+        k = i - j * self.block
+        cast = float if self.weighted else int
+        return tuple(cast(c) for c in cells[:, k]), math.inf if i == self.m else float(scores[k])
+
+    def _corners(self, cost=None):
+        """Every score at the four corners of every block's counts (true and false
+        positives each at the block's start or end: two corners are the marks
+        themselves), computed once; and at every mark."""
+        key = ("corners", None if cost is None else cost.tobytes())
+        corners = self._answers.get(key)
+        if corners is None:
+            marks = _columns(self.marks, self.N, cost)
+            start, end = self.marks[:, :-1], self.marks[:, 1:]
+            corners = [marks, {f: v[:-1] for f, v in marks.items()}, {f: v[1:] for f, v in marks.items()}]
+            corners += [_columns(np.stack((pos[0], neg[1], pos[2], neg[3])), self.N, cost)
+                        for pos, neg in ((start, end), (end, start))]
+            if len(self._answers) < _CACHED:
+                self._answers[key] = corners
+        return corners
+
+    def _ranges(self, name, cost=None):
+        """Per block, the least and greatest value score ``name`` may take: every
+        score rises with the true positives and falls with the false positives (a
+        cost is linear), so its values inside a block lie between its values at
+        the corners of the block's counts; widened for the rounding."""
+        key = ("ranges", name, None if cost is None else cost.tobytes())
+        got = self._answers.get(key)
+        if got is None:
+            vals = np.array([c[name] for c in self._corners(cost)[1:]])
+            low, high = -_top(-vals, axis=0), _top(vals, axis=0)
+            slack = 1e-9 * np.maximum(np.abs(low), np.abs(high)) + 1e-12
+            got = (low - slack, high + slack)
+            if len(self._answers) < _CACHED:
+                self._answers[key] = got
+        return got
+
+    def _values(self, blocks, name, cost=None):
+        """``(boundaries, values)``: score ``name`` at every boundary of ``blocks``
+        (increasing), read a run of consecutive blocks at a time."""
+        at, cells = [], []
+        for run in np.split(blocks, np.flatnonzero(np.diff(blocks) != 1) + 1) if len(blocks) else []:
+            j, k = int(run[0]), int(run[-1])
+            cells.append(self._span(j, k)[1])
+            at.append(np.arange(j * self.block, self._end(k) + 1))
+        if not at:
+            return np.zeros(0, np.int64), np.zeros(0)
+        return np.concatenate(at), _columns(np.concatenate(cells, axis=1), self.N, cost)[name]
+
+    def _search(self, name, value, op, first: bool):
+        """The first (else the last) boundary whose score ``name`` is ``op`` (``ge``,
+        ``le``, ``gt``) ``value``, or ``None``: only the blocks whose range holds
+        such a value are read, in order, up to the first that holds one."""
+        low, high = self._ranges(name)
+        blocks = np.flatnonzero(high >= value if op == "ge" else low <= value if op == "le" else high > value)
+        for j in (blocks if first else blocks[::-1]):
+            at, v = self._values(np.array([j]), name)
+            hit = np.flatnonzero(v >= value if op == "ge" else v <= value if op == "le" else v > value)
+            if hit.size:
+                return int(at[hit[0] if first else hit[-1]])
+        return None
+
+    def _best(self, name, cost=None):
+        """``(i, value)``: of the boundaries whose score ``name`` is within a
+        relative :data:`TIE` of the highest, the highest threshold's. The blocks
+        are read from the greatest possible value down, a few at a time, while
+        that can reach the best value read so far (at first, the best at a
+        block's start: the starts are boundaries too)."""
+        _, high = self._ranges(name, cost)
+        top = _top(self._corners(cost)[0][name])  # the marks are boundaries too
+        order = np.argsort(-high, kind="stable")
+        found = []
+        while order.size and high[order[0]] >= top - TIE * abs(top):
+            take, order = np.sort(order[:_GROUP]), order[_GROUP:]
+            at, v = self._values(take, name, cost)
+            top = max(top, _top(v))
+            found.append((at, v))
+            order = order[high[order] >= top - TIE * abs(top)]
+        least = top - TIE * abs(top)
+        hits = [int(at[k[-1]]) for at, v in found for k in [np.flatnonzero(v >= least)] if k.size]
+        if not hits:
+            return self.m, math.nan  # no score is defined (no mass): the result says why
+        i = max(hits)
+        at, v = next((at, v) for at, v in found if at[0] <= i <= at[-1] and np.any(at == i))
+        return i, float(v[np.flatnonzero(at == i)[0]])
+
+    # ------------------------------------------------------------ results
+    def _straddling(self, t: float):
+        """Positive and negative mass of the bins with ``lo < t <= hi``."""
+        lo, hi, ab = self.bins
+        part = ab[:, (lo < t) & (t <= hi)].sum(axis=1)
+        cast = float if self.weighted else int
+        return cast(part[0]), cast(part[1])
+
+    def result(self, i: int, extra=None, t=None) -> BinaryResult:
+        """The binary result at boundary ``i``, at threshold ``t`` (by default its
+        score), with the fields ``extra``."""
+        (tp, fp, fn, tn), at = self._at(i)
+        t = at if t is None else t
+        meta = {"threshold": t, "weighted": self.weighted}
+        values = binary_result(tp, fp, fn, tn, n=self.n).as_dict()
+        values["threshold"] = t
+        if self.bounded:
+            up, un = (0, 0) if self.bins is None else self._straddling(t)
+            # corner A: the straddling positives called, negatives not; corner B the reverse
+            a = binary_result(tp + up, fp, fn - up, tn, n=self.n)
+            b = binary_result(tp, fp + un, fn, tn - un, n=self.n)
+            values.update(tp_lower=tp, tp_upper=tp + up, fp_lower=fp, fp_upper=fp + un)
+            for name in _MONOTONE:
+                values[f"{name}_lower"] = b[name]
+                values[f"{name}_upper"] = a[name]
+            meta["bounds"] = up != 0 or un != 0
+        values.update(extra or {})
+        return BinaryResult("BinaryScores", values, meta)
+
+    # ------------------------------------------------------------ queries
+    def at_threshold(self, t) -> BinaryResult:
+        """The binary result with the rows ``s >= t`` called positive."""
+        t = check_threshold(t)
+        j = int(np.searchsorted(self.firsts[: -(-self.m // self.block)], t, side="left"))
+        i = 0
+        if j:
+            scores = self.read((j - 1) * self.block, self._end(j - 1))[0]
+            i = (j - 1) * self.block + int(np.searchsorted(scores, t, side="left"))
+        return self.result(i, t=t)
+
+    def threshold_for(self, **targets) -> BinaryResult:
+        """The threshold meeting one target (see ``RankAUC.threshold_for``)."""
+        name, value = _target(targets)
+        if name == "recall":  # the highest threshold reaching it: the fewest false positives
+            i = self._search("recall", value, "ge", first=False)
+        elif name == "fpr":  # the lowest threshold within it: the most true positives
+            i = self._search("fpr", value, "le", first=True)
+        else:  # the lowest threshold reaching it
+            i = self._search(name, value, "ge", first=True)
+        if i is None:
+            if name == "recall":
+                highest = _columns(self.marks[:, :1], self.N)["recall"][0]
+                raise ValueError(f"no threshold reaches recall {value:g}: the highest is {highest:g} "
+                                 f"({_mass_note('positive', self.P)})")
+            if name == "specificity":
+                raise ValueError(f"no threshold reaches specificity {value:g} ({_mass_note('negative', self.N)})")
+            highest = self._best("precision")[1]
+            raise ValueError(f"no threshold reaches precision {value:g}: the highest is {highest:g}")
+        return self.result(i, {"target": name, "target_value": value})
+
+    def best_threshold(self, score=None, cost=None) -> BinaryResult:
+        """The threshold of the best score or the least cost (see ``RankAUC.best_threshold``)."""
+        name, c = _objective(score, cost)
+        key = name if c is None else ("cost", c.tobytes())
+        got = self._answers.get(key)
+        if got is None:
+            got = self._best(name, c)
+            if len(self._answers) < _CACHED:
+                self._answers[key] = got
+        i, v = got
+        return self.result(i, {"score": name, "best": v} if c is None else {"cost": -v})
+
+    def partial_auc(self, max_fpr, mcclish: bool = False) -> float:
+        """The area under the ROC curve up to ``max_fpr`` (see ``RankAUC.partial_auc``)."""
+        max_fpr = check_max_fpr(max_fpr)
+        if self.P == 0 or self.N == 0:
+            return 0.0  # no pairs: the guard, as for the AUC
+        exact = not self.weighted and 2 * self.P * self.N <= EXACT_LIMIT
+        cut = self._search("fpr", max_fpr, "gt", first=False)  # the step from cut + 1 down crosses max_fpr
+        low = 0 if cut is None else cut + 1
+        j = min(low // self.block, self.nb - 1)
+        area = self._area_above(j, exact)
+        cells = self._span(j)[1][:, low - j * self.block:]
+        area = self._steps(cells, exact, area)[-1]
+        (y0, x0, _, _), _ = self._at(low)  # the last point within max_fpr
+        (y1, x1, _, _), _ = ((y0, x0, 0, 0), None) if cut is None else self._at(cut)
+        if exact:
+            area = _exact_area(area, x0, y0, x1, y1, cut is not None, self.P, self.N, max_fpr)
+        elif cut is not None:
+            sp, sn = safe(float(self.P)), safe(float(self.N))
+            x0, y0, x1, y1 = x0 / sn, y0 / sp, x1 / sn, y1 / sp
+            if x0 < max_fpr:
+                y_cut = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
+                area += (max_fpr - x0) * (y0 + y_cut) / 2.0
+        area = float(area)
+        if not mcclish:
+            return area
+        least, most = max_fpr * max_fpr / 2.0, max_fpr
+        return float(0.5 * (1.0 + (area - least) / (most - least)))
+
+    def _area_above(self, j: int, exact: bool):
+        """The area of the ROC steps of the blocks above block ``j``, kept as blocks
+        are read from the top. Without weights, in count units: the doubled area
+        of a block's steps is ``2 tp_above N_b + 2U_b`` (its own ``2U``, one pass
+        of a kernel), exact integers. With weights, the trapezoids summed one
+        after another from the top."""
+        above = self._above = [0] if self._above is None else self._above
+        with self._lock:
+            if exact:
+                while len(above) < self.nb - j:
+                    top = self.nb - len(above)
+                    first = max(j + 1, top - (_GROUP * 16 if self.run is not None else self.per_read) + 1)
+                    counts = np.zeros((3, top - first + 1), np.int64)
+                    block_counts(self.read(first * self.block, self._end(top))[1],
+                                 self.block, counts)
+                    areas = 2 * self.marks[0, first + 1:top + 2] * counts[1] + counts[2]
+                    above.extend((above[-1] + np.cumsum(areas[::-1])).tolist())
+                return above[self.nb - 1 - j]
+            while len(above) < self.nb - j:  # the next blocks down, up to a few at a time
+                top = self.nb - len(above)
+                first = max(j + 1, top - (_GROUP if self.run is not None else self.per_read) + 1)
+                cells = self._span(first, top)[1]
+                sums = self._steps(cells, False, above[-1])
+                ends = (np.arange(top, first - 1, -1) - first) * self.block  # each block's start, from the top
+                above.extend(sums[cells.shape[1] - 1 - ends])
+            return above[self.nb - 1 - j]
+
+    def _steps(self, cells, exact: bool, area):
+        """``area`` with the ROC steps between the boundaries of ``cells`` added,
+        from the top down: the running sums at each boundary (from the top; the
+        last is the total). Without weights the doubled trapezoids in count
+        units, summed exactly; else the trapezoids in rates, one after another."""
+        tp, fp = cells[0, ::-1], cells[1, ::-1]
+        if exact:
+            return area + np.concatenate(([0], np.cumsum(np.diff(fp) * (tp[:-1] + tp[1:]))))
+        sp, sn = safe(float(self.P)), safe(float(self.N))
+        x, y = fp.astype(np.float64) / sn, tp.astype(np.float64) / sp
+        return np.cumsum(np.concatenate(([area], np.diff(x) * (y[:-1] + y[1:]) / 2.0)))
+
+    # ------------------------------------------------------------ one pass
+    def auc(self):
+        """``(auc, n_pos, n_neg)`` (:func:`auc_of_chunks`)."""
+        return auc_of_chunks(self.chunks, self.weighted)
+
+    def average_precision(self) -> float:
+        """Average precision, scikit-learn's step definition: in memory the value
+        of the curve (its bits); read in blocks the terms of each are summed on
+        their own and the sums added exactly (the same to 1e-13 relative)."""
+        windows = self._windows()
+        denom = None if len(windows) == 1 else safe(float(self.P))
+        carry = np.zeros(2, np.float64 if self.weighted else np.int64)
+        prev, sums = 0.0, []
+        for a, b in reversed(windows):
+            ab = self.read(a, b)[1]
+            tps = carry[0] + np.cumsum(ab[0, ::-1])
+            fps = carry[1] + np.cumsum(ab[1, ::-1])
+            carry = np.array([tps[-1], fps[-1]])
+            tps, fps = tps.astype(np.float64), fps.astype(np.float64)
+            ps = tps + fps
+            precision = np.divide(tps, ps, out=np.zeros_like(tps), where=ps != 0)
+            recall = tps / (safe(tps[-1]) if denom is None else denom)
+            terms = (np.concatenate(([prev], recall[:-1])) - recall) * precision
+            prev = recall[-1]
+            sums.append(float(np.sum(np.ascontiguousarray(terms[::-1]))))
+        return float(max(0.0, -math.fsum(sums)))
+
+    def delong_sums(self, centre: float):
+        """``(theta, P, N, ss_pos, ss_neg)``: DeLong's sums of the points' placement
+        values (see :mod:`streammetrics._kernels.totals`), two passes."""
+        windows = self._windows()
+        st = np.zeros(7)
+        P = N = 0.0
+        for t, (a, b) in enumerate(windows):
+            P, N = delong_masses(self.read(a, b)[1], st, t == len(windows) - 1)
+        if not (P > 0.0 and N > 0.0):
+            return 0.0, P, N, 0.0, 0.0
+        pairs = st[:2].copy()
+        st = np.zeros(21)
+        st[2:4] = pairs  # the positive mass above the first point
+        theta = ss_pos = ss_neg = 0.0
+        for t, (a, b) in enumerate(windows):
+            theta, ss_pos, ss_neg = delong_sums(self.read(a, b)[1], P, N, float(centre), st,
+                                                t == len(windows) - 1)
+        return theta, P, N, ss_pos, ss_neg
+
+    def materialized(self):
+        """The run in memory (read whole when it is a file's)."""
+        if self.run is not None:
+            return self.run
+        parts = list(self.chunks())
+        if not parts:
+            return np.zeros(0), np.zeros((2, 0), np.float64 if self.weighted else np.int64)
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
+
+    def curves(self):
+        """``(thresholds, precision, recall, f1)`` at every candidate but ``+inf``,
+        highest threshold first (for plots)."""
+        scores, cells = [], []
+        for j in range(self.nb):
+            s, c = self._span(j)
+            scores.append(s)
+            cells.append(c[:, :-1])
+        cols = _columns(np.concatenate(cells, axis=1), self.N)
+        return (np.concatenate(scores)[::-1], cols["precision"][::-1], cols["recall"][::-1], cols["f1"][::-1])
+
+
+def _cut_offset(max_fpr: float, total_n: int, x0: int) -> float:
+    """``max_fpr * total_n - x0`` rounded once: the product split into two floats
+    whose sum is exact (Dekker's product, Veltkamp's split), so subtracting
+    ``x0``, close to it, cancels nothing that was rounded."""
+    a, b = max_fpr, float(total_n)
+    hi = a * b
+    c = 134217729.0 * a  # 2**27 + 1
+    a_hi = c - (c - a)
+    a_lo = a - a_hi
+    c = 134217729.0 * b
+    b_hi = c - (c - b)
+    b_lo = b - b_hi
+    lo = ((a_hi * b_hi - hi) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    return (hi - float(x0)) + lo
+
+
+def _exact_area(s2: int, x0: int, y0: int, x1: int, y1: int, cut: bool, total_p: int, total_n: int,
+                max_fpr: float) -> float:
+    """The partial area from ``s2``, the exact doubled area (count units) of the
+    steps down to the point ``(x0, y0)`` (false and true positives) and, if
+    ``cut``, the step to ``(x1, y1)``, past ``max_fpr``, cut there. One rounding
+    of ``s2``, the cut trapezoid's, and the division."""
+    extra = 0.0
+    if cut:
+        dx = _cut_offset(max_fpr, total_n, x0)
+        w = float(x1 - x0)
+        if dx > 0.0:
+            dx = min(dx, w)
+            y_cut = float(y0) + float(y1 - y0) * (dx / w)
+            extra = dx * (float(y0) + y_cut)
+    return (float(s2) + extra) / float(2 * total_p * total_n)

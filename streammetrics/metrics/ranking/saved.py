@@ -1,0 +1,67 @@
+"""The invariants of a saved rank state, checked before a state is loaded."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._kernels import compensated
+from ..._protocol.state import count_total
+
+__all__ = ["check_rank_state"]
+
+
+def check_rank_state(state, max_bins):
+    """The invariants of a saved rank state (exact when ``max_bins`` is None)."""
+    n = int(state["n"][0])
+    flag = int(state["weighted"][0])
+    if flag not in (0, 1):
+        raise ValueError(f"entry 'weighted' must be 0 or 1, got {flag}")
+    weighted = bool(flag)
+    lo, hi, pairs = state["lo"], state["hi"], state["pairs"]
+    name, other = ("weights", "counts") if weighted else ("counts", "weights")
+    ab = state[name]
+    if lo.ndim != 1:
+        raise ValueError(f"entry 'lo' must be 1-D, got shape {lo.shape}")
+    m = lo.shape[0]
+    if ab.shape != (2, m):
+        raise ValueError(f"entry {name!r} has shape {ab.shape}, expected (2, {m})")
+    if state[other].shape != (2, 0):
+        raise ValueError(f"entry {other!r} must be empty in this state")
+    if m > n:
+        raise ValueError(f"{m} entries but only {n} observations")
+    if m:
+        if np.any(ab < 0):
+            raise ValueError(f"entry {name!r} holds negative values")
+        if np.any(ab[0] + ab[1] <= 0) if weighted else np.any((ab[0] == 0) & (ab[1] == 0)):
+            raise ValueError("an entry holds no observation")
+        if not weighted and (np.any(ab > n) or count_total(ab) != n):
+            raise ValueError("the counts do not add up to the observation count")
+    if state["wsq_rows"][0] > n:
+        raise ValueError("more rows counted in 'wsq' than observations")
+    if np.any(compensated.values(state["wsq"]) < 0):
+        raise ValueError("entry 'wsq' holds negative sums")
+    if max_bins is None:
+        if hi.shape != (0,) or pairs.shape != (2, 0):
+            raise ValueError("an exact state holds no bins ('hi', 'pairs' must be empty)")
+        if np.any(np.diff(lo) <= 0):
+            raise ValueError("the scores are not strictly increasing")
+        return
+    if hi.shape != (m,) or pairs.shape != (2, m):
+        raise ValueError(f"entries 'hi' and 'pairs' must have shapes ({m},) and (2, {m})")
+    if m > 2 * max_bins:
+        raise ValueError(f"{m} bins, more than 2 * max_bins = {2 * max_bins}")
+    if np.any(hi < lo):
+        raise ValueError("a bin's upper edge is below its lower edge")
+    dl, dh = np.diff(lo), np.diff(hi)
+    point = hi == lo
+    if np.any((dl < 0) | ((dl == 0) & (dh < 0)) | ((dl == 0) & (dh == 0) & point[:-1])):
+        raise ValueError("the bins are not sorted by (lo, hi) with distinct points")
+    if np.any(pairs < 0):
+        raise ValueError("entry 'pairs' holds negative values")
+    with np.errstate(over="ignore", invalid="ignore"):  # masses near 1e308: compared as infinities
+        pn = ab[0].astype(np.float64) * ab[1]
+        tol = 1e-9 * pn + 1e-300
+        if np.any(pairs[0] + 2 * pairs[1] > 2 * pn + 2 * tol):
+            raise ValueError("a bin's pair masses exceed its positive x negative mass")
+        if np.any(point & ((pairs[1] != 0) | (np.abs(pairs[0] - pn) > tol))):
+            raise ValueError("a single-score entry must hold ties only")
