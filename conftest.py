@@ -34,8 +34,9 @@ def kernel_sources(package: pathlib.Path = PACKAGE) -> list[pathlib.Path]:
     """The package's modules that hold kernels or their helpers: every module
     of ``_kernels/``, and any other that names Numba or ``_jit``."""
     kernels = package / "_kernels"
-    return [path for path in sorted(package.rglob("*.py"))
-            if kernels in path.parents or _COMPILES.search(path.read_bytes())]
+    return [
+        path for path in sorted(package.rglob("*.py")) if kernels in path.parents or _COMPILES.search(path.read_bytes())
+    ]
 
 
 def kernel_cache_key(package: pathlib.Path = PACKAGE) -> str:
@@ -54,8 +55,9 @@ def _use_keyed_cache() -> None:
     folder.mkdir(parents=True, exist_ok=True)
     os.utime(folder)  # the most recently used comes first when old ones are cleared
     (CACHES / ".gitignore").write_text("*\n")
-    older = sorted((p for p in CACHES.iterdir() if p.is_dir() and p != folder),
-                   key=lambda p: p.stat().st_mtime, reverse=True)
+    older = sorted(
+        (p for p in CACHES.iterdir() if p.is_dir() and p != folder), key=lambda p: p.stat().st_mtime, reverse=True
+    )
     for stale in older[KEEP:]:
         shutil.rmtree(stale, ignore_errors=True)
     os.environ["NUMBA_CACHE_DIR"] = str(folder)
@@ -65,5 +67,8 @@ _use_keyed_cache()
 
 #: the modules of an optional extra, whose doctests are not collected without it
 #: (importing them raises ImportError naming the extra)
-collect_ignore = [f"streammetrics/{module}.py" for module, extra in (("torch", "torch"), ("dask", "dask"))
-                  if importlib.util.find_spec(extra) is None]
+collect_ignore = [
+    f"streammetrics/{module}.py"
+    for module, extra in (("torch", "torch"), ("dask", "dask"))
+    if importlib.util.find_spec(extra) is None
+]

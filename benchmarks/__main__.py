@@ -39,9 +39,15 @@ def main(argv=None) -> int:
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as fh:
         json.dump(
-            {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": platform.platform(),
-             "cpus": os.cpu_count(), "quick": args.quick, "rows": rows},
-            fh, indent=1,
+            {
+                "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+                "machine": platform.platform(),
+                "cpus": os.cpu_count(),
+                "quick": args.quick,
+                "rows": rows,
+            },
+            fh,
+            indent=1,
         )
     print(f"\nrows written to {args.out}")
     return 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import importlib.util
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -85,6 +85,7 @@ def track_peak_rss(interval: float = 0.02) -> int:
     proc = psutil.Process()
     _PEAK["rss"] = proc.memory_info().rss
     if _PEAK["thread"] is None:
+
         def loop():
             while True:
                 _PEAK["rss"] = max(_PEAK["rss"], proc.memory_info().rss)

@@ -64,13 +64,20 @@ def _one_shot_rows(n, repeat):
     if have("sklearn"):
         from sklearn.metrics import roc_auc_score
 
-        rows.append(row(group, "sklearn roc_auc_score", median_time(lambda: roc_auc_score(y, s), max(1, repeat // 3), warmup=0)))
+        rows.append(
+            row(group, "sklearn roc_auc_score", median_time(lambda: roc_auc_score(y, s), max(1, repeat // 3), warmup=0))
+        )
     w = np.random.default_rng(1).random(n)
     group = f"AUC one-shot with sample_weight, n={n:.0e}"
     rows.append(row(group, "streammetrics auc", median_time(lambda: auc(y, s, sample_weight=w), max(1, repeat // 2))))
     if have("sklearn"):
-        rows.append(row(group, "sklearn roc_auc_score", median_time(
-            lambda: roc_auc_score(y, s, sample_weight=w), max(1, repeat // 3), warmup=0)))
+        rows.append(
+            row(
+                group,
+                "sklearn roc_auc_score",
+                median_time(lambda: roc_auc_score(y, s, sample_weight=w), max(1, repeat // 3), warmup=0),
+            )
+        )
     return rows
 
 
@@ -85,14 +92,14 @@ def _peak_child(n, budget, batch):
     y, s = _data(n, seed=8)
     warm = RankAUC(max_memory=None if budget is None else 1 << 20)
     for i in range(0, min(n, 4 * batch), batch):
-        warm.update(y[i:i + batch], s[i:i + batch])
+        warm.update(y[i : i + batch], s[i : i + batch])
     warm.finalize()
     warm.close()
     acc = RankAUC(max_memory=budget)
     tracemalloc.start()
     t0 = time.perf_counter()
     for i in range(0, n, batch):
-        acc.update(y[i:i + batch], s[i:i + batch])
+        acc.update(y[i : i + batch], s[i : i + batch])
     r = acc.finalize()
     t = time.perf_counter() - t0
     peak = tracemalloc.get_traced_memory()[1]
@@ -113,21 +120,29 @@ def _memory_rows(sizes, batch=BATCH):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     for n in sizes:
-        group = (f"AUC exact peak memory, n={n:.0e} distinct scores in batches of {batch:.0e} "
-                 "(update all + finalize; state = 24 B per distinct score)")
+        group = (
+            f"AUC exact peak memory, n={n:.0e} distinct scores in batches of {batch:.0e} "
+            "(update all + finalize; state = 24 B per distinct score)"
+        )
         state = 24 * n
         for label, budget in (("in memory", None), ("max_memory = state / 8 (spills)", state // 8)):
-            code = (f"from benchmarks.bench_auc import _peak_child; "
-                    f"_peak_child({n}, {budget!r}, {batch})")
-            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                 env=env, cwd=root, timeout=1800)
+            code = f"from benchmarks.bench_auc import _peak_child; _peak_child({n}, {budget!r}, {batch})"
+            out = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root, timeout=1800
+            )
             if out.returncode:
                 raise RuntimeError(out.stderr)
             d = json.loads(out.stdout.strip().splitlines()[-1])
-            rows.append(row(group, f"streammetrics RankAUC() {label}", d["t"],
-                            peak_bytes_per_score=d["peak"] / n,
-                            peak_over_2x_state_plus_batch=d["peak"] / (2 * (state + 16 * batch)),
-                            budget_bytes=budget if budget is not None else "none"))
+            rows.append(
+                row(
+                    group,
+                    f"streammetrics RankAUC() {label}",
+                    d["t"],
+                    peak_bytes_per_score=d["peak"] / n,
+                    peak_over_2x_state_plus_batch=d["peak"] / (2 * (state + 16 * batch)),
+                    budget_bytes=budget if budget is not None else "none",
+                )
+            )
     return rows
 
 
@@ -151,7 +166,7 @@ def _report_child(n, budget, batch, merged, weighted=False):
     cut = (lambda i, j: None) if w is None else (lambda i, j: w[i:j])
     warm = RankAUC(max_memory=1 << 16)
     for i in range(0, 20_000, 5_000):
-        warm.update(y[i:i + 5_000], s[i:i + 5_000], sample_weight=cut(i, i + 5_000))
+        warm.update(y[i : i + 5_000], s[i : i + 5_000], sample_weight=cut(i, i + 5_000))
     r = warm.finalize()
     r.average_precision(), r.best_threshold("f1"), r.threshold_for(precision=0.8)
     r.at_threshold(0.5), r.threshold_for(recall=0.9), r.threshold_for(fpr=0.1)
@@ -159,7 +174,7 @@ def _report_child(n, budget, batch, merged, weighted=False):
     acc = RankAUC(max_memory=budget)
     tracemalloc.start()
     for i in range(0, n, batch):
-        acc.update(y[i:i + batch], s[i:i + batch], sample_weight=cut(i, i + batch))
+        acc.update(y[i : i + batch], s[i : i + batch], sample_weight=cut(i, i + batch))
     assert acc._strategy.spilled
     tracemalloc.reset_peak()
     t0 = time.perf_counter()
@@ -171,14 +186,18 @@ def _report_child(n, budget, batch, merged, weighted=False):
         ap = r.average_precision()
         r.average_precision_bounds()
         ops = r
-    answers = [ops.at_threshold(0.5), ops.best_threshold("f1"), ops.threshold_for(recall=0.9),
-               ops.threshold_for(precision=0.8), ops.threshold_for(fpr=0.1)]
+    answers = [
+        ops.at_threshold(0.5),
+        ops.best_threshold("f1"),
+        ops.threshold_for(recall=0.9),
+        ops.threshold_for(precision=0.8),
+        ops.threshold_for(fpr=0.1),
+    ]
     t = time.perf_counter() - t0
     report_peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     acc.close()
-    print(json.dumps({"peak": report_peak, "t": t, "ap": ap,
-                      "best": answers[1].threshold}))
+    print(json.dumps({"peak": report_peak, "t": t, "ap": ap, "best": answers[1].threshold}))
 
 
 def _report_memory_rows(n=5_000_000, budget=16 << 20, batch=BATCH, repeat=1, weighted=False):
@@ -193,27 +212,41 @@ def _report_memory_rows(n=5_000_000, budget=16 << 20, batch=BATCH, repeat=1, wei
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    group = (f"AUC spilled state's report, n={n:.0e} distinct scores{', weighted' if weighted else ''}, "
-             f"max_memory={budget >> 20} MB, batches of {batch:.0e} (finalize + AP + 5 operating "
-             "points; traced peak of those, the state held included)")
+    group = (
+        f"AUC spilled state's report, n={n:.0e} distinct scores{', weighted' if weighted else ''}, "
+        f"max_memory={budget >> 20} MB, batches of {batch:.0e} (finalize + AP + 5 operating "
+        "points; traced peak of those, the state held included)"
+    )
     got = {False: [], True: []}
     for _ in range(repeat):
         for merged in (True, False):
-            code = (f"from benchmarks.bench_auc import _report_child; "
-                    f"_report_child({n}, {budget}, {batch}, {merged}, {weighted})")
-            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                 env=env, cwd=root, timeout=3600)
+            code = (
+                f"from benchmarks.bench_auc import _report_child; "
+                f"_report_child({n}, {budget}, {batch}, {merged}, {weighted})"
+            )
+            out = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root, timeout=3600
+            )
             if out.returncode:
                 raise RuntimeError(out.stderr)
             got[merged].append(json.loads(out.stdout.strip().splitlines()[-1]))
     rows = []
-    for merged, label in ((False, "streammetrics streamed from the runs"),
-                          (True, "merged run built in memory (baseline)")):
+    for merged, label in (
+        (False, "streammetrics streamed from the runs"),
+        (True, "merged run built in memory (baseline)"),
+    ):
         ds = got[merged]
         peak = float(np.median([d["peak"] for d in ds]))
-        rows.append(row(group, label, float(np.median([d["t"] for d in ds])),
-                        peak_bytes=int(peak), peak_over_budget_plus_batch=peak / (budget + 16 * batch),
-                        peak_bytes_per_score=peak / n))
+        rows.append(
+            row(
+                group,
+                label,
+                float(np.median([d["t"] for d in ds])),
+                peak_bytes=int(peak),
+                peak_over_budget_plus_batch=peak / (budget + 16 * batch),
+                peak_bytes_per_score=peak / n,
+            )
+        )
     same = all(a["best"] == b["best"] for a, b in zip(got[False], got[True]))
     rel = max(abs(a["ap"] - b["ap"]) / b["ap"] for a, b in zip(got[False], got[True]))
     rows[0]["same_best_f1_threshold"] = same
@@ -252,8 +285,7 @@ def _streaming_rows(n, repeat):
     for impl, make in (
         ("streammetrics RankAUC() exact", lambda: RankAUC()),
         (f"streammetrics RankAUC(max_bins={MAX_BINS})", lambda: RankAUC(max_bins=MAX_BINS)),
-        (f"streammetrics RankAUC(max_memory={3 * n}) exact, spills (state / 8)",
-         lambda: RankAUC(max_memory=3 * n)),
+        (f"streammetrics RankAUC(max_memory={3 * n}) exact, spills (state / 8)", lambda: RankAUC(max_memory=3 * n)),
     ):
         t, acc, r, held = _timed_stream(make, batches, repeat)
         extra = {"rows_per_s": n / t, "held_bytes": held, "state_bytes": _state_bytes(acc)}
@@ -269,8 +301,13 @@ def _streaming_rows(n, repeat):
     if have("sklearn"):
         from sklearn.metrics import roc_auc_score
 
-        rows.append(row(group, "sklearn roc_auc_score (one-shot, in memory)",
-                        median_time(lambda: roc_auc_score(y, s), max(1, repeat // 3), warmup=0)))
+        rows.append(
+            row(
+                group,
+                "sklearn roc_auc_score (one-shot, in memory)",
+                median_time(lambda: roc_auc_score(y, s), max(1, repeat // 3), warmup=0),
+            )
+        )
     if have("torch") and have("torchmetrics"):
         import torch
         from torchmetrics.classification import BinaryAUROC
@@ -313,7 +350,9 @@ def _latency_rows(batch=256):
         (f"streammetrics RankAUC(max_bins={MAX_BINS}).update", RankAUC(max_bins=MAX_BINS)),
     ):
         it = iter(range(10**9))
-        rows.append(row(group, impl, per_call_time(lambda acc=acc, it=it: acc.update(y, pool[next(it) % 64]), calls=1000)))
+        rows.append(
+            row(group, impl, per_call_time(lambda acc=acc, it=it: acc.update(y, pool[next(it) % 64]), calls=1000))
+        )
     return rows
 
 
@@ -441,9 +480,17 @@ def _operating_rows(n, repeat, queries=100):
         parts = np.array(parts)
         total = float(np.median(parts.sum(axis=1)))
         build, partial, other = (float(v) for v in np.median(parts, axis=0))
-        rows.append(row(group, f"streammetrics RankAUC: {queries} queries {what}", total,
-                        share_of_pass=total / t_pass, first_query_ms=build * 1e3,
-                        partial_auc_ms=partial * 1e3, others_ms=other * 1e3))
+        rows.append(
+            row(
+                group,
+                f"streammetrics RankAUC: {queries} queries {what}",
+                total,
+                share_of_pass=total / t_pass,
+                first_query_ms=build * 1e3,
+                partial_auc_ms=partial * 1e3,
+                others_ms=other * 1e3,
+            )
+        )
     rows.append(row(group, "streammetrics RankAUC: the exact pass (update all + finalize)", t_pass))
     if have("sklearn"):
         from sklearn.metrics import precision_recall_curve
@@ -454,8 +501,13 @@ def _operating_rows(n, repeat, queries=100):
                 np.flatnonzero(recall[:-1] >= r)[-1]
             return thresholds
 
-        rows.append(row(group, "sklearn precision_recall_curve + numpy searches (one-shot, in memory)",
-                        median_time(sk, max(1, repeat // 3), warmup=0)))
+        rows.append(
+            row(
+                group,
+                "sklearn precision_recall_curve + numpy searches (one-shot, in memory)",
+                median_time(sk, max(1, repeat // 3), warmup=0),
+            )
+        )
     return rows
 
 
@@ -477,9 +529,12 @@ def run(quick: bool = False) -> list[dict]:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="n = 1M instead of 10M")
-    ap.add_argument("--only", choices=["core", "memory", "report-memory"],
-                    help="core: the one-shot and streaming rows only; memory: the peak-memory rows "
-                         "only (1M, 10M, and 50M with --large)")
+    ap.add_argument(
+        "--only",
+        choices=["core", "memory", "report-memory"],
+        help="core: the one-shot and streaming rows only; memory: the peak-memory rows "
+        "only (1M, 10M, and 50M with --large)",
+    )
     ap.add_argument("--large", action="store_true", help="with --only memory: also 50M distinct scores")
     args = ap.parse_args()
     n = 1_000_000 if args.quick else 10_000_000
@@ -487,8 +542,7 @@ if __name__ == "__main__":
         print_table(_one_shot_rows(n, 3) + _streaming_rows(n, 3))
     elif args.only == "report-memory":
         size = 1_000_000 if args.quick else 5_000_000
-        print_table(_report_memory_rows(size, repeat=3)
-                    + _report_memory_rows(size, repeat=3, weighted=True))
+        print_table(_report_memory_rows(size, repeat=3) + _report_memory_rows(size, repeat=3, weighted=True))
     elif args.only == "memory":
         print_table(_memory_rows([1_000_000, 10_000_000] + ([50_000_000] if args.large else [])))
     else:

@@ -39,7 +39,7 @@ def _bounded_rows(n, repeat, max_bins):
     y, s = _data(n)
     shards = [RankAUC(max_bins=max_bins) for _ in range(4)]
     for j, i in enumerate(range(0, n, BATCH)):
-        shards[j % 4].update(y[i:i + BATCH], s[i:i + BATCH])
+        shards[j % 4].update(y[i : i + BATCH], s[i : i + BATCH])
     acc = shards[0] + shards[1] + shards[2] + shards[3]
     acc.flush()
     items = acc.state_dict()["lo"].shape[0]
@@ -64,9 +64,11 @@ def _bounded_rows(n, repeat, max_bins):
         from sklearn.metrics import average_precision_score
 
         extra["holds_exact"] = bool(lo <= average_precision_score(y, s) <= hi)
-    return [row(group, "streammetrics finalize + average_precision (the figure)", t_fig),
-            row(group, "streammetrics finalize + average_precision + its bounds", t_bounds, **extra),
-            row(group, "streammetrics finalize + both curves and their point bounds", t_curves)]
+    return [
+        row(group, "streammetrics finalize + average_precision (the figure)", t_fig),
+        row(group, "streammetrics finalize + average_precision + its bounds", t_bounds, **extra),
+        row(group, "streammetrics finalize + both curves and their point bounds", t_curves),
+    ]
 
 
 def _alternating(fns, repeat):

@@ -31,10 +31,7 @@ def run(quick: bool = False) -> list[dict]:
     group = f"dask binary task (confusion + log loss), n={n:.0e}, {n // chunk} partitions"
 
     def graph():
-        return [
-            evaluate(sm.BinaryConfusion(threshold=0.5), y, s),
-            evaluate(sm.ProbabilityScores(), y, s),
-        ]
+        return [evaluate(sm.BinaryConfusion(threshold=0.5), y, s), evaluate(sm.ProbabilityScores(), y, s)]
 
     def dask_expr():
         p = s >= 0.5
@@ -43,12 +40,26 @@ def run(quick: bool = False) -> list[dict]:
 
     rows = []
     with dask.config.set(scheduler="sync"):
-        rows.append(row(group, "streammetrics, one process (sync scheduler)", median_time(lambda: dask.compute(graph()), repeat)))
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0", silence_logs=50) as cluster, distributed.Client(cluster) as client:
+        rows.append(
+            row(
+                group, "streammetrics, one process (sync scheduler)", median_time(lambda: dask.compute(graph()), repeat)
+            )
+        )
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=50
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         t = median_time(lambda: dask.compute(graph()), repeat)
         rows.append(row(group, "streammetrics, LocalCluster 2 workers", t))
-        rows.append(row(group, "dask.array expressions, LocalCluster 2 workers", median_time(lambda: dask.compute(dask_expr()), repeat)))
+        rows.append(
+            row(
+                group,
+                "dask.array expressions, LocalCluster 2 workers",
+                median_time(lambda: dask.compute(dask_expr()), repeat),
+            )
+        )
         # overhead per partition: many tiny partitions, nearly no data
         parts = 400
         ty = da.zeros(parts * 100, chunks=100, dtype=bool)
@@ -102,14 +113,21 @@ def run_ranges(quick: bool = False) -> list[dict]:
     want_auc, want_ap = one.finalize().auc, one.average_precision()
     exact_auc(y[:1000], s[:1000], ranges=2, scheduler="sync")
     del one, y_np, s_np
-    group = (f"exact AUC + AP on 2 workers, n={n:.1e} distinct scores, {n // chunk} partitions, "
-             f"full state {state / 2**20:.0f} MiB")
+    group = (
+        f"exact AUC + AP on 2 workers, n={n:.1e} distinct scores, {n // chunk} partitions, "
+        f"full state {state / 2**20:.0f} MiB"
+    )
     rows = []
 
     def cluster(memory_limit):
-        return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                        dashboard_address=":0", silence_logs=50,
-                                        memory_limit=memory_limit)
+        return distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=50,
+            memory_limit=memory_limit,
+        )
 
     def peak_mib(client):
         return max(client.run(read_peak_rss).values()) / 2**20
@@ -118,10 +136,17 @@ def run_ranges(quick: bool = False) -> list[dict]:
         got = []
         t = median_time(lambda: got.append(exact_auc(y, s, ranges=ranges, **kw)), repeat, warmup=0)
         r = got[-1]
-        rows.append(row(group, label, t, auc_equal=r.auc == want_auc,
-                        ap_rel_diff=abs(r.average_precision - want_ap) / want_ap,
-                        worker_peak_mib=peak_mib(client),
-                        largest_range_mib=24 * max(r.meta["distinct"]) / 2**20))
+        rows.append(
+            row(
+                group,
+                label,
+                t,
+                auc_equal=r.auc == want_auc,
+                ap_rel_diff=abs(r.average_precision - want_ap) / want_ap,
+                worker_peak_mib=peak_mib(client),
+                largest_range_mib=24 * max(r.meta["distinct"]) / 2**20,
+            )
+        )
 
     with cluster(0) as c, distributed.Client(c) as client:
         client.run(track_peak_rss)
@@ -129,24 +154,35 @@ def run_ranges(quick: bool = False) -> list[dict]:
         exact_auc(y[:10_000], s[:10_000], ranges=2)
         idle = peak_mib(client)
         got = []
-        t = median_time(lambda: got.append(evaluate(sm.RankAUC(), y, s).compute().finalize()),
-                        repeat, warmup=0)
-        rows.append(row(group, "tree merge of RankAUC states (evaluate), workers unlimited", t,
-                        auc_equal=got[-1].auc == want_auc, worker_peak_mib=peak_mib(client),
-                        worker_idle_mib=idle))
+        t = median_time(lambda: got.append(evaluate(sm.RankAUC(), y, s).compute().finalize()), repeat, warmup=0)
+        rows.append(
+            row(
+                group,
+                "tree merge of RankAUC states (evaluate), workers unlimited",
+                t,
+                auc_equal=got[-1].auc == want_auc,
+                worker_peak_mib=peak_mib(client),
+                worker_idle_mib=idle,
+            )
+        )
         ranged(client, f"streammetrics exact_auc, ranges={ranges}, 1 pass, workers unlimited")
     with cluster(limit) as c, distributed.Client(c) as client:
         client.run(track_peak_rss)
         exact_auc(y[:10_000], s[:10_000], ranges=2)
         peak_mib(client)
-        ranged(client, f"streammetrics exact_auc, ranges={ranges}, passes={passes}, "
-               f"workers limited to {limit / 2**20:.0f} MiB", passes=passes)
+        ranged(
+            client,
+            f"streammetrics exact_auc, ranges={ranges}, passes={passes}, workers limited to {limit / 2**20:.0f} MiB",
+            passes=passes,
+        )
     return rows
+
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--ranges-only", action="store_true",
-                    help="only the exact AUC by score ranges against the tree merge")
+    ap.add_argument(
+        "--ranges-only", action="store_true", help="only the exact AUC by score ranges against the tree merge"
+    )
     args = ap.parse_args()
     print_table(run_ranges(args.quick) if args.ranges_only else run(args.quick))

@@ -93,8 +93,19 @@ def _measured(argv):
 
 
 def _command(path: str) -> list[str]:
-    return [sys.executable, "-m", "streammetrics", "evaluate", path, "--task", "binary",
-            "--format", "json", "--progress", "never"]
+    return [
+        sys.executable,
+        "-m",
+        "streammetrics",
+        "evaluate",
+        path,
+        "--task",
+        "binary",
+        "--format",
+        "json",
+        "--progress",
+        "never",
+    ]
 
 
 def run(quick: bool) -> list[dict]:
@@ -115,24 +126,31 @@ def run(quick: bool) -> list[dict]:
             path = os.path.join(folder, f"rss-{n}.parquet")
             write_parquet(path, n)
             wall, mb = _measured(_command(path))
-            rows.append(row("evaluate peak RSS, binary Parquet", f"streammetrics {n / 1e6:g}M rows",
-                            wall, rows_per_s=n / wall, peak_rss_mb=mb,
-                            file_mb=os.path.getsize(path) / 2**20))
+            rows.append(
+                row(
+                    "evaluate peak RSS, binary Parquet",
+                    f"streammetrics {n / 1e6:g}M rows",
+                    wall,
+                    rows_per_s=n / wall,
+                    peak_rss_mb=mb,
+                    file_mb=os.path.getsize(path) / 2**20,
+                )
+            )
             os.unlink(path)
 
         path = os.path.join(folder, f"speed-{speed_rows}.parquet")
         write_parquet(path, speed_rows, seed=1)
         wall, mb = _measured(_command(path))
         group = f"binary Parquet, {speed_rows / 1e6:g}M rows, all scores, incl. start-up"
-        rows.append(row(group, "streammetrics evaluate", wall, rows_per_s=speed_rows / wall,
-                        peak_rss_mb=mb))
+        rows.append(row(group, "streammetrics evaluate", wall, rows_per_s=speed_rows / wall, peak_rss_mb=mb))
         if have("pandas") and have("sklearn"):
             script = os.path.join(folder, "sk.py")
             with open(script, "w") as fh:
                 fh.write(SKLEARN_SCRIPT)
             wall, mb = _measured([sys.executable, script, path])
-            rows.append(row(group, "pandas read_parquet + scikit-learn", wall,
-                            rows_per_s=speed_rows / wall, peak_rss_mb=mb))
+            rows.append(
+                row(group, "pandas read_parquet + scikit-learn", wall, rows_per_s=speed_rows / wall, peak_rss_mb=mb)
+            )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return rows

@@ -104,8 +104,20 @@ def write_file(path: str, rows: int, seed: int = 0, chunk: int = 4_000_000) -> N
 
 
 def _command(path: str, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "streammetrics", "evaluate", path, "--task", "binary",
-            "--format", "json", "--progress", "never", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "streammetrics",
+        "evaluate",
+        path,
+        "--task",
+        "binary",
+        "--format",
+        "json",
+        "--progress",
+        "never",
+        *extra,
+    ]
 
 
 def _json_of(argv):
@@ -155,21 +167,44 @@ def run(quick: bool = False, rows: int | None = None, keep: str | None = None) -
         print("# --max-bins 65536", file=sys.stderr, flush=True)
         bd_wall, bd_mb, bd = _json_of(_command(path, "--max-bins", "65536"))
         distinct = f"{ref['distinct']:,}" if ref["distinct"] is not None else "nearly all"
-        group = (f"exact AUC/AP of a {n / 1e6:g}M-row Parquet file "
-                 f"({distinct} distinct scores), incl. start-up and reading")
+        group = (
+            f"exact AUC/AP of a {n / 1e6:g}M-row Parquet file ({distinct} distinct scores), incl. start-up and reading"
+        )
         m = ex["metrics"]
-        out.append(row(group, "streammetrics evaluate (default)", ex_wall, peak_rss_mb=ex_mb,
-                       auc=m["auc"], average_precision=m["average_precision"],
-                       auc_equals_reference=m["auc"] == ref["auc"],
-                       ap_rel_error=abs(m["average_precision"] - ref["average_precision"])
-                       / ref["average_precision"],
-                       wall_vs_max_bins=ex_wall / bd_wall))
+        out.append(
+            row(
+                group,
+                "streammetrics evaluate (default)",
+                ex_wall,
+                peak_rss_mb=ex_mb,
+                auc=m["auc"],
+                average_precision=m["average_precision"],
+                auc_equals_reference=m["auc"] == ref["auc"],
+                ap_rel_error=abs(m["average_precision"] - ref["average_precision"]) / ref["average_precision"],
+                wall_vs_max_bins=ex_wall / bd_wall,
+            )
+        )
         b = bd["metrics"]
-        out.append(row(group, "streammetrics evaluate --max-bins 65536", bd_wall, peak_rss_mb=bd_mb,
-                       auc=b["auc"], average_precision=b["average_precision"]))
-        out.append(row(group, "reference: np.sort of each class in memory + exact sums", ref_wall,
-                       peak_rss_mb=ref_mb, auc=ref["auc"],
-                       average_precision=ref["average_precision"]))
+        out.append(
+            row(
+                group,
+                "streammetrics evaluate --max-bins 65536",
+                bd_wall,
+                peak_rss_mb=bd_mb,
+                auc=b["auc"],
+                average_precision=b["average_precision"],
+            )
+        )
+        out.append(
+            row(
+                group,
+                "reference: np.sort of each class in memory + exact sums",
+                ref_wall,
+                peak_rss_mb=ref_mb,
+                auc=ref["auc"],
+                average_precision=ref["average_precision"],
+            )
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return out

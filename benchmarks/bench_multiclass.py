@@ -48,11 +48,18 @@ def _multiclass_rows(quick: bool) -> list[dict]:
     w = rng.random(n)
     group = f"multiclass K={k}, n={n:,}"
     rows = [
-        row(group, "streammetrics MulticlassConfusion",
-            median_time(lambda: MulticlassConfusion(k).update(y, p).finalize(), repeat=3 if quick else 5)),
-        row(group, "streammetrics MulticlassConfusion (weighted)",
-            median_time(lambda: MulticlassConfusion(k).update(y, p, sample_weight=w).finalize(),
-                        repeat=3 if quick else 5)),
+        row(
+            group,
+            "streammetrics MulticlassConfusion",
+            median_time(lambda: MulticlassConfusion(k).update(y, p).finalize(), repeat=3 if quick else 5),
+        ),
+        row(
+            group,
+            "streammetrics MulticlassConfusion (weighted)",
+            median_time(
+                lambda: MulticlassConfusion(k).update(y, p, sample_weight=w).finalize(), repeat=3 if quick else 5
+            ),
+        ),
     ]
     if have("sklearn"):
         import sklearn.metrics as skm
@@ -61,8 +68,13 @@ def _multiclass_rows(quick: bool) -> list[dict]:
             skm.confusion_matrix(y, p)
             skm.precision_recall_fscore_support(y, p, zero_division=0)
 
-        rows.append(row(group, "sklearn confusion_matrix + precision_recall_fscore_support",
-                        median_time(sk, repeat=1 if not quick else 2, warmup=0 if not quick else 1)))
+        rows.append(
+            row(
+                group,
+                "sklearn confusion_matrix + precision_recall_fscore_support",
+                median_time(sk, repeat=1 if not quick else 2, warmup=0 if not quick else 1),
+            )
+        )
     return rows
 
 
@@ -85,10 +97,8 @@ def _preset_rows(quick: bool) -> list[dict]:
 
     return [
         row(group, "streammetrics n_classes=10, y as int64", median_time(run(y, n_classes=k), repeat)),
-        row(group, "labels=[10 str], y as object array of str",
-            median_time(run(as_objects, labels=labels), repeat)),
-        row(group, "labels=[10 str], y as numpy str array",
-            median_time(run(as_strings, labels=labels), repeat)),
+        row(group, "labels=[10 str], y as object array of str", median_time(run(as_objects, labels=labels), repeat)),
+        row(group, "labels=[10 str], y as numpy str array", median_time(run(as_strings, labels=labels), repeat)),
     ]
 
 
@@ -102,22 +112,43 @@ def _clustering_rows(quick: bool) -> list[dict]:
         t = rng.integers(0, r_true, n)
         p = np.where(rng.random(n) < 0.5, t % r_pred, rng.integers(0, r_pred, n))
         shape = f"{r_true}x{r_pred} clusters, n={n:,}"
-        rows.append(row(f"ARI {shape}", "streammetrics adjusted_rand_score",
-                        median_time(lambda: adjusted_rand_score(t, p), repeat=5)))
-        rows.append(row(f"AMI {shape}", "streammetrics adjusted_mutual_info_score",
-                        median_time(lambda: adjusted_mutual_info_score(t, p), repeat=5)))
+        rows.append(
+            row(
+                f"ARI {shape}",
+                "streammetrics adjusted_rand_score",
+                median_time(lambda: adjusted_rand_score(t, p), repeat=5),
+            )
+        )
+        rows.append(
+            row(
+                f"AMI {shape}",
+                "streammetrics adjusted_mutual_info_score",
+                median_time(lambda: adjusted_mutual_info_score(t, p), repeat=5),
+            )
+        )
         if not have("sklearn"):
             continue
         import sklearn.metrics as skm
 
-        rows.append(row(f"ARI {shape}", "sklearn adjusted_rand_score",
-                        median_time(lambda: skm.adjusted_rand_score(t, p), repeat=3 if quick else 5)))
+        rows.append(
+            row(
+                f"ARI {shape}",
+                "sklearn adjusted_rand_score",
+                median_time(lambda: skm.adjusted_rand_score(t, p), repeat=3 if quick else 5),
+            )
+        )
         if r_true * r_pred > 10_000 and quick:
             continue  # ~1e9 lgamma terms: about a minute, full run only
         big = r_true * r_pred > 10_000
-        rows.append(row(f"AMI {shape}", "sklearn adjusted_mutual_info_score",
-                        median_time(lambda: skm.adjusted_mutual_info_score(t, p),
-                                    repeat=1 if big else 3, warmup=0 if big else 1)))
+        rows.append(
+            row(
+                f"AMI {shape}",
+                "sklearn adjusted_mutual_info_score",
+                median_time(
+                    lambda: skm.adjusted_mutual_info_score(t, p), repeat=1 if big else 3, warmup=0 if big else 1
+                ),
+            )
+        )
     return rows
 
 
@@ -137,7 +168,7 @@ def _rank_auc_rows(quick: bool) -> list[dict]:
     def bounded_stream():
         acc = MulticlassRankAUC(k, max_bins=bins)
         for lo in range(0, n, batch):
-            acc.update(y[lo:lo + batch], proba[lo:lo + batch])
+            acc.update(y[lo : lo + batch], proba[lo : lo + batch])
         return acc.finalize()
 
     exact_bytes = MulticlassRankAUC(k).update(y, proba).nbytes
@@ -145,22 +176,36 @@ def _rank_auc_rows(quick: bool) -> list[dict]:
     stream = bounded_stream()
     rows = [
         row(group, "streammetrics multiclass_auc", median_time(lambda: multiclass_auc(y, proba), repeat)),
-        row(group, "streammetrics MulticlassRankAUC (update + finalize)",
+        row(
+            group,
+            "streammetrics MulticlassRankAUC (update + finalize)",
             median_time(lambda: MulticlassRankAUC(k).update(y, proba).finalize(), repeat),
-            state_bytes=exact_bytes),
-        row(group, f"streammetrics MulticlassRankAUC(max_bins={bins}) (update + finalize)",
+            state_bytes=exact_bytes,
+        ),
+        row(
+            group,
+            f"streammetrics MulticlassRankAUC(max_bins={bins}) (update + finalize)",
             median_time(lambda: MulticlassRankAUC(k, max_bins=bins).update(y, proba).finalize(), repeat),
-            state_bytes=bounded.nbytes),
-        row(group, f"streammetrics MulticlassRankAUC(max_bins={bins}), 10 updates of {batch:,} rows",
-            median_time(bounded_stream, repeat), state_bytes=bounded.nbytes,
-            bounds_width=float(stream.auc_upper - stream.auc_lower)),
+            state_bytes=bounded.nbytes,
+        ),
+        row(
+            group,
+            f"streammetrics MulticlassRankAUC(max_bins={bins}), 10 updates of {batch:,} rows",
+            median_time(bounded_stream, repeat),
+            state_bytes=bounded.nbytes,
+            bounds_width=float(stream.auc_upper - stream.auc_lower),
+        ),
     ]
     if have("sklearn"):
         import sklearn.metrics as skm
 
-        rows.append(row(group, "sklearn roc_auc_score(multi_class='ovr')",
-                        median_time(lambda: skm.roc_auc_score(y, proba, multi_class="ovr"),
-                                    repeat=3, warmup=1 if quick else 0)))
+        rows.append(
+            row(
+                group,
+                "sklearn roc_auc_score(multi_class='ovr')",
+                median_time(lambda: skm.roc_auc_score(y, proba, multi_class="ovr"), repeat=3, warmup=1 if quick else 0),
+            )
+        )
     return rows
 
 
@@ -176,16 +221,25 @@ def _top_k_rows(quick: bool) -> list[dict]:
     group = f"top-{k} accuracy, K={k_classes}, n={n:,}"
     rows = [
         row(group, "streammetrics top_k_accuracy", median_time(lambda: top_k_accuracy(y, scores, k), 5)),
-        row(group, "streammetrics TopKAccuracy (weighted)",
-            median_time(lambda: TopKAccuracy(k).update(y, scores, sample_weight=w).finalize(), 5)),
+        row(
+            group,
+            "streammetrics TopKAccuracy (weighted)",
+            median_time(lambda: TopKAccuracy(k).update(y, scores, sample_weight=w).finalize(), 5),
+        ),
     ]
     if have("sklearn"):
         import sklearn.metrics as skm
 
         labels = np.arange(k_classes)
-        rows.append(row(group, "sklearn top_k_accuracy_score",
-                        median_time(lambda: skm.top_k_accuracy_score(y, scores, k=k, labels=labels),
-                                    repeat=3, warmup=1 if quick else 0)))
+        rows.append(
+            row(
+                group,
+                "sklearn top_k_accuracy_score",
+                median_time(
+                    lambda: skm.top_k_accuracy_score(y, scores, k=k, labels=labels), repeat=3, warmup=1 if quick else 0
+                ),
+            )
+        )
     return rows
 
 
@@ -201,12 +255,21 @@ def _multilabel_rows(quick: bool) -> list[dict]:
     group = f"multilabel L={k}, n={n:,}"
     repeat = 3 if quick else 5
     rows = [
-        row(group, "streammetrics MultilabelConfusion (0/1 int8)",
-            median_time(lambda: MultilabelConfusion(k).update(Y, P).finalize(), repeat)),
-        row(group, "streammetrics MultilabelConfusion (scores, threshold 0.5)",
-            median_time(lambda: MultilabelConfusion(k, threshold=0.5).update(Y, S).finalize(), repeat)),
-        row(group, "streammetrics MultilabelConfusion (0/1, weighted)",
-            median_time(lambda: MultilabelConfusion(k).update(Y, P, sample_weight=w).finalize(), repeat)),
+        row(
+            group,
+            "streammetrics MultilabelConfusion (0/1 int8)",
+            median_time(lambda: MultilabelConfusion(k).update(Y, P).finalize(), repeat),
+        ),
+        row(
+            group,
+            "streammetrics MultilabelConfusion (scores, threshold 0.5)",
+            median_time(lambda: MultilabelConfusion(k, threshold=0.5).update(Y, S).finalize(), repeat),
+        ),
+        row(
+            group,
+            "streammetrics MultilabelConfusion (0/1, weighted)",
+            median_time(lambda: MultilabelConfusion(k).update(Y, P, sample_weight=w).finalize(), repeat),
+        ),
     ]
     if have("sklearn"):
         import sklearn.metrics as skm
@@ -215,27 +278,46 @@ def _multilabel_rows(quick: bool) -> list[dict]:
             skm.precision_recall_fscore_support(Y, P, average="samples", zero_division=0)
             skm.hamming_loss(Y, P)
 
-        rows.append(row(group, "sklearn prfs(average='samples') + hamming_loss",
-                        median_time(sk, repeat=3, warmup=1 if quick else 0)))
+        rows.append(
+            row(
+                group,
+                "sklearn prfs(average='samples') + hamming_loss",
+                median_time(sk, repeat=3, warmup=1 if quick else 0),
+            )
+        )
     return rows
 
 
 def run(quick: bool) -> list[dict]:
     """Benchmark rows (see the module docstring); ``quick`` shrinks the sizes."""
-    return (_multiclass_rows(quick) + _preset_rows(quick) + _clustering_rows(quick)
-            + _rank_auc_rows(quick) + _top_k_rows(quick) + _multilabel_rows(quick))
+    return (
+        _multiclass_rows(quick)
+        + _preset_rows(quick)
+        + _clustering_rows(quick)
+        + _rank_auc_rows(quick)
+        + _top_k_rows(quick)
+        + _multilabel_rows(quick)
+    )
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_multiclass", description=__doc__)
     ap.add_argument("--quick", action="store_true", help="1M multiclass rows, skip the slowest sklearn run")
-    ap.add_argument("--only", choices=("confusion", "preset", "clustering", "rank_auc", "top_k",
-                                       "multilabel"),
-                    help="run one group of rows")
+    ap.add_argument(
+        "--only",
+        choices=("confusion", "preset", "clustering", "rank_auc", "top_k", "multilabel"),
+        help="run one group of rows",
+    )
     args = ap.parse_args(argv)
     if args.only:
-        parts = {"confusion": _multiclass_rows, "preset": _preset_rows, "clustering": _clustering_rows,
-                 "rank_auc": _rank_auc_rows, "top_k": _top_k_rows, "multilabel": _multilabel_rows}
+        parts = {
+            "confusion": _multiclass_rows,
+            "preset": _preset_rows,
+            "clustering": _clustering_rows,
+            "rank_auc": _rank_auc_rows,
+            "top_k": _top_k_rows,
+            "multilabel": _multilabel_rows,
+        }
         print_table(parts[args.only](args.quick))
     else:
         print_table(run(args.quick))

@@ -110,7 +110,7 @@ def _child(spec: dict) -> dict:
             n = X.shape[0]
             for i in range(0, n, rows):
                 m = min(rows, n - i)
-                np.matmul(X[i:i + m], X.T, out=buf[:m])
+                np.matmul(X[i : i + m], X.T, out=buf[:m])
             return float("nan")
     else:
         raise ValueError(impl)
@@ -135,7 +135,11 @@ def _run_child(impl: str, xpath: str, ypath: str, repeat: int) -> dict:
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     out = subprocess.run(
         [sys.executable, "-m", "benchmarks.bench_silhouette", "--child", spec],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if out.returncode != 0:
         raise RuntimeError(f"{impl} child failed:\n{out.stderr}")
@@ -199,8 +203,11 @@ def run(quick: bool) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_silhouette", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks.bench_silhouette",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--quick", action="store_true", help="n = 5k only, fewer repeats")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -212,9 +219,11 @@ def main(argv=None) -> int:
     print("\nratios (streammetrics): speedup over sklearn, time over the X @ X.T floor, peak MB above X")
     for r in rows:
         if r["impl"].startswith("streammetrics"):
-            print(f"  n={r['n']:>6} d={r['d']:>3}  speedup x{r.get('speedup_vs_sklearn', float('nan')):.2f}"
-                  f"  floor x{r['vs_floor']:.2f}  peak {r['peak_mb']:.1f} MB"
-                  f"  (load average {r['load_avg']:.1f} on {os.cpu_count()} CPUs)")
+            print(
+                f"  n={r['n']:>6} d={r['d']:>3}  speedup x{r.get('speedup_vs_sklearn', float('nan')):.2f}"
+                f"  floor x{r['vs_floor']:.2f}  peak {r['peak_mb']:.1f} MB"
+                f"  (load average {r['load_avg']:.1f} on {os.cpu_count()} CPUs)"
+            )
     return 0
 
 

@@ -68,26 +68,30 @@ def study(datasets: int, rows: int, replicates: int, seed: int = 0, level: float
         y, s = simulate(rng, rows)
         got = {
             "AUC, DeLong (RankAUC.finalize(ci))": sm.RankAUC().update(y, s).finalize(ci=level),
-            "AUC, bootstrap (Bootstrap(RankAUC))": sm.Bootstrap(
-                sm.RankAUC(), replicates=replicates, seed=i).update(y, s, key=keys).finalize(ci=level),
-            "accuracy, Wilson (BinaryConfusion.finalize(ci))":
-                sm.BinaryConfusion(threshold=T).update(y, s).finalize(ci=level),
+            "AUC, bootstrap (Bootstrap(RankAUC))": sm.Bootstrap(sm.RankAUC(), replicates=replicates, seed=i)
+            .update(y, s, key=keys)
+            .finalize(ci=level),
+            "accuracy, Wilson (BinaryConfusion.finalize(ci))": sm.BinaryConfusion(threshold=T)
+            .update(y, s)
+            .finalize(ci=level),
             "F1, bootstrap (Bootstrap(BinaryConfusion))": sm.Bootstrap(
-                sm.BinaryConfusion(threshold=T), replicates=replicates, seed=i).update(
-                    y, s, key=keys).finalize(ci=level),
+                sm.BinaryConfusion(threshold=T), replicates=replicates, seed=i
+            )
+            .update(y, s, key=keys)
+            .finalize(ci=level),
         }
         for m, score in methods.items():
             r = got[m]
             lo, hi = r[f"{score}_ci_lower"], r[f"{score}_ci_upper"]
             hits[m] += lo <= true[score] <= hi
             widths[m].append(hi - lo)
-    return [(m, methods[m], true[methods[m]], hits[m] / datasets, float(np.median(widths[m])))
-            for m in methods]
+    return [(m, methods[m], true[methods[m]], hits[m] / datasets, float(np.median(widths[m]))) for m in methods]
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.coverage", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks.coverage", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--datasets", type=int, default=1000)
     ap.add_argument("--rows", type=int, default=1000)
     ap.add_argument("--replicates", type=int, default=200)
@@ -97,8 +101,10 @@ def main(argv=None) -> int:
     table = study(args.datasets, args.rows, args.replicates, args.seed)
     seconds = time.perf_counter() - t0
     se = math.sqrt(0.95 * 0.05 / args.datasets)
-    print(f"coverage of nominal 95% intervals: {args.datasets:,} data sets of {args.rows:,} rows "
-          f"(P(y=1) = {PI}, binormal d = {D}, threshold {T}), {args.replicates} bootstrap replicates")
+    print(
+        f"coverage of nominal 95% intervals: {args.datasets:,} data sets of {args.rows:,} rows "
+        f"(P(y=1) = {PI}, binormal d = {D}, threshold {T}), {args.replicates} bootstrap replicates"
+    )
     print(f"{'interval':<50} {'true value':>10} {'coverage':>9} {'median width':>13}")
     for m, _, true, cov, width in table:
         flag = "" if 0.93 <= cov <= 0.97 else "  (outside 93-97%)"

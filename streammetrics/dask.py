@@ -42,17 +42,9 @@ import numpy as np
 
 from ._protocol.base import Accumulator
 from ._protocol.errors import NoObservationsError, in_context
-from .metrics.ranking.ranges import (
-    RangeResult,
-    combine,
-    merge_pieces,
-    range_stats,
-    range_totals,
-    route_rows,
-)
+from .metrics.ranking.ranges import RangeResult, combine, merge_pieces, range_stats, range_totals, route_rows
 
-__all__ = ["RangeResult", "compute", "evaluate", "exact_auc", "range_cuts", "silhouette_samples",
-           "silhouette_score"]
+__all__ = ["RangeResult", "compute", "evaluate", "exact_auc", "range_cuts", "silhouette_samples", "silhouette_score"]
 
 
 def _is_dask_array(x) -> bool:
@@ -83,8 +75,10 @@ def _partitions(arrays: Sequence[Any]):
         if len(nparts) != 1:
             raise ValueError(f"the dask collections have different numbers of partitions: {sorted(nparts)}")
         return [list(parts) for parts in zip(*[a.to_delayed() for a in arrays])], [None] * nparts.pop()
-    raise TypeError("streammetrics.dask.evaluate takes dask arrays or dask Series; for numpy "
-                    "arrays call accumulator.update() directly")
+    raise TypeError(
+        "streammetrics.dask.evaluate takes dask arrays or dask Series; for numpy "
+        "arrays call accumulator.update() directly"
+    )
 
 
 def _where(index: int, offset) -> str:
@@ -101,7 +95,7 @@ def _tree(level, combine_parts, split_every: int):
     """One delayed value of many, combined ``split_every`` at a time."""
     step = dask.delayed(combine_parts, pure=True)
     while len(level) > 1:
-        level = [step(*level[i:i + split_every]) for i in range(0, len(level), split_every)]
+        level = [step(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
     return level[0]
 
 
@@ -144,8 +138,9 @@ def evaluate(accumulator: Accumulator, *arrays, sample_weight=None, split_every:
     pieces, offsets = _partitions(list(arrays) + ([sample_weight] if sample_weight is not None else []))
     template = accumulator.copy()
     fold = dask.delayed(_fold_partition, pure=True)
-    level = [fold(template, i, off, sample_weight is not None, *parts)
-             for i, (parts, off) in enumerate(zip(pieces, offsets))]
+    level = [
+        fold(template, i, off, sample_weight is not None, *parts) for i, (parts, off) in enumerate(zip(pieces, offsets))
+    ]
     return _tree(level, _merge_all, split_every) if level else dask.delayed(template)
 
 
@@ -158,6 +153,7 @@ def compute(accumulator: Accumulator, *arrays, sample_weight=None, split_every: 
 
 # ---------------------------------------------------------------------------
 # distributed silhouette
+
 
 def _add(*parts):
     out = parts[0].copy()
@@ -173,8 +169,7 @@ def _aux(chunk, offset: int, metric: int):
     return silhouette.chunk_stats(chunk, offset, metric)[0]
 
 
-def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", block_size=None,
-                       split_every: int = 8):
+def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", block_size=None, split_every: int = 8):
     """Per-point silhouettes of a row-chunked dask array, lazily (a dask array chunked like X's rows).
 
     As :func:`streammetrics.silhouette_samples` (to rounding): each pair of row
@@ -192,8 +187,10 @@ def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", bloc
 
     plan = sil.Plan(convention, metric, block_size)
     if not _is_dask_array(X):
-        raise TypeError("streammetrics.dask.silhouette_samples takes a dask array; for in-memory "
-                        "data use streammetrics.silhouette_samples")
+        raise TypeError(
+            "streammetrics.dask.silhouette_samples takes a dask array; for in-memory "
+            "data use streammetrics.silhouette_samples"
+        )
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D array, got shape {X.shape}")
     _check_split(split_every)
@@ -206,7 +203,7 @@ def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", bloc
     chunks = list(X.to_delayed()[:, 0])
     delayed = dask.delayed
     nb = len(chunks)
-    labs = [lab[offsets[i]:offsets[i + 1]] for i in range(nb)]
+    labs = [lab[offsets[i] : offsets[i + 1]] for i in range(nb)]
     if plan.precomputed:
         if d != n:
             raise ValueError(f'metric="precomputed" needs a square matrix, got shape {X.shape}')
@@ -215,15 +212,29 @@ def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", bloc
         b = plan.block_for(max(rows), d)
         aux = [delayed(_aux, pure=True)(chunks[i], int(offsets[i]), plan.metric) for i in range(nb)]
         pair = delayed(sil.pair_sums, pure=True)
-        sums = [_tree([pair(chunks[i], chunks[j], int(offsets[i] - offsets[j]), aux[i], aux[j], labs[j],
-                            plan.metric, b, K) for j in range(nb)], _add, split_every) for i in range(nb)]
-    parts = [_da.from_delayed(delayed(sil.from_sums, pure=True)(sums[i], labs[i], sizes, plan.convention),
-                              shape=(rows[i],), dtype=np.float64) for i in range(nb)]
+        sums = [
+            _tree(
+                [
+                    pair(chunks[i], chunks[j], int(offsets[i] - offsets[j]), aux[i], aux[j], labs[j], plan.metric, b, K)
+                    for j in range(nb)
+                ],
+                _add,
+                split_every,
+            )
+            for i in range(nb)
+        ]
+    parts = [
+        _da.from_delayed(
+            delayed(sil.from_sums, pure=True)(sums[i], labs[i], sizes, plan.convention),
+            shape=(rows[i],),
+            dtype=np.float64,
+        )
+        for i in range(nb)
+    ]
     return _da.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
-def silhouette_score(X, labels, *, convention="seed", metric="euclidean", block_size=None,
-                     split_every: int = 8):
+def silhouette_score(X, labels, *, convention="seed", metric="euclidean", block_size=None, split_every: int = 8):
     """Mean silhouette of a row-chunked dask array, lazily (a 0-d dask array).
 
     >>> import dask.array as da
@@ -231,12 +242,14 @@ def silhouette_score(X, labels, *, convention="seed", metric="euclidean", block_
     >>> round(float(silhouette_score(X, [0, 0, 1, 1]).compute()), 6)
     0.89899
     """
-    return silhouette_samples(X, labels, convention=convention, metric=metric, block_size=block_size,
-                              split_every=split_every).mean()
+    return silhouette_samples(
+        X, labels, convention=convention, metric=metric, block_size=block_size, split_every=split_every
+    ).mean()
 
 
 # ---------------------------------------------------------------------------
 # exact AUC and average precision by score ranges
+
 
 def _check_count(value, name: str, low: int):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
@@ -259,8 +272,10 @@ def _check_cuts(cuts) -> np.ndarray:
         raise ValueError(f"cuts[{i}] = {float(arr[i])!r}: cut points must be finite")
     if (np.diff(arr) <= 0).any():
         i = int(np.argmax(np.diff(arr) <= 0)) + 1
-        raise ValueError(f"cuts[{i}] = {float(arr[i])!r}: cut points must be strictly increasing "
-                         f"(cuts[{i - 1}] = {float(arr[i - 1])!r})")
+        raise ValueError(
+            f"cuts[{i}] = {float(arr[i])!r}: cut points must be strictly increasing "
+            f"(cuts[{i - 1}] = {float(arr[i - 1])!r})"
+        )
     return arr + 0.0  # -0.0 as 0.0
 
 
@@ -293,8 +308,9 @@ def _cuts_of_samples(samples, ranges: int) -> np.ndarray:
     return cuts[cuts > v[0]]  # a cut at the smallest score would leave a range empty
 
 
-def range_cuts(s, ranges: int, *, samples_per_partition: int | None = None, seed: int = 0,
-               **compute_kwargs) -> np.ndarray:
+def range_cuts(
+    s, ranges: int, *, samples_per_partition: int | None = None, seed: int = 0, **compute_kwargs
+) -> np.ndarray:
     """Cut points splitting the scores ``s`` into about ``ranges`` ranges of equal size.
 
     One pass draws up to ``samples_per_partition`` scores from each partition
@@ -335,15 +351,28 @@ def _exact_graph(pieces, offsets, weighted, cuts, lo, hi, split_every):
     route = dask.delayed(_route_partition, pure=True, nout=1 + hi - lo)
     outs = [route(cuts, lo, hi, i, off, weighted, *parts) for i, (parts, off) in enumerate(zip(pieces, offsets))]
     totals = dask.delayed(range_totals, pure=True)(weighted, *[o[0] for o in outs])
-    stats = [dask.delayed(range_stats, pure=True)(totals, lo + j, weighted,
-                                                  _tree([o[1 + j] for o in outs], merge_pieces, split_every))
-             for j in range(hi - lo)]
+    stats = [
+        dask.delayed(range_stats, pure=True)(
+            totals, lo + j, weighted, _tree([o[1 + j] for o in outs], merge_pieces, split_every)
+        )
+        for j in range(hi - lo)
+    ]
     return totals, stats
 
 
-def exact_auc(y, s, *, sample_weight=None, ranges: int | None = None, cuts=None,
-              passes: int = 1, samples_per_partition: int | None = None, seed: int = 0,
-              split_every: int = 8, **compute_kwargs) -> RangeResult:
+def exact_auc(
+    y,
+    s,
+    *,
+    sample_weight=None,
+    ranges: int | None = None,
+    cuts=None,
+    passes: int = 1,
+    samples_per_partition: int | None = None,
+    seed: int = 0,
+    split_every: int = 8,
+    **compute_kwargs,
+) -> RangeResult:
     """Exact AUC and average precision of dask collections, by score ranges.
 
     Unlike ``evaluate(RankAUC(), ...)`` no process holds every distinct score:
@@ -392,8 +421,9 @@ def exact_auc(y, s, *, sample_weight=None, ranges: int | None = None, cuts=None,
         if ranges is not None and ranges != cuts.shape[0] + 1:
             raise ValueError(f"ranges={ranges} but {cuts.shape[0]} cuts make {cuts.shape[0] + 1} ranges")
     else:
-        cuts = range_cuts(s, ranges or min(len(pieces), 256), samples_per_partition=samples_per_partition,
-                          seed=seed, **compute_kwargs)
+        cuts = range_cuts(
+            s, ranges or min(len(pieces), 256), samples_per_partition=samples_per_partition, seed=seed, **compute_kwargs
+        )
     R = cuts.shape[0] + 1
     passes = min(passes, R)
     stats, totals = [], None
@@ -405,8 +435,14 @@ def exact_auc(y, s, *, sample_weight=None, ranges: int | None = None, cuts=None,
         raise NoObservationsError("y and s are empty: the AUC needs at least one observation")
     auc, ap = combine(totals, weighted, stats)
     P, N = totals["total"]
-    values = {"auc": auc, "average_precision": ap, "n_pos": P, "n_neg": N,
-              "auc_lower": auc, "auc_upper": auc, "n": totals["rows"]}
-    meta = {"weighted": weighted, "cuts": cuts, "ranges": R, "passes": passes,
-            "distinct": [d for _, _, d in stats]}
+    values = {
+        "auc": auc,
+        "average_precision": ap,
+        "n_pos": P,
+        "n_neg": N,
+        "auc_lower": auc,
+        "auc_upper": auc,
+        "n": totals["rows"],
+    }
+    meta = {"weighted": weighted, "cuts": cuts, "ranges": R, "passes": passes, "distinct": [d for _, _, d in stats]}
     return RangeResult("AUCScores", values, meta)

@@ -28,9 +28,7 @@ from __future__ import annotations
 try:
     import torch.distributed as dist
 except ImportError as exc:  # pragma: no cover - exercised without the extra
-    raise ImportError(
-        "streammetrics.torch needs PyTorch: pip install 'streammetrics[torch]'"
-    ) from exc
+    raise ImportError("streammetrics.torch needs PyTorch: pip install 'streammetrics[torch]'") from exc
 
 from ._protocol.base import Accumulator
 
@@ -49,9 +47,7 @@ def sync(accumulator: Accumulator, *, group=None, dst: int | None = None) -> Acc
     if not isinstance(accumulator, Accumulator):
         raise TypeError(f"accumulator must be a streammetrics accumulator, got {type(accumulator).__name__}")
     if not (dist.is_available() and dist.is_initialized()):
-        raise RuntimeError(
-            "torch.distributed is not initialised: call torch.distributed.init_process_group() first"
-        )
+        raise RuntimeError("torch.distributed is not initialised: call torch.distributed.init_process_group() first")
     world = dist.get_world_size(group)
     if dst is None:
         states: list = [None] * world

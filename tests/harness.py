@@ -20,7 +20,8 @@ from __future__ import annotations
 import os
 import pickle
 import tempfile
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pytest

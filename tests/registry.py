@@ -14,8 +14,9 @@ identical state (counts) or results within 1e-12 (sums).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -114,7 +115,10 @@ def _sk_binary(y, p, w):
     cm = skm.confusion_matrix(y, p, labels=[0, 1], sample_weight=w)
     (tn, fp), (fn, tp) = cm
     return {
-        "tp": tp, "fp": fp, "fn": fn, "tn": tn,
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "tn": tn,
         "accuracy": skm.accuracy_score(y, p, sample_weight=w),
         "precision": skm.precision_score(y, p, sample_weight=w, zero_division=0),
         "recall": skm.recall_score(y, p, sample_weight=w, zero_division=0),
@@ -130,8 +134,10 @@ def _ref_binary(arrays, w, threshold=None):
 
 def _ref_probability(arrays, w):
     y, p = arrays
-    return {"log_loss": skm.log_loss(y, p, sample_weight=w, labels=[0, 1]),
-            "brier": skm.brier_score_loss(y, p, sample_weight=w)}
+    return {
+        "log_loss": skm.log_loss(y, p, sample_weight=w, labels=[0, 1]),
+        "brier": skm.brier_score_loss(y, p, sample_weight=w),
+    }
 
 
 def _ref_class_probability(arrays, w, labels=None):
@@ -139,39 +145,46 @@ def _ref_class_probability(arrays, w, labels=None):
     codes = np.asarray([labels.index(v) for v in y]) if labels is not None else y
     onehot = np.eye(P.shape[1])[codes]
     ww = np.ones(len(codes)) if w is None else w
-    return {"log_loss": skm.log_loss(codes, P, sample_weight=w, labels=range(P.shape[1])),
-            "brier": float(np.sum(ww * np.sum((P - onehot) ** 2, axis=1)) / np.sum(ww))}
+    return {
+        "log_loss": skm.log_loss(codes, P, sample_weight=w, labels=range(P.shape[1])),
+        "brier": float(np.sum(ww * np.sum((P - onehot) ** 2, axis=1)) / np.sum(ww)),
+    }
 
 
 def _ref_regression(arrays, w):
     y, p = arrays
-    return {"mse": skm.mean_squared_error(y, p, sample_weight=w),
-            "mae": skm.mean_absolute_error(y, p, sample_weight=w),
-            "mape": skm.mean_absolute_percentage_error(y, p, sample_weight=w),
-            "r2": skm.r2_score(y, p, sample_weight=w)}
+    return {
+        "mse": skm.mean_squared_error(y, p, sample_weight=w),
+        "mae": skm.mean_absolute_error(y, p, sample_weight=w),
+        "mape": skm.mean_absolute_percentage_error(y, p, sample_weight=w),
+        "r2": skm.r2_score(y, p, sample_weight=w),
+    }
 
 
 def _ref_tweedie(arrays, w, power=1.5):
     y, p = arrays
-    return {"mean_deviance": skm.mean_tweedie_deviance(y, p, sample_weight=w, power=power),
-            "d2": skm.d2_tweedie_score(y, p, sample_weight=w, power=power)}
+    return {
+        "mean_deviance": skm.mean_tweedie_deviance(y, p, sample_weight=w, power=power),
+        "d2": skm.d2_tweedie_score(y, p, sample_weight=w, power=power),
+    }
 
 
 def _ref_auc(arrays, w):
     y, s = arrays
     ww = np.ones(len(y), np.int64) if w is None else w
-    return {"auc": skm.roc_auc_score(y, s, sample_weight=w),
-            "n_pos": ww[y == 1].sum(), "n_neg": ww[y == 0].sum()}
+    return {"auc": skm.roc_auc_score(y, s, sample_weight=w), "n_pos": ww[y == 1].sum(), "n_neg": ww[y == 0].sum()}
 
 
 def _ref_multiclass(arrays, w, labels=None):
     y, p = arrays
     lab = labels if labels is not None else [0, 1, 2]
-    return {"matrix": skm.confusion_matrix(y, p, labels=lab, sample_weight=w),
-            "accuracy": skm.accuracy_score(y, p, sample_weight=w),
-            "macro_f1": skm.f1_score(y, p, labels=lab, average="macro", sample_weight=w, zero_division=0),
-            "mcc": skm.matthews_corrcoef(y, p, sample_weight=w),
-            "cohen_kappa": skm.cohen_kappa_score(y, p, sample_weight=w)}
+    return {
+        "matrix": skm.confusion_matrix(y, p, labels=lab, sample_weight=w),
+        "accuracy": skm.accuracy_score(y, p, sample_weight=w),
+        "macro_f1": skm.f1_score(y, p, labels=lab, average="macro", sample_weight=w, zero_division=0),
+        "mcc": skm.matthews_corrcoef(y, p, sample_weight=w),
+        "cohen_kappa": skm.cohen_kappa_score(y, p, sample_weight=w),
+    }
 
 
 def _codes(y, labels):
@@ -181,11 +194,13 @@ def _codes(y, labels):
 def _ref_multiclass_auc(arrays, w, labels=None):
     y, P = arrays
     y = _codes(y, labels)
-    out = {"auc": skm.roc_auc_score(y, P, multi_class="ovr", sample_weight=w),
-           "ovr_weighted_auc": skm.roc_auc_score(y, P, multi_class="ovr", average="weighted",
-                                                 sample_weight=w),
-           "per_class_average_precision": [skm.average_precision_score(y == c, P[:, c], sample_weight=w)
-                                           for c in range(P.shape[1])]}
+    out = {
+        "auc": skm.roc_auc_score(y, P, multi_class="ovr", sample_weight=w),
+        "ovr_weighted_auc": skm.roc_auc_score(y, P, multi_class="ovr", average="weighted", sample_weight=w),
+        "per_class_average_precision": [
+            skm.average_precision_score(y == c, P[:, c], sample_weight=w) for c in range(P.shape[1])
+        ],
+    }
     if w is None:  # scikit-learn's one-vs-one takes no weights
         out["ovo_macro_auc"] = skm.roc_auc_score(y, P, multi_class="ovo")
         out["ovo_weighted_auc"] = skm.roc_auc_score(y, P, multi_class="ovo", average="weighted")
@@ -210,14 +225,17 @@ def _ref_multilabel(arrays, w, threshold=None):
     Y, P = arrays
     P = P if threshold is None else (P >= threshold).astype(np.int64)
     mcm = skm.multilabel_confusion_matrix(Y, P, sample_weight=w)
-    out = {"tn": mcm[:, 0, 0], "fp": mcm[:, 0, 1], "fn": mcm[:, 1, 0], "tp": mcm[:, 1, 1],
-           "subset_accuracy": skm.accuracy_score(Y, P, sample_weight=w),
-           "hamming_loss": skm.hamming_loss(Y, P, sample_weight=w),
-           "samples_jaccard": skm.jaccard_score(Y, P, average="samples", sample_weight=w,
-                                                zero_division=0)}
+    out = {
+        "tn": mcm[:, 0, 0],
+        "fp": mcm[:, 0, 1],
+        "fn": mcm[:, 1, 0],
+        "tp": mcm[:, 1, 1],
+        "subset_accuracy": skm.accuracy_score(Y, P, sample_weight=w),
+        "hamming_loss": skm.hamming_loss(Y, P, sample_weight=w),
+        "samples_jaccard": skm.jaccard_score(Y, P, average="samples", sample_weight=w, zero_division=0),
+    }
     for average in (None, "micro", "macro", "weighted", "samples"):
-        prf = skm.precision_recall_fscore_support(Y, P, average=average, sample_weight=w,
-                                                  zero_division=0)
+        prf = skm.precision_recall_fscore_support(Y, P, average=average, sample_weight=w, zero_division=0)
         prefix = "" if average is None else f"{average}_"
         for name, v in zip(("precision", "recall", "f1"), prf):
             out[prefix + name] = v
@@ -226,21 +244,30 @@ def _ref_multilabel(arrays, w, threshold=None):
 
 def _ref_multilabel_auc(arrays, w):
     Y, S = arrays
-    return {"auc": skm.roc_auc_score(Y, S, average=None, sample_weight=w),
-            **{f"{a}_auc": skm.roc_auc_score(Y, S, average=a, sample_weight=w)
-               for a in ("macro", "weighted", "micro")}}
+    return {
+        "auc": skm.roc_auc_score(Y, S, average=None, sample_weight=w),
+        **{f"{a}_auc": skm.roc_auc_score(Y, S, average=a, sample_weight=w) for a in ("macro", "weighted", "micro")},
+    }
 
 
 def _ref_clusters(arrays, w):
     t, p = arrays
-    return {"ari": skm.adjusted_rand_score(t, p), "ami": skm.adjusted_mutual_info_score(t, p),
-            "nmi": skm.normalized_mutual_info_score(t, p), "v_measure": skm.v_measure_score(t, p),
-            "fowlkes_mallows": skm.fowlkes_mallows_score(t, p)}
+    return {
+        "ari": skm.adjusted_rand_score(t, p),
+        "ami": skm.adjusted_mutual_info_score(t, p),
+        "nmi": skm.normalized_mutual_info_score(t, p),
+        "v_measure": skm.v_measure_score(t, p),
+        "fowlkes_mallows": skm.fowlkes_mallows_score(t, p),
+    }
 
 
 def _ref_evaluator_binary(arrays, w):
-    return {**_ref_binary(arrays, w, 0.5), **_ref_probability(arrays, w), **_ref_auc(arrays, w),
-            "average_precision": skm.average_precision_score(*arrays, sample_weight=w)}
+    return {
+        **_ref_binary(arrays, w, 0.5),
+        **_ref_probability(arrays, w),
+        **_ref_auc(arrays, w),
+        "average_precision": skm.average_precision_score(*arrays, sample_weight=w),
+    }
 
 
 def _binned(p, n_bins, w):
@@ -274,8 +301,10 @@ def _ref_class_calibration(arrays, w, n_bins=5, labels=None):
 
 
 def _ref_members(arrays, w):
-    return {**_ref_auc(arrays, w), "recall": skm.recall_score(arrays[0], (arrays[1] >= 0.8).astype(int),
-                                                                  sample_weight=w, zero_division=0)}
+    return {
+        **_ref_auc(arrays, w),
+        "recall": skm.recall_score(arrays[0], (arrays[1] >= 0.8).astype(int), sample_weight=w, zero_division=0),
+    }
 
 
 NAN = float("nan")
@@ -307,6 +336,7 @@ def _sliced(data, keys):
     def make(rng):
         arrays, w = data(rng)
         return (*arrays, keys(rng)), w
+
     return make
 
 
@@ -316,6 +346,7 @@ def _null_last(k):
 
 def _ref_sliced(inner, columns):
     """The template's reference run on each slice's rows alone, in key order."""
+
     def ref(arrays, w):
         *data, keys = arrays
         keys = np.asarray(keys, dtype=object)
@@ -330,208 +361,453 @@ def _ref_sliced(inner, columns):
                 out[c] = full[c]
                 out[f"slice_{c}"] = np.array([float(p[c]) for p in parts])
         return out
+
     return ref
 
 
 CASES = [
-    Case("BinaryConfusion", lambda: sm.BinaryConfusion(), _binary_labels, _ref_binary,
-         bad=[(([1, 0, 2], [1, 0, 0]), {}, r"y\[2\] = 2"), (([1, 0], [1, 0.5]), {}, r"p\[1\] = 0.5"),
-              (([1, 0], [1, 0]), {"sample_weight": [1.0, -2.0]}, r"sample_weight\[1\]")],
-         other=lambda: sm.BinaryConfusion(threshold=0.5)),
-    Case("BinaryConfusion(threshold)", lambda: sm.BinaryConfusion(threshold=0.5), _binary,
-         lambda a, w: _ref_binary(a, w, 0.5),
-         bad=[(([1, 0], [0.3, NAN]), {}, r"p\[1\] = nan: scores must be finite"),
-              (([1, 0, 1], [0.3, 0.2]), {}, "different lengths")],
-         other=lambda: sm.BinaryConfusion(threshold=0.4)),
-    Case("ProbabilityScores", lambda: sm.ProbabilityScores(), _binary, _ref_probability, exact=False,
-         bad=[(([1, 0], [0.3, 1.5]), {}, r"p\[1\] = 1.5: probabilities must lie in \[0, 1\]")]),
-    Case("ClassProbabilityScores", lambda: sm.ClassProbabilityScores(3), _class_probabilities,
-         _ref_class_probability, exact=False,
-         bad=[(([0, 1], [[0.5, 0.5, 0.0], [0.5, 0.6, 0.0]]), {}, r"p\[1\] sums to 1.1"),
-              (([0, 3], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = 3")],
-         other=lambda: sm.ClassProbabilityScores(4)),
-    Case("ClassProbabilityScores(labels)", lambda: sm.ClassProbabilityScores(labels=LABELS),
-         lambda rng: _class_probabilities(rng, LABELS), lambda a, w: _ref_class_probability(a, w, LABELS),
-         exact=False, bad=[((["cat", "cow"], [[1.0, 0, 0], [0, 1.0, 0]]), {}, r"y\[1\] = 'cow'")]),
-    Case("RegressionErrors", lambda: sm.RegressionErrors(), _regression, _ref_regression, exact=False,
-         bad=[(([1.0, NAN], [1.0, 2.0]), {}, r"y\[1\] = nan"), (([1.0, 2.0], [np.inf, 2.0]), {}, r"p\[0\] = inf")]),
-    Case("TweedieDeviance(power=1.5)", lambda: sm.TweedieDeviance(power=1.5), _tweedie, _ref_tweedie, exact=False,
-         bad=[(([1.0, -2.0], [1.0, 2.0]), {}, r"y\[1\] = -2.0: the Tweedie deviance of power 1.5 needs y >= 0"),
-              (([1.0, 2.0], [0.0, 2.0]), {}, r"p\[0\] = 0.0: the Tweedie deviance of power 1.5 needs p > 0"),
-              (([1.0, 2.0], [1.0, NAN]), {}, r"p\[1\] = nan")],
-         other=lambda: sm.TweedieDeviance(power=2)),
-    Case("RankAUC", lambda: sm.RankAUC(), lambda rng: _binary(rng, weighted=False), _ref_auc,
-         bad=[(([1, 0, 3], [0.1, 0.2, 0.3]), {}, r"y\[2\] = 3"), (([1, 0], [0.1, NAN]), {}, r"s\[1\] = nan")],
-         other=lambda: sm.RankAUC(max_bins=8)),
+    Case(
+        "BinaryConfusion",
+        lambda: sm.BinaryConfusion(),
+        _binary_labels,
+        _ref_binary,
+        bad=[
+            (([1, 0, 2], [1, 0, 0]), {}, r"y\[2\] = 2"),
+            (([1, 0], [1, 0.5]), {}, r"p\[1\] = 0.5"),
+            (([1, 0], [1, 0]), {"sample_weight": [1.0, -2.0]}, r"sample_weight\[1\]"),
+        ],
+        other=lambda: sm.BinaryConfusion(threshold=0.5),
+    ),
+    Case(
+        "BinaryConfusion(threshold)",
+        lambda: sm.BinaryConfusion(threshold=0.5),
+        _binary,
+        lambda a, w: _ref_binary(a, w, 0.5),
+        bad=[
+            (([1, 0], [0.3, NAN]), {}, r"p\[1\] = nan: scores must be finite"),
+            (([1, 0, 1], [0.3, 0.2]), {}, "different lengths"),
+        ],
+        other=lambda: sm.BinaryConfusion(threshold=0.4),
+    ),
+    Case(
+        "ProbabilityScores",
+        lambda: sm.ProbabilityScores(),
+        _binary,
+        _ref_probability,
+        exact=False,
+        bad=[(([1, 0], [0.3, 1.5]), {}, r"p\[1\] = 1.5: probabilities must lie in \[0, 1\]")],
+    ),
+    Case(
+        "ClassProbabilityScores",
+        lambda: sm.ClassProbabilityScores(3),
+        _class_probabilities,
+        _ref_class_probability,
+        exact=False,
+        bad=[
+            (([0, 1], [[0.5, 0.5, 0.0], [0.5, 0.6, 0.0]]), {}, r"p\[1\] sums to 1.1"),
+            (([0, 3], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = 3"),
+        ],
+        other=lambda: sm.ClassProbabilityScores(4),
+    ),
+    Case(
+        "ClassProbabilityScores(labels)",
+        lambda: sm.ClassProbabilityScores(labels=LABELS),
+        lambda rng: _class_probabilities(rng, LABELS),
+        lambda a, w: _ref_class_probability(a, w, LABELS),
+        exact=False,
+        bad=[((["cat", "cow"], [[1.0, 0, 0], [0, 1.0, 0]]), {}, r"y\[1\] = 'cow'")],
+    ),
+    Case(
+        "RegressionErrors",
+        lambda: sm.RegressionErrors(),
+        _regression,
+        _ref_regression,
+        exact=False,
+        bad=[(([1.0, NAN], [1.0, 2.0]), {}, r"y\[1\] = nan"), (([1.0, 2.0], [np.inf, 2.0]), {}, r"p\[0\] = inf")],
+    ),
+    Case(
+        "TweedieDeviance(power=1.5)",
+        lambda: sm.TweedieDeviance(power=1.5),
+        _tweedie,
+        _ref_tweedie,
+        exact=False,
+        bad=[
+            (([1.0, -2.0], [1.0, 2.0]), {}, r"y\[1\] = -2.0: the Tweedie deviance of power 1.5 needs y >= 0"),
+            (([1.0, 2.0], [0.0, 2.0]), {}, r"p\[0\] = 0.0: the Tweedie deviance of power 1.5 needs p > 0"),
+            (([1.0, 2.0], [1.0, NAN]), {}, r"p\[1\] = nan"),
+        ],
+        other=lambda: sm.TweedieDeviance(power=2),
+    ),
+    Case(
+        "RankAUC",
+        lambda: sm.RankAUC(),
+        lambda rng: _binary(rng, weighted=False),
+        _ref_auc,
+        bad=[(([1, 0, 3], [0.1, 0.2, 0.3]), {}, r"y\[2\] = 3"), (([1, 0], [0.1, NAN]), {}, r"s\[1\] = nan")],
+        other=lambda: sm.RankAUC(max_bins=8),
+    ),
     Case("RankAUC(weighted)", lambda: sm.RankAUC(), _binary, _ref_auc, exact=False),
-    Case("RankAUC(max_memory)", lambda: sm.RankAUC(max_memory=4096), lambda rng: _binary(rng, weighted=False),
-         _ref_auc, other=lambda: sm.RankAUC(max_bins=8)),
-    Case("RankAUC(max_memory, weighted)", lambda: sm.RankAUC(max_memory=4096), _binary, _ref_auc,
-         exact=False),
-    Case("RankAUC(max_bins)", lambda: sm.RankAUC(max_bins=200), lambda rng: _binary(rng, weighted=False),
-         _ref_auc, other=lambda: sm.RankAUC(max_bins=100)),
-    Case("Calibration", lambda: sm.Calibration(n_bins=10), _binary, _ref_calibration, exact=False,
-         bad=[(([1, 0], [0.3, 1.5]), {}, r"p\[1\] = 1.5: probabilities must lie in \[0, 1\]"),
-              (([1, 2], [0.3, 0.5]), {}, r"y\[1\] = 2")],
-         other=lambda: sm.Calibration(n_bins=5)),
-    Case("ClassCalibration(labels)", lambda: sm.ClassCalibration(labels=LABELS, n_bins=5),
-         lambda rng: _class_probabilities(rng, LABELS),
-         lambda a, w: _ref_class_calibration(a, w, 5, LABELS), exact=False,
-         bad=[((["cat", "dog"], [[0.5, 0.5, 0.5], [1.0, 0, 0]]), {}, r"p\[0\] sums to 1.5")],
-         other=lambda: sm.ClassCalibration(labels=LABELS, n_bins=6)),
-    Case("MulticlassConfusion", lambda: sm.MulticlassConfusion(3), lambda rng: (_multiclass(rng)[0], None),
-         _ref_multiclass, bad=[(([0, 1, 2], [0, 1, 3]), {}, r"p\[2\] = 3")],
-         other=lambda: sm.MulticlassConfusion(4)),
-    Case("MulticlassConfusion(labels, weighted)", lambda: sm.MulticlassConfusion(labels=LABELS),
-         lambda rng: _multiclass(rng, LABELS), lambda a, w: _ref_multiclass(a, w, LABELS), exact=False,
-         bad=[((["cat", "dog"], ["cat", "emu"]), {}, r"p\[1\] = 'emu': not one of the 3 labels")]),
-    Case("MulticlassRankAUC", lambda: sm.MulticlassRankAUC(3),
-         lambda rng: _class_scores(rng, weighted=False), _ref_multiclass_auc,
-         bad=[(([0, 3], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = 3"),
-              (([0, 1], [[0.5, 0.5, 0.0], [0.5, NAN, 0.0]]), {}, r"P\[1, 1\] = nan: scores must be finite"),
-              (([0, 1], [[0.5, 0.5], [0.5, 0.5]]), {}, "P has 2 columns but n_classes is 3")],
-         other=lambda: sm.MulticlassRankAUC(3, multi_class="ovo")),
-    Case("MulticlassRankAUC(labels, weighted)", lambda: sm.MulticlassRankAUC(labels=LABELS),
-         lambda rng: _class_scores(rng, LABELS), lambda a, w: _ref_multiclass_auc(a, w, LABELS),
-         exact=False, bad=[((["cat", "emu"], [[1.0, 0, 0], [0, 1.0, 0]]), {}, r"y\[1\] = 'emu'")],
-         other=lambda: sm.MulticlassRankAUC(labels=LABELS, average="weighted")),
+    Case(
+        "RankAUC(max_memory)",
+        lambda: sm.RankAUC(max_memory=4096),
+        lambda rng: _binary(rng, weighted=False),
+        _ref_auc,
+        other=lambda: sm.RankAUC(max_bins=8),
+    ),
+    Case("RankAUC(max_memory, weighted)", lambda: sm.RankAUC(max_memory=4096), _binary, _ref_auc, exact=False),
+    Case(
+        "RankAUC(max_bins)",
+        lambda: sm.RankAUC(max_bins=200),
+        lambda rng: _binary(rng, weighted=False),
+        _ref_auc,
+        other=lambda: sm.RankAUC(max_bins=100),
+    ),
+    Case(
+        "Calibration",
+        lambda: sm.Calibration(n_bins=10),
+        _binary,
+        _ref_calibration,
+        exact=False,
+        bad=[
+            (([1, 0], [0.3, 1.5]), {}, r"p\[1\] = 1.5: probabilities must lie in \[0, 1\]"),
+            (([1, 2], [0.3, 0.5]), {}, r"y\[1\] = 2"),
+        ],
+        other=lambda: sm.Calibration(n_bins=5),
+    ),
+    Case(
+        "ClassCalibration(labels)",
+        lambda: sm.ClassCalibration(labels=LABELS, n_bins=5),
+        lambda rng: _class_probabilities(rng, LABELS),
+        lambda a, w: _ref_class_calibration(a, w, 5, LABELS),
+        exact=False,
+        bad=[((["cat", "dog"], [[0.5, 0.5, 0.5], [1.0, 0, 0]]), {}, r"p\[0\] sums to 1.5")],
+        other=lambda: sm.ClassCalibration(labels=LABELS, n_bins=6),
+    ),
+    Case(
+        "MulticlassConfusion",
+        lambda: sm.MulticlassConfusion(3),
+        lambda rng: (_multiclass(rng)[0], None),
+        _ref_multiclass,
+        bad=[(([0, 1, 2], [0, 1, 3]), {}, r"p\[2\] = 3")],
+        other=lambda: sm.MulticlassConfusion(4),
+    ),
+    Case(
+        "MulticlassConfusion(labels, weighted)",
+        lambda: sm.MulticlassConfusion(labels=LABELS),
+        lambda rng: _multiclass(rng, LABELS),
+        lambda a, w: _ref_multiclass(a, w, LABELS),
+        exact=False,
+        bad=[((["cat", "dog"], ["cat", "emu"]), {}, r"p\[1\] = 'emu': not one of the 3 labels")],
+    ),
+    Case(
+        "MulticlassRankAUC",
+        lambda: sm.MulticlassRankAUC(3),
+        lambda rng: _class_scores(rng, weighted=False),
+        _ref_multiclass_auc,
+        bad=[
+            (([0, 3], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = 3"),
+            (([0, 1], [[0.5, 0.5, 0.0], [0.5, NAN, 0.0]]), {}, r"P\[1, 1\] = nan: scores must be finite"),
+            (([0, 1], [[0.5, 0.5], [0.5, 0.5]]), {}, "P has 2 columns but n_classes is 3"),
+        ],
+        other=lambda: sm.MulticlassRankAUC(3, multi_class="ovo"),
+    ),
+    Case(
+        "MulticlassRankAUC(labels, weighted)",
+        lambda: sm.MulticlassRankAUC(labels=LABELS),
+        lambda rng: _class_scores(rng, LABELS),
+        lambda a, w: _ref_multiclass_auc(a, w, LABELS),
+        exact=False,
+        bad=[((["cat", "emu"], [[1.0, 0, 0], [0, 1.0, 0]]), {}, r"y\[1\] = 'emu'")],
+        other=lambda: sm.MulticlassRankAUC(labels=LABELS, average="weighted"),
+    ),
     # bounded: the scores fit the bins, so the bounded states are exact
-    Case("MulticlassRankAUC(max_bins, ovo)", lambda: sm.MulticlassRankAUC(3, multi_class="ovo", max_bins=200),
-         lambda rng: _class_scores(rng, weighted=False), _ref_multiclass_auc_ovo,
-         bad=[(([0, 3], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = 3"),
-              (([0, 1], [[0.5, 0.5, 0.0], [0.5, NAN, 0.0]]), {}, r"P\[1, 1\] = nan: scores must be finite")],
-         other=lambda: sm.MulticlassRankAUC(3, multi_class="ovo", max_bins=100)),
-    Case("MulticlassRankAUC(max_bins, labels, weighted)",
-         lambda: sm.MulticlassRankAUC(labels=LABELS, max_bins=200),
-         lambda rng: _class_scores(rng, LABELS), lambda a, w: _ref_multiclass_auc(a, w, LABELS),
-         exact=False, bad=[((["cat", "emu"], [[1.0, 0, 0], [0, 1.0, 0]]), {}, r"y\[1\] = 'emu'")],
-         other=lambda: sm.MulticlassRankAUC(labels=LABELS)),
+    Case(
+        "MulticlassRankAUC(max_bins, ovo)",
+        lambda: sm.MulticlassRankAUC(3, multi_class="ovo", max_bins=200),
+        lambda rng: _class_scores(rng, weighted=False),
+        _ref_multiclass_auc_ovo,
+        bad=[
+            (([0, 3], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = 3"),
+            (([0, 1], [[0.5, 0.5, 0.0], [0.5, NAN, 0.0]]), {}, r"P\[1, 1\] = nan: scores must be finite"),
+        ],
+        other=lambda: sm.MulticlassRankAUC(3, multi_class="ovo", max_bins=100),
+    ),
+    Case(
+        "MulticlassRankAUC(max_bins, labels, weighted)",
+        lambda: sm.MulticlassRankAUC(labels=LABELS, max_bins=200),
+        lambda rng: _class_scores(rng, LABELS),
+        lambda a, w: _ref_multiclass_auc(a, w, LABELS),
+        exact=False,
+        bad=[((["cat", "emu"], [[1.0, 0, 0], [0, 1.0, 0]]), {}, r"y\[1\] = 'emu'")],
+        other=lambda: sm.MulticlassRankAUC(labels=LABELS),
+    ),
     # a budget of one page per member: every class and pair state spills
-    Case("MulticlassRankAUC(max_memory, ovo)",
-         lambda: sm.MulticlassRankAUC(3, multi_class="ovo", max_memory=9 * 4096),
-         lambda rng: _class_scores(rng, weighted=False), _ref_multiclass_auc_ovo,
-         other=lambda: sm.MulticlassRankAUC(3, multi_class="ovo", max_bins=100)),
-    Case("TopKAccuracy", lambda: sm.TopKAccuracy(2, n_classes=3), lambda rng: _class_scores(rng),
-         lambda a, w: _ref_top_k(a, w, 2), exact=False,
-         bad=[(([0, 3], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = 3"),
-              (([0, 1], [[0.5, 0.5, 0.0], [0.5, np.inf, 0.0]]), {}, r"P\[1, 1\] = inf")],
-         other=lambda: sm.TopKAccuracy(1, n_classes=3)),
-    Case("TopKAccuracy(any K)", lambda: sm.TopKAccuracy(1), lambda rng: _class_scores(rng, weighted=False),
-         lambda a, w: _ref_top_k(a, w, 1),
-         bad=[(([0, 3], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = 3: classes must be integers in 0..2"),
-              (([0, -1], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = -1")],
-         other=lambda: sm.TopKAccuracy(2)),
-    Case("MultilabelConfusion", lambda: sm.MultilabelConfusion(4),
-         lambda rng: _multilabel(rng, weighted=False), _ref_multilabel, exact=False,
-         bad=[(([[0, 1, 0, 0], [1, 2, 0, 0]], [[0, 1, 0, 0], [1, 1, 0, 0]]), {}, r"Y\[1, 1\] = 2"),
-              (([[0, 1, 0, 0], [1, 1, 0, 0]], [[0, 1, 0, 0.5], [1, 1, 0, 0]]), {}, r"P\[0, 3\] = 0.5"),
-              (([[0, 1, 0, 0]], [[0, 1, 0]]), {}, "P has 3 columns but n_labels is 4")],
-         other=lambda: sm.MultilabelConfusion(4, threshold=0.5)),
-    Case("MultilabelConfusion(threshold, weighted)",
-         lambda: sm.MultilabelConfusion(labels=["a", "b", "c", "d"], threshold=0.5),
-         lambda rng: _multilabel(rng, scores=True), lambda a, w: _ref_multilabel(a, w, 0.5),
-         exact=False,
-         bad=[(([[0, 1, 0, 0], [1, 1, 0, 0]], [[0, 1, 0, 0], [1, NAN, 0, 0]]), {}, r"P\[1, 1\] = nan"),
-              (([[0, 1, 0, 0]], [[0, 1, 0, 0]]), {"sample_weight": [-1.0]}, r"sample_weight\[0\]")],
-         other=lambda: sm.MultilabelConfusion(labels=["a", "b", "c", "d"], threshold=0.4)),
-    Case("MultilabelRankAUC", lambda: sm.MultilabelRankAUC(4),
-         lambda rng: _multilabel(rng, scores=True, weighted=False), _ref_multilabel_auc,
-         bad=[(([[0, 1, 0, 0], [1, 1, 0, 3]], [[0, 1, 0, 0], [1, 1, 0, 0]]), {}, r"Y\[1, 3\] = 3"),
-              (([[0, 1, 0, 0], [1, 1, 0, 0]], [[0, 1, 0, 0], [1, 1, np.inf, 0]]), {}, r"S\[1, 2\] = inf")],
-         other=lambda: sm.MultilabelRankAUC(labels=["a", "b", "c", "d"])),
-    Case("MultilabelRankAUC(weighted)", lambda: sm.MultilabelRankAUC(4),
-         lambda rng: _multilabel(rng, scores=True), _ref_multilabel_auc, exact=False),
-    Case("MultilabelRankAUC(max_bins)", lambda: sm.MultilabelRankAUC(4, max_bins=200),
-         lambda rng: _multilabel(rng, scores=True, weighted=False), _ref_multilabel_auc,
-         other=lambda: sm.MultilabelRankAUC(4)),
-    Case("MultilabelRankAUC(max_bins, weighted)", lambda: sm.MultilabelRankAUC(4, max_bins=200),
-         lambda rng: _multilabel(rng, scores=True), _ref_multilabel_auc, exact=False,
-         other=lambda: sm.MultilabelRankAUC(4, max_bins=100)),
-    Case("MultilabelRankAUC(max_memory, weighted)", lambda: sm.MultilabelRankAUC(4, max_memory=5 * 4096),
-         lambda rng: _multilabel(rng, scores=True), _ref_multilabel_auc, exact=False,
-         other=lambda: sm.MultilabelRankAUC(4)),
-    Case("ClusterContingency", lambda: sm.ClusterContingency(), _clusters, _ref_clusters,
-         bad=[(([1, 2], [1.5, 2.0]), {}, r"labels_pred\[0\] = 1.5"),
-              (([1, 2], [1, 2]), {"sample_weight": [1.0, 1.0]}, "no sample_weight")],
-         other=lambda: sm.ClusterContingency(average_method="max"), rtol=1e-10),
-    Case("Evaluator(binary)", lambda: sm.Evaluator(task="binary"), _binary, _ref_evaluator_binary,
-         exact=False, bad=[(([1, 0], [0.3, 1.2]), {}, r"p\[1\] = 1.2: probabilities")],
-         other=lambda: sm.Evaluator(task="binary", threshold=0.3)),
-    Case("Evaluator(multiclass, labels)", lambda: sm.Evaluator(task="multiclass", labels=LABELS),
-         lambda rng: _class_probabilities(rng, LABELS), lambda a, w: _ref_class_probability(a, w, LABELS),
-         exact=False, bad=[((["cat", "dog"], [[0.5, 0.5, 0.5], [1.0, 0, 0]]), {}, r"p\[0\] sums to 1.5")],
-         other=lambda: sm.Evaluator(task="multiclass", n_classes=3)),
-    Case("Evaluator(multilabel)", lambda: sm.Evaluator(task="multilabel", n_labels=4, threshold=0.5),
-         lambda rng: _multilabel(rng, scores=True),
-         lambda a, w: {**_ref_multilabel(a, w, 0.5), **_ref_multilabel_auc(a, w)}, exact=False,
-         bad=[(([[0, 1, 0, 0], [1, 1, 0, 0]], [[0, 1, 0, 0], [1, NAN, 0, 0]]), {}, r"p\[1, 1\] = nan"),
-              (([[0, 1, 0, 0], [1, 1, 0, 2]], [[0, 1, 0, 0], [1, 1, 0, 0]]), {}, r"y\[1, 3\] = 2")],
-         other=lambda: sm.Evaluator(task="multilabel", n_labels=4, threshold=0.4)),
-    Case("Evaluator(multiclass, top_k, auc)",
-         lambda: sm.Evaluator(task="multiclass", labels=LABELS, top_k=2, auc=True),
-         lambda rng: _class_scores(rng, LABELS),
-         lambda a, w: {**_ref_top_k(a, w, 2, LABELS), **_ref_multiclass_auc(a, w, LABELS)},
-         exact=False, bad=[((["cat", "dog"], [[0.5, 0.5, 0.5], [1.0, 0, 0]]), {}, r"p\[0\] sums to 1.5"),
-                           ((["cat", "owl"], [[0.5, 0.5, 0], [1.0, 0, 0]]), {}, r"y\[1\] = 'owl'")],
-         other=lambda: sm.Evaluator(task="multiclass", labels=LABELS, top_k=1, auc=True)),
-    Case("Evaluator(regression)", lambda: sm.Evaluator(task="regression"), _regression, _ref_regression,
-         exact=False, bad=[(([1.0, 2.0], [1.0, NAN]), {}, r"p\[1\] = nan")]),
-    Case("Evaluator(clustering)", lambda: sm.Evaluator(task="clustering"), _clusters, _ref_clusters,
-         rtol=1e-10, bad=[(([1, 2], [1, 2]), {"sample_weight": [1.0, 1.0]}, "no sample_weight")]),
-    Case("Sliced(BinaryConfusion(threshold), string keys)",
-         lambda: sm.Sliced(sm.BinaryConfusion(threshold=0.5)), _sliced(_binary, _string_keys),
-         _ref_sliced(lambda a, w: _ref_binary(a, w, 0.5), ("accuracy", "f1")),
-         bad=[(([1, 0], [0.3, NAN], ["a", "b"]), {}, r"p\[1\] = nan: scores must be finite"),
-              (([1, 0], [0.3, 0.2], ["a"]), {}, "by has 1 rows but the batch has 2"),
-              (([1, 2], [0.3, 0.2], ["a", "b"]), {}, r"y\[1\] = 2")],
-         other=lambda: sm.Sliced(sm.BinaryConfusion(threshold=0.4))),
-    Case("Sliced(BinaryConfusion, int keys, unweighted)", lambda: sm.Sliced(sm.BinaryConfusion()),
-         _sliced(lambda rng: (_binary_labels(rng)[0], None), _int_keys),
-         _ref_sliced(_ref_binary, ("accuracy", "f1")),
-         bad=[(([1, 0], [1, 2], [1, 2]), {}, r"p\[1\] = 2"),
-              (([1, 0], [1, 0], [1]), {}, "by has 1 rows but the batch has 2"),
-              (([1, 2], [1, 0], [1, 2]), {}, r"y\[1\] = 2")],
-         other=lambda: sm.Sliced(sm.BinaryConfusion(threshold=0.4))),
-    Case("Sliced(ProbabilityScores, int keys)", lambda: sm.Sliced(sm.ProbabilityScores()),
-         _sliced(_binary, _int_keys), _ref_sliced(_ref_probability, ("log_loss", "brier")), exact=False,
-         bad=[(([1, 0], [0.3, 1.5], [1, 2]), {}, r"p\[1\] = 1.5: probabilities must lie in \[0, 1\]")],
-         other=lambda: sm.Sliced(sm.ProbabilityScores(), max_slices=10)),
-    Case("Sliced(RegressionErrors, float keys with NaN)", lambda: sm.Sliced(sm.RegressionErrors()),
-         _sliced(_regression, _float_keys), _ref_sliced(lambda a, w: {**_ref_regression(a, w), "rmse": np.sqrt(_ref_regression(a, w)["mse"])},
-                     ("rmse", "r2")), exact=False,
-         bad=[(([1.0, 2.0], [1.0, 2.0], [1.0, np.inf]), {}, r"by\[1\] = inf")]),
-    Case("Sliced(RankAUC)", lambda: sm.Sliced(sm.RankAUC()),
-         _sliced(lambda rng: _binary(rng, weighted=False), _int_keys), _ref_sliced(_ref_auc, ("auc",)),
-         bad=[(([1, 0, 3], [0.1, 0.2, 0.3], [1, 1, 1]), {}, r"y\[2\] = 3")],
-         other=lambda: sm.Sliced(sm.RankAUC(max_bins=8))),
-    Case("Sliced(Evaluator(members))",
-         lambda: sm.Sliced(sm.Evaluator({"auc": sm.RankAUC(), "strict": sm.BinaryConfusion(threshold=0.8)})),
-         _sliced(_binary, _string_keys), _ref_sliced(_ref_members, ("auc",)), exact=False,
-         bad=[(([1, 0], [0.3, NAN], ["a", None]), {}, r"p\[1\] = nan: scores must be finite")]),
-    Case("Bootstrap(BinaryConfusion(threshold), keyed)",
-         lambda: sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=8, seed=3),
-         _sliced(_binary, _row_keys), lambda a, w: _ref_binary(a[:-1], w, 0.5),
-         bad=[(([1, 0], [0.3, NAN], [1, 2]), {}, r"p\[1\] = nan: scores must be finite"),
-              (([1, 0], [0.3, 0.2], [1]), {}, "key has 1 rows but the batch has 2"),
-              (([1, 2], [0.3, 0.2], [1, 2]), {}, r"y\[1\] = 2")],
-         other=lambda: sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=8, seed=4)),
-    Case("Bootstrap(RankAUC(), keyed)",
-         lambda: sm.Bootstrap(sm.RankAUC(), replicates=6, seed=9),
-         _sliced(_binary, _row_keys), lambda a, w: _ref_auc(a[:-1], w), exact=False,
-         bad=[(([1, 0], [0.3, NAN], [1, 2]), {}, r"s\[1\] = nan: scores must be finite"),
-              (([1, 0], [0.3, 0.2], [1]), {}, "key has 1 rows but the batch has 2")],
-         other=lambda: sm.Bootstrap(sm.RankAUC(), replicates=6, seed=10)),
-    Case("Bootstrap(Evaluator(members), keyed)",
-         lambda: sm.Bootstrap(sm.Evaluator({"auc": sm.RankAUC(), "probability": sm.ProbabilityScores()}),
-                              replicates=5),
-         _sliced(_binary, _row_keys), lambda a, w: {"auc": _ref_auc(a[:-1], w)["auc"],
-                                                   **_ref_probability(a[:-1], w)}, exact=False,
-         bad=[(([1, 0], [0.3, 1.5], [1, 2]), {}, r"p\[1\] = 1.5")]),
-    Case("Evaluator(members)",
-         lambda: sm.Evaluator({"auc": sm.RankAUC(), "strict": sm.BinaryConfusion(threshold=0.8)}),
-         _binary, _ref_members, exact=False,
-         bad=[(([1, 0], [0.3, NAN]), {}, r"p\[1\] = nan: scores must be finite")],
-         other=lambda: sm.Evaluator({"auc": sm.RankAUC(), "strict": sm.BinaryConfusion(threshold=0.7)})),
+    Case(
+        "MulticlassRankAUC(max_memory, ovo)",
+        lambda: sm.MulticlassRankAUC(3, multi_class="ovo", max_memory=9 * 4096),
+        lambda rng: _class_scores(rng, weighted=False),
+        _ref_multiclass_auc_ovo,
+        other=lambda: sm.MulticlassRankAUC(3, multi_class="ovo", max_bins=100),
+    ),
+    Case(
+        "TopKAccuracy",
+        lambda: sm.TopKAccuracy(2, n_classes=3),
+        lambda rng: _class_scores(rng),
+        lambda a, w: _ref_top_k(a, w, 2),
+        exact=False,
+        bad=[
+            (([0, 3], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = 3"),
+            (([0, 1], [[0.5, 0.5, 0.0], [0.5, np.inf, 0.0]]), {}, r"P\[1, 1\] = inf"),
+        ],
+        other=lambda: sm.TopKAccuracy(1, n_classes=3),
+    ),
+    Case(
+        "TopKAccuracy(any K)",
+        lambda: sm.TopKAccuracy(1),
+        lambda rng: _class_scores(rng, weighted=False),
+        lambda a, w: _ref_top_k(a, w, 1),
+        bad=[
+            (([0, 3], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = 3: classes must be integers in 0..2"),
+            (([0, -1], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = -1"),
+        ],
+        other=lambda: sm.TopKAccuracy(2),
+    ),
+    Case(
+        "MultilabelConfusion",
+        lambda: sm.MultilabelConfusion(4),
+        lambda rng: _multilabel(rng, weighted=False),
+        _ref_multilabel,
+        exact=False,
+        bad=[
+            (([[0, 1, 0, 0], [1, 2, 0, 0]], [[0, 1, 0, 0], [1, 1, 0, 0]]), {}, r"Y\[1, 1\] = 2"),
+            (([[0, 1, 0, 0], [1, 1, 0, 0]], [[0, 1, 0, 0.5], [1, 1, 0, 0]]), {}, r"P\[0, 3\] = 0.5"),
+            (([[0, 1, 0, 0]], [[0, 1, 0]]), {}, "P has 3 columns but n_labels is 4"),
+        ],
+        other=lambda: sm.MultilabelConfusion(4, threshold=0.5),
+    ),
+    Case(
+        "MultilabelConfusion(threshold, weighted)",
+        lambda: sm.MultilabelConfusion(labels=["a", "b", "c", "d"], threshold=0.5),
+        lambda rng: _multilabel(rng, scores=True),
+        lambda a, w: _ref_multilabel(a, w, 0.5),
+        exact=False,
+        bad=[
+            (([[0, 1, 0, 0], [1, 1, 0, 0]], [[0, 1, 0, 0], [1, NAN, 0, 0]]), {}, r"P\[1, 1\] = nan"),
+            (([[0, 1, 0, 0]], [[0, 1, 0, 0]]), {"sample_weight": [-1.0]}, r"sample_weight\[0\]"),
+        ],
+        other=lambda: sm.MultilabelConfusion(labels=["a", "b", "c", "d"], threshold=0.4),
+    ),
+    Case(
+        "MultilabelRankAUC",
+        lambda: sm.MultilabelRankAUC(4),
+        lambda rng: _multilabel(rng, scores=True, weighted=False),
+        _ref_multilabel_auc,
+        bad=[
+            (([[0, 1, 0, 0], [1, 1, 0, 3]], [[0, 1, 0, 0], [1, 1, 0, 0]]), {}, r"Y\[1, 3\] = 3"),
+            (([[0, 1, 0, 0], [1, 1, 0, 0]], [[0, 1, 0, 0], [1, 1, np.inf, 0]]), {}, r"S\[1, 2\] = inf"),
+        ],
+        other=lambda: sm.MultilabelRankAUC(labels=["a", "b", "c", "d"]),
+    ),
+    Case(
+        "MultilabelRankAUC(weighted)",
+        lambda: sm.MultilabelRankAUC(4),
+        lambda rng: _multilabel(rng, scores=True),
+        _ref_multilabel_auc,
+        exact=False,
+    ),
+    Case(
+        "MultilabelRankAUC(max_bins)",
+        lambda: sm.MultilabelRankAUC(4, max_bins=200),
+        lambda rng: _multilabel(rng, scores=True, weighted=False),
+        _ref_multilabel_auc,
+        other=lambda: sm.MultilabelRankAUC(4),
+    ),
+    Case(
+        "MultilabelRankAUC(max_bins, weighted)",
+        lambda: sm.MultilabelRankAUC(4, max_bins=200),
+        lambda rng: _multilabel(rng, scores=True),
+        _ref_multilabel_auc,
+        exact=False,
+        other=lambda: sm.MultilabelRankAUC(4, max_bins=100),
+    ),
+    Case(
+        "MultilabelRankAUC(max_memory, weighted)",
+        lambda: sm.MultilabelRankAUC(4, max_memory=5 * 4096),
+        lambda rng: _multilabel(rng, scores=True),
+        _ref_multilabel_auc,
+        exact=False,
+        other=lambda: sm.MultilabelRankAUC(4),
+    ),
+    Case(
+        "ClusterContingency",
+        lambda: sm.ClusterContingency(),
+        _clusters,
+        _ref_clusters,
+        bad=[
+            (([1, 2], [1.5, 2.0]), {}, r"labels_pred\[0\] = 1.5"),
+            (([1, 2], [1, 2]), {"sample_weight": [1.0, 1.0]}, "no sample_weight"),
+        ],
+        other=lambda: sm.ClusterContingency(average_method="max"),
+        rtol=1e-10,
+    ),
+    Case(
+        "Evaluator(binary)",
+        lambda: sm.Evaluator(task="binary"),
+        _binary,
+        _ref_evaluator_binary,
+        exact=False,
+        bad=[(([1, 0], [0.3, 1.2]), {}, r"p\[1\] = 1.2: probabilities")],
+        other=lambda: sm.Evaluator(task="binary", threshold=0.3),
+    ),
+    Case(
+        "Evaluator(multiclass, labels)",
+        lambda: sm.Evaluator(task="multiclass", labels=LABELS),
+        lambda rng: _class_probabilities(rng, LABELS),
+        lambda a, w: _ref_class_probability(a, w, LABELS),
+        exact=False,
+        bad=[((["cat", "dog"], [[0.5, 0.5, 0.5], [1.0, 0, 0]]), {}, r"p\[0\] sums to 1.5")],
+        other=lambda: sm.Evaluator(task="multiclass", n_classes=3),
+    ),
+    Case(
+        "Evaluator(multilabel)",
+        lambda: sm.Evaluator(task="multilabel", n_labels=4, threshold=0.5),
+        lambda rng: _multilabel(rng, scores=True),
+        lambda a, w: {**_ref_multilabel(a, w, 0.5), **_ref_multilabel_auc(a, w)},
+        exact=False,
+        bad=[
+            (([[0, 1, 0, 0], [1, 1, 0, 0]], [[0, 1, 0, 0], [1, NAN, 0, 0]]), {}, r"p\[1, 1\] = nan"),
+            (([[0, 1, 0, 0], [1, 1, 0, 2]], [[0, 1, 0, 0], [1, 1, 0, 0]]), {}, r"y\[1, 3\] = 2"),
+        ],
+        other=lambda: sm.Evaluator(task="multilabel", n_labels=4, threshold=0.4),
+    ),
+    Case(
+        "Evaluator(multiclass, top_k, auc)",
+        lambda: sm.Evaluator(task="multiclass", labels=LABELS, top_k=2, auc=True),
+        lambda rng: _class_scores(rng, LABELS),
+        lambda a, w: {**_ref_top_k(a, w, 2, LABELS), **_ref_multiclass_auc(a, w, LABELS)},
+        exact=False,
+        bad=[
+            ((["cat", "dog"], [[0.5, 0.5, 0.5], [1.0, 0, 0]]), {}, r"p\[0\] sums to 1.5"),
+            ((["cat", "owl"], [[0.5, 0.5, 0], [1.0, 0, 0]]), {}, r"y\[1\] = 'owl'"),
+        ],
+        other=lambda: sm.Evaluator(task="multiclass", labels=LABELS, top_k=1, auc=True),
+    ),
+    Case(
+        "Evaluator(regression)",
+        lambda: sm.Evaluator(task="regression"),
+        _regression,
+        _ref_regression,
+        exact=False,
+        bad=[(([1.0, 2.0], [1.0, NAN]), {}, r"p\[1\] = nan")],
+    ),
+    Case(
+        "Evaluator(clustering)",
+        lambda: sm.Evaluator(task="clustering"),
+        _clusters,
+        _ref_clusters,
+        rtol=1e-10,
+        bad=[(([1, 2], [1, 2]), {"sample_weight": [1.0, 1.0]}, "no sample_weight")],
+    ),
+    Case(
+        "Sliced(BinaryConfusion(threshold), string keys)",
+        lambda: sm.Sliced(sm.BinaryConfusion(threshold=0.5)),
+        _sliced(_binary, _string_keys),
+        _ref_sliced(lambda a, w: _ref_binary(a, w, 0.5), ("accuracy", "f1")),
+        bad=[
+            (([1, 0], [0.3, NAN], ["a", "b"]), {}, r"p\[1\] = nan: scores must be finite"),
+            (([1, 0], [0.3, 0.2], ["a"]), {}, "by has 1 rows but the batch has 2"),
+            (([1, 2], [0.3, 0.2], ["a", "b"]), {}, r"y\[1\] = 2"),
+        ],
+        other=lambda: sm.Sliced(sm.BinaryConfusion(threshold=0.4)),
+    ),
+    Case(
+        "Sliced(BinaryConfusion, int keys, unweighted)",
+        lambda: sm.Sliced(sm.BinaryConfusion()),
+        _sliced(lambda rng: (_binary_labels(rng)[0], None), _int_keys),
+        _ref_sliced(_ref_binary, ("accuracy", "f1")),
+        bad=[
+            (([1, 0], [1, 2], [1, 2]), {}, r"p\[1\] = 2"),
+            (([1, 0], [1, 0], [1]), {}, "by has 1 rows but the batch has 2"),
+            (([1, 2], [1, 0], [1, 2]), {}, r"y\[1\] = 2"),
+        ],
+        other=lambda: sm.Sliced(sm.BinaryConfusion(threshold=0.4)),
+    ),
+    Case(
+        "Sliced(ProbabilityScores, int keys)",
+        lambda: sm.Sliced(sm.ProbabilityScores()),
+        _sliced(_binary, _int_keys),
+        _ref_sliced(_ref_probability, ("log_loss", "brier")),
+        exact=False,
+        bad=[(([1, 0], [0.3, 1.5], [1, 2]), {}, r"p\[1\] = 1.5: probabilities must lie in \[0, 1\]")],
+        other=lambda: sm.Sliced(sm.ProbabilityScores(), max_slices=10),
+    ),
+    Case(
+        "Sliced(RegressionErrors, float keys with NaN)",
+        lambda: sm.Sliced(sm.RegressionErrors()),
+        _sliced(_regression, _float_keys),
+        _ref_sliced(
+            lambda a, w: {**_ref_regression(a, w), "rmse": np.sqrt(_ref_regression(a, w)["mse"])}, ("rmse", "r2")
+        ),
+        exact=False,
+        bad=[(([1.0, 2.0], [1.0, 2.0], [1.0, np.inf]), {}, r"by\[1\] = inf")],
+    ),
+    Case(
+        "Sliced(RankAUC)",
+        lambda: sm.Sliced(sm.RankAUC()),
+        _sliced(lambda rng: _binary(rng, weighted=False), _int_keys),
+        _ref_sliced(_ref_auc, ("auc",)),
+        bad=[(([1, 0, 3], [0.1, 0.2, 0.3], [1, 1, 1]), {}, r"y\[2\] = 3")],
+        other=lambda: sm.Sliced(sm.RankAUC(max_bins=8)),
+    ),
+    Case(
+        "Sliced(Evaluator(members))",
+        lambda: sm.Sliced(sm.Evaluator({"auc": sm.RankAUC(), "strict": sm.BinaryConfusion(threshold=0.8)})),
+        _sliced(_binary, _string_keys),
+        _ref_sliced(_ref_members, ("auc",)),
+        exact=False,
+        bad=[(([1, 0], [0.3, NAN], ["a", None]), {}, r"p\[1\] = nan: scores must be finite")],
+    ),
+    Case(
+        "Bootstrap(BinaryConfusion(threshold), keyed)",
+        lambda: sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=8, seed=3),
+        _sliced(_binary, _row_keys),
+        lambda a, w: _ref_binary(a[:-1], w, 0.5),
+        bad=[
+            (([1, 0], [0.3, NAN], [1, 2]), {}, r"p\[1\] = nan: scores must be finite"),
+            (([1, 0], [0.3, 0.2], [1]), {}, "key has 1 rows but the batch has 2"),
+            (([1, 2], [0.3, 0.2], [1, 2]), {}, r"y\[1\] = 2"),
+        ],
+        other=lambda: sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=8, seed=4),
+    ),
+    Case(
+        "Bootstrap(RankAUC(), keyed)",
+        lambda: sm.Bootstrap(sm.RankAUC(), replicates=6, seed=9),
+        _sliced(_binary, _row_keys),
+        lambda a, w: _ref_auc(a[:-1], w),
+        exact=False,
+        bad=[
+            (([1, 0], [0.3, NAN], [1, 2]), {}, r"s\[1\] = nan: scores must be finite"),
+            (([1, 0], [0.3, 0.2], [1]), {}, "key has 1 rows but the batch has 2"),
+        ],
+        other=lambda: sm.Bootstrap(sm.RankAUC(), replicates=6, seed=10),
+    ),
+    Case(
+        "Bootstrap(Evaluator(members), keyed)",
+        lambda: sm.Bootstrap(sm.Evaluator({"auc": sm.RankAUC(), "probability": sm.ProbabilityScores()}), replicates=5),
+        _sliced(_binary, _row_keys),
+        lambda a, w: {"auc": _ref_auc(a[:-1], w)["auc"], **_ref_probability(a[:-1], w)},
+        exact=False,
+        bad=[(([1, 0], [0.3, 1.5], [1, 2]), {}, r"p\[1\] = 1.5")],
+    ),
+    Case(
+        "Evaluator(members)",
+        lambda: sm.Evaluator({"auc": sm.RankAUC(), "strict": sm.BinaryConfusion(threshold=0.8)}),
+        _binary,
+        _ref_members,
+        exact=False,
+        bad=[(([1, 0], [0.3, NAN]), {}, r"p\[1\] = nan: scores must be finite")],
+        other=lambda: sm.Evaluator({"auc": sm.RankAUC(), "strict": sm.BinaryConfusion(threshold=0.7)}),
+    ),
 ]
 
 BY_NAME = {c.name: c for c in CASES}

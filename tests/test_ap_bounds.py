@@ -12,7 +12,8 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 skm = pytest.importorskip("sklearn.metrics")
 
@@ -104,8 +105,7 @@ def overlapping_items(draw):
         out.add((float(a), float(b)))
     spans = sorted(out)
     ab = [draw(st.tuples(st.integers(0, 2), st.integers(0, 2)).filter(lambda t: sum(t) > 0)) for _ in spans]
-    return (np.array([s[0] for s in spans]), np.array([s[1] for s in spans]),
-            np.array(ab, np.int64).T.copy())
+    return (np.array([s[0] for s in spans]), np.array([s[1] for s in spans]), np.array(ab, np.int64).T.copy())
 
 
 @SETTINGS
@@ -117,35 +117,42 @@ def test_bounds_hold_every_placement_of_overlapping_items(items, data):
     # each row anywhere on a half-step grid inside its item's range (ties and crossings included)
     grids = [np.arange(2 * lo[i], 2 * hi[i] + 1) / 2 for i in range(len(lo))]
     labels = sum(rows, [])
-    placements = [np.concatenate([np.full(len(r), lo[i]) for i, r in enumerate(rows)]),
-                  np.concatenate([np.where(np.array(r) == 1, hi[i], lo[i]) for i, r in enumerate(rows)]),
-                  np.concatenate([np.where(np.array(r) == 1, lo[i], hi[i]) for i, r in enumerate(rows)])]
+    placements = [
+        np.concatenate([np.full(len(r), lo[i]) for i, r in enumerate(rows)]),
+        np.concatenate([np.where(np.array(r) == 1, hi[i], lo[i]) for i, r in enumerate(rows)]),
+        np.concatenate([np.where(np.array(r) == 1, lo[i], hi[i]) for i, r in enumerate(rows)]),
+    ]
     for _ in range(30):
-        placements.append(np.concatenate([
-            [data.draw(st.sampled_from(list(grids[i]))) for _ in r] for i, r in enumerate(rows)]))
+        placements.append(
+            np.concatenate([[data.draw(st.sampled_from(list(grids[i]))) for _ in r] for i, r in enumerate(rows)])
+        )
     for scores in placements:
         ap = brute_ap(scores, labels)
         assert lower - 1e-15 <= ap <= upper + 1e-15
 
 
 @SETTINGS
-@given(st.lists(st.tuples(st.integers(0, 1), st.floats(0.01, 10.0)), min_size=1, max_size=5),
-       st.integers(0, 3), st.integers(0, 3), st.data())
+@given(
+    st.lists(st.tuples(st.integers(0, 1), st.floats(0.01, 10.0)), min_size=1, max_size=5),
+    st.integers(0, 3),
+    st.integers(0, 3),
+    st.data(),
+)
 def test_weighted_lower_bound_holds_any_split_of_the_mass(rows, above_pos, above_neg, data):
     # one bin holding weighted rows, under points of known mass
     labels = np.array([r[0] for r in rows])
     w = np.array([r[1] for r in rows])
     lo = np.array([0.0, 10.0, 20.0])
     hi = np.array([5.0, 10.0, 20.0])
-    ab = np.array([[w[labels == 1].sum(), 0.0, float(above_pos)],
-                   [w[labels == 0].sum(), float(above_neg), 0.0]])
+    ab = np.array([[w[labels == 1].sum(), 0.0, float(above_pos)], [w[labels == 0].sum(), float(above_neg), 0.0]])
     keep = ab.sum(axis=0) > 0
     _, lower, upper = average_precision_bounds(lo[keep], hi[keep], ab[:, keep], weighted=True)
     for _ in range(20):
         perm = data.draw(st.permutations(range(len(rows))))
         levels = data.draw(st.lists(st.integers(0, 4), min_size=len(rows), max_size=len(rows)))
-        scores = np.concatenate(([20.0] * (above_pos > 0), [10.0] * (above_neg > 0),
-                                 np.array(levels, float)[list(perm)]))
+        scores = np.concatenate(
+            ([20.0] * (above_pos > 0), [10.0] * (above_neg > 0), np.array(levels, float)[list(perm)])
+        )
         lab = np.concatenate(([1] * (above_pos > 0), [0] * (above_neg > 0), labels))
         wt = np.concatenate(([above_pos] * (above_pos > 0), [above_neg] * (above_neg > 0), w))
         ap = brute_ap(scores, lab, wt)
@@ -165,8 +172,9 @@ def test_bounds_of_exact_and_degenerate_items():
     assert lower == v == upper
     # large counts go through the asymptotic harmonic sum: compared with a direct float sum
     J, K, p, n = 7.0, 300.0, 5000, 2000
-    v, lower, upper = average_precision_bounds(np.array([0.0, 1.0]), np.array([0.5, 1.0]),
-                                               np.array([[p, J], [n, K]], np.int64), weighted=False)
+    v, lower, upper = average_precision_bounds(
+        np.array([0.0, 1.0]), np.array([0.5, 1.0]), np.array([[p, J], [n, K]], np.int64), weighted=False
+    )
     i = np.arange(1, p + 1)
     direct = (J * J / (J + K) + np.sum((J + i) / (J + i + K + n))) / (J + p)
     assert lower <= direct and lower == pytest.approx(direct, rel=1e-8)
@@ -180,7 +188,7 @@ def _merge_in_order(accs, order):
         if len(accs) == 1:
             break
         i = pick % (len(accs) - 1)
-        accs[i:i + 2] = [accs[i] + accs[i + 1]]
+        accs[i : i + 2] = [accs[i] + accs[i + 1]]
     while len(accs) > 1:
         accs[-2:] = [accs[-2] + accs[-1]]
     return accs[0]
@@ -308,8 +316,7 @@ _LINE = re.compile(r"^  (\w+)\s+([0-9.]+)  \((exact|bounds ([0-9.]+) \.\. ([0-9.
 def test_text_and_json_mark_every_approximate_figure(tmp_path, capsys):
     path, y, p = _data(tmp_path)
     exact_ap, exact_auc = skm.average_precision_score(y, p), skm.roc_auc_score(y, p)
-    assert cli.main(["evaluate", path, "--y", "y", "--p", "p", "--max-bins", "10",
-                     "--threshold", "0.4321"]) == 0
+    assert cli.main(["evaluate", path, "--y", "y", "--p", "p", "--max-bins", "10", "--threshold", "0.4321"]) == 0
     out = capsys.readouterr().out
     figures = {m[0]: m for m in _LINE.findall(out)}
     assert set(figures) == {"auc", "average_precision"}
@@ -322,8 +329,12 @@ def test_text_and_json_mark_every_approximate_figure(tmp_path, capsys):
     head = out.split("chosen, s >= 0.4321")[1].splitlines()
     assert head[1].strip().startswith("lower bound") and head[2].strip().startswith("upper bound")
 
-    assert cli.main(["evaluate", path, "--y", "y", "--p", "p", "--max-bins", "10", "--threshold",
-                     "0.4321", "--format", "json"]) == 0
+    assert (
+        cli.main(
+            ["evaluate", path, "--y", "y", "--p", "p", "--max-bins", "10", "--threshold", "0.4321", "--format", "json"]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     m = doc["metrics"]
     assert doc["ranking_exact"] is False
@@ -340,8 +351,7 @@ def test_text_and_json_mark_every_approximate_figure(tmp_path, capsys):
     figures = {m[0]: m for m in _LINE.findall(out)}
     assert figures["auc"][2] == figures["average_precision"][2] == "exact"
     assert float(figures["average_precision"][1]) == pytest.approx(exact_ap, abs=1e-6)
-    assert cli.main(["evaluate", path, "--y", "y", "--p", "p", "--max-bins", "exact",
-                     "--format", "json"]) == 0
+    assert cli.main(["evaluate", path, "--y", "y", "--p", "p", "--max-bins", "exact", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     m = doc["metrics"]
     assert doc["ranking_exact"] is True
@@ -381,7 +391,7 @@ def test_sliced_table_marks_binned_figures():
     text = str(sm.Sliced(sm.RankAUC(max_bins=5)).update(y, s, by=k).finalize())
     found = re.findall(r"^  (\d|\(all\))\s+[\d,]+\s+([0-9.]+) \(bounds ([0-9.]+) \.\. ([0-9.]+)\)$", text, re.M)
     assert len(found) == 4
-    for key, value, lo, hi in found:
+    for key, _value, lo, hi in found:
         rows = np.ones(n, bool) if key == "(all)" else k == int(key)
         exact = skm.roc_auc_score(y[rows], s[rows])
         assert float(lo) - 1e-6 <= exact <= float(hi) + 1e-6

@@ -17,20 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn import metrics as skm
 
-from streammetrics.metrics.ranking import RankAUC, auc, average_precision, pr_curve, roc_curve
 from streammetrics._kernels import keys as KK
 from streammetrics._kernels import pairs
 from streammetrics._kernels.sort import sort_keys, sort_payload
+from streammetrics.metrics.ranking import RankAUC, auc, average_precision, pr_curve, roc_curve
 from streammetrics.metrics.ranking.bounded import Bounded
 from streammetrics.metrics.ranking.exact import Exact
 
-from .harness import (
-    assert_state_unchanged,
-    check_accumulator,
-    check_rejected_batch,
-    sharded,
-    state_snapshot,
-)
+from .harness import assert_state_unchanged, check_accumulator, check_rejected_batch, sharded, state_snapshot
 
 G = [[1, 0], [1, 0], [1, 0], [0, 1], [0, 1], [0, 1], [0, 1]]
 S = [0.1, 0.35, 0.3, 0.8, 0.4, 0.9, 0.2]
@@ -279,7 +273,9 @@ def test_curves_with_one_class_use_the_guard():
 
 def test_zero_weight_rows_are_dropped_like_sklearn():
     y, s, w = [1, 0, 1, 0, 1], [0.9, 0.8, 0.3, 0.1, 0.5], [1.0, 2.0, 0.0, 1.0, 0.5]
-    for got, ref in zip(roc_curve(y, s, sample_weight=w), skm.roc_curve(y, s, sample_weight=w, drop_intermediate=False)):
+    for got, ref in zip(
+        roc_curve(y, s, sample_weight=w), skm.roc_curve(y, s, sample_weight=w, drop_intermediate=False)
+    ):
         np.testing.assert_allclose(got, ref)
     acc = RankAUC().update(y, s, sample_weight=[0.0] * 5)
     assert acc.n == 5 and acc.finalize().auc == 0.0
@@ -468,7 +464,7 @@ def test_bounded_million_scores_narrow_interval_small_state():
     # 16 binned shards merged: still a valid and useful interval
     shards = [RankAUC(max_bins=1000) for _ in range(16)]
     ys, ss = [], []
-    for k, sh in enumerate(shards):
+    for _k, sh in enumerate(shards):
         y = rng.integers(0, 2, 30_000)
         s = rng.normal(size=y.size) + 0.8 * y
         ys.append(y)
@@ -629,8 +625,12 @@ def test_too_many_bins_for_max_bins_is_rejected():
 @contextlib.contextmanager
 def small_buffers(exact=64, ratio=1, bounded=32, per_bin=2):
     """Shrink the pending buffers so that small tests cross their bounds."""
-    limits = [(Exact, "PENDING_MIN", exact), (Exact, "PENDING_RATIO", ratio),
-              (Bounded, "PENDING_MIN", bounded), (Bounded, "PENDING_PER_BIN", per_bin)]
+    limits = [
+        (Exact, "PENDING_MIN", exact),
+        (Exact, "PENDING_RATIO", ratio),
+        (Bounded, "PENDING_MIN", bounded),
+        (Bounded, "PENDING_PER_BIN", per_bin),
+    ]
     saved = [(cls, k, getattr(cls, k)) for cls, k, _ in limits]
     for cls, k, v in limits:
         setattr(cls, k, v)

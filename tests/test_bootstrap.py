@@ -25,8 +25,15 @@ def _data(n, seed=0):
 
 def _weights(seed, keys, R, first=0, w=None):
     out = np.empty((R, len(keys) if len(keys) else 1000), np.float64)
-    poisson_weights(np.uint64(seed), np.asarray(keys, np.int64), first, 0,
-                    np.zeros(0) if w is None else np.asarray(w, float), out, POISSON1_CUTS)
+    poisson_weights(
+        np.uint64(seed),
+        np.asarray(keys, np.int64),
+        first,
+        0,
+        np.zeros(0) if w is None else np.asarray(w, float),
+        out,
+        POISSON1_CUTS,
+    )
     return out
 
 
@@ -62,8 +69,9 @@ def test_weights_depend_on_seed_key_and_replicate_only():
     poisson_weights(np.uint64(7), keys, 0, 12, np.zeros(0), part, POISSON1_CUTS)
     np.testing.assert_array_equal(part, a[12:22])
     # without keys, positions first, first + 1, ... are the keys
-    np.testing.assert_array_equal(_weights(7, np.zeros(0, np.int64), 30, first=100)[:, :5],
-                                  _weights(7, np.arange(100, 105), 30))
+    np.testing.assert_array_equal(
+        _weights(7, np.zeros(0, np.int64), 30, first=100)[:, :5], _weights(7, np.arange(100, 105), 30)
+    )
     # own weights multiply the drawn counts
     w = np.array([0.5, 2.0, 1.0, 3.0, 0.0])
     np.testing.assert_array_equal(_weights(7, keys, 30, w=w), a * w)
@@ -92,8 +100,9 @@ def _weight_reference(seed: int, key: int, r: int) -> int:
 
 def test_weights_are_the_documented_hash_and_inverse_cdf():
     rng = np.random.default_rng(3)
-    keys = np.concatenate([rng.integers(-2**63, 2**63 - 1, 300, dtype=np.int64),
-                           np.array([0, 1, -1, 2**63 - 1, -2**63], np.int64)])
+    keys = np.concatenate(
+        [rng.integers(-(2**63), 2**63 - 1, 300, dtype=np.int64), np.array([0, 1, -1, 2**63 - 1, -(2**63)], np.int64)]
+    )
     R0, R = 5, 57  # an odd first replicate: the block starts in the low half of a pair
     out = np.empty((R, keys.size))
     poisson_weights(np.uint64(42), keys, 0, R0, np.zeros(0), out, POISSON1_CUTS)
@@ -129,8 +138,12 @@ def _one_and_sharded(make, y, s, w, keys, cuts, shards, rnd):
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(1, 400), st.lists(st.integers(0, 10_000), max_size=6),
-       st.integers(1, 4), st.randoms(use_true_random=False))
+@given(
+    st.integers(1, 400),
+    st.lists(st.integers(0, 10_000), max_size=6),
+    st.integers(1, 4),
+    st.randoms(use_true_random=False),
+)
 def test_keyed_states_are_identical_under_any_batching_sharding_and_merge_order(n, cuts, shards, rnd):
     y, s = _data(n, seed=n)
     # integer weights: every replicate count is then a sum of integers, exact in any order
@@ -191,8 +204,11 @@ def test_intervals_hold_the_point_estimate_and_shrink_with_n():
     widths = []
     for n in (500, 8000):
         y, s = _data(n, seed=3)
-        b = sm.Bootstrap(sm.Evaluator({"binary": sm.BinaryConfusion(threshold=0.5),
-                                       "probability": sm.ProbabilityScores()}), replicates=100, seed=1)
+        b = sm.Bootstrap(
+            sm.Evaluator({"binary": sm.BinaryConfusion(threshold=0.5), "probability": sm.ProbabilityScores()}),
+            replicates=100,
+            seed=1,
+        )
         r = b.update(y, s).finalize()
         point = sm.BinaryConfusion(threshold=0.5).update(y, s).finalize()
         assert r.accuracy == point.accuracy and r.f1 == point.f1
@@ -282,12 +298,13 @@ def test_settings_pickle_and_save(tmp_path):
 
 
 def test_replicate_shapes_are_checked_before_any_is_read():
-    b = sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=3).update([1, 0, 1], [0.2, 0.7, 0.9],
-                                                                              key=[1, 2, 3])
+    b = sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=3).update([1, 0, 1], [0.2, 0.7, 0.9], key=[1, 2, 3])
     load = sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=3).load_state_dict
     # sizes whose product wraps around int64 to the values held
-    state = dict(b.state_dict(), **{"replicates.wsums": np.zeros(0),
-                                    "replicates.wsums#shape": np.full((3, 2), 1 << 32, np.int64)})
+    state = dict(
+        b.state_dict(),
+        **{"replicates.wsums": np.zeros(0), "replicates.wsums#shape": np.full((3, 2), 1 << 32, np.int64)},
+    )
     with pytest.raises(sm.StateFileError, match="'replicates.wsums' does not hold the sizes its shapes give"):
         load(state)
     # one shape for all: the short form is the sliced state's, not the bootstrap's
@@ -297,15 +314,17 @@ def test_replicate_shapes_are_checked_before_any_is_read():
     assert load(b.state_dict()) == b
 
 
-@pytest.mark.parametrize("entry, value, match", [
-    ("ranked.label", 2, r"'ranked.label'\[4\] = 2 is not a 0/1 label"),
-    ("ranked.score", np.nan, r"'ranked.score'\[4\] = nan is not a finite score"),
-    ("ranked.weight", -1.0, r"'ranked.weight'\[4\] = -1.0 is not a finite weight"),
-])
+@pytest.mark.parametrize(
+    "entry, value, match",
+    [
+        ("ranked.label", 2, r"'ranked.label'\[4\] = 2 is not a 0/1 label"),
+        ("ranked.score", np.nan, r"'ranked.score'\[4\] = nan is not a finite score"),
+        ("ranked.weight", -1.0, r"'ranked.weight'\[4\] = -1.0 is not a finite weight"),
+    ],
+)
 def test_a_hostile_file_of_bootstrapped_rank_rows_is_refused(tmp_path, entry, value, match):
     y, s = _data(50)
-    b = sm.Bootstrap(sm.RankAUC(), replicates=4).update(y, s, sample_weight=np.full(50, 0.5),
-                                                        key=np.arange(50))
+    b = sm.Bootstrap(sm.RankAUC(), replicates=4).update(y, s, sample_weight=np.full(50, 0.5), key=np.arange(50))
     state = b.state_dict()
     bad = state[entry].copy()
     bad[4] = value
@@ -340,7 +359,7 @@ def _preset():
 def test_one_pass_fold_matches_each_replicate_fed_its_own_weights(n, weighted, seed):
     y, s = _data(n, seed=n)
     w = np.random.default_rng(n).random(n) * 3 if weighted else None
-    keys = np.random.default_rng(n + 2).integers(-2**40, 2**40, n)
+    keys = np.random.default_rng(n + 2).integers(-(2**40), 2**40, n)
     b = sm.Bootstrap(_preset(), replicates=R, seed=seed).update(y, s, sample_weight=w, key=keys)
     assert b._linear is not None  # the one-pass fold served this template
     draws = _weights(seed, keys, R, w=w)
@@ -380,7 +399,6 @@ def test_one_pass_fold_chunks_like_batches(monkeypatch):
         assert acc.finalize().log_loss == pytest.approx(ref.finalize().log_loss, rel=1e-13)
 
 
-
 # ------------------------------------------ exact rank states from the rows kept
 def _tied(n, seed):
     """Labels and scores rounded to two decimals (many ties), and real weights."""
@@ -397,7 +415,7 @@ def test_rank_replicates_equal_a_rank_state_fed_each_replicates_weights(n, weigh
     if not tied:
         s = s + np.random.default_rng(n).random(n) * 1e-3
     w = w if weighted else None
-    keys = np.random.default_rng(n + 2).integers(-2**62, 2**62, n)
+    keys = np.random.default_rng(n + 2).integers(-(2**62), 2**62, n)
     b = sm.Bootstrap(sm.RankAUC(), replicates=R, seed=seed).update(y, s, sample_weight=w, key=keys)
     assert b._replicas == []  # no rank state per replicate: the rows are kept once
     got = b._ranks.scores(seed, R)
@@ -420,10 +438,14 @@ def test_rank_replicates_equal_a_rank_state_fed_each_replicates_weights(n, weigh
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.integers(1, 300), st.lists(st.integers(0, 10_000), max_size=6),
-       st.integers(1, 4), st.booleans(), st.randoms(use_true_random=False))
-def test_keyed_rank_states_are_identical_under_any_batching_sharding_and_merge_order(n, cuts, shards,
-                                                                                       weighted, rnd):
+@given(
+    st.integers(1, 300),
+    st.lists(st.integers(0, 10_000), max_size=6),
+    st.integers(1, 4),
+    st.booleans(),
+    st.randoms(use_true_random=False),
+)
+def test_keyed_rank_states_are_identical_under_any_batching_sharding_and_merge_order(n, cuts, shards, weighted, rnd):
     y, s, _ = _tied(n, n)
     # integer weights: the point estimate's sums of squared weights are then exact in any order
     w = np.random.default_rng(n).integers(0, 4, n).astype(np.float64) if weighted else np.ones(n)
@@ -436,8 +458,7 @@ def test_keyed_rank_states_are_identical_under_any_batching_sharding_and_merge_o
         if isinstance(template, sm.RankAUC):
             assert total == one and dict(got) == dict(want)
         else:  # the other members' compensated sums may split differently; the rank scores may not
-            for k in ("auc_ci_lower", "auc_ci_upper", "average_precision_ci_lower",
-                      "average_precision_ci_upper"):
+            for k in ("auc_ci_lower", "auc_ci_upper", "average_precision_ci_lower", "average_precision_ci_upper"):
                 assert got[k] == want[k]
 
 
@@ -465,5 +486,9 @@ def test_a_bootstrapped_reliability_table_renders():
     assert "mean_predicted" in text and "bin_edges" in text
     assert "<th>mean_predicted</th>" in r._repr_html_()
     pytest.importorskip("pandas")
-    assert r.to_frame(per_class=True).columns.tolist() == ["bin_count", "bin_weight", "mean_predicted",
-                                                           "fraction_positive"]
+    assert r.to_frame(per_class=True).columns.tolist() == [
+        "bin_count",
+        "bin_weight",
+        "mean_predicted",
+        "fraction_positive",
+    ]

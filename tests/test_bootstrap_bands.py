@@ -100,8 +100,12 @@ def _cut(n, cuts):
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.integers(2, 300), st.lists(st.integers(0, 10_000), max_size=5), st.integers(1, 4),
-       st.randoms(use_true_random=False))
+@given(
+    st.integers(2, 300),
+    st.lists(st.integers(0, 10_000), max_size=5),
+    st.integers(1, 4),
+    st.randoms(use_true_random=False),
+)
 def test_keyed_bands_are_identical_under_any_batching_sharding_and_merge_order(n, cuts, shards, rnd):
     y, s = _data(n, seed=n)
     y[0], y[1] = 0, 1

@@ -28,8 +28,15 @@ def _data(n, seed=0):
 
 def _weights(seed, keys, R, w=None):
     out = np.empty((R, len(keys)), np.float64)
-    poisson_weights(np.uint64(seed), np.asarray(keys, np.int64), 0, 0,
-                    np.zeros(0) if w is None else np.asarray(w, float), out, POISSON1_CUTS)
+    poisson_weights(
+        np.uint64(seed),
+        np.asarray(keys, np.int64),
+        0,
+        0,
+        np.zeros(0) if w is None else np.asarray(w, float),
+        out,
+        POISSON1_CUTS,
+    )
     return out
 
 
@@ -46,11 +53,11 @@ def _same_table(got, ref):
 def test_one_pass_calibration_matches_each_replicate_fed_its_own_weights(n, bins, weighted, seed):
     y, p = _data(n, seed=n)
     w = np.random.default_rng(n).random(n) * 3 if weighted else None
-    keys = np.random.default_rng(n + 2).integers(-2**40, 2**40, n)
+    keys = np.random.default_rng(n + 2).integers(-(2**40), 2**40, n)
     b = sm.Bootstrap(sm.Calibration(bins), replicates=R, seed=seed).update(y, p, sample_weight=w, key=keys)
     assert b._linear is not None  # the one-pass fold served this template
     draws = _weights(seed, keys, R, w=w)
-    ranked = b._ranks.scores(seed, R)  # the AUC member's replicates: one walk over the rows kept
+    b._ranks.scores(seed, R)  # the AUC member's replicates: one walk over the rows kept
     for r, acc in enumerate(b._replicas):
         want = sm.Calibration(bins).update(y, p, sample_weight=draws[r])
         assert acc.n == want.n == n
@@ -74,8 +81,7 @@ def test_binary_evaluators_members_match_each_replicate_fed_its_own_weights(n, w
     y, p = _data(n, seed=n + 7)
     w = np.random.default_rng(n).random(n) * 2 if weighted else None
     keys = np.arange(n) * 11 + 3
-    b = sm.Bootstrap(sm.Evaluator(task="binary"), replicates=R, seed=seed).update(y, p, sample_weight=w,
-                                                                                   key=keys)
+    b = sm.Bootstrap(sm.Evaluator(task="binary"), replicates=R, seed=seed).update(y, p, sample_weight=w, key=keys)
     assert b._linear is not None and b._linear.complete  # the AUC is kept as rows
     draws = _weights(seed, keys, R, w=w)
     ranked = b._ranks.scores(seed, R)  # the AUC member's replicates: one walk over the rows kept
@@ -95,8 +101,12 @@ def test_binary_evaluators_members_match_each_replicate_fed_its_own_weights(n, w
 
 
 @settings(max_examples=10, deadline=None)
-@given(st.integers(1, 400), st.lists(st.integers(0, 10_000), max_size=5), st.integers(1, 4),
-       st.randoms(use_true_random=False))
+@given(
+    st.integers(1, 400),
+    st.lists(st.integers(0, 10_000), max_size=5),
+    st.integers(1, 4),
+    st.randoms(use_true_random=False),
+)
 def test_keyed_calibration_replicates_are_the_same_under_any_batching_and_merge_order(n, cuts, shards, rnd):
     y, p = _data(n, seed=n)
     keys = np.random.default_rng(n + 1).permutation(n).astype(np.int64) * 3 + 17
@@ -113,8 +123,9 @@ def test_keyed_calibration_replicates_are_the_same_under_any_batching_and_merge_
     for got, want in zip(total._replicas, one._replicas):
         np.testing.assert_array_equal(got._arrays["counts"], want._arrays["counts"])  # exact
         np.testing.assert_array_equal(got._arrays["weight"].sum(axis=1), want._arrays["weight"].sum(axis=1))
-        np.testing.assert_allclose(got._arrays["predicted"].sum(axis=1), want._arrays["predicted"].sum(axis=1),
-                                   rtol=1e-13)
+        np.testing.assert_allclose(
+            got._arrays["predicted"].sum(axis=1), want._arrays["predicted"].sum(axis=1), rtol=1e-13
+        )
     g, w_ = total.finalize(), one.finalize()
     for k in ("ece_ci_lower", "ece_ci_upper", "mce_ci_upper"):
         assert g[k] == pytest.approx(w_[k], rel=1e-11, abs=1e-14)

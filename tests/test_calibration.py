@@ -91,7 +91,7 @@ def test_batching_and_merging_give_the_same_table():
     p = rng.uniform(size=5000)
     y = (rng.uniform(size=5000) < p).astype(int)
     whole = sm.Calibration().update(y, p).finalize()
-    parts = [sm.Calibration().update(y[i:i + 700], p[i:i + 700]) for i in range(0, 5000, 700)]
+    parts = [sm.Calibration().update(y[i : i + 700], p[i : i + 700]) for i in range(0, 5000, 700)]
     merged = parts[0]
     for a in parts[:0:-1]:
         merged = merged + a

@@ -14,9 +14,7 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
-from streammetrics import cli
-from streammetrics import load_state
-from streammetrics import Evaluator
+from streammetrics import Evaluator, cli, load_state
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N = 3000
@@ -49,8 +47,12 @@ TASK_ARGS = {
     "regression": ["--task", "regression"],
     "clustering": ["--task", "clustering"],
 }
-MEMBER = {"binary": "metrics.ranking", "multiclass": "metrics.multiclass",
-          "regression": "metrics.regression", "clustering": "metrics.clustering"}
+MEMBER = {
+    "binary": "metrics.ranking",
+    "multiclass": "metrics.multiclass",
+    "regression": "metrics.regression",
+    "clustering": "metrics.clustering",
+}
 
 
 def _need_task(task):
@@ -143,8 +145,7 @@ def test_shards_merged_equal_one_pass(task, tmp_path, capsys):
         _write({k: v[a:b] for k, v in cols.items()}, str(shard_dir / f"part-{i}.npy"))
     outputs = []
     for paths in ([one], [str(shard_dir / "part-*.npy")], [str(shard_dir)]):
-        code, out, err = _run(["evaluate", *paths, *TASK_ARGS[task], "--format", "json",
-                               "--batch-rows", "333"], capsys)
+        code, out, err = _run(["evaluate", *paths, *TASK_ARGS[task], "--format", "json", "--batch-rows", "333"], capsys)
         assert code == 0, err
         outputs.append(json.loads(out))
     _assert_same_metrics(outputs[1], _direct(task, cols))
@@ -165,11 +166,20 @@ def test_save_state_then_merge(tmp_path, capsys):
     b = _write({k: v[1200:] for k, v in cols.items()}, str(tmp_path / "b.npy"))
     both = _write(cols, str(tmp_path / "both.npy"))
     for src, state in ((a, "a.state"), (b, "b.state"), (both, "both.state")):
-        code, _, err = _run(["evaluate", src, "--task", "regression", "--save-state",
-                             str(tmp_path / state)], capsys)
+        code, _, err = _run(["evaluate", src, "--task", "regression", "--save-state", str(tmp_path / state)], capsys)
         assert code == 0, err
-    code, out, err = _run(["merge", str(tmp_path / "a.state"), str(tmp_path / "b.state"),
-                           "--format", "json", "--save-state", str(tmp_path / "ab.state")], capsys)
+    code, out, err = _run(
+        [
+            "merge",
+            str(tmp_path / "a.state"),
+            str(tmp_path / "b.state"),
+            "--format",
+            "json",
+            "--save-state",
+            str(tmp_path / "ab.state"),
+        ],
+        capsys,
+    )
     assert code == 0, err
     _assert_same_metrics(json.loads(out), _direct("regression", cols))
     merged = load_state(tmp_path / "ab.state")
@@ -196,15 +206,20 @@ def test_subprocess_python_m(tmp_path):
     path = _write(cols, str(tmp_path / "preds.npz"))
     env = _subprocess_env()
     done = subprocess.run(
-        [sys.executable, "-m", "streammetrics", "evaluate", path, "--task", "regression",
-         "--format", "json"],
-        capture_output=True, text=True, env=env, timeout=120,
+        [sys.executable, "-m", "streammetrics", "evaluate", path, "--task", "regression", "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     _assert_same_metrics(json.loads(done.stdout), _direct("regression", cols))
     bad = subprocess.run(
         [sys.executable, "-m", "streammetrics", "evaluate", str(tmp_path / "missing.npy")],
-        capture_output=True, text=True, env=env, timeout=120,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert bad.returncode == 1
     assert bad.stderr == f"streammetrics: error: {tmp_path / 'missing.npy'}: no such file\n"
@@ -213,10 +228,12 @@ def test_subprocess_python_m(tmp_path):
 @pytest.mark.parametrize("files", ["auto", "npy"])
 def test_demo(files, capsys, tmp_path):
     _need_task("binary")
-    code, out, err = _run(["demo", "--rows", "30000", "--shards", "3", "--format-files", files,
-                           "--plots", str(tmp_path)] if files == "auto" and _has("matplotlib")
-                          else ["demo", "--rows", "30000", "--shards", "3", "--format-files", files],
-                          capsys)
+    code, out, err = _run(
+        ["demo", "--rows", "30000", "--shards", "3", "--format-files", files, "--plots", str(tmp_path)]
+        if files == "auto" and _has("matplotlib")
+        else ["demo", "--rows", "30000", "--shards", "3", "--format-files", files],
+        capsys,
+    )
     assert code == 0, err
     assert "binary evaluation of 30,000 rows" in out
     assert "identical" in out and "DIFFERENT" not in out
@@ -228,8 +245,7 @@ def test_demo_says_what_became_of_the_paths_it_shows(tmp_path, capsys):
 
     def shown_paths(out):
         """The paths in the commands the demo shows."""
-        lines = [line for line in out.splitlines()
-                 if line.startswith("$ streammetrics") or "try:" in line]
+        lines = [line for line in out.splitlines() if line.startswith("$ streammetrics") or "try:" in line]
         assert lines
         return [word.rstrip(";") for line in lines for word in line.split() if os.sep in word]
 
@@ -239,8 +255,10 @@ def test_demo_says_what_became_of_the_paths_it_shows(tmp_path, capsys):
     folder = re.search(r"shards, [\d.]+ MiB, to (\S+)\n", out).group(1)
     assert not os.path.exists(folder)
     last = out.splitlines()[-1]
-    assert last == (f"the temporary folder {folder} has been removed; to keep the files and "
-                    "try the commands above on them, run: streammetrics demo --keep DIR")
+    assert last == (
+        f"the temporary folder {folder} has been removed; to keep the files and "
+        "try the commands above on them, run: streammetrics demo --keep DIR"
+    )
     assert all(p.startswith(folder + os.sep) for p in shown_paths(out))
 
     kept = str(tmp_path / "kept")
@@ -267,9 +285,11 @@ def test_plots(task, tmp_path, capsys):
     out_dir = tmp_path / "plots"
     code, _, err = _run(["evaluate", path, *TASK_ARGS[task], "--plots", str(out_dir)], capsys)
     assert code == 0, err
-    expected = {"binary": {"roc.png", "pr.png", "threshold.png", "reliability.png", "confusion.png"},
-                "multiclass": {"reliability.png", "confusion.png"},
-                "regression": {"regression.png"}}[task]
+    expected = {
+        "binary": {"roc.png", "pr.png", "threshold.png", "reliability.png", "confusion.png"},
+        "multiclass": {"reliability.png", "confusion.png"},
+        "regression": {"regression.png"},
+    }[task]
     assert set(os.listdir(out_dir)) == expected
     for name in expected:
         with open(out_dir / name, "rb") as fh:
@@ -295,8 +315,9 @@ def test_reservoir_is_bounded_and_uniform():
 def test_progress_bar_on_request(tmp_path, capsys):
     cols = _data("regression", np.random.default_rng(1))
     path = _write(cols, str(tmp_path / "p.npy"))
-    code, out, err = _run(["evaluate", path, "--task", "regression", "--progress", "always",
-                           "--batch-rows", "500"], capsys)
+    code, out, err = _run(
+        ["evaluate", path, "--task", "regression", "--progress", "always", "--batch-rows", "500"], capsys
+    )
     assert code == 0 and "rmse" in out
     assert err.strip() == "" or "rows" in err or "%" in err
     code, out, err = _run(["evaluate", path, "--task", "regression"], capsys)
@@ -305,11 +326,15 @@ def test_progress_bar_on_request(tmp_path, capsys):
 
 
 # ------------------------------------------------- what the command tells as it runs
-SUMMARY = re.compile(r"streammetrics: ([\d,]+) rows in (\d+\.\d\d) s "
-                     r"\((\d+\.\d\d M rows/s|[\d,]+ rows/s)\) from ([\d,]+) files?"
-                     r"( \(of which \d+\.\d s compiling kernels, once\))?")
-COMPILING = ("streammetrics: compiling kernels on first use (once per installation, or ahead with "
-             "'streammetrics compile'); later runs start at once")
+SUMMARY = re.compile(
+    r"streammetrics: ([\d,]+) rows in (\d+\.\d\d) s "
+    r"\((\d+\.\d\d M rows/s|[\d,]+ rows/s)\) from ([\d,]+) files?"
+    r"( \(of which \d+\.\d s compiling kernels, once\))?"
+)
+COMPILING = (
+    "streammetrics: compiling kernels on first use (once per installation, or ahead with "
+    "'streammetrics compile'); later runs start at once"
+)
 
 
 def _stderr_lines(err):
@@ -325,8 +350,7 @@ def _summary(err):
 
 
 def _subprocess_env(**extra):
-    return {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
-            **extra}
+    return {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), **extra}
 
 
 @pytest.mark.parametrize("bar", ["tqdm", "plain"])
@@ -339,13 +363,24 @@ def test_progress_bar_names_each_file(bar, tmp_path, capsys, monkeypatch):
     names = ["first-shard.npy", "second-shard.npz", "third-shard.npy"]
     for name, (a, b) in zip(names, [(0, 1000), (1000, 2000), (2000, N)]):
         _write({k: v[a:b] for k, v in cols.items()}, str(tmp_path / name))
-    code, out, err = _run(["evaluate", *(str(tmp_path / n) for n in names), "--task",
-                           "regression", "--progress", "always", "--batch-rows", "300"], capsys)
+    code, out, err = _run(
+        [
+            "evaluate",
+            *(str(tmp_path / n) for n in names),
+            "--task",
+            "regression",
+            "--progress",
+            "always",
+            "--batch-rows",
+            "300",
+        ],
+        capsys,
+    )
     assert code == 0, err
     for name in names:
         assert name in err
     assert str(tmp_path) not in err  # the file's name, not its path
-    assert (err.index(names[0]) < err.index(names[1]) < err.index(names[2]))
+    assert err.index(names[0]) < err.index(names[1]) < err.index(names[2])
     assert all(name not in out for name in names)
 
 
@@ -373,10 +408,11 @@ def test_gzip_csv_progress_counts_compressed_bytes(tmp_path):
 
 def test_evaluate_ends_with_a_summary_line(tmp_path, capsys):
     cols = _data("regression", np.random.default_rng(1))
-    paths = [_write({k: v[a:b] for k, v in cols.items()}, str(tmp_path / f"part-{i}.npy"))
-             for i, (a, b) in enumerate([(0, 1000), (1000, N)])]
-    code, out, err = _run(["evaluate", *paths, "--task", "regression", "--format", "json"],
-                          capsys)
+    paths = [
+        _write({k: v[a:b] for k, v in cols.items()}, str(tmp_path / f"part-{i}.npy"))
+        for i, (a, b) in enumerate([(0, 1000), (1000, N)])
+    ]
+    code, out, err = _run(["evaluate", *paths, "--task", "regression", "--format", "json"], capsys)
     assert code == 0, err
     _assert_same_metrics(json.loads(out), _direct("regression", cols))  # stdout: the report only
     m = SUMMARY.fullmatch(_summary(err))
@@ -385,18 +421,23 @@ def test_evaluate_ends_with_a_summary_line(tmp_path, capsys):
     code, out, err = _run(["evaluate", paths[0], "--task", "regression"], capsys)
     assert code == 0 and _summary(err).endswith(" from 1 file")
     # a failed run ends with its error, and no summary
-    msg = _error(["evaluate", *paths, str(tmp_path / "missing.npy"), "--task", "regression"],
-                 capsys)
+    msg = _error(["evaluate", *paths, str(tmp_path / "missing.npy"), "--task", "regression"], capsys)
     assert msg.endswith("missing.npy: no such file")
 
 
 def test_compiling_kernels_is_announced_once(tmp_path):
     path = _write(_data("binary", np.random.default_rng(3), n=300), str(tmp_path / "few.npy"))
     env = _subprocess_env(NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))  # empty: kernels compile
-    runs = [subprocess.run([sys.executable, "-m", "streammetrics", "evaluate", path,
-                            "--format", "json"],
-                           capture_output=True, text=True, env=env, timeout=600)
-            for _ in range(2)]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-m", "streammetrics", "evaluate", path, "--format", "json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
+        for _ in range(2)
+    ]
     for run in runs:
         assert run.returncode == 0, run.stderr
         json.loads(run.stdout)
@@ -449,7 +490,7 @@ def _error(argv, capsys):
     lines = err.splitlines()
     assert lines[-1].startswith("streammetrics: error: ")
     assert "Traceback" not in err
-    return lines[-1][len("streammetrics: error: "):]
+    return lines[-1][len("streammetrics: error: ") :]
 
 
 def test_error_missing_file(tmp_path, capsys):
@@ -500,12 +541,15 @@ def test_error_wrong_column_type(tmp_path, capsys):
     assert msg.startswith(f"{npy}: column 'p' has dtype <U3; expected numbers")
 
 
-@pytest.mark.parametrize("name, content", [
-    ("junk.parquet", b"this is not parquet" * 20),
-    ("junk.npy", b"\x93NUMPY garbage"),
-    ("junk.npz", b"PK\x03\x04 truncated zip"),
-    ("junk.bin", b"\x00\x01 unknown"),
-])
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        ("junk.parquet", b"this is not parquet" * 20),
+        ("junk.npy", b"\x93NUMPY garbage"),
+        ("junk.npz", b"PK\x03\x04 truncated zip"),
+        ("junk.bin", b"\x00\x01 unknown"),
+    ],
+)
 def test_error_unreadable_file(name, content, tmp_path, capsys):
     if name.endswith(".parquet"):
         _need("pyarrow")
@@ -549,11 +593,14 @@ def test_error_bad_value_in_csv_text(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("at", [3217, 181_234])  # in the first block read, and far beyond it
-@pytest.mark.parametrize("bad, problem", [
-    ("1.5", "value 1.5: probabilities must lie in [0, 1]"),  # refused by the evaluator
-    ("oops", "'oops' is not a number"),  # refused by the reader
-    ("", "missing value (null)"),
-])
+@pytest.mark.parametrize(
+    "bad, problem",
+    [
+        ("1.5", "value 1.5: probabilities must lie in [0, 1]"),  # refused by the evaluator
+        ("oops", "'oops' is not a number"),  # refused by the reader
+        ("", "missing value (null)"),
+    ],
+)
 def test_csv_error_names_the_line_sed_prints(bad, problem, at, tmp_path, capsys):
     _need("pyarrow")
     _need_task("binary")
@@ -571,8 +618,7 @@ def test_csv_error_names_the_line_sed_prints(bad, problem, at, tmp_path, capsys)
         assert line == at + 2
     assert path.read_text().splitlines()[line - 1] == f"1,{bad}"
     if shutil.which("sed"):
-        shown = subprocess.run(["sed", "-n", f"{line}p", str(path)], capture_output=True,
-                               text=True, timeout=60).stdout
+        shown = subprocess.run(["sed", "-n", f"{line}p", str(path)], capture_output=True, text=True, timeout=60).stdout
         assert shown == f"1,{bad}\n"
 
 
@@ -594,8 +640,9 @@ def test_error_names_the_class_column(tmp_path, capsys):
     cols["p1"][300] = np.nan
     path = _write(cols, str(tmp_path / "classes.npy"))
     msg = _error(["evaluate", path, *TASK_ARGS["multiclass"]], capsys)
-    assert msg == (f"{path}: row 300, column 'p1': value nan: "
-                   "class probabilities must lie in [0, 1]")  # no hint about --scores
+    assert msg == (
+        f"{path}: row 300, column 'p1': value nan: class probabilities must lie in [0, 1]"
+    )  # no hint about --scores
     proba = np.column_stack([cols["p0"], cols["p1"], cols["p2"]])
     path = str(tmp_path / "lists.npz")
     np.savez(path, y=cols["y"], proba=proba)
@@ -657,8 +704,7 @@ def test_error_saves_completed_shards(tmp_path, capsys):
     cols["y"][1234] = np.inf
     bad = _write(cols, str(tmp_path / "b-bad.npy"))
     state = tmp_path / "partial.state"
-    code, out, err = _run(["evaluate", good, bad, "--task", "regression", "--save-state",
-                           str(state)], capsys)
+    code, out, err = _run(["evaluate", good, bad, "--task", "regression", "--save-state", str(state)], capsys)
     assert code == 1 and out == ""
     assert err.splitlines()[-1] == (
         f"streammetrics: error: {bad}: row 1,234, column 'y': value inf: values must be finite"
@@ -667,30 +713,37 @@ def test_error_saves_completed_shards(tmp_path, capsys):
     partial = load_state(state)
     assert partial.n == 2000
     # an error before any shard: an empty (but valid, mergeable) state
-    code, _, err = _run(["evaluate", str(tmp_path / "missing.npy"), "--task", "regression",
-                         "--save-state", str(state)], capsys)
+    code, _, err = _run(
+        ["evaluate", str(tmp_path / "missing.npy"), "--task", "regression", "--save-state", str(state)], capsys
+    )
     assert code == 1 and load_state(state).n == 0
 
 
 def test_error_option_combinations(tmp_path, capsys):
     path = _write(_data("regression", np.random.default_rng(1), n=10), str(tmp_path / "r.npy"))
     assert _error(["evaluate", path, "--task", "regression", "--threshold", "0.3"], capsys) == (
-        "--threshold applies to --task binary and multilabel only")
+        "--threshold applies to --task binary and multilabel only"
+    )
     assert _error(["evaluate", path, "--task", "multiclass"], capsys) == (
-        "--task multiclass needs --n-classes K or --labels A,B,...")
+        "--task multiclass needs --n-classes K or --labels A,B,..."
+    )
     assert _error(["evaluate", path, "--task", "regression", "--p", "p,w"], capsys).startswith(
-        "--p takes several columns for --task multiclass and multilabel only")
+        "--p takes several columns for --task multiclass and multilabel only"
+    )
     with pytest.raises(SystemExit) as info:
         cli.main(["evaluate", path, "--batch-rows", "0"])
     assert info.value.code == 2
     capsys.readouterr()
 
 
-@pytest.mark.parametrize("bins, problem", [
-    ("0", "expected a number > 0 (or 'exact'), got 0"),
-    ("-3", "expected a number > 0 (or 'exact'), got -3"),
-    ("many", "expected a whole number (or 'exact'), got 'many'"),
-])
+@pytest.mark.parametrize(
+    "bins, problem",
+    [
+        ("0", "expected a number > 0 (or 'exact'), got 0"),
+        ("-3", "expected a number > 0 (or 'exact'), got -3"),
+        ("many", "expected a whole number (or 'exact'), got 'many'"),
+    ],
+)
 def test_max_bins_must_be_positive_or_exact(bins, problem, tmp_path, capsys):
     _need_task("binary")
     path = _write(_data("binary", np.random.default_rng(1), n=100), str(tmp_path / "b.npy"))
@@ -698,17 +751,19 @@ def test_max_bins_must_be_positive_or_exact(bins, problem, tmp_path, capsys):
         cli.main(["evaluate", path, "--max-bins", bins])
     assert info.value.code == 2
     out, err = capsys.readouterr()
-    assert out == "" and err.splitlines()[-1] == (
-        f"streammetrics evaluate: error: argument --max-bins: {problem}")
+    assert out == "" and err.splitlines()[-1] == (f"streammetrics evaluate: error: argument --max-bins: {problem}")
     for word in ("exact", "none", "EXACT"):
         code, out, err = _run(["evaluate", path, "--max-bins", word], capsys)
         assert code == 0 and "(exact)" in out, err
 
 
-@pytest.mark.parametrize("size, problem", [
-    ("1KB", "the memory budget must be at least 4096 bytes, got '1KB' (1000 bytes)"),
-    ("lots", "the memory budget must be a number of bytes with an optional unit"),
-])
+@pytest.mark.parametrize(
+    "size, problem",
+    [
+        ("1KB", "the memory budget must be at least 4096 bytes, got '1KB' (1000 bytes)"),
+        ("lots", "the memory budget must be a number of bytes with an optional unit"),
+    ],
+)
 def test_memory_budget_is_checked(size, problem, tmp_path, capsys):
     _need_task("binary")
     path = _write(_data("binary", np.random.default_rng(1), n=100), str(tmp_path / "b.npy"))
@@ -716,8 +771,7 @@ def test_memory_budget_is_checked(size, problem, tmp_path, capsys):
         cli.main(["evaluate", path, "--memory", size])
     assert info.value.code == 2
     out, err = capsys.readouterr()
-    assert out == "" and err.splitlines()[-1].startswith(
-        f"streammetrics evaluate: error: argument --memory: {problem}")
+    assert out == "" and err.splitlines()[-1].startswith(f"streammetrics evaluate: error: argument --memory: {problem}")
 
 
 def test_exact_by_default_within_a_memory_budget(tmp_path, capsys):
@@ -730,10 +784,15 @@ def test_exact_by_default_within_a_memory_budget(tmp_path, capsys):
     cols = {"y": y, "p": np.clip(0.2 * y + 0.8 * rng.random(n), 0, 1)}
     path = _write(cols, str(tmp_path / "b.npy"))
     runs = {}
-    for name, extra in {"default": [], "spilled": ["--memory", "64KiB"],
-                        "in memory": ["--memory", "none"], "binned": ["--max-bins", "100"]}.items():
-        code, out, err = _run(["evaluate", path, "--format", "json", "--batch-rows", "3000",
-                               "--target-recall", "0.8", *extra], capsys)
+    for name, extra in {
+        "default": [],
+        "spilled": ["--memory", "64KiB"],
+        "in memory": ["--memory", "none"],
+        "binned": ["--max-bins", "100"],
+    }.items():
+        code, out, err = _run(
+            ["evaluate", path, "--format", "json", "--batch-rows", "3000", "--target-recall", "0.8", *extra], capsys
+        )
         assert code == 0, err
         runs[name] = json.loads(out)
     assert runs["default"]["settings"]["max_bins"] is None
@@ -763,30 +822,37 @@ def test_output_paths_are_checked_before_reading(tmp_path, capsys):
     missing = str(tmp_path / "missing.npy")  # read first, it would be the error
     state = ["evaluate", missing, "--task", "regression", "--save-state"]
     cases = [
-        (state + [str(afile / "sub" / "s.state")],
-         f"--save-state {afile / 'sub' / 's.state'}: cannot write the state: "
-         f"{afile} is not a directory"),
-        (state + [str(tmp_path / "nodir" / "s.state")],
-         f"--save-state {tmp_path / 'nodir' / 's.state'}: cannot write the state: "
-         f"no such directory {tmp_path / 'nodir'}"),
+        (
+            state + [str(afile / "sub" / "s.state")],
+            f"--save-state {afile / 'sub' / 's.state'}: cannot write the state: {afile} is not a directory",
+        ),
+        (
+            state + [str(tmp_path / "nodir" / "s.state")],
+            f"--save-state {tmp_path / 'nodir' / 's.state'}: cannot write the state: "
+            f"no such directory {tmp_path / 'nodir'}",
+        ),
         (state + [str(tmp_path)], f"--save-state {tmp_path}: is a directory"),
-        (["merge", missing, "--save-state", str(tmp_path)],
-         f"--save-state {tmp_path}: is a directory"),
-        (["demo", "--rows", "100", "--keep", str(afile / "sub")],
-         f"--keep {afile / 'sub'}: cannot create the directory: {afile} is not a directory"),
+        (["merge", missing, "--save-state", str(tmp_path)], f"--save-state {tmp_path}: is a directory"),
+        (
+            ["demo", "--rows", "100", "--keep", str(afile / "sub")],
+            f"--keep {afile / 'sub'}: cannot create the directory: {afile} is not a directory",
+        ),
     ]
     if _has("matplotlib"):
         plots = ["evaluate", missing, "--task", "regression", "--plots"]
         cases += [
-            (plots + [str(afile / "sub" / "deeper")],
-             f"--plots {afile / 'sub' / 'deeper'}: cannot create the directory: "
-             f"{afile} is not a directory"),
+            (
+                plots + [str(afile / "sub" / "deeper")],
+                f"--plots {afile / 'sub' / 'deeper'}: cannot create the directory: {afile} is not a directory",
+            ),
             (plots + [str(afile)], f"--plots {afile}: not a directory"),
             (["merge", missing, "--plots", str(afile)], f"--plots {afile}: not a directory"),
             (["demo", "--rows", "100", "--plots", str(afile)], f"--plots {afile}: not a directory"),
             # a good folder is not made when the run stops before it starts
-            (plots + [str(tmp_path / "new" / "plots"), "--save-state", str(tmp_path)],
-             f"--save-state {tmp_path}: is a directory"),
+            (
+                plots + [str(tmp_path / "new" / "plots"), "--save-state", str(tmp_path)],
+                f"--save-state {tmp_path}: is a directory",
+            ),
         ]
     for argv, expected in cases:
         code, out, err = _run(argv, capsys)
@@ -798,7 +864,8 @@ def test_error_empty_input(tmp_path, capsys):
     path = str(tmp_path / "empty.npy")
     np.save(path, np.empty(0, dtype=[("y", "f8"), ("p", "f8")]))
     assert _error(["evaluate", path, "--task", "regression"], capsys) == (
-        "the input holds no rows: nothing to evaluate")
+        "the input holds no rows: nothing to evaluate"
+    )
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "npz", "npy"])
@@ -819,8 +886,23 @@ def test_multiclass_probability_matrix_in_one_column(fmt, tmp_path, capsys):
         rec = np.empty(N, dtype=[("y", np.int64), ("proba", np.float64, (3,))])
         rec["y"], rec["proba"] = cols["y"], proba
         np.save(path, rec)
-    code, out, err = _run(["evaluate", path, "--task", "multiclass", "--n-classes", "3",
-                           "--p", "proba", "--format", "json", "--batch-rows", "777"], capsys)
+    code, out, err = _run(
+        [
+            "evaluate",
+            path,
+            "--task",
+            "multiclass",
+            "--n-classes",
+            "3",
+            "--p",
+            "proba",
+            "--format",
+            "json",
+            "--batch-rows",
+            "777",
+        ],
+        capsys,
+    )
     assert code == 0, err
     _assert_same_metrics(json.loads(out), _direct("multiclass", cols))
 
@@ -848,8 +930,21 @@ def test_merge_of_plain_accumulator_states_renders_their_results(tmp_path, capsy
 def test_operating_targets_and_calibration_in_the_report(tmp_path, capsys):
     cols = _data("binary", np.random.default_rng(8))
     path = _write(cols, str(tmp_path / "preds.npy"))
-    code, out, err = _run(["evaluate", path, "--max-bins", "exact", "--target-recall", "0.9",
-                           "--target-precision", "1.0", "--target-fpr", "0.05"], capsys)
+    code, out, err = _run(
+        [
+            "evaluate",
+            path,
+            "--max-bins",
+            "exact",
+            "--target-recall",
+            "0.9",
+            "--target-precision",
+            "1.0",
+            "--target-fpr",
+            "0.05",
+        ],
+        capsys,
+    )
     assert code == 0, err
     acc = sm.RankAUC().update(cols["y"], cols["p"])
     want = acc.threshold_for(recall=0.9)
@@ -857,8 +952,21 @@ def test_operating_targets_and_calibration_in_the_report(tmp_path, capsys):
     line = next(x for x in out.splitlines() if x.strip().startswith("recall >= 0.9"))
     assert f"{want.threshold:g}" in line
     assert "Calibration" in out and "ece" in out
-    code, out, err = _run(["evaluate", path, "--max-bins", "exact", "--format", "json",
-                           "--target-fpr", "0.05", "--calibration-bins", "off"], capsys)
+    code, out, err = _run(
+        [
+            "evaluate",
+            path,
+            "--max-bins",
+            "exact",
+            "--format",
+            "json",
+            "--target-fpr",
+            "0.05",
+            "--calibration-bins",
+            "off",
+        ],
+        capsys,
+    )
     assert code == 0, err
     doc = json.loads(out)
     points = {p["point"]: p for p in doc["operating_points"]}
@@ -867,10 +975,13 @@ def test_operating_targets_and_calibration_in_the_report(tmp_path, capsys):
     assert "ece" not in doc["metrics"] and doc["settings"]["calibration_bins"] is None
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--target-recall", "1.5"], "expected a rate in [0, 1], got '1.5'"),
-    (["--calibration-bins", "0"], "expected a number > 0 (or 'off'), got 0"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--target-recall", "1.5"], "expected a rate in [0, 1], got '1.5'"),
+        (["--calibration-bins", "0"], "expected a number > 0 (or 'off'), got 0"),
+    ],
+)
 def test_bad_operating_options(argv, message, tmp_path, capsys):
     path = _write(_data("binary", np.random.default_rng(0)), str(tmp_path / "preds.npy"))
     with pytest.raises(SystemExit):
@@ -893,8 +1004,22 @@ def test_evaluate_multilabel_columns(fmt, tmp_path, capsys):
     cols, Y, S = _multilabel_data(np.random.default_rng(8))
     path = _write(cols, str(tmp_path / f"ml.{fmt}"))
     weighted = fmt in ("parquet", "npz")
-    argv = ["evaluate", path, "--task", "multilabel", "--y", "y0,y1,y2", "--p", "s0,s1,s2",
-            "--threshold", "0.6", "--format", "json", "--batch-rows", "1000"]
+    argv = [
+        "evaluate",
+        path,
+        "--task",
+        "multilabel",
+        "--y",
+        "y0,y1,y2",
+        "--p",
+        "s0,s1,s2",
+        "--threshold",
+        "0.6",
+        "--format",
+        "json",
+        "--batch-rows",
+        "1000",
+    ]
     if weighted:
         argv += ["--weight", "w"]
     code, out, err = _run(argv, capsys)
@@ -915,8 +1040,9 @@ def test_evaluate_multilabel_text_and_list_columns(tmp_path, capsys):
     P = (S >= 0.5).astype(np.int8)
     path = str(tmp_path / "lists.parquet")
     pq.write_table(pa.table({"labels": pa.array(Y.tolist()), "pred": pa.array(P.tolist())}), path)
-    code, out, err = _run(["evaluate", path, "--task", "multilabel", "--y", "labels",
-                           "--p", "pred", "--n-labels", "3"], capsys)
+    code, out, err = _run(
+        ["evaluate", path, "--task", "multilabel", "--y", "labels", "--p", "pred", "--n-labels", "3"], capsys
+    )
     assert code == 0, err
     r = Evaluator(task="multilabel", n_labels=3).update(Y, P).finalize()
     assert "multilabel evaluation of 500 rows (3 labels, 0/1 predictions)" in out
@@ -930,11 +1056,25 @@ def test_multilabel_errors_name_file_column_and_row(tmp_path, capsys):
     cols, _, _ = _multilabel_data(np.random.default_rng(10), n=2500)
     cols["y1"][1734] = 2
     path = _write(cols, str(tmp_path / "bad.parquet"))
-    msg = _error(["evaluate", path, "--task", "multilabel", "--y", "y0,y1,y2", "--p", "s0,s1,s2",
-                  "--threshold", "0.5", "--batch-rows", "1000"], capsys)
+    msg = _error(
+        [
+            "evaluate",
+            path,
+            "--task",
+            "multilabel",
+            "--y",
+            "y0,y1,y2",
+            "--p",
+            "s0,s1,s2",
+            "--threshold",
+            "0.5",
+            "--batch-rows",
+            "1000",
+        ],
+        capsys,
+    )
     assert msg == f"{path}: row 1,734, column 'y1': value 2: labels must be 0 or 1"
-    msg = _error(["evaluate", path, "--task", "multilabel", "--y", "y0,y1,y2", "--p", "s0,s1"],
-                 capsys)
+    msg = _error(["evaluate", path, "--task", "multilabel", "--y", "y0,y1,y2", "--p", "s0,s1"], capsys)
     assert "one --p column per label" in msg
     msg = _error(["evaluate", path, "--task", "binary", "--n-labels", "3"], capsys)
     assert msg == "--n-labels applies to --task multilabel only"
@@ -948,8 +1088,14 @@ def _animals(rng, n=900):
     y = ANIMALS[rng.integers(0, 3, n)]
     pred = np.where(rng.random(n) < 0.7, y, ANIMALS[rng.integers(0, 3, n)])
     proba = rng.dirichlet(np.ones(3), n)
-    return {"animal": y, "pred": pred, "p_cat": proba[:, 0], "p_dog": proba[:, 1],
-            "p_bird": proba[:, 2], "w": rng.random(n)}
+    return {
+        "animal": y,
+        "pred": pred,
+        "p_cat": proba[:, 0],
+        "p_dog": proba[:, 1],
+        "p_bird": proba[:, 2],
+        "w": rng.random(n),
+    }
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv", "npz"])
@@ -957,8 +1103,22 @@ def test_multiclass_text_labels(fmt, tmp_path, capsys):
     _need_task("multiclass")
     cols = _animals(np.random.default_rng(4))
     path = _write(cols, str(tmp_path / f"animals.{fmt}"))
-    argv = ["evaluate", path, "--task", "multiclass", "--y", "animal", "--p", "pred",
-            "--labels", "cat,dog,bird", "--format", "json", "--batch-rows", "250"]
+    argv = [
+        "evaluate",
+        path,
+        "--task",
+        "multiclass",
+        "--y",
+        "animal",
+        "--p",
+        "pred",
+        "--labels",
+        "cat,dog,bird",
+        "--format",
+        "json",
+        "--batch-rows",
+        "250",
+    ]
     code, out, err = _run(argv, capsys)
     assert code == 0, err
     doc = json.loads(out)
@@ -980,8 +1140,20 @@ def test_multiclass_labels_auto_reads_the_files_first(tmp_path, capsys):
     os.makedirs(tmp_path / "shards")
     _write(a, str(tmp_path / "shards" / "a.parquet"))
     _write(b, str(tmp_path / "shards" / "b.parquet"))
-    argv = ["evaluate", str(tmp_path / "shards"), "--task", "multiclass", "--y", "animal",
-            "--p", "pred", "--labels", "auto", "--format", "json"]
+    argv = [
+        "evaluate",
+        str(tmp_path / "shards"),
+        "--task",
+        "multiclass",
+        "--y",
+        "animal",
+        "--p",
+        "pred",
+        "--labels",
+        "auto",
+        "--format",
+        "json",
+    ]
     code, out, err = _run(argv, capsys)
     assert code == 0, err
     assert "labels read from the files: bird, cat, dog, owl" in err
@@ -993,8 +1165,7 @@ def test_multiclass_labels_auto_reads_the_files_first(tmp_path, capsys):
     assert doc["metrics"]["matrix"] == want.tolist()
     # integer labels in a CSV (read as floats) come back as integers
     path = _write({"y": np.array([0, 2, 1, 2]), "p": np.array([0, 2, 2, 1])}, str(tmp_path / "i.csv"))
-    code, out, err = _run(["evaluate", path, "--task", "multiclass", "--labels", "auto",
-                           "--format", "json"], capsys)
+    code, out, err = _run(["evaluate", path, "--task", "multiclass", "--labels", "auto", "--format", "json"], capsys)
     assert code == 0, err
     assert json.loads(out)["metrics"]["labels"] == [0, 1, 2]
 
@@ -1009,8 +1180,25 @@ def test_multiclass_top_k_and_auc_options(tmp_path, capsys):
     skm = pytest.importorskip("sklearn.metrics")
     cols = _animals(np.random.default_rng(6))
     path = _write(cols, str(tmp_path / "animals.parquet"))
-    argv = ["evaluate", path, "--task", "multiclass", "--y", "animal", "--p", "p_cat,p_dog,p_bird",
-            "--labels", "cat,dog,bird", "--top-k", "2", "--auc", "--weight", "w", "--format", "json"]
+    argv = [
+        "evaluate",
+        path,
+        "--task",
+        "multiclass",
+        "--y",
+        "animal",
+        "--p",
+        "p_cat,p_dog,p_bird",
+        "--labels",
+        "cat,dog,bird",
+        "--top-k",
+        "2",
+        "--auc",
+        "--weight",
+        "w",
+        "--format",
+        "json",
+    ]
     code, out, err = _run(argv, capsys)
     assert code == 0, err
     doc = json.loads(out)
@@ -1018,9 +1206,11 @@ def test_multiclass_top_k_and_auc_options(tmp_path, capsys):
     y = np.array([["cat", "dog", "bird"].index(v) for v in cols["animal"]])
     P = np.column_stack([cols["p_cat"], cols["p_dog"], cols["p_bird"]])
     assert doc["metrics"]["top_k_accuracy"] == pytest.approx(
-        skm.top_k_accuracy_score(y, P, k=2, sample_weight=cols["w"]), rel=1e-12)
+        skm.top_k_accuracy_score(y, P, k=2, sample_weight=cols["w"]), rel=1e-12
+    )
     assert doc["metrics"]["auc"] == pytest.approx(
-        skm.roc_auc_score(y, P, multi_class="ovr", sample_weight=cols["w"]), rel=1e-12)
+        skm.roc_auc_score(y, P, multi_class="ovr", sample_weight=cols["w"]), rel=1e-12
+    )
     # without the options, neither is computed
     code, out, err = _run(argv[:10] + ["--format", "json"], capsys)
     assert code == 0, err
@@ -1039,18 +1229,21 @@ def test_error_class_label_options(tmp_path, capsys):
     msg = _error(base + ["--labels", "cat,dog"], capsys)
     assert msg == f"{path}: row {first_bird:,}, column 'animal': value 'bird': not one of the 2 labels"
     assert _error(base + ["--labels", "cat,dog,bird", "--n-classes", "4"], capsys) == (
-        "--n-classes 4 but --labels names 3 classes")
+        "--n-classes 4 but --labels names 3 classes"
+    )
     for opt in (["--labels", "a,b"], ["--top-k", "2"], ["--auc"]):
         assert _error(["evaluate", path, "--task", "regression", *opt], capsys) == (
-            f"{opt[0]} applies to --task multiclass only")
+            f"{opt[0]} applies to --task multiclass only"
+        )
     with pytest.raises(SystemExit) as info:
         cli.main(base + ["--labels", "cat,cat"])
     assert info.value.code == 2
     capsys.readouterr()
     reals = _write({"y": np.array([0.5, 1.0]), "p": np.array([1.0, 0.0])}, str(tmp_path / "r.npz"))
     msg = _error(["evaluate", reals, "--task", "multiclass", "--labels", "auto"], capsys)
-    assert msg == (f"{reals}: row 0, column 'y': value 0.5 is not a class label "
-                   "(--labels auto collects labels: integers or text)")
+    assert msg == (
+        f"{reals}: row 0, column 'y': value 0.5 is not a class label (--labels auto collects labels: integers or text)"
+    )
 
 
 def test_multiclass_auc_plots_name_the_classes(tmp_path, capsys):
@@ -1059,9 +1252,24 @@ def test_multiclass_auc_plots_name_the_classes(tmp_path, capsys):
     cols = _animals(np.random.default_rng(9), 300)
     path = _write(cols, str(tmp_path / "animals.npz"))
     plots = tmp_path / "plots"
-    code, out, err = _run(["evaluate", path, "--task", "multiclass", "--y", "animal",
-                           "--p", "p_cat,p_dog,p_bird", "--labels", "cat,dog,bird", "--auc",
-                           "--plots", str(plots)], capsys)
+    code, out, err = _run(
+        [
+            "evaluate",
+            path,
+            "--task",
+            "multiclass",
+            "--y",
+            "animal",
+            "--p",
+            "p_cat,p_dog,p_bird",
+            "--labels",
+            "cat,dog,bird",
+            "--auc",
+            "--plots",
+            str(plots),
+        ],
+        capsys,
+    )
     assert code == 0, err
     written = sorted(os.listdir(plots))
     assert "roc_per_class.png" in written and "pr_per_class.png" in written
@@ -1074,13 +1282,29 @@ def test_multiclass_labels_from_a_dictionary_column(tmp_path, capsys):
     import pyarrow.parquet as pq
 
     cols = _animals(np.random.default_rng(10), 600)
-    table = pa.table({"animal": pa.array(cols["animal"]).dictionary_encode(),
-                      "pred": pa.array(cols["pred"]).dictionary_encode()})
+    table = pa.table(
+        {"animal": pa.array(cols["animal"]).dictionary_encode(), "pred": pa.array(cols["pred"]).dictionary_encode()}
+    )
     path = str(tmp_path / "dict.parquet")
     pq.write_table(table, path, row_group_size=250)
     assert pa.types.is_dictionary(pq.read_schema(path).field("animal").type)
-    code, out, err = _run(["evaluate", path, "--task", "multiclass", "--y", "animal", "--p", "pred",
-                           "--labels", "cat,dog,bird", "--format", "json"], capsys)
+    code, out, err = _run(
+        [
+            "evaluate",
+            path,
+            "--task",
+            "multiclass",
+            "--y",
+            "animal",
+            "--p",
+            "pred",
+            "--labels",
+            "cat,dog,bird",
+            "--format",
+            "json",
+        ],
+        capsys,
+    )
     assert code == 0, err
     want = sm.MulticlassConfusion(labels=list(ANIMALS)).update(cols["animal"], cols["pred"])
     assert json.loads(out)["metrics"]["matrix"] == want.matrix().tolist()
@@ -1106,8 +1330,7 @@ def _groupby_reference(cols):
     out = {}
     for (country, device), g in df.groupby(["country", "device"], dropna=False):
         key = (None if not isinstance(country, str) else country, int(device))
-        auc = (metrics.roc_auc_score(g["y"], g["p"], sample_weight=g["w"])
-               if g["y"].nunique() == 2 else None)
+        auc = metrics.roc_auc_score(g["y"], g["p"], sample_weight=g["w"]) if g["y"].nunique() == 2 else None
         f1 = metrics.f1_score(g["y"], (g["p"] >= 0.5).astype(int), sample_weight=g["w"], zero_division=0)
         out[key] = (len(g), auc, f1)
     return out
@@ -1122,8 +1345,25 @@ def test_evaluate_by_matches_a_groupby_reference(fmt, tmp_path, capsys):
     if not nulls:
         written["country"] = cols["country"].astype("U2")
     path = _write(written, str(tmp_path / f"d.{fmt}"))
-    code, out, _ = _run(["evaluate", path, "--by", "country", "--by", "device", "--weight", "w",
-                         "--max-bins", "exact", "--format", "json", "--batch-rows", "500"], capsys)
+    code, out, _ = _run(
+        [
+            "evaluate",
+            path,
+            "--by",
+            "country",
+            "--by",
+            "device",
+            "--weight",
+            "w",
+            "--max-bins",
+            "exact",
+            "--format",
+            "json",
+            "--batch-rows",
+            "500",
+        ],
+        capsys,
+    )
     assert code == 0
     doc = json.loads(out)
     assert doc["by"] == ["country", "device"] and doc["weighted"] is True
@@ -1143,8 +1383,11 @@ def test_evaluate_by_matches_a_groupby_reference(fmt, tmp_path, capsys):
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_an_empty_key_is_the_null_slice_in_every_format(fmt, tmp_path, capsys):
     pytest.importorskip("pyarrow")
-    cols = {"y": np.array([1, 0, 1, 0, 1, 0]), "p": np.array([0.9, 0.2, 0.7, 0.4, 0.6, 0.1]),
-            "country": np.array(["fr", "uk", "uk", "", "", ""], dtype=object)}
+    cols = {
+        "y": np.array([1, 0, 1, 0, 1, 0]),
+        "p": np.array([0.9, 0.2, 0.7, 0.4, 0.6, 0.1]),
+        "country": np.array(["fr", "uk", "uk", "", "", ""], dtype=object),
+    }
     path = _write(cols, str(tmp_path / f"k.{fmt}"))
     code, out, _ = _run(["evaluate", path, "--by", "country", "--format", "json"], capsys)
     assert code == 0
@@ -1157,8 +1400,20 @@ def test_text_labels_read_a_csv_whose_labels_look_like_numbers(tmp_path, capsys)
     _need("pyarrow")
     (tmp_path / "a.csv").write_text("y,p\n1,2\n2,2\n")
     (tmp_path / "b.csv").write_text("y,p\nx,1\n2,x\n")
-    code, out, _ = _run(["evaluate", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--task", "multiclass",
-                         "--labels", "1,2,x", "--format", "json"], capsys)
+    code, out, _ = _run(
+        [
+            "evaluate",
+            str(tmp_path / "a.csv"),
+            str(tmp_path / "b.csv"),
+            "--task",
+            "multiclass",
+            "--labels",
+            "1,2,x",
+            "--format",
+            "json",
+        ],
+        capsys,
+    )
     assert code == 0
     assert json.loads(out)["n"] == 4
 
@@ -1181,12 +1436,26 @@ def test_evaluate_by_text_top_ci_and_merge(tmp_path, capsys):
     assert "3 more slices" in lines[6]
     # states saved per shard merge into the same report as one run over both
     for name, path in (("a", pa_), ("b", pb)):
-        assert _run(["evaluate", path, "--by", "country", "--format", "json", "--save-state",
-                     str(tmp_path / f"{name}.state")], capsys)[0] == 0
-    code, merged, _ = _run(["merge", str(tmp_path / "a.state"), str(tmp_path / "b.state"),
-                            "--format", "json", "--ci", "0.9"], capsys)
-    code2, both, _ = _run(["evaluate", pa_, pb, "--by", "country", "--format", "json", "--ci", "0.9"],
-                          capsys)
+        assert (
+            _run(
+                [
+                    "evaluate",
+                    path,
+                    "--by",
+                    "country",
+                    "--format",
+                    "json",
+                    "--save-state",
+                    str(tmp_path / f"{name}.state"),
+                ],
+                capsys,
+            )[0]
+            == 0
+        )
+    code, merged, _ = _run(
+        ["merge", str(tmp_path / "a.state"), str(tmp_path / "b.state"), "--format", "json", "--ci", "0.9"], capsys
+    )
+    code2, both, _ = _run(["evaluate", pa_, pb, "--by", "country", "--format", "json", "--ci", "0.9"], capsys)
     assert code == code2 == 0 and json.loads(merged) == json.loads(both)
     doc = json.loads(both)
     assert doc["ci"] == 0.9 and all("auc_ci_lower" in s["result"] for s in doc["slices"])
@@ -1224,8 +1493,9 @@ def test_shards_dropped_once_merged_give_the_state_kept_ones_give(tmp_path):
     for i in range(3):
         n = 6000
         y = (rng.random(n) < 0.4).astype(np.int64)
-        paths.append(_write({"y": y, "p": np.clip(0.3 * y + 0.7 * rng.random(n), 0, 1)},
-                            str(tmp_path / f"s{i}.parquet")))
+        paths.append(
+            _write({"y": y, "p": np.clip(0.3 * y + 0.7 * rng.random(n), 0, 1)}, str(tmp_path / f"s{i}.parquet"))
+        )
     settings = {"task": "binary", "max_bins": None, "max_memory": 16 * 1024}
     out = {}
     for keep in (True, False):

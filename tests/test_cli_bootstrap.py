@@ -27,8 +27,14 @@ def _files(tmp_path, n=N, parts=(0, 700, N)):
     for i, (lo, hi) in enumerate(zip(parts[:-1], parts[1:])):
         path = tmp_path / f"part{i}.csv"
         head = ",".join(cols)
-        np.savetxt(path, np.column_stack([c[lo:hi] for c in cols.values()]), delimiter=",",
-                   header=head, comments="", fmt=["%d", "%.4f", "%.4f", "%d", "%.3f"])
+        np.savetxt(
+            path,
+            np.column_stack([c[lo:hi] for c in cols.values()]),
+            delimiter=",",
+            header=head,
+            comments="",
+            fmt=["%d", "%.4f", "%.4f", "%d", "%.3f"],
+        )
         names.append(str(path))
     return cols, names
 
@@ -41,20 +47,42 @@ def _run(capsys, args):
 
 def test_evaluate_bootstrap_reports_intervals_that_match_the_library(tmp_path, capsys):
     cols, paths = _files(tmp_path)
-    code, out, err = _run(capsys, ["evaluate", *paths, "--p", "a", "--key", "id", "--bootstrap", "30",
-                                   "--seed", "4", "--format", "json", "--progress", "never"])
+    code, out, err = _run(
+        capsys,
+        [
+            "evaluate",
+            *paths,
+            "--p",
+            "a",
+            "--key",
+            "id",
+            "--bootstrap",
+            "30",
+            "--seed",
+            "4",
+            "--format",
+            "json",
+            "--progress",
+            "never",
+        ],
+    )
     assert code == 0, err
     doc = json.loads(out)
-    want = sm.Bootstrap(sm.Evaluator(task="binary"), replicates=30, seed=4).update(
-        cols["y"], cols["a"], key=cols["id"]).finalize()
+    want = (
+        sm.Bootstrap(sm.Evaluator(task="binary"), replicates=30, seed=4)
+        .update(cols["y"], cols["a"], key=cols["id"])
+        .finalize()
+    )
     assert doc["replicates"] == 30 and doc["n"] == N and doc["key"] == "id"
     for k in ("accuracy", "f1", "log_loss", "auc"):
         got = doc["metrics"][k]
         assert got["value"] == pytest.approx(want[k], rel=1e-12)
         assert got["ci_lower"] == pytest.approx(want[f"{k}_ci_lower"], rel=1e-9)
         assert got["ci_upper"] == pytest.approx(want[f"{k}_ci_upper"], rel=1e-9)
-    code, text, _ = _run(capsys, ["evaluate", *paths, "--p", "a", "--key", "id", "--bootstrap", "30",
-                                  "--seed", "4", "--progress", "never"])
+    code, text, _ = _run(
+        capsys,
+        ["evaluate", *paths, "--p", "a", "--key", "id", "--bootstrap", "30", "--seed", "4", "--progress", "never"],
+    )
     line = next(s for s in text.splitlines() if s.strip().startswith("auc "))
     assert "[" in line and "]" in line and "bootstrap" in text
 
@@ -66,8 +94,25 @@ def test_evaluate_bootstrap_keyed_is_the_same_whatever_the_files(tmp_path, capsy
     _, one = _files(one_dir, parts=(0, N))
     docs = []
     for paths in (two, one, two[::-1]):
-        code, out, err = _run(capsys, ["evaluate", *paths, "--p", "a", "--weight", "w", "--key", "id",
-                                       "--bootstrap", "20", "--format", "json", "--progress", "never"])
+        code, out, err = _run(
+            capsys,
+            [
+                "evaluate",
+                *paths,
+                "--p",
+                "a",
+                "--weight",
+                "w",
+                "--key",
+                "id",
+                "--bootstrap",
+                "20",
+                "--format",
+                "json",
+                "--progress",
+                "never",
+            ],
+        )
         assert code == 0, err
         docs.append(json.loads(out)["metrics"])
     for k in ("accuracy", "recall", "brier"):
@@ -89,14 +134,40 @@ def test_evaluate_bootstrap_refusals(tmp_path, capsys):
 
 def test_compare_reports_the_paired_differences(tmp_path, capsys):
     cols, paths = _files(tmp_path)
-    code, out, err = _run(capsys, ["compare", *paths, "--p", "a", "--p", "b", "--key", "id",
-                                   "--bootstrap", "40", "--format", "json", "--progress", "never"])
+    code, out, err = _run(
+        capsys,
+        [
+            "compare",
+            *paths,
+            "--p",
+            "a",
+            "--p",
+            "b",
+            "--key",
+            "id",
+            "--bootstrap",
+            "40",
+            "--format",
+            "json",
+            "--progress",
+            "never",
+        ],
+    )
     assert code == 0, err
     doc = json.loads(out)
     scores = doc["scores"]
-    boot = lambda p: sm.Bootstrap(sm.Evaluator({"binary": sm.BinaryConfusion(threshold=0.5),  # noqa: E731
-                                                 "probability": sm.ProbabilityScores()}),
-                                   replicates=40).update(cols["y"], p, key=cols["id"])
+
+    def boot(p):
+        return sm.Bootstrap(
+            sm.Evaluator(
+                {
+                    "binary": sm.BinaryConfusion(threshold=0.5),  # noqa: E731
+                    "probability": sm.ProbabilityScores(),
+                }
+            ),
+            replicates=40,
+        ).update(cols["y"], p, key=cols["id"])
+
     want = sm.compare(boot(cols["a"]), boot(cols["b"]))
     for k in ("accuracy", "f1", "log_loss"):
         assert scores[k]["diff"] == pytest.approx(want[f"{k}_diff"], rel=1e-12)
@@ -106,17 +177,39 @@ def test_compare_reports_the_paired_differences(tmp_path, capsys):
     assert scores["auc"]["diff"] == pytest.approx(auc.auc_diff, rel=1e-12)
     assert scores["auc"]["p_value"] == pytest.approx(auc.p_value, rel=1e-9, abs=1e-300)
     assert scores["auc"]["method"] == "DeLong" and scores["f1"]["method"] == "bootstrap"
-    code, text, _ = _run(capsys, ["compare", *paths, "--p", "a", "--p", "b", "--progress", "never",
-                                  "--bootstrap", "40"])
+    code, text, _ = _run(
+        capsys, ["compare", *paths, "--p", "a", "--p", "b", "--progress", "never", "--bootstrap", "40"]
+    )
     assert "comparison of a - b on 2,000 rows" in text and "DeLong" in text
 
 
 def test_compare_a_model_with_itself(tmp_path, capsys):
     cols, _ = _files(tmp_path)
-    np.savetxt(tmp_path / "same.csv", np.column_stack([cols["y"], cols["a"], cols["a"]]), delimiter=",",
-               header="y,a,c", comments="", fmt=["%d", "%.4f", "%.4f"])
-    code, out, err = _run(capsys, ["compare", str(tmp_path / "same.csv"), "--p", "a", "--p", "c",
-                                   "--bootstrap", "20", "--format", "json", "--progress", "never"])
+    np.savetxt(
+        tmp_path / "same.csv",
+        np.column_stack([cols["y"], cols["a"], cols["a"]]),
+        delimiter=",",
+        header="y,a,c",
+        comments="",
+        fmt=["%d", "%.4f", "%.4f"],
+    )
+    code, out, err = _run(
+        capsys,
+        [
+            "compare",
+            str(tmp_path / "same.csv"),
+            "--p",
+            "a",
+            "--p",
+            "c",
+            "--bootstrap",
+            "20",
+            "--format",
+            "json",
+            "--progress",
+            "never",
+        ],
+    )
     assert code == 0, err
     for k, s in json.loads(out)["scores"].items():
         assert s["diff"] == 0.0 and s["p_value"] == 1.0, k
@@ -145,8 +238,25 @@ def test_evaluate_bootstrap_plots_draw_the_bands(tmp_path, capsys, monkeypatch):
 
         monkeypatch.setattr(plots, name, spy)
     out_dir = tmp_path / "plots"
-    code, _, err = _run(capsys, ["evaluate", *paths, "--p", "a", "--key", "id", "--bootstrap", "25",
-                                 "--ci", "0.9", "--plots", str(out_dir), "--progress", "never"])
+    code, _, err = _run(
+        capsys,
+        [
+            "evaluate",
+            *paths,
+            "--p",
+            "a",
+            "--key",
+            "id",
+            "--bootstrap",
+            "25",
+            "--ci",
+            "0.9",
+            "--plots",
+            str(out_dir),
+            "--progress",
+            "never",
+        ],
+    )
     assert code == 0, err
     for name in ("roc.png", "pr.png", "threshold.png", "reliability.png", "confusion.png"):
         path = out_dir / name
@@ -164,7 +274,22 @@ def test_evaluate_bootstrap_plots_of_a_binned_rank_state(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     _, paths = _files(tmp_path)
     out_dir = tmp_path / "plots"
-    code, _, err = _run(capsys, ["evaluate", *paths, "--p", "a", "--bootstrap", "5", "--max-bins", "64",
-                                 "--plots", str(out_dir), "--progress", "never"])
+    code, _, err = _run(
+        capsys,
+        [
+            "evaluate",
+            *paths,
+            "--p",
+            "a",
+            "--bootstrap",
+            "5",
+            "--max-bins",
+            "64",
+            "--plots",
+            str(out_dir),
+            "--progress",
+            "never",
+        ],
+    )
     assert code == 0, err
     assert (out_dir / "roc.png").stat().st_size > 1000 and "95% bootstrap bands of 5 replicates" in err

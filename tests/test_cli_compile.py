@@ -44,7 +44,8 @@ def test_a_compiled_task_compiles_nothing_at_its_first_use(tmp_path):
     lines = cold.stderr.splitlines()
     assert lines[0] == "streammetrics: compiling the kernels of regression on 1 process"
     assert lines[-1].startswith("streammetrics: compiled in ") and lines[-1].endswith(
-        "s of compiling in all); later runs start at once"), lines
+        "s of compiling in all); later runs start at once"
+    ), lines
     assert cold.stdout == ""
     first = _run(["-c", FIRST_USE], cache)
     assert first.returncode == 0, first.stderr
@@ -52,7 +53,8 @@ def test_a_compiled_task_compiles_nothing_at_its_first_use(tmp_path):
     again = _run(["-m", "streammetrics", "compile", "--task", "regression"], cache)
     assert again.returncode == 0, again.stderr
     assert again.stderr.splitlines()[-1].startswith(
-        "streammetrics: nothing to compile: the kernels of regression were already compiled (")
+        "streammetrics: nothing to compile: the kernels of regression were already compiled ("
+    )
 
 
 def test_an_empty_cache_compiles_at_first_use():
@@ -67,8 +69,9 @@ def test_an_empty_cache_compiles_at_first_use():
 
 def test_tasks_are_dealt_to_balance_the_workers(monkeypatch):
     # the costliest first, each to the worker with the least so far
-    monkeypatch.setattr(P, "COST", {"binary": 28.0, "multiclass": 10.0, "multilabel": 9.0, "clustering": 9.0,
-                                    "regression": 3.5})
+    monkeypatch.setattr(
+        P, "COST", {"binary": 28.0, "multiclass": 10.0, "multilabel": 9.0, "clustering": 9.0, "regression": 3.5}
+    )
     assert P._shares(list(P.UNITS), 2) == [["binary", "regression"], ["multiclass", "multilabel", "clustering"]]
     assert P._shares(list(P.UNITS), 1) == [["binary", "multiclass", "multilabel", "clustering", "regression"]]
     assert P._shares(["regression", "binary", "regression"], 8) == [["binary"], ["regression"]]
@@ -84,10 +87,10 @@ def test_a_failing_worker_is_a_clear_error(monkeypatch):
         P.cmd_compile(args)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["compile", "--task", "vision"], "invalid choice: 'vision'"),
-    (["compile", "--jobs", "0"], "--jobs"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [(["compile", "--task", "vision"], "invalid choice: 'vision'"), (["compile", "--jobs", "0"], "--jobs")],
+)
 def test_bad_options_are_refused(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(argv)

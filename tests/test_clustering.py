@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from streammetrics._kernels.contingency import batch_table, expected_mutual_info
 from streammetrics.metrics.clustering import (
     AVERAGE_METHODS,
     ClusterContingency,
@@ -26,11 +27,9 @@ from streammetrics.metrics.clustering import (
     rand_score,
     v_measure_score,
 )
-from streammetrics._kernels.contingency import batch_table, expected_mutual_info
 from tests.harness import check_accumulator, check_rejected_batch, state_snapshot
 
-FIELDS = ["ari", "ami", "nmi", "mi", "homogeneity", "completeness", "v_measure",
-          "fowlkes_mallows", "rand_index"]
+FIELDS = ["ari", "ami", "nmi", "mi", "homogeneity", "completeness", "v_measure", "fowlkes_mallows", "rand_index"]
 # scores unchanged when the two labelings swap places
 SYMMETRIC = ["ari", "ami", "nmi", "mi", "v_measure", "fowlkes_mallows", "rand_index"]
 
@@ -72,7 +71,8 @@ def test_seed_examples():
     assert adjusted_rand_score(p, t) == adjusted_rand_score(t, p)
     assert adjusted_rand_score(t, t) == 1.0
     assert adjusted_rand_score([0, 1, 2, 0, 3, 4, 5, 1], [1, 1, 0, 0, 2, 2, 2, 2]) == pytest.approx(
-        -0.12, abs=0.01)  # -0.12...
+        -0.12, abs=0.01
+    )  # -0.12...
     h, c, v = homogeneity_completeness_v_measure(t, p)
     assert (round(h, 2), round(c, 2), round(v, 2)) == (0.67, 0.42, 0.52)
     assert f"{h:.2f} {c:.2f} {v:.2f}"[:14] == "0.67 0.42 0.52"
@@ -94,12 +94,12 @@ def test_seed_ami_values_follow_the_old_max_normalisation():
     p = [0, 0, 1, 1, 2, 2]
     assert str(adjusted_mutual_info_score(t, p, average_method="max")).startswith("0.22504")
     assert str(adjusted_mutual_info_score(p, t, average_method="max")).startswith("0.22504")
-    assert str(adjusted_mutual_info_score(t, [1, 1, 0, 0, 3, 3], average_method="max")).startswith(
-        "0.22504")
+    assert str(adjusted_mutual_info_score(t, [1, 1, 0, 0, 3, 3], average_method="max")).startswith("0.22504")
     bad = ([0, 1, 2, 0, 3, 4, 5, 1], [1, 1, 0, 0, 2, 2, 2, 2])
     assert str(adjusted_mutual_info_score(*bad, average_method="max")).startswith("-0.10526")
     assert adjusted_mutual_info_score(t, p) == pytest.approx(
-        sklearn_metrics().adjusted_mutual_info_score(t, p), rel=1e-12)
+        sklearn_metrics().adjusted_mutual_info_score(t, p), rel=1e-12
+    )
     assert adjusted_mutual_info_score(t, p) == pytest.approx(0.29879, abs=1e-5)
 
 
@@ -108,8 +108,11 @@ labels_strategy = st.lists(st.integers(-3, 4), min_size=1, max_size=40)
 
 
 @settings(max_examples=50)
-@given(data=st.data(), offset=st.sampled_from([0, -(2**62), 2**62, 10**12]),
-       average_method=st.sampled_from(AVERAGE_METHODS))
+@given(
+    data=st.data(),
+    offset=st.sampled_from([0, -(2**62), 2**62, 10**12]),
+    average_method=st.sampled_from(AVERAGE_METHODS),
+)
 def test_matches_sklearn_random(data, offset, average_method):
     t = np.array(data.draw(labels_strategy), dtype=np.int64)
     n = t.size
@@ -122,8 +125,7 @@ def test_matches_sklearn_random(data, offset, average_method):
     r = acc.finalize()
     assert r.n == n
     ref = sk_reference(t, p, average_method)
-    if average_method == "min" and n in (np.unique(t).size, np.unique(p).size) and r.n_classes > 1 \
-            and r.n_clusters > 1:
+    if average_method == "min" and n in (np.unique(t).size, np.unique(p).size) and r.n_classes > 1 and r.n_clusters > 1:
         # every point alone in one labeling: MI, its expectation and the
         # smaller entropy are one number, so AMI is 0/0 and either side's
         # value is rounding (scikit-learn gives 1.5 or 1.33 by direction)
@@ -201,8 +203,7 @@ def test_protocol_shards_and_sklearn(huge):
     batches = _batches(np.random.default_rng(7 + huge), huge=huge)
     t = np.concatenate([b[0] for b in batches])
     p = np.concatenate([b[1] for b in batches])
-    r = check_accumulator(ClusterContingency, batches, sk_reference(t, p), expected_rtol=1e-10,
-                          atol=1e-12)
+    r = check_accumulator(ClusterContingency, batches, sk_reference(t, p), expected_rtol=1e-10, atol=1e-12)
     assert r.n == t.size
 
 
@@ -211,11 +212,9 @@ def test_protocol_shards_and_sklearn(huge):
 def test_merge_order_is_exact(data):
     n = data.draw(st.integers(1, 60))
     t = np.array(data.draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n)))
-    p = np.array(data.draw(st.lists(st.sampled_from([-(2**63), -1, 0, 2**40, 2**63 - 1]),
-                                    min_size=n, max_size=n)))
+    p = np.array(data.draw(st.lists(st.sampled_from([-(2**63), -1, 0, 2**40, 2**63 - 1]), min_size=n, max_size=n)))
     cuts = sorted(data.draw(st.lists(st.integers(0, n), max_size=4)))
-    shards = [ClusterContingency().update(t[lo:hi], p[lo:hi])
-              for lo, hi in zip([0] + cuts, cuts + [n])]
+    shards = [ClusterContingency().update(t[lo:hi], p[lo:hi]) for lo, hi in zip([0] + cuts, cuts + [n])]
     order = data.draw(st.permutations(range(len(shards))))
     merged = ClusterContingency()
     for i in order:
@@ -249,7 +248,7 @@ def test_million_rows_pair_counts_do_not_overflow():
     p = np.where(rng.random(n) < 0.5, t % 300, rng.integers(0, 300, n))
     acc = ClusterContingency()
     for lo in range(0, n, 250_000):
-        acc.update(t[lo:lo + 250_000], p[lo:lo + 250_000])
+        acc.update(t[lo : lo + 250_000], p[lo : lo + 250_000])
     r = acc.finalize()
     assert (n * (n - 1) / 2) ** 2 > 2**63  # the products involved
     assert_close(r, sk_reference(t, p, ami=False), rtol=1e-9)
@@ -278,8 +277,9 @@ def _emi_exact(a, b, n):
     return math.fsum(terms)
 
 
-@pytest.mark.parametrize("sizes", [([3, 4, 5], [6, 6]), ([30, 50, 1, 19], [25, 25, 50]),
-                                   ([150, 50, 100], [100, 200]), ([1] * 7, [7])])
+@pytest.mark.parametrize(
+    "sizes", [([3, 4, 5], [6, 6]), ([30, 50, 1, 19], [25, 25, 50]), ([150, 50, 100], [100, 200]), ([1] * 7, [7])]
+)
 def test_expected_mutual_info_is_accurate(sizes):
     a, b = (np.array(s, dtype=np.int64) for s in sizes)
     n = int(a.sum())
@@ -321,9 +321,18 @@ def test_wrong_types_and_settings():
         homogeneity_completeness_v_measure([0, 1], [0, 1], beta=-1)
 
 
-@pytest.mark.parametrize("fn", [adjusted_rand_score, adjusted_mutual_info_score, rand_score,
-                                normalized_mutual_info_score, mutual_info_score,
-                                fowlkes_mallows_score, homogeneity_completeness_v_measure])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        adjusted_rand_score,
+        adjusted_mutual_info_score,
+        rand_score,
+        normalized_mutual_info_score,
+        mutual_info_score,
+        fowlkes_mallows_score,
+        homogeneity_completeness_v_measure,
+    ],
+)
 def test_empty_input_is_an_error(fn):
     with pytest.raises(ValueError, match="empty"):
         fn([], [])
@@ -380,8 +389,9 @@ def test_small_batches_on_a_large_table_give_the_one_pass_state(tmp_path):
     for t, p in small[:20]:
         pend.update(t, p)
     assert len(pend._tables) > 1  # still stacked
-    ref = ClusterContingency().update(np.concatenate([big_t] + [t for t, _ in small[:20]]),
-                                      np.concatenate([big_p] + [p for _, p in small[:20]]))
+    ref = ClusterContingency().update(
+        np.concatenate([big_t] + [t for t, _ in small[:20]]), np.concatenate([big_p] + [p for _, p in small[:20]])
+    )
     assert pickle.loads(pickle.dumps(pend)) == ref
     cp = pend.copy()
     cp.update([1], [1])

@@ -145,8 +145,7 @@ def test_paired_delong_against_brute_force_with_ties(seed, weights):
     n = 90
     y, a, b = _data(n, seed)
     a, b = np.round(a, 1), np.round(b * 3, 0) / 3  # many ties, within and across classes
-    w = {"none": np.ones(n), "integer": rng.integers(0, 4, n).astype(float),
-         "real": rng.random(n) * 2}[weights]
+    w = {"none": np.ones(n), "integer": rng.integers(0, 4, n).astype(float), "real": rng.random(n) * 2}[weights]
     r = sm.paired_delong(y, a, b, sample_weight=None if weights == "none" else w)
     A, B, var = _paired_brute(y, a, b, w)
     assert r.auc_a == pytest.approx(A, abs=1e-12) and r.auc_b == pytest.approx(B, abs=1e-12)

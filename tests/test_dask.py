@@ -111,9 +111,12 @@ def test_template_rules():
 @pytest.fixture(scope="module")
 def cluster_client():
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=50
-    ) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=50
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         yield client
 
 
@@ -169,7 +172,9 @@ def test_distributed_silhouette_precomputed():
     X, labels = _blobs(300, 3, 3, 3)
     D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
     want = sm.silhouette_samples(D, labels, metric="precomputed", convention="sklearn")
-    got = dask_silhouette_samples(da.from_array(D, chunks=(70, 300)), labels, metric="precomputed", convention="sklearn")
+    got = dask_silhouette_samples(
+        da.from_array(D, chunks=(70, 300)), labels, metric="precomputed", convention="sklearn"
+    )
     np.testing.assert_allclose(got.compute(), want, rtol=1e-12)
 
 
@@ -214,8 +219,11 @@ def _brute_auc(y, s, w=None):
                 u += Fraction(w[i]) * Fraction(w[j])
             elif s[i] == s[j]:
                 u += Fraction(w[i]) * Fraction(w[j]) / 2
-    pn = Fraction(w[pos].sum()) * Fraction(w[neg].sum()) if w.dtype.kind == "i" else \
-        sum(map(Fraction, w[pos])) * sum(map(Fraction, w[neg]))
+    pn = (
+        Fraction(w[pos].sum()) * Fraction(w[neg].sum())
+        if w.dtype.kind == "i"
+        else sum(map(Fraction, w[pos])) * sum(map(Fraction, w[neg]))
+    )
     return u / (pn if pn else 1)
 
 
@@ -350,8 +358,7 @@ def test_frames_and_onehot_labels():
     r = exact_auc(frame["y"], frame["s"], sample_weight=frame["w"], ranges=4, scheduler="sync")
     assert r.auc == pytest.approx(sm.auc(Y, S, sample_weight=W), rel=1e-12)
     g = np.stack([1 - Y, Y], axis=1)
-    r = exact_auc(da.from_array(g, chunks=(300, 2)), da.from_array(S, chunks=300), ranges=3,
-                  scheduler="sync")
+    r = exact_auc(da.from_array(g, chunks=(300, 2)), da.from_array(S, chunks=300), ranges=3, scheduler="sync")
     _assert_unweighted(r, Y, S)
 
 
@@ -425,15 +432,17 @@ def test_ranges_on_a_two_process_cluster(cluster_client):
 def test_ranges_count_past_int64():
     """Runs whose 2U passes 2**63 (2 n_pos n_neg of range 0 is about 1.8e19):
     128-bit within a range, Python ints across ranges."""
-    from streammetrics.metrics.ranking.ranges import combine as _combine, range_stats as _range_stats
+    from streammetrics.metrics.ranking.ranges import combine as _combine
+    from streammetrics.metrics.ranking.ranges import range_stats as _range_stats
 
     big = 3 * 10**9
-    runs = [(np.array([0.1, 0.2]), np.array([[big, 1], [2, big]], np.int64)),
-            (np.array([0.5, 0.7]), np.array([[big, big - 5], [big + 7, 3]], np.int64))]
+    runs = [
+        (np.array([0.1, 0.2]), np.array([[big, 1], [2, big]], np.int64)),
+        (np.array([0.5, 0.7]), np.array([[big, big - 5], [big + 7, 3]], np.int64)),
+    ]
     masses = [[int(ab[0].sum()), int(ab[1].sum())] for _, ab in runs]
     P, N = sum(m[0] for m in masses), sum(m[1] for m in masses)
-    totals = {"rows": P + N, "masses": masses, "total": [P, N],
-              "above": [[masses[1][0], masses[1][1]], [0, 0]]}
+    totals = {"rows": P + N, "masses": masses, "total": [P, N], "above": [[masses[1][0], masses[1][1]], [0, 0]]}
     stats = [_range_stats(totals, r, False, run) for r, run in enumerate(runs)]
     ab = np.concatenate([a for _, a in runs], axis=1)
     u2, below = 0, 0  # the brute force over the four scores, in Python ints

@@ -13,13 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streammetrics as sm
-from streammetrics.metrics.ranking.points import Points
 from streammetrics.metrics.intervals import z_of
+from streammetrics.metrics.ranking.points import Points
 
 
 def delong_sums(ab):
     """DeLong's sums of the points' masses ``ab`` (any scores, increasing)."""
     return Points((np.arange(ab.shape[1], dtype=np.float64), ab), 0, ab.dtype.kind == "f").delong_sums(0.5)
+
 
 V1 = pathlib.Path(__file__).parent / "fixtures" / "v1"
 
@@ -67,8 +68,9 @@ def _data(rng, n, ties=True):
 def test_against_brute_force(seed, weights):
     rng = np.random.default_rng(seed)
     y, s = _data(rng, 60 + 20 * seed)
-    w = {"none": None, "integer": rng.integers(1, 5, len(y)).astype(float),
-         "real": rng.random(len(y)) * 3 + 0.01}[weights]
+    w = {"none": None, "integer": rng.integers(1, 5, len(y)).astype(float), "real": rng.random(len(y)) * 3 + 0.01}[
+        weights
+    ]
     want_auc, want_var = delong_brute(y, s, w)
     r = sm.RankAUC().update(y, s, sample_weight=w).finalize(ci=0.9)
     assert r.auc == pytest.approx(want_auc, rel=1e-12)
@@ -94,8 +96,9 @@ def test_kernel_sums_on_points():
     rng = np.random.default_rng(7)
     y, s = _data(rng, 80)
     scores = np.unique(s)
-    ab = np.array([[np.sum((s == v) & (y == 1)) for v in scores],
-                   [np.sum((s == v) & (y == 0)) for v in scores]], np.int64)
+    ab = np.array(
+        [[np.sum((s == v) & (y == 1)) for v in scores], [np.sum((s == v) & (y == 0)) for v in scores]], np.int64
+    )
     theta, P, N, ss_pos, ss_neg = delong_sums(ab)
     auc, var = delong_brute(y, s)
     assert (P, N) == (y.sum(), len(y) - y.sum())
@@ -116,8 +119,11 @@ def test_weights_scale_free_and_equal_weights_unweighted():
     assert b.auc_se == pytest.approx(a.auc_se, rel=1e-12)
 
 
-@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 6), st.integers(0, 3)), min_size=4, max_size=80),
-       st.integers(1, 4), st.sampled_from(["none", "all", "some"]))
+@given(
+    st.lists(st.tuples(st.integers(0, 1), st.integers(0, 6), st.integers(0, 3)), min_size=4, max_size=80),
+    st.integers(1, 4),
+    st.sampled_from(["none", "all", "some"]),
+)
 @settings(max_examples=60, deadline=None)
 def test_merge_order_batching_and_saving(rows, shards, weighted):
     y = np.array([r[0] for r in rows])

@@ -42,7 +42,7 @@ def test_matches_scikit_learn(power, weighted):
     want_d2 = skm.d2_tweedie_score(y, p, sample_weight=w, power=power)
     acc = sm.TweedieDeviance(power=power)
     for lo in range(0, len(y), 64):
-        acc.update(y[lo:lo + 64], p[lo:lo + 64], sample_weight=None if w is None else w[lo:lo + 64])
+        acc.update(y[lo : lo + 64], p[lo : lo + 64], sample_weight=None if w is None else w[lo : lo + 64])
     r = acc.finalize()
     assert r.mean_deviance == pytest.approx(want_dev, rel=1e-12)
     assert r.d2 == pytest.approx(want_d2, rel=1e-12)
@@ -55,17 +55,19 @@ def test_matches_scikit_learn(power, weighted):
 def test_poisson_and_gamma_are_powers_1_and_2():
     y, p, w = _data(2)
     assert sm.mean_poisson_deviance(y, p, sample_weight=w) == pytest.approx(
-        skm.mean_poisson_deviance(y, p, sample_weight=w), rel=1e-12)
+        skm.mean_poisson_deviance(y, p, sample_weight=w), rel=1e-12
+    )
     assert sm.mean_gamma_deviance(y, p, sample_weight=w) == pytest.approx(
-        skm.mean_gamma_deviance(y, p, sample_weight=w), rel=1e-12)
+        skm.mean_gamma_deviance(y, p, sample_weight=w), rel=1e-12
+    )
 
 
 def test_long_stream_totals_are_compensated():
     y, p, _ = _data(1.5, n=200_000, seed=3)
-    rows = 2 * (y ** 0.5 / -0.25 - y * p ** -0.5 / -0.5 + p ** 0.5 / 0.5)
+    rows = 2 * (y**0.5 / -0.25 - y * p**-0.5 / -0.5 + p**0.5 / 0.5)
     acc = sm.TweedieDeviance(1.5)
     for lo in range(0, len(y), 7919):
-        acc.update(y[lo:lo + 7919], p[lo:lo + 7919])
+        acc.update(y[lo : lo + 7919], p[lo : lo + 7919])
     assert acc.finalize().mean_deviance == pytest.approx(math.fsum(np.maximum(rows, 0)) / len(y), rel=1e-14)
 
 
@@ -75,8 +77,9 @@ def test_batching_and_merging_do_not_change_the_scores(seed, cuts, power):
     y, p, w = _data(power, n=120, seed=seed)
     whole = sm.TweedieDeviance(power).update(y, p, sample_weight=w)
     edges = [0, *sorted(cuts), len(y)]
-    parts = [sm.TweedieDeviance(power).update(y[a:b], p[a:b], sample_weight=w[a:b])
-             for a, b in zip(edges[:-1], edges[1:])]
+    parts = [
+        sm.TweedieDeviance(power).update(y[a:b], p[a:b], sample_weight=w[a:b]) for a, b in zip(edges[:-1], edges[1:])
+    ]
     streamed = sm.TweedieDeviance(power)
     for a, b in zip(edges[:-1], edges[1:]):
         streamed.update(y[a:b], p[a:b], sample_weight=w[a:b])
@@ -170,7 +173,8 @@ def test_constant_truths_follow_scikit_learns_r2_rule(power):
     # a small spread is still a spread (its digits beyond the ratio of the totals lost)
     z = y + np.arange(7) * 1e-4
     assert sm.d2_tweedie_score(z, z * 1.5, power=power) == pytest.approx(
-        skm.d2_tweedie_score(z, z * 1.5, power=power), rel=1e-6)
+        skm.d2_tweedie_score(z, z * 1.5, power=power), rel=1e-6
+    )
 
 
 def test_zero_truths_of_poisson_and_negative_powers():
@@ -179,7 +183,8 @@ def test_zero_truths_of_poisson_and_negative_powers():
     y, p = np.array([0.0, 3.0, 0.0, 1.0]), np.array([0.5, 2.0, 1.0, 1.0])
     for power in (1, 1.2, -1):
         assert sm.d2_tweedie_score(y, p, power=power) == pytest.approx(
-            skm.d2_tweedie_score(y, p, power=power), rel=1e-12)
+            skm.d2_tweedie_score(y, p, power=power), rel=1e-12
+        )
 
 
 def test_negative_mean_at_a_negative_power_is_nan_as_in_scikit_learn():

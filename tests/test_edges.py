@@ -17,11 +17,14 @@ def test_masked_arrays_with_masked_values_are_refused_not_scored():
     assert sm.BinaryConfusion().update(masked.compressed(), [1, 0]).n == 2
 
 
-@pytest.mark.parametrize("y, p, where", [
-    ([0, 0], [1.0, np.nan], r"p\[1\] = nan"),
-    ([0, -3], [1, 0], r"y\[1\] = -3"),
-    ([0.5, 1.0], [1, 0], r"y\[0\] = 0.5"),
-])
+@pytest.mark.parametrize(
+    "y, p, where",
+    [
+        ([0, 0], [1.0, np.nan], r"p\[1\] = nan"),
+        ([0, -3], [1, 0], r"y\[1\] = -3"),
+        ([0.5, 1.0], [1, 0], r"y\[0\] = 0.5"),
+    ],
+)
 def test_inferred_classes_blame_the_value_that_is_no_class(y, p, where):
     with pytest.raises(sm.BadValueError, match=where + ": classes must be integers >= 0"):
         sm.confusion_matrix(y, p)
@@ -35,7 +38,8 @@ def test_a_block_larger_than_the_data_is_clamped():
     assert sm.silhouette_score(X, labels, block_size=100_000) == pytest.approx(want, rel=1e-12)
     D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
     assert sm.silhouette_score(D, labels, metric="precomputed", block_size=10**9) == pytest.approx(
-        sm.silhouette_score(D, labels, metric="precomputed"), rel=1e-12)
+        sm.silhouette_score(D, labels, metric="precomputed"), rel=1e-12
+    )
 
 
 def test_many_bins_do_not_reserve_a_huge_buffer():

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
-from streammetrics import load_state
-from streammetrics import EvaluationReport, Evaluator, evaluate_batches
+from streammetrics import EvaluationReport, Evaluator, evaluate_batches, load_state
 
 from .harness import (
     assert_results_equal,
@@ -26,9 +25,9 @@ sklearn_metrics = pytest.importorskip("sklearn.metrics")
 def _batches(*arrays, sizes=(7, 1, 30, 0, 62), weights=None):
     out, start = [], 0
     for s in sizes:
-        args = tuple(a[start:start + s] for a in arrays)
+        args = tuple(a[start : start + s] for a in arrays)
         if weights is not None:
-            out.append({"args": args, "sample_weight": weights[start:start + s]})
+            out.append({"args": args, "sample_weight": weights[start : start + s]})
         else:
             out.append(args)
         start += s
@@ -64,16 +63,14 @@ def test_regression_weighted(rng):
         "mse": sklearn_metrics.mean_squared_error(y, p, sample_weight=w),
         "r2": sklearn_metrics.r2_score(y, p, sample_weight=w),
     }
-    check_accumulator(lambda: Evaluator("regression"), _batches(y, p, weights=w), expected,
-                      expected_rtol=1e-10)
+    check_accumulator(lambda: Evaluator("regression"), _batches(y, p, weights=w), expected, expected_rtol=1e-10)
 
 
 def test_regression_rejected_batch_unchanged(rng):
     ev = Evaluator("regression").update([1.0, 2.0], [1.5, 2.5])
     check_rejected_batch(ev, ([1.0, np.nan], [1.0, 2.0]), match=r"y\[1\]")
     check_rejected_batch(ev, ([1.0, 2.0], [1.0]), match="different lengths")
-    check_rejected_batch(ev, ([1.0, 2.0], [1.0, 2.0]), {"sample_weight": [1.0, -1.0]},
-                         match=r"sample_weight\[1\]")
+    check_rejected_batch(ev, ([1.0, 2.0], [1.0, 2.0]), {"sample_weight": [1.0, -1.0]}, match=r"sample_weight\[1\]")
 
 
 # ----------------------------------------------------------------- multiclass
@@ -96,8 +93,9 @@ def test_multiclass_probabilities_protocol_and_sklearn(rng):
         "cohen_kappa": sklearn_metrics.cohen_kappa_score(y, pred),
         "n": 100,
     }
-    r = check_accumulator(lambda: Evaluator("multiclass", n_classes=4), _batches(y, proba),
-                          expected, expected_rtol=1e-10)
+    r = check_accumulator(
+        lambda: Evaluator("multiclass", n_classes=4), _batches(y, proba), expected, expected_rtol=1e-10
+    )
     np.testing.assert_array_equal(r.matrix, sklearn_metrics.confusion_matrix(y, pred, labels=range(4)))
 
 
@@ -142,9 +140,11 @@ def test_bad_batch_is_refused_before_any_member_folds(rng, monkeypatch):
     snap = state_snapshot(ev)
     folded = []
     for name, m in ev.members.items():
+
         def watched(batch, name=name, fold=m.fold):
             folded.append(name)
             return fold(batch)
+
         monkeypatch.setattr(m, "fold", watched)
     bad = proba.copy()
     bad[0] = [0.5, 0.5, 0.5, 0.5]
@@ -207,8 +207,9 @@ def test_binary_protocol_and_sklearn(rng):
         "mcc": sklearn_metrics.matthews_corrcoef(y, pred),
         "n": 200,
     }
-    r = check_accumulator(lambda: Evaluator("binary"), _batches(y, p, sizes=(13, 0, 87, 100)),
-                          expected, expected_rtol=1e-10)
+    r = check_accumulator(
+        lambda: Evaluator("binary"), _batches(y, p, sizes=(13, 0, 87, 100)), expected, expected_rtol=1e-10
+    )
     assert r.parts["binary"].fbeta(1) == pytest.approx(r.f1)
     assert r.auc_lower <= r.auc <= r.auc_upper
 
@@ -221,8 +222,9 @@ def test_binary_weighted(rng):
         "auc": sklearn_metrics.roc_auc_score(y, p, sample_weight=w),
         "log_loss": sklearn_metrics.log_loss(y, p, sample_weight=w),
     }
-    check_accumulator(lambda: Evaluator("binary"), _batches(y, p, weights=w, sizes=(50, 150)),
-                      expected, expected_rtol=1e-9)
+    check_accumulator(
+        lambda: Evaluator("binary"), _batches(y, p, weights=w, sizes=(50, 150)), expected, expected_rtol=1e-9
+    )
 
 
 def test_binary_scores_mode_takes_logits(rng):
@@ -272,8 +274,13 @@ def test_clustering_protocol_and_sklearn(rng):
         "nmi": sklearn_metrics.normalized_mutual_info_score(truth, pred),
         "v_measure": sklearn_metrics.v_measure_score(truth, pred),
     }
-    check_accumulator(lambda: Evaluator("clustering"), _batches(truth, pred, sizes=(50, 0, 100)),
-                      expected, expected_rtol=1e-9, rtol=1e-9)
+    check_accumulator(
+        lambda: Evaluator("clustering"),
+        _batches(truth, pred, sizes=(50, 0, 100)),
+        expected,
+        expected_rtol=1e-9,
+        rtol=1e-9,
+    )
     with pytest.raises(ValueError, match="no sample_weight"):
         Evaluator("clustering").update([1, 2], [1, 2], sample_weight=[1.0, 1.0])
 
@@ -291,12 +298,15 @@ def test_settings_are_checked():
         Evaluator("multiclass")
 
 
-@pytest.mark.parametrize("members, starved", [
-    ({"ps": sm.ProbabilityScores(), "reg": sm.RegressionErrors()}, "'reg'"),
-    ({"reg": sm.RegressionErrors(), "ps": sm.ProbabilityScores()}, "'ps'"),
-    ({"bc": sm.BinaryConfusion(), "mc": sm.MulticlassConfusion(2)}, "'mc'"),
-    ({"auc": sm.RankAUC(), "reg": sm.RegressionErrors()}, "'reg'"),
-])
+@pytest.mark.parametrize(
+    "members, starved",
+    [
+        ({"ps": sm.ProbabilityScores(), "reg": sm.RegressionErrors()}, "'reg'"),
+        ({"reg": sm.RegressionErrors(), "ps": sm.ProbabilityScores()}, "'ps'"),
+        ({"bc": sm.BinaryConfusion(), "mc": sm.MulticlassConfusion(2)}, "'mc'"),
+        ({"auc": sm.RankAUC(), "reg": sm.RegressionErrors()}, "'reg'"),
+    ],
+)
 def test_members_no_batch_could_reach_are_refused(members, starved):
     # each takes 1-D (y, p) alone, but no one conversion checks a batch for both:
     # the batch would go to the first member's form and the other get no row

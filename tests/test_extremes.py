@@ -19,16 +19,25 @@ YC = RNG.integers(0, 3, N)
 PM = RNG.dirichlet(np.ones(3), N)
 
 WEIGHTED = {
-    "BinaryConfusion": (lambda: sm.BinaryConfusion(threshold=0.5), (Y, P),
-                        ("accuracy", "precision", "recall", "f1", "mcc", "balanced_accuracy")),
+    "BinaryConfusion": (
+        lambda: sm.BinaryConfusion(threshold=0.5),
+        (Y, P),
+        ("accuracy", "precision", "recall", "f1", "mcc", "balanced_accuracy"),
+    ),
     "ProbabilityScores": (sm.ProbabilityScores, (Y, P), ("log_loss", "brier")),
     "RegressionErrors": (sm.RegressionErrors, (YR, PR), ("mse", "mae", "mape", "r2")),
     "RankAUC": (sm.RankAUC, (Y, P), ("auc",)),
     "Calibration": (sm.Calibration, (Y, P), ("ece", "mce", "reliability", "resolution")),
-    "MulticlassConfusion": (lambda: sm.MulticlassConfusion(3), (YC, PM.argmax(axis=1)),
-                            ("accuracy", "mcc", "cohen_kappa", "macro_f1", "balanced_accuracy")),
-    "MulticlassRankAUC": (lambda: sm.MulticlassRankAUC(3), (YC, PM),
-                          ("ovr_macro_auc", "ovr_weighted_auc", "ovo_macro_auc", "macro_average_precision")),
+    "MulticlassConfusion": (
+        lambda: sm.MulticlassConfusion(3),
+        (YC, PM.argmax(axis=1)),
+        ("accuracy", "mcc", "cohen_kappa", "macro_f1", "balanced_accuracy"),
+    ),
+    "MulticlassRankAUC": (
+        lambda: sm.MulticlassRankAUC(3),
+        (YC, PM),
+        ("ovr_macro_auc", "ovr_weighted_auc", "ovo_macro_auc", "macro_average_precision"),
+    ),
 }
 
 
@@ -85,8 +94,7 @@ def test_a_merge_whose_weighted_totals_overflow_is_refused_as_one_pass_is(name):
     assert all(np.array_equal(before[k], after[k]) for k in before)
 
 
-@pytest.mark.parametrize("name", ["ClassCalibration", "TopKAccuracy", "MultilabelConfusion",
-                                  "MulticlassConfusion"])
+@pytest.mark.parametrize("name", ["ClassCalibration", "TopKAccuracy", "MultilabelConfusion", "MulticlassConfusion"])
 def test_a_batch_whose_weighted_cells_overflow_is_refused_whole_and_its_scores_too(name):
     make, arrays, _ = MERGED[name]
     acc = make().update(*(a[:10] for a in arrays), sample_weight=W[:10])
@@ -130,11 +138,14 @@ def test_cosine_silhouette_of_parallel_vectors_is_zero():
     np.testing.assert_array_equal(s, np.zeros(8))
 
 
-@pytest.mark.parametrize("call", [
-    lambda y, p: sm.confusion_matrix(y, p),
-    lambda y, p: sm.adjusted_rand_score(y, p),
-    lambda y, p: sm.MulticlassConfusion(3).update(y, p).finalize(),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda y, p: sm.confusion_matrix(y, p),
+        lambda y, p: sm.adjusted_rand_score(y, p),
+        lambda y, p: sm.MulticlassConfusion(3).update(y, p).finalize(),
+    ],
+)
 def test_float16_labels_are_read_without_warnings(call):
     import warnings
 
@@ -180,12 +191,16 @@ def _state_equal(a, b):
     return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: sm.Evaluator(task="regression"),
-    lambda: sm.Bootstrap(sm.RegressionErrors(), replicates=20, seed=0),
-    lambda: sm.Sliced(sm.Evaluator(task="regression")),
-    lambda: sm.Sliced(sm.RegressionErrors()),
-], ids=["Evaluator", "Bootstrap", "Sliced(Evaluator)", "Sliced(RegressionErrors)"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: sm.Evaluator(task="regression"),
+        lambda: sm.Bootstrap(sm.RegressionErrors(), replicates=20, seed=0),
+        lambda: sm.Sliced(sm.Evaluator(task="regression")),
+        lambda: sm.Sliced(sm.RegressionErrors()),
+    ],
+    ids=["Evaluator", "Bootstrap", "Sliced(Evaluator)", "Sliced(RegressionErrors)"],
+)
 def test_a_merge_one_part_refuses_changes_no_part(make):
     # one slice (or member, or replicate) whose merged totals overflow: the
     # parts merged before it were left merged, and the state was inconsistent
@@ -210,8 +225,7 @@ def test_a_merge_one_part_refuses_changes_no_part(make):
 
 def test_a_sliced_merge_whose_weighted_slice_totals_overflow_is_refused_whole():
     w = np.array([1e308, 1.0, 1.0])
-    acc = sm.Sliced(sm.ProbabilityScores()).update([1, 0, 1], [0.9, 0.2, 0.7], sample_weight=w,
-                                                   by=["a", "b", "b"])
+    acc = sm.Sliced(sm.ProbabilityScores()).update([1, 0, 1], [0.9, 0.2, 0.7], sample_weight=w, by=["a", "b", "b"])
     before = acc.state_dict()
     with pytest.raises(ValueError, match="would overflow float64"):
         acc + acc

@@ -29,8 +29,24 @@ from .registry import CASES
 
 pytestmark = pytest.mark.fuzz
 
-DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "float32", "float64", "bool", "object", "U5", "datetime64[s]", "complex128"]
+DTYPES = [
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "bool",
+    "object",
+    "U5",
+    "datetime64[s]",
+    "complex128",
+]
 BAD_VALUES = [np.nan, np.inf, -np.inf, -1, 2, 3, 0.5, 1e300, -1e300, 2**63, 1e-320, "x", None]
 
 
@@ -42,8 +58,9 @@ def _examples(request_config) -> int:
 def mutation(draw, a):
     """``a`` (a valid array) changed in one of the ways the module docstring lists."""
     a = np.asarray(a)
-    kind = draw(st.sampled_from(["dtype", "value", "mask", "view", "shape", "length", "list",
-                                 "torch", "pandas", "none"]))
+    kind = draw(
+        st.sampled_from(["dtype", "value", "mask", "view", "shape", "length", "list", "torch", "pandas", "none"])
+    )
     if kind == "dtype":
         dtype = draw(st.sampled_from(DTYPES))
         with warnings.catch_warnings():
@@ -122,8 +139,9 @@ def test_fuzz_update(case, pytestconfig):
     arrays = [np.asarray(a)[:12] for a in arrays]
     w = None if w is None else np.asarray(w)[:12]
 
-    @settings(max_examples=_examples(pytestconfig), deadline=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=_examples(pytestconfig), deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+    )
     @given(st.data())
     def run(data):
         acc = case.make()
@@ -170,15 +188,15 @@ def _one_shots():
         ("confusion_matrix", lambda a, b: sm.confusion_matrix(a, b), (c3, c3[::-1].copy())),
         ("adjusted_rand_score", lambda a, b: sm.adjusted_rand_score(a, b), (c3, c3[::-1].copy())),
         ("adjusted_mutual_info_score", lambda a, b: sm.adjusted_mutual_info_score(a, b), (c3, c3)),
-        ("silhouette_score", lambda a, b: sm.silhouette_score(a, b),
-         (np.arange(12.0).reshape(6, 2) ** 1.5, c3)),
+        ("silhouette_score", lambda a, b: sm.silhouette_score(a, b), (np.arange(12.0).reshape(6, 2) ** 1.5, c3)),
     ]
 
 
 @pytest.mark.parametrize("name, call, arrays", _one_shots(), ids=[n for n, _, _ in _one_shots()])
 def test_fuzz_one_shot(name, call, arrays, pytestconfig):
-    @settings(max_examples=_examples(pytestconfig), deadline=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=_examples(pytestconfig), deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+    )
     @given(st.data())
     def run(data):
         args = list(arrays)

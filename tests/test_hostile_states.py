@@ -32,12 +32,12 @@ def _npy(a) -> bytes:
 
 
 def _header(cls: str, settings, **extra) -> bytes:
-    return json.dumps({"format": "streammetrics-state", "version": 1, "class": cls,
-                       "settings": settings, **extra}).encode()
+    return json.dumps(
+        {"format": "streammetrics-state", "version": 1, "class": cls, "settings": settings, **extra}
+    ).encode()
 
 
-def forge(path, cls, settings, arrays, *, header: bytes | None = None, raw=None,
-          compression=zipfile.ZIP_STORED):
+def forge(path, cls, settings, arrays, *, header: bytes | None = None, raw=None, compression=zipfile.ZIP_STORED):
     """A state file of ``arrays`` (``raw``: member name -> bytes, written as is)."""
     members = {f"{k}.npy": _npy(v) for k, v in arrays.items()}
     hdr = _header(cls, settings) if header is None else header
@@ -50,8 +50,12 @@ def forge(path, cls, settings, arrays, *, header: bytes | None = None, raw=None,
 
 
 def _binary(n=3, counts=(1, 0, 1, 1)):
-    return {"n": np.array([n], np.int64), "counts": np.array(counts, np.int64),
-            "wsums": np.zeros((4, 2)), "weighted": np.zeros(1, np.int64)}
+    return {
+        "n": np.array([n], np.int64),
+        "counts": np.array(counts, np.int64),
+        "wsums": np.zeros((4, 2)),
+        "weighted": np.zeros(1, np.int64),
+    }
 
 
 def _load_fails(path, match, seconds=1.0):
@@ -79,8 +83,7 @@ def _load_fails(path, match, seconds=1.0):
 def _npy_claiming(shape, data: bytes, descr="<i8") -> bytes:
     """A ``.npy`` member whose header declares ``shape`` over the bytes ``data``."""
     buf = io.BytesIO()
-    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False,
-                                               "shape": tuple(shape)})
+    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False, "shape": tuple(shape)})
     return buf.getvalue() + data
 
 
@@ -88,8 +91,9 @@ def test_deflated_member_is_refused_before_inflating(tmp_path):
     # 100 MB of int64 zeros deflated into ~100 KB (the 6 GB bomb, scaled down):
     # refused for being compressed, before a byte is inflated
     declared = 12_500_000
-    path = forge(tmp_path / "bomb", "BinaryConfusion", {"threshold": None},
-                 {k: v for k, v in _binary().items() if k != "counts"})
+    path = forge(
+        tmp_path / "bomb", "BinaryConfusion", {"threshold": None}, {k: v for k, v in _binary().items() if k != "counts"}
+    )
     zero = bytes(1_000_000)
     with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as zf:
         with zf.open("counts.npy", "w", force_zip64=True) as member:
@@ -105,8 +109,7 @@ def test_deflated_member_is_refused_before_inflating(tmp_path):
 
 def test_compressed_small_file_is_refused(tmp_path):
     # even an honest state written with deflate: the format is uncompressed
-    path = forge(tmp_path / "z", "BinaryConfusion", {"threshold": None}, _binary(),
-                 compression=zipfile.ZIP_DEFLATED)
+    path = forge(tmp_path / "z", "BinaryConfusion", {"threshold": None}, _binary(), compression=zipfile.ZIP_DEFLATED)
     _load_fails(path, "compressed")
 
 
@@ -128,23 +131,30 @@ def test_object_member_is_refused(tmp_path):
 
 def test_deep_header_is_a_value_error(tmp_path):
     deep = "[" * 10_000 + "]" * 10_000
-    hdr = b'{"format": "streammetrics-state", "version": 1, "class": "BinaryConfusion", ' \
-          b'"settings": {"threshold": null, "x": ' + deep.encode() + b"}}"
+    hdr = (
+        b'{"format": "streammetrics-state", "version": 1, "class": "BinaryConfusion", '
+        b'"settings": {"threshold": null, "x": ' + deep.encode() + b"}}"
+    )
     path = forge(tmp_path / "deep", "BinaryConfusion", None, _binary(), header=hdr)
     _load_fails(path, "nested deeper")
 
 
-@pytest.mark.parametrize("text, match", [
-    ("1" * 400, "does not fit int64"),
-    ("1e400", "not a finite float"),
-    ("-1e400", "not a finite float"),
-    ("NaN", "not a number"),
-    ("Infinity", "not a number"),
-    ("0." + "1" * 400, "not a finite float"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("1" * 400, "does not fit int64"),
+        ("1e400", "not a finite float"),
+        ("-1e400", "not a finite float"),
+        ("NaN", "not a number"),
+        ("Infinity", "not a number"),
+        ("0." + "1" * 400, "not a finite float"),
+    ],
+)
 def test_numbers_in_settings_are_bounded(tmp_path, text, match):
-    hdr = (b'{"format": "streammetrics-state", "version": 1, "class": "BinaryConfusion", '
-           b'"settings": {"threshold": ' + text.encode() + b"}}")
+    hdr = (
+        b'{"format": "streammetrics-state", "version": 1, "class": "BinaryConfusion", '
+        b'"settings": {"threshold": ' + text.encode() + b"}}"
+    )
     path = forge(tmp_path / "num", "BinaryConfusion", None, _binary(), header=hdr)
     _load_fails(path, match)
 
@@ -157,18 +167,25 @@ def test_huge_header_is_refused(tmp_path):
 
 @pytest.mark.parametrize("k", [10**6, 10**9])
 def test_declared_n_classes_is_checked_before_allocating(tmp_path, k):
-    arrays = {"n": np.array([1], np.int64), "counts": np.array([[1]], np.int64),
-              "wsum": np.zeros((0, 2)), "seen": np.zeros((2, 1), np.int64)}
+    arrays = {
+        "n": np.array([1], np.int64),
+        "counts": np.array([[1]], np.int64),
+        "wsum": np.zeros((0, 2)),
+        "seen": np.zeros((2, 1), np.int64),
+    }
     path = forge(tmp_path / "k", "MulticlassConfusion", {"n_classes": k, "labels": None}, arrays)
     _load_fails(path, "settings declare a state entry 'counts'")
 
 
 def test_declared_n_classes_inside_an_evaluator(tmp_path):
-    settings = {"members": {"m": {"class": "MulticlassConfusion",
-                                  "settings": {"n_classes": 10**6, "labels": None}}}}
-    arrays = {"n": np.array([0], np.int64), "m.n": np.zeros(1, np.int64),
-              "m.counts": np.zeros((1, 1), np.int64), "m.wsum": np.zeros((0, 2)),
-              "m.seen": np.zeros((2, 1), np.int64)}
+    settings = {"members": {"m": {"class": "MulticlassConfusion", "settings": {"n_classes": 10**6, "labels": None}}}}
+    arrays = {
+        "n": np.array([0], np.int64),
+        "m.n": np.zeros(1, np.int64),
+        "m.counts": np.zeros((1, 1), np.int64),
+        "m.wsum": np.zeros((0, 2)),
+        "m.seen": np.zeros((2, 1), np.int64),
+    }
     path = forge(tmp_path / "ev", "Evaluator", settings, arrays)
     _load_fails(path, "settings declare a state entry")
 
@@ -192,33 +209,59 @@ def test_honest_files_still_load(tmp_path):
 def _cli(*args):
     env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
     t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "streammetrics", *args], capture_output=True,
-                          text=True, env=env, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "streammetrics", *args], capture_output=True, text=True, env=env, timeout=120
+    )
     return done, time.perf_counter() - t0
 
 
 def test_merge_command_on_hostile_files(tmp_path):
     deep = "[" * 10_000 + "]" * 10_000
     hostile = [
-        forge(tmp_path / "deep", "BinaryConfusion", None, _binary(),
-              header=(b'{"format": "streammetrics-state", "version": 1, "class": '
-                      b'"BinaryConfusion", "settings": ' + deep.encode() + b"}")),
-        forge(tmp_path / "digits", "BinaryConfusion", None, _binary(),
-              header=(b'{"format": "streammetrics-state", "version": 1, "class": '
-                      b'"BinaryConfusion", "settings": {"threshold": 1' + b"0" * 400 + b"}}")),
-        forge(tmp_path / "classes", "MulticlassConfusion", {"n_classes": 10**6, "labels": None},
-              {"n": np.array([1], np.int64), "counts": np.array([[1]], np.int64),
-               "wsum": np.zeros((0, 2)), "seen": np.zeros((2, 1), np.int64)}),
-        forge(tmp_path / "loss", "ProbabilityScores", {},
-              {"n": np.array([1], np.int64), "sums": np.array([[1.0, 0], [100.0, 0], [0, 0]])}),
+        forge(
+            tmp_path / "deep",
+            "BinaryConfusion",
+            None,
+            _binary(),
+            header=(
+                b'{"format": "streammetrics-state", "version": 1, "class": '
+                b'"BinaryConfusion", "settings": ' + deep.encode() + b"}"
+            ),
+        ),
+        forge(
+            tmp_path / "digits",
+            "BinaryConfusion",
+            None,
+            _binary(),
+            header=(
+                b'{"format": "streammetrics-state", "version": 1, "class": '
+                b'"BinaryConfusion", "settings": {"threshold": 1' + b"0" * 400 + b"}}"
+            ),
+        ),
+        forge(
+            tmp_path / "classes",
+            "MulticlassConfusion",
+            {"n_classes": 10**6, "labels": None},
+            {
+                "n": np.array([1], np.int64),
+                "counts": np.array([[1]], np.int64),
+                "wsum": np.zeros((0, 2)),
+                "seen": np.zeros((2, 1), np.int64),
+            },
+        ),
+        forge(
+            tmp_path / "loss",
+            "ProbabilityScores",
+            {},
+            {"n": np.array([1], np.int64), "sums": np.array([[1.0, 0], [100.0, 0], [0, 0]])},
+        ),
     ]
     for path in hostile:
         done, seconds = _cli("merge", str(path))
         assert done.returncode != 0
         assert done.stdout == ""
         lines = done.stderr.splitlines()
-        assert len(lines) == 1 and lines[0].startswith("streammetrics: error: ") and str(path) in lines[0], \
-            done.stderr
+        assert len(lines) == 1 and lines[0].startswith("streammetrics: error: ") and str(path) in lines[0], done.stderr
         assert "Traceback" not in done.stderr
         assert seconds < 30  # the interpreter and numpy start included; measured well under
 
@@ -229,14 +272,17 @@ def _state_fails(cls_name, settings, arrays, match, tmp_path):
     return _load_fails(path, match)
 
 
-@pytest.mark.parametrize("sums, match", [
-    ([[1.0, 0], [100.0, 0], [0.0, 0]], "log-loss total"),       # log loss 100 > 27.63
-    ([[1.0, 0], [27.7, 0], [0.0, 0]], "log-loss total"),
-    ([[1.0, 0], [0.5, 0], [-0.1, 0]], "negative"),                # negative Brier
-    ([[1.0, 0], [0.5, 0], [1.5, 0]], "Brier total"),              # binary Brier > 1
-    ([[1.0, 0], [-0.5, 0], [0.1, 0]], "negative"),               # negative log loss
-    ([[1.0, 1.0], [0.5, 0], [0.1, 0]], "error term"),            # a pair whose error is its sum
-])
+@pytest.mark.parametrize(
+    "sums, match",
+    [
+        ([[1.0, 0], [100.0, 0], [0.0, 0]], "log-loss total"),  # log loss 100 > 27.63
+        ([[1.0, 0], [27.7, 0], [0.0, 0]], "log-loss total"),
+        ([[1.0, 0], [0.5, 0], [-0.1, 0]], "negative"),  # negative Brier
+        ([[1.0, 0], [0.5, 0], [1.5, 0]], "Brier total"),  # binary Brier > 1
+        ([[1.0, 0], [-0.5, 0], [0.1, 0]], "negative"),  # negative log loss
+        ([[1.0, 1.0], [0.5, 0], [0.1, 0]], "error term"),  # a pair whose error is its sum
+    ],
+)
 def test_probability_totals_are_bounded(tmp_path, sums, match):
     arrays = {"n": np.array([1], np.int64), "sums": np.array(sums)}
     _state_fails("ProbabilityScores", {}, arrays, match, tmp_path)
@@ -257,56 +303,71 @@ def test_probability_bounds_are_those_of_real_streams(tmp_path):
 
 
 def _regression(sums, moments=(2.0, 0, 0.0, 0.0, 1.0, 0)):
-    return {"n": np.array([2], np.int64), "moments": np.array(moments, np.float64),
-            "sums": np.array(sums, np.float64)}
+    return {"n": np.array([2], np.int64), "moments": np.array(moments, np.float64), "sums": np.array(sums, np.float64)}
 
 
-@pytest.mark.parametrize("sums, match", [
-    ([[-1.0, 0], [1.0, 0], [0.1, 0]], "negative"),       # negative MSE
-    ([[1.0, 0], [-1.0, 0], [0.1, 0]], "negative"),       # negative MAE
-    ([[1.0, 0], [100.0, 0], [0.1, 0]], "absolute errors"),  # MAE 50 with MSE 0.5
-])
+@pytest.mark.parametrize(
+    "sums, match",
+    [
+        ([[-1.0, 0], [1.0, 0], [0.1, 0]], "negative"),  # negative MSE
+        ([[1.0, 0], [-1.0, 0], [0.1, 0]], "negative"),  # negative MAE
+        ([[1.0, 0], [100.0, 0], [0.1, 0]], "absolute errors"),  # MAE 50 with MSE 0.5
+    ],
+)
 def test_regression_totals_are_consistent(tmp_path, sums, match):
     _state_fails("RegressionErrors", {}, _regression(sums), match, tmp_path)
 
 
-@pytest.mark.parametrize("arrays, match", [
-    (_binary(3, (1, 0, -1, 3)), "negative"),           # recall 2: fn = -1
-    (_binary(3, (2, 0, 0, 2)), "exceeds"),             # accuracy 4/3
-    (_binary(5, (1, 0, 0, 1)), "falls short"),         # rows that no cell counts
-    (_binary(BIG, (BIG, BIG, BIG, BIG)), "exceeds"),   # wraps to n in int64
-    ({**_binary(3), "wsums": np.array([[1.0, 0]] * 4)}, "no row came with weights"),
-])
+@pytest.mark.parametrize(
+    "arrays, match",
+    [
+        (_binary(3, (1, 0, -1, 3)), "negative"),  # recall 2: fn = -1
+        (_binary(3, (2, 0, 0, 2)), "exceeds"),  # accuracy 4/3
+        (_binary(5, (1, 0, 0, 1)), "falls short"),  # rows that no cell counts
+        (_binary(BIG, (BIG, BIG, BIG, BIG)), "exceeds"),  # wraps to n in int64
+        ({**_binary(3), "wsums": np.array([[1.0, 0]] * 4)}, "no row came with weights"),
+    ],
+)
 def test_binary_counts_are_consistent(tmp_path, arrays, match):
     _state_fails("BinaryConfusion", {"threshold": None}, arrays, match, tmp_path)
 
 
 def test_multiclass_counts_are_consistent(tmp_path):
-    arrays = {"n": np.array([2], np.int64), "counts": np.array([[3, 0], [0, -1]], np.int64),
-              "wsum": np.zeros((0, 2)), "seen": np.zeros((2, 2), np.int64)}
-    _state_fails("MulticlassConfusion", {"n_classes": 2, "labels": None}, arrays, "negative|exceeds",
-                 tmp_path)
+    arrays = {
+        "n": np.array([2], np.int64),
+        "counts": np.array([[3, 0], [0, -1]], np.int64),
+        "wsum": np.zeros((0, 2)),
+        "seen": np.zeros((2, 2), np.int64),
+    }
+    _state_fails("MulticlassConfusion", {"n_classes": 2, "labels": None}, arrays, "negative|exceeds", tmp_path)
     arrays["counts"] = np.array([[1, 0], [0, 0]], np.int64)
     arrays["wsum"] = np.ones((4, 2)) * [1.0, 0.0]
-    _state_fails("MulticlassConfusion", {"n_classes": 2, "labels": None}, arrays, "do not add up",
-                 tmp_path)
+    _state_fails("MulticlassConfusion", {"n_classes": 2, "labels": None}, arrays, "do not add up", tmp_path)
 
 
 def test_rank_counts_cannot_wrap_into_a_negative_n_pos(tmp_path):
     # five counts of 2**62 sum to 2**62 modulo 2**64: the int64 total wraps onto n
-    arrays = {"n": np.array([BIG], np.int64), "weighted": np.zeros(1, np.int64),
-              "lo": np.arange(5, dtype=np.float64), "hi": np.zeros(0),
-              "counts": np.array([[BIG, BIG, BIG, 0, 0], [0, 0, 0, BIG, BIG]], np.int64),
-              "weights": np.zeros((2, 0)), "pairs": np.zeros((2, 0))}
+    arrays = {
+        "n": np.array([BIG], np.int64),
+        "weighted": np.zeros(1, np.int64),
+        "lo": np.arange(5, dtype=np.float64),
+        "hi": np.zeros(0),
+        "counts": np.array([[BIG, BIG, BIG, 0, 0], [0, 0, 0, BIG, BIG]], np.int64),
+        "weights": np.zeros((2, 0)),
+        "pairs": np.zeros((2, 0)),
+    }
     assert int(arrays["counts"].sum()) == BIG  # what the wrapped check saw
     _state_fails("RankAUC", {"max_bins": None}, arrays, "do not add up", tmp_path)
 
 
 def test_contingency_counts_cannot_wrap(tmp_path):
-    arrays = {"n": np.array([BIG], np.int64), "true": np.arange(5, dtype=np.int64),
-              "pred": np.zeros(5, np.int64), "counts": np.full(5, BIG, np.int64)}
-    _state_fails("ClusterContingency", {"average_method": "arithmetic"}, arrays, "do not add up",
-                 tmp_path)
+    arrays = {
+        "n": np.array([BIG], np.int64),
+        "true": np.arange(5, dtype=np.int64),
+        "pred": np.zeros(5, np.int64),
+        "counts": np.full(5, BIG, np.int64),
+    }
+    _state_fails("ClusterContingency", {"average_method": "arithmetic"}, arrays, "do not add up", tmp_path)
 
 
 def test_every_accepted_state_scores_in_range(tmp_path):
@@ -315,11 +376,16 @@ def test_every_accepted_state_scores_in_range(tmp_path):
     y = rng.integers(0, 2, 200)
     p = rng.random(200)
     w = rng.random(200)
-    accs = [sm.BinaryConfusion(0.5).update(y, p, sample_weight=w), sm.BinaryConfusion(0.5).update(y, p),
-            sm.ProbabilityScores().update(y, p, sample_weight=w), sm.RegressionErrors().update(p, y),
-            sm.RankAUC().update(y, p), sm.RankAUC(max_bins=8).update(y, p, sample_weight=w),
-            sm.MulticlassConfusion(3).update(y + (p > 0.8), y, sample_weight=w),
-            sm.ClusterContingency().update(y, (p * 4).astype(int))]
+    accs = [
+        sm.BinaryConfusion(0.5).update(y, p, sample_weight=w),
+        sm.BinaryConfusion(0.5).update(y, p),
+        sm.ProbabilityScores().update(y, p, sample_weight=w),
+        sm.RegressionErrors().update(p, y),
+        sm.RankAUC().update(y, p),
+        sm.RankAUC(max_bins=8).update(y, p, sample_weight=w),
+        sm.MulticlassConfusion(3).update(y + (p > 0.8), y, sample_weight=w),
+        sm.ClusterContingency().update(y, (p * 4).astype(int)),
+    ]
     for i, acc in enumerate(accs):
         acc.save(tmp_path / f"{i}")
         back = sm.load_state(tmp_path / f"{i}")
@@ -332,26 +398,44 @@ def _near_limit(cls_name):
         return sm.BinaryConfusion().load_state_dict(_binary(BIG, (BIG, 0, 0, 0)))
     if cls_name == "MulticlassConfusion":
         return sm.MulticlassConfusion(2).load_state_dict(
-            {"n": np.array([BIG], np.int64), "counts": np.array([[BIG, 0], [0, 0]], np.int64),
-             "wsum": np.zeros((0, 2)), "seen": np.zeros((2, 2), np.int64)})
+            {
+                "n": np.array([BIG], np.int64),
+                "counts": np.array([[BIG, 0], [0, 0]], np.int64),
+                "wsum": np.zeros((0, 2)),
+                "seen": np.zeros((2, 2), np.int64),
+            }
+        )
     if cls_name == "ClusterContingency":
         return sm.ClusterContingency().load_state_dict(
-            {"n": np.array([BIG], np.int64), "true": np.array([0, 1], np.int64),
-             "pred": np.array([0, 0], np.int64), "counts": np.array([BIG - 1, 1], np.int64)})
+            {
+                "n": np.array([BIG], np.int64),
+                "true": np.array([0, 1], np.int64),
+                "pred": np.array([0, 0], np.int64),
+                "counts": np.array([BIG - 1, 1], np.int64),
+            }
+        )
     if cls_name == "RankAUC":
         return sm.RankAUC().load_state_dict(
-            {"n": np.array([BIG], np.int64), "weighted": np.zeros(1, np.int64),
-             "lo": np.array([0.0, 1.0]), "hi": np.zeros(0),
-             "counts": np.array([[0, BIG - 1], [1, 0]], np.int64),
-             "weights": np.zeros((2, 0)), "pairs": np.zeros((2, 0))})
+            {
+                "n": np.array([BIG], np.int64),
+                "weighted": np.zeros(1, np.int64),
+                "lo": np.array([0.0, 1.0]),
+                "hi": np.zeros(0),
+                "counts": np.array([[0, BIG - 1], [1, 0]], np.int64),
+                "weights": np.zeros((2, 0)),
+                "pairs": np.zeros((2, 0)),
+            }
+        )
     if cls_name == "ProbabilityScores":
         return sm.ProbabilityScores().load_state_dict(
-            {"n": np.array([BIG], np.int64), "sums": np.array([[4.6e18, 0], [1.0, 0], [1.0, 0]])})
+            {"n": np.array([BIG], np.int64), "sums": np.array([[4.6e18, 0], [1.0, 0], [1.0, 0]])}
+        )
     raise AssertionError(cls_name)
 
 
-@pytest.mark.parametrize("cls_name", ["BinaryConfusion", "MulticlassConfusion", "ClusterContingency",
-                                      "RankAUC", "ProbabilityScores"])
+@pytest.mark.parametrize(
+    "cls_name", ["BinaryConfusion", "MulticlassConfusion", "ClusterContingency", "RankAUC", "ProbabilityScores"]
+)
 def test_merging_past_int64_is_a_clear_error(cls_name):
     a, b = _near_limit(cls_name), _near_limit(cls_name)
     before = a.state_dict()
@@ -385,10 +469,15 @@ def test_updating_past_int64_is_a_clear_error():
     acc.update([1, 0], [1, 0])  # what still fits is taken
     assert acc.n == 2**63 - 1
     ev = sm.Evaluator({"b": sm.BinaryConfusion()})
-    ev.load_state_dict({"n": np.array([2**63 - 1], np.int64),
-                        "b.n": np.array([2**63 - 1], np.int64),
-                        "b.counts": np.array([2**63 - 1, 0, 0, 0], np.int64),
-                        "b.wsums": np.zeros((4, 2)), "b.weighted": np.zeros(1, np.int64)})
+    ev.load_state_dict(
+        {
+            "n": np.array([2**63 - 1], np.int64),
+            "b.n": np.array([2**63 - 1], np.int64),
+            "b.counts": np.array([2**63 - 1, 0, 0, 0], np.int64),
+            "b.wsums": np.zeros((4, 2)),
+            "b.weighted": np.zeros(1, np.int64),
+        }
+    )
     with pytest.raises(ValueError, match="int64 range"):
         ev.update([1], [1])
     assert ev.n == 2**63 - 1 and ev.members["b"].n == 2**63 - 1
@@ -398,8 +487,12 @@ def test_updating_past_int64_is_a_clear_error():
 def _table_state(counts: np.ndarray) -> dict:
     r, c = counts.shape
     t, p = np.divmod(np.arange(r * c, dtype=np.int64), c)
-    return {"n": np.array([int(counts.sum())], np.int64), "true": t, "pred": p,
-            "counts": counts.ravel().astype(np.int64)}
+    return {
+        "n": np.array([int(counts.sum())], np.int64),
+        "true": t,
+        "pred": p,
+        "counts": counts.ravel().astype(np.int64),
+    }
 
 
 def test_hostile_contingency_table_finalizes_fast(tmp_path):
@@ -407,8 +500,7 @@ def test_hostile_contingency_table_finalizes_fast(tmp_path):
     # would sum ~1e9 terms for each of the 16 pairs of sizes
     rng = np.random.default_rng(17)
     counts = (1e17 * (1 + rng.random((4, 4)))).astype(np.int64)
-    path = forge(tmp_path / "huge", "ClusterContingency", {"average_method": "arithmetic"},
-                 _table_state(counts))
+    path = forge(tmp_path / "huge", "ClusterContingency", {"average_method": "arithmetic"}, _table_state(counts))
     assert os.path.getsize(path) < 4096
     acc = sm.load_state(path)
     t0 = time.perf_counter()
@@ -437,8 +529,7 @@ def test_emi_matches_the_full_sum_and_scikit_learn():
 
 def test_moment_expansion_agrees_with_the_window():
     # where both are cheap: spreads of 2e3..1e4 (the expansion is used past 16384)
-    for a, b, n in [(3 * 10**7, 45 * 10**6, 10**8), (3 * 10**8, 45 * 10**7, 10**9),
-                    (5 * 10**8, 10**9, 4 * 10**9)]:
+    for a, b, n in [(3 * 10**7, 45 * 10**6, 10**8), (3 * 10**8, 45 * 10**7, 10**9), (5 * 10**8, 10**9, 4 * 10**9)]:
         window = _cell(a, b, n, 40.0, math.inf)
         moments = _cell(a, b, n, 40.0, 0.0)
         assert moments == pytest.approx(window, rel=3e-13)
@@ -534,22 +625,33 @@ def _rank_rows(st):
     st["n"][0] = 0  # weighted entries of no observation
 
 
-_P3 = np.array([[.7, .2, .1], [.2, .6, .2], [.1, .3, .6], [.5, .4, .1], [.3, .3, .4], [.2, .2, .6]])
+_P3 = np.array([[0.7, 0.2, 0.1], [0.2, 0.6, 0.2], [0.1, 0.3, 0.6], [0.5, 0.4, 0.1], [0.3, 0.3, 0.4], [0.2, 0.2, 0.6]])
 FORGED = {
     "Calibration mean outside its bin": (
-        lambda: sm.Calibration(n_bins=2).update([0, 0, 1, 1], [.1, .4, .6, .7]), _cal_mean_outside,
-        "outside its edges"),
+        lambda: sm.Calibration(n_bins=2).update([0, 0, 1, 1], [0.1, 0.4, 0.6, 0.7]),
+        _cal_mean_outside,
+        "outside its edges",
+    ),
     "ClassCalibration tables of other row counts": (
-        lambda: sm.ClassCalibration(2, n_bins=2).update([0, 1, 1], [[.8, .2], [.3, .7], [.6, .4]]),
-        _class_tables_uneven, "class 0's table counts 1 rows"),
+        lambda: sm.ClassCalibration(2, n_bins=2).update([0, 1, 1], [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]]),
+        _class_tables_uneven,
+        "class 0's table counts 1 rows",
+    ),
     "MultilabelConfusion rows beside its counts": (
         lambda: sm.MultilabelConfusion(3).update(*[[[1, 0, 1], [0, 1, 0], [1, 1, 0], [0, 0, 1]]] * 2),
-        _multilabel_rows, "does not fit the counts"),
+        _multilabel_rows,
+        "does not fit the counts",
+    ),
     "TopKAccuracy sums beside its hits": (
-        lambda: sm.TopKAccuracy(1).update([0, 1, 2, 2], _P3[:4]), _topk_sums, "is not their 3 hits"),
+        lambda: sm.TopKAccuracy(1).update([0, 1, 2, 2], _P3[:4]),
+        _topk_sums,
+        "is not their 3 hits",
+    ),
     "weighted MulticlassRankAUC entries of no row": (
         lambda: sm.MulticlassRankAUC(3).update([0, 1, 2, 0, 1, 2], _P3, sample_weight=np.ones(6)),
-        _rank_rows, "entries but only 0 observations"),
+        _rank_rows,
+        "entries but only 0 observations",
+    ),
 }
 
 
@@ -564,8 +666,11 @@ def test_a_state_no_stream_could_give_is_refused(name):
     acc._empty_like().load_state_dict(acc.state_dict())  # the true state loads
 
 
-@pytest.mark.parametrize("template", [sm.BinaryConfusion(), sm.MulticlassConfusion(2), sm.ProbabilityScores()],
-                         ids=lambda t: type(t).__name__)
+@pytest.mark.parametrize(
+    "template",
+    [sm.BinaryConfusion(), sm.MulticlassConfusion(2), sm.ProbabilityScores()],
+    ids=lambda t: type(t).__name__,
+)
 @pytest.mark.parametrize("weighted", [False, True])
 def test_a_sliced_overall_state_that_is_not_its_slices_merged_is_refused(template, weighted):
     y, p = np.array([1, 0, 1, 0, 1]), np.array([1, 0, 1, 0, 0])
@@ -575,8 +680,11 @@ def test_a_sliced_overall_state_that_is_not_its_slices_merged_is_refused(templat
     acc = sm.Sliced(template).update(y, p, sample_weight=w, by=["x", "x", "y", "y", "x"])
     st = acc.state_dict()
     sm.Sliced(template).load_state_dict(st)  # the true state loads
-    key = next(k for k in ("overall.counts", "overall.wsums", "overall.wsum", "overall.sums")
-               if k in st and st[k].size and st[k].any() and not (weighted and k == "overall.counts"))
+    key = next(
+        k
+        for k in ("overall.counts", "overall.wsums", "overall.wsum", "overall.sums")
+        if k in st and st[k].size and st[k].any() and not (weighted and k == "overall.counts")
+    )
     a = st[key]
     st[key] = np.roll(a.ravel(), 1).reshape(a.shape) if a.dtype.kind == "i" else a * 1.5
     with pytest.raises(ValueError, match="is not the slices' entries merged|does not|exceed"):
@@ -584,8 +692,7 @@ def test_a_sliced_overall_state_that_is_not_its_slices_merged_is_refused(templat
 
 
 def test_a_small_file_declaring_a_million_replicates_is_refused_before_allocating(tmp_path):
-    settings = {"template": {"class": "Calibration", "settings": {"n_bins": 100}}, "replicates": 2**20,
-                "seed": 0}
+    settings = {"template": {"class": "Calibration", "settings": {"n_bins": 100}}, "replicates": 2**20, "seed": 0}
     path = forge(tmp_path / "b.state", "Bootstrap", settings, {"n": np.zeros(1, np.int64)})
     _load_fails(path, "1048576 replicates of .* more than the file holds")
 
@@ -594,9 +701,11 @@ def test_a_small_file_of_many_zero_slices_is_refused_before_allocating(tmp_path)
     # every slice's fields in the short form of zeros, over 100k keys of a large table
     tmpl = sm.Calibration(n_bins=4000)
     g = 100_000
-    arrays = {"n": np.zeros(1, np.int64), "keys#int64": np.arange(g, dtype=np.int64),
-              "keys": np.frombuffer(json.dumps({"columns": 1, "names": ["by"], "keys": None}).encode(),
-                                    np.uint8)}
+    arrays = {
+        "n": np.zeros(1, np.int64),
+        "keys#int64": np.arange(g, dtype=np.int64),
+        "keys": np.frombuffer(json.dumps({"columns": 1, "names": ["by"], "keys": None}).encode(), np.uint8),
+    }
     for k, v in tmpl.state_dict().items():
         arrays[f"overall.{k}"] = v
         arrays[f"slices.{k}"] = np.zeros(0, v.dtype)

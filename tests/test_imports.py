@@ -16,10 +16,19 @@ import streammetrics
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 #: the package's modules that only some users need
-OPTIONAL = ("streammetrics.sliced", "streammetrics.bootstrap", "streammetrics.comparison",
-            "streammetrics.dask", "streammetrics.torch", "streammetrics.report",
-            "streammetrics.cli", "streammetrics.io", "streammetrics.evaluator",
-            "streammetrics.metrics.silhouette", "streammetrics.metrics.ranking")
+OPTIONAL = (
+    "streammetrics.sliced",
+    "streammetrics.bootstrap",
+    "streammetrics.comparison",
+    "streammetrics.dask",
+    "streammetrics.torch",
+    "streammetrics.report",
+    "streammetrics.cli",
+    "streammetrics.io",
+    "streammetrics.evaluator",
+    "streammetrics.metrics.silhouette",
+    "streammetrics.metrics.ranking",
+)
 #: third-party packages behind the optional extras
 EXTRAS = ("pyarrow", "dask", "matplotlib", "torch", "pandas", "sklearn")
 
@@ -27,8 +36,7 @@ EXTRAS = ("pyarrow", "dask", "matplotlib", "torch", "pandas", "sklearn")
 def fresh(code: str) -> dict:
     """Run ``code`` in a new interpreter; return the JSON it prints last."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=300, cwd=ROOT)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -54,8 +62,9 @@ def test_import_loads_no_optional_module():
 
 
 def test_first_use_loads_only_what_it_needs():
-    loaded = loaded_after("import streammetrics as sm\n"
-                          "sm.BinaryConfusion(threshold=0.5).update([1, 0], [0.7, 0.2]).finalize()")
+    loaded = loaded_after(
+        "import streammetrics as sm\nsm.BinaryConfusion(threshold=0.5).update([1, 0], [0.7, 0.2]).finalize()"
+    )
     assert "streammetrics.metrics.binary" in loaded
     assert not {m for m in loaded if m.startswith(OPTIONAL)}, "a confusion count loads no ranking"
     assert not {m for m in loaded if m.split(".")[0] in EXTRAS}
@@ -106,11 +115,14 @@ print(json.dumps([sm.bootstrap.__name__, sm.sliced.__name__, sm.report.__name__]
     assert got == ["streammetrics.bootstrap", "streammetrics.sliced", "streammetrics.report"]
 
 
-@pytest.mark.parametrize("make", [
-    "sm.RankAUC().update([1, 0, 1, 0], [0.9, 0.3, 0.6, 0.7])",
-    "sm.Evaluator(task='binary').update([1, 0, 1, 0], [0.9, 0.3, 0.6, 0.7])",
-    "sm.Sliced(sm.MulticlassConfusion(3)).update([0, 1, 2], [0, 2, 2], by=[1, 1, 2])",
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        "sm.RankAUC().update([1, 0, 1, 0], [0.9, 0.3, 0.6, 0.7])",
+        "sm.Evaluator(task='binary').update([1, 0, 1, 0], [0.9, 0.3, 0.6, 0.7])",
+        "sm.Sliced(sm.MulticlassConfusion(3)).update([0, 1, 2], [0, 2, 2], by=[1, 1, 2])",
+    ],
+)
 def test_load_state_finds_a_class_not_yet_imported(tmp_path, make):
     """A fresh process that loads a state file has imported none of the
     classes in it: ``load_state`` imports them to find them by name."""

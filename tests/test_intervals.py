@@ -198,8 +198,12 @@ def test_undefined_scores_have_the_whole_range():
     assert r.accuracy_ci_lower > 0.2 and r.accuracy_ci_upper == 1.0
 
 
-@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1), st.integers(1, 4)), min_size=1, max_size=60),
-       st.integers(1, 5), st.sampled_from([0.5, 0.9, 0.95]), st.booleans())
+@given(
+    st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1), st.integers(1, 4)), min_size=1, max_size=60),
+    st.integers(1, 5),
+    st.sampled_from([0.5, 0.9, 0.95]),
+    st.booleans(),
+)
 @settings(max_examples=60, deadline=None)
 def test_intervals_of_merged_shards_equal_those_of_the_whole(rows, shards, level, weighted):
     y = np.array([r[0] for r in rows])
@@ -234,7 +238,8 @@ def test_kish_weights():
     tp, fn = 3 + 1 + 1, 1
     n_eff = (tp + fn) ** 2 / (9 + 1 + 1 + 1)
     assert (r.recall_ci_lower, r.recall_ci_upper) == pytest.approx(
-        I.wilson(n_eff * tp / (tp + fn), n_eff, 0.95), abs=1e-15)
+        I.wilson(n_eff * tp / (tp + fn), n_eff, 0.95), abs=1e-15
+    )
     assert sm.BinaryConfusion().update(y, p, sample_weight=w).squared_weights() == [11.0, 4.0, 1.0, 20.0]
     # threshold mode counts its cells the same way
     s = np.where(p == 1, 0.8, 0.2)
@@ -353,8 +358,15 @@ def test_log_loss_and_brier_intervals(weighted):
         lo, hi = _mean_ci(terms, w, 0.9)
         assert r[f"{name}_ci_lower"] == pytest.approx(max(lo, 0), rel=1e-10)
         assert r[f"{name}_ci_upper"] == pytest.approx(hi, rel=1e-10)
-    assert list(r) == ["n", "log_loss", "log_loss_ci_lower", "log_loss_ci_upper",
-                       "brier", "brier_ci_lower", "brier_ci_upper"]
+    assert list(r) == [
+        "n",
+        "log_loss",
+        "log_loss_ci_lower",
+        "log_loss_ci_upper",
+        "brier",
+        "brier_ci_lower",
+        "brier_ci_upper",
+    ]
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -374,10 +386,13 @@ def test_regression_intervals(weighted):
     assert "r2_ci_lower" not in r
 
 
-@pytest.mark.parametrize("make, data", [
-    (sm.ProbabilityScores, lambda rng, n: (rng.integers(0, 2, n), rng.random(n))),
-    (sm.RegressionErrors, lambda rng, n: (rng.normal(size=n), rng.normal(size=n))),
-])
+@pytest.mark.parametrize(
+    "make, data",
+    [
+        (sm.ProbabilityScores, lambda rng, n: (rng.integers(0, 2, n), rng.random(n))),
+        (sm.RegressionErrors, lambda rng, n: (rng.normal(size=n), rng.normal(size=n))),
+    ],
+)
 def test_mean_intervals_merge(make, data):
     rng = np.random.default_rng(10)
     y, p = data(rng, 500)
@@ -432,8 +447,7 @@ def test_evaluator_passes_ci_only_to_members_with_intervals():
     ev.update([0, 1, 1, 0, 1], [0.1, 0.8, 0.3, 0.4, 0.9])
     r = ev.finalize(ci=0.9)
     with_ci = {name for name, part in r.parts.items() if any(k.endswith("_ci_lower") for k in part)}
-    without = {name for name, part in r.parts.items() if type(part).__name__ == "CalibrationResult"
-               or "ece" in part}
+    without = {name for name, part in r.parts.items() if type(part).__name__ == "CalibrationResult" or "ece" in part}
     assert without and not (with_ci & without)
     assert len(with_ci) == 3 and "auc_se" in r
     with pytest.raises(ValueError, match="strictly between"):

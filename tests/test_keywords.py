@@ -42,8 +42,10 @@ def test_an_evaluator_reads_a_column_of_classes_as_the_vector_it_holds():
     assert got["macro_f1"] == want["macro_f1"]
     s = np.array([0.9, 0.2, 0.4, 0.8, 0.3, 0.6])
     yb = np.array([1, 0, 1, 1, 0, 0])
-    assert (sm.Evaluator(task="binary").update(yb, s.reshape(-1, 1)).finalize()["auc"]
-            == sm.Evaluator(task="binary").update(yb, s).finalize()["auc"])
+    assert (
+        sm.Evaluator(task="binary").update(yb, s.reshape(-1, 1)).finalize()["auc"]
+        == sm.Evaluator(task="binary").update(yb, s).finalize()["auc"]
+    )
 
 
 def test_rows_and_matrices_are_still_refused():
@@ -62,14 +64,15 @@ def test_rows_and_matrices_are_still_refused():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-ONE_SHOT = {"precision": (sm.precision_score, skm.precision_score),
-            "recall": (sm.recall_score, skm.recall_score),
-            "f1": (sm.f1, skm.f1_score)}
+ONE_SHOT = {
+    "precision": (sm.precision_score, skm.precision_score),
+    "recall": (sm.recall_score, skm.recall_score),
+    "f1": (sm.f1, skm.f1_score),
+}
 
 
 def _close(got, want):
-    np.testing.assert_allclose(np.asarray(got, float), np.asarray(want, float),
-                               rtol=1e-12, atol=1e-15, equal_nan=True)
+    np.testing.assert_allclose(np.asarray(got, float), np.asarray(want, float), rtol=1e-12, atol=1e-15, equal_nan=True)
 
 
 def _sk(fn, *args, **kw):
@@ -93,29 +96,45 @@ def _labelled(draw, max_classes=5):
 
 
 @settings(max_examples=150, deadline=None)
-@given(_labelled(), st.sampled_from(["macro", "micro", "weighted", None]),
-       st.sampled_from([0, 1, np.nan]), st.sampled_from([0.5, 1.0, 2.0, 3.7]))
+@given(
+    _labelled(),
+    st.sampled_from(["macro", "micro", "weighted", None]),
+    st.sampled_from([0, 1, np.nan]),
+    st.sampled_from([0.5, 1.0, 2.0, 3.7]),
+)
 def test_averages_and_zero_division_match_scikit_learn(data, average, zd, beta):
     y, p, w = data
-    P, R, F, _ = _sk(skm.precision_recall_fscore_support, y, p, beta=beta, average=average,
-                     sample_weight=w, zero_division=zd)
+    P, R, F, _ = _sk(
+        skm.precision_recall_fscore_support, y, p, beta=beta, average=average, sample_weight=w, zero_division=zd
+    )
     _close(sm.precision_score(y, p, sample_weight=w, average=average, zero_division=zd), P)
     _close(sm.recall_score(y, p, sample_weight=w, average=average, zero_division=zd), R)
     _close(sm.fbeta(y, p, beta, sample_weight=w, average=average, zero_division=zd), F)
-    _close(sm.fbeta(y, p, beta, sample_weight=w, average=average, zero_division=zd),
-           _sk(skm.fbeta_score, y, p, beta=beta, average=average, sample_weight=w,
-               zero_division=zd))
+    _close(
+        sm.fbeta(y, p, beta, sample_weight=w, average=average, zero_division=zd),
+        _sk(skm.fbeta_score, y, p, beta=beta, average=average, sample_weight=w, zero_division=zd),
+    )
     if beta == 1.0:
         _close(sm.f1(y, p, sample_weight=w, average=average, zero_division=zd), F)
 
 
 @settings(max_examples=150, deadline=None)
-@given(_labelled(max_classes=2), st.sampled_from([0, 1, np.nan]), st.sampled_from([0, 1]),
-       st.sampled_from([0.5, 1.0, 2.0]))
+@given(
+    _labelled(max_classes=2), st.sampled_from([0, 1, np.nan]), st.sampled_from([0, 1]), st.sampled_from([0.5, 1.0, 2.0])
+)
 def test_binary_pos_label_and_zero_division_match_scikit_learn(data, zd, pos, beta):
     y, p, w = data
-    P, R, F, _ = _sk(skm.precision_recall_fscore_support, y, p, beta=beta, average="binary",
-                     pos_label=pos, sample_weight=w, zero_division=zd, labels=[0, 1])
+    P, R, F, _ = _sk(
+        skm.precision_recall_fscore_support,
+        y,
+        p,
+        beta=beta,
+        average="binary",
+        pos_label=pos,
+        sample_weight=w,
+        zero_division=zd,
+        labels=[0, 1],
+    )
     kw = dict(sample_weight=w, pos_label=pos, zero_division=zd)
     _close(sm.precision_score(y, p, **kw), P)
     _close(sm.recall_score(y, p, **kw), R)
@@ -150,8 +169,7 @@ def test_string_and_two_label_data():
         _close(ours(y, p, average=None), theirs(y, p, average=None))
     # labels 1 and 2: the default pos_label=1 is one of them
     assert sm.f1([1, 2, 2], [1, 1, 2]) == pytest.approx(skm.f1_score([1, 2, 2], [1, 1, 2]))
-    assert sm.f1([1, 2, 2], [1, 1, 2], pos_label=2) == pytest.approx(
-        skm.f1_score([1, 2, 2], [1, 1, 2], pos_label=2))
+    assert sm.f1([1, 2, 2], [1, 1, 2], pos_label=2) == pytest.approx(skm.f1_score([1, 2, 2], [1, 1, 2], pos_label=2))
     # 0/1 data with pos_label=0 score the zeros
     assert sm.recall_score([0, 0, 1], [0, 1, 1], pos_label=0) == 0.5
     # column vectors of strings
@@ -162,7 +180,8 @@ def test_string_and_two_label_data():
     animals_p = ["cat", "dog", "dog", "dog", "bird"]
     for average in ("macro", "micro", "weighted"):
         assert sm.fbeta(animals_y, animals_p, 2, average=average) == pytest.approx(
-            skm.fbeta_score(animals_y, animals_p, beta=2, average=average), rel=1e-12)
+            skm.fbeta_score(animals_y, animals_p, beta=2, average=average), rel=1e-12
+        )
 
 
 def test_keyword_errors():
@@ -233,10 +252,8 @@ def test_multiclass_preset_top_k_and_auc(tmp_path):
     ev = sm.Evaluator("multiclass", n_classes=4, top_k=2, auc=True)
     ev.update(y[:150], P[:150], w[:150]).update(y[150:], P[150:], w[150:])
     r = ev.finalize()
-    assert r.top_k_accuracy == pytest.approx(
-        skm.top_k_accuracy_score(y, P, k=2, sample_weight=w), rel=1e-12)
-    assert r.auc == pytest.approx(skm.roc_auc_score(y, P, multi_class="ovr", sample_weight=w),
-                                  rel=1e-12)
+    assert r.top_k_accuracy == pytest.approx(skm.top_k_accuracy_score(y, P, k=2, sample_weight=w), rel=1e-12)
+    assert r.auc == pytest.approx(skm.roc_auc_score(y, P, multi_class="ovr", sample_weight=w), rel=1e-12)
     assert set(r.parts) >= {"top_k", "auc", "multiclass"}
     # saved and loaded with the settings; merging shards gives one pass
     path = str(tmp_path / "ev.state")
@@ -276,8 +293,7 @@ def test_old_multiclass_states_load_without_the_options():
     old = sm.Evaluator._from_settings({"task": "multiclass", "n_classes": 3, "labels": None})
     assert old._settings()["top_k"] is None and old._settings()["auc"] is False
     assert set(old._members) == {"class_probability", "multiclass"}
-    fixture = os.path.join(os.path.dirname(__file__), "fixtures", "v1",
-                           "evaluator_multiclass_labels.state")
+    fixture = os.path.join(os.path.dirname(__file__), "fixtures", "v1", "evaluator_multiclass_labels.state")
     loaded = sm.load_state(fixture)
     assert loaded._settings()["top_k"] is None and loaded._settings()["auc"] is False
 
@@ -292,8 +308,7 @@ def test_per_class_curves_are_plotted_named_and_capped(tmp_path):
 
     rng = np.random.default_rng(8)
     y, P = _proba(rng, n=300, k=3)
-    r = sm.MulticlassRankAUC(labels=["cat", "dog", "bird"]).update(
-        np.array(["cat", "dog", "bird"])[y], P).finalize()
+    r = sm.MulticlassRankAUC(labels=["cat", "dog", "bird"]).update(np.array(["cat", "dog", "bird"])[y], P).finalize()
     paths = r.plot(str(tmp_path / "three"), RenderContext())
     assert [os.path.basename(p) for p in paths] == ["roc_per_class.png", "pr_per_class.png"]
     assert all(os.path.getsize(p) > 0 for p in paths)

@@ -10,8 +10,11 @@ import streammetrics as sm
 
 
 def test_logits_to_the_binary_evaluator_suggest_scores_score():
-    with pytest.raises(sm.BadValueError, match=r"p\[0\] = 2.3: probabilities must lie in \[0, 1\] "
-                                               r"\(for unbounded scores such as logits, pass scores='score'\)") as err:
+    with pytest.raises(
+        sm.BadValueError,
+        match=r"p\[0\] = 2.3: probabilities must lie in \[0, 1\] "
+        r"\(for unbounded scores such as logits, pass scores='score'\)",
+    ) as err:
         sm.Evaluator(task="binary").update([1, 0], [2.3, -1.0])
     assert err.value.hint == "for unbounded scores such as logits, pass scores='score'"
     assert err.value.problem == "probabilities must lie in [0, 1]"  # the command adds its own hint
@@ -19,19 +22,25 @@ def test_logits_to_the_binary_evaluator_suggest_scores_score():
 
 
 def test_probabilities_to_a_confusion_without_threshold_suggest_one():
-    with pytest.raises(sm.BadValueError, match=r"p\[0\] = 0.7: labels must be 0 or 1, got a fractional "
-                                               r"value \(for scores or probabilities, pass threshold="):
+    with pytest.raises(
+        sm.BadValueError,
+        match=r"p\[0\] = 0.7: labels must be 0 or 1, got a fractional "
+        r"value \(for scores or probabilities, pass threshold=",
+    ):
         sm.BinaryConfusion().update([1, 0], [0.7, 0.2])
     with pytest.raises(sm.BadValueError) as err:  # a bad truth is not a matter of threshold
         sm.BinaryConfusion().update([1, 0.5], [1, 0])
     assert err.value.argument == "y" and err.value.hint is None
 
 
-@pytest.mark.parametrize("call", [
-    lambda: sm.confusion_matrix(["cat", "dog"], ["cat", "cat"]),
-    lambda: sm.multiclass_scores(np.array(["a", "b"], dtype=object), ["a", "a"]),
-    lambda: sm.MulticlassConfusion(3).update(["a", "b"], ["a", "b"]),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: sm.confusion_matrix(["cat", "dog"], ["cat", "cat"]),
+        lambda: sm.multiclass_scores(np.array(["a", "b"], dtype=object), ["a", "a"]),
+        lambda: sm.MulticlassConfusion(3).update(["a", "b"], ["a", "b"]),
+    ],
+)
 def test_string_classes_suggest_labels(call):
     with pytest.raises(TypeError, match=r"pass labels=\[\.\.\.\], the class labels in order"):
         call()

@@ -14,12 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streammetrics.metrics.binary import BinaryConfusion
-from streammetrics.metrics.multiclass import (
-    MulticlassConfusion,
-    confusion_matrix,
-    multiclass_result,
-    multiclass_scores,
-)
+from streammetrics.metrics.multiclass import MulticlassConfusion, confusion_matrix, multiclass_result, multiclass_scores
 from tests.harness import check_accumulator, check_rejected_batch, state_snapshot
 
 RTOL = 1e-12
@@ -30,9 +25,7 @@ def sk_reference(y, p, k, w=None) -> dict:
     labels = list(range(k))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        prec, rec, f1, _ = skm.precision_recall_fscore_support(
-            y, p, labels=labels, sample_weight=w, zero_division=0
-        )
+        prec, rec, f1, _ = skm.precision_recall_fscore_support(y, p, labels=labels, sample_weight=w, zero_division=0)
         ref = {
             "matrix": skm.confusion_matrix(y, p, labels=labels, sample_weight=w),
             "precision": prec,
@@ -43,9 +36,7 @@ def sk_reference(y, p, k, w=None) -> dict:
             "mcc": skm.matthews_corrcoef(y, p, sample_weight=w),
         }
         for avg in ("macro", "micro", "weighted"):
-            pr, rc, ff, _ = skm.precision_recall_fscore_support(
-                y, p, average=avg, sample_weight=w, zero_division=0
-            )
+            pr, rc, ff, _ = skm.precision_recall_fscore_support(y, p, average=avg, sample_weight=w, zero_division=0)
             ref[f"{avg}_precision"], ref[f"{avg}_recall"], ref[f"{avg}_f1"] = pr, rc, ff
         kappa = skm.cohen_kappa_score(y, p, sample_weight=w)
         ref["cohen_kappa"] = 0.0 if math.isnan(kappa) else kappa  # guarded 0 where sklearn says NaN
@@ -100,22 +91,22 @@ def test_protocol_and_sklearn(weighted):
 def test_protocol_with_string_labels():
     rng = np.random.default_rng(5)
     names = ["cat", "dog", "bird", "eel"]
-    batches = [
-        (list(np.array(names)[y]), list(np.array(names)[p])) for y, p in _batches(rng, 4)
-    ]
+    batches = [(list(np.array(names)[y]), list(np.array(names)[p])) for y, p in _batches(rng, 4)]
     r = check_accumulator(lambda: MulticlassConfusion(labels=names), batches)
-    y, p, _ = _concat([(np.array([names.index(v) for v in yb], dtype=np.int64),
-                        np.array([names.index(v) for v in pb], dtype=np.int64))
-                       for yb, pb in batches])
+    y, p, _ = _concat(
+        [
+            (
+                np.array([names.index(v) for v in yb], dtype=np.int64),
+                np.array([names.index(v) for v in pb], dtype=np.int64),
+            )
+            for yb, pb in batches
+        ]
+    )
     assert_close(r, sk_reference(y, p, 4))
 
 
 @settings(max_examples=40)
-@given(
-    k=st.integers(1, 6),
-    data=st.data(),
-    weighted=st.booleans(),
-)
+@given(k=st.integers(1, 6), data=st.data(), weighted=st.booleans())
 def test_matches_sklearn_random(k, data, weighted):
     n = data.draw(st.integers(1, 50))
     # classes drawn from a subset, so some are absent from y, from p, or both
@@ -125,8 +116,7 @@ def test_matches_sklearn_random(k, data, weighted):
     p = np.array(data.draw(st.lists(st.sampled_from(p_classes), min_size=n, max_size=n)))
     w = None
     if weighted:
-        w = np.array(data.draw(st.lists(
-            st.sampled_from([0.0, 0.5, 1.0, 2.25, 7.0]), min_size=n, max_size=n)))
+        w = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.25, 7.0]), min_size=n, max_size=n)))
         if w.sum() == 0:
             w[0] = 1.0
     cuts = sorted(data.draw(st.lists(st.integers(0, n), max_size=3)))
@@ -135,8 +125,7 @@ def test_matches_sklearn_random(k, data, weighted):
         acc.update(y[lo:hi], p[lo:hi], sample_weight=None if w is None else w[lo:hi])
     r = acc.finalize()
     assert_close(r, sk_reference(y, p, k, w), rtol=1e-10, atol=1e-12)
-    assert_close(multiclass_scores(y, p, k, sample_weight=w), sk_reference(y, p, k, w),
-                 rtol=1e-10, atol=1e-12)
+    assert_close(multiclass_scores(y, p, k, sample_weight=w), sk_reference(y, p, k, w), rtol=1e-10, atol=1e-12)
 
 
 def test_one_vs_rest_matches_binary_confusion():
@@ -220,8 +209,7 @@ def test_degenerate_scores_are_guarded():
 
 
 def test_no_int64_overflow_on_huge_counts():
-    m = np.array([[4_000_000_000_000, 3_000_000_000_001], [2_999_999_999_999, 5_000_000_000_000]],
-                 dtype=np.int64)
+    m = np.array([[4_000_000_000_000, 3_000_000_000_001], [2_999_999_999_999, 5_000_000_000_000]], dtype=np.int64)
     r = multiclass_result(m, np.array([True, True]), n=int(m.sum()))
     t = [int(v) for v in m.sum(1)]
     c = [int(v) for v in m.sum(0)]
@@ -338,8 +326,7 @@ def test_confusion_matrix_function():
     np.testing.assert_array_equal(confusion_matrix(y, p), skm.confusion_matrix(y, p))
     w = rng.random(200)
     got = confusion_matrix(y, p, n_classes=8, sample_weight=w)
-    np.testing.assert_allclose(got, skm.confusion_matrix(y, p, labels=range(8), sample_weight=w),
-                               rtol=1e-14)
+    np.testing.assert_allclose(got, skm.confusion_matrix(y, p, labels=range(8), sample_weight=w), rtol=1e-14)
     assert got.shape == (8, 8) and got.dtype == np.float64
     with pytest.raises(ValueError, match="empty"):
         confusion_matrix([], [])
@@ -372,8 +359,11 @@ def test_a_batch_of_other_labels_is_refused_by_fold():
 
     batch = sm.MulticlassConfusion(labels=["c", "b", "a"]).prepare(["a", "a"], ["a", "b"])
     dst = sm.MulticlassConfusion(labels=["a", "b", "c"])
-    with pytest.raises(TypeError, match=r"this batch holds y as the labels \['c', 'b', 'a'\].*"
-                                         r"takes y as the labels \['a', 'b', 'c'\]"):
+    with pytest.raises(
+        TypeError,
+        match=r"this batch holds y as the labels \['c', 'b', 'a'\].*"
+        r"takes y as the labels \['a', 'b', 'c'\]",
+    ):
         dst.fold(batch)
     assert dst.n == 0
     with pytest.raises(TypeError):

@@ -172,8 +172,7 @@ def test_labels_name_the_classes():
 def test_an_absent_class_scores_zero():
     # the specification's guard: scikit-learn raises (or warns and gives NaN) here
     y = np.array([0, 1, 0, 1, 0, 1])
-    P = np.array([[0.6, 0.3, 0.1], [0.2, 0.7, 0.1], [0.5, 0.4, 0.1],
-                  [0.3, 0.3, 0.4], [0.8, 0.1, 0.1], [0.1, 0.8, 0.1]])
+    P = np.array([[0.6, 0.3, 0.1], [0.2, 0.7, 0.1], [0.5, 0.4, 0.1], [0.3, 0.3, 0.4], [0.8, 0.1, 0.1], [0.1, 0.8, 0.1]])
     r = multiclass_auc(y, P)
     assert r.per_class_auc[2] == 0.0
     assert r.pair_auc[0, 2] == r.pair_auc[2, 0] == 0.0
@@ -202,8 +201,7 @@ def test_any_batching_sharding_and_merge_order_gives_the_same_state():
     for seed in range(4):
         r = np.random.default_rng(seed)
         cuts = np.sort(r.choice(np.arange(1, 600), 7, replace=False))
-        shards = [MulticlassRankAUC(4).update(y[lo:hi], P[lo:hi])
-                  for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, 600])]
+        shards = [MulticlassRankAUC(4).update(y[lo:hi], P[lo:hi]) for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, 600])]
         r.shuffle(shards)
         acc = shards[0]
         for s in shards[1:]:
@@ -384,7 +382,7 @@ def test_numpy_and_radix_sorts_of_the_class_blocks_agree(k, monkeypatch):
         monkeypatch.setattr(multiclass_runs, "NUMPY_MAX", few)
         acc = MulticlassRankAUC(k)
         for lo in range(0, 500, 125):
-            acc.update(y[lo:lo + 125], P[lo:lo + 125])
+            acc.update(y[lo : lo + 125], P[lo : lo + 125])
         results[few] = (acc, acc.finalize(), multiclass_auc(y, P, multi_class="ovo"))
     (a, ra, oa), (b, rb, ob) = results[0], results[100]
     assert a == b

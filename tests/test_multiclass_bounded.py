@@ -123,8 +123,9 @@ def _inside(r, field, expected):
 def test_bounds_contain_the_exact_scores(problem):
     y, P, w, k, max_bins, shards, multi_class, seed = problem
     rng = np.random.default_rng(seed)
-    r = _sharded(lambda: MulticlassRankAUC(k, multi_class=multi_class, max_bins=max_bins),
-                 y, P, w, shards, rng).finalize()
+    r = _sharded(
+        lambda: MulticlassRankAUC(k, multi_class=multi_class, max_bins=max_bins), y, P, w, shards, rng
+    ).finalize()
     ref = _references(y, P, w, k)
     fields = ["per_class_auc", "ovr_macro_auc", "ovr_weighted_auc"]
     if multi_class == "ovo":
@@ -147,8 +148,7 @@ def test_bounds_contain_sklearn_multiclass_auc(seed, multi_class, weighted):
     y, P, w = _problem(rng, 3000, 4, 0, weighted)
     if multi_class == "ovo":
         w = None  # scikit-learn's one-vs-one takes no weights
-    r = _sharded(lambda: MulticlassRankAUC(4, multi_class=multi_class, max_bins=16), y, P, w, 5,
-                 rng).finalize()
+    r = _sharded(lambda: MulticlassRankAUC(4, multi_class=multi_class, max_bins=16), y, P, w, 5, rng).finalize()
     for average in ("macro", "weighted"):
         expected = skm.roc_auc_score(y, P, multi_class=multi_class, average=average, sample_weight=w)
         _inside(r, f"{average}_auc", expected)
@@ -174,8 +174,9 @@ def test_exact_while_the_scores_fit_the_bins(problem):
     distinct = max(np.unique(P[:, c]).shape[0] for c in range(k))
     max_bins = (distinct + 1) // 2  # 2 B entries hold every distinct score
     rng = np.random.default_rng(seed)
-    b = _sharded(lambda: MulticlassRankAUC(k, multi_class=multi_class, max_bins=max_bins),
-                 y, P, w, shards, rng).finalize()
+    b = _sharded(
+        lambda: MulticlassRankAUC(k, multi_class=multi_class, max_bins=max_bins), y, P, w, shards, rng
+    ).finalize()
     e = MulticlassRankAUC(k, multi_class=multi_class).update(y, P, sample_weight=w).finalize()
     fields = ["auc", "macro_auc", "weighted_auc", "per_class_auc", "ovr_macro_auc", "ovr_weighted_auc"]
     if multi_class == "ovo":
@@ -188,8 +189,10 @@ def test_exact_while_the_scores_fit_the_bins(problem):
             np.testing.assert_allclose(b[f], e[f], rtol=1e-12, atol=1e-15, err_msg=f)
     np.testing.assert_allclose(b.per_class_average_precision, e.per_class_average_precision, rtol=1e-12)
     for c in range(k):
-        for got, want in zip(MulticlassRankAUC(k, max_bins=max_bins).update(y, P, sample_weight=w).roc_curve(c),
-                             MulticlassRankAUC(k).update(y, P, sample_weight=w).roc_curve(c)):
+        for got, want in zip(
+            MulticlassRankAUC(k, max_bins=max_bins).update(y, P, sample_weight=w).roc_curve(c),
+            MulticlassRankAUC(k).update(y, P, sample_weight=w).roc_curve(c),
+        ):
             np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
@@ -200,8 +203,9 @@ def test_any_merge_order_gives_the_same_state_without_weights(problem):
     make = lambda: MulticlassRankAUC(k, multi_class=multi_class, max_bins=max_bins)  # noqa: E731
     rng = np.random.default_rng(seed)
     cuts = np.sort(rng.integers(0, len(y) + 1, shards - 1))
-    parts = [make().update(y[lo:hi], P[lo:hi]) if hi > lo else make()
-             for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(y)])]
+    parts = [
+        make().update(y[lo:hi], P[lo:hi]) if hi > lo else make() for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(y)])
+    ]
     results = []
     for order in (range(len(parts)), rng.permutation(len(parts))):
         acc = make()
@@ -209,7 +213,7 @@ def test_any_merge_order_gives_the_same_state_without_weights(problem):
             acc.merge(parts[i])
         results.append(acc.finalize())
     a, b = results
-    for f in ("auc", "per_class_auc"):  # bounds move with the order; each holds the exact value
+    for _f in ("auc", "per_class_auc"):  # bounds move with the order; each holds the exact value
         ref = _references(y, P, None, k)["per_class_auc"]
         for r in (a, b):
             assert np.all(r.per_class_auc_lower - TOL <= ref) and np.all(ref <= r.per_class_auc_upper + TOL)
@@ -219,8 +223,14 @@ def test_any_merge_order_gives_the_same_state_without_weights(problem):
 
 # --------------------------------------------------------------- multilabel
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.sampled_from([1, 3, 16]),
-       st.integers(1, 5), st.booleans(), st.sampled_from([0, 5]))
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 5),
+    st.sampled_from([1, 3, 16]),
+    st.integers(1, 5),
+    st.booleans(),
+    st.sampled_from([0, 5]),
+)
 def test_multilabel_bounds_contain_sklearn(seed, k, max_bins, shards, weighted, decimals):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(20, 500))
@@ -232,8 +242,11 @@ def test_multilabel_bounds_contain_sklearn(seed, k, max_bins, shards, weighted, 
     w = rng.random(n) * 2 + 0.01 if weighted else None
     make = lambda: MultilabelRankAUC(k, max_bins=max_bins)  # noqa: E731
     cuts = np.sort(rng.integers(0, n + 1, shards - 1))
-    parts = [make().update(Y[lo:hi], S[lo:hi], sample_weight=None if w is None else w[lo:hi])
-             for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, n]) if hi > lo]
+    parts = [
+        make().update(Y[lo:hi], S[lo:hi], sample_weight=None if w is None else w[lo:hi])
+        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, n])
+        if hi > lo
+    ]
     parts = [parts[i] for i in rng.permutation(len(parts))]
     acc = make().load_state_dict(parts[0].state_dict())
     for p in parts[1:]:
@@ -262,8 +275,12 @@ def test_save_load_pickle_round_trip(multi_class, weighted, tmp_path):
     r = acc.finalize()
     assert r.auc_lower < r.auc_upper
     acc.save(tmp_path / "s")
-    for back in (sm.load_state(tmp_path / "s"), MulticlassRankAUC.load(tmp_path / "s"),
-                 pickle.loads(pickle.dumps(acc)), acc.copy()):
+    for back in (
+        sm.load_state(tmp_path / "s"),
+        MulticlassRankAUC.load(tmp_path / "s"),
+        pickle.loads(pickle.dumps(acc)),
+        acc.copy(),
+    ):
         assert back == acc
         got = back.finalize()
         for f in ("auc", "auc_lower", "auc_upper", "per_class_auc_lower", "per_class_auc_upper"):
@@ -302,10 +319,11 @@ def test_hostile_bounded_states():
         s = good["sizes"]
         start = int(s[:3, 2].sum())
         counts = counts.copy()
-        j = start + int(np.flatnonzero(counts[0, start:start + int(s[3, 2])] > 0)[0])
+        j = start + int(np.flatnonzero(counts[0, start : start + int(s[3, 2])] > 0)[0])
         counts[0, j] -= 1
         counts[1, j] += 1
         return counts
+
     fails("disagrees|no observation", counts=moved)
     # more entries than the bins allow: refused for a state of fewer bins
     with pytest.raises(ValueError, match="max_bins"):
@@ -369,7 +387,7 @@ def test_report_shows_the_bounds():
     ev = sm.Evaluator(task="multiclass", n_classes=3, auc=True, max_bins=4)
     for lo in range(0, 4000, 1000):  # Evaluators merged: binned shards
         part = sm.Evaluator(task="multiclass", n_classes=3, auc=True, max_bins=4)
-        ev.merge(part.update(y[lo:lo + 1000], P[lo:lo + 1000]))
+        ev.merge(part.update(y[lo : lo + 1000], P[lo : lo + 1000]))
     text = ev.finalize().to_text()
     assert "(bounds " in text and "per_class_auc_lower" in text
     assert "ovo_macro_auc" not in text  # not kept by a bounded one-vs-rest state
@@ -378,8 +396,11 @@ def test_report_shows_the_bounds():
     multilabel = sm.Evaluator(task="multilabel", n_labels=3, threshold=0.5, max_bins=2)
     Y = (P > 0.3).astype(np.int64)
     for lo in range(0, 4000, 1000):
-        multilabel.merge(sm.Evaluator(task="multilabel", n_labels=3, threshold=0.5, max_bins=2)
-                         .update(Y[lo:lo + 1000], P[lo:lo + 1000]))
+        multilabel.merge(
+            sm.Evaluator(task="multilabel", n_labels=3, threshold=0.5, max_bins=2).update(
+                Y[lo : lo + 1000], P[lo : lo + 1000]
+            )
+        )
     assert "(bounds " in multilabel.finalize().to_text()
 
 
@@ -389,25 +410,80 @@ def test_command_max_bins_for_multiclass_and_multilabel(tmp_path, capsys):
     rng = np.random.default_rng(9)
     y, P, _ = _problem(rng, 3000, 3, 0, False)
     path = str(tmp_path / "d.npz")
-    np.savez(path, y=y, p0=P[:, 0], p1=P[:, 1], p2=P[:, 2],
-             l0=(P[:, 0] > 0.3).astype(np.int64), l1=(P[:, 1] > 0.3).astype(np.int64))
-    code = cli.main(["evaluate", path, "--task", "multiclass", "--n-classes", "3", "--p", "p0,p1,p2",
-                     "--auc", "--max-bins", "2", "--batch-rows", "500", "--format", "json"])
+    np.savez(
+        path,
+        y=y,
+        p0=P[:, 0],
+        p1=P[:, 1],
+        p2=P[:, 2],
+        l0=(P[:, 0] > 0.3).astype(np.int64),
+        l1=(P[:, 1] > 0.3).astype(np.int64),
+    )
+    code = cli.main(
+        [
+            "evaluate",
+            path,
+            "--task",
+            "multiclass",
+            "--n-classes",
+            "3",
+            "--p",
+            "p0,p1,p2",
+            "--auc",
+            "--max-bins",
+            "2",
+            "--batch-rows",
+            "500",
+            "--format",
+            "json",
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 0, err
     doc = json.loads(out)
     assert doc["settings"]["max_bins"] == 2
     expected = skm.roc_auc_score(y, P, multi_class="ovr")
     assert doc["metrics"]["auc_lower"] - TOL <= expected <= doc["metrics"]["auc_upper"] + TOL
-    code = cli.main(["evaluate", path, "--task", "multiclass", "--n-classes", "3", "--p", "p0,p1,p2",
-                     "--auc", "--max-bins", "exact", "--format", "json"])
+    code = cli.main(
+        [
+            "evaluate",
+            path,
+            "--task",
+            "multiclass",
+            "--n-classes",
+            "3",
+            "--p",
+            "p0,p1,p2",
+            "--auc",
+            "--max-bins",
+            "exact",
+            "--format",
+            "json",
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 0, err
     doc = json.loads(out)
     assert doc["settings"].get("max_bins") is None and "auc_lower" not in doc["metrics"]
     assert doc["metrics"]["auc"] == pytest.approx(expected, rel=1e-12)
-    code = cli.main(["evaluate", path, "--task", "multilabel", "--y", "l0,l1", "--p", "p0,p1",
-                     "--threshold", "0.5", "--max-bins", "3", "--format", "json"])
+    code = cli.main(
+        [
+            "evaluate",
+            path,
+            "--task",
+            "multilabel",
+            "--y",
+            "l0,l1",
+            "--p",
+            "p0,p1",
+            "--threshold",
+            "0.5",
+            "--max-bins",
+            "3",
+            "--format",
+            "json",
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 0, err
     doc = json.loads(out)
@@ -441,8 +517,13 @@ def test_members_take_any_binary_settings():
 
 # ------------------------------------------------------------ memory budget
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), k=st.integers(2, 4), batch=st.integers(50, 900),
-       multi_class=st.sampled_from(["ovr", "ovo"]), weighted=st.booleans())
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    k=st.integers(2, 4),
+    batch=st.integers(50, 900),
+    multi_class=st.sampled_from(["ovr", "ovo"]),
+    weighted=st.booleans(),
+)
 def test_budgeted_multiclass_auc_equals_the_exact_state(seed, k, batch, multi_class, weighted):
     """A budget small enough to spill changes no AUC: every class (and pair) is
     an exact binary state, whatever the batching and the merge order."""
@@ -455,8 +536,9 @@ def test_budgeted_multiclass_auc_equals_the_exact_state(seed, k, batch, multi_cl
     shards = []
     for i in range(0, n, batch):
         part = sm.MulticlassRankAUC(k, multi_class=multi_class, max_memory="8KiB")
-        shards.append(part.update(y[i:i + batch], P[i:i + batch],
-                                  sample_weight=None if w is None else w[i:i + batch]))
+        shards.append(
+            part.update(y[i : i + batch], P[i : i + batch], sample_weight=None if w is None else w[i : i + batch])
+        )
     order = rng.permutation(len(shards))
     merged = shards[order[0]]
     for j in order[1:]:
@@ -480,7 +562,7 @@ def test_budgeted_multilabel_auc_equals_the_exact_state():
     exact = sm.MultilabelRankAUC(3).update(Y, S).finalize()
     acc = sm.MultilabelRankAUC(3, max_memory="16KiB")
     for i in range(0, 4000, 700):
-        acc.update(Y[i:i + 700], S[i:i + 700])
+        acc.update(Y[i : i + 700], S[i : i + 700])
     assert any(m.spilled for m in acc._members)
     got = acc.finalize()
     np.testing.assert_array_equal(got.auc, exact.auc)

@@ -24,14 +24,17 @@ def sk_reference(Y, P, w=None) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         mcm = skm.multilabel_confusion_matrix(Y, P, sample_weight=w)
-        ref = {"tn": mcm[:, 0, 0], "fp": mcm[:, 0, 1], "fn": mcm[:, 1, 0], "tp": mcm[:, 1, 1],
-               "subset_accuracy": skm.accuracy_score(Y, P, sample_weight=w),
-               "hamming_loss": skm.hamming_loss(Y, P, sample_weight=w),
-               "samples_jaccard": skm.jaccard_score(Y, P, average="samples", sample_weight=w,
-                                                    zero_division=0)}
+        ref = {
+            "tn": mcm[:, 0, 0],
+            "fp": mcm[:, 0, 1],
+            "fn": mcm[:, 1, 0],
+            "tp": mcm[:, 1, 1],
+            "subset_accuracy": skm.accuracy_score(Y, P, sample_weight=w),
+            "hamming_loss": skm.hamming_loss(Y, P, sample_weight=w),
+            "samples_jaccard": skm.jaccard_score(Y, P, average="samples", sample_weight=w, zero_division=0),
+        }
         for average in (None, "micro", "macro", "weighted", "samples"):
-            p, r, f, s = skm.precision_recall_fscore_support(Y, P, average=average, sample_weight=w,
-                                                             zero_division=0)
+            p, r, f, s = skm.precision_recall_fscore_support(Y, P, average=average, sample_weight=w, zero_division=0)
             prefix = "" if average is None else f"{average}_"
             ref[prefix + "precision"], ref[prefix + "recall"], ref[prefix + "f1"] = p, r, f
             if average is None:
@@ -62,21 +65,21 @@ def _cuts(data, n):
 @given(k=st.integers(2, 5), data=st.data(), weighted=st.booleans(), scored=st.booleans())
 def test_confusion_matches_sklearn(k, data, weighted, scored):
     n = data.draw(st.integers(1, 40))
-    Y = np.array(data.draw(st.lists(st.lists(st.integers(0, 1), min_size=k, max_size=k),
-                                    min_size=n, max_size=n)), np.int64).reshape(n, k)
-    S = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]),
-                                    min_size=n * k, max_size=n * k))).reshape(n, k)
+    Y = np.array(
+        data.draw(st.lists(st.lists(st.integers(0, 1), min_size=k, max_size=k), min_size=n, max_size=n)), np.int64
+    ).reshape(n, k)
+    S = np.array(
+        data.draw(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=n * k, max_size=n * k))
+    ).reshape(n, k)
     P = (S >= 0.5).astype(np.int64)
     w = None
     if weighted:
-        w = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.25, 7.0]),
-                                        min_size=n, max_size=n)))
+        w = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.25, 7.0]), min_size=n, max_size=n)))
         if w.sum() == 0:
             w[0] = 1.0
     acc = MultilabelConfusion(k, threshold=0.5 if scored else None)
     for lo, hi in _cuts(data, n):
-        acc.update(Y[lo:hi], (S if scored else P)[lo:hi],
-                   sample_weight=None if w is None else w[lo:hi])
+        acc.update(Y[lo:hi], (S if scored else P)[lo:hi], sample_weight=None if w is None else w[lo:hi])
     r = acc.finalize()
     assert_close(r, sk_reference(Y, P, w))
     assert r.n == n
@@ -89,8 +92,9 @@ def test_auc_matches_sklearn(k, data, weighted):
     n = data.draw(st.integers(2, 40))
     Y = np.array(data.draw(st.lists(st.integers(0, 1), min_size=n * k, max_size=n * k))).reshape(n, k)
     Y[0], Y[1] = 1, 0  # every label has both classes: scikit-learn refuses it otherwise
-    S = np.array(data.draw(st.lists(st.sampled_from([-1.0, 0.0, 0.3, 0.5, 2.0]),
-                                    min_size=n * k, max_size=n * k))).reshape(n, k)
+    S = np.array(
+        data.draw(st.lists(st.sampled_from([-1.0, 0.0, 0.3, 0.5, 2.0]), min_size=n * k, max_size=n * k))
+    ).reshape(n, k)
     w = None
     if weighted:
         w = np.array(data.draw(st.lists(st.sampled_from([0.5, 1.0, 3.0]), min_size=n, max_size=n)))
@@ -172,8 +176,9 @@ def test_confusion_protocol(weighted, scored):
     k = 4
     batches = _batches(rng, k, weighted=weighted, scored=scored)
     Y, P, w = _concat(batches, k)
-    r = check_accumulator(lambda: MultilabelConfusion(k, threshold=0.5 if scored else None), batches,
-                          expected_rtol=1e-12)
+    r = check_accumulator(
+        lambda: MultilabelConfusion(k, threshold=0.5 if scored else None), batches, expected_rtol=1e-12
+    )
     assert_close(r, sk_reference(Y, (P >= 0.5).astype(int), w if weighted else None))
 
 
@@ -195,9 +200,13 @@ def test_sharded_in_any_order_agrees():
     whole = MultilabelConfusion(5, threshold=0.6).update(Y, S, sample_weight=w).finalize()
     auc = MultilabelRankAUC(5).update(Y, S, sample_weight=w).finalize()
     cuts = [0, 7, 700, 701, 2500, 3000]
-    parts = [(MultilabelConfusion(5, threshold=0.6).update(Y[a:b], S[a:b], sample_weight=w[a:b]),
-              MultilabelRankAUC(5).update(Y[a:b], S[a:b], sample_weight=w[a:b]))
-             for a, b in zip(cuts[:-1], cuts[1:])]
+    parts = [
+        (
+            MultilabelConfusion(5, threshold=0.6).update(Y[a:b], S[a:b], sample_weight=w[a:b]),
+            MultilabelRankAUC(5).update(Y[a:b], S[a:b], sample_weight=w[a:b]),
+        )
+        for a, b in zip(cuts[:-1], cuts[1:])
+    ]
     for order in (parts, parts[::-1], parts[2:] + parts[:2]):
         c, a = order[0][0].copy(), order[0][1].copy()
         for pc, pa in order[1:]:
@@ -217,7 +226,7 @@ def test_unweighted_counts_are_exact_across_batchings():
     a = MultilabelConfusion(3).update(Y, P)
     b = MultilabelConfusion(3)
     for lo in range(0, 1000, 97):
-        b.update(Y[lo:lo + 97], P[lo:lo + 97])
+        b.update(Y[lo : lo + 97], P[lo : lo + 97])
     assert np.array_equal(a.state_dict()["counts"], b.state_dict()["counts"])
     assert np.array_equal(a.state_dict()["rows"], b.state_dict()["rows"])
 
@@ -332,8 +341,9 @@ def test_a_forged_label_count_in_a_state_file_is_refused_before_allocating():
     with pytest.raises(sm.StateFileError, match="more than the file holds"):
         MultilabelRankAUC._from_saved({"n_labels": 10**9, "labels": None}, auc.state_dict(), "x")
     with pytest.raises(sm.StateFileError, match="more than the file holds"):
-        MultilabelConfusion._from_saved({"n_labels": 10**9, "threshold": None, "labels": None},
-                                        MultilabelConfusion(2).state_dict(), "x")
+        MultilabelConfusion._from_saved(
+            {"n_labels": 10**9, "threshold": None, "labels": None}, MultilabelConfusion(2).state_dict(), "x"
+        )
 
 
 def test_merging_folded_or_loaded_shards_gives_identical_results():

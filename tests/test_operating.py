@@ -90,8 +90,12 @@ def scan(y, s, w, keep, rank):
 def _counts(y, s, w, t):
     w = np.ones(len(y)) if w is None else w
     called = s >= t
-    return (w[called & (y == 1)].sum(), w[called & (y == 0)].sum(),
-            w[~called & (y == 1)].sum(), w[~called & (y == 0)].sum())
+    return (
+        w[called & (y == 1)].sum(),
+        w[called & (y == 0)].sum(),
+        w[~called & (y == 1)].sum(),
+        w[~called & (y == 0)].sum(),
+    )
 
 
 @given(rows(), st.sampled_from([0.0, 0.2, 0.5, 0.9, 1.0]))
@@ -128,8 +132,10 @@ def test_best_threshold_equals_a_brute_force_scan(data, score):
     acc = folded(y, s, w, cuts)
     if w is not None and w.sum() == 0:
         return
+
     def value(r):
         return r.recall + r.specificity - 1 if score == "youden" else r[score]
+
     found = scan(y, s, w, lambda r: True, lambda r, t: 0)
     best = max(value(r) for _, _, r in found)
     got = acc.best_threshold(score)
@@ -148,8 +154,11 @@ def test_best_threshold_by_cost_equals_a_brute_force_scan(data, c):
         return
     acc = folded(y, s, w, cuts)
     cost = np.array(c, float).reshape(2, 2)
-    totals = {t: cost[0, 0] * tn + cost[0, 1] * fp + cost[1, 0] * fn + cost[1, 1] * tp
-              for t in candidates(s, w) for tp, fp, fn, tn in [_counts(y, s, w, t)]}
+    totals = {
+        t: cost[0, 0] * tn + cost[0, 1] * fp + cost[1, 0] * fn + cost[1, 1] * tp
+        for t in candidates(s, w)
+        for tp, fp, fn, tn in [_counts(y, s, w, t)]
+    }
     best = min(totals.values())
     got = acc.best_threshold(cost=cost)
     assert got.cost == pytest.approx(best, abs=1e-9)
@@ -208,9 +217,9 @@ def test_bounded_state_bounds_hold_the_exact_counts(weights):
     w = rng.uniform(0.5, 2.0, n) if weights else None
     exact, bounded = RankAUC(), RankAUC(max_bins=64)
     for i in range(0, n, 10_000):
-        sw = None if w is None else w[i:i + 10_000]
-        exact.update(y[i:i + 10_000], s[i:i + 10_000], sample_weight=sw)
-        bounded.update(y[i:i + 10_000], s[i:i + 10_000], sample_weight=sw)
+        sw = None if w is None else w[i : i + 10_000]
+        exact.update(y[i : i + 10_000], s[i : i + 10_000], sample_weight=sw)
+        bounded.update(y[i : i + 10_000], s[i : i + 10_000], sample_weight=sw)
     widened = 0
     for t in np.linspace(-2, 3, 41):
         e, b = exact.at_threshold(t), bounded.at_threshold(t)
@@ -292,7 +301,7 @@ def test_real_valued_weights_agree_with_binary_confusion():
     w = rng.lognormal(size=n)
     acc = RankAUC()
     for i in range(0, n, 3000):
-        acc.update(y[i:i + 3000], s[i:i + 3000], sample_weight=w[i:i + 3000])
+        acc.update(y[i : i + 3000], s[i : i + 3000], sample_weight=w[i : i + 3000])
     for t in (-2.0, -0.3, 0.0, 0.5, 1.7, 3.5):
         assert_same_confusion(acc.at_threshold(t), confusion_at(y, s, w, t))
 
@@ -391,8 +400,9 @@ def test_a_state_read_in_blocks_answers_as_read_at_once_bit_for_bit(state, rates
         assert_identical(acc.at_threshold(t), want.at_threshold(t))
     for v in [0.0, 1.0, *rates]:
         for name in ("recall", "precision", "fpr", "specificity"):
-            assert_identical(answer(lambda: got.threshold_for(**{name: v})),
-                             answer(lambda: want.threshold_for(**{name: v})))
+            assert_identical(
+                answer(lambda: got.threshold_for(**{name: v})), answer(lambda: want.threshold_for(**{name: v}))
+            )
     for score in SCORES:
         assert_identical(got.best_threshold(score), want.best_threshold(score))
     for cost in ([[0, 1], [5, 0]], [[1, -2], [3, 0.5]], [[0, 0], [0, 0]]):
@@ -427,7 +437,7 @@ def test_best_threshold_of_blocks_picks_as_the_scan_of_every_score(seed):
     n = 60_000
     y = (rng.random(n) < (0.2, 0.5, 0.8)[seed]).astype(np.int64)
     s = np.round(rng.normal(size=n) + y, 2 + seed)
-    acc = RankAUC().update(y[: n // 3], s[: n // 3]).flush().update(y[n // 3:], s[n // 3:])
+    acc = RankAUC().update(y[: n // 3], s[: n // 3]).flush().update(y[n // 3 :], s[n // 3 :])
     want = points_of(acc)
     for block in (64, 200):
         ops = points_of(acc, block)
@@ -442,6 +452,7 @@ def test_best_threshold_by_cost_is_kept_until_the_state_changes():
     y = (rng.random(6000) < 0.4).astype(np.int64)
     s = np.round(rng.normal(size=6000) + y, 2)
     for weighted in (False, True):
+
         def w(k):
             return np.ones(k) if weighted else None
 
@@ -475,8 +486,12 @@ def fraction_partial_area(y, s, max_fpr):
 
 @given(rows(max_size=80, weights=False), st.floats(1e-3, 1.0))
 @example(  # the whole area is the cut step's, whose width max_fpr * N - x0 cancels
-    (np.array([0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0]),
-     np.array([0, 0, 0, 0.5, 1, 0, 1, 1, 1, 1, 1, 0.5, 1]), None, [0, 13]),
+    (
+        np.array([0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0]),
+        np.array([0, 0, 0, 0.5, 1, 0, 1, 1, 1, 1, 1, 0.5, 1]),
+        None,
+        [0, 13],
+    ),
     0.7615628841130906,
 )
 def test_exact_partial_area_equals_exact_fractions(data, max_fpr):

@@ -66,8 +66,12 @@ def memory_image(obj, _seen=None, _path="acc"):
         for name in ("keys", "vals"):
             a = getattr(obj, name)
             if a is not None:
-                out[f"{_path}.{name}"] = (id(a), a.dtype.str, a.shape,
-                                          a[: obj.front].tobytes() + a[obj.back:].tobytes())
+                out[f"{_path}.{name}"] = (
+                    id(a),
+                    a.dtype.str,
+                    a.shape,
+                    a[: obj.front].tobytes() + a[obj.back :].tobytes(),
+                )
         out[f"{_path}.rows"] = (obj.front, obj.back, getattr(obj, "sorted", None))
         return out
     if isinstance(obj, dict):
@@ -90,8 +94,10 @@ def memory_image(obj, _seen=None, _path="acc"):
 # ----------------------------------------------------------------- registry
 def test_registry_lists_every_accumulator():
     public = {
-        name for name in sm.__all__
-        if isinstance(getattr(sm, name), type) and issubclass(getattr(sm, name), sm.Accumulator)
+        name
+        for name in sm.__all__
+        if isinstance(getattr(sm, name), type)
+        and issubclass(getattr(sm, name), sm.Accumulator)
         and getattr(sm, name) is not sm.Accumulator
     }
     covered = {type(c.make()).__name__ for c in CASES}
@@ -101,8 +107,9 @@ def test_registry_lists_every_accumulator():
 def test_protocol_and_reference(case):
     arrays, w = _data(case)
     expected = case.reference(arrays, w) if case.reference is not None else None
-    check_accumulator(case.make, batches(arrays, w), expected, rtol=0 if case.exact else case.rtol,
-                      expected_rtol=case.expected_rtol)
+    check_accumulator(
+        case.make, batches(arrays, w), expected, rtol=0 if case.exact else case.rtol, expected_rtol=case.expected_rtol
+    )
 
 
 def test_merge_leaves_other_unchanged_in_memory(case):
@@ -212,8 +219,7 @@ def _assert_close(got, want, what=""):
         if a.dtype.kind in "biu" and b.dtype.kind in "biu":
             np.testing.assert_array_equal(a, b, err_msg=f"{what}{k}")
         else:
-            np.testing.assert_allclose(a.astype(float), b.astype(float), rtol=1e-11, atol=1e-14,
-                                       err_msg=f"{what}{k}")
+            np.testing.assert_allclose(a.astype(float), b.astype(float), rtol=1e-11, atol=1e-14, err_msg=f"{what}{k}")
 
 
 def test_declared_row_terms_fold_like_the_accumulator_in_every_wrapper(case):

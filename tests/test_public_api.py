@@ -21,6 +21,10 @@ def test_all_is_sorted_and_complete():
 def test_every_accumulator_has_the_protocol():
     for name in streammetrics.__all__:
         obj = getattr(streammetrics, name)
-        if isinstance(obj, type) and issubclass(obj, streammetrics.Accumulator) and obj is not streammetrics.Accumulator:
+        if (
+            isinstance(obj, type)
+            and issubclass(obj, streammetrics.Accumulator)
+            and obj is not streammetrics.Accumulator
+        ):
             for member in PROTOCOL:
                 assert hasattr(obj, member), f"{name}.{member}"

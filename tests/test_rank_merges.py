@@ -15,7 +15,8 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
 import streammetrics as sm
@@ -56,14 +57,17 @@ def _reference(runs):
                 sums[x] = (p, q)
     keys = sorted(sums)
     dtype = runs[0][1].dtype if runs else np.int64
-    return np.array(keys, np.float64), np.array([[sums[x][0] for x in keys],
-                                                  [sums[x][1] for x in keys]], dtype).reshape(2, -1)
+    return np.array(keys, np.float64), np.array(
+        [[sums[x][0] for x in keys], [sums[x][1] for x in keys]], dtype
+    ).reshape(2, -1)
 
 
 def _bits_equal(a, b) -> bool:
-    return (a[0].shape == b[0].shape and np.array_equal(a[0].view(np.uint64), b[0].view(np.uint64))
-            and np.array_equal(np.ascontiguousarray(a[1]).view(np.uint64),
-                               np.ascontiguousarray(b[1]).view(np.uint64)))
+    return (
+        a[0].shape == b[0].shape
+        and np.array_equal(a[0].view(np.uint64), b[0].view(np.uint64))
+        and np.array_equal(np.ascontiguousarray(a[1]).view(np.uint64), np.ascontiguousarray(b[1]).view(np.uint64))
+    )
 
 
 def _records(runs):
@@ -73,9 +77,9 @@ def _records(runs):
     rec = np.empty(total, S._record(dtype))
     starts, ends, o = [], [], 0
     for s, ab in runs:
-        rec["s"][o:o + s.shape[0]] = s
-        rec["p"][o:o + s.shape[0]] = ab[0]
-        rec["q"][o:o + s.shape[0]] = ab[1]
+        rec["s"][o : o + s.shape[0]] = s
+        rec["p"][o : o + s.shape[0]] = ab[0]
+        rec["q"][o : o + s.shape[0]] = ab[1]
         starts.append(o)
         o += s.shape[0]
         ends.append(o)
@@ -83,8 +87,7 @@ def _records(runs):
 
 
 @settings(max_examples=80, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 40), weighted=st.booleans(),
-       decimals=st.integers(0, 3))
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 40), weighted=st.booleans(), decimals=st.integers(0, 3))
 def test_tournament_merge_of_records_equals_the_ordered_sums(seed, k, weighted, decimals):
     runs = _runs(np.random.default_rng(seed), k, weighted, decimals)
     rec, starts, ends = _records(runs)
@@ -97,10 +100,14 @@ def test_tournament_merge_of_records_equals_the_ordered_sums(seed, k, weighted, 
 
 
 @settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 12), weighted=st.booleans(),
-       decimals=st.integers(0, 3), chunk=st.integers(1, 50))
-def test_streamed_reads_of_files_and_runs_equal_the_whole_merge(seed, k, weighted, decimals, chunk,
-                                                                tmp_path_factory):
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    k=st.integers(1, 12),
+    weighted=st.booleans(),
+    decimals=st.integers(0, 3),
+    chunk=st.integers(1, 50),
+)
+def test_streamed_reads_of_files_and_runs_equal_the_whole_merge(seed, k, weighted, decimals, chunk, tmp_path_factory):
     rng = np.random.default_rng(seed)
     runs = _runs(rng, k, weighted, decimals)
     store = S.SpillStore(str(tmp_path_factory.mktemp("merge")))
@@ -118,8 +125,13 @@ def test_streamed_reads_of_files_and_runs_equal_the_whole_merge(seed, k, weighte
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), front=st.integers(0, 200), gap=st.integers(0, 20),
-       tail=st.integers(0, 200), levels=st.integers(1, 50))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    front=st.integers(0, 200),
+    gap=st.integers(0, 20),
+    tail=st.integers(0, 200),
+    levels=st.integers(1, 50),
+)
 def test_weighted_sort_moves_the_weights_in_a_stable_order(seed, front, gap, tail, levels):
     """Each class's keys sorted with their weights, equal keys in their order
     (the weights of a score are then summed in the order they came)."""
@@ -142,8 +154,13 @@ def _brute_u2(y, s):
 
 
 @settings(max_examples=80, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 300), decimals=st.integers(0, 3),
-       share=st.floats(0, 1), zeros=st.booleans())
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 300),
+    decimals=st.integers(0, 3),
+    share=st.floats(0, 1),
+    zeros=st.booleans(),
+)
 def test_one_shot_count_equals_brute_force(seed, n, decimals, share, zeros):
     rng = np.random.default_rng(seed)
     y = (rng.random(n) < share).astype(np.int64)
@@ -187,8 +204,7 @@ def test_first_read_of_many_runs_merges_them_and_changes_no_result(weighted, tmp
     plain = sm.RankAUC()
     for lo in range(0, half, 250):
         for acc in (spilled, plain):
-            acc.update(y[lo:lo + 250], s[lo:lo + 250],
-                       sample_weight=None if w is None else w[lo:lo + 250])
+            acc.update(y[lo : lo + 250], s[lo : lo + 250], sample_weight=None if w is None else w[lo : lo + 250])
     strategy = spilled._strategy
     assert len(strategy.disk) + len(strategy.stack) >= 3
     r, e = spilled.finalize(), plain.finalize()
@@ -200,8 +216,7 @@ def test_first_read_of_many_runs_merges_them_and_changes_no_result(weighted, tmp
     assert spilled.finalize().as_dict() == r.as_dict()  # a second read: one file, same result
     for lo in range(half, n, 250):  # the state goes on as before
         for acc in (spilled, plain):
-            acc.update(y[lo:lo + 250], s[lo:lo + 250],
-                       sample_weight=None if w is None else w[lo:lo + 250])
+            acc.update(y[lo : lo + 250], s[lo : lo + 250], sample_weight=None if w is None else w[lo : lo + 250])
     _assert_same(spilled, plain)  # every array of the state, to the bit, and every result
     spilled.close()
     assert _spill_files(tmp_path) == []
@@ -216,7 +231,7 @@ def test_pending_rows_grow_past_the_preallocated_room(monkeypatch):
     y, s = rng.integers(0, 2, 5000), np.round(rng.normal(size=5000), 2)
     acc = RankAUC()
     for lo in range(0, 5000, 200):
-        acc.update(y[lo:lo + 200], s[lo:lo + 200])
+        acc.update(y[lo : lo + 200], s[lo : lo + 200])
         assert acc._pending.keys.shape[0] <= max(acc._strategy.pending_limit(), 600)
     assert acc._pending.keys.shape[0] > 300  # it doubled as rows arrived
     assert acc.finalize().auc == sm.auc(y, s)

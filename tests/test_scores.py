@@ -54,9 +54,7 @@ def test_agrees_with_sklearn(weighted, seed):
     p = np.clip(rng.random(n), 1e-6, 1 - 1e-6)
     w = rng.random(n) if weighted else None
     assert sm.log_loss(y, p, sample_weight=w) == pytest.approx(skm.log_loss(y, p, sample_weight=w), rel=1e-12)
-    assert sm.brier(y, p, sample_weight=w) == pytest.approx(
-        skm.brier_score_loss(y, p, sample_weight=w), rel=1e-12
-    )
+    assert sm.brier(y, p, sample_weight=w) == pytest.approx(skm.brier_score_loss(y, p, sample_weight=w), rel=1e-12)
     yr = rng.normal(size=n) * 10 + 3
     pr = yr + rng.normal(size=n)
     assert sm.mse(yr, pr, sample_weight=w) == pytest.approx(skm.mean_squared_error(yr, pr, sample_weight=w), rel=1e-12)
@@ -75,7 +73,7 @@ def test_streamed_log_loss_matches_fsum():
     n, batch = 10_000_000, 1_000_000
     acc = sm.ProbabilityScores()
     terms_total = []
-    for i in range(n // batch):
+    for _i in range(n // batch):
         y = rng.random(batch) < 0.5
         p = rng.random(batch)
         acc.update(y, p)
@@ -106,9 +104,7 @@ def test_far_from_zero_r2_and_mse_are_exact():
 
 
 @given(
-    data=st.lists(
-        st.tuples(st.floats(-1e6, 1e6), st.floats(-1e6, 1e6), st.floats(0.01, 5)), min_size=2, max_size=60
-    ),
+    data=st.lists(st.tuples(st.floats(-1e6, 1e6), st.floats(-1e6, 1e6), st.floats(0.01, 5)), min_size=2, max_size=60),
     cuts=st.lists(st.integers(0, 60), max_size=5),
     weighted=st.booleans(),
 )

@@ -10,12 +10,7 @@ from hypothesis import strategies as st
 
 from streammetrics._kernels import silhouette as kern
 from streammetrics.metrics import silhouette_sums as sil_sums
-from streammetrics.metrics.silhouette import (
-    silhouette,
-    silhouette_samples,
-    silhouette_score,
-    silhouettes,
-)
+from streammetrics.metrics.silhouette import silhouette, silhouette_samples, silhouette_score, silhouettes
 
 METRICS = ["euclidean", "sqeuclidean", "manhattan", "cosine"]
 HYPOTHESIS = settings(
@@ -131,17 +126,14 @@ def test_silhouettes_formula_with_empty_cluster_and_any_dissimilarity():
     m[np.arange(n), lab] = 1  # column 3 stays empty: its mean distance is 0
     np.testing.assert_allclose(silhouettes(d, m), spec_silhouettes(d, m), rtol=1e-12, atol=1e-13)
     m_bool = m.astype(bool)
-    np.testing.assert_allclose(silhouettes(d.astype(np.float32), m_bool),
-                               spec_silhouettes(d.astype(np.float32), m), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(
+        silhouettes(d.astype(np.float32), m_bool), spec_silhouettes(d.astype(np.float32), m), rtol=1e-6, atol=1e-7
+    )
     assert silhouette(d, m) == pytest.approx(spec_silhouettes(d, m).mean(), abs=1e-13)
 
 
 @HYPOTHESIS
-@given(
-    n=st.integers(2, 60),
-    k=st.integers(2, 5),
-    seed=st.integers(0, 2**32 - 1),
-)
+@given(n=st.integers(2, 60), k=st.integers(2, 5), seed=st.integers(0, 2**32 - 1))
 def test_silhouettes_matches_spec_formulas(n, k, seed):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, 3))
@@ -224,11 +216,9 @@ def test_sampled_score_matches_sklearn(metric):
     if metric == "precomputed":
         X = skm.pairwise_distances(X)
     for random_state in (0, 7, np.random.RandomState(5)):
-        state2 = (np.random.RandomState(5) if isinstance(random_state, np.random.RandomState)
-                  else random_state)
+        state2 = np.random.RandomState(5) if isinstance(random_state, np.random.RandomState) else random_state
         expected = skm.silhouette_score(X, lab, metric=metric, sample_size=300, random_state=state2)
-        got = silhouette_score(X, lab, metric=metric, convention="sklearn", sample_size=300,
-                               random_state=random_state)
+        got = silhouette_score(X, lab, metric=metric, convention="sklearn", sample_size=300, random_state=random_state)
         assert got == pytest.approx(expected, abs=1e-10)
     full = silhouette_score(X, lab, metric=metric)
     g = silhouette_score(X, lab, metric=metric, sample_size=900, random_state=np.random.default_rng(0))
@@ -243,8 +233,7 @@ def test_duplicates_and_far_from_origin_match_sklearn():
     lab = rng.integers(0, 4, size=400)
     assert len(np.unique(X, axis=0)) < 400
     expected = skm.silhouette_samples(X, lab)
-    np.testing.assert_allclose(silhouette_samples(X, lab, convention="sklearn"), expected,
-                               rtol=0, atol=1e-10)
+    np.testing.assert_allclose(silhouette_samples(X, lab, convention="sklearn"), expected, rtol=0, atol=1e-10)
     # every point duplicated: its twin sits at distance exactly 0
     X2 = np.repeat(rng.standard_normal((150, 4)) + 1e4, 2, axis=0)
     lab2 = np.repeat(rng.integers(0, 3, size=150), 2)
@@ -322,13 +311,12 @@ def test_input_kinds():
     np.testing.assert_allclose(silhouette_samples(X, lab.astype(float)), base, rtol=1e-13)
     np.testing.assert_allclose(silhouette_samples(X, lab.astype(np.uint8)), base, rtol=1e-13)
     X32 = X.astype(np.float32)
-    np.testing.assert_allclose(silhouette_samples(X32, lab),
-                               silhouette_samples(X32.astype(float), lab), rtol=1e-13)
+    np.testing.assert_allclose(silhouette_samples(X32, lab), silhouette_samples(X32.astype(float), lab), rtol=1e-13)
     Xi = rng.integers(-5, 5, size=(50, 3))
     li = np.arange(50) % 2 == 0
-    np.testing.assert_allclose(silhouette_samples(Xi, li),
-                               naive_silhouettes(naive_distances(Xi, "euclidean"), li, "seed"),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        silhouette_samples(Xi, li), naive_silhouettes(naive_distances(Xi, "euclidean"), li, "seed"), atol=1e-12
+    )
 
 
 # --------------------------------------------------------------------------
@@ -378,8 +366,9 @@ def test_memmap_read_in_panels(tmp_path, metric):
     p32 = tmp_path / "X32.npy"
     np.save(p32, X.astype(np.float32))
     got = silhouette_samples(np.load(p32, mmap_mode="r"), lab, metric=metric, memory_budget=budget)
-    np.testing.assert_allclose(got, silhouette_samples(X.astype(np.float32), lab, metric=metric),
-                               rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(
+        got, silhouette_samples(X.astype(np.float32), lab, metric=metric), rtol=1e-12, atol=1e-13
+    )
 
 
 def test_memmap_precomputed_and_nan_position(tmp_path):
@@ -393,8 +382,7 @@ def test_memmap_precomputed_and_nan_position(tmp_path):
     got = silhouette_samples(rows, lab, metric="precomputed", memory_budget=budget)
     np.testing.assert_allclose(got, naive_silhouettes(D, lab, "seed"), atol=1e-12)
     assert rows.largest < 300
-    score = silhouette_score(rows, lab, metric="precomputed", memory_budget=budget,
-                             sample_size=120, random_state=1)
+    score = silhouette_score(rows, lab, metric="precomputed", memory_budget=budget, sample_size=120, random_state=1)
     idx = np.sort(np.random.RandomState(1).permutation(300)[:120])
     expected = naive_silhouettes(D[np.ix_(idx, idx)], lab[idx], "seed").mean()
     assert score == pytest.approx(expected, abs=1e-12)
@@ -418,8 +406,11 @@ def test_bad_arguments():
         silhouette_samples(X, lab, convention="foo")
     with pytest.raises(ValueError, match=r"convention must be 'seed' or 'sklearn'"):
         silhouette_score(X, lab, convention=None)
-    with pytest.raises(ValueError, match=r"metric must be one of 'euclidean', 'sqeuclidean', "
-                                         r"'manhattan', 'cosine', 'precomputed'.*got 'minkowski'"):
+    with pytest.raises(
+        ValueError,
+        match=r"metric must be one of 'euclidean', 'sqeuclidean', "
+        r"'manhattan', 'cosine', 'precomputed'.*got 'minkowski'",
+    ):
         silhouette_samples(X, lab, metric="minkowski")
     with pytest.raises(ValueError, match="metric must be one of"):
         silhouette_score(X, lab, metric=len)
@@ -633,8 +624,7 @@ def test_a_metric_compiles_only_its_own_tile():
         driver(XI, XJ, 0, np.zeros(5), np.zeros(6), labJ, 2, *kern.tile_buffers(threads, 2, 3), sums)
         np.testing.assert_allclose(sums, expected, rtol=1e-13)
         typemap = driver.overloads[driver.signatures[0]].type_annotation.typemap
-        called = {ty.dispatcher.py_func.__name__ for ty in typemap.values()
-                  if isinstance(ty, numba.types.Dispatcher)}
+        called = {ty.dispatcher.py_func.__name__ for ty in typemap.values() if isinstance(ty, numba.types.Dispatcher)}
         assert "_manhattan_tile" in called and not called & others, called
     for cached, has, lacks in ((kern._manhattan_tile, "abs", "sqrt"), (kern._euclidean_tile, "sqrt", "abs")):
         tile = numba.njit(cached.py_func)  # afresh: a cached kernel keeps no typed IR

@@ -47,16 +47,24 @@ _count = st.one_of(st.integers(0, 3), st.integers(0, 60_000), st.integers(0, 2**
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(_count, _count, _count, _count).filter(lambda r: sum(r) > 0),
-                min_size=1, max_size=30))
+@given(st.lists(st.tuples(_count, _count, _count, _count).filter(lambda r: sum(r) > 0), min_size=1, max_size=30))
 def test_columns_equal_binary_result_bit_for_bit(rows):
     _check_rows(np.array(rows, np.int64))
 
 
 def test_columns_cover_zero_denominators_and_large_products():
-    rows = [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1], [5, 0, 0, 7],
-            [0, 3, 4, 0], [46_339, 1, 0, 0], [46_340, 0, 0, 0], [10**6, 3 * 10**6, 2 * 10**6, 10**7],
-            [2**45, 2**44 + 1, 2**43 + 3, 2**46 + 5]]
+    rows = [
+        [1, 0, 0, 0],
+        [0, 1, 0, 0],
+        [0, 0, 1, 0],
+        [0, 0, 0, 1],
+        [5, 0, 0, 7],
+        [0, 3, 4, 0],
+        [46_339, 1, 0, 0],
+        [46_340, 0, 0, 0],
+        [10**6, 3 * 10**6, 2 * 10**6, 10**7],
+        [2**45, 2**44 + 1, 2**43 + 3, 2**46 + 5],
+    ]
     _check_rows(np.array(rows, np.int64))
 
 
@@ -73,8 +81,9 @@ def _sliced(rng, n, slices, weighted=False, threshold=0.5):
     acc = sm.Sliced(sm.BinaryConfusion(threshold=threshold))
     w = rng.random(n) if weighted else None
     for a in range(0, n, 997):
-        acc.update(y[a:a + 997], p[a:a + 997], sample_weight=None if w is None else w[a:a + 997],
-                   by=keys[a:a + 997])
+        acc.update(
+            y[a : a + 997], p[a : a + 997], sample_weight=None if w is None else w[a : a + 997], by=keys[a : a + 997]
+        )
     return acc
 
 
@@ -96,9 +105,12 @@ def test_sliced_frame_equals_the_one_built_from_each_result():
     frame = r.to_frame()
     slices = dict(r.slices.items())  # every result built one by one
     rebuilt = pd.DataFrame(
-        {"rows": [r.rows[k] for k in slices],
-         **{f: [slices[k][f] for k in slices] for f in frame.columns if f != "rows"}},
-        index=pd.Index(list(slices), name="by", dtype=object))
+        {
+            "rows": [r.rows[k] for k in slices],
+            **{f: [slices[k][f] for k in slices] for f in frame.columns if f != "rows"},
+        },
+        index=pd.Index(list(slices), name="by", dtype=object),
+    )
     pd.testing.assert_frame_equal(frame, rebuilt, check_exact=True)
     assert list(frame.columns) == ["rows"] + [k for k in slices[next(iter(slices))].keys() if k != "n"]
 

@@ -109,8 +109,7 @@ TEMPLATES = {
     "regression": (lambda: sm.RegressionErrors(), "reals"),
     "auc": (lambda: sm.RankAUC(), "scores"),
     "multiclass": (lambda: sm.MulticlassConfusion(3), "classes"),
-    "evaluator": (lambda: sm.Evaluator({"b": sm.BinaryConfusion(threshold=0.5), "auc": sm.RankAUC()}),
-                  "scores"),
+    "evaluator": (lambda: sm.Evaluator({"b": sm.BinaryConfusion(threshold=0.5), "auc": sm.RankAUC()}), "scores"),
 }
 
 
@@ -141,8 +140,9 @@ def _column(kind, rng, n):
         k[rng.random(n) < 0.2] = np.nan
         return k
     if kind == "category":
-        return pd.Categorical(np.array(["lo", "hi", None], dtype=object)[rng.integers(0, 3, n)],
-                              categories=["lo", "hi", "unused"])
+        return pd.Categorical(
+            np.array(["lo", "hi", None], dtype=object)[rng.integers(0, 3, n)], categories=["lo", "hi", "unused"]
+        )
     raise AssertionError(kind)
 
 
@@ -150,25 +150,37 @@ COLUMN_KINDS = ["int", "bigint", "bool", "str", "str+null", "float+nan", "catego
 
 
 @settings(max_examples=40)
-@given(template=st.sampled_from(sorted(TEMPLATES)),
-       columns=st.lists(st.sampled_from(COLUMN_KINDS), min_size=1, max_size=2),
-       n=st.integers(1, 120), seed=st.integers(0, 2**31),
-       cuts=st.lists(st.integers(0, 120), max_size=4), weighted=st.booleans())
+@given(
+    template=st.sampled_from(sorted(TEMPLATES)),
+    columns=st.lists(st.sampled_from(COLUMN_KINDS), min_size=1, max_size=2),
+    n=st.integers(1, 120),
+    seed=st.integers(0, 2**31),
+    cuts=st.lists(st.integers(0, 120), max_size=4),
+    weighted=st.booleans(),
+)
 def test_each_slice_equals_the_template_on_its_rows(template, columns, n, seed, cuts, weighted):
     make, kind = TEMPLATES[template]
     rng = np.random.default_rng(seed)
     arrays = _data(kind, rng, n)
     w = rng.random(n) * 2 if weighted else None
     cols = [_column(c, rng, n) for c in columns]
-    by = tuple(cols) if len(cols) > 1 else cols[0]
+    tuple(cols) if len(cols) > 1 else cols[0]
     acc = sm.Sliced(make())
     edges = sorted({0, n, *[c for c in cuts if c <= n]})
     for lo, hi in zip(edges[:-1], edges[1:]):
         part = tuple(c[lo:hi] for c in cols)
-        acc.update(*(a[lo:hi] for a in arrays), sample_weight=None if w is None else w[lo:hi],
-                   by=part if len(cols) > 1 else part[0])
-    _check_against_template(make, acc, arrays, w, tuple(np.asarray(c, dtype=object) for c in cols)
-                            if len(cols) > 1 else np.asarray(cols[0], dtype=object))
+        acc.update(
+            *(a[lo:hi] for a in arrays),
+            sample_weight=None if w is None else w[lo:hi],
+            by=part if len(cols) > 1 else part[0],
+        )
+    _check_against_template(
+        make,
+        acc,
+        arrays,
+        w,
+        tuple(np.asarray(c, dtype=object) for c in cols) if len(cols) > 1 else np.asarray(cols[0], dtype=object),
+    )
 
 
 @pytest.mark.parametrize("template", ["binary@0.5", "probability", "regression", "auc", "evaluator"])
@@ -219,13 +231,20 @@ def test_slices_found_in_one_shard_only_are_added_and_the_other_is_unchanged():
 # ------------------------------------------------------------------ round trips
 def _rich():
     acc = sm.Sliced(sm.RankAUC())
-    acc.update([1, 0, 1, 0], [0.9, 0.1, 0.4, 0.6], by=(["ü\"x", "b", None, "ü\"x"], [1, 2, 1, 1]))
+    acc.update([1, 0, 1, 0], [0.9, 0.1, 0.4, 0.6], by=(['ü"x', "b", None, 'ü"x'], [1, 2, 1, 1]))
     acc.update([0, 1], [0.3, 0.3], by=(np.array(["b", "{json}"]), np.array([2.5, np.nan])))
     return acc
 
 
-@pytest.mark.parametrize("make", [_rich, lambda: sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(
-    [1, 0, 1], [0.7, 0.2, 0.1], sample_weight=[1.0, 2.0, 0.5], by=["日本", "", "null"])])
+@pytest.mark.parametrize(
+    "make",
+    [
+        _rich,
+        lambda: sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(
+            [1, 0, 1], [0.7, 0.2, 0.1], sample_weight=[1.0, 2.0, 0.5], by=["日本", "", "null"]
+        ),
+    ],
+)
 def test_save_load_and_pickle_keep_string_keys(make, tmp_path):
     acc = make()
     path = tmp_path / "sliced.state"
@@ -251,7 +270,7 @@ def test_save_load_and_pickle_keep_string_keys(make, tmp_path):
 
 def test_rich_keys_sort_and_render():
     r = _rich().finalize()
-    assert list(r.slices) == [("b", 2), ("b", 2.5), ("{json}", None), ("ü\"x", 1), (None, 1)]
+    assert list(r.slices) == [("b", 2), ("b", 2.5), ("{json}", None), ('ü"x', 1), (None, 1)]
     text = str(r)
     assert "(null)" in text and "(all)" in text and text.count("\n") == 11
     assert text.splitlines()[-1].startswith("  over the slices (mean ± std, ddof=1): auc ")
@@ -354,8 +373,7 @@ def test_pandas_columns_frames_and_masked_keys():
     device = pd.Series([1, 2, pd.NA, 1], name="device", dtype="Int64")
     y, p = np.array([1, 0, 1, 1]), np.array([1, 1, 0, 1])
     by_tuple = sm.Sliced(sm.BinaryConfusion()).update(y, p, by=(country, device))
-    by_frame = sm.Sliced(sm.BinaryConfusion()).update(y, p, by=pd.DataFrame({"country": country,
-                                                                                "device": device}))
+    by_frame = sm.Sliced(sm.BinaryConfusion()).update(y, p, by=pd.DataFrame({"country": country, "device": device}))
     assert by_tuple == by_frame
     r = by_frame.finalize()
     assert list(r.slices) == [("fr", 2), ("uk", 1), (None, None)] and r.rows[("uk", 1)] == 2
@@ -381,8 +399,9 @@ def test_pandas_columns_frames_and_masked_keys():
 
 
 def test_a_slice_whose_weights_sum_to_zero_has_no_scores():
-    acc = sm.Sliced(sm.ProbabilityScores()).update([1, 0, 1], [0.9, 0.2, 0.4],
-                                                   sample_weight=[1.0, 0.0, 2.0], by=["a", "b", "a"])
+    acc = sm.Sliced(sm.ProbabilityScores()).update(
+        [1, 0, 1], [0.9, 0.2, 0.4], sample_weight=[1.0, 0.0, 2.0], by=["a", "b", "a"]
+    )
     r = acc.finalize()
     assert r.slices["b"] is None and np.isnan(r.slice_log_loss[1]) and r.rows["b"] == 1
     assert "undefined" in str(r)
@@ -441,8 +460,9 @@ def test_ci_reaches_every_slice_and_flags_follow_the_intervals():
         m = key == k
         direct = sm.BinaryConfusion(threshold=0.5).update(y[m], p[m]).finalize(ci=0.9)
         assert_results_equal(r.slices[k], direct)
-        expect = tuple(c for c in ("accuracy", "f1")
-                       if not direct[f"{c}_ci_lower"] <= r.overall[c] <= direct[f"{c}_ci_upper"])
+        expect = tuple(
+            c for c in ("accuracy", "f1") if not direct[f"{c}_ci_lower"] <= r.overall[c] <= direct[f"{c}_ci_upper"]
+        )
         assert r.differs[k] == expect
         seen.update(expect)
     assert "c" in [k for k, v in r.differs.items() if "f1" in v] and seen
@@ -481,9 +501,14 @@ def test_the_text_sorts_by_size_or_score_and_keeps_the_top():
     assert "sorted by f1 (lowest first)" in lines[0]
     flagged = [ln for ln in lines if ln.strip().startswith("c ")]
     assert flagged and flagged[0].rstrip().endswith("accuracy f1")
-    for bad, err in [({"sort": "nope"}, ValueError), ({"sort": 3}, TypeError), ({"top": 0}, ValueError),
-                     ({"top": 1.5}, TypeError), ({"top": 2, "max_rows": 3}, ValueError),
-                     ({"ascending": "yes"}, TypeError)]:
+    for bad, err in [
+        ({"sort": "nope"}, ValueError),
+        ({"sort": 3}, TypeError),
+        ({"top": 0}, ValueError),
+        ({"top": 1.5}, TypeError),
+        ({"top": 2, "max_rows": 3}, ValueError),
+        ({"ascending": "yes"}, TypeError),
+    ]:
         with pytest.raises(err, match=next(iter(bad))):
             r.to_text(**bad)
 
@@ -558,8 +583,7 @@ def test_summary_is_the_mean_and_sample_std_over_the_slices():
 
 def test_summary_leaves_out_undefined_slices_and_needs_two_for_a_std():
     acc = sm.Sliced(sm.BinaryConfusion())
-    acc.update([1, 0, 1, 0, 1], [1, 0, 0, 0, 1], sample_weight=[1.0, 1.0, 1.0, 1.0, 0.0],
-               by=["a", "a", "b", "b", "c"])
+    acc.update([1, 0, 1, 0, 1], [1, 0, 0, 0, 1], sample_weight=[1.0, 1.0, 1.0, 1.0, 0.0], by=["a", "a", "b", "b", "c"])
     r = acc.finalize()
     s = r.summary()
     assert r.slices["c"] is None and s.accuracy_slices == 2 and s.n_slices == 3
@@ -604,8 +628,7 @@ def test_second_moments_that_overflow_are_kept_by_their_slice_alone():
 
 def test_keys_beyond_int64_and_large_floats_are_kept():
     y, p = np.array([0, 1, 1, 0]), np.array([0.1, 0.8, 0.6, 0.3])
-    big = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(
-        y, p, by=np.array([1, 2, 3, 2**63 + 5], dtype=np.uint64))
+    big = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=np.array([1, 2, 3, 2**63 + 5], dtype=np.uint64))
     assert sorted(big.finalize().slices) == [1, 2, 3, 2**63 + 5]
     floats = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=[1e20, 1e20, 2.0, 2.5])
     assert sorted(floats.finalize().slices, key=float) == [2, 2.5, 1e20]
@@ -619,8 +642,9 @@ def test_keys_beyond_int64_and_large_floats_are_kept():
 
 def test_an_infinite_key_is_reported_at_its_first_row():
     with pytest.raises(ValueError, match=r"^by\[1\] = inf: slice keys must be finite"):
-        sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update([0, 1, 1, 0], [0.1, 0.8, 0.6, 0.3],
-                                                            by=[1.0, math.inf, -math.inf, 3.0])
+        sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(
+            [0, 1, 1, 0], [0.1, 0.8, 0.6, 0.3], by=[1.0, math.inf, -math.inf, 3.0]
+        )
 
 
 def test_a_list_of_numbers_and_strings_keeps_its_numbers():

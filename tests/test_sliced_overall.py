@@ -20,10 +20,7 @@ import streammetrics as sm
 
 from .harness import assert_results_equal
 
-DERIVED = {
-    "binary": lambda: sm.BinaryConfusion(),
-    "binary@0.5": lambda: sm.BinaryConfusion(threshold=0.5),
-}
+DERIVED = {"binary": lambda: sm.BinaryConfusion(), "binary@0.5": lambda: sm.BinaryConfusion(threshold=0.5)}
 
 
 def _arrays(name, rng, n):
@@ -37,7 +34,8 @@ def test_templates_without_row_terms_fold_their_overall():
     assert acc._overall is not None and acc._overall.n == 2
     acc = sm.Sliced(sm.ProbabilityScores()).update([1.0, 0.0], [0.5, 0.25], by=[1, 2])
     assert acc._overall is None and acc.finalize(ci=0.9).overall == sm.ProbabilityScores().update(
-        [1.0, 0.0], [0.5, 0.25]).finalize(ci=0.9)
+        [1.0, 0.0], [0.5, 0.25]
+    ).finalize(ci=0.9)
 
 
 def _same(a, b):
@@ -59,17 +57,26 @@ def _assert_overall_is_the_template_on_every_row(make, acc, arrays, w):
         if v.dtype.kind == "i":
             np.testing.assert_array_equal(mine, v, err_msg=k)
         else:
-            np.testing.assert_allclose(mine.sum(axis=-1) if v.ndim > 1 else mine,
-                                       v.sum(axis=-1) if v.ndim > 1 else v, rtol=1e-12, atol=1e-300,
-                                       err_msg=k)
+            np.testing.assert_allclose(
+                mine.sum(axis=-1) if v.ndim > 1 else mine,
+                v.sum(axis=-1) if v.ndim > 1 else v,
+                rtol=1e-12,
+                atol=1e-300,
+                err_msg=k,
+            )
 
 
 @settings(max_examples=40, deadline=None)
-@given(template=st.sampled_from(sorted(DERIVED)), n=st.integers(1, 500), slices=st.integers(1, 40),
-       sparse=st.booleans(), seed=st.integers(0, 2**31), cuts=st.lists(st.integers(0, 500), max_size=4),
-       shards=st.integers(1, 3))
-def test_the_overall_read_off_the_tables_is_the_template_on_every_row(template, n, slices, sparse, seed,
-                                                                       cuts, shards):
+@given(
+    template=st.sampled_from(sorted(DERIVED)),
+    n=st.integers(1, 500),
+    slices=st.integers(1, 40),
+    sparse=st.booleans(),
+    seed=st.integers(0, 2**31),
+    cuts=st.lists(st.integers(0, 500), max_size=4),
+    shards=st.integers(1, 3),
+)
+def test_the_overall_read_off_the_tables_is_the_template_on_every_row(template, n, slices, sparse, seed, cuts, shards):
     rng = np.random.default_rng(seed)
     make = DERIVED[template]
     arrays = _arrays(template, rng, n)
@@ -90,8 +97,13 @@ def test_the_overall_read_off_the_tables_is_the_template_on_every_row(template, 
 
 
 @settings(max_examples=25, deadline=None)
-@given(template=st.sampled_from(sorted(DERIVED)), n=st.integers(2, 300), seed=st.integers(0, 2**31),
-       weighted_first=st.booleans(), merge=st.booleans())
+@given(
+    template=st.sampled_from(sorted(DERIVED)),
+    n=st.integers(2, 300),
+    seed=st.integers(0, 2**31),
+    weighted_first=st.booleans(),
+    merge=st.booleans(),
+)
 def test_weighted_rows_are_read_off_the_tables_too(template, n, seed, weighted_first, merge):
     rng = np.random.default_rng(seed)
     make = DERIVED[template]
@@ -240,8 +252,9 @@ def test_lazy_values_read_like_the_eager_ones():
     lazy = acc.finalize()
     assert lazy._lazy  # nothing per slice computed yet
     assert repr(lazy).startswith("SlicedScores(n=2000, n_slices=4") and lazy._lazy
-    eager = sm.SlicedResult(lazy.overall, {k: lazy.slices[k] for k in lazy.slices}, dict(lazy.rows),
-                            lazy.by, lazy.scores)
+    eager = sm.SlicedResult(
+        lazy.overall, {k: lazy.slices[k] for k in lazy.slices}, dict(lazy.rows), lazy.by, lazy.scores
+    )
     assert list(lazy) == list(eager)  # the same fields in the same order
     for k in eager:
         np.testing.assert_array_equal(lazy[k], eager[k])
@@ -279,8 +292,14 @@ def test_slices_read_from_several_threads_are_computed_once_each():
 
 # -------------------------------------------- an Evaluator's linear members
 @settings(max_examples=20, deadline=None)
-@given(n=st.integers(2, 400), slices=st.integers(1, 30), seed=st.integers(0, 2**31),
-       cuts=st.lists(st.integers(0, 400), max_size=3), weighted=st.booleans(), shards=st.integers(1, 3))
+@given(
+    n=st.integers(2, 400),
+    slices=st.integers(1, 30),
+    seed=st.integers(0, 2**31),
+    cuts=st.lists(st.integers(0, 400), max_size=3),
+    weighted=st.booleans(),
+    shards=st.integers(1, 3),
+)
 def test_an_evaluators_overall_folds_every_row_and_equals_the_template(n, slices, seed, cuts, weighted, shards):
     rng = np.random.default_rng(seed)
     y = (rng.random(n) < 0.4).astype(np.int64)
@@ -301,8 +320,9 @@ def test_an_evaluators_overall_folds_every_row_and_equals_the_template(n, slices
         assert_results_equal(got.parts[name], want.parts[name], rtol=1e-12, atol=1e-15, what=f"{name}: ")
     if w is None:  # counts: to the row
         assert (got.parts["binary"].tp, got.parts["binary"].tn) == (want.parts["binary"].tp, want.parts["binary"].tn)
-        np.testing.assert_array_equal(acc.state_dict()["overall.calibration.counts"],
-                                      alone.state_dict()["calibration.counts"])
+        np.testing.assert_array_equal(
+            acc.state_dict()["overall.calibration.counts"], alone.state_dict()["calibration.counts"]
+        )
         assert got.parts["auc"].auc == want.parts["auc"].auc  # the rank state folded itself: exact
     # saved, loaded, copied and pickled, the overall is read off the same slices again
     back = sm.Sliced(sm.Evaluator(task="binary")).load_state_dict(acc.state_dict())
@@ -321,8 +341,14 @@ def test_a_template_without_row_terms_folds_its_overall():
 
 
 @settings(max_examples=20, deadline=None)
-@given(template=st.sampled_from(["auc", "evaluator"]), n=st.integers(2, 400), slices=st.integers(2, 30),
-       seed=st.integers(0, 2**31), cuts=st.lists(st.integers(0, 400), max_size=3), weighted=st.booleans())
+@given(
+    template=st.sampled_from(["auc", "evaluator"]),
+    n=st.integers(2, 400),
+    slices=st.integers(2, 30),
+    seed=st.integers(0, 2**31),
+    cuts=st.lists(st.integers(0, 400), max_size=3),
+    weighted=st.booleans(),
+)
 def test_per_slice_accumulators_sorted_by_value_or_by_code_agree(template, n, slices, seed, cuts, weighted):
     rng = np.random.default_rng(seed)
     make = LAZY_TEMPLATES[template]

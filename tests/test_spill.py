@@ -16,7 +16,8 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 import streammetrics as sm
@@ -37,8 +38,7 @@ def _feed(acc, y, s, w, cuts):
     for stop in list(cuts) + [len(y)]:
         stop = max(start, min(stop, len(y)))
         if stop > start:
-            acc.update(y[start:stop], s[start:stop],
-                       sample_weight=None if w is None else w[start:stop])
+            acc.update(y[start:stop], s[start:stop], sample_weight=None if w is None else w[start:stop])
         start = stop
     return acc
 
@@ -46,6 +46,7 @@ def _feed(acc, y, s, w, cuts):
 def _same(ra, rb) -> bool:
     """Equal results, field by field (NaN equal to NaN)."""
     da, db = dict(ra), dict(rb)
+
     def eq(a, b):
         a, b = np.asarray(a), np.asarray(b)
         return np.array_equal(a, b, equal_nan=a.dtype.kind == "f" and b.dtype.kind == "f")
@@ -168,8 +169,7 @@ def test_any_sharding_and_merge_order(data, shards, rnd, mixed, tmp_path_factory
     accs = []
     for i, idx in enumerate(parts):
         # some shards in memory, some spilled: they merge, whatever the budget
-        make = (lambda: sm.RankAUC()) if mixed and i % 2 else (
-            lambda: sm.RankAUC(max_memory=BUDGET, spill_dir=folder))
+        make = (lambda: sm.RankAUC()) if mixed and i % 2 else (lambda: sm.RankAUC(max_memory=BUDGET, spill_dir=folder))
         accs.append(_feed(make(), y[idx], s[idx], None, [c - idx[0] for c in cuts if idx.size]))
     rnd.shuffle(accs)
     total = accs[0].copy()
@@ -188,7 +188,7 @@ def test_spilling_happens_and_run_count_is_bounded(tmp_path):
     y = rng.integers(0, 2, 20_000)
     s = rng.normal(size=20_000) + y
     for i in range(0, 20_000, 300):
-        acc.update(y[i:i + 300], s[i:i + 300])
+        acc.update(y[i : i + 300], s[i : i + 300])
         assert len(acc._strategy.disk) <= S.MAX_DISK_RUNS
         assert acc.nbytes <= BUDGET  # runs in memory and pending rows
     # unweighted counts below 2**32: 16-byte records (score, two uint32 counts)
@@ -206,7 +206,7 @@ def _spilled(folder, n=3000, seed=1):
     s = rng.normal(size=n) + y
     acc = sm.RankAUC(max_memory=BUDGET, spill_dir=folder)
     for i in range(0, n, 250):
-        acc.update(y[i:i + 250], s[i:i + 250])
+        acc.update(y[i : i + 250], s[i : i + 250])
     assert acc.spilled and _files(folder)
     return acc, y, s
 
@@ -308,34 +308,46 @@ def test_hostile_file_of_a_spilled_state_is_rejected(tmp_path):
     bad["counts"] = c
     _load_fails(forge(tmp_path / "b.smstate", "RankAUC", settings_, bad), "do not add up")
     for mem, match in ((-5, "at least 4096"), ("lots", "number of bytes"), (True, "bool")):
-        _load_fails(forge(tmp_path / "c.smstate", "RankAUC", {"max_bins": None, "max_memory": mem},
-                          state), match)
-    _load_fails(forge(tmp_path / "d.smstate", "RankAUC", {"max_bins": 8, "max_memory": BUDGET}, state),
-                "exclude each other")
-    _load_fails(forge(tmp_path / "e.smstate", "RankAUC",
-                      {"max_bins": None, "max_memory": BUDGET, "spill_dir": "/"}, state),
-                "spill_dir|invalid settings")
+        _load_fails(forge(tmp_path / "c.smstate", "RankAUC", {"max_bins": None, "max_memory": mem}, state), match)
+    _load_fails(
+        forge(tmp_path / "d.smstate", "RankAUC", {"max_bins": 8, "max_memory": BUDGET}, state), "exclude each other"
+    )
+    _load_fails(
+        forge(tmp_path / "e.smstate", "RankAUC", {"max_bins": None, "max_memory": BUDGET, "spill_dir": "/"}, state),
+        "spill_dir|invalid settings",
+    )
     acc.close()
 
 
-@pytest.mark.parametrize("value, nbytes", [(4096, 4096), ("1GB", 10**9), ("512MiB", 2**29),
-                                           ("1.5 gb", 1_500_000_000), ("64 KiB", 65536),
-                                           (np.int64(10_000), 10_000)])
+@pytest.mark.parametrize(
+    "value, nbytes",
+    [
+        (4096, 4096),
+        ("1GB", 10**9),
+        ("512MiB", 2**29),
+        ("1.5 gb", 1_500_000_000),
+        ("64 KiB", 65536),
+        (np.int64(10_000), 10_000),
+    ],
+)
 def test_memory_strings(value, nbytes):
     assert sm.RankAUC(max_memory=value).max_memory == nbytes
 
 
-@pytest.mark.parametrize("kwargs, exc, match", [
-    ({"max_memory": 1.5e9}, TypeError, "max_memory must be an int"),
-    ({"max_memory": True}, TypeError, "bool"),
-    ({"max_memory": "12 parsecs"}, ValueError, "'12 parsecs'"),
-    ({"max_memory": "-1GB"}, ValueError, "number of bytes"),
-    ({"max_memory": 100}, ValueError, "at least 4096"),
-    ({"max_memory": "1GB", "max_bins": 100}, ValueError, "exclude each other"),
-    ({"spill_dir": "/tmp"}, ValueError, "give max_memory too"),
-    ({"max_memory": "1GB", "spill_dir": 5}, TypeError, "spill_dir must be a folder"),
-    ({"max_memory": "1GB", "spill_dir": "/no/such/folder"}, ValueError, "existing folder"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"max_memory": 1.5e9}, TypeError, "max_memory must be an int"),
+        ({"max_memory": True}, TypeError, "bool"),
+        ({"max_memory": "12 parsecs"}, ValueError, "'12 parsecs'"),
+        ({"max_memory": "-1GB"}, ValueError, "number of bytes"),
+        ({"max_memory": 100}, ValueError, "at least 4096"),
+        ({"max_memory": "1GB", "max_bins": 100}, ValueError, "exclude each other"),
+        ({"spill_dir": "/tmp"}, ValueError, "give max_memory too"),
+        ({"max_memory": "1GB", "spill_dir": 5}, TypeError, "spill_dir must be a folder"),
+        ({"max_memory": "1GB", "spill_dir": "/no/such/folder"}, ValueError, "existing folder"),
+    ],
+)
 def test_bad_settings(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         sm.RankAUC(**kwargs)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score
 
 import streammetrics as sm
@@ -24,8 +25,10 @@ SCORES = ("f1", "mcc", "youden", "balanced_accuracy", "accuracy", "jaccard")
 
 def _no_merged_run(monkeypatch):
     """Make building the merged run in memory an error."""
+
     def refuse(self, buf=None):
         raise AssertionError("the merged run was built in memory")
+
     monkeypatch.setattr(E.Exact, "run", refuse)
 
 
@@ -109,10 +112,8 @@ def test_spilled_weighted_average_precision_streams(data, tmp_path_factory):
 
 
 @settings(max_examples=30, deadline=None)
-@given(data=_data(weighted=True), budget=st.sampled_from([4096, 9000]),
-       seed=st.integers(0, 2**32 - 1))
-def test_spilled_weighted_queries_equal_in_memory_bit_for_bit(data, budget, seed,
-                                                              tmp_path_factory):
+@given(data=_data(weighted=True), budget=st.sampled_from([4096, 9000]), seed=st.integers(0, 2**32 - 1))
+def test_spilled_weighted_queries_equal_in_memory_bit_for_bit(data, budget, seed, tmp_path_factory):
     # dyadic weights: every order of additions gives the same masses, so the
     # in-memory state's compensated sums are the reference to the bit
     y, s, w, cuts = data
@@ -143,8 +144,7 @@ def test_report_queries_of_a_spilled_state_do_not_merge(tmp_path):
     spl = sm.RankAUC(max_memory=1 << 14, spill_dir=tmp_path).update(y, s)
     ref = sm.RankAUC().update(y, s).finalize()
     assert spl._strategy.spilled
-    ctx = RenderContext(settings={"threshold": 0.5},
-                        targets={"recall": [0.9], "precision": [0.8], "fpr": [0.1]})
+    ctx = RenderContext(settings={"threshold": 0.5}, targets={"recall": [0.9], "precision": [0.8], "fpr": [0.1]})
     with pytest.MonkeyPatch.context() as m:
         _no_merged_run(m)
         r = spl.finalize()
@@ -189,10 +189,13 @@ def test_delong_blocks_span_chunks(tmp_path):
 
 
 @settings(max_examples=25, deadline=None)
-@given(n=st.integers(300, 3000), seed=st.integers(0, 2**32 - 1),
-       digits=st.sampled_from([2, 3, 6]), budget=st.sampled_from([4096, 9000]))
-def test_spilled_weighted_queries_equal_those_of_the_merged_run(n, seed, digits, budget,
-                                                                tmp_path_factory):
+@given(
+    n=st.integers(300, 3000),
+    seed=st.integers(0, 2**32 - 1),
+    digits=st.sampled_from([2, 3, 6]),
+    budget=st.sampled_from([4096, 9000]),
+)
+def test_spilled_weighted_queries_equal_those_of_the_merged_run(n, seed, digits, budget, tmp_path_factory):
     # any weights: the reference is the engine over the same merged run in memory
     from streammetrics.metrics.ranking.points import Points
 

@@ -183,8 +183,9 @@ def test_save_removes_what_a_killed_save_left_behind(tmp_path):
     import streammetrics as sm
     from streammetrics._protocol.statefile import _temp_prefix
 
-    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
     dead = int(done.stdout)
     prefix = _temp_prefix("acc.state")
     stale = tmp_path / f"{prefix}{dead}.abcd1234.smtmp"
@@ -208,8 +209,9 @@ def test_multiclass_finalize_copies_the_matrix_once():
     k = 1500
     rng = np.random.default_rng(0)
     for weights in (None, rng.random(20_000)):
-        acc = sm.MulticlassConfusion(k).update(rng.integers(0, k, 20_000), rng.integers(0, k, 20_000),
-                                               sample_weight=weights)
+        acc = sm.MulticlassConfusion(k).update(
+            rng.integers(0, k, 20_000), rng.integers(0, k, 20_000), sample_weight=weights
+        )
         matrix_bytes = k * k * 8
         tracemalloc.start()
         r = acc.finalize()

@@ -30,8 +30,9 @@ def test_version_1_files_load_with_their_scores(name):
         if isinstance(value, float):
             assert got[key] == pytest.approx(value, rel=1e-12, abs=0), key
         elif isinstance(value, list):
-            np.testing.assert_allclose(np.asarray(got[key], dtype=float), np.asarray(value, dtype=float),
-                                       rtol=1e-12, err_msg=key)
+            np.testing.assert_allclose(
+                np.asarray(got[key], dtype=float), np.asarray(value, dtype=float), rtol=1e-12, err_msg=key
+            )
         else:
             assert got[key] == value, key
 

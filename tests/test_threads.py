@@ -30,8 +30,7 @@ def _batches(case, pieces=40):
     arrays = tuple(np.concatenate([a] * reps) for a in arrays)
     w = None if w is None or not case.make().takes_weights else np.concatenate([w] * reps)
     edges = np.linspace(0, n * reps, pieces + 1).astype(int)
-    return [(tuple(a[lo:hi] for a in arrays), None if w is None else w[lo:hi])
-            for lo, hi in zip(edges[:-1], edges[1:])]
+    return [(tuple(a[lo:hi] for a in arrays), None if w is None else w[lo:hi]) for lo, hi in zip(edges[:-1], edges[1:])]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -76,8 +75,7 @@ def test_merges_both_ways_at_once_do_not_deadlock():
                 x.reset()
         done.append(True)
 
-    threads = [threading.Thread(target=merge_many, args=(a, b)),
-               threading.Thread(target=merge_many, args=(b, a))]
+    threads = [threading.Thread(target=merge_many, args=(a, b)), threading.Thread(target=merge_many, args=(b, a))]
     for t in threads:
         t.start()
     for t in threads:
@@ -111,7 +109,6 @@ def test_parallel_silhouettes_from_two_threads_under_workqueue():
         """
     )
     env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue")
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "ok"

@@ -81,7 +81,7 @@ def test_batching_and_merges_give_the_same_counts():
     y = rng.integers(0, 4, 500)
     P = rng.integers(0, 3, (500, 4)).astype(float)
     whole = TopKAccuracy(2).update(y, P)
-    parts = [TopKAccuracy(2).update(y[lo:lo + 50], P[lo:lo + 50]) for lo in range(0, 500, 50)]
+    parts = [TopKAccuracy(2).update(y[lo : lo + 50], P[lo : lo + 50]) for lo in range(0, 500, 50)]
     merged = parts[3]
     for p in parts[:3] + parts[4:]:
         merged = merged + p

@@ -148,8 +148,7 @@ def test_every_registry_accumulator_syncs_across_ranks(tmp_path):
     from .registry import CASES
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    results = _run_two_ranks(REGISTRY_WORKER, tmp_path,
-                             PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    results = _run_two_ranks(REGISTRY_WORKER, tmp_path, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     from streammetrics._protocol.result import jsonable
 
     for case in CASES:

@@ -94,7 +94,8 @@ def group_cells(kp, kn, pre_p, pre_n, budget, mass_cap, cuts):
         lo_k = np.minimum(_key_at(kp, a1, has_p, TOP), _key_at(kn, a0, has_n, TOP))
         hi_k = np.maximum(_key_at(kp, b1 - 1, has_p, ZERO), _key_at(kn, b0 - 1, has_n, ZERO))
         clean = (none_below[piece] | (below[piece] < base)) & (
-            none_above[piece] | ((lev < 64) & (above[piece] - base >= _ONE << np.minimum(lev, 63).astype(np.uint64))))
+            none_above[piece] | ((lev < 64) & (above[piece] - base >= _ONE << np.minimum(lev, 63).astype(np.uint64)))
+        )
         if pre_p is None:
             p, q = (b1 - a1).astype(np.float64), (b0 - a0).astype(np.float64)
         else:

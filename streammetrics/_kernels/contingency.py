@@ -18,15 +18,7 @@ from .arrays import filled_int64
 from .compensated import add
 from .sort import argsort_int64
 
-__all__ = [
-    "batch_table",
-    "pair_table",
-    "merge_tables",
-    "run_sums",
-    "group_ids",
-    "group_sums",
-    "expected_mutual_info",
-]
+__all__ = ["batch_table", "pair_table", "merge_tables", "run_sums", "group_ids", "group_sums", "expected_mutual_info"]
 
 _MUL_A = np.uint64(0x9E3779B97F4A7C15)
 _MUL_B = np.uint64(0xC2B2AE3D27D4EB4F)
@@ -419,9 +411,17 @@ def expected_mutual_info(a, b, n, width=WIDTH, moments_sd=MOMENTS_SD):
         return 0.0  # a labeling with zero entropy
     va, ma = np.unique(a, return_counts=True)
     vb, mb = np.unique(b, return_counts=True)
-    return float(_emi(va.astype(np.int64), ma.astype(np.float64),
-                      vb.astype(np.int64), mb.astype(np.float64), n,
-                      float(width), float(moments_sd)))
+    return float(
+        _emi(
+            va.astype(np.int64),
+            ma.astype(np.float64),
+            vb.astype(np.int64),
+            mb.astype(np.float64),
+            n,
+            float(width),
+            float(moments_sd),
+        )
+    )
 
 
 @kernel

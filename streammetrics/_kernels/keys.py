@@ -16,8 +16,15 @@ import numpy as np
 
 from ._jit import inline_ir, kernel
 
-__all__ = ["score_keys", "key_bits", "keys_as_bits", "append_split", "append_split_weighted",
-           "split_keys", "split_keys_weighted"]
+__all__ = [
+    "score_keys",
+    "key_bits",
+    "keys_as_bits",
+    "append_split",
+    "append_split_weighted",
+    "split_keys",
+    "split_keys_weighted",
+]
 
 SIGN = np.uint64(0x8000000000000000)
 ZERO = np.uint64(0)

@@ -62,8 +62,13 @@ def harmonic_gap(m, p):
         ib = 1.0 / b
         a2 = ia * ia
         b2 = ib * ib
-        s += (math.log1p((b - a) * ia) + 0.5 * (ib - ia) - (b2 - a2) / 12.0
-              + (b2 * b2 - a2 * a2) / 120.0 + a2 * a2 * a2 / 252.0)
+        s += (
+            math.log1p((b - a) * ia)
+            + 0.5 * (ib - ia)
+            - (b2 - a2) / 12.0
+            + (b2 * b2 - a2 * a2) / 120.0
+            + a2 * a2 * a2 / 252.0
+        )
     return s
 
 

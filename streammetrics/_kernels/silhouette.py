@@ -158,8 +158,13 @@ def tile_buffers(threads: int, block: int, d: int):
 
 _euclidean_tile, _sqeuclidean_tile, _manhattan_tile, _cosine_tile = (
     kernel(named(_tile(metric), f"_{name}_tile"))
-    for metric, name in ((EUCLIDEAN, "euclidean"), (SQEUCLIDEAN, "sqeuclidean"), (MANHATTAN, "manhattan"),
-                         (COSINE, "cosine")))
+    for metric, name in (
+        (EUCLIDEAN, "euclidean"),
+        (SQEUCLIDEAN, "sqeuclidean"),
+        (MANHATTAN, "manhattan"),
+        (COSINE, "cosine"),
+    )
+)
 
 
 @inline_ir
@@ -197,8 +202,7 @@ def _drivers(parallel: bool, metric: int):
             m = min(nI, i0 + block) - i0
             for j0 in range(0, nJ, block):
                 nc = min(nJ, j0 + block) - j0
-                _tile_of(metric, XI, i0, m, XJ, j0, nc, scratch[t], rows[t], auxI, auxJ, shift, labJ, labJ, sums,
-                         False)
+                _tile_of(metric, XI, i0, m, XJ, j0, nc, scratch[t], rows[t], auxI, auxJ, shift, labJ, labJ, sums, False)
         if parallel:
             numba.set_parallel_chunksize(previous)
 
@@ -232,8 +236,24 @@ def _drivers(parallel: bool, metric: int):
                         for bj in range(first, min(nblk, gj * per + per)):
                             i0 = bi * block
                             j0 = bj * block
-                            _tile_of(metric, X, i0, min(n, i0 + block) - i0, X, j0, min(n, j0 + block) - j0, scratch[t],
-                                     rows[t], aux, aux, 0, lab, lab, sums, bi != bj)
+                            _tile_of(
+                                metric,
+                                X,
+                                i0,
+                                min(n, i0 + block) - i0,
+                                X,
+                                j0,
+                                min(n, j0 + block) - j0,
+                                scratch[t],
+                                rows[t],
+                                aux,
+                                aux,
+                                0,
+                                lab,
+                                lab,
+                                sums,
+                                bi != bj,
+                            )
         if parallel:
             numba.set_parallel_chunksize(previous)
 

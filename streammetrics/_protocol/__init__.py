@@ -5,6 +5,7 @@ Every metric family builds on this layer only; nothing here knows a metric.
 """
 
 from .base import Accumulator, load_state
+from .batch import Batch
 from .errors import (
     BadShapeError,
     BadValueError,
@@ -14,7 +15,6 @@ from .errors import (
     SettingsMismatchError,
     StateFileError,
 )
-from .batch import Batch
 from .result import RenderContext, Result, safe
 from .state import Field
 

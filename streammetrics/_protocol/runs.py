@@ -9,7 +9,8 @@ long, so at most ``log2(total)`` runs remain and folding ``n`` entries costs
 
 from __future__ import annotations
 
-from typing import Callable, Generic, TypeVar
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 __all__ = ["RunStack"]
 
@@ -64,7 +65,7 @@ class RunStack(Generic[Run]):
         """Entries held in all runs."""
         return sum(self.size(r) for r in self.runs)
 
-    def copy(self) -> "RunStack":
+    def copy(self) -> RunStack:
         """A stack sharing these (immutable) runs."""
         return RunStack(self.merge, self.size, self.runs)
 

@@ -54,7 +54,7 @@ def remove_stale(folder: str, stem: str, suffix: str) -> int:
     removed = 0
     for name in names:
         if name.startswith(start) and name.endswith(suffix):
-            pid = name[len(start):].split(".", 1)[0]
+            pid = name[len(start) :].split(".", 1)[0]
             if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
                 path = os.path.join(folder, name)
                 unlink(path)

@@ -18,8 +18,19 @@ from .._protocol.result import safe
 from .._protocol.validation import as_1d
 from .._threads import CORES
 
-__all__ = ["DEFAULT_GRID", "MAX_GRID", "RankRows", "band_grid", "check_int", "check_rank_rows", "pool",
-           "ranked_member", "read_curve", "replica_template", "workers"]
+__all__ = [
+    "DEFAULT_GRID",
+    "MAX_GRID",
+    "RankRows",
+    "band_grid",
+    "check_int",
+    "check_rank_rows",
+    "pool",
+    "ranked_member",
+    "read_curve",
+    "replica_template",
+    "workers",
+]
 
 #: the rates (ROC) or recalls (PR) a band is read at, unless told: 0, 0.01, ..., 1
 DEFAULT_GRID = 101
@@ -120,8 +131,11 @@ def check_rank_rows(ranks: RankRows, rank) -> None:
     theirs = type(rank)().update(y, s, sample_weight=w if w.shape[0] else None).state_dict()
     name = "weights" if int(mine["weighted"][0]) else "counts"
     a, b = mine[name], theirs[name]
-    if not (np.array_equal(mine["lo"], theirs["lo"]) and a.shape == b.shape
-            and (np.array_equal(a, b) if name == "counts" else np.allclose(a, b, rtol=1e-9, atol=0))):
+    if not (
+        np.array_equal(mine["lo"], theirs["lo"])
+        and a.shape == b.shape
+        and (np.array_equal(a, b) if name == "counts" else np.allclose(a, b, rtol=1e-9, atol=0))
+    ):
         raise StateFileError("entries 'ranked.*' do not hold the rows of the point estimate's rank state")
 
 
@@ -144,10 +158,14 @@ class RankRows:
 
     def add(self, y, s, keys, w, ordered: bool = False) -> None:
         """Keep rows (copies); ``ordered``: the only rows, scores increasing."""
-        self._parts.append((np.asarray(s, np.float64) + 0.0,  # -0.0 and 0.0 are one score
-                            np.asarray(y).astype(np.uint8),
-                            np.array(keys, np.int64),
-                            None if w is None else np.array(w, np.float64)))
+        self._parts.append(
+            (
+                np.asarray(s, np.float64) + 0.0,  # -0.0 and 0.0 are one score
+                np.asarray(y).astype(np.uint8),
+                np.array(keys, np.int64),
+                None if w is None else np.array(w, np.float64),
+            )
+        )
         self._sorted = ordered and len(self._parts) == 1
 
     def extend(self, other: RankRows) -> None:
@@ -194,8 +212,12 @@ class RankRows:
     @classmethod
     def checked(cls, state, rows: int) -> RankRows:
         """The rows of an untrusted state holding ``rows`` rows, checked (``StateFileError``)."""
-        kinds = {"ranked.score": np.float64, "ranked.label": np.uint8, "ranked.key": np.int64,
-                 "ranked.weight": np.float64}
+        kinds = {
+            "ranked.score": np.float64,
+            "ranked.label": np.uint8,
+            "ranked.key": np.int64,
+            "ranked.weight": np.float64,
+        }
         for name, dtype in kinds.items():
             a = state[name]
             if a.ndim != 1 or a.dtype != dtype:
@@ -205,9 +227,11 @@ class RankRows:
             raise StateFileError(f"entries 'ranked.*' must hold the {rows} rows of the point's rank state")
         if w.shape[0] not in (0, rows):
             raise StateFileError(f"entry 'ranked.weight' must be empty or hold {rows} weights")
-        for name, bad, what in (("ranked.score", ~np.isfinite(s), "is not a finite score"),
-                                ("ranked.label", y > 1, "is not a 0/1 label"),
-                                ("ranked.weight", ~((w >= 0) & np.isfinite(w)), "is not a finite weight >= 0")):
+        for name, bad, what in (
+            ("ranked.score", ~np.isfinite(s), "is not a finite score"),
+            ("ranked.label", y > 1, "is not a 0/1 label"),
+            ("ranked.weight", ~((w >= 0) & np.isfinite(w)), "is not a finite weight >= 0"),
+        ):
             if bad.any():
                 i = int(np.argmax(bad))
                 raise StateFileError(f"entry {name!r}[{i}] = {state[name][i].item()!r} {what}")
@@ -237,9 +261,18 @@ class RankRows:
                 continue
             auc = (u + du) / safe(n_pos * n_neg)
             prec = (ap + dap) / safe(n_pos)
-            out.append({"auc": auc, "auc_lower": auc, "auc_upper": auc, "average_precision": prec,
-                        "average_precision_lower": prec, "average_precision_upper": prec,
-                        "n_pos": n_pos, "n_neg": n_neg})
+            out.append(
+                {
+                    "auc": auc,
+                    "auc_lower": auc,
+                    "auc_upper": auc,
+                    "average_precision": prec,
+                    "average_precision_lower": prec,
+                    "average_precision_upper": prec,
+                    "n_pos": n_pos,
+                    "n_neg": n_neg,
+                }
+            )
         return out
 
     def replicate(self, seed: int, r: int):

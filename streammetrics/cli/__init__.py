@@ -22,17 +22,36 @@ import sys
 
 from .bootstrapping import cmd_compare
 from .commands import cmd_evaluate, cmd_merge
-from .common import (DEFAULT_BATCH_ROWS, DEFAULT_MAX_BINS, DEFAULT_MEMORY, DEFAULT_MEMORY_BYTES, PROG, CommandError,
-                     Reservoir)
+from .common import (
+    DEFAULT_BATCH_ROWS,
+    DEFAULT_MAX_BINS,
+    DEFAULT_MEMORY,
+    DEFAULT_MEMORY_BYTES,
+    PROG,
+    CommandError,
+    Reservoir,
+)
 from .compiling import CompileWatch, cmd_compile
 from .demo import cmd_demo
 from .parser import build_parser
 
-__all__ = ["main", "CommandError", "Reservoir", "DEFAULT_BATCH_ROWS", "DEFAULT_MAX_BINS", "DEFAULT_MEMORY",
-           "DEFAULT_MEMORY_BYTES"]
+__all__ = [
+    "main",
+    "CommandError",
+    "Reservoir",
+    "DEFAULT_BATCH_ROWS",
+    "DEFAULT_MAX_BINS",
+    "DEFAULT_MEMORY",
+    "DEFAULT_MEMORY_BYTES",
+]
 
-_COMMANDS = {"evaluate": cmd_evaluate, "merge": cmd_merge, "demo": cmd_demo, "compare": cmd_compare,
-             "compile": cmd_compile}
+_COMMANDS = {
+    "evaluate": cmd_evaluate,
+    "merge": cmd_merge,
+    "demo": cmd_demo,
+    "compare": cmd_compare,
+    "compile": cmd_compile,
+}
 
 
 def main(argv=None) -> int:

@@ -17,8 +17,7 @@ import time
 
 import numpy as np
 
-from streammetrics import (BinaryConfusion, Bootstrap, Evaluator, ProbabilityScores, compare,
-                           paired_delong)
+from streammetrics import BinaryConfusion, Bootstrap, Evaluator, ProbabilityScores, compare, paired_delong
 from streammetrics._protocol.result import fmt_number, jsonable
 from streammetrics.io import ColumnSpec, InputError, expand_paths, open_source
 
@@ -45,17 +44,24 @@ def _row_keys(src, chunk, args, offset: int) -> np.ndarray:
             return col.astype(np.int64)
         bad = int(np.argmin(ok))
     i = 0 if bad is None else bad
-    raise CommandError(f"{src.path}: {src.where(chunk.start + i)}, column {args.key!r}: value "
-                       f"{col[i].item() if hasattr(col[i], 'item') else col[i]!r} is not an "
-                       "integer row id (--key takes integer ids)")
+    raise CommandError(
+        f"{src.path}: {src.where(chunk.start + i)}, column {args.key!r}: value "
+        f"{col[i].item() if hasattr(col[i], 'item') else col[i]!r} is not an "
+        "integer row id (--key takes integer ids)"
+    )
 
 
 def _sources(args, p_columns, labels=None, classes=False):
     """The sources of the command's files; ``labels`` the ``--labels`` setting, if
     any, class labels when ``classes`` (else the names of multilabel columns)."""
-    cols = ColumnSpec(args.y, tuple(p_columns), args.weight, labels=labels is not None,
-                      by=(args.key,) if args.key else (),
-                      text_labels=classes and isinstance(labels, list) and any(isinstance(v, str) for v in labels))
+    cols = ColumnSpec(
+        args.y,
+        tuple(p_columns),
+        args.weight,
+        labels=labels is not None,
+        by=(args.key,) if args.key else (),
+        text_labels=classes and isinstance(labels, list) and any(isinstance(v, str) for v in labels),
+    )
     try:
         return [open_source(f, cols) for f in expand_paths(args.paths)]
     except InputError as exc:
@@ -153,19 +159,53 @@ def _write_band_plots(total, result, args) -> None:
     fpr, tpr, _ = rank.roc_curve()
     precision, recall, _ = rank.pr_curve()
     auc = (result.auc_ci_lower, result.auc_ci_upper, level) if "auc_ci_lower" in result else None
-    paths = draw(args.plots, lambda: [
-        plots.roc(fpr, tpr, rank.auc, rank.auc_lower, rank.auc_upper, rank.n_pos, rank.n_neg, args.plots,
-                  marks=roc_marks, exact=rank.exact, band=roc_band, interval=auc),
-        plots.pr(precision, recall, rank.average_precision(), rank.n_pos, rank.n_neg, args.plots,
-                 marks=pr_marks, bounds=rank.average_precision_bounds(), exact=rank.exact, band=pr_band)])
+    paths = draw(
+        args.plots,
+        lambda: [
+            plots.roc(
+                fpr,
+                tpr,
+                rank.auc,
+                rank.auc_lower,
+                rank.auc_upper,
+                rank.n_pos,
+                rank.n_neg,
+                args.plots,
+                marks=roc_marks,
+                exact=rank.exact,
+                band=roc_band,
+                interval=auc,
+            ),
+            plots.pr(
+                precision,
+                recall,
+                rank.average_precision(),
+                rank.n_pos,
+                rank.n_neg,
+                args.plots,
+                marks=pr_marks,
+                bounds=rank.average_precision_bounds(),
+                exact=rank.exact,
+                band=pr_band,
+            ),
+        ],
+    )
     note(f"{level:.0%} bootstrap bands of {result.replicates_used} replicates drawn on: " + ", ".join(paths))
 
 
 def _json(doc, result, args) -> None:
     """Print a JSON document of ``doc``'s kind and fields beside the run's bootstrap settings."""
-    head = {"result": doc.pop("result"), "n": result.n, **doc.pop("models", {}), "ci": result.ci,
-            "replicates": result.replicates, "replicates_used": result.replicates_used, "seed": args.seed,
-            "key": args.key, "weight_column": args.weight}
+    head = {
+        "result": doc.pop("result"),
+        "n": result.n,
+        **doc.pop("models", {}),
+        "ci": result.ci,
+        "replicates": result.replicates,
+        "replicates_used": result.replicates_used,
+        "seed": args.seed,
+        "key": args.key,
+        "weight_column": args.weight,
+    }
     sys.stdout.write(json.dumps(jsonable({**head, **doc}), indent=2) + "\n")
 
 
@@ -182,22 +222,34 @@ def _print_bootstrap(result, total, args) -> None:
     skip = {f"{k}_ci_{e}" for k in scored for e in ("lower", "upper")} | {"n", "replicates", "replicates_used"}
     other = [k for k in scalars if k not in scored and k not in skip]
     if args.format == "json":
-        _json({"result": "Bootstrap",
-               "metrics": {k: {"value": scalars[k], "ci_lower": scalars[f"{k}_ci_lower"],
-                               "ci_upper": scalars[f"{k}_ci_upper"]} for k in scored},
-               "counts": {k: scalars[k] for k in other}}, result, args)
+        _json(
+            {
+                "result": "Bootstrap",
+                "metrics": {
+                    k: {"value": scalars[k], "ci_lower": scalars[f"{k}_ci_lower"], "ci_upper": scalars[f"{k}_ci_upper"]}
+                    for k in scored
+                },
+                "counts": {k: scalars[k] for k in other},
+            },
+            result,
+            args,
+        )
         return
-    title = (f"{total.template.task or 'members'} evaluation of {result.n:,} rows, "
-             f"{result.ci:.0%} bootstrap intervals")
+    title = f"{total.template.task or 'members'} evaluation of {result.n:,} rows, {result.ci:.0%} bootstrap intervals"
     width = max((len(k) for k in scored + other), default=0)
     lines = [title, "=" * len(title), ""]
     for k in scored:
-        lines.append(f"  {k:<{width}}  {fmt_number(scalars[k])} "
-                     f"[{fmt_number(scalars[f'{k}_ci_lower'])}, {fmt_number(scalars[f'{k}_ci_upper'])}]")
+        lines.append(
+            f"  {k:<{width}}  {fmt_number(scalars[k])} "
+            f"[{fmt_number(scalars[f'{k}_ci_lower'])}, {fmt_number(scalars[f'{k}_ci_upper'])}]"
+        )
     if other:
         lines += [""] + [f"  {k:<{width}}  {fmt_number(scalars[k])}" for k in other]
-    lines += ["", f"  percentile intervals of {result.replicates_used} of {result.replicates} keyed "
-                  f"Poisson bootstrap replicates ({_keyed(args)})"]
+    lines += [
+        "",
+        f"  percentile intervals of {result.replicates_used} of {result.replicates} keyed "
+        f"Poisson bootstrap replicates ({_keyed(args)})",
+    ]
     sys.stdout.write("\n".join(lines) + "\n")
 
 
@@ -263,20 +315,25 @@ def _prepare(boot, chunk, p, keys, src, column):
 
 
 #: the scores a comparison reports, in this order (those the template has)
-_SHOWN = ("accuracy", "precision", "recall", "specificity", "balanced_accuracy", "f1", "mcc",
-          "log_loss", "brier")
+_SHOWN = ("accuracy", "precision", "recall", "specificity", "balanced_accuracy", "f1", "mcc", "log_loss", "brier")
 
 
 def _print_comparison(result, auc, names, args) -> None:
     a, b = names
     scores = {}
     if auc is not None:
-        scores["auc"] = {"a": auc.auc_a, "b": auc.auc_b, "diff": auc.auc_diff, "diff_ci_lower": auc.auc_diff_ci_lower,
-                         "diff_ci_upper": auc.auc_diff_ci_upper, "p_value": auc.p_value, "method": "DeLong"}
+        scores["auc"] = {
+            "a": auc.auc_a,
+            "b": auc.auc_b,
+            "diff": auc.auc_diff,
+            "diff_ci_lower": auc.auc_diff_ci_lower,
+            "diff_ci_upper": auc.auc_diff_ci_upper,
+            "p_value": auc.p_value,
+            "method": "DeLong",
+        }
     for k in _SHOWN:
         if f"{k}_diff" in result:
-            scores[k] = {e: result[f"{k}_{e}"] for e in ("a", "b", "diff", "diff_ci_lower", "diff_ci_upper",
-                                                         "p_value")}
+            scores[k] = {e: result[f"{k}_{e}"] for e in ("a", "b", "diff", "diff_ci_lower", "diff_ci_upper", "p_value")}
             scores[k]["method"] = "bootstrap"
     if args.format == "json":
         _json({"result": "Comparison", "models": {"models": [a, b]}, "scores": scores}, result, args)
@@ -284,17 +341,32 @@ def _print_comparison(result, auc, names, args) -> None:
     title = f"comparison of {a} - {b} on {result.n:,} rows"
     lines = [title, "=" * len(title), ""]
     head = ("score", a, b, "difference", f"{result.ci:.0%} interval", "p-value", "method")
-    table = [head] + [(k, fmt_number(r["a"]), fmt_number(r["b"]), fmt_number(r["diff"]),
-                       f"[{fmt_number(r['diff_ci_lower'])}, {fmt_number(r['diff_ci_upper'])}]",
-                       _fmt_p(r["p_value"], 1e-4 if r["method"] == "DeLong" else 1.0 / result.replicates),
-                       r["method"]) for k, r in scores.items()]
+    table = [head] + [
+        (
+            k,
+            fmt_number(r["a"]),
+            fmt_number(r["b"]),
+            fmt_number(r["diff"]),
+            f"[{fmt_number(r['diff_ci_lower'])}, {fmt_number(r['diff_ci_upper'])}]",
+            _fmt_p(r["p_value"], 1e-4 if r["method"] == "DeLong" else 1.0 / result.replicates),
+            r["method"],
+        )
+        for k, r in scores.items()
+    ]
     widths = [max(len(t[i]) for t in table) for i in range(len(head))]
     for t in table:
-        lines.append("  " + "  ".join(c.ljust(w_) if i in (0, 6) else c.rjust(w_)
-                                      for i, (c, w_) in enumerate(zip(t, widths))).rstrip())
-    lines += ["", f"  paired: both models see the same {result.replicates} Poisson bootstrap "
-                  f"replicates ({_keyed(args)}); AUC by DeLong's paired test",
-              f"  p-value: two-sided, of no difference (bootstrap p-values resolve 1/{result.replicates})"]
+        lines.append(
+            "  "
+            + "  ".join(
+                c.ljust(w_) if i in (0, 6) else c.rjust(w_) for i, (c, w_) in enumerate(zip(t, widths))
+            ).rstrip()
+        )
+    lines += [
+        "",
+        f"  paired: both models see the same {result.replicates} Poisson bootstrap "
+        f"replicates ({_keyed(args)}); AUC by DeLong's paired test",
+        f"  p-value: two-sided, of no difference (bootstrap p-values resolve 1/{result.replicates})",
+    ]
     sys.stdout.write("\n".join(lines) + "\n")
 
 

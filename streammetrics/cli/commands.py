@@ -18,10 +18,15 @@ __all__ = ["cmd_evaluate", "cmd_merge", "read_labels", "settings_from"]
 
 
 #: the options of some tasks only: (option, attribute, the tasks)
-_ONLY = (("--n-labels", "n_labels", ("multilabel",)), ("--threshold", "threshold", ("binary", "multilabel")),
-         ("--scores", "scores", ("binary",)), ("--n-classes", "n_classes", ("multiclass",)),
-         ("--labels", "labels", ("multiclass",)), ("--top-k", "top_k", ("multiclass",)),
-         ("--auc", "auc", ("multiclass",)))
+_ONLY = (
+    ("--n-labels", "n_labels", ("multilabel",)),
+    ("--threshold", "threshold", ("binary", "multilabel")),
+    ("--scores", "scores", ("binary",)),
+    ("--n-classes", "n_classes", ("multiclass",)),
+    ("--labels", "labels", ("multiclass",)),
+    ("--top-k", "top_k", ("multiclass",)),
+    ("--auc", "auc", ("multiclass",)),
+)
 
 
 def settings_from(args) -> dict:
@@ -34,8 +39,7 @@ def settings_from(args) -> dict:
     if task == "clustering" and args.weight is not None:
         raise CommandError("--weight does not apply to --task clustering")
     if len(args.p) > 1 and task not in ("multiclass", "multilabel"):
-        raise CommandError(f"--p takes several columns for --task multiclass and multilabel only "
-                           f"(task is {task})")
+        raise CommandError(f"--p takes several columns for --task multiclass and multilabel only (task is {task})")
     settings = {"task": task}
     if task in ("binary", "multiclass"):
         settings["calibration_bins"] = args.calibration_bins
@@ -51,13 +55,17 @@ def settings_from(args) -> dict:
             if n_labels is not None and n_labels != len(args.y):
                 raise CommandError(f"--n-labels {n_labels} but --y names {len(args.y)} columns")
             if len(args.p) not in (1, len(args.y)):
-                raise CommandError(f"--y names {len(args.y)} label columns but --p {len(args.p)}: "
-                                   "give one --p column per label (or one list column)")
+                raise CommandError(
+                    f"--y names {len(args.y)} label columns but --p {len(args.p)}: "
+                    "give one --p column per label (or one list column)"
+                )
             settings["labels"] = list(args.y)
         elif n_labels is None:
             if len(args.p) == 1:
-                raise CommandError("--task multilabel needs the label columns, as --y y0,y1,y2, "
-                                   "or --n-labels L with one list column --y")
+                raise CommandError(
+                    "--task multilabel needs the label columns, as --y y0,y1,y2, "
+                    "or --n-labels L with one list column --y"
+                )
             n_labels = len(args.p)
         if n_labels is not None:
             settings["n_labels"] = n_labels
@@ -122,17 +130,20 @@ def read_labels(sources, chunk_rows: int) -> list:
                         raise CommandError(
                             f"{src.path}: {src.where(row)}, column {col!r}: value "
                             f"{arr[bad[0]].item()!r} is not a class label (--labels auto "
-                            "collects labels: integers or text)")
+                            "collects labels: integers or text)"
+                        )
                 seen.update(_plain(v) for v in set(arr.tolist()))
                 if len(seen) > MAX_AUTO_LABELS:
                     raise CommandError(
                         f"--labels auto: the files hold more than {MAX_AUTO_LABELS:,} distinct "
-                        "labels: are these class labels?")
+                        "labels: are these class labels?"
+                    )
     try:
         return sorted(seen)
     except TypeError:
-        raise CommandError("--labels auto: the files mix text and numbers as labels; "
-                           "pass --labels A,B,... in class order") from None
+        raise CommandError(
+            "--labels auto: the files mix text and numbers as labels; pass --labels A,B,... in class order"
+        ) from None
 
 
 def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
@@ -148,10 +159,16 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
         need_matplotlib()
     check_outputs(args)
     labels = settings.get("labels")
-    cols = ColumnSpec(args.y, tuple(args.p), args.weight, labels="labels" in settings,
-                      by=settings.get("by", ()),
-                      text_labels=settings["task"] == "multiclass" and isinstance(labels, list)
-                      and any(isinstance(v, str) for v in labels))
+    cols = ColumnSpec(
+        args.y,
+        tuple(args.p),
+        args.weight,
+        labels="labels" in settings,
+        by=settings.get("by", ()),
+        text_labels=settings["task"] == "multiclass"
+        and isinstance(labels, list)
+        and any(isinstance(v, str) for v in labels),
+    )
     try:
         sources = [open_source(f, cols) for f in expand_paths(args.paths)]
         if settings.get("labels") == AUTO_LABELS:
@@ -159,13 +176,16 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
             if "n_classes" in settings and settings["n_classes"] != len(settings["labels"]):
                 raise CommandError(
                     f"--n-classes {settings['n_classes']} but the files hold "
-                    f"{len(settings['labels'])} labels: {_shown(settings['labels'])}")
+                    f"{len(settings['labels'])} labels: {_shown(settings['labels'])}"
+                )
             note(f"labels read from the files: {_shown(settings['labels'])}")
     except InputError as exc:
-        if settings["task"] == "multiclass" and "labels" not in settings \
-                and ("expected numbers" in str(exc) or "is not a number" in str(exc)):
-            raise CommandError(f"{exc} (for text class labels, pass --labels A,B,... "
-                               "or --labels auto)") from None
+        if (
+            settings["task"] == "multiclass"
+            and "labels" not in settings
+            and ("expected numbers" in str(exc) or "is not a number" in str(exc))
+        ):
+            raise CommandError(f"{exc} (for text class labels, pass --labels A,B,... or --labels auto)") from None
         if settings.get("labels") == AUTO_LABELS:
             raise CommandError(str(exc)) from None
         if args.save_state:
@@ -175,16 +195,14 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     sample = Reservoir() if args.plots and settings["task"] == "regression" else None
     with Progress(sources, args.progress) as progress:
         try:
-            total, _ = evaluate_sources(sources, settings, args.batch_rows, progress, sample,
-                                        keep_shards=False)
+            total, _ = evaluate_sources(sources, settings, args.batch_rows, progress, sample, keep_shards=False)
         except (CommandError, KeyboardInterrupt) as exc:
             progress.close()
             if args.save_state:
                 partial, done = getattr(exc, "partial", (None, 0))
                 if partial is not None:
                     save_state(partial, args.save_state)
-                    note(f"state of the {done} completed shard(s) ({partial.n:,} rows) "
-                         f"written to {args.save_state}")
+                    note(f"state of the {done} completed shard(s) ({partial.n:,} rows) written to {args.save_state}")
             raise
     if total.n == 0:
         raise CommandError("the input holds no rows: nothing to evaluate")
@@ -196,8 +214,11 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     return code
 
 
-_OS_ERRORS = {FileNotFoundError: "no such file", IsADirectoryError: "is a directory",
-              PermissionError: "permission denied"}
+_OS_ERRORS = {
+    FileNotFoundError: "no such file",
+    IsADirectoryError: "is a directory",
+    PermissionError: "permission denied",
+}
 
 
 def _load(path: str):

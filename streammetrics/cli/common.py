@@ -12,9 +12,24 @@ import numpy as np
 
 from .progress import write_line
 
-__all__ = ["PROG", "DEFAULT_BATCH_ROWS", "DEFAULT_MAX_BINS", "DEFAULT_MEMORY", "DEFAULT_MEMORY_BYTES", "DEMO_ROWS",
-           "DEMO_SHARDS", "TASKS", "PROGRESS", "AUTO_LABELS", "CommandError", "note", "need_matplotlib", "summary",
-           "Reservoir", "SAMPLE_SIZE"]
+__all__ = [
+    "PROG",
+    "DEFAULT_BATCH_ROWS",
+    "DEFAULT_MAX_BINS",
+    "DEFAULT_MEMORY",
+    "DEFAULT_MEMORY_BYTES",
+    "DEMO_ROWS",
+    "DEMO_SHARDS",
+    "TASKS",
+    "PROGRESS",
+    "AUTO_LABELS",
+    "CommandError",
+    "note",
+    "need_matplotlib",
+    "summary",
+    "Reservoir",
+    "SAMPLE_SIZE",
+]
 
 PROG = "streammetrics"
 DEFAULT_BATCH_ROWS = 1 << 18
@@ -49,8 +64,7 @@ def summary(rows: int, seconds: float, files: int, compiling: str = "") -> str:
     rows a second in rows a second), then ``compiling`` in parentheses."""
     rate = rows / max(seconds, 1e-9)
     rate_text = f"{rate / 1e6:.2f} M rows/s" if rate >= 1e4 else f"{rate:,.0f} rows/s"
-    text = (f"{rows:,} rows in {seconds:.2f} s ({rate_text}) "
-            f"from {files:,} file{'' if files == 1 else 's'}")
+    text = f"{rows:,} rows in {seconds:.2f} s ({rate_text}) from {files:,} file{'' if files == 1 else 's'}"
     return f"{text} ({compiling})" if compiling else text
 
 
@@ -77,8 +91,8 @@ class Reservoir:
             return
         fill = max(0, min(self.size - self.seen, n))
         if fill:
-            self.y[self.seen:self.seen + fill] = y[:fill]
-            self.p[self.seen:self.seen + fill] = p[:fill]
+            self.y[self.seen : self.seen + fill] = y[:fill]
+            self.p[self.seen : self.seen + fill] = p[:fill]
         if fill < n:
             idx = np.arange(self.seen + fill, self.seen + n, dtype=np.int64)
             slot = self.rng.integers(0, idx + 1)

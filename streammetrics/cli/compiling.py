@@ -28,8 +28,10 @@ __all__ = ["CompileWatch", "COMPILING_NOTE", "UNITS", "COST", "cmd_compile", "ru
 
 
 #: the line on stderr at the first compilation of a run
-COMPILING_NOTE = ("compiling kernels on first use (once per installation, or ahead with "
-                  "'streammetrics compile'); later runs start at once")
+COMPILING_NOTE = (
+    "compiling kernels on first use (once per installation, or ahead with "
+    "'streammetrics compile'); later runs start at once"
+)
 
 #: compilations shorter than this (in all) go unmentioned in the summaries
 _WORTH_SAYING = 1.0
@@ -63,7 +65,7 @@ class CompileWatch(event.Listener):
         if self._depth == 0:
             self.seconds += time.perf_counter() - self._since
 
-    def __enter__(self) -> "CompileWatch":
+    def __enter__(self) -> CompileWatch:
         event.register(self.kind, self)
         return self
 
@@ -246,8 +248,10 @@ def run_units(tasks: list[str]) -> list[dict]:
 
 
 #: a worker process: the units of the tasks of argv[1] (a JSON list), their seconds as JSON on stdout
-_WORKER = ("import json, sys; from streammetrics.cli.compiling import run_units; "
-           "print(json.dumps(run_units(json.loads(sys.argv[1]))))")
+_WORKER = (
+    "import json, sys; from streammetrics.cli.compiling import run_units; "
+    "print(json.dumps(run_units(json.loads(sys.argv[1]))))"
+)
 
 
 def cmd_compile(args, watch=None) -> int:
@@ -255,12 +259,18 @@ def cmd_compile(args, watch=None) -> int:
     tasks = list(dict.fromkeys(args.task or UNITS))
     jobs = args.jobs or CORES
     shares = _shares(tasks, jobs)
-    note(f"compiling the kernels of {', '.join(tasks)} on {len(shares)} "
-         f"process{'es' if len(shares) > 1 else ''}")
+    note(f"compiling the kernels of {', '.join(tasks)} on {len(shares)} process{'es' if len(shares) > 1 else ''}")
     t0 = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-c", _WORKER, json.dumps(share)], stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for share in shares]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER, json.dumps(share)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for share in shares
+    ]
     done, failed = [], []
     try:
         for share, proc in zip(shares, procs):
@@ -280,9 +290,7 @@ def cmd_compile(args, watch=None) -> int:
         raise CommandError("compiling failed for " + "; ".join(failed))
     compiling = sum(d["compiling"] for d in done)
     if compiling < 1.0:
-        note(f"nothing to compile: the kernels of {', '.join(tasks)} were already compiled "
-             f"({wall:.1f} s)")
+        note(f"nothing to compile: the kernels of {', '.join(tasks)} were already compiled ({wall:.1f} s)")
     else:
-        note(f"compiled in {wall:.1f} s ({compiling:.1f} s of compiling in all); "
-             "later runs start at once")
+        note(f"compiled in {wall:.1f} s ({compiling:.1f} s of compiling in all); later runs start at once")
     return 0

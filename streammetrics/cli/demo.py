@@ -69,9 +69,7 @@ def _compare(report, single_report) -> None:
     a = {k: jsonable(v) for k, v in report.items()}
     b = {k: jsonable(v) for k, v in single_report.items()}
     worst = max(
-        (abs(a[k] - b[k]) / max(abs(b[k]), 1e-300) for k in a
-         if isinstance(a[k], float) and a[k] != b[k]),
-        default=0.0,
+        (abs(a[k] - b[k]) / max(abs(b[k]), 1e-300) for k in a if isinstance(a[k], float) and a[k] != b[k]), default=0.0
     )
     same_counts = all(a[k] == b[k] for k in a if isinstance(a[k], int))
     if same_counts and worst == 0:
@@ -103,12 +101,13 @@ def _tour(args, folder: str, kind: str, watch: CompileWatch | None) -> None:
     cols = ColumnSpec("y", ("p",))
     paths = _write_demo_files(folder, args.rows, args.shards, kind)
     size = sum(os.path.getsize(p) for p in paths)
-    print(f"wrote {args.rows:,} synthetic predictions (y: 0/1 labels, p: probabilities) "
-          f"as {len(paths)} {kind} shards, {size / 2**20:.1f} MiB, to {folder}")
+    print(
+        f"wrote {args.rows:,} synthetic predictions (y: 0/1 labels, p: probabilities) "
+        f"as {len(paths)} {kind} shards, {size / 2**20:.1f} MiB, to {folder}"
+    )
     sources = [open_source(p, cols) for p in paths]
 
-    print(f"\n$ streammetrics evaluate {os.path.join(folder, '*.' + kind)} "
-          "--task binary --y y --p p")
+    print(f"\n$ streammetrics evaluate {os.path.join(folder, '*.' + kind)} --task binary --y y --p p")
     t1 = time.perf_counter()
     compiled_before = watch.seconds if watch else 0.0
     with Progress(sources, args.progress) as progress:
@@ -118,8 +117,10 @@ def _tour(args, folder: str, kind: str, watch: CompileWatch | None) -> None:
     compiling = f" ({compiling})" if compiling else ""
     report = merged.finalize()
     print(report.to_text())
-    print(f"\n({merged.n:,} rows in {dt:.2f} s{compiling}, {merged.n / dt / 1e6:.1f} M rows/s, "
-          f"{len(shards)} shards evaluated separately and merged)")
+    print(
+        f"\n({merged.n:,} rows in {dt:.2f} s{compiling}, {merged.n / dt / 1e6:.1f} M rows/s, "
+        f"{len(shards)} shards evaluated separately and merged)"
+    )
 
     # the same rows in one pass, through one Evaluator, in other chunk sizes
     single = make_evaluator(settings)
@@ -162,6 +163,8 @@ def cmd_demo(args, watch: CompileWatch | None = None) -> int:
     elif os.path.exists(folder):
         print(f"the temporary folder {folder} could not be removed entirely")
     else:
-        print(f"the temporary folder {folder} has been removed; to keep the files and try "
-              "the commands above on them, run: streammetrics demo --keep DIR")
+        print(
+            f"the temporary folder {folder} has been removed; to keep the files and try "
+            "the commands above on them, run: streammetrics demo --keep DIR"
+        )
     return 0

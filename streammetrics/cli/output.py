@@ -80,8 +80,13 @@ def emit(result, fmt: str, weight_column: str | None = None, targets=None, top=N
         if isinstance(result, SlicedResult):  # every slice, whatever top
             doc = {"result": result.kind, "weighted": result.weighted, **json.loads(result.to_json(None))}
         else:  # the result of one accumulator renders itself, as in a report
-            doc = {"result": result.kind, "n": jsonable(result.get("n")), "weighted": result.weighted,
-                   "metrics": jsonable(result.report_values()), **jsonable(result.report_extras(ctx))}
+            doc = {
+                "result": result.kind,
+                "n": jsonable(result.get("n")),
+                "weighted": result.weighted,
+                "metrics": jsonable(result.report_values()),
+                **jsonable(result.report_extras(ctx)),
+            }
         if weight_column is not None:
             doc["weight_column"] = weight_column
         text = json.dumps(doc, indent=2)
@@ -104,8 +109,9 @@ def draw(folder: str, plot):
         raise CommandError(f"{folder}: cannot write plots ({exc.strerror or exc})") from None
 
 
-def write_plots(report: EvaluationReport, folder: str, sample=None,
-                weight_column: str | None = None, targets=None) -> None:
+def write_plots(
+    report: EvaluationReport, folder: str, sample=None, weight_column: str | None = None, targets=None
+) -> None:
     """Write the plots of ``report`` into ``folder`` and say which (on stderr)."""
     paths = draw(folder, lambda: report.plot(folder, sample=sample, weight_column=weight_column, targets=targets))
     if paths:
@@ -113,9 +119,10 @@ def write_plots(report: EvaluationReport, folder: str, sample=None,
     elif report.task is None:
         note(f"no plots for the members {', '.join(report.parts)}")
     else:
-        note(f"no plots for task {report.task!r}"
-             + (" without the data (only 'evaluate' samples it)" if report.task == "regression"
-                else ""))
+        note(
+            f"no plots for task {report.task!r}"
+            + (" without the data (only 'evaluate' samples it)" if report.task == "regression" else "")
+        )
 
 
 def save_state(acc, path: str) -> None:

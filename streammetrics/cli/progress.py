@@ -64,10 +64,12 @@ class Progress:
         except ImportError:  # a line per file
             self._write = print
         else:
-            scale = ({"unit": "B", "unit_scale": True, "unit_divisor": 1024} if self.unit == "bytes"
-                     else {"unit": " rows", "unit_scale": True})
-            self._bar = tqdm(total=total, file=sys.stderr, dynamic_ncols=True, smoothing=0.1, leave=False,
-                             **scale)
+            scale = (
+                {"unit": "B", "unit_scale": True, "unit_divisor": 1024}
+                if self.unit == "bytes"
+                else {"unit": " rows", "unit_scale": True}
+            )
+            self._bar = tqdm(total=total, file=sys.stderr, dynamic_ncols=True, smoothing=0.1, leave=False, **scale)
             self._write = tqdm.write
         _DRAWN.append(self._write)
 
@@ -107,7 +109,7 @@ class Progress:
         if self._bar is not None:
             self._bar.close()
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -29,9 +29,7 @@ def make_evaluator(settings: dict):
             return Sliced(ev, **extra)
         return ev
     except ImportError as exc:
-        raise CommandError(
-            f"task {settings['task']!r} is not available in this installation ({exc})"
-        ) from None
+        raise CommandError(f"task {settings['task']!r} is not available in this installation ({exc})") from None
     except (TypeError, ValueError) as exc:
         raise CommandError(str(exc)) from None
 
@@ -91,8 +89,7 @@ def translate(exc: Exception, src, chunk, task: str | None = None, p_column=None
     return CommandError(f"{src.path}: {src.where(chunk.start, last)}: {exc}")
 
 
-def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=None,
-                     keep_shards: bool = True):
+def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=None, keep_shards: bool = True):
     """Evaluate each source (a shard) into its own Evaluator (:func:`make_evaluator`
     of ``settings``) and merge them in order: ``(total, shards)``.
 

@@ -11,8 +11,8 @@ A member a batch's form does not cover skips it and is left out of the report.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -102,7 +102,7 @@ class Evaluator(Accumulator):
     >>> from streammetrics import Evaluator
     >>> ev = Evaluator("binary", threshold=0.5)
     >>> ev.update([1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4]).update([1, 0], [0.3, 0.1])
-    Evaluator(task='binary', threshold=0.5, scores='probability', max_bins=None, max_memory=None, calibration_bins=15): n=6 auc=0.888889 f1=0.8
+    Evaluator(task='binary', threshold=0.5, scores='probability', ...): n=6 auc=0.888889 f1=0.8
     >>> r = ev.finalize()
     >>> round(r.auc, 6), r.tp, r.fn, round(r.log_loss, 4)
     (0.888889, 2, 1, 0.4432)
@@ -199,24 +199,27 @@ class Evaluator(Accumulator):
                 raise TypeError(f"member {name!r} must be an accumulator, got {type(m).__name__}")
             if getattr(m, "_takes_keys", False):
                 kind = type(m).__name__
-                raise TypeError(f"member {name!r} is a {kind} accumulator, which takes keys "
-                                f"beside y and p: wrap the whole Evaluator instead, "
-                                f"{kind}(Evaluator({{...}}))")
+                raise TypeError(
+                    f"member {name!r} is a {kind} accumulator, which takes keys "
+                    f"beside y and p: wrap the whole Evaluator instead, "
+                    f"{kind}(Evaluator({{...}}))"
+                )
             if m.n:
                 raise ValueError(f"member {name!r} is not empty: pass empty accumulators")
         arity = {len(m.inputs) for m in members.values()}
         if len(arity) != 1:
-            raise ValueError("the members take different numbers of arrays: "
-                             + ", ".join(f"{k}: {len(m.inputs)}" for k, m in members.items()))
+            raise ValueError(
+                "the members take different numbers of arrays: "
+                + ", ".join(f"{k}: {len(m.inputs)}" for k, m in members.items())
+            )
         self.task = None
         self._preset = None
         self._members = dict(members)
-        self._config = {"members": {
-            name: {"class": type(m).__name__, "settings": m.settings} for name, m in members.items()
-        }}
+        self._config = {
+            "members": {name: {"class": type(m).__name__, "settings": m.settings} for name, m in members.items()}
+        }
         self._inputs = None
-        self._names = ("y", "p") if arity == {2} else tuple(
-            i.name for i in next(iter(members.values())).inputs)
+        self._names = ("y", "p") if arity == {2} else tuple(i.name for i in next(iter(members.values())).inputs)
         heads = []
         for m in members.values():
             heads.extend(h for h in m.headline if h not in heads)
@@ -261,7 +264,8 @@ class Evaluator(Accumulator):
         """Whether ``batch`` serves this Evaluator: made for one of its input forms,
         or covering a member's inputs."""
         return any(p.inputs is batch.inputs for p in self._plans) or any(
-            batch.covers(m.inputs) for m in self._members.values())
+            batch.covers(m.inputs) for m in self._members.values()
+        )
 
     @property
     def inputs(self):
@@ -281,8 +285,7 @@ class Evaluator(Accumulator):
     def prepare(self, *arrays, sample_weight=None) -> Batch:
         """Convert and check one batch for every member: a :class:`~streammetrics.Batch`."""
         if len(arrays) != len(self._names):
-            raise TypeError(f"expected {len(self._names)} arrays ({', '.join(self._names)}), "
-                            f"got {len(arrays)}")
+            raise TypeError(f"expected {len(self._names)} arrays ({', '.join(self._names)}), got {len(arrays)}")
         if sample_weight is not None and not self.takes_weights:
             raise self._weights_error()
         return prepare(self._plan_for(arrays).inputs, arrays, sample_weight)
@@ -375,10 +378,17 @@ class Evaluator(Accumulator):
                     return status
             return 0
 
-        return RowTerms(int(bases[-1]), int(cols[-1]), fill, rows=parts[0].rows, counted=counted,
-                        counts_only=all(t.counts_only for t in parts), second=second,
-                        complete=len(linear) == len(self._members),
-                        takes=lambda batch: all(batch.covers(m.inputs) for m in members))
+        return RowTerms(
+            int(bases[-1]),
+            int(cols[-1]),
+            fill,
+            rows=parts[0].rows,
+            counted=counted,
+            counts_only=all(t.counts_only for t in parts),
+            second=second,
+            complete=len(linear) == len(self._members),
+            takes=lambda batch: all(batch.covers(m.inputs) for m in members),
+        )
 
     def add_sums(self, sums, state=None) -> None:
         """Add summed row terms (see :meth:`row_terms`) into the members that
@@ -436,13 +446,11 @@ class Evaluator(Accumulator):
         expected = {"n"}
         for name, m in self._members.items():
             expected.update(f"{name}.{f.name}" for f in m.fields)
-        optional = {f"{name}.{f.name}" for name, m in self._members.items()
-                    for f in m.fields if f.optional}
+        optional = {f"{name}.{f.name}" for name, m in self._members.items() for f in m.fields if f.optional}
         if not isinstance(state, dict) or not (expected - optional <= set(state) <= expected):
             got = sorted(state) if isinstance(state, dict) else type(state).__name__
             raise StateFileError(
-                f"state entries {got} do not match an Evaluator with settings "
-                f"{self._config!r} ({sorted(expected)})"
+                f"state entries {got} do not match an Evaluator with settings {self._config!r} ({sorted(expected)})"
             )
         n = state["n"]
         if not isinstance(n, np.ndarray) or n.dtype != np.int64 or n.shape != (1,) or n[0] < 0:
@@ -464,7 +472,7 @@ class Evaluator(Accumulator):
             self._plans = make_plans(self._members, self._names, self._inputs)
         return self
 
-    def merge(self, other: "Evaluator"):
+    def merge(self, other: Evaluator):
         """Fold another Evaluator of the same members into this one; return ``self``."""
         self._check_compatible(other)
         if other is self:
@@ -496,9 +504,12 @@ class Evaluator(Accumulator):
         out = type(self).__new__(type(self))  # with its own lock
         members = {name: m.copy() for name, m in self._members.items()}
         twin = {id(m): members[name] for name, m in self._members.items()}
-        vars(out).update({k: v for k, v in self.__dict__.items() if k != "_guard"},
-                         _config=dict(self._config), _members=members,
-                         _plans=[plan.rebound(twin) for plan in self._plans])
+        vars(out).update(
+            {k: v for k, v in self.__dict__.items() if k != "_guard"},
+            _config=dict(self._config),
+            _members=members,
+            _plans=[plan.rebound(twin) for plan in self._plans],
+        )
         return out
 
     def reset(self):
@@ -522,8 +533,14 @@ class Evaluator(Accumulator):
         if self._preset is not None:
             settings = ", ".join(f"{k}={v!r}" for k, v in self._config.items())
         else:
-            settings = "{" + ", ".join(f"{k!r}: {type(m).__name__}({', '.join(f'{a}={b!r}' for a, b in m.settings.items())})"
-                                       for k, m in self._members.items()) + "}"
+            settings = (
+                "{"
+                + ", ".join(
+                    f"{k!r}: {type(m).__name__}({', '.join(f'{a}={b!r}' for a, b in m.settings.items())})"
+                    for k, m in self._members.items()
+                )
+                + "}"
+            )
         head = f"Evaluator({settings})"
         if self._n == 0:
             return f"{head}: n=0"
@@ -552,8 +569,7 @@ def evaluate_batches(batches: Iterable, task: str = "binary", **settings) -> Eva
         if not isinstance(batch, (tuple, list)) or len(batch) not in (2, 3):
             raise ValueError(
                 f"batch {i} must be a (y, p) or (y, p, sample_weight) tuple, "
-                f"got {type(batch).__name__}"
-                + (f" of length {len(batch)}" if isinstance(batch, (tuple, list)) else "")
+                f"got {type(batch).__name__}" + (f" of length {len(batch)}" if isinstance(batch, (tuple, list)) else "")
             )
         ev.update(*batch)
     return ev.finalize()

@@ -40,7 +40,7 @@ class Plan:
         self.members = members
         self.lead = _lead(self.inputs, members)
 
-    def rebound(self, twin: dict) -> "Plan":
+    def rebound(self, twin: dict) -> Plan:
         """This plan over other members (``twin``: id of a member -> its copy),
         with the same input tuple (a batch prepared by either serves both)."""
         out = Plan.__new__(Plan)
@@ -64,8 +64,7 @@ def _lead(inputs, members):
 
 def _candidates(members, names, inputs):
     """For each argument: the distinct inputs the members declare, strictest first."""
-    per_member = [tuple(i.renamed(n) for i, n in zip(m.inputs, names))
-                  for m in members.values()]
+    per_member = [tuple(i.renamed(n) for i, n in zip(m.inputs, names)) for m in members.values()]
     out = []
     for pos in range(len(names)):
         if inputs is not None:
@@ -79,6 +78,7 @@ def _candidates(members, names, inputs):
         out.append(distinct)
     return out
 
+
 def make_plans(members: dict, names: tuple, inputs=None) -> list:
     """Every combination of candidate inputs (``inputs``, when given, the only
     one) that covers some of ``members``, the form feeding the most first;
@@ -90,14 +90,14 @@ def make_plans(members: dict, names: tuple, inputs=None) -> list:
         if takers:
             plans.append(Plan(combo, takers))
     if not plans:
-        raise ValueError("no input form is taken by every member: the members take "
-                         "different kinds of arrays")
+        raise ValueError("no input form is taken by every member: the members take different kinds of arrays")
     # the form that feeds the most members is tried first: a batch of that
     # form is checked for all of them (p in [0, 1] for a probability member
     # beside an AUC), never quietly folded into some members only
     plans.sort(key=lambda plan: -len(plan.members))
     _check_routes(plans, members, names)
     return plans
+
 
 def _check_routes(plans, members, names) -> None:
     """Refuse members that a batch they take would never reach.
@@ -108,20 +108,20 @@ def _check_routes(plans, members, names) -> None:
     indices and 0/1 labels) fall into different plans, and the later
     plan's members would silently miss every such batch."""
     for form in itertools.product(_FORMS, repeat=len(names)):
+
         def takes(inputs):
             return all(i.takes_form(x) for i, x in zip(inputs, form))
 
         chosen = next((plan for plan in plans if takes(plan.inputs)), None)
         if chosen is None:
             continue
-        missed = [name for name, m in members.items()
-                  if takes(m.inputs) and not any(m is c for c in chosen.members)]
+        missed = [name for name, m in members.items() if takes(m.inputs) and not any(m is c for c in chosen.members)]
         if missed:
             served = [name for name, m in members.items() if any(m is c for c in chosen.members)]
-            shape = " and ".join(f"a {'1-D' if x.ndim == 1 else 'matrix'} {n}"
-                                 for n, x in zip(names, form))
+            shape = " and ".join(f"a {'1-D' if x.ndim == 1 else 'matrix'} {n}" for n, x in zip(names, form))
             raise ValueError(
                 f"members {_names_of(served)} and {_names_of(missed)} both take {shape}, but check "
                 f"them differently ({_wants(chosen.inputs)}; {_wants(members[missed[0]].inputs)}): "
                 f"one batch cannot be checked for all of them, and {_names_of(missed)} would never "
-                f"get a row. Evaluate them in two Evaluators")
+                f"get a row. Evaluate them in two Evaluators"
+            )

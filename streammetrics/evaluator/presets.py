@@ -7,8 +7,9 @@ is an edit of this table only: the Evaluator, the report and the command read it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -74,8 +75,13 @@ def _check_binary(s):
         )
     max_bins, max_memory = _check_rank_limits(s)
     bins = _check_calibration_bins(s["calibration_bins"]) if scores == "probability" else None
-    return {"threshold": threshold, "scores": scores, "max_bins": s["max_bins"],
-            "max_memory": max_memory, "calibration_bins": bins}
+    return {
+        "threshold": threshold,
+        "scores": scores,
+        "max_bins": s["max_bins"],
+        "max_memory": max_memory,
+        "calibration_bins": bins,
+    }
 
 
 def _check_calibration_bins(bins):
@@ -93,9 +99,11 @@ def _binary_members(s):
 
 
 def _binary_inputs(s):
-    p = (Probabilities("p", predict_proba=True).advised(
-            "for unbounded scores such as logits, pass scores='score'")
-         if s["scores"] == "probability" else Finite("p", "scores", predict_proba=True))
+    p = (
+        Probabilities("p", predict_proba=True).advised("for unbounded scores such as logits, pass scores='score'")
+        if s["scores"] == "probability"
+        else Finite("p", "scores", predict_proba=True)
+    )
     return (Labels01("y"), p)
 
 
@@ -122,9 +130,7 @@ def _describe_binary(s):
 
 def _check_multiclass(s):
     if s["n_classes"] is None and s["labels"] is None:
-        raise ValueError(
-            "task='multiclass' needs n_classes (classes 0..K-1) or labels (the class labels)"
-        )
+        raise ValueError("task='multiclass' needs n_classes (classes 0..K-1) or labels (the class labels)")
     k, labels = class_settings("task='multiclass'", s["n_classes"], s["labels"])
     out = {"n_classes": k}
     if labels is not None:
@@ -154,8 +160,7 @@ def _multiclass_members(s):
     if s.get("top_k") is not None:
         members["top_k"] = TopKAccuracy(s["top_k"], k, labels=labels)
     if s.get("auc"):
-        members["auc"] = MulticlassRankAUC(k, labels=labels, max_bins=s.get("max_bins"),
-                                           max_memory=s.get("max_memory"))
+        members["auc"] = MulticlassRankAUC(k, labels=labels, max_bins=s.get("max_bins"), max_memory=s.get("max_memory"))
     members["multiclass"] = MulticlassConfusion(k, labels=labels)
     return members
 
@@ -171,36 +176,34 @@ def _describe_multiclass(s):
 
 def _check_multilabel(s):
     if s["n_labels"] is None and s["labels"] is None:
-        raise ValueError(
-            "task='multilabel' needs n_labels (the columns of Y) or labels (their names)"
-        )
+        raise ValueError("task='multilabel' needs n_labels (the columns of Y) or labels (their names)")
     k, labels = label_settings("task='multilabel'", s["n_labels"], s["labels"])
     threshold = MultilabelConfusion(1, threshold=s["threshold"]).threshold  # checks it
     max_bins, max_memory = _check_rank_limits(s)
-    return {"n_labels": k, "labels": labels, "threshold": threshold,
-            "max_bins": max_bins, "max_memory": max_memory}
+    return {"n_labels": k, "labels": labels, "threshold": threshold, "max_bins": max_bins, "max_memory": max_memory}
 
 
 def _multilabel_members(s):
     k, labels, threshold = s["n_labels"], s["labels"], s["threshold"]
     members = {"multilabel": MultilabelConfusion(k, threshold=threshold, labels=labels)}
     if threshold is not None:  # scores: their ranking is scored too
-        members["auc"] = MultilabelRankAUC(k, labels=labels, max_bins=s.get("max_bins"),
-                                           max_memory=s.get("max_memory"))
+        members["auc"] = MultilabelRankAUC(k, labels=labels, max_bins=s.get("max_bins"), max_memory=s.get("max_memory"))
     return members
 
 
 def _describe_multilabel(s):
-    cut = ("0/1 predictions" if s["threshold"] is None
-           else f"scores, threshold {s['threshold']:g}{_describe_auc(s, prefix='AUC ')}")
+    cut = (
+        "0/1 predictions"
+        if s["threshold"] is None
+        else f"scores, threshold {s['threshold']:g}{_describe_auc(s, prefix='AUC ')}"
+    )
     return f"({s['n_labels']} labels, {cut})"
 
 
 PRESETS: dict[str, Preset] = {
     "binary": Preset(
         "binary",
-        {"threshold": None, "scores": None, "max_bins": None, "max_memory": None,
-         "calibration_bins": 15},
+        {"threshold": None, "scores": None, "max_bins": None, "max_memory": None, "calibration_bins": 15},
         _binary_members,
         check=_check_binary,
         inputs=_binary_inputs,
@@ -211,14 +214,20 @@ PRESETS: dict[str, Preset] = {
     ),
     "multiclass": Preset(
         "multiclass",
-        {"n_classes": None, "labels": None, "calibration_bins": 15, "top_k": None, "auc": False,
-         "max_bins": None, "max_memory": None},
+        {
+            "n_classes": None,
+            "labels": None,
+            "calibration_bins": 15,
+            "top_k": None,
+            "auc": False,
+            "max_bins": None,
+            "max_memory": None,
+        },
         _multiclass_members,
         check=_check_multiclass,
         headline=("accuracy", "macro_f1"),
         describe=_describe_multiclass,
-        legacy={"calibration_bins": None, "top_k": None, "auc": False, "max_bins": None,
-                "max_memory": None},
+        legacy={"calibration_bins": None, "top_k": None, "auc": False, "max_bins": None, "max_memory": None},
     ),
     "multilabel": Preset(
         "multilabel",
@@ -230,12 +239,11 @@ PRESETS: dict[str, Preset] = {
         describe=_describe_multilabel,
         legacy={"max_bins": None, "max_memory": None},
     ),
-    "regression": Preset(
-        "regression", {}, lambda s: {"regression": RegressionErrors()},
-        headline=("rmse", "r2"),
-    ),
+    "regression": Preset("regression", {}, lambda s: {"regression": RegressionErrors()}, headline=("rmse", "r2")),
     "clustering": Preset(
-        "clustering", {}, lambda s: {"clustering": ClusterContingency()},
+        "clustering",
+        {},
+        lambda s: {"clustering": ClusterContingency()},
         headline=("ari", "nmi"),
         no_weights="the agreement scores are defined on counts of pairs",
     ),

@@ -3,11 +3,22 @@ for the ``streammetrics`` command: a file of any size is read in bounded memory.
 :func:`open_source` picks the reader by the file's name, else by its first bytes.
 """
 
-from .base import Chunk, ColumnSpec, InputError, Source, expand_paths, open_source
 from .arrow import have_pyarrow
-from .parquet import ParquetSource
+from .base import Chunk, ColumnSpec, InputError, Source, expand_paths, open_source
 from .csv import CsvSource
 from .npy import NpySource, NpzSource
+from .parquet import ParquetSource
 
-__all__ = ["InputError", "ColumnSpec", "Chunk", "Source", "ParquetSource", "CsvSource", "NpySource", "NpzSource",
-           "open_source", "expand_paths", "have_pyarrow"]
+__all__ = [
+    "InputError",
+    "ColumnSpec",
+    "Chunk",
+    "Source",
+    "ParquetSource",
+    "CsvSource",
+    "NpySource",
+    "NpzSource",
+    "open_source",
+    "expand_paths",
+    "have_pyarrow",
+]

@@ -35,8 +35,14 @@ def is_key_type(t) -> bool:
 
     if pa.types.is_dictionary(t):
         return is_key_type(t.value_type)
-    return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
-            or pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t))
+    return (
+        pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_null(t)
+    )
 
 
 class ArrowSource(Source):
@@ -47,9 +53,7 @@ class ArrowSource(Source):
 
     def _need_pyarrow(self) -> None:
         if not have_pyarrow():
-            raise InputError(
-                f"{self.path}: reading {self.kind} files needs pyarrow: "
-                "pip install 'streammetrics[io]'")
+            raise InputError(f"{self.path}: reading {self.kind} files needs pyarrow: pip install 'streammetrics[io]'")
 
     def _first_null(self, arr) -> int:
         import pyarrow.compute as pc
@@ -83,8 +87,7 @@ class ArrowSource(Source):
             off = np.flatnonzero(lengths != k)
             if off.size:
                 i = int(off[0])
-                raise self.bad_row(start + i, col,
-                                   f"holds {int(lengths[i])} values where the rows before hold {k}")
+                raise self.bad_row(start + i, col, f"holds {int(lengths[i])} values where the rows before hold {k}")
         flat = arr.flatten()
         if flat.null_count:
             i = self._first_null(flat)
@@ -108,6 +111,10 @@ class ArrowSource(Source):
 
     def _chunk(self, rb, start: int, done: int) -> Chunk:
         """The chunk of the record batch ``rb``, whose first row is row ``start``."""
-        return Chunk.of(self.columns, start,
-                        lambda col: self._to_numpy(rb.column(col), col, start), done,
-                        lambda col: self._key_to_numpy(rb.column(col)))
+        return Chunk.of(
+            self.columns,
+            start,
+            lambda col: self._to_numpy(rb.column(col), col, start),
+            done,
+            lambda col: self._key_to_numpy(rb.column(col)),
+        )

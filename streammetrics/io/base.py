@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import glob
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, ClassVar, Iterator
+from typing import ClassVar
 
 import numpy as np
 
@@ -85,8 +86,14 @@ class Chunk:
     keys: tuple = ()
 
     @classmethod
-    def of(cls, columns: ColumnSpec, start: int, column: Callable[[str], np.ndarray],
-           done: int, key: Callable[[str], np.ndarray] | None = None) -> "Chunk":
+    def of(
+        cls,
+        columns: ColumnSpec,
+        start: int,
+        column: Callable[[str], np.ndarray],
+        done: int,
+        key: Callable[[str], np.ndarray] | None = None,
+    ) -> Chunk:
         """The chunk whose arrays ``column(name)`` gives, read in role order;
         ``key(name)`` reads a ``by`` column (by default, ``column``)."""
         ys = [column(c) for c in columns.ys]
@@ -185,10 +192,12 @@ _READERS: list[type[Source]] = []
 def register(suffixes: tuple[str, ...], *, shown: tuple[str, ...] | None = None, magic: bytes | None = None):
     """A class decorator making a reader known to :func:`open_source`, by its file
     name ``suffixes`` (``shown`` in messages) or its leading bytes ``magic``."""
+
     def deco(cls: type[Source]) -> type[Source]:
         cls.suffixes, cls.shown, cls.magic = suffixes, shown or suffixes, magic
         _READERS.append(cls)
         return cls
+
     return deco
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gzip
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 from .arrow import ArrowSource
 from .base import Chunk, register, short
@@ -54,8 +54,9 @@ class CsvSource(ArrowSource):
 
         delimiter = "\t" if self.path.lower().endswith((".tsv", ".tsv.gz")) else ","
         read = pacsv.ReadOptions(block_size=block_size) if block_size else pacsv.ReadOptions()
-        return pacsv.open_csv(stream, read_options=read, parse_options=pacsv.ParseOptions(delimiter=delimiter),
-                              convert_options=convert)
+        return pacsv.open_csv(
+            stream, read_options=read, parse_options=pacsv.ParseOptions(delimiter=delimiter), convert_options=convert
+        )
 
     def _open(self) -> None:
         self._need_pyarrow()
@@ -74,8 +75,13 @@ class CsvSource(ArrowSource):
         for col in self.columns.names():
             t = schema.field(col).type
             if col not in values:  # a key column keeps its kind: whole numbers, numbers, booleans, else text
-                self._types[col] = (pa.int64() if pa.types.is_integer(t) else t
-                                    if pa.types.is_floating(t) or pa.types.is_boolean(t) else pa.string())
+                self._types[col] = (
+                    pa.int64()
+                    if pa.types.is_integer(t)
+                    else t
+                    if pa.types.is_floating(t) or pa.types.is_boolean(t)
+                    else pa.string()
+                )
                 continue
             if col in text and (self.columns.text_labels or pa.types.is_string(t) or pa.types.is_large_string(t)):
                 self._types[col] = pa.string()  # class labels, read as they are
@@ -122,8 +128,9 @@ class CsvSource(ArrowSource):
         import pyarrow.csv as pacsv
 
         # only key columns are read as text: an empty key is a null key, as an empty number is
-        convert = pacsv.ConvertOptions(include_columns=self.columns.names(),
-                                       column_types=self._types, strings_can_be_null=True)
+        convert = pacsv.ConvertOptions(
+            include_columns=self.columns.names(), column_types=self._types, strings_can_be_null=True
+        )
         block = self._block_size(rows)
         stream, stored = self._stream()
         size = self.total_bytes or 0

@@ -6,7 +6,7 @@ structured array (columns by field name) or 2-D array (by index), or the arrays 
 from __future__ import annotations
 
 import zipfile
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -57,7 +57,7 @@ class _Held:
 
     def read(self, rows: int) -> np.ndarray:
         self.pos += rows
-        return self.arr[self.pos - rows:self.pos]
+        return self.arr[self.pos - rows : self.pos]
 
 
 class _NumpySource(Source):
@@ -66,8 +66,7 @@ class _NumpySource(Source):
     def _check_numeric(self, col: str, dtype: np.dtype, role: str | None = None) -> None:
         if col in self.columns.by and all(c != col for r, c in self.columns.roles() if r != "by"):
             if dtype.kind not in "biufUS":  # only slice keys, which may be strings
-                raise self.fail(f"column {col!r} has dtype {dtype}; expected keys (numbers, booleans "
-                                "or strings)")
+                raise self.fail(f"column {col!r} has dtype {dtype}; expected keys (numbers, booleans or strings)")
             return
         if dtype.kind in "US" and role is not None and self.columns.takes_text(role):
             return
@@ -119,8 +118,10 @@ class NpySource(_NumpySource):
             self._take = lambda block, col: np.ascontiguousarray(block[col])
             return
         if len(shape) != 2:
-            raise self.fail(f"holds an array of shape {shape}; expected a structured array "
-                            "(columns by field name) or a 2-D array (columns by index)")
+            raise self.fail(
+                f"holds an array of shape {shape}; expected a structured array "
+                "(columns by field name) or a 2-D array (columns by index)"
+            )
         self._check_numeric("array", dtype)
         n_cols = shape[1]
         self._index = {}
@@ -194,8 +195,10 @@ class NpzSource(_NumpySource):
         self._check_numeric(col, dtype, "y" if col == cols.y else "p" if col in cols.p else "w")
         allow_matrix = self._single_p(col)
         if len(shape) != 1 and not (allow_matrix and len(shape) == 2):
-            raise self.fail(f"array {col!r} has shape {shape}; expected one value per row"
-                            + (" (or one row of class probabilities per row)" if allow_matrix else ""))
+            raise self.fail(
+                f"array {col!r} has shape {shape}; expected one value per row"
+                + (" (or one row of class probabilities per row)" if allow_matrix else "")
+            )
         return shape, fortran, dtype
 
     def chunks(self, rows: int) -> Iterator[Chunk]:

@@ -4,7 +4,7 @@ at a time; rows are named by their 0-based index in the file."""
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from .arrow import ArrowSource, is_key_type, is_list_type
 from .base import Chunk, register, short
@@ -47,8 +47,7 @@ class ParquetSource(ArrowSource):
             t = schema.field(col).type
             if role == "by":
                 if not is_key_type(t):
-                    raise self.fail(f"column {col!r} has type {t}; expected keys (numbers, booleans "
-                                    "or strings)")
+                    raise self.fail(f"column {col!r} has type {t}; expected keys (numbers, booleans or strings)")
                 continue
             allow_list = self.columns.may_be_list(role)
             allow_text = self.columns.takes_text(role)
@@ -77,8 +76,11 @@ class ParquetSource(ArrowSource):
         try:
             for piece, opts in self._pieces():
                 it = piece.to_batches(
-                    columns=self.columns.names(), batch_size=rows, batch_readahead=1,
-                    fragment_readahead=1, fragment_scan_options=opts,
+                    columns=self.columns.names(),
+                    batch_size=rows,
+                    batch_readahead=1,
+                    fragment_readahead=1,
+                    fragment_scan_options=opts,
                 )
                 for rb in it:
                     if rb.num_rows == 0:

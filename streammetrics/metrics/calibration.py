@@ -17,8 +17,13 @@ import numbers
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.calibration import (calibration_terms, calibration_update, calibration_update_weighted,
-                                    class_calibration_update, class_calibration_update_weighted)
+from .._kernels.calibration import (
+    calibration_terms,
+    calibration_update,
+    calibration_update_weighted,
+    class_calibration_update,
+    class_calibration_update_weighted,
+)
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Labels01, Probabilities
@@ -27,8 +32,7 @@ from .._protocol.state import Field
 from .._protocol.terms import RowTerms, add_pairs
 from .multiclass import class_settings
 
-__all__ = ["Calibration", "ClassCalibration", "CalibrationResult", "calibration_table",
-           "expected_calibration_error"]
+__all__ = ["Calibration", "ClassCalibration", "CalibrationResult", "calibration_table", "expected_calibration_error"]
 
 #: the most bins a table may have
 MAX_BINS = 100_000
@@ -47,10 +51,10 @@ def _table_fields(prefix: str, size: str):
     return (
         Field(f"{prefix}counts", np.int64, (size,), doc="rows in each bin"),
         Field(f"{prefix}weight", np.float64, (size, 2), merge="pairs", doc="each bin's total weight"),
-        Field(f"{prefix}predicted", np.float64, (size, 2), merge="pairs",
-              doc="each bin's weighted total of probabilities"),
-        Field(f"{prefix}observed", np.float64, (size, 2), merge="pairs",
-              doc="each bin's weighted total of outcomes"),
+        Field(
+            f"{prefix}predicted", np.float64, (size, 2), merge="pairs", doc="each bin's weighted total of probabilities"
+        ),
+        Field(f"{prefix}observed", np.float64, (size, 2), merge="pairs", doc="each bin's weighted total of outcomes"),
     )
 
 
@@ -61,8 +65,7 @@ def _table(state, prefix=""):
 def _check_table(state, prefix="", rows_per_row=1):
     """A table a real stream could give: per bin, 0 <= predicted, observed <= weight,
     and the predicted total inside the bin's edges times its weight."""
-    counts, weight, predicted, observed = (
-        compensated.values(a) if a.ndim == 2 else a for a in _table(state, prefix))
+    counts, weight, predicted, observed = (compensated.values(a) if a.ndim == 2 else a for a in _table(state, prefix))
     slack = 1e-9 * weight + 1e-300
     if np.any(predicted > weight + slack) or np.any(observed > weight + slack):
         raise ValueError(f"entries '{prefix}predicted'/'{prefix}observed' exceed the bin's weight")
@@ -79,8 +82,10 @@ def _check_table(state, prefix="", rows_per_row=1):
         outside = held & ((mean < edges[b] - 1e-9) | (mean > edges[b + 1] + 1e-9))
         if np.any(outside):
             k = int(np.flatnonzero(outside)[0])
-            raise ValueError(f"entry '{prefix}predicted': bin {k} holds a mean probability of "
-                             f"{mean[k]:.6g}, outside its edges [{edges[b[k]]:.6g}, {edges[b[k] + 1]:.6g}]")
+            raise ValueError(
+                f"entry '{prefix}predicted': bin {k} holds a mean probability of "
+                f"{mean[k]:.6g}, outside its edges [{edges[b[k]]:.6g}, {edges[b[k] + 1]:.6g}]"
+            )
     if int(counts.sum()) != int(state["n"][0]) * rows_per_row:
         raise ValueError(f"entry '{prefix}counts' does not add up to the rows folded in")
 
@@ -152,8 +157,10 @@ class CalibrationResult(Result):
             if count[b] == 0:
                 continue
             span = f"({edges[b]:.3g}, {edges[b + 1]:.3g}]" if b else f"[0, {edges[1]:.3g}]"
-            out.append(f"  {span:>15}  {fmt_number(int(count[b])):>12}  "
-                       f"{v['mean_predicted'][b]:>8.4f}  {v['fraction_positive'][b]:>8.4f}")
+            out.append(
+                f"  {span:>15}  {fmt_number(int(count[b])):>12}  "
+                f"{v['mean_predicted'][b]:>8.4f}  {v['fraction_positive'][b]:>8.4f}"
+            )
         empty = int((count == 0).sum())
         if empty:
             out.append(f"  ({empty} of {count.shape[0]} bins hold no row)")
@@ -166,10 +173,18 @@ class CalibrationResult(Result):
         from ..report import plots
 
         v = self._values
-        return [plots.reliability(v["bin_edges"], v["bin_count"], v["mean_predicted"],
-                                  v["fraction_positive"], v["ece"], folder,
-                                  self._meta.get("what", "positive class"),
-                                  self._meta.get("file", "reliability.png"))]
+        return [
+            plots.reliability(
+                v["bin_edges"],
+                v["bin_count"],
+                v["mean_predicted"],
+                v["fraction_positive"],
+                v["ece"],
+                folder,
+                self._meta.get("what", "positive class"),
+                self._meta.get("file", "reliability.png"),
+            )
+        ]
 
 
 _EXACTNESS = """
@@ -187,7 +202,8 @@ _EXACTNESS = """
 
 
 class Calibration(Accumulator):
-    """Streaming calibration of binary probabilities: a reliability table over
+    (
+        """Streaming calibration of binary probabilities: a reliability table over
     ``n_bins`` uniform bins, the expected and maximum calibration errors and the
     Murphy decomposition of the Brier score.
 
@@ -234,7 +250,9 @@ class Calibration(Accumulator):
         Rows folded in.
 
     Notes
-    -----""" + _EXACTNESS + """
+    -----"""
+        + _EXACTNESS
+        + """
     Examples
     --------
     >>> from streammetrics import Calibration
@@ -245,6 +263,7 @@ class Calibration(Accumulator):
     >>> round(r.ece, 6), round(r.mce, 6)
     (0.3, 0.35)
     """
+    )
 
     _fixed_settings = True  # copies share the settings
     inputs = (Labels01("y"), Probabilities("p", predict_proba=True))
@@ -290,18 +309,21 @@ class Calibration(Accumulator):
         st["n"][:, 0] += sums.rows
         st["counts"] += sums.ints[:, :B]
         for j, name in enumerate(("weight", "predicted", "observed")):
-            add_pairs(st[name], sums.pairs[:, j * B:(j + 1) * B])
+            add_pairs(st[name], sums.pairs[:, j * B : (j + 1) * B])
 
     def _compute(self) -> CalibrationResult:
         counts, *pairs = _table(self._arrays)
         values = calibration_table(counts, *(compensated.values(a) for a in pairs), self._edges)
-        return CalibrationResult("CalibrationScores", {**values, "n": self.n},
-                                 {"n_bins": self.n_bins, "weighted": bool(np.any(
-                                     compensated.values(self._arrays["weight"]) != counts))})
+        return CalibrationResult(
+            "CalibrationScores",
+            {**values, "n": self.n},
+            {"n_bins": self.n_bins, "weighted": bool(np.any(compensated.values(self._arrays["weight"]) != counts))},
+        )
 
 
 class ClassCalibration(Accumulator):
-    """Streaming calibration of multiclass probabilities: the top label's
+    (
+        """Streaming calibration of multiclass probabilities: the top label's
     reliability table, and every class's.
 
     ``update(y, P)`` takes classes ``0..K-1`` (or ``labels``) and an n x K
@@ -328,7 +350,9 @@ class ClassCalibration(Accumulator):
         The class labels in column order.
 
     Notes
-    -----""" + _EXACTNESS + """
+    -----"""
+        + _EXACTNESS
+        + """
     Examples
     --------
     >>> from streammetrics import ClassCalibration
@@ -339,6 +363,7 @@ class ClassCalibration(Accumulator):
     >>> r.class_ece
     array([0.3, 0.3])
     """
+    )
 
     _fixed_settings = True  # copies share the settings
     headline = ("ece", "classwise_ece")
@@ -347,8 +372,7 @@ class ClassCalibration(Accumulator):
         self.n_classes, self.labels = class_settings("ClassCalibration", n_classes, labels)
         self.n_bins = _check_n_bins(n_bins)
         if self.n_classes * self.n_bins > 10 * MAX_BINS:
-            raise ValueError(f"n_classes x n_bins = {self.n_classes * self.n_bins:,} bins; "
-                             f"at most {10 * MAX_BINS:,}")
+            raise ValueError(f"n_classes x n_bins = {self.n_classes * self.n_bins:,} bins; at most {10 * MAX_BINS:,}")
         self._class_bins = self.n_classes * self.n_bins
         self._edges = np.linspace(0.0, 1.0, self.n_bins + 1)
         y = ClassIndices("y", self.n_classes) if self.labels is None else ClassLabels("y", self.labels)
@@ -356,8 +380,7 @@ class ClassCalibration(Accumulator):
         self._init_state()
 
     _totals_unchecked = True  # its weighted fold does not check that its totals stay finite
-    fields = (Field("n", np.int64, (1,)), *_table_fields("", "n_bins"),
-              *_table_fields("class_", "_class_bins"))
+    fields = (Field("n", np.int64, (1,)), *_table_fields("", "n_bins"), *_table_fields("class_", "_class_bins"))
 
     def _settings(self):
         out = {"n_classes": self.n_classes, "n_bins": self.n_bins}
@@ -374,14 +397,16 @@ class ClassCalibration(Accumulator):
         n = int(state["n"][0])
         if np.any(per_class != n):
             j = int(np.flatnonzero(per_class != n)[0])
-            raise ValueError(f"entry 'class_counts': class {j}'s table counts {int(per_class[j])} rows, "
-                             f"not the {n} folded in")
+            raise ValueError(
+                f"entry 'class_counts': class {j}'s table counts {int(per_class[j])} rows, not the {n} folded in"
+            )
         total = float(np.sum(compensated.values(state["weight"])))
         weights = compensated.values(state["class_weight"]).reshape(k, nb).sum(axis=1)
         if np.any(np.abs(weights - total) > 1e-9 * total):
             j = int(np.flatnonzero(np.abs(weights - total) > 1e-9 * total)[0])
-            raise ValueError(f"entry 'class_weight': class {j}'s table weighs {weights[j]:.6g}, "
-                             f"not the rows' total {total:.6g}")
+            raise ValueError(
+                f"entry 'class_weight': class {j}'s table weighs {weights[j]:.6g}, not the rows' total {total:.6g}"
+            )
 
     def _fold(self, arrays, w):
         y, m = arrays
@@ -389,9 +414,21 @@ class ClassCalibration(Accumulator):
         nb = self.n_bins
         fold = class_calibration_update_weighted if w.shape[0] else class_calibration_update
         cells = self.n_classes * nb
-        return fold(y, m, self.n_classes, ROW_SUM_TOLERANCE, w, self._edges, st["n"], _table(st),
-                    _table(st, "class_"), np.zeros((3, nb)), np.zeros((3, cells)), np.zeros((2, nb), np.int64),
-                    np.zeros((2, cells), np.int64))
+        return fold(
+            y,
+            m,
+            self.n_classes,
+            ROW_SUM_TOLERANCE,
+            w,
+            self._edges,
+            st["n"],
+            _table(st),
+            _table(st, "class_"),
+            np.zeros((3, nb)),
+            np.zeros((3, cells)),
+            np.zeros((2, nb), np.int64),
+            np.zeros((2, cells), np.int64),
+        )
 
     def _compute(self) -> CalibrationResult:
         counts, *pairs = _table(self._arrays)
@@ -403,8 +440,12 @@ class ClassCalibration(Accumulator):
         gap = np.abs(co / safe(cw) - cp / safe(cw))
         class_ece = np.array([math.fsum((cw[j] * gap[j]).tolist()) for j in range(k)]) / safe(total)
         values.update(class_ece=class_ece, classwise_ece=float(class_ece.mean()), n=self.n)
-        meta = {"labels": self.labels, "n_bins": nb, "what": "top label",
-                "weighted": bool(np.any(compensated.values(self._arrays["weight"]) != counts))}
+        meta = {
+            "labels": self.labels,
+            "n_bins": nb,
+            "what": "top label",
+            "weighted": bool(np.any(compensated.values(self._arrays["weight"]) != counts)),
+        }
         return CalibrationResult("ClassCalibrationScores", values, meta)
 
 
@@ -424,4 +465,3 @@ def expected_calibration_error(y, p, *, n_bins: int = 15, sample_weight=None) ->
     if acc.n == 0:
         raise NoObservationsError("y and p are empty: the score needs at least one observation")
     return acc.finalize().ece
-

@@ -12,14 +12,7 @@ import math
 
 import numpy as np
 
-from .._kernels.contingency import (
-    batch_table,
-    expected_mutual_info,
-    group_ids,
-    group_sums,
-    merge_tables,
-    run_sums,
-)
+from .._kernels.contingency import batch_table, expected_mutual_info, group_ids, group_sums, merge_tables, run_sums
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import ClusterLabels
@@ -54,8 +47,7 @@ _SQUARES_FIT_INT64 = 3_037_000_499
 def _check_average_method(average_method) -> str:
     if not isinstance(average_method, str) or average_method not in AVERAGE_METHODS:
         raise ValueError(
-            f"average_method must be one of {', '.join(repr(m) for m in AVERAGE_METHODS)}; "
-            f"got {average_method!r}"
+            f"average_method must be one of {', '.join(repr(m) for m in AVERAGE_METHODS)}; got {average_method!r}"
         )
     return average_method
 
@@ -325,11 +317,23 @@ class ClusterContingency(Accumulator):
     def _compute(self) -> Result:
         t = _Table(*self._table_arrays(), self._n, self.average_method)
         h, c, v = t.homogeneity_completeness_v()
-        return ClusterResult("ClusterScores", {
-            "n": t.n, "n_classes": t.n_classes, "n_clusters": t.n_clusters, "ari": t.ari(), "ami": t.ami(),
-            "nmi": t.nmi(), "mi": t.mi(), "homogeneity": h, "completeness": c, "v_measure": v,
-            "fowlkes_mallows": t.fowlkes_mallows(), "rand_index": t.rand_index(),
-        })
+        return ClusterResult(
+            "ClusterScores",
+            {
+                "n": t.n,
+                "n_classes": t.n_classes,
+                "n_clusters": t.n_clusters,
+                "ari": t.ari(),
+                "ami": t.ami(),
+                "nmi": t.nmi(),
+                "mi": t.mi(),
+                "homogeneity": h,
+                "completeness": c,
+                "v_measure": v,
+                "fowlkes_mallows": t.fowlkes_mallows(),
+                "rand_index": t.rand_index(),
+            },
+        )
 
 
 def _merge(a, b):
@@ -345,9 +349,7 @@ def _one_shot(labels_true, labels_pred, average_method="arithmetic") -> _Table:
     acc = ClusterContingency(average_method)
     acc.update(labels_true, labels_pred)
     if acc.n == 0:
-        raise NoObservationsError(
-            "labels_true and labels_pred are empty: the score needs at least one observation"
-        )
+        raise NoObservationsError("labels_true and labels_pred are empty: the score needs at least one observation")
     return _Table(*acc.table(), acc.n, average_method)
 
 

@@ -16,8 +16,13 @@ from .._protocol.result import Result
 from .._protocol.state import Field
 from .._protocol.terms import RowTerms, add_pairs
 
-__all__ = ["TweedieDeviance", "mean_tweedie_deviance", "mean_poisson_deviance", "mean_gamma_deviance",
-           "d2_tweedie_score"]
+__all__ = [
+    "TweedieDeviance",
+    "mean_tweedie_deviance",
+    "mean_poisson_deviance",
+    "mean_gamma_deviance",
+    "d2_tweedie_score",
+]
 
 #: D(y, ybar) below this share of the totals it is formed from is rounding: 0
 NULL_FLOOR = 1e-12
@@ -91,8 +96,9 @@ def _deviance_at_1(y: float, power: float, kind: int) -> float:
         elif kind == 2:
             d = 2.0 * (np.log(1.0 / y) + y - 1.0)
         else:
-            d = 2.0 * (np.power(y, 2.0 - power) / ((1.0 - power) * (2.0 - power)) - y / (1.0 - power)
-                       + 1.0 / (2.0 - power))
+            d = 2.0 * (
+                np.power(y, 2.0 - power) / ((1.0 - power) * (2.0 - power)) - y / (1.0 - power) + 1.0 / (2.0 - power)
+            )
     return float(d)
 
 
@@ -246,8 +252,12 @@ def _once(y_true, y_pred, sample_weight, power) -> Result:
     try:
         acc.update(y_true, y_pred, sample_weight=sample_weight)
     except BadValueError as e:  # named as the caller named them
-        raise BadValueError(_NAMES.get(e.argument, e.argument), e.index, e.value,
-                            e.problem.replace(f" {e.argument} ", f" {_NAMES.get(e.argument, e.argument)} ")) from None
+        raise BadValueError(
+            _NAMES.get(e.argument, e.argument),
+            e.index,
+            e.value,
+            e.problem.replace(f" {e.argument} ", f" {_NAMES.get(e.argument, e.argument)} "),
+        ) from None
     if acc.n == 0:
         raise NoObservationsError("y_true and y_pred are empty: the score needs at least one observation")
     return acc.finalize()

@@ -32,8 +32,20 @@ import math
 from .._kernels.intervals import beta_quantile
 from .._protocol.result import safe
 
-__all__ = ["normal_quantile", "z_of", "kish", "wilson", "clopper_pearson", "proportion",
-           "mover_mean", "multinomial_delta", "METHODS", "INTERVAL_SCORES", "binary_intervals", "beside"]
+__all__ = [
+    "normal_quantile",
+    "z_of",
+    "kish",
+    "wilson",
+    "clopper_pearson",
+    "proportion",
+    "mover_mean",
+    "multinomial_delta",
+    "METHODS",
+    "INTERVAL_SCORES",
+    "binary_intervals",
+    "beside",
+]
 
 #: the interval methods of a proportion
 METHODS = ("wilson", "clopper-pearson")
@@ -138,8 +150,9 @@ def mover_mean(a: float, ia, b: float, ib) -> tuple[float, float]:
     return max(lower, 0.0), min(upper, 1.0)
 
 
-def multinomial_delta(cells, gradient, value: float, n_eff: float, level: float,
-                      bounds: tuple[float, float]) -> tuple[float, float]:
+def multinomial_delta(
+    cells, gradient, value: float, n_eff: float, level: float, bounds: tuple[float, float]
+) -> tuple[float, float]:
     """The delta-method (Wald) interval of a function of multinomial proportions.
 
     ``cells`` are the cells' masses (any scale), ``gradient`` the function's
@@ -214,8 +227,7 @@ def binary_intervals(counts, squares, level: float, method: str = "wilson") -> d
     }
     recall = tp / safe(tp + fn)
     spec = tn / safe(tn + fp)
-    intervals["balanced_accuracy"] = mover_mean(recall, intervals["recall"], spec,
-                                                  intervals["specificity"])
+    intervals["balanced_accuracy"] = mover_mean(recall, intervals["recall"], spec, intervals["specificity"])
     n_all = n_eff(total, qtp + qfp + qfn + qtn)
     d = 2 * tp + fp + fn
     if tp > 0 and d > 0:

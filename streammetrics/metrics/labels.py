@@ -26,8 +26,13 @@ def label_array(x, name: str) -> np.ndarray:
                 bad = np.flatnonzero(~(np.isfinite(arr) & (arr == np.floor(arr))))
             if bad.size:
                 i = int(bad[0])
-                raise BadValueError(name, i, arr[i], "class labels must be integers or strings",
-                                    hint="for scores or probabilities, cut them into labels first")
+                raise BadValueError(
+                    name,
+                    i,
+                    arr[i],
+                    "class labels must be integers or strings",
+                    hint="for scores or probabilities, cut them into labels first",
+                )
     elif arr.ndim != 1:
         raise BadShapeError(f"{name} must be a 1-D array, got shape {arr.shape}", name)
     return arr
@@ -43,22 +48,29 @@ def label_matrix(y, p, sample_weight):
     strings = [a.dtype.kind in "US" for a in (yy, pp)]
     numbers = [a.dtype.kind in "biuf" for a in (yy, pp)]
     if (strings[0] and numbers[1]) or (numbers[0] and strings[1]):
-        raise TypeError(f"y holds {'strings' if strings[0] else 'numbers'} and p "
-                        f"{'strings' if strings[1] else 'numbers'}: labels must be of one kind")
-    both = np.concatenate([yy.astype(object), pp.astype(object)]) if "O" in (
-        yy.dtype.kind, pp.dtype.kind) else np.concatenate([yy, pp])
+        raise TypeError(
+            f"y holds {'strings' if strings[0] else 'numbers'} and p "
+            f"{'strings' if strings[1] else 'numbers'}: labels must be of one kind"
+        )
+    both = (
+        np.concatenate([yy.astype(object), pp.astype(object)])
+        if "O" in (yy.dtype.kind, pp.dtype.kind)
+        else np.concatenate([yy, pp])
+    )
     try:
         labels, codes = np.unique(both, return_inverse=True)
     except TypeError:
-        raise TypeError("y and p mix labels that do not sort together (e.g. strings and "
-                        "numbers): labels must be of one kind") from None
+        raise TypeError(
+            "y and p mix labels that do not sort together (e.g. strings and numbers): labels must be of one kind"
+        ) from None
     if labels.size > _MAX_LABELS:
-        raise ValueError(f"y and p hold {labels.size:,} distinct labels (more than "
-                         f"{_MAX_LABELS:,}): are they scores rather than class labels?")
+        raise ValueError(
+            f"y and p hold {labels.size:,} distinct labels (more than "
+            f"{_MAX_LABELS:,}): are they scores rather than class labels?"
+        )
     codes = codes.reshape(-1)
     n = yy.shape[0]
-    acc = MulticlassConfusion(int(labels.size)).update(codes[:n], codes[n:],
-                                                       sample_weight=sample_weight)
+    acc = MulticlassConfusion(int(labels.size)).update(codes[:n], codes[n:], sample_weight=sample_weight)
     return [v.item() if isinstance(v, np.generic) else v for v in labels], acc.matrix()
 
 
@@ -71,14 +83,17 @@ def two_label_counts(y, p, sample_weight, pos_label):
     labels, m = label_matrix(y, p, sample_weight)
     if len(labels) > 2:
         shown = ", ".join(repr(v) for v in labels[:5]) + (", ..." if len(labels) > 5 else "")
-        raise ValueError(f"y and p hold {len(labels)} labels ({shown}), but average='binary' "
-                         "scores two: pass average='macro', 'micro', 'weighted' or None")
+        raise ValueError(
+            f"y and p hold {len(labels)} labels ({shown}), but average='binary' "
+            "scores two: pass average='macro', 'micro', 'weighted' or None"
+        )
     exact = m.dtype.kind in "iu"
     total = int(m.sum()) if exact else float(m.sum())
     if pos_label not in labels:
         if len(labels) == 2:
-            raise PosLabelError(f"pos_label={pos_label!r} is not one of the labels "
-                                f"{labels!r}: pass pos_label=, the positive class")
+            raise PosLabelError(
+                f"pos_label={pos_label!r} is not one of the labels {labels!r}: pass pos_label=, the positive class"
+            )
         return (0, 0, 0, total) if exact else (0.0, 0.0, 0.0, total)
     j = labels.index(pos_label)
     cast = int if exact else float

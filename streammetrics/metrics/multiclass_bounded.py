@@ -26,17 +26,29 @@ _PER_MEMBER = ("wsq", "wsq_rows")
 BOUNDED_FIELDS = (
     Field("n", np.int64, (1,)),
     Field("weighted", np.int64, (1,), merge="custom"),
-    Field("member_n", np.int64, ("n_members",), merge="custom",
-          doc="rows folded into each member (one-vs-rest members, then the ordered pairs)"),
-    Field("sizes", np.int64, ("n_members", 5), merge="custom",
-          doc="per member: lengths of lo, hi, counts, weights, pairs"),
+    Field(
+        "member_n",
+        np.int64,
+        ("n_members",),
+        merge="custom",
+        doc="rows folded into each member (one-vs-rest members, then the ordered pairs)",
+    ),
+    Field(
+        "sizes", np.int64, ("n_members", 5), merge="custom", doc="per member: lengths of lo, hi, counts, weights, pairs"
+    ),
     Field("lo", np.float64, (None,), merge="custom", nonneg=False),
     Field("hi", np.float64, (None,), merge="custom", nonneg=False),
     Field("counts", np.int64, (2, None), merge="custom"),
     Field("weights", np.float64, (2, None), merge="custom"),
     Field("pairs", np.float64, (2, None), merge="custom"),
-    Field("wsq", np.float64, ("n_members", 2, 2), merge="custom", nonneg=False,
-          doc="each member's squared weights per class (compensated pairs)"),
+    Field(
+        "wsq",
+        np.float64,
+        ("n_members", 2, 2),
+        merge="custom",
+        nonneg=False,
+        doc="each member's squared weights per class (compensated pairs)",
+    ),
     Field("wsq_rows", np.int64, ("n_members", 1), merge="custom", doc="each member's rows counted in wsq"),
 )
 
@@ -81,8 +93,11 @@ class RankMembers:
                 both = np.concatenate((rows[a], rows[b]))
                 if both.shape[0]:
                     m = self.pair_index(a, b)
-                    self.members[m].update(np.arange(both.shape[0]) < rows[a].shape[0], P[both, a],
-                                           sample_weight=None if sw is None else w[both])
+                    self.members[m].update(
+                        np.arange(both.shape[0]) < rows[a].shape[0],
+                        P[both, a],
+                        sample_weight=None if sw is None else w[both],
+                    )
                     self.member_n[m] += both.shape[0]
         if sw is not None and not all(m.weighted for m in self.members):
             # members that took no row turn weighted too (one state): merged with an empty weighted one
@@ -98,8 +113,12 @@ class RankMembers:
         """The members' states as one state."""
         states = [m.state_dict() for m in self.members]
         sizes = np.array([[st[f].shape[-1] for f in _RANK_FIELDS] for st in states], np.int64)
-        out = {"n": np.array([n], np.int64), "weighted": np.array([int(self.weighted)], np.int64),
-               "member_n": self.member_n.copy(), "sizes": sizes.reshape(self.count, 5)}
+        out = {
+            "n": np.array([n], np.int64),
+            "weighted": np.array([int(self.weighted)], np.int64),
+            "member_n": self.member_n.copy(),
+            "sizes": sizes.reshape(self.count, 5),
+        }
         out.update({f: np.concatenate([st[f] for st in states], axis=-1) for f in _RANK_FIELDS})
         out.update({f: np.stack([st[f] for st in states]) for f in _PER_MEMBER})
         return out
@@ -110,8 +129,8 @@ class RankMembers:
         starts = ends - state["sizes"]
         out = []
         for m in range(self.count):
-            st = {"n": state["member_n"][m:m + 1].copy(), "weighted": state["weighted"].copy()}
-            st.update({f: state[f][..., starts[m, c]:ends[m, c]] for c, f in enumerate(_RANK_FIELDS)})
+            st = {"n": state["member_n"][m : m + 1].copy(), "weighted": state["weighted"].copy()}
+            st.update({f: state[f][..., starts[m, c] : ends[m, c]] for c, f in enumerate(_RANK_FIELDS)})
             st.update({f: state[f][m] for f in _PER_MEMBER})
             out.append(st)
         return out
@@ -151,8 +170,10 @@ class RankMembers:
         for a, b in itertools.permutations(range(k), 2) if self.pairs else ():
             st = states[self.pair_index(a, b)]
             if (count_total(st["counts"][0]), count_total(st["counts"][1])) != (rows[a], rows[b]):
-                raise ValueError(f"the member of classes ({a}, {b}) disagrees with the "
-                                 "one-vs-rest members on the rows of its classes")
+                raise ValueError(
+                    f"the member of classes ({a}, {b}) disagrees with the "
+                    "one-vs-rest members on the rows of its classes"
+                )
 
     def merge(self, state) -> None:
         for member, st in zip(self.members, self.split(state)):
@@ -173,8 +194,10 @@ class RankMembers:
         """``(value, lower, upper, n_pos, n_neg)`` arrays over the members."""
         empty = {"auc": 0.0, "auc_lower": 0.0, "auc_upper": 0.0, "n_pos": 0, "n_neg": 0}
         rs = [m.finalize() if m.n else empty for m in self.members]
-        return tuple(np.array([r[f] for r in rs], np.float64 if f.startswith("auc") else None)
-                     for f in ("auc", "auc_lower", "auc_upper", "n_pos", "n_neg"))
+        return tuple(
+            np.array([r[f] for r in rs], np.float64 if f.startswith("auc") else None)
+            for f in ("auc", "auc_lower", "auc_upper", "n_pos", "n_neg")
+        )
 
     def pair_matrix(self, per_member) -> np.ndarray:
         """``out[a, b]`` the pair member's value (diagonal 0); zeros without pairs."""
@@ -187,8 +210,9 @@ class RankMembers:
         """Class ``c``'s one-vs-rest points (a bin at its lower edge), read from its state."""
         st = self.members[c].state_dict()
         ab = st["weights"] if st["weighted"][0] else st["counts"]
-        return points_of_items((st["lo"], st["lo"] if st["hi"].shape[0] == 0 else st["hi"], ab, st["pairs"]),
-                               bool(st["weighted"][0]))
+        return points_of_items(
+            (st["lo"], st["lo"] if st["hi"].shape[0] == 0 else st["hi"], ab, st["pairs"]), bool(st["weighted"][0])
+        )
 
     def average_precision(self, c: int) -> float:
         member = self.members[c]
@@ -210,4 +234,3 @@ def bound_notes(values) -> dict:
 def shown_fields(values, notes) -> list:
     """The fields a report shows: all but the scalar bounds given in ``notes``."""
     return [f for f in values if not (f.endswith(("_lower", "_upper")) and f[:-6] in notes)]
-

@@ -108,26 +108,42 @@ class MulticlassRankAUC(Accumulator):
     fields = (
         Field("n", np.int64, (1,)),
         Field("weighted", np.int64, (1,), merge="custom"),
-        Field("lengths", np.int64, ("n_classes", "n_classes"), merge="custom",
-              doc="entries of each (column, true class) block"),
-        Field("scores", np.float64, (None,), merge="custom", nonneg=False,
-              doc="the blocks' distinct scores, column-major"),
+        Field(
+            "lengths",
+            np.int64,
+            ("n_classes", "n_classes"),
+            merge="custom",
+            doc="entries of each (column, true class) block",
+        ),
+        Field(
+            "scores", np.float64, (None,), merge="custom", nonneg=False, doc="the blocks' distinct scores, column-major"
+        ),
         Field("counts", np.int64, (None,), merge="custom", doc="rows at each score (no weights)"),
         Field("weights", np.float64, (None,), merge="custom", doc="weight at each score"),
     )
     headline = ("auc",)
 
-    def __init__(self, n_classes: int | None = None, multi_class: str = "ovr", average: str = "macro",
-                 labels=None, max_bins: int | None = None, *, max_memory=None):
+    def __init__(
+        self,
+        n_classes: int | None = None,
+        multi_class: str = "ovr",
+        average: str = "macro",
+        labels=None,
+        max_bins: int | None = None,
+        *,
+        max_memory=None,
+    ):
         self.n_classes, self.labels = class_settings("MulticlassRankAUC", n_classes, labels)
         self.multi_class = _check_choice("multi_class", multi_class, _MULTI_CLASS)
         self.average = _check_choice("average", average, _AVERAGE)
         self.max_bins = check_max_bins(max_bins)
         self.max_memory = parse_memory(max_memory)
         if self.max_bins is not None and self.max_memory is not None:
-            raise ValueError("max_bins and max_memory exclude each other: max_bins bounds every "
-                             "class's state (approximate), max_memory keeps them exact and spills "
-                             "past the budget; give one of them")
+            raise ValueError(
+                "max_bins and max_memory exclude each other: max_bins bounds every "
+                "class's state (approximate), max_memory keeps them exact and spills "
+                "past the budget; give one of them"
+            )
         k = self.n_classes
         y = ClassIndices("y", k) if self.labels is None else ClassLabels("y", self.labels)
         self.inputs = (y, ClassScores("P", k))
@@ -151,8 +167,14 @@ class MulticlassRankAUC(Accumulator):
             self._members = RankMembers(k, member, pairs)
 
     def _settings(self):
-        out = {"n_classes": self.n_classes, "multi_class": self.multi_class, "average": self.average,
-               "labels": self.labels, "max_bins": self.max_bins, "max_memory": self.max_memory}
+        out = {
+            "n_classes": self.n_classes,
+            "multi_class": self.multi_class,
+            "average": self.average,
+            "labels": self.labels,
+            "max_bins": self.max_bins,
+            "max_memory": self.max_memory,
+        }
         return {k: v for k, v in out.items() if v is not None}
 
     @property
@@ -166,13 +188,13 @@ class MulticlassRankAUC(Accumulator):
         if self._members is not None:
             return self._members.nbytes
         return sum(a.nbytes for batch in (self._pending or ()) for a in batch) + sum(
-            a.nbytes + b.nbytes + c.nbytes for a, b, c in self._stack)
+            a.nbytes + b.nbytes + c.nbytes for a, b, c in self._stack
+        )
 
     # -------------------------------------------------------------- folding
     def _to_float(self):
         self._flush()  # pending rows without weights become a run of counts first
-        self._stack = RunStack(merge_block_runs, entries,
-                               [(a, b.astype(np.float64), c) for a, b, c in self._stack])
+        self._stack = RunStack(merge_block_runs, entries, [(a, b.astype(np.float64), c) for a, b, c in self._stack])
         self._weighted = True
 
     #: rows the pending batches hold at least before they are sorted into a run
@@ -238,8 +260,11 @@ class MulticlassRankAUC(Accumulator):
             run = rows if run is None else merge_block_runs(run, rows)
         if run is None:
             k = self.n_classes
-            run = (np.zeros(0, np.uint64), np.zeros(0, np.float64 if self._weighted else np.int64),
-                   np.zeros((k, k), np.int64))
+            run = (
+                np.zeros(0, np.uint64),
+                np.zeros(0, np.float64 if self._weighted else np.int64),
+                np.zeros((k, k), np.int64),
+            )
         return run
 
     @property
@@ -270,8 +295,9 @@ class MulticlassRankAUC(Accumulator):
         if state["scores"].shape[0]:
             keys = key_bits(np.ascontiguousarray(state["scores"]).view(np.uint64))
             mass = state["weights"] if state["weighted"][0] else state["counts"]
-            self._stack.push((keys, mass.astype(np.float64) if self._weighted else mass.copy(),
-                              state["lengths"].copy()))
+            self._stack.push(
+                (keys, mass.astype(np.float64) if self._weighted else mass.copy(), state["lengths"].copy())
+            )
 
     def _merge_state(self, other):
         if self._members is not None:
@@ -286,9 +312,11 @@ class MulticlassRankAUC(Accumulator):
     def _clone(self):
         out = type(self).__new__(type(self))  # with its own lock
         out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_guard"})
-        out.__dict__.update(_stack=self._stack.copy(),  # (runs and pending batches are never changed in place)
-                            _pending=None if self._pending is None else list(self._pending),
-                            _members=None if self._members is None else self._members.clone())
+        out.__dict__.update(
+            _stack=self._stack.copy(),  # (runs and pending batches are never changed in place)
+            _pending=None if self._pending is None else list(self._pending),
+            _members=None if self._members is None else self._members.clone(),
+        )
         return out
 
     def _check_state(self, state):
@@ -328,15 +356,19 @@ class MulticlassRankAUC(Accumulator):
     # --------------------------------------------------------------- results
     def _meta(self):
         bounds = {k: v for k, v in self._settings().items() if k in ("max_bins", "max_memory")}
-        return {"labels": self.labels, "weighted": self._weighted, "multi_class": self.multi_class,
-                "average": self.average, **bounds}
+        return {
+            "labels": self.labels,
+            "weighted": self._weighted,
+            "multi_class": self.multi_class,
+            "average": self.average,
+            **bounds,
+        }
 
     def _compute(self) -> MulticlassRankResult:
         if self._members is not None:
             return self._bounded_result()
         run = self._run()
-        out = scores_of_run(run, self.n_classes, self._n, self._weighted, self.multi_class,
-                            self.average, self._meta())
+        out = scores_of_run(run, self.n_classes, self._n, self._weighted, self.multi_class, self.average, self._meta())
         object.__setattr__(out, "_points_of", lambda c: ovr_points(run, c))  # the plots' curves
         return out
 
@@ -349,8 +381,9 @@ class MulticlassRankAUC(Accumulator):
             check_weighted_support(support)
         values = {}
         for arr, suffix in ((value, ""), (lower, "_lower"), (upper, "_upper")):
-            values.update(averages(arr[:k].copy(), members.pair_matrix(arr), support,
-                                    self.multi_class, self.average, suffix))
+            values.update(
+                averages(arr[:k].copy(), members.pair_matrix(arr), support, self.multi_class, self.average, suffix)
+            )
         if not members.pairs:  # a bounded one-vs-rest state keeps no pairs: no such fields
             values = {f: v for f, v in values.items() if not f.startswith(("ovo_", "pair_auc"))}
         ap = np.array([members.average_precision(c) for c in range(k)])
@@ -401,8 +434,9 @@ class MulticlassRankAUC(Accumulator):
         return average_precision_of(*self._curve(cls))
 
 
-def multiclass_auc(y, P, *, multi_class="ovr", average="macro", n_classes=None, labels=None,
-                   sample_weight=None, max_bins=None) -> MulticlassRankResult:
+def multiclass_auc(
+    y, P, *, multi_class="ovr", average="macro", n_classes=None, labels=None, sample_weight=None, max_bins=None
+) -> MulticlassRankResult:
     """The result of :class:`MulticlassRankAUC` (``n_classes`` by default ``P``'s
     columns) over these rows.
 
@@ -417,8 +451,7 @@ def multiclass_auc(y, P, *, multi_class="ovr", average="macro", n_classes=None, 
     if n_classes is None and labels is None:
         P = ClassScores("P", None).convert(P)  # the shape error of anything not n x K
         n_classes = P.shape[1]
-    acc = MulticlassRankAUC(n_classes, multi_class=multi_class, average=average, labels=labels,
-                            max_bins=max_bins)
+    acc = MulticlassRankAUC(n_classes, multi_class=multi_class, average=average, labels=labels, max_bins=max_bins)
     if acc.update(y, P, sample_weight=sample_weight).n == 0:
         raise NoObservationsError("y and P are empty: the AUC needs at least one observation")
     return acc.finalize()

@@ -22,8 +22,18 @@ from .multiclass_bounded import bound_notes, shown_fields
 from .ranking.curves import curve_from_points, pr, roc
 from .ranking.sorting import NUMPY_MAX, sort_part
 
-__all__ = ["MulticlassRankResult", "averages", "batch_run", "check_weighted_support", "entries", "merge_block_runs",
-           "ovr_points", "precision_fields", "scores_of_run"]
+__all__ = [
+    "MulticlassRankResult",
+    "averages",
+    "batch_run",
+    "check_weighted_support",
+    "entries",
+    "merge_block_runs",
+    "ovr_points",
+    "precision_fields",
+    "scores_of_run",
+]
+
 
 class MulticlassRankResult(Result):
     """The AUCs of a multiclass rank state (fields in :class:`MulticlassRankAUC`)."""
@@ -61,8 +71,10 @@ class MulticlassRankResult(Result):
         m = self._values.get("pair_auc")
         if m is not None and m.shape[0] <= 20:
             row_names = class_names(self._meta.get("labels") or ctx.labels, m.shape[0])
-            caption = (f"  {self._shown('pair_auc', names)} (row a, column b: class a's rows "
-                       "against class b's, ranked by column a)")
+            caption = (
+                f"  {self._shown('pair_auc', names)} (row a, column b: class a's rows "
+                "against class b's, ranked by column a)"
+            )
             lines += ["", caption, *grid(m.tolist(), row_names, row_names)]
         return lines
 
@@ -103,7 +115,7 @@ def batch_run(y, P, w, k, inputs):
     tk, tv, pos = np.empty(int(np.max(np.diff(starts))), np.uint64), np.empty(n), np.empty(k, np.int64)
     m = 0
     for c in range(k):  # column c is gathered, sorted block by block and run in place at m
-        region = keys[m:m + n]
+        region = keys[m : m + n]
         if M.gather_column(y, P.view(np.uint64), w, c, starts, pos, region, vals):
             raise_rejected(inputs, (y, P))
         for a, b in itertools.pairwise(starts):  # numpy's sort when small: no radix kernel compiled at first use
@@ -130,8 +142,8 @@ def scores_of_run(run, k: int, n: int, weighted: bool, multi_class: str, average
     ap = np.zeros(k)
     ptr, acc = np.empty(k, np.int64), np.empty((k, 4), u2.dtype)
     for c in range(k):
-        ap[c] = M.column_scores(keys, mass, offs[c * k:(c + 1) * k + 1], c, u2[c], ptr, acc)
-    blocks = [mass[offs[t]:offs[t + 1]] for t in range(k)]  # column 0's: the classes' masses
+        ap[c] = M.column_scores(keys, mass, offs[c * k : (c + 1) * k + 1], c, u2[c], ptr, acc)
+    blocks = [mass[offs[t] : offs[t + 1]] for t in range(k)]  # column 0's: the classes' masses
     support = np.array([math.fsum(b) if weighted else int(b.sum()) for b in blocks])
     return _scores(u2, support, ap, exact, n, multi_class, average, meta, e)
 
@@ -166,8 +178,9 @@ def _scores(u2, support, ap, exact: bool, n: int, multi_class: str, average: str
         u2l, sup = u2.tolist(), support.tolist()
         total = sum(sup)
         per_class = np.array([sum(u2l[c]) / (2 * safe(sup[c] * (total - sup[c]))) for c in range(k)])
-        pair = np.array([[u2l[a][b] / (2 * safe(sup[a] * sup[b])) if a != b else 0.0 for b in range(k)]
-                         for a in range(k)])
+        pair = np.array(
+            [[u2l[a][b] / (2 * safe(sup[a] * sup[b])) if a != b else 0.0 for b in range(k)] for a in range(k)]
+        )
     else:
         sup = support.astype(np.float64)
         with np.errstate(over="ignore", invalid="ignore"):  # divided one at a time: products overflow first
@@ -185,8 +198,11 @@ def _scores(u2, support, ap, exact: bool, n: int, multi_class: str, average: str
 def precision_fields(ap, support) -> dict:
     """The per-class average precisions and their averages."""
     sup = support.astype(np.float64)
-    return {"per_class_average_precision": ap, "macro_average_precision": float(np.mean(ap)),
-            "weighted_average_precision": float(np.dot(sup, ap) / safe(float(sup.sum())))}
+    return {
+        "per_class_average_precision": ap,
+        "macro_average_precision": float(np.mean(ap)),
+        "weighted_average_precision": float(np.dot(sup, ap) / safe(float(sup.sum()))),
+    }
 
 
 def averages(per_class, pair, support, multi_class: str, average: str, suffix: str = "") -> dict:
@@ -206,10 +222,17 @@ def averages(per_class, pair, support, multi_class: str, average: str, suffix: s
     ovo_macro = float(np.mean(hand_till)) if hand_till.size else 0.0
     ovo_weighted = float(np.dot(prevalence, hand_till) / safe(float(prevalence.sum())))
     macro, weighted_avg = (ovr_macro, ovr_weighted) if multi_class == "ovr" else (ovo_macro, ovo_weighted)
-    values = {"auc": macro if average == "macro" else weighted_avg, "macro_auc": macro,
-              "weighted_auc": weighted_avg, "per_class_auc": per_class, "ovr_macro_auc": ovr_macro,
-              "ovr_weighted_auc": ovr_weighted, "ovo_macro_auc": ovo_macro, "ovo_weighted_auc": ovo_weighted,
-              "pair_auc": pair}
+    values = {
+        "auc": macro if average == "macro" else weighted_avg,
+        "macro_auc": macro,
+        "weighted_auc": weighted_avg,
+        "per_class_auc": per_class,
+        "ovr_macro_auc": ovr_macro,
+        "ovr_weighted_auc": ovr_weighted,
+        "ovo_macro_auc": ovo_macro,
+        "ovo_weighted_auc": ovo_weighted,
+        "pair_auc": pair,
+    }
     return {key + suffix: v for key, v in values.items()}
 
 
@@ -222,7 +245,7 @@ def ovr_points(run, c: int):
     offs = _offsets(lengths)
     lo, hi = offs[c * k], offs[(c + 1) * k]
     pos = np.zeros(hi - lo, bool)
-    pos[offs[c * k + c] - lo:offs[c * k + c + 1] - lo] = True
+    pos[offs[c * k + c] - lo : offs[c * k + c + 1] - lo] = True
     uniq, inverse = np.unique(keys[lo:hi], return_inverse=True)
     ab = np.zeros((2, uniq.shape[0]), mass.dtype)
     np.add.at(ab[0], inverse[pos], mass[lo:hi][pos])

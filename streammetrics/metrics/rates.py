@@ -14,8 +14,16 @@ import numpy as np
 
 from .._protocol.result import safe
 
-__all__ = ["AVERAGES", "check_beta", "check_threshold", "check_average", "check_zero_division", "class_rates",
-           "averaged_rates", "plain"]
+__all__ = [
+    "AVERAGES",
+    "check_beta",
+    "check_threshold",
+    "check_average",
+    "check_zero_division",
+    "class_rates",
+    "averaged_rates",
+    "plain",
+]
 
 
 def check_beta(b, name: str = "b") -> float:
@@ -32,9 +40,7 @@ def check_threshold(threshold):
     """A score threshold as a finite float (``None`` stays)."""
     if threshold is None:
         return None
-    if isinstance(threshold, (bool, np.bool_)) or not isinstance(
-        threshold, (int, float, np.integer, np.floating)
-    ):
+    if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.integer, np.floating)):
         raise TypeError(f"threshold must be a real number or None, got {type(threshold).__name__}")
     threshold = float(threshold)
     if not math.isfinite(threshold):
@@ -95,9 +101,11 @@ def class_rates(tp, called, support, beta: float = 1.0, zero_division: float = 0
     if zero_division == 0:
         f = (1 + b2) * precision * recall / safe(b2 * precision + recall)
     else:
-        f = _divide((1 + b2) * np.asarray(tp, np.float64),
-                    b2 * np.asarray(support, np.float64) + np.asarray(called, np.float64),
-                    zero_division)
+        f = _divide(
+            (1 + b2) * np.asarray(tp, np.float64),
+            b2 * np.asarray(support, np.float64) + np.asarray(called, np.float64),
+            zero_division,
+        )
     return precision, recall, f
 
 
@@ -115,8 +123,13 @@ def _mean(x: np.ndarray, weights=None) -> float:
     return float(np.mean(x))
 
 
-def averaged_rates(matrix: np.ndarray, present: np.ndarray, beta: float = 1.0,
-                   average: str | None = "macro", zero_division: float = 0.0):
+def averaged_rates(
+    matrix: np.ndarray,
+    present: np.ndarray,
+    beta: float = 1.0,
+    average: str | None = "macro",
+    zero_division: float = 0.0,
+):
     """``(precision, recall, fbeta)`` of a confusion matrix under ``average``.
 
     ``"macro"`` averages over the ``present`` classes, ``"weighted"`` weights
@@ -128,8 +141,7 @@ def averaged_rates(matrix: np.ndarray, present: np.ndarray, beta: float = 1.0,
     support = matrix.sum(axis=1).astype(np.float64)
     called = matrix.sum(axis=0).astype(np.float64)
     if average == "micro":
-        return tuple(float(v) for v in class_rates(tp.sum(), called.sum(), support.sum(),
-                                                   beta, zero_division))
+        return tuple(float(v) for v in class_rates(tp.sum(), called.sum(), support.sum(), beta, zero_division))
     rates = class_rates(tp, called, support, beta, zero_division)
     if average is None:
         return rates

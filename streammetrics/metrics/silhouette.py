@@ -19,12 +19,28 @@ import numpy as np
 
 from .._protocol.errors import BadShapeError
 from .._protocol.validation import as_1d
-from .silhouette_sums import MEMORY_BUDGET, PRECOMPUTED, SEED, Rows, budget_of, check_convention, check_metric
-from .silhouette_sums import check_positive_int, cluster_labels, distance_silhouettes, feature_silhouettes
-from .silhouette_sums import membership_labels, rows_per_panel
 
 # the blockwise pieces, which streammetrics.dask reads from this module
-from .silhouette_sums import Plan, chunk_stats, distance_row_sums, from_sums, pair_sums  # noqa: F401
+from .silhouette_sums import (  # noqa: F401
+    MEMORY_BUDGET,
+    PRECOMPUTED,
+    SEED,
+    Plan,
+    Rows,
+    budget_of,
+    check_convention,
+    check_metric,
+    check_positive_int,
+    chunk_stats,
+    cluster_labels,
+    distance_row_sums,
+    distance_silhouettes,
+    feature_silhouettes,
+    from_sums,
+    membership_labels,
+    pair_sums,
+    rows_per_panel,
+)
 
 __all__ = ["MEMORY_BUDGET", "silhouettes", "silhouette", "silhouette_samples", "silhouette_score"]
 
@@ -62,8 +78,9 @@ def _check_square(src: Rows) -> None:
         raise ValueError(f"with metric='precomputed', X must be a square n x n distance matrix, got shape {src.shape}")
 
 
-def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", block_size=None,
-                       memory_budget=None) -> np.ndarray:
+def silhouette_samples(
+    X, labels, *, convention="seed", metric="euclidean", block_size=None, memory_budget=None
+) -> np.ndarray:
     """The silhouette of every point, from the points, in bounded memory.
 
     ``X`` is ``n x d`` (or ``n x n`` non-negative distances with a zero diagonal
@@ -130,13 +147,22 @@ def _subsample(X, labels, sample_size: int, random_state, precomputed: bool, bud
     sub = np.empty((sample_size, width))
     step = rows_per_panel(budget // 4, 8 * src.shape[1], 1)
     for s0 in range(0, sample_size, step):
-        rows = src.take(idx[s0:s0 + step])
-        sub[s0:s0 + step] = rows[:, idx] if precomputed else rows
+        rows = src.take(idx[s0 : s0 + step])
+        sub[s0 : s0 + step] = rows[:, idx] if precomputed else rows
     return sub, lab[idx]
 
 
-def silhouette_score(X, labels, *, convention="seed", metric="euclidean", block_size=None,
-                     sample_size=None, random_state=None, memory_budget=None) -> float:
+def silhouette_score(
+    X,
+    labels,
+    *,
+    convention="seed",
+    metric="euclidean",
+    block_size=None,
+    sample_size=None,
+    random_state=None,
+    memory_budget=None,
+) -> float:
     """The mean of :func:`silhouette_samples` (see there for the arguments).
 
     ``sample_size`` scores a random subset of that many points, held in memory
@@ -151,6 +177,7 @@ def silhouette_score(X, labels, *, convention="seed", metric="euclidean", block_
     if sample_size is not None:
         sample_size = check_positive_int(sample_size, "sample_size")
         X, labels = _subsample(X, labels, sample_size, random_state, code == PRECOMPUTED, budget_of(memory_budget))
-    s = silhouette_samples(X, labels, convention=convention, metric=metric, block_size=block_size,
-                           memory_budget=memory_budget)
+    s = silhouette_samples(
+        X, labels, convention=convention, metric=metric, block_size=block_size, memory_budget=memory_budget
+    )
     return float(np.mean(s))

@@ -26,8 +26,16 @@ import threading
 import numba
 import numpy as np
 
-from .._kernels.silhouette import COSINE, EUCLIDEAN, MANHATTAN, SQEUCLIDEAN, distance_sums, rows_sq_norms
-from .._kernels.silhouette import sum_drivers, tile_buffers
+from .._kernels.silhouette import (
+    COSINE,
+    EUCLIDEAN,
+    MANHATTAN,
+    SQEUCLIDEAN,
+    distance_sums,
+    rows_sq_norms,
+    sum_drivers,
+    tile_buffers,
+)
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import as_1d, to_numpy
 
@@ -119,7 +127,8 @@ class Rows:
     def __init__(self, X, name: str, budget: int):
         self.name = name
         lazy = isinstance(X, np.memmap) or (
-            not isinstance(X, np.ndarray) and all(hasattr(X, a) for a in ("shape", "dtype", "__getitem__")))
+            not isinstance(X, np.ndarray) and all(hasattr(X, a) for a in ("shape", "dtype", "__getitem__"))
+        )
         if not lazy:
             X = np.asarray(to_numpy(X, name, "a 2-D array"))  # np.matrix & co as ndarray
         shape = tuple(X.shape)

@@ -9,8 +9,20 @@ import os
 
 import numpy as np
 
-__all__ = ["roc", "pr", "figure_label", "class_roc", "class_pr", "MAX_CLASS_CURVES", "confusion", "regression",
-           "reliability", "threshold_curves", "slice_scores", "MAX_CURVE_POINTS"]
+__all__ = [
+    "roc",
+    "pr",
+    "figure_label",
+    "class_roc",
+    "class_pr",
+    "MAX_CLASS_CURVES",
+    "confusion",
+    "regression",
+    "reliability",
+    "threshold_curves",
+    "slice_scores",
+    "MAX_CURVE_POINTS",
+]
 
 #: Curves with more points are thinned for drawing (the scores are unaffected).
 MAX_CURVE_POINTS = 4000
@@ -75,12 +87,31 @@ def _band(ax, band, colour: str, what: str) -> None:
     if band is None:
         return
     x, lo, hi, level = band
-    ax.fill_between(np.asarray(x, float), np.asarray(lo, float), np.asarray(hi, float), color=colour,
-                    alpha=0.25, lw=0, label=f"{level:.0%} bootstrap band of {what}")
+    ax.fill_between(
+        np.asarray(x, float),
+        np.asarray(lo, float),
+        np.asarray(hi, float),
+        color=colour,
+        alpha=0.25,
+        lw=0,
+        label=f"{level:.0%} bootstrap band of {what}",
+    )
 
 
-def roc(fpr, tpr, auc: float, lower: float, upper: float, n_pos, n_neg, folder: str,
-        marks=(), exact=None, band=None, interval=None) -> str:
+def roc(
+    fpr,
+    tpr,
+    auc: float,
+    lower: float,
+    upper: float,
+    n_pos,
+    n_neg,
+    folder: str,
+    marks=(),
+    exact=None,
+    band=None,
+    interval=None,
+) -> str:
     """The ROC curve and its AUC (``exact`` as for :func:`figure_label`); ``marks``:
     ``(fpr, tpr, label)`` operating points; ``band``: a pointwise band ``(fpr,
     tpr_lower, tpr_upper, level)``; ``interval``: the AUC's ``(lower, upper, level)``."""
@@ -94,15 +125,20 @@ def roc(fpr, tpr, auc: float, lower: float, upper: float, n_pos, n_neg, folder: 
     ax.plot(fpr, tpr, color="C0", lw=2, label=label, drawstyle="default")
     ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance, AUC = 0.5")
     _marks(ax, marks)
-    ax.set(xlim=(0, 1), ylim=(0, 1.01), aspect="equal",
-           xlabel="false positive rate (1 - specificity)",
-           ylabel="true positive rate (recall)",
-           title=f"ROC curve ({_count(n_pos)} positives, {_count(n_neg)} negatives)")
+    ax.set(
+        xlim=(0, 1),
+        ylim=(0, 1.01),
+        aspect="equal",
+        xlabel="false positive rate (1 - specificity)",
+        ylabel="true positive rate (recall)",
+        title=f"ROC curve ({_count(n_pos)} positives, {_count(n_neg)} negatives)",
+    )
     return _finish(fig, ax, folder, "roc.png", loc="lower right")
 
 
-def pr(precision, recall, average_precision: float, n_pos, n_neg, folder: str,
-       marks=(), bounds=None, exact=None, band=None) -> str:
+def pr(
+    precision, recall, average_precision: float, n_pos, n_neg, folder: str, marks=(), bounds=None, exact=None, band=None
+) -> str:
     """The precision-recall curve, its average precision (``bounds``: ``(lower, upper)``)
     and the chance level; ``marks``, ``exact`` and ``band`` as for :func:`roc`."""
     precision, recall = _thin(np.asarray(precision, float), np.asarray(recall, float))
@@ -111,12 +147,17 @@ def pr(precision, recall, average_precision: float, n_pos, n_neg, folder: str,
     ax = fig.add_subplot()
     _band(ax, band, "C1", "the precision")
     lower, upper = bounds if bounds is not None else (average_precision, average_precision)
-    ax.plot(recall, precision, color="C1", lw=2, drawstyle="steps-post",
-            label="PR, " + figure_label("average precision", average_precision, lower, upper, exact))
+    ax.plot(
+        recall,
+        precision,
+        color="C1",
+        lw=2,
+        drawstyle="steps-post",
+        label="PR, " + figure_label("average precision", average_precision, lower, upper, exact),
+    )
     ax.axhline(prevalence, color="0.6", lw=1, ls="--", label=f"chance (prevalence) = {prevalence:.4f}")
     _marks(ax, marks)
-    ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="recall", ylabel="precision",
-           title="Precision-recall curve")
+    ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="recall", ylabel="precision", title="Precision-recall curve")
     return _finish(fig, ax, folder, "pr.png", loc="lower left")
 
 
@@ -130,19 +171,36 @@ def _class_curves(curves, total: int, folder: str, roc: bool) -> str:
     for i, (name, a, b, value) in enumerate(curves):
         a, b = _thin(np.asarray(a, float), np.asarray(b, float))
         x, y = (a, b) if roc else (b, a)
-        ax.plot(x, y, lw=1.6, color=cmap(i % cmap.N), drawstyle="default" if roc else "steps-post",
-                label=f"{name}: {'AUC' if roc else 'AP'} = {value:.4f}")
+        ax.plot(
+            x,
+            y,
+            lw=1.6,
+            color=cmap(i % cmap.N),
+            drawstyle="default" if roc else "steps-post",
+            label=f"{name}: {'AUC' if roc else 'AP'} = {value:.4f}",
+        )
     shown = "" if len(curves) >= total else f"\n(the first {len(curves)} of {total} classes drawn)"
     if roc:
         ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance, AUC = 0.5")
-        ax.set(aspect="equal", xlabel="false positive rate (1 - specificity)", ylabel="true positive rate (recall)",
-               title="ROC curves, each class against the rest" + shown)
+        ax.set(
+            aspect="equal",
+            xlabel="false positive rate (1 - specificity)",
+            ylabel="true positive rate (recall)",
+            title="ROC curves, each class against the rest" + shown,
+        )
     else:
-        ax.set(xlabel="recall", ylabel="precision", title="Precision-recall curves, each class against the rest"
-               + shown)
+        ax.set(
+            xlabel="recall", ylabel="precision", title="Precision-recall curves, each class against the rest" + shown
+        )
     ax.set(xlim=(0, 1), ylim=(0, 1.01))
-    return _finish(fig, ax, folder, "roc_per_class.png" if roc else "pr_per_class.png",
-                   loc="lower right" if roc else "lower left", fontsize=8 if len(curves) <= 10 else 6)
+    return _finish(
+        fig,
+        ax,
+        folder,
+        "roc_per_class.png" if roc else "pr_per_class.png",
+        loc="lower right" if roc else "lower left",
+        fontsize=8 if len(curves) <= 10 else 6,
+    )
 
 
 def class_roc(curves, total: int, folder: str) -> str:
@@ -174,13 +232,25 @@ def threshold_curves(thresholds, precision, recall, f1, marks, folder: str) -> s
     ax.plot(t, f, color="C2", lw=2, drawstyle="steps-post", label="F1")
     for i, (x, label) in enumerate(marks):
         ax.axvline(x, color=f"C{3 + i}", lw=1, ls="--", label=label)
-    ax.set(ylim=(0, 1.01), xlabel="threshold (rows with s >= threshold are called positive)",
-           ylabel="rate", title="Precision, recall and F1 by threshold")
+    ax.set(
+        ylim=(0, 1.01),
+        xlabel="threshold (rows with s >= threshold are called positive)",
+        ylabel="rate",
+        title="Precision, recall and F1 by threshold",
+    )
     return _finish(fig, ax, folder, "threshold.png", loc="best")
 
 
-def reliability(edges, counts, mean_predicted, fraction_positive, ece: float, folder: str,
-                what: str = "positive class", name: str = "reliability.png") -> str:
+def reliability(
+    edges,
+    counts,
+    mean_predicted,
+    fraction_positive,
+    ece: float,
+    folder: str,
+    what: str = "positive class",
+    name: str = "reliability.png",
+) -> str:
     """Reliability diagram: each bin's positive fraction against its mean probability,
     ECE in the legend, and the rows per bin as a histogram below."""
     edges = np.asarray(edges, float)
@@ -189,10 +259,15 @@ def reliability(edges, counts, mean_predicted, fraction_positive, ece: float, fo
     fig = _figure(6.0, 6.5)
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
     top.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="perfectly calibrated")
-    top.plot(np.asarray(mean_predicted)[held], np.asarray(fraction_positive)[held], marker="o",
-             color="C0", lw=2, label=f"{what}, ECE = {ece:.4f}")
-    top.set(xlim=(0, 1), ylim=(0, 1.01), ylabel="observed fraction",
-            title=f"Reliability diagram ({len(counts)} bins)")
+    top.plot(
+        np.asarray(mean_predicted)[held],
+        np.asarray(fraction_positive)[held],
+        marker="o",
+        color="C0",
+        lw=2,
+        label=f"{what}, ECE = {ece:.4f}",
+    )
+    top.set(xlim=(0, 1), ylim=(0, 1.01), ylabel="observed fraction", title=f"Reliability diagram ({len(counts)} bins)")
     top.grid(True, alpha=0.3)
     top.legend(loc="upper left")
     bottom.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color="C0", alpha=0.6)
@@ -200,8 +275,7 @@ def reliability(edges, counts, mean_predicted, fraction_positive, ece: float, fo
     return _save(fig, folder, name)
 
 
-def confusion(matrix: np.ndarray, folder: str, title: str, headline: str,
-                   labels=None) -> str:
+def confusion(matrix: np.ndarray, folder: str, title: str, headline: str, labels=None) -> str:
     """Heatmap of a confusion matrix, colours normalised by row (recall)."""
     m = np.asarray(matrix, dtype=float)
     k = m.shape[0]
@@ -222,9 +296,15 @@ def confusion(matrix: np.ndarray, folder: str, title: str, headline: str,
         for i in range(k):
             for j in range(k):
                 text = f"{int(m[i, j]):,}" if integer else f"{m[i, j]:.4g}"
-                ax.text(j, i, f"{text}\n{share[i, j]:.1%}", ha="center", va="center",
-                        fontsize=9 if k <= 6 else 7,
-                        color="white" if share[i, j] > 0.6 else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{text}\n{share[i, j]:.1%}",
+                    ha="center",
+                    va="center",
+                    fontsize=9 if k <= 6 else 7,
+                    color="white" if share[i, j] > 0.6 else "black",
+                )
     ax.set(xlabel="predicted class", ylabel="actual class", title=f"{title}\n{headline}")
     return _save(fig, folder, "confusion.png")
 
@@ -239,8 +319,9 @@ def regression(y: np.ndarray, p: np.ndarray, report, folder: str, total: int) ->
     ax1.scatter(y, p, s=4, alpha=alpha, color="C0", edgecolors="none", rasterized=True)
     lo = float(min(y.min(), p.min())) if n else 0.0
     hi = float(max(y.max(), p.max())) if n else 1.0
-    ax1.plot([lo, hi], [lo, hi], color="C3", lw=1.5,
-             label=f"p = y;  R² = {report['r2']:.4f}, RMSE = {report['rmse']:.4g}")
+    ax1.plot(
+        [lo, hi], [lo, hi], color="C3", lw=1.5, label=f"p = y;  R² = {report['r2']:.4f}, RMSE = {report['rmse']:.4g}"
+    )
     ax1.set(xlabel="actual y", ylabel="predicted p", title=f"Predicted vs actual ({shown})")
     ax1.legend(loc="upper left")
     ax1.grid(True, alpha=0.3)
@@ -250,8 +331,20 @@ def regression(y: np.ndarray, p: np.ndarray, report, folder: str, total: int) ->
     return _finish(fig, ax2, folder, "regression.png", loc="upper left")
 
 
-def slice_scores(labels, values, lower, upper, flagged, overall: float, score: str, rows,
-                 folder: str, title: str, note: str | None, name: str = "slices.png") -> str:
+def slice_scores(
+    labels,
+    values,
+    lower,
+    upper,
+    flagged,
+    overall: float,
+    score: str,
+    rows,
+    folder: str,
+    title: str,
+    note: str | None,
+    name: str = "slices.png",
+) -> str:
     """A dot chart of one score per slice, top to bottom: whiskers from ``lower`` to
     ``upper``, the ``flagged`` slices (their interval leaves out the ``overall``
     score, a vertical line) in another colour, ``rows`` as sizes, ``note`` below."""
@@ -265,14 +358,21 @@ def slice_scores(labels, values, lower, upper, flagged, overall: float, score: s
     whisk = defined & np.isfinite(lower) & np.isfinite(upper) & (upper > lower)
     if whisk.any():
         err = np.vstack([values[whisk] - lower[whisk], upper[whisk] - values[whisk]])
-        ax.errorbar(values[whisk], y[whisk], xerr=np.clip(err, 0, None), fmt="none",
-                    ecolor="0.55", elinewidth=1.2, capsize=2.5, zorder=2)
+        ax.errorbar(
+            values[whisk],
+            y[whisk],
+            xerr=np.clip(err, 0, None),
+            fmt="none",
+            ecolor="0.55",
+            elinewidth=1.2,
+            capsize=2.5,
+            zorder=2,
+        )
     plain = defined & ~np.asarray(flagged, bool)
     odd = defined & np.asarray(flagged, bool)
     ax.plot(values[plain], y[plain], "o", color="C0", ms=5, zorder=3, label="slice")
     if odd.any():
-        ax.plot(values[odd], y[odd], "D", color="C3", ms=5, zorder=3,
-                label="interval leaves out the overall score")
+        ax.plot(values[odd], y[odd], "D", color="C3", ms=5, zorder=3, label="interval leaves out the overall score")
     if np.isfinite(overall):
         ax.axvline(overall, color="0.25", lw=1.2, ls="--", zorder=1, label=f"overall = {overall:.4g}")
     ax.set_yticks(y, [f"{lab} (n={r})" for lab, r in zip(labels, rows)], fontsize=8)

@@ -48,8 +48,7 @@ class EvaluationReport(Result):
 
     __slots__ = ("_parts", "_settings", "_order", "_describe", "_names")
 
-    def __init__(self, n: int, parts: dict[str, Result], settings: dict[str, Any],
-                 order=None, describe: str = ""):
+    def __init__(self, n: int, parts: dict[str, Result], settings: dict[str, Any], order=None, describe: str = ""):
         values: dict[str, Any] = {"n": n}
         names: dict[str, dict[str, str]] = {}
         for member, part in parts.items():
@@ -66,8 +65,7 @@ class EvaluationReport(Result):
         object.__setattr__(self, "_names", names)
 
     def __reduce__(self):
-        return (self.__class__, (self._values["n"], self._parts, self._settings, self._order,
-                                 self._describe))
+        return (self.__class__, (self._values["n"], self._parts, self._settings, self._order, self._describe))
 
     @property
     def task(self) -> str | None:
@@ -90,12 +88,15 @@ class EvaluationReport(Result):
         return any(p.weighted for p in self._parts.values())
 
     def _context(self, weight_column=None, sample=None, targets=None) -> RenderContext:
-        return RenderContext(labels=self._settings.get("labels"), weight_column=weight_column,
-                             settings=self._settings, sample=sample,
-                             targets=check_targets(targets))
+        return RenderContext(
+            labels=self._settings.get("labels"),
+            weight_column=weight_column,
+            settings=self._settings,
+            sample=sample,
+            targets=check_targets(targets),
+        )
 
-    def to_json(self, indent: int | None = 2, *, weight_column: str | None = None,
-                targets: dict | None = None) -> str:
+    def to_json(self, indent: int | None = 2, *, weight_column: str | None = None, targets: dict | None = None) -> str:
         """The report as JSON: ``{"task", "settings", "n", "weighted", "metrics"}``.
 
         Arrays become (nested) lists; a non-finite float becomes ``null``.
@@ -143,8 +144,9 @@ class EvaluationReport(Result):
             lines.extend(part.section(ctx, self._names[name]))
         return "\n".join(lines)
 
-    def plot(self, folder: str, *, sample=None, weight_column: str | None = None,
-             targets: dict | None = None) -> list[str]:
+    def plot(
+        self, folder: str, *, sample=None, weight_column: str | None = None, targets: dict | None = None
+    ) -> list[str]:
         """Write every member's plots (PNG) into ``folder``; the paths written.
 
         ``sample`` is ``(y, p)`` of a bounded sample of rows, for the plots
@@ -178,5 +180,7 @@ class EvaluationReport(Result):
             title = part.section_title(ctx)
             rows.append(f"<tr><th colspan='2'>{html.escape(title)}</th></tr>")
             rows.extend(part.html_rows())
-        return (f"<table><caption>{html.escape(what)} of {fmt_number(self._values['n'])} rows"
-                "</caption>" + "".join(rows) + "</table>")
+        return (
+            f"<table><caption>{html.escape(what)} of {fmt_number(self._values['n'])} rows"
+            "</caption>" + "".join(rows) + "</table>"
+        )

@@ -18,10 +18,9 @@ from ..._protocol.state import Field, empty_state
 from ..binary import BinaryResult
 from ..intervals import z_of
 from .bounded import Bounded
-from .curves import RankResult
+from .curves import RankResult, curve_from_points, pr, roc
 from .exact import Exact
 from .pending import Pending
-from .curves import curve_from_points, pr, roc
 from .points import Points
 from .saved import check_rank_state
 from .spill import parse_memory
@@ -96,19 +95,24 @@ class RankAUC(Accumulator):
     True
     """
 
-
     inputs = (Labels01("y", onehot=True), Finite("s", "scores"))
     fields = (
         Field("n", np.int64, (1,)),
         Field("weighted", np.int64, (1,), merge="custom"),
         Field("lo", np.float64, (None,), merge="custom", nonneg=False, doc="scores, or bins' lower edges"),
         Field("hi", np.float64, (None,), merge="custom", nonneg=False, doc="bins' upper edges"),
-        Field("counts", np.int64, (2, None), merge="custom", rows=True,
-              doc="positives, negatives (no weights)"),
+        Field("counts", np.int64, (2, None), merge="custom", rows=True, doc="positives, negatives (no weights)"),
         Field("weights", np.float64, (2, None), merge="custom", doc="positive, negative weights"),
         Field("pairs", np.float64, (2, None), merge="custom", doc="bins' known and unknown pairs"),
-        Field("wsq", np.float64, (2, 2), merge="custom", nonneg=False, optional=True,
-              doc="squared weights of positives, negatives (pairs; once weights were seen)"),
+        Field(
+            "wsq",
+            np.float64,
+            (2, 2),
+            merge="custom",
+            nonneg=False,
+            optional=True,
+            doc="squared weights of positives, negatives (pairs; once weights were seen)",
+        ),
         Field("wsq_rows", np.int64, (1,), merge="custom", optional=True, doc="rows counted in wsq"),
     )
     headline = ("auc",)
@@ -127,7 +131,8 @@ class RankAUC(Accumulator):
             raise ValueError(
                 "max_bins and max_memory exclude each other: max_bins bounds the state to "
                 "2 * max_bins bins (approximate, in memory), max_memory keeps it exact and "
-                "spills sorted runs to disk past the budget; give one of them")
+                "spills sorted runs to disk past the budget; give one of them"
+            )
         if self.spill_dir is not None and self.max_memory is None:
             raise ValueError("spill_dir is where runs are spilled past max_memory: give max_memory too")
         self._n = 0
@@ -376,8 +381,12 @@ class RankAUC(Accumulator):
     def _clone(self):
         out = RankAUC.__new__(RankAUC)  # with its own lock
         out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_guard"})
-        out.__dict__.update(_strategy=self._strategy.clone(), _ops=None, _wsq=self._wsq.copy(),
-                            _pending=None if self._pending is None else self._pending.clone())
+        out.__dict__.update(
+            _strategy=self._strategy.clone(),
+            _ops=None,
+            _wsq=self._wsq.copy(),
+            _pending=None if self._pending is None else self._pending.clone(),
+        )
         return out
 
     def _check_state(self, state):
@@ -410,8 +419,11 @@ class RankAUC(Accumulator):
             value, lower, upper, n_pos, n_neg, make = self._strategy.result(self._pending, self._n)
             make = _once(make)
         values = {"auc": float(value)}
-        meta = {"weighted": self._strategy.weighted, "max_bins": self.max_bins,
-                "exact": self.max_bins is None or make().bins is None}
+        meta = {
+            "weighted": self._strategy.weighted,
+            "max_bins": self.max_bins,
+            "exact": self.max_bins is None or make().bins is None,
+        }
         if ci is not None:
             squares = self._class_squares() if self._strategy.weighted else None
             sums = make().delong_sums(float(value))
@@ -527,8 +539,7 @@ class RankAUC(Accumulator):
         >>> acc.threshold_for(precision=1.0).threshold
         0.9
         """
-        return self._engine().threshold_for(
-            recall=recall, precision=precision, fpr=fpr, specificity=specificity)
+        return self._engine().threshold_for(recall=recall, precision=precision, fpr=fpr, specificity=specificity)
 
     def best_threshold(self, score=None, *, cost=None) -> BinaryResult:
         """The threshold that maximises a score, or minimises a cost, and the result there.
@@ -580,6 +591,7 @@ def _once(make):
         if not got:
             got.append(make())
         return got[0]
+
     return once
 
 

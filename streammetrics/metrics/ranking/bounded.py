@@ -49,7 +49,6 @@ def _sorted_items(items):
     return lo[order], hi[order], np.ascontiguousarray(ab[:, order]), np.ascontiguousarray(cw[:, order])
 
 
-
 def _distinct(keys, room: int):
     """The distinct keys of sorted ``keys``, or ``None`` when there are more than ``room``."""
     first = np.concatenate(([True], keys[1:] != keys[:-1])) if keys.shape[0] else np.zeros(0, bool)
@@ -154,7 +153,7 @@ class Bounded:
         self.weighted = weighted
         self.items = None  # (lo, hi, ab, cw), or None while empty
 
-    def clone(self) -> "Bounded":
+    def clone(self) -> Bounded:
         out = Bounded(self.max_bins, self.weighted)
         out.items = self.items  # never modified in place
         return out
@@ -237,8 +236,9 @@ class Bounded:
         denom = 2.0 * float(n_pos) * float(n_neg)
         if weighted and not (0.0 < denom < math.inf and math.isfinite(k2 + 2.0 * unknown)):
             # the bins' pair masses are products of weights, kept in the state
-            raise WeightOverflowError(scores="the weighted pair masses of the bounded AUC "
-                                             "(weights beyond about 1e150 or below 1e-150)")
+            raise WeightOverflowError(
+                scores="the weighted pair masses of the bounded AUC (weights beyond about 1e150 or below 1e-150)"
+            )
         lower = k2 / denom
         value = (k2 + unknown) / denom
         upper = (k2 + 2.0 * unknown) / denom

@@ -30,8 +30,7 @@ def pr(thresholds, tps, fps):
     ps = tps + fps
     precision = np.divide(tps, ps, out=np.zeros_like(tps), where=ps != 0)
     recall = tps / safe(tps[-1]) if tps.size else tps
-    return (np.concatenate((precision[::-1], [1.0])), np.concatenate((recall[::-1], [0.0])),
-            thresholds[::-1].copy())
+    return (np.concatenate((precision[::-1], [1.0])), np.concatenate((recall[::-1], [0.0])), thresholds[::-1].copy())
 
 
 def average_precision_of(thresholds, tps, fps) -> float:
@@ -129,8 +128,12 @@ class RankResult(Result):
         _, tps, fps = self._curve()
         p, q = safe(tps[-1]) if tps.size else 1.0, safe(fps[-1]) if fps.size else 1.0
         z = np.zeros(1)
-        return (np.concatenate((z, fl)) / q, np.concatenate((z, fu)) / q,
-                np.concatenate((z, tl)) / p, np.concatenate((z, tu)) / p)
+        return (
+            np.concatenate((z, fl)) / q,
+            np.concatenate((z, fu)) / q,
+            np.concatenate((z, tl)) / p,
+            np.concatenate((z, tu)) / p,
+        )
 
     def pr_curve_bounds(self):
         """``(precision_lower, precision_upper, recall_lower, recall_upper)``, point
@@ -146,8 +149,12 @@ class RankResult(Result):
             return np.divide(t, d, out=np.zeros_like(t), where=d != 0)
 
         one, zero = np.ones(1), np.zeros(1)
-        return (np.concatenate((prec(tl, fu)[::-1], one)), np.concatenate((prec(tu, fl)[::-1], one)),
-                np.concatenate(((tl / p)[::-1], zero)), np.concatenate(((tu / p)[::-1], zero)))
+        return (
+            np.concatenate((prec(tl, fu)[::-1], one)),
+            np.concatenate((prec(tu, fl)[::-1], one)),
+            np.concatenate(((tl / p)[::-1], zero)),
+            np.concatenate(((tu / p)[::-1], zero)),
+        )
 
     @property
     def exact(self) -> bool:
@@ -166,8 +173,9 @@ class RankResult(Result):
             value = self.average_precision()
             items = None if self.exact else self._engine().items
             if is_binned(items):
-                self._cache["ap_bounds"] = average_precision_bounds(items[0], items[1], items[2], self.weighted,
-                                                                    value)[1:]
+                self._cache["ap_bounds"] = average_precision_bounds(items[0], items[1], items[2], self.weighted, value)[
+                    1:
+                ]
             else:
                 self._cache["ap_bounds"] = (value, value)
         return self._cache["ap_bounds"]
@@ -188,8 +196,7 @@ class RankResult(Result):
 
     def threshold_for(self, *, recall=None, precision=None, fpr=None, specificity=None):
         """The threshold meeting one target, as :meth:`RankAUC.threshold_for`."""
-        return self._engine().threshold_for(recall=recall, precision=precision, fpr=fpr,
-                                               specificity=specificity)
+        return self._engine().threshold_for(recall=recall, precision=precision, fpr=fpr, specificity=specificity)
 
     def best_threshold(self, score=None, *, cost=None):
         """The best threshold by a score or a cost, as :meth:`RankAUC.best_threshold`."""
@@ -221,8 +228,9 @@ class RankResult(Result):
         hidden = {"auc_lower", "auc_upper"}
         if "average_precision" in values:
             order.append("average_precision")
-            notes["average_precision"] = self._note(values["average_precision_lower"],
-                                                    values["average_precision_upper"])
+            notes["average_precision"] = self._note(
+                values["average_precision_lower"], values["average_precision_upper"]
+            )
             hidden |= {"average_precision_lower", "average_precision_upper"}
         order += [k for k in values if k not in order and k not in hidden]
         return self._scalar_lines(order, names, notes) + self._operating_lines(ctx)
@@ -253,18 +261,33 @@ class RankResult(Result):
 
     @staticmethod
     def _row(r) -> dict:
-        row = {"threshold": r.threshold, "precision": r.precision, "recall": r.recall,
-               "f1": r.f1, "fpr": 1.0 - r.specificity if r.tn + r.fp else 0.0,
-               "tp": r.tp, "fp": r.fp, "fn": r.fn, "tn": r.tn}
+        row = {
+            "threshold": r.threshold,
+            "precision": r.precision,
+            "recall": r.recall,
+            "f1": r.f1,
+            "fpr": 1.0 - r.specificity if r.tn + r.fp else 0.0,
+            "tp": r.tp,
+            "fp": r.fp,
+            "fn": r.fn,
+            "tn": r.tn,
+        }
         if "tp_lower" in r:  # a bounded state's: the certified bounds of each figure
             has_neg = r.tn + r.fp
             row.update(
-                precision_lower=r.precision_lower, precision_upper=r.precision_upper,
-                recall_lower=r.recall_lower, recall_upper=r.recall_upper,
-                f1_lower=r.f1_lower, f1_upper=r.f1_upper,
+                precision_lower=r.precision_lower,
+                precision_upper=r.precision_upper,
+                recall_lower=r.recall_lower,
+                recall_upper=r.recall_upper,
+                f1_lower=r.f1_lower,
+                f1_upper=r.f1_upper,
                 fpr_lower=1.0 - r.specificity_upper if has_neg else 0.0,
                 fpr_upper=1.0 - r.specificity_lower if has_neg else 0.0,
-                tp_lower=r.tp_lower, tp_upper=r.tp_upper, fp_lower=r.fp_lower, fp_upper=r.fp_upper)
+                tp_lower=r.tp_lower,
+                tp_upper=r.tp_upper,
+                fp_lower=r.fp_lower,
+                fp_upper=r.fp_upper,
+            )
         return row
 
     _BOUNDED = ("precision", "recall", "f1", "fpr")
@@ -281,17 +304,13 @@ class RankResult(Result):
                 lines.append("  " + f"{label:<{width}}" + f"{'not reached':>11}")
                 continue
             row = self._row(r)
-            lines.append("  " + f"{label:<{width}}"
-                         + "".join(f"{fmt_number(row[c]):>11}" for c in self._COLUMNS))
+            lines.append("  " + f"{label:<{width}}" + "".join(f"{fmt_number(row[c]):>11}" for c in self._COLUMNS))
             if r.meta.get("bounds"):  # a bin straddles the threshold: the figures' intervals
                 for end in ("lower", "upper"):
-                    cells = [fmt_number(row[f"{c}_{end}"]) if c in self._BOUNDED else ""
-                             for c in self._COLUMNS]
-                    lines.append("  " + f"{'  ' + end + ' bound':<{width}}"
-                                 + "".join(f"{c:>11}" for c in cells))
+                    cells = [fmt_number(row[f"{c}_{end}"]) if c in self._BOUNDED else "" for c in self._COLUMNS]
+                    lines.append("  " + f"{'  ' + end + ' bound':<{width}}" + "".join(f"{c:>11}" for c in cells))
         if not self.exact:
-            lines.append("  (binned state: a row's figures are exact at its threshold unless "
-                         "bounds follow it)")
+            lines.append("  (binned state: a row's figures are exact at its threshold unless bounds follow it)")
         lines.append("  (rows with s >= threshold are called positive; fpr = 1 - specificity)")
         return lines
 
@@ -303,9 +322,13 @@ class RankResult(Result):
         points = self.operating_points(ctx)
         if not points:
             return out
-        return {**out, "operating_points": [
-            {"point": label, "reached": r is not None, **(self._row(r) if r is not None else {})}
-            for label, r in points]}
+        return {
+            **out,
+            "operating_points": [
+                {"point": label, "reached": r is not None, **(self._row(r) if r is not None else {})}
+                for label, r in points
+            ],
+        }
 
     def plot(self, folder: str, ctx: RenderContext) -> list[str]:
         from ...report import plots
@@ -317,15 +340,33 @@ class RankResult(Result):
         roc_marks = [(p["fpr"], p["recall"], f"{label} ({p['threshold']:.4g})") for label, p in points]
         pr_marks = [(p["recall"], p["precision"], f"{label} ({p['threshold']:.4g})") for label, p in points]
         out = [
-            plots.roc(fpr, tpr, v["auc"], v["auc_lower"], v["auc_upper"], v["n_pos"], v["n_neg"], folder,
-                      marks=roc_marks, exact=self.exact),
-            plots.pr(precision, recall, self.average_precision(), v["n_pos"], v["n_neg"], folder,
-                     marks=pr_marks, bounds=self.average_precision_bounds(), exact=self.exact),
+            plots.roc(
+                fpr,
+                tpr,
+                v["auc"],
+                v["auc_lower"],
+                v["auc_upper"],
+                v["n_pos"],
+                v["n_neg"],
+                folder,
+                marks=roc_marks,
+                exact=self.exact,
+            ),
+            plots.pr(
+                precision,
+                recall,
+                self.average_precision(),
+                v["n_pos"],
+                v["n_neg"],
+                folder,
+                marks=pr_marks,
+                bounds=self.average_precision_bounds(),
+                exact=self.exact,
+            ),
         ]
         ops = self._engine()
         if ops.m:
-            out.append(plots.threshold_curves(*ops.curves(),
-                                              [(p["threshold"], label) for label, p in points], folder))
+            out.append(plots.threshold_curves(*ops.curves(), [(p["threshold"], label) for label, p in points], folder))
         return out
 
     def __reduce__(self):

@@ -70,7 +70,7 @@ class Exact:
             # the smaller runs into one: a long stream rewrites its big runs
             # rarely (each entry is rewritten O(log) times in all)
             self.disk.sort(key=lambda r: -r.m)
-            self._merge_disk(self.disk[MAX_DISK_RUNS // 2:])
+            self._merge_disk(self.disk[MAX_DISK_RUNS // 2 :])
 
     def _merge_disk(self, old, extra=()) -> None:
         """Merge the runs on disk ``old`` and the runs in memory ``extra`` into one
@@ -94,7 +94,7 @@ class Exact:
         if self.budget is not None and self.nbytes > self.budget // 4:
             self._spill()
 
-    def add_disk(self, other: "Exact") -> None:
+    def add_disk(self, other: Exact) -> None:
         """Fold the runs ``other`` holds on disk, copied in chunks into files of
         this state (as weights when this state is weighted)."""
         store = self.storage()
@@ -120,7 +120,7 @@ class Exact:
             self.store.close()
 
     # ------------------------------------------------------------ state
-    def clone(self) -> "Exact":
+    def clone(self) -> Exact:
         out = Exact(self.weighted, self.budget, self.spill_dir)
         out.stack = self.stack.copy()
         out.disk = [out.storage().copy_from(r, self.chunk()) for r in self.disk]
@@ -215,8 +215,13 @@ class Exact:
             (run,) = self.disk
             rec = run.records()  # opened now: a snapshot that outlives the file
             # blocks of at least 64 entries, at most 65536 of them (their marks are kept)
-            return Points((lambda a, b: window(rec, a, b), run.m), n, self.weighted,
-                          block=max(64, -(-run.m // 65536)), window=self.chunk())
+            return Points(
+                (lambda a, b: window(rec, a, b), run.m),
+                n,
+                self.weighted,
+                block=max(64, -(-run.m // 65536)),
+                window=self.chunk(),
+            )
         return Points(self.stack.top() or self._empty(), n, self.weighted)
 
     def export(self, buf, state, memory_only: bool = False) -> None:

@@ -62,7 +62,7 @@ def auc(y, s, *, sample_weight=None) -> float:
     return auc_of_chunks(lambda: iter([run]), False)[0]
 
 
-def _one_shot(y, s, sample_weight) -> "RankAUC":
+def _one_shot(y, s, sample_weight) -> RankAUC:
     acc = RankAUC().update(y, s, sample_weight=sample_weight)
     if acc.n == 0:
         raise NoObservationsError("y and s are empty: the curve needs at least one observation")

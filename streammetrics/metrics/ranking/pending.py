@@ -1,5 +1,4 @@
-"""Pending rows: folded in, validated, not yet sorted into the state.
-"""
+"""Pending rows: folded in, validated, not yet sorted into the state."""
 
 from __future__ import annotations
 
@@ -69,8 +68,9 @@ class Pending:
         if self.vals is None:
             status, front, back = K.append_split(y, s.view(_U64), self.keys, self.front, self.back)
         else:
-            status, front, back = K.append_split_weighted(y, s.view(_U64), w, self.keys, self.vals,
-                                                          self.front, self.back)
+            status, front, back = K.append_split_weighted(
+                y, s.view(_U64), w, self.keys, self.vals, self.front, self.back
+            )
         if not status:
             self.front, self.back = front, back
         return status
@@ -110,7 +110,7 @@ class Pending:
             pre_n = np.cumsum(vals[back:], out=tk.view(np.float64)[:tail])
         return keys[:front], vals[:front], keys[back:], vals[back:], pre_p, pre_n
 
-    def clone(self) -> "Pending":
+    def clone(self) -> Pending:
         """A copy holding the same rows, with room for no more than those."""
         out = Pending(self.rows, self.weighted)  # capacity rows: out.back == front
         for name in ("keys", "vals"):

@@ -82,8 +82,10 @@ def _check_cost(cost) -> np.ndarray:
     if c.dtype == object or not (np.issubdtype(c.dtype, np.number) or c.dtype == bool):
         raise TypeError(f"cost must be a 2 x 2 array of numbers, got dtype {c.dtype}")
     if c.shape != (2, 2):
-        raise ValueError("cost must be a 2 x 2 matrix [[tn, fp], [fn, tp]] (rows: actual 0, 1; "
-                         f"columns: predicted 0, 1), got shape {c.shape}")
+        raise ValueError(
+            "cost must be a 2 x 2 matrix [[tn, fp], [fn, tp]] (rows: actual 0, 1; "
+            f"columns: predicted 0, 1), got shape {c.shape}"
+        )
     c = c.astype(np.float64)
     if not np.all(np.isfinite(c)):
         i, j = np.argwhere(~np.isfinite(c))[0]
@@ -99,7 +101,7 @@ def _target(targets):
         raise TypeError(f"threshold_for() got an unexpected target {unknown[0]!r}; targets: {', '.join(TARGETS)}")
     if len(given) != 1:
         raise TypeError("threshold_for() takes exactly one target: " + ", ".join(f"{t}=" for t in TARGETS))
-    (name, value), = given.items()
+    ((name, value),) = given.items()
     return name, _check_rate(name, value)
 
 
@@ -133,7 +135,7 @@ def _columns(cells, N, cost=None) -> dict:
     arrays are taken a slice at a time, each small enough to stay in cache."""
     parts = []
     for a in range(0, max(cells.shape[1], 1), _SLICE):
-        tp, fp, fn, tn = np.asarray(cells[:, a:a + _SLICE], np.float64)
+        tp, fp, fn, tn = np.asarray(cells[:, a : a + _SLICE], np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             out = _score_formulas(tp, fp, fn, tn, tp + fp + fn + tn, np.asarray, np.sqrt)
         out["youden"] = out["recall"] + out["specificity"] - 1.0
@@ -264,8 +266,8 @@ class Points:
             for a, b in self._windows():
                 scores, ab = self.read(a, b)
                 j = a // B
-                self.firsts[j:j - (-(b - a) // B)] = scores[::B]
-                counts[:, j:j - (-(b - a) // B)] = np.add.reduceat(ab, np.arange(0, b - a, B), axis=1)
+                self.firsts[j : j - (-(b - a) // B)] = scores[::B]
+                counts[:, j : j - (-(b - a) // B)] = np.add.reduceat(ab, np.arange(0, b - a, B), axis=1)
             below = np.zeros((2, nb + 1), np.int64)
             np.cumsum(counts, axis=1, out=below[:, 1:])
             self.P, self.N = int(below[0, nb]), int(below[1, nb])
@@ -277,17 +279,18 @@ class Points:
         for a, b in windows:
             scores, ab = self.read(a, b)
             j = a // B
-            self.firsts[j:j - (-(b - a) // B)] = scores[::B]
-            running_pairs(np.ascontiguousarray(ab, np.float64), up, False, B, bottom[j:j + 1 - (-(b - a) // B)])
+            self.firsts[j : j - (-(b - a) // B)] = scores[::B]
+            running_pairs(np.ascontiguousarray(ab, np.float64), up, False, B, bottom[j : j + 1 - (-(b - a) // B)])
         down = np.zeros(4)
         for a, b in reversed(windows):
             j = a // B
             ab = np.ascontiguousarray(self.read(a, b)[1], np.float64)
-            running_pairs(ab, down, True, B, top[j:j + 1 - (-(b - a) // B)])
+            running_pairs(ab, down, True, B, top[j : j + 1 - (-(b - a) // B)])
         self.bottom, self.top = bottom, top
         self.P, self.N = float(bottom[nb, 0] + bottom[nb, 1]), float(bottom[nb, 2] + bottom[nb, 3])
-        self.marks = np.stack((top[:, 0] + top[:, 1], top[:, 2] + top[:, 3],
-                               bottom[:, 0] + bottom[:, 1], bottom[:, 2] + bottom[:, 3]))
+        self.marks = np.stack(
+            (top[:, 0] + top[:, 1], top[:, 2] + top[:, 3], bottom[:, 0] + bottom[:, 1], bottom[:, 2] + bottom[:, 3])
+        )
 
     def _span(self, j: int, k: int = None):
         """``(scores, cells)`` of blocks ``j .. k`` (by default ``j`` alone): their
@@ -306,8 +309,9 @@ class Points:
         called, rest = np.empty((b - a + 1, 4)), np.empty((b - a + 1, 4))
         running_pairs(ab, self.top[k + 1].copy(), True, 1, called)
         running_pairs(ab, self.bottom[j].copy(), False, 1, rest)
-        return scores, np.stack((called[:, 0] + called[:, 1], called[:, 2] + called[:, 3],
-                                 rest[:, 0] + rest[:, 1], rest[:, 2] + rest[:, 3]))
+        return scores, np.stack(
+            (called[:, 0] + called[:, 1], called[:, 2] + called[:, 3], rest[:, 0] + rest[:, 1], rest[:, 2] + rest[:, 3])
+        )
 
     def _at(self, i: int):
         """The counts at boundary ``i`` as Python numbers, and its threshold."""
@@ -327,8 +331,10 @@ class Points:
             marks = _columns(self.marks, self.N, cost)
             start, end = self.marks[:, :-1], self.marks[:, 1:]
             corners = [marks, {f: v[:-1] for f, v in marks.items()}, {f: v[1:] for f, v in marks.items()}]
-            corners += [_columns(np.stack((pos[0], neg[1], pos[2], neg[3])), self.N, cost)
-                        for pos, neg in ((start, end), (end, start))]
+            corners += [
+                _columns(np.stack((pos[0], neg[1], pos[2], neg[3])), self.N, cost)
+                for pos, neg in ((start, end), (end, start))
+            ]
             if len(self._answers) < _CACHED:
                 self._answers[key] = corners
         return corners
@@ -367,7 +373,7 @@ class Points:
         such a value are read, in order, up to the first that holds one."""
         low, high = self._ranges(name)
         blocks = np.flatnonzero(high >= value if op == "ge" else low <= value if op == "le" else high > value)
-        for j in (blocks if first else blocks[::-1]):
+        for j in blocks if first else blocks[::-1]:
             at, v = self._values(np.array([j]), name)
             hit = np.flatnonzero(v >= value if op == "ge" else v <= value if op == "le" else v > value)
             if hit.size:
@@ -450,8 +456,10 @@ class Points:
         if i is None:
             if name == "recall":
                 highest = _columns(self.marks[:, :1], self.N)["recall"][0]
-                raise ValueError(f"no threshold reaches recall {value:g}: the highest is {highest:g} "
-                                 f"({_mass_note('positive', self.P)})")
+                raise ValueError(
+                    f"no threshold reaches recall {value:g}: the highest is {highest:g} "
+                    f"({_mass_note('positive', self.P)})"
+                )
             if name == "specificity":
                 raise ValueError(f"no threshold reaches specificity {value:g} ({_mass_note('negative', self.N)})")
             highest = self._best("precision")[1]
@@ -480,7 +488,7 @@ class Points:
         low = 0 if cut is None else cut + 1
         j = min(low // self.block, self.nb - 1)
         area = self._area_above(j, exact)
-        cells = self._span(j)[1][:, low - j * self.block:]
+        cells = self._span(j)[1][:, low - j * self.block :]
         area = self._steps(cells, exact, area)[-1]
         (y0, x0, _, _), _ = self._at(low)  # the last point within max_fpr
         (y1, x1, _, _), _ = ((y0, x0, 0, 0), None) if cut is None else self._at(cut)
@@ -511,9 +519,8 @@ class Points:
                     top = self.nb - len(above)
                     first = max(j + 1, top - (_GROUP * 16 if self.run is not None else self.per_read) + 1)
                     counts = np.zeros((3, top - first + 1), np.int64)
-                    block_counts(self.read(first * self.block, self._end(top))[1],
-                                 self.block, counts)
-                    areas = 2 * self.marks[0, first + 1:top + 2] * counts[1] + counts[2]
+                    block_counts(self.read(first * self.block, self._end(top))[1], self.block, counts)
+                    areas = 2 * self.marks[0, first + 1 : top + 2] * counts[1] + counts[2]
                     above.extend((above[-1] + np.cumsum(areas[::-1])).tolist())
                 return above[self.nb - 1 - j]
             while len(above) < self.nb - j:  # the next blocks down, up to a few at a time
@@ -579,8 +586,7 @@ class Points:
         st[2:4] = pairs  # the positive mass above the first point
         theta = ss_pos = ss_neg = 0.0
         for t, (a, b) in enumerate(windows):
-            theta, ss_pos, ss_neg = delong_sums(self.read(a, b)[1], P, N, float(centre), st,
-                                                t == len(windows) - 1)
+            theta, ss_pos, ss_neg = delong_sums(self.read(a, b)[1], P, N, float(centre), st, t == len(windows) - 1)
         return theta, P, N, ss_pos, ss_neg
 
     def materialized(self):
@@ -620,8 +626,9 @@ def _cut_offset(max_fpr: float, total_n: int, x0: int) -> float:
     return (hi - float(x0)) + lo
 
 
-def _exact_area(s2: int, x0: int, y0: int, x1: int, y1: int, cut: bool, total_p: int, total_n: int,
-                max_fpr: float) -> float:
+def _exact_area(
+    s2: int, x0: int, y0: int, x1: int, y1: int, cut: bool, total_p: int, total_n: int, max_fpr: float
+) -> float:
     """The partial area from ``s2``, the exact doubled area (count units) of the
     steps down to the point ``(x0, y0)`` (false and true positives) and, if
     ``cut``, the step to ``(x1, y1)``, past ``max_fpr``, cut there. One rounding

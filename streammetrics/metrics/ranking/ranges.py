@@ -71,14 +71,14 @@ def route_rows(cuts, lo: int, hi: int, where: str, arrays, w):
     bounds = np.concatenate(([0], np.searchsorted(scores, cuts, side="left"), [scores.shape[0]]))
     masses = np.zeros((cuts.shape[0] + 1, 2), np.float64 if weighted else np.int64)
     for r in range(masses.shape[0]):
-        part = ab[:, bounds[r]:bounds[r + 1]]
+        part = ab[:, bounds[r] : bounds[r + 1]]
         if weighted:
             pairs = np.zeros(4)
             running_pairs(np.ascontiguousarray(part, np.float64), pairs, False, 1, _NO_PAIRS)
             masses[r] = (pairs[0] + pairs[1], pairs[2] + pairs[3])
         else:
             masses[r] = part.sum(axis=1)
-    runs = [(scores[a:b].copy(), ab[:, a:b].copy()) for a, b in zip(bounds[lo:hi], bounds[lo + 1:hi + 1])]
+    runs = [(scores[a:b].copy(), ab[:, a:b].copy()) for a, b in zip(bounds[lo:hi], bounds[lo + 1 : hi + 1])]
     return ((acc.n, masses), *runs)
 
 
@@ -86,7 +86,7 @@ def merge_pieces(*runs):
     """One run of several runs of one range (merged in pairs)."""
     runs = list(runs)
     while len(runs) > 1:
-        runs = [merge_runs(*runs[i:i + 2]) if i + 1 < len(runs) else runs[i] for i in range(0, len(runs), 2)]
+        runs = [merge_runs(*runs[i : i + 2]) if i + 1 < len(runs) else runs[i] for i in range(0, len(runs), 2)]
     return runs[0]
 
 
@@ -98,7 +98,7 @@ def range_totals(weighted: bool, *infos):
     add = math.fsum if weighted else (lambda xs: sum(int(x) for x in xs))
     masses = [[add(stacked[:, r, c]) for c in range(2)] for r in range(R)]
     total = [add(m[c] for m in masses) for c in range(2)]
-    above = [[add(m[c] for m in masses[r + 1:]) for c in range(2)] for r in range(R)]
+    above = [[add(m[c] for m in masses[r + 1 :]) for c in range(2)] for r in range(R)]
     return {"rows": rows, "masses": masses, "total": total, "above": above}
 
 

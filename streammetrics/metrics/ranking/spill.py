@@ -23,8 +23,18 @@ import numpy as np
 from ..._kernels.merges import merge_records, pack_records, records_cut
 from ..._protocol import tempfiles
 
-__all__ = ["parse_memory", "SpillStore", "DiskRun", "stream_merge", "window", "count_dtype", "MAX_DISK_RUNS",
-           "SPILL_STEM", "SPILL_SUFFIX", "MIN_MEMORY"]
+__all__ = [
+    "parse_memory",
+    "SpillStore",
+    "DiskRun",
+    "stream_merge",
+    "window",
+    "count_dtype",
+    "MAX_DISK_RUNS",
+    "SPILL_STEM",
+    "SPILL_SUFFIX",
+    "MIN_MEMORY",
+]
 
 #: at most this many runs are kept on disk; one more merges the smaller half into one file
 MAX_DISK_RUNS = 32
@@ -35,9 +45,22 @@ MIN_MEMORY = 4096
 #: entries packed into records and written at a time (6 MB of records)
 PACK_ROWS = 1 << 18
 
-_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9,
-          "gb": 10**9, "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30,
-          "tib": 2**40}
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 10**3,
+    "kb": 10**3,
+    "m": 10**6,
+    "mb": 10**6,
+    "g": 10**9,
+    "gb": 10**9,
+    "t": 10**12,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+}
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-zA-Z]*)\s*$")
 
 
@@ -67,11 +90,13 @@ def parse_memory(value) -> int | None:
         if m is None or unit not in _UNITS:
             raise ValueError(
                 f"max_memory must be a number of bytes with an optional unit (B, KB, MB, GB, TB, "
-                f"KiB, MiB, GiB, TiB), such as '1GB' or '512MiB'; got {value!r}")
+                f"KiB, MiB, GiB, TiB), such as '1GB' or '512MiB'; got {value!r}"
+            )
         nbytes = int(float(m.group(1)) * _UNITS[unit])
     else:
-        raise TypeError("max_memory must be an int (bytes), a string such as '1GB', or None, "
-                        f"got {type(value).__name__}")
+        raise TypeError(
+            f"max_memory must be an int (bytes), a string such as '1GB', or None, got {type(value).__name__}"
+        )
     if nbytes < MIN_MEMORY:
         shown = f"{value!r} ({nbytes} bytes)" if isinstance(value, str) else f"{nbytes}"
         raise ValueError(f"max_memory must be at least {MIN_MEMORY} bytes, got {shown}")
@@ -85,7 +110,7 @@ def _unlink_all(paths: set) -> None:
 
 
 # every live store's files, removed at normal exit (a store's finalizer removes them earlier)
-_LIVE: "weakref.WeakSet[SpillStore]" = weakref.WeakSet()
+_LIVE: weakref.WeakSet[SpillStore] = weakref.WeakSet()
 _LIVE_LOCK = threading.Lock()
 
 
@@ -159,7 +184,7 @@ class SpillStore:
             self._stale_checked = True
         return tempfiles.new_path(self.folder, SPILL_STEM, SPILL_SUFFIX)
 
-    def writer(self, dtype) -> "_RunWriter":
+    def writer(self, dtype) -> _RunWriter:
         """A new file for a run of masses of ``dtype`` (the file's own: see
         :func:`count_dtype` for counts)."""
         return _RunWriter(self, dtype)
@@ -188,7 +213,7 @@ class SpillStore:
         w.peak = run.peak
         try:
             for a in range(0, run.m, chunk):
-                w.append_records(np.asarray(rec[a:a + chunk]))
+                w.append_records(np.asarray(rec[a : a + chunk]))
                 release(rec, a, min(a + chunk, run.m))
         except BaseException:
             w.abort()
@@ -242,8 +267,7 @@ class _RunWriter:
                 rec["p"] = ab[0, a:b]
                 rec["q"] = ab[1, a:b]
             else:
-                pack_records(scores[a:b], np.ascontiguousarray(ab[:, a:b], self.dtype),
-                               *_flat_views(rec))
+                pack_records(scores[a:b], np.ascontiguousarray(ab[:, a:b], self.dtype), *_flat_views(rec))
             self.append_records(rec)
 
     def append_records(self, rec) -> None:
@@ -348,8 +372,7 @@ class _Sources:
         or at least ``bound``."""
         flat = self.flat[i]
         if flat is None:
-            return a + int(np.searchsorted(self.srcs[i][0][a:b], bound,
-                                           side="right" if right else "left"))
+            return a + int(np.searchsorted(self.srcs[i][0][a:b], bound, side="right" if right else "left"))
         return int(records_cut(flat, a, b, bound, right))
 
     def merge(self, parts):
@@ -375,7 +398,7 @@ class _Sources:
                 sc, val, _ = _flat_views(buf)
                 pack_records(src[0][a:b], np.asarray(src[1][:, a:b], dtype), sc, val, o)
             else:
-                _copy_records(src[a:b], buf[o:o + b - a])
+                _copy_records(src[a:b], buf[o : o + b - a])
                 release(src, a, b)
             starts[t] = o
             o += b - a
