@@ -22,11 +22,14 @@ import math
 import numpy as np
 
 from ._protocol.base import check_ci
+from ._protocol.inputs import Finite, Labels01, prepare
 from ._protocol.result import Result
 from ._protocol.validation import as_1d
 from .bootstrap import Bootstrap
 
 __all__ = ["compare", "paired_delong"]
+
+_DELONG_INPUTS = (Labels01("y"), Finite("p_a", "scores"), Finite("p_b", "scores"))
 
 
 def _p_two_sided(d: np.ndarray) -> float:
@@ -84,12 +87,8 @@ def compare(a: Bootstrap, b: Bootstrap, ci: float = 0.95) -> Result:
     if a.settings != b.settings:
         raise ValueError("a and b must be bootstraps of the same template, replicates and seed "
                          f"(a: {a!r}; b: {b!r})")
-    with a._guard:
-        pa, scores, ra = a._replicate_scores()
-        na = a.n
-    with b._guard:
-        pb, _, rb = b._replicate_scores()
-        nb = b.n
+    na, pa, scores, ra = a.replicate_scores()
+    nb, pb, _, rb = b.replicate_scores()
     if na != nb:
         raise ValueError(f"a holds {na} rows and b {nb}: a paired comparison needs the same rows")
     lo_q, hi_q = (1.0 - level) / 2.0, (1.0 + level) / 2.0
@@ -162,37 +161,21 @@ def paired_delong(y, p_a, p_b, *, sample_weight=None, ci: float = 0.95) -> Resul
     """
     level = check_ci(ci)
     level = 0.95 if level is None else level
-    yy = as_1d(y, "y")
-    arrays = [np.asarray(as_1d(x, name), np.float64) for name, x in (("p_a", p_a), ("p_b", p_b))]
-    n = yy.shape[0]
-    for name, arr in zip(("p_a", "p_b"), arrays):
+    arrays = [as_1d(x, name) for name, x in (("y", y), ("p_a", p_a), ("p_b", p_b))]
+    n = arrays[0].shape[0]
+    for name, arr in zip(("p_a", "p_b"), arrays[1:]):
         if arr.shape[0] != n:
             raise ValueError(f"{name} has {arr.shape[0]} rows but y has {n}")
-        bad = np.flatnonzero(~np.isfinite(arr))
-        if bad.size:
-            raise ValueError(f"{name}[{bad[0]}] = {arr[bad[0]]}: scores must be finite")
-    if yy.dtype.kind not in "biuf":
-        raise TypeError(f"y must hold 0/1 labels, got dtype {yy.dtype}")
-    bad = np.flatnonzero((yy != 0) & (yy != 1))
-    if bad.size:
-        raise ValueError(f"y[{bad[0]}] = {yy[bad[0]]}: labels must be 0 or 1")
-    if sample_weight is None:
-        w = np.ones(n)
-    else:
-        w = np.asarray(as_1d(sample_weight, "sample_weight"), np.float64)
-        if w.shape[0] != n:
-            raise ValueError(f"sample_weight has {w.shape[0]} rows but y has {n}")
-        bad = np.flatnonzero(~(np.isfinite(w) & (w >= 0)))
-        if bad.size:
-            raise ValueError(f"sample_weight[{bad[0]}] = {w[bad[0]]}: weights must be finite and >= 0")
+    batch = prepare(_DELONG_INPUTS, arrays, sample_weight)
+    yy, arrays = batch.arrays[0], batch.arrays[1:]
+    w = batch.weights if batch.weighted else np.ones(n)
     keep = w > 0
     y1 = (yy == 1) & keep
     y0 = (yy == 0) & keep
     if not y1.any() or not y0.any():
         raise ValueError("y needs rows of both classes (with positive weight) for an AUC")
-    rows = keep
-    y1, w = y1[rows], w[rows]
-    placed = [_placements(y1, s[rows], w) for s in arrays]
+    y1, w = y1[keep], w[keep]
+    placed = [_placements(y1, s[keep], w) for s in arrays]
     wp, wn = w[y1], w[~y1]
     P, N = wp.sum(), wn.sum()
     m, k = P * P / (wp @ wp), N * N / (wn @ wn)
@@ -218,6 +201,6 @@ def paired_delong(y, p_a, p_b, *, sample_weight=None, ci: float = 0.95) -> Resul
     q = NormalDist().inv_cdf((1.0 + level) / 2.0)
     values = {"auc_a": aucs[0], "auc_b": aucs[1], "auc_diff": diff, "auc_diff_se": se,
               "auc_diff_ci_lower": diff - q * se, "auc_diff_ci_upper": diff + q * se,
-              "z": z, "p_value": p, "n": int(rows.sum()), "ci": level}
+              "z": z, "p_value": p, "n": int(keep.sum()), "ci": level}
     return Result("PairedDeLong", values, meta={"method": "DeLong paired test",
                                                 "weighted": sample_weight is not None})

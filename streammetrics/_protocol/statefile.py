@@ -66,7 +66,7 @@ def _import_all() -> None:
     once its module is imported."""
     import streammetrics
 
-    streammetrics._import_all()
+    streammetrics.import_all()
 
 
 def registry() -> dict:

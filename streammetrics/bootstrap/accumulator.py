@@ -517,6 +517,13 @@ class Bootstrap(Accumulator):
                     reps[r].update({k: v for k, v in got.items() if k in scores})
         return point, scores, reps
 
+    def replicate_scores(self):
+        """``(n, point, scores, replicates)`` read at once: the rows folded, the point
+        result, its scalar scores and each replicate's (``None`` where undefined);
+        what :func:`~streammetrics.compare` pairs."""
+        with self._guard:
+            return (self._rows, *self._replicate_scores())
+
     def _compute(self, ci: float = 0.95) -> Result:
         point, scores, reps = self._replicate_scores()
         draws = {k: [] for k in scores}

@@ -515,10 +515,11 @@ class MultilabelRankAUC(Accumulator):
             return 2
         # the whole batch is valid: no member can refuse its part
         k = self.n_labels
+        n = Y.shape[0]
         for j in range(k):
-            self._members[j]._fold((np.ascontiguousarray(Y[:, j]), np.ascontiguousarray(S[:, j])), w)
+            self._members[j].fold_status((np.ascontiguousarray(Y[:, j]), np.ascontiguousarray(S[:, j])), w, n)
         flat_w = np.repeat(w, k) if w.shape[0] else w
-        self._members[k]._fold((Y.reshape(-1), S.reshape(-1)), flat_w)
+        self._members[k].fold_status((Y.reshape(-1), S.reshape(-1)), flat_w, n * k)
         self._n += Y.shape[0]
         return 0
 
@@ -528,8 +529,7 @@ class MultilabelRankAUC(Accumulator):
     # ------------------------------------------------------------------- state
     @property
     def _state(self):
-        states = [m._state for m in self._members]
-        return self._join(states)
+        return self._join([m.state_dict() for m in self._members])
 
     def _join(self, states):
         out = {"n": np.array([self._n], np.int64),
@@ -562,8 +562,8 @@ class MultilabelRankAUC(Accumulator):
 
     def _load(self, state):
         self._n = int(state["n"][0])
-        for member, st in zip(self._members, self._split(state)):
-            member._load({f: np.array(a, copy=True) for f, a in st.items()})
+        self._members = [self._new_member().with_state({f: np.array(a, copy=True) for f, a in st.items()})
+                         for st in self._split(state)]
 
     def _check_state(self, state):
         k = self.n_labels
@@ -578,7 +578,7 @@ class MultilabelRankAUC(Accumulator):
         if int(state["n"][0]) > np.iinfo(np.int64).max // k:
             raise ValueError("the observation count times n_labels passes the int64 range")
         for m, st in enumerate(self._split(state)):
-            self._new_member()._checked(st)
+            self._new_member().load_state_dict(st)
             if m < k and count_total(st["counts"]) > int(st["n"][0]):
                 raise ValueError("a label's counts exceed the observation count")
 
@@ -587,15 +587,13 @@ class MultilabelRankAUC(Accumulator):
             # the rows still pending are sorted in first, so a merge adds one
             # run to another whether this side was folded or loaded: the same
             # shards merged in the same order give identical sums of weights
-            member._flush()
-            member._merge_state(st)
+            member.flush()
+            member.merge(self._new_member().with_state({f: np.array(a, copy=True) for f, a in st.items()}))
         self._n += int(other["n"][0])
 
     def _clone(self):
-        out = MultilabelRankAUC(self.n_labels, labels=self.labels, max_bins=self.max_bins,
-                                max_memory=self.max_memory)
-        out._n = self._n
-        out._members = [m._clone() for m in self._members]
+        out = self._empty_like()
+        vars(out).update(_n=self._n, _members=[m.copy() for m in self._members])
         return out
 
     def flush(self):
@@ -608,12 +606,12 @@ class MultilabelRankAUC(Accumulator):
     # ----------------------------------------------------------------- results
     def _compute(self) -> Result:
         k = self.n_labels
-        results = [m._compute() for m in self._members]
+        results = [m.finalize() for m in self._members]
         auc = np.array([r.auc for r in results[:k]], np.float64)
         n_pos = np.array([r.n_pos for r in results[:k]])
         n_neg = np.array([r.n_neg for r in results[:k]])
         fpos = n_pos.astype(np.float64)
-        weighted = bool(self._members[0]._weighted)
+        weighted = self._members[0].weighted
         values = {
             "n": self._n,
             "auc": auc,
