@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 
 from .._kernels.bootstrap import POISSON1_CUTS, poisson_weights, replicate_sums
-from .._protocol import statefile
 from .._protocol.base import Accumulator, locked, check_ci
 from .._protocol.errors import StateFileError, WeightOverflowError
 from .._protocol.inputs import Batch, Input, raise_rejected
@@ -16,7 +15,7 @@ from .._protocol.result import Result
 from .._protocol.state import concatenated_parts, reserve
 from .._protocol.terms import Sums
 from .._protocol.validation import as_1d
-from .._protocol.wrapped import pack, unpack
+from .._protocol.wrapped import TemplateWrapper, pack, unpack
 from .ranks import (DEFAULT_GRID, RankRows, band_grid, check_int, check_rank_rows, pool, ranked_member,
                     read_curve, replica_template, workers)
 
@@ -76,7 +75,7 @@ def _scalar_scores(result) -> dict[str, float]:
             if isinstance(v, (float, np.floating)) and not isinstance(v, bool)}
 
 
-class Bootstrap(Accumulator):
+class Bootstrap(TemplateWrapper, Accumulator):
     """Percentile bootstrap intervals for any accumulator that takes sample weights.
 
     ``Bootstrap(template)`` keeps ``replicates`` copies of the template, each
@@ -168,36 +167,29 @@ class Bootstrap(Accumulator):
     (True, 100)
     """
 
-    fields = ()
-    #: an Evaluator member takes y and p; a bootstrap takes row keys too
-    _takes_keys = True
     intervals = True
+    _own_settings = {"replicates": DEFAULT_REPLICATES, "seed": 0}
 
     def __init__(self, template: Accumulator, replicates: int = DEFAULT_REPLICATES, seed: int = 0):
-        if not isinstance(template, Accumulator):
-            raise TypeError(f"template must be an accumulator or an Evaluator, got {type(template).__name__}")
-        if getattr(template, "_takes_keys", False):
+        if isinstance(template, TemplateWrapper):
             raise TypeError(f"template must not be a {type(template).__name__} accumulator: it takes keys "
                             "beside its arrays (bootstrap the plain accumulator instead)")
-        if not template.takes_weights:
+        if isinstance(template, Accumulator) and not template.takes_weights:
             raise TypeError(f"template {type(template).__name__} takes no sample weights, which the "
                             "bootstrap needs (each replicate reweights the rows)")
-        if template.n:
-            raise ValueError("template must be empty: its settings define every replicate's accumulator")
+        self._wrap(template, "replicate")
         self.replicates = check_int("replicates", replicates, 1, 1 << 20)
         self.seed = check_int("seed", seed, 0, (1 << 64) - 1)
-        self._template = template.copy()
         self.inputs = (*self._template.inputs, RowKeys("key"))
-        self.headline = tuple(self._template.headline)
         self._ranked = ranked_member(self._template)
         self._replica_template = replica_template(self._template, self._ranked)
         self._linear = _linear_terms(self._replica_template)
         self._template_fields = self._template.copy().reset().state_dict()
         self._replica_fields = ({} if self._replica_template is None
                                 else self._replica_template.copy().reset().state_dict())
-        self._init_replicas()
+        self._init_parts()
 
-    def _init_replicas(self) -> None:
+    def _init_parts(self) -> None:
         self._rows = 0
         self._point = self._template.copy()
         rt = self._replica_template
@@ -207,32 +199,6 @@ class Bootstrap(Accumulator):
                     f"the settings declare {self.replicates} replicates of {size} bytes each")
         self._replicas = [] if rt is None else [rt.copy() for _ in range(self.replicates)]
         self._ranks = RankRows()
-
-    # ------------------------------------------------------------- settings
-    @property
-    def template(self) -> Accumulator:
-        """An empty copy of the template."""
-        return self._template.copy()
-
-    def _settings(self) -> dict[str, Any]:
-        t = self._template
-        return {"template": {"class": type(t).__name__, "settings": t.settings},
-                "replicates": self.replicates, "seed": self.seed}
-
-    @classmethod
-    def _from_settings(cls, settings: dict[str, Any]):
-        spec = settings.get("template") if isinstance(settings, dict) else None
-        known = statefile.registry()
-        if not isinstance(spec, dict) or known.get(spec.get("class")) is None:
-            raise ValueError("the template is not a known accumulator")
-        if not isinstance(spec.get("settings"), dict):
-            raise ValueError("the template has invalid settings")
-        extra = set(settings) - {"template", "replicates", "seed"}
-        if extra:
-            raise ValueError(f"unknown settings {sorted(extra)}")
-        template = known[spec["class"]].from_settings(spec["settings"])
-        return cls(template, replicates=settings.get("replicates", DEFAULT_REPLICATES),
-                   seed=settings.get("seed", 0))
 
     # --------------------------------------------------------------- inputs
     def _split(self, arrays, key):
@@ -485,12 +451,6 @@ class Bootstrap(Accumulator):
                          _ranks=self._ranks.copy())
         return out
 
-    def reset(self):
-        """Forget every row; return ``self``."""
-        with self._guard:
-            self._init_replicas()
-        return self
-
     # -------------------------------------------------------------- finalize
     def _replicate_scores(self):
         """The point result, its scalar scores, and each replicate's scalar scores
@@ -655,9 +615,7 @@ class Bootstrap(Accumulator):
         raise TypeError(f"a band needs a rank state: the template {type(t).__name__} holds no RankAUC")
 
     def __repr__(self) -> str:
-        t = self._template
-        inner = repr(t).rsplit(": n=", 1)[0]
-        return f"Bootstrap({inner}, replicates={self.replicates}, seed={self.seed}): n={self.n}"
+        return f"Bootstrap({self._inner()}, replicates={self.replicates}, seed={self.seed}): n={self.n}"
 
 
 def _linear_terms(template):

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from .._protocol import statefile
 from .._protocol.base import Accumulator, locked
 from .._protocol.errors import NoWeightsError
 from .._protocol.inputs import Batch, Input, convert, raise_rejected
-from .._protocol.wrapped import pack, unpack
+from .._protocol.wrapped import TemplateWrapper, pack, unpack
 from . import encode as E
 from . import keys as K
 from . import states as S
@@ -77,7 +74,7 @@ def _int_column(by):
     return by, named
 
 
-class Sliced(Accumulator):
+class Sliced(TemplateWrapper, Accumulator):
     """Any accumulator's scores per slice of the rows, and overall.
 
     ``Sliced(template)`` folds each row of ``update(y, p, by=keys)`` into the
@@ -166,31 +163,24 @@ class Sliced(Accumulator):
     ([('a', 1), ('a', 2), ('b', 1)], 1.0)
     """
 
-    fields = ()
-    #: an Evaluator member takes y and p; a sliced accumulator takes its keys too
-    _takes_keys = True
+    _own_settings = {"max_slices": DEFAULT_MAX_SLICES}
 
     def __init__(self, template: Accumulator, max_slices: int = DEFAULT_MAX_SLICES):
-        if not isinstance(template, Accumulator):
-            raise TypeError(f"template must be an accumulator or an Evaluator, got {type(template).__name__}")
         if isinstance(template, Sliced):
             raise TypeError("template must not be a Sliced accumulator: slice by a cross, by=(a, b), instead")
-        if template.n:
-            raise ValueError("template must be empty: its settings define every slice's accumulator")
+        self._wrap(template, "slice")
         self.max_slices = _check_max_slices(max_slices)
-        self._template = template.copy()
         #: the slices as rows of tables (a template of declared row terms), or ``None``
         self._spec = tables_for(self._template)
         self.takes_weights = self._template.takes_weights
         self.inputs = (*self._template.inputs, SliceKeys("by"))
-        self.headline = tuple(self._template.headline)
         #: ``finalize(ci=...)`` is offered when the template offers it
         self.intervals = bool(self._template.intervals)
         # the template's empty state: its fields' names, dtypes and dimensions
         self._template_fields = self._template.copy().reset().state_dict()
-        self._init_slices()
+        self._init_parts()
 
-    def _init_slices(self) -> None:
+    def _init_parts(self) -> None:
         # tables: the overall state is the slices' merged, read when asked for;
         # else an accumulator folds every row a second time
         self._overall = None if self._spec is not None else self._template.copy()
@@ -203,31 +193,6 @@ class Sliced(Accumulator):
         self._accs = [] if self._spec is None else None
         #: the slices whose accumulator no result reads (``None``: all of them)
         self._owned = None
-
-    # ------------------------------------------------------------- settings
-    @property
-    def template(self) -> Accumulator:
-        """An empty copy of the template."""
-        return self._template.copy()
-
-    def _settings(self) -> dict[str, Any]:
-        t = self._template
-        return {"template": {"class": type(t).__name__, "settings": t.settings},
-                "max_slices": self.max_slices}
-
-    @classmethod
-    def _from_settings(cls, settings: dict[str, Any]):
-        spec = settings.get("template") if isinstance(settings, dict) else None
-        known = statefile.registry()
-        if not isinstance(spec, dict) or known.get(spec.get("class")) is None:
-            raise ValueError("the template is not a known accumulator")
-        if not isinstance(spec.get("settings"), dict):
-            raise ValueError("the template has invalid settings")
-        extra = set(settings) - {"template", "max_slices"}
-        if extra:
-            raise ValueError(f"unknown settings {sorted(extra)}")
-        template = known[spec["class"]].from_settings(spec["settings"])
-        return cls(template, max_slices=settings.get("max_slices", DEFAULT_MAX_SLICES))
 
     # --------------------------------------------------------------- inputs
     def _split(self, arrays, by):
@@ -551,7 +516,7 @@ class Sliced(Accumulator):
 
     def _load(self, state) -> None:
         parsed = state if isinstance(state, S.Parsed) else self._checked(state)
-        self._init_slices()
+        self._init_parts()
         if self._overall is not None:
             self._overall = parsed.overall
         self._count = parsed.overall.n
@@ -574,12 +539,6 @@ class Sliced(Accumulator):
             _tables=None if self._tables is None else {k: t.copy() for k, t in self._tables.items()},
             _accs=None if self._accs is None else [a.copy() for a in self._accs])
         return out
-
-    def reset(self):
-        """Forget every row and every slice; return ``self``."""
-        with self._guard:
-            self._init_slices()
-        return self
 
     # -------------------------------------------------------------- finalize
     def _compute(self, ci=None) -> SlicedResult:
@@ -668,5 +627,4 @@ class Sliced(Accumulator):
         return super().finalize(ci=ci)
 
     def __repr__(self) -> str:
-        inner = repr(self._template).rsplit(": n=", 1)[0]
-        return f"Sliced({inner}, max_slices={self.max_slices}): n={self.n} slices={len(self._keys)}"
+        return f"Sliced({self._inner()}, max_slices={self.max_slices}): n={self.n} slices={len(self._keys)}"
