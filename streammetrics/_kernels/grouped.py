@@ -32,8 +32,6 @@ __all__ = [
     "group_order",
     "group_scatter",
     "group_scatter2",
-    "value_counts",
-    "value_scatter2",
     "key_range",
     "hash_codes",
     "hash_rows",
@@ -378,26 +376,3 @@ def table_codes(a, lo, table, out):
     """The second half (see :func:`dense_table`): ``out[i] = table[a[i] - lo]``."""
     for i in range(a.shape[0]):
         out[i] = table[a[i] - lo]
-
-
-@kernel
-def value_counts(values, offset, table, k):
-    """Rows per code of integer keys read by value (code ``table[v - offset]``,
-    one of ``k``): ``numpy.bincount`` of the codes without writing them."""
-    out = filled_int64(k, 0)
-    for i in range(values.shape[0]):
-        out[table[values[i] - offset]] += 1
-    return out
-
-
-@kernel
-def value_scatter2(a, b, values, offset, table, starts, out_a, out_b):
-    """:func:`group_scatter2` of rows whose codes are read by value (as
-    :func:`value_counts`): no array of codes is written."""
-    pos = starts.copy()
-    for i in range(a.shape[0]):
-        j = table[values[i] - offset]
-        k = pos[j]
-        out_a[k] = a[i]
-        out_b[k] = b[i]
-        pos[j] = k + 1

@@ -214,15 +214,9 @@ class Sliced(TemplateWrapper, Accumulator):
         value raises ``ValueError`` naming the argument and its position);
         ``by`` must give one key per row.
         """
-        return self._prepare(arrays, sample_weight, by, owned=True)
-
-    def _prepare(self, arrays, sample_weight, by, owned: bool) -> Batch:
-        """:meth:`prepare`; ``owned=False`` lets the coded keys read the caller's
-        key column in place (``update`` folds the batch at once, so the column
-        cannot change in between)."""
         arrays, by = self._split(arrays, by)
         tb = self._template.prepare(*arrays, sample_weight=sample_weight)
-        keys = E.encode(by, tb.n, self.max_slices, owned=owned)
+        keys = E.encode(by, tb.n, self.max_slices)
         return pack(tb, keys, self._template, self.inputs[-1])
 
     def update(self, *arrays, sample_weight=None, by=None):
@@ -235,7 +229,7 @@ class Sliced(TemplateWrapper, Accumulator):
         column = _int_column(by) if self._spec is not None and by is not None else None
         if column is not None and self._sum_by_key(arrays, sample_weight, *column):
             return self
-        return self.fold(self._prepare(arrays, sample_weight, by, owned=False))
+        return self.fold(self.prepare(*arrays, sample_weight=sample_weight, by=by))
 
     def _sum_by_key(self, arrays, sample_weight, by, named) -> bool:
         """Check a batch and sum its terms by its integer keys in one pass, before
@@ -286,13 +280,7 @@ class Sliced(TemplateWrapper, Accumulator):
 
     def _batch_sums(self, tb: Batch, keys):
         """The batch's terms summed per key of the batch (in key order)."""
-        terms, by_value = self._spec.terms, keys.by_value
-        if by_value is not None:  # dense integer keys: summed by value, the codes never written
-            table = by_value.table
-            status, sums = sum_terms(terms, tb, table.shape[0], by_value.values, by_value.offset, second=True)
-            sums = sums if status else select(sums, np.flatnonzero(table >= 0))
-        else:
-            status, sums = sum_terms(terms, tb, len(keys), keys.codes, 0, second=True)
+        status, sums = sum_terms(self._spec.terms, tb, len(keys), keys.codes, 0, second=True)
         if status:  # (a prepared batch was checked: cannot happen)
             raise_rejected(tb.inputs, tb.arrays)
         return sums

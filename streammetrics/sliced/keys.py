@@ -20,10 +20,8 @@ import math
 
 import numpy as np
 
-from .._kernels.grouped import table_codes
-
-__all__ = ["KeyTable", "BatchKeys", "ByValue", "tag", "public", "from_json", "to_json", "int_column", "kinds_of",
-           "column_kinds", "codes_of", "NULL", "TWO63", "INT64_MIN", "INT64_MAX"]
+__all__ = ["KeyTable", "BatchKeys", "tag", "public", "from_json", "to_json", "int_column", "kinds_of",
+           "column_kinds", "NULL", "TWO63", "INT64_MIN", "INT64_MAX"]
 
 TWO63 = 2.0**63
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -228,56 +226,24 @@ class KeyTable:
         return out
 
 
-class ByValue:
-    """The codes of a column of dense integers, not written out: row ``i``'s
-    code is ``table[values[i] - offset]`` (``table`` spans the values' range,
-    ``-1`` where no row holds the value)."""
-
-    __slots__ = ("values", "offset", "table")
-
-    def __init__(self, values: np.ndarray, offset: int, table: np.ndarray):
-        self.values, self.offset, self.table = values, offset, table
-
-    def array(self) -> np.ndarray:
-        out = np.empty(self.values.shape[0], np.int64)
-        table_codes(self.values, self.offset, self.table, out)
-        return out
-
-
-def codes_of(codes) -> np.ndarray:
-    """Codes as an array (a :class:`ByValue`'s written out)."""
-    return codes.array() if isinstance(codes, ByValue) else codes
-
-
 class BatchKeys:
     """One batch's slice keys: ``codes[i]`` (int64) indexes ``keys`` (internal keys,
     ascending), ``names`` names the columns, and ``kinds[j]`` says whether column
     ``j`` holds booleans and whether it holds numbers (the only kinds of keys
-    that can be equal as Python keys: ``True == 1``).
-
-    ``by_value`` is a :class:`ByValue` when the keys are one column of dense
-    integers: a consumer that can index by value reads the rows' values and
-    the table instead of ``codes`` (written out on first use only). ``ints``
+    that can be equal as Python keys: ``True == 1``). ``ints``
     is the keys' values (``int64``, ascending) when they are one integer
     column's: ``keys`` is then made from it when first read."""
 
-    __slots__ = ("_codes", "_keys", "ints", "names", "kinds", "by_value")
+    __slots__ = ("codes", "_keys", "ints", "names", "kinds")
 
     def __init__(self, codes, keys, names: tuple, kinds=None, ints=None):
-        self.by_value = codes if isinstance(codes, ByValue) else None
-        self._codes = None if self.by_value is not None else codes
+        self.codes = codes
         self._keys = keys
         self.ints = ints
         self.names = names
         if kinds is None:
             kinds = ((False, True),) if ints is not None else kinds_of(keys, len(names))
         self.kinds = kinds
-
-    @property
-    def codes(self) -> np.ndarray:
-        if self._codes is None:
-            self._codes = self.by_value.array()
-        return self._codes
 
     @property
     def keys(self) -> list:
