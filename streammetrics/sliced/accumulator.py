@@ -96,42 +96,27 @@ class Sliced(TemplateWrapper, Accumulator):
     arrays and the keys: one column (integers, booleans, strings, finite
     floats, pandas categoricals; ``None``, NaN, ``pandas.NA`` and masked
     entries form one null slice, key ``None``), or several as a tuple or list
-    of columns or a pandas DataFrame, whose combinations are the slices (a
-    cross; the key is a tuple). The keys may also come as one extra positional
-    column, ``update(y, p, keys)``.
+    of columns or a DataFrame, whose combinations are the slices (the key is
+    a tuple). The keys may also come as one extra positional column.
 
     Returns (``finalize()``)
     ------------------------
     A :class:`SlicedResult`: ``.overall``, ``.slices`` (key -> result, in key
-    order: booleans, then numbers, then strings, the null key last), ``.rows``; as a mapping ``n``, ``n_slices``, ``slice_n`` and each
-    headline score overall (``f1``) and per slice (``slice_f1``); ``str(r)``
-    is a table of the slices, ``r.to_json()`` every slice's full result.
+    order: booleans, numbers, strings, the null key last), ``.rows``; as a
+    mapping ``n``, ``n_slices``, ``slice_n`` and each headline score overall
+    (``f1``) and per slice (``slice_f1``). A slice's result is built when
+    first read (with ``ci=``, all at once).
 
     Notes
     -----
-    Each batch's keys are coded once (a table lookup for integer keys, one
-    sort or hash otherwise) and mapped to dense slice ids held by the
-    accumulator. A template that declares its row terms (see
-    :mod:`streammetrics._protocol.terms`: the binary confusion, probability
-    scores, calibration, top-k accuracy, ...) keeps every slice as a row of
-    one table per field: a batch's terms are summed per slice in one pass
-    (compensated) and added into the slices' rows, and a column of integers
-    dense in their range is not even coded, its rows summed by value. The
-    overall state is then the slices' states merged (counts summed, pairs
-    merged in key order): counts are the unsliced accumulator's to the row,
-    compensated sums agree with it to a few ulps. Any other template
-    (:class:`~streammetrics.RankAUC`, regression, an
-    :class:`~streammetrics.Evaluator`) keeps one accumulator per slice,
-    folds each batch's rows, sorted by slice once, segment by segment, and
-    folds every row overall too. The whole batch is checked before any
-    state changes, so a rejected batch changes nothing. The state file holds
-    the keys as JSON, never a pickle.
-
-    ``finalize()`` builds a slice's result when it is first read
-    (``.slices`` is a mapping over a snapshot of the state: later updates do
-    not reach it), so a finalize over many slices costs little until their
-    scores are read; with ``ci=`` every slice's result is built at once (the
-    flags need them all).
+    A template that declares its row terms (:mod:`streammetrics._protocol.terms`)
+    keeps every slice as a row of one table per field: a batch's terms are
+    summed per slice in one pass (compensated) and the overall state is the
+    slices' merged (counts exact, sums to a few ulps of the unsliced pass).
+    Any other template keeps one accumulator per slice, folds each batch
+    sorted by slice, and folds every row overall too. The whole batch is
+    checked before any state changes. The state file holds the keys as JSON,
+    never a pickle.
 
     Examples
     --------
@@ -279,7 +264,6 @@ class Sliced(TemplateWrapper, Accumulator):
         return self
 
     def _batch_sums(self, tb: Batch, keys):
-        """The batch's terms summed per key of the batch (in key order)."""
         status, sums = sum_terms(self._spec.terms, tb, len(keys), keys.codes, 0, second=True)
         if status:  # (a prepared batch was checked: cannot happen)
             raise_rejected(tb.inputs, tb.arrays)
