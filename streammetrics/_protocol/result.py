@@ -24,7 +24,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["Result", "RenderContext", "safe", "fmt_number", "grid", "per_class", "jsonable"]
+__all__ = ["Result", "LabeledResult", "RenderContext", "safe", "fmt_number", "grid", "per_class", "jsonable"]
 
 
 def safe(x):
@@ -356,3 +356,24 @@ class Result(Mapping):
     def _repr_html_(self) -> str:
         return (f"<table><caption>{html.escape(self._kind)}</caption>"
                 + "".join(self.html_rows()) + "</table>")
+
+
+class LabeledResult(Result):
+    """A result of per-class (or per-label) arrays whose rows are named by ``meta["labels"]``."""
+
+    __slots__ = ()
+
+    def report_values(self):
+        out = super().report_values()
+        labels = self._meta.get("labels")
+        if labels is not None:
+            out["labels"] = list(labels)
+        return out
+
+    def section(self, ctx: RenderContext, names=None) -> list[str]:
+        fields = [k for k in self.report_values() if k != "labels"]
+        lines = self._scalar_lines(fields, names) + self._array_lines(fields, ctx, names)
+        if self.weighted:
+            column = f" (column {ctx.weight_column!r})" if ctx.weight_column else ""
+            lines.append(f"  counts are sums of sample weights{column}")
+        return lines

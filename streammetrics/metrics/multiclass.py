@@ -18,7 +18,7 @@ from .._kernels.multiclass import class_terms, count_classes, count_scratch, sum
 from .._protocol.base import Accumulator
 from .._protocol.errors import BadValueError, NoObservationsError
 from .._protocol.inputs import ClassIndices, ClassLabels, refuse_labels
-from .._protocol.result import RenderContext, Result, safe
+from .._protocol.result import LabeledResult, RenderContext, Result, safe
 from .._protocol.state import Field, count_total
 from .._protocol.terms import RowTerms, add_pairs
 from .._protocol.validation import as_1d, check_same_length, to_numpy
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-class MulticlassResult(Result):
+class MulticlassResult(LabeledResult):
     """The scores of a confusion matrix; per-class rows are named by the labels."""
 
     __slots__ = ()
@@ -68,21 +68,6 @@ class MulticlassResult(Result):
             present = np.ones(self.matrix.shape[0], bool)
         return averaged_rates(self.matrix, np.asarray(present, bool), b, average,
                               check_zero_division(zero_division))[2]
-
-    def report_values(self):
-        out = super().report_values()
-        labels = self._meta.get("labels")
-        if labels is not None:
-            out["labels"] = list(labels)
-        return out
-
-    def section(self, ctx: RenderContext, names=None) -> list[str]:
-        fields = [k for k in self.report_values() if k != "labels"]
-        lines = self._scalar_lines(fields, names) + self._array_lines(fields, ctx, names)
-        if self.weighted:
-            column = f" (column {ctx.weight_column!r})" if ctx.weight_column else ""
-            lines.append(f"  counts are sums of sample weights{column}")
-        return lines
 
     def plot(self, folder: str, ctx: RenderContext) -> list[str]:
         from ..report import plots

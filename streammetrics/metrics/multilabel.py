@@ -21,7 +21,7 @@ from .._kernels.multilabel import (first_nonfinite_matrix, fold_labels, fold_lab
                                    fold_scores_weighted, label_terms)
 from .._protocol.base import Accumulator
 from .._protocol.inputs import LabelMatrix, LabelScores, first_not01_matrix
-from .._protocol.result import RenderContext, Result, safe
+from .._protocol.result import LabeledResult, RenderContext, Result, safe
 from .._protocol.state import Field, count_total, empty_state
 from .._protocol.terms import RowTerms, add_pairs
 from .rates import check_threshold, plain
@@ -66,27 +66,12 @@ def _check_n_labels(n_labels) -> int:
     return n_labels
 
 
-class MultilabelResult(Result):
+class MultilabelResult(LabeledResult):
     """Multilabel scores; per-label rows are named by the labels."""
 
     __slots__ = ()
     title = "Multilabel"
     counts = ("tp", "fp", "fn", "tn", "support", "n_pos", "n_neg")
-
-    def report_values(self):
-        out = super().report_values()
-        labels = self._meta.get("labels")
-        if labels is not None:
-            out["labels"] = list(labels)
-        return out
-
-    def section(self, ctx: RenderContext, names=None) -> list[str]:
-        fields = [k for k in self.report_values() if k != "labels"]
-        lines = self._scalar_lines(fields, names) + self._array_lines(fields, ctx, names)
-        if self.weighted:
-            column = f" (column {ctx.weight_column!r})" if ctx.weight_column else ""
-            lines.append(f"  counts are sums of sample weights{column}")
-        return lines
 
 
 class MultilabelRankResult(MultilabelResult):
