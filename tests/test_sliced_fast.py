@@ -270,9 +270,8 @@ def test_hashed_codes_of_float_keys_are_numpys_unique(distinct, n, seed):
 @given(distinct=st.lists(st.text(max_size=6), min_size=1, max_size=60),
        n=st.integers(1, 600), as_bytes=st.booleans(), order=st.sampled_from(["random", "sorted", "strided", "big"]),
        seed=st.integers(0, 2**31))
-def test_hashed_string_keys_are_coded_as_python_strings_are(distinct, n, as_bytes, order, seed):
-    # a numpy string column is hashed by its code units; the same strings as
-    # Python objects are coded by another path: the two agree
+def test_string_keys_are_coded_as_python_strings_are(distinct, n, as_bytes, order, seed):
+    # a numpy string column and the same strings as Python objects agree
     values = np.array(distinct)
     if as_bytes:
         values = np.array([v.encode("utf-8") for v in distinct])
@@ -289,7 +288,7 @@ def test_hashed_string_keys_are_coded_as_python_strings_are(distinct, n, as_byte
     np.testing.assert_array_equal(got.codes, want.codes)
 
 
-def test_hashed_string_keys_past_the_cap_and_empty_strings(monkeypatch):
+def test_string_keys_past_the_cap_and_empty_strings(monkeypatch):
     a = np.array(["b", "", "a", "b", ""])
     got = K.encode(a, 5)
     assert [k[0] for k in got.keys] == [K.tag(""), K.tag("a"), K.tag("b")]

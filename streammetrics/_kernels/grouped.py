@@ -25,7 +25,6 @@ __all__ = [
     "group_scatter2",
     "key_range",
     "hash_codes",
-    "hash_rows",
     "rank_codes",
 ]
 
@@ -234,83 +233,6 @@ def hash_codes(a, cap):
             return codes, values[:m], m
         if m == cap:
             return codes, values, -1
-        bits += 1
-
-
-@inline
-def _row_hash(m, i):
-    """FNV-1a over the words of row ``i`` of ``m``, then :func:`_mix`."""
-    h = np.uint64(14695981039346656037)
-    for j in range(m.shape[1]):
-        h = (h ^ np.uint64(m[i, j])) * np.uint64(1099511628211)
-    return _mix(h)
-
-
-@inline
-def _same_rows(m, i, k):
-    for j in range(m.shape[1]):
-        if m[i, j] != m[k, j]:
-            return False
-    return True
-
-
-@inline
-def _hash_string_rows(m, i, codes, table, mask, firsts, f, room):
-    """:func:`_hash_rows` for the rows of ``m`` (see :func:`hash_rows`): ``table``
-    holds each slot's row hash and code, ``firsts[:f]`` each code's first row."""
-    n = m.shape[0]
-    while i < n:
-        if i > 0 and _same_rows(m, i, i - 1):  # a row equal to the one before it
-            codes[i] = codes[i - 1]
-            i += 1
-            continue
-        h = _row_hash(m, i)
-        g = h & mask
-        while True:
-            c = table[2 * g + 1]
-            if c < 0 or (np.uint64(table[2 * g]) == h and _same_rows(m, i, firsts[c])):
-                break
-            g = (g + np.uint64(1)) & mask
-        if c < 0:  # a value not seen before
-            if f == room:
-                return i, f
-            c = f
-            firsts[f] = i
-            f += 1
-            table[2 * g] = np.int64(h)
-            table[2 * g + 1] = c
-        codes[i] = c
-        i += 1
-    return i, f
-
-
-@kernel
-def hash_rows(m, cap):
-    """Codes of the rows of ``m`` (a fixed-width string array viewed as
-    ``rows x words``): ``(codes, firsts, f)``, ``firsts[:f]`` each code's first
-    row; ``f`` is ``-1`` past ``cap`` distinct rows. :func:`hash_codes`'s table
-    over row hashes, a row compared in full with its code's first row."""
-    n = m.shape[0]
-    codes = np.empty(n, np.int64)
-    firsts = np.empty(0, np.int64)
-    f = 0
-    i = 0
-    bits = 10
-    while True:
-        size = 1 << bits
-        room = size // 4
-        mask = np.uint64(size - 1)
-        # slot j: table[2 j] its row hash (as int64), table[2 j + 1] the code (-1 empty)
-        table = _empty_slots(size)
-        firsts = _grown(firsts, f, room)
-        for k in range(f):
-            h = _row_hash(m, firsts[k])
-            _place(table, mask, h, np.int64(h), k)
-        i, f = _hash_string_rows(m, i, codes, table, mask, firsts, f, cap if cap < room else room)
-        if i == n:
-            return codes, firsts[:f], f
-        if f == cap:
-            return codes, firsts, -1
         bits += 1
 
 

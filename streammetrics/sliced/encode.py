@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from .._kernels.grouped import dense_table, hash_codes, hash_rows, key_range, rank_codes, table_codes
+from .._kernels.grouped import dense_table, hash_codes, key_range, rank_codes, table_codes
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import to_numpy
 
@@ -226,26 +226,6 @@ def _hashed(bits: np.ndarray, limit, name=None, dtype=None):
     return codes, values[order]
 
 
-def _hashed_strings(arr: np.ndarray, limit, name=None):
-    """``(codes, distinct strings)`` of a fixed-width string array (numpy ``U`` or
-    ``S``), the strings in the order they first appear: its rows read as their
-    code units and hashed in one pass (a Python string made of each row for
-    pandas took 4 times as long for 10M rows of 200 strings, numpy's sort of
-    them 18 times); ``None`` past ``limit`` or :data:`HASH_DISTINCT` distinct
-    strings, or the column ``name`` refused (:func:`_past_the_cap`)."""
-    n = arr.shape[0]
-    unit = np.uint32 if arr.dtype.kind == "U" else np.uint8
-    width = arr.dtype.itemsize // np.dtype(unit).itemsize
-    if n == 0 or width == 0:  # no rows, or only empty strings
-        return np.zeros(n, np.int64), ([arr[0].item()] if n else [])
-    rows = np.ascontiguousarray(arr).view(unit).reshape(n, width)
-    codes, firsts, f = hash_rows(rows, _cap(limit))
-    if f < 0:
-        _past_the_cap(limit, name)
-        return None
-    return codes, arr[firsts].tolist()
-
-
 def _sorted(a: np.ndarray):
     """``(codes, distinct values)`` by ``numpy.unique``."""
     values, codes = np.unique(a, return_inverse=True)
@@ -356,19 +336,16 @@ def _encode_values(arr: np.ndarray, name: str, limit=None):
             codes, values = _unique_floats(a, limit, name)
         return _finish(codes, values.tolist(), name, limit=limit)
     if kind in "US":
-        hashed = _hashed_strings(arr, limit, name)
-        if hashed is not None:
-            return _finish(*hashed, name, nulls=False, limit=limit)
-        try:  # past the cap: pandas' hashing is faster than numpy's sort of the strings
+        try:  # pandas' hashing: numpy sorts the strings
             import pandas  # noqa: F401
 
             codes, raw = _pandas_codes(arr.astype(object), name)
-            return _finish(codes, raw, name, nulls=False, limit=limit)
         except ImportError:  # pragma: no cover - pandas is optional
-            pass
-        values, codes = np.unique(arr, return_inverse=True)
-        return _finish(codes.reshape(-1).astype(np.int64, copy=False), values.tolist(), name,
-                       nulls=False, limit=limit)
+            values, codes = np.unique(arr, return_inverse=True)
+            codes, raw = codes.reshape(-1).astype(np.int64, copy=False), values.tolist()
+        if limit is not None and len(raw) > limit:
+            _past_the_cap(limit, name)
+        return _finish(codes, raw, name, nulls=False, limit=limit)
     # objects: hashed once each (pandas when present, else a dict)
     try:
         import pandas  # noqa: F401
