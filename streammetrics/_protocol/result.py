@@ -1,17 +1,10 @@
 """Read-only results of ``finalize()`` and how each kind renders itself.
 
-A :class:`Result` is a read-only mapping of score names to values, reached as
-attributes (``r.f1``) or keys (``r["f1"]``). Each result type also knows how
-to render its section of a report: :meth:`Result.section` gives the lines of
-the text report, :meth:`Result.report_values` the values it contributes to the
-report's flat mapping and JSON, and :meth:`Result.plot` the pictures it can
-draw. The defaults render any result (scalars as ``name  value`` lines, per
-class arrays as a table, matrices as a grid), so a new accumulator appears in
-every report without code there; result types override them where a better
-picture exists (the binary confusion grid, the AUC's bounds).
-
-The formatting primitives live here too: :func:`fmt_number`, :func:`grid`,
-:func:`per_class`, :func:`jsonable`.
+A :class:`Result` is a read-only mapping of score names to values (``r.f1``
+or ``r["f1"]``) that renders its report section (:meth:`Result.section`,
+:meth:`Result.report_values`, :meth:`Result.plot`); the defaults render any
+result, so a new accumulator appears in every report without code there.
+The formatting primitives live here too.
 """
 
 from __future__ import annotations
