@@ -464,7 +464,7 @@ def _bootstrap_rank_rows(n, repeat, replicates=200):
             b._ranked, b._replica_template = None, b.template
             b._replica_fields = b.template.state_dict()
             b._linear = _linear_terms(b._replica_template)
-            b._init_replicas()
+            b._init_parts()
         return b.update(y, p, key=keys).finalize()
 
     group = f"bootstrap, {replicates} replicates of Evaluator(task='binary') with exact AUC, n={n:.0e}"

@@ -1,18 +1,14 @@
 """Paired comparison of two models scored on the same rows.
 
-Two ways, both paired (each accounts for the rows the two models share):
-
 * :func:`compare` takes two :class:`~streammetrics.Bootstrap` accumulators of
-  the same template, replicates and seed, fed the same rows (with the same
-  ``key`` column, or in the same order): every row then weighs the same in
-  replicate ``r`` of both, so the difference of a score in replicate ``r`` is
-  one draw of the bootstrap distribution of the difference. Any score of any
-  template that takes weights; streaming and mergeable like the bootstraps.
+  the same template, replicates and seed fed the same rows (same ``key``
+  column, or same order): every row weighs the same in replicate ``r`` of
+  both, so each replicate's difference of a score is one bootstrap draw of
+  the difference. Streaming and mergeable like the bootstraps.
 * :func:`paired_delong` is DeLong, DeLong and Clarke-Pearson's (1988) test of
-  two AUCs on the same rows, from the joint placement values of every row in
-  both models. It needs the rows together (sorting, O(n) memory): the rank
-  states of the two models alone lose which positive of one model is which of
-  the other, so it is a function of arrays, not a merge of states.
+  two AUCs from the joint placement values of every row: it needs the rows
+  together (rank states lose which positive of one model is which of the
+  other).
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
 """The exceptions of streammetrics: one type per kind of bad condition.
 
-Every exception here subclasses the built-in one a caller would catch
-(``ValueError``), so ``except ValueError`` keeps working; the subclasses let
-the command, the Dask layer and user code read *what* was wrong from
-attributes instead of parsing the message.
-
-* :class:`BadValueError`: a value at a position of an argument, e.g.
-  ``p[17] = 1.3: probabilities must lie in [0, 1]``;
-* :class:`BadShapeError`: arguments of the wrong shape or of different lengths;
-* :class:`NoObservationsError`: a score asked of an empty accumulator or input;
-* :class:`SettingsMismatchError`: merging accumulators whose settings differ;
-* :class:`StateFileError`: a state file (or state dict) that is corrupt,
-  truncated, foreign or inconsistent;
-* :class:`CountOverflowError`: counts that would pass the ``int64`` range;
-* :class:`NoWeightsError`: sample weights given to scores that take none.
-
-Wrong *types* stay ``TypeError``.
+Each subclasses the built-in a caller catches (``ValueError``; wrong types
+stay ``TypeError``) and carries attributes that say what was wrong:
+:class:`BadValueError` (a value at a position, ``p[17] = 1.3: ...``),
+:class:`BadShapeError`, :class:`NoObservationsError`,
+:class:`SettingsMismatchError`, :class:`StateFileError`,
+:class:`CountOverflowError`, :class:`NoWeightsError` and
+:class:`WeightOverflowError`.
 """
 
 from __future__ import annotations

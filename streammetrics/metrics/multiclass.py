@@ -236,26 +236,18 @@ class MulticlassConfusion(Accumulator):
     ``balanced_accuracy``, ``mcc``, ``cohen_kappa`` and ``n`` (rows, zero
     weights included).
 
-    * Per-class rates use the specification's guard ``safe(x) = x + [x == 0]``:
-      a class never predicted has precision 0, a class absent from ``y`` has
-      recall 0, and F1 is 0 when both are 0. scikit-learn agrees with
-      ``zero_division=0``.
+    * Per-class rates use the guard ``safe(x) = x + [x == 0]`` (scikit-learn's
+      ``zero_division=0``).
     * ``macro_*`` averages over the classes that occurred in ``y`` or ``p``
-      (with any weight, zero included), which is what scikit-learn does with
-      its default ``labels=None``: a class declared in ``n_classes`` but never
-      seen neither helps nor hurts. ``weighted_*`` weights each class by its
-      support. ``micro_*`` all equal ``accuracy`` (single-label data).
+      (any weight), as scikit-learn's default ``labels=None``; ``weighted_*``
+      weights by support; ``micro_*`` all equal ``accuracy``.
     * ``balanced_accuracy`` is the mean recall over the classes present in
       ``y`` (support > 0), as scikit-learn's ``balanced_accuracy_score``.
       This differs from :class:`BinaryConfusion`, which follows the
       specification and lets a class absent from ``y`` contribute a guarded 0.
     * ``mcc`` is scikit-learn's multiclass ``matthews_corrcoef`` (0 when either
-      label vector is constant). ``cohen_kappa`` is ``(po - pe) / (1 - pe)``;
-      where scikit-learn returns NaN (every row in one class, in both ``y`` and
-      ``p``) the guard gives 0. Both are computed from exact Python integers
-      when unweighted, so no product overflows.
-    * Unweighted counts are exact ``int64``; weighted cells are compensated
-      float64 sums, so any batching or merge order agrees to ~1e-15.
+      label vector is constant). ``cohen_kappa`` is ``(po - pe) / (1 - pe)``,
+      0 where scikit-learn returns NaN (one class in both ``y`` and ``p``).
 
     Examples
     --------

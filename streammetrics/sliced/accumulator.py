@@ -281,7 +281,7 @@ class Sliced(TemplateWrapper, Accumulator):
             new, found = self._new_ints(ints)
             glob = _with_new_ids(found, start, len(new))
         else:
-            ids = self._index() if start else {}
+            ids = self._keys.index() if start else {}
             new = [k for k in keys.keys if k not in ids]
             fresh = dict(zip(new, range(start, start + len(new))))
             glob = np.fromiter((ids[k] if k in ids else fresh[k] for k in keys.keys), np.int64, len(keys.keys))
@@ -340,12 +340,6 @@ class Sliced(TemplateWrapper, Accumulator):
         ids = self._keys.ids_of_ints(values)
         return values[ids < 0], ids
 
-    def _index(self) -> dict:
-        """Internal key -> slice id for every slice: the keys are indexed when a
-        later batch or a merge first needs to look them up (a single batch of
-        many new keys never builds the index)."""
-        return self._keys.index()
-
     def _add_keys(self, new, names, kinds, owned: bool = False) -> None:
         """Add the slices of ``new`` (internal keys, or one integer column's values;
         ``owned``: an array no one else holds, kept as it is)."""
@@ -383,7 +377,7 @@ class Sliced(TemplateWrapper, Accumulator):
                 return self
             self._check_room(count, "merging")
             self._check_columns(len(names), names)
-            ids = self._index()
+            ids = self._keys.index()
             new = [k for k in keys if k not in ids]
             self._check_slots(len(new), names)
             self._check_distinct(new, names, kinds)
@@ -391,7 +385,7 @@ class Sliced(TemplateWrapper, Accumulator):
             if self._overall is not None:  # (both fold their overall: the same template)
                 self._overall.merge(overall)
             self._add_keys(new, names, kinds)
-            ids = self._index()
+            ids = self._keys.index()
             idx = np.fromiter((ids[k] for k in keys), np.int64, len(keys))
             self._count += count
             if self._tables is not None:
@@ -440,7 +434,7 @@ class Sliced(TemplateWrapper, Accumulator):
         if self._overall is not None:
             return self._overall
         used = len(self._keys)
-        order = np.array(self._order(), np.int64) if used else None
+        order = np.array(self._keys.order(), np.int64) if used else None
         return self._template.with_state(self._spec.overall_state(self._tables, used, order))
 
     @property
@@ -454,14 +448,11 @@ class Sliced(TemplateWrapper, Accumulator):
             return self._template.with_state(self._spec.state_of(self._tables, g))
         return self._accs[g]
 
-    def _order(self) -> list[int]:
-        return self._keys.order()
-
     @property
     def _state(self) -> dict[str, np.ndarray]:
         """The state's entries (see :mod:`.states`), slices in key order (so equal
         contents give equal states)."""
-        order = self._order()
+        order = self._keys.order()
         ints = self._keys.ints if self._columns == 1 else None
         state = S.keys_entries(self.n, self._columns, self._names,
                                None if ints is not None else [self._keys[g] for g in order],
@@ -518,7 +509,7 @@ class Sliced(TemplateWrapper, Accumulator):
         overall = self._overall_acc().finalize(**options)
         columns = score_columns(self.headline, overall)
         if ci is None:
-            order = self._order()
+            order = self._keys.order()
             keys = self._keys.public(order)
             slices = LazySlices(keys, *self._snapshot(order))
             if self._tables is not None:
@@ -527,7 +518,7 @@ class Sliced(TemplateWrapper, Accumulator):
                 counts = [self._accs[g].n for g in order]
             return SlicedResult(overall, slices, dict(zip(keys, counts)), self._names, columns)
         slices, rows = {}, {}
-        for g in self._order():
+        for g in self._keys.order():
             key = K.public(self._keys[g])
             acc = self._slice_acc(g)
             try:

@@ -1,16 +1,11 @@
 """Slice keys: their internal form, the slices' key table, and a batch's coded keys.
 
-A key is a plain JSON value, so a state file can hold it: ``None`` (a null:
-``None``, NaN, ``pandas.NA``, ``NaT`` or a masked entry), a ``bool``, an
-``int`` (an integral float within ``int64`` is the same key: pandas turns
-an integer column with nulls into floats), a finite ``float`` that is not
-(1.5, or 1e20, which equals the int ``10**20`` as a key), or a ``str``. The
-key of a cross is the tuple of its columns' keys.
-
-Internally a key is a tuple, one ``(tag, value)`` pair per column, the tag
-ordering the kinds (booleans, numbers, strings, null last), so that ``True``
-and ``1`` stay two keys and keys of mixed kinds sort. :mod:`.encode` reads a
-batch's key columns into a :class:`BatchKeys`.
+A key is a JSON value: ``None`` (a null: ``None``, NaN, ``pandas.NA``, ``NaT``,
+a masked entry), a ``bool``, an ``int`` (an integral float within ``int64`` is
+the same key), another finite ``float``, or a ``str``; a cross's key is the
+tuple of its columns'. Internally a key is a tuple of ``(tag, value)`` pairs,
+the tag ordering the kinds (booleans, numbers, strings, null last), so that
+``True`` and ``1`` stay two keys and mixed kinds sort.
 """
 
 from __future__ import annotations
