@@ -649,7 +649,7 @@ def _first_use_rows(quick: bool):
     try:
         fresh_cache()
         floor_script = _FIRST_USE.replace("import streammetrics as sm\n", "").format(
-            call="from streammetrics._kernels.checks import first_nonfinite_kernel; first_nonfinite_kernel(p)")
+            call="from streammetrics._kernels.checks import first_nonfinite; first_nonfinite(p)")
         once(floor_script)  # fills the cache
         floor, floor_cpu = timed(floor_script, [once(floor_script) for _ in range(repeat)])
         for name, call in FIRST_USES.items():
