@@ -14,7 +14,19 @@ from . import statefile
 from .base import Accumulator
 from .inputs import Batch, Input, InputTuple
 
-__all__ = ["Packed", "TemplateWrapper", "pack", "unpack"]
+__all__ = ["KeysInput", "Packed", "TemplateWrapper", "pack", "unpack"]
+
+
+class KeysInput(Input):
+    """A wrapper's own argument beside the template's: slice keys, row keys."""
+
+    def __init__(self, name: str, what: str):
+        super().__init__(name)
+        self.what = what
+        self.domain = (what,)
+
+    def takes_form(self, x) -> bool:
+        return True
 
 
 class TemplateWrapper:

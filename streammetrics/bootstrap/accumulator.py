@@ -10,12 +10,12 @@ import numpy as np
 from .._kernels.bootstrap import POISSON1_CUTS, poisson_weights, replicate_sums
 from .._protocol.base import Accumulator, locked, check_ci
 from .._protocol.errors import StateFileError, WeightOverflowError
-from .._protocol.inputs import Batch, Input, raise_rejected
+from .._protocol.inputs import Batch, raise_rejected
 from .._protocol.result import Result
 from .._protocol.state import concatenated_parts, reserve
 from .._protocol.terms import Sums
 from .._protocol.validation import as_1d
-from .._protocol.wrapped import TemplateWrapper, pack, unpack
+from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
 from .ranks import (DEFAULT_GRID, RankRows, band_grid, check_int, check_rank_rows, pool, ranked_member,
                     read_curve, replica_template, workers)
 
@@ -33,16 +33,6 @@ LINEAR_CHUNK = 1 << 17
 MAX_SLOTS = 768
 
 _EMPTY_KEYS = np.zeros(0, np.int64)
-
-
-class RowKeys(Input):
-    """The ``key`` argument of :meth:`Bootstrap.update`: one int64 row id per row."""
-
-    domain = ("row_keys",)
-    what = "row keys"
-
-    def takes_form(self, x) -> bool:
-        return True
 
 
 class _Parsed:
@@ -152,7 +142,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
         self._wrap(template, "replicate")
         self.replicates = check_int("replicates", replicates, 1, 1 << 20)
         self.seed = check_int("seed", seed, 0, (1 << 64) - 1)
-        self.inputs = (*self._template.inputs, RowKeys("key"))
+        self.inputs = (*self._template.inputs, KeysInput("key", "row keys"))
         self._ranked = ranked_member(self._template)
         self._replica_template = replica_template(self._template, self._ranked)
         self._linear = _linear_terms(self._replica_template)

@@ -6,8 +6,8 @@ import numpy as np
 
 from .._protocol.base import Accumulator, locked
 from .._protocol.errors import NoWeightsError
-from .._protocol.inputs import Batch, Input, convert, raise_rejected
-from .._protocol.wrapped import TemplateWrapper, pack, unpack
+from .._protocol.inputs import Batch, convert, raise_rejected
+from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
 from . import encode as E
 from . import keys as K
 from . import states as S
@@ -19,16 +19,6 @@ __all__ = ["Sliced", "DEFAULT_MAX_SLICES"]
 
 #: the default bound on the number of distinct slices
 DEFAULT_MAX_SLICES = 10_000
-
-
-class SliceKeys(Input):
-    """The ``by`` argument of :meth:`Sliced.update`: one or several key columns."""
-
-    domain = ("slice_keys",)
-    what = "slice keys"
-
-    def takes_form(self, x) -> bool:
-        return True
 
 
 def _with_new_ids(ids, start: int, count: int) -> np.ndarray:
@@ -158,7 +148,7 @@ class Sliced(TemplateWrapper, Accumulator):
         #: the slices as rows of tables (a template of declared row terms), or ``None``
         self._spec = tables_for(self._template)
         self.takes_weights = self._template.takes_weights
-        self.inputs = (*self._template.inputs, SliceKeys("by"))
+        self.inputs = (*self._template.inputs, KeysInput("by", "slice keys"))
         #: ``finalize(ci=...)`` is offered when the template offers it
         self.intervals = bool(self._template.intervals)
         # the template's empty state: its fields' names, dtypes and dimensions
