@@ -36,28 +36,14 @@ def _p_two_sided(d: np.ndarray) -> float:
 def compare(a: Bootstrap, b: Bootstrap, ci: float = 0.95) -> Result:
     """Differences of every score of two bootstraps fed the same rows: ``a - b``.
 
-    Parameters
-    ----------
-    a, b : Bootstrap
-        Of the same template settings, ``replicates`` and ``seed``, each fed
-        the same rows with one model's predictions (pass the same ``key``
-        column to both, or feed the rows in the same order: the pairing rests
-        on the rows' keys; the row counts are checked, the keys cannot be).
-    ci : float, default 0.95
-        The level of the intervals of the differences.
-
-    Returns
-    -------
-    Result
-        For each scalar float score ``s`` of the template: ``s_a`` and ``s_b``
-        (the point estimates), ``s_diff = s_a - s_b``, ``s_diff_ci_lower`` and
-        ``s_diff_ci_upper`` (percentile interval of the replicate differences)
-        and ``s_p_value``: the two-sided bootstrap p-value of "no difference",
-        ``min(1, 2 min(P*(d <= 0), P*(d >= 0)))`` over the replicate
-        differences ``d`` (at least ``1 / replicates`` in resolution: use
-        enough replicates for small p-values). Also ``replicates_used``
-        (replicates defined in both) and ``ci``. A model compared with itself
-        has every difference 0 and every p-value 1.
+    ``a`` and ``b`` are bootstraps of the same template, ``replicates`` and
+    ``seed``, fed the same rows (same ``key`` column, or same order: the row
+    counts are checked, the keys cannot be). For each scalar float score
+    ``s`` the result holds ``s_a``, ``s_b``, ``s_diff``, the percentile
+    interval ``s_diff_ci_lower``/``s_diff_ci_upper`` at level ``ci`` and
+    ``s_p_value``, ``min(1, 2 min(P*(d <= 0), P*(d >= 0)))`` over the
+    replicate differences (resolution ``1 / replicates``); also
+    ``replicates_used`` and ``ci``.
 
     Examples
     --------
@@ -130,20 +116,13 @@ def _placements(y1: np.ndarray, s: np.ndarray, w: np.ndarray):
 def paired_delong(y, p_a, p_b, *, sample_weight=None, ci: float = 0.95) -> Result:
     """DeLong's paired test of two AUCs on the same rows: ``auc_a - auc_b``.
 
-    Each positive's placement value (its share of the negatives scored below
-    it, ties counted half) and each negative's are found for both models; the
-    covariance of the two AUCs is that of the placements (DeLong, DeLong and
-    Clarke-Pearson, 1988). With weights, the means are weighted and the class
-    sizes are Kish's effective sizes ``(sum w)**2 / sum w**2``, as in
-    :meth:`RankAUC.finalize(ci=...) <streammetrics.RankAUC.finalize>`.
-
-    Returns
-    -------
-    Result
-        ``auc_a``, ``auc_b``, ``auc_diff``, ``auc_diff_se`` (its standard
-        error), ``auc_diff_ci_lower`` / ``auc_diff_ci_upper`` (normal interval
-        at level ``ci``), ``z`` and ``p_value`` (two-sided; 1 when the two
-        models rank every pair alike, as a model does with itself), ``n``.
+    The covariance of the two AUCs is that of the rows' placement values in
+    both models (DeLong, DeLong and Clarke-Pearson, 1988); with weights the
+    means are weighted and the class sizes Kish's effective sizes. The result
+    holds ``auc_a``, ``auc_b``, ``auc_diff``, ``auc_diff_se``, the normal
+    interval ``auc_diff_ci_lower``/``auc_diff_ci_upper`` at level ``ci``,
+    ``z``, the two-sided ``p_value`` (1 when both rank every pair alike) and
+    ``n``.
 
     Examples
     --------

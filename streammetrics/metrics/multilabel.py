@@ -371,11 +371,9 @@ class MultilabelRankAUC(Accumulator):
     """Streaming, mergeable, exact per-label AUC from an ``n x L`` score matrix.
 
     ``update(Y, S)`` takes ``Y``, an ``n x L`` 0/1 matrix of true labels, and
-    ``S``, an ``n x L`` matrix of finite scores (higher meaning "more likely
-    this label"). Each label's column is folded into its own exact
-    :class:`RankAUC`, and the flattened matrix (every cell a row, each row's
-    weight repeated over its ``L`` cells) into one more, for the micro
-    average.
+    ``S``, an ``n x L`` matrix of finite scores. Each label's column is folded
+    into its own :class:`RankAUC`, and the flattened matrix into one more
+    (the micro average).
 
     Parameters
     ----------
@@ -384,15 +382,12 @@ class MultilabelRankAUC(Accumulator):
     labels : sequence of hashable, optional
         Names of the columns, in order (for reports).
     max_bins : int, optional
-        ``None`` (the default) keeps every member exact. A number ``B`` makes
-        every member a bounded ``RankAUC(max_bins=B)`` (at most ``2 B``
-        entries of 48 bytes each, whatever the rows), and the result then
-        holds certified bounds (below).
+        ``None`` (the default) keeps every member exact; ``B`` makes every
+        member a bounded ``RankAUC(max_bins=B)`` and the result holds
+        certified bounds (below).
     max_memory : int or str, optional
         A memory budget (bytes, or a string such as ``"1GB"``) shared by the
-        members, each an exact ``RankAUC(max_memory=...)`` that spills its
-        sorted runs to temporary files past its share: the result is the
-        exact one. Excludes ``max_bins``.
+        exact members, which spill past their share. Excludes ``max_bins``.
 
     Returns (``finalize()``)
     ------------------------
@@ -409,20 +404,15 @@ class MultilabelRankAUC(Accumulator):
     n : int
         Rows folded in.
     auc_lower, auc_upper, macro_auc_lower, ..., micro_auc_upper
-        With ``max_bins`` only: bounds containing ``auc`` (per label) and
-        each average (each label's and the flattened matrix's bounds are
-        their member's ``auc_lower``/``auc_upper``; an average of the lower
-        bounds, with the same non-negative coefficients, bounds an average).
-        They equal the values while the scores fit the bins.
+        With ``max_bins`` only: bounds containing ``auc`` (per label) and each
+        average (the averages of the members' bounds); equal to the values
+        while the scores fit the bins.
 
     Notes
     -----
     A label with only positives or only negatives has AUC 0 (the
     specification's guard) and still enters the macro mean; scikit-learn
-    refuses such data with a ``ValueError``. ``weighted_auc`` is 0 when no
-    label is ever true. Memory is that of ``L + 1`` exact rank states: 24 bytes
-    per distinct score in each column and in the flattened matrix (with
-    ``max_bins``, at most ``2 B`` entries of 48 bytes each).
+    refuses such data. ``weighted_auc`` is 0 when no label is ever true.
 
     Examples
     --------
