@@ -111,9 +111,8 @@ def _draw_pairs(h, q0, nq, sc, uu, kk):
                 kk[r] += np.int32(u >= sc[j])
 
 
-# The kernels below each set up their own scratch for :func:`_draw_pairs`:
-# made in a helper and returned, the two arrays were no longer known apart
-# (distinct allocations) and the fold ran 1.4-1.8x slower.
+# The kernels below each set up their own scratch for :func:`_draw_pairs`: made
+# in a helper and returned, the two arrays are no longer known to be distinct.
 
 
 @kernel

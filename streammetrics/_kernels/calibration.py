@@ -76,7 +76,7 @@ def _fold_tally(tally, local, counts, weight, predicted, observed):
 
     The values :func:`_fold_local` folds for rows of weight 1 (a sum of ones
     is exact), counted in integers: a row then updates two integer cells and
-    one float cell, not one integer and three floats (twice as fast)."""
+    one float cell, not one integer and three floats."""
     for b in range(tally.shape[1]):
         c = tally[0, b]
         if c != 0:

@@ -42,8 +42,7 @@ def first_nonfinite_matrix(m):
 def _folder(scored: bool, weighted: bool):
     """The folding loop for 0/1 predictions or scores, weighted or not: the
     flags are constants of the closure, so each kernel compiles only its own
-    branches (the four ways in one loop took a cold first use twice as long
-    to compile)."""
+    branches."""
 
     @inline_ir
     def _fold(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
@@ -63,8 +62,7 @@ def _folder(scored: bool, weighted: bool):
                 wi = w[i] if weighted else 1.0
                 if scored:
                     # the row's predictions first, into the scratch row ``P[0]``:
-                    # a loop of compares alone vectorizes (the scores' fold
-                    # then runs as fast as the 0/1 one: 2.2 times faster)
+                    # a loop of compares alone vectorizes
                     for j in range(L):
                         P[0, j] = S[i, j] >= t
                 r = 0 if scored else i
