@@ -464,7 +464,7 @@ def _bootstrap_rank_rows(n, repeat, replicates=200):
             b._ranked, b._replica_template = None, b.template
             b._replica_fields = b.template.state_dict()
             b._linear = _linear_terms(b._replica_template)
-            b._init_replicas()
+            b._init_parts()
         return b.update(y, p, key=keys).finalize()
 
     group = f"bootstrap, {replicates} replicates of Evaluator(task='binary') with exact AUC, n={n:.0e}"
@@ -648,7 +648,7 @@ def _first_use_rows(quick: bool):
     try:
         fresh_cache()
         floor_script = _FIRST_USE.replace("import streammetrics as sm\n", "").format(
-            call="from streammetrics._kernels.checks import first_nonfinite_kernel; first_nonfinite_kernel(p)")
+            call="from streammetrics._kernels.checks import first_nonfinite; first_nonfinite(p)")
         once(floor_script)  # fills the cache
         floor, floor_cpu = timed(floor_script, [once(floor_script) for _ in range(repeat)])
         for name, call in FIRST_USES.items():

@@ -79,7 +79,7 @@ def __dir__():
     return sorted(set(globals()) | set(__all__))
 
 
-def _import_all() -> None:
+def import_all() -> None:
     """Import every module behind ``__all__`` (so that every accumulator class
     is registered, as :func:`load_state` needs to find a class by its name)."""
     for module in _HOMES:

@@ -1,18 +1,14 @@
 """Paired comparison of two models scored on the same rows.
 
-Two ways, both paired (each accounts for the rows the two models share):
-
 * :func:`compare` takes two :class:`~streammetrics.Bootstrap` accumulators of
-  the same template, replicates and seed, fed the same rows (with the same
-  ``key`` column, or in the same order): every row then weighs the same in
-  replicate ``r`` of both, so the difference of a score in replicate ``r`` is
-  one draw of the bootstrap distribution of the difference. Any score of any
-  template that takes weights; streaming and mergeable like the bootstraps.
+  the same template, replicates and seed fed the same rows (same ``key``
+  column, or same order): every row weighs the same in replicate ``r`` of
+  both, so each replicate's difference of a score is one bootstrap draw of
+  the difference. Streaming and mergeable like the bootstraps.
 * :func:`paired_delong` is DeLong, DeLong and Clarke-Pearson's (1988) test of
-  two AUCs on the same rows, from the joint placement values of every row in
-  both models. It needs the rows together (sorting, O(n) memory): the rank
-  states of the two models alone lose which positive of one model is which of
-  the other, so it is a function of arrays, not a merge of states.
+  two AUCs from the joint placement values of every row: it needs the rows
+  together (rank states lose which positive of one model is which of the
+  other).
 """
 
 from __future__ import annotations
@@ -22,11 +18,14 @@ import math
 import numpy as np
 
 from ._protocol.base import check_ci
+from ._protocol.inputs import Finite, Labels01, prepare
 from ._protocol.result import Result
 from ._protocol.validation import as_1d
 from .bootstrap import Bootstrap
 
 __all__ = ["compare", "paired_delong"]
+
+_DELONG_INPUTS = (Labels01("y"), Finite("p_a", "scores"), Finite("p_b", "scores"))
 
 
 def _p_two_sided(d: np.ndarray) -> float:
@@ -37,28 +36,14 @@ def _p_two_sided(d: np.ndarray) -> float:
 def compare(a: Bootstrap, b: Bootstrap, ci: float = 0.95) -> Result:
     """Differences of every score of two bootstraps fed the same rows: ``a - b``.
 
-    Parameters
-    ----------
-    a, b : Bootstrap
-        Of the same template settings, ``replicates`` and ``seed``, each fed
-        the same rows with one model's predictions (pass the same ``key``
-        column to both, or feed the rows in the same order: the pairing rests
-        on the rows' keys; the row counts are checked, the keys cannot be).
-    ci : float, default 0.95
-        The level of the intervals of the differences.
-
-    Returns
-    -------
-    Result
-        For each scalar float score ``s`` of the template: ``s_a`` and ``s_b``
-        (the point estimates), ``s_diff = s_a - s_b``, ``s_diff_ci_lower`` and
-        ``s_diff_ci_upper`` (percentile interval of the replicate differences)
-        and ``s_p_value``: the two-sided bootstrap p-value of "no difference",
-        ``min(1, 2 min(P*(d <= 0), P*(d >= 0)))`` over the replicate
-        differences ``d`` (at least ``1 / replicates`` in resolution: use
-        enough replicates for small p-values). Also ``replicates_used``
-        (replicates defined in both) and ``ci``. A model compared with itself
-        has every difference 0 and every p-value 1.
+    ``a`` and ``b`` are bootstraps of the same template, ``replicates`` and
+    ``seed``, fed the same rows (same ``key`` column, or same order: the row
+    counts are checked, the keys cannot be). For each scalar float score
+    ``s`` the result holds ``s_a``, ``s_b``, ``s_diff``, the percentile
+    interval ``s_diff_ci_lower``/``s_diff_ci_upper`` at level ``ci`` and
+    ``s_p_value``, ``min(1, 2 min(P*(d <= 0), P*(d >= 0)))`` over the
+    replicate differences (resolution ``1 / replicates``); also
+    ``replicates_used`` and ``ci``.
 
     Examples
     --------
@@ -84,12 +69,8 @@ def compare(a: Bootstrap, b: Bootstrap, ci: float = 0.95) -> Result:
     if a.settings != b.settings:
         raise ValueError("a and b must be bootstraps of the same template, replicates and seed "
                          f"(a: {a!r}; b: {b!r})")
-    with a._guard:
-        pa, scores, ra = a._replicate_scores()
-        na = a.n
-    with b._guard:
-        pb, _, rb = b._replicate_scores()
-        nb = b.n
+    na, pa, scores, ra = a.replicate_scores()
+    nb, pb, _, rb = b.replicate_scores()
     if na != nb:
         raise ValueError(f"a holds {na} rows and b {nb}: a paired comparison needs the same rows")
     lo_q, hi_q = (1.0 - level) / 2.0, (1.0 + level) / 2.0
@@ -135,20 +116,13 @@ def _placements(y1: np.ndarray, s: np.ndarray, w: np.ndarray):
 def paired_delong(y, p_a, p_b, *, sample_weight=None, ci: float = 0.95) -> Result:
     """DeLong's paired test of two AUCs on the same rows: ``auc_a - auc_b``.
 
-    Each positive's placement value (its share of the negatives scored below
-    it, ties counted half) and each negative's are found for both models; the
-    covariance of the two AUCs is that of the placements (DeLong, DeLong and
-    Clarke-Pearson, 1988). With weights, the means are weighted and the class
-    sizes are Kish's effective sizes ``(sum w)**2 / sum w**2``, as in
-    :meth:`RankAUC.finalize(ci=...) <streammetrics.RankAUC.finalize>`.
-
-    Returns
-    -------
-    Result
-        ``auc_a``, ``auc_b``, ``auc_diff``, ``auc_diff_se`` (its standard
-        error), ``auc_diff_ci_lower`` / ``auc_diff_ci_upper`` (normal interval
-        at level ``ci``), ``z`` and ``p_value`` (two-sided; 1 when the two
-        models rank every pair alike, as a model does with itself), ``n``.
+    The covariance of the two AUCs is that of the rows' placement values in
+    both models (DeLong, DeLong and Clarke-Pearson, 1988); with weights the
+    means are weighted and the class sizes Kish's effective sizes. The result
+    holds ``auc_a``, ``auc_b``, ``auc_diff``, ``auc_diff_se``, the normal
+    interval ``auc_diff_ci_lower``/``auc_diff_ci_upper`` at level ``ci``,
+    ``z``, the two-sided ``p_value`` (1 when both rank every pair alike) and
+    ``n``.
 
     Examples
     --------
@@ -162,37 +136,21 @@ def paired_delong(y, p_a, p_b, *, sample_weight=None, ci: float = 0.95) -> Resul
     """
     level = check_ci(ci)
     level = 0.95 if level is None else level
-    yy = as_1d(y, "y")
-    arrays = [np.asarray(as_1d(x, name), np.float64) for name, x in (("p_a", p_a), ("p_b", p_b))]
-    n = yy.shape[0]
-    for name, arr in zip(("p_a", "p_b"), arrays):
+    arrays = [as_1d(x, name) for name, x in (("y", y), ("p_a", p_a), ("p_b", p_b))]
+    n = arrays[0].shape[0]
+    for name, arr in zip(("p_a", "p_b"), arrays[1:]):
         if arr.shape[0] != n:
             raise ValueError(f"{name} has {arr.shape[0]} rows but y has {n}")
-        bad = np.flatnonzero(~np.isfinite(arr))
-        if bad.size:
-            raise ValueError(f"{name}[{bad[0]}] = {arr[bad[0]]}: scores must be finite")
-    if yy.dtype.kind not in "biuf":
-        raise TypeError(f"y must hold 0/1 labels, got dtype {yy.dtype}")
-    bad = np.flatnonzero((yy != 0) & (yy != 1))
-    if bad.size:
-        raise ValueError(f"y[{bad[0]}] = {yy[bad[0]]}: labels must be 0 or 1")
-    if sample_weight is None:
-        w = np.ones(n)
-    else:
-        w = np.asarray(as_1d(sample_weight, "sample_weight"), np.float64)
-        if w.shape[0] != n:
-            raise ValueError(f"sample_weight has {w.shape[0]} rows but y has {n}")
-        bad = np.flatnonzero(~(np.isfinite(w) & (w >= 0)))
-        if bad.size:
-            raise ValueError(f"sample_weight[{bad[0]}] = {w[bad[0]]}: weights must be finite and >= 0")
+    batch = prepare(_DELONG_INPUTS, arrays, sample_weight)
+    yy, arrays = batch.arrays[0], batch.arrays[1:]
+    w = batch.weights if batch.weighted else np.ones(n)
     keep = w > 0
     y1 = (yy == 1) & keep
     y0 = (yy == 0) & keep
     if not y1.any() or not y0.any():
         raise ValueError("y needs rows of both classes (with positive weight) for an AUC")
-    rows = keep
-    y1, w = y1[rows], w[rows]
-    placed = [_placements(y1, s[rows], w) for s in arrays]
+    y1, w = y1[keep], w[keep]
+    placed = [_placements(y1, s[keep], w) for s in arrays]
     wp, wn = w[y1], w[~y1]
     P, N = wp.sum(), wn.sum()
     m, k = P * P / (wp @ wp), N * N / (wn @ wn)
@@ -218,6 +176,6 @@ def paired_delong(y, p_a, p_b, *, sample_weight=None, ci: float = 0.95) -> Resul
     q = NormalDist().inv_cdf((1.0 + level) / 2.0)
     values = {"auc_a": aucs[0], "auc_b": aucs[1], "auc_diff": diff, "auc_diff_se": se,
               "auc_diff_ci_lower": diff - q * se, "auc_diff_ci_upper": diff + q * se,
-              "z": z, "p_value": p, "n": int(rows.sum()), "ci": level}
+              "z": z, "p_value": p, "n": int(keep.sum()), "ci": level}
     return Result("PairedDeLong", values, meta={"method": "DeLong paired test",
                                                 "weighted": sample_weight is not None})

@@ -363,14 +363,14 @@ def test_a_score_added_to_the_formulas_reaches_every_wrapper(monkeypatch):
     (with its percentile interval)."""
     import streammetrics.metrics.binary as B
 
-    formulas = B._score_formulas
+    formulas = B.score_formulas
 
     def with_fowlkes_mallows(tp, fp, fn, tn, total, to_float, sqrt):
         out = formulas(tp, fp, fn, tn, total, to_float, sqrt)
         out["fowlkes_mallows"] = sqrt(out["precision"] * out["recall"])
         return out
 
-    monkeypatch.setattr(B, "_score_formulas", with_fowlkes_mallows)
+    monkeypatch.setattr(B, "score_formulas", with_fowlkes_mallows)
     rng = np.random.default_rng(5)
     y, p = (rng.random(400) < 0.4).astype(np.int64), rng.random(400)
     by = rng.integers(0, 5, 400)

@@ -117,7 +117,7 @@ def test_slices_checked_at_once_refuse_what_each_refuses_with_its_message(
 def test_a_table_state_is_laid_out_slice_after_slice_in_key_order(name, weighted):
     acc = _sliced(name, 3, weighted)
     state = acc.state_dict()
-    order = acc._order()
+    order = acc._keys.order()
     for k, empty in acc._template_fields.items():
         parts = [acc._slice_acc(g).state_dict()[k] for g in order]
         values = np.concatenate([a.reshape(-1) for a in parts])

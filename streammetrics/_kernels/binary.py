@@ -1,29 +1,16 @@
 """Binary confusion counts: the one definition of a row's cell, and its folds.
 
-:func:`cells` is where a row's (tp, fp, fn, tn) cell is decided; every binary
-kernel reads it from there: the accumulator's own folds below, and
-:func:`binary_terms`, the row terms that the sliced and bootstrap folds read
-(see :mod:`streammetrics._protocol.terms`).
+:func:`cells` decides a row's (tp, fp, fn, tn) cell for every binary kernel:
+the accumulator's folds below and :func:`binary_terms`, the row terms of the
+sliced and bootstrap folds. A fold checks the batch in the same pass and
+writes the state only if it is valid; status 0 folded, 1 a label not 0/1, 2 a
+prediction not 0/1 (or a non-finite score).
 
-The folds read one batch, check it in the same pass, and add its counts to
-the state arrays *only if the whole batch is valid*; otherwise the state is
-left untouched and a status code says which argument was bad:
-
-* ``0``: the batch was folded in;
-* ``1``: a label in ``y`` is not 0 or 1;
-* ``2``: a prediction in ``p`` is not 0 or 1 (or, for scores, not finite).
-
-State layout: ``counts`` is an ``int64[4]`` of unweighted ``(tp, fp, fn, tn)``;
-``wsums`` is a ``float64[4, 2]`` of compensated weighted ``(tp, fp, fn, tn)``
-pairs (see :mod:`.compensated`), and ``wsq`` the same of the squared weights
-(for Kish's effective sample size). ``rows`` is the state's ``int64[1]`` row
-count, advanced by the batch's length when it is folded in.
-
-Each fold counts a row into four running sums, one per cell, rather than into
-a four-bin histogram, which would serialise on the store to the same bin. The
-label and score folds are written apart (a generic fold with a "prediction is
-positive" switch was slower for both), and the unweighted and weighted ones
-too, so that a first call compiles only the kernel it needs.
+State: ``counts`` (``int64[4]``, unweighted), ``wsums`` and ``wsq``
+(``float64[4, 2]`` pairs of the weights and squared weights), ``rows``
+(``int64[1]``). Rows go into four running sums, not a histogram (which would
+serialise on one bin's store); label and score folds, weighted or not, are
+separate kernels so a first call compiles only its own.
 """
 
 from __future__ import annotations

@@ -2,27 +2,19 @@
 fold of a batch into every replicate of a linear state.
 
 A row's weight in replicate ``r`` is a pure function of ``(seed, key, r)``:
-the seed and the key are mixed into a row hash ``h`` with splitmix64's
-finaliser (two multiply-xorshift rounds); replicates ``2q`` and ``2q + 1``
-share one more mix of ``h + (q + 1) * c`` (``c`` an odd constant), whose high
-and low 32 bits are two independent uniform integers ``u`` in ``[0, 2**32)``.
-Poisson(1)'s inverse CDF turns ``u`` into a count with no division or
-logarithm: the count is the number of cut points ``round(2**32 P(X <= k))``
-that ``u`` reaches (the probabilities exact to 2**-32). Each uniform is
-compared with the first six cut points in one vectorized pass; the other six
-are looked at only when some replicate of the row reaches past the sixth
-(one or two rows in a hundred at 100 to 200 replicates). No generator state is carried
-from row to row, so any batching, sharding or order
-of the rows gives every row the same weights.
+seed and key mix into a row hash ``h`` (splitmix64's finaliser); replicates
+``2q`` and ``2q + 1`` share one more mix of ``h + (q + 1) * c``, whose two
+32-bit halves are uniforms ``u``. The count is the number of cut points
+``round(2**32 P(X <= k))`` that ``u`` reaches (the first six compared in one
+vectorized pass, the rest only when some replicate passes the sixth). No
+generator state is carried from row to row, so any batching, sharding or
+order gives every row the same weights.
 
-:func:`replicate_sums` folds a batch into all replicates at once, for
-accumulators whose weighted state is a sum over rows of ``weight * term``
-("linear" states: confusion cells, weighted loss totals): each row adds its
-terms ``vals[i, j]`` into the slots ``slots[i, j]`` of every replicate, times
-that replicate's weight. Sums are naive within blocks of
-:data:`~.compensated.BLOCK` rows and compensated across blocks, replicate by
-replicate in row order, so a replicate's sums do not depend on which
-replicates are folded together (or on how many threads share them).
+:func:`replicate_sums` adds every row's terms ``vals[i, j]`` into slots
+``slots[i, j]`` of all replicates, times each replicate's weight: naive sums
+within blocks of :data:`~.compensated.BLOCK` rows, compensated across blocks,
+replicate by replicate in row order (independent of how replicates are
+grouped on threads).
 """
 
 from __future__ import annotations
@@ -119,9 +111,8 @@ def _draw_pairs(h, q0, nq, sc, uu, kk):
                 kk[r] += np.int32(u >= sc[j])
 
 
-# The kernels below each set up their own scratch for :func:`_draw_pairs`:
-# made in a helper and returned, the two arrays were no longer known apart
-# (distinct allocations) and the fold ran 1.4-1.8x slower.
+# The kernels below each set up their own scratch for :func:`_draw_pairs`: made
+# in a helper and returned, the two arrays are no longer known to be distinct.
 
 
 @kernel

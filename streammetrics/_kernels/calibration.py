@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import inline, inline_ir, kernel, named
+from ._jit import inline, kernel, named
 from .compensated import BLOCK, fold
 
 __all__ = ["calibration_update", "calibration_update_weighted", "class_calibration_update",
            "class_calibration_update_weighted", "calibration_terms", "bin_of"]
 
 
-def _bin_of_py(p, edges):
+@inline
+def bin_of(p, edges):
     """The bin of ``p`` in [0, 1] (module docstring)."""
     nb = edges.shape[0] - 1
     b = np.int64(p * nb)
@@ -38,7 +39,8 @@ def _bin_of_py(p, edges):
     return b
 
 
-def _add_row_py(b, wi, p, o, counts, local):
+@inline
+def _add_row(b, wi, p, o, counts, local):
     """One row into bin ``b``: its count, and plain sums in ``local`` (3, bins)."""
     counts[b] += 1
     local[0, b] += wi
@@ -46,7 +48,8 @@ def _add_row_py(b, wi, p, o, counts, local):
     local[2, b] += wi * o
 
 
-def _fold_local_py(local, weight, predicted, observed):
+@inline
+def _fold_local(local, weight, predicted, observed):
     """Fold the block's plain sums into the state's pairs, and clear them."""
     for b in range(local.shape[1]):
         if local[0, b] != 0.0 or local[1, b] != 0.0 or local[2, b] != 0.0:
@@ -58,7 +61,8 @@ def _fold_local_py(local, weight, predicted, observed):
             local[2, b] = 0.0
 
 
-def _tally_row_py(b, p, o, tally, local):
+@inline
+def _tally_row(b, p, o, tally, local):
     """One unweighted row into bin ``b``: its count and its 0/1 outcome ``o`` into
     ``tally`` (``int64[2, bins]``), its probability into ``local[1, b]``."""
     tally[0, b] += 1
@@ -66,12 +70,13 @@ def _tally_row_py(b, p, o, tally, local):
     local[1, b] += p
 
 
-def _fold_tally_py(tally, local, counts, weight, predicted, observed):
+@inline
+def _fold_tally(tally, local, counts, weight, predicted, observed):
     """Fold the block's unweighted counts and sums into the state, and clear them.
 
-    The values :func:`_fold_local_py` folds for rows of weight 1 (a sum of ones
+    The values :func:`_fold_local` folds for rows of weight 1 (a sum of ones
     is exact), counted in integers: a row then updates two integer cells and
-    one float cell, not one integer and three floats (twice as fast)."""
+    one float cell, not one integer and three floats."""
     for b in range(tally.shape[1]):
         c = tally[0, b]
         if c != 0:
@@ -82,16 +87,6 @@ def _fold_tally_py(tally, local, counts, weight, predicted, observed):
             tally[0, b] = 0
             tally[1, b] = 0
             local[1, b] = 0.0
-
-
-# Each helper twice: compiled as a function of its own for the class kernel,
-# which calls it at two sites, and copied into the one-call-site binary kernel,
-# which would otherwise optimise it again (a first use compiles faster either way).
-bin_of, _add_row, _fold_local = inline(_bin_of_py), inline(_add_row_py), inline(_fold_local_py)
-_tally_row, _fold_tally = inline(_tally_row_py), inline(_fold_tally_py)
-_bin_of_copied, _add_row_copied, _fold_local_copied = (
-    inline_ir(_bin_of_py), inline_ir(_add_row_py), inline_ir(_fold_local_py))
-_tally_row_copied, _fold_tally_copied = inline_ir(_tally_row_py), inline_ir(_fold_tally_py)
 
 
 def _binary_updater(weighted: bool):
@@ -116,15 +111,15 @@ def _binary_updater(weighted: bool):
         for start in range(0, rows, block):
             for i in range(start, rows if rows < start + block else start + block):
                 pi = p[i]
-                b = _bin_of_copied(pi, edges)
+                b = bin_of(pi, edges)
                 if weighted:
-                    _add_row_copied(b, w[i], pi, 1.0 if y[i] == 1 else 0.0, counts, local)
+                    _add_row(b, w[i], pi, 1.0 if y[i] == 1 else 0.0, counts, local)
                 else:
-                    _tally_row_copied(b, pi, np.int64(y[i] == 1), tally, local)
+                    _tally_row(b, pi, np.int64(y[i] == 1), tally, local)
             if weighted:
-                _fold_local_copied(local, weight, predicted, observed)
+                _fold_local(local, weight, predicted, observed)
             else:
-                _fold_tally_copied(tally, local, counts, weight, predicted, observed)
+                _fold_tally(tally, local, counts, weight, predicted, observed)
         n[0] += rows
         return 0
 

@@ -89,7 +89,3 @@ def first_bad_probability_row(m, tolerance, out):
             out[0] = s
             return 2, i, 0
     return 0, -1, -1
-
-
-#: the former name of :func:`first_nonfinite`
-first_nonfinite_kernel = first_nonfinite

@@ -1,24 +1,13 @@
 """Compensated summation: the one spelling of the (sum, error) pair.
 
-Long float sums are kept as *pairs* ``(s, c)``: a running sum and the rounding
-error that Neumaier's variant of Kahan summation has collected so far; the
-value is ``s + c``. State arrays hold pairs as rows of a ``float64[m, 2]``
-array. Inside a batch, terms are first added naively in blocks of
-:data:`BLOCK` (the error of a short naive sum of same-signed terms is a few
-ulps), and each block total is then added to a local pair with one
-compensated step (:func:`add`); the batch's pair is folded into the state with
-:func:`fold`. That keeps the inner loops free of branches, so they run near
-memory speed, while the result stays within a few ulps of the exact sum however
-long the stream and however it is cut into batches.
-
-* :func:`add`: one compensated step on a local pair;
-* :func:`fold`: add a pair ``(s, c)`` into row ``k`` of a state's pairs (pass
-  ``k`` as a run-time integer, ``np.intp(0)`` rather than ``0``: Numba types
-  a constant argument as a literal and compiles a copy of ``fold`` for each
-  constant, a fifth of a second apiece on first use);
-* :func:`merge`: add every row of one ``(m, 2)`` pair array into another;
-* :func:`value` / :func:`values`: the value of a pair, and of every row (the
-  latter is plain numpy, for results).
+Long float sums are kept as pairs ``(s, c)`` (Neumaier's variant of Kahan
+summation; the value ``s + c``), rows of a ``float64[m, 2]`` array. Inside a
+batch, terms are added naively in blocks of :data:`BLOCK` and each block total
+is added to a local pair with one compensated step (:func:`add`); the batch's
+pair is folded into the state with :func:`fold` (pass ``k`` as a run-time
+integer, ``np.intp(0)``: a literal compiles a copy per constant).
+:func:`merge` adds one pair array into another; :func:`value` and
+:func:`values` read pairs.
 """
 
 from __future__ import annotations

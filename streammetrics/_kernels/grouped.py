@@ -1,19 +1,10 @@
-"""Group-indexed kernels: the rows of a batch summed per slice, and the slice keys coded.
+"""Group-indexed kernels: a batch's row terms summed per slice, and slice keys coded.
 
-A sliced accumulator keeps the states of all its slices as tables whose first
-axis is the slice. :func:`group_terms` sums a batch's row terms (see
-:mod:`streammetrics._protocol.terms`) per slice in one pass: each row names
-its slice through ``local[i] - offset``, a code among the batch's distinct
-keys, or the row's integer key itself with ``offset`` the smallest (so a
-batch of dense integer keys is never coded). The other kernels code the keys
-(by a table over their range, or hashed) and sort rows by slice for the
-templates folded slice by slice.
-
-The terms are checked by the kernel that forms them: :func:`group_terms`
-reads only valid rows. Sums are compensated at every row (Neumaier's step,
-:func:`.add`), since the rows of one slice are scattered through a batch;
-they agree with the one-slice folds, which add blocks naively first, to a
-few ulps.
+:func:`group_terms` sums row terms (:mod:`streammetrics._protocol.terms`) per
+slice in one pass, each row's slice ``local[i] - offset`` (a code, or an
+integer key with ``offset`` the smallest). Sums are compensated at every row,
+since a slice's rows are scattered through a batch. The other kernels code the
+keys (by a table over their range, or hashed) and sort rows by slice.
 """
 
 from __future__ import annotations
@@ -32,11 +23,8 @@ __all__ = [
     "group_order",
     "group_scatter",
     "group_scatter2",
-    "value_counts",
-    "value_scatter2",
     "key_range",
     "hash_codes",
-    "hash_rows",
     "rank_codes",
 ]
 
@@ -50,18 +38,12 @@ def _add_pair(pairs, g, k, x):
 
 @kernel
 def group_terms(slots, values, lo, w, local, offset, counted, powers, ints, sums, second):
-    """Sum row terms per group (see :mod:`streammetrics._protocol.terms`).
-
-    Row ``lo + i`` adds its terms ``(slots[i, t], values[i, t])`` to its group
-    ``j = local[lo + i] - offset``: one
-    to the count ``ints[j, s]`` where ``counted[s]`` (a counted slot's terms
-    are ones; ``int32``: the caller adds them up before they near ``2**31``);
-    ``w v`` (``w`` its
-    weight, 1 when ``w`` is empty) to the compensated pair ``sums[j, s]``
-    unless ``sums`` has no groups; and where ``powers[s]`` is 1 or 2,
-    ``w v**2`` or ``w**2 v**2`` to ``second[j, s]`` unless ``second`` has no
-    groups. Each addition to a pair is a compensated step: the rows of one
-    group are scattered through the batch."""
+    """Sum row terms per group: row ``lo + i`` adds its terms ``(slots[i, t],
+    values[i, t])`` to group ``j = local[lo + i] - offset``: one to the count
+    ``ints[j, s]`` where ``counted[s]`` (``int32``: the caller flushes them
+    before ``2**31``); ``w v`` (``w`` empty: 1) to the pair ``sums[j, s]``; and
+    where ``powers[s]`` is 1 or 2, ``w v**2`` or ``w**2 v**2`` to
+    ``second[j, s]`` (``sums``, ``second`` of no groups: skipped)."""
     m, width = slots.shape
     size = ints.shape[1]
     cells = ints.reshape(-1)
@@ -99,9 +81,8 @@ def group_merge_pairs(into, idx, other):
 
 @kernel
 def group_order(local, starts):
-    """The stable order that sorts rows by their slice ``local[i]`` (a counting
-    sort: ``starts[j]`` is where slice ``j``'s rows begin), in one linear pass;
-    ``numpy.argsort(local, kind="stable")`` without the sort."""
+    """The stable order that sorts rows by slice ``local[i]`` (a counting sort:
+    ``starts[j]`` is where slice ``j``'s rows begin)."""
     pos = starts.copy()
     order = np.empty(local.shape[0], np.int64)
     for i in range(local.shape[0]):
@@ -113,9 +94,7 @@ def group_order(local, starts):
 
 @kernel
 def group_scatter(a, local, starts, out):
-    """``out = a[group_order(local, starts)]`` for a 1-D ``a``, written by
-    reading ``a`` once in order (each slice's rows are a sequential stream of
-    writes), not by gathering it at scattered positions."""
+    """``out = a[group_order(local, starts)]`` for a 1-D ``a``, reading ``a`` once in order."""
     pos = starts.copy()
     for i in range(a.shape[0]):
         j = local[i]
@@ -125,8 +104,7 @@ def group_scatter(a, local, starts, out):
 
 @kernel
 def group_scatter2(a, b, local, starts, out_a, out_b):
-    """:func:`group_scatter` of two 1-D arrays of the same rows in one pass
-    (the slice of each row read once for both)."""
+    """:func:`group_scatter` of two 1-D arrays of the same rows in one pass."""
     pos = starts.copy()
     for i in range(a.shape[0]):
         j = local[i]
@@ -138,8 +116,7 @@ def group_scatter2(a, b, local, starts, out_a, out_b):
 
 @kernel
 def key_range(keys, start, stop):
-    """``(min, max)`` of ``keys[start:stop]`` (``start < stop``), in a pass that
-    vectorizes (no branch on the values)."""
+    """``(min, max)`` of ``keys[start:stop]`` (``start < stop``), branch-free."""
     # a loop from 0 over a view: indices from ``start`` could be negative as far
     # as LLVM knows, and each load would be wrapped around (no vector loop)
     keys = keys[start:stop]
@@ -159,9 +136,8 @@ _MIX_SHIFT = np.uint64(33)
 
 @inline
 def _mix(v):
-    """MurmurHash3's 64-bit finalizer: every bit of ``v`` moves every bit of
-    the slot. (A multiplicative hash alone put the keys of an arithmetic
-    progression into long runs of slots: ten times slower to probe.)"""
+    """MurmurHash3's 64-bit finalizer: every bit of ``v`` moves every bit of the
+    slot (a multiplicative hash alone clusters arithmetic progressions)."""
     x = np.uint64(v)
     x ^= x >> _MIX_SHIFT
     x *= _MIX1
@@ -232,16 +208,11 @@ def _hash_rows(a, i, codes, table, mask, values, m, room):
 
 @kernel
 def hash_codes(a, cap):
-    """Codes of int64 values in a range too wide for a table (see
-    :func:`dense_table`): ``(codes, values, m)`` with ``values[:m]`` the distinct
-    values in the order they first appear and ``codes[i]`` that of ``a[i]``;
-    ``m`` is ``-1`` (the codes unfinished) once more than ``cap`` distinct
-    values are seen, which bounds the memory this takes.
-
-    One pass, no sort (``numpy.unique`` sorts every row): an open-addressing
-    hash table with linear probing, kept at most a quarter full (half full,
-    mispredicted probes made it half as fast) and rebuilt twice as large
-    when it fills; a row whose value equals the row before it is not looked up."""
+    """Codes of int64 values in a range too wide for a table: ``(codes, values, m)``
+    with ``values[:m]`` the distinct values in order of first appearance and
+    ``codes[i]`` that of ``a[i]``; ``m`` is ``-1`` (unfinished) past ``cap``
+    distinct values. One pass, no sort: open addressing with linear probing,
+    at most a quarter full, rebuilt twice as large when it fills."""
     n = a.shape[0]
     codes = np.empty(n, np.int64)
     values = np.empty(0, np.int64)
@@ -265,85 +236,6 @@ def hash_codes(a, cap):
         bits += 1
 
 
-@inline
-def _row_hash(m, i):
-    """FNV-1a over the words of row ``i`` of ``m``, then :func:`_mix`."""
-    h = np.uint64(14695981039346656037)
-    for j in range(m.shape[1]):
-        h = (h ^ np.uint64(m[i, j])) * np.uint64(1099511628211)
-    return _mix(h)
-
-
-@inline
-def _same_rows(m, i, k):
-    for j in range(m.shape[1]):
-        if m[i, j] != m[k, j]:
-            return False
-    return True
-
-
-@inline
-def _hash_string_rows(m, i, codes, table, mask, firsts, f, room):
-    """:func:`_hash_rows` for the rows of ``m`` (see :func:`hash_rows`): ``table``
-    holds each slot's row hash and code, ``firsts[:f]`` each code's first row."""
-    n = m.shape[0]
-    while i < n:
-        if i > 0 and _same_rows(m, i, i - 1):  # a row equal to the one before it
-            codes[i] = codes[i - 1]
-            i += 1
-            continue
-        h = _row_hash(m, i)
-        g = h & mask
-        while True:
-            c = table[2 * g + 1]
-            if c < 0 or (np.uint64(table[2 * g]) == h and _same_rows(m, i, firsts[c])):
-                break
-            g = (g + np.uint64(1)) & mask
-        if c < 0:  # a value not seen before
-            if f == room:
-                return i, f
-            c = f
-            firsts[f] = i
-            f += 1
-            table[2 * g] = np.int64(h)
-            table[2 * g + 1] = c
-        codes[i] = c
-        i += 1
-    return i, f
-
-
-@kernel
-def hash_rows(m, cap):
-    """Codes of the rows of ``m`` (``rows x words``: a fixed-width string array
-    viewed as its code units), equal rows one code: ``(codes, firsts, f)`` with
-    ``firsts[:f]`` the first row of each code, in the order they first appear;
-    ``f`` is ``-1`` once more than ``cap`` distinct rows are seen. The table of
-    :func:`hash_codes`, over each row's hash, a row compared in full with the
-    first row of a code whose hash it shares."""
-    n = m.shape[0]
-    codes = np.empty(n, np.int64)
-    firsts = np.empty(0, np.int64)
-    f = 0
-    i = 0
-    bits = 10
-    while True:
-        size = 1 << bits
-        room = size // 4
-        mask = np.uint64(size - 1)
-        # slot j: table[2 j] its row hash (as int64), table[2 j + 1] the code (-1 empty)
-        table = _empty_slots(size)
-        firsts = _grown(firsts, f, room)
-        for k in range(f):
-            h = _row_hash(m, firsts[k])
-            _place(table, mask, h, np.int64(h), k)
-        i, f = _hash_string_rows(m, i, codes, table, mask, firsts, f, cap if cap < room else room)
-        if i == n:
-            return codes, firsts[:f], f
-        if f == cap:
-            return codes, firsts, -1
-        bits += 1
-
-
 @kernel
 def rank_codes(codes, rank):
     """``codes[i] = rank[codes[i]]``, in place (``rank`` a permutation)."""
@@ -353,11 +245,9 @@ def rank_codes(codes, rank):
 
 @kernel
 def dense_table(a, lo, span):
-    """``numpy.unique`` with ``return_inverse`` for integers in a small range,
-    without a sort, in two halves. This one gives ``(table, values)`` where
-    ``table[v - lo]`` is value ``v``'s rank among the distinct values of ``a``
-    (``-1`` for a value absent) and ``values`` the distinct values, ascending;
-    one pass over ``a``, none written per row."""
+    """``numpy.unique`` for integers in a small range, without a sort:
+    ``(table, values)``, ``table[v - lo]`` value ``v``'s rank among the distinct
+    values (``-1`` absent), ``values`` ascending. :func:`table_codes` codes rows."""
     table = filled_int64(span, -1)
     for i in range(a.shape[0]):
         table[a[i] - lo] = 0
@@ -375,29 +265,6 @@ def dense_table(a, lo, span):
 
 @kernel
 def table_codes(a, lo, table, out):
-    """The second half (see :func:`dense_table`): ``out[i] = table[a[i] - lo]``."""
+    """``out[i] = table[a[i] - lo]`` (see :func:`dense_table`)."""
     for i in range(a.shape[0]):
         out[i] = table[a[i] - lo]
-
-
-@kernel
-def value_counts(values, offset, table, k):
-    """Rows per code of integer keys read by value (code ``table[v - offset]``,
-    one of ``k``): ``numpy.bincount`` of the codes without writing them."""
-    out = filled_int64(k, 0)
-    for i in range(values.shape[0]):
-        out[table[values[i] - offset]] += 1
-    return out
-
-
-@kernel
-def value_scatter2(a, b, values, offset, table, starts, out_a, out_b):
-    """:func:`group_scatter2` of rows whose codes are read by value (as
-    :func:`value_counts`): no array of codes is written."""
-    pos = starts.copy()
-    for i in range(a.shape[0]):
-        j = table[values[i] - offset]
-        k = pos[j]
-        out_a[k] = a[i]
-        out_b[k] = b[i]
-        pos[j] = k + 1

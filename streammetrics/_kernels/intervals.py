@@ -1,18 +1,11 @@
 """Kernels of the confidence intervals: the beta distribution and DeLong's variance.
 
-* :func:`beta_cdf` is the regularized incomplete beta function
-  ``I_x(a, b)``, evaluated by its continued fraction (modified Lentz), on the
-  side of ``x`` where the fraction converges quickly (``x < (a + 1) / (a + b + 2)``,
-  else through ``I_x(a, b) = 1 - I_{1-x}(b, a)``);
-* :func:`beta_quantile` inverts it by bisection on ``[0, 1]`` down to
-  adjacent floats (the CDF is monotone, so bisection cannot fail), as the
-  Clopper-Pearson interval needs;
-* :func:`class_squares` gives the sums of squared weights per class that
-  turn DeLong's sums (:mod:`.totals`) into a variance for weighted rows.
-
-Relative accuracy of ``beta_cdf`` is about 1e-14 for ``a, b`` up to 1e4 and
-degrades slowly with size (the log-beta front factor is a difference of
-``lgamma`` values of magnitude ``a ln a``): about 1e-9 at ``a + b = 1e9``.
+:func:`beta_cdf` is the regularized incomplete beta function by its continued
+fraction (modified Lentz) on the side of ``x`` where it converges quickly;
+:func:`beta_quantile` inverts it by bisection (Clopper-Pearson);
+:func:`class_squares` gives the per-class sums of squared weights of DeLong's
+variance for weighted rows. ``beta_cdf`` is accurate to about 1e-14 for
+``a, b`` up to 1e4, about 1e-9 at ``a + b = 1e9``.
 """
 
 from __future__ import annotations

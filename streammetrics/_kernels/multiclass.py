@@ -1,30 +1,13 @@
 """Multiclass confusion counts.
 
-The kernel reads one batch of class indices and checks the whole batch first,
-with a min/max pass that vectorises and costs a small fraction of the counting
-pass; only a valid batch is then counted into the state arrays, so a rejected
-batch leaves them untouched. Status codes:
-
-* ``0``: the batch was folded in;
-* ``1``: a class in ``y`` lies outside ``0..k-1``;
-* ``2``: a class in ``p`` lies outside ``0..k-1``.
-
-State layout, for ``k`` classes:
-
-* ``counts``: ``int64[k, k]``, unweighted rows (truth by row, prediction by
-  column);
-* ``wsum``: ``float64[k * k, 2]``, compensated pairs (see :mod:`.compensated`) of
-  the weights of weighted rows, cell ``y * k + p``;
-* ``seen``: ``int64[2, k]``, how many weighted rows had each class in ``y``
-  (row 0) and in ``p`` (row 1), whatever their weight, so that a class seen only
-  with zero weight still counts as present (as in scikit-learn).
-
-A zero-length ``w`` means "unweighted" (one compiled specialization serves
-both paths).
-
-The unweighted count uses four interleaved histograms, summed at the end:
-consecutive rows with the same cell would otherwise wait on each other's
-store.
+A batch is checked first by a vectorised min/max pass and counted only when
+valid. Status 0 folded, 1 a class of ``y`` outside ``0..k-1``, 2 one of ``p``.
+State: ``counts`` (``int64[k, k]``, truth by row), ``wsum`` (``float64[k * k,
+2]`` pairs of weighted cells ``y * k + p``) and ``seen`` (``int64[2, k]``,
+weighted rows per class of ``y`` and ``p``, so a class seen only with zero
+weight is present, as in scikit-learn). The unweighted count uses four
+interleaved histograms, so consecutive rows of one cell do not wait on each
+other's store.
 """
 
 from __future__ import annotations

@@ -1,32 +1,17 @@
 """Multilabel counts: per-label confusion cells and per-row set sizes.
 
-A batch is an ``n x L`` 0/1 matrix ``Y`` (``uint8`` or ``int8``) and either an
-``n x L`` 0/1 matrix ``P`` (``uint8`` or ``int8``) or an ``n x L`` score matrix ``S`` (``float64``)
-cut at a threshold (``S >= t`` is a positive). The kernels check the whole
-batch first and write the state only when every value is valid. The 0/1
-matrices are checked before the kernels run (by numpy, see
-:func:`~streammetrics._protocol.inputs.first_not01_matrix`: one vectorised
-bitwise-or of the whole matrix); the scores are checked here. Status codes:
+A batch is an ``n x L`` 0/1 matrix ``Y`` and an ``n x L`` 0/1 matrix ``P`` or
+score matrix ``S`` cut at a threshold (``S >= t`` positive). The 0/1 matrices
+are checked before the kernels run (:func:`~streammetrics._protocol.inputs.first_not01_matrix`);
+the scores here (status 2 for a non-finite score, state untouched).
 
-* ``0``: the batch was folded in;
-* ``2``: a score of ``S`` is not finite.
-
-State layout, for ``L`` labels:
-
-* ``counts``: ``int64[L, 4]``, unweighted rows' ``tp, fp, fn, tn`` per label;
-* ``wsum``: ``float64[4 L, 2]``, compensated pairs (see :mod:`.compensated`) of
-  the weights of weighted rows, cell ``4 j + c`` (``c`` as in ``counts``);
-* ``rows``: ``int64[3]``: unweighted rows that match exactly, unweighted
-  wrong cells, and rows that came with weights;
-* ``sums``: ``float64[7, 2]`` compensated pairs: the sums over rows of the
-  row's precision ``|Y & P| / |P|``, recall ``|Y & P| / |Y|``, F1
-  ``2 |Y & P| / (|Y| + |P|)`` and Jaccard ``|Y & P| / |Y | P|`` (each 0 when
-  its denominator is 0), times the row's weight (1 without weights); then,
-  over weighted rows only, the total weight, the weight of exact matches and
-  the weighted wrong cells.
-
-A zero-length ``w`` means "unweighted". Within a batch, terms are summed
-naively in blocks of :data:`~.compensated.BLOCK` rows and each block's sum is
+State, for ``L`` labels: ``counts`` (``int64[L, 4]``, unweighted ``tp, fp, fn,
+tn``); ``wsum`` (``float64[4 L, 2]`` pairs of weighted cells ``4 j + c``);
+``rows`` (``int64[3]``: unweighted exact matches, unweighted wrong cells,
+weighted rows); ``sums`` (``float64[7, 2]`` pairs: the weighted sums of each
+row's precision, recall, F1 and Jaccard of its label sets, then over weighted
+rows the total weight, the exact matches' weight and the weighted wrong cells).
+Terms are summed in blocks of :data:`~.compensated.BLOCK` rows, each block
 added with one compensated step.
 """
 
@@ -57,8 +42,7 @@ def first_nonfinite_matrix(m):
 def _folder(scored: bool, weighted: bool):
     """The folding loop for 0/1 predictions or scores, weighted or not: the
     flags are constants of the closure, so each kernel compiles only its own
-    branches (the four ways in one loop took a cold first use twice as long
-    to compile)."""
+    branches."""
 
     @inline_ir
     def _fold(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
@@ -78,8 +62,7 @@ def _folder(scored: bool, weighted: bool):
                 wi = w[i] if weighted else 1.0
                 if scored:
                     # the row's predictions first, into the scratch row ``P[0]``:
-                    # a loop of compares alone vectorizes (the scores' fold
-                    # then runs as fast as the 0/1 one: 2.2 times faster)
+                    # a loop of compares alone vectorizes
                     for j in range(L):
                         P[0, j] = S[i, j] >= t
                 r = 0 if scored else i

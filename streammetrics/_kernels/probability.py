@@ -1,15 +1,9 @@
 """Log-loss and Brier totals of 0/1 labels against predicted probabilities.
 
-State: ``sums``, a ``float64[3, 2]`` array of compensated pairs (see
-:mod:`.compensated`): the total weight, the log-loss total and the Brier total. A
-zero-length ``w`` means "unweighted" (every weight 1, the total weight exact).
-:func:`probability_moments` (and its twin of weighted rows) also keeps
-``squares``, the second moments that the intervals of the two means need
-(totals of ``w loss²``, ``w (p - y)⁴`` and ``w²``).
-
-The kernel validates the batch in the same pass and writes the state only when
-every label is 0/1 and every probability lies in [0, 1]; it returns 0 when the
-batch was folded in, 1 for a bad label, 2 for a bad probability.
+State: ``sums`` (``float64[3, 2]`` pairs: total weight, log-loss total, Brier
+total; ``w`` empty: unweighted) and ``squares`` (the second moments of the
+intervals: ``w loss²``, ``w (p - y)⁴``, ``w²``). Status 0 folded, 1 a bad
+label, 2 a probability outside [0, 1] (state untouched).
 """
 
 from __future__ import annotations

@@ -1,28 +1,16 @@
 """Regression error totals and the running mean / squared deviations of y.
 
-State (float64):
+State (float64): ``moments[0:2]`` the pair of the total weight W;
+``moments[2:4]`` the weighted mean of y as ``shift + offset`` (the shift the
+first y seen, so the mean keeps its digits far from 0); ``moments[4:6]`` the
+pair of M2 = sum w (y - mean)^2; ``sums`` pairs of sum w r^2, sum w |r| and
+sum w |r| / max(|y|, 1e-12) (r = y - p); ``squares`` pairs of sum w r^4,
+sum w (|r| / max(|y|, 1e-12))^2 and sum w^2, for the intervals.
 
-* ``moments[0:2]``: compensated pair of the total weight W;
-* ``moments[2:4]``: the (weighted) mean of y as ``shift + offset``, where the
-  shift is the first y ever seen and the offset is small, so the mean keeps
-  about twice float64's digits when y sits far from 0 (y = 1e9 + noise);
-* ``moments[4:6]``: compensated pair of M2 = sum w (y - mean)^2, the total sum
-  of squares that r2 divides by;
-* ``sums``: ``(3, 2)`` compensated pairs of sum w r^2, sum w |r| and
-  sum w |r| / max(|y|, 1e-12), with r = y - p;
-* ``squares``: ``(3, 2)`` compensated pairs
-  of sum w r^4, sum w (|r| / max(|y|, 1e-12))^2 and sum w^2, the second
-  moments the intervals of the mean errors need.
-
-A batch's own mean and M2 come from two passes over it (the corrected two-pass
-algorithm: M2 minus (sum w d)^2 / W removes the error of the mean), and are
-merged into the state with Chan et al.'s formula. Never sum(y^2) - n mean^2,
-which loses every digit when y is far from 0.
-
-The kernel returns 0 when the batch was folded in, 1 when y holds NaN/inf,
-2 when p does; the state is written only after the whole batch was read.
-Totals that overflow float64 (values near 1e154, weights near 1e308) are
-caught by the caller, which keeps a copy of the small state to put back.
+A batch's mean and M2 come from the corrected two-pass algorithm and merge
+into the state by Chan et al.'s formula (never sum(y^2) - n mean^2). Status 0
+folded, 1 a non-finite y, 2 a non-finite p; overflowing totals are caught by
+the caller, which puts back a copy of the small state.
 """
 
 from __future__ import annotations

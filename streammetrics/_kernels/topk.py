@@ -1,17 +1,10 @@
 """Top-k accuracy: is the true class among the ``k`` highest scores of its row?
 
-A row's true class ``t`` is *ranked* ``r = #{j : s_j > s_t} + #{j > t : s_j == s_t}``
-(0 for the top): among equal scores the higher class index comes first, which
-is how ``sklearn.metrics.top_k_accuracy_score`` documents its ties (a stable
-ascending sort, reversed). The row is a hit when ``r < k``. No row is sorted:
-one pass over its ``K`` scores counts ``r``.
-
-State: ``hits`` (int64: hit rows) and ``sums``, a ``float64[2, 2]`` array of
-compensated pairs (see :mod:`.compensated`): the hit weight and the total
-weight (every row weighing 1 without weights). The kernel validates the
-batch in the same pass and writes the state only when every class lies in
-``0..K-1`` and every score is finite; it returns 0 when the batch was folded
-in, 1 for a bad class, 2 for a bad score.
+The true class ``t`` is ranked ``r = #{j : s_j > s_t} + #{j > t : s_j == s_t}``
+(ties as ``sklearn.metrics.top_k_accuracy_score`` documents them); the row is
+a hit when ``r < k``, counted in one pass, no sort. State: ``hits`` (int64)
+and ``sums`` (``float64[2, 2]`` pairs: hit weight, total weight). Status 0
+folded, 1 a bad class, 2 a non-finite score (state untouched).
 """
 
 from __future__ import annotations

@@ -17,21 +17,13 @@ A subclass declares
   ``_compute(ci=level)`` (``level`` a float in (0, 1), checked here);
 
 and, where a rule of :mod:`.state` does not say it, ``_merge_custom(state)``
-and ``_check_state(state)`` (the invariants of a loaded state). From that it
-gets ``prepare``, ``fold``, ``update``, ``merge``, ``+``, ``copy``, ``reset``,
-``n``, ``finalize``, ``==``, pickling, ``state_dict``/``load_state_dict`` and a
-safe ``save``/``load``.
+and ``_check_state(state)``. From that it gets the whole protocol (``prepare``,
+``fold``, ``update``, ``merge``, ``copy``, ``finalize``, pickling, state dicts,
+a safe ``save``/``load``). A state not held as its fields in memory overrides
+``_state``, ``_load``, ``_merge_state``, ``n`` and ``_clone``.
 
-Accumulators whose state is not stored as its fields in memory (sorted runs
-and pending rows, a collection of members) override ``_state`` (the fields,
-computed without changing the object), ``_load``, ``_merge_state``, ``n`` and
-``_clone``.
-
-An accumulator may be shared between threads: every public method that reads
-or changes the state holds the accumulator's own (reentrant) lock, so calls on
-one accumulator from several threads take turns and none loses a row, while
-different accumulators, whose kernels release the GIL, run at the same time.
-``merge`` and ``==`` take both accumulators' locks, in a fixed order.
+Every public method that reads or changes the state holds the accumulator's
+own reentrant lock; ``merge`` and ``==`` take both locks, in a fixed order.
 """
 
 from __future__ import annotations
@@ -96,34 +88,25 @@ class Accumulator:
 
     def _merge_check(self, other: "Accumulator") -> None:
         """Raise what merging ``other`` (compatible, room checked) would refuse,
-        changing nothing: an accumulator made of others checks every part
-        first, so that a part's refusal never leaves the parts before it
-        merged. Here the declared merge rules' limits; a class whose own merge
-        can refuse more says so by overriding this."""
+        changing nothing (so that a composite never merges half its parts)."""
         if not _overrides(type(self), "_merge_state"):
             check_merge_fields(self.fields, self._arrays, other._state)
 
     def _check_state(self, state: dict[str, np.ndarray]) -> None:
         """Invariants of a loaded state beyond its declaration; raise ``ValueError`` if bad."""
 
-    #: ``_screen_states(stacked)``, where a class offers it: which of many states
-    #: (each field stacked on a new first axis, as declared) :meth:`_check_state`
-    #: could refuse, a boolean mask flagging at least every state it refuses.
-    #: A sliced state of thousands of slices is checked so, and only the
-    #: flagged states one by one (``None``: every state one by one).
+    #: ``_screen_states(stacked)``: a mask flagging at least every one of many
+    #: stacked states that :meth:`_check_state` refuses (see :meth:`screen_states`)
     _screen_states = None
 
-    #: whether the weighted fold writes its totals without checking that they
-    #: stay finite: a weighted batch is then folded beside a copy of the state,
-    #: which is put back when a total overflowed (small states only)
+    #: whether the weighted fold leaves its totals unchecked: a weighted batch is
+    #: then folded beside a copy of the state, put back on an overflow
     _totals_unchecked: ClassVar[bool] = False
 
     # ----------------------------------------------------------------- row terms
     def row_terms(self):
         """The terms each row adds to the state, where the state is a sum of them
-        (a :class:`~streammetrics._protocol.terms.RowTerms`), else ``None``. They
-        let a wrapper fold a batch into many states in one pass (every slice of
-        ``Sliced``, every replicate of ``Bootstrap``)."""
+        (a :class:`~streammetrics._protocol.terms.RowTerms`), else ``None``."""
         return None
 
     def _add_sums(self, sums, state) -> None:
@@ -132,12 +115,10 @@ class Accumulator:
         raise NotImplementedError(f"{type(self).__name__} declares no row terms")
 
     def add_sums(self, sums, state=None) -> None:
-        """Add a batch's row terms, summed (a :class:`~streammetrics._protocol.terms.Sums`
-        of one group), into the state; or, given ``state`` (this class's fields,
-        each stacked on a leading axis of many states), the sums of each group
-        into its state. ``WeightOverflowError`` where a total would pass
-        float64's range: the state is then unchanged (``state`` is the
-        caller's copy to drop)."""
+        """Add summed row terms (:class:`~streammetrics._protocol.terms.Sums` of one
+        group) into the state, or each group's into its row of ``state`` (this
+        class's fields stacked on a leading axis). ``WeightOverflowError`` where
+        a total would pass float64's range, the state unchanged."""
         if state is not None:
             self._add_sums(sums, state)
             if sums.pairs is not None:  # (counts alone cannot pass float64's range)
@@ -155,16 +136,14 @@ class Accumulator:
         (an Evaluator's members that declare none); nothing here."""
 
     def screen_states(self, stacked: dict):
-        """Which of many states (each field stacked on a leading axis) the checks of
-        a loaded state could refuse: a boolean mask flagging at least each one
-        they refuse, or ``None`` where the class offers no such screen."""
+        """Which of many states (fields stacked on a leading axis) a load could
+        refuse: a mask flagging at least each one, or ``None`` (no screen)."""
         screen = self._screen_states
         return None if screen is None else screen(stacked)
 
     def result_columns(self, stacked: dict):
-        """The scalar fields of the results of many states at once (each field
-        stacked on a leading axis): ``{name: array}``, equal to each state's own
-        result; or ``None`` where the class computes them one by one."""
+        """The scalar fields of many stacked states' results at once
+        (``{name: array}``), or ``None`` where they come one by one."""
         return None
 
     # ------------------------------------------------------------------- locking
@@ -190,10 +169,8 @@ class Accumulator:
         merge_fields(self.fields, self._arrays, other)
         self._merge_custom(other)
 
-    #: whether every attribute but the state arrays and the lock is a setting no
-    #: method changes after ``__init__``: a copy then shares them, and no empty
-    #: state is made and checked first (a sliced Evaluator copies its members
-    #: once per slice)
+    #: whether every attribute but the state and the lock is a setting fixed in
+    #: ``__init__``: a copy then shares them
     _fixed_settings: ClassVar[bool] = False
 
     def _clone(self):
@@ -201,10 +178,9 @@ class Accumulator:
         return self.with_state(copy_state(self._state))
 
     def with_state(self, state: dict):
-        """A new accumulator of these settings holding ``state``: this class's
-        fields as this library made them (a wrapper's table row, a merged
-        state), taken as they are. A state read from outside goes through
-        :meth:`load_state_dict`, which checks it."""
+        """A new accumulator of these settings holding ``state`` (fields this
+        library made), taken unchecked; outside states go through
+        :meth:`load_state_dict`."""
         if self._fixed_settings:
             out = type(self).__new__(type(self))  # with its own lock
             out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_guard", "_arrays")})
@@ -227,15 +203,9 @@ class Accumulator:
 
     # ------------------------------------------------------------------- inputs
     def prepare(self, *arrays, sample_weight=None) -> Batch:
-        """Convert and check one batch once: a :class:`~streammetrics.Batch`.
-
-        The batch can be folded into this accumulator, and into any other
-        whose inputs it covers (``fold``), without converting or checking it
-        again; folding it never raises for a value. A bad value raises
-        ``ValueError`` (a :class:`~streammetrics.BadValueError` naming the
-        argument and the first offending position) here, before any state is
-        touched.
-        """
+        """Convert and check one batch once: a :class:`~streammetrics.Batch`, which
+        ``fold`` takes here and in any accumulator whose inputs it covers. A bad
+        value raises :class:`~streammetrics.BadValueError` here."""
         return prepare(self.inputs, arrays, sample_weight, self.takes_weights, self)
 
     def fold(self, batch: Batch):
@@ -268,11 +238,9 @@ class Accumulator:
     def update(self, *arrays, sample_weight=None):
         """Fold in one batch; return ``self``.
 
-        The same as ``fold(prepare(*arrays, sample_weight=sample_weight))``,
-        in one pass over the data: the values are checked inside the folding
-        kernel, which writes the state only when the whole batch is valid. A
-        bad value raises ``ValueError`` naming the argument and its first
-        offending position and leaves the accumulator exactly as it was.
+        ``fold(prepare(...))`` in one pass: the kernel checks the values and
+        writes only a valid batch. A bad value raises ``ValueError`` naming the
+        argument and position, the accumulator unchanged.
         """
         converted, w, n = convert(self.inputs, arrays, sample_weight, self.takes_weights, self)
         if n and self.fold_status(converted, w, n):
@@ -280,10 +248,8 @@ class Accumulator:
         return self
 
     def fold_status(self, arrays, w, n: int) -> int:
-        """Fold ``n`` rows converted for this accumulator's inputs (``arrays``, and
-        the weights ``w``, empty without weights), unchecked: the folding kernel
-        checks them. Its status: 0 folded, else nothing was written (a bad
-        value: ``update`` reports it). Under the lock."""
+        """Fold ``n`` converted rows (``w`` empty without weights), checked by the
+        kernel: status 0 folded, else nothing written. Under the lock."""
         with self._guard:
             self._check_room(n)
             if not (w.shape[0] and self._totals_unchecked) or self._far_from_overflow(w):
@@ -301,25 +267,17 @@ class Accumulator:
         return 1
 
     def _far_from_overflow(self, w) -> bool:
-        """Whether no float total can overflow by folding weights ``w``: the
-        batch's weight (times :meth:`_weight_multiple`) below 1e300, and so
-        is every total so far (the totals of the classes that ask are sums of
-        non-negative terms). The totals are read where they are few (up to
-        :data:`SCANNED_TOTALS`); a larger table is taken to be far from
-        float64's top (a total within 1e300 of it took weights near 1e300,
-        or merges of such states, which were checked as they merged)."""
-        # (the batch's weight bounded by its largest times its rows: no sum to overflow)
+        """Whether no float total can overflow by folding weights ``w``: the batch's
+        weight (times :meth:`_weight_multiple`) and every total below 1e300
+        (totals read up to :data:`SCANNED_TOTALS`; a larger table is taken far,
+        its totals checked as they merged)."""
         if not float(w.max()) * w.shape[0] * self._weight_multiple() < 1e300:
             return False
         totals = [self._arrays[f.name] for f in float_sums(self.fields)]
         return sum(a.size for a in totals) > SCANNED_TOTALS or within(totals, 1e300)
 
     def _check_room(self, rows: int, what: str = "folding") -> None:
-        """Refuse to take ``rows`` more rows past the ``int64`` range of the counts.
-
-        Every count of a consistent state is at most ``n`` (see
-        :meth:`load_state_dict`), so bounding ``n`` bounds them all.
-        """
+        """Refuse ``rows`` more rows past the ``int64`` range (every count is at most ``n``)."""
         if rows > INT64_MAX - self.n:
             raise CountOverflowError(
                 f"{what} {rows} rows into a {type(self).__name__} of {self.n} would pass the int64 "
@@ -403,15 +361,12 @@ class Accumulator:
         return self.copy()
 
     def finalize(self, ci=None) -> Result:
-        """The scores of the current state, as a read-only :class:`Result`.
+        """The scores of the current state, as a read-only :class:`Result` (the
+        state unchanged); ``ValueError`` with no observation.
 
-        The state is not changed, so updates may continue afterwards. Raises
-        ``ValueError`` when no observation has been folded in.
-
-        ``ci``, a confidence level in (0, 1) such as 0.95, adds the fields
-        ``<score>_ci_lower`` and ``<score>_ci_upper`` beside the scores that
-        have an interval, for accumulators that offer them (``TypeError``
-        for the others); the class's docstring says which method.
+        ``ci``, a level in (0, 1) such as 0.95, adds ``<score>_ci_lower`` and
+        ``<score>_ci_upper`` where the class offers intervals (``TypeError``
+        otherwise).
         """
         level = check_ci(ci)
         if level is not None and not self.intervals:
@@ -421,8 +376,7 @@ class Accumulator:
         return self._finalize(ci=level)
 
     def _finalize(self, **options) -> Result:
-        """``_compute(**options)`` under the lock, once there are observations
-        (options whose value is ``None`` are not passed)."""
+        """``_compute(**options)`` (``None`` options dropped) under the lock."""
         options = {k: v for k, v in options.items() if v is not None}
         with self._guard:
             if self.n == 0:
@@ -465,13 +419,9 @@ class Accumulator:
             return copy_state(self._state)
 
     def load_state_dict(self, state: dict[str, np.ndarray]):
-        """Take ``state`` (as given by :meth:`state_dict`) after checking it; return ``self``.
-
-        The state is treated as untrusted: entries, dtypes, shapes and every
-        invariant the formulas rely on are checked, and a bad state raises
-        ``ValueError`` (:class:`~streammetrics.StateFileError`) leaving this
-        accumulator unchanged.
-        """
+        """Take ``state`` (as :meth:`state_dict` gives it) after checking it as
+        untrusted; return ``self``. A bad state raises
+        :class:`~streammetrics.StateFileError`, the accumulator unchanged."""
         checked = self._checked(state)
         with self._guard:
             self._load(checked)
@@ -499,26 +449,17 @@ class Accumulator:
 
     # ------------------------------------------------------------- save / load
     def save(self, path) -> None:
-        """Write the state to ``path`` exactly (no suffix added).
-
-        The file is a zip of ``.npy`` arrays (numpy's ``.npz`` layout) plus a
-        JSON header naming the class, its settings and the format version. It
-        holds no pickled object, so :meth:`load` can never run code from it.
-        The file is written to a temporary name and renamed, so a crash never
-        leaves a half-written state at ``path``.
-        """
+        """Write the state to ``path`` exactly: ``.npy`` arrays in numpy's ``.npz``
+        layout and a JSON header (class, settings, format version), no pickle;
+        written to a temporary name and renamed."""
         with self._guard:
             state = self._state
         statefile.write(path, type(self).__name__, self._settings(), state)
 
     @classmethod
     def load(cls, path):
-        """Read an accumulator written by :meth:`save`.
-
-        A missing file raises ``FileNotFoundError``; a corrupt, truncated,
-        empty or foreign file, a file of another class, or one that carries
-        pickled objects raises ``ValueError``.
-        """
+        """Read an accumulator written by :meth:`save`: ``FileNotFoundError``, or
+        ``ValueError`` for a corrupt, foreign or other class's file."""
         obj = load_state(path)
         if cls is not Accumulator and type(obj) is not cls:
             raise StateFileError(
@@ -540,10 +481,7 @@ class Accumulator:
             shown = repr(settings)
             shown = shown if len(shown) <= 200 else shown[:200] + "..."
             raise StateFileError(f"{where}: invalid settings {shown} ({exc})") from None
-        try:
-            # what the arrays expand to (a short form of zeros, the parts of a
-            # composite state) is bounded too, generously: a file cannot ask for
-            # gigabytes it does not hold
+        try:  # what the arrays expand to is bounded too
             with allocation_budget(LOAD_EXPANSION * budget + (64 << 20), None):
                 obj.load_state_dict(arrays)
         except ValueError as exc:
@@ -552,11 +490,7 @@ class Accumulator:
 
 
 def check_ci(ci) -> float | None:
-    """A confidence level as a float strictly between 0 and 1 (``None`` stays).
-
-    ``TypeError`` for a value that is not a real number, ``ValueError`` for one
-    outside (0, 1) (a percentage such as 95 is refused, not guessed at).
-    """
+    """A confidence level as a float in (0, 1) (``None`` stays); 95 is refused."""
     if ci is None:
         return None
     if isinstance(ci, (bool, np.bool_)) or not isinstance(ci, (int, float, np.integer, np.floating)):

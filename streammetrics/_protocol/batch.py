@@ -1,12 +1,9 @@
 """The prepared batch: arrays converted and checked once for declared inputs.
 
-:func:`prepare` turns arrays into an immutable :class:`Batch` (converted by
-the declared inputs of :mod:`.inputs` and checked once);
-``Accumulator.fold(batch)`` folds it. ``update`` converts the same way
-(:func:`convert`) but leaves the value checks to the folding kernel's single
-pass (:func:`raise_rejected` then finds the first bad value with the same
-checks), which is why a single accumulator's update costs one pass over the
-data.
+:func:`prepare` makes an immutable :class:`Batch`, which
+``Accumulator.fold(batch)`` folds. ``update`` converts the same way
+(:func:`convert`) but leaves the value checks to the folding kernel's pass
+(:func:`raise_rejected` then names the first bad value).
 """
 
 from __future__ import annotations

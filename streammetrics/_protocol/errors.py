@@ -1,21 +1,12 @@
 """The exceptions of streammetrics: one type per kind of bad condition.
 
-Every exception here subclasses the built-in one a caller would catch
-(``ValueError``), so ``except ValueError`` keeps working; the subclasses let
-the command, the Dask layer and user code read *what* was wrong from
-attributes instead of parsing the message.
-
-* :class:`BadValueError`: a value at a position of an argument, e.g.
-  ``p[17] = 1.3: probabilities must lie in [0, 1]``;
-* :class:`BadShapeError`: arguments of the wrong shape or of different lengths;
-* :class:`NoObservationsError`: a score asked of an empty accumulator or input;
-* :class:`SettingsMismatchError`: merging accumulators whose settings differ;
-* :class:`StateFileError`: a state file (or state dict) that is corrupt,
-  truncated, foreign or inconsistent;
-* :class:`CountOverflowError`: counts that would pass the ``int64`` range;
-* :class:`NoWeightsError`: sample weights given to scores that take none.
-
-Wrong *types* stay ``TypeError``.
+Each subclasses the built-in a caller catches (``ValueError``; wrong types
+stay ``TypeError``) and carries attributes that say what was wrong:
+:class:`BadValueError` (a value at a position, ``p[17] = 1.3: ...``),
+:class:`BadShapeError`, :class:`NoObservationsError`,
+:class:`SettingsMismatchError`, :class:`StateFileError`,
+:class:`CountOverflowError`, :class:`NoWeightsError` and
+:class:`WeightOverflowError`.
 """
 
 from __future__ import annotations
@@ -48,29 +39,11 @@ def value_repr(v: Any) -> str:
 class BadValueError(ValueError):
     """A bad value at one position of an argument.
 
-    Attributes
-    ----------
-    argument : str
-        The argument's name (``"y"``, ``"p"``, ``"sample_weight"``, ...).
-    index : int or tuple of int
-        The first offending position: a row, or ``(row, column)`` in a matrix.
-    value : object
-        The offending value (a Python scalar).
-    problem : str
-        What is wrong with it, e.g. ``"labels must be 0 or 1"``.
-    relation : str
-        How the value is introduced in the message: ``"="`` (the value
-        itself) or e.g. ``"sums to"`` (a quantity computed from the row).
-    context : str or None
-        Where the batch came from (e.g. ``"partition 3 (rows from 6000)"``),
-        prefixed to the message.
-    hint : str or None
-        What to change when the value is probably right but the call is not
-        (``"to cut scores into labels, pass threshold="``), appended to the
-        message in parentheses.
-
-    The message is ``"{context}: {argument}[{index}] {relation} {value!r}:
-    {problem} ({hint})"``:
+    Attributes: ``argument`` (``"y"``, ...), ``index`` (a row, or ``(row,
+    column)``), ``value``, ``problem``, ``relation`` (``"="`` or e.g. ``"sums
+    to"``), ``context`` (where the batch came from) and ``hint`` (what to
+    change). The message is ``"{context}: {argument}[{index}] {relation}
+    {value!r}: {problem} ({hint})"``:
 
     >>> err = BadValueError("p", 17, 1.3, "probabilities must lie in [0, 1]")
     >>> str(err)

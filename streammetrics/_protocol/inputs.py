@@ -1,23 +1,14 @@
 """Declared inputs: what an accumulator's ``update`` takes.
 
-Every accumulator declares its positional arguments as a tuple of
-:class:`Input` objects (``BinaryConfusion``: ``Labels01("y"), Labels01("p")``;
-with a threshold, ``Labels01("y"), Finite("p", "scores")``). An input knows
-
-* how to *convert* an array-like to the one or two dtypes its kernels read
-  (shape and type errors are raised here);
-* how to *check* the converted values, returning the first offending position
-  as a :class:`~.errors.BadValueError`;
-* its *domain*: what the converted values are known to be once checked
-  (0/1 labels, probabilities, finite reals, class codes ``0..k-1``, ...).
-  A batch checked for one domain serves every consumer whose domain contains
-  it: probabilities are finite reals, so a batch prepared for
-  ``ProbabilityScores`` also feeds ``BinaryConfusion(threshold=0.5)`` and
-  ``RankAUC`` without another conversion or check.
-
-The batch prepared for declared inputs (:class:`~.batch.Batch`,
-:func:`~.batch.prepare`, :func:`~.batch.convert`, :func:`~.batch.raise_rejected`)
-lives in :mod:`.batch`; those names are importable from here too.
+Every accumulator declares its positional arguments as :class:`Input` objects
+(``BinaryConfusion``: ``Labels01("y"), Labels01("p")``). An input converts an
+array-like to the dtypes its kernels read (shape and type errors raise here),
+checks the converted values (the first bad one as a
+:class:`~.errors.BadValueError`), and has a *domain*: what its values are once
+checked. A batch checked for one domain serves every consumer whose domain
+contains it (probabilities are finite reals: a batch prepared for
+``ProbabilityScores`` also feeds ``RankAUC``). :mod:`.batch` holds the
+prepared batch; its names are importable from here too.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """Read-only results of ``finalize()`` and how each kind renders itself.
 
-A :class:`Result` is a read-only mapping of score names to values, reached as
-attributes (``r.f1``) or keys (``r["f1"]``). Each result type also knows how
-to render its section of a report: :meth:`Result.section` gives the lines of
-the text report, :meth:`Result.report_values` the values it contributes to the
-report's flat mapping and JSON, and :meth:`Result.plot` the pictures it can
-draw. The defaults render any result (scalars as ``name  value`` lines, per
-class arrays as a table, matrices as a grid), so a new accumulator appears in
-every report without code there; result types override them where a better
-picture exists (the binary confusion grid, the AUC's bounds).
-
-The formatting primitives live here too: :func:`fmt_number`, :func:`grid`,
-:func:`per_class`, :func:`jsonable`.
+A :class:`Result` is a read-only mapping of score names to values (``r.f1``
+or ``r["f1"]``) that renders its report section (:meth:`Result.section`,
+:meth:`Result.report_values`, :meth:`Result.plot`); the defaults render any
+result, so a new accumulator appears in every report without code there.
+The formatting primitives live here too.
 """
 
 from __future__ import annotations
@@ -24,7 +17,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["Result", "RenderContext", "safe", "fmt_number", "grid", "per_class", "jsonable"]
+__all__ = ["Result", "LabeledResult", "RenderContext", "safe", "fmt_number", "grid", "per_class", "jsonable"]
 
 
 def safe(x):
@@ -356,3 +349,24 @@ class Result(Mapping):
     def _repr_html_(self) -> str:
         return (f"<table><caption>{html.escape(self._kind)}</caption>"
                 + "".join(self.html_rows()) + "</table>")
+
+
+class LabeledResult(Result):
+    """A result of per-class (or per-label) arrays whose rows are named by ``meta["labels"]``."""
+
+    __slots__ = ()
+
+    def report_values(self):
+        out = super().report_values()
+        labels = self._meta.get("labels")
+        if labels is not None:
+            out["labels"] = list(labels)
+        return out
+
+    def section(self, ctx: RenderContext, names=None) -> list[str]:
+        fields = [k for k in self.report_values() if k != "labels"]
+        lines = self._scalar_lines(fields, names) + self._array_lines(fields, ctx, names)
+        if self.weighted:
+            column = f" (column {ctx.weight_column!r})" if ctx.weight_column else ""
+            lines.append(f"  counts are sums of sample weights{column}")
+        return lines

@@ -9,22 +9,12 @@ An accumulator lists its state as :class:`Field` declarations::
     )
 
 From that the base class derives the empty state, merging, the checks of a
-state read from a file, copying, equality, pickling and saving. A shape entry
-is an ``int``, the name of a setting (``"n_classes"``) or ``None`` (any length;
-the accumulator's own ``_check_state`` then says which lengths fit). Merge
-rules:
-
-* ``"sum"``: the arrays are added (counts);
-* ``"pairs"``: compensated ``(m, 2)`` pairs added row by row; an empty
-  ``(0, 2)`` array takes the other side's pairs (weights not seen yet);
-* ``"max"``: the elementwise maximum;
-* ``"custom"``: merged by the accumulator's ``_merge_custom`` (Chan's formula
-  for moments, sorted runs, ...).
-
-A field declared ``optional=True`` was added after states were first saved: a
-state read from outside may lack it, and it then starts empty (zeros), so an
-older file still loads; the accumulator says what an empty optional field
-means (e.g. "the squared weights of these rows are not known").
+loaded state, copying, equality, pickling and saving. A shape entry is an
+``int``, a setting's name (``"n_classes"``) or ``None`` (any length). Merge
+rules: ``"sum"`` (added), ``"pairs"`` (compensated ``(m, 2)`` pairs; an empty
+``(0, 2)`` takes the other side's), ``"max"`` and ``"custom"``
+(``_merge_custom``). A field declared ``optional=True`` was added after states
+were first saved: an older state lacking it loads with it empty (zeros).
 """
 
 from __future__ import annotations

@@ -1,22 +1,17 @@
 """The state file: a zip of plain ``.npy`` arrays with a JSON header, no pickle.
 
-A file holds one accumulator's state (``Accumulator._state``) as numpy's
-``.npz`` layout plus a member ``__header__.npy`` of UTF-8 JSON::
+A file holds one accumulator's state in numpy's ``.npz`` layout plus a member
+``__header__.npy`` of UTF-8 JSON::
 
     {"format": "streammetrics-state", "version": 1,
      "class": "BinaryConfusion", "settings": {"threshold": 0.5}}
 
-Reading never unpickles (object arrays are refused), so loading an untrusted
-file cannot run code; every entry is then checked against the class's declared
-state before an accumulator is built from it.
-
-Reading is bounded by the file itself. Files are written uncompressed, so a
-compressed member, or one whose ``.npy`` header declares more (or fewer)
-bytes than the member stores, is refused before anything is allocated: what
-``read`` allocates never exceeds the file's size (plus the small header
-copies). The JSON header is at most :data:`MAX_HEADER_BYTES` long and
-:data:`MAX_DEPTH` deep, its integers fit ``int64`` and its floats are finite.
-Every failure is a :class:`~.errors.StateFileError` (a ``ValueError``).
+Reading never unpickles and is bounded by the file: files are written
+uncompressed, so a compressed member or one whose ``.npy`` header disagrees
+with its size is refused before anything is allocated. The header is at most
+:data:`MAX_HEADER_BYTES` long and :data:`MAX_DEPTH` deep, its integers fit
+``int64``, its floats are finite. Every failure is a
+:class:`~.errors.StateFileError`.
 """
 
 from __future__ import annotations
@@ -66,7 +61,7 @@ def _import_all() -> None:
     once its module is imported."""
     import streammetrics
 
-    streammetrics._import_all()
+    streammetrics.import_all()
 
 
 def registry() -> dict:

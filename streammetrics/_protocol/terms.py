@@ -1,56 +1,36 @@
 """Declared row terms: how a linear accumulator's state is a sum over its rows.
 
-Many states are sums of per-row terms: a binary confusion adds each row's
-weight to the count of its cell, a reliability table adds the weight, the
-probability and the outcome to the totals of the row's bin. Such an
-accumulator declares its terms, and every wrapper that folds rows into many
-states at once reads only that declaration: :class:`~streammetrics.Sliced`
-folds a batch into every slice's state with one grouped kernel, and
-:class:`~streammetrics.Bootstrap` into every replicate's with one replicate
-kernel, whatever the class. A new linear accumulator is fast in both once it
-declares its terms; nothing in the wrappers names it.
+A binary confusion adds each row's weight to its cell; a reliability table adds
+the weight, the probability and the outcome to the totals of the row's bin.
+Such an accumulator declares its terms in ``row_terms()`` (a :class:`RowTerms`)
+and adds summed terms into its state in ``_add_sums(sums, state)``. Wrappers
+read only that declaration: :class:`~streammetrics.Sliced` sums a batch's terms
+per slice with one grouped kernel, :class:`~streammetrics.Bootstrap` per
+replicate with one replicate kernel, whatever the class.
 
-Declaring
----------
-The state is laid out on ``size`` *slots*; each row adds ``width`` terms, a
-term being a slot and a value. An accumulator returns a :class:`RowTerms`
-from ``row_terms()`` and adds summed slots into its state in
-``_add_sums(sums, state)``:
+The state is laid out on ``size`` slots; each row adds ``width`` terms (a slot
+and a value):
 
-* ``fill(batch, lo, slots, values, col, base)`` runs the class's own terms
-  kernel: for rows ``lo .. lo + m - 1`` of the batch (``m`` the rows of
-  ``slots``) it writes the slots (``base`` added) into columns
-  ``col .. col + width - 1`` of ``slots`` (``int32[m, P]``) and the values
-  into ``values`` (``float64[m, P]``). It checks the rows as the class's fold
-  does and returns the same status: 0, or the code of a bad value (the
-  wrapper then reports the value, having written nothing).
-* ``rows``: the first ``rows`` slots count the rows: each row adds the value
-  1 to exactly one of them (its cell, its bin, or one slot of every row).
-* ``counted``: which slots are counted exactly (their terms, whose values
-  are ones, are counted as integers): the cells of unweighted rows, the rows
-  of each bin. The first ``rows`` slots always are.
-* ``counts_only``: unweighted rows are described by the counts alone (no
-  float sums are formed for them).
-* ``second``: per slot, the second moment the intervals need, or 0: 1 sums
-  ``w v**2``, 2 sums ``w**2 v**2`` (the squared weights of a slot of ones).
+* ``fill(batch, lo, slots, values, col, base)`` runs the class's terms kernel
+  for rows ``lo .. lo + m - 1``: slots (``base`` added) into columns
+  ``col .. col + width - 1`` of ``slots`` (``int32[m, P]``), values into
+  ``values`` (``float64[m, P]``). It checks the rows as the class's fold does
+  and returns the same status (0, or the code of a bad value).
+* ``rows``: each row adds 1 to exactly one of the first ``rows`` slots.
+* ``counted``: the slots counted exactly as integers (always the first ``rows``).
+* ``counts_only``: unweighted rows are described by the counts alone.
+* ``second``: per slot, the second moment the intervals need: 0 none, 1 sums
+  ``w v**2``, 2 sums ``w**2 v**2``.
 
-A slot takes its terms from one column (the sums then follow the rows'
-order). An Evaluator's terms are its linear members', side by side
-(``complete`` is false when it has other members, which ``fold_rest``
-folds; ``takes(batch)`` says whether a batch serves them all).
+An Evaluator's terms are its linear members', side by side (``complete`` is
+false when it has other members, which ``fold_rest`` folds).
 
-The wrappers sum a batch's terms per group (slice or replicate) into a
-:class:`Sums`: ``ints`` (the counts of the counted slots, integers of shape
-``(G, size)``), ``pairs`` (``w v`` per slot as compensated pairs,
-``float64[G, size, 2]``; ``None`` for unweighted rows of a
-``counts_only`` class), ``second`` (the second
-moments as pairs, ``None`` where not kept: the bootstrap's replicates keep
-none), ``rows`` (``int64[G]``) and ``weighted``. ``_add_sums(sums, state)``
-adds them into ``state``: the accumulator's fields, each with a leading axis
-of ``G`` states (numpy's ``...`` or ``[:, k]`` indexing serves one state and
-many alike). :func:`add_pairs` and :func:`add_second` add pairs.
-
-For :class:`~streammetrics.BinaryConfusion`::
+The wrappers pass summed terms as :class:`Sums`: ``ints`` (counts of the counted
+slots, ``(G, size)``), ``pairs`` (``w v`` per slot as compensated pairs,
+``float64[G, size, 2]``, ``None`` for unweighted rows of a ``counts_only``
+class), ``second`` (pairs, or ``None``), ``rows`` (``int64[G]``) and
+``weighted``. ``state`` holds the accumulator's fields with a leading axis of
+``G`` states. For :class:`~streammetrics.BinaryConfusion`::
 
     def row_terms(self):
         return RowTerms(4, 1, self._terms, rows=4, counts_only=True, second=(2, 2, 2, 2))
@@ -63,15 +43,9 @@ For :class:`~streammetrics.BinaryConfusion`::
         add_pairs(st["wsums"], sums.pairs)
         ...
 
-The counts are then exact and the sums compensated, as in the class's own
-fold (they agree with it to a few ulps: the rows of a slice are summed as
-they come). An accumulator whose state is not a sum of terms (moments merged
-by Chan's formula, rank states) declares none and is folded state by state.
-
-Adding a linear accumulator is then: its terms kernel and fold in
-``_kernels/``, its class with ``fields``, ``row_terms`` and ``_add_sums``,
-its name in ``streammetrics/__init__.py``, and one row in
-``tests/registry.py`` (the protocol tests, sliced and bootstrapped).
+Counts are then exact and sums compensated (to a few ulps of the class's own
+fold). A state that is not a sum of terms (moments merged by Chan's formula,
+rank states) declares none and is folded state by state.
 """
 
 from __future__ import annotations

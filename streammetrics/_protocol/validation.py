@@ -1,19 +1,12 @@
 """Conversion at the edge of the public API: array-likes to a few numpy dtypes.
 
-The helpers here
-
-* accept lists, numpy arrays and anything exposing ``__array__``,
-  ``__array_interface__`` or ``__dlpack__`` (torch CPU tensors, jax arrays,
-  pandas/polars columns), ``memoryview`` and ``array.array`` buffers, without
-  copying when the memory can be shared;
-* convert to a small fixed set of dtypes (``uint8``/``int64``/``float64`` for
-  labels, ``float64`` for reals and weights, ``int64`` for classes) so that
-  Numba compiles few specializations of each kernel;
-* raise ``TypeError`` for wrong types and :class:`~.errors.BadShapeError` for
-  wrong shapes.
-
-Value checks (is every label 0 or 1?) belong to the declared inputs of
-:mod:`.inputs`, which use these helpers to convert.
+Lists, numpy arrays and anything exposing ``__array__``,
+``__array_interface__`` or ``__dlpack__`` (torch CPU tensors, pandas/polars
+columns, buffers) are read without a copy where possible, into a small set of
+dtypes (``uint8``/``int64``/``float64`` labels, ``float64`` reals and weights,
+``int64`` classes) so Numba compiles few specializations. Wrong types raise
+``TypeError``, wrong shapes :class:`~.errors.BadShapeError`; value checks
+belong to the declared inputs of :mod:`.inputs`.
 """
 
 from __future__ import annotations

@@ -8,9 +8,78 @@ extra and the template that checked it.
 
 from __future__ import annotations
 
+from typing import Any
+
+from . import statefile
+from .base import Accumulator
 from .inputs import Batch, Input, InputTuple
 
-__all__ = ["Packed", "pack", "unpack"]
+__all__ = ["KeysInput", "Packed", "TemplateWrapper", "pack", "unpack"]
+
+
+class KeysInput(Input):
+    """A wrapper's own argument beside the template's: slice keys, row keys."""
+
+    def __init__(self, name: str, what: str):
+        super().__init__(name)
+        self.what = what
+        self.domain = (what,)
+
+    def takes_form(self, x) -> bool:
+        return True
+
+
+class TemplateWrapper:
+    """What ``Sliced`` and ``Bootstrap`` share: an empty copy of a template whose
+    settings define every state they hold, saved by its class name and settings
+    beside the wrapper's own settings (``_own_settings``: name -> default)."""
+
+    fields = ()
+    #: an Evaluator member takes y and p; a wrapper takes its keys too
+    _takes_keys = True
+    _own_settings: dict = {}
+
+    def _wrap(self, template, each: str) -> None:
+        if not isinstance(template, Accumulator):
+            raise TypeError(f"template must be an accumulator or an Evaluator, got {type(template).__name__}")
+        if template.n:
+            raise ValueError(f"template must be empty: its settings define every {each}'s accumulator")
+        self._template = template.copy()
+        self.headline = tuple(self._template.headline)
+
+    @property
+    def template(self) -> Accumulator:
+        """An empty copy of the template."""
+        return self._template.copy()
+
+    def _settings(self) -> dict[str, Any]:
+        t = self._template
+        return {"template": {"class": type(t).__name__, "settings": t.settings},
+                **{k: getattr(self, k) for k in self._own_settings}}
+
+    @classmethod
+    def _from_settings(cls, settings: dict[str, Any]):
+        spec = settings.get("template") if isinstance(settings, dict) else None
+        known = statefile.registry()
+        if not isinstance(spec, dict) or known.get(spec.get("class")) is None:
+            raise ValueError("the template is not a known accumulator")
+        if not isinstance(spec.get("settings"), dict):
+            raise ValueError("the template has invalid settings")
+        extra = set(settings) - {"template", *cls._own_settings}
+        if extra:
+            raise ValueError(f"unknown settings {sorted(extra)}")
+        template = known[spec["class"]].from_settings(spec["settings"])
+        return cls(template, **{k: settings.get(k, v) for k, v in cls._own_settings.items()})
+
+    def reset(self):
+        """Forget every row; return ``self``."""
+        with self._guard:
+            self._init_parts()
+        return self
+
+    def _inner(self) -> str:
+        """The template as ``repr`` names it, without its rows."""
+        return repr(self._template).rsplit(": n=", 1)[0]
 
 
 class Packed:

@@ -8,15 +8,14 @@ from typing import Any
 import numpy as np
 
 from .._kernels.bootstrap import POISSON1_CUTS, poisson_weights, replicate_sums
-from .._protocol import statefile
 from .._protocol.base import Accumulator, locked, check_ci
 from .._protocol.errors import StateFileError, WeightOverflowError
-from .._protocol.inputs import Batch, Input, raise_rejected
+from .._protocol.inputs import Batch, raise_rejected
 from .._protocol.result import Result
 from .._protocol.state import concatenated_parts, reserve
 from .._protocol.terms import Sums
 from .._protocol.validation import as_1d
-from .._protocol.wrapped import pack, unpack
+from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
 from .ranks import (DEFAULT_GRID, RankRows, band_grid, check_int, check_rank_rows, pool, ranked_member,
                     read_curve, replica_template, workers)
 
@@ -34,16 +33,6 @@ LINEAR_CHUNK = 1 << 17
 MAX_SLOTS = 768
 
 _EMPTY_KEYS = np.zeros(0, np.int64)
-
-
-class RowKeys(Input):
-    """The ``key`` argument of :meth:`Bootstrap.update`: one int64 row id per row."""
-
-    domain = ("row_keys",)
-    what = "row keys"
-
-    def takes_form(self, x) -> bool:
-        return True
 
 
 class _Parsed:
@@ -76,7 +65,7 @@ def _scalar_scores(result) -> dict[str, float]:
             if isinstance(v, (float, np.floating)) and not isinstance(v, bool)}
 
 
-class Bootstrap(Accumulator):
+class Bootstrap(TemplateWrapper, Accumulator):
     """Percentile bootstrap intervals for any accumulator that takes sample weights.
 
     ``Bootstrap(template)`` keeps ``replicates`` copies of the template, each
@@ -93,67 +82,39 @@ class Bootstrap(Accumulator):
         The seed of the replicate weights (0 <= seed < 2**64).
 
     ``update(*arrays, sample_weight=None, key=None)`` takes the template's
-    arrays, their weights and ``key``: an integer row id per row (or pass it
-    as one extra positional column). Row ``i``'s weight in replicate ``r`` is
-    a Poisson(1) count drawn from a hash of ``(seed, key[i], r)`` times its own
-    weight, so a row weighs the same whatever the batching, the sharding or
-    the order of merges: with keys, shards folded anywhere and merged in any
-    order give exactly the state of one stream (exact counts for a count-based
-    template such as :class:`~streammetrics.BinaryConfusion`). Without
-    ``key``, a row's position in this accumulator's stream (a row counter in
-    its state) is its key: any batching of one stream gives the same state,
-    but shards each count from 0 and so reuse keys; give keys when sharding.
+    arrays, weights and ``key``, an integer row id per row (or one extra
+    positional column). Row ``i``'s weight in replicate ``r`` is a Poisson(1)
+    count drawn from a hash of ``(seed, key[i], r)`` times its own weight, so
+    shards folded anywhere and merged in any order give exactly the state of
+    one stream. Without ``key`` a row's position in this accumulator's stream
+    is its key: give keys when sharding.
 
     Returns (``finalize(ci=0.95)``)
     -------------------------------
-    A :class:`~streammetrics.Result` holding the template's scores on the rows
-    as given (for an Evaluator, its report's flat fields) and, beside each
-    scalar float score, ``<score>_ci_lower`` and ``<score>_ci_upper``: the
-    ``(1 - ci) / 2`` and ``(1 + ci) / 2`` quantiles of the score over the
-    replicates. A replicate whose result is undefined (e.g. every weight drawn
-    0) is skipped; ``replicates_used`` counts those that were not. A score
-    that is NaN in a replicate is left out of that score's interval. A score
-    that no replicate defines (``replicates_used`` 0, as on a batch of a
-    row or two) has no interval: both its bounds are NaN, by design, rather
-    than a number no resample supports.
+    The template's scores on the rows as given (an Evaluator's flat fields)
+    and, beside each scalar float score, ``<score>_ci_lower`` and
+    ``<score>_ci_upper``: the ``(1 - ci) / 2`` and ``(1 + ci) / 2`` quantiles
+    over the replicates. A replicate whose result is undefined is skipped
+    (``replicates_used`` counts the others); a NaN score is left out of its
+    interval; a score no replicate defines has NaN bounds.
 
     Notes
     -----
-    A batch is checked once by the template's ``prepare`` (a rejected batch
-    changes nothing). A template that declares its row terms (see
-    :mod:`streammetrics._protocol.terms`: the binary confusion, probability
-    scores, calibration of up to :data:`MAX_SLOTS` slots, top-k, multiclass
-    confusion, and an Evaluator's members that declare them) is folded in one
-    kernel pass that adds every row's terms into all replicates' sums,
-    weighted by its Poisson counts (those replicates keep no squared weights
-    or second moments: they serve the percentile intervals only; counts that
-    no weight changes, such as a calibration bin's rows, are taken once for
-    all). An exact
-    :class:`~streammetrics.RankAUC` (``max_bins=None``; the template, or one
-    member of an Evaluator such as the binary preset's AUC) keeps no rank
-    state per replicate: the bootstrap keeps its rows (score, label, key and
-    weight: 17 bytes a row, 25 with weights, in memory whatever
-    ``max_memory`` says) and, at finalize, sorts them once and walks down the
-    scores drawing each row's weight in every replicate, which gives every
-    replicate's AUC and average precision (the rank state of a replicate is
-    rebuilt, one at a time, only for :meth:`roc_band` and :meth:`pr_band`).
-    Other templates (and an Evaluator's other members) are folded replicate
-    by replicate, in
-    chunks whose weight block (replicates x rows, float64) stays under 64 MB,
-    at the cost of the template's update times ``replicates``. A large batch
-    is folded in groups of replicates on several threads (up to 8, one per
-    core), which gives the same state as one thread.
+    A template that declares its row terms (:mod:`streammetrics._protocol.terms`;
+    up to :data:`MAX_SLOTS` slots) is folded in one kernel pass adding every
+    row's terms into all replicates, weighted by its Poisson counts (the
+    replicates keep no second moments: they serve percentile intervals only).
+    An exact :class:`~streammetrics.RankAUC` (the template, or an Evaluator's
+    member) keeps no rank state per replicate: the bootstrap keeps the rows
+    (17 bytes a row, 25 with weights) and at finalize walks them once, sorted,
+    for every replicate's AUC and average precision. Other templates are
+    folded replicate by replicate, in chunks of at most 64 MB of weights, on
+    up to 8 threads (the same state as one thread).
 
-    Row ``i``'s count in replicate ``r`` is Poisson(1) up to the 2**-32
-    rounding of its probabilities: the number of cut points
-    ``round(2**32 P(X <= k))`` that a 32-bit uniform reaches, the uniform one
-    half of a splitmix64 mix of the row's hash and ``r // 2``.
-
-    :meth:`roc_band` and :meth:`pr_band` give pointwise percentile bands
-    around the ROC and precision-recall curves of a rank state (a
-    :class:`~streammetrics.RankAUC` template or an Evaluator's AUC member);
-    :meth:`point_result` the template's own result (an Evaluator's report,
-    with its curves and plots).
+    A count is Poisson(1) up to the 2**-32 rounding of its probabilities (a
+    32-bit uniform from a splitmix64 mix of the row's hash and ``r // 2``).
+    :meth:`roc_band` and :meth:`pr_band` give pointwise percentile bands of a
+    rank state's curves; :meth:`point_result` the template's own result.
 
     Examples
     --------
@@ -168,36 +129,29 @@ class Bootstrap(Accumulator):
     (True, 100)
     """
 
-    fields = ()
-    #: an Evaluator member takes y and p; a bootstrap takes row keys too
-    _takes_keys = True
     intervals = True
+    _own_settings = {"replicates": DEFAULT_REPLICATES, "seed": 0}
 
     def __init__(self, template: Accumulator, replicates: int = DEFAULT_REPLICATES, seed: int = 0):
-        if not isinstance(template, Accumulator):
-            raise TypeError(f"template must be an accumulator or an Evaluator, got {type(template).__name__}")
-        if getattr(template, "_takes_keys", False):
+        if isinstance(template, TemplateWrapper):
             raise TypeError(f"template must not be a {type(template).__name__} accumulator: it takes keys "
                             "beside its arrays (bootstrap the plain accumulator instead)")
-        if not template.takes_weights:
+        if isinstance(template, Accumulator) and not template.takes_weights:
             raise TypeError(f"template {type(template).__name__} takes no sample weights, which the "
                             "bootstrap needs (each replicate reweights the rows)")
-        if template.n:
-            raise ValueError("template must be empty: its settings define every replicate's accumulator")
+        self._wrap(template, "replicate")
         self.replicates = check_int("replicates", replicates, 1, 1 << 20)
         self.seed = check_int("seed", seed, 0, (1 << 64) - 1)
-        self._template = template.copy()
-        self.inputs = (*self._template.inputs, RowKeys("key"))
-        self.headline = tuple(self._template.headline)
+        self.inputs = (*self._template.inputs, KeysInput("key", "row keys"))
         self._ranked = ranked_member(self._template)
         self._replica_template = replica_template(self._template, self._ranked)
         self._linear = _linear_terms(self._replica_template)
         self._template_fields = self._template.copy().reset().state_dict()
         self._replica_fields = ({} if self._replica_template is None
                                 else self._replica_template.copy().reset().state_dict())
-        self._init_replicas()
+        self._init_parts()
 
-    def _init_replicas(self) -> None:
+    def _init_parts(self) -> None:
         self._rows = 0
         self._point = self._template.copy()
         rt = self._replica_template
@@ -207,32 +161,6 @@ class Bootstrap(Accumulator):
                     f"the settings declare {self.replicates} replicates of {size} bytes each")
         self._replicas = [] if rt is None else [rt.copy() for _ in range(self.replicates)]
         self._ranks = RankRows()
-
-    # ------------------------------------------------------------- settings
-    @property
-    def template(self) -> Accumulator:
-        """An empty copy of the template."""
-        return self._template.copy()
-
-    def _settings(self) -> dict[str, Any]:
-        t = self._template
-        return {"template": {"class": type(t).__name__, "settings": t.settings},
-                "replicates": self.replicates, "seed": self.seed}
-
-    @classmethod
-    def _from_settings(cls, settings: dict[str, Any]):
-        spec = settings.get("template") if isinstance(settings, dict) else None
-        known = statefile.registry()
-        if not isinstance(spec, dict) or known.get(spec.get("class")) is None:
-            raise ValueError("the template is not a known accumulator")
-        if not isinstance(spec.get("settings"), dict):
-            raise ValueError("the template has invalid settings")
-        extra = set(settings) - {"template", "replicates", "seed"}
-        if extra:
-            raise ValueError(f"unknown settings {sorted(extra)}")
-        template = known[spec["class"]].from_settings(spec["settings"])
-        return cls(template, replicates=settings.get("replicates", DEFAULT_REPLICATES),
-                   seed=settings.get("seed", 0))
 
     # --------------------------------------------------------------- inputs
     def _split(self, arrays, key):
@@ -485,12 +413,6 @@ class Bootstrap(Accumulator):
                          _ranks=self._ranks.copy())
         return out
 
-    def reset(self):
-        """Forget every row; return ``self``."""
-        with self._guard:
-            self._init_replicas()
-        return self
-
     # -------------------------------------------------------------- finalize
     def _replicate_scores(self):
         """The point result, its scalar scores, and each replicate's scalar scores
@@ -516,6 +438,13 @@ class Bootstrap(Accumulator):
                 elif reps[r] is not None:
                     reps[r].update({k: v for k, v in got.items() if k in scores})
         return point, scores, reps
+
+    def replicate_scores(self):
+        """``(n, point, scores, replicates)`` read at once: the rows folded, the point
+        result, its scalar scores and each replicate's (``None`` where undefined);
+        what :func:`~streammetrics.compare` pairs."""
+        with self._guard:
+            return (self._rows, *self._replicate_scores())
 
     def _compute(self, ci: float = 0.95) -> Result:
         point, scores, reps = self._replicate_scores()
@@ -560,18 +489,12 @@ class Bootstrap(Accumulator):
     def roc_band(self, level=0.95, grid=DEFAULT_GRID):
         """A pointwise percentile band around the ROC curve: ``(fpr, tpr_lower, tpr_upper)``.
 
-        Each replicate's ROC curve (that of its rank state: a
-        :class:`~streammetrics.RankAUC` template, or an Evaluator's
-        ``RankAUC`` member) is read at the false positive rates ``fpr``,
-        linearly between its points (at a rate where the curve rises
-        vertically, its top); ``tpr_lower`` and ``tpr_upper`` are the
-        ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles over the
-        replicates at each rate. ``grid`` is the number of evenly spaced
-        rates on [0, 1] (default 101) or an increasing array of rates in
-        [0, 1]. A replicate with no positive or no negative is left out. The
-        band is pointwise (each rate's interval holds at ``level``; the whole
-        curve is not covered jointly). ``TypeError`` when the template holds
-        no rank state; ``ValueError`` when no replicate has both classes.
+        Each replicate's ROC curve (of the rank state: a RankAUC template or an
+        Evaluator's RankAUC member) is read at the rates ``fpr`` (``grid``: a
+        number of evenly spaced rates on [0, 1], default 101, or an increasing
+        array); the bounds are its ``(1 - level) / 2`` and ``(1 + level) / 2``
+        quantiles over the replicates with both classes. ``TypeError`` without
+        a rank state; ``ValueError`` when no replicate has both classes.
 
         >>> import numpy as np
         >>> from streammetrics import Bootstrap, RankAUC
@@ -589,13 +512,9 @@ class Bootstrap(Accumulator):
 
     def pr_band(self, level=0.95, grid=DEFAULT_GRID):
         """A pointwise percentile band around the precision-recall curve:
-        ``(recall, precision_lower, precision_upper)``.
-
-        Each replicate's curve is read at the recalls ``recall``: the
-        precision at the highest threshold whose recall reaches it (1 at
-        recall 0, the curve's end point); the band is the ``(1 - level) / 2``
-        and ``(1 + level) / 2`` quantiles over the replicates. ``level``,
-        ``grid`` and the replicates left out as for :meth:`roc_band`.
+        ``(recall, precision_lower, precision_upper)``, each replicate's
+        precision read at the highest threshold reaching each recall (as
+        :meth:`roc_band`).
 
         >>> import numpy as np
         >>> from streammetrics import Bootstrap, RankAUC
@@ -648,9 +567,7 @@ class Bootstrap(Accumulator):
         raise TypeError(f"a band needs a rank state: the template {type(t).__name__} holds no RankAUC")
 
     def __repr__(self) -> str:
-        t = self._template
-        inner = repr(t).rsplit(": n=", 1)[0]
-        return f"Bootstrap({inner}, replicates={self.replicates}, seed={self.seed}): n={self.n}"
+        return f"Bootstrap({self._inner()}, replicates={self.replicates}, seed={self.seed}): n={self.n}"
 
 
 def _linear_terms(template):

@@ -92,7 +92,7 @@ class BinaryResult(Result):
         )]
 
 
-def _score_formulas(tp, fp, fn, tn, total, to_float, sqrt) -> dict:
+def score_formulas(tp, fp, fn, tn, total, to_float, sqrt) -> dict:
     """The guarded scores of the specification, written once for Python numbers
     (``to_float=float, sqrt=math.sqrt``) and for numpy arrays of them alike:
     the same operations in the same order, so each element of an array is the
@@ -118,10 +118,14 @@ def _score_formulas(tp, fp, fn, tn, total, to_float, sqrt) -> dict:
     }
 
 
+#: the name the ranking queries import
+_score_formulas = score_formulas
+
+
 def binary_result(tp, fp, fn, tn, n: int, meta=None) -> BinaryResult:
     """The guarded scores of the specification from the four counts.
 
-    This is the only place these formulas are applied (:func:`_score_formulas`
+    This is the only place these formulas are applied (:func:`score_formulas`
     writes them): the one-shot functions and :class:`BinaryConfusion` both
     come here, and :func:`binary_score_columns` applies them to many count
     rows at once. Counts are Python ``int`` when unweighted (products exact,
@@ -140,7 +144,7 @@ def binary_result(tp, fp, fn, tn, n: int, meta=None) -> BinaryResult:
     if total == 0:
         raise ValueError("the sample weights sum to zero: every score is undefined")
     values = {"tp": counts[0], "fp": counts[1], "fn": counts[2], "tn": counts[3], "n": n}
-    values.update(_score_formulas(tp, fp, fn, tn, total, float, math.sqrt))
+    values.update(score_formulas(tp, fp, fn, tn, total, float, math.sqrt))
     return BinaryResult("BinaryScores", values, meta)
 
 
@@ -164,7 +168,7 @@ def binary_score_columns(counts: np.ndarray) -> dict[str, np.ndarray]:
     out = {name: counts[:, j].copy() for j, name in enumerate(("tp", "fp", "fn", "tn"))}
     small = total < _INT64_PRODUCTS
     for rows, c in ((small, counts[small]), (~small, counts[~small].astype(object))):
-        for name, v in _score_formulas(*c.T, c.sum(axis=1), _as_float, np.sqrt).items():
+        for name, v in score_formulas(*c.T, c.sum(axis=1), _as_float, np.sqrt).items():
             out.setdefault(name, np.empty(counts.shape[0], np.float64))[rows] = v
     return out
 

@@ -18,7 +18,7 @@ from .._kernels.multiclass import class_terms, count_classes, count_scratch, sum
 from .._protocol.base import Accumulator
 from .._protocol.errors import BadValueError, NoObservationsError
 from .._protocol.inputs import ClassIndices, ClassLabels, refuse_labels
-from .._protocol.result import RenderContext, Result, safe
+from .._protocol.result import LabeledResult, RenderContext, Result, safe
 from .._protocol.state import Field, count_total
 from .._protocol.terms import RowTerms, add_pairs
 from .._protocol.validation import as_1d, check_same_length, to_numpy
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-class MulticlassResult(Result):
+class MulticlassResult(LabeledResult):
     """The scores of a confusion matrix; per-class rows are named by the labels."""
 
     __slots__ = ()
@@ -68,21 +68,6 @@ class MulticlassResult(Result):
             present = np.ones(self.matrix.shape[0], bool)
         return averaged_rates(self.matrix, np.asarray(present, bool), b, average,
                               check_zero_division(zero_division))[2]
-
-    def report_values(self):
-        out = super().report_values()
-        labels = self._meta.get("labels")
-        if labels is not None:
-            out["labels"] = list(labels)
-        return out
-
-    def section(self, ctx: RenderContext, names=None) -> list[str]:
-        fields = [k for k in self.report_values() if k != "labels"]
-        lines = self._scalar_lines(fields, names) + self._array_lines(fields, ctx, names)
-        if self.weighted:
-            column = f" (column {ctx.weight_column!r})" if ctx.weight_column else ""
-            lines.append(f"  counts are sums of sample weights{column}")
-        return lines
 
     def plot(self, folder: str, ctx: RenderContext) -> list[str]:
         from ..report import plots
@@ -251,26 +236,18 @@ class MulticlassConfusion(Accumulator):
     ``balanced_accuracy``, ``mcc``, ``cohen_kappa`` and ``n`` (rows, zero
     weights included).
 
-    * Per-class rates use the specification's guard ``safe(x) = x + [x == 0]``:
-      a class never predicted has precision 0, a class absent from ``y`` has
-      recall 0, and F1 is 0 when both are 0. scikit-learn agrees with
-      ``zero_division=0``.
+    * Per-class rates use the guard ``safe(x) = x + [x == 0]`` (scikit-learn's
+      ``zero_division=0``).
     * ``macro_*`` averages over the classes that occurred in ``y`` or ``p``
-      (with any weight, zero included), which is what scikit-learn does with
-      its default ``labels=None``: a class declared in ``n_classes`` but never
-      seen neither helps nor hurts. ``weighted_*`` weights each class by its
-      support. ``micro_*`` all equal ``accuracy`` (single-label data).
+      (any weight), as scikit-learn's default ``labels=None``; ``weighted_*``
+      weights by support; ``micro_*`` all equal ``accuracy``.
     * ``balanced_accuracy`` is the mean recall over the classes present in
       ``y`` (support > 0), as scikit-learn's ``balanced_accuracy_score``.
       This differs from :class:`BinaryConfusion`, which follows the
       specification and lets a class absent from ``y`` contribute a guarded 0.
     * ``mcc`` is scikit-learn's multiclass ``matthews_corrcoef`` (0 when either
-      label vector is constant). ``cohen_kappa`` is ``(po - pe) / (1 - pe)``;
-      where scikit-learn returns NaN (every row in one class, in both ``y`` and
-      ``p``) the guard gives 0. Both are computed from exact Python integers
-      when unweighted, so no product overflows.
-    * Unweighted counts are exact ``int64``; weighted cells are compensated
-      float64 sums, so any batching or merge order agrees to ~1e-15.
+      label vector is constant). ``cohen_kappa`` is ``(po - pe) / (1 - pe)``,
+      0 where scikit-learn returns NaN (one class in both ``y`` and ``p``).
 
     Examples
     --------

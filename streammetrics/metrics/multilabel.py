@@ -21,7 +21,7 @@ from .._kernels.multilabel import (first_nonfinite_matrix, fold_labels, fold_lab
                                    fold_scores_weighted, label_terms)
 from .._protocol.base import Accumulator
 from .._protocol.inputs import LabelMatrix, LabelScores, first_not01_matrix
-from .._protocol.result import RenderContext, Result, safe
+from .._protocol.result import LabeledResult, RenderContext, Result, safe
 from .._protocol.state import Field, count_total, empty_state
 from .._protocol.terms import RowTerms, add_pairs
 from .rates import check_threshold, plain
@@ -66,27 +66,12 @@ def _check_n_labels(n_labels) -> int:
     return n_labels
 
 
-class MultilabelResult(Result):
+class MultilabelResult(LabeledResult):
     """Multilabel scores; per-label rows are named by the labels."""
 
     __slots__ = ()
     title = "Multilabel"
     counts = ("tp", "fp", "fn", "tn", "support", "n_pos", "n_neg")
-
-    def report_values(self):
-        out = super().report_values()
-        labels = self._meta.get("labels")
-        if labels is not None:
-            out["labels"] = list(labels)
-        return out
-
-    def section(self, ctx: RenderContext, names=None) -> list[str]:
-        fields = [k for k in self.report_values() if k != "labels"]
-        lines = self._scalar_lines(fields, names) + self._array_lines(fields, ctx, names)
-        if self.weighted:
-            column = f" (column {ctx.weight_column!r})" if ctx.weight_column else ""
-            lines.append(f"  counts are sums of sample weights{column}")
-        return lines
 
 
 class MultilabelRankResult(MultilabelResult):
@@ -386,11 +371,9 @@ class MultilabelRankAUC(Accumulator):
     """Streaming, mergeable, exact per-label AUC from an ``n x L`` score matrix.
 
     ``update(Y, S)`` takes ``Y``, an ``n x L`` 0/1 matrix of true labels, and
-    ``S``, an ``n x L`` matrix of finite scores (higher meaning "more likely
-    this label"). Each label's column is folded into its own exact
-    :class:`RankAUC`, and the flattened matrix (every cell a row, each row's
-    weight repeated over its ``L`` cells) into one more, for the micro
-    average.
+    ``S``, an ``n x L`` matrix of finite scores. Each label's column is folded
+    into its own :class:`RankAUC`, and the flattened matrix into one more
+    (the micro average).
 
     Parameters
     ----------
@@ -399,15 +382,12 @@ class MultilabelRankAUC(Accumulator):
     labels : sequence of hashable, optional
         Names of the columns, in order (for reports).
     max_bins : int, optional
-        ``None`` (the default) keeps every member exact. A number ``B`` makes
-        every member a bounded ``RankAUC(max_bins=B)`` (at most ``2 B``
-        entries of 48 bytes each, whatever the rows), and the result then
-        holds certified bounds (below).
+        ``None`` (the default) keeps every member exact; ``B`` makes every
+        member a bounded ``RankAUC(max_bins=B)`` and the result holds
+        certified bounds (below).
     max_memory : int or str, optional
         A memory budget (bytes, or a string such as ``"1GB"``) shared by the
-        members, each an exact ``RankAUC(max_memory=...)`` that spills its
-        sorted runs to temporary files past its share: the result is the
-        exact one. Excludes ``max_bins``.
+        exact members, which spill past their share. Excludes ``max_bins``.
 
     Returns (``finalize()``)
     ------------------------
@@ -424,20 +404,15 @@ class MultilabelRankAUC(Accumulator):
     n : int
         Rows folded in.
     auc_lower, auc_upper, macro_auc_lower, ..., micro_auc_upper
-        With ``max_bins`` only: bounds containing ``auc`` (per label) and
-        each average (each label's and the flattened matrix's bounds are
-        their member's ``auc_lower``/``auc_upper``; an average of the lower
-        bounds, with the same non-negative coefficients, bounds an average).
-        They equal the values while the scores fit the bins.
+        With ``max_bins`` only: bounds containing ``auc`` (per label) and each
+        average (the averages of the members' bounds); equal to the values
+        while the scores fit the bins.
 
     Notes
     -----
     A label with only positives or only negatives has AUC 0 (the
     specification's guard) and still enters the macro mean; scikit-learn
-    refuses such data with a ``ValueError``. ``weighted_auc`` is 0 when no
-    label is ever true. Memory is that of ``L + 1`` exact rank states: 24 bytes
-    per distinct score in each column and in the flattened matrix (with
-    ``max_bins``, at most ``2 B`` entries of 48 bytes each).
+    refuses such data. ``weighted_auc`` is 0 when no label is ever true.
 
     Examples
     --------
@@ -515,10 +490,11 @@ class MultilabelRankAUC(Accumulator):
             return 2
         # the whole batch is valid: no member can refuse its part
         k = self.n_labels
+        n = Y.shape[0]
         for j in range(k):
-            self._members[j]._fold((np.ascontiguousarray(Y[:, j]), np.ascontiguousarray(S[:, j])), w)
+            self._members[j].fold_status((np.ascontiguousarray(Y[:, j]), np.ascontiguousarray(S[:, j])), w, n)
         flat_w = np.repeat(w, k) if w.shape[0] else w
-        self._members[k]._fold((Y.reshape(-1), S.reshape(-1)), flat_w)
+        self._members[k].fold_status((Y.reshape(-1), S.reshape(-1)), flat_w, n * k)
         self._n += Y.shape[0]
         return 0
 
@@ -528,8 +504,7 @@ class MultilabelRankAUC(Accumulator):
     # ------------------------------------------------------------------- state
     @property
     def _state(self):
-        states = [m._state for m in self._members]
-        return self._join(states)
+        return self._join([m.state_dict() for m in self._members])
 
     def _join(self, states):
         out = {"n": np.array([self._n], np.int64),
@@ -562,8 +537,8 @@ class MultilabelRankAUC(Accumulator):
 
     def _load(self, state):
         self._n = int(state["n"][0])
-        for member, st in zip(self._members, self._split(state)):
-            member._load({f: np.array(a, copy=True) for f, a in st.items()})
+        self._members = [self._new_member().with_state({f: np.array(a, copy=True) for f, a in st.items()})
+                         for st in self._split(state)]
 
     def _check_state(self, state):
         k = self.n_labels
@@ -578,7 +553,7 @@ class MultilabelRankAUC(Accumulator):
         if int(state["n"][0]) > np.iinfo(np.int64).max // k:
             raise ValueError("the observation count times n_labels passes the int64 range")
         for m, st in enumerate(self._split(state)):
-            self._new_member()._checked(st)
+            self._new_member().load_state_dict(st)
             if m < k and count_total(st["counts"]) > int(st["n"][0]):
                 raise ValueError("a label's counts exceed the observation count")
 
@@ -587,15 +562,13 @@ class MultilabelRankAUC(Accumulator):
             # the rows still pending are sorted in first, so a merge adds one
             # run to another whether this side was folded or loaded: the same
             # shards merged in the same order give identical sums of weights
-            member._flush()
-            member._merge_state(st)
+            member.flush()
+            member.merge(self._new_member().with_state({f: np.array(a, copy=True) for f, a in st.items()}))
         self._n += int(other["n"][0])
 
     def _clone(self):
-        out = MultilabelRankAUC(self.n_labels, labels=self.labels, max_bins=self.max_bins,
-                                max_memory=self.max_memory)
-        out._n = self._n
-        out._members = [m._clone() for m in self._members]
+        out = self._empty_like()
+        vars(out).update(_n=self._n, _members=[m.copy() for m in self._members])
         return out
 
     def flush(self):
@@ -608,7 +581,7 @@ class MultilabelRankAUC(Accumulator):
     # ----------------------------------------------------------------- results
     def _compute(self) -> Result:
         k = self.n_labels
-        results = [m._compute() for m in self._members]
+        results = [m.finalize() for m in self._members]
         auc = np.array([r.auc for r in results[:k]], np.float64)
         n_pos = np.array([r.n_pos for r in results[:k]])
         n_neg = np.array([r.n_neg for r in results[:k]])

@@ -162,24 +162,16 @@ class ProbabilityScores(Accumulator):
     n : int
         Rows folded in.
     log_loss_ci_lower, log_loss_ci_upper, brier_ci_lower, brier_ci_upper : float
-        With ``finalize(ci=level)`` only: normal-approximation (central limit)
-        intervals of the two means, ``mean -/+ z s / sqrt(n)``, ``s`` the
-        sample standard deviation of the per-row terms from their second
-        moments kept in the state, ``n`` the row count, or with weights
-        Kish's effective size ``(sum w)**2 / sum w**2`` (see
-        :func:`mean_interval`); clipped below at 0 (and the Brier score above
-        at 1). A state saved before the second moments were kept refuses
-        ``ci`` with a ``ValueError``.
+        With ``finalize(ci=level)`` only: normal intervals of the two means
+        (:func:`mean_interval`), clipped to [0, inf) (Brier to [0, 1]). A
+        state saved before the second moments were kept refuses ``ci``.
 
     Notes
     -----
-    Log loss floors the probability given to the observed outcome at 1e-12
-    (``max(p, 1e-12)`` for a positive, ``max(1 - p, 1e-12)`` for a negative), as
-    the specification does, so one certain-and-wrong prediction costs
-    ``-ln(1e-12) = 27.63`` rather than infinity. scikit-learn clips at the
-    float64 machine epsilon instead (about 2.2e-16, a cost of 36.04), so the two
-    differ only on predictions within 1e-12 of 0 or 1. Totals are compensated
-    sums, so 1e7 streamed terms agree with ``math.fsum`` to about 1e-15.
+    Log loss floors the probability of the observed outcome at 1e-12, as the
+    specification does (a certain-and-wrong row costs 27.63, not infinity);
+    scikit-learn clips at the float64 epsilon, so the two differ only within
+    1e-12 of 0 or 1.
 
     Examples
     --------
@@ -283,11 +275,9 @@ class ClassProbabilityScores(Accumulator):
     Notes
     -----
     ``log_loss`` is the mean of ``-ln(max(P[i, y_i], 1e-12))`` (the
-    specification's floor; scikit-learn's ``log_loss`` clips at the float64
-    epsilon instead and renormalises rows). ``brier`` is the mean over rows of
-    ``sum_k (P[i, k] - [y_i == k])**2``, Brier's original multiclass score,
-    which for two classes is twice the binary Brier score (scikit-learn's
-    ``brier_score_loss`` is the binary one). Totals are compensated sums.
+    specification's floor). ``brier`` is the mean over rows of
+    ``sum_k (P[i, k] - [y_i == k])**2``, Brier's multiclass score (twice the
+    binary one for two classes).
 
     Examples
     --------

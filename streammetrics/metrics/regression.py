@@ -82,17 +82,11 @@ class RegressionErrors(Accumulator):
     n : int
         Rows folded in.
     mse_ci_lower, mse_ci_upper, rmse_ci_lower, ..., mape_ci_upper : float
-        With ``finalize(ci=level)`` only: normal-approximation (central limit)
-        intervals of the mean errors MSE, MAE and MAPE, ``mean -/+ z s /
-        sqrt(n)`` with ``s`` the sample standard deviation of the per-row
-        terms (``r**2``, ``|r|``, ``|r| / max(|y|, 1e-12)``) from their second
-        moments, kept in the state, and ``n`` the row count or, with
-        weights, Kish's effective size ``(sum w)**2 / sum w**2``; clipped
-        below at 0. RMSE's interval is the square root of MSE's. R² has no
-        interval: its standard methods need cross moments of ``y`` and ``p``
-        that the state does not hold. A state saved before the second
-        moments were kept refuses ``ci`` with a ``ValueError``. The fourth
-        power ``r**4`` overflows float64 for ``|r|`` past about 1e77.
+        With ``finalize(ci=level)`` only: normal intervals ``mean -/+ z s /
+        sqrt(n)`` of MSE, MAE and MAPE (``s`` the standard deviation of the
+        per-row terms, ``n`` Kish's effective size with weights), clipped at
+        0; RMSE's is the root of MSE's; R² has none. A state saved before the
+        second moments were kept refuses ``ci``.
 
     Notes
     -----
@@ -104,8 +98,6 @@ class RegressionErrors(Accumulator):
       for constant y it is ``1 - SSE`` (scikit-learn returns 1.0 for a perfect
       fit and 0.0 otherwise).
 
-    T is kept as a running (weighted) mean and M2 merged with Chan et al.'s
-    formula, so y = 1e9 + noise loses no digits. Error totals are compensated.
 
     Examples
     --------

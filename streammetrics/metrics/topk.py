@@ -66,14 +66,8 @@ class TopKAccuracy(Accumulator):
     Notes
     -----
     Ties are ranked as ``sklearn.metrics.top_k_accuracy_score`` documents
-    them: among equal scores the class with the higher index comes first, so a
-    true class tied at the cut-off is a hit only if enough of the tied
-    classes have lower indices. No row is sorted: the kernel counts, per row,
-    the scores above the true class's score and the equal scores of higher
-    classes, and the row is a hit when that count is below ``k``. Hits and
-    rows are exact int64 counts; with weights, compensated sums. Unlike
-    scikit-learn, a two-column matrix is ranked like any other (scikit-learn
-    thresholds column 1 of a binary problem instead).
+    them: among equal scores the higher class index comes first. Unlike
+    scikit-learn, a two-column matrix is ranked like any other.
 
     Examples
     --------

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from .._protocol import statefile
 from .._protocol.base import Accumulator, locked
 from .._protocol.errors import NoWeightsError
-from .._protocol.inputs import Batch, Input, convert, raise_rejected
-from .._protocol.wrapped import pack, unpack
+from .._protocol.inputs import Batch, convert, raise_rejected
+from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
 from . import encode as E
 from . import keys as K
 from . import states as S
@@ -22,16 +19,6 @@ __all__ = ["Sliced", "DEFAULT_MAX_SLICES"]
 
 #: the default bound on the number of distinct slices
 DEFAULT_MAX_SLICES = 10_000
-
-
-class SliceKeys(Input):
-    """The ``by`` argument of :meth:`Sliced.update`: one or several key columns."""
-
-    domain = ("slice_keys",)
-    what = "slice keys"
-
-    def takes_form(self, x) -> bool:
-        return True
 
 
 def _with_new_ids(ids, start: int, count: int) -> np.ndarray:
@@ -77,7 +64,7 @@ def _int_column(by):
     return by, named
 
 
-class Sliced(Accumulator):
+class Sliced(TemplateWrapper, Accumulator):
     """Any accumulator's scores per slice of the rows, and overall.
 
     ``Sliced(template)`` folds each row of ``update(y, p, by=keys)`` into the
@@ -99,42 +86,27 @@ class Sliced(Accumulator):
     arrays and the keys: one column (integers, booleans, strings, finite
     floats, pandas categoricals; ``None``, NaN, ``pandas.NA`` and masked
     entries form one null slice, key ``None``), or several as a tuple or list
-    of columns or a pandas DataFrame, whose combinations are the slices (a
-    cross; the key is a tuple). The keys may also come as one extra positional
-    column, ``update(y, p, keys)``.
+    of columns or a DataFrame, whose combinations are the slices (the key is
+    a tuple). The keys may also come as one extra positional column.
 
     Returns (``finalize()``)
     ------------------------
     A :class:`SlicedResult`: ``.overall``, ``.slices`` (key -> result, in key
-    order: booleans, then numbers, then strings, the null key last), ``.rows``; as a mapping ``n``, ``n_slices``, ``slice_n`` and each
-    headline score overall (``f1``) and per slice (``slice_f1``); ``str(r)``
-    is a table of the slices, ``r.to_json()`` every slice's full result.
+    order: booleans, numbers, strings, the null key last), ``.rows``; as a
+    mapping ``n``, ``n_slices``, ``slice_n`` and each headline score overall
+    (``f1``) and per slice (``slice_f1``). A slice's result is built when
+    first read (with ``ci=``, all at once).
 
     Notes
     -----
-    Each batch's keys are coded once (a table lookup for integer keys, one
-    sort or hash otherwise) and mapped to dense slice ids held by the
-    accumulator. A template that declares its row terms (see
-    :mod:`streammetrics._protocol.terms`: the binary confusion, probability
-    scores, calibration, top-k accuracy, ...) keeps every slice as a row of
-    one table per field: a batch's terms are summed per slice in one pass
-    (compensated) and added into the slices' rows, and a column of integers
-    dense in their range is not even coded, its rows summed by value. The
-    overall state is then the slices' states merged (counts summed, pairs
-    merged in key order): counts are the unsliced accumulator's to the row,
-    compensated sums agree with it to a few ulps. Any other template
-    (:class:`~streammetrics.RankAUC`, regression, an
-    :class:`~streammetrics.Evaluator`) keeps one accumulator per slice,
-    folds each batch's rows, sorted by slice once, segment by segment, and
-    folds every row overall too. The whole batch is checked before any
-    state changes, so a rejected batch changes nothing. The state file holds
-    the keys as JSON, never a pickle.
-
-    ``finalize()`` builds a slice's result when it is first read
-    (``.slices`` is a mapping over a snapshot of the state: later updates do
-    not reach it), so a finalize over many slices costs little until their
-    scores are read; with ``ci=`` every slice's result is built at once (the
-    flags need them all).
+    A template that declares its row terms (:mod:`streammetrics._protocol.terms`)
+    keeps every slice as a row of one table per field: a batch's terms are
+    summed per slice in one pass (compensated) and the overall state is the
+    slices' merged (counts exact, sums to a few ulps of the unsliced pass).
+    Any other template keeps one accumulator per slice, folds each batch
+    sorted by slice, and folds every row overall too. The whole batch is
+    checked before any state changes. The state file holds the keys as JSON,
+    never a pickle.
 
     Examples
     --------
@@ -166,31 +138,24 @@ class Sliced(Accumulator):
     ([('a', 1), ('a', 2), ('b', 1)], 1.0)
     """
 
-    fields = ()
-    #: an Evaluator member takes y and p; a sliced accumulator takes its keys too
-    _takes_keys = True
+    _own_settings = {"max_slices": DEFAULT_MAX_SLICES}
 
     def __init__(self, template: Accumulator, max_slices: int = DEFAULT_MAX_SLICES):
-        if not isinstance(template, Accumulator):
-            raise TypeError(f"template must be an accumulator or an Evaluator, got {type(template).__name__}")
         if isinstance(template, Sliced):
             raise TypeError("template must not be a Sliced accumulator: slice by a cross, by=(a, b), instead")
-        if template.n:
-            raise ValueError("template must be empty: its settings define every slice's accumulator")
+        self._wrap(template, "slice")
         self.max_slices = _check_max_slices(max_slices)
-        self._template = template.copy()
         #: the slices as rows of tables (a template of declared row terms), or ``None``
         self._spec = tables_for(self._template)
         self.takes_weights = self._template.takes_weights
-        self.inputs = (*self._template.inputs, SliceKeys("by"))
-        self.headline = tuple(self._template.headline)
+        self.inputs = (*self._template.inputs, KeysInput("by", "slice keys"))
         #: ``finalize(ci=...)`` is offered when the template offers it
         self.intervals = bool(self._template.intervals)
         # the template's empty state: its fields' names, dtypes and dimensions
         self._template_fields = self._template.copy().reset().state_dict()
-        self._init_slices()
+        self._init_parts()
 
-    def _init_slices(self) -> None:
+    def _init_parts(self) -> None:
         # tables: the overall state is the slices' merged, read when asked for;
         # else an accumulator folds every row a second time
         self._overall = None if self._spec is not None else self._template.copy()
@@ -203,31 +168,6 @@ class Sliced(Accumulator):
         self._accs = [] if self._spec is None else None
         #: the slices whose accumulator no result reads (``None``: all of them)
         self._owned = None
-
-    # ------------------------------------------------------------- settings
-    @property
-    def template(self) -> Accumulator:
-        """An empty copy of the template."""
-        return self._template.copy()
-
-    def _settings(self) -> dict[str, Any]:
-        t = self._template
-        return {"template": {"class": type(t).__name__, "settings": t.settings},
-                "max_slices": self.max_slices}
-
-    @classmethod
-    def _from_settings(cls, settings: dict[str, Any]):
-        spec = settings.get("template") if isinstance(settings, dict) else None
-        known = statefile.registry()
-        if not isinstance(spec, dict) or known.get(spec.get("class")) is None:
-            raise ValueError("the template is not a known accumulator")
-        if not isinstance(spec.get("settings"), dict):
-            raise ValueError("the template has invalid settings")
-        extra = set(settings) - {"template", "max_slices"}
-        if extra:
-            raise ValueError(f"unknown settings {sorted(extra)}")
-        template = known[spec["class"]].from_settings(spec["settings"])
-        return cls(template, max_slices=settings.get("max_slices", DEFAULT_MAX_SLICES))
 
     # --------------------------------------------------------------- inputs
     def _split(self, arrays, by):
@@ -249,15 +189,9 @@ class Sliced(Accumulator):
         value raises ``ValueError`` naming the argument and its position);
         ``by`` must give one key per row.
         """
-        return self._prepare(arrays, sample_weight, by, owned=True)
-
-    def _prepare(self, arrays, sample_weight, by, owned: bool) -> Batch:
-        """:meth:`prepare`; ``owned=False`` lets the coded keys read the caller's
-        key column in place (``update`` folds the batch at once, so the column
-        cannot change in between)."""
         arrays, by = self._split(arrays, by)
         tb = self._template.prepare(*arrays, sample_weight=sample_weight)
-        keys = E.encode(by, tb.n, self.max_slices, owned=owned)
+        keys = E.encode(by, tb.n, self.max_slices)
         return pack(tb, keys, self._template, self.inputs[-1])
 
     def update(self, *arrays, sample_weight=None, by=None):
@@ -270,7 +204,7 @@ class Sliced(Accumulator):
         column = _int_column(by) if self._spec is not None and by is not None else None
         if column is not None and self._sum_by_key(arrays, sample_weight, *column):
             return self
-        return self.fold(self._prepare(arrays, sample_weight, by, owned=False))
+        return self.fold(self.prepare(*arrays, sample_weight=sample_weight, by=by))
 
     def _sum_by_key(self, arrays, sample_weight, by, named) -> bool:
         """Check a batch and sum its terms by its integer keys in one pass, before
@@ -320,14 +254,7 @@ class Sliced(Accumulator):
         return self
 
     def _batch_sums(self, tb: Batch, keys):
-        """The batch's terms summed per key of the batch (in key order)."""
-        terms, by_value = self._spec.terms, keys.by_value
-        if by_value is not None:  # dense integer keys: summed by value, the codes never written
-            table = by_value.table
-            status, sums = sum_terms(terms, tb, table.shape[0], by_value.values, by_value.offset, second=True)
-            sums = sums if status else select(sums, np.flatnonzero(table >= 0))
-        else:
-            status, sums = sum_terms(terms, tb, len(keys), keys.codes, 0, second=True)
+        status, sums = sum_terms(self._spec.terms, tb, len(keys), keys.codes, 0, second=True)
         if status:  # (a prepared batch was checked: cannot happen)
             raise_rejected(tb.inputs, tb.arrays)
         return sums
@@ -344,7 +271,7 @@ class Sliced(Accumulator):
             new, found = self._new_ints(ints)
             glob = _with_new_ids(found, start, len(new))
         else:
-            ids = self._index() if start else {}
+            ids = self._keys.index() if start else {}
             new = [k for k in keys.keys if k not in ids]
             fresh = dict(zip(new, range(start, start + len(new))))
             glob = np.fromiter((ids[k] if k in ids else fresh[k] for k in keys.keys), np.int64, len(keys.keys))
@@ -403,12 +330,6 @@ class Sliced(Accumulator):
         ids = self._keys.ids_of_ints(values)
         return values[ids < 0], ids
 
-    def _index(self) -> dict:
-        """Internal key -> slice id for every slice: the keys are indexed when a
-        later batch or a merge first needs to look them up (a single batch of
-        many new keys never builds the index)."""
-        return self._keys.index()
-
     def _add_keys(self, new, names, kinds, owned: bool = False) -> None:
         """Add the slices of ``new`` (internal keys, or one integer column's values;
         ``owned``: an array no one else holds, kept as it is)."""
@@ -446,7 +367,7 @@ class Sliced(Accumulator):
                 return self
             self._check_room(count, "merging")
             self._check_columns(len(names), names)
-            ids = self._index()
+            ids = self._keys.index()
             new = [k for k in keys if k not in ids]
             self._check_slots(len(new), names)
             self._check_distinct(new, names, kinds)
@@ -454,7 +375,7 @@ class Sliced(Accumulator):
             if self._overall is not None:  # (both fold their overall: the same template)
                 self._overall.merge(overall)
             self._add_keys(new, names, kinds)
-            ids = self._index()
+            ids = self._keys.index()
             idx = np.fromiter((ids[k] for k in keys), np.int64, len(keys))
             self._count += count
             if self._tables is not None:
@@ -503,7 +424,7 @@ class Sliced(Accumulator):
         if self._overall is not None:
             return self._overall
         used = len(self._keys)
-        order = np.array(self._order(), np.int64) if used else None
+        order = np.array(self._keys.order(), np.int64) if used else None
         return self._template.with_state(self._spec.overall_state(self._tables, used, order))
 
     @property
@@ -517,14 +438,11 @@ class Sliced(Accumulator):
             return self._template.with_state(self._spec.state_of(self._tables, g))
         return self._accs[g]
 
-    def _order(self) -> list[int]:
-        return self._keys.order()
-
     @property
     def _state(self) -> dict[str, np.ndarray]:
         """The state's entries (see :mod:`.states`), slices in key order (so equal
         contents give equal states)."""
-        order = self._order()
+        order = self._keys.order()
         ints = self._keys.ints if self._columns == 1 else None
         state = S.keys_entries(self.n, self._columns, self._names,
                                None if ints is not None else [self._keys[g] for g in order],
@@ -551,7 +469,7 @@ class Sliced(Accumulator):
 
     def _load(self, state) -> None:
         parsed = state if isinstance(state, S.Parsed) else self._checked(state)
-        self._init_slices()
+        self._init_parts()
         if self._overall is not None:
             self._overall = parsed.overall
         self._count = parsed.overall.n
@@ -575,19 +493,13 @@ class Sliced(Accumulator):
             _accs=None if self._accs is None else [a.copy() for a in self._accs])
         return out
 
-    def reset(self):
-        """Forget every row and every slice; return ``self``."""
-        with self._guard:
-            self._init_slices()
-        return self
-
     # -------------------------------------------------------------- finalize
     def _compute(self, ci=None) -> SlicedResult:
         options = {} if ci is None else {"ci": ci}
         overall = self._overall_acc().finalize(**options)
         columns = score_columns(self.headline, overall)
         if ci is None:
-            order = self._order()
+            order = self._keys.order()
             keys = self._keys.public(order)
             slices = LazySlices(keys, *self._snapshot(order))
             if self._tables is not None:
@@ -596,7 +508,7 @@ class Sliced(Accumulator):
                 counts = [self._accs[g].n for g in order]
             return SlicedResult(overall, slices, dict(zip(keys, counts)), self._names, columns)
         slices, rows = {}, {}
-        for g in self._order():
+        for g in self._keys.order():
             key = K.public(self._keys[g])
             acc = self._slice_acc(g)
             try:
@@ -668,5 +580,4 @@ class Sliced(Accumulator):
         return super().finalize(ci=ci)
 
     def __repr__(self) -> str:
-        inner = repr(self._template).rsplit(": n=", 1)[0]
-        return f"Sliced({inner}, max_slices={self.max_slices}): n={self.n} slices={len(self._keys)}"
+        return f"Sliced({self._inner()}, max_slices={self.max_slices}): n={self.n} slices={len(self._keys)}"

@@ -14,11 +14,11 @@ import numbers
 
 import numpy as np
 
-from .._kernels.grouped import dense_table, hash_codes, hash_rows, key_range, rank_codes, table_codes
+from .._kernels.grouped import dense_table, hash_codes, key_range, rank_codes, table_codes
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import to_numpy
 
-from .keys import MIN_SPAN, NULL, SPAN_FACTOR, TWO63, BatchKeys, ByValue, codes_of, column_kinds, tag
+from .keys import MIN_SPAN, NULL, SPAN_FACTOR, TWO63, BatchKeys, column_kinds, tag
 
 __all__ = ["encode", "columns_of", "column_label", "check_batch_keys", "TooManyKeys", "HASH_DISTINCT"]
 
@@ -179,11 +179,9 @@ def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True, limit=N
     return out, ordered
 
 
-def _unique_ints(a: np.ndarray, by_value: bool = False, limit=None, name=None):
+def _unique_ints(a: np.ndarray, limit=None, name=None):
     """``(codes, distinct values)`` of an int64 array, by a table when the range
-    allows, else hashed; with ``by_value``, codes of values dense in their range
-    (the table no more than a few times their number) come as a :class:`ByValue`.
-    Past ``limit`` distinct values hashing stops and the column ``name`` is
+    allows, else hashed. Past ``limit`` distinct values hashing stops and the column ``name`` is
     refused (see :func:`_past_the_cap`)."""
     if a.size == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
@@ -191,8 +189,6 @@ def _unique_ints(a: np.ndarray, by_value: bool = False, limit=None, name=None):
     span = hi - lo + 1
     if span <= max(SPAN_FACTOR * a.size, MIN_SPAN):
         table, values = dense_table(a, lo, span)
-        if by_value and span <= max(SPAN_FACTOR * values.shape[0], MIN_SPAN):
-            return ByValue(a, lo, table), values
         codes = np.empty(a.size, np.int64)
         table_codes(a, lo, table, codes)
         return codes, values
@@ -228,26 +224,6 @@ def _hashed(bits: np.ndarray, limit, name=None, dtype=None):
     rank[order] = np.arange(m, dtype=np.int64)
     rank_codes(codes, rank)
     return codes, values[order]
-
-
-def _hashed_strings(arr: np.ndarray, limit, name=None):
-    """``(codes, distinct strings)`` of a fixed-width string array (numpy ``U`` or
-    ``S``), the strings in the order they first appear: its rows read as their
-    code units and hashed in one pass (a Python string made of each row for
-    pandas took 4 times as long for 10M rows of 200 strings, numpy's sort of
-    them 18 times); ``None`` past ``limit`` or :data:`HASH_DISTINCT` distinct
-    strings, or the column ``name`` refused (:func:`_past_the_cap`)."""
-    n = arr.shape[0]
-    unit = np.uint32 if arr.dtype.kind == "U" else np.uint8
-    width = arr.dtype.itemsize // np.dtype(unit).itemsize
-    if n == 0 or width == 0:  # no rows, or only empty strings
-        return np.zeros(n, np.int64), ([arr[0].item()] if n else [])
-    rows = np.ascontiguousarray(arr).view(unit).reshape(n, width)
-    codes, firsts, f = hash_rows(rows, _cap(limit))
-    if f < 0:
-        _past_the_cap(limit, name)
-        return None
-    return codes, arr[firsts].tolist()
 
 
 def _sorted(a: np.ndarray):
@@ -290,7 +266,7 @@ def _refuse_pooled_bools(x, codes, raw, name: str) -> None:
                              "of different kinds but equal as Python keys: give one column one kind of key")
 
 
-def _encode_column(x, name: str, n: int, limit=None, owned=True):
+def _encode_column(x, name: str, n: int, limit=None):
     """``(codes, internal keys)`` of one key column, its length checked against ``n``."""
     mod = type(x).__module__ or ""
     if mod.startswith("pandas"):
@@ -317,7 +293,7 @@ def _encode_column(x, name: str, n: int, limit=None, owned=True):
         keys = _key_list(keys)
         # the null key sorts last, so it takes the code after every value's
         null = len(keys)
-        codes[~mask] = codes_of(sub_codes)
+        codes[~mask] = sub_codes
         codes[mask] = null if NULL not in keys else keys.index(NULL)
         if NULL not in keys:
             keys = keys + [NULL]
@@ -325,7 +301,7 @@ def _encode_column(x, name: str, n: int, limit=None, owned=True):
     if kind not in "biufUSO":
         raise TypeError(f"{name} holds {arr.dtype} values: slice keys must be integers, booleans, "
                         "strings, finite floats or null (convert dates to strings or integers first)")
-    return _encode_values(arr, name, limit, owned)
+    return _encode_values(arr, name, limit)
 
 
 def _key_list(keys) -> list:
@@ -333,7 +309,7 @@ def _key_list(keys) -> list:
     return [(1, v) for v in keys.tolist()] if isinstance(keys, np.ndarray) else keys
 
 
-def _encode_values(arr: np.ndarray, name: str, limit=None, owned=True):
+def _encode_values(arr: np.ndarray, name: str, limit=None):
     """``(codes, keys)`` of one column's values without nulls: ``keys`` the
     internal keys, ascending, or, for integers, their values (``int64``)."""
     kind = arr.dtype.kind
@@ -346,11 +322,7 @@ def _encode_values(arr: np.ndarray, name: str, limit=None, owned=True):
             return _finish(codes.reshape(-1).astype(np.int64), [int(v) for v in values], name,
                            nulls=False, limit=limit)
         a = np.ascontiguousarray(arr, dtype=np.int64)
-        codes, values = _unique_ints(a, by_value=True, limit=limit, name=name)
-        if owned and isinstance(codes, ByValue) and np.may_share_memory(a, arr):
-            # the values index tables when folded: never the caller's array,
-            # which could change between prepare and fold
-            codes.values = a.copy()
+        codes, values = _unique_ints(a, limit=limit, name=name)
         check_batch_keys(values.shape[0], limit, name)
         return codes, values  # ascending already, each its own key (1, v)
     if kind == "f":
@@ -364,19 +336,16 @@ def _encode_values(arr: np.ndarray, name: str, limit=None, owned=True):
             codes, values = _unique_floats(a, limit, name)
         return _finish(codes, values.tolist(), name, limit=limit)
     if kind in "US":
-        hashed = _hashed_strings(arr, limit, name)
-        if hashed is not None:
-            return _finish(*hashed, name, nulls=False, limit=limit)
-        try:  # past the cap: pandas' hashing is faster than numpy's sort of the strings
+        try:  # pandas' hashing: numpy sorts the strings
             import pandas  # noqa: F401
 
             codes, raw = _pandas_codes(arr.astype(object), name)
-            return _finish(codes, raw, name, nulls=False, limit=limit)
         except ImportError:  # pragma: no cover - pandas is optional
-            pass
-        values, codes = np.unique(arr, return_inverse=True)
-        return _finish(codes.reshape(-1).astype(np.int64, copy=False), values.tolist(), name,
-                       nulls=False, limit=limit)
+            values, codes = np.unique(arr, return_inverse=True)
+            codes, raw = codes.reshape(-1).astype(np.int64, copy=False), values.tolist()
+        if limit is not None and len(raw) > limit:
+            _past_the_cap(limit, name)
+        return _finish(codes, raw, name, nulls=False, limit=limit)
     # objects: hashed once each (pandas when present, else a dict)
     try:
         import pandas  # noqa: F401
@@ -410,18 +379,15 @@ def _check_length(m: int, name: str, n: int) -> None:
                             "slice key", name)
 
 
-def encode(by, n: int, limit: int | None = None, owned: bool = True) -> BatchKeys:
+def encode(by, n: int, limit: int | None = None) -> BatchKeys:
     """The slice keys of a batch of ``n`` rows (see the module docstring).
-
-    With ``owned=False`` a column of dense integers read by value may stay the
-    caller's array (for a batch folded at once, before the caller can change it).
 
     A batch with more than ``limit`` distinct keys raises :class:`TooManyKeys`
     (a ``ValueError``) as soon as that is known, before the keys are read one
     by one.
     """
     cols = columns_of(by)
-    parts = [_encode_column(c, label, n, limit, owned and len(cols) == 1) for label, c in cols]
+    parts = [_encode_column(c, label, n, limit) for label, c in cols]
     names = tuple(_short(label) for label, _ in cols)
     cross = "by (" + ", ".join(names) + ")"
     if len(parts) == 1:
@@ -436,7 +402,7 @@ def encode(by, n: int, limit: int | None = None, owned: bool = True) -> BatchKey
         combined = np.zeros(n, np.int64)
         for (c, _), size in zip(parts, sizes):
             combined *= size
-            combined += codes_of(c)
+            combined += c
         codes, values = _unique_ints(combined, limit=limit, name=cross)
         check_batch_keys(values.shape[0], limit, cross)
         digits = []
@@ -446,7 +412,7 @@ def encode(by, n: int, limit: int | None = None, owned: bool = True) -> BatchKey
             rest //= size
         digits.reverse()
     else:
-        stacked = np.stack([codes_of(c) for c, _ in parts], axis=1)
+        stacked = np.stack([c for c, _ in parts], axis=1)
         rows, codes = np.unique(stacked, axis=0, return_inverse=True)
         codes = codes.reshape(-1).astype(np.int64)
         check_batch_keys(rows.shape[0], limit, cross)

@@ -1,16 +1,11 @@
 """Slice keys: their internal form, the slices' key table, and a batch's coded keys.
 
-A key is a plain JSON value, so a state file can hold it: ``None`` (a null:
-``None``, NaN, ``pandas.NA``, ``NaT`` or a masked entry), a ``bool``, an
-``int`` (an integral float within ``int64`` is the same key: pandas turns
-an integer column with nulls into floats), a finite ``float`` that is not
-(1.5, or 1e20, which equals the int ``10**20`` as a key), or a ``str``. The
-key of a cross is the tuple of its columns' keys.
-
-Internally a key is a tuple, one ``(tag, value)`` pair per column, the tag
-ordering the kinds (booleans, numbers, strings, null last), so that ``True``
-and ``1`` stay two keys and keys of mixed kinds sort. :mod:`.encode` reads a
-batch's key columns into a :class:`BatchKeys`.
+A key is a JSON value: ``None`` (a null: ``None``, NaN, ``pandas.NA``, ``NaT``,
+a masked entry), a ``bool``, an ``int`` (an integral float within ``int64`` is
+the same key), another finite ``float``, or a ``str``; a cross's key is the
+tuple of its columns'. Internally a key is a tuple of ``(tag, value)`` pairs,
+the tag ordering the kinds (booleans, numbers, strings, null last), so that
+``True`` and ``1`` stay two keys and mixed kinds sort.
 """
 
 from __future__ import annotations
@@ -20,10 +15,8 @@ import math
 
 import numpy as np
 
-from .._kernels.grouped import table_codes
-
-__all__ = ["KeyTable", "BatchKeys", "ByValue", "tag", "public", "from_json", "to_json", "int_column", "kinds_of",
-           "column_kinds", "codes_of", "NULL", "TWO63", "INT64_MIN", "INT64_MAX"]
+__all__ = ["KeyTable", "BatchKeys", "tag", "public", "from_json", "to_json", "int_column", "kinds_of",
+           "column_kinds", "NULL", "TWO63", "INT64_MIN", "INT64_MAX"]
 
 TWO63 = 2.0**63
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -228,56 +221,24 @@ class KeyTable:
         return out
 
 
-class ByValue:
-    """The codes of a column of dense integers, not written out: row ``i``'s
-    code is ``table[values[i] - offset]`` (``table`` spans the values' range,
-    ``-1`` where no row holds the value)."""
-
-    __slots__ = ("values", "offset", "table")
-
-    def __init__(self, values: np.ndarray, offset: int, table: np.ndarray):
-        self.values, self.offset, self.table = values, offset, table
-
-    def array(self) -> np.ndarray:
-        out = np.empty(self.values.shape[0], np.int64)
-        table_codes(self.values, self.offset, self.table, out)
-        return out
-
-
-def codes_of(codes) -> np.ndarray:
-    """Codes as an array (a :class:`ByValue`'s written out)."""
-    return codes.array() if isinstance(codes, ByValue) else codes
-
-
 class BatchKeys:
     """One batch's slice keys: ``codes[i]`` (int64) indexes ``keys`` (internal keys,
     ascending), ``names`` names the columns, and ``kinds[j]`` says whether column
     ``j`` holds booleans and whether it holds numbers (the only kinds of keys
-    that can be equal as Python keys: ``True == 1``).
-
-    ``by_value`` is a :class:`ByValue` when the keys are one column of dense
-    integers: a consumer that can index by value reads the rows' values and
-    the table instead of ``codes`` (written out on first use only). ``ints``
+    that can be equal as Python keys: ``True == 1``). ``ints``
     is the keys' values (``int64``, ascending) when they are one integer
     column's: ``keys`` is then made from it when first read."""
 
-    __slots__ = ("_codes", "_keys", "ints", "names", "kinds", "by_value")
+    __slots__ = ("codes", "_keys", "ints", "names", "kinds")
 
     def __init__(self, codes, keys, names: tuple, kinds=None, ints=None):
-        self.by_value = codes if isinstance(codes, ByValue) else None
-        self._codes = None if self.by_value is not None else codes
+        self.codes = codes
         self._keys = keys
         self.ints = ints
         self.names = names
         if kinds is None:
             kinds = ((False, True),) if ints is not None else kinds_of(keys, len(names))
         self.kinds = kinds
-
-    @property
-    def codes(self) -> np.ndarray:
-        if self._codes is None:
-            self._codes = self.by_value.array()
-        return self._codes
 
     @property
     def keys(self) -> list:

@@ -87,12 +87,8 @@ _STORED = Result.__dict__["_values"]
 
 
 class LazySlices(Mapping):
-    """Slice key -> result, each result made when first read (then kept).
-
-    ``compute(i)`` gives the result of the ``i``-th key, from a snapshot of the
-    slices' states taken when the accumulator was finalized (so later updates
-    do not reach it); a finalize over many slices then costs nothing per
-    slice until a slice is read."""
+    """Slice key -> result, each made when first read (``compute(i)``, from a
+    snapshot of the slices' states taken at finalize) and then kept."""
 
     __slots__ = ("_keys", "_compute", "_done", "_index", "_lock", "_columns", "_arrays")
 
@@ -108,11 +104,8 @@ class LazySlices(Mapping):
         self._arrays = None
 
     def field_arrays(self) -> dict | None:
-        """Every scalar field of every slice's result at once, as read-only arrays
-        in key order (field -> array, the results' field order but ``n``), or
-        ``None`` where they come only from the results one by one. Made when
-        first asked for, from the same snapshot, bit for bit the results'
-        values; no result is built."""
+        """Every scalar field of every slice's result as read-only arrays in key
+        order (bit for bit the results' values, no result built), or ``None``."""
         if self._columns is None:
             return None
         with self._lock:
@@ -166,23 +159,17 @@ class LazySlices(Mapping):
 class SlicedResult(Result):
     """Scores per slice: ``.overall`` (every row) and ``.slices`` (key -> result).
 
-    As a mapping it holds flat values, in slice-key order: ``n`` (rows),
-    ``n_slices``, ``slice_n`` (rows per slice), each headline score of the
-    overall result under its own name, and the same score per slice as an
-    array under ``slice_<score>`` (NaN for a slice whose scores are undefined,
-    such as one whose weights sum to zero; its entry in ``.slices`` is then
-    ``None``). With confidence intervals (``finalize(ci=0.95)``) it also
-    holds ``slice_<score>_ci_lower``, ``slice_<score>_ci_upper`` and
-    ``slice_<score>_differs``: whether the slice's interval leaves out the
-    overall score (the slices that differ from the whole).
+    As a mapping, in slice-key order: ``n``, ``n_slices``, ``slice_n`` (rows
+    per slice), each headline score overall and per slice as
+    ``slice_<score>`` (NaN where a slice's scores are undefined; its result is
+    then ``None``). With intervals also ``slice_<score>_ci_lower``,
+    ``slice_<score>_ci_upper`` and ``slice_<score>_differs`` (the slice's
+    interval leaves out the overall score).
 
     ``str(r)`` (:meth:`to_text`) is one table, slices as rows, largest first;
-    :meth:`to_json` gives every slice's full result, :meth:`to_frame` a
-    DataFrame and :meth:`plot_scores` a dot chart of a score per slice.
-
-    Made by ``finalize()`` without intervals, a slice's result is computed when
-    first read (``.slices`` is then a :class:`LazySlices`), and the per-slice
-    score arrays when one of them is first read.
+    :meth:`to_json`, :meth:`to_frame` and :meth:`plot_scores` give the rest.
+    Without intervals a slice's result, and the per-slice arrays, are made
+    when first read.
     """
 
     __slots__ = ("_overall", "_slices", "_rows", "_names", "_columns", "_ci", "_differs", "_lazy")
@@ -190,8 +177,6 @@ class SlicedResult(Result):
 
     def __init__(self, overall: Result, slices: Mapping, rows: dict, names: tuple, columns: tuple,
                  ci: float | None = None):
-        # ``slices`` may be a LazySlices: without intervals nothing below needs
-        # a slice's result until a score per slice is read (see :meth:`_fill`)
         lazy = isinstance(slices, LazySlices) and ci is None
         object.__setattr__(self, "_lazy", None)
         if not lazy:
@@ -218,8 +203,7 @@ class SlicedResult(Result):
 
     @staticmethod
     def _per_slice(overall, slices, columns, ci, differs) -> dict:
-        """The flat per-slice values: each headline score (and its interval and
-        flag) per slice, after the overall score of the same name."""
+        """Each headline score overall, then per slice (with its interval and flag)."""
         values = {}
         results = list(slices.values())
         for c in columns:
@@ -236,8 +220,7 @@ class SlicedResult(Result):
 
     @property
     def _values(self):
-        """The flat values; the per-slice scores are read from the slices' results
-        when first needed (a finalize over many slices builds no result until then)."""
+        """The flat values, the per-slice scores filled when first read."""
         if self._lazy:
             self._fill()
         return _STORED.__get__(self)
@@ -310,15 +293,10 @@ class SlicedResult(Result):
 
     # --------------------------------------------------------------- summary
     def summary(self, scores=None) -> Result:
-        """Each headline score's mean and standard deviation over the slices, as
-        for cross-validation folds: ``<score>_mean``, ``<score>_std`` (the
-        sample standard deviation, ``ddof=1``: NaN for fewer than two slices)
-        and ``<score>_slices``, the slices it is taken over (those whose score
-        is defined: a slice whose weights sum to zero has none), plus
-        ``n_slices``. Every slice counts once, whatever its size; a degenerate
-        score counts as the value the project's convention gives it (0, e.g.
-        the AUC of a slice of one class). ``scores`` picks other scores of
-        the slices.
+        """Each headline score's mean and standard deviation (``ddof=1``) over the
+        slices, each slice once: ``<score>_mean``, ``<score>_std`` and
+        ``<score>_slices`` (the slices where it is defined), and ``n_slices``.
+        ``scores`` picks other scores.
 
         >>> from streammetrics import BinaryConfusion, Sliced
         >>> r = Sliced(BinaryConfusion()).update([1, 0, 1, 1, 0, 1], [1, 0, 0, 1, 1, 1],
@@ -371,9 +349,8 @@ class SlicedResult(Result):
         return list(fields)
 
     def order(self, sort: str = "n", ascending: bool | None = None) -> list:
-        """The slice keys sorted by ``sort``: ``"n"`` (rows, largest first),
-        ``"key"`` (key order) or a score (highest first); ``ascending`` reverses
-        the default direction when given. Slices whose score is undefined go last.
+        """The slice keys sorted by ``sort``: ``"n"`` (rows, largest first), ``"key"``
+        or a score (highest first); ``ascending`` reverses it; undefined last.
 
         >>> from streammetrics import BinaryConfusion, Sliced
         >>> r = Sliced(BinaryConfusion()).update([1, 0, 1, 1], [1, 0, 0, 1], by=["a", "b", "b", "b"]).finalize()
@@ -474,14 +451,9 @@ class SlicedResult(Result):
 
     def to_text(self, max_rows: int | None = None, *, sort: str = "n", top: int | None = None,
                 ascending: bool | None = None) -> str:
-        """One table: a row per slice, its rows, headline scores and (with
-        intervals) each score's interval and the scores whose interval leaves
-        out the overall score (``differs``); the overall scores last.
-
-        ``sort`` orders the slices: ``"n"`` by rows, largest first (the
-        default), ``"key"`` in key order, or a score's name, highest first
-        (``ascending=True`` for lowest first); ``top`` (or ``max_rows``) shows
-        only the first slices.
+        """One table: a row per slice (rows, headline scores, with intervals each
+        interval and ``differs``), the overall scores last; ``sort`` and
+        ``ascending`` as :meth:`order`, ``top`` (or ``max_rows``) the first slices.
 
         >>> from streammetrics import BinaryConfusion, Sliced
         >>> r = Sliced(BinaryConfusion()).update([1, 0, 1, 1, 0], [1, 0, 0, 1, 1],
@@ -522,12 +494,8 @@ class SlicedResult(Result):
 
     def to_json(self, indent: int | None = 2) -> str:
         """JSON: ``{"n", "by", "scores", "ci", "overall", "summary", "slices": [{"key",
-        "n", "differs", "result"}]}``, slices in key order (``summary`` is
-        :meth:`summary`); a cross's key is a list, a
-        slice with undefined scores has ``"result": null``; ``ci`` is the level of
-        the intervals (``null``: none), which are in each ``result`` as
-        ``<score>_ci_lower``/``_ci_upper``, and ``differs`` lists the headline
-        scores whose slice interval leaves out the overall score."""
+        "n", "differs", "result"}]}``, slices in key order (a cross's key a list,
+        an undefined slice's result ``null``)."""
         doc = {
             "n": int(self._values["n"]),
             "by": list(self._names),
@@ -545,10 +513,8 @@ class SlicedResult(Result):
         return json.dumps(doc, indent=indent, allow_nan=False)
 
     def to_frame(self):
-        """A pandas ``DataFrame`` (needs pandas): one row per slice, indexed by the
-        key (a MultiIndex for a cross), with its ``rows``, every scalar score
-        (intervals included) and, with intervals, ``<score>_differs`` per
-        headline score."""
+        """A pandas ``DataFrame``: a row per slice indexed by key (a MultiIndex for
+        a cross): ``rows``, every scalar score and, with intervals, ``<score>_differs``."""
         import pandas as pd
 
         keys = list(self._slices)
@@ -601,14 +567,9 @@ class SlicedResult(Result):
     # ------------------------------------------------------------------ plots
     def plot_scores(self, folder: str, score: str | None = None, *,
                     max_slices: int = MAX_PLOTTED_SLICES) -> str:
-        """Draw one score per slice as a dot chart (needs matplotlib) into
-        ``folder``; the path of the PNG written.
-
-        Each slice is a dot (with its interval as whiskers when the result has
-        intervals), the overall score a vertical line; only the ``max_slices``
-        largest slices are drawn, largest at the top, with a note saying so.
-        ``score`` defaults to the first headline score.
-        """
+        """Draw one score per slice as a dot chart (needs matplotlib) into ``folder``
+        (intervals as whiskers, the overall score a line, the ``max_slices``
+        largest slices); the PNG's path. ``score``: the first headline score."""
         from ..report import plots
 
         if score is None:

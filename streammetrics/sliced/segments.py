@@ -20,20 +20,7 @@ def fold_by_slice(tb: Batch, keys, glob: np.ndarray, slice_acc) -> None:
         return
     columns = list(tb.arrays) + ([tb.weights] if tb.weighted else [])
     plain = [c.ndim == 1 and c.dtype.kind in "biuf" and c.shape[0] == tb.n for c in columns]
-    by_value = keys.by_value
     bounds = np.zeros(glob.shape[0] + 1, np.int64)
-    if by_value is not None and len(columns) == 2 and all(plain):
-        # dense integer keys and the usual (y, p): sorted by slice reading
-        # each row's code by value, no array of codes written (a batch's
-        # large temporaries cost their first touch of fresh memory)
-        np.cumsum(G.value_counts(by_value.values, by_value.offset, by_value.table, glob.shape[0]),
-                  out=bounds[1:])
-        a, b = columns
-        out_a, out_b = np.empty_like(a), np.empty_like(b)
-        G.value_scatter2(a, b, by_value.values, by_value.offset, by_value.table, bounds[:-1],
-                         out_a, out_b)
-        _fold_segments(tb, [out_a, out_b], tb.weights, bounds, glob, slice_acc)
-        return
     local = keys.codes
     np.cumsum(np.bincount(local, minlength=glob.shape[0]), out=bounds[1:])
     codes = np.ascontiguousarray(local, np.int64)

@@ -38,13 +38,10 @@ class Parsed:
 
 
 def slice_entries(k: str, empty: np.ndarray, flat: np.ndarray, shapes) -> dict:
-    """The entries ``slices.<k>`` and ``slices.<k>#shape`` of every slice's array of
-    field ``k`` (``flat``, concatenated in key order) and their ``shapes``
-    (``g x ndim``), or ``None`` when every one has the template's shape
-    (``empty.shape``): that shape is then written once (``1 x ndim``), and
-    ``slices.<k>`` holds no values at all when every one of them is zero, bit
-    for bit (the weighted sums of slices fed no weight: most of a large
-    state). Both short forms are lossless."""
+    """The entries ``slices.<k>`` and ``slices.<k>#shape`` of every slice's array
+    ``flat`` (in key order) and ``shapes`` (``g x ndim``; ``None``: all of
+    ``empty.shape``, then written once, and no values at all when all are
+    zero bit for bit). Both short forms are lossless."""
     if shapes is not None:
         return {f"slices.{k}": flat, f"slices.{k}#shape": shapes}
     values = flat if flat.view(np.uint8).any() else np.zeros(0, empty.dtype)

@@ -1,13 +1,9 @@
-"""The states of many slices of a linear accumulator as tables.
+"""The states of many slices of a linear accumulator as rows of tables.
 
-A template that declares its row terms (see
-:mod:`streammetrics._protocol.terms`) and whose fields have fixed shapes keeps
-every slice's state as a row of one table per field. A batch's terms are
-summed per slice in one pass (:func:`sum_terms`) and then added into the
-slices' rows by the template's own ``add_sums``; a slice's state is its row of
-every table, so its result is the template's on that state, and the overall
-state is the slices' states merged (counts summed exactly, compensated pairs
-merged in key order).
+A template of declared row terms (:mod:`streammetrics._protocol.terms`) and
+fixed field shapes keeps each slice's state as a row of one table per field:
+a batch's terms are summed per slice (:func:`sum_terms`) and added by the
+template's ``add_sums``; the overall state is the slices' merged.
 """
 
 from __future__ import annotations
