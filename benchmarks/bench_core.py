@@ -11,13 +11,13 @@ time in a fresh process.
 from __future__ import annotations
 
 import argparse
-import time
 import os
 import pickle
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -67,7 +67,13 @@ def _probability_rows(n, repeat):
     y = rng.random(n) < 0.3
     p = rng.random(n)
     group = f"log loss + brier, n={n:.0e}"
-    rows = [row(group, "streammetrics ProbabilityScores", median_time(lambda: sm.ProbabilityScores().update(y, p).finalize(), repeat))]
+    rows = [
+        row(
+            group,
+            "streammetrics ProbabilityScores",
+            median_time(lambda: sm.ProbabilityScores().update(y, p).finalize(), repeat),
+        )
+    ]
 
     def numpy_expr():
         q = np.where(y, p, 1 - p)
@@ -78,9 +84,16 @@ def _probability_rows(n, repeat):
     if have("sklearn"):
         from sklearn import metrics as skm
 
-        rows.append(row(group, "sklearn log_loss", median_time(lambda: skm.log_loss(y, p), max(1, repeat // 3), warmup=0)))
-        rows.append(row(group, "sklearn log_loss + brier_score_loss", median_time(
-            lambda: (skm.log_loss(y, p), skm.brier_score_loss(y, p)), max(1, repeat // 3), warmup=0)))
+        rows.append(
+            row(group, "sklearn log_loss", median_time(lambda: skm.log_loss(y, p), max(1, repeat // 3), warmup=0))
+        )
+        rows.append(
+            row(
+                group,
+                "sklearn log_loss + brier_score_loss",
+                median_time(lambda: (skm.log_loss(y, p), skm.brier_score_loss(y, p)), max(1, repeat // 3), warmup=0),
+            )
+        )
     return rows
 
 
@@ -91,13 +104,23 @@ def _calibration_rows(n, repeat, n_bins=15):
     p = rng.random(n)
     y = (rng.random(n) < p).astype(np.int64)
     group = f"calibration, {n_bins} uniform bins (table + ECE), n={n:.0e}"
-    rows = [row(group, "streammetrics Calibration",
-                median_time(lambda: sm.Calibration(n_bins).update(y, p).finalize(), repeat))]
+    rows = [
+        row(
+            group,
+            "streammetrics Calibration",
+            median_time(lambda: sm.Calibration(n_bins).update(y, p).finalize(), repeat),
+        )
+    ]
     if have("sklearn"):
         from sklearn.calibration import calibration_curve
 
-        rows.append(row(group, "sklearn calibration_curve (table only)", median_time(
-            lambda: calibration_curve(y, p, n_bins=n_bins, strategy="uniform"), max(1, repeat // 2))))
+        rows.append(
+            row(
+                group,
+                "sklearn calibration_curve (table only)",
+                median_time(lambda: calibration_curve(y, p, n_bins=n_bins, strategy="uniform"), max(1, repeat // 2)),
+            )
+        )
     if have("torch") and have("torchmetrics"):
         import torch
         from torchmetrics.classification import BinaryCalibrationError
@@ -120,7 +143,13 @@ def _regression_rows(n, repeat):
     y = rng.normal(size=n) * 10 + 5
     p = y + rng.normal(size=n)
     group = f"mse+rmse+mae+mape+r2, n={n:.0e}"
-    rows = [row(group, "streammetrics RegressionErrors", median_time(lambda: sm.RegressionErrors().update(y, p).finalize(), repeat))]
+    rows = [
+        row(
+            group,
+            "streammetrics RegressionErrors",
+            median_time(lambda: sm.RegressionErrors().update(y, p).finalize(), repeat),
+        )
+    ]
 
     def numpy_expr():
         r = y - p
@@ -165,11 +194,15 @@ def _sliced_rows(n, repeat, slices=1000, sk_n=None):
         k, ys, ps = keys[order], y[order], p[order]
         starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
         ends = np.r_[starts[1:], n]
-        return {int(k[a]): sm.BinaryConfusion().update(ys[a:b], ps[a:b]).finalize()
-                for a, b in zip(starts, ends)}
+        return {int(k[a]): sm.BinaryConfusion().update(ys[a:b], ps[a:b]).finalize() for a, b in zip(starts, ends)}
 
-    rows.append(row(group, "one BinaryConfusion per slice (sort once, update each from Python)",
-                    median_time(per_slice_from_python, max(1, repeat // 2))))
+    rows.append(
+        row(
+            group,
+            "one BinaryConfusion per slice (sort once, update each from Python)",
+            median_time(per_slice_from_python, max(1, repeat // 2)),
+        )
+    )
     if have("pandas"):
         import pandas as pd
 
@@ -182,13 +215,23 @@ def _sliced_rows(n, repeat, slices=1000, sk_n=None):
             tp = g["tp"]
             return tp, g["p"] - tp, g["y"] - tp, size - g["y"] - g["p"] + tp
 
-        rows.append(row(group, "pandas groupby sums (the four counts only, no scores)",
-                        median_time(pandas_counts, max(1, repeat // 2))))
+        rows.append(
+            row(
+                group,
+                "pandas groupby sums (the four counts only, no scores)",
+                median_time(pandas_counts, max(1, repeat // 2)),
+            )
+        )
     m = sk_n or n
     ys, ss, ks = y[:m], rng.random(m), keys[:m]
     group_auc = f"exact AUC per slice (one accumulator per slice), {slices} slices, n={m:.0e}"
-    rows.append(row(group_auc, "streammetrics Sliced(RankAUC)", median_time(
-        lambda: sm.Sliced(sm.RankAUC()).update(ys, ss, by=ks).finalize(), max(1, repeat // 2))))
+    rows.append(
+        row(
+            group_auc,
+            "streammetrics Sliced(RankAUC)",
+            median_time(lambda: sm.Sliced(sm.RankAUC()).update(ys, ss, by=ks).finalize(), max(1, repeat // 2)),
+        )
+    )
 
     def auc_per_slice_from_python():
         order = np.argsort(ks, kind="stable")
@@ -197,16 +240,26 @@ def _sliced_rows(n, repeat, slices=1000, sk_n=None):
         ends = np.r_[starts[1:], m]
         return {int(k[a]): sm.RankAUC().update(yy[a:b], sc[a:b]).finalize() for a, b in zip(starts, ends)}
 
-    rows.append(row(group_auc, "one RankAUC per slice (sort once, update each from Python)",
-                    median_time(auc_per_slice_from_python, max(1, repeat // 2))))
+    rows.append(
+        row(
+            group_auc,
+            "one RankAUC per slice (sort once, update each from Python)",
+            median_time(auc_per_slice_from_python, max(1, repeat // 2)),
+        )
+    )
     if have("pandas") and have("sklearn"):
         import pandas as pd
         from sklearn import metrics as skm
 
         group_sk = f"binary confusion + scores per slice, {slices} slices, n={m:.0e}"
         ys, ps, ks = y[:m], p[:m], keys[:m]
-        rows.append(row(group_sk, "streammetrics Sliced(BinaryConfusion)", median_time(
-            lambda: sm.Sliced(sm.BinaryConfusion()).update(ys, ps, by=ks).finalize(), repeat)))
+        rows.append(
+            row(
+                group_sk,
+                "streammetrics Sliced(BinaryConfusion)",
+                median_time(lambda: sm.Sliced(sm.BinaryConfusion()).update(ys, ps, by=ks).finalize(), repeat),
+            )
+        )
         frame = pd.DataFrame({"k": ks, "y": ys, "p": ps})
 
         def sk_per_group():
@@ -218,8 +271,13 @@ def _sliced_rows(n, repeat, slices=1000, sk_n=None):
                 out[key] = (cm, prf, skm.matthews_corrcoef(yy, pp))
             return out
 
-        rows.append(row(group_sk, "pandas groupby + sklearn confusion_matrix + prf + mcc per group",
-                        median_time(sk_per_group, 1, warmup=0)))
+        rows.append(
+            row(
+                group_sk,
+                "pandas groupby + sklearn confusion_matrix + prf + mcc per group",
+                median_time(sk_per_group, 1, warmup=0),
+            )
+        )
     return rows
 
 
@@ -274,12 +332,24 @@ def _sliced_evaluator_rows(n, repeat, slices=1000, sk_n=None):
     cpu = {k: float(np.median(v[1])) for k, v in t.items()}
     ratio = [a / b for a, b in zip(t["sliced"][0], t["unsliced"][0])]
     ratio_read = [a / b for a, b in zip(t["read"][0], t["unsliced"][0])]
-    rows = [row(group, "streammetrics Sliced(Evaluator('binary')) update + finalize", med["sliced"],
-                ratio_to_unsliced=float(np.median(ratio)), ratios=" ".join(f"{r:.2f}" for r in ratio),
-                cpu_s=cpu["sliced"]),
-            row(group, "  the same and every slice's result read", med["read"],
-                ratio_to_unsliced=float(np.median(ratio_read)), cpu_s=cpu["read"]),
-            row(group, "Evaluator('binary') unsliced, same rows", med["unsliced"], cpu_s=cpu["unsliced"])]
+    rows = [
+        row(
+            group,
+            "streammetrics Sliced(Evaluator('binary')) update + finalize",
+            med["sliced"],
+            ratio_to_unsliced=float(np.median(ratio)),
+            ratios=" ".join(f"{r:.2f}" for r in ratio),
+            cpu_s=cpu["sliced"],
+        ),
+        row(
+            group,
+            "  the same and every slice's result read",
+            med["read"],
+            ratio_to_unsliced=float(np.median(ratio_read)),
+            cpu_s=cpu["read"],
+        ),
+        row(group, "Evaluator('binary') unsliced, same rows", med["unsliced"], cpu_s=cpu["unsliced"]),
+    ]
     if not (have("pandas") and have("sklearn")):
         return rows
     import pandas as pd
@@ -289,8 +359,15 @@ def _sliced_evaluator_rows(n, repeat, slices=1000, sk_n=None):
     ys, ps, ks = y[:m], p[:m], keys[:m]
     group_sk = group if m == n else f"Evaluator(task='binary') per slice, {slices} slices, n={m:.0e}"
     if m < n:  # on fewer rows: the sliced pass on those rows is the comparison
-        rows.append(row(group_sk, "streammetrics Sliced(Evaluator('binary')), every slice read", median_time(
-            lambda: sm.Sliced(sm.Evaluator(task="binary")).update(ys, ps, by=ks).finalize().slice_auc, repeat)))
+        rows.append(
+            row(
+                group_sk,
+                "streammetrics Sliced(Evaluator('binary')), every slice read",
+                median_time(
+                    lambda: sm.Sliced(sm.Evaluator(task="binary")).update(ys, ps, by=ks).finalize().slice_auc, repeat
+                ),
+            )
+        )
     frame = pd.DataFrame({"k": ks, "y": ys, "p": ps})
 
     def sk_per_group():
@@ -298,10 +375,14 @@ def _sliced_evaluator_rows(n, repeat, slices=1000, sk_n=None):
         for key, part in frame.groupby("k"):
             yy, pp = part["y"].to_numpy(), part["p"].to_numpy()
             hard = pp >= 0.5
-            out[key] = (skm.roc_auc_score(yy, pp), skm.confusion_matrix(yy, hard, labels=[0, 1]),
-                        skm.precision_recall_fscore_support(yy, hard, average="binary", zero_division=0),
-                        skm.matthews_corrcoef(yy, hard), skm.log_loss(yy, pp, labels=[0, 1]),
-                        skm.brier_score_loss(yy, pp))
+            out[key] = (
+                skm.roc_auc_score(yy, pp),
+                skm.confusion_matrix(yy, hard, labels=[0, 1]),
+                skm.precision_recall_fscore_support(yy, hard, average="binary", zero_division=0),
+                skm.matthews_corrcoef(yy, hard),
+                skm.log_loss(yy, pp, labels=[0, 1]),
+                skm.brier_score_loss(yy, pp),
+            )
         return out
 
     c0, t0 = time.process_time(), time.perf_counter()
@@ -310,8 +391,9 @@ def _sliced_evaluator_rows(n, repeat, slices=1000, sk_n=None):
     extra = {"cpu_s": cpu_sk}
     if m == n:  # the same rows, in the same run
         extra.update(vs_sliced=wall / med["sliced"], vs_sliced_every_slice_read=wall / med["read"])
-    rows.append(row(group_sk, "pandas groupby + sklearn AUC, confusion, prf, mcc, log loss, Brier per group",
-                    wall, **extra))
+    rows.append(
+        row(group_sk, "pandas groupby + sklearn AUC, confusion, prf, mcc, log loss, Brier per group", wall, **extra)
+    )
     return rows
 
 
@@ -345,11 +427,19 @@ def _many_slices_rows(n, repeat, slices=100_000):
         path = os.path.join(tmp, "state")
         acc.save(path)
         file_bytes = os.path.getsize(path)
-        io_rows = [row(group, "  save(), the state file", median_time(lambda: acc.save(path), max(1, repeat // 3))),
-                   row(group, "  load_state(), every slice checked", median_time(lambda: sm.load_state(path),
-                                                                                max(1, repeat // 3))),
-                   row(group, "  pickle.dumps + pickle.loads", median_time(
-                       lambda: pickle.loads(pickle.dumps(acc)), max(1, repeat // 3)))]
+        io_rows = [
+            row(group, "  save(), the state file", median_time(lambda: acc.save(path), max(1, repeat // 3))),
+            row(
+                group,
+                "  load_state(), every slice checked",
+                median_time(lambda: sm.load_state(path), max(1, repeat // 3)),
+            ),
+            row(
+                group,
+                "  pickle.dumps + pickle.loads",
+                median_time(lambda: pickle.loads(pickle.dumps(acc)), max(1, repeat // 3)),
+            ),
+        ]
     t = _alternated({"sliced": ours, "unsliced": unsliced}, repeat)
     # apart from the rounds: its large temporaries would weigh on the rounds after it
     sparse_s = median_time(ours_sparse, max(1, repeat // 3))
@@ -359,14 +449,25 @@ def _many_slices_rows(n, repeat, slices=100_000):
     def read_all():
         return acc.finalize().slice_f1  # every slice's result computed
 
-    rows = [row(group, "streammetrics Sliced(BinaryConfusion(0.5)).update", med["sliced"],
-                ratio_to_unsliced=float(np.median(ratio)), ratios=" ".join(f"{r:.1f}" for r in ratio),
-                cpu_s=float(np.median(t["sliced"][1])), state_mb=state_bytes / 1e6, file_mb=file_bytes / 1e6),
-            row(group, "  the same slices keyed by sparse integers (ids, hashed)", sparse_s),
-            row(group, "  and .finalize() (each slice's result built when read)", median_time(acc.finalize, repeat)),
-            row(group, "  and .finalize() with every slice's result read", median_time(read_all, max(1, repeat // 3))),
-            row(group, "BinaryConfusion(0.5) unsliced, same rows", med["unsliced"],
-                cpu_s=float(np.median(t["unsliced"][1]))), *io_rows]
+    rows = [
+        row(
+            group,
+            "streammetrics Sliced(BinaryConfusion(0.5)).update",
+            med["sliced"],
+            ratio_to_unsliced=float(np.median(ratio)),
+            ratios=" ".join(f"{r:.1f}" for r in ratio),
+            cpu_s=float(np.median(t["sliced"][1])),
+            state_mb=state_bytes / 1e6,
+            file_mb=file_bytes / 1e6,
+        ),
+        row(group, "  the same slices keyed by sparse integers (ids, hashed)", sparse_s),
+        row(group, "  and .finalize() (each slice's result built when read)", median_time(acc.finalize, repeat)),
+        row(group, "  and .finalize() with every slice's result read", median_time(read_all, max(1, repeat // 3))),
+        row(
+            group, "BinaryConfusion(0.5) unsliced, same rows", med["unsliced"], cpu_s=float(np.median(t["unsliced"][1]))
+        ),
+        *io_rows,
+    ]
     return rows
 
 
@@ -390,8 +491,13 @@ def _bootstrap_rows(n, repeat, replicates=200, warmup=1, compare=True):
     ours()
     cpu = time.process_time() - cpu  # every thread's: what the run costs when the cores are shared
     rows = [row(group, "streammetrics Bootstrap (keyed Poisson weights)", wall, cpu_s=cpu)]
-    rows.append(row(group, "streammetrics Evaluator, no bootstrap (floor / replicates)",
-                    median_time(lambda: preset().update(y, p).finalize(), repeat)))
+    rows.append(
+        row(
+            group,
+            "streammetrics Evaluator, no bootstrap (floor / replicates)",
+            median_time(lambda: preset().update(y, p).finalize(), repeat),
+        )
+    )
     if compare and have("torch") and have("torchmetrics"):  # torchmetrics on the same rows
         import torch
         from torchmetrics.classification import BinaryF1Score
@@ -427,8 +533,10 @@ def _bootstrap_calibration_rows(n, repeat, replicates=200):
         return b.update(y, p, key=keys).finalize()
 
     rows = []
-    for what, make in (("Calibration(15 bins)", lambda: sm.Calibration()),
-                       ("Evaluator(task='binary')", lambda: sm.Evaluator(task="binary"))):
+    for what, make in (
+        ("Calibration(15 bins)", lambda: sm.Calibration()),
+        ("Evaluator(task='binary')", lambda: sm.Evaluator(task="binary")),
+    ):
         group = f"bootstrap, {replicates} replicates of {what}, n={n:.0e}"
         run(make, True), run(make, False)  # compiled
         times = {True: [], False: []}
@@ -437,10 +545,10 @@ def _bootstrap_calibration_rows(n, repeat, replicates=200):
                 t0 = time.perf_counter()
                 run(make, one_pass)
                 times[one_pass].append(time.perf_counter() - t0)
-        rows.append(row(group, "streammetrics Bootstrap, calibration in the one-pass fold",
-                        float(np.median(times[True]))))
-        rows.append(row(group, "calibration folded replicate by replicate (before)",
-                        float(np.median(times[False]))))
+        rows.append(
+            row(group, "streammetrics Bootstrap, calibration in the one-pass fold", float(np.median(times[True])))
+        )
+        rows.append(row(group, "calibration folded replicate by replicate (before)", float(np.median(times[False]))))
     return rows
 
 
@@ -476,10 +584,20 @@ def _bootstrap_rank_rows(n, repeat, replicates=200):
             run(walk)
             wall[walk].append(time.perf_counter() - t0)
             cpu[walk].append(time.process_time() - c0)
-    return [row(group, "streammetrics Bootstrap, AUC replicates in one walk over the rows kept",
-                float(np.median(wall[True])), cpu_s=float(np.median(cpu[True]))),
-            row(group, "a rank state per replicate (before)", float(np.median(wall[False])),
-                cpu_s=float(np.median(cpu[False])))]
+    return [
+        row(
+            group,
+            "streammetrics Bootstrap, AUC replicates in one walk over the rows kept",
+            float(np.median(wall[True])),
+            cpu_s=float(np.median(cpu[True])),
+        ),
+        row(
+            group,
+            "a rank state per replicate (before)",
+            float(np.median(wall[False])),
+            cpu_s=float(np.median(cpu[False])),
+        ),
+    ]
 
 
 def _bootstrap_only(quick):
@@ -507,13 +625,20 @@ def _latency_rows(batch=256):
     rows.append(row(group, "streammetrics RegressionErrors.update", per_call_time(lambda: racc.update(yr, p))))
     sacc = sm.Sliced(sm.BinaryConfusion(threshold=0.5))
     skeys = rng.integers(0, 8, batch)
-    rows.append(row(group, "streammetrics Sliced(BinaryConfusion(threshold)).update, 8 slices",
-                    per_call_time(lambda: sacc.update(y, p, by=skeys), calls=500)))
+    rows.append(
+        row(
+            group,
+            "streammetrics Sliced(BinaryConfusion(threshold)).update, 8 slices",
+            per_call_time(lambda: sacc.update(y, p, by=skeys), calls=500),
+        )
+    )
     from streammetrics._kernels.binary import count_scores
 
     counts, seen = np.zeros(4, np.int64), np.zeros(1, np.int64)
     yu = y.view(np.uint8)
-    rows.append(row(group, "bare Numba kernel call (floor)", per_call_time(lambda: count_scores(yu, p, 0.5, seen, counts))))
+    rows.append(
+        row(group, "bare Numba kernel call (floor)", per_call_time(lambda: count_scores(yu, p, 0.5, seen, counts)))
+    )
     guard = acc._guard  # what sharing an accumulator between threads costs each update
 
     def locked():
@@ -583,23 +708,20 @@ FIRST_USES = {
     "multiclass_auc": "sm.multiclass_auc([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1)",
     "top_k_accuracy": "sm.top_k_accuracy([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1, 2)",
     "MultilabelConfusion": "sm.MultilabelConfusion(2).update([[0, 1], [1, 1]], [[0, 1], [1, 0]]).finalize()",
-    "Sliced(BinaryConfusion(threshold)), integer array keys":
-        "sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=y).finalize()",
+    "Sliced(BinaryConfusion(threshold)), integer array keys": "sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=y).finalize()",
     "MulticlassConfusion": "sm.MulticlassConfusion(3).update([0, 1, 2], [0, 2, 1]).finalize()",
     "ClusterContingency": "sm.ClusterContingency().update([0, 1, 2], [0, 2, 1]).finalize()",
     "Evaluator(task='binary')": "sm.Evaluator(task='binary').update(y, p).finalize()",
     # what a notebook or a script shows: the report rendered (its best-F1 row is a threshold query)
     "Evaluator(task='binary'), report printed": "print(sm.Evaluator(task='binary').update(y, p).finalize())",
-    "Sliced(BinaryConfusion(threshold)), keys a list":
-        "sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=[1, 2, 1, 2, 1]).finalize()",
+    "Sliced(BinaryConfusion(threshold)), keys a list": "sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=[1, 2, 1, 2, 1]).finalize()",
     "silhouette_score, 50 points": "sm.silhouette_score(np.random.rand(50, 3), np.arange(50) % 3)",
     "ClassProbabilityScores": "sm.ClassProbabilityScores(3).update([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1).finalize()",
     "ClassCalibration": "sm.ClassCalibration(3).update([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1).finalize()",
     "TopKAccuracy": "sm.TopKAccuracy(2, n_classes=3).update([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1).finalize()",
     "MulticlassRankAUC": "sm.MulticlassRankAUC(3).update([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1).finalize()",
     "MultilabelRankAUC": "sm.MultilabelRankAUC(2).update([[0, 1], [1, 1], [1, 0]], [[0.2, 0.9], [0.7, 0.6], [0.8, 0.1]]).finalize()",
-    "Bootstrap(BinaryConfusion(threshold))":
-        "sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=20).update(y, p).finalize()",
+    "Bootstrap(BinaryConfusion(threshold))": "sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=20).update(y, p).finalize()",
     # the command's output goes to a pipe, as when its stdout is not a terminal
     "streammetrics demo (5M rows)": "from streammetrics.cli import main; main(['demo'])",
     # every task's kernels compiled ahead (cold), or found compiled (warm)
@@ -631,8 +753,7 @@ def _first_use_rows(quick: bool):
 
     def once(script):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                             text=True, check=True)
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
         return float(out.stdout.strip().splitlines()[-1]), cpu
@@ -648,7 +769,8 @@ def _first_use_rows(quick: bool):
     try:
         fresh_cache()
         floor_script = _FIRST_USE.replace("import streammetrics as sm\n", "").format(
-            call="from streammetrics._kernels.checks import first_nonfinite; first_nonfinite(p)")
+            call="from streammetrics._kernels.checks import first_nonfinite; first_nonfinite(p)"
+        )
         once(floor_script)  # fills the cache
         floor, floor_cpu = timed(floor_script, [once(floor_script) for _ in range(repeat)])
         for name, call in FIRST_USES.items():
@@ -662,8 +784,9 @@ def _first_use_rows(quick: bool):
             group = f"first use in a fresh process (import + update + finalize): {name}"
             rows.append(row(group, "streammetrics, warm Numba cache", warm[0], cpu_s=warm[1]))
             rows.append(row(group, "streammetrics, cold Numba cache", cold[0], cpu_s=cold[1]))
-            rows.append(row(group, "floor: numpy + Numba imported, one small cached kernel called",
-                            floor, cpu_s=floor_cpu))
+            rows.append(
+                row(group, "floor: numpy + Numba imported, one small cached kernel called", floor, cpu_s=floor_cpu)
+            )
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     return rows
@@ -676,8 +799,7 @@ def _sliced_rows_more(quick: bool, sklearn_full: bool = False) -> list[dict]:
     repeat = 3 if quick else 5
     # the 100k-slice rounds take milliseconds and their ratios vary twofold on a
     # shared machine: fifteen of them for a steadier median
-    return (_sliced_evaluator_rows(n, repeat, sk_n=None if sklearn_full else n // 10)
-            + _many_slices_rows(n, 3 * repeat))
+    return _sliced_evaluator_rows(n, repeat, sk_n=None if sklearn_full else n // 10) + _many_slices_rows(n, 3 * repeat)
 
 
 def run(quick: bool = False) -> list[dict]:
@@ -702,20 +824,32 @@ def run(quick: bool = False) -> list[dict]:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--sliced", action="store_true",
-                    help="only the rows of the sliced Evaluator and of 100k slices")
-    ap.add_argument("--bootstrap", action="store_true",
-                    help="only the bootstrap rows (1M rows beside torchmetrics' BootStrapper, then 10M)")
-    ap.add_argument("--bootstrap-calibration", action="store_true",
-                    help="only the rows of Calibration in the one-pass bootstrap fold against "
-                         "replicate by replicate, alone and in the binary Evaluator (1M rows)")
-    ap.add_argument("--bootstrap-rank", action="store_true",
-                    help="only the rows of the binary preset's exact AUC replicates in one walk "
-                         "against a rank state per replicate (200k rows)")
-    ap.add_argument("--first-use", action="store_true",
-                    help="only the rows of first use in a fresh process, cold and warm")
-    ap.add_argument("--sklearn-full", action="store_true",
-                    help="with --sliced: pandas + scikit-learn per group on every row, not a tenth")
+    ap.add_argument("--sliced", action="store_true", help="only the rows of the sliced Evaluator and of 100k slices")
+    ap.add_argument(
+        "--bootstrap",
+        action="store_true",
+        help="only the bootstrap rows (1M rows beside torchmetrics' BootStrapper, then 10M)",
+    )
+    ap.add_argument(
+        "--bootstrap-calibration",
+        action="store_true",
+        help="only the rows of Calibration in the one-pass bootstrap fold against "
+        "replicate by replicate, alone and in the binary Evaluator (1M rows)",
+    )
+    ap.add_argument(
+        "--bootstrap-rank",
+        action="store_true",
+        help="only the rows of the binary preset's exact AUC replicates in one walk "
+        "against a rank state per replicate (200k rows)",
+    )
+    ap.add_argument(
+        "--first-use", action="store_true", help="only the rows of first use in a fresh process, cold and warm"
+    )
+    ap.add_argument(
+        "--sklearn-full",
+        action="store_true",
+        help="with --sliced: pandas + scikit-learn per group on every row, not a tenth",
+    )
     args = ap.parse_args()
     if args.first_use:
         print_table(_first_use_rows(args.quick))

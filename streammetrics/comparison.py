@@ -67,8 +67,7 @@ def compare(a: Bootstrap, b: Bootstrap, ci: float = 0.95) -> Result:
     level = check_ci(ci)
     level = 0.95 if level is None else level
     if a.settings != b.settings:
-        raise ValueError("a and b must be bootstraps of the same template, replicates and seed "
-                         f"(a: {a!r}; b: {b!r})")
+        raise ValueError(f"a and b must be bootstraps of the same template, replicates and seed (a: {a!r}; b: {b!r})")
     na, pa, scores, ra = a.replicate_scores()
     nb, pb, _, rb = b.replicate_scores()
     if na != nb:
@@ -174,8 +173,16 @@ def paired_delong(y, p_a, p_b, *, sample_weight=None, ci: float = 0.95) -> Resul
     from statistics import NormalDist
 
     q = NormalDist().inv_cdf((1.0 + level) / 2.0)
-    values = {"auc_a": aucs[0], "auc_b": aucs[1], "auc_diff": diff, "auc_diff_se": se,
-              "auc_diff_ci_lower": diff - q * se, "auc_diff_ci_upper": diff + q * se,
-              "z": z, "p_value": p, "n": int(keep.sum()), "ci": level}
-    return Result("PairedDeLong", values, meta={"method": "DeLong paired test",
-                                                "weighted": sample_weight is not None})
+    values = {
+        "auc_a": aucs[0],
+        "auc_b": aucs[1],
+        "auc_diff": diff,
+        "auc_diff_se": se,
+        "auc_diff_ci_lower": diff - q * se,
+        "auc_diff_ci_upper": diff + q * se,
+        "z": z,
+        "p_value": p,
+        "n": int(keep.sum()),
+        "ci": level,
+    }
+    return Result("PairedDeLong", values, meta={"method": "DeLong paired test", "weighted": sample_weight is not None})

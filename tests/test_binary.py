@@ -89,6 +89,7 @@ RESULT_REFERENCES = {
     "f1": partial(skm.f1_score, zero_division=0),
     "mcc": skm.matthews_corrcoef,
     "jaccard": partial(skm.jaccard_score, zero_division=0),
+    "youden": partial(skm.balanced_accuracy_score, adjusted=True),
 }
 
 
@@ -359,8 +360,9 @@ def test_result_is_read_only_and_readable():
 
 def test_a_score_added_to_the_formulas_reaches_every_wrapper(monkeypatch):
     """One formula: the new score is in BinaryConfusion's result, an Evaluator's
-    report, every slice of a Sliced (one by one and as columns) and a Bootstrap
-    (with its percentile interval)."""
+    report (as the command prints it), every slice of a Sliced (one by one and as
+    columns), a Bootstrap (with its percentile interval) and the scores
+    ``best_threshold`` maximises."""
     import streammetrics.metrics.binary as B
 
     formulas = B.score_formulas
@@ -389,3 +391,7 @@ def test_a_score_added_to_the_formulas_reaches_every_wrapper(monkeypatch):
     boot = sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=20).update(y, p).finalize()
     assert boot.fowlkes_mallows == r.fowlkes_mallows
     assert boot.fowlkes_mallows_ci_lower <= boot.fowlkes_mallows <= boot.fowlkes_mallows_ci_upper
+    assert "fowlkes_mallows" in str(sm.Evaluator(task="binary").update(y, p).finalize())
+    best = sm.RankAUC().update(y, p).best_threshold("fowlkes_mallows")
+    at = sm.BinaryConfusion(threshold=best.threshold).update(y, p).finalize()
+    assert best.best == pytest.approx(at.fowlkes_mallows, rel=1e-12)

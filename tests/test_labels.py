@@ -64,7 +64,9 @@ def test_int_and_str_labels_stay_apart():
 
 def test_a_uint64_label_beyond_int64_is_named_as_given():
     y = np.array([0, 1, 1, 2**64 - 1], dtype=np.uint64)
-    for call in (lambda: sm.BinaryConfusion().update(y, [0, 1, 1, 0]),
-                 lambda: sm.RankAUC().update(y, [0.1, 0.2, 0.3, 0.4])):
+    for call in (
+        lambda: sm.BinaryConfusion().update(y, [0, 1, 1, 0]),
+        lambda: sm.RankAUC().update(y, [0.1, 0.2, 0.3, 0.4]),
+    ):
         with pytest.raises(ValueError, match=r"^y\[3\] = 18446744073709551615: labels must be 0 or 1"):
             call()

@@ -335,7 +335,7 @@ def test_report_operating_points_and_targets():
 # ------------------------------------------------ states read block by block
 from fractions import Fraction  # noqa: E402
 
-from streammetrics.metrics.ranking.points import EXACT_LIMIT, SCORES, Points  # noqa: E402
+from streammetrics.metrics.ranking.points import EXACT_LIMIT, Points, scores  # noqa: E402
 
 
 def points_of(acc, block=None):
@@ -403,7 +403,7 @@ def test_a_state_read_in_blocks_answers_as_read_at_once_bit_for_bit(state, rates
             assert_identical(
                 answer(lambda: got.threshold_for(**{name: v})), answer(lambda: want.threshold_for(**{name: v}))
             )
-    for score in SCORES:
+    for score in scores():
         assert_identical(got.best_threshold(score), want.best_threshold(score))
     for cost in ([[0, 1], [5, 0]], [[1, -2], [3, 0.5]], [[0, 0], [0, 0]]):
         assert_identical(got.best_threshold(None, cost), want.best_threshold(None, cost))
@@ -441,7 +441,7 @@ def test_best_threshold_of_blocks_picks_as_the_scan_of_every_score(seed):
     want = points_of(acc)
     for block in (64, 200):
         ops = points_of(acc, block)
-        for score in SCORES:
+        for score in scores():
             assert_identical(ops.best_threshold(score), want.best_threshold(score))
         for cost in ([[0, 1], [5, 0]], [[0, 3], [1, 0]], [[1, -2], [3, 0.5]]):
             assert_identical(ops.best_threshold(None, cost), want.best_threshold(None, cost))

@@ -62,11 +62,16 @@ def test_dense_and_sparse_integer_keys_are_coded():
 
 
 @settings(max_examples=40, deadline=None)
-@given(template=st.sampled_from(sorted(TABLE_TEMPLATES)), n=st.integers(1, 400),
-       slices=st.integers(1, 60), low=st.integers(-(2**40), 2**40), seed=st.integers(0, 2**31),
-       cuts=st.lists(st.integers(0, 400), max_size=4), weighted=st.booleans())
-def test_dense_integer_keys_give_the_coded_result_and_each_slices_own(template, n, slices, low, seed,
-                                                                       cuts, weighted):
+@given(
+    template=st.sampled_from(sorted(TABLE_TEMPLATES)),
+    n=st.integers(1, 400),
+    slices=st.integers(1, 60),
+    low=st.integers(-(2**40), 2**40),
+    seed=st.integers(0, 2**31),
+    cuts=st.lists(st.integers(0, 400), max_size=4),
+    weighted=st.booleans(),
+)
+def test_dense_integer_keys_give_the_coded_result_and_each_slices_own(template, n, slices, low, seed, cuts, weighted):
     rng = np.random.default_rng(seed)
     make = TABLE_TEMPLATES[template]
     arrays = _arrays(template, rng, n)
@@ -179,8 +184,7 @@ def test_a_sliced_evaluator_equals_each_slices_own(weighted):
 
 # ------------------------------------------------------- average precision
 @settings(max_examples=200, deadline=None)
-@given(n=st.integers(0, 80), seed=st.integers(0, 2**31), weighted=st.booleans(),
-       zeros=st.floats(0.0, 0.9))
+@given(n=st.integers(0, 80), seed=st.integers(0, 2**31), weighted=st.booleans(), zeros=st.floats(0.0, 0.9))
 def test_average_precision_from_the_points_is_the_curves_bit_for_bit(n, seed, weighted, zeros):
     rng = np.random.default_rng(seed)
     scores = np.sort(rng.random(n))
@@ -236,9 +240,13 @@ def test_the_value_table_is_numpys_unique(values, spread):
 
 
 @settings(max_examples=80, deadline=None)
-@given(distinct=st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=300, unique=True),
-       n=st.integers(1, 2000), step=st.sampled_from([0, 1, 1024, 7_000_021, 2**40]),
-       sort=st.booleans(), seed=st.integers(0, 2**31))
+@given(
+    distinct=st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=300, unique=True),
+    n=st.integers(1, 2000),
+    step=st.sampled_from([0, 1, 1024, 7_000_021, 2**40]),
+    sort=st.booleans(),
+    seed=st.integers(0, 2**31),
+)
 def test_hashed_codes_of_sparse_keys_are_numpys_unique(distinct, n, step, sort, seed):
     # sparse values (a range far wider than the rows) are hashed, not sorted
     rng = np.random.default_rng(seed)
@@ -255,8 +263,11 @@ def test_hashed_codes_of_sparse_keys_are_numpys_unique(distinct, n, step, sort, 
 
 
 @settings(max_examples=60, deadline=None)
-@given(distinct=st.lists(st.floats(allow_nan=False), min_size=1, max_size=200),
-       n=st.integers(1, 1000), seed=st.integers(0, 2**31))
+@given(
+    distinct=st.lists(st.floats(allow_nan=False), min_size=1, max_size=200),
+    n=st.integers(1, 1000),
+    seed=st.integers(0, 2**31),
+)
 def test_hashed_codes_of_float_keys_are_numpys_unique(distinct, n, seed):
     values = np.array(distinct + [0.0, -0.0], np.float64)
     a = values[np.random.default_rng(seed).integers(0, values.shape[0], n)]
@@ -267,9 +278,13 @@ def test_hashed_codes_of_float_keys_are_numpys_unique(distinct, n, seed):
 
 
 @settings(max_examples=60, deadline=None)
-@given(distinct=st.lists(st.text(max_size=6), min_size=1, max_size=60),
-       n=st.integers(1, 600), as_bytes=st.booleans(), order=st.sampled_from(["random", "sorted", "strided", "big"]),
-       seed=st.integers(0, 2**31))
+@given(
+    distinct=st.lists(st.text(max_size=6), min_size=1, max_size=60),
+    n=st.integers(1, 600),
+    as_bytes=st.booleans(),
+    order=st.sampled_from(["random", "sorted", "strided", "big"]),
+    seed=st.integers(0, 2**31),
+)
 def test_string_keys_are_coded_as_python_strings_are(distinct, n, as_bytes, order, seed):
     # a numpy string column and the same strings as Python objects agree
     values = np.array(distinct)
@@ -359,8 +374,11 @@ def test_summing_by_key_gives_the_coded_paths_state(monkeypatch, template, weigh
     """Batches of integer keys summed by key, with keys far apart (too sparse
     for a table: coded) and new keys in later batches: the state of the same
     batches prepared (coded) and folded."""
-    make = {"labels": lambda: sm.BinaryConfusion(), "threshold": lambda: sm.BinaryConfusion(threshold=0.5),
-            "probability": sm.ProbabilityScores}[template]
+    make = {
+        "labels": lambda: sm.BinaryConfusion(),
+        "threshold": lambda: sm.BinaryConfusion(threshold=0.5),
+        "probability": sm.ProbabilityScores,
+    }[template]
     calls = _spy_counts(monkeypatch)
     rng = np.random.default_rng(11)
     n = 4000
@@ -368,7 +386,7 @@ def test_summing_by_key_gives_the_coded_paths_state(monkeypatch, template, weigh
     p = (rng.random(n) < 0.5).astype(np.int64) if template == "labels" else rng.random(n)
     w = rng.random(n) if weighted else None
     keys = rng.integers(0, 50, n)
-    keys[[7, 1001, 2503]] = [-10**6, 10**7, 77]  # a wide range: coded
+    keys[[7, 1001, 2503]] = [-(10**6), 10**7, 77]  # a wide range: coded
     batches = [slice(0, 1000), slice(1000, 2500), slice(2500, n)]
     late = rng.integers(0, 50, n)
     late[2500:] += 30  # new keys in the last batch
@@ -438,8 +456,12 @@ def test_a_batch_of_too_many_hashed_keys_is_refused_once_hashing_passes_max_slic
     acc = sm.Sliced(sm.BinaryConfusion(threshold=0.5), max_slices=500).update(y[:10], p[:10], by=p[:10])
     before = state_snapshot(acc)
     strings = np.array([f"user-{i}" for i in range(n)])
-    for by, label in ((p, "floats"), (rng.integers(0, 2**60, n), "ids"), (strings, "strings"),
-                      ((rng.integers(0, 2**60, n), strings), "a cross")):
+    for by, _label in (
+        (p, "floats"),
+        (rng.integers(0, 2**60, n), "ids"),
+        (strings, "strings"),
+        ((rng.integers(0, 2**60, n), strings), "a cross"),
+    ):
         with pytest.raises(ValueError, match=r"more than max_slices=500 distinct slice keys in this batch alone"):
             acc.update(y, p, by=by)
         assert_state_unchanged(acc, before)
@@ -451,12 +473,12 @@ def test_a_batch_of_too_many_hashed_keys_is_refused_once_hashing_passes_max_slic
 
 
 def test_int32_keys_at_their_limits_are_counted_by_key():
-    keys = np.array([-2**31, 2**31 - 1, 0, 5, 5, -2**31], np.int32)
+    keys = np.array([-(2**31), 2**31 - 1, 0, 5, 5, -(2**31)], np.int32)
     y = np.array([1, 0, 1, 0, 1, 1])
     p = np.array([0.9, 0.1, 0.8, 0.2, 0.4, 0.3])
     r = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=keys).finalize()
-    assert dict(r.rows) == {-2**31: 2, 0: 1, 5: 2, 2**31 - 1: 1}
-    assert (r.slices[-2**31].tp, r.slices[-2**31].fn) == (1, 1)
+    assert dict(r.rows) == {-(2**31): 2, 0: 1, 5: 2, 2**31 - 1: 1}
+    assert (r.slices[-(2**31)].tp, r.slices[-(2**31)].fn) == (1, 1)
 
 
 def test_a_batch_counted_by_key_and_refused_changes_nothing_and_the_next_counts_right(monkeypatch):
@@ -491,8 +513,8 @@ def test_integer_keys_counted_by_key_beside_keys_of_other_kinds():
     acc.update(y[400:], p[400:], by=keys[400:])  # strings: the keys leave their integer form
     acc.update(y[:50], p[:50], by=ints[:50])  # coded now
     whole = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(
-        np.concatenate([y, y[:50]]), np.concatenate([p, p[:50]]),
-        by=np.concatenate([keys, ints[:50].astype(object)]))
+        np.concatenate([y, y[:50]]), np.concatenate([p, p[:50]]), by=np.concatenate([keys, ints[:50].astype(object)])
+    )
     assert acc == whole
     assert set(acc.finalize().slices) == {*range(5), *(f"s{k}" for k in range(5))}
 

@@ -85,10 +85,17 @@ def _outcome(state, name, one_by_one, monkeypatch):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(name=st.sampled_from(sorted(TEMPLATES)), seed=st.integers(0, 2**31), weighted=st.booleans(),
-       pick=st.integers(0, 10**6), value=st.sampled_from(HOSTILE), scale=st.booleans())
+@given(
+    name=st.sampled_from(sorted(TEMPLATES)),
+    seed=st.integers(0, 2**31),
+    weighted=st.booleans(),
+    pick=st.integers(0, 10**6),
+    value=st.sampled_from(HOSTILE),
+    scale=st.booleans(),
+)
 def test_slices_checked_at_once_refuse_what_each_refuses_with_its_message(
-        name, seed, weighted, pick, value, scale, monkeypatch):
+    name, seed, weighted, pick, value, scale, monkeypatch
+):
     state = _long_form(_sliced(name, seed, weighted).state_dict())
     fields = sorted(k for k in state if k.startswith("slices.") and not k.endswith("#shape"))
     key = fields[pick % len(fields)]
@@ -165,8 +172,11 @@ def test_the_short_forms_of_a_state_are_checked():
     # make a load allocate what it does not hold
     for shape in ([4, 3], [1 << 40, 2]):
         bad = dict(state, **{"slices.wsums#shape": np.array([shape], np.int64)})
-        with pytest.raises(sm.StateFileError, match=r"'slices.wsums' holds no values, which stands for "
-                                                    r"zeros of the template's shape \(4, 2\) only"):
+        with pytest.raises(
+            sm.StateFileError,
+            match=r"'slices.wsums' holds no values, which stands for "
+            r"zeros of the template's shape \(4, 2\) only",
+        ):
             load(bad)
     bad = dict(state, **{"slices.counts": state["slices.counts"][:-1]})
     with pytest.raises(sm.StateFileError, match="'slices.counts' does not hold the sizes its shapes give"):
@@ -206,7 +216,10 @@ def test_integer_keys_are_one_array_and_it_is_checked():
     cases = [
         (dict(state, **{"keys#int64": keys[::-1].copy()}), "the slice keys are not in key order"),
         (dict(state, **{"keys#int64": np.r_[keys[:1], keys[:-1]]}), rf"{bad_keys} \(the slice keys repeat a key\)"),
-        (dict(state, **{"keys#int64": keys.astype(np.float64)}), rf"{bad_keys} \(entry 'keys#int64' must be a 1-D int64"),
+        (
+            dict(state, **{"keys#int64": keys.astype(np.float64)}),
+            rf"{bad_keys} \(entry 'keys#int64' must be a 1-D int64",
+        ),
         (dict(state, **{"keys#int64": keys[:-1]}), "'slices.n' does not hold the sizes its shapes give"),
         (_with_doc(state, keys=[[int(v)] for v in keys]), rf"{bad_keys} \(keys given as entry 'keys#int64'"),
         (_with_doc(state, columns=2, names=["a", "b"]), rf"{bad_keys} \(keys given as entry 'keys#int64'"),

@@ -167,14 +167,26 @@ def _weighted_fold(scores: bool):
 
 
 #: ``sum_labels(y, p, threshold, w, rows, wsums, wsq)`` (``threshold`` unread)
-sum_labels = kernel(named(_weighted_fold(False), "sum_labels", """\
+sum_labels = kernel(
+    named(
+        _weighted_fold(False),
+        "sum_labels",
+        """\
 Weighted 0/1 labels and predictions into ``wsums`` (and the squared weights
-into ``wsq``); status as above."""))
+into ``wsq``); status as above.""",
+    )
+)
 
 #: ``sum_scores(y, s, threshold, w, rows, wsums, wsq)``
-sum_scores = kernel(named(_weighted_fold(True), "sum_scores", """\
+sum_scores = kernel(
+    named(
+        _weighted_fold(True),
+        "sum_scores",
+        """\
 Weighted labels and scores cut at ``threshold`` into ``wsums`` (and the
-squared weights into ``wsq``); status as above."""))
+squared weights into ``wsq``); status as above.""",
+    )
+)
 
 
 @kernel
@@ -185,7 +197,7 @@ def binary_terms(y, p, threshold, lo, slots, values, col, base):
     (the terms are written whatever it is: the caller drops them)."""
     labels = math.isnan(threshold)
     m = slots.shape[0]
-    yb, pb = y[lo:lo + m], p[lo:lo + m]
+    yb, pb = y[lo : lo + m], p[lo : lo + m]
     bad_y = False
     bad_p = False
     for i in range(m):

@@ -101,8 +101,14 @@ def _draw_pairs(h, q0, nq, sc, uu, kk):
     top = np.int32(-2147483648)
     for r in range(m):  # the head cuts in one expression, so that the replicates vectorize
         u = uu[r]
-        kk[r] = (np.int32(u >= c0) + np.int32(u >= c1) + np.int32(u >= c2)
-                 + np.int32(u >= c3) + np.int32(u >= c4) + np.int32(u >= c5))
+        kk[r] = (
+            np.int32(u >= c0)
+            + np.int32(u >= c1)
+            + np.int32(u >= c2)
+            + np.int32(u >= c3)
+            + np.int32(u >= c4)
+            + np.int32(u >= c5)
+        )
         top = u if u > top else top
     if top >= sc[_HEAD]:  # a count of 7 or more somewhere: about one row in a hundred
         for r in range(m):
@@ -178,7 +184,7 @@ def replicate_sums(seed, keys, first, r0, w, slots, vals, out, cuts):
             for j in range(P):
                 v = vals[i, j] * wi
                 if v != 0.0:
-                    row = acc[slots[i, j] * R:]
+                    row = acc[slots[i, j] * R :]
                     for r in range(R):
                         row[r] += kf[r] * v
         for c in range(S):

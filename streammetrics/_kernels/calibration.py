@@ -21,8 +21,14 @@ import numpy as np
 from ._jit import inline, kernel, named
 from .compensated import BLOCK, fold
 
-__all__ = ["calibration_update", "calibration_update_weighted", "class_calibration_update",
-           "class_calibration_update_weighted", "calibration_terms", "bin_of"]
+__all__ = [
+    "calibration_update",
+    "calibration_update_weighted",
+    "class_calibration_update",
+    "class_calibration_update_weighted",
+    "calibration_terms",
+    "bin_of",
+]
 
 
 @inline
@@ -127,22 +133,28 @@ def _binary_updater(weighted: bool):
 
 
 #: ``calibration_update(y, p, w, edges, n, counts, weight, predicted, observed, local, tally)``
-calibration_update = kernel(named(_binary_updater(False), "calibration_update", """\
+calibration_update = kernel(
+    named(
+        _binary_updater(False),
+        "calibration_update",
+        """\
 Fold unweighted 0/1 labels ``y`` and probabilities ``p`` (``w`` empty).
 
 ``local`` (``float64[3, bins]``) and ``tally`` (``int64[2, bins]``) are
 zeroed scratch, left zeroed (the kernel allocates nothing: an allocation
-inside costs its compile more than the rest of the loop)."""))
+inside costs its compile more than the rest of the loop).""",
+    )
+)
 
-calibration_update_weighted = kernel(named(_binary_updater(True), "calibration_update_weighted",
-                                            ":func:`calibration_update` of rows weighted by ``w``."))
+calibration_update_weighted = kernel(
+    named(_binary_updater(True), "calibration_update_weighted", ":func:`calibration_update` of rows weighted by ``w``.")
+)
 
 
 def _class_updater(weighted: bool):
     """The class tables' fold, of weighted rows or not (as :func:`_binary_updater`)."""
 
-    def update(y, m, k, tolerance, w, edges, n, top, per_class, top_local, class_local, top_tally,
-               class_tally):
+    def update(y, m, k, tolerance, w, edges, n, top, per_class, top_local, class_local, top_tally, class_tally):
         rows = y.shape[0]
         nb = edges.shape[0] - 1
         for i in range(rows):
@@ -194,7 +206,11 @@ def _class_updater(weighted: bool):
 
 #: ``class_calibration_update(y, m, k, tolerance, w, edges, n, top, per_class, top_local,
 #: class_local, top_tally, class_tally)``
-class_calibration_update = kernel(named(_class_updater(False), "class_calibration_update", """\
+class_calibration_update = kernel(
+    named(
+        _class_updater(False),
+        "class_calibration_update",
+        """\
 Fold class codes ``y`` and an ``(rows, k)`` probability matrix ``m`` (unweighted:
 ``w`` empty).
 
@@ -207,11 +223,17 @@ observed)``. Status 1 for a code outside ``0..k-1``, 2 for an entry
 outside [0, 1] or a row whose sum is more than ``tolerance`` from 1.
 ``top_local`` (``float64[3, B]``), ``class_local`` (``float64[3, k B]``),
 ``top_tally`` (``int64[2, B]``) and ``class_tally`` (``int64[2, k B]``)
-are zeroed scratch, left zeroed, as in :func:`calibration_update`."""))
+are zeroed scratch, left zeroed, as in :func:`calibration_update`.""",
+    )
+)
 
-class_calibration_update_weighted = kernel(named(
-    _class_updater(True), "class_calibration_update_weighted",
-    ":func:`class_calibration_update` of rows weighted by ``w``."))
+class_calibration_update_weighted = kernel(
+    named(
+        _class_updater(True),
+        "class_calibration_update_weighted",
+        ":func:`class_calibration_update` of rows weighted by ``w``.",
+    )
+)
 
 
 @kernel

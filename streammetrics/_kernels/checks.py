@@ -10,8 +10,14 @@ from __future__ import annotations
 
 from ._jit import kernel
 
-__all__ = ["first_not01", "first_outside01", "first_nonfinite", "first_out_of_range", "argmax_rows",
-           "first_bad_probability_row"]
+__all__ = [
+    "first_not01",
+    "first_outside01",
+    "first_nonfinite",
+    "first_out_of_range",
+    "argmax_rows",
+    "first_bad_probability_row",
+]
 
 
 @kernel

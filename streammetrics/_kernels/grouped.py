@@ -48,7 +48,7 @@ def group_terms(slots, values, lo, w, local, offset, counted, powers, ints, sums
     size = ints.shape[1]
     cells = ints.reshape(-1)
     # views indexed from 0: LLVM then knows no index is negative (see key_range)
-    rows = local[lo:lo + m]
+    rows = local[lo : lo + m]
     for t in range(width):  # the counts first, a term at a time (most often all there is)
         column = slots[:, t]
         for i in range(m):
@@ -58,7 +58,7 @@ def group_terms(slots, values, lo, w, local, offset, counted, powers, ints, sums
         return
     weighted = w.shape[0] > 0
     squared = second.shape[0] > 0
-    wb = w[lo:lo + m] if weighted else w
+    wb = w[lo : lo + m] if weighted else w
     for i in range(m):
         j = rows[i] - offset
         wi = wb[i] if weighted else 1.0

@@ -71,8 +71,7 @@ def beta_cdf(x, a, b):
         return 0.0
     if x >= 1.0:
         return 1.0
-    log_front = (a * math.log(x) + b * math.log1p(-x)
-                 - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)))
+    log_front = a * math.log(x) + b * math.log1p(-x) - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
     front = math.exp(log_front)
     if x < (a + 1.0) / (a + b + 2.0):
         return front * _beta_fraction(x, a, b) / a

@@ -112,7 +112,7 @@ def class_terms(y, p, k, lo, slots, values, col, base):
     ``base + y k + p``) and into the counts of its classes in ``y`` (slot
     ``base + k k + y``) and in ``p`` (``base + k k + k + p``); the status above."""
     m = slots.shape[0]
-    status = confusion_bounds(y[lo:lo + m], p[lo:lo + m], k)
+    status = confusion_bounds(y[lo : lo + m], p[lo : lo + m], k)
     if status:
         return status
     for i in range(m):

@@ -23,8 +23,14 @@ from ._jit import inline_ir, kernel
 from .binary import cell
 from .compensated import BLOCK, add, fold
 
-__all__ = ["first_nonfinite_matrix", "fold_labels", "fold_labels_weighted", "fold_scores",
-           "fold_scores_weighted", "label_terms"]
+__all__ = [
+    "first_nonfinite_matrix",
+    "fold_labels",
+    "fold_labels_weighted",
+    "fold_scores",
+    "fold_scores_weighted",
+    "label_terms",
+]
 
 
 @kernel
@@ -126,7 +132,8 @@ def _folder(scored: bool, weighted: bool):
 
 
 _fold_labels, _fold_labels_weighted, _fold_scores, _fold_scores_weighted = (
-    _folder(scored, weighted) for scored in (False, True) for weighted in (False, True))
+    _folder(scored, weighted) for scored in (False, True) for weighted in (False, True)
+)
 
 
 @kernel

@@ -15,8 +15,14 @@ import numpy as np
 from ._jit import kernel, named
 from .compensated import BLOCK, add, fold
 
-__all__ = ["probability_moments", "probability_moments_weighted", "class_probability_update", "probability_terms",
-           "class_probability_terms", "LOG_FLOOR"]
+__all__ = [
+    "probability_moments",
+    "probability_moments_weighted",
+    "class_probability_update",
+    "probability_terms",
+    "class_probability_terms",
+    "LOG_FLOOR",
+]
 
 #: The specification floors both p and 1 - p at 1e-12 before the logarithm.
 LOG_FLOOR = 1e-12
@@ -82,16 +88,24 @@ def _moments_folder(weighted: bool):
 
 
 #: ``probability_moments(y, p, w, n, sums, squares)``
-probability_moments = kernel(named(_moments_folder(False), "probability_moments", """\
+probability_moments = kernel(
+    named(
+        _moments_folder(False),
+        "probability_moments",
+        """\
 Fold unweighted 0/1 labels ``y`` and probabilities ``p`` (``w`` is ignored,
 pass it empty) into ``sums`` and the second moments into ``squares``
 (``float64[3, 2]`` pairs): the totals of ``w * loss**2``, ``w * (p - y)**4``
 and ``w**2``, which the intervals of the means need. Returns the status code
-(module docstring)."""))
+(module docstring).""",
+    )
+)
 
-probability_moments_weighted = kernel(named(
-    _moments_folder(True), "probability_moments_weighted",
-    ":func:`probability_moments` of rows weighted by ``w``."))
+probability_moments_weighted = kernel(
+    named(
+        _moments_folder(True), "probability_moments_weighted", ":func:`probability_moments` of rows weighted by ``w``."
+    )
+)
 
 
 @kernel

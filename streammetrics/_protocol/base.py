@@ -36,12 +36,29 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import statefile
-from .errors import (CountOverflowError, NoObservationsError, NoWeightsError, SettingsMismatchError,
-                     StateFileError, WeightOverflowError)
+from .errors import (
+    CountOverflowError,
+    NoObservationsError,
+    NoWeightsError,
+    SettingsMismatchError,
+    StateFileError,
+    WeightOverflowError,
+)
 from .inputs import Batch, Input, convert, prepare, raise_rejected
 from .result import Result
-from .state import (INT64_MAX, Field, allocation_budget, check_fields, check_merge_fields, copy_state,
-                    empty_state, float_sums, merge_fields, states_equal, within)
+from .state import (
+    INT64_MAX,
+    Field,
+    allocation_budget,
+    check_fields,
+    check_merge_fields,
+    copy_state,
+    empty_state,
+    float_sums,
+    merge_fields,
+    states_equal,
+    within,
+)
 
 #: the most float totals a weighted fold reads before it folds, to know them
 #: far from float64's top (see ``Accumulator._far_from_overflow``)
@@ -86,7 +103,7 @@ class Accumulator:
     def _merge_custom(self, other: dict[str, np.ndarray]) -> None:
         """Merge the fields whose rule is ``"custom"``."""
 
-    def _merge_check(self, other: "Accumulator") -> None:
+    def _merge_check(self, other: Accumulator) -> None:
         """Raise what merging ``other`` (compatible, room checked) would refuse,
         changing nothing (so that a composite never merges half its parts)."""
         if not _overrides(type(self), "_merge_state"):
@@ -219,8 +236,7 @@ class Accumulator:
         arrays = batch.arrays_for(self.inputs)
         if arrays is None:
             raise TypeError(
-                f"this batch holds {_describe(batch.inputs)}; {type(self).__name__} takes "
-                f"{_describe(self.inputs)}"
+                f"this batch holds {_describe(batch.inputs)}; {type(self).__name__} takes {_describe(self.inputs)}"
             )
         w = batch.weights
         if w.shape[0] and not self.takes_weights:
@@ -302,7 +318,7 @@ class Accumulator:
             self._load(empty)
         return self
 
-    def _check_compatible(self, other: "Accumulator") -> None:
+    def _check_compatible(self, other: Accumulator) -> None:
         if type(other) is not type(self):
             raise TypeError(f"cannot merge {type(other).__name__} into {type(self).__name__}")
         mine, theirs = self._settings(), other.settings
@@ -316,14 +332,14 @@ class Accumulator:
                 f"cannot merge {type(self).__name__} accumulators with different settings: {diff}"
             )
 
-    def check_merge(self, other: "Accumulator") -> None:
+    def check_merge(self, other: Accumulator) -> None:
         """Raise what :meth:`merge` of ``other`` would refuse, changing nothing."""
         self._check_compatible(other)
         with locked(self, other):
             self._check_room(other.n, "merging")
             self._merge_check(other)
 
-    def merge(self, other: "Accumulator"):
+    def merge(self, other: Accumulator):
         """Fold ``other`` (same class and settings) into ``self``; return ``self``.
 
         ``other`` is not changed, in value or in memory. Settings that differ
@@ -338,13 +354,13 @@ class Accumulator:
             self._merge_state(theirs)
         return self
 
-    def __add__(self, other: "Accumulator"):
+    def __add__(self, other: Accumulator):
         if not isinstance(other, Accumulator):
             return NotImplemented
         self._check_compatible(other)
         return self.copy().merge(other)
 
-    def __iadd__(self, other: "Accumulator"):
+    def __iadd__(self, other: Accumulator):
         if not isinstance(other, Accumulator):
             return NotImplemented
         return self.merge(other)
@@ -370,9 +386,7 @@ class Accumulator:
         """
         level = check_ci(ci)
         if level is not None and not self.intervals:
-            raise TypeError(
-                f"{type(self).__name__} offers no confidence intervals: call finalize() without ci="
-            )
+            raise TypeError(f"{type(self).__name__} offers no confidence intervals: call finalize() without ci=")
         return self._finalize(ci=level)
 
     def _finalize(self, **options) -> Result:
@@ -380,9 +394,7 @@ class Accumulator:
         options = {k: v for k, v in options.items() if v is not None}
         with self._guard:
             if self.n == 0:
-                raise NoObservationsError(
-                    f"{type(self).__name__} has no observations: call update() first"
-                )
+                raise NoObservationsError(f"{type(self).__name__} has no observations: call update() first")
             # counts are int64 and their products float64, far from its range:
             # a total past it can only be of weights (near 1e308)
             try:
@@ -462,9 +474,7 @@ class Accumulator:
         ``ValueError`` for a corrupt, foreign or other class's file."""
         obj = load_state(path)
         if cls is not Accumulator and type(obj) is not cls:
-            raise StateFileError(
-                f"{os.fspath(path)!r} holds a {type(obj).__name__} state, not a {cls.__name__}"
-            )
+            raise StateFileError(f"{os.fspath(path)!r} holds a {type(obj).__name__} state, not a {cls.__name__}")
         return obj
 
     @classmethod
@@ -497,9 +507,7 @@ def check_ci(ci) -> float | None:
         raise TypeError(f"ci must be a real number in (0, 1) or None, got {type(ci).__name__}")
     level = float(ci)
     if not (0.0 < level < 1.0):
-        raise ValueError(
-            f"ci must lie strictly between 0 and 1 (a confidence level such as 0.95), got {ci!r}"
-        )
+        raise ValueError(f"ci must lie strictly between 0 and 1 (a confidence level such as 0.95), got {ci!r}")
     return level
 
 
@@ -510,10 +518,6 @@ def locked(*accs):
         for acc in sorted({id(a): a for a in accs}.values(), key=id):
             stack.enter_context(acc._guard)
         yield
-
-
-#: the name other modules still import (the same function)
-_locked = locked
 
 
 def _describe(inputs) -> str:

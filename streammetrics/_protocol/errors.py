@@ -52,8 +52,17 @@ class BadValueError(ValueError):
     ('p', 17, 1.3)
     """
 
-    def __init__(self, argument: str, index, value, problem: str, *, relation: str = "=",
-                 context: str | None = None, hint: str | None = None):
+    def __init__(
+        self,
+        argument: str,
+        index,
+        value,
+        problem: str,
+        *,
+        relation: str = "=",
+        context: str | None = None,
+        hint: str | None = None,
+    ):
         if isinstance(value, np.generic):
             value = value.item()
         self.argument = argument
@@ -87,20 +96,22 @@ class BadValueError(ValueError):
             text += f" ({self.hint})"
         return f"{self.context}: {text}" if self.context else text
 
-    def shifted(self, offset: int, context: str | None = None) -> "BadValueError":
+    def shifted(self, offset: int, context: str | None = None) -> BadValueError:
         """The same error ``offset`` rows further on (a batch cut out of a larger whole)."""
         index = (self.index[0] + offset, *self.index[1:]) if isinstance(self.index, tuple) else self.index + offset
-        return BadValueError(self.argument, index, self.value, self.problem,
-                             relation=self.relation, context=context, hint=self.hint)
+        return BadValueError(
+            self.argument, index, self.value, self.problem, relation=self.relation, context=context, hint=self.hint
+        )
 
     def __reduce__(self):
-        return (_rebuild_bad_value, (self.argument, self.index, self.value, self.problem,
-                                     self.relation, self.context, self.hint))
+        return (
+            _rebuild_bad_value,
+            (self.argument, self.index, self.value, self.problem, self.relation, self.context, self.hint),
+        )
 
 
 def _rebuild_bad_value(argument, index, value, problem, relation, context, hint=None):
-    return BadValueError(argument, index, value, problem, relation=relation, context=context,
-                         hint=hint)
+    return BadValueError(argument, index, value, problem, relation=relation, context=context, hint=hint)
 
 
 class BadShapeError(ValueError):
@@ -145,8 +156,7 @@ class NoWeightsError(TypeError, ValueError):
     ``ValueError`` (a bad batch), so either ``except`` clause catches it.
     """
 
-    def __init__(self, owner: str = "this accumulator",
-                 reason: str = "its scores are defined on counts of rows"):
+    def __init__(self, owner: str = "this accumulator", reason: str = "its scores are defined on counts of rows"):
         self.owner = owner
         super().__init__(f"{owner} takes no sample_weight: {reason}")
 
@@ -174,8 +184,15 @@ def in_context(exc: Exception, context: str, offset: int | None = None) -> Excep
 
 
 # The public exceptions are shown (in tracebacks, reprs) where users import them.
-for _cls in (BadValueError, BadShapeError, NoObservationsError, SettingsMismatchError,
-             StateFileError, CountOverflowError, NoWeightsError):
+for _cls in (
+    BadValueError,
+    BadShapeError,
+    NoObservationsError,
+    SettingsMismatchError,
+    StateFileError,
+    CountOverflowError,
+    NoWeightsError,
+):
     _cls.__module__ = "streammetrics"
 del _cls
 

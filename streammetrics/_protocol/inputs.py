@@ -113,7 +113,7 @@ class Input:
         """The hint for the bad value ``arr[i]`` (by default :attr:`hint`)."""
         return self.hint
 
-    def advised(self, hint: str) -> "Input":
+    def advised(self, hint: str) -> Input:
         """A copy of this input that gives ``hint`` with its errors."""
         out = self.renamed(self.name)
         out.hint = hint
@@ -126,7 +126,7 @@ class Input:
         if i >= 0:
             raise self.error(arr, i)
 
-    def covers(self, need: "Input") -> bool:
+    def covers(self, need: Input) -> bool:
         """Whether values checked as ``self`` serve a consumer declaring ``need``."""
         if isinstance(self, ClassLabels) or isinstance(need, ClassLabels):
             # the codes of labels mean those labels in that order: they serve a
@@ -139,11 +139,11 @@ class Input:
             return need.domain[0] in _CONTAINED_IN.get(self.domain[0], ())
         return False
 
-    def derive(self, arr: np.ndarray, need: "Input") -> np.ndarray:
+    def derive(self, arr: np.ndarray, need: Input) -> np.ndarray:
         """The array a consumer declaring ``need`` reads (``arr`` unless derived)."""
         return arr
 
-    def derives(self, need: "Input") -> bool:
+    def derives(self, need: Input) -> bool:
         """Whether a consumer declaring ``need`` reads a derived array, not this one."""
         return False
 
@@ -151,7 +151,7 @@ class Input:
         """Whether the raw argument ``x`` has this input's form (1-D, n x K, ...)."""
         return ndim_of(x) == 1 or one_column(x)
 
-    def renamed(self, name: str) -> "Input":
+    def renamed(self, name: str) -> Input:
         """A copy of this input under another argument name."""
         out = object.__new__(type(self))
         out.__dict__.update(self.__dict__)
@@ -217,7 +217,9 @@ def _onehot_positive(arr: np.ndarray, name: str) -> np.ndarray:
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])
         raise BadValueError(
-            name, i, arr[i].tolist(),
+            name,
+            i,
+            arr[i].tolist(),
             "each row of the membership matrix must be one-hot, [1, 0] (negative) or [0, 1] (positive)",
         )
     return np.ascontiguousarray(g1)
@@ -290,8 +292,10 @@ def refuse_labels(arr: np.ndarray, name: str, k: int | None = None) -> None:
     if arr.dtype.kind in "OUS":
         what = "strings" if arr.dtype.kind in "US" else "objects"
         classes = f"class indices 0..{k - 1}" if k is not None else "class indices"
-        raise TypeError(f"{name} holds {what} (dtype {arr.dtype}), not {classes}: pass "
-                        "labels=[...], the class labels in order, to take them as they are")
+        raise TypeError(
+            f"{name} holds {what} (dtype {arr.dtype}), not {classes}: pass "
+            "labels=[...], the class labels in order, to take them as they are"
+        )
 
 
 def _range_problem(k: int) -> str:
@@ -318,7 +322,8 @@ class ClassIndices(Input):
                 f"{self.name} must be a 1-D array of classes, got an n x {self.k} matrix",
                 self.name,
                 hint="for class probabilities take their argmax, np.argmax(p, axis=1), or use "
-                     "Evaluator(task='multiclass'), which takes either")
+                "Evaluator(task='multiclass'), which takes either",
+            )
         arr = as_1d(arr, self.name)
         kind, k = arr.dtype.kind, self.k
         if kind == "f":
@@ -371,8 +376,9 @@ class ClassLabels(Input):
         if arr.ndim != 1:
             hint = None
             if arr.ndim == 2 and arr.shape[1] == len(self.labels):
-                hint = ("for class probabilities take their argmax, or use "
-                        "Evaluator(task='multiclass'), which takes either")
+                hint = (
+                    "for class probabilities take their argmax, or use Evaluator(task='multiclass'), which takes either"
+                )
             raise BadShapeError(f"{name} must be a 1-D array, got shape {arr.shape}", name, hint=hint)
         if arr.size == 0:
             return np.empty(0, np.int64)
@@ -420,26 +426,30 @@ class ClassProbabilities(Input):
         check_numeric(arr, self.name)
         if arr.ndim != 2:
             raise BadShapeError(
-                f"{self.name} must be an n x {self.k} matrix of class probabilities, "
-                f"got shape {arr.shape}", self.name)
+                f"{self.name} must be an n x {self.k} matrix of class probabilities, got shape {arr.shape}", self.name
+            )
         arr = np.ascontiguousarray(arr, dtype=np.float64)
         if arr.shape[1] != self.k:
             raise BadShapeError(
                 f"{self.name} has {arr.shape[1]} columns but n_classes is {self.k}: a matrix "
-                f"{self.name} must hold one column of probabilities per class", self.name)
+                f"{self.name} must hold one column of probabilities per class",
+                self.name,
+            )
         return arr
 
     def check(self, arr):
         out = np.zeros(1)
         status, i, j = C.first_bad_probability_row(arr, ROW_SUM_TOLERANCE, out)
         if status == 1:
-            raise BadValueError(self.name, (int(i), int(j)), arr[i, j],
-                                "class probabilities must lie in [0, 1]")
+            raise BadValueError(self.name, (int(i), int(j)), arr[i, j], "class probabilities must lie in [0, 1]")
         if status == 2:
             raise BadValueError(
-                self.name, int(i), float(out[0]),
+                self.name,
+                int(i),
+                float(out[0]),
                 f"each row of class probabilities must sum to 1 (within {ROW_SUM_TOLERANCE:g})",
-                relation="sums to")
+                relation="sums to",
+            )
 
 
 class ClassScores(Input):
@@ -469,16 +479,17 @@ class ClassScores(Input):
             check_numeric(arr, self.name)
         if arr.ndim != 2:
             raise BadShapeError(
-                f"{self.name} must be an n x {self.k or 'K'} matrix of class scores, got shape {arr.shape}",
-                self.name)
+                f"{self.name} must be an n x {self.k or 'K'} matrix of class scores, got shape {arr.shape}", self.name
+            )
         if self.k is None:
             if arr.shape[1] < 1:
-                raise BadShapeError(f"{self.name} must have at least one column of class scores",
-                                    self.name)
+                raise BadShapeError(f"{self.name} must have at least one column of class scores", self.name)
         elif arr.shape[1] != self.k:
             raise BadShapeError(
                 f"{self.name} has {arr.shape[1]} columns but n_classes is {self.k}: a matrix "
-                f"{self.name} must hold one column of scores per class", self.name)
+                f"{self.name} must hold one column of scores per class",
+                self.name,
+            )
         return np.ascontiguousarray(arr, dtype=np.float64)
 
     def check(self, arr):
@@ -546,12 +557,13 @@ def _label_matrix(x, name: str, k: int, what: str) -> np.ndarray:
     arr = to_numpy(x, name, f"an n x {k} matrix")
     check_numeric(arr, name)
     if arr.ndim != 2:
-        raise BadShapeError(f"{name} must be an n x {k} matrix of {what}, got shape {arr.shape}",
-                            name)
+        raise BadShapeError(f"{name} must be an n x {k} matrix of {what}, got shape {arr.shape}", name)
     if arr.shape[1] != k:
         raise BadShapeError(
             f"{name} has {arr.shape[1]} columns but n_labels is {k}: a matrix {name} must hold "
-            f"one column of {what} per label", name)
+            f"one column of {what} per label",
+            name,
+        )
     return arr
 
 
@@ -576,8 +588,14 @@ class LabelMatrix(Input):
         return ndim_of(x) == 2
 
     def convert(self, x):
-        if (type(x) is np.ndarray and x.ndim == 2 and x.dtype.itemsize == 1 and x.dtype.kind in "iu"
-                and x.shape[1] == self.k and x.flags.c_contiguous):
+        if (
+            type(x) is np.ndarray
+            and x.ndim == 2
+            and x.dtype.itemsize == 1
+            and x.dtype.kind in "iu"
+            and x.shape[1] == self.k
+            and x.flags.c_contiguous
+        ):
             return x
         arr = _label_matrix(x, self.name, self.k, "0/1 labels")
         kind, size = arr.dtype.kind, arr.dtype.itemsize
@@ -620,8 +638,13 @@ class LabelScores(Input):
         return ndim_of(x) == 2
 
     def convert(self, x):
-        if (type(x) is np.ndarray and x.ndim == 2 and x.dtype == np.float64 and x.shape[1] == self.k
-                and x.flags.c_contiguous):
+        if (
+            type(x) is np.ndarray
+            and x.ndim == 2
+            and x.dtype == np.float64
+            and x.shape[1] == self.k
+            and x.flags.c_contiguous
+        ):
             return x
         arr = _label_matrix(x, self.name, self.k, "scores")
         return np.ascontiguousarray(arr, dtype=np.float64)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -87,8 +87,13 @@ def per_class(names, arrays, labels=None) -> list[str]:
     shown = range(k) if k <= 50 else list(range(25)) + [None] + list(range(k - 25, k))
     row_names = class_names(labels, k)
     cw = max([5] + [len(r) for r in row_names])
-    w = max([len(n) for n in list(names) + ["class"]]
-            + [len(fmt_number(a[i])) for a in arrays for i in shown if i is not None]) + 2
+    w = (
+        max(
+            [len(n) for n in list(names) + ["class"]]
+            + [len(fmt_number(a[i])) for a in arrays for i in shown if i is not None]
+        )
+        + 2
+    )
     lines = ["  " + f"{'class':>{cw}}" + "".join(f"{n:>{w}}" for n in names)]
     for i in shown:
         if i is None:
@@ -167,9 +172,7 @@ class Result(Mapping):
         try:
             return self._values[name]
         except KeyError:
-            raise AttributeError(
-                f"{self._kind} has no field {name!r}; fields: {', '.join(self._values)}"
-            ) from None
+            raise AttributeError(f"{self._kind} has no field {name!r}; fields: {', '.join(self._values)}") from None
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{self._kind} is read-only")
@@ -246,8 +249,7 @@ class Result(Mapping):
         values = self.report_values()
         fields = [f for f in fields if not isinstance(values[f], np.ndarray)]
         bounded = {f for f in fields if f"{f}_ci_lower" in values and f"{f}_ci_upper" in values}
-        fields = [f for f in fields
-                  if not (f.endswith(("_ci_lower", "_ci_upper")) and f[:-9] in bounded)]
+        fields = [f for f in fields if not (f.endswith(("_ci_lower", "_ci_upper")) and f[:-9] in bounded)]
         width = max([len(self._shown(f, names)) for f in fields] + [8])
         out = []
         for f in fields:
@@ -269,8 +271,13 @@ class Result(Mapping):
             # one table per length (a bootstrapped reliability table has B + 1
             # edges beside its B bins): the class labels name rows of their own count
             out.append("")
-            out.extend(per_class([self._shown(f, names) for f in group], [values[f] for f in group],
-                                 labels if labels is not None and len(labels) == k else None))
+            out.extend(
+                per_class(
+                    [self._shown(f, names) for f in group],
+                    [values[f] for f in group],
+                    labels if labels is not None and len(labels) == k else None,
+                )
+            )
         for f in matrices:
             m = values[f]
             out.append("")
@@ -292,12 +299,10 @@ class Result(Mapping):
 
     # --------------------------------------------------------------- notebooks
     def _scalars(self) -> dict[str, Any]:
-        return {k: v for k, v in self.report_values().items()
-                if not isinstance(v, (np.ndarray, list))}
+        return {k: v for k, v in self.report_values().items() if not isinstance(v, (np.ndarray, list))}
 
     def _per_class(self) -> dict[str, np.ndarray]:
-        return {k: v for k, v in self.report_values().items()
-                if isinstance(v, np.ndarray) and v.ndim == 1}
+        return {k: v for k, v in self.report_values().items() if isinstance(v, np.ndarray) and v.ndim == 1}
 
     def to_frame(self, per_class: bool = False):
         """The scores as a pandas ``DataFrame`` (needs pandas).
@@ -318,15 +323,17 @@ class Result(Mapping):
             groups = _by_length(list(arrays), arrays)
             # one row per class: the arrays of the labels' length, else of the most
             # common length (B + 1 bin edges beside B bins are left out)
-            k = len(labels) if labels is not None and len(labels) in groups else max(
-                groups, key=lambda n: len(groups[n]))
+            k = (
+                len(labels)
+                if labels is not None and len(labels) in groups
+                else max(groups, key=lambda n: len(groups[n]))
+            )
             if labels is not None and len(labels) != k:
                 labels = None
             index = pd.Index(labels if labels is not None else range(k), name="class")
             return pd.DataFrame({name: arrays[name] for name in groups[k]}, index=index)
         scalars = self._scalars()
-        return pd.DataFrame({"value": list(scalars.values())},
-                            index=pd.Index(list(scalars), name="score"))
+        return pd.DataFrame({"value": list(scalars.values())}, index=pd.Index(list(scalars), name="score"))
 
     def html_rows(self) -> list[str]:
         rows = []
@@ -340,15 +347,17 @@ class Result(Mapping):
             names = class_names(labels if labels is not None and len(labels) == k else None, k)
             head = "".join(f"<th>{html.escape(n)}</th>" for n in ["class", *arrays])
             body = "".join(
-                "<tr>" + f"<td>{html.escape(names[i])}</td>"
-                + "".join(f"<td>{html.escape(fmt_number(a[i]))}</td>" for a in arrays.values()) + "</tr>"
-                for i in range(min(k, 50)))
+                "<tr>"
+                + f"<td>{html.escape(names[i])}</td>"
+                + "".join(f"<td>{html.escape(fmt_number(a[i]))}</td>" for a in arrays.values())
+                + "</tr>"
+                for i in range(min(k, 50))
+            )
             rows.append(f"<tr><td colspan='2'><table>{head}{body}</table></td></tr>")
         return rows
 
     def _repr_html_(self) -> str:
-        return (f"<table><caption>{html.escape(self._kind)}</caption>"
-                + "".join(self.html_rows()) + "</table>")
+        return f"<table><caption>{html.escape(self._kind)}</caption>" + "".join(self.html_rows()) + "</table>"
 
 
 class LabeledResult(Result):

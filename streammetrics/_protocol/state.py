@@ -29,8 +29,20 @@ import numpy as np
 from .._kernels import compensated
 from .errors import CountOverflowError, StateFileError, WeightOverflowError
 
-__all__ = ["Field", "empty_state", "merge_fields", "check_fields", "screen_fields", "copy_state", "states_equal",
-           "allocation_budget", "reserve", "count_total", "concatenated_parts", "INT64_MAX"]
+__all__ = [
+    "Field",
+    "empty_state",
+    "merge_fields",
+    "check_fields",
+    "screen_fields",
+    "copy_state",
+    "states_equal",
+    "allocation_budget",
+    "reserve",
+    "count_total",
+    "concatenated_parts",
+    "INT64_MAX",
+]
 
 MERGE_RULES = ("sum", "pairs", "max", "custom")
 INT64_MAX = int(np.iinfo(np.int64).max)
@@ -55,7 +67,7 @@ def allocation_budget(nbytes: int, what: str | None):
         _BUDGET.reset(token)
 
 
-def _spend(nbytes: int, field: "Field") -> None:
+def _spend(nbytes: int, field: Field) -> None:
     reserve(nbytes, f"the settings declare a state entry {field.name!r}")
 
 
@@ -79,8 +91,17 @@ class Field:
 
     __slots__ = ("name", "dtype", "shape", "merge", "nonneg", "rows", "doc", "optional")
 
-    def __init__(self, name: str, dtype, shape=(1,), merge: str = "sum", nonneg: bool = True,
-                 rows: bool = False, doc: str = "", optional: bool = False):
+    def __init__(
+        self,
+        name: str,
+        dtype,
+        shape=(1,),
+        merge: str = "sum",
+        nonneg: bool = True,
+        rows: bool = False,
+        doc: str = "",
+        optional: bool = False,
+    ):
         if merge not in MERGE_RULES:
             raise ValueError(f"merge must be one of {MERGE_RULES}, got {merge!r}")
         self.name = name
@@ -170,9 +191,7 @@ def check_merge_fields(fields, mine: dict[str, np.ndarray], theirs: dict[str, np
         if f.merge == "sum" and f.dtype.kind == "i":
             a, b = mine[f.name], theirs[f.name]
             if a.size and (np.any(b > INT64_MAX - a) if f.nonneg else _overflows(a, b)):
-                raise CountOverflowError(
-                    f"merging entry {f.name!r} would pass the int64 range (2**63 - 1)"
-                )
+                raise CountOverflowError(f"merging entry {f.name!r} would pass the int64 range (2**63 - 1)")
     check_float_sums(fields, mine, [theirs])
 
 
@@ -236,9 +255,7 @@ def check_fields(fields, owner, state: dict[str, Any]) -> dict[str, np.ndarray]:
     names = [f.name for f in fields]
     required = {f.name for f in fields if not f.optional}
     if not required <= set(state) <= set(names):
-        raise StateFileError(
-            f"state entries {sorted(state)} do not match {type(owner).__name__}'s {sorted(names)}"
-        )
+        raise StateFileError(f"state entries {sorted(state)} do not match {type(owner).__name__}'s {sorted(names)}")
     out = {}
     for f in fields:
         if f.name not in state:  # an optional field a state saved before it lacks
@@ -262,8 +279,7 @@ def check_fields(fields, owner, state: dict[str, Any]) -> dict[str, np.ndarray]:
                 raise StateFileError(f"entry {f.name!r} holds negative counts")
         if f.merge == "pairs" and a.size and (np.abs(a[..., 1]) > _PAIR_ERROR * np.abs(a[..., 0])).any():
             raise StateFileError(
-                f"entry {f.name!r} holds a compensated pair whose error term is not small beside "
-                "its sum"
+                f"entry {f.name!r} holds a compensated pair whose error term is not small beside its sum"
             )
     if "n" in out:
         n = int(out["n"][0])
@@ -336,8 +352,12 @@ def concatenated_parts(entry: str, flat, shapes, count: int, empty: np.ndarray, 
     by what the entries hold, or by ``count`` parts of ``empty``'s shape."""
     ndim = empty.ndim
     forms = ((count, ndim), (1, ndim)) if one_shape else ((count, ndim),)
-    if not isinstance(shapes, np.ndarray) or shapes.dtype != np.int64 or shapes.shape not in forms or (
-            shapes < 0).any():
+    if (
+        not isinstance(shapes, np.ndarray)
+        or shapes.dtype != np.int64
+        or shapes.shape not in forms
+        or (shapes < 0).any()
+    ):
         also = f" (or 1 x {ndim}: one shape for all the {what})" if one_shape else ""
         raise StateFileError(f"entry '{entry}#shape' must be {count} x {ndim} sizes{also}")
     if not isinstance(flat, np.ndarray) or flat.ndim != 1 or flat.dtype != empty.dtype:
@@ -345,8 +365,10 @@ def concatenated_parts(entry: str, flat, shapes, count: int, empty: np.ndarray, 
     if one_shape and shapes.shape[0] == 1:  # one shape for every part (with one part, the same)
         if flat.shape[0] == 0 and count and np.prod(shapes[0].astype(np.float64)) > 0:
             if tuple(shapes[0]) != empty.shape:
-                raise StateFileError(f"entry '{entry}' holds no values, which stands for zeros of "
-                                     f"the template's shape {empty.shape} only")
+                raise StateFileError(
+                    f"entry '{entry}' holds no values, which stands for zeros of "
+                    f"the template's shape {empty.shape} only"
+                )
             reserve(count * empty.nbytes, f"the file asks for {count} {what} of zeros in entry '{entry}'")
             flat = np.zeros(count * empty.size, empty.dtype)
         shapes = np.broadcast_to(shapes, (count, ndim))

@@ -28,8 +28,18 @@ import numpy as np
 from . import tempfiles
 from .errors import StateFileError
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "READABLE_VERSIONS", "MAX_HEADER_BYTES", "MAX_DEPTH",
-           "MAX_MEMBERS", "write", "read", "register", "registry"]
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "READABLE_VERSIONS",
+    "MAX_HEADER_BYTES",
+    "MAX_DEPTH",
+    "MAX_MEMBERS",
+    "write",
+    "read",
+    "register",
+    "registry",
+]
 
 FORMAT_NAME = "streammetrics-state"
 #: the version this release writes
@@ -74,8 +84,7 @@ def write(path, class_name: str, settings: dict, arrays: dict[str, np.ndarray]) 
     """Write a state file at exactly ``path`` (via a temporary file and a rename)."""
     path = os.fsdecode(os.fspath(path))  # bytes too: the temporary names are built as str
     _check_settings_ints(settings, class_name)
-    header = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "class": class_name,
-              "settings": settings}
+    header = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "class": class_name, "settings": settings}
     members = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
     members[_HEADER_KEY] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
     folder, base = os.path.split(os.path.abspath(path))
@@ -147,8 +156,10 @@ def _check_settings_ints(value, class_name: str) -> None:
         for v in value:
             _check_settings_ints(v, class_name)
     elif isinstance(value, int) and not isinstance(value, bool) and not -_INT64 <= value < _INT64:
-        raise ValueError(f"{class_name}: its settings hold the integer {value}, past int64, which a "
-                         "state file cannot hold (it pickles): give labels within int64, or as strings")
+        raise ValueError(
+            f"{class_name}: its settings hold the integer {value}, past int64, which a "
+            "state file cannot hold (it pickles): give labels within int64, or as strings"
+        )
 
 
 def _parse_int(text: str) -> int:
@@ -175,8 +186,7 @@ def _header(raw: np.ndarray, where: str) -> dict:
         text = raw.tobytes().decode("utf-8")
         if _json_depth(text) > MAX_DEPTH:
             raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
-        return json.loads(text, parse_int=_parse_int, parse_float=_parse_float,
-                          parse_constant=_parse_constant)
+        return json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # JSONDecodeError included
         raise StateFileError(f"{where} has an unreadable header ({exc})") from None
 
@@ -225,8 +235,7 @@ def read(path):
                 if not name.endswith(".npy") or "/" in name:
                     raise ValueError(f"unexpected member {name!r}")
                 if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
-                    raise ValueError(f"member {name!r} is compressed (state files are written "
-                                     "uncompressed)")
+                    raise ValueError(f"member {name!r} is compressed (state files are written uncompressed)")
                 stored += info.file_size
             if stored > len(blob):
                 raise ValueError(f"the members claim {stored} bytes in a file of {len(blob)}")
@@ -237,12 +246,19 @@ def read(path):
                     raise ValueError(f"member {info.filename!r} appears twice")
                 _npy_header(zf, info)  # sizes agree: reading allocates what the file holds
                 with zf.open(info) as member:
-                    arrays[key] = np.lib.format.read_array(member, allow_pickle=False,
-                                                           max_header_size=_MAX_NPY_HEADER)
+                    arrays[key] = np.lib.format.read_array(member, allow_pickle=False, max_header_size=_MAX_NPY_HEADER)
     except ValueError as exc:
         raise StateFileError(f"{where} is not a valid streammetrics state file ({exc})") from None
-    except (zipfile.BadZipFile, OSError, EOFError, KeyError, RuntimeError, OverflowError,
-            NotImplementedError, zlib.error) as exc:
+    except (
+        zipfile.BadZipFile,
+        OSError,
+        EOFError,
+        KeyError,
+        RuntimeError,
+        OverflowError,
+        NotImplementedError,
+        zlib.error,
+    ) as exc:
         raise StateFileError(f"{where} is corrupt or truncated ({type(exc).__name__}: {exc})") from None
     raw = arrays.pop(_HEADER_KEY, None)
     if raw is None or raw.dtype != np.uint8 or raw.ndim != 1:

@@ -62,16 +62,27 @@ class RowTerms:
 
     __slots__ = ("size", "width", "fill", "rows", "counted", "counts_only", "second", "complete", "_takes")
 
-    def __init__(self, size: int, width: int, fill, *, rows: int, counted=None, counts_only: bool = False,
-                 second=None, complete: bool = True, takes=None):
+    def __init__(
+        self,
+        size: int,
+        width: int,
+        fill,
+        *,
+        rows: int,
+        counted=None,
+        counts_only: bool = False,
+        second=None,
+        complete: bool = True,
+        takes=None,
+    ):
         self.size, self.width, self.fill = int(size), int(width), fill
         self.rows = int(rows)
         mask = np.zeros(self.size, np.uint8)
         if counted is None:
-            mask[:self.rows] = 1
+            mask[: self.rows] = 1
         else:
             mask[np.asarray(counted, np.int64)] = 1
-            mask[:self.rows] = 1
+            mask[: self.rows] = 1
         #: ``uint8[size]``: 1 where a slot is counted exactly
         self.counted = mask
         self.counts_only = bool(counts_only)
@@ -99,8 +110,9 @@ class Sums:
     def __init__(self, ints, pairs, second, rows, weighted: bool):
         self.ints, self.pairs, self.second, self.rows, self.weighted = ints, pairs, second, rows, weighted
 
-    def part(self, lo: int, hi: int) -> "Sums":
+    def part(self, lo: int, hi: int) -> Sums:
         """The sums of slots ``lo .. hi - 1`` (a member's, in a composite's terms)."""
+
         def cut(a):
             return None if a is None else a[:, lo:hi]
 

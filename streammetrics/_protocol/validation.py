@@ -65,8 +65,12 @@ def to_numpy(x, name: str, expected: str = "a 1-D array") -> np.ndarray:
     # score, so detach them (no copy) rather than fail inside a training loop.
     if getattr(x, "requires_grad", False) and hasattr(x, "detach"):
         x = x.detach()
-    if (hasattr(x, "__array__") or hasattr(x, "__array_interface__") or hasattr(x, "__array_struct__")
-            or isinstance(x, (list, tuple, range, memoryview, array.array))):
+    if (
+        hasattr(x, "__array__")
+        or hasattr(x, "__array_interface__")
+        or hasattr(x, "__array_struct__")
+        or isinstance(x, (list, tuple, range, memoryview, array.array))
+    ):
         try:
             return np.asarray(x)
         except (TypeError, RuntimeError, ValueError) as exc:
@@ -103,8 +107,7 @@ def check_numeric(arr: np.ndarray, name: str) -> None:
             raise TypeError(f"{name} must be real, got complex dtype {arr.dtype}")
         raise TypeError(
             f"{name} must hold numbers, got dtype {arr.dtype}"
-            + (" (convert with .astype(float) or map the labels first)"
-               if arr.dtype.kind in "OUS" else "")
+            + (" (convert with .astype(float) or map the labels first)" if arr.dtype.kind in "OUS" else "")
         )
 
 
@@ -188,9 +191,7 @@ def as_weights(w, n: int, name: str = "sample_weight") -> np.ndarray:
         return EMPTY_WEIGHTS
     arr = as_reals(w, name)
     if arr.shape[0] != n:
-        raise BadShapeError(
-            f"{name} has length {arr.shape[0]} but the labels have length {n}", name
-        )
+        raise BadShapeError(f"{name} has length {arr.shape[0]} but the labels have length {n}", name)
     if n:
         from .._kernels.compensated import first_bad_weight
 
@@ -202,8 +203,10 @@ def as_weights(w, n: int, name: str = "sample_weight") -> np.ndarray:
             elif v < 0:
                 problem = "weights must be non-negative"
             else:
-                problem = ("a positive weight below 2.2e-308 (subnormal) keeps too few digits: "
-                           "rescale the weights (every score is the same for any positive scale)")
+                problem = (
+                    "a positive weight below 2.2e-308 (subnormal) keeps too few digits: "
+                    "rescale the weights (every score is the same for any positive scale)"
+                )
             raise BadValueError(name, i, v, problem)
     return arr
 
@@ -214,7 +217,6 @@ def check_same_length(names, arrays) -> int:
     for name, arr in zip(names[1:], arrays[1:]):
         if arr.shape[0] != n0:
             raise BadShapeError(
-                f"{names[0]} and {name} have different lengths: {n0} and {arr.shape[0]}",
-                names[0], name,
+                f"{names[0]} and {name} have different lengths: {n0} and {arr.shape[0]}", names[0], name
             )
     return n0

@@ -54,8 +54,10 @@ class TemplateWrapper:
 
     def _settings(self) -> dict[str, Any]:
         t = self._template
-        return {"template": {"class": type(t).__name__, "settings": t.settings},
-                **{k: getattr(self, k) for k in self._own_settings}}
+        return {
+            "template": {"class": type(t).__name__, "settings": t.settings},
+            **{k: getattr(self, k) for k in self._own_settings},
+        }
 
     @classmethod
     def _from_settings(cls, settings: dict[str, Any]):
@@ -95,8 +97,7 @@ class Packed:
 
 def pack(tb: Batch, keys, template, extra: Input) -> Batch:
     """The wrapper's batch of the template's batch ``tb`` and its ``keys``."""
-    return Batch(InputTuple((*tb.inputs, extra)), (*tb.arrays, Packed(tb, keys, template)),
-                 tb.weights, tb.n)
+    return Batch(InputTuple((*tb.inputs, extra)), (*tb.arrays, Packed(tb, keys, template)), tb.weights, tb.n)
 
 
 def unpack(batch, template, made_by: str):

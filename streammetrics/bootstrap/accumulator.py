@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._kernels.bootstrap import POISSON1_CUTS, poisson_weights, replicate_sums
-from .._protocol.base import Accumulator, locked, check_ci
+from .._protocol.base import Accumulator, check_ci, locked
 from .._protocol.errors import StateFileError, WeightOverflowError
 from .._protocol.inputs import Batch, raise_rejected
 from .._protocol.result import Result
@@ -16,8 +16,18 @@ from .._protocol.state import concatenated_parts, reserve
 from .._protocol.terms import Sums
 from .._protocol.validation import as_1d
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
-from .ranks import (DEFAULT_GRID, RankRows, band_grid, check_int, check_rank_rows, pool, ranked_member,
-                    read_curve, replica_template, workers)
+from .ranks import (
+    DEFAULT_GRID,
+    RankRows,
+    band_grid,
+    check_int,
+    check_rank_rows,
+    pool,
+    ranked_member,
+    read_curve,
+    replica_template,
+    workers,
+)
 
 __all__ = ["Bootstrap", "DEFAULT_REPLICATES", "MAX_WEIGHT_BLOCK", "MAX_SLOTS"]
 
@@ -61,8 +71,7 @@ def _check_keys(key, n: int) -> np.ndarray:
 
 def _scalar_scores(result) -> dict[str, float]:
     """The scalar float scores of a result (counts, flags and arrays have no interval)."""
-    return {k: float(v) for k, v in result.items()
-            if isinstance(v, (float, np.floating)) and not isinstance(v, bool)}
+    return {k: float(v) for k, v in result.items() if isinstance(v, (float, np.floating)) and not isinstance(v, bool)}
 
 
 class Bootstrap(TemplateWrapper, Accumulator):
@@ -134,11 +143,15 @@ class Bootstrap(TemplateWrapper, Accumulator):
 
     def __init__(self, template: Accumulator, replicates: int = DEFAULT_REPLICATES, seed: int = 0):
         if isinstance(template, TemplateWrapper):
-            raise TypeError(f"template must not be a {type(template).__name__} accumulator: it takes keys "
-                            "beside its arrays (bootstrap the plain accumulator instead)")
+            raise TypeError(
+                f"template must not be a {type(template).__name__} accumulator: it takes keys "
+                "beside its arrays (bootstrap the plain accumulator instead)"
+            )
         if isinstance(template, Accumulator) and not template.takes_weights:
-            raise TypeError(f"template {type(template).__name__} takes no sample weights, which the "
-                            "bootstrap needs (each replicate reweights the rows)")
+            raise TypeError(
+                f"template {type(template).__name__} takes no sample weights, which the "
+                "bootstrap needs (each replicate reweights the rows)"
+            )
         self._wrap(template, "replicate")
         self.replicates = check_int("replicates", replicates, 1, 1 << 20)
         self.seed = check_int("seed", seed, 0, (1 << 64) - 1)
@@ -147,8 +160,9 @@ class Bootstrap(TemplateWrapper, Accumulator):
         self._replica_template = replica_template(self._template, self._ranked)
         self._linear = _linear_terms(self._replica_template)
         self._template_fields = self._template.copy().reset().state_dict()
-        self._replica_fields = ({} if self._replica_template is None
-                                else self._replica_template.copy().reset().state_dict())
+        self._replica_fields = (
+            {} if self._replica_template is None else self._replica_template.copy().reset().state_dict()
+        )
         self._init_parts()
 
     def _init_parts(self) -> None:
@@ -157,8 +171,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
         rt = self._replica_template
         if rt is not None:  # (a loaded file's settings may declare any number of replicates)
             size = sum(a.nbytes for a in self._replica_fields.values()) + 512  # and the object
-            reserve(size * self.replicates,
-                    f"the settings declare {self.replicates} replicates of {size} bytes each")
+            reserve(size * self.replicates, f"the settings declare {self.replicates} replicates of {size} bytes each")
         self._replicas = [] if rt is None else [rt.copy() for _ in range(self.replicates)]
         self._ranks = RankRows()
 
@@ -168,8 +181,10 @@ class Bootstrap(TemplateWrapper, Accumulator):
         if key is None and len(arrays) == k + 1:
             return arrays[:k], arrays[k]
         if len(arrays) != k:
-            raise TypeError(f"expected {k} arrays ({', '.join(i.name for i in self._template.inputs)}) "
-                            f"and optionally key=, got {len(arrays)} arrays")
+            raise TypeError(
+                f"expected {k} arrays ({', '.join(i.name for i in self._template.inputs)}) "
+                f"and optionally key=, got {len(arrays)} arrays"
+            )
         return arrays, key
 
     def prepare(self, *arrays, sample_weight=None, key=None) -> Batch:
@@ -214,9 +229,12 @@ class Bootstrap(TemplateWrapper, Accumulator):
                 rank = self._template if self._ranked == "" else self._template.members[self._ranked]
                 if tb.covers(rank.inputs):
                     y, sc = tb.arrays_for(rank.inputs)
-                    self._ranks.add(y, sc, keys if keys.shape[0] else
-                                    np.arange(self._rows, self._rows + tb.n, dtype=np.int64),
-                                    tb.weights if tb.weighted else None)
+                    self._ranks.add(
+                        y,
+                        sc,
+                        keys if keys.shape[0] else np.arange(self._rows, self._rows + tb.n, dtype=np.int64),
+                        tb.weights if tb.weighted else None,
+                    )
             self._rows += tb.n
         return self
 
@@ -243,8 +261,10 @@ class Bootstrap(TemplateWrapper, Accumulator):
             slots, values = chunk
             w = tb.weights[lo:hi] if tb.weighted else tb.weights
             k = keys[lo:hi] if keys.shape[0] else keys
-            args = [(seed, k, self._rows + lo, int(g[0]), w, slots, values, out, POISSON1_CUTS)
-                    for g, out in zip(groups, outs)]
+            args = [
+                (seed, k, self._rows + lo, int(g[0]), w, slots, values, out, POISSON1_CUTS)
+                for g, out in zip(groups, outs)
+            ]
             jobs = [] if len(groups) == 1 else [pool(len(groups)).submit(replicate_sums, *a) for a in args]
             if not jobs:
                 replicate_sums(*args[0])
@@ -256,7 +276,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
         if not np.isfinite(sums[..., 0]).all():
             raise WeightOverflowError()
         rows = np.array([n], np.int64)
-        return [Sums(ints, sums[r:r + 1], None, rows, True) for r in range(R)]
+        return [Sums(ints, sums[r : r + 1], None, rows, True) for r in range(R)]
 
     def _fold_replicas(self, tb: Batch, keys: np.ndarray, rest: bool = False) -> None:
         """Fold the batch into every replicate with its Poisson weights (into the
@@ -277,18 +297,27 @@ class Bootstrap(TemplateWrapper, Accumulator):
             m = hi - lo
             whole = lo == 0 and hi == n
             arrays = tb.arrays if whole else tuple(a[lo:hi] for a in tb.arrays)
-            part = _Chunk(tb.inputs, arrays, tb.weights[lo:hi] if tb.weighted else tb.weights,
-                          keys[lo:hi] if keys.shape[0] else keys, self._rows + lo, m,
-                          block if m == chunk else block[:, :m])
+            part = _Chunk(
+                tb.inputs,
+                arrays,
+                tb.weights[lo:hi] if tb.weighted else tb.weights,
+                keys[lo:hi] if keys.shape[0] else keys,
+                self._rows + lo,
+                m,
+                block if m == chunk else block[:, :m],
+            )
             if count == 1:
                 self._fold_group(part, 0, R, rest)
             else:  # replicates are independent and the kernels release the GIL
-                jobs = [pool(count).submit(self._fold_group, part, int(g[0]), int(g[-1]) + 1, rest)
-                        for g in groups if g.size]
+                jobs = [
+                    pool(count).submit(self._fold_group, part, int(g[0]), int(g[-1]) + 1, rest)
+                    for g in groups
+                    if g.size
+                ]
                 for job in jobs:
                     job.result()
 
-    def _fold_group(self, part: "_Chunk", r0: int, r1: int, rest: bool = False) -> None:
+    def _fold_group(self, part: _Chunk, r0: int, r1: int, rest: bool = False) -> None:
         """Draw the weights of replicates ``r0..r1-1`` for one chunk and fold it into them."""
         out = part.block[r0:r1]
         poisson_weights(np.uint64(self.seed), part.keys, part.first, r0, part.w, out, POISSON1_CUTS)
@@ -300,7 +329,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
                 self._replicas[r].fold(b)
 
     # ---------------------------------------------------------------- merge
-    def merge(self, other: "Bootstrap"):
+    def merge(self, other: Bootstrap):
         """Fold another bootstrap of the same settings into this one, replicate by
         replicate; return ``self``."""
         self._check_compatible(other)
@@ -346,7 +375,8 @@ class Bootstrap(TemplateWrapper, Accumulator):
             arrays = [p[k] for p in parts]
             state[f"replicates.{k}"] = np.concatenate([a.reshape(-1) for a in arrays])
             state[f"replicates.{k}#shape"] = np.array([a.shape for a in arrays], np.int64).reshape(
-                len(arrays), empty.ndim)
+                len(arrays), empty.ndim
+            )
         if self._ranked is not None:
             state.update(self._ranks.state())
         return state
@@ -357,13 +387,19 @@ class Bootstrap(TemplateWrapper, Accumulator):
             raise StateFileError(f"a state must be a dict of arrays, got {type(state).__name__}")
         fields = set(self._template_fields)
         rfields = set(self._replica_fields)
-        expected = {"n"} | {f"point.{k}" for k in fields} | {f"replicates.{k}" for k in rfields} | {
-            f"replicates.{k}#shape" for k in rfields}
+        expected = (
+            {"n"}
+            | {f"point.{k}" for k in fields}
+            | {f"replicates.{k}" for k in rfields}
+            | {f"replicates.{k}#shape" for k in rfields}
+        )
         if self._ranked is not None:
             expected |= set(RankRows.FIELDS)
         if set(state) != expected:
-            raise StateFileError(f"state entries {sorted(state)} do not match a Bootstrap of "
-                                 f"{type(self._template).__name__}'s {sorted(expected)}")
+            raise StateFileError(
+                f"state entries {sorted(state)} do not match a Bootstrap of "
+                f"{type(self._template).__name__}'s {sorted(expected)}"
+            )
         for key, a in state.items():
             if not isinstance(a, np.ndarray):
                 raise StateFileError(f"entry {key!r} is not an array")
@@ -381,12 +417,15 @@ class Bootstrap(TemplateWrapper, Accumulator):
         R = self.replicates if self._replica_template is not None else 0
         cuts = {}
         for k, empty in self._replica_fields.items():
-            cuts[k] = concatenated_parts(f"replicates.{k}", state[f"replicates.{k}"],
-                                         state[f"replicates.{k}#shape"], R, empty, "replicates")
+            cuts[k] = concatenated_parts(
+                f"replicates.{k}", state[f"replicates.{k}"], state[f"replicates.{k}#shape"], R, empty, "replicates"
+            )
         replicas = []
         for r in range(R):
-            sub = {k: flat[starts[r]:starts[r + 1]].reshape(tuple(shapes[r]))
-                   for k, (flat, shapes, starts) in cuts.items()}
+            sub = {
+                k: flat[starts[r] : starts[r + 1]].reshape(tuple(shapes[r]))
+                for k, (flat, shapes, starts) in cuts.items()
+            }
             acc = self._replica_template.copy()
             try:
                 acc.load_state_dict(sub)
@@ -409,8 +448,12 @@ class Bootstrap(TemplateWrapper, Accumulator):
 
     def _clone(self):
         out = self._empty_like()
-        vars(out).update(_rows=self._rows, _point=self._point.copy(), _replicas=[a.copy() for a in self._replicas],
-                         _ranks=self._ranks.copy())
+        vars(out).update(
+            _rows=self._rows,
+            _point=self._point.copy(),
+            _replicas=[a.copy() for a in self._replicas],
+            _ranks=self._ranks.copy(),
+        )
         return out
 
     # -------------------------------------------------------------- finalize
@@ -426,8 +469,9 @@ class Bootstrap(TemplateWrapper, Accumulator):
             except ValueError:  # e.g. every weight drawn 0: no score is defined
                 reps.append(None)
                 continue
-            reps.append({k: float(v) for k in scores
-                         if isinstance(v := rep.get(k), (float, np.floating, int, np.integer))})
+            reps.append(
+                {k: float(v) for k in scores if isinstance(v := rep.get(k), (float, np.floating, int, np.integer))}
+            )
         if self._ranked is not None:  # the rank scores, all replicates in one walk
             ranked = self._ranks.scores(self.seed, self.replicates)
             if not reps:
@@ -536,9 +580,12 @@ class Bootstrap(TemplateWrapper, Accumulator):
         name = self._rank_member()
         with self._guard:
             curves = []
-            ranks = (self._ranks.replicate(self.seed, r) for r in range(self.replicates)) \
-                if self._ranked is not None else None
-            for acc in (self._replicas if ranks is None else ranks):
+            ranks = (
+                (self._ranks.replicate(self.seed, r) for r in range(self.replicates))
+                if self._ranked is not None
+                else None
+            )
+            for acc in self._replicas if ranks is None else ranks:
                 rank = acc if name is None or ranks is not None else acc.members[name]
                 try:
                     got = read_curve(rank, xs, which)

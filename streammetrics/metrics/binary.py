@@ -71,8 +71,12 @@ class BinaryResult(Result):
 
     def section(self, ctx: RenderContext, names=None) -> list[str]:
         v = self._values
-        lines = grid([[v["tp"], v["fn"]], [v["fp"], v["tn"]]], ["actual 1", "actual 0"],
-                     ["predicted 1", "predicted 0"], self.weighted)
+        lines = grid(
+            [[v["tp"], v["fn"]], [v["fp"], v["tn"]]],
+            ["actual 1", "actual 0"],
+            ["predicted 1", "predicted 0"],
+            self.weighted,
+        )
         if self.weighted:
             column = f" (column {ctx.weight_column!r})" if ctx.weight_column else ""
             lines.append(f"  counts are sums of sample weights{column}")
@@ -85,11 +89,15 @@ class BinaryResult(Result):
         v = self._values
         t = self._meta.get("threshold")
         title = "Confusion matrix" + (f" at p >= {t:g}" if t is not None else "")
-        return [plots.confusion(
-            np.array([[v["tn"], v["fp"]], [v["fn"], v["tp"]]]), folder, title,
-            f"accuracy = {v['accuracy']:.4f}, F1 = {v['f1']:.4f}, MCC = {v['mcc']:.4f}",
-            labels=["0", "1"],
-        )]
+        return [
+            plots.confusion(
+                np.array([[v["tn"], v["fp"]], [v["fn"], v["tp"]]]),
+                folder,
+                title,
+                f"accuracy = {v['accuracy']:.4f}, F1 = {v['f1']:.4f}, MCC = {v['mcc']:.4f}",
+                labels=["0", "1"],
+            )
+        ]
 
 
 def score_formulas(tp, fp, fn, tn, total, to_float, sqrt) -> dict:
@@ -115,11 +123,8 @@ def score_formulas(tp, fp, fn, tn, total, to_float, sqrt) -> dict:
         "mcc": to_float(top) / sqrt(to_float(safe(under * (under > 0)))),
         "balanced_accuracy": to_float((recall + specificity) / 2),
         "jaccard": to_float(tp / safe(tp + fp + fn)),
+        "youden": to_float(recall + specificity - 1),
     }
-
-
-#: the name the ranking queries import
-_score_formulas = score_formulas
 
 
 def binary_result(tp, fp, fn, tn, n: int, meta=None) -> BinaryResult:
@@ -257,10 +262,15 @@ class BinaryConfusion(Accumulator):
         Field("counts", np.int64, (4,), rows=True, doc="unweighted (tp, fp, fn, tn)"),
         Field("wsums", np.float64, (4, 2), merge="pairs", doc="weighted (tp, fp, fn, tn) pairs"),
         Field("weighted", np.int64, (1,), rows=True, doc="rows that came with weights"),
-        Field("wsq", np.float64, (4, 2), merge="pairs", optional=True,
-              doc="squared weights per cell, (tp, fp, fn, tn) pairs"),
-        Field("wsq_rows", np.int64, (1,), rows=True, optional=True,
-              doc="weighted rows counted in wsq"),
+        Field(
+            "wsq",
+            np.float64,
+            (4, 2),
+            merge="pairs",
+            optional=True,
+            doc="squared weights per cell, (tp, fp, fn, tn) pairs",
+        ),
+        Field("wsq_rows", np.int64, (1,), rows=True, optional=True, doc="weighted rows counted in wsq"),
     )
     headline = ("accuracy", "f1")
     intervals = True
@@ -268,8 +278,12 @@ class BinaryConfusion(Accumulator):
     def __init__(self, threshold: float | None = None):
         self.threshold = check_threshold(threshold)
         if self.threshold is None:
-            self.inputs = (Labels01("y"), Labels01("p").advised(
-                "for scores or probabilities, pass threshold=, e.g. BinaryConfusion(threshold=0.5)"))
+            self.inputs = (
+                Labels01("y"),
+                Labels01("p").advised(
+                    "for scores or probabilities, pass threshold=, e.g. BinaryConfusion(threshold=0.5)"
+                ),
+            )
         else:
             self.inputs = (Labels01("y"), Finite("p", "scores"))
         self._init_state()
@@ -283,8 +297,10 @@ class BinaryConfusion(Accumulator):
         # so every rate lies in [0, 1]
         rows, n = count_total(state["counts"]) + int(state["weighted"][0]), int(state["n"][0])
         if rows != n:
-            raise ValueError(f"the counts hold {rows} rows, which "
-                             f"{'exceeds' if rows > n else 'falls short of'} the observation count {n}")
+            raise ValueError(
+                f"the counts hold {rows} rows, which "
+                f"{'exceeds' if rows > n else 'falls short of'} the observation count {n}"
+            )
         if state["weighted"][0] == 0 and np.any(state["wsums"] != 0):
             raise ValueError("entry 'wsums' holds weights but no row came with weights")
         if state["wsq_rows"][0] > state["weighted"][0]:
@@ -421,8 +437,7 @@ def _scores(y, p, sample_weight) -> BinaryResult:
 def _binary_counts(y, p, sample_weight, pos_label):
     """The four counts with ``pos_label`` positive: 0/1 data read directly, any
     other two-label data through its labels."""
-    if isinstance(pos_label, (bool, np.bool_)) or not (
-            isinstance(pos_label, (int, np.integer)) and pos_label == 1):
+    if isinstance(pos_label, (bool, np.bool_)) or not (isinstance(pos_label, (int, np.integer)) and pos_label == 1):
         return two_label_counts(y, p, sample_weight, pos_label)
     try:
         return _counts(y, p, sample_weight)
@@ -548,8 +563,7 @@ def accuracy(y, p, *, sample_weight=None) -> float:
     return _scores(y, p, sample_weight).accuracy
 
 
-def precision_score(y, p, *, sample_weight=None, average="binary", pos_label=1,
-                    zero_division=0):
+def precision_score(y, p, *, sample_weight=None, average="binary", pos_label=1, zero_division=0):
     """Precision ``TP / safe(TP + FP)``: 0 when nothing is predicted positive.
 
     Agrees with scikit-learn's ``precision_score(..., zero_division=0)``, and
@@ -569,8 +583,7 @@ def precision_score(y, p, *, sample_weight=None, average="binary", pos_label=1,
     return _rates(y, p, sample_weight, average, pos_label, zero_division)[0]
 
 
-def recall_score(y, p, *, sample_weight=None, average="binary", pos_label=1,
-                 zero_division=0):
+def recall_score(y, p, *, sample_weight=None, average="binary", pos_label=1, zero_division=0):
     """Recall (sensitivity) ``TP / safe(TP + FN)``: 0 when there are no positives.
 
     Agrees with scikit-learn's ``recall_score(..., zero_division=0)``, and

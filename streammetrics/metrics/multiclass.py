@@ -66,22 +66,26 @@ class MulticlassResult(LabeledResult):
         present = self._meta.get("present")
         if present is None:
             present = np.ones(self.matrix.shape[0], bool)
-        return averaged_rates(self.matrix, np.asarray(present, bool), b, average,
-                              check_zero_division(zero_division))[2]
+        return averaged_rates(self.matrix, np.asarray(present, bool), b, average, check_zero_division(zero_division))[2]
 
     def plot(self, folder: str, ctx: RenderContext) -> list[str]:
         from ..report import plots
 
-        return [plots.confusion(
-            self.matrix, folder, "Confusion matrix",
-            f"accuracy = {self.accuracy:.4f}, macro F1 = {self.macro_f1:.4f}",
-            labels=self._meta.get("labels") or ctx.labels,
-        )]
+        return [
+            plots.confusion(
+                self.matrix,
+                folder,
+                "Confusion matrix",
+                f"accuracy = {self.accuracy:.4f}, macro F1 = {self.macro_f1:.4f}",
+                labels=self._meta.get("labels") or ctx.labels,
+            )
+        ]
 
 
 # ----------------------------------------------------------------- the scores
-def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None,
-                      beta: float | None = None) -> MulticlassResult:
+def multiclass_result(
+    matrix: np.ndarray, present: np.ndarray, n: int, meta=None, beta: float | None = None
+) -> MulticlassResult:
     """The scores of a confusion matrix (one formula path for every caller).
 
     ``matrix`` is ``int64`` (unweighted, products taken in exact Python
@@ -164,8 +168,7 @@ def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None
     }
     if beta is not None:
         fb = class_rates(tp, called, support, beta)[2]
-        values.update(fbeta_per_class=fb, macro_fbeta=macro(fb), micro_fbeta=accuracy,
-                      weighted_fbeta=weighted(fb))
+        values.update(fbeta_per_class=fb, macro_fbeta=macro(fb), micro_fbeta=accuracy, weighted_fbeta=weighted(fb))
     meta = dict(meta or {})
     meta["present"] = np.array(present, bool)  # the classes of the macro averages
     if beta is not None:
@@ -319,8 +322,7 @@ class MulticlassConfusion(Accumulator):
         """Each row's weight goes to its cell; its classes in ``y`` and ``p`` are
         counted (for the weighted rows' ``seen``)."""
         k = self.n_classes
-        return RowTerms(k * k + 2 * k, 3, self._terms, rows=k * k, counted=range(k * k + 2 * k),
-                        counts_only=True)
+        return RowTerms(k * k + 2 * k, 3, self._terms, rows=k * k, counted=range(k * k + 2 * k), counts_only=True)
 
     def _terms(self, batch, lo, slots, values, col, base):
         y, p = batch.arrays_for(self.inputs)
@@ -330,12 +332,12 @@ class MulticlassConfusion(Accumulator):
         k = self.n_classes
         st["n"][:, 0] += sums.rows
         if not sums.weighted:
-            st["counts"] += sums.ints[:, :k * k].reshape(-1, k, k)
+            st["counts"] += sums.ints[:, : k * k].reshape(-1, k, k)
             return
         if st["wsum"].shape[1] == 0:  # the first weighted rows
             st["wsum"] = np.zeros((sums.rows.shape[0], k * k, 2))
-        add_pairs(st["wsum"], sums.pairs[:, :k * k])
-        st["seen"] += sums.ints[:, k * k:].reshape(-1, 2, k)
+        add_pairs(st["wsum"], sums.pairs[:, : k * k])
+        st["seen"] += sums.ints[:, k * k :].reshape(-1, 2, k)
 
     def matrix(self) -> np.ndarray:
         """The current confusion matrix (a copy), without computing the scores."""
@@ -378,8 +380,9 @@ def _one_shot(y, p, n_classes, labels, sample_weight) -> MulticlassConfusion:
             raise NoObservationsError("y and p are empty: the scores need at least one observation")
         for name, arr in (("y", yy), ("p", pp)):  # K is read from the values: check them first
             with np.errstate(invalid="ignore", over="ignore"):  # 2**63 is inf in float16
-                bad = np.flatnonzero(~((arr >= 0) & (arr < 2.0**63) & (arr == np.floor(arr)))
-                                     if arr.dtype.kind == "f" else arr < 0)
+                bad = np.flatnonzero(
+                    ~((arr >= 0) & (arr < 2.0**63) & (arr == np.floor(arr))) if arr.dtype.kind == "f" else arr < 0
+                )
             if bad.size:
                 i = int(bad[0])
                 raise BadValueError(name, i, arr[i], "classes must be integers >= 0")
@@ -436,8 +439,7 @@ def confusion_matrix(y, p, n_classes=None, sample_weight=None, *, labels=None) -
     return _one_shot(y, p, n_classes, labels, sample_weight).matrix()
 
 
-def multiclass_scores(y, p, n_classes=None, sample_weight=None, *, labels=None,
-                      beta: float | None = None) -> Result:
+def multiclass_scores(y, p, n_classes=None, sample_weight=None, *, labels=None, beta: float | None = None) -> Result:
     """Every multiclass score of one batch, as :meth:`MulticlassConfusion.finalize`.
 
     ``n_classes`` is inferred as ``max + 1`` when omitted; see
@@ -464,5 +466,6 @@ def multiclass_scores(y, p, n_classes=None, sample_weight=None, *, labels=None,
     if beta is None:
         return acc.finalize()
     matrix = acc.matrix()
-    return multiclass_result(matrix, acc.present(), acc.n, {"labels": acc.labels,
-                                                            "weighted": matrix.dtype.kind == "f"}, beta=beta)
+    return multiclass_result(
+        matrix, acc.present(), acc.n, {"labels": acc.labels, "weighted": matrix.dtype.kind == "f"}, beta=beta
+    )

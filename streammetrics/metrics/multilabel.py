@@ -17,21 +17,26 @@ import numbers
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.multilabel import (first_nonfinite_matrix, fold_labels, fold_labels_weighted, fold_scores,
-                                   fold_scores_weighted, label_terms)
+from .._kernels.multilabel import (
+    first_nonfinite_matrix,
+    fold_labels,
+    fold_labels_weighted,
+    fold_scores,
+    fold_scores_weighted,
+    label_terms,
+)
 from .._protocol.base import Accumulator
 from .._protocol.inputs import LabelMatrix, LabelScores, first_not01_matrix
 from .._protocol.result import LabeledResult, RenderContext, Result, safe
 from .._protocol.state import Field, count_total, empty_state
 from .._protocol.terms import RowTerms, add_pairs
-from .rates import check_threshold, plain
-from .ranking import RankAUC
 from .multiclass_bounded import bound_notes, shown_fields
+from .ranking import RankAUC
 from .ranking.accumulator import check_max_bins
 from .ranking.spill import MIN_MEMORY, parse_memory
+from .rates import check_threshold, plain
 
-__all__ = ["MultilabelConfusion", "MultilabelRankAUC", "MultilabelRankResult", "MultilabelResult",
-           "label_settings"]
+__all__ = ["MultilabelConfusion", "MultilabelRankAUC", "MultilabelRankResult", "MultilabelResult", "label_settings"]
 
 
 def label_settings(owner: str, n_labels, labels) -> tuple[int, list | None]:
@@ -106,9 +111,9 @@ _NO_SCORES = np.zeros((0, 0), np.float64)
 def _add_into(sums: np.ndarray, at: int, pairs: np.ndarray) -> None:
     """Add ``pairs`` (``(G, m, 2)``) into rows ``at .. at + m - 1`` of the pairs
     ``sums`` (``(G, 7, 2)``)."""
-    part = sums[:, at:at + pairs.shape[1]].copy()
+    part = sums[:, at : at + pairs.shape[1]].copy()
     add_pairs(part, pairs)
-    sums[:, at:at + pairs.shape[1]] = part
+    sums[:, at : at + pairs.shape[1]] = part
 
 
 class MultilabelConfusion(Accumulator):
@@ -206,9 +211,14 @@ class MultilabelConfusion(Accumulator):
         # (4 L, 2) compensated pairs once a weighted batch arrives, else (0, 2)
         Field("wsum", np.float64, (None, 2), merge="pairs", doc="weights of weighted rows per cell"),
         Field("rows", np.int64, (3,), doc="unweighted exact matches, unweighted wrong cells, weighted rows"),
-        Field("sums", np.float64, (7, 2), merge="pairs",
-              doc="per-row precision, recall, F1, Jaccard (times weight); weighted rows' weight, "
-                  "exact-match weight, wrong cells times weight"),
+        Field(
+            "sums",
+            np.float64,
+            (7, 2),
+            merge="pairs",
+            doc="per-row precision, recall, F1, Jaccard (times weight); weighted rows' weight, "
+            "exact-match weight, wrong cells times weight",
+        ),
     )
     headline = ("micro_f1", "macro_f1", "samples_f1")
 
@@ -216,8 +226,7 @@ class MultilabelConfusion(Accumulator):
         self.n_labels, self.labels = label_settings("MultilabelConfusion", n_labels, labels)
         self.threshold = check_threshold(threshold)
         k = self.n_labels
-        self.inputs = (LabelMatrix("Y", k),
-                       LabelMatrix("P", k) if self.threshold is None else LabelScores("P", k))
+        self.inputs = (LabelMatrix("Y", k), LabelMatrix("P", k) if self.threshold is None else LabelScores("P", k))
         self._init_state()
 
     def _settings(self):
@@ -238,14 +247,19 @@ class MultilabelConfusion(Accumulator):
         # the wrong cells are the fp and fn counts; a row with none is an exact match
         cells = int(state["counts"][:, 1:3].sum())
         if wrong != cells or exact < unweighted - wrong:
-            raise ValueError(f"entry 'rows' ({exact} exact matches, {wrong} wrong cells) does not fit "
-                             f"the counts ({cells} false positives and negatives over {unweighted} rows)")
+            raise ValueError(
+                f"entry 'rows' ({exact} exact matches, {wrong} wrong cells) does not fit "
+                f"the counts ({cells} false positives and negatives over {unweighted} rows)"
+            )
         if weighted == 0 and (np.any(state["wsum"] != 0) or np.any(state["sums"][4:] != 0)):
             raise ValueError("the state holds weights but no row came with weights")
         sums = compensated.values(state["sums"])
         total = unweighted + sums[4]
-        if np.any(sums[:4] > total * (1 + 1e-9)) or sums[5] > sums[4] * (1 + 1e-9) \
-                or sums[6] > sums[4] * k * (1 + 1e-9):
+        if (
+            np.any(sums[:4] > total * (1 + 1e-9))
+            or sums[5] > sums[4] * (1 + 1e-9)
+            or sums[6] > sums[4] * k * (1 + 1e-9)
+        ):
             raise ValueError("entry 'sums' exceeds what the rows can hold")
 
     def _fold(self, arrays, w):
@@ -262,13 +276,11 @@ class MultilabelConfusion(Accumulator):
         scratch = (np.zeros((k, 4), np.int64), np.zeros(4 * k + 7), np.zeros((4 * k + 7, 2)))
         if self.threshold is None:
             folder = fold_labels_weighted if w.shape[0] else fold_labels
-            status = folder(Y, P, _NO_SCORES, w, st["n"], st["counts"], wsum, st["rows"], st["sums"],
-                            *scratch)
+            status = folder(Y, P, _NO_SCORES, w, st["n"], st["counts"], wsum, st["rows"], st["sums"], *scratch)
         else:
             folder = fold_scores_weighted if w.shape[0] else fold_scores
             row = np.zeros((1, k), np.uint8)  # each row's predictions, in the kernel
-            status = folder(Y, row, P, self.threshold, w, st["n"], st["counts"], wsum,
-                            st["rows"], st["sums"], *scratch)
+            status = folder(Y, row, P, self.threshold, w, st["n"], st["counts"], wsum, st["rows"], st["sums"], *scratch)
         if not status:
             st["wsum"] = wsum
         return status
@@ -301,11 +313,11 @@ class MultilabelConfusion(Accumulator):
         st["rows"][:, 2] += sums.rows
         _add_into(st["sums"], 0, pairs[:, 2:6])
         for k in (0, 1):  # the weight of every row, exact or not
-            _add_into(st["sums"], 4, pairs[:, k:k + 1])
+            _add_into(st["sums"], 4, pairs[:, k : k + 1])
         _add_into(st["sums"], 5, pairs[:, 0:1])
         wrong = pairs[:, 6:].reshape(g, L, 4, 2)[:, :, 1:3].reshape(g, 2 * L, 2)
         for k in range(2 * L):  # the weighted wrong cells, fp and fn of each label
-            _add_into(st["sums"], 6, wrong[:, k:k + 1])
+            _add_into(st["sums"], 6, wrong[:, k : k + 1])
 
     def _cells(self) -> np.ndarray:
         """``(L, 4)`` tp, fp, fn, tn: ``int64``, or ``float64`` once weights were seen."""
@@ -341,8 +353,14 @@ class MultilabelConfusion(Accumulator):
         L = self.n_labels
         values = {
             "n": self.n,
-            "tp": tp, "fp": fp, "fn": fn, "tn": tn, "support": support,
-            "precision": precision, "recall": recall, "f1": f1,
+            "tp": tp,
+            "fp": fp,
+            "fn": fn,
+            "tn": tn,
+            "support": support,
+            "precision": precision,
+            "recall": recall,
+            "f1": f1,
             "micro_precision": micro_p,
             "micro_recall": micro_r,
             "micro_f1": 2 * micro_p * micro_r / safe(micro_p + micro_r),
@@ -432,29 +450,48 @@ class MultilabelRankAUC(Accumulator):
     fields = (
         Field("n", np.int64, (1,)),
         Field("weighted", np.int64, (1,), merge="custom"),
-        Field("sizes", np.int64, ("n_members", 5), merge="custom",
-              doc="per label, then the flattened matrix: lengths of lo, hi, counts, weights, pairs"),
+        Field(
+            "sizes",
+            np.int64,
+            ("n_members", 5),
+            merge="custom",
+            doc="per label, then the flattened matrix: lengths of lo, hi, counts, weights, pairs",
+        ),
         Field("lo", np.float64, (None,), merge="custom", nonneg=False),
         Field("hi", np.float64, (None,), merge="custom", nonneg=False),
         Field("counts", np.int64, (2, None), merge="custom"),
         Field("weights", np.float64, (2, None), merge="custom"),
         Field("pairs", np.float64, (2, None), merge="custom"),
-        Field("wsq", np.float64, ("n_members", 2, 2), merge="custom", nonneg=False, optional=True,
-              doc="each member's squared weights per class (compensated pairs)"),
-        Field("wsq_rows", np.int64, ("n_members", 1), merge="custom", optional=True,
-              doc="each member's rows counted in wsq"),
+        Field(
+            "wsq",
+            np.float64,
+            ("n_members", 2, 2),
+            merge="custom",
+            nonneg=False,
+            optional=True,
+            doc="each member's squared weights per class (compensated pairs)",
+        ),
+        Field(
+            "wsq_rows",
+            np.int64,
+            ("n_members", 1),
+            merge="custom",
+            optional=True,
+            doc="each member's rows counted in wsq",
+        ),
     )
     headline = ("macro_auc", "micro_auc")
 
-    def __init__(self, n_labels: int | None = None, labels=None, max_bins: int | None = None, *,
-                 max_memory=None):
+    def __init__(self, n_labels: int | None = None, labels=None, max_bins: int | None = None, *, max_memory=None):
         self.n_labels, self.labels = label_settings("MultilabelRankAUC", n_labels, labels)
         self.max_bins = check_max_bins(max_bins)
         self.max_memory = parse_memory(max_memory)
         if self.max_bins is not None and self.max_memory is not None:
-            raise ValueError("max_bins and max_memory exclude each other: max_bins bounds every "
-                             "label's state (approximate), max_memory keeps them exact and "
-                             "spills past the budget; give one of them")
+            raise ValueError(
+                "max_bins and max_memory exclude each other: max_bins bounds every "
+                "label's state (approximate), max_memory keeps them exact and "
+                "spills past the budget; give one of them"
+            )
         k = self.n_labels
         self.n_members = k + 1  # one rank state per label, and the flattened matrix's
         self.inputs = (LabelMatrix("Y", k), LabelScores("S", k))
@@ -507,8 +544,10 @@ class MultilabelRankAUC(Accumulator):
         return self._join([m.state_dict() for m in self._members])
 
     def _join(self, states):
-        out = {"n": np.array([self._n], np.int64),
-               "weighted": np.array([int(bool(states[0]["weighted"][0]))], np.int64)}
+        out = {
+            "n": np.array([self._n], np.int64),
+            "weighted": np.array([int(bool(states[0]["weighted"][0]))], np.int64),
+        }
         out["sizes"] = np.array([[st[f].shape[-1] for f in _RANK_FIELDS] for st in states], np.int64)
         for f in _RANK_FIELDS:
             out[f] = np.concatenate([st[f] for st in states], axis=-1)
@@ -524,8 +563,7 @@ class MultilabelRankAUC(Accumulator):
         n = int(state["n"][0])
         out = []
         for m in range(k + 1):
-            st = {"n": np.array([n * k if m == k else n], np.int64),
-                  "weighted": state["weighted"].copy()}
+            st = {"n": np.array([n * k if m == k else n], np.int64), "weighted": state["weighted"].copy()}
             for c, f in enumerate(_RANK_FIELDS):
                 hi = int(ends[m, c])
                 lo = hi - int(sizes[m, c])
@@ -537,8 +575,10 @@ class MultilabelRankAUC(Accumulator):
 
     def _load(self, state):
         self._n = int(state["n"][0])
-        self._members = [self._new_member().with_state({f: np.array(a, copy=True) for f, a in st.items()})
-                         for st in self._split(state)]
+        self._members = [
+            self._new_member().with_state({f: np.array(a, copy=True) for f, a in st.items()})
+            for st in self._split(state)
+        ]
 
     def _check_state(self, state):
         k = self.n_labels

@@ -8,18 +8,16 @@ import numpy as np
 
 from .._kernels import compensated
 from .._kernels.checks import first_nonfinite
-from .._kernels.probability import (class_probability_terms, class_probability_update, probability_moments,
-                                    probability_moments_weighted, probability_terms)
+from .._kernels.probability import (
+    class_probability_terms,
+    class_probability_update,
+    probability_moments,
+    probability_moments_weighted,
+    probability_terms,
+)
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError, WeightOverflowError
-from .._protocol.inputs import (
-    ROW_SUM_TOLERANCE,
-    ClassIndices,
-    ClassLabels,
-    ClassProbabilities,
-    Labels01,
-    Probabilities,
-)
+from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Labels01, Probabilities
 from .._protocol.result import Result
 from .._protocol.state import Field
 from .._protocol.terms import RowTerms, add_pairs, add_second
@@ -71,13 +69,11 @@ def check_sums(state, max_brier: float) -> None:
         raise ValueError("entry 'sums' holds totals but there are no observations")
     if loss > total * MAX_LOSS * (1 + _SLACK):
         raise ValueError(
-            f"entry 'sums': the log-loss total {loss!r} exceeds {MAX_LOSS:.4f} times the weight "
-            f"total {total!r}"
+            f"entry 'sums': the log-loss total {loss!r} exceeds {MAX_LOSS:.4f} times the weight total {total!r}"
         )
     if brier_total > total * max_brier * (1 + _SLACK):
         raise ValueError(
-            f"entry 'sums': the Brier total {brier_total!r} exceeds {max_brier:g} times the "
-            f"weight total {total!r}"
+            f"entry 'sums': the Brier total {brier_total!r} exceeds {max_brier:g} times the weight total {total!r}"
         )
 
 
@@ -124,8 +120,15 @@ def check_second_moments(st) -> None:
         )
 
 
-def mean_interval(total: float, value_sum: float, square_sum: float, weight_squares: float,
-                  level: float, lower: float = 0.0, upper: float = math.inf) -> tuple[float, float]:
+def mean_interval(
+    total: float,
+    value_sum: float,
+    square_sum: float,
+    weight_squares: float,
+    level: float,
+    lower: float = 0.0,
+    upper: float = math.inf,
+) -> tuple[float, float]:
     """The normal-approximation interval of a (weighted) mean of per-row terms.
 
     ``total`` is the sum of the weights (the row count without weights),
@@ -189,8 +192,14 @@ class ProbabilityScores(Accumulator):
 
     inputs = (Labels01("y"), Probabilities("p", predict_proba=True))
     fields = _SUMS + (
-        Field("squares", np.float64, (3, 2), merge="pairs", optional=True,
-              doc="second moments: totals of w loss², w (p - y)⁴, w²"),
+        Field(
+            "squares",
+            np.float64,
+            (3, 2),
+            merge="pairs",
+            optional=True,
+            doc="second moments: totals of w loss², w (p - y)⁴, w²",
+        ),
         Field("squares_rows", np.int64, (1,), optional=True, doc="rows counted in squares"),
     )
     headline = ("log_loss", "brier")
@@ -212,8 +221,7 @@ class ProbabilityScores(Accumulator):
         y, p = arrays
         st = self._arrays
         moments = probability_moments_weighted if w.shape[0] else probability_moments
-        status, kept = _checked_fold(st, w, lambda: moments(
-            y, p, w, st["n"], st["sums"], st["squares"]), "squares")
+        status, kept = _checked_fold(st, w, lambda: moments(y, p, w, st["n"], st["sums"], st["squares"]), "squares")
         if not status and kept:
             st["squares_rows"][0] += y.shape[0]
         return status
@@ -310,8 +318,13 @@ class ClassProbabilityScores(Accumulator):
 
     def _fold(self, arrays, w):
         y, m = arrays
-        return _checked_fold(self._arrays, w, lambda: class_probability_update(
-            y, m, self.n_classes, ROW_SUM_TOLERANCE, w, self._arrays["n"], self._arrays["sums"]))[0]
+        return _checked_fold(
+            self._arrays,
+            w,
+            lambda: class_probability_update(
+                y, m, self.n_classes, ROW_SUM_TOLERANCE, w, self._arrays["n"], self._arrays["sums"]
+            ),
+        )[0]
 
     def row_terms(self) -> RowTerms:
         """Each row adds 1, its log loss and its Brier score."""
@@ -326,8 +339,7 @@ class ClassProbabilityScores(Accumulator):
         add_pairs(st["sums"], sums.pairs)
 
     def _compute(self) -> Result:
-        return probability_result(self._arrays["sums"], self.n, "ClassProbabilityScores",
-                                  {"labels": self.labels})
+        return probability_result(self._arrays["sums"], self.n, "ClassProbabilityScores", {"labels": self.labels})
 
 
 # ------------------------------------------------------------------ one-shot

@@ -40,10 +40,7 @@ def regression_result(moments: np.ndarray, sums: np.ndarray, n: int) -> Result:
     sse, sae, sape = (float(v) for v in compensated.values(sums))
     tss = max(float(compensated.value(moments[4], moments[5])), 0.0)
     if not (math.isfinite(sse) and math.isfinite(tss)):
-        raise ValueError(
-            "the squared errors overflow float64 (|y| or |p| near 1e154 or larger); "
-            "rescale y and p"
-        )
+        raise ValueError("the squared errors overflow float64 (|y| or |p| near 1e154 or larger); rescale y and p")
     mse_ = sse / total
     return RegressionResult(
         "RegressionScores",
@@ -121,8 +118,14 @@ class RegressionErrors(Accumulator):
         # weight pair, mean as shift + offset, M2 pair: merged by Chan et al.
         Field("moments", np.float64, (6,), merge="custom", nonneg=False),
         Field("sums", np.float64, (3, 2), merge="pairs", doc="squared, absolute, percentage errors"),
-        Field("squares", np.float64, (3, 2), merge="pairs", optional=True,
-              doc="second moments: totals of w r⁴, w (percentage error)², w²"),
+        Field(
+            "squares",
+            np.float64,
+            (3, 2),
+            merge="pairs",
+            optional=True,
+            doc="second moments: totals of w r⁴, w (percentage error)², w²",
+        ),
         Field("squares_rows", np.int64, (1,), optional=True, doc="rows counted in squares"),
     )
     headline = ("rmse", "r2")
@@ -137,16 +140,18 @@ class RegressionErrors(Accumulator):
             raise ValueError("negative totals")
         for i in (0, 4):
             if abs(m[i + 1]) > 2.0**-12 * abs(m[i]):
-                raise ValueError("entry 'moments' holds a compensated pair whose error term is not "
-                                 "small beside its sum")
+                raise ValueError(
+                    "entry 'moments' holds a compensated pair whose error term is not small beside its sum"
+                )
         total = float(m[0] + m[1])
         sse, sae, _ = (float(v) for v in compensated.values(state["sums"]))
         if int(state["n"][0]) == 0 and (total or np.any(state["sums"]) or np.any(m)):
             raise ValueError("the totals are not zero but there are no observations")
         # Cauchy-Schwarz: (sum w|e|)**2 <= (sum w) (sum w e**2) for any stream
         if sae * sae > total * sse * (1 + 1e-9) + 1e-300:
-            raise ValueError("entry 'sums': the absolute errors are too large for the squared "
-                             "errors and the weight total")
+            raise ValueError(
+                "entry 'sums': the absolute errors are too large for the squared errors and the weight total"
+            )
         if state["squares_rows"][0] > state["n"][0]:
             raise ValueError("more rows counted in 'squares' than observations")
 
@@ -161,8 +166,9 @@ class RegressionErrors(Accumulator):
         total = m[:, 0] + m[:, 1]
         v = compensated.values(st["sums"])
         sse, sae = v[:, 0], v[:, 1]
-        bad |= (st["n"][:, 0] == 0) & ((total != 0) | (st["sums"].reshape(g, -1) != 0).any(axis=1)
-                                       | (m != 0).any(axis=1))
+        bad |= (st["n"][:, 0] == 0) & (
+            (total != 0) | (st["sums"].reshape(g, -1) != 0).any(axis=1) | (m != 0).any(axis=1)
+        )
         bad |= sae * sae > total * sse * (1 + 1e-9) + 1e-300
         bad |= st["squares_rows"][:, 0] > st["n"][:, 0]
         return bad

@@ -155,8 +155,9 @@ class TopKAccuracy(Accumulator):
         if not int(state["weighted"][0]) and (hw != hits or tw != n):
             # unweighted rows weigh 1 each: the sums are the counts (a weighted
             # merge later reads them as such)
-            raise ValueError(f"entry 'sums' ({hw:.6g}, {tw:.6g}) of unweighted rows is not "
-                             f"their {hits} hits and {n} rows")
+            raise ValueError(
+                f"entry 'sums' ({hw:.6g}, {tw:.6g}) of unweighted rows is not their {hits} hits and {n} rows"
+            )
 
     def _compute(self) -> Result:
         st = self._arrays

@@ -54,8 +54,12 @@ def _int_column(by):
     dtype, named as the coded path names it), else ``None``."""
     named = ("by", "by")
     if type(by) is not np.ndarray:
-        if not (type(by).__module__.startswith("pandas") and getattr(by, "ndim", 0) == 1
-                and hasattr(by, "to_numpy") and isinstance(getattr(by, "dtype", None), np.dtype)):
+        if not (
+            type(by).__module__.startswith("pandas")
+            and getattr(by, "ndim", 0) == 1
+            and hasattr(by, "to_numpy")
+            and isinstance(getattr(by, "dtype", None), np.dtype)
+        ):
             return None
         named = E.column_label(by)
         by = by.to_numpy()
@@ -175,11 +179,15 @@ class Sliced(TemplateWrapper, Accumulator):
         if by is None:
             if len(arrays) == k + 1:
                 return arrays[:k], arrays[k]
-            raise TypeError(f"Sliced.update needs the slice keys: update({', '.join(i.name for i in self._template.inputs)}, "
-                            "by=keys), keys one column or a tuple of columns")
+            raise TypeError(
+                f"Sliced.update needs the slice keys: update({', '.join(i.name for i in self._template.inputs)}, "
+                "by=keys), keys one column or a tuple of columns"
+            )
         if len(arrays) != k:
-            raise TypeError(f"expected {k} arrays ({', '.join(i.name for i in self._template.inputs)}) "
-                            f"and by=keys, got {len(arrays)} arrays")
+            raise TypeError(
+                f"expected {k} arrays ({', '.join(i.name for i in self._template.inputs)}) "
+                f"and by=keys, got {len(arrays)} arrays"
+            )
         return arrays, by
 
     def prepare(self, *arrays, sample_weight=None, by=None) -> Batch:
@@ -288,9 +296,11 @@ class Sliced(TemplateWrapper, Accumulator):
 
     def _check_columns(self, columns: int, names) -> None:
         if self._columns is not None and columns != self._columns:
-            raise ValueError(f"by: these keys have {columns} column{'s' if columns > 1 else ''} "
-                             f"({', '.join(names)}) but the slices so far have {self._columns} "
-                             f"({', '.join(self._names)})")
+            raise ValueError(
+                f"by: these keys have {columns} column{'s' if columns > 1 else ''} "
+                f"({', '.join(names)}) but the slices so far have {self._columns} "
+                f"({', '.join(self._names)})"
+            )
 
     def _check_slots(self, new: int, names) -> None:
         total = len(self._keys) + new
@@ -298,7 +308,8 @@ class Sliced(TemplateWrapper, Accumulator):
             raise ValueError(
                 f"{_by(names)}: {total:,} distinct slice keys seen, more than "
                 f"max_slices={self.max_slices:,}; nothing was folded in (pass a larger max_slices, "
-                "or slice by a column with fewer distinct values)")
+                "or slice by a column with fewer distinct values)"
+            )
 
     def _mixes(self, kinds) -> bool:
         """Whether some key column would hold both booleans and numbers."""
@@ -318,7 +329,8 @@ class Sliced(TemplateWrapper, Accumulator):
             if other is not None and other != k:
                 raise ValueError(
                     f"{_by(names)}: the keys {K.public(other)!r} and {p!r} are of different kinds "
-                    "but equal as Python keys (True == 1): give one column one kind of key")
+                    "but equal as Python keys (True == 1): give one column one kind of key"
+                )
             seen[p] = k
 
     def _new_ints(self, values: np.ndarray):
@@ -351,7 +363,7 @@ class Sliced(TemplateWrapper, Accumulator):
                 self._owned.update(range(start, total))
 
     # ----------------------------------------------------------------- merge
-    def merge(self, other: "Sliced"):
+    def merge(self, other: Sliced):
         """Fold ``other`` (same template settings) in: its slices add to the same
         keys' slices here, and slices only it has are added; return ``self``.
 
@@ -444,9 +456,13 @@ class Sliced(TemplateWrapper, Accumulator):
         contents give equal states)."""
         order = self._keys.order()
         ints = self._keys.ints if self._columns == 1 else None
-        state = S.keys_entries(self.n, self._columns, self._names,
-                               None if ints is not None else [self._keys[g] for g in order],
-                               None if ints is None else ints[np.asarray(order, np.int64)])
+        state = S.keys_entries(
+            self.n,
+            self._columns,
+            self._names,
+            None if ints is not None else [self._keys[g] for g in order],
+            None if ints is None else ints[np.asarray(order, np.int64)],
+        )
         for k, v in self._overall_acc().state_dict().items():
             state[f"overall.{k}"] = v
         if self._tables is not None:  # every slice's field is a row of its table
@@ -458,8 +474,11 @@ class Sliced(TemplateWrapper, Accumulator):
         for k, empty in self._template_fields.items():
             arrays = [p[k] for p in parts]
             flat = np.concatenate([a.reshape(-1) for a in arrays]) if arrays else np.zeros(0, empty.dtype)
-            shapes = None if all(a.shape == empty.shape for a in arrays) else np.array(
-                [a.shape for a in arrays], np.int64).reshape(len(arrays), empty.ndim)
+            shapes = (
+                None
+                if all(a.shape == empty.shape for a in arrays)
+                else np.array([a.shape for a in arrays], np.int64).reshape(len(arrays), empty.ndim)
+            )
             state.update(S.slice_entries(k, empty, flat, shapes))
         return state
 
@@ -480,17 +499,22 @@ class Sliced(TemplateWrapper, Accumulator):
             self._add_keys(list(parsed.keys), parsed.names, K.kinds_of(parsed.keys, parsed.columns))
         if self._tables is not None:
             for k, t in parsed.tables.items():
-                self._tables[k][:t.shape[0]] = t
+                self._tables[k][: t.shape[0]] = t
         else:
             self._accs = parsed.accs
 
     def _clone(self):
         out = self._empty_like()
         vars(out).update(
-            _overall=None if self._overall is None else self._overall.copy(), _count=self._count,
-            _keys=self._keys.copy(), _kinds=self._kinds, _columns=self._columns, _names=self._names,
+            _overall=None if self._overall is None else self._overall.copy(),
+            _count=self._count,
+            _keys=self._keys.copy(),
+            _kinds=self._kinds,
+            _columns=self._columns,
+            _names=self._names,
             _tables=None if self._tables is None else {k: t.copy() for k, t in self._tables.items()},
-            _accs=None if self._accs is None else [a.copy() for a in self._accs])
+            _accs=None if self._accs is None else [a.copy() for a in self._accs],
+        )
         return out
 
     # -------------------------------------------------------------- finalize

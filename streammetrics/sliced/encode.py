@@ -17,7 +17,6 @@ import numpy as np
 from .._kernels.grouped import dense_table, hash_codes, key_range, rank_codes, table_codes
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import to_numpy
-
 from .keys import MIN_SPAN, NULL, SPAN_FACTOR, TWO63, BatchKeys, column_kinds, tag
 
 __all__ = ["encode", "columns_of", "column_label", "check_batch_keys", "TooManyKeys", "HASH_DISTINCT"]
@@ -51,8 +50,11 @@ def columns_of(by) -> list:
             out.append((f"{label} ({name!r})" if isinstance(name, str) else label, c))
         return out
     if isinstance(by, np.ndarray) and by.ndim == 2:
-        raise BadShapeError("by must be one key column or a tuple of columns, got a 2-D array "
-                            f"of shape {by.shape} (pass tuple(by.T) for a cross of its columns)", "by")
+        raise BadShapeError(
+            "by must be one key column or a tuple of columns, got a 2-D array "
+            f"of shape {by.shape} (pass tuple(by.T) for a cross of its columns)",
+            "by",
+        )
     name = getattr(by, "name", None)
     return [(f"by ({name!r})" if isinstance(name, str) else "by", by)]
 
@@ -107,29 +109,29 @@ def _canonical(v, name: str, codes: np.ndarray, j: int):
         except ImportError:  # pragma: no cover
             pass
     i = int(np.argmax(codes == j))
-    raise TypeError(f"{name}[{i}] = {v!r}: slice keys must be integers, booleans, strings, "
-                    f"finite floats or null, not {type(v).__name__}")
+    raise TypeError(
+        f"{name}[{i}] = {v!r}: slice keys must be integers, booleans, strings, "
+        f"finite floats or null, not {type(v).__name__}"
+    )
 
 
 #: what :func:`_canonical` gives for an infinite number (no key)
 _INFINITE = object()
 
 
-
-
 class TooManyKeys(ValueError):
     """A batch alone holds more distinct keys than the accumulator may keep."""
 
 
-_FEWER = ("nothing was folded in (pass a larger max_slices, or slice by a column with fewer "
-          "distinct values)")
+_FEWER = "nothing was folded in (pass a larger max_slices, or slice by a column with fewer distinct values)"
 
 
 def check_batch_keys(count: int, limit, name: str) -> None:
     """``TooManyKeys`` when one batch alone brings more than ``limit`` distinct keys."""
     if limit is not None and count > limit:
-        raise TooManyKeys(f"{name}: {count:,} distinct slice keys in this batch alone, more than "
-                          f"max_slices={limit:,}; {_FEWER}")
+        raise TooManyKeys(
+            f"{name}: {count:,} distinct slice keys in this batch alone, more than max_slices={limit:,}; {_FEWER}"
+        )
 
 
 def _past_the_cap(limit, name) -> None:
@@ -138,8 +140,7 @@ def _past_the_cap(limit, name) -> None:
     whatever its exact count, which would take a sort of every row: 2-4 s for
     10M rows of distinct floats), else nothing (the caller sorts)."""
     if name is not None and limit is not None and limit <= HASH_DISTINCT:
-        raise TooManyKeys(f"{name}: more than max_slices={limit:,} distinct slice keys in this batch "
-                          f"alone; {_FEWER}")
+        raise TooManyKeys(f"{name}: more than max_slices={limit:,} distinct slice keys in this batch alone; {_FEWER}")
 
 
 def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True, limit=None):
@@ -161,8 +162,9 @@ def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True, limit=N
     if infinite:  # the first row holding one (the raw values come sorted, -inf first)
         rows = [int(np.argmax(codes == j)) for j in infinite]
         i = min(rows)
-        raise BadValueError(name, i, float(raw[infinite[rows.index(i)]]),
-                            "slice keys must be finite numbers, strings, booleans or null")
+        raise BadValueError(
+            name, i, float(raw[infinite[rows.index(i)]]), "slice keys must be finite numbers, strings, booleans or null"
+        )
     has_null = bool(nulls and codes.size and (codes < 0).any())
     if has_null:
         remap[len(raw)] = keys.setdefault(NULL, len(keys))
@@ -238,7 +240,7 @@ def _pandas_codes(x, name: str):
     codes, uniques = pd.factorize(x, use_na_sentinel=True)
     codes = np.asarray(codes, dtype=np.int64)
     raw = [None if (v is pd.NA or v is pd.NaT) else v for v in list(uniques)]
-    if getattr(x, "dtype", None) == object:
+    if getattr(getattr(x, "dtype", None), "kind", "") == "O":
         _refuse_pooled_bools(x, codes, raw, name)
     return codes, raw
 
@@ -251,8 +253,7 @@ def _refuse_pooled_bools(x, codes, raw, name: str) -> None:
     """``ValueError`` when an object column holds ``True`` beside ``1`` (or
     ``False`` beside ``0``): hashing makes them one value, which would pool two
     kinds of key in one slice, while the same keys in two batches are refused."""
-    suspects = [j for j, v in enumerate(raw)
-                if isinstance(v, (bool, np.bool_, numbers.Real)) and (v == 0 or v == 1)]
+    suspects = [j for j, v in enumerate(raw) if isinstance(v, (bool, np.bool_, numbers.Real)) and (v == 0 or v == 1)]
     if not suspects:
         return
     values = np.asarray(x, dtype=object)
@@ -262,8 +263,10 @@ def _refuse_pooled_bools(x, codes, raw, name: str) -> None:
         kinds = kind_of(values[rows]).astype(bool)
         if kinds.any() and not kinds.all():
             i = int(rows[np.argmax(kinds != kinds[0])])
-            raise ValueError(f"{name}[{i}] = {values[i]!r}: the keys {values[rows[0]]!r} and {values[i]!r} are "
-                             "of different kinds but equal as Python keys: give one column one kind of key")
+            raise ValueError(
+                f"{name}[{i}] = {values[i]!r}: the keys {values[rows[0]]!r} and {values[i]!r} are "
+                "of different kinds but equal as Python keys: give one column one kind of key"
+            )
 
 
 def _encode_column(x, name: str, n: int, limit=None):
@@ -299,8 +302,10 @@ def _encode_column(x, name: str, n: int, limit=None):
             keys = keys + [NULL]
         return codes, keys
     if kind not in "biufUSO":
-        raise TypeError(f"{name} holds {arr.dtype} values: slice keys must be integers, booleans, "
-                        "strings, finite floats or null (convert dates to strings or integers first)")
+        raise TypeError(
+            f"{name} holds {arr.dtype} values: slice keys must be integers, booleans, "
+            "strings, finite floats or null (convert dates to strings or integers first)"
+        )
     return _encode_values(arr, name, limit)
 
 
@@ -319,8 +324,7 @@ def _encode_values(arr: np.ndarray, name: str, limit=None):
     if kind in "iu":
         if kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > np.iinfo(np.int64).max:
             values, codes = np.unique(arr, return_inverse=True)
-            return _finish(codes.reshape(-1).astype(np.int64), [int(v) for v in values], name,
-                           nulls=False, limit=limit)
+            return _finish(codes.reshape(-1).astype(np.int64), [int(v) for v in values], name, nulls=False, limit=limit)
         a = np.ascontiguousarray(arr, dtype=np.int64)
         codes, values = _unique_ints(a, limit=limit, name=name)
         check_batch_keys(values.shape[0], limit, name)
@@ -375,8 +379,7 @@ def _dict_codes(arr: np.ndarray, name: str):
 
 def _check_length(m: int, name: str, n: int) -> None:
     if m != n:
-        raise BadShapeError(f"{name} has {m} rows but the batch has {n}: every row needs its "
-                            "slice key", name)
+        raise BadShapeError(f"{name} has {m} rows but the batch has {n}: every row needs its slice key", name)
 
 
 def encode(by, n: int, limit: int | None = None) -> BatchKeys:

@@ -15,8 +15,21 @@ import math
 
 import numpy as np
 
-__all__ = ["KeyTable", "BatchKeys", "tag", "public", "from_json", "to_json", "int_column", "kinds_of",
-           "column_kinds", "NULL", "TWO63", "INT64_MIN", "INT64_MAX"]
+__all__ = [
+    "KeyTable",
+    "BatchKeys",
+    "tag",
+    "public",
+    "from_json",
+    "to_json",
+    "int_column",
+    "kinds_of",
+    "column_kinds",
+    "NULL",
+    "TWO63",
+    "INT64_MIN",
+    "INT64_MAX",
+]
 
 TWO63 = 2.0**63
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -80,8 +93,7 @@ def int_column(rows):
     """The values of :func:`to_json`'s lists when every key is one ``int`` that fits
     ``int64`` (the usual keys of many slices), as an ``int64`` array; else
     ``None`` (:func:`from_json` then reads them)."""
-    if not isinstance(rows, list) or not all(type(r) is list and len(r) == 1 and type(r[0]) is int
-                                             for r in rows):
+    if not isinstance(rows, list) or not all(type(r) is list and len(r) == 1 and type(r[0]) is int for r in rows):
         return None
     try:
         return np.fromiter((r[0] for r in rows), np.int64, len(rows))
@@ -145,8 +157,9 @@ class KeyTable:
         if not new:
             return
         if self._list is None:
-            if all(len(k) == 1 and k[0][0] == 1 and type(k[0][1]) is int and INT64_MIN <= k[0][1] <= INT64_MAX
-                   for k in new):
+            if all(
+                len(k) == 1 and k[0][0] == 1 and type(k[0][1]) is int and INT64_MIN <= k[0][1] <= INT64_MAX for k in new
+            ):
                 self.extend(np.fromiter((k[0][1] for k in new), np.int64, len(new)))
                 return
             self._list = list(self)
@@ -215,7 +228,7 @@ class KeyTable:
         keys = self._list
         return [public(keys[g]) for g in order]
 
-    def copy(self) -> "KeyTable":
+    def copy(self) -> KeyTable:
         out = KeyTable()
         out.extend(self._ints.copy() if self._list is None else list(self._list), owned=True)
         return out

@@ -25,8 +25,9 @@ def score_columns(headline, overall: Result) -> tuple[str, ...]:
     cols = [h for h in headline if h in overall]
     if cols:
         return tuple(cols)
-    scalars = [k for k, v in overall.items()
-               if k != "n" and isinstance(v, (float, np.floating)) and not isinstance(v, bool)]
+    scalars = [
+        k for k, v in overall.items() if k != "n" and isinstance(v, (float, np.floating)) and not isinstance(v, bool)
+    ]
     return tuple(scalars[:3])
 
 
@@ -175,14 +176,14 @@ class SlicedResult(Result):
     __slots__ = ("_overall", "_slices", "_rows", "_names", "_columns", "_ci", "_differs", "_lazy")
     title = "Slices"
 
-    def __init__(self, overall: Result, slices: Mapping, rows: dict, names: tuple, columns: tuple,
-                 ci: float | None = None):
+    def __init__(
+        self, overall: Result, slices: Mapping, rows: dict, names: tuple, columns: tuple, ci: float | None = None
+    ):
         lazy = isinstance(slices, LazySlices) and ci is None
         object.__setattr__(self, "_lazy", None)
         if not lazy:
             slices = dict(slices.items())
-        values = {"n": overall["n"], "n_slices": len(slices),
-                  "slice_n": np.array([rows[k] for k in slices], np.int64)}
+        values = {"n": overall["n"], "n_slices": len(slices), "slice_n": np.array([rows[k] for k in slices], np.int64)}
         if lazy:  # no intervals: no slice differs
             differs = dict.fromkeys(slices, ())
             for c in columns:
@@ -190,8 +191,7 @@ class SlicedResult(Result):
         else:
             differs = {k: tuple(c for c in columns if _excludes(r, c, overall[c])) for k, r in slices.items()}
             values.update(self._per_slice(overall, slices, columns, ci, differs))
-        super().__init__("SlicedScores", values,
-                         {"by": list(names), "weighted": overall.weighted, "ci": ci})
+        super().__init__("SlicedScores", values, {"by": list(names), "weighted": overall.weighted, "ci": ci})
         object.__setattr__(self, "_lazy", lazy or None)
         object.__setattr__(self, "_overall", overall)
         object.__setattr__(self, "_slices", slices)
@@ -208,13 +208,12 @@ class SlicedResult(Result):
         results = list(slices.values())
         for c in columns:
             values[c] = overall[c]
-            values[f"slice_{c}"] = np.array(
-                [np.nan if r is None else float(r[c]) for r in results], np.float64)
+            values[f"slice_{c}"] = np.array([np.nan if r is None else float(r[c]) for r in results], np.float64)
             if ci is not None and _bounded(overall, c):
                 for side in ("lower", "upper"):
                     values[f"slice_{c}_ci_{side}"] = np.array(
-                        [float(r[f"{c}_ci_{side}"]) if _bounded(r, c) else np.nan for r in results],
-                        np.float64)
+                        [float(r[f"{c}_ci_{side}"]) if _bounded(r, c) else np.nan for r in results], np.float64
+                    )
                 values[f"slice_{c}_differs"] = np.array([c in differs[k] for k in slices], np.bool_)
         return values
 
@@ -250,8 +249,10 @@ class SlicedResult(Result):
             object.__setattr__(self, "_lazy", None)
 
     def __reduce__(self):
-        return (self.__class__, (self._overall, dict(self._slices.items()), self._rows, self._names,
-                                 self._columns, self._ci))
+        return (
+            self.__class__,
+            (self._overall, dict(self._slices.items()), self._rows, self._names, self._columns, self._ci),
+        )
 
     @property
     def overall(self) -> Result:
@@ -369,8 +370,9 @@ class SlicedResult(Result):
         else:
             options = self._sortable()
             if sort not in options:
-                raise ValueError(f"sort must be 'n', 'key' or a score of the slices "
-                                 f"({', '.join(options)}), got {sort!r}")
+                raise ValueError(
+                    f"sort must be 'n', 'key' or a score of the slices ({', '.join(options)}), got {sort!r}"
+                )
             values = [_sort_value(None if r is None else r[sort]) for r in self._slices.values()]
         up = bool(ascending) if ascending is not None else False
         defined = [i for i, v in enumerate(values) if not math.isnan(v)]
@@ -432,8 +434,7 @@ class SlicedResult(Result):
         last = len(head) - 1 if bounded else None
 
         def line(r):
-            cells_ = [f"{v:<{widths[j]}}" if j < nk or j == last else f"{v:>{widths[j]}}"
-                      for j, v in enumerate(r)]
+            cells_ = [f"{v:<{widths[j]}}" if j < nk or j == last else f"{v:>{widths[j]}}" for j, v in enumerate(r)]
             return ("  " + "  ".join(cells_)).rstrip()
 
         out = [line(head)] + [line(r) for r in body]
@@ -445,12 +446,15 @@ class SlicedResult(Result):
         if bounded:
             flagged = sum(1 for k in keys if self._differs[k])
             out.append("")
-            out.append(f"  differs: the slice's {self._level()} interval leaves out the overall score "
-                       f"({flagged:,} of {len(keys):,} slices)")
+            out.append(
+                f"  differs: the slice's {self._level()} interval leaves out the overall score "
+                f"({flagged:,} of {len(keys):,} slices)"
+            )
         return out + self._summary_lines()
 
-    def to_text(self, max_rows: int | None = None, *, sort: str = "n", top: int | None = None,
-                ascending: bool | None = None) -> str:
+    def to_text(
+        self, max_rows: int | None = None, *, sort: str = "n", top: int | None = None, ascending: bool | None = None
+    ) -> str:
         """One table: a row per slice (rows, headline scores, with intervals each
         interval and ``differs``), the overall scores last; ``sort`` and
         ``ascending`` as :meth:`order`, ``top`` (or ``max_rows``) the first slices.
@@ -504,9 +508,12 @@ class SlicedResult(Result):
             "overall": {k: jsonable(v) for k, v in self._overall.items()},
             "summary": {k: jsonable(v) for k, v in self.summary().items()},
             "slices": [
-                {"key": list(k) if isinstance(k, tuple) else k, "n": int(self._rows[k]),
-                 "differs": list(self._differs[k]),
-                 "result": None if r is None else {f: jsonable(v) for f, v in r.items()}}
+                {
+                    "key": list(k) if isinstance(k, tuple) else k,
+                    "n": int(self._rows[k]),
+                    "differs": list(self._differs[k]),
+                    "result": None if r is None else {f: jsonable(v) for f, v in r.items()},
+                }
                 for k, r in self._slices.items()
             ],
         }
@@ -548,15 +555,20 @@ class SlicedResult(Result):
             r = self._slices[k]
             parts = k if len(self._names) > 1 else (k,)
             cells = [html.escape(_cell(v)) for v in parts] + [fmt_number(self._rows[k])]
-            cells += ["undefined" if r is None else html.escape(
-                (fmt_number(r[c]) + " " + self._interval(r, c)).rstrip()) for c in cols]
+            cells += [
+                "undefined" if r is None else html.escape((fmt_number(r[c]) + " " + self._interval(r, c)).rstrip())
+                for c in cols
+            ]
             body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
         total = ["(all)"] + [""] * (len(self._names) - 1) + [fmt_number(self._values["n"])]
-        total += [html.escape((fmt_number(self._overall[c]) + " " + self._interval(self._overall, c)).rstrip())
-                  for c in cols]
+        total += [
+            html.escape((fmt_number(self._overall[c]) + " " + self._interval(self._overall, c)).rstrip()) for c in cols
+        ]
         body.append("<tr>" + "".join(f"<th>{c}</th>" for c in total) + "</tr>")
-        return (f"<table><caption>{len(self._slices):,} slices of {fmt_number(self._values['n'])} rows"
-                f"</caption><tr>{head}</tr>{''.join(body)}</table>")
+        return (
+            f"<table><caption>{len(self._slices):,} slices of {fmt_number(self._values['n'])} rows"
+            f"</caption><tr>{head}</tr>{''.join(body)}</table>"
+        )
 
     def section(self, ctx: RenderContext, names=None) -> list[str]:
         return self._table()
@@ -565,8 +577,7 @@ class SlicedResult(Result):
         return {"slices": json.loads(self.to_json(None))["slices"]}
 
     # ------------------------------------------------------------------ plots
-    def plot_scores(self, folder: str, score: str | None = None, *,
-                    max_slices: int = MAX_PLOTTED_SLICES) -> str:
+    def plot_scores(self, folder: str, score: str | None = None, *, max_slices: int = MAX_PLOTTED_SLICES) -> str:
         """Draw one score per slice as a dot chart (needs matplotlib) into ``folder``
         (intervals as whiskers, the overall score a line, the ``max_slices``
         largest slices); the PNG's path. ``score``: the first headline score."""
@@ -584,7 +595,7 @@ class SlicedResult(Result):
         if max_slices < 1:
             raise ValueError(f"max_slices must be at least 1, got {max_slices}")
         keys = self.order("n")
-        drawn = keys[:int(max_slices)]
+        drawn = keys[: int(max_slices)]
         labels, values, lower, upper, flagged = [], [], [], [], []
         for k in drawn:
             r = self._slices[k]
@@ -606,17 +617,30 @@ class SlicedResult(Result):
             title += f" by {', '.join(self._names)}"
         if self._ci is not None and _bounded(self._overall, score):
             title += f" ({self._level()} intervals)"
-        return plots.slice_scores(labels, np.array(values), np.array(lower), np.array(upper),
-                                  np.array(flagged, bool), _sort_value(self._overall[score]), score,
-                                  [f"{_cell(n)}" for n in (self._rows[k] for k in drawn)],
-                                  folder, title, note, name=f"slices_{score}.png")
+        return plots.slice_scores(
+            labels,
+            np.array(values),
+            np.array(lower),
+            np.array(upper),
+            np.array(flagged, bool),
+            _sort_value(self._overall[score]),
+            score,
+            [f"{_cell(n)}" for n in (self._rows[k] for k in drawn)],
+            folder,
+            title,
+            note,
+            name=f"slices_{score}.png",
+        )
 
     def plot(self, folder: str, ctx: RenderContext | None = None) -> list[str]:
         """Draw each headline score per slice (:meth:`plot_scores`); the paths."""
         return [self.plot_scores(folder, c) for c in self._columns]
 
     def __repr__(self) -> str:
-        cols = " ".join(f"{c}={self._overall[c]:.6g}" for c in self._columns
-                        if isinstance(self._overall[c], (int, float)) and math.isfinite(self._overall[c]))
+        cols = " ".join(
+            f"{c}={self._overall[c]:.6g}"
+            for c in self._columns
+            if isinstance(self._overall[c], (int, float)) and math.isfinite(self._overall[c])
+        )
         n = _STORED.__get__(self)["n"]  # reading no slice's result
         return f"SlicedScores(n={n}, n_slices={len(self._slices)}{', ' if cols else ''}{cols})"

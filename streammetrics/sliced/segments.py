@@ -46,8 +46,7 @@ def fold_by_slice(tb: Batch, keys, glob: np.ndarray, slice_acc) -> None:
         columns[2:] = [by_slice(c) for c in columns[2:]]
     else:
         columns = [by_slice(c) for c in columns]
-    _fold_segments(tb, columns[:len(tb.arrays)], columns[-1] if tb.weighted else tb.weights, bounds, glob,
-                   slice_acc)
+    _fold_segments(tb, columns[: len(tb.arrays)], columns[-1] if tb.weighted else tb.weights, bounds, glob, slice_acc)
 
 
 def _fold_segments(tb: Batch, arrays: list, w, bounds, glob, slice_acc) -> None:

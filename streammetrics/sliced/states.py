@@ -51,8 +51,11 @@ def slice_entries(k: str, empty: np.ndarray, flat: np.ndarray, shapes) -> dict:
 def keys_entries(n: int, columns, names, keys: list, ints) -> dict:
     """The entries ``n``, ``keys`` and (``ints``: one integer column's values, in
     key order) ``keys#int64``; ``keys`` the internal keys in key order."""
-    doc = {"columns": columns, "names": None if names is None else list(names),
-           "keys": None if ints is not None else K.to_json(keys)}
+    doc = {
+        "columns": columns,
+        "names": None if names is None else list(names),
+        "keys": None if ints is not None else K.to_json(keys),
+    }
     state = {"n": np.array([n], np.int64), KEYS: np.frombuffer(json.dumps(doc).encode("utf-8"), np.uint8).copy()}
     if ints is not None:  # one integer column's values: no JSON, no Python object per slice
         state[INT_KEYS] = ints
@@ -63,8 +66,7 @@ def _optional_fields(template) -> set:
     """The template's state entries declared optional (added after states were
     first saved), by their names in the template's state."""
     members = template.members.items() if hasattr(template, "members") else [(None, template)]
-    return {f.name if name is None else f"{name}.{f.name}"
-            for name, m in members for f in m.fields if f.optional}
+    return {f.name if name is None else f"{name}.{f.name}" for name, m in members for f in m.fields if f.optional}
 
 
 def _with_optional(state: dict, expected: set, template, fields: dict) -> dict:
@@ -123,14 +125,18 @@ def parse(state, template, fields: dict, max_slices: int, tables: bool) -> Parse
     :class:`Parsed`, or ``StateFileError``."""
     if not isinstance(state, dict):
         raise StateFileError(f"a state must be a dict of arrays, got {type(state).__name__}")
-    expected = {"n", KEYS} | {f"{part}.{k}" for k in fields for part in ("overall", "slices")} | {
-        f"slices.{k}#shape" for k in fields}
+    expected = (
+        {"n", KEYS}
+        | {f"{part}.{k}" for k in fields for part in ("overall", "slices")}
+        | {f"slices.{k}#shape" for k in fields}
+    )
     state = _with_optional(state, expected, template, fields)
     if INT_KEYS in state:
         expected.add(INT_KEYS)
     if set(state) != expected:
-        raise StateFileError(f"state entries {sorted(state)} do not match a Sliced "
-                             f"{type(template).__name__}'s {sorted(expected)}")
+        raise StateFileError(
+            f"state entries {sorted(state)} do not match a Sliced {type(template).__name__}'s {sorted(expected)}"
+        )
     for key, a in state.items():
         if not isinstance(a, np.ndarray):
             raise StateFileError(f"entry {key!r} is not an array")
@@ -156,13 +162,18 @@ def parse(state, template, fields: dict, max_slices: int, tables: bool) -> Parse
     except ValueError as exc:
         raise StateFileError(f"overall: {exc}") from None
     g = len(keys)
-    cuts = {k: concatenated_parts(f"slices.{k}", state[f"slices.{k}"], state[f"slices.{k}#shape"], g, empty,
-                                  "slices", one_shape=True) for k, empty in fields.items()}
+    cuts = {
+        k: concatenated_parts(
+            f"slices.{k}", state[f"slices.{k}"], state[f"slices.{k}#shape"], g, empty, "slices", one_shape=True
+        )
+        for k, empty in fields.items()
+    }
 
     def slice_acc(i):
         """Slice ``i``'s accumulator, its state checked on its own."""
-        sub = {k: flat[starts[i]:starts[i + 1]].reshape(tuple(shapes[i]))
-               for k, (flat, shapes, starts) in cuts.items()}
+        sub = {
+            k: flat[starts[i] : starts[i + 1]].reshape(tuple(shapes[i])) for k, (flat, shapes, starts) in cuts.items()
+        }
         acc = template.copy()
         try:
             acc.load_state_dict(sub)
@@ -191,12 +202,13 @@ def parse(state, template, fields: dict, max_slices: int, tables: bool) -> Parse
         accs = [slice_acc(i) for i in range(g)]
         total = sum(acc.n for acc in accs)
         if tables:  # (slices of other shapes than the template's: not tables)
-            stacked = {k: np.stack([a.state_dict()[k] for a in accs]) if accs else
-                       np.zeros((0, *e.shape), e.dtype) for k, e in fields.items()}
+            stacked = {
+                k: np.stack([a.state_dict()[k] for a in accs]) if accs else np.zeros((0, *e.shape), e.dtype)
+                for k, e in fields.items()
+            }
             accs = None
     if total != overall.n or overall.n != n[0]:
-        raise StateFileError(f"the slices hold {total} rows, the overall state {overall.n}, "
-                             f"the count {int(n[0])}")
+        raise StateFileError(f"the slices hold {total} rows, the overall state {overall.n}, the count {int(n[0])}")
     _check_overall_agrees(template, overall.state_dict(), stacked, accs)
     return Parsed(overall, keys, columns, names, accs, stacked)
 

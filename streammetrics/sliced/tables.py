@@ -62,9 +62,8 @@ def sum_terms(terms, batch, groups: int, local, offset: int = 0, second: bool = 
         ints = ints + theirs if not status else None
     if status:
         return status, None
-    rows = ints[:, :terms.rows].sum(axis=1, dtype=np.int64)
-    return 0, Sums(ints, pairs if pairs.shape[0] else None, squares if squares.shape[0] else None, rows,
-                   batch.weighted)
+    rows = ints[:, : terms.rows].sum(axis=1, dtype=np.int64)
+    return 0, Sums(ints, pairs if pairs.shape[0] else None, squares if squares.shape[0] else None, rows, batch.weighted)
 
 
 def _sum_rows(start: int, stop: int, groups, terms, batch, local, offset, pairs, squares):
@@ -131,7 +130,7 @@ class Tables:
         m = ids.shape[0]
         if m and ids[0] == used and ids[-1] == used + m - 1 and (np.diff(ids) == 1).all():
             # new slices, one run of rows: added where they lie (put back to zeros on a refusal)
-            states = {k: t[used:used + m] for k, t in tables.items()}
+            states = {k: t[used : used + m] for k, t in tables.items()}
             try:
                 self.template.add_sums(sums, state=states)
             except BaseException:
@@ -169,8 +168,9 @@ class Tables:
         """Raise what :meth:`merge` of rows ``their_rows`` of ``other`` into rows
         ``rows`` of ``tables`` would give the template's merge to refuse (float
         sums past float64), changing nothing."""
-        check_float_sums(self.fields, {k: t[rows] for k, t in tables.items()},
-                         [{k: t[their_rows] for k, t in other.items()}])
+        check_float_sums(
+            self.fields, {k: t[rows] for k, t in tables.items()}, [{k: t[their_rows] for k, t in other.items()}]
+        )
 
     @staticmethod
     def state_of(tables, g: int) -> dict[str, np.ndarray]:

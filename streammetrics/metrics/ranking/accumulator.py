@@ -11,7 +11,7 @@ import numpy as np
 
 from ..._kernels import compensated
 from ..._kernels.intervals import class_squares
-from ..._protocol.base import Accumulator, _locked
+from ..._protocol.base import Accumulator, locked
 from ..._protocol.errors import NoObservationsError
 from ..._protocol.inputs import Finite, Labels01
 from ..._protocol.state import Field, empty_state
@@ -351,7 +351,7 @@ class RankAUC(Accumulator):
         if type(other) is not RankAUC or other is self or self.max_memory is None or not other.spilled:
             return super().merge(other)
         self._check_compatible(other)
-        with _locked(self, other):
+        with locked(self, other):
             self._check_room(other.n, "merging")
             self._merge_state(*other.spilled_parts())
         return self

@@ -22,14 +22,21 @@ from ..._kernels import pairs as K
 from ..._kernels.totals import block_counts, delong_masses, delong_sums, running_pairs
 from ..._protocol.errors import WeightOverflowError
 from ..._protocol.result import safe
-from ..binary import BinaryResult, _score_formulas, binary_result
+from .. import binary
+from ..binary import BinaryResult, binary_result
 
-__all__ = ["Points", "SCORES", "TARGETS", "check_threshold", "check_max_fpr", "auc_of_chunks"]
+__all__ = ["Points", "scores", "TARGETS", "check_threshold", "check_max_fpr", "auc_of_chunks"]
 
-#: the scores ``best_threshold`` maximises
-SCORES = ("f1", "mcc", "youden", "balanced_accuracy", "accuracy", "jaccard")
 #: the targets ``threshold_for`` meets
 TARGETS = ("recall", "precision", "fpr", "specificity")
+
+
+def scores() -> tuple:
+    """The scores ``best_threshold`` maximises: every binary score but the targets
+    (read from :func:`~streammetrics.metrics.binary.score_formulas` at each call)."""
+    return tuple(name for name in binary.score_formulas(1, 1, 1, 1, 4, float, math.sqrt) if name not in TARGETS)
+
+
 #: entries of a block of a state in memory
 BLOCK = 256
 #: blocks of a state in memory read together by the weighted partial area
@@ -114,8 +121,8 @@ def _objective(score, cost):
     score = "f1" if score is None else score
     if not isinstance(score, str):
         raise TypeError(f"score must be a string, got {type(score).__name__}")
-    if score not in SCORES:
-        raise ValueError(f"score must be one of {', '.join(map(repr, SCORES))}; got {score!r}")
+    if score not in scores():
+        raise ValueError(f"score must be one of {', '.join(map(repr, scores()))}; got {score!r}")
     return score, None
 
 
@@ -130,15 +137,14 @@ def _mass_note(what, total) -> str:
 
 def _columns(cells, N, cost=None) -> dict:
     """Every score of the counts ``cells`` (rows tp, fp, fn, tn; arrays): the
-    binary formulas, ``youden``, ``fpr`` (``fp / safe(N)``) and, given a cost
+    binary formulas, ``fpr`` (``fp / safe(N)``) and, given a cost
     matrix, ``cost`` (minus the total cost, so that higher is better). Long
     arrays are taken a slice at a time, each small enough to stay in cache."""
     parts = []
     for a in range(0, max(cells.shape[1], 1), _SLICE):
         tp, fp, fn, tn = np.asarray(cells[:, a : a + _SLICE], np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = _score_formulas(tp, fp, fn, tn, tp + fp + fn + tn, np.asarray, np.sqrt)
-        out["youden"] = out["recall"] + out["specificity"] - 1.0
+            out = binary.score_formulas(tp, fp, fn, tn, tp + fp + fn + tn, np.asarray, np.sqrt)
         out["fpr"] = fp / safe(float(N))
         if cost is not None:
             out["cost"] = -(cost[0, 0] * tn + cost[0, 1] * fp + cost[1, 0] * fn + cost[1, 1] * tp)
