@@ -531,15 +531,17 @@ if __name__ == "__main__":
     ap.add_argument("--quick", action="store_true", help="n = 1M instead of 10M")
     ap.add_argument(
         "--only",
-        choices=["core", "memory", "report-memory"],
-        help="core: the one-shot and streaming rows only; memory: the peak-memory rows "
-        "only (1M, 10M, and 50M with --large)",
+        choices=["core", "queries", "memory", "report-memory"],
+        help="core: the one-shot and streaming rows only; queries: the threshold queries on an exact "
+        "state; memory: the peak-memory rows only (1M, 10M, and 50M with --large)",
     )
     ap.add_argument("--large", action="store_true", help="with --only memory: also 50M distinct scores")
     args = ap.parse_args()
     n = 1_000_000 if args.quick else 10_000_000
     if args.only == "core":
         print_table(_one_shot_rows(n, 3) + _streaming_rows(n, 3))
+    elif args.only == "queries":
+        print_table(_operating_rows(n, 3))
     elif args.only == "report-memory":
         size = 1_000_000 if args.quick else 5_000_000
         print_table(_report_memory_rows(size, repeat=3) + _report_memory_rows(size, repeat=3, weighted=True))
