@@ -5,14 +5,14 @@ from __future__ import annotations
 import time
 
 from streammetrics import SettingsMismatchError, StateFileError, load_state
-from streammetrics.io import ColumnSpec, InputError, expand_paths, open_source
+from streammetrics.io import InputError, expand_paths, open_source
 
 from .bootstrapping import cmd_evaluate_bootstrap
 from .common import AUTO_LABELS, CommandError, Reservoir, need_matplotlib, note, summary
 from .compiling import CompileWatch
 from .output import check_outputs, finalize, report, save_state
 from .progress import Progress
-from .shards import evaluate_sources, make_evaluator
+from .shards import columns_of, evaluate_sources, make_evaluator
 
 __all__ = ["cmd_evaluate", "cmd_merge", "read_labels", "settings_from"]
 
@@ -158,17 +158,8 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     if args.plots:
         need_matplotlib()
     check_outputs(args)
-    labels = settings.get("labels")
-    cols = ColumnSpec(
-        args.y,
-        tuple(args.p),
-        args.weight,
-        labels="labels" in settings,
-        by=settings.get("by", ()),
-        text_labels=settings["task"] == "multiclass"
-        and isinstance(labels, list)
-        and any(isinstance(v, str) for v in labels),
-    )
+    classes = settings["task"] == "multiclass"
+    cols = columns_of(args, args.p, settings.get("labels"), classes, by=settings.get("by", ()))
     try:
         sources = [open_source(f, cols) for f in expand_paths(args.paths)]
         if settings.get("labels") == AUTO_LABELS:
@@ -180,11 +171,7 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
                 )
             note(f"labels read from the files: {_shown(settings['labels'])}")
     except InputError as exc:
-        if (
-            settings["task"] == "multiclass"
-            and "labels" not in settings
-            and ("expected numbers" in str(exc) or "is not a number" in str(exc))
-        ):
+        if classes and "labels" not in settings and ("expected numbers" in str(exc) or "is not a number" in str(exc)):
             raise CommandError(f"{exc} (for text class labels, pass --labels A,B,... or --labels auto)") from None
         if settings.get("labels") == AUTO_LABELS:
             raise CommandError(str(exc)) from None
