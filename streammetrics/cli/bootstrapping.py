@@ -194,18 +194,9 @@ def _print_bootstrap(result, total, args) -> None:
     skip = {f"{k}_ci_{e}" for k in scored for e in ("lower", "upper")} | {"n", "replicates", "replicates_used"}
     other = [k for k in scalars if k not in scored and k not in skip]
     if args.format == "json":
-        _json(
-            {
-                "result": "Bootstrap",
-                "metrics": {
-                    k: {"value": scalars[k], "ci_lower": scalars[f"{k}_ci_lower"], "ci_upper": scalars[f"{k}_ci_upper"]}
-                    for k in scored
-                },
-                "counts": {k: scalars[k] for k in other},
-            },
-            result,
-            args,
-        )
+        fields = ("value", "ci_lower", "ci_upper")
+        metrics = {k: {e: scalars[f"{k}_{e}" if e != "value" else k] for e in fields} for k in scored}
+        _json({"result": "Bootstrap", "metrics": metrics, "counts": {k: scalars[k] for k in other}}, result, args)
         return
     title = f"{total.template.task or 'members'} evaluation of {result.n:,} rows, {result.ci:.0%} bootstrap intervals"
     width = max((len(k) for k in scored + other), default=0)

@@ -533,14 +533,8 @@ class Evaluator(Accumulator):
         if self._preset is not None:
             settings = ", ".join(f"{k}={v!r}" for k, v in self._config.items())
         else:
-            settings = (
-                "{"
-                + ", ".join(
-                    f"{k!r}: {type(m).__name__}({', '.join(f'{a}={b!r}' for a, b in m.settings.items())})"
-                    for k, m in self._members.items()
-                )
-                + "}"
-            )
+            call = lambda m: f"{type(m).__name__}({', '.join(f'{a}={b!r}' for a, b in m.settings.items())})"  # noqa: E731
+            settings = "{" + ", ".join(f"{k!r}: {call(m)}" for k, m in self._members.items()) + "}"
         head = f"Evaluator({settings})"
         if self._n == 0:
             return f"{head}: n=0"
