@@ -17,25 +17,18 @@ from .shards import columns_of, evaluate_sources, make_evaluator
 __all__ = ["cmd_evaluate", "cmd_merge", "read_labels", "settings_from"]
 
 
-#: the options of some tasks only: (option, attribute, the tasks)
-_ONLY = (
-    ("--n-labels", "n_labels", ("multilabel",)),
-    ("--threshold", "threshold", ("binary", "multilabel")),
-    ("--scores", "scores", ("binary",)),
-    ("--n-classes", "n_classes", ("multiclass",)),
-    ("--labels", "labels", ("multiclass",)),
-    ("--top-k", "top_k", ("multiclass",)),
-    ("--auc", "auc", ("multiclass",)),
-)
+#: the options of some tasks only (by attribute, checked in this order): their tasks
+_ONLY = {"n_labels": ("multilabel",), "threshold": ("binary", "multilabel"), "scores": ("binary",)}
+_ONLY.update(dict.fromkeys(("n_classes", "labels", "top_k", "auc"), ("multiclass",)))
 
 
 def settings_from(args) -> dict:
     """The Evaluator settings of ``evaluate``'s options; splits ``--p a,b`` in place."""
     task = args.task
     args.p = [c for arg in (args.p or ["p"]) for c in arg.split(",") if c] or ["p"]
-    for opt, attr, tasks in _ONLY:
+    for attr, tasks in _ONLY.items():
         if task not in tasks and getattr(args, attr) not in (None, False):
-            raise CommandError(f"{opt} applies to --task {' and '.join(tasks)} only")
+            raise CommandError(f"--{attr.replace('_', '-')} applies to --task {' and '.join(tasks)} only")
     if task == "clustering" and args.weight is not None:
         raise CommandError("--weight does not apply to --task clustering")
     if len(args.p) > 1 and task not in ("multiclass", "multilabel"):
