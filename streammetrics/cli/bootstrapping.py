@@ -296,26 +296,15 @@ def _print_comparison(result, auc, names, args) -> None:
     title = f"comparison of {a} - {b} on {result.n:,} rows"
     lines = [title, "=" * len(title), ""]
     head = ("score", a, b, "difference", f"{result.ci:.0%} interval", "p-value", "method")
-    table = [head] + [
-        (
-            k,
-            fmt_number(r["a"]),
-            fmt_number(r["b"]),
-            fmt_number(r["diff"]),
-            f"[{fmt_number(r['diff_ci_lower'])}, {fmt_number(r['diff_ci_upper'])}]",
-            _fmt_p(r["p_value"], 1e-4 if r["method"] == "DeLong" else 1.0 / result.replicates),
-            r["method"],
-        )
-        for k, r in scores.items()
-    ]
+    table = [head]
+    for k, r in scores.items():
+        interval = f"[{fmt_number(r['diff_ci_lower'])}, {fmt_number(r['diff_ci_upper'])}]"
+        p = _fmt_p(r["p_value"], 1e-4 if r["method"] == "DeLong" else 1.0 / result.replicates)
+        table.append((k, *(fmt_number(r[e]) for e in ("a", "b", "diff")), interval, p, r["method"]))
     widths = [max(len(t[i]) for t in table) for i in range(len(head))]
     for t in table:
-        lines.append(
-            "  "
-            + "  ".join(
-                c.ljust(w_) if i in (0, 6) else c.rjust(w_) for i, (c, w_) in enumerate(zip(t, widths))
-            ).rstrip()
-        )
+        cells = (c.ljust(w_) if i in (0, 6) else c.rjust(w_) for i, (c, w_) in enumerate(zip(t, widths)))
+        lines.append("  " + "  ".join(cells).rstrip())
     lines += [
         "",
         f"  paired: both models see the same {result.replicates} Poisson bootstrap "
