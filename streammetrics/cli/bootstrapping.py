@@ -19,12 +19,12 @@ import numpy as np
 
 from streammetrics import BinaryConfusion, Bootstrap, Evaluator, ProbabilityScores, compare, paired_delong
 from streammetrics._protocol.result import fmt_number, jsonable
-from streammetrics.io import ColumnSpec, InputError, expand_paths, open_source
+from streammetrics.io import InputError, expand_paths, open_source
 
 from .common import AUTO_LABELS, CommandError, need_matplotlib, note, summary
 from .output import check_outputs, draw, save_state, targets_of, write_plots
 from .progress import Progress
-from .shards import make_evaluator, translate
+from .shards import columns_of, make_evaluator, translate
 
 __all__ = ["cmd_evaluate_bootstrap", "cmd_compare"]
 
@@ -52,16 +52,8 @@ def _row_keys(src, chunk, args, offset: int) -> np.ndarray:
 
 
 def _sources(args, p_columns, labels=None, classes=False):
-    """The sources of the command's files; ``labels`` the ``--labels`` setting, if
-    any, class labels when ``classes`` (else the names of multilabel columns)."""
-    cols = ColumnSpec(
-        args.y,
-        tuple(p_columns),
-        args.weight,
-        labels=labels is not None,
-        by=(args.key,) if args.key else (),
-        text_labels=classes and isinstance(labels, list) and any(isinstance(v, str) for v in labels),
-    )
+    """The sources of the command's files (:func:`columns_of`, keyed by ``--key``)."""
+    cols = columns_of(args, p_columns, labels, classes, by=(args.key,) if args.key else ())
     try:
         return [open_source(f, cols) for f in expand_paths(args.paths)]
     except InputError as exc:
@@ -159,35 +151,15 @@ def _write_band_plots(total, result, args) -> None:
     fpr, tpr, _ = rank.roc_curve()
     precision, recall, _ = rank.pr_curve()
     auc = (result.auc_ci_lower, result.auc_ci_upper, level) if "auc_ci_lower" in result else None
+    counts = (rank.n_pos, rank.n_neg, args.plots)
+    roc = (fpr, tpr, rank.auc, rank.auc_lower, rank.auc_upper, *counts)
+    pr = (precision, recall, rank.average_precision(), *counts)
+    pr_bounds = rank.average_precision_bounds()
     paths = draw(
         args.plots,
         lambda: [
-            plots.roc(
-                fpr,
-                tpr,
-                rank.auc,
-                rank.auc_lower,
-                rank.auc_upper,
-                rank.n_pos,
-                rank.n_neg,
-                args.plots,
-                marks=roc_marks,
-                exact=rank.exact,
-                band=roc_band,
-                interval=auc,
-            ),
-            plots.pr(
-                precision,
-                recall,
-                rank.average_precision(),
-                rank.n_pos,
-                rank.n_neg,
-                args.plots,
-                marks=pr_marks,
-                bounds=rank.average_precision_bounds(),
-                exact=rank.exact,
-                band=pr_band,
-            ),
+            plots.roc(*roc, marks=roc_marks, exact=rank.exact, band=roc_band, interval=auc),
+            plots.pr(*pr, marks=pr_marks, bounds=pr_bounds, exact=rank.exact, band=pr_band),
         ],
     )
     note(f"{level:.0%} bootstrap bands of {result.replicates_used} replicates drawn on: " + ", ".join(paths))
@@ -222,18 +194,9 @@ def _print_bootstrap(result, total, args) -> None:
     skip = {f"{k}_ci_{e}" for k in scored for e in ("lower", "upper")} | {"n", "replicates", "replicates_used"}
     other = [k for k in scalars if k not in scored and k not in skip]
     if args.format == "json":
-        _json(
-            {
-                "result": "Bootstrap",
-                "metrics": {
-                    k: {"value": scalars[k], "ci_lower": scalars[f"{k}_ci_lower"], "ci_upper": scalars[f"{k}_ci_upper"]}
-                    for k in scored
-                },
-                "counts": {k: scalars[k] for k in other},
-            },
-            result,
-            args,
-        )
+        fields = ("value", "ci_lower", "ci_upper")
+        metrics = {k: {e: scalars[f"{k}_{e}" if e != "value" else k] for e in fields} for k in scored}
+        _json({"result": "Bootstrap", "metrics": metrics, "counts": {k: scalars[k] for k in other}}, result, args)
         return
     title = f"{total.template.task or 'members'} evaluation of {result.n:,} rows, {result.ci:.0%} bootstrap intervals"
     width = max((len(k) for k in scored + other), default=0)
@@ -315,6 +278,7 @@ def _prepare(boot, chunk, p, keys, src, column):
 
 
 #: the scores a comparison reports, in this order (those the template has)
+_FIELDS = ("a", "b", "diff", "diff_ci_lower", "diff_ci_upper", "p_value")
 _SHOWN = ("accuracy", "precision", "recall", "specificity", "balanced_accuracy", "f1", "mcc", "log_loss", "brier")
 
 
@@ -322,45 +286,25 @@ def _print_comparison(result, auc, names, args) -> None:
     a, b = names
     scores = {}
     if auc is not None:
-        scores["auc"] = {
-            "a": auc.auc_a,
-            "b": auc.auc_b,
-            "diff": auc.auc_diff,
-            "diff_ci_lower": auc.auc_diff_ci_lower,
-            "diff_ci_upper": auc.auc_diff_ci_upper,
-            "p_value": auc.p_value,
-            "method": "DeLong",
-        }
+        scores["auc"] = {e: auc[e if e == "p_value" else f"auc_{e}"] for e in _FIELDS} | {"method": "DeLong"}
     for k in _SHOWN:
         if f"{k}_diff" in result:
-            scores[k] = {e: result[f"{k}_{e}"] for e in ("a", "b", "diff", "diff_ci_lower", "diff_ci_upper", "p_value")}
-            scores[k]["method"] = "bootstrap"
+            scores[k] = {e: result[f"{k}_{e}"] for e in _FIELDS} | {"method": "bootstrap"}
     if args.format == "json":
         _json({"result": "Comparison", "models": {"models": [a, b]}, "scores": scores}, result, args)
         return
     title = f"comparison of {a} - {b} on {result.n:,} rows"
     lines = [title, "=" * len(title), ""]
     head = ("score", a, b, "difference", f"{result.ci:.0%} interval", "p-value", "method")
-    table = [head] + [
-        (
-            k,
-            fmt_number(r["a"]),
-            fmt_number(r["b"]),
-            fmt_number(r["diff"]),
-            f"[{fmt_number(r['diff_ci_lower'])}, {fmt_number(r['diff_ci_upper'])}]",
-            _fmt_p(r["p_value"], 1e-4 if r["method"] == "DeLong" else 1.0 / result.replicates),
-            r["method"],
-        )
-        for k, r in scores.items()
-    ]
+    table = [head]
+    for k, r in scores.items():
+        interval = f"[{fmt_number(r['diff_ci_lower'])}, {fmt_number(r['diff_ci_upper'])}]"
+        p = _fmt_p(r["p_value"], 1e-4 if r["method"] == "DeLong" else 1.0 / result.replicates)
+        table.append((k, *(fmt_number(r[e]) for e in ("a", "b", "diff")), interval, p, r["method"]))
     widths = [max(len(t[i]) for t in table) for i in range(len(head))]
     for t in table:
-        lines.append(
-            "  "
-            + "  ".join(
-                c.ljust(w_) if i in (0, 6) else c.rjust(w_) for i, (c, w_) in enumerate(zip(t, widths))
-            ).rstrip()
-        )
+        cells = (c.ljust(w_) if i in (0, 6) else c.rjust(w_) for i, (c, w_) in enumerate(zip(t, widths)))
+        lines.append("  " + "  ".join(cells).rstrip())
     lines += [
         "",
         f"  paired: both models see the same {result.replicates} Poisson bootstrap "

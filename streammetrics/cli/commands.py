@@ -5,37 +5,30 @@ from __future__ import annotations
 import time
 
 from streammetrics import SettingsMismatchError, StateFileError, load_state
-from streammetrics.io import ColumnSpec, InputError, expand_paths, open_source
+from streammetrics.io import InputError, expand_paths, open_source
 
 from .bootstrapping import cmd_evaluate_bootstrap
 from .common import AUTO_LABELS, CommandError, Reservoir, need_matplotlib, note, summary
 from .compiling import CompileWatch
 from .output import check_outputs, finalize, report, save_state
 from .progress import Progress
-from .shards import evaluate_sources, make_evaluator
+from .shards import columns_of, evaluate_sources, make_evaluator
 
 __all__ = ["cmd_evaluate", "cmd_merge", "read_labels", "settings_from"]
 
 
-#: the options of some tasks only: (option, attribute, the tasks)
-_ONLY = (
-    ("--n-labels", "n_labels", ("multilabel",)),
-    ("--threshold", "threshold", ("binary", "multilabel")),
-    ("--scores", "scores", ("binary",)),
-    ("--n-classes", "n_classes", ("multiclass",)),
-    ("--labels", "labels", ("multiclass",)),
-    ("--top-k", "top_k", ("multiclass",)),
-    ("--auc", "auc", ("multiclass",)),
-)
+#: the options of some tasks only (by attribute, checked in this order): their tasks
+_ONLY = {"n_labels": ("multilabel",), "threshold": ("binary", "multilabel"), "scores": ("binary",)}
+_ONLY.update(dict.fromkeys(("n_classes", "labels", "top_k", "auc"), ("multiclass",)))
 
 
 def settings_from(args) -> dict:
     """The Evaluator settings of ``evaluate``'s options; splits ``--p a,b`` in place."""
     task = args.task
     args.p = [c for arg in (args.p or ["p"]) for c in arg.split(",") if c] or ["p"]
-    for opt, attr, tasks in _ONLY:
+    for attr, tasks in _ONLY.items():
         if task not in tasks and getattr(args, attr) not in (None, False):
-            raise CommandError(f"{opt} applies to --task {' and '.join(tasks)} only")
+            raise CommandError(f"--{attr.replace('_', '-')} applies to --task {' and '.join(tasks)} only")
     if task == "clustering" and args.weight is not None:
         raise CommandError("--weight does not apply to --task clustering")
     if len(args.p) > 1 and task not in ("multiclass", "multilabel"):
@@ -158,17 +151,8 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     if args.plots:
         need_matplotlib()
     check_outputs(args)
-    labels = settings.get("labels")
-    cols = ColumnSpec(
-        args.y,
-        tuple(args.p),
-        args.weight,
-        labels="labels" in settings,
-        by=settings.get("by", ()),
-        text_labels=settings["task"] == "multiclass"
-        and isinstance(labels, list)
-        and any(isinstance(v, str) for v in labels),
-    )
+    classes = settings["task"] == "multiclass"
+    cols = columns_of(args, args.p, settings.get("labels"), classes, by=settings.get("by", ()))
     try:
         sources = [open_source(f, cols) for f in expand_paths(args.paths)]
         if settings.get("labels") == AUTO_LABELS:
@@ -180,11 +164,7 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
                 )
             note(f"labels read from the files: {_shown(settings['labels'])}")
     except InputError as exc:
-        if (
-            settings["task"] == "multiclass"
-            and "labels" not in settings
-            and ("expected numbers" in str(exc) or "is not a number" in str(exc))
-        ):
+        if classes and "labels" not in settings and ("expected numbers" in str(exc) or "is not a number" in str(exc)):
             raise CommandError(f"{exc} (for text class labels, pass --labels A,B,... or --labels auto)") from None
         if settings.get("labels") == AUTO_LABELS:
             raise CommandError(str(exc)) from None

@@ -12,24 +12,9 @@ import numpy as np
 
 from .progress import write_line
 
-__all__ = [
-    "PROG",
-    "DEFAULT_BATCH_ROWS",
-    "DEFAULT_MAX_BINS",
-    "DEFAULT_MEMORY",
-    "DEFAULT_MEMORY_BYTES",
-    "DEMO_ROWS",
-    "DEMO_SHARDS",
-    "TASKS",
-    "PROGRESS",
-    "AUTO_LABELS",
-    "CommandError",
-    "note",
-    "need_matplotlib",
-    "summary",
-    "Reservoir",
-    "SAMPLE_SIZE",
-]
+__all__ = ["PROG", "DEFAULT_BATCH_ROWS", "DEFAULT_MAX_BINS", "DEFAULT_MEMORY", "DEFAULT_MEMORY_BYTES", "DEMO_ROWS"]
+__all__ += ["DEMO_SHARDS", "TASKS", "PROGRESS", "AUTO_LABELS", "CommandError", "note", "need_matplotlib", "summary"]
+__all__ += ["Reservoir", "SAMPLE_SIZE"]
 
 PROG = "streammetrics"
 DEFAULT_BATCH_ROWS = 1 << 18

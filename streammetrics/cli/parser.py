@@ -93,42 +93,58 @@ def _labels(text: str):
 def _output_options() -> argparse.ArgumentParser:
     """The options of the commands that print a report (``evaluate``, ``merge``)."""
     out = argparse.ArgumentParser(add_help=False)
-    out.add_argument(
-        "--format", choices=("text", "json"), default="text", help="report format on stdout (default: text)"
-    )
+    _format(out)
     out.add_argument("--plots", metavar="DIR", help="write PNG plots (ROC, PR, confusion matrix, regression) into DIR")
-    out.add_argument(
-        "--save-state",
-        metavar="FILE",
-        help="save the merged state to FILE (for 'streammetrics merge' or streammetrics.load_state)",
+    state = "save the merged state to FILE (for 'streammetrics merge' or streammetrics.load_state)"
+    out.add_argument("--save-state", metavar="FILE", help=state)
+    ci = (
+        "add confidence intervals at LEVEL (e.g. 0.95) to the scores that offer them; with --by, flag the slices "
+        "whose interval leaves out the overall score"
     )
-    out.add_argument(
-        "--ci",
-        type=_level,
-        metavar="LEVEL",
-        help="add confidence intervals at LEVEL (e.g. 0.95) to the scores that "
-        "offer them; with --by, flag the slices whose interval leaves out "
-        "the overall score",
-    )
-    out.add_argument(
-        "--top",
-        type=_positive_int,
-        metavar="N",
-        help="sliced reports (--by): show the N largest slices in the text report (the JSON report holds every slice)",
-    )
+    out.add_argument("--ci", type=_level, metavar="LEVEL", help=ci)
+    top = "sliced reports (--by): show the N largest slices in the text report (the JSON report holds every slice)"
+    out.add_argument("--top", type=_positive_int, metavar="N", help=top)
     for name, what in (
         ("recall", "the highest threshold whose recall is at least R"),
         ("precision", "the lowest threshold whose precision is at least R"),
         ("fpr", "the lowest threshold whose false positive rate is at most R"),
     ):
-        out.add_argument(
-            f"--target-{name}",
-            type=_rate,
-            action="append",
-            metavar="R",
-            help=f"binary: report {what} under 'operating points' (repeatable)",
-        )
+        what = f"binary: report {what} under 'operating points' (repeatable)"
+        out.add_argument(f"--target-{name}", type=_rate, action="append", metavar="R", help=what)
     return out
+
+
+def _format(p) -> None:
+    p.add_argument("--format", choices=("text", "json"), default="text", help="report format on stdout (default: text)")
+
+
+#: the help of ``evaluate``'s options
+_EVALUATE_HELP = {
+    "--y": "column of the truth (default: y); for a 2-D .npy, a column index; for multilabel, one list column or "
+    "one 0/1 column per label, as --y y0,y1,y2",
+    "--p": "column of the predictions (default: p); for multiclass class probabilities (or multilabel "
+    "predictions), one list column or one column per class, as --p p0,p1,p2 or --p p0 --p p1 --p p2",
+    "--by": "report the scores per slice of COL's values as well as overall; repeat it for the slices of a cross "
+    "of columns (--by country --by device)",
+    "--max-slices": "with --by: the most distinct slices kept (default 10000); more stop the evaluation with an error",
+    "--threshold": "binary: p >= T is a positive prediction (default 0.5 for probabilities, 0 for scores); "
+    "multilabel: the columns of p are scores and p >= T predicts a label (default: p holds 0/1 predictions)",
+    "--scores": "binary: 'probability' (p in [0, 1], adds log loss and Brier; the default) or 'score' (any finite "
+    "reals, e.g. logits)",
+    "--n-labels": "multilabel: the number of labels, when --y is one list column (with several --y columns, "
+    "their number)",
+    "--labels": "multiclass: the class labels in class order (that of the probability columns), as y (and a p of "
+    "predicted labels) holds them, e.g. cat,dog,bird; 'auto': the sorted distinct values, read in a first pass",
+    "--auc": "multiclass with class probabilities: add the one-vs-rest and one-vs-one AUC (exact, with a state "
+    "that grows with the rows; --max-bins bounds it to one-vs-rest) and per-class ROC and PR plots",
+    "--memory": f"binary and multilabel scores: the exact AUC's memory budget (default {DEFAULT_MEMORY}), past "
+    "which sorted runs of scores are spilled to $TMPDIR and merged back: every ranking figure stays exact; "
+    "'none': no budget",
+    "--max-bins": "binary, multiclass --auc and multilabel scores: approximate the AUC with at most 2B bins (per "
+    "class), every ranking figure with certified bounds; default: exact",
+    "--calibration-bins": "binary probabilities and multiclass: bins of the reliability table (ECE, MCE, Brier "
+    "decomposition; default 15); 'off' leaves calibration out",
+}
 
 
 def _add_evaluate(sub, out) -> None:
@@ -136,124 +152,34 @@ def _add_evaluate(sub, out) -> None:
         "evaluate",
         parents=[out],
         help="evaluate prediction files",
-        description="Evaluate predictions stored in Parquet, CSV, .npy or .npz files, batch "
-        "by batch in bounded memory. Several paths, a glob or a directory are "
-        "shards: each is evaluated on its own and merged.",
+        description="Evaluate predictions stored in Parquet, CSV, .npy or .npz files, batch by batch in bounded "
+        "memory. Several paths, a glob or a directory are shards: each is evaluated on its own and merged.",
     )
+    h = _EVALUATE_HELP
     ev.add_argument("paths", nargs="+", metavar="PATH", help="files, globs or directories")
     ev.add_argument("--task", choices=TASKS, default="binary", help="what to evaluate (default: binary)")
-    ev.add_argument(
-        "--y",
-        default="y",
-        metavar="COL",
-        help="column of the truth (default: y); for a 2-D .npy, a column index; "
-        "for multilabel, one list column or one 0/1 column per label, as "
-        "--y y0,y1,y2",
-    )
-    ev.add_argument(
-        "--p",
-        action="append",
-        metavar="COL",
-        help="column of the predictions (default: p); for multiclass class "
-        "probabilities (or multilabel predictions), one list column or one "
-        "column per class, as --p p0,p1,p2 or --p p0 --p p1 --p p2",
-    )
+    ev.add_argument("--y", default="y", metavar="COL", help=h["--y"])
+    ev.add_argument("--p", action="append", metavar="COL", help=h["--p"])
     ev.add_argument("--weight", metavar="COL", help="column of sample weights")
-    ev.add_argument(
-        "--by",
-        action="append",
-        metavar="COL",
-        help="report the scores per slice of COL's values as well as overall; "
-        "repeat it for the slices of a cross of columns (--by country "
-        "--by device)",
-    )
-    ev.add_argument(
-        "--max-slices",
-        type=_positive_int,
-        metavar="N",
-        help="with --by: the most distinct slices kept (default 10000); more stop the evaluation with an error",
-    )
-    ev.add_argument(
-        "--threshold",
-        type=_finite_float,
-        metavar="T",
-        help="binary: p >= T is a positive prediction "
-        "(default 0.5 for probabilities, 0 for scores); multilabel: the "
-        "columns of p are scores and p >= T predicts a label (default: p "
-        "holds 0/1 predictions)",
-    )
-    ev.add_argument(
-        "--scores",
-        choices=("probability", "score"),
-        help="binary: 'probability' (p in [0, 1], adds log loss and Brier; "
-        "the default) or 'score' (any finite reals, e.g. logits)",
-    )
-    ev.add_argument(
-        "--n-classes", type=_positive_int, metavar="K", help="multiclass: the number of classes (classes are 0..K-1)"
-    )
-    ev.add_argument(
-        "--n-labels",
-        type=_positive_int,
-        metavar="L",
-        help="multilabel: the number of labels, when --y is one list column (with several --y columns, their number)",
-    )
-    ev.add_argument(
-        "--labels",
-        type=_labels,
-        metavar="A,B,...",
-        help="multiclass: the class labels in class order (that of the probability "
-        "columns), as y (and a p of predicted labels) holds them, e.g. cat,dog,bird; "
-        "'auto': the sorted distinct values, read in a first pass",
-    )
-    ev.add_argument(
-        "--top-k", type=_positive_int, metavar="K", help="multiclass with class probabilities: add top-K accuracy"
-    )
-    ev.add_argument(
-        "--auc",
-        action="store_true",
-        help="multiclass with class probabilities: add the one-vs-rest and "
-        "one-vs-one AUC (exact, with a state that grows with the rows; "
-        "--max-bins bounds it to one-vs-rest) and per-class ROC and PR plots",
-    )
-    ev.add_argument(
-        "--memory",
-        type=_memory,
-        default=DEFAULT_MEMORY,
-        metavar="SIZE",
-        help=f"binary and multilabel scores: the exact AUC's memory budget (default "
-        f"{DEFAULT_MEMORY}), past which sorted runs of scores are spilled to $TMPDIR "
-        "and merged back: every ranking figure stays exact; 'none': no budget",
-    )
-    ev.add_argument(
-        "--max-bins",
-        type=_max_bins,
-        default=DEFAULT_MAX_BINS,
-        metavar="B",
-        help="binary, multiclass --auc and multilabel scores: approximate the AUC with at "
-        "most 2B bins (per class), every ranking figure with certified bounds; default: exact",
-    )
-    ev.add_argument(
-        "--calibration-bins",
-        type=_calibration_bins,
-        default=15,
-        metavar="B",
-        help="binary probabilities and multiclass: bins of the reliability "
-        "table (ECE, MCE, Brier decomposition; default 15); 'off' leaves "
-        "calibration out",
-    )
-    ev.add_argument(
-        "--batch-rows",
-        type=_positive_int,
-        default=DEFAULT_BATCH_ROWS,
-        metavar="N",
-        help=f"rows per batch (default {DEFAULT_BATCH_ROWS})",
-    )
-    ev.add_argument(
-        "--progress",
-        choices=PROGRESS,
-        default="auto",
-        help="progress bar on stderr (default: when stderr is a terminal)",
-    )
+    ev.add_argument("--by", action="append", metavar="COL", help=h["--by"])
+    ev.add_argument("--max-slices", type=_positive_int, metavar="N", help=h["--max-slices"])
+    ev.add_argument("--threshold", type=_finite_float, metavar="T", help=h["--threshold"])
+    ev.add_argument("--scores", choices=("probability", "score"), help=h["--scores"])
+    k = "multiclass: the number of classes (classes are 0..K-1)"
+    ev.add_argument("--n-classes", type=_positive_int, metavar="K", help=k)
+    ev.add_argument("--n-labels", type=_positive_int, metavar="L", help=h["--n-labels"])
+    ev.add_argument("--labels", type=_labels, metavar="A,B,...", help=h["--labels"])
+    k = "multiclass with class probabilities: add top-K accuracy"
+    ev.add_argument("--top-k", type=_positive_int, metavar="K", help=k)
+    ev.add_argument("--auc", action="store_true", help=h["--auc"])
+    ev.add_argument("--memory", type=_memory, default=DEFAULT_MEMORY, metavar="SIZE", help=h["--memory"])
+    ev.add_argument("--max-bins", type=_max_bins, default=DEFAULT_MAX_BINS, metavar="B", help=h["--max-bins"])
+    bins = h["--calibration-bins"]
+    ev.add_argument("--calibration-bins", type=_calibration_bins, default=15, metavar="B", help=bins)
+    rows = f"rows per batch (default {DEFAULT_BATCH_ROWS})"
+    ev.add_argument("--batch-rows", type=_positive_int, default=DEFAULT_BATCH_ROWS, metavar="N", help=rows)
+    bar = "progress bar on stderr (default: when stderr is a terminal)"
+    ev.add_argument("--progress", choices=PROGRESS, default="auto", help=bar)
 
 
 def _add_merge(sub, out) -> None:
@@ -288,12 +214,8 @@ def _add_compile(sub) -> None:
         description="Compile the kernels each task uses into Numba's on-disk cache, one worker "
         "process per core, so that no later run waits for them (e.g. in an image's build).",
     )
-    cp.add_argument(
-        "--task",
-        action="append",
-        choices=TASKS,
-        help="compile the kernels of this task only (repeatable; default: every task)",
-    )
+    task = "compile the kernels of this task only (repeatable; default: every task)"
+    cp.add_argument("--task", action="append", choices=TASKS, help=task)
     cp.add_argument("--jobs", type=_positive_int, metavar="N", help="worker processes (default: one per core)")
 
 
@@ -324,25 +246,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _key_options(p) -> None:
-    p.add_argument(
-        "--key",
-        metavar="COL",
-        help="column of integer row ids that key the bootstrap weights (the same "
-        "row gets the same weights in any file, shard or order); without it, "
-        "a row's position in the files, in the order given",
+    key = (
+        "column of integer row ids that key the bootstrap weights (the same row gets the same weights in any file, "
+        "shard or order); without it, a row's position in the files, in the order given"
     )
+    p.add_argument("--key", metavar="COL", help=key)
     p.add_argument("--seed", type=_seed, default=0, metavar="S", help="seed of the bootstrap weights (default: 0)")
 
 
 def _add_bootstrap_options(ev) -> None:
-    ev.add_argument(
-        "--bootstrap",
-        type=_replicates,
-        metavar="N",
-        help="percentile intervals from N keyed Poisson bootstrap replicates for every "
-        "score (at the --ci level, default 0.95), and with --plots bands around the "
-        "ROC and PR curves; an exact AUC keeps the rows in memory (17 bytes each)",
+    boot = (
+        "percentile intervals from N keyed Poisson bootstrap replicates for every score (at the --ci level, default "
+        "0.95), and with --plots bands around the ROC and PR curves; an exact AUC keeps the rows in memory (17 "
+        "bytes each)"
     )
+    ev.add_argument("--bootstrap", type=_replicates, metavar="N", help=boot)
     _key_options(ev)
 
 
@@ -350,50 +268,26 @@ def _add_compare(sub, out) -> None:
     cp = sub.add_parser(
         "compare",
         help="compare two models on the same rows",
-        description="Compare two models' predictions of the same rows (two --p columns of "
-        "the same files): the difference of each score with a paired bootstrap "
-        "interval and p-value, and DeLong's paired test of the two AUCs.",
+        description="Compare two models' predictions of the same rows (two --p columns of the same files): the "
+        "difference of each score with a paired bootstrap interval and p-value, and DeLong's paired test of the "
+        "two AUCs.",
     )
     cp.add_argument("paths", nargs="+", metavar="PATH", help="files, globs or directories")
     cp.add_argument("--y", default="y", metavar="COL", help="column of the 0/1 truth (default: y)")
-    cp.add_argument(
-        "--p",
-        action="append",
-        metavar="COL",
-        required=True,
-        help="a model's column of scores; give it twice: --p model_a --p model_b",
-    )
+    p = "a model's column of scores; give it twice: --p model_a --p model_b"
+    cp.add_argument("--p", action="append", metavar="COL", required=True, help=p)
     cp.add_argument("--weight", metavar="COL", help="column of sample weights")
-    cp.add_argument(
-        "--threshold", type=float, metavar="T", help="rows with a score >= T are called positive (default: 0.5)"
-    )
-    cp.add_argument(
-        "--scores",
-        choices=("probability", "score"),
-        default="probability",
-        help="'score' for unbounded scores (no log loss or Brier score)",
-    )
-    cp.add_argument(
-        "--bootstrap",
-        type=_replicates,
-        default=COMPARE_REPLICATES,
-        metavar="N",
-        help=f"bootstrap replicates (default: {COMPARE_REPLICATES})",
-    )
-    cp.add_argument(
-        "--ci",
-        type=float,
-        default=0.95,
-        metavar="LEVEL",
-        help="level of the intervals of the differences (default: 0.95)",
-    )
+    t = "rows with a score >= T are called positive (default: 0.5)"
+    cp.add_argument("--threshold", type=float, metavar="T", help=t)
+    scores = "'score' for unbounded scores (no log loss or Brier score)"
+    cp.add_argument("--scores", choices=("probability", "score"), default="probability", help=scores)
+    n = f"bootstrap replicates (default: {COMPARE_REPLICATES})"
+    cp.add_argument("--bootstrap", type=_replicates, default=COMPARE_REPLICATES, metavar="N", help=n)
+    ci = "level of the intervals of the differences (default: 0.95)"
+    cp.add_argument("--ci", type=float, default=0.95, metavar="LEVEL", help=ci)
     _key_options(cp)
-    cp.add_argument(
-        "--format", choices=("text", "json"), default="text", help="report format on stdout (default: text)"
-    )
-    cp.add_argument(
-        "--batch-rows", type=_replicates, default=1 << 20, metavar="N", help="rows read at a time (default: 1048576)"
-    )
-    cp.add_argument(
-        "--progress", choices=PROGRESS, default="auto", help="a progress bar on stderr (default: auto, on a terminal)"
-    )
+    _format(cp)
+    rows = "rows read at a time (default: 1048576)"
+    cp.add_argument("--batch-rows", type=_replicates, default=1 << 20, metavar="N", help=rows)
+    bar = "a progress bar on stderr (default: auto, on a terminal)"
+    cp.add_argument("--progress", choices=PROGRESS, default="auto", help=bar)

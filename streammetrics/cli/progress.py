@@ -64,11 +64,9 @@ class Progress:
         except ImportError:  # a line per file
             self._write = print
         else:
-            scale = (
-                {"unit": "B", "unit_scale": True, "unit_divisor": 1024}
-                if self.unit == "bytes"
-                else {"unit": " rows", "unit_scale": True}
-            )
+            scale = {"unit": " rows", "unit_scale": True}
+            if self.unit == "bytes":
+                scale = {"unit": "B", "unit_scale": True, "unit_divisor": 1024}
             self._bar = tqdm(total=total, file=sys.stderr, dynamic_ncols=True, smoothing=0.1, leave=False, **scale)
             self._write = tqdm.write
         _DRAWN.append(self._write)

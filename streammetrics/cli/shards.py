@@ -6,15 +6,22 @@ from __future__ import annotations
 import numpy as np
 
 from streammetrics import BadShapeError, BadValueError, Evaluator, Sliced
-from streammetrics.io import InputError
+from streammetrics.io import ColumnSpec, InputError
 
 from .common import CommandError
 
-__all__ = ["make_evaluator", "evaluate_sources", "translate"]
+__all__ = ["columns_of", "make_evaluator", "evaluate_sources", "translate"]
 
 #: the role of each argument name of ``update`` the library reports: y, p or w
 _ROLE = {"y": "y", "labels_true": "y", "p": "p", "labels_pred": "p", "sample_weight": "w", "by": "by"}
 _SCORES_HINT = " (for unbounded scores such as logits, pass --scores score)"
+
+
+def columns_of(args, p_columns, labels=None, classes=False, by=()) -> ColumnSpec:
+    """The columns a command reads; ``labels`` the labels setting, if any, class labels when
+    ``classes`` (then text ones are read as text), else the names of multilabel columns."""
+    text = classes and isinstance(labels, list) and any(isinstance(v, str) for v in labels)
+    return ColumnSpec(args.y, tuple(p_columns), args.weight, labels=labels is not None, by=by, text_labels=text)
 
 
 def make_evaluator(settings: dict):

@@ -478,8 +478,7 @@ class Evaluator(Accumulator):
         if other is self:
             other = other.copy()
         with locked(self, other):
-            # members count at most the evaluator's rows: bounding its count
-            # bounds theirs, before any member changes
+            # members count at most the evaluator's rows: bounding its count bounds theirs
             self._check_room(other.n, "merging")
             self._merge_check(other)
             self._merge_members(other)
@@ -497,10 +496,8 @@ class Evaluator(Accumulator):
         self._n += other.n
 
     def _clone(self):  # called under the lock (copy)
-        # the settings, checked once, are shared; the members are copied and
-        # the plans rebuilt over the copies with the same input tuples, so a
-        # batch prepared by either one is recognised by both (a Sliced
-        # Evaluator makes one copy per slice: no settings checked again)
+        # settings shared (a Sliced Evaluator copies one per slice: no checks again); plans
+        # rebuilt over the copied members with the same input tuples, so either takes the other's batches
         out = type(self).__new__(type(self))  # with its own lock
         members = {name: m.copy() for name, m in self._members.items()}
         twin = {id(m): members[name] for name, m in self._members.items()}
@@ -533,14 +530,8 @@ class Evaluator(Accumulator):
         if self._preset is not None:
             settings = ", ".join(f"{k}={v!r}" for k, v in self._config.items())
         else:
-            settings = (
-                "{"
-                + ", ".join(
-                    f"{k!r}: {type(m).__name__}({', '.join(f'{a}={b!r}' for a, b in m.settings.items())})"
-                    for k, m in self._members.items()
-                )
-                + "}"
-            )
+            call = lambda m: f"{type(m).__name__}({', '.join(f'{a}={b!r}' for a, b in m.settings.items())})"  # noqa: E731
+            settings = "{" + ", ".join(f"{k!r}: {call(m)}" for k, m in self._members.items()) + "}"
         head = f"Evaluator({settings})"
         if self._n == 0:
             return f"{head}: n=0"

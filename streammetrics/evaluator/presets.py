@@ -214,15 +214,7 @@ PRESETS: dict[str, Preset] = {
     ),
     "multiclass": Preset(
         "multiclass",
-        {
-            "n_classes": None,
-            "labels": None,
-            "calibration_bins": 15,
-            "top_k": None,
-            "auc": False,
-            "max_bins": None,
-            "max_memory": None,
-        },
+        dict(n_classes=None, labels=None, calibration_bins=15, top_k=None, auc=False, max_bins=None, max_memory=None),
         _multiclass_members,
         check=_check_multiclass,
         headline=("accuracy", "macro_f1"),

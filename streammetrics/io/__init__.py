@@ -9,16 +9,5 @@ from .csv import CsvSource
 from .npy import NpySource, NpzSource
 from .parquet import ParquetSource
 
-__all__ = [
-    "InputError",
-    "ColumnSpec",
-    "Chunk",
-    "Source",
-    "ParquetSource",
-    "CsvSource",
-    "NpySource",
-    "NpzSource",
-    "open_source",
-    "expand_paths",
-    "have_pyarrow",
-]
+__all__ = ["InputError", "ColumnSpec", "Chunk", "Source", "ParquetSource", "CsvSource", "NpySource", "NpzSource"]
+__all__ += ["open_source", "expand_paths", "have_pyarrow"]

@@ -35,14 +35,9 @@ def is_key_type(t) -> bool:
 
     if pa.types.is_dictionary(t):
         return is_key_type(t.value_type)
-    return (
-        pa.types.is_integer(t)
-        or pa.types.is_floating(t)
-        or pa.types.is_boolean(t)
-        or pa.types.is_string(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_null(t)
-    )
+    pt = pa.types
+    kinds = (pt.is_integer, pt.is_floating, pt.is_boolean, pt.is_string, pt.is_large_string, pt.is_null)
+    return any(kind(t) for kind in kinds)
 
 
 class ArrowSource(Source):

@@ -75,13 +75,8 @@ class CsvSource(ArrowSource):
         for col in self.columns.names():
             t = schema.field(col).type
             if col not in values:  # a key column keeps its kind: whole numbers, numbers, booleans, else text
-                self._types[col] = (
-                    pa.int64()
-                    if pa.types.is_integer(t)
-                    else t
-                    if pa.types.is_floating(t) or pa.types.is_boolean(t)
-                    else pa.string()
-                )
+                kept = pa.types.is_floating(t) or pa.types.is_boolean(t)
+                self._types[col] = pa.int64() if pa.types.is_integer(t) else t if kept else pa.string()
                 continue
             if col in text and (self.columns.text_labels or pa.types.is_string(t) or pa.types.is_large_string(t)):
                 self._types[col] = pa.string()  # class labels, read as they are

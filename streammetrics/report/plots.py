@@ -9,20 +9,8 @@ import os
 
 import numpy as np
 
-__all__ = [
-    "roc",
-    "pr",
-    "figure_label",
-    "class_roc",
-    "class_pr",
-    "MAX_CLASS_CURVES",
-    "confusion",
-    "regression",
-    "reliability",
-    "threshold_curves",
-    "slice_scores",
-    "MAX_CURVE_POINTS",
-]
+__all__ = ["roc", "pr", "figure_label", "class_roc", "class_pr", "confusion", "regression", "reliability"]
+__all__ += ["threshold_curves", "slice_scores", "MAX_CLASS_CURVES", "MAX_CURVE_POINTS"]
 
 #: Curves with more points are thinned for drawing (the scores are unaffected).
 MAX_CURVE_POINTS = 4000
@@ -87,31 +75,11 @@ def _band(ax, band, colour: str, what: str) -> None:
     if band is None:
         return
     x, lo, hi, level = band
-    ax.fill_between(
-        np.asarray(x, float),
-        np.asarray(lo, float),
-        np.asarray(hi, float),
-        color=colour,
-        alpha=0.25,
-        lw=0,
-        label=f"{level:.0%} bootstrap band of {what}",
-    )
+    x, lo, hi = (np.asarray(a, float) for a in (x, lo, hi))
+    ax.fill_between(x, lo, hi, color=colour, alpha=0.25, lw=0, label=f"{level:.0%} bootstrap band of {what}")
 
 
-def roc(
-    fpr,
-    tpr,
-    auc: float,
-    lower: float,
-    upper: float,
-    n_pos,
-    n_neg,
-    folder: str,
-    marks=(),
-    exact=None,
-    band=None,
-    interval=None,
-) -> str:
+def roc(fpr, tpr, auc, lower, upper, n_pos, n_neg, folder, marks=(), exact=None, band=None, interval=None) -> str:
     """The ROC curve and its AUC (``exact`` as for :func:`figure_label`); ``marks``:
     ``(fpr, tpr, label)`` operating points; ``band``: a pointwise band ``(fpr,
     tpr_lower, tpr_upper, level)``; ``interval``: the AUC's ``(lower, upper, level)``."""
@@ -147,14 +115,8 @@ def pr(
     ax = fig.add_subplot()
     _band(ax, band, "C1", "the precision")
     lower, upper = bounds if bounds is not None else (average_precision, average_precision)
-    ax.plot(
-        recall,
-        precision,
-        color="C1",
-        lw=2,
-        drawstyle="steps-post",
-        label="PR, " + figure_label("average precision", average_precision, lower, upper, exact),
-    )
+    label = "PR, " + figure_label("average precision", average_precision, lower, upper, exact)
+    ax.plot(recall, precision, color="C1", lw=2, drawstyle="steps-post", label=label)
     ax.axhline(prevalence, color="0.6", lw=1, ls="--", label=f"chance (prevalence) = {prevalence:.4f}")
     _marks(ax, marks)
     ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="recall", ylabel="precision", title="Precision-recall curve")
@@ -171,14 +133,9 @@ def _class_curves(curves, total: int, folder: str, roc: bool) -> str:
     for i, (name, a, b, value) in enumerate(curves):
         a, b = _thin(np.asarray(a, float), np.asarray(b, float))
         x, y = (a, b) if roc else (b, a)
-        ax.plot(
-            x,
-            y,
-            lw=1.6,
-            color=cmap(i % cmap.N),
-            drawstyle="default" if roc else "steps-post",
-            label=f"{name}: {'AUC' if roc else 'AP'} = {value:.4f}",
-        )
+        style = "default" if roc else "steps-post"
+        label = f"{name}: {'AUC' if roc else 'AP'} = {value:.4f}"
+        ax.plot(x, y, lw=1.6, color=cmap(i % cmap.N), drawstyle=style, label=label)
     shown = "" if len(curves) >= total else f"\n(the first {len(curves)} of {total} classes drawn)"
     if roc:
         ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance, AUC = 0.5")
@@ -193,14 +150,8 @@ def _class_curves(curves, total: int, folder: str, roc: bool) -> str:
             xlabel="recall", ylabel="precision", title="Precision-recall curves, each class against the rest" + shown
         )
     ax.set(xlim=(0, 1), ylim=(0, 1.01))
-    return _finish(
-        fig,
-        ax,
-        folder,
-        "roc_per_class.png" if roc else "pr_per_class.png",
-        loc="lower right" if roc else "lower left",
-        fontsize=8 if len(curves) <= 10 else 6,
-    )
+    name, loc = ("roc_per_class.png", "lower right") if roc else ("pr_per_class.png", "lower left")
+    return _finish(fig, ax, folder, name, loc=loc, fontsize=8 if len(curves) <= 10 else 6)
 
 
 def class_roc(curves, total: int, folder: str) -> str:
@@ -242,15 +193,8 @@ def threshold_curves(thresholds, precision, recall, f1, marks, folder: str) -> s
 
 
 def reliability(
-    edges,
-    counts,
-    mean_predicted,
-    fraction_positive,
-    ece: float,
-    folder: str,
-    what: str = "positive class",
-    name: str = "reliability.png",
-) -> str:
+    edges, counts, mean_predicted, fraction_positive, ece, folder, what="positive class", name="reliability.png"
+):
     """Reliability diagram: each bin's positive fraction against its mean probability,
     ECE in the legend, and the rows per bin as a histogram below."""
     edges = np.asarray(edges, float)
@@ -259,14 +203,8 @@ def reliability(
     fig = _figure(6.0, 6.5)
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
     top.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="perfectly calibrated")
-    top.plot(
-        np.asarray(mean_predicted)[held],
-        np.asarray(fraction_positive)[held],
-        marker="o",
-        color="C0",
-        lw=2,
-        label=f"{what}, ECE = {ece:.4f}",
-    )
+    x, y = np.asarray(mean_predicted)[held], np.asarray(fraction_positive)[held]
+    top.plot(x, y, marker="o", color="C0", lw=2, label=f"{what}, ECE = {ece:.4f}")
     top.set(xlim=(0, 1), ylim=(0, 1.01), ylabel="observed fraction", title=f"Reliability diagram ({len(counts)} bins)")
     top.grid(True, alpha=0.3)
     top.legend(loc="upper left")
@@ -296,15 +234,9 @@ def confusion(matrix: np.ndarray, folder: str, title: str, headline: str, labels
         for i in range(k):
             for j in range(k):
                 text = f"{int(m[i, j]):,}" if integer else f"{m[i, j]:.4g}"
-                ax.text(
-                    j,
-                    i,
-                    f"{text}\n{share[i, j]:.1%}",
-                    ha="center",
-                    va="center",
-                    fontsize=9 if k <= 6 else 7,
-                    color="white" if share[i, j] > 0.6 else "black",
-                )
+                colour = "white" if share[i, j] > 0.6 else "black"
+                label = f"{text}\n{share[i, j]:.1%}"
+                ax.text(j, i, label, ha="center", va="center", fontsize=9 if k <= 6 else 7, color=colour)
     ax.set(xlabel="predicted class", ylabel="actual class", title=f"{title}\n{headline}")
     return _save(fig, folder, "confusion.png")
 
@@ -319,9 +251,8 @@ def regression(y: np.ndarray, p: np.ndarray, report, folder: str, total: int) ->
     ax1.scatter(y, p, s=4, alpha=alpha, color="C0", edgecolors="none", rasterized=True)
     lo = float(min(y.min(), p.min())) if n else 0.0
     hi = float(max(y.max(), p.max())) if n else 1.0
-    ax1.plot(
-        [lo, hi], [lo, hi], color="C3", lw=1.5, label=f"p = y;  R² = {report['r2']:.4f}, RMSE = {report['rmse']:.4g}"
-    )
+    label = f"p = y;  R² = {report['r2']:.4f}, RMSE = {report['rmse']:.4g}"
+    ax1.plot([lo, hi], [lo, hi], color="C3", lw=1.5, label=label)
     ax1.set(xlabel="actual y", ylabel="predicted p", title=f"Predicted vs actual ({shown})")
     ax1.legend(loc="upper left")
     ax1.grid(True, alpha=0.3)
@@ -331,20 +262,7 @@ def regression(y: np.ndarray, p: np.ndarray, report, folder: str, total: int) ->
     return _finish(fig, ax2, folder, "regression.png", loc="upper left")
 
 
-def slice_scores(
-    labels,
-    values,
-    lower,
-    upper,
-    flagged,
-    overall: float,
-    score: str,
-    rows,
-    folder: str,
-    title: str,
-    note: str | None,
-    name: str = "slices.png",
-) -> str:
+def slice_scores(labels, values, lower, upper, flagged, overall, score, rows, folder, title, note, name="slices.png"):
     """A dot chart of one score per slice, top to bottom: whiskers from ``lower`` to
     ``upper``, the ``flagged`` slices (their interval leaves out the ``overall``
     score, a vertical line) in another colour, ``rows`` as sizes, ``note`` below."""
@@ -358,16 +276,8 @@ def slice_scores(
     whisk = defined & np.isfinite(lower) & np.isfinite(upper) & (upper > lower)
     if whisk.any():
         err = np.vstack([values[whisk] - lower[whisk], upper[whisk] - values[whisk]])
-        ax.errorbar(
-            values[whisk],
-            y[whisk],
-            xerr=np.clip(err, 0, None),
-            fmt="none",
-            ecolor="0.55",
-            elinewidth=1.2,
-            capsize=2.5,
-            zorder=2,
-        )
+        style = dict(fmt="none", ecolor="0.55", elinewidth=1.2, capsize=2.5, zorder=2)
+        ax.errorbar(values[whisk], y[whisk], xerr=np.clip(err, 0, None), **style)
     plain = defined & ~np.asarray(flagged, bool)
     odd = defined & np.asarray(flagged, bool)
     ax.plot(values[plain], y[plain], "o", color="C0", ms=5, zorder=3, label="slice")
