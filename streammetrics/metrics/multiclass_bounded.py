@@ -17,8 +17,18 @@ from .._protocol.result import fmt_number
 from .._protocol.state import Field, count_total
 from .ranking import RankAUC
 from .ranking.bounded import points_of_items
+from .ranking.spill import MIN_MEMORY
 
-__all__ = ["BOUNDED_FIELDS", "RankMembers", "bound_notes", "shown_fields"]
+__all__ = [
+    "BOUNDED_FIELDS",
+    "RankMembers",
+    "bound_notes",
+    "check_joined",
+    "join_states",
+    "member_settings",
+    "shown_fields",
+    "split_states",
+]
 
 _RANK_FIELDS = ("lo", "hi", "counts", "weights", "pairs")
 _PER_MEMBER = ("wsq", "wsq_rows")
@@ -55,6 +65,53 @@ BOUNDED_FIELDS = (
 
 def n_members(k: int, pairs: bool) -> int:
     return k + (k * (k - 1) if pairs else 0)
+
+
+def member_settings(max_bins, max_memory, count: int, what: str) -> dict:
+    """The keywords of each of ``count`` members: ``max_bins``, or an even share of
+    ``max_memory`` (each member exact, spilling past its share)."""
+    if max_bins is not None and max_memory is not None:
+        raise ValueError(
+            f"max_bins and max_memory exclude each other: max_bins bounds every {what}'s state "
+            "(approximate), max_memory keeps them exact and spills past the budget; give one of them"
+        )
+    return {"max_bins": max_bins} if max_memory is None else {"max_memory": max(MIN_MEMORY, max_memory // count)}
+
+
+def join_states(head: dict, states) -> dict:
+    """``head`` and the member ``states`` laid end to end, their lengths in ``sizes``."""
+    sizes = np.array([[st[f].shape[-1] for f in _RANK_FIELDS] for st in states], np.int64)
+    out = dict(head, sizes=sizes.reshape(len(states), 5))
+    out.update({f: np.concatenate([st[f] for st in states], axis=-1) for f in _RANK_FIELDS})
+    out.update({f: np.stack([st[f] for st in states]) for f in _PER_MEMBER})
+    return out
+
+
+def split_states(state, member_n) -> list[dict]:
+    """The member states of a joined state (views into its arrays), member ``m`` of ``member_n[m]`` rows."""
+    ends = np.cumsum(state["sizes"], axis=0)
+    starts = ends - state["sizes"]
+    out = []
+    for m, n in enumerate(member_n):
+        st = {"n": np.array([n], np.int64), "weighted": state["weighted"].copy()}
+        st.update({f: state[f][..., starts[m, c] : ends[m, c]] for c, f in enumerate(_RANK_FIELDS)})
+        st.update({f: state[f][m] for f in _PER_MEMBER})
+        out.append(st)
+    return out
+
+
+def check_joined(state) -> int:
+    """Refuse a joined state whose ``sizes`` do not lay out its arrays; its weighted flag."""
+    sizes = state["sizes"]
+    if np.any(sizes < 0):
+        raise ValueError("entry 'sizes' holds negative lengths")
+    for c, f in enumerate(_RANK_FIELDS):
+        if int(sizes[:, c].sum()) != state[f].shape[-1]:
+            raise ValueError(f"entry 'sizes' does not match the length of entry {f!r}")
+    flag = int(state["weighted"][0])
+    if flag not in (0, 1):
+        raise ValueError(f"entry 'weighted' must be 0 or 1, got {flag}")
+    return flag
 
 
 class RankMembers:
@@ -111,29 +168,11 @@ class RankMembers:
     # --------------------------------------------------------------- state
     def join(self, n: int) -> dict:
         """The members' states as one state."""
-        states = [m.state_dict() for m in self.members]
-        sizes = np.array([[st[f].shape[-1] for f in _RANK_FIELDS] for st in states], np.int64)
-        out = {
-            "n": np.array([n], np.int64),
-            "weighted": np.array([int(self.weighted)], np.int64),
-            "member_n": self.member_n.copy(),
-            "sizes": sizes.reshape(self.count, 5),
-        }
-        out.update({f: np.concatenate([st[f] for st in states], axis=-1) for f in _RANK_FIELDS})
-        out.update({f: np.stack([st[f] for st in states]) for f in _PER_MEMBER})
-        return out
+        head = {"n": np.array([n], np.int64), "weighted": np.array([int(self.weighted)], np.int64)}
+        return join_states(dict(head, member_n=self.member_n.copy()), [m.state_dict() for m in self.members])
 
     def split(self, state) -> list[dict]:
-        """The member states of a joined state (views into its arrays)."""
-        ends = np.cumsum(state["sizes"], axis=0)
-        starts = ends - state["sizes"]
-        out = []
-        for m in range(self.count):
-            st = {"n": state["member_n"][m : m + 1].copy(), "weighted": state["weighted"].copy()}
-            st.update({f: state[f][..., starts[m, c] : ends[m, c]] for c, f in enumerate(_RANK_FIELDS)})
-            st.update({f: state[f][m] for f in _PER_MEMBER})
-            out.append(st)
-        return out
+        return split_states(state, state["member_n"])
 
     def load(self, state) -> None:
         self.member_n = state["member_n"].copy()
@@ -142,16 +181,8 @@ class RankMembers:
 
     def check(self, state) -> None:
         """The invariants of a joined state: each member's, and how they agree."""
-        k, n = self.k, int(state["n"][0])
-        sizes, member_n = state["sizes"], state["member_n"]
-        if np.any(sizes < 0):
-            raise ValueError("entry 'sizes' holds negative lengths")
-        for c, f in enumerate(_RANK_FIELDS):
-            if int(sizes[:, c].sum()) != state[f].shape[-1]:
-                raise ValueError(f"entry 'sizes' does not match the length of entry {f!r}")
-        flag = int(state["weighted"][0])
-        if flag not in (0, 1):
-            raise ValueError(f"entry 'weighted' must be 0 or 1, got {flag}")
+        k, n, member_n = self.k, int(state["n"][0]), state["member_n"]
+        flag = check_joined(state)
         if np.any(member_n[:k] != n):
             raise ValueError("every one-vs-rest member must hold every row")
         if np.any(member_n < 0) or np.any(member_n > n):

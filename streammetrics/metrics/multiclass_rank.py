@@ -19,7 +19,7 @@ from .._protocol.inputs import ClassIndices, ClassLabels, ClassScores
 from .._protocol.runs import RunStack
 from .._protocol.state import Field, empty_state
 from .multiclass import class_settings
-from .multiclass_bounded import BOUNDED_FIELDS, RankMembers, n_members
+from .multiclass_bounded import BOUNDED_FIELDS, RankMembers, member_settings, n_members
 from .multiclass_runs import (
     MulticlassRankResult,
     averages,
@@ -33,7 +33,7 @@ from .multiclass_runs import (
 )
 from .ranking.accumulator import check_max_bins
 from .ranking.curves import average_precision_of, curve_from_points, pr, roc
-from .ranking.spill import MIN_MEMORY, parse_memory
+from .ranking.spill import parse_memory
 
 __all__ = ["MulticlassRankAUC", "MulticlassRankResult", "multiclass_auc"]
 
@@ -138,12 +138,9 @@ class MulticlassRankAUC(Accumulator):
         self.average = _check_choice("average", average, _AVERAGE)
         self.max_bins = check_max_bins(max_bins)
         self.max_memory = parse_memory(max_memory)
-        if self.max_bins is not None and self.max_memory is not None:
-            raise ValueError(
-                "max_bins and max_memory exclude each other: max_bins bounds every "
-                "class's state (approximate), max_memory keeps them exact and spills "
-                "past the budget; give one of them"
-            )
+        pairs = self.multi_class == "ovo"
+        self.n_members = n_members(self.n_classes, pairs)
+        member = member_settings(self.max_bins, self.max_memory, self.n_members, "class")
         k = self.n_classes
         y = ClassIndices("y", k) if self.labels is None else ClassLabels("y", self.labels)
         self.inputs = (y, ClassScores("P", k))
@@ -154,16 +151,10 @@ class MulticlassRankAUC(Accumulator):
         self._pending_rows = 0
         self._members: RankMembers | None = None
         if self.max_bins is not None or self.max_memory is not None:
-            pairs = self.multi_class == "ovo"
-            self.n_members = n_members(k, pairs)
             self.fields = BOUNDED_FIELDS
             # the empty state is sized by the settings: a state file's settings may
             # not declare more members than its arrays hold (the allocation budget)
             empty_state(self.fields, self)
-            if self.max_bins is not None:
-                member = {"max_bins": self.max_bins}
-            else:  # the budget shared by the members: each exact, spilling past its share
-                member = {"max_memory": max(MIN_MEMORY, self.max_memory // self.n_members)}
             self._members = RankMembers(k, member, pairs)
 
     def _settings(self):

@@ -30,10 +30,10 @@ from .._protocol.inputs import LabelMatrix, LabelScores, first_not01_matrix
 from .._protocol.result import LabeledResult, RenderContext, Result, safe
 from .._protocol.state import Field, count_total, empty_state
 from .._protocol.terms import RowTerms, add_pairs
-from .multiclass_bounded import bound_notes, shown_fields
+from .multiclass_bounded import bound_notes, check_joined, join_states, member_settings, shown_fields, split_states
 from .ranking import RankAUC
 from .ranking.accumulator import check_max_bins
-from .ranking.spill import MIN_MEMORY, parse_memory
+from .ranking.spill import parse_memory
 from .rates import check_threshold, plain
 
 __all__ = ["MultilabelConfusion", "MultilabelRankAUC", "MultilabelRankResult", "MultilabelResult", "label_settings"]
@@ -380,9 +380,6 @@ class MultilabelConfusion(Accumulator):
 
 
 # ---------------------------------------------------------------------- AUC
-_RANK_FIELDS = ("lo", "hi", "counts", "weights", "pairs")
-#: fields of a member's state of fixed shape, one row per member
-_PER_MEMBER = ("wsq", "wsq_rows")
 
 
 class MultilabelRankAUC(Accumulator):
@@ -486,34 +483,27 @@ class MultilabelRankAUC(Accumulator):
         self.n_labels, self.labels = label_settings("MultilabelRankAUC", n_labels, labels)
         self.max_bins = check_max_bins(max_bins)
         self.max_memory = parse_memory(max_memory)
-        if self.max_bins is not None and self.max_memory is not None:
-            raise ValueError(
-                "max_bins and max_memory exclude each other: max_bins bounds every "
-                "label's state (approximate), max_memory keeps them exact and "
-                "spills past the budget; give one of them"
-            )
         k = self.n_labels
         self.n_members = k + 1  # one rank state per label, and the flattened matrix's
+        self._member = member_settings(self.max_bins, self.max_memory, self.n_members, "label")
         self.inputs = (LabelMatrix("Y", k), LabelScores("S", k))
         # the empty state is sized by the settings: a state file's settings may
         # not declare more members than its arrays hold (the allocation budget)
         empty_state(self.fields, self)
-        self._members = [self._new_member() for _ in range(self.n_members)]
+        self._members = [RankAUC(**self._member) for _ in range(self.n_members)]
         self._n = 0
 
-    def _new_member(self) -> RankAUC:
-        if self.max_memory is None:
-            return RankAUC(max_bins=self.max_bins)
-        # the budget shared by the members: each exact, spilling past its share
-        return RankAUC(max_memory=max(MIN_MEMORY, self.max_memory // self.n_members))
+    def _member_of(self, state) -> RankAUC:
+        return RankAUC(**self._member).with_state({f: np.array(a, copy=True) for f, a in state.items()})
 
     def _settings(self):
-        out = {"n_labels": self.n_labels, "labels": self.labels}
-        if self.max_bins is not None:
-            out["max_bins"] = self.max_bins
-        if self.max_memory is not None:
-            out["max_memory"] = self.max_memory
-        return out
+        out = {
+            "n_labels": self.n_labels,
+            "labels": self.labels,
+            "max_bins": self.max_bins,
+            "max_memory": self.max_memory,
+        }
+        return {k: v for k, v in out.items() if v is not None or k == "labels"}
 
     @property
     def n(self) -> int:
@@ -541,59 +531,25 @@ class MultilabelRankAUC(Accumulator):
     # ------------------------------------------------------------------- state
     @property
     def _state(self):
-        return self._join([m.state_dict() for m in self._members])
-
-    def _join(self, states):
-        out = {
-            "n": np.array([self._n], np.int64),
-            "weighted": np.array([int(bool(states[0]["weighted"][0]))], np.int64),
-        }
-        out["sizes"] = np.array([[st[f].shape[-1] for f in _RANK_FIELDS] for st in states], np.int64)
-        for f in _RANK_FIELDS:
-            out[f] = np.concatenate([st[f] for st in states], axis=-1)
-        for f in _PER_MEMBER:
-            out[f] = np.stack([st[f] for st in states])
-        return out
+        states = [m.state_dict() for m in self._members]
+        head = {"n": np.array([self._n], np.int64), "weighted": np.array([int(states[0]["weighted"][0])], np.int64)}
+        return join_states(head, states)
 
     def _split(self, state):
-        """The member states of a joined state (views into its arrays)."""
-        k = self.n_labels
-        sizes = state["sizes"]
-        ends = np.cumsum(sizes, axis=0)
         n = int(state["n"][0])
-        out = []
-        for m in range(k + 1):
-            st = {"n": np.array([n * k if m == k else n], np.int64), "weighted": state["weighted"].copy()}
-            for c, f in enumerate(_RANK_FIELDS):
-                hi = int(ends[m, c])
-                lo = hi - int(sizes[m, c])
-                st[f] = state[f][..., lo:hi]
-            for f in _PER_MEMBER:
-                st[f] = state[f][m]
-            out.append(st)
-        return out
+        return split_states(state, [n] * self.n_labels + [n * self.n_labels])
 
     def _load(self, state):
         self._n = int(state["n"][0])
-        self._members = [
-            self._new_member().with_state({f: np.array(a, copy=True) for f, a in st.items()})
-            for st in self._split(state)
-        ]
+        self._members = [self._member_of(st) for st in self._split(state)]
 
     def _check_state(self, state):
         k = self.n_labels
-        sizes = state["sizes"]
-        if np.any(sizes < 0):
-            raise ValueError("entry 'sizes' holds negative lengths")
-        for c, f in enumerate(_RANK_FIELDS):
-            if int(sizes[:, c].sum()) != state[f].shape[-1]:
-                raise ValueError(f"entry 'sizes' does not match the length of entry {f!r}")
-        if int(state["weighted"][0]) not in (0, 1):
-            raise ValueError("entry 'weighted' must be 0 or 1")
+        check_joined(state)
         if int(state["n"][0]) > np.iinfo(np.int64).max // k:
             raise ValueError("the observation count times n_labels passes the int64 range")
         for m, st in enumerate(self._split(state)):
-            self._new_member().load_state_dict(st)
+            RankAUC(**self._member).load_state_dict(st)
             if m < k and count_total(st["counts"]) > int(st["n"][0]):
                 raise ValueError("a label's counts exceed the observation count")
 
@@ -603,7 +559,7 @@ class MultilabelRankAUC(Accumulator):
             # run to another whether this side was folded or loaded: the same
             # shards merged in the same order give identical sums of weights
             member.flush()
-            member.merge(self._new_member().with_state({f: np.array(a, copy=True) for f, a in st.items()}))
+            member.merge(self._member_of(st))
         self._n += int(other["n"][0])
 
     def _clone(self):
