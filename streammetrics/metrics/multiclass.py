@@ -177,17 +177,18 @@ def multiclass_result(
 
 
 # ------------------------------------------------------------------ settings
-def check_n_classes(n_classes) -> int:
+def check_n_classes(n_classes, name: str = "n_classes") -> int:
     if isinstance(n_classes, (bool, np.bool_)) or not isinstance(n_classes, numbers.Integral):
-        raise TypeError(f"n_classes must be an integer, got {type(n_classes).__name__}")
+        raise TypeError(f"{name} must be an integer, got {type(n_classes).__name__}")
     n_classes = int(n_classes)
     if n_classes < 1:
-        raise ValueError(f"n_classes must be at least 1, got {n_classes}")
+        raise ValueError(f"{name} must be at least 1, got {n_classes}")
     return n_classes
 
 
-def class_settings(owner: str, n_classes, labels) -> tuple[int, list | None]:
-    """``(n_classes, labels)`` checked: labels give K, or must agree with it."""
+def class_settings(owner: str, n_classes, labels, name: str = "n_classes") -> tuple[int, list | None]:
+    """``(n_classes, labels)`` checked: labels give K, or must agree with it
+    (``name``: the count's keyword, ``n_classes`` or ``n_labels``)."""
     if labels is not None:
         if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
             raise TypeError(f"labels must be a sequence, got {type(labels).__name__}")
@@ -195,11 +196,11 @@ def class_settings(owner: str, n_classes, labels) -> tuple[int, list | None]:
         ClassLabels("labels", labels)  # checks: hashable, no repeats
         if n_classes is None:
             n_classes = len(labels)
-        elif check_n_classes(n_classes) != len(labels):
-            raise ValueError(f"n_classes={n_classes} but {len(labels)} labels were given")
+        elif check_n_classes(n_classes, name) != len(labels):
+            raise ValueError(f"{name}={n_classes} but {len(labels)} labels were given")
     elif n_classes is None:
-        raise TypeError(f"{owner} needs n_classes or labels")
-    return check_n_classes(n_classes), labels
+        raise TypeError(f"{owner} needs {name} or labels")
+    return check_n_classes(n_classes, name), labels
 
 
 def class_inputs(n_classes: int, labels, names=("y", "p")):

@@ -12,8 +12,6 @@ averages.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from .._kernels import compensated
@@ -30,45 +28,19 @@ from .._protocol.inputs import LabelMatrix, LabelScores, first_not01_matrix
 from .._protocol.result import LabeledResult, RenderContext, Result, safe
 from .._protocol.state import Field, count_total, empty_state
 from .._protocol.terms import RowTerms, add_pairs
+from .multiclass import class_settings
 from .multiclass_bounded import bound_notes, check_joined, join_states, member_settings, shown_fields, split_states
 from .ranking import RankAUC
 from .ranking.accumulator import check_max_bins
 from .ranking.spill import parse_memory
-from .rates import check_threshold, plain
+from .rates import check_threshold
 
 __all__ = ["MultilabelConfusion", "MultilabelRankAUC", "MultilabelRankResult", "MultilabelResult", "label_settings"]
 
 
 def label_settings(owner: str, n_labels, labels) -> tuple[int, list | None]:
     """``(n_labels, labels)`` checked: labels give L, or must agree with it."""
-    if labels is not None:
-        if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
-            raise TypeError(f"labels must be a sequence, got {type(labels).__name__}")
-        labels = [plain(v) for v in labels]
-        seen: dict = {}
-        for i, lab in enumerate(labels):
-            try:
-                j = seen.setdefault(lab, i)
-            except TypeError:
-                raise TypeError(f"labels[{i}] = {lab!r} is not hashable") from None
-            if j != i:
-                raise ValueError(f"labels[{i}] = {lab!r} repeats labels[{j}]")
-        if n_labels is None:
-            n_labels = len(labels)
-        elif _check_n_labels(n_labels) != len(labels):
-            raise ValueError(f"n_labels={n_labels} but {len(labels)} labels were given")
-    elif n_labels is None:
-        raise TypeError(f"{owner} needs n_labels or labels")
-    return _check_n_labels(n_labels), labels
-
-
-def _check_n_labels(n_labels) -> int:
-    if isinstance(n_labels, (bool, np.bool_)) or not isinstance(n_labels, numbers.Integral):
-        raise TypeError(f"n_labels must be an integer, got {type(n_labels).__name__}")
-    n_labels = int(n_labels)
-    if n_labels < 1:
-        raise ValueError(f"n_labels must be at least 1, got {n_labels}")
-    return n_labels
+    return class_settings(owner, n_labels, labels, "n_labels")
 
 
 class MultilabelResult(LabeledResult):
