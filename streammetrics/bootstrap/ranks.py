@@ -212,13 +212,7 @@ class RankRows:
     @classmethod
     def checked(cls, state, rows: int) -> RankRows:
         """The rows of an untrusted state holding ``rows`` rows, checked (``StateFileError``)."""
-        kinds = {
-            "ranked.score": np.float64,
-            "ranked.label": np.uint8,
-            "ranked.key": np.int64,
-            "ranked.weight": np.float64,
-        }
-        for name, dtype in kinds.items():
+        for name, dtype in zip(cls.FIELDS, (np.float64, np.uint8, np.int64, np.float64)):
             a = state[name]
             if a.ndim != 1 or a.dtype != dtype:
                 raise StateFileError(f"entry {name!r} must be a 1-D {np.dtype(dtype)} array")
@@ -261,18 +255,10 @@ class RankRows:
                 continue
             auc = (u + du) / safe(n_pos * n_neg)
             prec = (ap + dap) / safe(n_pos)
-            out.append(
-                {
-                    "auc": auc,
-                    "auc_lower": auc,
-                    "auc_upper": auc,
-                    "average_precision": prec,
-                    "average_precision_lower": prec,
-                    "average_precision_upper": prec,
-                    "n_pos": n_pos,
-                    "n_neg": n_neg,
-                }
-            )
+            fields = {
+                f + end: v for f, v in (("auc", auc), ("average_precision", prec)) for end in ("", "_lower", "_upper")
+            }
+            out.append({**fields, "n_pos": n_pos, "n_neg": n_neg})
         return out
 
     def replicate(self, seed: int, r: int):

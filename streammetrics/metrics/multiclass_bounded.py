@@ -1,10 +1,9 @@
 """The binary rank states of ``MulticlassRankAUC(max_bins=B)`` or ``(max_memory=M)``.
 
 Member ``c < K`` (a :class:`~streammetrics.RankAUC`) ranks class ``c`` against
-every other row by column ``c``; with ``multi_class="ovo"`` the member of each
-ordered pair ``(a, b)`` ranks class ``a`` against class ``b`` by column ``a``.
-The members are driven through the public protocol and their states laid end
-to end (per member its arrays' lengths ``sizes`` and rows ``member_n``).
+the rest by column ``c``; with ``multi_class="ovo"`` the member of each ordered
+pair ``(a, b)`` ranks class ``a`` against class ``b`` by column ``a``. Their
+states are laid end to end (also those of ``MultilabelRankAUC``'s members).
 """
 
 from __future__ import annotations

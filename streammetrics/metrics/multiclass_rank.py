@@ -1,11 +1,9 @@
 """Exact multiclass AUC (one-vs-rest and one-vs-one) from an n x K score matrix.
 
 The state is ``K * K`` sorted blocks (:mod:`.multiclass_runs`), one per score
-column and true class, so every pairwise Mann–Whitney count is read from two
-blocks of one column. Batches become block runs merged log-structured (a
-``RunStack``, as ``RankAUC``'s runs): any batching, sharding and merge order
-gives the same state. With ``max_bins`` or ``max_memory`` the state is a set of
-binary rank states (:mod:`.multiclass_bounded`).
+column and true class, kept as block runs merged log-structured (a ``RunStack``);
+with ``max_bins`` or ``max_memory`` it is a set of binary rank states
+(:mod:`.multiclass_bounded`).
 """
 
 from __future__ import annotations
@@ -70,23 +68,18 @@ class MulticlassRankAUC(Accumulator):
     labels : sequence of hashable, optional
         The class labels in column order; ``y`` then holds those labels.
     max_bins : int, optional
-        Instead of the exact state (16 bytes per distinct score and class in
-        each column), one ``RankAUC(max_bins=B)`` per class (class ``c`` against
-        the rest by column ``c``) and, with ``"ovo"``, per ordered pair ``(a, b)``:
-        every AUC field then has ``_lower`` and ``_upper`` bounds; a bounded
-        one-vs-rest state has no one-vs-one fields.
+        One ``RankAUC(max_bins=B)`` per class (and, with ``"ovo"``, per ordered
+        pair) instead of the exact state: every AUC field then has ``_lower``
+        and ``_upper`` bounds (a bounded one-vs-rest state has no ``ovo_`` fields).
     max_memory : int or str, optional
-        A memory budget: the members are then exact ``RankAUC(max_memory=...)``
-        states sharing it, spilling past it. Excludes ``max_bins``.
+        Exact ``RankAUC`` members sharing this budget, spilling past it.
+        Excludes ``max_bins``.
 
-    ``finalize()`` gives ``auc``, ``macro_auc``, ``weighted_auc``, every average
-    (``ovr_macro_auc``, ``ovr_weighted_auc``, ``ovo_macro_auc``,
-    ``ovo_weighted_auc``), ``per_class_auc``, ``pair_auc`` (``[a, b]``: class
-    ``a``'s rows against class ``b``'s by column ``a``),
+    ``finalize()`` gives ``auc``, ``macro_auc``, ``weighted_auc``, the four
+    ``ovr_``/``ovo_`` averages, ``per_class_auc``, ``pair_auc`` (``[a, b]``:
+    class ``a``'s rows against class ``b``'s by column ``a``),
     ``per_class_average_precision`` and its ``macro_``/``weighted_`` averages,
-    ``support`` and ``n``. AUCs are midrank Mann–Whitney statistics over
-    ``safe(n_pos n_neg)``: an absent class scores 0 and enters the macro
-    averages. :meth:`roc_curve` and :meth:`pr_curve` give one class's curves.
+    ``support`` and ``n``. An absent class scores 0 and enters the macro averages.
 
     Examples
     --------
@@ -231,9 +224,7 @@ class MulticlassRankAUC(Accumulator):
         self._pending, self._pending_rows = None, 0
 
     def flush(self):
-        """Sort the pending rows in and merge the state's runs into one now;
-        return ``self``. Results do not change: later ``finalize`` calls,
-        saving and merging then need no merging."""
+        """Sort the pending rows in and merge the state's runs into one now; return ``self``."""
         with self._guard:
             if self._members is not None:
                 self._members.flush()
@@ -406,8 +397,7 @@ class MulticlassRankAUC(Accumulator):
         return curve_from_points(*ovr_points(run, c))
 
     def roc_curve(self, cls):
-        """One-vs-rest ROC curve ``(fpr, tpr, thresholds)`` of class ``cls`` (an index,
-        or a label): ``RankAUC.roc_curve`` of ``y == cls`` against ``P[:, cls]``.
+        """One-vs-rest ROC curve ``(fpr, tpr, thresholds)`` of class ``cls`` (an index, or a label).
 
         >>> from streammetrics import MulticlassRankAUC
         >>> acc = MulticlassRankAUC(2).update([0, 1, 1], [[0.8, 0.2], [0.4, 0.6], [0.6, 0.4]])
@@ -428,8 +418,7 @@ class MulticlassRankAUC(Accumulator):
 def multiclass_auc(
     y, P, *, multi_class="ovr", average="macro", n_classes=None, labels=None, sample_weight=None, max_bins=None
 ) -> MulticlassRankResult:
-    """The result of :class:`MulticlassRankAUC` (``n_classes`` by default ``P``'s
-    columns) over these rows.
+    """The result of :class:`MulticlassRankAUC` over these rows (``n_classes`` by default ``P``'s columns).
 
     >>> from streammetrics import multiclass_auc
     >>> P = [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.3, 0.4, 0.3],

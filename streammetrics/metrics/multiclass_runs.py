@@ -44,8 +44,7 @@ class MulticlassRankResult(Result):
     counts = ("support",)
 
     def plot(self, folder: str, ctx: RenderContext) -> list[str]:
-        """A figure of one-vs-rest ROC curves and one of PR curves, a curve per
-        class (the first ``plots.MAX_CLASS_CURVES``)."""
+        """Figures of one-vs-rest ROC and PR curves (the first ``plots.MAX_CLASS_CURVES`` classes)."""
         from ..report import plots
 
         points_of = getattr(self, "_points_of", None)
@@ -207,10 +206,8 @@ def precision_fields(ap, support) -> dict:
 
 def averages(per_class, pair, support, multi_class: str, average: str, suffix: str = "") -> dict:
     """Every AUC field from the per-class and pair AUCs (each name ending in
-    ``suffix``). Every average has non-negative coefficients that depend on
-    the supports only, so the averages of lower (upper) bounds bound the
-    averages; floating-point sums are monotone in their terms, so the
-    bounds computed stay on their side of the value computed."""
+    ``suffix``). The averages' coefficients are non-negative and depend on the
+    supports only: the averages of lower (upper) bounds bound the averages."""
     k = per_class.shape[0]
     sup_f = support.astype(np.float64)
     total_f = float(sup_f.sum())
@@ -237,9 +234,8 @@ def averages(per_class, pair, support, multi_class: str, average: str, suffix: s
 
 
 def ovr_points(run, c: int):
-    """Column ``c``'s distinct scores (increasing) with class ``c``'s mass (positive)
-    and the other classes' (negative) at each: the points of its binary curves
-    (numpy's ``unique``: a first curve compiles no merge kernel)."""
+    """Column ``c``'s distinct scores (increasing) with class ``c``'s mass and the
+    other classes' at each (numpy's ``unique``: a first curve compiles no merge kernel)."""
     keys, mass, lengths = run
     k = lengths.shape[0]
     offs = _offsets(lengths)

@@ -1,13 +1,8 @@
 """Multilabel classification: every row carries a set of labels out of ``L``.
 
-Truth and prediction are ``n x L`` 0/1 matrices (or the prediction is a score
-matrix cut at a threshold). Every label poses its own binary question, so
-:class:`MultilabelConfusion` keeps ``L`` binary confusion cells, and beside
-them the per-row sums that the sample-wise averages and subset accuracy need,
-as compensated sums, so that every score stays mergeable.
-:class:`MultilabelRankAUC` keeps one exact rank state per label and one of the
-flattened matrix: the per-label AUCs and their macro, weighted and micro
-averages.
+:class:`MultilabelConfusion` keeps ``L`` binary confusion cells and the per-row
+compensated sums of the sample-wise scores; :class:`MultilabelRankAUC` one rank
+state per label and one of the flattened matrix.
 """
 
 from __future__ import annotations
@@ -91,10 +86,8 @@ def _add_into(sums: np.ndarray, at: int, pairs: np.ndarray) -> None:
 class MultilabelConfusion(Accumulator):
     """Streaming per-label confusion counts and the multilabel scores built from them.
 
-    ``update(Y, P)`` takes ``Y``, an ``n x L`` 0/1 matrix of true labels, and
-    ``P``, an ``n x L`` 0/1 matrix of predicted labels, or, with
-    ``threshold``, an ``n x L`` matrix of finite scores (``P >= threshold``
-    is a positive).
+    ``update(Y, P)`` takes ``n x L`` 0/1 matrices of true and predicted labels
+    (with ``threshold``, ``P`` holds finite scores, ``P >= threshold`` a positive).
 
     Parameters
     ----------
@@ -107,46 +100,14 @@ class MultilabelConfusion(Accumulator):
         Names of the columns, in order (for reports); ``n_labels`` defaults to
         ``len(labels)`` and must equal it when given.
 
-    Returns (``finalize()``)
-    ------------------------
-    tp, fp, fn, tn, support : arrays of shape (L,)
-        Per-label counts (``support = tp + fn``); ``int64`` while every batch
-        is unweighted, ``float64`` sums of weights once weights are seen
-        (unweighted rows then count 1).
-    precision, recall, f1 : arrays of shape (L,)
-        Per-label guarded rates.
-    micro_*, macro_*, weighted_* : float
-        Precision, recall and F1 averaged as scikit-learn's
-        ``precision_recall_fscore_support(average=...)``: from the summed
-        counts, the plain mean over all ``L`` labels, and the mean weighted by
-        support.
-    samples_precision, samples_recall, samples_f1, samples_jaccard : float
-        The (weighted) mean over rows of each row's score of its label sets.
-    subset_accuracy : float
-        The (weighted) share of rows whose predicted set equals the true one
-        (scikit-learn's ``accuracy_score`` on multilabel input).
-    hamming_loss : float
-        The (weighted) share of wrong cells: ``sum w_i wrong_i / (L sum w_i)``.
-    n : int
-        Rows folded in, zero-weight rows included.
-
-    Notes
-    -----
-    * Every rate uses the specification's guard ``safe(x) = x + [x == 0]``: a
-      zero denominator gives 0, never NaN. A label never predicted has
-      precision 0, a label never true has recall 0, a row with no true label
-      has sample recall 0, a row with neither true nor predicted labels has
-      sample precision, recall, F1 and Jaccard 0. scikit-learn agrees with
-      ``zero_division=0``; its default (``"warn"``) gives the same numbers
-      with a warning. (``zero_division=1`` would give such rows 1.)
-    * ``macro_*`` averages over all ``L`` labels, present or not, as
-      scikit-learn does for a label-indicator matrix; this differs from
-      :class:`MulticlassConfusion`, whose macro averages skip classes never
-      seen. ``weighted_*`` is 0 when no label has support.
-    * ``sample_weight`` weighs rows where scikit-learn takes it. Counts are
-      exact ``int64`` without weights; weights and the per-row sums are
-      compensated ``float64`` sums, so any batching or merge order agrees to
-      about 1e-15.
+    ``finalize()`` gives per-label ``tp``, ``fp``, ``fn``, ``tn``, ``support``
+    (``int64``, or sums of weights once weights are seen), ``precision``,
+    ``recall`` and ``f1``; their ``micro_*``, ``macro_*`` (over all ``L``
+    labels, present or not) and ``weighted_*`` averages as scikit-learn's
+    ``precision_recall_fscore_support``; ``samples_precision``,
+    ``samples_recall``, ``samples_f1``, ``samples_jaccard`` (means over rows),
+    ``subset_accuracy``, ``hamming_loss`` and ``n``. Rates use the guard
+    ``safe(x)`` (scikit-learn's ``zero_division=0``): an empty row scores 0.
 
     Examples
     --------
@@ -357,10 +318,8 @@ class MultilabelConfusion(Accumulator):
 class MultilabelRankAUC(Accumulator):
     """Streaming, mergeable, exact per-label AUC from an ``n x L`` score matrix.
 
-    ``update(Y, S)`` takes ``Y``, an ``n x L`` 0/1 matrix of true labels, and
-    ``S``, an ``n x L`` matrix of finite scores. Each label's column is folded
-    into its own :class:`RankAUC`, and the flattened matrix into one more
-    (the micro average).
+    ``update(Y, S)`` takes an ``n x L`` 0/1 matrix of true labels and one of
+    finite scores.
 
     Parameters
     ----------
@@ -369,37 +328,16 @@ class MultilabelRankAUC(Accumulator):
     labels : sequence of hashable, optional
         Names of the columns, in order (for reports).
     max_bins : int, optional
-        ``None`` (the default) keeps every member exact; ``B`` makes every
-        member a bounded ``RankAUC(max_bins=B)`` and the result holds
-        certified bounds (below).
+        Every member a bounded ``RankAUC(max_bins=B)``.
     max_memory : int or str, optional
-        A memory budget (bytes, or a string such as ``"1GB"``) shared by the
-        exact members, which spill past their share. Excludes ``max_bins``.
+        A memory budget shared by the exact members, which spill past their
+        share. Excludes ``max_bins``.
 
-    Returns (``finalize()``)
-    ------------------------
-    auc : array of shape (L,)
-        Each label's AUC (Mann–Whitney U over ``safe(n_pos n_neg)``, ties
-        counting one half).
-    n_pos, n_neg : arrays of shape (L,)
-        Rows with and without each label (sums of weights once weights were
-        seen).
-    macro_auc, weighted_auc, micro_auc : float
-        scikit-learn's ``roc_auc_score(Y, S, average=...)``: the mean over
-        labels, the mean weighted by ``n_pos``, and the AUC of the flattened
-        matrices.
-    n : int
-        Rows folded in.
-    auc_lower, auc_upper, macro_auc_lower, ..., micro_auc_upper
-        With ``max_bins`` only: bounds containing ``auc`` (per label) and each
-        average (the averages of the members' bounds); equal to the values
-        while the scores fit the bins.
-
-    Notes
-    -----
-    A label with only positives or only negatives has AUC 0 (the
-    specification's guard) and still enters the macro mean; scikit-learn
-    refuses such data. ``weighted_auc`` is 0 when no label is ever true.
+    ``finalize()`` gives per-label ``auc``, ``n_pos`` and ``n_neg``, and
+    ``macro_auc``, ``weighted_auc`` (by ``n_pos``) and ``micro_auc`` as
+    scikit-learn's ``roc_auc_score(Y, S, average=...)``, and ``n``; with
+    ``max_bins`` every AUC field also has ``_lower`` and ``_upper`` bounds. A
+    label with one class only has AUC 0 and still enters the macro mean.
 
     Examples
     --------
@@ -568,10 +506,8 @@ class MultilabelRankAUC(Accumulator):
         if self.max_bins is not None:
             # bounds of every label's AUC and of the averages (non-negative
             # coefficients of the supports: the averages of the bounds)
-            lower = np.array([r.auc_lower for r in results[:k]], np.float64)
-            upper = np.array([r.auc_upper for r in results[:k]], np.float64)
-            for arr, suffix in ((lower, "_lower"), (upper, "_upper")):
-                values["auc" + suffix] = arr
+            for suffix in ("_lower", "_upper"):
+                values["auc" + suffix] = arr = np.array([getattr(r, "auc" + suffix) for r in results[:k]], np.float64)
                 values["macro_auc" + suffix] = float(arr.mean())
                 values["weighted_auc" + suffix] = float(np.dot(fpos, arr) / safe(float(fpos.sum())))
                 values["micro_auc" + suffix] = float(getattr(results[k], "auc" + suffix))
