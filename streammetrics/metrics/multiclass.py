@@ -126,27 +126,13 @@ def multiclass_result(
     kappa_under = s * s - tc
     kappa = float(cov_tc / safe(kappa_under))
 
-    values = {
-        "n": n,
-        "matrix": matrix,
-        "support": support if not exact else matrix.sum(axis=1),
-        "accuracy": accuracy,
-        "balanced_accuracy": balanced,
-        "precision": precision,
-        "recall": recall,
-        "f1": f1,
-        "macro_precision": macro(precision),
-        "macro_recall": macro(recall),
-        "macro_f1": macro(f1),
-        "micro_precision": accuracy,
-        "micro_recall": accuracy,
-        "micro_f1": accuracy,
-        "weighted_precision": weighted(precision),
-        "weighted_recall": weighted(recall),
-        "weighted_f1": weighted(f1),
-        "mcc": mcc,
-        "cohen_kappa": kappa,
-    }
+    rates = {"precision": precision, "recall": recall, "f1": f1}
+    values = {"n": n, "matrix": matrix, "support": support if not exact else matrix.sum(axis=1), "accuracy": accuracy}
+    values.update(balanced_accuracy=balanced, **rates)
+    values.update({f"macro_{f}": macro(x) for f, x in rates.items()})
+    values.update({f"micro_{f}": accuracy for f in rates})
+    values.update({f"weighted_{f}": weighted(x) for f, x in rates.items()})
+    values.update(mcc=mcc, cohen_kappa=kappa)
     if beta is not None:
         fb = class_rates(tp, called, support, beta)[2]
         values.update(fbeta_per_class=fb, macro_fbeta=macro(fb), micro_fbeta=accuracy, weighted_fbeta=weighted(fb))

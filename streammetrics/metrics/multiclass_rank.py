@@ -151,15 +151,8 @@ class MulticlassRankAUC(Accumulator):
             self._members = RankMembers(k, member, pairs)
 
     def _settings(self):
-        out = {
-            "n_classes": self.n_classes,
-            "multi_class": self.multi_class,
-            "average": self.average,
-            "labels": self.labels,
-            "max_bins": self.max_bins,
-            "max_memory": self.max_memory,
-        }
-        return {k: v for k, v in out.items() if v is not None}
+        names = ("n_classes", "multi_class", "average", "labels", "max_bins", "max_memory")
+        return {k: getattr(self, k) for k in names if getattr(self, k) is not None}
 
     @property
     def n(self) -> int:
@@ -337,14 +330,8 @@ class MulticlassRankAUC(Accumulator):
 
     # --------------------------------------------------------------- results
     def _meta(self):
-        bounds = {k: v for k, v in self._settings().items() if k in ("max_bins", "max_memory")}
-        return {
-            "labels": self.labels,
-            "weighted": self._weighted,
-            "multi_class": self.multi_class,
-            "average": self.average,
-            **bounds,
-        }
+        meta = {"labels": self.labels, "weighted": self._weighted, "multi_class": self.multi_class}
+        return meta | {k: v for k, v in self._settings().items() if k == "average" or k.startswith("max_")}
 
     def _compute(self) -> MulticlassRankResult:
         if self._members is not None:

@@ -219,17 +219,9 @@ def averages(per_class, pair, support, multi_class: str, average: str, suffix: s
     ovo_macro = float(np.mean(hand_till)) if hand_till.size else 0.0
     ovo_weighted = float(np.dot(prevalence, hand_till) / safe(float(prevalence.sum())))
     macro, weighted_avg = (ovr_macro, ovr_weighted) if multi_class == "ovr" else (ovo_macro, ovo_weighted)
-    values = {
-        "auc": macro if average == "macro" else weighted_avg,
-        "macro_auc": macro,
-        "weighted_auc": weighted_avg,
-        "per_class_auc": per_class,
-        "ovr_macro_auc": ovr_macro,
-        "ovr_weighted_auc": ovr_weighted,
-        "ovo_macro_auc": ovo_macro,
-        "ovo_weighted_auc": ovo_weighted,
-        "pair_auc": pair,
-    }
+    values = {"auc": macro if average == "macro" else weighted_avg, "macro_auc": macro, "weighted_auc": weighted_avg}
+    values.update(per_class_auc=per_class, ovr_macro_auc=ovr_macro, ovr_weighted_auc=ovr_weighted)
+    values.update(ovo_macro_auc=ovo_macro, ovo_weighted_auc=ovo_weighted, pair_auc=pair)
     return {key + suffix: v for key, v in values.items()}
 
 

@@ -284,26 +284,13 @@ class MultilabelConfusion(Accumulator):
             return float(np.dot(fsupport, x) / safe(total_support))
 
         L = self.n_labels
-        values = {
-            "n": self.n,
-            "tp": tp,
-            "fp": fp,
-            "fn": fn,
-            "tn": tn,
-            "support": support,
-            "precision": precision,
-            "recall": recall,
-            "f1": f1,
-            "micro_precision": micro_p,
-            "micro_recall": micro_r,
-            "micro_f1": 2 * micro_p * micro_r / safe(micro_p + micro_r),
-            "macro_precision": float(precision.mean()),
-            "macro_recall": float(recall.mean()),
-            "macro_f1": float(f1.mean()),
-            "weighted_precision": weighted(precision),
-            "weighted_recall": weighted(recall),
-            "weighted_f1": weighted(f1),
-        }
+        rates = {"precision": precision, "recall": recall, "f1": f1}
+        values = {"n": self.n, "tp": tp, "fp": fp, "fn": fn, "tn": tn, "support": support, **rates}
+        values.update(
+            micro_precision=micro_p, micro_recall=micro_r, micro_f1=2 * micro_p * micro_r / safe(micro_p + micro_r)
+        )
+        values.update({f"macro_{f}": float(x.mean()) for f, x in rates.items()})
+        values.update({f"weighted_{f}": weighted(x) for f, x in rates.items()})
         for i, name in enumerate(_SAMPLES):
             values[f"samples_{name}"] = min(float(sums[i]) / total, 1.0)
         values["subset_accuracy"] = min((exact_rows + float(sums[5])) / total, 1.0)
@@ -407,13 +394,8 @@ class MultilabelRankAUC(Accumulator):
         return RankAUC(**self._member).with_state({f: np.array(a, copy=True) for f, a in state.items()})
 
     def _settings(self):
-        out = {
-            "n_labels": self.n_labels,
-            "labels": self.labels,
-            "max_bins": self.max_bins,
-            "max_memory": self.max_memory,
-        }
-        return {k: v for k, v in out.items() if v is not None or k == "labels"}
+        names = ("n_labels", "labels", "max_bins", "max_memory")
+        return {k: getattr(self, k) for k in names if getattr(self, k) is not None or k == "labels"}
 
     @property
     def n(self) -> int:

@@ -79,8 +79,7 @@ class TopKAccuracy(Accumulator):
         self._init_state()
 
     def _settings(self):
-        out = {"k": self.k, "n_classes": self.n_classes, "labels": self.labels}
-        return {k: v for k, v in out.items() if v is not None}
+        return {k: getattr(self, k) for k in ("k", "n_classes", "labels") if getattr(self, k) is not None}
 
     def prepare(self, *arrays, sample_weight=None):
         batch = super().prepare(*arrays, sample_weight=sample_weight)
