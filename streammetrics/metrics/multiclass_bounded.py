@@ -24,6 +24,7 @@ __all__ = [
     "bound_notes",
     "check_joined",
     "join_states",
+    "member_fields",
     "member_settings",
     "shown_fields",
     "split_states",
@@ -32,33 +33,38 @@ __all__ = [
 _RANK_FIELDS = ("lo", "hi", "counts", "weights", "pairs")
 _PER_MEMBER = ("wsq", "wsq_rows")
 
-BOUNDED_FIELDS = (
-    Field("n", np.int64, (1,)),
-    Field("weighted", np.int64, (1,), merge="custom"),
-    Field(
-        "member_n",
-        np.int64,
-        ("n_members",),
-        merge="custom",
-        doc="rows folded into each member (one-vs-rest members, then the ordered pairs)",
+
+def member_fields(per_member: str, optional: bool = False, extra=()) -> tuple:
+    """The fields of member states laid end to end; ``per_member`` names what each
+    row of ``sizes`` is, ``extra`` fields come before it."""
+    sizes = f"{per_member}: lengths of lo, hi, counts, weights, pairs"
+    wsq, rows = "each member's squared weights per class (compensated pairs)", "each member's rows counted in wsq"
+    return (
+        Field("n", np.int64, (1,)),
+        Field("weighted", np.int64, (1,), merge="custom"),
+        *extra,
+        Field("sizes", np.int64, ("n_members", 5), merge="custom", doc=sizes),
+        Field("lo", np.float64, (None,), merge="custom", nonneg=False),
+        Field("hi", np.float64, (None,), merge="custom", nonneg=False),
+        Field("counts", np.int64, (2, None), merge="custom"),
+        Field("weights", np.float64, (2, None), merge="custom"),
+        Field("pairs", np.float64, (2, None), merge="custom"),
+        Field("wsq", np.float64, ("n_members", 2, 2), merge="custom", nonneg=False, optional=optional, doc=wsq),
+        Field("wsq_rows", np.int64, ("n_members", 1), merge="custom", optional=optional, doc=rows),
+    )
+
+
+BOUNDED_FIELDS = member_fields(
+    "per member",
+    extra=(
+        Field(
+            "member_n",
+            np.int64,
+            ("n_members",),
+            merge="custom",
+            doc="rows folded into each member (one-vs-rest members, then the ordered pairs)",
+        ),
     ),
-    Field(
-        "sizes", np.int64, ("n_members", 5), merge="custom", doc="per member: lengths of lo, hi, counts, weights, pairs"
-    ),
-    Field("lo", np.float64, (None,), merge="custom", nonneg=False),
-    Field("hi", np.float64, (None,), merge="custom", nonneg=False),
-    Field("counts", np.int64, (2, None), merge="custom"),
-    Field("weights", np.float64, (2, None), merge="custom"),
-    Field("pairs", np.float64, (2, None), merge="custom"),
-    Field(
-        "wsq",
-        np.float64,
-        ("n_members", 2, 2),
-        merge="custom",
-        nonneg=False,
-        doc="each member's squared weights per class (compensated pairs)",
-    ),
-    Field("wsq_rows", np.int64, ("n_members", 1), merge="custom", doc="each member's rows counted in wsq"),
 )
 
 

@@ -24,7 +24,15 @@ from .._protocol.result import LabeledResult, RenderContext, Result, safe
 from .._protocol.state import Field, count_total, empty_state
 from .._protocol.terms import RowTerms, add_pairs
 from .multiclass import class_settings
-from .multiclass_bounded import bound_notes, check_joined, join_states, member_settings, shown_fields, split_states
+from .multiclass_bounded import (
+    bound_notes,
+    check_joined,
+    join_states,
+    member_fields,
+    member_settings,
+    shown_fields,
+    split_states,
+)
 from .ranking import RankAUC
 from .ranking.accumulator import check_max_bins
 from .ranking.spill import parse_memory
@@ -341,39 +349,7 @@ class MultilabelRankAUC(Accumulator):
     (array([1.  , 0.75]), array([1.  , 0.75]), 0.9375)
     """
 
-    fields = (
-        Field("n", np.int64, (1,)),
-        Field("weighted", np.int64, (1,), merge="custom"),
-        Field(
-            "sizes",
-            np.int64,
-            ("n_members", 5),
-            merge="custom",
-            doc="per label, then the flattened matrix: lengths of lo, hi, counts, weights, pairs",
-        ),
-        Field("lo", np.float64, (None,), merge="custom", nonneg=False),
-        Field("hi", np.float64, (None,), merge="custom", nonneg=False),
-        Field("counts", np.int64, (2, None), merge="custom"),
-        Field("weights", np.float64, (2, None), merge="custom"),
-        Field("pairs", np.float64, (2, None), merge="custom"),
-        Field(
-            "wsq",
-            np.float64,
-            ("n_members", 2, 2),
-            merge="custom",
-            nonneg=False,
-            optional=True,
-            doc="each member's squared weights per class (compensated pairs)",
-        ),
-        Field(
-            "wsq_rows",
-            np.int64,
-            ("n_members", 1),
-            merge="custom",
-            optional=True,
-            doc="each member's rows counted in wsq",
-        ),
-    )
+    fields = member_fields("per label, then the flattened matrix", optional=True)
     headline = ("macro_auc", "micro_auc")
 
     def __init__(self, n_labels: int | None = None, labels=None, max_bins: int | None = None, *, max_memory=None):
