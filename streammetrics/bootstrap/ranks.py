@@ -1,9 +1,5 @@
-"""The bootstrap's rank rows, its threads, and the helpers of its bands.
-
-An exact rank state (a ``RankAUC`` template, or an Evaluator's exact AUC
-member) keeps no state per replicate: :class:`RankRows` keeps the rows once,
-and every replicate's AUC and average precision come from one walk over them.
-"""
+"""The bootstrap's rank rows (an exact rank state's rows kept once, every
+replicate's scores from one walk over them), its threads, and its bands' helpers."""
 
 from __future__ import annotations
 
@@ -70,9 +66,8 @@ def band_grid(grid) -> np.ndarray:
 
 
 def read_curve(rank, xs: np.ndarray, which: str):
-    """One rank state's curve read at ``xs`` (``None`` without both classes): ROC
-    linear between the curve's points (the top of a vertical run at its rate),
-    PR the precision at the highest threshold whose recall reaches each recall."""
+    """One rank state's ROC (linear between points) or PR (step) curve read at
+    ``xs``; ``None`` without both classes."""
     if which == "roc":
         fpr, tpr, _ = rank.roc_curve()
         if fpr[-1] == 0.0 or tpr[-1] == 0.0:
@@ -93,9 +88,8 @@ def read_curve(rank, xs: np.ndarray, which: str):
 
 
 def ranked_member(template):
-    """Where the template's exact rank state is: ``""`` (the template is one), the
-    name of a composite's one exact RankAUC member, or ``None`` (none: its
-    replicates are folded like any other)."""
+    """Where the template's exact rank state is: ``""`` (the template), the name
+    of a composite's one exact RankAUC member, or ``None``."""
     from ..metrics.ranking import RankAUC
 
     def exact(m):
@@ -109,8 +103,8 @@ def ranked_member(template):
 
 
 def replica_template(template, ranked):
-    """The accumulator each replicate holds: the template, an Evaluator of the
-    members besides its exact rank state (kept as rows), or ``None``."""
+    """Each replicate's accumulator: the template, an Evaluator of the members
+    besides its exact rank state, or ``None``."""
     if ranked is None:
         return template.copy()
     if ranked == "":
@@ -141,10 +135,8 @@ def check_rank_rows(ranks: RankRows, rank) -> None:
 
 class RankRows:
     """The rows an exact rank state of a bootstrap has seen: score, 0/1 label,
-    row key and (if any row was weighted) weight, 17 or 25 bytes a row. Every
-    replicate's rank state is a function of these rows and the seed, so one
-    sort and one walk drawing each row's weight in every replicate
-    (:func:`~._kernels.bootstrap.replicate_ranks`) give all their scores."""
+    row key and (if any row was weighted) weight; every replicate's scores come
+    from one sort and one walk (:func:`~._kernels.bootstrap.replicate_ranks`)."""
 
     FIELDS = ("ranked.score", "ranked.label", "ranked.key", "ranked.weight")
 

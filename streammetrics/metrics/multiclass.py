@@ -15,21 +15,9 @@ from .._protocol.result import LabeledResult, RenderContext, Result, safe
 from .._protocol.state import Field, count_total
 from .._protocol.terms import RowTerms, add_pairs
 from .._protocol.validation import as_1d, check_same_length, to_numpy
-from .rates import AVERAGES, averaged_rates, check_average, check_beta, check_zero_division, class_rates, plain
+from .rates import averaged_rates, check_average, check_beta, check_zero_division, class_rates, plain
 
-__all__ = [
-    "AVERAGES",
-    "MulticlassConfusion",
-    "MulticlassResult",
-    "class_settings",
-    "confusion_matrix",
-    "multiclass_result",
-    "multiclass_scores",
-    "check_average",
-    "check_zero_division",
-    "class_rates",
-    "averaged_rates",
-]
+__all__ = ["MulticlassConfusion", "MulticlassResult", "class_settings", "confusion_matrix", "multiclass_scores"]
 
 
 class MulticlassResult(LabeledResult):

@@ -120,8 +120,7 @@ def check_joined(state) -> int:
 
 
 class RankMembers:
-    """The members of a bounded multiclass AUC: ``k`` classes, ``pairs`` adding the
-    one-vs-one members, ``member_settings`` the keywords of every member."""
+    """The members of a bounded multiclass AUC (``pairs``: with one-vs-one members)."""
 
     def __init__(self, k: int, member_settings: dict, pairs: bool):
         self.k, self.pairs, self.member_settings, self.count = k, pairs, dict(member_settings), n_members(k, pairs)
@@ -243,7 +242,7 @@ class RankMembers:
         return out
 
     def class_points(self, c: int):
-        """Class ``c``'s one-vs-rest points (a bin at its lower edge), read from its state."""
+        """Class ``c``'s one-vs-rest points (a bin at its lower edge)."""
         st = self.members[c].state_dict()
         ab = st["weights"] if st["weighted"][0] else st["counts"]
         return points_of_items(
@@ -256,8 +255,7 @@ class RankMembers:
 
 
 def bound_notes(values) -> dict:
-    """``field -> note`` (``(exact)`` or ``(bounds lo .. hi)``) for a report's scalar
-    scores with ``_lower`` and ``_upper`` bounds."""
+    """``field -> note`` (``(exact)`` or ``(bounds lo .. hi)``) of scalar scores with bounds."""
     notes = {}
     for f, v in values.items():
         lo, hi = values.get(f + "_lower"), values.get(f + "_upper")

@@ -52,8 +52,7 @@ class MulticlassRankAUC(Accumulator):
     """Streaming, mergeable multiclass AUC (one-vs-rest, one-vs-one), exact or bounded.
 
     ``update(y, P)`` takes classes ``0..K-1`` (or ``labels``) and an n x K matrix
-    of finite scores, one column per class, higher meaning "more likely that
-    class" (only each column's order matters; rows need not sum to 1).
+    of finite scores (only each column's order matters).
 
     Parameters
     ----------
@@ -228,7 +227,7 @@ class MulticlassRankAUC(Accumulator):
 
     # ---------------------------------------------------------------- state
     def _run(self):
-        """The single block run of the state, pending rows included (nothing changes)."""
+        """The state's single block run, pending rows included."""
         run = self._stack.merged()
         if self._pending:
             rows = self._pending_run()

@@ -25,10 +25,7 @@ class TopKResult(Result):
 
 class TopKAccuracy(Accumulator):
     """Streaming top-k accuracy: the share of rows whose true class is among
-    the ``k`` highest scores of the row.
-
-    ``update(y, P)`` takes classes and an n x K matrix of finite scores, one
-    column per class (probabilities, logits: only each row's order matters).
+    the row's ``k`` highest scores (``update(y, P)``, ``P`` n x K finite scores).
 
     Parameters
     ----------
