@@ -173,13 +173,10 @@ class MulticlassConfusion(Accumulator):
     Parameters
     ----------
     n_classes : int, optional
-        K, the number of classes. ``update`` then takes integer classes in
-        ``0..K-1`` (bool, int, or float holding an exact integer).
+        K: ``update`` then takes integer classes in ``0..K-1``.
     labels : sequence of hashable, optional
-        The class labels, in matrix order (strings, ints, ...). ``update`` then
-        takes those labels and maps them to their positions; ``n_classes``
-        defaults to ``len(labels)`` and must equal it when given. Saving needs
-        labels that JSON keeps (str, int, float, bool).
+        The class labels in matrix order, which ``update`` then takes
+        (``n_classes`` defaults to their number).
 
     ``finalize()`` gives ``matrix`` (rows the truth; ``int64``, or ``float64``
     once weights are seen), per-class ``support``, ``precision``, ``recall``

@@ -71,8 +71,7 @@ class MulticlassRankAUC(Accumulator):
         pair) instead of the exact state: every AUC field then has ``_lower``
         and ``_upper`` bounds (a bounded one-vs-rest state has no ``ovo_`` fields).
     max_memory : int or str, optional
-        Exact ``RankAUC`` members sharing this budget, spilling past it.
-        Excludes ``max_bins``.
+        A budget shared by exact members spilling past it (not with ``max_bins``).
 
     ``finalize()`` gives ``auc``, ``macro_auc``, ``weighted_auc``, the four
     ``ovr_``/``ovo_`` averages, ``per_class_auc``, ``pair_auc`` (``[a, b]``:

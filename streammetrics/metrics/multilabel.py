@@ -102,11 +102,9 @@ class MultilabelConfusion(Accumulator):
     n_labels : int, optional
         L, the number of labels (columns).
     threshold : float, optional
-        Cut scores at ``P >= threshold``; ``None`` (the default) takes 0/1
-        predictions.
+        Cut scores at ``P >= threshold``; ``None`` takes 0/1 predictions.
     labels : sequence of hashable, optional
-        Names of the columns, in order (for reports); ``n_labels`` defaults to
-        ``len(labels)`` and must equal it when given.
+        Names of the columns, in order (``n_labels`` defaults to their number).
 
     ``finalize()`` gives per-label ``tp``, ``fp``, ``fn``, ``tn``, ``support``
     (``int64``, or sums of weights once weights are seen), ``precision``,
@@ -325,8 +323,7 @@ class MultilabelRankAUC(Accumulator):
     max_bins : int, optional
         Every member a bounded ``RankAUC(max_bins=B)``.
     max_memory : int or str, optional
-        A memory budget shared by the exact members, which spill past their
-        share. Excludes ``max_bins``.
+        A budget shared by exact members spilling past it (not with ``max_bins``).
 
     ``finalize()`` gives per-label ``auc``, ``n_pos`` and ``n_neg``, and
     ``macro_auc``, ``weighted_auc`` (by ``n_pos``) and ``micro_auc`` as
@@ -446,28 +443,18 @@ class MultilabelRankAUC(Accumulator):
     def _compute(self) -> Result:
         k = self.n_labels
         results = [m.finalize() for m in self._members]
-        auc = np.array([r.auc for r in results[:k]], np.float64)
         n_pos = np.array([r.n_pos for r in results[:k]])
-        n_neg = np.array([r.n_neg for r in results[:k]])
         fpos = n_pos.astype(np.float64)
-        weighted = bool(self._members[0].weighted)
-        values = {
-            "n": self._n,
-            "auc": auc,
-            "n_pos": n_pos,
-            "n_neg": n_neg,
-            "macro_auc": float(auc.mean()),
-            "weighted_auc": float(np.dot(fpos, auc) / safe(float(fpos.sum()))),
-            "micro_auc": float(results[k].auc),
-        }
-        meta = {"labels": self.labels, "weighted": weighted}
+        values, meta = {"n": self._n}, {"labels": self.labels, "weighted": bool(self._members[0].weighted)}
+        # with max_bins, bounds of every label's AUC and of the averages (non-negative
+        # coefficients of the supports: the averages of the bounds)
+        for end in ("", "_lower", "_upper") if self.max_bins is not None else ("",):
+            values["auc" + end] = auc = np.array([getattr(r, "auc" + end) for r in results[:k]], np.float64)
+            if not end:
+                values.update(n_pos=n_pos, n_neg=np.array([r.n_neg for r in results[:k]]))
+            values["macro_auc" + end] = float(auc.mean())
+            values["weighted_auc" + end] = float(np.dot(fpos, auc) / safe(float(fpos.sum())))
+            values["micro_auc" + end] = float(getattr(results[k], "auc" + end))
         if self.max_bins is not None:
-            # bounds of every label's AUC and of the averages (non-negative
-            # coefficients of the supports: the averages of the bounds)
-            for suffix in ("_lower", "_upper"):
-                values["auc" + suffix] = arr = np.array([getattr(r, "auc" + suffix) for r in results[:k]], np.float64)
-                values["macro_auc" + suffix] = float(arr.mean())
-                values["weighted_auc" + suffix] = float(np.dot(fpos, arr) / safe(float(fpos.sum())))
-                values["micro_auc" + suffix] = float(getattr(results[k], "auc" + suffix))
             meta["max_bins"] = self.max_bins
         return MultilabelRankResult("MultilabelAUCScores", values, meta)

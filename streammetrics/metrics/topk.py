@@ -30,11 +30,9 @@ class TopKAccuracy(Accumulator):
     Parameters
     ----------
     k : int
-        How many of the highest-scored classes count as a hit (``k >= 1``;
-        ``k >= K`` makes every row a hit, where scikit-learn also warns).
+        How many of the highest-scored classes count as a hit (``k >= 1``).
     n_classes : int, optional
-        K. Without it (and without ``labels``) any number of columns is taken,
-        and ``y`` must hold classes ``0..K-1`` of each batch's K.
+        K; without it (and ``labels``) each batch's columns give K.
     labels : sequence of hashable, optional
         The class labels in column order; ``y`` then holds those labels.
 
