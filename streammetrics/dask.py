@@ -51,9 +51,8 @@ def _is_dask_frame(x) -> bool:
 
 
 def _partitions(arrays: Sequence[Any]):
-    """``(pieces, offsets)``: ``pieces[i]`` the delayed chunks of partition ``i``
-    (one per input, aligned), ``offsets[i]`` its first row (``None`` when the row
-    counts are unknown, as for dask DataFrames)."""
+    """``(pieces, offsets)``: partition ``i``'s delayed chunks (one per input) and
+    first row (``None`` when unknown, as for dask DataFrames)."""
     if any(_is_dask_array(a) for a in arrays):
         arrays = [a.to_dask_array(lengths=True) if _is_dask_frame(a) else a for a in arrays]
         n = arrays[0].shape[0]
@@ -139,7 +138,7 @@ def evaluate(accumulator: Accumulator, *arrays, sample_weight=None, split_every:
 
 
 def compute(accumulator: Accumulator, *arrays, sample_weight=None, split_every: int = 8, **compute_kwargs):
-    """Eager :func:`evaluate`: the merged accumulator (``compute_kwargs`` go to ``dask.compute``)."""
+    """Eager :func:`evaluate`: the merged accumulator."""
     lazy = evaluate(accumulator, *arrays, sample_weight=sample_weight, split_every=split_every)
     (acc,) = dask.compute(lazy, **compute_kwargs)
     return acc
@@ -277,8 +276,7 @@ def _sample_partition(index: int, k: int, seed: int, part):
 
 def _cuts_of_samples(samples, ranges: int) -> np.ndarray:
     """Cut points splitting the sampled scores (each standing for its partition's
-    rows) into ``ranges`` parts of about equal row counts; a score repeated more
-    often than one range holds gives fewer, distinct cuts."""
+    rows) into ``ranges`` parts of about equal row counts (fewer when scores repeat)."""
     values = [smp for _, smp in samples if smp.size]
     if not values or ranges < 2:
         return np.zeros(0)

@@ -116,8 +116,7 @@ def replica_template(template, ranked):
 
 
 def check_rank_rows(ranks: RankRows, rank) -> None:
-    """Refuse kept rows that are not those of the point estimate's exact rank
-    state (the same scores, positives and negatives; weights to rounding)."""
+    """Refuse kept rows that are not those of the point estimate's exact rank state."""
     if rank.max_bins is not None or not rank.n:
         return  # (bounded: the bins do not give the rows back)
     s, y, _, w = ranks.rows()
@@ -177,8 +176,8 @@ class RankRows:
         return out
 
     def rows(self):
-        """New arrays ``(scores, labels, keys, weights)`` in increasing score, then
-        key, label and weight (weights empty when no row was weighted)."""
+        """New arrays ``(scores, labels, keys, weights)`` sorted by score, key, label,
+        weight (weights empty when no row was weighted)."""
         parts = self._parts
         if not parts:
             return np.zeros(0), np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0)

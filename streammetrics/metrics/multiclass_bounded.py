@@ -142,8 +142,7 @@ class RankMembers:
     # ------------------------------------------------------------- folding
     def fold(self, y, P, w) -> None:
         """Fold a checked batch (``w`` empty without weights): no member can refuse its part."""
-        k = self.k
-        n = y.shape[0]
+        k, n = self.k, y.shape[0]
         sw = w if w.shape[0] else None
         for c in range(k):
             self.members[c].update(y == c, np.ascontiguousarray(P[:, c]), sample_weight=sw)

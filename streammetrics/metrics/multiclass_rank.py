@@ -162,9 +162,7 @@ class MulticlassRankAUC(Accumulator):
         """Bytes held by the state's blocks and the pending rows."""
         if self._members is not None:
             return self._members.nbytes
-        return sum(a.nbytes for batch in (self._pending or ()) for a in batch) + sum(
-            a.nbytes + b.nbytes + c.nbytes for a, b, c in self._stack
-        )
+        return sum(a.nbytes for part in (*(self._pending or ()), *self._stack) for a in part)
 
     # -------------------------------------------------------------- folding
     def _to_float(self):

@@ -1,10 +1,5 @@
-"""The block runs of an exact multiclass rank state, and the AUCs read from them.
-
-A *block run* is ``(keys[m], mass[m], lengths[k, k])``: for every score column
-``c`` and true class ``t`` the distinct score keys of column ``c`` over the rows
-of class ``t``, increasing, with their count (or weight), the blocks laid end to
-end column-major (:mod:`streammetrics._kernels.multirank`).
-"""
+"""The block runs of an exact multiclass rank state (:mod:`streammetrics._kernels.multirank`)
+and the AUCs read from them."""
 
 from __future__ import annotations
 
@@ -100,8 +95,7 @@ _NO_VALS = np.zeros(0, np.float64)
 
 
 def batch_run(y, P, w, k, inputs):
-    """The block run ``(keys, mass, lengths)`` of one converted batch; raises
-    the first bad value's error (nothing else changes) when the batch is bad."""
+    """The block run ``(keys, mass, lengths)`` of one converted batch (a bad batch raises)."""
     n, weighted = y.shape[0], w.shape[0] > 0
     if n and (y.min() < 0 or y.max() >= k):
         raise_rejected(inputs, (y, P))
@@ -168,8 +162,7 @@ def check_weighted_support(support) -> None:
 
 
 def _scores(u2, support, ap, exact: bool, n: int, multi_class: str, average: str, meta, e: int = 0):
-    """Every field from the pair counts ``u2`` and the supports; weighted, both
-    are in units of ``2**e`` (:func:`_exponent`)."""
+    """Every field from the pair counts ``u2`` and the supports (weighted: in units of ``2**e``)."""
     k = u2.shape[0]
     if meta.get("weighted"):
         check_weighted_support(support)
