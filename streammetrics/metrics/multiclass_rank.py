@@ -13,10 +13,10 @@ import numpy as np
 from .._kernels.keys import key_bits, keys_as_bits
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
-from .._protocol.inputs import ClassIndices, ClassLabels, ClassScores
+from .._protocol.inputs import ClassScores
 from .._protocol.runs import RunStack
 from .._protocol.state import Field, empty_state
-from .multiclass import class_settings
+from .multiclass import class_inputs, class_settings
 from .multiclass_bounded import BOUNDED_FIELDS, RankMembers, member_settings, n_members
 from .multiclass_runs import (
     MulticlassRankResult,
@@ -133,8 +133,7 @@ class MulticlassRankAUC(Accumulator):
         self.n_members = n_members(self.n_classes, pairs)
         member = member_settings(self.max_bins, self.max_memory, self.n_members, "class")
         k = self.n_classes
-        y = ClassIndices("y", k) if self.labels is None else ClassLabels("y", self.labels)
-        self.inputs = (y, ClassScores("P", k))
+        self.inputs = (*class_inputs(k, self.labels, ("y",)), ClassScores("P", k))
         self._n = 0
         self._weighted = False
         self._stack = RunStack(merge_block_runs, entries)

@@ -8,11 +8,11 @@ from .._kernels import compensated
 from .._kernels.topk import top_k_terms, top_k_update
 from .._protocol.base import Accumulator
 from .._protocol.errors import BadValueError, NoObservationsError
-from .._protocol.inputs import ClassCodes, ClassIndices, ClassLabels, ClassScores
+from .._protocol.inputs import ClassCodes, ClassScores
 from .._protocol.result import Result
 from .._protocol.state import Field
 from .._protocol.terms import RowTerms, add_pairs
-from .multiclass import check_count, class_settings
+from .multiclass import check_count, class_inputs, class_settings
 
 __all__ = ["TopKAccuracy", "top_k_accuracy"]
 
@@ -69,8 +69,7 @@ class TopKAccuracy(Accumulator):
             self.inputs = (ClassCodes("y"), ClassScores("P", None))
         else:
             self.n_classes, self.labels = class_settings("TopKAccuracy", n_classes, labels)
-            y = ClassIndices("y", self.n_classes) if self.labels is None else ClassLabels("y", self.labels)
-            self.inputs = (y, ClassScores("P", self.n_classes))
+            self.inputs = (*class_inputs(self.n_classes, self.labels, ("y",)), ClassScores("P", self.n_classes))
         self._init_state()
 
     def _settings(self):
