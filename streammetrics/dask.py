@@ -1,13 +1,8 @@
 """Evaluate dask collections with any streammetrics accumulator.
 
-A dask partition becomes one accumulator (a small, mergeable, picklable state)
-and a tree of merges gives the single-process answer (counts identical, sums
-to 1e-12 relative) on whichever dask scheduler is active. :func:`evaluate` is
-lazy (a ``dask.delayed.Delayed``), :func:`compute` eager. :func:`exact_auc`
-gives the exact AUC and average precision by score ranges
-(:mod:`.metrics.ranking.ranges`), never holding every distinct score in one
-process. :func:`silhouette_samples` and :func:`silhouette_score` take a
-row-chunked dask array, one task per pair of row chunks.
+A dask partition becomes one accumulator and a tree of merges gives the
+single-process answer on whichever dask scheduler is active. :func:`exact_auc`
+works by score ranges, never holding every distinct score in one process.
 
 Requires the ``dask`` extra: ``pip install 'streammetrics[dask]'``.
 
@@ -56,9 +51,8 @@ def _is_dask_frame(x) -> bool:
 
 
 def _partitions(arrays: Sequence[Any]):
-    """``(pieces, offsets)``: ``pieces[i]`` the delayed chunks of partition ``i``
-    (one per input, aligned), ``offsets[i]`` its first row (``None`` when the row
-    counts are unknown, as for dask DataFrames)."""
+    """``(pieces, offsets)``: partition ``i``'s delayed chunks (one per input) and
+    first row (``None`` when unknown, as for dask DataFrames)."""
     if any(_is_dask_array(a) for a in arrays):
         arrays = [a.to_dask_array(lengths=True) if _is_dask_frame(a) else a for a in arrays]
         n = arrays[0].shape[0]
@@ -91,6 +85,14 @@ def _check_split(split_every) -> int:
     return split_every
 
 
+def _add(*parts):
+    """The sum of accumulators (merged) or of arrays, none changed."""
+    out = parts[0].copy()
+    for p in parts[1:]:
+        out += p
+    return out
+
+
 def _tree(level, combine_parts, split_every: int):
     """One delayed value of many, combined ``split_every`` at a time."""
     step = dask.delayed(combine_parts, pure=True)
@@ -110,23 +112,14 @@ def _fold_partition(template: Accumulator, index: int, offset, weighted: bool, *
     return acc
 
 
-def _merge_all(*accs: Accumulator) -> Accumulator:
-    out = accs[0].copy()
-    for a in accs[1:]:
-        out.merge(a)
-    return out
-
-
 def evaluate(accumulator: Accumulator, *arrays, sample_weight=None, split_every: int = 8) -> Delayed:
     """Fold dask collections into ``accumulator``'s kind, lazily.
 
     ``accumulator`` is an empty template (not modified); ``arrays`` the
-    arguments of its ``update`` as dask arrays or Series chunked alike along
-    the rows (dask arrays are rechunked to the first argument's rows, 2-D ones
-    keeping whole rows); ``sample_weight`` per-row weights chunked alike;
-    ``split_every`` the fan-in of the merge tree. Returns a ``Delayed`` whose
-    ``.compute()`` is the merged accumulator, not finalized. A partition with
-    bad data raises on the client, naming the partition and its first row.
+    arguments of its ``update`` as dask arrays or Series (rechunked to the first
+    argument's rows); ``split_every`` the fan-in of the merge tree. Returns a
+    ``Delayed`` of the merged accumulator. A partition with bad data raises on
+    the client, naming the partition and its first row.
     """
     if not isinstance(accumulator, Accumulator):
         raise TypeError(f"accumulator must be a streammetrics accumulator, got {type(accumulator).__name__}")
@@ -141,11 +134,11 @@ def evaluate(accumulator: Accumulator, *arrays, sample_weight=None, split_every:
     level = [
         fold(template, i, off, sample_weight is not None, *parts) for i, (parts, off) in enumerate(zip(pieces, offsets))
     ]
-    return _tree(level, _merge_all, split_every) if level else dask.delayed(template)
+    return _tree(level, _add, split_every) if level else dask.delayed(template)
 
 
 def compute(accumulator: Accumulator, *arrays, sample_weight=None, split_every: int = 8, **compute_kwargs):
-    """Eager :func:`evaluate`: the merged accumulator (``compute_kwargs`` go to ``dask.compute``)."""
+    """Eager :func:`evaluate`: the merged accumulator."""
     lazy = evaluate(accumulator, *arrays, sample_weight=sample_weight, split_every=split_every)
     (acc,) = dask.compute(lazy, **compute_kwargs)
     return acc
@@ -153,13 +146,6 @@ def compute(accumulator: Accumulator, *arrays, sample_weight=None, split_every: 
 
 # ---------------------------------------------------------------------------
 # distributed silhouette
-
-
-def _add(*parts):
-    out = parts[0].copy()
-    for p in parts[1:]:
-        out += p
-    return out
 
 
 def _aux(chunk, offset: int, metric: int):
@@ -172,11 +158,8 @@ def _aux(chunk, offset: int, metric: int):
 def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", block_size=None, split_every: int = 8):
     """Per-point silhouettes of a row-chunked dask array, lazily (a dask array chunked like X's rows).
 
-    As :func:`streammetrics.silhouette_samples` (to rounding): each pair of row
-    chunks ``(i, j)`` is one task summing the distances of chunk ``i``'s points
-    to each cluster's points in chunk ``j`` (a worker holds two chunks and their
-    sums), added by a tree of fan-in ``split_every``; ``labels`` are gathered on
-    the client.
+    As :func:`streammetrics.silhouette_samples` (to rounding), one task per pair
+    of row chunks, their sums added by a tree of fan-in ``split_every``.
 
     >>> import dask.array as da
     >>> X = da.from_array([[0.0], [1.0], [5.0], [6.0]], chunks=(2, 1))
@@ -293,8 +276,7 @@ def _sample_partition(index: int, k: int, seed: int, part):
 
 def _cuts_of_samples(samples, ranges: int) -> np.ndarray:
     """Cut points splitting the sampled scores (each standing for its partition's
-    rows) into ``ranges`` parts of about equal row counts; a score repeated more
-    often than one range holds gives fewer, distinct cuts."""
+    rows) into ``ranges`` parts of about equal row counts (fewer when scores repeat)."""
     values = [smp for _, smp in samples if smp.size]
     if not values or ranges < 2:
         return np.zeros(0)
@@ -314,12 +296,10 @@ def range_cuts(
     """Cut points splitting the scores ``s`` into about ``ranges`` ranges of equal size.
 
     One pass draws up to ``samples_per_partition`` scores from each partition
-    (default: about 200 per range over all partitions, at least 256); their
-    quantiles, each sample counting for its partition's rows, are the cuts of
-    the ranges ``(-inf, cuts[0])``, ``[cuts[0], cuts[1])``, ..., ``[cuts[-1],
-    inf)``. Cuts are score values, so all rows of one score fall in one range;
-    any cuts give the exact result, balance only spreads the work. Returns at
-    most ``ranges - 1`` strictly increasing float64 scores.
+    (default: about 200 per range, at least 256); their quantiles, each sample
+    counting for its partition's rows, are the cuts. Any cuts give the exact
+    result; balance only spreads the work. Returns at most ``ranges - 1``
+    strictly increasing scores.
 
     >>> import dask.array as da
     >>> import numpy as np
@@ -375,22 +355,13 @@ def exact_auc(
 ) -> RangeResult:
     """Exact AUC and average precision of dask collections, by score ranges.
 
-    Unlike ``evaluate(RankAUC(), ...)`` no process holds every distinct score:
-    the scores are cut into ranges by value (:func:`range_cuts`, or ``cuts``),
-    each partition's rows are routed to their ranges, each range's runs merged
-    by a tree of its own (fan-in ``split_every``), and ``U = sum_r U_r +
-    sum_{r < r'} n_neg_r n_pos_r'`` (the average precision splits the same way).
-    Without weights ``auc`` is bit for bit ``RankAUC``'s; with weights, and for
-    the average precision, within 1e-12 relative.
-
-    ``ranges`` defaults to one per partition (at most 256); ``passes`` splits
-    the ranges into groups computed one after the other, each reading the data
-    once, so the cluster holds about ``1 / passes`` of the state at a time;
-    ``compute_kwargs`` go to ``dask.compute``. Returns a :class:`RangeResult`
-    (``auc``, ``average_precision``, ``n_pos``, ``n_neg``, ``auc_lower`` and
-    ``auc_upper`` equal to ``auc``, ``n``). A partition with bad data raises on
-    the client, naming the partition and its first row; no rows at all is a
-    ``ValueError``.
+    The scores are cut into ranges by value (:func:`range_cuts`, or ``cuts``),
+    each range's rows merged by a tree of its own, and ``U = sum_r U_r +
+    sum_{r < r'} n_neg_r n_pos_r'``. Without weights ``auc`` is bit for bit
+    ``RankAUC``'s; otherwise within 1e-12 relative. ``ranges`` defaults to one
+    per partition (at most 256); ``passes`` computes the ranges in that many
+    groups, each reading the data once, so the cluster holds about
+    ``1 / passes`` of the state at a time.
 
     >>> import dask.array as da
     >>> import numpy as np
@@ -435,14 +406,7 @@ def exact_auc(
         raise NoObservationsError("y and s are empty: the AUC needs at least one observation")
     auc, ap = combine(totals, weighted, stats)
     P, N = totals["total"]
-    values = {
-        "auc": auc,
-        "average_precision": ap,
-        "n_pos": P,
-        "n_neg": N,
-        "auc_lower": auc,
-        "auc_upper": auc,
-        "n": totals["rows"],
-    }
+    values = {"auc": auc, "average_precision": ap, "n_pos": P, "n_neg": N, "auc_lower": auc, "auc_upper": auc}
+    values["n"] = totals["rows"]
     meta = {"weighted": weighted, "cuts": cuts, "ranges": R, "passes": passes, "distinct": [d for _, _, d in stats]}
     return RangeResult("AUCScores", values, meta)

@@ -1,9 +1,5 @@
-"""The bootstrap's rank rows, its threads, and the helpers of its bands.
-
-An exact rank state (a ``RankAUC`` template, or an Evaluator's exact AUC
-member) keeps no state per replicate: :class:`RankRows` keeps the rows once,
-and every replicate's AUC and average precision come from one walk over them.
-"""
+"""The bootstrap's rank rows (an exact rank state's rows kept once, every
+replicate's scores from one walk over them), its threads, and its bands' helpers."""
 
 from __future__ import annotations
 
@@ -70,9 +66,8 @@ def band_grid(grid) -> np.ndarray:
 
 
 def read_curve(rank, xs: np.ndarray, which: str):
-    """One rank state's curve read at ``xs`` (``None`` without both classes): ROC
-    linear between the curve's points (the top of a vertical run at its rate),
-    PR the precision at the highest threshold whose recall reaches each recall."""
+    """One rank state's ROC (linear between points) or PR (step) curve read at
+    ``xs``; ``None`` without both classes."""
     if which == "roc":
         fpr, tpr, _ = rank.roc_curve()
         if fpr[-1] == 0.0 or tpr[-1] == 0.0:
@@ -93,9 +88,8 @@ def read_curve(rank, xs: np.ndarray, which: str):
 
 
 def ranked_member(template):
-    """Where the template's exact rank state is: ``""`` (the template is one), the
-    name of a composite's one exact RankAUC member, or ``None`` (none: its
-    replicates are folded like any other)."""
+    """Where the template's exact rank state is: ``""`` (the template), the name
+    of a composite's one exact RankAUC member, or ``None``."""
     from ..metrics.ranking import RankAUC
 
     def exact(m):
@@ -109,8 +103,8 @@ def ranked_member(template):
 
 
 def replica_template(template, ranked):
-    """The accumulator each replicate holds: the template, an Evaluator of the
-    members besides its exact rank state (kept as rows), or ``None``."""
+    """Each replicate's accumulator: the template, an Evaluator of the members
+    besides its exact rank state, or ``None``."""
     if ranked is None:
         return template.copy()
     if ranked == "":
@@ -122,8 +116,7 @@ def replica_template(template, ranked):
 
 
 def check_rank_rows(ranks: RankRows, rank) -> None:
-    """Refuse kept rows that are not those of the point estimate's exact rank
-    state (the same scores, positives and negatives; weights to rounding)."""
+    """Refuse kept rows that are not those of the point estimate's exact rank state."""
     if rank.max_bins is not None or not rank.n:
         return  # (bounded: the bins do not give the rows back)
     s, y, _, w = ranks.rows()
@@ -141,10 +134,8 @@ def check_rank_rows(ranks: RankRows, rank) -> None:
 
 class RankRows:
     """The rows an exact rank state of a bootstrap has seen: score, 0/1 label,
-    row key and (if any row was weighted) weight, 17 or 25 bytes a row. Every
-    replicate's rank state is a function of these rows and the seed, so one
-    sort and one walk drawing each row's weight in every replicate
-    (:func:`~._kernels.bootstrap.replicate_ranks`) give all their scores."""
+    row key and (if any row was weighted) weight; every replicate's scores come
+    from one sort and one walk (:func:`~._kernels.bootstrap.replicate_ranks`)."""
 
     FIELDS = ("ranked.score", "ranked.label", "ranked.key", "ranked.weight")
 
@@ -185,8 +176,8 @@ class RankRows:
         return out
 
     def rows(self):
-        """New arrays ``(scores, labels, keys, weights)`` in increasing score, then
-        key, label and weight (weights empty when no row was weighted)."""
+        """New arrays ``(scores, labels, keys, weights)`` sorted by score, key, label,
+        weight (weights empty when no row was weighted)."""
         parts = self._parts
         if not parts:
             return np.zeros(0), np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0)
@@ -212,13 +203,7 @@ class RankRows:
     @classmethod
     def checked(cls, state, rows: int) -> RankRows:
         """The rows of an untrusted state holding ``rows`` rows, checked (``StateFileError``)."""
-        kinds = {
-            "ranked.score": np.float64,
-            "ranked.label": np.uint8,
-            "ranked.key": np.int64,
-            "ranked.weight": np.float64,
-        }
-        for name, dtype in kinds.items():
+        for name, dtype in zip(cls.FIELDS, (np.float64, np.uint8, np.int64, np.float64)):
             a = state[name]
             if a.ndim != 1 or a.dtype != dtype:
                 raise StateFileError(f"entry {name!r} must be a 1-D {np.dtype(dtype)} array")
@@ -261,18 +246,10 @@ class RankRows:
                 continue
             auc = (u + du) / safe(n_pos * n_neg)
             prec = (ap + dap) / safe(n_pos)
-            out.append(
-                {
-                    "auc": auc,
-                    "auc_lower": auc,
-                    "auc_upper": auc,
-                    "average_precision": prec,
-                    "average_precision_lower": prec,
-                    "average_precision_upper": prec,
-                    "n_pos": n_pos,
-                    "n_neg": n_neg,
-                }
-            )
+            fields = {
+                f + end: v for f, v in (("auc", auc), ("average_precision", prec)) for end in ("", "_lower", "_upper")
+            }
+            out.append({**fields, "n_pos": n_pos, "n_neg": n_neg})
         return out
 
     def replicate(self, seed: int, r: int):

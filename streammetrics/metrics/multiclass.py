@@ -1,11 +1,4 @@
-"""Multiclass classification: the K x K confusion matrix and its one-vs-rest scores.
-
-Every class ``k`` poses the binary question "is it ``k`` or not?": its hits are
-the diagonal cell, its false calls the rest of column ``k`` and its misses the
-rest of row ``k``. Per-class precision, recall and F1 are the specification's
-guarded rates of those counts; the ``macro_*``, ``micro_*`` and ``weighted_*``
-averages are scikit-learn's. ``mcc`` and ``cohen_kappa`` read the whole matrix.
-"""
+"""Multiclass classification: the K x K confusion matrix and its one-vs-rest scores."""
 
 from __future__ import annotations
 
@@ -22,21 +15,9 @@ from .._protocol.result import LabeledResult, RenderContext, Result, safe
 from .._protocol.state import Field, count_total
 from .._protocol.terms import RowTerms, add_pairs
 from .._protocol.validation import as_1d, check_same_length, to_numpy
-from .rates import AVERAGES, averaged_rates, check_average, check_beta, check_zero_division, class_rates, plain
+from .rates import averaged_rates, check_average, check_beta, check_zero_division, class_rates, plain
 
-__all__ = [
-    "AVERAGES",
-    "MulticlassConfusion",
-    "MulticlassResult",
-    "class_settings",
-    "confusion_matrix",
-    "multiclass_result",
-    "multiclass_scores",
-    "check_average",
-    "check_zero_division",
-    "class_rates",
-    "averaged_rates",
-]
+__all__ = ["MulticlassConfusion", "MulticlassResult", "class_settings", "confusion_matrix", "multiclass_scores"]
 
 
 class MulticlassResult(LabeledResult):
@@ -47,14 +28,9 @@ class MulticlassResult(LabeledResult):
     counts = ("matrix", "support")
 
     def fbeta(self, b: float, average: str | None = "macro", zero_division=0.0):
-        """F-beta at ``b`` (> 0) from the same matrix.
-
-        ``average`` is ``"macro"`` (the default: the mean over the classes
-        present, as ``macro_f1``), ``"micro"``, ``"weighted"`` (by support)
-        or ``None`` (the per-class array). ``zero_division`` is the value of
-        a rate whose denominator is zero: 0 (the specification's guard, the
-        default), 1, or ``np.nan`` (then left out of the averages, as
-        scikit-learn does). ``fbeta(1)`` is ``f1``'s average.
+        """F-beta at ``b`` (> 0) from the same matrix, averaged (``"macro"``,
+        ``"micro"``, ``"weighted"``) or per class (``None``); ``zero_division``
+        0, 1 or ``np.nan`` (left out of the averages, as scikit-learn).
 
         >>> from streammetrics import multiclass_scores
         >>> r = multiclass_scores([0, 1, 2, 2], [0, 2, 2, 1])
@@ -86,15 +62,8 @@ class MulticlassResult(LabeledResult):
 def multiclass_result(
     matrix: np.ndarray, present: np.ndarray, n: int, meta=None, beta: float | None = None
 ) -> MulticlassResult:
-    """The scores of a confusion matrix (one formula path for every caller).
-
-    ``matrix`` is ``int64`` (unweighted, products taken in exact Python
-    integers) or ``float64`` (weighted); rows are the truth, columns the
-    prediction. ``present`` marks the classes that occurred in ``y`` or ``p``:
-    the macro averages run over those. With ``beta`` the result also holds
-    ``fbeta_per_class`` and ``macro_fbeta``, ``micro_fbeta``,
-    ``weighted_fbeta``.
-    """
+    """The scores of a confusion matrix (``int64``: products in exact Python
+    integers, or ``float64``); ``present``: the classes of the macro averages."""
     exact = matrix.dtype.kind in "iu"
     # per-class totals read from the matrix as it is: no float copy of a K x K
     # matrix (at K = 30,000 one copy is 7.2 GB)
@@ -145,27 +114,13 @@ def multiclass_result(
     kappa_under = s * s - tc
     kappa = float(cov_tc / safe(kappa_under))
 
-    values = {
-        "n": n,
-        "matrix": matrix,
-        "support": support if not exact else matrix.sum(axis=1),
-        "accuracy": accuracy,
-        "balanced_accuracy": balanced,
-        "precision": precision,
-        "recall": recall,
-        "f1": f1,
-        "macro_precision": macro(precision),
-        "macro_recall": macro(recall),
-        "macro_f1": macro(f1),
-        "micro_precision": accuracy,
-        "micro_recall": accuracy,
-        "micro_f1": accuracy,
-        "weighted_precision": weighted(precision),
-        "weighted_recall": weighted(recall),
-        "weighted_f1": weighted(f1),
-        "mcc": mcc,
-        "cohen_kappa": kappa,
-    }
+    rates = {"precision": precision, "recall": recall, "f1": f1}
+    values = {"n": n, "matrix": matrix, "support": support if not exact else matrix.sum(axis=1), "accuracy": accuracy}
+    values.update(balanced_accuracy=balanced, **rates)
+    values.update({f"macro_{f}": macro(x) for f, x in rates.items()})
+    values.update({f"micro_{f}": accuracy for f in rates})
+    values.update({f"weighted_{f}": weighted(x) for f, x in rates.items()})
+    values.update(mcc=mcc, cohen_kappa=kappa)
     if beta is not None:
         fb = class_rates(tp, called, support, beta)[2]
         values.update(fbeta_per_class=fb, macro_fbeta=macro(fb), micro_fbeta=accuracy, weighted_fbeta=weighted(fb))
@@ -177,17 +132,19 @@ def multiclass_result(
 
 
 # ------------------------------------------------------------------ settings
-def check_n_classes(n_classes) -> int:
+def check_count(n_classes, name: str = "n_classes") -> int:
+    """A setting that counts something: an integer, at least 1."""
     if isinstance(n_classes, (bool, np.bool_)) or not isinstance(n_classes, numbers.Integral):
-        raise TypeError(f"n_classes must be an integer, got {type(n_classes).__name__}")
+        raise TypeError(f"{name} must be an integer, got {type(n_classes).__name__}")
     n_classes = int(n_classes)
     if n_classes < 1:
-        raise ValueError(f"n_classes must be at least 1, got {n_classes}")
+        raise ValueError(f"{name} must be at least 1, got {n_classes}")
     return n_classes
 
 
-def class_settings(owner: str, n_classes, labels) -> tuple[int, list | None]:
-    """``(n_classes, labels)`` checked: labels give K, or must agree with it."""
+def class_settings(owner: str, n_classes, labels, name: str = "n_classes") -> tuple[int, list | None]:
+    """``(n_classes, labels)`` checked: labels give K, or must agree with it
+    (``name``: the count's keyword, ``n_classes`` or ``n_labels``)."""
     if labels is not None:
         if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
             raise TypeError(f"labels must be a sequence, got {type(labels).__name__}")
@@ -195,11 +152,11 @@ def class_settings(owner: str, n_classes, labels) -> tuple[int, list | None]:
         ClassLabels("labels", labels)  # checks: hashable, no repeats
         if n_classes is None:
             n_classes = len(labels)
-        elif check_n_classes(n_classes) != len(labels):
-            raise ValueError(f"n_classes={n_classes} but {len(labels)} labels were given")
+        elif check_count(n_classes, name) != len(labels):
+            raise ValueError(f"{name}={n_classes} but {len(labels)} labels were given")
     elif n_classes is None:
-        raise TypeError(f"{owner} needs n_classes or labels")
-    return check_n_classes(n_classes), labels
+        raise TypeError(f"{owner} needs {name} or labels")
+    return check_count(n_classes, name), labels
 
 
 def class_inputs(n_classes: int, labels, names=("y", "p")):
@@ -216,41 +173,18 @@ class MulticlassConfusion(Accumulator):
     Parameters
     ----------
     n_classes : int, optional
-        K, the number of classes. ``update`` then takes integer classes in
-        ``0..K-1`` (bool, int, or float holding an exact integer).
+        K: ``update`` then takes integer classes in ``0..K-1``.
     labels : sequence of hashable, optional
-        The class labels, in matrix order (strings, ints, ...). ``update`` then
-        takes those labels and maps them to their positions; ``n_classes``
-        defaults to ``len(labels)`` and must equal it when given. Saving needs
-        labels that JSON keeps (str, int, float, bool).
+        The class labels in matrix order, which ``update`` then takes
+        (``n_classes`` defaults to their number).
 
-    Attributes
-    ----------
-    n_classes : int
-    labels : list or None
-
-    Notes
-    -----
-    ``finalize()`` gives ``matrix`` (rows are the truth, columns the
-    prediction; ``int64`` while every batch is unweighted, ``float64`` once
-    weights are seen, unweighted rows then counting 1), per-class
-    ``support`` (the true totals), ``precision``, ``recall`` and ``f1`` arrays,
-    their ``macro_*``, ``micro_*`` and ``weighted_*`` averages, ``accuracy``,
-    ``balanced_accuracy``, ``mcc``, ``cohen_kappa`` and ``n`` (rows, zero
-    weights included).
-
-    * Per-class rates use the guard ``safe(x) = x + [x == 0]`` (scikit-learn's
-      ``zero_division=0``).
-    * ``macro_*`` averages over the classes that occurred in ``y`` or ``p``
-      (any weight), as scikit-learn's default ``labels=None``; ``weighted_*``
-      weights by support; ``micro_*`` all equal ``accuracy``.
-    * ``balanced_accuracy`` is the mean recall over the classes present in
-      ``y`` (support > 0), as scikit-learn's ``balanced_accuracy_score``.
-      This differs from :class:`BinaryConfusion`, which follows the
-      specification and lets a class absent from ``y`` contribute a guarded 0.
-    * ``mcc`` is scikit-learn's multiclass ``matthews_corrcoef`` (0 when either
-      label vector is constant). ``cohen_kappa`` is ``(po - pe) / (1 - pe)``,
-      0 where scikit-learn returns NaN (one class in both ``y`` and ``p``).
+    ``finalize()`` gives ``matrix`` (rows the truth; ``int64``, or ``float64``
+    once weights are seen), per-class ``support``, ``precision``, ``recall``
+    and ``f1`` (guarded: scikit-learn's ``zero_division=0``), their
+    ``macro_*`` (over the classes seen in ``y`` or ``p``), ``micro_*`` and
+    ``weighted_*`` averages, ``accuracy``, ``balanced_accuracy`` (mean recall
+    over the classes in ``y``, as scikit-learn), ``mcc``, ``cohen_kappa`` (0
+    where scikit-learn gives NaN) and ``n``.
 
     Examples
     --------
@@ -404,29 +338,9 @@ def _one_shot(y, p, n_classes, labels, sample_weight) -> MulticlassConfusion:
 def confusion_matrix(y, p, n_classes=None, sample_weight=None, *, labels=None) -> np.ndarray:
     """The K x K confusion matrix of true classes ``y`` and predictions ``p``.
 
-    Parameters
-    ----------
-    y, p : array-like of shape (n,)
-        Integer classes in ``0..n_classes-1`` (or labels, with ``labels``).
-    n_classes : int, optional
-        K; inferred as ``max(y.max(), p.max()) + 1`` when omitted.
-    sample_weight : array-like of shape (n,), optional
-    labels : sequence of hashable, optional
-        Map these labels to rows/columns in this order (as scikit-learn's
-        ``labels``, but every value must be one of them).
+    ``n_classes`` is inferred as ``max(y.max(), p.max()) + 1`` when omitted
+    (:class:`MulticlassConfusion` holds the matrix).
 
-    Returns
-    -------
-    ndarray of shape (K, K)
-        Rows are the truth, columns the prediction; ``int64`` counts, or
-        ``float64`` sums of weights when ``sample_weight`` is given.
-
-    See Also
-    --------
-    MulticlassConfusion : the streaming, mergeable accumulator behind it.
-
-    Examples
-    --------
     >>> from streammetrics import confusion_matrix
     >>> confusion_matrix([0, 1, 2, 2], [0, 2, 2, 1])
     array([[1, 0, 0],
@@ -442,15 +356,10 @@ def confusion_matrix(y, p, n_classes=None, sample_weight=None, *, labels=None) -
 def multiclass_scores(y, p, n_classes=None, sample_weight=None, *, labels=None, beta: float | None = None) -> Result:
     """Every multiclass score of one batch, as :meth:`MulticlassConfusion.finalize`.
 
-    ``n_classes`` is inferred as ``max + 1`` when omitted; see
-    :class:`MulticlassConfusion` for the fields and their degenerate cases.
-    With ``beta`` (> 0) the result also holds the F-beta scores:
-    ``fbeta_per_class`` and ``macro_fbeta``, ``micro_fbeta``, ``weighted_fbeta``
-    (scikit-learn's ``fbeta_score(..., beta=beta, average=...)`` with
-    ``zero_division=0``); ``r.fbeta(b, average=...)`` gives any other.
+    ``n_classes`` is inferred as ``max + 1`` when omitted. With ``beta`` (> 0)
+    the result also holds ``fbeta_per_class``, ``macro_fbeta``, ``micro_fbeta``
+    and ``weighted_fbeta``; ``r.fbeta(b, average=...)`` gives any other.
 
-    Examples
-    --------
     >>> from streammetrics import multiclass_scores
     >>> r = multiclass_scores([0, 1, 2, 2], [0, 2, 2, 1])
     >>> r.f1

@@ -1,10 +1,9 @@
 """The binary rank states of ``MulticlassRankAUC(max_bins=B)`` or ``(max_memory=M)``.
 
 Member ``c < K`` (a :class:`~streammetrics.RankAUC`) ranks class ``c`` against
-every other row by column ``c``; with ``multi_class="ovo"`` the member of each
-ordered pair ``(a, b)`` ranks class ``a`` against class ``b`` by column ``a``.
-The members are driven through the public protocol and their states laid end
-to end (per member its arrays' lengths ``sizes`` and rows ``member_n``).
+the rest by column ``c``; with ``multi_class="ovo"`` the member of each ordered
+pair ``(a, b)`` ranks class ``a`` against class ``b`` by column ``a``. Their
+states are laid end to end (also those of ``MultilabelRankAUC``'s members).
 """
 
 from __future__ import annotations
@@ -17,39 +16,55 @@ from .._protocol.result import fmt_number
 from .._protocol.state import Field, count_total
 from .ranking import RankAUC
 from .ranking.bounded import points_of_items
+from .ranking.spill import MIN_MEMORY
 
-__all__ = ["BOUNDED_FIELDS", "RankMembers", "bound_notes", "shown_fields"]
+__all__ = [
+    "BOUNDED_FIELDS",
+    "RankMembers",
+    "bound_notes",
+    "check_joined",
+    "join_states",
+    "member_fields",
+    "member_settings",
+    "shown_fields",
+    "split_states",
+]
 
 _RANK_FIELDS = ("lo", "hi", "counts", "weights", "pairs")
 _PER_MEMBER = ("wsq", "wsq_rows")
 
-BOUNDED_FIELDS = (
-    Field("n", np.int64, (1,)),
-    Field("weighted", np.int64, (1,), merge="custom"),
-    Field(
-        "member_n",
-        np.int64,
-        ("n_members",),
-        merge="custom",
-        doc="rows folded into each member (one-vs-rest members, then the ordered pairs)",
+
+def member_fields(per_member: str, optional: bool = False, extra=()) -> tuple:
+    """The fields of member states laid end to end; ``per_member`` names what each
+    row of ``sizes`` is, ``extra`` fields come before it."""
+    sizes = f"{per_member}: lengths of lo, hi, counts, weights, pairs"
+    wsq, rows = "each member's squared weights per class (compensated pairs)", "each member's rows counted in wsq"
+    return (
+        Field("n", np.int64, (1,)),
+        Field("weighted", np.int64, (1,), merge="custom"),
+        *extra,
+        Field("sizes", np.int64, ("n_members", 5), merge="custom", doc=sizes),
+        Field("lo", np.float64, (None,), merge="custom", nonneg=False),
+        Field("hi", np.float64, (None,), merge="custom", nonneg=False),
+        Field("counts", np.int64, (2, None), merge="custom"),
+        Field("weights", np.float64, (2, None), merge="custom"),
+        Field("pairs", np.float64, (2, None), merge="custom"),
+        Field("wsq", np.float64, ("n_members", 2, 2), merge="custom", nonneg=False, optional=optional, doc=wsq),
+        Field("wsq_rows", np.int64, ("n_members", 1), merge="custom", optional=optional, doc=rows),
+    )
+
+
+BOUNDED_FIELDS = member_fields(
+    "per member",
+    extra=(
+        Field(
+            "member_n",
+            np.int64,
+            ("n_members",),
+            merge="custom",
+            doc="rows folded into each member (one-vs-rest members, then the ordered pairs)",
+        ),
     ),
-    Field(
-        "sizes", np.int64, ("n_members", 5), merge="custom", doc="per member: lengths of lo, hi, counts, weights, pairs"
-    ),
-    Field("lo", np.float64, (None,), merge="custom", nonneg=False),
-    Field("hi", np.float64, (None,), merge="custom", nonneg=False),
-    Field("counts", np.int64, (2, None), merge="custom"),
-    Field("weights", np.float64, (2, None), merge="custom"),
-    Field("pairs", np.float64, (2, None), merge="custom"),
-    Field(
-        "wsq",
-        np.float64,
-        ("n_members", 2, 2),
-        merge="custom",
-        nonneg=False,
-        doc="each member's squared weights per class (compensated pairs)",
-    ),
-    Field("wsq_rows", np.int64, ("n_members", 1), merge="custom", doc="each member's rows counted in wsq"),
 )
 
 
@@ -57,9 +72,55 @@ def n_members(k: int, pairs: bool) -> int:
     return k + (k * (k - 1) if pairs else 0)
 
 
+def member_settings(max_bins, max_memory, count: int, what: str) -> dict:
+    """The keywords of each of ``count`` members: ``max_bins``, or an even share of
+    ``max_memory`` (each member exact, spilling past its share)."""
+    if max_bins is not None and max_memory is not None:
+        raise ValueError(
+            f"max_bins and max_memory exclude each other: max_bins bounds every {what}'s state "
+            "(approximate), max_memory keeps them exact and spills past the budget; give one of them"
+        )
+    return {"max_bins": max_bins} if max_memory is None else {"max_memory": max(MIN_MEMORY, max_memory // count)}
+
+
+def join_states(head: dict, states) -> dict:
+    """``head`` and the member ``states`` laid end to end, their lengths in ``sizes``."""
+    sizes = np.array([[st[f].shape[-1] for f in _RANK_FIELDS] for st in states], np.int64)
+    out = dict(head, sizes=sizes.reshape(len(states), 5))
+    out.update({f: np.concatenate([st[f] for st in states], axis=-1) for f in _RANK_FIELDS})
+    out.update({f: np.stack([st[f] for st in states]) for f in _PER_MEMBER})
+    return out
+
+
+def split_states(state, member_n) -> list[dict]:
+    """The member states of a joined state (views into its arrays), member ``m`` of ``member_n[m]`` rows."""
+    ends = np.cumsum(state["sizes"], axis=0)
+    starts = ends - state["sizes"]
+    out = []
+    for m, n in enumerate(member_n):
+        st = {"n": np.array([n], np.int64), "weighted": state["weighted"].copy()}
+        st.update({f: state[f][..., starts[m, c] : ends[m, c]] for c, f in enumerate(_RANK_FIELDS)})
+        st.update({f: state[f][m] for f in _PER_MEMBER})
+        out.append(st)
+    return out
+
+
+def check_joined(state) -> int:
+    """Refuse a joined state whose ``sizes`` do not lay out its arrays; its weighted flag."""
+    sizes = state["sizes"]
+    if np.any(sizes < 0):
+        raise ValueError("entry 'sizes' holds negative lengths")
+    for c, f in enumerate(_RANK_FIELDS):
+        if int(sizes[:, c].sum()) != state[f].shape[-1]:
+            raise ValueError(f"entry 'sizes' does not match the length of entry {f!r}")
+    flag = int(state["weighted"][0])
+    if flag not in (0, 1):
+        raise ValueError(f"entry 'weighted' must be 0 or 1, got {flag}")
+    return flag
+
+
 class RankMembers:
-    """The members of a bounded multiclass AUC: ``k`` classes, ``pairs`` adding the
-    one-vs-one members, ``member_settings`` the keywords of every member."""
+    """The members of a bounded multiclass AUC (``pairs``: with one-vs-one members)."""
 
     def __init__(self, k: int, member_settings: dict, pairs: bool):
         self.k, self.pairs, self.member_settings, self.count = k, pairs, dict(member_settings), n_members(k, pairs)
@@ -81,8 +142,7 @@ class RankMembers:
     # ------------------------------------------------------------- folding
     def fold(self, y, P, w) -> None:
         """Fold a checked batch (``w`` empty without weights): no member can refuse its part."""
-        k = self.k
-        n = y.shape[0]
+        k, n = self.k, y.shape[0]
         sw = w if w.shape[0] else None
         for c in range(k):
             self.members[c].update(y == c, np.ascontiguousarray(P[:, c]), sample_weight=sw)
@@ -111,29 +171,11 @@ class RankMembers:
     # --------------------------------------------------------------- state
     def join(self, n: int) -> dict:
         """The members' states as one state."""
-        states = [m.state_dict() for m in self.members]
-        sizes = np.array([[st[f].shape[-1] for f in _RANK_FIELDS] for st in states], np.int64)
-        out = {
-            "n": np.array([n], np.int64),
-            "weighted": np.array([int(self.weighted)], np.int64),
-            "member_n": self.member_n.copy(),
-            "sizes": sizes.reshape(self.count, 5),
-        }
-        out.update({f: np.concatenate([st[f] for st in states], axis=-1) for f in _RANK_FIELDS})
-        out.update({f: np.stack([st[f] for st in states]) for f in _PER_MEMBER})
-        return out
+        head = {"n": np.array([n], np.int64), "weighted": np.array([int(self.weighted)], np.int64)}
+        return join_states(dict(head, member_n=self.member_n.copy()), [m.state_dict() for m in self.members])
 
     def split(self, state) -> list[dict]:
-        """The member states of a joined state (views into its arrays)."""
-        ends = np.cumsum(state["sizes"], axis=0)
-        starts = ends - state["sizes"]
-        out = []
-        for m in range(self.count):
-            st = {"n": state["member_n"][m : m + 1].copy(), "weighted": state["weighted"].copy()}
-            st.update({f: state[f][..., starts[m, c] : ends[m, c]] for c, f in enumerate(_RANK_FIELDS)})
-            st.update({f: state[f][m] for f in _PER_MEMBER})
-            out.append(st)
-        return out
+        return split_states(state, state["member_n"])
 
     def load(self, state) -> None:
         self.member_n = state["member_n"].copy()
@@ -142,16 +184,8 @@ class RankMembers:
 
     def check(self, state) -> None:
         """The invariants of a joined state: each member's, and how they agree."""
-        k, n = self.k, int(state["n"][0])
-        sizes, member_n = state["sizes"], state["member_n"]
-        if np.any(sizes < 0):
-            raise ValueError("entry 'sizes' holds negative lengths")
-        for c, f in enumerate(_RANK_FIELDS):
-            if int(sizes[:, c].sum()) != state[f].shape[-1]:
-                raise ValueError(f"entry 'sizes' does not match the length of entry {f!r}")
-        flag = int(state["weighted"][0])
-        if flag not in (0, 1):
-            raise ValueError(f"entry 'weighted' must be 0 or 1, got {flag}")
+        k, n, member_n = self.k, int(state["n"][0]), state["member_n"]
+        flag = check_joined(state)
         if np.any(member_n[:k] != n):
             raise ValueError("every one-vs-rest member must hold every row")
         if np.any(member_n < 0) or np.any(member_n > n):
@@ -207,7 +241,7 @@ class RankMembers:
         return out
 
     def class_points(self, c: int):
-        """Class ``c``'s one-vs-rest points (a bin at its lower edge), read from its state."""
+        """Class ``c``'s one-vs-rest points (a bin at its lower edge)."""
         st = self.members[c].state_dict()
         ab = st["weights"] if st["weighted"][0] else st["counts"]
         return points_of_items(
@@ -220,8 +254,7 @@ class RankMembers:
 
 
 def bound_notes(values) -> dict:
-    """``field -> note`` (``(exact)`` or ``(bounds lo .. hi)``) for a report's scalar
-    scores with ``_lower`` and ``_upper`` bounds."""
+    """``field -> note`` (``(exact)`` or ``(bounds lo .. hi)``) of scalar scores with bounds."""
     notes = {}
     for f, v in values.items():
         lo, hi = values.get(f + "_lower"), values.get(f + "_upper")

@@ -1,11 +1,9 @@
 """Exact multiclass AUC (one-vs-rest and one-vs-one) from an n x K score matrix.
 
 The state is ``K * K`` sorted blocks (:mod:`.multiclass_runs`), one per score
-column and true class, so every pairwise Mann–Whitney count is read from two
-blocks of one column. Batches become block runs merged log-structured (a
-``RunStack``, as ``RankAUC``'s runs): any batching, sharding and merge order
-gives the same state. With ``max_bins`` or ``max_memory`` the state is a set of
-binary rank states (:mod:`.multiclass_bounded`).
+column and true class, kept as block runs merged log-structured (a ``RunStack``);
+with ``max_bins`` or ``max_memory`` it is a set of binary rank states
+(:mod:`.multiclass_bounded`).
 """
 
 from __future__ import annotations
@@ -15,11 +13,11 @@ import numpy as np
 from .._kernels.keys import key_bits, keys_as_bits
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
-from .._protocol.inputs import ClassIndices, ClassLabels, ClassScores
+from .._protocol.inputs import ClassScores
 from .._protocol.runs import RunStack
 from .._protocol.state import Field, empty_state
-from .multiclass import class_settings
-from .multiclass_bounded import BOUNDED_FIELDS, RankMembers, n_members
+from .multiclass import class_inputs, class_settings
+from .multiclass_bounded import BOUNDED_FIELDS, RankMembers, member_settings, n_members
 from .multiclass_runs import (
     MulticlassRankResult,
     averages,
@@ -33,7 +31,7 @@ from .multiclass_runs import (
 )
 from .ranking.accumulator import check_max_bins
 from .ranking.curves import average_precision_of, curve_from_points, pr, roc
-from .ranking.spill import MIN_MEMORY, parse_memory
+from .ranking.spill import parse_memory
 
 __all__ = ["MulticlassRankAUC", "MulticlassRankResult", "multiclass_auc"]
 
@@ -54,8 +52,7 @@ class MulticlassRankAUC(Accumulator):
     """Streaming, mergeable multiclass AUC (one-vs-rest, one-vs-one), exact or bounded.
 
     ``update(y, P)`` takes classes ``0..K-1`` (or ``labels``) and an n x K matrix
-    of finite scores, one column per class, higher meaning "more likely that
-    class" (only each column's order matters; rows need not sum to 1).
+    of finite scores (only each column's order matters).
 
     Parameters
     ----------
@@ -70,23 +67,17 @@ class MulticlassRankAUC(Accumulator):
     labels : sequence of hashable, optional
         The class labels in column order; ``y`` then holds those labels.
     max_bins : int, optional
-        Instead of the exact state (16 bytes per distinct score and class in
-        each column), one ``RankAUC(max_bins=B)`` per class (class ``c`` against
-        the rest by column ``c``) and, with ``"ovo"``, per ordered pair ``(a, b)``:
-        every AUC field then has ``_lower`` and ``_upper`` bounds; a bounded
-        one-vs-rest state has no one-vs-one fields.
+        One ``RankAUC(max_bins=B)`` per class (and, with ``"ovo"``, per ordered
+        pair) instead of the exact state: every AUC field then has ``_lower``
+        and ``_upper`` bounds (a bounded one-vs-rest state has no ``ovo_`` fields).
     max_memory : int or str, optional
-        A memory budget: the members are then exact ``RankAUC(max_memory=...)``
-        states sharing it, spilling past it. Excludes ``max_bins``.
+        A budget shared by exact members spilling past it (not with ``max_bins``).
 
-    ``finalize()`` gives ``auc``, ``macro_auc``, ``weighted_auc``, every average
-    (``ovr_macro_auc``, ``ovr_weighted_auc``, ``ovo_macro_auc``,
-    ``ovo_weighted_auc``), ``per_class_auc``, ``pair_auc`` (``[a, b]``: class
-    ``a``'s rows against class ``b``'s by column ``a``),
+    ``finalize()`` gives ``auc``, ``macro_auc``, ``weighted_auc``, the four
+    ``ovr_``/``ovo_`` averages, ``per_class_auc``, ``pair_auc`` (``[a, b]``:
+    class ``a``'s rows against class ``b``'s by column ``a``),
     ``per_class_average_precision`` and its ``macro_``/``weighted_`` averages,
-    ``support`` and ``n``. AUCs are midrank Mann–Whitney statistics over
-    ``safe(n_pos n_neg)``: an absent class scores 0 and enters the macro
-    averages. :meth:`roc_curve` and :meth:`pr_curve` give one class's curves.
+    ``support`` and ``n``. An absent class scores 0 and enters the macro averages.
 
     Examples
     --------
@@ -138,15 +129,11 @@ class MulticlassRankAUC(Accumulator):
         self.average = _check_choice("average", average, _AVERAGE)
         self.max_bins = check_max_bins(max_bins)
         self.max_memory = parse_memory(max_memory)
-        if self.max_bins is not None and self.max_memory is not None:
-            raise ValueError(
-                "max_bins and max_memory exclude each other: max_bins bounds every "
-                "class's state (approximate), max_memory keeps them exact and spills "
-                "past the budget; give one of them"
-            )
+        pairs = self.multi_class == "ovo"
+        self.n_members = n_members(self.n_classes, pairs)
+        member = member_settings(self.max_bins, self.max_memory, self.n_members, "class")
         k = self.n_classes
-        y = ClassIndices("y", k) if self.labels is None else ClassLabels("y", self.labels)
-        self.inputs = (y, ClassScores("P", k))
+        self.inputs = (*class_inputs(k, self.labels, ("y",)), ClassScores("P", k))
         self._n = 0
         self._weighted = False
         self._stack = RunStack(merge_block_runs, entries)
@@ -154,28 +141,15 @@ class MulticlassRankAUC(Accumulator):
         self._pending_rows = 0
         self._members: RankMembers | None = None
         if self.max_bins is not None or self.max_memory is not None:
-            pairs = self.multi_class == "ovo"
-            self.n_members = n_members(k, pairs)
             self.fields = BOUNDED_FIELDS
             # the empty state is sized by the settings: a state file's settings may
             # not declare more members than its arrays hold (the allocation budget)
             empty_state(self.fields, self)
-            if self.max_bins is not None:
-                member = {"max_bins": self.max_bins}
-            else:  # the budget shared by the members: each exact, spilling past its share
-                member = {"max_memory": max(MIN_MEMORY, self.max_memory // self.n_members)}
             self._members = RankMembers(k, member, pairs)
 
     def _settings(self):
-        out = {
-            "n_classes": self.n_classes,
-            "multi_class": self.multi_class,
-            "average": self.average,
-            "labels": self.labels,
-            "max_bins": self.max_bins,
-            "max_memory": self.max_memory,
-        }
-        return {k: v for k, v in out.items() if v is not None}
+        names = ("n_classes", "multi_class", "average", "labels", "max_bins", "max_memory")
+        return {k: getattr(self, k) for k in names if getattr(self, k) is not None}
 
     @property
     def n(self) -> int:
@@ -187,9 +161,7 @@ class MulticlassRankAUC(Accumulator):
         """Bytes held by the state's blocks and the pending rows."""
         if self._members is not None:
             return self._members.nbytes
-        return sum(a.nbytes for batch in (self._pending or ()) for a in batch) + sum(
-            a.nbytes + b.nbytes + c.nbytes for a, b, c in self._stack
-        )
+        return sum(a.nbytes for part in (*(self._pending or ()), *self._stack) for a in part)
 
     # -------------------------------------------------------------- folding
     def _to_float(self):
@@ -240,9 +212,7 @@ class MulticlassRankAUC(Accumulator):
         self._pending, self._pending_rows = None, 0
 
     def flush(self):
-        """Sort the pending rows in and merge the state's runs into one now;
-        return ``self``. Results do not change: later ``finalize`` calls,
-        saving and merging then need no merging."""
+        """Sort the pending rows in and merge the state's runs into one now; return ``self``."""
         with self._guard:
             if self._members is not None:
                 self._members.flush()
@@ -253,7 +223,7 @@ class MulticlassRankAUC(Accumulator):
 
     # ---------------------------------------------------------------- state
     def _run(self):
-        """The single block run of the state, pending rows included (nothing changes)."""
+        """The state's single block run, pending rows included."""
         run = self._stack.merged()
         if self._pending:
             rows = self._pending_run()
@@ -355,14 +325,8 @@ class MulticlassRankAUC(Accumulator):
 
     # --------------------------------------------------------------- results
     def _meta(self):
-        bounds = {k: v for k, v in self._settings().items() if k in ("max_bins", "max_memory")}
-        return {
-            "labels": self.labels,
-            "weighted": self._weighted,
-            "multi_class": self.multi_class,
-            "average": self.average,
-            **bounds,
-        }
+        meta = {"labels": self.labels, "weighted": self._weighted, "multi_class": self.multi_class}
+        return meta | {k: v for k, v in self._settings().items() if k == "average" or k.startswith("max_")}
 
     def _compute(self) -> MulticlassRankResult:
         if self._members is not None:
@@ -415,8 +379,7 @@ class MulticlassRankAUC(Accumulator):
         return curve_from_points(*ovr_points(run, c))
 
     def roc_curve(self, cls):
-        """One-vs-rest ROC curve ``(fpr, tpr, thresholds)`` of class ``cls`` (an index,
-        or a label): ``RankAUC.roc_curve`` of ``y == cls`` against ``P[:, cls]``.
+        """One-vs-rest ROC curve ``(fpr, tpr, thresholds)`` of class ``cls`` (an index, or a label).
 
         >>> from streammetrics import MulticlassRankAUC
         >>> acc = MulticlassRankAUC(2).update([0, 1, 1], [[0.8, 0.2], [0.4, 0.6], [0.6, 0.4]])
@@ -437,8 +400,7 @@ class MulticlassRankAUC(Accumulator):
 def multiclass_auc(
     y, P, *, multi_class="ovr", average="macro", n_classes=None, labels=None, sample_weight=None, max_bins=None
 ) -> MulticlassRankResult:
-    """The result of :class:`MulticlassRankAUC` (``n_classes`` by default ``P``'s
-    columns) over these rows.
+    """The result of :class:`MulticlassRankAUC` over these rows (``n_classes`` by default ``P``'s columns).
 
     >>> from streammetrics import multiclass_auc
     >>> P = [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.3, 0.4, 0.3],

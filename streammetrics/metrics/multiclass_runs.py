@@ -1,10 +1,5 @@
-"""The block runs of an exact multiclass rank state, and the AUCs read from them.
-
-A *block run* is ``(keys[m], mass[m], lengths[k, k])``: for every score column
-``c`` and true class ``t`` the distinct score keys of column ``c`` over the rows
-of class ``t``, increasing, with their count (or weight), the blocks laid end to
-end column-major (:mod:`streammetrics._kernels.multirank`).
-"""
+"""The block runs of an exact multiclass rank state (:mod:`streammetrics._kernels.multirank`)
+and the AUCs read from them."""
 
 from __future__ import annotations
 
@@ -44,8 +39,7 @@ class MulticlassRankResult(Result):
     counts = ("support",)
 
     def plot(self, folder: str, ctx: RenderContext) -> list[str]:
-        """A figure of one-vs-rest ROC curves and one of PR curves, a curve per
-        class (the first ``plots.MAX_CLASS_CURVES``)."""
+        """Figures of one-vs-rest ROC and PR curves (the first ``plots.MAX_CLASS_CURVES`` classes)."""
         from ..report import plots
 
         points_of = getattr(self, "_points_of", None)
@@ -101,8 +95,7 @@ _NO_VALS = np.zeros(0, np.float64)
 
 
 def batch_run(y, P, w, k, inputs):
-    """The block run ``(keys, mass, lengths)`` of one converted batch; raises
-    the first bad value's error (nothing else changes) when the batch is bad."""
+    """The block run ``(keys, mass, lengths)`` of one converted batch (a bad batch raises)."""
     n, weighted = y.shape[0], w.shape[0] > 0
     if n and (y.min() < 0 or y.max() >= k):
         raise_rejected(inputs, (y, P))
@@ -169,8 +162,7 @@ def check_weighted_support(support) -> None:
 
 
 def _scores(u2, support, ap, exact: bool, n: int, multi_class: str, average: str, meta, e: int = 0):
-    """Every field from the pair counts ``u2`` and the supports; weighted, both
-    are in units of ``2**e`` (:func:`_exponent`)."""
+    """Every field from the pair counts ``u2`` and the supports (weighted: in units of ``2**e``)."""
     k = u2.shape[0]
     if meta.get("weighted"):
         check_weighted_support(support)
@@ -207,10 +199,8 @@ def precision_fields(ap, support) -> dict:
 
 def averages(per_class, pair, support, multi_class: str, average: str, suffix: str = "") -> dict:
     """Every AUC field from the per-class and pair AUCs (each name ending in
-    ``suffix``). Every average has non-negative coefficients that depend on
-    the supports only, so the averages of lower (upper) bounds bound the
-    averages; floating-point sums are monotone in their terms, so the
-    bounds computed stay on their side of the value computed."""
+    ``suffix``). The averages' coefficients are non-negative and depend on the
+    supports only: the averages of lower (upper) bounds bound the averages."""
     k = per_class.shape[0]
     sup_f = support.astype(np.float64)
     total_f = float(sup_f.sum())
@@ -222,24 +212,15 @@ def averages(per_class, pair, support, multi_class: str, average: str, suffix: s
     ovo_macro = float(np.mean(hand_till)) if hand_till.size else 0.0
     ovo_weighted = float(np.dot(prevalence, hand_till) / safe(float(prevalence.sum())))
     macro, weighted_avg = (ovr_macro, ovr_weighted) if multi_class == "ovr" else (ovo_macro, ovo_weighted)
-    values = {
-        "auc": macro if average == "macro" else weighted_avg,
-        "macro_auc": macro,
-        "weighted_auc": weighted_avg,
-        "per_class_auc": per_class,
-        "ovr_macro_auc": ovr_macro,
-        "ovr_weighted_auc": ovr_weighted,
-        "ovo_macro_auc": ovo_macro,
-        "ovo_weighted_auc": ovo_weighted,
-        "pair_auc": pair,
-    }
+    values = {"auc": macro if average == "macro" else weighted_avg, "macro_auc": macro, "weighted_auc": weighted_avg}
+    values.update(per_class_auc=per_class, ovr_macro_auc=ovr_macro, ovr_weighted_auc=ovr_weighted)
+    values.update(ovo_macro_auc=ovo_macro, ovo_weighted_auc=ovo_weighted, pair_auc=pair)
     return {key + suffix: v for key, v in values.items()}
 
 
 def ovr_points(run, c: int):
-    """Column ``c``'s distinct scores (increasing) with class ``c``'s mass (positive)
-    and the other classes' (negative) at each: the points of its binary curves
-    (numpy's ``unique``: a first curve compiles no merge kernel)."""
+    """Column ``c``'s distinct scores (increasing) with class ``c``'s mass and the
+    other classes' at each (numpy's ``unique``: a first curve compiles no merge kernel)."""
     keys, mass, lengths = run
     k = lengths.shape[0]
     offs = _offsets(lengths)

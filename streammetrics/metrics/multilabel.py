@@ -1,18 +1,11 @@
 """Multilabel classification: every row carries a set of labels out of ``L``.
 
-Truth and prediction are ``n x L`` 0/1 matrices (or the prediction is a score
-matrix cut at a threshold). Every label poses its own binary question, so
-:class:`MultilabelConfusion` keeps ``L`` binary confusion cells, and beside
-them the per-row sums that the sample-wise averages and subset accuracy need,
-as compensated sums, so that every score stays mergeable.
-:class:`MultilabelRankAUC` keeps one exact rank state per label and one of the
-flattened matrix: the per-label AUCs and their macro, weighted and micro
-averages.
+:class:`MultilabelConfusion` keeps ``L`` binary confusion cells and the per-row
+compensated sums of the sample-wise scores; :class:`MultilabelRankAUC` one rank
+state per label and one of the flattened matrix.
 """
 
 from __future__ import annotations
-
-import numbers
 
 import numpy as np
 
@@ -30,45 +23,27 @@ from .._protocol.inputs import LabelMatrix, LabelScores, first_not01_matrix
 from .._protocol.result import LabeledResult, RenderContext, Result, safe
 from .._protocol.state import Field, count_total, empty_state
 from .._protocol.terms import RowTerms, add_pairs
-from .multiclass_bounded import bound_notes, shown_fields
+from .multiclass import class_settings
+from .multiclass_bounded import (
+    bound_notes,
+    check_joined,
+    join_states,
+    member_fields,
+    member_settings,
+    shown_fields,
+    split_states,
+)
 from .ranking import RankAUC
 from .ranking.accumulator import check_max_bins
-from .ranking.spill import MIN_MEMORY, parse_memory
-from .rates import check_threshold, plain
+from .ranking.spill import parse_memory
+from .rates import check_threshold
 
 __all__ = ["MultilabelConfusion", "MultilabelRankAUC", "MultilabelRankResult", "MultilabelResult", "label_settings"]
 
 
 def label_settings(owner: str, n_labels, labels) -> tuple[int, list | None]:
     """``(n_labels, labels)`` checked: labels give L, or must agree with it."""
-    if labels is not None:
-        if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
-            raise TypeError(f"labels must be a sequence, got {type(labels).__name__}")
-        labels = [plain(v) for v in labels]
-        seen: dict = {}
-        for i, lab in enumerate(labels):
-            try:
-                j = seen.setdefault(lab, i)
-            except TypeError:
-                raise TypeError(f"labels[{i}] = {lab!r} is not hashable") from None
-            if j != i:
-                raise ValueError(f"labels[{i}] = {lab!r} repeats labels[{j}]")
-        if n_labels is None:
-            n_labels = len(labels)
-        elif _check_n_labels(n_labels) != len(labels):
-            raise ValueError(f"n_labels={n_labels} but {len(labels)} labels were given")
-    elif n_labels is None:
-        raise TypeError(f"{owner} needs n_labels or labels")
-    return _check_n_labels(n_labels), labels
-
-
-def _check_n_labels(n_labels) -> int:
-    if isinstance(n_labels, (bool, np.bool_)) or not isinstance(n_labels, numbers.Integral):
-        raise TypeError(f"n_labels must be an integer, got {type(n_labels).__name__}")
-    n_labels = int(n_labels)
-    if n_labels < 1:
-        raise ValueError(f"n_labels must be at least 1, got {n_labels}")
-    return n_labels
+    return class_settings(owner, n_labels, labels, "n_labels")
 
 
 class MultilabelResult(LabeledResult):
@@ -119,62 +94,26 @@ def _add_into(sums: np.ndarray, at: int, pairs: np.ndarray) -> None:
 class MultilabelConfusion(Accumulator):
     """Streaming per-label confusion counts and the multilabel scores built from them.
 
-    ``update(Y, P)`` takes ``Y``, an ``n x L`` 0/1 matrix of true labels, and
-    ``P``, an ``n x L`` 0/1 matrix of predicted labels, or, with
-    ``threshold``, an ``n x L`` matrix of finite scores (``P >= threshold``
-    is a positive).
+    ``update(Y, P)`` takes ``n x L`` 0/1 matrices of true and predicted labels
+    (with ``threshold``, ``P`` holds finite scores, ``P >= threshold`` a positive).
 
     Parameters
     ----------
     n_labels : int, optional
         L, the number of labels (columns).
     threshold : float, optional
-        Cut scores at ``P >= threshold``; ``None`` (the default) takes 0/1
-        predictions.
+        Cut scores at ``P >= threshold``; ``None`` takes 0/1 predictions.
     labels : sequence of hashable, optional
-        Names of the columns, in order (for reports); ``n_labels`` defaults to
-        ``len(labels)`` and must equal it when given.
+        Names of the columns, in order (``n_labels`` defaults to their number).
 
-    Returns (``finalize()``)
-    ------------------------
-    tp, fp, fn, tn, support : arrays of shape (L,)
-        Per-label counts (``support = tp + fn``); ``int64`` while every batch
-        is unweighted, ``float64`` sums of weights once weights are seen
-        (unweighted rows then count 1).
-    precision, recall, f1 : arrays of shape (L,)
-        Per-label guarded rates.
-    micro_*, macro_*, weighted_* : float
-        Precision, recall and F1 averaged as scikit-learn's
-        ``precision_recall_fscore_support(average=...)``: from the summed
-        counts, the plain mean over all ``L`` labels, and the mean weighted by
-        support.
-    samples_precision, samples_recall, samples_f1, samples_jaccard : float
-        The (weighted) mean over rows of each row's score of its label sets.
-    subset_accuracy : float
-        The (weighted) share of rows whose predicted set equals the true one
-        (scikit-learn's ``accuracy_score`` on multilabel input).
-    hamming_loss : float
-        The (weighted) share of wrong cells: ``sum w_i wrong_i / (L sum w_i)``.
-    n : int
-        Rows folded in, zero-weight rows included.
-
-    Notes
-    -----
-    * Every rate uses the specification's guard ``safe(x) = x + [x == 0]``: a
-      zero denominator gives 0, never NaN. A label never predicted has
-      precision 0, a label never true has recall 0, a row with no true label
-      has sample recall 0, a row with neither true nor predicted labels has
-      sample precision, recall, F1 and Jaccard 0. scikit-learn agrees with
-      ``zero_division=0``; its default (``"warn"``) gives the same numbers
-      with a warning. (``zero_division=1`` would give such rows 1.)
-    * ``macro_*`` averages over all ``L`` labels, present or not, as
-      scikit-learn does for a label-indicator matrix; this differs from
-      :class:`MulticlassConfusion`, whose macro averages skip classes never
-      seen. ``weighted_*`` is 0 when no label has support.
-    * ``sample_weight`` weighs rows where scikit-learn takes it. Counts are
-      exact ``int64`` without weights; weights and the per-row sums are
-      compensated ``float64`` sums, so any batching or merge order agrees to
-      about 1e-15.
+    ``finalize()`` gives per-label ``tp``, ``fp``, ``fn``, ``tn``, ``support``
+    (``int64``, or sums of weights once weights are seen), ``precision``,
+    ``recall`` and ``f1``; their ``micro_*``, ``macro_*`` (over all ``L``
+    labels, present or not) and ``weighted_*`` averages as scikit-learn's
+    ``precision_recall_fscore_support``; ``samples_precision``,
+    ``samples_recall``, ``samples_f1``, ``samples_jaccard`` (means over rows),
+    ``subset_accuracy``, ``hamming_loss`` and ``n``. Rates use the guard
+    ``safe(x)`` (scikit-learn's ``zero_division=0``): an empty row scores 0.
 
     Examples
     --------
@@ -351,26 +290,13 @@ class MultilabelConfusion(Accumulator):
             return float(np.dot(fsupport, x) / safe(total_support))
 
         L = self.n_labels
-        values = {
-            "n": self.n,
-            "tp": tp,
-            "fp": fp,
-            "fn": fn,
-            "tn": tn,
-            "support": support,
-            "precision": precision,
-            "recall": recall,
-            "f1": f1,
-            "micro_precision": micro_p,
-            "micro_recall": micro_r,
-            "micro_f1": 2 * micro_p * micro_r / safe(micro_p + micro_r),
-            "macro_precision": float(precision.mean()),
-            "macro_recall": float(recall.mean()),
-            "macro_f1": float(f1.mean()),
-            "weighted_precision": weighted(precision),
-            "weighted_recall": weighted(recall),
-            "weighted_f1": weighted(f1),
-        }
+        rates = {"precision": precision, "recall": recall, "f1": f1}
+        values = {"n": self.n, "tp": tp, "fp": fp, "fn": fn, "tn": tn, "support": support, **rates}
+        values.update(
+            micro_precision=micro_p, micro_recall=micro_r, micro_f1=2 * micro_p * micro_r / safe(micro_p + micro_r)
+        )
+        values.update({f"macro_{f}": float(x.mean()) for f, x in rates.items()})
+        values.update({f"weighted_{f}": weighted(x) for f, x in rates.items()})
         for i, name in enumerate(_SAMPLES):
             values[f"samples_{name}"] = min(float(sums[i]) / total, 1.0)
         values["subset_accuracy"] = min((exact_rows + float(sums[5])) / total, 1.0)
@@ -380,18 +306,13 @@ class MultilabelConfusion(Accumulator):
 
 
 # ---------------------------------------------------------------------- AUC
-_RANK_FIELDS = ("lo", "hi", "counts", "weights", "pairs")
-#: fields of a member's state of fixed shape, one row per member
-_PER_MEMBER = ("wsq", "wsq_rows")
 
 
 class MultilabelRankAUC(Accumulator):
     """Streaming, mergeable, exact per-label AUC from an ``n x L`` score matrix.
 
-    ``update(Y, S)`` takes ``Y``, an ``n x L`` 0/1 matrix of true labels, and
-    ``S``, an ``n x L`` matrix of finite scores. Each label's column is folded
-    into its own :class:`RankAUC`, and the flattened matrix into one more
-    (the micro average).
+    ``update(Y, S)`` takes an ``n x L`` 0/1 matrix of true labels and one of
+    finite scores.
 
     Parameters
     ----------
@@ -400,37 +321,15 @@ class MultilabelRankAUC(Accumulator):
     labels : sequence of hashable, optional
         Names of the columns, in order (for reports).
     max_bins : int, optional
-        ``None`` (the default) keeps every member exact; ``B`` makes every
-        member a bounded ``RankAUC(max_bins=B)`` and the result holds
-        certified bounds (below).
+        Every member a bounded ``RankAUC(max_bins=B)``.
     max_memory : int or str, optional
-        A memory budget (bytes, or a string such as ``"1GB"``) shared by the
-        exact members, which spill past their share. Excludes ``max_bins``.
+        A budget shared by exact members spilling past it (not with ``max_bins``).
 
-    Returns (``finalize()``)
-    ------------------------
-    auc : array of shape (L,)
-        Each label's AUC (Mann–Whitney U over ``safe(n_pos n_neg)``, ties
-        counting one half).
-    n_pos, n_neg : arrays of shape (L,)
-        Rows with and without each label (sums of weights once weights were
-        seen).
-    macro_auc, weighted_auc, micro_auc : float
-        scikit-learn's ``roc_auc_score(Y, S, average=...)``: the mean over
-        labels, the mean weighted by ``n_pos``, and the AUC of the flattened
-        matrices.
-    n : int
-        Rows folded in.
-    auc_lower, auc_upper, macro_auc_lower, ..., micro_auc_upper
-        With ``max_bins`` only: bounds containing ``auc`` (per label) and each
-        average (the averages of the members' bounds); equal to the values
-        while the scores fit the bins.
-
-    Notes
-    -----
-    A label with only positives or only negatives has AUC 0 (the
-    specification's guard) and still enters the macro mean; scikit-learn
-    refuses such data. ``weighted_auc`` is 0 when no label is ever true.
+    ``finalize()`` gives per-label ``auc``, ``n_pos`` and ``n_neg``, and
+    ``macro_auc``, ``weighted_auc`` (by ``n_pos``) and ``micro_auc`` as
+    scikit-learn's ``roc_auc_score(Y, S, average=...)``, and ``n``; with
+    ``max_bins`` every AUC field also has ``_lower`` and ``_upper`` bounds. A
+    label with one class only has AUC 0 and still enters the macro mean.
 
     Examples
     --------
@@ -447,73 +346,29 @@ class MultilabelRankAUC(Accumulator):
     (array([1.  , 0.75]), array([1.  , 0.75]), 0.9375)
     """
 
-    fields = (
-        Field("n", np.int64, (1,)),
-        Field("weighted", np.int64, (1,), merge="custom"),
-        Field(
-            "sizes",
-            np.int64,
-            ("n_members", 5),
-            merge="custom",
-            doc="per label, then the flattened matrix: lengths of lo, hi, counts, weights, pairs",
-        ),
-        Field("lo", np.float64, (None,), merge="custom", nonneg=False),
-        Field("hi", np.float64, (None,), merge="custom", nonneg=False),
-        Field("counts", np.int64, (2, None), merge="custom"),
-        Field("weights", np.float64, (2, None), merge="custom"),
-        Field("pairs", np.float64, (2, None), merge="custom"),
-        Field(
-            "wsq",
-            np.float64,
-            ("n_members", 2, 2),
-            merge="custom",
-            nonneg=False,
-            optional=True,
-            doc="each member's squared weights per class (compensated pairs)",
-        ),
-        Field(
-            "wsq_rows",
-            np.int64,
-            ("n_members", 1),
-            merge="custom",
-            optional=True,
-            doc="each member's rows counted in wsq",
-        ),
-    )
+    fields = member_fields("per label, then the flattened matrix", optional=True)
     headline = ("macro_auc", "micro_auc")
 
     def __init__(self, n_labels: int | None = None, labels=None, max_bins: int | None = None, *, max_memory=None):
         self.n_labels, self.labels = label_settings("MultilabelRankAUC", n_labels, labels)
         self.max_bins = check_max_bins(max_bins)
         self.max_memory = parse_memory(max_memory)
-        if self.max_bins is not None and self.max_memory is not None:
-            raise ValueError(
-                "max_bins and max_memory exclude each other: max_bins bounds every "
-                "label's state (approximate), max_memory keeps them exact and "
-                "spills past the budget; give one of them"
-            )
         k = self.n_labels
         self.n_members = k + 1  # one rank state per label, and the flattened matrix's
+        self._member = member_settings(self.max_bins, self.max_memory, self.n_members, "label")
         self.inputs = (LabelMatrix("Y", k), LabelScores("S", k))
         # the empty state is sized by the settings: a state file's settings may
         # not declare more members than its arrays hold (the allocation budget)
         empty_state(self.fields, self)
-        self._members = [self._new_member() for _ in range(self.n_members)]
+        self._members = [RankAUC(**self._member) for _ in range(self.n_members)]
         self._n = 0
 
-    def _new_member(self) -> RankAUC:
-        if self.max_memory is None:
-            return RankAUC(max_bins=self.max_bins)
-        # the budget shared by the members: each exact, spilling past its share
-        return RankAUC(max_memory=max(MIN_MEMORY, self.max_memory // self.n_members))
+    def _member_of(self, state) -> RankAUC:
+        return RankAUC(**self._member).with_state({f: np.array(a, copy=True) for f, a in state.items()})
 
     def _settings(self):
-        out = {"n_labels": self.n_labels, "labels": self.labels}
-        if self.max_bins is not None:
-            out["max_bins"] = self.max_bins
-        if self.max_memory is not None:
-            out["max_memory"] = self.max_memory
-        return out
+        names = ("n_labels", "labels", "max_bins", "max_memory")
+        return {k: getattr(self, k) for k in names if getattr(self, k) is not None or k == "labels"}
 
     @property
     def n(self) -> int:
@@ -541,59 +396,25 @@ class MultilabelRankAUC(Accumulator):
     # ------------------------------------------------------------------- state
     @property
     def _state(self):
-        return self._join([m.state_dict() for m in self._members])
-
-    def _join(self, states):
-        out = {
-            "n": np.array([self._n], np.int64),
-            "weighted": np.array([int(bool(states[0]["weighted"][0]))], np.int64),
-        }
-        out["sizes"] = np.array([[st[f].shape[-1] for f in _RANK_FIELDS] for st in states], np.int64)
-        for f in _RANK_FIELDS:
-            out[f] = np.concatenate([st[f] for st in states], axis=-1)
-        for f in _PER_MEMBER:
-            out[f] = np.stack([st[f] for st in states])
-        return out
+        states = [m.state_dict() for m in self._members]
+        head = {"n": np.array([self._n], np.int64), "weighted": np.array([int(states[0]["weighted"][0])], np.int64)}
+        return join_states(head, states)
 
     def _split(self, state):
-        """The member states of a joined state (views into its arrays)."""
-        k = self.n_labels
-        sizes = state["sizes"]
-        ends = np.cumsum(sizes, axis=0)
         n = int(state["n"][0])
-        out = []
-        for m in range(k + 1):
-            st = {"n": np.array([n * k if m == k else n], np.int64), "weighted": state["weighted"].copy()}
-            for c, f in enumerate(_RANK_FIELDS):
-                hi = int(ends[m, c])
-                lo = hi - int(sizes[m, c])
-                st[f] = state[f][..., lo:hi]
-            for f in _PER_MEMBER:
-                st[f] = state[f][m]
-            out.append(st)
-        return out
+        return split_states(state, [n] * self.n_labels + [n * self.n_labels])
 
     def _load(self, state):
         self._n = int(state["n"][0])
-        self._members = [
-            self._new_member().with_state({f: np.array(a, copy=True) for f, a in st.items()})
-            for st in self._split(state)
-        ]
+        self._members = [self._member_of(st) for st in self._split(state)]
 
     def _check_state(self, state):
         k = self.n_labels
-        sizes = state["sizes"]
-        if np.any(sizes < 0):
-            raise ValueError("entry 'sizes' holds negative lengths")
-        for c, f in enumerate(_RANK_FIELDS):
-            if int(sizes[:, c].sum()) != state[f].shape[-1]:
-                raise ValueError(f"entry 'sizes' does not match the length of entry {f!r}")
-        if int(state["weighted"][0]) not in (0, 1):
-            raise ValueError("entry 'weighted' must be 0 or 1")
+        check_joined(state)
         if int(state["n"][0]) > np.iinfo(np.int64).max // k:
             raise ValueError("the observation count times n_labels passes the int64 range")
         for m, st in enumerate(self._split(state)):
-            self._new_member().load_state_dict(st)
+            RankAUC(**self._member).load_state_dict(st)
             if m < k and count_total(st["counts"]) > int(st["n"][0]):
                 raise ValueError("a label's counts exceed the observation count")
 
@@ -603,7 +424,7 @@ class MultilabelRankAUC(Accumulator):
             # run to another whether this side was folded or loaded: the same
             # shards merged in the same order give identical sums of weights
             member.flush()
-            member.merge(self._new_member().with_state({f: np.array(a, copy=True) for f, a in st.items()}))
+            member.merge(self._member_of(st))
         self._n += int(other["n"][0])
 
     def _clone(self):
@@ -622,30 +443,18 @@ class MultilabelRankAUC(Accumulator):
     def _compute(self) -> Result:
         k = self.n_labels
         results = [m.finalize() for m in self._members]
-        auc = np.array([r.auc for r in results[:k]], np.float64)
         n_pos = np.array([r.n_pos for r in results[:k]])
-        n_neg = np.array([r.n_neg for r in results[:k]])
         fpos = n_pos.astype(np.float64)
-        weighted = bool(self._members[0].weighted)
-        values = {
-            "n": self._n,
-            "auc": auc,
-            "n_pos": n_pos,
-            "n_neg": n_neg,
-            "macro_auc": float(auc.mean()),
-            "weighted_auc": float(np.dot(fpos, auc) / safe(float(fpos.sum()))),
-            "micro_auc": float(results[k].auc),
-        }
-        meta = {"labels": self.labels, "weighted": weighted}
+        values, meta = {"n": self._n}, {"labels": self.labels, "weighted": bool(self._members[0].weighted)}
+        # with max_bins, bounds of every label's AUC and of the averages (non-negative
+        # coefficients of the supports: the averages of the bounds)
+        for end in ("", "_lower", "_upper") if self.max_bins is not None else ("",):
+            values["auc" + end] = auc = np.array([getattr(r, "auc" + end) for r in results[:k]], np.float64)
+            if not end:
+                values.update(n_pos=n_pos, n_neg=np.array([r.n_neg for r in results[:k]]))
+            values["macro_auc" + end] = float(auc.mean())
+            values["weighted_auc" + end] = float(np.dot(fpos, auc) / safe(float(fpos.sum())))
+            values["micro_auc" + end] = float(getattr(results[k], "auc" + end))
         if self.max_bins is not None:
-            # bounds of every label's AUC and of the averages (non-negative
-            # coefficients of the supports: the averages of the bounds)
-            lower = np.array([r.auc_lower for r in results[:k]], np.float64)
-            upper = np.array([r.auc_upper for r in results[:k]], np.float64)
-            for arr, suffix in ((lower, "_lower"), (upper, "_upper")):
-                values["auc" + suffix] = arr
-                values["macro_auc" + suffix] = float(arr.mean())
-                values["weighted_auc" + suffix] = float(np.dot(fpos, arr) / safe(float(fpos.sum())))
-                values["micro_auc" + suffix] = float(getattr(results[k], "auc" + suffix))
             meta["max_bins"] = self.max_bins
         return MultilabelRankResult("MultilabelAUCScores", values, meta)

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from .._kernels import compensated
 from .._kernels.topk import top_k_terms, top_k_update
 from .._protocol.base import Accumulator
 from .._protocol.errors import BadValueError, NoObservationsError
-from .._protocol.inputs import ClassCodes, ClassIndices, ClassLabels, ClassScores
+from .._protocol.inputs import ClassCodes, ClassScores
 from .._protocol.result import Result
 from .._protocol.state import Field
 from .._protocol.terms import RowTerms, add_pairs
-from .multiclass import class_settings
+from .multiclass import check_count, class_inputs, class_settings
 
 __all__ = ["TopKAccuracy", "top_k_accuracy"]
 
@@ -25,49 +23,23 @@ class TopKResult(Result):
     counts = ("hits", "total")
 
 
-def _check_k(k) -> int:
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
-        raise TypeError(f"k must be an integer, got {type(k).__name__}")
-    k = int(k)
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
-    return k
-
-
 class TopKAccuracy(Accumulator):
     """Streaming top-k accuracy: the share of rows whose true class is among
-    the ``k`` highest scores of the row.
-
-    ``update(y, P)`` takes classes and an n x K matrix of finite scores, one
-    column per class (probabilities, logits: only each row's order matters).
+    the row's ``k`` highest scores (``update(y, P)``, ``P`` n x K finite scores).
 
     Parameters
     ----------
     k : int
-        How many of the highest-scored classes count as a hit (``k >= 1``;
-        ``k >= K`` makes every row a hit, where scikit-learn also warns).
+        How many of the highest-scored classes count as a hit (``k >= 1``).
     n_classes : int, optional
-        K. Without it (and without ``labels``) any number of columns is taken,
-        and ``y`` must hold classes ``0..K-1`` of each batch's K.
+        K; without it (and ``labels``) each batch's columns give K.
     labels : sequence of hashable, optional
         The class labels in column order; ``y`` then holds those labels.
 
-    Returns (``finalize()``)
-    ------------------------
-    top_k_accuracy : float
-        ``hits / total`` (weighted hits over the total weight with weights).
-    hits, total : int or float
-        Rows that were hits, and rows (sums of weights once weights were seen).
-    k : int
-        The setting.
-    n : int
-        Rows folded in, zero-weight rows included.
-
-    Notes
-    -----
-    Ties are ranked as ``sklearn.metrics.top_k_accuracy_score`` documents
-    them: among equal scores the higher class index comes first. Unlike
-    scikit-learn, a two-column matrix is ranked like any other.
+    ``finalize()`` gives ``top_k_accuracy = hits / total`` (sums of weights once
+    weights are seen), ``hits``, ``total``, ``k`` and ``n``. Among equal scores
+    the higher class index comes first, as scikit-learn's
+    ``top_k_accuracy_score``; a two-column matrix is ranked like any other.
 
     Examples
     --------
@@ -91,23 +63,17 @@ class TopKAccuracy(Accumulator):
     headline = ("top_k_accuracy",)
 
     def __init__(self, k: int, n_classes: int | None = None, labels=None):
-        self.k = _check_k(k)
+        self.k = check_count(k, "k")
         if n_classes is None and labels is None:
             self.n_classes, self.labels = None, None
             self.inputs = (ClassCodes("y"), ClassScores("P", None))
         else:
             self.n_classes, self.labels = class_settings("TopKAccuracy", n_classes, labels)
-            y = ClassIndices("y", self.n_classes) if self.labels is None else ClassLabels("y", self.labels)
-            self.inputs = (y, ClassScores("P", self.n_classes))
+            self.inputs = (*class_inputs(self.n_classes, self.labels, ("y",)), ClassScores("P", self.n_classes))
         self._init_state()
 
     def _settings(self):
-        out = {"k": self.k}
-        if self.n_classes is not None:
-            out["n_classes"] = self.n_classes
-        if self.labels is not None:
-            out["labels"] = self.labels
-        return out
+        return {k: getattr(self, k) for k in ("k", "n_classes", "labels") if getattr(self, k) is not None}
 
     def prepare(self, *arrays, sample_weight=None):
         batch = super().prepare(*arrays, sample_weight=sample_weight)
@@ -185,9 +151,7 @@ def _check_columns(y, P) -> None:
 
 
 def top_k_accuracy(y, P, k, *, n_classes=None, labels=None, sample_weight=None) -> float:
-    """Top-k accuracy: the share of rows whose true class is among the ``k``
-    highest scores of ``P`` (n x K), ties ranked as scikit-learn's
-    ``top_k_accuracy_score`` ranks them (see :class:`TopKAccuracy`).
+    """Top-k accuracy of these rows (see :class:`TopKAccuracy`).
 
     >>> from streammetrics import top_k_accuracy
     >>> P = [[0.5, 0.3, 0.2], [0.1, 0.3, 0.6], [0.2, 0.5, 0.3], [0.6, 0.3, 0.1]]
