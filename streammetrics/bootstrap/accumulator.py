@@ -12,7 +12,7 @@ from .._protocol.base import Accumulator, check_ci, locked
 from .._protocol.errors import StateFileError, WeightOverflowError
 from .._protocol.inputs import Batch, raise_rejected
 from .._protocol.result import Result
-from .._protocol.state import concatenated_parts, reserve
+from .._protocol.state import checked_entries, concatenated, concatenated_parts, part_of, reserve
 from .._protocol.terms import Sums
 from .._protocol.validation import as_1d
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
@@ -372,19 +372,13 @@ class Bootstrap(TemplateWrapper, Accumulator):
             state[f"point.{k}"] = v
         parts = [acc.state_dict() for acc in self._replicas]
         for k, empty in self._replica_fields.items():
-            arrays = [p[k] for p in parts]
-            state[f"replicates.{k}"] = np.concatenate([a.reshape(-1) for a in arrays])
-            state[f"replicates.{k}#shape"] = np.array([a.shape for a in arrays], np.int64).reshape(
-                len(arrays), empty.ndim
-            )
+            state[f"replicates.{k}"], state[f"replicates.{k}#shape"] = concatenated([p[k] for p in parts], empty)
         if self._ranked is not None:
             state.update(self._ranks.state())
         return state
 
     def _checked(self, state) -> _Parsed:
         """Parse and check a state (untrusted): a :class:`_Parsed`, or ``StateFileError``."""
-        if not isinstance(state, dict):
-            raise StateFileError(f"a state must be a dict of arrays, got {type(state).__name__}")
         fields = set(self._template_fields)
         rfields = set(self._replica_fields)
         expected = (
@@ -395,18 +389,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
         )
         if self._ranked is not None:
             expected |= set(RankRows.FIELDS)
-        if set(state) != expected:
-            raise StateFileError(
-                f"state entries {sorted(state)} do not match a Bootstrap of "
-                f"{type(self._template).__name__}'s {sorted(expected)}"
-            )
-        for key, a in state.items():
-            if not isinstance(a, np.ndarray):
-                raise StateFileError(f"entry {key!r} is not an array")
-        n = state["n"]
-        if n.dtype != np.int64 or n.shape != (1,) or n[0] < 0:
-            raise StateFileError("entry 'n' must be one non-negative int64")
-        rows = int(n[0])
+        rows = checked_entries(state, expected, f"a Bootstrap of {type(self._template).__name__}")
         point = self._template.copy()
         try:
             point.load_state_dict({k: state[f"point.{k}"] for k in fields})
@@ -422,13 +405,9 @@ class Bootstrap(TemplateWrapper, Accumulator):
             )
         replicas = []
         for r in range(R):
-            sub = {
-                k: flat[starts[r] : starts[r + 1]].reshape(tuple(shapes[r]))
-                for k, (flat, shapes, starts) in cuts.items()
-            }
             acc = self._replica_template.copy()
             try:
-                acc.load_state_dict(sub)
+                acc.load_state_dict(part_of(cuts, r))
             except ValueError as exc:
                 raise StateFileError(f"replicate {r}: {exc}") from None
             if acc.n != rows:

@@ -7,6 +7,7 @@ import numpy as np
 from .._protocol.base import Accumulator, locked
 from .._protocol.errors import NoWeightsError
 from .._protocol.inputs import Batch, convert, raise_rejected
+from .._protocol.state import concatenated
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
 from . import encode as E
 from . import keys as K
@@ -473,13 +474,8 @@ class Sliced(TemplateWrapper, Accumulator):
         parts = [self._accs[g].state_dict() for g in order]
         for k, empty in self._template_fields.items():
             arrays = [p[k] for p in parts]
-            flat = np.concatenate([a.reshape(-1) for a in arrays]) if arrays else np.zeros(0, empty.dtype)
-            shapes = (
-                None
-                if all(a.shape == empty.shape for a in arrays)
-                else np.array([a.shape for a in arrays], np.int64).reshape(len(arrays), empty.ndim)
-            )
-            state.update(S.slice_entries(k, empty, flat, shapes))
+            flat, shapes = concatenated(arrays, empty)
+            state.update(S.slice_entries(k, empty, flat, None if (shapes == empty.shape).all() else shapes))
         return state
 
     def _checked(self, state) -> S.Parsed:

@@ -17,7 +17,7 @@ import numpy as np
 
 from .._kernels import compensated
 from .._protocol.errors import StateFileError
-from .._protocol.state import concatenated_parts, count_total, reserve, screen_fields
+from .._protocol.state import checked_entries, concatenated_parts, count_total, part_of, reserve, screen_fields
 from . import keys as K
 
 __all__ = ["KEYS", "INT_KEYS", "Parsed", "slice_entries", "keys_entries", "parse"]
@@ -133,16 +133,7 @@ def parse(state, template, fields: dict, max_slices: int, tables: bool) -> Parse
     state = _with_optional(state, expected, template, fields)
     if INT_KEYS in state:
         expected.add(INT_KEYS)
-    if set(state) != expected:
-        raise StateFileError(
-            f"state entries {sorted(state)} do not match a Sliced {type(template).__name__}'s {sorted(expected)}"
-        )
-    for key, a in state.items():
-        if not isinstance(a, np.ndarray):
-            raise StateFileError(f"entry {key!r} is not an array")
-    n = state["n"]
-    if n.dtype != np.int64 or n.shape != (1,) or n[0] < 0:
-        raise StateFileError("entry 'n' must be one non-negative int64")
+    n = checked_entries(state, expected, f"a Sliced {type(template).__name__}")
     keys, columns, names = _parse_keys(state)
     if len(keys) > max_slices:
         raise StateFileError(f"{len(keys)} slices, more than max_slices={max_slices}")
@@ -171,12 +162,9 @@ def parse(state, template, fields: dict, max_slices: int, tables: bool) -> Parse
 
     def slice_acc(i):
         """Slice ``i``'s accumulator, its state checked on its own."""
-        sub = {
-            k: flat[starts[i] : starts[i + 1]].reshape(tuple(shapes[i])) for k, (flat, shapes, starts) in cuts.items()
-        }
         acc = template.copy()
         try:
-            acc.load_state_dict(sub)
+            acc.load_state_dict(part_of(cuts, i))
         except ValueError as exc:
             raise StateFileError(f"slice {key_of(i)!r}: {exc}") from None
         if acc.n == 0:
@@ -207,8 +195,8 @@ def parse(state, template, fields: dict, max_slices: int, tables: bool) -> Parse
                 for k, e in fields.items()
             }
             accs = None
-    if total != overall.n or overall.n != n[0]:
-        raise StateFileError(f"the slices hold {total} rows, the overall state {overall.n}, the count {int(n[0])}")
+    if total != overall.n or overall.n != n:
+        raise StateFileError(f"the slices hold {total} rows, the overall state {overall.n}, the count {n}")
     _check_overall_agrees(template, overall.state_dict(), stacked, accs)
     return Parsed(overall, keys, columns, names, accs, stacked)
 
