@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -45,13 +46,8 @@ MAX_SLOTS = 768
 _EMPTY_KEYS = np.zeros(0, np.int64)
 
 
-class _Parsed:
-    """A checked state: the parts :meth:`Bootstrap._load` installs."""
-
-    __slots__ = ("n", "point", "replicas", "ranks")
-
-    def __init__(self, n, point, replicas, ranks):
-        self.n, self.point, self.replicas, self.ranks = n, point, replicas, ranks
+#: a checked state: the parts :meth:`Bootstrap._load` installs
+_Parsed = namedtuple("_Parsed", "n point replicas ranks")
 
 
 def _check_keys(key, n: int) -> np.ndarray:
@@ -603,11 +599,5 @@ def _linear_terms(template):
     return terms if terms is not None and terms.size <= MAX_SLOTS else None
 
 
-class _Chunk:
-    """Rows ``first..first+m-1`` of a batch and the block their replicate weights fill."""
-
-    __slots__ = ("inputs", "arrays", "w", "keys", "first", "m", "block")
-
-    def __init__(self, inputs, arrays, w, keys, first, m, block):
-        self.inputs, self.arrays, self.w, self.keys = inputs, arrays, w, keys
-        self.first, self.m, self.block = first, m, block
+#: rows ``first..first+m-1`` of a batch and the block their replicate weights fill
+_Chunk = namedtuple("_Chunk", "inputs arrays w keys first m block")

@@ -12,6 +12,7 @@ slice's array has the template's shape).
 from __future__ import annotations
 
 import json
+from collections import namedtuple
 
 import numpy as np
 
@@ -26,15 +27,9 @@ KEYS = "keys"
 INT_KEYS = "keys#int64"
 
 
-class Parsed:
-    """A checked state: the parts a Sliced installs."""
-
-    __slots__ = ("overall", "keys", "columns", "names", "accs", "tables")
-
-    def __init__(self, overall, keys, columns, names, accs, tables=None):
-        self.overall, self.keys, self.columns, self.names, self.accs = overall, keys, columns, names, accs
-        #: every slice's state as the rows of tables (``accs`` is then ``None``)
-        self.tables = tables
+#: a checked state: the parts a Sliced installs (``tables``: every slice's state
+#: as the rows of tables, ``accs`` then ``None``)
+Parsed = namedtuple("Parsed", "overall keys columns names accs tables")
 
 
 def slice_entries(k: str, empty: np.ndarray, flat: np.ndarray, shapes) -> dict:
