@@ -68,8 +68,6 @@ SCANNED_TOTALS = 4096
 #: expands into may take (zeros written in short, parts made by copying)
 LOAD_EXPANSION = 16
 
-__all__ = ["Accumulator", "load_state", "check_ci", "locked"]
-
 
 class Accumulator:
     """Base class of the streaming, mergeable metrics (see the module docstring)."""

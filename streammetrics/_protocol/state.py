@@ -29,21 +29,6 @@ import numpy as np
 from .._kernels import compensated
 from .errors import CountOverflowError, StateFileError, WeightOverflowError
 
-__all__ = [
-    "Field",
-    "empty_state",
-    "merge_fields",
-    "check_fields",
-    "screen_fields",
-    "copy_state",
-    "states_equal",
-    "allocation_budget",
-    "reserve",
-    "count_total",
-    "concatenated_parts",
-    "INT64_MAX",
-]
-
 MERGE_RULES = ("sum", "pairs", "max", "custom")
 INT64_MAX = int(np.iinfo(np.int64).max)
 

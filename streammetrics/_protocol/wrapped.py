@@ -14,8 +14,6 @@ from . import statefile
 from .base import Accumulator
 from .inputs import Batch, Input, InputTuple
 
-__all__ = ["KeysInput", "Packed", "TemplateWrapper", "pack", "unpack"]
-
 
 class KeysInput(Input):
     """A wrapper's own argument beside the template's: slice keys, row keys."""

@@ -51,9 +51,7 @@ def _table_fields(prefix: str, size: str):
     return (
         Field(f"{prefix}counts", np.int64, (size,), doc="rows in each bin"),
         Field(f"{prefix}weight", np.float64, (size, 2), merge="pairs", doc="each bin's total weight"),
-        Field(
-            f"{prefix}predicted", np.float64, (size, 2), merge="pairs", doc="each bin's weighted total of probabilities"
-        ),
+        Field(f"{prefix}predicted", np.float64, (size, 2), merge="pairs", doc="each bin's weighted total of p"),
         Field(f"{prefix}observed", np.float64, (size, 2), merge="pairs", doc="each bin's weighted total of outcomes"),
     )
 

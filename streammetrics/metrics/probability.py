@@ -192,14 +192,7 @@ class ProbabilityScores(Accumulator):
 
     inputs = (Labels01("y"), Probabilities("p", predict_proba=True))
     fields = _SUMS + (
-        Field(
-            "squares",
-            np.float64,
-            (3, 2),
-            merge="pairs",
-            optional=True,
-            doc="second moments: totals of w loss², w (p - y)⁴, w²",
-        ),
+        Field("squares", np.float64, (3, 2), merge="pairs", optional=True, doc="w loss², w (p - y)⁴, w² totals"),
         Field("squares_rows", np.int64, (1,), optional=True, doc="rows counted in squares"),
     )
     headline = ("log_loss", "brier")

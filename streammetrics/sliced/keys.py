@@ -15,22 +15,6 @@ import math
 
 import numpy as np
 
-__all__ = [
-    "KeyTable",
-    "BatchKeys",
-    "tag",
-    "public",
-    "from_json",
-    "to_json",
-    "int_column",
-    "kinds_of",
-    "column_kinds",
-    "NULL",
-    "TWO63",
-    "INT64_MIN",
-    "INT64_MAX",
-]
-
 TWO63 = 2.0**63
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 

@@ -21,8 +21,6 @@ from .._protocol.errors import StateFileError
 from .._protocol.state import checked_entries, concatenated_parts, count_total, part_of, reserve, screen_fields
 from . import keys as K
 
-__all__ = ["KEYS", "INT_KEYS", "Parsed", "slice_entries", "keys_entries", "parse"]
-
 KEYS = "keys"
 INT_KEYS = "keys#int64"
 
