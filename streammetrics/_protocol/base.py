@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from . import state as S
 from . import statefile
 from .errors import (
     CountOverflowError,
@@ -46,19 +47,6 @@ from .errors import (
 )
 from .inputs import Batch, Input, convert, prepare, raise_rejected
 from .result import Result
-from .state import (
-    INT64_MAX,
-    Field,
-    allocation_budget,
-    check_fields,
-    check_merge_fields,
-    copy_state,
-    empty_state,
-    float_sums,
-    merge_fields,
-    states_equal,
-    within,
-)
 
 #: the most float totals a weighted fold reads before it folds, to know them
 #: far from float64's top (see ``Accumulator._far_from_overflow``)
@@ -77,7 +65,7 @@ class Accumulator:
     #: whether ``update`` takes ``sample_weight``
     takes_weights: ClassVar[bool] = True
     #: the state's arrays
-    fields: ClassVar[tuple[Field, ...]] = ()
+    fields: ClassVar[tuple[S.Field, ...]] = ()
     #: result fields shown by ``repr`` (and a report's one-line summary)
     headline: ClassVar[tuple[str, ...]] = ()
     #: whether ``finalize(ci=...)`` adds confidence intervals
@@ -105,7 +93,7 @@ class Accumulator:
         """Raise what merging ``other`` (compatible, room checked) would refuse,
         changing nothing (so that a composite never merges half its parts)."""
         if not _overrides(type(self), "_merge_state"):
-            check_merge_fields(self.fields, self._arrays, other._state)
+            S.check_merge_fields(self.fields, self._arrays, other._state)
 
     def _check_state(self, state: dict[str, np.ndarray]) -> None:
         """Invariants of a loaded state beyond its declaration; raise ``ValueError`` if bad."""
@@ -169,7 +157,7 @@ class Accumulator:
 
     # ------------------------------------------------------------------ storage
     def _init_state(self) -> None:
-        self._arrays = empty_state(self.fields, self)
+        self._arrays = S.empty_state(self.fields, self)
 
     @property
     def _state(self) -> dict[str, np.ndarray]:
@@ -181,7 +169,7 @@ class Accumulator:
         self._arrays = state
 
     def _merge_state(self, other: dict[str, np.ndarray]) -> None:
-        merge_fields(self.fields, self._arrays, other)
+        S.merge_fields(self.fields, self._arrays, other)
         self._merge_custom(other)
 
     #: whether every attribute but the state and the lock is a setting fixed in
@@ -190,7 +178,7 @@ class Accumulator:
 
     def _clone(self):
         """An independent copy (the settings, and a copy of the state)."""
-        return self.with_state(copy_state(self._state))
+        return self.with_state(S.copy_state(self._state))
 
     def with_state(self, state: dict):
         """A new accumulator of these settings holding ``state`` (fields this
@@ -268,7 +256,7 @@ class Accumulator:
             self._check_room(n)
             if not (w.shape[0] and self._totals_unchecked) or self._far_from_overflow(w):
                 return self._fold(arrays, w)
-            kept = copy_state(self._arrays)
+            kept = S.copy_state(self._arrays)
             status = self._fold(arrays, w)
             if not status and _overflowed(self.fields, kept, self._arrays):
                 self._load(kept)
@@ -287,12 +275,12 @@ class Accumulator:
         its totals checked as they merged)."""
         if not float(w.max()) * w.shape[0] * self._weight_multiple() < 1e300:
             return False
-        totals = [self._arrays[f.name] for f in float_sums(self.fields)]
-        return sum(a.size for a in totals) > SCANNED_TOTALS or within(totals, 1e300)
+        totals = [self._arrays[f.name] for f in S.float_sums(self.fields)]
+        return sum(a.size for a in totals) > SCANNED_TOTALS or S.within(totals, 1e300)
 
     def _check_room(self, rows: int, what: str = "folding") -> None:
         """Refuse ``rows`` more rows past the ``int64`` range (every count is at most ``n``)."""
-        if rows > INT64_MAX - self.n:
+        if rows > S.INT64_MAX - self.n:
             raise CountOverflowError(
                 f"{what} {rows} rows into a {type(self).__name__} of {self.n} would pass the int64 "
                 "range of its counts (2**63 - 1)"
@@ -348,7 +336,7 @@ class Accumulator:
             self._check_room(other.n, "merging")
             theirs = other._state
             if other is self:
-                theirs = copy_state(theirs)
+                theirs = S.copy_state(theirs)
             self._merge_state(theirs)
         return self
 
@@ -418,7 +406,7 @@ class Accumulator:
         if type(other) is not type(self):
             return NotImplemented
         with locked(self, other):
-            return self._settings() == other.settings and states_equal(self._state, other._state)
+            return self._settings() == other.settings and S.states_equal(self._state, other._state)
 
     __hash__ = None  # mutable
 
@@ -426,7 +414,7 @@ class Accumulator:
     def state_dict(self) -> dict[str, np.ndarray]:
         """A copy of the state as its declared fields (name -> array)."""
         with self._guard:
-            return copy_state(self._state)
+            return S.copy_state(self._state)
 
     def load_state_dict(self, state: dict[str, np.ndarray]):
         """Take ``state`` (as :meth:`state_dict` gives it) after checking it as
@@ -438,7 +426,7 @@ class Accumulator:
         return self
 
     def _checked(self, state) -> dict[str, np.ndarray]:
-        owned = check_fields(self.fields, self, state)
+        owned = S.check_fields(self.fields, self, state)
         try:
             self._check_state(owned)
         except StateFileError:
@@ -455,7 +443,7 @@ class Accumulator:
     def __setstate__(self, d):
         fresh = type(self).from_settings(d["settings"])
         self.__dict__.update(fresh.__dict__)
-        self._load(copy_state(d["state"]))
+        self._load(S.copy_state(d["state"]))
 
     # ------------------------------------------------------------- save / load
     def save(self, path) -> None:
@@ -481,7 +469,7 @@ class Accumulator:
         # the settings may not declare a larger state than the file holds
         budget = sum(a.nbytes for a in arrays.values()) + (1 << 20)
         try:
-            with allocation_budget(budget, where):
+            with S.allocation_budget(budget, where):
                 obj = cls._from_settings(settings)
         except StateFileError:
             raise
@@ -490,7 +478,7 @@ class Accumulator:
             shown = shown if len(shown) <= 200 else shown[:200] + "..."
             raise StateFileError(f"{where}: invalid settings {shown} ({exc})") from None
         try:  # what the arrays expand to is bounded too
-            with allocation_budget(LOAD_EXPANSION * budget + (64 << 20), None):
+            with S.allocation_budget(LOAD_EXPANSION * budget + (64 << 20), None):
                 obj.load_state_dict(arrays)
         except ValueError as exc:
             raise StateFileError(f"{where}: {exc}") from None
@@ -545,7 +533,7 @@ def load_state(path) -> Accumulator:
 
 def _overflowed(fields, before: dict[str, np.ndarray], after: dict[str, np.ndarray]) -> bool:
     """Whether a float sum of ``after`` is infinite or NaN where it was finite ``before``."""
-    for f in float_sums(fields):
+    for f in S.float_sums(fields):
         old, new = before[f.name], after[f.name]
         finite = np.isfinite(new)
         if old.shape == new.shape:
@@ -557,7 +545,7 @@ def _overflowed(fields, before: dict[str, np.ndarray], after: dict[str, np.ndarr
 
 def _check_totals(fields, stacked: dict) -> None:
     """``WeightOverflowError`` where a float total of ``stacked`` is not finite."""
-    for f in float_sums(fields):
+    for f in S.float_sums(fields):
         if not np.isfinite(stacked[f.name]).all():
             raise WeightOverflowError()
 
