@@ -12,7 +12,7 @@ from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
 from . import encode as E
 from . import keys as K
 from . import states as S
-from .result import LazySlices, SlicedResult, score_columns
+from .result import LazySlices, SlicedResult, at_least_one, score_columns
 from .segments import fold_by_slice
 from .tables import key_bounds, select, sum_terms, tables_for
 
@@ -35,14 +35,6 @@ def _with_new_ids(ids, start: int, count: int) -> np.ndarray:
 def _by(names) -> str:
     """The ``by`` argument as messages name it, with its columns' names."""
     return "by" if tuple(names) == ("by",) else f"by ({', '.join(names)})"
-
-
-def _check_max_slices(m) -> int:
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
-        raise TypeError(f"max_slices must be an integer, got {type(m).__name__}")
-    if m < 1:
-        raise ValueError(f"max_slices must be at least 1, got {m}")
-    return int(m)
 
 
 #: the cells a batch's groups may span beyond four a row, when summed by key
@@ -149,7 +141,7 @@ class Sliced(TemplateWrapper, Accumulator):
         if isinstance(template, Sliced):
             raise TypeError("template must not be a Sliced accumulator: slice by a cross, by=(a, b), instead")
         self._wrap(template, "slice")
-        self.max_slices = _check_max_slices(max_slices)
+        self.max_slices = at_least_one("max_slices", max_slices)
         #: the slices as rows of tables (a template of declared row terms), or ``None``
         self._spec = tables_for(self._template)
         self.takes_weights = self._template.takes_weights
