@@ -35,16 +35,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from . import errors, statefile
 from . import state as S
-from . import statefile
-from .errors import (
-    CountOverflowError,
-    NoObservationsError,
-    NoWeightsError,
-    SettingsMismatchError,
-    StateFileError,
-    WeightOverflowError,
-)
 from .inputs import Batch, Input, convert, prepare, raise_rejected
 from .result import Result
 
@@ -226,7 +218,7 @@ class Accumulator:
             )
         w = batch.weights
         if w.shape[0] and not self.takes_weights:
-            raise NoWeightsError(type(self).__name__)
+            raise errors.NoWeightsError(type(self).__name__)
         if batch.n:
             status = self.fold_status(arrays, w, batch.n)
             if status:
@@ -260,7 +252,7 @@ class Accumulator:
             status = self._fold(arrays, w)
             if not status and _overflowed(self.fields, kept, self._arrays):
                 self._load(kept)
-                raise WeightOverflowError()
+                raise errors.WeightOverflowError()
             return status
 
     def _weight_multiple(self) -> int:
@@ -281,7 +273,7 @@ class Accumulator:
     def _check_room(self, rows: int, what: str = "folding") -> None:
         """Refuse ``rows`` more rows past the ``int64`` range (every count is at most ``n``)."""
         if rows > S.INT64_MAX - self.n:
-            raise CountOverflowError(
+            raise errors.CountOverflowError(
                 f"{what} {rows} rows into a {type(self).__name__} of {self.n} would pass the int64 "
                 "range of its counts (2**63 - 1)"
             )
@@ -314,7 +306,7 @@ class Accumulator:
                 for k in sorted(set(mine) | set(theirs))
                 if mine.get(k) != theirs.get(k)
             )
-            raise SettingsMismatchError(
+            raise errors.SettingsMismatchError(
                 f"cannot merge {type(self).__name__} accumulators with different settings: {diff}"
             )
 
@@ -380,14 +372,14 @@ class Accumulator:
         options = {k: v for k, v in options.items() if v is not None}
         with self._guard:
             if self.n == 0:
-                raise NoObservationsError(f"{type(self).__name__} has no observations: call update() first")
+                raise errors.NoObservationsError(f"{type(self).__name__} has no observations: call update() first")
             # counts are int64 and their products float64, far from its range:
             # a total past it can only be of weights (near 1e308)
             try:
                 with np.errstate(over="raise"):
                     return self._compute(**options)
             except (FloatingPointError, OverflowError) as exc:
-                raise WeightOverflowError(scores="the weighted totals of the scores") from exc
+                raise errors.WeightOverflowError(scores="the weighted totals of the scores") from exc
 
     def __repr__(self) -> str:
         settings = ", ".join(f"{k}={v!r}" for k, v in self._settings().items())
@@ -429,10 +421,10 @@ class Accumulator:
         owned = S.check_fields(self.fields, self, state)
         try:
             self._check_state(owned)
-        except StateFileError:
+        except errors.StateFileError:
             raise
         except ValueError as exc:
-            raise StateFileError(str(exc)) from None
+            raise errors.StateFileError(str(exc)) from None
         return owned
 
     # ---------------------------------------------------------------- pickling
@@ -460,7 +452,7 @@ class Accumulator:
         ``ValueError`` for a corrupt, foreign or other class's file."""
         obj = load_state(path)
         if cls is not Accumulator and type(obj) is not cls:
-            raise StateFileError(f"{os.fspath(path)!r} holds a {type(obj).__name__} state, not a {cls.__name__}")
+            raise errors.StateFileError(f"{os.fspath(path)!r} holds a {type(obj).__name__} state, not a {cls.__name__}")
         return obj
 
     @classmethod
@@ -471,17 +463,17 @@ class Accumulator:
         try:
             with S.allocation_budget(budget, where):
                 obj = cls._from_settings(settings)
-        except StateFileError:
+        except errors.StateFileError:
             raise
         except (TypeError, ValueError, ImportError, OverflowError) as exc:
             shown = repr(settings)
             shown = shown if len(shown) <= 200 else shown[:200] + "..."
-            raise StateFileError(f"{where}: invalid settings {shown} ({exc})") from None
+            raise errors.StateFileError(f"{where}: invalid settings {shown} ({exc})") from None
         try:  # what the arrays expand to is bounded too
             with S.allocation_budget(LOAD_EXPANSION * budget + (64 << 20), None):
                 obj.load_state_dict(arrays)
         except ValueError as exc:
-            raise StateFileError(f"{where}: {exc}") from None
+            raise errors.StateFileError(f"{where}: {exc}") from None
         return obj
 
 
@@ -547,7 +539,7 @@ def _check_totals(fields, stacked: dict) -> None:
     """``WeightOverflowError`` where a float total of ``stacked`` is not finite."""
     for f in S.float_sums(fields):
         if not np.isfinite(stacked[f.name]).all():
-            raise WeightOverflowError()
+            raise errors.WeightOverflowError()
 
 
 def _overrides(cls, name: str) -> bool:
