@@ -77,6 +77,19 @@ class TemplateWrapper:
             self._init_parts()
         return self
 
+    def _split_keys(self, arrays, keys, wanted: str):
+        """``(arrays, keys)``: the template's arrays and the keys, given as ``keys``
+        or as one extra positional column; ``wanted`` names them in the message."""
+        k = len(self._template.inputs)
+        if keys is None and len(arrays) == k + 1:
+            return arrays[:k], arrays[k]
+        if len(arrays) != k:
+            raise TypeError(
+                f"expected {k} arrays ({', '.join(i.name for i in self._template.inputs)}) "
+                f"and {wanted}, got {len(arrays)} arrays"
+            )
+        return arrays, keys
+
     def _inner(self) -> str:
         """The template as ``repr`` names it, without its rows."""
         return repr(self._template).rsplit(": n=", 1)[0]

@@ -172,17 +172,6 @@ class Bootstrap(TemplateWrapper, Accumulator):
         self._ranks = RankRows()
 
     # --------------------------------------------------------------- inputs
-    def _split(self, arrays, key):
-        k = len(self._template.inputs)
-        if key is None and len(arrays) == k + 1:
-            return arrays[:k], arrays[k]
-        if len(arrays) != k:
-            raise TypeError(
-                f"expected {k} arrays ({', '.join(i.name for i in self._template.inputs)}) "
-                f"and optionally key=, got {len(arrays)} arrays"
-            )
-        return arrays, key
-
     def prepare(self, *arrays, sample_weight=None, key=None) -> Batch:
         """Convert and check one batch and its row keys: a :class:`~streammetrics.Batch`.
 
@@ -190,7 +179,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
         value raises ``ValueError`` naming the argument and its position);
         ``key``, if given, must hold one integer per row.
         """
-        arrays, key = self._split(arrays, key)
+        arrays, key = self._split_keys(arrays, key, "optionally key=")
         tb = self._template.prepare(*arrays, sample_weight=sample_weight)
         keys = _EMPTY_KEYS if key is None else _check_keys(key, tb.n)
         return pack(tb, keys, self._template, self.inputs[-1])

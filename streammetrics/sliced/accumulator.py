@@ -167,21 +167,13 @@ class Sliced(TemplateWrapper, Accumulator):
         self._owned = None
 
     # --------------------------------------------------------------- inputs
-    def _split(self, arrays, by):
-        k = len(self._template.inputs)
-        if by is None:
-            if len(arrays) == k + 1:
-                return arrays[:k], arrays[k]
+    def _split_by(self, arrays, by):
+        if by is None and len(arrays) != len(self._template.inputs) + 1:
             raise TypeError(
                 f"Sliced.update needs the slice keys: update({', '.join(i.name for i in self._template.inputs)}, "
                 "by=keys), keys one column or a tuple of columns"
             )
-        if len(arrays) != k:
-            raise TypeError(
-                f"expected {k} arrays ({', '.join(i.name for i in self._template.inputs)}) "
-                f"and by=keys, got {len(arrays)} arrays"
-            )
-        return arrays, by
+        return self._split_keys(arrays, by, "by=keys")
 
     def prepare(self, *arrays, sample_weight=None, by=None) -> Batch:
         """Convert and check one batch and code its slice keys: a :class:`~streammetrics.Batch`.
@@ -190,7 +182,7 @@ class Sliced(TemplateWrapper, Accumulator):
         value raises ``ValueError`` naming the argument and its position);
         ``by`` must give one key per row.
         """
-        arrays, by = self._split(arrays, by)
+        arrays, by = self._split_by(arrays, by)
         tb = self._template.prepare(*arrays, sample_weight=sample_weight)
         keys = E.encode(by, tb.n, self.max_slices)
         return pack(tb, keys, self._template, self.inputs[-1])
