@@ -366,12 +366,8 @@ class Bootstrap(TemplateWrapper, Accumulator):
         """Parse and check a state (untrusted): a :class:`_Parsed`, or ``StateFileError``."""
         fields = set(self._template_fields)
         rfields = set(self._replica_fields)
-        expected = (
-            {"n"}
-            | {f"point.{k}" for k in fields}
-            | {f"replicates.{k}" for k in rfields}
-            | {f"replicates.{k}#shape" for k in rfields}
-        )
+        expected = {"n", *(f"point.{k}" for k in fields)}
+        expected |= {f"replicates.{k}{s}" for k in rfields for s in ("", "#shape")}
         if self._ranked is not None:
             expected |= set(RankRows.FIELDS)
         rows = checked_entries(state, expected, f"a Bootstrap of {type(self._template).__name__}")

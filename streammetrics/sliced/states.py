@@ -112,17 +112,17 @@ def _parse_keys(state):
         raise StateFileError(f"entry 'keys' is not a valid list of slice keys ({exc})") from None
 
 
+#: the entries of a template field ``k``: ``f"{before}{k}{after}"``
+_SLICE_ENTRIES = (("overall.", ""), ("slices.", ""), ("slices.", "#shape"))
+
+
 def parse(state, template, fields: dict, max_slices: int, tables: bool) -> Parsed:
     """Parse and check a state (untrusted) of a Sliced of ``template`` (its empty
     state ``fields``); ``tables``: its slices are rows of tables. A
     :class:`Parsed`, or ``StateFileError``."""
     if not isinstance(state, dict):
         raise StateFileError(f"a state must be a dict of arrays, got {type(state).__name__}")
-    expected = (
-        {"n", KEYS}
-        | {f"{part}.{k}" for k in fields for part in ("overall", "slices")}
-        | {f"slices.{k}#shape" for k in fields}
-    )
+    expected = {"n", KEYS} | {f"{a}{k}{b}" for k in fields for a, b in _SLICE_ENTRIES}
     state = _with_optional(state, expected, template, fields)
     if INT_KEYS in state:
         expected.add(INT_KEYS)
