@@ -22,99 +22,39 @@ import importlib
 
 __version__ = "0.1.0"
 
-#: where each public name lives (imported on first access)
+#: where each public name lives (imported on first access), names separated by spaces
 _HOMES = {
-    "._protocol": (
-        "Accumulator",
-        "BadShapeError",
-        "BadValueError",
-        "Batch",
-        "CountOverflowError",
-        "NoObservationsError",
-        "NoWeightsError",
-        "Result",
-        "SettingsMismatchError",
-        "StateFileError",
-        "load_state",
-    ),
-    ".evaluator": ("Evaluator", "evaluate_batches"),
-    ".metrics.binary": (
-        "BinaryConfusion",
-        "accuracy",
-        "actual",
-        "balanced_accuracy",
-        "called",
-        "f1",
-        "false_calls",
-        "fbeta",
-        "hits",
-        "matthews",
-        "missed",
-        "precision_score",
-        "recall_score",
-        "rejected",
-        "specificity",
-    ),
-    ".metrics.calibration": ("Calibration", "ClassCalibration", "expected_calibration_error"),
-    ".metrics.clustering": (
-        "ClusterContingency",
-        "adjusted_mutual_info_score",
-        "adjusted_rand_score",
-        "completeness_score",
-        "fowlkes_mallows_score",
-        "homogeneity_completeness_v_measure",
-        "homogeneity_score",
-        "mutual_info_score",
-        "normalized_mutual_info_score",
-        "rand_score",
-        "v_measure_score",
-    ),
-    ".metrics.multiclass": ("MulticlassConfusion", "confusion_matrix", "multiclass_scores"),
-    ".metrics.multiclass_rank": ("MulticlassRankAUC", "multiclass_auc"),
-    ".metrics.multilabel": ("MultilabelConfusion", "MultilabelRankAUC"),
-    ".metrics.probability": (
-        "ClassProbabilityScores",
-        "ProbabilityScores",
-        "brier",
-        "class_probability_scores",
-        "log_loss",
-    ),
-    ".metrics.ranking": ("RankAUC", "auc", "average_precision", "partial_auc", "pr_curve", "roc_curve"),
-    ".metrics.regression": ("RegressionErrors", "mae", "mape", "mse", "r2", "rmse"),
-    ".metrics.deviance": (
-        "TweedieDeviance",
-        "d2_tweedie_score",
-        "mean_gamma_deviance",
-        "mean_poisson_deviance",
-        "mean_tweedie_deviance",
-    ),
-    ".metrics.topk": ("TopKAccuracy", "top_k_accuracy"),
-    ".metrics.silhouette": ("silhouette", "silhouette_samples", "silhouette_score", "silhouettes"),
-    ".report": ("EvaluationReport",),
-    ".sliced": ("Sliced", "SlicedResult"),
-    ".bootstrap": ("Bootstrap",),
-    ".comparison": ("compare", "paired_delong"),
+    "._protocol": "Accumulator BadShapeError BadValueError Batch CountOverflowError NoObservationsError NoWeightsError"
+    " Result SettingsMismatchError StateFileError load_state",
+    ".evaluator": "Evaluator evaluate_batches",
+    ".metrics.binary": "BinaryConfusion accuracy actual balanced_accuracy called f1 false_calls fbeta hits matthews"
+    " missed precision_score recall_score rejected specificity",
+    ".metrics.calibration": "Calibration ClassCalibration expected_calibration_error",
+    ".metrics.clustering": "ClusterContingency adjusted_mutual_info_score adjusted_rand_score completeness_score"
+    " fowlkes_mallows_score homogeneity_completeness_v_measure homogeneity_score mutual_info_score"
+    " normalized_mutual_info_score rand_score v_measure_score",
+    ".metrics.multiclass": "MulticlassConfusion confusion_matrix multiclass_scores",
+    ".metrics.multiclass_rank": "MulticlassRankAUC multiclass_auc",
+    ".metrics.multilabel": "MultilabelConfusion MultilabelRankAUC",
+    ".metrics.probability": "ClassProbabilityScores ProbabilityScores brier class_probability_scores log_loss",
+    ".metrics.ranking": "RankAUC auc average_precision partial_auc pr_curve roc_curve",
+    ".metrics.regression": "RegressionErrors mae mape mse r2 rmse",
+    ".metrics.deviance": "TweedieDeviance d2_tweedie_score mean_gamma_deviance mean_poisson_deviance"
+    " mean_tweedie_deviance",
+    ".metrics.topk": "TopKAccuracy top_k_accuracy",
+    ".metrics.silhouette": "silhouette silhouette_samples silhouette_score silhouettes",
+    ".report": "EvaluationReport",
+    ".sliced": "Sliced SlicedResult",
+    ".bootstrap": "Bootstrap",
+    ".comparison": "compare paired_delong",
 }
-_HOME = {name: module for module, names in _HOMES.items() for name in names}
+_HOME = {name: module for module, names in _HOMES.items() for name in names.split()}
 __all__ = sorted(_HOME)
 #: submodules reachable as attributes (``sm.bootstrap.DEFAULT_GRID``) before an
 #: explicit ``import streammetrics.bootstrap``; the optional ones (``dask``,
 #: ``torch``, ``io``, ``cli``) raise their own ImportError naming the extra
 _SUBMODULES = frozenset(
-    {
-        "_kernels",
-        "_protocol",
-        "bootstrap",
-        "cli",
-        "comparison",
-        "dask",
-        "evaluator",
-        "io",
-        "metrics",
-        "report",
-        "sliced",
-        "torch",
-    }
+    "_kernels _protocol bootstrap cli comparison dask evaluator io metrics report sliced torch".split()
 )
 
 

@@ -35,30 +35,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from . import statefile
-from .errors import (
-    CountOverflowError,
-    NoObservationsError,
-    NoWeightsError,
-    SettingsMismatchError,
-    StateFileError,
-    WeightOverflowError,
-)
+from . import errors, statefile
+from . import state as S
 from .inputs import Batch, Input, convert, prepare, raise_rejected
 from .result import Result
-from .state import (
-    INT64_MAX,
-    Field,
-    allocation_budget,
-    check_fields,
-    check_merge_fields,
-    copy_state,
-    empty_state,
-    float_sums,
-    merge_fields,
-    states_equal,
-    within,
-)
 
 #: the most float totals a weighted fold reads before it folds, to know them
 #: far from float64's top (see ``Accumulator._far_from_overflow``)
@@ -67,8 +47,6 @@ SCANNED_TOTALS = 4096
 #: how many times its own arrays' bytes (and 64 MB) the states a loaded file
 #: expands into may take (zeros written in short, parts made by copying)
 LOAD_EXPANSION = 16
-
-__all__ = ["Accumulator", "load_state", "check_ci", "locked"]
 
 
 class Accumulator:
@@ -79,7 +57,7 @@ class Accumulator:
     #: whether ``update`` takes ``sample_weight``
     takes_weights: ClassVar[bool] = True
     #: the state's arrays
-    fields: ClassVar[tuple[Field, ...]] = ()
+    fields: ClassVar[tuple[S.Field, ...]] = ()
     #: result fields shown by ``repr`` (and a report's one-line summary)
     headline: ClassVar[tuple[str, ...]] = ()
     #: whether ``finalize(ci=...)`` adds confidence intervals
@@ -107,7 +85,7 @@ class Accumulator:
         """Raise what merging ``other`` (compatible, room checked) would refuse,
         changing nothing (so that a composite never merges half its parts)."""
         if not _overrides(type(self), "_merge_state"):
-            check_merge_fields(self.fields, self._arrays, other._state)
+            S.check_merge_fields(self.fields, self._arrays, other._state)
 
     def _check_state(self, state: dict[str, np.ndarray]) -> None:
         """Invariants of a loaded state beyond its declaration; raise ``ValueError`` if bad."""
@@ -171,7 +149,7 @@ class Accumulator:
 
     # ------------------------------------------------------------------ storage
     def _init_state(self) -> None:
-        self._arrays = empty_state(self.fields, self)
+        self._arrays = S.empty_state(self.fields, self)
 
     @property
     def _state(self) -> dict[str, np.ndarray]:
@@ -183,7 +161,7 @@ class Accumulator:
         self._arrays = state
 
     def _merge_state(self, other: dict[str, np.ndarray]) -> None:
-        merge_fields(self.fields, self._arrays, other)
+        S.merge_fields(self.fields, self._arrays, other)
         self._merge_custom(other)
 
     #: whether every attribute but the state and the lock is a setting fixed in
@@ -192,7 +170,7 @@ class Accumulator:
 
     def _clone(self):
         """An independent copy (the settings, and a copy of the state)."""
-        return self.with_state(copy_state(self._state))
+        return self.with_state(S.copy_state(self._state))
 
     def with_state(self, state: dict):
         """A new accumulator of these settings holding ``state`` (fields this
@@ -240,7 +218,7 @@ class Accumulator:
             )
         w = batch.weights
         if w.shape[0] and not self.takes_weights:
-            raise NoWeightsError(type(self).__name__)
+            raise errors.NoWeightsError(type(self).__name__)
         if batch.n:
             status = self.fold_status(arrays, w, batch.n)
             if status:
@@ -270,11 +248,11 @@ class Accumulator:
             self._check_room(n)
             if not (w.shape[0] and self._totals_unchecked) or self._far_from_overflow(w):
                 return self._fold(arrays, w)
-            kept = copy_state(self._arrays)
+            kept = S.copy_state(self._arrays)
             status = self._fold(arrays, w)
             if not status and _overflowed(self.fields, kept, self._arrays):
                 self._load(kept)
-                raise WeightOverflowError()
+                raise errors.WeightOverflowError()
             return status
 
     def _weight_multiple(self) -> int:
@@ -289,13 +267,13 @@ class Accumulator:
         its totals checked as they merged)."""
         if not float(w.max()) * w.shape[0] * self._weight_multiple() < 1e300:
             return False
-        totals = [self._arrays[f.name] for f in float_sums(self.fields)]
-        return sum(a.size for a in totals) > SCANNED_TOTALS or within(totals, 1e300)
+        totals = [self._arrays[f.name] for f in S.float_sums(self.fields)]
+        return sum(a.size for a in totals) > SCANNED_TOTALS or S.within(totals, 1e300)
 
     def _check_room(self, rows: int, what: str = "folding") -> None:
         """Refuse ``rows`` more rows past the ``int64`` range (every count is at most ``n``)."""
-        if rows > INT64_MAX - self.n:
-            raise CountOverflowError(
+        if rows > S.INT64_MAX - self.n:
+            raise errors.CountOverflowError(
                 f"{what} {rows} rows into a {type(self).__name__} of {self.n} would pass the int64 "
                 "range of its counts (2**63 - 1)"
             )
@@ -328,7 +306,7 @@ class Accumulator:
                 for k in sorted(set(mine) | set(theirs))
                 if mine.get(k) != theirs.get(k)
             )
-            raise SettingsMismatchError(
+            raise errors.SettingsMismatchError(
                 f"cannot merge {type(self).__name__} accumulators with different settings: {diff}"
             )
 
@@ -350,7 +328,7 @@ class Accumulator:
             self._check_room(other.n, "merging")
             theirs = other._state
             if other is self:
-                theirs = copy_state(theirs)
+                theirs = S.copy_state(theirs)
             self._merge_state(theirs)
         return self
 
@@ -394,14 +372,14 @@ class Accumulator:
         options = {k: v for k, v in options.items() if v is not None}
         with self._guard:
             if self.n == 0:
-                raise NoObservationsError(f"{type(self).__name__} has no observations: call update() first")
+                raise errors.NoObservationsError(f"{type(self).__name__} has no observations: call update() first")
             # counts are int64 and their products float64, far from its range:
             # a total past it can only be of weights (near 1e308)
             try:
                 with np.errstate(over="raise"):
                     return self._compute(**options)
             except (FloatingPointError, OverflowError) as exc:
-                raise WeightOverflowError(scores="the weighted totals of the scores") from exc
+                raise errors.WeightOverflowError(scores="the weighted totals of the scores") from exc
 
     def __repr__(self) -> str:
         settings = ", ".join(f"{k}={v!r}" for k, v in self._settings().items())
@@ -420,7 +398,7 @@ class Accumulator:
         if type(other) is not type(self):
             return NotImplemented
         with locked(self, other):
-            return self._settings() == other.settings and states_equal(self._state, other._state)
+            return self._settings() == other.settings and S.states_equal(self._state, other._state)
 
     __hash__ = None  # mutable
 
@@ -428,7 +406,7 @@ class Accumulator:
     def state_dict(self) -> dict[str, np.ndarray]:
         """A copy of the state as its declared fields (name -> array)."""
         with self._guard:
-            return copy_state(self._state)
+            return S.copy_state(self._state)
 
     def load_state_dict(self, state: dict[str, np.ndarray]):
         """Take ``state`` (as :meth:`state_dict` gives it) after checking it as
@@ -440,13 +418,13 @@ class Accumulator:
         return self
 
     def _checked(self, state) -> dict[str, np.ndarray]:
-        owned = check_fields(self.fields, self, state)
+        owned = S.check_fields(self.fields, self, state)
         try:
             self._check_state(owned)
-        except StateFileError:
+        except errors.StateFileError:
             raise
         except ValueError as exc:
-            raise StateFileError(str(exc)) from None
+            raise errors.StateFileError(str(exc)) from None
         return owned
 
     # ---------------------------------------------------------------- pickling
@@ -457,7 +435,7 @@ class Accumulator:
     def __setstate__(self, d):
         fresh = type(self).from_settings(d["settings"])
         self.__dict__.update(fresh.__dict__)
-        self._load(copy_state(d["state"]))
+        self._load(S.copy_state(d["state"]))
 
     # ------------------------------------------------------------- save / load
     def save(self, path) -> None:
@@ -474,7 +452,7 @@ class Accumulator:
         ``ValueError`` for a corrupt, foreign or other class's file."""
         obj = load_state(path)
         if cls is not Accumulator and type(obj) is not cls:
-            raise StateFileError(f"{os.fspath(path)!r} holds a {type(obj).__name__} state, not a {cls.__name__}")
+            raise errors.StateFileError(f"{os.fspath(path)!r} holds a {type(obj).__name__} state, not a {cls.__name__}")
         return obj
 
     @classmethod
@@ -483,19 +461,19 @@ class Accumulator:
         # the settings may not declare a larger state than the file holds
         budget = sum(a.nbytes for a in arrays.values()) + (1 << 20)
         try:
-            with allocation_budget(budget, where):
+            with S.allocation_budget(budget, where):
                 obj = cls._from_settings(settings)
-        except StateFileError:
+        except errors.StateFileError:
             raise
         except (TypeError, ValueError, ImportError, OverflowError) as exc:
             shown = repr(settings)
             shown = shown if len(shown) <= 200 else shown[:200] + "..."
-            raise StateFileError(f"{where}: invalid settings {shown} ({exc})") from None
+            raise errors.StateFileError(f"{where}: invalid settings {shown} ({exc})") from None
         try:  # what the arrays expand to is bounded too
-            with allocation_budget(LOAD_EXPANSION * budget + (64 << 20), None):
+            with S.allocation_budget(LOAD_EXPANSION * budget + (64 << 20), None):
                 obj.load_state_dict(arrays)
         except ValueError as exc:
-            raise StateFileError(f"{where}: {exc}") from None
+            raise errors.StateFileError(f"{where}: {exc}") from None
         return obj
 
 
@@ -547,7 +525,7 @@ def load_state(path) -> Accumulator:
 
 def _overflowed(fields, before: dict[str, np.ndarray], after: dict[str, np.ndarray]) -> bool:
     """Whether a float sum of ``after`` is infinite or NaN where it was finite ``before``."""
-    for f in float_sums(fields):
+    for f in S.float_sums(fields):
         old, new = before[f.name], after[f.name]
         finite = np.isfinite(new)
         if old.shape == new.shape:
@@ -559,9 +537,9 @@ def _overflowed(fields, before: dict[str, np.ndarray], after: dict[str, np.ndarr
 
 def _check_totals(fields, stacked: dict) -> None:
     """``WeightOverflowError`` where a float total of ``stacked`` is not finite."""
-    for f in float_sums(fields):
+    for f in S.float_sums(fields):
         if not np.isfinite(stacked[f.name]).all():
-            raise WeightOverflowError()
+            raise errors.WeightOverflowError()
 
 
 def _overrides(cls, name: str) -> bool:

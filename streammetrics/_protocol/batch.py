@@ -11,8 +11,6 @@ from __future__ import annotations
 from .errors import NoWeightsError
 from .validation import EMPTY_WEIGHTS, as_weights, check_same_length
 
-__all__ = ["InputTuple", "Batch", "convert", "prepare", "raise_rejected"]
-
 
 class InputTuple(tuple):
     """The declared inputs a batch was prepared for; it remembers which

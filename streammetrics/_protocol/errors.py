@@ -15,19 +15,6 @@ from typing import Any
 
 import numpy as np
 
-__all__ = [
-    "BadValueError",
-    "BadShapeError",
-    "NoObservationsError",
-    "SettingsMismatchError",
-    "StateFileError",
-    "CountOverflowError",
-    "NoWeightsError",
-    "WeightOverflowError",
-    "in_context",
-    "value_repr",
-]
-
 
 def value_repr(v: Any) -> str:
     """How a bad value is shown: the Python scalar's ``repr``."""

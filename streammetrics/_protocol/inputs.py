@@ -298,6 +298,42 @@ def refuse_labels(arr: np.ndarray, name: str, k: int | None = None) -> None:
         )
 
 
+def _ready(x, dtype, ndim: int, k=None) -> bool:
+    """Whether ``x`` is already converted: a C-contiguous ndarray of ``dtype``, ``ndim`` (and ``k`` columns)."""
+    return (
+        type(x) is np.ndarray
+        and x.dtype == dtype
+        and x.ndim == ndim
+        and (k is None or x.shape[1] == k)
+        and x.flags.c_contiguous
+    )
+
+
+def integers(arr: np.ndarray, name: str, in_range, problem: str, too_big: str | None = None) -> np.ndarray:
+    """A 1-D ``arr`` as ``int64``: floats must hold integers that ``in_range``
+    accepts, and ``uint64`` values fit in ``int64`` (else ``BadValueError``,
+    ``problem`` or ``too_big``)."""
+    kind = arr.dtype.kind
+    if kind == "f":
+        # checked before the cast, which is undefined for NaN and huge values
+        with np.errstate(invalid="ignore", over="ignore"):
+            bad = np.flatnonzero(~(in_range(arr) & (arr == np.floor(arr))))
+        if bad.size:
+            i = int(bad[0])
+            raise BadValueError(name, i, arr[i], problem)
+    elif kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > _INT64_MAX:
+        i = int(np.argmax(arr > _INT64_MAX))
+        raise BadValueError(name, i, arr[i], too_big or problem)
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def _check_cells(name: str, arr: np.ndarray, i: int, problem: str) -> None:
+    """Raise ``BadValueError`` at flat cell ``i`` of the matrix ``arr`` (none when negative)."""
+    if i >= 0:
+        r, c = divmod(int(i), arr.shape[1])
+        raise BadValueError(name, (r, c), arr[r, c], problem)
+
+
 def _range_problem(k: int) -> str:
     return f"classes must be integers in 0..{k - 1}" if k > 1 else "the only class is 0"
 
@@ -313,7 +349,7 @@ class ClassIndices(Input):
         self.domain = ("classes", self.k)
 
     def convert(self, x):
-        if type(x) is np.ndarray and x.dtype == np.int64 and x.ndim == 1 and x.flags.c_contiguous:
+        if _ready(x, np.int64, 1):
             return x
         arr = to_numpy(x, self.name)
         refuse_labels(arr, self.name, self.k)
@@ -324,19 +360,8 @@ class ClassIndices(Input):
                 hint="for class probabilities take their argmax, np.argmax(p, axis=1), or use "
                 "Evaluator(task='multiclass'), which takes either",
             )
-        arr = as_1d(arr, self.name)
-        kind, k = arr.dtype.kind, self.k
-        if kind == "f":
-            # checked before the cast, which is undefined for NaN and huge values
-            with np.errstate(invalid="ignore"):
-                bad = np.flatnonzero(~((arr >= 0) & (arr < k) & (arr == np.floor(arr))))
-            if bad.size:
-                i = int(bad[0])
-                raise BadValueError(self.name, i, arr[i], _range_problem(k))
-        elif kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > _INT64_MAX:
-            i = int(np.argmax(arr > _INT64_MAX))
-            raise BadValueError(self.name, i, arr[i], _range_problem(k))
-        return np.ascontiguousarray(arr, dtype=np.int64)
+        k = self.k
+        return integers(as_1d(arr, self.name), self.name, lambda a: (a >= 0) & (a < k), _range_problem(k))
 
     def first_bad(self, arr):
         return C.first_out_of_range(arr, self.k)
@@ -472,7 +497,7 @@ class ClassScores(Input):
         return ndim_of(x) == 2 and not ((self.k or 0) > 1 and one_column(x))
 
     def convert(self, x):
-        if type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 2 and x.flags.c_contiguous:
+        if _ready(x, np.float64, 2):
             arr = x
         else:
             arr = to_numpy(x, self.name)
@@ -493,10 +518,7 @@ class ClassScores(Input):
         return np.ascontiguousarray(arr, dtype=np.float64)
 
     def check(self, arr):
-        i = C.first_nonfinite(arr.reshape(-1))
-        if i >= 0:
-            r, c = divmod(int(i), arr.shape[1])
-            raise BadValueError(self.name, (r, c), arr[r, c], "scores must be finite")
+        _check_cells(self.name, arr, C.first_nonfinite(arr.reshape(-1)), "scores must be finite")
 
 
 class ClassCodes(Input):
@@ -508,22 +530,11 @@ class ClassCodes(Input):
     what = "classes"
 
     def convert(self, x):
-        if type(x) is np.ndarray and x.dtype == np.int64 and x.ndim == 1 and x.flags.c_contiguous:
+        if _ready(x, np.int64, 1):
             return x
         arr = to_numpy(x, self.name)
         refuse_labels(arr, self.name)
-        arr = as_1d(arr, self.name)
-        kind = arr.dtype.kind
-        if kind == "f":
-            with np.errstate(invalid="ignore"):
-                bad = np.flatnonzero(~((arr >= 0) & (arr < 2.0**62) & (arr == np.floor(arr))))
-            if bad.size:
-                i = int(bad[0])
-                raise BadValueError(self.name, i, arr[i], "classes must be integers 0, 1, 2, ...")
-        elif kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > _INT64_MAX:
-            i = int(np.argmax(arr > _INT64_MAX))
-            raise BadValueError(self.name, i, arr[i], "classes must be integers 0, 1, 2, ...")
-        return np.ascontiguousarray(arr, dtype=np.int64)
+        return integers(as_1d(arr, self.name), self.name, lambda a: (a >= 0) & (a < 2.0**62), self.problem(arr, 0))
 
     def first_bad(self, arr):
         return C.first_out_of_range(arr, _INT64_MAX)
@@ -617,10 +628,7 @@ class LabelMatrix(Input):
         return "labels must be 0 or 1"
 
     def check(self, arr):
-        i = first_not01_matrix(arr)
-        if i >= 0:
-            r, c = divmod(int(i), arr.shape[1])
-            raise BadValueError(self.name, (r, c), arr[r, c], "labels must be 0 or 1")
+        _check_cells(self.name, arr, first_not01_matrix(arr), "labels must be 0 or 1")
 
 
 class LabelScores(Input):
@@ -638,22 +646,13 @@ class LabelScores(Input):
         return ndim_of(x) == 2
 
     def convert(self, x):
-        if (
-            type(x) is np.ndarray
-            and x.ndim == 2
-            and x.dtype == np.float64
-            and x.shape[1] == self.k
-            and x.flags.c_contiguous
-        ):
+        if _ready(x, np.float64, 2, self.k):
             return x
         arr = _label_matrix(x, self.name, self.k, "scores")
         return np.ascontiguousarray(arr, dtype=np.float64)
 
     def check(self, arr):
-        i = ML.first_nonfinite_matrix(arr)
-        if i >= 0:
-            r, c = divmod(int(i), arr.shape[1])
-            raise BadValueError(self.name, (r, c), arr[r, c], "scores must be finite")
+        _check_cells(self.name, arr, ML.first_nonfinite_matrix(arr), "scores must be finite")
 
 
 # -------------------------------------------------------------------- clusters
@@ -664,18 +663,12 @@ class ClusterLabels(Input):
     what = "cluster labels"
 
     def convert(self, x):
-        if type(x) is np.ndarray and x.dtype == np.int64 and x.ndim == 1 and x.flags.c_contiguous:
+        if _ready(x, np.int64, 1):
             return x
-        arr = as_1d(x, self.name)
-        kind = arr.dtype.kind
-        if kind == "f":
-            with np.errstate(invalid="ignore", over="ignore"):  # 2**63 is inf in float16
-                ok = (arr == np.floor(arr)) & (np.abs(arr) < 2.0**63)
-            bad = np.flatnonzero(~ok)
-            if bad.size:
-                i = int(bad[0])
-                raise BadValueError(self.name, i, arr[i], "cluster labels must be integers")
-        elif kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > _INT64_MAX:
-            i = int(np.argmax(arr > _INT64_MAX))
-            raise BadValueError(self.name, i, arr[i], "cluster labels must fit in int64")
-        return np.ascontiguousarray(arr, dtype=np.int64)
+        return integers(
+            as_1d(x, self.name),
+            self.name,
+            lambda a: np.abs(a) < 2.0**63,  # (2**63 is inf in float16: overflow ignored)
+            "cluster labels must be integers",
+            "cluster labels must fit in int64",
+        )

@@ -14,8 +14,6 @@ from collections.abc import Hashable
 
 import numpy as np
 
-__all__ = ["LabelCodes"]
-
 _INT64_MAX = np.iinfo(np.int64).max
 
 

@@ -17,8 +17,6 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Result", "LabeledResult", "RenderContext", "safe", "fmt_number", "grid", "per_class", "jsonable"]
-
 
 def safe(x):
     """The specification's guard: ``x + [x == 0]``, so a zero denominator is 1."""

@@ -29,21 +29,6 @@ import numpy as np
 from .._kernels import compensated
 from .errors import CountOverflowError, StateFileError, WeightOverflowError
 
-__all__ = [
-    "Field",
-    "empty_state",
-    "merge_fields",
-    "check_fields",
-    "screen_fields",
-    "copy_state",
-    "states_equal",
-    "allocation_budget",
-    "reserve",
-    "count_total",
-    "concatenated_parts",
-    "INT64_MAX",
-]
-
 MERGE_RULES = ("sum", "pairs", "max", "custom")
 INT64_MAX = int(np.iinfo(np.int64).max)
 
@@ -335,6 +320,34 @@ def states_equal(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
     return a.keys() == b.keys() and all(
         a[k].shape == b[k].shape and a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]) for k in a
     )
+
+
+def checked_entries(state, expected: set, what: str) -> int:
+    """Refuse a state (untrusted) that is not a dict of exactly the arrays
+    ``expected`` with a count ``n`` (one non-negative int64), ``what``'s; the count."""
+    if not isinstance(state, dict):
+        raise StateFileError(f"a state must be a dict of arrays, got {type(state).__name__}")
+    if set(state) != expected:
+        raise StateFileError(f"state entries {sorted(state)} do not match {what}'s {sorted(expected)}")
+    for key, a in state.items():
+        if not isinstance(a, np.ndarray):
+            raise StateFileError(f"entry {key!r} is not an array")
+    n = state["n"]
+    if n.dtype != np.int64 or n.shape != (1,) or n[0] < 0:
+        raise StateFileError("entry 'n' must be one non-negative int64")
+    return int(n[0])
+
+
+def concatenated(arrays: list, empty: np.ndarray) -> tuple:
+    """``(flat, shapes)``: ``arrays`` (of ``empty``'s dtype and rank) flattened and
+    concatenated, and their shapes (``len x ndim``), as :func:`concatenated_parts` reads them."""
+    flat = np.concatenate([a.reshape(-1) for a in arrays]) if arrays else np.zeros(0, empty.dtype)
+    return flat, np.array([a.shape for a in arrays], np.int64).reshape(len(arrays), empty.ndim)
+
+
+def part_of(cuts: dict, i: int) -> dict:
+    """Part ``i`` of :func:`concatenated_parts`'s ``{field: (flat, shapes, starts)}``."""
+    return {k: flat[starts[i] : starts[i + 1]].reshape(tuple(shapes[i])) for k, (flat, shapes, starts) in cuts.items()}
 
 
 def concatenated_parts(entry: str, flat, shapes, count: int, empty: np.ndarray, what: str, one_shape=False):

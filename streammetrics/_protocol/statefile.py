@@ -28,19 +28,6 @@ import numpy as np
 from . import tempfiles
 from .errors import StateFileError
 
-__all__ = [
-    "FORMAT_NAME",
-    "FORMAT_VERSION",
-    "READABLE_VERSIONS",
-    "MAX_HEADER_BYTES",
-    "MAX_DEPTH",
-    "MAX_MEMBERS",
-    "write",
-    "read",
-    "register",
-    "registry",
-]
-
 FORMAT_NAME = "streammetrics-state"
 #: the version this release writes
 FORMAT_VERSION = 1

@@ -11,8 +11,6 @@ import os
 import secrets
 import socket
 
-__all__ = ["prefix", "new_path", "remove_stale", "unlink"]
-
 
 def prefix(stem: str) -> str:
     """``stem`` followed by this host's name (made safe for a file name) and a dot."""

@@ -54,8 +54,6 @@ import numpy as np
 
 from .._kernels import compensated
 
-__all__ = ["RowTerms", "Sums", "add_pairs", "add_second"]
-
 
 class RowTerms:
     """A declaration of the terms each row adds (see the module docstring)."""

@@ -20,17 +20,6 @@ from .errors import BadShapeError, BadValueError
 
 _INT64_MAX = np.iinfo(np.int64).max
 
-__all__ = [
-    "to_numpy",
-    "as_1d",
-    "squeeze_column",
-    "as_labels01",
-    "as_reals",
-    "as_weights",
-    "check_same_length",
-    "EMPTY_WEIGHTS",
-]
-
 #: A zero-length weight vector: kernels read "no weights" from its length, so one
 #: compiled specialization serves the weighted and the unweighted path.
 EMPTY_WEIGHTS = np.empty(0, dtype=np.float64)

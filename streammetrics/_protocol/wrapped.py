@@ -14,8 +14,6 @@ from . import statefile
 from .base import Accumulator
 from .inputs import Batch, Input, InputTuple
 
-__all__ = ["KeysInput", "Packed", "TemplateWrapper", "pack", "unpack"]
-
 
 class KeysInput(Input):
     """A wrapper's own argument beside the template's: slice keys, row keys."""
@@ -78,6 +76,19 @@ class TemplateWrapper:
         with self._guard:
             self._init_parts()
         return self
+
+    def _split_keys(self, arrays, keys, wanted: str):
+        """``(arrays, keys)``: the template's arrays and the keys, given as ``keys``
+        or as one extra positional column; ``wanted`` names them in the message."""
+        k = len(self._template.inputs)
+        if keys is None and len(arrays) == k + 1:
+            return arrays[:k], arrays[k]
+        if len(arrays) != k:
+            raise TypeError(
+                f"expected {k} arrays ({', '.join(i.name for i in self._template.inputs)}) "
+                f"and {wanted}, got {len(arrays)} arrays"
+            )
+        return arrays, keys
 
     def _inner(self) -> str:
         """The template as ``repr`` names it, without its rows."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ from .._protocol.base import Accumulator, check_ci, locked
 from .._protocol.errors import StateFileError, WeightOverflowError
 from .._protocol.inputs import Batch, raise_rejected
 from .._protocol.result import Result
-from .._protocol.state import concatenated_parts, reserve
+from .._protocol.state import checked_entries, concatenated, concatenated_parts, part_of, reserve
 from .._protocol.terms import Sums
 from .._protocol.validation import as_1d
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
@@ -45,13 +46,8 @@ MAX_SLOTS = 768
 _EMPTY_KEYS = np.zeros(0, np.int64)
 
 
-class _Parsed:
-    """A checked state: the parts :meth:`Bootstrap._load` installs."""
-
-    __slots__ = ("n", "point", "replicas", "ranks")
-
-    def __init__(self, n, point, replicas, ranks):
-        self.n, self.point, self.replicas, self.ranks = n, point, replicas, ranks
+#: a checked state: the parts :meth:`Bootstrap._load` installs
+_Parsed = namedtuple("_Parsed", "n point replicas ranks")
 
 
 def _check_keys(key, n: int) -> np.ndarray:
@@ -176,17 +172,6 @@ class Bootstrap(TemplateWrapper, Accumulator):
         self._ranks = RankRows()
 
     # --------------------------------------------------------------- inputs
-    def _split(self, arrays, key):
-        k = len(self._template.inputs)
-        if key is None and len(arrays) == k + 1:
-            return arrays[:k], arrays[k]
-        if len(arrays) != k:
-            raise TypeError(
-                f"expected {k} arrays ({', '.join(i.name for i in self._template.inputs)}) "
-                f"and optionally key=, got {len(arrays)} arrays"
-            )
-        return arrays, key
-
     def prepare(self, *arrays, sample_weight=None, key=None) -> Batch:
         """Convert and check one batch and its row keys: a :class:`~streammetrics.Batch`.
 
@@ -194,7 +179,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
         value raises ``ValueError`` naming the argument and its position);
         ``key``, if given, must hold one integer per row.
         """
-        arrays, key = self._split(arrays, key)
+        arrays, key = self._split_keys(arrays, key, "optionally key=")
         tb = self._template.prepare(*arrays, sample_weight=sample_weight)
         keys = _EMPTY_KEYS if key is None else _check_keys(key, tb.n)
         return pack(tb, keys, self._template, self.inputs[-1])
@@ -372,41 +357,20 @@ class Bootstrap(TemplateWrapper, Accumulator):
             state[f"point.{k}"] = v
         parts = [acc.state_dict() for acc in self._replicas]
         for k, empty in self._replica_fields.items():
-            arrays = [p[k] for p in parts]
-            state[f"replicates.{k}"] = np.concatenate([a.reshape(-1) for a in arrays])
-            state[f"replicates.{k}#shape"] = np.array([a.shape for a in arrays], np.int64).reshape(
-                len(arrays), empty.ndim
-            )
+            state[f"replicates.{k}"], state[f"replicates.{k}#shape"] = concatenated([p[k] for p in parts], empty)
         if self._ranked is not None:
             state.update(self._ranks.state())
         return state
 
     def _checked(self, state) -> _Parsed:
         """Parse and check a state (untrusted): a :class:`_Parsed`, or ``StateFileError``."""
-        if not isinstance(state, dict):
-            raise StateFileError(f"a state must be a dict of arrays, got {type(state).__name__}")
         fields = set(self._template_fields)
         rfields = set(self._replica_fields)
-        expected = (
-            {"n"}
-            | {f"point.{k}" for k in fields}
-            | {f"replicates.{k}" for k in rfields}
-            | {f"replicates.{k}#shape" for k in rfields}
-        )
+        expected = {"n", *(f"point.{k}" for k in fields)}
+        expected |= {f"replicates.{k}{s}" for k in rfields for s in ("", "#shape")}
         if self._ranked is not None:
             expected |= set(RankRows.FIELDS)
-        if set(state) != expected:
-            raise StateFileError(
-                f"state entries {sorted(state)} do not match a Bootstrap of "
-                f"{type(self._template).__name__}'s {sorted(expected)}"
-            )
-        for key, a in state.items():
-            if not isinstance(a, np.ndarray):
-                raise StateFileError(f"entry {key!r} is not an array")
-        n = state["n"]
-        if n.dtype != np.int64 or n.shape != (1,) or n[0] < 0:
-            raise StateFileError("entry 'n' must be one non-negative int64")
-        rows = int(n[0])
+        rows = checked_entries(state, expected, f"a Bootstrap of {type(self._template).__name__}")
         point = self._template.copy()
         try:
             point.load_state_dict({k: state[f"point.{k}"] for k in fields})
@@ -422,13 +386,9 @@ class Bootstrap(TemplateWrapper, Accumulator):
             )
         replicas = []
         for r in range(R):
-            sub = {
-                k: flat[starts[r] : starts[r + 1]].reshape(tuple(shapes[r]))
-                for k, (flat, shapes, starts) in cuts.items()
-            }
             acc = self._replica_template.copy()
             try:
-                acc.load_state_dict(sub)
+                acc.load_state_dict(part_of(cuts, r))
             except ValueError as exc:
                 raise StateFileError(f"replicate {r}: {exc}") from None
             if acc.n != rows:
@@ -624,11 +584,5 @@ def _linear_terms(template):
     return terms if terms is not None and terms.size <= MAX_SLOTS else None
 
 
-class _Chunk:
-    """Rows ``first..first+m-1`` of a batch and the block their replicate weights fill."""
-
-    __slots__ = ("inputs", "arrays", "w", "keys", "first", "m", "block")
-
-    def __init__(self, inputs, arrays, w, keys, first, m, block):
-        self.inputs, self.arrays, self.w, self.keys = inputs, arrays, w, keys
-        self.first, self.m, self.block = first, m, block
+#: rows ``first..first+m-1`` of a batch and the block their replicate weights fill
+_Chunk = namedtuple("_Chunk", "inputs arrays w keys first m block")

@@ -262,14 +262,7 @@ class BinaryConfusion(Accumulator):
         Field("counts", np.int64, (4,), rows=True, doc="unweighted (tp, fp, fn, tn)"),
         Field("wsums", np.float64, (4, 2), merge="pairs", doc="weighted (tp, fp, fn, tn) pairs"),
         Field("weighted", np.int64, (1,), rows=True, doc="rows that came with weights"),
-        Field(
-            "wsq",
-            np.float64,
-            (4, 2),
-            merge="pairs",
-            optional=True,
-            doc="squared weights per cell, (tp, fp, fn, tn) pairs",
-        ),
+        Field("wsq", np.float64, (4, 2), merge="pairs", optional=True, doc="squared weights per cell, pairs"),
         Field("wsq_rows", np.int64, (1,), rows=True, optional=True, doc="weighted rows counted in wsq"),
     )
     headline = ("accuracy", "f1")

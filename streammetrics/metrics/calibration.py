@@ -16,14 +16,8 @@ import numbers
 
 import numpy as np
 
+from .._kernels import calibration as KC
 from .._kernels import compensated
-from .._kernels.calibration import (
-    calibration_terms,
-    calibration_update,
-    calibration_update_weighted,
-    class_calibration_update,
-    class_calibration_update_weighted,
-)
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Labels01, Probabilities
@@ -51,9 +45,7 @@ def _table_fields(prefix: str, size: str):
     return (
         Field(f"{prefix}counts", np.int64, (size,), doc="rows in each bin"),
         Field(f"{prefix}weight", np.float64, (size, 2), merge="pairs", doc="each bin's total weight"),
-        Field(
-            f"{prefix}predicted", np.float64, (size, 2), merge="pairs", doc="each bin's weighted total of probabilities"
-        ),
+        Field(f"{prefix}predicted", np.float64, (size, 2), merge="pairs", doc="each bin's weighted total of p"),
         Field(f"{prefix}observed", np.float64, (size, 2), merge="pairs", doc="each bin's weighted total of outcomes"),
     )
 
@@ -286,9 +278,9 @@ class Calibration(Accumulator):
         st = self._arrays
         local, tally = np.zeros((3, self.n_bins)), np.zeros((2, self.n_bins), np.int64)
         if not w.shape[0]:
-            return calibration_update(y, p, w, self._edges, st["n"], *_table(st), local, tally)
+            return KC.calibration_update(y, p, w, self._edges, st["n"], *_table(st), local, tally)
         before = {k: v.copy() for k, v in st.items()}
-        status = calibration_update_weighted(y, p, w, self._edges, st["n"], *_table(st), local, tally)
+        status = KC.calibration_update_weighted(y, p, w, self._edges, st["n"], *_table(st), local, tally)
         if not status and not all(np.all(np.isfinite(a)) for a in _table(st)[1:]):
             for k, v in before.items():
                 st[k][...] = v
@@ -302,7 +294,7 @@ class Calibration(Accumulator):
 
     def _terms(self, batch, lo, slots, values, col, base):
         y, p = batch.arrays_for(self.inputs)
-        return calibration_terms(y, p, self._edges, lo, slots, values, col, base)
+        return KC.calibration_terms(y, p, self._edges, lo, slots, values, col, base)
 
     def _add_sums(self, sums, st):
         B = self.n_bins
@@ -412,7 +404,7 @@ class ClassCalibration(Accumulator):
         y, m = arrays
         st = self._arrays
         nb = self.n_bins
-        fold = class_calibration_update_weighted if w.shape[0] else class_calibration_update
+        fold = KC.class_calibration_update_weighted if w.shape[0] else KC.class_calibration_update
         cells = self.n_classes * nb
         return fold(
             y,

@@ -32,21 +32,6 @@ import math
 from .._kernels.intervals import beta_quantile
 from .._protocol.result import safe
 
-__all__ = [
-    "normal_quantile",
-    "z_of",
-    "kish",
-    "wilson",
-    "clopper_pearson",
-    "proportion",
-    "mover_mean",
-    "multinomial_delta",
-    "METHODS",
-    "INTERVAL_SCORES",
-    "binary_intervals",
-    "beside",
-]
-
 #: the interval methods of a proportion
 METHODS = ("wilson", "clopper-pearson")
 

@@ -9,9 +9,6 @@ from .._protocol.errors import BadShapeError, BadValueError, NoObservationsError
 from .._protocol.validation import as_1d, check_same_length, squeeze_column, to_numpy
 from .multiclass import MulticlassConfusion
 
-__all__ = ["label_array", "label_matrix", "two_label_counts", "PosLabelError"]
-
-
 #: the most distinct labels the one-shot functions take from the data
 _MAX_LABELS = 10_000
 

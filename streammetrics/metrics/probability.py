@@ -7,14 +7,8 @@ import math
 import numpy as np
 
 from .._kernels import compensated
+from .._kernels import probability as KP
 from .._kernels.checks import first_nonfinite
-from .._kernels.probability import (
-    class_probability_terms,
-    class_probability_update,
-    probability_moments,
-    probability_moments_weighted,
-    probability_terms,
-)
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Labels01, Probabilities
@@ -192,14 +186,7 @@ class ProbabilityScores(Accumulator):
 
     inputs = (Labels01("y"), Probabilities("p", predict_proba=True))
     fields = _SUMS + (
-        Field(
-            "squares",
-            np.float64,
-            (3, 2),
-            merge="pairs",
-            optional=True,
-            doc="second moments: totals of w loss², w (p - y)⁴, w²",
-        ),
+        Field("squares", np.float64, (3, 2), merge="pairs", optional=True, doc="w loss², w (p - y)⁴, w² totals"),
         Field("squares_rows", np.int64, (1,), optional=True, doc="rows counted in squares"),
     )
     headline = ("log_loss", "brier")
@@ -220,7 +207,7 @@ class ProbabilityScores(Accumulator):
     def _fold(self, arrays, w):
         y, p = arrays
         st = self._arrays
-        moments = probability_moments_weighted if w.shape[0] else probability_moments
+        moments = KP.probability_moments_weighted if w.shape[0] else KP.probability_moments
         status, kept = _checked_fold(st, w, lambda: moments(y, p, w, st["n"], st["sums"], st["squares"]), "squares")
         if not status and kept:
             st["squares_rows"][0] += y.shape[0]
@@ -232,7 +219,7 @@ class ProbabilityScores(Accumulator):
 
     def _terms(self, batch, lo, slots, values, col, base):
         y, p = batch.arrays_for(self.inputs)
-        return probability_terms(y, p, lo, slots, values, col, base)
+        return KP.probability_terms(y, p, lo, slots, values, col, base)
 
     def _add_sums(self, sums, st):
         st["n"][:, 0] += sums.rows
@@ -321,7 +308,7 @@ class ClassProbabilityScores(Accumulator):
         return _checked_fold(
             self._arrays,
             w,
-            lambda: class_probability_update(
+            lambda: KP.class_probability_update(
                 y, m, self.n_classes, ROW_SUM_TOLERANCE, w, self._arrays["n"], self._arrays["sums"]
             ),
         )[0]
@@ -332,7 +319,7 @@ class ClassProbabilityScores(Accumulator):
 
     def _terms(self, batch, lo, slots, values, col, base):
         y, m = batch.arrays_for(self.inputs)
-        return class_probability_terms(y, m, self.n_classes, ROW_SUM_TOLERANCE, lo, slots, values, col, base)
+        return KP.class_probability_terms(y, m, self.n_classes, ROW_SUM_TOLERANCE, lo, slots, values, col, base)
 
     def _add_sums(self, sums, st):
         st["n"][:, 0] += sums.rows

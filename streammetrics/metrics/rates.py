@@ -14,17 +14,6 @@ import numpy as np
 
 from .._protocol.result import safe
 
-__all__ = [
-    "AVERAGES",
-    "check_beta",
-    "check_threshold",
-    "check_average",
-    "check_zero_division",
-    "class_rates",
-    "averaged_rates",
-    "plain",
-]
-
 
 def check_beta(b, name: str = "b") -> float:
     """``b`` as a float > 0, or ``TypeError``/``ValueError`` naming ``name``."""

@@ -118,14 +118,7 @@ class RegressionErrors(Accumulator):
         # weight pair, mean as shift + offset, M2 pair: merged by Chan et al.
         Field("moments", np.float64, (6,), merge="custom", nonneg=False),
         Field("sums", np.float64, (3, 2), merge="pairs", doc="squared, absolute, percentage errors"),
-        Field(
-            "squares",
-            np.float64,
-            (3, 2),
-            merge="pairs",
-            optional=True,
-            doc="second moments: totals of w r⁴, w (percentage error)², w²",
-        ),
+        Field("squares", np.float64, (3, 2), merge="pairs", optional=True, doc="w r⁴, w ape², w² totals"),
         Field("squares_rows", np.int64, (1,), optional=True, doc="rows counted in squares"),
     )
     headline = ("rmse", "r2")

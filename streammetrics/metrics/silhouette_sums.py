@@ -26,16 +26,7 @@ import threading
 import numba
 import numpy as np
 
-from .._kernels.silhouette import (
-    COSINE,
-    EUCLIDEAN,
-    MANHATTAN,
-    SQEUCLIDEAN,
-    distance_sums,
-    rows_sq_norms,
-    sum_drivers,
-    tile_buffers,
-)
+from .._kernels import silhouette as KS
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import as_1d, to_numpy
 
@@ -55,7 +46,7 @@ _MAX_BLOCK = 256
 
 #: the metric code of a precomputed dissimilarity matrix
 PRECOMPUTED = -1
-_METRICS = dict(euclidean=EUCLIDEAN, sqeuclidean=SQEUCLIDEAN, manhattan=MANHATTAN, cosine=COSINE)
+_METRICS = dict(euclidean=KS.EUCLIDEAN, sqeuclidean=KS.SQEUCLIDEAN, manhattan=KS.MANHATTAN, cosine=KS.COSINE)
 _METRICS["precomputed"] = PRECOMPUTED
 _ALIASES = {"l2": "euclidean", "l1": "manhattan", "cityblock": "manhattan"}
 _CONVENTIONS = {"seed": SEED, "sklearn": SKLEARN}
@@ -254,7 +245,7 @@ def _twin(dual, work: float):
 def _aux_of(sq: np.ndarray, metric: int) -> np.ndarray:
     """What the feature kernels read per point: the squared norm, or for cosine
     the inverse norm (0 for a zero vector)."""
-    if metric != COSINE:
+    if metric != KS.COSINE:
         return sq
     aux = np.zeros_like(sq)
     nonzero = sq > 0
@@ -280,15 +271,15 @@ def feature_silhouettes(src: Rows, lab, sizes, metric: int, convention: int, blo
     aux = np.concatenate([chunk_stats(src.read(i0, i0 + rows), i0, metric)[0] for i0 in range(0, n, rows)])
 
     out = np.empty(n)
-    row_sums, symmetric_sums = sum_drivers(metric)
+    row_sums, symmetric_sums = KS.sum_drivers(metric)
     if src.whole is not None and rows >= n:  # all in memory: each distance once, for both points
         sums = np.zeros((n, K))
         kernel, turn, threads = _twin(symmetric_sums, n * n * d / 2)
         with turn:
-            kernel(src.whole, aux, lab, b, *tile_buffers(threads, b, d), sums)
+            kernel(src.whole, aux, lab, b, *KS.tile_buffers(threads, b, d), sums)
         return from_sums(sums, lab, sizes, convention)
     kernel, turn, threads = _twin(row_sums, n * n * d)
-    tiles, scratch = tile_buffers(threads, b, d)
+    tiles, scratch = KS.tile_buffers(threads, b, d)
     for i0 in range(0, n, rows):
         i1 = min(i0 + rows, n)
         XI = src.read(i0, i1)
@@ -320,7 +311,7 @@ def distance_silhouettes(src: Rows, lab, sizes, convention: int, block, budget: 
     lowest = 0.0 if precomputed else -np.inf
     diag_tol = _diagonal_tolerance(src.dtype) if precomputed else -1.0
     out = np.empty(n)
-    sums_of, turn, _ = _twin(distance_sums, n * n)
+    sums_of, turn, _ = _twin(KS.distance_sums, n * n)
     for i0 in range(0, n, rows):
         i1 = min(i0 + rows, n)
         DI = src.read(i0, i1)
@@ -386,7 +377,7 @@ def chunk_stats(XI, offset: int, metric: int):
     """
     XI = np.ascontiguousarray(XI, dtype=np.float64)
     sq = np.empty(XI.shape[0])
-    k = rows_sq_norms(XI, sq)
+    k = KS.rows_sq_norms(XI, sq)
     if k >= 0:
         i, j = divmod(k, XI.shape[1])
         raise BadValueError("X", (offset + i, j), XI[i, j], "values must be finite")
@@ -401,9 +392,9 @@ def pair_sums(XI, XJ, shift: int, aux_i, aux_j, labels_j, metric: int, block: in
     XI = np.ascontiguousarray(XI, dtype=np.float64)
     XJ = np.ascontiguousarray(XJ, dtype=np.float64)
     sums = np.zeros((XI.shape[0], k))
-    kernel, turn, threads = _twin(sum_drivers(metric)[0], XI.shape[0] * XJ.shape[0] * XI.shape[1])
+    kernel, turn, threads = _twin(KS.sum_drivers(metric)[0], XI.shape[0] * XJ.shape[0] * XI.shape[1])
     with turn:
-        kernel(XI, XJ, shift, aux_i, aux_j, labels_j, block, *tile_buffers(threads, block, XI.shape[1]), sums)
+        kernel(XI, XJ, shift, aux_i, aux_j, labels_j, block, *KS.tile_buffers(threads, block, XI.shape[1]), sums)
     return sums
 
 
@@ -413,7 +404,7 @@ def distance_row_sums(DI, offset: int, labels, k: int) -> np.ndarray:
     DI = np.ascontiguousarray(DI, dtype=np.float64)
     sums = np.zeros((DI.shape[0], k))
     bad = np.zeros(DI.shape[0], dtype=np.uint8)
-    kernel, turn, _ = _twin(distance_sums, DI.size)
+    kernel, turn, _ = _twin(KS.distance_sums, DI.size)
     with turn:
         kernel(DI, offset, labels, 0.0, tol, sums, bad)
     if bad.any():

@@ -7,11 +7,12 @@ import numpy as np
 from .._protocol.base import Accumulator, locked
 from .._protocol.errors import NoWeightsError
 from .._protocol.inputs import Batch, convert, raise_rejected
+from .._protocol.state import concatenated
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
 from . import encode as E
 from . import keys as K
 from . import states as S
-from .result import LazySlices, SlicedResult, score_columns
+from .result import LazySlices, SlicedResult, at_least_one, score_columns
 from .segments import fold_by_slice
 from .tables import key_bounds, select, sum_terms, tables_for
 
@@ -34,14 +35,6 @@ def _with_new_ids(ids, start: int, count: int) -> np.ndarray:
 def _by(names) -> str:
     """The ``by`` argument as messages name it, with its columns' names."""
     return "by" if tuple(names) == ("by",) else f"by ({', '.join(names)})"
-
-
-def _check_max_slices(m) -> int:
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
-        raise TypeError(f"max_slices must be an integer, got {type(m).__name__}")
-    if m < 1:
-        raise ValueError(f"max_slices must be at least 1, got {m}")
-    return int(m)
 
 
 #: the cells a batch's groups may span beyond four a row, when summed by key
@@ -148,7 +141,7 @@ class Sliced(TemplateWrapper, Accumulator):
         if isinstance(template, Sliced):
             raise TypeError("template must not be a Sliced accumulator: slice by a cross, by=(a, b), instead")
         self._wrap(template, "slice")
-        self.max_slices = _check_max_slices(max_slices)
+        self.max_slices = at_least_one("max_slices", max_slices)
         #: the slices as rows of tables (a template of declared row terms), or ``None``
         self._spec = tables_for(self._template)
         self.takes_weights = self._template.takes_weights
@@ -174,21 +167,13 @@ class Sliced(TemplateWrapper, Accumulator):
         self._owned = None
 
     # --------------------------------------------------------------- inputs
-    def _split(self, arrays, by):
-        k = len(self._template.inputs)
-        if by is None:
-            if len(arrays) == k + 1:
-                return arrays[:k], arrays[k]
+    def _split_by(self, arrays, by):
+        if by is None and len(arrays) != len(self._template.inputs) + 1:
             raise TypeError(
                 f"Sliced.update needs the slice keys: update({', '.join(i.name for i in self._template.inputs)}, "
                 "by=keys), keys one column or a tuple of columns"
             )
-        if len(arrays) != k:
-            raise TypeError(
-                f"expected {k} arrays ({', '.join(i.name for i in self._template.inputs)}) "
-                f"and by=keys, got {len(arrays)} arrays"
-            )
-        return arrays, by
+        return self._split_keys(arrays, by, "by=keys")
 
     def prepare(self, *arrays, sample_weight=None, by=None) -> Batch:
         """Convert and check one batch and code its slice keys: a :class:`~streammetrics.Batch`.
@@ -197,7 +182,7 @@ class Sliced(TemplateWrapper, Accumulator):
         value raises ``ValueError`` naming the argument and its position);
         ``by`` must give one key per row.
         """
-        arrays, by = self._split(arrays, by)
+        arrays, by = self._split_by(arrays, by)
         tb = self._template.prepare(*arrays, sample_weight=sample_weight)
         keys = E.encode(by, tb.n, self.max_slices)
         return pack(tb, keys, self._template, self.inputs[-1])
@@ -473,13 +458,8 @@ class Sliced(TemplateWrapper, Accumulator):
         parts = [self._accs[g].state_dict() for g in order]
         for k, empty in self._template_fields.items():
             arrays = [p[k] for p in parts]
-            flat = np.concatenate([a.reshape(-1) for a in arrays]) if arrays else np.zeros(0, empty.dtype)
-            shapes = (
-                None
-                if all(a.shape == empty.shape for a in arrays)
-                else np.array([a.shape for a in arrays], np.int64).reshape(len(arrays), empty.ndim)
-            )
-            state.update(S.slice_entries(k, empty, flat, shapes))
+            flat, shapes = concatenated(arrays, empty)
+            state.update(S.slice_entries(k, empty, flat, None if (shapes == empty.shape).all() else shapes))
         return state
 
     def _checked(self, state) -> S.Parsed:

@@ -19,8 +19,6 @@ from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import to_numpy
 from .keys import MIN_SPAN, NULL, SPAN_FACTOR, TWO63, BatchKeys, column_kinds, tag
 
-__all__ = ["encode", "columns_of", "column_label", "check_batch_keys", "TooManyKeys", "HASH_DISTINCT"]
-
 #: integer keys in a wider range are hashed while a batch holds at most this
 #: many distinct values (a hash table of 64 MB at most), else sorted
 HASH_DISTINCT = 1 << 20

@@ -15,22 +15,6 @@ import math
 
 import numpy as np
 
-__all__ = [
-    "KeyTable",
-    "BatchKeys",
-    "tag",
-    "public",
-    "from_json",
-    "to_json",
-    "int_column",
-    "kinds_of",
-    "column_kinds",
-    "NULL",
-    "TWO63",
-    "INT64_MIN",
-    "INT64_MAX",
-]
-
 TWO63 = 2.0**63
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
@@ -201,18 +185,6 @@ class KeyTable:
             hit = a[pos] == values
             out[hit] = b[pos[hit]]
         return out
-
-    def int_bounds(self):
-        """``(min, max)`` of the keys while they are one integer column's (and
-        there are some), else ``None``. Read without the accumulator's lock (a
-        hint for the range of a batch's table), so each attribute is read once:
-        another thread may replace it meanwhile."""
-        ints, lookup = self._ints, self._lookup
-        if self._list is not None or ints is None or not ints.shape[0]:
-            return None
-        if lookup is not None and lookup[0] == "table":
-            return lookup[1], lookup[1] + lookup[2].shape[0] - 1
-        return int(ints.min()), int(ints.max())
 
     def order(self) -> list:
         """Slice ids in key order."""

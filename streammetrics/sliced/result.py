@@ -31,6 +31,15 @@ def score_columns(headline, overall: Result) -> tuple[str, ...]:
     return tuple(scalars[:3])
 
 
+def at_least_one(name: str, v) -> int:
+    """``v``, an integer of at least 1, as an ``int`` (else ``TypeError``/``ValueError``)."""
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {type(v).__name__}")
+    if v < 1:
+        raise ValueError(f"{name} must be at least 1, got {v}")
+    return int(v)
+
+
 def _cell(v) -> str:
     return "(null)" if v is None else str(v)
 
@@ -477,12 +486,7 @@ class SlicedResult(Result):
         if max_rows is not None and top is not None and max_rows != top:
             raise ValueError(f"top and max_rows are the same setting; got top={top}, max_rows={max_rows}")
         top = top if top is not None else max_rows
-        if top is not None:
-            if isinstance(top, bool) or not isinstance(top, (int, np.integer)):
-                raise TypeError(f"top must be an integer, got {type(top).__name__}")
-            if top < 1:
-                raise ValueError(f"top must be at least 1, got {top}")
-        table = self._table(None if top is None else int(top), sort, ascending)
+        table = self._table(None if top is None else at_least_one("top", top), sort, ascending)
         head = f"{len(self._slices):,} slices of {fmt_number(self._values['n'])} rows"
         if not all(n == "by" or n.startswith("by[") for n in self._names):
             head += f" by {', '.join(self._names)}"
@@ -590,12 +594,8 @@ class SlicedResult(Result):
         options = self._sortable()
         if score not in options:
             raise ValueError(f"score must be a score of the slices ({', '.join(options)}), got {score!r}")
-        if isinstance(max_slices, bool) or not isinstance(max_slices, (int, np.integer)):
-            raise TypeError(f"max_slices must be an integer, got {type(max_slices).__name__}")
-        if max_slices < 1:
-            raise ValueError(f"max_slices must be at least 1, got {max_slices}")
         keys = self.order("n")
-        drawn = keys[: int(max_slices)]
+        drawn = keys[: at_least_one("max_slices", max_slices)]
         labels, values, lower, upper, flagged = [], [], [], [], []
         for k in drawn:
             r = self._slices[k]

@@ -9,8 +9,6 @@ import numpy as np
 from .._kernels import grouped as G
 from .._protocol.inputs import Batch
 
-__all__ = ["fold_by_slice"]
-
 
 def fold_by_slice(tb: Batch, keys, glob: np.ndarray, slice_acc) -> None:
     """Fold the rows of ``tb`` into their slices' accumulators, ``slice_acc(g)``

@@ -12,29 +12,22 @@ slice's array has the template's shape).
 from __future__ import annotations
 
 import json
+from collections import namedtuple
 
 import numpy as np
 
 from .._kernels import compensated
 from .._protocol.errors import StateFileError
-from .._protocol.state import concatenated_parts, count_total, reserve, screen_fields
+from .._protocol.state import checked_entries, concatenated_parts, count_total, part_of, reserve, screen_fields
 from . import keys as K
-
-__all__ = ["KEYS", "INT_KEYS", "Parsed", "slice_entries", "keys_entries", "parse"]
 
 KEYS = "keys"
 INT_KEYS = "keys#int64"
 
 
-class Parsed:
-    """A checked state: the parts a Sliced installs."""
-
-    __slots__ = ("overall", "keys", "columns", "names", "accs", "tables")
-
-    def __init__(self, overall, keys, columns, names, accs, tables=None):
-        self.overall, self.keys, self.columns, self.names, self.accs = overall, keys, columns, names, accs
-        #: every slice's state as the rows of tables (``accs`` is then ``None``)
-        self.tables = tables
+#: a checked state: the parts a Sliced installs (``tables``: every slice's state
+#: as the rows of tables, ``accs`` then ``None``)
+Parsed = namedtuple("Parsed", "overall keys columns names accs tables")
 
 
 def slice_entries(k: str, empty: np.ndarray, flat: np.ndarray, shapes) -> dict:
@@ -119,30 +112,21 @@ def _parse_keys(state):
         raise StateFileError(f"entry 'keys' is not a valid list of slice keys ({exc})") from None
 
 
+#: the entries of a template field ``k``: ``f"{before}{k}{after}"``
+_SLICE_ENTRIES = (("overall.", ""), ("slices.", ""), ("slices.", "#shape"))
+
+
 def parse(state, template, fields: dict, max_slices: int, tables: bool) -> Parsed:
     """Parse and check a state (untrusted) of a Sliced of ``template`` (its empty
     state ``fields``); ``tables``: its slices are rows of tables. A
     :class:`Parsed`, or ``StateFileError``."""
     if not isinstance(state, dict):
         raise StateFileError(f"a state must be a dict of arrays, got {type(state).__name__}")
-    expected = (
-        {"n", KEYS}
-        | {f"{part}.{k}" for k in fields for part in ("overall", "slices")}
-        | {f"slices.{k}#shape" for k in fields}
-    )
+    expected = {"n", KEYS} | {f"{a}{k}{b}" for k in fields for a, b in _SLICE_ENTRIES}
     state = _with_optional(state, expected, template, fields)
     if INT_KEYS in state:
         expected.add(INT_KEYS)
-    if set(state) != expected:
-        raise StateFileError(
-            f"state entries {sorted(state)} do not match a Sliced {type(template).__name__}'s {sorted(expected)}"
-        )
-    for key, a in state.items():
-        if not isinstance(a, np.ndarray):
-            raise StateFileError(f"entry {key!r} is not an array")
-    n = state["n"]
-    if n.dtype != np.int64 or n.shape != (1,) or n[0] < 0:
-        raise StateFileError("entry 'n' must be one non-negative int64")
+    n = checked_entries(state, expected, f"a Sliced {type(template).__name__}")
     keys, columns, names = _parse_keys(state)
     if len(keys) > max_slices:
         raise StateFileError(f"{len(keys)} slices, more than max_slices={max_slices}")
@@ -171,12 +155,9 @@ def parse(state, template, fields: dict, max_slices: int, tables: bool) -> Parse
 
     def slice_acc(i):
         """Slice ``i``'s accumulator, its state checked on its own."""
-        sub = {
-            k: flat[starts[i] : starts[i + 1]].reshape(tuple(shapes[i])) for k, (flat, shapes, starts) in cuts.items()
-        }
         acc = template.copy()
         try:
-            acc.load_state_dict(sub)
+            acc.load_state_dict(part_of(cuts, i))
         except ValueError as exc:
             raise StateFileError(f"slice {key_of(i)!r}: {exc}") from None
         if acc.n == 0:
@@ -207,8 +188,8 @@ def parse(state, template, fields: dict, max_slices: int, tables: bool) -> Parse
                 for k, e in fields.items()
             }
             accs = None
-    if total != overall.n or overall.n != n[0]:
-        raise StateFileError(f"the slices hold {total} rows, the overall state {overall.n}, the count {int(n[0])}")
+    if total != overall.n or overall.n != n:
+        raise StateFileError(f"the slices hold {total} rows, the overall state {overall.n}, the count {n}")
     _check_overall_agrees(template, overall.state_dict(), stacked, accs)
     return Parsed(overall, keys, columns, names, accs, stacked)
 

@@ -15,8 +15,6 @@ from .._protocol.state import check_float_sums, within
 from .._protocol.terms import Sums
 from .._threads import CORES, helper_pool
 
-__all__ = ["Tables", "tables_for", "sum_terms", "key_bounds"]
-
 #: rows whose terms are formed at once (their slots and values stay in cache)
 CHUNK = 1 << 16
 #: rows counted into ``int32`` cells before they are added to the ``int64`` counts
