@@ -1,12 +1,5 @@
-"""Bounded strategy: at most ``2 B`` items (points and bins) and a certified interval.
-
-State: *items* ``(lo, hi, ab, cw)`` sorted by ``(lo, hi)``: a score range
-(a point when ``lo == hi``), its positive and negative mass, and for a bin
-twice the concordance already known among its own pairs and the mass of its
-pairs whose order is unknown (see :mod:`streammetrics._kernels.bins`). Rows
-are grouped along the dyadic cells of their 64-bit keys, never across the
-edge of a bin, and the items are compacted back to ``B`` whenever they pass
-``2 B``; while everything fits as points the state stays exact.
+"""Bounded strategy: at most ``2 B`` items (points and bins, :mod:`streammetrics._kernels.bins`), compacted back to
+``B`` past ``2 B``, and a certified interval; exact while every score fits as a point.
 """
 
 from __future__ import annotations
@@ -78,20 +71,9 @@ _AP_ABS = 1e-12
 
 
 def average_precision_bounds(lo, hi, ab, weighted: bool, value: float | None = None):
-    """``(value, lower, upper)``: the average precision of binned rank items and a
-    certified interval holding the exact one.
-
-    ``lo``, ``hi`` (float64, sorted by ``(lo, hi)``) and ``ab`` (``2 x m``,
-    positives then negatives; int64 counts or float64 weights) are the items
-    of a bounded rank state: every row of an item scores somewhere in its
-    ``[lo, hi]``. ``value`` is the AP of the binned points (each item at its
-    lower edge, as in the curves; computed when not given). The interval is
-    the worst and best case over every order of the rows inside each block
-    of overlapping items (proof in :mod:`streammetrics._kernels.precision_bounds`),
-    widened by a relative 1e-9 and an absolute 1e-12 for the rounding, and
-    holds ``value``. Without bins, or when no bin holds a positive, the three
-    are equal: the AP is then exact. With no positive all three are 0 (the
-    guard).
+    """``(value, lower, upper)``: the AP of binned items (each at its lower edge; ``value`` when given) and a certified
+    interval over every order of the rows inside each block of overlapping items
+    (:mod:`streammetrics._kernels.precision_bounds`), widened for rounding. Equal when no bin holds a positive.
 
     >>> import numpy as np
     >>> lo, hi = np.array([0.1, 0.5, 0.9]), np.array([0.1, 0.7, 0.9])
@@ -203,8 +185,7 @@ class Bounded:
         self.items = merged
 
     def points(self, buf, n: int, items=None) -> Points:
-        """The query engine of the items (pending rows of ``buf`` binned in, or
-        ``items``): a bin counts as its lower edge, and bounds every figure."""
+        """The query engine of the items (``buf`` binned in, or ``items``); bins bound every figure."""
         items = self.current(buf) if items is None else items
         return Points(points_of_items(items, self.weighted), n, self.weighted, items=items)
 

@@ -39,13 +39,8 @@ def average_precision_of(thresholds, tps, fps) -> float:
 
 
 class RankResult(Result):
-    """The AUC of a rank state, with its curves.
-
-    Fields as :class:`~streammetrics.RankAUC` says. The curves, average
-    precision and threshold queries read the points the state held when it was
-    finalized (a result that was pickled has none). ``average_precision_lower``
-    and ``_upper`` (also in reports) bound a binned state's exact average
-    precision; :attr:`exact` tells whether the state was exact.
+    """The AUC of a rank state, with the curves, average precision and threshold queries of the points the state held
+    when finalized (none once pickled); :attr:`exact` tells whether the state was exact.
 
     >>> import numpy as np
     >>> from streammetrics import RankAUC
@@ -55,11 +50,6 @@ class RankResult(Result):
     >>> r = RankAUC(max_bins=50).update(y, s).finalize()
     >>> r.exact, bool(r.average_precision_lower <= r.average_precision() <= r.average_precision_upper)
     (False, True)
-    >>> e = RankAUC().update(y, s).finalize()
-    >>> e.exact, e.average_precision_lower == e.average_precision() == e.average_precision_upper
-    (True, True)
-    >>> bool(r.average_precision_lower <= e.average_precision() <= r.average_precision_upper)
-    True
     """
 
     __slots__ = ("_points", "_cache")
@@ -110,12 +100,8 @@ class RankResult(Result):
         return self._cache["curve_bounds"]
 
     def roc_curve_bounds(self):
-        """``(fpr_lower, fpr_upper, tpr_lower, tpr_upper)``, point by point along
-        :meth:`roc_curve`: at each threshold ``t`` the exact rates of the rows
-        with ``s >= t`` lie between them (a bin with ``lo < t <= hi`` may have
-        its rows on either side); equal to the curve while the state is exact.
-        A curve's thresholds are its items' lower edges, so they differ only
-        where bins overlap (as those of merged shards may).
+        """``(fpr_lower, fpr_upper, tpr_lower, tpr_upper)`` along :meth:`roc_curve`: the exact rates of the rows ``s >=
+        t`` lie between them (a bin with ``lo < t <= hi`` may hold rows on either side).
 
         >>> from streammetrics import RankAUC
         >>> r = RankAUC(max_bins=2).update([0, 1, 0, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5]).finalize()
@@ -136,10 +122,9 @@ class RankResult(Result):
         )
 
     def pr_curve_bounds(self):
-        """``(precision_lower, precision_upper, recall_lower, recall_upper)``, point
-        by point along :meth:`pr_curve` (the final point ``(1, 0)`` included):
-        the bounds of the exact precision and recall of the rows with
-        ``s >= t`` at each threshold, as :meth:`roc_curve_bounds`."""
+        """``(precision_lower, precision_upper, recall_lower, recall_upper)`` along :meth:`pr_curve`, as
+        :meth:`roc_curve_bounds`.
+        """
         tl, tu, fl, fu = self._curve_bounds()
         _, tps, _ = self._curve()
         p = safe(tps[-1]) if tps.size else 1.0
@@ -164,11 +149,7 @@ class RankResult(Result):
         return self._meta.get("max_bins") is None
 
     def average_precision_bounds(self):
-        """``(lower, upper)``: a certified interval holding the exact average
-        precision (for a binned state, the worst and best case over every order
-        of the rows inside its bins; see
-        :func:`~streammetrics.metrics.ranking.bounded.average_precision_bounds`),
-        both equal to :meth:`average_precision` while the state is exact."""
+        """``(lower, upper)``: a certified interval holding the exact average precision."""
         if "ap_bounds" not in self._cache:
             value = self.average_precision()
             items = None if self.exact else self._engine().items
@@ -237,9 +218,9 @@ class RankResult(Result):
 
     # -------------------------------------------------- operating points in reports
     def operating_points(self, ctx: RenderContext) -> list[tuple[str, object]]:
-        """``(label, result or None)`` of the report's operating points: the
-        chosen threshold (a binary evaluation's), the best F1's, and each
-        target of ``ctx.targets`` (``None`` when no threshold reaches it)."""
+        """``(label, result or None)``: the chosen threshold, the best F1 and each target of ``ctx.targets`` (``None``
+        when unreached).
+        """
         if self._points is None or self._values["n"] == 0:
             return []
         ops = self._engine()
@@ -315,9 +296,7 @@ class RankResult(Result):
         return lines
 
     def report_extras(self, ctx: RenderContext) -> dict:
-        """``ranking_exact`` (whether every figure above is exact: a state without
-        bins; otherwise each figure comes with its ``*_lower``/``*_upper`` bounds)
-        and the ``operating_points``."""
+        """``ranking_exact`` and the ``operating_points``."""
         out = {"ranking_exact": self.exact}
         points = self.operating_points(ctx)
         if not points:

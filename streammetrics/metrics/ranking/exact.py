@@ -1,7 +1,4 @@
-"""Exact strategy: every distinct score, in log-structured sorted runs, spilled
-to files past a memory budget (:mod:`.spill`) and read as one run by
-:class:`~.points.Points`.
-"""
+"""Exact strategy: every distinct score in log-structured sorted runs, spilled past a memory budget."""
 
 from __future__ import annotations
 
@@ -20,8 +17,7 @@ def _entries(run) -> int:
 
 
 class Exact:
-    """The exact state: runs of distinct scores in memory and, with a memory
-    ``budget`` (bytes), in files of a :class:`~.spill.SpillStore` in ``spill_dir``."""
+    """The exact state: runs in memory and, past ``budget`` bytes, files of a :class:`~.spill.SpillStore`."""
 
     #: pending rows at most max(PENDING_MIN, PENDING_RATIO * stored scores): a
     #: pending row takes 8 bytes, a stored score 24, so a stream of up to
@@ -73,9 +69,9 @@ class Exact:
             self._merge_disk(self.disk[MAX_DISK_RUNS // 2 :])
 
     def _merge_disk(self, old, extra=()) -> None:
-        """Merge the runs on disk ``old`` and the runs in memory ``extra`` into one
-        file, in chunks; the masses of a score are added in the order files, runs
-        in memory (the order every read adds them)."""
+        """Merge the disk runs ``old`` and memory runs ``extra`` into one file, in chunks (masses added in that order,
+        as every read adds them).
+        """
         sources = [r.records() for r in old] + list(extra)
         if len(sources) < 2:
             return
@@ -95,8 +91,7 @@ class Exact:
             self._spill()
 
     def add_disk(self, other: Exact) -> None:
-        """Fold the runs ``other`` holds on disk, copied in chunks into files of
-        this state (as weights when this state is weighted)."""
+        """Copy the disk runs of ``other`` into files of this state, in chunks."""
         store = self.storage()
         for run in other.disk:
             if self.weighted and run.dtype != np.float64:
@@ -155,8 +150,7 @@ class Exact:
         return out + (self.disk_masses() if self.disk else 0.0)
 
     def compact(self, buf=None) -> None:
-        """Take the pending rows of ``buf`` (used up) and merge every run into one:
-        in memory, or once spilled in one file."""
+        """Take ``buf``'s rows (used up) and merge every run into one, in memory or in one file."""
         if buf is not None and buf.rows:
             self.take(buf, check=False)
         if self.disk:
@@ -193,9 +187,7 @@ class Exact:
         return np.zeros(0), np.zeros((2, 0), np.float64 if self.weighted else np.int64)
 
     def run(self, buf=None):
-        """The single run of the state in memory, pending rows of ``buf`` included;
-        no change to either (once spilled, read from the files: 24 bytes per
-        distinct score)."""
+        """The single run, pending rows of ``buf`` included, neither changed (read from the files once spilled)."""
         if self.disk:
             sources = [r.records() for r in self.disk] + list(self.stack)
             if buf is not None and buf.rows:
@@ -225,9 +217,9 @@ class Exact:
         return Points(self.stack.top() or self._empty(), n, self.weighted)
 
     def export(self, buf, state, memory_only: bool = False) -> None:
-        """Write the single run (pending rows included) into the saved ``state``;
-        with ``memory_only`` the runs in memory only (those on disk are taken over
-        by :meth:`add_disk`)."""
+        """Write the single run into ``state``; ``memory_only``: the runs in memory only (:meth:`add_disk` takes the
+        rest).
+        """
         if memory_only:
             run = self.stack.merged()
             if buf is not None and buf.rows:

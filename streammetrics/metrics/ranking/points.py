@@ -1,13 +1,8 @@
 """The one query engine of a rank state: every threshold, its counts and its scores.
 
-A state's *points* are its distinct scores, increasing, with the positive and
-negative mass at each; *boundary* ``i`` (``0 <= i <= m``) calls the points from
-``i`` on positive (``i = m``: the threshold ``+inf``). :class:`Points` reads
-them in blocks, of a run in memory or of a spilled file alike, keeping the
-counts at every block's start; every score is a function of the four counts
-(the binary formulas) that rises with the true positives and falls with the
-false positives, so a query reads only the blocks whose corners may hold its
-answer.
+*Boundary* ``i`` (``0 <= i <= m``) calls the state's points from ``i`` on positive (``i = m``: ``+inf``). The blocks of
+a run (in memory or a file's) keep their starting counts; every score rises with the true positives and falls with the
+false positives, so a query reads only the blocks whose corners may hold its answer.
 """
 
 from __future__ import annotations
@@ -32,8 +27,7 @@ TARGETS = ("recall", "precision", "fpr", "specificity")
 
 
 def scores() -> tuple:
-    """The scores ``best_threshold`` maximises: every binary score but the targets
-    (read from :func:`~streammetrics.metrics.binary.score_formulas` at each call)."""
+    """The scores ``best_threshold`` maximises: every binary score but the targets."""
     return tuple(name for name in binary.score_formulas(1, 1, 1, 1, 4, float, math.sqrt) if name not in TARGETS)
 
 
@@ -136,10 +130,9 @@ def _mass_note(what, total) -> str:
 
 
 def _columns(cells, N, cost=None) -> dict:
-    """Every score of the counts ``cells`` (rows tp, fp, fn, tn; arrays): the
-    binary formulas, ``fpr`` (``fp / safe(N)``) and, given a cost
-    matrix, ``cost`` (minus the total cost, so that higher is better). Long
-    arrays are taken a slice at a time, each small enough to stay in cache."""
+    """Every score of the counts ``cells`` (rows tp, fp, fn, tn), with ``fpr`` and ``-cost``, a cache-sized slice at a
+    time.
+    """
     parts = []
     for a in range(0, max(cells.shape[1], 1), _SLICE):
         tp, fp, fn, tn = np.asarray(cells[:, a : a + _SLICE], np.float64)
@@ -163,13 +156,8 @@ def u2_counts(ab, n_pos: int, n_neg: int) -> int:
 
 
 def auc_of_chunks(chunks, weighted: bool):
-    """``(auc, n_pos, n_neg)`` of a run read as consecutive chunks ``(scores, ab)``
-    (``chunks()`` gives a new iterator over them; weights take two passes).
-
-    Counts: ``2U`` is the sum over the chunks of their own ``2U`` and twice their
-    positives times the negatives of the chunks before, as exact integers.
-    Weights: compensated sums carried from chunk to chunk. Either way the value
-    does not depend on where the chunks are cut.
+    """``(auc, n_pos, n_neg)`` of a run given as chunks (``chunks()`` a new iterator each call): exact integers for
+    counts, compensated sums for weights; independent of where the chunks are cut.
     """
     if weighted:
         carry = np.zeros(4)
@@ -196,17 +184,10 @@ def auc_of_chunks(chunks, weighted: bool):
 
 # ------------------------------------------------------------------ the engine
 class Points:
-    """The counts at every threshold of a rank state, and its queries (see the
-    module docstring).
+    """The counts at every threshold of a rank state, and its queries.
 
-    ``source`` is the run ``(scores, ab)`` in memory (``ab`` int64 counts, or
-    float64 weights with ``weighted``), or ``(read, m)``: a function giving
-    entries ``a:b`` of a run of ``m`` entries as ``(scores, ab)`` (a file's);
-    ``block`` the entries of a block and ``window`` those a pass over a run not
-    in memory reads at a time; ``n`` the rows folded in. ``items``,
-    the items of a bounded state, make every result carry certified bounds
-    (a bin counts as its lower edge; its rows may lie on either side of a
-    threshold that falls inside it).
+    ``source`` is a run ``(scores, ab)`` or ``(read, m)`` (``read(a, b)`` gives entries ``a:b``); ``window`` the entries
+    a pass over a run not in memory reads at a time; ``items`` (a bounded state's) make results carry certified bounds.
 
     >>> import numpy as np
     >>> run = (np.array([0.1, 0.4, 0.6, 0.9]), np.array([[0, 1, 1, 1], [1, 0, 1, 0]]))
@@ -262,9 +243,9 @@ class Points:
         return (self.read(a, b) for a, b in self._windows())
 
     def _marks(self) -> None:
-        """One pass: the first score of every block and the counts at every block's
-        start (with weights the states of compensated sums from the bottom, the
-        false and true negatives, and from the top, the true and false positives)."""
+        """One pass: each block's first score and starting counts (with weights, compensated sums from the bottom and
+        from the top).
+        """
         nb, B = self.nb, self.block
         self.firsts = np.empty(nb)
         if not self.weighted:
@@ -299,9 +280,7 @@ class Points:
         )
 
     def _span(self, j: int, k: int = None):
-        """``(scores, cells)`` of blocks ``j .. k`` (by default ``j`` alone): their
-        scores and the counts (rows tp, fp, fn, tn) at each of their boundaries,
-        the start of block ``j`` to the end of block ``k``."""
+        """``(scores, cells)`` of blocks ``j .. k``: counts (tp, fp, fn, tn) at each of their boundaries."""
         k = j if k is None else k
         a, b = j * self.block, self._end(k)
         scores, ab = self.read(a, b)
@@ -328,9 +307,7 @@ class Points:
         return tuple(cast(c) for c in cells[:, k]), math.inf if i == self.m else float(scores[k])
 
     def _corners(self, cost=None):
-        """Every score at the four corners of every block's counts (true and false
-        positives each at the block's start or end: two corners are the marks
-        themselves), computed once; and at every mark."""
+        """Every score at the marks and at the four corners of every block's counts (cached)."""
         key = ("corners", None if cost is None else cost.tobytes())
         corners = self._answers.get(key)
         if corners is None:
@@ -346,10 +323,7 @@ class Points:
         return corners
 
     def _ranges(self, name, cost=None):
-        """Per block, the least and greatest value score ``name`` may take: every
-        score rises with the true positives and falls with the false positives (a
-        cost is linear), so its values inside a block lie between its values at
-        the corners of the block's counts; widened for the rounding."""
+        """Per block, the least and greatest value score ``name`` may take (between its corners, widened)."""
         key = ("ranges", name, None if cost is None else cost.tobytes())
         got = self._answers.get(key)
         if got is None:
@@ -362,8 +336,7 @@ class Points:
         return got
 
     def _values(self, blocks, name, cost=None):
-        """``(boundaries, values)``: score ``name`` at every boundary of ``blocks``
-        (increasing), read a run of consecutive blocks at a time."""
+        """``(boundaries, values)`` of score ``name`` over ``blocks``."""
         at, cells = [], []
         for run in np.split(blocks, np.flatnonzero(np.diff(blocks) != 1) + 1) if len(blocks) else []:
             j, k = int(run[0]), int(run[-1])
@@ -374,9 +347,9 @@ class Points:
         return np.concatenate(at), _columns(np.concatenate(cells, axis=1), self.N, cost)[name]
 
     def _search(self, name, value, op, first: bool):
-        """The first (else the last) boundary whose score ``name`` is ``op`` (``ge``,
-        ``le``, ``gt``) ``value``, or ``None``: only the blocks whose range holds
-        such a value are read, in order, up to the first that holds one."""
+        """The first (else last) boundary whose score ``name`` is ``op`` ``value``, or ``None``; reads only blocks that
+        may hold one.
+        """
         low, high = self._ranges(name)
         blocks = np.flatnonzero(high >= value if op == "ge" else low <= value if op == "le" else high > value)
         for j in blocks if first else blocks[::-1]:
@@ -387,11 +360,9 @@ class Points:
         return None
 
     def _best(self, name, cost=None):
-        """``(i, value)``: of the boundaries whose score ``name`` is within a
-        relative :data:`TIE` of the highest, the highest threshold's. The blocks
-        are read from the greatest possible value down, a few at a time, while
-        that can reach the best value read so far (at first, the best at a
-        block's start: the starts are boundaries too)."""
+        """``(i, value)``: the highest threshold within a relative :data:`TIE` of the best score, reading blocks from
+        the greatest possible value down while they can still beat it.
+        """
         _, high = self._ranges(name, cost)
         top = _top(self._corners(cost)[0][name])  # the marks are boundaries too
         order = np.argsort(-high, kind="stable")
@@ -419,8 +390,7 @@ class Points:
         return cast(part[0]), cast(part[1])
 
     def result(self, i: int, extra=None, t=None) -> BinaryResult:
-        """The binary result at boundary ``i``, at threshold ``t`` (by default its
-        score), with the fields ``extra``."""
+        """The binary result at boundary ``i`` (threshold ``t``, by default its score), plus ``extra``."""
         (tp, fp, fn, tn), at = self._at(i)
         t = at if t is None else t
         meta = {"threshold": t, "weighted": self.weighted}
@@ -513,11 +483,9 @@ class Points:
         return float(0.5 * (1.0 + (area - least) / (most - least)))
 
     def _area_above(self, j: int, exact: bool):
-        """The area of the ROC steps of the blocks above block ``j``, kept as blocks
-        are read from the top. Without weights, in count units: the doubled area
-        of a block's steps is ``2 tp_above N_b + 2U_b`` (its own ``2U``, one pass
-        of a kernel), exact integers. With weights, the trapezoids summed one
-        after another from the top."""
+        """The area of the ROC steps above block ``j``, kept as blocks are read from the top (exact doubled integers
+        without weights).
+        """
         above = self._above = [0] if self._above is None else self._above
         with self._lock:
             if exact:
@@ -539,10 +507,7 @@ class Points:
             return above[self.nb - 1 - j]
 
     def _steps(self, cells, exact: bool, area):
-        """``area`` with the ROC steps between the boundaries of ``cells`` added,
-        from the top down: the running sums at each boundary (from the top; the
-        last is the total). Without weights the doubled trapezoids in count
-        units, summed exactly; else the trapezoids in rates, one after another."""
+        """``area`` plus the running sums of the ROC steps of ``cells``, from the top down."""
         tp, fp = cells[0, ::-1], cells[1, ::-1]
         if exact:
             return area + np.concatenate(([0], np.cumsum(np.diff(fp) * (tp[:-1] + tp[1:]))))
@@ -556,9 +521,7 @@ class Points:
         return auc_of_chunks(self.chunks, self.weighted)
 
     def average_precision(self) -> float:
-        """Average precision, scikit-learn's step definition: in memory the value
-        of the curve (its bits); read in blocks the terms of each are summed on
-        their own and the sums added exactly (the same to 1e-13 relative)."""
+        """Average precision (scikit-learn's steps): in memory the curve's bits, in blocks to 1e-13 relative."""
         windows = self._windows()
         denom = None if len(windows) == 1 else safe(float(self.P))
         carry = np.zeros(2, np.float64 if self.weighted else np.int64)
@@ -578,8 +541,7 @@ class Points:
         return float(max(0.0, -math.fsum(sums)))
 
     def delong_sums(self, centre: float):
-        """``(theta, P, N, ss_pos, ss_neg)``: DeLong's sums of the points' placement
-        values (see :mod:`streammetrics._kernels.totals`), two passes."""
+        """``(theta, P, N, ss_pos, ss_neg)``: DeLong's sums of the placement values, two passes."""
         windows = self._windows()
         st = np.zeros(7)
         P = N = 0.0
@@ -605,8 +567,7 @@ class Points:
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
 
     def curves(self):
-        """``(thresholds, precision, recall, f1)`` at every candidate but ``+inf``,
-        highest threshold first (for plots)."""
+        """``(thresholds, precision, recall, f1)`` at every candidate but ``+inf``, highest first."""
         scores, cells = [], []
         for j in range(self.nb):
             s, c = self._span(j)
@@ -617,9 +578,7 @@ class Points:
 
 
 def _cut_offset(max_fpr: float, total_n: int, x0: int) -> float:
-    """``max_fpr * total_n - x0`` rounded once: the product split into two floats
-    whose sum is exact (Dekker's product, Veltkamp's split), so subtracting
-    ``x0``, close to it, cancels nothing that was rounded."""
+    """``max_fpr * total_n - x0`` rounded once (Dekker's exact product)."""
     a, b = max_fpr, float(total_n)
     hi = a * b
     c = 134217729.0 * a  # 2**27 + 1
@@ -635,10 +594,9 @@ def _cut_offset(max_fpr: float, total_n: int, x0: int) -> float:
 def _exact_area(
     s2: int, x0: int, y0: int, x1: int, y1: int, cut: bool, total_p: int, total_n: int, max_fpr: float
 ) -> float:
-    """The partial area from ``s2``, the exact doubled area (count units) of the
-    steps down to the point ``(x0, y0)`` (false and true positives) and, if
-    ``cut``, the step to ``(x1, y1)``, past ``max_fpr``, cut there. One rounding
-    of ``s2``, the cut trapezoid's, and the division."""
+    """The partial area from the exact doubled area ``s2`` down to ``(x0, y0)`` plus, if ``cut``, the step to ``(x1,
+    y1)`` cut at ``max_fpr``.
+    """
     extra = 0.0
     if cut:
         dx = _cut_offset(max_fpr, total_n, x0)
