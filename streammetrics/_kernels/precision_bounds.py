@@ -46,8 +46,7 @@ _DIRECT = 256.0
 
 @kernel
 def harmonic_gap(m, p):
-    """An upper estimate of ``sum_{i=1..p} 1 / (m + i)`` (``m >= 0``, ``p >= 0``
-    whole numbers as floats), within a few ulps plus 1.4e-17 of the sum."""
+    """An upper estimate of ``sum_{i=1..p} 1 / (m + i)`` within a few ulps plus 1.4e-17."""
     s = 0.0
     i = 1.0
     while i <= p and m + i < _DIRECT:
@@ -74,12 +73,9 @@ def harmonic_gap(m, p):
 
 @kernel
 def average_precision_sums(lo, hi, ab, weighted):
-    """``(lower, upper, total_pos, exact)`` for items sorted by ``(lo, hi)``:
-    ``lower / P <= AP <= upper / P`` (before the caller's widening) with
-    ``P = total_pos``; ``exact`` when every block holding positives is a single
-    point (then the order inside the other blocks cannot change the AP, and
-    the two sums are the point estimate's). ``weighted`` takes the weights' lower
-    bound (an integral) instead of the counts' (a harmonic sum)."""
+    """``(lower, upper, total_pos, exact)``: ``lower / P <= AP <= upper / P`` before widening; ``exact`` when every
+    block holding positives is one point. ``weighted``: the integral bound, else the harmonic one.
+    """
     m = lo.shape[0]
     bp = np.empty(m, np.float64)
     bn = np.empty(m, np.float64)

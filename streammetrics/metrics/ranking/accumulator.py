@@ -177,14 +177,11 @@ class RankAUC(Accumulator):
 
     @property
     def spilled_bytes(self) -> int:
-        """Bytes of the state held in temporary files (16 per entry, 24 with weights
-        or counts past ``2**32``; 0 in memory)."""
+        """Bytes of the state held in temporary files (16 or 24 per entry; 0 in memory)."""
         return self._strategy.disk_bytes if isinstance(self._strategy, Exact) else 0
 
     def close(self) -> None:
-        """Forget every observation and remove the temporary files now (as
-        :meth:`reset` does); the accumulator stays usable. Also on leaving a
-        ``with`` block."""
+        """Forget every observation and remove the temporary files now (as :meth:`reset`; also leaving ``with``)."""
         with self._guard:
             self._load(empty_state(self.fields, self))
 
@@ -256,8 +253,7 @@ class RankAUC(Accumulator):
         self._wsq_rows += int(rows)
 
     def _append(self, y, s, w) -> int:
-        """Append one batch (``w`` empty without weights) to the pending rows;
-        the kernel's status (nonzero: a bad value, nothing changed)."""
+        """Append one batch to the pending rows; the kernel's status (nonzero: a bad value, nothing changed)."""
         n = y.shape[0]
         weighted = w.shape[0] > 0
         limit = self._strategy.pending_limit()
@@ -296,8 +292,7 @@ class RankAUC(Accumulator):
             self._strategy.take(buf)
 
     def flush(self):
-        """Sort the pending rows into the state now and (exact mode) merge the runs
-        into one; return ``self``. No result changes, only how the state is held."""
+        """Sort the pending rows in and (exact mode) merge the runs into one; return ``self``."""
         with self._guard:
             self._flush()
             if isinstance(self._strategy, Exact):
@@ -335,19 +330,13 @@ class RankAUC(Accumulator):
         self._wsq_rows = int(state["wsq_rows"][0]) if weighted else 0
 
     def spilled_parts(self):
-        """``(state, strategy)``: the state held in memory (pending rows sorted in,
-        a copy) and the exact strategy whose files hold the rest, for
-        :meth:`merge` to copy them in chunks."""
+        """``(state, strategy)``: the in-memory state (a copy) and the exact strategy holding the files."""
         st = self._fields()
         self._strategy.export(self._pending, st, memory_only=True)
         return st, self._strategy
 
     def merge(self, other):
-        """Fold ``other`` into ``self`` (see :meth:`Accumulator.merge`).
-
-        When both have a memory budget and ``other`` has spilled, its files are
-        copied into this accumulator's in chunks, never read into memory at once.
-        """
+        """Fold ``other`` into ``self``; a spilled ``other``'s files are copied in chunks when both have a budget."""
         if type(other) is not RankAUC or other is self or self.max_memory is None or not other.spilled:
             return super().merge(other)
         self._check_compatible(other)
@@ -394,9 +383,7 @@ class RankAUC(Accumulator):
 
     # ---------------------------------------------------------------- results
     def _engine(self) -> Points:
-        """The query engine of the current state, built once per state. An exact
-        state takes its pending rows and merges its runs into one first (in
-        memory, or into one file once spilled: only how it is held changes)."""
+        """The query engine of the current state, built once per state (an exact state compacted first)."""
         with self._guard:
             if self._n == 0:
                 raise NoObservationsError("RankAUC has no observations: call update() first")
@@ -596,9 +583,9 @@ def _once(make):
 
 
 def delong_interval(sums, lower: float, upper: float, level: float, squares=None) -> dict:
-    """``auc_ci_lower``, ``auc_ci_upper`` and ``auc_se`` (see the class docstring)
-    from DeLong's sums ``(theta, P, N, ss_pos, ss_neg)`` of a state's points
-    and, for weighted rows, each class's sum of squared weights ``squares``."""
+    """``auc_ci_lower``, ``auc_ci_upper`` and ``auc_se`` from DeLong's sums ``(theta, P, N, ss_pos, ss_neg)`` and,
+    with weights, each class's sum of squared weights ``squares``.
+    """
     _, total_pos, total_neg, ss_pos, ss_neg = sums
     if squares is None:
         m, k = total_pos, total_neg

@@ -61,17 +61,18 @@ class RankResult(Result):
         object.__setattr__(self, "_points", points)
         object.__setattr__(self, "_cache", {})
 
+    def _cached(self, key, make):
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
     def _engine(self) -> Points:
-        if "points" not in self._cache:
-            if self._points is None:
-                raise ValueError("this result holds no points (it was unpickled): ask the accumulator")
-            self._cache["points"] = self._points()
-        return self._cache["points"]
+        if self._points is None:
+            raise ValueError("this result holds no points (it was unpickled): ask the accumulator")
+        return self._cached("points", self._points)
 
     def _curve(self):
-        if "curve" not in self._cache:
-            self._cache["curve"] = curve_from_points(*self._engine().materialized())
-        return self._cache["curve"]
+        return self._cached("curve", lambda: curve_from_points(*self._engine().materialized()))
 
     def roc_curve(self):
         """``(fpr, tpr, thresholds)`` as :meth:`RankAUC.roc_curve`."""
@@ -83,21 +84,20 @@ class RankResult(Result):
 
     def average_precision(self) -> float:
         """Average precision, as :meth:`RankAUC.average_precision`."""
-        if "ap" not in self._cache:
-            self._cache["ap"] = self._engine().average_precision()
-        return self._cache["ap"]
+        return self._cached("ap", lambda: self._engine().average_precision())
 
     def _curve_bounds(self):
         """``(tps_lower, tps_upper, fps_lower, fps_upper)`` along :meth:`_curve`'s thresholds."""
-        if "curve_bounds" not in self._cache:
+
+        def make():
             thresholds, tps, fps = self._curve()
             items = self._engine().items
             if self.exact or not is_binned(items):
-                self._cache["curve_bounds"] = (tps, tps, fps, fps)
-            else:
-                up, un = straddling_of_items(items, thresholds[::-1], self.weighted)
-                self._cache["curve_bounds"] = (tps, tps + up[::-1], fps, fps + un[::-1])
-        return self._cache["curve_bounds"]
+                return tps, tps, fps, fps
+            up, un = straddling_of_items(items, thresholds[::-1], self.weighted)
+            return tps, tps + up[::-1], fps, fps + un[::-1]
+
+        return self._cached("curve_bounds", make)
 
     def roc_curve_bounds(self):
         """``(fpr_lower, fpr_upper, tpr_lower, tpr_upper)`` along :meth:`roc_curve`: the exact rates of the rows ``s >=
@@ -150,16 +150,15 @@ class RankResult(Result):
 
     def average_precision_bounds(self):
         """``(lower, upper)``: a certified interval holding the exact average precision."""
-        if "ap_bounds" not in self._cache:
+
+        def make():
             value = self.average_precision()
             items = None if self.exact else self._engine().items
-            if is_binned(items):
-                self._cache["ap_bounds"] = average_precision_bounds(items[0], items[1], items[2], self.weighted, value)[
-                    1:
-                ]
-            else:
-                self._cache["ap_bounds"] = (value, value)
-        return self._cache["ap_bounds"]
+            if not is_binned(items):
+                return value, value
+            return average_precision_bounds(items[0], items[1], items[2], self.weighted, value)[1:]
+
+        return self._cached("ap_bounds", make)
 
     @property
     def average_precision_lower(self) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._protocol.runs import RunStack
-from .points import Points
+from .points import Points, joined
 from .sorting import merge_runs
 from .spill import MAX_DISK_RUNS, SpillStore, count_dtype, stream_merge, window
 
@@ -186,16 +186,13 @@ class Exact:
     def _empty(self):
         return np.zeros(0), np.zeros((2, 0), np.float64 if self.weighted else np.int64)
 
-    def run(self, buf=None):
+    def run(self, buf=None, memory_only: bool = False):
         """The single run, pending rows of ``buf`` included, neither changed (read from the files once spilled)."""
-        if self.disk:
+        if self.disk and not memory_only:
             sources = [r.records() for r in self.disk] + list(self.stack)
             if buf is not None and buf.rows:
                 sources.append(buf.run(in_place=False))
-            parts = list(stream_merge(sources, self.chunk(len(sources))))
-            if not parts:
-                return self._empty()
-            return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
+            return joined(stream_merge(sources, self.chunk(len(sources))), self.weighted)
         run = self.stack.merged()
         if buf is not None and buf.rows:
             run = buf.run(merged_with=run, in_place=False)
@@ -220,13 +217,7 @@ class Exact:
         """Write the single run into ``state``; ``memory_only``: the runs in memory only (:meth:`add_disk` takes the
         rest).
         """
-        if memory_only:
-            run = self.stack.merged()
-            if buf is not None and buf.rows:
-                run = buf.run(merged_with=run, in_place=False)
-            lo, ab = self._empty() if run is None else run
-        else:
-            lo, ab = self.run(buf)
+        lo, ab = self.run(buf, memory_only)
         if lo.shape[0]:
             state["lo"] = lo
             state["weights" if self.weighted else "counts"] = ab

@@ -20,7 +20,7 @@ from ..._protocol.result import safe
 from .. import binary
 from ..binary import BinaryResult, binary_result
 
-__all__ = ["Points", "scores", "TARGETS", "check_threshold", "check_max_fpr", "auc_of_chunks"]
+__all__ = ["Points", "scores", "TARGETS", "check_threshold", "check_max_fpr", "auc_of_chunks", "joined"]
 
 #: the targets ``threshold_for`` meets
 TARGETS = ("recall", "precision", "fpr", "specificity")
@@ -180,6 +180,14 @@ def auc_of_chunks(chunks, weighted: bool):
             n_pos += p
             n_neg += q
     return u2 / (2 * safe(n_pos * n_neg)), n_pos, n_neg
+
+
+def joined(chunks, weighted: bool):
+    """One run of consecutive chunks ``(scores, ab)``."""
+    parts = list(chunks)
+    if not parts:
+        return np.zeros(0), np.zeros((2, 0), np.float64 if weighted else np.int64)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
 
 
 # ------------------------------------------------------------------ the engine
@@ -559,12 +567,7 @@ class Points:
 
     def materialized(self):
         """The run in memory (read whole when it is a file's)."""
-        if self.run is not None:
-            return self.run
-        parts = list(self.chunks())
-        if not parts:
-            return np.zeros(0), np.zeros((2, 0), np.float64 if self.weighted else np.int64)
-        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
+        return self.run if self.run is not None else joined(self.chunks(), self.weighted)
 
     def curves(self):
         """``(thresholds, precision, recall, f1)`` at every candidate but ``+inf``, highest first."""

@@ -1,10 +1,5 @@
-"""Sorted runs on disk: the memory budget of the exact ``RankAUC``.
-
-Past a quarter of ``max_memory`` the runs in memory are written to temporary
-files (:mod:`streammetrics._protocol.tempfiles`), at most :data:`MAX_DISK_RUNS`
-of them; reads merge them chunk by chunk (:func:`stream_merge`). A file holds
-records ``(score float64, positive, negative)`` in increasing score order, the
-masses uint32 while the counts fit (16 bytes), else int64 or float64 weights.
+"""Sorted runs on disk past a quarter of ``max_memory``: at most :data:`MAX_DISK_RUNS` temporary files of records
+``(score, positive, negative)``, masses uint32 while counts fit (16 bytes), else int64 or float64.
 """
 
 from __future__ import annotations
@@ -65,11 +60,8 @@ _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-zA-Z]*)\s*$")
 
 
 def parse_memory(value) -> int | None:
-    """A memory budget in bytes: an int, or a string such as ``"1GB"``, ``"512MiB"``.
-
-    Decimal units (``KB``, ``MB``, ``GB``, ``TB``: powers of 1000) and binary
-    ones (``KiB``, ``MiB``, ``GiB``, ``TiB``: powers of 1024), case-insensitive;
-    ``None`` stays ``None`` (no budget). At least :data:`MIN_MEMORY` bytes.
+    """A memory budget in bytes (at least :data:`MIN_MEMORY`): an int or a string with a decimal (``KB``) or binary
+    (``KiB``) unit; ``None`` stays ``None``.
 
     >>> parse_memory("1GB"), parse_memory("512MiB"), parse_memory(65536)
     (1000000000, 536870912, 65536)
@@ -140,8 +132,7 @@ def _read_dtype(dtype) -> np.dtype:
 
 
 class DiskRun:
-    """One run in a file: ``m`` records ``(score, positive, negative)`` whose
-    counts are at most ``peak`` (counts; 0 for weights)."""
+    """One run in a file: ``m`` records whose counts are at most ``peak`` (0 for weights)."""
 
     __slots__ = ("path", "m", "dtype", "peak", "__weakref__")
 
@@ -163,10 +154,8 @@ class DiskRun:
 
 
 class SpillStore:
-    """The temporary files of one exact state, in ``folder``.
-
-    Files are removed by :meth:`remove` (one run), :meth:`close` (all), when
-    the store is garbage-collected, and at normal exit of the process.
+    """The temporary files of one exact state, removed by :meth:`remove`, :meth:`close`, garbage collection and
+    normal exit.
     """
 
     def __init__(self, folder: str | None = None):
@@ -185,8 +174,7 @@ class SpillStore:
         return tempfiles.new_path(self.folder, SPILL_STEM, SPILL_SUFFIX)
 
     def writer(self, dtype) -> _RunWriter:
-        """A new file for a run of masses of ``dtype`` (the file's own: see
-        :func:`count_dtype` for counts)."""
+        """A new file for a run of masses of ``dtype``."""
         return _RunWriter(self, dtype)
 
     def write(self, scores, ab) -> DiskRun:
@@ -195,8 +183,7 @@ class SpillStore:
         return self.write_chunks(ab.dtype if ab.dtype.kind == "f" else count_dtype(peak), [(scores, ab)])
 
     def write_chunks(self, dtype, chunks) -> DiskRun:
-        """A new file of masses of ``dtype`` holding the run given as its sorted
-        chunks ``(scores, ab)`` (cast to the file's dtype)."""
+        """A new file of masses of ``dtype`` holding the sorted chunks ``(scores, ab)``."""
         w = self.writer(dtype)
         try:
             for scores, ab in chunks:
@@ -246,9 +233,9 @@ class _RunWriter:
         self.peak = 0  # the largest count written
 
     def append(self, scores, ab) -> None:
-        """Write a run's entries, packed as records :data:`PACK_ROWS` at a time into
-        one buffer reused from chunk to chunk (a run as large as the budget packed
-        at once would take as much fresh memory). Counts must fit the file's dtype."""
+        """Write a run's entries as records, :data:`PACK_ROWS` at a time through one reused buffer (packing a
+        budget-sized run at once would take as much fresh memory). Counts must fit the file's dtype.
+        """
         m = scores.shape[0]
         if self.dtype.kind != "f" and m:
             peak = int(ab.max())
@@ -288,20 +275,13 @@ class _RunWriter:
 
 
 def _flat_views(rec):
-    """Two views of contiguous records as ``(m, 3)`` arrays, and the first row:
-    float64 (column 0, the scores) and the masses' dtype (columns 1 and 2)."""
+    """Float64 and mass-dtype ``(m, 3)`` views of contiguous records, and the first row."""
     return rec.view(np.float64).reshape(-1, 3), rec.view(rec.dtype["p"]).reshape(-1, 3), 0
 
 
 def release(src, a: int, b: int) -> None:
-    """Unmap the pages of a file's records ``a:b`` from this process, once they
-    were copied out.
-
-    The pages stay in the system's file cache and a later read maps them
-    again, so nothing changes but the process's resident memory: reading a
-    spilled state of any size keeps it near the windows being merged, where
-    mapped pages would otherwise stay resident until the whole file was read
-    (24 bytes per distinct score, the memory the budget is there to bound).
+    """Unmap the pages of records ``a:b`` once copied out: they stay in the file cache, and reading a spilled state
+    keeps the process's resident memory near the windows being merged.
     """
     mm = getattr(src, "_mmap", None)
     if mm is None or b <= a or not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
@@ -318,9 +298,7 @@ def release(src, a: int, b: int) -> None:
 
 
 def _copy_records(src, dst) -> None:
-    """``dst[:] = src`` for records: as raw 64-bit words when both have the same
-    dtype, else field by field (numpy's assignment of whole structured records,
-    element by element, took 20 times as long)."""
+    """``dst[:] = src`` as raw 64-bit words when the dtypes match (whole structured records copy slowly)."""
     if src.dtype == dst.dtype:
         dst.view(np.uint64)[:] = np.asarray(src).view(np.uint64)
     else:
@@ -343,8 +321,7 @@ def window(src, a: int, b: int):
 
 
 class _Sources:
-    """The non-empty runs of a merge, each a file's records or an in-memory run,
-    with the windows of them merged at each step (see :func:`stream_merge`)."""
+    """The non-empty runs of a merge (file records or in-memory runs) and the buffer of one step's windows."""
 
     def __init__(self, sources):
         self.srcs, self.sizes, self.flat = [], [], []
@@ -368,17 +345,16 @@ class _Sources:
         return float(self.srcs[i][0][r] if flat is None else flat[r, 0])
 
     def cut(self, i: int, a: int, b: int, bound: float, right: bool) -> int:
-        """The first entry of ``a:b`` of source ``i`` above ``bound`` (``right``)
-        or at least ``bound``."""
+        """The first entry of ``a:b`` of source ``i`` above (``right``) or at least ``bound``."""
         flat = self.flat[i]
         if flat is None:
             return a + int(np.searchsorted(self.srcs[i][0][a:b], bound, side="right" if right else "left"))
         return int(records_cut(flat, a, b, bound, right))
 
     def merge(self, parts):
-        """One run of the entries ``a:b`` of sources ``i`` for ``(i, a, b)`` in
-        ``parts`` (in sources' order), the masses of a score held by several
-        added in that order: the sums of merging them in memory in that order."""
+        """One run of the entries ``a:b`` of sources ``i`` for ``(i, a, b)`` in ``parts``, a score's masses added in
+        sources' order.
+        """
         if len(parts) == 1:
             i, a, b = parts[0]
             scores, ab = window(self.srcs[i], a, b)
@@ -418,17 +394,9 @@ class _Sources:
 
 
 def stream_merge(sources, chunk: int):
-    """Merged chunks ``(scores, ab)`` of sorted runs, in increasing score order.
-
-    ``sources`` are in-memory runs ``(scores, ab)``, :class:`DiskRun` and
-    their records (:meth:`DiskRun.records`, opened earlier: a snapshot that
-    stays readable after the file is removed);
-    each step reads at most ``chunk`` entries of every source, and the masses
-    of a score held by several sources are added (in the order of
-    ``sources``: the same sums, to the bit, as merging them in memory in that
-    order). Chunks never split a score. The windows of a step are copied into
-    one buffer, reused from step to step, and merged there by a tournament of the
-    runs' heads (:func:`~streammetrics._kernels.merges.merge_records`).
+    """Merged chunks ``(scores, ab)`` of sorted runs (in-memory runs, :class:`DiskRun` or their opened records), at
+    most ``chunk`` entries of each per step; a score's masses are added in the order of ``sources`` (the bits of
+    an in-memory merge) and a chunk never splits a score.
     """
     chunk = max(int(chunk), 1)
     src = _Sources(sources)
