@@ -22,8 +22,7 @@ __all__ = [
 SIGN = np.uint64(0x8000000000000000)
 ZERO = np.uint64(0)
 EXPONENT = np.uint64(0x7FF0000000000000)
-#: above every key: the key of no score
-TOP = np.uint64(0xFFFFFFFFFFFFFFFF)
+TOP = np.uint64(0xFFFFFFFFFFFFFFFF)  # above every key: the key of no score
 
 
 @inline_ir

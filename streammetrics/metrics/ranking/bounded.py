@@ -17,18 +17,10 @@ from .sorting import run_of_sorted
 
 __all__ = ["Bounded", "points_of_items", "average_precision_bounds", "is_binned", "straddling_of_items"]
 
-_TARGET = 1.0
-
-
+#: a cell becomes a bin while its pos * neg mass is within _BUDGET P N / B**2 and its mass within _MASS (P + N) / B
 _BUDGET = 3.0
-
-
 _MASS = 6.0
-
-
 _SLACK = 1e-9  # relative widening of a binned interval computed in rounded floats
-
-
 _FINE = 4.0  # a sorted slice is grouped at this fraction of the bins' limits
 
 
@@ -65,8 +57,7 @@ def is_binned(items) -> bool:
     return items is not None and bool(np.any(items[1] > items[0]))
 
 
-#: the widening of binned AP bounds: relative (rounded masses) and absolute (rounded sums)
-_AP_SLACK = 1e-9
+_AP_SLACK = 1e-9  # the widening of binned AP bounds: relative (rounded masses) and absolute (rounded sums)
 _AP_ABS = 1e-12
 
 
@@ -124,11 +115,9 @@ def straddling_of_items(items, scores, weighted: bool):
 class Bounded:
     """The bounded state of ``RankAUC(max_bins=B)`` (see the module docstring)."""
 
-    #: pending rows at most max(PENDING_MIN, min(PENDING_PER_BIN * B, PENDING_MAX))
-    PENDING_MIN = 1 << 14
+    PENDING_MIN = 1 << 14  # pending rows at most max(PENDING_MIN, min(PENDING_PER_BIN * B, PENDING_MAX))
     PENDING_PER_BIN = 32
-    #: however many bins are allowed, the buffer stays within exact mode's least
-    PENDING_MAX = 1 << 22
+    PENDING_MAX = 1 << 22  # however many bins are allowed, the buffer stays within exact mode's least
 
     def __init__(self, max_bins: int, weighted: bool = False):
         self.max_bins = max_bins
@@ -224,10 +213,7 @@ class Bounded:
         value = (k2 + unknown) / denom
         upper = (k2 + 2.0 * unknown) / denom
         if self.weighted or 2 * n_pos * n_neg >= 2**53:
-            # The pair masses are float sums, rounded (by a relative m * eps per
-            # compaction at most): widen so the rounding never cuts off the exact
-            # value. Without weights and below 2**53 every sum is an exact integer
-            # and the quotients are correctly rounded, so no slack is needed.
+            # float sums of pair masses, rounded: widened (below 2**53 counts sum exactly and need no slack)
             lower, upper = lower * (1.0 - _SLACK), upper * (1.0 + _SLACK)
         return _clip(value), _clip(lower), _clip(upper), n_pos, n_neg, points
 
@@ -285,7 +271,7 @@ class Bounded:
             if not (budget <= np.inf and mass_cap <= np.inf):
                 budget = mass_cap = np.inf  # overflowed weights: one bin
             items = _sorted_items(K.compact(*items, budget, mass_cap))
-            if items[0].shape[0] <= _TARGET * b:
+            if items[0].shape[0] <= b:
                 return items
             budget *= 2.0
             mass_cap *= 1.5

@@ -215,7 +215,6 @@ class RankResult(Result):
         order += [k for k in values if k not in order and k not in hidden]
         return self._scalar_lines(order, names, notes) + self._operating_lines(ctx)
 
-    # -------------------------------------------------- operating points in reports
     def operating_points(self, ctx: RenderContext) -> list[tuple[str, object]]:
         """``(label, result or None)``: the chosen threshold, the best F1 and each target of ``ctx.targets`` (``None``
         when unreached).
@@ -241,33 +240,16 @@ class RankResult(Result):
 
     @staticmethod
     def _row(r) -> dict:
-        row = {
-            "threshold": r.threshold,
-            "precision": r.precision,
-            "recall": r.recall,
-            "f1": r.f1,
-            "fpr": 1.0 - r.specificity if r.tn + r.fp else 0.0,
-            "tp": r.tp,
-            "fp": r.fp,
-            "fn": r.fn,
-            "tn": r.tn,
-        }
+        has_neg = r.tn + r.fp
+        row = {k: r[k] for k in ("threshold", "precision", "recall", "f1")}
+        row["fpr"] = 1.0 - r.specificity if has_neg else 0.0
+        row.update((k, r[k]) for k in ("tp", "fp", "fn", "tn"))
         if "tp_lower" in r:  # a bounded state's: the certified bounds of each figure
-            has_neg = r.tn + r.fp
-            row.update(
-                precision_lower=r.precision_lower,
-                precision_upper=r.precision_upper,
-                recall_lower=r.recall_lower,
-                recall_upper=r.recall_upper,
-                f1_lower=r.f1_lower,
-                f1_upper=r.f1_upper,
-                fpr_lower=1.0 - r.specificity_upper if has_neg else 0.0,
-                fpr_upper=1.0 - r.specificity_lower if has_neg else 0.0,
-                tp_lower=r.tp_lower,
-                tp_upper=r.tp_upper,
-                fp_lower=r.fp_lower,
-                fp_upper=r.fp_upper,
-            )
+            ends = ("lower", "upper")
+            row.update((f"{k}_{e}", r[f"{k}_{e}"]) for k in ("precision", "recall", "f1") for e in ends)
+            row["fpr_lower"] = 1.0 - r.specificity_upper if has_neg else 0.0
+            row["fpr_upper"] = 1.0 - r.specificity_lower if has_neg else 0.0
+            row.update((f"{k}_{e}", r[f"{k}_{e}"]) for k in ("tp", "fp") for e in ends)
         return row
 
     _BOUNDED = ("precision", "recall", "f1", "fpr")
@@ -317,30 +299,12 @@ class RankResult(Result):
         points = [(label, self._row(r)) for label, r in self.operating_points(ctx) if r is not None]
         roc_marks = [(p["fpr"], p["recall"], f"{label} ({p['threshold']:.4g})") for label, p in points]
         pr_marks = [(p["recall"], p["precision"], f"{label} ({p['threshold']:.4g})") for label, p in points]
+        masses, ap, ap_bounds = (v["n_pos"], v["n_neg"]), self.average_precision(), self.average_precision_bounds()
         out = [
             plots.roc(
-                fpr,
-                tpr,
-                v["auc"],
-                v["auc_lower"],
-                v["auc_upper"],
-                v["n_pos"],
-                v["n_neg"],
-                folder,
-                marks=roc_marks,
-                exact=self.exact,
+                fpr, tpr, v["auc"], v["auc_lower"], v["auc_upper"], *masses, folder, marks=roc_marks, exact=self.exact
             ),
-            plots.pr(
-                precision,
-                recall,
-                self.average_precision(),
-                v["n_pos"],
-                v["n_neg"],
-                folder,
-                marks=pr_marks,
-                bounds=self.average_precision_bounds(),
-                exact=self.exact,
-            ),
+            plots.pr(precision, recall, ap, *masses, folder, marks=pr_marks, bounds=ap_bounds, exact=self.exact),
         ]
         ops = self._engine()
         if ops.m:

@@ -19,9 +19,7 @@ def _entries(run) -> int:
 class Exact:
     """The exact state: runs in memory and, past ``budget`` bytes, files of a :class:`~.spill.SpillStore`."""
 
-    #: pending rows at most max(PENDING_MIN, PENDING_RATIO * stored scores): a
-    #: pending row takes 8 bytes, a stored score 24, so a stream of up to
-    #: PENDING_MIN distinct scores is sorted once, at the end, within the memory of its state
+    #: pending rows at most max(PENDING_MIN, PENDING_RATIO * stored scores): 8 bytes a row against 24 a stored score
     PENDING_MIN = 1 << 24
     PENDING_RATIO = 3
 
@@ -33,7 +31,6 @@ class Exact:
         self.store = None  # made at the first spill
         self.disk: list = []  # runs on disk (DiskRun)
 
-    # ------------------------------------------------------------ spilling
     @property
     def spilled(self) -> bool:
         return bool(self.disk)
@@ -63,8 +60,7 @@ class Exact:
 
     def _bound_disk(self) -> None:
         if len(self.disk) > MAX_DISK_RUNS:
-            # the smaller runs into one: a long stream rewrites its big runs
-            # rarely (each entry is rewritten O(log) times in all)
+            # the smaller runs into one: each entry is rewritten O(log) times in all
             self.disk.sort(key=lambda r: -r.m)
             self._merge_disk(self.disk[MAX_DISK_RUNS // 2 :])
 
@@ -92,13 +88,14 @@ class Exact:
 
     def add_disk(self, other: Exact) -> None:
         """Copy the disk runs of ``other`` into files of this state, in chunks."""
-        store = self.storage()
         for run in other.disk:
-            if self.weighted and run.dtype != np.float64:
-                self.disk.append(store.write_chunks(np.float64, stream_merge([run], self.chunk())))
-            else:
-                self.disk.append(store.copy_from(run, self.chunk()))
+            float_run = self.weighted and run.dtype != np.float64
+            self.disk.append(self._as_float(run) if float_run else self.storage().copy_from(run, self.chunk()))
         self._bound_disk()
+
+    def _as_float(self, run):
+        """A copy of the disk run ``run`` holding float64 masses."""
+        return self.storage().write_chunks(np.float64, stream_merge([run], self.chunk()))
 
     def disk_masses(self):
         """``[positive, negative]`` mass of the runs on disk."""
@@ -114,7 +111,6 @@ class Exact:
         if self.store is not None:
             self.store.close()
 
-    # ------------------------------------------------------------ state
     def clone(self) -> Exact:
         out = Exact(self.weighted, self.budget, self.spill_dir)
         out.stack = self.stack.copy()
@@ -137,7 +133,7 @@ class Exact:
         self.stack = RunStack(merge_runs, _entries, [(s, ab.astype(np.float64)) for s, ab in self.stack])
         if self.disk:
             store, old = self.storage(), self.disk
-            self.disk = [store.write_chunks(np.float64, stream_merge([r], self.chunk())) for r in old]
+            self.disk = [self._as_float(r) for r in old]
             for run in old:
                 store.remove(run)
         self.weighted = True

@@ -102,11 +102,7 @@ class Pending:
 
     def clone(self) -> Pending:
         """A copy holding the same rows, with no spare room."""
-        out = Pending(self.rows, self.weighted)  # capacity rows: out.back == front
-        for name in ("keys", "vals"):
-            src, dst = getattr(self, name), getattr(out, name)
-            if src is not None:
-                dst[: self.front] = src[: self.front]
-                dst[self.front :] = src[self.back :]
-        out.front = out.back = self.front
+        out = Pending(0, self.weighted)
+        out.keys, out.vals, out.front, out.back = self.keys, self.vals, self.front, self.back
+        out.resize(self.rows)  # into new arrays
         return out

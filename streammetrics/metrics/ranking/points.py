@@ -22,8 +22,7 @@ from ..binary import BinaryResult, binary_result
 
 __all__ = ["Points", "scores", "TARGETS", "check_threshold", "check_max_fpr", "auc_of_chunks", "joined"]
 
-#: the targets ``threshold_for`` meets
-TARGETS = ("recall", "precision", "fpr", "specificity")
+TARGETS = ("recall", "precision", "fpr", "specificity")  # the targets ``threshold_for`` meets
 
 
 def scores() -> tuple:
@@ -31,25 +30,18 @@ def scores() -> tuple:
     return tuple(name for name in binary.score_formulas(1, 1, 1, 1, 4, float, math.sqrt) if name not in TARGETS)
 
 
-#: entries of a block of a state in memory
-BLOCK = 256
-#: blocks of a state in memory read together by the weighted partial area
-_GROUP = 64
-#: counts whose scores are computed at a time (their temporaries stay in cache)
-_SLICE = 4096
-#: relative difference below which two scores are a tie (the same fraction rounded two ways)
-TIE = 1e-12
+BLOCK = 256  # entries of a block of a state in memory
+_GROUP = 64  # blocks of a state in memory read together by the weighted partial area
+_SLICE = 4096  # counts whose scores are computed at a time (their temporaries stay in cache)
+TIE = 1e-12  # relative difference below which two scores are a tie (the same fraction rounded two ways)
 #: rates whose bounds over a straddling bin are at the two corners
 _MONOTONE = ("accuracy", "precision", "recall", "specificity", "f1", "balanced_accuracy", "jaccard")
-#: the largest ``2 P N`` whose partial area is summed in exact integers
-EXACT_LIMIT = (1 << 63) - 1
-#: the most cost matrices whose answers a state keeps
-_CACHED = 64
+EXACT_LIMIT = (1 << 63) - 1  # the largest ``2 P N`` whose partial area is summed in exact integers
+_CACHED = 64  # the most cost matrices whose answers a state keeps
 _NO_PAIRS = np.zeros((0, 4))
 INT64_LIMIT = 2**63
 
 
-# ------------------------------------------------------------------ arguments
 def _real(name, value) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
@@ -190,21 +182,11 @@ def joined(chunks, weighted: bool):
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
 
 
-# ------------------------------------------------------------------ the engine
 class Points:
     """The counts at every threshold of a rank state, and its queries.
 
     ``source`` is a run ``(scores, ab)`` or ``(read, m)`` (``read(a, b)`` gives entries ``a:b``); ``window`` the entries
     a pass over a run not in memory reads at a time; ``items`` (a bounded state's) make results carry certified bounds.
-
-    >>> import numpy as np
-    >>> run = (np.array([0.1, 0.4, 0.6, 0.9]), np.array([[0, 1, 1, 1], [1, 0, 1, 0]]))
-    >>> ops = Points(run, n=5, weighted=False)
-    >>> r = ops.at_threshold(0.5)
-    >>> r.tp, r.fp, r.fn, r.tn
-    (2, 1, 1, 1)
-    >>> ops.threshold_for(recall=1.0).threshold, ops.best_threshold("f1").threshold
-    (0.4, 0.4)
     """
 
     def __init__(self, source, n: int, weighted: bool, block: int = BLOCK, items=None, window: int = 0):
@@ -234,7 +216,6 @@ class Points:
         self._above = None  # the area of the ROC steps above every block (see partial_auc)
         self._marks()
 
-    # ------------------------------------------------------------ reading
     def _end(self, j: int) -> int:
         """The boundary that ends block ``j`` (where block ``j + 1`` starts)."""
         return min(self.m, (j + 1) * self.block)
@@ -256,27 +237,23 @@ class Points:
         """
         nb, B = self.nb, self.block
         self.firsts = np.empty(nb)
+        counts, bottom, up = np.zeros((2, nb), np.int64), np.zeros((nb + 1, 4)), np.zeros(4)
+        windows = self._windows()
+        for a, b in windows:
+            scores, ab = self.read(a, b)
+            j, k = a // B, a // B - (-(b - a) // B)
+            self.firsts[j:k] = scores[::B]
+            if self.weighted:
+                running_pairs(np.ascontiguousarray(ab, np.float64), up, False, B, bottom[j : k + 1])
+            else:
+                counts[:, j:k] = np.add.reduceat(ab, np.arange(0, b - a, B), axis=1)
         if not self.weighted:
-            counts = np.zeros((2, nb), np.int64)
-            for a, b in self._windows():
-                scores, ab = self.read(a, b)
-                j = a // B
-                self.firsts[j : j - (-(b - a) // B)] = scores[::B]
-                counts[:, j : j - (-(b - a) // B)] = np.add.reduceat(ab, np.arange(0, b - a, B), axis=1)
             below = np.zeros((2, nb + 1), np.int64)
             np.cumsum(counts, axis=1, out=below[:, 1:])
             self.P, self.N = int(below[0, nb]), int(below[1, nb])
             self.marks = np.stack((self.P - below[0], self.N - below[1], below[0], below[1]))
             return
-        bottom, top = np.zeros((nb + 1, 4)), np.zeros((nb + 1, 4))
-        up = np.zeros(4)
-        windows = self._windows()
-        for a, b in windows:
-            scores, ab = self.read(a, b)
-            j = a // B
-            self.firsts[j : j - (-(b - a) // B)] = scores[::B]
-            running_pairs(np.ascontiguousarray(ab, np.float64), up, False, B, bottom[j : j + 1 - (-(b - a) // B)])
-        down = np.zeros(4)
+        top, down = np.zeros((nb + 1, 4)), np.zeros(4)
         for a, b in reversed(windows):
             j = a // B
             ab = np.ascontiguousarray(self.read(a, b)[1], np.float64)
@@ -389,7 +366,6 @@ class Points:
         at, v = next((at, v) for at, v in found if at[0] <= i <= at[-1] and np.any(at == i))
         return i, float(v[np.flatnonzero(at == i)[0]])
 
-    # ------------------------------------------------------------ results
     def _straddling(self, t: float):
         """Positive and negative mass of the bins with ``lo < t <= hi``."""
         lo, hi, ab = self.bins
@@ -417,7 +393,6 @@ class Points:
         values.update(extra or {})
         return BinaryResult("BinaryScores", values, meta)
 
-    # ------------------------------------------------------------ queries
     def at_threshold(self, t) -> BinaryResult:
         """The binary result with the rows ``s >= t`` called positive."""
         t = check_threshold(t)
@@ -523,7 +498,6 @@ class Points:
         x, y = fp.astype(np.float64) / sn, tp.astype(np.float64) / sp
         return np.cumsum(np.concatenate(([area], np.diff(x) * (y[:-1] + y[1:]) / 2.0)))
 
-    # ------------------------------------------------------------ one pass
     def auc(self):
         """``(auc, n_pos, n_neg)`` (:func:`auc_of_chunks`)."""
         return auc_of_chunks(self.chunks, self.weighted)

@@ -12,9 +12,7 @@ from ..._kernels.sort import sort_keys, sort_payload
 
 __all__ = ["sort_classes", "split_sorted", "run_of_sorted", "sorted_run", "merge_runs", "NUMPY_MAX", "sort_part"]
 
-#: up to this many rows are sorted by numpy: a small state's first use then
-#: compiles no radix kernel (about a second of a cold start)
-NUMPY_MAX = 4096
+NUMPY_MAX = 4096  # rows sorted by numpy: a small state's first use compiles no radix kernel
 
 _NO_RUN = (np.zeros(0, np.float64), np.zeros((2, 0), np.int64), np.zeros((2, 0), np.float64))
 

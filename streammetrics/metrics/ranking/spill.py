@@ -31,31 +31,14 @@ __all__ = [
     "MIN_MEMORY",
 ]
 
-#: at most this many runs are kept on disk; one more merges the smaller half into one file
-MAX_DISK_RUNS = 32
+MAX_DISK_RUNS = 32  # at most this many runs are kept on disk; one more merges the smaller half into one file
 SPILL_STEM = ".streammetrics-"
 SPILL_SUFFIX = ".smspill"
-#: the smallest budget taken (bytes): a few chunks of a few entries
-MIN_MEMORY = 4096
-#: entries packed into records and written at a time (6 MB of records)
-PACK_ROWS = 1 << 18
+MIN_MEMORY = 4096  # the smallest budget taken (bytes): a few chunks of a few entries
+PACK_ROWS = 1 << 18  # entries packed into records and written at a time (6 MB of records)
 
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "k": 10**3,
-    "kb": 10**3,
-    "m": 10**6,
-    "mb": 10**6,
-    "g": 10**9,
-    "gb": 10**9,
-    "t": 10**12,
-    "tb": 10**12,
-    "kib": 2**10,
-    "mib": 2**20,
-    "gib": 2**30,
-    "tib": 2**40,
-}
+_UNITS = {"": 1, "b": 1}  # decimal (``KB``) and binary (``KiB``) units
+_UNITS.update({p + u: (1024 if u == "ib" else 1000) ** i for i, p in enumerate("kmgt", 1) for u in ("", "b", "ib")})
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-zA-Z]*)\s*$")
 
 
@@ -65,10 +48,6 @@ def parse_memory(value) -> int | None:
 
     >>> parse_memory("1GB"), parse_memory("512MiB"), parse_memory(65536)
     (1000000000, 536870912, 65536)
-    >>> parse_memory("1.5 kb")
-    Traceback (most recent call last):
-    ...
-    ValueError: max_memory must be at least 4096 bytes, got '1.5 kb' (1500 bytes)
     """
     if value is None:
         return None
@@ -406,8 +385,7 @@ def stream_merge(sources, chunk: int):
         live = [i for i in range(len(sizes)) if pos[i] < sizes[i]]
         if not live:
             return
-        # every entry up to the smallest last score of a window that does not
-        # reach its source's end is known to come before whatever is unread
+        # entries up to the smallest last score of an unfinished source's window precede everything unread
         bound = None
         for i in live:
             b = pos[i] + chunk
