@@ -297,9 +297,7 @@ def _bit_length(x):
 
 @kernel
 def compact(lo, hi, ab, cw, budget, mass_cap):
-    """Group items into bins along the dyadic cells of their keys: a cell within ``budget`` and ``mass_cap``, or of
-    one item, is a bin; an item is never split. Bins keep their tight range and own pairs (:func:`_sweep`).
-    """
+    """Group items into bins along the dyadic cells of their keys, never splitting an item."""
     m = lo.shape[0]
     klo = np.empty(m, np.uint64)
     level = np.empty(m, np.int64)

@@ -57,19 +57,14 @@ def block_counts(ab, every, out):
         out[2, j] = u2
 
 
-# DeLong's sums from the placement values of the points, in increasing order of
-# score (DeLong, DeLong and Clarke-Pearson 1988). A row at point ``k`` places
-# ``V10_k = (negative mass below + b_k / 2) / N`` (a positive) and
-# ``V01_k = (positive mass above + a_k / 2) / P`` (a negative). Sums are
-# naive inside blocks of BLOCK points of the whole run and compensated from
-# block to block; ``st`` carries a block across the chunks a run is read in.
+# DeLong's sums (DeLong, DeLong and Clarke-Pearson 1988), placements ``V10_k = (negative mass below + b_k / 2) / N``
+# and ``V01_k = (positive mass above + a_k / 2) / P``: naive inside blocks of BLOCK points, compensated between blocks;
+# ``st`` carries a block across the chunks a run is read in.
 
 
 @kernel
 def delong_masses(ab, st, end):
-    """First pass: ``st = (sp, cp, sn, cn, bp, bn, j)`` (the pairs, the open block's sums, its length); with ``end``
-    returns ``(P, N)``.
-    """
+    """First pass: ``st = (sp, cp, sn, cn, bp, bn, j)``; with ``end`` returns ``(P, N)``."""
     sp, cp, sn, cn, bp, bn = st[0], st[1], st[2], st[3], st[4], st[5]
     j = np.int64(st[6])
     for k in range(ab.shape[1]):

@@ -112,9 +112,9 @@ class RankAUC(Accumulator):
         self.spill_dir = _check_spill_dir(spill_dir)
         if self.max_bins is not None and self.max_memory is not None:
             raise ValueError(
-                "max_bins and max_memory exclude each other: max_bins bounds the state to "
-                "2 * max_bins bins (approximate, in memory), max_memory keeps it exact and "
-                "spills sorted runs to disk past the budget; give one of them"
+                "max_bins and max_memory exclude each other: max_bins bounds the state to 2 * max_bins bins "
+                "(approximate, in memory), max_memory keeps it exact and spills sorted runs to disk past the budget; "
+                "give one of them"
             )
         if self.spill_dir is not None and self.max_memory is None:
             raise ValueError("spill_dir is where runs are spilled past max_memory: give max_memory too")
@@ -399,9 +399,9 @@ class RankAUC(Accumulator):
         """Each class's sum of squared weights; ``ValueError`` when some rows' are unknown."""
         if self._wsq_rows != self._n:
             raise ValueError(
-                f"{self._n - self._wsq_rows} weighted rows of this state were saved without their "
-                "squared weights, which the AUC's interval needs for weighted rows (Kish's "
-                "effective sample size); fold those rows again to get intervals"
+                f"{self._n - self._wsq_rows} weighted rows of this state were saved without their squared weights, "
+                "which the AUC's interval needs for weighted rows (Kish's effective sample size); "
+                "fold those rows again to get intervals"
             )
         return compensated.values(self._wsq)
 

@@ -183,9 +183,7 @@ class Bounded:
         return points_of_items(self.current(buf), self.weighted)
 
     def result(self, buf, n: int):
-        """``(auc, lower, upper, n_pos, n_neg, points)``: the exact AUC lies
-        between the bounds; ``points`` makes the :class:`~.points.Points` of the
-        items (their bins bound every figure) when called."""
+        """``(auc, lower, upper, n_pos, n_neg, points)``; ``points()`` makes the query engine."""
         items = self.current(buf)
         weighted = self.weighted
 

@@ -122,9 +122,7 @@ class RankResult(Result):
         )
 
     def pr_curve_bounds(self):
-        """``(precision_lower, precision_upper, recall_lower, recall_upper)`` along :meth:`pr_curve`, as
-        :meth:`roc_curve_bounds`.
-        """
+        """``(precision_lower, precision_upper, recall_lower, recall_upper)`` along :meth:`pr_curve`."""
         tl, tu, fl, fu = self._curve_bounds()
         _, tps, _ = self._curve()
         p = safe(tps[-1]) if tps.size else 1.0
@@ -216,9 +214,7 @@ class RankResult(Result):
         return self._scalar_lines(order, names, notes) + self._operating_lines(ctx)
 
     def operating_points(self, ctx: RenderContext) -> list[tuple[str, object]]:
-        """``(label, result or None)``: the chosen threshold, the best F1 and each target of ``ctx.targets`` (``None``
-        when unreached).
-        """
+        """``(label, result or None)``: the chosen threshold, the best F1 and each target reached."""
         if self._points is None or self._values["n"] == 0:
             return []
         ops = self._engine()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..._protocol.runs import RunStack
@@ -65,9 +67,7 @@ class Exact:
             self._merge_disk(self.disk[MAX_DISK_RUNS // 2 :])
 
     def _merge_disk(self, old, extra=()) -> None:
-        """Merge the disk runs ``old`` and memory runs ``extra`` into one file, in chunks (masses added in that order,
-        as every read adds them).
-        """
+        """Merge the disk runs ``old`` and memory runs ``extra`` into one file, in chunks (files first)."""
         sources = [r.records() for r in old] + list(extra)
         if len(sources) < 2:
             return
@@ -198,21 +198,13 @@ class Exact:
         """The query engine of the state, compacted (:meth:`compact`) already."""
         if self.disk:
             (run,) = self.disk
-            rec = run.records()  # opened now: a snapshot that outlives the file
+            read = partial(window, run.records())  # opened now: a snapshot that outlives the file
             # blocks of at least 64 entries, at most 65536 of them (their marks are kept)
-            return Points(
-                (lambda a, b: window(rec, a, b), run.m),
-                n,
-                self.weighted,
-                block=max(64, -(-run.m // 65536)),
-                window=self.chunk(),
-            )
+            return Points((read, run.m), n, self.weighted, block=max(64, -(-run.m // 65536)), window=self.chunk())
         return Points(self.stack.top() or self._empty(), n, self.weighted)
 
     def export(self, buf, state, memory_only: bool = False) -> None:
-        """Write the single run into ``state``; ``memory_only``: the runs in memory only (:meth:`add_disk` takes the
-        rest).
-        """
+        """Write the single run into ``state`` (``memory_only``: the runs in memory only; see :meth:`add_disk`)."""
         lo, ab = self.run(buf, memory_only)
         if lo.shape[0]:
             state["lo"] = lo

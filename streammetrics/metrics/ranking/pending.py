@@ -50,9 +50,7 @@ class Pending:
         self.back = new - tail
 
     def append(self, y, s, w, limit: int) -> int:
-        """Validate and write one batch; the kernel's status (nonzero: nothing changed). Grows fourfold up to ``limit``:
-        8 bytes a row against the 24 its score takes in the state.
-        """
+        """Validate and write one batch, growing fourfold up to ``limit``; the kernel's status."""
         n = y.shape[0]
         if self.back - self.front < n:
             need = self.rows + n

@@ -122,9 +122,7 @@ def _mass_note(what, total) -> str:
 
 
 def _columns(cells, N, cost=None) -> dict:
-    """Every score of the counts ``cells`` (rows tp, fp, fn, tn), with ``fpr`` and ``-cost``, a cache-sized slice at a
-    time.
-    """
+    """Every score of the counts ``cells`` (tp, fp, fn, tn rows), ``fpr`` and ``-cost``, by cache-sized slices."""
     parts = []
     for a in range(0, max(cells.shape[1], 1), _SLICE):
         tp, fp, fn, tn = np.asarray(cells[:, a : a + _SLICE], np.float64)
@@ -232,9 +230,7 @@ class Points:
         return (self.read(a, b) for a, b in self._windows())
 
     def _marks(self) -> None:
-        """One pass: each block's first score and starting counts (with weights, compensated sums from the bottom and
-        from the top).
-        """
+        """One pass: each block's first score and starting counts (weights: compensated sums both ways)."""
         nb, B = self.nb, self.block
         self.firsts = np.empty(nb)
         counts, bottom, up = np.zeros((2, nb), np.int64), np.zeros((nb + 1, 4)), np.zeros(4)
@@ -332,9 +328,7 @@ class Points:
         return np.concatenate(at), _columns(np.concatenate(cells, axis=1), self.N, cost)[name]
 
     def _search(self, name, value, op, first: bool):
-        """The first (else last) boundary whose score ``name`` is ``op`` ``value``, or ``None``; reads only blocks that
-        may hold one.
-        """
+        """The first (else last) boundary whose score ``name`` is ``op`` ``value`` (``None``: none)."""
         low, high = self._ranges(name)
         blocks = np.flatnonzero(high >= value if op == "ge" else low <= value if op == "le" else high > value)
         for j in blocks if first else blocks[::-1]:
@@ -406,12 +400,10 @@ class Points:
     def threshold_for(self, **targets) -> BinaryResult:
         """The threshold meeting one target (see ``RankAUC.threshold_for``)."""
         name, value = _target(targets)
-        if name == "recall":  # the highest threshold reaching it: the fewest false positives
-            i = self._search("recall", value, "ge", first=False)
-        elif name == "fpr":  # the lowest threshold within it: the most true positives
-            i = self._search("fpr", value, "le", first=True)
-        else:  # the lowest threshold reaching it
-            i = self._search(name, value, "ge", first=True)
+        # recall: the highest threshold reaching it (the fewest false positives); fpr: the lowest within it (the most
+        # true positives); else the lowest reaching it
+        op, first = ("ge", False) if name == "recall" else ("le", True) if name == "fpr" else ("ge", True)
+        i = self._search(name, value, op, first=first)
         if i is None:
             if name == "recall":
                 highest = _columns(self.marks[:, :1], self.N)["recall"][0]
@@ -466,9 +458,7 @@ class Points:
         return float(0.5 * (1.0 + (area - least) / (most - least)))
 
     def _area_above(self, j: int, exact: bool):
-        """The area of the ROC steps above block ``j``, kept as blocks are read from the top (exact doubled integers
-        without weights).
-        """
+        """The area of the ROC steps above block ``j``, kept as blocks are read from the top."""
         above = self._above = [0] if self._above is None else self._above
         with self._lock:
             if exact:
@@ -571,9 +561,7 @@ def _cut_offset(max_fpr: float, total_n: int, x0: int) -> float:
 def _exact_area(
     s2: int, x0: int, y0: int, x1: int, y1: int, cut: bool, total_p: int, total_n: int, max_fpr: float
 ) -> float:
-    """The partial area from the exact doubled area ``s2`` down to ``(x0, y0)`` plus, if ``cut``, the step to ``(x1,
-    y1)`` cut at ``max_fpr``.
-    """
+    """The partial area from the doubled area ``s2`` down to ``(x0, y0)``, plus the step cut at ``max_fpr``."""
     extra = 0.0
     if cut:
         dx = _cut_offset(max_fpr, total_n, x0)

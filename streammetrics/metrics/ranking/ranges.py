@@ -24,9 +24,7 @@ _NO_PAIRS = np.zeros((0, 4))
 
 
 class RangeResult(Result):
-    """Fields ``auc``, ``average_precision``, ``n_pos``, ``n_neg``, ``auc_lower``, ``auc_upper`` (exact) and ``n``;
-    ``meta``: ``cuts``, ``ranges``, ``distinct`` (per range), ``passes``, ``weighted``.
-    """
+    """``auc``, ``average_precision``, ``n_pos``, ``n_neg``, ``auc_lower``, ``auc_upper``, ``n``; ``meta`` the cuts."""
 
     __slots__ = ()
     title = "Ranking"

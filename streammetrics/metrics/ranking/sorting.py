@@ -1,6 +1,4 @@
-"""Sorting keys into runs ``(scores, ab)`` (distinct scores increasing, positive and negative mass at each), and merging
-runs.
-"""
+"""Sorting keys into runs ``(scores, ab)`` (distinct scores increasing, masses at each), and merging runs."""
 
 from __future__ import annotations
 
@@ -18,9 +16,7 @@ _NO_RUN = (np.zeros(0, np.float64), np.zeros((2, 0), np.int64), np.zeros((2, 0),
 
 
 def sort_part(keys, vals, tk, tv, small: bool) -> None:
-    """Sort ``keys`` in place (``vals`` moved along): numpy's stable sort when ``small`` (the radix sort's order), else
-    the radix kernel with the scratch ``tk``, ``tv``.
-    """
+    """Sort ``keys`` in place (``vals`` along): numpy's stable sort when ``small``, else the radix kernel."""
     if small:
         order = np.argsort(keys, kind="stable")
         keys[:] = keys[order]
@@ -79,9 +75,8 @@ def run_of_sorted(kp, kn, vp=None, vn=None, run=None):
 def sorted_run(keys, front, back, vals=None, run=None):
     """The run of ``keys[:front]`` (positives) and ``keys[back:]``, sorted in place, merged with ``run``."""
     sort_classes(keys, front, back, vals)
-    if vals is None:
-        return run_of_sorted(keys[:front], keys[back:], run=run)
-    return run_of_sorted(keys[:front], keys[back:], vals[:front], vals[back:], run=run)
+    vp, vn = (None, None) if vals is None else (vals[:front], vals[back:])
+    return run_of_sorted(keys[:front], keys[back:], vp, vn, run=run)
 
 
 def merge_runs(a, b):

@@ -152,21 +152,21 @@ class SpillStore:
             self._stale_checked = True
         return tempfiles.new_path(self.folder, SPILL_STEM, SPILL_SUFFIX)
 
-    def writer(self, dtype) -> _RunWriter:
-        """A new file for a run of masses of ``dtype``."""
-        return _RunWriter(self, dtype)
-
     def write(self, scores, ab) -> DiskRun:
         """Write one in-memory run to a new file."""
         peak = int(ab.max()) if ab.dtype.kind != "f" and ab.size else 0
         return self.write_chunks(ab.dtype if ab.dtype.kind == "f" else count_dtype(peak), [(scores, ab)])
 
-    def write_chunks(self, dtype, chunks) -> DiskRun:
-        """A new file of masses of ``dtype`` holding the sorted chunks ``(scores, ab)``."""
-        w = self.writer(dtype)
+    def write_chunks(self, dtype, chunks, peak: int = 0) -> DiskRun:
+        """A new file of masses of ``dtype`` holding sorted chunks: runs ``(scores, ab)`` or records of ``dtype``."""
+        w = _RunWriter(self, dtype)
+        w.peak = peak
         try:
-            for scores, ab in chunks:
-                w.append(scores, ab)
+            for chunk in chunks:
+                if isinstance(chunk, tuple):
+                    w.append(*chunk)
+                else:
+                    w.append_records(chunk)
         except BaseException:
             w.abort()
             raise
@@ -174,19 +174,7 @@ class SpillStore:
 
     def copy_from(self, run: DiskRun, chunk: int) -> DiskRun:
         """A copy of ``run`` (possibly another store's) in a file of this store."""
-        rec = run.records()
-        w = self.writer(run.dtype)
-        w.peak = run.peak
-        try:
-            for a in range(0, run.m, chunk):
-                w.append_records(np.asarray(rec[a : a + chunk]))
-                release(rec, a, min(a + chunk, run.m))
-        except BaseException:
-            w.abort()
-            raise
-        finally:
-            del rec
-        return w.close()
+        return self.write_chunks(run.dtype, _record_chunks(run, chunk), run.peak)
 
     def remove(self, run: DiskRun) -> None:
         tempfiles.unlink(run.path)
@@ -253,6 +241,14 @@ class _RunWriter:
             self.store.remove(DiskRun(self.path, 0, self.dtype))
 
 
+def _record_chunks(run: DiskRun, chunk: int):
+    """The records of ``run``, ``chunk`` at a time, each unmapped once used."""
+    rec = run.records()
+    for a in range(0, run.m, chunk):
+        yield np.asarray(rec[a : a + chunk])
+        release(rec, a, min(a + chunk, run.m))
+
+
 def _flat_views(rec):
     """Float64 and mass-dtype ``(m, 3)`` views of contiguous records, and the first row."""
     return rec.view(np.float64).reshape(-1, 3), rec.view(rec.dtype["p"]).reshape(-1, 3), 0
@@ -305,18 +301,14 @@ class _Sources:
     def __init__(self, sources):
         self.srcs, self.sizes, self.flat = [], [], []
         for s in sources:
-            if isinstance(s, DiskRun):
-                s = s.records()
-            if isinstance(s, np.ndarray):  # a file's records, memory-mapped
-                if s.shape[0]:
-                    self.srcs.append(s)
-                    self.sizes.append(s.shape[0])
-                    # the records as rows of 64-bit words: column 0 the scores
-                    self.flat.append(np.asarray(s).view(np.float64).reshape(-1, s.dtype.itemsize // 8))
-            elif s[0].shape[0]:
+            s = s.records() if isinstance(s, DiskRun) else s
+            records = isinstance(s, np.ndarray)  # a file's, memory-mapped
+            size = s.shape[0] if records else s[0].shape[0]
+            if size:
                 self.srcs.append(s)
-                self.sizes.append(s[0].shape[0])
-                self.flat.append(None)
+                self.sizes.append(size)
+                # the records as rows of 64-bit words: column 0 the scores
+                self.flat.append(np.asarray(s).view(np.float64).reshape(-1, s.dtype.itemsize // 8) if records else None)
         self.buf = None  # the records of one step's windows, reused from step to step
 
     def score(self, i: int, r: int) -> float:
