@@ -152,6 +152,10 @@ class SpillStore:
             self._stale_checked = True
         return tempfiles.new_path(self.folder, SPILL_STEM, SPILL_SUFFIX)
 
+    def writer(self, dtype) -> _RunWriter:
+        """A new file for a run of masses of ``dtype``."""
+        return _RunWriter(self, dtype)
+
     def write(self, scores, ab) -> DiskRun:
         """Write one in-memory run to a new file."""
         peak = int(ab.max()) if ab.dtype.kind != "f" and ab.size else 0
@@ -159,7 +163,7 @@ class SpillStore:
 
     def write_chunks(self, dtype, chunks, peak: int = 0) -> DiskRun:
         """A new file of masses of ``dtype`` holding sorted chunks: runs ``(scores, ab)`` or records of ``dtype``."""
-        w = _RunWriter(self, dtype)
+        w = self.writer(dtype)
         w.peak = peak
         try:
             for chunk in chunks:
