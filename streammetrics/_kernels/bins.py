@@ -1,10 +1,6 @@
-"""Bins of a bounded rank state: items, their grouping and their pair masses.
-
-*Items* ``(lo, hi, ab, cw)``, sorted by ``(lo, hi)``: a score range (a point
-when ``lo == hi``), its positive and negative mass, ``cw[0]`` twice the
-concordance known among its own pairs (ties one half) and ``cw[1]`` the mass of
-its pairs whose order is unknown. Rows and items are grouped along the dyadic
-cells of their keys (:mod:`.keys`), so two cells are nested or disjoint.
+"""Bins of a bounded rank state. *Items* ``(lo, hi, ab, cw)`` sorted by ``(lo, hi)``: a score range, its masses,
+``cw[0]`` twice the concordance known among its own pairs and ``cw[1]`` the mass of its pairs of unknown order;
+grouped along the dyadic cells of their keys, so two cells are nested or disjoint.
 """
 
 from __future__ import annotations
@@ -57,18 +53,11 @@ def _key_at(keys, at, ok, fill):
 
 
 def group_cells(kp, kn, pre_p, pre_n, budget, mass_cap, cuts):
-    """``(bounds, edges)``: the row ranges ``(pos start, pos end, neg start, neg end)``
-    (``4 x g``, in key order) of the groups of sorted positive keys ``kp`` and
-    negative keys ``kn``, and each group's lowest and highest score (``2 x g``).
-
-    The rows are cut at the keys of ``cuts`` (the caller's bins' lower edges and
-    one past their upper edges) and each piece grouped along the dyadic cells of
-    its keys, the largest first: a cell is a group when it holds a single score,
-    or it holds no row of another piece and its ``pos * neg`` mass is at most
-    ``budget`` and its ``pos + neg`` mass at most ``mass_cap`` (masses from the
-    inclusive prefix sums of the weights ``pre_p``, ``pre_n``, or counts when
-    those are ``None``). Every level of cells is one round of numpy operations;
-    nothing the size of the rows is allocated."""
+    """``(bounds, edges)``: the row ranges ``(pos start, pos end, neg start, neg end)`` of the groups of sorted keys
+    ``kp``, ``kn`` and each group's score range. Pieces cut at ``cuts`` are split along dyadic cells, largest
+    first, down to a single score or a cell clear of other pieces within ``budget`` (``pos * neg``) and
+    ``mass_cap`` (``pos + neg``); masses from the prefix sums ``pre_p``, ``pre_n`` (counts when ``None``).
+    """
     n1, n0 = kp.shape[0], kn.shape[0]
     ends_p = np.concatenate(([0], np.searchsorted(kp, cuts), [n1]))
     ends_n = np.concatenate(([0], np.searchsorted(kn, cuts), [n0]))
@@ -136,10 +125,7 @@ def _masses(pre, a, b):
 
 @kernel
 def group_items(kp, vp, kn, vn, weighted, bounds):
-    """The masses (float64, whole numbers without weights) of the groups of rows
-    ``bounds`` (:func:`group_cells`), and ``cw``: its first row each group's own
-    ``2U``, the sum over its positives of their mass times twice the negative
-    mass below plus the negative mass equal."""
+    """The masses of the groups ``bounds`` and ``cw``: row 0 each group's own ``2U``."""
     g = bounds.shape[1]
     ab = np.empty((2, g), np.float64)
     cw = np.zeros((2, g), np.float64)
@@ -246,11 +232,10 @@ def merge_items(lo1, hi1, ab1, cw1, lo2, hi2, ab2, cw2):
 
 @kernel
 def _sweep(lo, hi, ab, cw, idx, k, heap):
-    """``(k2, unknown)`` of the items ``idx[:k]`` (sorted by ``(lo, hi)``): twice the
-    known concordance (their own ``cw[0]``, plus ``pos(Y) neg(X)`` for every X
-    entirely below Y) and the mass of pairs of unknown order (their own ``cw[1]``,
-    plus ``pos(X) neg(Y) + pos(Y) neg(X)`` for every two overlapping items);
-    ``heap`` is int64 scratch of ``k``."""
+    """``(k2, unknown)`` of the items ``idx[:k]``: twice the known concordance (own ``cw[0]`` plus ``pos(Y) neg(X)``
+    for X below Y) and the mass of pairs of unknown order (own ``cw[1]`` plus both products for overlapping
+    items); ``heap`` is scratch.
+    """
     zero = ab[0, idx[0]] * 0
     below_p = zero
     below_n = zero
@@ -312,14 +297,7 @@ def _bit_length(x):
 
 @kernel
 def compact(lo, hi, ab, cw, budget, mass_cap):
-    """Group items sorted by ``(lo, hi)`` into bins along the dyadic cells of their keys.
-
-    The items of a cell become one bin when its ``pos * neg`` mass is at most
-    ``budget`` and its mass at most ``mass_cap``, or it holds one item. Items are
-    never split: one whose own cell is the cell being split stays a bin of its own
-    (several such become one) and the split goes on for the rest. Each bin keeps its
-    tight range and, from :func:`_sweep`, its own pairs' known and unknown mass; the
-    bins come out in cell order."""
+    """Group items into bins along the dyadic cells of their keys, never splitting an item."""
     m = lo.shape[0]
     klo = np.empty(m, np.uint64)
     level = np.empty(m, np.int64)

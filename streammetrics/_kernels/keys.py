@@ -1,13 +1,6 @@
-"""Score keys: float64 scores as 64-bit integers that sort in the scores' order.
-
-A key is a float64's bits with the sign bit flipped for positives and every bit
-flipped for negatives (``-0.0`` keyed as ``+0.0``; NaN never gets here); the
-kernels take the scores' bits (``scores.view(np.uint64)``). A batch is split by
-label in the pass that validates it: positives' keys to the front of a buffer,
-negatives' to the back (:func:`append_split`: a buffer of pending rows takes
-batch after batch into its free middle). Kernels that validate return a status,
-``0`` valid, ``1`` a label not 0/1, ``2`` a score NaN or infinite, and write only
-into free slots.
+"""Score keys: float64 bits made 64-bit integers that sort as the scores (``-0.0`` as ``+0.0``). Validating kernels
+split a batch by label (positives to the front, negatives to the back of free slots) and return a status: ``0``
+valid, ``1`` a label not 0/1, ``2`` a score NaN or infinite.
 """
 
 from __future__ import annotations
@@ -29,8 +22,7 @@ __all__ = [
 SIGN = np.uint64(0x8000000000000000)
 ZERO = np.uint64(0)
 EXPONENT = np.uint64(0x7FF0000000000000)
-#: above every key: the key of no score
-TOP = np.uint64(0xFFFFFFFFFFFFFFFF)
+TOP = np.uint64(0xFFFFFFFFFFFFFFFF)  # above every key: the key of no score
 
 
 @inline_ir
@@ -73,12 +65,8 @@ def score_keys(scores):
 
 @kernel
 def append_split(y, bits, keys, front, back):
-    """Validate one batch and write its keys into the free slots ``keys[front:back]``.
-
-    Positives' keys go up from ``front``, negatives' down from ``back`` (in no
-    particular order); ``back - front`` must be at least the batch length.
-    Returns ``(status, front, back)``: the new bounds, or the old ones when the
-    batch is bad (then only free slots were written).
+    """Validate one batch and write its keys into the free slots ``keys[front:back]`` (positives up from ``front``,
+    negatives down from ``back``); returns ``(status, front, back)``, the old bounds for a bad batch.
     """
     f = front
     b = back - 1
@@ -130,14 +118,12 @@ def append_split_weighted(y, bits, w, keys, vals, front, back):
 
 @kernel
 def split_keys(y, bits, keys):
-    """One batch's keys split by label: positives fill ``keys[:n_pos]``, negatives
-    ``keys[n_pos:]``. Returns ``(status, n_pos)``."""
+    """One batch's keys split by label (positives ``keys[:n_pos]``); returns ``(status, n_pos)``."""
     status, front, _ = append_split(y, bits, keys, np.intp(0), y.shape[0])
     return status, front
 
 
 @kernel
 def split_keys_weighted(y, bits, w, keys, vals):
-    """Like :func:`split_keys` with the weights; positives fill ``keys[:front]``,
-    negatives ``keys[back:]``. Returns ``(status, front, back)``."""
+    """Like :func:`split_keys` with the weights; returns ``(status, front, back)``."""
     return append_split_weighted(y, bits, w, keys, vals, np.intp(0), y.shape[0])

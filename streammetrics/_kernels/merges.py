@@ -1,6 +1,4 @@
-"""Sorted runs (see :mod:`streammetrics.metrics.ranking.sorting`): built from
-sorted keys, merged in memory, and merged from records of files.
-"""
+"""Sorted runs: built from sorted keys, merged in memory, and merged from records of files."""
 
 from __future__ import annotations
 
@@ -14,11 +12,9 @@ __all__ = ["run_into", "run_into_weighted", "merge_into", "merge_records", "pack
 
 @kernel
 def run_into(b1, ab1, kp, kn, bits, ab):
-    """The run of the run ``(s1, ab1)`` (its scores as bits ``b1``; int64 counts) and
-    sorted keys ``kp`` (positives) and ``kn`` (negatives), repeats allowed, written to
-    ``bits`` (its scores' bits) and ``ab`` (room for all three); returns its length.
-    Each step takes the smallest head and every head equal to it, without a branch
-    on the labels."""
+    """Merge the run ``(s1, ab1)`` (scores as bits ``b1``) with sorted keys ``kp``, ``kn`` into ``bits``, ``ab``;
+    returns the length. No branch on the labels.
+    """
     m1 = b1.shape[0]
     n1 = kp.shape[0]
     n0 = kn.shape[0]
@@ -92,8 +88,7 @@ def run_into_weighted(b1, ab1, kp, vp, kn, vn, bits, ab):
 
 @kernel
 def merge_into(s1, ab1, s2, ab2, s, ab):
-    """Merge two runs into ``s``, ``ab`` (room for both), adding the masses of
-    scores present in both; returns the merged length."""
+    """Merge two runs into ``s``, ``ab``, adding the masses of shared scores; returns the length."""
     m1 = s1.shape[0]
     m2 = s2.shape[0]
     i = 0
@@ -136,9 +131,7 @@ def merge_into(s1, ab1, s2, ab2, s, ab):
 
 @inline
 def _beats(head, rank, a, b):
-    """Source ``a``'s head comes before source ``b``'s: a lower score, or the same
-    score and a lower rank (the index; past every index once used up, whose
-    head is then ``+inf``)."""
+    """Source ``a``'s head comes first: a lower score, or the same score and a lower index (used up: ``+inf``)."""
     x = head[a]
     y = head[b]
     return x < y or (x == y and rank[a] < rank[b])
@@ -158,8 +151,7 @@ def _next_head(sc, pos, ends, head, rank, i, leaves):
 
 @inline
 def _replay(tree, head, rank, w, leaves):
-    """Play source ``w``, whose head changed, up from its leaf: at each node the
-    loser stays and the winner goes on; the overall winner lands in ``tree[0]``."""
+    """Replay source ``w`` from its leaf: losers stay, the winner goes up to ``tree[0]``."""
     n = (leaves + w) >> 1
     while n >= 1:
         t = tree[n]
@@ -172,13 +164,10 @@ def _replay(tree, head, rank, w, leaves):
 
 @kernel
 def merge_records(sc, val, starts, ends, s, out):
-    """Merge ``k`` sorted runs held as records in one buffer into ``s``, ``out``.
-
-    ``sc`` and ``val`` view the same ``(T, 3)`` records (score, positive, negative)
-    as float64 and as the masses' dtype; run ``i`` is rows ``starts[i]:ends[i]``. The
-    runs' heads play a tournament (a tree of losers, ``O(log k)`` per entry) ordered
-    by score and then by run, so the masses of a score held by several runs are
-    added in the runs' order. Returns the merged length."""
+    """Merge ``k`` sorted runs of records (rows ``starts[i]:ends[i]`` of ``sc``/``val``, views of the same ``(T, 3)``
+    records) into ``s``, ``out`` by a tree of losers ordered by score then run, so a score's masses are added in
+    the runs' order. Returns the merged length.
+    """
     k = starts.shape[0]
     if k == 0:
         return 0
@@ -233,8 +222,7 @@ def merge_records(sc, val, starts, ends, s, out):
 
 @kernel
 def pack_records(scores, ab, sc, val, at):
-    """Write a run ``(scores, ab)`` as records from row ``at`` of ``sc``/``val``
-    (two views of the same ``(T, 3)`` records, as in :func:`merge_records`)."""
+    """Write a run ``(scores, ab)`` as records from row ``at`` of ``sc``/``val``."""
     for i in range(scores.shape[0]):
         sc[at + i, 0] = scores[i]
         val[at + i, 1] = ab[0, i]
@@ -243,8 +231,7 @@ def pack_records(scores, ab, sc, val, at):
 
 @kernel
 def records_cut(sc, a, b, bound, right):
-    """The first row in ``a:b`` of records ``sc`` (scores in column 0, increasing)
-    whose score is above ``bound`` (``right``) or at least ``bound``."""
+    """The first row in ``a:b`` of records ``sc`` whose score is above (``right``) or at least ``bound``."""
     lo = a
     hi = b
     while lo < hi:

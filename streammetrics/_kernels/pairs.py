@@ -1,10 +1,5 @@
-"""Counting Mann–Whitney pairs: ``2U`` of sorted keys and of runs.
-
-``2U = sum_i pos_i (2 * negatives below score_i + neg_i)``: exact integers for
-counts (int64 while ``2 n_pos n_neg < 2**63``, else 128-bit), and with weights a
-compensated sum scaled by ``1 / (n_pos n_neg)`` (no product of large weights
-overflows), carried in a small array so a run read in chunks gives the bits of
-a run read at once.
+"""Mann–Whitney ``2U = sum_i pos_i (2 * negatives below + neg_i)``: exact integers for counts (128-bit past
+``2**63``), with weights a compensated sum scaled by ``1 / (n_pos n_neg)`` carried across chunks.
 """
 
 from __future__ import annotations
@@ -20,10 +15,7 @@ __all__ = ["u2_sorted", "u2_int", "u2_int128", "u2_float_carry"]
 
 @kernel
 def u2_sorted(kp, kn):
-    """``2U`` (int64) from the sorted keys of the positives and the negatives.
-
-    The caller guarantees ``2 * n_pos * n_neg < 2**63``.
-    """
+    """``2U`` (int64) of sorted positive and negative keys; needs ``2 * n_pos * n_neg < 2**63``."""
     n1 = kp.shape[0]
     n0 = kn.shape[0]
     u2 = 0
@@ -77,11 +69,7 @@ def _mul128(a, b):
 
 @kernel
 def u2_int128(ab):
-    """``2U`` of a run of int64 counts as a 128-bit ``(high, low)`` pair.
-
-    For counts whose ``2 * n_pos * n_neg`` passes ``2**63`` (merged streams of
-    billions of rows): ``2 * cum + q <= 2 * n_neg`` fits a uint64.
-    """
+    """``2U`` of int64 counts as a 128-bit ``(high, low)`` (``2 * cum + q`` fits a uint64)."""
     high = ZERO
     low = ZERO
     cum = ZERO
@@ -100,9 +88,7 @@ def u2_int128(ab):
 
 @kernel
 def u2_float_carry(ab, scale_pos, scale_neg, carry):
-    """``2U / (n_pos n_neg)`` of float64 weights continued over a run read in chunks:
-    ``carry = [cs, cc, us, uc]`` (the scaled negative mass below, and the sum so
-    far, compensated) is updated in place, so the chunks give the whole run's bits."""
+    """``2U / (n_pos n_neg)`` of weights continued over chunks through ``carry = [cs, cc, us, uc]``."""
     cs = carry[0]
     cc = carry[1]
     us = carry[2]

@@ -1,33 +1,16 @@
 """Certified bounds on the average precision of binned rank items.
 
-Items are a bounded rank state's score ranges ``[lo, hi]`` sorted by ``(lo, hi)``
-with their positive and negative mass ``ab``. Average precision (tied rows
-called together) is ``AP = (1 / P) sum_g pos_g TP_g / (TP_g + FP_g)`` over the
-groups of tied scores from the highest down.
+Items ``[lo, hi]`` sorted by ``(lo, hi)`` with masses ``ab``; ``AP = (1 / P) sum_g pos_g TP_g / (TP_g + FP_g)`` over
+groups of tied scores from the top. Items whose ranges overlap or touch chain into blocks, each above every lower block
+whatever the order inside; with ``p``, ``n`` a block's masses and ``J``, ``K`` those above it, only its own share
+depends on that order, so the bounds of the sum are the sums of the blocks' bounds:
 
-**Blocks.** Items whose closed ranges overlap or touch are chained into blocks
-(one pass in ``(lo, hi)`` order). Every row of a block scores above every row of
-a lower block, whatever the order inside each; a block that is one point item
-is known exactly, any other may hold its rows in *any* weak order (a superset
-of the orders its items allow). With ``p`` and ``n`` a block's positive and
-negative mass and ``J``, ``K`` those above it, only the block's own share
-``sum over its positive rows r of w_r TP_r / (TP_r + FP_r)`` depends on the
-order inside it, so the bounds of the sum are the sums of the blocks' bounds.
+* upper: every positive first, ``p (J + p) / (J + p + K)``;
+* lower, counts: every negative first, ``p - c (H(J + c + p) - H(J + c))`` with ``c = K + n`` (``H`` harmonic);
+* lower, weights: the infimum ``p - c log(1 + p / (J + c))``.
 
-**Upper bound.** Each positive row has ``TP_r <= J + p`` and ``FP_r >= K``: the
-share is at most ``p (J + p) / (J + p + K)``, attained by every positive first.
-
-**Lower bound, counts.** The ``i``-th positive from the top has ``TP >= J + i``
-and ``FP <= K + n``: the share is at least ``sum_{i=1..p} (J + i) / (J + i + c)
-= p - c (H(J + c + p) - H(J + c))``, ``c = K + n``, ``H`` the harmonic numbers
-(every negative first). **With weights** the share is at least the right
-Riemann sum's infimum ``integral_0^p (J + x) / (J + x + c) dx = p - c log(1 + p
-/ (J + c))``.
-
-**Rounding.** Harmonic differences are summed term by term while the terms are
-above 1/256, from the asymptotic series of ``H`` beyond (its next term, below
-1.4e-17, added to the estimate the lower bound uses); the caller widens the
-sums by a relative 1e-9 and an absolute 1e-12.
+Harmonic differences are summed term by term above 1/256, else from the asymptotic series (next term below 1.4e-17
+added); the caller widens the sums by a relative 1e-9 and an absolute 1e-12.
 """
 
 from __future__ import annotations
@@ -40,14 +23,12 @@ from ._jit import kernel
 
 __all__ = ["average_precision_sums", "harmonic_gap"]
 
-#: terms 1/(m + i) of a harmonic difference are summed one by one below this m + i
-_DIRECT = 256.0
+_DIRECT = 256.0  # terms 1/(m + i) of a harmonic difference are summed one by one below this m + i
 
 
 @kernel
 def harmonic_gap(m, p):
-    """An upper estimate of ``sum_{i=1..p} 1 / (m + i)`` (``m >= 0``, ``p >= 0``
-    whole numbers as floats), within a few ulps plus 1.4e-17 of the sum."""
+    """An upper estimate of ``sum_{i=1..p} 1 / (m + i)`` within a few ulps plus 1.4e-17."""
     s = 0.0
     i = 1.0
     while i <= p and m + i < _DIRECT:
@@ -74,12 +55,9 @@ def harmonic_gap(m, p):
 
 @kernel
 def average_precision_sums(lo, hi, ab, weighted):
-    """``(lower, upper, total_pos, exact)`` for items sorted by ``(lo, hi)``:
-    ``lower / P <= AP <= upper / P`` (before the caller's widening) with
-    ``P = total_pos``; ``exact`` when every block holding positives is a single
-    point (then the order inside the other blocks cannot change the AP, and
-    the two sums are the point estimate's). ``weighted`` takes the weights' lower
-    bound (an integral) instead of the counts' (a harmonic sum)."""
+    """``(lower, upper, total_pos, exact)``: ``lower / P <= AP <= upper / P`` before widening; ``exact`` when every
+    block holding positives is one point. ``weighted``: the integral bound, else the harmonic one.
+    """
     m = lo.shape[0]
     bp = np.empty(m, np.float64)
     bn = np.empty(m, np.float64)

@@ -1,6 +1,5 @@
-"""Sorting 64-bit keys: a stable LSD radix sort of 8-bit digits, with or without a
-payload; a digit on which every key agrees is skipped. Plain loops: ``np.sort``
-inside a kernel compiles for seconds.
+"""A stable LSD radix sort of 64-bit keys by 8-bit digits, skipping digits every key shares (``np.sort`` inside a
+kernel compiles for seconds).
 """
 
 from __future__ import annotations
@@ -33,8 +32,7 @@ def _histograms(keys):
 
 @kernel
 def _radix(keys, vals, tk, tv, with_vals):
-    """Sort ``keys`` (and ``vals`` along, if ``with_vals``) in place; ``tk``,
-    ``tv`` are scratch at least as long."""
+    """Sort ``keys`` (``vals`` along if ``with_vals``) in place with the scratch ``tk``, ``tv``."""
     n = keys.shape[0]
     if n == 0:
         return

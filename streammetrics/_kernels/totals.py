@@ -1,8 +1,5 @@
-"""Compensated running totals of a rank state's masses, and DeLong's sums.
-
-Integer counts add exactly in any order (numpy sums them); float weights are
-summed here with compensation (:mod:`.compensated`), each kernel continuing from
-a carry it updates, so a run read in blocks gives the bits of a run read at once.
+"""Compensated running totals of a rank state's masses, and DeLong's sums: each kernel continues from a carry, so a
+run read in blocks gives the bits of a run read at once.
 """
 
 from __future__ import annotations
@@ -17,12 +14,10 @@ __all__ = ["running_pairs", "block_counts", "delong_masses", "delong_sums"]
 
 @kernel
 def running_pairs(ab, pairs, down, every, out):
-    """Compensated running sums of each class's masses, continued from ``pairs``
-    (``[s0, c0, s1, c1]``, updated): without ``down`` the entries are added
-    from the first up, ``out[t]`` the state once the entries before boundary
-    ``t * every`` are in; with ``down`` from the last down, ``out[t]`` the state
-    once the entries from boundary ``t * every`` on are in (the last row is
-    boundary ``m`` when ``every`` does not divide it). ``out`` may be empty."""
+    """Compensated running sums ``[s0, c0, s1, c1]`` of each class's masses, continued from ``pairs``: upward,
+    ``out[t]`` once the entries before ``t * every`` are in; with ``down`` downward, once those from ``t * every``
+    on are in (the last row: boundary ``m``). ``out`` may be empty.
+    """
     m = ab.shape[1]
     rows = out.shape[0]
     for r in range(2):
@@ -46,9 +41,7 @@ def running_pairs(ab, pairs, down, every, out):
 
 @kernel
 def block_counts(ab, every, out):
-    """Per block of ``every`` entries of int64 counts: ``out[0, j]``, ``out[1, j]``
-    its positives and negatives and ``out[2, j]`` its own ``2U`` (its pairs
-    alone; int64 while ``2 P N`` of the block fits)."""
+    """Per block of ``every`` entries: positives, negatives and the block's own ``2U`` into ``out[:, j]``."""
     for j in range(out.shape[1]):
         p = 0
         q = 0
@@ -64,19 +57,14 @@ def block_counts(ab, every, out):
         out[2, j] = u2
 
 
-# DeLong's sums from the placement values of the points, in increasing order of
-# score (DeLong, DeLong and Clarke-Pearson 1988). A row at point ``k`` places
-# ``V10_k = (negative mass below + b_k / 2) / N`` (a positive) and
-# ``V01_k = (positive mass above + a_k / 2) / P`` (a negative). Sums are
-# naive inside blocks of BLOCK points of the whole run and compensated from
-# block to block; ``st`` carries a block across the chunks a run is read in.
+# DeLong's sums (DeLong, DeLong and Clarke-Pearson 1988), placements ``V10_k = (negative mass below + b_k / 2) / N``
+# and ``V01_k = (positive mass above + a_k / 2) / P``: naive inside blocks of BLOCK points, compensated between blocks;
+# ``st`` carries a block across the chunks a run is read in.
 
 
 @kernel
 def delong_masses(ab, st, end):
-    """The first pass, the classes' masses: ``st`` is ``(sp, cp, sn, cn, bp, bn, j)``
-    (the pairs, the open block's sums and its length). With ``end`` (the last
-    chunk) returns ``(P, N)``."""
+    """First pass: ``st = (sp, cp, sn, cn, bp, bn, j)``; with ``end`` returns ``(P, N)``."""
     sp, cp, sn, cn, bp, bn = st[0], st[1], st[2], st[3], st[4], st[5]
     j = np.int64(st[6])
     for k in range(ab.shape[1]):

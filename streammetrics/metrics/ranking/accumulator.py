@@ -54,35 +54,28 @@ def check_max_bins(max_bins):
 class RankAUC(Accumulator):
     """Streaming, mergeable AUC (the Mann–Whitney U), exact or in bounded memory.
 
-    ``update(y, s)`` takes 0/1 labels (or the specification's n x 2 one-hot
-    matrix) and finite scores, higher meaning "more likely positive";
-    ``sample_weight`` counts each pair with the product of its weights.
+    ``update(y, s)`` takes 0/1 labels (or the n x 2 one-hot matrix) and finite scores, higher meaning "more likely
+    positive"; ``sample_weight`` counts each pair with the product of its weights.
 
     Parameters
     ----------
     max_bins : int, optional
-        ``None`` (the default) keeps every distinct score (24 bytes each): every
-        figure is exact. ``B`` bounds the state to ``2 B`` entries and reports a
-        certified interval that always holds the exact AUC.
+        ``None`` (the default) keeps every distinct score (24 bytes each), exact. ``B`` bounds the state to ``2 B``
+        entries and reports a certified interval holding the exact AUC.
     max_memory : int or str, optional
-        A memory budget for the exact state (bytes, or ``"1GB"``, ``"512MiB"``;
-        at least 4096 bytes): past a quarter of it the sorted runs spill to
-        temporary files, read back in chunks; every result equals the in-memory
-        one (the average precision to 1e-13 relative). Excludes ``max_bins``.
+        A memory budget for the exact state (bytes, or ``"1GB"``, ``"512MiB"``; at least 4096): past a quarter of it
+        sorted runs spill to temporary files, read back in chunks, with the in-memory results (the average precision
+        to 1e-13 relative). Excludes ``max_bins``.
     spill_dir : str or os.PathLike, optional
-        The existing folder of those files (default ``tempfile.gettempdir()``);
-        needs ``max_memory``, is not saved. The files go on :meth:`reset`,
-        :meth:`close`, leaving a ``with`` block, garbage collection and normal
-        exit; a killed process's with the next spill.
+        The existing folder of those files (default ``tempfile.gettempdir()``); needs ``max_memory``, not saved. The
+        files go on :meth:`reset`, :meth:`close`, leaving ``with``, garbage collection and normal exit; a killed
+        process's with the next spill.
 
-    ``finalize()`` gives ``auc`` (``U / safe(n_pos n_neg)`` with midranks; 0 when
-    a class is absent, where scikit-learn returns NaN), ``n_pos``, ``n_neg``
-    (sums of weights once weights were seen), ``auc_lower`` and ``auc_upper``
-    (equal to ``auc`` while exact) and ``n`` (rows); ``finalize(ci=level)``
-    adds DeLong's interval ``auc_ci_lower``, ``auc_ci_upper`` and ``auc_se``
-    (Kish's effective class sizes with weights; a binned state's widened by its
-    bounds). The result also answers the curves, average precision and
-    threshold queries of the state it was read from.
+    ``finalize()`` gives ``auc`` (0 when a class is absent, where scikit-learn returns NaN), ``n_pos``, ``n_neg`` (sums
+    of weights once weights were seen), ``auc_lower`` and ``auc_upper`` (``auc`` while exact) and ``n`` (rows);
+    ``finalize(ci=level)`` adds DeLong's ``auc_ci_lower``, ``auc_ci_upper`` and ``auc_se`` (Kish's effective class sizes
+    with weights; widened by a binned state's bounds). The result answers the curves, average precision and threshold
+    queries of the state it was read from.
 
     >>> from streammetrics import RankAUC
     >>> shard_a = RankAUC().update([0, 0, 0, 1], [0.1, 0.35, 0.3, 0.8])
@@ -104,24 +97,14 @@ class RankAUC(Accumulator):
         Field("counts", np.int64, (2, None), merge="custom", rows=True, doc="positives, negatives (no weights)"),
         Field("weights", np.float64, (2, None), merge="custom", doc="positive, negative weights"),
         Field("pairs", np.float64, (2, None), merge="custom", doc="bins' known and unknown pairs"),
-        Field(
-            "wsq",
-            np.float64,
-            (2, 2),
-            merge="custom",
-            nonneg=False,
-            optional=True,
-            doc="squared weights of positives, negatives (pairs; once weights were seen)",
-        ),
+        Field("wsq", np.float64, (2, 2), merge="custom", nonneg=False, optional=True, doc="squared weights per class"),
         Field("wsq_rows", np.int64, (1,), merge="custom", optional=True, doc="rows counted in wsq"),
     )
     headline = ("auc",)
     intervals = True
 
-    #: a new buffer is made as large as the limit at once for a batch of this many rows
-    _PREALLOCATE_BATCH = 1 << 16
-    #: ... with room for this many rows at most (32 MB of keys)
-    _PREALLOCATE_ROWS = 1 << 22
+    _PREALLOCATE_BATCH = 1 << 16  # a new buffer is made as large as the limit at once for a batch of this many rows
+    _PREALLOCATE_ROWS = 1 << 22  # ... with room for this many rows at most (32 MB of keys)
 
     def __init__(self, max_bins: int | None = None, *, max_memory=None, spill_dir=None):
         self.max_bins = check_max_bins(max_bins)
@@ -129,9 +112,9 @@ class RankAUC(Accumulator):
         self.spill_dir = _check_spill_dir(spill_dir)
         if self.max_bins is not None and self.max_memory is not None:
             raise ValueError(
-                "max_bins and max_memory exclude each other: max_bins bounds the state to "
-                "2 * max_bins bins (approximate, in memory), max_memory keeps it exact and "
-                "spills sorted runs to disk past the budget; give one of them"
+                "max_bins and max_memory exclude each other: max_bins bounds the state to 2 * max_bins bins "
+                "(approximate, in memory), max_memory keeps it exact and spills sorted runs to disk past the budget; "
+                "give one of them"
             )
         if self.spill_dir is not None and self.max_memory is None:
             raise ValueError("spill_dir is where runs are spilled past max_memory: give max_memory too")
@@ -139,8 +122,7 @@ class RankAUC(Accumulator):
         self._strategy = self._new_strategy(weighted=False)
         self._pending: Pending | None = None
         self._ops = None  # the query engine of the current state, once asked for
-        # each class's sum of squared weights (compensated pairs, once weights were
-        # seen) and the rows it counts (fewer for parts saved before they were kept)
+        # each class's compensated sum of squared weights, and the rows it counts (fewer in older saved parts)
         self._wsq = np.zeros((2, 2))
         self._wsq_rows = 0
 
@@ -164,8 +146,7 @@ class RankAUC(Accumulator):
         return cls(**settings)
 
     def _check_compatible(self, other) -> None:
-        # the memory budget changes how the state is held, never what it holds:
-        # budgeted and unbudgeted accumulators merge
+        # the memory budget changes how the state is held, never what it holds
         if type(other) is type(self) and other.max_bins == self.max_bins:
             return
         super()._check_compatible(other)
@@ -177,14 +158,11 @@ class RankAUC(Accumulator):
 
     @property
     def spilled_bytes(self) -> int:
-        """Bytes of the state held in temporary files (16 per entry, 24 with weights
-        or counts past ``2**32``; 0 in memory)."""
+        """Bytes of the state held in temporary files (16 or 24 per entry; 0 in memory)."""
         return self._strategy.disk_bytes if isinstance(self._strategy, Exact) else 0
 
     def close(self) -> None:
-        """Forget every observation and remove the temporary files now (as
-        :meth:`reset` does); the accumulator stays usable. Also on leaving a
-        ``with`` block."""
+        """Forget every observation and remove the temporary files now (as :meth:`reset`; also leaving ``with``)."""
         with self._guard:
             self._load(empty_state(self.fields, self))
 
@@ -222,7 +200,6 @@ class RankAUC(Accumulator):
         """Bytes held by the state's arrays and the pending rows."""
         return 16 + (0 if self._pending is None else self._pending.nbytes) + self._strategy.nbytes
 
-    # -------------------------------------------------------------- pending rows
     def _fold(self, arrays, w):
         y, s = arrays
         n = y.shape[0]
@@ -256,21 +233,18 @@ class RankAUC(Accumulator):
         self._wsq_rows += int(rows)
 
     def _append(self, y, s, w) -> int:
-        """Append one batch (``w`` empty without weights) to the pending rows;
-        the kernel's status (nonzero: a bad value, nothing changed)."""
+        """Append one batch to the pending rows; the kernel's status (nonzero: a bad value, nothing changed)."""
         n = y.shape[0]
         weighted = w.shape[0] > 0
         limit = self._strategy.pending_limit()
         buf = self._pending
         if buf is not None and buf.weighted == weighted and buf.rows + n <= limit:
             return buf.append(y, s, w, limit)
-        # a new buffer takes the batch (a bad batch is refused here, before
-        # any change); then the old rows are sorted in
+        # a new buffer takes the batch (a bad batch is refused before any change), then the old rows are sorted in
         if n > limit:
             capacity = n
         elif n >= self._PREALLOCATE_BATCH:
-            # a stream of large batches fills it: made large at once (up to
-            # _PREALLOCATE_ROWS; past that it doubles as rows arrive)
+            # a stream of large batches fills it: made large at once (past _PREALLOCATE_ROWS it grows)
             capacity = min(limit, max(n, self._PREALLOCATE_ROWS))
         else:  # as large as the buffer it replaces: a stream does not grow it again
             capacity = min(limit, max(n, 1024, 0 if buf is None else buf.keys.shape[0]))
@@ -296,15 +270,13 @@ class RankAUC(Accumulator):
             self._strategy.take(buf)
 
     def flush(self):
-        """Sort the pending rows into the state now and (exact mode) merge the runs
-        into one; return ``self``. No result changes, only how the state is held."""
+        """Sort the pending rows in and (exact mode) merge the runs into one; return ``self``."""
         with self._guard:
             self._flush()
             if isinstance(self._strategy, Exact):
                 self._strategy.compact()
         return self
 
-    # ------------------------------------------------------------------- state
     @property
     def _state(self):
         """The state as its declared fields, pending rows sorted in (a temporary copy)."""
@@ -335,19 +307,13 @@ class RankAUC(Accumulator):
         self._wsq_rows = int(state["wsq_rows"][0]) if weighted else 0
 
     def spilled_parts(self):
-        """``(state, strategy)``: the state held in memory (pending rows sorted in,
-        a copy) and the exact strategy whose files hold the rest, for
-        :meth:`merge` to copy them in chunks."""
+        """``(state, strategy)``: the in-memory state (a copy) and the exact strategy holding the files."""
         st = self._fields()
         self._strategy.export(self._pending, st, memory_only=True)
         return st, self._strategy
 
     def merge(self, other):
-        """Fold ``other`` into ``self`` (see :meth:`Accumulator.merge`).
-
-        When both have a memory budget and ``other`` has spilled, its files are
-        copied into this accumulator's in chunks, never read into memory at once.
-        """
+        """Fold ``other`` into ``self``; a spilled ``other``'s files are copied in chunks when both have a budget."""
         if type(other) is not RankAUC or other is self or self.max_memory is None or not other.spilled:
             return super().merge(other)
         self._check_compatible(other)
@@ -392,11 +358,8 @@ class RankAUC(Accumulator):
     def _check_state(self, state):
         check_rank_state(state, self.max_bins)
 
-    # ---------------------------------------------------------------- results
     def _engine(self) -> Points:
-        """The query engine of the current state, built once per state. An exact
-        state takes its pending rows and merges its runs into one first (in
-        memory, or into one file once spilled: only how it is held changes)."""
+        """The query engine of the current state, built once per state (an exact state compacted first)."""
         with self._guard:
             if self._n == 0:
                 raise NoObservationsError("RankAUC has no observations: call update() first")
@@ -436,9 +399,9 @@ class RankAUC(Accumulator):
         """Each class's sum of squared weights; ``ValueError`` when some rows' are unknown."""
         if self._wsq_rows != self._n:
             raise ValueError(
-                f"{self._n - self._wsq_rows} weighted rows of this state were saved without their "
-                "squared weights, which the AUC's interval needs for weighted rows (Kish's "
-                "effective sample size); fold those rows again to get intervals"
+                f"{self._n - self._wsq_rows} weighted rows of this state were saved without their squared weights, "
+                "which the AUC's interval needs for weighted rows (Kish's effective sample size); "
+                "fold those rows again to get intervals"
             )
         return compensated.values(self._wsq)
 
@@ -450,9 +413,8 @@ class RankAUC(Accumulator):
         return curve_from_points(*points)
 
     def roc_curve(self):
-        """ROC curve ``(fpr, tpr, thresholds)``: ``sklearn.metrics.roc_curve(...,
-        drop_intermediate=False)`` of the same rows (an absent class's rate 0, not
-        NaN); a binned state's puts a bin at its lower edge.
+        """ROC curve ``(fpr, tpr, thresholds)``: ``sklearn.metrics.roc_curve(..., drop_intermediate=False)`` of the
+        same rows (an absent class's rate 0, not NaN); a bin sits at its lower edge.
 
         >>> from streammetrics import RankAUC
         >>> fpr, tpr, th = RankAUC().update([0, 1, 1, 0], [0.2, 0.9, 0.5, 0.5]).roc_curve()
@@ -473,8 +435,7 @@ class RankAUC(Accumulator):
         return pr(*self._curve())
 
     def average_precision(self) -> float:
-        """Average precision ``sum_k (R_k - R_{k-1}) P_k`` of the state (0 with no
-        positive); a spilled state's equals the in-memory one to 1e-13 relative.
+        """Average precision ``sum_k (R_k - R_{k-1}) P_k`` (0 with no positive).
 
         >>> from streammetrics import RankAUC
         >>> RankAUC().update([0, 1, 1, 0], [0.2, 0.9, 0.5, 0.5]).average_precision()
@@ -483,8 +444,8 @@ class RankAUC(Accumulator):
         return self._engine().average_precision()
 
     def average_precision_bounds(self):
-        """``(lower, upper)``: a certified interval holding the exact average precision
-        (both :meth:`average_precision` while the state is exact).
+        """``(lower, upper)``: a certified interval holding the exact average precision (both
+        :meth:`average_precision` while the state is exact).
 
         >>> import numpy as np
         >>> from streammetrics import RankAUC
@@ -494,22 +455,14 @@ class RankAUC(Accumulator):
         >>> from sklearn.metrics import average_precision_score
         >>> bool(lower <= average_precision_score(y, s) <= upper)
         True
-        >>> RankAUC().update(y, s).average_precision_bounds()[0] == average_precision_score(y, s)
-        True
         """
         return self._compute().average_precision_bounds()
 
     def at_threshold(self, t) -> BinaryResult:
-        """The binary result at the threshold ``t``: rows with ``s >= t`` are called positive.
-
-        Exactly what ``BinaryConfusion(threshold=t)`` gives on the same rows,
-        plus the field ``threshold`` (any real, infinities included). The first
-        query after a change sorts the pending rows in, as :meth:`flush` does.
-        With ``max_bins``, a bin counts as its lower edge and the result also
-        has certified bounds ``tp_lower``, ``tp_upper``, ``fp_lower``,
-        ``fp_upper`` and ``<rate>_lower``/``_upper`` for accuracy, precision,
-        recall, specificity, f1, balanced accuracy and jaccard, which differ
-        only when ``t`` falls inside a bin.
+        """The binary result at the threshold ``t`` (rows with ``s >= t`` called positive): what
+        ``BinaryConfusion(threshold=t)`` gives on the same rows, plus ``threshold``. With ``max_bins`` a bin
+        counts as its lower edge and the result adds certified bounds ``tp_lower``, ``tp_upper``, ``fp_lower``,
+        ``fp_upper`` and ``<rate>_lower``/``_upper``, which differ only when ``t`` falls inside a bin.
 
         >>> from streammetrics import RankAUC
         >>> acc = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9])
@@ -520,16 +473,10 @@ class RankAUC(Accumulator):
         return self._engine().at_threshold(t)
 
     def threshold_for(self, *, recall=None, precision=None, fpr=None, specificity=None) -> BinaryResult:
-        """The threshold that meets one target, and the binary result there.
-
-        Exactly one target in ``[0, 1]``, over the candidates ``+inf`` and every
-        distinct score: ``recall=r``, the highest threshold with recall at least
-        ``r``; ``precision=p``, the lowest with precision at least ``p``;
-        ``fpr=f``, the lowest with false positive rate at most ``f``
-        (Neyman-Pearson); ``specificity=s``, the lowest with specificity at
-        least ``s``. The result is :meth:`at_threshold` there, with ``target``
-        and ``target_value``; an unreachable target is a ``ValueError`` saying
-        the best reached.
+        """The threshold meeting one target in ``[0, 1]`` (candidates ``+inf`` and every distinct score), and
+        :meth:`at_threshold` there with ``target`` and ``target_value``: ``recall``, the highest threshold
+        reaching it; ``precision`` and ``specificity``, the lowest reaching it; ``fpr``, the lowest within it. An
+        unreachable target is a ``ValueError`` saying the best reached.
 
         >>> from streammetrics import RankAUC
         >>> acc = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9])
@@ -542,15 +489,9 @@ class RankAUC(Accumulator):
         return self._engine().threshold_for(recall=recall, precision=precision, fpr=fpr, specificity=specificity)
 
     def best_threshold(self, score=None, *, cost=None) -> BinaryResult:
-        """The threshold that maximises a score, or minimises a cost, and the result there.
-
-        ``score``: ``"f1"`` (the default), ``"mcc"``, ``"youden"`` (recall +
-        specificity - 1), ``"balanced_accuracy"``, ``"accuracy"`` or
-        ``"jaccard"``, the result (:meth:`at_threshold` there) with ``score`` and
-        ``best``; or ``cost``, a 2 x 2 matrix ``[[tn, fp], [fn, tp]]`` (rows:
-        actual 0, 1) of one row's cost in each cell, whose least total is the
-        field ``cost``. Of equally good candidates (to a relative 1e-12) the
-        highest threshold is taken.
+        """The threshold maximising ``score`` (``"f1"`` by default, or another binary score but the targets; fields
+        ``score`` and ``best``), or minimising ``cost``, a 2 x 2 matrix ``[[tn, fp], [fn, tp]]`` of one row's cost
+        per cell (field ``cost``). Ties within a relative 1e-12 take the highest threshold.
 
         >>> from streammetrics import RankAUC
         >>> acc = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9])
@@ -563,15 +504,9 @@ class RankAUC(Accumulator):
         return self._engine().best_threshold(score, cost)
 
     def partial_auc(self, max_fpr, *, mcclish: bool = False) -> float:
-        """The area under the ROC curve for false positive rates up to ``max_fpr``.
-
-        ``max_fpr`` in ``(0, 1]``; the curve is linear between its points (ties
-        give a diagonal step), so ``max_fpr=1`` gives the AUC, to its bits
-        without weights (the steps are exact integer counts). ``mcclish=True``
-        standardises it as McClish (1989) and
-        ``sklearn.metrics.roc_auc_score(y, s, max_fpr=...)`` do: ``(1 + (A -
-        min) / (max - min)) / 2``, ``min = max_fpr**2 / 2``, ``max = max_fpr``.
-        With one class only it is 0 (the guard; scikit-learn raises).
+        """The area under the ROC curve for false positive rates up to ``max_fpr`` in ``(0, 1]`` (the curve linear
+        between its points; ``max_fpr=1`` gives the AUC). ``mcclish=True`` standardises it as ``roc_auc_score(y,
+        s, max_fpr=...)`` does; 0 with one class only.
 
         >>> from streammetrics import RankAUC
         >>> acc = RankAUC().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
@@ -596,9 +531,9 @@ def _once(make):
 
 
 def delong_interval(sums, lower: float, upper: float, level: float, squares=None) -> dict:
-    """``auc_ci_lower``, ``auc_ci_upper`` and ``auc_se`` (see the class docstring)
-    from DeLong's sums ``(theta, P, N, ss_pos, ss_neg)`` of a state's points
-    and, for weighted rows, each class's sum of squared weights ``squares``."""
+    """``auc_ci_lower``, ``auc_ci_upper`` and ``auc_se`` from DeLong's sums ``(theta, P, N, ss_pos, ss_neg)`` and,
+    with weights, each class's sum of squared weights ``squares``.
+    """
     _, total_pos, total_neg, ss_pos, ss_neg = sums
     if squares is None:
         m, k = total_pos, total_neg

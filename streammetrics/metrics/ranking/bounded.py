@@ -1,12 +1,5 @@
-"""Bounded strategy: at most ``2 B`` items (points and bins) and a certified interval.
-
-State: *items* ``(lo, hi, ab, cw)`` sorted by ``(lo, hi)``: a score range
-(a point when ``lo == hi``), its positive and negative mass, and for a bin
-twice the concordance already known among its own pairs and the mass of its
-pairs whose order is unknown (see :mod:`streammetrics._kernels.bins`). Rows
-are grouped along the dyadic cells of their 64-bit keys, never across the
-edge of a bin, and the items are compacted back to ``B`` whenever they pass
-``2 B``; while everything fits as points the state stays exact.
+"""Bounded strategy: at most ``2 B`` items (points and bins, :mod:`streammetrics._kernels.bins`), compacted back to
+``B`` past ``2 B``, and a certified interval; exact while every score fits as a point.
 """
 
 from __future__ import annotations
@@ -24,18 +17,10 @@ from .sorting import run_of_sorted
 
 __all__ = ["Bounded", "points_of_items", "average_precision_bounds", "is_binned", "straddling_of_items"]
 
-_TARGET = 1.0
-
-
+#: a cell becomes a bin while its pos * neg mass is within _BUDGET P N / B**2 and its mass within _MASS (P + N) / B
 _BUDGET = 3.0
-
-
 _MASS = 6.0
-
-
 _SLACK = 1e-9  # relative widening of a binned interval computed in rounded floats
-
-
 _FINE = 4.0  # a sorted slice is grouped at this fraction of the bins' limits
 
 
@@ -72,26 +57,14 @@ def is_binned(items) -> bool:
     return items is not None and bool(np.any(items[1] > items[0]))
 
 
-#: the widening of binned AP bounds: relative (rounded masses) and absolute (rounded sums)
-_AP_SLACK = 1e-9
+_AP_SLACK = 1e-9  # the widening of binned AP bounds: relative (rounded masses) and absolute (rounded sums)
 _AP_ABS = 1e-12
 
 
 def average_precision_bounds(lo, hi, ab, weighted: bool, value: float | None = None):
-    """``(value, lower, upper)``: the average precision of binned rank items and a
-    certified interval holding the exact one.
-
-    ``lo``, ``hi`` (float64, sorted by ``(lo, hi)``) and ``ab`` (``2 x m``,
-    positives then negatives; int64 counts or float64 weights) are the items
-    of a bounded rank state: every row of an item scores somewhere in its
-    ``[lo, hi]``. ``value`` is the AP of the binned points (each item at its
-    lower edge, as in the curves; computed when not given). The interval is
-    the worst and best case over every order of the rows inside each block
-    of overlapping items (proof in :mod:`streammetrics._kernels.precision_bounds`),
-    widened by a relative 1e-9 and an absolute 1e-12 for the rounding, and
-    holds ``value``. Without bins, or when no bin holds a positive, the three
-    are equal: the AP is then exact. With no positive all three are 0 (the
-    guard).
+    """``(value, lower, upper)``: the AP of binned items (each at its lower edge; ``value`` when given) and a certified
+    interval over every order of the rows inside each block of overlapping items
+    (:mod:`streammetrics._kernels.precision_bounds`), widened for rounding. Equal when no bin holds a positive.
 
     >>> import numpy as np
     >>> lo, hi = np.array([0.1, 0.5, 0.9]), np.array([0.1, 0.7, 0.9])
@@ -142,11 +115,9 @@ def straddling_of_items(items, scores, weighted: bool):
 class Bounded:
     """The bounded state of ``RankAUC(max_bins=B)`` (see the module docstring)."""
 
-    #: pending rows at most max(PENDING_MIN, min(PENDING_PER_BIN * B, PENDING_MAX))
-    PENDING_MIN = 1 << 14
+    PENDING_MIN = 1 << 14  # pending rows at most max(PENDING_MIN, min(PENDING_PER_BIN * B, PENDING_MAX))
     PENDING_PER_BIN = 32
-    #: however many bins are allowed, the buffer stays within exact mode's least
-    PENDING_MAX = 1 << 22
+    PENDING_MAX = 1 << 22  # however many bins are allowed, the buffer stays within exact mode's least
 
     def __init__(self, max_bins: int, weighted: bool = False):
         self.max_bins = max_bins
@@ -203,8 +174,7 @@ class Bounded:
         self.items = merged
 
     def points(self, buf, n: int, items=None) -> Points:
-        """The query engine of the items (pending rows of ``buf`` binned in, or
-        ``items``): a bin counts as its lower edge, and bounds every figure."""
+        """The query engine of the items (``buf`` binned in, or ``items``); bins bound every figure."""
         items = self.current(buf) if items is None else items
         return Points(points_of_items(items, self.weighted), n, self.weighted, items=items)
 
@@ -213,9 +183,7 @@ class Bounded:
         return points_of_items(self.current(buf), self.weighted)
 
     def result(self, buf, n: int):
-        """``(auc, lower, upper, n_pos, n_neg, points)``: the exact AUC lies
-        between the bounds; ``points`` makes the :class:`~.points.Points` of the
-        items (their bins bound every figure) when called."""
+        """``(auc, lower, upper, n_pos, n_neg, points)``; ``points()`` makes the query engine."""
         items = self.current(buf)
         weighted = self.weighted
 
@@ -243,10 +211,7 @@ class Bounded:
         value = (k2 + unknown) / denom
         upper = (k2 + 2.0 * unknown) / denom
         if self.weighted or 2 * n_pos * n_neg >= 2**53:
-            # The pair masses are float sums, rounded (by a relative m * eps per
-            # compaction at most): widen so the rounding never cuts off the exact
-            # value. Without weights and below 2**53 every sum is an exact integer
-            # and the quotients are correctly rounded, so no slack is needed.
+            # float sums of pair masses, rounded: widened (below 2**53 counts sum exactly and need no slack)
             lower, upper = lower * (1.0 - _SLACK), upper * (1.0 + _SLACK)
         return _clip(value), _clip(lower), _clip(upper), n_pos, n_neg, points
 
@@ -304,7 +269,7 @@ class Bounded:
             if not (budget <= np.inf and mass_cap <= np.inf):
                 budget = mass_cap = np.inf  # overflowed weights: one bin
             items = _sorted_items(K.compact(*items, budget, mass_cap))
-            if items[0].shape[0] <= _TARGET * b:
+            if items[0].shape[0] <= b:
                 return items
             budget *= 2.0
             mass_cap *= 1.5

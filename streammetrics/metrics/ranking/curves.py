@@ -39,13 +39,8 @@ def average_precision_of(thresholds, tps, fps) -> float:
 
 
 class RankResult(Result):
-    """The AUC of a rank state, with its curves.
-
-    Fields as :class:`~streammetrics.RankAUC` says. The curves, average
-    precision and threshold queries read the points the state held when it was
-    finalized (a result that was pickled has none). ``average_precision_lower``
-    and ``_upper`` (also in reports) bound a binned state's exact average
-    precision; :attr:`exact` tells whether the state was exact.
+    """The AUC of a rank state, with the curves, average precision and threshold queries of the points the state held
+    when finalized (none once pickled); :attr:`exact` tells whether the state was exact.
 
     >>> import numpy as np
     >>> from streammetrics import RankAUC
@@ -55,11 +50,6 @@ class RankResult(Result):
     >>> r = RankAUC(max_bins=50).update(y, s).finalize()
     >>> r.exact, bool(r.average_precision_lower <= r.average_precision() <= r.average_precision_upper)
     (False, True)
-    >>> e = RankAUC().update(y, s).finalize()
-    >>> e.exact, e.average_precision_lower == e.average_precision() == e.average_precision_upper
-    (True, True)
-    >>> bool(r.average_precision_lower <= e.average_precision() <= r.average_precision_upper)
-    True
     """
 
     __slots__ = ("_points", "_cache")
@@ -71,17 +61,18 @@ class RankResult(Result):
         object.__setattr__(self, "_points", points)
         object.__setattr__(self, "_cache", {})
 
+    def _cached(self, key, make):
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
     def _engine(self) -> Points:
-        if "points" not in self._cache:
-            if self._points is None:
-                raise ValueError("this result holds no points (it was unpickled): ask the accumulator")
-            self._cache["points"] = self._points()
-        return self._cache["points"]
+        if self._points is None:
+            raise ValueError("this result holds no points (it was unpickled): ask the accumulator")
+        return self._cached("points", self._points)
 
     def _curve(self):
-        if "curve" not in self._cache:
-            self._cache["curve"] = curve_from_points(*self._engine().materialized())
-        return self._cache["curve"]
+        return self._cached("curve", lambda: curve_from_points(*self._engine().materialized()))
 
     def roc_curve(self):
         """``(fpr, tpr, thresholds)`` as :meth:`RankAUC.roc_curve`."""
@@ -93,29 +84,24 @@ class RankResult(Result):
 
     def average_precision(self) -> float:
         """Average precision, as :meth:`RankAUC.average_precision`."""
-        if "ap" not in self._cache:
-            self._cache["ap"] = self._engine().average_precision()
-        return self._cache["ap"]
+        return self._cached("ap", lambda: self._engine().average_precision())
 
     def _curve_bounds(self):
         """``(tps_lower, tps_upper, fps_lower, fps_upper)`` along :meth:`_curve`'s thresholds."""
-        if "curve_bounds" not in self._cache:
+
+        def make():
             thresholds, tps, fps = self._curve()
             items = self._engine().items
             if self.exact or not is_binned(items):
-                self._cache["curve_bounds"] = (tps, tps, fps, fps)
-            else:
-                up, un = straddling_of_items(items, thresholds[::-1], self.weighted)
-                self._cache["curve_bounds"] = (tps, tps + up[::-1], fps, fps + un[::-1])
-        return self._cache["curve_bounds"]
+                return tps, tps, fps, fps
+            up, un = straddling_of_items(items, thresholds[::-1], self.weighted)
+            return tps, tps + up[::-1], fps, fps + un[::-1]
+
+        return self._cached("curve_bounds", make)
 
     def roc_curve_bounds(self):
-        """``(fpr_lower, fpr_upper, tpr_lower, tpr_upper)``, point by point along
-        :meth:`roc_curve`: at each threshold ``t`` the exact rates of the rows
-        with ``s >= t`` lie between them (a bin with ``lo < t <= hi`` may have
-        its rows on either side); equal to the curve while the state is exact.
-        A curve's thresholds are its items' lower edges, so they differ only
-        where bins overlap (as those of merged shards may).
+        """``(fpr_lower, fpr_upper, tpr_lower, tpr_upper)`` along :meth:`roc_curve`: the exact rates of the rows ``s >=
+        t`` lie between them (a bin with ``lo < t <= hi`` may hold rows on either side).
 
         >>> from streammetrics import RankAUC
         >>> r = RankAUC(max_bins=2).update([0, 1, 0, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5]).finalize()
@@ -136,10 +122,7 @@ class RankResult(Result):
         )
 
     def pr_curve_bounds(self):
-        """``(precision_lower, precision_upper, recall_lower, recall_upper)``, point
-        by point along :meth:`pr_curve` (the final point ``(1, 0)`` included):
-        the bounds of the exact precision and recall of the rows with
-        ``s >= t`` at each threshold, as :meth:`roc_curve_bounds`."""
+        """``(precision_lower, precision_upper, recall_lower, recall_upper)`` along :meth:`pr_curve`."""
         tl, tu, fl, fu = self._curve_bounds()
         _, tps, _ = self._curve()
         p = safe(tps[-1]) if tps.size else 1.0
@@ -164,21 +147,16 @@ class RankResult(Result):
         return self._meta.get("max_bins") is None
 
     def average_precision_bounds(self):
-        """``(lower, upper)``: a certified interval holding the exact average
-        precision (for a binned state, the worst and best case over every order
-        of the rows inside its bins; see
-        :func:`~streammetrics.metrics.ranking.bounded.average_precision_bounds`),
-        both equal to :meth:`average_precision` while the state is exact."""
-        if "ap_bounds" not in self._cache:
+        """``(lower, upper)``: a certified interval holding the exact average precision."""
+
+        def make():
             value = self.average_precision()
             items = None if self.exact else self._engine().items
-            if is_binned(items):
-                self._cache["ap_bounds"] = average_precision_bounds(items[0], items[1], items[2], self.weighted, value)[
-                    1:
-                ]
-            else:
-                self._cache["ap_bounds"] = (value, value)
-        return self._cache["ap_bounds"]
+            if not is_binned(items):
+                return value, value
+            return average_precision_bounds(items[0], items[1], items[2], self.weighted, value)[1:]
+
+        return self._cached("ap_bounds", make)
 
     @property
     def average_precision_lower(self) -> float:
@@ -235,11 +213,8 @@ class RankResult(Result):
         order += [k for k in values if k not in order and k not in hidden]
         return self._scalar_lines(order, names, notes) + self._operating_lines(ctx)
 
-    # -------------------------------------------------- operating points in reports
     def operating_points(self, ctx: RenderContext) -> list[tuple[str, object]]:
-        """``(label, result or None)`` of the report's operating points: the
-        chosen threshold (a binary evaluation's), the best F1's, and each
-        target of ``ctx.targets`` (``None`` when no threshold reaches it)."""
+        """``(label, result or None)``: the chosen threshold, the best F1 and each target reached."""
         if self._points is None or self._values["n"] == 0:
             return []
         ops = self._engine()
@@ -261,33 +236,16 @@ class RankResult(Result):
 
     @staticmethod
     def _row(r) -> dict:
-        row = {
-            "threshold": r.threshold,
-            "precision": r.precision,
-            "recall": r.recall,
-            "f1": r.f1,
-            "fpr": 1.0 - r.specificity if r.tn + r.fp else 0.0,
-            "tp": r.tp,
-            "fp": r.fp,
-            "fn": r.fn,
-            "tn": r.tn,
-        }
+        has_neg = r.tn + r.fp
+        row = {k: r[k] for k in ("threshold", "precision", "recall", "f1")}
+        row["fpr"] = 1.0 - r.specificity if has_neg else 0.0
+        row.update((k, r[k]) for k in ("tp", "fp", "fn", "tn"))
         if "tp_lower" in r:  # a bounded state's: the certified bounds of each figure
-            has_neg = r.tn + r.fp
-            row.update(
-                precision_lower=r.precision_lower,
-                precision_upper=r.precision_upper,
-                recall_lower=r.recall_lower,
-                recall_upper=r.recall_upper,
-                f1_lower=r.f1_lower,
-                f1_upper=r.f1_upper,
-                fpr_lower=1.0 - r.specificity_upper if has_neg else 0.0,
-                fpr_upper=1.0 - r.specificity_lower if has_neg else 0.0,
-                tp_lower=r.tp_lower,
-                tp_upper=r.tp_upper,
-                fp_lower=r.fp_lower,
-                fp_upper=r.fp_upper,
-            )
+            ends = ("lower", "upper")
+            row.update((f"{k}_{e}", r[f"{k}_{e}"]) for k in ("precision", "recall", "f1") for e in ends)
+            row["fpr_lower"] = 1.0 - r.specificity_upper if has_neg else 0.0
+            row["fpr_upper"] = 1.0 - r.specificity_lower if has_neg else 0.0
+            row.update((f"{k}_{e}", r[f"{k}_{e}"]) for k in ("tp", "fp") for e in ends)
         return row
 
     _BOUNDED = ("precision", "recall", "f1", "fpr")
@@ -315,9 +273,7 @@ class RankResult(Result):
         return lines
 
     def report_extras(self, ctx: RenderContext) -> dict:
-        """``ranking_exact`` (whether every figure above is exact: a state without
-        bins; otherwise each figure comes with its ``*_lower``/``*_upper`` bounds)
-        and the ``operating_points``."""
+        """``ranking_exact`` and the ``operating_points``."""
         out = {"ranking_exact": self.exact}
         points = self.operating_points(ctx)
         if not points:
@@ -339,30 +295,12 @@ class RankResult(Result):
         points = [(label, self._row(r)) for label, r in self.operating_points(ctx) if r is not None]
         roc_marks = [(p["fpr"], p["recall"], f"{label} ({p['threshold']:.4g})") for label, p in points]
         pr_marks = [(p["recall"], p["precision"], f"{label} ({p['threshold']:.4g})") for label, p in points]
+        masses, ap, ap_bounds = (v["n_pos"], v["n_neg"]), self.average_precision(), self.average_precision_bounds()
         out = [
             plots.roc(
-                fpr,
-                tpr,
-                v["auc"],
-                v["auc_lower"],
-                v["auc_upper"],
-                v["n_pos"],
-                v["n_neg"],
-                folder,
-                marks=roc_marks,
-                exact=self.exact,
+                fpr, tpr, v["auc"], v["auc_lower"], v["auc_upper"], *masses, folder, marks=roc_marks, exact=self.exact
             ),
-            plots.pr(
-                precision,
-                recall,
-                self.average_precision(),
-                v["n_pos"],
-                v["n_neg"],
-                folder,
-                marks=pr_marks,
-                bounds=self.average_precision_bounds(),
-                exact=self.exact,
-            ),
+            plots.pr(precision, recall, ap, *masses, folder, marks=pr_marks, bounds=ap_bounds, exact=self.exact),
         ]
         ops = self._engine()
         if ops.m:

@@ -1,14 +1,13 @@
-"""Exact strategy: every distinct score, in log-structured sorted runs, spilled
-to files past a memory budget (:mod:`.spill`) and read as one run by
-:class:`~.points.Points`.
-"""
+"""Exact strategy: every distinct score in log-structured sorted runs, spilled past a memory budget."""
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 
 from ..._protocol.runs import RunStack
-from .points import Points
+from .points import Points, joined
 from .sorting import merge_runs
 from .spill import MAX_DISK_RUNS, SpillStore, count_dtype, stream_merge, window
 
@@ -20,12 +19,9 @@ def _entries(run) -> int:
 
 
 class Exact:
-    """The exact state: runs of distinct scores in memory and, with a memory
-    ``budget`` (bytes), in files of a :class:`~.spill.SpillStore` in ``spill_dir``."""
+    """The exact state: runs in memory and, past ``budget`` bytes, files of a :class:`~.spill.SpillStore`."""
 
-    #: pending rows at most max(PENDING_MIN, PENDING_RATIO * stored scores): a
-    #: pending row takes 8 bytes, a stored score 24, so a stream of up to
-    #: PENDING_MIN distinct scores is sorted once, at the end, within the memory of its state
+    #: pending rows at most max(PENDING_MIN, PENDING_RATIO * stored scores): 8 bytes a row against 24 a stored score
     PENDING_MIN = 1 << 24
     PENDING_RATIO = 3
 
@@ -37,7 +33,6 @@ class Exact:
         self.store = None  # made at the first spill
         self.disk: list = []  # runs on disk (DiskRun)
 
-    # ------------------------------------------------------------ spilling
     @property
     def spilled(self) -> bool:
         return bool(self.disk)
@@ -67,15 +62,12 @@ class Exact:
 
     def _bound_disk(self) -> None:
         if len(self.disk) > MAX_DISK_RUNS:
-            # the smaller runs into one: a long stream rewrites its big runs
-            # rarely (each entry is rewritten O(log) times in all)
+            # the smaller runs into one: each entry is rewritten O(log) times in all
             self.disk.sort(key=lambda r: -r.m)
             self._merge_disk(self.disk[MAX_DISK_RUNS // 2 :])
 
     def _merge_disk(self, old, extra=()) -> None:
-        """Merge the runs on disk ``old`` and the runs in memory ``extra`` into one
-        file, in chunks; the masses of a score are added in the order files, runs
-        in memory (the order every read adds them)."""
+        """Merge the disk runs ``old`` and memory runs ``extra`` into one file, in chunks (files first)."""
         sources = [r.records() for r in old] + list(extra)
         if len(sources) < 2:
             return
@@ -95,15 +87,15 @@ class Exact:
             self._spill()
 
     def add_disk(self, other: Exact) -> None:
-        """Fold the runs ``other`` holds on disk, copied in chunks into files of
-        this state (as weights when this state is weighted)."""
-        store = self.storage()
+        """Copy the disk runs of ``other`` into files of this state, in chunks."""
         for run in other.disk:
-            if self.weighted and run.dtype != np.float64:
-                self.disk.append(store.write_chunks(np.float64, stream_merge([run], self.chunk())))
-            else:
-                self.disk.append(store.copy_from(run, self.chunk()))
+            float_run = self.weighted and run.dtype != np.float64
+            self.disk.append(self._as_float(run) if float_run else self.storage().copy_from(run, self.chunk()))
         self._bound_disk()
+
+    def _as_float(self, run):
+        """A copy of the disk run ``run`` holding float64 masses."""
+        return self.storage().write_chunks(np.float64, stream_merge([run], self.chunk()))
 
     def disk_masses(self):
         """``[positive, negative]`` mass of the runs on disk."""
@@ -119,7 +111,6 @@ class Exact:
         if self.store is not None:
             self.store.close()
 
-    # ------------------------------------------------------------ state
     def clone(self) -> Exact:
         out = Exact(self.weighted, self.budget, self.spill_dir)
         out.stack = self.stack.copy()
@@ -142,7 +133,7 @@ class Exact:
         self.stack = RunStack(merge_runs, _entries, [(s, ab.astype(np.float64)) for s, ab in self.stack])
         if self.disk:
             store, old = self.storage(), self.disk
-            self.disk = [store.write_chunks(np.float64, stream_merge([r], self.chunk())) for r in old]
+            self.disk = [self._as_float(r) for r in old]
             for run in old:
                 store.remove(run)
         self.weighted = True
@@ -155,8 +146,7 @@ class Exact:
         return out + (self.disk_masses() if self.disk else 0.0)
 
     def compact(self, buf=None) -> None:
-        """Take the pending rows of ``buf`` (used up) and merge every run into one:
-        in memory, or once spilled in one file."""
+        """Take ``buf``'s rows (used up) and merge every run into one, in memory or in one file."""
         if buf is not None and buf.rows:
             self.take(buf, check=False)
         if self.disk:
@@ -192,18 +182,13 @@ class Exact:
     def _empty(self):
         return np.zeros(0), np.zeros((2, 0), np.float64 if self.weighted else np.int64)
 
-    def run(self, buf=None):
-        """The single run of the state in memory, pending rows of ``buf`` included;
-        no change to either (once spilled, read from the files: 24 bytes per
-        distinct score)."""
-        if self.disk:
+    def run(self, buf=None, memory_only: bool = False):
+        """The single run, pending rows of ``buf`` included, neither changed (read from the files once spilled)."""
+        if self.disk and not memory_only:
             sources = [r.records() for r in self.disk] + list(self.stack)
             if buf is not None and buf.rows:
                 sources.append(buf.run(in_place=False))
-            parts = list(stream_merge(sources, self.chunk(len(sources))))
-            if not parts:
-                return self._empty()
-            return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
+            return joined(stream_merge(sources, self.chunk(len(sources))), self.weighted)
         run = self.stack.merged()
         if buf is not None and buf.rows:
             run = buf.run(merged_with=run, in_place=False)
@@ -213,28 +198,14 @@ class Exact:
         """The query engine of the state, compacted (:meth:`compact`) already."""
         if self.disk:
             (run,) = self.disk
-            rec = run.records()  # opened now: a snapshot that outlives the file
+            read = partial(window, run.records())  # opened now: a snapshot that outlives the file
             # blocks of at least 64 entries, at most 65536 of them (their marks are kept)
-            return Points(
-                (lambda a, b: window(rec, a, b), run.m),
-                n,
-                self.weighted,
-                block=max(64, -(-run.m // 65536)),
-                window=self.chunk(),
-            )
+            return Points((read, run.m), n, self.weighted, block=max(64, -(-run.m // 65536)), window=self.chunk())
         return Points(self.stack.top() or self._empty(), n, self.weighted)
 
     def export(self, buf, state, memory_only: bool = False) -> None:
-        """Write the single run (pending rows included) into the saved ``state``;
-        with ``memory_only`` the runs in memory only (those on disk are taken over
-        by :meth:`add_disk`)."""
-        if memory_only:
-            run = self.stack.merged()
-            if buf is not None and buf.rows:
-                run = buf.run(merged_with=run, in_place=False)
-            lo, ab = self._empty() if run is None else run
-        else:
-            lo, ab = self.run(buf)
+        """Write the single run into ``state`` (``memory_only``: the runs in memory only; see :meth:`add_disk`)."""
+        lo, ab = self.run(buf, memory_only)
         if lo.shape[0]:
             state["lo"] = lo
             state["weights" if self.weighted else "counts"] = ab

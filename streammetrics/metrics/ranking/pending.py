@@ -13,13 +13,8 @@ _U64 = np.dtype(np.uint64)
 
 
 class Pending:
-    """Rows folded in but not yet sorted into the state.
-
-    ``keys[:front]`` holds the positives' score keys and ``keys[back:]`` the
-    negatives' (the layout of :func:`~streammetrics._kernels.keys.append_split`),
-    ``vals`` their weights (``None`` without weights); the slots between are
-    free. A batch is validated while it is written into free slots, so a bad
-    batch changes nothing that counts.
+    """Rows folded in, not yet sorted: positives' keys in ``keys[:front]``, negatives' in ``keys[back:]``
+    (:func:`~streammetrics._kernels.keys.append_split`), weights in ``vals``; the slots between are free.
     """
 
     __slots__ = ("keys", "vals", "front", "back")
@@ -55,12 +50,7 @@ class Pending:
         self.back = new - tail
 
     def append(self, y, s, w, limit: int) -> int:
-        """Validate and write one batch (``w`` empty without weights); the kernel's
-        status: 0 when the rows were written, else the rows are as they were.
-
-        Growing takes four times the capacity, up to ``limit`` (at 8 bytes a row,
-        four times the rows and the copy take no more than twice the 24 bytes a
-        row's score would take in the state)."""
+        """Validate and write one batch, growing fourfold up to ``limit``; the kernel's status."""
         n = y.shape[0]
         if self.back - self.front < n:
             need = self.rows + n
@@ -85,8 +75,7 @@ class Pending:
         return keys, vals, front, back
 
     def run(self, merged_with=None, in_place: bool = True):
-        """The run of the pending rows, merged with a run if given; sorted in
-        place (the buffer is then used up) unless ``in_place`` is false."""
+        """The run of the pending rows, merged with a run if given; ``in_place`` uses up the buffer."""
         keys, vals, front, back = self._parts(in_place)
         return sorted_run(keys, front, back, vals, merged_with)
 
@@ -97,8 +86,7 @@ class Pending:
         self.front = self.back = 0
 
     def sorted_keys(self, in_place: bool = True):
-        """``(kp, vp, kn, vn, pre_p, pre_n)``: each class's keys sorted, their
-        weights and the weights' inclusive prefix sums (``None`` without weights)."""
+        """``(kp, vp, kn, vn, pre_p, pre_n)``: sorted keys, weights and their prefix sums (``None`` unweighted)."""
         keys, vals, front, back = self._parts(in_place)
         tail = keys.shape[0] - back
         tk, tv = sort_classes(keys, front, back, vals)
@@ -111,12 +99,8 @@ class Pending:
         return keys[:front], vals[:front], keys[back:], vals[back:], pre_p, pre_n
 
     def clone(self) -> Pending:
-        """A copy holding the same rows, with room for no more than those."""
-        out = Pending(self.rows, self.weighted)  # capacity rows: out.back == front
-        for name in ("keys", "vals"):
-            src, dst = getattr(self, name), getattr(out, name)
-            if src is not None:
-                dst[: self.front] = src[: self.front]
-                dst[self.front :] = src[self.back :]
-        out.front = out.back = self.front
+        """A copy holding the same rows, with no spare room."""
+        out = Pending(0, self.weighted)
+        out.keys, out.vals, out.front, out.back = self.keys, self.vals, self.front, self.back
+        out.resize(self.rows)  # into new arrays
         return out

@@ -1,13 +1,8 @@
 """The one query engine of a rank state: every threshold, its counts and its scores.
 
-A state's *points* are its distinct scores, increasing, with the positive and
-negative mass at each; *boundary* ``i`` (``0 <= i <= m``) calls the points from
-``i`` on positive (``i = m``: the threshold ``+inf``). :class:`Points` reads
-them in blocks, of a run in memory or of a spilled file alike, keeping the
-counts at every block's start; every score is a function of the four counts
-(the binary formulas) that rises with the true positives and falls with the
-false positives, so a query reads only the blocks whose corners may hold its
-answer.
+*Boundary* ``i`` (``0 <= i <= m``) calls the state's points from ``i`` on positive (``i = m``: ``+inf``). The blocks of
+a run (in memory or a file's) keep their starting counts; every score rises with the true positives and falls with the
+false positives, so a query reads only the blocks whose corners may hold its answer.
 """
 
 from __future__ import annotations
@@ -25,37 +20,28 @@ from ..._protocol.result import safe
 from .. import binary
 from ..binary import BinaryResult, binary_result
 
-__all__ = ["Points", "scores", "TARGETS", "check_threshold", "check_max_fpr", "auc_of_chunks"]
+__all__ = ["Points", "scores", "TARGETS", "check_threshold", "check_max_fpr", "auc_of_chunks", "joined"]
 
-#: the targets ``threshold_for`` meets
-TARGETS = ("recall", "precision", "fpr", "specificity")
+TARGETS = ("recall", "precision", "fpr", "specificity")  # the targets ``threshold_for`` meets
 
 
 def scores() -> tuple:
-    """The scores ``best_threshold`` maximises: every binary score but the targets
-    (read from :func:`~streammetrics.metrics.binary.score_formulas` at each call)."""
+    """The scores ``best_threshold`` maximises: every binary score but the targets."""
     return tuple(name for name in binary.score_formulas(1, 1, 1, 1, 4, float, math.sqrt) if name not in TARGETS)
 
 
-#: entries of a block of a state in memory
-BLOCK = 256
-#: blocks of a state in memory read together by the weighted partial area
-_GROUP = 64
-#: counts whose scores are computed at a time (their temporaries stay in cache)
-_SLICE = 4096
-#: relative difference below which two scores are a tie (the same fraction rounded two ways)
-TIE = 1e-12
+BLOCK = 256  # entries of a block of a state in memory
+_GROUP = 64  # blocks of a state in memory read together by the weighted partial area
+_SLICE = 4096  # counts whose scores are computed at a time (their temporaries stay in cache)
+TIE = 1e-12  # relative difference below which two scores are a tie (the same fraction rounded two ways)
 #: rates whose bounds over a straddling bin are at the two corners
 _MONOTONE = ("accuracy", "precision", "recall", "specificity", "f1", "balanced_accuracy", "jaccard")
-#: the largest ``2 P N`` whose partial area is summed in exact integers
-EXACT_LIMIT = (1 << 63) - 1
-#: the most cost matrices whose answers a state keeps
-_CACHED = 64
+EXACT_LIMIT = (1 << 63) - 1  # the largest ``2 P N`` whose partial area is summed in exact integers
+_CACHED = 64  # the most cost matrices whose answers a state keeps
 _NO_PAIRS = np.zeros((0, 4))
 INT64_LIMIT = 2**63
 
 
-# ------------------------------------------------------------------ arguments
 def _real(name, value) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
@@ -136,10 +122,7 @@ def _mass_note(what, total) -> str:
 
 
 def _columns(cells, N, cost=None) -> dict:
-    """Every score of the counts ``cells`` (rows tp, fp, fn, tn; arrays): the
-    binary formulas, ``fpr`` (``fp / safe(N)``) and, given a cost
-    matrix, ``cost`` (minus the total cost, so that higher is better). Long
-    arrays are taken a slice at a time, each small enough to stay in cache."""
+    """Every score of the counts ``cells`` (tp, fp, fn, tn rows), ``fpr`` and ``-cost``, by cache-sized slices."""
     parts = []
     for a in range(0, max(cells.shape[1], 1), _SLICE):
         tp, fp, fn, tn = np.asarray(cells[:, a : a + _SLICE], np.float64)
@@ -163,13 +146,8 @@ def u2_counts(ab, n_pos: int, n_neg: int) -> int:
 
 
 def auc_of_chunks(chunks, weighted: bool):
-    """``(auc, n_pos, n_neg)`` of a run read as consecutive chunks ``(scores, ab)``
-    (``chunks()`` gives a new iterator over them; weights take two passes).
-
-    Counts: ``2U`` is the sum over the chunks of their own ``2U`` and twice their
-    positives times the negatives of the chunks before, as exact integers.
-    Weights: compensated sums carried from chunk to chunk. Either way the value
-    does not depend on where the chunks are cut.
+    """``(auc, n_pos, n_neg)`` of a run given as chunks (``chunks()`` a new iterator each call): exact integers for
+    counts, compensated sums for weights; independent of where the chunks are cut.
     """
     if weighted:
         carry = np.zeros(4)
@@ -194,28 +172,19 @@ def auc_of_chunks(chunks, weighted: bool):
     return u2 / (2 * safe(n_pos * n_neg)), n_pos, n_neg
 
 
-# ------------------------------------------------------------------ the engine
+def joined(chunks, weighted: bool):
+    """One run of consecutive chunks ``(scores, ab)``."""
+    parts = list(chunks)
+    if not parts:
+        return np.zeros(0), np.zeros((2, 0), np.float64 if weighted else np.int64)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
+
+
 class Points:
-    """The counts at every threshold of a rank state, and its queries (see the
-    module docstring).
+    """The counts at every threshold of a rank state, and its queries.
 
-    ``source`` is the run ``(scores, ab)`` in memory (``ab`` int64 counts, or
-    float64 weights with ``weighted``), or ``(read, m)``: a function giving
-    entries ``a:b`` of a run of ``m`` entries as ``(scores, ab)`` (a file's);
-    ``block`` the entries of a block and ``window`` those a pass over a run not
-    in memory reads at a time; ``n`` the rows folded in. ``items``,
-    the items of a bounded state, make every result carry certified bounds
-    (a bin counts as its lower edge; its rows may lie on either side of a
-    threshold that falls inside it).
-
-    >>> import numpy as np
-    >>> run = (np.array([0.1, 0.4, 0.6, 0.9]), np.array([[0, 1, 1, 1], [1, 0, 1, 0]]))
-    >>> ops = Points(run, n=5, weighted=False)
-    >>> r = ops.at_threshold(0.5)
-    >>> r.tp, r.fp, r.fn, r.tn
-    (2, 1, 1, 1)
-    >>> ops.threshold_for(recall=1.0).threshold, ops.best_threshold("f1").threshold
-    (0.4, 0.4)
+    ``source`` is a run ``(scores, ab)`` or ``(read, m)`` (``read(a, b)`` gives entries ``a:b``); ``window`` the entries
+    a pass over a run not in memory reads at a time; ``items`` (a bounded state's) make results carry certified bounds.
     """
 
     def __init__(self, source, n: int, weighted: bool, block: int = BLOCK, items=None, window: int = 0):
@@ -245,7 +214,6 @@ class Points:
         self._above = None  # the area of the ROC steps above every block (see partial_auc)
         self._marks()
 
-    # ------------------------------------------------------------ reading
     def _end(self, j: int) -> int:
         """The boundary that ends block ``j`` (where block ``j + 1`` starts)."""
         return min(self.m, (j + 1) * self.block)
@@ -262,32 +230,26 @@ class Points:
         return (self.read(a, b) for a, b in self._windows())
 
     def _marks(self) -> None:
-        """One pass: the first score of every block and the counts at every block's
-        start (with weights the states of compensated sums from the bottom, the
-        false and true negatives, and from the top, the true and false positives)."""
+        """One pass: each block's first score and starting counts (weights: compensated sums both ways)."""
         nb, B = self.nb, self.block
         self.firsts = np.empty(nb)
+        counts, bottom, up = np.zeros((2, nb), np.int64), np.zeros((nb + 1, 4)), np.zeros(4)
+        windows = self._windows()
+        for a, b in windows:
+            scores, ab = self.read(a, b)
+            j, k = a // B, a // B - (-(b - a) // B)
+            self.firsts[j:k] = scores[::B]
+            if self.weighted:
+                running_pairs(np.ascontiguousarray(ab, np.float64), up, False, B, bottom[j : k + 1])
+            else:
+                counts[:, j:k] = np.add.reduceat(ab, np.arange(0, b - a, B), axis=1)
         if not self.weighted:
-            counts = np.zeros((2, nb), np.int64)
-            for a, b in self._windows():
-                scores, ab = self.read(a, b)
-                j = a // B
-                self.firsts[j : j - (-(b - a) // B)] = scores[::B]
-                counts[:, j : j - (-(b - a) // B)] = np.add.reduceat(ab, np.arange(0, b - a, B), axis=1)
             below = np.zeros((2, nb + 1), np.int64)
             np.cumsum(counts, axis=1, out=below[:, 1:])
             self.P, self.N = int(below[0, nb]), int(below[1, nb])
             self.marks = np.stack((self.P - below[0], self.N - below[1], below[0], below[1]))
             return
-        bottom, top = np.zeros((nb + 1, 4)), np.zeros((nb + 1, 4))
-        up = np.zeros(4)
-        windows = self._windows()
-        for a, b in windows:
-            scores, ab = self.read(a, b)
-            j = a // B
-            self.firsts[j : j - (-(b - a) // B)] = scores[::B]
-            running_pairs(np.ascontiguousarray(ab, np.float64), up, False, B, bottom[j : j + 1 - (-(b - a) // B)])
-        down = np.zeros(4)
+        top, down = np.zeros((nb + 1, 4)), np.zeros(4)
         for a, b in reversed(windows):
             j = a // B
             ab = np.ascontiguousarray(self.read(a, b)[1], np.float64)
@@ -299,9 +261,7 @@ class Points:
         )
 
     def _span(self, j: int, k: int = None):
-        """``(scores, cells)`` of blocks ``j .. k`` (by default ``j`` alone): their
-        scores and the counts (rows tp, fp, fn, tn) at each of their boundaries,
-        the start of block ``j`` to the end of block ``k``."""
+        """``(scores, cells)`` of blocks ``j .. k``: counts (tp, fp, fn, tn) at each of their boundaries."""
         k = j if k is None else k
         a, b = j * self.block, self._end(k)
         scores, ab = self.read(a, b)
@@ -328,9 +288,7 @@ class Points:
         return tuple(cast(c) for c in cells[:, k]), math.inf if i == self.m else float(scores[k])
 
     def _corners(self, cost=None):
-        """Every score at the four corners of every block's counts (true and false
-        positives each at the block's start or end: two corners are the marks
-        themselves), computed once; and at every mark."""
+        """Every score at the marks and at the four corners of every block's counts (cached)."""
         key = ("corners", None if cost is None else cost.tobytes())
         corners = self._answers.get(key)
         if corners is None:
@@ -346,10 +304,7 @@ class Points:
         return corners
 
     def _ranges(self, name, cost=None):
-        """Per block, the least and greatest value score ``name`` may take: every
-        score rises with the true positives and falls with the false positives (a
-        cost is linear), so its values inside a block lie between its values at
-        the corners of the block's counts; widened for the rounding."""
+        """Per block, the least and greatest value score ``name`` may take (between its corners, widened)."""
         key = ("ranges", name, None if cost is None else cost.tobytes())
         got = self._answers.get(key)
         if got is None:
@@ -362,8 +317,7 @@ class Points:
         return got
 
     def _values(self, blocks, name, cost=None):
-        """``(boundaries, values)``: score ``name`` at every boundary of ``blocks``
-        (increasing), read a run of consecutive blocks at a time."""
+        """``(boundaries, values)`` of score ``name`` over ``blocks``."""
         at, cells = [], []
         for run in np.split(blocks, np.flatnonzero(np.diff(blocks) != 1) + 1) if len(blocks) else []:
             j, k = int(run[0]), int(run[-1])
@@ -374,9 +328,7 @@ class Points:
         return np.concatenate(at), _columns(np.concatenate(cells, axis=1), self.N, cost)[name]
 
     def _search(self, name, value, op, first: bool):
-        """The first (else the last) boundary whose score ``name`` is ``op`` (``ge``,
-        ``le``, ``gt``) ``value``, or ``None``: only the blocks whose range holds
-        such a value are read, in order, up to the first that holds one."""
+        """The first (else last) boundary whose score ``name`` is ``op`` ``value`` (``None``: none)."""
         low, high = self._ranges(name)
         blocks = np.flatnonzero(high >= value if op == "ge" else low <= value if op == "le" else high > value)
         for j in blocks if first else blocks[::-1]:
@@ -387,11 +339,9 @@ class Points:
         return None
 
     def _best(self, name, cost=None):
-        """``(i, value)``: of the boundaries whose score ``name`` is within a
-        relative :data:`TIE` of the highest, the highest threshold's. The blocks
-        are read from the greatest possible value down, a few at a time, while
-        that can reach the best value read so far (at first, the best at a
-        block's start: the starts are boundaries too)."""
+        """``(i, value)``: the highest threshold within a relative :data:`TIE` of the best score, reading blocks from
+        the greatest possible value down while they can still beat it.
+        """
         _, high = self._ranges(name, cost)
         top = _top(self._corners(cost)[0][name])  # the marks are boundaries too
         order = np.argsort(-high, kind="stable")
@@ -410,7 +360,6 @@ class Points:
         at, v = next((at, v) for at, v in found if at[0] <= i <= at[-1] and np.any(at == i))
         return i, float(v[np.flatnonzero(at == i)[0]])
 
-    # ------------------------------------------------------------ results
     def _straddling(self, t: float):
         """Positive and negative mass of the bins with ``lo < t <= hi``."""
         lo, hi, ab = self.bins
@@ -419,8 +368,7 @@ class Points:
         return cast(part[0]), cast(part[1])
 
     def result(self, i: int, extra=None, t=None) -> BinaryResult:
-        """The binary result at boundary ``i``, at threshold ``t`` (by default its
-        score), with the fields ``extra``."""
+        """The binary result at boundary ``i`` (threshold ``t``, by default its score), plus ``extra``."""
         (tp, fp, fn, tn), at = self._at(i)
         t = at if t is None else t
         meta = {"threshold": t, "weighted": self.weighted}
@@ -439,7 +387,6 @@ class Points:
         values.update(extra or {})
         return BinaryResult("BinaryScores", values, meta)
 
-    # ------------------------------------------------------------ queries
     def at_threshold(self, t) -> BinaryResult:
         """The binary result with the rows ``s >= t`` called positive."""
         t = check_threshold(t)
@@ -453,12 +400,10 @@ class Points:
     def threshold_for(self, **targets) -> BinaryResult:
         """The threshold meeting one target (see ``RankAUC.threshold_for``)."""
         name, value = _target(targets)
-        if name == "recall":  # the highest threshold reaching it: the fewest false positives
-            i = self._search("recall", value, "ge", first=False)
-        elif name == "fpr":  # the lowest threshold within it: the most true positives
-            i = self._search("fpr", value, "le", first=True)
-        else:  # the lowest threshold reaching it
-            i = self._search(name, value, "ge", first=True)
+        # recall: the highest threshold reaching it (the fewest false positives); fpr: the lowest within it (the most
+        # true positives); else the lowest reaching it
+        op, first = ("ge", False) if name == "recall" else ("le", True) if name == "fpr" else ("ge", True)
+        i = self._search(name, value, op, first=first)
         if i is None:
             if name == "recall":
                 highest = _columns(self.marks[:, :1], self.N)["recall"][0]
@@ -513,11 +458,7 @@ class Points:
         return float(0.5 * (1.0 + (area - least) / (most - least)))
 
     def _area_above(self, j: int, exact: bool):
-        """The area of the ROC steps of the blocks above block ``j``, kept as blocks
-        are read from the top. Without weights, in count units: the doubled area
-        of a block's steps is ``2 tp_above N_b + 2U_b`` (its own ``2U``, one pass
-        of a kernel), exact integers. With weights, the trapezoids summed one
-        after another from the top."""
+        """The area of the ROC steps above block ``j``, kept as blocks are read from the top."""
         above = self._above = [0] if self._above is None else self._above
         with self._lock:
             if exact:
@@ -539,10 +480,7 @@ class Points:
             return above[self.nb - 1 - j]
 
     def _steps(self, cells, exact: bool, area):
-        """``area`` with the ROC steps between the boundaries of ``cells`` added,
-        from the top down: the running sums at each boundary (from the top; the
-        last is the total). Without weights the doubled trapezoids in count
-        units, summed exactly; else the trapezoids in rates, one after another."""
+        """``area`` plus the running sums of the ROC steps of ``cells``, from the top down."""
         tp, fp = cells[0, ::-1], cells[1, ::-1]
         if exact:
             return area + np.concatenate(([0], np.cumsum(np.diff(fp) * (tp[:-1] + tp[1:]))))
@@ -550,15 +488,12 @@ class Points:
         x, y = fp.astype(np.float64) / sn, tp.astype(np.float64) / sp
         return np.cumsum(np.concatenate(([area], np.diff(x) * (y[:-1] + y[1:]) / 2.0)))
 
-    # ------------------------------------------------------------ one pass
     def auc(self):
         """``(auc, n_pos, n_neg)`` (:func:`auc_of_chunks`)."""
         return auc_of_chunks(self.chunks, self.weighted)
 
     def average_precision(self) -> float:
-        """Average precision, scikit-learn's step definition: in memory the value
-        of the curve (its bits); read in blocks the terms of each are summed on
-        their own and the sums added exactly (the same to 1e-13 relative)."""
+        """Average precision (scikit-learn's steps): in memory the curve's bits, in blocks to 1e-13 relative."""
         windows = self._windows()
         denom = None if len(windows) == 1 else safe(float(self.P))
         carry = np.zeros(2, np.float64 if self.weighted else np.int64)
@@ -578,8 +513,7 @@ class Points:
         return float(max(0.0, -math.fsum(sums)))
 
     def delong_sums(self, centre: float):
-        """``(theta, P, N, ss_pos, ss_neg)``: DeLong's sums of the points' placement
-        values (see :mod:`streammetrics._kernels.totals`), two passes."""
+        """``(theta, P, N, ss_pos, ss_neg)``: DeLong's sums of the placement values, two passes."""
         windows = self._windows()
         st = np.zeros(7)
         P = N = 0.0
@@ -597,16 +531,10 @@ class Points:
 
     def materialized(self):
         """The run in memory (read whole when it is a file's)."""
-        if self.run is not None:
-            return self.run
-        parts = list(self.chunks())
-        if not parts:
-            return np.zeros(0), np.zeros((2, 0), np.float64 if self.weighted else np.int64)
-        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
+        return self.run if self.run is not None else joined(self.chunks(), self.weighted)
 
     def curves(self):
-        """``(thresholds, precision, recall, f1)`` at every candidate but ``+inf``,
-        highest threshold first (for plots)."""
+        """``(thresholds, precision, recall, f1)`` at every candidate but ``+inf``, highest first."""
         scores, cells = [], []
         for j in range(self.nb):
             s, c = self._span(j)
@@ -617,9 +545,7 @@ class Points:
 
 
 def _cut_offset(max_fpr: float, total_n: int, x0: int) -> float:
-    """``max_fpr * total_n - x0`` rounded once: the product split into two floats
-    whose sum is exact (Dekker's product, Veltkamp's split), so subtracting
-    ``x0``, close to it, cancels nothing that was rounded."""
+    """``max_fpr * total_n - x0`` rounded once (Dekker's exact product)."""
     a, b = max_fpr, float(total_n)
     hi = a * b
     c = 134217729.0 * a  # 2**27 + 1
@@ -635,10 +561,7 @@ def _cut_offset(max_fpr: float, total_n: int, x0: int) -> float:
 def _exact_area(
     s2: int, x0: int, y0: int, x1: int, y1: int, cut: bool, total_p: int, total_n: int, max_fpr: float
 ) -> float:
-    """The partial area from ``s2``, the exact doubled area (count units) of the
-    steps down to the point ``(x0, y0)`` (false and true positives) and, if
-    ``cut``, the step to ``(x1, y1)``, past ``max_fpr``, cut there. One rounding
-    of ``s2``, the cut trapezoid's, and the division."""
+    """The partial area from the doubled area ``s2`` down to ``(x0, y0)``, plus the step cut at ``max_fpr``."""
     extra = 0.0
     if cut:
         dx = _cut_offset(max_fpr, total_n, x0)

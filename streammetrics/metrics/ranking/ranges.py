@@ -1,18 +1,7 @@
-"""The exact AUC and average precision of rows cut into score ranges.
+"""The exact AUC and average precision of rows cut into score ranges (:mod:`streammetrics.dask`).
 
-The scores are cut into ranges by value; each range's rows make a run of its
-own (:class:`RankAUC` sorts them), and the runs of one range from many places
-merge into one (:func:`merge_pieces`). A range then gives its positives
-``n_pos_r``, negatives ``n_neg_r`` and the Mann-Whitney ``U_r`` of its own
-pairs, and, every positive of a higher range outranking every negative of a
-lower one,
-
-    ``U = sum_r U_r + sum_{r < r'} n_neg_r n_pos_r'``
-
-(:func:`combine`). The average precision ``sum_k (R_k - R_{k-1}) P_k`` splits
-the same way: the precision at a score of range ``r`` counts the positives and
-negatives above the range, known from the ranges' masses. So no place ever
-holds more than one range's distinct scores (:mod:`streammetrics.dask`).
+Every positive of a higher range outranks every negative of a lower one, so ``U = sum_r U_r + sum_{r < r'} n_neg_r
+n_pos_r'``, and the precision at a score counts the masses of the ranges above: no place holds more than one range.
 """
 
 from __future__ import annotations
@@ -35,15 +24,7 @@ _NO_PAIRS = np.zeros((0, 4))
 
 
 class RangeResult(Result):
-    """The exact AUC and average precision of rows cut into score ranges.
-
-    Fields: ``auc``, ``average_precision``, ``n_pos``, ``n_neg`` (sums of
-    weights once weights were seen), ``auc_lower`` and ``auc_upper`` (equal to
-    ``auc``: the value is exact) and ``n`` (rows, zero-weight rows included).
-    ``meta`` holds ``cuts`` (the cut points used), ``ranges``, ``distinct``
-    (distinct scores per range: the largest is the most any one task held),
-    ``passes`` and ``weighted``.
-    """
+    """``auc``, ``average_precision``, ``n_pos``, ``n_neg``, ``auc_lower``, ``auc_upper``, ``n``; ``meta`` the cuts."""
 
     __slots__ = ()
     title = "Ranking"
@@ -51,14 +32,8 @@ class RangeResult(Result):
 
 
 def route_rows(cuts, lo: int, hi: int, where: str, arrays, w):
-    """One part's rows, checked and cut by score range (``ranges[r]`` holds the
-    scores ``cuts[r - 1] <= s < cuts[r]``).
-
-    Returns ``(info, run_lo, ..., run_{hi-1})``: ``info`` is ``(rows, masses)``
-    with ``masses[r]`` the positive and negative mass of range ``r`` (every
-    range, for the average precision's totals), and ``run_r`` the run of the
-    part's scores in range ``r`` (ranges ``lo .. hi-1`` only). A bad value
-    raises its error with ``where`` (the part) in front.
+    """``(info, run_lo, ..., run_{hi-1})`` of one part's rows: ``info = (rows, masses)`` with every range's masses, the
+    runs of ranges ``lo .. hi-1`` (range ``r``: ``cuts[r - 1] <= s < cuts[r]``); errors name ``where``.
     """
     acc = RankAUC()
     try:
@@ -103,12 +78,8 @@ def range_totals(weighted: bool, *infos):
 
 
 def range_stats(totals, r: int, weighted: bool, run):
-    """``(2U or 2U / (P N), the AP's share, distinct scores)`` of range ``r``.
-
-    Without weights ``2U`` of the range's own pairs is an exact Python int; with
-    weights it is the compensated float of ``2U / (P N)``, ``P`` and ``N`` the
-    totals over every range. The AP's share is ``sum_k pos_k TP_k / (TP_k +
-    FP_k)``, ``TP_k``, ``FP_k`` the masses at or above the range's ``k``-th score.
+    """``(2U, AP share, distinct)`` of range ``r``: ``2U`` exact for counts, ``2U / (P N)`` compensated with weights;
+    the share ``sum_k pos_k TP_k / (TP_k + FP_k)`` over the range's scores.
     """
     _, ab = run
     p_r, n_r = totals["masses"][r]

@@ -1,10 +1,4 @@
-"""Sorting keys into runs, and merging runs.
-
-A *run* is ``(scores, ab)``: the distinct scores in increasing order and the
-positive (``ab[0]``) and negative (``ab[1]``) mass at each, int64 counts or
-float64 weights. Keys are radix-sorted (numpy's sort up to :data:`NUMPY_MAX`
-rows: a small first use compiles no sort kernel).
-"""
+"""Sorting keys into runs ``(scores, ab)`` (distinct scores increasing, masses at each), and merging runs."""
 
 from __future__ import annotations
 
@@ -16,18 +10,13 @@ from ..._kernels.sort import sort_keys, sort_payload
 
 __all__ = ["sort_classes", "split_sorted", "run_of_sorted", "sorted_run", "merge_runs", "NUMPY_MAX", "sort_part"]
 
-#: up to this many rows are sorted by numpy: a small state's first use then
-#: compiles no radix kernel (about a second of a cold start)
-NUMPY_MAX = 4096
+NUMPY_MAX = 4096  # rows sorted by numpy: a small state's first use compiles no radix kernel
 
 _NO_RUN = (np.zeros(0, np.float64), np.zeros((2, 0), np.int64), np.zeros((2, 0), np.float64))
 
 
 def sort_part(keys, vals, tk, tv, small: bool) -> None:
-    """Sort ``keys`` in place (``vals``, or ``None``, moved along): by numpy's
-    stable sort when ``small`` (the same order the stable radix sort gives,
-    so equal keys' weights are added in the same order), else by the radix
-    kernel with the scratch ``tk``, ``tv``."""
+    """Sort ``keys`` in place (``vals`` along): numpy's stable sort when ``small``, else the radix kernel."""
     if small:
         order = np.argsort(keys, kind="stable")
         keys[:] = keys[order]
@@ -40,9 +29,7 @@ def sort_part(keys, vals, tk, tv, small: bool) -> None:
 
 
 def sort_classes(keys, front, back, vals=None):
-    """Sort ``keys[:front]`` and ``keys[back:]`` in place, each on its own (``vals``
-    moved along). Returns the scratch ``(tk, tv)``, free again and at least as
-    long as the longer part (``tv`` is ``None`` without weights)."""
+    """Sort ``keys[:front]`` and ``keys[back:]`` in place (``vals`` along); returns the scratch ``(tk, tv)``."""
     tail = keys.shape[0] - back
     tk = np.empty(max(front, tail), np.uint64)
     tv = None if vals is None else np.empty(tk.shape[0], np.float64)
@@ -53,8 +40,7 @@ def sort_classes(keys, front, back, vals=None):
 
 
 def split_sorted(y, s):
-    """Label-split and sorted keys ``(keys, n_pos)`` of one batch, or ``None`` when
-    the batch holds a label not 0/1 or a score NaN or infinite."""
+    """Label-split sorted keys ``(keys, n_pos)`` of one batch, or ``None`` for a bad value."""
     keys = np.empty(y.shape[0], np.uint64)
     status, n_pos = KK.split_keys(y, s.view(np.uint64), keys)
     if status:
@@ -71,8 +57,7 @@ def _trimmed(scores, ab, m):
 
 
 def run_of_sorted(kp, kn, vp=None, vn=None, run=None):
-    """The run of sorted positives' keys ``kp`` and negatives' keys ``kn`` (with
-    their weights ``vp``, ``vn``), merged with ``run`` if given."""
+    """The run of sorted keys ``kp``, ``kn`` (weights ``vp``, ``vn``), merged with ``run`` if given."""
     if run is None:
         run = (_NO_RUN[0], _NO_RUN[1] if vp is None else _NO_RUN[2])
     s1, ab1 = run
@@ -88,12 +73,10 @@ def run_of_sorted(kp, kn, vp=None, vn=None, run=None):
 
 
 def sorted_run(keys, front, back, vals=None, run=None):
-    """The run of positives' keys ``keys[:front]`` and negatives' keys ``keys[back:]``
-    (with their weights ``vals``), sorting them in place, merged with ``run`` if given."""
+    """The run of ``keys[:front]`` (positives) and ``keys[back:]``, sorted in place, merged with ``run``."""
     sort_classes(keys, front, back, vals)
-    if vals is None:
-        return run_of_sorted(keys[:front], keys[back:], run=run)
-    return run_of_sorted(keys[:front], keys[back:], vals[:front], vals[back:], run=run)
+    vp, vn = (None, None) if vals is None else (vals[:front], vals[back:])
+    return run_of_sorted(keys[:front], keys[back:], vp, vn, run=run)
 
 
 def merge_runs(a, b):

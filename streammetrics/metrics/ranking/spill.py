@@ -1,10 +1,5 @@
-"""Sorted runs on disk: the memory budget of the exact ``RankAUC``.
-
-Past a quarter of ``max_memory`` the runs in memory are written to temporary
-files (:mod:`streammetrics._protocol.tempfiles`), at most :data:`MAX_DISK_RUNS`
-of them; reads merge them chunk by chunk (:func:`stream_merge`). A file holds
-records ``(score float64, positive, negative)`` in increasing score order, the
-masses uint32 while the counts fit (16 bytes), else int64 or float64 weights.
+"""Sorted runs on disk past a quarter of ``max_memory``: at most :data:`MAX_DISK_RUNS` temporary files of records
+``(score, positive, negative)``, masses uint32 while counts fit (16 bytes), else int64 or float64.
 """
 
 from __future__ import annotations
@@ -36,47 +31,23 @@ __all__ = [
     "MIN_MEMORY",
 ]
 
-#: at most this many runs are kept on disk; one more merges the smaller half into one file
-MAX_DISK_RUNS = 32
+MAX_DISK_RUNS = 32  # at most this many runs are kept on disk; one more merges the smaller half into one file
 SPILL_STEM = ".streammetrics-"
 SPILL_SUFFIX = ".smspill"
-#: the smallest budget taken (bytes): a few chunks of a few entries
-MIN_MEMORY = 4096
-#: entries packed into records and written at a time (6 MB of records)
-PACK_ROWS = 1 << 18
+MIN_MEMORY = 4096  # the smallest budget taken (bytes): a few chunks of a few entries
+PACK_ROWS = 1 << 18  # entries packed into records and written at a time (6 MB of records)
 
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "k": 10**3,
-    "kb": 10**3,
-    "m": 10**6,
-    "mb": 10**6,
-    "g": 10**9,
-    "gb": 10**9,
-    "t": 10**12,
-    "tb": 10**12,
-    "kib": 2**10,
-    "mib": 2**20,
-    "gib": 2**30,
-    "tib": 2**40,
-}
+_UNITS = {"": 1, "b": 1}  # decimal (``KB``) and binary (``KiB``) units
+_UNITS.update({p + u: (1024 if u == "ib" else 1000) ** i for i, p in enumerate("kmgt", 1) for u in ("", "b", "ib")})
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-zA-Z]*)\s*$")
 
 
 def parse_memory(value) -> int | None:
-    """A memory budget in bytes: an int, or a string such as ``"1GB"``, ``"512MiB"``.
-
-    Decimal units (``KB``, ``MB``, ``GB``, ``TB``: powers of 1000) and binary
-    ones (``KiB``, ``MiB``, ``GiB``, ``TiB``: powers of 1024), case-insensitive;
-    ``None`` stays ``None`` (no budget). At least :data:`MIN_MEMORY` bytes.
+    """A memory budget in bytes (at least :data:`MIN_MEMORY`): an int or a string with a decimal (``KB``) or binary
+    (``KiB``) unit; ``None`` stays ``None``.
 
     >>> parse_memory("1GB"), parse_memory("512MiB"), parse_memory(65536)
     (1000000000, 536870912, 65536)
-    >>> parse_memory("1.5 kb")
-    Traceback (most recent call last):
-    ...
-    ValueError: max_memory must be at least 4096 bytes, got '1.5 kb' (1500 bytes)
     """
     if value is None:
         return None
@@ -140,8 +111,7 @@ def _read_dtype(dtype) -> np.dtype:
 
 
 class DiskRun:
-    """One run in a file: ``m`` records ``(score, positive, negative)`` whose
-    counts are at most ``peak`` (counts; 0 for weights)."""
+    """One run in a file: ``m`` records whose counts are at most ``peak`` (0 for weights)."""
 
     __slots__ = ("path", "m", "dtype", "peak", "__weakref__")
 
@@ -163,10 +133,8 @@ class DiskRun:
 
 
 class SpillStore:
-    """The temporary files of one exact state, in ``folder``.
-
-    Files are removed by :meth:`remove` (one run), :meth:`close` (all), when
-    the store is garbage-collected, and at normal exit of the process.
+    """The temporary files of one exact state, removed by :meth:`remove`, :meth:`close`, garbage collection and
+    normal exit.
     """
 
     def __init__(self, folder: str | None = None):
@@ -185,8 +153,7 @@ class SpillStore:
         return tempfiles.new_path(self.folder, SPILL_STEM, SPILL_SUFFIX)
 
     def writer(self, dtype) -> _RunWriter:
-        """A new file for a run of masses of ``dtype`` (the file's own: see
-        :func:`count_dtype` for counts)."""
+        """A new file for a run of masses of ``dtype``."""
         return _RunWriter(self, dtype)
 
     def write(self, scores, ab) -> DiskRun:
@@ -194,13 +161,16 @@ class SpillStore:
         peak = int(ab.max()) if ab.dtype.kind != "f" and ab.size else 0
         return self.write_chunks(ab.dtype if ab.dtype.kind == "f" else count_dtype(peak), [(scores, ab)])
 
-    def write_chunks(self, dtype, chunks) -> DiskRun:
-        """A new file of masses of ``dtype`` holding the run given as its sorted
-        chunks ``(scores, ab)`` (cast to the file's dtype)."""
+    def write_chunks(self, dtype, chunks, peak: int = 0) -> DiskRun:
+        """A new file of masses of ``dtype`` holding sorted chunks: runs ``(scores, ab)`` or records of ``dtype``."""
         w = self.writer(dtype)
+        w.peak = peak
         try:
-            for scores, ab in chunks:
-                w.append(scores, ab)
+            for chunk in chunks:
+                if isinstance(chunk, tuple):
+                    w.append(*chunk)
+                else:
+                    w.append_records(chunk)
         except BaseException:
             w.abort()
             raise
@@ -208,19 +178,7 @@ class SpillStore:
 
     def copy_from(self, run: DiskRun, chunk: int) -> DiskRun:
         """A copy of ``run`` (possibly another store's) in a file of this store."""
-        rec = run.records()
-        w = self.writer(run.dtype)
-        w.peak = run.peak
-        try:
-            for a in range(0, run.m, chunk):
-                w.append_records(np.asarray(rec[a : a + chunk]))
-                release(rec, a, min(a + chunk, run.m))
-        except BaseException:
-            w.abort()
-            raise
-        finally:
-            del rec
-        return w.close()
+        return self.write_chunks(run.dtype, _record_chunks(run, chunk), run.peak)
 
     def remove(self, run: DiskRun) -> None:
         tempfiles.unlink(run.path)
@@ -246,9 +204,9 @@ class _RunWriter:
         self.peak = 0  # the largest count written
 
     def append(self, scores, ab) -> None:
-        """Write a run's entries, packed as records :data:`PACK_ROWS` at a time into
-        one buffer reused from chunk to chunk (a run as large as the budget packed
-        at once would take as much fresh memory). Counts must fit the file's dtype."""
+        """Write a run's entries as records, :data:`PACK_ROWS` at a time through one reused buffer (packing a
+        budget-sized run at once would take as much fresh memory). Counts must fit the file's dtype.
+        """
         m = scores.shape[0]
         if self.dtype.kind != "f" and m:
             peak = int(ab.max())
@@ -287,21 +245,22 @@ class _RunWriter:
             self.store.remove(DiskRun(self.path, 0, self.dtype))
 
 
+def _record_chunks(run: DiskRun, chunk: int):
+    """The records of ``run``, ``chunk`` at a time, each unmapped once used."""
+    rec = run.records()
+    for a in range(0, run.m, chunk):
+        yield np.asarray(rec[a : a + chunk])
+        release(rec, a, min(a + chunk, run.m))
+
+
 def _flat_views(rec):
-    """Two views of contiguous records as ``(m, 3)`` arrays, and the first row:
-    float64 (column 0, the scores) and the masses' dtype (columns 1 and 2)."""
+    """Float64 and mass-dtype ``(m, 3)`` views of contiguous records, and the first row."""
     return rec.view(np.float64).reshape(-1, 3), rec.view(rec.dtype["p"]).reshape(-1, 3), 0
 
 
 def release(src, a: int, b: int) -> None:
-    """Unmap the pages of a file's records ``a:b`` from this process, once they
-    were copied out.
-
-    The pages stay in the system's file cache and a later read maps them
-    again, so nothing changes but the process's resident memory: reading a
-    spilled state of any size keeps it near the windows being merged, where
-    mapped pages would otherwise stay resident until the whole file was read
-    (24 bytes per distinct score, the memory the budget is there to bound).
+    """Unmap the pages of records ``a:b`` once copied out: they stay in the file cache, and reading a spilled state
+    keeps the process's resident memory near the windows being merged.
     """
     mm = getattr(src, "_mmap", None)
     if mm is None or b <= a or not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
@@ -318,9 +277,7 @@ def release(src, a: int, b: int) -> None:
 
 
 def _copy_records(src, dst) -> None:
-    """``dst[:] = src`` for records: as raw 64-bit words when both have the same
-    dtype, else field by field (numpy's assignment of whole structured records,
-    element by element, took 20 times as long)."""
+    """``dst[:] = src`` as raw 64-bit words when the dtypes match (whole structured records copy slowly)."""
     if src.dtype == dst.dtype:
         dst.view(np.uint64)[:] = np.asarray(src).view(np.uint64)
     else:
@@ -343,24 +300,19 @@ def window(src, a: int, b: int):
 
 
 class _Sources:
-    """The non-empty runs of a merge, each a file's records or an in-memory run,
-    with the windows of them merged at each step (see :func:`stream_merge`)."""
+    """The non-empty runs of a merge (file records or in-memory runs) and the buffer of one step's windows."""
 
     def __init__(self, sources):
         self.srcs, self.sizes, self.flat = [], [], []
         for s in sources:
-            if isinstance(s, DiskRun):
-                s = s.records()
-            if isinstance(s, np.ndarray):  # a file's records, memory-mapped
-                if s.shape[0]:
-                    self.srcs.append(s)
-                    self.sizes.append(s.shape[0])
-                    # the records as rows of 64-bit words: column 0 the scores
-                    self.flat.append(np.asarray(s).view(np.float64).reshape(-1, s.dtype.itemsize // 8))
-            elif s[0].shape[0]:
+            s = s.records() if isinstance(s, DiskRun) else s
+            records = isinstance(s, np.ndarray)  # a file's, memory-mapped
+            size = s.shape[0] if records else s[0].shape[0]
+            if size:
                 self.srcs.append(s)
-                self.sizes.append(s[0].shape[0])
-                self.flat.append(None)
+                self.sizes.append(size)
+                # the records as rows of 64-bit words: column 0 the scores
+                self.flat.append(np.asarray(s).view(np.float64).reshape(-1, s.dtype.itemsize // 8) if records else None)
         self.buf = None  # the records of one step's windows, reused from step to step
 
     def score(self, i: int, r: int) -> float:
@@ -368,17 +320,16 @@ class _Sources:
         return float(self.srcs[i][0][r] if flat is None else flat[r, 0])
 
     def cut(self, i: int, a: int, b: int, bound: float, right: bool) -> int:
-        """The first entry of ``a:b`` of source ``i`` above ``bound`` (``right``)
-        or at least ``bound``."""
+        """The first entry of ``a:b`` of source ``i`` above (``right``) or at least ``bound``."""
         flat = self.flat[i]
         if flat is None:
             return a + int(np.searchsorted(self.srcs[i][0][a:b], bound, side="right" if right else "left"))
         return int(records_cut(flat, a, b, bound, right))
 
     def merge(self, parts):
-        """One run of the entries ``a:b`` of sources ``i`` for ``(i, a, b)`` in
-        ``parts`` (in sources' order), the masses of a score held by several
-        added in that order: the sums of merging them in memory in that order."""
+        """One run of the entries ``a:b`` of sources ``i`` for ``(i, a, b)`` in ``parts``, a score's masses added in
+        sources' order.
+        """
         if len(parts) == 1:
             i, a, b = parts[0]
             scores, ab = window(self.srcs[i], a, b)
@@ -418,17 +369,9 @@ class _Sources:
 
 
 def stream_merge(sources, chunk: int):
-    """Merged chunks ``(scores, ab)`` of sorted runs, in increasing score order.
-
-    ``sources`` are in-memory runs ``(scores, ab)``, :class:`DiskRun` and
-    their records (:meth:`DiskRun.records`, opened earlier: a snapshot that
-    stays readable after the file is removed);
-    each step reads at most ``chunk`` entries of every source, and the masses
-    of a score held by several sources are added (in the order of
-    ``sources``: the same sums, to the bit, as merging them in memory in that
-    order). Chunks never split a score. The windows of a step are copied into
-    one buffer, reused from step to step, and merged there by a tournament of the
-    runs' heads (:func:`~streammetrics._kernels.merges.merge_records`).
+    """Merged chunks ``(scores, ab)`` of sorted runs (in-memory runs, :class:`DiskRun` or their opened records), at
+    most ``chunk`` entries of each per step; a score's masses are added in the order of ``sources`` (the bits of
+    an in-memory merge) and a chunk never splits a score.
     """
     chunk = max(int(chunk), 1)
     src = _Sources(sources)
@@ -438,8 +381,7 @@ def stream_merge(sources, chunk: int):
         live = [i for i in range(len(sizes)) if pos[i] < sizes[i]]
         if not live:
             return
-        # every entry up to the smallest last score of a window that does not
-        # reach its source's end is known to come before whatever is unread
+        # entries up to the smallest last score of an unfinished source's window precede everything unread
         bound = None
         for i in live:
             b = pos[i] + chunk
