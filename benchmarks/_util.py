@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import importlib.util
+import sys
 import time
 from collections.abc import Callable
 
@@ -102,3 +103,21 @@ def read_peak_rss() -> int:
 
     peak, _PEAK["rss"] = _PEAK["rss"], psutil.Process().memory_info().rss
     return peak
+
+
+def evaluate_command(path: str, *extra: str) -> list[str]:
+    """``streammetrics evaluate`` of a binary file, JSON out, no progress bar, in this interpreter."""
+    return [
+        sys.executable,
+        "-m",
+        "streammetrics",
+        "evaluate",
+        path,
+        "--task",
+        "binary",
+        "--format",
+        "json",
+        "--progress",
+        "never",
+        *extra,
+    ]

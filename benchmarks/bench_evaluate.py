@@ -26,7 +26,7 @@ import tempfile
 
 import numpy as np
 
-from ._util import have, print_table, row
+from ._util import evaluate_command, have, print_table, row
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -92,22 +92,6 @@ def _measured(argv):
     return float(wall), int(kb) / 1024.0
 
 
-def _command(path: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "streammetrics",
-        "evaluate",
-        path,
-        "--task",
-        "binary",
-        "--format",
-        "json",
-        "--progress",
-        "never",
-    ]
-
-
 def run(quick: bool) -> list[dict]:
     if not have("pyarrow"):
         print("bench_evaluate: pyarrow is not installed; skipped", file=sys.stderr)
@@ -120,12 +104,12 @@ def run(quick: bool) -> list[dict]:
         # warm the Numba cache once so no measurement includes compilation
         small = os.path.join(folder, "warm.parquet")
         write_parquet(small, 10_000)
-        _measured(_command(small))
+        _measured(evaluate_command(small))
 
         for n in rss_sizes:
             path = os.path.join(folder, f"rss-{n}.parquet")
             write_parquet(path, n)
-            wall, mb = _measured(_command(path))
+            wall, mb = _measured(evaluate_command(path))
             rows.append(
                 row(
                     "evaluate peak RSS, binary Parquet",
@@ -140,7 +124,7 @@ def run(quick: bool) -> list[dict]:
 
         path = os.path.join(folder, f"speed-{speed_rows}.parquet")
         write_parquet(path, speed_rows, seed=1)
-        wall, mb = _measured(_command(path))
+        wall, mb = _measured(evaluate_command(path))
         group = f"binary Parquet, {speed_rows / 1e6:g}M rows, all scores, incl. start-up"
         rows.append(row(group, "streammetrics evaluate", wall, rows_per_s=speed_rows / wall, peak_rss_mb=mb))
         if have("pandas") and have("sklearn"):

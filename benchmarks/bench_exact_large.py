@@ -32,7 +32,7 @@ import tempfile
 
 import numpy as np
 
-from ._util import have, print_table, row
+from ._util import evaluate_command, have, print_table, row
 from .bench_evaluate import _measured
 
 REFERENCE_SCRIPT = r"""
@@ -103,23 +103,6 @@ def write_file(path: str, rows: int, seed: int = 0, chunk: int = 4_000_000) -> N
             writer.write_table(pa.table({"y": y, "p": p}, schema=schema), row_group_size=1 << 20)
 
 
-def _command(path: str, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "streammetrics",
-        "evaluate",
-        path,
-        "--task",
-        "binary",
-        "--format",
-        "json",
-        "--progress",
-        "never",
-        *extra,
-    ]
-
-
 def _json_of(argv):
     """Run ``argv`` measured; return (wall, peak MB, parsed JSON of its stdout)."""
     out = tempfile.NamedTemporaryFile("w+", suffix=".json", delete=False)
@@ -156,16 +139,16 @@ def run(quick: bool = False, rows: int | None = None, keep: str | None = None) -
         # adds LLVM's memory to its peak RSS); the small budget spills, as the
         # default budget does on the large file
         for extra in ((), ("--memory", "64KiB"), ("--max-bins", "65536")):
-            _json_of(_command(small, *extra))
+            _json_of(evaluate_command(small, *extra))
         script = os.path.join(folder, "reference.py")
         with open(script, "w") as fh:
             fh.write(REFERENCE_SCRIPT)
         print("# reference", file=sys.stderr, flush=True)
         ref_wall, ref_mb, ref = _json_of([sys.executable, script, path])
         print("# exact command", file=sys.stderr, flush=True)
-        ex_wall, ex_mb, ex = _json_of(_command(path))
+        ex_wall, ex_mb, ex = _json_of(evaluate_command(path))
         print("# --max-bins 65536", file=sys.stderr, flush=True)
-        bd_wall, bd_mb, bd = _json_of(_command(path, "--max-bins", "65536"))
+        bd_wall, bd_mb, bd = _json_of(evaluate_command(path, "--max-bins", "65536"))
         distinct = f"{ref['distinct']:,}" if ref["distinct"] is not None else "nearly all"
         group = (
             f"exact AUC/AP of a {n / 1e6:g}M-row Parquet file ({distinct} distinct scores), incl. start-up and reading"
