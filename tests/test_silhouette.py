@@ -465,8 +465,10 @@ def test_bad_types():
         silhouette_samples("abc", lab)
     with pytest.raises(TypeError, match="labels must hold numbers"):
         silhouette_samples(X, np.array(list("ababababab")))
-    with pytest.raises(TypeError, match="d must hold numbers"):
-        silhouettes(np.array(SPEC_D, dtype=object), SPEC_M)
+    D = np.array(SPEC_D, dtype=object)  # an object array of numbers is read as them; None is not one
+    D[0, 1] = None
+    with pytest.raises(TypeError, match=r"d\[0, 1\] = None \(NoneType\): d must hold numbers"):
+        silhouettes(D, SPEC_M)
     with pytest.raises(TypeError, match="m must hold numbers"):
         silhouettes(SPEC_D, np.array(SPEC_M).astype(str))
 

@@ -20,7 +20,7 @@ from .._kernels import multilabel as ML
 from .batch import Batch, InputTuple, convert, prepare, raise_rejected
 from .errors import BadShapeError, BadValueError
 from .label_codes import LabelCodes
-from .validation import as_1d, as_labels01, as_reals, check_numeric, squeeze_column, to_numpy
+from .validation import as_1d, as_float64, as_labels01, as_numbers, as_reals, squeeze_column, to_numpy
 
 __all__ = [
     "Input",
@@ -189,8 +189,8 @@ class Labels01(Input):
     def convert(self, x):
         if self.onehot and not (type(x) is np.ndarray and x.ndim == 1):
             arr = to_numpy(x, self.name)
-            if arr.ndim == 2 and arr.dtype.kind in "biuf" and arr.shape[1] != 1:
-                return as_labels01(_onehot_positive(arr, self.name), self.name)
+            if arr.ndim == 2 and arr.shape[1] != 1:
+                return as_labels01(_onehot_positive(as_numbers(arr, self.name), self.name), self.name)
         return as_labels01(x, self.name)
 
     def first_bad(self, arr):
@@ -226,12 +226,16 @@ def _onehot_positive(arr: np.ndarray, name: str) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ real values
-def _positive_column(x, name: str):
-    """An n x 2 ``predict_proba`` matrix's second column (the positive class), else ``x``."""
+def _positive_column(x, name: str, probabilities: bool):
+    """An n x 2 ``predict_proba`` matrix's second column (the positive class), else ``x``;
+    ``probabilities``: its rows are checked as class probabilities first."""
     if type(x) is np.ndarray and x.ndim == 1:
         return x
     arr = to_numpy(x, name)
-    if arr.ndim == 2 and arr.shape[1] == 2 and arr.dtype.kind in "biuf":
+    if arr.ndim == 2 and arr.shape[1] == 2:
+        arr = as_float64(as_numbers(arr, name))
+        if probabilities:
+            check_probability_rows(arr, name, pair=True)
         return arr[:, 1]
     return arr
 
@@ -256,7 +260,7 @@ class Finite(Input):
 
     def convert(self, x):
         if self.predict_proba:
-            x = _positive_column(x, self.name)
+            x = _positive_column(x, self.name, self.domain == ("probability",))
         return as_reals(x, self.name)
 
     def first_bad(self, arr):
@@ -287,10 +291,11 @@ class Probabilities(Finite):
 
 # --------------------------------------------------------------------- classes
 def refuse_labels(arr: np.ndarray, name: str, k: int | None = None) -> None:
-    """``TypeError`` naming the fix when ``arr`` holds labels (strings, objects)
-    where class indices are expected."""
-    if arr.dtype.kind in "OUS":
-        what = "strings" if arr.dtype.kind in "US" else "objects"
+    """``TypeError`` naming the fix when ``arr`` holds labels (strings) where class
+    indices are expected (an object array of numbers is read as numbers)."""
+    kind = arr.dtype.kind
+    if kind in "US" or (kind == "O" and any(isinstance(v, (str, bytes)) for v in arr.flat)):
+        what = "strings" if kind in "US" else "objects"
         classes = f"class indices 0..{k - 1}" if k is not None else "class indices"
         raise TypeError(
             f"{name} holds {what} (dtype {arr.dtype}), not {classes}: pass "
@@ -322,8 +327,9 @@ def integers(arr: np.ndarray, name: str, in_range, problem: str, too_big: str | 
             i = int(bad[0])
             raise BadValueError(name, i, arr[i], problem)
     elif kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > _INT64_MAX:
-        i = int(np.argmax(arr > _INT64_MAX))
-        raise BadValueError(name, i, arr[i], too_big or problem)
+        big = arr > _INT64_MAX  # the first bad value, out of range or too big
+        i = int(np.argmax(big | ~in_range(arr)))
+        raise BadValueError(name, i, arr[i], (too_big or problem) if big[i] else problem)
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
@@ -447,8 +453,7 @@ class ClassProbabilities(Input):
         return ndim_of(x) == 2 and not (self.k > 1 and one_column(x))
 
     def convert(self, x):
-        arr = to_numpy(x, self.name)
-        check_numeric(arr, self.name)
+        arr = as_numbers(to_numpy(x, self.name), self.name)
         if arr.ndim != 2:
             raise BadShapeError(
                 f"{self.name} must be an n x {self.k} matrix of class probabilities, got shape {arr.shape}", self.name
@@ -463,18 +468,25 @@ class ClassProbabilities(Input):
         return arr
 
     def check(self, arr):
-        out = np.zeros(1)
-        status, i, j = C.first_bad_probability_row(arr, ROW_SUM_TOLERANCE, out)
-        if status == 1:
-            raise BadValueError(self.name, (int(i), int(j)), arr[i, j], "class probabilities must lie in [0, 1]")
-        if status == 2:
-            raise BadValueError(
-                self.name,
-                int(i),
-                float(out[0]),
-                f"each row of class probabilities must sum to 1 (within {ROW_SUM_TOLERANCE:g})",
-                relation="sums to",
-            )
+        check_probability_rows(arr, self.name)
+
+
+def check_probability_rows(arr: np.ndarray, name: str, pair: bool = False) -> None:
+    """``BadValueError`` at the first entry of a float64 matrix outside [0, 1], or
+    the first row not summing to 1 within :data:`ROW_SUM_TOLERANCE`. With ``pair``
+    (a ``predict_proba`` pair) a bad positive column is left to the column's check."""
+    out = np.zeros(1)
+    status, i, j = C.first_bad_probability_row(arr, ROW_SUM_TOLERANCE, out)
+    if status == 1 and not (pair and j == 1):
+        raise BadValueError(name, (int(i), int(j)), arr[i, j], "class probabilities must lie in [0, 1]")
+    if status == 2:
+        raise BadValueError(
+            name,
+            int(i),
+            float(out[0]),
+            f"each row of class probabilities must sum to 1 (within {ROW_SUM_TOLERANCE:g})",
+            relation="sums to",
+        )
 
 
 class ClassScores(Input):
@@ -500,8 +512,7 @@ class ClassScores(Input):
         if _ready(x, np.float64, 2):
             arr = x
         else:
-            arr = to_numpy(x, self.name)
-            check_numeric(arr, self.name)
+            arr = as_numbers(to_numpy(x, self.name), self.name)
         if arr.ndim != 2:
             raise BadShapeError(
                 f"{self.name} must be an n x {self.k or 'K'} matrix of class scores, got shape {arr.shape}", self.name
@@ -565,8 +576,7 @@ def first_not01_matrix(m: np.ndarray) -> int:
 
 def _label_matrix(x, name: str, k: int, what: str) -> np.ndarray:
     """``x`` as a numeric n x k matrix (dtype not yet normalised)."""
-    arr = to_numpy(x, name, f"an n x {k} matrix")
-    check_numeric(arr, name)
+    arr = as_numbers(to_numpy(x, name, f"an n x {k} matrix"), name)
     if arr.ndim != 2:
         raise BadShapeError(f"{name} must be an n x {k} matrix of {what}, got shape {arr.shape}", name)
     if arr.shape[1] != k:
@@ -648,8 +658,7 @@ class LabelScores(Input):
     def convert(self, x):
         if _ready(x, np.float64, 2, self.k):
             return x
-        arr = _label_matrix(x, self.name, self.k, "scores")
-        return np.ascontiguousarray(arr, dtype=np.float64)
+        return as_float64(_label_matrix(x, self.name, self.k, "scores"))
 
     def check(self, arr):
         _check_cells(self.name, arr, ML.first_nonfinite_matrix(arr), "scores must be finite")

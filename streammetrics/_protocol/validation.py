@@ -26,6 +26,7 @@ EMPTY_WEIGHTS = np.empty(0, dtype=np.float64)
 EMPTY_WEIGHTS.setflags(write=False)
 
 _NUMERIC_KINDS = "biuf"
+_NUMBER_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)
 _U8 = np.dtype(np.uint8)
 _I64 = np.dtype(np.int64)
 _F64 = np.dtype(np.float64)
@@ -89,6 +90,35 @@ def _advice(x) -> str:
     return "convert it to a type numpy has first, e.g. tensor.float()"
 
 
+def objects_as_numbers(arr: np.ndarray) -> np.ndarray:
+    """An object array holding only numbers as the list of its values would be
+    read (``[1, 0.5]`` as float64); any other array as it is."""
+    if arr.dtype.kind == "O" and all(isinstance(v, _NUMBER_TYPES) for v in arr.flat):
+        return np.array(arr.tolist()) if arr.size else arr.astype(np.float64)
+    return arr
+
+
+def as_numbers(arr: np.ndarray, name: str) -> np.ndarray:
+    """``arr`` holding bools, integers or reals, else ``TypeError``.
+
+    An object array of numbers is read as its values (:func:`objects_as_numbers`),
+    so they are checked as theirs would be; one holding anything else (a
+    string, None, an integer beyond 64 bits) is refused naming the first.
+    """
+    arr = objects_as_numbers(arr)
+    if arr.dtype.kind == "O":
+        i = next((i for i, v in enumerate(arr.flat) if np.asarray(v).dtype.kind not in _NUMERIC_KINDS), 0)
+        at = np.unravel_index(i, arr.shape) if arr.ndim > 1 else (i,)
+        v = arr.flat[i]
+        what = "an integer beyond 64 bits" if isinstance(v, int) else type(v).__name__
+        raise TypeError(
+            f"{name}[{', '.join(map(str, at))}] = {v!r} ({what}): {name} must hold numbers"
+            + (" (map the labels to numbers first)" if isinstance(v, str) else "")
+        )
+    check_numeric(arr, name)
+    return arr
+
+
 def check_numeric(arr: np.ndarray, name: str) -> None:
     """``TypeError`` unless ``arr`` holds bools, integers or reals."""
     if arr.dtype.kind not in _NUMERIC_KINDS:
@@ -120,8 +150,7 @@ def as_1d(x, name: str) -> np.ndarray:
     An ``(n, 1)`` column vector is read as its single column
     (:func:`squeeze_column`).
     """
-    arr = squeeze_column(to_numpy(x, name))
-    check_numeric(arr, name)
+    arr = as_numbers(squeeze_column(to_numpy(x, name)), name)
     if arr.ndim != 1:
         if arr.ndim == 0:
             raise BadShapeError(f"{name} must be a 1-D array, got a scalar", name)
@@ -162,12 +191,36 @@ def as_labels01(x, name: str) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
+#: float64 read from float16/float32: the dtype remembers the source (numba reads
+#: plain float64), so a threshold is compared in the scores' own precision
+_WIDENED = {np.dtype(t): np.dtype(np.float64, metadata={"source": np.dtype(t)}) for t in (np.float16, np.float32)}
+
+
+def as_float64(arr: np.ndarray) -> np.ndarray:
+    """A numeric ``arr`` as contiguous ``float64``, a float16/float32 source remembered (:func:`cut_point`)."""
+    return np.ascontiguousarray(arr, dtype=_WIDENED.get(arr.dtype, _F64))
+
+
+def cut_point(threshold: float, scores: np.ndarray) -> float:
+    """The float64 threshold that cuts the float64 ``scores`` as ``scores >= threshold``
+    cuts them in the dtype they were read from (:func:`as_float64`).
+
+    numpy compares a float32 array with a Python float in float32: the
+    threshold is rounded to the scores' dtype first, so a float32 score of 0.7
+    reaches the threshold 0.7. Integer and float64 scores compare in float64.
+    """
+    source = (scores.dtype.metadata or {}).get("source")
+    if source is None:
+        return threshold
+    with np.errstate(over="ignore"):  # beyond float16's range: +-inf, as numpy compares
+        return float(np.asarray(threshold).astype(source))
+
+
 def as_reals(x, name: str) -> np.ndarray:
     """``x`` as a contiguous ``float64`` 1-D array (values not yet checked)."""
     if type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1 and x.flags.c_contiguous:
         return x
-    arr = as_1d(x, name)
-    return np.ascontiguousarray(arr, dtype=np.float64)
+    return as_float64(as_1d(x, name))
 
 
 def as_weights(w, n: int, name: str = "sample_weight") -> np.ndarray:

@@ -57,7 +57,8 @@ class Evaluator(Accumulator):
         * ``clustering``: ``y`` true labels, ``p`` cluster labels (any
           integers); no sample weights.
     threshold : float, optional
-        Binary only: ``p >= threshold`` counts as a positive prediction. The
+        Binary only: ``p >= threshold`` counts as a positive prediction (in the
+        scores' own precision, as numpy compares: see ``BinaryConfusion``). The
         default is 0.5 for ``scores="probability"`` and 0.0 for
         ``scores="score"``.
     n_classes : int, optional

@@ -22,6 +22,7 @@ from .._protocol.inputs import Finite, Labels01
 from .._protocol.result import RenderContext, Result, grid, safe
 from .._protocol.state import Field, count_total
 from .._protocol.terms import RowTerms, add_pairs, add_second
+from .._protocol.validation import cut_point
 from . import intervals as I
 from .intervals import beside, binary_intervals
 from .labels import PosLabelError, label_matrix, two_label_counts
@@ -190,7 +191,10 @@ class BinaryConfusion(Accumulator):
     threshold : float, optional
         Without a threshold, ``p`` must hold hard 0/1 predictions. With one,
         ``p`` may hold any finite real scores (probabilities or logits) and
-        ``p >= threshold`` counts as a positive prediction.
+        ``p >= threshold`` counts as a positive prediction, compared as numpy
+        compares it: in the scores' own precision (float16 and float32 scores
+        against the threshold rounded to their dtype, so a float32 score of 0.7
+        reaches 0.7), integer and float64 scores in float64.
 
     Returns (``finalize()``)
     ------------------------
@@ -314,7 +318,7 @@ class BinaryConfusion(Accumulator):
     def _fold(self, arrays, w):
         y, p = arrays
         st = self._arrays
-        t = self.threshold
+        t = self.threshold if self.threshold is None else cut_point(self.threshold, p)
         if not w.shape[0]:  # the unweighted kernel alone: a first call compiles only it
             if t is None:
                 return count_labels(y, p, st["n"], st["counts"])
@@ -341,7 +345,7 @@ class BinaryConfusion(Accumulator):
 
     def _terms(self, batch, lo, slots, values, col, base):
         y, p = batch.arrays_for(self.inputs)
-        t = math.nan if self.threshold is None else self.threshold
+        t = math.nan if self.threshold is None else cut_point(self.threshold, p)
         return binary_terms(y, p, t, lo, slots, values, col, base)
 
     def _add_sums(self, sums, st):

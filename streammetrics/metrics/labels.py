@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._protocol.errors import BadShapeError, BadValueError, NoObservationsError
-from .._protocol.validation import as_1d, check_same_length, squeeze_column, to_numpy
+from .._protocol.validation import as_1d, check_same_length, objects_as_numbers, squeeze_column, to_numpy
 from .multiclass import MulticlassConfusion
 
 #: the most distinct labels the one-shot functions take from the data
@@ -15,7 +15,7 @@ _MAX_LABELS = 10_000
 
 def label_array(x, name: str) -> np.ndarray:
     """``x`` as a 1-D array of class labels (numbers holding integers, or strings)."""
-    arr = squeeze_column(to_numpy(x, name))
+    arr = objects_as_numbers(squeeze_column(to_numpy(x, name)))  # strings stay labels
     if arr.dtype.kind not in "OUS":
         arr = as_1d(arr, name)
         if arr.dtype.kind == "f":

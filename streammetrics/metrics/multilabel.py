@@ -23,6 +23,7 @@ from .._protocol.inputs import LabelMatrix, LabelScores, first_not01_matrix
 from .._protocol.result import LabeledResult, RenderContext, Result, safe
 from .._protocol.state import Field, count_total, empty_state
 from .._protocol.terms import RowTerms, add_pairs
+from .._protocol.validation import cut_point
 from .multiclass import class_settings
 from .multiclass_bounded import (
     bound_notes,
@@ -102,7 +103,8 @@ class MultilabelConfusion(Accumulator):
     n_labels : int, optional
         L, the number of labels (columns).
     threshold : float, optional
-        Cut scores at ``P >= threshold``; ``None`` takes 0/1 predictions.
+        Cut scores at ``P >= threshold``, in the scores' own precision as numpy
+        compares (see :class:`BinaryConfusion`); ``None`` takes 0/1 predictions.
     labels : sequence of hashable, optional
         Names of the columns, in order (``n_labels`` defaults to their number).
 
@@ -219,7 +221,8 @@ class MultilabelConfusion(Accumulator):
         else:
             folder = fold_scores_weighted if w.shape[0] else fold_scores
             row = np.zeros((1, k), np.uint8)  # each row's predictions, in the kernel
-            status = folder(Y, row, P, self.threshold, w, st["n"], st["counts"], wsum, st["rows"], st["sums"], *scratch)
+            t = cut_point(self.threshold, P)  # in the scores' own precision
+            status = folder(Y, row, P, t, w, st["n"], st["counts"], wsum, st["rows"], st["sums"], *scratch)
         if not status:
             st["wsum"] = wsum
         return status
@@ -234,7 +237,7 @@ class MultilabelConfusion(Accumulator):
         Y, P = batch.arrays_for(self.inputs)
         if self.threshold is None:
             return label_terms(Y, P, _NO_SCORES, 0.0, lo, slots, values, col, base)
-        return label_terms(Y, Y[:0], P, self.threshold, lo, slots, values, col, base)
+        return label_terms(Y, Y[:0], P, cut_point(self.threshold, P), lo, slots, values, col, base)
 
     def _add_sums(self, sums, st):
         L, g = self.n_labels, sums.rows.shape[0]

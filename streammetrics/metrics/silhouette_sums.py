@@ -28,7 +28,7 @@ import numpy as np
 
 from .._kernels import silhouette as KS
 from .._protocol.errors import BadShapeError, BadValueError
-from .._protocol.validation import as_1d, to_numpy
+from .._protocol.validation import as_1d, as_numbers, to_numpy
 
 #: Convention codes: the specification's, and scikit-learn's
 SEED, SKLEARN = 0, 1
@@ -121,7 +121,7 @@ class Rows:
             not isinstance(X, np.ndarray) and all(hasattr(X, a) for a in ("shape", "dtype", "__getitem__"))
         )
         if not lazy:
-            X = np.asarray(to_numpy(X, name, "a 2-D array"))  # np.matrix & co as ndarray
+            X = as_numbers(np.asarray(to_numpy(X, name, "a 2-D array")), name)  # np.matrix & co as ndarray
         shape = tuple(X.shape)
         if len(shape) != 2:
             raise BadShapeError(f"{name} must be a 2-D array, got shape {shape}", name)
@@ -192,7 +192,7 @@ def cluster_labels(labels, n: int, rows_of: str = "X"):
 
 def membership_labels(m, n: int):
     """Cluster index of every row of a one-hot membership matrix, and sizes."""
-    arr = np.asarray(to_numpy(m, "m", "a 2-D array"))
+    arr = as_numbers(np.asarray(to_numpy(m, "m", "a 2-D array")), "m")
     _check_numeric(arr.dtype, "m")
     if arr.ndim != 2:
         raise BadShapeError(f"m must be a 2-D one-hot membership matrix (n x K), got shape {arr.shape}", "m")
