@@ -3,6 +3,7 @@ replicate's scores from one walk over them), its threads, and its bands' helpers
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -286,3 +287,12 @@ def pool(size: int) -> ThreadPoolExecutor:
         if _POOL is None or _POOL_SIZE < size:
             _POOL, _POOL_SIZE = ThreadPoolExecutor(max_workers=size, thread_name_prefix="bootstrap"), size
         return _POOL
+
+
+def _forget_pool() -> None:  # a forked child inherits the pool but none of its threads
+    global _POOL, _POOL_SIZE, _POOL_LOCK
+    _POOL, _POOL_SIZE, _POOL_LOCK = None, 0, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
