@@ -30,10 +30,13 @@ from .ranks import (
     workers,
 )
 
-__all__ = ["Bootstrap", "DEFAULT_REPLICATES", "MAX_WEIGHT_BLOCK", "MAX_SLOTS"]
+__all__ = ["Bootstrap", "DEFAULT_REPLICATES", "MAX_REPLICATES", "MAX_WEIGHT_BLOCK", "MAX_SLOTS"]
 
 #: the default number of bootstrap replicates
 DEFAULT_REPLICATES = 200
+#: the most replicates (a state file declaring more is refused: its rank scores
+#: would take a walk over every row per replicate, a file of few bytes no bound)
+MAX_REPLICATES = 10_000
 #: the most bytes of replicate weights held at once (rows are folded in chunks)
 MAX_WEIGHT_BLOCK = 64 << 20
 #: rows whose terms a linear template folds at once (the terms take 12 bytes a row and term)
@@ -82,7 +85,9 @@ class Bootstrap(TemplateWrapper, Accumulator):
     template : Accumulator or Evaluator
         An empty accumulator that takes sample weights (it is copied, not used).
     replicates : int, default 200
-        The number of bootstrap replicates.
+        The number of bootstrap replicates, at most :data:`MAX_REPLICATES`
+        (10,000); a state file declaring more is refused, as is one declaring
+        more replicates than it holds.
     seed : int, default 0
         The seed of the replicate weights (0 <= seed < 2**64).
 
@@ -149,7 +154,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
                 "bootstrap needs (each replicate reweights the rows)"
             )
         self._wrap(template, "replicate")
-        self.replicates = check_int("replicates", replicates, 1, 1 << 20)
+        self.replicates = check_int("replicates", replicates, 1, MAX_REPLICATES)
         self.seed = check_int("seed", seed, 0, (1 << 64) - 1)
         self.inputs = (*self._template.inputs, KeysInput("key", "row keys"))
         self._ranked = ranked_member(self._template)
@@ -166,7 +171,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
         self._point = self._template.copy()
         rt = self._replica_template
         if rt is not None:  # (a loaded file's settings may declare any number of replicates)
-            size = sum(a.nbytes for a in self._replica_fields.values()) + 512  # and the object
+            size = sum(a.nbytes + 8 * a.ndim for a in self._replica_fields.values())  # its bytes in a file
             reserve(size * self.replicates, f"the settings declare {self.replicates} replicates of {size} bytes each")
         self._replicas = [] if rt is None else [rt.copy() for _ in range(self.replicates)]
         self._ranks = RankRows()
