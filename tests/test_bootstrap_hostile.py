@@ -87,3 +87,11 @@ def test_a_saved_bootstrap_of_many_replicates_loads(tmp_path):
     b = sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=4000, seed=2).update([1, 0, 1], [0.7, 0.2, 0.4])
     b.save(tmp_path / "b.state")
     assert sm.load_state(tmp_path / "b.state") == b
+
+
+@pytest.mark.parametrize("template", [sm.RankAUC(), sm.Evaluator(task="binary")], ids=["RankAUC", "Evaluator"])
+def test_bands_of_an_empty_bootstrap_say_so_as_the_scores_do(template):
+    b = sm.Bootstrap(template, replicates=3)
+    for read in (b.finalize, b.roc_band, b.pr_band):
+        with pytest.raises(sm.NoObservationsError, match="has no observations: call update"):
+            read()

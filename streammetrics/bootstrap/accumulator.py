@@ -10,7 +10,7 @@ import numpy as np
 
 from .._kernels.bootstrap import POISSON1_CUTS, poisson_weights, replicate_sums
 from .._protocol.base import Accumulator, check_ci, locked
-from .._protocol.errors import StateFileError, WeightOverflowError
+from .._protocol.errors import NoObservationsError, StateFileError, WeightOverflowError
 from .._protocol.inputs import Batch, raise_rejected
 from .._protocol.result import Result
 from .._protocol.state import checked_entries, concatenated, concatenated_parts, part_of, reserve
@@ -544,6 +544,8 @@ class Bootstrap(TemplateWrapper, Accumulator):
         xs = band_grid(grid)
         name = self._rank_member()
         with self._guard:
+            if not self._rows:  # (as finalize says it)
+                raise NoObservationsError("Bootstrap has no observations: call update() first")
             curves = []
             ranks = (
                 (self._ranks.replicate(self.seed, r) for r in range(self.replicates))
