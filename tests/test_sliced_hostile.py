@@ -50,3 +50,38 @@ def test_an_overall_rank_state_that_is_not_its_slices_is_refused(tmp_path, capsy
     with pytest.raises(sm.StateFileError, match="does not count the rows its slices count"):
         sm.load_state(path)
     _merge_fails(path, capsys, "does not count the rows")
+
+
+B = 2**53
+
+
+@pytest.mark.parametrize(
+    "by, slices",
+    [
+        ([B, B + 1, 0.5], [0.5, B, B + 1]),
+        ((B + 1, None, B, 1.5), [1.5, B, B + 1, None]),
+        (["a", "a\x00"], ["a", "a\x00"]),
+        (np.array(["a", "a\x00", "b"], dtype=object), ["a", "a\x00", "b"]),
+    ],
+    ids=["ints past 2**53 beside a float", "and beside None", "a trailing NUL", "in objects"],
+)
+def test_distinct_keys_are_distinct_slices_whatever_the_container(by, slices):
+    n = len(by)
+    acc = sm.Sliced(sm.BinaryConfusion()).update(np.ones(n, int), np.ones(n, int), by=by)
+    assert list(acc.finalize().slices) == slices
+
+
+@pytest.mark.parametrize(
+    "by, match",
+    [
+        ([1, True], r"by\[1\] = True: the keys 1 and True are of different kinds"),
+        (np.array([7.0, 2.0**53, np.nan]), r"by\[1\] = 9007199254740992.0: a float key from 2\*\*53 on"),
+        ([1.5, float(B + 2)], r"by\[1\] = 9007199254740994.0: a float key"),
+    ],
+    ids=["True and 1", "nullable ints read as floats", "a float list"],
+)
+def test_keys_a_container_cannot_keep_apart_are_refused(by, match):
+    acc = sm.Sliced(sm.BinaryConfusion())
+    with pytest.raises(ValueError, match=match):
+        acc.update(np.ones(len(by), int), np.ones(len(by), int), by=by)
+    assert acc.n == 0
