@@ -9,6 +9,7 @@ import sys
 import textwrap
 import time
 
+import numpy as np
 import pytest
 
 import streammetrics as sm
@@ -95,3 +96,15 @@ def test_bands_of_an_empty_bootstrap_say_so_as_the_scores_do(template):
     for read in (b.finalize, b.roc_band, b.pr_band):
         with pytest.raises(sm.NoObservationsError, match="has no observations: call update"):
             read()
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e200])
+def test_rank_intervals_do_not_depend_on_the_scale_of_the_weights(scale):
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 500)
+    s, w = rng.normal(size=500) + y, rng.random(500)
+    one = sm.Bootstrap(sm.RankAUC(), replicates=20).update(y, s, sample_weight=w).finalize()
+    scaled = sm.Bootstrap(sm.RankAUC(), replicates=20).update(y, s, sample_weight=w * scale).finalize()
+    for k in ("auc", "auc_ci_lower", "auc_ci_upper", "auc_lower_ci_lower", "auc_upper_ci_upper"):
+        assert scaled[k] == pytest.approx(one[k], rel=1e-12), k
+    assert scaled.n_pos_ci_lower == pytest.approx(one.n_pos_ci_lower * scale, rel=1e-12)
