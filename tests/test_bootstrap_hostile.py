@@ -108,3 +108,19 @@ def test_rank_intervals_do_not_depend_on_the_scale_of_the_weights(scale):
     for k in ("auc", "auc_ci_lower", "auc_ci_upper", "auc_lower_ci_lower", "auc_upper_ci_upper"):
         assert scaled[k] == pytest.approx(one[k], rel=1e-12), k
     assert scaled.n_pos_ci_lower == pytest.approx(one.n_pos_ci_lower * scale, rel=1e-12)
+
+
+def test_row_ids_as_objects_are_read_or_refused_naming_the_row():
+    y, p = [1, 0, 1], [1, 0, 0]
+    as_ints = sm.Bootstrap(sm.BinaryConfusion(), replicates=4).update(y, p, key=np.array([5, 6, 7]))
+    as_objects = sm.Bootstrap(sm.BinaryConfusion(), replicates=4).update(y, p, key=np.array([5, 6, 7], dtype=object))
+    assert as_objects == as_ints
+    for key, match in (
+        ([5, "6", 7], r"key\[1\] = '6'"),
+        ([5, 6, None], r"key\[2\] = None"),
+        ([True, 6, 7], r"key\[0\] = True"),
+    ):
+        b = sm.Bootstrap(sm.BinaryConfusion(), replicates=4)
+        with pytest.raises(TypeError, match=match + ": row keys must be integers within int64"):
+            b.update(y, p, key=np.array(key, dtype=object))
+        assert b.n == 0

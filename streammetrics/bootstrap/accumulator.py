@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections import namedtuple
 from typing import Any
 
@@ -15,7 +16,7 @@ from .._protocol.inputs import Batch, raise_rejected
 from .._protocol.result import Result
 from .._protocol.state import checked_entries, concatenated, concatenated_parts, part_of, reserve
 from .._protocol.terms import Sums
-from .._protocol.validation import as_1d
+from .._protocol.validation import as_1d, to_numpy
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
 from .ranks import (
     DEFAULT_GRID,
@@ -47,6 +48,7 @@ LINEAR_CHUNK = 1 << 17
 MAX_SLOTS = 768
 
 _EMPTY_KEYS = np.zeros(0, np.int64)
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 #: a checked state: the parts :meth:`Bootstrap._load` installs
@@ -54,7 +56,13 @@ _Parsed = namedtuple("_Parsed", "n point replicas ranks")
 
 
 def _check_keys(key, n: int) -> np.ndarray:
-    arr = as_1d(key, "key")
+    arr = to_numpy(key, "key")
+    if arr.dtype.kind == "O":  # integers held as objects (a pandas column of ints): read as int64
+        for i, v in enumerate(arr.reshape(-1).tolist()):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not INT64_MIN <= v <= INT64_MAX:
+                raise TypeError(f"key[{i}] = {v!r}: row keys must be integers within int64")
+        arr = np.array(arr.tolist(), np.int64)
+    arr = as_1d(arr, "key")
     if arr.shape[0] != n:
         raise ValueError(f"key has {arr.shape[0]} rows but the batch has {n}")
     kind = arr.dtype.kind
