@@ -43,6 +43,10 @@ def test_slice_keys_nested_deep_are_refused_in_one_line(tmp_path, capsys):
 
 @pytest.mark.parametrize("template", [sm.RankAUC(), sm.RankAUC(max_bins=4)], ids=["exact", "bounded"])
 def test_an_overall_rank_state_that_is_not_its_slices_is_refused(tmp_path, capsys, template):
+    # (true states load: here slices of rows with and without weights)
+    mixed = sm.Sliced(template).update([1, 0, 1], [0.1, 0.2, 0.3], by=["a", "a", "b"])
+    mixed.update([1, 0], [0.5, 0.6], by=["b", "b"], sample_weight=[0.5, 2.0])
+    assert sm.Sliced(template).load_state_dict(mixed.state_dict()) == mixed
     acc = sm.Sliced(template).update([1, 0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4, 0.5], by=[1, 1, 2, 2, 2])
     counts = acc.state_dict()["overall.counts"].copy()
     counts[:, 0] = counts[::-1, 0]  # one row's label swapped: n unchanged
@@ -61,9 +65,10 @@ B = 2**53
         ([B, B + 1, 0.5], [0.5, B, B + 1]),
         ((B + 1, None, B, 1.5), [1.5, B, B + 1, None]),
         (["a", "a\x00"], ["a", "a\x00"]),
+        ([b"a\x00", b"a"], ["a", "a\x00"]),
         (np.array(["a", "a\x00", "b"], dtype=object), ["a", "a\x00", "b"]),
     ],
-    ids=["ints past 2**53 beside a float", "and beside None", "a trailing NUL", "in objects"],
+    ids=["ints past 2**53 beside a float", "and beside None", "a trailing NUL", "in bytes", "in objects"],
 )
 def test_distinct_keys_are_distinct_slices_whatever_the_container(by, slices):
     n = len(by)

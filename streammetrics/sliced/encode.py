@@ -321,7 +321,7 @@ def _pooled(values, arr: np.ndarray) -> bool:
     trailing NULs)."""
     if len({type(v) for v in values}) > 1:
         return True
-    return arr.dtype.kind == "U" and any(v.endswith("\x00") for v in values)
+    return arr.dtype.kind in "US" and any(v[-1:] in ("\x00", b"\x00") for v in values)
 
 
 def _key_list(keys) -> list:
