@@ -124,3 +124,12 @@ def test_row_ids_as_objects_are_read_or_refused_naming_the_row():
         with pytest.raises(TypeError, match=match + ": row keys must be integers within int64"):
             b.update(y, p, key=np.array(key, dtype=object))
         assert b.n == 0
+
+
+def test_the_command_refuses_more_replicates_than_a_bootstrap_takes(tmp_path, capsys):
+    path = tmp_path / "d.csv"
+    path.write_text("y,p\n1,0.9\n0,0.2\n")
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["evaluate", str(path), "--task", "binary", "--bootstrap", "10001"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith("expected between 1 and 10000 replicates, got '10001'")
