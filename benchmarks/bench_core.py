@@ -5,12 +5,13 @@ slices, against unsliced and pandas + scikit-learn), binary confusion over
 and 10M without --quick), per-update latency of small batches, and first-use
 time in a fresh process.
 
-``python -m benchmarks.bench_core [--quick] [--sliced]``
+``python -m benchmarks.bench_core [--quick] [--sliced] [--latency]``
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import pickle
 import shutil
@@ -646,6 +647,15 @@ def _latency_rows(batch=256):
             pass
 
     rows.append(row(group, "the accumulator's lock, taken and released", per_call_time(locked)))
+    bare = sm.BinaryConfusion(threshold=0.5)
+    bare._guard = contextlib.nullcontext()  # the same update with no lock to take
+    calls = 2000
+    both = _alternated(
+        {k: lambda a=a: [a.update(y, p) for _ in range(calls)] for k, a in (("on", acc), ("off", bare))}, 15
+    )
+    on, off = (np.array(both[k][0]) / calls for k in ("on", "off"))
+    rows.append(row(group, "BinaryConfusion(threshold).update, lock held (in turn)", float(np.median(on))))
+    rows.append(row(group, "the same update without its lock (in turn)", float(np.median(off))))
     rows += _evaluator_latency_rows(y, p, batch)
     if have("torch") and have("torchmetrics"):
         import torch
@@ -842,6 +852,7 @@ if __name__ == "__main__":
         help="only the rows of the binary preset's exact AUC replicates in one walk "
         "against a rank state per replicate (200k rows)",
     )
+    ap.add_argument("--latency", action="store_true", help="only the rows of per-update latency (the lock's cost)")
     ap.add_argument(
         "--first-use", action="store_true", help="only the rows of first use in a fresh process, cold and warm"
     )
@@ -851,7 +862,9 @@ if __name__ == "__main__":
         help="with --sliced: pandas + scikit-learn per group on every row, not a tenth",
     )
     args = ap.parse_args()
-    if args.first_use:
+    if args.latency:
+        print_table(_latency_rows())
+    elif args.first_use:
         print_table(_first_use_rows(args.quick))
     elif args.bootstrap:
         print_table(_bootstrap_only(args.quick))

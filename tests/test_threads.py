@@ -9,6 +9,7 @@ accumulator's lock the threads would run them on one state at the same time.
 from __future__ import annotations
 
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -61,6 +62,39 @@ def test_two_threads_on_one_accumulator_lose_nothing(case):
     assert not errors, errors
     assert shared.n == alone.n
     assert_results_equal(shared.finalize(), alone.finalize(), rtol=0 if case.exact else 1e-12)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_saving_while_another_thread_updates(case, tmp_path):
+    """Every file saved (and pickle made) while another thread updates loads,
+    and the updates end in the state one thread alone reaches."""
+    batches = _batches(case, pieces=20)
+    shared, alone = case.make(), case.make()
+    stop, saved, bad = threading.Event(), [], []
+
+    def save_in_a_loop():
+        while not stop.is_set() or len(saved) < 2:
+            path = tmp_path / f"s{len(saved) % 3}.smstate"
+            try:
+                shared.save(path)
+                sm.load_state(path)
+                pickle.loads(pickle.dumps(shared))
+            except Exception as exc:  # noqa: BLE001 - reported below
+                bad.append(exc)
+            saved.append(path)
+
+    saver = threading.Thread(target=save_in_a_loop)
+    saver.start()
+    passes = 0
+    while passes < 2 or (len(saved) < 10 and passes < 8):
+        for args, w in batches:
+            shared.update(*args, sample_weight=w)
+            alone.update(*args, sample_weight=w)
+        passes += 1
+    stop.set()
+    saver.join(timeout=60)
+    assert not saver.is_alive() and not bad, bad[:3]
+    assert shared == alone
 
 
 def test_merges_both_ways_at_once_do_not_deadlock():

@@ -29,6 +29,7 @@ own reentrant lock; ``merge`` and ``==`` take both locks, in a fixed order.
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import threading
 from typing import Any, ClassVar
@@ -429,8 +430,8 @@ class Accumulator:
 
     # ---------------------------------------------------------------- pickling
     def __getstate__(self):
-        with self._guard:
-            return {"settings": self._settings(), "state": self._state}
+        with self._guard:  # copies: pickle reads them after the lock is let go
+            return {"settings": copy.deepcopy(self._settings()), "state": S.copy_state(self._state)}
 
     def __setstate__(self, d):
         fresh = type(self).from_settings(d["settings"])
@@ -441,10 +442,10 @@ class Accumulator:
     def save(self, path) -> None:
         """Write the state to ``path`` exactly: ``.npy`` arrays in numpy's ``.npz``
         layout and a JSON header (class, settings, format version), no pickle;
-        written to a temporary name and renamed."""
+        written to a temporary name and renamed, under the lock (an update
+        meanwhile would change the arrays being written)."""
         with self._guard:
-            state = self._state
-        statefile.write(path, type(self).__name__, self._settings(), state)
+            statefile.write(path, type(self).__name__, self._settings(), self._state)
 
     @classmethod
     def load(cls, path):

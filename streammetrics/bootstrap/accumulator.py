@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections import namedtuple
 from typing import Any
 
@@ -10,12 +11,12 @@ import numpy as np
 
 from .._kernels.bootstrap import POISSON1_CUTS, poisson_weights, replicate_sums
 from .._protocol.base import Accumulator, check_ci, locked
-from .._protocol.errors import StateFileError, WeightOverflowError
+from .._protocol.errors import NoObservationsError, StateFileError, WeightOverflowError
 from .._protocol.inputs import Batch, raise_rejected
 from .._protocol.result import Result
 from .._protocol.state import checked_entries, concatenated, concatenated_parts, part_of, reserve
 from .._protocol.terms import Sums
-from .._protocol.validation import as_1d
+from .._protocol.validation import as_1d, to_numpy
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
 from .ranks import (
     DEFAULT_GRID,
@@ -30,10 +31,13 @@ from .ranks import (
     workers,
 )
 
-__all__ = ["Bootstrap", "DEFAULT_REPLICATES", "MAX_WEIGHT_BLOCK", "MAX_SLOTS"]
+__all__ = ["Bootstrap", "DEFAULT_REPLICATES", "MAX_REPLICATES", "MAX_WEIGHT_BLOCK", "MAX_SLOTS"]
 
 #: the default number of bootstrap replicates
 DEFAULT_REPLICATES = 200
+#: the most replicates (a state file declaring more is refused: its rank scores
+#: would take a walk over every row per replicate, a file of few bytes no bound)
+MAX_REPLICATES = 10_000
 #: the most bytes of replicate weights held at once (rows are folded in chunks)
 MAX_WEIGHT_BLOCK = 64 << 20
 #: rows whose terms a linear template folds at once (the terms take 12 bytes a row and term)
@@ -44,6 +48,7 @@ LINEAR_CHUNK = 1 << 17
 MAX_SLOTS = 768
 
 _EMPTY_KEYS = np.zeros(0, np.int64)
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 #: a checked state: the parts :meth:`Bootstrap._load` installs
@@ -51,7 +56,13 @@ _Parsed = namedtuple("_Parsed", "n point replicas ranks")
 
 
 def _check_keys(key, n: int) -> np.ndarray:
-    arr = as_1d(key, "key")
+    arr = to_numpy(key, "key")
+    if arr.dtype.kind == "O":  # integers held as objects (a pandas column of ints): read as int64
+        for i, v in enumerate(arr.reshape(-1).tolist()):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not INT64_MIN <= v <= INT64_MAX:
+                raise TypeError(f"key[{i}] = {v!r}: row keys must be integers within int64")
+        arr = np.array(arr.tolist(), np.int64)
+    arr = as_1d(arr, "key")
     if arr.shape[0] != n:
         raise ValueError(f"key has {arr.shape[0]} rows but the batch has {n}")
     kind = arr.dtype.kind
@@ -82,7 +93,9 @@ class Bootstrap(TemplateWrapper, Accumulator):
     template : Accumulator or Evaluator
         An empty accumulator that takes sample weights (it is copied, not used).
     replicates : int, default 200
-        The number of bootstrap replicates.
+        The number of bootstrap replicates, at most :data:`MAX_REPLICATES`
+        (10,000); a state file declaring more is refused, as is one declaring
+        more replicates than it holds.
     seed : int, default 0
         The seed of the replicate weights (0 <= seed < 2**64).
 
@@ -149,7 +162,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
                 "bootstrap needs (each replicate reweights the rows)"
             )
         self._wrap(template, "replicate")
-        self.replicates = check_int("replicates", replicates, 1, 1 << 20)
+        self.replicates = check_int("replicates", replicates, 1, MAX_REPLICATES)
         self.seed = check_int("seed", seed, 0, (1 << 64) - 1)
         self.inputs = (*self._template.inputs, KeysInput("key", "row keys"))
         self._ranked = ranked_member(self._template)
@@ -166,7 +179,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
         self._point = self._template.copy()
         rt = self._replica_template
         if rt is not None:  # (a loaded file's settings may declare any number of replicates)
-            size = sum(a.nbytes for a in self._replica_fields.values()) + 512  # and the object
+            size = sum(a.nbytes + 8 * a.ndim for a in self._replica_fields.values())  # its bytes in a file
             reserve(size * self.replicates, f"the settings declare {self.replicates} replicates of {size} bytes each")
         self._replicas = [] if rt is None else [rt.copy() for _ in range(self.replicates)]
         self._ranks = RankRows()
@@ -539,6 +552,8 @@ class Bootstrap(TemplateWrapper, Accumulator):
         xs = band_grid(grid)
         name = self._rank_member()
         with self._guard:
+            if not self._rows:  # (as finalize says it)
+                raise NoObservationsError("Bootstrap has no observations: call update() first")
             curves = []
             ranks = (
                 (self._ranks.replicate(self.seed, r) for r in range(self.replicates))

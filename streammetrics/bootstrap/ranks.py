@@ -3,6 +3,7 @@ replicate's scores from one walk over them), its threads, and its bands' helpers
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -225,9 +226,13 @@ class RankRows:
             out.add(y, s, k, w if w.shape[0] else None, ordered=bool((s[1:] > s[:-1]).all()))
         return out
 
-    def sums(self, seed: int, replicates: int) -> np.ndarray:
-        """The :data:`~._kernels.bootstrap.RANK_COLUMNS` of every replicate: replicates x 6."""
+    def sums(self, seed: int, replicates: int):
+        """The :data:`~._kernels.bootstrap.RANK_COLUMNS` of every replicate (replicates x 6)
+        of the weights divided by a power of two near their largest, and that power (no
+        score depends on it; the sums of products of weights near 1e-200 would not be 0)."""
         s, y, k, w = self.rows()
+        scale = 2.0 ** np.frexp(w.max())[1] if w.shape[0] else 1.0
+        w = w / scale
         groups = [g for g in np.array_split(np.arange(replicates), workers(replicates, s.shape[0])) if g.size]
         outs = [np.empty((g.size, 6), np.float64) for g in groups]
         args = [(np.uint64(seed), k, int(g[0]), w, s, y, out, POISSON1_CUTS) for g, out in zip(groups, outs)]
@@ -235,12 +240,13 @@ class RankRows:
         replicate_ranks(*args[0])  # the first group on the calling thread
         for job in jobs:
             job.result()
-        return np.concatenate(outs)
+        return np.concatenate(outs), scale
 
     def scores(self, seed: int, replicates: int) -> list:
         """Each replicate's rank scores (a dict), or ``None`` where every weight is 0."""
         out = []
-        for n_pos, n_neg, u, du, ap, dap in self.sums(seed, replicates):
+        table, scale = self.sums(seed, replicates)
+        for n_pos, n_neg, u, du, ap, dap in table:
             if n_pos + n_neg == 0.0:
                 out.append(None)
                 continue
@@ -249,7 +255,7 @@ class RankRows:
             fields = {
                 f + end: v for f, v in (("auc", auc), ("average_precision", prec)) for end in ("", "_lower", "_upper")
             }
-            out.append({**fields, "n_pos": n_pos, "n_neg": n_neg})
+            out.append({**fields, "n_pos": n_pos * scale, "n_neg": n_neg * scale})
         return out
 
     def replicate(self, seed: int, r: int):
@@ -286,3 +292,12 @@ def pool(size: int) -> ThreadPoolExecutor:
         if _POOL is None or _POOL_SIZE < size:
             _POOL, _POOL_SIZE = ThreadPoolExecutor(max_workers=size, thread_name_prefix="bootstrap"), size
         return _POOL
+
+
+def _forget_pool() -> None:  # a forked child inherits the pool but none of its threads
+    global _POOL, _POOL_SIZE, _POOL_LOCK
+    _POOL, _POOL_SIZE, _POOL_LOCK = None, 0, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)

@@ -57,6 +57,7 @@ _finite_float = _number(float)
 _level = _number(float, 0.0, 1.0, span="a confidence level in (0, 1)", open_ends=True)
 _rate = _number(float, 0.0, 1.0, span="a rate in [0, 1]")
 _replicates = _number(int, 1, 1 << 20, noun="a whole number of replicates", span=f"between 1 and {1 << 20} replicates")
+_bootstrap = _number(int, 1, 10_000, noun="a whole number of replicates", span="between 1 and 10000 replicates")
 _seed = _number(int, 0, (1 << 64) - 1, noun="an integer seed", span="a seed in [0, 2**64)")
 
 
@@ -260,7 +261,7 @@ def _add_bootstrap_options(ev) -> None:
         "0.95), and with --plots bands around the ROC and PR curves; an exact AUC keeps the rows in memory (17 "
         "bytes each)"
     )
-    ev.add_argument("--bootstrap", type=_replicates, metavar="N", help=boot)
+    ev.add_argument("--bootstrap", type=_bootstrap, metavar="N", help=boot)  # (Bootstrap's MAX_REPLICATES)
     _key_options(ev)
 
 
@@ -282,7 +283,7 @@ def _add_compare(sub, out) -> None:
     scores = "'score' for unbounded scores (no log loss or Brier score)"
     cp.add_argument("--scores", choices=("probability", "score"), default="probability", help=scores)
     n = f"bootstrap replicates (default: {COMPARE_REPLICATES})"
-    cp.add_argument("--bootstrap", type=_replicates, default=COMPARE_REPLICATES, metavar="N", help=n)
+    cp.add_argument("--bootstrap", type=_bootstrap, default=COMPARE_REPLICATES, metavar="N", help=n)
     ci = "level of the intervals of the differences (default: 0.95)"
     cp.add_argument("--ci", type=float, default=0.95, metavar="LEVEL", help=ci)
     _key_options(cp)

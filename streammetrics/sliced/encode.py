@@ -96,7 +96,14 @@ def _canonical(v, name: str, codes: np.ndarray, j: int):
         if not math.isfinite(f):
             return _INFINITE  # refused by the caller, at the first row holding one
         # an integral float is the integer key it equals, within int64 (1.0 is 1);
-        # beyond, it stays a float (1e300 is not a 301-digit integer)
+        # beyond, it stays a float (1e300 is not a 301-digit integer); from 2**53
+        # on, float64 holds every other integer only: its key is not known
+        if 2.0**53 <= abs(f) < TWO63:
+            i = int(np.argmax(codes == j))
+            raise ValueError(
+                f"{name}[{i}] = {f!r}: a float key from 2**53 on may stand for several integers "
+                "(float64 cannot tell them apart): give integer keys as integers (nulls as None or masked)"
+            )
         return int(f) if -TWO63 <= f < TWO63 and f == int(f) else f
     else:
         try:
@@ -282,8 +289,8 @@ def _encode_column(x, name: str, n: int, limit=None):
         arr = np.ma.getdata(x)
     else:
         arr = to_numpy(x, name, "a 1-D column of slice keys")
-        if isinstance(x, (list, tuple)) and arr.dtype.kind in "US" and not all(isinstance(v, str) for v in x):
-            arr = np.array(x, dtype=object)  # numpy would write the 1 of [1, "x"] as "1"
+        if isinstance(x, (list, tuple)) and arr.dtype.kind != "O" and _pooled(x, arr):
+            arr = np.array(x, dtype=object)
     if arr.ndim != 1:
         raise BadShapeError(f"{name} must be a 1-D column of slice keys, got shape {arr.shape}", name)
     _check_length(arr.shape[0], name, n)
@@ -305,6 +312,16 @@ def _encode_column(x, name: str, n: int, limit=None):
             "strings, finite floats or null (convert dates to strings or integers first)"
         )
     return _encode_values(arr, name, limit)
+
+
+def _pooled(values, arr: np.ndarray) -> bool:
+    """Whether numpy made one value of two keys of ``values`` in ``arr``: ``1`` and
+    ``"1"``, ``True`` and ``1``, ``2**53 + 1`` and ``2**53`` beside a float (values
+    of several types), or ``"a\\x00"`` and ``"a"`` (fixed-width strings drop
+    trailing NULs)."""
+    if len({type(v) for v in values}) > 1:
+        return True
+    return arr.dtype.kind in "US" and any(v[-1:] in ("\x00", b"\x00") for v in values)
 
 
 def _key_list(keys) -> list:

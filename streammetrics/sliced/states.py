@@ -110,6 +110,8 @@ def _parse_keys(state):
         return K.from_json(doc["keys"], columns), columns, tuple(names)
     except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise StateFileError(f"entry 'keys' is not a valid list of slice keys ({exc})") from None
+    except RecursionError:  # (JSON nested past the interpreter's depth: slice keys are 3 deep)
+        raise StateFileError("entry 'keys' is nested too deep to hold slice keys") from None
 
 
 #: the entries of a template field ``k``: ``f"{before}{k}{after}"``
@@ -190,7 +192,7 @@ def parse(state, template, fields: dict, max_slices: int, tables: bool) -> Parse
             accs = None
     if total != overall.n or overall.n != n:
         raise StateFileError(f"the slices hold {total} rows, the overall state {overall.n}, the count {n}")
-    _check_overall_agrees(template, overall.state_dict(), stacked, accs)
+    _check_overall_agrees(template, overall.state_dict(), stacked, accs, cuts)
     return Parsed(overall, keys, columns, names, accs, stacked)
 
 
@@ -207,20 +209,32 @@ def _stacked(cuts: dict, g: int, fields: dict) -> dict | None:
     return out
 
 
-def _check_overall_agrees(template, mine: dict, stacked, accs) -> None:
-    """Refuse an overall state that is not its slices' states merged, where the
-    template merges by its declared rules: counts exactly, float sums to
-    rounding (a state may have folded its overall row by row, the slices' apart)."""
-    fields = template.fields
-    if not fields or any(f.merge == "custom" for f in fields):
-        return  # (a rank state, an Evaluator: not compared)
-    states = None if stacked is not None else [acc.state_dict() for acc in accs]
-    for f in fields:
-        if f.merge not in ("sum", "pairs") or f.name == "n":
+def _check_overall_agrees(template, mine: dict, stacked, accs, cuts: dict) -> None:
+    """Refuse an overall state that is not its slices' states merged: fields the
+    template merges by its declared rules, counts exactly and float sums to
+    rounding (a state may have folded its overall row by row, the slices'
+    apart); a field of row counts merged its own way, by its totals over its
+    axes of any length (merging adds rows, wherever it puts them)."""
+    states = None
+    for f in template.fields:
+        if f.name == "n":
+            continue
+        if f.merge == "custom" and f.rows:  # (the slices' arrays as the file holds them)
+            if not mine[f.name].size:
+                continue  # (the overall keeps its rows another way: a rank state's, as weights)
+            free = tuple(i for i, d in enumerate(f.shape) if d is None)
+            whole = mine[f.name].sum(axis=free)
+            flat, shapes, starts = cuts[f.name]
+            parts = (flat[starts[i] : starts[i + 1]].reshape(shapes[i]) for i in range(shapes.shape[0]))
+            if not np.array_equal(sum((x.sum(axis=free) for x in parts), np.zeros_like(whole)), whole):
+                raise StateFileError(f"entry 'overall.{f.name}' does not count the rows its slices count")
+            continue
+        if f.merge not in ("sum", "pairs"):
             continue
         if stacked is not None:
             parts = stacked[f.name]
         else:
+            states = states or [acc.state_dict() for acc in accs]
             if len({s[f.name].shape for s in states}) != 1:
                 continue  # (a field made on its first weighted row, in some slices only)
             parts = np.stack([s[f.name] for s in states])
