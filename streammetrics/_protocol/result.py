@@ -85,13 +85,8 @@ def per_class(names, arrays, labels=None) -> list[str]:
     shown = range(k) if k <= 50 else list(range(25)) + [None] + list(range(k - 25, k))
     row_names = class_names(labels, k)
     cw = max([5] + [len(r) for r in row_names])
-    w = (
-        max(
-            [len(n) for n in list(names) + ["class"]]
-            + [len(fmt_number(a[i])) for a in arrays for i in shown if i is not None]
-        )
-        + 2
-    )
+    cells = [len(fmt_number(a[i])) for a in arrays for i in shown if i is not None]
+    w = max([len(n) for n in [*names, "class"]] + cells) + 2
     lines = ["  " + f"{'class':>{cw}}" + "".join(f"{n:>{w}}" for n in names)]
     for i in shown:
         if i is None:
