@@ -197,23 +197,8 @@ class _Reliability(Accumulator):
         return calibration_table(counts, *(compensated.values(a) for a in pairs), self._edges), weighted
 
 
-_EXACTNESS = """
-    The counts and totals are exact (compensated sums); what the binning
-    approximates is the calibration function itself: ``ece``, ``mce`` and
-    ``rmsce`` compare each bin's mean probability with its positive
-    fraction, so they depend on ``n_bins`` (fewer bins hide miscalibration
-    inside a bin, more bins add noise). The decomposition
-    ``binned_brier = reliability - resolution + uncertainty`` holds exactly
-    for the *binned* forecasts, every probability replaced by its bin's mean
-    probability; the Brier score of the raw probabilities
-    (:class:`ProbabilityScores`) differs from it by the within-bin variance
-    and covariance terms (Stephenson et al. 2008).
-"""
-
-
 class Calibration(_Reliability):
-    (
-        """Streaming calibration of binary probabilities: a reliability table over
+    """Streaming calibration of binary probabilities: a reliability table over
     ``n_bins`` uniform bins, the expected and maximum calibration errors and the
     Murphy decomposition of the Brier score.
 
@@ -260,9 +245,18 @@ class Calibration(_Reliability):
         Rows folded in.
 
     Notes
-    -----"""
-        + _EXACTNESS
-        + """
+    -----
+    The counts and totals are exact (compensated sums); what the binning
+    approximates is the calibration function itself: ``ece``, ``mce`` and
+    ``rmsce`` compare each bin's mean probability with its positive
+    fraction, so they depend on ``n_bins`` (fewer bins hide miscalibration
+    inside a bin, more bins add noise). The decomposition
+    ``binned_brier = reliability - resolution + uncertainty`` holds exactly
+    for the *binned* forecasts, every probability replaced by its bin's mean
+    probability; the Brier score of the raw probabilities
+    (:class:`ProbabilityScores`) differs from it by the within-bin variance
+    and covariance terms (Stephenson et al. 2008).
+
     Examples
     --------
     >>> from streammetrics import Calibration
@@ -273,7 +267,6 @@ class Calibration(_Reliability):
     >>> round(r.ece, 6), round(r.mce, 6)
     (0.3, 0.35)
     """
-    )
 
     inputs = (Labels01("y"), Probabilities("p", predict_proba=True))
     fields = (Field("n", np.int64, (1,)), *_table_fields("", "n_bins"))
@@ -320,8 +313,7 @@ class Calibration(_Reliability):
 
 
 class ClassCalibration(_Reliability):
-    (
-        """Streaming calibration of multiclass probabilities: the top label's
+    """Streaming calibration of multiclass probabilities: the top label's
     reliability table, and every class's.
 
     ``update(y, P)`` takes classes ``0..K-1`` (or ``labels``) and an n x K
@@ -348,20 +340,28 @@ class ClassCalibration(_Reliability):
         The class labels in column order.
 
     Notes
-    -----"""
-        + _EXACTNESS
-        + """
+    -----
+    The counts and totals are exact (compensated sums); what the binning
+    approximates is the calibration function itself: ``ece``, ``mce`` and
+    ``rmsce`` compare each bin's mean probability with its positive
+    fraction, so they depend on ``n_bins`` (fewer bins hide miscalibration
+    inside a bin, more bins add noise). The decomposition
+    ``binned_brier = reliability - resolution + uncertainty`` holds exactly
+    for the *binned* forecasts, every probability replaced by its bin's mean
+    probability; the Brier score of the raw probabilities
+    (:class:`ProbabilityScores`) differs from it by the within-bin variance
+    and covariance terms (Stephenson et al. 2008).
+
     Examples
     --------
     >>> from streammetrics import ClassCalibration
     >>> acc = ClassCalibration(labels=["cat", "dog"], n_bins=2)
     >>> r = acc.update(["cat", "dog", "dog"], [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]]).finalize()
-    >>> r.bin_count, round(r.ece, 6)
-    (array([0, 3]), 0.3)
-    >>> r.class_ece
-    array([0.3, 0.3])
+    >>> r.bin_count, round(r.ece, 6)  # confidence 0.7 on average, 2 of 3 right
+    (array([0, 3]), 0.033333)
+    >>> r.class_ece.round(6)
+    array([0.233333, 0.233333])
     """
-    )
 
     headline = ("ece", "classwise_ece")
 
