@@ -406,13 +406,10 @@ class SlicedResult(Result):
         shown = keys if top is None or len(keys) <= top else keys[:top]
         with_ci = self._ci is not None
         bounded = [c for c in cols if with_ci and _bounded(self._overall, c)]
-        head = list(names) + ["rows"]
+        head = [*names, "rows"]
         for c in cols:
-            head.append(c)
-            if c in bounded:
-                head.append(f"{c} {self._level()} CI")
-        if bounded:
-            head.append("differs")
+            head += [c, f"{c} {self._level()} CI"] if c in bounded else [c]
+        head += ["differs"] if bounded else []
 
         certified = []
 
@@ -431,13 +428,9 @@ class SlicedResult(Result):
 
         body = []
         for k in shown:
-            row = cells(k if len(names) > 1 else (k,), self._rows[k], self._slices[k])
-            if bounded:
-                row.append(" ".join(self._differs[k]))
-            body.append(row)
-        total = cells(["(all)"] + [""] * (len(names) - 1), self._values["n"], self._overall)
-        if bounded:
-            total.append("")
+            flags = [" ".join(self._differs[k])] if bounded else []
+            body.append(cells(k if len(names) > 1 else (k,), self._rows[k], self._slices[k]) + flags)
+        total = cells(["(all)"] + [""] * (len(names) - 1), self._values["n"], self._overall) + [""] * bool(bounded)
         rows = [head] + body + [total]
         widths = [max(len(r[j]) for r in rows) for j in range(len(head))]
         nk = len(names)
@@ -455,11 +448,8 @@ class SlicedResult(Result):
             out.append("  (bounds: the certified interval of a figure read off a binned state)")
         if bounded:
             flagged = sum(1 for k in keys if self._differs[k])
-            out.append("")
-            out.append(
-                f"  differs: the slice's {self._level()} interval leaves out the overall score "
-                f"({flagged:,} of {len(keys):,} slices)"
-            )
+            what = f"the slice's {self._level()} interval leaves out the overall score"
+            out += ["", f"  differs: {what} ({flagged:,} of {len(keys):,} slices)"]
         return out + self._summary_lines()
 
     def to_text(
