@@ -135,6 +135,8 @@ class RegressionErrors(Accumulator):
         total = m[:, 0] + m[:, 1]
         v = compensated.values(st["sums"])
         sse, sae = v[:, 0], v[:, 1]
+        with np.errstate(over="ignore", invalid="ignore"):  # as Python floats: inf, quietly
+            squared_sae, bound = sae * sae, total * sse * (1 + 1e-9) + 1e-300
         return {
             "negative totals": (total < 0) | (m[:, 4] + m[:, 5] < 0),
             "entry 'moments' holds a compensated pair whose error term is not small beside its sum": (
@@ -143,7 +145,7 @@ class RegressionErrors(Accumulator):
             "the totals are not zero but there are no observations": (st["n"][:, 0] == 0)
             & ((total != 0) | (st["sums"].reshape(g, -1) != 0).any(axis=1) | (m != 0).any(axis=1)),
             "entry 'sums': the absolute errors are too large for the squared errors and the weight total": (
-                sae * sae > total * sse * (1 + 1e-9) + 1e-300
+                squared_sae > bound
             ),
             "more rows counted in 'squares' than observations": st["squares_rows"][:, 0] > st["n"][:, 0],
         }
