@@ -28,6 +28,11 @@ __all__ = ["compare", "paired_delong"]
 _DELONG_INPUTS = (Labels01("y"), Finite("p_a", "scores"), Finite("p_b", "scores"))
 
 
+def _level(ci) -> float:
+    level = check_ci(ci)
+    return 0.95 if level is None else level
+
+
 def _p_two_sided(d: np.ndarray) -> float:
     """``min(1, 2 min(P(d <= 0), P(d >= 0)))`` over the replicate differences."""
     return float(min(1.0, 2.0 * min(np.mean(d <= 0.0), np.mean(d >= 0.0))))
@@ -64,8 +69,7 @@ def compare(a: Bootstrap, b: Bootstrap, ci: float = 0.95) -> Result:
     for name, x in (("a", a), ("b", b)):
         if not isinstance(x, Bootstrap):
             raise TypeError(f"{name} must be a Bootstrap, got {type(x).__name__}")
-    level = check_ci(ci)
-    level = 0.95 if level is None else level
+    level = _level(ci)
     if a.settings != b.settings:
         raise ValueError(f"a and b must be bootstraps of the same template, replicates and seed (a: {a!r}; b: {b!r})")
     na, pa, scores, ra = a.replicate_scores()
@@ -81,17 +85,9 @@ def compare(a: Bootstrap, b: Bootstrap, ci: float = 0.95) -> Result:
         values[f"{k}_diff"] = va - vb
         d = np.array([x[k] - y[k] for x, y in pairs if k in x and k in y], np.float64)
         d = d[~np.isnan(d)]
-        if d.size:
-            values[f"{k}_diff_ci_lower"] = float(np.quantile(d, lo_q))
-            values[f"{k}_diff_ci_upper"] = float(np.quantile(d, hi_q))
-            values[f"{k}_p_value"] = _p_two_sided(d)
-        else:
-            values[f"{k}_diff_ci_lower"] = values[f"{k}_diff_ci_upper"] = math.nan
-            values[f"{k}_p_value"] = math.nan
-    values["n"] = na
-    values["replicates"] = a.replicates
-    values["replicates_used"] = len(pairs)
-    values["ci"] = level
+        lower, upper, p = (np.quantile(d, lo_q), np.quantile(d, hi_q), _p_two_sided(d)) if d.size else (math.nan,) * 3
+        values.update({f"{k}_diff_ci_lower": float(lower), f"{k}_diff_ci_upper": float(upper), f"{k}_p_value": p})
+    values.update(n=na, replicates=a.replicates, replicates_used=len(pairs), ci=level)
     return Result("Comparison", values, meta={"method": "paired keyed Poisson bootstrap"})
 
 
@@ -133,8 +129,7 @@ def paired_delong(y, p_a, p_b, *, sample_weight=None, ci: float = 0.95) -> Resul
     >>> paired_delong([0, 1, 0, 1], [0.1, 0.9, 0.3, 0.4], [0.1, 0.9, 0.3, 0.4]).p_value
     1.0
     """
-    level = check_ci(ci)
-    level = 0.95 if level is None else level
+    level = _level(ci)
     arrays = [as_1d(x, name) for name, x in (("y", y), ("p_a", p_a), ("p_b", p_b))]
     n = arrays[0].shape[0]
     for name, arr in zip(("p_a", "p_b"), arrays[1:]):
@@ -173,16 +168,7 @@ def paired_delong(y, p_a, p_b, *, sample_weight=None, ci: float = 0.95) -> Resul
     from statistics import NormalDist
 
     q = NormalDist().inv_cdf((1.0 + level) / 2.0)
-    values = {
-        "auc_a": aucs[0],
-        "auc_b": aucs[1],
-        "auc_diff": diff,
-        "auc_diff_se": se,
-        "auc_diff_ci_lower": diff - q * se,
-        "auc_diff_ci_upper": diff + q * se,
-        "z": z,
-        "p_value": p,
-        "n": int(keep.sum()),
-        "ci": level,
-    }
+    values = dict(auc_a=aucs[0], auc_b=aucs[1], auc_diff=diff, auc_diff_se=se)
+    values.update(auc_diff_ci_lower=diff - q * se, auc_diff_ci_upper=diff + q * se, z=z, p_value=p)
+    values.update(n=int(keep.sum()), ci=level)
     return Result("PairedDeLong", values, meta={"method": "DeLong paired test", "weighted": sample_weight is not None})

@@ -102,6 +102,12 @@ def _binary_updater(weighted: bool):
     its compile copying the helper's IR."""
 
     def update(y, p, w, edges, n, counts, weight, predicted, observed, local, tally):
+        """Fold 0/1 labels ``y`` and probabilities ``p``, weighted by ``w`` (the
+        ``_weighted`` kernel) or not (``w`` empty).
+
+        ``local`` (``float64[3, bins]``) and ``tally`` (``int64[2, bins]``) are
+        zeroed scratch, left zeroed (the kernel allocates nothing: an allocation
+        inside costs its compile more than the rest of the loop)."""
         rows = y.shape[0]
         for i in range(rows):
             yi = y[i]
@@ -132,22 +138,10 @@ def _binary_updater(weighted: bool):
     return update
 
 
-#: ``calibration_update(y, p, w, edges, n, counts, weight, predicted, observed, local, tally)``
-calibration_update = kernel(
-    named(
-        _binary_updater(False),
-        "calibration_update",
-        """\
-Fold unweighted 0/1 labels ``y`` and probabilities ``p`` (``w`` empty).
-
-``local`` (``float64[3, bins]``) and ``tally`` (``int64[2, bins]``) are
-zeroed scratch, left zeroed (the kernel allocates nothing: an allocation
-inside costs its compile more than the rest of the loop).""",
-    )
-)
-
-calibration_update_weighted = kernel(
-    named(_binary_updater(True), "calibration_update_weighted", ":func:`calibration_update` of rows weighted by ``w``.")
+#: ``calibration_update[_weighted](y, p, w, edges, n, counts, weight, predicted, observed, local, tally)``
+calibration_update, calibration_update_weighted = (
+    kernel(named(_binary_updater(weighted), "calibration_update" + "_weighted" * weighted))
+    for weighted in (False, True)
 )
 
 
@@ -155,6 +149,19 @@ def _class_updater(weighted: bool):
     """The class tables' fold, of weighted rows or not (as :func:`_binary_updater`)."""
 
     def update(y, m, k, tolerance, w, edges, n, top, per_class, top_local, class_local, top_tally, class_tally):
+        """Fold class codes ``y`` and an ``(rows, k)`` probability matrix ``m``,
+        weighted by ``w`` (the ``_weighted`` kernel) or not (``w`` empty).
+
+        ``top`` is the table of the top label (confidence ``max_j m[i, j]``, the
+        first column reaching it as the predicted class, outcome whether it is
+        ``y[i]``); ``per_class`` the tables of every class ``j`` (probability
+        ``m[i, j]``, outcome ``y[i] == j``), bins of class ``j`` in rows
+        ``j * B .. (j + 1) * B - 1``. Each is ``(counts, weight, predicted,
+        observed)``. Status 1 for a code outside ``0..k-1``, 2 for an entry
+        outside [0, 1] or a row whose sum is more than ``tolerance`` from 1.
+        ``top_local`` (``float64[3, B]``), ``class_local`` (``float64[3, k B]``),
+        ``top_tally`` (``int64[2, B]``) and ``class_tally`` (``int64[2, k B]``)
+        are zeroed scratch, left zeroed, as in :func:`calibration_update`."""
         rows = y.shape[0]
         nb = edges.shape[0] - 1
         for i in range(rows):
@@ -204,35 +211,11 @@ def _class_updater(weighted: bool):
     return update
 
 
-#: ``class_calibration_update(y, m, k, tolerance, w, edges, n, top, per_class, top_local,
+#: ``class_calibration_update[_weighted](y, m, k, tolerance, w, edges, n, top, per_class, top_local,
 #: class_local, top_tally, class_tally)``
-class_calibration_update = kernel(
-    named(
-        _class_updater(False),
-        "class_calibration_update",
-        """\
-Fold class codes ``y`` and an ``(rows, k)`` probability matrix ``m`` (unweighted:
-``w`` empty).
-
-``top`` is the table of the top label (confidence ``max_j m[i, j]``, the
-first column reaching it as the predicted class, outcome whether it is
-``y[i]``); ``per_class`` the tables of every class ``j`` (probability
-``m[i, j]``, outcome ``y[i] == j``), bins of class ``j`` in rows
-``j * B .. (j + 1) * B - 1``. Each is ``(counts, weight, predicted,
-observed)``. Status 1 for a code outside ``0..k-1``, 2 for an entry
-outside [0, 1] or a row whose sum is more than ``tolerance`` from 1.
-``top_local`` (``float64[3, B]``), ``class_local`` (``float64[3, k B]``),
-``top_tally`` (``int64[2, B]``) and ``class_tally`` (``int64[2, k B]``)
-are zeroed scratch, left zeroed, as in :func:`calibration_update`.""",
-    )
-)
-
-class_calibration_update_weighted = kernel(
-    named(
-        _class_updater(True),
-        "class_calibration_update_weighted",
-        ":func:`class_calibration_update` of rows weighted by ``w``.",
-    )
+class_calibration_update, class_calibration_update_weighted = (
+    kernel(named(_class_updater(weighted), "class_calibration_update" + "_weighted" * weighted))
+    for weighted in (False, True)
 )
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from ._jit import inline, kernel
 from .arrays import filled_int64
 from .compensated import add
+from .grouped import dense_table, key_range, table_codes
 from .sort import argsort_int64
 
 __all__ = ["batch_table", "pair_table", "merge_tables", "run_sums", "group_ids", "group_sums", "expected_mutual_info"]
@@ -141,16 +142,10 @@ def run_sums(labels, counts):
     return out[: k + 1].copy()
 
 
-@kernel
 def _span(x):
-    """``(min, max, max - min)``, the span as an unsigned (it may exceed 2**63)."""
-    lo = x[0]
-    hi = x[0]
-    for i in range(x.shape[0]):
-        v = x[i]
-        lo = min(lo, v)
-        hi = max(hi, v)
-    return lo, hi, np.uint64(hi) - np.uint64(lo)
+    """``(min, max, max - min)`` of a non-empty ``x`` (the span a Python int: it may exceed 2**63)."""
+    lo, hi = key_range(x, 0, x.shape[0])
+    return lo, hi, int(hi) - int(lo)
 
 
 def group_ids(x):
@@ -161,27 +156,13 @@ def group_ids(x):
     m = x.shape[0]
     if m == 0:
         return np.empty(0, np.int64), 0
-    lo, hi, span = _span(x)
-    if span < np.uint64(2 * m + 4096):
-        return _group_ids_direct(x, lo, int(span))
+    lo, _, span = _span(x)
+    if span < 2 * m + 4096:
+        table, values = dense_table(x, lo, span + 1)
+        ids = np.empty(m, np.int64)
+        table_codes(x, lo, table, ids)
+        return ids, values.shape[0]
     return _group_ids_sorted(x)
-
-
-@kernel
-def _group_ids_direct(x, lo, span):
-    m = x.shape[0]
-    ids = np.empty(m, np.int64)
-    table = filled_int64(span + 1, -1)
-    for i in range(m):
-        table[x[i] - lo] = 0
-    g = 0
-    for t in range(table.shape[0]):
-        if table[t] == 0:
-            table[t] = g
-            g += 1
-    for i in range(m):
-        ids[i] = table[x[i] - lo]
-    return ids, g
 
 
 @kernel
@@ -241,8 +222,8 @@ def batch_table(y, p):
     limit = 4.0 * n + 4096.0
     cells = (float(yspan) + 1.0) * (float(pspan) + 1.0)
     if cells <= limit:
-        ncol = int(pspan) + 1
-        h = np.zeros((int(yspan) + 1) * ncol, np.int32 if n < 2**31 - 1 else np.int64)
+        ncol = pspan + 1
+        h = np.zeros((yspan + 1) * ncol, np.int32 if n < 2**31 - 1 else np.int64)
         return _dense_table(y, p, ylo, plo, ncol, h)
     return _sparse_table(y, p)
 

@@ -14,13 +14,25 @@ import math
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline, kernel
 from .compensated import BLOCK, add, fold
 
 __all__ = ["beta_cdf", "beta_quantile", "class_squares"]
 
 _TINY = 1e-300
 _EPS = 1e-16
+
+
+@inline
+def _lentz(aa, c, d):
+    """One step of the modified Lentz method: ``(c, d)`` after the term ``aa``."""
+    d = 1.0 + aa * d
+    if abs(d) < _TINY:
+        d = _TINY
+    c = 1.0 + aa / c
+    if abs(c) < _TINY:
+        c = _TINY
+    return c, 1.0 / d
 
 
 @kernel
@@ -38,25 +50,9 @@ def _beta_fraction(x, a, b):
     limit = 200 + 20 * np.int64(math.sqrt(b if b > a else a))
     for m in range(1, limit + 1):
         m2 = 2.0 * m
-        # even step
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        if abs(d) < _TINY:
-            d = _TINY
-        c = 1.0 + aa / c
-        if abs(c) < _TINY:
-            c = _TINY
-        d = 1.0 / d
+        c, d = _lentz(m * (b - m) * x / ((qam + m2) * (a + m2)), c, d)  # even step
         h *= d * c
-        # odd step
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        if abs(d) < _TINY:
-            d = _TINY
-        c = 1.0 + aa / c
-        if abs(c) < _TINY:
-            c = _TINY
-        d = 1.0 / d
+        c, d = _lentz(-(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)), c, d)  # odd step
         delta = d * c
         h *= delta
         if abs(delta - 1.0) < _EPS:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import inline_ir, kernel
+from ._jit import kernel, named
 from .binary import cell
 from .compensated import BLOCK, add, fold
 
@@ -46,16 +46,26 @@ def first_nonfinite_matrix(m):
 
 
 def _folder(scored: bool, weighted: bool):
-    """The folding loop for 0/1 predictions or scores, weighted or not: the
-    flags are constants of the closure, so each kernel compiles only its own
-    branches."""
+    """The fold of 0/1 predictions or of scores, weighted or not: the flags are
+    constants of the closure, so each kernel compiles only its own branches
+    (the closure is the kernel itself, as in :mod:`.calibration`)."""
 
-    @inline_ir
-    def _fold(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
+    def update(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
+        """Fold rows of a checked 0/1 matrix ``Y`` (``uint8`` or ``int8``) and either
+        a checked 0/1 prediction matrix ``P`` (``S`` an empty ``float64[0, 0]``) or,
+        for the ``fold_scores`` kernels, scores ``S`` (``float64``) cut at ``S >= t``
+        (``P`` a ``uint8[1, L]`` scratch row, overwritten with each row's
+        predictions); ``w`` the weights (empty: unweighted). Returns the status of
+        the module docstring.
+
+        The caller gives zeroed scratch for ``L`` labels: ``local`` ``int64[L, 4]``,
+        ``wblock`` ``float64[4 L + 7]`` and ``wpairs`` ``float64[4 L + 7, 2]``
+        (allocating it here would cost the first call a compile of its own)."""
+        if scored and first_nonfinite_matrix(S) >= 0:
+            return 2
         nrows, L = Y.shape
-        # the caller's zeroed scratch: ``local`` int64[L, 4], ``wblock`` float64[4 L + 7]
-        # (the block sums of the weighted cells, then of the seven row sums) and
-        # ``wpairs`` float64[4 L + 7, 2] (their compensated pairs)
+        # ``wblock``: the block sums of the weighted cells, then of the seven row sums
+        # (``wpairs`` their compensated pairs)
         o = 4 * L
         exact = 0
         wrong_cells = 0
@@ -127,55 +137,17 @@ def _folder(scored: bool, weighted: bool):
             rows[0] += exact
             rows[1] += wrong_cells
         n[0] += nrows
+        return 0
 
-    return _fold
+    return update
 
 
-_fold_labels, _fold_labels_weighted, _fold_scores, _fold_scores_weighted = (
-    _folder(scored, weighted) for scored in (False, True) for weighted in (False, True)
+#: ``fold_*(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblock, wpairs)``
+fold_labels, fold_labels_weighted, fold_scores, fold_scores_weighted = (
+    kernel(named(_folder(scored, weighted), f"fold_{'scores' if scored else 'labels'}{'_weighted' * weighted}"))
+    for scored in (False, True)
+    for weighted in (False, True)
 )
-
-
-@kernel
-def fold_labels(Y, P, S, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
-    """Fold unweighted rows of a checked 0/1 matrix ``Y`` and a checked 0/1
-    prediction matrix ``P`` (``uint8`` or ``int8``; ``S`` an empty
-    ``float64[0, 0]``, ``w`` an empty ``float64[0]``); returns 0. ``local``,
-    ``wblock`` and ``wpairs`` are zeroed scratch, as :func:`fold_scores` takes."""
-    _fold_labels(Y, P, S, 0.0, w, n, counts, wsum, rows, sums, local, wblock, wpairs)
-    return 0
-
-
-@kernel
-def fold_labels_weighted(Y, P, S, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
-    """:func:`fold_labels` of rows weighted by ``w``."""
-    _fold_labels_weighted(Y, P, S, 0.0, w, n, counts, wsum, rows, sums, local, wblock, wpairs)
-    return 0
-
-
-@kernel
-def fold_scores(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
-    """Fold unweighted rows of a checked 0/1 matrix ``Y`` (``uint8`` or ``int8``)
-    and scores ``S`` (``float64``) cut at ``S >= t`` (``P`` a ``uint8[1, L]``
-    scratch row, overwritten with each row's predictions; ``w`` an empty
-    ``float64[0]``); the status of the module docstring.
-
-    The caller gives zeroed scratch for ``L`` labels: ``local`` ``int64[L, 4]``,
-    ``wblock`` ``float64[4 L + 7]`` and ``wpairs`` ``float64[4 L + 7, 2]``
-    (allocating it here would cost the first call a compile of its own)."""
-    if first_nonfinite_matrix(S) >= 0:
-        return 2
-    _fold_scores(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblock, wpairs)
-    return 0
-
-
-@kernel
-def fold_scores_weighted(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblock, wpairs):
-    """:func:`fold_scores` of rows weighted by ``w``."""
-    if first_nonfinite_matrix(S) >= 0:
-        return 2
-    _fold_scores_weighted(Y, P, S, t, w, n, counts, wsum, rows, sums, local, wblock, wpairs)
-    return 0
 
 
 @kernel

@@ -234,26 +234,10 @@ def _drivers(parallel: bool, metric: int):
                     for bi in range(gi * per, min(nblk, gi * per + per)):
                         first = bi if gi == gj else gj * per
                         for bj in range(first, min(nblk, gj * per + per)):
-                            i0 = bi * block
-                            j0 = bj * block
-                            _tile_of(
-                                metric,
-                                X,
-                                i0,
-                                min(n, i0 + block) - i0,
-                                X,
-                                j0,
-                                min(n, j0 + block) - j0,
-                                scratch[t],
-                                rows[t],
-                                aux,
-                                aux,
-                                0,
-                                lab,
-                                lab,
-                                sums,
-                                bi != bj,
-                            )
+                            i0, j0 = bi * block, bj * block
+                            m, nc = min(n, i0 + block) - i0, min(n, j0 + block) - j0
+                            tile, at = scratch[t], rows[t]
+                            _tile_of(metric, X, i0, m, X, j0, nc, tile, at, aux, aux, 0, lab, lab, sums, bi != bj)
         if parallel:
             numba.set_parallel_chunksize(previous)
 

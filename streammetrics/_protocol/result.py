@@ -85,13 +85,8 @@ def per_class(names, arrays, labels=None) -> list[str]:
     shown = range(k) if k <= 50 else list(range(25)) + [None] + list(range(k - 25, k))
     row_names = class_names(labels, k)
     cw = max([5] + [len(r) for r in row_names])
-    w = (
-        max(
-            [len(n) for n in list(names) + ["class"]]
-            + [len(fmt_number(a[i])) for a in arrays for i in shown if i is not None]
-        )
-        + 2
-    )
+    cells = [len(fmt_number(a[i])) for a in arrays for i in shown if i is not None]
+    w = max([len(n) for n in [*names, "class"]] + cells) + 2
     lines = ["  " + f"{'class':>{cw}}" + "".join(f"{n:>{w}}" for n in names)]
     for i in shown:
         if i is None:
@@ -321,11 +316,8 @@ class Result(Mapping):
             groups = _by_length(list(arrays), arrays)
             # one row per class: the arrays of the labels' length, else of the most
             # common length (B + 1 bin edges beside B bins are left out)
-            k = (
-                len(labels)
-                if labels is not None and len(labels) in groups
-                else max(groups, key=lambda n: len(groups[n]))
-            )
+            fits = labels is not None and len(labels) in groups
+            k = len(labels) if fits else max(groups, key=lambda n: len(groups[n]))
             if labels is not None and len(labels) != k:
                 labels = None
             index = pd.Index(labels if labels is not None else range(k), name="class")
@@ -370,9 +362,13 @@ class LabeledResult(Result):
             out["labels"] = list(labels)
         return out
 
+    def _notes(self, values) -> tuple[list, dict | None]:
+        """``(fields, notes)``: the fields a section shows, and notes to their lines."""
+        return [k for k in values if k != "labels"], None
+
     def section(self, ctx: RenderContext, names=None) -> list[str]:
-        fields = [k for k in self.report_values() if k != "labels"]
-        lines = self._scalar_lines(fields, names) + self._array_lines(fields, ctx, names)
+        fields, notes = self._notes(self.report_values())
+        lines = self._scalar_lines(fields, names, notes) + self._array_lines(fields, ctx, names)
         if self.weighted:
             column = f" (column {ctx.weight_column!r})" if ctx.weight_column else ""
             lines.append(f"  counts are sums of sample weights{column}")

@@ -61,26 +61,14 @@ class RowTerms:
     __slots__ = ("size", "width", "fill", "rows", "counted", "counts_only", "second", "complete", "_takes")
 
     def __init__(
-        self,
-        size: int,
-        width: int,
-        fill,
-        *,
-        rows: int,
-        counted=None,
-        counts_only: bool = False,
-        second=None,
-        complete: bool = True,
-        takes=None,
+        self, size, width, fill, *, rows, counted=None, counts_only=False, second=None, complete=True, takes=None
     ):
         self.size, self.width, self.fill = int(size), int(width), fill
         self.rows = int(rows)
         mask = np.zeros(self.size, np.uint8)
-        if counted is None:
-            mask[: self.rows] = 1
-        else:
+        if counted is not None:
             mask[np.asarray(counted, np.int64)] = 1
-            mask[: self.rows] = 1
+        mask[: self.rows] = 1
         #: ``uint8[size]``: 1 where a slot is counted exactly
         self.counted = mask
         self.counts_only = bool(counts_only)

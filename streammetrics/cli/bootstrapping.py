@@ -167,17 +167,9 @@ def _write_band_plots(total, result, args) -> None:
 
 def _json(doc, result, args) -> None:
     """Print a JSON document of ``doc``'s kind and fields beside the run's bootstrap settings."""
-    head = {
-        "result": doc.pop("result"),
-        "n": result.n,
-        **doc.pop("models", {}),
-        "ci": result.ci,
-        "replicates": result.replicates,
-        "replicates_used": result.replicates_used,
-        "seed": args.seed,
-        "key": args.key,
-        "weight_column": args.weight,
-    }
+    head = {"result": doc.pop("result"), "n": result.n, **doc.pop("models", {}), "ci": result.ci}
+    head.update(replicates=result.replicates, replicates_used=result.replicates_used, seed=args.seed, key=args.key)
+    head["weight_column"] = args.weight
     sys.stdout.write(json.dumps(jsonable({**head, **doc}), indent=2) + "\n")
 
 

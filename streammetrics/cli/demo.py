@@ -68,9 +68,8 @@ def _compare(report, single_report) -> None:
     """Say how close the merged report is to the single pass (they may differ in rounding)."""
     a = {k: jsonable(v) for k, v in report.items()}
     b = {k: jsonable(v) for k, v in single_report.items()}
-    worst = max(
-        (abs(a[k] - b[k]) / max(abs(b[k]), 1e-300) for k in a if isinstance(a[k], float) and a[k] != b[k]), default=0.0
-    )
+    gaps = [abs(a[k] - b[k]) / max(abs(b[k]), 1e-300) for k in a if isinstance(a[k], float) and a[k] != b[k]]
+    worst = max(gaps, default=0.0)
     same_counts = all(a[k] == b[k] for k in a if isinstance(a[k], int))
     if same_counts and worst == 0:
         print("  identical: every count and every score equal")

@@ -80,13 +80,8 @@ def emit(result, fmt: str, weight_column: str | None = None, targets=None, top=N
         if isinstance(result, SlicedResult):  # every slice, whatever top
             doc = {"result": result.kind, "weighted": result.weighted, **json.loads(result.to_json(None))}
         else:  # the result of one accumulator renders itself, as in a report
-            doc = {
-                "result": result.kind,
-                "n": jsonable(result.get("n")),
-                "weighted": result.weighted,
-                "metrics": jsonable(result.report_values()),
-                **jsonable(result.report_extras(ctx)),
-            }
+            doc = {"result": result.kind, "n": jsonable(result.get("n")), "weighted": result.weighted}
+            doc.update(metrics=jsonable(result.report_values()), **jsonable(result.report_extras(ctx)))
         if weight_column is not None:
             doc["weight_column"] = weight_column
         text = json.dumps(doc, indent=2)
@@ -119,10 +114,8 @@ def write_plots(
     elif report.task is None:
         note(f"no plots for the members {', '.join(report.parts)}")
     else:
-        note(
-            f"no plots for task {report.task!r}"
-            + (" without the data (only 'evaluate' samples it)" if report.task == "regression" else "")
-        )
+        regression = " without the data (only 'evaluate' samples it)" if report.task == "regression" else ""
+        note(f"no plots for task {report.task!r}{regression}")
 
 
 def save_state(acc, path: str) -> None:

@@ -379,17 +379,12 @@ class Evaluator(Accumulator):
                     return status
             return 0
 
-        return RowTerms(
-            int(bases[-1]),
-            int(cols[-1]),
-            fill,
-            rows=parts[0].rows,
-            counted=counted,
-            counts_only=all(t.counts_only for t in parts),
-            second=second,
-            complete=len(linear) == len(self._members),
-            takes=lambda batch: all(batch.covers(m.inputs) for m in members),
-        )
+        def takes(batch):
+            return all(batch.covers(m.inputs) for m in members)
+
+        complete = len(linear) == len(self._members)
+        options = dict(counted=counted, counts_only=all(t.counts_only for t in parts), second=second, complete=complete)
+        return RowTerms(int(bases[-1]), int(cols[-1]), fill, rows=parts[0].rows, takes=takes, **options)
 
     def add_sums(self, sums, state=None) -> None:
         """Add summed row terms (see :meth:`row_terms`) into the members that
@@ -502,12 +497,9 @@ class Evaluator(Accumulator):
         out = type(self).__new__(type(self))  # with its own lock
         members = {name: m.copy() for name, m in self._members.items()}
         twin = {id(m): members[name] for name, m in self._members.items()}
-        vars(out).update(
-            {k: v for k, v in self.__dict__.items() if k != "_guard"},
-            _config=dict(self._config),
-            _members=members,
-            _plans=[plan.rebound(twin) for plan in self._plans],
-        )
+        own = {k: v for k, v in self.__dict__.items() if k != "_guard"}
+        plans = [plan.rebound(twin) for plan in self._plans]
+        vars(out).update(own, _config=dict(self._config), _members=members, _plans=plans)
         return out
 
     def reset(self):

@@ -75,13 +75,9 @@ def _check_binary(s):
         )
     max_bins, max_memory = _check_rank_limits(s)
     bins = _check_calibration_bins(s["calibration_bins"]) if scores == "probability" else None
-    return {
-        "threshold": threshold,
-        "scores": scores,
-        "max_bins": s["max_bins"],
-        "max_memory": max_memory,
-        "calibration_bins": bins,
-    }
+    return dict(
+        threshold=threshold, scores=scores, max_bins=s["max_bins"], max_memory=max_memory, calibration_bins=bins
+    )
 
 
 def _check_calibration_bins(bins):
@@ -99,12 +95,10 @@ def _binary_members(s):
 
 
 def _binary_inputs(s):
-    p = (
-        Probabilities("p", predict_proba=True).advised("for unbounded scores such as logits, pass scores='score'")
-        if s["scores"] == "probability"
-        else Finite("p", "scores", predict_proba=True)
-    )
-    return (Labels01("y"), p)
+    if s["scores"] != "probability":
+        return (Labels01("y"), Finite("p", "scores", predict_proba=True))
+    advice = "for unbounded scores such as logits, pass scores='score'"
+    return (Labels01("y"), Probabilities("p", predict_proba=True).advised(advice))
 
 
 def format_memory(nbytes: int) -> str:
@@ -132,9 +126,7 @@ def _check_multiclass(s):
     if s["n_classes"] is None and s["labels"] is None:
         raise ValueError("task='multiclass' needs n_classes (classes 0..K-1) or labels (the class labels)")
     k, labels = class_settings("task='multiclass'", s["n_classes"], s["labels"])
-    out = {"n_classes": k}
-    if labels is not None:
-        out["labels"] = labels
+    out = {"n_classes": k} if labels is None else {"n_classes": k, "labels": labels}
     out["calibration_bins"] = _check_calibration_bins(s["calibration_bins"])
     top_k = s.get("top_k")
     out["top_k"] = None if top_k is None else TopKAccuracy(top_k, k, labels=labels).k
@@ -192,12 +184,9 @@ def _multilabel_members(s):
 
 
 def _describe_multilabel(s):
-    cut = (
-        "0/1 predictions"
-        if s["threshold"] is None
-        else f"scores, threshold {s['threshold']:g}{_describe_auc(s, prefix='AUC ')}"
-    )
-    return f"({s['n_labels']} labels, {cut})"
+    if s["threshold"] is None:
+        return f"({s['n_labels']} labels, 0/1 predictions)"
+    return f"({s['n_labels']} labels, scores, threshold {s['threshold']:g}{_describe_auc(s, prefix='AUC ')})"
 
 
 PRESETS: dict[str, Preset] = {

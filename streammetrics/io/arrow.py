@@ -106,10 +106,8 @@ class ArrowSource(Source):
 
     def _chunk(self, rb, start: int, done: int) -> Chunk:
         """The chunk of the record batch ``rb``, whose first row is row ``start``."""
-        return Chunk.of(
-            self.columns,
-            start,
-            lambda col: self._to_numpy(rb.column(col), col, start),
-            done,
-            lambda col: self._key_to_numpy(rb.column(col)),
-        )
+
+        def column(col):
+            return self._to_numpy(rb.column(col), col, start)
+
+        return Chunk.of(self.columns, start, column, done, lambda col: self._key_to_numpy(rb.column(col)))

@@ -86,14 +86,7 @@ class Chunk:
     keys: tuple = ()
 
     @classmethod
-    def of(
-        cls,
-        columns: ColumnSpec,
-        start: int,
-        column: Callable[[str], np.ndarray],
-        done: int,
-        key: Callable[[str], np.ndarray] | None = None,
-    ) -> Chunk:
+    def of(cls, columns: ColumnSpec, start: int, column: Callable, done: int, key: Callable | None = None) -> Chunk:
         """The chunk whose arrays ``column(name)`` gives, read in role order;
         ``key(name)`` reads a ``by`` column (by default, ``column``)."""
         ys = [column(c) for c in columns.ys]
@@ -151,7 +144,7 @@ class Source:
             return f"{self.noun} {self.number(first):,}"
         return f"{self.noun}s {self.number(first):,}..{self.number(last):,}"
 
-    def fail(self, what: str, *, row: int | None = None, column: str | None = None) -> InputError:
+    def fail(self, what: str) -> InputError:
         """An :class:`InputError` about this file: ``"{path}: {what}"``."""
         return InputError(f"{self.path}: {what}")
 
@@ -264,11 +257,7 @@ def expand_paths(patterns: list[str]) -> list[str]:
             out.extend(found)
         else:
             raise InputError(f"{pat}: no such file")
-    seen = set()
-    unique = []
+    unique: dict[str, str] = {}
     for f in out:
-        key = os.path.abspath(f)
-        if key not in seen:
-            seen.add(key)
-            unique.append(f)
-    return unique
+        unique.setdefault(os.path.abspath(f), f)
+    return list(unique.values())

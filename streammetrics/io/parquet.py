@@ -75,14 +75,8 @@ class ParquetSource(ArrowSource):
         start = 0
         try:
             for piece, opts in self._pieces():
-                it = piece.to_batches(
-                    columns=self.columns.names(),
-                    batch_size=rows,
-                    batch_readahead=1,
-                    fragment_readahead=1,
-                    fragment_scan_options=opts,
-                )
-                for rb in it:
+                kw = dict(batch_size=rows, batch_readahead=1, fragment_readahead=1, fragment_scan_options=opts)
+                for rb in piece.to_batches(columns=self.columns.names(), **kw):
                     if rb.num_rows == 0:
                         continue
                     yield self._chunk(rb, start, start + rb.num_rows)

@@ -19,7 +19,7 @@ import numpy as np
 from .._kernels import calibration as KC
 from .._kernels import compensated
 from .._protocol.base import Accumulator
-from .._protocol.errors import NoObservationsError, WeightOverflowError
+from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Labels01, Probabilities
 from .._protocol.result import RenderContext, Result, fmt_number, safe
 from .._protocol.state import Field
@@ -179,23 +179,26 @@ class CalibrationResult(Result):
         ]
 
 
-_EXACTNESS = """
-    The counts and totals are exact (compensated sums); what the binning
-    approximates is the calibration function itself: ``ece``, ``mce`` and
-    ``rmsce`` compare each bin's mean probability with its positive
-    fraction, so they depend on ``n_bins`` (fewer bins hide miscalibration
-    inside a bin, more bins add noise). The decomposition
-    ``binned_brier = reliability - resolution + uncertainty`` holds exactly
-    for the *binned* forecasts, every probability replaced by its bin's mean
-    probability; the Brier score of the raw probabilities
-    (:class:`ProbabilityScores`) differs from it by the within-bin variance
-    and covariance terms (Stephenson et al. 2008).
-"""
+class _Reliability(Accumulator):
+    """What both calibration accumulators share: uniform bins, and the table of
+    their top (or only) probability."""
+
+    _fixed_settings = True  # copies share the settings
+    _totals_unchecked = True  # its weighted folds do not check that their totals stay finite
+
+    def _set_bins(self, n_bins) -> None:
+        self.n_bins = _check_n_bins(n_bins)
+        self._edges = np.linspace(0.0, 1.0, self.n_bins + 1)
+
+    def _top_table(self) -> tuple[dict, bool]:
+        """The figures of the top table, and whether weights were seen."""
+        counts, *pairs = _table(self._arrays)
+        weighted = bool(np.any(compensated.values(self._arrays["weight"]) != counts))
+        return calibration_table(counts, *(compensated.values(a) for a in pairs), self._edges), weighted
 
 
-class Calibration(Accumulator):
-    (
-        """Streaming calibration of binary probabilities: a reliability table over
+class Calibration(_Reliability):
+    """Streaming calibration of binary probabilities: a reliability table over
     ``n_bins`` uniform bins, the expected and maximum calibration errors and the
     Murphy decomposition of the Brier score.
 
@@ -242,9 +245,18 @@ class Calibration(Accumulator):
         Rows folded in.
 
     Notes
-    -----"""
-        + _EXACTNESS
-        + """
+    -----
+    The counts and totals are exact (compensated sums); what the binning
+    approximates is the calibration function itself: ``ece``, ``mce`` and
+    ``rmsce`` compare each bin's mean probability with its positive
+    fraction, so they depend on ``n_bins`` (fewer bins hide miscalibration
+    inside a bin, more bins add noise). The decomposition
+    ``binned_brier = reliability - resolution + uncertainty`` holds exactly
+    for the *binned* forecasts, every probability replaced by its bin's mean
+    probability; the Brier score of the raw probabilities
+    (:class:`ProbabilityScores`) differs from it by the within-bin variance
+    and covariance terms (Stephenson et al. 2008).
+
     Examples
     --------
     >>> from streammetrics import Calibration
@@ -255,16 +267,13 @@ class Calibration(Accumulator):
     >>> round(r.ece, 6), round(r.mce, 6)
     (0.3, 0.35)
     """
-    )
 
-    _fixed_settings = True  # copies share the settings
     inputs = (Labels01("y"), Probabilities("p", predict_proba=True))
     fields = (Field("n", np.int64, (1,)), *_table_fields("", "n_bins"))
     headline = ("ece", "mce")
 
     def __init__(self, n_bins: int = 15):
-        self.n_bins = _check_n_bins(n_bins)
-        self._edges = np.linspace(0.0, 1.0, self.n_bins + 1)
+        self._set_bins(n_bins)
         self._init_state()
 
     def _settings(self):
@@ -277,15 +286,8 @@ class Calibration(Accumulator):
         y, p = arrays
         st = self._arrays
         local, tally = np.zeros((3, self.n_bins)), np.zeros((2, self.n_bins), np.int64)
-        if not w.shape[0]:
-            return KC.calibration_update(y, p, w, self._edges, st["n"], *_table(st), local, tally)
-        before = {k: v.copy() for k, v in st.items()}
-        status = KC.calibration_update_weighted(y, p, w, self._edges, st["n"], *_table(st), local, tally)
-        if not status and not all(np.all(np.isfinite(a)) for a in _table(st)[1:]):
-            for k, v in before.items():
-                st[k][...] = v
-            raise WeightOverflowError()
-        return status
+        fold = KC.calibration_update_weighted if w.shape[0] else KC.calibration_update
+        return fold(y, p, w, self._edges, st["n"], *_table(st), local, tally)
 
     def row_terms(self) -> RowTerms:
         """Each row adds 1, its probability and its outcome to its bin's totals
@@ -304,18 +306,14 @@ class Calibration(Accumulator):
             add_pairs(st[name], sums.pairs[:, j * B : (j + 1) * B])
 
     def _compute(self) -> CalibrationResult:
-        counts, *pairs = _table(self._arrays)
-        values = calibration_table(counts, *(compensated.values(a) for a in pairs), self._edges)
+        values, weighted = self._top_table()
         return CalibrationResult(
-            "CalibrationScores",
-            {**values, "n": self.n},
-            {"n_bins": self.n_bins, "weighted": bool(np.any(compensated.values(self._arrays["weight"]) != counts))},
+            "CalibrationScores", {**values, "n": self.n}, {"n_bins": self.n_bins, "weighted": weighted}
         )
 
 
-class ClassCalibration(Accumulator):
-    (
-        """Streaming calibration of multiclass probabilities: the top label's
+class ClassCalibration(_Reliability):
+    """Streaming calibration of multiclass probabilities: the top label's
     reliability table, and every class's.
 
     ``update(y, P)`` takes classes ``0..K-1`` (or ``labels``) and an n x K
@@ -342,36 +340,41 @@ class ClassCalibration(Accumulator):
         The class labels in column order.
 
     Notes
-    -----"""
-        + _EXACTNESS
-        + """
+    -----
+    The counts and totals are exact (compensated sums); what the binning
+    approximates is the calibration function itself: ``ece``, ``mce`` and
+    ``rmsce`` compare each bin's mean probability with its positive
+    fraction, so they depend on ``n_bins`` (fewer bins hide miscalibration
+    inside a bin, more bins add noise). The decomposition
+    ``binned_brier = reliability - resolution + uncertainty`` holds exactly
+    for the *binned* forecasts, every probability replaced by its bin's mean
+    probability; the Brier score of the raw probabilities
+    (:class:`ProbabilityScores`) differs from it by the within-bin variance
+    and covariance terms (Stephenson et al. 2008).
+
     Examples
     --------
     >>> from streammetrics import ClassCalibration
     >>> acc = ClassCalibration(labels=["cat", "dog"], n_bins=2)
     >>> r = acc.update(["cat", "dog", "dog"], [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]]).finalize()
-    >>> r.bin_count, round(r.ece, 6)
-    (array([0, 3]), 0.3)
-    >>> r.class_ece
-    array([0.3, 0.3])
+    >>> r.bin_count, round(r.ece, 6)  # confidence 0.7 on average, 2 of 3 right
+    (array([0, 3]), 0.033333)
+    >>> r.class_ece.round(6)
+    array([0.233333, 0.233333])
     """
-    )
 
-    _fixed_settings = True  # copies share the settings
     headline = ("ece", "classwise_ece")
 
     def __init__(self, n_classes: int | None = None, n_bins: int = 15, labels=None):
         self.n_classes, self.labels = class_settings("ClassCalibration", n_classes, labels)
-        self.n_bins = _check_n_bins(n_bins)
+        self._set_bins(n_bins)
         if self.n_classes * self.n_bins > 10 * MAX_BINS:
             raise ValueError(f"n_classes x n_bins = {self.n_classes * self.n_bins:,} bins; at most {10 * MAX_BINS:,}")
         self._class_bins = self.n_classes * self.n_bins
-        self._edges = np.linspace(0.0, 1.0, self.n_bins + 1)
         y = ClassIndices("y", self.n_classes) if self.labels is None else ClassLabels("y", self.labels)
         self.inputs = (y, ClassProbabilities("p", self.n_classes))
         self._init_state()
 
-    _totals_unchecked = True  # its weighted fold does not check that its totals stay finite
     fields = (Field("n", np.int64, (1,)), *_table_fields("", "n_bins"), *_table_fields("class_", "_class_bins"))
 
     def _settings(self):
@@ -402,42 +405,21 @@ class ClassCalibration(Accumulator):
 
     def _fold(self, arrays, w):
         y, m = arrays
-        st = self._arrays
-        nb = self.n_bins
+        st, nb, cells = self._arrays, self.n_bins, self._class_bins
         fold = KC.class_calibration_update_weighted if w.shape[0] else KC.class_calibration_update
-        cells = self.n_classes * nb
-        return fold(
-            y,
-            m,
-            self.n_classes,
-            ROW_SUM_TOLERANCE,
-            w,
-            self._edges,
-            st["n"],
-            _table(st),
-            _table(st, "class_"),
-            np.zeros((3, nb)),
-            np.zeros((3, cells)),
-            np.zeros((2, nb), np.int64),
-            np.zeros((2, cells), np.int64),
-        )
+        scratch = (np.zeros((3, nb)), np.zeros((3, cells)), np.zeros((2, nb), np.int64), np.zeros((2, cells), np.int64))
+        tables = (_table(st), _table(st, "class_"))
+        return fold(y, m, self.n_classes, ROW_SUM_TOLERANCE, w, self._edges, st["n"], *tables, *scratch)
 
     def _compute(self) -> CalibrationResult:
-        counts, *pairs = _table(self._arrays)
-        values = calibration_table(counts, *(compensated.values(a) for a in pairs), self._edges)
-        cc, *cpairs = _table(self._arrays, "class_")
+        values, weighted = self._top_table()
         k, nb = self.n_classes, self.n_bins
-        cw, cp, co = (compensated.values(a).reshape(k, nb) for a in cpairs)
+        cw, cp, co = (compensated.values(a).reshape(k, nb) for a in _table(self._arrays, "class_")[1:])
         total = math.fsum(cw[0].tolist())
         gap = np.abs(co / safe(cw) - cp / safe(cw))
         class_ece = np.array([math.fsum((cw[j] * gap[j]).tolist()) for j in range(k)]) / safe(total)
         values.update(class_ece=class_ece, classwise_ece=float(class_ece.mean()), n=self.n)
-        meta = {
-            "labels": self.labels,
-            "n_bins": nb,
-            "what": "top label",
-            "weighted": bool(np.any(compensated.values(self._arrays["weight"]) != counts)),
-        }
+        meta = {"labels": self.labels, "n_bins": nb, "what": "top label", "weighted": weighted}
         return CalibrationResult("ClassCalibrationScores", values, meta)
 
 

@@ -92,9 +92,7 @@ class _Table:
         self.a = run_sums(true, counts)
         self.col_id, g = group_ids(pred)
         self.b = group_sums(self.col_id, g, counts)
-        self._pairs = None
-        self._mi = None
-        self._h = None
+        self._pairs = self._mi = self._h = None
 
     @property
     def n_classes(self) -> int:
@@ -317,23 +315,10 @@ class ClusterContingency(Accumulator):
     def _compute(self) -> Result:
         t = _Table(*self._table_arrays(), self._n, self.average_method)
         h, c, v = t.homogeneity_completeness_v()
-        return ClusterResult(
-            "ClusterScores",
-            {
-                "n": t.n,
-                "n_classes": t.n_classes,
-                "n_clusters": t.n_clusters,
-                "ari": t.ari(),
-                "ami": t.ami(),
-                "nmi": t.nmi(),
-                "mi": t.mi(),
-                "homogeneity": h,
-                "completeness": c,
-                "v_measure": v,
-                "fowlkes_mallows": t.fowlkes_mallows(),
-                "rand_index": t.rand_index(),
-            },
-        )
+        values = dict(n=t.n, n_classes=t.n_classes, n_clusters=t.n_clusters, ari=t.ari(), ami=t.ami(), nmi=t.nmi())
+        values.update(mi=t.mi(), homogeneity=h, completeness=c, v_measure=v, fowlkes_mallows=t.fowlkes_mallows())
+        values["rand_index"] = t.rand_index()
+        return ClusterResult("ClusterScores", values)
 
 
 def _merge(a, b):

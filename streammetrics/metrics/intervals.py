@@ -135,9 +135,7 @@ def mover_mean(a: float, ia, b: float, ib) -> tuple[float, float]:
     return max(lower, 0.0), min(upper, 1.0)
 
 
-def multinomial_delta(
-    cells, gradient, value: float, n_eff: float, level: float, bounds: tuple[float, float]
-) -> tuple[float, float]:
+def multinomial_delta(cells, gradient, value: float, n_eff: float, level: float, bounds: tuple) -> tuple:
     """The delta-method (Wald) interval of a function of multinomial proportions.
 
     ``cells`` are the cells' masses (any scale), ``gradient`` the function's

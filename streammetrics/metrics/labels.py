@@ -22,14 +22,8 @@ def label_array(x, name: str) -> np.ndarray:
             with np.errstate(invalid="ignore"):
                 bad = np.flatnonzero(~(np.isfinite(arr) & (arr == np.floor(arr))))
             if bad.size:
-                i = int(bad[0])
-                raise BadValueError(
-                    name,
-                    i,
-                    arr[i],
-                    "class labels must be integers or strings",
-                    hint="for scores or probabilities, cut them into labels first",
-                )
+                i, hint = int(bad[0]), "for scores or probabilities, cut them into labels first"
+                raise BadValueError(name, i, arr[i], "class labels must be integers or strings", hint=hint)
     elif arr.ndim != 1:
         raise BadShapeError(f"{name} must be a 1-D array, got shape {arr.shape}", name)
     return arr
@@ -49,11 +43,8 @@ def label_matrix(y, p, sample_weight):
             f"y holds {'strings' if strings[0] else 'numbers'} and p "
             f"{'strings' if strings[1] else 'numbers'}: labels must be of one kind"
         )
-    both = (
-        np.concatenate([yy.astype(object), pp.astype(object)])
-        if "O" in (yy.dtype.kind, pp.dtype.kind)
-        else np.concatenate([yy, pp])
-    )
+    objects = "O" in (yy.dtype.kind, pp.dtype.kind)
+    both = np.concatenate([yy.astype(object), pp.astype(object)] if objects else [yy, pp])
     try:
         labels, codes = np.unique(both, return_inverse=True)
     except TypeError:

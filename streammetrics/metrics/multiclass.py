@@ -47,21 +47,13 @@ class MulticlassResult(LabeledResult):
     def plot(self, folder: str, ctx: RenderContext) -> list[str]:
         from ..report import plots
 
-        return [
-            plots.confusion(
-                self.matrix,
-                folder,
-                "Confusion matrix",
-                f"accuracy = {self.accuracy:.4f}, macro F1 = {self.macro_f1:.4f}",
-                labels=self._meta.get("labels") or ctx.labels,
-            )
-        ]
+        headline = f"accuracy = {self.accuracy:.4f}, macro F1 = {self.macro_f1:.4f}"
+        labels = self._meta.get("labels") or ctx.labels
+        return [plots.confusion(self.matrix, folder, "Confusion matrix", headline, labels=labels)]
 
 
 # ----------------------------------------------------------------- the scores
-def multiclass_result(
-    matrix: np.ndarray, present: np.ndarray, n: int, meta=None, beta: float | None = None
-) -> MulticlassResult:
+def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None, beta=None) -> MulticlassResult:
     """The scores of a confusion matrix (``int64``: products in exact Python
     integers, or ``float64``); ``present``: the classes of the macro averages."""
     exact = matrix.dtype.kind in "iu"

@@ -20,7 +20,7 @@ from .._kernels.multilabel import (
 )
 from .._protocol.base import Accumulator
 from .._protocol.inputs import LabelMatrix, LabelScores, first_not01_matrix
-from .._protocol.result import LabeledResult, RenderContext, Result, safe
+from .._protocol.result import LabeledResult, Result, safe
 from .._protocol.state import Field, count_total, empty_state
 from .._protocol.terms import RowTerms, add_pairs
 from .._protocol.validation import cut_point
@@ -66,15 +66,9 @@ class MultilabelRankResult(MultilabelResult):
         # (the multilabel task) the report lists them once, from that member
         return Result.report_values(self)
 
-    def section(self, ctx: RenderContext, names=None) -> list[str]:
-        values = self.report_values()
+    def _notes(self, values):
         notes = bound_notes(values)  # a bounded state's averages show their bounds on their line
-        fields = shown_fields(values, notes)
-        lines = self._scalar_lines(fields, names, notes) + self._array_lines(fields, ctx, names)
-        if self.weighted:
-            column = f" (column {ctx.weight_column!r})" if ctx.weight_column else ""
-            lines.append(f"  counts are sums of sample weights{column}")
-        return lines
+        return shown_fields(values, notes), notes
 
 
 # ---------------------------------------------------------------- confusion
@@ -196,11 +190,8 @@ class MultilabelConfusion(Accumulator):
             raise ValueError("the state holds weights but no row came with weights")
         sums = compensated.values(state["sums"])
         total = unweighted + sums[4]
-        if (
-            np.any(sums[:4] > total * (1 + 1e-9))
-            or sums[5] > sums[4] * (1 + 1e-9)
-            or sums[6] > sums[4] * k * (1 + 1e-9)
-        ):
+        slack = 1 + 1e-9
+        if np.any(sums[:4] > total * slack) or sums[5] > sums[4] * slack or sums[6] > sums[4] * k * slack:
             raise ValueError("entry 'sums' exceeds what the rows can hold")
 
     def _fold(self, arrays, w):
@@ -217,7 +208,7 @@ class MultilabelConfusion(Accumulator):
         scratch = (np.zeros((k, 4), np.int64), np.zeros(4 * k + 7), np.zeros((4 * k + 7, 2)))
         if self.threshold is None:
             folder = fold_labels_weighted if w.shape[0] else fold_labels
-            status = folder(Y, P, _NO_SCORES, w, st["n"], st["counts"], wsum, st["rows"], st["sums"], *scratch)
+            status = folder(Y, P, _NO_SCORES, 0.0, w, st["n"], st["counts"], wsum, st["rows"], st["sums"], *scratch)
         else:
             folder = fold_scores_weighted if w.shape[0] else fold_scores
             row = np.zeros((1, k), np.uint8)  # each row's predictions, in the kernel

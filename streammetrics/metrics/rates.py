@@ -112,13 +112,7 @@ def _mean(x: np.ndarray, weights=None) -> float:
     return float(np.mean(x))
 
 
-def averaged_rates(
-    matrix: np.ndarray,
-    present: np.ndarray,
-    beta: float = 1.0,
-    average: str | None = "macro",
-    zero_division: float = 0.0,
-):
+def averaged_rates(matrix: np.ndarray, present: np.ndarray, beta=1.0, average="macro", zero_division=0.0):
     """``(precision, recall, fbeta)`` of a confusion matrix under ``average``.
 
     ``"macro"`` averages over the ``present`` classes, ``"weighted"`` weights

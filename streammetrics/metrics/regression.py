@@ -127,44 +127,37 @@ class RegressionErrors(Accumulator):
     def __init__(self):
         self._init_state()
 
-    def _check_state(self, state):
-        m = state["moments"]
-        if m[0] + m[1] < 0 or m[4] + m[5] < 0:
-            raise ValueError("negative totals")
-        for i in (0, 4):
-            if abs(m[i + 1]) > 2.0**-12 * abs(m[i]):
-                raise ValueError(
-                    "entry 'moments' holds a compensated pair whose error term is not small beside its sum"
-                )
-        total = float(m[0] + m[1])
-        sse, sae, _ = (float(v) for v in compensated.values(state["sums"]))
-        if int(state["n"][0]) == 0 and (total or np.any(state["sums"]) or np.any(m)):
-            raise ValueError("the totals are not zero but there are no observations")
-        # Cauchy-Schwarz: (sum w|e|)**2 <= (sum w) (sum w e**2) for any stream
-        if sae * sae > total * sse * (1 + 1e-9) + 1e-300:
-            raise ValueError(
-                "entry 'sums': the absolute errors are too large for the squared errors and the weight total"
-            )
-        if state["squares_rows"][0] > state["n"][0]:
-            raise ValueError("more rows counted in 'squares' than observations")
-
     @staticmethod
-    def _screen_states(st):
-        # :meth:`_check_state` over a leading axis of states
-        g = st["n"].shape[0]
-        m = st["moments"]
-        bad = (m[:, 0] + m[:, 1] < 0) | (m[:, 4] + m[:, 5] < 0)
-        for i in (0, 4):
-            bad |= np.abs(m[:, i + 1]) > 2.0**-12 * np.abs(m[:, i])
+    def _faults(st) -> dict:
+        """What a load refuses in each of many stacked states: message -> mask, in
+        the order they are told."""
+        g, m = st["n"].shape[0], st["moments"]
         total = m[:, 0] + m[:, 1]
         v = compensated.values(st["sums"])
         sse, sae = v[:, 0], v[:, 1]
-        bad |= (st["n"][:, 0] == 0) & (
-            (total != 0) | (st["sums"].reshape(g, -1) != 0).any(axis=1) | (m != 0).any(axis=1)
-        )
-        bad |= sae * sae > total * sse * (1 + 1e-9) + 1e-300
-        bad |= st["squares_rows"][:, 0] > st["n"][:, 0]
-        return bad
+        with np.errstate(over="ignore", invalid="ignore"):  # as Python floats: inf, quietly
+            squared_sae, bound = sae * sae, total * sse * (1 + 1e-9) + 1e-300
+        return {
+            "negative totals": (total < 0) | (m[:, 4] + m[:, 5] < 0),
+            "entry 'moments' holds a compensated pair whose error term is not small beside its sum": (
+                (np.abs(m[:, 1]) > 2.0**-12 * np.abs(m[:, 0])) | (np.abs(m[:, 5]) > 2.0**-12 * np.abs(m[:, 4]))
+            ),
+            "the totals are not zero but there are no observations": (st["n"][:, 0] == 0)
+            & ((total != 0) | (st["sums"].reshape(g, -1) != 0).any(axis=1) | (m != 0).any(axis=1)),
+            "entry 'sums': the absolute errors are too large for the squared errors and the weight total": (
+                squared_sae > bound
+            ),
+            "more rows counted in 'squares' than observations": st["squares_rows"][:, 0] > st["n"][:, 0],
+        }
+
+    def _check_state(self, state):
+        for message, bad in self._faults({k: v[np.newaxis] for k, v in state.items()}).items():
+            if bad[0]:
+                raise ValueError(message)
+
+    @classmethod
+    def _screen_states(cls, st):
+        return np.logical_or.reduce(list(cls._faults(st).values()))
 
     def _fold(self, arrays, w):
         y, p = arrays

@@ -104,9 +104,7 @@ def roc(fpr, tpr, auc, lower, upper, n_pos, n_neg, folder, marks=(), exact=None,
     return _finish(fig, ax, folder, "roc.png", loc="lower right")
 
 
-def pr(
-    precision, recall, average_precision: float, n_pos, n_neg, folder: str, marks=(), bounds=None, exact=None, band=None
-) -> str:
+def pr(precision, recall, average_precision, n_pos, n_neg, folder, marks=(), bounds=None, exact=None, band=None) -> str:
     """The precision-recall curve, its average precision (``bounds``: ``(lower, upper)``)
     and the chance level; ``marks``, ``exact`` and ``band`` as for :func:`roc`."""
     precision, recall = _thin(np.asarray(precision, float), np.asarray(recall, float))

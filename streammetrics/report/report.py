@@ -58,11 +58,16 @@ class EvaluationReport(Result):
                 values[key] = v
                 names[member][k] = key
         super().__init__("EvaluationReport", values)
-        object.__setattr__(self, "_parts", dict(parts))
-        object.__setattr__(self, "_settings", dict(settings))
-        object.__setattr__(self, "_order", list(order) if order is not None else list(parts))
-        object.__setattr__(self, "_describe", describe)
-        object.__setattr__(self, "_names", names)
+        order = list(order) if order is not None else list(parts)
+        own = {
+            "_parts": dict(parts),
+            "_settings": dict(settings),
+            "_order": order,
+            "_describe": describe,
+            "_names": names,
+        }
+        for k, v in own.items():
+            object.__setattr__(self, k, v)
 
     def __reduce__(self):
         return (self.__class__, (self._values["n"], self._parts, self._settings, self._order, self._describe))
@@ -88,13 +93,8 @@ class EvaluationReport(Result):
         return any(p.weighted for p in self._parts.values())
 
     def _context(self, weight_column=None, sample=None, targets=None) -> RenderContext:
-        return RenderContext(
-            labels=self._settings.get("labels"),
-            weight_column=weight_column,
-            settings=self._settings,
-            sample=sample,
-            targets=check_targets(targets),
-        )
+        labels, targets = self._settings.get("labels"), check_targets(targets)
+        return RenderContext(labels, weight_column, self._settings, sample, targets)
 
     def to_json(self, indent: int | None = 2, *, weight_column: str | None = None, targets: dict | None = None) -> str:
         """The report as JSON: ``{"task", "settings", "n", "weighted", "metrics"}``.
@@ -106,12 +106,8 @@ class EvaluationReport(Result):
         best F1's and those of ``targets`` (as :meth:`to_text`).
         """
         ctx = self._context(weight_column, targets=targets)
-        doc = {
-            "task": self.task,
-            "settings": jsonable(self._settings),
-            "n": int(self._values["n"]),
-            "weighted": self.weighted,
-        }
+        doc = {"task": self.task, "settings": jsonable(self._settings), "n": int(self._values["n"])}
+        doc["weighted"] = self.weighted
         if weight_column is not None:
             doc["weight_column"] = weight_column
         doc["metrics"] = {k: jsonable(v) for k, v in self._values.items() if k != "n"}
@@ -138,10 +134,8 @@ class EvaluationReport(Result):
         lines = [head, "=" * len(head)]
         for name in self._order:
             part = self._parts[name]
-            lines.append("")
             title = part.section_title(ctx)
-            lines.append(title if self.task else f"{name}: {title}")
-            lines.extend(part.section(ctx, self._names[name]))
+            lines += ["", title if self.task else f"{name}: {title}", *part.section(ctx, self._names[name])]
         return "\n".join(lines)
 
     def plot(
@@ -177,9 +171,7 @@ class EvaluationReport(Result):
         rows = []
         for name in self._order:
             part = self._parts[name]
-            title = part.section_title(ctx)
-            rows.append(f"<tr><th colspan='2'>{html.escape(title)}</th></tr>")
-            rows.extend(part.html_rows())
+            rows += [f"<tr><th colspan='2'>{html.escape(part.section_title(ctx))}</th></tr>", *part.html_rows()]
         return (
             f"<table><caption>{html.escape(what)} of {fmt_number(self._values['n'])} rows"
             "</caption>" + "".join(rows) + "</table>"

@@ -137,10 +137,13 @@ class LazySlices(Mapping):
                     r = self._done[i] = self._compute(i)
         return r
 
-    def __getitem__(self, key):
+    def _where(self) -> dict:
         if self._index is None:
             self._index = {k: i for i, k in enumerate(self._keys)}
-        return self._at(self._index[key])
+        return self._index
+
+    def __getitem__(self, key):
+        return self._at(self._where()[key])
 
     def __iter__(self):
         return iter(self._keys)
@@ -149,9 +152,7 @@ class LazySlices(Mapping):
         return len(self._keys)
 
     def __contains__(self, key) -> bool:
-        if self._index is None:
-            self._index = {k: i for i, k in enumerate(self._keys)}
-        return key in self._index
+        return key in self._where()
 
     def values(self):
         return [self._at(i) for i in range(len(self._keys))]
@@ -201,14 +202,10 @@ class SlicedResult(Result):
             differs = {k: tuple(c for c in columns if _excludes(r, c, overall[c])) for k, r in slices.items()}
             values.update(self._per_slice(overall, slices, columns, ci, differs))
         super().__init__("SlicedScores", values, {"by": list(names), "weighted": overall.weighted, "ci": ci})
-        object.__setattr__(self, "_lazy", lazy or None)
-        object.__setattr__(self, "_overall", overall)
-        object.__setattr__(self, "_slices", slices)
-        object.__setattr__(self, "_rows", dict(rows))
-        object.__setattr__(self, "_names", tuple(names))
-        object.__setattr__(self, "_columns", tuple(columns))
-        object.__setattr__(self, "_ci", ci)
-        object.__setattr__(self, "_differs", differs)
+        own = {"_lazy": lazy or None, "_overall": overall, "_slices": slices, "_rows": dict(rows)}
+        own.update(_names=tuple(names), _columns=tuple(columns), _ci=ci, _differs=differs)
+        for k, v in own.items():
+            object.__setattr__(self, k, v)
 
     @staticmethod
     def _per_slice(overall, slices, columns, ci, differs) -> dict:
@@ -321,10 +318,8 @@ class SlicedResult(Result):
             scores = (scores,)
         elif not isinstance(scores, (list, tuple)) or not all(isinstance(c, str) for c in scores):
             raise TypeError(f"scores must be a score's name or a list of them, got {type(scores).__name__}")
-        options = self._sortable()
         for c in scores:
-            if c not in options:
-                raise ValueError(f"scores must name scores of the slices ({', '.join(options)}), got {c!r}")
+            self._check_score("scores must name scores of the slices", c)
         values = {"n_slices": len(self._slices)}
         for c in scores:
             v = np.array([_sort_value(None if r is None else r[c]) for r in self._slices.values()], np.float64)
@@ -358,6 +353,16 @@ class SlicedResult(Result):
                 fields.update((k, None) for k, v in r.items() if k != "n" and _scalar(v))
         return list(fields)
 
+    def _check_score(self, what: str, score) -> None:
+        options = self._sortable()
+        if score not in options:
+            raise ValueError(f"{what} ({', '.join(options)}), got {score!r}")
+
+    def _named_by(self) -> str:
+        """`` by a, b`` when the key columns have names of their own, else ``""``."""
+        named = self._names and not all(n == "by" or n.startswith("by[") for n in self._names)
+        return f" by {', '.join(self._names)}" if named else ""
+
     def order(self, sort: str = "n", ascending: bool | None = None) -> list:
         """The slice keys sorted by ``sort``: ``"n"`` (rows, largest first), ``"key"``
         or a score (highest first); ``ascending`` reverses it; undefined last.
@@ -377,11 +382,7 @@ class SlicedResult(Result):
         if sort in ("n", "rows"):
             values = [float(self._rows[k]) for k in keys]
         else:
-            options = self._sortable()
-            if sort not in options:
-                raise ValueError(
-                    f"sort must be 'n', 'key' or a score of the slices ({', '.join(options)}), got {sort!r}"
-                )
+            self._check_score("sort must be 'n', 'key' or a score of the slices", sort)
             values = [_sort_value(None if r is None else r[sort]) for r in self._slices.values()]
         up = bool(ascending) if ascending is not None else False
         defined = [i for i, v in enumerate(values) if not math.isnan(v)]
@@ -405,13 +406,10 @@ class SlicedResult(Result):
         shown = keys if top is None or len(keys) <= top else keys[:top]
         with_ci = self._ci is not None
         bounded = [c for c in cols if with_ci and _bounded(self._overall, c)]
-        head = list(names) + ["rows"]
+        head = [*names, "rows"]
         for c in cols:
-            head.append(c)
-            if c in bounded:
-                head.append(f"{c} {self._level()} CI")
-        if bounded:
-            head.append("differs")
+            head += [c, f"{c} {self._level()} CI"] if c in bounded else [c]
+        head += ["differs"] if bounded else []
 
         certified = []
 
@@ -430,13 +428,9 @@ class SlicedResult(Result):
 
         body = []
         for k in shown:
-            row = cells(k if len(names) > 1 else (k,), self._rows[k], self._slices[k])
-            if bounded:
-                row.append(" ".join(self._differs[k]))
-            body.append(row)
-        total = cells(["(all)"] + [""] * (len(names) - 1), self._values["n"], self._overall)
-        if bounded:
-            total.append("")
+            flags = [" ".join(self._differs[k])] if bounded else []
+            body.append(cells(k if len(names) > 1 else (k,), self._rows[k], self._slices[k]) + flags)
+        total = cells(["(all)"] + [""] * (len(names) - 1), self._values["n"], self._overall) + [""] * bool(bounded)
         rows = [head] + body + [total]
         widths = [max(len(r[j]) for r in rows) for j in range(len(head))]
         nk = len(names)
@@ -454,11 +448,8 @@ class SlicedResult(Result):
             out.append("  (bounds: the certified interval of a figure read off a binned state)")
         if bounded:
             flagged = sum(1 for k in keys if self._differs[k])
-            out.append("")
-            out.append(
-                f"  differs: the slice's {self._level()} interval leaves out the overall score "
-                f"({flagged:,} of {len(keys):,} slices)"
-            )
+            what = f"the slice's {self._level()} interval leaves out the overall score"
+            out += ["", f"  differs: {what} ({flagged:,} of {len(keys):,} slices)"]
         return out + self._summary_lines()
 
     def to_text(
@@ -488,8 +479,7 @@ class SlicedResult(Result):
         top = top if top is not None else max_rows
         table = self._table(None if top is None else at_least_one("top", top), sort, ascending)
         head = f"{len(self._slices):,} slices of {fmt_number(self._values['n'])} rows"
-        if not all(n == "by" or n.startswith("by[") for n in self._names):
-            head += f" by {', '.join(self._names)}"
+        head += self._named_by()
         if sort == "key":
             head += ", in key order" + ("" if ascending in (None, True) else ", reversed")
         elif sort not in ("n", "rows") or ascending is not None:
@@ -534,12 +524,8 @@ class SlicedResult(Result):
         if arrays is not None:
             data.update(arrays)
         else:
-            fields: list = []
-            for r in self._slices.values():
-                if r is not None:
-                    fields = [k for k, v in r.items() if k != "n" and _scalar(v)]
-                    break
-            for f in fields:
+            first = next((r for r in self._slices.values() if r is not None), {})
+            for f in [k for k, v in first.items() if k != "n" and _scalar(v)]:
                 data[f] = [np.nan if r is None else r[f] for r in self._slices.values()]
         if self._ci is not None:
             for c in self._columns:
@@ -591,9 +577,7 @@ class SlicedResult(Result):
             score = self._columns[0] if self._columns else None
         if not isinstance(score, str):
             raise TypeError(f"score must be a string, got {type(score).__name__}")
-        options = self._sortable()
-        if score not in options:
-            raise ValueError(f"score must be a score of the slices ({', '.join(options)}), got {score!r}")
+        self._check_score("score must be a score of the slices", score)
         keys = self.order("n")
         drawn = keys[: at_least_one("max_slices", max_slices)]
         labels, values, lower, upper, flagged = [], [], [], [], []
@@ -602,34 +586,20 @@ class SlicedResult(Result):
             labels.append(" / ".join(_cell(v) for v in k) if isinstance(k, tuple) else _cell(k))
             v = _sort_value(None if r is None else r[score])
             values.append(v)
-            if _bounded(r, score):
-                lower.append(float(r[f"{score}_ci_lower"]))
-                upper.append(float(r[f"{score}_ci_upper"]))
-            else:
-                lower.append(v)
-                upper.append(v)
+            bounds = (float(r[f"{score}_ci_lower"]), float(r[f"{score}_ci_upper"])) if _bounded(r, score) else (v, v)
+            lower.append(bounds[0])
+            upper.append(bounds[1])
             flagged.append(_excludes(r, score, self._overall[score]))
         note = None
         if len(drawn) < len(keys):
             note = f"the {len(drawn):,} largest of {len(keys):,} slices"
-        title = f"{score} per slice"
-        if self._names and not all(n == "by" or n.startswith("by[") for n in self._names):
-            title += f" by {', '.join(self._names)}"
+        title = f"{score} per slice{self._named_by()}"
         if self._ci is not None and _bounded(self._overall, score):
             title += f" ({self._level()} intervals)"
+        arrays = [np.array(a) for a in (values, lower, upper)] + [np.array(flagged, bool)]
+        overall, rows = _sort_value(self._overall[score]), [_cell(self._rows[k]) for k in drawn]
         return plots.slice_scores(
-            labels,
-            np.array(values),
-            np.array(lower),
-            np.array(upper),
-            np.array(flagged, bool),
-            _sort_value(self._overall[score]),
-            score,
-            [f"{_cell(n)}" for n in (self._rows[k] for k in drawn)],
-            folder,
-            title,
-            note,
-            name=f"slices_{score}.png",
+            labels, *arrays, overall, score, rows, folder, title, note, name=f"slices_{score}.png"
         )
 
     def plot(self, folder: str, ctx: RenderContext | None = None) -> list[str]:
