@@ -1039,7 +1039,10 @@ def test_the_run_of_a_run_and_sorted_keys_counts_every_pair(data, cut):
     y, s, _, _ = data
     cut = min(cut, len(y))
     run = RankAUC().update(y[:cut], s[:cut]).flush()._strategy.run()
-    keys, n_pos = A.split_sorted(y[cut:], s[cut:])
+    ys, ss = np.asarray(y[cut:]), np.ascontiguousarray(s[cut:], np.float64)
+    keys = np.empty(ys.shape[0], np.uint64)
+    _, n_pos, _ = KK.append_split(ys, ss.view(np.uint64), None, keys, None, 0, ys.shape[0])
+    A.sort_classes(keys, n_pos, n_pos)
     got = A.run_of_sorted(keys[:n_pos], keys[n_pos:], run=run)
     assert int(pairs.u2_int(got[1])) == int(brute_u2(y, s)[0])
     # a signed zero in a loaded run ties with the keys' +0.0

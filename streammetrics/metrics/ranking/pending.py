@@ -55,12 +55,8 @@ class Pending:
         if self.back - self.front < n:
             need = self.rows + n
             self.resize(max(need, min(4 * self.keys.shape[0], max(limit, need))))
-        if self.vals is None:
-            status, front, back = K.append_split(y, s.view(_U64), self.keys, self.front, self.back)
-        else:
-            status, front, back = K.append_split_weighted(
-                y, s.view(_U64), w, self.keys, self.vals, self.front, self.back
-            )
+        ws = None if self.vals is None else w
+        status, front, back = K.append_split(y, s.view(_U64), ws, self.keys, self.vals, self.front, self.back)
         if not status:
             self.front, self.back = front, back
         return status

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._kernels import keys as KK
-from ..._kernels.merges import merge_into, run_into, run_into_weighted
+from ..._kernels.merges import merge_into, run_into
 from ..._kernels.sort import sort_keys, sort_payload
 
-__all__ = ["sort_classes", "split_sorted", "run_of_sorted", "sorted_run", "merge_runs", "NUMPY_MAX", "sort_part"]
+__all__ = ["sort_classes", "run_of_sorted", "sorted_run", "merge_runs", "NUMPY_MAX", "sort_part"]
 
 NUMPY_MAX = 4096  # rows sorted by numpy: a small state's first use compiles no radix kernel
 
@@ -39,16 +38,6 @@ def sort_classes(keys, front, back, vals=None):
     return tk, tv
 
 
-def split_sorted(y, s):
-    """Label-split sorted keys ``(keys, n_pos)`` of one batch, or ``None`` for a bad value."""
-    keys = np.empty(y.shape[0], np.uint64)
-    status, n_pos = KK.split_keys(y, s.view(np.uint64), keys)
-    if status:
-        return None
-    sort_classes(keys, n_pos, n_pos)
-    return keys, n_pos
-
-
 def _trimmed(scores, ab, m):
     """The first ``m`` entries of a run, copied when shorter (freeing the rest)."""
     if m == scores.shape[0]:
@@ -65,11 +54,7 @@ def run_of_sorted(kp, kn, vp=None, vn=None, run=None):
     scores = np.empty(cap, np.float64)
     ab = np.empty((2, cap), np.int64 if vp is None else np.float64)
     bits = scores.view(np.uint64)
-    if vp is None:
-        m = run_into(s1.view(np.uint64), ab1, kp, kn, bits, ab)
-    else:
-        m = run_into_weighted(s1.view(np.uint64), ab1, kp, vp, kn, vn, bits, ab)
-    return _trimmed(scores, ab, m)
+    return _trimmed(scores, ab, run_into(s1.view(np.uint64), ab1, kp, vp, kn, vn, bits, ab))
 
 
 def sorted_run(keys, front, back, vals=None, run=None):
