@@ -19,7 +19,7 @@ from sklearn import metrics as skm
 
 from streammetrics._kernels import keys as KK
 from streammetrics._kernels import pairs
-from streammetrics._kernels.sort import sort_keys, sort_payload
+from streammetrics._kernels.sort import sort_keys
 from streammetrics.metrics.ranking import RankAUC, auc, average_precision, pr_curve, roc_curve
 from streammetrics.metrics.ranking.bounded import Bounded
 from streammetrics.metrics.ranking.exact import Exact
@@ -199,11 +199,11 @@ def test_sort_kernels(n):
     keys[: n // 3] &= np.uint64(0xFFFF)  # shared high bytes: skipped passes
     ref = np.sort(keys)
     got = keys.copy()
-    sort_keys(got, np.empty(n, np.uint64))
+    sort_keys(got, np.empty(n, np.uint64), None, None)
     np.testing.assert_array_equal(got, ref)
     vals = keys.astype(np.float64)
     k2, v2 = keys.copy(), vals.copy()
-    sort_payload(k2, v2, np.empty(n, np.uint64), np.empty(n))
+    sort_keys(k2, np.empty(n, np.uint64), v2, np.empty(n))
     np.testing.assert_array_equal(k2, ref)
     np.testing.assert_array_equal(v2, ref.astype(np.float64))
 

@@ -12,16 +12,17 @@ from ..._kernels import bins as K
 from ..._kernels.keys import score_keys
 from ..._kernels.precision_bounds import average_precision_sums
 from ..._protocol.errors import WeightOverflowError
-from .points import Points, auc_of_chunks
+from .points import Points, auc_of_chunks, empty_run
+from .saved import run_of_state
 from .sorting import run_of_sorted
 
 __all__ = ["Bounded", "points_of_items", "average_precision_bounds", "is_binned", "straddling_of_items"]
 
 #: a cell becomes a bin while its pos * neg mass is within _BUDGET P N / B**2 and its mass within _MASS (P + N) / B
-_BUDGET = 3.0
-_MASS = 6.0
+_BUDGET, _MASS = 3.0, 6.0
 _SLACK = 1e-9  # relative widening of a binned interval computed in rounded floats
 _FINE = 4.0  # a sorted slice is grouped at this fraction of the bins' limits
+_AP_SLACK, _AP_ABS = 1e-9, 1e-12  # the relative (rounded masses) and absolute (rounded sums) widening of AP bounds
 
 
 def _sorted_items(items):
@@ -43,7 +44,7 @@ def _distinct(keys, room: int):
 def points_of_items(items, weighted: bool):
     """Distinct lower edges and their masses: a bin counts as its lower edge."""
     if items is None:
-        return np.zeros(0), np.zeros((2, 0), np.float64 if weighted else np.int64)
+        return empty_run(weighted)
     lo, hi, ab, cw = items
     starts = np.flatnonzero(np.concatenate(([True], lo[1:] != lo[:-1])))
     if starts.shape[0] == lo.shape[0]:
@@ -52,13 +53,8 @@ def points_of_items(items, weighted: bool):
 
 
 def is_binned(items) -> bool:
-    """Whether ``items`` hold a bin (a range ``lo < hi``): figures read off them are then
-    approximate; a state of points only is exact."""
+    """Whether ``items`` hold a bin (a range ``lo < hi``): figures read off them are then approximate."""
     return items is not None and bool(np.any(items[1] > items[0]))
-
-
-_AP_SLACK = 1e-9  # the widening of binned AP bounds: relative (rounded masses) and absolute (rounded sums)
-_AP_ABS = 1e-12
 
 
 def average_precision_bounds(lo, hi, ab, weighted: bool, value: float | None = None):
@@ -92,8 +88,8 @@ def average_precision_bounds(lo, hi, ab, weighted: bool, value: float | None = N
 
 
 def straddling_of_items(items, scores, weighted: bool):
-    """``2 x m`` positive and negative mass of the bins with ``lo < t <= hi`` at each
-    of the increasing ``scores`` ``t``: the rows that may lie on either side of ``t``."""
+    """``2 x m`` positive and negative mass of the bins with ``lo < t <= hi`` (rows on either side of ``t``) at each of
+    the increasing ``scores`` ``t``."""
     m = scores.shape[0]
     dtype = np.float64 if weighted else np.int64
     out = np.zeros((2, m + 1), dtype)
@@ -146,9 +142,6 @@ class Bounded:
         """``[positive, negative]`` mass of the items (pending rows not included)."""
         return np.zeros(2) if self.items is None else self.items[2].sum(axis=1).astype(np.float64)
 
-    def compact(self) -> None:
-        """Bins are compacted as they are formed: nothing to do."""
-
     def take(self, buf) -> None:
         """Bin the pending rows of ``buf`` in (``buf`` is used up)."""
         self.items = self._binned(buf, self.items, in_place=True)
@@ -161,12 +154,9 @@ class Bounded:
 
     def add(self, state) -> None:
         """Fold the items of another bounded state."""
-        lo = state["lo"]
+        lo, ab = run_of_state(state, self.weighted)
         if lo.shape[0] == 0:
             return
-        ab = state["weights" if state["weighted"][0] else "counts"]
-        if self.weighted and ab.dtype != np.float64:
-            ab = ab.astype(np.float64)
         run = (lo, state["hi"], ab, state["pairs"])
         merged = run if self.items is None else K.merge_items(*self.items, *run)
         if merged[0].shape[0] > 2 * self.max_bins:
@@ -174,7 +164,7 @@ class Bounded:
         self.items = merged
 
     def points(self, buf, n: int, items=None) -> Points:
-        """The query engine of the items (``buf`` binned in, or ``items``); bins bound every figure."""
+        """The query engine of the items (``buf`` binned in, or ``items``)."""
         items = self.current(buf) if items is None else items
         return Points(points_of_items(items, self.weighted), n, self.weighted, items=items)
 
@@ -203,8 +193,7 @@ class Bounded:
             return 0.0, 0.0, 0.0, n_pos, n_neg, points  # no pairs: the guard
         denom = 2.0 * float(n_pos) * float(n_neg)
         if weighted and not (0.0 < denom < math.inf and math.isfinite(k2 + 2.0 * unknown)):
-            # the bins' pair masses are products of weights, kept in the state
-            raise WeightOverflowError(
+            raise WeightOverflowError(  # the bins' pair masses are products of weights
                 scores="the weighted pair masses of the bounded AUC (weights beyond about 1e150 or below 1e-150)"
             )
         lower = k2 / denom

@@ -39,7 +39,8 @@ def auc(y, s, *, sample_weight=None) -> float:
     if status:
         raise_rejected(inputs, (y, s))
     if weighted:
-        return auc_of_chunks(lambda: iter([sorted_run(keys, n_pos, back, vals)]), True)[0]
+        run = sorted_run(keys, n_pos, back, vals)
+        return auc_of_chunks(lambda: iter([run]), True)[0]
     sort_classes(keys, n_pos, n_pos)
     if n * n < 2 * INT64_LIMIT:  # 2 n_pos n_neg <= n**2 / 2 fits an int64
         return int(u2_sorted(keys[:n_pos], keys[n_pos:])) / (2 * safe(n_pos * (n - n_pos)))
