@@ -1092,3 +1092,23 @@ def test_flush_moves_rows_into_the_state_and_changes_no_result(max_bins):
         assert acc.finalize().as_dict() == before
         after = acc.state_dict()
         assert all(np.array_equal(after[k], state[k]) for k in state)
+
+
+# ------------------------------------------------------------ hostile queries and states
+def test_best_threshold_is_invariant_to_scaling_the_costs():
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 5000)
+    acc = RankAUC().update(y, rng.normal(size=5000) + y)
+    cost = np.array([[0.0, 1.0], [5.0, 0.0]])
+    ref = acc.best_threshold(cost=cost)
+    for k in (1e-300, 3.0, 1e305, 2.0**1000):
+        got = acc.best_threshold(cost=cost * k)
+        assert got.threshold == ref.threshold and (got.tp, got.fp) == (ref.tp, ref.fp)
+        assert got.cost == pytest.approx(ref.cost * k, rel=1e-12) or not np.isfinite(ref.cost * k)
+
+
+def test_a_forged_state_with_subnormal_weights_is_refused():
+    st = RankAUC().update([0, 1, 1, 0], [0.1, 0.4, 0.35, 0.8], sample_weight=[1, 1, 1, 1]).state_dict()
+    st["weights"] = np.array([[0, 5e-324, 5e-324, 0], [5e-324, 0, 0, 5e-324]])
+    with pytest.raises(ValueError, match="subnormal"):
+        RankAUC().load_state_dict(st)

@@ -416,8 +416,12 @@ class Points:
     def best_threshold(self, score=None, cost=None) -> BinaryResult:
         """The threshold of the best score or the least cost (see ``RankAUC.best_threshold``)."""
         name, c = _objective(score, cost)
+        scale = 1.0
+        if c is not None and np.any(c):  # a power of two, so that costs of any scale give the same sums exactly
+            scale = 2.0 ** int(np.frexp(np.abs(c).max())[1])
+            c = c / scale
         i, v = self._kept(name if c is None else ("cost", c.tobytes()), lambda: self._best(name, c))
-        return self.result(i, {"score": name, "best": v} if c is None else {"cost": -v})
+        return self.result(i, {"score": name, "best": v} if c is None else {"cost": -v * scale})
 
     def partial_auc(self, max_fpr, mcclish: bool = False) -> float:
         """The area under the ROC curve up to ``max_fpr`` (see ``RankAUC.partial_auc``)."""

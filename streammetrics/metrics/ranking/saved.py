@@ -31,6 +31,8 @@ def mass_entry(state, shape):
         raise ValueError(f"entry {name!r} has shape {state[name].shape}, expected {shape}")
     if state[other].shape != shape[:-1] + (0,):
         raise ValueError(f"entry {other!r} must be empty in this state")
+    if weighted and np.any((state[name] > 0) & (state[name] < np.finfo(np.float64).tiny)):
+        raise ValueError(f"entry {name!r} holds a subnormal mass (no sum of weights that update() takes)")
     return weighted, name, state[name]
 
 
