@@ -111,10 +111,6 @@ def straddling_of_items(items, scores, weighted: bool):
 class Bounded:
     """The bounded state of ``RankAUC(max_bins=B)`` (see the module docstring)."""
 
-    PENDING_MIN = 1 << 14  # pending rows at most max(PENDING_MIN, min(PENDING_PER_BIN * B, PENDING_MAX))
-    PENDING_PER_BIN = 32
-    PENDING_MAX = 1 << 22  # however many bins are allowed, the buffer stays within exact mode's least
-
     def __init__(self, max_bins: int, weighted: bool = False):
         self.max_bins = max_bins
         self.weighted = weighted
@@ -130,7 +126,9 @@ class Bounded:
         return 0 if self.items is None else sum(a.nbytes for a in self.items)
 
     def pending_limit(self) -> int:
-        return max(self.PENDING_MIN, min(self.PENDING_PER_BIN * self.max_bins, self.PENDING_MAX))
+        """Every batch is binned as it comes: the state never holds more than ``2 B`` items, and one saved, pickled
+        or copied and then updated bins its rows as the original does."""
+        return 0
 
     def to_float(self) -> None:
         if self.items is not None:
@@ -219,13 +217,17 @@ class Bounded:
         """``items`` with the pending rows of ``buf`` binned in (a new tuple)."""
         kp, vp, kn, vn, pre_p, pre_n = buf.sorted_keys(in_place)
         b = self.max_bins
-        if not is_binned(items):
-            # nothing binned yet: keep points while they fit, so the state stays exact
-            room = 2 * b - (0 if items is None else items[0].shape[0])
-            dp, dn = _distinct(kp, room), _distinct(kn, room)
-            if dp is not None and dn is not None and np.union1d(dp, dn).shape[0] <= room:
+        small = kp.shape[0] + kn.shape[0] <= b
+        if small or not is_binned(items):
+            # points while every score fits (exact); a small batch's points are compacted with the items past 2 B
+            dp, dn = _distinct(kp, 2 * b), _distinct(kn, 2 * b)
+            if dp is not None and dn is not None and np.union1d(dp, dn).shape[0] <= 2 * b:
                 new = K.points_as_items(*run_of_sorted(kp, kn, vp, vn))
-                return new if items is None else K.merge_items(*items, *new)
+                merged = new if items is None else K.merge_items(*items, *new)
+                if merged[0].shape[0] <= 2 * b:
+                    return merged
+                if small:
+                    return self._compact(merged)
         p = q = 0.0
         cuts = np.zeros(0, np.uint64)
         if items is not None:
