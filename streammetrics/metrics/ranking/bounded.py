@@ -141,39 +141,29 @@ class Bounded:
         return np.zeros(2) if self.items is None else self.items[2].sum(axis=1).astype(np.float64)
 
     def take(self, buf) -> None:
-        """Bin the pending rows of ``buf`` in (``buf`` is used up)."""
-        self.items = self._binned(buf, self.items, in_place=True)
-
-    def current(self, buf):
-        """The items with the pending rows of ``buf`` binned in; neither changes."""
-        if buf is None or buf.rows == 0:
-            return self.items
-        return self._binned(buf, self.items, in_place=False)
+        """Bin the rows of ``buf`` in (``buf`` is used up). Every batch is taken as it comes: the ``buf`` of the
+        other methods holds no row."""
+        self.items = self._binned(buf, self.items)
 
     def add(self, state) -> None:
         """Fold the items of another bounded state."""
         lo, ab = run_of_state(state, self.weighted)
         if lo.shape[0] == 0:
             return
-        run = (lo, state["hi"], ab, state["pairs"])
-        merged = run if self.items is None else K.merge_items(*self.items, *run)
-        if merged[0].shape[0] > 2 * self.max_bins:
-            merged = self._compact(merged)
-        self.items = merged
+        self.items = self._merged(self.items, (lo, state["hi"], ab, state["pairs"]))
 
     def points(self, buf, n: int, items=None) -> Points:
-        """The query engine of the items (``buf`` binned in, or ``items``)."""
-        items = self.current(buf) if items is None else items
+        """The query engine of the items (or of ``items``)."""
+        items = self.items if items is None else items
         return Points(points_of_items(items, self.weighted), n, self.weighted, items=items)
 
     def run(self, buf=None):
-        """The points of the items (a bin at its lower edge), pending rows of ``buf`` included."""
-        return points_of_items(self.current(buf), self.weighted)
+        """The points of the items (a bin at its lower edge)."""
+        return points_of_items(self.items, self.weighted)
 
     def result(self, buf, n: int):
         """``(auc, lower, upper, n_pos, n_neg, points)``; ``points()`` makes the query engine."""
-        items = self.current(buf)
-        weighted = self.weighted
+        items, weighted = self.items, self.weighted
 
         def points():
             return self.points(None, n, items)
@@ -203,9 +193,8 @@ class Bounded:
         return _clip(value), _clip(lower), _clip(upper), n_pos, n_neg, points
 
     def export(self, buf, state) -> None:
-        items = self.current(buf)
-        if items is not None:
-            lo, hi, ab, cw = items
+        if self.items is not None:
+            lo, hi, ab, cw = self.items
             state["lo"], state["hi"], state["pairs"] = lo, hi, cw
             state["weights" if self.weighted else "counts"] = ab
 
@@ -213,9 +202,14 @@ class Bounded:
         self.items = None
         self.add(state)
 
-    def _binned(self, buf, items, in_place: bool):
-        """``items`` with the pending rows of ``buf`` binned in (a new tuple)."""
-        kp, vp, kn, vn, pre_p, pre_n = buf.sorted_keys(in_place)
+    def _merged(self, items, new):
+        """``items`` and ``new`` merged, compacted past ``2 B``."""
+        merged = new if items is None else K.merge_items(*items, *new)
+        return self._compact(merged) if merged[0].shape[0] > 2 * self.max_bins else merged
+
+    def _binned(self, buf, items):
+        """``items`` with the rows of ``buf`` binned in (a new tuple)."""
+        kp, vp, kn, vn, pre_p, pre_n = buf.sorted_keys()
         b = self.max_bins
         small = kp.shape[0] + kn.shape[0] <= b
         if small or not is_binned(items):
@@ -224,10 +218,8 @@ class Bounded:
             if dp is not None and dn is not None and np.union1d(dp, dn).shape[0] <= 2 * b:
                 new = K.points_as_items(*run_of_sorted(kp, kn, vp, vn))
                 merged = new if items is None else K.merge_items(*items, *new)
-                if merged[0].shape[0] <= 2 * b:
-                    return merged
-                if small:
-                    return self._compact(merged)
+                if small or merged[0].shape[0] <= 2 * b:
+                    return self._compact(merged) if merged[0].shape[0] > 2 * b else merged
         p = q = 0.0
         cuts = np.zeros(0, np.uint64)
         if items is not None:
@@ -244,11 +236,7 @@ class Bounded:
         none = np.zeros(0)
         bounds, (lo, hi) = K.group_cells(kp, kn, pre_p, pre_n, budget, mass_cap, cuts)
         ab, cw = K.group_items(kp, none if vp is None else vp, kn, none if vn is None else vn, weighted, bounds)
-        new = (lo, hi, ab if weighted else ab.astype(np.int64), cw)
-        merged = new if items is None else K.merge_items(*items, *new)
-        if merged[0].shape[0] > 2 * b:
-            merged = self._compact(merged)
-        return merged
+        return self._merged(items, (lo, hi, ab if weighted else ab.astype(np.int64), cw))
 
     def _compact(self, items):
         lo, hi, ab, cw = items

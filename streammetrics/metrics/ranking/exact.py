@@ -96,10 +96,8 @@ class Exact:
         return self.storage().write_chunks(np.float64, stream_merge([run], self.chunk()))
 
     def disk_masses(self):
-        out = np.zeros(2)
-        for _, ab in stream_merge([r.records() for r in self.disk], self.chunk(len(self.disk))):
-            out += ab.sum(axis=1)
-        return out
+        chunks = stream_merge([r.records() for r in self.disk], self.chunk(len(self.disk)))
+        return sum((ab.sum(axis=1) for _, ab in chunks), np.zeros(2))
 
     def close(self) -> None:
         """Forget the runs and remove the files (the state is empty afterwards)."""
@@ -137,10 +135,7 @@ class Exact:
 
     def masses(self):
         """``[positive, negative]`` mass of the runs (pending rows not included)."""
-        out = np.zeros(2)
-        for _, ab in self.stack:
-            out += ab.sum(axis=1)
-        return out + (self.disk_masses() if self.disk else 0.0)
+        return sum((ab.sum(axis=1) for _, ab in self.stack), np.zeros(2)) + (self.disk_masses() if self.disk else 0.0)
 
     def compact(self, buf=None) -> None:
         """Take ``buf``'s rows (used up) and merge every run into one, in memory or in one file."""

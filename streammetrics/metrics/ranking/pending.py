@@ -81,9 +81,10 @@ class Pending:
         self.vals = None if self.vals is None else np.empty(0, np.float64)
         self.front = self.back = 0
 
-    def sorted_keys(self, in_place: bool = True):
-        """``(kp, vp, kn, vn, pre_p, pre_n)``: sorted keys, weights and their prefix sums (``None`` unweighted)."""
-        keys, vals, front, back = self._parts(in_place)
+    def sorted_keys(self):
+        """``(kp, vp, kn, vn, pre_p, pre_n)``: sorted keys, weights and their prefix sums (``None`` unweighted); the
+        buffer is used up."""
+        keys, vals, front, back = self.keys, self.vals, self.front, self.back
         tail = keys.shape[0] - back
         tk, tv = sort_classes(keys, front, back, vals)
         if vals is None:
