@@ -372,6 +372,22 @@ def _small_batch_rows(n, repeat, batch=256):
     return rows
 
 
+def _bounded_size_rows(n=1_000_000, batch=1_000):
+    """A bounded state fed ``n`` distinct scores in small batches: what it holds (target: at most 100 KB at
+    ``max_bins=1000``) and its saved state."""
+    from streammetrics import RankAUC
+
+    y, s = _data(n, seed=6)
+    acc = RankAUC(max_bins=MAX_BINS)
+    t0 = time.perf_counter()
+    for i in range(0, n, batch):
+        acc.update(y[i : i + batch], s[i : i + batch])
+    t = time.perf_counter() - t0
+    group = f"AUC bounded state size, n={n:.0e} distinct scores in batches of {batch}"
+    impl = f"streammetrics RankAUC(max_bins={MAX_BINS})"
+    return [row(group, impl, t, rows_per_s=n / t, held_bytes=acc.nbytes, state_bytes=_state_bytes(acc))]
+
+
 def _merge_rows(n, repeat, shards=16):
     from streammetrics import RankAUC, auc
 
@@ -519,6 +535,7 @@ def run(quick: bool = False) -> list[dict]:
     rows += _streaming_rows(n, repeat)
     rows += _latency_rows()
     rows += _small_batch_rows(n // 10, max(1, repeat // 2))
+    rows += _bounded_size_rows()
     rows += _merge_rows(n, repeat)
     rows += _operating_rows(n, repeat)
     rows += _memory_rows([1_000_000] if quick else [1_000_000, 10_000_000])
@@ -539,7 +556,7 @@ if __name__ == "__main__":
     args = ap.parse_args()
     n = 1_000_000 if args.quick else 10_000_000
     if args.only == "core":
-        print_table(_one_shot_rows(n, 3) + _streaming_rows(n, 3))
+        print_table(_one_shot_rows(n, 3) + _streaming_rows(n, 3) + _bounded_size_rows())
     elif args.only == "queries":
         print_table(_operating_rows(n, 3))
     elif args.only == "report-memory":

@@ -195,24 +195,17 @@ def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", bloc
         b = plan.block_for(max(rows), d)
         aux = [delayed(_aux, pure=True)(chunks[i], int(offsets[i]), plan.metric) for i in range(nb)]
         pair = delayed(sil.pair_sums, pure=True)
-        sums = [
-            _tree(
-                [
-                    pair(chunks[i], chunks[j], int(offsets[i] - offsets[j]), aux[i], aux[j], labs[j], plan.metric, b, K)
-                    for j in range(nb)
-                ],
-                _add,
-                split_every,
-            )
-            for i in range(nb)
-        ]
+
+        def row(i):  # chunk i's sums against every chunk
+            return [
+                pair(chunks[i], chunks[j], int(offsets[i] - offsets[j]), aux[i], aux[j], labs[j], plan.metric, b, K)
+                for j in range(nb)
+            ]
+
+        sums = [_tree(row(i), _add, split_every) for i in range(nb)]
+    from_sums = delayed(sil.from_sums, pure=True)
     parts = [
-        _da.from_delayed(
-            delayed(sil.from_sums, pure=True)(sums[i], labs[i], sizes, plan.convention),
-            shape=(rows[i],),
-            dtype=np.float64,
-        )
-        for i in range(nb)
+        _da.from_delayed(from_sums(sums[i], labs[i], sizes, plan.convention), (rows[i],), np.float64) for i in range(nb)
     ]
     return _da.concatenate(parts) if len(parts) > 1 else parts[0]
 
@@ -243,23 +236,18 @@ def _check_count(value, name: str, low: int):
 
 
 def _check_cuts(cuts) -> np.ndarray:
-    """``cuts`` as a float64 vector of finite, strictly increasing scores."""
+    """``cuts`` as a float64 vector of finite, strictly increasing scores (``-0.0`` as ``0.0``)."""
     try:
         arr = np.asarray(cuts, dtype=np.float64)
     except (TypeError, ValueError):
         raise TypeError(f"cuts must be a 1-D array of real numbers, got {type(cuts).__name__}") from None
     if arr.ndim != 1:
         raise ValueError(f"cuts must be a 1-D array of scores, got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        i = int(np.argmax(~np.isfinite(arr)))
-        raise ValueError(f"cuts[{i}] = {float(arr[i])!r}: cut points must be finite")
-    if (np.diff(arr) <= 0).any():
-        i = int(np.argmax(np.diff(arr) <= 0)) + 1
-        raise ValueError(
-            f"cuts[{i}] = {float(arr[i])!r}: cut points must be strictly increasing "
-            f"(cuts[{i - 1}] = {float(arr[i - 1])!r})"
-        )
-    return arr + 0.0  # -0.0 as 0.0
+    for bad, what in ((~np.isfinite(arr), "finite"), (np.diff(arr, prepend=-np.inf) <= 0, "strictly increasing")):
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"cuts[{i}] = {float(arr[i])!r}: cut points must be {what}")
+    return arr + 0.0
 
 
 def _sample_partition(index: int, k: int, seed: int, part):
@@ -275,8 +263,8 @@ def _sample_partition(index: int, k: int, seed: int, part):
 
 
 def _cuts_of_samples(samples, ranges: int) -> np.ndarray:
-    """Cut points splitting the sampled scores (each standing for its partition's
-    rows) into ``ranges`` parts of about equal row counts (fewer when scores repeat)."""
+    """Cut points splitting the sampled scores (each standing for its partition's rows) into ``ranges`` parts of about
+    equal row counts (fewer when scores repeat)."""
     values = [smp for _, smp in samples if smp.size]
     if not values or ranges < 2:
         return np.zeros(0)
@@ -405,8 +393,7 @@ def exact_auc(
     if totals is None or totals["rows"] == 0:
         raise NoObservationsError("y and s are empty: the AUC needs at least one observation")
     auc, ap = combine(totals, weighted, stats)
-    P, N = totals["total"]
-    values = {"auc": auc, "average_precision": ap, "n_pos": P, "n_neg": N, "auc_lower": auc, "auc_upper": auc}
-    values["n"] = totals["rows"]
+    (P, N), n = totals["total"], totals["rows"]
+    values = {"auc": auc, "average_precision": ap, "n_pos": P, "n_neg": N, "auc_lower": auc, "auc_upper": auc, "n": n}
     meta = {"weighted": weighted, "cuts": cuts, "ranges": R, "passes": passes, "distinct": [d for _, _, d in stats]}
     return RangeResult("AUCScores", values, meta)

@@ -19,9 +19,8 @@ from sklearn import metrics as skm
 
 from streammetrics._kernels import keys as KK
 from streammetrics._kernels import pairs
-from streammetrics._kernels.sort import sort_keys, sort_payload
+from streammetrics._kernels.sort import sort_keys
 from streammetrics.metrics.ranking import RankAUC, auc, average_precision, pr_curve, roc_curve
-from streammetrics.metrics.ranking.bounded import Bounded
 from streammetrics.metrics.ranking.exact import Exact
 
 from .harness import assert_state_unchanged, check_accumulator, check_rejected_batch, sharded, state_snapshot
@@ -199,11 +198,11 @@ def test_sort_kernels(n):
     keys[: n // 3] &= np.uint64(0xFFFF)  # shared high bytes: skipped passes
     ref = np.sort(keys)
     got = keys.copy()
-    sort_keys(got, np.empty(n, np.uint64))
+    sort_keys(got, np.empty(n, np.uint64), None, None)
     np.testing.assert_array_equal(got, ref)
     vals = keys.astype(np.float64)
     k2, v2 = keys.copy(), vals.copy()
-    sort_payload(k2, v2, np.empty(n, np.uint64), np.empty(n))
+    sort_keys(k2, np.empty(n, np.uint64), v2, np.empty(n))
     np.testing.assert_array_equal(k2, ref)
     np.testing.assert_array_equal(v2, ref.astype(np.float64))
 
@@ -623,14 +622,10 @@ def test_too_many_bins_for_max_bins_is_rejected():
 
 # ----------------------------------------------------------- pending rows
 @contextlib.contextmanager
-def small_buffers(exact=64, ratio=1, bounded=32, per_bin=2):
-    """Shrink the pending buffers so that small tests cross their bounds."""
-    limits = [
-        (Exact, "PENDING_MIN", exact),
-        (Exact, "PENDING_RATIO", ratio),
-        (Bounded, "PENDING_MIN", bounded),
-        (Bounded, "PENDING_PER_BIN", per_bin),
-    ]
+def small_buffers(exact=64, ratio=1):
+    """Shrink the exact mode's pending buffers so that small tests cross their bounds (bounded mode bins every
+    batch as it comes)."""
+    limits = [(Exact, "PENDING_MIN", exact), (Exact, "PENDING_RATIO", ratio)]
     saved = [(cls, k, getattr(cls, k)) for cls, k, _ in limits]
     for cls, k, v in limits:
         setattr(cls, k, v)
@@ -748,7 +743,7 @@ def test_bounded_batches_straddling_the_buffer_bound(weighted):
     y, s, cuts = straddling_data(3, ties=False)
     w = np.random.default_rng(3).random(len(y)) if weighted else None
     exact = auc(y, s, sample_weight=w)
-    with small_buffers(bounded=32, per_bin=2):  # 32 rows for max_bins <= 16
+    with small_buffers():  # 32 rows for max_bins <= 16
         acc = RankAUC(max_bins=6)
         for lo, hi in zip([0, *cuts], [*cuts, len(y)]):
             acc.update(y[lo:hi], s[lo:hi], sample_weight=None if w is None else w[lo:hi])
@@ -763,7 +758,7 @@ def test_bounded_stays_exact_while_the_points_fit():
     rng = np.random.default_rng(4)
     y = rng.integers(0, 2, 5000)
     s = rng.integers(0, 30, 5000) / 30  # 30 distinct scores, max_bins 20: 2 B = 40
-    with small_buffers(bounded=32, per_bin=1):
+    with small_buffers():
         acc = fold_batches(RankAUC(max_bins=20), y, s, None, range(0, 5000, 37))
         r = acc.finalize()
     assert r.auc_lower == r.auc == r.auc_upper == auc(y, s)
@@ -811,7 +806,7 @@ def test_pickle_save_and_copy_with_pending_rows(tmp_path, max_bins):
         twin = RankAUC(max_bins=max_bins)
         for lo in range(0, 290, 29):
             twin.update(y[lo : lo + 29], s[lo : lo + 29])
-        assert pending_rows(acc) > 0
+        assert (pending_rows(acc) > 0) == (max_bins is None)  # bounded mode bins each batch as it comes
         before = acc.finalize()
         back = pickle.loads(pickle.dumps(acc))
         path = os.path.join(tmp_path, "pending")
@@ -838,7 +833,7 @@ def test_merging_accumulators_with_pending_rows(max_bins):
     with small_buffers():
         a = fold_batches(RankAUC(max_bins=max_bins), y[:250], s[:250], None, range(0, 250, 40))
         b = fold_batches(RankAUC(max_bins=max_bins), y[250:], s[250:], None, range(0, 150, 40))
-        assert pending_rows(a) > 0 and pending_rows(b) > 0
+        assert (pending_rows(a) > 0 and pending_rows(b) > 0) == (max_bins is None)
         ra, rb = a.finalize(), b.finalize()
         c = a + b
         assert c.n == 400
@@ -858,7 +853,7 @@ def test_rejected_batch_leaves_the_pending_rows_unchanged(max_bins):
         acc = RankAUC(max_bins=max_bins)
         for _ in range(5):
             acc.update(rng.integers(0, 2, 25), rng.random(25))
-        assert pending_rows(acc) > 0
+        assert (pending_rows(acc) > 0) == (max_bins is None)
         held, n = held_arrays(acc), acc.n
         snap = pending_snapshot(acc)
         bad = [
@@ -912,7 +907,7 @@ def test_bounded_interval_holds_across_many_small_flushes(case, bound):
     # tiny buffers: pending rows are binned into existing bins again and again
     y, s, w, cuts, max_bins, n_shards, tree = case
     exact = RankAUC().update(y, s, sample_weight=w).finalize().auc
-    with small_buffers(bounded=bound, per_bin=1):
+    with small_buffers():
         parts = []
         for k in range(n_shards):
             idx = np.arange(k, len(y), n_shards)
@@ -1039,7 +1034,10 @@ def test_the_run_of_a_run_and_sorted_keys_counts_every_pair(data, cut):
     y, s, _, _ = data
     cut = min(cut, len(y))
     run = RankAUC().update(y[:cut], s[:cut]).flush()._strategy.run()
-    keys, n_pos = A.split_sorted(y[cut:], s[cut:])
+    ys, ss = np.asarray(y[cut:]), np.ascontiguousarray(s[cut:], np.float64)
+    keys = np.empty(ys.shape[0], np.uint64)
+    _, n_pos, _ = KK.append_split(ys, ss.view(np.uint64), None, keys, None, 0, ys.shape[0])
+    A.sort_classes(keys, n_pos, n_pos)
     got = A.run_of_sorted(keys[:n_pos], keys[n_pos:], run=run)
     assert int(pairs.u2_int(got[1])) == int(brute_u2(y, s)[0])
     # a signed zero in a loaded run ties with the keys' +0.0
@@ -1081,7 +1079,7 @@ def test_flush_moves_rows_into_the_state_and_changes_no_result(max_bins):
         acc = RankAUC(max_bins=max_bins)
         for _ in range(40):
             acc.update(rng.integers(0, 2, 30), np.round(rng.random(30), 3))
-        assert pending_rows(acc) > 0
+        assert (pending_rows(acc) > 0) == (max_bins is None)
         before, state = acc.finalize().as_dict(), acc.state_dict()
         assert acc.flush() is acc and acc._pending is None
         if max_bins is None:
@@ -1089,3 +1087,56 @@ def test_flush_moves_rows_into_the_state_and_changes_no_result(max_bins):
         assert acc.finalize().as_dict() == before
         after = acc.state_dict()
         assert all(np.array_equal(after[k], state[k]) for k in state)
+
+
+# ------------------------------------------------- bounded states round-tripped, and their size
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("trip", ["pickle", "state_dict", "copy"])
+def test_a_bounded_state_round_tripped_then_updated_equals_one_never_round_tripped(trip, weighted):
+    rng = np.random.default_rng(3)
+    y, s = rng.integers(0, 2, 6000), rng.normal(size=6000)
+    w = rng.random(6000) + 0.5 if weighted else None
+    ref, acc = RankAUC(max_bins=20), RankAUC(max_bins=20)
+    for a in range(0, 6000, 500):
+        part = (y[a : a + 500], s[a : a + 500])
+        kw = {"sample_weight": None if w is None else w[a : a + 500]}
+        ref.update(*part, **kw)
+        acc.update(*part, **kw)
+        if trip == "pickle":
+            acc = pickle.loads(pickle.dumps(acc))
+        elif trip == "state_dict":
+            acc = RankAUC(max_bins=20).load_state_dict(acc.state_dict())
+        else:
+            acc = acc.copy()
+    assert acc.finalize().as_dict() == ref.finalize().as_dict()
+
+
+def test_a_bounded_state_stays_within_a_constant_of_max_bins():
+    rng = np.random.default_rng(0)
+    n = 1_000_000
+    s, y = rng.permutation(n) / n, rng.integers(0, 2, n)  # every score distinct
+    acc = RankAUC(max_bins=1000)
+    for a in range(0, n, 1000):
+        acc.update(y[a : a + 1000], s[a : a + 1000])
+    assert acc.nbytes <= 100_000
+    assert sum(v.nbytes for v in acc.state_dict().values()) <= 100_000
+
+
+# ------------------------------------------------------------ hostile queries and states
+def test_best_threshold_is_invariant_to_scaling_the_costs():
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 5000)
+    acc = RankAUC().update(y, rng.normal(size=5000) + y)
+    cost = np.array([[0.0, 1.0], [5.0, 0.0]])
+    ref = acc.best_threshold(cost=cost)
+    for k in (1e-300, 3.0, 1e305, 2.0**1000):
+        got = acc.best_threshold(cost=cost * k)
+        assert got.threshold == ref.threshold and (got.tp, got.fp) == (ref.tp, ref.fp)
+        assert got.cost == pytest.approx(ref.cost * k, rel=1e-12) or not np.isfinite(ref.cost * k)
+
+
+def test_a_forged_state_with_subnormal_weights_is_refused():
+    st = RankAUC().update([0, 1, 1, 0], [0.1, 0.4, 0.35, 0.8], sample_weight=[1, 1, 1, 1]).state_dict()
+    st["weights"] = np.array([[0, 5e-324, 5e-324, 0], [5e-324, 0, 0, 5e-324]])
+    with pytest.raises(ValueError, match="subnormal"):
+        RankAUC().load_state_dict(st)

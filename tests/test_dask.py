@@ -458,3 +458,27 @@ def test_ranges_count_past_int64():
         tp, fp = tp + int(ab[0, k]), fp + int(ab[1, k])
         want += Fraction(int(ab[0, k]) * tp, tp + fp)
     assert ap == pytest.approx(float(want / P), rel=1e-15)
+
+
+def test_ranges_totals_and_combine_take_linear_time_and_keep_every_bit():
+    """Many ranges (cut points): the masses above each range and the cross terms are running sums, exact for
+    counts and correctly rounded (as ``math.fsum``) for weights."""
+    import math
+    import time
+
+    from streammetrics.metrics.ranking.ranges import combine, range_totals
+
+    rng = np.random.default_rng(2)
+    small = [(10, rng.random((50, 2)) * 10.0 ** rng.integers(-8, 8, (50, 2))) for _ in range(3)]
+    got = range_totals(True, *small)
+    masses = got["masses"]
+    for r in range(50):
+        assert got["above"][r] == [math.fsum(m[c] for m in masses[r + 1 :]) for c in range(2)]
+    ranges = 30_000
+    infos = [(ranges, rng.integers(0, 5, (ranges, 2)).astype(float)) for _ in range(2)]
+    t0 = time.perf_counter()
+    for weighted in (False, True):
+        totals = range_totals(weighted, *infos)
+        stats = [(0, 0.0, 1)] * ranges
+        combine(totals, weighted, stats)
+    assert time.perf_counter() - t0 < 10.0  # quadratic sums take minutes here

@@ -579,3 +579,19 @@ def test_budget_and_bins_exclude_each_other(cls, args):
         cls(*args, max_bins=10, max_memory="1MB")
     with pytest.raises(ValueError, match="max_memory must be at least 4096 bytes"):
         cls(*args, max_memory=100)
+
+
+@pytest.mark.parametrize("multi_class", ["ovr", "ovo"])
+@pytest.mark.parametrize("trip", ["pickle", "state_dict"])
+def test_a_bounded_state_round_tripped_then_updated_equals_one_never_round_tripped(multi_class, trip):
+    rng = np.random.default_rng(4)
+    y, P = rng.integers(0, 3, 3000), rng.random((3000, 3))
+    make = lambda: MulticlassRankAUC(3, multi_class=multi_class, max_bins=8)  # noqa: E731
+    ref, acc = make(), make()
+    for a in range(0, 3000, 300):
+        ref.update(y[a : a + 300], P[a : a + 300])
+        acc.update(y[a : a + 300], P[a : a + 300])
+        acc = pickle.loads(pickle.dumps(acc)) if trip == "pickle" else make().load_state_dict(acc.state_dict())
+    got, want = acc.finalize(), ref.finalize()
+    for f in ("auc", "auc_lower", "auc_upper", "per_class_auc_lower", "per_class_auc_upper"):
+        assert np.array_equal(got[f], want[f])

@@ -121,10 +121,8 @@ def test_files_hold_counts_in_the_narrowest_dtype_and_read_them_as_int64(tmp_pat
         assert np.array_equal(got_s, scores) and got_ab.dtype == ab.dtype and np.array_equal(got_ab, ab)
     merged = _joined(S.stream_merge(runs[:2], 2))
     assert np.array_equal(merged[1], small + large) and merged[1].dtype == np.int64
-    w = store.writer(np.uint32)
     with pytest.raises(ValueError, match="does not fit"):
-        w.append(scores, large)
-    w.abort()
+        store.write_chunks(np.uint32, [(scores, large)])  # the file is removed
     store.close()
     assert _files(tmp_path) == []
 

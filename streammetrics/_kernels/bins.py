@@ -179,55 +179,31 @@ def merge_items(lo1, hi1, ab1, cw1, lo2, hi2, ab2, cw2):
     j = 0
     m = 0
     while i < m1 or j < m2:
-        if j >= m2:
-            take = 1
-        elif i >= m1:
-            take = 2
-        elif lo1[i] < lo2[j] or (lo1[i] == lo2[j] and hi1[i] < hi2[j]):
-            take = 1
-        elif lo2[j] < lo1[i] or (lo1[i] == lo2[j] and hi2[j] < hi1[i]):
-            take = 2
-        elif lo1[i] == hi1[i]:
-            take = 3  # the same point in both
-        else:
-            take = 1  # two bins with the same range: keep both
-        if take == 1:
+        first = j >= m2 or (i < m1 and (lo1[i] < lo2[j] or (lo1[i] == lo2[j] and hi1[i] <= hi2[j])))
+        # the same point in both becomes one; two bins of the same range stay two
+        both = first and j < m2 and lo1[i] == lo2[j] and hi1[i] == hi2[j] and lo1[i] == hi1[i]
+        if first:
             lo[m] = lo1[i]
             hi[m] = hi1[i]
-            ab[0, m] = ab1[0, i]
-            ab[1, m] = ab1[1, i]
-            cw[0, m] = cw1[0, i]
-            cw[1, m] = cw1[1, i]
+            for r in range(2):
+                ab[r, m] = ab1[r, i]
+                cw[r, m] = cw1[r, i]
             i += 1
-        elif take == 2:
+        if both:
+            for r in range(2):
+                ab[r, m] += ab2[r, j]
+            cw[0, m] = float(ab[0, m]) * float(ab[1, m])
+            cw[1, m] = 0.0
+            j += 1
+        elif not first:
             lo[m] = lo2[j]
             hi[m] = hi2[j]
-            ab[0, m] = ab2[0, j]
-            ab[1, m] = ab2[1, j]
-            cw[0, m] = cw2[0, j]
-            cw[1, m] = cw2[1, j]
-            j += 1
-        else:
-            p = ab1[0, i] + ab2[0, j]
-            q = ab1[1, i] + ab2[1, j]
-            lo[m] = lo1[i]
-            hi[m] = hi1[i]
-            ab[0, m] = p
-            ab[1, m] = q
-            cw[0, m] = float(p) * float(q)
-            cw[1, m] = 0.0
-            i += 1
+            for r in range(2):
+                ab[r, m] = ab2[r, j]
+                cw[r, m] = cw2[r, j]
             j += 1
         m += 1
-    if m == cap:
-        return lo, hi, ab, cw
-    ab_out = np.empty((2, m), ab1.dtype)
-    cw_out = np.empty((2, m), np.float64)
-    for r in range(2):
-        for i in range(m):  # a loop, not a slice assignment: nothing to shape-check
-            ab_out[r, i] = ab[r, i]
-            cw_out[r, i] = cw[r, i]
-    return lo[:m].copy(), hi[:m].copy(), ab_out, cw_out
+    return lo[:m].copy(), hi[:m].copy(), ab[:, :m].copy(), cw[:, :m].copy()
 
 
 @kernel

@@ -9,15 +9,7 @@ import numpy as np
 
 from ._jit import inline_ir, kernel
 
-__all__ = [
-    "score_keys",
-    "key_bits",
-    "keys_as_bits",
-    "append_split",
-    "append_split_weighted",
-    "split_keys",
-    "split_keys_weighted",
-]
+__all__ = ["score_keys", "key_bits", "keys_as_bits", "append_split"]
 
 SIGN = np.uint64(0x8000000000000000)
 ZERO = np.uint64(0)
@@ -64,9 +56,10 @@ def score_keys(scores):
 
 
 @kernel
-def append_split(y, bits, keys, front, back):
+def append_split(y, bits, w, keys, vals, front, back):
     """Validate one batch and write its keys into the free slots ``keys[front:back]`` (positives up from ``front``,
-    negatives down from ``back``); returns ``(status, front, back)``, the old bounds for a bad batch.
+    negatives down from ``back``), weights ``w`` into ``vals`` (both ``None`` unweighted: a compiled loop of its own;
+    rows of weight 0 are dropped); returns ``(status, front, back)``, the old bounds for a bad batch.
     """
     f = front
     b = back - 1
@@ -78,52 +71,17 @@ def append_split(y, bits, keys, front, back):
         bad_y |= not (y1 or yi == 0)
         bi = bits[i]
         bad_s |= (bi & EXPONENT) == EXPONENT  # NaN or +-inf: every exponent bit set
-        k = key_of(bi)
         # written to both ends of the free slots, one end advanced: no branch on the label
-        keys[f] = k
-        keys[b] = k
-        f += y1
-        b -= 1 - y1
-    if bad_y or bad_s:
-        return 1 if bad_y else 2, front, back
-    return 0, f, b + 1
-
-
-@kernel
-def append_split_weighted(y, bits, w, keys, vals, front, back):
-    """Like :func:`append_split`, carrying the weights; rows of weight 0 are dropped."""
-    f = front
-    b = back - 1
-    bad_y = False
-    bad_s = False
-    for i in range(y.shape[0]):
-        yi = y[i]
-        y1 = yi == 1
-        bad_y |= not (y1 or yi == 0)
-        bi = bits[i]
-        bad_s |= (bi & EXPONENT) == EXPONENT
         k = key_of(bi)
-        wi = w[i]
-        keep = wi != 0.0
         keys[f] = k
         keys[b] = k
-        vals[f] = wi
-        vals[b] = wi
+        keep = True
+        if w is not None:
+            keep = w[i] != 0.0
+            vals[f] = w[i]
+            vals[b] = w[i]
         f += y1 and keep
         b -= (not y1) and keep
     if bad_y or bad_s:
         return 1 if bad_y else 2, front, back
     return 0, f, b + 1
-
-
-@kernel
-def split_keys(y, bits, keys):
-    """One batch's keys split by label (positives ``keys[:n_pos]``); returns ``(status, n_pos)``."""
-    status, front, _ = append_split(y, bits, keys, np.intp(0), y.shape[0])
-    return status, front
-
-
-@kernel
-def split_keys_weighted(y, bits, w, keys, vals):
-    """Like :func:`split_keys` with the weights; returns ``(status, front, back)``."""
-    return append_split_weighted(y, bits, w, keys, vals, np.intp(0), y.shape[0])

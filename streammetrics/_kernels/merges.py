@@ -7,13 +7,13 @@ import numpy as np
 from ._jit import inline, kernel
 from .keys import TOP, ZERO, bits_of, key_of
 
-__all__ = ["run_into", "run_into_weighted", "merge_into", "merge_records", "pack_records", "records_cut"]
+__all__ = ["run_into", "merge_into", "merge_records", "pack_records", "records_cut"]
 
 
 @kernel
-def run_into(b1, ab1, kp, kn, bits, ab):
-    """Merge the run ``(s1, ab1)`` (scores as bits ``b1``) with sorted keys ``kp``, ``kn`` into ``bits``, ``ab``;
-    returns the length. No branch on the labels.
+def run_into(b1, ab1, kp, vp, kn, vn, bits, ab):
+    """Merge the run ``(s1, ab1)`` (scores as bits ``b1``) with sorted keys ``kp``, ``kn`` of weights ``vp``, ``vn``
+    (``None``: counts, a compiled loop of its own) into ``bits``, ``ab``; returns the length.
     """
     m1 = b1.shape[0]
     n1 = kp.shape[0]
@@ -40,46 +40,14 @@ def run_into(b1, ab1, kp, kn, bits, ab):
         if tr:
             ab[0, m] += ab1[0, r]
             ab[1, m] += ab1[1, r]
-        ab[0, m] += tp
-        ab[1, m] += tn
-        r += tr
-        i += tp
-        j += tn
-    return m + 1
-
-
-@kernel
-def run_into_weighted(b1, ab1, kp, vp, kn, vn, bits, ab):
-    """Like :func:`run_into` with the keys' weights ``vp``, ``vn`` (``ab`` float64)."""
-    m1 = b1.shape[0]
-    n1 = kp.shape[0]
-    n0 = kn.shape[0]
-    r = 0
-    i = 0
-    j = 0
-    m = -1
-    last = ZERO
-    while r < m1 or i < n1 or j < n0:
-        a = kp[i] if i < n1 else TOP
-        b = kn[j] if j < n0 else TOP
-        c = key_of(b1[r]) if r < m1 else TOP
-        k = min(a, b, c)
-        tr = c == k
-        tp = a == k
-        tn = b == k
-        if m < 0 or k != last:
-            m += 1
-            bits[m] = bits_of(k)
-            ab[0, m] = 0.0
-            ab[1, m] = 0.0
-            last = k
-        if tr:
-            ab[0, m] += ab1[0, r]
-            ab[1, m] += ab1[1, r]
-        if tp:
-            ab[0, m] += vp[i]
-        if tn:
-            ab[1, m] += vn[j]
+        if vp is None:  # no branch on the labels
+            ab[0, m] += tp
+            ab[1, m] += tn
+        else:
+            if tp:
+                ab[0, m] += vp[i]
+            if tn:
+                ab[1, m] += vn[j]
         r += tr
         i += tp
         j += tn

@@ -1,10 +1,6 @@
-"""Multiclass rank kernels: per (column, true class) sorted blocks of score keys.
-
-A *block* ``(c, t)`` holds the distinct keys (:mod:`.keys`) of column ``c``
-over the rows of class ``t``, increasing, with the count (or weight) at each;
-a *block run* ``(keys[m], mass[m], lengths[k, k])`` lays the blocks end to end
-column-major. Kernels that validate return a status: ``0`` valid, ``1`` a
-class outside ``0..k-1``, ``2`` a score NaN or infinite.
+"""Multiclass rank kernels. A *block* ``(c, t)`` holds the distinct keys (:mod:`.keys`) of column ``c`` over the rows
+of class ``t``, increasing, with the count (or weight) at each; a *block run* ``(keys[m], mass[m], lengths[k, k])``
+lays the blocks end to end column-major.
 """
 
 from __future__ import annotations
@@ -18,10 +14,8 @@ __all__ = ["column_run", "column_scores", "gather_column", "merge_block_runs"]
 
 @kernel
 def column_run(keys, vals, starts, out_keys, out_mass, lengths):
-    """One column's sorted blocks as distinct keys with their counts (``vals``
-    empty) or weights (an entry of weight 0 dropped); fills ``lengths[t]``,
-    returns the entries written (``out_*`` may alias ``keys``: written behind
-    the read position)."""
+    """One column's sorted blocks as distinct keys with their counts (``vals`` empty) or weights (weight 0 dropped);
+    fills ``lengths[t]``, returns the entries written (``out_*`` may alias ``keys``: written behind the reads)."""
     weighted = vals.shape[0] > 0
     m = 0
     for t in range(starts.shape[0] - 1):
@@ -52,8 +46,7 @@ def column_run(keys, vals, starts, out_keys, out_mass, lengths):
 
 @kernel
 def merge_block_runs(k1, m1, l1, k2, m2, l2, out_keys, out_mass, out_lengths):
-    """Merge two block runs block by block (the masses of a key in both are
-    added); returns the entries written."""
+    """Merge two block runs block by block (masses of a key in both added); returns the entries written."""
     i = 0
     j = 0
     m = 0
@@ -83,9 +76,8 @@ def merge_block_runs(k1, m1, l1, k2, m2, l2, out_keys, out_mass, out_lengths):
 
 @kernel
 def gather_column(y, bits, w, c, starts, pos, keys, vals):
-    """Column ``c``'s keys grouped by class, in row order within a class, with
-    the weights alongside unless ``w`` is empty (``bits`` is ``P.view(np.uint64)``,
-    ``pos`` scratch of ``k`` int64). Returns the status."""
+    """Column ``c``'s keys grouped by class in row order, weights alongside unless ``w`` is empty (``bits``:
+    ``P.view(np.uint64)``, ``pos``: scratch); returns 2 for a NaN or infinite score, else 0."""
     k = starts.shape[0] - 1
     for t in range(k):
         pos[t] = starts[t]
@@ -105,17 +97,9 @@ def gather_column(y, bits, w, c, starts, pos, keys, vals):
 
 @kernel
 def column_scores(keys, mass, offs, c, u2, ptr, acc):
-    """Class ``c``'s pair counts and average precision from column ``c``'s blocks
-    ``keys[offs[t]:offs[t + 1]]`` (distinct keys, increasing; ``mass`` their counts
-    or weights).
-
-    Fills ``u2[t]``, twice the Mann–Whitney U of class ``c`` against class ``t``,
-    and returns class ``c``'s one-vs-rest average precision, in one walk down
-    block ``c`` (highest key first) with a pointer per other block: every pair
-    count of the column from one pass, where a binary run per pair would read
-    the column ``k`` times. Counts are exact int64 (the caller guarantees
-    ``2 n_c n_t < 2**63``), weights compensated sums. ``ptr`` (``k`` int64) and
-    ``acc`` (``k x 4`` of ``u2``'s dtype) are scratch."""
+    """Fills ``u2[t]``, twice the U of class ``c`` against class ``t``, and returns class ``c``'s one-vs-rest average
+    precision from column ``c``'s blocks ``keys[offs[t]:offs[t + 1]]``, in one walk down block ``c`` with a pointer
+    per other block. Counts exact (needs ``2 n_c n_t < 2**63``), weights compensated; ``ptr``, ``acc`` scratch."""
     k = offs.shape[0] - 1
     zero = mass[0] * 0 if mass.shape[0] else 0
     # per block: the mass above the current key (compensated, acc[t, 0:2]), the

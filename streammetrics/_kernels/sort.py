@@ -8,7 +8,7 @@ import numpy as np
 
 from ._jit import kernel
 
-__all__ = ["sort_keys", "sort_payload", "argsort_int64"]
+__all__ = ["sort_keys", "argsort_int64"]
 
 _BYTE = np.uint64(255)
 _SIGN = np.uint64(0x8000000000000000)
@@ -70,15 +70,12 @@ def _radix(keys, vals, tk, tv, with_vals):
 
 
 @kernel
-def sort_keys(keys, tmp):
-    """Sort ``keys`` (uint64) in place; ``tmp`` is scratch of at least its length."""
-    _radix(keys, keys, tmp, tmp, False)
-
-
-@kernel
-def sort_payload(keys, vals, tk, tv):
-    """Sort ``keys`` in place, moving ``vals`` along; ``tk``, ``tv`` are scratch."""
-    _radix(keys, vals, tk, tv, True)
+def sort_keys(keys, tk, vals, tv):
+    """Sort ``keys`` (uint64) in place, moving ``vals`` along unless it is ``None``; ``tk``, ``tv`` are scratch."""
+    if vals is None:
+        _radix(keys, keys, tk, tk, False)
+    else:
+        _radix(keys, vals, tk, tv, True)
 
 
 @kernel
@@ -90,5 +87,5 @@ def argsort_int64(x):
     for i in range(n):
         keys[i] = np.uint64(x[i]) ^ _SIGN  # order-preserving for signed values
         order[i] = i
-    sort_payload(keys, order, np.empty(n, np.uint64), np.empty(n, np.int64))
+    sort_keys(keys, np.empty(n, np.uint64), order, np.empty(n, np.int64))
     return order

@@ -82,13 +82,10 @@ def delong_masses(ab, st, end):
 
 @kernel
 def delong_sums(ab, P, N, centre, st, end):
-    """The second pass, squares taken about ``centre`` (the AUC: then the final
-    correction is at rounding level); ``st`` holds the pairs ``below, above,
-    t, u, q, r`` (``st[0:12]``; ``above`` starts at the positive mass), the
-    block's ``base_below, base_above, local_b, local_a, bt, bu, bq, br``
-    (``st[12:20]``) and its position ``st[20]``. With ``end`` (after the last
-    chunk) returns ``(theta, ss_pos, ss_neg)``: the AUC and the centred sums
-    of squares ``sum_k a_k (V10_k - theta)**2``, ``sum_k b_k (V01_k - theta)**2``."""
+    """The second pass, squares about ``centre`` (the AUC); ``st``: the pairs ``below, above, t, u, q, r`` (``above``
+    starts at the positive mass), the block's ``base_below, base_above, local_b, local_a, bt, bu, bq, br`` and its
+    position. Returns ``(theta, ss_pos, ss_neg)``, the AUC and ``sum_k a_k (V10_k - theta)**2``, ``sum_k b_k (V01_k -
+    theta)**2`` (final with ``end``)."""
     below_s, below_c, above_s, above_c = st[0], st[1], st[2], st[3]
     t_s, t_c, u_s, u_c, q_s, q_c, r_s, r_c = st[4], st[5], st[6], st[7], st[8], st[9], st[10], st[11]
     base_below, base_above, local_b, local_a = st[12], st[13], st[14], st[15]

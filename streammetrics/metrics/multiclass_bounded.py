@@ -1,9 +1,7 @@
-"""The binary rank states of ``MulticlassRankAUC(max_bins=B)`` or ``(max_memory=M)``.
-
-Member ``c < K`` (a :class:`~streammetrics.RankAUC`) ranks class ``c`` against
-the rest by column ``c``; with ``multi_class="ovo"`` the member of each ordered
-pair ``(a, b)`` ranks class ``a`` against class ``b`` by column ``a``. Their
-states are laid end to end (also those of ``MultilabelRankAUC``'s members).
+"""The binary rank states of ``MulticlassRankAUC(max_bins=B)`` or ``(max_memory=M)``: member ``c < K`` (a
+:class:`~streammetrics.RankAUC`) ranks class ``c`` against the rest by column ``c``; with ``"ovo"`` the member of each
+ordered pair ``(a, b)`` ranks class ``a`` against class ``b`` by column ``a``. Their states (also
+``MultilabelRankAUC``'s members') are laid end to end.
 """
 
 from __future__ import annotations
@@ -15,7 +13,9 @@ import numpy as np
 from .._protocol.result import fmt_number
 from .._protocol.state import Field, count_total
 from .ranking import RankAUC
+from .ranking.accumulator import check_one_mode
 from .ranking.bounded import points_of_items
+from .ranking.saved import weighted_flag
 from .ranking.spill import MIN_MEMORY
 
 __all__ = [
@@ -35,10 +35,8 @@ _PER_MEMBER = ("wsq", "wsq_rows")
 
 
 def member_fields(per_member: str, optional: bool = False, extra=()) -> tuple:
-    """The fields of member states laid end to end; ``per_member`` names what each
-    row of ``sizes`` is, ``extra`` fields come before it."""
+    """The fields of member states laid end to end (``per_member``: what a row of ``sizes`` is)."""
     sizes = f"{per_member}: lengths of lo, hi, counts, weights, pairs"
-    wsq, rows = "each member's squared weights per class (compensated pairs)", "each member's rows counted in wsq"
     return (
         Field("n", np.int64, (1,)),
         Field("weighted", np.int64, (1,), merge="custom"),
@@ -49,23 +47,12 @@ def member_fields(per_member: str, optional: bool = False, extra=()) -> tuple:
         Field("counts", np.int64, (2, None), merge="custom"),
         Field("weights", np.float64, (2, None), merge="custom"),
         Field("pairs", np.float64, (2, None), merge="custom"),
-        Field("wsq", np.float64, ("n_members", 2, 2), merge="custom", nonneg=False, optional=optional, doc=wsq),
-        Field("wsq_rows", np.int64, ("n_members", 1), merge="custom", optional=optional, doc=rows),
+        Field("wsq", np.float64, ("n_members", 2, 2), merge="custom", nonneg=False, optional=optional),
+        Field("wsq_rows", np.int64, ("n_members", 1), merge="custom", optional=optional),
     )
 
 
-BOUNDED_FIELDS = member_fields(
-    "per member",
-    extra=(
-        Field(
-            "member_n",
-            np.int64,
-            ("n_members",),
-            merge="custom",
-            doc="rows folded into each member (one-vs-rest members, then the ordered pairs)",
-        ),
-    ),
-)
+BOUNDED_FIELDS = member_fields("per member", extra=(Field("member_n", np.int64, ("n_members",), merge="custom"),))
 
 
 def n_members(k: int, pairs: bool) -> int:
@@ -73,13 +60,8 @@ def n_members(k: int, pairs: bool) -> int:
 
 
 def member_settings(max_bins, max_memory, count: int, what: str) -> dict:
-    """The keywords of each of ``count`` members: ``max_bins``, or an even share of
-    ``max_memory`` (each member exact, spilling past its share)."""
-    if max_bins is not None and max_memory is not None:
-        raise ValueError(
-            f"max_bins and max_memory exclude each other: max_bins bounds every {what}'s state "
-            "(approximate), max_memory keeps them exact and spills past the budget; give one of them"
-        )
+    """The keywords of each of ``count`` members: ``max_bins``, or an even share of ``max_memory``."""
+    check_one_mode(max_bins, max_memory, f"every {what}'s")
     return {"max_bins": max_bins} if max_memory is None else {"max_memory": max(MIN_MEMORY, max_memory // count)}
 
 
@@ -113,10 +95,7 @@ def check_joined(state) -> int:
     for c, f in enumerate(_RANK_FIELDS):
         if int(sizes[:, c].sum()) != state[f].shape[-1]:
             raise ValueError(f"entry 'sizes' does not match the length of entry {f!r}")
-    flag = int(state["weighted"][0])
-    if flag not in (0, 1):
-        raise ValueError(f"entry 'weighted' must be 0 or 1, got {flag}")
-    return flag
+    return weighted_flag(state)
 
 
 class RankMembers:
@@ -139,9 +118,8 @@ class RankMembers:
     def nbytes(self) -> int:
         return sum(m.nbytes for m in self.members)
 
-    # ------------------------------------------------------------- folding
     def fold(self, y, P, w) -> None:
-        """Fold a checked batch (``w`` empty without weights): no member can refuse its part."""
+        """Fold a checked batch (``w`` empty unweighted): no member can refuse its part."""
         k, n = self.k, y.shape[0]
         sw = w if w.shape[0] else None
         for c in range(k):
@@ -168,9 +146,7 @@ class RankMembers:
                 if not m.weighted:
                     m.merge(empty)
 
-    # --------------------------------------------------------------- state
     def join(self, n: int) -> dict:
-        """The members' states as one state."""
         head = {"n": np.array([n], np.int64), "weighted": np.array([int(self.weighted)], np.int64)}
         return join_states(dict(head, member_n=self.member_n.copy()), [m.state_dict() for m in self.members])
 
@@ -183,7 +159,6 @@ class RankMembers:
             member.load_state_dict(st)
 
     def check(self, state) -> None:
-        """The invariants of a joined state: each member's, and how they agree."""
         k, n, member_n = self.k, int(state["n"][0]), state["member_n"]
         flag = check_joined(state)
         if np.any(member_n[:k] != n):
@@ -196,18 +171,14 @@ class RankMembers:
             checker.load_state_dict(st)
         if flag:
             return
-        # without weights the members count the same rows: class c's rows are
-        # member c's positives, and those of a pair (a, b) are a's and b's
+        # unweighted, class c's rows are member c's positives, and a pair (a, b)'s are a's and b's
         rows = [count_total(st["counts"][0]) for st in states[:k]]
         if n and sum(rows) != n:
             raise ValueError("the one-vs-rest members' positives do not add up to the rows")
         for a, b in itertools.permutations(range(k), 2) if self.pairs else ():
             st = states[self.pair_index(a, b)]
             if (count_total(st["counts"][0]), count_total(st["counts"][1])) != (rows[a], rows[b]):
-                raise ValueError(
-                    f"the member of classes ({a}, {b}) disagrees with the "
-                    "one-vs-rest members on the rows of its classes"
-                )
+                raise ValueError(f"the member of classes ({a}, {b}) disagrees with the one-vs-rest members")
 
     def merge(self, state) -> None:
         for member, st in zip(self.members, self.split(state)):
@@ -215,7 +186,7 @@ class RankMembers:
         self.member_n += state["member_n"]
 
     def clone(self) -> RankMembers:
-        out = RankMembers.__new__(RankMembers)  # (a member takes a millisecond to make: copied instead)
+        out = RankMembers.__new__(RankMembers)  # copied: a member takes a millisecond to make
         out.__dict__.update(self.__dict__, members=[m.copy() for m in self.members], member_n=self.member_n.copy())
         return out
 
@@ -223,7 +194,6 @@ class RankMembers:
         for m in self.members:
             m.flush()
 
-    # -------------------------------------------------------------- results
     def results(self):
         """``(value, lower, upper, n_pos, n_neg)`` arrays over the members."""
         empty = {"auc": 0.0, "auc_lower": 0.0, "auc_upper": 0.0, "n_pos": 0, "n_neg": 0}

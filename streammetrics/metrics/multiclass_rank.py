@@ -1,8 +1,5 @@
-"""Exact multiclass AUC (one-vs-rest and one-vs-one) from an n x K score matrix.
-
-The state is ``K * K`` sorted blocks (:mod:`.multiclass_runs`), one per score
-column and true class, kept as block runs merged log-structured (a ``RunStack``);
-with ``max_bins`` or ``max_memory`` it is a set of binary rank states
+"""Multiclass AUC (one-vs-rest and one-vs-one) from an n x K score matrix: ``K * K`` sorted blocks, one per column
+and true class (:mod:`.multiclass_runs`), or with ``max_bins``/``max_memory`` binary rank states
 (:mod:`.multiclass_bounded`).
 """
 
@@ -16,29 +13,18 @@ from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import ClassScores
 from .._protocol.runs import RunStack
 from .._protocol.state import Field, empty_state
+from . import multiclass_runs as MR
 from .multiclass import class_inputs, class_settings
 from .multiclass_bounded import BOUNDED_FIELDS, RankMembers, member_settings, n_members
-from .multiclass_runs import (
-    MulticlassRankResult,
-    averages,
-    batch_run,
-    check_weighted_support,
-    entries,
-    merge_block_runs,
-    ovr_points,
-    precision_fields,
-    scores_of_run,
-)
+from .multiclass_runs import MulticlassRankResult
 from .ranking.accumulator import check_max_bins
 from .ranking.curves import average_precision_of, curve_from_points, pr, roc
+from .ranking.saved import mass_entry
 from .ranking.spill import parse_memory
 
 __all__ = ["MulticlassRankAUC", "MulticlassRankResult", "multiclass_auc"]
 
-_MULTI_CLASS = ("ovr", "ovo")
-_AVERAGE = ("macro", "weighted")
-#: the classes whose curves a bounded result keeps for its plots
-_PLOTTED = 20
+_PLOTTED = 20  # the classes whose curves a bounded result keeps for its plots
 
 
 def _check_choice(name, value, allowed):
@@ -99,16 +85,8 @@ class MulticlassRankAUC(Accumulator):
     fields = (
         Field("n", np.int64, (1,)),
         Field("weighted", np.int64, (1,), merge="custom"),
-        Field(
-            "lengths",
-            np.int64,
-            ("n_classes", "n_classes"),
-            merge="custom",
-            doc="entries of each (column, true class) block",
-        ),
-        Field(
-            "scores", np.float64, (None,), merge="custom", nonneg=False, doc="the blocks' distinct scores, column-major"
-        ),
+        Field("lengths", np.int64, ("n_classes", "n_classes"), merge="custom", doc="entries of each block"),
+        Field("scores", np.float64, (None,), merge="custom", nonneg=False, doc="the blocks' scores, column-major"),
         Field("counts", np.int64, (None,), merge="custom", doc="rows at each score (no weights)"),
         Field("weights", np.float64, (None,), merge="custom", doc="weight at each score"),
     )
@@ -125,8 +103,8 @@ class MulticlassRankAUC(Accumulator):
         max_memory=None,
     ):
         self.n_classes, self.labels = class_settings("MulticlassRankAUC", n_classes, labels)
-        self.multi_class = _check_choice("multi_class", multi_class, _MULTI_CLASS)
-        self.average = _check_choice("average", average, _AVERAGE)
+        self.multi_class = _check_choice("multi_class", multi_class, ("ovr", "ovo"))
+        self.average = _check_choice("average", average, ("macro", "weighted"))
         self.max_bins = check_max_bins(max_bins)
         self.max_memory = parse_memory(max_memory)
         pairs = self.multi_class == "ovo"
@@ -136,15 +114,13 @@ class MulticlassRankAUC(Accumulator):
         self.inputs = (*class_inputs(k, self.labels, ("y",)), ClassScores("P", k))
         self._n = 0
         self._weighted = False
-        self._stack = RunStack(merge_block_runs, entries)
+        self._stack = RunStack(MR.merge_block_runs, MR.entries)
         self._pending: list | None = None  # copies of checked batches not yet sorted into a run
         self._pending_rows = 0
         self._members: RankMembers | None = None
         if self.max_bins is not None or self.max_memory is not None:
             self.fields = BOUNDED_FIELDS
-            # the empty state is sized by the settings: a state file's settings may
-            # not declare more members than its arrays hold (the allocation budget)
-            empty_state(self.fields, self)
+            empty_state(self.fields, self)  # a file's settings may not declare more members than its budget
             self._members = RankMembers(k, member, pairs)
 
     def _settings(self):
@@ -166,7 +142,9 @@ class MulticlassRankAUC(Accumulator):
     # -------------------------------------------------------------- folding
     def _to_float(self):
         self._flush()  # pending rows without weights become a run of counts first
-        self._stack = RunStack(merge_block_runs, entries, [(a, b.astype(np.float64), c) for a, b, c in self._stack])
+        self._stack = RunStack(
+            MR.merge_block_runs, MR.entries, [(a, b.astype(np.float64), c) for a, b, c in self._stack]
+        )
         self._weighted = True
 
     #: rows the pending batches hold at least before they are sorted into a run
@@ -181,7 +159,7 @@ class MulticlassRankAUC(Accumulator):
         limit = max(self._PENDING_MIN, self._n - self._pending_rows)
         run = None
         if self._members is None and n >= limit:  # sorted at once, not copied
-            run = batch_run(y, P, w, self.n_classes, self.inputs)  # a bad batch raises here
+            run = MR.batch_run(y, P, w, self.n_classes, self.inputs)  # a bad batch raises here
         else:
             for inp, arr in zip(self.inputs, arrays):  # refused before any change
                 inp.check(arr)
@@ -204,7 +182,7 @@ class MulticlassRankAUC(Accumulator):
 
     def _pending_run(self):
         y, P, w = (np.concatenate(a) for a in zip(*self._pending))
-        return batch_run(y, P, w, self.n_classes, self.inputs)
+        return MR.batch_run(y, P, w, self.n_classes, self.inputs)
 
     def _flush(self) -> None:
         if self._pending:
@@ -227,14 +205,10 @@ class MulticlassRankAUC(Accumulator):
         run = self._stack.merged()
         if self._pending:
             rows = self._pending_run()
-            run = rows if run is None else merge_block_runs(run, rows)
+            run = rows if run is None else MR.merge_block_runs(run, rows)
         if run is None:
-            k = self.n_classes
-            run = (
-                np.zeros(0, np.uint64),
-                np.zeros(0, np.float64 if self._weighted else np.int64),
-                np.zeros((k, k), np.int64),
-            )
+            k, dtype = self.n_classes, np.float64 if self._weighted else np.int64
+            run = (np.zeros(0, np.uint64), np.zeros(0, dtype), np.zeros((k, k), np.int64))
         return run
 
     @property
@@ -257,7 +231,7 @@ class MulticlassRankAUC(Accumulator):
         if self._members is not None:
             self._members.load(state)
             return
-        self._stack = RunStack(merge_block_runs, entries)
+        self._stack = RunStack(MR.merge_block_runs, MR.entries)
         self._pending, self._pending_rows = None, 0
         self._merge_run(state)
 
@@ -282,29 +256,19 @@ class MulticlassRankAUC(Accumulator):
     def _clone(self):
         out = type(self).__new__(type(self))  # with its own lock
         out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_guard"})
-        out.__dict__.update(
-            _stack=self._stack.copy(),  # (runs and pending batches are never changed in place)
-            _pending=None if self._pending is None else list(self._pending),
-            _members=None if self._members is None else self._members.clone(),
-        )
+        pending, members = self._pending and list(self._pending), self._members and self._members.clone()
+        out.__dict__.update(_stack=self._stack.copy(), _pending=pending, _members=members)  # runs: never changed
         return out
 
     def _check_state(self, state):
         if self._members is not None:
             self._members.check(state)
             return
-        n, flag = int(state["n"][0]), int(state["weighted"][0])
-        if flag not in (0, 1):
-            raise ValueError(f"entry 'weighted' must be 0 or 1, got {flag}")
-        lengths, scores = state["lengths"], state["scores"]
-        name, other = ("weights", "counts") if flag else ("counts", "weights")
-        mass, m, k = state[name], scores.shape[0], self.n_classes
+        n, lengths, scores, k = int(state["n"][0]), state["lengths"], state["scores"], self.n_classes
+        m = scores.shape[0]
         if np.any(lengths < 0) or int(lengths.sum()) != m:
             raise ValueError(f"the block lengths add up to {int(lengths.sum())}, not the {m} scores")
-        if mass.shape != (m,):
-            raise ValueError(f"entry {name!r} has shape {mass.shape}, expected ({m},)")
-        if state[other].shape != (0,):
-            raise ValueError(f"entry {other!r} must be empty in this state")
+        flag, name, mass = mass_entry(state, (m,))
         if np.any(mass <= 0):
             raise ValueError(f"entry {name!r} holds an entry of no observation")
         edges = np.concatenate(([0], np.cumsum(lengths.reshape(-1))))
@@ -332,26 +296,27 @@ class MulticlassRankAUC(Accumulator):
         if self._members is not None:
             return self._bounded_result()
         run = self._run()
-        out = scores_of_run(run, self.n_classes, self._n, self._weighted, self.multi_class, self.average, self._meta())
-        object.__setattr__(out, "_points_of", lambda c: ovr_points(run, c))  # the plots' curves
+        out = MR.scores_of_run(
+            run, self.n_classes, self._n, self._weighted, self.multi_class, self.average, self._meta()
+        )
+        object.__setattr__(out, "_points_of", lambda c: MR.ovr_points(run, c))  # the plots' curves
         return out
 
     def _bounded_result(self) -> MulticlassRankResult:
-        """The members' result: every AUC field with ``_lower`` and ``_upper`` bounds."""
         members, k = self._members, self.n_classes
         value, lower, upper, n_pos, _ = members.results()
         support = n_pos[:k].astype(np.float64 if self._weighted else np.int64)
         if self._weighted:
-            check_weighted_support(support)
+            MR.check_weighted_support(support)
         values = {}
         for arr, suffix in ((value, ""), (lower, "_lower"), (upper, "_upper")):
             values.update(
-                averages(arr[:k].copy(), members.pair_matrix(arr), support, self.multi_class, self.average, suffix)
+                MR.averages(arr[:k].copy(), members.pair_matrix(arr), support, self.multi_class, self.average, suffix)
             )
-        if not members.pairs:  # a bounded one-vs-rest state keeps no pairs: no such fields
+        if not members.pairs:
             values = {f: v for f, v in values.items() if not f.startswith(("ovo_", "pair_auc"))}
         ap = np.array([members.average_precision(c) for c in range(k)])
-        values.update(precision_fields(ap, support), support=support, n=self._n)
+        values.update(MR.precision_fields(ap, support), support=support, n=self._n)
         out = MulticlassRankResult("MulticlassRankScores", values, self._meta())
         snapshot = [members.class_points(c) for c in range(min(k, _PLOTTED))]
         object.__setattr__(out, "_points_of", lambda c: snapshot[c])
@@ -376,7 +341,7 @@ class MulticlassRankAUC(Accumulator):
             if self._members is not None:
                 return curve_from_points(*self._members.class_points(c))
             run = self._run()
-        return curve_from_points(*ovr_points(run, c))
+        return curve_from_points(*MR.ovr_points(run, c))
 
     def roc_curve(self, cls):
         """One-vs-rest ROC curve ``(fpr, tpr, thresholds)`` of class ``cls`` (an index, or a label).

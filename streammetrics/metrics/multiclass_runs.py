@@ -1,5 +1,4 @@
-"""The block runs of an exact multiclass rank state (:mod:`streammetrics._kernels.multirank`)
-and the AUCs read from them."""
+"""The block runs of an exact multiclass rank state (:mod:`streammetrics._kernels.multirank`) and their AUCs."""
 
 from __future__ import annotations
 
@@ -33,8 +32,7 @@ __all__ = [
 class MulticlassRankResult(Result):
     """The AUCs of a multiclass rank state (fields in :class:`MulticlassRankAUC`)."""
 
-    # ``c -> (scores, masses)``: class c's one-vs-rest points when finalized, for the plots
-    __slots__ = ("_points_of",)
+    __slots__ = ("_points_of",)  # c -> class c's one-vs-rest points when finalized, for the plots
     title = "Multiclass ranking"
     counts = ("support",)
 
@@ -58,22 +56,19 @@ class MulticlassRankResult(Result):
 
     def section(self, ctx: RenderContext, names=None) -> list[str]:
         values = self.report_values()
-        # a bounded state's scores show their bounds on their line, as RankAUC's do
-        notes = bound_notes(values)
+        notes = bound_notes(values)  # a bounded state's scores show their bounds on their line
         fields = [f for f in shown_fields(values, notes) if not f.startswith("pair_auc")]
         lines = self._scalar_lines(fields, names, notes) + self._array_lines(fields, ctx, names)
         m = self._values.get("pair_auc")
         if m is not None and m.shape[0] <= 20:
             row_names = class_names(self._meta.get("labels") or ctx.labels, m.shape[0])
             caption = (
-                f"  {self._shown('pair_auc', names)} (row a, column b: class a's rows "
-                "against class b's, ranked by column a)"
+                f"  {self._shown('pair_auc', names)} (row a, column b: class a's rows against class b's, by column a)"
             )
             lines += ["", caption, *grid(m.tolist(), row_names, row_names)]
         return lines
 
 
-# ------------------------------------------------------------------ block runs
 def entries(run) -> int:
     return run[0].shape[0]
 
@@ -117,7 +112,6 @@ def batch_run(y, P, w, k, inputs):
     return _trimmed(keys, mass, m, lengths)
 
 
-# --------------------------------------------------------------------- scores
 def _offsets(lengths):
     return np.concatenate(([0], np.cumsum(lengths.reshape(-1)))).astype(np.int64)
 
@@ -142,9 +136,8 @@ def scores_of_run(run, k: int, n: int, weighted: bool, multi_class: str, average
 
 
 def _exponent(w: np.ndarray) -> int:
-    """The power of two that weighted masses are divided by before their pairs
-    are counted: 0 unless the largest is beyond ``2**±200``, where products of
-    two masses would overflow or vanish. A power of two changes no rounding."""
+    """The power of two weighted masses are divided by before their pairs are counted: 0 unless the largest is beyond
+    ``2**±200``, where products of two masses would overflow or vanish (a power of two changes no rounding)."""
     top = float(w.max()) if w.shape[0] else 0.0
     if not 0.0 < top < math.inf or 2.0**-200 <= top <= 2.0**200:
         return 0
@@ -198,9 +191,8 @@ def precision_fields(ap, support) -> dict:
 
 
 def averages(per_class, pair, support, multi_class: str, average: str, suffix: str = "") -> dict:
-    """Every AUC field from the per-class and pair AUCs (each name ending in
-    ``suffix``). The averages' coefficients are non-negative and depend on the
-    supports only: the averages of lower (upper) bounds bound the averages."""
+    """Every AUC field from the per-class and pair AUCs (names ending in ``suffix``); the coefficients depend on the
+    supports only, so the averages of lower (upper) bounds bound the averages."""
     k = per_class.shape[0]
     sup_f = support.astype(np.float64)
     total_f = float(sup_f.sum())
@@ -219,8 +211,7 @@ def averages(per_class, pair, support, multi_class: str, average: str, suffix: s
 
 
 def ovr_points(run, c: int):
-    """Column ``c``'s distinct scores (increasing) with class ``c``'s mass and the
-    other classes' at each (numpy's ``unique``: a first curve compiles no merge kernel)."""
+    """Column ``c``'s distinct scores (increasing) with class ``c``'s mass and the other classes' at each."""
     keys, mass, lengths = run
     k = lengths.shape[0]
     offs = _offsets(lengths)

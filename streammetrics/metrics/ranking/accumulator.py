@@ -1,8 +1,9 @@
-"""The area under the ROC curve, ``U_pos / safe(n_pos * n_neg)`` with midranks:
-:class:`RankAUC` over its two state strategies (see the package docstring)."""
+"""The area under the ROC curve, ``U_pos / safe(n_pos * n_neg)`` with midranks: :class:`RankAUC` over its two state
+strategies, exact (:mod:`.exact`) and bounded (:mod:`.bounded`)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import os
@@ -15,17 +16,16 @@ from ..._protocol.base import Accumulator, locked
 from ..._protocol.errors import NoObservationsError
 from ..._protocol.inputs import Finite, Labels01
 from ..._protocol.state import Field, empty_state
-from ..binary import BinaryResult
 from ..intervals import z_of
 from .bounded import Bounded
-from .curves import RankResult, curve_from_points, pr, roc
+from .curves import RankQueries, RankResult, curve_from_points
 from .exact import Exact
 from .pending import Pending
 from .points import Points
 from .saved import check_rank_state
 from .spill import parse_memory
 
-__all__ = ["RankAUC", "check_max_bins"]
+__all__ = ["RankAUC", "check_max_bins", "check_one_mode"]
 
 
 def _check_spill_dir(spill_dir):
@@ -37,6 +37,14 @@ def _check_spill_dir(spill_dir):
     if not os.path.isdir(folder):
         raise ValueError(f"spill_dir must be an existing folder, got {os.fspath(spill_dir)!r}")
     return folder
+
+
+def check_one_mode(max_bins, max_memory, what: str = "the") -> None:
+    if max_bins is not None and max_memory is not None:
+        raise ValueError(
+            f"max_bins and max_memory exclude each other: max_bins bounds {what} state (approximate), max_memory "
+            "keeps it exact and spills sorted runs to disk past the budget; give one of them"
+        )
 
 
 def check_max_bins(max_bins):
@@ -51,7 +59,7 @@ def check_max_bins(max_bins):
     return max_bins
 
 
-class RankAUC(Accumulator):
+class RankAUC(RankQueries, Accumulator):
     """Streaming, mergeable AUC (the Mann–Whitney U), exact or in bounded memory.
 
     ``update(y, s)`` takes 0/1 labels (or the n x 2 one-hot matrix) and finite scores, higher meaning "more likely
@@ -103,44 +111,33 @@ class RankAUC(Accumulator):
     headline = ("auc",)
     intervals = True
 
-    _PREALLOCATE_BATCH = 1 << 16  # a new buffer is made as large as the limit at once for a batch of this many rows
-    _PREALLOCATE_ROWS = 1 << 22  # ... with room for this many rows at most (32 MB of keys)
+    _PREALLOCATE_BATCH = 1 << 16  # a batch this large makes a new buffer as large as the limit at once,
+    _PREALLOCATE_ROWS = 1 << 22  # up to this many rows (32 MB of keys)
 
     def __init__(self, max_bins: int | None = None, *, max_memory=None, spill_dir=None):
         self.max_bins = check_max_bins(max_bins)
         self.max_memory = parse_memory(max_memory)
         self.spill_dir = _check_spill_dir(spill_dir)
-        if self.max_bins is not None and self.max_memory is not None:
-            raise ValueError(
-                "max_bins and max_memory exclude each other: max_bins bounds the state to 2 * max_bins bins "
-                "(approximate, in memory), max_memory keeps it exact and spills sorted runs to disk past the budget; "
-                "give one of them"
-            )
+        check_one_mode(self.max_bins, self.max_memory)
         if self.spill_dir is not None and self.max_memory is None:
             raise ValueError("spill_dir is where runs are spilled past max_memory: give max_memory too")
         self._n = 0
         self._strategy = self._new_strategy(weighted=False)
         self._pending: Pending | None = None
         self._ops = None  # the query engine of the current state, once asked for
-        # each class's compensated sum of squared weights, and the rows it counts (fewer in older saved parts)
-        self._wsq = np.zeros((2, 2))
+        self._wsq = np.zeros((2, 2))  # each class's compensated sum of squared weights, and the rows it counts
         self._wsq_rows = 0
 
     def _new_strategy(self, weighted: bool):
-        """The empty state: every distinct score, or at most ``2 max_bins`` items."""
         if self.max_bins is None:
             return Exact(weighted, self.max_memory, self.spill_dir)
         return Bounded(self.max_bins, weighted)
 
     def _settings(self):
-        out = {"max_bins": self.max_bins}
-        if self.max_memory is not None:
-            out["max_memory"] = self.max_memory
-        return out
+        return {"max_bins": self.max_bins} | ({} if self.max_memory is None else {"max_memory": self.max_memory})
 
     @classmethod
     def _from_settings(cls, settings):
-        # the folder for temporary files is never saved, and never read from a file
         if "spill_dir" in settings:
             raise TypeError("spill_dir is not a saved setting")
         return cls(**settings)
@@ -220,7 +217,6 @@ class RankAUC(Accumulator):
         return status
 
     def _unweighted_masses(self):
-        """``[positives, negatives]`` of an unweighted state, pending rows included."""
         out = self._strategy.masses()
         buf = self._pending
         if buf is not None:
@@ -228,7 +224,6 @@ class RankAUC(Accumulator):
         return out
 
     def _add_squares(self, squares, rows: int) -> None:
-        """Count ``rows`` more rows whose squared weights per class are ``squares``."""
         compensated.merge(self._wsq, np.array([[squares[0], 0.0], [squares[1], 0.0]]))
         self._wsq_rows += int(rows)
 
@@ -246,7 +241,7 @@ class RankAUC(Accumulator):
         elif n >= self._PREALLOCATE_BATCH:
             # a stream of large batches fills it: made large at once (past _PREALLOCATE_ROWS it grows)
             capacity = min(limit, max(n, self._PREALLOCATE_ROWS))
-        else:  # as large as the buffer it replaces: a stream does not grow it again
+        else:  # as large as the one it replaces: a stream does not grow it again
             capacity = min(limit, max(n, 1024, 0 if buf is None else buf.keys.shape[0]))
         new = Pending(capacity, weighted)
         status = new.append(y, s, w, limit)
@@ -260,7 +255,6 @@ class RankAUC(Accumulator):
         if new.rows > limit:
             self._flush()  # exact mode: a batch larger than the buffer is sorted at once
         elif n >= self._PREALLOCATE_BATCH and new.keys.shape[0] < min(limit, self._PREALLOCATE_ROWS):
-            # the limit rose with the rows sorted in: one batch to move
             new.resize(min(limit, self._PREALLOCATE_ROWS))
         return 0
 
@@ -279,7 +273,6 @@ class RankAUC(Accumulator):
 
     @property
     def _state(self):
-        """The state as its declared fields, pending rows sorted in (a temporary copy)."""
         st = self._fields()
         self._strategy.export(self._pending, st)
         return st
@@ -323,7 +316,7 @@ class RankAUC(Accumulator):
         return self
 
     def _merge_state(self, other, disk=None):
-        """Fold the state ``other`` (and the runs on disk of the exact state ``disk``)."""
+        """Fold the state ``other`` (and the disk runs of the exact state ``disk``)."""
         self._ops = None
         theirs = bool(other["weighted"][0])
         if theirs and not self._strategy.weighted:
@@ -347,19 +340,15 @@ class RankAUC(Accumulator):
     def _clone(self):
         out = RankAUC.__new__(RankAUC)  # with its own lock
         out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_guard"})
-        out.__dict__.update(
-            _strategy=self._strategy.clone(),
-            _ops=None,
-            _wsq=self._wsq.copy(),
-            _pending=None if self._pending is None else self._pending.clone(),
-        )
+        buf = None if self._pending is None else self._pending.clone()
+        out.__dict__.update(_strategy=self._strategy.clone(), _ops=None, _wsq=self._wsq.copy(), _pending=buf)
         return out
 
     def _check_state(self, state):
         check_rank_state(state, self.max_bins)
 
     def _engine(self) -> Points:
-        """The query engine of the current state, built once per state (an exact state compacted first)."""
+        """The query engine of the current state, built once per state."""
         with self._guard:
             if self._n == 0:
                 raise NoObservationsError("RankAUC has no observations: call update() first")
@@ -380,7 +369,7 @@ class RankAUC(Accumulator):
             make = lambda: points  # noqa: E731 - a snapshot: the run is never changed in place
         else:
             value, lower, upper, n_pos, n_neg, make = self._strategy.result(self._pending, self._n)
-            make = _once(make)
+            make = functools.cache(make)
         values = {"auc": float(value)}
         meta = {
             "weighted": self._strategy.weighted,
@@ -396,12 +385,10 @@ class RankAUC(Accumulator):
         return RankResult("AUCScores", values, meta, make)
 
     def _class_squares(self):
-        """Each class's sum of squared weights; ``ValueError`` when some rows' are unknown."""
         if self._wsq_rows != self._n:
             raise ValueError(
                 f"{self._n - self._wsq_rows} weighted rows of this state were saved without their squared weights, "
-                "which the AUC's interval needs for weighted rows (Kish's effective sample size); "
-                "fold those rows again to get intervals"
+                "which the AUC's interval needs (Kish's effective sample size); fold those rows again"
             )
         return compensated.values(self._wsq)
 
@@ -411,28 +398,6 @@ class RankAUC(Accumulator):
                 raise NoObservationsError("RankAUC has no observations: call update() first")
             points = self._strategy.run(self._pending)
         return curve_from_points(*points)
-
-    def roc_curve(self):
-        """ROC curve ``(fpr, tpr, thresholds)``: ``sklearn.metrics.roc_curve(..., drop_intermediate=False)`` of the
-        same rows (an absent class's rate 0, not NaN); a bin sits at its lower edge.
-
-        >>> from streammetrics import RankAUC
-        >>> fpr, tpr, th = RankAUC().update([0, 1, 1, 0], [0.2, 0.9, 0.5, 0.5]).roc_curve()
-        >>> fpr, tpr, th
-        (array([0. , 0. , 0.5, 1. ]), array([0. , 0.5, 1. , 1. ]), array([inf, 0.9, 0.5, 0.2]))
-        """
-        return roc(*self._curve())
-
-    def pr_curve(self):
-        """Precision-recall curve ``(precision, recall, thresholds)`` in
-        ``sklearn.metrics.precision_recall_curve``'s order (no positive: recall 0).
-
-        >>> from streammetrics import RankAUC
-        >>> p, r, th = RankAUC().update([0, 1, 1, 0], [0.2, 0.9, 0.5, 0.5]).pr_curve()
-        >>> p, r, th
-        (array([0.5 , 0.666..., 1. , 1. ]), array([1. , 1. , 0.5, 0. ]), array([0.2, 0.5, 0.9]))
-        """
-        return pr(*self._curve())
 
     def average_precision(self) -> float:
         """Average precision ``sum_k (R_k - R_{k-1}) P_k`` (0 with no positive).
@@ -457,77 +422,6 @@ class RankAUC(Accumulator):
         True
         """
         return self._compute().average_precision_bounds()
-
-    def at_threshold(self, t) -> BinaryResult:
-        """The binary result at the threshold ``t`` (rows with ``s >= t`` called positive): what
-        ``BinaryConfusion(threshold=t)`` gives on the same rows, plus ``threshold``. With ``max_bins`` a bin
-        counts as its lower edge and the result adds certified bounds ``tp_lower``, ``tp_upper``, ``fp_lower``,
-        ``fp_upper`` and ``<rate>_lower``/``_upper``, which differ only when ``t`` falls inside a bin.
-
-        >>> from streammetrics import RankAUC
-        >>> acc = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9])
-        >>> r = acc.at_threshold(0.5)
-        >>> r.tp, r.fp, r.fn, r.tn, r.recall
-        (2, 1, 1, 1, 0.666...)
-        """
-        return self._engine().at_threshold(t)
-
-    def threshold_for(self, *, recall=None, precision=None, fpr=None, specificity=None) -> BinaryResult:
-        """The threshold meeting one target in ``[0, 1]`` (candidates ``+inf`` and every distinct score), and
-        :meth:`at_threshold` there with ``target`` and ``target_value``: ``recall``, the highest threshold
-        reaching it; ``precision`` and ``specificity``, the lowest reaching it; ``fpr``, the lowest within it. An
-        unreachable target is a ``ValueError`` saying the best reached.
-
-        >>> from streammetrics import RankAUC
-        >>> acc = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9])
-        >>> r = acc.threshold_for(recall=0.9)
-        >>> r.threshold, r.recall, r.fp
-        (0.4, 1.0, 1)
-        >>> acc.threshold_for(precision=1.0).threshold
-        0.9
-        """
-        return self._engine().threshold_for(recall=recall, precision=precision, fpr=fpr, specificity=specificity)
-
-    def best_threshold(self, score=None, *, cost=None) -> BinaryResult:
-        """The threshold maximising ``score`` (``"f1"`` by default, or another binary score but the targets; fields
-        ``score`` and ``best``), or minimising ``cost``, a 2 x 2 matrix ``[[tn, fp], [fn, tp]]`` of one row's cost
-        per cell (field ``cost``). Ties within a relative 1e-12 take the highest threshold.
-
-        >>> from streammetrics import RankAUC
-        >>> acc = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9])
-        >>> r = acc.best_threshold("f1")
-        >>> r.threshold, round(r.f1, 4)
-        (0.4, 0.8571)
-        >>> acc.best_threshold(cost=[[0, 1], [5, 0]]).threshold  # a miss costs 5 false alarms
-        0.4
-        """
-        return self._engine().best_threshold(score, cost)
-
-    def partial_auc(self, max_fpr, *, mcclish: bool = False) -> float:
-        """The area under the ROC curve for false positive rates up to ``max_fpr`` in ``(0, 1]`` (the curve linear
-        between its points; ``max_fpr=1`` gives the AUC). ``mcclish=True`` standardises it as ``roc_auc_score(y,
-        s, max_fpr=...)`` does; 0 with one class only.
-
-        >>> from streammetrics import RankAUC
-        >>> acc = RankAUC().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
-        >>> acc.partial_auc(0.5), acc.partial_auc(1.0) == acc.finalize().auc
-        (0.25, True)
-        >>> acc.partial_auc(0.5, mcclish=True)  # roc_auc_score(..., max_fpr=0.5)
-        0.666...
-        """
-        return self._engine().partial_auc(max_fpr, mcclish)
-
-
-def _once(make):
-    """``make``, called at most once: its value kept."""
-    got = []
-
-    def once():
-        if not got:
-            got.append(make())
-        return got[0]
-
-    return once
 
 
 def delong_interval(sums, lower: float, upper: float, level: float, squares=None) -> dict:

@@ -12,16 +12,17 @@ from ..._kernels import bins as K
 from ..._kernels.keys import score_keys
 from ..._kernels.precision_bounds import average_precision_sums
 from ..._protocol.errors import WeightOverflowError
-from .points import Points, auc_of_chunks
+from .points import Points, auc_of_chunks, empty_run
+from .saved import run_of_state
 from .sorting import run_of_sorted
 
 __all__ = ["Bounded", "points_of_items", "average_precision_bounds", "is_binned", "straddling_of_items"]
 
 #: a cell becomes a bin while its pos * neg mass is within _BUDGET P N / B**2 and its mass within _MASS (P + N) / B
-_BUDGET = 3.0
-_MASS = 6.0
+_BUDGET, _MASS = 3.0, 6.0
 _SLACK = 1e-9  # relative widening of a binned interval computed in rounded floats
 _FINE = 4.0  # a sorted slice is grouped at this fraction of the bins' limits
+_AP_SLACK, _AP_ABS = 1e-9, 1e-12  # the relative (rounded masses) and absolute (rounded sums) widening of AP bounds
 
 
 def _sorted_items(items):
@@ -43,7 +44,7 @@ def _distinct(keys, room: int):
 def points_of_items(items, weighted: bool):
     """Distinct lower edges and their masses: a bin counts as its lower edge."""
     if items is None:
-        return np.zeros(0), np.zeros((2, 0), np.float64 if weighted else np.int64)
+        return empty_run(weighted)
     lo, hi, ab, cw = items
     starts = np.flatnonzero(np.concatenate(([True], lo[1:] != lo[:-1])))
     if starts.shape[0] == lo.shape[0]:
@@ -52,13 +53,8 @@ def points_of_items(items, weighted: bool):
 
 
 def is_binned(items) -> bool:
-    """Whether ``items`` hold a bin (a range ``lo < hi``): figures read off them are then
-    approximate; a state of points only is exact."""
+    """Whether ``items`` hold a bin (a range ``lo < hi``): figures read off them are then approximate."""
     return items is not None and bool(np.any(items[1] > items[0]))
-
-
-_AP_SLACK = 1e-9  # the widening of binned AP bounds: relative (rounded masses) and absolute (rounded sums)
-_AP_ABS = 1e-12
 
 
 def average_precision_bounds(lo, hi, ab, weighted: bool, value: float | None = None):
@@ -92,8 +88,8 @@ def average_precision_bounds(lo, hi, ab, weighted: bool, value: float | None = N
 
 
 def straddling_of_items(items, scores, weighted: bool):
-    """``2 x m`` positive and negative mass of the bins with ``lo < t <= hi`` at each
-    of the increasing ``scores`` ``t``: the rows that may lie on either side of ``t``."""
+    """``2 x m`` positive and negative mass of the bins with ``lo < t <= hi`` (rows on either side of ``t``) at each of
+    the increasing ``scores`` ``t``."""
     m = scores.shape[0]
     dtype = np.float64 if weighted else np.int64
     out = np.zeros((2, m + 1), dtype)
@@ -115,10 +111,6 @@ def straddling_of_items(items, scores, weighted: bool):
 class Bounded:
     """The bounded state of ``RankAUC(max_bins=B)`` (see the module docstring)."""
 
-    PENDING_MIN = 1 << 14  # pending rows at most max(PENDING_MIN, min(PENDING_PER_BIN * B, PENDING_MAX))
-    PENDING_PER_BIN = 32
-    PENDING_MAX = 1 << 22  # however many bins are allowed, the buffer stays within exact mode's least
-
     def __init__(self, max_bins: int, weighted: bool = False):
         self.max_bins = max_bins
         self.weighted = weighted
@@ -134,7 +126,9 @@ class Bounded:
         return 0 if self.items is None else sum(a.nbytes for a in self.items)
 
     def pending_limit(self) -> int:
-        return max(self.PENDING_MIN, min(self.PENDING_PER_BIN * self.max_bins, self.PENDING_MAX))
+        """Every batch is binned as it comes: the state never holds more than ``2 B`` items, and one saved, pickled
+        or copied and then updated bins its rows as the original does."""
+        return 0
 
     def to_float(self) -> None:
         if self.items is not None:
@@ -146,46 +140,30 @@ class Bounded:
         """``[positive, negative]`` mass of the items (pending rows not included)."""
         return np.zeros(2) if self.items is None else self.items[2].sum(axis=1).astype(np.float64)
 
-    def compact(self) -> None:
-        """Bins are compacted as they are formed: nothing to do."""
-
     def take(self, buf) -> None:
-        """Bin the pending rows of ``buf`` in (``buf`` is used up)."""
-        self.items = self._binned(buf, self.items, in_place=True)
-
-    def current(self, buf):
-        """The items with the pending rows of ``buf`` binned in; neither changes."""
-        if buf is None or buf.rows == 0:
-            return self.items
-        return self._binned(buf, self.items, in_place=False)
+        """Bin the rows of ``buf`` in (``buf`` is used up). Every batch is taken as it comes: the ``buf`` of the
+        other methods holds no row."""
+        self.items = self._binned(buf, self.items)
 
     def add(self, state) -> None:
         """Fold the items of another bounded state."""
-        lo = state["lo"]
+        lo, ab = run_of_state(state, self.weighted)
         if lo.shape[0] == 0:
             return
-        ab = state["weights" if state["weighted"][0] else "counts"]
-        if self.weighted and ab.dtype != np.float64:
-            ab = ab.astype(np.float64)
-        run = (lo, state["hi"], ab, state["pairs"])
-        merged = run if self.items is None else K.merge_items(*self.items, *run)
-        if merged[0].shape[0] > 2 * self.max_bins:
-            merged = self._compact(merged)
-        self.items = merged
+        self.items = self._merged(self.items, (lo, state["hi"], ab, state["pairs"]))
 
     def points(self, buf, n: int, items=None) -> Points:
-        """The query engine of the items (``buf`` binned in, or ``items``); bins bound every figure."""
-        items = self.current(buf) if items is None else items
+        """The query engine of the items (or of ``items``)."""
+        items = self.items if items is None else items
         return Points(points_of_items(items, self.weighted), n, self.weighted, items=items)
 
     def run(self, buf=None):
-        """The points of the items (a bin at its lower edge), pending rows of ``buf`` included."""
-        return points_of_items(self.current(buf), self.weighted)
+        """The points of the items (a bin at its lower edge)."""
+        return points_of_items(self.items, self.weighted)
 
     def result(self, buf, n: int):
         """``(auc, lower, upper, n_pos, n_neg, points)``; ``points()`` makes the query engine."""
-        items = self.current(buf)
-        weighted = self.weighted
+        items, weighted = self.items, self.weighted
 
         def points():
             return self.points(None, n, items)
@@ -203,8 +181,7 @@ class Bounded:
             return 0.0, 0.0, 0.0, n_pos, n_neg, points  # no pairs: the guard
         denom = 2.0 * float(n_pos) * float(n_neg)
         if weighted and not (0.0 < denom < math.inf and math.isfinite(k2 + 2.0 * unknown)):
-            # the bins' pair masses are products of weights, kept in the state
-            raise WeightOverflowError(
+            raise WeightOverflowError(  # the bins' pair masses are products of weights
                 scores="the weighted pair masses of the bounded AUC (weights beyond about 1e150 or below 1e-150)"
             )
         lower = k2 / denom
@@ -216,9 +193,8 @@ class Bounded:
         return _clip(value), _clip(lower), _clip(upper), n_pos, n_neg, points
 
     def export(self, buf, state) -> None:
-        items = self.current(buf)
-        if items is not None:
-            lo, hi, ab, cw = items
+        if self.items is not None:
+            lo, hi, ab, cw = self.items
             state["lo"], state["hi"], state["pairs"] = lo, hi, cw
             state["weights" if self.weighted else "counts"] = ab
 
@@ -226,17 +202,24 @@ class Bounded:
         self.items = None
         self.add(state)
 
-    def _binned(self, buf, items, in_place: bool):
-        """``items`` with the pending rows of ``buf`` binned in (a new tuple)."""
-        kp, vp, kn, vn, pre_p, pre_n = buf.sorted_keys(in_place)
+    def _merged(self, items, new):
+        """``items`` and ``new`` merged, compacted past ``2 B``."""
+        merged = new if items is None else K.merge_items(*items, *new)
+        return self._compact(merged) if merged[0].shape[0] > 2 * self.max_bins else merged
+
+    def _binned(self, buf, items):
+        """``items`` with the rows of ``buf`` binned in (a new tuple)."""
+        kp, vp, kn, vn, pre_p, pre_n = buf.sorted_keys()
         b = self.max_bins
-        if not is_binned(items):
-            # nothing binned yet: keep points while they fit, so the state stays exact
-            room = 2 * b - (0 if items is None else items[0].shape[0])
-            dp, dn = _distinct(kp, room), _distinct(kn, room)
-            if dp is not None and dn is not None and np.union1d(dp, dn).shape[0] <= room:
+        small = kp.shape[0] + kn.shape[0] <= b
+        if small or not is_binned(items):
+            # points while every score fits (exact); a small batch's points are compacted with the items past 2 B
+            dp, dn = _distinct(kp, 2 * b), _distinct(kn, 2 * b)
+            if dp is not None and dn is not None and np.union1d(dp, dn).shape[0] <= 2 * b:
                 new = K.points_as_items(*run_of_sorted(kp, kn, vp, vn))
-                return new if items is None else K.merge_items(*items, *new)
+                merged = new if items is None else K.merge_items(*items, *new)
+                if small or merged[0].shape[0] <= 2 * b:
+                    return self._compact(merged) if merged[0].shape[0] > 2 * b else merged
         p = q = 0.0
         cuts = np.zeros(0, np.uint64)
         if items is not None:
@@ -253,11 +236,7 @@ class Bounded:
         none = np.zeros(0)
         bounds, (lo, hi) = K.group_cells(kp, kn, pre_p, pre_n, budget, mass_cap, cuts)
         ab, cw = K.group_items(kp, none if vp is None else vp, kn, none if vn is None else vn, weighted, bounds)
-        new = (lo, hi, ab if weighted else ab.astype(np.int64), cw)
-        merged = new if items is None else K.merge_items(*items, *new)
-        if merged[0].shape[0] > 2 * b:
-            merged = self._compact(merged)
-        return merged
+        return self._merged(items, (lo, hi, ab if weighted else ab.astype(np.int64), cw))
 
     def _compact(self, items):
         lo, hi, ab, cw = items

@@ -1,15 +1,16 @@
-"""The result of a rank state: its AUC, curves, average precision and operating points,
-answered by a snapshot of the state's points (:class:`~.points.Points`)."""
+"""The result of a rank state: its AUC, curves, average precision and operating points, answered by a snapshot of the
+state's points (:class:`~.points.Points`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..._protocol.result import RenderContext, Result, fmt_number, safe
+from ..binary import BinaryResult
 from .bounded import average_precision_bounds, is_binned, straddling_of_items
 from .points import Points
 
-__all__ = ["RankResult", "curve_from_points", "roc", "pr", "average_precision_of"]
+__all__ = ["RankResult", "RankQueries", "curve_from_points", "roc", "pr", "average_precision_of"]
 
 
 def curve_from_points(scores, ab):
@@ -38,7 +39,95 @@ def average_precision_of(thresholds, tps, fps) -> float:
     return float(max(0.0, -np.sum(np.diff(recall) * precision[:-1])))
 
 
-class RankResult(Result):
+class RankQueries:
+    """The curves and threshold queries of a rank state (``self._curve()``, ``self._engine()``): :class:`RankAUC`'s
+    and its result's."""
+
+    __slots__ = ()
+
+    def roc_curve(self):
+        """ROC curve ``(fpr, tpr, thresholds)``: ``sklearn.metrics.roc_curve(..., drop_intermediate=False)`` of the
+        same rows (an absent class's rate 0, not NaN); a bin sits at its lower edge.
+
+        >>> from streammetrics import RankAUC
+        >>> fpr, tpr, th = RankAUC().update([0, 1, 1, 0], [0.2, 0.9, 0.5, 0.5]).roc_curve()
+        >>> fpr, tpr, th
+        (array([0. , 0. , 0.5, 1. ]), array([0. , 0.5, 1. , 1. ]), array([inf, 0.9, 0.5, 0.2]))
+        """
+        return roc(*self._curve())
+
+    def pr_curve(self):
+        """Precision-recall curve ``(precision, recall, thresholds)`` in
+        ``sklearn.metrics.precision_recall_curve``'s order (no positive: recall 0).
+
+        >>> from streammetrics import RankAUC
+        >>> p, r, th = RankAUC().update([0, 1, 1, 0], [0.2, 0.9, 0.5, 0.5]).pr_curve()
+        >>> p, r, th
+        (array([0.5 , 0.666..., 1. , 1. ]), array([1. , 1. , 0.5, 0. ]), array([0.2, 0.5, 0.9]))
+        """
+        return pr(*self._curve())
+
+    def at_threshold(self, t) -> BinaryResult:
+        """The binary result at the threshold ``t`` (rows with ``s >= t`` called positive): what
+        ``BinaryConfusion(threshold=t)`` gives on the same rows, plus ``threshold``. With ``max_bins`` a bin
+        counts as its lower edge and the result adds certified bounds ``tp_lower``, ``tp_upper``, ``fp_lower``,
+        ``fp_upper`` and ``<rate>_lower``/``_upper``, which differ only when ``t`` falls inside a bin.
+
+        >>> from streammetrics import RankAUC
+        >>> acc = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9])
+        >>> r = acc.at_threshold(0.5)
+        >>> r.tp, r.fp, r.fn, r.tn, r.recall
+        (2, 1, 1, 1, 0.666...)
+        """
+        return self._engine().at_threshold(t)
+
+    def threshold_for(self, *, recall=None, precision=None, fpr=None, specificity=None) -> BinaryResult:
+        """The threshold meeting one target in ``[0, 1]`` (candidates ``+inf`` and every distinct score), and
+        :meth:`at_threshold` there with ``target`` and ``target_value``: ``recall``, the highest threshold
+        reaching it; ``precision`` and ``specificity``, the lowest reaching it; ``fpr``, the lowest within it. An
+        unreachable target is a ``ValueError`` saying the best reached.
+
+        >>> from streammetrics import RankAUC
+        >>> acc = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9])
+        >>> r = acc.threshold_for(recall=0.9)
+        >>> r.threshold, r.recall, r.fp
+        (0.4, 1.0, 1)
+        >>> acc.threshold_for(precision=1.0).threshold
+        0.9
+        """
+        return self._engine().threshold_for(recall=recall, precision=precision, fpr=fpr, specificity=specificity)
+
+    def best_threshold(self, score=None, *, cost=None) -> BinaryResult:
+        """The threshold maximising ``score`` (``"f1"`` by default, or another binary score but the targets; fields
+        ``score`` and ``best``), or minimising ``cost``, a 2 x 2 matrix ``[[tn, fp], [fn, tp]]`` of one row's cost
+        per cell (field ``cost``). Ties within a relative 1e-12 take the highest threshold.
+
+        >>> from streammetrics import RankAUC
+        >>> acc = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9])
+        >>> r = acc.best_threshold("f1")
+        >>> r.threshold, round(r.f1, 4)
+        (0.4, 0.8571)
+        >>> acc.best_threshold(cost=[[0, 1], [5, 0]]).threshold  # a miss costs 5 false alarms
+        0.4
+        """
+        return self._engine().best_threshold(score, cost)
+
+    def partial_auc(self, max_fpr, *, mcclish: bool = False) -> float:
+        """The area under the ROC curve for false positive rates up to ``max_fpr`` in ``(0, 1]`` (the curve linear
+        between its points; ``max_fpr=1`` gives the AUC). ``mcclish=True`` standardises it as ``roc_auc_score(y,
+        s, max_fpr=...)`` does; 0 with one class only.
+
+        >>> from streammetrics import RankAUC
+        >>> acc = RankAUC().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+        >>> acc.partial_auc(0.5), acc.partial_auc(1.0) == acc.finalize().auc
+        (0.25, True)
+        >>> acc.partial_auc(0.5, mcclish=True)  # roc_auc_score(..., max_fpr=0.5)
+        0.666...
+        """
+        return self._engine().partial_auc(max_fpr, mcclish)
+
+
+class RankResult(RankQueries, Result):
     """The AUC of a rank state, with the curves, average precision and threshold queries of the points the state held
     when finalized (none once pickled); :attr:`exact` tells whether the state was exact.
 
@@ -74,14 +163,6 @@ class RankResult(Result):
     def _curve(self):
         return self._cached("curve", lambda: curve_from_points(*self._engine().materialized()))
 
-    def roc_curve(self):
-        """``(fpr, tpr, thresholds)`` as :meth:`RankAUC.roc_curve`."""
-        return roc(*self._curve())
-
-    def pr_curve(self):
-        """``(precision, recall, thresholds)`` as :meth:`RankAUC.pr_curve`."""
-        return pr(*self._curve())
-
     def average_precision(self) -> float:
         """Average precision, as :meth:`RankAUC.average_precision`."""
         return self._cached("ap", lambda: self._engine().average_precision())
@@ -113,13 +194,7 @@ class RankResult(Result):
         tl, tu, fl, fu = self._curve_bounds()
         _, tps, fps = self._curve()
         p, q = safe(tps[-1]) if tps.size else 1.0, safe(fps[-1]) if fps.size else 1.0
-        z = np.zeros(1)
-        return (
-            np.concatenate((z, fl)) / q,
-            np.concatenate((z, fu)) / q,
-            np.concatenate((z, tl)) / p,
-            np.concatenate((z, tu)) / p,
-        )
+        return tuple(np.concatenate(([0.0], v)) / d for v, d in ((fl, q), (fu, q), (tl, p), (tu, p)))
 
     def pr_curve_bounds(self):
         """``(precision_lower, precision_upper, recall_lower, recall_upper)`` along :meth:`pr_curve`."""
@@ -131,13 +206,8 @@ class RankResult(Result):
             d = t + f
             return np.divide(t, d, out=np.zeros_like(t), where=d != 0)
 
-        one, zero = np.ones(1), np.zeros(1)
-        return (
-            np.concatenate((prec(tl, fu)[::-1], one)),
-            np.concatenate((prec(tu, fl)[::-1], one)),
-            np.concatenate(((tl / p)[::-1], zero)),
-            np.concatenate(((tu / p)[::-1], zero)),
-        )
+        ends = ((prec(tl, fu), 1.0), (prec(tu, fl), 1.0), (tl / p, 0.0), (tu / p, 0.0))
+        return tuple(np.concatenate((v[::-1], [e])) for v, e in ends)
 
     @property
     def exact(self) -> bool:
@@ -167,22 +237,6 @@ class RankResult(Result):
     def average_precision_upper(self) -> float:
         """The upper end of :meth:`average_precision_bounds`."""
         return self.average_precision_bounds()[1]
-
-    def at_threshold(self, t):
-        """The binary result at ``s >= t``, as :meth:`RankAUC.at_threshold`."""
-        return self._engine().at_threshold(t)
-
-    def threshold_for(self, *, recall=None, precision=None, fpr=None, specificity=None):
-        """The threshold meeting one target, as :meth:`RankAUC.threshold_for`."""
-        return self._engine().threshold_for(recall=recall, precision=precision, fpr=fpr, specificity=specificity)
-
-    def best_threshold(self, score=None, *, cost=None):
-        """The best threshold by a score or a cost, as :meth:`RankAUC.best_threshold`."""
-        return self._engine().best_threshold(score, cost)
-
-    def partial_auc(self, max_fpr, *, mcclish: bool = False) -> float:
-        """The area under the ROC curve up to ``max_fpr``, as :meth:`RankAUC.partial_auc`."""
-        return self._engine().partial_auc(max_fpr, mcclish)
 
     def report_values(self):
         out = {k: v for k, v in self._values.items() if k != "n"}
@@ -275,16 +329,10 @@ class RankResult(Result):
     def report_extras(self, ctx: RenderContext) -> dict:
         """``ranking_exact`` and the ``operating_points``."""
         out = {"ranking_exact": self.exact}
-        points = self.operating_points(ctx)
-        if not points:
-            return out
-        return {
-            **out,
-            "operating_points": [
-                {"point": label, "reached": r is not None, **(self._row(r) if r is not None else {})}
-                for label, r in points
-            ],
-        }
+        if points := self.operating_points(ctx):
+            row = lambda r: {"reached": r is not None, **(self._row(r) if r is not None else {})}  # noqa: E731
+            out["operating_points"] = [{"point": label, **row(r)} for label, r in points]
+        return out
 
     def plot(self, folder: str, ctx: RenderContext) -> list[str]:
         from ...report import plots

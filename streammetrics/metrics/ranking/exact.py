@@ -7,7 +7,8 @@ from functools import partial
 import numpy as np
 
 from ..._protocol.runs import RunStack
-from .points import Points, joined
+from .points import Points, empty_run, joined
+from .saved import run_of_state
 from .sorting import merge_runs
 from .spill import MAX_DISK_RUNS, SpillStore, count_dtype, stream_merge, window
 
@@ -42,7 +43,6 @@ class Exact:
         return sum(r.nbytes for r in self.disk)
 
     def storage(self) -> SpillStore:
-        """The store of this state's files, made at the first spill."""
         if self.store is None:
             self.store = SpillStore(self.spill_dir)
         return self.store
@@ -53,7 +53,6 @@ class Exact:
         return max(64, (budget // 12) // (24 * (sources + 1)))
 
     def _spill(self) -> None:
-        """Write the runs in memory to files, then bound the runs on disk."""
         for run in self.stack:
             if run[0].shape[0]:
                 self.disk.append(self.storage().write(*run))
@@ -94,15 +93,11 @@ class Exact:
         self._bound_disk()
 
     def _as_float(self, run):
-        """A copy of the disk run ``run`` holding float64 masses."""
         return self.storage().write_chunks(np.float64, stream_merge([run], self.chunk()))
 
     def disk_masses(self):
-        """``[positive, negative]`` mass of the runs on disk."""
-        out = np.zeros(2)
-        for _, ab in stream_merge([r.records() for r in self.disk], self.chunk(len(self.disk))):
-            out += ab.sum(axis=1)
-        return out
+        chunks = stream_merge([r.records() for r in self.disk], self.chunk(len(self.disk)))
+        return sum((ab.sum(axis=1) for _, ab in chunks), np.zeros(2))
 
     def close(self) -> None:
         """Forget the runs and remove the files (the state is empty afterwards)."""
@@ -140,10 +135,7 @@ class Exact:
 
     def masses(self):
         """``[positive, negative]`` mass of the runs (pending rows not included)."""
-        out = np.zeros(2)
-        for _, ab in self.stack:
-            out += ab.sum(axis=1)
-        return out + (self.disk_masses() if self.disk else 0.0)
+        return sum((ab.sum(axis=1) for _, ab in self.stack), np.zeros(2)) + (self.disk_masses() if self.disk else 0.0)
 
     def compact(self, buf=None) -> None:
         """Take ``buf``'s rows (used up) and merge every run into one, in memory or in one file."""
@@ -170,17 +162,11 @@ class Exact:
             self._check_budget()
 
     def add(self, state) -> None:
-        """Fold the run of another exact state (``lo`` and its counts or weights)."""
-        lo, ab = state["lo"], state["weights" if state["weighted"][0] else "counts"]
-        if lo.shape[0] == 0:
-            return
-        if self.weighted and ab.dtype != np.float64:
-            ab = ab.astype(np.float64)
-        self.stack.push((lo, ab))
-        self._check_budget()
-
-    def _empty(self):
-        return np.zeros(0), np.zeros((2, 0), np.float64 if self.weighted else np.int64)
+        """Fold the run of another exact state."""
+        lo, ab = run_of_state(state, self.weighted)
+        if lo.shape[0]:
+            self.stack.push((lo, ab))
+            self._check_budget()
 
     def run(self, buf=None, memory_only: bool = False):
         """The single run, pending rows of ``buf`` included, neither changed (read from the files once spilled)."""
@@ -192,7 +178,7 @@ class Exact:
         run = self.stack.merged()
         if buf is not None and buf.rows:
             run = buf.run(merged_with=run, in_place=False)
-        return self._empty() if run is None else run
+        return empty_run(self.weighted) if run is None else run
 
     def points(self, n: int) -> Points:
         """The query engine of the state, compacted (:meth:`compact`) already."""
@@ -201,7 +187,7 @@ class Exact:
             read = partial(window, run.records())  # opened now: a snapshot that outlives the file
             # blocks of at least 64 entries, at most 65536 of them (their marks are kept)
             return Points((read, run.m), n, self.weighted, block=max(64, -(-run.m // 65536)), window=self.chunk())
-        return Points(self.stack.top() or self._empty(), n, self.weighted)
+        return Points(self.stack.top() or empty_run(self.weighted), n, self.weighted)
 
     def export(self, buf, state, memory_only: bool = False) -> None:
         """Write the single run into ``state`` (``memory_only``: the runs in memory only; see :meth:`add_disk`)."""

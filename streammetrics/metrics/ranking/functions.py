@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._kernels.keys import split_keys_weighted
+from ..._kernels.keys import append_split
 from ..._kernels.pairs import u2_sorted
 from ..._protocol.errors import NoObservationsError
 from ..._protocol.inputs import convert, raise_rejected
 from ..._protocol.result import safe
 from .accumulator import RankAUC
 from .points import INT64_LIMIT, auc_of_chunks
-from .sorting import run_of_sorted, sorted_run, split_sorted
+from .sorting import run_of_sorted, sort_classes, sorted_run
 
 __all__ = ["auc", "roc_curve", "pr_curve", "average_precision", "partial_auc"]
 
@@ -33,17 +33,15 @@ def auc(y, s, *, sample_weight=None) -> float:
     (y, s), w, n = convert(inputs, (y, s), sample_weight)
     if n == 0:
         raise NoObservationsError("y and s are empty: the AUC needs at least one observation")
-    if w.shape[0]:
-        keys, vals = np.empty(n, np.uint64), np.empty(n, np.float64)
-        status, front, back = split_keys_weighted(y, s.view(np.uint64), w, keys, vals)
-        if status:
-            raise_rejected(inputs, (y, s))
-        run = sorted_run(keys, front, back, vals)
-        return auc_of_chunks(lambda: iter([run]), True)[0]
-    split = split_sorted(y, s)
-    if split is None:
+    weighted = w.shape[0] > 0
+    keys, vals = np.empty(n, np.uint64), np.empty(n) if weighted else None
+    status, n_pos, back = append_split(y, s.view(np.uint64), w if weighted else None, keys, vals, 0, n)
+    if status:
         raise_rejected(inputs, (y, s))
-    keys, n_pos = split
+    if weighted:
+        run = sorted_run(keys, n_pos, back, vals)
+        return auc_of_chunks(lambda: iter([run]), True)[0]
+    sort_classes(keys, n_pos, n_pos)
     if n * n < 2 * INT64_LIMIT:  # 2 n_pos n_neg <= n**2 / 2 fits an int64
         return int(u2_sorted(keys[:n_pos], keys[n_pos:])) / (2 * safe(n_pos * (n - n_pos)))
     run = run_of_sorted(keys[:n_pos], keys[n_pos:])

@@ -55,12 +55,8 @@ class Pending:
         if self.back - self.front < n:
             need = self.rows + n
             self.resize(max(need, min(4 * self.keys.shape[0], max(limit, need))))
-        if self.vals is None:
-            status, front, back = K.append_split(y, s.view(_U64), self.keys, self.front, self.back)
-        else:
-            status, front, back = K.append_split_weighted(
-                y, s.view(_U64), w, self.keys, self.vals, self.front, self.back
-            )
+        ws = None if self.vals is None else w
+        status, front, back = K.append_split(y, s.view(_U64), ws, self.keys, self.vals, self.front, self.back)
         if not status:
             self.front, self.back = front, back
         return status
@@ -85,9 +81,10 @@ class Pending:
         self.vals = None if self.vals is None else np.empty(0, np.float64)
         self.front = self.back = 0
 
-    def sorted_keys(self, in_place: bool = True):
-        """``(kp, vp, kn, vn, pre_p, pre_n)``: sorted keys, weights and their prefix sums (``None`` unweighted)."""
-        keys, vals, front, back = self._parts(in_place)
+    def sorted_keys(self):
+        """``(kp, vp, kn, vn, pre_p, pre_n)``: sorted keys, weights and their prefix sums (``None`` unweighted); the
+        buffer is used up."""
+        keys, vals, front, back = self.keys, self.vals, self.front, self.back
         tail = keys.shape[0] - back
         tk, tv = sort_classes(keys, front, back, vals)
         if vals is None:

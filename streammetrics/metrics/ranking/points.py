@@ -20,7 +20,7 @@ from ..._protocol.result import safe
 from .. import binary
 from ..binary import BinaryResult, binary_result
 
-__all__ = ["Points", "scores", "TARGETS", "check_threshold", "check_max_fpr", "auc_of_chunks", "joined"]
+__all__ = ["Points", "scores", "TARGETS", "check_threshold", "check_max_fpr", "auc_of_chunks", "joined", "empty_run"]
 
 TARGETS = ("recall", "precision", "fpr", "specificity")  # the targets ``threshold_for`` meets
 
@@ -42,32 +42,22 @@ _NO_PAIRS = np.zeros((0, 4))
 INT64_LIMIT = 2**63
 
 
-def _real(name, value) -> float:
+def _real(name, value, ok=lambda v: not math.isnan(v), within="be a number") -> float:
+    """``value`` as a float for which ``ok`` holds, or ``TypeError``/``ValueError``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    if not ok(float(value)):
+        raise ValueError(f"{name} must {within}, got {value!r}")
     return float(value)
 
 
 def check_threshold(t) -> float:
-    """``t`` as a float (infinities allowed), or ``TypeError``/``ValueError``."""
-    t = _real("t", t)
-    if math.isnan(t):
-        raise ValueError("t must be a number, got nan")
-    return t
-
-
-def _check_rate(name, value) -> float:
-    v = _real(name, value)
-    if not 0.0 <= v <= 1.0:
-        raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
-    return v
+    """``t`` as a float (infinities allowed)."""
+    return _real("t", t)
 
 
 def check_max_fpr(max_fpr) -> float:
-    v = _real("max_fpr", max_fpr)
-    if not 0.0 < v <= 1.0:
-        raise ValueError(f"max_fpr must lie in (0, 1], got {max_fpr!r}")
-    return v
+    return _real("max_fpr", max_fpr, lambda v: 0.0 < v <= 1.0, "lie in (0, 1]")
 
 
 def _check_cost(cost) -> np.ndarray:
@@ -95,7 +85,7 @@ def _target(targets):
     if len(given) != 1:
         raise TypeError("threshold_for() takes exactly one target: " + ", ".join(f"{t}=" for t in TARGETS))
     ((name, value),) = given.items()
-    return name, _check_rate(name, value)
+    return name, _real(name, value, lambda v: 0.0 <= v <= 1.0, "lie in [0, 1]")
 
 
 def _objective(score, cost):
@@ -172,11 +162,20 @@ def auc_of_chunks(chunks, weighted: bool):
     return u2 / (2 * safe(n_pos * n_neg)), n_pos, n_neg
 
 
+def _cells(called, rest):
+    """The cells (tp, fp, fn, tn) of the compensated pairs of the masses called positive and of the rest."""
+    return np.vstack(((called[:, 0::2] + called[:, 1::2]).T, (rest[:, 0::2] + rest[:, 1::2]).T))
+
+
+def empty_run(weighted: bool):
+    return np.zeros(0), np.zeros((2, 0), np.float64 if weighted else np.int64)
+
+
 def joined(chunks, weighted: bool):
     """One run of consecutive chunks ``(scores, ab)``."""
     parts = list(chunks)
     if not parts:
-        return np.zeros(0), np.zeros((2, 0), np.float64 if weighted else np.int64)
+        return empty_run(weighted)
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
 
 
@@ -188,14 +187,12 @@ class Points:
     """
 
     def __init__(self, source, n: int, weighted: bool, block: int = BLOCK, items=None, window: int = 0):
-        if isinstance(source, tuple) and len(source) == 2 and not callable(source[0]):
-            scores, ab = source
-            self.run = (scores, ab)
-            self.m = scores.shape[0]
-            self.read = lambda a, b: (scores[a:b], ab[:, a:b])
-        else:
-            self.run = None
+        self.run = None if callable(source[0]) else tuple(source)
+        if self.run is None:
             self.read, self.m = source
+        else:
+            scores, ab = source
+            self.m, self.read = scores.shape[0], lambda a, b: (scores[a:b], ab[:, a:b])
         self.n = n
         self.weighted = weighted
         self.block = max(1, int(block))
@@ -256,9 +253,7 @@ class Points:
             running_pairs(ab, down, True, B, top[j : j + 1 - (-(b - a) // B)])
         self.bottom, self.top = bottom, top
         self.P, self.N = float(bottom[nb, 0] + bottom[nb, 1]), float(bottom[nb, 2] + bottom[nb, 3])
-        self.marks = np.stack(
-            (top[:, 0] + top[:, 1], top[:, 2] + top[:, 3], bottom[:, 0] + bottom[:, 1], bottom[:, 2] + bottom[:, 3])
-        )
+        self.marks = _cells(top, bottom)
 
     def _span(self, j: int, k: int = None):
         """``(scores, cells)`` of blocks ``j .. k``: counts (tp, fp, fn, tn) at each of their boundaries."""
@@ -275,9 +270,7 @@ class Points:
         called, rest = np.empty((b - a + 1, 4)), np.empty((b - a + 1, 4))
         running_pairs(ab, self.top[k + 1].copy(), True, 1, called)
         running_pairs(ab, self.bottom[j].copy(), False, 1, rest)
-        return scores, np.stack(
-            (called[:, 0] + called[:, 1], called[:, 2] + called[:, 3], rest[:, 0] + rest[:, 1], rest[:, 2] + rest[:, 3])
-        )
+        return scores, _cells(called, rest)
 
     def _at(self, i: int):
         """The counts at boundary ``i`` as Python numbers, and its threshold."""
@@ -287,34 +280,39 @@ class Points:
         cast = float if self.weighted else int
         return tuple(cast(c) for c in cells[:, k]), math.inf if i == self.m else float(scores[k])
 
-    def _corners(self, cost=None):
-        """Every score at the marks and at the four corners of every block's counts (cached)."""
-        key = ("corners", None if cost is None else cost.tobytes())
-        corners = self._answers.get(key)
-        if corners is None:
-            marks = _columns(self.marks, self.N, cost)
-            start, end = self.marks[:, :-1], self.marks[:, 1:]
-            corners = [marks, {f: v[:-1] for f, v in marks.items()}, {f: v[1:] for f, v in marks.items()}]
-            corners += [
-                _columns(np.stack((pos[0], neg[1], pos[2], neg[3])), self.N, cost)
-                for pos, neg in ((start, end), (end, start))
-            ]
-            if len(self._answers) < _CACHED:
-                self._answers[key] = corners
-        return corners
-
-    def _ranges(self, name, cost=None):
-        """Per block, the least and greatest value score ``name`` may take (between its corners, widened)."""
-        key = ("ranges", name, None if cost is None else cost.tobytes())
+    def _kept(self, key, make):
+        """``make()``, kept under ``key`` (the first :data:`_CACHED` answers)."""
         got = self._answers.get(key)
         if got is None:
-            vals = np.array([c[name] for c in self._corners(cost)[1:]])
-            low, high = -_top(-vals, axis=0), _top(vals, axis=0)
-            slack = 1e-9 * np.maximum(np.abs(low), np.abs(high)) + 1e-12
-            got = (low - slack, high + slack)
+            got = make()
             if len(self._answers) < _CACHED:
                 self._answers[key] = got
         return got
+
+    def _corners(self, cost=None):
+        """Every score at the marks and at the four corners of every block's counts."""
+
+        def make():
+            marks = _columns(self.marks, self.N, cost)
+            start, end = self.marks[:, :-1], self.marks[:, 1:]
+            corners = [marks, {f: v[:-1] for f, v in marks.items()}, {f: v[1:] for f, v in marks.items()}]
+            return corners + [
+                _columns(np.stack((pos[0], neg[1], pos[2], neg[3])), self.N, cost)
+                for pos, neg in ((start, end), (end, start))
+            ]
+
+        return self._kept(("corners", None if cost is None else cost.tobytes()), make)
+
+    def _ranges(self, name, cost=None):
+        """Per block, the least and greatest value score ``name`` may take (between its corners, widened)."""
+
+        def make():
+            vals = np.array([c[name] for c in self._corners(cost)[1:]])
+            low, high = -_top(-vals, axis=0), _top(vals, axis=0)
+            slack = 1e-9 * np.maximum(np.abs(low), np.abs(high)) + 1e-12
+            return low - slack, high + slack
+
+        return self._kept(("ranges", name, None if cost is None else cost.tobytes()), make)
 
     def _values(self, blocks, name, cost=None):
         """``(boundaries, values)`` of score ``name`` over ``blocks``."""
@@ -407,10 +405,8 @@ class Points:
         if i is None:
             if name == "recall":
                 highest = _columns(self.marks[:, :1], self.N)["recall"][0]
-                raise ValueError(
-                    f"no threshold reaches recall {value:g}: the highest is {highest:g} "
-                    f"({_mass_note('positive', self.P)})"
-                )
+                note = _mass_note("positive", self.P)
+                raise ValueError(f"no threshold reaches recall {value:g}: the highest is {highest:g} ({note})")
             if name == "specificity":
                 raise ValueError(f"no threshold reaches specificity {value:g} ({_mass_note('negative', self.N)})")
             highest = self._best("precision")[1]
@@ -420,14 +416,12 @@ class Points:
     def best_threshold(self, score=None, cost=None) -> BinaryResult:
         """The threshold of the best score or the least cost (see ``RankAUC.best_threshold``)."""
         name, c = _objective(score, cost)
-        key = name if c is None else ("cost", c.tobytes())
-        got = self._answers.get(key)
-        if got is None:
-            got = self._best(name, c)
-            if len(self._answers) < _CACHED:
-                self._answers[key] = got
-        i, v = got
-        return self.result(i, {"score": name, "best": v} if c is None else {"cost": -v})
+        scale = 1.0
+        if c is not None and np.any(c):  # a power of two, so that costs of any scale give the same sums exactly
+            scale = 2.0 ** int(np.frexp(np.abs(c).max())[1])
+            c = c / scale
+        i, v = self._kept(name if c is None else ("cost", c.tobytes()), lambda: self._best(name, c))
+        return self.result(i, {"score": name, "best": v} if c is None else {"cost": -v * scale})
 
     def partial_auc(self, max_fpr, mcclish: bool = False) -> float:
         """The area under the ROC curve up to ``max_fpr`` (see ``RankAUC.partial_auc``)."""

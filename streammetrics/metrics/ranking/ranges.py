@@ -6,6 +6,7 @@ n_pos_r'``, and the precision at a score counts the masses of the ranges above: 
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -21,6 +22,7 @@ from .sorting import merge_runs
 __all__ = ["RangeResult", "route_rows", "merge_pieces", "range_totals", "range_stats", "combine"]
 
 _NO_PAIRS = np.zeros((0, 4))
+_TINY = 1 << 1074  # 2**-1074, the least positive float, is 1 / _TINY
 
 
 class RangeResult(Result):
@@ -65,16 +67,34 @@ def merge_pieces(*runs):
     return runs[0]
 
 
+def _running(values, weighted: bool, reverse: bool = False) -> list:
+    """``out[r]``: the sum of ``values[:r]`` (``reverse``: of ``values[r:]``), in one pass: exact integers for counts,
+    for weights correctly rounded as ``math.fsum`` (finite weights summed as integers in units of ``2**-1074``).
+    """
+    seq = list(values[::-1] if reverse else values)
+    if not weighted:
+        out = list(itertools.accumulate((int(v) for v in seq), initial=0))
+    elif all(map(math.isfinite, seq)):
+        out = [s / _TINY for s in itertools.accumulate((_fixed(v) for v in seq), initial=0)]
+    else:  # an infinite or NaN weight: nothing to round
+        out = list(itertools.accumulate(map(float, seq), initial=0.0))
+    return out[::-1] if reverse else out
+
+
+def _fixed(v) -> int:
+    """``v`` (finite) as an integer number of ``2**-1074``."""
+    n, d = float(v).as_integer_ratio()
+    return n * (_TINY // d)
+
+
 def range_totals(weighted: bool, *infos):
     """Rows, per-range masses and each range's masses above it, from every part."""
-    rows = sum(n for n, _ in infos)
     stacked = np.stack([m for _, m in infos])
-    R = stacked.shape[1]
     add = math.fsum if weighted else (lambda xs: sum(int(x) for x in xs))
-    masses = [[add(stacked[:, r, c]) for c in range(2)] for r in range(R)]
-    total = [add(m[c] for m in masses) for c in range(2)]
-    above = [[add(m[c] for m in masses[r + 1 :]) for c in range(2)] for r in range(R)]
-    return {"rows": rows, "masses": masses, "total": total, "above": above}
+    masses = [[add(stacked[:, r, c]) for c in range(2)] for r in range(stacked.shape[1])]
+    tails = [_running([m[c] for m in masses], weighted, reverse=True) for c in range(2)]
+    above = [[tails[0][r + 1], tails[1][r + 1]] for r in range(len(masses))]
+    return {"rows": sum(n for n, _ in infos), "masses": masses, "total": [tails[0][0], tails[1][0]], "above": above}
 
 
 def range_stats(totals, r: int, weighted: bool, run):
@@ -107,11 +127,9 @@ def combine(totals, weighted: bool, stats):
     if weighted:
         terms = [u for u, _, _ in stats]
         auc = 0.0
-        if P > 0 and N > 0:
-            parts = []
-            for p_r, n_r in masses:  # every positive outranks every negative of a lower range
-                terms.append(2.0 * (p_r / P) * (math.fsum(parts) / N))
-                parts.append(n_r)
+        if P > 0 and N > 0:  # every positive outranks every negative of a lower range
+            below = _running([n_r for _, n_r in masses], True)
+            terms += [2.0 * (p_r / P) * (below[r] / N) for r, (p_r, _) in enumerate(masses)]
             auc = min(max(math.fsum(terms) / 2.0, 0.0), 1.0)
     else:
         u2 = sum(u for u, _, _ in stats)

@@ -7,26 +7,43 @@ import numpy as np
 from ..._kernels import compensated
 from ..._protocol.state import count_total
 
-__all__ = ["check_rank_state"]
+__all__ = ["check_rank_state", "weighted_flag", "mass_entry", "run_of_state"]
+
+
+def run_of_state(state, weighted: bool):
+    """``(lo, masses)`` of a checked state, the masses float64 when ``weighted``."""
+    ab = state["weights" if state["weighted"][0] else "counts"]
+    return state["lo"], ab.astype(np.float64) if weighted and ab.dtype != np.float64 else ab
+
+
+def weighted_flag(state) -> bool:
+    flag = int(state["weighted"][0])
+    if flag not in (0, 1):
+        raise ValueError(f"entry 'weighted' must be 0 or 1, got {flag}")
+    return bool(flag)
+
+
+def mass_entry(state, shape):
+    """``(weighted, name, masses)``: the entry of weights or counts, of ``shape``; the other one empty."""
+    weighted = weighted_flag(state)
+    name, other = ("weights", "counts") if weighted else ("counts", "weights")
+    if state[name].shape != shape:
+        raise ValueError(f"entry {name!r} has shape {state[name].shape}, expected {shape}")
+    if state[other].shape != shape[:-1] + (0,):
+        raise ValueError(f"entry {other!r} must be empty in this state")
+    if weighted and np.any((state[name] > 0) & (state[name] < np.finfo(np.float64).tiny)):
+        raise ValueError(f"entry {name!r} holds a subnormal mass (no sum of weights that update() takes)")
+    return weighted, name, state[name]
 
 
 def check_rank_state(state, max_bins):
     """The invariants of a saved rank state (exact when ``max_bins`` is None)."""
     n = int(state["n"][0])
-    flag = int(state["weighted"][0])
-    if flag not in (0, 1):
-        raise ValueError(f"entry 'weighted' must be 0 or 1, got {flag}")
-    weighted = bool(flag)
     lo, hi, pairs = state["lo"], state["hi"], state["pairs"]
-    name, other = ("weights", "counts") if weighted else ("counts", "weights")
-    ab = state[name]
     if lo.ndim != 1:
         raise ValueError(f"entry 'lo' must be 1-D, got shape {lo.shape}")
     m = lo.shape[0]
-    if ab.shape != (2, m):
-        raise ValueError(f"entry {name!r} has shape {ab.shape}, expected (2, {m})")
-    if state[other].shape != (2, 0):
-        raise ValueError(f"entry {other!r} must be empty in this state")
+    weighted, name, ab = mass_entry(state, (2, m))
     if m > n:
         raise ValueError(f"{m} entries but only {n} observations")
     if m:

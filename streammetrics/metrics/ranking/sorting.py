@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._kernels import keys as KK
-from ..._kernels.merges import merge_into, run_into, run_into_weighted
-from ..._kernels.sort import sort_keys, sort_payload
+from ..._kernels.merges import merge_into, run_into
+from ..._kernels.sort import sort_keys
+from .points import empty_run
 
-__all__ = ["sort_classes", "split_sorted", "run_of_sorted", "sorted_run", "merge_runs", "NUMPY_MAX", "sort_part"]
+__all__ = ["sort_classes", "run_of_sorted", "sorted_run", "merge_runs", "NUMPY_MAX", "sort_part"]
 
 NUMPY_MAX = 4096  # rows sorted by numpy: a small state's first use compiles no radix kernel
-
-_NO_RUN = (np.zeros(0, np.float64), np.zeros((2, 0), np.int64), np.zeros((2, 0), np.float64))
 
 
 def sort_part(keys, vals, tk, tv, small: bool) -> None:
@@ -22,10 +20,8 @@ def sort_part(keys, vals, tk, tv, small: bool) -> None:
         keys[:] = keys[order]
         if vals is not None:
             vals[:] = vals[order]
-    elif vals is None:
-        sort_keys(keys, tk)
     else:
-        sort_payload(keys, vals, tk, tv)
+        sort_keys(keys, tk, vals, tv)
 
 
 def sort_classes(keys, front, back, vals=None):
@@ -39,16 +35,6 @@ def sort_classes(keys, front, back, vals=None):
     return tk, tv
 
 
-def split_sorted(y, s):
-    """Label-split sorted keys ``(keys, n_pos)`` of one batch, or ``None`` for a bad value."""
-    keys = np.empty(y.shape[0], np.uint64)
-    status, n_pos = KK.split_keys(y, s.view(np.uint64), keys)
-    if status:
-        return None
-    sort_classes(keys, n_pos, n_pos)
-    return keys, n_pos
-
-
 def _trimmed(scores, ab, m):
     """The first ``m`` entries of a run, copied when shorter (freeing the rest)."""
     if m == scores.shape[0]:
@@ -58,18 +44,12 @@ def _trimmed(scores, ab, m):
 
 def run_of_sorted(kp, kn, vp=None, vn=None, run=None):
     """The run of sorted keys ``kp``, ``kn`` (weights ``vp``, ``vn``), merged with ``run`` if given."""
-    if run is None:
-        run = (_NO_RUN[0], _NO_RUN[1] if vp is None else _NO_RUN[2])
-    s1, ab1 = run
+    s1, ab1 = empty_run(vp is not None) if run is None else run
     cap = s1.shape[0] + kp.shape[0] + kn.shape[0]
     scores = np.empty(cap, np.float64)
     ab = np.empty((2, cap), np.int64 if vp is None else np.float64)
     bits = scores.view(np.uint64)
-    if vp is None:
-        m = run_into(s1.view(np.uint64), ab1, kp, kn, bits, ab)
-    else:
-        m = run_into_weighted(s1.view(np.uint64), ab1, kp, vp, kn, vn, bits, ab)
-    return _trimmed(scores, ab, m)
+    return _trimmed(scores, ab, run_into(s1.view(np.uint64), ab1, kp, vp, kn, vn, bits, ab))
 
 
 def sorted_run(keys, front, back, vals=None, run=None):

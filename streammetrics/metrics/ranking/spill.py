@@ -18,18 +18,7 @@ import numpy as np
 from ..._kernels.merges import merge_records, pack_records, records_cut
 from ..._protocol import tempfiles
 
-__all__ = [
-    "parse_memory",
-    "SpillStore",
-    "DiskRun",
-    "stream_merge",
-    "window",
-    "count_dtype",
-    "MAX_DISK_RUNS",
-    "SPILL_STEM",
-    "SPILL_SUFFIX",
-    "MIN_MEMORY",
-]
+__all__ = ["parse_memory", "SpillStore", "DiskRun", "stream_merge", "window", "count_dtype", "MAX_DISK_RUNS"]
 
 MAX_DISK_RUNS = 32  # at most this many runs are kept on disk; one more merges the smaller half into one file
 SPILL_STEM = ".streammetrics-"
@@ -51,9 +40,7 @@ def parse_memory(value) -> int | None:
     """
     if value is None:
         return None
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError("max_memory must be an int (bytes), a string such as '1GB', or None, got bool")
-    if isinstance(value, numbers.Integral):
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
         nbytes = int(value)
     elif isinstance(value, str):
         m = _SIZE.match(value)
@@ -80,8 +67,7 @@ def _unlink_all(paths: set) -> None:
         paths.discard(p)
 
 
-# every live store's files, removed at normal exit (a store's finalizer removes them earlier)
-_LIVE: weakref.WeakSet[SpillStore] = weakref.WeakSet()
+_LIVE: weakref.WeakSet[SpillStore] = weakref.WeakSet()  # every live store: its files go at normal exit
 _LIVE_LOCK = threading.Lock()
 
 
@@ -133,9 +119,7 @@ class DiskRun:
 
 
 class SpillStore:
-    """The temporary files of one exact state, removed by :meth:`remove`, :meth:`close`, garbage collection and
-    normal exit.
-    """
+    """The temporary files of one exact state, removed by :meth:`remove`, :meth:`close`, collection and exit."""
 
     def __init__(self, folder: str | None = None):
         self.folder = os.path.abspath(tempfile.gettempdir() if folder is None else os.fspath(folder))
@@ -152,10 +136,6 @@ class SpillStore:
             self._stale_checked = True
         return tempfiles.new_path(self.folder, SPILL_STEM, SPILL_SUFFIX)
 
-    def writer(self, dtype) -> _RunWriter:
-        """A new file for a run of masses of ``dtype``."""
-        return _RunWriter(self, dtype)
-
     def write(self, scores, ab) -> DiskRun:
         """Write one in-memory run to a new file."""
         peak = int(ab.max()) if ab.dtype.kind != "f" and ab.size else 0
@@ -163,7 +143,7 @@ class SpillStore:
 
     def write_chunks(self, dtype, chunks, peak: int = 0) -> DiskRun:
         """A new file of masses of ``dtype`` holding sorted chunks: runs ``(scores, ab)`` or records of ``dtype``."""
-        w = self.writer(dtype)
+        w = _RunWriter(self, dtype)
         w.peak = peak
         try:
             for chunk in chunks:
@@ -204,9 +184,8 @@ class _RunWriter:
         self.peak = 0  # the largest count written
 
     def append(self, scores, ab) -> None:
-        """Write a run's entries as records, :data:`PACK_ROWS` at a time through one reused buffer (packing a
-        budget-sized run at once would take as much fresh memory). Counts must fit the file's dtype.
-        """
+        """Write a run's entries as records, :data:`PACK_ROWS` at a time through one reused buffer (a budget-sized run
+        packed at once would take as much fresh memory). Counts must fit the file's dtype."""
         m = scores.shape[0]
         if self.dtype.kind != "f" and m:
             peak = int(ab.max())
@@ -259,9 +238,8 @@ def _flat_views(rec):
 
 
 def release(src, a: int, b: int) -> None:
-    """Unmap the pages of records ``a:b`` once copied out: they stay in the file cache, and reading a spilled state
-    keeps the process's resident memory near the windows being merged.
-    """
+    """Unmap the pages of records ``a:b`` once copied out (kept in the file cache): reading a spilled state keeps the
+    process's resident memory near the windows being merged."""
     mm = getattr(src, "_mmap", None)
     if mm is None or b <= a or not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
         return
@@ -327,9 +305,7 @@ class _Sources:
         return int(records_cut(flat, a, b, bound, right))
 
     def merge(self, parts):
-        """One run of the entries ``a:b`` of sources ``i`` for ``(i, a, b)`` in ``parts``, a score's masses added in
-        sources' order.
-        """
+        """One run of the entries ``a:b`` of sources ``i`` for ``(i, a, b)`` in ``parts`` (masses in sources' order)."""
         if len(parts) == 1:
             i, a, b = parts[0]
             scores, ab = window(self.srcs[i], a, b)
