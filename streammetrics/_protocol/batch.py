@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from .errors import NoWeightsError
-from .validation import EMPTY_WEIGHTS, as_weights, check_same_length
+from .validation import EMPTY_WEIGHTS, as_weights, check_same_length, host
 
 
 class InputTuple(tuple):
@@ -118,14 +118,14 @@ def convert(inputs, arrays, sample_weight, takes_weights: bool = True, owner=Non
         names = ", ".join(i.name for i in inputs)
         raise TypeError(f"expected {k} arrays ({names}), got {len(arrays)}")
     if k == 2:  # the common case, spelled out: it runs once per update
-        a = inputs[0].convert(arrays[0])
-        b = inputs[1].convert(arrays[1])
+        a = inputs[0].convert(host(arrays[0]))
+        b = inputs[1].convert(host(arrays[1]))
         n = a.shape[0]
         if b.shape[0] != n:
             check_same_length([inputs[0].name, inputs[1].name], [a, b])
         converted = (a, b)
     else:
-        converted = tuple(inp.convert(x) for inp, x in zip(inputs, arrays))
+        converted = tuple(inp.convert(host(x)) for inp, x in zip(inputs, arrays))
         n = check_same_length([i.name for i in inputs], converted)
     if sample_weight is None:
         return converted, EMPTY_WEIGHTS, n
