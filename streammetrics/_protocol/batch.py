@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from .errors import NoWeightsError
+from .errors import BadValueError, NoWeightsError
 from .validation import EMPTY_WEIGHTS, as_weights, check_same_length, host
 
 
@@ -139,8 +139,7 @@ def prepare(inputs, arrays, sample_weight, takes_weights: bool = True, owner=Non
     """Convert and check ``arrays`` for ``inputs``: a :class:`Batch`."""
     converted, w, n = convert(inputs, arrays, sample_weight, takes_weights, owner)
     if n:
-        for inp, arr in zip(inputs, converted):
-            inp.check(arr)
+        check_all(inputs, converted)
     return Batch(inputs, converted, w, n)
 
 
@@ -150,6 +149,23 @@ def raise_rejected(inputs, arrays) -> None:
     The inputs are checked in their declared order, so the error names the
     same argument and position as :func:`prepare` would.
     """
-    for inp, arr in zip(inputs, arrays):
-        inp.check(arr)
+    check_all(inputs, arrays)
     raise AssertionError("a kernel rejected the batch but no bad value was found")
+
+
+def check_all(inputs, arrays) -> None:
+    """Check the converted ``arrays`` in the declared order. A refused first of two
+    vectors that the second input would take, its values the first's, is hinted
+    as swapped (``update(p, y)``)."""
+    for inp, arr in zip(inputs, arrays):
+        try:
+            inp.check(arr)
+        except BadValueError as exc:
+            if inp is not inputs[0] or exc.hint or len(arrays) != 2:
+                raise
+            a, b = arrays
+            if not (a.ndim == b.ndim == 1 and a.dtype == b.dtype) or inputs[0].first_bad(b) >= 0:
+                raise
+            if inputs[1].first_bad(a) >= 0:
+                raise
+            raise exc.hinted(f"are {inp.name} and {inputs[1].name} swapped? {inp.name} comes first") from None

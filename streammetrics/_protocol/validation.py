@@ -16,7 +16,7 @@ import numbers
 
 import numpy as np
 
-from .errors import BadShapeError, BadValueError
+from .errors import BadShapeError, BadValueError, value_repr
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -129,7 +129,7 @@ def as_numbers(arr: np.ndarray, name: str) -> np.ndarray:
         what = "an integer beyond 64 bits" if isinstance(v, int) else type(v).__name__
         raise TypeError(
             f"{name}[{', '.join(map(str, at))}] = {v!r} ({what}): {name} must hold numbers"
-            + (" (map the labels to numbers first)" if isinstance(v, str) else "")
+            + (text_advice(v, name) if isinstance(v, str) else "")
         )
     check_numeric(arr, name)
     return arr
@@ -142,7 +142,20 @@ def check_numeric(arr: np.ndarray, name: str) -> None:
             raise TypeError(f"{name} must be real, got complex dtype {arr.dtype}")
         raise TypeError(
             f"{name} must hold numbers, got dtype {arr.dtype}"
-            + (" (convert with .astype(float) or map the labels first)" if arr.dtype.kind in "OUS" else "")
+            + (text_advice(arr.flat[0] if arr.size else "", name) if arr.dtype.kind in "OUS" else "")
+        )
+
+
+def text_advice(v, name: str) -> str:
+    """What to do with text ``v`` where numbers are wanted: numbers written as text
+    are converted; labels are mapped, or taken by a multiclass score as they are."""
+    try:
+        float(v)
+        return f" (numbers as text: convert with np.asarray({name}, dtype=float))"
+    except (TypeError, ValueError):
+        return (
+            f" (map the labels to numbers first, e.g. np.asarray({name}) == {value_repr(v)} as 0/1 labels; "
+            "for classes pass labels=[...] to MulticlassConfusion or Evaluator(task='multiclass'))"
         )
 
 
