@@ -9,6 +9,7 @@ with the numpy array of its own dtype (medians of several repeats).
 from __future__ import annotations
 
 import argparse
+import functools
 
 import numpy as np
 
@@ -50,10 +51,14 @@ def run(quick: bool = False) -> list[dict]:
             inputs["torch float64"] = (torch.from_numpy(y), torch.from_numpy(p))
             inputs["torch float32"] = (torch.from_numpy(y).float(), torch.from_numpy(p).float())
         inputs["list"] = (y.tolist(), p.tolist())
-        times = {}
-        for kind, (a, b) in inputs.items():
-            acc = make()
-            times[kind] = per_call_time(lambda acc=acc, a=a, b=b: acc.update(a, b), calls=calls, repeat=repeat)
+        # the input types take turns within each repeat, so a busy spell of the
+        # machine weighs on all of them alike
+        updates = {kind: functools.partial(make().update, a, b) for kind, (a, b) in inputs.items()}
+        runs = {kind: [] for kind in inputs}
+        for _ in range(repeat):
+            for kind, update in updates.items():
+                runs[kind].append(per_call_time(update, calls=calls, repeat=1))
+        times = {kind: float(np.median(t)) for kind, t in runs.items()}
         for kind, t in times.items():
             extra = {}
             if kind.startswith("torch"):

@@ -223,6 +223,7 @@ def as_labels01(x, name: str) -> np.ndarray:
 #: float64 read from float16/float32: the dtype remembers the source (numba reads
 #: plain float64), so a threshold is compared in the scores' own precision
 _WIDENED = {np.dtype(t): np.dtype(np.float64, metadata={"source": np.dtype(t)}) for t in (np.float16, np.float32)}
+_FINITE_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float16, np.float32)}
 
 
 def as_float64(arr: np.ndarray) -> np.ndarray:
@@ -241,6 +242,8 @@ def cut_point(threshold: float, scores: np.ndarray) -> float:
     source = (scores.dtype.metadata or {}).get("source")
     if source is None:
         return threshold
+    if abs(threshold) <= _FINITE_MAX[source]:  # the cast cannot overflow (errstate is slow)
+        return float(source.type(threshold))
     with np.errstate(over="ignore"):  # beyond float16's range: +-inf, as numpy compares
         return float(np.asarray(threshold).astype(source))
 
