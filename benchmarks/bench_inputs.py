@@ -1,7 +1,8 @@
 """Per-update time by input type, batch 256: the headline accumulators fed numpy
 float64 and float32 arrays, torch float64 and float32 CPU tensors, and lists;
 each group's ratios are to numpy float64, and ``torch/numpy`` compares a tensor
-with the numpy array of its own dtype (medians of several repeats).
+with the numpy array of its own dtype (medians of several repeats). A row with
+``.numpy()`` called by hand in the loop shows the floor of a tensor's cost.
 
 ``python -m benchmarks.bench_inputs [--quick]``
 """
@@ -54,7 +55,10 @@ def run(quick: bool = False) -> list[dict]:
         # the input types take turns within each repeat, so a busy spell of the
         # machine weighs on all of them alike
         updates = {kind: functools.partial(make().update, a, b) for kind, (a, b) in inputs.items()}
-        runs = {kind: [] for kind in inputs}
+        if torch is not None:  # the floor: the caller's own .numpy() of each tensor
+            update, (a, b) = make().update, inputs["torch float64"]
+            updates["torch float64, .numpy() by hand"] = lambda u=update, a=a, b=b: u(a.numpy(), b.numpy())
+        runs = {kind: [] for kind in updates}
         for _ in range(repeat):
             for kind, update in updates.items():
                 runs[kind].append(per_call_time(update, calls=calls, repeat=1))
@@ -62,7 +66,7 @@ def run(quick: bool = False) -> list[dict]:
         for kind, t in times.items():
             extra = {}
             if kind.startswith("torch"):
-                extra["torch/numpy"] = t / times["numpy" + kind[5:]]
+                extra["torch/numpy"] = t / times["numpy" + kind[5:13]]
             rows.append(row(group, ("streammetrics, " if kind == "numpy float64" else "") + kind, t, **extra))
     return rows
 
