@@ -167,3 +167,60 @@ def test_a_type_numpy_lacks_is_refused_with_the_conversion_to_make():
     scores = torch.tensor([0.1, 0.9], dtype=torch.bfloat16)  # on the CPU already
     with pytest.raises(TypeError, match=r"convert it to a type numpy has first, e\.g\. tensor\.float\(\)"):
         sm.RankAUC().update([0, 1], scores)
+
+
+def _variants(arr):
+    """(name, tensor, the numpy array it holds) for one numeric numpy argument."""
+    base = torch.from_numpy(np.ascontiguousarray(arr))
+    out = [("same dtype", base, arr)]
+    wide = torch.stack([base, base], dim=-1)  # every other element of a larger buffer
+    out.append(("non-contiguous", wide[..., 0], arr))
+    assert not wide[..., 0].is_contiguous()
+    if arr.dtype.kind == "f":
+        f32 = base.float()
+        out.append(("float32", f32, f32.numpy()))
+        out.append(("requires_grad", base.clone().requires_grad_(True), arr))
+    elif arr.dtype.kind in "iu":
+        out.append(("int32", base.int(), arr.astype(np.int32)))
+    return out
+
+
+def test_every_registry_accumulator_reads_tensors_as_the_arrays_they_hold():
+    """Tensors (float32 and float64, int labels, requiring grad, non-contiguous) give
+    the state of the numpy arrays they hold, bit for bit."""
+    from .registry import CASES
+
+    for case in CASES:
+        arrays, _ = case.data(np.random.default_rng(5))
+        for pos, arr in enumerate(arrays):
+            if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf":
+                continue
+            for variant, tensor, held in _variants(arr):
+                got = list(arrays)
+                got[pos] = tensor
+                want = list(arrays)
+                want[pos] = held
+                try:
+                    ref = case.make().update(*want)
+                except (ValueError, TypeError) as exc:
+                    with pytest.raises(type(exc)):
+                        case.make().update(*got)
+                    continue
+                assert case.make().update(*got) == ref, (case.name, pos, variant)  # every state array equal
+
+
+def test_a_float32_tensor_is_cut_at_the_threshold_in_float32():
+    p = torch.tensor([0.7, 0.69], dtype=torch.float32)
+    acc = sm.BinaryConfusion(threshold=0.7).update(torch.tensor([1, 0]), p)
+    assert acc == sm.BinaryConfusion(threshold=0.7).update([1, 0], p.numpy())
+    assert acc.finalize().tp == 1  # 0.7 in float32 reaches the threshold 0.7
+
+
+def test_a_tensor_on_a_device_is_refused_naming_the_copy_to_make():
+    if not torch.cuda.is_available():
+        meta = torch.empty(3, device="meta")
+        with pytest.raises(TypeError, match="e.g. tensor.cpu()"):
+            sm.RankAUC().update([0, 1, 1], meta)
+        return
+    with pytest.raises(TypeError, match=r"tensor\.cpu\(\)"):
+        sm.RankAUC().update([0, 1, 1], torch.rand(3, device="cuda"))

@@ -453,7 +453,9 @@ class Accumulator:
         ``ValueError`` for a corrupt, foreign or other class's file."""
         obj = load_state(path)
         if cls is not Accumulator and type(obj) is not cls:
-            raise errors.StateFileError(f"{os.fspath(path)!r} holds a {type(obj).__name__} state, not a {cls.__name__}")
+            raise errors.StateFileError(
+                f"{os.fspath(path)!r} holds {errors.a_an(type(obj).__name__)} state, not {errors.a_an(cls.__name__)}"
+            )
         return obj
 
     @classmethod

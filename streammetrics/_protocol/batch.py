@@ -8,8 +8,8 @@
 
 from __future__ import annotations
 
-from .errors import NoWeightsError
-from .validation import EMPTY_WEIGHTS, as_weights, check_same_length
+from .errors import BadValueError, NoWeightsError
+from .validation import EMPTY_WEIGHTS, as_weights, check_same_length, host
 
 
 class InputTuple(tuple):
@@ -118,14 +118,14 @@ def convert(inputs, arrays, sample_weight, takes_weights: bool = True, owner=Non
         names = ", ".join(i.name for i in inputs)
         raise TypeError(f"expected {k} arrays ({names}), got {len(arrays)}")
     if k == 2:  # the common case, spelled out: it runs once per update
-        a = inputs[0].convert(arrays[0])
-        b = inputs[1].convert(arrays[1])
+        a = inputs[0].convert(host(arrays[0]))
+        b = inputs[1].convert(host(arrays[1]))
         n = a.shape[0]
         if b.shape[0] != n:
             check_same_length([inputs[0].name, inputs[1].name], [a, b])
         converted = (a, b)
     else:
-        converted = tuple(inp.convert(x) for inp, x in zip(inputs, arrays))
+        converted = tuple(inp.convert(host(x)) for inp, x in zip(inputs, arrays))
         n = check_same_length([i.name for i in inputs], converted)
     if sample_weight is None:
         return converted, EMPTY_WEIGHTS, n
@@ -139,8 +139,7 @@ def prepare(inputs, arrays, sample_weight, takes_weights: bool = True, owner=Non
     """Convert and check ``arrays`` for ``inputs``: a :class:`Batch`."""
     converted, w, n = convert(inputs, arrays, sample_weight, takes_weights, owner)
     if n:
-        for inp, arr in zip(inputs, converted):
-            inp.check(arr)
+        check_all(inputs, converted)
     return Batch(inputs, converted, w, n)
 
 
@@ -150,6 +149,23 @@ def raise_rejected(inputs, arrays) -> None:
     The inputs are checked in their declared order, so the error names the
     same argument and position as :func:`prepare` would.
     """
-    for inp, arr in zip(inputs, arrays):
-        inp.check(arr)
+    check_all(inputs, arrays)
     raise AssertionError("a kernel rejected the batch but no bad value was found")
+
+
+def check_all(inputs, arrays) -> None:
+    """Check the converted ``arrays`` in the declared order. A refused first of two
+    vectors that the second input would take, its values the first's, is hinted
+    as swapped (``update(p, y)``)."""
+    for inp, arr in zip(inputs, arrays):
+        try:
+            inp.check(arr)
+        except BadValueError as exc:
+            if inp is not inputs[0] or exc.hint or len(arrays) != 2:
+                raise
+            a, b = arrays
+            if not (a.ndim == b.ndim == 1 and a.dtype == b.dtype) or inputs[0].first_bad(b) >= 0:
+                raise
+            if inputs[1].first_bad(a) >= 0:
+                raise
+            raise exc.hinted(f"are {inp.name} and {inputs[1].name} swapped? {inp.name} comes first") from None

@@ -11,9 +11,13 @@ stay ``TypeError``) and carries attributes that say what was wrong:
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import numpy as np
+
+#: the extra of the package that installs an optional module (others: pip install the module)
+EXTRAS = {"matplotlib": "plot", "pyarrow": "io", "tqdm": "io", "torch": "torch", "dask": "dask"}
 
 
 def value_repr(v: Any) -> str:
@@ -21,6 +25,22 @@ def value_repr(v: Any) -> str:
     if isinstance(v, np.generic):
         v = v.item()
     return repr(v)
+
+
+def a_an(word: str) -> str:
+    """``word`` with its indefinite article: ``"an Evaluator"``, ``"a RankAUC"``."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
+def optional(module: str, what: str):
+    """``import module`` for ``what`` (``"plot()"``); missing, a ``ModuleNotFoundError``
+    naming the command that installs it (the package's extra where it has one)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        top = module.partition(".")[0]
+        how = f'"streammetrics[{EXTRAS[top]}]"' if top in EXTRAS else top
+        raise ModuleNotFoundError(f"{what} needs {top}: pip install {how}", name=top) from exc
 
 
 class BadValueError(ValueError):
@@ -82,6 +102,12 @@ class BadValueError(ValueError):
         if self.hint:
             text += f" ({self.hint})"
         return f"{self.context}: {text}" if self.context else text
+
+    def hinted(self, hint: str) -> BadValueError:
+        """The same error with ``hint``."""
+        return BadValueError(
+            self.argument, self.index, self.value, self.problem, relation=self.relation, context=self.context, hint=hint
+        )
 
     def shifted(self, offset: int, context: str | None = None) -> BadValueError:
         """The same error ``offset`` rows further on (a batch cut out of a larger whole)."""

@@ -47,6 +47,10 @@ __all__ = [
 #: Rows of a class-probability matrix must sum to 1 within this tolerance.
 ROW_SUM_TOLERANCE = 1e-3
 
+#: what a NaN (a missing value, not a wrong kind of value) needs
+NAN_HINT = "a missing value: drop or fill those rows first"
+_SOFTMAX_HINT = "for class logits or scores, apply a softmax first, e.g. scipy.special.softmax(p, axis=1)"
+
 _INT64_MAX = np.iinfo(np.int64).max
 
 # Which domains contain which: a value checked for the key is also one of each
@@ -110,8 +114,8 @@ class Input:
         return BadValueError(self.name, i, arr[i], self.problem(arr, i), hint=self.hinted(arr, i))
 
     def hinted(self, arr: np.ndarray, i: int) -> str | None:
-        """The hint for the bad value ``arr[i]`` (by default :attr:`hint`)."""
-        return self.hint
+        """The hint for the bad value ``arr[i]``: :attr:`hint`, or for a NaN what a missing value needs."""
+        return NAN_HINT if arr.dtype.kind == "f" and np.isnan(arr[i]) else self.hint
 
     def advised(self, hint: str) -> Input:
         """A copy of this input that gives ``hint`` with its errors."""
@@ -278,6 +282,7 @@ class Probabilities(Finite):
     """
 
     domain = ("probability",)
+    hint = "for logits, apply a sigmoid first, e.g. torch.sigmoid(p) or scipy.special.expit(p)"
 
     def __init__(self, name: str, predict_proba: bool = False):
         super().__init__(name, "probabilities", predict_proba)
@@ -286,7 +291,7 @@ class Probabilities(Finite):
         return C.first_outside01(arr)
 
     def problem(self, arr, i):
-        return "probabilities must lie in [0, 1]"
+        return "probabilities must not be NaN" if np.isnan(arr[i]) else "probabilities must lie in [0, 1]"
 
 
 # --------------------------------------------------------------------- classes
@@ -478,7 +483,8 @@ def check_probability_rows(arr: np.ndarray, name: str, pair: bool = False) -> No
     out = np.zeros(1)
     status, i, j = C.first_bad_probability_row(arr, ROW_SUM_TOLERANCE, out)
     if status == 1 and not (pair and j == 1):
-        raise BadValueError(name, (int(i), int(j)), arr[i, j], "class probabilities must lie in [0, 1]")
+        hint = NAN_HINT if np.isnan(arr[i, j]) else _SOFTMAX_HINT
+        raise BadValueError(name, (int(i), int(j)), arr[i, j], "class probabilities must lie in [0, 1]", hint=hint)
     if status == 2:
         raise BadValueError(
             name,
@@ -486,6 +492,7 @@ def check_probability_rows(arr: np.ndarray, name: str, pair: bool = False) -> No
             float(out[0]),
             f"each row of class probabilities must sum to 1 (within {ROW_SUM_TOLERANCE:g})",
             relation="sums to",
+            hint=_SOFTMAX_HINT,
         )
 
 

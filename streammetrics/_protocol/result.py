@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from .errors import optional
+
 
 def safe(x):
     """The specification's guard: ``x + [x == 0]``, so a zero denominator is 1."""
@@ -304,10 +306,7 @@ class Result(Mapping):
         one row per class (named by its label) and one column per per-class
         score, for results that have them.
         """
-        try:
-            import pandas as pd
-        except ImportError:  # pragma: no cover - pandas comes with the dask extra
-            raise ImportError("to_frame() needs pandas: pip install pandas") from None
+        pd = optional("pandas", "to_frame()")
         if per_class:
             arrays = self._per_class()
             if not arrays:

@@ -16,7 +16,7 @@ import numbers
 
 import numpy as np
 
-from .errors import BadShapeError, BadValueError
+from .errors import BadShapeError, BadValueError, value_repr
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -51,10 +51,9 @@ def to_numpy(x, name: str, expected: str = "a 1-D array") -> np.ndarray:
         raise TypeError(f"{name} must be array-like, got {type(x).__name__}")
     if isinstance(x, (numbers.Number, np.generic)):
         raise BadShapeError(f"{name} must be {expected}, got a scalar ({x!r})", name)
-    # torch tensors that require grad refuse __array__; their values are what we
-    # score, so detach them (no copy) rather than fail inside a training loop.
-    if getattr(x, "requires_grad", False) and hasattr(x, "detach"):
-        x = x.detach()
+    x = host(x)
+    if type(x) is np.ndarray:
+        return x
     if (
         hasattr(x, "__array__")
         or hasattr(x, "__array_interface__")
@@ -79,6 +78,23 @@ def to_numpy(x, name: str, expected: str = "a 1-D array") -> np.ndarray:
         f"{name} must be array-like (a list, a numpy array, a memoryview, or an object with "
         f"__array__, __array_interface__ or __dlpack__), got {type(x).__name__}"
     )
+
+
+def host(x):
+    """A tensor (torch) as the numpy array viewing its host memory, its dtype kept;
+    anything else as it is (a tensor on a device or of a dtype numpy lacks too, for
+    :func:`to_numpy`'s message).
+
+    ``.numpy()`` is several times faster than ``np.asarray``, which goes through
+    ``__array__``. A tensor that requires grad is detached (no copy): its values
+    are what is scored, and refusing them would fail inside a training loop.
+    """
+    if type(x) is np.ndarray or not hasattr(x, "__dlpack__") or not hasattr(x, "numpy"):
+        return x
+    try:
+        return (x.detach() if getattr(x, "requires_grad", False) else x).numpy()
+    except (TypeError, RuntimeError):
+        return x.detach() if hasattr(x, "detach") else x
 
 
 def _advice(x) -> str:
@@ -113,7 +129,7 @@ def as_numbers(arr: np.ndarray, name: str) -> np.ndarray:
         what = "an integer beyond 64 bits" if isinstance(v, int) else type(v).__name__
         raise TypeError(
             f"{name}[{', '.join(map(str, at))}] = {v!r} ({what}): {name} must hold numbers"
-            + (" (map the labels to numbers first)" if isinstance(v, str) else "")
+            + (text_advice(v, name) if isinstance(v, str) else "")
         )
     check_numeric(arr, name)
     return arr
@@ -126,7 +142,20 @@ def check_numeric(arr: np.ndarray, name: str) -> None:
             raise TypeError(f"{name} must be real, got complex dtype {arr.dtype}")
         raise TypeError(
             f"{name} must hold numbers, got dtype {arr.dtype}"
-            + (" (convert with .astype(float) or map the labels first)" if arr.dtype.kind in "OUS" else "")
+            + (text_advice(arr.flat[0] if arr.size else "", name) if arr.dtype.kind in "OUS" else "")
+        )
+
+
+def text_advice(v, name: str) -> str:
+    """What to do with text ``v`` where numbers are wanted: numbers written as text
+    are converted; labels are mapped, or taken by a multiclass score as they are."""
+    try:
+        float(v)
+        return f" (numbers as text: convert with np.asarray({name}, dtype=float))"
+    except (TypeError, ValueError):
+        return (
+            f" (map the labels to numbers first, e.g. np.asarray({name}) == {value_repr(v)} as 0/1 labels; "
+            "for classes pass labels=[...] to MulticlassConfusion or Evaluator(task='multiclass'))"
         )
 
 
@@ -194,6 +223,7 @@ def as_labels01(x, name: str) -> np.ndarray:
 #: float64 read from float16/float32: the dtype remembers the source (numba reads
 #: plain float64), so a threshold is compared in the scores' own precision
 _WIDENED = {np.dtype(t): np.dtype(np.float64, metadata={"source": np.dtype(t)}) for t in (np.float16, np.float32)}
+_FINITE_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float16, np.float32)}
 
 
 def as_float64(arr: np.ndarray) -> np.ndarray:
@@ -212,6 +242,8 @@ def cut_point(threshold: float, scores: np.ndarray) -> float:
     source = (scores.dtype.metadata or {}).get("source")
     if source is None:
         return threshold
+    if abs(threshold) <= _FINITE_MAX[source]:  # the cast cannot overflow (errstate is slow)
+        return float(source.type(threshold))
     with np.errstate(over="ignore"):  # beyond float16's range: +-inf, as numpy compares
         return float(np.asarray(threshold).astype(source))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from streammetrics import SettingsMismatchError, StateFileError, load_state
+from streammetrics._protocol.errors import a_an
 from streammetrics.io import InputError, expand_paths, open_source
 
 from .bootstrapping import cmd_evaluate_bootstrap
@@ -223,8 +224,8 @@ def cmd_merge(args, watch: CompileWatch | None = None) -> int:
             continue
         if type(acc) is not type(total):
             raise CommandError(
-                f"{path}: holds a {type(acc).__name__} state; {first} holds a "
-                f"{type(total).__name__}: only states of one kind merge"
+                f"{path}: holds {a_an(type(acc).__name__)} state; {first} holds "
+                f"{a_an(type(total).__name__)}: only states of one kind merge"
             )
         try:
             total.merge(acc)

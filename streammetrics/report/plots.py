@@ -9,6 +9,8 @@ import os
 
 import numpy as np
 
+from .._protocol.errors import optional
+
 __all__ = ["roc", "pr", "figure_label", "class_roc", "class_pr", "confusion", "regression", "reliability"]
 __all__ += ["threshold_curves", "slice_scores", "MAX_CLASS_CURVES", "MAX_CURVE_POINTS"]
 
@@ -20,6 +22,7 @@ MAX_CLASS_CURVES = 20
 
 
 def _figure(width=6.0, height=5.0):
+    optional("matplotlib", "plot()")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -9,6 +9,7 @@ import html
 import json
 from typing import Any
 
+from .._protocol.errors import optional
 from .._protocol.result import RenderContext, Result, fmt_number, jsonable
 
 __all__ = ["EvaluationReport", "check_targets"]
@@ -160,7 +161,7 @@ class EvaluationReport(Result):
     def to_frame(self):
         """Every member's scores as a pandas ``DataFrame`` (needs pandas): one
         row per (member, score), column ``value``."""
-        import pandas as pd
+        pd = optional("pandas", "to_frame()")
 
         parts = [part.to_frame() for part in self._parts.values()]
         return pd.concat(parts, keys=list(self._parts), names=["member", "score"])

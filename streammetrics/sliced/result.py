@@ -11,6 +11,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from .._protocol.errors import optional
 from .._protocol.result import RenderContext, Result, fmt_number, jsonable
 
 __all__ = ["SlicedResult", "LazySlices", "score_columns", "MAX_PLOTTED_SLICES"]
@@ -516,7 +517,7 @@ class SlicedResult(Result):
     def to_frame(self):
         """A pandas ``DataFrame``: a row per slice indexed by key (a MultiIndex for
         a cross): ``rows``, every scalar score and, with intervals, ``<score>_differs``."""
-        import pandas as pd
+        pd = optional("pandas", "to_frame()")
 
         keys = list(self._slices)
         data = {"rows": [self._rows[k] for k in keys]}
