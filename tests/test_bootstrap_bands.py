@@ -73,6 +73,50 @@ def test_bands_are_the_percentiles_of_each_replicates_curve(ties):
         np.testing.assert_allclose(upper, np.quantile(np.vstack(table), 0.95, axis=0), rtol=0, atol=1e-12)
 
 
+def _curve_at(rank, xs, which):
+    """One replicate's curve read at ``xs`` point by point from its own sorted curve."""
+    if which == "roc":
+        fpr, tpr, _ = rank.roc_curve()
+        out = []
+        for x in xs:
+            i = np.nonzero(fpr <= x)[0][-1]  # the last point at or before x, then the next
+            out.append(
+                tpr[-1] if i == len(fpr) - 1 else tpr[i] + (x - fpr[i]) / (fpr[i + 1] - fpr[i]) * (tpr[i + 1] - tpr[i])
+            )
+        return np.array(out)
+    precision, recall, _ = rank.pr_curve()  # recall decreasing, (1, 0) last
+    return np.array([precision[np.nonzero(recall >= x)[0][-1]] for x in xs])
+
+
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_bands_equal_a_sort_per_replicate(weighted, ties):
+    n, seed = 700, 4
+    y, s = _data(n, seed=5, ties=ties)
+    rng = np.random.default_rng(6)
+    w = np.where(rng.random(n) < 0.1, 0.0, rng.random(n) * 3) if weighted else None
+    keys = rng.permutation(n).astype(np.int64) * 3 - 7
+    xs = np.unique(np.concatenate([np.linspace(0, 1, 21), [1e-9, 1 / 3, 0.999]]))
+    b = sm.Bootstrap(sm.RankAUC(), replicates=R, seed=seed)
+    b.update(y[:300], s[:300], sample_weight=None if w is None else w[:300], key=keys[:300])
+    b.finalize(), b.roc_band(grid=xs)  # walks of the first rows, then more rows
+    b.update(y[300:], s[300:], sample_weight=None if w is None else w[300:], key=keys[300:])
+    draws = _weights(seed, keys, R) * (1.0 if w is None else w)
+    tables = {"roc": [], "pr": []}
+    for r in range(R):
+        if draws[r][y == 1].sum() > 0 and draws[r][y == 0].sum() > 0:
+            rank = sm.RankAUC().update(y, s, sample_weight=draws[r])
+            for which, table in tables.items():
+                table.append(_curve_at(rank, xs, which))
+    for level in (0.5, 0.9):
+        for which, (grid, lower, upper) in (("roc", b.roc_band(level, xs)), ("pr", b.pr_band(level, xs))):
+            want = np.quantile(np.vstack(tables[which]), [(1 - level) / 2, (1 + level) / 2], axis=0)
+            # tied weighted rows are summed in another order than the reference's (the last bit)
+            tol = 1e-15 if weighted and ties else 0.0
+            np.testing.assert_allclose(np.vstack([lower, upper]), want, rtol=0, atol=tol)
+            np.testing.assert_array_equal(grid, xs)
+
+
 def test_band_is_ordered_and_holds_the_point_curve():
     n = 4000
     y, s = _data(n, seed=1)
