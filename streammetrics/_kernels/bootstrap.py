@@ -321,12 +321,17 @@ def replicate_ranks(seed, keys, r0, w, s, y, out, cuts, xs, roc, prc):
         wi = w[i] if weighted else 1.0
         last = i == 0 or s[i - 1] != s[i]  # the score's lowest row
         if not grouped and last:
+            hit = False  # (a test that vectorizes, before the calls of the few replicates past a limit)
             if G and y[i] == 1:
                 for r in range(R):
+                    hit |= tp[r] + kk[r + off] * wi > lim[R + r]
+                for r in range(R if hit else 0):
                     if tp[r] + kk[r + off] * wi > lim[R + r]:
                         _reach(xs, roc, prc, at, lim, r, tp[r], fp[r], tp[r] + kk[r + off] * wi, fp[r], pos[r], neg[r])
             elif G:
                 for r in range(R):
+                    hit |= fp[r] + kk[r + off] * wi > lim[r]
+                for r in range(R if hit else 0):
                     if fp[r] + kk[r + off] * wi > lim[r]:
                         _reach(xs, roc, prc, at, lim, r, tp[r], fp[r], tp[r], fp[r] + kk[r + off] * wi, pos[r], neg[r])
             if y[i] == 1:
