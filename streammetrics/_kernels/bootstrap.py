@@ -365,8 +365,8 @@ def replicate_ranks(seed, keys, r0, w, s, y, out, cuts, xs, roc, prc):
                 tp[r] += gp[r]
                 _add_into(aps, apc, r, gp[r] * _precision(tp[r], fp[r]))
     for r in range(R):
-        for g in range(at[r], G):  # past the last point: its TPR, 1
-            roc[r, g] = 1.0
+        for j in range(at[r], G):  # past the last point: its TPR, 1
+            roc[r, j] = 1.0
         out[r, 0] = tp[r]
         out[r, 1] = fp[r]
         out[r, 2] = us[r]

@@ -181,8 +181,7 @@ class RankRows:
 
     def rows(self):
         """Arrays ``(scores, labels, keys, weights)`` sorted by score, key, label,
-        weight (weights empty when no row was weighted), kept as the one part
-        (sorted once, however many walks read them; not to be changed)."""
+        weight (weights empty when no row was weighted); not to be changed."""
         parts = self._parts
         if not parts:
             return np.zeros(0), np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0)
@@ -200,9 +199,7 @@ class RankRows:
         if ordered.shape[0] > 1 and (ordered[1:] == ordered[:-1]).any():  # tied rows in one order too
             order = np.lexsort((w, y, k, s) if w.shape[0] else (y, k, s))
             ordered = s[order]
-        out = ordered, y[order], k[order], (w[order] if w.shape[0] else w)
-        self._parts, self._sorted = [(*out[:3], out[3] if out[3].shape[0] else None)], True
-        return out
+        return ordered, y[order], k[order], (w[order] if w.shape[0] else w)
 
     def state(self) -> dict[str, np.ndarray]:
         return dict(zip(self.FIELDS, self.rows()))
@@ -242,6 +239,7 @@ class RankRows:
         if done is not None and done[0] == key:
             return done[1]
         s, y, k, w = self.rows()
+        self._parts, self._sorted = [(s, y, k, w if w.shape[0] else None)], True  # sorted once for every walk
         scale = 2.0 ** np.frexp(w.max())[1] if w.shape[0] else 1.0
         w = w / scale
         table = self.sums(seed, replicates)[0] if xs.shape[0] else np.empty((replicates, 6))
