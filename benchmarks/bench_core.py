@@ -601,11 +601,50 @@ def _bootstrap_rank_rows(n, repeat, replicates=200):
     ]
 
 
+def _bootstrap_band_rows(n, repeat, replicates=200):
+    """A keyed bootstrap of the exact AUC with its ROC and PR bands (every
+    replicate's curves from one walk of the rows sorted once) against the same
+    bootstrap's scores alone, runs alternated; CPU time beside the wall clock."""
+    import streammetrics as sm
+
+    rng = np.random.default_rng(9)
+    y = rng.random(n) < 0.3
+    s = rng.normal(size=n) + y
+    keys = np.arange(n, dtype=np.int64)
+
+    def run(bands):
+        b = sm.Bootstrap(sm.RankAUC(), replicates=replicates).update(y, s, key=keys)
+        b.finalize()
+        if bands:
+            b.roc_band(), b.pr_band()
+
+    group = f"bootstrap, {replicates} replicates of RankAUC() with ROC and PR bands, n={n:.0e}"
+    run(True)  # compiled
+    wall, cpu = {True: [], False: []}, {True: [], False: []}
+    for _ in range(repeat):
+        for bands in (True, False):
+            t0, c0 = time.perf_counter(), time.process_time()
+            run(bands)
+            wall[bands].append(time.perf_counter() - t0)
+            cpu[bands].append(time.process_time() - c0)
+    return [
+        row(
+            group,
+            "streammetrics Bootstrap, finalize + roc_band + pr_band",
+            float(np.median(wall[True])),
+            cpu_s=float(np.median(cpu[True])),
+        ),
+        row(group, "finalize alone (no band)", float(np.median(wall[False])), cpu_s=float(np.median(cpu[False]))),
+    ]
+
+
 def _bootstrap_only(quick):
-    """The bootstrap rows alone: 1M rows beside torchmetrics, then 10M rows (not with --quick)."""
+    """The bootstrap rows alone: 1M rows beside torchmetrics and with bands, then 10M rows (not with --quick)."""
     rows = _bootstrap_rows(1_000_000, 3)
+    rows += _bootstrap_band_rows(1_000_000, 3)
     if not quick:
         rows += _bootstrap_rows(10_000_000, 3, warmup=0, compare=False)
+        rows += _bootstrap_band_rows(10_000_000, 1)
     return rows
 
 
@@ -824,6 +863,7 @@ def run(quick: bool = False) -> list[dict]:
     rows += _sliced_rows_more(quick)
     rows += _bootstrap_rows(1_000_000, 3)
     rows += _bootstrap_rank_rows(50_000 if quick else 200_000, 1 if quick else 3)
+    rows += _bootstrap_band_rows(200_000 if quick else 1_000_000, 3)
     if not quick:
         rows += _bootstrap_rows(n, 1, warmup=0, compare=False)  # compiled by the 1M rows
     rows += _latency_rows()
@@ -838,7 +878,7 @@ if __name__ == "__main__":
     ap.add_argument(
         "--bootstrap",
         action="store_true",
-        help="only the bootstrap rows (1M rows beside torchmetrics' BootStrapper, then 10M)",
+        help="only the bootstrap rows (1M rows beside torchmetrics' BootStrapper and with ROC and PR bands, then 10M)",
     )
     ap.add_argument(
         "--bootstrap-calibration",

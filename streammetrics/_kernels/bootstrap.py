@@ -217,9 +217,43 @@ def _precision(tp, fp):
 RANK_COLUMNS = ("n_pos", "n_neg", "u", "u_err", "ap", "ap_err")
 
 
+#: below ``(1 - _SLACK) x m`` no mass ``t`` has ``t / m`` reach ``x``, however the division rounds
+_SLACK = 2.0**-50
+
+
+@inline
+def _reach(xs, roc, prc, at, lim, r, tp0, fp0, tp1, fp1, pos, neg):
+    """Fill replicate ``r``'s curves at the rates ``xs`` the step from the point
+    ``(tp0, fp0)`` to ``(tp1, fp1)`` reaches: the TPR linear between the two
+    points at each rate ``fp0 / neg <= x < fp1 / neg``, the precision at
+    ``(tp1, fp1)`` at each recall ``tp0 / pos < x <= tp1 / pos``. ``at[r]``,
+    ``at[R + r]`` hold the next rate of the ROC and of the PR curve, and get
+    them; ``lim[r]``, ``lim[R + r]`` get masses the walk must pass to reach them
+    (a test without a division, for every row)."""
+    G = xs.shape[0]
+    R = roc.shape[0]
+    g = at[r]
+    if fp1 > fp0 and g < G and xs[g] < fp1 / neg:
+        x0, x1, y0, y1 = fp0 / neg, fp1 / neg, tp0 / pos, tp1 / pos
+        while g < G and xs[g] < x1:
+            roc[r, g] = y0 + (xs[g] - x0) / (x1 - x0) * (y1 - y0)
+            g += 1
+        at[r] = g
+    q = at[R + r]
+    if tp1 > tp0 and q < G and xs[q] <= tp1 / pos:
+        x1, p1 = tp1 / pos, tp1 / (tp1 + fp1)
+        while q < G and xs[q] <= x1:
+            prc[r, q] = p1
+            q += 1
+        at[R + r] = q
+    lim[r] = (1.0 - _SLACK) * xs[g] * neg - 1e-300 if g < G else np.inf
+    lim[R + r] = (1.0 - _SLACK) * xs[q] * pos - 1e-300 if q < G else np.inf
+
+
 @kernel
-def replicate_ranks(seed, keys, r0, w, s, y, out, cuts):
-    """The rank sums of replicates ``r0 .. r0 + R - 1`` from rows sorted by score.
+def replicate_ranks(seed, keys, r0, w, s, y, out, cuts, xs, roc, prc):
+    """The rank sums of replicates ``r0 .. r0 + R - 1`` from rows sorted by score,
+    and their ROC and PR curves at the rates ``xs`` (if any).
 
     ``s`` (float64) holds the scores in increasing order (walked from the
     highest), ``y`` (uint8) the 0/1 labels, ``keys`` (int64) the rows' keys
@@ -232,6 +266,15 @@ def replicate_ranks(seed, keys, r0, w, s, y, out, cuts):
     counting one half) as a compensated pair, and ``sum_t (positive mass at
     t) * precision(t)`` (the average precision times the positive mass) as a
     compensated pair.
+
+    With rates ``xs`` (increasing, in [0, 1]; empty: none) ``out[:, :2]`` must
+    hold the masses on entry (from a call without rates) and ``roc`` and
+    ``prc`` (R x rates) get each replicate's ROC curve read at the false
+    positive rates ``xs`` (linear between the last point at or below each
+    rate and the next) and its PR curve at the recalls ``xs`` (the precision
+    of the highest threshold reaching each, 1 at recall 0), as a ``RankAUC``
+    of the replicate's weights gives them. A replicate lacking a class gets
+    arbitrary curves.
     """
     R = out.shape[0]
     m = s.shape[0]
@@ -255,6 +298,19 @@ def replicate_ranks(seed, keys, r0, w, s, y, out, cuts):
     apc = np.empty(R, np.float64)
     for r in range(R):
         tp[r] = fp[r] = us[r] = uc[r] = aps[r] = apc[r] = 0.0
+    G = xs.shape[0]
+    pos = np.empty(R, np.float64)  # the masses the curves are read with (a class absent: 1)
+    neg = np.empty(R, np.float64)
+    at = np.empty(2 * R, np.int64)  # each replicate's next rate on its ROC, then on its PR curve
+    lim = np.empty(2 * R, np.float64)
+    for r in range(R):
+        pos[r] = out[r, 0] if G and out[r, 0] > 0.0 else 1.0
+        neg[r] = out[r, 1] if G and out[r, 1] > 0.0 else 1.0
+        at[r] = 0
+        at[R + r] = 1 if G and xs[0] <= 0.0 else 0  # recall 0: precision 1
+        if at[R + r]:
+            prc[r, 0] = 1.0
+        lim[r] = lim[R + r] = -1.0  # (set by the first _reach)
     # rows from the highest score down, each drawn at one call site (the draw
     # is copied into the kernel: a second site doubled its compile); a score
     # of one row is its own threshold, the rows of a tied score are summed
@@ -265,6 +321,19 @@ def replicate_ranks(seed, keys, r0, w, s, y, out, cuts):
         wi = w[i] if weighted else 1.0
         last = i == 0 or s[i - 1] != s[i]  # the score's lowest row
         if not grouped and last:
+            hit = False  # (a test that vectorizes, before the calls of the few replicates past a limit)
+            if G and y[i] == 1:
+                for r in range(R):
+                    hit |= tp[r] + kk[r + off] * wi > lim[R + r]
+                for r in range(R if hit else 0):
+                    if tp[r] + kk[r + off] * wi > lim[R + r]:
+                        _reach(xs, roc, prc, at, lim, r, tp[r], fp[r], tp[r] + kk[r + off] * wi, fp[r], pos[r], neg[r])
+            elif G:
+                for r in range(R):
+                    hit |= fp[r] + kk[r + off] * wi > lim[r]
+                for r in range(R if hit else 0):
+                    if fp[r] + kk[r + off] * wi > lim[r]:
+                        _reach(xs, roc, prc, at, lim, r, tp[r], fp[r], tp[r], fp[r] + kk[r + off] * wi, pos[r], neg[r])
             if y[i] == 1:
                 for r in range(R):
                     x = kk[r + off] * wi
@@ -286,12 +355,18 @@ def replicate_ranks(seed, keys, r0, w, s, y, out, cuts):
             g[r] += kk[r + off] * wi
         if last:
             grouped = False
+            if G:
+                for r in range(R):
+                    if tp[r] + gp[r] > lim[R + r] or fp[r] + gn[r] > lim[r]:
+                        _reach(xs, roc, prc, at, lim, r, tp[r], fp[r], tp[r] + gp[r], fp[r] + gn[r], pos[r], neg[r])
             for r in range(R):
                 _add_into(us, uc, r, gn[r] * (tp[r] + 0.5 * gp[r]))
                 fp[r] += gn[r]
                 tp[r] += gp[r]
                 _add_into(aps, apc, r, gp[r] * _precision(tp[r], fp[r]))
     for r in range(R):
+        for j in range(at[r], G):  # past the last point: its TPR, 1
+            roc[r, j] = 1.0
         out[r, 0] = tp[r]
         out[r, 1] = fp[r]
         out[r, 2] = us[r]

@@ -554,23 +554,20 @@ class Bootstrap(TemplateWrapper, Accumulator):
         with self._guard:
             if not self._rows:  # (as finalize says it)
                 raise NoObservationsError("Bootstrap has no observations: call update() first")
-            curves = []
-            ranks = (
-                (self._ranks.replicate(self.seed, r) for r in range(self.replicates))
-                if self._ranked is not None
-                else None
-            )
-            for acc in self._replicas if ranks is None else ranks:
-                rank = acc if name is None or ranks is not None else acc.members[name]
-                try:
-                    got = read_curve(rank, xs, which)
-                except ValueError:  # no row of weight > 0 in this replicate
-                    continue
-                if got is not None:
-                    curves.append(got)
-        if not curves:
+            if self._ranked is not None:  # every replicate's curves in one walk of the sorted rows
+                table = self._ranks.curves(self.seed, self.replicates, xs)[which == "pr"]
+            else:
+                curves = []
+                for acc in self._replicas:
+                    try:
+                        got = read_curve(acc if name is None else acc.members[name], xs, which)
+                    except ValueError:  # no row of weight > 0 in this replicate
+                        continue
+                    if got is not None:
+                        curves.append(got)
+                table = np.vstack(curves) if curves else np.zeros((0, xs.shape[0]))
+        if not table.shape[0]:
             raise ValueError("no replicate holds both classes: the band is undefined")
-        table = np.vstack(curves)
         lower = np.quantile(table, (1.0 - lv) / 2.0, axis=0)
         upper = np.quantile(table, (1.0 + lv) / 2.0, axis=0)
         return xs.copy(), lower, upper

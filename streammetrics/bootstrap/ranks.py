@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._kernels.bootstrap import POISSON1_CUTS, poisson_weights, replicate_ranks
+from .._kernels.bootstrap import POISSON1_CUTS, replicate_ranks
 from .._protocol.errors import StateFileError
 from .._protocol.result import safe
 from .._protocol.validation import as_1d
@@ -135,14 +135,15 @@ def check_rank_rows(ranks: RankRows, rank) -> None:
 
 class RankRows:
     """The rows an exact rank state of a bootstrap has seen: score, 0/1 label,
-    row key and (if any row was weighted) weight; every replicate's scores come
-    from one sort and one walk (:func:`~._kernels.bootstrap.replicate_ranks`)."""
+    row key and (if any row was weighted) weight; every replicate's scores and
+    curves come from one sort and one walk (:func:`~._kernels.bootstrap.replicate_ranks`)."""
 
     FIELDS = ("ranked.score", "ranked.label", "ranked.key", "ranked.weight")
 
     def __init__(self):
         self._parts = []  # (scores, labels, keys, weights or None)
-        self._sorted = False  # one part, its scores strictly increasing
+        self._sorted = False  # one part, in the order of rows()
+        self._walked = {}  # the last walk without and with rates: (its arguments, outputs)
 
     @property
     def n(self) -> int:
@@ -159,16 +160,18 @@ class RankRows:
             )
         )
         self._sorted = ordered and len(self._parts) == 1
+        self._walked = {}
 
     def extend(self, other: RankRows) -> None:
         parts, ordered = other.kept()
         if parts:
             self._sorted = not self._parts and ordered
             self._parts.extend(parts)
+            self._walked = {}
 
     def kept(self):
         """``(parts, sorted)``: the parts kept (never changed in place), and whether
-        they are one part in increasing score order."""
+        they are one part in the order of :meth:`rows`."""
         return list(self._parts), self._sorted
 
     def copy(self) -> RankRows:
@@ -177,8 +180,8 @@ class RankRows:
         return out
 
     def rows(self):
-        """New arrays ``(scores, labels, keys, weights)`` sorted by score, key, label,
-        weight (weights empty when no row was weighted)."""
+        """Arrays ``(scores, labels, keys, weights)`` sorted by score, key, label,
+        weight (weights empty when no row was weighted); not to be changed."""
         parts = self._parts
         if not parts:
             return np.zeros(0), np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0)
@@ -226,21 +229,47 @@ class RankRows:
             out.add(y, s, k, w if w.shape[0] else None, ordered=bool((s[1:] > s[:-1]).all()))
         return out
 
-    def sums(self, seed: int, replicates: int):
-        """The :data:`~._kernels.bootstrap.RANK_COLUMNS` of every replicate (replicates x 6)
-        of the weights divided by a power of two near their largest, and that power (no
-        score depends on it; the sums of products of weights near 1e-200 would not be 0)."""
+    def _walk(self, seed: int, replicates: int, xs: np.ndarray):
+        """``(table, scale, roc, pr)``: the outputs of :func:`~._kernels.bootstrap.replicate_ranks`
+        for every replicate, the replicates split on threads. The last walk with
+        and without rates is kept until rows are added (the scores and the bands
+        read one walk each; the bands read the masses of the scores' walk)."""
+        key = (seed, replicates, xs.tobytes())
+        done = self._walked.get(bool(xs.shape[0]))
+        if done is not None and done[0] == key:
+            return done[1]
         s, y, k, w = self.rows()
+        self._parts, self._sorted = [(s, y, k, w if w.shape[0] else None)], True  # sorted once for every walk
         scale = 2.0 ** np.frexp(w.max())[1] if w.shape[0] else 1.0
         w = w / scale
+        table = self.sums(seed, replicates)[0] if xs.shape[0] else np.empty((replicates, 6))
         groups = [g for g in np.array_split(np.arange(replicates), workers(replicates, s.shape[0])) if g.size]
-        outs = [np.empty((g.size, 6), np.float64) for g in groups]
-        args = [(np.uint64(seed), k, int(g[0]), w, s, y, out, POISSON1_CUTS) for g, out in zip(groups, outs)]
+        outs = [table[g] for g in groups]
+        rocs, prcs = ([np.empty((g.size, xs.shape[0])) for g in groups] for _ in range(2))
+        args = [
+            (np.uint64(seed), k, int(g[0]), w, s, y, out, POISSON1_CUTS, xs, roc, prc)
+            for g, out, roc, prc in zip(groups, outs, rocs, prcs)
+        ]
         jobs = [pool(len(groups)).submit(replicate_ranks, *a) for a in args[1:]]
         replicate_ranks(*args[0])  # the first group on the calling thread
         for job in jobs:
             job.result()
-        return np.concatenate(outs), scale
+        got = np.concatenate(outs), scale, np.concatenate(rocs), np.concatenate(prcs)
+        self._walked[bool(xs.shape[0])] = (key, got)
+        return got
+
+    def sums(self, seed: int, replicates: int):
+        """The :data:`~._kernels.bootstrap.RANK_COLUMNS` of every replicate (replicates x 6)
+        of the weights divided by a power of two near their largest, and that power (no
+        score depends on it; the sums of products of weights near 1e-200 would not be 0)."""
+        return self._walk(seed, replicates, np.zeros(0))[:2]
+
+    def curves(self, seed: int, replicates: int, xs: np.ndarray):
+        """``(roc, pr)``: the TPR at the false positive rates ``xs`` and the precision at
+        the recalls ``xs`` of every replicate holding both classes (one row each)."""
+        table, _, roc, prc = self._walk(seed, replicates, xs)
+        both = (table[:, 0] > 0.0) & (table[:, 1] > 0.0)
+        return roc[both], prc[both]
 
     def scores(self, seed: int, replicates: int) -> list:
         """Each replicate's rank scores (a dict), or ``None`` where every weight is 0."""
@@ -257,17 +286,6 @@ class RankRows:
             }
             out.append({**fields, "n_pos": n_pos * scale, "n_neg": n_neg * scale})
         return out
-
-    def replicate(self, seed: int, r: int):
-        """Replicate ``r``'s ``RankAUC``, or ``None`` when it holds no row."""
-        from ..metrics.ranking import RankAUC
-
-        s, y, k, w = self.rows()
-        if not s.shape[0]:
-            return None
-        weights = np.empty((1, s.shape[0]), np.float64)
-        poisson_weights(np.uint64(seed), k, 0, r, w, weights, POISSON1_CUTS)
-        return RankAUC().update(y, s, sample_weight=weights[0])
 
 
 #: below this many (row, replicate) pairs a batch is folded on the calling thread
