@@ -10,8 +10,6 @@ from ._jit import kernel
 from .compensated import add
 from .keys import ZERO
 
-__all__ = ["u2_sorted", "u2_int", "u2_int128", "u2_float_carry"]
-
 
 @kernel
 def u2_sorted(kp, kn):

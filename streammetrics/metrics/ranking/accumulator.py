@@ -25,8 +25,6 @@ from .points import Points
 from .saved import check_rank_state
 from .spill import parse_memory
 
-__all__ = ["RankAUC", "check_max_bins", "check_one_mode"]
-
 
 def _check_spill_dir(spill_dir):
     if spill_dir is None:

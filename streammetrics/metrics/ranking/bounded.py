@@ -16,8 +16,6 @@ from .points import Points, auc_of_chunks, empty_run
 from .saved import run_of_state
 from .sorting import run_of_sorted
 
-__all__ = ["Bounded", "points_of_items", "average_precision_bounds", "is_binned", "straddling_of_items"]
-
 #: a cell becomes a bin while its pos * neg mass is within _BUDGET P N / B**2 and its mass within _MASS (P + N) / B
 _BUDGET, _MASS = 3.0, 6.0
 _SLACK = 1e-9  # relative widening of a binned interval computed in rounded floats

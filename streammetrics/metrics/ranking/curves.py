@@ -10,8 +10,6 @@ from ..binary import BinaryResult
 from .bounded import average_precision_bounds, is_binned, straddling_of_items
 from .points import Points
 
-__all__ = ["RankResult", "RankQueries", "curve_from_points", "roc", "pr", "average_precision_of"]
-
 
 def curve_from_points(scores, ab):
     """Thresholds (decreasing) and the cumulative tps, fps (float64) at each."""

@@ -7,8 +7,6 @@ import numpy as np
 from ..._kernels import keys as K
 from .sorting import sort_classes, sorted_run
 
-__all__ = ["Pending"]
-
 _U64 = np.dtype(np.uint64)
 
 

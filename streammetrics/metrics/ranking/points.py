@@ -20,8 +20,6 @@ from ..._protocol.result import safe
 from .. import binary
 from ..binary import BinaryResult, binary_result
 
-__all__ = ["Points", "scores", "TARGETS", "check_threshold", "check_max_fpr", "auc_of_chunks", "joined", "empty_run"]
-
 TARGETS = ("recall", "precision", "fpr", "specificity")  # the targets ``threshold_for`` meets
 
 

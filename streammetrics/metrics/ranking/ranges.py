@@ -19,8 +19,6 @@ from .accumulator import RankAUC
 from .points import u2_counts
 from .sorting import merge_runs
 
-__all__ = ["RangeResult", "route_rows", "merge_pieces", "range_totals", "range_stats", "combine"]
-
 _NO_PAIRS = np.zeros((0, 4))
 _TINY = 1 << 1074  # 2**-1074, the least positive float, is 1 / _TINY
 

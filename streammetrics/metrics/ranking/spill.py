@@ -18,8 +18,6 @@ import numpy as np
 from ..._kernels.merges import merge_records, pack_records, records_cut
 from ..._protocol import tempfiles
 
-__all__ = ["parse_memory", "SpillStore", "DiskRun", "stream_merge", "window", "count_dtype", "MAX_DISK_RUNS"]
-
 MAX_DISK_RUNS = 32  # at most this many runs are kept on disk; one more merges the smaller half into one file
 SPILL_STEM = ".streammetrics-"
 SPILL_SUFFIX = ".smspill"
