@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -124,8 +125,7 @@ class Bounded:
         return 0 if self.items is None else sum(a.nbytes for a in self.items)
 
     def pending_limit(self) -> int:
-        """Every batch is binned as it comes: the state never holds more than ``2 B`` items, and one saved, pickled
-        or copied and then updated bins its rows as the original does."""
+        """0: every batch is binned as it comes, so a saved, pickled or copied state bins as the original does."""
         return 0
 
     def to_float(self) -> None:
@@ -139,8 +139,7 @@ class Bounded:
         return np.zeros(2) if self.items is None else self.items[2].sum(axis=1).astype(np.float64)
 
     def take(self, buf) -> None:
-        """Bin the rows of ``buf`` in (``buf`` is used up). Every batch is taken as it comes: the ``buf`` of the
-        other methods holds no row."""
+        """Bin the rows of ``buf`` in (used up); the ``buf`` of the other methods holds no row."""
         self.items = self._binned(buf, self.items)
 
     def add(self, state) -> None:
@@ -162,10 +161,7 @@ class Bounded:
     def result(self, buf, n: int):
         """``(auc, lower, upper, n_pos, n_neg, points)``; ``points()`` makes the query engine."""
         items, weighted = self.items, self.weighted
-
-        def points():
-            return self.points(None, n, items)
-
+        points = partial(self.points, None, n, items)
         if not is_binned(items):
             value, n_pos, n_neg = auc_of_chunks(lambda: iter([points_of_items(items, weighted)]), weighted)
             return value, value, value, n_pos, n_neg, points
