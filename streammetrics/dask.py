@@ -22,7 +22,6 @@ BinaryConfusion(threshold=0.5): n=6 accuracy=0.666667 f1=0.666667
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,6 +36,7 @@ import numpy as np
 
 from ._protocol.base import Accumulator
 from ._protocol.errors import NoObservationsError, in_context
+from .metrics.ranking.accumulator import check_count
 from .metrics.ranking.ranges import RangeResult, combine, merge_pieces, range_stats, range_totals, route_rows
 
 __all__ = ["RangeResult", "compute", "evaluate", "exact_auc", "range_cuts", "silhouette_samples", "silhouette_score"]
@@ -227,14 +227,6 @@ def silhouette_score(X, labels, *, convention="seed", metric="euclidean", block_
 # exact AUC and average precision by score ranges
 
 
-def _check_count(value, name: str, low: int):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int{' or None' if name == 'ranges' else ''}, got {type(value).__name__}")
-    if value < low:
-        raise ValueError(f"{name} must be at least {low}, got {value}")
-    return int(value)
-
-
 def _check_cuts(cuts) -> np.ndarray:
     """``cuts`` as a float64 vector of finite, strictly increasing scores (``-0.0`` as ``0.0``)."""
     try:
@@ -262,22 +254,6 @@ def _sample_partition(index: int, k: int, seed: int, part):
     return n, arr[np.isfinite(arr)]
 
 
-def _cuts_of_samples(samples, ranges: int) -> np.ndarray:
-    """Cut points splitting the sampled scores (each standing for its partition's rows) into ``ranges`` parts of about
-    equal row counts (fewer when scores repeat)."""
-    values = [smp for _, smp in samples if smp.size]
-    if not values or ranges < 2:
-        return np.zeros(0)
-    v = np.concatenate(values)
-    w = np.concatenate([np.full(smp.size, n / smp.size) for n, smp in samples if smp.size])
-    order = np.argsort(v, kind="stable")
-    v, cw = v[order], np.cumsum(w[order])
-    # the first score above a share j / ranges of the rows opens range j
-    idx = np.searchsorted(cw, cw[-1] * np.arange(1, ranges) / ranges, side="left") + 1
-    cuts = np.unique(v[np.minimum(idx, v.size - 1)] + 0.0)
-    return cuts[cuts > v[0]]  # a cut at the smallest score would leave a range empty
-
-
 def range_cuts(
     s, ranges: int, *, samples_per_partition: int | None = None, seed: int = 0, **compute_kwargs
 ) -> np.ndarray:
@@ -296,15 +272,25 @@ def range_cuts(
     >>> range_cuts(s, 4)
     array([0.25, 0.5 , 0.75])
     """
-    ranges = _check_count(ranges, "ranges", 1)
+    ranges = check_count(ranges, "ranges", 1, True)
     (pieces, _) = _partitions([s])
     if samples_per_partition is None:
         samples_per_partition = max(256, -(-200 * ranges // max(len(pieces), 1)))
-    k = _check_count(samples_per_partition, "samples_per_partition", 1)
-    seed = _check_count(seed, "seed", 0)
+    k = check_count(samples_per_partition, "samples_per_partition", 1)
+    seed = check_count(seed, "seed", 0)
     sample = dask.delayed(_sample_partition, pure=True)
     samples = dask.compute(*[sample(i, k, seed, parts[0]) for i, parts in enumerate(pieces)], **compute_kwargs)
-    return _cuts_of_samples(samples, ranges)
+    values = [smp for _, smp in samples if smp.size]  # each sample stands for its partition's rows
+    if not values or ranges < 2:
+        return np.zeros(0)
+    v = np.concatenate(values)
+    w = np.concatenate([np.full(smp.size, n / smp.size) for n, smp in samples if smp.size])
+    order = np.argsort(v, kind="stable")
+    v, cw = v[order], np.cumsum(w[order])
+    # the first score above a share j / ranges of the rows opens range j
+    idx = np.searchsorted(cw, cw[-1] * np.arange(1, ranges) / ranges, side="left") + 1
+    cuts = np.unique(v[np.minimum(idx, v.size - 1)] + 0.0)
+    return cuts[cuts > v[0]]  # a cut at the smallest score would leave a range empty
 
 
 def _route_partition(cuts, lo: int, hi: int, index: int, offset, weighted: bool, *parts):
@@ -312,20 +298,6 @@ def _route_partition(cuts, lo: int, hi: int, index: int, offset, weighted: bool,
     args = [np.asarray(p) for p in parts]
     w = args.pop() if weighted else None
     return route_rows(cuts, lo, hi, _where(index, offset), args, w)
-
-
-def _exact_graph(pieces, offsets, weighted, cuts, lo, hi, split_every):
-    """The delayed ``(totals, [stats of ranges lo .. hi-1])`` of one pass."""
-    route = dask.delayed(_route_partition, pure=True, nout=1 + hi - lo)
-    outs = [route(cuts, lo, hi, i, off, weighted, *parts) for i, (parts, off) in enumerate(zip(pieces, offsets))]
-    totals = dask.delayed(range_totals, pure=True)(weighted, *[o[0] for o in outs])
-    stats = [
-        dask.delayed(range_stats, pure=True)(
-            totals, lo + j, weighted, _tree([o[1 + j] for o in outs], merge_pieces, split_every)
-        )
-        for j in range(hi - lo)
-    ]
-    return totals, stats
 
 
 def exact_auc(
@@ -368,8 +340,8 @@ def exact_auc(
     >>> len(r.meta["cuts"]) + 1, max(r.meta["distinct"]) < len(np.unique(s_np))
     (8, True)
     """
-    ranges = None if ranges is None else _check_count(ranges, "ranges", 1)
-    passes = _check_count(passes, "passes", 1)
+    ranges = None if ranges is None else check_count(ranges, "ranges", 1, True)
+    passes = check_count(passes, "passes", 1)
     _check_split(split_every)
     pieces, offsets = _partitions([y, s] + ([sample_weight] if sample_weight is not None else []))
     if not pieces:
@@ -386,8 +358,13 @@ def exact_auc(
     R = cuts.shape[0] + 1
     passes = min(passes, R)
     stats, totals = [], None
-    for g in range(passes):
-        tot, st = _exact_graph(pieces, offsets, weighted, cuts, g * R // passes, (g + 1) * R // passes, split_every)
+    for g in range(passes):  # ranges lo .. hi-1, each merged by a tree of its own
+        lo, hi = g * R // passes, (g + 1) * R // passes
+        route = dask.delayed(_route_partition, pure=True, nout=1 + hi - lo)
+        outs = [route(cuts, lo, hi, i, off, weighted, *parts) for i, (parts, off) in enumerate(zip(pieces, offsets))]
+        tot = dask.delayed(range_totals, pure=True)(weighted, *[o[0] for o in outs])
+        trees = [_tree([o[1 + j] for o in outs], merge_pieces, split_every) for j in range(hi - lo)]
+        st = [dask.delayed(range_stats, pure=True)(tot, lo + j, weighted, t) for j, t in enumerate(trees)]
         totals, got = dask.compute(tot, st, **compute_kwargs)
         stats.extend(got)
     if totals is None or totals["rows"] == 0:

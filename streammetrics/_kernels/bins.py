@@ -10,8 +10,6 @@ import numpy as np
 from ._jit import kernel
 from .keys import SIGN, TOP, ZERO, key_of
 
-__all__ = ["points_as_items", "group_cells", "group_items", "merge_items", "sweep", "compact"]
-
 _ONE = np.uint64(1)
 
 

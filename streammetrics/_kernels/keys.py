@@ -9,8 +9,6 @@ import numpy as np
 
 from ._jit import inline_ir, kernel
 
-__all__ = ["score_keys", "key_bits", "keys_as_bits", "append_split"]
-
 SIGN = np.uint64(0x8000000000000000)
 ZERO = np.uint64(0)
 EXPONENT = np.uint64(0x7FF0000000000000)

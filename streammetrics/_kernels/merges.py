@@ -7,8 +7,6 @@ import numpy as np
 from ._jit import inline, kernel
 from .keys import TOP, ZERO, bits_of, key_of
 
-__all__ = ["run_into", "merge_into", "merge_records", "pack_records", "records_cut"]
-
 
 @kernel
 def run_into(b1, ab1, kp, vp, kn, vn, bits, ab):

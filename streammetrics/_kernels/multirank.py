@@ -9,8 +9,6 @@ from ._jit import kernel
 from .compensated import add
 from .keys import EXPONENT, TOP, key_of
 
-__all__ = ["column_run", "column_scores", "gather_column", "merge_block_runs"]
-
 
 @kernel
 def column_run(keys, vals, starts, out_keys, out_mass, lengths):

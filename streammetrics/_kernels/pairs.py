@@ -10,31 +10,6 @@ from ._jit import kernel
 from .compensated import add
 from .keys import ZERO
 
-__all__ = ["u2_sorted", "u2_int", "u2_int128", "u2_float_carry"]
-
-
-@kernel
-def u2_sorted(kp, kn):
-    """``2U`` (int64) of sorted positive and negative keys; needs ``2 * n_pos * n_neg < 2**63``."""
-    n1 = kp.shape[0]
-    n0 = kn.shape[0]
-    u2 = 0
-    i = 0
-    j = 0
-    while i < n1:
-        k = kp[i]
-        c = 0
-        while i < n1 and kp[i] == k:
-            i += 1
-            c += 1
-        while j < n0 and kn[j] < k:
-            j += 1
-        e = j
-        while e < n0 and kn[e] == k:
-            e += 1
-        u2 += c * (j + e)  # 2 * below + equal = j + e
-    return u2
-
 
 @kernel
 def u2_int(ab):

@@ -21,8 +21,6 @@ import numpy as np
 
 from ._jit import kernel
 
-__all__ = ["average_precision_sums", "harmonic_gap"]
-
 _DIRECT = 256.0  # terms 1/(m + i) of a harmonic difference are summed one by one below this m + i
 
 

@@ -8,8 +8,6 @@ import numpy as np
 
 from ._jit import kernel
 
-__all__ = ["sort_keys", "argsort_int64"]
-
 _BYTE = np.uint64(255)
 _SIGN = np.uint64(0x8000000000000000)
 

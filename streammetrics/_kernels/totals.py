@@ -9,8 +9,6 @@ import numpy as np
 from ._jit import kernel
 from .compensated import BLOCK, add
 
-__all__ = ["running_pairs", "block_counts", "delong_masses", "delong_sums"]
-
 
 @kernel
 def running_pairs(ab, pairs, down, every, out):

@@ -18,18 +18,6 @@ from .ranking.bounded import points_of_items
 from .ranking.saved import weighted_flag
 from .ranking.spill import MIN_MEMORY
 
-__all__ = [
-    "BOUNDED_FIELDS",
-    "RankMembers",
-    "bound_notes",
-    "check_joined",
-    "join_states",
-    "member_fields",
-    "member_settings",
-    "shown_fields",
-    "split_states",
-]
-
 _RANK_FIELDS = ("lo", "hi", "counts", "weights", "pairs")
 _PER_MEMBER = ("wsq", "wsq_rows")
 

@@ -33,7 +33,6 @@ def _check_choice(name, value, allowed):
     return value
 
 
-# ---------------------------------------------------------------- accumulator
 class MulticlassRankAUC(Accumulator):
     """Streaming, mergeable multiclass AUC (one-vs-rest, one-vs-one), exact or bounded.
 
@@ -139,7 +138,6 @@ class MulticlassRankAUC(Accumulator):
             return self._members.nbytes
         return sum(a.nbytes for part in (*(self._pending or ()), *self._stack) for a in part)
 
-    # -------------------------------------------------------------- folding
     def _to_float(self):
         self._flush()  # pending rows without weights become a run of counts first
         self._stack = RunStack(
@@ -199,7 +197,6 @@ class MulticlassRankAUC(Accumulator):
                 self._stack.collapse()
         return self
 
-    # ---------------------------------------------------------------- state
     def _run(self):
         """The state's single block run, pending rows included."""
         run = self._stack.merged()
@@ -287,7 +284,6 @@ class MulticlassRankAUC(Accumulator):
         if not np.allclose(sup, sup[0], rtol=1e-9, atol=0):
             raise ValueError("the columns disagree on the rows of a class")
 
-    # --------------------------------------------------------------- results
     def _meta(self):
         meta = {"labels": self.labels, "weighted": self._weighted, "multi_class": self.multi_class}
         return meta | {k: v for k, v in self._settings().items() if k == "average" or k.startswith("max_")}

@@ -16,18 +16,6 @@ from .multiclass_bounded import bound_notes, shown_fields
 from .ranking.curves import curve_from_points, pr, roc
 from .ranking.sorting import NUMPY_MAX, sort_part
 
-__all__ = [
-    "MulticlassRankResult",
-    "averages",
-    "batch_run",
-    "check_weighted_support",
-    "entries",
-    "merge_block_runs",
-    "ovr_points",
-    "precision_fields",
-    "scores_of_run",
-]
-
 
 class MulticlassRankResult(Result):
     """The AUCs of a multiclass rank state (fields in :class:`MulticlassRankAUC`)."""

@@ -25,8 +25,6 @@ from .points import Points
 from .saved import check_rank_state
 from .spill import parse_memory
 
-__all__ = ["RankAUC", "check_max_bins", "check_one_mode"]
-
 
 def _check_spill_dir(spill_dir):
     if spill_dir is None:
@@ -47,16 +45,17 @@ def check_one_mode(max_bins, max_memory, what: str = "the") -> None:
         )
 
 
+def check_count(value, name: str, low: int = 1, or_none: bool = False) -> int:
+    """``value`` checked: an int of at least ``low`` (``or_none``: the caller also takes ``None``)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int{' or None' if or_none else ''}, got {type(value).__name__}")
+    if value < low:
+        raise ValueError(f"{name} must be at least {low}, got {value}")
+    return int(value)
+
+
 def check_max_bins(max_bins):
-    """``max_bins`` checked: ``None`` or an int of at least 1."""
-    if max_bins is None:
-        return None
-    if isinstance(max_bins, (bool, np.bool_)) or not isinstance(max_bins, numbers.Integral):
-        raise TypeError(f"max_bins must be an int or None, got {type(max_bins).__name__}")
-    max_bins = int(max_bins)
-    if max_bins < 1:
-        raise ValueError(f"max_bins must be at least 1, got {max_bins}")
-    return max_bins
+    return None if max_bins is None else check_count(max_bins, "max_bins", 1, True)
 
 
 class RankAUC(RankQueries, Accumulator):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -15,8 +16,6 @@ from ..._protocol.errors import WeightOverflowError
 from .points import Points, auc_of_chunks, empty_run
 from .saved import run_of_state
 from .sorting import run_of_sorted
-
-__all__ = ["Bounded", "points_of_items", "average_precision_bounds", "is_binned", "straddling_of_items"]
 
 #: a cell becomes a bin while its pos * neg mass is within _BUDGET P N / B**2 and its mass within _MASS (P + N) / B
 _BUDGET, _MASS = 3.0, 6.0
@@ -126,8 +125,7 @@ class Bounded:
         return 0 if self.items is None else sum(a.nbytes for a in self.items)
 
     def pending_limit(self) -> int:
-        """Every batch is binned as it comes: the state never holds more than ``2 B`` items, and one saved, pickled
-        or copied and then updated bins its rows as the original does."""
+        """0: every batch is binned as it comes, so a saved, pickled or copied state bins as the original does."""
         return 0
 
     def to_float(self) -> None:
@@ -141,8 +139,7 @@ class Bounded:
         return np.zeros(2) if self.items is None else self.items[2].sum(axis=1).astype(np.float64)
 
     def take(self, buf) -> None:
-        """Bin the rows of ``buf`` in (``buf`` is used up). Every batch is taken as it comes: the ``buf`` of the
-        other methods holds no row."""
+        """Bin the rows of ``buf`` in (used up); the ``buf`` of the other methods holds no row."""
         self.items = self._binned(buf, self.items)
 
     def add(self, state) -> None:
@@ -164,10 +161,7 @@ class Bounded:
     def result(self, buf, n: int):
         """``(auc, lower, upper, n_pos, n_neg, points)``; ``points()`` makes the query engine."""
         items, weighted = self.items, self.weighted
-
-        def points():
-            return self.points(None, n, items)
-
+        points = partial(self.points, None, n, items)
         if not is_binned(items):
             value, n_pos, n_neg = auc_of_chunks(lambda: iter([points_of_items(items, weighted)]), weighted)
             return value, value, value, n_pos, n_neg, points

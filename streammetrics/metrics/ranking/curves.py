@@ -10,8 +10,6 @@ from ..binary import BinaryResult
 from .bounded import average_precision_bounds, is_binned, straddling_of_items
 from .points import Points
 
-__all__ = ["RankResult", "RankQueries", "curve_from_points", "roc", "pr", "average_precision_of"]
-
 
 def curve_from_points(scores, ab):
     """Thresholds (decreasing) and the cumulative tps, fps (float64) at each."""
@@ -151,9 +149,7 @@ class RankResult(RankQueries, Result):
         object.__setattr__(self, "_cache", {})
 
     def _cached(self, key, make):
-        if key not in self._cache:
-            self._cache[key] = make()
-        return self._cache[key]
+        return self._cache[key] if key in self._cache else self._cache.setdefault(key, make())
 
     def _engine(self) -> Points:
         if self._points is None:
@@ -212,9 +208,7 @@ class RankResult(RankQueries, Result):
     @property
     def exact(self) -> bool:
         """Whether the state was exact (no bin): every figure of this result is then exact."""
-        if "exact" in self._meta:
-            return bool(self._meta["exact"])
-        return self._meta.get("max_bins") is None
+        return bool(self._meta["exact"]) if "exact" in self._meta else self._meta.get("max_bins") is None
 
     def average_precision_bounds(self):
         """``(lower, upper)``: a certified interval holding the exact average precision."""
@@ -249,9 +243,7 @@ class RankResult(RankQueries, Result):
 
     def _note(self, lower, upper) -> str:
         """``(exact)`` for an exact state's figure, else its certified interval."""
-        if self.exact:
-            return "  (exact)"
-        return f"  (bounds {fmt_number(lower)} .. {fmt_number(upper)})"
+        return "  (exact)" if self.exact else f"  (bounds {fmt_number(lower)} .. {fmt_number(upper)})"
 
     def section(self, ctx: RenderContext, names=None) -> list[str]:
         values = self.report_values()

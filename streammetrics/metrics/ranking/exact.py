@@ -12,8 +12,6 @@ from .saved import run_of_state
 from .sorting import merge_runs
 from .spill import MAX_DISK_RUNS, SpillStore, count_dtype, stream_merge, window
 
-__all__ = ["Exact"]
-
 
 def _entries(run) -> int:
     return run[0].shape[0]

@@ -5,13 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..._kernels.keys import append_split
-from ..._kernels.pairs import u2_sorted
 from ..._protocol.errors import NoObservationsError
 from ..._protocol.inputs import convert, raise_rejected
-from ..._protocol.result import safe
 from .accumulator import RankAUC
-from .points import INT64_LIMIT, auc_of_chunks
-from .sorting import run_of_sorted, sort_classes, sorted_run
+from .points import auc_of_chunks
+from .sorting import sorted_run
 
 __all__ = ["auc", "roc_curve", "pr_curve", "average_precision", "partial_auc"]
 
@@ -38,14 +36,8 @@ def auc(y, s, *, sample_weight=None) -> float:
     status, n_pos, back = append_split(y, s.view(np.uint64), w if weighted else None, keys, vals, 0, n)
     if status:
         raise_rejected(inputs, (y, s))
-    if weighted:
-        run = sorted_run(keys, n_pos, back, vals)
-        return auc_of_chunks(lambda: iter([run]), True)[0]
-    sort_classes(keys, n_pos, n_pos)
-    if n * n < 2 * INT64_LIMIT:  # 2 n_pos n_neg <= n**2 / 2 fits an int64
-        return int(u2_sorted(keys[:n_pos], keys[n_pos:])) / (2 * safe(n_pos * (n - n_pos)))
-    run = run_of_sorted(keys[:n_pos], keys[n_pos:])
-    return auc_of_chunks(lambda: iter([run]), False)[0]
+    run = sorted_run(keys, n_pos, back, vals)
+    return auc_of_chunks(lambda: iter([run]), weighted)[0]
 
 
 def _one_shot(y, s, sample_weight) -> RankAUC:

@@ -7,8 +7,6 @@ import numpy as np
 from ..._kernels import keys as K
 from .sorting import sort_classes, sorted_run
 
-__all__ = ["Pending"]
-
 _U64 = np.dtype(np.uint64)
 
 
@@ -61,18 +59,13 @@ class Pending:
             self.front, self.back = front, back
         return status
 
-    def _parts(self, in_place: bool):
+    def run(self, merged_with=None, in_place: bool = True):
+        """The run of the pending rows, merged with a run if given; ``in_place`` uses up the buffer."""
         keys, vals, front, back = self.keys, self.vals, self.front, self.back
         if not in_place:
             keys = np.concatenate((keys[:front], keys[back:]))
-            if vals is not None:
-                vals = np.concatenate((vals[:front], vals[back:]))
+            vals = None if vals is None else np.concatenate((vals[:front], vals[back:]))
             back = front
-        return keys, vals, front, back
-
-    def run(self, merged_with=None, in_place: bool = True):
-        """The run of the pending rows, merged with a run if given; ``in_place`` uses up the buffer."""
-        keys, vals, front, back = self._parts(in_place)
         return sorted_run(keys, front, back, vals, merged_with)
 
     def release(self) -> None:

@@ -20,8 +20,6 @@ from ..._protocol.result import safe
 from .. import binary
 from ..binary import BinaryResult, binary_result
 
-__all__ = ["Points", "scores", "TARGETS", "check_threshold", "check_max_fpr", "auc_of_chunks", "joined", "empty_run"]
-
 TARGETS = ("recall", "precision", "fpr", "specificity")  # the targets ``threshold_for`` meets
 
 
@@ -49,15 +47,6 @@ def _real(name, value, ok=lambda v: not math.isnan(v), within="be a number") -> 
     if not ok(float(value)):
         raise ValueError(f"{name} must {within}, got {value!r}")
     return float(value)
-
-
-def check_threshold(t) -> float:
-    """``t`` as a float (infinities allowed)."""
-    return _real("t", t)
-
-
-def check_max_fpr(max_fpr) -> float:
-    return _real("max_fpr", max_fpr, lambda v: 0.0 < v <= 1.0, "lie in (0, 1]")
 
 
 def _check_cost(cost) -> np.ndarray:
@@ -387,7 +376,7 @@ class Points:
 
     def at_threshold(self, t) -> BinaryResult:
         """The binary result with the rows ``s >= t`` called positive."""
-        t = check_threshold(t)
+        t = _real("t", t)  # infinities allowed
         j = int(np.searchsorted(self.firsts[: -(-self.m // self.block)], t, side="left"))
         i = 0
         if j:
@@ -425,7 +414,7 @@ class Points:
 
     def partial_auc(self, max_fpr, mcclish: bool = False) -> float:
         """The area under the ROC curve up to ``max_fpr`` (see ``RankAUC.partial_auc``)."""
-        max_fpr = check_max_fpr(max_fpr)
+        max_fpr = _real("max_fpr", max_fpr, lambda v: 0.0 < v <= 1.0, "lie in (0, 1]")
         if self.P == 0 or self.N == 0:
             return 0.0  # no pairs: the guard, as for the AUC
         exact = not self.weighted and 2 * self.P * self.N <= EXACT_LIMIT
@@ -538,27 +527,21 @@ class Points:
         return (np.concatenate(scores)[::-1], cols["precision"][::-1], cols["recall"][::-1], cols["f1"][::-1])
 
 
-def _cut_offset(max_fpr: float, total_n: int, x0: int) -> float:
-    """``max_fpr * total_n - x0`` rounded once (Dekker's exact product)."""
-    a, b = max_fpr, float(total_n)
-    hi = a * b
-    c = 134217729.0 * a  # 2**27 + 1
-    a_hi = c - (c - a)
-    a_lo = a - a_hi
-    c = 134217729.0 * b
-    b_hi = c - (c - b)
-    b_lo = b - b_hi
-    lo = ((a_hi * b_hi - hi) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
-    return (hi - float(x0)) + lo
-
-
-def _exact_area(
-    s2: int, x0: int, y0: int, x1: int, y1: int, cut: bool, total_p: int, total_n: int, max_fpr: float
-) -> float:
-    """The partial area from the doubled area ``s2`` down to ``(x0, y0)``, plus the step cut at ``max_fpr``."""
+def _exact_area(s2, x0, y0, x1, y1, cut, total_p, total_n, max_fpr) -> float:
+    """The partial area from the doubled area ``s2`` down to ``(x0, y0)``, plus the step cut at ``max_fpr``, whose
+    offset ``max_fpr * total_n - x0`` is rounded once (Dekker's exact product)."""
     extra = 0.0
     if cut:
-        dx = _cut_offset(max_fpr, total_n, x0)
+        a, b = max_fpr, float(total_n)
+        hi = a * b
+        c = 134217729.0 * a  # 2**27 + 1
+        a_hi = c - (c - a)
+        a_lo = a - a_hi
+        c = 134217729.0 * b
+        b_hi = c - (c - b)
+        b_lo = b - b_hi
+        lo = ((a_hi * b_hi - hi) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+        dx = (hi - float(x0)) + lo
         w = float(x1 - x0)
         if dx > 0.0:
             dx = min(dx, w)

@@ -19,8 +19,6 @@ from .accumulator import RankAUC
 from .points import u2_counts
 from .sorting import merge_runs
 
-__all__ = ["RangeResult", "route_rows", "merge_pieces", "range_totals", "range_stats", "combine"]
-
 _NO_PAIRS = np.zeros((0, 4))
 _TINY = 1 << 1074  # 2**-1074, the least positive float, is 1 / _TINY
 
@@ -124,19 +122,15 @@ def combine(totals, weighted: bool, stats):
     """``(auc, average_precision)`` of every range's statistics and the cross terms."""
     P, N = totals["total"]
     masses = totals["masses"]
+    below = _running([n_r for _, n_r in masses], weighted)  # every positive outranks every negative of a lower range
     if weighted:
         terms = [u for u, _, _ in stats]
         auc = 0.0
-        if P > 0 and N > 0:  # every positive outranks every negative of a lower range
-            below = _running([n_r for _, n_r in masses], True)
+        if P > 0 and N > 0:
             terms += [2.0 * (p_r / P) * (below[r] / N) for r, (p_r, _) in enumerate(masses)]
             auc = min(max(math.fsum(terms) / 2.0, 0.0), 1.0)
     else:
-        u2 = sum(u for u, _, _ in stats)
-        below = 0
-        for p_r, n_r in masses:
-            u2 += 2 * p_r * below
-            below += n_r
+        u2 = sum(u for u, _, _ in stats) + sum(2 * p_r * below[r] for r, (p_r, _) in enumerate(masses))
         auc = u2 / (2 * safe(P * N))
     ap = max(0.0, math.fsum(s for _, s, _ in stats) / P) if P > 0 else 0.0
     return auc, ap

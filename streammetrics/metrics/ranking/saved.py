@@ -7,8 +7,6 @@ import numpy as np
 from ..._kernels import compensated
 from ..._protocol.state import count_total
 
-__all__ = ["check_rank_state", "weighted_flag", "mass_entry", "run_of_state"]
-
 
 def run_of_state(state, weighted: bool):
     """``(lo, masses)`` of a checked state, the masses float64 when ``weighted``."""

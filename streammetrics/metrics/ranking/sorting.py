@@ -8,8 +8,6 @@ from ..._kernels.merges import merge_into, run_into
 from ..._kernels.sort import sort_keys
 from .points import empty_run
 
-__all__ = ["sort_classes", "run_of_sorted", "sorted_run", "merge_runs", "NUMPY_MAX", "sort_part"]
-
 NUMPY_MAX = 4096  # rows sorted by numpy: a small state's first use compiles no radix kernel
 
 

@@ -4,21 +4,17 @@
 
 from __future__ import annotations
 
-import atexit
 import mmap
 import numbers
 import os
 import re
 import tempfile
-import threading
 import weakref
 
 import numpy as np
 
 from ..._kernels.merges import merge_records, pack_records, records_cut
 from ..._protocol import tempfiles
-
-__all__ = ["parse_memory", "SpillStore", "DiskRun", "stream_merge", "window", "count_dtype", "MAX_DISK_RUNS"]
 
 MAX_DISK_RUNS = 32  # at most this many runs are kept on disk; one more merges the smaller half into one file
 SPILL_STEM = ".streammetrics-"
@@ -67,18 +63,6 @@ def _unlink_all(paths: set) -> None:
         paths.discard(p)
 
 
-_LIVE: weakref.WeakSet[SpillStore] = weakref.WeakSet()  # every live store: its files go at normal exit
-_LIVE_LOCK = threading.Lock()
-
-
-@atexit.register
-def _remove_at_exit() -> None:  # pragma: no cover - runs at interpreter exit
-    with _LIVE_LOCK:
-        stores = list(_LIVE)
-    for store in stores:
-        store.close()
-
-
 def _record(dtype) -> np.dtype:
     return np.dtype([("s", np.float64), ("p", dtype), ("q", dtype)])
 
@@ -124,9 +108,7 @@ class SpillStore:
     def __init__(self, folder: str | None = None):
         self.folder = os.path.abspath(tempfile.gettempdir() if folder is None else os.fspath(folder))
         self.paths: set = set()
-        self._finalizer = weakref.finalize(self, _unlink_all, self.paths)
-        with _LIVE_LOCK:
-            _LIVE.add(self)
+        self._finalizer = weakref.finalize(self, _unlink_all, self.paths)  # also run at normal exit
         self._stale_checked = False
 
     def new_path(self) -> str:
