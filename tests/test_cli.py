@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import gzip
 import json
 import os
 import re
@@ -592,6 +593,20 @@ def test_error_bad_value_in_csv_text(tmp_path, capsys):
     assert msg == f"{path}: line 2,502, column 'p': 'oops' is not a number"
 
 
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("at", [3, 181_234])  # in the first block read, and far beyond it
+def test_a_csv_line_with_an_extra_field_is_named(at, gz, tmp_path, capsys):
+    _need("pyarrow")
+    _need_task("binary")
+    lines = ["y,p"] + [f"{i % 2},0.{i % 10}" for i in range(200_000)]
+    lines[at + 1] = "0,0.2,7"  # the data row of index `at`
+    text = "\n".join(lines) + "\n"
+    path = tmp_path / ("scores.csv.gz" if gz else "scores.csv")
+    path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
+    msg = _error(["evaluate", str(path), "--batch-rows", "7000"], capsys)
+    assert msg == f"{path}: line {at + 2:,} has 3 fields where the header has 2: '0,0.2,7'"
+
+
 @pytest.mark.parametrize("at", [3217, 181_234])  # in the first block read, and far beyond it
 @pytest.mark.parametrize(
     "bad, problem",
@@ -725,7 +740,7 @@ def test_error_option_combinations(tmp_path, capsys):
         "--threshold applies to --task binary and multilabel only"
     )
     assert _error(["evaluate", path, "--task", "multiclass"], capsys) == (
-        "--task multiclass needs --n-classes K or --labels A,B,..."
+        "--task multiclass needs --n-classes K, --labels A,B,... or --labels auto (read from the files)"
     )
     assert _error(["evaluate", path, "--task", "regression", "--p", "p,w"], capsys).startswith(
         "--p takes several columns for --task multiclass and multilabel only"

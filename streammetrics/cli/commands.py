@@ -69,7 +69,9 @@ def settings_from(args) -> dict:
     elif task == "multiclass":
         labels = args.labels
         if args.n_classes is None and labels is None:
-            raise CommandError("--task multiclass needs --n-classes K or --labels A,B,...")
+            raise CommandError(
+                "--task multiclass needs --n-classes K, --labels A,B,... or --labels auto (read from the files)"
+            )
         if labels not in (None, AUTO_LABELS) and args.n_classes not in (None, len(labels)):
             raise CommandError(f"--n-classes {args.n_classes} but --labels names {len(labels)} classes")
         given = {"n_classes": args.n_classes, "labels": labels, "top_k": args.top_k}  # labels 'auto': read first

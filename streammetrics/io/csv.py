@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 from collections.abc import Iterator
 
 from .arrow import ArrowSource
@@ -67,7 +68,7 @@ class CsvSource(ArrowSource):
             with stream:
                 schema = self._reader(stream).schema
         except (pa.ArrowException, OSError, EOFError) as exc:
-            raise self.fail(f"cannot read as CSV ({short(exc)})") from None
+            self._raise_read_error(exc, 0, "cannot read as CSV")
         self.check_columns(schema.names)
         self._types = {}
         text = {c for role, c in self.columns.roles() if self.columns.takes_text(role)}
@@ -149,6 +150,15 @@ class CsvSource(ArrowSource):
                 yield self._chunk(rb, start, done)
                 start += rb.num_rows
 
+    def _line_of(self, text: str) -> int | None:
+        """The 1-based line of the file that reads ``text`` (pyarrow's parse errors quote the row, not its line)."""
+        opener = gzip.open if self.compressed else open
+        with opener(self.path, "rt", newline="") as fh:
+            for number, line in enumerate(fh, 1):
+                if line.rstrip("\r\n") == text:
+                    return number
+        return None
+
     def _raise_read_error(self, exc: BaseException, start: int, what: str | None = None) -> None:
         """Raise the error for ``exc``, met reading the rows from ``start`` on.
 
@@ -156,6 +166,11 @@ class CsvSource(ArrowSource):
         other problem is ``what`` (by default, that those rows cannot be read).
         """
         msg = short(exc)
+        fields = re.search(r"Expected (\d+) columns, got (\d+): (.*)", msg)
+        if fields:
+            line = self._line_of(fields[3])
+            where = f"line {line:,}" if line else "a line"
+            raise self.fail(f"{where} has {fields[2]} fields where the header has {fields[1]}: {fields[3]!r}") from None
         if "conversion error" in msg:
             for role, col in self.columns.roles():
                 if role != "by":
