@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -191,3 +193,24 @@ def sharded(make: Callable[[], Any], arrays: Sequence[np.ndarray], w, cuts, orde
     for part in parts:
         merged = merged + part if order == "plus" else merged.merge(part)
     return merged
+
+
+def forged(acc, path, settings=None, arrays=None) -> str:
+    """``acc`` saved at ``path`` with some of its settings and arrays replaced."""
+    from streammetrics._protocol import statefile
+
+    acc.save(path)
+    cls, saved, held, _ = statefile.read(path)
+    statefile.write(path, cls.__name__, {**saved, **(settings or {})}, {**held, **(arrays or {})})
+    return str(path)
+
+
+def merge_fails(path, capsys, match: str):
+    """``streammetrics merge path`` exits 1 with one line, within a second of CPU."""
+    from streammetrics import cli
+
+    start = time.process_time()
+    code = cli.main(["merge", path])
+    _, err = capsys.readouterr()
+    assert time.process_time() - start < 1.0
+    assert code == 1 and len(err.splitlines()) == 1 and re.search(match, err), err

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 import textwrap
-import time
 
 import numpy as np
 import pytest
 
 import streammetrics as sm
 from streammetrics import cli
-from streammetrics._protocol import statefile
+
+from .harness import forged, merge_fails
 
 
 def _run(script: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -58,29 +57,12 @@ def test_bootstrap_in_a_forked_child_does_not_hang():
     assert done.returncode == 0, done.stderr[-2000:]
 
 
-def _forged(acc, path, **settings):
-    """``acc`` saved at ``path`` with some of its settings replaced."""
-    acc.save(path)
-    cls, saved, arrays, _ = statefile.read(path)
-    statefile.write(path, cls.__name__, {**saved, **settings}, arrays)
-    return str(path)
-
-
-def _merge_fails(path, capsys, match: str):
-    """``streammetrics merge path`` exits 1 with one line, quickly."""
-    start = time.process_time()
-    code = cli.main(["merge", path])
-    _, err = capsys.readouterr()
-    assert time.process_time() - start < 1.0
-    assert code == 1 and len(err.splitlines()) == 1 and re.search(match, err), err
-
-
 def test_a_file_declaring_a_million_replicates_is_refused_by_merge(tmp_path, capsys):
     y, s = [1, 0, 1, 0], [0.9, 0.2, 0.4, 0.6]
     for template in (sm.RankAUC(), sm.BinaryConfusion(threshold=0.5)):
-        path = _forged(sm.Bootstrap(template, replicates=2).update(y, s), tmp_path / "b.state", replicates=2**20)
+        path = forged(sm.Bootstrap(template, replicates=2).update(y, s), tmp_path / "b.state", {"replicates": 2**20})
         assert os.path.getsize(path) < 8000
-        _merge_fails(path, capsys, r"replicates must lie in \[1, 10000\], got 1048576")
+        merge_fails(path, capsys, r"replicates must lie in \[1, 10000\], got 1048576")
 
 
 def test_a_saved_bootstrap_of_many_replicates_loads(tmp_path):

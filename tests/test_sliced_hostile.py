@@ -2,32 +2,12 @@
 
 from __future__ import annotations
 
-import re
-import time
-
 import numpy as np
 import pytest
 
 import streammetrics as sm
-from streammetrics import cli
-from streammetrics._protocol import statefile
 
-
-def _forged(acc, path, **entries):
-    """``acc`` saved at ``path`` with some of its entries replaced."""
-    acc.save(path)
-    cls, settings, arrays, _ = statefile.read(path)
-    statefile.write(path, cls.__name__, settings, {**arrays, **entries})
-    return str(path)
-
-
-def _merge_fails(path, capsys, match: str):
-    """``streammetrics merge path`` exits 1 with one line, quickly."""
-    start = time.process_time()
-    code = cli.main(["merge", path])
-    _, err = capsys.readouterr()
-    assert time.process_time() - start < 1.0
-    assert code == 1 and len(err.splitlines()) == 1 and re.search(match, err), err
+from .harness import forged, merge_fails
 
 
 def test_slice_keys_nested_deep_are_refused_in_one_line(tmp_path, capsys):
@@ -35,10 +15,10 @@ def test_slice_keys_nested_deep_are_refused_in_one_line(tmp_path, capsys):
     doc = '{"columns": 1, "names": ["by"], "keys": [[' + deep + "]]}"
     keys = np.frombuffer(doc.encode(), np.uint8)
     acc = sm.Sliced(sm.BinaryConfusion()).update([1, 0], [1, 1], by=["a", "b"])
-    path = _forged(acc, tmp_path / "s.state", keys=keys)
+    path = forged(acc, tmp_path / "s.state", arrays={"keys": keys})
     with pytest.raises(sm.StateFileError, match="nested too deep"):
         sm.load_state(path)
-    _merge_fails(path, capsys, "nested too deep")
+    merge_fails(path, capsys, "nested too deep")
 
 
 @pytest.mark.parametrize("template", [sm.RankAUC(), sm.RankAUC(max_bins=4)], ids=["exact", "bounded"])
@@ -50,10 +30,10 @@ def test_an_overall_rank_state_that_is_not_its_slices_is_refused(tmp_path, capsy
     acc = sm.Sliced(template).update([1, 0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4, 0.5], by=[1, 1, 2, 2, 2])
     counts = acc.state_dict()["overall.counts"].copy()
     counts[:, 0] = counts[::-1, 0]  # one row's label swapped: n unchanged
-    path = _forged(acc, tmp_path / "s.state", **{"overall.counts": counts})
+    path = forged(acc, tmp_path / "s.state", arrays={"overall.counts": counts})
     with pytest.raises(sm.StateFileError, match="does not count the rows its slices count"):
         sm.load_state(path)
-    _merge_fails(path, capsys, "does not count the rows")
+    merge_fails(path, capsys, "does not count the rows")
 
 
 B = 2**53

@@ -341,16 +341,8 @@ class ClassCalibration(_Reliability):
 
     Notes
     -----
-    The counts and totals are exact (compensated sums); what the binning
-    approximates is the calibration function itself: ``ece``, ``mce`` and
-    ``rmsce`` compare each bin's mean probability with its positive
-    fraction, so they depend on ``n_bins`` (fewer bins hide miscalibration
-    inside a bin, more bins add noise). The decomposition
-    ``binned_brier = reliability - resolution + uncertainty`` holds exactly
-    for the *binned* forecasts, every probability replaced by its bin's mean
-    probability; the Brier score of the raw probabilities
-    (:class:`ProbabilityScores`) differs from it by the within-bin variance
-    and covariance terms (Stephenson et al. 2008).
+    Each class's table is exact and approximates as :class:`Calibration`'s
+    does (see its notes): the scores depend on ``n_bins``.
 
     Examples
     --------
