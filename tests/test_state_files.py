@@ -177,28 +177,38 @@ def test_save_error_names_the_users_path(tmp_path):
 
 
 def test_save_removes_what_a_killed_save_left_behind(tmp_path):
+    import os
     import subprocess
     import sys
 
     import streammetrics as sm
-    from streammetrics._protocol.statefile import _temp_prefix
+    from streammetrics._protocol import tempfiles
 
-    done = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
-    )
-    dead = int(done.stdout)
-    prefix = _temp_prefix("acc.state")
-    stale = tmp_path / f"{prefix}{dead}.abcd1234.smtmp"
-    live = tmp_path / f"{prefix}1.abcd1234.smtmp"  # pid 1 runs: its save may be under way
-    other = tmp_path / f"{_temp_prefix('other.state')}{dead}.abcd1234.smtmp"
-    for f in (stale, live, other):
-        f.write_bytes(b"partial")
+    def partial(base, folder=tmp_path):  # a save killed after it wrote part of its file
+        code = (
+            "import sys, os\n"
+            "from streammetrics._protocol import tempfiles\n"
+            "owner = tempfiles.Owner(sys.argv[1], sys.argv[2], '.smtmp')\n"
+            "open(owner.new_path(), 'wb').write(b'partial')\n"
+            "os._exit(0)\n"
+        )
+        subprocess.run([sys.executable, "-c", code, str(folder), f".{base}."], check=True)
+
+    partial("acc.state")
+    partial("other.state")
+    stale = sorted(p.name for p in tmp_path.iterdir())
+    assert len(stale) == 4  # two partial files and their two lock files
+    live = tempfiles.Owner(str(tmp_path), ".acc.state.", ".smtmp")  # a save under way in another process
+    live_file = live.new_path()
+    open(live_file, "wb").close()
     sm.BinaryConfusion().update([1, 0], [1, 1]).save(tmp_path / "acc.state")
-    assert not stale.exists()
-    assert live.exists() and other.exists()
     assert sm.load_state(tmp_path / "acc.state").n == 2
-    leftovers = [p.name for p in tmp_path.iterdir() if p.name.endswith(".smtmp")]
-    assert sorted(leftovers) == sorted([live.name, other.name])
+    left = sorted(p.name for p in tmp_path.iterdir() if p.name != "acc.state")
+    assert [n for n in left if n.startswith(".acc.state.")] == sorted(
+        [os.path.basename(live_file), os.path.basename(live_file).rsplit(".", 2)[0] + ".lock"]
+    )
+    assert len([n for n in left if n.startswith(".other.state.")]) == 2
+    live.release()
 
 
 def test_multiclass_finalize_copies_the_matrix_once():

@@ -75,15 +75,15 @@ def write(path, class_name: str, settings: dict, arrays: dict[str, np.ndarray]) 
     members = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
     members[_HEADER_KEY] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
     folder, base = os.path.split(os.path.abspath(path))
-    stem = f".{base}."
-    tempfiles.remove_stale(folder, stem, _TEMP_SUFFIX)
-    # created like any file of the user's (0666 less the umask), under a fresh
-    # name that says whose it is (host and process), so a later save can tell
-    # the leftover of a process that was killed while writing
-    tmp = tempfiles.new_path(folder, stem, _TEMP_SUFFIX)
+    # a fresh name under a lock held while the save runs, so a later save can
+    # tell (and remove) the leftover of a process killed while writing; created
+    # like any file of the user's (0666 less the umask)
+    owner = tempfiles.Owner(folder, f".{base}.", _TEMP_SUFFIX)
     try:
+        tmp = owner.new_path()
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except OSError as exc:
+        owner.release()
         raise _about(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -95,6 +95,8 @@ def write(path, class_name: str, settings: dict, arrays: dict[str, np.ndarray]) 
     except BaseException:
         tempfiles.unlink(tmp)
         raise
+    finally:
+        owner.release()
 
 
 _TEMP_SUFFIX = ".smtmp"

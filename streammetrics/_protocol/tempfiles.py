@@ -1,8 +1,13 @@
-"""Temporary files that say whose they are, and the clean-up of those a killed process left.
+"""Temporary files owned through a lock, and the clean-up of those a dead owner left.
 
-A name is ``<stem><host>.<pid>.<random><suffix>``: a later process on the same
-host removes the files of a ``stem`` and ``suffix`` whose process no longer
-runs (:func:`remove_stale`), and never another host's or a live process's.
+An :class:`Owner` holds an exclusive ``flock`` on its lock file
+``<stem><host>.<token>.lock`` for as long as its files live; each of its files
+is ``<stem><host>.<token>.<random><suffix>``. :func:`remove_stale` removes the
+files of an owner only when it can take that lock itself, which is possible
+only once every process holding it (the owner and any forked child) is gone:
+a live process in another PID namespace that shares the folder keeps its files,
+where a guess from process ids would not. Without ``fcntl`` (Windows) nothing
+is ever swept.
 """
 
 from __future__ import annotations
@@ -11,16 +16,18 @@ import os
 import secrets
 import socket
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+LOCK_SUFFIX = ".lock"
+
 
 def prefix(stem: str) -> str:
     """``stem`` followed by this host's name (made safe for a file name) and a dot."""
     host = "".join(c if c.isalnum() or c in "-_" else "_" for c in socket.gethostname())
     return f"{stem}{host}."
-
-
-def new_path(folder: str, stem: str, suffix: str) -> str:
-    """A fresh name in ``folder`` for a temporary file of this process."""
-    return os.path.join(folder, f"{prefix(stem)}{os.getpid()}.{secrets.token_hex(6)}{suffix}")
 
 
 def unlink(path: str) -> None:
@@ -31,19 +38,60 @@ def unlink(path: str) -> None:
         pass
 
 
-def _alive(pid: int) -> bool:
+def _try_lock(fd: int) -> bool:
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        return True  # another user's process, or we cannot tell: keep its files
+        return False
     return True
 
 
+class Owner:
+    """The lock that says a set of temporary files in ``folder`` is in use.
+
+    The lock file is made at the first :meth:`new_path`; :meth:`release` removes
+    it (the files themselves are the caller's to remove first). The process that
+    made the owner is ``pid``: a forked child inherits the lock, so the parent's
+    files stay safe from a sweep while either lives.
+    """
+
+    def __init__(self, folder: str, stem: str, suffix: str):
+        self.folder, self.stem, self.suffix = folder, stem, suffix
+        self.pid = os.getpid()
+        self.fd = None
+        self.token = secrets.token_hex(8)
+
+    def _lock(self) -> None:
+        start = prefix(self.stem)
+        remove_stale(self.folder, self.stem, self.suffix)  # once per owner: what dead owners left
+        path = os.path.join(self.folder, f"{start}{self.token}{LOCK_SUFFIX}")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        if fcntl is not None and not _try_lock(fd):  # pragma: no cover - a fresh file cannot be locked already
+            os.close(fd)
+            raise OSError(f"cannot lock the new file {path}")
+        self.fd = fd
+
+    def new_path(self) -> str:
+        """A fresh name for a file of this owner (the first takes the lock)."""
+        if self.fd is None:
+            self._lock()
+        return os.path.join(self.folder, f"{prefix(self.stem)}{self.token}.{secrets.token_hex(6)}{self.suffix}")
+
+    def release(self) -> None:
+        """Remove the lock file and let go of the lock (in the process that made it only)."""
+        fd, self.fd = self.fd, None
+        if fd is None:
+            return
+        if os.getpid() == self.pid:
+            unlink(os.path.join(self.folder, f"{prefix(self.stem)}{self.token}{LOCK_SUFFIX}"))
+        os.close(fd)
+
+
 def remove_stale(folder: str, stem: str, suffix: str) -> int:
-    """Remove the files of ``stem`` and ``suffix`` in ``folder`` that processes of
-    this host which no longer run left; returns how many were removed."""
+    """Remove the files of ``stem`` and ``suffix`` in ``folder`` whose owner's lock
+    nobody holds any more, and those lock files; returns how many files were removed."""
+    if fcntl is None:  # pragma: no cover
+        return 0
     start = prefix(stem)
     try:
         names = os.listdir(folder)
@@ -51,10 +99,24 @@ def remove_stale(folder: str, stem: str, suffix: str) -> int:
         return 0  # whoever writes there reports what is wrong with the folder
     removed = 0
     for name in names:
-        if name.startswith(start) and name.endswith(suffix):
-            pid = name[len(start) :].split(".", 1)[0]
-            if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-                path = os.path.join(folder, name)
-                unlink(path)
-                removed += not os.path.exists(path)
+        if not (name.startswith(start) and name.endswith(LOCK_SUFFIX)):
+            continue
+        token = name[len(start) : -len(LOCK_SUFFIX)]
+        lock = os.path.join(folder, name)
+        try:
+            fd = os.open(lock, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            if not _try_lock(fd):
+                continue  # held: its owner lives
+            mine = f"{start}{token}."
+            for other in names:
+                if other.startswith(mine) and other.endswith(suffix):
+                    path = os.path.join(folder, other)
+                    unlink(path)
+                    removed += not os.path.exists(path)
+            unlink(lock)
+        finally:
+            os.close(fd)
     return removed

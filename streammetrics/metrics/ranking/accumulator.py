@@ -246,14 +246,23 @@ class RankAUC(RankQueries, Accumulator):
         status = new.append(y, s, w, limit)
         if status:
             return status
-        self._flush()
-        if weighted and not self._strategy.weighted:
-            self._strategy.to_float()
-        self._pending = new
-        limit = self._strategy.pending_limit()
-        if new.rows > limit:
-            self._flush()  # exact mode: a batch larger than the buffer is sorted at once
-        elif n >= self._PREALLOCATE_BATCH and new.keys.shape[0] < min(limit, self._PREALLOCATE_ROWS):
+        self._flush()  # rows counted already: a failed spill keeps them in memory
+        try:
+            with self._strategy.atomic():  # the batch stands whole, or (a spill failed) not at all
+                if weighted and not self._strategy.weighted:
+                    self._strategy.to_float()
+                self._pending = new
+                limit = self._strategy.pending_limit()
+                if new.rows > limit:
+                    self._flush()  # exact mode: a batch larger than the buffer is sorted at once
+        except BaseException:
+            self._pending = None
+            raise
+        if (
+            n >= self._PREALLOCATE_BATCH
+            and new.keys.shape[0] < min(limit, self._PREALLOCATE_ROWS)
+            and self._pending is new
+        ):
             new.resize(min(limit, self._PREALLOCATE_ROWS))
         return 0
 
@@ -319,21 +328,28 @@ class RankAUC(RankQueries, Accumulator):
         self._ops = None
         theirs = bool(other["weighted"][0])
         if theirs and not self._strategy.weighted:
-            self._flush()
-            self._add_squares(self._strategy.masses(), self._n)
-            self._strategy.to_float()
-        if self._strategy.weighted:
-            if theirs:
-                compensated.merge(self._wsq, other["wsq"])
-                self._wsq_rows += int(other["wsq_rows"][0])
-            else:  # unweighted rows: each squared weight is 1
-                masses = other["counts"].sum(axis=1).astype(np.float64)
+            self._flush()  # rows counted already
+        squares = self._wsq.copy(), self._wsq_rows
+        try:
+            with self._strategy.atomic():  # a failed spill leaves the state as it was
+                if theirs and not self._strategy.weighted:
+                    self._add_squares(self._strategy.masses(), self._n)
+                    self._strategy.to_float()
+                if self._strategy.weighted:
+                    if theirs:
+                        compensated.merge(self._wsq, other["wsq"])
+                        self._wsq_rows += int(other["wsq_rows"][0])
+                    else:  # unweighted rows: each squared weight is 1
+                        masses = other["counts"].sum(axis=1).astype(np.float64)
+                        if disk is not None:
+                            masses = masses + disk.disk_masses()
+                        self._add_squares(masses, int(other["n"][0]))
+                self._strategy.add(other)
                 if disk is not None:
-                    masses = masses + disk.disk_masses()
-                self._add_squares(masses, int(other["n"][0]))
-        self._strategy.add(other)
-        if disk is not None:
-            self._strategy.add_disk(disk)
+                    self._strategy.add_disk(disk)
+        except BaseException:
+            self._wsq, self._wsq_rows = squares
+            raise
         self._n += int(other["n"][0])
 
     def _clone(self):

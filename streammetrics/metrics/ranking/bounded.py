@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from functools import partial
 
 import numpy as np
@@ -114,6 +115,10 @@ class Bounded:
         self.max_bins = max_bins
         self.weighted = weighted
         self.items = None  # (lo, hi, ab, cw), or None while empty
+
+    def atomic(self):
+        """Nothing of a bounded state is on disk: its changes cannot fail half-way."""
+        return nullcontext()
 
     def clone(self) -> Bounded:
         out = Bounded(self.max_bins, self.weighted)

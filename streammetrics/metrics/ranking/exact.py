@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
 from functools import partial
 
 import numpy as np
@@ -18,7 +20,11 @@ def _entries(run) -> int:
 
 
 class Exact:
-    """The exact state: runs in memory and, past ``budget`` bytes, files of a :class:`~.spill.SpillStore`."""
+    """The exact state: runs in memory and, past ``budget`` bytes, files of a :class:`~.spill.SpillStore`.
+
+    A change that writes files is all-or-nothing (:meth:`atomic`): when a write fails, the runs and files are as
+    they were. A forked child never touches its parent's files: at its first use it copies them into its own.
+    """
 
     #: pending rows at most max(PENDING_MIN, PENDING_RATIO * stored scores): 8 bytes a row against 24 a stored score
     PENDING_MIN = 1 << 24
@@ -30,20 +36,53 @@ class Exact:
         self.budget = budget
         self.spill_dir = spill_dir
         self.store = None  # made at the first spill
-        self.disk: list = []  # runs on disk (DiskRun)
+        self._disk: list = []  # runs on disk (DiskRun)
+        self._depth = 0  # nesting of atomic()
+
+    @property
+    def disk(self) -> list:
+        """The runs on disk (this process's own files)."""
+        store = self.store
+        if store is not None and store.pid != os.getpid():  # a forked child: the files are the parent's
+            self.store = None
+            self._disk = [self.storage().copy_from(r, self.chunk()) for r in self._disk]
+        return self._disk
+
+    @disk.setter
+    def disk(self, runs) -> None:
+        self._disk = runs
 
     @property
     def spilled(self) -> bool:
-        return bool(self.disk)
+        return bool(self._disk)
 
     @property
     def disk_bytes(self) -> int:
-        return sum(r.nbytes for r in self.disk)
+        return sum(r.nbytes for r in self._disk)
 
     def storage(self) -> SpillStore:
+        self.disk  # noqa: B018 - a forked child takes its own copy first
         if self.store is None:
             self.store = SpillStore(self.spill_dir)
         return self.store
+
+    @contextmanager
+    def atomic(self):
+        """Changes made inside stand together: on an exception the runs, the weighting and the files are restored
+        (files written meanwhile removed; files dropped meanwhile removed only once the change stands)."""
+        if self._depth or self.budget is None:  # nested, or never on disk
+            yield
+            return
+        saved = (self.stack.copy(), list(self.disk), self.weighted)
+        self._depth += 1
+        try:
+            with self.storage().transaction():
+                yield
+        except BaseException:
+            self.stack, self._disk, self.weighted = saved
+            raise
+        finally:
+            self._depth -= 1
 
     def chunk(self, sources: int = 1) -> int:
         """Entries read from each of ``sources`` runs per step of a streamed merge."""
@@ -51,11 +90,12 @@ class Exact:
         return max(64, (budget // 12) // (24 * (sources + 1)))
 
     def _spill(self) -> None:
-        for run in self.stack:
-            if run[0].shape[0]:
-                self.disk.append(self.storage().write(*run))
-        self.stack = RunStack(merge_runs, _entries)
-        self._bound_disk()
+        with self.atomic():
+            for run in self.stack:
+                if run[0].shape[0]:
+                    self.disk.append(self.storage().write(*run))
+            self.stack = RunStack(merge_runs, _entries)
+            self._bound_disk()
 
     def _bound_disk(self) -> None:
         if len(self.disk) > MAX_DISK_RUNS:
@@ -85,10 +125,11 @@ class Exact:
 
     def add_disk(self, other: Exact) -> None:
         """Copy the disk runs of ``other`` into files of this state, in chunks."""
-        for run in other.disk:
-            float_run = self.weighted and run.dtype != np.float64
-            self.disk.append(self._as_float(run) if float_run else self.storage().copy_from(run, self.chunk()))
-        self._bound_disk()
+        with self.atomic():
+            for run in other.disk:
+                float_run = self.weighted and run.dtype != np.float64
+                self.disk.append(self._as_float(run) if float_run else self.storage().copy_from(run, self.chunk()))
+            self._bound_disk()
 
     def _as_float(self, run):
         return self.storage().write_chunks(np.float64, stream_merge([run], self.chunk()))
@@ -98,9 +139,10 @@ class Exact:
         return sum((ab.sum(axis=1) for _, ab in chunks), np.zeros(2))
 
     def close(self) -> None:
-        """Forget the runs and remove the files (the state is empty afterwards)."""
+        """Forget the runs and remove the files (the state is empty afterwards; a forked child's parent keeps its
+        files)."""
         self.stack = RunStack(merge_runs, _entries)
-        self.disk = []
+        self._disk = []
         if self.store is not None:
             self.store.close()
 
@@ -123,13 +165,14 @@ class Exact:
         return limit
 
     def to_float(self) -> None:
-        self.stack = RunStack(merge_runs, _entries, [(s, ab.astype(np.float64)) for s, ab in self.stack])
-        if self.disk:
-            store, old = self.storage(), self.disk
-            self.disk = [self._as_float(r) for r in old]
-            for run in old:
-                store.remove(run)
-        self.weighted = True
+        with self.atomic():
+            if self.disk:
+                store, old = self.storage(), self.disk
+                self.disk = [self._as_float(r) for r in old]
+                for run in old:
+                    store.remove(run)
+            self.stack = RunStack(merge_runs, _entries, [(s, ab.astype(np.float64)) for s, ab in self.stack])
+            self.weighted = True
 
     def masses(self):
         """``[positive, negative]`` mass of the runs (pending rows not included)."""
@@ -138,11 +181,12 @@ class Exact:
     def compact(self, buf=None) -> None:
         """Take ``buf``'s rows (used up) and merge every run into one, in memory or in one file."""
         if buf is not None and buf.rows:
-            self.take(buf, check=False)
+            self.take(buf, check=False)  # in memory: the rows are in the state whatever follows
         if self.disk:
-            extra = [run for run in self.stack if run[0].shape[0]]
-            self.stack = RunStack(merge_runs, _entries)
-            self._merge_disk(self.disk, extra)
+            with self.atomic():
+                extra = [run for run in self.stack if run[0].shape[0]]
+                self.stack = RunStack(merge_runs, _entries)
+                self._merge_disk(self.disk, extra)
         else:
             self.stack.collapse()
 
@@ -157,14 +201,15 @@ class Exact:
         buf.release()
         self.stack.push(run)
         if check:
-            self._check_budget()
+            self._check_budget()  # all-or-nothing: a failed spill leaves the runs in memory
 
     def add(self, state) -> None:
         """Fold the run of another exact state."""
         lo, ab = run_of_state(state, self.weighted)
         if lo.shape[0]:
-            self.stack.push((lo, ab))
-            self._check_budget()
+            with self.atomic():
+                self.stack.push((lo, ab))
+                self._check_budget()
 
     def run(self, buf=None, memory_only: bool = False):
         """The single run, pending rows of ``buf`` included, neither changed (read from the files once spilled)."""

@@ -4,12 +4,15 @@
 
 from __future__ import annotations
 
+import errno
 import mmap
 import numbers
 import os
 import re
 import tempfile
 import weakref
+import zlib
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -57,10 +60,13 @@ def parse_memory(value) -> int | None:
     return nbytes
 
 
-def _unlink_all(paths: set) -> None:
-    for p in list(paths):
-        tempfiles.unlink(p)
-        paths.discard(p)
+def _unlink_all(paths: set, owner: tempfiles.Owner) -> None:
+    """Remove the files and the lock (a forked child leaves its parent's files alone)."""
+    if os.getpid() == owner.pid:
+        for p in list(paths):
+            tempfiles.unlink(p)
+            paths.discard(p)
+    owner.release()
 
 
 def _record(dtype) -> np.dtype:
@@ -80,25 +86,43 @@ def _read_dtype(dtype) -> np.dtype:
     return np.dtype(np.float64) if np.dtype(dtype).kind == "f" else np.dtype(np.int64)
 
 
+READ_BLOCK = 1 << 22  # bytes read at a time to check a file's checksum
+
+
 class DiskRun:
-    """One run in a file: ``m`` records whose counts are at most ``peak`` (0 for weights)."""
+    """One run in a file: ``m`` records whose counts are at most ``peak`` (0 for weights), and the CRC-32 of the
+    file's bytes."""
 
-    __slots__ = ("path", "m", "dtype", "peak", "__weakref__")
+    __slots__ = ("path", "m", "dtype", "peak", "crc", "__weakref__")
 
-    def __init__(self, path: str, m: int, dtype, peak: int = 0):
+    def __init__(self, path: str, m: int, dtype, peak: int = 0, crc: int = 0):
         self.path = path
         self.m = int(m)
         self.dtype = np.dtype(dtype)
         self.peak = int(peak)
+        self.crc = crc
 
     @property
     def nbytes(self) -> int:
         return _record(self.dtype).itemsize * self.m
 
     def records(self):
-        """The file's records, memory-mapped read-only (empty for an empty run)."""
+        """The file's records, memory-mapped read-only (empty for an empty run), once its size and checksum are
+        those written: a truncated, grown or swapped file raises ``OSError`` rather than give a wrong result."""
         if self.m == 0:
             return np.zeros(0, _record(self.dtype))
+        crc, size = 0, 0
+        with open(self.path, "rb") as fh:  # read, not mapped: the pages stay out of this process's memory
+            while block := fh.read(READ_BLOCK):
+                crc = zlib.crc32(block, crc)
+                size += len(block)
+        if size != self.nbytes or crc != self.crc:
+            raise OSError(
+                errno.EIO,
+                f"a spilled run was changed on disk since it was written ({size} bytes against {self.nbytes}"
+                f"{', checksum differs' if size == self.nbytes else ''}); the exact state cannot be read",
+                self.path,
+            )
         return np.memmap(self.path, dtype=_record(self.dtype), mode="r", shape=(self.m,))
 
 
@@ -108,15 +132,35 @@ class SpillStore:
     def __init__(self, folder: str | None = None):
         self.folder = os.path.abspath(tempfile.gettempdir() if folder is None else os.fspath(folder))
         self.paths: set = set()
-        self._finalizer = weakref.finalize(self, _unlink_all, self.paths)  # also run at normal exit
-        self._stale_checked = False
+        self.owner = tempfiles.Owner(self.folder, SPILL_STEM, SPILL_SUFFIX)
+        self._finalizer = weakref.finalize(self, _unlink_all, self.paths, self.owner)  # also run at normal exit
+        self._doomed = None  # files removed once the running transaction stands
+
+    @property
+    def pid(self) -> int:
+        """The process whose files these are."""
+        return self.owner.pid
 
     def new_path(self) -> str:
-        """A fresh file name (the first removes the files dead processes left)."""
-        if not self._stale_checked:
-            tempfiles.remove_stale(self.folder, SPILL_STEM, SPILL_SUFFIX)
-            self._stale_checked = True
-        return tempfiles.new_path(self.folder, SPILL_STEM, SPILL_SUFFIX)
+        """A fresh file name under the store's lock (the first removes the files dead owners left)."""
+        return self.owner.new_path()
+
+    @contextmanager
+    def transaction(self):
+        """Files written inside are removed if it raises; files removed inside go only once it stands."""
+        before, self._doomed = set(self.paths), []
+        try:
+            yield
+        except BaseException:
+            for p in self.paths - before:
+                tempfiles.unlink(p)
+                self.paths.discard(p)
+            raise
+        finally:
+            doomed, self._doomed = self._doomed, None
+        for p in doomed:
+            tempfiles.unlink(p)
+            self.paths.discard(p)
 
     def write(self, scores, ab) -> DiskRun:
         """Write one in-memory run to a new file."""
@@ -143,12 +187,15 @@ class SpillStore:
         return self.write_chunks(run.dtype, _record_chunks(run, chunk), run.peak)
 
     def remove(self, run: DiskRun) -> None:
-        tempfiles.unlink(run.path)
-        self.paths.discard(run.path)
+        if self._doomed is not None:
+            self._doomed.append(run.path)
+        else:
+            tempfiles.unlink(run.path)
+            self.paths.discard(run.path)
 
     def close(self) -> None:
-        """Remove every file of this store."""
-        _unlink_all(self.paths)
+        """Remove every file of this store (in the process that wrote them) and its lock."""
+        _unlink_all(self.paths, self.owner)
 
 
 class _RunWriter:
@@ -162,6 +209,7 @@ class _RunWriter:
         store.paths.add(self.path)
         self.fh = os.fdopen(fd, "wb")
         self.m = 0
+        self.crc = 0
         self.buf = None
         self.peak = 0  # the largest count written
 
@@ -191,19 +239,28 @@ class _RunWriter:
 
     def append_records(self, rec) -> None:
         if rec.shape[0]:
-            self.fh.write(memoryview(np.ascontiguousarray(rec)).cast("B"))
+            data = memoryview(np.ascontiguousarray(rec)).cast("B")
+            self.fh.write(data)
+            self.crc = zlib.crc32(data, self.crc)
             self.m += rec.shape[0]
 
     def close(self) -> DiskRun:
-        self.fh.close()
+        try:
+            self.fh.close()  # flushes: a full disk fails here at the latest
+        except BaseException:
+            self.abort()
+            raise
         self.buf = None
-        return DiskRun(self.path, self.m, self.dtype, self.peak)
+        return DiskRun(self.path, self.m, self.dtype, self.peak, self.crc)
 
     def abort(self) -> None:
         try:
             self.fh.close()
+        except OSError:
+            pass  # the file goes anyway
         finally:
-            self.store.remove(DiskRun(self.path, 0, self.dtype))
+            tempfiles.unlink(self.path)
+            self.store.paths.discard(self.path)
 
 
 def _record_chunks(run: DiskRun, chunk: int):
