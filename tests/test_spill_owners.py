@@ -234,3 +234,22 @@ def test_a_live_process_in_another_pid_namespace_keeps_its_files(tmp_path):
             mine.close()
         finally:
             child.kill()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+def test_many_spilled_states_hold_one_lock_per_folder(tmp_path):
+    def locks_open():
+        names = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                names.append(os.readlink(f"/proc/self/fd/{fd}"))
+            except OSError:
+                pass
+        return sum(n.startswith(str(tmp_path)) and n.endswith(".lock") for n in names)
+
+    accs = [_spilled(tmp_path, n=600, seed=i)[0] for i in range(40)]  # as the slices of a Sliced do
+    assert all(a.spilled for a in accs)
+    assert locks_open() == 1
+    for a in accs:
+        a.close()
+    assert _files(tmp_path) == []

@@ -77,6 +77,19 @@ def sort_keys(keys, tk, vals, tv):
 
 
 @kernel
+def sort_blocks(keys, tk, vals, tv, starts):
+    """Sort each block ``keys[starts[t]:starts[t + 1]]`` in place, ``vals`` along unless it is ``None``."""
+    for t in range(starts.shape[0] - 1):
+        a = starts[t]
+        b = starts[t + 1]
+        if b - a > 1:
+            if vals is None:
+                _radix(keys[a:b], keys[a:b], tk, tk, False)
+            else:
+                _radix(keys[a:b], vals[a:b], tk, tv, True)
+
+
+@kernel
 def argsort_int64(x):
     """The stable order that sorts the ``int64`` values ``x``."""
     n = x.shape[0]

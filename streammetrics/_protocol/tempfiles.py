@@ -12,9 +12,11 @@ is ever swept.
 
 from __future__ import annotations
 
+import atexit
 import os
 import secrets
 import socket
+import threading
 
 try:
     import fcntl
@@ -85,6 +87,27 @@ class Owner:
         if os.getpid() == self.pid:
             unlink(os.path.join(self.folder, f"{prefix(self.stem)}{self.token}{LOCK_SUFFIX}"))
         os.close(fd)
+
+
+_SHARED: dict = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared(folder: str, stem: str, suffix: str) -> Owner:
+    """This process's owner of ``stem``/``suffix`` files in ``folder``: one lock (one open file) per folder for the
+    process's life, however many files and states use it (a forked child makes its own)."""
+    key = (os.getpid(), folder, stem, suffix)
+    with _SHARED_LOCK:
+        owner = _SHARED.get(key)
+        if owner is None:
+            owner = _SHARED[key] = Owner(folder, stem, suffix)
+    return owner
+
+
+@atexit.register
+def _release_shared() -> None:
+    for owner in list(_SHARED.values()):
+        owner.release()
 
 
 def remove_stale(folder: str, stem: str, suffix: str) -> int:

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 
 from .._kernels import multirank as M
 from .._kernels.keys import keys_as_bits
+from .._kernels.sort import sort_blocks
 from .._protocol.errors import WeightOverflowError
 from .._protocol.inputs import raise_rejected
 from .._protocol.result import RenderContext, Result, class_names, grid, safe
 from .multiclass_bounded import bound_notes, shown_fields
 from .ranking.curves import curve_from_points, pr, roc
-from .ranking.sorting import NUMPY_MAX, sort_part
+from .ranking.sorting import NUMPY_MAX
 
 
 class MulticlassRankResult(Result):
@@ -89,13 +89,20 @@ def batch_run(y, P, w, k, inputs):
     vals = np.empty(n) if weighted else _NO_VALS
     lengths = np.zeros((k, k), np.int64)
     tk, tv, pos = np.empty(int(np.max(np.diff(starts))), np.uint64), np.empty(n), np.empty(k, np.int64)
+    # numpy's stable sort when small (no radix kernel compiled at first use), by class then key: one call per column
+    block_of = np.repeat(np.arange(k), np.diff(starts)) if n <= NUMPY_MAX else None
     m = 0
     for c in range(k):  # column c is gathered, sorted block by block and run in place at m
         region = keys[m : m + n]
         if M.gather_column(y, P.view(np.uint64), w, c, starts, pos, region, vals):
             raise_rejected(inputs, (y, P))
-        for a, b in itertools.pairwise(starts):  # numpy's sort when small: no radix kernel compiled at first use
-            sort_part(region[a:b], vals[a:b] if weighted else None, tk, tv, n <= NUMPY_MAX)
+        if block_of is None:
+            sort_blocks(region, tk, vals if weighted else None, tv, starts)
+        else:
+            order = np.lexsort((region, block_of))
+            region[:] = region[order]
+            if weighted:
+                vals[:] = vals[order]
         m += M.column_run(region, vals, starts, region, mass[m:], lengths[c])
     return _trimmed(keys, mass, m, lengths)
 
@@ -144,16 +151,10 @@ def check_weighted_support(support) -> None:
 
 def _scores(u2, support, ap, exact: bool, n: int, multi_class: str, average: str, meta, e: int = 0):
     """Every field from the pair counts ``u2`` and the supports (weighted: in units of ``2**e``)."""
-    k = u2.shape[0]
     if meta.get("weighted"):
         check_weighted_support(support)
-    if exact:  # Python ints: one rounding, as RankAUC's
-        u2l, sup = u2.tolist(), support.tolist()
-        total = sum(sup)
-        per_class = np.array([sum(u2l[c]) / (2 * safe(sup[c] * (total - sup[c]))) for c in range(k)])
-        pair = np.array(
-            [[u2l[a][b] / (2 * safe(sup[a] * sup[b])) if a != b else 0.0 for b in range(k)] for a in range(k)]
-        )
+    if exact:
+        per_class, pair = _quotients(u2, support)
     else:
         sup = support.astype(np.float64)
         with np.errstate(over="ignore", invalid="ignore"):  # divided one at a time: products overflow first
@@ -178,6 +179,29 @@ def precision_fields(ap, support) -> dict:
     }
 
 
+def _quotients(u2, support):
+    """The per-class and pair AUCs of exact pair counts, each a quotient of integers rounded once (as RankAUC's)."""
+    k = u2.shape[0]
+    sup = support.astype(np.int64)
+    total = int(sup.sum())
+    if total * total < 2**54:  # every count and denominator is below 2**53: exact in float64, one rounding
+        per_class = u2.sum(axis=1) / (2 * safe(sup * (total - sup)))
+        den = np.outer(sup, sup)
+        den += den == 0
+        den *= 2
+        pair = u2 / den
+        del den
+        np.fill_diagonal(pair, 0.0)
+        return per_class, pair
+    # past 2**53, Python integers divide with one rounding: one row at a time (K numbers held as objects, not K**2)
+    per_class, pair, sl = np.empty(k), np.zeros((k, k)), sup.tolist()
+    for a in range(k):
+        row = u2[a].tolist()
+        per_class[a] = sum(row) / (2 * safe(sl[a] * (total - sl[a])))
+        pair[a] = [row[b] / (2 * safe(sl[a] * sl[b])) if b != a else 0.0 for b in range(k)]
+    return per_class, pair
+
+
 def averages(per_class, pair, support, multi_class: str, average: str, suffix: str = "") -> dict:
     """Every AUC field from the per-class and pair AUCs (names ending in ``suffix``); the coefficients depend on the
     supports only, so the averages of lower (upper) bounds bound the averages."""
@@ -186,11 +210,13 @@ def averages(per_class, pair, support, multi_class: str, average: str, suffix: s
     total_f = float(sup_f.sum())
     ovr_macro = float(np.mean(per_class))
     ovr_weighted = float(np.dot(sup_f, per_class) / safe(total_f))
-    iu, ju = np.triu_indices(k, 1)
-    hand_till = (pair[iu, ju] + pair[ju, iu]) / 2
-    prevalence = sup_f[iu] + sup_f[ju]
-    ovo_macro = float(np.mean(hand_till)) if hand_till.size else 0.0
-    ovo_weighted = float(np.dot(prevalence, hand_till) / safe(float(prevalence.sum())))
+    hand_till = pair + pair.T  # Hand & Till's pair AUCs (doubled), read above the diagonal a row at a time
+    hand_till *= 0.5
+    rows = [hand_till[a, a + 1 :] for a in range(k - 1)]
+    ovo_macro = math.fsum(float(r.sum()) for r in rows) / (k * (k - 1) // 2) if k > 1 else 0.0
+    weighted_sum = math.fsum(float(np.dot(sup_f[a] + sup_f[a + 1 :], r)) for a, r in enumerate(rows))
+    ovo_weighted = weighted_sum / safe(float((k - 1) * total_f))
+    del hand_till, rows
     macro, weighted_avg = (ovr_macro, ovr_weighted) if multi_class == "ovr" else (ovo_macro, ovo_weighted)
     values = {"auc": macro if average == "macro" else weighted_avg, "macro_auc": macro, "weighted_auc": weighted_avg}
     values.update(per_class_auc=per_class, ovr_macro_auc=ovr_macro, ovr_weighted_auc=ovr_weighted)

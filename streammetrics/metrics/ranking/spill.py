@@ -60,13 +60,12 @@ def parse_memory(value) -> int | None:
     return nbytes
 
 
-def _unlink_all(paths: set, owner: tempfiles.Owner) -> None:
-    """Remove the files and the lock (a forked child leaves its parent's files alone)."""
-    if os.getpid() == owner.pid:
+def _unlink_all(paths: set, pid: int) -> None:
+    """Remove the files (a forked child leaves its parent's files alone)."""
+    if os.getpid() == pid:
         for p in list(paths):
             tempfiles.unlink(p)
             paths.discard(p)
-    owner.release()
 
 
 def _record(dtype) -> np.dtype:
@@ -132,18 +131,13 @@ class SpillStore:
     def __init__(self, folder: str | None = None):
         self.folder = os.path.abspath(tempfile.gettempdir() if folder is None else os.fspath(folder))
         self.paths: set = set()
-        self.owner = tempfiles.Owner(self.folder, SPILL_STEM, SPILL_SUFFIX)
-        self._finalizer = weakref.finalize(self, _unlink_all, self.paths, self.owner)  # also run at normal exit
+        self.pid = os.getpid()  # the process whose files these are
+        self._finalizer = weakref.finalize(self, _unlink_all, self.paths, self.pid)  # also run at normal exit
         self._doomed = None  # files removed once the running transaction stands
 
-    @property
-    def pid(self) -> int:
-        """The process whose files these are."""
-        return self.owner.pid
-
     def new_path(self) -> str:
-        """A fresh file name under the store's lock (the first removes the files dead owners left)."""
-        return self.owner.new_path()
+        """A fresh file name under this process's lock on the folder (the first removes what dead owners left)."""
+        return tempfiles.shared(self.folder, SPILL_STEM, SPILL_SUFFIX).new_path()
 
     @contextmanager
     def transaction(self):
@@ -194,8 +188,8 @@ class SpillStore:
             self.paths.discard(run.path)
 
     def close(self) -> None:
-        """Remove every file of this store (in the process that wrote them) and its lock."""
-        _unlink_all(self.paths, self.owner)
+        """Remove every file of this store (in the process that wrote them)."""
+        _unlink_all(self.paths, self.pid)
 
 
 class _RunWriter:
