@@ -19,7 +19,7 @@ import numpy as np
 
 from ._protocol.base import check_ci
 from ._protocol.inputs import Finite, Labels01, prepare
-from ._protocol.result import Result
+from ._protocol.result import Result, fmt_number
 from ._protocol.validation import as_1d
 from .bootstrap import Bootstrap
 
@@ -38,7 +38,58 @@ def _p_two_sided(d: np.ndarray) -> float:
     return float(min(1.0, 2.0 * min(np.mean(d <= 0.0), np.mean(d >= 0.0))))
 
 
-def compare(a: Bootstrap, b: Bootstrap, ci: float = 0.95) -> Result:
+def format_p(p: float, resolution: float) -> str:
+    """A p-value; below ``resolution`` (``1 / replicates`` for the bootstrap) as ``< resolution``."""
+    if math.isnan(p):
+        return "nan"
+    return f"< {resolution:.2g}" if p < resolution else f"{p:.4f}"
+
+
+def table(rows: dict, names=("a", "b"), ci: float = 0.95) -> list[str]:
+    """Lines of a comparison table: ``rows`` maps a score to its ``a``, ``b``, ``diff``, ``diff_ci_lower``,
+    ``diff_ci_upper``, ``p_value``, ``resolution`` and ``method``."""
+    head = ("score", *names, "difference", f"{ci:.0%} interval", "p-value", "method")
+    cells = [head]
+    for k, r in rows.items():
+        interval = f"[{fmt_number(r['diff_ci_lower'])}, {fmt_number(r['diff_ci_upper'])}]"
+        values = (fmt_number(r[e]) for e in ("a", "b", "diff"))
+        cells.append((k, *values, interval, format_p(r["p_value"], r["resolution"]), r["method"]))
+    widths = [max(len(t[i]) for t in cells) for i in range(len(head))]
+    return [
+        "  " + "  ".join(c.ljust(w) if i in (0, 6) else c.rjust(w) for i, (c, w) in enumerate(zip(t, widths))).rstrip()
+        for t in cells
+    ]
+
+
+class ComparisonResult(Result):
+    """The result of :func:`compare`: ``print()`` gives a table of every score's difference."""
+
+    __slots__ = ()
+
+    def rows(self) -> dict:
+        """``score -> {a, b, diff, diff_ci_lower, diff_ci_upper, p_value, resolution, method}``."""
+        fields = ("a", "b", "diff", "diff_ci_lower", "diff_ci_upper", "p_value")
+        scores = [k[: -len("_diff")] for k in self._values if k.endswith("_diff")]
+        extra = {"resolution": 1.0 / self._values["replicates"], "method": "bootstrap"}
+        return {k: {e: self._values[f"{k}_{e}"] for e in fields} | extra for k in scores}
+
+    def __str__(self) -> str:
+        v = self._values
+        title = f"comparison of a - b on {v['n']:,} rows"
+        return "\n".join(
+            [
+                title,
+                "=" * len(title),
+                "",
+                *table(self.rows(), ci=v["ci"]),
+                "",
+                f"  paired: {v['replicates_used']} of {v['replicates']} Poisson bootstrap replicates;"
+                f" p-values two-sided, of no difference, resolving 1/{v['replicates']}",
+            ]
+        )
+
+
+def compare(a: Bootstrap, b: Bootstrap, ci: float = 0.95) -> ComparisonResult:
     """Differences of every score of two bootstraps fed the same rows: ``a - b``.
 
     ``a`` and ``b`` are bootstraps of the same template, ``replicates`` and
@@ -62,6 +113,8 @@ def compare(a: Bootstrap, b: Bootstrap, ci: float = 0.95) -> Result:
     >>> r = compare(boot(good), boot(poor))
     >>> 0.05 < r.accuracy_diff < 0.15, r.accuracy_p_value < 0.01
     (True, True)
+    >>> print(str(r).splitlines()[3])
+      score          a         b  difference      95% interval  p-value  method
     >>> same = compare(boot(good), boot(good))
     >>> same.accuracy_diff, same.accuracy_p_value
     (0.0, 1.0)
@@ -88,7 +141,7 @@ def compare(a: Bootstrap, b: Bootstrap, ci: float = 0.95) -> Result:
         lower, upper, p = (np.quantile(d, lo_q), np.quantile(d, hi_q), _p_two_sided(d)) if d.size else (math.nan,) * 3
         values.update({f"{k}_diff_ci_lower": float(lower), f"{k}_diff_ci_upper": float(upper), f"{k}_p_value": p})
     values.update(n=na, replicates=a.replicates, replicates_used=len(pairs), ci=level)
-    return Result("Comparison", values, meta={"method": "paired keyed Poisson bootstrap"})
+    return ComparisonResult("Comparison", values, meta={"method": "paired keyed Poisson bootstrap"})
 
 
 def _placements(y1: np.ndarray, s: np.ndarray, w: np.ndarray):

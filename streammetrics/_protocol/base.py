@@ -403,6 +403,25 @@ class Accumulator:
 
     __hash__ = None  # mutable
 
+    def same_results(self, other: Accumulator, rtol: float = 1e-12) -> bool:
+        """Whether ``other`` finalizes to the same results: every field, counts
+        exactly and floats to ``rtol`` relative (NaN equal to NaN).
+
+        ``==`` compares states, compensation terms of long sums included, so two
+        cuts of the same rows can differ by ``==`` and still give the same
+        scores; this compares what users read.
+
+        >>> import streammetrics as sm
+        >>> a = sm.ProbabilityScores().update([1, 0], [0.9, 0.3]).update([1], [0.6])
+        >>> b = sm.ProbabilityScores().update([1, 0, 1], [0.9, 0.3, 0.6])
+        >>> a.same_results(b)
+        True
+        """
+        if type(other) is not type(self):
+            raise TypeError(f"other must be a {type(self).__name__}, got {type(other).__name__}")
+        ra, rb = dict(self.finalize()), dict(other.finalize())
+        return ra.keys() == rb.keys() and all(_same_value(ra[k], rb[k], rtol) for k in ra)
+
     # ------------------------------------------------------------- state dicts
     def state_dict(self) -> dict[str, np.ndarray]:
         """A copy of the state as its declared fields (name -> array)."""
@@ -548,3 +567,12 @@ def _check_totals(fields, stacked: dict) -> None:
 def _overrides(cls, name: str) -> bool:
     """Whether ``cls`` replaces the base class's method ``name``."""
     return getattr(cls, name) is not getattr(Accumulator, name)
+
+
+def _same_value(a, b, rtol: float) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind in "fc" or b.dtype.kind in "fc":
+        return bool(np.allclose(a, b, rtol=rtol, atol=0.0, equal_nan=True))
+    return bool(np.array_equal(a, b))

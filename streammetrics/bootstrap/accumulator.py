@@ -77,8 +77,24 @@ def _check_keys(key, n: int) -> np.ndarray:
 
 
 def _scalar_scores(result) -> dict[str, float]:
-    """The scalar float scores of a result (counts, flags and arrays have no interval)."""
-    return {k: float(v) for k, v in result.items() if isinstance(v, (float, np.floating)) and not isinstance(v, bool)}
+    """The scalar float scores of a result (counts, flags, arrays and the bounds of an exact value have no
+    interval)."""
+    exact = _exact_bounds(result)
+    return {
+        k: float(v)
+        for k, v in result.items()
+        if isinstance(v, (float, np.floating)) and not isinstance(v, bool) and k not in exact
+    }
+
+
+def _exact_bounds(result) -> set:
+    """The ``<score>_lower`` and ``<score>_upper`` fields of a result that equal their score (an exact state's)."""
+    out = set()
+    for k in result:
+        base = k[:-6] if k.endswith(("_lower", "_upper")) else None
+        if base in result and result[f"{base}_lower"] == result[f"{base}_upper"] == result[base]:
+            out.add(k)
+    return out
 
 
 class Bootstrap(TemplateWrapper, Accumulator):
@@ -476,7 +492,10 @@ class Bootstrap(TemplateWrapper, Accumulator):
                     draws[k].append(v)
         lo_q, hi_q = (1.0 - ci) / 2.0, (1.0 + ci) / 2.0
         values: dict[str, Any] = {}
+        exact = _exact_bounds(point)
         for k, v in point.items():
+            if k in exact:
+                continue  # an exact state's bounds repeat its value
             values[k] = v
             if k in scores:
                 d = np.array(draws[k], np.float64)

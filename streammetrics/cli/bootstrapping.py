@@ -19,6 +19,7 @@ import numpy as np
 
 from streammetrics import BinaryConfusion, Bootstrap, Evaluator, ProbabilityScores, compare, paired_delong
 from streammetrics._protocol.result import fmt_number, jsonable
+from streammetrics.comparison import table
 from streammetrics.io import InputError, expand_paths, open_source
 
 from .common import AUTO_LABELS, CommandError, need_matplotlib, note, summary
@@ -285,18 +286,10 @@ def _print_comparison(result, auc, names, args) -> None:
     if args.format == "json":
         _json({"result": "Comparison", "models": {"models": [a, b]}, "scores": scores}, result, args)
         return
+    for r in scores.values():
+        r["resolution"] = 1e-4 if r["method"] == "DeLong" else 1.0 / result.replicates
     title = f"comparison of {a} - {b} on {result.n:,} rows"
-    lines = [title, "=" * len(title), ""]
-    head = ("score", a, b, "difference", f"{result.ci:.0%} interval", "p-value", "method")
-    table = [head]
-    for k, r in scores.items():
-        interval = f"[{fmt_number(r['diff_ci_lower'])}, {fmt_number(r['diff_ci_upper'])}]"
-        p = _fmt_p(r["p_value"], 1e-4 if r["method"] == "DeLong" else 1.0 / result.replicates)
-        table.append((k, *(fmt_number(r[e]) for e in ("a", "b", "diff")), interval, p, r["method"]))
-    widths = [max(len(t[i]) for t in table) for i in range(len(head))]
-    for t in table:
-        cells = (c.ljust(w_) if i in (0, 6) else c.rjust(w_) for i, (c, w_) in enumerate(zip(t, widths)))
-        lines.append("  " + "  ".join(cells).rstrip())
+    lines = [title, "=" * len(title), "", *table(scores, (a, b), result.ci)]
     lines += [
         "",
         f"  paired: both models see the same {result.replicates} Poisson bootstrap "
@@ -304,10 +297,3 @@ def _print_comparison(result, auc, names, args) -> None:
         f"  p-value: two-sided, of no difference (bootstrap p-values resolve 1/{result.replicates})",
     ]
     sys.stdout.write("\n".join(lines) + "\n")
-
-
-def _fmt_p(p: float, resolution: float) -> str:
-    """A p-value; below ``resolution`` (1 / replicates for the bootstrap) as ``< resolution``."""
-    if math.isnan(p):
-        return "nan"
-    return f"< {resolution:.2g}" if p < resolution else f"{p:.4f}"

@@ -207,6 +207,7 @@ PRESETS: dict[str, Preset] = {
         _multiclass_members,
         check=_check_multiclass,
         headline=("accuracy", "macro_f1"),
+        sections=("multiclass", "top_k", "auc", "class_probability", "calibration"),  # the confusion first
         describe=_describe_multiclass,
         legacy={"calibration_bins": None, "top_k": None, "auc": False, "max_bins": None, "max_memory": None},
     ),

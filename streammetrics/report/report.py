@@ -158,13 +158,29 @@ class EvaluationReport(Result):
     def __str__(self) -> str:
         return self.to_text()
 
-    def to_frame(self):
+    def to_frame(self, per_class: bool = False):
         """Every member's scores as a pandas ``DataFrame`` (needs pandas): one
-        row per (member, score), column ``value``."""
+        row per (member, score), column ``value``; with ``per_class=True`` one
+        row per class and a column per per-class score of every member that has
+        them (a score two members share, such as ``support``, shown once)."""
         pd = optional("pandas", "to_frame()")
 
-        parts = [part.to_frame() for part in self._parts.values()]
-        return pd.concat(parts, keys=list(self._parts), names=["member", "score"])
+        if not per_class:
+            parts = [part.to_frame() for part in self._parts.values()]
+            return pd.concat(parts, keys=list(self._parts), names=["member", "score"])
+        frames = []
+        for part in self._parts.values():
+            try:
+                frames.append(part.to_frame(per_class=True))
+            except ValueError:  # a member without per-class scores
+                pass
+        if not frames:
+            raise ValueError("no member of this evaluation has per-class scores")
+        # the classes: the row count most members agree on (a reliability table's bins are not classes)
+        counts = [len(f) for f in frames]
+        rows = max(counts, key=counts.count)
+        out = pd.concat([f for f in frames if len(f) == rows], axis=1)
+        return out.loc[:, ~out.columns.duplicated()]
 
     def _repr_html_(self) -> str:
         ctx = self._context()

@@ -514,24 +514,33 @@ class SlicedResult(Result):
         }
         return json.dumps(doc, indent=indent, allow_nan=False)
 
-    def to_frame(self):
+    def to_frame(self, overall: bool = True):
         """A pandas ``DataFrame``: a row per slice indexed by key (a MultiIndex for
-        a cross): ``rows``, every scalar score and, with intervals, ``<score>_differs``."""
+        a cross): ``rows``, every scalar score and, with intervals,
+        ``<score>_differs``; last, unless ``overall=False``, the row ``"(all)"``
+        of every row together (the template's result on all of them)."""
         pd = optional("pandas", "to_frame()")
 
         keys = list(self._slices)
+        results = list(self._slices.values())
         data = {"rows": [self._rows[k] for k in keys]}
         arrays = self._slices.field_arrays() if isinstance(self._slices, LazySlices) else None
         if arrays is not None:
             data.update(arrays)
         else:
-            first = next((r for r in self._slices.values() if r is not None), {})
+            first = next((r for r in results if r is not None), {})
             for f in [k for k, v in first.items() if k != "n" and _scalar(v)]:
-                data[f] = [np.nan if r is None else r[f] for r in self._slices.values()]
+                data[f] = [np.nan if r is None else r[f] for r in results]
         if self._ci is not None:
             for c in self._columns:
                 if _bounded(self._overall, c):
                     data[f"{c}_differs"] = [c in self._differs[k] for k in keys]
+        if overall:
+            whole = "(all)" if len(self._names) <= 1 else ("(all)",) + ("",) * (len(self._names) - 1)
+            keys.append(whole)
+            for f, column in data.items():
+                value = self._values["n"] if f == "rows" else False if f.endswith("_differs") else self._overall[f]
+                data[f] = [*column, value]
         if len(self._names) > 1:
             index = pd.MultiIndex.from_tuples(keys, names=list(self._names))
         else:
