@@ -98,3 +98,27 @@ def test_the_multiclass_report_shows_the_confusion_first():
         line for line in text.splitlines() if line and not line.startswith((" ", "=")) and "evaluation" not in line
     ]
     assert sections[0] == "Confusion"
+
+
+def test_the_slice_plot_keeps_small_bad_slices_and_follows_top(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from streammetrics.report import plots
+
+    drawn = {}
+
+    def capture(labels, *args, **kwargs):
+        drawn["labels"], drawn["note"] = list(labels), args[9]
+        return "x.png"
+
+    monkeypatch.setattr(plots, "slice_scores", capture)
+    rng = np.random.default_rng(5)
+    keys = np.repeat(np.arange(50), np.r_[np.full(49, 100), 20])  # slice 49 is the smallest
+    y = rng.integers(0, 2, keys.shape[0])
+    p = np.where(keys == 49, 1 - y, y).astype(float)  # and the worst
+    p[keys != 49] = np.where(rng.random((keys != 49).sum()) < 0.8, y[keys != 49], 1 - y[keys != 49])
+    r = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=keys).finalize()
+    r.plot_scores(str(tmp_path), "f1", max_slices=40)
+    assert len(drawn["labels"]) == 40 and "49" in drawn["labels"]
+    assert drawn["note"] == "the 20 largest, the 10 highest and 10 lowest f1 of 50 slices"
+    r.plot(str(tmp_path), max_slices=8)
+    assert len(drawn["labels"]) == 8 and "49" in drawn["labels"]

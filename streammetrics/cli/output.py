@@ -157,5 +157,6 @@ def report(total, args, sample=None, result=None) -> int:
             raise CommandError("--plots needs states saved by 'streammetrics evaluate --save-state'")
         write_plots(result.overall if sliced else result, args.plots, sample, weight_column, targets)
         if sliced:
-            note("slice plots written: " + ", ".join(draw(args.plots, lambda: result.plot(args.plots))))
+            most = {} if top is None else {"max_slices": top}  # the plot follows --top as the text does
+            note("slice plots written: " + ", ".join(draw(args.plots, lambda: result.plot(args.plots, **most))))
     return 0

@@ -579,8 +579,9 @@ class SlicedResult(Result):
     # ------------------------------------------------------------------ plots
     def plot_scores(self, folder: str, score: str | None = None, *, max_slices: int = MAX_PLOTTED_SLICES) -> str:
         """Draw one score per slice as a dot chart (needs matplotlib) into ``folder``
-        (intervals as whiskers, the overall score a line, the ``max_slices``
-        largest slices); the PNG's path. ``score``: the first headline score."""
+        (intervals as whiskers, the overall score a line); past ``max_slices``
+        slices, the largest with a quarter each of the highest and lowest
+        scores; the PNG's path. ``score``: the first headline score."""
         from ..report import plots
 
         if score is None:
@@ -588,8 +589,7 @@ class SlicedResult(Result):
         if not isinstance(score, str):
             raise TypeError(f"score must be a string, got {type(score).__name__}")
         self._check_score("score must be a score of the slices", score)
-        keys = self.order("n")
-        drawn = keys[: at_least_one("max_slices", max_slices)]
+        keys, drawn, note = self._plotted(score, at_least_one("max_slices", max_slices))
         labels, values, lower, upper, flagged = [], [], [], [], []
         for k in drawn:
             r = self._slices[k]
@@ -600,9 +600,6 @@ class SlicedResult(Result):
             lower.append(bounds[0])
             upper.append(bounds[1])
             flagged.append(_excludes(r, score, self._overall[score]))
-        note = None
-        if len(drawn) < len(keys):
-            note = f"the {len(drawn):,} largest of {len(keys):,} slices"
         title = f"{score} per slice{self._named_by()}"
         if self._ci is not None and _bounded(self._overall, score):
             title += f" ({self._level()} intervals)"
@@ -612,9 +609,29 @@ class SlicedResult(Result):
             labels, *arrays, overall, score, rows, folder, title, note, name=f"slices_{score}.png"
         )
 
-    def plot(self, folder: str, ctx: RenderContext | None = None) -> list[str]:
+    def _plotted(self, score: str, most: int):
+        """``(keys, drawn, note)``: every key by size, the ``most`` drawn (the largest slices, and a quarter each of
+        the highest and lowest ``score``, so a small bad slice is not left out), and what the note says of them."""
+        keys = self.order("n")
+        if len(keys) <= most:
+            return keys, keys, None
+        tail = most // 4
+        ranked = [
+            k for k in self.order(score) if not math.isnan(_sort_value(self._slices[k] and self._slices[k][score]))
+        ]
+        chosen = set(keys[: most - 2 * tail])
+        chosen.update(ranked[:tail])
+        chosen.update(ranked[len(ranked) - tail :] if tail else ())
+        chosen.update(
+            k for k in keys if len(chosen) < most and k not in chosen
+        )  # ties between the picks: the next largest
+        drawn = [k for k in keys if k in chosen][:most]
+        extremes = f", the {tail:,} highest and {tail:,} lowest {score}" if tail else ""
+        return keys, drawn, f"the {most - 2 * tail:,} largest{extremes} of {len(keys):,} slices"
+
+    def plot(self, folder: str, ctx: RenderContext | None = None, *, max_slices: int = MAX_PLOTTED_SLICES) -> list[str]:
         """Draw each headline score per slice (:meth:`plot_scores`); the paths."""
-        return [self.plot_scores(folder, c) for c in self._columns]
+        return [self.plot_scores(folder, c, max_slices=max_slices) for c in self._columns]
 
     def __repr__(self) -> str:
         cols = " ".join(
