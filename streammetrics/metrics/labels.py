@@ -89,3 +89,10 @@ def two_label_counts(y, p, sample_weight, pos_label):
     fp = cast(m[:, j].sum()) - tp
     fn = cast(m[j, :].sum()) - tp
     return tp, fp, fn, total - tp - fp - fn
+
+
+def positives(y, pos_label):
+    """``y`` as it is (``pos_label=None``: 0/1 labels), or ``y == pos_label`` of labels of any kind."""
+    if pos_label is None:
+        return y
+    return label_array(y, "y") == pos_label

@@ -7,11 +7,13 @@ import numpy as np
 from ..._kernels.keys import append_split
 from ..._protocol.errors import NoObservationsError
 from ..._protocol.inputs import convert, raise_rejected
+from ..labels import positives
 from .accumulator import RankAUC
 from .points import auc_of_chunks
 from .sorting import sorted_run
 
 __all__ = ["auc", "roc_curve", "pr_curve", "average_precision", "partial_auc"]
+__all__ += ["det_curve", "confusion_matrix_at_thresholds"]
 
 
 def auc(y, s, *, sample_weight=None) -> float:
@@ -40,8 +42,8 @@ def auc(y, s, *, sample_weight=None) -> float:
     return auc_of_chunks(lambda: iter([run]), weighted)[0]
 
 
-def _one_shot(y, s, sample_weight) -> RankAUC:
-    acc = RankAUC().update(y, s, sample_weight=sample_weight)
+def _one_shot(y, s, sample_weight, pos_label=None) -> RankAUC:
+    acc = RankAUC().update(positives(y, pos_label), s, sample_weight=sample_weight)
     if acc.n == 0:
         raise NoObservationsError("y and s are empty: the curve needs at least one observation")
     return acc
@@ -87,3 +89,27 @@ def partial_auc(y, s, max_fpr, *, mcclish: bool = False, sample_weight=None) -> 
     0.25
     """
     return _one_shot(y, s, sample_weight).partial_auc(max_fpr, mcclish=mcclish)
+
+
+def det_curve(y, s, *, pos_label=None, sample_weight=None, drop_intermediate: bool = False):
+    """Detection error tradeoff curve ``(fpr, fnr, thresholds)``: see :meth:`RankAUC.det_curve`. ``pos_label``: the
+    positive class of labels other than 0/1 (strings or any hashable values).
+
+    >>> from streammetrics import det_curve
+    >>> fpr, fnr, thresholds = det_curve(["ham", "ham", "spam", "spam"], [0.1, 0.4, 0.35, 0.8], pos_label="spam")
+    >>> fpr, fnr
+    (array([0.5, 0.5, 0. ]), array([0. , 0.5, 0.5]))
+    """
+    return _one_shot(y, s, sample_weight, pos_label).det_curve(drop_intermediate=drop_intermediate)
+
+
+def confusion_matrix_at_thresholds(y, s, *, pos_label=None, sample_weight=None):
+    """``(tns, fps, fns, tps, thresholds)`` at every distinct score: see
+    :meth:`RankAUC.confusion_matrix_at_thresholds`.
+
+    >>> from streammetrics import confusion_matrix_at_thresholds
+    >>> tns, fps, fns, tps, thresholds = confusion_matrix_at_thresholds([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> tps, thresholds
+    (array([1., 1., 2., 2.]), array([0.8 , 0.4 , 0.35, 0.1 ]))
+    """
+    return _one_shot(y, s, sample_weight, pos_label).confusion_matrix_at_thresholds()
