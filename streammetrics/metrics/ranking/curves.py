@@ -433,6 +433,7 @@ class RankResult(RankQueries, Result):
             ),
             plots.pr(precision, recall, ap, *masses, folder, marks=pr_marks, bounds=ap_bounds, exact=self.exact),
         ]
+        out.append(plots.gain_lift(*self.gain_curve()[:2], *masses, folder))
         ops = self._engine()
         if ops.m:
             out.append(plots.threshold_curves(*ops.curves(), [(p["threshold"], label) for label, p in points], folder))
