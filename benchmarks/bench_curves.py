@@ -5,7 +5,8 @@
 ``python -m benchmarks.bench_curves [--quick]`` (``--quick``: n = 1M).
 
 Each streammetrics row times the query on a state already filled (the stream itself is its own row: the one pass
-every query shares); the anchors need every row in memory at once and sort them per call. The KS row's first query
+every query shares); the anchors need every row in memory at once and sort them per call. Two data sets: scores
+rounded to 1e-5 (many ties, a state of about 1M distinct scores) and continuous scores (n distinct). The KS row's first query
 on a state builds its query engine (a pass over the run): timed on a fresh copy each repeat.
 """
 
@@ -21,11 +22,11 @@ from ._util import have, median_time, print_table, row
 BATCH = 100_000
 
 
-def _data(n, seed=0):
+def _data(n, tied: bool, seed=0):
     rng = np.random.default_rng(seed)
     y = (rng.random(n) < 0.3).astype(np.int64)
-    s = np.round(rng.normal(size=n) + 1.2 * y, 5)  # ties, about n / 3 distinct scores at 10M
-    return y, s
+    s = rng.normal(size=n) + 1.2 * y
+    return y, np.round(s, 5) if tied else s  # rounded: about 1M distinct scores; else n
 
 
 def _fresh_query(acc, query, repeat):
@@ -49,10 +50,15 @@ def _numpy_gain(y, s):
 
 
 def run(quick: bool = False, repeat: int = 3) -> list[dict]:
+    n = 1_000_000 if quick else 10_000_000
+    return _rows(n, True, repeat) + _rows(n, False, repeat)
+
+
+def _rows(n, tied, repeat):
     from streammetrics import RankAUC
 
-    n = 1_000_000 if quick else 10_000_000
-    y, s = _data(n)
+    y, s = _data(n, tied)
+    what = f"n={n:.0e}, {'scores rounded to 1e-5' if tied else 'distinct scores'}"
 
     def stream():
         acc = RankAUC()
@@ -60,7 +66,7 @@ def run(quick: bool = False, repeat: int = 3) -> list[dict]:
             acc.update(y[i : i + BATCH], s[i : i + BATCH])
         return acc.flush()
 
-    rows = [row(f"RankAUC stream, n={n:.0e} in batches of {BATCH:,}", "streammetrics update + flush", 0.0)]
+    rows = [row(f"RankAUC stream, {what}, batches of {BATCH:,}", "streammetrics update + flush", 0.0)]
     rows[0]["median_s"] = median_time(stream, repeat, warmup=0)
     acc = stream()
     sk = have("sklearn")
@@ -78,11 +84,11 @@ def run(quick: bool = False, repeat: int = 3) -> list[dict]:
         ("lift curve", lambda: acc.lift_curve(), lambda: _numpy_gain(y, s), "numpy argsort + cumsum (gain)"),
     ]
     for name, ours, theirs, who in groups:
-        group = f"{name}, n={n:.0e}"
+        group = f"{name}, {what}"
         rows.append(row(group, "streammetrics RankAUC", median_time(ours, repeat)))
         if theirs:
             rows.append(row(group, who, median_time(theirs, repeat, warmup=0)))
-    group = f"KS statistic and threshold, n={n:.0e}"
+    group = f"KS statistic and threshold, {what}"
     rows.append(row(group, "streammetrics RankAUC (first query)", _fresh_query(acc, RankAUC.ks_statistic, repeat)))
     rows.append(row(group, "streammetrics RankAUC (again)", median_time(acc.ks_statistic, repeat)))
     if have("scipy"):
