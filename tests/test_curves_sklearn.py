@@ -46,7 +46,9 @@ def close(got, ref, exact):
         if exact:
             np.testing.assert_array_equal(g, r)
         else:
-            np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-300)
+            # weighted: a difference of two running sums (tns = fps[-1] - fps) is exact to the sums' rounding
+            scale = float(np.max(np.abs(r[np.isfinite(r)]), initial=0.0))
+            np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-12 * scale)
 
 
 def brute_gain(y, s, w):
@@ -160,3 +162,59 @@ def test_zero_weight_rows_leave_empty_curves():
     assert th.size == tps.size == tns.size == 0
     fraction, gains, th = acc.gain_curve()
     assert fraction.tolist() == [0.0] and th.tolist() == [np.inf]
+
+
+def test_pos_label_across_the_ranking_probability_and_calibration_families():
+    from sklearn.calibration import calibration_curve
+
+    import streammetrics as sm
+
+    rng = np.random.default_rng(4)
+    y = rng.choice(np.array(["ham", "spam"]), 500)
+    p = np.round(rng.random(500), 2)
+    w = rng.random(500)
+    pos = y == "spam"
+    close(sm.roc_curve(y, p, pos_label="spam"), skm.roc_curve(y, p, pos_label="spam", drop_intermediate=False), True)
+    close(
+        sm.pr_curve(y, p, pos_label="spam", sample_weight=w),
+        skm.precision_recall_curve(y, p, pos_label="spam", sample_weight=w),
+        False,
+    )
+    assert sm.average_precision(y, p, pos_label="ham") == pytest.approx(
+        skm.average_precision_score(y == "ham", p), rel=1e-12
+    )
+    assert sm.auc(y, p, pos_label="spam") == pytest.approx(skm.roc_auc_score(pos, p), rel=1e-14)
+    assert sm.partial_auc(y, p, 0.3, pos_label="spam", mcclish=True) == pytest.approx(
+        skm.roc_auc_score(pos, p, max_fpr=0.3), rel=1e-12
+    )
+    inside = np.clip(p, 0.01, 0.99)  # the floors differ (1e-12, scikit-learn's epsilon)
+    assert sm.log_loss(y, inside, pos_label="spam") == pytest.approx(skm.log_loss(pos, inside), rel=1e-12)
+    assert sm.brier(y, p, pos_label="ham", sample_weight=w) == pytest.approx(
+        skm.brier_score_loss(y, p, pos_label="ham", sample_weight=w), rel=1e-12, abs=1e-15
+    )
+    r = sm.Calibration(5, pos_label="spam").update(y, p).finalize()
+    frac, _ = calibration_curve(y, p, n_bins=5, pos_label="spam")
+    np.testing.assert_allclose(r.fraction_positive[r.bin_count > 0], frac, rtol=1e-12)
+    ints = np.where(pos, 7, 3)  # integer labels other than 0/1
+    assert sm.RankAUC(pos_label=7).update(ints, p).finalize().auc == sm.auc(pos, p)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: RankAUC().update([0, 1, 2], [0.1, 0.2, 0.3]), "pass pos_label=.*MulticlassRankAUC"),
+        (lambda: RankAUC().update(["a", "b"], [0.1, 0.2]), "pass pos_label="),
+        (lambda: RankAUC().update([[0, 1], [1]], [0.1, 0.2]), "could not be converted"),
+        (lambda: det_curve([[0, 1], [1]], [0.1, 0.2], pos_label=1), "could not be converted"),
+    ],
+)
+def test_labels_other_than_01_are_value_errors_saying_where_they_go(call, match):
+    import streammetrics as sm
+
+    with pytest.raises(ValueError, match=match):
+        call()
+    for f in (sm.log_loss, sm.brier, sm.expected_calibration_error):
+        with pytest.raises(ValueError, match="pass pos_label="):
+            f([0, 2], [0.1, 0.2])
+    with pytest.raises(ValueError, match="MulticlassConfusion"):
+        sm.BinaryConfusion().update([0, 2], [0, 1])

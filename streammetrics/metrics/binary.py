@@ -25,7 +25,7 @@ from .._protocol.terms import RowTerms, add_pairs, add_second
 from .._protocol.validation import cut_point
 from . import intervals as I
 from .intervals import beside, binary_intervals
-from .labels import PosLabelError, label_matrix, two_label_counts
+from .labels import BinaryLabels, PosLabelError, label_matrix, two_label_counts
 from .rates import averaged_rates, check_average, check_beta, check_threshold, check_zero_division, class_rates
 
 __all__ = [
@@ -274,15 +274,16 @@ class BinaryConfusion(Accumulator):
 
     def __init__(self, threshold: float | None = None):
         self.threshold = check_threshold(threshold)
+        y = BinaryLabels("y", "use MulticlassConfusion, or pass average='macro' (or another) to the one-shot scores")
         if self.threshold is None:
             self.inputs = (
-                Labels01("y"),
+                y,
                 Labels01("p").advised(
                     "for scores or probabilities, pass threshold=, e.g. BinaryConfusion(threshold=0.5)"
                 ),
             )
         else:
-            self.inputs = (Labels01("y"), Finite("p", "scores"))
+            self.inputs = (y, Finite("p", "scores"))
         self._init_state()
 
     def _settings(self):

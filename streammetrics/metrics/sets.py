@@ -14,8 +14,7 @@ import warnings
 import numpy as np
 
 from .._protocol.errors import NoObservationsError
-from .._protocol.validation import squeeze_column, to_numpy
-from .labels import label_matrix, two_label_counts
+from .labels import label_matrix, labels_as_array, two_label_counts
 from .multilabel import MultilabelConfusion
 from .rates import check_average, check_jaccard_zero_division, jaccard_average
 
@@ -28,12 +27,12 @@ class UndefinedMetricWarning(UserWarning):
 
 def _multilabel(y) -> bool:
     """Whether ``y`` is an ``n x L`` indicator matrix (``L >= 2``; a single column is a vector)."""
-    arr = squeeze_column(to_numpy(y, "y"))
+    arr = labels_as_array(y, "y")
     return arr.ndim == 2
 
 
 def _multilabel_result(y, p, sample_weight):
-    L = squeeze_column(to_numpy(y, "y")).shape[1]
+    L = labels_as_array(y, "y").shape[1]
     acc = MultilabelConfusion(L).update(y, p, sample_weight=sample_weight)
     if acc.n == 0:
         raise NoObservationsError("y and p are empty: the scores need at least one observation")
@@ -96,8 +95,8 @@ def jaccard_score(y, p, *, labels=None, pos_label=1, average="binary", sample_we
 
 def _samples_jaccard(y, p, sample_weight, labels, zd: float) -> float:
     """The mean over rows of each row's Jaccard index over the columns ``labels``."""
-    Y = np.asarray(squeeze_column(to_numpy(y, "y")), np.float64)
-    P = np.asarray(squeeze_column(to_numpy(p, "p")), np.float64)
+    Y = np.asarray(labels_as_array(y, "y"), np.float64)
+    P = np.asarray(labels_as_array(p, "p"), np.float64)
     if labels is not None:
         cols = np.asarray(labels, np.int64)
         Y, P = Y[:, cols], P[:, cols]

@@ -420,13 +420,13 @@ class Points:
         sp, sn = 1.0 / self.P, 1.0 / self.N
         up = self._kept("ks+", lambda: self._best("cost", np.array([[0.0, sn], [0.0, -sp]])))
         down = self._kept("ks-", lambda: self._best("cost", np.array([[0.0, -sn], [0.0, sp]])))
-        (i, v), sign = (down, -1) if down[1] > up[1] + TIE * abs(up[1]) else (up, 1)
+        i = down[0] if down[1] > up[1] + TIE * abs(up[1]) else up[0]
         (tp, fp, fn, tn), _ = self._at(i)
         if not self.weighted:  # rounded once
-            ks = abs(tp * self.N - fp * self.P) / (self.P * self.N)
+            d = (tp * self.N - fp * self.P) / (self.P * self.N)
         else:  # from the smaller rates: tpr - fpr = tnr - fnr
-            small = tp / self.P + fp / self.N <= 1.0
-            ks = abs(tp / self.P - fp / self.N if small else tn / self.N - fn / self.P)
+            d = tp / self.P - fp / self.N if tp / self.P + fp / self.N <= 1.0 else tn / self.N - fn / self.P
+        ks, sign = abs(d), -1 if d < 0 else 1
         lower = upper = ks
         if self.bins is not None:
             lower, upper = ks_bounds(self.items, ks)
