@@ -191,3 +191,17 @@ def test_large_counts_are_exact():
 def test_bad_values_are_value_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@settings(max_examples=30, deadline=None)
+@given(matrices(), st.sampled_from([None, 8]))
+def test_multilabel_average_precision_per_label(data, max_bins):
+    from streammetrics import MultilabelRankAUC
+
+    Y, P, w, cuts, order = data
+    S = np.round(np.random.default_rng(Y.size).random(Y.shape) + 0.4 * Y, 1)
+    if not has_mass(w) or ((Y if w is None else Y * (w[:, None] > 0)).sum(axis=0) == 0).any():
+        return
+    acc = sharded(lambda: MultilabelRankAUC(Y.shape[1], max_bins=max_bins), [Y, S], w, cuts, order)
+    for average in AVERAGES:
+        same(acc.average_precision(average), skm.average_precision_score(Y, S, average=average, sample_weight=w))

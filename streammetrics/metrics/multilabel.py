@@ -478,6 +478,29 @@ class MultilabelRankAUC(Accumulator):
                 m.flush()
         return self
 
+    def average_precision(self, average: str | None = "macro"):
+        """Average precision per label (``average=None``; 0 for a label with no positive) or its ``"macro"`` mean,
+        its ``"weighted"`` mean (by ``n_pos``) or the ``"micro"`` average precision of every cell: scikit-learn's
+        ``average_precision_score(Y, S, average=...)``, read from the exact (or binned) states.
+
+        >>> from streammetrics import MultilabelRankAUC
+        >>> Y, S = [[1, 0], [0, 1], [1, 1], [0, 0]], [[0.9, 0.1], [0.3, 0.8], [0.6, 0.4], [0.2, 0.5]]
+        >>> acc = MultilabelRankAUC(2).update(Y, S)
+        >>> acc.average_precision(None), acc.average_precision()
+        (array([1.        , 0.83333333]), 0.916...)
+        """
+        average = check_average(average, allow_binary=False)
+        with self._guard:
+            if average == "micro":
+                return float(self._members[-1].average_precision())
+            ap = np.array([m.average_precision() for m in self._members[:-1]])
+            n_pos = np.array([m.finalize().n_pos for m in self._members[:-1]], np.float64)
+        if average is None:
+            return ap
+        if average == "weighted":
+            return float(np.dot(n_pos, ap) / safe(float(n_pos.sum())))
+        return float(ap.mean())
+
     # ----------------------------------------------------------------- results
     def _compute(self) -> Result:
         k = self.n_labels
