@@ -152,7 +152,8 @@ def class_likelihood_ratios(y, p, *, labels=None, sample_weight=None, replace_un
     data, as scikit-learn's ``class_likelihood_ratios``: the positive class is the greater label (or ``labels[1]``
     of ``labels=[negative, positive]``). A ratio whose denominator is zero is ``replace_undefined_by`` (``np.nan``
     by default, ``1.0``, or ``{"LR+": value, "LR-": value}``) with an :class:`UndefinedMetricWarning`: the one place
-    this library returns NaN, as scikit-learn does, and never silently.
+    this library returns NaN, as scikit-learn does, and never silently. With no row of the positive class both are
+    ``replace_undefined_by`` (scikit-learn gives NaN then, whatever it says).
 
     >>> from streammetrics import class_likelihood_ratios
     >>> class_likelihood_ratios([0, 1, 0, 1, 0], [1, 1, 0, 0, 0])
@@ -171,8 +172,9 @@ def class_likelihood_ratios(y, p, *, labels=None, sample_weight=None, replace_un
     cast = int if m.dtype.kind in "iu" else float
     (tn, fp), (fn, tp) = [[cast(m[i, j]) if i is not None and j is not None else 0 for j in idx] for i in idx]
     support_pos, support_neg = tp + fn, tn + fp
-    if support_pos == 0:
+    if support_pos == 0:  # scikit-learn gives NaN here whatever replace_undefined_by says
         _warn("no row of the positive class is in y: both likelihood ratios are undefined")
+        return replace["LR+"], replace["LR-"]
     if fp == 0:
         _warn("no false positive: LR+ = recall / (1 - specificity) is undefined")
         lr_pos = replace["LR+"]
