@@ -38,6 +38,8 @@ _HOMES = {
     ".metrics.multilabel": "MultilabelConfusion MultilabelRankAUC",
     ".metrics.probability": "ClassProbabilityScores ProbabilityScores brier class_probability_scores log_loss",
     ".metrics.ranking": "RankAUC auc average_precision partial_auc pr_curve roc_curve",
+    ".metrics.ranking.functions": "confusion_matrix_at_thresholds det_curve",
+    ".metrics.sets": "UndefinedMetricWarning class_likelihood_ratios hamming_loss jaccard_score",
     ".metrics.regression": "RegressionErrors mae mape mse r2 rmse",
     ".metrics.deviance": "TweedieDeviance d2_tweedie_score mean_gamma_deviance mean_poisson_deviance"
     " mean_tweedie_deviance",

@@ -53,6 +53,17 @@ def _binary(rng, weighted=True):
     return (y, s), (rng.random(N) * 2 if weighted else None)
 
 
+def _named(rng, weighted=True):
+    """``_binary`` with the classes named: "spam" positive, "ham" negative."""
+    (y, s), w = _binary(rng, weighted)
+    return (np.where(y == 1, "spam", "ham"), s), w
+
+
+def _spam(reference):
+    """``reference`` of the 0/1 labels ``y == "spam"``."""
+    return lambda a, w: reference(((a[0] == "spam").astype(np.int64), a[1]), w)
+
+
 def _binary_labels(rng):
     (y, s), w = _binary(rng)
     return (y, (s >= 0.5).astype(np.int64)), w
@@ -461,6 +472,30 @@ CASES = [
         lambda rng: _binary(rng, weighted=False),
         _ref_auc,
         other=lambda: sm.RankAUC(max_bins=100),
+    ),
+    Case(
+        "RankAUC(pos_label)",
+        lambda: sm.RankAUC(pos_label="spam"),
+        lambda rng: _named(rng, weighted=False),
+        _spam(_ref_auc),
+        bad=[(([["spam"], ["ham", "x"]], [0.1, 0.2]), {}, "could not be converted")],
+        other=lambda: sm.RankAUC(pos_label="ham"),
+    ),
+    Case(
+        "ProbabilityScores(pos_label)",
+        lambda: sm.ProbabilityScores(pos_label="spam"),
+        _named,
+        _spam(_ref_probability),
+        exact=False,
+        other=lambda: sm.ProbabilityScores(pos_label="ham"),
+    ),
+    Case(
+        "Calibration(pos_label)",
+        lambda: sm.Calibration(n_bins=10, pos_label="spam"),
+        _named,
+        _spam(_ref_calibration),
+        exact=False,
+        other=lambda: sm.Calibration(n_bins=10),
     ),
     Case(
         "Calibration",

@@ -287,7 +287,7 @@ def test_plots(task, tmp_path, capsys):
     code, _, err = _run(["evaluate", path, *TASK_ARGS[task], "--plots", str(out_dir)], capsys)
     assert code == 0, err
     expected = {
-        "binary": {"roc.png", "pr.png", "threshold.png", "reliability.png", "confusion.png"},
+        "binary": {"roc.png", "pr.png", "gain.png", "threshold.png", "reliability.png", "confusion.png"},
         "multiclass": {"reliability.png", "confusion.png"},
         "regression": {"regression.png"},
     }[task]

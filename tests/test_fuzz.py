@@ -233,6 +233,13 @@ def test_fuzz_update(case, pytestconfig):
 
 
 # ------------------------------------------------------------------ functions
+def _replaced_ratios(y, p):
+    """The likelihood ratios with an undefined ratio replaced by 1 (its warning is the documented NaN's)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sm.UndefinedMetricWarning)
+        return sm.class_likelihood_ratios(y, p, replace_undefined_by=1.0)
+
+
 def _function_rows():
     """``name -> (call, arrays)``: every public function and a valid batch for it."""
     y01 = np.array([0, 1, 1, 0, 1, 0, 1, 0])
@@ -255,6 +262,11 @@ def _function_rows():
     for name in ("auc", "average_precision", "pr_curve", "roc_curve", "log_loss", "brier"):
         rows[name] = (getattr(sm, name), (y01, s))
     rows["expected_calibration_error"] = (sm.expected_calibration_error, (y01, s))
+    for name in ("det_curve", "confusion_matrix_at_thresholds"):
+        rows[name] = (getattr(sm, name), (y01, s))
+    rows["jaccard_score"] = (sm.jaccard_score, (y01, p01))
+    rows["hamming_loss"] = (sm.hamming_loss, (c3, q3))
+    rows["class_likelihood_ratios"] = (_replaced_ratios, (y01, p01))
     rows["partial_auc"] = (lambda a, b: sm.partial_auc(a, b, 0.5), (y01, s))
     rows["paired_delong"] = (sm.paired_delong, (y01, s, s[::-1].copy()))
     rows["evaluate_batches"] = (lambda a, b: sm.evaluate_batches([(a, b)], task="binary"), (y01, s))

@@ -25,7 +25,7 @@ from .._protocol.terms import RowTerms, add_pairs, add_second
 from .._protocol.validation import cut_point
 from . import intervals as I
 from .intervals import beside, binary_intervals
-from .labels import PosLabelError, label_matrix, two_label_counts
+from .labels import BinaryLabels, PosLabelError, label_matrix, two_label_counts
 from .rates import averaged_rates, check_average, check_beta, check_threshold, check_zero_division, class_rates
 
 __all__ = [
@@ -274,15 +274,16 @@ class BinaryConfusion(Accumulator):
 
     def __init__(self, threshold: float | None = None):
         self.threshold = check_threshold(threshold)
+        y = BinaryLabels("y", "use MulticlassConfusion, or pass average='macro' (or another) to the one-shot scores")
         if self.threshold is None:
             self.inputs = (
-                Labels01("y"),
+                y,
                 Labels01("p").advised(
                     "for scores or probabilities, pass threshold=, e.g. BinaryConfusion(threshold=0.5)"
                 ),
             )
         else:
-            self.inputs = (Labels01("y"), Finite("p", "scores"))
+            self.inputs = (y, Finite("p", "scores"))
         self._init_state()
 
     def _settings(self):
@@ -649,14 +650,39 @@ def matthews(y, p, *, sample_weight=None) -> float:
     return _scores(y, p, sample_weight).mcc
 
 
-def balanced_accuracy(y, p, *, sample_weight=None) -> float:
-    """``(recall + specificity) / 2`` with the guarded rates.
+def balanced_accuracy(y, p, *, sample_weight=None, adjusted: bool = False) -> float:
+    """``(recall + specificity) / 2`` with the guarded rates; labels other than
+    0/1 (any kind): scikit-learn's mean recall over the classes in ``y``.
+    ``adjusted=True`` rescales it so that chance scores 0 (``(score - 1/K) /
+    safe(1 - 1/K)`` over ``K`` classes), as ``balanced_accuracy_score(...,
+    adjusted=True)``.
 
-    Differs from scikit-learn when one class is absent from ``y``: scikit-learn
-    averages only the classes present, here the absent class's rate is a
-    guarded 0.
+    Differs from scikit-learn when one class of 0/1 data is absent from ``y``:
+    scikit-learn averages only the classes present, here the absent class's
+    rate is a guarded 0 (and a single class adjusts by ``safe(0)``, not NaN).
 
     >>> balanced_accuracy([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0])
     0.733...
+    >>> round(balanced_accuracy(["a", "b", "c", "c"], ["a", "c", "c", "b"], adjusted=True), 6)
+    0.25
     """
-    return _scores(y, p, sample_weight).balanced_accuracy
+    if not isinstance(adjusted, (bool, np.bool_)):
+        raise TypeError(f"adjusted must be a bool, got {type(adjusted).__name__}")
+    try:
+        score, k = _scores(y, p, sample_weight).balanced_accuracy, 2
+    except (ValueError, TypeError) as exc:
+        if isinstance(exc, NoObservationsError):
+            raise
+        try:  # labels other than 0/1: the mean recall of the classes in y
+            _, m = label_matrix(y, p, sample_weight)
+        except (ValueError, TypeError):
+            raise exc from None
+        support = m.sum(axis=1).astype(np.float64)
+        if support.sum() == 0:
+            raise ValueError("the sample weights sum to zero: every score is undefined") from None
+        held = support > 0
+        score, k = float(np.mean(np.diagonal(m)[held] / support[held])), int(held.sum())
+    if not adjusted:
+        return score
+    chance = 1 / k
+    return float((score - chance) / safe(1 - chance))

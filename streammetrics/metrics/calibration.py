@@ -20,10 +20,11 @@ from .._kernels import calibration as KC
 from .._kernels import compensated
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
-from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Labels01, Probabilities
+from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Probabilities
 from .._protocol.result import RenderContext, Result, fmt_number, safe
 from .._protocol.state import Field
 from .._protocol.terms import RowTerms, add_pairs
+from .labels import BinaryLabels, PositiveLabel, positive_label
 from .multiclass import class_settings
 
 __all__ = ["Calibration", "ClassCalibration", "CalibrationResult", "calibration_table", "expected_calibration_error"]
@@ -268,16 +269,19 @@ class Calibration(_Reliability):
     (0.3, 0.35)
     """
 
-    inputs = (Labels01("y"), Probabilities("p", predict_proba=True))
+    inputs = (BinaryLabels("y", "pass pos_label=, or use ClassCalibration"), Probabilities("p", predict_proba=True))
     fields = (Field("n", np.int64, (1,)), *_table_fields("", "n_bins"))
     headline = ("ece", "mce")
 
-    def __init__(self, n_bins: int = 15):
+    def __init__(self, n_bins: int = 15, *, pos_label=None):
         self._set_bins(n_bins)
+        self.pos_label = positive_label(pos_label)
+        if self.pos_label is not None:
+            self.inputs = (PositiveLabel("y", self.pos_label), self.inputs[1])
         self._init_state()
 
     def _settings(self):
-        return {"n_bins": self.n_bins}
+        return {"n_bins": self.n_bins} | ({} if self.pos_label is None else {"pos_label": self.pos_label})
 
     def _check_state(self, state):
         _check_table(state)
@@ -416,18 +420,18 @@ class ClassCalibration(_Reliability):
 
 
 # ------------------------------------------------------------------ one-shot
-def expected_calibration_error(y, p, *, n_bins: int = 15, sample_weight=None) -> float:
+def expected_calibration_error(y, p, *, n_bins: int = 15, sample_weight=None, pos_label=None) -> float:
     """Expected calibration error of binary probabilities over ``n_bins`` uniform bins.
 
     ``sum_b (W_b / W) |o_b - p_b|``: see :class:`Calibration` (whose
     ``finalize()`` also gives the table, ``mce``, ``rmsce`` and the Brier
-    decomposition).
+    decomposition; ``pos_label``: the positive class of labels of any kind).
 
     >>> from streammetrics import expected_calibration_error
     >>> round(expected_calibration_error([0, 0, 1, 1], [0.1, 0.4, 0.6, 0.7], n_bins=2), 6)
     0.3
     """
-    acc = Calibration(n_bins).update(y, p, sample_weight=sample_weight)
+    acc = Calibration(n_bins, pos_label=pos_label).update(y, p, sample_weight=sample_weight)
     if acc.n == 0:
         raise NoObservationsError("y and p are empty: the score needs at least one observation")
     return acc.finalize().ece

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._protocol.errors import BadShapeError, BadValueError, NoObservationsError
+from .._protocol.inputs import Labels01
 from .._protocol.validation import as_1d, check_same_length, objects_as_numbers, squeeze_column, to_numpy
 from .multiclass import MulticlassConfusion
 
@@ -13,9 +14,22 @@ from .multiclass import MulticlassConfusion
 _MAX_LABELS = 10_000
 
 
+class LabelKindError(TypeError, ValueError):
+    """Labels of a kind the function does not read (strings where 0/1 numbers are needed, a ragged list): a
+    ``TypeError`` and, as scikit-learn raises for such labels, a ``ValueError``."""
+
+
+def labels_as_array(x, name: str) -> np.ndarray:
+    """``x`` as a numpy array of labels (a ragged list: :class:`LabelKindError`), an ``n x 1`` column as its vector."""
+    try:
+        return squeeze_column(to_numpy(x, name))
+    except TypeError as exc:
+        raise LabelKindError(str(exc)) from None
+
+
 def label_array(x, name: str) -> np.ndarray:
     """``x`` as a 1-D array of class labels (numbers holding integers, or strings)."""
-    arr = objects_as_numbers(squeeze_column(to_numpy(x, name)))  # strings stay labels
+    arr = objects_as_numbers(labels_as_array(x, name))  # strings stay labels
     if arr.dtype.kind not in "OUS":
         arr = as_1d(arr, name)
         if arr.dtype.kind == "f":
@@ -89,3 +103,53 @@ def two_label_counts(y, p, sample_weight, pos_label):
     fp = cast(m[:, j].sum()) - tp
     fn = cast(m[j, :].sum()) - tp
     return tp, fp, fn, total - tp - fp - fn
+
+
+def positives(y, pos_label):
+    """``y`` as it is (``pos_label=None``: 0/1 labels), or ``y == pos_label`` of labels of any kind."""
+    if pos_label is None:
+        return y
+    return label_array(y, "y") == pos_label
+
+
+class BinaryLabels(Labels01):
+    """0/1 labels whose refusal of a class label (an integer other than 0 and 1) says where such labels go:
+    ``elsewhere``, e.g. "use MulticlassConfusion"."""
+
+    def __init__(self, name: str, elsewhere: str, onehot: bool = False):
+        super().__init__(name, onehot)
+        self.elsewhere = elsewhere
+
+    def convert(self, x):
+        try:
+            return super().convert(x)
+        except TypeError as exc:  # strings, objects, a ragged list
+            raise LabelKindError(f"{exc}; {self.elsewhere}") from None
+
+    def hinted(self, arr: np.ndarray, i: int) -> str | None:
+        v = arr[i]
+        if arr.dtype.kind in "iu" or (arr.dtype.kind == "f" and np.isfinite(v) and v == np.floor(v)):
+            return f"{self.name} holds class labels other than 0/1: {self.elsewhere}"
+        return super().hinted(arr, i)
+
+
+class PositiveLabel(Labels01):
+    """Labels of any kind (integers, strings, any hashable values) read as ``label == pos_label`` (0/1)."""
+
+    def __init__(self, name: str, pos_label):
+        super().__init__(name)
+        self.pos_label = pos_label
+        self.domain = ("positive", repr(pos_label))
+
+    def convert(self, x):
+        return label_array(x, self.name) == self.pos_label
+
+
+def positive_label(pos_label):
+    """``pos_label`` checked: ``None`` or a hashable label."""
+    if pos_label is not None:
+        try:
+            hash(pos_label)
+        except TypeError:
+            raise TypeError(f"pos_label must be a hashable label, got {type(pos_label).__name__}") from None
+    return pos_label.item() if isinstance(pos_label, np.generic) else pos_label

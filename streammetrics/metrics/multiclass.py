@@ -15,7 +15,16 @@ from .._protocol.result import LabeledResult, RenderContext, Result, safe
 from .._protocol.state import Field, count_total
 from .._protocol.terms import RowTerms, add_pairs
 from .._protocol.validation import as_1d, check_same_length, to_numpy
-from .rates import averaged_rates, check_average, check_beta, check_zero_division, class_rates, plain
+from .rates import (
+    averaged_rates,
+    check_average,
+    check_beta,
+    check_jaccard_zero_division,
+    check_zero_division,
+    class_rates,
+    jaccard_average,
+    plain,
+)
 
 __all__ = ["MulticlassConfusion", "MulticlassResult", "class_settings", "confusion_matrix", "multiclass_scores"]
 
@@ -43,6 +52,21 @@ class MulticlassResult(LabeledResult):
         if present is None:
             present = np.ones(self.matrix.shape[0], bool)
         return averaged_rates(self.matrix, np.asarray(present, bool), b, average, check_zero_division(zero_division))[2]
+
+    def jaccard(self, average: str | None = "macro", zero_division=0):
+        """The Jaccard index ``TP / (TP + FP + FN)`` of each class of the matrix, averaged (``"macro"`` over every
+        class, ``"micro"``, ``"weighted"``) or per class (``None``), as scikit-learn's ``jaccard_score``;
+        ``zero_division`` 0 or 1 for a class neither true nor predicted.
+
+        >>> from streammetrics import multiclass_scores
+        >>> r = multiclass_scores([0, 1, 2, 2], [0, 2, 2, 1])
+        >>> r.jaccard(average=None), r.jaccard("micro")
+        (array([1.        , 0.        , 0.33333333]), 0.333...)
+        """
+        zd = check_jaccard_zero_division(zero_division)
+        m = self.matrix
+        tp = np.diagonal(m)
+        return jaccard_average(tp, m.sum(axis=0) - tp, m.sum(axis=1) - tp, check_average(average, False), zd)
 
     def plot(self, folder: str, ctx: RenderContext) -> list[str]:
         from ..report import plots

@@ -37,7 +37,15 @@ from .multiclass_bounded import (
 from .ranking import RankAUC
 from .ranking.accumulator import check_max_bins
 from .ranking.spill import parse_memory
-from .rates import check_threshold
+from .rates import (
+    check_average,
+    check_beta,
+    check_jaccard_zero_division,
+    check_threshold,
+    check_zero_division,
+    fbeta_average,
+    jaccard_average,
+)
 
 __all__ = ["MultilabelConfusion", "MultilabelRankAUC", "MultilabelRankResult", "MultilabelResult", "label_settings"]
 
@@ -53,6 +61,43 @@ class MultilabelResult(LabeledResult):
     __slots__ = ()
     title = "Multilabel"
     counts = ("tp", "fp", "fn", "tn", "support", "n_pos", "n_neg")
+
+    def fbeta(self, b: float, average: str | None = "macro", zero_division=0.0):
+        """F-beta at ``b`` (> 0) of a :class:`MultilabelConfusion`'s per-label counts, averaged (``"macro"``,
+        ``"micro"``, ``"weighted"``) or per label (``None``); ``zero_division`` 0, 1 or ``np.nan`` (left out of the
+        averages), as scikit-learn's ``fbeta_score``. ``"samples"`` is the state's per-row F1 (``b=1``,
+        ``zero_division=0``); other rows' scores need the rows.
+
+        >>> from streammetrics import MultilabelConfusion
+        >>> r = MultilabelConfusion(3).update([[1, 0, 1], [0, 1, 0]], [[1, 1, 0], [0, 1, 0]]).finalize()
+        >>> r.fbeta(1) == r.macro_f1, r.fbeta(2, average=None)
+        (True, array([1.        , 0.83333333, 0.        ]))
+        """
+        b, zd = check_beta(b), check_zero_division(zero_division)
+        if average == "samples":
+            if b != 1.0 or zd != 0.0:
+                raise ValueError(
+                    "average='samples' is kept for b=1, zero_division=0 (samples_f1): pass another average"
+                )
+            return self.samples_f1
+        return fbeta_average(self.tp, self.fp, self.fn, b, check_average(average, allow_binary=False), zd)
+
+    def jaccard(self, average: str | None = "macro", zero_division=0):
+        """The Jaccard index of a :class:`MultilabelConfusion`'s per-label counts, as scikit-learn's
+        ``jaccard_score``: averaged (``"macro"``, ``"micro"``, ``"weighted"``, ``"samples"``: the state's per-row
+        mean, with ``zero_division=0``) or per label (``None``); ``zero_division`` 0 or 1.
+
+        >>> from streammetrics import MultilabelConfusion
+        >>> r = MultilabelConfusion(3).update([[1, 0, 1], [0, 1, 0]], [[1, 1, 0], [0, 1, 0]]).finalize()
+        >>> r.jaccard(average=None), r.jaccard("micro")
+        (array([1. , 0.5, 0. ]), 0.5)
+        """
+        zd = check_jaccard_zero_division(zero_division)
+        if average == "samples":
+            if zd != 0.0:
+                raise ValueError("average='samples' is kept for zero_division=0: pass another average")
+            return self.samples_jaccard
+        return jaccard_average(self.tp, self.fp, self.fn, check_average(average, allow_binary=False), zd)
 
 
 class MultilabelRankResult(MultilabelResult):
@@ -432,6 +477,29 @@ class MultilabelRankAUC(Accumulator):
             for m in self._members:
                 m.flush()
         return self
+
+    def average_precision(self, average: str | None = "macro"):
+        """Average precision per label (``average=None``; 0 for a label with no positive) or its ``"macro"`` mean,
+        its ``"weighted"`` mean (by ``n_pos``) or the ``"micro"`` average precision of every cell: scikit-learn's
+        ``average_precision_score(Y, S, average=...)``, read from the exact (or binned) states.
+
+        >>> from streammetrics import MultilabelRankAUC
+        >>> Y, S = [[1, 0], [0, 1], [1, 1], [0, 0]], [[0.9, 0.1], [0.3, 0.8], [0.6, 0.4], [0.2, 0.5]]
+        >>> acc = MultilabelRankAUC(2).update(Y, S)
+        >>> acc.average_precision(None), acc.average_precision()
+        (array([1.        , 0.83333333]), 0.916...)
+        """
+        average = check_average(average, allow_binary=False)
+        with self._guard:
+            if average == "micro":
+                return float(self._members[-1].average_precision())
+            ap = np.array([m.average_precision() for m in self._members[:-1]])
+            n_pos = np.array([m.finalize().n_pos for m in self._members[:-1]], np.float64)
+        if average is None:
+            return ap
+        if average == "weighted":
+            return float(np.dot(n_pos, ap) / safe(float(n_pos.sum())))
+        return float(ap.mean())
 
     # ----------------------------------------------------------------- results
     def _compute(self) -> Result:

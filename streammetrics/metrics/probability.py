@@ -11,11 +11,12 @@ from .._kernels import probability as KP
 from .._kernels.checks import first_nonfinite
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError, WeightOverflowError
-from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Labels01, Probabilities
+from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Probabilities
 from .._protocol.result import Result
 from .._protocol.state import Field
 from .._protocol.terms import RowTerms, add_pairs, add_second
 from . import intervals as I
+from .labels import BinaryLabels, PositiveLabel, positive_label
 from .multiclass import class_settings
 
 __all__ = [
@@ -184,7 +185,10 @@ class ProbabilityScores(Accumulator):
 
     _fixed_settings = True  # copies share the settings
 
-    inputs = (Labels01("y"), Probabilities("p", predict_proba=True))
+    inputs = (
+        BinaryLabels("y", "pass pos_label=, or use ClassProbabilityScores"),
+        Probabilities("p", predict_proba=True),
+    )
     fields = _SUMS + (
         Field("squares", np.float64, (3, 2), merge="pairs", optional=True, doc="w loss², w (p - y)⁴, w² totals"),
         Field("squares_rows", np.int64, (1,), optional=True, doc="rows counted in squares"),
@@ -192,8 +196,14 @@ class ProbabilityScores(Accumulator):
     headline = ("log_loss", "brier")
     intervals = True
 
-    def __init__(self):
+    def __init__(self, *, pos_label=None):
+        self.pos_label = positive_label(pos_label)
+        if self.pos_label is not None:
+            self.inputs = (PositiveLabel("y", self.pos_label), self.inputs[1])
         self._init_state()
+
+    def _settings(self):
+        return {} if self.pos_label is None else {"pos_label": self.pos_label}
 
     def _check_state(self, state):
         check_sums(state, 1.0)  # (p - y)**2 <= 1
@@ -337,29 +347,30 @@ def _once(acc, *arrays, sample_weight=None) -> Result:
     return acc.finalize()
 
 
-def log_loss(y, p, *, sample_weight=None) -> float:
+def log_loss(y, p, *, sample_weight=None, pos_label=None) -> float:
     """Binary cross-entropy, probabilities floored at 1e-12 on both sides.
 
     ``-mean(y ln max(p, 1e-12) + (1 - y) ln max(1 - p, 1e-12))``. scikit-learn
     clips at the float64 epsilon instead, so the two differ only for
     probabilities within 1e-12 of 0 or 1. ``p`` may be scikit-learn's n x 2
     ``predict_proba`` matrix: its second column, the positive class, is read.
+    ``pos_label``: the positive class of labels of any kind (``p`` its probability).
 
     >>> round(log_loss([1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4]), 6)
     0.337539
     >>> round(log_loss([1, 0], [[0.1, 0.9], [0.8, 0.2]]), 6) == round(log_loss([1, 0], [0.9, 0.2]), 6)
     True
     """
-    return _once(ProbabilityScores(), y, p, sample_weight=sample_weight).log_loss
+    return _once(ProbabilityScores(pos_label=pos_label), y, p, sample_weight=sample_weight).log_loss
 
 
-def brier(y, p, *, sample_weight=None) -> float:
+def brier(y, p, *, sample_weight=None, pos_label=None) -> float:
     """Brier score ``mean((p - y)²)``; ``p`` as for :func:`log_loss`.
 
     >>> brier([1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4])
     0.0925
     """
-    return _once(ProbabilityScores(), y, p, sample_weight=sample_weight).brier
+    return _once(ProbabilityScores(pos_label=pos_label), y, p, sample_weight=sample_weight).brier
 
 
 def class_probability_scores(y, P, n_classes=None, *, labels=None, sample_weight=None) -> Result:

@@ -131,3 +131,42 @@ def averaged_rates(matrix: np.ndarray, present: np.ndarray, beta=1.0, average="m
     if average == "macro":
         return tuple(_mean(r[present]) for r in rates)
     return tuple(_mean(r, support) for r in rates)
+
+
+def check_jaccard_zero_division(zero_division) -> float:
+    """``zero_division`` of the Jaccard index: 0, 1, or ``"warn"`` (read as 0), as scikit-learn takes."""
+    if isinstance(zero_division, str) and zero_division == "warn":
+        return 0.0
+    if isinstance(zero_division, (bool, np.bool_)) or not isinstance(zero_division, numbers.Real):
+        raise TypeError(f"zero_division must be 0, 1 or 'warn', got {type(zero_division).__name__}")
+    if float(zero_division) not in (0.0, 1.0):
+        raise ValueError(f"zero_division must be 0, 1 or 'warn', got {zero_division!r}")
+    return float(zero_division)
+
+
+def jaccard_average(tp, fp, fn, average, zero_division: float = 0.0):
+    """The Jaccard index ``TP / (TP + FP + FN)`` per class (``average=None``; ``zero_division`` where a class is
+    neither true nor predicted) or averaged: ``"micro"`` pools the counts, ``"macro"`` is the plain mean and
+    ``"weighted"`` weights by support (a plain mean when no class has any)."""
+    tp, fp, fn = (np.asarray(a, np.float64) for a in (tp, fp, fn))
+    if average == "micro":
+        return float(_divide(tp.sum(), tp.sum() + fp.sum() + fn.sum(), zero_division))
+    per = _divide(tp, tp + fp + fn, zero_division)
+    if average is None:
+        return per
+    support = tp + fn
+    if average == "weighted" and support.sum() > 0:
+        return float(np.dot(per, support) / support.sum())
+    return float(np.mean(per))
+
+
+def fbeta_average(tp, fp, fn, beta: float, average, zero_division: float = 0.0):
+    """F-beta of per-label counts (multilabel), per label (``average=None``) or averaged as :func:`averaged_rates`
+    averages a confusion matrix's (``"macro"`` over every label)."""
+    tp, fp, fn = (np.asarray(a, np.float64) for a in (tp, fp, fn))
+    if average == "micro":
+        return float(class_rates(tp.sum(), tp.sum() + fp.sum(), tp.sum() + fn.sum(), beta, zero_division)[2])
+    f = class_rates(tp, tp + fp, tp + fn, beta, zero_division)[2]
+    if average is None:
+        return f
+    return _mean(f, tp + fn if average == "weighted" else None)

@@ -12,7 +12,7 @@ import numpy as np
 from .._protocol.errors import optional
 
 __all__ = ["roc", "pr", "figure_label", "class_roc", "class_pr", "confusion", "regression", "reliability"]
-__all__ += ["threshold_curves", "slice_scores", "MAX_CLASS_CURVES", "MAX_CURVE_POINTS"]
+__all__ += ["threshold_curves", "slice_scores", "MAX_CLASS_CURVES", "MAX_CURVE_POINTS", "gain_lift"]
 
 #: Curves with more points are thinned for drawing (the scores are unaffected).
 MAX_CURVE_POINTS = 4000
@@ -191,6 +191,27 @@ def threshold_curves(thresholds, precision, recall, f1, marks, folder: str) -> s
         title="Precision, recall and F1 by threshold",
     )
     return _finish(fig, ax, folder, "threshold.png", loc="best")
+
+
+def gain_lift(fraction, gains, n_pos, n_neg, folder: str) -> str:
+    """The cumulative gain curve above (with chance and the perfect ranking) and the lift below, against the share of
+    the rows called positive."""
+    x, g = _thin(np.asarray(fraction, float), np.asarray(gains, float))
+    prevalence = float(n_pos) / max(float(n_pos) + float(n_neg), 1e-300)
+    fig = _figure(6.0, 7.0)
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+    top.plot(x, g, color="C0", lw=2, label="model")
+    top.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance")
+    top.plot([0, prevalence, 1], [0, 1, 1], color="C2", lw=1, ls=":", label="perfect ranking")
+    top.set(xlim=(0, 1), ylim=(0, 1.01), ylabel="share of the positives found", title="Cumulative gain and lift")
+    top.grid(True, alpha=0.3)
+    top.legend(loc="lower right")
+    held = x > 0
+    bottom.plot(x[held], g[held] / x[held], color="C0", lw=2)
+    bottom.axhline(1.0, color="0.6", lw=1, ls="--")
+    bottom.set(xlabel="share of the rows called positive (highest scores first)", ylabel="lift")
+    bottom.grid(True, alpha=0.3)
+    return _save(fig, folder, "gain.png")
 
 
 def reliability(

@@ -14,9 +14,10 @@ from ..._kernels import compensated
 from ..._kernels.intervals import class_squares
 from ..._protocol.base import Accumulator, locked
 from ..._protocol.errors import NoObservationsError
-from ..._protocol.inputs import Finite, Labels01
+from ..._protocol.inputs import Finite
 from ..._protocol.state import Field, empty_state
 from ..intervals import z_of
+from ..labels import BinaryLabels, PositiveLabel, positive_label
 from .bounded import Bounded
 from .curves import RankQueries, RankResult, curve_from_points
 from .exact import Exact
@@ -73,6 +74,9 @@ class RankAUC(RankQueries, Accumulator):
         A memory budget for the exact state (bytes, or ``"1GB"``, ``"512MiB"``; at least 4096): past a quarter of it
         sorted runs spill to temporary files, read back in chunks, with the in-memory results (the average precision
         to 1e-13 relative). Excludes ``max_bins``.
+    pos_label : hashable, optional
+        The positive class of labels of any kind (``"spam"``, ``2``): ``y == pos_label`` is positive, every other
+        label negative. ``None`` (the default) takes 0/1 labels.
     spill_dir : str or os.PathLike, optional
         The existing folder of those files (default ``tempfile.gettempdir()``); needs ``max_memory``, not saved. The
         files go on :meth:`reset`, :meth:`close`, leaving ``with``, garbage collection and normal exit; a killed
@@ -95,7 +99,10 @@ class RankAUC(RankQueries, Accumulator):
     True
     """
 
-    inputs = (Labels01("y", onehot=True), Finite("s", "scores"))
+    inputs = (
+        BinaryLabels("y", "pass pos_label= (one class against the rest), or use MulticlassRankAUC", onehot=True),
+        Finite("s", "scores"),
+    )
     fields = (
         Field("n", np.int64, (1,)),
         Field("weighted", np.int64, (1,), merge="custom"),
@@ -113,7 +120,10 @@ class RankAUC(RankQueries, Accumulator):
     _PREALLOCATE_BATCH = 1 << 16  # a batch this large makes a new buffer as large as the limit at once,
     _PREALLOCATE_ROWS = 1 << 22  # up to this many rows (32 MB of keys)
 
-    def __init__(self, max_bins: int | None = None, *, max_memory=None, spill_dir=None):
+    def __init__(self, max_bins: int | None = None, *, max_memory=None, spill_dir=None, pos_label=None):
+        self.pos_label = positive_label(pos_label)
+        if self.pos_label is not None:
+            self.inputs = (PositiveLabel("y", self.pos_label), self.inputs[1])
         self.max_bins = check_max_bins(max_bins)
         self.max_memory = parse_memory(max_memory)
         self.spill_dir = _check_spill_dir(spill_dir)
@@ -133,7 +143,11 @@ class RankAUC(RankQueries, Accumulator):
         return Bounded(self.max_bins, weighted)
 
     def _settings(self):
-        return {"max_bins": self.max_bins} | ({} if self.max_memory is None else {"max_memory": self.max_memory})
+        return (
+            {"max_bins": self.max_bins}
+            | ({} if self.max_memory is None else {"max_memory": self.max_memory})
+            | ({} if self.pos_label is None else {"pos_label": self.pos_label})
+        )
 
     @classmethod
     def _from_settings(cls, settings):
@@ -143,7 +157,7 @@ class RankAUC(RankQueries, Accumulator):
 
     def _check_compatible(self, other) -> None:
         # the memory budget changes how the state is held, never what it holds
-        if type(other) is type(self) and other.max_bins == self.max_bins:
+        if type(other) is type(self) and (other.max_bins, other.pos_label) == (self.max_bins, self.pos_label):
             return
         super()._check_compatible(other)
 

@@ -37,6 +37,32 @@ def average_precision_of(thresholds, tps, fps) -> float:
     return float(max(0.0, -np.sum(np.diff(recall) * precision[:-1])))
 
 
+def _at_thresholds(thresholds, tps, fps):
+    """``(tns, fps, fns, tps, thresholds)``, scikit-learn's ``confusion_matrix_at_thresholds``."""
+    tp_all, fp_all = (tps[-1], fps[-1]) if tps.size else (0.0, 0.0)
+    return fp_all - fps, fps, tp_all - tps, tps, thresholds
+
+
+def det(thresholds, tps, fps, drop_intermediate=False):
+    """scikit-learn's ``det_curve`` points, the rates guarded (one class: 0, where scikit-learn raises)."""
+    tps, fps = np.concatenate(([0.0], tps)), np.concatenate(([0.0], fps))
+    thresholds = np.concatenate(([np.inf], thresholds))
+    if drop_intermediate and fps.shape[0] > 2:  # keep the points where the true positives change
+        keep = np.concatenate(([True], (np.diff(tps[:-1]) != 0) | (np.diff(tps[1:]) != 0), [True]))
+        tps, fps, thresholds = tps[keep], fps[keep], thresholds[keep]
+    first = np.searchsorted(fps, fps[0], side="right") - 1  # false positives start at zero
+    last = np.searchsorted(tps, tps[-1]) + 1  # false negatives end at zero
+    span = slice(first, last)
+    fnr = (tps[-1] - tps[span]) / safe(tps[-1])
+    return (fps[span] / safe(fps[-1]))[::-1], fnr[::-1], thresholds[span][::-1]
+
+
+def gain(thresholds, tps, fps):
+    """``(fraction, gain, thresholds)`` from ``(0, 0, inf)``: the shares of the mass called and of the positives."""
+    tps, called = np.concatenate(([0.0], tps)), np.concatenate(([0.0], tps + fps))
+    return called / safe(called[-1]), tps / safe(tps[-1]), np.concatenate(([np.inf], thresholds))
+
+
 class RankQueries:
     """The curves and threshold queries of a rank state (``self._curve()``, ``self._engine()``): :class:`RankAUC`'s
     and its result's."""
@@ -64,6 +90,71 @@ class RankQueries:
         (array([0.5 , 0.666..., 1. , 1. ]), array([1. , 1. , 0.5, 0. ]), array([0.2, 0.5, 0.9]))
         """
         return pr(*self._curve())
+
+    def confusion_matrix_at_thresholds(self):
+        """``(tns, fps, fns, tps, thresholds)`` at every distinct score, highest first (``float64`` counts):
+        ``sklearn.metrics.confusion_matrix_at_thresholds`` of the same rows; a bin sits at its lower edge.
+
+        >>> from streammetrics import RankAUC
+        >>> acc = RankAUC().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+        >>> tns, fps, fns, tps, th = acc.confusion_matrix_at_thresholds()
+        >>> tns, fps, fns, tps
+        (array([2., 1., 1., 0.]), array([0., 1., 1., 2.]), array([1., 1., 0., 0.]), array([1., 1., 2., 2.]))
+        >>> th
+        array([0.8 , 0.4 , 0.35, 0.1 ])
+        """
+        return _at_thresholds(*self._curve())
+
+    def det_curve(self, *, drop_intermediate: bool = False):
+        """Detection error tradeoff curve ``(fpr, fnr, thresholds)``: ``sklearn.metrics.det_curve`` of the same rows
+        (one class gives guarded rates, where scikit-learn raises); a bin sits at its lower edge.
+
+        >>> from streammetrics import RankAUC
+        >>> fpr, fnr, th = RankAUC().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).det_curve()
+        >>> fpr, fnr, th
+        (array([0.5, 0.5, 0. ]), array([0. , 0.5, 0.5]), array([0.35, 0.4 , 0.8 ]))
+        """
+        return det(*self._curve(), drop_intermediate=bool(drop_intermediate))
+
+    def gain_curve(self):
+        """Cumulative gain curve ``(fraction, gain, thresholds)``: at each threshold (``+inf`` first, then every
+        distinct score, highest first) the share of the rows called positive (``s >= t``; of the weight, with
+        weights) and the share of the positives among them (the recall; 0 with no positive). Tied rows are called
+        together, so the curve has a point per distinct score, not per row.
+
+        >>> from streammetrics import RankAUC
+        >>> fraction, gain, th = RankAUC().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).gain_curve()
+        >>> fraction, gain
+        (array([0.  , 0.25, 0.5 , 0.75, 1.  ]), array([0. , 0.5, 0.5, 1. , 1. ]))
+        """
+        return gain(*self._curve())
+
+    def lift_curve(self):
+        """Lift curve ``(fraction, lift, thresholds)``: :meth:`gain_curve`'s ``gain / fraction`` at every distinct
+        score (the ``+inf`` point, where nothing is called, left out), the positives' rate among the rows called
+        over their rate overall.
+
+        >>> from streammetrics import RankAUC
+        >>> fraction, lift, th = RankAUC().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).lift_curve()
+        >>> lift
+        array([2.        , 1.        , 1.33333333, 1.        ])
+        """
+        fraction, gains, thresholds = gain(*self._curve())
+        return fraction[1:], gains[1:] / safe(fraction[1:]), thresholds[1:]
+
+    def ks_statistic(self) -> BinaryResult:
+        """The Kolmogorov–Smirnov statistic of the scores of the two classes, ``max_t |tpr(t) - fpr(t)|`` (the
+        two-sample statistic of ``scipy.stats.ks_2samp``, weighted with weights; 0 with one class), and its
+        threshold: :meth:`at_threshold` at the highest threshold reaching it (within a relative 1e-12), with fields
+        ``ks``, ``ks_sign`` (1 when the positives score higher there, else -1) and ``ks_lower``, ``ks_upper`` (a
+        certified interval of the exact statistic; ``ks`` itself while the state is exact).
+
+        >>> from streammetrics import RankAUC
+        >>> r = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9]).ks_statistic()
+        >>> r.ks, r.threshold, r.ks_sign
+        (0.5, 0.4, 1)
+        """
+        return self._engine().ks_statistic()
 
     def at_threshold(self, t) -> BinaryResult:
         """The binary result at the threshold ``t`` (rows with ``s >= t`` called positive): what
@@ -342,6 +433,7 @@ class RankResult(RankQueries, Result):
             ),
             plots.pr(precision, recall, ap, *masses, folder, marks=pr_marks, bounds=ap_bounds, exact=self.exact),
         ]
+        out.append(plots.gain_lift(*self.gain_curve()[:2], *masses, folder))
         ops = self._engine()
         if ops.m:
             out.append(plots.threshold_curves(*ops.curves(), [(p["threshold"], label) for label, p in points], folder))

@@ -412,6 +412,26 @@ class Points:
         i, v = self._kept(name if c is None else ("cost", c.tobytes()), lambda: self._best(name, c))
         return self.result(i, {"score": name, "best": v} if c is None else {"cost": -v * scale})
 
+    def ks_statistic(self) -> BinaryResult:
+        """The greatest ``|tpr - fpr|`` and its threshold (see ``RankAUC.ks_statistic``): ``tpr - fpr`` and its
+        reverse are linear in the counts, so each is the least cost of a cost matrix."""
+        if self.P == 0 or self.N == 0:  # no pair of classes to tell apart: the guard, as for the AUC
+            return self.result(self.m, {"ks": 0.0, "ks_sign": 1, "ks_lower": 0.0, "ks_upper": 0.0})
+        sp, sn = 1.0 / self.P, 1.0 / self.N
+        up = self._kept("ks+", lambda: self._best("cost", np.array([[0.0, sn], [0.0, -sp]])))
+        down = self._kept("ks-", lambda: self._best("cost", np.array([[0.0, -sn], [0.0, sp]])))
+        i = down[0] if down[1] > up[1] + TIE * abs(up[1]) else up[0]
+        (tp, fp, fn, tn), _ = self._at(i)
+        if not self.weighted:  # rounded once
+            d = (tp * self.N - fp * self.P) / (self.P * self.N)
+        else:  # from the smaller rates: tpr - fpr = tnr - fnr
+            d = tp / self.P - fp / self.N if tp / self.P + fp / self.N <= 1.0 else tn / self.N - fn / self.P
+        ks, sign = abs(d), -1 if d < 0 else 1
+        lower = upper = ks
+        if self.bins is not None:
+            lower, upper = ks_bounds(self.items, ks)
+        return self.result(i, {"ks": ks, "ks_sign": sign, "ks_lower": lower, "ks_upper": upper})
+
     def partial_auc(self, max_fpr, mcclish: bool = False) -> float:
         """The area under the ROC curve up to ``max_fpr`` (see ``RankAUC.partial_auc``)."""
         max_fpr = _real("max_fpr", max_fpr, lambda v: 0.0 < v <= 1.0, "lie in (0, 1]")
@@ -525,6 +545,26 @@ class Points:
             cells.append(c[:, :-1])
         cols = _columns(np.concatenate(cells, axis=1), self.N)
         return (np.concatenate(scores)[::-1], cols["precision"][::-1], cols["recall"][::-1], cols["f1"][::-1])
+
+
+def ks_bounds(items, ks: float):
+    """``(lower, upper)`` of the greatest ``|tpr(t) - fpr(t)|`` over every real ``t`` of rows held as items ``(lo, hi,
+    ab, _)``: an item's rows are surely called at ``t <= lo`` and maybe up to ``t <= hi``, so at each edge ``t`` the
+    rates lie between those of the items with ``lo >= t`` and those with ``hi >= t`` (constant between edges)."""
+    lo, hi, ab, _ = items
+    edges = np.unique(np.concatenate((lo, hi)))
+    totals = ab.sum(axis=1).astype(np.float64)
+    rates = []
+    for ends in (lo, hi):
+        order = np.argsort(ends, kind="stable")
+        above = np.cumsum(ab[:, order[::-1]], axis=1)[:, ::-1].astype(np.float64)  # mass with end >= ends[order]
+        at = np.searchsorted(ends[order], edges, side="left")
+        mass = np.concatenate((above, np.zeros((2, 1))), axis=1)[:, at]
+        rates.append(mass / safe(totals)[:, None])
+    (tpr_lo, fpr_lo), (tpr_hi, fpr_hi) = rates
+    low = float(np.max(np.maximum(tpr_lo - fpr_hi, fpr_lo - tpr_hi), initial=0.0))
+    high = float(np.max(np.maximum(tpr_hi - fpr_lo, fpr_hi - tpr_lo), initial=0.0))
+    return min(low, ks), max(high, ks)
 
 
 def _exact_area(s2, x0, y0, x1, y1, cut, total_p, total_n, max_fpr) -> float:
