@@ -302,7 +302,8 @@ def slice_scores(labels, values, lower, upper, flagged, overall, score, rows, fo
         ax.errorbar(values[whisk], y[whisk], xerr=np.clip(err, 0, None), **style)
     plain = defined & ~np.asarray(flagged, bool)
     odd = defined & np.asarray(flagged, bool)
-    ax.plot(values[plain], y[plain], "o", color="C0", ms=5, zorder=3, label="slice")
+    if plain.any():  # a legend entry only for what is drawn
+        ax.plot(values[plain], y[plain], "o", color="C0", ms=5, zorder=3, label="slice")
     if odd.any():
         ax.plot(values[odd], y[odd], "D", color="C3", ms=5, zorder=3, label="interval leaves out the overall score")
     if np.isfinite(overall):
