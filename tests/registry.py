@@ -365,6 +365,27 @@ def _ref_sliced(inner, columns):
     return ref
 
 
+def _timed(data):
+    """The data with one timestamp per row, in no order."""
+
+    def make(rng):
+        arrays, w = data(rng)
+        return (*arrays, rng.random(N) * 200), w
+
+    return make
+
+
+def _ref_timed(inner, half_life):
+    """The reference with each row weighted by 2**(-age / half_life)."""
+
+    def ref(arrays, w):
+        *data, t = arrays
+        decay = 2.0 ** (-(t.max() - t) / half_life)
+        return inner(tuple(data), decay if w is None else w * decay)
+
+    return ref
+
+
 CASES = [
     Case(
         "BinaryConfusion",
@@ -807,6 +828,18 @@ CASES = [
         exact=False,
         bad=[(([1, 0], [0.3, NAN]), {}, r"p\[1\] = nan: scores must be finite")],
         other=lambda: sm.Evaluator({"auc": sm.RankAUC(), "strict": sm.BinaryConfusion(threshold=0.7)}),
+    ),
+    Case(
+        "Decayed(BinaryConfusion(threshold), in time)",
+        lambda: sm.Decayed(sm.BinaryConfusion(threshold=0.5), half_life=30.0, time=True),
+        _timed(_binary),
+        _ref_timed(lambda a, w: _ref_binary(a, w, 0.5), 30.0),
+        exact=False,
+        bad=[
+            (([1, 0], [0.3, NAN], [1.0, 2.0]), {}, r"p\[1\] = nan"),
+            (([1, 0], [0.3, 0.2], [1.0, NAN]), {}, r"time\[1\]"),
+        ],
+        other=lambda: sm.Decayed(sm.BinaryConfusion(threshold=0.5), half_life=20.0, time=True),
     ),
 ]
 
