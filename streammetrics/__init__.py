@@ -48,6 +48,8 @@ _HOMES = {
     ".bootstrap": "Bootstrap",
     ".comparison": "compare paired_delong",
     ".over_time.decayed": "Decayed",
+    ".over_time.windowed": "Windowed",
+    ".over_time.history": "History",
 }
 _HOME = {name: module for module, names in _HOMES.items() for name in names.split()}
 __all__ = sorted(_HOME)

@@ -386,6 +386,30 @@ def _ref_timed(inner, half_life):
     return ref
 
 
+def _stepped(data):
+    """The data with one training step per row."""
+
+    def make(rng):
+        arrays, w = data(rng)
+        return (*arrays, rng.integers(0, 4, N)), w
+
+    return make
+
+
+def _ref_stepped(inner, columns):
+    """The reference run on each step's rows alone, steps ascending."""
+
+    def ref(arrays, w):
+        *data, steps = arrays
+        parts = [(s, steps == s) for s in np.unique(steps)]
+        out = {"step": np.array([s for s, _ in parts]), "rows": np.array([m.sum() for _, m in parts])}
+        for c in columns:
+            out[c] = np.array([inner(tuple(a[m] for a in data), None if w is None else w[m])[c] for _, m in parts])
+        return out
+
+    return ref
+
+
 CASES = [
     Case(
         "BinaryConfusion",
@@ -840,6 +864,30 @@ CASES = [
             (([1, 0], [0.3, 0.2], [1.0, NAN]), {}, r"time\[1\]"),
         ],
         other=lambda: sm.Decayed(sm.BinaryConfusion(threshold=0.5), half_life=20.0, time=True),
+    ),
+    Case(
+        "Windowed(BinaryConfusion(threshold), by time)",
+        lambda: sm.Windowed(sm.BinaryConfusion(threshold=0.5), every=25.0, time=True),
+        _timed(_binary),
+        lambda a, w: _ref_binary(a[:2], w, 0.5),
+        exact=False,
+        bad=[
+            (([1, 0], [0.3, NAN], [1.0, 2.0]), {}, r"p\[1\] = nan"),
+            (([1, 0], [0.3, 0.2], [1.0, NAN]), {}, r"time\[1\]"),
+        ],
+        other=lambda: sm.Windowed(sm.BinaryConfusion(threshold=0.5), every=20.0, time=True),
+    ),
+    Case(
+        "History(ProbabilityScores), a step per row",
+        lambda: sm.History(sm.ProbabilityScores()),
+        _stepped(_binary),
+        _ref_stepped(_ref_probability, ("log_loss", "brier")),
+        exact=False,
+        bad=[
+            (([1, 0], [0.3, 1.5], [1, 2]), {}, r"p\[1\] = 1.5"),
+            (([1, 0], [0.3, 0.2], [1.0, 2.5]), {}, "step: expected an integer"),
+        ],
+        other=lambda: sm.History(sm.BinaryConfusion()),
     ),
 ]
 
