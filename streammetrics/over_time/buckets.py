@@ -114,7 +114,9 @@ class Buckets(TemplateWrapper, Accumulator):
             # the others older than the new range aged out within the batch
             late = None if before is None else self._oldest_kept(before)
             dropped = 0 if late is None else int(np.count_nonzero(keys < late))
-            if rows.shape[0]:
+            if rows.shape[0] == tb.n and raw is None and keys.min() == keys.max():  # one bucket: the batch whole
+                self._part(int(keys[0])).fold(tb)
+            elif rows.shape[0]:
                 uniq, codes = np.unique(keys[rows], return_inverse=True)
                 if raw is None:
                     self._fold_plain(tb, rows, uniq, codes)

@@ -62,7 +62,7 @@ class History(Buckets):
     def update(self, *arrays, sample_weight=None, step=None, **options):
         """Fold one batch into its step(s); return ``self``. A bad value raises
         ``ValueError``, the history unchanged."""
-        key = _step(step)
+        key = step if type(step) is int else _step(step)
         if key is None or options:
             return super().update(*arrays, sample_weight=sample_weight, step=step, **options)
         # one step: the batch goes whole to its state (the template's own update)
