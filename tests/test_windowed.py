@@ -1,6 +1,8 @@
 """Windowed: each bucket equals the template fed that bucket's rows, however
 the rows are ordered, batched and sharded."""
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -150,3 +152,53 @@ def test_table_intervals_differs_and_plot(tmp_path):
     png = acc.plot("accuracy", tmp_path)
     with open(png, "rb") as fh:
         assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def _csv(tmp_path, n=900):
+    rng = np.random.default_rng(8)
+    t = np.datetime64("2024-01-01", "ns") + (rng.random(n) * 3 * 86400e9).astype("timedelta64[ns]")
+    y = (rng.random(n) < 0.5).astype(np.int64)
+    good = t < np.datetime64("2024-01-03", "ns")
+    p = np.where(good, 0.6 * y + 0.4 * rng.random(n), rng.random(n)).round(4)
+    path = tmp_path / "scores.csv"
+    lines = ["ts,y,p"] + [f"{str(a)[:19]},{b},{c}" for a, b, c in zip(t, y, p)]
+    path.write_text("\n".join(lines) + "\n")
+    return path, t, y, p
+
+
+def test_command_scores_per_day_text_json_png(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    from streammetrics import cli
+
+    path, t, y, p = _csv(tmp_path)
+    args = ["evaluate", str(path), "--time", "ts", "--every", "1d", "--ci", "0.95", "--progress", "never"]
+    assert cli.main([*args, "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [b["start"] for b in doc["buckets"]] == ["2024-01-01", "2024-01-02", "2024-01-03"]
+    day = t.astype("datetime64[D]")
+    for b in doc["buckets"]:
+        m = day == np.datetime64(b["start"])
+        ref = sm.Evaluator("binary").update(y[m], p[m]).finalize()
+        assert b["rows"] == m.sum() and abs(b["auc"] - ref["auc"]) < 1e-12
+    assert "auc" in doc["buckets"][2]["differs"]  # the day the model went wrong
+    assert cli.main(args) == 0
+    text = capsys.readouterr().out
+    assert "2024-01-03" in text and "*" in text
+    if pytest.importorskip("matplotlib"):
+        assert cli.main([*args, "--plots", str(tmp_path / "png")]) == 0
+        assert (tmp_path / "png" / "buckets_auc.png").exists()
+
+
+def test_command_last_rows_and_refusals(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    from streammetrics import cli
+
+    path, t, y, p = _csv(tmp_path)
+    assert cli.main(["evaluate", str(path), "--window", "100", "--batch-rows", "64", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    ref = sm.Evaluator("binary").update(y[-100:], p[-100:]).finalize()
+    assert doc["n"] == 100 and abs(doc["metrics"]["auc"] - ref["auc"]) < 1e-12
+    assert cli.main(["evaluate", str(path), "--time", "ts"]) == 1
+    assert "--every" in capsys.readouterr().err
+    assert cli.main(["evaluate", str(path), "--time", "y", "--every", "1d"]) == 1
+    assert "datetimes" in capsys.readouterr().err

@@ -14,6 +14,7 @@ from .compiling import CompileWatch
 from .output import check_outputs, finalize, report, save_state
 from .progress import Progress
 from .shards import columns_of, evaluate_sources, make_evaluator
+from .windows import evaluate_over_time, time_columns
 
 __all__ = ["cmd_evaluate", "cmd_merge", "read_labels", "settings_from"]
 
@@ -155,7 +156,8 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
         need_matplotlib()
     check_outputs(args)
     classes = settings["task"] == "multiclass"
-    cols = columns_of(args, args.p, settings.get("labels"), classes, by=settings.get("by", ()))
+    by = tuple(settings.get("by", ())) + time_columns(args)
+    cols = columns_of(args, args.p, settings.get("labels"), classes, by=by)
     try:
         sources = [open_source(f, cols) for f in expand_paths(args.paths)]
         if settings.get("labels") == AUTO_LABELS:
@@ -175,6 +177,8 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
             save_state(make_evaluator(settings), args.save_state)
             note(f"no shard completed; an empty state was written to {args.save_state}")
         raise CommandError(str(exc)) from None
+    if getattr(args, "time", None) or getattr(args, "window", None) or getattr(args, "every", None):
+        return evaluate_over_time(args, settings, sources)
     sample = Reservoir() if args.plots and settings["task"] == "regression" else None
     with Progress(sources, args.progress) as progress:
         try:

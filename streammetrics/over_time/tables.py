@@ -33,13 +33,17 @@ def columns(lead: dict, results: list, ci, overall=None, headline=()) -> dict:
     whose overall value the bucket's interval leaves out."""
     out = {k: list(v) for k, v in lead.items()}
     for k in score_names(results):
-        out[k] = [math.nan if r is None else float(r[k]) for r in results]
+        out[k] = [math.nan if r is None else _number(r[k]) for r in results]
         if ci is not None and all(r is None or f"{k}_ci_lower" in r for r in results):
             for side in ("_ci_lower", "_ci_upper"):
                 out[k + side] = [math.nan if r is None else float(r[k + side]) for r in results]
     if ci is not None and overall is not None:
         out["differs"] = [() if r is None else differs(r, overall, headline) for r in results]
     return out
+
+
+def _number(v):
+    return int(v) if isinstance(v, (int, np.integer)) else float(v)
 
 
 def differs(r, overall, headline) -> tuple:
