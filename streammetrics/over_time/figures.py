@@ -40,6 +40,8 @@ def series(curves, score: str, folder, name: str, title: str, xlabel: str, overa
             )
     if overall is not None and np.isfinite(overall):
         ax.axhline(overall, color="0.25", lw=1.1, ls="--", label=f"overall = {overall:.4g}")
+    if curves and np.asarray(curves[0][1]).dtype.kind == "M":
+        fig.autofmt_xdate()
     ax.set(xlabel=xlabel, ylabel=score, title=title)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize=8)
