@@ -15,6 +15,8 @@ import re
 
 import numpy as np
 
+from .._protocol.validation import host
+
 _UNITS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "min": 60 * 10**9, "m": 60 * 10**9}
 _UNITS.update({"h": 3600 * 10**9, "d": 86400 * 10**9, "w": 7 * 86400 * 10**9})
 _DURATION = re.compile(r"^\s*(\d+)\s*(ns|us|ms|s|min|m|h|d|w)\s*$")
@@ -47,7 +49,7 @@ def stamps(time, n: int, every, name: str = "time") -> np.ndarray:
     a number); ``TypeError``/``ValueError`` naming the first bad entry."""
     if time is None:
         raise TypeError(f"{name}= is required: this wrapper counts time by timestamps")
-    a = np.asarray(time.to_numpy() if hasattr(time, "to_numpy") else time)
+    a = np.asarray(time.to_numpy() if hasattr(time, "to_numpy") else host(time))
     if a.ndim != 1 or a.shape[0] != n:
         raise ValueError(f"{name}: expected {n} timestamps (one per row), got shape {a.shape}")
     if isinstance(every, int):

@@ -8,6 +8,7 @@ import numpy as np
 
 from .._protocol.base import Accumulator
 from .._protocol.result import Result
+from .._protocol.validation import host
 from . import figures, tables
 from .buckets import Buckets
 
@@ -86,7 +87,7 @@ class History(Buckets):
         key = _step(value)
         if key is not None:
             return np.full(n, key, np.int64)
-        a = np.asarray(value.cpu() if hasattr(value, "cpu") else value)
+        a = np.asarray(host(value))
         if a.shape != (n,) or a.dtype.kind not in "iu" or (a.dtype.kind == "u" and a.dtype.itemsize == 8):
             raise ValueError(
                 f"step: expected an integer or {n} integers (one per row), got {a.dtype} of shape {a.shape}"
