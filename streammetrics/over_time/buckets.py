@@ -239,8 +239,8 @@ class Buckets(TemplateWrapper, Accumulator):
         keys = list(self._parts)
         accs = list(self._parts.values())
         st = {
-            "n": np.array([self._count], np.int64),
-            "seen": np.array([self._seen], np.int64),
+            "n": np.array([self.n], np.int64),
+            "seen": np.array([self.seen], np.int64),
             "dropped": np.array([self._dropped], np.int64),
             "keys": np.array(keys, np.int64),
             "rows": np.array([a.n for a in accs], np.int64),
@@ -325,9 +325,7 @@ class Buckets(TemplateWrapper, Accumulator):
         self._parts = dict(parsed.parts)
 
     def _clone(self):
-        return self.with_state(
-            Parsed(self._count, self._seen, self._dropped, {k: a.copy() for k, a in self._parts.items()})
-        )
+        return self.with_state(Parsed(self.n, self.seen, self._dropped, {k: a.copy() for k, a in self._parts.items()}))
 
     def __eq__(self, other) -> bool:
         if type(other) is not type(self):

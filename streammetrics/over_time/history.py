@@ -66,20 +66,25 @@ class History(Buckets):
         key = step if type(step) is int else _step(step)
         if key is None or options:
             return super().update(*arrays, sample_weight=sample_weight, step=step, **options)
-        # one step: the batch goes whole to its state (the template's own update)
-        with self._guard:
-            acc = self._parts.get(key)
-            fresh = acc is None
-            if fresh:
-                acc = self._template.copy()
-            before = acc.n
+        # one step: the batch goes whole to its state, by the template's own update
+        acc = self._parts.get(key)
+        if acc is not None:
             acc.update(*arrays, sample_weight=sample_weight)
-            rows = acc.n - before
-            if fresh and rows:
-                self._install({key: acc})
-            self._count += rows
-            self._seen += rows
+            return self
+        with self._guard:
+            acc = self._template.copy().update(*arrays, sample_weight=sample_weight)
+            if acc.n:
+                self._install({key: self._parts.get(key, self._template.copy()).merge(acc)})
         return self
+
+    @property
+    def n(self) -> int:
+        """Rows folded in, over every step."""
+        return sum(acc.n for acc in self.parts().values())
+
+    @property
+    def seen(self) -> int:
+        return self.n
 
     def _extra(self, value, n: int):
         if value is None:
