@@ -200,5 +200,9 @@ def test_command_last_rows_and_refusals(tmp_path, capsys):
     assert doc["n"] == 100 and abs(doc["metrics"]["auc"] - ref["auc"]) < 1e-12
     assert cli.main(["evaluate", str(path), "--time", "ts"]) == 1
     assert "--every" in capsys.readouterr().err
+    assert cli.main(["evaluate", str(path), "--keep", "3"]) == 1
+    assert "--time" in capsys.readouterr().err
+    assert cli.main(["evaluate", str(path), "--window", "9", "--bootstrap", "20"]) == 1
+    assert "does not combine" in capsys.readouterr().err
     assert cli.main(["evaluate", str(path), "--time", "y", "--every", "1d"]) == 1
     assert "datetimes" in capsys.readouterr().err

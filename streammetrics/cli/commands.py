@@ -150,6 +150,9 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     t0 = time.perf_counter()
     compiled_before = watch.seconds if watch else 0.0
     settings = settings_from(args)
+    over_time = any(getattr(args, k, None) for k in ("time", "every", "keep_buckets", "window"))
+    if getattr(args, "bootstrap", None) and over_time:
+        raise CommandError("--bootstrap does not combine with --time, --every, --keep or --window")
     if getattr(args, "bootstrap", None):
         return cmd_evaluate_bootstrap(args, settings, watch)
     if args.plots:
@@ -177,7 +180,7 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
             save_state(make_evaluator(settings), args.save_state)
             note(f"no shard completed; an empty state was written to {args.save_state}")
         raise CommandError(str(exc)) from None
-    if getattr(args, "time", None) or getattr(args, "window", None) or getattr(args, "every", None):
+    if over_time:
         return evaluate_over_time(args, settings, sources)
     sample = Reservoir() if args.plots and settings["task"] == "regression" else None
     with Progress(sources, args.progress) as progress:
