@@ -49,6 +49,9 @@ _HOMES = {
     ".sliced": "Sliced SlicedResult",
     ".bootstrap": "Bootstrap",
     ".comparison": "compare paired_delong",
+    ".over_time.decayed": "Decayed",
+    ".over_time.windowed": "Windowed",
+    ".over_time.history": "History",
 }
 _HOME = {name: module for module, names in _HOMES.items() for name in names.split()}
 __all__ = sorted(_HOME)
@@ -56,7 +59,7 @@ __all__ = sorted(_HOME)
 #: explicit ``import streammetrics.bootstrap``; the optional ones (``dask``,
 #: ``torch``, ``io``, ``cli``) raise their own ImportError naming the extra
 _SUBMODULES = frozenset(
-    "_kernels _protocol bootstrap cli comparison dask evaluator io metrics report sliced torch".split()
+    "_kernels _protocol bootstrap cli comparison dask evaluator io metrics over_time report sliced torch".split()
 )
 
 

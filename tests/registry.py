@@ -376,6 +376,51 @@ def _ref_sliced(inner, columns):
     return ref
 
 
+def _timed(data):
+    """The data with one timestamp per row, in no order."""
+
+    def make(rng):
+        arrays, w = data(rng)
+        return (*arrays, rng.random(N) * 200), w
+
+    return make
+
+
+def _ref_timed(inner, half_life):
+    """The reference with each row weighted by 2**(-age / half_life)."""
+
+    def ref(arrays, w):
+        *data, t = arrays
+        decay = 2.0 ** (-(t.max() - t) / half_life)
+        return inner(tuple(data), decay if w is None else w * decay)
+
+    return ref
+
+
+def _stepped(data):
+    """The data with one training step per row."""
+
+    def make(rng):
+        arrays, w = data(rng)
+        return (*arrays, rng.integers(0, 4, N)), w
+
+    return make
+
+
+def _ref_stepped(inner, columns):
+    """The reference run on each step's rows alone, steps ascending."""
+
+    def ref(arrays, w):
+        *data, steps = arrays
+        parts = [(s, steps == s) for s in np.unique(steps)]
+        out = {"step": np.array([s for s, _ in parts]), "rows": np.array([m.sum() for _, m in parts])}
+        for c in columns:
+            out[c] = np.array([inner(tuple(a[m] for a in data), None if w is None else w[m])[c] for _, m in parts])
+        return out
+
+    return ref
+
+
 CASES = [
     Case(
         "BinaryConfusion",
@@ -842,6 +887,42 @@ CASES = [
         exact=False,
         bad=[(([1, 0], [0.3, NAN]), {}, r"p\[1\] = nan: scores must be finite")],
         other=lambda: sm.Evaluator({"auc": sm.RankAUC(), "strict": sm.BinaryConfusion(threshold=0.7)}),
+    ),
+    Case(
+        "Decayed(BinaryConfusion(threshold), in time)",
+        lambda: sm.Decayed(sm.BinaryConfusion(threshold=0.5), half_life=30.0, time=True),
+        _timed(_binary),
+        _ref_timed(lambda a, w: _ref_binary(a, w, 0.5), 30.0),
+        exact=False,
+        bad=[
+            (([1, 0], [0.3, NAN], [1.0, 2.0]), {}, r"p\[1\] = nan"),
+            (([1, 0], [0.3, 0.2], [1.0, NAN]), {}, r"time\[1\]"),
+        ],
+        other=lambda: sm.Decayed(sm.BinaryConfusion(threshold=0.5), half_life=20.0, time=True),
+    ),
+    Case(
+        "Windowed(BinaryConfusion(threshold), by time)",
+        lambda: sm.Windowed(sm.BinaryConfusion(threshold=0.5), every=25.0, time=True),
+        _timed(_binary),
+        lambda a, w: _ref_binary(a[:2], w, 0.5),
+        exact=False,
+        bad=[
+            (([1, 0], [0.3, NAN], [1.0, 2.0]), {}, r"p\[1\] = nan"),
+            (([1, 0], [0.3, 0.2], [1.0, NAN]), {}, r"time\[1\]"),
+        ],
+        other=lambda: sm.Windowed(sm.BinaryConfusion(threshold=0.5), every=20.0, time=True),
+    ),
+    Case(
+        "History(ProbabilityScores), a step per row",
+        lambda: sm.History(sm.ProbabilityScores()),
+        _stepped(_binary),
+        _ref_stepped(_ref_probability, ("log_loss", "brier")),
+        exact=False,
+        bad=[
+            (([1, 0], [0.3, 1.5], [1, 2]), {}, r"p\[1\] = 1.5"),
+            (([1, 0], [0.3, 0.2], [1.0, 2.5]), {}, "step: expected an integer"),
+        ],
+        other=lambda: sm.History(sm.BinaryConfusion()),
     ),
 ]
 

@@ -562,6 +562,8 @@ def _fields_by_key(acc):
     if isinstance(acc, sm.Bootstrap):  # the template's fields, point estimate and replicates
         inner = _fields_by_key(acc.template)
         return {f"{part}.{k}": f for part in ("point", "replicates") for k, f in inner.items()}
+    if isinstance(acc, (sm.Windowed, sm.History)):  # the template's fields, every bucket's
+        return {f"b.{k}": f for k, f in _fields_by_key(acc.template).items()}
     return {f.name: f for f in acc.fields}
 
 

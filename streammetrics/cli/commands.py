@@ -14,6 +14,7 @@ from .compiling import CompileWatch
 from .output import check_outputs, finalize, report, save_state
 from .progress import Progress
 from .shards import columns_of, evaluate_sources, make_evaluator
+from .windows import evaluate_over_time, time_columns
 
 __all__ = ["cmd_evaluate", "cmd_merge", "read_labels", "settings_from"]
 
@@ -149,13 +150,17 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     t0 = time.perf_counter()
     compiled_before = watch.seconds if watch else 0.0
     settings = settings_from(args)
+    over_time = any(getattr(args, k, None) for k in ("time", "every", "keep_buckets", "window"))
+    if getattr(args, "bootstrap", None) and over_time:
+        raise CommandError("--bootstrap does not combine with --time, --every, --keep or --window")
     if getattr(args, "bootstrap", None):
         return cmd_evaluate_bootstrap(args, settings, watch)
     if args.plots:
         need_matplotlib()
     check_outputs(args)
     classes = settings["task"] == "multiclass"
-    cols = columns_of(args, args.p, settings.get("labels"), classes, by=settings.get("by", ()))
+    by = tuple(settings.get("by", ())) + time_columns(args)
+    cols = columns_of(args, args.p, settings.get("labels"), classes, by=by)
     try:
         sources = [open_source(f, cols) for f in expand_paths(args.paths)]
         if settings.get("labels") == AUTO_LABELS:
@@ -175,6 +180,8 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
             save_state(make_evaluator(settings), args.save_state)
             note(f"no shard completed; an empty state was written to {args.save_state}")
         raise CommandError(str(exc)) from None
+    if over_time:
+        return evaluate_over_time(args, settings, sources)
     sample = Reservoir() if args.plots and settings["task"] == "regression" else None
     with Progress(sources, args.progress) as progress:
         try:

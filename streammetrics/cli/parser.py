@@ -181,6 +181,12 @@ def _add_evaluate(sub, out) -> None:
     ev.add_argument("--batch-rows", type=_positive_int, default=DEFAULT_BATCH_ROWS, metavar="N", help=rows)
     bar = "progress bar on stderr (default: when stderr is a terminal)"
     ev.add_argument("--progress", choices=PROGRESS, default="auto", help=bar)
+    ev.add_argument("--time", metavar="COL", help="column of timestamps: report the scores per bucket of --every")
+    every = "bucket length with --time: 1d, 6h, 15min, ... or a number in the time column's unit"
+    ev.add_argument("--every", metavar="SPAN", help=every)
+    keep = "with --time: keep the last N buckets only"
+    ev.add_argument("--keep", dest="keep_buckets", type=_positive_int, metavar="N", help=keep)
+    ev.add_argument("--window", type=_positive_int, metavar="N", help="report the scores of the last N rows only")
 
 
 def _add_merge(sub, out) -> None:
