@@ -72,7 +72,7 @@ def evaluate(ds, y="label", p="prob", *, task=None, evaluator=None, weight=None,
     >>> ds = ray.data.from_items([{"label": i % 2, "prob": (i % 7) / 7} for i in range(100)])  # doctest: +SKIP
     >>> r = streammetrics.ray.evaluate(ds, "label", "prob")  # doctest: +SKIP
     >>> round(r.auc, 6), r.n  # doctest: +SKIP
-    (0.5, 100)
+    (0.503, 100)
     """
     plan = make_plan(y, p, task=task, evaluator=evaluator, weight=weight, by=by, labels=labels, ci=ci)
     missing = [c for c in plan.columns if c not in ds.columns()]
