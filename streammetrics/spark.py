@@ -1,7 +1,8 @@
 """Evaluate a Spark DataFrame where it lives, with the single-process result.
 
 :func:`evaluate` folds each partition's Arrow record batches through
-``mapInArrow`` into one state (no pandas, no RDD: it runs on Spark Connect),
+``mapInArrow`` into one state (partitions beyond the cores coalesced, one
+task per core) (no pandas, no RDD: it runs on Spark Connect),
 sends the states back as bytes (checked like files), merges them, past
 :data:`MERGE_EVERY` partitions in a second ``mapInArrow`` stage first, and
 finalizes on the driver. :func:`exact_auc` computes the exact AUC and average
@@ -103,6 +104,19 @@ def _num_partitions(df) -> int | None:
         return None
 
 
+def _tasks(df) -> int | None:
+    """How many tasks run at once (the default parallelism), where Spark says so."""
+    spark = df.sparkSession
+    try:
+        return spark.sparkContext.defaultParallelism
+    except Exception:  # Spark Connect: the setting, where it is set
+        try:
+            value = spark.conf.get("spark.default.parallelism", None)
+        except Exception:
+            return None
+        return int(value) if value else None
+
+
 def _collect(states) -> list:
     """``[(part, bytes)]`` of a DataFrame of states, in partition order."""
     if hasattr(states, "toArrow"):
@@ -131,7 +145,9 @@ def evaluate(df, y="label", p="prob", *, task=None, evaluator=None, weight=None,
     column of sample weights; ``by`` a column or a list of columns whose
     values are the slices; ``ci`` a confidence level for the intervals. Class
     probabilities come as an ``array<double>`` column (``vector_to_array`` of
-    an ML vector).
+    an ML vector). A bad value raises the library's exception (``BadValueError``)
+    naming the partition of the task that met it, the column, and the row's
+    position among the rows that task read.
 
     >>> from streammetrics.spark import evaluate, local_session
     >>> spark = local_session(2)  # doctest: +SKIP
@@ -143,8 +159,13 @@ def evaluate(df, y="label", p="prob", *, task=None, evaluator=None, weight=None,
     """
     plan = make_plan(y, p, task=task, evaluator=evaluator, weight=weight, by=by, labels=labels, ci=ci)
     _check_columns(df, plan.columns)
-    states = df.select(*plan.columns).mapInArrow(_folder(plan), _SCHEMA)
-    parts = _num_partitions(df)
+    rows = df.select(*plan.columns)
+    parts, tasks = _num_partitions(df), _tasks(df)
+    if parts and tasks and parts > tasks:
+        # one Python task per core, each folding several partitions: a Python
+        # task costs far more to start than folding a partition's rows
+        rows, parts = rows.coalesce(tasks), tasks
+    states = rows.mapInArrow(_folder(plan), _SCHEMA)
     if parts is None or parts > MERGE_EVERY:
         groups = 1 + (parts or MERGE_EVERY) // MERGE_EVERY
         states = states.repartition(groups).mapInArrow(_merger(plan.template), _SCHEMA)

@@ -79,7 +79,7 @@ def test_a_null_is_refused(spark):
 
 
 def test_many_partitions_merge_in_a_second_stage(spark, monkeypatch):
-    monkeypatch.setattr(sms, "MERGE_EVERY", 3)
+    monkeypatch.setattr(sms, "MERGE_EVERY", 1)  # (8 partitions fold in 2 tasks, one per core)
     cols = table("binary", seed=5, rows=800)
     got = sms.evaluate(frame(spark, cols, 8), weight="w")
     assert_same(got, single(cols, "binary", weighted=True), exact_auc=False)
