@@ -69,6 +69,6 @@ _use_keyed_cache()
 #: (importing them raises ImportError naming the extra)
 collect_ignore = [
     f"streammetrics/{module}.py"
-    for module, extra in (("torch", "torch"), ("dask", "dask"))
+    for module, extra in (("torch", "torch"), ("dask", "dask"), ("spark", "pyspark"), ("ray", "ray"))
     if importlib.util.find_spec(extra) is None
 ]

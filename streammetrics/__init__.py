@@ -25,7 +25,8 @@ __version__ = "0.1.0"
 #: where each public name lives (imported on first access), names separated by spaces
 _HOMES = {
     "._protocol": "Accumulator BadShapeError BadValueError Batch CountOverflowError NoObservationsError NoWeightsError"
-    " Result SettingsMismatchError StateFileError load_state",
+    " Result SettingsMismatchError StateFileError load_state"
+    " from_bytes",
     ".evaluator": "Evaluator evaluate_batches",
     ".metrics.binary": "BinaryConfusion accuracy actual balanced_accuracy called f1 false_calls fbeta hits matthews"
     " missed precision_score recall_score rejected specificity",

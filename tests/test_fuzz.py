@@ -302,7 +302,7 @@ def _function_rows():
 FUNCTIONS = _function_rows()
 #: public functions that take no arrays to mutate: files and bootstraps (their hostile
 #: inputs are tested in test_hostile_states.py and test_bootstrap*.py)
-NOT_FUZZED = {"load_state", "compare"}
+NOT_FUZZED = {"load_state", "compare", "from_bytes"}  # state bytes: tests/test_state_bytes.py
 
 
 def test_every_public_function_is_fuzzed():

@@ -4,7 +4,7 @@ base class, results and the state file format.
 Every metric family builds on this layer only; nothing here knows a metric.
 """
 
-from .base import Accumulator, load_state
+from .base import Accumulator, from_bytes, load_state
 from .batch import Batch
 from .errors import (
     BadShapeError,
@@ -25,6 +25,7 @@ __all__ = [
     "Batch",
     "CountOverflowError",
     "Field",
+    "from_bytes",
     "NoObservationsError",
     "NoWeightsError",
     "RenderContext",

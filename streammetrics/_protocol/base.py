@@ -470,10 +470,34 @@ class Accumulator:
     def load(cls, path):
         """Read an accumulator written by :meth:`save`: ``FileNotFoundError``, or
         ``ValueError`` for a corrupt, foreign or other class's file."""
-        obj = load_state(path)
+        return cls._of_class(load_state(path), repr(os.fspath(path)))
+
+    def to_bytes(self) -> bytes:
+        """The state as bytes: exactly what :meth:`save` writes to a file (no
+        pickle), read back by :meth:`from_bytes` or
+        :func:`streammetrics.from_bytes`; taken under the lock.
+
+        >>> from streammetrics import RankAUC
+        >>> data = RankAUC().update([0, 1, 1], [0.2, 0.9, 0.4]).to_bytes()
+        >>> RankAUC.from_bytes(data).finalize().auc
+        1.0
+        """
+        with self._guard:
+            return statefile.dumps(type(self).__name__, self._settings(), self._state)
+
+    @classmethod
+    def from_bytes(cls, data):
+        """An accumulator of this class from :meth:`to_bytes`'s bytes, checked as
+        a loaded file is (bounded, every invariant): ``StateFileError`` for
+        corrupt, truncated, forged or another class's bytes."""
+        return cls._of_class(from_bytes(data), "the state bytes")
+
+    @classmethod
+    def _of_class(cls, obj, where: str):
+        """``obj``, refused unless of this class (any, called on the base class)."""
         if cls is not Accumulator and type(obj) is not cls:
             raise errors.StateFileError(
-                f"{os.fspath(path)!r} holds {errors.a_an(type(obj).__name__)} state, not {errors.a_an(cls.__name__)}"
+                f"{where} holds {errors.a_an(type(obj).__name__)} state, not {errors.a_an(cls.__name__)}"
             )
         return obj
 
@@ -542,6 +566,19 @@ def load_state(path) -> Accumulator:
     BinaryConfusion(threshold=None): n=3 accuracy=0.666667 f1=0.666667
     """
     cls, settings, arrays, where = statefile.read(path)
+    return cls._from_saved(settings, arrays, where)
+
+
+def from_bytes(data) -> Accumulator:
+    """Any accumulator from the bytes of ``to_bytes`` (the class is read from
+    them), checked as a loaded file is: ``StateFileError`` if they are not a
+    valid state, ``TypeError`` if not bytes.
+
+    >>> from streammetrics import BinaryConfusion, from_bytes
+    >>> from_bytes(BinaryConfusion().update([1, 0, 1], [1, 0, 0]).to_bytes())
+    BinaryConfusion(threshold=None): n=3 accuracy=0.666667 f1=0.666667
+    """
+    cls, settings, arrays, where = statefile.loads(data)
     return cls._from_saved(settings, arrays, where)
 
 

@@ -11,7 +11,8 @@ uncompressed, so a compressed member or one whose ``.npy`` header disagrees
 with its size is refused before anything is allocated. The header is at most
 :data:`MAX_HEADER_BYTES` long and :data:`MAX_DEPTH` deep, its integers fit
 ``int64``, its floats are finite. Every failure is a
-:class:`~.errors.StateFileError`.
+:class:`~.errors.StateFileError`. The same bytes travel without a file
+(:func:`dumps`, :func:`loads`: ``to_bytes`` and ``from_bytes``), checked alike.
 """
 
 from __future__ import annotations
@@ -70,10 +71,7 @@ def registry() -> dict:
 def write(path, class_name: str, settings: dict, arrays: dict[str, np.ndarray]) -> None:
     """Write a state file at exactly ``path`` (via a temporary file and a rename)."""
     path = os.fsdecode(os.fspath(path))  # bytes too: the temporary names are built as str
-    _check_settings_ints(settings, class_name)
-    header = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "class": class_name, "settings": settings}
-    members = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
-    members[_HEADER_KEY] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    members = _members(class_name, settings, arrays)
     folder, base = os.path.split(os.path.abspath(path))
     # a fresh name under a lock held while the save runs, so a later save can
     # tell (and remove) the leftover of a process killed while writing; created
@@ -97,6 +95,22 @@ def write(path, class_name: str, settings: dict, arrays: dict[str, np.ndarray]) 
         raise
     finally:
         owner.release()
+
+
+def dumps(class_name: str, settings: dict, arrays: dict[str, np.ndarray]) -> bytes:
+    """The bytes a state file of these would hold."""
+    out = io.BytesIO()
+    np.savez(out, **_members(class_name, settings, arrays))
+    return out.getvalue()
+
+
+def _members(class_name: str, settings: dict, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The arrays of a state file: the state's and the JSON header."""
+    _check_settings_ints(settings, class_name)
+    header = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "class": class_name, "settings": settings}
+    members = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
+    members[_HEADER_KEY] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    return members
 
 
 _TEMP_SUFFIX = ".smtmp"
@@ -208,9 +222,17 @@ def read(path):
     Nothing is allocated beyond the file's own size: see the module docstring.
     """
     path = os.fspath(path)
-    where = repr(path)
     with open(path, "rb") as fh:
         blob = fh.read()
+    return loads(blob, repr(path))
+
+
+def loads(blob, where: str = "the state bytes"):
+    """``(cls, settings, arrays, where)`` of a state file's bytes (``bytes``,
+    ``bytearray`` or ``memoryview``), checked as :func:`read` checks a file."""
+    if not isinstance(blob, (bytes, bytearray, memoryview)):
+        raise TypeError(f"a state is read from bytes, got {type(blob).__name__}")
+    blob = bytes(blob)
     if not blob.startswith(b"PK\x03\x04"):
         raise StateFileError(f"{where} is not a streammetrics state file (not a zip archive)")
     try:

@@ -1,0 +1,219 @@
+"""What the Spark and Ray integrations share: the evaluation a table asks for,
+Arrow columns folded into it, and states and errors sent back as bytes.
+
+A worker folds its rows into a copy of the plan's template (an
+:class:`~streammetrics.Evaluator`, or a :class:`~streammetrics.Sliced` one for
+``by=``) and sends back ``to_bytes()``; the driver reads them with
+``from_bytes`` (checked as an untrusted file), merges them and finalizes. An
+error met in a worker travels as JSON and is raised on the driver as the
+library's own exception, naming the column and the row.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._protocol import errors
+from ._protocol.base import Accumulator, check_ci, from_bytes
+from .evaluator import Evaluator
+from .sliced import Sliced
+
+#: the first byte of a value a worker sends: a state, or an error
+STATE, ERROR = b"S", b"E"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """An evaluation of a table: its template, the columns read and the level of the intervals."""
+
+    template: Accumulator
+    y: str
+    p: str
+    weight: str | None
+    by: tuple
+    ci: float | None
+
+    @property
+    def columns(self) -> list:
+        """The columns a worker reads, in order."""
+        return [self.y, self.p] + ([self.weight] if self.weight else []) + list(self.by)
+
+    def arguments(self) -> dict:
+        """Which column each argument of ``update`` reads, for messages."""
+        out = {"y": self.y, "p": self.p, "sample_weight": self.weight}
+        return {k: v for k, v in out.items() if v is not None}
+
+    def fold(self, acc: Accumulator, batch, where: str, first: int) -> int:
+        """Fold an Arrow record batch (or table) into ``acc``; return its rows. An
+        error names ``where``, the column and the row (``first`` rows on)."""
+        try:
+            y, p = numpy_column(batch.column(self.y), self.y), numpy_column(batch.column(self.p), self.p)
+            w = numpy_column(batch.column(self.weight), self.weight) if self.weight else None
+            if self.by:
+                keys = tuple(key_column(batch.column(c), c) for c in self.by)
+                acc.update(y, p, sample_weight=w, by=keys)
+            else:
+                acc.update(y, p, sample_weight=w)
+        except (ValueError, TypeError) as exc:
+            raise self.in_context(exc, where, first) from None
+        return batch.num_rows
+
+    def in_context(self, exc: Exception, where: str, first: int) -> Exception:
+        """``exc`` naming ``where`` and the column of its argument, ``first`` rows on."""
+        column = self.arguments().get(getattr(exc, "argument", None))
+        context = f"{where}, column {column!r}" if column else where
+        return errors.in_context(exc, context, first)
+
+    def finish(self, acc: Accumulator):
+        """The result of the merged state, as the single-process accumulator gives it."""
+        return acc.finalize(ci=self.ci) if self.ci is not None else acc.finalize()
+
+
+def make_plan(y, p, *, task=None, evaluator=None, weight=None, by=None, labels=None, ci=None) -> Plan:
+    """The :class:`Plan` of ``evaluate``'s arguments, checked before any job starts."""
+    for name, col in (("y", y), ("p", p), ("weight", weight)):
+        if not (col is None and name == "weight") and not isinstance(col, str):
+            raise TypeError(f"{name} must be a column name (a string), got {type(col).__name__}")
+    by = () if by is None else (by,) if isinstance(by, str) else tuple(by)
+    if not all(isinstance(c, str) for c in by):
+        raise TypeError("by must be a column name or a list of column names")
+    if evaluator is not None:
+        if task is not None or labels is not None:
+            raise ValueError("pass either evaluator= or task=/labels=, not both")
+        if not isinstance(evaluator, Evaluator):
+            raise TypeError(f"evaluator must be a streammetrics Evaluator, got {type(evaluator).__name__}")
+        if evaluator.n:
+            raise ValueError("evaluator must be empty (it is the template every partition copies)")
+        template = evaluator.copy()
+    else:
+        if task is None:
+            task = "binary" if labels is None else "multiclass"
+        template = Evaluator(task=task) if labels is None else Evaluator(task=task, labels=list(labels))
+    if by:
+        template = Sliced(template)
+    return Plan(template, y, p, weight, by, check_ci(ci))
+
+
+def numpy_column(col, name: str) -> np.ndarray:
+    """An Arrow column as numpy: a list or tensor column as a matrix (one row per
+    entry, all of one length), nulls as NaN (which the checks then refuse)."""
+    import pyarrow as pa
+
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    kind = col.type
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return _matrix(col, name)
+    if isinstance(col, pa.ExtensionArray) and hasattr(col, "to_numpy"):  # a tensor column (Ray)
+        return np.asarray(col.to_numpy())
+    if pa.types.is_null(kind):
+        return np.full(len(col), np.nan)
+    if col.null_count and (pa.types.is_integer(kind) or pa.types.is_boolean(kind)):
+        col = col.cast(pa.float64())
+    return col.to_numpy(zero_copy_only=False)
+
+
+def _matrix(col, name: str) -> np.ndarray:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(col)
+    if col.null_count:
+        row = int(np.argmax(col.is_null().to_numpy(zero_copy_only=False)))
+        raise errors.BadValueError(name, row, None, "a row of class scores is null")
+    if pa.types.is_fixed_size_list(col.type):
+        width = col.type.list_size
+    else:
+        sizes = pc.list_value_length(col).to_numpy(zero_copy_only=False)
+        width = int(sizes[0]) if n else 0
+        if n and (sizes != width).any():
+            row = int(np.argmax(sizes != width))
+            raise errors.BadValueError(name, row, int(sizes[row]), f"entries, but row 0 has {width}", relation="has")
+    values = numpy_column(col.flatten(), name)
+    return values.reshape(n, width)
+
+
+def key_column(col, name: str):
+    """A slice-key column, named and with its nulls masked (the null slice)."""
+    import pyarrow as pa
+
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    values = col.to_numpy(zero_copy_only=False)
+    mask = col.is_null().to_numpy(zero_copy_only=False) if col.null_count else False
+    out = np.ma.MaskedArray(values, mask=mask)
+    out.name = name
+    return out
+
+
+# ---------------------------------------------------------------------------
+# what a worker sends back
+
+
+def pack_state(acc: Accumulator) -> bytes:
+    return STATE + acc.to_bytes()
+
+
+def pack_error(exc: Exception) -> bytes:
+    """An error as JSON: its type and message, and a bad value's fields."""
+    d = {"type": type(exc).__name__, "message": str(exc)}
+    if isinstance(exc, errors.BadValueError):
+        index = list(exc.index) if isinstance(exc.index, tuple) else exc.index
+        value = exc.value if isinstance(exc.value, (int, float, str, bool, type(None))) else repr(exc.value)
+        d.update(argument=exc.argument, index=index, value=value, problem=exc.problem)
+        d.update(relation=exc.relation, context=exc.context, hint=exc.hint)
+    return ERROR + json.dumps(d, default=str).encode()
+
+
+#: the exceptions an error from a worker is raised as (others: ``ValueError``)
+_TYPES = {
+    cls.__name__: cls
+    for cls in (
+        errors.BadShapeError,
+        errors.NoObservationsError,
+        errors.SettingsMismatchError,
+        errors.StateFileError,
+        errors.CountOverflowError,
+        ValueError,
+        TypeError,
+    )
+}
+
+
+def unpack(value) -> Accumulator:
+    """The accumulator a worker sent, or its error raised as the library's own;
+    anything else is a :class:`~streammetrics.StateFileError`."""
+    value = bytes(value)
+    if value[:1] == STATE:
+        return from_bytes(value[1:])
+    if value[:1] != ERROR:
+        raise errors.StateFileError("a worker sent a value that is neither a state nor an error")
+    try:
+        d = json.loads(value[1:].decode())
+        kind, message = d["type"], str(d["message"])
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        raise errors.StateFileError("a worker sent an unreadable error") from None
+    if kind == "BadValueError":
+        index = tuple(d["index"]) if isinstance(d["index"], list) else d["index"]
+        raise errors.BadValueError(
+            d["argument"], index, d["value"], d["problem"], relation=d["relation"], context=d["context"], hint=d["hint"]
+        )
+    if kind == "NoWeightsError":
+        owner, _, reason = message.partition(" takes no sample_weight: ")
+        raise errors.NoWeightsError(owner, reason)
+    if kind == "WeightOverflowError":  # (its constructor words its own message)
+        exc = errors.WeightOverflowError.__new__(errors.WeightOverflowError)
+        exc.args = (message,)
+        raise exc
+    raise _TYPES.get(kind, ValueError)(message)
+
+
+def merged(values, template: Accumulator) -> Accumulator:
+    """The merge of the states (or the first error) sent back, in order."""
+    out = template.copy()
+    for v in values:
+        out.merge(unpack(v))
+    return out

@@ -1,0 +1,370 @@
+"""Evaluate a Spark DataFrame where it lives, with the single-process result.
+
+:func:`evaluate` folds each partition's Arrow record batches through
+``mapInArrow`` into one state (partitions beyond the cores coalesced, one
+task per core) (no pandas, no RDD: it runs on Spark Connect),
+sends the states back as bytes (checked like files), merges them, past
+:data:`MERGE_EVERY` partitions in a second ``mapInArrow`` stage first, and
+finalizes on the driver. :func:`exact_auc` computes the exact AUC and average
+precision by score ranges (as :func:`streammetrics.dask.exact_auc`), so that
+no process holds every distinct score. A bad value in a partition raises the
+library's own exception naming the partition, the column and the row.
+
+Requires the ``spark`` extra (``pip install 'streammetrics[spark]'``) and, for
+a local Spark, a Java runtime 17 or newer (:func:`local_session` says so when
+it is missing).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+try:
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+except ImportError as exc:  # pragma: no cover - exercised without the extra
+    raise ImportError("streammetrics.spark needs pyspark: pip install 'streammetrics[spark]'") from exc
+
+import numpy as np
+
+from ._engines import ERROR, Plan, make_plan, merged, pack_error, pack_state, unpack
+
+__all__ = ["MERGE_EVERY", "evaluate", "exact_auc", "local_session"]
+
+#: the most partitions whose states the driver merges itself; past it a second
+#: stage merges them in groups of this many first
+MERGE_EVERY = 256
+
+#: what a partition sends back: its index and its state's (or error's) bytes
+_SCHEMA = "part int, state binary"
+
+JAVA_HINT = (
+    "a local Spark needs a Java runtime 17 or newer{found}: install one (apt-get install openjdk-17-jre-headless, "
+    "brew install openjdk@17, or conda install -c conda-forge openjdk=17) and set JAVA_HOME to it"
+)
+
+
+def _partition() -> int:
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    return ctx.partitionId() if ctx is not None else 0
+
+
+def _one(part: int, value: bytes):
+    return pa.RecordBatch.from_arrays([pa.array([part], pa.int32()), pa.array([value], pa.binary())], ["part", "state"])
+
+
+def _folder(plan: Plan):
+    """The function ``mapInArrow`` runs on each partition: its rows into one state."""
+
+    def fold(batches):
+        part = _partition()
+        acc = plan.template.copy()
+        rows = 0
+        try:
+            for batch in batches:
+                rows += plan.fold(acc, batch, f"partition {part}", rows)
+            value = pack_state(acc)
+        except (ValueError, TypeError) as exc:
+            value = pack_error(exc)
+        yield _one(part, value)
+
+    return fold
+
+
+def _merger(template):
+    """The function of the second stage: a group of states into one (an error passes on)."""
+
+    def merge(batches):
+        rows = sorted((p, bytes(v)) for b in batches for p, v in zip(*b.to_pydict().values()))
+        if not rows:
+            return
+        errors = [(p, v) for p, v in rows if v[:1] == ERROR]
+        if errors:
+            yield _one(*errors[0])
+            return
+        try:
+            value = pack_state(merged([v for _, v in rows], template))
+        except (ValueError, TypeError) as exc:
+            value = pack_error(exc)
+        yield _one(rows[0][0], value)
+
+    return merge
+
+
+def _num_partitions(df) -> int | None:
+    """The partitions of ``df``, where Spark tells them without a job (not on Spark Connect)."""
+    try:
+        return df.rdd.getNumPartitions()
+    except Exception:  # Spark Connect has no RDD: unknown
+        return None
+
+
+def _tasks(df) -> int | None:
+    """How many tasks run at once (the default parallelism), where Spark says so."""
+    spark = df.sparkSession
+    try:
+        return spark.sparkContext.defaultParallelism
+    except Exception:  # Spark Connect: the setting, where it is set
+        try:
+            value = spark.conf.get("spark.default.parallelism", None)
+        except Exception:
+            return None
+        return int(value) if value else None
+
+
+def _collect(states) -> list:
+    """``[(part, bytes)]`` of a DataFrame of states, in partition order."""
+    if hasattr(states, "toArrow"):
+        table = states.toArrow()
+        rows = zip(table.column("part").to_pylist(), table.column("state").to_pylist())
+    else:  # pragma: no cover - before Spark 4
+        rows = ((r["part"], r["state"]) for r in states.collect())
+    return sorted((p, bytes(v)) for p, v in rows)
+
+
+def _check_columns(df, columns) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"the DataFrame has no column {missing[0]!r} (it has {', '.join(df.columns)})")
+
+
+def evaluate(df, y="label", p="prob", *, task=None, evaluator=None, weight=None, by=None, labels=None, ci=None):
+    """Evaluate the columns ``y`` (truths) and ``p`` (predictions) of a Spark DataFrame.
+
+    The result is what ``Evaluator(task=...).update(y, p).finalize(ci=ci)``
+    gives on the whole table in one process (with ``by=``, that of
+    ``Sliced(Evaluator(...))``): counts and the exact AUC identical, sums to
+    1e-12. ``task`` is a preset of :class:`~streammetrics.Evaluator`
+    (``"binary"`` by default, ``"multiclass"`` when ``labels`` are given);
+    ``evaluator`` an empty Evaluator of any members instead; ``weight`` a
+    column of sample weights; ``by`` a column or a list of columns whose
+    values are the slices; ``ci`` a confidence level for the intervals. Class
+    probabilities come as an ``array<double>`` column (``vector_to_array`` of
+    an ML vector). A bad value raises the library's exception (``BadValueError``)
+    naming the partition of the task that met it, the column, and the row's
+    position among the rows that task read.
+
+    >>> from streammetrics.spark import evaluate, local_session
+    >>> spark = local_session(2)  # doctest: +SKIP
+    >>> rows = [(i % 2, (i % 7) / 7) for i in range(100)]
+    >>> df = spark.createDataFrame(rows, "label int, prob double")  # doctest: +SKIP
+    >>> r = evaluate(df, "label", "prob", ci=0.95)  # doctest: +SKIP
+    >>> round(r.auc, 6), r.n  # doctest: +SKIP
+    (0.503, 100)
+    """
+    plan = make_plan(y, p, task=task, evaluator=evaluator, weight=weight, by=by, labels=labels, ci=ci)
+    _check_columns(df, plan.columns)
+    rows = df.select(*plan.columns)
+    parts, tasks = _num_partitions(df), _tasks(df)
+    if parts and tasks and parts > tasks:
+        # one Python task per core, each folding several partitions: a Python
+        # task costs far more to start than folding a partition's rows
+        rows, parts = rows.coalesce(tasks), tasks
+    states = rows.mapInArrow(_folder(plan), _SCHEMA)
+    if parts is None or parts > MERGE_EVERY:
+        groups = 1 + (parts or MERGE_EVERY) // MERGE_EVERY
+        states = states.repartition(groups).mapInArrow(_merger(plan.template), _SCHEMA)
+    acc = merged([v for _, v in _collect(states)], plan.template)
+    return plan.finish(acc)
+
+
+# ---------------------------------------------------------------------------
+# a local session
+
+
+def _java_major(java: str) -> int | None:
+    """The major version of the Java runtime ``java`` (``None`` if unreadable)."""
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    if not found:
+        return None
+    major = int(found.group(1))
+    return int(found.group(2) or 0) if major == 1 else major  # "1.8" is Java 8
+
+
+def check_java() -> None:
+    """``RuntimeError`` in one line when no Java 17 or newer is found (``JAVA_HOME``, then the ``PATH``)."""
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if not java or not os.path.exists(java):
+        raise RuntimeError(JAVA_HINT.format(found=" and none was found"))
+    major = _java_major(java)
+    if major is None or major < 17:
+        raise RuntimeError(JAVA_HINT.format(found=f" ({java} is {'unreadable' if major is None else major})"))
+
+
+def local_session(cores: int = 2, **conf):
+    """A local Spark session on ``cores`` cores (``local[cores]``), its UI off;
+    ``conf`` more settings (``spark.driver.memory="4g"``, written with
+    underscores for dots: ``spark_driver_memory="4g"``). Checks for Java first.
+    """
+    check_java()
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master(f"local[{int(cores)}]").appName("streammetrics")
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": str(max(2 * int(cores), 2)),
+    }
+    settings.update({k.replace("_", "."): str(v) for k, v in conf.items()})
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+# ---------------------------------------------------------------------------
+# exact AUC by score ranges
+
+
+def exact_auc(df, y="label", p="prob", *, weight=None, ranges: int = 16, cuts=None):
+    """Exact AUC and average precision of a DataFrame, by score ranges.
+
+    As :func:`streammetrics.dask.exact_auc`: the scores are cut into ranges
+    (``cuts``, or ``ranges`` near-equal ones from ``approxQuantile``), a first
+    pass counts each range's positives and negatives in every partition, the
+    rows are then shuffled by range and each range's exact state is built and
+    reduced where it lands (to ``2U``, its share of the average precision and
+    its distinct scores), so no process holds more than a few ranges' scores.
+    Without weights ``auc`` is bit for bit ``RankAUC``'s; with them within
+    1e-12. Returns a :class:`~streammetrics.dask.RangeResult`-like result
+    (``auc``, ``average_precision``, ``n_pos``, ``n_neg``, ``n``).
+
+    >>> from streammetrics.spark import exact_auc, local_session
+    >>> spark = local_session(2)  # doctest: +SKIP
+    >>> rows = [(i % 2, (i % 7) / 7) for i in range(100)]
+    >>> df = spark.createDataFrame(rows, "label int, prob double")  # doctest: +SKIP
+    >>> r = exact_auc(df, "label", "prob", ranges=4)  # doctest: +SKIP
+    >>> r.auc, r.n_pos, r.n_neg  # doctest: +SKIP
+    (0.503, 50, 50)
+    """
+    from ._protocol.errors import NoObservationsError
+    from .metrics.ranking.accumulator import check_count
+    from .metrics.ranking.ranges import RangeResult, combine, range_totals
+
+    columns = [y, p] + ([weight] if weight else [])
+    _check_columns(df, columns)
+    df = df.select(*columns)
+    if cuts is None:
+        ranges = check_count(ranges, "ranges", 1, True)
+        probs = [i / ranges for i in range(1, ranges)]
+        found = df.approxQuantile(p, probs, 1.0 / (20 * ranges)) if probs else []
+        cuts = np.unique(np.asarray([c for c in found if c is not None and np.isfinite(c)], np.float64) + 0.0)
+    else:
+        cuts = np.unique(np.asarray(cuts, np.float64) + 0.0)
+    weighted = weight is not None
+    parts = _collect(df.mapInArrow(_ranger(cuts, weighted, columns), _SCHEMA))
+    infos = [i for i in (_infos(v) for _, v in parts) if i[0]]  # (rows, masses) of every partition with rows
+    if not infos:
+        raise NoObservationsError(f"{y} and {p} are empty: the AUC needs at least one observation")
+    totals = range_totals(weighted, *infos)
+    keyed = df.withColumn("_range", _range_of(F.col(p), cuts))
+    R = cuts.shape[0] + 1
+    reduced = keyed.repartition(R, "_range").mapInArrow(_range_reducer(cuts, totals, weighted, columns), _SCHEMA)
+    stats = {}
+    for _, v in _collect(reduced):
+        for r, u, share, distinct in _stats(v):
+            stats[r] = (u, share, distinct)
+    ordered = [stats.get(r, (0, 0.0, 0)) for r in range(R)]
+    auc, ap = combine(totals, weighted, ordered)
+    (P, N), n = totals["total"], totals["rows"]
+    values = {"auc": auc, "average_precision": ap, "n_pos": P, "n_neg": N, "auc_lower": auc, "auc_upper": auc, "n": n}
+    meta = {"weighted": weighted, "cuts": cuts, "ranges": R, "distinct": [d for _, _, d in ordered]}
+    return RangeResult("AUCScores", values, meta)
+
+
+def _range_of(score, cuts):
+    """The range of each row's score: how many cuts are at or below it (as ``np.searchsorted(cuts, s, "right")``)."""
+    out = F.lit(0)
+    for c in cuts:
+        out = out + F.when(score >= F.lit(float(c)), 1).otherwise(0)
+    return out
+
+
+def _arrays(batch, columns):
+    from ._engines import numpy_column
+
+    return [numpy_column(batch.column(c), c) for c in columns]
+
+
+def _ranger(cuts, weighted, columns):
+    """First pass: each partition's rows and per-range masses (:func:`route_rows`)."""
+    from .metrics.ranking.ranges import route_rows
+
+    def masses(batches):
+        import json
+
+        part = _partition()
+        table = pa.Table.from_batches(list(batches))
+        try:
+            arrays = _arrays(table, columns) if table.num_rows else None
+            if arrays is None:
+                value = b"I" + json.dumps([0, []]).encode()
+            else:
+                w = arrays.pop() if weighted else None
+                (rows, m), *_ = route_rows(cuts, 0, 0, f"partition {part}", arrays, w)
+                value = b"I" + json.dumps([rows, m.tolist()]).encode()
+        except (ValueError, TypeError) as exc:
+            value = pack_error(exc)
+        yield _one(part, value)
+
+    return masses
+
+
+def _infos(value):
+    import json
+
+    if value[:1] == ERROR:
+        unpack(value)  # raises the partition's error
+    rows, masses = json.loads(value[1:].decode())
+    return rows, np.asarray(masses)
+
+
+def _range_reducer(cuts, totals, weighted, columns):
+    """Second pass: the ranges a partition holds, each reduced to its statistics."""
+    from .metrics.ranking import RankAUC
+    from .metrics.ranking.ranges import range_stats
+
+    def reduce(batches):
+        import json
+
+        part = _partition()
+        accs = {}
+        try:
+            for batch in batches:
+                arrays = _arrays(batch, columns)
+                w = arrays.pop() if weighted else None
+                which = batch.column("_range").to_numpy(zero_copy_only=False)
+                for r in np.unique(which):
+                    rows = which == r
+                    accs.setdefault(int(r), RankAUC()).update(
+                        *(a[rows] for a in arrays), sample_weight=None if w is None else w[rows]
+                    )
+            out = []
+            for r, acc in sorted(accs.items()):
+                st = acc.state_dict()
+                run = (st["lo"], st["weights" if weighted else "counts"])
+                u, share, distinct = range_stats(totals, r, weighted, run)
+                out.append([r, u, share, distinct])
+            value = b"R" + json.dumps(out).encode()
+        except (ValueError, TypeError) as exc:
+            value = pack_error(exc)
+        yield _one(part, value)
+
+    return reduce
+
+
+def _stats(value):
+    import json
+
+    if value[:1] == ERROR:
+        unpack(value)
+    return json.loads(value[1:].decode())
