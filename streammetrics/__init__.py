@@ -58,9 +58,9 @@ _HOME = {name: module for module, names in _HOMES.items() for name in names.spli
 __all__ = sorted(_HOME)
 #: submodules reachable as attributes (``sm.bootstrap.DEFAULT_GRID``) before an
 #: explicit ``import streammetrics.bootstrap``; the optional ones (``dask``,
-#: ``torch``, ``io``, ``cli``) raise their own ImportError naming the extra
+#: ``torch``, ``io``, ``cli``, ``spark``, ``ray``) raise their own ImportError naming the extra
 _SUBMODULES = frozenset(
-    "_kernels _protocol bootstrap cli comparison dask evaluator io metrics over_time report sliced torch".split()
+    "_kernels _protocol bootstrap cli comparison dask evaluator io metrics over_time ray report sliced spark torch".split()
 )
 
 
