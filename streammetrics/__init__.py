@@ -60,7 +60,8 @@ __all__ = sorted(_HOME)
 #: explicit ``import streammetrics.bootstrap``; the optional ones (``dask``,
 #: ``torch``, ``io``, ``cli``, ``spark``, ``ray``) raise their own ImportError naming the extra
 _SUBMODULES = frozenset(
-    "_kernels _protocol bootstrap cli comparison dask evaluator io metrics over_time ray report sliced spark torch".split()
+    "_kernels _protocol bootstrap cli comparison dask evaluator io metrics over_time ray report sliced spark"
+    " torch".split()
 )
 
 
