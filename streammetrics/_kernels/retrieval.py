@@ -74,14 +74,15 @@ def _gain(v, exp_gain):
 
 
 @kernel
-def query_values(starts, rel, score, ks, exp_gain, tie_avg, log_base, out, lo_col):
-    """Write the values of query ``i`` (rows ``starts[i]:starts[i + 1]``) into
-    ``out[i, lo_col:]`` (``len(ks) * 7 + 3`` columns); DCG discounts use
-    ``log_base`` (NDCG is a ratio: the base cancels)."""
-    nq = starts.shape[0] - 1
+def query_values(starts, ends, rel, score, w, ks, exp_gain, tie_avg, log_base, out):
+    """Write the values of query ``i`` (rows ``starts[i]:ends[i]``) into
+    ``out[i]`` (``len(ks) * 7 + 3`` columns), and the mean of its weights ``w``
+    after them where ``w`` is not empty; DCG discounts use ``log_base`` (NDCG
+    is a ratio: the base cancels)."""
+    nq = starts.shape[0]
     longest = 0
     for i in range(nq):
-        longest = max(longest, starts[i + 1] - starts[i])
+        longest = max(longest, ends[i] - starts[i])
     order = np.empty(max(longest, 1), np.int64)
     r = np.empty(max(longest, 1), np.float64)
     sc = np.empty(max(longest, 1), np.float64)
@@ -96,7 +97,7 @@ def query_values(starts, rel, score, ks, exp_gain, tie_avg, log_base, out, lo_co
         disc[i] = scale / np.log(i + 2.0)
     nk = ks.shape[0]
     for q in range(nq):
-        lo, hi = starts[q], starts[q + 1]
+        lo, hi = starts[q], ends[q]
         m = hi - lo
         _ranked(rel, score, lo, hi, order, r, sc, ideal)
         n_rel = 0
@@ -136,7 +137,7 @@ def query_values(starts, rel, score, ks, exp_gain, tie_avg, log_base, out, lo_co
                 if r[i] > 0:
                     hits += 1
                     ap += hits / (i + 1.0)
-            c = lo_col + 7 * j
+            c = 7 * j
             row[c] = dcg / idcg if idcg > 0 else 0.0
             row[c + 1] = dcg
             row[c + 2] = ap / n_rel if n_rel else 0.0
@@ -144,7 +145,7 @@ def query_values(starts, rel, score, ks, exp_gain, tie_avg, log_base, out, lo_co
             row[c + 4] = hits / n_rel if n_rel else 0.0
             row[c + 5] = 1.0 if hits else 0.0
             row[c + 6] = 1.0 / (first + 1.0) if 0 <= first < k else 0.0
-        c = lo_col + 7 * nk
+        c = 7 * nk
         row[c] = 1.0 / (first + 1.0) if first >= 0 else 0.0
         hits = 0
         for i in range(n_rel):
@@ -152,3 +153,8 @@ def query_values(starts, rel, score, ks, exp_gain, tie_avg, log_base, out, lo_co
                 hits += 1
         row[c + 1] = hits / n_rel if n_rel else 0.0
         row[c + 2] = 0.0 if n_rel else 1.0
+        if w.shape[0]:
+            total = 0.0
+            for i in range(lo, hi):
+                total += w[i]
+            row[c + 3] = total / m

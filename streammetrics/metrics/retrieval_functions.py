@@ -63,8 +63,9 @@ def _per_query(t, s, k, *, exp_gain=False, tie_avg=False, log_base=2.0) -> np.nd
     nq, m = t.shape
     ks = np.array([_cut(k, m)], np.int64)
     out = np.empty((nq, len(PER_K) + 3), np.float64)
-    starts = np.arange(nq + 1, dtype=np.int64) * m
-    query_values(starts, t.reshape(-1), np.ascontiguousarray(s).reshape(-1), ks, exp_gain, tie_avg, log_base, out, 0)
+    starts = np.arange(nq, dtype=np.int64) * m
+    rel, score = t.reshape(-1), np.ascontiguousarray(s).reshape(-1)
+    query_values(starts, starts + m, rel, score, np.zeros(0), ks, exp_gain, tie_avg, log_base, out)
     return out
 
 
