@@ -195,3 +195,44 @@ def test_bad_settings_and_states_are_refused():
         sm.RetrievalScores(k=2, grouped=True).load_state_dict(dict(state, sums=sums))
     with pytest.raises(ValueError, match="per_query=True"):
         acc.query_table()
+
+
+def _grouped_rows(seed=0, queries=240):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 12, queries)
+    q = np.repeat(np.arange(queries) * 7, sizes)
+    rel = rng.integers(0, 3, q.size)
+    s = np.round(rng.random(q.size), 2)
+    return q, rel, s
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_sliced_by_query_group_equals_each_group_alone(grouped):
+    q, rel, s = _grouped_rows()
+    group = np.array(["us", "fr", "de"])[(q // 7) % 3]
+    sliced = sm.Sliced(sm.RetrievalScores(k=(1, 5), grouped=grouped))
+    for lo in range(0, q.size, 401):
+        part = slice(lo, lo + 401)
+        sliced.update(q[part], rel[part], s[part], by=group[part])
+    r = sliced.finalize()
+    for g in ("us", "fr", "de"):
+        at = group == g
+        assert_results_equal(r.slices[g], sm.RetrievalScores(k=(1, 5)).update(q[at], rel[at], s[at]).finalize())
+
+
+def test_bootstrap_keyed_by_query_reweights_whole_queries():
+    q, rel, s = _grouped_rows(1)
+    results = []
+    for grouped in (False, True):
+        boot = sm.Bootstrap(sm.RetrievalScores(k=(1, 5), grouped=grouped), replicates=40, seed=3)
+        for lo in range(0, q.size, 333):
+            part = slice(lo, lo + 333)
+            boot.update(q[part], rel[part], s[part], key=q[part])
+        results.append(boot.finalize(ci=0.9))
+    plain = sm.RetrievalScores(k=(1, 5)).update(q, rel, s).finalize()
+    for r in results:
+        assert r.mrr == pytest.approx(plain.mrr, rel=1e-12)
+        assert r.mrr_ci_lower < plain.mrr < r.mrr_ci_upper
+    # a query's rows share their replicate weight: grouped or not, the same replicates
+    assert results[0].mrr_ci_lower == pytest.approx(results[1].mrr_ci_lower, rel=1e-12)
+    assert results[0].mrr_ci_upper == pytest.approx(results[1].mrr_ci_upper, rel=1e-12)
