@@ -327,8 +327,11 @@ class Evaluator(Accumulator):
         A bad batch raises ``ValueError`` (or ``TypeError``) naming the argument
         and its first offending position and leaves every member unchanged.
         """
+        if len(self._names) == 2 and len(arrays) == 3 and sample_weight is None:
+            *arrays, sample_weight = arrays  # update(y, p, w): the weights third, as ever
         if len(arrays) != len(self._names):
             raise TypeError(f"expected {len(self._names)} arrays ({', '.join(self._names)}), got {len(arrays)}")
+        arrays = tuple(arrays)
         plan = self._plan_for(arrays)
         if plan.lead is None or len(self._names) != 2:
             return self.fold(self.prepare(*arrays, sample_weight=sample_weight))

@@ -9,7 +9,7 @@ from .._protocol import state as S
 from .._protocol.base import Accumulator
 from .._protocol.errors import BadValueError
 from .._protocol.inputs import ClusterLabels, Finite
-from .._protocol.result import Result
+from .._protocol.result import Result, grid
 from .._protocol.state import Field
 from .._protocol.terms import add_pairs
 
@@ -48,6 +48,19 @@ class RetrievalResult(Result):
     __slots__ = ()
     title = "Ranking and retrieval"
     counts = ("queries", "empty_queries")
+
+    def section(self, ctx, names=None):
+        values = self.report_values()
+        per_k = [f for f in values if isinstance(values[f], np.ndarray) and f != "k"]
+        lines = self._scalar_lines([f for f in values if f not in per_k], names)
+        cells = [[values[f][i] for f in per_k] for i in range(len(self.k))]
+        return [*lines, "", *grid(cells, [f"@{k}" for k in self.k], [self._shown(f, names) for f in per_k])]
+
+    def plot(self, folder, ctx):
+        from ..report import plots
+
+        shown = {name: self[name] for name in ("ndcg", "map", "precision", "recall", "hit_rate")}
+        return [plots.at_k(list(self.k), shown, self.queries, folder)]
 
 
 class RetrievalScores(Accumulator):
