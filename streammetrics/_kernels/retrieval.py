@@ -24,32 +24,36 @@ PER_K = ("ndcg", "dcg", "map", "precision", "recall", "hit_rate", "mrr")
 #: the values of the whole ranking after the per-k ones
 WHOLE = ("mrr", "r_precision", "empty")
 
-_SMALL = 32  # segments up to this long are sorted by insertion
+_SMALL = 64  # segments up to this long are sorted by insertion
 
 
 @inline
-def _ranked(rel, score, lo, hi, order, r, sc, ideal):
+def _ranked(rel, score, lo, hi, r, sc, ideal, reach):
     """Rank rows ``lo:hi``: ``r`` and ``sc`` their relevances and scores by
-    decreasing score (ties: least relevant first), ``ideal`` the relevances
-    in decreasing order."""
+    decreasing score (ties: least relevant first), ``ideal`` the ``reach``
+    highest relevances in decreasing order."""
     m = hi - lo
-    if m <= _SMALL:
+    if m <= _SMALL:  # insertion sorts of the values themselves
         for i in range(m):
-            j = i
             s, v = score[lo + i], rel[lo + i]
-            while j > 0 and (score[order[j - 1]] < s or (score[order[j - 1]] == s and rel[order[j - 1]] > v)):
-                order[j] = order[j - 1]
-                j -= 1
-            order[j] = lo + i
-        for i in range(m):
-            r[i] = rel[order[i]]
-            sc[i] = score[order[i]]
-            v = r[i]
             j = i
+            while j > 0 and (sc[j - 1] < s or (sc[j - 1] == s and r[j - 1] > v)):
+                sc[j] = sc[j - 1]
+                r[j] = r[j - 1]
+                j -= 1
+            sc[j] = s
+            r[j] = v
+        held = 0
+        for i in range(m):
+            v = rel[lo + i]
+            if held == reach and not v > ideal[held - 1]:
+                continue
+            j = held if held < reach else reach - 1
             while j > 0 and ideal[j - 1] < v:
                 ideal[j] = ideal[j - 1]
                 j -= 1
             ideal[j] = v
+            held = min(held + 1, reach)
         return
     idx = np.argsort(-score[lo:hi], kind="mergesort")
     for i in range(m):
@@ -83,7 +87,6 @@ def query_values(starts, ends, rel, score, w, ks, exp_gain, tie_avg, log_base, o
     longest = 0
     for i in range(nq):
         longest = max(longest, ends[i] - starts[i])
-    order = np.empty(max(longest, 1), np.int64)
     r = np.empty(max(longest, 1), np.float64)
     sc = np.empty(max(longest, 1), np.float64)
     ideal = np.empty(max(longest, 1), np.float64)
@@ -99,7 +102,7 @@ def query_values(starts, ends, rel, score, w, ks, exp_gain, tie_avg, log_base, o
     for q in range(nq):
         lo, hi = starts[q], ends[q]
         m = hi - lo
-        _ranked(rel, score, lo, hi, order, r, sc, ideal)
+        _ranked(rel, score, lo, hi, r, sc, ideal, min(m, kmax))
         n_rel = 0
         first = -1
         for i in range(m):

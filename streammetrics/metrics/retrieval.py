@@ -216,8 +216,8 @@ class RetrievalScores(Accumulator):
 
     def _fold(self, arrays, w):
         q, rel, s = arrays
-        if _first_bad_relevance(rel) >= 0 or not np.isfinite(s).all():
-            return 1
+        if not (rel.min() >= 0 and rel.max() < np.inf and np.isfinite(s.min()) and np.isfinite(s.max())):
+            return 1  # (a NaN is the min and the max)
         weights = w if w.shape[0] else np.ones(q.shape[0])
         if not self.grouped:
             self._open.append((q.copy(), rel.copy(), s.copy(), weights.copy()))
@@ -253,9 +253,9 @@ class RetrievalScores(Accumulator):
             self._score(*parts, np.zeros(1, np.int64), np.array([parts[0].shape[0]], np.int64))
             open_rows = [a[~mine] for a in open_rows]
         self._score(*batch, lo[fold], hi[fold])
-        opened = np.repeat(keep, hi - lo)
+        kept = np.flatnonzero(keep)  # a few runs: the first and the last, mostly
         foreign = open_rows[0] if mode != 2 else open_rows[0][open_rows[0] != last]
-        self._open = [tuple(np.concatenate([a, b[opened]]) for a, b in zip(open_rows, batch))]
+        self._open = [tuple(np.concatenate([a, *(b[lo[i] : hi[i]] for i in kept)]) for a, b in zip(open_rows, batch))]
         head = mode == 0 or (mode == 1 and ids[0] == last)
         tail[0] = 1 if (head and ids.shape[0] == 1) or np.isin(ids[-1], foreign) else 2
         tail[1] = ids[-1]
@@ -374,8 +374,9 @@ def _grouped_runs(q):
     query whose rows are not contiguous (at its second run)."""
     lo, hi = _runs(q)
     ids = q[lo]
-    if np.unique(ids).shape[0] == ids.shape[0]:
-        return lo, hi
+    steps = np.diff(ids)
+    if steps.size == 0 or (steps > 0).all() or (steps < 0).all() or np.unique(ids).shape[0] == ids.shape[0]:
+        return lo, hi  # (ids in order, the common case, need no hashing)
     seen = set()
     for v in ids.tolist():
         if v in seen:
