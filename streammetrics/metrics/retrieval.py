@@ -298,6 +298,8 @@ class RetrievalScores(Accumulator):
         if total <= 0:
             raise ValueError("the sample weights of the queries sum to zero: the scores are undefined")
         means = sums[: self.n_values] / denominator if denominator > 0 else np.zeros(self.n_values)
+        if not np.isfinite(means).all():
+            raise ValueError("relevances so large that a DCG passes float64's range: the scores are undefined")
         nk = len(self.k)
         per_k = means[: len(PER_K) * nk].reshape(nk, len(PER_K))
         values = {"k": np.array(self.k, np.int64)}

@@ -66,6 +66,8 @@ def _per_query(t, s, k, *, exp_gain=False, tie_avg=False, log_base=2.0) -> np.nd
     starts = np.arange(nq, dtype=np.int64) * m
     rel, score = t.reshape(-1), np.ascontiguousarray(s).reshape(-1)
     query_values(starts, starts + m, rel, score, np.zeros(0), ks, exp_gain, tie_avg, log_base, out)
+    if not np.isfinite(out).all():
+        raise ValueError("y_true holds relevances so large that a DCG passes float64's range")
     return out
 
 
