@@ -45,6 +45,9 @@ _HOMES = {
     ".metrics.deviance": "TweedieDeviance d2_tweedie_score mean_gamma_deviance mean_poisson_deviance"
     " mean_tweedie_deviance",
     ".metrics.topk": "TopKAccuracy top_k_accuracy",
+    ".metrics.retrieval": "RetrievalScores",
+    ".metrics.retrieval_functions": "coverage_error dcg_score label_ranking_average_precision_score label_ranking_loss"
+    " map_at_k mrr_score ndcg_score precision_at_k recall_at_k",
     ".metrics.silhouette": "silhouette silhouette_samples silhouette_score silhouettes",
     ".report": "EvaluationReport",
     ".sliced": "Sliced SlicedResult",

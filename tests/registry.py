@@ -42,6 +42,7 @@ class Case:
     other: Callable[[], Any] | None = None  # same class, other settings
     rtol: float = 1e-12
     expected_rtol: float = 1e-10
+    ordered: bool = False  # its rows must come in their order (grouped by query): no interleaved threads
 
     def __repr__(self) -> str:
         return self.name
@@ -230,6 +231,68 @@ def _ref_top_k(arrays, w, k, labels=None):
     y, P = arrays
     y = _codes(y, labels)
     return {"top_k_accuracy": skm.top_k_accuracy_score(y, P, k=k, labels=range(P.shape[1]), sample_weight=w)}
+
+
+def _queries(rng, grouped=False, weighted=True):
+    """Rows of queries (ties, queries with no relevant row, with fewer rows than
+    k); grouped: each query contiguous and within one batch of ``batches()``."""
+    if grouped:
+        sizes = []
+        for part in (7, 31, 1, N - 39):
+            while part:
+                sizes.append(min(part, int(rng.integers(1, 13))))
+                part -= sizes[-1]
+        q = np.repeat(rng.permutation(10**6)[: len(sizes)], sizes)
+    else:
+        q = rng.integers(0, 40, N) * 1000 - 7
+    rel = rng.integers(0, 4, N) * (rng.random(N) < 0.4)
+    s = np.round(rng.random(N) + 0.3 * rel, 1)
+    w = None
+    if weighted:  # a query's rows share its weight
+        _, inverse = np.unique(q, return_inverse=True)
+        w = (rng.random(inverse.max() + 1) * 2 + 0.1)[inverse]
+    return (q, rel, s), w
+
+
+def ref_retrieval(arrays, w, k=(1, 5, 10), empty="zero"):
+    """Mean scores per k over queries, each from its rows alone (scikit-learn's
+    ndcg and dcg, sorting for the others; ties: least relevant first)."""
+    q, rel, s = (np.asarray(a) for a in arrays)
+    per = {name: [] for name in ("ndcg", "dcg", "map", "precision", "recall", "hit_rate", "mrr_at_k")}
+    whole, weights, empties = {"mrr": [], "r_precision": []}, [], []
+    for v in np.unique(q):
+        at = q == v
+        t, sc = rel[at].astype(float), s[at]
+        weights.append(1.0 if w is None else float(np.mean(w[at])))
+        r = t[np.lexsort((t, -sc))] > 0
+        n_rel, first = r.sum(), np.flatnonzero(r)
+        empties.append(n_rel == 0)
+        row = {name: [] for name in per}
+        for cut in k:
+            top = r[:cut]
+            if t.size > 1:
+                row["ndcg"].append(skm.ndcg_score([t], [sc], k=cut))
+                row["dcg"].append(skm.dcg_score([t], [sc], k=cut))
+            else:
+                row["ndcg"].append(float(t[0] > 0))
+                row["dcg"].append(t[0])
+            prec = np.cumsum(top) / np.arange(1, top.size + 1)
+            row["map"].append((prec * top).sum() / n_rel if n_rel else 0.0)
+            row["precision"].append(top.sum() / cut)
+            row["recall"].append(top.sum() / n_rel if n_rel else 0.0)
+            row["hit_rate"].append(float(top.any()))
+            row["mrr_at_k"].append(1 / (first[0] + 1) if first.size and first[0] < cut else 0.0)
+        for name in per:
+            per[name].append(row[name])
+        whole["mrr"].append(1 / (first[0] + 1) if first.size else 0.0)
+        whole["r_precision"].append(r[:n_rel].sum() / n_rel if n_rel else 0.0)
+    weights, empties = np.array(weights), np.array(empties)
+    if empty == "skip":
+        weights = weights * ~empties
+    out = {name: np.average(np.array(v), axis=0, weights=weights) for name, v in per.items()}
+    out.update({name: np.average(v, weights=weights) for name, v in whole.items()})
+    out.update(queries=len(empties), empty_queries=int(empties.sum()))
+    return out
 
 
 def _ref_multilabel(arrays, w, threshold=None):
@@ -651,6 +714,29 @@ CASES = [
             (([0, -1], [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), {}, r"y\[1\] = -1"),
         ],
         other=lambda: sm.TopKAccuracy(2),
+    ),
+    Case(
+        "RetrievalScores",
+        lambda: sm.RetrievalScores(),
+        _queries,
+        ref_retrieval,
+        exact=False,
+        bad=[
+            (([1, 1], [1, -1], [0.5, 0.4]), {}, r"relevance\[1\] = -1.0: relevance must be finite and non-negative"),
+            (([1, 1], [1, 0], [0.5, NAN]), {}, r"score\[1\] = nan"),
+            (([1, 1.5], [1, 0], [0.5, 0.4]), {}, r"query\[1\] = 1.5"),
+        ],
+        other=lambda: sm.RetrievalScores(k=(1, 5)),
+    ),
+    Case(
+        "RetrievalScores(grouped, exp gain, pessimistic ties, skip empty)",
+        lambda: sm.RetrievalScores(k=(2, 3), gain="exp", ties="pessimistic", empty="skip", grouped=True),
+        lambda rng: _queries(rng, grouped=True, weighted=False),
+        None,
+        exact=False,
+        bad=[(([1, 2, 1], [1, 0, 0], [0.5, 0.4, 0.1]), {}, r"query\[2\] = 1: with grouped=True")],
+        ordered=True,
+        other=lambda: sm.RetrievalScores(k=(2, 3), gain="exp", ties="pessimistic", grouped=True),
     ),
     Case(
         "MultilabelConfusion",

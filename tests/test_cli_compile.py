@@ -70,10 +70,15 @@ def test_an_empty_cache_compiles_at_first_use():
 def test_tasks_are_dealt_to_balance_the_workers(monkeypatch):
     # the costliest first, each to the worker with the least so far
     monkeypatch.setattr(
-        P, "COST", {"binary": 28.0, "multiclass": 10.0, "multilabel": 9.0, "clustering": 9.0, "regression": 3.5}
+        P,
+        "COST",
+        {"binary": 28.0, "multiclass": 10.0, "multilabel": 9.0, "clustering": 9.0, "regression": 3.5, "ranking": 3.0},
     )
-    assert P._shares(list(P.UNITS), 2) == [["binary", "regression"], ["multiclass", "multilabel", "clustering"]]
-    assert P._shares(list(P.UNITS), 1) == [["binary", "multiclass", "multilabel", "clustering", "regression"]]
+    two = [["binary", "regression"], ["multiclass", "multilabel", "clustering", "ranking"]]
+    assert P._shares(list(P.UNITS), 2) == two
+    assert P._shares(list(P.UNITS), 1) == [
+        ["binary", "multiclass", "multilabel", "clustering", "regression", "ranking"]
+    ]
     assert P._shares(["regression", "binary", "regression"], 8) == [["binary"], ["regression"]]
     monkeypatch.undo()
     # every task of the command has its units and its cost

@@ -288,7 +288,7 @@ def test_clustering_protocol_and_sklearn(rng):
 # ------------------------------------------------------------ settings, files
 def test_settings_are_checked():
     with pytest.raises(ValueError, match="task must be one of"):
-        Evaluator("ranking")
+        Evaluator("forecasting")
     with pytest.raises(ValueError, match="threshold applies to task='binary' only"):
         Evaluator("regression", threshold=0.3)
     with pytest.raises(ValueError, match="n_classes applies"):

@@ -296,6 +296,12 @@ def _function_rows():
     rows["silhouette_samples"] = (sm.silhouette_samples, (X, c3))
     rows["silhouette"] = (sm.silhouette, (d, m))
     rows["silhouettes"] = (sm.silhouettes, (d, m))
+    rel = np.array([[3.0, 2, 0, 1], [0, 1, 1, 0]])
+    sc = np.array([[0.9, 0.1, 0.8, 0.4], [0.3, 0.6, 0.2, 0.5]])
+    for name in ("ndcg_score", "dcg_score", "mrr_score", "map_at_k", "precision_at_k", "recall_at_k"):
+        rows[name] = (getattr(sm, name), (rel, sc))
+    for name in ("label_ranking_average_precision_score", "coverage_error", "label_ranking_loss"):
+        rows[name] = (getattr(sm, name), ((rel > 0).astype(np.int64), sc))
     return rows
 
 

@@ -36,6 +36,8 @@ def _batches(case, pieces=40):
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_two_threads_on_one_accumulator_lose_nothing(case):
+    if case.ordered:
+        pytest.skip("two threads interleave the rows of its ordered stream")
     batches = _batches(case)
     alone = case.make()
     for args, w in batches:

@@ -13,6 +13,7 @@ from .common import AUTO_LABELS, CommandError, Reservoir, need_matplotlib, note,
 from .compiling import CompileWatch
 from .output import check_outputs, finalize, report, save_state
 from .progress import Progress
+from .ranking import ranking_settings
 from .shards import columns_of, evaluate_sources, make_evaluator
 from .windows import evaluate_over_time, time_columns
 
@@ -22,6 +23,7 @@ __all__ = ["cmd_evaluate", "cmd_merge", "read_labels", "settings_from"]
 #: the options of some tasks only (by attribute, checked in this order): their tasks
 _ONLY = {"n_labels": ("multilabel",), "threshold": ("binary", "multilabel"), "scores": ("binary",)}
 _ONLY.update(dict.fromkeys(("n_classes", "labels", "top_k", "auc"), ("multiclass",)))
+_ONLY.update(dict.fromkeys(("query", "relevance", "score", "k", "grouped"), ("ranking",)))
 
 
 def settings_from(args) -> dict:
@@ -36,6 +38,8 @@ def settings_from(args) -> dict:
     if len(args.p) > 1 and task not in ("multiclass", "multilabel"):
         raise CommandError(f"--p takes several columns for --task multiclass and multilabel only (task is {task})")
     settings = {"task": task}
+    if task == "ranking":
+        settings.update(ranking_settings(args))
     if task in ("binary", "multiclass"):
         settings["calibration_bins"] = args.calibration_bins
     # the AUC: exact within the memory budget, or bounded by --max-bins
@@ -159,8 +163,8 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
         need_matplotlib()
     check_outputs(args)
     classes = settings["task"] == "multiclass"
-    by = tuple(settings.get("by", ())) + time_columns(args)
-    cols = columns_of(args, args.p, settings.get("labels"), classes, by=by)
+    keys = tuple(settings.get("by", ())) + time_columns(args)
+    cols = columns_of(args, args.p, settings.get("labels"), classes, by=(args.query, *keys) if args.query else keys)
     try:
         sources = [open_source(f, cols) for f in expand_paths(args.paths)]
         if settings.get("labels") == AUTO_LABELS:

@@ -23,7 +23,7 @@ DEFAULT_MEMORY = "1GB"
 DEFAULT_MEMORY_BYTES = 10**9
 DEMO_ROWS = 5_000_000
 DEMO_SHARDS = 5
-TASKS = ("binary", "multiclass", "multilabel", "regression", "clustering")
+TASKS = ("binary", "multiclass", "multilabel", "regression", "clustering", "ranking")
 PROGRESS = ("auto", "always", "never")
 #: ``--labels auto``: the labels are read from the files in a first pass
 AUTO_LABELS = "auto"

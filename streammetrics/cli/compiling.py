@@ -209,6 +209,15 @@ def _clustering(rng, frozen):
     sm.silhouette_score(X, labels)
 
 
+def _ranking(rng, frozen):
+    import streammetrics as sm
+
+    q, rel, s = _inputs(frozen, np.arange(ROWS) // 7, rng.integers(0, 3, ROWS), rng.random(ROWS))
+    for grouped in (False, True):
+        _round_trip(sm.Evaluator(task="ranking", grouped=grouped).update(q, rel, s))
+    sm.ndcg_score(rng.integers(0, 3, (9, 7)), rng.random((9, 7)))
+
+
 #: the units of work by task (a task's units share kernels: they go to one worker)
 UNITS = {
     "binary": [("binary", _binary), ("binary slices and bootstrap", _binary_slices)],
@@ -216,10 +225,11 @@ UNITS = {
     "multilabel": [("multilabel", _multilabel)],
     "clustering": [("clustering", _clustering)],
     "regression": [("regression", _regression)],
+    "ranking": [("ranking", _ranking)],
 }
 
 #: the weights :func:`_shares` balances: each task's seconds of compiling from an empty cache
-COST = {"binary": 38.0, "multiclass": 13.0, "multilabel": 14.0, "clustering": 8.0, "regression": 4.0}
+COST = {"binary": 38.0, "multiclass": 13.0, "multilabel": 14.0, "clustering": 8.0, "regression": 4.0, "ranking": 5.0}
 
 
 def _shares(tasks: list[str], jobs: int) -> list[list[str]]:

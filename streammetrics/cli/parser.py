@@ -163,6 +163,12 @@ def _add_evaluate(sub, out) -> None:
     ev.add_argument("--p", action="append", metavar="COL", help=h["--p"])
     ev.add_argument("--weight", metavar="COL", help="column of sample weights")
     ev.add_argument("--by", action="append", metavar="COL", help=h["--by"])
+    ev.add_argument("--query", metavar="COL", help="ranking: column of the query ids (integers or text)")
+    ev.add_argument("--relevance", metavar="COL", help="ranking: column of the graded relevance (default: relevance)")
+    ev.add_argument("--score", metavar="COL", help="ranking: column of the scores that rank a query's rows")
+    ev.add_argument("--k", metavar="K,K,...", help="ranking: the cut-offs, such as 1,5,10 (default: 1,5,10)")
+    grouped = "ranking: each query's rows are contiguous in each file (scored as the next query starts)"
+    ev.add_argument("--grouped", action="store_true", help=grouped)
     ev.add_argument("--max-slices", type=_positive_int, metavar="N", help=h["--max-slices"])
     ev.add_argument("--threshold", type=_finite_float, metavar="T", help=h["--threshold"])
     ev.add_argument("--scores", choices=("probability", "score"), help=h["--scores"])

@@ -9,11 +9,13 @@ from streammetrics import BadShapeError, BadValueError, Evaluator, Sliced
 from streammetrics.io import ColumnSpec, InputError
 
 from .common import CommandError
+from .ranking import QueryCodes
 
 __all__ = ["columns_of", "make_evaluator", "evaluate_sources", "translate"]
 
 #: the role of each argument name of ``update`` the library reports: y, p or w
 _ROLE = {"y": "y", "labels_true": "y", "p": "p", "labels_pred": "p", "sample_weight": "w", "by": "by"}
+_ROLE.update(relevance="y", score="p")
 _SCORES_HINT = " (for unbounded scores such as logits, pass --scores score)"
 
 
@@ -47,10 +49,10 @@ class _KeyColumn(np.ndarray):
     name: str = "by"
 
 
-def _keys(src, chunk):
-    """The ``by`` argument of a chunk: its key columns, named as in the file."""
+def _keys(src, chunk, skip=0):
+    """The ``by`` argument of a chunk: its key columns (the first ``skip`` left out), named as in the file."""
     cols = []
-    for name, values in zip(src.columns.by, chunk.keys):
+    for name, values in list(zip(src.columns.by, chunk.keys))[skip:]:
         col = np.asarray(values).view(_KeyColumn)
         col.name = name
         cols.append(col)
@@ -110,6 +112,7 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
     """
     total = make_evaluator(settings)
     sliced = isinstance(total, Sliced)
+    queries = QueryCodes() if settings["task"] == "ranking" else None  # the first key column
     shards = []
     done = 0
     try:
@@ -118,10 +121,11 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
             progress.start(src)
             for chunk in src.chunks(chunk_rows):
                 try:
+                    arrays = (chunk.y, chunk.p) if queries is None else (queries(chunk.keys[0]), chunk.y, chunk.p)
                     if sliced:
-                        ev.update(chunk.y, chunk.p, sample_weight=chunk.w, by=_keys(src, chunk))
+                        ev.update(*arrays, sample_weight=chunk.w, by=_keys(src, chunk, queries is not None))
                     else:
-                        ev.update(chunk.y, chunk.p, chunk.w)
+                        ev.update(*arrays, sample_weight=chunk.w)
                 except (ValueError, TypeError) as exc:
                     raise translate(exc, src, chunk, settings["task"]) from None
                 if sample is not None:

@@ -320,16 +320,21 @@ class Evaluator(Accumulator):
             self._n += batch.n
         return self
 
-    def update(self, y, p, sample_weight=None):
-        """Fold in one batch of truths ``y`` and predictions ``p``; return ``self``.
+    def update(self, *arrays, sample_weight=None):
+        """Fold in one batch of truths ``y`` and predictions ``p`` (or the
+        arrays the members take, such as query, relevance and score); return ``self``.
 
         A bad batch raises ``ValueError`` (or ``TypeError``) naming the argument
         and its first offending position and leaves every member unchanged.
         """
-        arrays = (y, p)
+        if len(self._names) == 2 and len(arrays) == 3 and sample_weight is None:
+            *arrays, sample_weight = arrays  # update(y, p, w): the weights third, as ever
+        if len(arrays) != len(self._names):
+            raise TypeError(f"expected {len(self._names)} arrays ({', '.join(self._names)}), got {len(arrays)}")
+        arrays = tuple(arrays)
         plan = self._plan_for(arrays)
         if plan.lead is None or len(self._names) != 2:
-            return self.fold(self.prepare(y, p, sample_weight=sample_weight))
+            return self.fold(self.prepare(*arrays, sample_weight=sample_weight))
         if sample_weight is not None and not self.takes_weights:
             raise self._weights_error()
         converted, w, n = convert(plan.inputs, arrays, sample_weight)

@@ -23,6 +23,7 @@ from ..metrics.multilabel import MultilabelConfusion, MultilabelRankAUC, label_s
 from ..metrics.probability import ClassProbabilityScores, ProbabilityScores
 from ..metrics.ranking import RankAUC
 from ..metrics.regression import RegressionErrors
+from ..metrics.retrieval import RetrievalScores
 from ..metrics.topk import TopKAccuracy
 
 __all__ = ["Preset", "PRESETS", "TASKS", "SCORE_KINDS", "DEFAULT_THRESHOLD"]
@@ -189,6 +190,11 @@ def _describe_multilabel(s):
     return f"({s['n_labels']} labels, scores, threshold {s['threshold']:g}{_describe_auc(s, prefix='AUC ')})"
 
 
+def _check_ranking(s):
+    acc = RetrievalScores(s["k"], gain=s["gain"], ties=s["ties"], empty=s["empty"], grouped=s["grouped"])
+    return {k: v for k, v in acc.settings.items() if k != "per_query"}
+
+
 PRESETS: dict[str, Preset] = {
     "binary": Preset(
         "binary",
@@ -228,6 +234,17 @@ PRESETS: dict[str, Preset] = {
         lambda s: {"clustering": ClusterContingency()},
         headline=("ari", "nmi"),
         no_weights="the agreement scores are defined on counts of pairs",
+    ),
+    "ranking": Preset(
+        "ranking",
+        {"k": (1, 5, 10), "gain": "linear", "ties": "average", "empty": "zero", "grouped": False},
+        lambda s: {"ranking": RetrievalScores(**s)},
+        check=_check_ranking,
+        headline=("mrr", "r_precision"),
+        describe=lambda s: (
+            f"(k {', '.join(map(str, s['k']))}, {s['gain']} gain, {'grouped' if s['grouped'] else 'any order'})"
+        ),
+        names=("query", "relevance", "score"),
     ),
 }
 

@@ -12,7 +12,7 @@ import numpy as np
 from .._protocol.errors import optional
 
 __all__ = ["roc", "pr", "figure_label", "class_roc", "class_pr", "confusion", "regression", "reliability"]
-__all__ += ["threshold_curves", "slice_scores", "MAX_CLASS_CURVES", "MAX_CURVE_POINTS", "gain_lift"]
+__all__ += ["threshold_curves", "slice_scores", "MAX_CLASS_CURVES", "MAX_CURVE_POINTS", "gain_lift", "at_k"]
 
 #: Curves with more points are thinned for drawing (the scores are unaffected).
 MAX_CURVE_POINTS = 4000
@@ -316,3 +316,16 @@ def slice_scores(labels, values, lower, upper, flagged, overall, score, rows, fo
     if note:
         fig.text(0.01, 0.005, note, fontsize=8, color="0.35", ha="left", va="bottom")
     return _save(fig, folder, name)
+
+
+def at_k(ks, scores: dict, queries: int, folder: str) -> str:
+    """Ranking scores (name -> one value per cut-off) against the cut-off ``ks``."""
+    fig = _figure(7.0, 4.5)
+    ax = fig.add_subplot()
+    for i, (name, values) in enumerate(scores.items()):
+        ax.plot(ks, values, color=f"C{i}", lw=2, marker="o", label=name)
+    ax.set(ylim=(0, 1.01), xlabel="k (items ranked highest)", ylabel="mean over queries")
+    ax.set_title(f"Ranking scores at k ({_count(queries)} queries)")
+    if len(ks) > 1 and ks[-1] / ks[0] > 20:
+        ax.set_xscale("log")
+    return _finish(fig, ax, folder, "ranking_at_k.png", loc="best")

@@ -1,0 +1,163 @@
+"""Kernels of the ranking and retrieval scores of queries.
+
+A query is a segment of rows (relevance, score). Its rows are ranked by score,
+highest first; among equal scores the less relevant row comes first (the
+pessimistic order, whatever order the rows came in), except for DCG and NDCG
+with ``tie_avg``, which average the gains of tied rows over their positions as
+scikit-learn's ``dcg_score`` does. A row is relevant when its relevance is
+positive.
+
+Per query and per cut-off ``k`` the values are, in this column order:
+NDCG@k, DCG@k, AP@k, precision@k, recall@k, hit@k and RR@k; then the
+reciprocal rank of the first relevant row and the R-precision, and last 1 if
+the query has no relevant row (else 0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import inline, kernel
+
+#: the values per cut-off, in column order
+PER_K = ("ndcg", "dcg", "map", "precision", "recall", "hit_rate", "mrr")
+#: the values of the whole ranking after the per-k ones
+WHOLE = ("mrr", "r_precision", "empty")
+
+_SMALL = 64  # segments up to this long are sorted by insertion
+
+
+@inline
+def _ranked(rel, score, lo, hi, r, sc, ideal, reach):
+    """Rank rows ``lo:hi``: ``r`` and ``sc`` their relevances and scores by
+    decreasing score (ties: least relevant first), ``ideal`` the ``reach``
+    highest relevances in decreasing order."""
+    m = hi - lo
+    if m <= _SMALL:  # insertion sorts of the values themselves
+        for i in range(m):
+            s, v = score[lo + i], rel[lo + i]
+            j = i
+            while j > 0 and (sc[j - 1] < s or (sc[j - 1] == s and r[j - 1] > v)):
+                sc[j] = sc[j - 1]
+                r[j] = r[j - 1]
+                j -= 1
+            sc[j] = s
+            r[j] = v
+        held = 0
+        for i in range(m):
+            v = rel[lo + i]
+            if held == reach and not v > ideal[held - 1]:
+                continue
+            j = held if held < reach else reach - 1
+            while j > 0 and ideal[j - 1] < v:
+                ideal[j] = ideal[j - 1]
+                j -= 1
+            ideal[j] = v
+            held = min(held + 1, reach)
+        return
+    idx = np.argsort(-score[lo:hi], kind="mergesort")
+    for i in range(m):
+        r[i] = rel[lo + idx[i]]
+        sc[i] = score[lo + idx[i]]
+    a = 0
+    while a < m:  # tie groups: least relevant first
+        b = a + 1
+        while b < m and sc[b] == sc[a]:
+            b += 1
+        if b - a > 1:
+            r[a:b] = np.sort(r[a:b])
+        a = b
+    srt = np.sort(r[:m])
+    for i in range(m):
+        ideal[i] = srt[m - 1 - i]
+
+
+@inline
+def _gain(v, exp_gain):
+    return 2.0**v - 1.0 if exp_gain else v
+
+
+@kernel
+def query_values(starts, ends, rel, score, w, ks, exp_gain, tie_avg, log_base, out):
+    """Write the values of query ``i`` (rows ``starts[i]:ends[i]``) into
+    ``out[i]`` (``len(ks) * 7 + 3`` columns), and the mean of its weights ``w``
+    after them where ``w`` is not empty; DCG discounts use ``log_base`` (NDCG
+    is a ratio: the base cancels)."""
+    nq = starts.shape[0]
+    longest = 0
+    for i in range(nq):
+        longest = max(longest, ends[i] - starts[i])
+    r = np.empty(max(longest, 1), np.float64)
+    sc = np.empty(max(longest, 1), np.float64)
+    ideal = np.empty(max(longest, 1), np.float64)
+    kmax = 0
+    for j in range(ks.shape[0]):
+        kmax = max(kmax, ks[j])
+    reach = max(longest, kmax)
+    disc = np.empty(reach + 1, np.float64)  # disc[i]: discount of position i (0-based)
+    scale = np.log(log_base)
+    for i in range(reach + 1):
+        disc[i] = scale / np.log(i + 2.0)
+    nk = ks.shape[0]
+    for q in range(nq):
+        lo, hi = starts[q], ends[q]
+        m = hi - lo
+        _ranked(rel, score, lo, hi, r, sc, ideal, min(m, kmax))
+        n_rel = 0
+        first = -1
+        for i in range(m):
+            if r[i] > 0:
+                n_rel += 1
+                if first < 0:
+                    first = i
+        row = out[q]
+        for j in range(nk):
+            k = ks[j]
+            cut = min(k, m)
+            dcg = 0.0
+            if tie_avg:  # a tie group's gains averaged over its positions
+                a = 0
+                while a < cut:
+                    b = a + 1
+                    g = _gain(r[a], exp_gain)
+                    while b < m and sc[b] == sc[a]:
+                        g += _gain(r[b], exp_gain)
+                        b += 1
+                    d = 0.0
+                    for i in range(a, min(b, cut)):
+                        d += disc[i]
+                    dcg += g / (b - a) * d
+                    a = b
+            else:
+                for i in range(cut):
+                    dcg += _gain(r[i], exp_gain) * disc[i]
+            idcg = 0.0
+            for i in range(cut):
+                idcg += _gain(ideal[i], exp_gain) * disc[i]
+            hits = 0
+            ap = 0.0
+            for i in range(cut):
+                if r[i] > 0:
+                    hits += 1
+                    ap += hits / (i + 1.0)
+            c = 7 * j
+            row[c] = dcg / idcg if idcg > 0 else 0.0
+            row[c + 1] = dcg
+            row[c + 2] = ap / n_rel if n_rel else 0.0
+            row[c + 3] = hits / k
+            row[c + 4] = hits / n_rel if n_rel else 0.0
+            row[c + 5] = 1.0 if hits else 0.0
+            row[c + 6] = 1.0 / (first + 1.0) if 0 <= first < k else 0.0
+        c = 7 * nk
+        row[c] = 1.0 / (first + 1.0) if first >= 0 else 0.0
+        hits = 0
+        for i in range(n_rel):
+            if r[i] > 0:
+                hits += 1
+        row[c + 1] = hits / n_rel if n_rel else 0.0
+        row[c + 2] = 0.0 if n_rel else 1.0
+        if w.shape[0]:
+            total = 0.0
+            for i in range(lo, hi):
+                total += w[i]
+            row[c + 3] = total / m

@@ -1,0 +1,56 @@
+"""``evaluate --task ranking`` and the Evaluator's ranking task."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+from streammetrics import cli
+
+from .harness import assert_results_equal
+
+
+def _rows(seed=0, queries=300):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 25, queries)
+    q = np.repeat(np.arange(queries), sizes)
+    rel = rng.integers(0, 4, q.size) * (rng.random(q.size) < 0.3)
+    return q, rel, np.round(rng.random(q.size), 3)
+
+
+def test_the_ranking_task_is_one_member_with_a_per_k_report():
+    q, rel, s = _rows()
+    ev = sm.Evaluator(task="ranking", k=(1, 10), grouped=True)
+    for lo in range(0, q.size, 700):
+        ev.update(q[lo : lo + 700], rel[lo : lo + 700], s[lo : lo + 700])
+    want = sm.RetrievalScores(k=(1, 10)).update(q, rel, s).finalize()
+    assert_results_equal(ev.finalize().parts["ranking"], want)
+    text = ev.finalize().to_text()
+    assert "ranking evaluation of" in text and "@10" in text and "ndcg" in text
+    with pytest.raises(ValueError, match="gain must be one of"):
+        sm.Evaluator(task="ranking", gain="log")
+
+
+def test_evaluate_command_reads_text_query_ids_and_reports_per_k(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    q, rel, s = _rows(1)
+    path = tmp_path / "runs.csv"
+    lines = ["qid,rel,s,country"] + [f"q{a},{b},{c},{'us' if a % 2 else 'fr'}" for a, b, c in zip(q, rel, s)]
+    path.write_text("\n".join(lines) + "\n")
+    args = ["evaluate", str(path), "--task", "ranking", "--query", "qid", "--relevance", "rel", "--score", "s"]
+    assert cli.main([*args, "--k", "1,5", "--grouped", "--format", "json", "--plots", str(tmp_path / "p")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    want = sm.RetrievalScores(k=(1, 5)).update(q, rel, s).finalize()
+    got = doc["metrics"]
+    np.testing.assert_allclose(got["ndcg"], want.ndcg, rtol=1e-12)
+    assert got["mrr"] == pytest.approx(want.mrr, rel=1e-12) and got["queries"] == 300
+    assert (tmp_path / "p" / "ranking_at_k.png").exists()
+    assert cli.main([*args, "--by", "country", "--batch-rows", "100"]) == 0
+    out = capsys.readouterr().out
+    us = q % 2 == 1
+    assert f"{sm.RetrievalScores().update(q[us], rel[us], s[us]).finalize().mrr:.6g}" in out
+    assert cli.main(["evaluate", str(path), "--task", "ranking", "--relevance", "rel", "--score", "s"]) != 0
+    assert "--task ranking needs --query COL" in capsys.readouterr().err
