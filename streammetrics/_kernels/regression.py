@@ -5,7 +5,9 @@ State (float64): ``moments[0:2]`` the pair of the total weight W;
 first y seen, so the mean keeps its digits far from 0); ``moments[4:6]`` the
 pair of M2 = sum w (y - mean)^2; ``sums`` pairs of sum w r^2, sum w |r| and
 sum w |r| / max(|y|, 1e-12) (r = y - p); ``squares`` pairs of sum w r^4,
-sum w (|r| / max(|y|, 1e-12))^2 and sum w^2, for the intervals.
+sum w (|r| / max(|y|, 1e-12))^2 and sum w^2, for the intervals;
+``rmoments`` the same six moments as ``moments`` for the error r (explained
+variance); ``top[0]`` the largest |r| (max error).
 
 A batch's mean and M2 come from the corrected two-pass algorithm and merge
 into the state by Chan et al.'s formula (never sum(y^2) - n mean^2). Status 0
@@ -15,12 +17,14 @@ the caller, which puts back a copy of the small state.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ._jit import inline_ir, kernel
+from ._jit import inline, inline_ir, kernel
 from .compensated import BLOCK, add, fold, merge
 
-__all__ = ["regression_moments", "regression_merge", "MAPE_FLOOR"]
+__all__ = ["regression_moments", "regression_merge", "merge_moments", "MAPE_FLOOR", "loss_fold", "loss_terms"]
 
 #: The specification floors |y| at 1e-12 in MAPE's denominator.
 MAPE_FLOOR = 1e-12
@@ -53,8 +57,8 @@ def _merge_moments(m, wb_s, wb_c, shift_b, offset_b, m2b_s, m2b_c):
 
 
 @kernel
-def regression_moments(y, p, w, n, moments, sums, squares):
-    """Fold one batch into ``moments`` and ``sums``, the second moments of the error
+def regression_moments(y, p, w, n, moments, sums, squares, rmoments, top):
+    """Fold one batch into ``moments``, ``rmoments``, ``top`` and ``sums``, the second moments of the error
     terms into ``squares`` (``float64[3, 2]`` pairs: the totals of ``w r**4``,
     ``w (|r| / max(|y|, 1e-12))**2`` and ``w**2``, which the intervals of the
     mean errors need; the mean of ``r**2`` is ``sums[0]``, the square of
@@ -65,10 +69,11 @@ def regression_moments(y, p, w, n, moments, sums, squares):
     shift = y[0]
     if not (shift - shift == 0.0):
         return 1
-    sw = cw = sy = cy = 0.0
+    rshift = y[0] - p[0]
+    sw = cw = sy = cy = sr = cr = 0.0
     for start in range(0, rows, BLOCK):
         stop = rows if rows < start + BLOCK else start + BLOCK
-        bw = by = 0.0
+        bw = by = br = 0.0
         bad_y = False
         bad_p = False
         for i in range(start, stop):
@@ -79,8 +84,10 @@ def regression_moments(y, p, w, n, moments, sums, squares):
             if weighted:
                 bw += w[i]
                 by += w[i] * (yi - shift)
+                br += w[i] * ((yi - pi) - rshift)
             else:
                 by += yi - shift
+                br += (yi - pi) - rshift
         if bad_y:
             return 1
         if bad_p:
@@ -89,19 +96,24 @@ def regression_moments(y, p, w, n, moments, sums, squares):
             bw = float(stop - start)
         sw, cw = add(sw, cw, bw)
         sy, cy = add(sy, cy, by)
+        sr, cr = add(sr, cr, br)
     wt = sw + cw
     mean = (sy + cy) / wt if wt > 0.0 else 0.0
+    rmean = (sr + cr) / wt if wt > 0.0 else 0.0
+    biggest = top[0]
     # pass 2: squared deviations and the error totals
     sd = cd = sm = cm = s2 = c2 = s1 = c1 = sp = cp = 0.0
     s4 = c4 = sa = ca = sq = cq = 0.0
+    se = ce = sv = cv = 0.0
     for start in range(0, rows, BLOCK):
         stop = rows if rows < start + BLOCK else start + BLOCK
         bd = bm = b2 = b1 = bp = 0.0
-        b4 = ba = bq = 0.0
+        b4 = ba = bq = be = bv = 0.0
         for i in range(start, stop):
             yi = y[i]
             d = (yi - shift) - mean
             r = yi - p[i]
+            e = (r - rshift) - rmean
             ar = abs(r)
             ape = ar / (MAPE_FLOOR if MAPE_FLOOR > abs(yi) else abs(yi))
             r2 = r * r
@@ -109,24 +121,33 @@ def regression_moments(y, p, w, n, moments, sums, squares):
                 wi = w[i]
                 bd += wi * d
                 bm += wi * (d * d)
+                be += wi * e
+                bv += wi * (e * e)
                 b2 += wi * r2
                 b1 += wi * ar
                 bp += wi * ape
                 b4 += wi * (r2 * r2)
                 ba += wi * (ape * ape)
                 bq += wi * wi
+                if wi != 0.0 and ar > biggest:  # a row of weight 0 is not seen
+                    biggest = ar
             else:
                 bd += d
                 bm += d * d
+                be += e
+                bv += e * e
                 b2 += r2
                 b1 += ar
                 bp += ape
                 b4 += r2 * r2
                 ba += ape * ape
+                biggest = ar if ar > biggest else biggest
         if not weighted:
             bq = float(stop - start)
         sd, cd = add(sd, cd, bd)
         sm, cm = add(sm, cm, bm)
+        se, ce = add(se, ce, be)
+        sv, cv = add(sv, cv, bv)
         s2, c2 = add(s2, c2, b2)
         s1, c1 = add(s1, c1, b1)
         sp, cp = add(sp, cp, bp)
@@ -139,7 +160,13 @@ def regression_moments(y, p, w, n, moments, sums, squares):
         m2 = sm + cm
         if m2 < 0.0:
             sm, cm = 0.0, 0.0
+        corr = se + ce
+        sv, cv = add(sv, cv, -corr * (corr / wt))
+        if sv + cv < 0.0:
+            sv, cv = 0.0, 0.0
+    _merge_moments(rmoments, sw, cw, rshift, rmean, sv, cv)
     _merge_moments(moments, sw, cw, shift, mean, sm, cm)
+    top[0] = biggest
     fold(sums, np.intp(0), s2, c2)
     fold(sums, np.intp(1), s1, c1)
     fold(sums, np.intp(2), sp, cp)
@@ -153,6 +180,87 @@ def regression_moments(y, p, w, n, moments, sums, squares):
 @kernel
 def regression_merge(moments, sums, other_moments, other_sums):
     """Fold another state into ``moments``/``sums`` (Chan et al. for M2)."""
-    om = other_moments
-    _merge_moments(moments, om[0], om[1], om[2], om[3], om[4], om[5])
+    merge_moments(moments, other_moments)
     merge(sums, other_sums)
+
+
+@kernel
+def merge_moments(moments, other):
+    """Fold the six moments ``other`` into ``moments`` (Chan et al. for M2)."""
+    _merge_moments(moments, other[0], other[1], other[2], other[3], other[4], other[5])
+
+
+# ------------------------------------------------------------------ squared log error and pinball loss
+# A row of the squared log error adds its weight and ``(log1p(y) - log1p(p))**2``; a
+# row of the pinball loss its weight and, per level ``alpha``, ``alpha r`` where the
+# error ``r = y - p >= 0``, else ``(alpha - 1) r`` (scikit-learn's terms to the
+# bit). Values were checked at the edge (finite; above -1 for the logarithms);
+# status 1 names a bad ``y``, 2 a bad ``p``, and nothing is written then.
+
+
+@inline
+def _bad(v, lo):
+    return not (v > lo and v < np.inf)
+
+
+@inline
+def _row_terms_at(y, p, alphas, log, i, out):
+    """The terms after the weight of row ``i`` into ``out``; its status."""
+    yi = y[i]
+    pi = p[i]
+    lo = -1.0 if log else -np.inf
+    if _bad(yi, lo):
+        return 1
+    if _bad(pi, lo):
+        return 2
+    if log:
+        d = math.log1p(yi) - math.log1p(pi)
+        out[0] = d * d
+    else:
+        r = yi - pi
+        for a in range(alphas.shape[0]):
+            out[a] = alphas[a] * r if r >= 0.0 else (alphas[a] - 1.0) * r
+    return 0
+
+
+@kernel
+def loss_fold(y, p, alphas, log, w, part, scratch):
+    """Sum one batch's terms into ``part`` (``float64[1 + k, 2]`` pairs: the weight,
+    then the ``k`` losses: the squared log error if ``log``, else one pinball loss
+    per level of ``alphas``), ``scratch`` ``float64[2, 1 + k]``; the status."""
+    rows = y.shape[0]
+    weighted = w.shape[0] > 0
+    k = part.shape[0]
+    block = scratch[0]
+    terms = scratch[1]
+    for start in range(0, rows, BLOCK):
+        stop = rows if rows < start + BLOCK else start + BLOCK
+        block[:] = 0.0
+        for i in range(start, stop):
+            status = _row_terms_at(y, p, alphas, log, i, terms)
+            if status:
+                return status
+            wi = w[i] if weighted else 1.0
+            block[0] += wi
+            for t in range(1, k):
+                block[t] += wi * terms[t - 1]
+        for t in range(k):
+            fold(part, np.intp(t), block[t], 0.0)
+    return 0
+
+
+@kernel
+def loss_terms(y, p, alphas, log, lo, slots, values, col, base, scratch):
+    """The row terms of rows ``lo, lo + 1, ...`` as :func:`loss_fold` sums them
+    (slots ``base ..``, columns ``col ..``); the status."""
+    k = scratch.shape[0]
+    for i in range(slots.shape[0]):
+        status = _row_terms_at(y, p, alphas, log, lo + i, scratch[1:])
+        if status:
+            return status
+        for t in range(k):
+            slots[i, col + t] = base + t
+        values[i, col] = 1.0
+        for t in range(1, k):
+            values[i, col + t] = scratch[t]
+    return 0
