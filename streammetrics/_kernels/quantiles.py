@@ -1,0 +1,42 @@
+"""Kernels of the error quantiles: a batch's errors, and pinball totals over a sorted run."""
+
+from __future__ import annotations
+
+from ._jit import kernel
+from .compensated import BLOCK, add
+
+__all__ = ["error_values", "pinball_total"]
+
+
+@kernel
+def error_values(y, p, absolute, out):
+    """``y - p`` (its absolute value if ``absolute``) into ``out``; ``(status, row)``: 1 a
+    ``y`` not finite, 2 a ``p``, 3 a difference past float64's range at ``row``, else 0."""
+    for i in range(y.shape[0]):
+        if not (y[i] - y[i] == 0.0):
+            return 1, i
+        if not (p[i] - p[i] == 0.0):
+            return 2, i
+        r = y[i] - p[i]
+        if not (r - r == 0.0):
+            return 3, i
+        out[i] = abs(r) if absolute else r
+    return 0, -1
+
+
+@kernel
+def pinball_total(values, masses, at, alpha):
+    """``sum m loss(v - at)`` over values ``v`` of masses ``m``, the pinball loss of level
+    ``alpha`` (``alpha d`` where ``d >= 0``, else ``(alpha - 1) d``), compensated."""
+    s = c = 0.0
+    rows = values.shape[0]
+    for start in range(0, rows, BLOCK):
+        stop = rows if rows < start + BLOCK else start + BLOCK
+        b = 0.0
+        for i in range(start, stop):
+            m = masses[i]
+            if m != 0:
+                d = values[i] - at
+                b += m * (alpha * d if d >= 0.0 else (alpha - 1.0) * d)
+        s, c = add(s, c, b)
+    return s + c
