@@ -35,8 +35,36 @@ def pinball_total(values, masses, at, alpha):
         b = 0.0
         for i in range(start, stop):
             m = masses[i]
-            if m != 0:
-                d = values[i] - at
-                b += m * (alpha * d if d >= 0.0 else (alpha - 1.0) * d)
+            d = values[i] - at
+            loss = m * (alpha * d if d >= 0.0 else (alpha - 1.0) * d)
+            b += 0.0 if m == 0 else loss  # no mass adds 0, even where d overflows
         s, c = add(s, c, b)
-    return s + c
+    return s + c if s - s == 0.0 else s  # an infinite total leaves a NaN error term
+
+
+@kernel
+def cumulative_walk(masses, before, targets, k, found, reached):
+    """Walk the cumulative mass from ``before`` over ``masses`` (added one by one, as a
+    running sum over the rows in sorted order adds them); for each of the sorted
+    ``targets`` from the ``k``-th on that it reaches, write the first entry where it
+    is reached into ``found`` and the cumulative mass there into ``reached``.
+    Returns the cumulative mass at the end and the first target not reached."""
+    c = before
+    for j in range(masses.shape[0]):
+        c = c + masses[j]  # targets are positive: first reached where some mass is
+        while k < targets.shape[0] and targets[k] <= c:
+            found[k] = j
+            reached[k] = c
+            k += 1
+    return c, k
+
+
+@kernel
+def next_with_mass(masses, start, step):
+    """The first entry from ``start`` on (``step`` -1: back) holding some mass, or -1."""
+    j = start
+    while 0 <= j < masses.shape[0]:
+        if masses[j] != 0:
+            return j
+        j += step
+    return -1

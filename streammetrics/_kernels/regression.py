@@ -17,8 +17,6 @@ the caller, which puts back a copy of the small state.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ._jit import inline, inline_ir, kernel
@@ -191,76 +189,91 @@ def merge_moments(moments, other):
 
 
 # ------------------------------------------------------------------ squared log error and pinball loss
-# A row of the squared log error adds its weight and ``(log1p(y) - log1p(p))**2``; a
-# row of the pinball loss its weight and, per level ``alpha``, ``alpha r`` where the
-# error ``r = y - p >= 0``, else ``(alpha - 1) r`` (scikit-learn's terms to the
-# bit). Values were checked at the edge (finite; above -1 for the logarithms);
-# status 1 names a bad ``y``, 2 a bad ``p``, and nothing is written then.
+# A row of the squared log error adds its weight and ``(a - b)**2`` of ``a = log1p(y)``,
+# ``b = log1p(p)`` (formed by NumPy's ``log1p`` at the edge, as scikit-learn forms
+# them); a row of the pinball loss its weight and, per level ``alpha``, ``alpha r``
+# where ``r = a - b >= 0`` (``a = y``, ``b = p``), else ``(alpha - 1) r``:
+# scikit-learn's terms to the bit. Status 1 a non-finite ``a``, 2 a ``b``: nothing
+# is written then.
 
 
 @inline
-def _bad(v, lo):
-    return not (v > lo and v < np.inf)
-
-
-@inline
-def _row_terms_at(y, p, alphas, log, i, out):
-    """The terms after the weight of row ``i`` into ``out``; its status."""
-    yi = y[i]
-    pi = p[i]
-    lo = -1.0 if log else -np.inf
-    if _bad(yi, lo):
-        return 1
-    if _bad(pi, lo):
-        return 2
+def _loss(d, alpha, log):
     if log:
-        d = math.log1p(yi) - math.log1p(pi)
-        out[0] = d * d
-    else:
-        r = yi - pi
-        for a in range(alphas.shape[0]):
-            out[a] = alphas[a] * r if r >= 0.0 else (alphas[a] - 1.0) * r
+        return d * d
+    return alpha * d if d >= 0.0 else (alpha - 1.0) * d
+
+
+@inline
+def _first_status(a, b):
+    for i in range(a.shape[0]):
+        if not (a[i] - a[i] == 0.0):
+            return 1
+        if not (b[i] - b[i] == 0.0):
+            return 2
     return 0
 
 
-@kernel
-def loss_fold(y, p, alphas, log, w, part, scratch):
-    """Sum one batch's terms into ``part`` (``float64[1 + k, 2]`` pairs: the weight,
-    then the ``k`` losses: the squared log error if ``log``, else one pinball loss
-    per level of ``alphas``), ``scratch`` ``float64[2, 1 + k]``; the status."""
-    rows = y.shape[0]
+@inline
+def _total(a, b, alpha, what, w):
+    """The compensated total ``(s, c)`` of ``w`` (``what`` 0) or of ``w`` times the loss
+    (``what`` 1 the squared difference, 2 the pinball loss of level ``alpha``)."""
+    rows = a.shape[0]
     weighted = w.shape[0] > 0
-    k = part.shape[0]
-    block = scratch[0]
-    terms = scratch[1]
+    s = c = 0.0
     for start in range(0, rows, BLOCK):
         stop = rows if rows < start + BLOCK else start + BLOCK
-        block[:] = 0.0
-        for i in range(start, stop):
-            status = _row_terms_at(y, p, alphas, log, i, terms)
-            if status:
-                return status
-            wi = w[i] if weighted else 1.0
-            block[0] += wi
-            for t in range(1, k):
-                block[t] += wi * terms[t - 1]
-        for t in range(k):
-            fold(part, np.intp(t), block[t], 0.0)
+        t = 0.0
+        if what == 0:
+            if weighted:
+                for i in range(start, stop):
+                    t += w[i]
+            else:
+                t = float(stop - start)
+        elif weighted:
+            for i in range(start, stop):
+                t += w[i] * _loss(a[i] - b[i], alpha, what == 1)
+        else:
+            for i in range(start, stop):
+                t += _loss(a[i] - b[i], alpha, what == 1)
+        s, c = add(s, c, t)
+    return s, c
+
+
+@kernel
+def loss_fold(a, b, alphas, log, w, part):
+    """Sum one batch's terms into ``part`` (``float64[1 + k, 2]`` pairs: the weight, then
+    the ``k`` losses: the squared log error if ``log``, else one pinball loss per
+    level of ``alphas``), a pass over the rows per total; the status."""
+    status = _first_status(a, b)
+    if status:
+        return status
+    s, c = _total(a, b, 0.0, 0, w)
+    fold(part, np.intp(0), s, c)
+    for t in range(1, part.shape[0]):
+        if log:
+            s, c = _total(a, b, 0.0, 1, w)
+        else:
+            s, c = _total(a, b, alphas[t - 1], 2, w)
+        fold(part, np.intp(t), s, c)
     return 0
 
 
 @kernel
-def loss_terms(y, p, alphas, log, lo, slots, values, col, base, scratch):
-    """The row terms of rows ``lo, lo + 1, ...`` as :func:`loss_fold` sums them
+def loss_terms(a, b, alphas, log, lo, slots, values, col, base, k):
+    """The ``k`` row terms of rows ``lo, lo + 1, ...`` as :func:`loss_fold` sums them
     (slots ``base ..``, columns ``col ..``); the status."""
-    k = scratch.shape[0]
+    status = _first_status(a[lo : lo + slots.shape[0]], b[lo : lo + slots.shape[0]])
+    if status:
+        return status
     for i in range(slots.shape[0]):
-        status = _row_terms_at(y, p, alphas, log, lo + i, scratch[1:])
-        if status:
-            return status
+        d = a[lo + i] - b[lo + i]
         for t in range(k):
             slots[i, col + t] = base + t
         values[i, col] = 1.0
-        for t in range(1, k):
-            values[i, col + t] = scratch[t]
+        if log:
+            values[i, col + 1] = d * d
+        else:
+            for t in range(1, k):
+                values[i, col + t] = _loss(d, alphas[t - 1], False)
     return 0

@@ -65,10 +65,17 @@ class _MeanLoss(Accumulator):
         if int(state["n"][0]) == 0 and np.any(state["sums"]):
             raise ValueError("the totals are not zero but there are no observations")
 
+    def _operands(self, y, p):
+        """The arrays whose differences the losses take."""
+        if not self._log:
+            return y, p
+        with np.errstate(divide="ignore", invalid="ignore"):  # -1 and below: refused by the kernel
+            return np.log1p(y), np.log1p(p)
+
     def _fold(self, arrays, w):
         y, p = arrays
         part = np.zeros((self.n_terms, 2))
-        status = loss_fold(y, p, self._alphas, self._log, w, part, np.zeros((2, self.n_terms)))
+        status = loss_fold(*self._operands(y, p), self._alphas, self._log, w, part)
         if status:
             return status
         merged = self._arrays["sums"].copy()
@@ -85,7 +92,8 @@ class _MeanLoss(Accumulator):
 
     def _terms(self, batch, lo, slots, values, col, base):
         y, p = batch.arrays_for(self.inputs)
-        return loss_terms(y, p, self._alphas, self._log, lo, slots, values, col, base, np.zeros(self.n_terms))
+        a, b = self._operands(y[lo : lo + slots.shape[0]], p[lo : lo + slots.shape[0]])
+        return loss_terms(a, b, self._alphas, self._log, 0, slots, values, col, base, self.n_terms)
 
     def _add_sums(self, sums, st):
         st["n"][:, 0] += sums.rows

@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from .._kernels.quantiles import error_values, pinball_total
+from .._kernels.quantiles import cumulative_walk, error_values, next_with_mass, pinball_total
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import Finite
@@ -23,6 +23,7 @@ __all__ = ["ErrorQuantiles", "run_quantiles"]
 ERRORS, TRUTHS = 0, 1  # the rows of a run's masses
 _EPS = float(np.finfo(np.float64).eps)
 _TINY = float(np.nextafter(0.0, 1.0))
+_NONE, _NO_INDEX = np.zeros(0), np.zeros(0, np.int64)
 
 
 def run_quantiles(chunks, row: int, qs) -> np.ndarray:
@@ -35,32 +36,44 @@ def run_quantiles(chunks, row: int, qs) -> np.ndarray:
     reaches ``t``; where ``C - t`` is at most the float64 epsilon, it is the
     mean of that value and the next one (the inverted CDF, averaged).
     """
-    total = sum((ab[row].sum() for _, ab in chunks), 0)
-    targets = [(float(q) * 100) / 100 * total or _TINY for q in qs]
-    out = np.full(len(targets), np.nan)
-    todo = sorted(range(len(targets)), key=targets.__getitem__)
-    waiting, before, last = [], 0, np.nan
+    total = _zero(chunks, row)
+    for _, ab in chunks:
+        total, _ = cumulative_walk(ab[row], total, _NONE, 0, _NO_INDEX, _NONE)
+    targets = np.array([(float(q) * 100) / 100 * float(total) or _TINY for q in qs])
+    order = np.argsort(targets, kind="stable")
+    ordered = targets[order]
+    found, reached = np.empty(len(qs), np.int64), np.empty(len(qs))
+    out = np.full(len(qs), np.nan)
+    waiting, before, k, last = [], _zero(chunks, row), 0, np.nan
     for values, ab in chunks:
-        keep = ab[row] > 0
-        v, cdf = values[keep], np.cumsum(np.concatenate(([before], ab[row][keep])))[1:]
-        if not v.shape[0]:
+        masses = ab[row]
+        first = next_with_mass(masses, 0, 1)
+        if first < 0:
             continue
         for i in waiting:  # their value was the last of a chunk: averaged with the next one
-            out[i] = (out[i] + v[0]) / 2
+            out[i] = (out[i] + values[first]) / 2
         waiting = []
-        while todo and targets[todo[0]] <= cdf[-1]:
-            i = todo.pop(0)
-            j = int(np.searchsorted(cdf, targets[i]))
-            out[i] = v[j]
-            if cdf[j] - targets[i] <= _EPS:
-                if j + 1 < v.shape[0]:
-                    out[i] = (v[j] + v[j + 1]) / 2
+        start = k
+        before, k = cumulative_walk(masses, before, ordered, k, found, reached)
+        for s in range(start, k):
+            i, j = order[s], found[s]
+            out[i] = values[j]
+            if reached[s] - ordered[s] <= _EPS:
+                nxt = next_with_mass(masses, j + 1, 1)
+                if nxt >= 0:
+                    out[i] = (values[j] + values[nxt]) / 2
                 else:
                     waiting.append(i)
-        before, last = cdf[-1], v[-1]
-    for i in todo:  # past the total by rounding: the largest value
-        out[i] = last
+        last = values[next_with_mass(masses, masses.shape[0] - 1, -1)]
+    out[order[k:]] = last  # past the total by rounding: the largest value
     return out
+
+
+def _zero(chunks, row):
+    """The zero of the masses' type (counts add as integers)."""
+    for _, ab in chunks:
+        return ab.dtype.type(0)
+    return np.int64(0)
 
 
 def d2_of(numerator: float, denominator: float) -> float:
