@@ -10,7 +10,10 @@ from the whole arrays in memory. ``ErrorQuantiles`` is also timed against
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+import tempfile
 
 import numpy as np
 
@@ -102,11 +105,91 @@ def run(quick: bool = False) -> list[dict]:
             n=n,
         )
     )
+    binned = _streamed(lambda: sm.ErrorQuantiles(significant_bits=7), y, p, read=lambda a: a.quantile_bounds(0.5))
+    rows.append(row(group, "streammetrics ErrorQuantiles(significant_bits=7)", median_time(binned, repeat), n=n))
     rows.append(row(group, "numpy sort(|y - p|)", median_time(lambda: np.sort(np.abs(y - p)), repeat), n=n))
     errors = np.abs(y - p)
     rows.append(row(group, "numpy sort of errors formed already", median_time(lambda: np.sort(errors), repeat), n=n))
     return rows
 
 
+LARGE_STREAMED = r"""
+import json, sys
+import pyarrow.parquet as pq
+import streammetrics as sm
+
+acc = sm.ErrorQuantiles(max_memory=sys.argv[2])
+for batch in pq.ParquetFile(sys.argv[1]).iter_batches(batch_size=1 << 20, columns=["y", "p"]):
+    acc.update(batch.column("y").to_numpy(), batch.column("p").to_numpy())
+print(json.dumps({"median": acc.quantile(0.5), "n": acc.n, "spilled": acc.spilled}))
+"""
+
+LARGE_REFERENCE = r"""
+import json, sys
+import numpy as np
+import pyarrow.parquet as pq
+
+pf = pq.ParquetFile(sys.argv[1])
+errors = np.empty(pf.metadata.num_rows)
+at = 0
+for batch in pf.iter_batches(batch_size=1 << 20, columns=["y", "p"]):
+    y, p = batch.column("y").to_numpy(), batch.column("p").to_numpy()
+    errors[at : at + y.shape[0]] = np.abs(y - p)
+    at += y.shape[0]
+print(json.dumps({"median": float(np.median(errors, overwrite_input=True))}))
+"""
+
+
+def write_large(path: str, rows: int, seed: int = 0, chunk: int = 4_000_000) -> None:
+    """Columns ``y`` and ``p`` (float64): nearly every error distinct."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    schema = pa.schema([("y", pa.float64()), ("p", pa.float64())])
+    with pq.ParquetWriter(path, schema, compression="none") as writer:
+        for start in range(0, rows, chunk):
+            m = min(chunk, rows - start)
+            y = rng.gamma(2.0, 1.5, m)
+            writer.write_table(pa.table({"y": y, "p": y + rng.normal(0.0, 1.0, m)}, schema=schema))
+
+
+def run_large(rows: int, budget: str = "1GB") -> list[dict]:
+    """The exact median absolute error of a Parquet file, streamed within ``budget``."""
+    import json
+
+    from .bench_evaluate import _measured
+
+    folder = tempfile.mkdtemp(prefix="bench-regression-large-")
+    try:
+        path = os.path.join(folder, "errors.parquet")
+        write_large(path, rows)
+        write_large(os.path.join(folder, "warm.parquet"), 100_000)
+        results = {}
+        for name, script in (("streamed", LARGE_STREAMED), ("reference", LARGE_REFERENCE)):
+            file = os.path.join(folder, f"{name}.py")
+            with open(file, "w") as fh:
+                fh.write(script)
+            if name == "streamed":  # compile the kernels first: no measured run compiles
+                _measured([sys.executable, file, os.path.join(folder, "warm.parquet"), "64KiB"])
+            out = os.path.join(folder, f"{name}.json")
+            wall, mb = _measured(["sh", "-c", f"{sys.executable} {file} {path} {budget} > {out}"])
+            with open(out) as fh:
+                results[name] = (wall, mb, json.load(fh))
+        group = f"median absolute error of a {rows / 1e6:g}M-row Parquet file, incl. start-up and reading"
+        (sw, smb, s), (rw, rmb, r) = results["streamed"], results["reference"]
+        return [
+            row(group, f"streammetrics ErrorQuantiles(max_memory={budget})", sw, peak_rss_mb=smb,
+                median=s["median"], equal_to_reference=s["median"] == r["median"], spilled=s["spilled"]),
+            row(group, "reference: every error in memory, np.median", rw, peak_rss_mb=rmb, median=r["median"]),
+        ]  # fmt: skip
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 if __name__ == "__main__":
-    print_table(run("--quick" in sys.argv[1:]))
+    args = sys.argv[1:]
+    if "--large" in args:
+        print_table(run_large(int(args[args.index("--rows") + 1]) if "--rows" in args else 200_000_000))
+    else:
+        print_table(run("--quick" in args))

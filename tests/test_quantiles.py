@@ -121,3 +121,35 @@ def test_refusals():
         sm.ErrorQuantiles().quantile(0.5)
     with pytest.raises(ValueError, match="settings"):
         sm.ErrorQuantiles().merge(sm.ErrorQuantiles("signed"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows(), st.integers(1, 20), st.sampled_from(["absolute", "signed"]))
+def test_binned_bounds_hold_the_exact_quantiles(data, bits, error):
+    y, p, w, cuts, order = data
+    binned = _streamed(lambda: sm.ErrorQuantiles(error, significant_bits=bits), y, p, w, cuts, order)
+    values = np.abs(y - p) if error == "absolute" else y - p
+    exact = _reference_quantiles(values, w, LEVELS)
+    lower, upper = binned.quantile_bounds(LEVELS)
+    assert np.all(lower <= exact) and np.all(exact <= upper)
+    r = binned.finalize()
+    assert r.median_lower <= r.median <= r.median_upper
+    if w is None:  # each bound within a bin of the values it averages
+        assert np.all(upper - lower <= np.maximum(np.abs(lower), np.abs(upper)) * 2.0 ** (1 - bits) + 1e-300)
+
+
+def test_binned_state_is_small_and_checked():
+    rng = np.random.default_rng(2)
+    y, p = rng.normal(size=100_000), rng.normal(size=100_000)
+    acc = sm.ErrorQuantiles(significant_bits=7).update(y, p)
+    state = acc.state_dict()
+    assert state["lo"].shape[0] < 128 * 64  # bins per power of two, times the powers seen
+    lower, upper = acc.quantile_bounds(0.5)
+    assert lower <= np.median(np.abs(y - p)) <= upper and upper - lower <= lower * 2.0**-6
+    state["lo"] = state["lo"] + 2.0**-40
+    with pytest.raises(ValueError, match="lowest of its bin"):
+        sm.ErrorQuantiles(significant_bits=7).load_state_dict(state)
+    with pytest.raises(ValueError, match="settings"):
+        acc.merge(sm.ErrorQuantiles(significant_bits=8))
+    with pytest.raises(ValueError, match="no truth"):
+        sm.ErrorQuantiles(significant_bits=7, truth=True)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._jit import kernel
 from .compensated import BLOCK, add
+from .keys import bits_of, key_of
 
-__all__ = ["error_values", "pinball_total"]
+__all__ = ["error_values", "pinball_total", "cumulative_walk", "next_with_mass", "bucket_edges"]
 
 
 @kernel
@@ -68,3 +71,14 @@ def next_with_mass(masses, start, step):
             return j
         j += step
     return -1
+
+
+@kernel
+def bucket_edges(bits, drop, top):
+    """Replace float64 ``bits`` by those of their bucket's lowest value (``top``: its
+    highest): buckets of keys equal but for their ``drop`` low bits, ranges of
+    ``2**drop`` consecutive floats, of relative width below ``2**(drop - 52)``."""
+    low = (np.uint64(1) << np.uint64(drop)) - np.uint64(1)
+    for i in range(bits.shape[0]):
+        k = key_of(bits[i])
+        bits[i] = bits_of(k | low if top else k & ~low)

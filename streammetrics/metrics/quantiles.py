@@ -6,13 +6,14 @@ import numbers
 
 import numpy as np
 
-from .._kernels.quantiles import cumulative_walk, error_values, next_with_mass, pinball_total
+from .._kernels.quantiles import bucket_edges, cumulative_walk, error_values, next_with_mass, pinball_total
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import Finite
 from .._protocol.result import Result
 from .._protocol.state import Field, count_total, empty_state
 from .losses import check_alpha
+from .ranking.accumulator import check_count
 from .ranking.exact import Exact
 from .ranking.pending import Pending
 from .ranking.saved import mass_entry
@@ -26,7 +27,7 @@ _TINY = float(np.nextafter(0.0, 1.0))
 _NONE, _NO_INDEX = np.zeros(0), np.zeros(0, np.int64)
 
 
-def run_quantiles(chunks, row: int, qs) -> np.ndarray:
+def run_quantiles(chunks, row: int, qs):
     """scikit-learn's weighted quantiles (``_weighted_percentile(..., average=True)``, and
     ``np.median`` without weights) of the values of a sorted run read in ``chunks``
     ``(values, masses)`` (read twice), with the masses of ``row``, at levels ``qs``.
@@ -34,7 +35,9 @@ def run_quantiles(chunks, row: int, qs) -> np.ndarray:
     With ``W`` the total mass and ``t = q W`` (the smallest positive float for
     ``q = 0``), the quantile is the first value whose cumulative mass ``C``
     reaches ``t``; where ``C - t`` is at most the float64 epsilon, it is the
-    mean of that value and the next one (the inverted CDF, averaged).
+    mean of that value and the next one (the inverted CDF, averaged). Returns
+    the quantiles and the two values each was formed from (equal where it is
+    one value).
     """
     total = _zero(chunks, row)
     for _, ab in chunks:
@@ -43,30 +46,30 @@ def run_quantiles(chunks, row: int, qs) -> np.ndarray:
     order = np.argsort(targets, kind="stable")
     ordered = targets[order]
     found, reached = np.empty(len(qs), np.int64), np.empty(len(qs))
-    out = np.full(len(qs), np.nan)
+    low, high = np.full(len(qs), np.nan), np.full(len(qs), np.nan)
     waiting, before, k, last = [], _zero(chunks, row), 0, np.nan
     for values, ab in chunks:
         masses = ab[row]
         first = next_with_mass(masses, 0, 1)
         if first < 0:
             continue
-        for i in waiting:  # their value was the last of a chunk: averaged with the next one
-            out[i] = (out[i] + values[first]) / 2
+        high[waiting] = values[first]  # their value was the last of a chunk: the next one is here
         waiting = []
         start = k
         before, k = cumulative_walk(masses, before, ordered, k, found, reached)
         for s in range(start, k):
             i, j = order[s], found[s]
-            out[i] = values[j]
+            low[i] = high[i] = values[j]
             if reached[s] - ordered[s] <= _EPS:
                 nxt = next_with_mass(masses, j + 1, 1)
                 if nxt >= 0:
-                    out[i] = (values[j] + values[nxt]) / 2
+                    high[i] = values[nxt]
                 else:
                     waiting.append(i)
         last = values[next_with_mass(masses, masses.shape[0] - 1, -1)]
-    out[order[k:]] = last  # past the total by rounding: the largest value
-    return out
+    low[order[k:]] = high[order[k:]] = last  # past the total by rounding: the largest value
+    out = np.where(low == high, low, (low + high) / 2)
+    return out, low, high
 
 
 def _zero(chunks, row):
@@ -110,12 +113,21 @@ class ErrorQuantiles(Accumulator):
     max_memory, spill_dir
         As :class:`~streammetrics.RankAUC`'s: a budget in bytes (or ``"1GB"``)
         past a quarter of which sorted runs spill to files in ``spill_dir``.
+    significant_bits : int, optional
+        The binned mode: each error is kept as the range of floats that share
+        its sign, exponent and first ``significant_bits`` bits of mantissa (a
+        bin of relative width below ``2**-significant_bits``, 1 to 52), so the
+        state holds at most ``2**significant_bits`` bins per power of two,
+        whatever the rows; quantiles come with certified bounds. ``None`` (the
+        default): exact. Takes no ``truth`` (the D² scores are exact only).
 
     Returns (``finalize()``)
     ------------------------
     median : float
         The median of the errors (with ``error="absolute"``, scikit-learn's
-        ``median_absolute_error``).
+        ``median_absolute_error``); binned, the middle of its bounds.
+    median_lower, median_upper : float
+        Bounds certain to hold the exact median (equal to it while exact).
     d2_absolute_error : float
         With ``truth=True``: scikit-learn's ``d2_absolute_error_score``,
         ``1 - sum w |y - p| / sum w |y - median(y)|``.
@@ -124,8 +136,8 @@ class ErrorQuantiles(Accumulator):
     weight : float
         The total weight.
 
-    :meth:`quantile` gives any quantile, :meth:`d2_pinball` D² of the pinball
-    loss (``error="signed"``, ``truth=True``).
+    :meth:`quantile` gives any quantile (:meth:`quantile_bounds` its bounds),
+    :meth:`d2_pinball` D² of the pinball loss (``error="signed"``, ``truth=True``).
 
     Notes
     -----
@@ -150,6 +162,9 @@ class ErrorQuantiles(Accumulator):
     >>> s = ErrorQuantiles("signed", truth=True).update([3, -0.5, 2, 7], [2.5, 0.0, 2, 8])
     >>> round(s.d2_pinball(alpha=0.9), 6)
     0.636364
+    >>> b = ErrorQuantiles(significant_bits=4).update([3, -0.5, 2, 7], [2.5, 0.0, 2, 8.1])
+    >>> [round(float(v), 6) for v in b.quantile_bounds(0.9)]
+    [1.0625, 1.125]
     """
 
     inputs = (Finite("y"), Finite("p"))
@@ -162,12 +177,17 @@ class ErrorQuantiles(Accumulator):
     )
     headline = ("median",)
 
-    def __init__(self, error: str = "absolute", *, truth: bool = False, max_memory=None, spill_dir=None):
+    def __init__(
+        self, error: str = "absolute", *, truth: bool = False, max_memory=None, spill_dir=None, significant_bits=None
+    ):
         if error not in ("absolute", "signed"):
             raise ValueError(f"error must be 'absolute' or 'signed', got {error!r}")
         if not isinstance(truth, (bool, np.bool_)):
             raise TypeError(f"truth must be True or False, got {type(truth).__name__}")
         self.error, self.truth = error, bool(truth)
+        self.significant_bits = None if significant_bits is None else check_count(significant_bits, "significant_bits")
+        if self.significant_bits is not None and (self.significant_bits > 52 or self.truth):
+            raise ValueError("significant_bits must be at most 52, and takes no truth (the D² scores are exact only)")
         self.max_memory = parse_memory(max_memory)
         if spill_dir is not None and self.max_memory is None:
             raise ValueError("spill_dir is where runs are spilled past max_memory: give max_memory too")
@@ -175,17 +195,19 @@ class ErrorQuantiles(Accumulator):
         self._load(empty_state(self.fields, self))
 
     def _settings(self):
-        return {"error": self.error, "truth": self.truth} | (
-            {} if self.max_memory is None else {"max_memory": self.max_memory}
-        )
+        out = {"error": self.error, "truth": self.truth}
+        if self.significant_bits is not None:
+            out["significant_bits"] = self.significant_bits
+        return out | ({} if self.max_memory is None else {"max_memory": self.max_memory})
 
     def _empty_like(self):
-        return type(self)(self.error, truth=self.truth, max_memory=self.max_memory, spill_dir=self.spill_dir)
+        return type(self)(self.error, truth=self.truth, spill_dir=self.spill_dir, **self._settings())
 
     def _check_compatible(self, other) -> None:
         # the memory budget changes how the state is held, never what it holds
-        if type(other) is type(self) and (other.error, other.truth) == (self.error, self.truth):
-            return
+        if type(other) is type(self) and other.settings.get("significant_bits") == self.significant_bits:
+            if (other.error, other.truth) == (self.error, self.truth):
+                return
         super()._check_compatible(other)
 
     # ------------------------------------------------------------------ state
@@ -241,6 +263,8 @@ class ErrorQuantiles(Accumulator):
             raise ValueError("a negative absolute error")
         if not self.truth and np.any(ab[TRUTHS] != 0):
             raise ValueError("truths in a state that keeps none")
+        if self.significant_bits is not None and not np.array_equal(self._edges(lo.copy(), False), lo):
+            raise ValueError(f"a value is not the lowest of its bin of {self.significant_bits} significant bits")
         if not weighted and (count_total(ab[ERRORS]) != n or count_total(ab[TRUTHS]) != (n if self.truth else 0)):
             raise ValueError("the counts do not add up to the observation count")
 
@@ -257,6 +281,8 @@ class ErrorQuantiles(Accumulator):
         if status:
             return status
         labels = np.ones(values.shape[0], np.bool_)
+        if self.significant_bits is not None:
+            self._edges(values, False)
         if self.truth:
             values[n:] = y
             labels[n:] = False
@@ -293,6 +319,11 @@ class ErrorQuantiles(Accumulator):
         if buf is not None and buf.rows:
             self._exact.take(buf)
 
+    def _edges(self, values, top: bool):
+        """``values`` (float64, changed in place) made their bins' lowest (``top``: highest) values."""
+        bucket_edges(values.view(np.uint64), 52 - self.significant_bits, top)
+        return values
+
     def _merge_state(self, other):
         if other["weighted"][0] and not self._exact.weighted:
             self._flush()
@@ -320,17 +351,40 @@ class ErrorQuantiles(Accumulator):
         return total
 
     def quantile(self, q):
-        """The quantile(s) of the errors at level(s) ``q`` in [0, 1] (a float, or an array for a sequence).
+        """The quantile(s) of the errors at level(s) ``q`` in [0, 1] (a float, or an array for a
+        sequence); binned (``significant_bits``), the middle of :meth:`quantile_bounds`.
 
         >>> ErrorQuantiles("signed").update([1, 2, 3, 4], [0, 0, 0, 0]).quantile([0, 0.5, 1]).tolist()
         [1.0, 2.5, 4.0]
         """
+        lower, upper, exact = self._quantiles(q)
+        out = exact if self.significant_bits is None else np.where(lower == upper, lower, lower / 2 + upper / 2)
+        return float(out[0]) if isinstance(q, numbers.Real) else out
+
+    def quantile_bounds(self, q):
+        """``(lower, upper)``: bounds certain to hold the exact quantile(s) at level(s) ``q``
+        (both the quantile while exact); floats, or arrays for a sequence."""
+        lower, upper, _ = self._quantiles(q)
+        if isinstance(q, numbers.Real):
+            return float(lower[0]), float(upper[0])
+        return lower, upper
+
+    def _quantiles(self, q):
+        """The lower and upper bounds and the quantiles of the values kept, at levels ``q``."""
         levels = [check_alpha(v) for v in np.atleast_1d(np.asarray(q, dtype=object)).tolist()]
         with self._guard:
             chunks = self._chunk_source()
             self._totals(chunks, ERRORS)
-            out = run_quantiles(chunks, ERRORS, levels)
-        return float(out[0]) if isinstance(q, numbers.Real) else out
+            out, low, high = run_quantiles(chunks, ERRORS, levels)
+        if self.significant_bits is None:
+            return out, out, out
+        # the exact quantile averages two values where the bins' does (their bins are
+        # low's and high's), or two of low's bin, which only a mass below the float64
+        # epsilon between them allows: with weights, low's bin bounds it from below
+        top, averaged = self._edges(low.copy(), True), low != high
+        with np.errstate(over="ignore"):  # an infinite upper bound still holds
+            upper = np.where(averaged, (top + self._edges(high, True)) / 2, top)
+        return (low if self._exact.weighted else out), upper, out
 
     def _chunk_source(self):
         """The chunks of the run, read anew (from the file once spilled) at each pass."""
@@ -346,7 +400,7 @@ class ErrorQuantiles(Accumulator):
         with self._guard:
             chunks = self._chunk_source()
             self._totals(chunks, TRUTHS)
-            (at,) = run_quantiles(chunks, TRUTHS, [alpha])
+            (at,), _, _ = run_quantiles(chunks, TRUTHS, [alpha])
             num = den = 0.0
             for values, ab in chunks:
                 num += pinball_total(values, ab[ERRORS], 0.0, alpha)
@@ -354,9 +408,10 @@ class ErrorQuantiles(Accumulator):
         return d2_of(num, den)
 
     def _compute(self) -> Result:
-        median = self.quantile(0.5)
+        lower, upper = self.quantile_bounds(0.5)
         chunks = self._chunk_source()
-        values = {"median": median, "n": self._n, "weight": self._totals(chunks, ERRORS)}
+        values = {"median": self.quantile(0.5), "median_lower": lower, "median_upper": upper}
+        values |= {"n": self._n, "weight": self._totals(chunks, ERRORS)}
         if self.truth:
             values["d2_absolute_error"] = self.d2_pinball(0.5)
         return QuantileResult("ErrorQuantiles", values, {"weighted": self._exact.weighted, "error": self.error})
