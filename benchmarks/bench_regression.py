@@ -119,8 +119,10 @@ import pyarrow.parquet as pq
 import streammetrics as sm
 
 acc = sm.ErrorQuantiles(max_memory=sys.argv[2])
-for batch in pq.ParquetFile(sys.argv[1]).iter_batches(batch_size=1 << 20, columns=["y", "p"]):
-    acc.update(batch.column("y").to_numpy(), batch.column("p").to_numpy())
+pf = pq.ParquetFile(sys.argv[1])  # row group by row group (iter_batches keeps what it read)
+for g in range(pf.metadata.num_row_groups):
+    t = pf.read_row_group(g, columns=["y", "p"])
+    acc.update(t.column("y").to_numpy(), t.column("p").to_numpy())
 print(json.dumps({"median": acc.quantile(0.5), "n": acc.n, "spilled": acc.spilled}))
 """
 
@@ -132,8 +134,9 @@ import pyarrow.parquet as pq
 pf = pq.ParquetFile(sys.argv[1])
 errors = np.empty(pf.metadata.num_rows)
 at = 0
-for batch in pf.iter_batches(batch_size=1 << 20, columns=["y", "p"]):
-    y, p = batch.column("y").to_numpy(), batch.column("p").to_numpy()
+for g in range(pf.metadata.num_row_groups):
+    t = pf.read_row_group(g, columns=["y", "p"])
+    y, p = t.column("y").to_numpy(), t.column("p").to_numpy()
     errors[at : at + y.shape[0]] = np.abs(y - p)
     at += y.shape[0]
 print(json.dumps({"median": float(np.median(errors, overwrite_input=True))}))

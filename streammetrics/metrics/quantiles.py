@@ -201,7 +201,7 @@ class ErrorQuantiles(Accumulator):
         return out | ({} if self.max_memory is None else {"max_memory": self.max_memory})
 
     def _empty_like(self):
-        return type(self)(self.error, truth=self.truth, spill_dir=self.spill_dir, **self._settings())
+        return type(self)(spill_dir=self.spill_dir, **self._settings())
 
     def _check_compatible(self, other) -> None:
         # the memory budget changes how the state is held, never what it holds
