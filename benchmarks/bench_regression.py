@@ -48,11 +48,11 @@ def _families(y, p, w):
     alphas = [0.1, 0.5, 0.9]
     return {
         "explained variance + max error": (
-            _streamed(sm.RegressionErrors, y, p),
+            _streamed(lambda: sm.RegressionErrors(spread=True), y, p),
             lambda: (skm.explained_variance_score(y, p), skm.max_error(y, p)),
         ),
         "explained variance, weighted": (
-            _streamed(sm.RegressionErrors, y, p, w),
+            _streamed(lambda: sm.RegressionErrors(spread=True), y, p, w),
             lambda: skm.explained_variance_score(y, p, sample_weight=w),
         ),
         "Tweedie deviance + D², power 1.5": (

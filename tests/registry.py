@@ -457,7 +457,7 @@ CASES = [
         "RegressionErrors",
         lambda: sm.RegressionErrors(),
         _regression,
-        _ref_regression_spread,
+        _ref_regression,
         exact=False,
         bad=[(([1.0, NAN], [1.0, 2.0]), {}, r"y\[1\] = nan"), (([1.0, 2.0], [np.inf, 2.0]), {}, r"p\[0\] = inf")],
     ),
@@ -473,6 +473,13 @@ CASES = [
             (([1.0, 2.0], [1.0, NAN]), {}, r"p\[1\] = nan"),
         ],
         other=lambda: sm.TweedieDeviance(power=2),
+    ),
+    Case(
+        "RegressionErrors(spread=True)",
+        lambda: sm.RegressionErrors(spread=True),
+        _regression,
+        _ref_regression_spread,
+        exact=False,
     ),
     Case(
         "SquaredLogError",

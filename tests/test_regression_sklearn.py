@@ -65,7 +65,7 @@ def _streamed(make, y, p, w, cuts, order):
 @given(rows())
 def test_explained_variance_and_max_error_match_scikit_learn(data):
     y, p, w, cuts, order = data
-    r = _streamed(sm.RegressionErrors, y, p, w, cuts, order).finalize()
+    r = _streamed(lambda: sm.RegressionErrors(spread=True), y, p, w, cuts, order).finalize()
     _close(r.explained_variance, skm.explained_variance_score(y, p, sample_weight=w), "explained variance")
     seen = np.ones(len(y), bool) if w is None else w > 0
     assert r.max_error == skm.max_error(y[seen], p[seen])
@@ -164,11 +164,12 @@ def test_bad_arguments_are_named():
 
 
 def test_a_state_saved_before_the_error_moments_gives_no_explained_variance(tmp_path):
-    acc = sm.RegressionErrors().update([1.0, 2.0, 4.0], [1.5, 2.0, 3.0])
+    acc = sm.RegressionErrors(spread=True).update([1.0, 2.0, 4.0], [1.5, 2.0, 3.0])
+    assert "explained_variance" not in sm.RegressionErrors().update([1.0], [2.0]).finalize().as_dict()
     state = acc.state_dict()
     state["rmoments"][:] = 0.0
     state["top"][:] = 0.0
-    old = sm.RegressionErrors().load_state_dict(state)
+    old = sm.RegressionErrors(spread=True).load_state_dict(state)
     assert "explained_variance" not in old.finalize().as_dict()
     merged = old.merge(acc).finalize()  # a side without them: the merge has none either
     assert "explained_variance" not in merged.as_dict() and merged.mse == acc.finalize().mse

@@ -42,7 +42,7 @@ def explained_variance(m2_error: float, m2_y: float) -> float:
 
 
 def regression_result(moments: np.ndarray, sums: np.ndarray, n: int, rmoments=None, top=None) -> Result:
-    """The guarded regression scores from the state (one formula path); with the
+    """The guarded regression scores from the state (one formula path); given the
     error's moments ``rmoments`` and largest error ``top``, explained variance and
     max error too."""
     total = float(compensated.value(moments[0], moments[1]))
@@ -89,6 +89,12 @@ class RegressionErrors(Accumulator):
 
     ``update(y, p)`` takes finite real truths and predictions.
 
+    Parameters
+    ----------
+    spread : bool, default False
+        Also give ``explained_variance`` and ``max_error`` (the state keeps
+        what they need either way, so states of either setting merge).
+
     Returns (``finalize()``)
     ------------------------
     mse, rmse, mae : float
@@ -98,11 +104,11 @@ class RegressionErrors(Accumulator):
     r2 : float
         Coefficient of determination.
     explained_variance : float
-        scikit-learn's ``explained_variance_score``: one less the variance of
+        With ``spread=True``: scikit-learn's ``explained_variance_score``: one less the variance of
         the error ``y - p`` over that of ``y`` (1.0 for a constant error, 0.0
         when only ``y`` is constant, as scikit-learn's ``force_finite``).
     max_error : float
-        The largest ``|y - p|`` over the rows of nonzero weight.
+        With ``spread=True``: the largest ``|y - p|`` over the rows of nonzero weight.
     n : int
         Rows folded in.
     mse_ci_lower, mse_ci_upper, rmse_ci_lower, ..., mape_ci_upper : float
@@ -130,11 +136,14 @@ class RegressionErrors(Accumulator):
     >>> r = acc.finalize()
     >>> r.mse, r.rmse, r.mae
     (0.5625, 0.75, 0.625)
-    >>> round(r.mape, 6), round(r.r2, 6), round(r.explained_variance, 6), r.max_error
-    (0.202381, 0.847458, 0.885593, 1.0)
+    >>> round(r.mape, 6), round(r.r2, 6)
+    (0.202381, 0.847458)
     >>> r = acc.finalize(ci=0.9)  # mean -/+ 1.645 s / 2 of |r| = 0.5, 0, 1, 1
     >>> round(r.mae_ci_lower, 6), round(r.mae_ci_upper, 6)
     (0.231293, 1.018707)
+    >>> r = RegressionErrors(spread=True).update([3, 5, 2, 7], [2.5, 5, 3, 8]).finalize()
+    >>> round(r.explained_variance, 6), r.max_error
+    (0.885593, 1.0)
     """
 
     _fixed_settings = True  # copies share the settings
@@ -154,8 +163,20 @@ class RegressionErrors(Accumulator):
     headline = ("rmse", "r2")
     intervals = True
 
-    def __init__(self):
+    def __init__(self, spread: bool = False):
+        if not isinstance(spread, (bool, np.bool_)):
+            raise TypeError(f"spread must be True or False, got {type(spread).__name__}")
+        self.spread = bool(spread)
         self._init_state()
+
+    def _settings(self):
+        return {"spread": True} if self.spread else {}
+
+    def _check_compatible(self, other) -> None:
+        # spread picks result fields, never what the state holds
+        if type(other) is type(self):
+            return
+        super()._check_compatible(other)
 
     @staticmethod
     def _faults(st) -> dict:
@@ -245,7 +266,8 @@ class RegressionErrors(Accumulator):
 
     def _compute(self, ci=None) -> Result:
         st = self._arrays
-        r = regression_result(st["moments"], st["sums"], self.n, st["rmoments"], st["top"])
+        spread = (st["rmoments"], st["top"]) if self.spread else ()
+        r = regression_result(st["moments"], st["sums"], self.n, *spread)
         if ci is None:
             return r
         check_second_moments(st)

@@ -106,7 +106,7 @@ def explained_variance_score(y_true, y_pred, *, sample_weight=None, multioutput=
     """
     fitted, multioutput = _fitted(
         RegressionErrors, y_true, y_pred, sample_weight, multioutput, _AVERAGES + ("variance_weighted",)
-    )
+    )  # the error's moments are in every state
     num, den = [], []
     for acc in fitted:
         st = acc.state_dict()
@@ -131,7 +131,7 @@ def max_error(y_true, y_pred) -> float:
     """
     if len(_outputs(y_true, y_pred)) > 1:
         raise ValueError("max_error takes one output: y_true and y_pred must be 1-D")
-    (acc,), _ = _fitted(RegressionErrors, y_true, y_pred, None, "uniform_average")
+    (acc,), _ = _fitted(lambda: RegressionErrors(spread=True), y_true, y_pred, None, "uniform_average")
     return acc.finalize().max_error
 
 
