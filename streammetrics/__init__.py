@@ -44,6 +44,10 @@ _HOMES = {
     ".metrics.regression": "RegressionErrors mae mape mse r2 rmse",
     ".metrics.deviance": "TweedieDeviance d2_tweedie_score mean_gamma_deviance mean_poisson_deviance"
     " mean_tweedie_deviance",
+    ".metrics.losses": "PinballLoss SquaredLogError",
+    ".metrics.quantiles": "ErrorQuantiles",
+    ".metrics.regression_scores": "d2_absolute_error_score d2_pinball_score explained_variance_score max_error"
+    " mean_pinball_loss mean_squared_log_error median_absolute_error root_mean_squared_log_error",
     ".metrics.topk": "TopKAccuracy top_k_accuracy",
     ".metrics.retrieval": "RetrievalScores",
     ".metrics.retrieval_functions": "coverage_error dcg_score label_ranking_average_precision_score label_ranking_loss"

@@ -173,6 +173,42 @@ def _ref_regression(arrays, w):
     }
 
 
+def _ref_regression_spread(arrays, w):
+    y, p = arrays
+    seen = np.ones(len(y), bool) if w is None else w != 0
+    return _ref_regression(arrays, w) | {
+        "explained_variance": skm.explained_variance_score(y, p, sample_weight=w),
+        "max_error": float(np.max(np.abs(y - p)[seen])),
+    }
+
+
+def _ref_msle(arrays, w):
+    y, p = arrays
+    return {
+        "msle": skm.mean_squared_log_error(y, p, sample_weight=w),
+        "rmsle": skm.root_mean_squared_log_error(y, p, sample_weight=w),
+    }
+
+
+def _ref_pinball(arrays, w):
+    y, p = arrays
+    return {"pinball": np.array([skm.mean_pinball_loss(y, p, sample_weight=w, alpha=a) for a in (0.1, 0.5, 0.9)])}
+
+
+def _ref_quantiles(arrays, w):
+    y, p = arrays
+    return {
+        "median": skm.median_absolute_error(y, p, sample_weight=w),
+        "d2_absolute_error": skm.d2_absolute_error_score(y, p, sample_weight=w),
+    }
+
+
+def _rounded_regression(rng):
+    """Regression rows with ties (errors on a grid of 0.25) and integer weights, 0 included."""
+    (y, p), _ = _regression(rng)
+    return (np.round(y * 4) / 4, np.round(p * 4) / 4), rng.integers(0, 4, N).astype(np.float64)
+
+
 def _ref_tweedie(arrays, w, power=1.5):
     y, p = arrays
     return {
@@ -556,6 +592,44 @@ CASES = [
             (([1.0, 2.0], [1.0, NAN]), {}, r"p\[1\] = nan"),
         ],
         other=lambda: sm.TweedieDeviance(power=2),
+    ),
+    Case(
+        "RegressionErrors(spread=True)",
+        lambda: sm.RegressionErrors(spread=True),
+        _regression,
+        _ref_regression_spread,
+        exact=False,
+    ),
+    Case(
+        "SquaredLogError",
+        lambda: sm.SquaredLogError(),
+        _tweedie,
+        _ref_msle,
+        exact=False,
+        bad=[(([1.0, -1.0], [1.0, 2.0]), {}, r"y\[1\] = -1.0: the squared log error needs y > -1")],
+    ),
+    Case(
+        "PinballLoss(alpha=[0.1, 0.5, 0.9])",
+        lambda: sm.PinballLoss(alpha=[0.1, 0.5, 0.9]),
+        _regression,
+        _ref_pinball,
+        exact=False,
+        bad=[(([1.0, 2.0], [NAN, 2.0]), {}, r"p\[0\] = nan")],
+        other=lambda: sm.PinballLoss(alpha=0.5),
+    ),
+    Case(
+        "ErrorQuantiles(truth=True)",
+        lambda: sm.ErrorQuantiles(truth=True),
+        _rounded_regression,
+        _ref_quantiles,
+        bad=[(([1.0, 2.0], [1.0, np.inf]), {}, r"p\[1\] = inf")],
+        other=lambda: sm.ErrorQuantiles("signed", truth=True),
+    ),
+    Case(
+        "ErrorQuantiles(truth=True, max_memory)",
+        lambda: sm.ErrorQuantiles(truth=True, max_memory=4096),
+        _rounded_regression,
+        _ref_quantiles,
     ),
     Case(
         "RankAUC",

@@ -272,6 +272,11 @@ def _function_rows():
     rows["evaluate_batches"] = (lambda a, b: sm.evaluate_batches([(a, b)], task="binary"), (y01, s))
     for name in ("mae", "mape", "mse", "r2", "rmse", "mean_poisson_deviance", "mean_gamma_deviance"):
         rows[name] = (getattr(sm, name), (yr, yr + 0.5))
+    regression = "explained_variance_score max_error mean_squared_log_error root_mean_squared_log_error"
+    for name in (
+        regression + " mean_pinball_loss d2_pinball_score d2_absolute_error_score median_absolute_error"
+    ).split():
+        rows[name] = (getattr(sm, name), (yr, yr + 0.5))
     rows["d2_tweedie_score"] = (lambda a, b: sm.d2_tweedie_score(a, b, power=1.5), (yr, yr + 0.5))
     rows["mean_tweedie_deviance"] = (lambda a, b: sm.mean_tweedie_deviance(a, b, power=1.5), (yr, yr + 0.5))
     rows["confusion_matrix"] = (sm.confusion_matrix, (c3, q3))

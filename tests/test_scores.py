@@ -233,13 +233,18 @@ def test_kernels_against_naive_python():
 
     yr = rng.normal(size=700) + 50
     pr = yr + rng.normal(size=700)
-    moments, rsums = np.zeros(6), np.zeros((3, 2))
-    assert regression_moments(yr, pr, np.empty(0), n, moments, rsums, np.zeros((3, 2))) == 0
+    moments, rsums, rmoments, top = np.zeros(6), np.zeros((3, 2)), np.zeros(6), np.zeros(1)
+    assert regression_moments(yr, pr, np.empty(0), n, moments, rsums, np.zeros((3, 2)), rmoments, top) == 0
     assert n[0] == 1400
     mean = math.fsum(yr) / 700
     assert moments[2] + moments[3] == pytest.approx(mean, rel=1e-15)
     assert moments[4] + moments[5] == pytest.approx(math.fsum((v - mean) ** 2 for v in yr), rel=1e-13)
     assert rsums[0].sum() == pytest.approx(math.fsum((a - b) ** 2 for a, b in zip(yr, pr)), rel=1e-14)
+    rmean = math.fsum(a - b for a, b in zip(yr, pr)) / 700
+    assert rmoments[4] + rmoments[5] == pytest.approx(
+        math.fsum((a - b - rmean) ** 2 for a, b in zip(yr, pr)), rel=1e-13
+    )
+    assert top[0] == max(abs(a - b) for a, b in zip(yr, pr))
 
 
 def test_results_of_weighted_rows_say_so():

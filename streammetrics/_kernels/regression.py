@@ -5,7 +5,9 @@ State (float64): ``moments[0:2]`` the pair of the total weight W;
 first y seen, so the mean keeps its digits far from 0); ``moments[4:6]`` the
 pair of M2 = sum w (y - mean)^2; ``sums`` pairs of sum w r^2, sum w |r| and
 sum w |r| / max(|y|, 1e-12) (r = y - p); ``squares`` pairs of sum w r^4,
-sum w (|r| / max(|y|, 1e-12))^2 and sum w^2, for the intervals.
+sum w (|r| / max(|y|, 1e-12))^2 and sum w^2, for the intervals;
+``rmoments`` the same six moments as ``moments`` for the error r (explained
+variance); ``top[0]`` the largest |r| (max error).
 
 A batch's mean and M2 come from the corrected two-pass algorithm and merge
 into the state by Chan et al.'s formula (never sum(y^2) - n mean^2). Status 0
@@ -17,10 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import inline_ir, kernel
+from ._jit import inline, inline_ir, kernel
 from .compensated import BLOCK, add, fold, merge
 
-__all__ = ["regression_moments", "regression_merge", "MAPE_FLOOR"]
+__all__ = ["regression_moments", "regression_merge", "merge_moments", "MAPE_FLOOR", "loss_fold", "loss_terms"]
 
 #: The specification floors |y| at 1e-12 in MAPE's denominator.
 MAPE_FLOOR = 1e-12
@@ -53,8 +55,8 @@ def _merge_moments(m, wb_s, wb_c, shift_b, offset_b, m2b_s, m2b_c):
 
 
 @kernel
-def regression_moments(y, p, w, n, moments, sums, squares):
-    """Fold one batch into ``moments`` and ``sums``, the second moments of the error
+def regression_moments(y, p, w, n, moments, sums, squares, rmoments, top):
+    """Fold one batch into ``moments``, ``rmoments``, ``top`` and ``sums``, the second moments of the error
     terms into ``squares`` (``float64[3, 2]`` pairs: the totals of ``w r**4``,
     ``w (|r| / max(|y|, 1e-12))**2`` and ``w**2``, which the intervals of the
     mean errors need; the mean of ``r**2`` is ``sums[0]``, the square of
@@ -65,10 +67,11 @@ def regression_moments(y, p, w, n, moments, sums, squares):
     shift = y[0]
     if not (shift - shift == 0.0):
         return 1
-    sw = cw = sy = cy = 0.0
+    rshift = y[0] - p[0]
+    sw = cw = sy = cy = sr = cr = 0.0
     for start in range(0, rows, BLOCK):
         stop = rows if rows < start + BLOCK else start + BLOCK
-        bw = by = 0.0
+        bw = by = br = 0.0
         bad_y = False
         bad_p = False
         for i in range(start, stop):
@@ -79,8 +82,10 @@ def regression_moments(y, p, w, n, moments, sums, squares):
             if weighted:
                 bw += w[i]
                 by += w[i] * (yi - shift)
+                br += w[i] * ((yi - pi) - rshift)
             else:
                 by += yi - shift
+                br += (yi - pi) - rshift
         if bad_y:
             return 1
         if bad_p:
@@ -89,19 +94,24 @@ def regression_moments(y, p, w, n, moments, sums, squares):
             bw = float(stop - start)
         sw, cw = add(sw, cw, bw)
         sy, cy = add(sy, cy, by)
+        sr, cr = add(sr, cr, br)
     wt = sw + cw
     mean = (sy + cy) / wt if wt > 0.0 else 0.0
+    rmean = (sr + cr) / wt if wt > 0.0 else 0.0
+    biggest = top[0]
     # pass 2: squared deviations and the error totals
     sd = cd = sm = cm = s2 = c2 = s1 = c1 = sp = cp = 0.0
     s4 = c4 = sa = ca = sq = cq = 0.0
+    se = ce = sv = cv = 0.0
     for start in range(0, rows, BLOCK):
         stop = rows if rows < start + BLOCK else start + BLOCK
         bd = bm = b2 = b1 = bp = 0.0
-        b4 = ba = bq = 0.0
+        b4 = ba = bq = be = bv = 0.0
         for i in range(start, stop):
             yi = y[i]
             d = (yi - shift) - mean
             r = yi - p[i]
+            e = (r - rshift) - rmean
             ar = abs(r)
             ape = ar / (MAPE_FLOOR if MAPE_FLOOR > abs(yi) else abs(yi))
             r2 = r * r
@@ -109,24 +119,33 @@ def regression_moments(y, p, w, n, moments, sums, squares):
                 wi = w[i]
                 bd += wi * d
                 bm += wi * (d * d)
+                be += wi * e
+                bv += wi * (e * e)
                 b2 += wi * r2
                 b1 += wi * ar
                 bp += wi * ape
                 b4 += wi * (r2 * r2)
                 ba += wi * (ape * ape)
                 bq += wi * wi
+                if wi != 0.0 and ar > biggest:  # a row of weight 0 is not seen
+                    biggest = ar
             else:
                 bd += d
                 bm += d * d
+                be += e
+                bv += e * e
                 b2 += r2
                 b1 += ar
                 bp += ape
                 b4 += r2 * r2
                 ba += ape * ape
+                biggest = ar if ar > biggest else biggest
         if not weighted:
             bq = float(stop - start)
         sd, cd = add(sd, cd, bd)
         sm, cm = add(sm, cm, bm)
+        se, ce = add(se, ce, be)
+        sv, cv = add(sv, cv, bv)
         s2, c2 = add(s2, c2, b2)
         s1, c1 = add(s1, c1, b1)
         sp, cp = add(sp, cp, bp)
@@ -139,7 +158,13 @@ def regression_moments(y, p, w, n, moments, sums, squares):
         m2 = sm + cm
         if m2 < 0.0:
             sm, cm = 0.0, 0.0
+        corr = se + ce
+        sv, cv = add(sv, cv, -corr * (corr / wt))
+        if sv + cv < 0.0:
+            sv, cv = 0.0, 0.0
+    _merge_moments(rmoments, sw, cw, rshift, rmean, sv, cv)
     _merge_moments(moments, sw, cw, shift, mean, sm, cm)
+    top[0] = biggest
     fold(sums, np.intp(0), s2, c2)
     fold(sums, np.intp(1), s1, c1)
     fold(sums, np.intp(2), sp, cp)
@@ -153,6 +178,102 @@ def regression_moments(y, p, w, n, moments, sums, squares):
 @kernel
 def regression_merge(moments, sums, other_moments, other_sums):
     """Fold another state into ``moments``/``sums`` (Chan et al. for M2)."""
-    om = other_moments
-    _merge_moments(moments, om[0], om[1], om[2], om[3], om[4], om[5])
+    merge_moments(moments, other_moments)
     merge(sums, other_sums)
+
+
+@kernel
+def merge_moments(moments, other):
+    """Fold the six moments ``other`` into ``moments`` (Chan et al. for M2)."""
+    _merge_moments(moments, other[0], other[1], other[2], other[3], other[4], other[5])
+
+
+# ------------------------------------------------------------------ squared log error and pinball loss
+# A row of the squared log error adds its weight and ``(a - b)**2`` of ``a = log1p(y)``,
+# ``b = log1p(p)`` (formed by NumPy's ``log1p`` at the edge, as scikit-learn forms
+# them); a row of the pinball loss its weight and, per level ``alpha``, ``alpha r``
+# where ``r = a - b >= 0`` (``a = y``, ``b = p``), else ``(alpha - 1) r``:
+# scikit-learn's terms to the bit. Status 1 a non-finite ``a``, 2 a ``b``: nothing
+# is written then.
+
+
+@inline
+def _loss(d, alpha, log):
+    if log:
+        return d * d
+    return alpha * d if d >= 0.0 else (alpha - 1.0) * d
+
+
+@inline
+def _first_status(a, b):
+    for i in range(a.shape[0]):
+        if not (a[i] - a[i] == 0.0):
+            return 1
+        if not (b[i] - b[i] == 0.0):
+            return 2
+    return 0
+
+
+@inline
+def _total(a, b, alpha, what, w):
+    """The compensated total ``(s, c)`` of ``w`` (``what`` 0) or of ``w`` times the loss
+    (``what`` 1 the squared difference, 2 the pinball loss of level ``alpha``)."""
+    rows = a.shape[0]
+    weighted = w.shape[0] > 0
+    s = c = 0.0
+    for start in range(0, rows, BLOCK):
+        stop = rows if rows < start + BLOCK else start + BLOCK
+        t = 0.0
+        if what == 0:
+            if weighted:
+                for i in range(start, stop):
+                    t += w[i]
+            else:
+                t = float(stop - start)
+        elif weighted:
+            for i in range(start, stop):
+                t += w[i] * _loss(a[i] - b[i], alpha, what == 1)
+        else:
+            for i in range(start, stop):
+                t += _loss(a[i] - b[i], alpha, what == 1)
+        s, c = add(s, c, t)
+    return s, c
+
+
+@kernel
+def loss_fold(a, b, alphas, log, w, part):
+    """Sum one batch's terms into ``part`` (``float64[1 + k, 2]`` pairs: the weight, then
+    the ``k`` losses: the squared log error if ``log``, else one pinball loss per
+    level of ``alphas``), a pass over the rows per total; the status."""
+    status = _first_status(a, b)
+    if status:
+        return status
+    s, c = _total(a, b, 0.0, 0, w)
+    fold(part, np.intp(0), s, c)
+    for t in range(1, part.shape[0]):
+        if log:
+            s, c = _total(a, b, 0.0, 1, w)
+        else:
+            s, c = _total(a, b, alphas[t - 1], 2, w)
+        fold(part, np.intp(t), s, c)
+    return 0
+
+
+@kernel
+def loss_terms(a, b, alphas, log, lo, slots, values, col, base, k):
+    """The ``k`` row terms of rows ``lo, lo + 1, ...`` as :func:`loss_fold` sums them
+    (slots ``base ..``, columns ``col ..``); the status."""
+    status = _first_status(a[lo : lo + slots.shape[0]], b[lo : lo + slots.shape[0]])
+    if status:
+        return status
+    for i in range(slots.shape[0]):
+        d = a[lo + i] - b[lo + i]
+        for t in range(k):
+            slots[i, col + t] = base + t
+        values[i, col] = 1.0
+        if log:
+            values[i, col + 1] = d * d
+        else:
+            for t in range(1, k):
+                values[i, col + t] = _loss(d, alphas[t - 1], False)
+    return 0

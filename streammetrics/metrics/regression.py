@@ -1,4 +1,4 @@
-"""Regression errors: MSE, RMSE, MAE, MAPE and R²."""
+"""Regression errors: MSE, RMSE, MAE, MAPE, R², explained variance and max error."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 
 from .._kernels import compensated
 from .._kernels.checks import first_nonfinite
-from .._kernels.regression import regression_merge, regression_moments
+from .._kernels.regression import merge_moments, regression_merge, regression_moments
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import Finite
@@ -32,8 +32,19 @@ class RegressionResult(Result):
         return [plots.regression(np.asarray(y, float), np.asarray(p, float), self, folder, self.n)]
 
 
-def regression_result(moments: np.ndarray, sums: np.ndarray, n: int) -> Result:
-    """The guarded regression scores from the state (one formula path)."""
+def explained_variance(m2_error: float, m2_y: float) -> float:
+    """scikit-learn's ``explained_variance_score`` of the squared deviations of the
+    error and of ``y`` about their means: 1.0 where the error is constant, 0.0
+    where only ``y`` is."""
+    if m2_error == 0:
+        return 1.0
+    return 0.0 if m2_y == 0 else 1.0 - m2_error / m2_y
+
+
+def regression_result(moments: np.ndarray, sums: np.ndarray, n: int, rmoments=None, top=None) -> Result:
+    """The guarded regression scores from the state (one formula path); given the
+    error's moments ``rmoments`` and largest error ``top``, explained variance and
+    max error too."""
     total = float(compensated.value(moments[0], moments[1]))
     if total == 0:
         raise ValueError("the sample weights sum to zero: the scores are undefined")
@@ -51,10 +62,20 @@ def regression_result(moments: np.ndarray, sums: np.ndarray, n: int) -> Result:
             "mae": sae / total,
             "mape": sape / total,
             "r2": 1.0 - sse / safe(tss),
+            **_error_spread(rmoments, top, total, tss),
         },
         # weights seen: the total weight is not the row count (weights of 1 are no weights)
         {"weighted": total != n},
     )
+
+
+def _error_spread(rmoments, top, total: float, tss: float) -> dict:
+    """``explained_variance`` and ``max_error``, absent from a state saved before
+    the error's moments were kept (their weight total 0)."""
+    if rmoments is None or float(compensated.value(rmoments[0], rmoments[1])) != total:
+        return {}
+    m2 = max(float(compensated.value(rmoments[4], rmoments[5])), 0.0)
+    return {"explained_variance": explained_variance(m2, tss), "max_error": float(top[0])}
 
 
 OVERFLOW_MESSAGE = (
@@ -68,6 +89,12 @@ class RegressionErrors(Accumulator):
 
     ``update(y, p)`` takes finite real truths and predictions.
 
+    Parameters
+    ----------
+    spread : bool, default False
+        Also give ``explained_variance`` and ``max_error`` (the state keeps
+        what they need either way, so states of either setting merge).
+
     Returns (``finalize()``)
     ------------------------
     mse, rmse, mae : float
@@ -76,6 +103,12 @@ class RegressionErrors(Accumulator):
         Mean absolute percentage error, as a fraction.
     r2 : float
         Coefficient of determination.
+    explained_variance : float
+        With ``spread=True``: scikit-learn's ``explained_variance_score``: one less the variance of
+        the error ``y - p`` over that of ``y`` (1.0 for a constant error, 0.0
+        when only ``y`` is constant, as scikit-learn's ``force_finite``).
+    max_error : float
+        With ``spread=True``: the largest ``|y - p|`` over the rows of nonzero weight.
     n : int
         Rows folded in.
     mse_ci_lower, mse_ci_upper, rmse_ci_lower, ..., mape_ci_upper : float
@@ -108,6 +141,9 @@ class RegressionErrors(Accumulator):
     >>> r = acc.finalize(ci=0.9)  # mean -/+ 1.645 s / 2 of |r| = 0.5, 0, 1, 1
     >>> round(r.mae_ci_lower, 6), round(r.mae_ci_upper, 6)
     (0.231293, 1.018707)
+    >>> r = RegressionErrors(spread=True).update([3, 5, 2, 7], [2.5, 5, 3, 8]).finalize()
+    >>> round(r.explained_variance, 6), r.max_error
+    (0.885593, 1.0)
     """
 
     _fixed_settings = True  # copies share the settings
@@ -120,18 +156,33 @@ class RegressionErrors(Accumulator):
         Field("sums", np.float64, (3, 2), merge="pairs", doc="squared, absolute, percentage errors"),
         Field("squares", np.float64, (3, 2), merge="pairs", optional=True, doc="w r⁴, w ape², w² totals"),
         Field("squares_rows", np.int64, (1,), optional=True, doc="rows counted in squares"),
+        # as moments, of the error y - p: all 0 in a state saved before they were kept
+        Field("rmoments", np.float64, (6,), merge="custom", nonneg=False, optional=True),
+        Field("top", np.float64, (1,), merge="max", optional=True, doc="largest |y - p|"),
     )
     headline = ("rmse", "r2")
     intervals = True
 
-    def __init__(self):
+    def __init__(self, spread: bool = False):
+        if not isinstance(spread, (bool, np.bool_)):
+            raise TypeError(f"spread must be True or False, got {type(spread).__name__}")
+        self.spread = bool(spread)
         self._init_state()
+
+    def _settings(self):
+        return {"spread": True} if self.spread else {}
+
+    def _check_compatible(self, other) -> None:
+        # spread picks result fields, never what the state holds
+        if type(other) is type(self):
+            return
+        super()._check_compatible(other)
 
     @staticmethod
     def _faults(st) -> dict:
         """What a load refuses in each of many stacked states: message -> mask, in
         the order they are told."""
-        g, m = st["n"].shape[0], st["moments"]
+        g, m, rm = st["n"].shape[0], st["moments"], st["rmoments"]
         total = m[:, 0] + m[:, 1]
         v = compensated.values(st["sums"])
         sse, sae = v[:, 0], v[:, 1]
@@ -148,6 +199,11 @@ class RegressionErrors(Accumulator):
                 squared_sae > bound
             ),
             "more rows counted in 'squares' than observations": st["squares_rows"][:, 0] > st["n"][:, 0],
+            "entry 'rmoments' holds another weight total than 'moments', or a negative sum of squares": (
+                ((rm[:, 0] != m[:, 0]) | (rm[:, 1] != m[:, 1])) & ((rm[:, 0] != 0) | (rm[:, 1] != 0))
+            )
+            | (rm[:, 4] + rm[:, 5] < 0),
+            "entry 'top' is not finite": ~np.isfinite(st["top"][:, 0]),
         }
 
     def _check_state(self, state):
@@ -162,12 +218,14 @@ class RegressionErrors(Accumulator):
     def _fold(self, arrays, w):
         y, p = arrays
         st = self._arrays
-        before = st["moments"].copy(), st["sums"].copy(), st["squares"].copy(), st["n"].copy()
-        status = regression_moments(y, p, w, st["n"], st["moments"], st["sums"], st["squares"])
+        names = ("moments", "sums", "squares", "n", "rmoments", "top")
+        before = [st[k].copy() for k in names]
+        status = regression_moments(y, p, w, *(st[k] for k in ("n", "moments", "sums", "squares", "rmoments", "top")))
         if status:
             return status
-        if first_nonfinite(st["moments"]) >= 0 or first_nonfinite(st["sums"].reshape(-1)) >= 0:
-            st["moments"][:], st["sums"][:], st["squares"][:], st["n"][:] = before
+        if any(first_nonfinite(st[k].reshape(-1)) >= 0 for k in ("moments", "sums", "rmoments")):
+            for k, old in zip(names, before):
+                st[k][:] = old
             raise ValueError(OVERFLOW_MESSAGE.format(what="this batch"))
         if first_nonfinite(st["squares"].reshape(-1)) < 0:
             st["squares_rows"][0] += y.shape[0]
@@ -176,21 +234,26 @@ class RegressionErrors(Accumulator):
         return 0
 
     def _merged_moments(self, other):
-        """The moments and sums of this state merged with ``other``'s (new arrays),
-        or ``ValueError`` where they overflow."""
+        """The moments, sums and error moments of this state merged with ``other``'s
+        (new arrays), or ``ValueError`` where they overflow. A side saved before
+        the error moments were kept (weight 0 beside a nonzero total) has none."""
         st = self._arrays
-        moments, sums = st["moments"].copy(), st["sums"].copy()
+        moments, sums, rmoments = st["moments"].copy(), st["sums"].copy(), st["rmoments"].copy()
         regression_merge(moments, sums, other["moments"], other["sums"])
-        if not (np.all(np.isfinite(moments)) and np.all(np.isfinite(sums))):
+        merge_moments(rmoments, other["rmoments"])
+        if not all(np.all(np.isfinite(a)) for a in (moments, sums, rmoments)):
             raise ValueError(OVERFLOW_MESSAGE.format(what="the merged state"))
-        return moments, sums
+        if (rmoments[0], rmoments[1]) != (moments[0], moments[1]):
+            rmoments[:] = 0.0
+        return moments, sums, rmoments
 
     def _merge_check(self, other):
         self._merged_moments(other.state_dict())
 
     def _merge_state(self, other):
         st = self._arrays
-        st["moments"], st["sums"] = self._merged_moments(other)
+        st["moments"], st["sums"], st["rmoments"] = self._merged_moments(other)
+        st["top"] = np.maximum(st["top"], other["top"])
         st["n"] += other["n"]
         st["squares_rows"] += other["squares_rows"]
         squares = st["squares"].copy()
@@ -203,7 +266,8 @@ class RegressionErrors(Accumulator):
 
     def _compute(self, ci=None) -> Result:
         st = self._arrays
-        r = regression_result(st["moments"], st["sums"], self.n)
+        spread = (st["rmoments"], st["top"]) if self.spread else ()
+        r = regression_result(st["moments"], st["sums"], self.n, *spread)
         if ci is None:
             return r
         check_second_moments(st)
