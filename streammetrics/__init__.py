@@ -47,6 +47,7 @@ _HOMES = {
     ".sliced": "Sliced SlicedResult",
     ".bootstrap": "Bootstrap",
     ".comparison": "compare paired_delong",
+    ".over_time.rolling": "Rolling",
 }
 _HOME = {name: module for module, names in _HOMES.items() for name in names.split()}
 __all__ = sorted(_HOME)
@@ -54,7 +55,7 @@ __all__ = sorted(_HOME)
 #: explicit ``import streammetrics.bootstrap``; the optional ones (``dask``,
 #: ``torch``, ``io``, ``cli``) raise their own ImportError naming the extra
 _SUBMODULES = frozenset(
-    "_kernels _protocol bootstrap cli comparison dask evaluator io metrics report sliced torch".split()
+    "_kernels _protocol bootstrap cli comparison dask evaluator io metrics over_time report sliced torch".split()
 )
 
 

@@ -1,0 +1,164 @@
+"""The window of a :class:`~streammetrics.Rolling` exact :class:`~streammetrics.RankAUC`: its
+rows in a ring and an order-statistics tree over their scores (kernels in
+:mod:`streammetrics._kernels.order_stats`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels.order_stats import push_rows, window_run
+from .._protocol.errors import StateFileError
+from ..metrics.ranking.accumulator import delong_interval
+from ..metrics.ranking.curves import RankResult
+from ..metrics.ranking.points import Points
+
+#: the tree's node arrays start this large and double up to twice the window
+FIRST_NODES = 1024
+#: the deepest descent the path buffer takes (a treap of 2**27 nodes is about 60 deep)
+PATH = 4096
+#: the largest window: counts below it keep ``2U`` an exact integer in float64
+MAX_WINDOW = 10**8
+
+
+class RankWindow:
+    """The last ``window`` rows of an exact RankAUC, their U kept row by row."""
+
+    def __init__(self, template, window: int):
+        if window > MAX_WINDOW:
+            raise ValueError(f"window must be at most {MAX_WINDOW:,} rows for RankAUC, got {window}")
+        self.template, self.window = template, window
+        self.ring_c = np.zeros(window, np.int8)
+        self.ring_s = np.zeros(window)
+        self.ring_w = np.zeros(window)
+        self.ring_t = np.zeros(window, np.uint8)
+        self.ring_x = np.zeros(window, np.int64)
+        self.meta = np.zeros(8, np.int64)
+        self.u2 = np.zeros((1, 2))
+        self.tot = np.zeros((2, 2))
+        self.path = np.empty(PATH, np.int64)
+        self._nodes(min(FIRST_NODES, 2 * window + 2))
+
+    def _nodes(self, size: int) -> None:
+        """Node arrays of ``size`` entries, the used ones copied."""
+        used = int(self.meta[1]) + 1
+        old = getattr(self, "key", None)
+        key, f = np.zeros(size), np.zeros((size, 4))
+        kid, cnt = np.zeros((size, 2), np.int64), np.zeros(size, np.int64)
+        if old is not None:
+            key[:used], f[:used], kid[:used], cnt[:used] = (
+                self.key[:used],
+                self.f[:used],
+                self.kid[:used],
+                self.cnt[:used],
+            )
+        self.key, self.f, self.kid, self.cnt = key, f, kid, cnt
+
+    @property
+    def n(self) -> int:
+        return int(self.meta[4])
+
+    def _push(self, y, s, w, t) -> None:
+        cls = (1 - y).astype(np.int8)
+        done, m = 0, cls.shape[0]
+        while True:
+            done += push_rows(
+                cls[done:], s[done:], w[done:] if w.shape[0] else w, t[done:] if t.shape[0] else t,
+                self.key, self.f, self.kid, self.cnt, self.ring_c, self.ring_s, self.ring_w, self.ring_t,
+                self.ring_x, self.meta, self.u2, self.tot, self.path,
+            )  # fmt: skip
+            if done == m:
+                return
+            self._nodes(min(2 * self.key.shape[0], 2 * self.window + 2))
+
+    def push(self, batch, lo: int) -> None:
+        """Push rows ``lo ..`` of a checked batch of RankAUC's inputs."""
+        y, s = batch.arrays_for(self.template.inputs)
+        w = batch.weights[lo:] if batch.weights.shape[0] else batch.weights
+        self._push(np.asarray(y[lo:], np.int64), np.ascontiguousarray(s[lo:], np.float64), w, np.zeros(0, np.uint8))
+
+    # ----------------------------------------------------------------- queries
+    def masses(self):
+        """``(n_pos, n_neg, weighted)``: counts (ints) while no row of the window came with a weight."""
+        weighted = bool(self.meta[6])
+        p, q = (float(self.tot[c, 0] + self.tot[c, 1]) for c in (0, 1))
+        return (p, q, True) if weighted else (round(p), round(q), False)
+
+    def auc(self) -> float:
+        p, q, weighted = self.masses()
+        if not (p > 0 and q > 0):
+            return 0.0
+        u2 = float(self.u2[0, 0] + self.u2[0, 1])
+        if not weighted:  # 2U and n_pos n_neg are exact integers: one rounding, as RankAUC's
+            return round(u2) / (2 * (p * q))
+        return min(max(u2 / (2.0 * p * q), 0.0), 1.0)
+
+    def run(self):
+        """``(scores, ab)`` of the window (counts as int64 without weights)."""
+        scores, ab = window_run(self.key, self.f, self.kid, self.cnt, int(self.meta[0]), int(self.meta[2]))
+        return scores, (ab if self.meta[6] else np.rint(ab).astype(np.int64))
+
+    def result(self, make, ci=None) -> RankResult:
+        """The window's RankAUC result; ``make()`` gives its points when a query asks."""
+        value = self.auc()
+        p, q, weighted = self.masses()
+        values = {"auc": value}
+        meta = {"weighted": weighted, "max_bins": None, "exact": True}
+        if ci is not None:
+            sums = make().delong_sums(value)
+            values.update(delong_interval(sums, value, value, ci, self._squares() if weighted else None))
+            meta["ci"] = ci
+        values.update(n_pos=p, n_neg=q, auc_lower=value, auc_upper=value, n=self.n)
+        return RankResult("AUCScores", values, meta, make)
+
+    def points(self, run) -> Points:
+        return Points(run, self.n, bool(self.meta[6]))
+
+    def _squares(self) -> np.ndarray:
+        j = self.order()
+        w2 = self.ring_w[j] ** 2
+        c = self.ring_c[j]
+        return np.array([w2[c == 0].sum(), w2[c == 1].sum()])
+
+    def accumulator(self):
+        """A RankAUC holding the window's rows."""
+        rows = self.export()
+        acc = self.template.copy()
+        plain = rows["weighted"] == 0
+        acc.update(rows["y"][plain], rows["s"][plain])
+        if not plain.all():
+            acc.update(rows["y"][~plain], rows["s"][~plain], sample_weight=rows["weights"][~plain])
+        return acc
+
+    # ------------------------------------------------------------ rows as arrays
+    @property
+    def head(self) -> int:
+        """Where the oldest row lies in the ring."""
+        return int(self.meta[3])
+
+    def order(self) -> np.ndarray:
+        return (self.head + np.arange(self.n)) % self.window
+
+    def export(self) -> dict:
+        """The window's rows, oldest first: label, score, weight, whether it came with one."""
+        j = self.order()
+        return {
+            "y": (1 - self.ring_c[j]).astype(np.int8),
+            "s": self.ring_s[j],
+            "weights": self.ring_w[j],
+            "weighted": self.ring_t[j],
+        }
+
+    def take(self, rows: dict, idx: np.ndarray) -> None:
+        if idx.shape[0]:
+            self._push(rows["y"][idx].astype(np.int64), rows["s"][idx], rows["weights"][idx], rows["weighted"][idx])
+
+    def check(self, rows: dict, n: int) -> None:
+        y, s, w, flag = rows["y"], rows["s"], rows["weights"], rows["weighted"]
+        if n and ((y < 0).any() or (y > 1).any()):
+            raise StateFileError("entry 'y' must hold labels 0 or 1")
+        if not np.isfinite(s).all():
+            raise StateFileError("entry 's' holds NaN or infinite scores")
+        if n and (flag > 1).any():
+            raise StateFileError("entry 'weighted' must hold 0 or 1")
+        if n and (w[flag == 0] != 1.0).any():
+            raise StateFileError("a row that came without a weight has a weight other than 1")
