@@ -60,11 +60,12 @@ class Rolling(TemplateWrapper, Accumulator):
         The rows kept.
     key : True or None
         ``True``: each row comes with a key (``update(..., key=k)``, or one
-        extra positional column: numbers or datetimes, compared as float64,
-        never decreasing along a stream), the order of the rows, so that two
-        states merge: the merge keeps the last ``window`` rows of both by key
-        (on equal keys, the receiving state's rows first). Without keys the
-        order of two states' rows is unknown and ``merge`` is refused.
+        extra positional column: numbers or datetimes, compared as float64)
+        that orders the rows: the window is then the last ``window`` rows by
+        key (on equal keys, by arrival), a late row taking its place (a sort
+        of the window, where rows come in key order a push), and two states
+        merge, keeping the last ``window`` rows of both by key. Without keys
+        the order of two states' rows is unknown and ``merge`` is refused.
 
     Notes
     -----
@@ -108,7 +109,8 @@ class Rolling(TemplateWrapper, Accumulator):
             raise ValueError(f"key must be True (rows come with keys) or None, got {key!r}")
         self._wrap(template, "window")
         self.window, self.key = int(window), key
-        _window(self._template, 1)  # (a template that cannot roll is refused before any allocation)
+        #: the saved entries (the window's rows), as the template's window declares them
+        self.fields = _window(self._template, 1).fields  # (a template that cannot roll: refused here)
         self.takes_weights = self._template.takes_weights
         self.intervals = bool(self._template.intervals)
         extra = (KeysInput("key", "row keys"),) if key else ()
@@ -153,11 +155,6 @@ class Rolling(TemplateWrapper, Accumulator):
         bad = np.flatnonzero(~np.isfinite(k))
         if bad.size:
             raise ValueError(f"key[{bad[0]}] = {k[bad[0]]}: keys must be finite")
-        down = np.flatnonzero(k[1:] < k[:-1])
-        if down.size:
-            raise ValueError(
-                f"key[{down[0] + 1}] = {k[down[0] + 1]} is below the key before it: rows come in key order"
-            )
         return k
 
     def update(self, *arrays, sample_weight=None, key=None):
@@ -177,16 +174,17 @@ class Rolling(TemplateWrapper, Accumulator):
         else:
             raise TypeError("fold() takes a Batch from Rolling.prepare()")
         with self._guard:
-            if keys is not None and keys.shape[0] and self.n and keys[0] < self._last_key():
-                raise ValueError(
-                    f"key[0] = {keys[0]} is below the window's last key {self._last_key()}: rows come in key order"
-                )
-            if tb.n:
-                self._freeze()
-                lo = max(0, tb.n - self.window)
-                if keys is not None:
-                    self._push_keys(keys[lo:])
-                self._rows.push(tb, lo)
+            if not tb.n:
+                return self
+            self._freeze()
+            if keys is not None and ((keys[1:] < keys[:-1]).any() or (self.n and keys[0] < self._last_key())):
+                # a row older than the newest: the window's rows and the batch's, sorted by key
+                self._merge_rows(self._rows.rows_of(tb, 0) | {"keys": keys})
+                return self
+            lo = max(0, tb.n - self.window)
+            if keys is not None:
+                self._push_keys(keys[lo:])
+            self._rows.push(tb, lo)
         return self
 
     def _last_key(self) -> float:
@@ -237,8 +235,13 @@ class Rolling(TemplateWrapper, Accumulator):
 
     def _merge_state(self, other: dict) -> None:
         self._merge_check(None)
+        self._merge_rows({k: v for k, v in other.items() if k != "n"})
+
+    def _merge_rows(self, rows: dict) -> None:
+        """Keep the last ``window`` rows by key of the window's and ``rows`` (the
+        window's first on equal keys)."""
         mine = self._state
-        rows = {k: np.concatenate([mine[k], other[k]]) for k in mine if k != "n"}
+        rows = {k: np.concatenate([mine[k], rows[k]]) for k in rows}
         self._install(rows, np.argsort(rows["keys"], kind="stable")[-self.window :])
 
     def _install(self, rows: dict, idx: np.ndarray) -> None:

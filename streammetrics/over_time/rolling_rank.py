@@ -8,6 +8,7 @@ import numpy as np
 
 from .._kernels.order_stats import push_rows, window_run
 from .._protocol.errors import StateFileError
+from .._protocol.state import Field
 from ..metrics.ranking.accumulator import delong_interval
 from ..metrics.ranking.curves import RankResult
 from ..metrics.ranking.points import Points
@@ -19,9 +20,21 @@ PATH = 4096
 #: the largest window: counts below it keep ``2U`` an exact integer in float64
 MAX_WINDOW = 10**8
 
+#: the entries of a saved window (keys: when rows come with keys), its rows oldest first
+FIELDS = (
+    Field("n", np.int64, (1,)),
+    Field("y", np.int8, (None,), merge="custom", doc="each row's label"),
+    Field("s", np.float64, (None,), merge="custom", nonneg=False, doc="each row's score"),
+    Field("weights", np.float64, (None,), merge="custom", doc="each row's weight (1 without)"),
+    Field("weighted", np.uint8, (None,), merge="custom", nonneg=False, doc="whether each row came with a weight"),
+    Field("keys", np.float64, (None,), merge="custom", nonneg=False, doc="each row's key, or none"),
+)
+
 
 class RankWindow:
     """The last ``window`` rows of an exact RankAUC, their U kept row by row."""
+
+    fields = FIELDS
 
     def __init__(self, template, window: int):
         if window > MAX_WINDOW:
@@ -75,6 +88,15 @@ class RankWindow:
         y, s = batch.arrays_for(self.template.inputs)
         w = batch.weights[lo:] if batch.weights.shape[0] else batch.weights
         self._push(np.asarray(y[lo:], np.int64), np.ascontiguousarray(s[lo:], np.float64), w, np.zeros(0, np.uint8))
+
+    def rows_of(self, batch, lo: int) -> dict:
+        """Rows ``lo ..`` of a checked batch, as :meth:`export` gives rows."""
+        y, s = batch.arrays_for(self.template.inputs)
+        m = batch.n - lo
+        weighted = batch.weights.shape[0] > 0
+        w = batch.weights[lo:] if weighted else np.ones(m)
+        return {"y": y[lo:].astype(np.int8), "s": np.asarray(s[lo:], np.float64), "weights": w,
+                "weighted": np.full(m, weighted, np.uint8)}  # fmt: skip
 
     # ----------------------------------------------------------------- queries
     def masses(self):

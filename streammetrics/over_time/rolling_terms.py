@@ -7,11 +7,24 @@ import numpy as np
 
 from .._kernels.rolling import push_terms, recompute_sums
 from .._protocol.errors import StateFileError
+from .._protocol.state import Field
 from .._protocol.terms import Sums
+
+#: the entries of a saved window (keys: when rows come with keys), its rows oldest first
+FIELDS = (
+    Field("n", np.int64, (1,)),
+    Field("slots", np.int32, (None, None), merge="custom", doc="each row's term slots"),
+    Field("values", np.float64, (None, None), merge="custom", nonneg=False, doc="each row's term values"),
+    Field("weights", np.float64, (None,), merge="custom", doc="each row's weight (1 without)"),
+    Field("weighted", np.uint8, (None,), merge="custom", nonneg=False, doc="whether each row came with a weight"),
+    Field("keys", np.float64, (None,), merge="custom", nonneg=False, doc="each row's key, or none"),
+)
 
 
 class TermsWindow:
     """The last ``window`` rows of a template that declares its row terms."""
+
+    fields = FIELDS
 
     def __init__(self, template, window: int):
         terms = template.row_terms()
@@ -43,13 +56,23 @@ class TermsWindow:
 
     def push(self, batch, lo: int) -> None:
         """Push rows ``lo ..`` of a checked batch of the template's inputs."""
+        self._push(*self._terms(batch, lo), batch.weights[lo:], np.zeros(0, np.uint8))
+
+    def _terms(self, batch, lo: int):
         m = batch.n - lo
         slots = np.empty((m, self.terms.width), np.int32)
         values = np.empty((m, self.terms.width))
         if self.terms.fill(batch, lo, slots, values, 0, 0):  # (the batch was checked: cannot happen)
             raise ValueError("a row of the batch gives no terms")
-        w = batch.weights[lo:] if batch.weights.shape[0] else batch.weights
-        self._push(slots, values, w, np.zeros(0, np.uint8))
+        return slots, values
+
+    def rows_of(self, batch, lo: int) -> dict:
+        """Rows ``lo ..`` of a checked batch, as :meth:`export` gives rows."""
+        slots, values = self._terms(batch, lo)
+        m = batch.n - lo
+        weighted = batch.weights.shape[0] > 0
+        w = batch.weights[lo:] if weighted else np.ones(m)
+        return {"slots": slots, "values": values, "weights": w, "weighted": np.full(m, weighted, np.uint8)}
 
     def accumulator(self):
         """The template holding the window's rows (its sums added, by group)."""
