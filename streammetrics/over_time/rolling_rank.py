@@ -117,7 +117,10 @@ class RankWindow:
     def run(self):
         """``(scores, ab)`` of the window (counts as int64 without weights)."""
         scores, ab = window_run(self.key, self.f, self.kid, self.cnt, int(self.meta[0]), int(self.meta[2]))
-        return scores, (ab if self.meta[6] else np.rint(ab).astype(np.int64))
+        if not self.meta[6]:
+            return scores, np.rint(ab).astype(np.int64)
+        held = ab.any(axis=0)  # (a score of rows of weight 0 only is no point, as in RankAUC)
+        return scores[held], ab[:, held]
 
     def result(self, make, ci=None) -> RankResult:
         """The window's RankAUC result; ``make()`` gives its points when a query asks."""
