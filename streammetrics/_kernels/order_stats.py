@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import inline, kernel
+from ._jit import inline_ir, kernel
 from .compensated import add
 
 __all__ = ["push_rows", "rebuild", "window_run"]
@@ -39,7 +39,7 @@ _M2 = np.uint64(0xBF58476D1CE4E5B9)
 _M3 = np.uint64(0x94D049BB133111EB)
 
 
-@inline
+@inline_ir
 def _prio(i):
     """A node's priority: SplitMix64 of its index."""
     z = np.uint64(i) * _M1
@@ -48,21 +48,21 @@ def _prio(i):
     return z ^ (z >> np.uint64(31))
 
 
-@inline
+@inline_ir
 def _add2(pair, k, x):
     t, c = add(pair[k, 0], pair[k, 1], x)
     pair[k, 0] = t
     pair[k, 1] = c
 
 
-@inline
+@inline_ir
 def _resum(f, kid, x):
     a, b = kid[x, 0], kid[x, 1]
     f[x, 2] = f[x, 0] + f[a, 2] + f[b, 2]
     f[x, 3] = f[x, 1] + f[a, 3] + f[b, 3]
 
 
-@inline
+@inline_ir
 def _descend(c, s, w, key, f, kid, root, path):
     """Walk from the root to ``s``'s node, adding ``w`` to the subtree masses of
     class ``c`` on the way: ``(node or 0, depth, the opposite class's mass
@@ -90,7 +90,7 @@ def _descend(c, s, w, key, f, kid, root, path):
     return 0, d, below, above, 0.0
 
 
-@inline
+@inline_ir
 def _insert(c, s, w, key, f, kid, cnt, meta, path):
     """Add one row; returns its node and its pairs' weight (``2 below + at`` for
     a positive, ``2 above + at`` for a negative)."""
@@ -138,7 +138,7 @@ def _insert(c, s, w, key, f, kid, cnt, meta, path):
     return z, gain
 
 
-@inline
+@inline_ir
 def _remove(c, s, w, key, f, kid, cnt, meta, path):
     """Take one row out of its node (which stays, maybe empty); its pairs' weight."""
     x, _, below, above, at = _descend(c, s, -w, key, f, kid, meta[0], path)

@@ -16,20 +16,20 @@ that left since the sums were last recomputed.
 
 from __future__ import annotations
 
-from ._jit import inline, kernel
+from ._jit import inline_ir, kernel
 from .compensated import add
 
 __all__ = ["push_terms", "recompute_sums"]
 
 
-@inline
+@inline_ir
 def _add_pair(pairs, g, s, x):
     t, c = add(pairs[g, s, 0], pairs[g, s, 1], x)
     pairs[g, s, 0] = t
     pairs[g, s, 1] = c
 
 
-@inline
+@inline_ir
 def _apply(ring_s, ring_v, ring_w, ring_g, j, sign, counted, powers, summed, ints, rows, pairs, second):
     """Add (``sign`` 1) or subtract (-1) ring row ``j``'s terms from the sums."""
     g = ring_g[j]
