@@ -1,51 +1,45 @@
-"""An order-statistics tree over a window's scores: the Mann-Whitney U of the last rows.
+"""Order statistics of a window's scores: the Mann-Whitney U of the last rows.
 
 The window's rows sit in a ring (class ``c``: 0 positive, 1 negative; score,
-weight, whether it came with a weight, and the node of its score). Each
-distinct score is a node of a treap kept in arrays: ``key``, ``f`` (``[node,
-4]``: the node's positive and negative mass, and its subtree's), ``kid``
-(left, right; node 0 is the empty tree, of mass 0) and ``cnt`` (the window's
-rows at the node). A node's priority is a hash of its index, so the tree is
-balanced in expectation whatever the order of the scores: a row enters or
-leaves in one descent, ``O(log N)``, which also gives the opposite class's
-mass below and above its score, hence its change to
+weight, whether it came with a weight). Its scores are held in two sorted
+levels: the *base* (distinct scores, each one's mass and row count per class)
+and the *pending* entries (a row that entered, with its mass, or one that
+left, with its mass and count negated; equal scores repeat). Each level keeps
+the prefix sums of its masses per class, so the mass of a class below, at and
+above a score is two binary searches per level.
+
+A batch's ``k`` leaving rows ``L`` and ``m`` entering rows ``N`` change
 
     ``2U = sum over (positive, negative) pairs of w+ w- (2 [s+ > s-] + [s+ == s-])``
 
-(midranks: ties count half). A node whose rows all left stays until the tree
-is rebuilt from the ring, in order (``O(N)``, no sort): when the node arrays
-are full, and, once weighted rows were seen, after each window of rows left
-(the float masses then drift by the rounding of their additions and
-subtractions, and a rebuild sums them afresh) or when the last weighted row
-left (masses of rows without weights are integers, exact in float64).
+(midranks: ties count half) by ``- C(L, window) + 2U(L) + C(N, rest) + 2U(N)``,
+``C(X, S)`` each row of ``X``'s pairs with ``S`` (its searches) and ``2U(X)``
+the pairs inside ``X`` (``X`` sorted). ``L`` and ``N`` are then merged into the
+pending entries, and the pending entries into the base once there are more
+than ``sqrt(window * m)`` of them: per row, ``O(log window)`` searches and
+``O(sqrt(window / m))`` sequential merge work, amortized. Merging into the base
+sums every mass and ``2U`` afresh (compensated), so their rounding does not
+build up; masses of rows without weights are integers, exact in float64, and
+once no row of the window came with a weight the base takes its counts as
+its masses.
 
-``meta`` (``int64[8]``): root, nodes used, live nodes, the ring's oldest row,
-rows held, rows that left since the last rebuild, weighted rows held, and
-whether weighted rows entered since the last rebuild. ``u2`` and ``tot``
-(positive, negative mass) are compensated pairs.
+``meta`` (``int64[6]``): the ring's oldest row, rows held, base entries,
+pending entries, weighted rows held, whether a weighted row entered since the
+base was last made of counts (masses then are integers: their sums are
+exact, uncompensated). ``u2`` and ``tot`` (positive, negative mass) are
+compensated pairs.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from ._jit import inline_ir, kernel
 from .compensated import add
 
-__all__ = ["push_rows", "rebuild", "window_run"]
-
-_M1 = np.uint64(0x9E3779B97F4A7C15)
-_M2 = np.uint64(0xBF58476D1CE4E5B9)
-_M3 = np.uint64(0x94D049BB133111EB)
-
-
-@inline_ir
-def _prio(i):
-    """A node's priority: SplitMix64 of its index."""
-    z = np.uint64(i) * _M1
-    z = (z ^ (z >> np.uint64(30))) * _M2
-    z = (z ^ (z >> np.uint64(27))) * _M3
-    return z ^ (z >> np.uint64(31))
+__all__ = ["push_rows", "merge_base"]
 
 
 @inline_ir
@@ -56,232 +50,232 @@ def _add2(pair, k, x):
 
 
 @inline_ir
-def _resum(f, kid, x):
-    a, b = kid[x, 0], kid[x, 1]
-    f[x, 2] = f[x, 0] + f[a, 2] + f[b, 2]
-    f[x, 3] = f[x, 1] + f[a, 3] + f[b, 3]
+def _first(keys, n, s, start, above):
+    """The first entry of ``keys[:n]`` from ``start`` on that is not below ``s``
+    (``above``: that is above ``s``), every entry before ``start`` being below:
+    galloping from ``start``, so that ascending queries cost ``O(log gap)``."""
+    lo, hi, step = start, start, 1
+    while hi < n and (keys[hi] < s or (above and keys[hi] == s)):
+        lo = hi + 1
+        hi += step
+        step <<= 1
+    hi = min(hi, n)
+    while lo < hi:
+        h = (lo + hi) >> 1
+        if keys[h] < s or (above and keys[h] == s):
+            lo = h + 1
+        else:
+            hi = h
+    return lo
 
 
 @inline_ir
-def _descend(c, s, w, key, f, kid, root, path):
-    """Walk from the root to ``s``'s node, adding ``w`` to the subtree masses of
-    class ``c`` on the way: ``(node or 0, depth, the opposite class's mass
-    below s, above s, at s)``; the nodes passed in ``path``."""
+def _pairs_at(c, lo, hi, cum, n):
+    """A row of class ``c`` whose score spans entries ``lo .. hi - 1`` of a level:
+    its pairs' weight with the level (``2 below + at`` of the negatives for a
+    positive, ``2 above + at`` of the positives for a negative)."""
     o = 1 - c
-    x = root
-    d = 0
-    below = 0.0
-    above = 0.0
-    while x != 0:
-        if d == path.shape[0]:
-            raise RuntimeError("order-statistics tree deeper than its path buffer")
-        path[d] = x
-        d += 1
-        f[x, 2 + c] += w
-        k = key[x]
-        if s < k:
-            above += f[x, o] + f[kid[x, 1], 2 + o]
-            x = kid[x, 0]
-        elif s > k:
-            below += f[x, o] + f[kid[x, 0], 2 + o]
-            x = kid[x, 1]
-        else:
-            return x, d, below + f[kid[x, 0], 2 + o], above + f[kid[x, 1], 2 + o], f[x, o]
-    return 0, d, below, above, 0.0
+    at = cum[o, hi] - cum[o, lo]
+    if c == 0:
+        return 2.0 * cum[o, lo] + at
+    return 2.0 * (cum[o, n] - cum[o, hi]) + at
 
 
 @inline_ir
-def _insert(c, s, w, key, f, kid, cnt, meta, path):
-    """Add one row; returns its node and its pairs' weight (``2 below + at`` for
-    a positive, ``2 above + at`` for a negative)."""
-    x, d, below, above, at = _descend(c, s, w, key, f, kid, meta[0], path)
-    gain = 2.0 * below + at if c == 0 else 2.0 * above + at
-    if x != 0:
-        f[x, c] += w
-        if cnt[x] == 0:
-            meta[2] += 1
-        cnt[x] += 1
-        return x, gain
-    z = meta[1] + 1
-    meta[1] = z
-    meta[2] += 1
-    key[z] = s
-    f[z, 0] = f[z, 1] = f[z, 2] = f[z, 3] = 0.0
-    f[z, c] = w
-    f[z, 2 + c] = w
-    kid[z, 0] = kid[z, 1] = 0
-    cnt[z] = 1
-    if d == 0:
-        meta[0] = z
-        return z, gain
-    p = path[d - 1]
-    kid[p, 0 if s < key[p] else 1] = z
-    pz = _prio(z)
-    while d > 0:
-        p = path[d - 1]
-        if _prio(p) >= pz:
-            break
-        if kid[p, 0] == z:  # rotate z above p
-            kid[p, 0] = kid[z, 1]
-            kid[z, 1] = p
-        else:
-            kid[p, 1] = kid[z, 0]
-            kid[z, 0] = p
-        _resum(f, kid, p)
-        _resum(f, kid, z)
-        d -= 1
-        if d == 0:
-            meta[0] = z
-        else:
-            g = path[d - 1]
-            kid[g, 0 if kid[g, 0] == p else 1] = z
-    return z, gain
+def _inner_u2(cls, s, w, order):
+    """``2U`` of the pairs inside rows taken in ``order`` (ascending scores), compensated."""
+    u, ue, neg, ne = 0.0, 0.0, 0.0, 0.0
+    i, m = 0, order.shape[0]
+    while i < m:
+        j = i
+        p = q = 0.0
+        while j < m and s[order[j]] == s[order[i]]:
+            r = order[j]
+            if cls[r] == 0:
+                p += w[r]
+            else:
+                q += w[r]
+            j += 1
+        u, ue = add(u, ue, p * (2.0 * (neg + ne) + q))
+        neg, ne = add(neg, ne, q)
+        i = j
+    return u + ue
 
 
 @inline_ir
-def _remove(c, s, w, key, f, kid, cnt, meta, path):
-    """Take one row out of its node (which stays, maybe empty); its pairs' weight."""
-    x, _, below, above, at = _descend(c, s, -w, key, f, kid, meta[0], path)
-    f[x, c] -= w
-    cnt[x] -= 1
-    if cnt[x] == 0:
-        meta[2] -= 1
-    return 2.0 * below + at if c == 0 else 2.0 * above + at
+def _add_masses(tot, cls, w, sign):
+    """Add each class's mass of rows ``cls, w`` (times ``sign``) to ``tot``."""
+    p = q = 0.0
+    for r in range(cls.shape[0]):
+        if cls[r] == 0:
+            p += w[r]
+        else:
+            q += w[r]
+    _add2(tot, 0, sign * p)
+    _add2(tot, 1, sign * q)
+
+
+@inline_ir
+def _prefix(mass, cum, n, exact):
+    """``cum[c, i]``: the mass of class ``c`` in entries ``0 .. i - 1``: compensated,
+    or (``exact``: integer masses, exact in float64) plain."""
+    for c in range(2):
+        s = 0.0
+        e = 0.0
+        cum[c, 0] = 0.0
+        for i in range(n):
+            if exact:
+                s += mass[c, i]
+            else:
+                s, e = add(s, e, mass[c, i])
+            cum[c, i + 1] = s + e
 
 
 @kernel
-def push_rows(cls, s, w, flags, key, f, kid, cnt, ring_c, ring_s, ring_w, ring_t, ring_x, meta, u2, tot, path):
-    """Push rows (class ``cls``: 0 positive, 1 negative; scores ``s``; weights
-    ``w``, empty for rows without weights; ``flags``: which rows came with weights,
-    empty for all of them) into the window, the oldest rows
-    leaving once the ring is full. Returns the rows pushed: fewer when the
-    node arrays are full of live nodes (the caller grows them and pushes the
-    rest)."""
-    cap = ring_c.shape[0]
-    weighted = w.shape[0] > 0
-    flagged = flags.shape[0] > 0
-    for i in range(cls.shape[0]):
-        if meta[4] == cap:
-            j = meta[3]
-            c, wj = ring_c[j], ring_w[j]
-            gain = _remove(c, ring_s[j], wj, key, f, kid, cnt, meta, path)
-            _add2(u2, 0, -wj * gain)
-            _add2(tot, c, -wj)
-            meta[3] = j + 1 if j + 1 < cap else 0
-            meta[4] -= 1
-            meta[5] += 1
-            meta[6] -= ring_t[j]
-            if meta[7] and (meta[6] == 0 or meta[5] >= cap):
-                rebuild(key, f, kid, cnt, ring_c, ring_w, ring_x, meta, u2, tot)
-        if meta[1] + 1 >= key.shape[0]:
-            if 2 * meta[2] + 2 > key.shape[0]:
-                return i
-            rebuild(key, f, kid, cnt, ring_c, ring_w, ring_x, meta, u2, tot)
-        c = cls[i]
-        wi = w[i] if weighted else 1.0
-        ti = (flags[i] if flagged else 1) if weighted else 0
-        x, gain = _insert(c, s[i], wi, key, f, kid, cnt, meta, path)
-        _add2(u2, 0, wi * gain)
-        _add2(tot, c, wi)
-        j = meta[3] + meta[4]
-        j = j - cap if j >= cap else j
-        ring_c[j], ring_s[j], ring_w[j], ring_x[j] = c, s[i], wi, x
-        ring_t[j] = ti
-        meta[4] += 1
-        if ti:
-            meta[6] += 1
-            meta[7] = 1
-    return cls.shape[0]
-
-
-@kernel
-def rebuild(key, f, kid, cnt, ring_c, ring_w, ring_x, meta, u2, tot):
-    """Rebuild the tree of the window's live scores, in order, with every mass,
-    ``u2`` and ``tot`` summed afresh from the ring."""
-    order = np.empty(meta[2], np.int64)
-    stack = np.empty(meta[1] + 1, np.int64)
-    top, k, x = 0, 0, meta[0]
-    while top > 0 or x != 0:  # in-order walk, live nodes kept
-        while x != 0:
-            stack[top] = x
-            top += 1
-            x = kid[x, 0]
-        top -= 1
-        x = stack[top]
-        if cnt[x] > 0:
-            order[k] = x
-            k += 1
-        x = kid[x, 1]
-    new = np.zeros(meta[1] + 1, np.int64)
-    for i in range(k):
-        new[order[i]] = i + 1
-    keys = key[order[:k]]
-    key[1 : k + 1] = keys
-    f[: k + 1] = 0.0
-    cnt[: k + 1] = 0
-    cap = ring_c.shape[0]
-    for r in range(meta[4]):
-        j = meta[3] + r
-        j = j - cap if j >= cap else j
-        x = new[ring_x[j]]
-        ring_x[j] = x
-        f[x, ring_c[j]] += ring_w[j]
-        cnt[x] += 1
-    # the Cartesian tree of the priorities over nodes 1..k (in key order): a
-    # node leaves the stack after all its descendants, its sums then complete
-    top = 0
-    for i in range(1, k + 1):
-        pi = _prio(i)
-        last = 0
-        while top > 0 and _prio(stack[top - 1]) < pi:
-            top -= 1
-            last = stack[top]
-            _resum(f, kid, last)
-        kid[i, 0] = last
-        kid[i, 1] = 0
-        if top > 0:
-            kid[stack[top - 1], 1] = i
-        stack[top] = i
-        top += 1
-    root = 0
-    while top > 0:
-        top -= 1
-        root = stack[top]
-        _resum(f, kid, root)
-    meta[0] = root
-    meta[1] = k
+def merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta, u2, tot):
+    """Merge the pending entries into the base (scores summed, entries of no row
+    dropped), with ``2U`` and the class totals summed afresh (``t*``: scratch of
+    the base's size)."""
+    nb, npend = meta[2], meta[3]
+    i = j = k = 0
+    exact = meta[4] == 0  # no weighted row: the masses are the counts
+    while i < nb or j < npend:
+        if j >= npend or (i < nb and bkey[i] < pkey[j]):
+            s = bkey[i]
+        else:
+            s = pkey[j]
+        m0 = e0 = m1 = e1 = 0.0  # (compensated: a score's rows that left cancel exactly)
+        c0 = c1 = 0
+        while i < nb and bkey[i] == s:
+            m0, e0 = add(m0, e0, bmass[0, i])
+            m1, e1 = add(m1, e1, bmass[1, i])
+            c0 += bcnt[0, i]
+            c1 += bcnt[1, i]
+            i += 1
+        while j < npend and pkey[j] == s:
+            m0, e0 = add(m0, e0, pmass[0, j])
+            m1, e1 = add(m1, e1, pmass[1, j])
+            c0 += pcnt[0, j]
+            c1 += pcnt[1, j]
+            j += 1
+        m0 += e0
+        m1 += e1
+        if c0 + c1 == 0:
+            continue
+        tkey[k] = s
+        tmass[0, k] = float(c0) if exact else (m0 if c0 else 0.0)
+        tmass[1, k] = float(c1) if exact else (m1 if c1 else 0.0)
+        tcnt[0, k] = c0
+        tcnt[1, k] = c1
+        k += 1
+    bkey[:k] = tkey[:k]
+    bmass[:, :k] = tmass[:, :k]
+    bcnt[:, :k] = tcnt[:, :k]
+    _prefix(bmass, bcum, k, exact)
     meta[2] = k
-    meta[5] = 0
-    meta[7] = 0
-    u2[:] = 0.0
-    tot[:] = 0.0
-    neg = np.zeros((1, 2))
-    for i in range(1, k + 1):
-        _add2(u2, 0, f[i, 0] * (2.0 * (neg[0, 0] + neg[0, 1]) + f[i, 1]))
-        _add2(neg, 0, f[i, 1])
-        _add2(tot, 0, f[i, 0])
-        _add2(tot, 1, f[i, 1])
+    meta[3] = 0
+    if exact:
+        meta[5] = 0
+    u, ue = 0.0, 0.0
+    for i in range(k):
+        u, ue = add(u, ue, bmass[0, i] * (2.0 * bcum[1, i] + bmass[1, i]))
+    u2[0, 0], u2[0, 1] = u, ue
+    tot[0, 0], tot[0, 1], tot[1, 0], tot[1, 1] = bcum[0, k], 0.0, bcum[1, k], 0.0
+
+
+@inline_ir
+def _into_pending(cls, s, w, order, sign, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta):
+    """Merge rows taken in ``order`` (ascending) into the pending entries, their
+    masses and counts times ``sign``."""
+    npend, m = meta[3], order.shape[0]
+    i = j = k = 0
+    while i < npend or j < m:
+        if j >= m or (i < npend and pkey[i] <= s[order[j]]):
+            tkey[k] = pkey[i]
+            tmass[0, k], tmass[1, k] = pmass[0, i], pmass[1, i]
+            tcnt[0, k], tcnt[1, k] = pcnt[0, i], pcnt[1, i]
+            i += 1
+        else:
+            r = order[j]
+            c = cls[r]
+            tkey[k] = s[r]
+            tmass[0, k] = tmass[1, k] = 0.0
+            tcnt[0, k] = tcnt[1, k] = 0
+            tmass[c, k] = sign * w[r]
+            tcnt[c, k] = sign
+            j += 1
+        k += 1
+    pkey[:k] = tkey[:k]
+    pmass[:, :k] = tmass[:, :k]
+    pcnt[:, :k] = tcnt[:, :k]
+    _prefix(pmass, pcum, k, meta[5] == 0)
+    meta[3] = k
+
+
+@inline_ir
+def _pairs(cls, s, w, order, bkey, bcum, pkey, pcum, meta):
+    """The pairs' weight of rows ``cls, s, w`` (taken in ``order``, ascending) with
+    the window's rows, compensated."""
+    u, ue = 0.0, 0.0
+    nb, npend = meta[2], meta[3]
+    at_b = at_p = 0
+    for t in range(order.shape[0]):
+        r = order[t]
+        c, x = cls[r], s[r]
+        at_b = _first(bkey, nb, x, at_b, False)
+        at_p = _first(pkey, npend, x, at_p, False)
+        g = _pairs_at(c, at_b, _first(bkey, nb, x, at_b, True), bcum, nb)
+        g += _pairs_at(c, at_p, _first(pkey, npend, x, at_p, True), pcum, npend)
+        u, ue = add(u, ue, w[r] * g)
+    return u + ue
 
 
 @kernel
-def window_run(key, f, kid, cnt, root, live):
-    """``(scores, ab)``: the window's distinct scores, ascending, and each one's
-    positive and negative mass (``[2, m]``)."""
-    scores = np.empty(live)
-    ab = np.empty((2, live))
-    stack = np.empty(key.shape[0], np.int64)
-    top, k, x = 0, 0, root
-    while top > 0 or x != 0:
-        while x != 0:
-            stack[top] = x
-            top += 1
-            x = kid[x, 0]
-        top -= 1
-        x = stack[top]
-        if cnt[x] > 0:
-            scores[k] = key[x]
-            ab[0, k] = f[x, 0]
-            ab[1, k] = f[x, 1]
-            k += 1
-        x = kid[x, 1]
-    return scores, ab
+def push_rows(cls, s, w, flags, ring_c, ring_s, ring_w, ring_t, bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum,
+              tkey, tmass, tcnt, meta, u2, tot):  # fmt: skip
+    """Push ``m`` rows, at most the window's size (class ``cls``: 0 positive, 1
+    negative; scores ``s``; weights ``w``, 1 for rows without; ``flags``: which
+    came with one) into the window, the oldest rows leaving once it is full.
+    The base holds ``window`` entries, the pending entries and the scratch
+    ``t*`` twice as many."""
+    cap = ring_c.shape[0]
+    m = cls.shape[0]
+    k = max(0, meta[1] + m - cap)
+    if k and k == meta[1]:  # every row leaves: the window starts afresh
+        meta[0] = (meta[0] + k) % cap
+        meta[1] = meta[2] = meta[3] = meta[4] = meta[5] = 0
+        u2[:] = 0.0
+        tot[:] = 0.0
+        k = 0
+    if meta[3] + k + m > pkey.shape[0]:  # (room for the batch's pending entries)
+        merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta, u2, tot)
+    if k:  # the oldest rows leave
+        lc = np.empty(k, np.int8)
+        ls = np.empty(k)
+        lw = np.empty(k)
+        for r in range(k):
+            j = meta[0] + r
+            j = j - cap if j >= cap else j
+            lc[r], ls[r], lw[r] = ring_c[j], ring_s[j], ring_w[j]
+            meta[4] -= ring_t[j]
+        _add_masses(tot, lc, lw, -1.0)
+        order = np.argsort(ls)
+        _add2(u2, 0, _inner_u2(lc, ls, lw, order) - _pairs(lc, ls, lw, order, bkey, bcum, pkey, pcum, meta))
+        meta[0] = (meta[0] + k) % cap
+        meta[1] -= k
+        _into_pending(lc, ls, lw, order, -1, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta)
+    order = np.argsort(s)
+    _add2(u2, 0, _inner_u2(cls, s, w, order) + _pairs(cls, s, w, order, bkey, bcum, pkey, pcum, meta))
+    for r in range(m):
+        j = meta[0] + meta[1] + r
+        j = j - cap if j >= cap else j
+        ring_c[j], ring_s[j], ring_w[j], ring_t[j] = cls[r], s[r], w[r], flags[r]
+        if flags[r]:
+            meta[4] += 1
+            meta[5] = 1
+    meta[1] += m
+    _add_masses(tot, cls, w, 1.0)
+    _into_pending(cls, s, w, order, 1, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta)
+    # into the base past sqrt(window * m) pending entries, or once the last weighted row left
+    if meta[3] > math.sqrt(float(cap) * m) or (meta[5] and meta[4] == 0):
+        merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta, u2, tot)

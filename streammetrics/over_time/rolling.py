@@ -72,14 +72,18 @@ class Rolling(TemplateWrapper, Accumulator):
     A linear template's rows are kept as their declared terms in a ring; the
     window's sums grow by each row entering and shrink by each row leaving,
     compensated, counts exactly, and are summed afresh from the ring after
-    each window of rows has left. RankAUC's rows are kept in an
-    order-statistics tree over the scores, which gives each row's pairs as
-    it enters or leaves in ``O(log window)``: the Mann-Whitney U, with ties
-    counting half, hence the AUC, is kept exact (an exact integer without
-    weights). Its result answers the curves, average precision and
-    threshold queries (an ``O(window)`` pass when asked); ``ci=`` reads the
-    window too. A result kept while the window moves on keeps the window it
-    was read from (one copy of its scores, made at the next update).
+    each window of rows has left. RankAUC's window keeps its scores sorted
+    in two levels (a base, and the entries of rows that entered or left since
+    it was merged) with each level's prefix masses per class: a row entering
+    or leaving finds its pairs by binary search, ``O(log window)``, and the
+    pending entries merge into the base at ``O(sqrt(window / batch))`` per row
+    amortized, so the Mann-Whitney U (ties counting half), hence the AUC, is
+    kept exact as rows come and go (an exact integer without weights; with
+    weights to rounding, summed afresh at each merge). Its result answers
+    the curves, average precision and threshold queries (an ``O(window)``
+    pass when asked); ``ci=`` reads the window too. A result kept while the
+    window moves on keeps the window it was read from (one copy of its
+    scores, made at the next update).
 
     Examples
     --------

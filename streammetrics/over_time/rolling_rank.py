@@ -1,22 +1,18 @@
 """The window of a :class:`~streammetrics.Rolling` exact :class:`~streammetrics.RankAUC`: its
-rows in a ring and an order-statistics tree over their scores (kernels in
+rows in a ring and sorted levels of their scores (kernels in
 :mod:`streammetrics._kernels.order_stats`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.order_stats import push_rows, window_run
+from .._kernels.order_stats import merge_base, push_rows
 from .._protocol.errors import StateFileError
 from .._protocol.state import Field
 from ..metrics.ranking.accumulator import delong_interval
 from ..metrics.ranking.curves import RankResult
 from ..metrics.ranking.points import Points
 
-#: the tree's node arrays start this large and double up to twice the window
-FIRST_NODES = 1024
-#: the deepest descent the path buffer takes (a treap of 2**27 nodes is about 60 deep)
-PATH = 4096
 #: the largest window: counts below it keep ``2U`` an exact integer in float64
 MAX_WINDOW = 10**8
 
@@ -44,50 +40,30 @@ class RankWindow:
         self.ring_s = np.zeros(window)
         self.ring_w = np.zeros(window)
         self.ring_t = np.zeros(window, np.uint8)
-        self.ring_x = np.zeros(window, np.int64)
-        self.meta = np.zeros(8, np.int64)
+        self.meta = np.zeros(6, np.int64)
         self.u2 = np.zeros((1, 2))
         self.tot = np.zeros((2, 2))
-        self.path = np.empty(PATH, np.int64)
-        self._nodes(min(FIRST_NODES, 2 * window + 2))
-
-    def _nodes(self, size: int) -> None:
-        """Node arrays of ``size`` entries, the used ones copied."""
-        used = int(self.meta[1]) + 1
-        old = getattr(self, "key", None)
-        key, f = np.zeros(size), np.zeros((size, 4))
-        kid, cnt = np.zeros((size, 2), np.int64), np.zeros(size, np.int64)
-        if old is not None:
-            key[:used], f[:used], kid[:used], cnt[:used] = (
-                self.key[:used],
-                self.f[:used],
-                self.kid[:used],
-                self.cnt[:used],
-            )
-        self.key, self.f, self.kid, self.cnt = key, f, kid, cnt
+        # the base (a window's entries), the pending entries and a scratch (two windows')
+        self.levels = [
+            (np.zeros(size), np.zeros((2, size)), np.zeros((2, size), np.int32), np.zeros((2, size + 1)))
+            for size in (window, 2 * window)
+        ]
+        self.scratch = (np.zeros(2 * window), np.zeros((2, 2 * window)), np.zeros((2, 2 * window), np.int32))
 
     @property
     def n(self) -> int:
-        return int(self.meta[4])
+        return int(self.meta[1])
 
-    def _push(self, y, s, w, t) -> None:
+    def _push(self, y, s, w, flags) -> None:
         cls = (1 - y).astype(np.int8)
-        done, m = 0, cls.shape[0]
-        while True:
-            done += push_rows(
-                cls[done:], s[done:], w[done:] if w.shape[0] else w, t[done:] if t.shape[0] else t,
-                self.key, self.f, self.kid, self.cnt, self.ring_c, self.ring_s, self.ring_w, self.ring_t,
-                self.ring_x, self.meta, self.u2, self.tot, self.path,
-            )  # fmt: skip
-            if done == m:
-                return
-            self._nodes(min(2 * self.key.shape[0], 2 * self.window + 2))
+        (base, pend), t = self.levels, self.scratch
+        ring = (self.ring_c, self.ring_s, self.ring_w, self.ring_t)
+        push_rows(cls, s, w, flags, *ring, *base, *pend, *t, self.meta, self.u2, self.tot)
 
     def push(self, batch, lo: int) -> None:
         """Push rows ``lo ..`` of a checked batch of RankAUC's inputs."""
-        y, s = batch.arrays_for(self.template.inputs)
-        w = batch.weights[lo:] if batch.weights.shape[0] else batch.weights
-        self._push(np.asarray(y[lo:], np.int64), np.ascontiguousarray(s[lo:], np.float64), w, np.zeros(0, np.uint8))
+        rows = self.rows_of(batch, lo)
+        self._push(rows["y"], rows["s"], rows["weights"], rows["weighted"])
 
     def rows_of(self, batch, lo: int) -> dict:
         """Rows ``lo ..`` of a checked batch, as :meth:`export` gives rows."""
@@ -95,13 +71,13 @@ class RankWindow:
         m = batch.n - lo
         weighted = batch.weights.shape[0] > 0
         w = batch.weights[lo:] if weighted else np.ones(m)
-        return {"y": y[lo:].astype(np.int8), "s": np.asarray(s[lo:], np.float64), "weights": w,
+        return {"y": y[lo:].astype(np.int8), "s": np.ascontiguousarray(s[lo:], np.float64), "weights": w,
                 "weighted": np.full(m, weighted, np.uint8)}  # fmt: skip
 
     # ----------------------------------------------------------------- queries
     def masses(self):
         """``(n_pos, n_neg, weighted)``: counts (ints) while no row of the window came with a weight."""
-        weighted = bool(self.meta[6])
+        weighted = bool(self.meta[4])
         p, q = (float(self.tot[c, 0] + self.tot[c, 1]) for c in (0, 1))
         return (p, q, True) if weighted else (round(p), round(q), False)
 
@@ -115,12 +91,23 @@ class RankWindow:
         return min(max(u2 / (2.0 * p * q), 0.0), 1.0)
 
     def run(self):
-        """``(scores, ab)`` of the window (counts as int64 without weights)."""
-        scores, ab = window_run(self.key, self.f, self.kid, self.cnt, int(self.meta[0]), int(self.meta[2]))
-        if not self.meta[6]:
-            return scores, np.rint(ab).astype(np.int64)
-        held = ab.any(axis=0)  # (a score of rows of weight 0 only is no point, as in RankAUC)
-        return scores[held], ab[:, held]
+        """``(scores, ab)`` of the window: without weights, the counts of its entries
+        merged into the base (``2U`` and the totals kept as they were); with
+        weights, each score's weights summed from the rows (those that left
+        cancel in the entries only to rounding)."""
+        if self.meta[4]:
+            j = self.order()
+            order = np.argsort(self.ring_s[j], kind="stable")
+            s, c, w = self.ring_s[j][order], self.ring_c[j][order], self.ring_w[j][order]
+            starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+            ab = np.vstack([np.add.reduceat(np.where(c == k, w, 0.0), starts) for k in (0, 1)])
+            held = ab.any(axis=0)  # (a score of rows of weight 0 only is no point, as in RankAUC)
+            return s[starts][held], ab[:, held]
+        kept = self.u2.copy(), self.tot.copy()
+        merge_base(*self.levels[0], *self.levels[1], *self.scratch, self.meta, self.u2, self.tot)
+        self.u2[:], self.tot[:] = kept
+        n = int(self.meta[2])
+        return self.levels[0][0][:n].copy(), np.rint(self.levels[0][1][:, :n]).astype(np.int64)
 
     def result(self, make, ci=None) -> RankResult:
         """The window's RankAUC result; ``make()`` gives its points when a query asks."""
@@ -136,7 +123,7 @@ class RankWindow:
         return RankResult("AUCScores", values, meta, make)
 
     def points(self, run) -> Points:
-        return Points(run, self.n, bool(self.meta[6]))
+        return Points(run, self.n, bool(self.meta[4]))
 
     def _squares(self) -> np.ndarray:
         j = self.order()
@@ -158,7 +145,7 @@ class RankWindow:
     @property
     def head(self) -> int:
         """Where the oldest row lies in the ring."""
-        return int(self.meta[3])
+        return int(self.meta[0])
 
     def order(self) -> np.ndarray:
         return (self.head + np.arange(self.n)) % self.window
@@ -175,7 +162,7 @@ class RankWindow:
 
     def take(self, rows: dict, idx: np.ndarray) -> None:
         if idx.shape[0]:
-            self._push(rows["y"][idx].astype(np.int64), rows["s"][idx], rows["weights"][idx], rows["weighted"][idx])
+            self._push(rows["y"][idx], rows["s"][idx], rows["weights"][idx], rows["weighted"][idx])
 
     def check(self, rows: dict, n: int) -> None:
         y, s, w, flag = rows["y"], rows["s"], rows["weights"], rows["weighted"]
