@@ -7,8 +7,10 @@
   the AUC read after every batch, by ``Rolling(RankAUC(), window=W)``,
   river's ``RollingROCAUC`` (fed row by row, as it takes rows) and
   torcheval's ``WindowedBinaryAUROC`` (fed the batches as tensors). The
-  stream is 200k rows for W up to 100,000 and 2W for W = 1,000,000 (so that
-  rows leave the window). Target: at least 10x river's rows per second.
+  stream is 200k rows, and W + 200k for W = 1,000,000 (so that rows leave
+  the window). Target: at least 10x river's rows per second. The anchors'
+  runs at W >= 100,000 are timed once (torcheval recomputes the window at
+  each read: minutes); ``--skip-slow`` leaves torcheval out at W = 1,000,000.
 * ``Rolling(BinaryConfusion(threshold=0.5), window=W)`` against a plain
   ``BinaryConfusion`` on the same batches, per row. Target: at most 2x.
 
@@ -74,10 +76,10 @@ def _torcheval(y, s, window):
     return last
 
 
-def _auc_rows(windows, rows, repeat):
+def _auc_rows(windows, rows, repeat, skip_slow=False):
     out = []
     for window in windows:
-        n = max(rows, 2 * window)
+        n = rows if window < rows else window + rows
         y, s = _stream(n)
         group = f"rolling AUC, W={window:,}, {n:,} rows in batches of {BATCH:,}, AUC read after each"
         runs = [("streammetrics Rolling(RankAUC)", _ours)]
@@ -85,7 +87,9 @@ def _auc_rows(windows, rows, repeat):
         runs += [("torcheval WindowedBinaryAUROC", _torcheval)] if have("torcheval") else []
         values = {}
         for name, fn in runs:
-            slow = name.startswith("river") and window >= 100_000
+            slow = not name.startswith("streammetrics") and window >= 100_000
+            if skip_slow and name.startswith("torcheval") and window >= 1_000_000:
+                continue
             t = median_time(lambda fn=fn: values.__setitem__(name, fn(y, s, window)), 1 if slow else repeat, 0)
             out.append(row(group, name, t, rows_per_s=f"{n / t / 1e6:.2f}M", auc=f"{values[name]:.6f}"))
     return out
@@ -142,22 +146,23 @@ def verify(n=1_000_000, windows=(1000, 100_000), seed=3) -> None:
             )
 
 
-def run(quick: bool = False) -> list[dict]:
+def run(quick: bool = False, skip_slow: bool = False) -> list[dict]:
     windows = (1000, 100_000) if quick else (1000, 100_000, 1_000_000)
     rows = 200_000
-    repeat = 3
-    return _auc_rows(windows, rows, repeat) + _confusion_rows((1000, 100_000), 1_000_000 if not quick else rows, 5)
+    confusion = _confusion_rows((1000, 100_000), 1_000_000 if not quick else rows, 5)
+    return confusion + _auc_rows(windows, rows, 3, skip_slow)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="W = 1,000 and 100,000 only")
     ap.add_argument("--verify", action="store_true", help="check against scikit-learn on a 1M-row stream")
+    ap.add_argument("--skip-slow", action="store_true", help="no torcheval at W = 1,000,000")
     args = ap.parse_args(argv)
     if args.verify:
         verify()
         return
-    print_table(run(args.quick))
+    print_table(run(args.quick, args.skip_slow))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,9 @@ FIELDS = (
 )
 
 
+_NO_FLAGS = np.zeros(0, np.uint8)
+
+
 class TermsWindow:
     """The last ``window`` rows of a template that declares its row terms."""
 
@@ -54,9 +57,16 @@ class TermsWindow:
             self.ring_w, self.ring_g, self.meta, self.ints, self.rows, self.pairs, self.second,
         )  # fmt: skip
 
-    def push(self, batch, lo: int) -> None:
-        """Push rows ``lo ..`` of a checked batch of the template's inputs."""
-        self._push(*self._terms(batch, lo), batch.weights[lo:], np.zeros(0, np.uint8))
+    def push(self, batch, lo: int) -> int:
+        """Push rows ``lo ..`` of a batch of the template's inputs, checked by the
+        terms kernel: its status (0 pushed, else a bad value and nothing changed)."""
+        m = batch.n - lo
+        slots = np.empty((m, self.terms.width), np.int32)
+        values = np.empty((m, self.terms.width))
+        status = self.terms.fill(batch, lo, slots, values, 0, 0)
+        if not status:
+            self._push(slots, values, batch.weights[lo:], _NO_FLAGS)
+        return status
 
     def _terms(self, batch, lo: int):
         m = batch.n - lo
