@@ -299,8 +299,7 @@ class Rolling(TemplateWrapper, Accumulator):
         if not np.isfinite(out["weights"]).all() or (out["weights"] < 0).any():
             raise StateFileError("entry 'weights' holds a negative, NaN or infinite weight")
         self._rows.check(out, n)
-        trial = self._empty_like()
-        trial._load(out)
+        trial = self.with_state(out)
         try:  # the template's own invariants hold for the window's state
             self._template.copy().load_state_dict(trial.accumulator().state_dict())
         except ValueError as exc:
