@@ -90,11 +90,12 @@ class Rolling(TemplateWrapper, Accumulator):
     --------
     >>> from streammetrics import BinaryConfusion, RankAUC, Rolling
     >>> acc = Rolling(BinaryConfusion(threshold=0.5), window=3)
-    >>> acc.update([1, 0, 1, 1], [0.9, 0.8, 0.2, 0.7]).finalize().tp
-    2
-    >>> auc = Rolling(RankAUC(), window=4).update([0, 1, 0, 1, 1], [0.5, 0.4, 0.3, 0.9, 0.3])
-    >>> auc.finalize().auc  # the last four rows: 3 of 4 pairs in order, a tie counting half
-    0.625
+    >>> r = acc.update([1, 0, 1, 1], [0.9, 0.8, 0.2, 0.7]).finalize()
+    >>> r.tp, r.fp, r.fn, r.n  # the last three rows
+    (1, 1, 1, 3)
+    >>> auc = Rolling(RankAUC(), window=4).update([1, 0, 1, 0, 1], [0.1, 0.5, 0.4, 0.3, 0.3])
+    >>> auc.finalize().auc  # the last four rows: 1 of 4 pairs in order, and a tie counting half
+    0.375
     >>> Rolling(RankAUC(), window=4).merge(auc)
     Traceback (most recent call last):
     ...
