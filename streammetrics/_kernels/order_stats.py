@@ -147,14 +147,16 @@ def merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tc
         m0 = e0 = m1 = e1 = 0.0  # (compensated: a score's rows that left cancel exactly)
         c0 = c1 = 0
         while i < nb and bkey[i] == s:
-            m0, e0 = add(m0, e0, bmass[0, i])
-            m1, e1 = add(m1, e1, bmass[1, i])
+            if not exact:
+                m0, e0 = add(m0, e0, bmass[0, i])
+                m1, e1 = add(m1, e1, bmass[1, i])
             c0 += bcnt[0, i]
             c1 += bcnt[1, i]
             i += 1
         while j < npend and pkey[j] == s:
-            m0, e0 = add(m0, e0, pmass[0, j])
-            m1, e1 = add(m1, e1, pmass[1, j])
+            if not exact:
+                m0, e0 = add(m0, e0, pmass[0, j])
+                m1, e1 = add(m1, e1, pmass[1, j])
             c0 += pcnt[0, j]
             c1 += pcnt[1, j]
             j += 1
@@ -178,7 +180,10 @@ def merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tc
         meta[5] = 0
     u, ue = 0.0, 0.0
     for i in range(k):
-        u, ue = add(u, ue, bmass[0, i] * (2.0 * bcum[1, i] + bmass[1, i]))
+        if exact:  # (integers below 2**53: exact)
+            u += bmass[0, i] * (2.0 * bcum[1, i] + bmass[1, i])
+        else:
+            u, ue = add(u, ue, bmass[0, i] * (2.0 * bcum[1, i] + bmass[1, i]))
     u2[0, 0], u2[0, 1] = u, ue
     tot[0, 0], tot[0, 1], tot[1, 0], tot[1, 1] = bcum[0, k], 0.0, bcum[1, k], 0.0
 
