@@ -60,6 +60,7 @@ _HOMES = {
     ".over_time.decayed": "Decayed",
     ".over_time.windowed": "Windowed",
     ".over_time.history": "History",
+    ".over_time.rolling": "Rolling",
 }
 _HOME = {name: module for module, names in _HOMES.items() for name in names.split()}
 __all__ = sorted(_HOME)

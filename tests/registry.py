@@ -1040,6 +1040,26 @@ CASES = [
         bad=[(([1, 0], [0.3, 1.5], [1, 2]), {}, r"p\[1\] = 1.5")],
     ),
     Case(
+        "Rolling(BinaryConfusion(threshold), keyed)",
+        lambda: sm.Rolling(sm.BinaryConfusion(threshold=0.5), window=1000, key=True),
+        _sliced(_binary, lambda rng: np.arange(N)),
+        lambda a, w: _ref_binary(a[:-1], w, 0.5),
+        bad=[
+            (([1, 0], [0.3, NAN], [1, 2]), {}, r"p\[1\] = nan: scores must be finite"),
+            (([1, 0], [0.3, 0.2], [1]), {}, "key has 1 rows but the batch has 2"),
+            (([1], [0.3], [NAN]), {}, "keys must be finite"),
+        ],
+        other=lambda: sm.Rolling(sm.BinaryConfusion(threshold=0.5), window=999, key=True),
+    ),
+    Case(
+        "Rolling(RankAUC(), keyed)",
+        lambda: sm.Rolling(sm.RankAUC(), window=1000, key=True),
+        _sliced(lambda rng: _binary(rng, weighted=False), lambda rng: np.arange(N)),
+        lambda a, w: _ref_auc(a[:-1], w),
+        bad=[(([1, 0, 3], [0.1, 0.2, 0.3], [1, 1, 1]), {}, r"y\[2\] = 3")],
+        other=lambda: sm.Rolling(sm.RankAUC(), window=999, key=True),
+    ),
+    Case(
         "Evaluator(members)",
         lambda: sm.Evaluator({"auc": sm.RankAUC(), "strict": sm.BinaryConfusion(threshold=0.8)}),
         _binary,

@@ -1,0 +1,286 @@
+"""Order statistics of a window's scores: the Mann-Whitney U of the last rows.
+
+The window's rows sit in a ring (class ``c``: 0 positive, 1 negative; score,
+weight, whether it came with a weight). Its scores are held in two sorted
+levels: the *base* (distinct scores, each one's mass and row count per class)
+and the *pending* entries (a row that entered, with its mass, or one that
+left, with its mass and count negated; equal scores repeat). Each level keeps
+the prefix sums of its masses per class, so the mass of a class below, at and
+above a score is two binary searches per level.
+
+A batch's ``k`` leaving rows ``L`` and ``m`` entering rows ``N`` change
+
+    ``2U = sum over (positive, negative) pairs of w+ w- (2 [s+ > s-] + [s+ == s-])``
+
+(midranks: ties count half) by ``- C(L, window) + 2U(L) + C(N, rest) + 2U(N)``,
+``C(X, S)`` each row of ``X``'s pairs with ``S`` (its searches) and ``2U(X)``
+the pairs inside ``X`` (``X`` sorted). ``L`` and ``N`` are then merged into the
+pending entries, and the pending entries into the base once there are more
+than ``sqrt(window * m)`` of them: per row, ``O(log window)`` searches and
+``O(sqrt(window / m))`` sequential merge work, amortized. Merging into the base
+sums every mass and ``2U`` afresh (compensated), so their rounding does not
+build up; masses of rows without weights are integers, exact in float64, and
+once no row of the window came with a weight the base takes its counts as
+its masses.
+
+``meta`` (``int64[6]``): the ring's oldest row, rows held, base entries,
+pending entries, weighted rows held, whether a weighted row entered since the
+base was last made of counts (masses then are integers: their sums are
+exact, uncompensated). ``u2`` and ``tot`` (positive, negative mass) are
+compensated pairs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._jit import inline_ir, kernel
+from .compensated import add
+
+__all__ = ["push_rows", "merge_base"]
+
+
+@inline_ir
+def _add2(pair, k, x):
+    t, c = add(pair[k, 0], pair[k, 1], x)
+    pair[k, 0] = t
+    pair[k, 1] = c
+
+
+@inline_ir
+def _first(keys, n, s, start, above):
+    """The first entry of ``keys[:n]`` from ``start`` on that is not below ``s``
+    (``above``: that is above ``s``), every entry before ``start`` being below:
+    galloping from ``start``, so that ascending queries cost ``O(log gap)``."""
+    lo, hi, step = start, start, 1
+    while hi < n and (keys[hi] < s or (above and keys[hi] == s)):
+        lo = hi + 1
+        hi += step
+        step <<= 1
+    hi = min(hi, n)
+    while lo < hi:
+        h = (lo + hi) >> 1
+        if keys[h] < s or (above and keys[h] == s):
+            lo = h + 1
+        else:
+            hi = h
+    return lo
+
+
+@inline_ir
+def _pairs_at(c, lo, hi, cum, n):
+    """A row of class ``c`` whose score spans entries ``lo .. hi - 1`` of a level:
+    its pairs' weight with the level (``2 below + at`` of the negatives for a
+    positive, ``2 above + at`` of the positives for a negative)."""
+    o = 1 - c
+    at = cum[o, hi] - cum[o, lo]
+    if c == 0:
+        return 2.0 * cum[o, lo] + at
+    return 2.0 * (cum[o, n] - cum[o, hi]) + at
+
+
+@inline_ir
+def _inner_u2(cls, s, w, order):
+    """``2U`` of the pairs inside rows taken in ``order`` (ascending scores), compensated."""
+    u, ue, neg, ne = 0.0, 0.0, 0.0, 0.0
+    i, m = 0, order.shape[0]
+    while i < m:
+        j = i
+        p = q = 0.0
+        while j < m and s[order[j]] == s[order[i]]:
+            r = order[j]
+            if cls[r] == 0:
+                p += w[r]
+            else:
+                q += w[r]
+            j += 1
+        u, ue = add(u, ue, p * (2.0 * (neg + ne) + q))
+        neg, ne = add(neg, ne, q)
+        i = j
+    return u + ue
+
+
+@inline_ir
+def _add_masses(tot, cls, w, sign):
+    """Add each class's mass of rows ``cls, w`` (times ``sign``) to ``tot``."""
+    p = q = 0.0
+    for r in range(cls.shape[0]):
+        if cls[r] == 0:
+            p += w[r]
+        else:
+            q += w[r]
+    _add2(tot, 0, sign * p)
+    _add2(tot, 1, sign * q)
+
+
+@inline_ir
+def _prefix(mass, cum, n, exact):
+    """``cum[c, i]``: the mass of class ``c`` in entries ``0 .. i - 1``: compensated,
+    or (``exact``: integer masses, exact in float64) plain."""
+    for c in range(2):
+        s = 0.0
+        e = 0.0
+        cum[c, 0] = 0.0
+        for i in range(n):
+            if exact:
+                s += mass[c, i]
+            else:
+                s, e = add(s, e, mass[c, i])
+            cum[c, i + 1] = s + e
+
+
+@kernel
+def merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta, u2, tot):
+    """Merge the pending entries into the base (scores summed, entries of no row
+    dropped), with ``2U`` and the class totals summed afresh (``t*``: scratch of
+    the base's size)."""
+    nb, npend = meta[2], meta[3]
+    i = j = k = 0
+    exact = meta[4] == 0  # no weighted row: the masses are the counts
+    while i < nb or j < npend:
+        if j >= npend or (i < nb and bkey[i] < pkey[j]):
+            s = bkey[i]
+        else:
+            s = pkey[j]
+        m0 = e0 = m1 = e1 = 0.0  # (compensated: a score's rows that left cancel exactly)
+        c0 = c1 = 0
+        while i < nb and bkey[i] == s:
+            if not exact:
+                m0, e0 = add(m0, e0, bmass[0, i])
+                m1, e1 = add(m1, e1, bmass[1, i])
+            c0 += bcnt[0, i]
+            c1 += bcnt[1, i]
+            i += 1
+        while j < npend and pkey[j] == s:
+            if not exact:
+                m0, e0 = add(m0, e0, pmass[0, j])
+                m1, e1 = add(m1, e1, pmass[1, j])
+            c0 += pcnt[0, j]
+            c1 += pcnt[1, j]
+            j += 1
+        m0 += e0
+        m1 += e1
+        if c0 + c1 == 0:
+            continue
+        tkey[k] = s
+        tmass[0, k] = float(c0) if exact else (m0 if c0 else 0.0)
+        tmass[1, k] = float(c1) if exact else (m1 if c1 else 0.0)
+        tcnt[0, k] = c0
+        tcnt[1, k] = c1
+        k += 1
+    bkey[:k] = tkey[:k]
+    bmass[:, :k] = tmass[:, :k]
+    bcnt[:, :k] = tcnt[:, :k]
+    _prefix(bmass, bcum, k, exact)
+    meta[2] = k
+    meta[3] = 0
+    if exact:
+        meta[5] = 0
+    u, ue = 0.0, 0.0
+    for i in range(k):
+        if exact:  # (integers below 2**53: exact)
+            u += bmass[0, i] * (2.0 * bcum[1, i] + bmass[1, i])
+        else:
+            u, ue = add(u, ue, bmass[0, i] * (2.0 * bcum[1, i] + bmass[1, i]))
+    u2[0, 0], u2[0, 1] = u, ue
+    tot[0, 0], tot[0, 1], tot[1, 0], tot[1, 1] = bcum[0, k], 0.0, bcum[1, k], 0.0
+
+
+@inline_ir
+def _into_pending(cls, s, w, order, sign, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta):
+    """Merge rows taken in ``order`` (ascending) into the pending entries, their
+    masses and counts times ``sign``."""
+    npend, m = meta[3], order.shape[0]
+    i = j = k = 0
+    while i < npend or j < m:
+        if j >= m or (i < npend and pkey[i] <= s[order[j]]):
+            tkey[k] = pkey[i]
+            tmass[0, k], tmass[1, k] = pmass[0, i], pmass[1, i]
+            tcnt[0, k], tcnt[1, k] = pcnt[0, i], pcnt[1, i]
+            i += 1
+        else:
+            r = order[j]
+            c = cls[r]
+            tkey[k] = s[r]
+            tmass[0, k] = tmass[1, k] = 0.0
+            tcnt[0, k] = tcnt[1, k] = 0
+            tmass[c, k] = sign * w[r]
+            tcnt[c, k] = sign
+            j += 1
+        k += 1
+    pkey[:k] = tkey[:k]
+    pmass[:, :k] = tmass[:, :k]
+    pcnt[:, :k] = tcnt[:, :k]
+    _prefix(pmass, pcum, k, meta[5] == 0)
+    meta[3] = k
+
+
+@inline_ir
+def _pairs(cls, s, w, order, bkey, bcum, pkey, pcum, meta):
+    """The pairs' weight of rows ``cls, s, w`` (taken in ``order``, ascending) with
+    the window's rows, compensated."""
+    u, ue = 0.0, 0.0
+    nb, npend = meta[2], meta[3]
+    at_b = at_p = 0
+    for t in range(order.shape[0]):
+        r = order[t]
+        c, x = cls[r], s[r]
+        at_b = _first(bkey, nb, x, at_b, False)
+        at_p = _first(pkey, npend, x, at_p, False)
+        g = _pairs_at(c, at_b, _first(bkey, nb, x, at_b, True), bcum, nb)
+        g += _pairs_at(c, at_p, _first(pkey, npend, x, at_p, True), pcum, npend)
+        u, ue = add(u, ue, w[r] * g)
+    return u + ue
+
+
+@kernel
+def push_rows(cls, s, w, flags, ring_c, ring_s, ring_w, ring_t, bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum,
+              tkey, tmass, tcnt, meta, u2, tot):  # fmt: skip
+    """Push ``m`` rows, at most the window's size (class ``cls``: 0 positive, 1
+    negative; scores ``s``; weights ``w``, 1 for rows without; ``flags``: which
+    came with one) into the window, the oldest rows leaving once it is full.
+    The base holds ``window`` entries, the pending entries and the scratch
+    ``t*`` twice as many."""
+    cap = ring_c.shape[0]
+    m = cls.shape[0]
+    k = max(0, meta[1] + m - cap)
+    if k and k == meta[1]:  # every row leaves: the window starts afresh
+        meta[0] = (meta[0] + k) % cap
+        meta[1] = meta[2] = meta[3] = meta[4] = meta[5] = 0
+        u2[:] = 0.0
+        tot[:] = 0.0
+        k = 0
+    if meta[3] + k + m > pkey.shape[0]:  # (room for the batch's pending entries)
+        merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta, u2, tot)
+    if k:  # the oldest rows leave
+        lc = np.empty(k, np.int8)
+        ls = np.empty(k)
+        lw = np.empty(k)
+        for r in range(k):
+            j = meta[0] + r
+            j = j - cap if j >= cap else j
+            lc[r], ls[r], lw[r] = ring_c[j], ring_s[j], ring_w[j]
+            meta[4] -= ring_t[j]
+        _add_masses(tot, lc, lw, -1.0)
+        order = np.argsort(ls)
+        _add2(u2, 0, _inner_u2(lc, ls, lw, order) - _pairs(lc, ls, lw, order, bkey, bcum, pkey, pcum, meta))
+        meta[0] = (meta[0] + k) % cap
+        meta[1] -= k
+        _into_pending(lc, ls, lw, order, -1, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta)
+    order = np.argsort(s)
+    _add2(u2, 0, _inner_u2(cls, s, w, order) + _pairs(cls, s, w, order, bkey, bcum, pkey, pcum, meta))
+    for r in range(m):
+        j = meta[0] + meta[1] + r
+        j = j - cap if j >= cap else j
+        ring_c[j], ring_s[j], ring_w[j], ring_t[j] = cls[r], s[r], w[r], flags[r]
+        if flags[r]:
+            meta[4] += 1
+            meta[5] = 1
+    meta[1] += m
+    _add_masses(tot, cls, w, 1.0)
+    _into_pending(cls, s, w, order, 1, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta)
+    # into the base past sqrt(window * m) pending entries, or once the last weighted row left
+    if meta[3] > math.sqrt(float(cap) * m) or (meta[5] and meta[4] == 0):
+        merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta, u2, tot)

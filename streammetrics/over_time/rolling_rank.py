@@ -1,0 +1,176 @@
+"""The window of a :class:`~streammetrics.Rolling` exact :class:`~streammetrics.RankAUC`: its
+rows in a ring and sorted levels of their scores (kernels in
+:mod:`streammetrics._kernels.order_stats`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels.order_stats import merge_base, push_rows
+from .._protocol.errors import StateFileError
+from .._protocol.state import Field
+from ..metrics.ranking.accumulator import delong_interval
+from ..metrics.ranking.curves import RankResult
+from ..metrics.ranking.points import Points
+
+#: the largest window: counts below it keep ``2U`` an exact integer in float64
+MAX_WINDOW = 10**8
+
+#: the entries of a saved window (keys: when rows come with keys), its rows oldest first
+FIELDS = (
+    Field("n", np.int64, (1,)),
+    Field("y", np.int8, (None,), merge="custom", doc="each row's label"),
+    Field("s", np.float64, (None,), merge="custom", nonneg=False, doc="each row's score"),
+    Field("weights", np.float64, (None,), merge="custom", doc="each row's weight (1 without)"),
+    Field("weighted", np.uint8, (None,), merge="custom", nonneg=False, doc="whether each row came with a weight"),
+    Field("keys", np.float64, (None,), merge="custom", nonneg=False, doc="each row's key, or none"),
+)
+
+
+class RankWindow:
+    """The last ``window`` rows of an exact RankAUC, their U kept row by row."""
+
+    fields = FIELDS
+
+    def __init__(self, template, window: int):
+        if window > MAX_WINDOW:
+            raise ValueError(f"window must be at most {MAX_WINDOW:,} rows for RankAUC, got {window}")
+        self.template, self.window = template, window
+        self.ring_c = np.zeros(window, np.int8)
+        self.ring_s = np.zeros(window)
+        self.ring_w = np.zeros(window)
+        self.ring_t = np.zeros(window, np.uint8)
+        self.meta = np.zeros(6, np.int64)
+        self.u2 = np.zeros((1, 2))
+        self.tot = np.zeros((2, 2))
+        # the base (a window's entries), the pending entries and a scratch (two windows')
+        self.levels = [
+            (np.zeros(size), np.zeros((2, size)), np.zeros((2, size), np.int32), np.zeros((2, size + 1)))
+            for size in (window, 2 * window)
+        ]
+        self.scratch = (np.zeros(2 * window), np.zeros((2, 2 * window)), np.zeros((2, 2 * window), np.int32))
+
+    @property
+    def n(self) -> int:
+        return int(self.meta[1])
+
+    def _push(self, y, s, w, flags) -> None:
+        cls = (1 - y).astype(np.int8)
+        (base, pend), t = self.levels, self.scratch
+        ring = (self.ring_c, self.ring_s, self.ring_w, self.ring_t)
+        push_rows(cls, s, w, flags, *ring, *base, *pend, *t, self.meta, self.u2, self.tot)
+
+    def push(self, batch, lo: int) -> None:
+        """Push rows ``lo ..`` of a checked batch of RankAUC's inputs."""
+        rows = self.rows_of(batch, lo)
+        self._push(rows["y"], rows["s"], rows["weights"], rows["weighted"])
+
+    def rows_of(self, batch, lo: int) -> dict:
+        """Rows ``lo ..`` of a checked batch, as :meth:`export` gives rows."""
+        y, s = batch.arrays_for(self.template.inputs)
+        m = batch.n - lo
+        weighted = batch.weights.shape[0] > 0
+        w = batch.weights[lo:] if weighted else np.ones(m)
+        return {"y": y[lo:].astype(np.int8), "s": np.ascontiguousarray(s[lo:], np.float64), "weights": w,
+                "weighted": np.full(m, weighted, np.uint8)}  # fmt: skip
+
+    # ----------------------------------------------------------------- queries
+    def masses(self):
+        """``(n_pos, n_neg, weighted)``: counts (ints) while no row of the window came with a weight."""
+        weighted = bool(self.meta[4])
+        p, q = (float(self.tot[c, 0] + self.tot[c, 1]) for c in (0, 1))
+        return (p, q, True) if weighted else (round(p), round(q), False)
+
+    def auc(self) -> float:
+        p, q, weighted = self.masses()
+        if not (p > 0 and q > 0):
+            return 0.0
+        u2 = float(self.u2[0, 0] + self.u2[0, 1])
+        if not weighted:  # 2U and n_pos n_neg are exact integers: one rounding, as RankAUC's
+            return round(u2) / (2 * (p * q))
+        return min(max(u2 / (2.0 * p * q), 0.0), 1.0)
+
+    def run(self):
+        """``(scores, ab)`` of the window: without weights, the counts of its entries
+        merged into the base (``2U`` and the totals kept as they were); with
+        weights, each score's weights summed from the rows (those that left
+        cancel in the entries only to rounding)."""
+        if self.meta[4]:
+            j = self.order()
+            order = np.argsort(self.ring_s[j], kind="stable")
+            s, c, w = self.ring_s[j][order], self.ring_c[j][order], self.ring_w[j][order]
+            starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+            ab = np.vstack([np.add.reduceat(np.where(c == k, w, 0.0), starts) for k in (0, 1)])
+            held = ab.any(axis=0)  # (a score of rows of weight 0 only is no point, as in RankAUC)
+            return s[starts][held], ab[:, held]
+        kept = self.u2.copy(), self.tot.copy()
+        merge_base(*self.levels[0], *self.levels[1], *self.scratch, self.meta, self.u2, self.tot)
+        self.u2[:], self.tot[:] = kept
+        n = int(self.meta[2])
+        return self.levels[0][0][:n].copy(), np.rint(self.levels[0][1][:, :n]).astype(np.int64)
+
+    def result(self, make, ci=None) -> RankResult:
+        """The window's RankAUC result; ``make()`` gives its points when a query asks."""
+        value = self.auc()
+        p, q, weighted = self.masses()
+        values = {"auc": value}
+        meta = {"weighted": weighted, "max_bins": None, "exact": True}
+        if ci is not None:
+            sums = make().delong_sums(value)
+            values.update(delong_interval(sums, value, value, ci, self._squares() if weighted else None))
+            meta["ci"] = ci
+        values.update(n_pos=p, n_neg=q, auc_lower=value, auc_upper=value, n=self.n)
+        return RankResult("AUCScores", values, meta, make)
+
+    def points(self, run) -> Points:
+        return Points(run, self.n, bool(self.meta[4]))
+
+    def _squares(self) -> np.ndarray:
+        j = self.order()
+        w2 = self.ring_w[j] ** 2
+        c = self.ring_c[j]
+        return np.array([w2[c == 0].sum(), w2[c == 1].sum()])
+
+    def accumulator(self):
+        """A RankAUC holding the window's rows."""
+        rows = self.export()
+        acc = self.template.copy()
+        plain = rows["weighted"] == 0
+        acc.update(rows["y"][plain], rows["s"][plain])
+        if not plain.all():
+            acc.update(rows["y"][~plain], rows["s"][~plain], sample_weight=rows["weights"][~plain])
+        return acc
+
+    # ------------------------------------------------------------ rows as arrays
+    @property
+    def head(self) -> int:
+        """Where the oldest row lies in the ring."""
+        return int(self.meta[0])
+
+    def order(self) -> np.ndarray:
+        return (self.head + np.arange(self.n)) % self.window
+
+    def export(self) -> dict:
+        """The window's rows, oldest first: label, score, weight, whether it came with one."""
+        j = self.order()
+        return {
+            "y": (1 - self.ring_c[j]).astype(np.int8),
+            "s": self.ring_s[j],
+            "weights": self.ring_w[j],
+            "weighted": self.ring_t[j],
+        }
+
+    def take(self, rows: dict, idx: np.ndarray) -> None:
+        if idx.shape[0]:
+            self._push(rows["y"][idx], rows["s"][idx], rows["weights"][idx], rows["weighted"][idx])
+
+    def check(self, rows: dict, n: int) -> None:
+        y, s, w, flag = rows["y"], rows["s"], rows["weights"], rows["weighted"]
+        if n and ((y < 0).any() or (y > 1).any()):
+            raise StateFileError("entry 'y' must hold labels 0 or 1")
+        if not np.isfinite(s).all():
+            raise StateFileError("entry 's' holds NaN or infinite scores")
+        if n and (flag > 1).any():
+            raise StateFileError("entry 'weighted' must hold 0 or 1")
+        if n and (w[flag == 0] != 1.0).any():
+            raise StateFileError("a row that came without a weight has a weight other than 1")

@@ -1,0 +1,146 @@
+"""The window of a :class:`~streammetrics.Rolling` linear template: its rows' declared terms
+in a ring and their sums (kernels in :mod:`streammetrics._kernels.rolling`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels.rolling import push_terms, recompute_sums
+from .._protocol.errors import StateFileError
+from .._protocol.state import Field
+from .._protocol.terms import Sums
+
+#: the entries of a saved window (keys: when rows come with keys), its rows oldest first
+FIELDS = (
+    Field("n", np.int64, (1,)),
+    Field("slots", np.int32, (None, None), merge="custom", doc="each row's term slots"),
+    Field("values", np.float64, (None, None), merge="custom", nonneg=False, doc="each row's term values"),
+    Field("weights", np.float64, (None,), merge="custom", doc="each row's weight (1 without)"),
+    Field("weighted", np.uint8, (None,), merge="custom", nonneg=False, doc="whether each row came with a weight"),
+    Field("keys", np.float64, (None,), merge="custom", nonneg=False, doc="each row's key, or none"),
+)
+
+
+_NO_FLAGS = np.zeros(0, np.uint8)
+
+
+class TermsWindow:
+    """The last ``window`` rows of a template that declares its row terms."""
+
+    fields = FIELDS
+
+    def __init__(self, template, window: int):
+        terms = template.row_terms()
+        self.template, self.terms, self.window = template, terms, window
+        size, width = terms.size, terms.width
+        self.counted = terms.counted
+        self.powers = terms.second if terms.second is not None else np.zeros(size, np.uint8)
+        #: whether each group's float sums are kept (rows without weights: not when counts describe them)
+        self.summed = np.array([not terms.counts_only, 1], np.uint8)
+        self.ring_s = np.zeros((window, width), np.int32)
+        self.ring_v = np.zeros((window, width))
+        self.ring_w = np.zeros(window)
+        self.ring_g = np.zeros(window, np.uint8)
+        self.meta = np.zeros(3, np.int64)
+        self.ints = np.zeros((2, size), np.int64)
+        self.rows = np.zeros(2, np.int64)
+        self.pairs = np.zeros((2, size, 2))
+        self.second = np.zeros((2 if terms.second is not None else 0, size, 2))
+
+    @property
+    def n(self) -> int:
+        return int(self.meta[1])
+
+    def _push(self, slots, values, w, t) -> None:
+        push_terms(
+            slots, values, w, t, self.counted, self.powers, self.summed, self.ring_s, self.ring_v,
+            self.ring_w, self.ring_g, self.meta, self.ints, self.rows, self.pairs, self.second,
+        )  # fmt: skip
+
+    def push(self, batch, lo: int) -> int:
+        """Push rows ``lo ..`` of a batch of the template's inputs, checked by the
+        terms kernel: its status (0 pushed, else a bad value and nothing changed)."""
+        m = batch.n - lo
+        slots = np.empty((m, self.terms.width), np.int32)
+        values = np.empty((m, self.terms.width))
+        status = self.terms.fill(batch, lo, slots, values, 0, 0)
+        if not status:
+            self._push(slots, values, batch.weights[lo:], _NO_FLAGS)
+        return status
+
+    def _terms(self, batch, lo: int):
+        m = batch.n - lo
+        slots = np.empty((m, self.terms.width), np.int32)
+        values = np.empty((m, self.terms.width))
+        if self.terms.fill(batch, lo, slots, values, 0, 0):  # (the batch was checked: cannot happen)
+            raise ValueError("a row of the batch gives no terms")
+        return slots, values
+
+    def rows_of(self, batch, lo: int) -> dict:
+        """Rows ``lo ..`` of a checked batch, as :meth:`export` gives rows."""
+        slots, values = self._terms(batch, lo)
+        m = batch.n - lo
+        weighted = batch.weights.shape[0] > 0
+        w = batch.weights[lo:] if weighted else np.ones(m)
+        return {"slots": slots, "values": values, "weights": w, "weighted": np.full(m, weighted, np.uint8)}
+
+    def accumulator(self):
+        """The template holding the window's rows (its sums added, by group)."""
+        acc = self.template.copy()
+        for g in (0, 1):
+            if self.rows[g]:
+                acc.add_sums(self._sums(g))
+        return acc
+
+    def _sums(self, g: int) -> Sums:
+        summed = bool(self.summed[g])
+        pairs = self.pairs[g : g + 1].copy() if summed else None
+        second = self.second[g : g + 1].copy() if summed and self.second.shape[0] else None
+        return Sums(self.ints[g : g + 1].copy(), pairs, second, self.rows[g : g + 1].copy(), bool(g))
+
+    def recompute(self) -> None:
+        recompute_sums(
+            self.counted, self.powers, self.summed, self.ring_s, self.ring_v, self.ring_w, self.ring_g,
+            self.meta, self.ints, self.rows, self.pairs, self.second,
+        )  # fmt: skip
+
+    # ------------------------------------------------------------ rows as arrays
+    @property
+    def head(self) -> int:
+        """Where the oldest row lies in the ring."""
+        return int(self.meta[0])
+
+    def order(self) -> np.ndarray:
+        return (self.head + np.arange(self.n)) % self.window
+
+    def export(self) -> dict:
+        """The window's rows, oldest first: their terms, weights and whether each came with one."""
+        j = self.order()
+        return {
+            "slots": self.ring_s[j],
+            "values": self.ring_v[j],
+            "weights": self.ring_w[j],
+            "weighted": self.ring_g[j],
+        }
+
+    def take(self, rows: dict, idx: np.ndarray) -> None:
+        """Push rows ``idx`` of ``rows`` (as :meth:`export` gives them)."""
+        if idx.shape[0]:
+            self._push(rows["slots"][idx], rows["values"][idx], rows["weights"][idx], rows["weighted"][idx])
+
+    def check(self, rows: dict, n: int) -> None:
+        """Refuse rows (untrusted, of the declared dtypes and lengths) no row of the template gives."""
+        t = self.terms
+        slots, values, w, flag = rows["slots"], rows["values"], rows["weights"], rows["weighted"]
+        if slots.shape != (n, t.width) or values.shape != (n, t.width):
+            raise StateFileError(f"entries 'slots' and 'values' must be {n} x {t.width}")
+        if n and ((slots < 0).any() or (slots >= t.size).any()):
+            raise StateFileError(f"entry 'slots' holds a slot outside 0 .. {t.size - 1}")
+        if n and not ((slots < t.rows).sum(axis=1) == 1).all():
+            raise StateFileError("a row of entry 'slots' is not counted as exactly one row")
+        if not np.isfinite(values).all():
+            raise StateFileError("entry 'values' holds NaN or infinite values")
+        if n and (flag > 1).any():
+            raise StateFileError("entry 'weighted' must hold 0 or 1")
+        if n and (w[flag == 0] != 1.0).any():
+            raise StateFileError("a row that came without a weight has a weight other than 1")
