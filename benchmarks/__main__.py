@@ -16,7 +16,8 @@ import time
 
 from ._util import print_table
 
-MODULES = ["core", "auc", "bounds", "multiclass", "silhouette", "evaluate", "dask"]
+MODULES = ["core", "auc", "bounds", "multiclass", "silhouette", "evaluate", "dask", "curves", "regression", "retrieval"]
+MODULES += ["over_time", "over_time_history", "engines"]
 
 
 def main(argv=None) -> int:
