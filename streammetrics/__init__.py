@@ -19,6 +19,7 @@ bootstrap code. ``import streammetrics as sm; sm.X`` and
 """
 
 import importlib
+import types
 
 __version__ = "0.1.0"
 
@@ -77,6 +78,10 @@ def __getattr__(name):
     module = _HOME.get(name)
     if module is not None:
         value = getattr(importlib.import_module(module, __name__), name)
+        if isinstance(value, types.FunctionType):  # a score takes scikit-learn's y_true=, y_pred= too
+            from ._protocol.keywords import with_sklearn_names
+
+            value = with_sklearn_names(value)
     elif name in _SUBMODULES:
         value = importlib.import_module("." + name, __name__)
     else:

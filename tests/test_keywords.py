@@ -349,3 +349,29 @@ def test_predict_proba_pairs_where_the_positive_column_is_plain():
     with pytest.raises(ValueError, match="1-D"):
         acc.update(y[:2], np.full((2, 3), 1 / 3))  # three columns: not a pair
     assert acc == before
+
+
+# ------------------------------------------------------- scikit-learn's names
+def test_every_score_takes_scikit_learns_keyword_names():
+    rng = np.random.default_rng(3)
+    y = (rng.random(60) < 0.4).astype(np.int64)
+    p = (rng.random(60) < 0.5).astype(np.int64)
+    s = rng.random(60)
+    assert sm.f1(y_true=y, y_pred=p) == sm.f1(y, p) == skm.f1_score(y_true=y, y_pred=p)
+    assert sm.precision_score(y, y_pred=p, average="binary") == sm.precision_score(y, p)
+    assert sm.auc(y_true=y, y_score=s) == sm.auc(y, s)
+    assert sm.average_precision(y_true=y, y_score=s) == sm.average_precision(y, s)
+    assert sm.log_loss(y_true=y, y_prob=s) == sm.log_loss(y, s) == sm.log_loss(y_true=y, y_proba=s)
+    assert sm.brier(y_true=y, y_prob=s) == sm.brier(y, s)
+    assert sm.mse(y_true=s, y_pred=s[::-1]) == sm.mse(s, s[::-1])
+    from streammetrics import accuracy  # the names imported from the package take them too
+
+    assert accuracy(y_true=y, y_pred=p) == sm.accuracy(y, p)
+    labels = np.arange(60) % 3
+    P = rng.dirichlet([1, 1, 1], 60)
+    assert sm.top_k_accuracy(y_true=labels, y_score=P, k=2) == sm.top_k_accuracy(labels, P, k=2)
+    with pytest.raises(TypeError, match="'y' twice"):
+        sm.f1(y, y_true=y, y_pred=p)
+    with pytest.raises(TypeError, match="'p' twice"):
+        sm.f1(y, p, y_pred=p)
+    assert "sample_weight" in str(__import__("inspect").signature(sm.f1))  # help() shows the function's own

@@ -1,0 +1,35 @@
+"""scikit-learn's keyword names for the one-shot scores.
+
+The scores take ``(y, p)`` (or ``(y, s)``, ``(y, P)``); code written for
+scikit-learn passes ``y_true=`` and ``y_pred=`` (or ``y_score=``, ``y_prob=``,
+``y_proba=``, ``probas_pred=``). The public functions accept both spellings.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+#: scikit-learn's keyword -> the position of the argument it names
+ALIASES = {"y_true": 0, "y_pred": 1, "y_score": 1, "y_prob": 1, "y_proba": 1, "probas_pred": 1}
+_SECOND = ("p", "s", "P")
+
+
+def with_sklearn_names(fn):
+    """``fn`` taking scikit-learn's keywords for its first two arguments (``fn`` itself if it does not take
+    ``(y, p)``-like arguments)."""
+    params = list(inspect.signature(fn).parameters)
+    if len(params) < 2 or params[0] != "y" or params[1] not in _SECOND:
+        return fn
+    names = params[:2]
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        for alias in ALIASES.keys() & kwargs.keys():
+            i = ALIASES[alias]
+            if names[i] in kwargs or len(args) > i:
+                raise TypeError(f"{fn.__name__}() got the argument {names[i]!r} twice (as {alias!r} too)")
+            kwargs[names[i]] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+
+    return call
