@@ -39,6 +39,7 @@ import numpy as np
 from . import errors, statefile
 from . import state as S
 from .inputs import Batch, Input, convert, prepare, raise_rejected
+from .keywords import arrays_by_name
 from .result import Result
 
 #: the most float totals a weighted fold reads before it folds, to know them
@@ -198,10 +199,11 @@ class Accumulator:
         return self._from_settings(self._settings())
 
     # ------------------------------------------------------------------- inputs
-    def prepare(self, *arrays, sample_weight=None) -> Batch:
+    def prepare(self, *arrays, sample_weight=None, **named) -> Batch:
         """Convert and check one batch once: a :class:`~streammetrics.Batch`, which
         ``fold`` takes here and in any accumulator whose inputs it covers. A bad
         value raises :class:`~streammetrics.BadValueError` here."""
+        arrays = arrays_by_name(self.inputs, arrays, named, self)
         return prepare(self.inputs, arrays, sample_weight, self.takes_weights, self)
 
     def fold(self, batch: Batch):
@@ -230,13 +232,17 @@ class Accumulator:
         """Whether ``batch`` (made by a ``prepare``) serves this accumulator."""
         return batch.covers(self.inputs)
 
-    def update(self, *arrays, sample_weight=None):
+    def update(self, *arrays, sample_weight=None, **named):
         """Fold in one batch; return ``self``.
 
+        The arrays are the accumulator's ``inputs`` in order (``y`` then ``p``
+        for most), or by name: ``update(y=..., p=...)``, also scikit-learn's
+        ``y_true=`` and ``y_pred=`` (``y_score=``, ``y_prob=``).
         ``fold(prepare(...))`` in one pass: the kernel checks the values and
         writes only a valid batch. A bad value raises ``ValueError`` naming the
         argument and position, the accumulator unchanged.
         """
+        arrays = arrays_by_name(self.inputs, arrays, named, self)
         converted, w, n = convert(self.inputs, arrays, sample_weight, self.takes_weights, self)
         if n and self.fold_status(converted, w, n):
             raise_rejected(self.inputs, converted)

@@ -33,3 +33,25 @@ def with_sklearn_names(fn):
         return fn(*args, **kwargs)
 
     return call
+
+
+def arrays_by_name(inputs, arrays: tuple, named: dict, owner) -> tuple:
+    """``arrays`` with the ones given by name (an input's own name, or scikit-learn's for the first two) put in
+    their places: ``update(y=..., p=...)`` as ``update(...)`` positionally."""
+    if not named:
+        return arrays
+    names = [i.name for i in inputs]
+    out = list(arrays) + [None] * (len(names) - len(arrays))
+    for key, value in named.items():
+        at = names.index(key) if key in names else ALIASES.get(key)
+        if at is None or at >= len(names):
+            raise TypeError(
+                f"{type(owner).__name__}.update() got an unexpected argument {key!r} (takes {', '.join(names)})"
+            )
+        if at < len(arrays) or out[at] is not None:
+            raise TypeError(f"{type(owner).__name__}.update() got the argument {names[at]!r} twice (as {key!r} too)")
+        out[at] = value
+    missing = [names[i] for i, v in enumerate(out) if v is None]
+    if missing:
+        raise TypeError(f"{type(owner).__name__}.update() is missing {', '.join(missing)}")
+    return tuple(out)

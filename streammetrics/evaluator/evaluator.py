@@ -20,6 +20,7 @@ from .._protocol import statefile
 from .._protocol.base import Accumulator, locked
 from .._protocol.errors import NoWeightsError, StateFileError
 from .._protocol.inputs import Batch, convert, prepare, raise_rejected
+from .._protocol.keywords import arrays_by_name
 from .._protocol.result import Result
 from .._protocol.terms import RowTerms
 from ..report.report import EvaluationReport
@@ -320,13 +321,15 @@ class Evaluator(Accumulator):
             self._n += batch.n
         return self
 
-    def update(self, *arrays, sample_weight=None):
+    def update(self, *arrays, sample_weight=None, **named):
         """Fold in one batch of truths ``y`` and predictions ``p`` (or the
-        arrays the members take, such as query, relevance and score); return ``self``.
+        arrays the members take, such as query, relevance and score; by name
+        too, as ``update(y=..., p=...)``); return ``self``.
 
         A bad batch raises ``ValueError`` (or ``TypeError``) naming the argument
         and its first offending position and leaves every member unchanged.
         """
+        arrays = arrays_by_name(self.inputs, arrays, named, self)
         if len(self._names) == 2 and len(arrays) == 3 and sample_weight is None:
             *arrays, sample_weight = arrays  # update(y, p, w): the weights third, as ever
         if len(arrays) != len(self._names):
