@@ -210,7 +210,13 @@ def test_keyed_shards_merge_to_the_last_rows_by_key(shards, window, seed):
             merged.merge(other)
         assert np.array_equal(merged.state_dict()["keys"], keys[last])
         want = template.copy().update(y[last], s[last], sample_weight=w[last])
-        assert_results_equal(merged.finalize(), want.finalize(), rtol=1e-12)
+        try:
+            expected = want.finalize()
+        except ValueError as exc:  # rows of weight 0 only: undefined for the window as for the template
+            with pytest.raises(type(exc), match=str(exc)):
+                merged.finalize()
+            continue
+        assert_results_equal(merged.finalize(), expected, rtol=1e-12)
 
 
 def test_late_rows_take_their_place_by_key():
