@@ -12,6 +12,7 @@ from .._protocol.state import Field
 from ..metrics.ranking.accumulator import delong_interval
 from ..metrics.ranking.curves import RankResult
 from ..metrics.ranking.points import Points
+from .rolling_terms import Ring
 
 #: the largest window: counts below it keep ``2U`` an exact integer in float64
 MAX_WINDOW = 10**8
@@ -27,7 +28,7 @@ FIELDS = (
 )
 
 
-class RankWindow:
+class RankWindow(Ring):
     """The last ``window`` rows of an exact RankAUC, their U kept row by row."""
 
     fields = FIELDS
@@ -49,10 +50,6 @@ class RankWindow:
             for size in (window, 2 * window)
         ]
         self.scratch = (np.zeros(2 * window), np.zeros((2, 2 * window)), np.zeros((2, 2 * window), np.int32))
-
-    @property
-    def n(self) -> int:
-        return int(self.meta[1])
 
     def _push(self, y, s, w, flags) -> None:
         cls = (1 - y).astype(np.int8)
@@ -142,14 +139,6 @@ class RankWindow:
         return acc
 
     # ------------------------------------------------------------ rows as arrays
-    @property
-    def head(self) -> int:
-        """Where the oldest row lies in the ring."""
-        return int(self.meta[0])
-
-    def order(self) -> np.ndarray:
-        return (self.head + np.arange(self.n)) % self.window
-
     def export(self) -> dict:
         """The window's rows, oldest first: label, score, weight, whether it came with one."""
         j = self.order()

@@ -24,7 +24,28 @@ FIELDS = (
 _NO_FLAGS = np.zeros(0, np.uint8)
 
 
-class TermsWindow:
+class Ring:
+    """What both windows share: rows in a ring of ``window`` slots, ``meta[0]`` the oldest's slot, ``meta[1]`` the
+    rows held."""
+
+    window: int
+    meta: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.meta[1])
+
+    @property
+    def head(self) -> int:
+        """Where the oldest row lies in the ring."""
+        return int(self.meta[0])
+
+    def order(self) -> np.ndarray:
+        """The ring slots of the rows, oldest first."""
+        return (self.head + np.arange(self.n)) % self.window
+
+
+class TermsWindow(Ring):
     """The last ``window`` rows of a template that declares its row terms."""
 
     fields = FIELDS
@@ -46,10 +67,6 @@ class TermsWindow:
         self.rows = np.zeros(2, np.int64)
         self.pairs = np.zeros((2, size, 2))
         self.second = np.zeros((2 if terms.second is not None else 0, size, 2))
-
-    @property
-    def n(self) -> int:
-        return int(self.meta[1])
 
     def _push(self, slots, values, w, t) -> None:
         push_terms(
@@ -105,14 +122,6 @@ class TermsWindow:
         )  # fmt: skip
 
     # ------------------------------------------------------------ rows as arrays
-    @property
-    def head(self) -> int:
-        """Where the oldest row lies in the ring."""
-        return int(self.meta[0])
-
-    def order(self) -> np.ndarray:
-        return (self.head + np.arange(self.n)) % self.window
-
     def export(self) -> dict:
         """The window's rows, oldest first: their terms, weights and whether each came with one."""
         j = self.order()
