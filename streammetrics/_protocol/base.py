@@ -203,7 +203,8 @@ class Accumulator:
         """Convert and check one batch once: a :class:`~streammetrics.Batch`, which
         ``fold`` takes here and in any accumulator whose inputs it covers. A bad
         value raises :class:`~streammetrics.BadValueError` here."""
-        arrays = arrays_by_name(self.inputs, arrays, named, self)
+        if named:  # names given: a call kept off the positional path of every update
+            arrays = arrays_by_name(self.inputs, arrays, named, self)
         return prepare(self.inputs, arrays, sample_weight, self.takes_weights, self)
 
     def fold(self, batch: Batch):
@@ -242,7 +243,8 @@ class Accumulator:
         writes only a valid batch. A bad value raises ``ValueError`` naming the
         argument and position, the accumulator unchanged.
         """
-        arrays = arrays_by_name(self.inputs, arrays, named, self)
+        if named:  # names given: a call kept off the positional path of every update
+            arrays = arrays_by_name(self.inputs, arrays, named, self)
         converted, w, n = convert(self.inputs, arrays, sample_weight, self.takes_weights, self)
         if n and self.fold_status(converted, w, n):
             raise_rejected(self.inputs, converted)

@@ -38,8 +38,6 @@ def with_sklearn_names(fn):
 def arrays_by_name(inputs, arrays: tuple, named: dict, owner) -> tuple:
     """``arrays`` with the ones given by name (an input's own name, or scikit-learn's for the first two) put in
     their places: ``update(y=..., p=...)`` as ``update(...)`` positionally."""
-    if not named:
-        return arrays
     names = [i.name for i in inputs]
     out = list(arrays) + [None] * (len(names) - len(arrays))
     for key, value in named.items():

@@ -329,7 +329,8 @@ class Evaluator(Accumulator):
         A bad batch raises ``ValueError`` (or ``TypeError``) naming the argument
         and its first offending position and leaves every member unchanged.
         """
-        arrays = arrays_by_name(self.inputs, arrays, named, self)
+        if named:  # names given: a call kept off the positional path of every update
+            arrays = arrays_by_name(self.inputs, arrays, named, self)
         if len(self._names) == 2 and len(arrays) == 3 and sample_weight is None:
             *arrays, sample_weight = arrays  # update(y, p, w): the weights third, as ever
         if len(arrays) != len(self._names):
