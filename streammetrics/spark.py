@@ -17,6 +17,7 @@ it is missing).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -296,22 +297,27 @@ def _arrays(batch, columns):
 
 
 def _ranger(cuts, weighted, columns):
-    """First pass: each partition's rows and per-range masses (:func:`route_rows`)."""
+    """First pass: each partition's rows and per-range masses (:func:`route_rows`),
+    batch by batch, so that a task holds one batch's rows, not its partition's."""
     from .metrics.ranking.ranges import route_rows
 
     def masses(batches):
         import json
 
         part = _partition()
-        table = pa.Table.from_batches(list(batches))
+        rows, found = 0, [np.zeros((cuts.shape[0] + 1, 2), np.int64)]
         try:
-            arrays = _arrays(table, columns) if table.num_rows else None
-            if arrays is None:
-                value = b"I" + json.dumps([0, []]).encode()
-            else:
+            for batch in batches:
+                arrays = _arrays(batch, columns)
                 w = arrays.pop() if weighted else None
-                (rows, m), *_ = route_rows(cuts, 0, 0, f"partition {part}", arrays, w)
-                value = b"I" + json.dumps([rows, m.tolist()]).encode()
+                (n, m), *_ = route_rows(cuts, 0, 0, f"partition {part}", arrays, w, offset=rows)
+                rows += n
+                found.append(m)
+            if weighted:  # each cell correctly rounded from the batches' compensated sums
+                m = [[math.fsum(f[r, c] for f in found) for c in range(2)] for r in range(found[0].shape[0])]
+            else:
+                m = np.sum(found, axis=0).tolist()
+            value = b"I" + json.dumps([rows, m]).encode()
         except (ValueError, TypeError) as exc:
             value = pack_error(exc)
         yield _one(part, value)

@@ -121,6 +121,29 @@ def test_exact_auc_names_a_bad_row(spark):
         sms.exact_auc(df)
 
 
+@pytest.fixture
+def small_batches(spark):
+    """Arrow batches of 300 rows: a partition reaches a task in several."""
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "300")
+    yield
+    spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_exact_auc_counts_a_partition_batch_by_batch(spark, small_batches, weighted):
+    rng = np.random.default_rng(7)
+    y, s, w = rng.integers(0, 2, 3000), np.round(rng.normal(size=3000), 2), rng.random(3000)
+    df = frame(spark, {"label": y, "prob": s, "w": w}, 2)
+    r = sms.exact_auc(df, weight="w" if weighted else None, ranges=4)
+    one = sm.RankAUC().update(y, s, sample_weight=w if weighted else None)
+    assert r.auc == pytest.approx(one.finalize().auc, rel=1e-12 if weighted else 0)
+    assert r.average_precision == pytest.approx(one.average_precision(), rel=1e-12)
+    y[2500] = 3  # the 9th batch of the only partition
+    df = spark.createDataFrame(pa.table({"label": y, "prob": s})).coalesce(1)
+    with pytest.raises(sm.BadValueError, match=r"partition 0.*y\[2500\] = 3"):
+        sms.exact_auc(df)
+
+
 def test_a_missing_java_is_one_line(monkeypatch):
     monkeypatch.setenv("JAVA_HOME", "/nonexistent")
     with pytest.raises(RuntimeError, match=r"^a local Spark needs a Java runtime 17 or newer and none was found"):

@@ -31,15 +31,16 @@ class RangeResult(Result):
     counts = ("n_pos", "n_neg")
 
 
-def route_rows(cuts, lo: int, hi: int, where: str, arrays, w):
+def route_rows(cuts, lo: int, hi: int, where: str, arrays, w, offset: int = 0):
     """``(info, run_lo, ..., run_{hi-1})`` of one part's rows: ``info = (rows, masses)`` with every range's masses, the
-    runs of ranges ``lo .. hi-1`` (range ``r``: ``cuts[r - 1] <= s < cuts[r]``); errors name ``where``.
+    runs of ranges ``lo .. hi-1`` (range ``r``: ``cuts[r - 1] <= s < cuts[r]``); errors name ``where`` and the row
+    ``offset`` rows on.
     """
     acc = RankAUC()
     try:
         acc.update(*arrays, sample_weight=w)
     except (ValueError, TypeError) as exc:
-        raise in_context(exc, where) from None
+        raise in_context(exc, where, offset) from None
     st = acc.state_dict()
     weighted = bool(st["weighted"][0])
     scores, ab = st["lo"], st["weights" if weighted else "counts"]
