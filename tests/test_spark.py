@@ -144,6 +144,34 @@ def test_exact_auc_counts_a_partition_batch_by_batch(spark, small_batches, weigh
         sms.exact_auc(df)
 
 
+CONNECT = """
+import numpy as np, pyarrow as pa
+from pyspark.sql import SparkSession
+import streammetrics as sm, streammetrics.spark as sms
+spark = SparkSession.builder.remote("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+assert spark.__class__.__module__.startswith("pyspark.sql.connect")
+rng = np.random.default_rng(8)
+y, p, c = rng.integers(0, 2, 3000), np.round(rng.random(3000), 3), rng.choice(["a", "b"], 3000)
+df = spark.createDataFrame(pa.table({"label": y, "prob": p, "c": c}).to_pandas()).repartition(3)
+one = sm.RankAUC().update(y, p).finalize()
+assert sms.evaluate(df, "label", "prob").auc == one.auc
+assert sms.exact_auc(df, "label", "prob", ranges=3).auc == one.auc
+sliced = sms.evaluate(df, "label", "prob", by="c")
+assert len(sliced.slices) == 2 and sliced.overall.auc == one.auc
+print("connect ok")
+"""
+
+
+def test_spark_connect_needs_no_rdd(spark):
+    pytest.importorskip("grpc", reason="the Spark Connect client (pyspark[connect]) is not installed")
+    import subprocess
+    import sys
+
+    # a process of its own: a Connect session cannot share one with a classic session
+    done = subprocess.run([sys.executable, "-c", CONNECT], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "connect ok" in done.stdout, done.stderr[-3000:]
+
+
 def test_a_missing_java_is_one_line(monkeypatch):
     monkeypatch.setenv("JAVA_HOME", "/nonexistent")
     with pytest.raises(RuntimeError, match=r"^a local Spark needs a Java runtime 17 or newer and none was found"):
