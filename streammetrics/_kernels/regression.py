@@ -79,19 +79,14 @@ def regression_moments(y, p, w, n, moments, sums, squares, rmoments, top):
             pi = p[i]
             bad_y |= not (yi - yi == 0.0)
             bad_p |= not (pi - pi == 0.0)
-            if weighted:
-                bw += w[i]
-                by += w[i] * (yi - shift)
-                br += w[i] * ((yi - pi) - rshift)
-            else:
-                by += yi - shift
-                br += (yi - pi) - rshift
+            wi = w[i] if weighted else 1.0  # (times 1.0: the unweighted sums exactly)
+            bw += wi
+            by += wi * (yi - shift)
+            br += wi * ((yi - pi) - rshift)
         if bad_y:
             return 1
         if bad_p:
             return 2
-        if not weighted:
-            bw = float(stop - start)
         sw, cw = add(sw, cw, bw)
         sy, cy = add(sy, cy, by)
         sr, cr = add(sr, cr, br)
@@ -115,33 +110,19 @@ def regression_moments(y, p, w, n, moments, sums, squares, rmoments, top):
             ar = abs(r)
             ape = ar / (MAPE_FLOOR if MAPE_FLOOR > abs(yi) else abs(yi))
             r2 = r * r
-            if weighted:
-                wi = w[i]
-                bd += wi * d
-                bm += wi * (d * d)
-                be += wi * e
-                bv += wi * (e * e)
-                b2 += wi * r2
-                b1 += wi * ar
-                bp += wi * ape
-                b4 += wi * (r2 * r2)
-                ba += wi * (ape * ape)
-                bq += wi * wi
-                if wi != 0.0 and ar > biggest:  # a row of weight 0 is not seen
-                    biggest = ar
-            else:
-                bd += d
-                bm += d * d
-                be += e
-                bv += e * e
-                b2 += r2
-                b1 += ar
-                bp += ape
-                b4 += r2 * r2
-                ba += ape * ape
-                biggest = ar if ar > biggest else biggest
-        if not weighted:
-            bq = float(stop - start)
+            wi = w[i] if weighted else 1.0
+            bd += wi * d
+            bm += wi * (d * d)
+            be += wi * e
+            bv += wi * (e * e)
+            b2 += wi * r2
+            b1 += wi * ar
+            bp += wi * ape
+            b4 += wi * (r2 * r2)
+            ba += wi * (ape * ape)
+            bq += wi * wi
+            if wi != 0.0 and ar > biggest:  # a row of weight 0 is not seen
+                biggest = ar
         sd, cd = add(sd, cd, bd)
         sm, cm = add(sm, cm, bm)
         se, ce = add(se, ce, be)
