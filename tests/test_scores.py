@@ -13,8 +13,8 @@ from sklearn import metrics as skm
 
 import streammetrics as sm
 from streammetrics._kernels.probability import probability_terms
-from streammetrics._kernels.row_sums import sum_rows
 from streammetrics._kernels.regression import regression_moments
+from streammetrics._kernels.row_sums import sum_rows
 
 from .harness import check_accumulator, check_rejected_batch, sharded
 
