@@ -334,7 +334,7 @@ def test_kernel_against_naive_python():
     p = (rng.random(1000) < 0.5).astype(np.uint8)
     counts = np.zeros(4, np.int64)
     n = np.zeros(1, np.int64)
-    assert count_labels(y, p, n, counts) == 0
+    assert count_labels(y, p, 0.0, n, counts) == 0
     assert n[0] == 1000
     naive = [
         sum(1 for a, b in zip(y, p) if a and b),
@@ -344,7 +344,7 @@ def test_kernel_against_naive_python():
     ]
     assert counts.tolist() == naive
     counts2 = np.zeros(4, np.int64)
-    assert count_labels(y, p, np.zeros(1, np.int64), counts2) == 0
+    assert count_labels(y, p, 0.0, np.zeros(1, np.int64), counts2) == 0
     assert counts2.tolist() == naive
 
 

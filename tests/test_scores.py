@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from sklearn import metrics as skm
 
 import streammetrics as sm
-from streammetrics._kernels.probability import probability_moments, probability_moments_weighted
+from streammetrics._kernels.probability import probability_terms
 from streammetrics._kernels.regression import regression_moments
+from streammetrics._kernels.row_sums import sum_rows
 
 from .harness import check_accumulator, check_rejected_batch, sharded
 
@@ -209,11 +210,10 @@ def test_kernels_against_naive_python():
     rng = np.random.default_rng(9)
     y = (rng.random(700) < 0.5).astype(np.uint8)
     p = rng.random(700)
-    sums = np.zeros((3, 2))
-    n = np.zeros(1, np.int64)
-    squares = np.zeros((3, 2))
-    assert probability_moments(y, p, np.empty(0), n, sums, squares) == 0
-    assert n[0] == 700
+    second = ((1, 1), (2, 1), (0, 2))  # loss², d2², w²
+    status, pairs = sum_rows(probability_terms, (y, p), np.empty(0), 3, second)
+    assert status == 0
+    sums, squares = pairs[:3], pairs[3:]
     losses = [-math.log(max(pi if yi else 1 - pi, 1e-12)) for yi, pi in zip(y, p)]
     d2 = [(pi - yi) ** 2 for yi, pi in zip(y, p)]
     assert sums[0].sum() == 700
@@ -223,19 +223,21 @@ def test_kernels_against_naive_python():
     assert squares[1].sum() == pytest.approx(math.fsum(v * v for v in d2), rel=1e-14)
     assert squares[2].sum() == 700
     w = rng.random(700) * 3
-    wsums, wsquares, wn = np.zeros((3, 2)), np.zeros((3, 2)), np.zeros(1, np.int64)
-    assert probability_moments_weighted(y, p, w, wn, wsums, wsquares) == 0
+    status, pairs = sum_rows(probability_terms, (y, p), w, 3, second)
+    assert status == 0
+    wsums, wsquares = pairs[:3], pairs[3:]
     assert wsums[0].sum() == pytest.approx(math.fsum(w), rel=1e-14)
     assert wsums[1].sum() == pytest.approx(math.fsum(a * b for a, b in zip(w, losses)), rel=1e-14)
     assert wsums[2].sum() == pytest.approx(math.fsum(a * b for a, b in zip(w, d2)), rel=1e-14)
     assert wsquares[2].sum() == pytest.approx(math.fsum(w * w), rel=1e-14)
-    assert probability_moments_weighted(y, np.full(700, 1.5), w, wn, wsums, wsquares) == 2
+    assert sum_rows(probability_terms, (y, np.full(700, 1.5)), w, 3, second)[0] == 2
 
     yr = rng.normal(size=700) + 50
     pr = yr + rng.normal(size=700)
     moments, rsums, rmoments, top = np.zeros(6), np.zeros((3, 2)), np.zeros(6), np.zeros(1)
+    n = np.zeros(1, np.int64)
     assert regression_moments(yr, pr, np.empty(0), n, moments, rsums, np.zeros((3, 2)), rmoments, top) == 0
-    assert n[0] == 1400
+    assert n[0] == 700
     mean = math.fsum(yr) / 700
     assert moments[2] + moments[3] == pytest.approx(mean, rel=1e-15)
     assert moments[4] + moments[5] == pytest.approx(math.fsum((v - mean) ** 2 for v in yr), rel=1e-13)

@@ -3,8 +3,8 @@
 A table is three ``int64`` arrays of equal length: the true label, the
 predicted label and the count of every (true, pred) pair that occurred, sorted
 by (true, pred) without repeats. Labels are arbitrary ``int64`` values; nothing
-is ever sized by them (a dense histogram serves labels of a short span, a hash
-table of the distinct pairs anything else).
+is ever sized by them (a dense histogram serves labels of a short span, a sort
+of the pairs anything else).
 """
 
 from __future__ import annotations
@@ -14,95 +14,10 @@ import math
 import numpy as np
 
 from ._jit import inline, kernel
-from .arrays import filled_int64
 from .compensated import add
-from .grouped import dense_table, key_range, table_codes
-from .sort import argsort_int64
+from .grouped import key_range
 
-__all__ = ["batch_table", "pair_table", "merge_tables", "run_sums", "group_ids", "group_sums", "expected_mutual_info"]
-
-_MUL_A = np.uint64(0x9E3779B97F4A7C15)
-_MUL_B = np.uint64(0xC2B2AE3D27D4EB4F)
-_SHIFT = np.uint64(29)
-
-
-@inline
-def _slot(a, b, shift):
-    h = (np.uint64(a) * _MUL_A) ^ (np.uint64(b) * _MUL_B)
-    h ^= h >> _SHIFT
-    h *= _MUL_A
-    return np.int64(h >> shift)
-
-
-@kernel
-def _grow(ky, kp, cnt, bits):
-    """Rehash a table into one twice the size; return the new arrays."""
-    cap = ky.shape[0] * 2
-    bits += 1
-    shift = np.uint64(64 - bits)
-    mask = cap - 1
-    ny = np.empty(cap, np.int64)
-    np_ = np.empty(cap, np.int64)
-    nc = np.zeros(cap, np.int64)
-    for s in range(ky.shape[0]):
-        c = cnt[s]
-        if c:
-            t = _slot(ky[s], kp[s], shift)
-            while nc[t]:
-                t = (t + 1) & mask
-            ny[t] = ky[s]
-            np_[t] = kp[s]
-            nc[t] = c
-    return ny, np_, nc, bits
-
-
-@kernel
-def pair_table(y, p):
-    """The distinct ``(y[i], p[i])`` pairs and their counts, in no given order.
-
-    Returns ``(true, pred, counts)``, three ``int64`` arrays of the distinct
-    pairs. The table starts small and doubles at half load, so the common case
-    (few clusters) stays in the first-level cache.
-    """
-    n = y.shape[0]
-    bits = 6
-    ky = np.empty(1 << bits, np.int64)
-    kp = np.empty(1 << bits, np.int64)
-    cnt = np.zeros(1 << bits, np.int64)
-    mask = (1 << bits) - 1
-    shift = np.uint64(64 - bits)
-    used = 0
-    for i in range(n):
-        a = y[i]
-        b = p[i]
-        s = _slot(a, b, shift)
-        while True:
-            c = cnt[s]
-            if c == 0:
-                ky[s] = a
-                kp[s] = b
-                cnt[s] = 1
-                used += 1
-                if 2 * used > mask + 1:
-                    ky, kp, cnt, bits = _grow(ky, kp, cnt, bits)
-                    mask = (1 << bits) - 1
-                    shift = np.uint64(64 - bits)
-                break
-            if ky[s] == a and kp[s] == b:
-                cnt[s] = c + 1
-                break
-            s = (s + 1) & mask
-    out_y = np.empty(used, np.int64)
-    out_p = np.empty(used, np.int64)
-    out_c = np.empty(used, np.int64)
-    j = 0
-    for s in range(cnt.shape[0]):
-        if cnt[s]:
-            out_y[j] = ky[s]
-            out_p[j] = kp[s]
-            out_c[j] = cnt[s]
-            j += 1
-    return out_y, out_p, out_c
+__all__ = ["batch_table", "merge_tables", "run_sums", "group_ids", "group_sums", "expected_mutual_info"]
 
 
 @kernel
@@ -128,18 +43,20 @@ def merge_tables(ay, ap, ac, by, bp, bc):
     return oy[:k].copy(), op[:k].copy(), oc[:k].copy()
 
 
-@kernel
 def run_sums(labels, counts):
     """Sums of ``counts`` over runs of equal values of the sorted ``labels``."""
-    m = labels.shape[0]
-    out = np.empty(m, np.int64)
-    k = -1
-    for i in range(m):
-        if i == 0 or labels[i] != labels[i - 1]:
-            k += 1
-            out[k] = 0
-        out[k] += counts[i]
-    return out[: k + 1].copy()
+    if labels.shape[0] == 0:
+        return np.zeros(0, np.int64)
+    return np.add.reduceat(counts, _run_starts(labels))
+
+
+def _run_starts(*keys):
+    """Where each run of equal rows of the sorted ``keys`` starts."""
+    new = np.zeros(keys[0].shape[0], bool)
+    new[0] = True
+    for k in keys:
+        new[1:] |= k[1:] != k[:-1]
+    return np.flatnonzero(new)
 
 
 def _span(x):
@@ -149,93 +66,52 @@ def _span(x):
 
 
 def group_ids(x):
-    """Dense ids ``0..g-1`` of the values of ``x`` (``int64``), in increasing value order.
-
-    Returns ``(ids, g)``: a direct-address table for values of a short span,
-    else a sort."""
-    m = x.shape[0]
-    if m == 0:
-        return np.empty(0, np.int64), 0
-    lo, _, span = _span(x)
-    if span < 2 * m + 4096:
-        table, values = dense_table(x, lo, span + 1)
-        ids = np.empty(m, np.int64)
-        table_codes(x, lo, table, ids)
-        return ids, values.shape[0]
-    return _group_ids_sorted(x)
+    """Dense ids ``0..g-1`` of the values of ``x`` (``int64``), in increasing value
+    order: ``(ids, g)``; values of a short span by their offsets, else a sort."""
+    lo, _, span = _span(x) if x.shape[0] else (0, 0, 0)
+    if x.shape[0] and span < 2 * x.shape[0] + 4096:
+        offsets = x - lo
+        codes = np.zeros(span + 1, np.int64)
+        codes[offsets] = 1
+        np.cumsum(codes, out=codes)
+        return codes[offsets] - 1, int(codes[-1])
+    values, ids = np.unique(x, return_inverse=True)
+    return ids.reshape(-1).astype(np.int64), values.shape[0]
 
 
-@kernel
-def _group_ids_sorted(x):
-    m = x.shape[0]
-    ids = np.empty(m, np.int64)
-    order = argsort_int64(x)
-    g = -1
-    for r in range(m):
-        i = order[r]
-        if r == 0 or x[i] != x[order[r - 1]]:
-            g += 1
-        ids[i] = g
-    return ids, g + 1
-
-
-@kernel
 def group_sums(ids, g, counts):
     """Sums of ``counts`` for each of the ``g`` group ids."""
-    out = filled_int64(g, 0)
-    for i in range(ids.shape[0]):
-        out[ids[i]] += counts[i]
+    out = np.zeros(g, np.int64)
+    np.add.at(out, ids, counts)
     return out
 
 
 @kernel
-def _dense_table(y, p, ylo, plo, ncol, h):
-    """The table of a batch counted in the zeroed histogram ``h`` of ``ncol`` columns."""
+def _count_cells(y, p, ylo, plo, ncol, cells):
+    """Count the pairs in the zeroed histogram ``cells`` of ``ncol`` columns."""
     for i in range(y.shape[0]):
-        h[(y[i] - ylo) * ncol + (p[i] - plo)] += 1
-    m = 0
-    for c in range(h.shape[0]):
-        if h[c]:
-            m += 1
-    oy = np.empty(m, np.int64)
-    op = np.empty(m, np.int64)
-    oc = np.empty(m, np.int64)
-    j = 0
-    for c in range(h.shape[0]):
-        if h[c]:
-            oy[j] = ylo + c // ncol
-            op[j] = plo + c % ncol
-            oc[j] = h[c]
-            j += 1
-    return oy, op, oc
+        cells[(y[i] - ylo) * ncol + (p[i] - plo)] += 1
 
 
 def batch_table(y, p):
     """The contingency table of one batch, sorted by (true, pred): a dense
-    histogram for labels of a short span, else the distinct pairs, sorted."""
+    histogram for labels of a short span, else a sort of the pairs."""
     n = y.shape[0]
     if n == 0:
         e = np.empty(0, np.int64)
         return e, e.copy(), e.copy()
     ylo, _, yspan = _span(y)
     plo, _, pspan = _span(p)
-    limit = 4.0 * n + 4096.0
-    cells = (float(yspan) + 1.0) * (float(pspan) + 1.0)
-    if cells <= limit:
+    if (float(yspan) + 1.0) * (float(pspan) + 1.0) <= 4.0 * n + 4096.0:
         ncol = pspan + 1
-        h = np.zeros((yspan + 1) * ncol, np.int32 if n < 2**31 - 1 else np.int64)
-        return _dense_table(y, p, ylo, plo, ncol, h)
-    return _sparse_table(y, p)
-
-
-@kernel
-def _sparse_table(y, p):
-    ty, tp, tc = pair_table(y, p)
-    gy, _ = _group_ids_sorted(ty)
-    gp, ncol = _group_ids_sorted(tp)
-    key = gy * ncol + gp  # < m**2 <= n**2: no overflow below 3e9 rows
-    order = argsort_int64(key)
-    return ty[order], tp[order], tc[order]
+        cells = np.zeros((yspan + 1) * ncol, np.int32 if n < 2**31 - 1 else np.int64)
+        _count_cells(y, p, ylo, plo, ncol, cells)
+        nz = np.flatnonzero(cells)
+        return ylo + nz // ncol, plo + nz % ncol, cells[nz].astype(np.int64)
+    order = np.lexsort((p, y))
+    y, p = y[order], p[order]
+    starts = _run_starts(y, p)
+    return y[starts], p[starts], np.diff(np.append(starts, n))
 
 
 #: Relative weight below which the walk away from the mode stops. The

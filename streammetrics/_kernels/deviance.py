@@ -1,5 +1,5 @@
-"""Kernels of the Tweedie deviance: the fold of a batch, its row terms and the
-first value outside a power's domain.
+"""Kernels of the Tweedie deviance: the row terms of a batch (folded by
+:func:`~.row_sums.sum_rows`) and the first value outside a power's domain.
 
 A row adds four terms: 1 (its weight), ``y``, its unit deviance
 ``d(y, p)`` and ``d(y, 1)``, the deviance of the constant prediction 1. The
@@ -28,9 +28,8 @@ import math
 import numpy as np
 
 from ._jit import inline, kernel, named
-from .compensated import BLOCK, add, fold
 
-__all__ = ["FINITE", "TINY", "unit_deviances", "tweedie_update", "tweedie_terms", "first_below"]
+__all__ = ["FINITE", "TINY", "unit_deviances", "tweedie_terms", "first_below"]
 
 #: the lowest finite float64: ``v >= FINITE`` (and ``v < inf``) is ``v`` finite
 FINITE = -1.7976931348623157e308
@@ -67,48 +66,10 @@ def unit_deviances(y, mu, power, kind):
     return _floored(d), _floored(d1)
 
 
-def _kernels_of(kind: int):
-    """The fold and the terms kernel of one ``kind``: a constant of the closure,
-    so each compiles the formula of its power alone (as ``_jit`` makes kernels
-    of a flag known at the call)."""
-
-    def fold_rows(y, mu, power, ylo, plo, w, n, sums, ysum):
-        rows = y.shape[0]
-        weighted = w.shape[0] > 0
-        sw = cw = sy = cy = sd = cd = sn = cn = 0.0
-        for start in range(0, rows, BLOCK):
-            stop = rows if rows < start + BLOCK else start + BLOCK
-            bw = by = bd = bn = 0.0
-            for i in range(start, stop):
-                yi = y[i]
-                pi = mu[i]
-                if not (yi >= ylo and yi < np.inf):
-                    return 1
-                if not (pi >= plo and pi < np.inf):
-                    return 2
-                d, d1 = unit_deviances(yi, pi, power, kind)
-                if weighted:
-                    wi = w[i]
-                    bw += wi
-                    by += wi * yi
-                    bd += wi * d
-                    bn += wi * d1
-                else:
-                    by += yi
-                    bd += d
-                    bn += d1
-            if not weighted:
-                bw = float(stop - start)
-            sw, cw = add(sw, cw, bw)
-            sy, cy = add(sy, cy, by)
-            sd, cd = add(sd, cd, bd)
-            sn, cn = add(sn, cn, bn)
-        fold(sums, np.intp(0), sw, cw)
-        fold(sums, np.intp(1), sd, cd)
-        fold(sums, np.intp(2), sn, cn)
-        fold(ysum, np.intp(0), sy, cy)
-        n[0] += rows
-        return 0
+def _terms_of(kind: int):
+    """The terms kernel of one ``kind``: a constant of the closure, so each
+    compiles the formula of its power alone (as ``_jit`` makes kernels of a
+    flag known at the call)."""
 
     def row_terms(y, mu, power, ylo, plo, lo, slots, values, col, base):
         for i in range(slots.shape[0]):
@@ -127,23 +88,14 @@ def _kernels_of(kind: int):
             values[i, col + 3] = d1
         return 0
 
-    return (kernel(named(fold_rows, f"tweedie_update_{kind}")), kernel(named(row_terms, f"tweedie_terms_{kind}")))
+    return kernel(named(row_terms, f"tweedie_terms_{kind}"))
 
 
-_KERNELS = tuple(_kernels_of(kind) for kind in range(4))
-
-#: ``tweedie_update[kind](y, mu, power, ylo, plo, w, n, sums, ysum)``: fold truths
-#: ``y`` and predictions ``mu`` (weights ``w``, empty: none). ``sums``
-#: (``float64[3, 2]`` pairs) take the weight, ``w d(y, mu)`` and ``w d(y, 1)``,
-#: ``ysum`` (``[1, 2]``) ``w y``; ``n`` the rows. Nothing is written unless every
-#: row lies in its domain (``ylo``, ``plo``); a deviance that overflows reaches
-#: the totals, which the caller checks. Its status.
-tweedie_update = tuple(k[0] for k in _KERNELS)
 #: ``tweedie_terms[kind](y, mu, power, ylo, plo, lo, slots, values, col, base)``:
 #: the row terms of rows ``lo, lo + 1, ...``: 1, ``y``, ``d(y, mu)`` and
-#: ``d(y, 1)`` (slots ``base .. base + 3``, columns ``col .. col + 3``), as
-#: ``tweedie_update`` sums them; its status.
-tweedie_terms = tuple(k[1] for k in _KERNELS)
+#: ``d(y, 1)`` (slots ``base .. base + 3``, columns ``col .. col + 3``); nothing
+#: is written past a row outside its domain (``ylo``, ``plo``): its status.
+tweedie_terms = tuple(_terms_of(kind) for kind in range(4))
 
 
 @kernel

@@ -5,19 +5,15 @@ valid. Status 0 folded, 1 a class of ``y`` outside ``0..k-1``, 2 one of ``p``.
 State: ``counts`` (``int64[k, k]``, truth by row), ``wsum`` (``float64[k * k,
 2]`` pairs of weighted cells ``y * k + p``) and ``seen`` (``int64[2, k]``,
 weighted rows per class of ``y`` and ``p``, so a class seen only with zero
-weight is present, as in scikit-learn). The unweighted count uses four
-interleaved histograms, so consecutive rows of one cell do not wait on each
-other's store.
+weight is present, as in scikit-learn).
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from ._jit import inline_ir, kernel
 from .compensated import add
 
-__all__ = ["count_classes", "count_scratch", "sum_classes", "confusion_bounds", "class_terms"]
+__all__ = ["count_classes", "sum_classes", "confusion_bounds", "class_terms"]
 
 
 @inline_ir
@@ -44,53 +40,14 @@ def confusion_bounds(y, p, k):
     return 0
 
 
-@inline_ir
-def _count(y, p, k, counts, h):
-    n = y.shape[0]
-    kk = k * k
-    if h.shape[0] < 4 * kk:
-        for i in range(n):
-            counts[y[i], p[i]] += 1
-        return
-    m = n - n % 4
-    for i in range(0, m, 4):
-        h[y[i] * k + p[i]] += 1
-        h[kk + y[i + 1] * k + p[i + 1]] += 1
-        h[2 * kk + y[i + 2] * k + p[i + 2]] += 1
-        h[3 * kk + y[i + 3] * k + p[i + 3]] += 1
-    for i in range(m, n):
-        h[y[i] * k + p[i]] += 1
-    for a in range(k):
-        for b in range(k):
-            c = a * k + b
-            counts[a, b] += h[c] + h[kk + c] + h[2 * kk + c] + h[3 * kk + c]
-
-
 @kernel
-def _count_weighted(y, p, w, k, wsum, seen):
-    for i in range(y.shape[0]):
-        yi = y[i]
-        pi = p[i]
-        c = yi * k + pi
-        t, cc = add(wsum[c, 0], wsum[c, 1], w[i])
-        wsum[c, 0] = t
-        wsum[c, 1] = cc
-        seen[0, yi] += 1
-        seen[1, pi] += 1
-
-
-@kernel
-def count_classes(y, p, k, n, counts, h):
-    """Fold unweighted class indices into ``counts``; the status of the module docstring.
-
-    ``h`` is the scratch of the four histograms, ``int64[4 k k]`` zeros, given
-    by the caller where the batch has at least ``4 k k`` rows (empty otherwise:
-    the rows are then counted directly). Allocating it here would cost the
-    first call a compile of its own."""
+def count_classes(y, p, k, n, counts):
+    """Fold unweighted class indices into ``counts``; the status of the module docstring."""
     status = confusion_bounds(y, p, k)
     if status:
         return status
-    _count(y, p, k, counts, h)
+    for i in range(y.shape[0]):
+        counts[y[i], p[i]] += 1
     n[0] += y.shape[0]
     return 0
 
@@ -101,7 +58,13 @@ def sum_classes(y, p, w, k, n, wsum, seen):
     status = confusion_bounds(y, p, k)
     if status:
         return status
-    _count_weighted(y, p, w, k, wsum, seen)
+    for i in range(y.shape[0]):
+        c = y[i] * k + p[i]
+        t, cc = add(wsum[c, 0], wsum[c, 1], w[i])
+        wsum[c, 0] = t
+        wsum[c, 1] = cc
+        seen[0, y[i]] += 1
+        seen[1, p[i]] += 1
     n[0] += y.shape[0]
     return 0
 
@@ -124,13 +87,3 @@ def class_terms(y, p, k, lo, slots, values, col, base):
         for t in range(3):
             values[i, col + t] = 1.0
     return 0
-
-
-_NO_ROWS = np.zeros(0, np.int64)
-
-
-def count_scratch(rows: int, k: int) -> np.ndarray:
-    """The ``h`` of :func:`count_classes` for a batch of ``rows``: zeros for the
-    four histograms where the batch is at least as long as them, else empty."""
-    cells = 4 * k * k
-    return np.zeros(cells, np.int64) if rows >= cells else _NO_ROWS

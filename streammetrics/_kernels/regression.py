@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import inline, inline_ir, kernel
+from ._jit import inline_ir, kernel
 from .compensated import BLOCK, add, fold, merge
 
-__all__ = ["regression_moments", "regression_merge", "merge_moments", "MAPE_FLOOR", "loss_fold", "loss_terms"]
+__all__ = ["regression_moments", "regression_merge", "merge_moments", "MAPE_FLOOR", "loss_terms"]
 
 #: The specification floors |y| at 1e-12 in MAPE's denominator.
 MAPE_FLOOR = 1e-12
@@ -79,19 +79,14 @@ def regression_moments(y, p, w, n, moments, sums, squares, rmoments, top):
             pi = p[i]
             bad_y |= not (yi - yi == 0.0)
             bad_p |= not (pi - pi == 0.0)
-            if weighted:
-                bw += w[i]
-                by += w[i] * (yi - shift)
-                br += w[i] * ((yi - pi) - rshift)
-            else:
-                by += yi - shift
-                br += (yi - pi) - rshift
+            wi = w[i] if weighted else 1.0  # (times 1.0: the unweighted sums exactly)
+            bw += wi
+            by += wi * (yi - shift)
+            br += wi * ((yi - pi) - rshift)
         if bad_y:
             return 1
         if bad_p:
             return 2
-        if not weighted:
-            bw = float(stop - start)
         sw, cw = add(sw, cw, bw)
         sy, cy = add(sy, cy, by)
         sr, cr = add(sr, cr, br)
@@ -115,33 +110,19 @@ def regression_moments(y, p, w, n, moments, sums, squares, rmoments, top):
             ar = abs(r)
             ape = ar / (MAPE_FLOOR if MAPE_FLOOR > abs(yi) else abs(yi))
             r2 = r * r
-            if weighted:
-                wi = w[i]
-                bd += wi * d
-                bm += wi * (d * d)
-                be += wi * e
-                bv += wi * (e * e)
-                b2 += wi * r2
-                b1 += wi * ar
-                bp += wi * ape
-                b4 += wi * (r2 * r2)
-                ba += wi * (ape * ape)
-                bq += wi * wi
-                if wi != 0.0 and ar > biggest:  # a row of weight 0 is not seen
-                    biggest = ar
-            else:
-                bd += d
-                bm += d * d
-                be += e
-                bv += e * e
-                b2 += r2
-                b1 += ar
-                bp += ape
-                b4 += r2 * r2
-                ba += ape * ape
-                biggest = ar if ar > biggest else biggest
-        if not weighted:
-            bq = float(stop - start)
+            wi = w[i] if weighted else 1.0
+            bd += wi * d
+            bm += wi * (d * d)
+            be += wi * e
+            bv += wi * (e * e)
+            b2 += wi * r2
+            b1 += wi * ar
+            bp += wi * ape
+            b4 += wi * (r2 * r2)
+            ba += wi * (ape * ape)
+            bq += wi * wi
+            if wi != 0.0 and ar > biggest:  # a row of weight 0 is not seen
+                biggest = ar
         sd, cd = add(sd, cd, bd)
         sm, cm = add(sm, cm, bm)
         se, ce = add(se, ce, be)
@@ -197,77 +178,19 @@ def merge_moments(moments, other):
 # is written then.
 
 
-@inline
-def _loss(d, alpha, log):
-    if log:
-        return d * d
-    return alpha * d if d >= 0.0 else (alpha - 1.0) * d
-
-
-@inline
-def _first_status(a, b):
-    for i in range(a.shape[0]):
-        if not (a[i] - a[i] == 0.0):
-            return 1
-        if not (b[i] - b[i] == 0.0):
-            return 2
-    return 0
-
-
-@inline
-def _total(a, b, alpha, what, w):
-    """The compensated total ``(s, c)`` of ``w`` (``what`` 0) or of ``w`` times the loss
-    (``what`` 1 the squared difference, 2 the pinball loss of level ``alpha``)."""
-    rows = a.shape[0]
-    weighted = w.shape[0] > 0
-    s = c = 0.0
-    for start in range(0, rows, BLOCK):
-        stop = rows if rows < start + BLOCK else start + BLOCK
-        t = 0.0
-        if what == 0:
-            if weighted:
-                for i in range(start, stop):
-                    t += w[i]
-            else:
-                t = float(stop - start)
-        elif weighted:
-            for i in range(start, stop):
-                t += w[i] * _loss(a[i] - b[i], alpha, what == 1)
-        else:
-            for i in range(start, stop):
-                t += _loss(a[i] - b[i], alpha, what == 1)
-        s, c = add(s, c, t)
-    return s, c
-
-
 @kernel
-def loss_fold(a, b, alphas, log, w, part):
-    """Sum one batch's terms into ``part`` (``float64[1 + k, 2]`` pairs: the weight, then
-    the ``k`` losses: the squared log error if ``log``, else one pinball loss per
-    level of ``alphas``), a pass over the rows per total; the status."""
-    status = _first_status(a, b)
-    if status:
-        return status
-    s, c = _total(a, b, 0.0, 0, w)
-    fold(part, np.intp(0), s, c)
-    for t in range(1, part.shape[0]):
-        if log:
-            s, c = _total(a, b, 0.0, 1, w)
-        else:
-            s, c = _total(a, b, alphas[t - 1], 2, w)
-        fold(part, np.intp(t), s, c)
-    return 0
-
-
-@kernel
-def loss_terms(a, b, alphas, log, lo, slots, values, col, base, k):
-    """The ``k`` row terms of rows ``lo, lo + 1, ...`` as :func:`loss_fold` sums them
-    (slots ``base ..``, columns ``col ..``); the status."""
-    status = _first_status(a[lo : lo + slots.shape[0]], b[lo : lo + slots.shape[0]])
-    if status:
-        return status
+def loss_terms(a, b, alphas, log, k, lo, slots, values, col, base):
+    """The ``k`` row terms of rows ``lo, lo + 1, ...`` (slots ``base ..``, columns
+    ``col ..``): the weight, then the squared log error if ``log``, else one
+    pinball loss per level of ``alphas``; the status."""
     for i in range(slots.shape[0]):
-        d = a[lo + i] - b[lo + i]
+        ai = a[lo + i]
+        bi = b[lo + i]
+        if not (ai - ai == 0.0):
+            return 1
+        if not (bi - bi == 0.0):
+            return 2
+        d = ai - bi
         for t in range(k):
             slots[i, col + t] = base + t
         values[i, col] = 1.0
@@ -275,5 +198,6 @@ def loss_terms(a, b, alphas, log, lo, slots, values, col, base, k):
             values[i, col + 1] = d * d
         else:
             for t in range(1, k):
-                values[i, col + t] = _loss(d, alphas[t - 1], False)
+                alpha = alphas[t - 1]
+                values[i, col + t] = alpha * d if d >= 0.0 else (alpha - 1.0) * d
     return 0

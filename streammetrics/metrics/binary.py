@@ -14,8 +14,9 @@ import math
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.binary import binary_terms, count_labels, count_scores, sum_labels, sum_scores
+from .._kernels.binary import binary_terms, count_labels, count_scores
 from .._kernels.checks import first_nonfinite
+from .._kernels.row_sums import sum_terms
 from .._protocol.base import Accumulator, check_ci
 from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import Finite, Labels01
@@ -153,6 +154,9 @@ def binary_result(tp, fp, fn, tn, n: int, meta=None) -> BinaryResult:
     values.update(score_formulas(tp, fp, fn, tn, total, float, math.sqrt))
     return BinaryResult("BinaryScores", values, meta)
 
+
+#: each row's cell takes its weight and its squared weight
+_SQUARED_WEIGHTS = np.full(4, 2, np.uint8)
 
 #: rows of counts whose total is below this have every product of four
 #: margins within int64 (46340**4 < 2**63)
@@ -321,24 +325,26 @@ class BinaryConfusion(Accumulator):
         st = self._arrays
         t = self.threshold if self.threshold is None else cut_point(self.threshold, p)
         if not w.shape[0]:  # the unweighted kernel alone: a first call compiles only it
-            if t is None:
-                return count_labels(y, p, st["n"], st["counts"])
-            return count_scores(y, p, t, st["n"], st["counts"])
-        before = st["wsums"].copy(), st["n"].copy(), st["wsq"].copy()
-        fold = sum_labels if t is None else sum_scores
-        status = fold(y, p, 0.0 if t is None else t, w, st["n"], st["wsums"], st["wsq"])
-        if not status and first_nonfinite(st["wsums"].reshape(-1)) >= 0:
-            st["wsums"][:], st["n"][:], st["wsq"][:] = before
+            fold = count_labels if t is None else count_scores
+            return fold(y, p, 0.0 if t is None else t, st["n"], st["counts"])
+        part, part_sq = np.zeros((4, 2)), np.zeros((4, 2))
+        args = (y, p, math.nan if t is None else t)
+        status = sum_terms(binary_terms, args, w, 1, np.zeros(4, np.int64), part, part_sq, _SQUARED_WEIGHTS)
+        if status:
+            return status
+        wsums, wsq = st["wsums"].copy(), st["wsq"].copy()
+        add_pairs(wsums, part)
+        add_pairs(wsq, part_sq)
+        if first_nonfinite(wsums.reshape(-1)) >= 0:
             raise WeightOverflowError()
-        kept = True
-        if not status and first_nonfinite(st["wsq"].reshape(-1)) >= 0:
-            # the squared weights serve the intervals only: without them, none
-            st["wsq"][:] = before[2]
-            kept = False
-        if not status:
-            st["weighted"][0] += y.shape[0]
-            st["wsq_rows"][0] += y.shape[0] if kept else 0
-        return status
+        # the squared weights serve the intervals only: past float64, none
+        kept = first_nonfinite(wsq.reshape(-1)) < 0
+        st["wsums"][:] = wsums
+        if kept:
+            st["wsq"][:] = wsq
+        for name in ("n", "weighted") + ("wsq_rows",) * kept:
+            st[name][0] += y.shape[0]
+        return 0
 
     def row_terms(self) -> RowTerms:
         """Each row's weight goes to its cell; unweighted rows are counted."""

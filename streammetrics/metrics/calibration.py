@@ -18,6 +18,7 @@ import numpy as np
 
 from .._kernels import calibration as KC
 from .._kernels import compensated
+from .._kernels.row_sums import sum_terms
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Probabilities
@@ -191,6 +192,27 @@ class _Reliability(Accumulator):
         self.n_bins = _check_n_bins(n_bins)
         self._edges = np.linspace(0.0, 1.0, self.n_bins + 1)
 
+    def _fold_tables(self, terms, args, w, width: int, prefixes) -> int:
+        """Fold the rows of ``args`` into the tables named by ``prefixes`` through
+        the terms kernel ``terms`` (each table's weights, predicted and observed
+        totals its slots in turn); the status."""
+        st = self._arrays
+        tables = [_table(st, prefix) for prefix in prefixes]
+        pairs = np.concatenate([a for table in tables for a in table[1:]])  # written only if valid
+        counts = np.zeros(pairs.shape[0], np.int64)
+        status = sum_terms(terms, args, w, width, counts, pairs, block=KC.block_of(self.n_bins))
+        if status:
+            return status
+        at = 0
+        for table in tables:
+            size = table[0].shape[0]
+            table[0][:] += counts[at : at + size]
+            for a in table[1:]:
+                a[:] = pairs[at : at + size]
+                at += size
+        st["n"][0] += args[0].shape[0]
+        return 0
+
     def _top_table(self) -> tuple[dict, bool]:
         """The figures of the top table, and whether weights were seen."""
         counts, *pairs = _table(self._arrays)
@@ -287,11 +309,7 @@ class Calibration(_Reliability):
         _check_table(state)
 
     def _fold(self, arrays, w):
-        y, p = arrays
-        st = self._arrays
-        local, tally = np.zeros((3, self.n_bins)), np.zeros((2, self.n_bins), np.int64)
-        fold = KC.calibration_update_weighted if w.shape[0] else KC.calibration_update
-        return fold(y, p, w, self._edges, st["n"], *_table(st), local, tally)
+        return self._fold_tables(KC.calibration_terms, (*arrays, self._edges), w, 3, ("",))
 
     def row_terms(self) -> RowTerms:
         """Each row adds 1, its probability and its outcome to its bin's totals
@@ -400,12 +418,8 @@ class ClassCalibration(_Reliability):
             )
 
     def _fold(self, arrays, w):
-        y, m = arrays
-        st, nb, cells = self._arrays, self.n_bins, self._class_bins
-        fold = KC.class_calibration_update_weighted if w.shape[0] else KC.class_calibration_update
-        scratch = (np.zeros((3, nb)), np.zeros((3, cells)), np.zeros((2, nb), np.int64), np.zeros((2, cells), np.int64))
-        tables = (_table(st), _table(st, "class_"))
-        return fold(y, m, self.n_classes, ROW_SUM_TOLERANCE, w, self._edges, st["n"], *tables, *scratch)
+        args = (*arrays, self.n_classes, ROW_SUM_TOLERANCE, self._edges)
+        return self._fold_tables(KC.class_calibration_terms, args, w, 3 * (self.n_classes + 1), ("", "class_"))
 
     def _compute(self) -> CalibrationResult:
         values, weighted = self._top_table()

@@ -8,7 +8,8 @@ import numbers
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.deviance import FINITE, TINY, first_below, tweedie_terms, tweedie_update
+from .._kernels.deviance import FINITE, TINY, first_below, tweedie_terms
+from .._kernels.row_sums import sum_rows
 from .._protocol.base import Accumulator
 from .._protocol.errors import BadValueError, NoObservationsError
 from .._protocol.inputs import Finite
@@ -213,17 +214,21 @@ class TweedieDeviance(Accumulator):
             raise ValueError("the totals are not zero but there are no observations")
 
     def _fold(self, arrays, w):
-        y, p = arrays
         st = self._arrays
-        before = st["n"].copy(), st["sums"].copy(), st["ysum"].copy()
-        status = tweedie_update[self._kind](y, p, self.power, *self._lo, w, st["n"], st["sums"], st["ysum"])
-        if not status and not (np.isfinite(st["sums"]).all() and np.isfinite(st["ysum"]).all()):
-            st["n"][:], st["sums"][:], st["ysum"][:] = before
+        status, pairs = sum_rows(tweedie_terms[self._kind], (*arrays, self.power, *self._lo), w, 4)
+        if status:
+            return status
+        sums, ysum = st["sums"].copy(), st["ysum"].copy()
+        add_pairs(sums, pairs[[0, 2, 3]])
+        add_pairs(ysum, pairs[1:2])
+        if not (np.isfinite(sums).all() and np.isfinite(ysum).all()):
             raise ValueError(
                 f"the deviance totals of this batch overflow float64 (y or p too large, or too close to 0 "
                 f"for power {self.power:g}, or weights near 1e308): nothing was folded in"
             )
-        return status
+        st["sums"][:], st["ysum"][:] = sums, ysum
+        st["n"][0] += arrays[0].shape[0]
+        return 0
 
     def row_terms(self) -> RowTerms:
         """Each row adds 1, ``y``, ``d(y, p)`` and ``d(y, 1)``."""

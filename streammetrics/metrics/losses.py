@@ -8,7 +8,8 @@ import numbers
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.regression import loss_fold, loss_terms
+from .._kernels.regression import loss_terms
+from .._kernels.row_sums import sum_rows
 from .._protocol.base import Accumulator
 from .._protocol.inputs import Finite
 from .._protocol.result import Result
@@ -74,8 +75,8 @@ class _MeanLoss(Accumulator):
 
     def _fold(self, arrays, w):
         y, p = arrays
-        part = np.zeros((self.n_terms, 2))
-        status = loss_fold(*self._operands(y, p), self._alphas, self._log, w, part)
+        k = self.n_terms
+        status, part = sum_rows(loss_terms, (*self._operands(y, p), self._alphas, self._log, k), w, k)
         if status:
             return status
         merged = self._arrays["sums"].copy()
@@ -93,7 +94,7 @@ class _MeanLoss(Accumulator):
     def _terms(self, batch, lo, slots, values, col, base):
         y, p = batch.arrays_for(self.inputs)
         a, b = self._operands(y[lo : lo + slots.shape[0]], p[lo : lo + slots.shape[0]])
-        return loss_terms(a, b, self._alphas, self._log, 0, slots, values, col, base, self.n_terms)
+        return loss_terms(a, b, self._alphas, self._log, self.n_terms, 0, slots, values, col, base)
 
     def _add_sums(self, sums, st):
         st["n"][:, 0] += sums.rows

@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from .._kernels.multiclass import class_terms, count_classes, count_scratch, sum_classes
+from .._kernels.multiclass import class_terms, count_classes, sum_classes
 from .._protocol.base import Accumulator
 from .._protocol.errors import BadValueError, NoObservationsError
 from .._protocol.inputs import ClassIndices, ClassLabels, refuse_labels
@@ -259,7 +259,7 @@ class MulticlassConfusion(Accumulator):
         st = self._arrays
         k = self.n_classes
         if not w.shape[0]:
-            return count_classes(y, p, k, st["n"], st["counts"], count_scratch(y.shape[0], k))
+            return count_classes(y, p, k, st["n"], st["counts"])
         wsum = st["wsum"]
         if wsum.shape[0] == 0:
             wsum = np.zeros((k * k, 2), np.float64)  # installed only on success

@@ -10,19 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.multilabel import (
-    first_nonfinite_matrix,
-    fold_labels,
-    fold_labels_weighted,
-    fold_scores,
-    fold_scores_weighted,
-    label_terms,
-)
+from .._kernels.multilabel import first_nonfinite_matrix, label_terms
+from .._kernels.row_sums import sum_terms
 from .._protocol.base import Accumulator
 from .._protocol.inputs import LabelMatrix, LabelScores, first_not01_matrix
 from .._protocol.result import LabeledResult, Result, safe
 from .._protocol.state import Field, count_total, empty_state
-from .._protocol.terms import RowTerms, add_pairs
+from .._protocol.terms import RowTerms, Sums, add_pairs
 from .._protocol.validation import cut_point
 from .multiclass import class_settings
 from .multiclass_bounded import (
@@ -241,61 +235,51 @@ class MultilabelConfusion(Accumulator):
 
     def _fold(self, arrays, w):
         Y, P = arrays
-        st = self._arrays
-        wsum = st["wsum"]
-        if w.shape[0] and wsum.shape[0] == 0:
-            wsum = np.zeros((4 * self.n_labels, 2), np.float64)  # installed only on success
+        st, L = self._arrays, self.n_labels
         if first_not01_matrix(Y) >= 0:
             return 1
-        if self.threshold is None and first_not01_matrix(P) >= 0:
+        if (first_not01_matrix(P) if self.threshold is None else first_nonfinite_matrix(P)) >= 0:
             return 2
-        k = self.n_labels
-        scratch = (np.zeros((k, 4), np.int64), np.zeros(4 * k + 7), np.zeros((4 * k + 7, 2)))
-        if self.threshold is None:
-            folder = fold_labels_weighted if w.shape[0] else fold_labels
-            status = folder(Y, P, _NO_SCORES, 0.0, w, st["n"], st["counts"], wsum, st["rows"], st["sums"], *scratch)
-        else:
-            folder = fold_scores_weighted if w.shape[0] else fold_scores
-            row = np.zeros((1, k), np.uint8)  # each row's predictions, in the kernel
-            t = cut_point(self.threshold, P)  # in the scores' own precision
-            status = folder(Y, row, P, t, w, st["n"], st["counts"], wsum, st["rows"], st["sums"], *scratch)
-        if not status:
-            st["wsum"] = wsum
-        return status
+        counts, pairs = np.zeros(8 + 4 * L, np.int64), np.zeros((8 + 4 * L, 2))
+        sum_terms(label_terms, self._term_args(Y, P), w, 7 + L, counts, pairs)  # (checked: status 0)
+        if w.shape[0] and st["wsum"].shape[0] == 0:
+            st["wsum"] = np.zeros((4 * L, 2))
+        weighted = w.shape[0] > 0
+        sums = Sums(counts[np.newaxis], pairs[np.newaxis], None, np.array([Y.shape[0]]), weighted)
+        self._add_sums(sums, {k: v[np.newaxis] for k, v in st.items()})
+        return 0
 
     def row_terms(self) -> RowTerms:
-        """Each row adds 1 to its exact or inexact count, its four set scores, and
-        1 to the cell of each label (see :func:`~.._kernels.multilabel.label_terms`)."""
+        """Each row adds 1 to its exact or inexact count, its four set scores, its
+        weight and wrong cells, and 1 to the cell of each label (see
+        :func:`~.._kernels.multilabel.label_terms`)."""
         L = self.n_labels
-        return RowTerms(6 + 4 * L, 5 + L, self._terms, rows=2, counted=range(6, 6 + 4 * L))
+        return RowTerms(8 + 4 * L, 7 + L, self._terms, rows=2, counted=range(8, 8 + 4 * L))
+
+    def _term_args(self, Y, P):
+        """The arguments of :func:`~.._kernels.multilabel.label_terms` before ``lo``."""
+        if self.threshold is None:
+            return Y, P, _NO_SCORES, 0.0
+        return Y, Y[:0], P, cut_point(self.threshold, P)  # in the scores' own precision
 
     def _terms(self, batch, lo, slots, values, col, base):
-        Y, P = batch.arrays_for(self.inputs)
-        if self.threshold is None:
-            return label_terms(Y, P, _NO_SCORES, 0.0, lo, slots, values, col, base)
-        return label_terms(Y, Y[:0], P, cut_point(self.threshold, P), lo, slots, values, col, base)
+        return label_terms(*self._term_args(*batch.arrays_for(self.inputs)), lo, slots, values, col, base)
 
     def _add_sums(self, sums, st):
         L, g = self.n_labels, sums.rows.shape[0]
-        cells, pairs = sums.ints[:, 6:], sums.pairs
         st["n"][:, 0] += sums.rows
+        _add_into(st["sums"], 0, sums.pairs[:, 2:6])
         if not sums.weighted:
-            st["counts"] += cells.reshape(g, L, 4)
+            cells = sums.ints[:, 8:].reshape(g, L, 4)
+            st["counts"] += cells
             st["rows"][:, 0] += sums.ints[:, 0]
-            st["rows"][:, 1] += cells.reshape(g, L, 4)[:, :, 1:3].sum(axis=(1, 2))
-            _add_into(st["sums"], 0, pairs[:, 2:6])
+            st["rows"][:, 1] += cells[:, :, 1:3].sum(axis=(1, 2))
             return
         if st["wsum"].shape[1] == 0:  # the first weighted rows
             st["wsum"] = np.zeros((g, 4 * L, 2))
-        add_pairs(st["wsum"], pairs[:, 6:])
+        add_pairs(st["wsum"], sums.pairs[:, 8:])
         st["rows"][:, 2] += sums.rows
-        _add_into(st["sums"], 0, pairs[:, 2:6])
-        for k in (0, 1):  # the weight of every row, exact or not
-            _add_into(st["sums"], 4, pairs[:, k : k + 1])
-        _add_into(st["sums"], 5, pairs[:, 0:1])
-        wrong = pairs[:, 6:].reshape(g, L, 4, 2)[:, :, 1:3].reshape(g, 2 * L, 2)
-        for k in range(2 * L):  # the weighted wrong cells, fp and fn of each label
-            _add_into(st["sums"], 6, wrong[:, k : k + 1])
+        _add_into(st["sums"], 4, sums.pairs[:, [6, 0, 7]])  # the weight, exact matches' and wrong cells'
 
     def _cells(self) -> np.ndarray:
         """``(L, 4)`` tp, fp, fn, tn: ``int64``, or ``float64`` once weights were seen."""

@@ -9,6 +9,7 @@ import numpy as np
 from .._kernels import compensated
 from .._kernels import probability as KP
 from .._kernels.checks import first_nonfinite
+from .._kernels.row_sums import sum_rows
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Probabilities
@@ -83,25 +84,29 @@ def screen_sums(st, max_brier: float) -> np.ndarray:
     return bad
 
 
-def _checked_fold(st, w, fold, extra=None):
-    """Run ``fold`` (a kernel call writing ``st``): ``(status, kept)``. With weights,
-    totals that overflowed float64 are undone and raise; the ``extra`` entry
-    (second moments, for the intervals only) that alone overflowed is undone
-    and ``kept`` is false."""
-    if not w.shape[0]:
-        return fold(), True
-    before = {k: st[k].copy() for k in ("sums", "n", extra) if k is not None}
-    status = fold()
+def _fold_terms(st, w, terms, args, squares=False):
+    """Fold the rows of ``args`` into ``st`` by their terms (the kernel ``terms``,
+    :func:`~.._kernels.row_sums.sum_rows`): ``(status, kept)``. Totals that
+    overflow float64 raise, leaving the state as it was; second moments
+    (``squares``, for the intervals only) that alone overflow are left out and
+    ``kept`` is false."""
+    status, pairs = sum_rows(terms, args, w, 3, ((1, 1), (2, 1), (0, 2)) if squares else ())
     if status:
-        return status, True
-    if first_nonfinite(st["sums"].reshape(-1)) >= 0:
-        for k, v in before.items():
-            st[k][...] = v
+        return status, False
+    sums = st["sums"].copy()
+    add_pairs(sums, pairs[:3])
+    if first_nonfinite(sums.reshape(-1)) >= 0:
         raise WeightOverflowError()
-    if extra is not None and first_nonfinite(st[extra].reshape(-1)) >= 0:
-        st[extra][...] = before[extra]
-        return 0, False
-    return 0, True
+    kept = squares
+    if squares:
+        moments = st["squares"].copy()
+        add_pairs(moments, pairs[3:])
+        kept = first_nonfinite(moments.reshape(-1)) < 0
+        if kept:
+            st["squares"][:] = moments
+    st["sums"][:] = sums
+    st["n"][0] += args[0].shape[0]
+    return 0, kept
 
 
 def check_second_moments(st) -> None:
@@ -217,9 +222,8 @@ class ProbabilityScores(Accumulator):
     def _fold(self, arrays, w):
         y, p = arrays
         st = self._arrays
-        moments = KP.probability_moments_weighted if w.shape[0] else KP.probability_moments
-        status, kept = _checked_fold(st, w, lambda: moments(y, p, w, st["n"], st["sums"], st["squares"]), "squares")
-        if not status and kept:
+        status, kept = _fold_terms(st, w, KP.probability_terms, (y, p), squares=True)
+        if kept:
             st["squares_rows"][0] += y.shape[0]
         return status
 
@@ -315,13 +319,8 @@ class ClassProbabilityScores(Accumulator):
 
     def _fold(self, arrays, w):
         y, m = arrays
-        return _checked_fold(
-            self._arrays,
-            w,
-            lambda: KP.class_probability_update(
-                y, m, self.n_classes, ROW_SUM_TOLERANCE, w, self._arrays["n"], self._arrays["sums"]
-            ),
-        )[0]
+        terms = KP.class_probability_terms
+        return _fold_terms(self._arrays, w, terms, (y, m, self.n_classes, ROW_SUM_TOLERANCE))[0]
 
     def row_terms(self) -> RowTerms:
         """Each row adds 1, its log loss and its Brier score."""

@@ -308,22 +308,28 @@ def distance_silhouettes(src: Rows, lab, sizes, convention: int, block, budget: 
         rows = rows_per_panel(budget // 8, 8 * K, 1)
         if src.whole is None:
             rows = min(rows, rows_per_panel(budget // 2, 8 * n, 1))
-    lowest = 0.0 if precomputed else -np.inf
     diag_tol = _diagonal_tolerance(src.dtype) if precomputed else -1.0
     out = np.empty(n)
-    sums_of, turn, _ = _twin(KS.distance_sums, n * n)
     for i0 in range(0, n, rows):
-        i1 = min(i0 + rows, n)
-        DI = src.read(i0, i1)
-        sums = np.zeros((i1 - i0, K))
-        bad = np.zeros(i1 - i0, dtype=np.uint8)
-        with turn:
-            sums_of(DI, i0, lab, lowest, diag_tol, sums, bad)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise _locate_bad_distance(src.name, DI[i], i0 + i, precomputed, diag_tol)
-        out[i0:i1] = from_sums(sums, lab[i0:i1], sizes, convention)
+        DI = src.read(i0, min(i0 + rows, n))
+        sums = _distance_sums(src.name, DI, i0, lab, K, precomputed, diag_tol, n * n)
+        out[i0 : i0 + DI.shape[0]] = from_sums(sums, lab[i0 : i0 + DI.shape[0]], sizes, convention)
     return out
+
+
+def _distance_sums(name, DI, offset, labels, k, precomputed, diag_tol, work) -> np.ndarray:
+    """Per-cluster sums of the rows ``offset..`` of a dissimilarity matrix, its
+    entries checked (non-negative with a zero diagonal when ``precomputed``);
+    ``work`` picks the kernel's twin."""
+    sums = np.zeros((DI.shape[0], k))
+    bad = np.zeros(DI.shape[0], dtype=np.uint8)
+    kernel, turn, _ = _twin(KS.distance_sums, work)
+    with turn:
+        kernel(DI, offset, labels, 0.0 if precomputed else -np.inf, diag_tol, sums, bad)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise _locate_bad_distance(name, DI[i], offset + i, precomputed, diag_tol)
+    return sums
 
 
 def _locate_bad_distance(name: str, row: np.ndarray, i: int, precomputed: bool, diag_tol: float) -> ValueError:
@@ -402,15 +408,7 @@ def distance_row_sums(DI, offset: int, labels, k: int) -> np.ndarray:
     """Per-cluster sums of rows ``offset..`` of a precomputed dissimilarity matrix."""
     tol = _diagonal_tolerance(np.asarray(DI).dtype)
     DI = np.ascontiguousarray(DI, dtype=np.float64)
-    sums = np.zeros((DI.shape[0], k))
-    bad = np.zeros(DI.shape[0], dtype=np.uint8)
-    kernel, turn, _ = _twin(KS.distance_sums, DI.size)
-    with turn:
-        kernel(DI, offset, labels, 0.0, tol, sums, bad)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise _locate_bad_distance("X", DI[i], offset + i, True, tol)
-    return sums
+    return _distance_sums("X", DI, offset, labels, k, True, tol, DI.size)
 
 
 def from_sums(sums, lab, sizes, convention: int) -> np.ndarray:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.topk import top_k_terms, top_k_update
+from .._kernels.row_sums import sum_terms
+from .._kernels.topk import top_k_terms
 from .._protocol.base import Accumulator
 from .._protocol.errors import BadValueError, NoObservationsError
 from .._protocol.inputs import ClassCodes, ClassScores
@@ -84,11 +85,15 @@ class TopKAccuracy(Accumulator):
     def _fold(self, arrays, w):
         y, P = arrays
         st = self._arrays
-        status = top_k_update(y, P, self.k, w, st["n"], st["hits"], st["sums"])
+        counts, pairs = np.zeros(3, np.int64), np.zeros((3, 2))
+        status = sum_terms(top_k_terms, (y, P, self.k), w, 2, counts, pairs)
         if status == 1 and self.n_classes is None:
             _check_columns(y, P)
-        if status == 0 and w.shape[0]:
-            st["weighted"][0] = 1
+        if status == 0:
+            st["n"][0] += y.shape[0]
+            st["hits"][0] += counts[1]
+            add_pairs(st["sums"], pairs[[1, 0]])  # (hit weight, total weight)
+            st["weighted"][0] |= w.shape[0] > 0
         return status
 
     def row_terms(self) -> RowTerms:
