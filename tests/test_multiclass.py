@@ -10,7 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import sklearn.metrics as skm
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from streammetrics.metrics.binary import BinaryConfusion
@@ -370,3 +370,24 @@ def test_a_batch_of_other_labels_is_refused_by_fold():
         sm.Evaluator("multiclass", labels=["x", "y", "z"]).fold(sm.MulticlassConfusion(3).prepare([0, 2], [0, 1]))
     same = sm.MulticlassConfusion(labels=["a", "b", "c"]).prepare(["a", "a"], ["a", "b"])
     assert dst.fold(same).finalize().support.tolist() == [2, 0, 0]
+
+
+@given(
+    st.lists(st.sampled_from(["cat", "dog", "bird", "eel"]), min_size=1, max_size=40),
+    st.randoms(use_true_random=False),
+    st.booleans(),
+)
+def test_one_shot_functions_take_string_labels_as_scikit_learn(y, rnd, weighted):
+    p = [rnd.choice(["cat", "dog", "bird"]) for _ in y]
+    w = [rnd.random() + 0.1 for _ in y] if weighted else None
+    r = multiclass_scores(y, p, sample_weight=w)
+    labels = sorted(set(y) | set(p))
+    assert list(r.meta["labels"]) == labels
+    assume(len(labels) > 1)  # scikit-learn warns on a 1 x 1 matrix
+    ref = skm.confusion_matrix(y, p, sample_weight=w, labels=labels)
+    np.testing.assert_allclose(confusion_matrix(y, p, sample_weight=w), ref)
+    prec, rec, f1, _ = skm.precision_recall_fscore_support(y, p, labels=labels, sample_weight=w, zero_division=0)
+    np.testing.assert_allclose(r.recall, rec, rtol=1e-12)
+    np.testing.assert_allclose(r.f1, f1, rtol=1e-12)
+    macro = skm.f1_score(y, p, labels=labels, average="macro", sample_weight=w, zero_division=0)
+    assert r.macro_f1 == pytest.approx(macro, rel=1e-12)

@@ -8,10 +8,7 @@ import numpy as np
 from .._protocol.errors import BadShapeError, BadValueError, NoObservationsError
 from .._protocol.inputs import Labels01
 from .._protocol.validation import as_1d, check_same_length, objects_as_numbers, squeeze_column, to_numpy
-from .multiclass import MulticlassConfusion
-
-#: the most distinct labels the one-shot functions take from the data
-_MAX_LABELS = 10_000
+from .multiclass import MulticlassConfusion, label_union
 
 
 class LabelKindError(TypeError, ValueError):
@@ -50,27 +47,7 @@ def label_matrix(y, p, sample_weight):
     check_same_length(["y", "p"], [yy, pp])
     if yy.size == 0:
         raise NoObservationsError("y and p are empty: the scores need at least one observation")
-    strings = [a.dtype.kind in "US" for a in (yy, pp)]
-    numbers = [a.dtype.kind in "biuf" for a in (yy, pp)]
-    if (strings[0] and numbers[1]) or (numbers[0] and strings[1]):
-        raise TypeError(
-            f"y holds {'strings' if strings[0] else 'numbers'} and p "
-            f"{'strings' if strings[1] else 'numbers'}: labels must be of one kind"
-        )
-    objects = "O" in (yy.dtype.kind, pp.dtype.kind)
-    both = np.concatenate([yy.astype(object), pp.astype(object)] if objects else [yy, pp])
-    try:
-        labels, codes = np.unique(both, return_inverse=True)
-    except TypeError:
-        raise TypeError(
-            "y and p mix labels that do not sort together (e.g. strings and numbers): labels must be of one kind"
-        ) from None
-    if labels.size > _MAX_LABELS:
-        raise ValueError(
-            f"y and p hold {labels.size:,} distinct labels (more than "
-            f"{_MAX_LABELS:,}): are they scores rather than class labels?"
-        )
-    codes = codes.reshape(-1)
+    labels, codes = label_union(yy, pp)
     n = yy.shape[0]
     acc = MulticlassConfusion(int(labels.size)).update(codes[:n], codes[n:], sample_weight=sample_weight)
     return [v.item() if isinstance(v, np.generic) else v for v in labels], acc.matrix()

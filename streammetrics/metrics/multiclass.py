@@ -9,12 +9,12 @@ import numpy as np
 
 from .._kernels.multiclass import class_terms, count_classes, sum_classes
 from .._protocol.base import Accumulator
-from .._protocol.errors import BadValueError, NoObservationsError
+from .._protocol.errors import BadShapeError, BadValueError, NoObservationsError
 from .._protocol.inputs import ClassIndices, ClassLabels, refuse_labels
 from .._protocol.result import LabeledResult, RenderContext, Result, safe
 from .._protocol.state import Field, count_total
 from .._protocol.terms import RowTerms, add_pairs
-from .._protocol.validation import as_1d, check_same_length, to_numpy
+from .._protocol.validation import as_1d, check_same_length, squeeze_column, to_numpy
 from .rates import (
     averaged_rates,
     check_average,
@@ -318,9 +318,44 @@ class MulticlassConfusion(Accumulator):
 _MAX_INFERRED = 10_000
 
 
+def label_union(yy: np.ndarray, pp: np.ndarray):
+    """``(labels, codes)``: the sorted distinct labels of two 1-D label arrays
+    (scikit-learn's ``unique_labels``) and every value's index among them, ``y``'s
+    then ``p``'s; labels of two kinds (strings and numbers) are refused."""
+    strings = [a.dtype.kind in "US" for a in (yy, pp)]
+    numbers = [a.dtype.kind in "biuf" for a in (yy, pp)]
+    if (strings[0] and numbers[1]) or (numbers[0] and strings[1]):
+        raise TypeError(
+            f"y holds {'strings' if strings[0] else 'numbers'} and p "
+            f"{'strings' if strings[1] else 'numbers'}: labels must be of one kind"
+        )
+    objects = "O" in (yy.dtype.kind, pp.dtype.kind)
+    both = np.concatenate([yy.astype(object), pp.astype(object)] if objects else [yy, pp])
+    try:
+        labels, codes = np.unique(both, return_inverse=True)
+    except TypeError:
+        raise TypeError(
+            "y and p mix labels that do not sort together (e.g. strings and numbers): labels must be of one kind"
+        ) from None
+    if labels.size > _MAX_INFERRED:
+        raise ValueError(
+            f"y and p hold {labels.size:,} distinct labels (more than "
+            f"{_MAX_INFERRED:,}): are they scores rather than class labels?"
+        )
+    return labels, codes.reshape(-1)
+
+
 def _one_shot(y, p, n_classes, labels, sample_weight) -> MulticlassConfusion:
     if n_classes is None and labels is None:
         yy, pp = to_numpy(y, "y"), to_numpy(p, "p")
+        if any(a.dtype.kind in "USO" for a in (yy, pp)):  # class labels: their sorted union, as scikit-learn
+            yy, pp = squeeze_column(yy), squeeze_column(pp)
+            for name, arr in (("y", yy), ("p", pp)):
+                if arr.ndim != 1:
+                    raise BadShapeError(f"{name} must be a 1-D array of labels, got shape {arr.shape}", name)
+            found, _ = label_union(yy, pp)
+            labels = [v.item() if isinstance(v, np.generic) else v for v in found]
+            return _one_shot(yy, pp, len(labels), labels, sample_weight)
         refuse_labels(yy, "y")
         refuse_labels(pp, "p")
         yy = as_1d(yy, "y")
@@ -372,7 +407,9 @@ def confusion_matrix(y, p, n_classes=None, sample_weight=None, *, labels=None) -
 def multiclass_scores(y, p, n_classes=None, sample_weight=None, *, labels=None, beta: float | None = None) -> Result:
     """Every multiclass score of one batch, as :meth:`MulticlassConfusion.finalize`.
 
-    ``n_classes`` is inferred as ``max + 1`` when omitted. With ``beta`` (> 0)
+    ``n_classes`` is inferred as ``max + 1`` when omitted; class labels that are
+    strings (or other objects) are taken as scikit-learn takes them, the sorted
+    union of the labels of ``y`` and ``p`` (``r.meta["labels"]``). With ``beta`` (> 0)
     the result also holds ``fbeta_per_class``, ``macro_fbeta``, ``micro_fbeta``
     and ``weighted_fbeta``; ``r.fbeta(b, average=...)`` gives any other.
 
@@ -384,6 +421,9 @@ def multiclass_scores(y, p, n_classes=None, sample_weight=None, *, labels=None, 
     (0.5, 0.5)
     >>> multiclass_scores([0, 1, 2, 2], [0, 2, 2, 1], beta=2).fbeta_per_class
     array([1. , 0. , 0.5])
+    >>> r = multiclass_scores(["cat", "dog", "cat"], ["cat", "cat", "cat"])
+    >>> r.meta["labels"], r.recall
+    (['cat', 'dog'], array([1., 0.]))
     """
     if beta is not None:
         beta = check_beta(beta, "beta")
