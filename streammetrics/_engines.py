@@ -217,3 +217,16 @@ def merged(values, template: Accumulator) -> Accumulator:
     for v in values:
         out.merge(unpack(v))
     return out
+
+
+def merged_bytes(values, template: Accumulator) -> bytes:
+    """What a merging step sends on: the first error among ``values``, else their
+    merge (or the error met merging them)."""
+    values = [bytes(v) for v in values]
+    error = next((v for v in values if v[:1] == ERROR), None)
+    if error is not None:
+        return error
+    try:
+        return pack_state(merged(values, template))
+    except (ValueError, TypeError) as exc:
+        return pack_error(exc)

@@ -17,6 +17,7 @@ it is missing).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -30,7 +31,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 
 import numpy as np
 
-from ._engines import ERROR, Plan, make_plan, merged, pack_error, pack_state, unpack
+from ._engines import ERROR, Plan, make_plan, merged, merged_bytes, numpy_column, pack_error, pack_state, unpack
 
 __all__ = ["MERGE_EVERY", "evaluate", "exact_auc", "local_session"]
 
@@ -40,6 +41,8 @@ MERGE_EVERY = 256
 
 #: what a partition sends back: its index and its state's (or error's) bytes
 _SCHEMA = "part int, state binary"
+#: the first byte of the statistics a partition of :func:`exact_auc` sends
+_JSON = b"J"
 
 JAVA_HINT = (
     "a local Spark needs a Java runtime 17 or newer{found}: install one (apt-get install openjdk-17-jre-headless, "
@@ -58,22 +61,31 @@ def _one(part: int, value: bytes):
     return pa.RecordBatch.from_arrays([pa.array([part], pa.int32()), pa.array([value], pa.binary())], ["part", "state"])
 
 
-def _folder(plan: Plan):
-    """The function ``mapInArrow`` runs on each partition: its rows into one state."""
+def _task(work):
+    """A function ``mapInArrow`` runs on each partition: ``work(batches, where)``, the
+    bytes it sends back (an error met is sent as such)."""
 
-    def fold(batches):
+    def run(batches):
         part = _partition()
-        acc = plan.template.copy()
-        rows = 0
         try:
-            for batch in batches:
-                rows += plan.fold(acc, batch, f"partition {part}", rows)
-            value = pack_state(acc)
+            value = work(batches, f"partition {part}")
         except (ValueError, TypeError) as exc:
             value = pack_error(exc)
         yield _one(part, value)
 
-    return fold
+    return run
+
+
+def _folder(plan: Plan):
+    """The work of a partition: its rows into one state."""
+
+    def fold(batches, where):
+        acc, rows = plan.template.copy(), 0
+        for batch in batches:
+            rows += plan.fold(acc, batch, where, rows)
+        return pack_state(acc)
+
+    return _task(fold)
 
 
 def _merger(template):
@@ -81,17 +93,8 @@ def _merger(template):
 
     def merge(batches):
         rows = sorted((p, bytes(v)) for b in batches for p, v in zip(*b.to_pydict().values()))
-        if not rows:
-            return
-        errors = [(p, v) for p, v in rows if v[:1] == ERROR]
-        if errors:
-            yield _one(*errors[0])
-            return
-        try:
-            value = pack_state(merged([v for _, v in rows], template))
-        except (ValueError, TypeError) as exc:
-            value = pack_error(exc)
-        yield _one(rows[0][0], value)
+        if rows:
+            yield _one(rows[0][0], merged_bytes([v for _, v in rows], template))
 
     return merge
 
@@ -257,12 +260,12 @@ def exact_auc(df, y="label", p="prob", *, weight=None, ranges: int = 16, cuts=No
         ranges = check_count(ranges, "ranges", 1, True)
         probs = [i / ranges for i in range(1, ranges)]
         found = df.approxQuantile(p, probs, 1.0 / (20 * ranges)) if probs else []
-        cuts = np.unique(np.asarray([c for c in found if c is not None and np.isfinite(c)], np.float64) + 0.0)
-    else:
-        cuts = np.unique(np.asarray(cuts, np.float64) + 0.0)
+        cuts = [c for c in found if c is not None and np.isfinite(c)]
+    cuts = np.unique(np.asarray(cuts, np.float64) + 0.0)
     weighted = weight is not None
     parts = _collect(df.mapInArrow(_ranger(cuts, weighted, columns), _SCHEMA))
-    infos = [i for i in (_infos(v) for _, v in parts) if i[0]]  # (rows, masses) of every partition with rows
+    # (rows, masses) of every partition with rows
+    infos = [(rows, np.asarray(m)) for rows, m in (_payload(v) for _, v in parts) if rows]
     if not infos:
         raise NoObservationsError(f"{y} and {p} are empty: the AUC needs at least one observation")
     totals = range_totals(weighted, *infos)
@@ -271,7 +274,7 @@ def exact_auc(df, y="label", p="prob", *, weight=None, ranges: int = 16, cuts=No
     reduced = keyed.repartition(R, "_range").mapInArrow(_range_reducer(cuts, totals, weighted, columns), _SCHEMA)
     stats = {}
     for _, v in _collect(reduced):
-        for r, u, share, distinct in _stats(v):
+        for r, u, share, distinct in _payload(v):
             stats[r] = (u, share, distinct)
     ordered = [stats.get(r, (0, 0.0, 0)) for r in range(R)]
     auc, ap = combine(totals, weighted, ordered)
@@ -290,8 +293,6 @@ def _range_of(score, cuts):
 
 
 def _arrays(batch, columns):
-    from ._engines import numpy_column
-
     return [numpy_column(batch.column(c), c) for c in columns]
 
 
@@ -299,33 +300,16 @@ def _ranger(cuts, weighted, columns):
     """First pass: each partition's rows and per-range masses (:func:`route_rows`)."""
     from .metrics.ranking.ranges import route_rows
 
-    def masses(batches):
-        import json
-
-        part = _partition()
+    def masses(batches, where):
         table = pa.Table.from_batches(list(batches))
-        try:
-            arrays = _arrays(table, columns) if table.num_rows else None
-            if arrays is None:
-                value = b"I" + json.dumps([0, []]).encode()
-            else:
-                w = arrays.pop() if weighted else None
-                (rows, m), *_ = route_rows(cuts, 0, 0, f"partition {part}", arrays, w)
-                value = b"I" + json.dumps([rows, m.tolist()]).encode()
-        except (ValueError, TypeError) as exc:
-            value = pack_error(exc)
-        yield _one(part, value)
+        if not table.num_rows:
+            return _JSON + json.dumps([0, []]).encode()
+        arrays = _arrays(table, columns)
+        w = arrays.pop() if weighted else None
+        (rows, m), *_ = route_rows(cuts, 0, 0, where, arrays, w)
+        return _JSON + json.dumps([rows, m.tolist()]).encode()
 
-    return masses
-
-
-def _infos(value):
-    import json
-
-    if value[:1] == ERROR:
-        unpack(value)  # raises the partition's error
-    rows, masses = json.loads(value[1:].decode())
-    return rows, np.asarray(masses)
+    return _task(masses)
 
 
 def _range_reducer(cuts, totals, weighted, columns):
@@ -333,38 +317,29 @@ def _range_reducer(cuts, totals, weighted, columns):
     from .metrics.ranking import RankAUC
     from .metrics.ranking.ranges import range_stats
 
-    def reduce(batches):
-        import json
-
-        part = _partition()
+    def reduce(batches, where):
         accs = {}
-        try:
-            for batch in batches:
-                arrays = _arrays(batch, columns)
-                w = arrays.pop() if weighted else None
-                which = batch.column("_range").to_numpy(zero_copy_only=False)
-                for r in np.unique(which):
-                    rows = which == r
-                    accs.setdefault(int(r), RankAUC()).update(
-                        *(a[rows] for a in arrays), sample_weight=None if w is None else w[rows]
-                    )
-            out = []
-            for r, acc in sorted(accs.items()):
-                st = acc.state_dict()
-                run = (st["lo"], st["weights" if weighted else "counts"])
-                u, share, distinct = range_stats(totals, r, weighted, run)
-                out.append([r, u, share, distinct])
-            value = b"R" + json.dumps(out).encode()
-        except (ValueError, TypeError) as exc:
-            value = pack_error(exc)
-        yield _one(part, value)
+        for batch in batches:
+            arrays = _arrays(batch, columns)
+            w = arrays.pop() if weighted else None
+            which = batch.column("_range").to_numpy(zero_copy_only=False)
+            for r in np.unique(which):
+                rows = which == r
+                accs.setdefault(int(r), RankAUC()).update(
+                    *(a[rows] for a in arrays), sample_weight=None if w is None else w[rows]
+                )
+        out = []
+        for r, acc in sorted(accs.items()):
+            st = acc.state_dict()
+            u, share, distinct = range_stats(totals, r, weighted, (st["lo"], st["weights" if weighted else "counts"]))
+            out.append([r, u, share, distinct])
+        return _JSON + json.dumps(out).encode()
 
-    return reduce
+    return _task(reduce)
 
 
-def _stats(value):
-    import json
-
+def _payload(value):
+    """The JSON a partition sent, or its error raised."""
     if value[:1] == ERROR:
         unpack(value)
     return json.loads(value[1:].decode())
