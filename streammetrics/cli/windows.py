@@ -11,7 +11,7 @@ from collections import deque
 import numpy as np
 
 from streammetrics import Windowed
-from streammetrics.over_time import tables
+from streammetrics._protocol.result import jsonable
 
 from .common import CommandError, note
 from .output import draw, finalize, report, save_state
@@ -101,7 +101,7 @@ def _emit(acc: Windowed, args) -> None:
             b["start"], b["end"] = _shown(b["start"]), _shown(b["end"])
         doc = dict(every=args.every, keep=args.keep_buckets, rows=acc.n, dropped=acc.dropped)
         doc.update(overall={h: overall[h] for h in heads}, buckets=buckets)
-        sys.stdout.write(json.dumps(tables.as_json(doc), indent=2) + "\n")
+        sys.stdout.write(json.dumps(jsonable(doc), indent=2) + "\n")
         return
     level = f" ({args.ci:.0%} intervals)" if args.ci is not None else ""
     title = f"scores per bucket of {args.every}{level}: {len(t['rows'])} buckets, {acc.n:,} rows"
