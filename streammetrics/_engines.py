@@ -97,6 +97,13 @@ def make_plan(y, p, *, task=None, evaluator=None, weight=None, by=None, labels=N
     return Plan(template, y, p, weight, by, check_ci(ci))
 
 
+def check_columns(have: list, columns: list, what: str) -> None:
+    """``ValueError`` naming the first of ``columns`` that ``what`` (of columns ``have``) lacks."""
+    missing = [c for c in columns if c not in have]
+    if missing:
+        raise ValueError(f"{what} has no column {missing[0]!r} (it has {', '.join(have)})")
+
+
 def numpy_column(col, name: str) -> np.ndarray:
     """An Arrow column as numpy: a list or tensor column as a matrix (one row per
     entry, all of one length), nulls as NaN (which the checks then refuse)."""

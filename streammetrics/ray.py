@@ -19,7 +19,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError("streammetrics.ray needs ray[data]: pip install 'streammetrics[ray]'") from exc
 
-from ._engines import Plan, make_plan, merged, merged_bytes, pack_error, pack_state
+from ._engines import Plan, check_columns, make_plan, merged, merged_bytes, pack_error, pack_state
 
 __all__ = ["evaluate"]
 
@@ -69,9 +69,7 @@ def evaluate(ds, y="label", p="prob", *, task=None, evaluator=None, weight=None,
     (0.503, 100)
     """
     plan = make_plan(y, p, task=task, evaluator=evaluator, weight=weight, by=by, labels=labels, ci=ci)
-    missing = [c for c in plan.columns if c not in ds.columns()]
-    if missing:
-        raise ValueError(f"the dataset has no column {missing[0]!r} (it has {', '.join(ds.columns())})")
+    check_columns(ds.columns(), plan.columns, "the dataset")
     fold = _Fold(plan)
     # (a projection first would make Ray start new aggregating actors for every call)
     out = ds.aggregate(fold)

@@ -31,7 +31,11 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 
 import numpy as np
 
-from ._engines import ERROR, Plan, make_plan, merged, merged_bytes, numpy_column, pack_error, pack_state, unpack
+from ._engines import Plan, check_columns, make_plan, merged, merged_bytes, numpy_column, pack_error, pack_state, unpack
+from ._protocol.errors import NoObservationsError
+from .metrics.ranking import RankAUC
+from .metrics.ranking.accumulator import check_count
+from .metrics.ranking.ranges import RangeResult, combine, range_stats, range_totals, route_rows
 
 __all__ = ["MERGE_EVERY", "evaluate", "exact_auc", "local_session"]
 
@@ -130,12 +134,6 @@ def _collect(states) -> list:
     return sorted((p, bytes(v)) for p, v in rows)
 
 
-def _check_columns(df, columns) -> None:
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"the DataFrame has no column {missing[0]!r} (it has {', '.join(df.columns)})")
-
-
 def evaluate(df, y="label", p="prob", *, task=None, evaluator=None, weight=None, by=None, labels=None, ci=None):
     """Evaluate the columns ``y`` (truths) and ``p`` (predictions) of a Spark DataFrame.
 
@@ -161,7 +159,7 @@ def evaluate(df, y="label", p="prob", *, task=None, evaluator=None, weight=None,
     (0.503, 100)
     """
     plan = make_plan(y, p, task=task, evaluator=evaluator, weight=weight, by=by, labels=labels, ci=ci)
-    _check_columns(df, plan.columns)
+    check_columns(df.columns, plan.columns, "the DataFrame")
     rows = df.select(*plan.columns)
     parts, tasks = _num_partitions(df), _tasks(df)
     if parts and tasks and parts > tasks:
@@ -249,12 +247,8 @@ def exact_auc(df, y="label", p="prob", *, weight=None, ranges: int = 16, cuts=No
     >>> r.auc, r.n_pos, r.n_neg  # doctest: +SKIP
     (0.503, 50, 50)
     """
-    from ._protocol.errors import NoObservationsError
-    from .metrics.ranking.accumulator import check_count
-    from .metrics.ranking.ranges import RangeResult, combine, range_totals
-
     columns = [y, p] + ([weight] if weight else [])
-    _check_columns(df, columns)
+    check_columns(df.columns, columns, "the DataFrame")
     df = df.select(*columns)
     if cuts is None:
         ranges = check_count(ranges, "ranges", 1, True)
@@ -298,7 +292,6 @@ def _arrays(batch, columns):
 
 def _ranger(cuts, weighted, columns):
     """First pass: each partition's rows and per-range masses (:func:`route_rows`)."""
-    from .metrics.ranking.ranges import route_rows
 
     def masses(batches, where):
         table = pa.Table.from_batches(list(batches))
@@ -314,8 +307,6 @@ def _ranger(cuts, weighted, columns):
 
 def _range_reducer(cuts, totals, weighted, columns):
     """Second pass: the ranges a partition holds, each reduced to its statistics."""
-    from .metrics.ranking import RankAUC
-    from .metrics.ranking.ranges import range_stats
 
     def reduce(batches, where):
         accs = {}
@@ -340,6 +331,6 @@ def _range_reducer(cuts, totals, weighted, columns):
 
 def _payload(value):
     """The JSON a partition sent, or its error raised."""
-    if value[:1] == ERROR:
-        unpack(value)
+    if value[:1] != _JSON:
+        unpack(value)  # (an error: raised as the library's own)
     return json.loads(value[1:].decode())

@@ -100,9 +100,7 @@ class Decayed(TemplateWrapper, Accumulator):
         Field("n", np.int64, (1,)),
         Field("ints", np.int64, ("_size",), doc="counted slots"),
         Field("pairs", np.float64, ("_size", 2), merge="custom", nonneg=False, doc="w g v per slot"),
-        Field(
-            "second", np.float64, ("_squares", 2), merge="custom", nonneg=False, doc="w g v**2 or (w g v)**2 per slot"
-        ),
+        Field("second", np.float64, ("_squares", 2), merge="custom", nonneg=False, doc="w g v**2 or (w g v)**2"),
         Field("clock", np.float64, (2, 2), merge="custom", nonneg=False, doc="origin, latest row (hi, lo)"),
     )
 
