@@ -226,14 +226,18 @@ def merged(values, template: Accumulator) -> Accumulator:
     return out
 
 
-def merged_bytes(values, template: Accumulator) -> bytes:
-    """What a merging step sends on: the first error among ``values``, else their
-    merge (or the error met merging them)."""
+def merged_bytes(values) -> bytes:
+    """What a merging step sends on: the first error among ``values`` (not empty),
+    else their merge into the first (or the error met merging them); the
+    driver merges the result into its template."""
     values = [bytes(v) for v in values]
     error = next((v for v in values if v[:1] == ERROR), None)
     if error is not None:
         return error
     try:
-        return pack_state(merged(values, template))
+        out = unpack(values[0])
+        for v in values[1:]:
+            out.merge(unpack(v))
+        return pack_state(out)
     except (ValueError, TypeError) as exc:
         return pack_error(exc)

@@ -42,7 +42,7 @@ class _Fold(AggregateFnV2):
         return pack_state(acc)
 
     def combine(self, current: bytes, new: bytes) -> bytes:
-        return merged_bytes((current, new), self._plan.template)  # (the first error met travels on)
+        return merged_bytes((current, new))  # (the first error met travels on)
 
     def finalize(self, accumulator: bytes) -> bytes:
         return accumulator

@@ -92,13 +92,13 @@ def _folder(plan: Plan):
     return _task(fold)
 
 
-def _merger(template):
+def _merger():
     """The function of the second stage: a group of states into one (an error passes on)."""
 
     def merge(batches):
         rows = sorted((p, bytes(v)) for b in batches for p, v in zip(*b.to_pydict().values()))
         if rows:
-            yield _one(rows[0][0], merged_bytes([v for _, v in rows], template))
+            yield _one(rows[0][0], merged_bytes([v for _, v in rows]))
 
     return merge
 
@@ -169,7 +169,7 @@ def evaluate(df, y="label", p="prob", *, task=None, evaluator=None, weight=None,
     states = rows.mapInArrow(_folder(plan), _SCHEMA)
     if parts is None or parts > MERGE_EVERY:
         groups = 1 + (parts or MERGE_EVERY) // MERGE_EVERY
-        states = states.repartition(groups).mapInArrow(_merger(plan.template), _SCHEMA)
+        states = states.repartition(groups).mapInArrow(_merger(), _SCHEMA)
     acc = merged([v for _, v in _collect(states)], plan.template)
     return plan.finish(acc)
 
