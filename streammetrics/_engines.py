@@ -97,6 +97,13 @@ def make_plan(y, p, *, task=None, evaluator=None, weight=None, by=None, labels=N
     return Plan(template, y, p, weight, by, check_ci(ci))
 
 
+def check_columns(have: list, columns: list, what: str) -> None:
+    """``ValueError`` naming the first of ``columns`` that ``what`` (of columns ``have``) lacks."""
+    missing = [c for c in columns if c not in have]
+    if missing:
+        raise ValueError(f"{what} has no column {missing[0]!r} (it has {', '.join(have)})")
+
+
 def numpy_column(col, name: str) -> np.ndarray:
     """An Arrow column as numpy: a list or tensor column as a matrix (one row per
     entry, all of one length), nulls as NaN (which the checks then refuse)."""
@@ -217,3 +224,20 @@ def merged(values, template: Accumulator) -> Accumulator:
     for v in values:
         out.merge(unpack(v))
     return out
+
+
+def merged_bytes(values) -> bytes:
+    """What a merging step sends on: the first error among ``values`` (not empty),
+    else their merge into the first (or the error met merging them); the
+    driver merges the result into its template."""
+    values = [bytes(v) for v in values]
+    error = next((v for v in values if v[:1] == ERROR), None)
+    if error is not None:
+        return error
+    try:
+        out = unpack(values[0])
+        for v in values[1:]:
+            out.merge(unpack(v))
+        return pack_state(out)
+    except (ValueError, TypeError) as exc:
+        return pack_error(exc)

@@ -36,6 +36,7 @@ import numpy as np
 
 from ._protocol.base import Accumulator
 from ._protocol.errors import NoObservationsError, in_context
+from .metrics import silhouette as sil
 from .metrics.ranking.accumulator import check_count
 from .metrics.ranking.ranges import RangeResult, combine, merge_pieces, range_stats, range_totals, route_rows
 
@@ -150,9 +151,7 @@ def compute(accumulator: Accumulator, *arrays, sample_weight=None, split_every: 
 
 def _aux(chunk, offset: int, metric: int):
     """What the pair sums read of a chunk (its squared or inverse norms); its values checked."""
-    from .metrics import silhouette
-
-    return silhouette.chunk_stats(chunk, offset, metric)[0]
+    return sil.chunk_stats(chunk, offset, metric)[0]
 
 
 def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", block_size=None, split_every: int = 8):
@@ -166,8 +165,6 @@ def silhouette_samples(X, labels, *, convention="seed", metric="euclidean", bloc
     >>> silhouette_samples(X, [0, 0, 1, 1]).compute().round(6)
     array([0.909091, 0.888889, 0.888889, 0.909091])
     """
-    from .metrics import silhouette as sil
-
     plan = sil.Plan(convention, metric, block_size)
     if not _is_dask_array(X):
         raise TypeError(

@@ -19,7 +19,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError("streammetrics.ray needs ray[data]: pip install 'streammetrics[ray]'") from exc
 
-from ._engines import ERROR, Plan, make_plan, merged, pack_error, pack_state, unpack
+from ._engines import Plan, check_columns, make_plan, merged, merged_bytes, pack_error, pack_state
 
 __all__ = ["evaluate"]
 
@@ -42,13 +42,7 @@ class _Fold(AggregateFnV2):
         return pack_state(acc)
 
     def combine(self, current: bytes, new: bytes) -> bytes:
-        for value in (current, new):  # the first error met travels on
-            if bytes(value[:1]) == ERROR:
-                return value
-        try:
-            return pack_state(unpack(current).merge(unpack(new)))
-        except (ValueError, TypeError) as exc:
-            return pack_error(exc)
+        return merged_bytes((current, new))  # (the first error met travels on)
 
     def finalize(self, accumulator: bytes) -> bytes:
         return accumulator
@@ -75,9 +69,7 @@ def evaluate(ds, y="label", p="prob", *, task=None, evaluator=None, weight=None,
     (0.503, 100)
     """
     plan = make_plan(y, p, task=task, evaluator=evaluator, weight=weight, by=by, labels=labels, ci=ci)
-    missing = [c for c in plan.columns if c not in ds.columns()]
-    if missing:
-        raise ValueError(f"the dataset has no column {missing[0]!r} (it has {', '.join(ds.columns())})")
+    check_columns(ds.columns(), plan.columns, "the dataset")
     fold = _Fold(plan)
     # (a projection first would make Ray start new aggregating actors for every call)
     out = ds.aggregate(fold)

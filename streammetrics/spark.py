@@ -17,6 +17,7 @@ it is missing).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -31,7 +32,11 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 
 import numpy as np
 
-from ._engines import ERROR, Plan, make_plan, merged, pack_error, pack_state, unpack
+from ._engines import Plan, check_columns, make_plan, merged, merged_bytes, numpy_column, pack_error, pack_state, unpack
+from ._protocol.errors import NoObservationsError
+from .metrics.ranking import RankAUC
+from .metrics.ranking.accumulator import check_count
+from .metrics.ranking.ranges import RangeResult, combine, range_stats, range_totals, route_rows
 
 __all__ = ["MERGE_EVERY", "evaluate", "exact_auc", "local_session"]
 
@@ -41,6 +46,8 @@ MERGE_EVERY = 256
 
 #: what a partition sends back: its index and its state's (or error's) bytes
 _SCHEMA = "part int, state binary"
+#: the first byte of the statistics a partition of :func:`exact_auc` sends
+_JSON = b"J"
 
 JAVA_HINT = (
     "a local Spark needs a Java runtime 17 or newer{found}: install one (apt-get install openjdk-17-jre-headless, "
@@ -59,40 +66,40 @@ def _one(part: int, value: bytes):
     return pa.RecordBatch.from_arrays([pa.array([part], pa.int32()), pa.array([value], pa.binary())], ["part", "state"])
 
 
-def _folder(plan: Plan):
-    """The function ``mapInArrow`` runs on each partition: its rows into one state."""
+def _task(work):
+    """A function ``mapInArrow`` runs on each partition: ``work(batches, where)``, the
+    bytes it sends back (an error met is sent as such)."""
 
-    def fold(batches):
+    def run(batches):
         part = _partition()
-        acc = plan.template.copy()
-        rows = 0
         try:
-            for batch in batches:
-                rows += plan.fold(acc, batch, f"partition {part}", rows)
-            value = pack_state(acc)
+            value = work(batches, f"partition {part}")
         except (ValueError, TypeError) as exc:
             value = pack_error(exc)
         yield _one(part, value)
 
-    return fold
+    return run
 
 
-def _merger(template):
+def _folder(plan: Plan):
+    """The work of a partition: its rows into one state."""
+
+    def fold(batches, where):
+        acc, rows = plan.template.copy(), 0
+        for batch in batches:
+            rows += plan.fold(acc, batch, where, rows)
+        return pack_state(acc)
+
+    return _task(fold)
+
+
+def _merger():
     """The function of the second stage: a group of states into one (an error passes on)."""
 
     def merge(batches):
         rows = sorted((p, bytes(v)) for b in batches for p, v in zip(*b.to_pydict().values()))
-        if not rows:
-            return
-        errors = [(p, v) for p, v in rows if v[:1] == ERROR]
-        if errors:
-            yield _one(*errors[0])
-            return
-        try:
-            value = pack_state(merged([v for _, v in rows], template))
-        except (ValueError, TypeError) as exc:
-            value = pack_error(exc)
-        yield _one(rows[0][0], value)
+        if rows:
+            yield _one(rows[0][0], merged_bytes([v for _, v in rows]))
 
     return merge
 
@@ -128,12 +135,6 @@ def _collect(states) -> list:
     return sorted((p, bytes(v)) for p, v in rows)
 
 
-def _check_columns(df, columns) -> None:
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"the DataFrame has no column {missing[0]!r} (it has {', '.join(df.columns)})")
-
-
 def evaluate(df, y="label", p="prob", *, task=None, evaluator=None, weight=None, by=None, labels=None, ci=None):
     """Evaluate the columns ``y`` (truths) and ``p`` (predictions) of a Spark DataFrame.
 
@@ -159,7 +160,7 @@ def evaluate(df, y="label", p="prob", *, task=None, evaluator=None, weight=None,
     (0.503, 100)
     """
     plan = make_plan(y, p, task=task, evaluator=evaluator, weight=weight, by=by, labels=labels, ci=ci)
-    _check_columns(df, plan.columns)
+    check_columns(df.columns, plan.columns, "the DataFrame")
     rows = df.select(*plan.columns)
     parts, tasks = _num_partitions(df), _tasks(df)
     if parts and tasks and parts > tasks:
@@ -169,7 +170,7 @@ def evaluate(df, y="label", p="prob", *, task=None, evaluator=None, weight=None,
     states = rows.mapInArrow(_folder(plan), _SCHEMA)
     if parts is None or parts > MERGE_EVERY:
         groups = 1 + (parts or MERGE_EVERY) // MERGE_EVERY
-        states = states.repartition(groups).mapInArrow(_merger(plan.template), _SCHEMA)
+        states = states.repartition(groups).mapInArrow(_merger(), _SCHEMA)
     acc = merged([v for _, v in _collect(states)], plan.template)
     return plan.finish(acc)
 
@@ -247,23 +248,19 @@ def exact_auc(df, y="label", p="prob", *, weight=None, ranges: int = 16, cuts=No
     >>> r.auc, r.n_pos, r.n_neg  # doctest: +SKIP
     (0.503, 50, 50)
     """
-    from ._protocol.errors import NoObservationsError
-    from .metrics.ranking.accumulator import check_count
-    from .metrics.ranking.ranges import RangeResult, combine, range_totals
-
     columns = [y, p] + ([weight] if weight else [])
-    _check_columns(df, columns)
+    check_columns(df.columns, columns, "the DataFrame")
     df = df.select(*columns)
     if cuts is None:
         ranges = check_count(ranges, "ranges", 1, True)
         probs = [i / ranges for i in range(1, ranges)]
         found = df.approxQuantile(p, probs, 1.0 / (20 * ranges)) if probs else []
-        cuts = np.unique(np.asarray([c for c in found if c is not None and np.isfinite(c)], np.float64) + 0.0)
-    else:
-        cuts = np.unique(np.asarray(cuts, np.float64) + 0.0)
+        cuts = [c for c in found if c is not None and np.isfinite(c)]
+    cuts = np.unique(np.asarray(cuts, np.float64) + 0.0)
     weighted = weight is not None
     parts = _collect(df.mapInArrow(_ranger(cuts, weighted, columns), _SCHEMA))
-    infos = [i for i in (_infos(v) for _, v in parts) if i[0]]  # (rows, masses) of every partition with rows
+    # (rows, masses) of every partition with rows
+    infos = [(rows, np.asarray(m)) for rows, m in (_payload(v) for _, v in parts) if rows]
     if not infos:
         raise NoObservationsError(f"{y} and {p} are empty: the AUC needs at least one observation")
     totals = range_totals(weighted, *infos)
@@ -272,7 +269,7 @@ def exact_auc(df, y="label", p="prob", *, weight=None, ranges: int = 16, cuts=No
     reduced = keyed.repartition(R, "_range").mapInArrow(_range_reducer(cuts, totals, weighted, columns), _SCHEMA)
     stats = {}
     for _, v in _collect(reduced):
-        for r, u, share, distinct in _stats(v):
+        for r, u, share, distinct in _payload(v):
             stats[r] = (u, share, distinct)
     ordered = [stats.get(r, (0, 0.0, 0)) for r in range(R)]
     auc, ap = combine(totals, weighted, ordered)
@@ -291,86 +288,56 @@ def _range_of(score, cuts):
 
 
 def _arrays(batch, columns):
-    from ._engines import numpy_column
-
     return [numpy_column(batch.column(c), c) for c in columns]
 
 
 def _ranger(cuts, weighted, columns):
     """First pass: each partition's rows and per-range masses (:func:`route_rows`),
     batch by batch, so that a task holds one batch's rows, not its partition's."""
-    from .metrics.ranking.ranges import route_rows
 
-    def masses(batches):
-        import json
-
-        part = _partition()
+    def masses(batches, where):
         rows, found = 0, [np.zeros((cuts.shape[0] + 1, 2), np.int64)]
-        try:
-            for batch in batches:
-                arrays = _arrays(batch, columns)
-                w = arrays.pop() if weighted else None
-                (n, m), *_ = route_rows(cuts, 0, 0, f"partition {part}", arrays, w, offset=rows)
-                rows += n
-                found.append(m)
-            if weighted:  # each cell correctly rounded from the batches' compensated sums
-                m = [[math.fsum(f[r, c] for f in found) for c in range(2)] for r in range(found[0].shape[0])]
-            else:
-                m = np.sum(found, axis=0).tolist()
-            value = b"I" + json.dumps([rows, m]).encode()
-        except (ValueError, TypeError) as exc:
-            value = pack_error(exc)
-        yield _one(part, value)
+        for batch in batches:
+            arrays = _arrays(batch, columns)
+            w = arrays.pop() if weighted else None
+            (n, m), *_ = route_rows(cuts, 0, 0, where, arrays, w, offset=rows)
+            rows += n
+            found.append(m)
+        if weighted:  # each cell correctly rounded from the batches' compensated sums
+            m = [[math.fsum(f[r, c] for f in found) for c in range(2)] for r in range(found[0].shape[0])]
+        else:
+            m = np.sum(found, axis=0).tolist()
+        return _JSON + json.dumps([rows, m]).encode()
 
-    return masses
-
-
-def _infos(value):
-    import json
-
-    if value[:1] == ERROR:
-        unpack(value)  # raises the partition's error
-    rows, masses = json.loads(value[1:].decode())
-    return rows, np.asarray(masses)
+    return _task(masses)
 
 
 def _range_reducer(cuts, totals, weighted, columns):
     """Second pass: the ranges a partition holds, each reduced to its statistics."""
-    from .metrics.ranking import RankAUC
-    from .metrics.ranking.ranges import range_stats
 
-    def reduce(batches):
-        import json
-
-        part = _partition()
+    def reduce(batches, where):
         accs = {}
-        try:
-            for batch in batches:
-                arrays = _arrays(batch, columns)
-                w = arrays.pop() if weighted else None
-                which = batch.column("_range").to_numpy(zero_copy_only=False)
-                for r in np.unique(which):
-                    rows = which == r
-                    accs.setdefault(int(r), RankAUC()).update(
-                        *(a[rows] for a in arrays), sample_weight=None if w is None else w[rows]
-                    )
-            out = []
-            for r, acc in sorted(accs.items()):
-                st = acc.state_dict()
-                run = (st["lo"], st["weights" if weighted else "counts"])
-                u, share, distinct = range_stats(totals, r, weighted, run)
-                out.append([r, u, share, distinct])
-            value = b"R" + json.dumps(out).encode()
-        except (ValueError, TypeError) as exc:
-            value = pack_error(exc)
-        yield _one(part, value)
+        for batch in batches:
+            arrays = _arrays(batch, columns)
+            w = arrays.pop() if weighted else None
+            which = batch.column("_range").to_numpy(zero_copy_only=False)
+            for r in np.unique(which):
+                rows = which == r
+                accs.setdefault(int(r), RankAUC()).update(
+                    *(a[rows] for a in arrays), sample_weight=None if w is None else w[rows]
+                )
+        out = []
+        for r, acc in sorted(accs.items()):
+            st = acc.state_dict()
+            u, share, distinct = range_stats(totals, r, weighted, (st["lo"], st["weights" if weighted else "counts"]))
+            out.append([r, u, share, distinct])
+        return _JSON + json.dumps(out).encode()
 
-    return reduce
+    return _task(reduce)
 
 
-def _stats(value):
-    import json
-
-    if value[:1] == ERROR:
-        unpack(value)
+def _payload(value):
+    """The JSON a partition sent, or its error raised."""
+    if value[:1] != _JSON:
+        unpack(value)  # (an error: raised as the library's own)
     return json.loads(value[1:].decode())

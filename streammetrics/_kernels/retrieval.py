@@ -21,8 +21,6 @@ from ._jit import inline, kernel
 
 #: the values per cut-off, in column order
 PER_K = ("ndcg", "dcg", "map", "precision", "recall", "hit_rate", "mrr")
-#: the values of the whole ranking after the per-k ones
-WHOLE = ("mrr", "r_precision", "empty")
 
 _SMALL = 64  # segments up to this long are sorted by insertion
 

@@ -11,21 +11,21 @@ paired test of the two AUCs from the columns it keeps in memory.
 from __future__ import annotations
 
 import json
-import math
 import sys
 import time
 
 import numpy as np
 
 from streammetrics import BinaryConfusion, Bootstrap, Evaluator, ProbabilityScores, compare, paired_delong
-from streammetrics._protocol.result import fmt_number, jsonable
+from streammetrics._protocol.result import RenderContext, fmt_number, jsonable
 from streammetrics.comparison import table
 from streammetrics.io import InputError, expand_paths, open_source
+from streammetrics.report import plots
 
 from .common import AUTO_LABELS, CommandError, need_matplotlib, note, summary
 from .output import check_outputs, draw, save_state, targets_of, write_plots
 from .progress import Progress
-from .shards import columns_of, make_evaluator, translate
+from .shards import chunks_of, columns_of, make_evaluator, told
 
 __all__ = ["cmd_evaluate_bootstrap", "cmd_compare"]
 
@@ -62,19 +62,12 @@ def _sources(args, p_columns, labels=None, classes=False):
 
 
 def _keyed_chunks(sources, args, progress):
-    """``(src, chunk, keys)`` of every chunk of every source, in order, the
-    progress bar moved on; a problem with a file becomes a :class:`CommandError`."""
+    """``(src, chunk, keys)`` of every chunk of every source, in order (:func:`chunks_of`)."""
     offset = 0
     for src in sources:
-        progress.start(src)
-        try:
-            for chunk in src.chunks(args.batch_rows):
-                yield src, chunk, _row_keys(src, chunk, args, offset)
-                offset += len(chunk.y)
-                progress.update(chunk)
-        except InputError as exc:
-            raise CommandError(str(exc)) from None
-        progress.complete()
+        for chunk in chunks_of(src, args.batch_rows, progress):
+            yield src, chunk, _row_keys(src, chunk, args, offset)
+            offset += len(chunk.y)
 
 
 def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
@@ -103,10 +96,8 @@ def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
                 if shard is not None:
                     total.merge(shard)
                 shard, current = make(), src
-            try:
+            with told(src, chunk, settings["task"]):
                 shard.update(chunk.y, chunk.p, sample_weight=chunk.w, key=keys)
-            except (ValueError, TypeError) as exc:
-                raise translate(exc, src, chunk, settings["task"]) from None
         if shard is not None:
             total.merge(shard)
     if total.n == 0:
@@ -128,9 +119,7 @@ def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
 def _write_band_plots(total, result, args) -> None:
     """The plots of the rows as given (every member's), the ROC and PR curves
     redrawn with the replicates' pointwise bands at the intervals' level."""
-    from streammetrics._protocol.result import RenderContext
     from streammetrics.metrics.ranking.curves import RankResult
-    from streammetrics.report import plots
 
     report = total.point_result()
     targets = targets_of(args)
@@ -210,10 +199,7 @@ def _print_bootstrap(result, total, args) -> None:
 
 
 def _template(args):
-    t = 0.5 if args.threshold is None else args.threshold
-    if not math.isfinite(t):
-        raise CommandError(f"--threshold must be finite, got {args.threshold}")
-    members = {"binary": BinaryConfusion(threshold=t)}
+    members = {"binary": BinaryConfusion(threshold=args.threshold)}
     if args.scores == "probability":
         members["probability"] = ProbabilityScores()
     return Evaluator(members)
@@ -226,8 +212,6 @@ def cmd_compare(args, watch=None) -> int:
     names = [c for arg in args.p for c in arg.split(",") if c]
     if len(names) != 2 or names[0] == names[1]:
         raise CommandError(f"compare takes two different --p columns, got {', '.join(names) or 'none'}")
-    if not 0.0 < args.ci < 1.0:
-        raise CommandError(f"--ci must lie strictly between 0 and 1, got {args.ci}")
     sources = _sources(args, names)
     template = _template(args)
     boots = [Bootstrap(template, replicates=args.bootstrap, seed=args.seed) for _ in names]
@@ -235,7 +219,10 @@ def cmd_compare(args, watch=None) -> int:
     with Progress(sources, args.progress) as progress:
         for src, chunk, keys in _keyed_chunks(sources, args, progress):
             p = np.asarray(chunk.p)
-            batches = [_prepare(b, chunk, p[:, j], keys, src, names[j]) for j, b in enumerate(boots)]
+            batches = []
+            for j, b in enumerate(boots):
+                with told(src, chunk, "binary", p_column=names[j]):
+                    batches.append(b.prepare(chunk.y, p[:, j], sample_weight=chunk.w, key=keys))
             for b, batch in zip(boots, batches):  # both checked before either folds
                 b.fold(batch)
             ys.append(np.asarray(chunk.y))
@@ -260,14 +247,6 @@ def cmd_compare(args, watch=None) -> int:
     compiling = watch.share(compiled_before) if watch else ""
     note(summary(boots[0].n, time.perf_counter() - t0, len(sources), compiling))
     return 0
-
-
-def _prepare(boot, chunk, p, keys, src, column):
-    """``boot.prepare`` of one model's column; a bad value names the file, row and column."""
-    try:
-        return boot.prepare(chunk.y, p, sample_weight=chunk.w, key=keys)
-    except (ValueError, TypeError) as exc:
-        raise translate(exc, src, chunk, "binary", p_column=column) from None
 
 
 #: the scores a comparison reports, in this order (those the template has)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from streammetrics import SettingsMismatchError, StateFileError, load_state
 from streammetrics._protocol.errors import a_an
 from streammetrics.io import InputError, expand_paths, open_source
@@ -116,8 +118,6 @@ def _plain(v):
 
 def read_labels(sources, chunk_rows: int) -> list:
     """``--labels auto``: the sorted distinct values of ``y`` (and of a ``p`` of labels), in a first pass."""
-    import numpy as np
-
     seen: set = set()
     for src in sources:
         for chunk in src.chunks(chunk_rows):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 import tempfile
@@ -20,6 +21,8 @@ import time
 
 import numpy as np
 from numba.core import event
+
+import streammetrics as sm
 
 from .._threads import CORES
 from .common import DEFAULT_MEMORY_BYTES, CommandError, note
@@ -103,10 +106,6 @@ def _weights(rng, frozen):
 
 def _round_trip(acc):
     """``acc`` merged with a copy, reported, saved, loaded twice and merged (as ``merge`` does), pickled."""
-    import pickle
-
-    import streammetrics as sm
-
     twice = acc + acc.copy()
     twice.finalize().to_text()
     with tempfile.TemporaryDirectory(prefix="streammetrics-compile-") as tmp:
@@ -117,8 +116,6 @@ def _round_trip(acc):
 
 
 def _binary(rng, frozen):
-    import streammetrics as sm
-
     y = (rng.random(ROWS) < 0.4).astype(np.int64)
     p = np.clip(0.3 * y + 0.7 * rng.random(ROWS), 0.0, 1.0)
     y, p = _inputs(frozen, y.astype(bool) if frozen else y, p)
@@ -143,8 +140,6 @@ def _binary(rng, frozen):
 
 
 def _binary_slices(rng, frozen):
-    import streammetrics as sm
-
     y = (rng.random(ROWS) < 0.4).astype(np.int64)
     p = rng.random(ROWS)
     keys = rng.integers(0, 8, ROWS)
@@ -159,8 +154,6 @@ def _binary_slices(rng, frozen):
 
 
 def _multiclass(rng, frozen):
-    import streammetrics as sm
-
     k = 3
     y = rng.integers(0, k, ROWS)
     P = rng.random((ROWS, k))
@@ -176,8 +169,6 @@ def _multiclass(rng, frozen):
 
 
 def _multilabel(rng, frozen):
-    import streammetrics as sm
-
     L = 3
     Y = (rng.random((ROWS, L)) < 0.4).astype(np.int64)
     S = rng.random((ROWS, L))
@@ -190,8 +181,6 @@ def _multilabel(rng, frozen):
 
 
 def _regression(rng, frozen):
-    import streammetrics as sm
-
     y, p = _inputs(frozen, rng.normal(size=ROWS), rng.normal(size=ROWS))
     _round_trip(sm.Evaluator(task="regression").update(y, p))
     _round_trip(sm.Evaluator(task="regression").update(y, p, sample_weight=_weights(rng, frozen)))
@@ -199,8 +188,6 @@ def _regression(rng, frozen):
 
 
 def _clustering(rng, frozen):
-    import streammetrics as sm
-
     a, b = _inputs(frozen, rng.integers(0, 4, ROWS), rng.integers(0, 5, ROWS))
     _round_trip(sm.Evaluator(task="clustering").update(a, b))
     sm.adjusted_rand_score(a, b)
@@ -210,8 +197,6 @@ def _clustering(rng, frozen):
 
 
 def _ranking(rng, frozen):
-    import streammetrics as sm
-
     q, rel, s = _inputs(frozen, np.arange(ROWS) // 7, rng.integers(0, 3, ROWS), rng.random(ROWS))
     for grouped in (False, True):
         _round_trip(sm.Evaluator(task="ranking", grouped=grouped).update(q, rel, s))
@@ -271,16 +256,8 @@ def cmd_compile(args, watch=None) -> int:
     shares = _shares(tasks, jobs)
     note(f"compiling the kernels of {', '.join(tasks)} on {len(shares)} process{'es' if len(shares) > 1 else ''}")
     t0 = time.perf_counter()
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _WORKER, json.dumps(share)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for share in shares
-    ]
+    pipes = {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    procs = [subprocess.Popen([sys.executable, "-c", _WORKER, json.dumps(share)], **pipes) for share in shares]
     done, failed = [], []
     try:
         for share, proc in zip(shares, procs):

@@ -291,13 +291,13 @@ def _add_compare(sub, out) -> None:
     cp.add_argument("--p", action="append", metavar="COL", required=True, help=p)
     cp.add_argument("--weight", metavar="COL", help="column of sample weights")
     t = "rows with a score >= T are called positive (default: 0.5)"
-    cp.add_argument("--threshold", type=float, metavar="T", help=t)
+    cp.add_argument("--threshold", type=_finite_float, default=0.5, metavar="T", help=t)
     scores = "'score' for unbounded scores (no log loss or Brier score)"
     cp.add_argument("--scores", choices=("probability", "score"), default="probability", help=scores)
     n = f"bootstrap replicates (default: {COMPARE_REPLICATES})"
     cp.add_argument("--bootstrap", type=_bootstrap, default=COMPARE_REPLICATES, metavar="N", help=n)
     ci = "level of the intervals of the differences (default: 0.95)"
-    cp.add_argument("--ci", type=float, default=0.95, metavar="LEVEL", help=ci)
+    cp.add_argument("--ci", type=_level, default=0.95, metavar="LEVEL", help=ci)
     _key_options(cp)
     _format(cp)
     rows = "rows read at a time (default: 1048576)"

@@ -3,6 +3,8 @@ library's errors told as errors about the file, its column and its row."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from streammetrics import BadShapeError, BadValueError, Evaluator, Sliced
@@ -11,7 +13,7 @@ from streammetrics.io import ColumnSpec, InputError
 from .common import CommandError
 from .ranking import QueryCodes
 
-__all__ = ["columns_of", "make_evaluator", "evaluate_sources", "translate"]
+__all__ = ["columns_of", "make_evaluator", "evaluate_sources", "translate", "told", "chunks_of"]
 
 #: the role of each argument name of ``update`` the library reports: y, p or w
 _ROLE = {"y": "y", "labels_true": "y", "p": "p", "labels_pred": "p", "sample_weight": "w", "by": "by"}
@@ -98,6 +100,28 @@ def translate(exc: Exception, src, chunk, task: str | None = None, p_column=None
     return CommandError(f"{src.path}: {src.where(chunk.start, last)}: {exc}")
 
 
+@contextmanager
+def told(src, chunk, task: str | None = None, p_column=None):
+    """The library's errors about ``chunk`` of ``src`` raised as :func:`translate` words them."""
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        raise translate(exc, src, chunk, task, p_column) from None
+
+
+def chunks_of(src, rows: int, progress):
+    """The chunks of ``src``, ``rows`` rows at a time, the progress bar moved on as
+    they are read; a problem with the file is a :class:`CommandError`."""
+    progress.start(src)
+    try:
+        for chunk in src.chunks(rows):
+            yield chunk
+            progress.update(chunk)
+    except InputError as exc:
+        raise CommandError(str(exc)) from None
+    progress.complete()
+
+
 def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=None, keep_shards: bool = True):
     """Evaluate each source (a shard) into its own Evaluator (:func:`make_evaluator`
     of ``settings``) and merge them in order: ``(total, shards)``.
@@ -118,20 +142,13 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
     try:
         for src in sources:
             ev = make_evaluator(settings)
-            progress.start(src)
-            for chunk in src.chunks(chunk_rows):
-                try:
+            for chunk in chunks_of(src, chunk_rows, progress):
+                with told(src, chunk, settings["task"]):
                     arrays = (chunk.y, chunk.p) if queries is None else (queries(chunk.keys[0]), chunk.y, chunk.p)
-                    if sliced:
-                        ev.update(*arrays, sample_weight=chunk.w, by=_keys(src, chunk, queries is not None))
-                    else:
-                        ev.update(*arrays, sample_weight=chunk.w)
-                except (ValueError, TypeError) as exc:
-                    raise translate(exc, src, chunk, settings["task"]) from None
+                    by = {"by": _keys(src, chunk, queries is not None)} if sliced else {}
+                    ev.update(*arrays, sample_weight=chunk.w, **by)
                 if sample is not None:
                     sample.add(chunk.y, chunk.p)
-                progress.update(chunk)
-            progress.complete()
             if not keep_shards and not done:
                 total = ev
             else:
@@ -143,10 +160,6 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
             if keep_shards:
                 shards.append(ev)
             del ev
-    except InputError as exc:
-        err = CommandError(str(exc))
-        err.partial = (total, done)
-        raise err from None
     except (CommandError, KeyboardInterrupt) as exc:
         exc.partial = (total, done)
         raise

@@ -11,12 +11,12 @@ from collections import deque
 import numpy as np
 
 from streammetrics import Windowed
-from streammetrics.over_time import tables
+from streammetrics._protocol.result import jsonable
 
 from .common import CommandError, note
 from .output import draw, finalize, report, save_state
 from .progress import Progress
-from .shards import make_evaluator, translate
+from .shards import chunks_of, make_evaluator, told
 
 __all__ = ["time_columns", "evaluate_over_time"]
 
@@ -50,16 +50,13 @@ def _batches(args, sources, settings):
     by = len(settings.get("by", ()))
     with Progress(sources, args.progress) as progress:
         for src in sources:
-            progress.start(src)
-            for chunk in src.chunks(args.batch_rows):
+            for chunk in chunks_of(src, args.batch_rows, progress):
                 options = {"sample_weight": chunk.w}
                 if by:
                     options["by"] = tuple(np.asarray(k) for k in chunk.keys[:by])
                 if args.time:
                     options["time"] = _stamps(chunk.keys[by], args.time, src)
                 yield src, chunk, (chunk.y, chunk.p), options
-                progress.update(chunk)
-            progress.complete()
 
 
 def evaluate_over_time(args, settings: dict, sources) -> int:
@@ -78,10 +75,8 @@ def evaluate_over_time(args, settings: dict, sources) -> int:
     except (TypeError, ValueError) as exc:
         raise CommandError(f"--every: {exc}") from None
     for src, chunk, arrays, options in _batches(args, sources, settings):
-        try:
+        with told(src, chunk, settings["task"]):
             acc.update(*arrays, **options)
-        except (ValueError, TypeError) as exc:
-            raise translate(exc, src, chunk, settings["task"]) from None
     if acc.n == 0:
         raise CommandError("the input holds no rows in the kept buckets: nothing to evaluate")
     _emit(acc, args)
@@ -104,15 +99,9 @@ def _emit(acc: Windowed, args) -> None:
         buckets = [dict(zip(t, values)) for values in zip(*t.values())]
         for b in buckets:
             b["start"], b["end"] = _shown(b["start"]), _shown(b["end"])
-        doc = {
-            "every": args.every,
-            "keep": args.keep_buckets,
-            "rows": acc.n,
-            "dropped": acc.dropped,
-            "overall": {h: overall[h] for h in heads},
-            "buckets": buckets,
-        }
-        sys.stdout.write(json.dumps(tables.as_json(doc), indent=2) + "\n")
+        doc = dict(every=args.every, keep=args.keep_buckets, rows=acc.n, dropped=acc.dropped)
+        doc.update(overall={h: overall[h] for h in heads}, buckets=buckets)
+        sys.stdout.write(json.dumps(jsonable(doc), indent=2) + "\n")
         return
     level = f" ({args.ci:.0%} intervals)" if args.ci is not None else ""
     title = f"scores per bucket of {args.every}{level}: {len(t['rows'])} buckets, {acc.n:,} rows"
@@ -147,10 +136,8 @@ def _last_rows(args, settings: dict, sources) -> int:
     held = 0
     check = make_evaluator(settings)
     for src, chunk, arrays, options in _batches(args, sources, settings):
-        try:
+        with told(src, chunk, settings["task"]):
             check.prepare(*arrays, **options)  # (a bad value is told with its file and row now)
-        except (ValueError, TypeError) as exc:
-            raise translate(exc, src, chunk, settings["task"]) from None
         ring.append((arrays, options))
         held += len(arrays[0])
         while held - len(ring[0][0][0]) >= args.window:

@@ -239,11 +239,8 @@ def expand_paths(patterns: list[str]) -> list[str]:
     out: list[str] = []
     for pat in patterns:
         if os.path.isdir(pat):
-            found = sorted(
-                os.path.join(pat, f)
-                for f in os.listdir(pat)
-                if _by_name(f) is not None and os.path.isfile(os.path.join(pat, f))
-            )
+            paths = (os.path.join(pat, name) for name in os.listdir(pat))
+            found = sorted(f for f in paths if _by_name(f) is not None and os.path.isfile(f))
             if not found:
                 kinds = _either([c.shown[0] for c in _READERS])
                 raise InputError(f"{pat}: directory holds no {kinds} file")

@@ -18,6 +18,7 @@ __all__ = ["RetrievalScores"]
 GAINS = ("linear", "exp")
 TIES = ("average", "pessimistic")
 EMPTY = ("zero", "skip")
+_OPTIONS = ("gain", "ties", "empty", "grouped", "per_query")
 _OPEN = ("open_query", "open_relevance", "open_score", "open_weight")
 _NO_ROWS = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
 
@@ -145,12 +146,7 @@ class RetrievalScores(Accumulator):
         Field("open_score", np.float64, (None,), merge="custom", nonneg=False),
         Field("open_weight", np.float64, (None,), merge="custom"),
         Field(
-            "tail",
-            np.int64,
-            (2,),
-            merge="custom",
-            nonneg=False,
-            doc="own stream: 0 not begun, 1 in its first query, 2 later; the query",
+            "tail", np.int64, (2,), merge="custom", nonneg=False, doc="0 not begun, 1 first query, 2 later; the query"
         ),
         Field("table_query", np.int64, (None,), merge="custom", nonneg=False, doc="per-query ids"),
         Field("table_values", np.float64, (None, "n_table"), merge="custom", nonneg=False, doc="their values, weight"),
@@ -164,14 +160,7 @@ class RetrievalScores(Accumulator):
         return self.n_values + 2
 
     def _settings(self):
-        return {
-            "k": list(self.k),
-            "gain": self.gain,
-            "ties": self.ties,
-            "empty": self.empty,
-            "grouped": self.grouped,
-            "per_query": self.per_query,
-        }
+        return {"k": list(self.k), **{name: getattr(self, name) for name in _OPTIONS}}
 
     # ------------------------------------------------------------------ storage
     def _init_state(self) -> None:
@@ -190,11 +179,8 @@ class RetrievalScores(Accumulator):
         self._open = [rows] if rows[0].shape[0] else []
 
     def _open_rows(self):
-        if not self._open:
-            return tuple(a.copy() for a in _NO_ROWS)
-        if len(self._open) == 1:
-            return tuple(a.copy() for a in self._open[0])
-        return tuple(np.concatenate(parts) for parts in zip(*self._open))
+        """The open rows as four new arrays (query, relevance, score, weight)."""
+        return tuple(np.concatenate(parts) for parts in zip(_NO_ROWS, *self._open))
 
     def _merge_state(self, other):
         S.merge_fields(_SUMMED, self._arrays, other)
@@ -305,11 +291,8 @@ class RetrievalScores(Accumulator):
         values = {"k": np.array(self.k, np.int64)}
         for j, name in enumerate(PER_K):
             values["mrr_at_k" if name == "mrr" else name] = per_k[:, j].copy()
-        values["mrr"] = float(means[-2])
-        values["r_precision"] = float(means[-1])
-        values["queries"] = int(st["queries"][0])
-        values["empty_queries"] = int(st["empty"][0])
-        values["n"] = self.n
+        values.update(mrr=float(means[-2]), r_precision=float(means[-1]), queries=int(st["queries"][0]))
+        values.update(empty_queries=int(st["empty"][0]), n=self.n)
         meta = {"weighted": bool(st["weighted"][0]), "empty": self.empty}
         return RetrievalResult("RetrievalScores", values, meta)
 

@@ -236,15 +236,9 @@ class Buckets(TemplateWrapper, Accumulator):
     # ------------------------------------------------------------------ state
     @property
     def _state(self) -> dict:
-        keys = list(self._parts)
         accs = list(self._parts.values())
-        st = {
-            "n": np.array([self.n], np.int64),
-            "seen": np.array([self.seen], np.int64),
-            "dropped": np.array([self._dropped], np.int64),
-            "keys": np.array(keys, np.int64),
-            "rows": np.array([a.n for a in accs], np.int64),
-        }
+        counts = ([self.n], [self.seen], [self._dropped], list(self._parts), [a.n for a in accs])
+        st = {k: np.array(v, np.int64) for k, v in zip(_COUNTS, counts)}
         states = [a.state_dict() for a in accs]
         for e in sorted(set().union(*states)):
             holders = [i for i, s in enumerate(states) if e in s]
@@ -292,9 +286,7 @@ class Buckets(TemplateWrapper, Accumulator):
             empty = np.zeros((0,) * shapes.shape[1], flat.dtype)
             cut = concatenated_parts(k, flat, shapes, of.shape[0], empty, f"{self._each}s")
             cuts[e] = (cut, {int(b): j for j, b in enumerate(of.tolist())})
-        extra = {k[len("b#shape.") :] for k in state if k.startswith("b#shape.")} | {
-            k[len("b#of.") :] for k in state if k.startswith("b#of.")
-        }
+        extra = {k.split(".", 1)[1] for k in state if k.startswith(("b#shape.", "b#of."))}
         if extra - set(cuts):
             raise StateFileError(f"shapes or holders without values: {sorted(extra - set(cuts))[:3]}")
         reserve(g * 4096, f"the file asks for {g} {self._each}s")

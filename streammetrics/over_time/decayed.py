@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._protocol.base import Accumulator, locked
+from .._protocol.base import Accumulator
 from .._protocol.batch import Batch
 from .._protocol.errors import StateFileError, WeightOverflowError
 from .._protocol.inputs import raise_rejected
@@ -100,9 +100,7 @@ class Decayed(TemplateWrapper, Accumulator):
         Field("n", np.int64, (1,)),
         Field("ints", np.int64, ("_size",), doc="counted slots"),
         Field("pairs", np.float64, ("_size", 2), merge="custom", nonneg=False, doc="w g v per slot"),
-        Field(
-            "second", np.float64, ("_squares", 2), merge="custom", nonneg=False, doc="w g v**2 or (w g v)**2 per slot"
-        ),
+        Field("second", np.float64, ("_squares", 2), merge="custom", nonneg=False, doc="w g v**2 or (w g v)**2"),
         Field("clock", np.float64, (2, 2), merge="custom", nonneg=False, doc="origin, latest row (hi, lo)"),
     )
 
@@ -162,15 +160,19 @@ class Decayed(TemplateWrapper, Accumulator):
             status, sums = sum_terms(self._terms, grown, 1, np.zeros(batch.n, np.int64), 0, second=True)
             if status:
                 raise_rejected(batch.inputs, batch.arrays)
-            state["n"][0] += batch.n
-            state["ints"] += sums.ints[0]
-            add_pairs(state["pairs"], sums.pairs[0])
-            if self._squares:
-                add_pairs(state["second"], sums.second[0])
+            self._add(state, batch.n, sums.ints[0], sums.pairs[0], sums.second[0] if self._squares else None)
             if not all(np.isfinite(state[k]).all() for k in ("pairs", "second")):
                 raise WeightOverflowError()
             self._arrays = state
         return self
+
+    def _add(self, state, n: int, ints, pairs, second) -> None:
+        """Add ``n`` rows' totals into ``state``."""
+        state["n"][0] += n
+        state["ints"] += ints
+        add_pairs(state["pairs"], pairs)
+        if self._squares:
+            add_pairs(state["second"], second)
 
     def _ages(self, t, origin):
         """``(t - origin) / half_life``, exactly subtracted for nanoseconds."""
@@ -217,20 +219,9 @@ class Decayed(TemplateWrapper, Accumulator):
         (o1, l1), (o2, l2) = self._clock(mine), self._clock(theirs)
         late, early = (mine, theirs) if o1 >= o2 else (theirs, mine)
         _scale(early, self._powers, float(np.exp2(-self._ages(max(o1, o2), min(o1, o2)))))
-        late["n"] += early["n"]
-        late["ints"] += early["ints"]
-        add_pairs(late["pairs"], early["pairs"])
-        if self._squares:
-            add_pairs(late["second"], early["second"])
+        self._add(late, early["n"][0], early["ints"], early["pairs"], early["second"])
         self._set_clock(late, max(o1, o2), max(l1, l2))
         self._arrays = late
-
-    def merge(self, other):
-        """Fold ``other`` (same settings, ``time=True``) in; return ``self``."""
-        self._check_compatible(other)
-        with locked(self, other):
-            self._merge_state(other.state_dict())
-        return self
 
     def _check_state(self, st) -> None:
         if not (np.isfinite(st["pairs"]).all() and np.isfinite(st["second"]).all() and np.isfinite(st["clock"]).all()):

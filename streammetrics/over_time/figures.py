@@ -3,23 +3,16 @@ off-screen with Agg and its object-oriented API, as :mod:`..report.plots`)."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-from .._protocol.errors import optional
+from ..report import plots
 
 
 def series(curves, score: str, folder, name: str, title: str, xlabel: str, overall=None) -> str:
     """One line per curve ``(label, x, values, lower, upper, flagged)`` with its
     band where ``lower``/``upper`` are given, ``flagged`` points marked, and
     the ``overall`` score as a dashed line; saved as ``folder/name``."""
-    optional("matplotlib", "plot()")
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7.0, 4.2), dpi=110, layout="constrained")
-    FigureCanvasAgg(fig)
+    fig = plots.figure(7.0, 4.2)
     ax = fig.add_subplot()
     for i, (label, x, values, lower, upper, flagged) in enumerate(curves):
         colour = f"C{i}"
@@ -29,23 +22,11 @@ def series(curves, score: str, folder, name: str, title: str, xlabel: str, overa
             ax.fill_between(x, np.asarray(lower, float), np.asarray(upper, float), color=colour, alpha=0.2, lw=0)
         if flagged is not None and np.any(flagged):
             odd = np.asarray(flagged, bool)
-            ax.plot(
-                np.asarray(x)[odd],
-                values[odd],
-                "D",
-                color="C3",
-                ms=6,
-                zorder=3,
-                label="interval leaves out the overall score",
-            )
+            leaves = "interval leaves out the overall score"
+            ax.plot(np.asarray(x)[odd], values[odd], "D", color="C3", ms=6, zorder=3, label=leaves)
     if overall is not None and np.isfinite(overall):
         ax.axhline(overall, color="0.25", lw=1.1, ls="--", label=f"overall = {overall:.4g}")
     if curves and np.asarray(curves[0][1]).dtype.kind == "M":
         fig.autofmt_xdate()
     ax.set(xlabel=xlabel, ylabel=score, title=title)
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="best", fontsize=8)
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, name)
-    fig.savefig(path)
-    return path
+    return plots.finish(fig, ax, folder, name, loc="best", fontsize=8)

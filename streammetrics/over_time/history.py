@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from .._protocol.base import Accumulator
-from .._protocol.result import Result
+from .._protocol.result import Result, jsonable
 from .._protocol.validation import host
 from . import figures, tables
 from .buckets import Buckets
@@ -160,7 +160,7 @@ class History(Buckets):
         (an undefined score is ``null``)."""
         t = self.table(ci)
         rows = [dict(zip(t, values)) for values in zip(*t.values())]
-        return json.dumps(tables.as_json({"steps": rows}))
+        return json.dumps(jsonable({"steps": rows}))
 
     def plot(self, score: str, folder=".", *, others=None, label="train", ci=0.95, name=None, title=None) -> str:
         """A learning curve: ``score`` per step with its interval band (level ``ci``

@@ -12,26 +12,20 @@ from .._protocol.state import Field
 from ..metrics.ranking.accumulator import delong_interval
 from ..metrics.ranking.curves import RankResult
 from ..metrics.ranking.points import Points
-from .rolling_terms import Ring
+from .rolling_terms import Ring, window_fields
 
 #: the largest window: counts below it keep ``2U`` an exact integer in float64
 MAX_WINDOW = 10**8
-
-#: the entries of a saved window (keys: when rows come with keys), its rows oldest first
-FIELDS = (
-    Field("n", np.int64, (1,)),
-    Field("y", np.int8, (None,), merge="custom", doc="each row's label"),
-    Field("s", np.float64, (None,), merge="custom", nonneg=False, doc="each row's score"),
-    Field("weights", np.float64, (None,), merge="custom", doc="each row's weight (1 without)"),
-    Field("weighted", np.uint8, (None,), merge="custom", nonneg=False, doc="whether each row came with a weight"),
-    Field("keys", np.float64, (None,), merge="custom", nonneg=False, doc="each row's key, or none"),
-)
 
 
 class RankWindow(Ring):
     """The last ``window`` rows of an exact RankAUC, their U kept row by row."""
 
-    fields = FIELDS
+    fields = window_fields(
+        Field("y", np.int8, (None,), merge="custom", doc="each row's label"),
+        Field("s", np.float64, (None,), merge="custom", nonneg=False, doc="each row's score"),
+    )
+    columns = ("y", "s", "weights", "weighted")
 
     def __init__(self, template, window: int):
         if window > MAX_WINDOW:
@@ -65,11 +59,11 @@ class RankWindow(Ring):
     def rows_of(self, batch, lo: int) -> dict:
         """Rows ``lo ..`` of a checked batch, as :meth:`export` gives rows."""
         y, s = batch.arrays_for(self.template.inputs)
-        m = batch.n - lo
-        weighted = batch.weights.shape[0] > 0
-        w = batch.weights[lo:] if weighted else np.ones(m)
-        return {"y": y[lo:].astype(np.int8), "s": np.ascontiguousarray(s[lo:], np.float64), "weights": w,
-                "weighted": np.full(m, weighted, np.uint8)}  # fmt: skip
+        return {
+            "y": y[lo:].astype(np.int8),
+            "s": np.ascontiguousarray(s[lo:], np.float64),
+            **self.weights_of(batch, lo),
+        }
 
     # ----------------------------------------------------------------- queries
     def masses(self):
@@ -149,17 +143,10 @@ class RankWindow(Ring):
             "weighted": self.ring_t[j],
         }
 
-    def take(self, rows: dict, idx: np.ndarray) -> None:
-        if idx.shape[0]:
-            self._push(rows["y"][idx], rows["s"][idx], rows["weights"][idx], rows["weighted"][idx])
-
     def check(self, rows: dict, n: int) -> None:
-        y, s, w, flag = rows["y"], rows["s"], rows["weights"], rows["weighted"]
+        y, s = rows["y"], rows["s"]
         if n and ((y < 0).any() or (y > 1).any()):
             raise StateFileError("entry 'y' must hold labels 0 or 1")
         if not np.isfinite(s).all():
             raise StateFileError("entry 's' holds NaN or infinite scores")
-        if n and (flag > 1).any():
-            raise StateFileError("entry 'weighted' must hold 0 or 1")
-        if n and (w[flag == 0] != 1.0).any():
-            raise StateFileError("a row that came without a weight has a weight other than 1")
+        self.check_weights(rows, n)

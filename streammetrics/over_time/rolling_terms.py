@@ -5,20 +5,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.rolling import push_terms, recompute_sums
+from .._kernels.rolling import push_terms
 from .._protocol.errors import StateFileError
 from .._protocol.state import Field
 from .._protocol.terms import Sums
 
-#: the entries of a saved window (keys: when rows come with keys), its rows oldest first
-FIELDS = (
-    Field("n", np.int64, (1,)),
-    Field("slots", np.int32, (None, None), merge="custom", doc="each row's term slots"),
-    Field("values", np.float64, (None, None), merge="custom", nonneg=False, doc="each row's term values"),
-    Field("weights", np.float64, (None,), merge="custom", doc="each row's weight (1 without)"),
-    Field("weighted", np.uint8, (None,), merge="custom", nonneg=False, doc="whether each row came with a weight"),
-    Field("keys", np.float64, (None,), merge="custom", nonneg=False, doc="each row's key, or none"),
-)
+
+def window_fields(*rows: Field) -> tuple:
+    """The entries of a saved window whose rows are ``rows`` (keys: when rows come with keys), oldest first."""
+    return (
+        Field("n", np.int64, (1,)),
+        *rows,
+        Field("weights", np.float64, (None,), merge="custom", doc="each row's weight (1 without)"),
+        Field("weighted", np.uint8, (None,), merge="custom", nonneg=False, doc="whether each row came with a weight"),
+        Field("keys", np.float64, (None,), merge="custom", nonneg=False, doc="each row's key, or none"),
+    )
 
 
 _NO_FLAGS = np.zeros(0, np.uint8)
@@ -44,11 +45,36 @@ class Ring:
         """The ring slots of the rows, oldest first."""
         return (self.head + np.arange(self.n)) % self.window
 
+    @staticmethod
+    def weights_of(batch, lo: int) -> dict:
+        """Rows ``lo ..`` of a batch: their weights (1 without) and whether each came with one."""
+        m = batch.n - lo
+        weighted = batch.weights.shape[0] > 0
+        return {"weights": batch.weights[lo:] if weighted else np.ones(m), "weighted": np.full(m, weighted, np.uint8)}
+
+    def take(self, rows: dict, idx: np.ndarray) -> None:
+        """Push rows ``idx`` of ``rows`` (as :meth:`export` gives them)."""
+        if idx.shape[0]:
+            self._push(*(rows[k][idx] for k in self.columns))
+
+    @staticmethod
+    def check_weights(rows: dict, n: int) -> None:
+        """Refuse flags other than 0 and 1, and a weight other than 1 for a row that came without."""
+        w, flag = rows["weights"], rows["weighted"]
+        if n and (flag > 1).any():
+            raise StateFileError("entry 'weighted' must hold 0 or 1")
+        if n and (w[flag == 0] != 1.0).any():
+            raise StateFileError("a row that came without a weight has a weight other than 1")
+
 
 class TermsWindow(Ring):
     """The last ``window`` rows of a template that declares its row terms."""
 
-    fields = FIELDS
+    fields = window_fields(
+        Field("slots", np.int32, (None, None), merge="custom", doc="each row's term slots"),
+        Field("values", np.float64, (None, None), merge="custom", nonneg=False, doc="each row's term values"),
+    )
+    columns = ("slots", "values", "weights", "weighted")
 
     def __init__(self, template, window: int):
         terms = template.row_terms()
@@ -74,32 +100,26 @@ class TermsWindow(Ring):
             self.ring_w, self.ring_g, self.meta, self.ints, self.rows, self.pairs, self.second,
         )  # fmt: skip
 
+    def _fill(self, batch, lo: int):
+        """``(status, slots, values)``: the terms kernel on rows ``lo ..`` of a batch."""
+        m = batch.n - lo
+        slots, values = np.empty((m, self.terms.width), np.int32), np.empty((m, self.terms.width))
+        return self.terms.fill(batch, lo, slots, values, 0, 0), slots, values
+
     def push(self, batch, lo: int) -> int:
         """Push rows ``lo ..`` of a batch of the template's inputs, checked by the
         terms kernel: its status (0 pushed, else a bad value and nothing changed)."""
-        m = batch.n - lo
-        slots = np.empty((m, self.terms.width), np.int32)
-        values = np.empty((m, self.terms.width))
-        status = self.terms.fill(batch, lo, slots, values, 0, 0)
+        status, slots, values = self._fill(batch, lo)
         if not status:
             self._push(slots, values, batch.weights[lo:], _NO_FLAGS)
         return status
 
-    def _terms(self, batch, lo: int):
-        m = batch.n - lo
-        slots = np.empty((m, self.terms.width), np.int32)
-        values = np.empty((m, self.terms.width))
-        if self.terms.fill(batch, lo, slots, values, 0, 0):  # (the batch was checked: cannot happen)
-            raise ValueError("a row of the batch gives no terms")
-        return slots, values
-
     def rows_of(self, batch, lo: int) -> dict:
         """Rows ``lo ..`` of a checked batch, as :meth:`export` gives rows."""
-        slots, values = self._terms(batch, lo)
-        m = batch.n - lo
-        weighted = batch.weights.shape[0] > 0
-        w = batch.weights[lo:] if weighted else np.ones(m)
-        return {"slots": slots, "values": values, "weights": w, "weighted": np.full(m, weighted, np.uint8)}
+        status, slots, values = self._fill(batch, lo)
+        if status:  # (the batch was checked: cannot happen)
+            raise ValueError("a row of the batch gives no terms")
+        return {"slots": slots, "values": values, **self.weights_of(batch, lo)}
 
     def accumulator(self):
         """The template holding the window's rows (its sums added, by group)."""
@@ -115,12 +135,6 @@ class TermsWindow(Ring):
         second = self.second[g : g + 1].copy() if summed and self.second.shape[0] else None
         return Sums(self.ints[g : g + 1].copy(), pairs, second, self.rows[g : g + 1].copy(), bool(g))
 
-    def recompute(self) -> None:
-        recompute_sums(
-            self.counted, self.powers, self.summed, self.ring_s, self.ring_v, self.ring_w, self.ring_g,
-            self.meta, self.ints, self.rows, self.pairs, self.second,
-        )  # fmt: skip
-
     # ------------------------------------------------------------ rows as arrays
     def export(self) -> dict:
         """The window's rows, oldest first: their terms, weights and whether each came with one."""
@@ -132,15 +146,10 @@ class TermsWindow(Ring):
             "weighted": self.ring_g[j],
         }
 
-    def take(self, rows: dict, idx: np.ndarray) -> None:
-        """Push rows ``idx`` of ``rows`` (as :meth:`export` gives them)."""
-        if idx.shape[0]:
-            self._push(rows["slots"][idx], rows["values"][idx], rows["weights"][idx], rows["weighted"][idx])
-
     def check(self, rows: dict, n: int) -> None:
         """Refuse rows (untrusted, of the declared dtypes and lengths) no row of the template gives."""
         t = self.terms
-        slots, values, w, flag = rows["slots"], rows["values"], rows["weights"], rows["weighted"]
+        slots, values = rows["slots"], rows["values"]
         if slots.shape != (n, t.width) or values.shape != (n, t.width):
             raise StateFileError(f"entries 'slots' and 'values' must be {n} x {t.width}")
         if n and ((slots < 0).any() or (slots >= t.size).any()):
@@ -149,7 +158,4 @@ class TermsWindow(Ring):
             raise StateFileError("a row of entry 'slots' is not counted as exactly one row")
         if not np.isfinite(values).all():
             raise StateFileError("entry 'values' holds NaN or infinite values")
-        if n and (flag > 1).any():
-            raise StateFileError("entry 'weighted' must hold 0 or 1")
-        if n and (w[flag == 0] != 1.0).any():
-            raise StateFileError("a row that came without a weight has a weight other than 1")
+        self.check_weights(rows, n)

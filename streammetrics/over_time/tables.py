@@ -60,18 +60,3 @@ def frame(table: dict):
     """A pandas DataFrame of ``table`` (pandas is needed)."""
     pd = optional("pandas", "to_frame()")
     return pd.DataFrame(table)
-
-
-def as_json(value):
-    """``value`` with numpy scalars, datetimes and NaN made JSON's."""
-    if isinstance(value, dict):
-        return {k: as_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [as_json(v) for v in value]
-    if isinstance(value, np.datetime64):
-        return str(value)
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return None if not math.isfinite(value) else float(value)
-    return value

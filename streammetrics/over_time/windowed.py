@@ -175,7 +175,8 @@ class Windowed(Buckets):
         lo, hi = (t.get(f"{score}_ci_lower"), t.get(f"{score}_ci_upper")) if ci is not None else (None, None)
         flagged = [score in d for d in t["differs"]] if "differs" in t else None
         overall = float(self.finalize()[score])
-        curve = (f"{score} per bucket", _midpoints(t["start"], t["end"]), t[score], lo, hi, flagged)
+        mid = [s + (e - s) / 2 for s, e in zip(t["start"], t["end"])]
+        curve = (f"{score} per bucket", mid, t[score], lo, hi, flagged)
         what = f"every {self.every}" + (f", {ci:.0%} intervals" if ci is not None else "")
         label = "time" if self.time else "row"
         return figures.series([curve], score, folder, name, title or f"{score} per bucket ({what})", label, overall)
@@ -184,7 +185,3 @@ class Windowed(Buckets):
         return (
             f"Windowed({self._inner()}, every={self.every!r}, keep={self.keep}): n={self.n} buckets={len(self.parts())}"
         )
-
-
-def _midpoints(start: list, end: list) -> list:
-    return [s + (e - s) / 2 for s, e in zip(start, end)]

@@ -13,6 +13,7 @@ from .._protocol.errors import optional
 
 __all__ = ["roc", "pr", "figure_label", "class_roc", "class_pr", "confusion", "regression", "reliability"]
 __all__ += ["threshold_curves", "slice_scores", "MAX_CLASS_CURVES", "MAX_CURVE_POINTS", "gain_lift", "at_k"]
+__all__ += ["figure", "save", "finish"]
 
 #: Curves with more points are thinned for drawing (the scores are unaffected).
 MAX_CURVE_POINTS = 4000
@@ -20,8 +21,14 @@ MAX_CURVE_POINTS = 4000
 #: Per-class figures draw the curves of at most this many classes (the first).
 MAX_CLASS_CURVES = 20
 
+#: the axes of ROC and of precision-recall curves
+_ROC_AXES = {"xlim": (0, 1), "ylim": (0, 1.01), "aspect": "equal", "xlabel": "false positive rate (1 - specificity)"}
+_ROC_AXES["ylabel"] = "true positive rate (recall)"
+_PR_AXES = {"xlim": (0, 1), "ylim": (0, 1.01), "xlabel": "recall", "ylabel": "precision"}
 
-def _figure(width=6.0, height=5.0):
+
+def figure(width=6.0, height=5.0):
+    """A matplotlib figure drawn off-screen (Agg), of ``width`` x ``height`` inches."""
     optional("matplotlib", "plot()")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -31,18 +38,19 @@ def _figure(width=6.0, height=5.0):
     return fig
 
 
-def _save(fig, folder: str, name: str) -> str:
+def save(fig, folder: str, name: str) -> str:
+    """Save ``fig`` as ``folder/name`` (the folder made if missing); its path."""
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, name)
     fig.savefig(path)
     return path
 
 
-def _finish(fig, ax, folder: str, name: str, **legend) -> str:
+def finish(fig, ax, folder: str, name: str, **legend) -> str:
     """Grid and legend on ``ax``; the figure saved into ``folder`` as ``name``."""
     ax.grid(True, alpha=0.3)
     ax.legend(**legend)
-    return _save(fig, folder, name)
+    return save(fig, folder, name)
 
 
 def _thin(*arrays: np.ndarray, limit: int = MAX_CURVE_POINTS):
@@ -87,7 +95,7 @@ def roc(fpr, tpr, auc, lower, upper, n_pos, n_neg, folder, marks=(), exact=None,
     ``(fpr, tpr, label)`` operating points; ``band``: a pointwise band ``(fpr,
     tpr_lower, tpr_upper, level)``; ``interval``: the AUC's ``(lower, upper, level)``."""
     fpr, tpr = _thin(np.asarray(fpr, float), np.asarray(tpr, float))
-    fig = _figure()
+    fig = figure()
     ax = fig.add_subplot()
     label = "ROC, " + figure_label("AUC", auc, lower, upper, exact)
     if interval is not None:
@@ -96,15 +104,8 @@ def roc(fpr, tpr, auc, lower, upper, n_pos, n_neg, folder, marks=(), exact=None,
     ax.plot(fpr, tpr, color="C0", lw=2, label=label, drawstyle="default")
     ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance, AUC = 0.5")
     _marks(ax, marks)
-    ax.set(
-        xlim=(0, 1),
-        ylim=(0, 1.01),
-        aspect="equal",
-        xlabel="false positive rate (1 - specificity)",
-        ylabel="true positive rate (recall)",
-        title=f"ROC curve ({_count(n_pos)} positives, {_count(n_neg)} negatives)",
-    )
-    return _finish(fig, ax, folder, "roc.png", loc="lower right")
+    ax.set(**_ROC_AXES, title=f"ROC curve ({_count(n_pos)} positives, {_count(n_neg)} negatives)")
+    return finish(fig, ax, folder, "roc.png", loc="lower right")
 
 
 def pr(precision, recall, average_precision, n_pos, n_neg, folder, marks=(), bounds=None, exact=None, band=None) -> str:
@@ -112,7 +113,7 @@ def pr(precision, recall, average_precision, n_pos, n_neg, folder, marks=(), bou
     and the chance level; ``marks``, ``exact`` and ``band`` as for :func:`roc`."""
     precision, recall = _thin(np.asarray(precision, float), np.asarray(recall, float))
     prevalence = float(n_pos) / max(float(n_pos) + float(n_neg), 1e-300)
-    fig = _figure()
+    fig = figure()
     ax = fig.add_subplot()
     _band(ax, band, "C1", "the precision")
     lower, upper = bounds if bounds is not None else (average_precision, average_precision)
@@ -120,15 +121,15 @@ def pr(precision, recall, average_precision, n_pos, n_neg, folder, marks=(), bou
     ax.plot(recall, precision, color="C1", lw=2, drawstyle="steps-post", label=label)
     ax.axhline(prevalence, color="0.6", lw=1, ls="--", label=f"chance (prevalence) = {prevalence:.4f}")
     _marks(ax, marks)
-    ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="recall", ylabel="precision", title="Precision-recall curve")
-    return _finish(fig, ax, folder, "pr.png", loc="lower left")
+    ax.set(**_PR_AXES, title="Precision-recall curve")
+    return finish(fig, ax, folder, "pr.png", loc="lower left")
 
 
 def _class_curves(curves, total: int, folder: str, roc: bool) -> str:
     """One-vs-rest curves in one figure, one per class (``(name, x-or-y arrays, value)``)."""
     from matplotlib import colormaps
 
-    fig = _figure(7.0, 6.0)
+    fig = figure(7.0, 6.0)
     ax = fig.add_subplot()
     cmap = colormaps["tab10" if len(curves) <= 10 else "tab20"]
     for i, (name, a, b, value) in enumerate(curves):
@@ -140,19 +141,10 @@ def _class_curves(curves, total: int, folder: str, roc: bool) -> str:
     shown = "" if len(curves) >= total else f"\n(the first {len(curves)} of {total} classes drawn)"
     if roc:
         ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance, AUC = 0.5")
-        ax.set(
-            aspect="equal",
-            xlabel="false positive rate (1 - specificity)",
-            ylabel="true positive rate (recall)",
-            title="ROC curves, each class against the rest" + shown,
-        )
-    else:
-        ax.set(
-            xlabel="recall", ylabel="precision", title="Precision-recall curves, each class against the rest" + shown
-        )
-    ax.set(xlim=(0, 1), ylim=(0, 1.01))
+    what = "ROC curves" if roc else "Precision-recall curves"
+    ax.set(**(_ROC_AXES if roc else _PR_AXES), title=f"{what}, each class against the rest{shown}")
     name, loc = ("roc_per_class.png", "lower right") if roc else ("pr_per_class.png", "lower left")
-    return _finish(fig, ax, folder, name, loc=loc, fontsize=8 if len(curves) <= 10 else 6)
+    return finish(fig, ax, folder, name, loc=loc, fontsize=8 if len(curves) <= 10 else 6)
 
 
 def class_roc(curves, total: int, folder: str) -> str:
@@ -177,7 +169,7 @@ def threshold_curves(thresholds, precision, recall, f1, marks, folder: str) -> s
     """Precision, recall and F1 against the threshold (highest threshold first);
     ``marks`` are ``(threshold, label)`` vertical lines."""
     t, p, r, f = _thin(*(np.asarray(a, float) for a in (thresholds, precision, recall, f1)))
-    fig = _figure(7.0, 4.5)
+    fig = figure(7.0, 4.5)
     ax = fig.add_subplot()
     ax.plot(t, p, color="C1", lw=2, drawstyle="steps-post", label="precision")
     ax.plot(t, r, color="C0", lw=2, drawstyle="steps-post", label="recall")
@@ -190,7 +182,7 @@ def threshold_curves(thresholds, precision, recall, f1, marks, folder: str) -> s
         ylabel="rate",
         title="Precision, recall and F1 by threshold",
     )
-    return _finish(fig, ax, folder, "threshold.png", loc="best")
+    return finish(fig, ax, folder, "threshold.png", loc="best")
 
 
 def gain_lift(fraction, gains, n_pos, n_neg, folder: str) -> str:
@@ -198,7 +190,7 @@ def gain_lift(fraction, gains, n_pos, n_neg, folder: str) -> str:
     the rows called positive."""
     x, g = _thin(np.asarray(fraction, float), np.asarray(gains, float))
     prevalence = float(n_pos) / max(float(n_pos) + float(n_neg), 1e-300)
-    fig = _figure(6.0, 7.0)
+    fig = figure(6.0, 7.0)
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
     top.plot(x, g, color="C0", lw=2, label="model")
     top.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance")
@@ -211,7 +203,7 @@ def gain_lift(fraction, gains, n_pos, n_neg, folder: str) -> str:
     bottom.axhline(1.0, color="0.6", lw=1, ls="--")
     bottom.set(xlabel="share of the rows called positive (highest scores first)", ylabel="lift")
     bottom.grid(True, alpha=0.3)
-    return _save(fig, folder, "gain.png")
+    return save(fig, folder, "gain.png")
 
 
 def reliability(
@@ -222,7 +214,7 @@ def reliability(
     edges = np.asarray(edges, float)
     counts = np.asarray(counts)
     held = counts > 0
-    fig = _figure(6.0, 6.5)
+    fig = figure(6.0, 6.5)
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
     top.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="perfectly calibrated")
     x, y = np.asarray(mean_predicted)[held], np.asarray(fraction_positive)[held]
@@ -232,7 +224,7 @@ def reliability(
     top.legend(loc="upper left")
     bottom.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color="C0", alpha=0.6)
     bottom.set(xlabel="predicted probability", ylabel="rows")
-    return _save(fig, folder, name)
+    return save(fig, folder, name)
 
 
 def confusion(matrix: np.ndarray, folder: str, title: str, headline: str, labels=None) -> str:
@@ -242,7 +234,7 @@ def confusion(matrix: np.ndarray, folder: str, title: str, headline: str, labels
     rows = m.sum(axis=1, keepdims=True)
     share = m / np.where(rows == 0, 1, rows)
     size = min(max(4.5, 0.5 * k + 2.5), 14.0)
-    fig = _figure(size + 1.2, size)
+    fig = figure(size + 1.2, size)
     ax = fig.add_subplot()
     im = ax.imshow(share, cmap="Blues", vmin=0, vmax=1, interpolation="nearest")
     cbar = fig.colorbar(im, ax=ax, shrink=0.8)
@@ -260,12 +252,12 @@ def confusion(matrix: np.ndarray, folder: str, title: str, headline: str, labels
                 label = f"{text}\n{share[i, j]:.1%}"
                 ax.text(j, i, label, ha="center", va="center", fontsize=9 if k <= 6 else 7, color=colour)
     ax.set(xlabel="predicted class", ylabel="actual class", title=f"{title}\n{headline}")
-    return _save(fig, folder, "confusion.png")
+    return save(fig, folder, "confusion.png")
 
 
 def regression(y: np.ndarray, p: np.ndarray, report, folder: str, total: int) -> str:
     """Predicted vs actual, and residuals vs predicted, from a sample of pairs."""
-    fig = _figure(11, 5)
+    fig = figure(11, 5)
     ax1, ax2 = fig.subplots(1, 2)
     n = y.shape[0]
     alpha = 0.5 if n < 2000 else 0.2 if n < 10000 else 0.1
@@ -281,7 +273,7 @@ def regression(y: np.ndarray, p: np.ndarray, report, folder: str, total: int) ->
     ax2.scatter(p, y - p, s=4, alpha=alpha, color="C2", edgecolors="none", rasterized=True)
     ax2.axhline(0, color="C3", lw=1.5, label=f"zero;  MAE = {report['mae']:.4g}")
     ax2.set(xlabel="predicted p", ylabel="residual y - p", title="Residuals vs predicted")
-    return _finish(fig, ax2, folder, "regression.png", loc="upper left")
+    return finish(fig, ax2, folder, "regression.png", loc="upper left")
 
 
 def slice_scores(labels, values, lower, upper, flagged, overall, score, rows, folder, title, note, name="slices.png"):
@@ -289,7 +281,7 @@ def slice_scores(labels, values, lower, upper, flagged, overall, score, rows, fo
     ``upper``, the ``flagged`` slices (their interval leaves out the ``overall``
     score, a vertical line) in another colour, ``rows`` as sizes, ``note`` below."""
     k = len(labels)
-    fig = _figure(7.0, max(2.5, 1.2 + 0.28 * k))
+    fig = figure(7.0, max(2.5, 1.2 + 0.28 * k))
     ax = fig.add_subplot()
     y = np.arange(k)[::-1].astype(float)
     values = np.asarray(values, float)
@@ -315,12 +307,12 @@ def slice_scores(labels, values, lower, upper, flagged, overall, score, rows, fo
     ax.legend(loc="best", fontsize=8)
     if note:
         fig.text(0.01, 0.005, note, fontsize=8, color="0.35", ha="left", va="bottom")
-    return _save(fig, folder, name)
+    return save(fig, folder, name)
 
 
 def at_k(ks, scores: dict, queries: int, folder: str) -> str:
     """Ranking scores (name -> one value per cut-off) against the cut-off ``ks``."""
-    fig = _figure(7.0, 4.5)
+    fig = figure(7.0, 4.5)
     ax = fig.add_subplot()
     for i, (name, values) in enumerate(scores.items()):
         ax.plot(ks, values, color=f"C{i}", lw=2, marker="o", label=name)
@@ -328,4 +320,4 @@ def at_k(ks, scores: dict, queries: int, folder: str) -> str:
     ax.set_title(f"Ranking scores at k ({_count(queries)} queries)")
     if len(ks) > 1 and ks[-1] / ks[0] > 20:
         ax.set_xscale("log")
-    return _finish(fig, ax, folder, "ranking_at_k.png", loc="best")
+    return finish(fig, ax, folder, "ranking_at_k.png", loc="best")

@@ -60,14 +60,7 @@ class EvaluationReport(Result):
                 names[member][k] = key
         super().__init__("EvaluationReport", values)
         order = list(order) if order is not None else list(parts)
-        own = {
-            "_parts": dict(parts),
-            "_settings": dict(settings),
-            "_order": order,
-            "_describe": describe,
-            "_names": names,
-        }
-        for k, v in own.items():
+        for k, v in zip(self.__slots__, (dict(parts), dict(settings), order, describe, names)):
             object.__setattr__(self, k, v)
 
     def __reduce__(self):
