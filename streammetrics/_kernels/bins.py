@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
-from .keys import SIGN, TOP, ZERO, key_of
+from ._jit import inline, kernel
+from .keys import TOP, ZERO, bits_of, key_of
 
 _ONE = np.uint64(1)
 
@@ -33,134 +33,116 @@ def _first_at_least(keys, a, b, x):
     return a
 
 
-def _bit_lengths(x):
-    """The bit length of each uint64 of ``x``."""
-    n = np.zeros(x.shape, np.int64)
-    for step in (32, 16, 8, 4, 2, 1):
-        high = (x >> np.uint64(step)) != 0
-        x = np.where(high, x >> np.uint64(step), x)
-        n += step * high
-    return n + (x != 0)
+@kernel
+def _bit_length(x):
+    n = 0
+    for s in (32, 16, 8, 4, 2, 1):
+        if x >> np.uint64(s):
+            x >>= np.uint64(s)
+            n += s
+    if x:
+        n += 1
+    return n
 
 
-def _key_at(keys, at, ok, fill):
-    """``keys[at]`` where ``ok``, else ``fill``."""
-    if keys.shape[0] == 0:
-        return np.full(at.shape, fill, np.uint64)
-    return np.where(ok, keys[np.minimum(at, keys.shape[0] - 1)], fill)  # -1 reads the last: not ok
-
-
-def group_cells(kp, kn, pre_p, pre_n, budget, mass_cap, cuts):
-    """``(bounds, edges)``: the row ranges ``(pos start, pos end, neg start, neg end)`` of the groups of sorted keys
-    ``kp``, ``kn`` and each group's score range. Pieces cut at ``cuts`` are split along dyadic cells, largest
-    first, down to a single score or a cell clear of other pieces within ``budget`` (``pos * neg``) and
-    ``mass_cap`` (``pos + neg``); masses from the prefix sums ``pre_p``, ``pre_n`` (counts when ``None``).
-    """
-    n1, n0 = kp.shape[0], kn.shape[0]
-    ends_p = np.concatenate(([0], np.searchsorted(kp, cuts), [n1]))
-    ends_n = np.concatenate(([0], np.searchsorted(kn, cuts), [n0]))
-    live = (ends_p[1:] > ends_p[:-1]) | (ends_n[1:] > ends_n[:-1])
-    a1, b1, a0, b0 = ends_p[:-1][live], ends_p[1:][live], ends_n[:-1][live], ends_n[1:][live]
-    # each piece's nearest rows outside it: a cell holding one of them is split further
-    below = np.maximum(_key_at(kp, a1 - 1, a1 > 0, ZERO), _key_at(kn, a0 - 1, a0 > 0, ZERO))
-    none_below = (a1 == 0) & (a0 == 0)
-    above = np.minimum(_key_at(kp, b1, b1 < n1, TOP), _key_at(kn, b0, b0 < n0, TOP))
-    none_above = (b1 == n1) & (b0 == n0)
-    first = np.minimum(_key_at(kp, a1, a1 < b1, TOP), _key_at(kn, a0, a0 < b0, TOP))
-    last = np.maximum(_key_at(kp, b1 - 1, a1 < b1, ZERO), _key_at(kn, b0 - 1, a0 < b0, ZERO))
-    lev = _bit_lengths(first ^ last)
-    shift = np.minimum(lev, 63).astype(np.uint64)
-    base = np.where(lev == 64, ZERO, (first >> shift) << shift)
-    # the cells to decide: rows a1:b1 of kp and a0:b0 of kn, level, piece, first key
-    cells = np.stack((a1, b1, a0, b0, lev, np.arange(a1.shape[0]), base.view(np.int64)))
-    found, groups = [], []
-    while cells.shape[1]:
-        a1, b1, a0, b0, lev, piece = cells[:6]
-        base = cells[6].view(np.uint64)
-        has_p, has_n = a1 < b1, a0 < b0
-        lo_k = np.minimum(_key_at(kp, a1, has_p, TOP), _key_at(kn, a0, has_n, TOP))
-        hi_k = np.maximum(_key_at(kp, b1 - 1, has_p, ZERO), _key_at(kn, b0 - 1, has_n, ZERO))
-        clean = (none_below[piece] | (below[piece] < base)) & (
-            none_above[piece] | ((lev < 64) & (above[piece] - base >= _ONE << np.minimum(lev, 63).astype(np.uint64)))
-        )
-        if pre_p is None:
-            p, q = (b1 - a1).astype(np.float64), (b0 - a0).astype(np.float64)
-        else:
-            p, q = _masses(pre_p, a1, b1), _masses(pre_n, a0, b0)
-        with np.errstate(over="ignore", invalid="ignore"):  # weights near 1e308: as a kernel's floats
-            emit = (lo_k == hi_k) | (clean & ~((p * q > budget) | (p + q > mass_cap)))
-        found.append(np.stack((lo_k[emit], hi_k[emit])).view(np.int64))
-        groups.append(cells[:4, emit])
-        upper = cells[:, ~emit]
-        upper[4] -= 1  # both halves a level down
-        mid = upper[6].view(np.uint64) + (_ONE << upper[4].astype(np.uint64))
-        c1 = np.minimum(np.maximum(np.searchsorted(kp, mid), upper[0]), upper[1])
-        c0 = np.minimum(np.maximum(np.searchsorted(kn, mid), upper[2]), upper[3])
-        lower = upper.copy()
-        lower[1], lower[3] = c1, c0
-        upper[0], upper[2], upper[6] = c1, c0, mid.view(np.int64)
-        cells = np.concatenate((lower, upper), axis=1)
-        cells = cells[:, (cells[0] < cells[1]) | (cells[2] < cells[3])]
-    keys = np.concatenate(found, axis=1).view(np.uint64)
-    order = np.argsort(keys[0], kind="stable")
-    return np.ascontiguousarray(np.concatenate(groups, axis=1)[:, order]), _scores(keys[:, order])
-
-
-def _scores(keys):
-    """The float64 scores of keys (the inverse of :func:`~.keys.key_of`)."""
-    return np.where((keys & SIGN) != 0, keys ^ SIGN, ~keys).view(np.float64)
-
-
-def _masses(pre, a, b):
-    """The masses of rows ``a:b`` from the inclusive prefix sums ``pre``."""
-    if pre.shape[0] == 0:
-        return np.zeros(a.shape)
-    end = pre[np.maximum(b - 1, 0)]
-    start = np.where(a > 0, pre[np.maximum(a - 1, 0)], 0.0)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.where(b > a, end - start, 0.0)
+@inline
+def _group_sums(kp, vp, kn, vn, weighted, i, bp, an, bn):
+    """``(positive mass, negative mass, own 2U)`` of the group of rows ``i:bp`` of ``kp`` and ``an:bn`` of ``kn``."""
+    below = 0.0
+    k2 = 0.0
+    sp = 0.0
+    j = an
+    while i < bp:
+        k = kp[i]
+        c = 0.0
+        while i < bp and kp[i] == k:
+            c += vp[i] if weighted else 1.0
+            i += 1
+        while j < bn and kn[j] < k:
+            below += vn[j] if weighted else 1.0
+            j += 1
+        e = j
+        eq = 0.0
+        while e < bn and kn[e] == k:
+            eq += vn[e] if weighted else 1.0
+            e += 1
+        k2 += c * (2.0 * below + eq)
+        sp += c
+    sn = float(bn - an)
+    if weighted:
+        sn = 0.0
+        for r in range(an, bn):
+            sn += vn[r]
+    return sp, sn, k2
 
 
 @kernel
-def group_items(kp, vp, kn, vn, weighted, bounds):
-    """The masses of the groups ``bounds`` and ``cw``: row 0 each group's own ``2U``."""
-    g = bounds.shape[1]
-    ab = np.empty((2, g), np.float64)
-    cw = np.zeros((2, g), np.float64)
-    for t in range(g):
-        bp = bounds[1, t]
-        an = bounds[2, t]
-        bn = bounds[3, t]
-        below = 0.0
-        k2 = 0.0
-        sp = 0.0
-        j = an
-        i = bounds[0, t]
-        while i < bp:
-            k = kp[i]
-            c = 0.0
-            while i < bp and kp[i] == k:
-                c += vp[i] if weighted else 1.0
-                i += 1
-            while j < bn and kn[j] < k:
-                below += vn[j] if weighted else 1.0
-                j += 1
-            e = j
-            eq = 0.0
-            while e < bn and kn[e] == k:
-                eq += vn[e] if weighted else 1.0
-                e += 1
-            k2 += c * (2.0 * below + eq)
-            sp += c
-        sn = float(bn - an)
-        if weighted:
-            sn = 0.0
-            for r in range(an, bn):
-                sn += vn[r]
-        ab[0, t] = sp
-        ab[1, t] = sn
-        cw[0, t] = k2
-    return ab, cw
+def group_rows(kp, vp, kn, vn, pre_p, pre_n, weighted, budget, mass_cap, cuts, bits, sums):
+    """Write the groups of sorted keys ``kp``, ``kn`` as items: each one's score range as float64 bits into ``bits``
+    (rows lo, hi), its masses and own ``2U`` into ``sums``; returns their number, or -1 when they do not fit.
+
+    Pieces cut at ``cuts`` are split along dyadic cells, largest first, down to a single score or a cell clear of
+    other pieces within ``budget`` (``pos * neg``) and ``mass_cap`` (``pos + neg``). ``weighted``: the rows weigh
+    ``vp``, ``vn``, with inclusive prefix sums ``pre_p``, ``pre_n``; else one each.
+    """
+    n1 = kp.shape[0]
+    n0 = kn.shape[0]
+    cells = np.empty((5, 132), np.int64)  # a depth-first stack: rows of kp, rows of kn, level
+    bases = np.empty(132, np.uint64)  # each cell's first key
+    g = 0
+    a1 = 0
+    a0 = 0
+    for c in range(cuts.shape[0] + 1):
+        last_piece = c == cuts.shape[0]
+        b1 = n1 if last_piece else _first_at_least(kp, a1, n1, cuts[c])
+        b0 = n0 if last_piece else _first_at_least(kn, a0, n0, cuts[c])
+        if a1 == b1 and a0 == b0:
+            continue
+        # the piece's nearest rows outside it: a cell holding one of them is split further
+        below = max(kp[a1 - 1] if a1 > 0 else ZERO, kn[a0 - 1] if a0 > 0 else ZERO)
+        above = min(kp[b1] if b1 < n1 else TOP, kn[b0] if b0 < n0 else TOP)
+        none_below = a1 == 0 and a0 == 0
+        none_above = b1 == n1 and b0 == n0
+        first = min(kp[a1] if a1 < b1 else TOP, kn[a0] if a0 < b0 else TOP)
+        lev = _bit_length(first ^ max(kp[b1 - 1] if a1 < b1 else ZERO, kn[b0 - 1] if a0 < b0 else ZERO))
+        cells[0, 0], cells[1, 0], cells[2, 0], cells[3, 0], cells[4, 0] = a1, b1, a0, b0, lev
+        bases[0] = ZERO if lev == 64 else (first >> np.uint64(lev)) << np.uint64(lev)
+        depth = 1
+        while depth > 0:
+            depth -= 1
+            i1, j1, i0, j0, lev = cells[0, depth], cells[1, depth], cells[2, depth], cells[3, depth], cells[4, depth]
+            base = bases[depth]
+            lo_k = min(kp[i1] if i1 < j1 else TOP, kn[i0] if i0 < j0 else TOP)
+            hi_k = max(kp[j1 - 1] if i1 < j1 else ZERO, kn[j0 - 1] if i0 < j0 else ZERO)
+            clean = (none_below or below < base) and (
+                none_above or (lev < 64 and above - base >= _ONE << np.uint64(lev))
+            )
+            if weighted:
+                p = pre_p[j1 - 1] - (pre_p[i1 - 1] if i1 > 0 else 0.0) if i1 < j1 else 0.0
+                q = pre_n[j0 - 1] - (pre_n[i0 - 1] if i0 > 0 else 0.0) if i0 < j0 else 0.0
+            else:
+                p = float(j1 - i1)
+                q = float(j0 - i0)
+            if lo_k == hi_k or (clean and not (p * q > budget or p + q > mass_cap)):
+                if g == bits.shape[1]:
+                    return -1
+                bits[0, g] = bits_of(lo_k)
+                bits[1, g] = bits_of(hi_k)
+                sums[0, g], sums[1, g], sums[2, g] = _group_sums(kp, vp, kn, vn, weighted, i1, j1, i0, j0)
+                g += 1
+                continue
+            mid = base + (_ONE << np.uint64(lev - 1))  # both halves a level down, the lower one first
+            c1 = _first_at_least(kp, i1, j1, mid)
+            c0 = _first_at_least(kn, i0, j0, mid)
+            for x1, y1, x0, y0, at in ((c1, j1, c0, j0, mid), (i1, c1, i0, c0, base)):
+                if x1 < y1 or x0 < y0:
+                    cells[0, depth], cells[1, depth], cells[2, depth], cells[3, depth] = x1, y1, x0, y0
+                    cells[4, depth] = lev - 1
+                    bases[depth] = at
+                    depth += 1
+        a1 = b1
+        a0 = b0
+    return g
 
 
 @kernel
@@ -255,18 +237,6 @@ def sweep(lo, hi, ab, cw):
     """``(k2, unknown)`` of all the items: see :func:`_sweep`."""
     m = lo.shape[0]
     return _sweep(lo, hi, ab, cw, np.arange(m), m, np.empty(m, np.int64))
-
-
-@kernel
-def _bit_length(x):
-    n = 0
-    for s in (32, 16, 8, 4, 2, 1):
-        if x >> np.uint64(s):
-            x >>= np.uint64(s)
-            n += s
-    if x:
-        n += 1
-    return n
 
 
 @kernel

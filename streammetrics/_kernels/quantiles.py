@@ -8,8 +8,6 @@ from ._jit import kernel
 from .compensated import BLOCK, add
 from .keys import bits_of, key_of
 
-__all__ = ["error_values", "pinball_total", "cumulative_walk", "next_with_mass", "bucket_edges"]
-
 
 @kernel
 def error_values(y, p, absolute, out):

@@ -15,20 +15,6 @@ from .._protocol.result import safe
 from .._protocol.validation import as_1d
 from .._threads import CORES
 
-__all__ = [
-    "DEFAULT_GRID",
-    "MAX_GRID",
-    "RankRows",
-    "band_grid",
-    "check_int",
-    "check_rank_rows",
-    "pool",
-    "ranked_member",
-    "read_curve",
-    "replica_template",
-    "workers",
-]
-
 #: the rates (ROC) or recalls (PR) a band is read at, unless told: 0, 0.01, ..., 1
 DEFAULT_GRID = 101
 #: the most points a band's grid may have

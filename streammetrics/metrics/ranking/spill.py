@@ -60,12 +60,17 @@ def parse_memory(value) -> int | None:
     return nbytes
 
 
+def _unlink(paths: set, path: str) -> None:
+    """Remove the file ``path`` and forget it."""
+    tempfiles.unlink(path)
+    paths.discard(path)
+
+
 def _unlink_all(paths: set, pid: int) -> None:
     """Remove the files (a forked child leaves its parent's files alone)."""
     if os.getpid() == pid:
         for p in list(paths):
-            tempfiles.unlink(p)
-            paths.discard(p)
+            _unlink(paths, p)
 
 
 def _record(dtype) -> np.dtype:
@@ -147,14 +152,12 @@ class SpillStore:
             yield
         except BaseException:
             for p in self.paths - before:
-                tempfiles.unlink(p)
-                self.paths.discard(p)
+                _unlink(self.paths, p)
             raise
         finally:
             doomed, self._doomed = self._doomed, None
         for p in doomed:
-            tempfiles.unlink(p)
-            self.paths.discard(p)
+            _unlink(self.paths, p)
 
     def write(self, scores, ab) -> DiskRun:
         """Write one in-memory run to a new file."""
@@ -184,8 +187,7 @@ class SpillStore:
         if self._doomed is not None:
             self._doomed.append(run.path)
         else:
-            tempfiles.unlink(run.path)
-            self.paths.discard(run.path)
+            _unlink(self.paths, run.path)
 
     def close(self) -> None:
         """Remove every file of this store (in the process that wrote them)."""
@@ -253,8 +255,7 @@ class _RunWriter:
         except OSError:
             pass  # the file goes anyway
         finally:
-            tempfiles.unlink(self.path)
-            self.store.paths.discard(self.path)
+            _unlink(self.store.paths, self.path)
 
 
 def _record_chunks(run: DiskRun, chunk: int):
