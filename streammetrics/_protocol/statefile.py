@@ -116,11 +116,6 @@ def _members(class_name: str, settings: dict, arrays: dict[str, np.ndarray]) -> 
 _TEMP_SUFFIX = ".smtmp"
 
 
-def _temp_prefix(base: str) -> str:
-    """The start of the temporary files' names of saves to ``base``."""
-    return tempfiles.prefix(f".{base}.")
-
-
 def _about(exc: OSError, path: str) -> OSError:
     """``exc`` naming the user's ``path`` rather than the temporary file."""
     return type(exc)(exc.errno, exc.strerror or str(exc), path)
