@@ -284,13 +284,17 @@ class Evaluator(Accumulator):
         names = [k for k, m in self._members.items() if not m.takes_weights]
         return NoWeightsError(f"member {names[0]!r}")
 
-    def prepare(self, *arrays, sample_weight=None) -> Batch:
-        """Convert and check one batch for every member: a :class:`~streammetrics.Batch`."""
+    def _checked_call(self, arrays, sample_weight) -> Plan:
+        """The plan for ``arrays``; ``TypeError`` for another number of arrays or weights none takes."""
         if len(arrays) != len(self._names):
             raise TypeError(f"expected {len(self._names)} arrays ({', '.join(self._names)}), got {len(arrays)}")
         if sample_weight is not None and not self.takes_weights:
             raise self._weights_error()
-        return prepare(self._plan_for(arrays).inputs, arrays, sample_weight)
+        return self._plan_for(arrays)
+
+    def prepare(self, *arrays, sample_weight=None) -> Batch:
+        """Convert and check one batch for every member: a :class:`~streammetrics.Batch`."""
+        return prepare(self._checked_call(arrays, sample_weight).inputs, arrays, sample_weight)
 
     def fold(self, batch: Batch):
         """Fold a prepared batch into every member whose inputs it covers; return ``self``."""
@@ -333,14 +337,10 @@ class Evaluator(Accumulator):
             arrays = arrays_by_name(self.inputs, arrays, named, self)
         if len(self._names) == 2 and len(arrays) == 3 and sample_weight is None:
             *arrays, sample_weight = arrays  # update(y, p, w): the weights third, as ever
-        if len(arrays) != len(self._names):
-            raise TypeError(f"expected {len(self._names)} arrays ({', '.join(self._names)}), got {len(arrays)}")
         arrays = tuple(arrays)
-        plan = self._plan_for(arrays)
+        plan = self._checked_call(arrays, sample_weight)
         if plan.lead is None or len(self._names) != 2:
             return self.fold(self.prepare(*arrays, sample_weight=sample_weight))
-        if sample_weight is not None and not self.takes_weights:
-            raise self._weights_error()
         converted, w, n = convert(plan.inputs, arrays, sample_weight)
         if not n:
             return self
@@ -486,19 +486,15 @@ class Evaluator(Accumulator):
             # members count at most the evaluator's rows: bounding its count bounds theirs
             self._check_room(other.n, "merging")
             self._merge_check(other)
-            self._merge_members(other)
+            for name, m in self._members.items():
+                m.merge(other.members[name])
+            self._n += other.n
         return self
 
     def _merge_check(self, other):
         theirs = other.members
         for name, m in self._members.items():
             m.check_merge(theirs[name])
-
-    def _merge_members(self, other):
-        theirs = other.members
-        for name, m in self._members.items():
-            m.merge(theirs[name])
-        self._n += other.n
 
     def _clone(self):  # called under the lock (copy)
         # settings shared (a Sliced Evaluator copies one per slice: no checks again); plans
