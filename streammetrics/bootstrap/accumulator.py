@@ -97,6 +97,16 @@ def _exact_bounds(result) -> set:
     return out
 
 
+def interval(draws, level: float) -> tuple[float, float]:
+    """The percentile interval at ``level`` of ``draws`` (NaN ones left out); NaN
+    bounds without a draw."""
+    d = np.asarray(draws, np.float64)
+    d = d[~np.isnan(d)]
+    if not d.size:
+        return math.nan, math.nan
+    return float(np.quantile(d, (1.0 - level) / 2.0)), float(np.quantile(d, (1.0 + level) / 2.0))
+
+
 class Bootstrap(TemplateWrapper, Accumulator):
     """Percentile bootstrap intervals for any accumulator that takes sample weights.
 
@@ -481,16 +491,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
 
     def _compute(self, ci: float = 0.95) -> Result:
         point, scores, reps = self._replicate_scores()
-        draws = {k: [] for k in scores}
-        used = 0
-        for rep in reps:
-            if rep is None:
-                continue
-            used += 1
-            for k, v in rep.items():
-                if not math.isnan(v):
-                    draws[k].append(v)
-        lo_q, hi_q = (1.0 - ci) / 2.0, (1.0 + ci) / 2.0
+        used = [rep for rep in reps if rep is not None]
         values: dict[str, Any] = {}
         exact = _exact_bounds(point)
         for k, v in point.items():
@@ -498,15 +499,8 @@ class Bootstrap(TemplateWrapper, Accumulator):
                 continue  # an exact state's bounds repeat its value
             values[k] = v
             if k in scores:
-                d = np.array(draws[k], np.float64)
-                if d.size:
-                    values[f"{k}_ci_lower"] = float(np.quantile(d, lo_q))
-                    values[f"{k}_ci_upper"] = float(np.quantile(d, hi_q))
-                else:
-                    values[f"{k}_ci_lower"] = values[f"{k}_ci_upper"] = math.nan
-        values["replicates"] = self.replicates
-        values["replicates_used"] = used
-        values["ci"] = ci
+                values[f"{k}_ci_lower"], values[f"{k}_ci_upper"] = interval([r[k] for r in used if k in r], ci)
+        values.update(replicates=self.replicates, replicates_used=len(used), ci=ci)
         return Result("Bootstrap", values, meta=dict(point.meta))
 
     def finalize(self, ci=0.95) -> Result:
