@@ -339,6 +339,27 @@ def checked_entries(state, expected: set, what: str) -> int:
     return int(n[0])
 
 
+def loaded(acc, state: dict, what: str):
+    """``acc`` holding ``state``, checked as untrusted; a refusal is a
+    :class:`StateFileError` naming ``what`` (``"slice 'uk'"``)."""
+    try:
+        return acc.load_state_dict(state)
+    except ValueError as exc:
+        raise StateFileError(f"{what}: {exc}") from None
+
+
+def parts_of(state: dict, prefix: str, fields: dict, count: int, one_shape: bool = False) -> dict:
+    """``{field: (flat, shapes, starts)}``: the entries ``<prefix>.<field>`` and
+    ``<prefix>.<field>#shape`` of ``count`` parts, checked by :func:`concatenated_parts`
+    (``fields`` maps each field to its empty array)."""
+    return {
+        k: concatenated_parts(
+            f"{prefix}.{k}", state[f"{prefix}.{k}"], state[f"{prefix}.{k}#shape"], count, e, prefix, one_shape
+        )
+        for k, e in fields.items()
+    }
+
+
 def concatenated(arrays: list, empty: np.ndarray) -> tuple:
     """``(flat, shapes)``: ``arrays`` (of ``empty``'s dtype and rank) flattened and
     concatenated, and their shapes (``len x ndim``), as :func:`concatenated_parts` reads them."""

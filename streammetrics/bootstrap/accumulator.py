@@ -14,7 +14,7 @@ from .._protocol.base import Accumulator, check_ci, locked
 from .._protocol.errors import NoObservationsError, StateFileError, WeightOverflowError
 from .._protocol.inputs import Batch, raise_rejected
 from .._protocol.result import Result
-from .._protocol.state import checked_entries, concatenated, concatenated_parts, part_of, reserve
+from .._protocol.state import checked_entries, concatenated, loaded, part_of, parts_of, reserve
 from .._protocol.terms import Sums
 from .._protocol.validation import as_1d, to_numpy
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
@@ -410,26 +410,14 @@ class Bootstrap(TemplateWrapper, Accumulator):
         if self._ranked is not None:
             expected |= set(RankRows.FIELDS)
         rows = checked_entries(state, expected, f"a Bootstrap of {type(self._template).__name__}")
-        point = self._template.copy()
-        try:
-            point.load_state_dict({k: state[f"point.{k}"] for k in fields})
-        except ValueError as exc:
-            raise StateFileError(f"point: {exc}") from None
+        point = loaded(self._template.copy(), {k: state[f"point.{k}"] for k in fields}, "point")
         if point.n != rows:
             raise StateFileError(f"the point estimate counts {point.n} rows, the bootstrap {rows}")
         R = self.replicates if self._replica_template is not None else 0
-        cuts = {}
-        for k, empty in self._replica_fields.items():
-            cuts[k] = concatenated_parts(
-                f"replicates.{k}", state[f"replicates.{k}"], state[f"replicates.{k}#shape"], R, empty, "replicates"
-            )
+        cuts = parts_of(state, "replicates", self._replica_fields, R)
         replicas = []
         for r in range(R):
-            acc = self._replica_template.copy()
-            try:
-                acc.load_state_dict(part_of(cuts, r))
-            except ValueError as exc:
-                raise StateFileError(f"replicate {r}: {exc}") from None
+            acc = loaded(self._replica_template.copy(), part_of(cuts, r), f"replicate {r}")
             if acc.n != rows:
                 raise StateFileError(f"replicate {r} counts {acc.n} rows, the bootstrap {rows}")
             replicas.append(acc)

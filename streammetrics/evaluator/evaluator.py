@@ -22,6 +22,7 @@ from .._protocol.errors import NoWeightsError, StateFileError
 from .._protocol.inputs import Batch, convert, prepare, raise_rejected
 from .._protocol.keywords import arrays_by_name
 from .._protocol.result import Result
+from .._protocol.state import loaded
 from .._protocol.terms import RowTerms
 from ..report.report import EvaluationReport
 from .plans import Plan, make_plans
@@ -460,19 +461,15 @@ class Evaluator(Accumulator):
         n = state["n"]
         if not isinstance(n, np.ndarray) or n.dtype != np.int64 or n.shape != (1,) or n[0] < 0:
             raise StateFileError("entry 'n' must be one non-negative int64")
-        loaded = {}
+        fresh = {}
         for name, sub in self._split(state).items():
-            m = self._members[name].copy().reset()
-            try:
-                m.load_state_dict(sub)
-            except ValueError as exc:
-                raise StateFileError(f"member {name!r}: {exc}") from None
+            m = loaded(self._members[name].copy().reset(), sub, f"member {name!r}")
             bad = m.n != n[0] if self._required(name) else m.n > n[0]
             if bad:
                 raise StateFileError(f"member {name!r} counts {m.n} rows but the evaluator {n[0]}")
-            loaded[name] = m
+            fresh[name] = m
         with self._guard:
-            self._members.update(loaded)
+            self._members.update(fresh)
             self._n = int(n[0])
             self._plans = make_plans(self._members, self._names, self._inputs)
         return self

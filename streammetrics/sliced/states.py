@@ -18,7 +18,7 @@ import numpy as np
 
 from .._kernels import compensated
 from .._protocol.errors import StateFileError
-from .._protocol.state import checked_entries, concatenated_parts, count_total, part_of, reserve, screen_fields
+from .._protocol.state import checked_entries, count_total, loaded, part_of, parts_of, reserve, screen_fields
 from . import keys as K
 
 KEYS = "keys"
@@ -142,26 +142,13 @@ def parse(state, template, fields: dict, max_slices: int, tables: bool) -> Parse
         if len({K.public(k) for k in keys}) != len(keys):
             raise StateFileError("two slice keys are equal as Python keys (True and 1)")
         key_of = lambda i: K.public(keys[i])  # noqa: E731
-    overall = template.copy()
-    try:
-        overall.load_state_dict({k: state[f"overall.{k}"] for k in fields})
-    except ValueError as exc:
-        raise StateFileError(f"overall: {exc}") from None
+    overall = loaded(template.copy(), {k: state[f"overall.{k}"] for k in fields}, "overall")
     g = len(keys)
-    cuts = {
-        k: concatenated_parts(
-            f"slices.{k}", state[f"slices.{k}"], state[f"slices.{k}#shape"], g, empty, "slices", one_shape=True
-        )
-        for k, empty in fields.items()
-    }
+    cuts = parts_of(state, "slices", fields, g, one_shape=True)
 
     def slice_acc(i):
         """Slice ``i``'s accumulator, its state checked on its own."""
-        acc = template.copy()
-        try:
-            acc.load_state_dict(part_of(cuts, i))
-        except ValueError as exc:
-            raise StateFileError(f"slice {key_of(i)!r}: {exc}") from None
+        acc = loaded(template.copy(), part_of(cuts, i), f"slice {key_of(i)!r}")
         if acc.n == 0:
             raise StateFileError(f"slice {key_of(i)!r} holds no rows")
         return acc
