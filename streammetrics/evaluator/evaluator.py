@@ -223,10 +223,7 @@ class Evaluator(Accumulator):
         }
         self._inputs = None
         self._names = ("y", "p") if arity == {2} else tuple(i.name for i in next(iter(members.values())).inputs)
-        heads = []
-        for m in members.values():
-            heads.extend(h for h in m.headline if h not in heads)
-        self.headline = tuple(heads[:2])
+        self.headline = tuple(dict.fromkeys(h for m in members.values() for h in m.headline))[:2]
 
     @classmethod
     def _from_settings(cls, settings: dict[str, Any]):

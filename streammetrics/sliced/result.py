@@ -385,12 +385,9 @@ class SlicedResult(Result):
         else:
             self._check_score("sort must be 'n', 'key' or a score of the slices", sort)
             values = [_sort_value(None if r is None else r[sort]) for r in self._slices.values()]
-        up = bool(ascending) if ascending is not None else False
-        defined = [i for i, v in enumerate(values) if not math.isnan(v)]
-        undefined = [i for i, v in enumerate(values) if math.isnan(v)]
-        # a stable sort on the value keeps key order among ties
-        defined.sort(key=lambda i: values[i] if up else -values[i])
-        return [keys[i] for i in defined + undefined]
+        sign = 1.0 if ascending else -1.0
+        # undefined last; a stable sort keeps key order among ties
+        return [keys[i] for i in sorted(range(len(keys)), key=lambda i: (math.isnan(values[i]), sign * values[i]))]
 
     # --------------------------------------------------------------- rendering
     def _level(self) -> str:
