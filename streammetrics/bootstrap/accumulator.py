@@ -314,39 +314,26 @@ class Bootstrap(TemplateWrapper, Accumulator):
             return
         chunk = max(1, min(n, MAX_WEIGHT_BLOCK // (8 * R)))
         block = np.empty((R, chunk), np.float64)
-        count = workers(R, n)
-        groups = np.array_split(np.arange(R), count)
+        groups = [g for g in np.array_split(np.arange(R), workers(R, n)) if g.size]
         for lo in range(0, n, chunk):
             hi = min(n, lo + chunk)
-            m = hi - lo
-            whole = lo == 0 and hi == n
-            arrays = tb.arrays if whole else tuple(a[lo:hi] for a in tb.arrays)
-            part = _Chunk(
-                tb.inputs,
-                arrays,
-                tb.weights[lo:hi] if tb.weighted else tb.weights,
-                keys[lo:hi] if keys.shape[0] else keys,
-                self._rows + lo,
-                m,
-                block if m == chunk else block[:, :m],
-            )
-            if count == 1:
-                self._fold_group(part, 0, R, rest)
+            arrays = tb.arrays if hi - lo == n else [a[lo:hi] for a in tb.arrays]
+            part = Batch(tb.inputs, arrays, tb.weights[lo:hi] if tb.weighted else tb.weights, hi - lo)
+            args = (part, keys[lo:hi] if keys.shape[0] else keys, self._rows + lo, block[:, : hi - lo], rest)
+            if len(groups) == 1:
+                self._fold_group(*args, 0, R)
             else:  # replicates are independent and the kernels release the GIL
-                jobs = [
-                    pool(count).submit(self._fold_group, part, int(g[0]), int(g[-1]) + 1, rest)
-                    for g in groups
-                    if g.size
-                ]
+                jobs = [pool(len(groups)).submit(self._fold_group, *args, int(g[0]), int(g[-1]) + 1) for g in groups]
                 for job in jobs:
                     job.result()
 
-    def _fold_group(self, part: _Chunk, r0: int, r1: int, rest: bool = False) -> None:
-        """Draw the weights of replicates ``r0..r1-1`` for one chunk and fold it into them."""
-        out = part.block[r0:r1]
-        poisson_weights(np.uint64(self.seed), part.keys, part.first, r0, part.w, out, POISSON1_CUTS)
+    def _fold_group(self, part: Batch, keys, first: int, block, rest: bool, r0: int, r1: int) -> None:
+        """Draw into ``block`` the weights of replicates ``r0..r1-1`` for the rows of
+        ``part`` (keyed ``keys``, or by position from ``first``) and fold them in."""
+        out = block[r0:r1]
+        poisson_weights(np.uint64(self.seed), keys, first, r0, part.weights, out, POISSON1_CUTS)
         for r in range(r0, r1):
-            b = Batch(part.inputs, part.arrays, out[r - r0], part.m)
+            b = Batch(part.inputs, part.arrays, out[r - r0], part.n)
             if rest:
                 self._replicas[r].fold_rest(b)
             else:
@@ -595,7 +582,3 @@ def _linear_terms(template):
     (replicate by replicate)."""
     terms = None if template is None else template.row_terms()
     return terms if terms is not None and terms.size <= MAX_SLOTS else None
-
-
-#: rows ``first..first+m-1`` of a batch and the block their replicate weights fill
-_Chunk = namedtuple("_Chunk", "inputs arrays w keys first m block")
