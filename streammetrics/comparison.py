@@ -22,6 +22,7 @@ from ._protocol.inputs import Finite, Labels01, prepare
 from ._protocol.result import Result, fmt_number
 from ._protocol.validation import as_1d
 from .bootstrap import Bootstrap
+from .bootstrap.accumulator import interval
 
 __all__ = ["compare", "paired_delong"]
 
@@ -129,7 +130,6 @@ def compare(a: Bootstrap, b: Bootstrap, ci: float = 0.95) -> ComparisonResult:
     nb, pb, _, rb = b.replicate_scores()
     if na != nb:
         raise ValueError(f"a holds {na} rows and b {nb}: a paired comparison needs the same rows")
-    lo_q, hi_q = (1.0 - level) / 2.0, (1.0 + level) / 2.0
     pairs = [(x, y) for x, y in zip(ra, rb) if x is not None and y is not None]
     values: dict = {}
     for k in scores:
@@ -137,9 +137,10 @@ def compare(a: Bootstrap, b: Bootstrap, ci: float = 0.95) -> ComparisonResult:
         values[f"{k}_a"], values[f"{k}_b"] = va, vb
         values[f"{k}_diff"] = va - vb
         d = np.array([x[k] - y[k] for x, y in pairs if k in x and k in y], np.float64)
+        lower, upper = interval(d, level)
         d = d[~np.isnan(d)]
-        lower, upper, p = (np.quantile(d, lo_q), np.quantile(d, hi_q), _p_two_sided(d)) if d.size else (math.nan,) * 3
-        values.update({f"{k}_diff_ci_lower": float(lower), f"{k}_diff_ci_upper": float(upper), f"{k}_p_value": p})
+        p = _p_two_sided(d) if d.size else math.nan
+        values.update({f"{k}_diff_ci_lower": lower, f"{k}_diff_ci_upper": upper, f"{k}_p_value": p})
     values.update(n=na, replicates=a.replicates, replicates_used=len(pairs), ci=level)
     return ComparisonResult("Comparison", values, meta={"method": "paired keyed Poisson bootstrap"})
 

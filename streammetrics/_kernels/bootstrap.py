@@ -117,6 +117,15 @@ def _draw_pairs(h, q0, nq, sc, uu, kk):
                 kk[r] += np.int32(u >= sc[j])
 
 
+@inline_ir
+def _replicates(seed, r0, R, cuts):
+    """``(h, q0, nq, off, sc)`` of replicates ``r0 .. r0 + R - 1``: the seed's hash,
+    their pairs ``q0 .. q0 + nq - 1`` (replicate ``r0 + r`` is entry ``r + off``
+    of a draw) and the signed cuts."""
+    q0 = r0 // 2
+    return _seed_hash(seed), q0, (r0 + R + 1) // 2 - q0, r0 - 2 * q0, _signed_cuts(cuts)
+
+
 # The kernels below each set up their own scratch for :func:`_draw_pairs`: made
 # in a helper and returned, the two arrays are no longer known to be distinct.
 
@@ -133,11 +142,7 @@ def poisson_weights(seed, keys, first, r0, w, out, cuts):
     R, m = out.shape
     keyed = keys.shape[0] > 0
     weighted = w.shape[0] > 0
-    s = _seed_hash(seed)
-    q0 = r0 // 2
-    nq = (r0 + R + 1) // 2 - q0
-    off = r0 - 2 * q0
-    sc = _signed_cuts(cuts)
+    s, q0, nq, off, sc = _replicates(seed, r0, R, cuts)
     uu = np.empty(2 * nq, np.int32)
     kk = np.empty(2 * nq, np.int32)
     for i in range(m):
@@ -161,11 +166,7 @@ def replicate_sums(seed, keys, first, r0, w, slots, vals, out, cuts):
     m, P = slots.shape
     keyed = keys.shape[0] > 0
     weighted = w.shape[0] > 0
-    s = _seed_hash(seed)
-    q0 = r0 // 2
-    nq = (r0 + R + 1) // 2 - q0
-    off = r0 - 2 * q0
-    sc = _signed_cuts(cuts)
+    s, q0, nq, off, sc = _replicates(seed, r0, R, cuts)
     uu = np.empty(2 * nq, np.int32)
     kk = np.empty(2 * nq, np.int32)
     kf = np.empty(R, np.float64)
@@ -279,11 +280,7 @@ def replicate_ranks(seed, keys, r0, w, s, y, out, cuts, xs, roc, prc):
     R = out.shape[0]
     m = s.shape[0]
     weighted = w.shape[0] > 0
-    h0 = _seed_hash(seed)
-    q0 = r0 // 2
-    nq = (r0 + R + 1) // 2 - q0
-    off = r0 - 2 * q0
-    sc = _signed_cuts(cuts)
+    h0, q0, nq, off, sc = _replicates(seed, r0, R, cuts)
     uu = np.empty(2 * nq, np.int32)
     kk = np.empty(2 * nq, np.int32)
     # one shape of float allocation, filled here (each of np.zeros and of a

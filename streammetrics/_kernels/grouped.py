@@ -22,7 +22,6 @@ __all__ = [
     "table_codes",
     "group_order",
     "group_scatter",
-    "group_scatter2",
     "key_range",
     "hash_codes",
     "rank_codes",
@@ -100,18 +99,6 @@ def group_scatter(a, local, starts, out):
         j = local[i]
         out[pos[j]] = a[i]
         pos[j] += 1
-
-
-@kernel
-def group_scatter2(a, b, local, starts, out_a, out_b):
-    """:func:`group_scatter` of two 1-D arrays of the same rows in one pass."""
-    pos = starts.copy()
-    for i in range(a.shape[0]):
-        j = local[i]
-        k = pos[j]
-        out_a[k] = a[i]
-        out_b[k] = b[i]
-        pos[j] = k + 1
 
 
 @kernel

@@ -103,24 +103,21 @@ class BadValueError(ValueError):
             text += f" ({self.hint})"
         return f"{self.context}: {text}" if self.context else text
 
+    def _args(self) -> tuple:
+        return self.argument, self.index, self.value, self.problem, self.relation, self.context, self.hint
+
     def hinted(self, hint: str) -> BadValueError:
         """The same error with ``hint``."""
-        return BadValueError(
-            self.argument, self.index, self.value, self.problem, relation=self.relation, context=self.context, hint=hint
-        )
+        return _rebuild_bad_value(*self._args()[:-1], hint)
 
     def shifted(self, offset: int, context: str | None = None) -> BadValueError:
         """The same error ``offset`` rows further on (a batch cut out of a larger whole)."""
         index = (self.index[0] + offset, *self.index[1:]) if isinstance(self.index, tuple) else self.index + offset
-        return BadValueError(
-            self.argument, index, self.value, self.problem, relation=self.relation, context=context, hint=self.hint
-        )
+        argument, _, value, problem, relation, _, hint = self._args()
+        return _rebuild_bad_value(argument, index, value, problem, relation, context, hint)
 
     def __reduce__(self):
-        return (
-            _rebuild_bad_value,
-            (self.argument, self.index, self.value, self.problem, self.relation, self.context, self.hint),
-        )
+        return (_rebuild_bad_value, self._args())
 
 
 def _rebuild_bad_value(argument, index, value, problem, relation, context, hint=None):

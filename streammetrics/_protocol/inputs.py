@@ -426,19 +426,47 @@ class ClassLabels(Input):
         return codes
 
 
-class ClassProbabilities(Input):
+class _Matrix(Input):
+    """An n x k matrix, one column per class or label (``k=None``: any number of columns)."""
+
+    #: the domain's kind, what the matrix holds, what one column holds, what a column stands for
+    kind, of, noun, per, count = "", "", "", "class", "n_classes"
+
+    def __init__(self, name: str, k: int | None):
+        super().__init__(name)
+        self.k = None if k is None else int(k)
+        self.domain = (self.kind, self.k)
+
+    def takes_form(self, x) -> bool:
+        # (one column of K > 1 classes: the classes themselves, not a matrix of them)
+        return ndim_of(x) == 2 and not (self.per == "class" and (self.k or 0) > 1 and one_column(x))
+
+    def matrix(self, x) -> np.ndarray:
+        """``x`` as a numeric n x k matrix (dtype not yet normalised)."""
+        name, k = self.name, self.k
+        arr = x if _ready(x, np.float64, 2) else as_numbers(to_numpy(x, name, f"an n x {k or 'K'} matrix"), name)
+        if arr.ndim != 2:
+            raise BadShapeError(f"{name} must be an n x {k or 'K'} matrix of {self.of}, got shape {arr.shape}", name)
+        if k is None and arr.shape[1] < 1:
+            raise BadShapeError(f"{name} must have at least one column of {self.of}", name)
+        if k is not None and arr.shape[1] != k:
+            raise BadShapeError(
+                f"{name} has {arr.shape[1]} columns but {self.count} is {k}: a matrix {name} must hold "
+                f"one column of {self.noun} per {self.per}",
+                name,
+            )
+        return arr
+
+
+class ClassProbabilities(_Matrix):
     """An n x k matrix of class probabilities: entries in [0, 1], rows summing to 1.
 
     A consumer declaring class codes (``ClassIndices``/``ClassLabels`` of the
     same k) reads the row-wise argmax: the predicted class.
     """
 
-    what = "class probabilities"
-
-    def __init__(self, name: str, k: int):
-        super().__init__(name)
-        self.k = int(k)
-        self.domain = ("class_probabilities", self.k)
+    what = of = "class probabilities"
+    kind, noun = "class_probabilities", "probabilities"
 
     def covers(self, need):
         return need.domain in (self.domain, ("classes", self.k), ("class_scores", self.k))
@@ -453,24 +481,8 @@ class ClassProbabilities(Input):
             return out
         return arr
 
-    def takes_form(self, x) -> bool:
-        # (one column of K > 1 classes: the classes themselves, not probabilities)
-        return ndim_of(x) == 2 and not (self.k > 1 and one_column(x))
-
     def convert(self, x):
-        arr = as_numbers(to_numpy(x, self.name), self.name)
-        if arr.ndim != 2:
-            raise BadShapeError(
-                f"{self.name} must be an n x {self.k} matrix of class probabilities, got shape {arr.shape}", self.name
-            )
-        arr = np.ascontiguousarray(arr, dtype=np.float64)
-        if arr.shape[1] != self.k:
-            raise BadShapeError(
-                f"{self.name} has {arr.shape[1]} columns but n_classes is {self.k}: a matrix "
-                f"{self.name} must hold one column of probabilities per class",
-                self.name,
-            )
-        return arr
+        return np.ascontiguousarray(self.matrix(x), dtype=np.float64)
 
     def check(self, arr):
         check_probability_rows(arr, self.name)
@@ -496,7 +508,7 @@ def check_probability_rows(arr: np.ndarray, name: str, pair: bool = False) -> No
         )
 
 
-class ClassScores(Input):
+class ClassScores(_Matrix):
     """An n x k matrix of finite real scores, one column per class
     (probabilities, logits, decision values); rows need not sum to 1.
 
@@ -505,35 +517,11 @@ class ClassScores(Input):
     With ``k=None`` any number of columns (at least one) is taken.
     """
 
-    what = "class scores"
-
-    def __init__(self, name: str, k: int | None):
-        super().__init__(name)
-        self.k = None if k is None else int(k)
-        self.domain = ("class_scores", self.k)
-
-    def takes_form(self, x) -> bool:
-        return ndim_of(x) == 2 and not ((self.k or 0) > 1 and one_column(x))
+    what = of = "class scores"
+    kind, noun = "class_scores", "scores"
 
     def convert(self, x):
-        if _ready(x, np.float64, 2):
-            arr = x
-        else:
-            arr = as_numbers(to_numpy(x, self.name), self.name)
-        if arr.ndim != 2:
-            raise BadShapeError(
-                f"{self.name} must be an n x {self.k or 'K'} matrix of class scores, got shape {arr.shape}", self.name
-            )
-        if self.k is None:
-            if arr.shape[1] < 1:
-                raise BadShapeError(f"{self.name} must have at least one column of class scores", self.name)
-        elif arr.shape[1] != self.k:
-            raise BadShapeError(
-                f"{self.name} has {arr.shape[1]} columns but n_classes is {self.k}: a matrix "
-                f"{self.name} must hold one column of scores per class",
-                self.name,
-            )
-        return np.ascontiguousarray(arr, dtype=np.float64)
+        return np.ascontiguousarray(self.matrix(x), dtype=np.float64)
 
     def check(self, arr):
         _check_cells(self.name, arr, C.first_nonfinite(arr.reshape(-1)), "scores must be finite")
@@ -581,21 +569,7 @@ def first_not01_matrix(m: np.ndarray) -> int:
     return int(np.argmax(np.ascontiguousarray(m).reshape(-1).view(np.uint8) > 1))
 
 
-def _label_matrix(x, name: str, k: int, what: str) -> np.ndarray:
-    """``x`` as a numeric n x k matrix (dtype not yet normalised)."""
-    arr = as_numbers(to_numpy(x, name, f"an n x {k} matrix"), name)
-    if arr.ndim != 2:
-        raise BadShapeError(f"{name} must be an n x {k} matrix of {what}, got shape {arr.shape}", name)
-    if arr.shape[1] != k:
-        raise BadShapeError(
-            f"{name} has {arr.shape[1]} columns but n_labels is {k}: a matrix {name} must hold "
-            f"one column of {what} per label",
-            name,
-        )
-    return arr
-
-
-class LabelMatrix(Input):
+class LabelMatrix(_Matrix):
     """An n x L 0/1 matrix, one column per label (bool, int, or float holding
     exactly 0.0/1.0), read as ``uint8`` (``int8`` stays ``int8``).
 
@@ -606,26 +580,12 @@ class LabelMatrix(Input):
     """
 
     what = "0/1 label matrix"
-
-    def __init__(self, name: str, k: int):
-        super().__init__(name)
-        self.k = int(k)
-        self.domain = ("label_matrix", self.k)
-
-    def takes_form(self, x) -> bool:
-        return ndim_of(x) == 2
+    kind, of, noun, per, count = "label_matrix", "0/1 labels", "0/1 labels", "label", "n_labels"
 
     def convert(self, x):
-        if (
-            type(x) is np.ndarray
-            and x.ndim == 2
-            and x.dtype.itemsize == 1
-            and x.dtype.kind in "iu"
-            and x.shape[1] == self.k
-            and x.flags.c_contiguous
-        ):
+        if type(x) is np.ndarray and x.dtype.itemsize == 1 and x.dtype.kind in "iu" and _ready(x, x.dtype, 2, self.k):
             return x
-        arr = _label_matrix(x, self.name, self.k, "0/1 labels")
+        arr = self.matrix(x)
         kind, size = arr.dtype.kind, arr.dtype.itemsize
         if kind == "b" or (kind == "u" and size == 1):
             return np.ascontiguousarray(arr).view(np.uint8)
@@ -635,37 +595,28 @@ class LabelMatrix(Input):
             bad = (arr != 0) & (arr != 1)
         if bad.any():
             i, j = (int(v) for v in np.argwhere(bad)[0])
-            raise BadValueError(self.name, (i, j), arr[i, j], self._problem(arr[i, j]))
+            v = arr[i, j]
+            nan = isinstance(v, (float, np.floating)) and np.isnan(v)
+            raise BadValueError(
+                self.name, (i, j), v, "labels must be 0 or 1, got NaN" if nan else "labels must be 0 or 1"
+            )
         return np.ascontiguousarray(arr, dtype=np.uint8)
-
-    @staticmethod
-    def _problem(v) -> str:
-        if isinstance(v, (float, np.floating)) and np.isnan(v):
-            return "labels must be 0 or 1, got NaN"
-        return "labels must be 0 or 1"
 
     def check(self, arr):
         _check_cells(self.name, arr, first_not01_matrix(arr), "labels must be 0 or 1")
 
 
-class LabelScores(Input):
+class LabelScores(_Matrix):
     """An n x L matrix of finite real scores, one column per label
     (probabilities, logits, decision values), read as ``float64``."""
 
     what = "label scores"
-
-    def __init__(self, name: str, k: int):
-        super().__init__(name)
-        self.k = int(k)
-        self.domain = ("label_scores", self.k)
-
-    def takes_form(self, x) -> bool:
-        return ndim_of(x) == 2
+    kind, of, noun, per, count = "label_scores", "scores", "scores", "label", "n_labels"
 
     def convert(self, x):
         if _ready(x, np.float64, 2, self.k):
             return x
-        return as_float64(_label_matrix(x, self.name, self.k, "scores"))
+        return as_float64(self.matrix(x))
 
     def check(self, arr):
         _check_cells(self.name, arr, ML.first_nonfinite_matrix(arr), "scores must be finite")

@@ -256,16 +256,9 @@ def check_fields(fields, owner, state: dict[str, Any]) -> dict[str, np.ndarray]:
             shown = tuple("*" if w is None else w for w in want)
             raise StateFileError(f"entry {f.name!r} has shape {a.shape}, expected {shown}")
         a = out[f.name] = np.array(a, copy=True)  # checked as kept, whatever the caller's does next
-        if a.dtype.kind == "f" and not np.isfinite(a).all():
-            raise StateFileError(f"entry {f.name!r} holds NaN or infinite values")
-        if f.nonneg and a.size:
-            v = compensated.values(a) if f.merge == "pairs" else a
-            if (v < 0).any():
-                raise StateFileError(f"entry {f.name!r} holds negative counts")
-        if f.merge == "pairs" and a.size and (np.abs(a[..., 1]) > _PAIR_ERROR * np.abs(a[..., 0])).any():
-            raise StateFileError(
-                f"entry {f.name!r} holds a compensated pair whose error term is not small beside its sum"
-            )
+        for bad, problem in _value_checks(f, a[np.newaxis]):
+            if bad[0]:
+                raise StateFileError(f"entry {f.name!r} {problem}")
     if "n" in out:
         n = int(out["n"][0])
         if n < 0:
@@ -280,6 +273,23 @@ def check_fields(fields, owner, state: dict[str, Any]) -> dict[str, np.ndarray]:
     return out
 
 
+def _value_checks(f: Field, a: np.ndarray):
+    """``(flagged, problem)`` of each value check of field ``f`` over states stacked
+    on the first axis of ``a``: finite floats, no negative value where declared
+    non-negative (a pair's value), a pair's error term small beside its sum."""
+    g = a.shape[0]
+    if not a.size:
+        return
+    if a.dtype.kind == "f":
+        yield ~np.isfinite(a.reshape(g, -1)).all(axis=1), "holds NaN or infinite values"
+    if f.nonneg:
+        v = compensated.values(a) if f.merge == "pairs" else a
+        yield (v.reshape(g, -1) < 0).any(axis=1), "holds negative counts"
+    if f.merge == "pairs":
+        error = np.abs(a[..., 1]) > _PAIR_ERROR * np.abs(a[..., 0])
+        yield error.reshape(g, -1).any(axis=1), "holds a compensated pair whose error term is not small beside its sum"
+
+
 def screen_fields(fields, stacked: dict[str, np.ndarray]) -> np.ndarray:
     """Which of many states :func:`check_fields` could refuse, in one pass per field.
 
@@ -291,17 +301,8 @@ def screen_fields(fields, stacked: dict[str, np.ndarray]) -> np.ndarray:
     g = stacked[fields[0].name].shape[0]
     bad = np.zeros(g, bool)
     for f in fields:
-        a = stacked[f.name]
-        flat = a.reshape(g, -1)
-        if not flat.shape[1]:
-            continue
-        if a.dtype.kind == "f":
-            bad |= ~np.isfinite(flat).all(axis=1)
-        if f.nonneg:
-            v = compensated.values(a) if f.merge == "pairs" else a
-            bad |= (v.reshape(g, -1) < 0).any(axis=1)
-        if f.merge == "pairs":
-            bad |= (np.abs(a[..., 1]) > _PAIR_ERROR * np.abs(a[..., 0])).reshape(g, -1).any(axis=1)
+        for flagged, _ in _value_checks(f, stacked[f.name]):
+            bad |= flagged
     if "n" in stacked:
         n = stacked["n"][:, 0]
         bad |= n < 0
@@ -336,6 +337,27 @@ def checked_entries(state, expected: set, what: str) -> int:
     if n.dtype != np.int64 or n.shape != (1,) or n[0] < 0:
         raise StateFileError("entry 'n' must be one non-negative int64")
     return int(n[0])
+
+
+def loaded(acc, state: dict, what: str):
+    """``acc`` holding ``state``, checked as untrusted; a refusal is a
+    :class:`StateFileError` naming ``what`` (``"slice 'uk'"``)."""
+    try:
+        return acc.load_state_dict(state)
+    except ValueError as exc:
+        raise StateFileError(f"{what}: {exc}") from None
+
+
+def parts_of(state: dict, prefix: str, fields: dict, count: int, one_shape: bool = False) -> dict:
+    """``{field: (flat, shapes, starts)}``: the entries ``<prefix>.<field>`` and
+    ``<prefix>.<field>#shape`` of ``count`` parts, checked by :func:`concatenated_parts`
+    (``fields`` maps each field to its empty array)."""
+    return {
+        k: concatenated_parts(
+            f"{prefix}.{k}", state[f"{prefix}.{k}"], state[f"{prefix}.{k}#shape"], count, e, prefix, one_shape
+        )
+        for k, e in fields.items()
+    }
 
 
 def concatenated(arrays: list, empty: np.ndarray) -> tuple:

@@ -116,36 +116,16 @@ def _members(class_name: str, settings: dict, arrays: dict[str, np.ndarray]) -> 
 _TEMP_SUFFIX = ".smtmp"
 
 
-def _temp_prefix(base: str) -> str:
-    """The start of the temporary files' names of saves to ``base``."""
-    return tempfiles.prefix(f".{base}.")
-
-
 def _about(exc: OSError, path: str) -> OSError:
     """``exc`` naming the user's ``path`` rather than the temporary file."""
     return type(exc)(exc.errno, exc.strerror or str(exc), path)
 
 
-def _json_depth(text: str) -> int:
-    """The deepest nesting of ``[`` and ``{`` in JSON ``text`` (strings skipped)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch in "]}":
-            depth -= 1
-    return deepest
+def _depth(v) -> int:
+    """The deepest nesting of lists and objects in the parsed JSON value ``v``."""
+    if isinstance(v, (dict, list)):
+        return 1 + max(map(_depth, v.values() if isinstance(v, dict) else v), default=0)
+    return 0
 
 
 def _check_settings_ints(value, class_name: str) -> None:
@@ -187,10 +167,15 @@ def _header(raw: np.ndarray, where: str) -> dict:
         raise StateFileError(f"{where} has a header of {raw.shape[0]} bytes (at most {MAX_HEADER_BYTES})")
     try:
         text = raw.tobytes().decode("utf-8")
-        if _json_depth(text) > MAX_DEPTH:
+        try:
+            header = json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+            deep = _depth(header) > MAX_DEPTH
+        except RecursionError:  # deeper than the interpreter's stack
+            deep = True
+        if deep:
             raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
-        return json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # JSONDecodeError included
+        return header
+    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError included
         raise StateFileError(f"{where} has an unreadable header ({exc})") from None
 
 

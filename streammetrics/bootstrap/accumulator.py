@@ -14,7 +14,7 @@ from .._protocol.base import Accumulator, check_ci, locked
 from .._protocol.errors import NoObservationsError, StateFileError, WeightOverflowError
 from .._protocol.inputs import Batch, raise_rejected
 from .._protocol.result import Result
-from .._protocol.state import checked_entries, concatenated, concatenated_parts, part_of, reserve
+from .._protocol.state import checked_entries, concatenated, loaded, part_of, parts_of, reserve
 from .._protocol.terms import Sums
 from .._protocol.validation import as_1d, to_numpy
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
@@ -95,6 +95,16 @@ def _exact_bounds(result) -> set:
         if base in result and result[f"{base}_lower"] == result[f"{base}_upper"] == result[base]:
             out.add(k)
     return out
+
+
+def interval(draws, level: float) -> tuple[float, float]:
+    """The percentile interval at ``level`` of ``draws`` (NaN ones left out); NaN
+    bounds without a draw."""
+    d = np.asarray(draws, np.float64)
+    d = d[~np.isnan(d)]
+    if not d.size:
+        return math.nan, math.nan
+    return float(np.quantile(d, (1.0 - level) / 2.0)), float(np.quantile(d, (1.0 + level) / 2.0))
 
 
 class Bootstrap(TemplateWrapper, Accumulator):
@@ -304,39 +314,26 @@ class Bootstrap(TemplateWrapper, Accumulator):
             return
         chunk = max(1, min(n, MAX_WEIGHT_BLOCK // (8 * R)))
         block = np.empty((R, chunk), np.float64)
-        count = workers(R, n)
-        groups = np.array_split(np.arange(R), count)
+        groups = [g for g in np.array_split(np.arange(R), workers(R, n)) if g.size]
         for lo in range(0, n, chunk):
             hi = min(n, lo + chunk)
-            m = hi - lo
-            whole = lo == 0 and hi == n
-            arrays = tb.arrays if whole else tuple(a[lo:hi] for a in tb.arrays)
-            part = _Chunk(
-                tb.inputs,
-                arrays,
-                tb.weights[lo:hi] if tb.weighted else tb.weights,
-                keys[lo:hi] if keys.shape[0] else keys,
-                self._rows + lo,
-                m,
-                block if m == chunk else block[:, :m],
-            )
-            if count == 1:
-                self._fold_group(part, 0, R, rest)
+            arrays = tb.arrays if hi - lo == n else [a[lo:hi] for a in tb.arrays]
+            part = Batch(tb.inputs, arrays, tb.weights[lo:hi] if tb.weighted else tb.weights, hi - lo)
+            args = (part, keys[lo:hi] if keys.shape[0] else keys, self._rows + lo, block[:, : hi - lo], rest)
+            if len(groups) == 1:
+                self._fold_group(*args, 0, R)
             else:  # replicates are independent and the kernels release the GIL
-                jobs = [
-                    pool(count).submit(self._fold_group, part, int(g[0]), int(g[-1]) + 1, rest)
-                    for g in groups
-                    if g.size
-                ]
+                jobs = [pool(len(groups)).submit(self._fold_group, *args, int(g[0]), int(g[-1]) + 1) for g in groups]
                 for job in jobs:
                     job.result()
 
-    def _fold_group(self, part: _Chunk, r0: int, r1: int, rest: bool = False) -> None:
-        """Draw the weights of replicates ``r0..r1-1`` for one chunk and fold it into them."""
-        out = part.block[r0:r1]
-        poisson_weights(np.uint64(self.seed), part.keys, part.first, r0, part.w, out, POISSON1_CUTS)
+    def _fold_group(self, part: Batch, keys, first: int, block, rest: bool, r0: int, r1: int) -> None:
+        """Draw into ``block`` the weights of replicates ``r0..r1-1`` for the rows of
+        ``part`` (keyed ``keys``, or by position from ``first``) and fold them in."""
+        out = block[r0:r1]
+        poisson_weights(np.uint64(self.seed), keys, first, r0, part.weights, out, POISSON1_CUTS)
         for r in range(r0, r1):
-            b = Batch(part.inputs, part.arrays, out[r - r0], part.m)
+            b = Batch(part.inputs, part.arrays, out[r - r0], part.n)
             if rest:
                 self._replicas[r].fold_rest(b)
             else:
@@ -400,26 +397,14 @@ class Bootstrap(TemplateWrapper, Accumulator):
         if self._ranked is not None:
             expected |= set(RankRows.FIELDS)
         rows = checked_entries(state, expected, f"a Bootstrap of {type(self._template).__name__}")
-        point = self._template.copy()
-        try:
-            point.load_state_dict({k: state[f"point.{k}"] for k in fields})
-        except ValueError as exc:
-            raise StateFileError(f"point: {exc}") from None
+        point = loaded(self._template.copy(), {k: state[f"point.{k}"] for k in fields}, "point")
         if point.n != rows:
             raise StateFileError(f"the point estimate counts {point.n} rows, the bootstrap {rows}")
         R = self.replicates if self._replica_template is not None else 0
-        cuts = {}
-        for k, empty in self._replica_fields.items():
-            cuts[k] = concatenated_parts(
-                f"replicates.{k}", state[f"replicates.{k}"], state[f"replicates.{k}#shape"], R, empty, "replicates"
-            )
+        cuts = parts_of(state, "replicates", self._replica_fields, R)
         replicas = []
         for r in range(R):
-            acc = self._replica_template.copy()
-            try:
-                acc.load_state_dict(part_of(cuts, r))
-            except ValueError as exc:
-                raise StateFileError(f"replicate {r}: {exc}") from None
+            acc = loaded(self._replica_template.copy(), part_of(cuts, r), f"replicate {r}")
             if acc.n != rows:
                 raise StateFileError(f"replicate {r} counts {acc.n} rows, the bootstrap {rows}")
             replicas.append(acc)
@@ -481,16 +466,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
 
     def _compute(self, ci: float = 0.95) -> Result:
         point, scores, reps = self._replicate_scores()
-        draws = {k: [] for k in scores}
-        used = 0
-        for rep in reps:
-            if rep is None:
-                continue
-            used += 1
-            for k, v in rep.items():
-                if not math.isnan(v):
-                    draws[k].append(v)
-        lo_q, hi_q = (1.0 - ci) / 2.0, (1.0 + ci) / 2.0
+        used = [rep for rep in reps if rep is not None]
         values: dict[str, Any] = {}
         exact = _exact_bounds(point)
         for k, v in point.items():
@@ -498,15 +474,8 @@ class Bootstrap(TemplateWrapper, Accumulator):
                 continue  # an exact state's bounds repeat its value
             values[k] = v
             if k in scores:
-                d = np.array(draws[k], np.float64)
-                if d.size:
-                    values[f"{k}_ci_lower"] = float(np.quantile(d, lo_q))
-                    values[f"{k}_ci_upper"] = float(np.quantile(d, hi_q))
-                else:
-                    values[f"{k}_ci_lower"] = values[f"{k}_ci_upper"] = math.nan
-        values["replicates"] = self.replicates
-        values["replicates_used"] = used
-        values["ci"] = ci
+                values[f"{k}_ci_lower"], values[f"{k}_ci_upper"] = interval([r[k] for r in used if k in r], ci)
+        values.update(replicates=self.replicates, replicates_used=len(used), ci=ci)
         return Result("Bootstrap", values, meta=dict(point.meta))
 
     def finalize(self, ci=0.95) -> Result:
@@ -613,7 +582,3 @@ def _linear_terms(template):
     (replicate by replicate)."""
     terms = None if template is None else template.row_terms()
     return terms if terms is not None and terms.size <= MAX_SLOTS else None
-
-
-#: rows ``first..first+m-1`` of a batch and the block their replicate weights fill
-_Chunk = namedtuple("_Chunk", "inputs arrays w keys first m block")

@@ -22,6 +22,7 @@ from .._protocol.errors import NoWeightsError, StateFileError
 from .._protocol.inputs import Batch, convert, prepare, raise_rejected
 from .._protocol.keywords import arrays_by_name
 from .._protocol.result import Result
+from .._protocol.state import loaded
 from .._protocol.terms import RowTerms
 from ..report.report import EvaluationReport
 from .plans import Plan, make_plans
@@ -222,10 +223,7 @@ class Evaluator(Accumulator):
         }
         self._inputs = None
         self._names = ("y", "p") if arity == {2} else tuple(i.name for i in next(iter(members.values())).inputs)
-        heads = []
-        for m in members.values():
-            heads.extend(h for h in m.headline if h not in heads)
-        self.headline = tuple(heads[:2])
+        self.headline = tuple(dict.fromkeys(h for m in members.values() for h in m.headline))[:2]
 
     @classmethod
     def _from_settings(cls, settings: dict[str, Any]):
@@ -284,13 +282,17 @@ class Evaluator(Accumulator):
         names = [k for k, m in self._members.items() if not m.takes_weights]
         return NoWeightsError(f"member {names[0]!r}")
 
-    def prepare(self, *arrays, sample_weight=None) -> Batch:
-        """Convert and check one batch for every member: a :class:`~streammetrics.Batch`."""
+    def _checked_call(self, arrays, sample_weight) -> Plan:
+        """The plan for ``arrays``; ``TypeError`` for another number of arrays or weights none takes."""
         if len(arrays) != len(self._names):
             raise TypeError(f"expected {len(self._names)} arrays ({', '.join(self._names)}), got {len(arrays)}")
         if sample_weight is not None and not self.takes_weights:
             raise self._weights_error()
-        return prepare(self._plan_for(arrays).inputs, arrays, sample_weight)
+        return self._plan_for(arrays)
+
+    def prepare(self, *arrays, sample_weight=None) -> Batch:
+        """Convert and check one batch for every member: a :class:`~streammetrics.Batch`."""
+        return prepare(self._checked_call(arrays, sample_weight).inputs, arrays, sample_weight)
 
     def fold(self, batch: Batch):
         """Fold a prepared batch into every member whose inputs it covers; return ``self``."""
@@ -333,14 +335,10 @@ class Evaluator(Accumulator):
             arrays = arrays_by_name(self.inputs, arrays, named, self)
         if len(self._names) == 2 and len(arrays) == 3 and sample_weight is None:
             *arrays, sample_weight = arrays  # update(y, p, w): the weights third, as ever
-        if len(arrays) != len(self._names):
-            raise TypeError(f"expected {len(self._names)} arrays ({', '.join(self._names)}), got {len(arrays)}")
         arrays = tuple(arrays)
-        plan = self._plan_for(arrays)
+        plan = self._checked_call(arrays, sample_weight)
         if plan.lead is None or len(self._names) != 2:
             return self.fold(self.prepare(*arrays, sample_weight=sample_weight))
-        if sample_weight is not None and not self.takes_weights:
-            raise self._weights_error()
         converted, w, n = convert(plan.inputs, arrays, sample_weight)
         if not n:
             return self
@@ -460,19 +458,15 @@ class Evaluator(Accumulator):
         n = state["n"]
         if not isinstance(n, np.ndarray) or n.dtype != np.int64 or n.shape != (1,) or n[0] < 0:
             raise StateFileError("entry 'n' must be one non-negative int64")
-        loaded = {}
+        fresh = {}
         for name, sub in self._split(state).items():
-            m = self._members[name].copy().reset()
-            try:
-                m.load_state_dict(sub)
-            except ValueError as exc:
-                raise StateFileError(f"member {name!r}: {exc}") from None
+            m = loaded(self._members[name].copy().reset(), sub, f"member {name!r}")
             bad = m.n != n[0] if self._required(name) else m.n > n[0]
             if bad:
                 raise StateFileError(f"member {name!r} counts {m.n} rows but the evaluator {n[0]}")
-            loaded[name] = m
+            fresh[name] = m
         with self._guard:
-            self._members.update(loaded)
+            self._members.update(fresh)
             self._n = int(n[0])
             self._plans = make_plans(self._members, self._names, self._inputs)
         return self
@@ -486,19 +480,15 @@ class Evaluator(Accumulator):
             # members count at most the evaluator's rows: bounding its count bounds theirs
             self._check_room(other.n, "merging")
             self._merge_check(other)
-            self._merge_members(other)
+            for name, m in self._members.items():
+                m.merge(other.members[name])
+            self._n += other.n
         return self
 
     def _merge_check(self, other):
         theirs = other.members
         for name, m in self._members.items():
             m.check_merge(theirs[name])
-
-    def _merge_members(self, other):
-        theirs = other.members
-        for name, m in self._members.items():
-            m.merge(theirs[name])
-        self._n += other.n
 
     def _clone(self):  # called under the lock (copy)
         # settings shared (a Sliced Evaluator copies one per slice: no checks again); plans

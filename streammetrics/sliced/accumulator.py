@@ -167,14 +167,6 @@ class Sliced(TemplateWrapper, Accumulator):
         self._owned = None
 
     # --------------------------------------------------------------- inputs
-    def _split_by(self, arrays, by):
-        if by is None and len(arrays) != len(self._template.inputs) + 1:
-            raise TypeError(
-                f"Sliced.update needs the slice keys: update({', '.join(i.name for i in self._template.inputs)}, "
-                "by=keys), keys one column or a tuple of columns"
-            )
-        return self._split_keys(arrays, by, "by=keys")
-
     def prepare(self, *arrays, sample_weight=None, by=None) -> Batch:
         """Convert and check one batch and code its slice keys: a :class:`~streammetrics.Batch`.
 
@@ -182,7 +174,12 @@ class Sliced(TemplateWrapper, Accumulator):
         value raises ``ValueError`` naming the argument and its position);
         ``by`` must give one key per row.
         """
-        arrays, by = self._split_by(arrays, by)
+        if by is None and len(arrays) != len(self._template.inputs) + 1:
+            raise TypeError(
+                f"Sliced.update needs the slice keys: update({', '.join(i.name for i in self._template.inputs)}, "
+                "by=keys), keys one column or a tuple of columns"
+            )
+        arrays, by = self._split_keys(arrays, by, "by=keys")
         tb = self._template.prepare(*arrays, sample_weight=sample_weight)
         keys = E.encode(by, tb.n, self.max_slices)
         return pack(tb, keys, self._template, self.inputs[-1])
@@ -241,16 +238,14 @@ class Sliced(TemplateWrapper, Accumulator):
             raise NoWeightsError(type(self._template).__name__)
         if tb.n == 0:
             return self
-        sums = None if self._spec is None else self._batch_sums(tb, keys)
+        sums = None
+        if self._spec is not None:
+            status, sums = sum_terms(self._spec.terms, tb, len(keys), keys.codes, 0, second=True)
+            if status:  # (a prepared batch was checked: cannot happen)
+                raise_rejected(tb.inputs, tb.arrays)
         with self._guard:
             self._fold_sums(tb.n, sums, keys.ints, keys, keys.names, keys.kinds, tb)
         return self
-
-    def _batch_sums(self, tb: Batch, keys):
-        status, sums = sum_terms(self._spec.terms, tb, len(keys), keys.codes, 0, second=True)
-        if status:  # (a prepared batch was checked: cannot happen)
-            raise_rejected(tb.inputs, tb.arrays)
-        return sums
 
     def _fold_sums(self, n: int, sums, ints, keys, names, kinds, tb=None) -> None:
         """Fold a batch of ``n`` rows (under the lock): its keys (``ints``: one
@@ -502,33 +497,27 @@ class Sliced(TemplateWrapper, Accumulator):
         options = {} if ci is None else {"ci": ci}
         overall = self._overall_acc().finalize(**options)
         columns = score_columns(self.headline, overall)
+        order = self._keys.order()
+        keys = self._keys.public(order)
+        if self._tables is not None:
+            counts = self._tables["n"][np.array(order, np.int64), 0].tolist() if order else []
+        else:
+            counts = [self._accs[g].n for g in order]
+        compute, fields = self._snapshot(order, options)
         if ci is None:
-            order = self._keys.order()
-            keys = self._keys.public(order)
-            slices = LazySlices(keys, *self._snapshot(order))
-            if self._tables is not None:
-                counts = self._tables["n"][np.array(order, np.int64), 0].tolist() if order else []
-            else:
-                counts = [self._accs[g].n for g in order]
-            return SlicedResult(overall, slices, dict(zip(keys, counts)), self._names, columns)
-        slices, rows = {}, {}
-        for g in self._keys.order():
-            key = K.public(self._keys[g])
-            acc = self._slice_acc(g)
-            try:
-                slices[key] = acc.finalize(**options)
-            except ValueError:  # e.g. weights summing to zero: no score is defined
-                slices[key] = None
-            rows[key] = acc.n
-        return SlicedResult(overall, slices, rows, self._names, columns, ci)
+            return SlicedResult(
+                overall, LazySlices(keys, compute, fields), dict(zip(keys, counts)), self._names, columns
+            )
+        slices = {k: compute(i) for i, k in enumerate(keys)}
+        return SlicedResult(overall, slices, dict(zip(keys, counts)), self._names, columns, ci)
 
-    def _snapshot(self, order: list):
+    def _snapshot(self, order: list, options: dict):
         """``(compute, columns)`` for a :class:`LazySlices`: ``compute(i)`` the
-        result of slice ``order[i]`` as the state is now, ``columns()`` every
-        slice's fields at once where the tables' kind computes them so (else
-        ``None``). The tables are copied (a few numbers per slice); the
-        slices' accumulators are shared with the result until a later fold or
-        merge first changes one, which then copies it (:meth:`_own`)."""
+        result of slice ``order[i]`` as the state is now (``finalize(**options)``),
+        ``columns()`` every slice's fields at once where the tables' kind
+        computes them so (else ``None``). The tables are copied (a few numbers
+        per slice); the slices' accumulators are shared with the result until a
+        later fold or merge first changes one, which then copies it (:meth:`_own`)."""
         columns = None
         if self._tables is not None:
             used = len(self._keys)
@@ -551,7 +540,7 @@ class Sliced(TemplateWrapper, Accumulator):
 
         def compute(i):
             try:
-                return acc_of(order[i]).finalize()
+                return acc_of(order[i]).finalize(**options)
             except ValueError:  # e.g. weights summing to zero: no score is defined
                 return None
 

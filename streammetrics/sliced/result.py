@@ -385,12 +385,9 @@ class SlicedResult(Result):
         else:
             self._check_score("sort must be 'n', 'key' or a score of the slices", sort)
             values = [_sort_value(None if r is None else r[sort]) for r in self._slices.values()]
-        up = bool(ascending) if ascending is not None else False
-        defined = [i for i, v in enumerate(values) if not math.isnan(v)]
-        undefined = [i for i, v in enumerate(values) if math.isnan(v)]
-        # a stable sort on the value keeps key order among ties
-        defined.sort(key=lambda i: values[i] if up else -values[i])
-        return [keys[i] for i in defined + undefined]
+        sign = 1.0 if ascending else -1.0
+        # undefined last; a stable sort keeps key order among ties
+        return [keys[i] for i in sorted(range(len(keys)), key=lambda i: (math.isnan(values[i]), sign * values[i]))]
 
     # --------------------------------------------------------------- rendering
     def _level(self) -> str:
@@ -401,17 +398,17 @@ class SlicedResult(Result):
             return ""
         return f"[{fmt_number(r[c + '_ci_lower'])}, {fmt_number(r[c + '_ci_upper'])}]"
 
-    def _table(self, top: int | None = None, sort: str = "n", ascending: bool | None = None) -> list[str]:
+    def _cells(self, top: int | None = None, sort: str = "n", ascending: bool | None = None):
+        """``(head, body, total, hidden, notes)`` of the slice table: its cells (a row
+        per shown slice; the overall row), the slices not shown, and the lines said below it."""
         names, cols = self._names, self._columns
         keys = self.order(sort, ascending)
         shown = keys if top is None or len(keys) <= top else keys[:top]
-        with_ci = self._ci is not None
-        bounded = [c for c in cols if with_ci and _bounded(self._overall, c)]
+        bounded = [c for c in cols if self._ci is not None and _bounded(self._overall, c)]
         head = [*names, "rows"]
         for c in cols:
             head += [c, f"{c} {self._level()} CI"] if c in bounded else [c]
         head += ["differs"] if bounded else []
-
         certified = []
 
         def cells(parts, n, r):
@@ -432,26 +429,27 @@ class SlicedResult(Result):
             flags = [" ".join(self._differs[k])] if bounded else []
             body.append(cells(k if len(names) > 1 else (k,), self._rows[k], self._slices[k]) + flags)
         total = cells(["(all)"] + [""] * (len(names) - 1), self._values["n"], self._overall) + [""] * bool(bounded)
-        rows = [head] + body + [total]
-        widths = [max(len(r[j]) for r in rows) for j in range(len(head))]
-        nk = len(names)
-        last = len(head) - 1 if bounded else None
+        notes = []
+        if certified:
+            notes.append("  (bounds: the certified interval of a figure read off a binned state)")
+        if bounded:
+            flagged = sum(1 for k in keys if self._differs[k])
+            what = f"the slice's {self._level()} interval leaves out the overall score"
+            notes += ["", f"  differs: {what} ({flagged:,} of {len(keys):,} slices)"]
+        return head, body, total, len(keys) - len(shown), notes
+
+    def _table(self, top: int | None = None, sort: str = "n", ascending: bool | None = None) -> list[str]:
+        head, body, total, hidden, notes = self._cells(top, sort, ascending)
+        widths = [max(len(r[j]) for r in [head, *body, total]) for j in range(len(head))]
+        nk = len(self._names)
+        last = len(head) - 1 if head[-1] == "differs" else None
 
         def line(r):
             cells_ = [f"{v:<{widths[j]}}" if j < nk or j == last else f"{v:>{widths[j]}}" for j, v in enumerate(r)]
             return ("  " + "  ".join(cells_)).rstrip()
 
-        out = [line(head)] + [line(r) for r in body]
-        if len(shown) < len(keys):
-            out.append(f"  ... {len(keys) - len(shown):,} more slices (see to_json())")
-        out.append(line(total))
-        if certified:
-            out.append("  (bounds: the certified interval of a figure read off a binned state)")
-        if bounded:
-            flagged = sum(1 for k in keys if self._differs[k])
-            what = f"the slice's {self._level()} interval leaves out the overall score"
-            out += ["", f"  differs: {what} ({flagged:,} of {len(keys):,} slices)"]
-        return out + self._summary_lines()
+        more = [f"  ... {hidden:,} more slices (see to_json())"] if hidden else []
+        return [line(head), *map(line, body), *more, line(total), *notes, *self._summary_lines()]
 
     def to_text(
         self, max_rows: int | None = None, *, sort: str = "n", top: int | None = None, ascending: bool | None = None
@@ -548,26 +546,15 @@ class SlicedResult(Result):
         return pd.DataFrame(data, index=index)
 
     def _repr_html_(self) -> str:
-        cols = self._columns
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in (*self._names, "rows", *cols))
-        body = []
-        for k in self.order():
-            r = self._slices[k]
-            parts = k if len(self._names) > 1 else (k,)
-            cells = [html.escape(_cell(v)) for v in parts] + [fmt_number(self._rows[k])]
-            cells += [
-                "undefined" if r is None else html.escape((fmt_number(r[c]) + " " + self._interval(r, c)).rstrip())
-                for c in cols
-            ]
-            body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-        total = ["(all)"] + [""] * (len(self._names) - 1) + [fmt_number(self._values["n"])]
-        total += [
-            html.escape((fmt_number(self._overall[c]) + " " + self._interval(self._overall, c)).rstrip()) for c in cols
-        ]
-        body.append("<tr>" + "".join(f"<th>{c}</th>" for c in total) + "</tr>")
+        head, body, total, _, _ = self._cells()
+
+        def row(cells, tag="td"):
+            return "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>"
+
+        rows = [row(head, "th"), *(row(r) for r in body), row(total, "th")]
         return (
             f"<table><caption>{len(self._slices):,} slices of {fmt_number(self._values['n'])} rows"
-            f"</caption><tr>{head}</tr>{''.join(body)}</table>"
+            f"</caption>{''.join(rows)}</table>"
         )
 
     def section(self, ctx: RenderContext, names=None) -> list[str]:

@@ -16,12 +16,9 @@ def fold_by_slice(tb: Batch, keys, glob: np.ndarray, slice_acc) -> None:
     if glob.shape[0] == 1:
         slice_acc(int(glob[0])).fold(tb)
         return
-    columns = list(tb.arrays) + ([tb.weights] if tb.weighted else [])
-    plain = [c.ndim == 1 and c.dtype.kind in "biuf" and c.shape[0] == tb.n for c in columns]
     bounds = np.zeros(glob.shape[0] + 1, np.int64)
-    local = keys.codes
-    np.cumsum(np.bincount(local, minlength=glob.shape[0]), out=bounds[1:])
-    codes = np.ascontiguousarray(local, np.int64)
+    codes = np.ascontiguousarray(keys.codes, np.int64)
+    np.cumsum(np.bincount(codes, minlength=glob.shape[0]), out=bounds[1:])
     starts = bounds[:-1]
     order = None
 
@@ -36,15 +33,8 @@ def fold_by_slice(tb: Batch, keys, glob: np.ndarray, slice_acc) -> None:
             order = G.group_order(codes, starts)
         return a[order]
 
-    if len(columns) >= 2 and plain[0] and plain[1]:  # the usual (y, p): both in one pass
-        a, b = columns[0], columns[1]
-        out_a, out_b = np.empty_like(a), np.empty_like(b)
-        G.group_scatter2(a, b, codes, starts, out_a, out_b)
-        columns[:2] = [out_a, out_b]
-        columns[2:] = [by_slice(c) for c in columns[2:]]
-    else:
-        columns = [by_slice(c) for c in columns]
-    _fold_segments(tb, columns[: len(tb.arrays)], columns[-1] if tb.weighted else tb.weights, bounds, glob, slice_acc)
+    arrays = [by_slice(a) for a in tb.arrays]
+    _fold_segments(tb, arrays, by_slice(tb.weights) if tb.weighted else tb.weights, bounds, glob, slice_acc)
 
 
 def _fold_segments(tb: Batch, arrays: list, w, bounds, glob, slice_acc) -> None:

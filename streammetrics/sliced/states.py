@@ -18,7 +18,7 @@ import numpy as np
 
 from .._kernels import compensated
 from .._protocol.errors import StateFileError
-from .._protocol.state import checked_entries, concatenated_parts, count_total, part_of, reserve, screen_fields
+from .._protocol.state import checked_entries, count_total, loaded, part_of, parts_of, reserve, screen_fields
 from . import keys as K
 
 KEYS = "keys"
@@ -142,26 +142,13 @@ def parse(state, template, fields: dict, max_slices: int, tables: bool) -> Parse
         if len({K.public(k) for k in keys}) != len(keys):
             raise StateFileError("two slice keys are equal as Python keys (True and 1)")
         key_of = lambda i: K.public(keys[i])  # noqa: E731
-    overall = template.copy()
-    try:
-        overall.load_state_dict({k: state[f"overall.{k}"] for k in fields})
-    except ValueError as exc:
-        raise StateFileError(f"overall: {exc}") from None
+    overall = loaded(template.copy(), {k: state[f"overall.{k}"] for k in fields}, "overall")
     g = len(keys)
-    cuts = {
-        k: concatenated_parts(
-            f"slices.{k}", state[f"slices.{k}"], state[f"slices.{k}#shape"], g, empty, "slices", one_shape=True
-        )
-        for k, empty in fields.items()
-    }
+    cuts = parts_of(state, "slices", fields, g, one_shape=True)
 
     def slice_acc(i):
         """Slice ``i``'s accumulator, its state checked on its own."""
-        acc = template.copy()
-        try:
-            acc.load_state_dict(part_of(cuts, i))
-        except ValueError as exc:
-            raise StateFileError(f"slice {key_of(i)!r}: {exc}") from None
+        acc = loaded(template.copy(), part_of(cuts, i), f"slice {key_of(i)!r}")
         if acc.n == 0:
             raise StateFileError(f"slice {key_of(i)!r} holds no rows")
         return acc
@@ -192,7 +179,7 @@ def parse(state, template, fields: dict, max_slices: int, tables: bool) -> Parse
             accs = None
     if total != overall.n or overall.n != n:
         raise StateFileError(f"the slices hold {total} rows, the overall state {overall.n}, the count {n}")
-    _check_overall_agrees(template, overall.state_dict(), stacked, accs, cuts)
+    _check_overall_agrees(template, overall.state_dict(), cuts)
     return Parsed(overall, keys, columns, names, accs, stacked)
 
 
@@ -209,36 +196,29 @@ def _stacked(cuts: dict, g: int, fields: dict) -> dict | None:
     return out
 
 
-def _check_overall_agrees(template, mine: dict, stacked, accs, cuts: dict) -> None:
+def _check_overall_agrees(template, mine: dict, cuts: dict) -> None:
     """Refuse an overall state that is not its slices' states merged: fields the
     template merges by its declared rules, counts exactly and float sums to
     rounding (a state may have folded its overall row by row, the slices'
     apart); a field of row counts merged its own way, by its totals over its
     axes of any length (merging adds rows, wherever it puts them)."""
-    states = None
     for f in template.fields:
         if f.name == "n":
             continue
-        if f.merge == "custom" and f.rows:  # (the slices' arrays as the file holds them)
+        flat, shapes, starts = cuts[f.name]  # (the slices' arrays as the file holds them)
+        if f.merge == "custom" and f.rows:
             if not mine[f.name].size:
                 continue  # (the overall keeps its rows another way: a rank state's, as weights)
             free = tuple(i for i, d in enumerate(f.shape) if d is None)
             whole = mine[f.name].sum(axis=free)
-            flat, shapes, starts = cuts[f.name]
             parts = (flat[starts[i] : starts[i + 1]].reshape(shapes[i]) for i in range(shapes.shape[0]))
             if not np.array_equal(sum((x.sum(axis=free) for x in parts), np.zeros_like(whole)), whole):
                 raise StateFileError(f"entry 'overall.{f.name}' does not count the rows its slices count")
             continue
-        if f.merge not in ("sum", "pairs"):
-            continue
-        if stacked is not None:
-            parts = stacked[f.name]
-        else:
-            states = states or [acc.state_dict() for acc in accs]
-            if len({s[f.name].shape for s in states}) != 1:
-                continue  # (a field made on its first weighted row, in some slices only)
-            parts = np.stack([s[f.name] for s in states])
-        if parts.shape[1:] != mine[f.name].shape or not parts.shape[0]:
+        if f.merge not in ("sum", "pairs") or not shapes.shape[0] or (shapes != shapes[0]).any():
+            continue  # (a field made on its first weighted row, in some slices only)
+        parts = flat.reshape(shapes.shape[0], *shapes[0])
+        if parts.shape[1:] != mine[f.name].shape:
             continue
         if f.dtype.kind == "i":
             agrees = np.array_equal(parts.sum(axis=0), mine[f.name])
