@@ -660,7 +660,7 @@ CASES = [
         lambda: sm.RankAUC(pos_label="spam"),
         lambda rng: _named(rng, weighted=False),
         _spam(_ref_auc),
-        bad=[(([["spam"], ["ham", "x"]], [0.1, 0.2]), {}, "could not be converted")],
+        bad=[(([["spam"], ["ham", "x"]], [0.1, 0.2]), {}, "ragged list")],
         other=lambda: sm.RankAUC(pos_label="ham"),
     ),
     Case(

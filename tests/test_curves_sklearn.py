@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn import metrics as skm
 
+import streammetrics as sm
 from streammetrics import RankAUC, confusion_matrix_at_thresholds, det_curve
 
 from .harness import sharded
@@ -209,8 +210,8 @@ def test_pos_label_across_the_ranking_probability_and_calibration_families():
     [
         (lambda: RankAUC().update([0, 1, 2], [0.1, 0.2, 0.3]), "pass pos_label=.*MulticlassRankAUC"),
         (lambda: RankAUC().update(["a", "b"], [0.1, 0.2]), "pass pos_label="),
-        (lambda: RankAUC().update([[0, 1], [1]], [0.1, 0.2]), "could not be converted"),
-        (lambda: det_curve([[0, 1], [1]], [0.1, 0.2], pos_label=1), "could not be converted"),
+        (lambda: RankAUC().update([[0, 1], [1]], [0.1, 0.2]), "ragged list"),
+        (lambda: det_curve([[0, 1], [1]], [0.1, 0.2], pos_label=1), "ragged list"),
     ],
 )
 def test_labels_other_than_01_are_value_errors_saying_where_they_go(call, match):
@@ -223,3 +224,19 @@ def test_labels_other_than_01_are_value_errors_saying_where_they_go(call, match)
             f([0, 2], [0.1, 0.2])
     with pytest.raises(ValueError, match="MulticlassConfusion"):
         sm.BinaryConfusion().update([0, 2], [0, 1])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: sm.MulticlassConfusion(3).update([[0, 1], [2]], [0, 1]),
+        lambda: sm.MulticlassConfusion(labels=["a", "b"]).update([["a"], ["a", "b"]], ["a", "b"]),
+        lambda: sm.MultilabelConfusion(n_labels=2).update([[0, 1], [1]], [[0, 1], [1, 0]]),
+        lambda: sm.multiclass_scores([[0, 1], [2]], [0, 1]),
+        lambda: sm.BinaryConfusion().update([1, 0], [[0.1], [0.2, 0.3]]),
+    ],
+)
+def test_ragged_lists_are_value_errors_naming_the_argument(call):
+    with pytest.raises(ValueError, match=r"^[yYp] is a ragged list") as info:
+        call()
+    assert isinstance(info.value, TypeError)  # as any input numpy cannot convert

@@ -139,6 +139,12 @@ class BadShapeError(ValueError):
         return (type(self), (str(self), *self.arguments))  # the hint is in the text
 
 
+class RaggedInputError(BadShapeError, TypeError):
+    """A nested list whose rows differ in length, which no array can hold: a
+    ``ValueError`` (as scikit-learn raises for such labels) and, as any input
+    numpy cannot convert, a ``TypeError``."""
+
+
 class NoObservationsError(ValueError):
     """A score was asked of an accumulator (or an input) holding no observation."""
 

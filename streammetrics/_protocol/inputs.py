@@ -403,7 +403,7 @@ class ClassLabels(Input):
     def convert(self, x):
         name = self.name
         if isinstance(x, (list, tuple)):
-            arr = np.asarray(x)
+            arr = to_numpy(x, name)
             if arr.dtype.kind in "US" and not self.codes.all_text:
                 arr = np.array(x, dtype=object)  # keep 1 and "1" apart
         else:

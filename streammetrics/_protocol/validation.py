@@ -16,7 +16,7 @@ import numbers
 
 import numpy as np
 
-from .errors import BadShapeError, BadValueError, value_repr
+from .errors import BadShapeError, BadValueError, RaggedInputError, value_repr
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -63,6 +63,12 @@ def to_numpy(x, name: str, expected: str = "a 1-D array") -> np.ndarray:
         try:
             return np.asarray(x)
         except (TypeError, RuntimeError, ValueError) as exc:
+            if isinstance(x, (list, tuple)) and "inhomogeneous" in str(exc):
+                raise RaggedInputError(
+                    f"{name} is a ragged list (its rows differ in length): give one value per row, "
+                    "or a rectangular n x k array",
+                    name,
+                ) from None
             if hasattr(x, "__dlpack__"):
                 try:
                     return np.from_dlpack(x)
