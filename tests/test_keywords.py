@@ -375,3 +375,21 @@ def test_every_score_takes_scikit_learns_keyword_names():
     with pytest.raises(TypeError, match="'p' twice"):
         sm.f1(y, p, y_pred=p)
     assert "sample_weight" in str(__import__("inspect").signature(sm.f1))  # help() shows the function's own
+
+
+def _case_ids():
+    from .registry import CASES
+
+    return [pytest.param(c, id=c.name) for c in CASES]
+
+
+@pytest.mark.parametrize("case", _case_ids())
+def test_help_shows_the_arguments_of_update_in_order(case):
+    import inspect
+
+    acc = case.make()
+    if type(acc).update.__code__ is not sm.Accumulator.update.__code__:
+        pytest.skip("a wrapper's own update (it takes keys, times or steps too)")
+    for method in (type(acc).update, type(acc).prepare):
+        params = list(inspect.signature(method).parameters)
+        assert params == ["self", *(i.name for i in acc.inputs), "sample_weight"]

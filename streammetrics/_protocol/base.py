@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import inspect
 import os
 import threading
+import types
 from typing import Any, ClassVar
 
 import numpy as np
@@ -56,6 +58,8 @@ class Accumulator:
 
     #: the positional arguments of ``update``
     inputs: tuple[Input, ...] = ()
+    #: their names, for a class whose ``inputs`` are made per instance (``help(cls.update)``)
+    argument_names: ClassVar[tuple[str, ...]] = ()
     #: whether ``update`` takes ``sample_weight``
     takes_weights: ClassVar[bool] = True
     #: the state's arrays
@@ -69,6 +73,15 @@ class Accumulator:
         super().__init_subclass__(**kwargs)
         if not cls.__name__.startswith("_"):
             statefile.register(cls)
+        inputs = vars(cls).get("inputs")
+        names = vars(cls).get("argument_names") or (tuple(i.name for i in inputs) if isinstance(inputs, tuple) else ())
+        if names:  # help() and IDEs show the class's own argument order
+            for name in ("update", "prepare"):
+                own = vars(cls).get(name)
+                if own is None and getattr(cls, name) is getattr(Accumulator, name, None):
+                    setattr(cls, name, _named_copy(getattr(Accumulator, name), cls, names))
+                elif own is not None and "arrays" in inspect.signature(own).parameters:
+                    own.__signature__ = _signature(names)
 
     # ---------------------------------------------------------------- to override
     def _settings(self) -> dict[str, Any]:
@@ -621,3 +634,20 @@ def _same_value(a, b, rtol: float) -> bool:
     if a.dtype.kind in "fc" or b.dtype.kind in "fc":
         return bool(np.allclose(a, b, rtol=rtol, atol=0.0, equal_nan=True))
     return bool(np.array_equal(a, b))
+
+
+def _named_copy(fn, cls, names: list[str]):
+    """``fn`` (the same code, so no extra call) whose signature names ``cls``'s inputs:
+    ``update(self, y, p, *, sample_weight=None)``."""
+    copy_ = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy_.__kwdefaults__, copy_.__doc__ = fn.__kwdefaults__, fn.__doc__
+    copy_.__qualname__, copy_.__module__ = f"{cls.__qualname__}.{fn.__name__}", cls.__module__
+    copy_.__signature__ = _signature(names)
+    return copy_
+
+
+def _signature(names) -> inspect.Signature:
+    """``(self, <names>, *, sample_weight=None)``."""
+    P = inspect.Parameter
+    params = [P("self", P.POSITIONAL_OR_KEYWORD)] + [P(n, P.POSITIONAL_OR_KEYWORD) for n in names]
+    return inspect.Signature([*params, P("sample_weight", P.KEYWORD_ONLY, default=None)])

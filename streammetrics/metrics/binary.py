@@ -265,6 +265,7 @@ class BinaryConfusion(Accumulator):
 
     _fixed_settings = True  # copies share the settings
 
+    argument_names = ("y", "p")
     fields = (
         Field("n", np.int64, (1,)),
         Field("counts", np.int64, (4,), rows=True, doc="unweighted (tp, fp, fn, tn)"),

@@ -389,6 +389,7 @@ class ClassCalibration(_Reliability):
         self.inputs = (y, ClassProbabilities("p", self.n_classes))
         self._init_state()
 
+    argument_names = ("y", "p")
     fields = (Field("n", np.int64, (1,)), *_table_fields("", "n_bins"), *_table_fields("class_", "_class_bins"))
 
     def _settings(self):

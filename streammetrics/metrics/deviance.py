@@ -193,6 +193,7 @@ class TweedieDeviance(Accumulator):
 
     _fixed_settings = True  # copies share the settings
 
+    argument_names = ("y", "p")
     fields = (
         Field("n", np.int64, (1,)),
         Field("sums", np.float64, (3, 2), merge="pairs", doc="weight, w d(y, p), w d(y, 1) totals"),

@@ -227,6 +227,7 @@ class MulticlassConfusion(Accumulator):
     """
 
     _totals_unchecked = True  # its weighted fold does not check that its totals stay finite
+    argument_names = ("y", "p")
     fields = (
         Field("n", np.int64, (1,)),
         Field("counts", np.int64, ("n_classes", "n_classes"), rows=True, doc="unweighted rows"),

@@ -81,6 +81,7 @@ class MulticlassRankAUC(Accumulator):
     array([0.75  , 0.75  , 0.8333])
     """
 
+    argument_names = ("y", "P")
     fields = (
         Field("n", np.int64, (1,)),
         Field("weighted", np.int64, (1,), merge="custom"),

@@ -179,6 +179,7 @@ class MultilabelConfusion(Accumulator):
     def _weight_multiple(self) -> int:
         return self.n_labels  # (a row's wrong cells times its weight)
 
+    argument_names = ("Y", "P")
     fields = (
         Field("n", np.int64, (1,)),
         Field("counts", np.int64, ("n_labels", 4), rows=True, doc="unweighted tp, fp, fn, tn per label"),
@@ -369,6 +370,7 @@ class MultilabelRankAUC(Accumulator):
     (array([1.  , 0.75]), array([1.  , 0.75]), 0.9375)
     """
 
+    argument_names = ("Y", "S")
     fields = member_fields("per label, then the flattened matrix", optional=True)
     headline = ("macro_auc", "micro_auc")
 

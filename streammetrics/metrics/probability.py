@@ -299,6 +299,7 @@ class ClassProbabilityScores(Accumulator):
 
     _fixed_settings = True  # copies share the settings
 
+    argument_names = ("y", "p")
     fields = _SUMS
     headline = ("log_loss", "brier")
 

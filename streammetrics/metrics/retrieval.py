@@ -135,6 +135,7 @@ class RetrievalScores(Accumulator):
         self.inputs = (QueryIds("query"), Relevance("relevance"), Finite("score", "scores"))
         self._init_state()
 
+    argument_names = ("query", "relevance", "score")
     fields = (
         Field("n", np.int64, (1,)),
         Field("weighted", np.int64, (1,), merge="max"),
@@ -194,8 +195,8 @@ class RetrievalScores(Accumulator):
         st["table_values"] = np.concatenate([st["table_values"], other["table_values"]])
 
     # ------------------------------------------------------------------ folding
-    def prepare(self, *arrays, sample_weight=None):
-        batch = super().prepare(*arrays, sample_weight=sample_weight)
+    def prepare(self, *arrays, sample_weight=None, **named):
+        batch = super().prepare(*arrays, sample_weight=sample_weight, **named)
         if self.grouped and batch.n:
             _grouped_runs(batch.arrays[0])
         return batch

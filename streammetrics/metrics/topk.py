@@ -55,6 +55,7 @@ class TopKAccuracy(Accumulator):
     """
 
     _totals_unchecked = True  # its weighted fold does not check that its totals stay finite
+    argument_names = ("y", "P")
     fields = (
         Field("n", np.int64, (1,)),
         Field("weighted", np.int64, (1,), merge="max"),
@@ -76,8 +77,8 @@ class TopKAccuracy(Accumulator):
     def _settings(self):
         return {k: getattr(self, k) for k in ("k", "n_classes", "labels") if getattr(self, k) is not None}
 
-    def prepare(self, *arrays, sample_weight=None):
-        batch = super().prepare(*arrays, sample_weight=sample_weight)
+    def prepare(self, *arrays, sample_weight=None, **named):
+        batch = super().prepare(*arrays, sample_weight=sample_weight, **named)
         if self.n_classes is None and batch.n:
             _check_columns(*batch.arrays)
         return batch
