@@ -55,7 +55,7 @@ def _lead(inputs, members):
     domain for each, and its ``update`` is the protocol's (its kernel checks
     the whole batch and writes nothing when it finds a bad value)."""
     for m in members:
-        if type(m).update is not Accumulator.update or len(m.inputs) != len(inputs):
+        if type(m).update.__code__ is not Accumulator.update.__code__ or len(m.inputs) != len(inputs):
             continue
         if all(a.domain == b.domain for a, b in zip(inputs, m.inputs)):
             return m
