@@ -245,7 +245,11 @@ def cut_point(threshold: float, scores: np.ndarray) -> float:
     threshold is rounded to the scores' dtype first, so a float32 score of 0.7
     reaches the threshold 0.7. Integer and float64 scores compare in float64.
     """
-    source = (scores.dtype.metadata or {}).get("source")
+    return cut_in(threshold, (scores.dtype.metadata or {}).get("source"))
+
+
+def cut_in(threshold: float, source) -> float:
+    """``threshold`` rounded to the float dtype ``source`` (None: as it is), as a float64."""
     if source is None:
         return threshold
     if abs(threshold) <= _FINITE_MAX[source]:  # the cast cannot overflow (errstate is slow)

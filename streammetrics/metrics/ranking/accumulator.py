@@ -113,6 +113,7 @@ class RankAUC(RankQueries, Accumulator):
         Field("pairs", np.float64, (2, None), merge="custom", doc="bins' known and unknown pairs"),
         Field("wsq", np.float64, (2, 2), merge="custom", nonneg=False, optional=True, doc="squared weights per class"),
         Field("wsq_rows", np.int64, (1,), merge="custom", optional=True, doc="rows counted in wsq"),
+        Field("score_bits", np.int64, (1,), merge="custom", optional=True, doc="widest float width of the scores"),
     )
     headline = ("auc",)
     intervals = True
@@ -136,6 +137,7 @@ class RankAUC(RankQueries, Accumulator):
         self._ops = None  # the query engine of the current state, once asked for
         self._wsq = np.zeros((2, 2))  # each class's compensated sum of squared weights, and the rows it counts
         self._wsq_rows = 0
+        self._bits = 0  # the widest float width of the scores seen (16, 32 or 64; 0 before any)
 
     def _new_strategy(self, weighted: bool):
         if self.max_bins is None:
@@ -227,6 +229,8 @@ class RankAUC(RankQueries, Accumulator):
                 class_squares(y, w, self._wsq)
                 self._wsq_rows += n
             self._n += n
+            source = (s.dtype.metadata or {}).get("source")
+            self._bits = max(self._bits, 64 if source is None else 8 * source.itemsize)
         return status
 
     def _unweighted_masses(self):
@@ -303,6 +307,7 @@ class RankAUC(RankQueries, Accumulator):
         st = empty_state(self.fields, self)
         st["n"][0] = self._n
         st["weighted"][0] = int(self._strategy.weighted)
+        st["score_bits"][0] = self._bits
         if self._strategy.weighted:
             st["wsq"][:] = self._wsq
             st["wsq_rows"][0] = self._wsq_rows
@@ -320,6 +325,7 @@ class RankAUC(RankQueries, Accumulator):
         self._ops = None
         self._wsq = state["wsq"].copy() if weighted else np.zeros((2, 2))
         self._wsq_rows = int(state["wsq_rows"][0]) if weighted else 0
+        self._bits = _bits_of(state)
 
     def spilled_parts(self):
         """``(state, strategy)``: the in-memory state (a copy) and the exact strategy holding the files."""
@@ -365,6 +371,7 @@ class RankAUC(RankQueries, Accumulator):
             self._wsq, self._wsq_rows = squares
             raise
         self._n += int(other["n"][0])
+        self._bits = max(self._bits, _bits_of(other))
 
     def _clone(self):
         out = RankAUC.__new__(RankAUC)  # with its own lock
@@ -388,6 +395,7 @@ class RankAUC(RankQueries, Accumulator):
                     self._ops = self._strategy.points(self._n)
                 else:
                     self._ops = self._strategy.points(self._pending, self._n)
+                self._ops.source = _SOURCES.get(self._bits)
             return self._ops
 
     def _compute(self, ci=None) -> RankResult:
@@ -469,3 +477,13 @@ def delong_interval(sums, lower: float, upper: float, level: float, squares=None
     se = math.sqrt(max(var, 0.0))
     half = z_of(level) * se
     return {"auc_ci_lower": max(lower - half, 0.0), "auc_ci_upper": min(upper + half, 1.0), "auc_se": se}
+
+
+#: the float dtype a threshold is rounded to, by the widest score width seen (numpy's promotion)
+_SOURCES = {16: np.dtype(np.float16), 32: np.dtype(np.float32)}
+
+
+def _bits_of(state) -> int:
+    """The widest score width of a state (0 with rows: saved before the width was kept, so float64)."""
+    bits = int(state["score_bits"][0]) if "score_bits" in state else 0
+    return 64 if bits == 0 and int(state["n"][0]) else bits

@@ -158,9 +158,11 @@ class RankQueries:
 
     def at_threshold(self, t) -> BinaryResult:
         """The binary result at the threshold ``t`` (rows with ``s >= t`` called positive): what
-        ``BinaryConfusion(threshold=t)`` gives on the same rows, plus ``threshold``. With ``max_bins`` a bin
-        counts as its lower edge and the result adds certified bounds ``tp_lower``, ``tp_upper``, ``fp_lower``,
-        ``fp_upper`` and ``<rate>_lower``/``_upper``, which differ only when ``t`` falls inside a bin.
+        ``BinaryConfusion(threshold=t)`` gives on the same rows, plus ``threshold``. As numpy compares, ``t`` takes
+        the scores' own precision: float16 or float32 scores (all of them) are compared with ``t`` rounded to it.
+        With ``max_bins`` a bin counts as its lower edge and the result adds certified bounds ``tp_lower``,
+        ``tp_upper``, ``fp_lower``, ``fp_upper`` and ``<rate>_lower``/``_upper``, which differ only when ``t`` falls
+        inside a bin.
 
         >>> from streammetrics import RankAUC
         >>> acc = RankAUC().update([0, 0, 1, 1, 1], [0.1, 0.6, 0.4, 0.6, 0.9])

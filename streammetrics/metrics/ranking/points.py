@@ -17,6 +17,7 @@ from ..._kernels import pairs as K
 from ..._kernels.totals import block_counts, delong_masses, delong_sums, running_pairs
 from ..._protocol.errors import WeightOverflowError
 from ..._protocol.result import safe
+from ..._protocol.validation import cut_in
 from .. import binary
 from ..binary import BinaryResult, binary_result
 
@@ -189,6 +190,8 @@ class Points:
         self.per_read = max(1, int(window) // self.block)
         self.nb = max(1, -(-self.m // self.block))
         self.items = items
+        #: the float dtype the scores came in where narrower than float64 (thresholds are rounded to it)
+        self.source = None
         self.bins = None
         if items is not None and np.any(items[1] > items[0]):
             lo, hi, iab, _ = items
@@ -375,13 +378,15 @@ class Points:
         return BinaryResult("BinaryScores", values, meta)
 
     def at_threshold(self, t) -> BinaryResult:
-        """The binary result with the rows ``s >= t`` called positive."""
+        """The binary result with the rows ``s >= t`` called positive (``t`` rounded to
+        ``source``, the float dtype the scores came in, as numpy compares)."""
         t = _real("t", t)  # infinities allowed
-        j = int(np.searchsorted(self.firsts[: -(-self.m // self.block)], t, side="left"))
+        c = cut_in(t, self.source)
+        j = int(np.searchsorted(self.firsts[: -(-self.m // self.block)], c, side="left"))
         i = 0
         if j:
             scores = self.read((j - 1) * self.block, self._end(j - 1))[0]
-            i = (j - 1) * self.block + int(np.searchsorted(scores, t, side="left"))
+            i = (j - 1) * self.block + int(np.searchsorted(scores, c, side="left"))
         return self.result(i, t=t)
 
     def threshold_for(self, **targets) -> BinaryResult:

@@ -51,6 +51,14 @@ def check_rank_state(state, max_bins):
             raise ValueError("an entry holds no observation")
         if not weighted and (np.any(ab > n) or count_total(ab) != n):
             raise ValueError("the counts do not add up to the observation count")
+    bits = int(state["score_bits"][0]) if "score_bits" in state else 0
+    if bits not in (0, 16, 32, 64) or (n == 0 and bits):
+        raise ValueError("entry 'score_bits' must be 16, 32 or 64, or 0 (always without observations)")
+    if bits in (16, 32):  # thresholds are rounded to that width: every score must be one of its values
+        narrow = np.float16 if bits == 16 else np.float32
+        with np.errstate(over="ignore"):
+            if any(np.any(e.astype(narrow).astype(np.float64) != e) for e in (lo, hi)):
+                raise ValueError(f"entries 'lo'/'hi' hold a score that is no float{bits}, as 'score_bits' says")
     if state["wsq_rows"][0] > n:
         raise ValueError("more rows counted in 'wsq' than observations")
     if np.any(compensated.values(state["wsq"]) < 0):
