@@ -393,3 +393,30 @@ def test_help_shows_the_arguments_of_update_in_order(case):
     for method in (type(acc).update, type(acc).prepare):
         params = list(inspect.signature(method).parameters)
         assert params == ["self", *(i.name for i in acc.inputs), "sample_weight"]
+
+
+_B = lambda: sm.BinaryConfusion(threshold=0.5)  # noqa: E731
+WRAPPERS = {
+    "Sliced": (lambda: sm.Sliced(_B()), {"by": ["a", "a", "b", "b"]}),
+    "Sliced(Evaluator)": (lambda: sm.Sliced(sm.Evaluator("binary")), {"by": ["a", "a", "b", "b"]}),
+    "Bootstrap": (lambda: sm.Bootstrap(_B(), 5, seed=0), {}),
+    "Rolling": (lambda: sm.Rolling(_B(), window=3), {}),
+    "Rolling(key)": (lambda: sm.Rolling(_B(), window=3, key=True), {"key": [4, 3, 2, 1]}),
+    "Decayed": (lambda: sm.Decayed(_B(), half_life=2), {}),
+    "Windowed": (lambda: sm.Windowed(_B(), every=2), {}),
+    "History": (lambda: sm.History(_B()), {"step": 1}),
+}
+
+
+@pytest.mark.parametrize("name", list(WRAPPERS))
+def test_wrappers_take_the_template_s_arrays_by_name(name):
+    make, extra = WRAPPERS[name]
+    y, p = np.array([1, 0, 1, 0]), np.array([0.9, 0.2, 0.6, 0.4])
+    positional = make().update(y, p, **extra)
+    for named in ({"y": y, "p": p}, {"y_true": y, "y_pred": p}, {"p": p, "y": y}):
+        assert make().update(**named, **extra).same_results(positional)
+        assert make().fold(make().prepare(**named, **extra)).same_results(positional)
+    with pytest.raises(TypeError, match="unexpected argument 'q'"):
+        make().update(y=y, q=p, **extra)
+    with pytest.raises(TypeError, match="argument 'y' twice"):
+        make().update(y, y=y, p=p, **extra)

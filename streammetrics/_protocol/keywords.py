@@ -53,3 +53,19 @@ def arrays_by_name(inputs, arrays: tuple, named: dict, owner) -> tuple:
     if missing:
         raise TypeError(f"{type(owner).__name__}.update() is missing {', '.join(missing)}")
     return tuple(out)
+
+
+def take_names(inputs, arrays: tuple, options: dict, owner, known=()) -> tuple[tuple, dict]:
+    """``(arrays, options)``: the arrays among keyword ``options`` (an input's name, or
+    scikit-learn's) put in their places, as :func:`arrays_by_name`; the other options as given
+    (with arrays named, an option neither an array nor ``known`` is refused)."""
+    names = {i.name for i in inputs}
+    named = {k: options[k] for k in options if k in names or k in ALIASES}
+    if not named:
+        return arrays, options
+    rest = {k: v for k, v in options.items() if k not in named}
+    unknown = [k for k in rest if k not in known]
+    if unknown:
+        takes = ", ".join(i.name for i in inputs)
+        raise TypeError(f"{type(owner).__name__}.update() got an unexpected argument {unknown[0]!r} (takes {takes})")
+    return arrays_by_name(inputs, arrays, named, owner), rest

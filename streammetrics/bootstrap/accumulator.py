@@ -13,6 +13,7 @@ from .._kernels.bootstrap import POISSON1_CUTS, poisson_weights, replicate_sums
 from .._protocol.base import Accumulator, check_ci, locked
 from .._protocol.errors import NoObservationsError, StateFileError, WeightOverflowError
 from .._protocol.inputs import Batch, raise_rejected
+from .._protocol.keywords import arrays_by_name
 from .._protocol.result import Result
 from .._protocol.state import checked_entries, concatenated, loaded, part_of, parts_of, reserve
 from .._protocol.terms import Sums
@@ -211,25 +212,27 @@ class Bootstrap(TemplateWrapper, Accumulator):
         self._ranks = RankRows()
 
     # --------------------------------------------------------------- inputs
-    def prepare(self, *arrays, sample_weight=None, key=None) -> Batch:
+    def prepare(self, *arrays, sample_weight=None, key=None, **named) -> Batch:
         """Convert and check one batch and its row keys: a :class:`~streammetrics.Batch`.
 
         The template's arrays are checked as the template checks them (a bad
         value raises ``ValueError`` naming the argument and its position);
         ``key``, if given, must hold one integer per row.
         """
+        if named:  # the template's arrays by name: update(y=..., p=..., by=...)
+            arrays = arrays_by_name(self._template.inputs, arrays, named, self)
         arrays, key = self._split_keys(arrays, key, "optionally key=")
         tb = self._template.prepare(*arrays, sample_weight=sample_weight)
         keys = _EMPTY_KEYS if key is None else _check_keys(key, tb.n)
         return pack(tb, keys, self._template, self.inputs[-1])
 
-    def update(self, *arrays, sample_weight=None, key=None):
+    def update(self, *arrays, sample_weight=None, key=None, **named):
         """Fold one batch into the point estimate and every replicate; return ``self``.
 
         A batch with a bad value or a bad ``key`` raises ``ValueError`` (or
         ``TypeError``) and leaves the accumulator exactly as it was.
         """
-        return self.fold(self.prepare(*arrays, sample_weight=sample_weight, key=key))
+        return self.fold(self.prepare(*arrays, sample_weight=sample_weight, key=key, **named))
 
     def fold(self, batch: Batch):
         """Fold a batch made by :meth:`prepare`; return ``self``."""

@@ -18,6 +18,7 @@ import numpy as np
 from .._protocol.base import Accumulator, locked
 from .._protocol.errors import StateFileError
 from .._protocol.inputs import Batch
+from .._protocol.keywords import take_names
 from .._protocol.state import concatenated, concatenated_parts, reserve
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
 from ..sliced.segments import fold_by_slice
@@ -86,6 +87,7 @@ class Buckets(TemplateWrapper, Accumulator):
         """Check one batch with the template (``options`` such as ``by=`` are
         the template's) and the wrapper's own column: a batch for :meth:`fold`."""
         extra = self.inputs[-1].name
+        arrays, options = take_names(self._template.inputs, arrays, options, self, (extra,))
         value = options.pop(extra, None)
         if value is None:  # (else the template's arrays are as given: a Sliced's by= may be a keyword)
             arrays, value = self._split_keys(arrays, None, f"{extra}=")

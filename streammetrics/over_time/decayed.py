@@ -8,6 +8,7 @@ from .._protocol.base import Accumulator
 from .._protocol.batch import Batch
 from .._protocol.errors import StateFileError, WeightOverflowError
 from .._protocol.inputs import raise_rejected
+from .._protocol.keywords import arrays_by_name
 from .._protocol.state import Field
 from .._protocol.terms import Sums, add_pairs
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
@@ -120,9 +121,11 @@ class Decayed(TemplateWrapper, Accumulator):
             st["clock"][i] = hi, (float(int(v) - int(hi)) if isinstance(v, int) else 0.0)
 
     # ---------------------------------------------------------------- folding
-    def prepare(self, *arrays, sample_weight=None, time=None) -> Batch:
+    def prepare(self, *arrays, sample_weight=None, time=None, **named) -> Batch:
         """Check one batch (and its timestamps, with ``time=True``; they may
         also come as one extra positional column): a batch for :meth:`fold`."""
+        if named:  # the template's arrays by name: update(y=..., p=..., by=...)
+            arrays = arrays_by_name(self._template.inputs, arrays, named, self)
         if self.time:
             arrays, time = self._split_keys(arrays, time, "time=timestamps")
         elif time is not None:
@@ -131,10 +134,10 @@ class Decayed(TemplateWrapper, Accumulator):
         t = clock.stamps(time, tb.n, self._hl) if self.time else None
         return pack(tb, t, self._template, self.inputs[-1] if self.time else KeysInput("time", "timestamps"))
 
-    def update(self, *arrays, sample_weight=None, time=None):
+    def update(self, *arrays, sample_weight=None, time=None, **named):
         """Fold one batch (``time=``: one timestamp per row, with ``time=True``);
         return ``self``. A bad value raises ``ValueError``, nothing changed."""
-        return self.fold(self.prepare(*arrays, sample_weight=sample_weight, time=time))
+        return self.fold(self.prepare(*arrays, sample_weight=sample_weight, time=time, **named))
 
     def fold(self, batch: Batch):
         """Fold a batch made by :meth:`prepare`; return ``self``."""

@@ -10,6 +10,7 @@ from .._protocol.base import Accumulator
 from .._protocol.batch import check_all
 from .._protocol.errors import StateFileError
 from .._protocol.inputs import Batch, convert, raise_rejected
+from .._protocol.keywords import arrays_by_name
 from .._protocol.state import checked_entries
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
 from ..metrics.ranking import RankAUC
@@ -138,8 +139,10 @@ class Rolling(TemplateWrapper, Accumulator):
         return bool(self.key)
 
     # ------------------------------------------------------------------ inputs
-    def prepare(self, *arrays, sample_weight=None, key=None) -> Batch:
+    def prepare(self, *arrays, sample_weight=None, key=None, **named) -> Batch:
         """Convert and check one batch (and its keys): a :class:`~streammetrics.Batch` for :meth:`fold`."""
+        if named:  # the template's arrays by name: update(y=..., p=..., by=...)
+            arrays = arrays_by_name(self._template.inputs, arrays, named, self)
         if self.key:
             arrays, key = self._split_keys(arrays, key, "key=keys")
             if key is None:
@@ -163,12 +166,14 @@ class Rolling(TemplateWrapper, Accumulator):
             raise ValueError(f"key[{bad[0]}] = {k[bad[0]]}: keys must be finite")
         return k
 
-    def update(self, *arrays, sample_weight=None, key=None):
+    def update(self, *arrays, sample_weight=None, key=None, **named):
         """Fold one batch; the window keeps its last ``window`` rows. Return ``self``.
 
         A bad value raises ``ValueError`` naming the argument and position, the
         window unchanged.
         """
+        if named:  # the template's arrays by name: update(y=..., p=..., by=...)
+            arrays = arrays_by_name(self._template.inputs, arrays, named, self)
         if self.key or key is not None or not isinstance(self._rows, TermsWindow):
             return self.fold(self.prepare(*arrays, sample_weight=sample_weight, key=key))
         # rows of a linear template: checked by its terms kernel (the rows before the window by the inputs)

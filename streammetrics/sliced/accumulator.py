@@ -7,6 +7,7 @@ import numpy as np
 from .._protocol.base import Accumulator, locked
 from .._protocol.errors import NoWeightsError
 from .._protocol.inputs import Batch, convert, raise_rejected
+from .._protocol.keywords import arrays_by_name
 from .._protocol.state import concatenated
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
 from . import encode as E
@@ -167,13 +168,15 @@ class Sliced(TemplateWrapper, Accumulator):
         self._owned = None
 
     # --------------------------------------------------------------- inputs
-    def prepare(self, *arrays, sample_weight=None, by=None) -> Batch:
+    def prepare(self, *arrays, sample_weight=None, by=None, **named) -> Batch:
         """Convert and check one batch and code its slice keys: a :class:`~streammetrics.Batch`.
 
         The template's arrays are checked as the template checks them (a bad
         value raises ``ValueError`` naming the argument and its position);
         ``by`` must give one key per row.
         """
+        if named:  # the template's arrays by name: update(y=..., p=..., by=...)
+            arrays = arrays_by_name(self._template.inputs, arrays, named, self)
         if by is None and len(arrays) != len(self._template.inputs) + 1:
             raise TypeError(
                 f"Sliced.update needs the slice keys: update({', '.join(i.name for i in self._template.inputs)}, "
@@ -184,13 +187,15 @@ class Sliced(TemplateWrapper, Accumulator):
         keys = E.encode(by, tb.n, self.max_slices)
         return pack(tb, keys, self._template, self.inputs[-1])
 
-    def update(self, *arrays, sample_weight=None, by=None):
+    def update(self, *arrays, sample_weight=None, by=None, **named):
         """Fold one batch into its slices and the overall state; return ``self``.
 
         A batch with a bad value, a ``by`` of the wrong length, or keys that
         would bring more than ``max_slices`` slices raises ``ValueError`` and
         leaves the accumulator exactly as it was.
         """
+        if named:  # the template's arrays by name: update(y=..., p=..., by=...)
+            arrays = arrays_by_name(self._template.inputs, arrays, named, self)
         column = _int_column(by) if self._spec is not None and by is not None else None
         if column is not None and self._sum_by_key(arrays, sample_weight, *column):
             return self
