@@ -47,8 +47,8 @@ def probability_terms(y, p, lo, slots, values, col, base):
 def class_probability_terms(y, m, k, tolerance, lo, slots, values, col, base):
     """The row terms of class codes ``y`` and probability rows ``m``: 1, the log
     loss ``-ln(max(m[i, y_i], 1e-12))`` and Brier's multiclass score
-    ``sum_j (m[i, j] - [j == y_i])**2``, then ``[j == y_i]`` for each class
-    ``j`` (slots ``base .. base + k + 2``); status 1 for a code outside
+    ``sum_j (m[i, j] - [j == y_i])**2`` (slots ``base .. base + 2``), then 1
+    into the slot of the row's class, ``base + 3 + y_i``; status 1 for a code outside
     ``0..k-1``, 2 for an entry outside [0, 1] or a row whose sum is more than
     ``tolerance`` from 1."""
     for i in range(slots.shape[0]):
@@ -66,11 +66,11 @@ def class_probability_terms(y, m, k, tolerance, lo, slots, values, col, base):
         if abs(total - 1.0) > tolerance:
             return 2
         picked = m[lo + i, yi]
-        for t in range(3 + k):
+        for t in range(3):
             slots[i, col + t] = base + t
-            values[i, col + t] = 0.0
+        slots[i, col + 3] = base + 3 + yi
         values[i, col] = 1.0
         values[i, col + 1] = -math.log(LOG_FLOOR if LOG_FLOOR > picked else picked)
         values[i, col + 2] = sq - 2.0 * picked + 1.0
-        values[i, col + 3 + yi] = 1.0
+        values[i, col + 3] = 1.0
     return 0

@@ -9,7 +9,7 @@ import numpy as np
 from .._kernels import compensated
 from .._kernels import probability as KP
 from .._kernels.checks import first_nonfinite
-from .._kernels.row_sums import sum_rows
+from .._kernels.row_sums import sum_rows, sum_terms
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Probabilities
@@ -128,15 +128,20 @@ def screen_sums(st, max_brier: float) -> np.ndarray:
     return bad | ((st["classes_rows"][:, 0] == st["n"][:, 0]) & (classes < total * (1 - _SLACK)))
 
 
-def _fold_terms(st, w, terms, args, squares=False):
-    """Fold the rows of ``args`` into ``st`` by their terms (the kernel ``terms``,
-    :func:`~.._kernels.row_sums.sum_rows`; three totals, then one per class):
-    ``(status, kept)``. Totals that
+def _fold_terms(st, w, terms, args, squares=False, width=None):
+    """Fold the rows of ``args`` into ``st`` by their terms (the kernel ``terms``;
+    three totals, then one per class: one term a slot, summed by
+    :func:`~.._kernels.row_sums.sum_rows`, or ``width`` terms a row to any
+    slots, by :func:`~.._kernels.row_sums.sum_terms`): ``(status, kept)``. Totals that
     overflow float64 raise, leaving the state as it was; second moments
     (``squares``, for the intervals only) that alone overflow are left out and
     ``kept`` is false."""
-    width = 3 + st["classes"].shape[0]
-    status, pairs = sum_rows(terms, args, w, width, ((1, 1), (2, 1), (0, 2)) if squares else ())
+    size = 3 + st["classes"].shape[0]
+    if width is None:
+        status, pairs = sum_rows(terms, args, w, size, ((1, 1), (2, 1), (0, 2)) if squares else ())
+    else:
+        pairs = np.zeros((size, 2))
+        status = sum_terms(terms, args, w, width, np.zeros(size, np.int64), pairs)
     if status:
         return status, False
     sums = st["sums"].copy()
@@ -146,12 +151,12 @@ def _fold_terms(st, w, terms, args, squares=False):
     kept = squares
     if squares:
         moments = st["squares"].copy()
-        add_pairs(moments, pairs[width:])
+        add_pairs(moments, pairs[size:])
         kept = first_nonfinite(moments.reshape(-1)) < 0
         if kept:
             st["squares"][:] = moments
     st["sums"][:] = sums
-    add_pairs(st["classes"], pairs[3:width])  # each at most the weight total: finite
+    add_pairs(st["classes"], pairs[3:size])  # each at most the weight total: finite
     st["n"][0] += args[0].shape[0]
     st["classes_rows"][0] += args[0].shape[0]
     return 0, kept
@@ -390,11 +395,11 @@ class ClassProbabilityScores(Accumulator):
     def _fold(self, arrays, w):
         y, m = arrays
         terms = KP.class_probability_terms
-        return _fold_terms(self._arrays, w, terms, (y, m, self.n_classes, ROW_SUM_TOLERANCE))[0]
+        return _fold_terms(self._arrays, w, terms, (y, m, self.n_classes, ROW_SUM_TOLERANCE), width=4)[0]
 
     def row_terms(self) -> RowTerms:
         """Each row adds 1, its log loss, its Brier score and 1 to its class."""
-        return RowTerms(3 + self.n_classes, 3 + self.n_classes, self._terms, rows=1)
+        return RowTerms(3 + self.n_classes, 4, self._terms, rows=1)
 
     def _terms(self, batch, lo, slots, values, col, base):
         y, m = batch.arrays_for(self.inputs)
@@ -460,50 +465,52 @@ def class_probability_scores(y, P, n_classes=None, *, labels=None, sample_weight
     return _once(ClassProbabilityScores(n_classes, labels=labels), y, P, sample_weight=sample_weight)
 
 
-def _d2_member(y_proba, pos_label, labels):
+def _d2_member(p, pos_label, labels):
     """The accumulator scikit-learn's D² functions amount to: binary for a vector
     of positive-class probabilities, by class for a matrix (columns in the
     sorted order of ``labels``, or classes ``0..K-1``)."""
-    if np.ndim(y_proba) < 2:
+    if np.ndim(p) < 2:
         if pos_label is None and labels is not None:
             pos_label = sorted(labels)[-1]  # scikit-learn's positive: the greater label
         return ProbabilityScores(pos_label=pos_label)
     if labels is None:
-        return ClassProbabilityScores(np.shape(y_proba)[1])
+        return ClassProbabilityScores(np.shape(p)[1])
     return ClassProbabilityScores(labels=sorted(labels))
 
 
-def d2_log_loss_score(y_true, y_pred, *, sample_weight=None, labels=None) -> float:
+def d2_log_loss_score(y, p, *, sample_weight=None, labels=None) -> float:
     """D² of the log loss: ``1 - log_loss / safe(null log loss)``, as
     scikit-learn's ``d2_log_loss_score``.
 
     The null model predicts, for every row, the (weighted) share of each class.
-    ``y_pred`` is a vector of positive-class probabilities (labels 0/1, or the
+    ``p`` is a vector of positive-class probabilities (labels 0/1, or the
     greater of ``labels``) or an n x K matrix (classes ``0..K-1``, or
     ``labels`` in sorted order). Both log losses floor the probabilities at
     1e-12, the null model's class shares too (scikit-learn clips at the
     float64 epsilon: the two differ only for probabilities, or shares of
     the weight, within 1e-12 of 0 or 1). Where the null loss is 0 (a
-    single class in ``y_true``, or a single row) the specification's guard
+    single class in ``y``, or a single row) the specification's guard
     gives ``1 - log_loss``; scikit-learn raises for a single class and
-    returns NaN for fewer than two rows.
+    returns NaN for fewer than two rows. scikit-learn's keywords are taken
+    (``y_true=``, ``y_proba=``, ``y_pred=``).
 
     >>> from streammetrics import d2_log_loss_score
     >>> round(d2_log_loss_score([1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4]), 6)
     0.513034
+    >>> round(d2_log_loss_score(y_true=[0, 2, 1], y_proba=[[0.8, 0.1, 0.1], [0.2, 0.2, 0.6], [0.3, 0.4, 0.3]]), 6)
+    0.49929
     >>> d2_log_loss_score([1, 1], [1.0, 1.0])
     1.0
     """
-    acc = _d2_member(y_pred, None, labels)
-    return _once(acc, y_true, y_pred, sample_weight=sample_weight).d2_log_loss
+    return _once(_d2_member(p, None, labels), y, p, sample_weight=sample_weight).d2_log_loss
 
 
-def d2_brier_score(y_true, y_proba, *, sample_weight=None, pos_label=None, labels=None) -> float:
+def d2_brier_score(y, p, *, sample_weight=None, pos_label=None, labels=None) -> float:
     """D² of the Brier score (the Brier skill score): ``1 - brier / safe(null
-    Brier)``, as scikit-learn's ``d2_brier_score``; the null model and
-    ``y_proba`` as for :func:`d2_log_loss_score`, ``pos_label`` the positive
-    class of a vector. Where the null Brier score is 0 (a single class in
-    ``y_true``, or a single row) the specification's guard gives ``1 -
+    Brier)``, as scikit-learn's ``d2_brier_score`` (and with its keywords);
+    the null model and ``p`` as for :func:`d2_log_loss_score`, ``pos_label``
+    the positive class of a vector. Where the null Brier score is 0 (a
+    single class in ``y``, or a single row) the specification's guard gives ``1 -
     brier``; scikit-learn divides by zero there (-inf or NaN) and returns NaN
     for fewer than two rows.
 
@@ -511,5 +518,4 @@ def d2_brier_score(y_true, y_proba, *, sample_weight=None, pos_label=None, label
     >>> round(d2_brier_score([1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4]), 6)
     0.63
     """
-    acc = _d2_member(y_proba, pos_label, labels)
-    return _once(acc, y_true, y_proba, sample_weight=sample_weight).d2_brier
+    return _once(_d2_member(p, pos_label, labels), y, p, sample_weight=sample_weight).d2_brier
