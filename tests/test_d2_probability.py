@@ -1,7 +1,12 @@
 """D² of the log loss and of the Brier score, binary and by class: against
 scikit-learn's d2_log_loss_score and d2_brier_score on data with ties,
 weights and extreme probabilities, streamed under any sharding and merge
-order; the guarded degenerate cases; states saved before the class totals."""
+order; the guarded degenerate cases; states saved before the class totals.
+
+scikit-learn forms the null model's shares as means and loses digits where a
+share is within ~1e-6 of 1 (its 1 - share is a difference): the references
+take the models' losses from scikit-learn and the null losses from the exact
+class totals (mpmath), and scikit-learn's own D² is checked to 1e-7."""
 
 from __future__ import annotations
 
@@ -17,6 +22,8 @@ import streammetrics as sm
 from streammetrics import ClassProbabilityScores, ProbabilityScores, d2_brier_score, d2_log_loss_score
 
 from .harness import sharded
+
+mp = pytest.importorskip("mpmath")
 
 WEIGHTS = st.sampled_from([0.0, 0.5, 1.0, 2.0, 1e-3, 1e3])
 EXTREMES = [0.0, 1.0, 1e-300, 1 - 1e-16, 0.5, 0.25, 0.7, 1e-13]
@@ -69,6 +76,17 @@ def classes(draw):
     return y, P, w, cuts, draw(st.sampled_from(["forward", "reverse", "plus"]))
 
 
+def exact_null(codes, w, k):
+    """The null model's log loss and Brier score (summed over the ``k`` classes),
+    from the class totals in 50 digits."""
+    ww = np.ones(len(codes)) if w is None else w
+    with mp.workdps(50):
+        totals = [mp.fsum(mp.mpf(float(v)) for v, c in zip(ww, codes) if c == j) for j in range(k)]
+        shares = [t / mp.fsum(totals) for t in totals]
+        log = -mp.fsum(s * mp.log(max(s, mp.mpf(FLOOR))) for s in shares if s > 0)
+        return float(log), float(mp.fsum(s * (1 - s) for s in shares))
+
+
 def two_classes_weighted(y, w):
     """Both scikit-learn and the guard define D² the same way: two classes with weight."""
     ww = np.ones(len(y)) if w is None else w
@@ -82,8 +100,12 @@ def test_binary_d2_matches_sklearn_streamed(data):
     if not two_classes_weighted(y, w):
         return
     r = sharded(ProbabilityScores, [y, p], w, cuts, order).finalize()
-    ref_log = quiet(skm.d2_log_loss_score, y, floored(p), sample_weight=w, labels=[0, 1])
-    ref_brier = quiet(skm.d2_brier_score, y, p, sample_weight=w)
+    log_null, brier_null = exact_null(y, w, 2)
+    ref_log = 1 - quiet(skm.log_loss, y, floored(p), sample_weight=w, labels=[0, 1]) / log_null
+    ref_brier = 1 - skm.brier_score_loss(y, p, sample_weight=w) / (brier_null / 2)  # one column of two
+    close = dict(rtol=1e-7, atol=1e-7)
+    np.testing.assert_allclose(ref_log, quiet(skm.d2_log_loss_score, y, floored(p), sample_weight=w), **close)
+    np.testing.assert_allclose(ref_brier, quiet(skm.d2_brier_score, y, p, sample_weight=w), **close)
     same(r.d2_log_loss, ref_log)
     same(r.d2_brier, ref_brier)
     same(d2_log_loss_score(y, p, sample_weight=w), ref_log)
@@ -102,8 +124,14 @@ def test_class_d2_matches_sklearn_streamed(data):
     r = sharded(lambda: ClassProbabilityScores(3), [y, P], w, cuts, order).finalize()
     Pf = P.copy()
     Pf[np.arange(len(y)), y] = np.maximum(P[np.arange(len(y)), y], FLOOR)
-    ref_log = quiet(skm.d2_log_loss_score, y, Pf, sample_weight=w, labels=[0, 1, 2])
-    ref_brier = quiet(skm.d2_brier_score, y, P, sample_weight=w, labels=[0, 1, 2])
+    log_null, brier_null = exact_null(y, w, 3)
+    ww = np.ones(len(y)) if w is None else w
+    ref_log = 1 - quiet(skm.log_loss, y, Pf, sample_weight=w, labels=[0, 1, 2]) / log_null
+    ref_brier = 1 - np.sum(ww * np.sum((P - np.eye(3)[y]) ** 2, axis=1)) / np.sum(ww) / brier_null
+    close = dict(rtol=1e-7, atol=1e-7)
+    labels = [0, 1, 2]
+    np.testing.assert_allclose(ref_log, quiet(skm.d2_log_loss_score, y, Pf, sample_weight=w, labels=labels), **close)
+    np.testing.assert_allclose(ref_brier, quiet(skm.d2_brier_score, y, P, sample_weight=w, labels=labels), **close)
     same(r.d2_log_loss, ref_log)
     same(r.d2_brier, ref_brier)
     same(d2_log_loss_score(y, P, sample_weight=w), ref_log)
@@ -140,7 +168,6 @@ def test_one_class_or_one_row_takes_the_specification_guard():
 def test_extreme_probabilities_and_shares_lose_no_digits():
     # a null share near 1: 1 - share is the other class's weight, not a
     # difference (scikit-learn's own value loses 8 digits here)
-    mp = pytest.importorskip("mpmath")
     with mp.workdps(50):
         y = np.array([1] * 5 + [0])
         p = np.array([1.0, 1.0, 1e-300, 0.5, 1 - 1e-16, 0.0])

@@ -51,7 +51,8 @@ def null_losses(w: np.ndarray) -> tuple[float, float]:
         share = w / total
         logs = np.where(share < KP.LOG_FLOOR, math.log(KP.LOG_FLOOR), -np.log1p(others / w))
         log_null = -float(np.sum(np.where(w > 0, share * logs, 0.0)))
-    return log_null, float(np.sum(w * others) / (total[0] * total[0]))
+        brier_null = float(np.sum(share * (others / total)))  # sum_k share_k (1 - share_k)
+    return log_null, brier_null
 
 
 def probability_result(
