@@ -147,62 +147,62 @@ def _add_into(sums: np.ndarray, at: int, pairs: np.ndarray) -> None:
 class MultilabelConfusion(Accumulator):
     """Streaming per-label confusion counts and the multilabel scores built from them.
 
-        ``update(Y, P)`` takes ``n x L`` 0/1 matrices of true and predicted labels
-        (with ``threshold``, ``P`` holds finite scores, ``P >= threshold`` a positive).
+    ``update(Y, P)`` takes ``n x L`` 0/1 matrices of true and predicted labels
+    (with ``threshold``, ``P`` holds finite scores, ``P >= threshold`` a positive).
 
-        Parameters
-        ----------
-        n_labels : int, optional
-            L, the number of labels (columns).
-        threshold : float, optional
-            Cut scores at ``P >= threshold``, in the scores' own precision as numpy
-            compares (see :class:`BinaryConfusion`); ``None`` takes 0/1 predictions.
-        labels : sequence of hashable, optional
-            Names of the columns, in order (``n_labels`` defaults to their number).
-        samples_betas : sequence of float, default ``(1.0,)``
-            The betas at which the result's ``fbeta(b, average="samples")`` is
-            kept (each a sum over rows of the row's F-beta; 1 always), for every
-            ``zero_division`` (the weight of rows whose two sets are empty is
-            kept); a state saved before these sums takes ``b=1`` and
-            ``zero_division=0`` only. Another beta raises ``ValueError``.
+    Parameters
+    ----------
+    n_labels : int, optional
+        L, the number of labels (columns).
+    threshold : float, optional
+        Cut scores at ``P >= threshold``, in the scores' own precision as numpy
+        compares (see :class:`BinaryConfusion`); ``None`` takes 0/1 predictions.
+    labels : sequence of hashable, optional
+        Names of the columns, in order (``n_labels`` defaults to their number).
+    samples_betas : sequence of float, default ``(1.0,)``
+        The betas at which the result's ``fbeta(b, average="samples")`` is
+        kept (each a sum over rows of the row's F-beta; 1 always), for every
+        ``zero_division`` (the weight of rows whose two sets are empty is
+        kept); a state saved before these sums takes ``b=1`` and
+        ``zero_division=0`` only. Another beta raises ``ValueError``.
 
-        ``finalize()`` gives per-label ``tp``, ``fp``, ``fn``, ``tn``, ``support``
-        (``int64``, or sums of weights once weights are seen), ``precision``,
-        ``recall`` and ``f1``; their ``micro_*``, ``macro_*`` (over all ``L``
-        labels, present or not) and ``weighted_*`` averages as scikit-learn's
-        ``precision_recall_fscore_support``; ``samples_precision``,
-        ``samples_recall``, ``samples_f1``, ``samples_jaccard`` (means over rows),
-        ``subset_accuracy``, ``hamming_loss`` and ``n``. Rates use the guard
-        ``safe(x)`` (scikit-learn's ``zero_division=0``): an empty row scores 0.
+    ``finalize()`` gives per-label ``tp``, ``fp``, ``fn``, ``tn``, ``support``
+    (``int64``, or sums of weights once weights are seen), ``precision``,
+    ``recall`` and ``f1``; their ``micro_*``, ``macro_*`` (over all ``L``
+    labels, present or not) and ``weighted_*`` averages as scikit-learn's
+    ``precision_recall_fscore_support``; ``samples_precision``,
+    ``samples_recall``, ``samples_f1``, ``samples_jaccard`` (means over rows),
+    ``subset_accuracy``, ``hamming_loss`` and ``n``. Rates use the guard
+    ``safe(x)`` (scikit-learn's ``zero_division=0``): an empty row scores 0.
 
-        Examples
-        --------
-        >>> from streammetrics import MultilabelConfusion
-        >>> Y = [[1, 0, 1], [0, 1, 0], [1, 1, 0], [0, 0, 0]]
-        >>> P = [[1, 0, 0], [0, 1, 0], [1, 0, 1], [0, 0, 0]]
-        >>> r = MultilabelConfusion(3).update(Y, P).finalize()
-        >>> r.tp, r.fp, r.fn
-        (array([2, 1, 0]), array([0, 0, 1]), array([0, 1, 1]))
-        >>> r.f1
-        array([1.        , 0.66666667, 0.        ])
-        >>> round(r.micro_f1, 4), round(r.macro_f1, 4), round(r.samples_f1, 4)
-        (0.6667, 0.5556, 0.5417)
-        >>> r.subset_accuracy, round(r.hamming_loss, 4)
-        (0.5, 0.25)
+    Examples
+    --------
+    >>> from streammetrics import MultilabelConfusion
+    >>> Y = [[1, 0, 1], [0, 1, 0], [1, 1, 0], [0, 0, 0]]
+    >>> P = [[1, 0, 0], [0, 1, 0], [1, 0, 1], [0, 0, 0]]
+    >>> r = MultilabelConfusion(3).update(Y, P).finalize()
+    >>> r.tp, r.fp, r.fn
+    (array([2, 1, 0]), array([0, 0, 1]), array([0, 1, 1]))
+    >>> r.f1
+    array([1.        , 0.66666667, 0.        ])
+    >>> round(r.micro_f1, 4), round(r.macro_f1, 4), round(r.samples_f1, 4)
+    (0.6667, 0.5556, 0.5417)
+    >>> r.subset_accuracy, round(r.hamming_loss, 4)
+    (0.5, 0.25)
 
     F2 averaged over rows, the empty last row scoring 0 or 1 (``zero_division``):
 
-        >>> r = MultilabelConfusion(3, samples_betas=[2]).update(Y, P).finalize()
-        >>> round(r.fbeta(2, average="samples"), 4), round(r.fbeta(2, average="samples", zero_division=1), 4)
-        (0.5139, 0.7639)
+    >>> r = MultilabelConfusion(3, samples_betas=[2]).update(Y, P).finalize()
+    >>> round(r.fbeta(2, average="samples"), 4), round(r.fbeta(2, average="samples", zero_division=1), 4)
+    (0.5139, 0.7639)
 
-        Scores cut at a threshold, in two shards merged:
+    Scores cut at a threshold, in two shards merged:
 
-        >>> a = MultilabelConfusion(2, threshold=0.5).update([[1, 0], [0, 1]], [[0.9, 0.2], [0.6, 0.7]])
-        >>> b = MultilabelConfusion(2, threshold=0.5).update([[1, 1]], [[0.4, 0.8]])
-        >>> r = (a + b).finalize()
-        >>> r.precision, r.recall
-        (array([0.5, 1. ]), array([0.5, 1. ]))
+    >>> a = MultilabelConfusion(2, threshold=0.5).update([[1, 0], [0, 1]], [[0.9, 0.2], [0.6, 0.7]])
+    >>> b = MultilabelConfusion(2, threshold=0.5).update([[1, 1]], [[0.4, 0.8]])
+    >>> r = (a + b).finalize()
+    >>> r.precision, r.recall
+    (array([0.5, 1. ]), array([0.5, 1. ]))
     """
 
     _totals_unchecked = True  # its weighted fold does not check that its totals stay finite
