@@ -38,7 +38,8 @@ _HOMES = {
     ".metrics.multiclass": "MulticlassConfusion confusion_matrix multiclass_scores",
     ".metrics.multiclass_rank": "MulticlassRankAUC multiclass_auc",
     ".metrics.multilabel": "MultilabelConfusion MultilabelRankAUC",
-    ".metrics.probability": "ClassProbabilityScores ProbabilityScores brier class_probability_scores log_loss",
+    ".metrics.probability": "ClassProbabilityScores ProbabilityScores brier class_probability_scores log_loss"
+    " d2_log_loss_score d2_brier_score",
     ".metrics.ranking": "RankAUC auc average_precision partial_auc pr_curve roc_curve",
     ".metrics.ranking.functions": "confusion_matrix_at_thresholds det_curve",
     ".metrics.sets": "UndefinedMetricWarning class_likelihood_ratios hamming_loss jaccard_score",

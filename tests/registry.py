@@ -149,6 +149,8 @@ def _ref_probability(arrays, w):
     return {
         "log_loss": skm.log_loss(y, p, sample_weight=w, labels=[0, 1]),
         "brier": skm.brier_score_loss(y, p, sample_weight=w),
+        "d2_log_loss": skm.d2_log_loss_score(y, p, sample_weight=w, labels=[0, 1]),
+        "d2_brier": skm.d2_brier_score(y, p, sample_weight=w),
     }
 
 
@@ -160,6 +162,8 @@ def _ref_class_probability(arrays, w, labels=None):
     return {
         "log_loss": skm.log_loss(codes, P, sample_weight=w, labels=range(P.shape[1])),
         "brier": float(np.sum(ww * np.sum((P - onehot) ** 2, axis=1)) / np.sum(ww)),
+        "d2_log_loss": skm.d2_log_loss_score(codes, P, sample_weight=w, labels=range(P.shape[1])),
+        "d2_brier": skm.d2_brier_score(codes, P, sample_weight=w, labels=range(P.shape[1])),
     }
 
 
@@ -836,6 +840,14 @@ CASES = [
             (([[0, 1, 0, 0]], [[0, 1, 0, 0]]), {"sample_weight": [-1.0]}, r"sample_weight\[0\]"),
         ],
         other=lambda: sm.MultilabelConfusion(labels=["a", "b", "c", "d"], threshold=0.4),
+    ),
+    Case(
+        "MultilabelConfusion(samples_betas, weighted)",
+        lambda: sm.MultilabelConfusion(4, samples_betas=(0.5, 2.0)),
+        _multilabel,
+        _ref_multilabel,
+        exact=False,
+        other=lambda: sm.MultilabelConfusion(4, samples_betas=(2.0,)),
     ),
     Case(
         "MultilabelRankAUC",

@@ -143,20 +143,47 @@ def test_multilabel_scores_streamed_and_one_shot(data, zd, beta, fzd):
     Y, P, w, cuts, order = data
     if not has_mass(w):
         return
-    r = sharded(lambda: MultilabelConfusion(Y.shape[1]), [Y, P], w, cuts, order).finalize()
+    betas = (0.5, 2.0, 3.7)
+    r = sharded(lambda: MultilabelConfusion(Y.shape[1], samples_betas=betas), [Y, P], w, cuts, order).finalize()
     for average in AVERAGES + ["samples"]:
         ref = quiet(skm.jaccard_score, Y, P, average=average, sample_weight=w, zero_division=zd)
         same(jaccard_score(Y, P, average=average, sample_weight=w, zero_division=zd), ref)
-        if average != "samples" or zd == 0:
-            same(r.jaccard(average, zero_division=zd), ref)
-        if average != "samples" or (beta == 1.0 and fzd == 0):
-            ref = quiet(skm.fbeta_score, Y, P, beta=beta, average=average, sample_weight=w, zero_division=fzd)
-            same(r.fbeta(beta, average, zero_division=fzd), ref)
+        same(r.jaccard(average, zero_division=zd), ref)
+        ref = quiet(skm.fbeta_score, Y, P, beta=beta, average=average, sample_weight=w, zero_division=fzd)
+        same(r.fbeta(beta, average, zero_division=fzd), ref)
     same(
         jaccard_score(Y, P, labels=[1, 0], average=None, sample_weight=w, zero_division=zd),
         quiet(skm.jaccard_score, Y, P, labels=[1, 0], average=None, sample_weight=w, zero_division=zd),
     )
     same(hamming_loss(Y, P, sample_weight=w), skm.hamming_loss(Y, P, sample_weight=w))
+
+
+def test_multilabel_samples_fbeta_is_kept_for_the_declared_betas_only():
+    Y, P = [[1, 0], [0, 0]], [[1, 1], [0, 0]]
+    r = MultilabelConfusion(2, samples_betas=[2]).update(Y, P).finalize()
+    assert r.fbeta(2, "samples") == skm.fbeta_score(Y, P, beta=2, average="samples", zero_division=0)
+    assert r.fbeta(2, "samples", zero_division=1) == skm.fbeta_score(Y, P, beta=2, average="samples", zero_division=1)
+    with pytest.raises(ValueError, match=r"b=0\.5 .*samples_betas=.*kept: \[1\.0, 2\.0\]"):
+        r.fbeta(0.5, "samples")
+    with pytest.raises(ValueError, match="samples_betas must be a finite number > 0"):
+        MultilabelConfusion(2, samples_betas=[0])
+    with pytest.raises(TypeError, match="samples_betas must be a sequence"):
+        MultilabelConfusion(2, samples_betas=2.0)
+    with pytest.raises(ValueError, match="settings differ|samples_betas"):
+        MultilabelConfusion(2).merge(MultilabelConfusion(2, samples_betas=[2]))
+
+
+def test_a_multilabel_state_saved_before_the_samples_terms_keeps_f1_at_zero_division_0():
+    Y, P = [[1, 0], [0, 0], [1, 1]], [[1, 1], [0, 0], [0, 1]]
+    acc = MultilabelConfusion(2).update(Y, P)
+    old = {k: v for k, v in acc.state_dict().items() if not k.startswith("samples")}
+    loaded = MultilabelConfusion(2)
+    loaded.load_state_dict(old)
+    merged = loaded.merge(MultilabelConfusion(2).update(Y, P)).finalize()
+    assert merged.fbeta(1, "samples") == skm.f1_score(Y, P, average="samples", zero_division=0)
+    with pytest.raises(ValueError, match="saved before .* zero_division=0 only"):
+        merged.fbeta(1, "samples", zero_division=1)
+    assert acc.finalize().jaccard("samples", 1) == skm.jaccard_score(Y, P, average="samples", zero_division=1)
 
 
 @settings(max_examples=40, deadline=None)

@@ -282,6 +282,8 @@ def _function_rows():
     rows["confusion_matrix"] = (sm.confusion_matrix, (c3, q3))
     rows["multiclass_scores"] = (sm.multiclass_scores, (c3, q3))
     rows["class_probability_scores"] = (sm.class_probability_scores, (c3, P))
+    rows["d2_log_loss_score"] = (sm.d2_log_loss_score, (y01, s))
+    rows["d2_brier_score"] = (sm.d2_brier_score, (c3, P))
     rows["multiclass_auc"] = (sm.multiclass_auc, (c3, P))
     rows["top_k_accuracy"] = (lambda a, b: sm.top_k_accuracy(a, b, 2), (c3, P))
     for name in (

@@ -366,6 +366,8 @@ def test_log_loss_and_brier_intervals(weighted):
         "brier",
         "brier_ci_lower",
         "brier_ci_upper",
+        "d2_log_loss",
+        "d2_brier",
     ]
 
 

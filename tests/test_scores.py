@@ -211,9 +211,10 @@ def test_kernels_against_naive_python():
     y = (rng.random(700) < 0.5).astype(np.uint8)
     p = rng.random(700)
     second = ((1, 1), (2, 1), (0, 2))  # loss², d2², w²
-    status, pairs = sum_rows(probability_terms, (y, p), np.empty(0), 3, second)
+    status, pairs = sum_rows(probability_terms, (y, p), np.empty(0), 5, second)  # 1, loss, d2, 1 - y, y
     assert status == 0
-    sums, squares = pairs[:3], pairs[3:]
+    sums, squares = pairs[:5], pairs[5:]
+    assert sums[3].sum() == (y == 0).sum() and sums[4].sum() == y.sum()
     losses = [-math.log(max(pi if yi else 1 - pi, 1e-12)) for yi, pi in zip(y, p)]
     d2 = [(pi - yi) ** 2 for yi, pi in zip(y, p)]
     assert sums[0].sum() == 700
@@ -223,14 +224,15 @@ def test_kernels_against_naive_python():
     assert squares[1].sum() == pytest.approx(math.fsum(v * v for v in d2), rel=1e-14)
     assert squares[2].sum() == 700
     w = rng.random(700) * 3
-    status, pairs = sum_rows(probability_terms, (y, p), w, 3, second)
+    status, pairs = sum_rows(probability_terms, (y, p), w, 5, second)
     assert status == 0
-    wsums, wsquares = pairs[:3], pairs[3:]
+    wsums, wsquares = pairs[:5], pairs[5:]
+    assert wsums[4].sum() == pytest.approx(math.fsum(w[y == 1]), rel=1e-14)
     assert wsums[0].sum() == pytest.approx(math.fsum(w), rel=1e-14)
     assert wsums[1].sum() == pytest.approx(math.fsum(a * b for a, b in zip(w, losses)), rel=1e-14)
     assert wsums[2].sum() == pytest.approx(math.fsum(a * b for a, b in zip(w, d2)), rel=1e-14)
     assert wsquares[2].sum() == pytest.approx(math.fsum(w * w), rel=1e-14)
-    assert sum_rows(probability_terms, (y, np.full(700, 1.5)), w, 3, second)[0] == 2
+    assert sum_rows(probability_terms, (y, np.full(700, 1.5)), w, 5, second)[0] == 2
 
     yr = rng.normal(size=700) + 50
     pr = yr + rng.normal(size=700)

@@ -10,7 +10,10 @@ tn``); ``wsum`` (``float64[4 L, 2]`` pairs of weighted cells ``4 j + c``);
 ``rows`` (``int64[3]``: unweighted exact matches, unweighted wrong cells,
 weighted rows); ``sums`` (``float64[7, 2]`` pairs: the weighted sums of each
 row's precision, recall, F1 and Jaccard of its label sets, then over weighted
-rows the total weight, the exact matches' weight and the weighted wrong cells).
+rows the total weight, the exact matches' weight and the weighted wrong cells);
+``samples`` (``float64[2 + B, 2]`` pairs: the weights of rows whose two sets
+are both empty and of the others, then the weighted sums of each row's F-beta at the ``B`` declared
+betas other than 1).
 A row's terms (:func:`label_terms`) are folded by :func:`~.row_sums.sum_terms`.
 """
 
@@ -37,14 +40,18 @@ def first_nonfinite_matrix(m):
 
 
 @kernel
-def label_terms(Y, P, S, t, lo, slots, values, col, base):
+def label_terms(Y, P, S, t, b2, lo, slots, values, col, base):
     """The row terms of rows ``lo, lo + 1, ...`` of ``Y`` and the 0/1 ``P`` (or, when
     ``S`` has rows, the scores ``S`` cut at ``S >= t``), in columns
-    ``col .. col + L + 6`` (``L`` labels; slots from ``base``): 1 into slot 0
+    ``col .. col + L + 8 + B`` (``L`` labels, ``B`` squared betas ``b2``;
+    slots from ``base``): 1 into slot 0
     for a row whose sets are equal or slot 1 for one that is not; its
     precision, recall, F1 and Jaccard into slots 2 to 5 (0 where a set is
     empty); 1 into slot 6 (its weight); its wrong cells into slot 7; 1 into
-    the cell of each label, slot ``8 + 4 j + c`` (``c``: tp, fp, fn, tn).
+    the cell of each label, slot ``8 + 4 j + c`` (``c``: tp, fp, fn, tn); 1
+    into slot ``8 + 4 L`` for a row whose sets are both empty, else into
+    ``9 + 4 L``; its F-beta at ``b2[m]``, ``(1 + b2) |Y & P| / (b2 |Y| +
+    |P|)`` (0 where both sets are empty), into slot ``10 + 4 L + m``.
     Status 1 for a value of ``Y`` that is not 0/1, 2 for one of ``P`` (or a
     score that is not finite)."""
     L = Y.shape[1]
@@ -85,4 +92,9 @@ def label_terms(Y, P, S, t, lo, slots, values, col, base):
         values[i, col + 5] = 1.0
         slots[i, col + 6] = base + 7
         values[i, col + 6] = union - inter
+        slots[i, col + 7 + L] = base + (8 if union == 0 else 9) + 4 * L
+        values[i, col + 7 + L] = 1.0
+        for m in range(b2.shape[0]):
+            slots[i, col + 8 + L + m] = base + 10 + 4 * L + m
+            values[i, col + 8 + L + m] = (1.0 + b2[m]) * inter / (b2[m] * ny + npred) if union > 0 else 0.0
     return 0

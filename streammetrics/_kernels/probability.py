@@ -1,4 +1,5 @@
-"""The terms of log loss and Brier: 1, a row's loss and its Brier score.
+"""The terms of log loss and Brier: 1, a row's loss and its Brier score, then
+the row's class as one 1 among zeros (the class totals of the null model of D²).
 
 The accumulators fold them with :func:`~.row_sums.sum_rows`. Status 0
 folded, 1 a bad label, 2 a probability outside [0, 1] (or a row of class
@@ -19,8 +20,9 @@ LOG_FLOOR = 1e-12
 
 @kernel
 def probability_terms(y, p, lo, slots, values, col, base):
-    """The row terms of rows ``lo, lo + 1, ...``: 1, the log loss and the squared
-    error (slots ``base .. base + 2``, columns ``col .. col + 2``); its status."""
+    """The row terms of rows ``lo, lo + 1, ...``: 1, the log loss, the squared
+    error, ``1 - y`` and ``y`` (slots ``base .. base + 4``, columns
+    ``col .. col + 4``); its status."""
     for i in range(slots.shape[0]):
         yi = y[lo + i]
         pi = p[lo + i]
@@ -31,11 +33,13 @@ def probability_terms(y, p, lo, slots, values, col, base):
             return 2
         q = pi if y1 else 1.0 - pi
         d = pi - y1
-        for t in range(3):
+        for t in range(5):
             slots[i, col + t] = base + t
         values[i, col] = 1.0
         values[i, col + 1] = -math.log(LOG_FLOOR if LOG_FLOOR > q else q)
         values[i, col + 2] = d * d
+        values[i, col + 3] = 1.0 - y1
+        values[i, col + 4] = 1.0 * y1
     return 0
 
 
@@ -43,7 +47,8 @@ def probability_terms(y, p, lo, slots, values, col, base):
 def class_probability_terms(y, m, k, tolerance, lo, slots, values, col, base):
     """The row terms of class codes ``y`` and probability rows ``m``: 1, the log
     loss ``-ln(max(m[i, y_i], 1e-12))`` and Brier's multiclass score
-    ``sum_j (m[i, j] - [j == y_i])**2``; status 1 for a code outside
+    ``sum_j (m[i, j] - [j == y_i])**2`` (slots ``base .. base + 2``), then 1
+    into the slot of the row's class, ``base + 3 + y_i``; status 1 for a code outside
     ``0..k-1``, 2 for an entry outside [0, 1] or a row whose sum is more than
     ``tolerance`` from 1."""
     for i in range(slots.shape[0]):
@@ -63,7 +68,9 @@ def class_probability_terms(y, m, k, tolerance, lo, slots, values, col, base):
         picked = m[lo + i, yi]
         for t in range(3):
             slots[i, col + t] = base + t
+        slots[i, col + 3] = base + 3 + yi
         values[i, col] = 1.0
         values[i, col + 1] = -math.log(LOG_FLOOR if LOG_FLOOR > picked else picked)
         values[i, col + 2] = sq - 2.0 * picked + 1.0
+        values[i, col + 3] = 1.0
     return 0

@@ -7,6 +7,8 @@ state per label and one of the flattened matrix.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._kernels import compensated
@@ -59,8 +61,9 @@ class MultilabelResult(LabeledResult):
     def fbeta(self, b: float, average: str | None = "macro", zero_division=0.0):
         """F-beta at ``b`` (> 0) of a :class:`MultilabelConfusion`'s per-label counts, averaged (``"macro"``,
         ``"micro"``, ``"weighted"``) or per label (``None``); ``zero_division`` 0, 1 or ``np.nan`` (left out of the
-        averages), as scikit-learn's ``fbeta_score``. ``"samples"`` is the state's per-row F1 (``b=1``,
-        ``zero_division=0``); other rows' scores need the rows.
+        averages), as scikit-learn's ``fbeta_score``. ``"samples"`` is the mean of the rows' F-beta, kept for
+        the betas declared in ``MultilabelConfusion(samples_betas=...)`` (1 always); a row whose two sets are
+        empty scores ``zero_division`` (``nan``: left out).
 
         >>> from streammetrics import MultilabelConfusion
         >>> r = MultilabelConfusion(3).update([[1, 0, 1], [0, 1, 0]], [[1, 1, 0], [0, 1, 0]]).finalize()
@@ -69,11 +72,13 @@ class MultilabelResult(LabeledResult):
         """
         b, zd = check_beta(b), check_zero_division(zero_division)
         if average == "samples":
-            if b != 1.0 or zd != 0.0:
+            kept = self.meta.get("samples_fbeta", {1.0: self.samples_f1})
+            if b not in kept:
                 raise ValueError(
-                    "average='samples' is kept for b=1, zero_division=0 (samples_f1): pass another average"
+                    f"average='samples' at b={b!r} needs its per-row sums: declare it in "
+                    f"MultilabelConfusion(samples_betas=...) (kept: {sorted(kept)})"
                 )
-            return self.samples_f1
+            return self._samples(kept[b], zd)
         return fbeta_average(self.tp, self.fp, self.fn, b, check_average(average, allow_binary=False), zd)
 
     def jaccard(self, average: str | None = "macro", zero_division=0):
@@ -88,10 +93,24 @@ class MultilabelResult(LabeledResult):
         """
         zd = check_jaccard_zero_division(zero_division)
         if average == "samples":
-            if zd != 0.0:
-                raise ValueError("average='samples' is kept for zero_division=0: pass another average")
-            return self.samples_jaccard
+            return self._samples(self.samples_jaccard, zd)
         return jaccard_average(self.tp, self.fp, self.fn, check_average(average, allow_binary=False), zd)
+
+    def _samples(self, mean: float, zd: float) -> float:
+        """A mean over rows (0 for rows whose sets are both empty) with those rows
+        scoring ``zd`` instead (``nan``: left out, as scikit-learn's ``_nanaverage``)."""
+        if zd == 0.0:
+            return mean
+        empty = self.meta.get("samples_empty")
+        if empty is None:
+            raise ValueError(
+                "this state was saved before the weight of rows with empty label sets was kept: "
+                "average='samples' takes zero_division=0 only"
+            )
+        if math.isnan(zd):
+            rest = self.meta["samples_nonempty"]
+            return mean / rest if rest > 0 else math.nan
+        return min(mean + zd * empty, 1.0)
 
 
 class MultilabelRankResult(MultilabelResult):
@@ -140,6 +159,12 @@ class MultilabelConfusion(Accumulator):
         compares (see :class:`BinaryConfusion`); ``None`` takes 0/1 predictions.
     labels : sequence of hashable, optional
         Names of the columns, in order (``n_labels`` defaults to their number).
+    samples_betas : sequence of float, default ``(1.0,)``
+        The betas at which the result's ``fbeta(b, average="samples")`` is
+        kept (each a sum over rows of the row's F-beta; 1 always), for every
+        ``zero_division`` (the weight of rows whose two sets are empty is
+        kept); a state saved before these sums takes ``b=1`` and
+        ``zero_division=0`` only. Another beta raises ``ValueError``.
 
     ``finalize()`` gives per-label ``tp``, ``fp``, ``fn``, ``tn``, ``support``
     (``int64``, or sums of weights once weights are seen), ``precision``,
@@ -164,6 +189,12 @@ class MultilabelConfusion(Accumulator):
     (0.6667, 0.5556, 0.5417)
     >>> r.subset_accuracy, round(r.hamming_loss, 4)
     (0.5, 0.25)
+
+    F2 averaged over rows, the empty last row scoring 0 or 1 (``zero_division``):
+
+    >>> r = MultilabelConfusion(3, samples_betas=[2]).update(Y, P).finalize()
+    >>> round(r.fbeta(2, average="samples"), 4), round(r.fbeta(2, average="samples", zero_division=1), 4)
+    (0.5139, 0.7639)
 
     Scores cut at a threshold, in two shards merged:
 
@@ -194,18 +225,37 @@ class MultilabelConfusion(Accumulator):
             doc="per-row precision, recall, F1, Jaccard (times weight); weighted rows' weight, "
             "exact-match weight, wrong cells times weight",
         ),
+        Field(
+            "samples",
+            np.float64,
+            ("n_samples", 2),
+            merge="pairs",
+            optional=True,
+            doc="weights of rows with both sets empty and of the others, per-row F-beta (times weight) at "
+            "each declared beta but 1",
+        ),
+        Field("samples_rows", np.int64, (1,), rows=True, optional=True, doc="rows counted in samples"),
     )
     headline = ("micro_f1", "macro_f1", "samples_f1")
 
-    def __init__(self, n_labels: int | None = None, threshold: float | None = None, labels=None):
+    def __init__(self, n_labels: int | None = None, threshold: float | None = None, labels=None, samples_betas=(1.0,)):
         self.n_labels, self.labels = label_settings("MultilabelConfusion", n_labels, labels)
         self.threshold = check_threshold(threshold)
+        if isinstance(samples_betas, (str, bytes)) or not np.iterable(samples_betas):
+            raise TypeError(f"samples_betas must be a sequence of numbers, got {type(samples_betas).__name__}")
+        betas = {check_beta(b, "samples_betas") for b in samples_betas} | {1.0}
+        self.samples_betas = tuple(sorted(betas))
+        self._b2 = np.array([b * b for b in self.samples_betas if b != 1.0])
+        self.n_samples = 2 + self._b2.shape[0]
         k = self.n_labels
         self.inputs = (LabelMatrix("Y", k), LabelMatrix("P", k) if self.threshold is None else LabelScores("P", k))
         self._init_state()
 
     def _settings(self):
-        return {"n_labels": self.n_labels, "threshold": self.threshold, "labels": self.labels}
+        out = {"n_labels": self.n_labels, "threshold": self.threshold, "labels": self.labels}
+        if self.samples_betas != (1.0,):
+            out["samples_betas"] = self.samples_betas
+        return out
 
     def _check_state(self, state):
         k = self.n_labels
@@ -233,6 +283,10 @@ class MultilabelConfusion(Accumulator):
         slack = 1 + 1e-9
         if np.any(sums[:4] > total * slack) or sums[5] > sums[4] * slack or sums[6] > sums[4] * k * slack:
             raise ValueError("entry 'sums' exceeds what the rows can hold")
+        empty, rest, *fbeta = compensated.values(state["samples"])
+        whole = state["samples_rows"][0] == n and abs(empty + rest - total) > (slack - 1) * total
+        if whole or empty + rest > total * slack or any(f > rest * slack for f in fbeta):
+            raise ValueError("entry 'samples' does not fit the rows' weight")
 
     def _fold(self, arrays, w):
         Y, P = arrays
@@ -241,8 +295,9 @@ class MultilabelConfusion(Accumulator):
             return 1
         if (first_not01_matrix(P) if self.threshold is None else first_nonfinite_matrix(P)) >= 0:
             return 2
-        counts, pairs = np.zeros(8 + 4 * L, np.int64), np.zeros((8 + 4 * L, 2))
-        sum_terms(label_terms, self._term_args(Y, P), w, 7 + L, counts, pairs)  # (checked: status 0)
+        terms = self.row_terms()
+        counts, pairs = np.zeros(terms.size, np.int64), np.zeros((terms.size, 2))
+        sum_terms(label_terms, self._term_args(Y, P), w, terms.width, counts, pairs)  # (checked: status 0)
         if w.shape[0] and st["wsum"].shape[0] == 0:
             st["wsum"] = np.zeros((4 * L, 2))
         weighted = w.shape[0] > 0
@@ -252,16 +307,17 @@ class MultilabelConfusion(Accumulator):
 
     def row_terms(self) -> RowTerms:
         """Each row adds 1 to its exact or inexact count, its four set scores, its
-        weight and wrong cells, and 1 to the cell of each label (see
+        weight and wrong cells, 1 to the cell of each label, whether both its sets
+        are empty and its F-beta at each declared beta but 1 (see
         :func:`~.._kernels.multilabel.label_terms`)."""
-        L = self.n_labels
-        return RowTerms(8 + 4 * L, 7 + L, self._terms, rows=2, counted=range(8, 8 + 4 * L))
+        L, m = self.n_labels, self.n_samples
+        return RowTerms(8 + 4 * L + m, 6 + L + m, self._terms, rows=2, counted=range(8, 8 + 4 * L))
 
     def _term_args(self, Y, P):
         """The arguments of :func:`~.._kernels.multilabel.label_terms` before ``lo``."""
         if self.threshold is None:
-            return Y, P, _NO_SCORES, 0.0
-        return Y, Y[:0], P, cut_point(self.threshold, P)  # in the scores' own precision
+            return Y, P, _NO_SCORES, 0.0, self._b2
+        return Y, Y[:0], P, cut_point(self.threshold, P), self._b2  # in the scores' own precision
 
     def _terms(self, batch, lo, slots, values, col, base):
         return label_terms(*self._term_args(*batch.arrays_for(self.inputs)), lo, slots, values, col, base)
@@ -270,15 +326,17 @@ class MultilabelConfusion(Accumulator):
         L, g = self.n_labels, sums.rows.shape[0]
         st["n"][:, 0] += sums.rows
         _add_into(st["sums"], 0, sums.pairs[:, 2:6])
+        add_pairs(st["samples"], sums.pairs[:, 8 + 4 * L :])
+        st["samples_rows"][:, 0] += sums.rows
         if not sums.weighted:
-            cells = sums.ints[:, 8:].reshape(g, L, 4)
+            cells = sums.ints[:, 8 : 8 + 4 * L].reshape(g, L, 4)
             st["counts"] += cells
             st["rows"][:, 0] += sums.ints[:, 0]
             st["rows"][:, 1] += cells[:, :, 1:3].sum(axis=(1, 2))
             return
         if st["wsum"].shape[1] == 0:  # the first weighted rows
             st["wsum"] = np.zeros((g, 4 * L, 2))
-        add_pairs(st["wsum"], sums.pairs[:, 8:])
+        add_pairs(st["wsum"], sums.pairs[:, 8 : 8 + 4 * L])
         st["rows"][:, 2] += sums.rows
         _add_into(st["sums"], 4, sums.pairs[:, [6, 0, 7]])  # the weight, exact matches' and wrong cells'
 
@@ -326,6 +384,11 @@ class MultilabelConfusion(Accumulator):
         values["subset_accuracy"] = min((exact_rows + float(sums[5])) / total, 1.0)
         values["hamming_loss"] = min((wrong_cells + float(sums[6])) / (total * L), 1.0)
         meta = {"labels": self.labels, "weighted": weighted_rows > 0, "threshold": self.threshold}
+        if st["samples_rows"][0] == self.n:  # else saved before the samples terms were kept
+            kept = compensated.values(st["samples"]) / total
+            meta["samples_empty"], meta["samples_nonempty"] = (min(float(v), 1.0) for v in kept[:2])
+            extra = dict(zip((b for b in self.samples_betas if b != 1.0), (min(float(v), 1.0) for v in kept[2:])))
+            meta["samples_fbeta"] = {**extra, 1.0: values["samples_f1"]}
         return MultilabelResult("MultilabelScores", values, meta)
 
 

@@ -9,11 +9,11 @@ import numpy as np
 from .._kernels import compensated
 from .._kernels import probability as KP
 from .._kernels.checks import first_nonfinite
-from .._kernels.row_sums import sum_rows
+from .._kernels.row_sums import sum_rows, sum_terms
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Probabilities
-from .._protocol.result import Result
+from .._protocol.result import Result, safe
 from .._protocol.state import Field
 from .._protocol.terms import RowTerms, add_pairs, add_second
 from . import intervals as I
@@ -27,6 +27,8 @@ __all__ = [
     "log_loss",
     "brier",
     "class_probability_scores",
+    "d2_log_loss_score",
+    "d2_brier_score",
 ]
 
 
@@ -35,20 +37,55 @@ class ProbabilityResult(Result):
     title = "Probabilities"
 
 
-def probability_result(sums: np.ndarray, n: int, kind: str = "ProbabilityScores", meta=None) -> Result:
-    """``log_loss`` and ``brier`` from the compensated totals (one formula path)."""
+def null_losses(w: np.ndarray) -> tuple[float, float]:
+    """The log loss and the Brier score (summed over the classes) of the null
+    model, which predicts the class shares ``w / sum(w)`` for every row, per
+    unit of weight; ``w`` holds the class weight totals. The shares are floored
+    at 1e-12 before the logarithm; ``1 - share`` is the other classes' weight
+    (prefix and suffix sums), so a share near 1 loses no digits."""
+    ahead = np.concatenate(([0.0], np.cumsum(w)[:-1]))
+    behind = np.concatenate((np.cumsum(w[::-1])[-2::-1], [0.0]))
+    others = ahead + behind
+    total = w + others
+    with np.errstate(all="ignore"):
+        share = w / total
+        logs = np.where(share < KP.LOG_FLOOR, math.log(KP.LOG_FLOOR), -np.log1p(others / w))
+        log_null = -float(np.sum(np.where(w > 0, share * logs, 0.0)))
+        brier_null = float(np.sum(share * (others / total)))  # sum_k share_k (1 - share_k)
+    return log_null, brier_null
+
+
+def probability_result(
+    sums: np.ndarray, n: int, kind: str = "ProbabilityScores", meta=None, classes=None, brier_scale=1.0
+) -> Result:
+    """``log_loss`` and ``brier`` from the compensated totals (one formula path),
+    and their D² where the class totals ``classes`` are given: ``1 - loss /
+    safe(null loss)``, the null model's Brier score times ``brier_scale``."""
     total, loss, brier_total = (float(v) for v in compensated.values(sums))
     if total == 0:
         raise ValueError("the sample weights sum to zero: the scores are undefined")
     # weights seen: the total weight is not the row count (weights of 1 are no weights)
     meta = {**(meta or {}), "weighted": total != n}
-    return ProbabilityResult(kind, {"n": n, "log_loss": loss / total, "brier": brier_total / total}, meta)
+    values = {"n": n, "log_loss": loss / total, "brier": brier_total / total}
+    if classes is not None:
+        log_null, brier_null = null_losses(compensated.values(classes))
+        values["d2_log_loss"] = 1.0 - values["log_loss"] / safe(log_null)
+        values["d2_brier"] = 1.0 - values["brier"] / safe(brier_scale * brier_null)
+    return ProbabilityResult(kind, values, meta)
 
 
 _SUMS = (
     Field("n", np.int64, (1,)),
     Field("sums", np.float64, (3, 2), merge="pairs", doc="weight, log-loss and Brier totals"),
 )
+
+
+def _class_fields(k):
+    return (
+        Field("classes", np.float64, (k, 2), merge="pairs", optional=True, doc="weight totals per class"),
+        Field("classes_rows", np.int64, (1,), rows=True, optional=True, doc="rows counted in classes"),
+    )
+
 
 #: the largest log loss of one row: the probability is floored at 1e-12
 MAX_LOSS = -math.log(1e-12)
@@ -59,7 +96,8 @@ _SLACK = 1e-9
 def check_sums(state, max_brier: float) -> None:
     """The totals a real stream gives: per unit of weight, the log loss in
     ``[0, -ln 1e-12]`` and the Brier score in ``[0, max_brier]``; no rows, no
-    weight. (The values are non-negative: declared.)"""
+    weight; class totals that add up to at most the weight total, and to it
+    where every row was counted in them. (The values are non-negative: declared.)"""
     total, loss, brier_total = (float(v) for v in compensated.values(state["sums"]))
     if int(state["n"][0]) == 0 and (total or loss or brier_total):
         raise ValueError("entry 'sums' holds totals but there are no observations")
@@ -71,6 +109,11 @@ def check_sums(state, max_brier: float) -> None:
         raise ValueError(
             f"entry 'sums': the Brier total {brier_total!r} exceeds {max_brier:g} times the weight total {total!r}"
         )
+    classes = float(compensated.values(state["classes"]).sum())
+    if classes > total * (1 + _SLACK) or (state["classes_rows"][0] == state["n"][0] and classes < total * (1 - _SLACK)):
+        raise ValueError(
+            f"entry 'classes': the class totals add up to {classes!r}, which does not match the weight total {total!r}"
+        )
 
 
 def screen_sums(st, max_brier: float) -> np.ndarray:
@@ -81,16 +124,25 @@ def screen_sums(st, max_brier: float) -> np.ndarray:
     bad = (st["n"][:, 0] == 0) & ((total != 0) | (loss != 0) | (brier_total != 0))
     bad |= loss > total * MAX_LOSS * (1 + _SLACK)
     bad |= brier_total > total * max_brier * (1 + _SLACK)
-    return bad
+    classes = compensated.values(st["classes"]).sum(axis=1)
+    bad |= classes > total * (1 + _SLACK)
+    return bad | ((st["classes_rows"][:, 0] == st["n"][:, 0]) & (classes < total * (1 - _SLACK)))
 
 
-def _fold_terms(st, w, terms, args, squares=False):
-    """Fold the rows of ``args`` into ``st`` by their terms (the kernel ``terms``,
-    :func:`~.._kernels.row_sums.sum_rows`): ``(status, kept)``. Totals that
+def _fold_terms(st, w, terms, args, squares=False, width=None):
+    """Fold the rows of ``args`` into ``st`` by their terms (the kernel ``terms``;
+    three totals, then one per class: one term a slot, summed by
+    :func:`~.._kernels.row_sums.sum_rows`, or ``width`` terms a row to any
+    slots, by :func:`~.._kernels.row_sums.sum_terms`): ``(status, kept)``. Totals that
     overflow float64 raise, leaving the state as it was; second moments
     (``squares``, for the intervals only) that alone overflow are left out and
     ``kept`` is false."""
-    status, pairs = sum_rows(terms, args, w, 3, ((1, 1), (2, 1), (0, 2)) if squares else ())
+    size = 3 + st["classes"].shape[0]
+    if width is None:
+        status, pairs = sum_rows(terms, args, w, size, ((1, 1), (2, 1), (0, 2)) if squares else ())
+    else:
+        pairs = np.zeros((size, 2))
+        status = sum_terms(terms, args, w, width, np.zeros(size, np.int64), pairs)
     if status:
         return status, False
     sums = st["sums"].copy()
@@ -100,12 +152,14 @@ def _fold_terms(st, w, terms, args, squares=False):
     kept = squares
     if squares:
         moments = st["squares"].copy()
-        add_pairs(moments, pairs[3:])
+        add_pairs(moments, pairs[size:])
         kept = first_nonfinite(moments.reshape(-1)) < 0
         if kept:
             st["squares"][:] = moments
     st["sums"][:] = sums
+    add_pairs(st["classes"], pairs[3:size])  # each at most the weight total: finite
     st["n"][0] += args[0].shape[0]
+    st["classes_rows"][0] += args[0].shape[0]
     return 0, kept
 
 
@@ -149,6 +203,13 @@ def mean_interval(
     return max(mean - half, lower), min(mean + half, upper)
 
 
+def _result(st, n, kind, meta=None, brier_scale=1.0) -> Result:
+    """The scores of a state; D² where every row was counted in the class
+    totals (not in a state saved before they were kept)."""
+    classes = st["classes"] if st["classes_rows"][0] == n else None
+    return probability_result(st["sums"], n, kind, meta, classes, brier_scale)
+
+
 class ProbabilityScores(Accumulator):
     """Streaming log loss and Brier score of predicted probabilities.
 
@@ -162,6 +223,11 @@ class ProbabilityScores(Accumulator):
         The mean binary cross-entropy (nats).
     brier : float
         The mean of ``(p - y)**2``.
+    d2_log_loss, d2_brier : float
+        scikit-learn's ``d2_log_loss_score`` and ``d2_brier_score``: ``1 -
+        loss / safe(null loss)``, the null model predicting the weighted share
+        of positives for every row (see :func:`d2_log_loss_score`). Absent for
+        a state saved before the class totals were kept.
     n : int
         Rows folded in.
     log_loss_ci_lower, log_loss_ci_upper, brier_ci_lower, brier_ci_upper : float
@@ -194,9 +260,13 @@ class ProbabilityScores(Accumulator):
         BinaryLabels("y", "pass pos_label=, or use ClassProbabilityScores"),
         Probabilities("p", predict_proba=True),
     )
-    fields = _SUMS + (
-        Field("squares", np.float64, (3, 2), merge="pairs", optional=True, doc="w loss², w (p - y)⁴, w² totals"),
-        Field("squares_rows", np.int64, (1,), optional=True, doc="rows counted in squares"),
+    fields = (
+        _SUMS
+        + (
+            Field("squares", np.float64, (3, 2), merge="pairs", optional=True, doc="w loss², w (p - y)⁴, w² totals"),
+            Field("squares_rows", np.int64, (1,), optional=True, doc="rows counted in squares"),
+        )
+        + _class_fields(2)
     )
     headline = ("log_loss", "brier")
     intervals = True
@@ -228,8 +298,8 @@ class ProbabilityScores(Accumulator):
         return status
 
     def row_terms(self) -> RowTerms:
-        """Each row adds 1, its log loss and its squared error (and their squares)."""
-        return RowTerms(3, 3, self._terms, rows=1, second=(2, 1, 1))
+        """Each row adds 1, its log loss and its squared error (and their squares), ``1 - y`` and ``y``."""
+        return RowTerms(5, 5, self._terms, rows=1, second=(2, 1, 1, 0, 0))
 
     def _terms(self, batch, lo, slots, values, col, base):
         y, p = batch.arrays_for(self.inputs)
@@ -237,14 +307,16 @@ class ProbabilityScores(Accumulator):
 
     def _add_sums(self, sums, st):
         st["n"][:, 0] += sums.rows
-        add_pairs(st["sums"], sums.pairs)
+        st["classes_rows"][:, 0] += sums.rows
+        add_pairs(st["sums"], sums.pairs[:, :3])
+        add_pairs(st["classes"], sums.pairs[:, 3:])
         if sums.second is not None:  # (w, loss, d2) squared: the state keeps loss², d2², w²
             kept = add_second(st["squares"], sums.second[:, [1, 2, 0]])
             st["squares_rows"][:, 0] += np.where(kept, sums.rows, 0)
 
     def _compute(self, ci=None) -> Result:
         st = self._arrays
-        r = probability_result(st["sums"], self.n)
+        r = _result(st, self.n, "ProbabilityScores", brier_scale=0.5)  # one column of the two
         if ci is None:
             return r
         check_second_moments(st)
@@ -278,6 +350,10 @@ class ClassProbabilityScores(Accumulator):
     ------------------------
     log_loss, brier : float
         As defined below.
+    d2_log_loss, d2_brier : float
+        scikit-learn's ``d2_log_loss_score`` and ``d2_brier_score`` (see
+        :func:`d2_log_loss_score`); absent for a state saved before the class
+        totals were kept.
     n : int
         Rows folded in.
 
@@ -300,7 +376,7 @@ class ClassProbabilityScores(Accumulator):
     _fixed_settings = True  # copies share the settings
 
     argument_names = ("y", "p")
-    fields = _SUMS
+    fields = _SUMS + _class_fields("n_classes")
     headline = ("log_loss", "brier")
 
     def __init__(self, n_classes: int | None = None, labels=None):
@@ -321,11 +397,11 @@ class ClassProbabilityScores(Accumulator):
     def _fold(self, arrays, w):
         y, m = arrays
         terms = KP.class_probability_terms
-        return _fold_terms(self._arrays, w, terms, (y, m, self.n_classes, ROW_SUM_TOLERANCE))[0]
+        return _fold_terms(self._arrays, w, terms, (y, m, self.n_classes, ROW_SUM_TOLERANCE), width=4)[0]
 
     def row_terms(self) -> RowTerms:
-        """Each row adds 1, its log loss and its Brier score."""
-        return RowTerms(3, 3, self._terms, rows=1)
+        """Each row adds 1, its log loss, its Brier score and 1 to its class."""
+        return RowTerms(3 + self.n_classes, 4, self._terms, rows=1)
 
     def _terms(self, batch, lo, slots, values, col, base):
         y, m = batch.arrays_for(self.inputs)
@@ -333,10 +409,12 @@ class ClassProbabilityScores(Accumulator):
 
     def _add_sums(self, sums, st):
         st["n"][:, 0] += sums.rows
-        add_pairs(st["sums"], sums.pairs)
+        st["classes_rows"][:, 0] += sums.rows
+        add_pairs(st["sums"], sums.pairs[:, :3])
+        add_pairs(st["classes"], sums.pairs[:, 3:])
 
     def _compute(self) -> Result:
-        return probability_result(self._arrays["sums"], self.n, "ClassProbabilityScores", {"labels": self.labels})
+        return _result(self._arrays, self.n, "ClassProbabilityScores", {"labels": self.labels})
 
 
 # ------------------------------------------------------------------ one-shot
@@ -387,3 +465,59 @@ def class_probability_scores(y, P, n_classes=None, *, labels=None, sample_weight
     if n_classes is None and labels is None:
         n_classes = np.shape(P)[1] if np.ndim(P) == 2 else None
     return _once(ClassProbabilityScores(n_classes, labels=labels), y, P, sample_weight=sample_weight)
+
+
+def _d2_member(p, pos_label, labels):
+    """The accumulator scikit-learn's D² functions amount to: binary for a vector
+    of positive-class probabilities, by class for a matrix (columns in the
+    sorted order of ``labels``, or classes ``0..K-1``)."""
+    if np.ndim(p) < 2:
+        if pos_label is None and labels is not None:
+            pos_label = sorted(labels)[-1]  # scikit-learn's positive: the greater label
+        return ProbabilityScores(pos_label=pos_label)
+    if labels is None:
+        return ClassProbabilityScores(np.shape(p)[1])
+    return ClassProbabilityScores(labels=sorted(labels))
+
+
+def d2_log_loss_score(y, p, *, sample_weight=None, labels=None) -> float:
+    """D² of the log loss: ``1 - log_loss / safe(null log loss)``, as
+    scikit-learn's ``d2_log_loss_score``.
+
+    The null model predicts, for every row, the (weighted) share of each class.
+    ``p`` is a vector of positive-class probabilities (labels 0/1, or the
+    greater of ``labels``) or an n x K matrix (classes ``0..K-1``, or
+    ``labels`` in sorted order). Both log losses floor the probabilities at
+    1e-12, the null model's class shares too (scikit-learn clips at the
+    float64 epsilon: the two differ only for probabilities, or shares of
+    the weight, within 1e-12 of 0 or 1). Where the null loss is 0 (a
+    single class in ``y``, or a single row) the specification's guard
+    gives ``1 - log_loss``; scikit-learn raises for a single class and
+    returns NaN for fewer than two rows. scikit-learn's keywords are taken
+    (``y_true=``, ``y_proba=``, ``y_pred=``).
+
+    >>> from streammetrics import d2_log_loss_score
+    >>> round(d2_log_loss_score([1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4]), 6)
+    0.513034
+    >>> round(d2_log_loss_score(y_true=[0, 2, 1], y_proba=[[0.8, 0.1, 0.1], [0.2, 0.2, 0.6], [0.3, 0.4, 0.3]]), 6)
+    0.49929
+    >>> d2_log_loss_score([1, 1], [1.0, 1.0])
+    1.0
+    """
+    return _once(_d2_member(p, None, labels), y, p, sample_weight=sample_weight).d2_log_loss
+
+
+def d2_brier_score(y, p, *, sample_weight=None, pos_label=None, labels=None) -> float:
+    """D² of the Brier score (the Brier skill score): ``1 - brier / safe(null
+    Brier)``, as scikit-learn's ``d2_brier_score`` (and with its keywords);
+    the null model and ``p`` as for :func:`d2_log_loss_score`, ``pos_label``
+    the positive class of a vector. Where the null Brier score is 0 (a
+    single class in ``y``, or a single row) the specification's guard gives ``1 -
+    brier``; scikit-learn divides by zero there (-inf or NaN) and returns NaN
+    for fewer than two rows.
+
+    >>> from streammetrics import d2_brier_score
+    >>> round(d2_brier_score([1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4]), 6)
+    0.63
+    """
+    return _once(_d2_member(p, pos_label, labels), y, p, sample_weight=sample_weight).d2_brier
