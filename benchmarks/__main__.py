@@ -17,7 +17,7 @@ import time
 from ._util import print_table
 
 MODULES = ["core", "auc", "bounds", "multiclass", "silhouette", "evaluate", "dask", "curves", "regression", "retrieval"]
-MODULES += ["over_time", "over_time_history", "engines"]
+MODULES += ["over_time", "over_time_history", "engines", "probability"]
 
 
 def main(argv=None) -> int:
