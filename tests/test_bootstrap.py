@@ -486,9 +486,7 @@ def test_a_bootstrapped_reliability_table_renders():
     assert "mean_predicted" in text and "bin_edges" in text
     assert "<th>mean_predicted</th>" in r._repr_html_()
     pytest.importorskip("pandas")
-    assert r.to_frame(per_class=True).columns.tolist() == [
-        "bin_count",
-        "bin_weight",
-        "mean_predicted",
-        "fraction_positive",
+    bounded = [
+        f"{k}{e}" for k in ("bin_weight", "mean_predicted", "fraction_positive") for e in ("", "_ci_lower", "_ci_upper")
     ]
+    assert r.to_frame(per_class=True).columns.tolist() == ["bin_count", *bounded]

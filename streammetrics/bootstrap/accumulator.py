@@ -88,12 +88,22 @@ def _scalar_scores(result) -> dict[str, float]:
     }
 
 
+def _array_scores(result) -> dict[str, np.ndarray]:
+    """The 1-D float arrays of a result (a score per k, class, label or slice), each element with its own interval."""
+    exact = _exact_bounds(result)
+    return {
+        k: v
+        for k, v in result.items()
+        if isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind == "f" and k not in exact
+    }
+
+
 def _exact_bounds(result) -> set:
     """The ``<score>_lower`` and ``<score>_upper`` fields of a result that equal their score (an exact state's)."""
     out = set()
     for k in result:
         base = k[:-6] if k.endswith(("_lower", "_upper")) else None
-        if base in result and result[f"{base}_lower"] == result[f"{base}_upper"] == result[base]:
+        if base in result and all(np.array_equal(result[f"{base}_{e}"], result[base]) for e in ("lower", "upper")):
             out.add(k)
     return out
 
@@ -106,6 +116,16 @@ def interval(draws, level: float) -> tuple[float, float]:
     if not d.size:
         return math.nan, math.nan
     return float(np.quantile(d, (1.0 - level) / 2.0)), float(np.quantile(d, (1.0 + level) / 2.0))
+
+
+def intervals(draws: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`interval` of each column of ``draws`` (replicates x elements)."""
+    lower, upper = np.full(draws.shape[1], np.nan), np.full(draws.shape[1], np.nan)
+    seen = ~np.isnan(draws).all(axis=0)
+    if seen.any():
+        qs = np.nanquantile(draws[:, seen], [(1.0 - level) / 2.0, (1.0 + level) / 2.0], axis=0)
+        lower[seen], upper[seen] = qs
+    return lower, upper
 
 
 class Bootstrap(TemplateWrapper, Accumulator):
@@ -137,9 +157,12 @@ class Bootstrap(TemplateWrapper, Accumulator):
     Returns (``finalize(ci=0.95)``)
     -------------------------------
     The template's scores on the rows as given (an Evaluator's flat fields)
-    and, beside each scalar float score, ``<score>_ci_lower`` and
+    and, beside each float score, ``<score>_ci_lower`` and
     ``<score>_ci_upper``: the ``(1 - ci) / 2`` and ``(1 + ci) / 2`` quantiles
-    over the replicates. A replicate whose result is undefined is skipped
+    over the replicates. A 1-D array of scores (one per k, class, label or
+    slice) gets arrays of bounds, element by element, from the replicates that
+    give it the point result's shape (none when every replicate gives the
+    point's values, as for bin edges). A replicate whose result is undefined is skipped
     (``replicates_used`` counts the others); a NaN score is left out of its
     interval; a score no replicate defines has NaN bounds.
 
@@ -435,10 +458,10 @@ class Bootstrap(TemplateWrapper, Accumulator):
 
     # -------------------------------------------------------------- finalize
     def _replicate_scores(self):
-        """The point result, its scalar scores, and each replicate's scalar scores
-        (``None`` for a replicate whose result is undefined); under the lock."""
+        """The point result, its scalar scores, and each replicate's scores: its scalars and its arrays of the point's
+        shape (``None`` for a replicate whose result is undefined); under the lock."""
         point = self._point.finalize()
-        scores = _scalar_scores(point)
+        scores, arrays = _scalar_scores(point), _array_scores(point)
         reps = []
         for acc in self._replicas:
             try:
@@ -446,9 +469,9 @@ class Bootstrap(TemplateWrapper, Accumulator):
             except ValueError:  # e.g. every weight drawn 0: no score is defined
                 reps.append(None)
                 continue
-            reps.append(
-                {k: float(v) for k in scores if isinstance(v := rep.get(k), (float, np.floating, int, np.integer))}
-            )
+            got = {k: float(v) for k in scores if isinstance(v := rep.get(k), (float, np.floating, int, np.integer))}
+            shaped = {k: v for k, a in arrays.items() if isinstance(v := rep.get(k), np.ndarray) and v.shape == a.shape}
+            reps.append(got | shaped)
         if self._ranked is not None:  # the rank scores, all replicates in one walk
             ranked = self._ranks.scores(self.seed, self.replicates)
             if not reps:
@@ -478,6 +501,10 @@ class Bootstrap(TemplateWrapper, Accumulator):
             values[k] = v
             if k in scores:
                 values[f"{k}_ci_lower"], values[f"{k}_ci_upper"] = interval([r[k] for r in used if k in r], ci)
+            elif isinstance(v, np.ndarray) and (drawn := [r[k] for r in used if k in r]):
+                lower, upper = intervals(np.array(drawn, np.float64), ci)
+                if not (np.array_equal(lower, v) and np.array_equal(upper, v)):  # not a setting such as bin edges
+                    values[f"{k}_ci_lower"], values[f"{k}_ci_upper"] = lower, upper
         values.update(replicates=self.replicates, replicates_used=len(used), ci=ci)
         return Result("Bootstrap", values, meta=dict(point.meta))
 

@@ -25,6 +25,7 @@ from streammetrics.report import plots
 from .common import AUTO_LABELS, CommandError, need_matplotlib, note, summary
 from .output import check_outputs, draw, save_state, targets_of, write_plots
 from .progress import Progress
+from .ranking import QueryCodes
 from .shards import chunks_of, columns_of, make_evaluator, told
 
 __all__ = ["cmd_evaluate_bootstrap", "cmd_compare"]
@@ -53,20 +54,27 @@ def _row_keys(src, chunk, args, offset: int) -> np.ndarray:
 
 
 def _sources(args, p_columns, labels=None, classes=False):
-    """The sources of the command's files (:func:`columns_of`, keyed by ``--key``)."""
-    cols = columns_of(args, p_columns, labels, classes, by=(args.key,) if args.key else ())
+    """The sources of the command's files (:func:`columns_of`; the ``--query`` column first, then ``--key``)."""
+    query = (args.query,) if getattr(args, "query", None) else ()
+    cols = columns_of(args, p_columns, labels, classes, by=query + ((args.key,) if args.key else ()))
     try:
         return [open_source(f, cols) for f in expand_paths(args.paths)]
     except InputError as exc:
         raise CommandError(str(exc)) from None
 
 
-def _keyed_chunks(sources, args, progress):
-    """``(src, chunk, keys)`` of every chunk of every source, in order (:func:`chunks_of`)."""
+def _keyed_chunks(sources, args, progress, queries=None):
+    """``(src, chunk, keys, arrays)`` of every chunk of every source, in order (:func:`chunks_of`): with ``queries``
+    (a :class:`QueryCodes`) the arrays are ``(query, relevance, score)`` and, without ``--key``, a query's rows share
+    its id as their key (whole queries are resampled)."""
     offset = 0
     for src in sources:
         for chunk in chunks_of(src, args.batch_rows, progress):
-            yield src, chunk, _row_keys(src, chunk, args, offset)
+            if queries is None:
+                yield src, chunk, _row_keys(src, chunk, args, offset), (chunk.y, chunk.p)
+            else:
+                ids = queries(chunk.keys[0])
+                yield src, chunk, _row_keys(src, chunk, args, offset) if args.key else ids, (ids, chunk.y, chunk.p)
             offset += len(chunk.y)
 
 
@@ -91,13 +99,14 @@ def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
         raise CommandError(f"--bootstrap: {exc}") from None
     shard, current = None, None
     with Progress(sources, args.progress) as progress:
-        for src, chunk, keys in _keyed_chunks(sources, args, progress):
+        queries = QueryCodes() if settings["task"] == "ranking" else None
+        for src, chunk, keys, arrays in _keyed_chunks(sources, args, progress, queries):
             if src is not current:  # one bootstrap per file, merged in order
                 if shard is not None:
                     total.merge(shard)
                 shard, current = make(), src
             with told(src, chunk, settings["task"]):
-                shard.update(chunk.y, chunk.p, sample_weight=chunk.w, key=keys)
+                shard.update(*arrays, sample_weight=chunk.w, key=keys)
         if shard is not None:
             total.merge(shard)
     if total.n == 0:
@@ -164,14 +173,30 @@ def _json(doc, result, args) -> None:
 
 
 def _keyed(args) -> str:
-    return (f"keyed by {args.key!r}" if args.key else "keyed by row position") + f", seed {args.seed}"
+    if args.key:
+        by = f"keyed by {args.key!r}"
+    else:
+        by = f"keyed by query {args.query!r}" if getattr(args, "query", None) else "keyed by row position"
+    return f"{by}, seed {args.seed}"
+
+
+def _per_k(result) -> dict:
+    """``score@k`` of every array of scores per cut-off ``k`` with an interval (the ranking task's), as scalars."""
+    ks = result.get("k")
+    if not isinstance(ks, np.ndarray) or ks.ndim != 1:
+        return {}
+    out = {}
+    for name, v in result.items():
+        if isinstance(v, np.ndarray) and v.shape == ks.shape and f"{name}_ci_lower" in result:
+            for e in ("", "_ci_lower", "_ci_upper"):
+                out.update((f"{name}@{int(k)}{e}", float(x)) for k, x in zip(ks, result[f"{name}{e}"]))
+    return out
 
 
 def _print_bootstrap(result, total, args) -> None:
-    """The scores with their bootstrap intervals (``auc 0.8713 [0.8690, 0.8736]``),
-    then the other scalar fields; arrays (curves, bins) are left to ``evaluate``
-    without ``--bootstrap``."""
-    scalars = {k: v for k, v in result.items() if np.ndim(v) == 0 and k != "ci"}
+    """The scores with their bootstrap intervals (``auc 0.8713 [0.8690, 0.8736]``; a score per cut-off as ``ndcg@10``),
+    then the other scalar fields; other arrays (curves, bins) are left to ``evaluate`` without ``--bootstrap``."""
+    scalars = {**_per_k(result), **{k: v for k, v in result.items() if np.ndim(v) == 0 and k != "ci"}}
     scored = [k for k in scalars if f"{k}_ci_lower" in scalars]
     skip = {f"{k}_ci_{e}" for k in scored for e in ("lower", "upper")} | {"n", "replicates", "replicates_used"}
     other = [k for k in scalars if k not in scored and k not in skip]
@@ -217,7 +242,7 @@ def cmd_compare(args, watch=None) -> int:
     boots = [Bootstrap(template, replicates=args.bootstrap, seed=args.seed) for _ in names]
     ys, ps, ws = [], ([], []), []
     with Progress(sources, args.progress) as progress:
-        for src, chunk, keys in _keyed_chunks(sources, args, progress):
+        for src, chunk, keys, _ in _keyed_chunks(sources, args, progress):
             p = np.asarray(chunk.p)
             batches = []
             for j, b in enumerate(boots):
