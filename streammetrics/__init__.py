@@ -36,6 +36,7 @@ _HOMES = {
     " fowlkes_mallows_score homogeneity_completeness_v_measure homogeneity_score mutual_info_score"
     " normalized_mutual_info_score rand_score v_measure_score",
     ".metrics.multiclass": "MulticlassConfusion confusion_matrix multiclass_scores",
+    ".metrics.labels": "cohen_kappa_score",
     ".metrics.multiclass_rank": "MulticlassRankAUC multiclass_auc",
     ".metrics.multilabel": "MultilabelConfusion MultilabelRankAUC",
     ".metrics.probability": "ClassProbabilityScores ProbabilityScores brier class_probability_scores log_loss"

@@ -6,7 +6,9 @@ the streamed results under any sharding and merge order."""
 
 from __future__ import annotations
 
+import math
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -18,10 +20,13 @@ from streammetrics import (
     MulticlassConfusion,
     MultilabelConfusion,
     UndefinedMetricWarning,
+    accuracy,
     balanced_accuracy,
     class_likelihood_ratios,
+    cohen_kappa_score,
     hamming_loss,
     jaccard_score,
+    matthews,
 )
 
 from .harness import sharded
@@ -44,7 +49,7 @@ def same(got, ref):
 def labelled(draw, kinds=("01", "ints", "strings")):
     n = draw(st.integers(1, 40))
     kind = draw(st.sampled_from(kinds))
-    pool = {"01": [0, 1], "ints": [0, 1, 2, 5], "strings": ["ant", "bee", "cat"]}[kind]
+    pool = {"01": [0, 1], "ints": [0, 1, 2, 5], "signed": [-1, 1, 3], "strings": ["ant", "bee", "cat"]}[kind]
     y = np.array(draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n)))
     p = np.array(draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n)))
     w = np.array(draw(st.lists(WEIGHTS, min_size=n, max_size=n))) if draw(st.booleans()) else None
@@ -59,6 +64,19 @@ def matrices(draw):
     w = np.array(draw(st.lists(WEIGHTS, min_size=n, max_size=n))) if draw(st.booleans()) else None
     cuts = draw(st.lists(st.integers(0, n), max_size=3))
     return Y, P, w, cuts, draw(st.sampled_from(["forward", "reverse", "plus"]))
+
+
+def exact_mcc(y, p, w):
+    """Gorodkin's coefficient in exact fractions of the weights (the square root taken last)."""
+    labels = sorted(set(y.tolist()) | set(p.tolist()))
+    m = {(a, b): Fraction(0) for a in labels for b in labels}
+    for a, b, v in zip(y.tolist(), p.tolist(), w.tolist()):
+        m[a, b] += Fraction(v)
+    t = [sum(m[a, b] for b in labels) for a in labels]
+    c = [sum(m[a, b] for a in labels) for b in labels]
+    s, hit = sum(t), sum(m[a, a] for a in labels)
+    under = (s * s - sum(x * x for x in c)) * (s * s - sum(x * x for x in t))
+    return float((hit * s - sum(a * b for a, b in zip(t, c))) / Fraction(math.sqrt(under))) if under else 0.0
 
 
 def has_mass(w):
@@ -105,6 +123,38 @@ def test_balanced_accuracy_adjusted(data):
         ref = quiet(skm.balanced_accuracy_score, y, p, sample_weight=w, adjusted=adjusted)
         if np.isfinite(ref):
             same(balanced_accuracy(y, p, sample_weight=w, adjusted=adjusted), ref)
+
+
+@settings(max_examples=60, deadline=None)
+@given(labelled(kinds=("ints", "strings", "signed")))
+def test_accuracy_matthews_and_kappa_of_class_labels(data):
+    y, p, w = data
+    if not has_mass(w):
+        return
+    same(accuracy(y, p, sample_weight=w), quiet(skm.accuracy_score, y, p, sample_weight=w))
+    # weighted: an exact reference (scikit-learn's 1 - sum(c^2) cancels digits when one class holds nearly all)
+    ref = quiet(skm.matthews_corrcoef, y, p, sample_weight=w) if w is None else exact_mcc(y, p, w)
+    same(matthews(y, p, sample_weight=w), ref)
+    for weights in (None, "linear", "quadratic"):
+        ref = quiet(skm.cohen_kappa_score, y, p, weights=weights, sample_weight=w)
+        got = cohen_kappa_score(y, p, weights=weights, sample_weight=w, replace_undefined_by=np.nan)
+        same(got, ref)
+        # the library's default guards an undefined kappa to 0
+        assert cohen_kappa_score(y, p, weights=weights, sample_weight=w) == (0.0 if np.isnan(ref) else got)
+    labels = sorted(set(y.tolist()) | set(p.tolist()))[::-1]  # an order of its own: the weights follow it
+    same(
+        cohen_kappa_score(y, p, labels=labels, weights="linear", replace_undefined_by=np.nan),
+        quiet(skm.cohen_kappa_score, y, p, labels=labels, weights="linear"),
+    )
+
+
+def test_kappa_and_class_scores_refuse_what_scikit_learn_refuses():
+    with pytest.raises(ValueError, match="weights must be None, 'linear' or 'quadratic'"):
+        cohen_kappa_score([0, 1], [0, 1], weights="cubic")
+    with pytest.raises(ValueError, match=r"p\[0\] = 0.3"):  # scores are not labels
+        accuracy([0, 2], [0.3, 2])
+    with pytest.raises(ValueError, match=r"y\[1\] = 2: not one of the 2 labels"):
+        cohen_kappa_score([0, 2], [0, 1], labels=[0, 1])
 
 
 @settings(max_examples=60, deadline=None)

@@ -266,6 +266,7 @@ def _function_rows():
         rows[name] = (getattr(sm, name), (y01, s))
     rows["jaccard_score"] = (sm.jaccard_score, (y01, p01))
     rows["hamming_loss"] = (sm.hamming_loss, (c3, q3))
+    rows["cohen_kappa_score"] = (sm.cohen_kappa_score, (c3, q3))
     rows["class_likelihood_ratios"] = (_replaced_ratios, (y01, p01))
     rows["partial_auc"] = (lambda a, b: sm.partial_auc(a, b, 0.5), (y01, s))
     rows["paired_delong"] = (sm.paired_delong, (y01, s, s[::-1].copy()))

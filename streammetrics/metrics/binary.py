@@ -26,7 +26,7 @@ from .._protocol.terms import RowTerms, add_pairs, add_second
 from .._protocol.validation import cut_point
 from . import intervals as I
 from .intervals import beside, binary_intervals
-from .labels import BinaryLabels, PosLabelError, label_matrix, two_label_counts
+from .labels import BinaryLabels, PosLabelError, class_result, label_matrix, two_label_counts
 from .rates import averaged_rates, check_average, check_beta, check_threshold, check_zero_division, class_rates
 
 __all__ = [
@@ -559,13 +559,24 @@ def actual(y, *, sample_weight=None):
     return tp + fn
 
 
+def _scored(y, p, sample_weight):
+    """The binary result of 0/1 labels, else the multiclass result of class labels of any kind."""
+    try:
+        return _scores(y, p, sample_weight)
+    except (ValueError, TypeError) as exc:
+        return class_result(y, p, sample_weight, exc)
+
+
 def accuracy(y, p, *, sample_weight=None) -> float:
-    """Share of observations predicted correctly: ``(TP + TN) / n``.
+    """Share of observations predicted correctly: ``(TP + TN) / n``; labels other than 0/1 (any kind): the share of
+    ``y == p``, as scikit-learn's ``accuracy_score``.
 
     >>> accuracy([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0])
     0.75
+    >>> accuracy(["cat", "dog", "bird"], ["cat", "dog", "dog"])
+    0.666...
     """
-    return _scores(y, p, sample_weight).accuracy
+    return _scored(y, p, sample_weight).accuracy
 
 
 def precision_score(y, p, *, sample_weight=None, average="binary", pos_label=1, zero_division=0):
@@ -649,12 +660,16 @@ def matthews(y, p, *, sample_weight=None) -> float:
     """Matthews correlation ``(TP TN - FP FN) / sqrt(safe(product of margins))``.
 
     A zero margin gives 0 (scikit-learn agrees). The product of the four
-    margins is formed exactly, never in overflowing int64.
+    margins is formed exactly, never in overflowing int64. Labels other than
+    0/1 (any kind): Gorodkin's K-category coefficient, as scikit-learn's
+    ``matthews_corrcoef`` (0 where it is undefined).
 
     >>> round(matthews([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0]), 6)
     0.466667
+    >>> round(matthews([0, 1, 2, 2], [0, 2, 2, 1]), 6)
+    0.25
     """
-    return _scores(y, p, sample_weight).mcc
+    return _scored(y, p, sample_weight).mcc
 
 
 def balanced_accuracy(y, p, *, sample_weight=None, adjusted: bool = False) -> float:
@@ -675,20 +690,8 @@ def balanced_accuracy(y, p, *, sample_weight=None, adjusted: bool = False) -> fl
     """
     if not isinstance(adjusted, (bool, np.bool_)):
         raise TypeError(f"adjusted must be a bool, got {type(adjusted).__name__}")
-    try:
-        score, k = _scores(y, p, sample_weight).balanced_accuracy, 2
-    except (ValueError, TypeError) as exc:
-        if isinstance(exc, NoObservationsError):
-            raise
-        try:  # labels other than 0/1: the mean recall of the classes in y
-            _, m = label_matrix(y, p, sample_weight)
-        except (ValueError, TypeError):
-            raise exc from None
-        support = m.sum(axis=1).astype(np.float64)
-        if support.sum() == 0:
-            raise ValueError("the sample weights sum to zero: every score is undefined") from None
-        held = support > 0
-        score, k = float(np.mean(np.diagonal(m)[held] / support[held])), int(held.sum())
+    r = _scored(y, p, sample_weight)
+    score, k = r.balanced_accuracy, 2 if isinstance(r, BinaryResult) else int(np.count_nonzero(r.support))
     if not adjusted:
         return score
     chance = 1 / k

@@ -3,12 +3,14 @@ one-shot functions' ``average=`` and ``pos_label=`` keywords."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._protocol.errors import BadShapeError, BadValueError, NoObservationsError
 from .._protocol.inputs import Labels01
 from .._protocol.validation import as_1d, check_same_length, objects_as_numbers, squeeze_column, to_numpy
-from .multiclass import MulticlassConfusion, label_union
+from .multiclass import MulticlassConfusion, label_union, multiclass_result
 
 
 class LabelKindError(TypeError, ValueError):
@@ -51,6 +53,67 @@ def label_matrix(y, p, sample_weight):
     n = yy.shape[0]
     acc = MulticlassConfusion(int(labels.size)).update(codes[:n], codes[n:], sample_weight=sample_weight)
     return [v.item() if isinstance(v, np.generic) else v for v in labels], acc.matrix()
+
+
+def _whole(value) -> bool:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return False
+    return math.isfinite(v) and v == math.floor(v)
+
+
+def class_result(y, p, sample_weight, refusal: Exception):
+    """The multiclass result of ``y`` and ``p`` whose labels are not 0/1 (any kind: the sorted union, as
+    scikit-learn's ``unique_labels``), for the binary one-shot scores that scikit-learn also defines on classes;
+    ``refusal`` (the binary scores' error) is raised again for data that are not labels either."""
+    if isinstance(refusal, NoObservationsError):
+        raise refusal
+    try:
+        labels, m = label_matrix(y, p, sample_weight)
+    except (ValueError, TypeError):
+        if isinstance(refusal, BadValueError) and not _whole(refusal.value):
+            raise refusal from None  # a score or a NaN among 0/1 labels: the binary message says what to do
+        raise
+    return multiclass_result(m, np.ones(len(labels), bool), len(label_array(y, "y")), {"labels": labels})
+
+
+def cohen_kappa_score(y1, y2, *, labels=None, weights=None, sample_weight=None, replace_undefined_by=0.0) -> float:
+    """Cohen's kappa, the agreement of two labelings beyond chance: ``1 - sum(W C) / sum(W E)`` of the confusion
+    matrix ``C``, the product of its margins over its total ``E``, and disagreement weights ``W`` (``None``: 1 off the
+    diagonal; ``"linear"``: ``|i - j|``; ``"quadratic"``: ``(i - j)**2`` over the labels' sorted order, or the order
+    of ``labels``), as ``sklearn.metrics.cohen_kappa_score``.
+
+    Labels of any kind; ``labels`` names the classes (a row with another label is an error, where scikit-learn
+    drops it). When the kappa is undefined (every weight or all chance disagreement zero: a single label in common)
+    the result is ``replace_undefined_by``, 0.0 by default as the library guards undefined scores (scikit-learn's
+    default is NaN with a warning: pass ``replace_undefined_by=np.nan`` for it).
+
+    >>> from streammetrics import cohen_kappa_score
+    >>> cohen_kappa_score(["cat", "dog", "dog", "bird"], ["cat", "dog", "bird", "bird"])
+    0.636...
+    >>> round(cohen_kappa_score([0, 1, 2, 2], [0, 2, 2, 1], weights="quadratic"), 6)
+    0.6
+    """
+    if weights not in (None, "linear", "quadratic"):
+        raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
+    if labels is None:
+        _, m = label_matrix(y1, y2, sample_weight)
+    else:
+        m = MulticlassConfusion(len(labels), labels=labels).update(y1, y2, sample_weight=sample_weight).matrix()
+    m = m.astype(np.float64)
+    k = m.shape[0]
+    if weights is None:
+        w = 1.0 - np.eye(k)
+    else:
+        i = np.arange(k, dtype=np.float64)
+        w = np.abs(i[None, :] - i[:, None]) if weights == "linear" else (i[None, :] - i[:, None]) ** 2
+    total = m.sum()
+    expected = np.outer(m.sum(axis=0), m.sum(axis=1)) / total if total else None
+    under = float(np.sum(w * expected)) if total else 0.0
+    if under == 0.0:
+        return replace_undefined_by
+    return float(1 - np.sum(w * m) / under)
 
 
 class PosLabelError(ValueError):

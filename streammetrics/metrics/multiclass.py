@@ -77,6 +77,13 @@ class MulticlassResult(LabeledResult):
 
 
 # ----------------------------------------------------------------- the scores
+def _others(x: np.ndarray) -> np.ndarray:
+    """``sum(x) - x[j]`` for each ``j`` as the sum of the other entries (no cancellation for ``x >= 0``)."""
+    below = np.concatenate(([0.0], np.cumsum(x)[:-1]))
+    above = np.concatenate((np.cumsum(x[::-1])[::-1][1:], [0.0]))
+    return below + above
+
+
 def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None, beta=None) -> MulticlassResult:
     """The scores of a confusion matrix (``int64``: products in exact Python
     integers, or ``float64``); ``present``: the classes of the macro averages."""
@@ -113,21 +120,22 @@ def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None
         tc = sum(a * b for a, b in zip(t, c))
         tt = sum(a * a for a in t)
         cc = sum(b * b for b in c)
+        cov_tc = hit * s - tc
+        under = (s * s - cc) * (s * s - tt)
+        kappa_under = s * s - tc
     else:
         # weights as fractions of their total: the same ratios, and products
         # of weights near 1e80 no longer overflow (they made the MCC 0 and the
-        # kappa NaN)
+        # kappa NaN); 1 - sum(c_j^2) as sum(c_j * (the other c's)), terms >= 0,
+        # so a class holding nearly all the weight cancels no digits
         t, c = support / total, called / total
-        s = 1.0
-        hit = float(tp.sum()) / total
-        tc, tt, cc = float(np.dot(t, c)), float(np.dot(t, t)), float(np.dot(c, c))
+        cov_tc = float(tp.sum()) / total - float(np.dot(t, c))
+        under = float(np.dot(c, _others(c))) * float(np.dot(t, _others(t)))
+        kappa_under = float(np.dot(t, _others(c)))
     # Gorodkin's K-category correlation, as scikit-learn's matthews_corrcoef;
     # exact integers when unweighted (s**4 overflows int64 past ~55k rows)
-    cov_tc = hit * s - tc
-    under = (s * s - cc) * (s * s - tt)
     mcc = float(cov_tc / math.sqrt(under)) if under > 0 else 0.0
     # Cohen's kappa (po - pe) / (1 - pe), written as counts
-    kappa_under = s * s - tc
     kappa = float(cov_tc / safe(kappa_under))
 
     rates = {"precision": precision, "recall": recall, "f1": f1}
