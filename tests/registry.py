@@ -807,6 +807,14 @@ CASES = [
         other=lambda: sm.RetrievalScores(k=(1, 5)),
     ),
     Case(
+        "RetrievalScores(max_memory)",  # its open rows spill to files past 2 KB
+        lambda: sm.RetrievalScores(k=(1, 3), max_memory=4096),
+        _queries,
+        lambda arrays, w: ref_retrieval(arrays, w, k=(1, 3)),
+        exact=False,
+        other=lambda: sm.RetrievalScores(k=(1, 3)),
+    ),
+    Case(
         "RetrievalScores(grouped, exp gain, pessimistic ties, skip empty)",
         lambda: sm.RetrievalScores(k=(2, 3), gain="exp", ties="pessimistic", empty="skip", grouped=True),
         lambda rng: _queries(rng, grouped=True, weighted=False),

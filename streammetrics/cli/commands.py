@@ -41,7 +41,7 @@ def settings_from(args) -> dict:
         raise CommandError(f"--p takes several columns for --task multiclass and multilabel only (task is {task})")
     settings = {"task": task}
     if task == "ranking":
-        settings.update(ranking_settings(args))
+        settings.update(ranking_settings(args), max_memory=args.memory)
     if task in ("binary", "multiclass"):
         settings["calibration_bins"] = args.calibration_bins
     # the AUC: exact within the memory budget, or bounded by --max-bins

@@ -44,7 +44,7 @@ class QueryCodes:
         arr = np.asarray(values)
         if arr.dtype.kind in "iub":
             return arr.astype(np.int64)
-        if arr.dtype.kind == "f" and np.isfinite(arr).all() and (arr == np.round(arr)).all():
+        if arr.dtype.kind == "f" and (np.abs(arr) < 2.0**63).all() and (arr == np.round(arr)).all():
             return arr.astype(np.int64)
         codes = self.codes
         return np.fromiter((codes.setdefault(v, len(codes)) for v in arr.tolist()), np.int64, arr.shape[0])

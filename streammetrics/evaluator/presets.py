@@ -191,8 +191,10 @@ def _describe_multilabel(s):
 
 
 def _check_ranking(s):
-    acc = RetrievalScores(s["k"], gain=s["gain"], ties=s["ties"], empty=s["empty"], grouped=s["grouped"])
-    return {k: v for k, v in acc.settings.items() if k != "per_query"}
+    acc = RetrievalScores(
+        s["k"], gain=s["gain"], ties=s["ties"], empty=s["empty"], grouped=s["grouped"], max_memory=s["max_memory"]
+    )
+    return {"max_memory": None} | {k: v for k, v in acc.settings.items() if k != "per_query"}
 
 
 PRESETS: dict[str, Preset] = {
@@ -237,7 +239,7 @@ PRESETS: dict[str, Preset] = {
     ),
     "ranking": Preset(
         "ranking",
-        {"k": (1, 5, 10), "gain": "linear", "ties": "average", "empty": "zero", "grouped": False},
+        {"k": (1, 5, 10), "gain": "linear", "ties": "average", "empty": "zero", "grouped": False, "max_memory": None},
         lambda s: {"ranking": RetrievalScores(**s)},
         check=_check_ranking,
         headline=("mrr", "r_precision"),
@@ -245,6 +247,7 @@ PRESETS: dict[str, Preset] = {
             f"(k {', '.join(map(str, s['k']))}, {s['gain']} gain, {'grouped' if s['grouped'] else 'any order'})"
         ),
         names=("query", "relevance", "score"),
+        legacy={"max_memory": None},
     ),
 }
 

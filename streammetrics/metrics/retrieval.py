@@ -12,6 +12,7 @@ from .._protocol.inputs import ClusterLabels, Finite
 from .._protocol.result import Result, grid
 from .._protocol.state import Field
 from .._protocol.terms import add_pairs
+from .ranking.spill import SpillStore, check_spill_dir, parse_memory
 
 __all__ = ["RetrievalScores"]
 
@@ -21,6 +22,8 @@ EMPTY = ("zero", "skip")
 _OPTIONS = ("gain", "ties", "empty", "grouped", "per_query")
 _OPEN = ("open_query", "open_relevance", "open_score", "open_weight")
 _NO_ROWS = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
+#: an open row as a record of a spilled file (32 bytes)
+ROW = np.dtype([("query", np.int64), ("relevance", np.float64), ("score", np.float64), ("weight", np.float64)])
 
 
 class QueryIds(ClusterLabels):
@@ -97,6 +100,17 @@ class RetrievalScores(Accumulator):
         finalized). Otherwise every row is kept until ``finalize``.
     per_query : bool
         Keep each query's scores: :meth:`query_table`.
+    max_memory : int or str, optional
+        A budget for the open rows (``"1GB"``; 32 bytes a row): past half of
+        it they are sorted by query and written to a temporary file, and
+        ``finalize`` scores the queries a range of ids at a time, reading each
+        file's rows of the range: each query's scores are those in memory (its
+        rows in the order they came), their means equal to 1e-12. Saving, copying, pickling or merging a state
+        with files reads its rows back into memory (a loaded state past the
+        budget writes them out again).
+    spill_dir : str or os.PathLike, optional
+        The existing folder of those files (default ``tempfile.gettempdir()``);
+        needs ``max_memory``, not saved.
 
     ``finalize()`` gives per cut-off (arrays in the order of ``k``) the means
     over queries of ``ndcg``, ``dcg``, ``map`` (average precision at k over
@@ -118,7 +132,18 @@ class RetrievalScores(Accumulator):
 
     headline = ("mrr",)
 
-    def __init__(self, k=(1, 5, 10), *, gain="linear", ties="average", empty="zero", grouped=False, per_query=False):
+    def __init__(
+        self,
+        k=(1, 5, 10),
+        *,
+        gain="linear",
+        ties="average",
+        empty="zero",
+        grouped=False,
+        per_query=False,
+        max_memory=None,
+        spill_dir=None,
+    ):
         ks = [k] if isinstance(k, (int, np.integer)) and not isinstance(k, bool) else list(k)
         if not ks or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1 for v in ks):
             raise ValueError(f"k must be a positive integer or a sequence of them, got {k!r}")
@@ -130,6 +155,9 @@ class RetrievalScores(Accumulator):
         self.k = tuple(int(v) for v in ks)
         self.gain, self.ties, self.empty = gain, ties, empty
         self.grouped, self.per_query = bool(grouped), bool(per_query)
+        self.max_memory, self.spill_dir = parse_memory(max_memory), check_spill_dir(spill_dir)
+        if self.spill_dir is not None and self.max_memory is None:
+            raise ValueError("spill_dir is where open rows are written past max_memory: give max_memory too")
         self.n_values = len(PER_K) * len(self.k) + 2  # the kernel's columns but the empty flag
         self.n_sums = self.n_values + 2  # and the weight of the queries, of the empty ones
         self.inputs = (QueryIds("query"), Relevance("relevance"), Finite("score", "scores"))
@@ -161,12 +189,19 @@ class RetrievalScores(Accumulator):
         return self.n_values + 2
 
     def _settings(self):
-        return {"k": list(self.k), **{name: getattr(self, name) for name in _OPTIONS}}
+        budget = {} if self.max_memory is None else {"max_memory": self.max_memory}
+        return {"k": list(self.k), **{name: getattr(self, name) for name in _OPTIONS}, **budget}
 
     # ------------------------------------------------------------------ storage
     def _init_state(self) -> None:
         super()._init_state()
         self._open = []  # chunks of open rows (query, relevance, score, weight)
+        self._drop_files()
+
+    @property
+    def spilled(self) -> bool:
+        """Whether some open rows are held in temporary files (``max_memory``)."""
+        return bool(self._runs)
 
     @property
     def _state(self):
@@ -175,20 +210,53 @@ class RetrievalScores(Accumulator):
         return out
 
     def _load(self, state):
+        self._drop_files()
         self._arrays = {k: v for k, v in state.items() if k not in _OPEN}
         rows = tuple(state[k] for k in _OPEN)
-        self._open = [rows] if rows[0].shape[0] else []
+        self._open = []
+        if rows[0].shape[0] and self._spill_due(rows):
+            self._spill([rows])
+        elif rows[0].shape[0]:
+            self._open.append(rows)
+
+    def _drop_files(self) -> None:
+        store = getattr(self, "_store", None)
+        if store is not None:
+            store.close()
+        self._store, self._runs = None, []  # files of open rows sorted by query, oldest first
 
     def _open_rows(self):
-        """The open rows as four new arrays (query, relevance, score, weight)."""
-        return tuple(np.concatenate(parts) for parts in zip(_NO_ROWS, *self._open))
+        """The open rows as four new arrays (query, relevance, score, weight), those of files first."""
+        held = [_columns(run.records()) for run in self._runs] + self._open
+        return tuple(np.concatenate(parts) for parts in zip(_NO_ROWS, *held))
+
+    def _spill_due(self, chunk) -> bool:
+        rows = sum(c[0].shape[0] for c in self._open) + chunk[0].shape[0]
+        return self.max_memory is not None and rows * ROW.itemsize > self.max_memory // 2
+
+    def _spill(self, chunks) -> None:
+        """Write the rows of ``chunks`` to a new file, sorted by query (stably); the open rows in memory then go.
+        A failed write (a full disk) raises with nothing changed."""
+        rows = tuple(np.concatenate(parts) for parts in zip(*chunks))
+        order = np.argsort(rows[0], kind="stable")
+        rec = np.empty(order.shape[0], ROW)
+        for name, column in zip(ROW.names, rows):
+            rec[name] = column[order]
+        if self._store is None:
+            self._store = SpillStore(self.spill_dir)
+        self._runs.append(self._store.write_records(rec))
+        self._open = []
 
     def _merge_state(self, other):
         S.merge_fields(_SUMMED, self._arrays, other)
         rows = tuple(other[k] for k in _OPEN)
         if rows[0].shape[0]:
-            self._open.append(tuple(a.copy() for a in rows))
-            if self.grouped:  # few rows: kept as one chunk
+            chunk = tuple(a.copy() for a in rows)
+            if self._spill_due(chunk):
+                self._spill([*self._open, chunk])
+            else:
+                self._open.append(chunk)
+            if self.grouped and not self._runs:  # few rows: kept as one chunk
                 self._open = [self._open_rows()]
         st = self._arrays
         st["table_query"] = np.concatenate([st["table_query"], other["table_query"]])
@@ -207,7 +275,11 @@ class RetrievalScores(Accumulator):
             return 1  # (a NaN is the min and the max)
         weights = w if w.shape[0] else np.ones(q.shape[0])
         if not self.grouped:
-            self._open.append((q.copy(), rel.copy(), s.copy(), weights.copy()))
+            chunk = (q.copy(), rel.copy(), s.copy(), weights.copy())
+            if self._spill_due(chunk):
+                self._spill([*self._open, chunk])
+            else:
+                self._open.append(chunk)
         else:
             self._fold_grouped(q, rel, s, weights)
         st = self._arrays
@@ -267,12 +339,23 @@ class RetrievalScores(Accumulator):
             st["table_values"] = np.concatenate([st["table_values"], out])
 
     def _closed(self):
-        """The state with every open query scored (the state itself unchanged)."""
+        """The state with every open query scored (the state itself unchanged); with files, a range of query ids
+        at a time, each range's rows read from every file (oldest first) and then from memory."""
         st = {k: v.copy() for k, v in self._arrays.items()}
-        q, rel, s, w = self._open_rows()
-        if q.shape[0]:
-            order = np.argsort(q, kind="stable")
-            q, rel, s, w = q[order], rel[order], s[order], w[order]
+        held = [run.records() for run in self._runs]
+        memory = tuple(np.concatenate(parts) for parts in zip(_NO_ROWS, *self._open))
+        order = np.argsort(memory[0], kind="stable")
+        memory = tuple(a[order] for a in memory)  # by query, each query's rows in the order they came
+        cuts = _cuts(held, memory[0], self.max_memory)
+        ends = [np.append(np.searchsorted(ids, cuts[1:]), ids.shape[0]) for ids in (rec["query"] for rec in held)]
+        mine = np.append(np.searchsorted(memory[0], cuts[1:]), memory[0].shape[0])
+        for i in range(cuts.shape[0]):
+            parts = [_columns(rec[e[i - 1] if i else 0 : e[i]]) for rec, e in zip(held, ends)]
+            parts.append(tuple(a[mine[i - 1] if i else 0 : mine[i]] for a in memory))
+            q, rel, s, w = (np.concatenate(col) for col in zip(*parts))
+            if held:
+                order = np.argsort(q, kind="stable")
+                q, rel, s, w = q[order], rel[order], s[order], w[order]
             self._score(q, rel, s, w, *_runs(q), st)
         return st
 
@@ -342,6 +425,20 @@ class RetrievalScores(Accumulator):
 
 
 _SUMMED = tuple(f for f in RetrievalScores.fields if f.merge != "custom")
+
+
+def _columns(rec):
+    """The four columns of records of :data:`ROW` (read into memory)."""
+    return tuple(np.array(rec[name]) for name in ROW.names)
+
+
+def _cuts(held, memory_ids, budget):
+    """The first query id of each range of ids that ``_closed`` scores at once (about a quarter of ``budget`` of
+    rows each; one range without files); none without rows."""
+    if not held:
+        return memory_ids[:1]
+    step = max(1, budget // 4 // ROW.itemsize // (len(held) + 1))  # rows of one source in a range
+    return np.unique(np.concatenate([rec["query"][::step] for rec in held] + [memory_ids[::step]]))
 
 
 def _first_bad_relevance(arr) -> int:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-import os
 
 import numpy as np
 
@@ -24,18 +23,7 @@ from .exact import Exact
 from .pending import Pending
 from .points import Points
 from .saved import check_rank_state
-from .spill import parse_memory
-
-
-def _check_spill_dir(spill_dir):
-    if spill_dir is None:
-        return None
-    if not isinstance(spill_dir, (str, os.PathLike)):
-        raise TypeError(f"spill_dir must be a folder path or None, got {type(spill_dir).__name__}")
-    folder = os.path.abspath(os.fspath(spill_dir))
-    if not os.path.isdir(folder):
-        raise ValueError(f"spill_dir must be an existing folder, got {os.fspath(spill_dir)!r}")
-    return folder
+from .spill import check_spill_dir, parse_memory
 
 
 def check_one_mode(max_bins, max_memory, what: str = "the") -> None:
@@ -127,7 +115,7 @@ class RankAUC(RankQueries, Accumulator):
             self.inputs = (PositiveLabel("y", self.pos_label), self.inputs[1])
         self.max_bins = check_max_bins(max_bins)
         self.max_memory = parse_memory(max_memory)
-        self.spill_dir = _check_spill_dir(spill_dir)
+        self.spill_dir = check_spill_dir(spill_dir)
         check_one_mode(self.max_bins, self.max_memory)
         if self.spill_dir is not None and self.max_memory is None:
             raise ValueError("spill_dir is where runs are spilled past max_memory: give max_memory too")

@@ -60,6 +60,18 @@ def parse_memory(value) -> int | None:
     return nbytes
 
 
+def check_spill_dir(spill_dir) -> str | None:
+    """The absolute path of an existing folder for spilled files, or ``None``."""
+    if spill_dir is None:
+        return None
+    if not isinstance(spill_dir, (str, os.PathLike)):
+        raise TypeError(f"spill_dir must be a folder path or None, got {type(spill_dir).__name__}")
+    folder = os.path.abspath(os.fspath(spill_dir))
+    if not os.path.isdir(folder):
+        raise ValueError(f"spill_dir must be an existing folder, got {os.fspath(spill_dir)!r}")
+    return folder
+
+
 def _unlink(paths: set, path: str) -> None:
     """Remove the file ``path`` and forget it."""
     tempfiles.unlink(path)
@@ -95,26 +107,28 @@ READ_BLOCK = 1 << 22  # bytes read at a time to check a file's checksum
 
 class DiskRun:
     """One run in a file: ``m`` records whose counts are at most ``peak`` (0 for weights), and the CRC-32 of the
-    file's bytes."""
+    file's bytes; ``record`` is their dtype (a rank run's ``(score, positive, negative)`` of masses ``dtype`` unless
+    given)."""
 
-    __slots__ = ("path", "m", "dtype", "peak", "crc", "__weakref__")
+    __slots__ = ("path", "m", "dtype", "peak", "crc", "record", "__weakref__")
 
-    def __init__(self, path: str, m: int, dtype, peak: int = 0, crc: int = 0):
+    def __init__(self, path: str, m: int, dtype, peak: int = 0, crc: int = 0, record=None):
         self.path = path
         self.m = int(m)
         self.dtype = np.dtype(dtype)
         self.peak = int(peak)
         self.crc = crc
+        self.record = _record(self.dtype) if record is None else np.dtype(record)
 
     @property
     def nbytes(self) -> int:
-        return _record(self.dtype).itemsize * self.m
+        return self.record.itemsize * self.m
 
     def records(self):
         """The file's records, memory-mapped read-only (empty for an empty run), once its size and checksum are
         those written: a truncated, grown or swapped file raises ``OSError`` rather than give a wrong result."""
         if self.m == 0:
-            return np.zeros(0, _record(self.dtype))
+            return np.zeros(0, self.record)
         crc, size = 0, 0
         with open(self.path, "rb") as fh:  # read, not mapped: the pages stay out of this process's memory
             while block := fh.read(READ_BLOCK):
@@ -127,7 +141,7 @@ class DiskRun:
                 f"{', checksum differs' if size == self.nbytes else ''}); the exact state cannot be read",
                 self.path,
             )
-        return np.memmap(self.path, dtype=_record(self.dtype), mode="r", shape=(self.m,))
+        return np.memmap(self.path, dtype=self.record, mode="r", shape=(self.m,))
 
 
 class SpillStore:
@@ -164,9 +178,10 @@ class SpillStore:
         peak = int(ab.max()) if ab.dtype.kind != "f" and ab.size else 0
         return self.write_chunks(ab.dtype if ab.dtype.kind == "f" else count_dtype(peak), [(scores, ab)])
 
-    def write_chunks(self, dtype, chunks, peak: int = 0) -> DiskRun:
-        """A new file of masses of ``dtype`` holding sorted chunks: runs ``(scores, ab)`` or records of ``dtype``."""
-        w = _RunWriter(self, dtype)
+    def write_chunks(self, dtype, chunks, peak: int = 0, record=None) -> DiskRun:
+        """A new file of masses of ``dtype`` holding sorted chunks: runs ``(scores, ab)`` or records of ``dtype`` (or
+        of ``record``)."""
+        w = _RunWriter(self, dtype, record)
         w.peak = peak
         try:
             for chunk in chunks:
@@ -179,9 +194,13 @@ class SpillStore:
             raise
         return w.close()
 
+    def write_records(self, rows: np.ndarray) -> DiskRun:
+        """A new file holding the structured array ``rows`` as it is (:meth:`DiskRun.records` reads it back)."""
+        return self.write_chunks(np.float64, [rows], record=rows.dtype)
+
     def copy_from(self, run: DiskRun, chunk: int) -> DiskRun:
         """A copy of ``run`` (possibly another store's) in a file of this store."""
-        return self.write_chunks(run.dtype, _record_chunks(run, chunk), run.peak)
+        return self.write_chunks(run.dtype, _record_chunks(run, chunk), run.peak, run.record)
 
     def remove(self, run: DiskRun) -> None:
         if self._doomed is not None:
@@ -197,9 +216,10 @@ class SpillStore:
 class _RunWriter:
     """Appends sorted chunks of one run to a new file of a store."""
 
-    def __init__(self, store: SpillStore, dtype):
+    def __init__(self, store: SpillStore, dtype, record=None):
         self.store = store
         self.dtype = np.dtype(dtype)
+        self.record = record
         self.path = store.new_path()
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         store.paths.add(self.path)
@@ -247,7 +267,7 @@ class _RunWriter:
             self.abort()
             raise
         self.buf = None
-        return DiskRun(self.path, self.m, self.dtype, self.peak, self.crc)
+        return DiskRun(self.path, self.m, self.dtype, self.peak, self.crc, self.record)
 
     def abort(self) -> None:
         try:
