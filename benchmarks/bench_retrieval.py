@@ -87,18 +87,14 @@ def run_step(quick: bool) -> list[dict]:
     return rows
 
 
-def state_bytes(acc) -> int:
-    return sum(a.nbytes for a in acc.state_dict().values())
-
-
 def run_large(rows_total=10_000_000, queries=1_000_000, batch=1 << 20) -> list[dict]:
     rng = np.random.default_rng(1)
     sizes = rng.multinomial(rows_total - queries, np.full(queries, 1 / queries)) + 1  # every query a row at least
     group = f"{rows_total / 1e6:g}M rows of {queries / 1e6:g}M queries, batches of {batch:,}"
     out, results = [], {}
     seed = rng.integers(2**32)
-    for grouped in (True, False):
-        acc = sm.RetrievalScores(k=(1, 5, 10), grouped=grouped)
+    for grouped, budget in ((True, None), (False, None), (False, "64MB")):
+        acc = sm.RetrievalScores(k=(1, 5, 10), grouped=grouped, max_memory=budget)
         t0, peak = time.perf_counter(), 0
         rng = np.random.default_rng(seed)  # the same rows both ways
         for lo in range(0, rows_total, batch):
@@ -106,15 +102,16 @@ def run_large(rows_total=10_000_000, queries=1_000_000, batch=1 << 20) -> list[d
             q = _ids(sizes, lo, n)
             rel = rng.integers(0, 3, n).astype(np.float64) * (rng.random(n) < 0.3)
             acc.update(q, rel, rng.random(n))
-            peak = max(peak, state_bytes(acc))
-        results[grouped] = acc.finalize()
+            peak = max(peak, acc.nbytes)
+        results[grouped, budget] = acc.finalize()
         seconds = time.perf_counter() - t0
         name = "streammetrics grouped=True" if grouped else "streammetrics grouped=False (rows kept)"
-        out.append(row(group, name, seconds, state_mb=peak / 1e6))
+        name += f", max_memory={budget}" if budget else ""
+        out.append(row(group, name, seconds, state_mb=peak / 1e6, disk_mb=acc.spilled_bytes / 1e6))
         print(f"# {name}: state at most {peak / 1e6:.1f} MB, {seconds:.1f} s", file=sys.stderr, flush=True)
-    a, b = results[True], results[False]
-    same = all(np.allclose(a[k], b[k], rtol=1e-9) for k in ("ndcg", "map", "mrr", "recall"))
-    out[-1]["same_values"] = bool(same)
+    a = results[True, None]
+    for r, b in zip(out[1:], list(results.values())[1:]):
+        r["same_values"] = all(np.allclose(a[k], b[k], rtol=1e-9) for k in ("ndcg", "map", "mrr", "recall"))
     return out
 
 

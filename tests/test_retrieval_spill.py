@@ -142,3 +142,11 @@ def test_the_ranking_command_spills_its_open_rows_past_memory(tmp_path, capsys, 
     plain = json.loads(capsys.readouterr().out)
     for name, value in json.loads(spilled)["metrics"].items():
         np.testing.assert_allclose(value, plain["metrics"][name], rtol=1e-12, err_msg=name)
+
+
+def test_memory_and_file_bytes_are_reported():
+    acc = _fed(sm.RetrievalScores(max_memory=8192), _rows(1000), [100, 200, 300, 600])
+    in_memory = 32 * 1000 - acc.spilled_bytes  # 32 bytes a row, each row in a file or in memory
+    assert acc.spilled and 0 <= in_memory <= 8192 // 2
+    assert in_memory <= acc.nbytes < in_memory + 2048  # and the sums
+    assert sm.RetrievalScores().spilled_bytes == 0

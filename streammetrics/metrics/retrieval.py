@@ -204,6 +204,16 @@ class RetrievalScores(Accumulator):
         return bool(self._runs)
 
     @property
+    def nbytes(self) -> int:
+        """Bytes of the state held in memory (its arrays and the open rows not in files)."""
+        return sum(a.nbytes for a in self._arrays.values()) + sum(a.nbytes for chunk in self._open for a in chunk)
+
+    @property
+    def spilled_bytes(self) -> int:
+        """Bytes of the open rows held in temporary files."""
+        return sum(run.nbytes for run in self._runs)
+
+    @property
     def _state(self):
         out = dict(self._arrays)
         out.update(zip(_OPEN, self._open_rows()))
