@@ -667,7 +667,7 @@ def matthews(y, p, *, sample_weight=None) -> float:
     >>> round(matthews([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0]), 6)
     0.466667
     >>> round(matthews([0, 1, 2, 2], [0, 2, 2, 1]), 6)
-    0.25
+    0.2
     """
     return _scored(y, p, sample_weight).mcc
 
