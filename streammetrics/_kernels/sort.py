@@ -9,7 +9,6 @@ import numpy as np
 from ._jit import kernel
 
 _BYTE = np.uint64(255)
-_SIGN = np.uint64(0x8000000000000000)
 
 
 @kernel
@@ -87,16 +86,3 @@ def sort_blocks(keys, tk, vals, tv, starts):
                 _radix(keys[a:b], keys[a:b], tk, tk, False)
             else:
                 _radix(keys[a:b], vals[a:b], tk, tv, True)
-
-
-@kernel
-def argsort_int64(x):
-    """The stable order that sorts the ``int64`` values ``x``."""
-    n = x.shape[0]
-    keys = np.empty(n, np.uint64)
-    order = np.empty(n, np.int64)
-    for i in range(n):
-        keys[i] = np.uint64(x[i]) ^ _SIGN  # order-preserving for signed values
-        order[i] = i
-    sort_keys(keys, np.empty(n, np.uint64), order, np.empty(n, np.int64))
-    return order
