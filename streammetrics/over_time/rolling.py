@@ -28,9 +28,10 @@ def _window(template, window: int):
     if type(template) is RankAUC and template.max_bins is None and template.max_memory is None:
         return RankWindow(template, window)
     raise TypeError(
-        f"Rolling takes a template whose state is a sum of per-row terms (binary, probability, regression "
-        f"errors, multiclass, calibration, top-k, an Evaluator of them) or an exact RankAUC; "
-        f"got {type(template).__name__}{template.settings}"
+        f"Rolling takes a template whose state is a sum of per-row terms (the binary, probability, multiclass, "
+        f"multilabel and top-k families, Calibration, TweedieDeviance, SquaredLogError, PinballLoss, an Evaluator "
+        f"of them) or an exact RankAUC; got {type(template).__name__}{template.settings} (Windowed takes any "
+        f"template: buckets of rows or of time)"
     )
 
 
@@ -55,9 +56,12 @@ class Rolling(TemplateWrapper, Accumulator):
     ----------
     template : Accumulator
         An empty accumulator whose state is a sum of per-row terms (it
-        declares ``row_terms()``: the binary, probability, regression error,
-        multiclass, calibration and top-k families, an Evaluator of them), or
-        an exact :class:`~streammetrics.RankAUC`.
+        declares complete ``row_terms()``: the binary, probability,
+        multiclass, multilabel and top-k families, ``Calibration``,
+        ``TweedieDeviance``, ``SquaredLogError`` and ``PinballLoss``, an
+        Evaluator of them), or an exact :class:`~streammetrics.RankAUC`.
+        ``RegressionErrors`` keeps Chan's moments and the maximum error,
+        which rows cannot leave: :class:`~streammetrics.Windowed` takes it.
     window : int
         The rows kept.
     key : True or None
