@@ -5,7 +5,7 @@ The command evaluates a binary Parquet file of distinct float scores (5M rows; q
 (``ru_maxrss`` of that child). The plots draw curves of at most ``report.plots.MAX_CURVE_POINTS`` points, read from
 the state's run a block at a time, so the peak with plots stays near the peak without (the aim: at most 1.2x).
 
-Run ``python -m benchmarks.bench_plots_memory [--quick] [--rows N]``. The file is generated in a temporary folder and
+Run ``python -m benchmarks.bench_plots_memory [--quick] [--rows N] [--memory SIZE]``. The file is generated in a temporary folder and
 deleted afterwards.
 """
 
@@ -25,7 +25,7 @@ from .bench_evaluate import _measured, write_parquet
 REPEATS = 3
 
 
-def run(quick: bool, rows_n: int | None = None) -> list[dict]:
+def run(quick: bool, rows_n: int | None = None, memory: str = "256MB") -> list[dict]:
     if not (have("pyarrow") and have("matplotlib")):
         print("bench_plots_memory: pyarrow and matplotlib are needed; skipped", file=sys.stderr)
         return []
@@ -39,8 +39,8 @@ def run(quick: bool, rows_n: int | None = None) -> list[dict]:
         _measured(evaluate_command(warm, "--plots", os.path.join(folder, "warm-plots")))  # compile once
         path = os.path.join(folder, "scores.parquet")
         write_parquet(path, n)
-        group = f"evaluate --memory 256MB, binary Parquet, {n / 1e6:g}M distinct scores"
-        base = evaluate_command(path, "--memory", "256MB")
+        group = f"evaluate --memory {memory}, binary Parquet, {n / 1e6:g}M distinct scores"
+        base = evaluate_command(path, "--memory", memory)
         runs = {"streammetrics without --plots": base, "with --plots": [*base, "--plots", os.path.join(folder, "p")]}
         got = {impl: [_measured(argv) for _ in range(repeats)] for impl, argv in runs.items()}
         peaks = {impl: float(np.median([mb for _, mb in r])) for impl, r in got.items()}
@@ -57,5 +57,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_plots_memory")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--rows", type=int, default=None, help="rows of the file (default 5M; quick 1M)")
+    ap.add_argument("--memory", default="256MB", help="the command's --memory (default 256MB)")
     args = ap.parse_args()
-    print_table(run(args.quick, args.rows))
+    print_table(run(args.quick, args.rows, args.memory))
