@@ -147,8 +147,8 @@ def _write_band_plots(total, result, args) -> None:
     marked = [p for p in rank.report_extras(ctx).get("operating_points", []) if p["reached"]]
     roc_marks = [(p["fpr"], p["recall"], f"{p['point']} ({p['threshold']:.4g})") for p in marked]
     pr_marks = [(p["recall"], p["precision"], f"{p['point']} ({p['threshold']:.4g})") for p in marked]
-    fpr, tpr, _ = rank.roc_curve()
-    precision, recall, _ = rank.pr_curve()
+    curves = rank.thinned_curves()
+    (fpr, tpr), (precision, recall) = curves["roc"], curves["pr"]
     auc = (result.auc_ci_lower, result.auc_ci_upper, level) if "auc_ci_lower" in result else None
     counts = (rank.n_pos, rank.n_neg, args.plots)
     roc = (fpr, tpr, rank.auc, rank.auc_lower, rank.auc_upper, *counts)

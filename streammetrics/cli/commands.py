@@ -201,10 +201,9 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
     if total.n == 0:
         raise CommandError("the input holds no rows: nothing to evaluate")
     result = finalize(total, args.ci)
-    seconds = time.perf_counter() - t0
-    compiling = watch.share(compiled_before) if watch else ""
     code = report(total, args, sample.sample() if sample else None, result)
-    note(summary(total.n, seconds, len(sources), compiling))
+    compiling = watch.share(compiled_before) if watch else ""  # the report and its plots timed too
+    note(summary(total.n, time.perf_counter() - t0, len(sources), compiling))
     return code
 
 

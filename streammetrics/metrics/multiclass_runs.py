@@ -13,7 +13,8 @@ from .._protocol.errors import WeightOverflowError
 from .._protocol.inputs import raise_rejected
 from .._protocol.result import RenderContext, Result, class_names, grid, safe
 from .multiclass_bounded import bound_notes, shown_fields
-from .ranking.curves import curve_from_points, pr, roc
+from .ranking.curves import thinned
+from .ranking.points import Points
 from .ranking.sorting import NUMPY_MAX
 
 
@@ -37,9 +38,10 @@ class MulticlassRankResult(Result):
         names = class_names(self._meta.get("labels") or ctx.labels, k)
         rocs, prs = [], []
         for c in range(min(k, plots.MAX_CLASS_CURVES)):
-            points = curve_from_points(*points_of(c))
-            rocs.append((names[c], *roc(*points)[:2], float(auc[c])))
-            prs.append((names[c], *pr(*points)[:2], float(ap[c])))
+            scores, ab = points_of(c)
+            curves = thinned(Points((scores, ab), 0, ab.dtype.kind == "f"), plots.MAX_CURVE_POINTS)
+            rocs.append((names[c], *curves["roc"], float(auc[c])))
+            prs.append((names[c], *curves["pr"], float(ap[c])))
         return [plots.class_roc(rocs, k, folder), plots.class_pr(prs, k, folder)]
 
     def section(self, ctx: RenderContext, names=None) -> list[str]:

@@ -13,7 +13,7 @@ from .._protocol.errors import optional
 
 __all__ = ["roc", "pr", "figure_label", "class_roc", "class_pr", "confusion", "regression", "reliability"]
 __all__ += ["threshold_curves", "slice_scores", "MAX_CLASS_CURVES", "MAX_CURVE_POINTS", "gain_lift", "at_k"]
-__all__ += ["figure", "save", "finish"]
+__all__ += ["figure", "save", "finish", "spread"]
 
 #: Curves with more points are thinned for drawing (the scores are unaffected).
 MAX_CURVE_POINTS = 4000
@@ -53,12 +53,24 @@ def finish(fig, ax, folder: str, name: str, **legend) -> str:
     return save(fig, folder, name)
 
 
+def spread(n: int, limit: int = MAX_CURVE_POINTS) -> np.ndarray:
+    """The indices of the points of an ``n``-point curve that a plot keeps: at most ``limit``, evenly spread, the ends
+    included (every index when ``n <= limit``).
+
+    >>> spread(10, 4)
+    array([0, 3, 6, 9])
+    """
+    if n <= limit:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, limit).round().astype(np.int64))
+
+
 def _thin(*arrays: np.ndarray, limit: int = MAX_CURVE_POINTS):
-    """Keep at most ``limit`` evenly spread points (ends included) of a curve."""
+    """Keep the points :func:`spread` picks of a curve."""
     n = arrays[0].shape[0]
     if n <= limit:
         return arrays
-    idx = np.unique(np.linspace(0, n - 1, limit).round().astype(np.int64))
+    idx = spread(n, limit)
     return tuple(a[idx] for a in arrays)
 
 

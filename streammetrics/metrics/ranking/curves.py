@@ -8,7 +8,7 @@ import numpy as np
 from ..._protocol.result import RenderContext, Result, fmt_number, safe
 from ..binary import BinaryResult
 from .bounded import average_precision_bounds, is_binned, straddling_of_items
-from .points import Points
+from .points import Points, score_columns
 
 
 def curve_from_points(scores, ab):
@@ -61,6 +61,39 @@ def gain(thresholds, tps, fps):
     """``(fraction, gain, thresholds)`` from ``(0, 0, inf)``: the shares of the mass called and of the positives."""
     tps, called = np.concatenate(([0.0], tps)), np.concatenate(([0.0], tps + fps))
     return called / safe(called[-1]), tps / safe(tps[-1]), np.concatenate(([np.inf], thresholds))
+
+
+def thinned(points: Points, limit: int) -> dict:
+    """The curves a plot draws, each the points ``report.plots.spread`` keeps of the full curve (``limit`` at most),
+    read from ``points`` a few blocks at a time: ``"roc"`` ``(fpr, tpr)``, ``"pr"`` ``(precision, recall)``, ``"gain"``
+    ``(fraction, gain)`` and ``"threshold"`` ``(thresholds, precision, recall, f1)`` (every threshold but ``+inf``)."""
+    from ...report.plots import spread
+
+    m = points.m
+    along = spread(m + 1, limit)  # of the roc, pr and gain curves: point r of roc and gain is boundary m - r
+    by_threshold = m - 1 - spread(m, limit)
+    wanted = np.unique(np.concatenate((m - along, along, by_threshold)))
+    cells, thresholds = points.at(wanted)
+    P, N = safe(float(points.P)), safe(float(points.N))
+
+    def pick(boundaries):
+        k = np.searchsorted(wanted, boundaries)
+        return cells[:, k].astype(np.float64)
+
+    tp, fp, _, _ = pick(m - along)
+    out = {"roc": (fp / N, tp / P), "gain": ((tp + fp) / safe(float(points.P) + float(points.N)), tp / P)}
+    tp, fp, _, _ = pick(along)
+    ps = tp + fp
+    precision = np.divide(tp, ps, out=np.zeros_like(tp), where=ps != 0)
+    out["pr"] = (np.where(along == m, 1.0, precision), np.where(along == m, 0.0, tp / P))
+    cols = score_columns(pick(by_threshold), points.N)
+    out["threshold"] = (
+        thresholds[np.searchsorted(wanted, by_threshold)],
+        cols["precision"],
+        cols["recall"],
+        cols["f1"],
+    )
+    return out
 
 
 class RankQueries:
@@ -141,6 +174,23 @@ class RankQueries:
         """
         fraction, gains, thresholds = gain(*self._curve())
         return fraction[1:], gains[1:] / safe(fraction[1:]), thresholds[1:]
+
+    def thinned_curves(self, limit: int | None = None) -> dict:
+        """The curves a plot draws, read a few blocks at a time (never the whole run, spilled or not): of each of
+        :meth:`roc_curve` ``(fpr, tpr)`` (key ``"roc"``), :meth:`pr_curve` ``(precision, recall)`` (``"pr"``),
+        :meth:`gain_curve` ``(fraction, gain)`` (``"gain"``) and of precision, recall and F1 by threshold
+        ``(thresholds, precision, recall, f1)`` (``"threshold"``, every threshold but ``+inf``) at most ``limit``
+        points (``report.plots.MAX_CURVE_POINTS`` by default), evenly spread along the full curve, ends included.
+
+        >>> from streammetrics import RankAUC
+        >>> acc = RankAUC().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+        >>> fpr, tpr = acc.thinned_curves(limit=3)["roc"]
+        >>> fpr, tpr  # points 0, 2 and 4 of roc_curve()
+        (array([0. , 0.5, 1. ]), array([0. , 0.5, 1. ]))
+        """
+        from ...report.plots import MAX_CURVE_POINTS
+
+        return thinned(self._engine(), MAX_CURVE_POINTS if limit is None else int(limit))
 
     def ks_statistic(self) -> BinaryResult:
         """The Kolmogorov–Smirnov statistic of the scores of the two classes, ``max_t |tpr(t) - fpr(t)|`` (the
@@ -422,8 +472,9 @@ class RankResult(RankQueries, Result):
     def plot(self, folder: str, ctx: RenderContext) -> list[str]:
         from ...report import plots
 
-        fpr, tpr, _ = self.roc_curve()
-        precision, recall, _ = self.pr_curve()
+        curves = self.thinned_curves()
+        fpr, tpr = curves["roc"]
+        precision, recall = curves["pr"]
         v = self._values
         points = [(label, self._row(r)) for label, r in self.operating_points(ctx) if r is not None]
         roc_marks = [(p["fpr"], p["recall"], f"{label} ({p['threshold']:.4g})") for label, p in points]
@@ -435,10 +486,10 @@ class RankResult(RankQueries, Result):
             ),
             plots.pr(precision, recall, ap, *masses, folder, marks=pr_marks, bounds=ap_bounds, exact=self.exact),
         ]
-        out.append(plots.gain_lift(*self.gain_curve()[:2], *masses, folder))
-        ops = self._engine()
-        if ops.m:
-            out.append(plots.threshold_curves(*ops.curves(), [(p["threshold"], label) for label, p in points], folder))
+        out.append(plots.gain_lift(*curves["gain"], *masses, folder))
+        if self._engine().m:
+            marks = [(p["threshold"], label) for label, p in points]
+            out.append(plots.threshold_curves(*curves["threshold"], marks, folder))
         return out
 
     def __reduce__(self):

@@ -101,7 +101,7 @@ def _mass_note(what, total) -> str:
     return f"no {what} was seen" if total == 0 else f"{total:g} {what} mass"
 
 
-def _columns(cells, N, cost=None) -> dict:
+def score_columns(cells, N, cost=None) -> dict:
     """Every score of the counts ``cells`` (tp, fp, fn, tn rows), ``fpr`` and ``-cost``, by cache-sized slices."""
     parts = []
     for a in range(0, max(cells.shape[1], 1), _SLICE):
@@ -272,6 +272,28 @@ class Points:
         cast = float if self.weighted else int
         return tuple(cast(c) for c in cells[:, k]), math.inf if i == self.m else float(scores[k])
 
+    def at(self, boundaries):
+        """``(cells, thresholds)`` at the increasing ``boundaries``: their counts (tp, fp, fn, tn rows) and scores
+        (``+inf`` at ``m``), from the marks and the blocks holding them, read a few adjacent blocks at a time."""
+        at = np.asarray(boundaries, np.int64)
+        cells, thresholds = np.empty((4, at.size), self.marks.dtype), np.full(at.size, np.inf)
+        blocks = np.minimum(at // self.block, self.nb - 1)
+        most = _GROUP if self.run is not None else self.per_read
+        lo = 0
+        while lo < at.size:  # blocks j .. k, adjacent, at most ``most`` of them
+            j = int(blocks[lo])
+            hi = int(np.searchsorted(blocks, j + most))
+            gaps = np.flatnonzero(np.diff(blocks[lo:hi]) > 1)
+            hi = lo + int(gaps[0]) + 1 if gaps.size else hi
+            k = int(blocks[hi - 1])
+            scores, span = self._span(j, k)
+            offset = at[lo:hi] - j * self.block
+            cells[:, lo:hi] = span[:, offset]
+            inside = at[lo:hi] < self.m
+            thresholds[lo:hi][inside] = scores[offset[inside]]
+            lo = hi
+        return cells, thresholds
+
     def _kept(self, key, make):
         """``make()``, kept under ``key`` (the first :data:`_CACHED` answers)."""
         got = self._answers.get(key)
@@ -285,11 +307,11 @@ class Points:
         """Every score at the marks and at the four corners of every block's counts."""
 
         def make():
-            marks = _columns(self.marks, self.N, cost)
+            marks = score_columns(self.marks, self.N, cost)
             start, end = self.marks[:, :-1], self.marks[:, 1:]
             corners = [marks, {f: v[:-1] for f, v in marks.items()}, {f: v[1:] for f, v in marks.items()}]
             return corners + [
-                _columns(np.stack((pos[0], neg[1], pos[2], neg[3])), self.N, cost)
+                score_columns(np.stack((pos[0], neg[1], pos[2], neg[3])), self.N, cost)
                 for pos, neg in ((start, end), (end, start))
             ]
 
@@ -315,7 +337,7 @@ class Points:
             at.append(np.arange(j * self.block, self._end(k) + 1))
         if not at:
             return np.zeros(0, np.int64), np.zeros(0)
-        return np.concatenate(at), _columns(np.concatenate(cells, axis=1), self.N, cost)[name]
+        return np.concatenate(at), score_columns(np.concatenate(cells, axis=1), self.N, cost)[name]
 
     def _search(self, name, value, op, first: bool):
         """The first (else last) boundary whose score ``name`` is ``op`` ``value`` (``None``: none)."""
@@ -398,7 +420,7 @@ class Points:
         i = self._search(name, value, op, first=first)
         if i is None:
             if name == "recall":
-                highest = _columns(self.marks[:, :1], self.N)["recall"][0]
+                highest = score_columns(self.marks[:, :1], self.N)["recall"][0]
                 note = _mass_note("positive", self.P)
                 raise ValueError(f"no threshold reaches recall {value:g}: the highest is {highest:g} ({note})")
             if name == "specificity":
@@ -540,16 +562,6 @@ class Points:
     def materialized(self):
         """The run in memory (read whole when it is a file's)."""
         return self.run if self.run is not None else joined(self.chunks(), self.weighted)
-
-    def curves(self):
-        """``(thresholds, precision, recall, f1)`` at every candidate but ``+inf``, highest first."""
-        scores, cells = [], []
-        for j in range(self.nb):
-            s, c = self._span(j)
-            scores.append(s)
-            cells.append(c[:, :-1])
-        cols = _columns(np.concatenate(cells, axis=1), self.N)
-        return (np.concatenate(scores)[::-1], cols["precision"][::-1], cols["recall"][::-1], cols["f1"][::-1])
 
 
 def ks_bounds(items, ks: float):
