@@ -9,7 +9,6 @@ from .._kernels import calibration as KC
 from .._kernels import checks as C
 from .._kernels import compensated
 from .._protocol.base import Accumulator
-from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import Probabilities
 from .._protocol.state import Field, count_total, empty_state
 from .labels import BinaryLabels, PositiveLabel, positive_label
@@ -229,8 +228,6 @@ class QuantileCalibration(Accumulator):
         return out
 
     def _compute(self) -> CalibrationResult:
-        if self._n == 0:
-            raise NoObservationsError("QuantileCalibration has no observations: call update() first")
         B = self.n_bins
         edges = percentile_edges(B, self._n, self._order_statistics)
         counts, positives, predicted = np.zeros(B, np.int64), np.zeros(B, np.int64), np.zeros((B, 2))
