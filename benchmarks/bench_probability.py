@@ -1,8 +1,9 @@
-"""Probability scores with their D² streamed against scikit-learn.
+"""Probability scores with their D², and calibration, streamed against scikit-learn.
 
 One row per family on the same 10M rows (``--quick``: 1M): streammetrics folds
 the rows in batches of 1M and finalizes (log loss, Brier and both D² from one
-pass); scikit-learn computes the two D² scores from the whole arrays in memory.
+pass; the equal-mass calibration table from the exact sorted runs); scikit-learn
+computes each (the D² scores, ``calibration_curve``) from the whole arrays in memory.
 
     python -m benchmarks.bench_probability [--quick]
 """
@@ -32,6 +33,7 @@ def _streamed(make, y, p, w=None):
 
 def run(quick: bool = False) -> list[dict]:
     import sklearn.metrics as skm
+    from sklearn.calibration import calibration_curve
 
     n = 1_000_000 if quick else 10_000_000
     rng = np.random.default_rng(0)
@@ -53,6 +55,10 @@ def run(quick: bool = False) -> list[dict]:
         f"{k}-class D² log loss + D² Brier": (
             _streamed(lambda: sm.ClassProbabilityScores(k), yk, P),
             lambda: (skm.d2_log_loss_score(yk, P), skm.d2_brier_score(yk, P)),
+        ),
+        "calibration, 15 equal-mass bins (exact)": (
+            _streamed(lambda: sm.Calibration(15, strategy="quantile"), y, p),
+            lambda: calibration_curve(y, p, n_bins=15, strategy="quantile"),
         ),
     }
     rows = []

@@ -32,6 +32,7 @@ _HOMES = {
     ".metrics.binary": "BinaryConfusion accuracy actual balanced_accuracy called f1 false_calls fbeta hits matthews"
     " missed precision_score recall_score rejected specificity",
     ".metrics.calibration": "Calibration ClassCalibration expected_calibration_error",
+    ".metrics.calibration_quantile": "QuantileCalibration",
     ".metrics.clustering": "ClusterContingency adjusted_mutual_info_score adjusted_rand_score completeness_score"
     " fowlkes_mallows_score homogeneity_completeness_v_measure homogeneity_score mutual_info_score"
     " normalized_mutual_info_score rand_score v_measure_score",

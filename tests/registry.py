@@ -405,6 +405,16 @@ def _ref_calibration(arrays, w, n_bins=10):
     return {"ece": ece, "bin_count": counts}
 
 
+def _ref_quantile_calibration(arrays, w, n_bins=10):
+    y, p = arrays
+    edges = np.percentile(p, np.linspace(0, 1, n_bins + 1) * 100)
+    b = np.searchsorted(edges[1:-1], p)
+    counts = np.bincount(b, None, n_bins)
+    held = counts > 0
+    gap = np.abs(np.bincount(b, y, n_bins)[held] - np.bincount(b, p, n_bins)[held]) / counts[held]
+    return {"ece": float(np.sum(counts[held] * gap) / counts.sum()), "bin_count": counts, "bin_edges": edges}
+
+
 def _ref_class_calibration(arrays, w, n_bins=5, labels=None):
     y, P = arrays
     codes = np.asarray([labels.index(v) for v in y]) if labels is not None else y
@@ -694,6 +704,23 @@ CASES = [
             (([1, 2], [0.3, 0.5]), {}, r"y\[1\] = 2"),
         ],
         other=lambda: sm.Calibration(n_bins=5),
+    ),
+    Case(
+        "QuantileCalibration",
+        lambda: sm.Calibration(n_bins=10, strategy="quantile"),
+        lambda rng: _binary(rng, weighted=False),
+        _ref_quantile_calibration,
+        bad=[
+            (([1, 0], [0.3, 1.5]), {}, r"p\[1\] = 1.5: probabilities must lie in \[0, 1\]"),
+            (([1, 2], [0.3, 0.5]), {}, r"y\[1\] = 2"),
+        ],
+        other=lambda: sm.QuantileCalibration(n_bins=5),
+    ),
+    Case(
+        "QuantileCalibration(pos_label, max_memory)",
+        lambda: sm.QuantileCalibration(n_bins=7, pos_label="spam", max_memory=4096),
+        lambda rng: _named(rng, weighted=False),
+        _spam(lambda a, w: _ref_quantile_calibration(a, w, n_bins=7)),
     ),
     Case(
         "ClassCalibration(labels)",

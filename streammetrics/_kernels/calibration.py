@@ -13,7 +13,8 @@ bin's pair with one compensated step.
 The terms kernels write each row's slots and values, folded by
 :func:`~.row_sums.sum_terms` (blocks of :func:`block_of` rows) and read by the
 wrappers; their status: 0 folded in, 1 a bad label, 2 a bad probability (or
-row).
+row). :func:`bin_run` bins a sorted run of distinct probabilities into a table
+of equal-mass bins (``strategy="quantile"``, whose edges come from the run).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import inline, kernel
-from .compensated import BLOCK
+from .compensated import BLOCK, fold
 
-__all__ = ["calibration_terms", "class_calibration_terms", "bin_of", "block_of"]
+__all__ = ["calibration_terms", "class_calibration_terms", "bin_of", "bin_run", "block_of"]
 
 
 def block_of(bins: int) -> int:
@@ -113,3 +114,24 @@ def class_calibration_terms(y, m, k, tolerance, edges, lo, slots, values, col, b
             values[i, c + 1] = v
             values[i, c + 2] = 1.0 if yi == (best if j < 0 else j) else 0.0
     return 0
+
+
+@kernel
+def bin_run(values, masses, inner, counts, positives, predicted):
+    """Fold a chunk of a sorted run into a table of equal-mass bins: ``values``
+    increasing, ``masses[0, i]`` and ``masses[1, i]`` the positives and
+    negatives at ``values[i]``. A value falls in bin ``b``, the number of the
+    sorted ``inner`` edges below it (``numpy.searchsorted(inner, v)``, as
+    ``calibration_curve`` bins); the bin's rows go into ``counts[b]``, its
+    positives into ``positives[b]`` and ``v`` times its rows into the
+    compensated pair ``predicted[b]``."""
+    b = 0
+    for i in range(values.shape[0]):
+        v = values[i]
+        while b < inner.shape[0] and v > inner[b]:
+            b += 1
+        pos = np.int64(masses[0, i])
+        rows = pos + np.int64(masses[1, i])
+        counts[b] += rows
+        positives[b] += pos
+        fold(predicted, b, v * np.float64(rows), 0.0)

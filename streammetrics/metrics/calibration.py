@@ -6,13 +6,14 @@ count, total weight, and weighted totals of the predicted probabilities and
 of the outcomes (see :mod:`streammetrics._kernels.calibration` for the bin
 edges). Every figure is computed from those totals at ``finalize``, so any
 batching, sharding and merge order gives the same counts exactly and the
-same sums to rounding.
+same sums to rounding. Equal-mass bins (``Calibration(strategy="quantile")``)
+are :class:`~streammetrics.QuantileCalibration`'s, in
+:mod:`.calibration_quantile`.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
@@ -22,25 +23,15 @@ from .._kernels.row_sums import sum_terms
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Probabilities
-from .._protocol.result import RenderContext, Result, fmt_number, safe
+from .._protocol.result import safe
 from .._protocol.state import Field
 from .._protocol.terms import RowTerms, add_pairs
+from .calibration_quantile import QuantileCalibration
 from .labels import BinaryLabels, PositiveLabel, positive_label
 from .multiclass import class_settings
+from .reliability import MAX_BINS, CalibrationResult, calibration_table, check_n_bins
 
 __all__ = ["Calibration", "ClassCalibration", "CalibrationResult", "calibration_table", "expected_calibration_error"]
-
-#: the most bins a table may have
-MAX_BINS = 100_000
-
-
-def _check_n_bins(n_bins) -> int:
-    if isinstance(n_bins, (bool, np.bool_)) or not isinstance(n_bins, numbers.Integral):
-        raise TypeError(f"n_bins must be an int, got {type(n_bins).__name__}")
-    n_bins = int(n_bins)
-    if not 1 <= n_bins <= MAX_BINS:
-        raise ValueError(f"n_bins must lie in [1, {MAX_BINS:,}], got {n_bins}")
-    return n_bins
 
 
 def _table_fields(prefix: str, size: str):
@@ -84,103 +75,6 @@ def _check_table(state, prefix="", rows_per_row=1):
         raise ValueError(f"entry '{prefix}counts' does not add up to the rows folded in")
 
 
-def calibration_table(counts, weight, predicted, observed, edges) -> dict:
-    """The figures of one reliability table (its four arrays as values, not pairs).
-
-    Bins that hold no row report a count of 0 and, by the guard
-    ``safe(x) = x + [x == 0]``, a mean probability and a positive fraction
-    of 0.
-    """
-    total = math.fsum(weight.tolist())
-    if total == 0:
-        raise ValueError("the sample weights sum to zero: the calibration is undefined")
-    mean_predicted = predicted / safe(weight)
-    fraction_positive = observed / safe(weight)
-    gap = np.abs(fraction_positive - mean_predicted)
-    share = weight / total
-    held = counts > 0
-    base = math.fsum(observed.tolist()) / total
-    reliability = math.fsum((share * gap * gap).tolist())
-    resolution = math.fsum((share * (fraction_positive - base) ** 2).tolist())
-    uncertainty = base * (1.0 - base)
-    return {
-        "bin_edges": edges.copy(),
-        "bin_count": counts.copy(),
-        "bin_weight": weight,
-        "mean_predicted": mean_predicted,
-        "fraction_positive": fraction_positive,
-        "ece": math.fsum((share * gap).tolist()),
-        "mce": float(gap[held].max()) if held.any() else 0.0,
-        "rmsce": math.sqrt(reliability),
-        "reliability": reliability,
-        "resolution": resolution,
-        "uncertainty": uncertainty,
-        "binned_brier": reliability - resolution + uncertainty,
-    }
-
-
-class CalibrationResult(Result):
-    """A reliability table (``bin_*``, ``mean_predicted``, ``fraction_positive``)
-    and its figures (``ece``, ``mce``, ``rmsce``, the Brier decomposition)."""
-
-    __slots__ = ()
-    title = "Calibration"
-    _TABLE = ("bin_edges", "bin_count", "bin_weight", "mean_predicted", "fraction_positive")
-
-    def section_title(self, ctx: RenderContext) -> str:
-        what = self._meta.get("what")
-        return self.title if what is None else f"{self.title} ({what})"
-
-    def section(self, ctx: RenderContext, names=None) -> list[str]:
-        values = self.report_values()
-        scalars = [k for k, v in values.items() if not isinstance(v, np.ndarray)]
-        lines = self._scalar_lines(scalars, names)
-        lines.append("")
-        lines.extend(self._table_lines())
-        per = [k for k, v in values.items() if isinstance(v, np.ndarray) and k not in self._TABLE]
-        if per:
-            lines.extend(self._array_lines(per, ctx, names))
-        return lines
-
-    def _table_lines(self) -> list[str]:
-        v = self._values
-        edges, count = v["bin_edges"], v["bin_count"]
-        head = f"  {'bin':>15}  {'rows':>12}  {'mean p':>8}  {'observed':>8}"
-        out = [head]
-        for b in range(count.shape[0]):
-            if count[b] == 0:
-                continue
-            span = f"({edges[b]:.3g}, {edges[b + 1]:.3g}]" if b else f"[0, {edges[1]:.3g}]"
-            out.append(
-                f"  {span:>15}  {fmt_number(int(count[b])):>12}  "
-                f"{v['mean_predicted'][b]:>8.4f}  {v['fraction_positive'][b]:>8.4f}"
-            )
-        empty = int((count == 0).sum())
-        if empty:
-            out.append(f"  ({empty} of {count.shape[0]} bins hold no row)")
-        return out
-
-    def _per_class(self):
-        return {k: v for k, v in super()._per_class().items() if k not in self._TABLE}
-
-    def plot(self, folder: str, ctx: RenderContext) -> list[str]:
-        from ..report import plots
-
-        v = self._values
-        return [
-            plots.reliability(
-                v["bin_edges"],
-                v["bin_count"],
-                v["mean_predicted"],
-                v["fraction_positive"],
-                v["ece"],
-                folder,
-                self._meta.get("what", "positive class"),
-                self._meta.get("file", "reliability.png"),
-            )
-        ]
-
-
 class _Reliability(Accumulator):
     """What both calibration accumulators share: uniform bins, and the table of
     their top (or only) probability."""
@@ -189,7 +83,7 @@ class _Reliability(Accumulator):
     _totals_unchecked = True  # its weighted folds do not check that their totals stay finite
 
     def _set_bins(self, n_bins) -> None:
-        self.n_bins = _check_n_bins(n_bins)
+        self.n_bins = check_n_bins(n_bins)
         self._edges = np.linspace(0.0, 1.0, self.n_bins + 1)
 
     def _fold_tables(self, terms, args, w, width: int, prefixes) -> int:
@@ -236,6 +130,14 @@ class Calibration(_Reliability):
     ----------
     n_bins : int
         ``B``, from 1 to 100,000 (15 by default).
+    pos_label : hashable, optional
+        The positive class of labels of any kind (else 0/1 labels).
+    strategy : {"uniform", "quantile"}
+        ``"quantile"``: equal-mass bins, whose edges are the percentiles of
+        all the probabilities; the object made is then a
+        :class:`QuantileCalibration` (exact, in memory O(distinct
+        probabilities), spilling past ``max_memory`` to ``spill_dir``, and
+        taking no weights: see it).
 
     Returns (``finalize()``)
     ------------------------
@@ -295,7 +197,14 @@ class Calibration(_Reliability):
     fields = (Field("n", np.int64, (1,)), *_table_fields("", "n_bins"))
     headline = ("ece", "mce")
 
-    def __init__(self, n_bins: int = 15, *, pos_label=None):
+    def __new__(cls, n_bins: int = 15, *, pos_label=None, strategy="uniform", **quantile):
+        if strategy == "quantile" and cls is Calibration:
+            return QuantileCalibration(n_bins, pos_label=pos_label, **quantile)
+        return super().__new__(cls)
+
+    def __init__(self, n_bins: int = 15, *, pos_label=None, strategy="uniform"):
+        if strategy != "uniform":
+            raise ValueError(f"strategy must be 'uniform' or 'quantile', got {strategy!r}")
         self._set_bins(n_bins)
         self.pos_label = positive_label(pos_label)
         if self.pos_label is not None:
@@ -435,8 +344,11 @@ class ClassCalibration(_Reliability):
 
 
 # ------------------------------------------------------------------ one-shot
-def expected_calibration_error(y, p, *, n_bins: int = 15, sample_weight=None, pos_label=None) -> float:
-    """Expected calibration error of binary probabilities over ``n_bins`` uniform bins.
+def expected_calibration_error(
+    y, p, *, n_bins: int = 15, sample_weight=None, pos_label=None, strategy="uniform"
+) -> float:
+    """Expected calibration error of binary probabilities over ``n_bins`` uniform bins
+    (``strategy="quantile"``: equal-mass bins, without weights).
 
     ``sum_b (W_b / W) |o_b - p_b|``: see :class:`Calibration` (whose
     ``finalize()`` also gives the table, ``mce``, ``rmsce`` and the Brier
@@ -446,7 +358,7 @@ def expected_calibration_error(y, p, *, n_bins: int = 15, sample_weight=None, po
     >>> round(expected_calibration_error([0, 0, 1, 1], [0.1, 0.4, 0.6, 0.7], n_bins=2), 6)
     0.3
     """
-    acc = Calibration(n_bins, pos_label=pos_label).update(y, p, sample_weight=sample_weight)
+    acc = Calibration(n_bins, pos_label=pos_label, strategy=strategy).update(y, p, sample_weight=sample_weight)
     if acc.n == 0:
         raise NoObservationsError("y and p are empty: the score needs at least one observation")
     return acc.finalize().ece
