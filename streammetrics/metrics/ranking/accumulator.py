@@ -395,7 +395,7 @@ class RankAUC(RankQueries, Accumulator):
                     self._ops = self._strategy.points(self._n)
                 else:
                     self._ops = self._strategy.points(self._pending, self._n)
-                self._ops.source = _SOURCES.get(self._bits)
+                self._ops.source = SCORE_DTYPES.get(self._bits)
             return self._ops
 
     def _compute(self, ci=None) -> RankResult:
@@ -480,7 +480,7 @@ def delong_interval(sums, lower: float, upper: float, level: float, squares=None
 
 
 #: the float dtype a threshold is rounded to, by the widest score width seen (numpy's promotion)
-_SOURCES = {16: np.dtype(np.float16), 32: np.dtype(np.float32)}
+SCORE_DTYPES = {16: np.dtype(np.float16), 32: np.dtype(np.float32)}
 
 
 def _bits_of(state) -> int:
