@@ -24,7 +24,9 @@ class RankWindow(Ring):
     fields = window_fields(
         Field("y", np.int8, (None,), merge="custom", doc="each row's label"),
         Field("s", np.float64, (None,), merge="custom", nonneg=False, doc="each row's score"),
-        Field("score_bits", np.uint8, (None,), merge="custom", optional=True, doc="each row's score float width"),
+        Field(
+            "score_bits", np.uint8, (None,), merge="custom", nonneg=False, optional=True, doc="each row's score width"
+        ),
     )
     columns = ("y", "s", "weights", "weighted", "score_bits")
 

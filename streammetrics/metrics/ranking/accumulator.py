@@ -355,16 +355,17 @@ class RankAUC(RankQueries, Accumulator):
         return st
 
     def _load(self, state):
+        if self._pool is not None:  # room for the new state (a refusal changes nothing: the state held now stays)
+            self._pool.reserve(self, 16 + _entry_bytes(state))
         self._n = int(state["n"][0])
         weighted = bool(state["weighted"][0])
         old = getattr(self, "_strategy", None)
         if isinstance(old, Exact):
             old.close()  # its temporary files go now
         self._strategy = self._new_strategy(weighted)
+        self._strategy.load(state)
         self._pending = None
         self._ops = None
-        self._reserve(_entry_bytes(state))
-        self._strategy.load(state)
         self._wsq = state["wsq"].copy() if weighted else np.zeros((2, 2))
         self._wsq_rows = int(state["wsq_rows"][0]) if weighted else 0
         self._bits = _bits_of(state)
