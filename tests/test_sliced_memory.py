@@ -3,8 +3,9 @@ template (a Sliced's slices and overall, an Evaluator's copies) share its ``max_
 
 Memory is measured by the states' own accounting: every RankAUC reachable from the
 accumulator, each its ``nbytes`` (16 bytes of counters, the pending rows and the runs in
-memory). The budget holds them all: at most half of it in runs and pending rows (the
-rest is for the scratch of one merge), plus those 16 bytes a state.
+memory). The budget holds them all, plus those 16 bytes a state: a fold keeps them
+under half of it in runs and pending rows (the rest is for the scratch of one merge),
+a merge (which spills only the receiving state) under all of it.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def within_budget(acc):
     state sharing it (the template given, a slice a result still reads)."""
     gc.collect()
     states = rank_states(acc)
-    assert sum(s.nbytes for s in states) <= states[0].memory_used <= BUDGET
+    assert sum(s.nbytes for s in states) <= states[0].memory_used <= BUDGET + 16 * len(states)
 
 
 def same_results(a, b):

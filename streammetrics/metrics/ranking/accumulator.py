@@ -200,10 +200,11 @@ class RankAUC(RankQueries, Accumulator):
         if self._pool is not None:
             self._pool.note(self, self.nbytes)
 
-    def _reserve(self, extra: int) -> None:
-        """Make room in the shared budget for ``extra`` more bytes (the states holding the most spill)."""
+    def _reserve(self, extra: int, others: bool = True) -> None:
+        """Make room in the shared budget for ``extra`` more bytes (the states holding the most spill; ``others=False``:
+        this one only)."""
         if self._pool is not None:
-            self._pool.reserve(self, self.nbytes + extra)
+            self._pool.reserve(self, self.nbytes + extra, others)
 
     @property
     def spilled_bytes(self) -> int:
@@ -384,7 +385,7 @@ class RankAUC(RankQueries, Accumulator):
         self._check_compatible(other)
         with locked(self, other):
             self._check_room(other.n, "merging")
-            self._reserve(other.nbytes)  # (before its parts are read: a spill moves them)
+            self._reserve(other.nbytes, others=False)  # (a merge leaves every other state as it was)
             self._merge_state(*other.spilled_parts())
         return self
 
@@ -392,7 +393,7 @@ class RankAUC(RankQueries, Accumulator):
         """Fold the state ``other`` (and the disk runs of the exact state ``disk``)."""
         self._ops = None
         if disk is None:
-            self._reserve(_entry_bytes(other))
+            self._reserve(_entry_bytes(other), others=False)
         theirs = bool(other["weighted"][0])
         if theirs and not self._strategy.weighted:
             self._flush()  # rows counted already

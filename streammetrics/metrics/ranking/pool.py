@@ -17,8 +17,10 @@ class MemoryPool:
     A member tells the pool its bytes after each change (:meth:`note`) and, before
     taking more, asks for room (:meth:`reserve`): past :attr:`limit` (half the budget;
     the other half is for the scratch of one merge of runs) the members holding the
-    most spill to disk, largest first, until the total is back under half of it. The
-    results are those of states never spilled. A member leaves the pool when it is
+    most spill to disk, largest first, until the total is back under half of it. A
+    merge spills only the state it folds into (the state merged in is never changed):
+    the total stays within the whole budget. Each state adds its 16 bytes of counters.
+    The results are those of states never spilled. A member leaves the pool when it is
     collected.
 
     Locks, in this order: a member's own lock, then the pool's. The pool's lock only
@@ -92,9 +94,10 @@ class MemoryPool:
         with self._lock:
             self._set(member, nbytes)
 
-    def reserve(self, member, nbytes: int) -> None:
+    def reserve(self, member, nbytes: int, others: bool = True) -> None:
         """``member`` is about to hold ``nbytes``: spill the members holding the most first
-        if the total would pass :attr:`limit` (``member`` itself among them)."""
+        if the total would pass :attr:`limit` (``member`` itself among them; ``others=False``:
+        ``member`` only, as a merge does)."""
         with self._lock:
             self._set(member, nbytes)
             if self._total <= self.limit:
@@ -105,7 +108,7 @@ class MemoryPool:
                 if excess <= 0 or held <= 0:
                     break
                 victim = ref()
-                if victim is not None:
+                if victim is not None and (others or victim is member):
                     victims.append(victim)
                     excess -= held
         for victim in victims:  # (the pool's lock let go: each spill takes the member's lock)
