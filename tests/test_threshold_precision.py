@@ -80,3 +80,62 @@ def test_a_forged_width_is_refused(bits, scores, n, match):
     st_["score_bits"] = np.array([bits], np.int64)
     with pytest.raises(sm.StateFileError, match=match):
         sm.RankAUC().load_state_dict(st_)
+
+
+@st.composite
+def batches(draw):
+    """Batches of decimal scores, each in its own float width."""
+    out = []
+    for _ in range(draw(st.integers(1, 4))):
+        n = draw(st.integers(1, 6))
+        y = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)))
+        s = np.array(draw(st.lists(st.sampled_from([0.1, 0.3, 0.69, 0.7, 0.71]), min_size=n, max_size=n)))
+        out.append((y, s.astype(draw(st.sampled_from(DTYPES)))))
+    return out
+
+
+@given(batches(), st.integers(1, 8), st.sampled_from([0.7, 0.3, 0.1]))
+def test_a_rolling_window_compares_in_the_width_of_its_rows(parts, window, t):
+    """The window's rows keep their widths: the threshold compares as RankAUC fed the last ``window`` rows."""
+    acc = sm.Rolling(sm.RankAUC(), window=window)
+    for y, s in parts:
+        acc.update(y, s)
+    rows, ref = [(y[i], s[i : i + 1]) for y, s in parts for i in range(len(y))][-window:], sm.RankAUC()
+    for y, s in rows:
+        ref.update([y], s)
+    want = counts(ref.at_threshold(t))
+    assert counts(acc.finalize().at_threshold(t)) == want
+    assert counts(acc.accumulator().at_threshold(t)) == want
+    assert counts(sm.Rolling.from_bytes(acc.to_bytes()).finalize().at_threshold(t)) == want
+
+
+def test_a_rolling_window_forgets_the_width_of_rows_that_left():
+    s32 = np.array([0.7, 0.7], np.float32)
+    acc = sm.Rolling(sm.RankAUC(), window=2).update([1, 0], s32)
+    assert counts(acc.finalize().at_threshold(0.7)) == (1, 1, 0, 0)
+    held = acc.finalize()  # a result kept while the window moves on keeps its width
+    acc.update([1], [0.5])  # a float64 row joins: float64, as np.concatenate
+    assert counts(acc.finalize().at_threshold(0.7)) == (0, 0, 1, 1)
+    acc.update([1], [0.9])  # the float32 rows left: float64 rows only
+    assert counts(acc.finalize().at_threshold(0.7)) == (1, 0, 1, 0)
+    assert counts(held.at_threshold(0.7)) == (1, 1, 0, 0)
+
+
+def test_a_rolling_state_saved_without_widths_loads_as_float64():
+    acc = sm.Rolling(sm.RankAUC(), window=3).update([1, 0], np.array([0.7, 0.7], np.float32))
+    state = acc.state_dict()
+    assert state["score_bits"].tolist() == [32, 32]
+    del state["score_bits"]
+    old = sm.Rolling(sm.RankAUC(), window=3).load_state_dict(state)
+    assert counts(old.finalize().at_threshold(0.7)) == (0, 0, 1, 1)  # float32(0.7) < 0.7 in float64
+    assert counts(old.accumulator().at_threshold(0.7)) == (0, 0, 1, 1)
+
+
+@pytest.mark.parametrize(
+    "bits, score, match", [([7, 64], 0.5, "16, 32 or 64"), ([32, 64], 0.1, "no float32"), ([16, 64], 7e4, "float16")]
+)
+def test_a_forged_rolling_width_is_refused(bits, score, match):
+    state = sm.Rolling(sm.RankAUC(), window=3).update([1, 0], [0.5, 0.5]).state_dict()
+    state["s"][0], state["score_bits"] = score, np.array(bits, np.uint8)
+    with pytest.raises(sm.StateFileError, match=match):
+        sm.Rolling(sm.RankAUC(), window=3).load_state_dict(state)

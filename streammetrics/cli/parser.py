@@ -140,7 +140,8 @@ _EVALUATE_HELP = {
     "that grows with the rows; --max-bins bounds it to one-vs-rest) and per-class ROC and PR plots",
     "--memory": f"binary and multilabel scores: the exact AUC's memory budget (default {DEFAULT_MEMORY}), past "
     "which sorted runs of scores are spilled to $TMPDIR and merged back: every ranking figure stays exact; "
-    "--task ranking: the budget of the open queries' rows; 'none': no budget",
+    "with --by, one budget for every slice together; --task ranking: the budget of the open queries' rows; "
+    "'none': no budget",
     "--max-bins": "binary, multiclass --auc and multilabel scores: approximate the AUC with at most 2B bins (per "
     "class), every ranking figure with certified bounds; default: exact",
     "--calibration-bins": "binary probabilities and multiclass: bins of the reliability table (ECE, MCE, Brier "

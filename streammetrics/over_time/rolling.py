@@ -89,7 +89,9 @@ class Rolling(TemplateWrapper, Accumulator):
     the curves, average precision and threshold queries (an ``O(window)``
     pass when asked); ``ci=`` reads the window too. A result kept while the
     window moves on keeps the window it was read from (one copy of its
-    scores, made at the next update).
+    scores, made at the next update). Each row keeps its scores' float width:
+    a threshold compares in the widest width of the rows in the window (a
+    float32 0.7 reaches 0.7), as RankAUC fed the window's rows would.
 
     Examples
     --------
@@ -289,9 +291,12 @@ class Rolling(TemplateWrapper, Accumulator):
         self._install(state, np.arange(int(state["n"][0])))
 
     def _checked(self, state) -> dict:
-        rows = _window(self._template, 1).export()
+        window = _window(self._template, 1)
+        rows = window.export()
         expected = {"n", "keys", *rows}
-        n = checked_entries(state, expected, "a Rolling")
+        missing = {f.name for f in self.fields if f.optional} - set(state) if isinstance(state, dict) else set()
+        n = checked_entries(state, expected - missing, "a Rolling")
+        state = {**state, **{name: window.default(name, n) for name in missing}}  # (saved before the entry)
         if n > self.window:
             raise StateFileError(f"the state holds {n} rows, more than the window of {self.window}")
         out = {"n": np.array([n], np.int64)}

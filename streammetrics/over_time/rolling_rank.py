@@ -9,7 +9,7 @@ import numpy as np
 from .._kernels.order_stats import merge_base, push_rows
 from .._protocol.errors import StateFileError
 from .._protocol.state import Field
-from ..metrics.ranking.accumulator import delong_interval
+from ..metrics.ranking.accumulator import SCORE_DTYPES, delong_interval
 from ..metrics.ranking.curves import RankResult
 from ..metrics.ranking.points import Points
 from .rolling_terms import Ring, window_fields
@@ -24,8 +24,11 @@ class RankWindow(Ring):
     fields = window_fields(
         Field("y", np.int8, (None,), merge="custom", doc="each row's label"),
         Field("s", np.float64, (None,), merge="custom", nonneg=False, doc="each row's score"),
+        Field(
+            "score_bits", np.uint8, (None,), merge="custom", nonneg=False, optional=True, doc="each row's score width"
+        ),
     )
-    columns = ("y", "s", "weights", "weighted")
+    columns = ("y", "s", "weights", "weighted", "score_bits")
 
     def __init__(self, template, window: int):
         if window > MAX_WINDOW:
@@ -35,6 +38,7 @@ class RankWindow(Ring):
         self.ring_s = np.zeros(window)
         self.ring_w = np.zeros(window)
         self.ring_t = np.zeros(window, np.uint8)
+        self.ring_b = np.zeros(window, np.uint8)  # each row's score width: 16, 32 or 64
         self.meta = np.zeros(6, np.int64)
         self.u2 = np.zeros((1, 2))
         self.tot = np.zeros((2, 2))
@@ -45,25 +49,35 @@ class RankWindow(Ring):
         ]
         self.scratch = (np.zeros(2 * window), np.zeros((2, 2 * window)), np.zeros((2, 2 * window), np.int32))
 
-    def _push(self, y, s, w, flags) -> None:
+    def _push(self, y, s, w, flags, bits) -> None:
         cls = (1 - y).astype(np.int8)
         (base, pend), t = self.levels, self.scratch
         ring = (self.ring_c, self.ring_s, self.ring_w, self.ring_t)
         push_rows(cls, s, w, flags, *ring, *base, *pend, *t, self.meta, self.u2, self.tot)
+        m = y.shape[0]
+        self.ring_b[(self.head + self.n - m + np.arange(m)) % self.window] = bits
 
     def push(self, batch, lo: int) -> None:
         """Push rows ``lo ..`` of a checked batch of RankAUC's inputs."""
         rows = self.rows_of(batch, lo)
-        self._push(rows["y"], rows["s"], rows["weights"], rows["weighted"])
+        self._push(*(rows[k] for k in self.columns))
 
     def rows_of(self, batch, lo: int) -> dict:
         """Rows ``lo ..`` of a checked batch, as :meth:`export` gives rows."""
         y, s = batch.arrays_for(self.template.inputs)
+        source = (s.dtype.metadata or {}).get("source")
         return {
             "y": y[lo:].astype(np.int8),
             "s": np.ascontiguousarray(s[lo:], np.float64),
             **self.weights_of(batch, lo),
+            "score_bits": np.full(batch.n - lo, 64 if source is None else 8 * source.itemsize, np.uint8),
         }
+
+    def source(self):
+        """The float dtype a threshold is rounded to: that of the widest scores in the window, as
+        :class:`~streammetrics.RankAUC` fed the window's rows keeps it (None: float64)."""
+        bits = int(self.ring_b[self.order()].max()) if self.n else 64
+        return SCORE_DTYPES.get(bits)
 
     # ----------------------------------------------------------------- queries
     def masses(self):
@@ -82,7 +96,7 @@ class RankWindow(Ring):
         return min(max(u2 / (2.0 * p * q), 0.0), 1.0)
 
     def run(self):
-        """``(scores, ab)`` of the window: without weights, the counts of its entries
+        """``((scores, ab), source)`` of the window (:meth:`source`): without weights, the counts of its entries
         merged into the base (``2U`` and the totals kept as they were); with
         weights, each score's weights summed from the rows (those that left
         cancel in the entries only to rounding)."""
@@ -93,12 +107,12 @@ class RankWindow(Ring):
             starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
             ab = np.vstack([np.add.reduceat(np.where(c == k, w, 0.0), starts) for k in (0, 1)])
             held = ab.any(axis=0)  # (a score of rows of weight 0 only is no point, as in RankAUC)
-            return s[starts][held], ab[:, held]
+            return (s[starts][held], ab[:, held]), self.source()
         kept = self.u2.copy(), self.tot.copy()
         merge_base(*self.levels[0], *self.levels[1], *self.scratch, self.meta, self.u2, self.tot)
         self.u2[:], self.tot[:] = kept
         n = int(self.meta[2])
-        return self.levels[0][0][:n].copy(), np.rint(self.levels[0][1][:, :n]).astype(np.int64)
+        return (self.levels[0][0][:n].copy(), np.rint(self.levels[0][1][:, :n]).astype(np.int64)), self.source()
 
     def result(self, make, ci=None) -> RankResult:
         """The window's RankAUC result; ``make()`` gives its points when a query asks."""
@@ -113,8 +127,12 @@ class RankWindow(Ring):
         values.update(n_pos=p, n_neg=q, auc_lower=value, auc_upper=value, n=self.n)
         return RankResult("AUCScores", values, meta, make)
 
-    def points(self, run) -> Points:
-        return Points(run, self.n, bool(self.meta[4]))
+    def points(self, snapshot) -> Points:
+        """The query engine of a :meth:`run` snapshot."""
+        run, source = snapshot
+        points = Points(run, self.n, bool(self.meta[4]))
+        points.source = source
+        return points
 
     def _squares(self) -> np.ndarray:
         j = self.order()
@@ -126,10 +144,13 @@ class RankWindow(Ring):
         """A RankAUC holding the window's rows."""
         rows = self.export()
         acc = self.template.copy()
-        plain = rows["weighted"] == 0
-        acc.update(rows["y"][plain], rows["s"][plain])
-        if not plain.all():
-            acc.update(rows["y"][~plain], rows["s"][~plain], sample_weight=rows["weights"][~plain])
+        for bits in np.unique(rows["score_bits"]):  # each row's score in its own width (exact: it was one)
+            dtype = SCORE_DTYPES.get(int(bits), np.float64)
+            for weighted in (0, 1):
+                on = (rows["score_bits"] == bits) & (rows["weighted"] == weighted)
+                if on.any():
+                    w = rows["weights"][on] if weighted else None
+                    acc.update(rows["y"][on], rows["s"][on].astype(dtype), sample_weight=w)
         return acc
 
     # ------------------------------------------------------------ rows as arrays
@@ -141,7 +162,13 @@ class RankWindow(Ring):
             "s": self.ring_s[j],
             "weights": self.ring_w[j],
             "weighted": self.ring_t[j],
+            "score_bits": self.ring_b[j],
         }
+
+    @staticmethod
+    def default(name: str, n: int) -> np.ndarray:
+        """An optional entry a state saved before it lacks: its rows' scores were float64."""
+        return np.full(n, 64, np.uint8)
 
     def check(self, rows: dict, n: int) -> None:
         y, s = rows["y"], rows["s"]
@@ -149,4 +176,12 @@ class RankWindow(Ring):
             raise StateFileError("entry 'y' must hold labels 0 or 1")
         if not np.isfinite(s).all():
             raise StateFileError("entry 's' holds NaN or infinite scores")
+        bits = rows["score_bits"]
+        if n and not np.isin(bits, (16, 32, 64)).all():
+            raise StateFileError("entry 'score_bits' must hold 16, 32 or 64")
+        for width, dtype in SCORE_DTYPES.items():
+            on = s[bits == width]
+            with np.errstate(over="ignore"):
+                if (on.astype(dtype).astype(np.float64) != on).any():
+                    raise StateFileError(f"entry 's' holds a score that is no float{width}, as 'score_bits' says")
         self.check_weights(rows, n)

@@ -486,6 +486,7 @@ class Sliced(TemplateWrapper, Accumulator):
     def _clone(self):
         out = self._empty_like()
         vars(out).update(
+            _template=self._template.copy(),  # (the slices' copies and new slices share what the template shares)
             _overall=None if self._overall is None else self._overall.copy(),
             _count=self._count,
             _keys=self._keys.copy(),

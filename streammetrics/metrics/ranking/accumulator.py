@@ -22,6 +22,7 @@ from .curves import RankQueries, RankResult, curve_from_points
 from .exact import Exact
 from .pending import Pending
 from .points import Points
+from .pool import MemoryPool
 from .saved import check_rank_state
 from .spill import check_spill_dir, parse_memory
 
@@ -61,7 +62,10 @@ class RankAUC(RankQueries, Accumulator):
     max_memory : int or str, optional
         A memory budget for the exact state (bytes, or ``"1GB"``, ``"512MiB"``; at least 4096): past a quarter of it
         sorted runs spill to temporary files, read back in chunks, with the in-memory results (the average precision
-        to 1e-13 relative). Excludes ``max_bins``.
+        to 1e-13 relative). Excludes ``max_bins``. The budget is shared by this accumulator and every copy made from
+        it (a :class:`~streammetrics.Sliced`'s slices, an Evaluator's copies): together they keep at most half of it
+        in runs and pending rows (:attr:`memory_used`), those holding the most spilling first (:mod:`.pool`). A
+        loaded or unpickled accumulator has a budget of its own.
     pos_label : hashable, optional
         The positive class of labels of any kind (``"spam"``, ``2``): ``y == pos_label`` is positive, every other
         label negative. ``None`` (the default) takes 0/1 labels.
@@ -126,6 +130,9 @@ class RankAUC(RankQueries, Accumulator):
         self._wsq = np.zeros((2, 2))  # each class's compensated sum of squared weights, and the rows it counts
         self._wsq_rows = 0
         self._bits = 0  # the widest float width of the scores seen (16, 32 or 64; 0 before any)
+        #: the budget shared with the copies (None without max_memory)
+        self._pool = None if self.max_memory is None else MemoryPool(self.max_memory)
+        self._note()
 
     def _new_strategy(self, weighted: bool):
         if self.max_bins is None:
@@ -155,6 +162,37 @@ class RankAUC(RankQueries, Accumulator):
     def spilled(self) -> bool:
         """Whether part of the state is held in temporary files (``max_memory``)."""
         return isinstance(self._strategy, Exact) and self._strategy.spilled
+
+    @property
+    def memory_used(self) -> int:
+        """Bytes held in memory by every state sharing this one's ``max_memory`` (its :attr:`nbytes` without)."""
+        return self.nbytes if self._pool is None else self._pool.total
+
+    def spill(self, *, wait: bool = True) -> bool:
+        """Write the pending rows and the runs in memory to temporary files now, as past the budget (``max_memory``);
+        return whether it did: ``False`` without a budget, or with ``wait=False`` while another thread holds this
+        accumulator. A failed write raises ``OSError`` and leaves the state in memory as it was."""
+        if self._pool is None or not self._guard.acquire(blocking=wait):
+            return False
+        try:
+            self._ops = None
+            self._flush()
+            self._strategy.spill()
+            self._note()
+        finally:
+            self._guard.release()
+        return True
+
+    def _note(self) -> None:
+        """Tell the shared budget the bytes now held."""
+        if self._pool is not None:
+            self._pool.note(self, self.nbytes)
+
+    def _reserve(self, extra: int, others: bool = True) -> None:
+        """Make room in the shared budget for ``extra`` more bytes (the states holding the most spill; ``others=False``:
+        this one only)."""
+        if self._pool is not None:
+            self._pool.reserve(self, self.nbytes + extra, others)
 
     @property
     def spilled_bytes(self) -> int:
@@ -209,7 +247,9 @@ class RankAUC(RankQueries, Accumulator):
         before = None
         if w.shape[0] and not self._strategy.weighted:
             before = self._unweighted_masses()  # the rows so far, each of weight 1
+        self._reserve(n * (16 if w.shape[0] else 8))
         status = self._append(y, s, w)
+        self._note()
         if not status:
             if before is not None:
                 self._add_squares(before, self._n)
@@ -247,7 +287,8 @@ class RankAUC(RankQueries, Accumulator):
             # a stream of large batches fills it: made large at once (past _PREALLOCATE_ROWS it grows)
             capacity = min(limit, max(n, self._PREALLOCATE_ROWS))
         else:  # as large as the one it replaces: a stream does not grow it again
-            capacity = min(limit, max(n, 1024, 0 if buf is None else buf.keys.shape[0]))
+            floor = 1024 if self._pool is None else self._pool.share(8)  # (a shared budget: its share)
+            capacity = min(limit, max(n, floor, 0 if buf is None else buf.keys.shape[0]))
         new = Pending(capacity, weighted)
         status = new.append(y, s, w, limit)
         if status:
@@ -283,6 +324,7 @@ class RankAUC(RankQueries, Accumulator):
             self._flush()
             if isinstance(self._strategy, Exact):
                 self._strategy.compact()
+            self._note()
         return self
 
     @property
@@ -302,6 +344,8 @@ class RankAUC(RankQueries, Accumulator):
         return st
 
     def _load(self, state):
+        if self._pool is not None:  # room for the new state (a refusal changes nothing: the state held now stays)
+            self._pool.reserve(self, 16 + _entry_bytes(state))
         self._n = int(state["n"][0])
         weighted = bool(state["weighted"][0])
         old = getattr(self, "_strategy", None)
@@ -314,6 +358,7 @@ class RankAUC(RankQueries, Accumulator):
         self._wsq = state["wsq"].copy() if weighted else np.zeros((2, 2))
         self._wsq_rows = int(state["wsq_rows"][0]) if weighted else 0
         self._bits = _bits_of(state)
+        self._note()
 
     def spilled_parts(self):
         """``(state, strategy)``: the in-memory state (a copy) and the exact strategy holding the files."""
@@ -328,12 +373,15 @@ class RankAUC(RankQueries, Accumulator):
         self._check_compatible(other)
         with locked(self, other):
             self._check_room(other.n, "merging")
+            self._reserve(other.nbytes, others=False)  # (a merge leaves every other state as it was)
             self._merge_state(*other.spilled_parts())
         return self
 
     def _merge_state(self, other, disk=None):
         """Fold the state ``other`` (and the disk runs of the exact state ``disk``)."""
         self._ops = None
+        if disk is None:
+            self._reserve(_entry_bytes(other), others=False)
         theirs = bool(other["weighted"][0])
         if theirs and not self._strategy.weighted:
             self._flush()  # rows counted already
@@ -360,12 +408,15 @@ class RankAUC(RankQueries, Accumulator):
             raise
         self._n += int(other["n"][0])
         self._bits = max(self._bits, _bits_of(other))
+        self._note()
 
     def _clone(self):
         out = RankAUC.__new__(RankAUC)  # with its own lock
         out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_guard"})
         buf = None if self._pending is None else self._pending.clone()
         out.__dict__.update(_strategy=self._strategy.clone(), _ops=None, _wsq=self._wsq.copy(), _pending=buf)
+        if self._pool is not None:  # the copy shares the budget
+            self._pool.note(out, out.nbytes)
         return out
 
     def _check_state(self, state):
@@ -378,12 +429,14 @@ class RankAUC(RankQueries, Accumulator):
                 raise NoObservationsError("RankAUC has no observations: call update() first")
             if self._ops is None:
                 if isinstance(self._strategy, Exact):
+                    self._reserve(0 if self._pending is None else 2 * self._pending.nbytes)  # (rows become entries)
                     buf, self._pending = self._pending, None
                     self._strategy.compact(buf)
                     self._ops = self._strategy.points(self._n)
                 else:
                     self._ops = self._strategy.points(self._pending, self._n)
-                self._ops.source = _SOURCES.get(self._bits)
+                self._ops.source = SCORE_DTYPES.get(self._bits)
+                self._note()
             return self._ops
 
     def _compute(self, ci=None) -> RankResult:
@@ -468,7 +521,12 @@ def delong_interval(sums, lower: float, upper: float, level: float, squares=None
 
 
 #: the float dtype a threshold is rounded to, by the widest score width seen (numpy's promotion)
-_SOURCES = {16: np.dtype(np.float16), 32: np.dtype(np.float32)}
+SCORE_DTYPES = {16: np.dtype(np.float16), 32: np.dtype(np.float32)}
+
+
+def _entry_bytes(state) -> int:
+    """Bytes of a state's run (scores and masses), as held in memory."""
+    return sum(state[k].nbytes for k in ("lo", "counts", "weights") if k in state)
 
 
 def _bits_of(state) -> int:

@@ -89,7 +89,8 @@ class Exact:
         budget = self.budget if self.budget is not None else 1 << 30
         return max(64, (budget // 12) // (24 * (sources + 1)))
 
-    def _spill(self) -> None:
+    def spill(self) -> None:
+        """Write every run in memory to files (all or nothing)."""
         with self.atomic():
             for run in self.stack:
                 if run[0].shape[0]:
@@ -121,7 +122,7 @@ class Exact:
 
     def _check_budget(self) -> None:
         if self.budget is not None and self.nbytes > self.budget // 4:
-            self._spill()
+            self.spill()
 
     def add_disk(self, other: Exact) -> None:
         """Copy the disk runs of ``other`` into files of this state, in chunks."""
