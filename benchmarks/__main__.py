@@ -18,7 +18,7 @@ from ._util import print_table
 
 MODULES = ["core", "auc", "bounds", "multiclass", "silhouette", "evaluate", "dask", "curves", "regression", "retrieval"]
 MODULES += ["over_time", "over_time_history", "engines", "probability"]
-MODULES += ["plots_memory"]
+MODULES += ["plots_memory", "sliced_memory"]
 
 
 def main(argv=None) -> int:
