@@ -205,3 +205,29 @@ def test_a_copy_of_a_sliced_shares_its_budget():
     gc.collect()
     assert rank_states(twin)[0].memory_used >= held(acc) + held(twin)
     assert rank_states(acc)[0].memory_used <= BUDGET
+
+
+@pytest.mark.parametrize("template", ["multilabel", "multiclass"])
+def test_the_members_of_a_multilabel_or_multiclass_auc_share_the_budget_across_slices(template):
+    rng = np.random.default_rng(3)
+    n, k, slices = 60_000, 3, 200
+    keys = rng.integers(0, slices, n)
+    if template == "multilabel":
+        acc = sm.Sliced(sm.MultilabelRankAUC(k, max_memory=BUDGET), max_slices=slices)
+        arrays = (rng.integers(0, 2, (n, k)), rng.random((n, k)))
+        plain = sm.Sliced(sm.MultilabelRankAUC(k), max_slices=slices)
+    else:
+        acc = sm.Sliced(sm.MulticlassRankAUC(k, max_memory=BUDGET), max_slices=slices)
+        arrays = (rng.integers(0, k, n), rng.dirichlet(np.ones(k), n))
+        plain = sm.Sliced(sm.MulticlassRankAUC(k), max_slices=slices)
+    for a in range(0, n, 7_000):
+        acc.update(*(x[a : a + 7_000] for x in arrays), by=keys[a : a + 7_000])
+        plain.update(*(x[a : a + 7_000] for x in arrays), by=keys[a : a + 7_000])
+        assert held(acc) <= BUDGET
+    if template == "multilabel":  # (an unbudgeted multiclass AUC keeps runs of its own, not rank states)
+        assert held(plain) > 4 * BUDGET  # the same rows without a budget
+    loaded = sm.Sliced.from_bytes(acc.to_bytes())
+    loaded.update(*arrays, by=keys)
+    assert held(loaded) <= BUDGET
+    score = "slice_macro_auc" if template == "multilabel" else "slice_auc"
+    np.testing.assert_array_equal(acc.finalize()[score], plain.finalize()[score])

@@ -494,7 +494,8 @@ class MultilabelRankAUC(Accumulator):
 
     def _load(self, state):
         self._n = int(state["n"][0])
-        self._members = [self._member_of(st) for st in self._split(state)]
+        for member, st in zip(self._members, self._split(state)):  # into the members: they keep a shared budget
+            member.load_state_dict(st)
 
     def _check_state(self, state):
         k = self.n_labels
