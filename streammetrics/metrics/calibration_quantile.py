@@ -8,14 +8,13 @@ import numpy as np
 from .._kernels import calibration as KC
 from .._kernels import checks as C
 from .._kernels import compensated
-from .._protocol.base import Accumulator
 from .._protocol.inputs import Probabilities
-from .._protocol.state import Field, count_total, empty_state
+from .._protocol.state import Field, count_total
 from .labels import BinaryLabels, PositiveLabel, positive_label
-from .ranking.exact import Exact
+from .ranking.held import SortedRuns
 from .ranking.pending import Pending
 from .ranking.saved import mass_entry
-from .ranking.spill import parse_memory, stream_merge
+from .ranking.spill import stream_merge
 from .reliability import CalibrationResult, calibration_table, check_n_bins
 
 __all__ = ["QuantileCalibration", "percentile_edges"]
@@ -39,7 +38,7 @@ def percentile_edges(n_bins: int, n: int, order_statistic) -> np.ndarray:
     return np.where(gamma >= 0.5, b - diff * (1 - gamma), out)
 
 
-class QuantileCalibration(Accumulator):
+class QuantileCalibration(SortedRuns):
     """Streaming calibration of binary probabilities over ``n_bins`` equal-mass bins,
     exact: ``Calibration(n_bins, strategy="quantile")``.
 
@@ -113,18 +112,11 @@ class QuantileCalibration(Accumulator):
         self.pos_label = positive_label(pos_label)
         if self.pos_label is not None:
             self.inputs = (PositiveLabel("y", self.pos_label), self.inputs[1])
-        self.max_memory = parse_memory(max_memory)
-        if spill_dir is not None and self.max_memory is None:
-            raise ValueError("spill_dir is where runs are spilled past max_memory: give max_memory too")
-        self.spill_dir = spill_dir
-        self._load(empty_state(self.fields, self))
+        self._init_runs(max_memory, spill_dir)
 
     def _settings(self):
         out = {"n_bins": self.n_bins} | ({} if self.pos_label is None else {"pos_label": self.pos_label})
-        return out | ({} if self.max_memory is None else {"max_memory": self.max_memory})
-
-    def _empty_like(self):
-        return type(self)(spill_dir=self.spill_dir, **self._settings())
+        return out | self._budget()
 
     def _check_compatible(self, other) -> None:
         # the memory budget changes how the state is held, never what it holds
@@ -133,36 +125,6 @@ class QuantileCalibration(Accumulator):
         super()._check_compatible(other)
 
     # ------------------------------------------------------------------ state
-    @property
-    def n(self) -> int:
-        return self._n
-
-    @property
-    def spilled(self) -> bool:
-        """Whether part of the state is held in temporary files (``max_memory``)."""
-        return self._exact.spilled
-
-    @property
-    def _state(self):
-        st = empty_state(self.fields, self)
-        st["n"][0] = self._n
-        self._exact.export(self._pending, st)
-        return st
-
-    def _load(self, state):
-        old = getattr(self, "_exact", None)
-        if old is not None:
-            old.close()  # its temporary files go now
-        self._n = int(state["n"][0])
-        self._exact = Exact(False, self.max_memory, self.spill_dir)
-        self._exact.load(state)
-        self._pending = None
-
-    def close(self) -> None:
-        """Forget every observation and remove the temporary files now."""
-        with self._guard:
-            self._load(empty_state(self.fields, self))
-
     def _check_state(self, state):
         n, lo = int(state["n"][0]), state["lo"]
         if lo.ndim != 1:

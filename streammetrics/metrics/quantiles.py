@@ -7,17 +7,16 @@ import numbers
 import numpy as np
 
 from .._kernels.quantiles import bucket_edges, cumulative_walk, error_values, next_with_mass, pinball_total
-from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import Finite
 from .._protocol.result import Result
-from .._protocol.state import Field, count_total, empty_state
+from .._protocol.state import Field, count_total
 from .losses import check_alpha
 from .ranking.accumulator import check_count
-from .ranking.exact import Exact
+from .ranking.held import SortedRuns
 from .ranking.pending import Pending
 from .ranking.saved import mass_entry
-from .ranking.spill import parse_memory, stream_merge
+from .ranking.spill import stream_merge
 
 __all__ = ["ErrorQuantiles", "run_quantiles"]
 
@@ -93,7 +92,7 @@ class QuantileResult(Result):
     counts = ("weight",)
 
 
-class ErrorQuantiles(Accumulator):
+class ErrorQuantiles(SortedRuns):
     """Exact weighted quantiles of regression errors, streamed and mergeable.
 
     ``update(y, p)`` takes finite truths and predictions. Every distinct error
@@ -188,20 +187,13 @@ class ErrorQuantiles(Accumulator):
         self.significant_bits = None if significant_bits is None else check_count(significant_bits, "significant_bits")
         if self.significant_bits is not None and (self.significant_bits > 52 or self.truth):
             raise ValueError("significant_bits must be at most 52, and takes no truth (the D² scores are exact only)")
-        self.max_memory = parse_memory(max_memory)
-        if spill_dir is not None and self.max_memory is None:
-            raise ValueError("spill_dir is where runs are spilled past max_memory: give max_memory too")
-        self.spill_dir = spill_dir
-        self._load(empty_state(self.fields, self))
+        self._init_runs(max_memory, spill_dir)
 
     def _settings(self):
         out = {"error": self.error, "truth": self.truth}
         if self.significant_bits is not None:
             out["significant_bits"] = self.significant_bits
-        return out | ({} if self.max_memory is None else {"max_memory": self.max_memory})
-
-    def _empty_like(self):
-        return type(self)(spill_dir=self.spill_dir, **self._settings())
+        return out | self._budget()
 
     def _check_compatible(self, other) -> None:
         # the memory budget changes how the state is held, never what it holds
@@ -211,42 +203,6 @@ class ErrorQuantiles(Accumulator):
         super()._check_compatible(other)
 
     # ------------------------------------------------------------------ state
-    @property
-    def n(self) -> int:
-        return self._n
-
-    @property
-    def spilled(self) -> bool:
-        """Whether part of the state is held in temporary files (``max_memory``)."""
-        return self._exact.spilled
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of the runs in memory and the rows not yet sorted in."""
-        return self._exact.nbytes + (0 if self._pending is None else self._pending.nbytes)
-
-    @property
-    def _state(self):
-        st = empty_state(self.fields, self)
-        st["n"][0] = self._n
-        st["weighted"][0] = int(self._exact.weighted)
-        self._exact.export(self._pending, st)
-        return st
-
-    def _load(self, state):
-        old = getattr(self, "_exact", None)
-        if old is not None:
-            old.close()  # its temporary files go now
-        self._n = int(state["n"][0])
-        self._exact = Exact(bool(state["weighted"][0]), self.max_memory, self.spill_dir)
-        self._exact.load(state)
-        self._pending = None
-
-    def close(self) -> None:
-        """Forget every observation and remove the temporary files now."""
-        with self._guard:
-            self._load(empty_state(self.fields, self))
-
     def _check_state(self, state):
         n, lo = int(state["n"][0]), state["lo"]
         if lo.ndim != 1:
