@@ -39,22 +39,18 @@ def _p_two_sided(d: np.ndarray) -> float:
     return float(min(1.0, 2.0 * min(np.mean(d <= 0.0), np.mean(d >= 0.0))))
 
 
-def format_p(p: float, resolution: float) -> str:
-    """A p-value; below ``resolution`` (``1 / replicates`` for the bootstrap) as ``< resolution``."""
-    if math.isnan(p):
-        return "nan"
-    return f"< {resolution:.2g}" if p < resolution else f"{p:.4f}"
-
-
 def table(rows: dict, names=("a", "b"), ci: float = 0.95) -> list[str]:
     """Lines of a comparison table: ``rows`` maps a score to its ``a``, ``b``, ``diff``, ``diff_ci_lower``,
-    ``diff_ci_upper``, ``p_value``, ``resolution`` and ``method``."""
+    ``diff_ci_upper``, ``p_value``, ``resolution`` and ``method``; a p-value below its ``resolution``
+    (``1 / replicates`` for the bootstrap) is shown as ``< resolution``."""
     head = ("score", *names, "difference", f"{ci:.0%} interval", "p-value", "method")
     cells = [head]
     for k, r in rows.items():
         interval = f"[{fmt_number(r['diff_ci_lower'])}, {fmt_number(r['diff_ci_upper'])}]"
         values = (fmt_number(r[e]) for e in ("a", "b", "diff"))
-        cells.append((k, *values, interval, format_p(r["p_value"], r["resolution"]), r["method"]))
+        p, least = r["p_value"], r["resolution"]
+        p = "nan" if math.isnan(p) else f"< {least:.2g}" if p < least else f"{p:.4f}"
+        cells.append((k, *values, interval, p, r["method"]))
     widths = [max(len(t[i]) for t in cells) for i in range(len(head))]
     return [
         "  " + "  ".join(c.ljust(w) if i in (0, 6) else c.rjust(w) for i, (c, w) in enumerate(zip(t, widths))).rstrip()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 
 import numpy as np
 
@@ -22,11 +21,10 @@ from streammetrics.comparison import table
 from streammetrics.io import InputError, expand_paths, open_source
 from streammetrics.report import plots
 
-from .common import AUTO_LABELS, CommandError, need_matplotlib, note, summary
-from .output import check_outputs, draw, save_state, targets_of, write_plots
+from .common import AUTO_LABELS, CommandError, need_matplotlib, note
+from .output import check_outputs, draw, finalize, save_state, targets_of, write_plots
 from .progress import Progress
-from .ranking import QueryCodes
-from .shards import chunks_of, columns_of, make_evaluator, told
+from .shards import QueryCodes, chunks_of, columns_of, make_evaluator, told
 
 __all__ = ["cmd_evaluate_bootstrap", "cmd_compare"]
 
@@ -39,13 +37,12 @@ def _row_keys(src, chunk, args, offset: int) -> np.ndarray:
     col = np.asarray(chunk.keys[-1])
     if col.dtype.kind in "iu":
         return col
-    bad = None
+    i = 0  # the first value that is not an integer
     if col.dtype.kind == "f":
         ok = np.isfinite(col) & (col == np.floor(col)) & (np.abs(col) < 2.0**63)
         if ok.all():
             return col.astype(np.int64)
-        bad = int(np.argmin(ok))
-    i = 0 if bad is None else bad
+        i = int(np.argmin(ok))
     raise CommandError(
         f"{src.path}: {src.where(chunk.start + i)}, column {args.key!r}: value "
         f"{col[i].item() if hasattr(col[i], 'item') else col[i]!r} is not an "
@@ -70,19 +67,15 @@ def _keyed_chunks(sources, args, progress, queries=None):
     offset = 0
     for src in sources:
         for chunk in chunks_of(src, args.batch_rows, progress):
-            if queries is None:
-                yield src, chunk, _row_keys(src, chunk, args, offset), (chunk.y, chunk.p)
-            else:
-                ids = queries(chunk.keys[0])
-                yield src, chunk, _row_keys(src, chunk, args, offset) if args.key else ids, (ids, chunk.y, chunk.p)
+            ids = () if queries is None else (queries(chunk.keys[0]),)
+            keys = ids[0] if ids and not args.key else _row_keys(src, chunk, args, offset)
+            yield src, chunk, keys, (*ids, chunk.y, chunk.p)
             offset += len(chunk.y)
 
 
-def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
+def cmd_evaluate_bootstrap(args, settings: dict, watch) -> int:
     """``evaluate ... --bootstrap N``: one bootstrap of the task's Evaluator per
     file, merged; the report holds every score with its interval."""
-    t0 = time.perf_counter()
-    compiled_before = watch.seconds if watch else 0.0
     if settings.get("by"):
         raise CommandError("--bootstrap does not combine with --by (bootstrap one slice's rows instead)")
     if settings.get("labels") == AUTO_LABELS:
@@ -111,17 +104,13 @@ def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
             total.merge(shard)
     if total.n == 0:
         raise CommandError("the input holds no rows: nothing to evaluate")
-    try:
-        result = total.finalize(ci=args.ci if args.ci is not None else 0.95)
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
+    result = finalize(total, args.ci if args.ci is not None else 0.95)
     _print_bootstrap(result, total, args)
     if args.save_state:
         save_state(total, args.save_state)
     if args.plots:
         _write_band_plots(total, result, args)
-    compiling = watch.share(compiled_before) if watch else ""
-    note(summary(total.n, time.perf_counter() - t0, len(sources), compiling))
+    watch.summary(total.n, len(sources))
     return 0
 
 
@@ -230,17 +219,15 @@ def _template(args):
     return Evaluator(members)
 
 
-def cmd_compare(args, watch=None) -> int:
+def cmd_compare(args, watch) -> int:
     """``streammetrics compare PATH... --p A --p B``: the paired differences of A and B."""
-    t0 = time.perf_counter()
-    compiled_before = watch.seconds if watch else 0.0
     names = [c for arg in args.p for c in arg.split(",") if c]
     if len(names) != 2 or names[0] == names[1]:
         raise CommandError(f"compare takes two different --p columns, got {', '.join(names) or 'none'}")
     sources = _sources(args, names)
     template = _template(args)
     boots = [Bootstrap(template, replicates=args.bootstrap, seed=args.seed) for _ in names]
-    ys, ps, ws = [], ([], []), []
+    ys, ps, ws = [], [], []  # the rows DeLong's test reads
     with Progress(sources, args.progress) as progress:
         for src, chunk, keys, _ in _keyed_chunks(sources, args, progress):
             p = np.asarray(chunk.p)
@@ -251,47 +238,42 @@ def cmd_compare(args, watch=None) -> int:
             for b, batch in zip(boots, batches):  # both checked before either folds
                 b.fold(batch)
             ys.append(np.asarray(chunk.y))
-            for j in range(2):
-                ps[j].append(np.asarray(p[:, j], np.float64))
-            if chunk.w is not None:
-                ws.append(np.asarray(chunk.w, np.float64))
+            ps.append(np.asarray(p, np.float64))
+            ws.append(None if chunk.w is None else np.asarray(chunk.w, np.float64))
     if boots[0].n == 0:
         raise CommandError("the input holds no rows: nothing to compare")
     try:
         result = compare(boots[0], boots[1], ci=args.ci)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
-    y = np.concatenate(ys)
-    w = np.concatenate(ws) if ws else None
+    y, p = np.concatenate(ys), np.concatenate(ps)
+    w = None if ws[0] is None else np.concatenate(ws)
     try:
-        auc = paired_delong(y, np.concatenate(ps[0]), np.concatenate(ps[1]), sample_weight=w, ci=args.ci)
+        auc = paired_delong(y, p[:, 0], p[:, 1], sample_weight=w, ci=args.ci)
     except ValueError as exc:
         auc = None
         note(f"no AUC comparison: {exc}")
     _print_comparison(result, auc, names, args)
-    compiling = watch.share(compiled_before) if watch else ""
-    note(summary(boots[0].n, time.perf_counter() - t0, len(sources), compiling))
+    watch.summary(boots[0].n, len(sources))
     return 0
 
 
-#: the scores a comparison reports, in this order (those the template has)
+#: the fields of DeLong's row, and the scores a comparison reports, in this order (those the template has)
 _FIELDS = ("a", "b", "diff", "diff_ci_lower", "diff_ci_upper", "p_value")
 _SHOWN = ("accuracy", "precision", "recall", "specificity", "balanced_accuracy", "f1", "mcc", "log_loss", "brier")
 
 
 def _print_comparison(result, auc, names, args) -> None:
     a, b = names
-    scores = {}
+    scores, rows = {}, result.rows()
     if auc is not None:
-        scores["auc"] = {e: auc[e if e == "p_value" else f"auc_{e}"] for e in _FIELDS} | {"method": "DeLong"}
-    for k in _SHOWN:
-        if f"{k}_diff" in result:
-            scores[k] = {e: result[f"{k}_{e}"] for e in _FIELDS} | {"method": "bootstrap"}
+        delong = {e: auc[e if e == "p_value" else f"auc_{e}"] for e in _FIELDS}
+        scores["auc"] = delong | {"resolution": 1e-4, "method": "DeLong"}
+    scores.update((k, rows[k]) for k in _SHOWN if k in rows)
     if args.format == "json":
+        scores = {k: {e: v for e, v in r.items() if e != "resolution"} for k, r in scores.items()}
         _json({"result": "Comparison", "models": {"models": [a, b]}, "scores": scores}, result, args)
         return
-    for r in scores.values():
-        r["resolution"] = 1e-4 if r["method"] == "DeLong" else 1.0 / result.replicates
     title = f"comparison of {a} - {b} on {result.n:,} rows"
     lines = [title, "=" * len(title), "", *table(scores, (a, b), result.ci)]
     lines += [

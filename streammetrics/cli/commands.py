@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from streammetrics import SettingsMismatchError, StateFileError, load_state
 from streammetrics._protocol.errors import a_an
-from streammetrics.io import InputError, expand_paths, open_source
+from streammetrics.io import OS_PROBLEMS, InputError, expand_paths, open_source
 
 from .bootstrapping import cmd_evaluate_bootstrap
-from .common import AUTO_LABELS, CommandError, Reservoir, need_matplotlib, note, summary
-from .compiling import CompileWatch
+from .common import AUTO_LABELS, CommandError, Reservoir, need_matplotlib, note
 from .output import check_outputs, finalize, report, save_state
 from .progress import Progress
-from .ranking import ranking_settings
 from .shards import columns_of, evaluate_sources, make_evaluator
 from .windows import evaluate_over_time, time_columns
 
@@ -40,8 +36,13 @@ def settings_from(args) -> dict:
     if len(args.p) > 1 and task not in ("multiclass", "multilabel"):
         raise CommandError(f"--p takes several columns for --task multiclass and multilabel only (task is {task})")
     settings = {"task": task}
-    if task == "ranking":
-        settings.update(ranking_settings(args), max_memory=args.memory)
+    if task == "ranking":  # --y and --p are the relevance and score columns
+        if args.query is None:
+            raise CommandError("--task ranking needs --query COL (the column of query ids)")
+        args.y, args.p = args.relevance or "relevance", [args.score or "score"]
+        settings.update(grouped=bool(args.grouped), max_memory=args.memory)
+        if args.k is not None:
+            settings["k"] = _cut_offs(args.k)
     if task in ("binary", "multiclass"):
         settings["calibration_bins"] = args.calibration_bins
     # the AUC: exact within the memory budget, or bounded by --max-bins
@@ -99,6 +100,17 @@ def settings_from(args) -> dict:
     return settings
 
 
+def _cut_offs(text: str) -> tuple:
+    """``--k 1,5,10`` as ``(1, 5, 10)``."""
+    try:
+        ks = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        ks = ()
+    if not ks or min(ks) < 1:
+        raise CommandError(f"--k takes positive integers separated by commas, such as 1,5,10; got {text!r}")
+    return ks
+
+
 #: the most labels ``--labels auto`` collects
 MAX_AUTO_LABELS = 10_000
 
@@ -147,17 +159,15 @@ def read_labels(sources, chunk_rows: int) -> list:
         ) from None
 
 
-def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
+def cmd_evaluate(args, watch) -> int:
     """``streammetrics evaluate PATH...``: evaluate the files as shards and merge them
     (per slice of the ``--by`` columns too); a last line on stderr tells the rows,
-    seconds, rate, files and the time ``watch`` saw spent compiling (:func:`summary`)."""
-    t0 = time.perf_counter()
-    compiled_before = watch.seconds if watch else 0.0
+    seconds, rate, files and the time ``watch`` saw spent compiling (:meth:`CompileWatch.summary`)."""
     settings = settings_from(args)
-    over_time = any(getattr(args, k, None) for k in ("time", "every", "keep_buckets", "window"))
-    if getattr(args, "bootstrap", None) and over_time:
-        raise CommandError("--bootstrap does not combine with --time, --every, --keep or --window")
-    if getattr(args, "bootstrap", None):
+    over_time = any(getattr(args, k) for k in ("time", "every", "keep_buckets", "window"))
+    if args.bootstrap:
+        if over_time:
+            raise CommandError("--bootstrap does not combine with --time, --every, --keep or --window")
         return cmd_evaluate_bootstrap(args, settings, watch)
     if args.plots:
         need_matplotlib()
@@ -202,29 +212,21 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
         raise CommandError("the input holds no rows: nothing to evaluate")
     result = finalize(total, args.ci)
     code = report(total, args, sample.sample() if sample else None, result)
-    compiling = watch.share(compiled_before) if watch else ""  # the report and its plots timed too
-    note(summary(total.n, time.perf_counter() - t0, len(sources), compiling))
+    watch.summary(total.n, len(sources))
     return code
-
-
-_OS_ERRORS = {
-    FileNotFoundError: "no such file",
-    IsADirectoryError: "is a directory",
-    PermissionError: "permission denied",
-}
 
 
 def _load(path: str):
     try:
         return load_state(path)
-    except tuple(_OS_ERRORS) as exc:
-        raise CommandError(f"{path}: {_OS_ERRORS[type(exc)]}") from None
+    except tuple(OS_PROBLEMS) as exc:
+        raise CommandError(f"{path}: {OS_PROBLEMS[type(exc)]}") from None
     except (StateFileError, ValueError) as exc:
         # a bad file, or settings its class refuses; the message quotes the path
         raise CommandError(str(exc).replace(repr(path), path, 1)) from None
 
 
-def cmd_merge(args, watch: CompileWatch | None = None) -> int:
+def cmd_merge(args, watch=None) -> int:
     """``streammetrics merge STATE...``: merge saved states and report them (no summary line)."""
     check_outputs(args)
     total = None

@@ -25,7 +25,7 @@ from numba.core import event
 import streammetrics as sm
 
 from .._threads import CORES
-from .common import DEFAULT_MEMORY_BYTES, CommandError, note
+from .common import DEFAULT_MEMORY_BYTES, CommandError, note, summary
 
 __all__ = ["CompileWatch", "COMPILING_NOTE", "UNITS", "COST", "cmd_compile", "run_units"]
 
@@ -43,11 +43,13 @@ _WORTH_SAYING = 1.0
 class CompileWatch(event.Listener):
     """A listener to Numba's ``"numba:compile"`` events while it is entered (a context
     manager): it prints :data:`COMPILING_NOTE` at the first compilation and counts
-    in ``seconds`` the outermost compilations (a kernel compiles those it calls)."""
+    in ``seconds`` the outermost compilations (a kernel compiles those it calls).
+    A command's run is timed from the watch's making (:meth:`summary`)."""
 
     kind = "numba:compile"
 
     def __init__(self):
+        self.started = time.perf_counter()
         self.seconds = 0.0
         self.announced = False
         self._depth = 0
@@ -82,6 +84,11 @@ class CompileWatch(event.Listener):
         if spent <= _WORTH_SAYING:
             return ""
         return f"of which {spent:.1f} s compiling kernels, once"
+
+    def summary(self, rows: int, files: int) -> None:
+        """The last line of a run on stderr: :func:`summary` of the ``rows`` read from
+        ``files`` since the watch was made, with its compiling (the report and plots timed too)."""
+        note(summary(rows, time.perf_counter() - self.started, files, self.share()))
 
 
 #: rows of each synthetic batch

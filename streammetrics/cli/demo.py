@@ -14,7 +14,6 @@ from streammetrics._protocol.result import jsonable
 from streammetrics.io import ColumnSpec, have_pyarrow, open_source
 
 from .common import DEFAULT_MEMORY, CommandError, need_matplotlib
-from .compiling import CompileWatch
 from .output import check_outputs, write_plots
 from .progress import Progress
 from .shards import evaluate_sources, make_evaluator
@@ -92,7 +91,7 @@ def _check_state_round_trip(folder: str, shards, merged) -> None:
         raise CommandError("reloaded shard states differ from the merged shards")
 
 
-def _tour(args, folder: str, kind: str, watch: CompileWatch | None) -> None:
+def _tour(args, folder: str, kind: str, watch) -> None:
     """Write the shards into ``folder``, evaluate them and check the merged states."""
     t0 = time.perf_counter()
     # what the command runs by default: the exact AUC within its memory budget
@@ -108,11 +107,11 @@ def _tour(args, folder: str, kind: str, watch: CompileWatch | None) -> None:
 
     print(f"\n$ streammetrics evaluate {os.path.join(folder, '*.' + kind)} --task binary --y y --p p")
     t1 = time.perf_counter()
-    compiled_before = watch.seconds if watch else 0.0
+    compiled_before = watch.seconds
     with Progress(sources, args.progress) as progress:
         merged, shards = evaluate_sources(sources, settings, 1 << 18, progress)
     dt = time.perf_counter() - t1
-    compiling = watch.share(compiled_before) if watch else ""
+    compiling = watch.share(compiled_before)
     compiling = f" ({compiling})" if compiling else ""
     report = merged.finalize()
     print(report.to_text())
@@ -139,7 +138,7 @@ def _tour(args, folder: str, kind: str, watch: CompileWatch | None) -> None:
     print(f"\ndone in {time.perf_counter() - t0:.1f} s")
 
 
-def cmd_demo(args, watch: CompileWatch | None = None) -> int:
+def cmd_demo(args, watch) -> int:
     """``streammetrics demo``: the files go into ``--keep DIR``, kept, or else into a
     temporary folder removed at the end (the last line says so: the commands shown name it)."""
     kind = args.format_files

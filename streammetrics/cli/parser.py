@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 
+from streammetrics import __version__
+
 from .common import (
     AUTO_LABELS,
     DEFAULT_BATCH_ROWS,
@@ -233,12 +235,6 @@ def _add_compile(sub) -> None:
     cp.add_argument("--jobs", type=_positive_int, metavar="N", help="worker processes (default: one per core)")
 
 
-def _version() -> str:
-    import streammetrics
-
-    return streammetrics.__version__
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``streammetrics`` command."""
     ap = argparse.ArgumentParser(
@@ -246,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Streaming, mergeable model evaluation of prediction files.",
         epilog="Run 'streammetrics demo' for a tour, or 'streammetrics evaluate -h'.",
     )
-    ap.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    ap.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     out = _output_options()

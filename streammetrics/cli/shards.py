@@ -11,9 +11,8 @@ from streammetrics import BadShapeError, BadValueError, Evaluator, Sliced
 from streammetrics.io import ColumnSpec, InputError
 
 from .common import CommandError
-from .ranking import QueryCodes
 
-__all__ = ["columns_of", "make_evaluator", "evaluate_sources", "translate", "told", "chunks_of"]
+__all__ = ["columns_of", "make_evaluator", "evaluate_sources", "translate", "told", "chunks_of", "QueryCodes"]
 
 #: the role of each argument name of ``update`` the library reports: y, p or w
 _ROLE = {"y": "y", "labels_true": "y", "p": "p", "labels_pred": "p", "sample_weight": "w", "by": "by"}
@@ -43,6 +42,23 @@ def make_evaluator(settings: dict):
         raise CommandError(f"task {settings['task']!r} is not available in this installation ({exc})") from None
     except (TypeError, ValueError) as exc:
         raise CommandError(str(exc)) from None
+
+
+class QueryCodes:
+    """``--task ranking``'s query ids as int64: integers as they are, any other value
+    (text) numbered in order of first sight, the same number in every file of one run."""
+
+    def __init__(self):
+        self.codes: dict = {}
+
+    def __call__(self, values) -> np.ndarray:
+        arr = np.asarray(values)
+        if arr.dtype.kind in "iub":
+            return arr.astype(np.int64)
+        if arr.dtype.kind == "f" and (np.abs(arr) < 2.0**63).all() and (arr == np.round(arr)).all():
+            return arr.astype(np.int64)
+        codes = self.codes
+        return np.fromiter((codes.setdefault(v, len(codes)) for v in arr.tolist()), np.int64, arr.shape[0])
 
 
 class _KeyColumn(np.ndarray):
