@@ -13,7 +13,7 @@ from .common import AUTO_LABELS, CommandError, Reservoir, need_matplotlib, note
 from .output import check_outputs, finalize, report, save_state
 from .progress import Progress
 from .shards import columns_of, evaluate_sources, make_evaluator
-from .windows import evaluate_over_time, time_columns
+from .windows import evaluate_over_time
 
 __all__ = ["cmd_evaluate", "cmd_merge", "read_labels", "settings_from"]
 
@@ -139,9 +139,8 @@ def read_labels(sources, chunk_rows: int) -> list:
                 if arr.dtype.kind == "f":
                     bad = np.flatnonzero(~(np.isfinite(arr) & (arr == np.floor(arr))))
                     if bad.size:
-                        row = chunk.start + int(bad[0])
                         raise CommandError(
-                            f"{src.path}: {src.where(row)}, column {col!r}: value "
+                            f"{src.path}: {src.where(chunk.start + int(bad[0]))}, column {col!r}: value "
                             f"{arr[bad[0]].item()!r} is not a class label (--labels auto "
                             "collects labels: integers or text)"
                         )
@@ -173,8 +172,8 @@ def cmd_evaluate(args, watch) -> int:
         need_matplotlib()
     check_outputs(args)
     classes = settings["task"] == "multiclass"
-    keys = tuple(settings.get("by", ())) + time_columns(args)
-    cols = columns_of(args, args.p, settings.get("labels"), classes, by=(args.query, *keys) if args.query else keys)
+    keys = tuple(c for c in (args.query, *settings.get("by", ()), args.time) if c)  # the key columns, in this order
+    cols = columns_of(args, args.p, settings.get("labels"), classes, by=keys)
     try:
         sources = [open_source(f, cols) for f in expand_paths(args.paths)]
         if settings.get("labels") == AUTO_LABELS:
@@ -229,13 +228,10 @@ def _load(path: str):
 def cmd_merge(args, watch=None) -> int:
     """``streammetrics merge STATE...``: merge saved states and report them (no summary line)."""
     check_outputs(args)
-    total = None
-    first = None
-    for path in args.states:
+    first = args.states[0]
+    total = _load(first)
+    for path in args.states[1:]:
         acc = _load(path)
-        if total is None:
-            total, first = acc, path
-            continue
         if type(acc) is not type(total):
             raise CommandError(
                 f"{path}: holds {a_an(type(acc).__name__)} state; {first} holds "

@@ -72,12 +72,9 @@ class Reservoir:
         y = np.asarray(y, dtype=np.float64).ravel()
         p = np.asarray(p, dtype=np.float64).ravel()
         n = y.shape[0]
-        if n == 0:
-            return
-        fill = max(0, min(self.size - self.seen, n))
-        if fill:
-            self.y[self.seen : self.seen + fill] = y[:fill]
-            self.p[self.seen : self.seen + fill] = p[:fill]
+        fill = max(0, min(self.size - self.seen, n))  # the rows that find the sample not yet full
+        self.y[self.seen : self.seen + fill] = y[:fill]
+        self.p[self.seen : self.seen + fill] = p[:fill]
         if fill < n:
             idx = np.arange(self.seen + fill, self.seen + n, dtype=np.int64)
             slot = self.rng.integers(0, idx + 1)

@@ -18,12 +18,7 @@ from .output import draw, finalize, report, save_state
 from .progress import Progress
 from .shards import chunks_of, make_evaluator, told
 
-__all__ = ["time_columns", "evaluate_over_time"]
-
-
-def time_columns(args) -> tuple:
-    """The columns read beside ``--by``'s: the ``--time`` column, if any."""
-    return (args.time,) if getattr(args, "time", None) else ()
+__all__ = ["evaluate_over_time"]
 
 
 def _every(text: str):
@@ -105,9 +100,7 @@ def _emit(acc: Windowed, args) -> None:
         return
     level = f" ({args.ci:.0%} intervals)" if args.ci is not None else ""
     title = f"scores per bucket of {args.every}{level}: {len(t['rows'])} buckets, {acc.n:,} rows"
-    lines = [title, "=" * len(title), ""]
-    head = f"  {'start':<20} {'rows':>9}" + "".join(f" {h:>24}" for h in heads)
-    lines.append(head)
+    lines = [title, "=" * len(title), "", f"  {'start':<20} {'rows':>9}" + "".join(f" {h:>24}" for h in heads)]
     marked = False
     for i in range(len(t["rows"])):
         cells = []
