@@ -34,11 +34,6 @@ def _level(ci) -> float:
     return 0.95 if level is None else level
 
 
-def _p_two_sided(d: np.ndarray) -> float:
-    """``min(1, 2 min(P(d <= 0), P(d >= 0)))`` over the replicate differences."""
-    return float(min(1.0, 2.0 * min(np.mean(d <= 0.0), np.mean(d >= 0.0))))
-
-
 def table(rows: dict, names=("a", "b"), ci: float = 0.95) -> list[str]:
     """Lines of a comparison table: ``rows`` maps a score to its ``a``, ``b``, ``diff``, ``diff_ci_lower``,
     ``diff_ci_upper``, ``p_value``, ``resolution`` and ``method``; a p-value below its ``resolution``
@@ -130,12 +125,11 @@ def compare(a: Bootstrap, b: Bootstrap, ci: float = 0.95) -> ComparisonResult:
     values: dict = {}
     for k in scores:
         va, vb = float(pa[k]), float(pb[k])
-        values[f"{k}_a"], values[f"{k}_b"] = va, vb
-        values[f"{k}_diff"] = va - vb
+        values.update({f"{k}_a": va, f"{k}_b": vb, f"{k}_diff": va - vb})
         d = np.array([x[k] - y[k] for x, y in pairs if k in x and k in y], np.float64)
         lower, upper = interval(d, level)
         d = d[~np.isnan(d)]
-        p = _p_two_sided(d) if d.size else math.nan
+        p = float(min(1.0, 2.0 * min(np.mean(d <= 0.0), np.mean(d >= 0.0)))) if d.size else math.nan  # two-sided
         values.update({f"{k}_diff_ci_lower": lower, f"{k}_diff_ci_upper": upper, f"{k}_p_value": p})
     values.update(n=na, replicates=a.replicates, replicates_used=len(pairs), ci=level)
     return ComparisonResult("Comparison", values, meta={"method": "paired keyed Poisson bootstrap"})

@@ -52,8 +52,9 @@ def _row_keys(src, chunk, args, offset: int) -> np.ndarray:
 
 def _sources(args, p_columns, labels=None, classes=False):
     """The sources of the command's files (:func:`columns_of`; the ``--query`` column first, then ``--key``)."""
-    query = (args.query,) if getattr(args, "query", None) else ()
-    cols = columns_of(args, p_columns, labels, classes, by=query + ((args.key,) if args.key else ()))
+    cols = columns_of(
+        args, p_columns, labels, classes, by=tuple(c for c in (getattr(args, "query", None), args.key) if c)
+    )
     try:
         return [open_source(f, cols) for f in expand_paths(args.paths)]
     except InputError as exc:

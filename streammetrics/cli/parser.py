@@ -148,6 +148,9 @@ _EVALUATE_HELP = {
     "class), every ranking figure with certified bounds; default: exact",
     "--calibration-bins": "binary probabilities and multiclass: bins of the reliability table (ECE, MCE, Brier "
     "decomposition; default 15); 'off' leaves calibration out",
+    "--bootstrap": "percentile intervals from N keyed Poisson bootstrap replicates for every score (at the --ci "
+    "level, default 0.95), and with --plots bands around the ROC and PR curves; an exact AUC keeps the rows in "
+    "memory (17 bytes each)",
 }
 
 
@@ -196,6 +199,8 @@ def _add_evaluate(sub, out) -> None:
     keep = "with --time: keep the last N buckets only"
     ev.add_argument("--keep", dest="keep_buckets", type=_positive_int, metavar="N", help=keep)
     ev.add_argument("--window", type=_positive_int, metavar="N", help="report the scores of the last N rows only")
+    ev.add_argument("--bootstrap", type=_bootstrap, metavar="N", help=h["--bootstrap"])  # (Bootstrap's MAX_REPLICATES)
+    _key_options(ev)
 
 
 def _add_merge(sub, out) -> None:
@@ -249,7 +254,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_evaluate(sub, out)
     _add_merge(sub, out)
     _add_demo(sub)
-    _add_bootstrap_options(sub.choices["evaluate"])
     _add_compare(sub, out)
     _add_compile(sub)
     return ap
@@ -262,16 +266,6 @@ def _key_options(p) -> None:
     )
     p.add_argument("--key", metavar="COL", help=key)
     p.add_argument("--seed", type=_seed, default=0, metavar="S", help="seed of the bootstrap weights (default: 0)")
-
-
-def _add_bootstrap_options(ev) -> None:
-    boot = (
-        "percentile intervals from N keyed Poisson bootstrap replicates for every score (at the --ci level, default "
-        "0.95), and with --plots bands around the ROC and PR curves; an exact AUC keeps the rows in memory (17 "
-        "bytes each)"
-    )
-    ev.add_argument("--bootstrap", type=_bootstrap, metavar="N", help=boot)  # (Bootstrap's MAX_REPLICATES)
-    _key_options(ev)
 
 
 def _add_compare(sub, out) -> None:

@@ -127,17 +127,16 @@ def _last_rows(args, settings: dict, sources) -> int:
     """The report of the last ``--window`` rows, kept in a ring of chunks."""
     ring: deque = deque()
     held = 0
-    check = make_evaluator(settings)
+    total = make_evaluator(settings)
     for src, chunk, arrays, options in _batches(args, sources, settings):
         with told(src, chunk, settings["task"]):
-            check.prepare(*arrays, **options)  # (a bad value is told with its file and row now)
+            total.prepare(*arrays, **options)  # (a bad value is told with its file and row now)
         ring.append((arrays, options))
         held += len(arrays[0])
         while held - len(ring[0][0][0]) >= args.window:
             held -= len(ring.popleft()[0][0])
     if not held:
         raise CommandError("the input holds no rows: nothing to evaluate")
-    total = make_evaluator(settings)
     skip = held - args.window
     for arrays, options in ring:
         cut = slice(min(skip, len(arrays[0])), None)

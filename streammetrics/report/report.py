@@ -53,11 +53,10 @@ class EvaluationReport(Result):
         values: dict[str, Any] = {"n": n}
         names: dict[str, dict[str, str]] = {}
         for member, part in parts.items():
-            names[member] = {}
+            names[member] = own = {}
             for k, v in part.report_values().items():
-                key = k if k not in values else f"{member}_{k}"
+                own[k] = key = k if k not in values else f"{member}_{k}"
                 values[key] = v
-                names[member][k] = key
         super().__init__("EvaluationReport", values)
         order = list(order) if order is not None else list(parts)
         for k, v in zip(self.__slots__, (dict(parts), dict(settings), order, describe, names)):
