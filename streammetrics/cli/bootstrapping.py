@@ -21,7 +21,7 @@ from streammetrics.comparison import table
 from streammetrics.io import InputError, expand_paths, open_source
 from streammetrics.report import plots
 
-from .common import AUTO_LABELS, CommandError, need_matplotlib, note
+from .common import AUTO_LABELS, CommandError, failing, need_matplotlib, note
 from .output import check_outputs, draw, finalize, save_state, targets_of, write_plots
 from .progress import Progress
 from .shards import QueryCodes, chunks_of, columns_of, make_evaluator, told
@@ -52,13 +52,10 @@ def _row_keys(src, chunk, args, offset: int) -> np.ndarray:
 
 def _sources(args, p_columns, labels=None, classes=False):
     """The sources of the command's files (:func:`columns_of`; the ``--query`` column first, then ``--key``)."""
-    cols = columns_of(
-        args, p_columns, labels, classes, by=tuple(c for c in (getattr(args, "query", None), args.key) if c)
-    )
-    try:
+    by = tuple(c for c in (getattr(args, "query", None), args.key) if c)
+    cols = columns_of(args, p_columns, labels, classes, by=by)
+    with failing(InputError):
         return [open_source(f, cols) for f in expand_paths(args.paths)]
-    except InputError as exc:
-        raise CommandError(str(exc)) from None
 
 
 def _keyed_chunks(sources, args, progress, queries=None):
@@ -86,11 +83,9 @@ def cmd_evaluate_bootstrap(args, settings: dict, watch) -> int:
         need_matplotlib()
     sources = _sources(args, args.p, labels=settings.get("labels"), classes=settings["task"] == "multiclass")
     template = make_evaluator(settings)
-    try:
-        make = lambda: Bootstrap(template, replicates=args.bootstrap, seed=args.seed)  # noqa: E731
+    make = lambda: Bootstrap(template, replicates=args.bootstrap, seed=args.seed)  # noqa: E731
+    with failing(TypeError, "--bootstrap: "):  # e.g. a member without sample weights
         total = make()
-    except TypeError as exc:  # e.g. a member without sample weights
-        raise CommandError(f"--bootstrap: {exc}") from None
     shard, current = None, None
     with Progress(sources, args.progress) as progress:
         queries = QueryCodes() if settings["task"] == "ranking" else None
@@ -137,12 +132,11 @@ def _write_band_plots(total, result, args) -> None:
     marked = [p for p in rank.report_extras(ctx).get("operating_points", []) if p["reached"]]
     roc_marks = [(p["fpr"], p["recall"], f"{p['point']} ({p['threshold']:.4g})") for p in marked]
     pr_marks = [(p["recall"], p["precision"], f"{p['point']} ({p['threshold']:.4g})") for p in marked]
-    curves = rank.thinned_curves()
-    (fpr, tpr), (precision, recall) = curves["roc"], curves["pr"]
+    curves = rank.thinned_curves()  # (fpr, tpr) and (precision, recall)
     auc = (result.auc_ci_lower, result.auc_ci_upper, level) if "auc_ci_lower" in result else None
     counts = (rank.n_pos, rank.n_neg, args.plots)
-    roc = (fpr, tpr, rank.auc, rank.auc_lower, rank.auc_upper, *counts)
-    pr = (precision, recall, rank.average_precision(), *counts)
+    roc = (*curves["roc"], rank.auc, rank.auc_lower, rank.auc_upper, *counts)
+    pr = (*curves["pr"], rank.average_precision(), *counts)
     pr_bounds = rank.average_precision_bounds()
     paths = draw(
         args.plots,
@@ -243,10 +237,8 @@ def cmd_compare(args, watch) -> int:
             ws.append(None if chunk.w is None else np.asarray(chunk.w, np.float64))
     if boots[0].n == 0:
         raise CommandError("the input holds no rows: nothing to compare")
-    try:
+    with failing(ValueError):
         result = compare(boots[0], boots[1], ci=args.ci)
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
     y, p = np.concatenate(ys), np.concatenate(ps)
     w = None if ws[0] is None else np.concatenate(ws)
     try:

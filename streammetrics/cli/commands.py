@@ -9,7 +9,7 @@ from streammetrics._protocol.errors import a_an
 from streammetrics.io import OS_PROBLEMS, InputError, expand_paths, open_source
 
 from .bootstrapping import cmd_evaluate_bootstrap
-from .common import AUTO_LABELS, CommandError, Reservoir, need_matplotlib, note
+from .common import AUTO_LABELS, CommandError, Reservoir, failing, need_matplotlib, note
 from .output import check_outputs, finalize, report, save_state
 from .progress import Progress
 from .shards import columns_of, evaluate_sources, make_evaluator
@@ -90,9 +90,7 @@ def settings_from(args) -> dict:
     if len(set(by)) != len(by):
         raise CommandError(f"--by names a column twice ({', '.join(by)})")
     if by:
-        settings["by"] = by
-        if args.max_slices is not None:
-            settings["max_slices"] = args.max_slices
+        settings.update(by=by, max_slices=args.max_slices)
     else:
         for opt, v in (("--max-slices", args.max_slices), ("--top", args.top)):
             if v is not None:
@@ -237,10 +235,8 @@ def cmd_merge(args, watch=None) -> int:
                 f"{path}: holds {a_an(type(acc).__name__)} state; {first} holds "
                 f"{a_an(type(total).__name__)}: only states of one kind merge"
             )
-        try:
+        with failing((SettingsMismatchError, ValueError), f"{path}: cannot merge with {first}: "):
             total.merge(acc)
-        except (SettingsMismatchError, ValueError) as exc:
-            raise CommandError(f"{path}: cannot merge with {first}: {exc}") from None
     if total.n == 0:
         raise CommandError("the states hold no observations: nothing to report")
     return report(total, args)

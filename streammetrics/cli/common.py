@@ -7,6 +7,7 @@ The other modules of :mod:`streammetrics.cli` import from here (and from
 from __future__ import annotations
 
 import importlib.util
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from .progress import write_line
 
 __all__ = ["PROG", "DEFAULT_BATCH_ROWS", "DEFAULT_MAX_BINS", "DEFAULT_MEMORY", "DEFAULT_MEMORY_BYTES", "DEMO_ROWS"]
 __all__ += ["DEMO_SHARDS", "TASKS", "PROGRESS", "AUTO_LABELS", "CommandError", "note", "need_matplotlib", "summary"]
-__all__ += ["Reservoir", "SAMPLE_SIZE"]
+__all__ += ["Reservoir", "SAMPLE_SIZE", "failing"]
 
 PROG = "streammetrics"
 DEFAULT_BATCH_ROWS = 1 << 18
@@ -31,6 +32,15 @@ AUTO_LABELS = "auto"
 
 class CommandError(Exception):
     """An error reported as ``streammetrics: error: <message>`` and exit status 1."""
+
+
+@contextmanager
+def failing(errors, prefix: str = ""):
+    """The ``errors`` raised inside, raised again as a :class:`CommandError`: ``prefix`` and their message."""
+    try:
+        yield
+    except errors as exc:
+        raise CommandError(f"{prefix}{exc}") from None
 
 
 def note(msg: str) -> None:

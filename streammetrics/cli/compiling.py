@@ -259,8 +259,7 @@ _WORKER = (
 def cmd_compile(args, watch=None) -> int:
     """``streammetrics compile [--task T ...] [--jobs N]``."""
     tasks = list(dict.fromkeys(args.task or UNITS))
-    jobs = args.jobs or CORES
-    shares = _shares(tasks, jobs)
+    shares = _shares(tasks, args.jobs or CORES)
     note(f"compiling the kernels of {', '.join(tasks)} on {len(shares)} process{'es' if len(shares) > 1 else ''}")
     t0 = time.perf_counter()
     pipes = {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 
 from streammetrics import __version__
@@ -83,10 +84,8 @@ def _labels(text: str):
     labels = [v.strip() for v in text.split(",")]
     if not all(labels):
         raise argparse.ArgumentTypeError(f"expected labels separated by commas, got {text!r}")
-    try:
+    with contextlib.suppress(ValueError):
         labels = [int(v) for v in labels]
-    except ValueError:
-        pass
     repeated = next((v for i, v in enumerate(labels) if v in labels[:i]), None)
     if repeated is not None:
         raise argparse.ArgumentTypeError(f"label {repeated!r} is given twice")

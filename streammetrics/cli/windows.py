@@ -13,7 +13,7 @@ import numpy as np
 from streammetrics import Windowed
 from streammetrics._protocol.result import jsonable
 
-from .common import CommandError, note
+from .common import CommandError, failing, note
 from .output import draw, finalize, report, save_state
 from .progress import Progress
 from .shards import chunks_of, make_evaluator, told
@@ -65,10 +65,9 @@ def evaluate_over_time(args, settings: dict, sources) -> int:
         return _last_rows(args, settings, sources)
     if not args.every:
         raise CommandError("--time needs --every SPAN (e.g. 1d, 1h, 15min, or a number in the column's unit)")
-    try:
-        acc = Windowed(make_evaluator(settings), every=_every(args.every), keep=args.keep_buckets, time=True)
-    except (TypeError, ValueError) as exc:
-        raise CommandError(f"--every: {exc}") from None
+    template = make_evaluator(settings)
+    with failing((TypeError, ValueError), "--every: "):
+        acc = Windowed(template, every=_every(args.every), keep=args.keep_buckets, time=True)
     for src, chunk, arrays, options in _batches(args, sources, settings):
         with told(src, chunk, settings["task"]):
             acc.update(*arrays, **options)

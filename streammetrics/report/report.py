@@ -5,6 +5,7 @@ is prefixed with the second one's name in the flat mapping).
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 from typing import Any
@@ -162,10 +163,8 @@ class EvaluationReport(Result):
             return pd.concat(parts, keys=list(self._parts), names=["member", "score"])
         frames = []
         for part in self._parts.values():
-            try:
+            with contextlib.suppress(ValueError):  # a member without per-class scores
                 frames.append(part.to_frame(per_class=True))
-            except ValueError:  # a member without per-class scores
-                pass
         if not frames:
             raise ValueError("no member of this evaluation has per-class scores")
         # the classes: the row count most members agree on (a reliability table's bins are not classes)
