@@ -207,20 +207,16 @@ def _print_bootstrap(result, total, args) -> None:
     sys.stdout.write("\n".join(lines) + "\n")
 
 
-def _template(args):
-    members = {"binary": BinaryConfusion(threshold=args.threshold)}
-    if args.scores == "probability":
-        members["probability"] = ProbabilityScores()
-    return Evaluator(members)
-
-
 def cmd_compare(args, watch) -> int:
     """``streammetrics compare PATH... --p A --p B``: the paired differences of A and B."""
     names = [c for arg in args.p for c in arg.split(",") if c]
     if len(names) != 2 or names[0] == names[1]:
         raise CommandError(f"compare takes two different --p columns, got {', '.join(names) or 'none'}")
     sources = _sources(args, names)
-    template = _template(args)
+    members = {"binary": BinaryConfusion(threshold=args.threshold)}
+    if args.scores == "probability":
+        members["probability"] = ProbabilityScores()
+    template = Evaluator(members)
     boots = [Bootstrap(template, replicates=args.bootstrap, seed=args.seed) for _ in names]
     ys, ps, ws = [], [], []  # the rows DeLong's test reads
     with Progress(sources, args.progress) as progress:

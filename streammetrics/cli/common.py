@@ -14,7 +14,7 @@ import numpy as np
 from .progress import write_line
 
 __all__ = ["PROG", "DEFAULT_BATCH_ROWS", "DEFAULT_MAX_BINS", "DEFAULT_MEMORY", "DEFAULT_MEMORY_BYTES", "DEMO_ROWS"]
-__all__ += ["DEMO_SHARDS", "TASKS", "PROGRESS", "AUTO_LABELS", "CommandError", "note", "need_matplotlib", "summary"]
+__all__ += ["DEMO_SHARDS", "TASKS", "PROGRESS", "AUTO_LABELS", "CommandError", "note", "need_matplotlib"]
 __all__ += ["Reservoir", "SAMPLE_SIZE", "failing"]
 
 PROG = "streammetrics"
@@ -52,15 +52,6 @@ def need_matplotlib() -> None:
     """Fail early, before any reading, when ``--plots`` cannot be honoured."""
     if importlib.util.find_spec("matplotlib") is None:
         raise CommandError("--plots needs matplotlib: pip install 'streammetrics[plot]'")
-
-
-def summary(rows: int, seconds: float, files: int, compiling: str = "") -> str:
-    """``"1,234,567 rows in 2.31 s (0.53 M rows/s) from 3 files"`` (a rate under 10,000
-    rows a second in rows a second), then ``compiling`` in parentheses."""
-    rate = rows / max(seconds, 1e-9)
-    rate_text = f"{rate / 1e6:.2f} M rows/s" if rate >= 1e4 else f"{rate:,.0f} rows/s"
-    text = f"{rows:,} rows in {seconds:.2f} s ({rate_text}) from {files:,} file{'' if files == 1 else 's'}"
-    return f"{text} ({compiling})" if compiling else text
 
 
 #: Pairs kept for the regression plots.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import AbstractContextManager
 
 __all__ = ["Progress", "write_line"]
 
@@ -34,7 +35,7 @@ def _enabled(choice) -> bool:
         return False
 
 
-class Progress:
+class Progress(AbstractContextManager):
     """One bar over every shard: rows when the row counts are known, else bytes.
 
     The bar shows the name of the file being read (:meth:`start`) and moves on
@@ -104,9 +105,6 @@ class Progress:
             _DRAWN.remove(self._write)
         if self._bar is not None:
             self._bar.close()
-
-    def __enter__(self) -> Progress:
-        return self
 
     def __exit__(self, *exc) -> None:
         self.close()
