@@ -157,11 +157,9 @@ def _json(doc, result, args) -> None:
 
 
 def _keyed(args) -> str:
-    if args.key:
-        by = f"keyed by {args.key!r}"
-    else:
-        by = f"keyed by query {args.query!r}" if getattr(args, "query", None) else "keyed by row position"
-    return f"{by}, seed {args.seed}"
+    query = getattr(args, "query", None)
+    by = repr(args.key) if args.key else f"query {query!r}" if query else "row position"
+    return f"keyed by {by}, seed {args.seed}"
 
 
 def _per_k(result) -> dict:

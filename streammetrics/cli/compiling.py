@@ -81,9 +81,7 @@ class CompileWatch(event.Listener):
         """``"of which 3.4 s compiling kernels, once"``: the compiling done since
         :attr:`seconds` was ``since``, when it took over a second; else ``""``."""
         spent = self.seconds - since
-        if spent <= _WORTH_SAYING:
-            return ""
-        return f"of which {spent:.1f} s compiling kernels, once"
+        return f"of which {spent:.1f} s compiling kernels, once" if spent > _WORTH_SAYING else ""
 
     def summary(self, rows: int, files: int) -> None:
         """The last line of a run on stderr: ``"1,234,567 rows in 2.31 s (0.53 M rows/s) from 3 files"``
