@@ -34,27 +34,18 @@ def _level(ci) -> float:
     return 0.95 if level is None else level
 
 
-def _p_two_sided(d: np.ndarray) -> float:
-    """``min(1, 2 min(P(d <= 0), P(d >= 0)))`` over the replicate differences."""
-    return float(min(1.0, 2.0 * min(np.mean(d <= 0.0), np.mean(d >= 0.0))))
-
-
-def format_p(p: float, resolution: float) -> str:
-    """A p-value; below ``resolution`` (``1 / replicates`` for the bootstrap) as ``< resolution``."""
-    if math.isnan(p):
-        return "nan"
-    return f"< {resolution:.2g}" if p < resolution else f"{p:.4f}"
-
-
 def table(rows: dict, names=("a", "b"), ci: float = 0.95) -> list[str]:
     """Lines of a comparison table: ``rows`` maps a score to its ``a``, ``b``, ``diff``, ``diff_ci_lower``,
-    ``diff_ci_upper``, ``p_value``, ``resolution`` and ``method``."""
+    ``diff_ci_upper``, ``p_value``, ``resolution`` and ``method``; a p-value below its ``resolution``
+    (``1 / replicates`` for the bootstrap) is shown as ``< resolution``."""
     head = ("score", *names, "difference", f"{ci:.0%} interval", "p-value", "method")
     cells = [head]
     for k, r in rows.items():
         interval = f"[{fmt_number(r['diff_ci_lower'])}, {fmt_number(r['diff_ci_upper'])}]"
         values = (fmt_number(r[e]) for e in ("a", "b", "diff"))
-        cells.append((k, *values, interval, format_p(r["p_value"], r["resolution"]), r["method"]))
+        p, least = r["p_value"], r["resolution"]
+        p = "nan" if math.isnan(p) else f"< {least:.2g}" if p < least else f"{p:.4f}"
+        cells.append((k, *values, interval, p, r["method"]))
     widths = [max(len(t[i]) for t in cells) for i in range(len(head))]
     return [
         "  " + "  ".join(c.ljust(w) if i in (0, 6) else c.rjust(w) for i, (c, w) in enumerate(zip(t, widths))).rstrip()
@@ -134,12 +125,11 @@ def compare(a: Bootstrap, b: Bootstrap, ci: float = 0.95) -> ComparisonResult:
     values: dict = {}
     for k in scores:
         va, vb = float(pa[k]), float(pb[k])
-        values[f"{k}_a"], values[f"{k}_b"] = va, vb
-        values[f"{k}_diff"] = va - vb
+        values.update({f"{k}_a": va, f"{k}_b": vb, f"{k}_diff": va - vb})
         d = np.array([x[k] - y[k] for x, y in pairs if k in x and k in y], np.float64)
         lower, upper = interval(d, level)
         d = d[~np.isnan(d)]
-        p = _p_two_sided(d) if d.size else math.nan
+        p = float(min(1.0, 2.0 * min(np.mean(d <= 0.0), np.mean(d >= 0.0)))) if d.size else math.nan  # two-sided
         values.update({f"{k}_diff_ci_lower": lower, f"{k}_diff_ci_upper": upper, f"{k}_p_value": p})
     values.update(n=na, replicates=a.replicates, replicates_used=len(pairs), ci=level)
     return ComparisonResult("Comparison", values, meta={"method": "paired keyed Poisson bootstrap"})

@@ -17,6 +17,7 @@ to stdout. The modules import one way: :mod:`.progress`, then
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -69,8 +70,6 @@ def main(argv=None) -> int:
         return 130
     except BrokenPipeError:
         # stdout closed early (e.g. piped into head): not an error worth a traceback
-        try:
+        with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
         return 1

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 
 import numpy as np
 
@@ -22,11 +21,10 @@ from streammetrics.comparison import table
 from streammetrics.io import InputError, expand_paths, open_source
 from streammetrics.report import plots
 
-from .common import AUTO_LABELS, CommandError, need_matplotlib, note, summary
-from .output import check_outputs, draw, save_state, targets_of, write_plots
+from .common import AUTO_LABELS, CommandError, failing, need_matplotlib, note
+from .output import check_outputs, draw, finalize, save_state, targets_of, write_plots
 from .progress import Progress
-from .ranking import QueryCodes
-from .shards import chunks_of, columns_of, make_evaluator, told
+from .shards import QueryCodes, chunks_of, columns_of, make_evaluator, told
 
 __all__ = ["cmd_evaluate_bootstrap", "cmd_compare"]
 
@@ -39,13 +37,12 @@ def _row_keys(src, chunk, args, offset: int) -> np.ndarray:
     col = np.asarray(chunk.keys[-1])
     if col.dtype.kind in "iu":
         return col
-    bad = None
+    i = 0  # the first value that is not an integer
     if col.dtype.kind == "f":
         ok = np.isfinite(col) & (col == np.floor(col)) & (np.abs(col) < 2.0**63)
         if ok.all():
             return col.astype(np.int64)
-        bad = int(np.argmin(ok))
-    i = 0 if bad is None else bad
+        i = int(np.argmin(ok))
     raise CommandError(
         f"{src.path}: {src.where(chunk.start + i)}, column {args.key!r}: value "
         f"{col[i].item() if hasattr(col[i], 'item') else col[i]!r} is not an "
@@ -55,12 +52,10 @@ def _row_keys(src, chunk, args, offset: int) -> np.ndarray:
 
 def _sources(args, p_columns, labels=None, classes=False):
     """The sources of the command's files (:func:`columns_of`; the ``--query`` column first, then ``--key``)."""
-    query = (args.query,) if getattr(args, "query", None) else ()
-    cols = columns_of(args, p_columns, labels, classes, by=query + ((args.key,) if args.key else ()))
-    try:
+    by = tuple(c for c in (getattr(args, "query", None), args.key) if c)
+    cols = columns_of(args, p_columns, labels, classes, by=by)
+    with failing(InputError):
         return [open_source(f, cols) for f in expand_paths(args.paths)]
-    except InputError as exc:
-        raise CommandError(str(exc)) from None
 
 
 def _keyed_chunks(sources, args, progress, queries=None):
@@ -70,19 +65,15 @@ def _keyed_chunks(sources, args, progress, queries=None):
     offset = 0
     for src in sources:
         for chunk in chunks_of(src, args.batch_rows, progress):
-            if queries is None:
-                yield src, chunk, _row_keys(src, chunk, args, offset), (chunk.y, chunk.p)
-            else:
-                ids = queries(chunk.keys[0])
-                yield src, chunk, _row_keys(src, chunk, args, offset) if args.key else ids, (ids, chunk.y, chunk.p)
+            ids = () if queries is None else (queries(chunk.keys[0]),)
+            keys = ids[0] if ids and not args.key else _row_keys(src, chunk, args, offset)
+            yield src, chunk, keys, (*ids, chunk.y, chunk.p)
             offset += len(chunk.y)
 
 
-def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
+def cmd_evaluate_bootstrap(args, settings: dict, watch) -> int:
     """``evaluate ... --bootstrap N``: one bootstrap of the task's Evaluator per
     file, merged; the report holds every score with its interval."""
-    t0 = time.perf_counter()
-    compiled_before = watch.seconds if watch else 0.0
     if settings.get("by"):
         raise CommandError("--bootstrap does not combine with --by (bootstrap one slice's rows instead)")
     if settings.get("labels") == AUTO_LABELS:
@@ -92,11 +83,9 @@ def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
         need_matplotlib()
     sources = _sources(args, args.p, labels=settings.get("labels"), classes=settings["task"] == "multiclass")
     template = make_evaluator(settings)
-    try:
-        make = lambda: Bootstrap(template, replicates=args.bootstrap, seed=args.seed)  # noqa: E731
+    make = lambda: Bootstrap(template, replicates=args.bootstrap, seed=args.seed)  # noqa: E731
+    with failing(TypeError, "--bootstrap: "):  # e.g. a member without sample weights
         total = make()
-    except TypeError as exc:  # e.g. a member without sample weights
-        raise CommandError(f"--bootstrap: {exc}") from None
     shard, current = None, None
     with Progress(sources, args.progress) as progress:
         queries = QueryCodes() if settings["task"] == "ranking" else None
@@ -111,17 +100,13 @@ def cmd_evaluate_bootstrap(args, settings: dict, watch=None) -> int:
             total.merge(shard)
     if total.n == 0:
         raise CommandError("the input holds no rows: nothing to evaluate")
-    try:
-        result = total.finalize(ci=args.ci if args.ci is not None else 0.95)
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
+    result = finalize(total, args.ci if args.ci is not None else 0.95)
     _print_bootstrap(result, total, args)
     if args.save_state:
         save_state(total, args.save_state)
     if args.plots:
         _write_band_plots(total, result, args)
-    compiling = watch.share(compiled_before) if watch else ""
-    note(summary(total.n, time.perf_counter() - t0, len(sources), compiling))
+    watch.summary(total.n, len(sources))
     return 0
 
 
@@ -147,12 +132,11 @@ def _write_band_plots(total, result, args) -> None:
     marked = [p for p in rank.report_extras(ctx).get("operating_points", []) if p["reached"]]
     roc_marks = [(p["fpr"], p["recall"], f"{p['point']} ({p['threshold']:.4g})") for p in marked]
     pr_marks = [(p["recall"], p["precision"], f"{p['point']} ({p['threshold']:.4g})") for p in marked]
-    curves = rank.thinned_curves()
-    (fpr, tpr), (precision, recall) = curves["roc"], curves["pr"]
+    curves = rank.thinned_curves()  # (fpr, tpr) and (precision, recall)
     auc = (result.auc_ci_lower, result.auc_ci_upper, level) if "auc_ci_lower" in result else None
     counts = (rank.n_pos, rank.n_neg, args.plots)
-    roc = (fpr, tpr, rank.auc, rank.auc_lower, rank.auc_upper, *counts)
-    pr = (precision, recall, rank.average_precision(), *counts)
+    roc = (*curves["roc"], rank.auc, rank.auc_lower, rank.auc_upper, *counts)
+    pr = (*curves["pr"], rank.average_precision(), *counts)
     pr_bounds = rank.average_precision_bounds()
     paths = draw(
         args.plots,
@@ -173,11 +157,9 @@ def _json(doc, result, args) -> None:
 
 
 def _keyed(args) -> str:
-    if args.key:
-        by = f"keyed by {args.key!r}"
-    else:
-        by = f"keyed by query {args.query!r}" if getattr(args, "query", None) else "keyed by row position"
-    return f"{by}, seed {args.seed}"
+    query = getattr(args, "query", None)
+    by = repr(args.key) if args.key else f"query {query!r}" if query else "row position"
+    return f"keyed by {by}, seed {args.seed}"
 
 
 def _per_k(result) -> dict:
@@ -223,24 +205,18 @@ def _print_bootstrap(result, total, args) -> None:
     sys.stdout.write("\n".join(lines) + "\n")
 
 
-def _template(args):
-    members = {"binary": BinaryConfusion(threshold=args.threshold)}
-    if args.scores == "probability":
-        members["probability"] = ProbabilityScores()
-    return Evaluator(members)
-
-
-def cmd_compare(args, watch=None) -> int:
+def cmd_compare(args, watch) -> int:
     """``streammetrics compare PATH... --p A --p B``: the paired differences of A and B."""
-    t0 = time.perf_counter()
-    compiled_before = watch.seconds if watch else 0.0
     names = [c for arg in args.p for c in arg.split(",") if c]
     if len(names) != 2 or names[0] == names[1]:
         raise CommandError(f"compare takes two different --p columns, got {', '.join(names) or 'none'}")
     sources = _sources(args, names)
-    template = _template(args)
+    members = {"binary": BinaryConfusion(threshold=args.threshold)}
+    if args.scores == "probability":
+        members["probability"] = ProbabilityScores()
+    template = Evaluator(members)
     boots = [Bootstrap(template, replicates=args.bootstrap, seed=args.seed) for _ in names]
-    ys, ps, ws = [], ([], []), []
+    ys, ps, ws = [], [], []  # the rows DeLong's test reads
     with Progress(sources, args.progress) as progress:
         for src, chunk, keys, _ in _keyed_chunks(sources, args, progress):
             p = np.asarray(chunk.p)
@@ -251,47 +227,40 @@ def cmd_compare(args, watch=None) -> int:
             for b, batch in zip(boots, batches):  # both checked before either folds
                 b.fold(batch)
             ys.append(np.asarray(chunk.y))
-            for j in range(2):
-                ps[j].append(np.asarray(p[:, j], np.float64))
-            if chunk.w is not None:
-                ws.append(np.asarray(chunk.w, np.float64))
+            ps.append(np.asarray(p, np.float64))
+            ws.append(None if chunk.w is None else np.asarray(chunk.w, np.float64))
     if boots[0].n == 0:
         raise CommandError("the input holds no rows: nothing to compare")
-    try:
+    with failing(ValueError):
         result = compare(boots[0], boots[1], ci=args.ci)
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
-    y = np.concatenate(ys)
-    w = np.concatenate(ws) if ws else None
+    y, p = np.concatenate(ys), np.concatenate(ps)
+    w = None if ws[0] is None else np.concatenate(ws)
     try:
-        auc = paired_delong(y, np.concatenate(ps[0]), np.concatenate(ps[1]), sample_weight=w, ci=args.ci)
+        auc = paired_delong(y, p[:, 0], p[:, 1], sample_weight=w, ci=args.ci)
     except ValueError as exc:
         auc = None
         note(f"no AUC comparison: {exc}")
     _print_comparison(result, auc, names, args)
-    compiling = watch.share(compiled_before) if watch else ""
-    note(summary(boots[0].n, time.perf_counter() - t0, len(sources), compiling))
+    watch.summary(boots[0].n, len(sources))
     return 0
 
 
-#: the scores a comparison reports, in this order (those the template has)
+#: the fields of DeLong's row, and the scores a comparison reports, in this order (those the template has)
 _FIELDS = ("a", "b", "diff", "diff_ci_lower", "diff_ci_upper", "p_value")
 _SHOWN = ("accuracy", "precision", "recall", "specificity", "balanced_accuracy", "f1", "mcc", "log_loss", "brier")
 
 
 def _print_comparison(result, auc, names, args) -> None:
     a, b = names
-    scores = {}
+    scores, rows = {}, result.rows()
     if auc is not None:
-        scores["auc"] = {e: auc[e if e == "p_value" else f"auc_{e}"] for e in _FIELDS} | {"method": "DeLong"}
-    for k in _SHOWN:
-        if f"{k}_diff" in result:
-            scores[k] = {e: result[f"{k}_{e}"] for e in _FIELDS} | {"method": "bootstrap"}
+        delong = {e: auc[e if e == "p_value" else f"auc_{e}"] for e in _FIELDS}
+        scores["auc"] = delong | {"resolution": 1e-4, "method": "DeLong"}
+    scores.update((k, rows[k]) for k in _SHOWN if k in rows)
     if args.format == "json":
+        scores = {k: {e: v for e, v in r.items() if e != "resolution"} for k, r in scores.items()}
         _json({"result": "Comparison", "models": {"models": [a, b]}, "scores": scores}, result, args)
         return
-    for r in scores.values():
-        r["resolution"] = 1e-4 if r["method"] == "DeLong" else 1.0 / result.replicates
     title = f"comparison of {a} - {b} on {result.n:,} rows"
     lines = [title, "=" * len(title), "", *table(scores, (a, b), result.ci)]
     lines += [

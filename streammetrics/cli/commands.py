@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from streammetrics import SettingsMismatchError, StateFileError, load_state
 from streammetrics._protocol.errors import a_an
-from streammetrics.io import InputError, expand_paths, open_source
+from streammetrics.io import OS_PROBLEMS, InputError, expand_paths, open_source
 
 from .bootstrapping import cmd_evaluate_bootstrap
-from .common import AUTO_LABELS, CommandError, Reservoir, need_matplotlib, note, summary
-from .compiling import CompileWatch
+from .common import AUTO_LABELS, CommandError, Reservoir, failing, need_matplotlib, note
 from .output import check_outputs, finalize, report, save_state
 from .progress import Progress
-from .ranking import ranking_settings
 from .shards import columns_of, evaluate_sources, make_evaluator
-from .windows import evaluate_over_time, time_columns
+from .windows import evaluate_over_time
 
 __all__ = ["cmd_evaluate", "cmd_merge", "read_labels", "settings_from"]
 
@@ -40,8 +36,13 @@ def settings_from(args) -> dict:
     if len(args.p) > 1 and task not in ("multiclass", "multilabel"):
         raise CommandError(f"--p takes several columns for --task multiclass and multilabel only (task is {task})")
     settings = {"task": task}
-    if task == "ranking":
-        settings.update(ranking_settings(args), max_memory=args.memory)
+    if task == "ranking":  # --y and --p are the relevance and score columns
+        if args.query is None:
+            raise CommandError("--task ranking needs --query COL (the column of query ids)")
+        args.y, args.p = args.relevance or "relevance", [args.score or "score"]
+        settings.update(grouped=bool(args.grouped), max_memory=args.memory)
+        if args.k is not None:
+            settings["k"] = _cut_offs(args.k)
     if task in ("binary", "multiclass"):
         settings["calibration_bins"] = args.calibration_bins
     # the AUC: exact within the memory budget, or bounded by --max-bins
@@ -89,14 +90,23 @@ def settings_from(args) -> dict:
     if len(set(by)) != len(by):
         raise CommandError(f"--by names a column twice ({', '.join(by)})")
     if by:
-        settings["by"] = by
-        if args.max_slices is not None:
-            settings["max_slices"] = args.max_slices
+        settings.update(by=by, max_slices=args.max_slices)
     else:
         for opt, v in (("--max-slices", args.max_slices), ("--top", args.top)):
             if v is not None:
                 raise CommandError(f"{opt} applies to sliced reports (--by COL) only")
     return settings
+
+
+def _cut_offs(text: str) -> tuple:
+    """``--k 1,5,10`` as ``(1, 5, 10)``."""
+    try:
+        ks = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        ks = ()
+    if not ks or min(ks) < 1:
+        raise CommandError(f"--k takes positive integers separated by commas, such as 1,5,10; got {text!r}")
+    return ks
 
 
 #: the most labels ``--labels auto`` collects
@@ -127,9 +137,8 @@ def read_labels(sources, chunk_rows: int) -> list:
                 if arr.dtype.kind == "f":
                     bad = np.flatnonzero(~(np.isfinite(arr) & (arr == np.floor(arr))))
                     if bad.size:
-                        row = chunk.start + int(bad[0])
                         raise CommandError(
-                            f"{src.path}: {src.where(row)}, column {col!r}: value "
+                            f"{src.path}: {src.where(chunk.start + int(bad[0]))}, column {col!r}: value "
                             f"{arr[bad[0]].item()!r} is not a class label (--labels auto "
                             "collects labels: integers or text)"
                         )
@@ -147,24 +156,22 @@ def read_labels(sources, chunk_rows: int) -> list:
         ) from None
 
 
-def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
+def cmd_evaluate(args, watch) -> int:
     """``streammetrics evaluate PATH...``: evaluate the files as shards and merge them
     (per slice of the ``--by`` columns too); a last line on stderr tells the rows,
-    seconds, rate, files and the time ``watch`` saw spent compiling (:func:`summary`)."""
-    t0 = time.perf_counter()
-    compiled_before = watch.seconds if watch else 0.0
+    seconds, rate, files and the time ``watch`` saw spent compiling (:meth:`CompileWatch.summary`)."""
     settings = settings_from(args)
-    over_time = any(getattr(args, k, None) for k in ("time", "every", "keep_buckets", "window"))
-    if getattr(args, "bootstrap", None) and over_time:
-        raise CommandError("--bootstrap does not combine with --time, --every, --keep or --window")
-    if getattr(args, "bootstrap", None):
+    over_time = any(getattr(args, k) for k in ("time", "every", "keep_buckets", "window"))
+    if args.bootstrap:
+        if over_time:
+            raise CommandError("--bootstrap does not combine with --time, --every, --keep or --window")
         return cmd_evaluate_bootstrap(args, settings, watch)
     if args.plots:
         need_matplotlib()
     check_outputs(args)
     classes = settings["task"] == "multiclass"
-    keys = tuple(settings.get("by", ())) + time_columns(args)
-    cols = columns_of(args, args.p, settings.get("labels"), classes, by=(args.query, *keys) if args.query else keys)
+    keys = tuple(c for c in (args.query, *settings.get("by", ()), args.time) if c)  # the key columns, in this order
+    cols = columns_of(args, args.p, settings.get("labels"), classes, by=keys)
     try:
         sources = [open_source(f, cols) for f in expand_paths(args.paths)]
         if settings.get("labels") == AUTO_LABELS:
@@ -202,47 +209,34 @@ def cmd_evaluate(args, watch: CompileWatch | None = None) -> int:
         raise CommandError("the input holds no rows: nothing to evaluate")
     result = finalize(total, args.ci)
     code = report(total, args, sample.sample() if sample else None, result)
-    compiling = watch.share(compiled_before) if watch else ""  # the report and its plots timed too
-    note(summary(total.n, time.perf_counter() - t0, len(sources), compiling))
+    watch.summary(total.n, len(sources))
     return code
-
-
-_OS_ERRORS = {
-    FileNotFoundError: "no such file",
-    IsADirectoryError: "is a directory",
-    PermissionError: "permission denied",
-}
 
 
 def _load(path: str):
     try:
         return load_state(path)
-    except tuple(_OS_ERRORS) as exc:
-        raise CommandError(f"{path}: {_OS_ERRORS[type(exc)]}") from None
+    except tuple(OS_PROBLEMS) as exc:
+        raise CommandError(f"{path}: {OS_PROBLEMS[type(exc)]}") from None
     except (StateFileError, ValueError) as exc:
         # a bad file, or settings its class refuses; the message quotes the path
         raise CommandError(str(exc).replace(repr(path), path, 1)) from None
 
 
-def cmd_merge(args, watch: CompileWatch | None = None) -> int:
+def cmd_merge(args, watch=None) -> int:
     """``streammetrics merge STATE...``: merge saved states and report them (no summary line)."""
     check_outputs(args)
-    total = None
-    first = None
-    for path in args.states:
+    first = args.states[0]
+    total = _load(first)
+    for path in args.states[1:]:
         acc = _load(path)
-        if total is None:
-            total, first = acc, path
-            continue
         if type(acc) is not type(total):
             raise CommandError(
                 f"{path}: holds {a_an(type(acc).__name__)} state; {first} holds "
                 f"{a_an(type(total).__name__)}: only states of one kind merge"
             )
-        try:
+        with failing((SettingsMismatchError, ValueError), f"{path}: cannot merge with {first}: "):
             total.merge(acc)
-        except (SettingsMismatchError, ValueError) as exc:
-            raise CommandError(f"{path}: cannot merge with {first}: {exc}") from None
     if total.n == 0:
         raise CommandError("the states hold no observations: nothing to report")
     return report(total, args)

@@ -7,14 +7,15 @@ The other modules of :mod:`streammetrics.cli` import from here (and from
 from __future__ import annotations
 
 import importlib.util
+from contextlib import contextmanager
 
 import numpy as np
 
 from .progress import write_line
 
 __all__ = ["PROG", "DEFAULT_BATCH_ROWS", "DEFAULT_MAX_BINS", "DEFAULT_MEMORY", "DEFAULT_MEMORY_BYTES", "DEMO_ROWS"]
-__all__ += ["DEMO_SHARDS", "TASKS", "PROGRESS", "AUTO_LABELS", "CommandError", "note", "need_matplotlib", "summary"]
-__all__ += ["Reservoir", "SAMPLE_SIZE"]
+__all__ += ["DEMO_SHARDS", "TASKS", "PROGRESS", "AUTO_LABELS", "CommandError", "note", "need_matplotlib"]
+__all__ += ["Reservoir", "SAMPLE_SIZE", "failing"]
 
 PROG = "streammetrics"
 DEFAULT_BATCH_ROWS = 1 << 18
@@ -33,6 +34,15 @@ class CommandError(Exception):
     """An error reported as ``streammetrics: error: <message>`` and exit status 1."""
 
 
+@contextmanager
+def failing(errors, prefix: str = ""):
+    """The ``errors`` raised inside, raised again as a :class:`CommandError`: ``prefix`` and their message."""
+    try:
+        yield
+    except errors as exc:
+        raise CommandError(f"{prefix}{exc}") from None
+
+
 def note(msg: str) -> None:
     """A line ``streammetrics: <msg>`` on stderr (above the progress bar, if one is drawn)."""
     write_line(f"{PROG}: {msg}")
@@ -42,15 +52,6 @@ def need_matplotlib() -> None:
     """Fail early, before any reading, when ``--plots`` cannot be honoured."""
     if importlib.util.find_spec("matplotlib") is None:
         raise CommandError("--plots needs matplotlib: pip install 'streammetrics[plot]'")
-
-
-def summary(rows: int, seconds: float, files: int, compiling: str = "") -> str:
-    """``"1,234,567 rows in 2.31 s (0.53 M rows/s) from 3 files"`` (a rate under 10,000
-    rows a second in rows a second), then ``compiling`` in parentheses."""
-    rate = rows / max(seconds, 1e-9)
-    rate_text = f"{rate / 1e6:.2f} M rows/s" if rate >= 1e4 else f"{rate:,.0f} rows/s"
-    text = f"{rows:,} rows in {seconds:.2f} s ({rate_text}) from {files:,} file{'' if files == 1 else 's'}"
-    return f"{text} ({compiling})" if compiling else text
 
 
 #: Pairs kept for the regression plots.
@@ -72,12 +73,9 @@ class Reservoir:
         y = np.asarray(y, dtype=np.float64).ravel()
         p = np.asarray(p, dtype=np.float64).ravel()
         n = y.shape[0]
-        if n == 0:
-            return
-        fill = max(0, min(self.size - self.seen, n))
-        if fill:
-            self.y[self.seen : self.seen + fill] = y[:fill]
-            self.p[self.seen : self.seen + fill] = p[:fill]
+        fill = max(0, min(self.size - self.seen, n))  # the rows that find the sample not yet full
+        self.y[self.seen : self.seen + fill] = y[:fill]
+        self.p[self.seen : self.seen + fill] = p[:fill]
         if fill < n:
             idx = np.arange(self.seen + fill, self.seen + n, dtype=np.int64)
             slot = self.rng.integers(0, idx + 1)

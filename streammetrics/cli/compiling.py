@@ -43,11 +43,13 @@ _WORTH_SAYING = 1.0
 class CompileWatch(event.Listener):
     """A listener to Numba's ``"numba:compile"`` events while it is entered (a context
     manager): it prints :data:`COMPILING_NOTE` at the first compilation and counts
-    in ``seconds`` the outermost compilations (a kernel compiles those it calls)."""
+    in ``seconds`` the outermost compilations (a kernel compiles those it calls).
+    A command's run is timed from the watch's making (:meth:`summary`)."""
 
     kind = "numba:compile"
 
     def __init__(self):
+        self.started = time.perf_counter()
         self.seconds = 0.0
         self.announced = False
         self._depth = 0
@@ -79,9 +81,18 @@ class CompileWatch(event.Listener):
         """``"of which 3.4 s compiling kernels, once"``: the compiling done since
         :attr:`seconds` was ``since``, when it took over a second; else ``""``."""
         spent = self.seconds - since
-        if spent <= _WORTH_SAYING:
-            return ""
-        return f"of which {spent:.1f} s compiling kernels, once"
+        return f"of which {spent:.1f} s compiling kernels, once" if spent > _WORTH_SAYING else ""
+
+    def summary(self, rows: int, files: int) -> None:
+        """The last line of a run on stderr: ``"1,234,567 rows in 2.31 s (0.53 M rows/s) from 3 files"``
+        (a rate under 10,000 rows a second in rows a second) since the watch was made (the report and
+        plots timed too), then its compiling (:meth:`share`) in parentheses."""
+        seconds = time.perf_counter() - self.started
+        rate = rows / max(seconds, 1e-9)
+        rate_text = f"{rate / 1e6:.2f} M rows/s" if rate >= 1e4 else f"{rate:,.0f} rows/s"
+        text = f"{rows:,} rows in {seconds:.2f} s ({rate_text}) from {files:,} file{'' if files == 1 else 's'}"
+        compiling = self.share()
+        note(f"{text} ({compiling})" if compiling else text)
 
 
 #: rows of each synthetic batch
@@ -252,8 +263,7 @@ _WORKER = (
 def cmd_compile(args, watch=None) -> int:
     """``streammetrics compile [--task T ...] [--jobs N]``."""
     tasks = list(dict.fromkeys(args.task or UNITS))
-    jobs = args.jobs or CORES
-    shares = _shares(tasks, jobs)
+    shares = _shares(tasks, args.jobs or CORES)
     note(f"compiling the kernels of {', '.join(tasks)} on {len(shares)} process{'es' if len(shares) > 1 else ''}")
     t0 = time.perf_counter()
     pipes = {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}

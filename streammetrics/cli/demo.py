@@ -14,7 +14,6 @@ from streammetrics._protocol.result import jsonable
 from streammetrics.io import ColumnSpec, have_pyarrow, open_source
 
 from .common import DEFAULT_MEMORY, CommandError, need_matplotlib
-from .compiling import CompileWatch
 from .output import check_outputs, write_plots
 from .progress import Progress
 from .shards import evaluate_sources, make_evaluator
@@ -25,22 +24,16 @@ __all__ = ["cmd_demo"]
 _COMPARED = ("auc", "average_precision", "log_loss", "brier", "accuracy", "f1", "mcc", "tp", "fp")
 
 
-def _demo_shard(rng, rows: int):
-    """Synthetic predictions of a decent classifier: 30 % positives."""
-    y = (rng.random(rows) < 0.3).astype(np.uint8)
-    logit = rng.normal(loc=np.where(y == 1, 1.1, -1.1), scale=1.3)
-    # scores rounded to 4 decimals, as many models export them; p in [0, 1]
-    p = np.round(1.0 / (1.0 + np.exp(-logit)), 4)
-    return y, p
-
-
 def _write_demo_files(folder: str, rows: int, shards: int, kind: str, seed: int = 2024):
-    """Write the shards; return their paths."""
+    """Write the shards of synthetic predictions of a decent classifier (30 % positives); return their paths."""
     rng = np.random.default_rng(seed)
     paths = []
     for i in range(shards):
         size = rows // shards + (1 if i < rows % shards else 0)
-        y, p = _demo_shard(rng, size)
+        y = (rng.random(size) < 0.3).astype(np.uint8)
+        logit = rng.normal(loc=np.where(y == 1, 1.1, -1.1), scale=1.3)
+        # scores rounded to 4 decimals, as many models export them; p in [0, 1]
+        p = np.round(1.0 / (1.0 + np.exp(-logit)), 4)
         if kind == "parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -49,25 +42,20 @@ def _write_demo_files(folder: str, rows: int, shards: int, kind: str, seed: int 
             pq.write_table(pa.table({"y": y, "p": p}), path, row_group_size=256 * 1024)
         else:
             path = os.path.join(folder, f"predictions-{i:02d}.npy")
-            rec = np.empty(size, dtype=[("y", np.uint8), ("p", np.float64)])
-            rec["y"], rec["p"] = y, p
-            np.save(path, rec)
+            np.save(path, np.rec.fromarrays([y, p], names="y,p"))
         paths.append(path)
     return paths
 
 
 def _side_by_side(a, b) -> str:
     lines = [f"  {'':<18} {'merged shards':>22} {'single pass':>22}"]
-    for k in _COMPARED:
-        if k in a:
-            lines.append(f"  {k:<18} {a[k]!r:>22} {b[k]!r:>22}")
+    lines += [f"  {k:<18} {a[k]!r:>22} {b[k]!r:>22}" for k in _COMPARED if k in a]
     return "\n".join(lines)
 
 
 def _compare(report, single_report) -> None:
     """Say how close the merged report is to the single pass (they may differ in rounding)."""
-    a = {k: jsonable(v) for k, v in report.items()}
-    b = {k: jsonable(v) for k, v in single_report.items()}
+    a, b = ({k: jsonable(v) for k, v in r.items()} for r in (report, single_report))
     gaps = [abs(a[k] - b[k]) / max(abs(b[k]), 1e-300) for k in a if isinstance(a[k], float) and a[k] != b[k]]
     worst = max(gaps, default=0.0)
     same_counts = all(a[k] == b[k] for k in a if isinstance(a[k], int))
@@ -92,7 +80,7 @@ def _check_state_round_trip(folder: str, shards, merged) -> None:
         raise CommandError("reloaded shard states differ from the merged shards")
 
 
-def _tour(args, folder: str, kind: str, watch: CompileWatch | None) -> None:
+def _tour(args, folder: str, kind: str, watch) -> None:
     """Write the shards into ``folder``, evaluate them and check the merged states."""
     t0 = time.perf_counter()
     # what the command runs by default: the exact AUC within its memory budget
@@ -108,11 +96,11 @@ def _tour(args, folder: str, kind: str, watch: CompileWatch | None) -> None:
 
     print(f"\n$ streammetrics evaluate {os.path.join(folder, '*.' + kind)} --task binary --y y --p p")
     t1 = time.perf_counter()
-    compiled_before = watch.seconds if watch else 0.0
+    compiled_before = watch.seconds
     with Progress(sources, args.progress) as progress:
         merged, shards = evaluate_sources(sources, settings, 1 << 18, progress)
     dt = time.perf_counter() - t1
-    compiling = watch.share(compiled_before) if watch else ""
+    compiling = watch.share(compiled_before)
     compiling = f" ({compiling})" if compiling else ""
     report = merged.finalize()
     print(report.to_text())
@@ -139,7 +127,7 @@ def _tour(args, folder: str, kind: str, watch: CompileWatch | None) -> None:
     print(f"\ndone in {time.perf_counter() - t0:.1f} s")
 
 
-def cmd_demo(args, watch: CompileWatch | None = None) -> int:
+def cmd_demo(args, watch) -> int:
     """``streammetrics demo``: the files go into ``--keep DIR``, kept, or else into a
     temporary folder removed at the end (the last line says so: the commands shown name it)."""
     kind = args.format_files

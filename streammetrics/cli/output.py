@@ -9,7 +9,7 @@ import sys
 from streammetrics import EvaluationReport, Evaluator, Sliced, SlicedResult
 from streammetrics._protocol.result import RenderContext, jsonable
 
-from .common import CommandError, need_matplotlib, note
+from .common import CommandError, failing, need_matplotlib, note
 
 __all__ = ["check_outputs", "targets_of", "emit", "draw", "write_plots", "save_state", "finalize", "report"]
 
@@ -129,12 +129,8 @@ def save_state(acc, path: str) -> None:
 def finalize(acc, ci=None):
     """The result of ``acc`` (with intervals at level ``ci``, when given); a
     library error becomes a :class:`CommandError`."""
-    try:
+    with failing(ValueError), failing(TypeError, "--ci: "):  # (an accumulator without intervals)
         return acc.finalize(ci=ci) if ci is not None else acc.finalize()
-    except TypeError as exc:  # an accumulator without intervals
-        raise CommandError(f"--ci: {exc}") from None
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
 
 
 def report(total, args, sample=None, result=None) -> int:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+
+from streammetrics import __version__
 
 from .common import (
     AUTO_LABELS,
@@ -81,10 +84,8 @@ def _labels(text: str):
     labels = [v.strip() for v in text.split(",")]
     if not all(labels):
         raise argparse.ArgumentTypeError(f"expected labels separated by commas, got {text!r}")
-    try:
+    with contextlib.suppress(ValueError):
         labels = [int(v) for v in labels]
-    except ValueError:
-        pass
     repeated = next((v for i, v in enumerate(labels) if v in labels[:i]), None)
     if repeated is not None:
         raise argparse.ArgumentTypeError(f"label {repeated!r} is given twice")
@@ -146,6 +147,9 @@ _EVALUATE_HELP = {
     "class), every ranking figure with certified bounds; default: exact",
     "--calibration-bins": "binary probabilities and multiclass: bins of the reliability table (ECE, MCE, Brier "
     "decomposition; default 15); 'off' leaves calibration out",
+    "--bootstrap": "percentile intervals from N keyed Poisson bootstrap replicates for every score (at the --ci "
+    "level, default 0.95), and with --plots bands around the ROC and PR curves; an exact AUC keeps the rows in "
+    "memory (17 bytes each)",
 }
 
 
@@ -194,6 +198,8 @@ def _add_evaluate(sub, out) -> None:
     keep = "with --time: keep the last N buckets only"
     ev.add_argument("--keep", dest="keep_buckets", type=_positive_int, metavar="N", help=keep)
     ev.add_argument("--window", type=_positive_int, metavar="N", help="report the scores of the last N rows only")
+    ev.add_argument("--bootstrap", type=_bootstrap, metavar="N", help=h["--bootstrap"])  # (Bootstrap's MAX_REPLICATES)
+    _key_options(ev)
 
 
 def _add_merge(sub, out) -> None:
@@ -233,12 +239,6 @@ def _add_compile(sub) -> None:
     cp.add_argument("--jobs", type=_positive_int, metavar="N", help="worker processes (default: one per core)")
 
 
-def _version() -> str:
-    import streammetrics
-
-    return streammetrics.__version__
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``streammetrics`` command."""
     ap = argparse.ArgumentParser(
@@ -246,14 +246,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Streaming, mergeable model evaluation of prediction files.",
         epilog="Run 'streammetrics demo' for a tour, or 'streammetrics evaluate -h'.",
     )
-    ap.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    ap.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     out = _output_options()
     _add_evaluate(sub, out)
     _add_merge(sub, out)
     _add_demo(sub)
-    _add_bootstrap_options(sub.choices["evaluate"])
     _add_compare(sub, out)
     _add_compile(sub)
     return ap
@@ -266,16 +265,6 @@ def _key_options(p) -> None:
     )
     p.add_argument("--key", metavar="COL", help=key)
     p.add_argument("--seed", type=_seed, default=0, metavar="S", help="seed of the bootstrap weights (default: 0)")
-
-
-def _add_bootstrap_options(ev) -> None:
-    boot = (
-        "percentile intervals from N keyed Poisson bootstrap replicates for every score (at the --ci level, default "
-        "0.95), and with --plots bands around the ROC and PR curves; an exact AUC keeps the rows in memory (17 "
-        "bytes each)"
-    )
-    ev.add_argument("--bootstrap", type=_bootstrap, metavar="N", help=boot)  # (Bootstrap's MAX_REPLICATES)
-    _key_options(ev)
 
 
 def _add_compare(sub, out) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import AbstractContextManager
 
 __all__ = ["Progress", "write_line"]
 
@@ -34,7 +35,7 @@ def _enabled(choice) -> bool:
         return False
 
 
-class Progress:
+class Progress(AbstractContextManager):
     """One bar over every shard: rows when the row counts are known, else bytes.
 
     The bar shows the name of the file being read (:meth:`start`) and moves on
@@ -85,20 +86,18 @@ class Progress:
         A source measured in bytes on a bar of rows (files of both kinds)
         moves it on by the chunk's rows.
         """
-        done = chunk.done if self._source.unit == self.unit else self._seen + len(chunk.y)
-        self._advance(done - self._seen)
-        self._seen = done
+        self._move_to(chunk.done if self._source.unit == self.unit else self._seen + len(chunk.y))
 
     def complete(self) -> None:
         """The current source has been read to its end: move the bar to its end."""
         src = self._source
         if src is not None and src.unit == self.unit and src.total is not None:
-            self._advance(src.total - self._seen)
-            self._seen = src.total
+            self._move_to(src.total)
 
-    def _advance(self, k: int) -> None:
-        if k > 0 and self._bar is not None:
-            self._bar.update(k)
+    def _move_to(self, done: int) -> None:
+        if done > self._seen and self._bar is not None:
+            self._bar.update(done - self._seen)
+        self._seen = done
 
     def close(self) -> None:
         """Remove the bar (again, harmlessly)."""
@@ -106,9 +105,6 @@ class Progress:
             _DRAWN.remove(self._write)
         if self._bar is not None:
             self._bar.close()
-
-    def __enter__(self) -> Progress:
-        return self
 
     def __exit__(self, *exc) -> None:
         self.close()

@@ -9,11 +9,11 @@ import numpy as np
 
 from streammetrics import BadShapeError, BadValueError, Evaluator, Sliced
 from streammetrics.io import ColumnSpec, InputError
+from streammetrics.sliced import DEFAULT_MAX_SLICES
 
-from .common import CommandError
-from .ranking import QueryCodes
+from .common import CommandError, failing
 
-__all__ = ["columns_of", "make_evaluator", "evaluate_sources", "translate", "told", "chunks_of"]
+__all__ = ["columns_of", "make_evaluator", "evaluate_sources", "told", "chunks_of", "QueryCodes"]
 
 #: the role of each argument name of ``update`` the library reports: y, p or w
 _ROLE = {"y": "y", "labels_true": "y", "p": "p", "labels_pred": "p", "sample_weight": "w", "by": "by"}
@@ -34,15 +34,28 @@ def make_evaluator(settings: dict):
     ``settings["max_slices"]`` slices; refused settings become a :class:`CommandError`."""
     options = {k: v for k, v in settings.items() if k not in ("by", "max_slices")}
     try:
-        ev = Evaluator(**options)
-        if settings.get("by"):
-            extra = {"max_slices": settings["max_slices"]} if settings.get("max_slices") else {}
-            return Sliced(ev, **extra)
-        return ev
+        with failing((TypeError, ValueError)):
+            ev = Evaluator(**options)
+            return Sliced(ev, settings.get("max_slices") or DEFAULT_MAX_SLICES) if settings.get("by") else ev
     except ImportError as exc:
         raise CommandError(f"task {settings['task']!r} is not available in this installation ({exc})") from None
-    except (TypeError, ValueError) as exc:
-        raise CommandError(str(exc)) from None
+
+
+class QueryCodes:
+    """``--task ranking``'s query ids as int64: integers as they are, any other value
+    (text) numbered in order of first sight, the same number in every file of one run."""
+
+    def __init__(self):
+        self.codes: dict = {}
+
+    def __call__(self, values) -> np.ndarray:
+        arr = np.asarray(values)
+        if arr.dtype.kind in "iub":
+            return arr.astype(np.int64)
+        if arr.dtype.kind == "f" and (np.abs(arr) < 2.0**63).all() and (arr == np.round(arr)).all():
+            return arr.astype(np.int64)
+        codes = self.codes
+        return np.fromiter((codes.setdefault(v, len(codes)) for v in arr.tolist()), np.int64, arr.shape[0])
 
 
 class _KeyColumn(np.ndarray):
@@ -85,40 +98,32 @@ def _bad_value(exc: BadValueError, src, chunk, task, p_column=None) -> CommandEr
     return CommandError(f"{src.path}: {src.where(row)}, column {col!r}: {what}{hint}")
 
 
-def translate(exc: Exception, src, chunk, task: str | None = None, p_column=None) -> CommandError:
-    """The library's error about a chunk of ``src`` as a message about the file: a
+@contextmanager
+def told(src, chunk, task: str | None = None, p_column=None):
+    """The library's errors about ``chunk`` of ``src`` raised as messages about the file: a
     bad value names its column and row (as the file's reader counts them), a bad
     shape of one argument its column, any other error the chunk's rows. A binary
     ``task`` adds the hint about ``--scores`` to a probability out of [0, 1];
     ``p_column`` names the file column of a 1-D ``p`` (``compare``'s models)."""
-    if isinstance(exc, BadValueError):
-        return _bad_value(exc, src, chunk, task, p_column)
-    if isinstance(exc, BadShapeError) and len(exc.arguments) == 1 and exc.arguments[0] in _ROLE:
-        col = src.columns.column_of(_ROLE[exc.arguments[0]])
-        return CommandError(f"{src.path}: column {col!r}: {exc}")
-    last = chunk.start + len(chunk.y) - 1
-    return CommandError(f"{src.path}: {src.where(chunk.start, last)}: {exc}")
-
-
-@contextmanager
-def told(src, chunk, task: str | None = None, p_column=None):
-    """The library's errors about ``chunk`` of ``src`` raised as :func:`translate` words them."""
     try:
         yield
+    except BadValueError as exc:
+        raise _bad_value(exc, src, chunk, task, p_column) from None
     except (ValueError, TypeError) as exc:
-        raise translate(exc, src, chunk, task, p_column) from None
+        if isinstance(exc, BadShapeError) and len(exc.arguments) == 1 and exc.arguments[0] in _ROLE:
+            col = src.columns.column_of(_ROLE[exc.arguments[0]])
+            raise CommandError(f"{src.path}: column {col!r}: {exc}") from None
+        raise CommandError(f"{src.path}: {src.where(chunk.start, chunk.start + len(chunk.y) - 1)}: {exc}") from None
 
 
 def chunks_of(src, rows: int, progress):
     """The chunks of ``src``, ``rows`` rows at a time, the progress bar moved on as
     they are read; a problem with the file is a :class:`CommandError`."""
     progress.start(src)
-    try:
+    with failing(InputError):
         for chunk in src.chunks(rows):
             yield chunk
             progress.update(chunk)
-    except InputError as exc:
-        raise CommandError(str(exc)) from None
     progress.complete()
 
 
@@ -152,10 +157,8 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
             if not keep_shards and not done:
                 total = ev
             else:
-                try:
+                with failing(ValueError, f"{src.path}: "):  # the union of the shards' slices passes max_slices
                     total.merge(ev)
-                except ValueError as exc:  # the union of the shards' slices passes max_slices
-                    raise CommandError(f"{src.path}: {exc}") from None
             done += 1
             if keep_shards:
                 shards.append(ev)

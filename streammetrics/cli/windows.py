@@ -13,17 +13,12 @@ import numpy as np
 from streammetrics import Windowed
 from streammetrics._protocol.result import jsonable
 
-from .common import CommandError, note
+from .common import CommandError, failing, note
 from .output import draw, finalize, report, save_state
 from .progress import Progress
 from .shards import chunks_of, make_evaluator, told
 
-__all__ = ["time_columns", "evaluate_over_time"]
-
-
-def time_columns(args) -> tuple:
-    """The columns read beside ``--by``'s: the ``--time`` column, if any."""
-    return (args.time,) if getattr(args, "time", None) else ()
+__all__ = ["evaluate_over_time"]
 
 
 def _every(text: str):
@@ -70,10 +65,9 @@ def evaluate_over_time(args, settings: dict, sources) -> int:
         return _last_rows(args, settings, sources)
     if not args.every:
         raise CommandError("--time needs --every SPAN (e.g. 1d, 1h, 15min, or a number in the column's unit)")
-    try:
-        acc = Windowed(make_evaluator(settings), every=_every(args.every), keep=args.keep_buckets, time=True)
-    except (TypeError, ValueError) as exc:
-        raise CommandError(f"--every: {exc}") from None
+    template = make_evaluator(settings)
+    with failing((TypeError, ValueError), "--every: "):
+        acc = Windowed(template, every=_every(args.every), keep=args.keep_buckets, time=True)
     for src, chunk, arrays, options in _batches(args, sources, settings):
         with told(src, chunk, settings["task"]):
             acc.update(*arrays, **options)
@@ -105,9 +99,7 @@ def _emit(acc: Windowed, args) -> None:
         return
     level = f" ({args.ci:.0%} intervals)" if args.ci is not None else ""
     title = f"scores per bucket of {args.every}{level}: {len(t['rows'])} buckets, {acc.n:,} rows"
-    lines = [title, "=" * len(title), ""]
-    head = f"  {'start':<20} {'rows':>9}" + "".join(f" {h:>24}" for h in heads)
-    lines.append(head)
+    lines = [title, "=" * len(title), "", f"  {'start':<20} {'rows':>9}" + "".join(f" {h:>24}" for h in heads)]
     marked = False
     for i in range(len(t["rows"])):
         cells = []
@@ -134,17 +126,16 @@ def _last_rows(args, settings: dict, sources) -> int:
     """The report of the last ``--window`` rows, kept in a ring of chunks."""
     ring: deque = deque()
     held = 0
-    check = make_evaluator(settings)
+    total = make_evaluator(settings)
     for src, chunk, arrays, options in _batches(args, sources, settings):
         with told(src, chunk, settings["task"]):
-            check.prepare(*arrays, **options)  # (a bad value is told with its file and row now)
+            total.prepare(*arrays, **options)  # (a bad value is told with its file and row now)
         ring.append((arrays, options))
         held += len(arrays[0])
         while held - len(ring[0][0][0]) >= args.window:
             held -= len(ring.popleft()[0][0])
     if not held:
         raise CommandError("the input holds no rows: nothing to evaluate")
-    total = make_evaluator(settings)
     skip = held - args.window
     for arrays, options in ring:
         cut = slice(min(skip, len(arrays[0])), None)

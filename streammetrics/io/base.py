@@ -15,7 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 
-__all__ = ["InputError", "ColumnSpec", "Chunk", "Source", "register", "open_source", "expand_paths"]
+__all__ = ["InputError", "ColumnSpec", "Chunk", "Source", "register", "open_source", "expand_paths", "OS_PROBLEMS"]
 
 
 class InputError(Exception):
@@ -181,6 +181,13 @@ def short(exc: BaseException) -> str:
 
 _READERS: list[type[Source]] = []
 
+#: how a file that cannot be opened is told
+OS_PROBLEMS = {
+    FileNotFoundError: "no such file",
+    IsADirectoryError: "is a directory",
+    PermissionError: "permission denied",
+}
+
 
 def register(suffixes: tuple[str, ...], *, shown: tuple[str, ...] | None = None, magic: bytes | None = None):
     """A class decorator making a reader known to :func:`open_source`, by its file
@@ -198,32 +205,20 @@ def _by_name(path: str) -> type[Source] | None:
     return next((cls for cls in _READERS if path.lower().endswith(cls.suffixes)), None)
 
 
-def _reader_for(path: str) -> type[Source] | None:
-    """The reader of ``path``: by its name's ending, else by its first bytes."""
-    cls = _by_name(path)
-    if cls is not None:
-        return cls
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(8)
-    except OSError:
-        return None
-    return next((cls for cls in _READERS if cls.magic is not None and head.startswith(cls.magic)), None)
-
-
 def _either(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
 def open_source(path: str, columns: ColumnSpec) -> Source:
-    """Open ``path`` for reading ``columns``; checks that they exist and hold numbers."""
-    if not os.path.exists(path):
-        raise InputError(f"{path}: no such file")
-    if os.path.isdir(path):
-        raise InputError(f"{path}: is a directory")
-    if not os.access(path, os.R_OK):
-        raise InputError(f"{path}: permission denied")
-    cls = _reader_for(path)
+    """Open ``path`` for reading ``columns``; checks that they exist and hold numbers.
+    The reader is chosen by the name's ending, else by the file's first bytes."""
+    cls = _by_name(path)
+    try:
+        with open(path, "rb") as fh:
+            head = b"" if cls else fh.read(8)
+    except OSError as exc:
+        raise InputError(f"{path}: {OS_PROBLEMS.get(type(exc)) or short(exc)}") from None
+    cls = cls or next((c for c in _READERS if c.magic and head.startswith(c.magic)), None)
     if cls is None:
         known = _either([s for c in _READERS for s in c.shown])
         raise InputError(f"{path}: unknown file type (expected {known})")

@@ -131,24 +131,17 @@ class CsvSource(ArrowSource):
         stream, stored = self._stream()
         size = self.total_bytes or 0
         start = 0
+        reader = None
         with stream:
             try:
-                # reads the first block already: its values may fail to convert
+                # the reader reads the first block already: its values may fail to convert
                 reader = self._reader(stream, block, convert)
+                for rb in reader:
+                    if rb.num_rows:
+                        yield self._chunk(rb, start, min(stored.tell(), size))
+                        start += rb.num_rows
             except (pa.ArrowException, OSError, EOFError) as exc:
-                self._raise_read_error(exc, 0, "cannot read as CSV")
-            while True:
-                try:
-                    rb = reader.read_next_batch()
-                except StopIteration:
-                    return
-                except (pa.ArrowException, OSError, EOFError) as exc:
-                    self._raise_read_error(exc, start)
-                if rb.num_rows == 0:
-                    continue
-                done = min(stored.tell(), size)
-                yield self._chunk(rb, start, done)
-                start += rb.num_rows
+                self._raise_read_error(exc, start, "cannot read as CSV" if reader is None else None)
 
     def _line_of(self, text: str) -> int | None:
         """The 1-based line of the file that reads ``text`` (pyarrow's parse errors quote the row, not its line)."""
@@ -175,6 +168,4 @@ class CsvSource(ArrowSource):
             for role, col in self.columns.roles():
                 if role != "by":
                     self._raise_bad_value(col, start)
-        if what is not None:
-            raise self.fail(f"{what} ({msg})") from None
-        raise self.fail(f"cannot read the rows from {self.where(start)} on ({msg})") from None
+        raise self.fail(f"{what or f'cannot read the rows from {self.where(start)} on'} ({msg})") from None

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import zipfile
 from collections.abc import Iterator
+from contextlib import ExitStack
+from functools import partial
 
 import numpy as np
 
@@ -77,11 +79,25 @@ class _NumpySource(Source):
         """Whether ``col`` is the one p (or multilabel y) column, which may hold a row of values per row."""
         return any(c == col and self.columns.may_be_list(r) for r, c in self.columns.roles())
 
-    def _chunks(self, rows: int, read) -> Iterator[Chunk]:
-        """Chunks of ``rows`` rows; ``read(k)`` gives the function reading each column of the next ``k`` rows."""
-        for start in range(0, self.total_rows, rows):
-            k = min(rows, self.total_rows - start)
-            yield Chunk.of(self.columns, start, read(k), start + k)
+    def _reader(self, stack: ExitStack):
+        """``read(k)``: reads the next ``k`` rows and gives the function taking each column of them;
+        the files it reads are entered on ``stack``."""
+        raise NotImplementedError
+
+    def chunks(self, rows: int) -> Iterator[Chunk]:
+        with ExitStack() as stack:
+            try:
+                read = self._reader(stack)
+                for start in range(0, self.total_rows, rows):
+                    k = min(rows, self.total_rows - start)
+                    yield Chunk.of(self.columns, start, read(k), start + k)
+            except (zipfile.BadZipFile, OSError, EOFError) as exc:
+                raise self.fail(f"cannot read ({short(exc)})") from None
+
+
+def _by_column(readers: dict):
+    """``read(k)`` of one reader per column."""
+    return lambda k: {col: r.read(k) for col, r in readers.items()}.__getitem__
 
 
 @register((".npy",), magic=b"\x93NUMPY")
@@ -136,31 +152,17 @@ class NpySource(_NumpySource):
         self._row_items = n_cols
         self._take = lambda block, col: np.ascontiguousarray(block[:, self._index[col]])
 
-    def chunks(self, rows: int) -> Iterator[Chunk]:
-        files = []
-        try:
-            if self._fortran:  # column-major: each column is a run of its own
-                readers = {}
-                for col, j in self._index.items():
-                    files.append(open(self.path, "rb"))
-                    files[-1].seek(self._offset + j * self.total_rows * self._dtype.itemsize)
-                    readers[col] = _Rows(files[-1], self._dtype, 1, self)
+    def _reader(self, stack: ExitStack):
+        def stream(skip: int = 0):
+            fh = stack.enter_context(open(self.path, "rb"))
+            fh.seek(self._offset + skip)
+            return fh
 
-                def read(k: int):
-                    return {col: r.read(k) for col, r in readers.items()}.__getitem__
-            else:
-                files.append(open(self.path, "rb"))
-                files[0].seek(self._offset)
-                reader = _Rows(files[0], self._dtype, self._row_items, self)
-
-                def read(k: int):
-                    block = reader.read(k)
-                    return lambda col: self._take(block, col)
-
-            yield from self._chunks(rows, read)
-        finally:
-            for f in files:
-                f.close()
+        if self._fortran:  # column-major: each column is a run of its own
+            size = self.total_rows * self._dtype.itemsize
+            return _by_column({col: _Rows(stream(j * size), self._dtype, 1, self) for col, j in self._index.items()})
+        rows = _Rows(stream(), self._dtype, self._row_items, self)
+        return lambda k: partial(self._take, rows.read(k))
 
 
 @register((".npz",), magic=b"PK\x03\x04")
@@ -201,22 +203,15 @@ class NpzSource(_NumpySource):
             )
         return shape, fortran, dtype
 
-    def chunks(self, rows: int) -> Iterator[Chunk]:
-        zf = zipfile.ZipFile(self.path)
-        members, readers = [], {}
-        try:
-            for col, (shape, fortran, dtype) in self._info.items():
-                members.append(zf.open(col + ".npy"))
-                if fortran and len(shape) == 2 and shape[1] > 1:
-                    # column-major matrix: no row-wise stream; it is small (K columns)
-                    readers[col] = _Held(np.ascontiguousarray(np.load(members[-1], allow_pickle=False)))
-                else:
-                    _member_header(members[-1], f"{self.path}[{col}]")
-                    readers[col] = _Rows(members[-1], dtype, shape[1] if len(shape) == 2 else 1, self)
-            yield from self._chunks(rows, lambda k: {col: r.read(k) for col, r in readers.items()}.__getitem__)
-        except (zipfile.BadZipFile, OSError, EOFError) as exc:
-            raise self.fail(f"cannot read ({short(exc)})") from None
-        finally:
-            for m in members:
-                m.close()
-            zf.close()
+    def _reader(self, stack: ExitStack):
+        zf = stack.enter_context(zipfile.ZipFile(self.path))
+        readers = {}
+        for col, (shape, fortran, dtype) in self._info.items():
+            member = stack.enter_context(zf.open(col + ".npy"))
+            if fortran and len(shape) == 2 and shape[1] > 1:
+                # column-major matrix: no row-wise stream; it is small (K columns)
+                readers[col] = _Held(np.ascontiguousarray(np.load(member, allow_pickle=False)))
+            else:
+                _member_header(member, f"{self.path}[{col}]")
+                readers[col] = _Rows(member, dtype, shape[1] if len(shape) == 2 else 1, self)
+        return _by_column(readers)

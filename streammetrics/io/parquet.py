@@ -59,27 +59,21 @@ class ParquetSource(ArrowSource):
                     hint += ", or text labels"
                 raise self.fail(f"column {col!r} has type {t}; expected {hint}")
 
-    def _pieces(self):
-        import pyarrow.dataset as ds
-
-        # one row group at a time, without pre-buffering: the scanner of a whole
-        # file reads row groups ahead of a slow consumer (hundreds of MB)
-        opts = ds.ParquetFragmentScanOptions(pre_buffer=False)
-        for fragment in self._dataset.get_fragments():
-            for piece in fragment.split_by_row_group():
-                yield piece, opts
-
     def chunks(self, rows: int) -> Iterator[Chunk]:
         import pyarrow as pa
+        import pyarrow.dataset as ds
 
         start = 0
         try:
-            for piece, opts in self._pieces():
-                kw = dict(batch_size=rows, batch_readahead=1, fragment_readahead=1, fragment_scan_options=opts)
+            # one row group at a time, without pre-buffering: the scanner of a whole
+            # file reads row groups ahead of a slow consumer (hundreds of MB)
+            opts = ds.ParquetFragmentScanOptions(pre_buffer=False)
+            kw = dict(batch_size=rows, batch_readahead=1, fragment_readahead=1, fragment_scan_options=opts)
+            pieces = (piece for fragment in self._dataset.get_fragments() for piece in fragment.split_by_row_group())
+            for piece in pieces:
                 for rb in piece.to_batches(columns=self.columns.names(), **kw):
-                    if rb.num_rows == 0:
-                        continue
-                    yield self._chunk(rb, start, start + rb.num_rows)
-                    start += rb.num_rows
+                    if rb.num_rows:
+                        yield self._chunk(rb, start, start + rb.num_rows)
+                        start += rb.num_rows
         except (pa.ArrowException, OSError) as exc:
             raise self.fail(f"cannot read the rows from {self.where(start)} on ({short(exc)})") from None

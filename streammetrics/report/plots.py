@@ -38,6 +38,12 @@ def figure(width=6.0, height=5.0):
     return fig
 
 
+def _axes(width=6.0, height=5.0):
+    """A :func:`figure` and its one plot."""
+    fig = figure(width, height)
+    return fig, fig.add_subplot()
+
+
 def save(fig, folder: str, name: str) -> str:
     """Save ``fig`` as ``folder/name`` (the folder made if missing); its path."""
     os.makedirs(folder, exist_ok=True)
@@ -107,8 +113,7 @@ def roc(fpr, tpr, auc, lower, upper, n_pos, n_neg, folder, marks=(), exact=None,
     ``(fpr, tpr, label)`` operating points; ``band``: a pointwise band ``(fpr,
     tpr_lower, tpr_upper, level)``; ``interval``: the AUC's ``(lower, upper, level)``."""
     fpr, tpr = _thin(np.asarray(fpr, float), np.asarray(tpr, float))
-    fig = figure()
-    ax = fig.add_subplot()
+    fig, ax = _axes()
     label = "ROC, " + figure_label("AUC", auc, lower, upper, exact)
     if interval is not None:
         label += f"\n{interval[2]:.0%} interval {interval[0]:.4f} .. {interval[1]:.4f}"
@@ -125,8 +130,7 @@ def pr(precision, recall, average_precision, n_pos, n_neg, folder, marks=(), bou
     and the chance level; ``marks``, ``exact`` and ``band`` as for :func:`roc`."""
     precision, recall = _thin(np.asarray(precision, float), np.asarray(recall, float))
     prevalence = float(n_pos) / max(float(n_pos) + float(n_neg), 1e-300)
-    fig = figure()
-    ax = fig.add_subplot()
+    fig, ax = _axes()
     _band(ax, band, "C1", "the precision")
     lower, upper = bounds if bounds is not None else (average_precision, average_precision)
     label = "PR, " + figure_label("average precision", average_precision, lower, upper, exact)
@@ -141,8 +145,7 @@ def _class_curves(curves, total: int, folder: str, roc: bool) -> str:
     """One-vs-rest curves in one figure, one per class (``(name, x-or-y arrays, value)``)."""
     from matplotlib import colormaps
 
-    fig = figure(7.0, 6.0)
-    ax = fig.add_subplot()
+    fig, ax = _axes(7.0, 6.0)
     cmap = colormaps["tab10" if len(curves) <= 10 else "tab20"]
     for i, (name, a, b, value) in enumerate(curves):
         a, b = _thin(np.asarray(a, float), np.asarray(b, float))
@@ -181,8 +184,7 @@ def threshold_curves(thresholds, precision, recall, f1, marks, folder: str) -> s
     """Precision, recall and F1 against the threshold (highest threshold first);
     ``marks`` are ``(threshold, label)`` vertical lines."""
     t, p, r, f = _thin(*(np.asarray(a, float) for a in (thresholds, precision, recall, f1)))
-    fig = figure(7.0, 4.5)
-    ax = fig.add_subplot()
+    fig, ax = _axes(7.0, 4.5)
     ax.plot(t, p, color="C1", lw=2, drawstyle="steps-post", label="precision")
     ax.plot(t, r, color="C0", lw=2, drawstyle="steps-post", label="recall")
     ax.plot(t, f, color="C2", lw=2, drawstyle="steps-post", label="F1")
@@ -246,8 +248,7 @@ def confusion(matrix: np.ndarray, folder: str, title: str, headline: str, labels
     rows = m.sum(axis=1, keepdims=True)
     share = m / np.where(rows == 0, 1, rows)
     size = min(max(4.5, 0.5 * k + 2.5), 14.0)
-    fig = figure(size + 1.2, size)
-    ax = fig.add_subplot()
+    fig, ax = _axes(size + 1.2, size)
     im = ax.imshow(share, cmap="Blues", vmin=0, vmax=1, interpolation="nearest")
     cbar = fig.colorbar(im, ax=ax, shrink=0.8)
     cbar.set_label("share of the actual class (row)")
@@ -293,8 +294,7 @@ def slice_scores(labels, values, lower, upper, flagged, overall, score, rows, fo
     ``upper``, the ``flagged`` slices (their interval leaves out the ``overall``
     score, a vertical line) in another colour, ``rows`` as sizes, ``note`` below."""
     k = len(labels)
-    fig = figure(7.0, max(2.5, 1.2 + 0.28 * k))
-    ax = fig.add_subplot()
+    fig, ax = _axes(7.0, max(2.5, 1.2 + 0.28 * k))
     y = np.arange(k)[::-1].astype(float)
     values = np.asarray(values, float)
     lower, upper = np.asarray(lower, float), np.asarray(upper, float)
@@ -324,8 +324,7 @@ def slice_scores(labels, values, lower, upper, flagged, overall, score, rows, fo
 
 def at_k(ks, scores: dict, queries: int, folder: str) -> str:
     """Ranking scores (name -> one value per cut-off) against the cut-off ``ks``."""
-    fig = figure(7.0, 4.5)
-    ax = fig.add_subplot()
+    fig, ax = _axes(7.0, 4.5)
     for i, (name, values) in enumerate(scores.items()):
         ax.plot(ks, values, color=f"C{i}", lw=2, marker="o", label=name)
     ax.set(ylim=(0, 1.01), xlabel="k (items ranked highest)", ylabel="mean over queries")

@@ -5,6 +5,7 @@ is prefixed with the second one's name in the flat mapping).
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 from typing import Any
@@ -53,11 +54,10 @@ class EvaluationReport(Result):
         values: dict[str, Any] = {"n": n}
         names: dict[str, dict[str, str]] = {}
         for member, part in parts.items():
-            names[member] = {}
+            names[member] = own = {}
             for k, v in part.report_values().items():
-                key = k if k not in values else f"{member}_{k}"
+                own[k] = key = k if k not in values else f"{member}_{k}"
                 values[key] = v
-                names[member][k] = key
         super().__init__("EvaluationReport", values)
         order = list(order) if order is not None else list(parts)
         for k, v in zip(self.__slots__, (dict(parts), dict(settings), order, describe, names)):
@@ -163,10 +163,8 @@ class EvaluationReport(Result):
             return pd.concat(parts, keys=list(self._parts), names=["member", "score"])
         frames = []
         for part in self._parts.values():
-            try:
+            with contextlib.suppress(ValueError):  # a member without per-class scores
                 frames.append(part.to_frame(per_class=True))
-            except ValueError:  # a member without per-class scores
-                pass
         if not frames:
             raise ValueError("no member of this evaluation has per-class scores")
         # the classes: the row count most members agree on (a reliability table's bins are not classes)
