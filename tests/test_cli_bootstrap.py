@@ -221,6 +221,10 @@ def test_compare_refusals(tmp_path, capsys):
     assert code == 1 and "two different --p columns" in err
     code, _, err = _run(capsys, ["compare", *paths, "--p", "a", "--p", "id", "--progress", "never"])
     assert code == 1 and "column 'id'" in err and "--scores score" in err
+    with pytest.raises(SystemExit):
+        cli.main(["compare", *paths, "--p", "a", "--p", "b", "--batch-rows", "0"])
+    err = capsys.readouterr().err
+    assert "--batch-rows: expected a number > 0, got 0" in err and "replicates" not in err
 
 
 def test_evaluate_bootstrap_plots_draw_the_bands(tmp_path, capsys, monkeypatch):

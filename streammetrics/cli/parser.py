@@ -59,7 +59,6 @@ _calibration_bins = _number(int, 1, words=("off", "none"))
 _finite_float = _number(float)
 _level = _number(float, 0.0, 1.0, span="a confidence level in (0, 1)", open_ends=True)
 _rate = _number(float, 0.0, 1.0, span="a rate in [0, 1]")
-_replicates = _number(int, 1, 1 << 20, noun="a whole number of replicates", span=f"between 1 and {1 << 20} replicates")
 _bootstrap = _number(int, 1, 10_000, noun="a whole number of replicates", span="between 1 and 10000 replicates")
 _seed = _number(int, 0, (1 << 64) - 1, noun="an integer seed", span="a seed in [0, 2**64)")
 
@@ -291,6 +290,6 @@ def _add_compare(sub, out) -> None:
     _key_options(cp)
     _format(cp)
     rows = "rows read at a time (default: 1048576)"
-    cp.add_argument("--batch-rows", type=_replicates, default=1 << 20, metavar="N", help=rows)
+    cp.add_argument("--batch-rows", type=_positive_int, default=1 << 20, metavar="N", help=rows)
     bar = "a progress bar on stderr (default: auto, on a terminal)"
     cp.add_argument("--progress", choices=PROGRESS, default="auto", help=bar)
