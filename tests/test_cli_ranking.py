@@ -54,3 +54,24 @@ def test_evaluate_command_reads_text_query_ids_and_reports_per_k(tmp_path, capsy
     assert f"{sm.RetrievalScores().update(q[us], rel[us], s[us]).finalize().mrr:.6g}" in out
     assert cli.main(["evaluate", str(path), "--task", "ranking", "--relevance", "rel", "--score", "s"]) != 0
     assert "--task ranking needs --query COL" in capsys.readouterr().err
+
+
+def test_ranking_over_time_reads_the_query_before_the_slice_and_time_columns(tmp_path, capsys):
+    q, rel, s = _rows(2, queries=60)
+    t = np.arange(q.size)
+    path = tmp_path / "runs.csv"
+    lines = (f"q{a},{b},{c},{d},{'us' if a % 2 else 'fr'}\n" for a, b, c, d in zip(q, rel, s, t))
+    path.write_text("qid,rel,s,t,country\n" + "".join(lines))
+    args = ["evaluate", str(path), "--task", "ranking", "--query", "qid", "--relevance", "rel", "--score", "s"]
+    last = slice(q.size - 200, None)
+    assert cli.main([*args, "--window", "200", "--format", "json", "--batch-rows", "150"]) == 0
+    got = json.loads(capsys.readouterr().out)["metrics"]
+    want = sm.RetrievalScores().update(q[last], rel[last], s[last]).finalize()
+    assert got["mrr"] == pytest.approx(want.mrr, rel=1e-12) and got["queries"] == want.queries
+    assert cli.main([*args, "--time", "t", "--every", "300", "--by", "country", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    first = t < 300
+    want = sm.RetrievalScores().update(q[first], rel[first], s[first]).finalize()
+    bucket = [b for b in doc["buckets"] if b["start"] == "0"][0]
+    assert bucket["n_slices"] == 2 and bucket["rows"] == 300  # sliced by country, not by query
+    assert bucket["mrr"] == pytest.approx(want.mrr, rel=1e-12)

@@ -16,7 +16,7 @@ from streammetrics._protocol.result import jsonable
 from .common import CommandError, failing, note
 from .output import draw, finalize, report, save_state
 from .progress import Progress
-from .shards import chunks_of, make_evaluator, told
+from .shards import QueryCodes, chunks_of, make_evaluator, told
 
 __all__ = ["evaluate_over_time"]
 
@@ -42,16 +42,19 @@ def _stamps(values, column: str, src) -> np.ndarray:
 
 def _batches(args, sources, settings):
     """Every chunk as ``(src, chunk, arrays, options)`` for an update, with the progress shown."""
+    queries = QueryCodes() if settings["task"] == "ranking" else None  # the first key column
+    first = queries is not None
     by = len(settings.get("by", ()))
     with Progress(sources, args.progress) as progress:
         for src in sources:
             for chunk in chunks_of(src, args.batch_rows, progress):
                 options = {"sample_weight": chunk.w}
                 if by:
-                    options["by"] = tuple(np.asarray(k) for k in chunk.keys[:by])
+                    options["by"] = tuple(np.asarray(k) for k in chunk.keys[first : first + by])
                 if args.time:
-                    options["time"] = _stamps(chunk.keys[by], args.time, src)
-                yield src, chunk, (chunk.y, chunk.p), options
+                    options["time"] = _stamps(chunk.keys[first + by], args.time, src)
+                arrays = (chunk.y, chunk.p) if queries is None else (queries(chunk.keys[0]), chunk.y, chunk.p)
+                yield src, chunk, arrays, options
 
 
 def evaluate_over_time(args, settings: dict, sources) -> int:
