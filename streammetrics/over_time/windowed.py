@@ -90,9 +90,6 @@ class Windowed(Buckets):
         self.time = bool(time)
         self._setup(template, "time", "timestamps")
 
-    def _settings(self):
-        return {**super()._settings(), "time": self.time}
-
     # ----------------------------------------------------------------- keys
     def _extra(self, value, n: int):
         if self.time:
