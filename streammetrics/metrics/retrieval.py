@@ -161,6 +161,7 @@ class RetrievalScores(Accumulator):
             raise ValueError("spill_dir is where open rows are written past max_memory: give max_memory too")
         self.n_values = len(PER_K) * len(self.k) + 2  # the kernel's columns but the empty flag
         self.n_sums = self.n_values + 2  # and the weight of the queries, of the empty ones
+        self.n_table = self.n_values + 2  # a query's values, its empty flag and its weight
         self.inputs = (QueryIds("query"), Relevance("relevance"), Finite("score", "scores"))
         self._init_state()
 
@@ -184,10 +185,6 @@ class RetrievalScores(Accumulator):
 
     def _merge_check(self, other):
         S.check_merge_fields(_SUMMED, self._arrays, other.state_dict())
-
-    @property
-    def n_table(self) -> int:
-        return self.n_values + 2
 
     def _settings(self):
         budget = {} if self.max_memory is None else {"max_memory": self.max_memory}
