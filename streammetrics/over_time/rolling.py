@@ -7,8 +7,9 @@ import weakref
 import numpy as np
 
 from .._protocol.base import Accumulator
+from .._protocol.batch import check_all
 from .._protocol.errors import StateFileError
-from .._protocol.inputs import Batch
+from .._protocol.inputs import Batch, convert, raise_rejected
 from .._protocol.keywords import arrays_by_name
 from .._protocol.state import checked_entries, loaded
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
@@ -177,7 +178,19 @@ class Rolling(TemplateWrapper, Accumulator):
         A bad value raises ``ValueError`` naming the argument and position, the
         window unchanged.
         """
-        return self.fold(self.prepare(*arrays, sample_weight=sample_weight, key=key, **named))
+        if named:  # the template's arrays by name: update(y=..., p=..., by=...)
+            arrays = arrays_by_name(self._template.inputs, arrays, named, self)
+        if self.key or key is not None or not isinstance(self._rows, TermsWindow):
+            return self.fold(self.prepare(*arrays, sample_weight=sample_weight, key=key))
+        # rows of a linear template, in one pass: checked by its terms kernel (the rows before the window by the inputs)
+        t = self._template
+        converted, w, n = convert(t.inputs, arrays, sample_weight, t.takes_weights, t)
+        if n > self.window:
+            check_all(t.inputs, converted)
+        with self._guard:
+            if n and self._rows.push(Batch(t.inputs, converted, w, n), max(0, n - self.window)):
+                raise_rejected(t.inputs, converted)
+        return self
 
     def fold(self, batch: Batch):
         """Fold a batch made by :meth:`prepare`; return ``self``."""

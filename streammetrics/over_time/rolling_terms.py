@@ -49,10 +49,14 @@ class Ring:
         weighted = batch.weights.shape[0] > 0
         return {"weights": batch.weights[lo:] if weighted else np.ones(m), "weighted": np.full(m, weighted, np.uint8)}
 
-    def push(self, batch, lo: int) -> None:
-        """Push rows ``lo ..`` of a checked batch of the template's inputs."""
+    def push(self, batch, lo: int) -> int:
+        """Push rows ``lo ..`` of a batch of the template's inputs: 0, or 1 where :meth:`rows_of` finds a bad value
+        (nothing pushed)."""
         rows = self.rows_of(batch, lo)
+        if rows is None:
+            return 1
         self._push(*(rows[k] for k in self.columns))
+        return 0
 
     def take(self, rows: dict, idx: np.ndarray) -> None:
         """Push rows ``idx`` of ``rows`` (as :meth:`export` gives them)."""
@@ -102,11 +106,13 @@ class TermsWindow(Ring):
             self.ring_w, self.ring_g, self.meta, self.ints, self.rows, self.pairs, self.second,
         )  # fmt: skip
 
-    def rows_of(self, batch, lo: int) -> dict:
-        """Rows ``lo ..`` of a checked batch, as :meth:`export` gives rows."""
+    def rows_of(self, batch, lo: int) -> dict | None:
+        """Rows ``lo ..`` of a batch, as :meth:`export` gives rows; ``None`` where the terms kernel
+        finds a bad value."""
         m = batch.n - lo
         slots, values = np.empty((m, self.terms.width), np.int32), np.empty((m, self.terms.width))
-        self.terms.fill(batch, lo, slots, values, 0, 0)  # (a checked batch: status 0)
+        if self.terms.fill(batch, lo, slots, values, 0, 0):
+            return None
         return {"slots": slots, "values": values, **self.weights_of(batch, lo)}
 
     def accumulator(self):
