@@ -105,7 +105,8 @@ class Decayed(TemplateWrapper, Accumulator):
         Field("clock", np.float64, (2, 2), merge="custom", nonneg=False, doc="origin, latest row (hi, lo)"),
     )
 
-    _init_parts = Accumulator._init_state  # (what reset() makes afresh)
+    def _init_parts(self):
+        self._init_state()
 
     def _clock(self, st) -> tuple:
         """``(origin, latest)`` of a state, exact (``int`` nanoseconds for datetimes)."""
