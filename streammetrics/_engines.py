@@ -52,11 +52,8 @@ class Plan:
         try:
             y, p = numpy_column(batch.column(self.y), self.y), numpy_column(batch.column(self.p), self.p)
             w = numpy_column(batch.column(self.weight), self.weight) if self.weight else None
-            if self.by:
-                keys = tuple(key_column(batch.column(c), c) for c in self.by)
-                acc.update(y, p, sample_weight=w, by=keys)
-            else:
-                acc.update(y, p, sample_weight=w)
+            by = {"by": tuple(key_column(batch.column(c), c) for c in self.by)} if self.by else {}
+            acc.update(y, p, sample_weight=w, **by)
         except (ValueError, TypeError) as exc:
             raise self.in_context(exc, where, first) from None
         return batch.num_rows
@@ -165,25 +162,24 @@ def pack_state(acc: Accumulator) -> bytes:
 
 
 def pack_error(exc: Exception) -> bytes:
-    """An error as JSON: its type and message, and a bad value's fields."""
-    d = {"type": type(exc).__name__, "message": str(exc)}
-    if isinstance(exc, errors.BadValueError):
-        index = list(exc.index) if isinstance(exc.index, tuple) else exc.index
-        value = exc.value if isinstance(exc.value, (int, float, str, bool, type(None))) else repr(exc.value)
-        d.update(argument=exc.argument, index=index, value=value, problem=exc.problem)
-        d.update(relation=exc.relation, context=exc.context, hint=exc.hint)
-    return ERROR + json.dumps(d, default=str).encode()
+    """An error as JSON: its type, its message and its attributes (a bad value's fields)."""
+    attrs = {k: list(v) if isinstance(v, tuple) else v for k, v in vars(exc).items()}
+    d = {"type": type(exc).__name__, "message": str(exc), "attrs": attrs}
+    return ERROR + json.dumps(d, default=repr).encode()
 
 
 #: the exceptions an error from a worker is raised as (others: ``ValueError``)
 _TYPES = {
     cls.__name__: cls
     for cls in (
+        errors.BadValueError,
         errors.BadShapeError,
         errors.NoObservationsError,
+        errors.NoWeightsError,
         errors.SettingsMismatchError,
         errors.StateFileError,
         errors.CountOverflowError,
+        errors.WeightOverflowError,
         ValueError,
         TypeError,
     )
@@ -191,8 +187,9 @@ _TYPES = {
 
 
 def unpack(value) -> Accumulator:
-    """The accumulator a worker sent, or its error raised as the library's own;
-    anything else is a :class:`~streammetrics.StateFileError`."""
+    """The accumulator a worker sent, or its error raised as the library's own
+    (its message and attributes as sent); anything else is a
+    :class:`~streammetrics.StateFileError`."""
     value = bytes(value)
     if value[:1] == STATE:
         return from_bytes(value[1:])
@@ -200,22 +197,14 @@ def unpack(value) -> Accumulator:
         raise errors.StateFileError("a worker sent a value that is neither a state nor an error")
     try:
         d = json.loads(value[1:].decode())
-        kind, message = d["type"], str(d["message"])
+        kind, message, attrs = d["type"], str(d["message"]), dict(d["attrs"])
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         raise errors.StateFileError("a worker sent an unreadable error") from None
-    if kind == "BadValueError":
-        index = tuple(d["index"]) if isinstance(d["index"], list) else d["index"]
-        raise errors.BadValueError(
-            d["argument"], index, d["value"], d["problem"], relation=d["relation"], context=d["context"], hint=d["hint"]
-        )
-    if kind == "NoWeightsError":
-        owner, _, reason = message.partition(" takes no sample_weight: ")
-        raise errors.NoWeightsError(owner, reason)
-    if kind == "WeightOverflowError":  # (its constructor words its own message)
-        exc = errors.WeightOverflowError.__new__(errors.WeightOverflowError)
-        exc.args = (message,)
-        raise exc
-    raise _TYPES.get(kind, ValueError)(message)
+    cls = _TYPES.get(kind, ValueError)
+    exc = cls.__new__(cls)  # (not its constructor, which words its own message)
+    exc.args = (message,)
+    exc.__dict__.update({k: tuple(v) if isinstance(v, list) else v for k, v in attrs.items()})
+    raise exc
 
 
 def merged(values, template: Accumulator) -> Accumulator:

@@ -93,15 +93,11 @@ def _folder(plan: Plan):
     return _task(fold)
 
 
-def _merger():
+def _merge(batches):
     """The function of the second stage: a group of states into one (an error passes on)."""
-
-    def merge(batches):
-        rows = sorted((p, bytes(v)) for b in batches for p, v in zip(*b.to_pydict().values()))
-        if rows:
-            yield _one(rows[0][0], merged_bytes([v for _, v in rows]))
-
-    return merge
+    rows = sorted((p, bytes(v)) for b in batches for p, v in zip(*b.to_pydict().values()))
+    if rows:
+        yield _one(rows[0][0], merged_bytes([v for _, v in rows]))
 
 
 def _num_partitions(df) -> int | None:
@@ -127,12 +123,8 @@ def _tasks(df) -> int | None:
 
 def _collect(states) -> list:
     """``[(part, bytes)]`` of a DataFrame of states, in partition order."""
-    if hasattr(states, "toArrow"):
-        table = states.toArrow()
-        rows = zip(table.column("part").to_pylist(), table.column("state").to_pylist())
-    else:  # pragma: no cover - before Spark 4
-        rows = ((r["part"], r["state"]) for r in states.collect())
-    return sorted((p, bytes(v)) for p, v in rows)
+    table = states.toArrow()
+    return sorted((p, bytes(v)) for p, v in zip(table.column("part").to_pylist(), table.column("state").to_pylist()))
 
 
 def evaluate(df, y="label", p="prob", *, task=None, evaluator=None, weight=None, by=None, labels=None, ci=None):
@@ -170,7 +162,7 @@ def evaluate(df, y="label", p="prob", *, task=None, evaluator=None, weight=None,
     states = rows.mapInArrow(_folder(plan), _SCHEMA)
     if parts is None or parts > MERGE_EVERY:
         groups = 1 + (parts or MERGE_EVERY) // MERGE_EVERY
-        states = states.repartition(groups).mapInArrow(_merger(), _SCHEMA)
+        states = states.repartition(groups).mapInArrow(_merge, _SCHEMA)
     acc = merged([v for _, v in _collect(states)], plan.template)
     return plan.finish(acc)
 
@@ -287,8 +279,10 @@ def _range_of(score, cuts):
     return out
 
 
-def _arrays(batch, columns):
-    return [numpy_column(batch.column(c), c) for c in columns]
+def _arrays(batch, columns, weighted: bool):
+    """``(arrays, weights)``: the columns of a batch, the weights (the last column) apart."""
+    arrays = [numpy_column(batch.column(c), c) for c in columns]
+    return arrays, arrays.pop() if weighted else None
 
 
 def _ranger(cuts, weighted, columns):
@@ -298,8 +292,7 @@ def _ranger(cuts, weighted, columns):
     def masses(batches, where):
         rows, found = 0, [np.zeros((cuts.shape[0] + 1, 2), np.int64)]
         for batch in batches:
-            arrays = _arrays(batch, columns)
-            w = arrays.pop() if weighted else None
+            arrays, w = _arrays(batch, columns, weighted)
             (n, m), *_ = route_rows(cuts, 0, 0, where, arrays, w, offset=rows)
             rows += n
             found.append(m)
@@ -318,8 +311,7 @@ def _range_reducer(cuts, totals, weighted, columns):
     def reduce(batches, where):
         accs = {}
         for batch in batches:
-            arrays = _arrays(batch, columns)
-            w = arrays.pop() if weighted else None
+            arrays, w = _arrays(batch, columns, weighted)
             which = batch.column("_range").to_numpy(zero_copy_only=False)
             for r in np.unique(which):
                 rows = which == r

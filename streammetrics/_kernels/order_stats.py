@@ -37,16 +37,9 @@ import math
 import numpy as np
 
 from ._jit import inline_ir, kernel
-from .compensated import add
+from .compensated import add, fold
 
 __all__ = ["push_rows", "merge_base"]
-
-
-@inline_ir
-def _add2(pair, k, x):
-    t, c = add(pair[k, 0], pair[k, 1], x)
-    pair[k, 0] = t
-    pair[k, 1] = c
 
 
 @inline_ir
@@ -111,8 +104,8 @@ def _add_masses(tot, cls, w, sign):
             p += w[r]
         else:
             q += w[r]
-    _add2(tot, 0, sign * p)
-    _add2(tot, 1, sign * q)
+    fold(tot, 0, sign * p, 0.0)
+    fold(tot, 1, sign * q, 0.0)
 
 
 @inline_ir
@@ -265,12 +258,12 @@ def push_rows(cls, s, w, flags, ring_c, ring_s, ring_w, ring_t, bkey, bmass, bcn
             meta[4] -= ring_t[j]
         _add_masses(tot, lc, lw, -1.0)
         order = np.argsort(ls)
-        _add2(u2, 0, _inner_u2(lc, ls, lw, order) - _pairs(lc, ls, lw, order, bkey, bcum, pkey, pcum, meta))
+        fold(u2, 0, _inner_u2(lc, ls, lw, order) - _pairs(lc, ls, lw, order, bkey, bcum, pkey, pcum, meta), 0.0)
         meta[0] = (meta[0] + k) % cap
         meta[1] -= k
         _into_pending(lc, ls, lw, order, -1, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta)
     order = np.argsort(s)
-    _add2(u2, 0, _inner_u2(cls, s, w, order) + _pairs(cls, s, w, order, bkey, bcum, pkey, pcum, meta))
+    fold(u2, 0, _inner_u2(cls, s, w, order) + _pairs(cls, s, w, order, bkey, bcum, pkey, pcum, meta), 0.0)
     for r in range(m):
         j = meta[0] + meta[1] + r
         j = j - cap if j >= cap else j

@@ -82,15 +82,11 @@ def query_values(starts, ends, rel, score, w, ks, exp_gain, tie_avg, log_base, o
     after them where ``w`` is not empty; DCG discounts use ``log_base`` (NDCG
     is a ratio: the base cancels)."""
     nq = starts.shape[0]
-    longest = 0
-    for i in range(nq):
-        longest = max(longest, ends[i] - starts[i])
+    longest = (ends - starts).max() if nq else 0
     r = np.empty(max(longest, 1), np.float64)
     sc = np.empty(max(longest, 1), np.float64)
     ideal = np.empty(max(longest, 1), np.float64)
-    kmax = 0
-    for j in range(ks.shape[0]):
-        kmax = max(kmax, ks[j])
+    kmax = ks.max()
     reach = max(longest, kmax)
     disc = np.empty(reach + 1, np.float64)  # disc[i]: discount of position i (0-based)
     scale = np.log(log_base)
@@ -113,28 +109,23 @@ def query_values(starts, ends, rel, score, w, ks, exp_gain, tie_avg, log_base, o
             k = ks[j]
             cut = min(k, m)
             dcg = 0.0
-            if tie_avg:  # a tie group's gains averaged over its positions
-                a = 0
-                while a < cut:
-                    b = a + 1
-                    g = _gain(r[a], exp_gain)
-                    while b < m and sc[b] == sc[a]:
-                        g += _gain(r[b], exp_gain)
-                        b += 1
-                    d = 0.0
-                    for i in range(a, min(b, cut)):
-                        d += disc[i]
-                    dcg += g / (b - a) * d
-                    a = b
-            else:
-                for i in range(cut):
-                    dcg += _gain(r[i], exp_gain) * disc[i]
+            a = 0
+            while a < cut:  # with tie_avg a tie group's gains averaged over its positions, else one position a group
+                b = a + 1
+                g = _gain(r[a], exp_gain)
+                while tie_avg and b < m and sc[b] == sc[a]:
+                    g += _gain(r[b], exp_gain)
+                    b += 1
+                d = 0.0
+                for i in range(a, min(b, cut)):
+                    d += disc[i]
+                dcg += g / (b - a) * d
+                a = b
             idcg = 0.0
-            for i in range(cut):
-                idcg += _gain(ideal[i], exp_gain) * disc[i]
             hits = 0
             ap = 0.0
             for i in range(cut):
+                idcg += _gain(ideal[i], exp_gain) * disc[i]
                 if r[i] > 0:
                     hits += 1
                     ap += hits / (i + 1.0)

@@ -17,16 +17,9 @@ that left since the sums were last recomputed.
 from __future__ import annotations
 
 from ._jit import inline_ir, kernel
-from .compensated import add
+from .compensated import fold
 
 __all__ = ["push_terms", "recompute_sums"]
-
-
-@inline_ir
-def _add_pair(pairs, g, s, x):
-    t, c = add(pairs[g, s, 0], pairs[g, s, 1], x)
-    pairs[g, s, 0] = t
-    pairs[g, s, 1] = c
 
 
 @inline_ir
@@ -42,24 +35,21 @@ def _apply(ring_s, ring_v, ring_w, ring_g, j, sign, counted, powers, summed, int
         ints[g, s] += sign * counted[s]
         if sums:
             v = ring_v[j, t]
-            _add_pair(pairs, g, s, sign * (v * w))
+            fold(pairs[g], s, sign * (v * w), 0.0)
             if squared and powers[s]:
-                _add_pair(second, g, s, sign * ((v * v) * (w if powers[s] == 1 else w * w)))
+                fold(second[g], s, sign * ((v * v) * (w if powers[s] == 1 else w * w)), 0.0)
 
 
 @kernel
 def push_terms(
     slots, values, w, flags, counted, powers, summed, ring_s, ring_v, ring_w, ring_g, meta, ints, rows, pairs, second
 ):
-    """Push rows (``slots``, ``values``: ``[m, width]``; weights ``w``, empty for
-    rows without weights: group 0, else group 1, or ``flags[i]`` where ``flags`` is
-    not empty) into the
+    """Push rows (``slots``, ``values``: ``[m, width]``; weights ``w``, 1 for rows
+    without; ``flags[i]``: the row's group, 1 if it came with a weight) into the
     ring, the oldest rows leaving once it is full; ``summed[g]``: whether group
     ``g``'s float sums are kept. Recomputes the float sums from the ring once
     a window of rows left since the last time."""
     cap = ring_s.shape[0]
-    weighted = w.shape[0] > 0
-    flagged = flags.shape[0] > 0
     for i in range(slots.shape[0]):
         if meta[1] == cap:
             j = meta[0]
@@ -72,8 +62,8 @@ def push_terms(
         for t in range(slots.shape[1]):
             ring_s[j, t] = slots[i, t]
             ring_v[j, t] = values[i, t]
-        ring_w[j] = w[i] if weighted else 1.0
-        ring_g[j] = (flags[i] if flagged else 1) if weighted else 0
+        ring_w[j] = w[i]
+        ring_g[j] = flags[i]
         meta[1] += 1
         _apply(ring_s, ring_v, ring_w, ring_g, j, 1, counted, powers, summed, ints, rows, pairs, second)
     if meta[2] >= cap:

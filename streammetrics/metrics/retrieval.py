@@ -42,7 +42,8 @@ class Relevance(Finite):
         super().__init__(name, "relevance")
 
     def first_bad(self, arr):
-        return _first_bad_relevance(arr)
+        bad = ~((arr >= 0) & (arr < np.inf))
+        return int(np.argmax(bad)) if bad.any() else -1
 
     def problem(self, arr, i):
         return "relevance must be finite and non-negative"
@@ -160,6 +161,7 @@ class RetrievalScores(Accumulator):
             raise ValueError("spill_dir is where open rows are written past max_memory: give max_memory too")
         self.n_values = len(PER_K) * len(self.k) + 2  # the kernel's columns but the empty flag
         self.n_sums = self.n_values + 2  # and the weight of the queries, of the empty ones
+        self.n_table = self.n_values + 2  # a query's values, its empty flag and its weight
         self.inputs = (QueryIds("query"), Relevance("relevance"), Finite("score", "scores"))
         self._init_state()
 
@@ -183,10 +185,6 @@ class RetrievalScores(Accumulator):
 
     def _merge_check(self, other):
         S.check_merge_fields(_SUMMED, self._arrays, other.state_dict())
-
-    @property
-    def n_table(self) -> int:
-        return self.n_values + 2
 
     def _settings(self):
         budget = {} if self.max_memory is None else {"max_memory": self.max_memory}
@@ -224,10 +222,8 @@ class RetrievalScores(Accumulator):
         self._arrays = {k: v for k, v in state.items() if k not in _OPEN}
         rows = tuple(state[k] for k in _OPEN)
         self._open = []
-        if rows[0].shape[0] and self._spill_due(rows):
-            self._spill([rows])
-        elif rows[0].shape[0]:
-            self._open.append(rows)
+        if rows[0].shape[0]:
+            self._hold(rows)
 
     def _drop_files(self) -> None:
         store = getattr(self, "_store", None)
@@ -240,9 +236,13 @@ class RetrievalScores(Accumulator):
         held = [_columns(run.records()) for run in self._runs] + self._open
         return tuple(np.concatenate(parts) for parts in zip(_NO_ROWS, *held))
 
-    def _spill_due(self, chunk) -> bool:
+    def _hold(self, chunk) -> None:
+        """Keep a chunk of open rows in memory, or, past half of ``max_memory``, write it and those in memory."""
         rows = sum(c[0].shape[0] for c in self._open) + chunk[0].shape[0]
-        return self.max_memory is not None and rows * ROW.itemsize > self.max_memory // 2
+        if self.max_memory is not None and rows * ROW.itemsize > self.max_memory // 2:
+            self._spill([*self._open, chunk])
+        else:
+            self._open.append(chunk)
 
     def _spill(self, chunks) -> None:
         """Write the rows of ``chunks`` to a new file, sorted by query (stably); the open rows in memory then go.
@@ -261,11 +261,7 @@ class RetrievalScores(Accumulator):
         S.merge_fields(_SUMMED, self._arrays, other)
         rows = tuple(other[k] for k in _OPEN)
         if rows[0].shape[0]:
-            chunk = tuple(a.copy() for a in rows)
-            if self._spill_due(chunk):
-                self._spill([*self._open, chunk])
-            else:
-                self._open.append(chunk)
+            self._hold(tuple(a.copy() for a in rows))
             if self.grouped and not self._runs:  # few rows: kept as one chunk
                 self._open = [self._open_rows()]
         st = self._arrays
@@ -285,11 +281,7 @@ class RetrievalScores(Accumulator):
             return 1  # (a NaN is the min and the max)
         weights = w if w.shape[0] else np.ones(q.shape[0])
         if not self.grouped:
-            chunk = (q.copy(), rel.copy(), s.copy(), weights.copy())
-            if self._spill_due(chunk):
-                self._spill([*self._open, chunk])
-            else:
-                self._open.append(chunk)
+            self._hold((q.copy(), rel.copy(), s.copy(), weights.copy()))
         else:
             self._fold_grouped(q, rel, s, weights)
         st = self._arrays
@@ -451,11 +443,6 @@ def _cuts(held, memory_ids, budget):
     return np.unique(np.concatenate([rec["query"][::step] for rec in held] + [memory_ids[::step]]))
 
 
-def _first_bad_relevance(arr) -> int:
-    bad = ~((arr >= 0) & (arr < np.inf))
-    return int(np.argmax(bad)) if bad.any() else -1
-
-
 def _runs(q):
     """``(lo, hi)``: the runs of equal ids of ``q`` (not empty)."""
     cuts = np.flatnonzero(q[1:] != q[:-1]) + 1
@@ -466,18 +453,14 @@ def _grouped_runs(q):
     """:func:`_runs` of ``q``, each id in one run, else the error of the first
     query whose rows are not contiguous (at its second run)."""
     lo, hi = _runs(q)
-    ids = q[lo]
-    steps = np.diff(ids)
-    if steps.size == 0 or (steps > 0).all() or (steps < 0).all() or np.unique(ids).shape[0] == ids.shape[0]:
-        return lo, hi  # (ids in order, the common case, need no hashing)
-    seen = set()
-    for v in ids.tolist():
-        if v in seen:
-            break
-        seen.add(v)
-    first = int(np.flatnonzero(q == v)[0])
-    j = first + int(np.flatnonzero(q[first:] != v)[0])
-    j += int(np.flatnonzero(q[j:] == v)[0])
+    steps = np.diff(q[lo])
+    if (steps > 0).all() or (steps < 0).all():
+        return lo, hi  # (ids in order, the common case, need no sort)
+    again = np.ones(lo.shape[0], bool)  # the runs of an id met in an earlier run
+    again[np.unique(q[lo], return_index=True)[1]] = False
+    if not again.any():
+        return lo, hi
+    j = int(lo[np.argmax(again)])
     raise BadValueError(
         "query", j, q[j], "with grouped=True a query's rows must be contiguous", hint="or use grouped=False"
     )

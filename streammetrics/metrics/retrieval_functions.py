@@ -155,14 +155,16 @@ def recall_at_k(y_true, y_score, k=None, *, sample_weight=None) -> float:
     return _score("recall", y_true, y_score, k, sample_weight)
 
 
-def _labels(y_true, y_score, sample_weight):
+def _label_score(column: int, y_true, y_score, sample_weight) -> float:
+    """The mean of the kernel's ``column`` (0 LRAP, 1 coverage, 2 ranking loss) over the rows."""
     t, s, w = _pair(y_true, y_score, sample_weight)
-    if ((t != 0) & (t != 1)).any():
-        i, j = (int(v) for v in np.argwhere((t != 0) & (t != 1))[0])
+    bad = (t != 0) & (t != 1)
+    if bad.any():
+        i, j = (int(v) for v in np.argwhere(bad)[0])
         raise BadValueError("y_true", (i, j), t[i, j], "labels must be 0 or 1")
     out = np.empty((t.shape[0], 3), np.float64)
     label_ranking_rows(t, np.ascontiguousarray(s), out)
-    return out, w
+    return _mean(out[:, column], w)
 
 
 def label_ranking_average_precision_score(y_true, y_score, *, sample_weight=None) -> float:
@@ -174,8 +176,7 @@ def label_ranking_average_precision_score(y_true, y_score, *, sample_weight=None
     >>> round(label_ranking_average_precision_score([[1, 0, 0], [0, 0, 1]], [[0.75, 0.5, 1], [1, 0.2, 0.1]]), 6)
     0.416667
     """
-    out, w = _labels(y_true, y_score, sample_weight)
-    return _mean(out[:, 0], w)
+    return _label_score(0, y_true, y_score, sample_weight)
 
 
 def coverage_error(y_true, y_score, *, sample_weight=None) -> float:
@@ -186,8 +187,7 @@ def coverage_error(y_true, y_score, *, sample_weight=None) -> float:
     >>> coverage_error([[1, 0, 0], [0, 1, 1]], [[1, 0, 0], [0, 1, 1]])
     1.5
     """
-    out, w = _labels(y_true, y_score, sample_weight)
-    return _mean(out[:, 1], w)
+    return _label_score(1, y_true, y_score, sample_weight)
 
 
 def label_ranking_loss(y_true, y_score, *, sample_weight=None) -> float:
@@ -199,5 +199,4 @@ def label_ranking_loss(y_true, y_score, *, sample_weight=None) -> float:
     >>> label_ranking_loss([[0, 1, 1], [1, 0, 1]], [[0.7, 0.6, 0.3], [0.5, 0.2, 0.3]])
     0.5
     """
-    out, w = _labels(y_true, y_score, sample_weight)
-    return _mean(out[:, 2], w)
+    return _label_score(2, y_true, y_score, sample_weight)

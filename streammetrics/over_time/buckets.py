@@ -19,7 +19,7 @@ from .._protocol.base import Accumulator, locked
 from .._protocol.errors import StateFileError
 from .._protocol.inputs import Batch
 from .._protocol.keywords import take_names
-from .._protocol.state import concatenated, concatenated_parts, reserve
+from .._protocol.state import concatenated, concatenated_parts, loaded, reserve
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
 from ..sliced.segments import fold_by_slice
 
@@ -299,11 +299,7 @@ class Buckets(TemplateWrapper, Accumulator):
                 j = where.get(i)
                 if j is not None:
                     part[e] = flat[starts[j] : starts[j + 1]].reshape(tuple(shapes[j]))
-            acc = self._template.copy()
-            try:
-                acc.load_state_dict(part)
-            except ValueError as exc:
-                raise StateFileError(f"{self._each} {key}: {exc}") from None
+            acc = loaded(self._template.copy(), part, f"{self._each} {key}")
             if acc.n != rows[i]:
                 raise StateFileError(f"{self._each} {key} holds {acc.n} rows, not {rows[i]}")
             parts[key] = acc
@@ -320,17 +316,3 @@ class Buckets(TemplateWrapper, Accumulator):
 
     def _clone(self):
         return self.with_state(Parsed(self.n, self.seen, self._dropped, {k: a.copy() for k, a in self._parts.items()}))
-
-    def __eq__(self, other) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        with locked(self, other):
-            mine, theirs = self.parts(), other.parts()
-            return (
-                self.settings == other.settings
-                and (self.n, self.seen, self.dropped) == (other.n, other.seen, other.dropped)
-                and list(mine) == list(theirs)
-                and all(mine[k] == theirs[k] for k in mine)
-            )
-
-    __hash__ = None

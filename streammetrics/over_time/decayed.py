@@ -188,14 +188,11 @@ class Decayed(TemplateWrapper, Accumulator):
         """The template holding the decayed totals as of the latest row (a new
         accumulator: its weights are the decayed ones)."""
         with self._guard:
-            st = self._arrays
+            st = {k: v.copy() for k, v in self._arrays.items()}
             origin, latest = self._clock(st)
-            scale = float(np.exp2(-self._ages(latest, origin)))
-            pairs = st["pairs"] * scale
-            second = None
-            if self._squares:
-                second = st["second"] * np.where(self._powers == 2, scale * scale, scale)[:, None]
-            sums = Sums(st["ints"][None], pairs[None], None if second is None else second[None], st["n"], True)
+            _scale(st, self._powers, float(np.exp2(-self._ages(latest, origin))))
+            second = st["second"][None] if self._squares else None
+            sums = Sums(st["ints"][None], st["pairs"][None], second, st["n"], True)
             acc = self._template.copy()
             if self.n:
                 acc.add_sums(sums)
@@ -203,10 +200,6 @@ class Decayed(TemplateWrapper, Accumulator):
 
     def _compute(self, ci=None):
         return self.current().finalize(ci=ci)
-
-    @property
-    def n(self) -> int:
-        return int(self._arrays["n"][0])
 
     # ------------------------------------------------------------------ merge
     def _merge_state(self, other: dict) -> None:

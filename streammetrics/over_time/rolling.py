@@ -11,7 +11,7 @@ from .._protocol.batch import check_all
 from .._protocol.errors import StateFileError
 from .._protocol.inputs import Batch, convert, raise_rejected
 from .._protocol.keywords import arrays_by_name
-from .._protocol.state import checked_entries
+from .._protocol.state import checked_entries, loaded
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
 from ..metrics.ranking import RankAUC
 from .rolling_rank import RankWindow
@@ -182,15 +182,14 @@ class Rolling(TemplateWrapper, Accumulator):
             arrays = arrays_by_name(self._template.inputs, arrays, named, self)
         if self.key or key is not None or not isinstance(self._rows, TermsWindow):
             return self.fold(self.prepare(*arrays, sample_weight=sample_weight, key=key))
-        # rows of a linear template: checked by its terms kernel (the rows before the window by the inputs)
+        # rows of a linear template, in one pass: checked by its terms kernel (the rows before the window by the inputs)
         t = self._template
         converted, w, n = convert(t.inputs, arrays, sample_weight, t.takes_weights, t)
         if n > self.window:
             check_all(t.inputs, converted)
-        if n:
-            with self._guard:
-                if self._rows.push(Batch(t.inputs, converted, w, n), max(0, n - self.window)):
-                    raise_rejected(t.inputs, converted)
+        with self._guard:
+            if n and self._rows.push(Batch(t.inputs, converted, w, n), max(0, n - self.window)):
+                raise_rejected(t.inputs, converted)
         return self
 
     def fold(self, batch: Batch):
@@ -314,11 +313,9 @@ class Rolling(TemplateWrapper, Accumulator):
         if not np.isfinite(out["weights"]).all() or (out["weights"] < 0).any():
             raise StateFileError("entry 'weights' holds a negative, NaN or infinite weight")
         self._rows.check(out, n)
-        trial = self.with_state(out)
-        try:  # the template's own invariants hold for the window's state
-            self._template.copy().load_state_dict(trial.accumulator().state_dict())
-        except ValueError as exc:
-            raise StateFileError(f"the window's rows do not make a valid state: {exc}") from None
+        # the template's own invariants hold for the window's state
+        held = self.with_state(out).accumulator().state_dict()
+        loaded(self._template.copy(), held, "the window's rows do not make a valid state")
         return out
 
     def __repr__(self) -> str:

@@ -57,11 +57,6 @@ class RankWindow(Ring):
         m = y.shape[0]
         self.ring_b[(self.head + self.n - m + np.arange(m)) % self.window] = bits
 
-    def push(self, batch, lo: int) -> None:
-        """Push rows ``lo ..`` of a checked batch of RankAUC's inputs."""
-        rows = self.rows_of(batch, lo)
-        self._push(*(rows[k] for k in self.columns))
-
     def rows_of(self, batch, lo: int) -> dict:
         """Rows ``lo ..`` of a checked batch, as :meth:`export` gives rows."""
         y, s = batch.arrays_for(self.template.inputs)

@@ -22,9 +22,6 @@ def window_fields(*rows: Field) -> tuple:
     )
 
 
-_NO_FLAGS = np.zeros(0, np.uint8)
-
-
 class Ring:
     """What both windows share: rows in a ring of ``window`` slots, ``meta[0]`` the oldest's slot, ``meta[1]`` the
     rows held."""
@@ -51,6 +48,15 @@ class Ring:
         m = batch.n - lo
         weighted = batch.weights.shape[0] > 0
         return {"weights": batch.weights[lo:] if weighted else np.ones(m), "weighted": np.full(m, weighted, np.uint8)}
+
+    def push(self, batch, lo: int) -> int:
+        """Push rows ``lo ..`` of a batch of the template's inputs: 0, or 1 where :meth:`rows_of` finds a bad value
+        (nothing pushed)."""
+        rows = self.rows_of(batch, lo)
+        if rows is None:
+            return 1
+        self._push(*(rows[k] for k in self.columns))
+        return 0
 
     def take(self, rows: dict, idx: np.ndarray) -> None:
         """Push rows ``idx`` of ``rows`` (as :meth:`export` gives them)."""
@@ -100,25 +106,13 @@ class TermsWindow(Ring):
             self.ring_w, self.ring_g, self.meta, self.ints, self.rows, self.pairs, self.second,
         )  # fmt: skip
 
-    def _fill(self, batch, lo: int):
-        """``(status, slots, values)``: the terms kernel on rows ``lo ..`` of a batch."""
+    def rows_of(self, batch, lo: int) -> dict | None:
+        """Rows ``lo ..`` of a batch, as :meth:`export` gives rows; ``None`` where the terms kernel
+        finds a bad value."""
         m = batch.n - lo
         slots, values = np.empty((m, self.terms.width), np.int32), np.empty((m, self.terms.width))
-        return self.terms.fill(batch, lo, slots, values, 0, 0), slots, values
-
-    def push(self, batch, lo: int) -> int:
-        """Push rows ``lo ..`` of a batch of the template's inputs, checked by the
-        terms kernel: its status (0 pushed, else a bad value and nothing changed)."""
-        status, slots, values = self._fill(batch, lo)
-        if not status:
-            self._push(slots, values, batch.weights[lo:], _NO_FLAGS)
-        return status
-
-    def rows_of(self, batch, lo: int) -> dict:
-        """Rows ``lo ..`` of a checked batch, as :meth:`export` gives rows."""
-        status, slots, values = self._fill(batch, lo)
-        if status:  # (the batch was checked: cannot happen)
-            raise ValueError("a row of the batch gives no terms")
+        if self.terms.fill(batch, lo, slots, values, 0, 0):
+            return None
         return {"slots": slots, "values": values, **self.weights_of(batch, lo)}
 
     def accumulator(self):

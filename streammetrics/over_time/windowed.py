@@ -90,9 +90,6 @@ class Windowed(Buckets):
         self.time = bool(time)
         self._setup(template, "time", "timestamps")
 
-    def _settings(self):
-        return {**super()._settings(), "time": self.time}
-
     # ----------------------------------------------------------------- keys
     def _extra(self, value, n: int):
         if self.time:
@@ -127,9 +124,7 @@ class Windowed(Buckets):
     def _range(self, key: int):
         if not self.time:
             return key * int(self._every), (key + 1) * int(self._every)
-        if isinstance(self._every, int):
-            return clock.shown(key * self._every, self._every), clock.shown((key + 1) * self._every, self._every)
-        return key * self._every, (key + 1) * self._every
+        return clock.shown(key * self._every, self._every), clock.shown((key + 1) * self._every, self._every)
 
     def _compute(self, ci=None):
         return self.merged().finalize(**({} if ci is None else {"ci": ci}))
