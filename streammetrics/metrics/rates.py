@@ -12,7 +12,16 @@ import numbers
 
 import numpy as np
 
+from .._protocol.errors import NoObservationsError
 from .._protocol.result import safe
+
+
+def fed(acc, need: str = "the score needs", names: str = "y and p"):
+    """A one-shot function's accumulator, fed: returned if it holds an observation,
+    else ``NoObservationsError`` naming the empty arrays ``names``."""
+    if acc.n == 0:
+        raise NoObservationsError(f"{names} are empty: {need} at least one observation")
+    return acc
 
 
 def check_beta(b, name: str = "b") -> float:

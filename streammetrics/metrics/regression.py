@@ -8,13 +8,14 @@ import numpy as np
 
 from .._kernels import compensated
 from .._kernels.checks import first_nonfinite
-from .._kernels.regression import merge_moments, regression_merge, regression_moments
+from .._kernels.regression import merge_moments, regression_moments
 from .._protocol.base import Accumulator
-from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import Finite
 from .._protocol.result import RenderContext, Result, safe
 from .._protocol.state import Field
+from .intervals import beside
 from .probability import check_second_moments, mean_interval
+from .rates import fed
 
 __all__ = ["RegressionErrors", "regression_result", "mse", "rmse", "mae", "mape", "r2"]
 
@@ -239,7 +240,8 @@ class RegressionErrors(Accumulator):
         the error moments were kept (weight 0 beside a nonzero total) has none."""
         st = self._arrays
         moments, sums, rmoments = st["moments"].copy(), st["sums"].copy(), st["rmoments"].copy()
-        regression_merge(moments, sums, other["moments"], other["sums"])
+        merge_moments(moments, other["moments"])
+        compensated.merge(sums, other["sums"])
         merge_moments(rmoments, other["rmoments"])
         if not all(np.all(np.isfinite(a)) for a in (moments, sums, rmoments)):
             raise ValueError(OVERFLOW_MESSAGE.format(what="the merged state"))
@@ -279,22 +281,16 @@ class RegressionErrors(Accumulator):
             "mae": mean_interval(total, sae, sse, wsq, ci),
             "mape": mean_interval(total, sape, sape2, wsq, ci),
         }
-        lo, hi = found["mse"]
-        found["rmse"] = (math.sqrt(lo), math.sqrt(hi))
-        out = {}
-        for k, v in r.items():
-            out[k] = v
-            if k in found:
-                out[f"{k}_ci_lower"], out[f"{k}_ci_upper"] = (float(b) for b in found[k])
-        return RegressionResult(r.kind, out, {"ci": ci, "weighted": r.weighted})
+        found["rmse"] = tuple(math.sqrt(b) for b in found["mse"])
+        values = r.as_dict()
+        for k, (lo, hi) in found.items():
+            values[f"{k}_ci_lower"], values[f"{k}_ci_upper"] = float(lo), float(hi)
+        return RegressionResult(r.kind, beside(values), {"ci": ci, "weighted": r.weighted})
 
 
 # ------------------------------------------------------------------ one-shot
 def _once(y, p, sample_weight) -> Result:
-    acc = RegressionErrors().update(y, p, sample_weight=sample_weight)
-    if acc.n == 0:
-        raise NoObservationsError("y and p are empty: the score needs at least one observation")
-    return acc.finalize()
+    return fed(RegressionErrors().update(y, p, sample_weight=sample_weight)).finalize()
 
 
 def mse(y, p, *, sample_weight=None) -> float:
