@@ -124,13 +124,10 @@ class _Table:
         return float(numerator / denominator)
 
     def fowlkes_mallows(self) -> float:
-        n = self.n
-        tk = _sum_sq(self.counts, n) - n
-        if tk == 0:
+        _, fp, fn, tp = self.pairs()  # scikit-learn's tk, pk - tk and qk - tk
+        if tp == 0:
             return 0.0
-        pk = _sum_sq(self.b, n) - n
-        qk = _sum_sq(self.a, n) - n
-        return float(math.sqrt(float(tk) / float(pk)) * math.sqrt(float(tk) / float(qk)))
+        return float(math.sqrt(float(tp) / float(tp + fp)) * math.sqrt(float(tp) / float(tp + fn)))
 
     # ---------------------------------------------------- information scores
     def entropies(self):

@@ -78,13 +78,6 @@ class Bounded(Finite):
         return f"the Tweedie deviance of power {self.power:g} needs {self.name} {sign} 0"
 
 
-def _inputs(power: float):
-    ylo, plo = _bounds(power)
-    y = Finite("y") if ylo == FINITE else Bounded("y", ylo, power)
-    p = Finite("p") if plo == FINITE else Bounded("p", plo, power)
-    return y, p
-
-
 def _deviance_at_1(y: float, power: float, kind: int) -> float:
     """``d(y, 1)`` as the kernels form it, for the weighted mean ``y`` of the
     truths: a power below 0 takes its power even where ``y < 0`` (NaN for a
@@ -205,7 +198,7 @@ class TweedieDeviance(TermsFold, Accumulator):
     def __init__(self, power: float = 0.0):
         self.power, self._kind = _power(power)
         self._lo = _bounds(self.power)
-        self.inputs = _inputs(self.power)
+        self.inputs = tuple(Finite(v) if lo == FINITE else Bounded(v, lo, self.power) for v, lo in zip("yp", self._lo))
         self._overflow = (
             f"the deviance totals of this batch overflow float64 (y or p too large, or too close to 0 "
             f"for power {self.power:g}, or weights near 1e308): nothing was folded in"

@@ -24,6 +24,14 @@ def fed(acc, need: str = "the score needs", names: str = "y and p"):
     return acc
 
 
+def d2_of(numerator: float, denominator: float) -> float:
+    """scikit-learn's fraction of deviance (or variance) explained, made finite as its
+    ``force_finite``: 1.0 for a perfect fit, 0.0 where only the baseline is."""
+    if numerator == 0:
+        return 1.0
+    return 0.0 if denominator == 0 else 1.0 - numerator / denominator
+
+
 def check_beta(b, name: str = "b") -> float:
     """``b`` as a float > 0, or ``TypeError``/``ValueError`` naming ``name``."""
     if isinstance(b, (bool, np.bool_)) or not isinstance(b, (int, float, np.integer, np.floating)):

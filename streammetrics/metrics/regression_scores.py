@@ -16,8 +16,8 @@ import numpy as np
 from .._kernels import compensated
 from .._protocol.errors import BadValueError
 from .losses import PinballLoss, SquaredLogError, check_alpha
-from .quantiles import ErrorQuantiles, d2_of
-from .rates import fed
+from .quantiles import ErrorQuantiles
+from .rates import d2_of, fed
 from .regression import RegressionErrors
 
 __all__ = [
