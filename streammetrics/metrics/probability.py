@@ -173,7 +173,25 @@ def _result(st, n, kind, meta=None, brier_scale=1.0) -> Result:
     return probability_result(st["sums"], n, kind, meta, classes, brier_scale)
 
 
-class ProbabilityScores(TermsFold, Accumulator):
+class _Scores(TermsFold, Accumulator):
+    """What both probability accumulators share: the headline, and their row terms'
+    sums added to the weight, loss and Brier totals, the class totals and (for
+    binary probabilities) the second moments."""
+
+    _fixed_settings = True  # copies share the settings
+    headline = ("log_loss", "brier")
+
+    def _add_sums(self, sums, st):
+        st["n"][:, 0] += sums.rows
+        st["classes_rows"][:, 0] += sums.rows
+        add_pairs(st["sums"], sums.pairs[:, :3])
+        add_pairs(st["classes"], sums.pairs[:, 3:])
+        if sums.second is not None:  # (w, loss, d2) squared: the state keeps loss², d2², w²
+            kept = add_second(st["squares"], sums.second[:, [1, 2, 0]])
+            st["squares_rows"][:, 0] += np.where(kept, sums.rows, 0)
+
+
+class ProbabilityScores(_Scores):
     """Streaming log loss and Brier score of predicted probabilities.
 
     ``update(y, p)`` takes 0/1 labels and the predicted probabilities of the
@@ -217,8 +235,6 @@ class ProbabilityScores(TermsFold, Accumulator):
     (0.015181, 0.169819)
     """
 
-    _fixed_settings = True  # copies share the settings
-
     inputs = (
         BinaryLabels("y", "pass pos_label=, or use ClassProbabilityScores"),
         Probabilities("p", predict_proba=True),
@@ -231,7 +247,6 @@ class ProbabilityScores(TermsFold, Accumulator):
         )
         + _class_fields(2)
     )
-    headline = ("log_loss", "brier")
     intervals = True
 
     def __init__(self, *, pos_label=None):
@@ -259,15 +274,6 @@ class ProbabilityScores(TermsFold, Accumulator):
     def _term_args(self, arrays):
         return KP.probability_terms, arrays
 
-    def _add_sums(self, sums, st):
-        st["n"][:, 0] += sums.rows
-        st["classes_rows"][:, 0] += sums.rows
-        add_pairs(st["sums"], sums.pairs[:, :3])
-        add_pairs(st["classes"], sums.pairs[:, 3:])
-        if sums.second is not None:  # (w, loss, d2) squared: the state keeps loss², d2², w²
-            kept = add_second(st["squares"], sums.second[:, [1, 2, 0]])
-            st["squares_rows"][:, 0] += np.where(kept, sums.rows, 0)
-
     def _compute(self, ci=None) -> Result:
         st = self._arrays
         r = _result(st, self.n, "ProbabilityScores", brier_scale=0.5)  # one column of the two
@@ -284,7 +290,7 @@ class ProbabilityScores(TermsFold, Accumulator):
         return ProbabilityResult(r.kind, I.beside(values), {"ci": ci, "weighted": r.weighted})
 
 
-class ClassProbabilityScores(TermsFold, Accumulator):
+class ClassProbabilityScores(_Scores):
     """Streaming multiclass log loss and Brier score of an n x K probability matrix.
 
     Parameters
@@ -323,11 +329,8 @@ class ClassProbabilityScores(TermsFold, Accumulator):
     (0.43375, 0.19)
     """
 
-    _fixed_settings = True  # copies share the settings
-
     argument_names = ("y", "p")
     fields = _SUMS + _class_fields("n_classes")
-    headline = ("log_loss", "brier")
 
     def __init__(self, n_classes: int | None = None, labels=None):
         self.n_classes, self.labels = class_settings("ClassProbabilityScores", n_classes, labels)
@@ -347,12 +350,6 @@ class ClassProbabilityScores(TermsFold, Accumulator):
 
     def _term_args(self, arrays):
         return KP.class_probability_terms, (*arrays, self.n_classes, ROW_SUM_TOLERANCE)
-
-    def _add_sums(self, sums, st):
-        st["n"][:, 0] += sums.rows
-        st["classes_rows"][:, 0] += sums.rows
-        add_pairs(st["sums"], sums.pairs[:, :3])
-        add_pairs(st["classes"], sums.pairs[:, 3:])
 
     def _compute(self) -> Result:
         return _result(self._arrays, self.n, "ClassProbabilityScores", {"labels": self.labels})
