@@ -17,7 +17,7 @@ from ._jit import inline, kernel
 from .compensated import add
 from .grouped import key_range
 
-__all__ = ["batch_table", "merge_tables", "run_sums", "group_ids", "group_sums", "expected_mutual_info"]
+__all__ = ["batch_table", "merge_tables", "group_ids", "group_sums", "expected_mutual_info"]
 
 
 @kernel
@@ -41,13 +41,6 @@ def merge_tables(ay, ap, ac, by, bp, bc):
             j += 1
         k += 1
     return oy[:k].copy(), op[:k].copy(), oc[:k].copy()
-
-
-def run_sums(labels, counts):
-    """Sums of ``counts`` over runs of equal values of the sorted ``labels``."""
-    if labels.shape[0] == 0:
-        return np.zeros(0, np.int64)
-    return np.add.reduceat(counts, _run_starts(labels))
 
 
 def _run_starts(*keys):

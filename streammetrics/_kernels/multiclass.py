@@ -1,7 +1,7 @@
 """Multiclass confusion counts.
 
-A batch is checked first by a vectorised min/max pass and counted only when
-valid. Status 0 folded, 1 a class of ``y`` outside ``0..k-1``, 2 one of ``p``.
+A batch is checked first by a vectorised pass and counted only when valid.
+Status 0 folded, 1 a class of ``y`` outside ``0..k-1``, 2 one of ``p``.
 State: ``counts`` (``int64[k, k]``, truth by row), ``wsum`` (``float64[k * k,
 2]`` pairs of weighted cells ``y * k + p``) and ``seen`` (``int64[2, k]``,
 weighted rows per class of ``y`` and ``p``, so a class seen only with zero
@@ -19,23 +19,14 @@ __all__ = ["count_classes", "sum_classes", "confusion_bounds", "class_terms"]
 @inline_ir
 def confusion_bounds(y, p, k):
     """Status of a batch: 0 if every ``y`` and ``p`` lies in ``0..k-1``."""
-    n = y.shape[0]
-    if n == 0:
-        return 0
-    ylo = y[0]
-    yhi = y[0]
-    plo = p[0]
-    phi = p[0]
-    for i in range(n):
-        yi = y[i]
-        pi = p[i]
-        ylo = yi if yi < ylo else ylo
-        yhi = yi if yi > yhi else yhi
-        plo = pi if pi < plo else plo
-        phi = pi if pi > phi else phi
-    if ylo < 0 or yhi >= k:
+    bad_y = False
+    bad_p = False
+    for i in range(y.shape[0]):  # (no branch: the loop vectorizes)
+        bad_y |= (y[i] < 0) | (y[i] >= k)
+        bad_p |= (p[i] < 0) | (p[i] >= k)
+    if bad_y:
         return 1
-    if plo < 0 or phi >= k:
+    if bad_p:
         return 2
     return 0
 

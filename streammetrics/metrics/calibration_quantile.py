@@ -11,10 +11,8 @@ from .._kernels import compensated
 from .._protocol.inputs import Probabilities
 from .._protocol.state import Field, count_total
 from .labels import BinaryLabels, PositiveLabel, positive_label
-from .ranking.held import SortedRuns
-from .ranking.pending import Pending
+from .quantiles import OneRun
 from .ranking.saved import mass_entry
-from .ranking.spill import stream_merge
 from .reliability import CalibrationResult, calibration_table, check_n_bins
 
 __all__ = ["QuantileCalibration", "percentile_edges"]
@@ -38,7 +36,7 @@ def percentile_edges(n_bins: int, n: int, order_statistic) -> np.ndarray:
     return np.where(gamma >= 0.5, b - diff * (1 - gamma), out)
 
 
-class QuantileCalibration(SortedRuns):
+class QuantileCalibration(OneRun):
     """Streaming calibration of binary probabilities over ``n_bins`` equal-mass bins,
     exact: ``Calibration(n_bins, strategy="quantile")``.
 
@@ -118,12 +116,6 @@ class QuantileCalibration(SortedRuns):
         out = {"n_bins": self.n_bins} | ({} if self.pos_label is None else {"pos_label": self.pos_label})
         return out | self._budget()
 
-    def _check_compatible(self, other) -> None:
-        # the memory budget changes how the state is held, never what it holds
-        if type(other) is type(self) and (other.n_bins, other.pos_label) == (self.n_bins, self.pos_label):
-            return
-        super()._check_compatible(other)
-
     # ------------------------------------------------------------------ state
     def _check_state(self, state):
         n, lo = int(state["n"][0]), state["lo"]
@@ -143,42 +135,12 @@ class QuantileCalibration(SortedRuns):
         y, p = arrays
         if C.first_outside01(p) >= 0:
             return 2
-        n, limit = y.shape[0], self._exact.pending_limit()
-        buf = self._pending
-        if buf is not None and buf.rows + n <= limit:
-            status = buf.append(y, p, w, limit)
-        else:
-            new = Pending(max(n, min(limit, 1 << 20)), False)
-            status = new.append(y, p, w, limit)
-            if not status:
-                self._flush()
-                self._pending = new
-                if new.rows > limit:
-                    self._flush()
+        status = self._append(y, p, w)
         if not status:
-            self._n += n
+            self._n += y.shape[0]
         return status
 
-    def _flush(self) -> None:
-        buf, self._pending = self._pending, None
-        if buf is not None and buf.rows:
-            self._exact.take(buf)
-
-    def _merge_state(self, other):
-        self._exact.add(other)
-        self._n += int(other["n"][0])
-
     # ------------------------------------------------------------------ result
-    def _chunks(self):
-        """The single sorted run, in chunks ``(values, masses)`` (read from its file once spilled)."""
-        buf, self._pending = self._pending, None
-        self._exact.compact(buf)
-        if self._exact.spilled:
-            (run,) = self._exact.disk
-            return stream_merge([run.records()], self._exact.chunk())
-        top = self._exact.stack.top()
-        return [] if top is None else [top]
-
     def _order_statistics(self, ranks):
         """The probabilities at the 0-based ``ranks`` of all the rows, sorted."""
         out, before = np.empty(ranks.shape[0]), 0

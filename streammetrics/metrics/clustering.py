@@ -12,13 +12,13 @@ import math
 
 import numpy as np
 
-from .._kernels.contingency import batch_table, expected_mutual_info, group_ids, group_sums, merge_tables, run_sums
+from .._kernels.contingency import batch_table, expected_mutual_info, group_ids, group_sums, merge_tables
 from .._protocol.base import Accumulator
-from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import ClusterLabels
 from .._protocol.result import Result
 from .._protocol.runs import RunStack
 from .._protocol.state import Field, count_total
+from .rates import fed
 
 __all__ = [
     "ClusterContingency",
@@ -36,7 +36,13 @@ __all__ = [
 ]
 
 #: The normalisations of NMI and AMI: how the two entropies are averaged.
-AVERAGE_METHODS = ("arithmetic", "geometric", "min", "max")
+_MEANS = {
+    "arithmetic": lambda u, v: (u + v) / 2,
+    "geometric": lambda u, v: float(np.sqrt(u * v)),
+    "min": min,
+    "max": max,
+}
+AVERAGE_METHODS = tuple(_MEANS)
 
 _EPS = float(np.finfo(np.float64).eps)
 _INT64_MAX = np.iinfo(np.int64).max
@@ -50,16 +56,6 @@ def _check_average_method(average_method) -> str:
             f"average_method must be one of {', '.join(repr(m) for m in AVERAGE_METHODS)}; got {average_method!r}"
         )
     return average_method
-
-
-def _generalized_average(u: float, v: float, average_method: str) -> float:
-    if average_method == "min":
-        return min(u, v)
-    if average_method == "geometric":
-        return float(np.sqrt(u * v))
-    if average_method == "arithmetic":
-        return (u + v) / 2
-    return max(u, v)
 
 
 def _sum_sq(x: np.ndarray, n: int) -> int:
@@ -84,12 +80,8 @@ class _Table:
         self.counts = counts
         self.n = n
         self.average_method = average_method
-        m = counts.shape[0]
-        # rows: the table is sorted by true label, so each run is one class
-        self.row_id = np.zeros(m, np.int64)
-        if m:
-            np.cumsum(true[1:] != true[:-1], out=self.row_id[1:])
-        self.a = run_sums(true, counts)
+        self.row_id, g = group_ids(true)  # (in increasing label order, as the table's rows run)
+        self.a = group_sums(self.row_id, g, counts)
         self.col_id, g = group_ids(pred)
         self.b = group_sums(self.col_id, g, counts)
         self._pairs = self._mi = self._h = None
@@ -132,13 +124,10 @@ class _Table:
         return float(numerator / denominator)
 
     def fowlkes_mallows(self) -> float:
-        n = self.n
-        tk = _sum_sq(self.counts, n) - n
-        if tk == 0:
+        _, fp, fn, tp = self.pairs()  # scikit-learn's tk, pk - tk and qk - tk
+        if tp == 0:
             return 0.0
-        pk = _sum_sq(self.b, n) - n
-        qk = _sum_sq(self.a, n) - n
-        return float(math.sqrt(float(tk) / float(pk)) * math.sqrt(float(tk) / float(qk)))
+        return float(math.sqrt(float(tp) / float(tp + fp)) * math.sqrt(float(tp) / float(tp + fn)))
 
     # ---------------------------------------------------- information scores
     def entropies(self):
@@ -178,7 +167,7 @@ class _Table:
         mi = self.mi()
         if mi == 0:
             return 0.0
-        return float(mi / _generalized_average(*self.entropies(), self.average_method))
+        return float(mi / _MEANS[self.average_method](*self.entropies()))
 
     def emi(self) -> float:
         if self.n_classes == self.n or self.n_clusters == self.n:
@@ -195,7 +184,7 @@ class _Table:
             return 0.0
         mi = self.mi()
         emi = self.emi()
-        normalizer = _generalized_average(*self.entropies(), self.average_method)
+        normalizer = _MEANS[self.average_method](*self.entropies())
         # the expectation can exceed the normaliser by rounding on a perfect
         # match: keep the sign, avoid 0/0 (as scikit-learn)
         denominator = normalizer - emi
@@ -331,10 +320,7 @@ def _cells(table) -> int:
 
 # ------------------------------------------------------------------ one-shot
 def _one_shot(labels_true, labels_pred, average_method="arithmetic") -> _Table:
-    acc = ClusterContingency(average_method)
-    acc.update(labels_true, labels_pred)
-    if acc.n == 0:
-        raise NoObservationsError("labels_true and labels_pred are empty: the score needs at least one observation")
+    acc = fed(ClusterContingency(average_method).update(labels_true, labels_pred), names="labels_true and labels_pred")
     return _Table(*acc.table(), acc.n, average_method)
 
 

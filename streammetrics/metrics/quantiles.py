@@ -17,8 +17,9 @@ from .ranking.held import SortedRuns
 from .ranking.pending import Pending
 from .ranking.saved import mass_entry
 from .ranking.spill import stream_merge
+from .rates import d2_of
 
-__all__ = ["ErrorQuantiles", "run_quantiles"]
+__all__ = ["ErrorQuantiles", "OneRun", "run_quantiles"]
 
 ERRORS, TRUTHS = 0, 1  # the rows of a run's masses
 _EPS = float(np.finfo(np.float64).eps)
@@ -78,21 +79,68 @@ def _zero(chunks, row):
     return np.int64(0)
 
 
-def d2_of(numerator: float, denominator: float) -> float:
-    """scikit-learn's fraction of deviance explained, made finite as its ``force_finite``:
-    1.0 for a perfect fit, 0.0 where only the baseline is."""
-    if numerator == 0:
-        return 1.0
-    return 0.0 if denominator == 0 else 1.0 - numerator / denominator
-
-
 class QuantileResult(Result):
     __slots__ = ()
     title = "Error quantiles"
     counts = ("weight",)
 
 
-class ErrorQuantiles(SortedRuns):
+class OneRun(SortedRuns):
+    """:class:`~.ranking.held.SortedRuns` held as one sorted run of values: rows
+    appended to the pending ones, states merged in, the run read in chunks."""
+
+    def _check_compatible(self, other) -> None:
+        # the memory budget changes how the state is held, never what it holds
+        held = [{k: v for k, v in acc.settings.items() if k != "max_memory"} for acc in (self, other)]
+        if type(other) is not type(self) or held[0] != held[1]:
+            super()._check_compatible(other)
+
+    def _append(self, labels, values, w) -> int:
+        """Append rows to the pending ones (a new buffer when the kind of mass changes
+        or the limit is reached, the old rows sorted in); the kernel's status."""
+        n, weighted = values.shape[0], w.shape[0] > 0
+        limit = self._exact.pending_limit()
+        buf = self._pending
+        if buf is not None and buf.weighted == weighted and buf.rows + n <= limit:
+            return buf.append(labels, values, w, limit)
+        new = Pending(max(n, min(limit, 1 << 20)), weighted)
+        status = new.append(labels, values, w, limit)
+        if status:
+            return status
+        self._flush()
+        if weighted and not self._exact.weighted:
+            self._exact.to_float()
+        self._pending = new
+        if new.rows > limit:
+            self._flush()
+        return 0
+
+    def _flush(self) -> None:
+        buf, self._pending = self._pending, None
+        if buf is not None and buf.rows:
+            self._exact.take(buf)
+
+    def _merge_state(self, other):
+        if other["weighted"][0] and not self._exact.weighted:
+            self._flush()
+            self._exact.to_float()
+        self._exact.add(other)
+        self._n += int(other["n"][0])
+
+    def _chunks(self):
+        """The single sorted run, in chunks (read from the file once spilled)."""
+        if self._n == 0:
+            raise NoObservationsError(f"{type(self).__name__} has no observations: call update() first")
+        buf, self._pending = self._pending, None
+        self._exact.compact(buf)
+        if self._exact.spilled:
+            (run,) = self._exact.disk
+            return stream_merge([run.records()], self._exact.chunk())
+        top = self._exact.stack.top()
+        return [] if top is None else [top]
+
+
+class ErrorQuantiles(OneRun):
     """Exact weighted quantiles of regression errors, streamed and mergeable.
 
     ``update(y, p)`` takes finite truths and predictions. Every distinct error
@@ -195,13 +243,6 @@ class ErrorQuantiles(SortedRuns):
             out["significant_bits"] = self.significant_bits
         return out | self._budget()
 
-    def _check_compatible(self, other) -> None:
-        # the memory budget changes how the state is held, never what it holds
-        if type(other) is type(self) and other.settings.get("significant_bits") == self.significant_bits:
-            if (other.error, other.truth) == (self.error, self.truth):
-                return
-        super()._check_compatible(other)
-
     # ------------------------------------------------------------------ state
     def _check_state(self, state):
         n, lo = int(state["n"][0]), state["lo"]
@@ -250,56 +291,12 @@ class ErrorQuantiles(SortedRuns):
             self._n += n
         return status
 
-    def _append(self, labels, values, w) -> int:
-        """Append rows to the pending ones (a new buffer when the kind of mass changes
-        or the limit is reached, the old rows sorted in); the kernel's status."""
-        n, weighted = values.shape[0], w.shape[0] > 0
-        limit = self._exact.pending_limit()
-        buf = self._pending
-        if buf is not None and buf.weighted == weighted and buf.rows + n <= limit:
-            return buf.append(labels, values, w, limit)
-        new = Pending(max(n, min(limit, 1 << 20)), weighted)
-        status = new.append(labels, values, w, limit)
-        if status:
-            return status
-        self._flush()
-        if weighted and not self._exact.weighted:
-            self._exact.to_float()
-        self._pending = new
-        if new.rows > limit:
-            self._flush()
-        return 0
-
-    def _flush(self) -> None:
-        buf, self._pending = self._pending, None
-        if buf is not None and buf.rows:
-            self._exact.take(buf)
-
     def _edges(self, values, top: bool):
         """``values`` (float64, changed in place) made their bins' lowest (``top``: highest) values."""
         bucket_edges(values.view(np.uint64), 52 - self.significant_bits, top)
         return values
 
-    def _merge_state(self, other):
-        if other["weighted"][0] and not self._exact.weighted:
-            self._flush()
-            self._exact.to_float()
-        self._exact.add(other)
-        self._n += int(other["n"][0])
-
     # ------------------------------------------------------------------ queries
-    def _chunks(self):
-        """The single sorted run, in chunks (read from the file once spilled)."""
-        if self._n == 0:
-            raise NoObservationsError("ErrorQuantiles has no observations: call update() first")
-        buf, self._pending = self._pending, None
-        self._exact.compact(buf)
-        if self._exact.spilled:
-            (run,) = self._exact.disk
-            return stream_merge([run.records()], self._exact.chunk())
-        top = self._exact.stack.top()
-        return [] if top is None else [top]
-
     def _totals(self, chunks, row: int) -> float:
         total = float(sum((ab[row].sum() for _, ab in chunks), 0))
         if not 0 < total < np.inf:

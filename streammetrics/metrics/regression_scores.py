@@ -14,9 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import compensated
-from .._protocol.errors import BadValueError, NoObservationsError
+from .._protocol.errors import BadValueError
 from .losses import PinballLoss, SquaredLogError, check_alpha
-from .quantiles import ErrorQuantiles, d2_of
+from .quantiles import ErrorQuantiles
+from .rates import d2_of, fed
 from .regression import RegressionErrors
 
 __all__ = [
@@ -73,9 +74,7 @@ def _fitted(make, y_true, y_pred, sample_weight, multioutput, options=_AVERAGES)
             name = _NAMES.get(e.argument, e.argument)
             index = e.index if len(outputs) == 1 else (e.index, j)
             raise BadValueError(name, index, e.value, e.problem.replace(f" {e.argument} ", f" {name} ")) from None
-        if acc.n == 0:
-            raise NoObservationsError("y_true and y_pred are empty: the score needs at least one observation")
-        fitted.append(acc)
+        fitted.append(fed(acc, names="y_true and y_pred"))
     return fitted, multioutput
 
 

@@ -78,8 +78,8 @@ def check_metric(metric) -> int:
     raise ValueError(f"metric must be one of {valid} (or {aliases}), got {metric!r}")
 
 
-def check_positive_int(value, name: str, allow_none: bool = True):
-    if value is None and allow_none:
+def check_positive_int(value, name: str):
+    if value is None:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be a positive integer, got {value!r}")
@@ -90,9 +90,7 @@ def check_positive_int(value, name: str, allow_none: bool = True):
 
 def budget_of(memory_budget) -> int:
     """The working memory in bytes: ``memory_budget``, or :data:`MEMORY_BUDGET`."""
-    if memory_budget is None:
-        return MEMORY_BUDGET
-    return check_positive_int(memory_budget, "memory_budget", allow_none=False)
+    return check_positive_int(memory_budget, "memory_budget") or MEMORY_BUDGET
 
 
 def _check_numeric(dtype: np.dtype, name: str) -> None:
