@@ -14,10 +14,10 @@ import numbers
 
 import numpy as np
 
-from .._kernels.grouped import dense_table, hash_codes, key_range, rank_codes, table_codes
+from .._kernels.grouped import dense_codes, hash_codes, key_range
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import to_numpy
-from .keys import MIN_SPAN, NULL, SPAN_FACTOR, TWO63, BatchKeys, column_kinds, tag
+from .keys import MIN_SPAN, NULL, SPAN_FACTOR, TWO63, BatchKeys, tag
 
 #: integer keys in a wider range are hashed while a batch holds at most this
 #: many distinct values (a hash table of 64 MB at most), else sorted
@@ -78,9 +78,7 @@ def _canonical(v, name: str, codes: np.ndarray, j: int):
         return None
     if isinstance(v, np.generic):
         v = v.item()
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, str):
+    if isinstance(v, (bool, str)):
         return v
     if isinstance(v, bytes):
         try:
@@ -105,14 +103,8 @@ def _canonical(v, name: str, codes: np.ndarray, j: int):
                 "(float64 cannot tell them apart): give integer keys as integers (nulls as None or masked)"
             )
         return int(f) if -TWO63 <= f < TWO63 and f == int(f) else f
-    else:
-        try:
-            import pandas as pd
-
-            if v is pd.NA or v is pd.NaT:
-                return None
-        except ImportError:  # pragma: no cover
-            pass
+    elif type(v).__module__.startswith("pandas") and type(v).__name__ in ("NAType", "NaTType"):
+        return None  # pandas.NA, pandas.NaT
     i = int(np.argmax(codes == j))
     raise TypeError(
         f"{name}[{i}] = {v!r}: slice keys must be integers, booleans, strings, "
@@ -195,10 +187,7 @@ def _unique_ints(a: np.ndarray, limit=None, name=None):
     lo, hi = (int(v) for v in key_range(a, 0, a.shape[0]))
     span = hi - lo + 1
     if span <= max(SPAN_FACTOR * a.size, MIN_SPAN):
-        table, values = dense_table(a, lo, span)
-        codes = np.empty(a.size, np.int64)
-        table_codes(a, lo, table, codes)
-        return codes, values
+        return dense_codes(a, lo, span)
     return _hashed(a, limit, name) or _sorted(a)
 
 
@@ -229,8 +218,7 @@ def _hashed(bits: np.ndarray, limit, name=None, dtype=None):
     order = np.argsort(values)
     rank = np.empty(m, np.int64)
     rank[order] = np.arange(m, dtype=np.int64)
-    rank_codes(codes, rank)
-    return codes, values[order]
+    return rank[codes], values[order]
 
 
 def _sorted(a: np.ndarray):
@@ -354,25 +342,20 @@ def _encode_values(arr: np.ndarray, name: str, limit=None):
         else:
             codes, values = _unique_floats(a, limit, name)
         return _finish(codes, values.tolist(), name, limit=limit)
-    if kind in "US":
-        try:  # pandas' hashing: numpy sorts the strings
-            import pandas  # noqa: F401
-
-            codes, raw = _pandas_codes(arr.astype(object), name)
-        except ImportError:  # pragma: no cover - pandas is optional
-            values, codes = np.unique(arr, return_inverse=True)
-            codes, raw = codes.reshape(-1).astype(np.int64, copy=False), values.tolist()
-        if limit is not None and len(raw) > limit:
-            _past_the_cap(limit, name)
-        return _finish(codes, raw, name, nulls=False, limit=limit)
-    # objects: hashed once each (pandas when present, else a dict)
+    # strings (as objects: numpy would sort them) and objects: hashed once each
+    # (pandas when present, else a dict)
+    strings = kind in "US"
+    objects = arr.astype(object) if strings else arr
     try:
         import pandas  # noqa: F401
 
-        codes, raw = _pandas_codes(arr, name)
+        codes, raw = _pandas_codes(objects, name)
     except ImportError:  # pragma: no cover - pandas is optional
-        codes, raw = _dict_codes(arr, name)
-    return _finish(codes, raw, name)
+        codes, raw = _dict_codes(objects, name)
+    if strings and limit is not None and len(raw) > limit:
+        _past_the_cap(limit, name)
+    # distinct strings are distinct keys; objects 1 and 1.0 are one
+    return _finish(codes, raw, name, nulls=not strings, limit=limit if strings else None)
 
 
 def _dict_codes(arr: np.ndarray, name: str):
@@ -411,30 +394,18 @@ def encode(by, n: int, limit: int | None = None) -> BatchKeys:
     if len(parts) == 1:
         codes, keys = parts[0]
         if isinstance(keys, np.ndarray):  # one integer column: its values
-            return BatchKeys(codes, None, names, ((False, True),), ints=keys)
-        return BatchKeys(codes, [(k,) for k in keys], names, (column_kinds(keys),))
+            return BatchKeys(codes, None, names, ints=keys)
+        return BatchKeys(codes, [(k,) for k in keys], names)
     parts = [(c, _key_list(k)) for c, k in parts]
-    kinds = tuple(column_kinds(k) for _, k in parts)
-    sizes = [max(len(k), 1) for _, k in parts]
-    if math.prod(sizes) < 2**62:
-        combined = np.zeros(n, np.int64)
-        for (c, _), size in zip(parts, sizes):
-            combined *= size
-            combined += c
-        codes, values = _unique_ints(combined, limit=limit, name=cross)
+    # the columns joined one at a time: the combinations so far coded anew with
+    # the next column's codes (in a range of at most n x its keys); ``digits``
+    # holds each combination's code in every column joined
+    codes, digits = parts[0][0], [np.arange(len(parts[0][1]), dtype=np.int64)]
+    for c, k in parts[1:]:
+        size = max(len(k), 1)
+        codes, values = _unique_ints(codes * size + c, limit=limit, name=cross)
         check_batch_keys(values.shape[0], limit, cross)
-        digits = []
-        rest = values.copy()
-        for size in reversed(sizes):
-            digits.append(rest % size)
-            rest //= size
-        digits.reverse()
-    else:
-        stacked = np.stack([c for c, _ in parts], axis=1)
-        rows, codes = np.unique(stacked, axis=0, return_inverse=True)
-        codes = codes.reshape(-1).astype(np.int64)
-        check_batch_keys(rows.shape[0], limit, cross)
-        digits = [rows[:, j] for j in range(rows.shape[1])]
+        digits = [d[values // size] for d in digits] + [values % size]
     keys = [tuple(parts[j][1][d] for j, d in enumerate(ds)) for ds in zip(*(d.tolist() for d in digits))]
     # the per-column codes follow each column's key order, so combined codes do too
-    return BatchKeys(codes, keys, names, kinds)
+    return BatchKeys(codes, keys, names)

@@ -34,12 +34,7 @@ def fold_by_slice(tb: Batch, keys, glob: np.ndarray, slice_acc) -> None:
         return a[order]
 
     arrays = [by_slice(a) for a in tb.arrays]
-    _fold_segments(tb, arrays, by_slice(tb.weights) if tb.weighted else tb.weights, bounds, glob, slice_acc)
-
-
-def _fold_segments(tb: Batch, arrays: list, w, bounds, glob, slice_acc) -> None:
-    """Fold rows ``bounds[j]:bounds[j + 1]`` of ``arrays`` (sorted by slice) into
-    slice ``glob[j]``'s accumulator."""
+    w = by_slice(tb.weights) if tb.weighted else tb.weights
     for j, g in enumerate(glob.tolist()):
         lo, hi = int(bounds[j]), int(bounds[j + 1])
         part = Batch(tb.inputs, [a[lo:hi] for a in arrays], w[lo:hi] if tb.weighted else w, hi - lo)
