@@ -294,7 +294,7 @@ def replicate_ranks(seed, keys, r0, w, s, y, out, cuts, xs, roc, prc):
     aps = np.empty(R, np.float64)
     apc = np.empty(R, np.float64)
     for r in range(R):
-        tp[r] = fp[r] = us[r] = uc[r] = aps[r] = apc[r] = 0.0
+        tp[r] = fp[r] = gp[r] = gn[r] = us[r] = uc[r] = aps[r] = apc[r] = 0.0
     G = xs.shape[0]
     pos = np.empty(R, np.float64)  # the masses the curves are read with (a class absent: 1)
     neg = np.empty(R, np.float64)
@@ -309,50 +309,20 @@ def replicate_ranks(seed, keys, r0, w, s, y, out, cuts, xs, roc, prc):
             prc[r, 0] = 1.0
         lim[r] = lim[R + r] = -1.0  # (set by the first _reach)
     # rows from the highest score down, each drawn at one call site (the draw
-    # is copied into the kernel: a second site doubled its compile); a score
-    # of one row is its own threshold, the rows of a tied score are summed
-    # into gp, gn and form one threshold after its last row
-    grouped = False  # inside the rows of a tied score
+    # is copied into the kernel: a second site doubled its compile); the rows
+    # of one score are summed into gp, gn and form one threshold after its
+    # lowest row (a score of one row alike), which empties them again
     for i in range(m - 1, -1, -1):
         _draw_pairs(_row_hash(h0, keys[i]), q0, nq, sc, uu, kk)
         wi = w[i] if weighted else 1.0
-        last = i == 0 or s[i - 1] != s[i]  # the score's lowest row
-        if not grouped and last:
-            hit = False  # (a test that vectorizes, before the calls of the few replicates past a limit)
-            if G and y[i] == 1:
-                for r in range(R):
-                    hit |= tp[r] + kk[r + off] * wi > lim[R + r]
-                for r in range(R if hit else 0):
-                    if tp[r] + kk[r + off] * wi > lim[R + r]:
-                        _reach(xs, roc, prc, at, lim, r, tp[r], fp[r], tp[r] + kk[r + off] * wi, fp[r], pos[r], neg[r])
-            elif G:
-                for r in range(R):
-                    hit |= fp[r] + kk[r + off] * wi > lim[r]
-                for r in range(R if hit else 0):
-                    if fp[r] + kk[r + off] * wi > lim[r]:
-                        _reach(xs, roc, prc, at, lim, r, tp[r], fp[r], tp[r], fp[r] + kk[r + off] * wi, pos[r], neg[r])
-            if y[i] == 1:
-                for r in range(R):
-                    x = kk[r + off] * wi
-                    tp[r] += x
-                    _add_into(aps, apc, r, x * _precision(tp[r], fp[r]))
-            else:
-                for r in range(R):
-                    x = kk[r + off] * wi
-                    _add_into(us, uc, r, x * tp[r])
-                    fp[r] += x
-            continue
-        if not grouped:
-            grouped = True
-            for r in range(R):
-                gp[r] = 0.0
-                gn[r] = 0.0
         g = gp if y[i] == 1 else gn
         for r in range(R):
             g[r] += kk[r + off] * wi
-        if last:
-            grouped = False
-            if G:
+        if i == 0 or s[i - 1] != s[i]:  # the score's lowest row
+            hit = False  # (a test that vectorizes, before the calls of the few replicates past a limit)
+            for r in range(R if G else 0):
+                hit |= (tp[r] + gp[r] > lim[R + r]) | (fp[r] + gn[r] > lim[r])
+            if hit:
                 for r in range(R):
                     if tp[r] + gp[r] > lim[R + r] or fp[r] + gn[r] > lim[r]:
                         _reach(xs, roc, prc, at, lim, r, tp[r], fp[r], tp[r] + gp[r], fp[r] + gn[r], pos[r], neg[r])
@@ -361,6 +331,7 @@ def replicate_ranks(seed, keys, r0, w, s, y, out, cuts, xs, roc, prc):
                 fp[r] += gn[r]
                 tp[r] += gp[r]
                 _add_into(aps, apc, r, gp[r] * _precision(tp[r], fp[r]))
+                gp[r] = gn[r] = 0.0
     for r in range(R):
         for j in range(at[r], G):  # past the last point: its TPR, 1
             roc[r, j] = 1.0
