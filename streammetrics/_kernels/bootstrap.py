@@ -62,11 +62,6 @@ def _mix(x):
 
 
 @inline_ir
-def _seed_hash(seed):
-    return _mix(np.uint64(seed) * _GOLDEN + _SALT)
-
-
-@inline_ir
 def _row_hash(s, key):
     return _mix(s ^ (np.uint64(key) * _GOLDEN))
 
@@ -123,7 +118,8 @@ def _replicates(seed, r0, R, cuts):
     their pairs ``q0 .. q0 + nq - 1`` (replicate ``r0 + r`` is entry ``r + off``
     of a draw) and the signed cuts."""
     q0 = r0 // 2
-    return _seed_hash(seed), q0, (r0 + R + 1) // 2 - q0, r0 - 2 * q0, _signed_cuts(cuts)
+    h = _mix(np.uint64(seed) * _GOLDEN + _SALT)
+    return h, q0, (r0 + R + 1) // 2 - q0, r0 - 2 * q0, _signed_cuts(cuts)
 
 
 # The kernels below each set up their own scratch for :func:`_draw_pairs`: made

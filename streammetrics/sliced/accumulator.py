@@ -23,6 +23,12 @@ __all__ = ["Sliced", "DEFAULT_MAX_SLICES"]
 DEFAULT_MAX_SLICES = 10_000
 
 
+def _kinds_of(new, names) -> tuple:
+    """Per key column (named ``names``), ``(booleans?, numbers?)`` among the new
+    keys ``new`` (internal keys, or one integer column's values)."""
+    return ((False, True),) if isinstance(new, np.ndarray) else K.kinds_of(new, len(names))
+
+
 def _by(names) -> str:
     """The ``by`` argument as messages name it, with its columns' names."""
     return "by" if tuple(names) == ("by",) else f"by ({', '.join(names)})"
@@ -218,7 +224,7 @@ class Sliced(TemplateWrapper, Accumulator):
         with self._guard:
             if self._keys.ints is None:  # changed by another thread
                 return False
-            self._fold_sums(n, select(sums, present), values, None, (named[1],), ((False, True),))
+            self._fold_sums(n, select(sums, present), values, None, (named[1],))
         return True
 
     def fold(self, batch: Batch):
@@ -239,10 +245,10 @@ class Sliced(TemplateWrapper, Accumulator):
             if status:  # (a prepared batch was checked: cannot happen)
                 raise_rejected(tb.inputs, tb.arrays)
         with self._guard:
-            self._fold_sums(tb.n, sums, keys.ints, keys, keys.names, keys.kinds, tb)
+            self._fold_sums(tb.n, sums, keys.ints, keys, keys.names, tb)
         return self
 
-    def _fold_sums(self, n: int, sums, ints, keys, names, kinds, tb=None) -> None:
+    def _fold_sums(self, n: int, sums, ints, keys, names, tb=None) -> None:
         """Fold a batch of ``n`` rows (under the lock): its keys (``ints``: one
         integer column's values, ascending, else ``keys``' internal keys), and
         ``sums`` (one group per key) into the tables, or ``tb`` slice by slice."""
@@ -257,19 +263,19 @@ class Sliced(TemplateWrapper, Accumulator):
             new = [k for k in keys.keys if k not in ids]
             fresh = dict(zip(new, range(start, start + len(new))))
             glob = np.fromiter((ids[k] if k in ids else fresh[k] for k in keys.keys), np.int64, len(keys.keys))
-        self._check_keys(n, new, names, kinds)
+        self._check_keys(n, new, names)
         if sums is not None:  # (before the keys: a total past float64 changes nothing)
             self._tables = self._spec.with_room(self._tables, start, start + len(new))
             self._spec.add(self._tables, start, glob, sums)
-        self._add_keys(new, names, kinds)
+        self._add_keys(new, names)
         if sums is None:
             self._overall.fold(tb)
             fold_by_slice(tb, keys, glob, self._own)
         self._count += n
 
-    def _check_keys(self, rows: int, new, names, kinds, what: str = "folding") -> None:
-        """Refuse ``rows`` more rows with the new keys ``new`` (of columns ``names``
-        and ``kinds``): past the count's range, another number of key columns,
+    def _check_keys(self, rows: int, new, names, what: str = "folding") -> None:
+        """Refuse ``rows`` more rows with the new keys ``new`` (of columns ``names``):
+        past the count's range, another number of key columns,
         more than ``max_slices`` slices, or a new key equal to another as a
         Python key (``True == 1``: only a column holding both booleans and
         numbers can make two equal)."""
@@ -287,8 +293,8 @@ class Sliced(TemplateWrapper, Accumulator):
                 f"max_slices={self.max_slices:,}; nothing was folded in (pass a larger max_slices, "
                 "or slice by a column with fewer distinct values)"
             )
-        mine = self._kinds or [(False, False)] * len(kinds)
-        if not len(new) or not any((a or c) and (b or d) for (a, b), (c, d) in zip(mine, kinds)):
+        mine = self._kinds or [(False, False)] * len(names)
+        if not len(new) or not any((a or c) and (b or d) for (a, b), (c, d) in zip(mine, _kinds_of(new, names))):
             return
         public = {K.public(k): k for k in self._keys}  # (and the new ones, as they come)
         for k in new:
@@ -299,7 +305,7 @@ class Sliced(TemplateWrapper, Accumulator):
                     "but equal as Python keys (True == 1): give one column one kind of key"
                 )
 
-    def _add_keys(self, new, names, kinds) -> None:
+    def _add_keys(self, new, names) -> None:
         """Add the slices of ``new`` (internal keys, or one integer column's values
         in an array no one else holds, kept as it is)."""
         if self._columns is None:
@@ -308,8 +314,8 @@ class Sliced(TemplateWrapper, Accumulator):
         if not len(new):
             return
         start = len(self._keys)
-        mine = self._kinds or [(False, False)] * len(kinds)
-        self._kinds = [(a or c, b or d) for (a, b), (c, d) in zip(mine, kinds)]
+        mine = self._kinds or [(False, False)] * len(names)
+        self._kinds = [(a or c, b or d) for (a, b), (c, d) in zip(mine, _kinds_of(new, names))]
         self._keys.extend(new)
         total = len(self._keys)
         if self._tables is not None:
@@ -331,16 +337,16 @@ class Sliced(TemplateWrapper, Accumulator):
         if other is self:
             other = other.copy()
         with locked(self, other):
-            keys, names, kinds, count, parts, overall = other._parts()
+            keys, names, count, parts, overall = other._parts()
             if names is None:
                 return self
             ids = self._keys.index()
             new = [k for k in keys if k not in ids]
-            self._check_keys(count, new, names, kinds, "merging")
+            self._check_keys(count, new, names, "merging")
             self._merge_check(keys, parts, overall, ids)
             if self._overall is not None:  # (both fold their overall: the same template)
                 self._overall.merge(overall)
-            self._add_keys(new, names, kinds)
+            self._add_keys(new, names)
             ids = self._keys.index()
             idx = np.fromiter((ids[k] for k in keys), np.int64, len(keys))
             self._count += count
@@ -352,13 +358,13 @@ class Sliced(TemplateWrapper, Accumulator):
         return self
 
     def _parts(self):
-        """``(keys, names, kinds, rows, slices, overall)``: this accumulator's keys
-        (in id order), key columns' names and kinds, rows, its slices (the used
+        """``(keys, names, rows, slices, overall)``: this accumulator's keys
+        (in id order), key columns' names, rows, its slices (the used
         rows of the tables, or the accumulators) and its folded overall (or
         ``None``), as another one merges them (read under the lock)."""
         used = len(self._keys)
         slices = self._accs if self._tables is None else {k: t[:used] for k, t in self._tables.items()}
-        return list(self._keys), self._names, self._kinds, self._count, slices, self._overall
+        return list(self._keys), self._names, self._count, slices, self._overall
 
     def _merge_check(self, keys, parts, overall, ids: dict) -> None:
         """Raise what merging another's slices ``parts`` (its ``keys``) and
@@ -442,10 +448,8 @@ class Sliced(TemplateWrapper, Accumulator):
             self._overall = parsed.overall
         self._count = parsed.overall.n
         self._columns, self._names = parsed.columns, parsed.names
-        if isinstance(parsed.keys, np.ndarray):  # one integer column's values
-            self._add_keys(parsed.keys.copy(), parsed.names, ((False, True),))
-        elif parsed.keys:
-            self._add_keys(list(parsed.keys), parsed.names, K.kinds_of(parsed.keys, parsed.columns))
+        if len(parsed.keys):  # one integer column's values (an array), or a list of internal keys
+            self._add_keys(parsed.keys.copy(), parsed.names)
         if self._tables is not None:
             for k, t in parsed.tables.items():
                 self._tables[k][: t.shape[0]] = t

@@ -132,7 +132,7 @@ def check_batch_keys(count: int, limit, name: str) -> None:
 
 
 def _past_the_cap(limit, name) -> None:
-    """What hashing does once it has seen more distinct values than :func:`_cap`:
+    """What hashing does once it has seen more distinct values than its cap:
     ``TooManyKeys`` when that cap is ``limit`` (the batch alone is refused
     whatever its exact count, which would take a sort of every row: 2-4 s for
     10M rows of distinct floats), else nothing (the caller sorts)."""
@@ -169,8 +169,7 @@ def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True, limit=N
         return np.empty(0, np.int64), []
     ordered = sorted(keys)  # ascending internal keys: codes follow the sort
     rank = np.empty(len(keys), np.int64)
-    for r, t in enumerate(ordered):
-        rank[keys[t]] = r
+    rank[[keys[t] for t in ordered]] = np.arange(len(keys))
     table = rank[remap]
     if not has_null and len(keys) == len(raw) and np.array_equal(table[:-1], np.arange(len(raw))):
         return codes, ordered  # integers, strings: coded in ascending order already
@@ -197,19 +196,13 @@ def _unique_floats(a: np.ndarray, limit=None, name=None):
     return _hashed((a + 0.0).view(np.int64), limit, name, np.float64) or _sorted(a)  # -0.0 + 0.0 is 0.0
 
 
-def _cap(limit) -> int:
-    """The distinct values past which hashing stops: ``limit`` (refused past it
-    anyway) or :data:`HASH_DISTINCT`."""
-    return HASH_DISTINCT if limit is None else min(HASH_DISTINCT, limit)
-
-
 def _hashed(bits: np.ndarray, limit, name=None, dtype=None):
     """``(codes, distinct values)`` of an int64 array coded by a hash table in one
     pass (``numpy.unique`` sorts every row: 1.8 s for 10M rows of 1,000 values,
     against 0.07 s), the values ascending as ``dtype`` (the array's bits read
     as floats) or as integers; ``None`` past ``limit`` or :data:`HASH_DISTINCT`
     distinct values, or the column ``name`` refused (:func:`_past_the_cap`)."""
-    codes, values, m = hash_codes(bits, _cap(limit))
+    codes, values, m = hash_codes(bits, HASH_DISTINCT if limit is None else min(HASH_DISTINCT, limit))
     if m < 0:
         _past_the_cap(limit, name)
         return None
@@ -238,10 +231,6 @@ def _pandas_codes(x, name: str):
     return codes, raw
 
 
-def _is_bool(v) -> bool:
-    return isinstance(v, (bool, np.bool_))
-
-
 def _refuse_pooled_bools(x, codes, raw, name: str) -> None:
     """``ValueError`` when an object column holds ``True`` beside ``1`` (or
     ``False`` beside ``0``): hashing makes them one value, which would pool two
@@ -250,7 +239,7 @@ def _refuse_pooled_bools(x, codes, raw, name: str) -> None:
     if not suspects:
         return
     values = np.asarray(x, dtype=object)
-    kind_of = np.frompyfunc(_is_bool, 1, 1)
+    kind_of = np.frompyfunc(lambda v: isinstance(v, (bool, np.bool_)), 1, 1)
     for j in suspects:
         rows = np.flatnonzero(codes == j)
         kinds = kind_of(values[rows]).astype(bool)

@@ -181,20 +181,17 @@ class KeyTable:
 
 class BatchKeys:
     """One batch's slice keys: ``codes[i]`` (int64) indexes ``keys`` (internal keys,
-    ascending), ``names`` names the columns, and ``kinds[j]`` says whether column
-    ``j`` holds booleans and whether it holds numbers (the only kinds of keys
-    that can be equal as Python keys: ``True == 1``). ``ints``
+    ascending) and ``names`` names the columns. ``ints``
     is the keys' values (``int64``, ascending) when they are one integer
     column's: ``keys`` is then made from it when first read."""
 
-    __slots__ = ("codes", "_keys", "ints", "names", "kinds")
+    __slots__ = ("codes", "_keys", "ints", "names")
 
     def __init__(self, codes, keys, names: tuple, ints=None):
         self.codes = codes
         self._keys = keys
         self.ints = ints
         self.names = names
-        self.kinds = ((False, True),) if ints is not None else kinds_of(keys, len(names))
 
     @property
     def keys(self) -> list:

@@ -54,9 +54,7 @@ def _excludes(r: Result | None, c: str, value) -> bool:
     if not _bounded(r, c) or value is None:
         return False
     lo, hi, v = float(r[f"{c}_ci_lower"]), float(r[f"{c}_ci_upper"]), float(value)
-    if not (math.isfinite(lo) and math.isfinite(hi) and math.isfinite(v)):
-        return False
-    return v < lo or v > hi
+    return math.isfinite(lo) and math.isfinite(hi) and math.isfinite(v) and not lo <= v <= hi
 
 
 def _approximate(r: Result | None) -> bool:
@@ -520,12 +518,12 @@ class SlicedResult(Result):
         pd = optional("pandas", "to_frame()")
 
         keys = list(self._slices)
-        results = list(self._slices.values())
         data = {"rows": [self._rows[k] for k in keys]}
         arrays = self._slices.field_arrays() if isinstance(self._slices, LazySlices) else None
-        if arrays is not None:
+        if arrays is not None:  # (no slice's result built)
             data.update(arrays)
         else:
+            results = list(self._slices.values())
             first = next((r for r in results if r is not None), {})
             for f in [k for k, v in first.items() if k != "n" and _scalar(v)]:
                 data[f] = [np.nan if r is None else r[f] for r in results]
