@@ -168,8 +168,11 @@ def parse(state, template, fields: dict, max_slices: int, tables: bool) -> Parse
         reserve(g * size, f"the file asks for {g} slices of at least {size} bytes each")
         accs = [slice_acc(i) for i in range(g)]
         total = sum(acc.n for acc in accs)
-        if tables:  # every slice loaded with the template's shapes: the entries stacked
-            stacked = stacked or {k: np.zeros((0, *e.shape), e.dtype) for k, e in fields.items()}
+        if tables:  # (slices of other shapes than the template's: not tables)
+            stacked = {
+                k: np.stack([a.state_dict()[k] for a in accs]) if accs else np.zeros((0, *e.shape), e.dtype)
+                for k, e in fields.items()
+            }
             accs = None
     if total != overall.n or overall.n != n:
         raise StateFileError(f"the slices hold {total} rows, the overall state {overall.n}, the count {n}")
