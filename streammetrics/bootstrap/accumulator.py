@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numbers
-from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -49,10 +48,6 @@ MAX_SLOTS = 768
 
 _EMPTY_KEYS = np.zeros(0, np.int64)
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-
-
-#: a checked state: the parts :meth:`Bootstrap._load` installs
-_Parsed = namedtuple("_Parsed", "n point replicas ranks")
 
 
 def _check_keys(key, n: int) -> np.ndarray:
@@ -385,8 +380,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
         (every replicate's array, flattened and concatenated in replicate order)
         and ``replicates.<field>#shape`` (each one's shape)."""
         state = {"n": np.array([self._rows], np.int64)}
-        for k, v in self._point.state_dict().items():
-            state[f"point.{k}"] = v
+        state.update({f"point.{k}": v for k, v in self._point.state_dict().items()})
         parts = [acc.state_dict() for acc in self._replicas]
         for k, empty in self._replica_fields.items():
             state[f"replicates.{k}"], state[f"replicates.{k}#shape"] = concatenated([p[k] for p in parts], empty)
@@ -394,16 +388,15 @@ class Bootstrap(TemplateWrapper, Accumulator):
             state.update(self._ranks.state())
         return state
 
-    def _checked(self, state) -> _Parsed:
-        """Parse and check a state (untrusted): a :class:`_Parsed`, or ``StateFileError``."""
-        fields = set(self._template_fields)
-        rfields = set(self._replica_fields)
-        expected = {"n", *(f"point.{k}" for k in fields)}
-        expected |= {f"replicates.{k}{s}" for k in rfields for s in ("", "#shape")}
+    def _checked(self, state) -> tuple:
+        """Parse and check a state (untrusted): ``(rows, point, replicas, rank rows)``,
+        the parts :meth:`_load` installs, or ``StateFileError``."""
+        expected = {"n", *(f"point.{k}" for k in self._template_fields)}
+        expected |= {f"replicates.{k}{s}" for k in self._replica_fields for s in ("", "#shape")}
         if self._ranked is not None:
             expected |= set(RankRows.FIELDS)
         rows = checked_entries(state, expected, f"a Bootstrap of {type(self._template).__name__}")
-        point = loaded(self._template.copy(), {k: state[f"point.{k}"] for k in fields}, "point")
+        point = loaded(self._template.copy(), {k: state[f"point.{k}"] for k in self._template_fields}, "point")
         if point.n != rows:
             raise StateFileError(f"the point estimate counts {point.n} rows, the bootstrap {rows}")
         R = self.replicates if self._replica_template is not None else 0
@@ -419,12 +412,11 @@ class Bootstrap(TemplateWrapper, Accumulator):
             rank = point if self._ranked == "" else point.members[self._ranked]
             ranks = RankRows.checked(state, rank.n)
             check_rank_rows(ranks, rank)
-        return _Parsed(rows, point, replicas, ranks)
+        return rows, point, replicas, ranks
 
     def _load(self, state) -> None:
-        parsed = state if isinstance(state, _Parsed) else self._checked(state)
-        self._rows, self._point, self._replicas = parsed.n, parsed.point, parsed.replicas
-        self._ranks = parsed.ranks
+        parsed = state if isinstance(state, tuple) else self._checked(state)
+        self._rows, self._point, self._replicas, self._ranks = parsed
 
     def _clone(self):
         out = self._empty_like()

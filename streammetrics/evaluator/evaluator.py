@@ -422,8 +422,7 @@ class Evaluator(Accumulator):
     def _state(self) -> dict[str, np.ndarray]:  # read under the lock (save, pickle, ==)
         state = {"n": np.array([self._n], np.int64)}
         for name, m in self._members.items():
-            for k, v in m.state_dict().items():
-                state[f"{name}.{k}"] = v
+            state.update({f"{name}.{k}": v for k, v in m.state_dict().items()})
         return state
 
     def _checked(self, state) -> tuple[dict, int]:
@@ -440,13 +439,9 @@ class Evaluator(Accumulator):
         n = state["n"]
         if not isinstance(n, np.ndarray) or n.dtype != np.int64 or n.shape != (1,) or n[0] < 0:
             raise StateFileError("entry 'n' must be one non-negative int64")
-        parts: dict[str, dict] = {name: {} for name in self._members}
-        for key, v in state.items():
-            name, _, sub = key.partition(".")
-            if sub:  # (every entry is one of ``expected``)
-                parts[name][sub] = v
         fresh = {}
-        for name, sub in parts.items():
+        for name in self._members:  # (every entry is one of ``expected``; no name holds a ".")
+            sub = {key[len(name) + 1 :]: v for key, v in state.items() if key.startswith(f"{name}.")}
             m = loaded(self._members[name].copy().reset(), sub, f"member {name!r}")
             bad = m.n != n[0] if self._required(name) else m.n > n[0]
             if bad:

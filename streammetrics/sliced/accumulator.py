@@ -423,18 +423,16 @@ class Sliced(TemplateWrapper, Accumulator):
             None if ints is not None else [self._keys[g] for g in order],
             None if ints is None else ints[np.asarray(order, np.int64)],
         )
-        for k, v in self._overall_acc().state_dict().items():
-            state[f"overall.{k}"] = v
-        if self._tables is not None:  # every slice's field is a row of its table
-            rows = np.asarray(order, np.int64)
-            for k, empty in self._template_fields.items():
-                state.update(S.slice_entries(k, empty, self._tables[k][rows].reshape(-1), None))
-            return state
-        parts = [self._accs[g].state_dict() for g in order]
+        state.update({f"overall.{k}": v for k, v in self._overall_acc().state_dict().items()})
+        rows = np.asarray(order, np.int64)
+        parts = None if self._tables is not None else [self._accs[g].state_dict() for g in order]
         for k, empty in self._template_fields.items():
-            arrays = [p[k] for p in parts]
-            flat, shapes = concatenated(arrays, empty)
-            state.update(S.slice_entries(k, empty, flat, None if (shapes == empty.shape).all() else shapes))
+            if parts is None:  # every slice's field is a row of its table
+                flat, shapes = self._tables[k][rows].reshape(-1), None
+            else:
+                flat, shapes = concatenated([p[k] for p in parts], empty)
+                shapes = None if (shapes == empty.shape).all() else shapes
+            state.update(S.slice_entries(k, empty, flat, shapes))
         return state
 
     def _checked(self, state) -> S.Parsed:

@@ -41,20 +41,20 @@ def columns_of(by) -> list:
             raise ValueError("by is a DataFrame with no columns")
         return cols
     if isinstance(by, (tuple, list)) and by and all(_is_column(c) for c in by):
-        out = []
-        for i, c in enumerate(by):
-            name = getattr(c, "name", None)
-            label = f"by[{i}]"
-            out.append((f"{label} ({name!r})" if isinstance(name, str) else label, c))
-        return out
+        return [(_labelled(f"by[{i}]", c), c) for i, c in enumerate(by)]
     if isinstance(by, np.ndarray) and by.ndim == 2:
         raise BadShapeError(
             "by must be one key column or a tuple of columns, got a 2-D array "
             f"of shape {by.shape} (pass tuple(by.T) for a cross of its columns)",
             "by",
         )
-    name = getattr(by, "name", None)
-    return [(f"by ({name!r})" if isinstance(name, str) else "by", by)]
+    return [(_labelled("by", by), by)]
+
+
+def _labelled(label: str, column) -> str:
+    """``label``, with the column's name when it has one (a pandas Series's)."""
+    name = getattr(column, "name", None)
+    return f"{label} ({name!r})" if isinstance(name, str) else label
 
 
 def column_label(column) -> tuple[str, str]:
@@ -276,12 +276,10 @@ def _encode_column(x, name: str, n: int, limit=None):
         codes = np.full(n, -1, np.int64)
         sub_codes, keys = _encode_values(arr[~mask], name, limit)
         keys = _key_list(keys)
-        # the null key sorts last, so it takes the code after every value's
-        null = len(keys)
-        codes[~mask] = sub_codes
-        codes[mask] = null if NULL not in keys else keys.index(NULL)
-        if NULL not in keys:
+        if not keys or keys[-1] != NULL:  # the null key sorts last: after every value's
             keys = keys + [NULL]
+        codes[~mask] = sub_codes
+        codes[mask] = len(keys) - 1
         return codes, keys
     if kind not in "biufUSO":
         raise TypeError(

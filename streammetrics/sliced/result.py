@@ -195,8 +195,7 @@ class SlicedResult(Result):
         values = {"n": overall["n"], "n_slices": len(slices), "slice_n": np.array([rows[k] for k in slices], np.int64)}
         if lazy:  # no intervals: no slice differs
             differs = dict.fromkeys(slices, ())
-            for c in columns:
-                values[c] = overall[c]
+            values.update({c: overall[c] for c in columns})
         else:
             differs = {k: tuple(c for c in columns if _excludes(r, c, overall[c])) for k, r in slices.items()}
             values.update(self._per_slice(overall, slices, columns, ci, differs))
@@ -525,8 +524,8 @@ class SlicedResult(Result):
         else:
             results = list(self._slices.values())
             first = next((r for r in results if r is not None), {})
-            for f in [k for k, v in first.items() if k != "n" and _scalar(v)]:
-                data[f] = [np.nan if r is None else r[f] for r in results]
+            fields = [k for k, v in first.items() if k != "n" and _scalar(v)]
+            data.update({f: [np.nan if r is None else r[f] for r in results] for f in fields})
         if self._ci is not None:
             for c in self._columns:
                 if _bounded(self._overall, c):
