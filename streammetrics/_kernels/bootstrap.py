@@ -66,17 +66,6 @@ def _row_hash(s, key):
     return _mix(s ^ (np.uint64(key) * _GOLDEN))
 
 
-@inline_ir
-def _signed_cuts(cuts):
-    """The cut points shifted by ``-2**31`` into int32: the same order as the
-    uint32 uniforms shifted alike, compared with the signed comparisons that
-    the vector units have."""
-    sc = np.empty(cuts.shape[0], np.int32)
-    for j in range(cuts.shape[0]):
-        sc[j] = np.int32(np.int64(cuts[j]) - 2147483648)
-    return sc
-
-
 #: the cut points every uniform is compared with; a uniform past the last of
 #: them (probability below 1e-4) is counted on against the rest
 _HEAD = 6
@@ -86,7 +75,7 @@ _HEAD = 6
 def _draw_pairs(h, q0, nq, sc, uu, kk):
     """Counts of replicates ``2 q0 .. 2 (q0 + nq) - 1`` of the row hashed ``h`` into ``kk``
     (``uu`` int32 scratch for the shifted uniforms; both of at least ``2 nq``
-    entries; ``sc`` from :func:`_signed_cuts`, at least ``_HEAD + 1`` cuts)."""
+    entries; ``sc`` the signed cuts of :func:`_replicates`, at least ``_HEAD + 1``)."""
     for q in range(nq):
         x = _mix(h + np.uint64(q0 + q + 1) * _RSTEP)
         uu[2 * q] = np.int32(np.int64(x >> np.uint64(32)) - 2147483648)
@@ -116,10 +105,15 @@ def _draw_pairs(h, q0, nq, sc, uu, kk):
 def _replicates(seed, r0, R, cuts):
     """``(h, q0, nq, off, sc)`` of replicates ``r0 .. r0 + R - 1``: the seed's hash,
     their pairs ``q0 .. q0 + nq - 1`` (replicate ``r0 + r`` is entry ``r + off``
-    of a draw) and the signed cuts."""
+    of a draw) and the signed cuts: the cut points shifted by ``-2**31`` into
+    int32, in the same order as the uint32 uniforms shifted alike, compared
+    with the signed comparisons that the vector units have."""
     q0 = r0 // 2
+    sc = np.empty(cuts.shape[0], np.int32)
+    for j in range(cuts.shape[0]):
+        sc[j] = np.int32(np.int64(cuts[j]) - 2147483648)
     h = _mix(np.uint64(seed) * _GOLDEN + _SALT)
-    return h, q0, (r0 + R + 1) // 2 - q0, r0 - 2 * q0, _signed_cuts(cuts)
+    return h, q0, (r0 + R + 1) // 2 - q0, r0 - 2 * q0, sc
 
 
 # The kernels below each set up their own scratch for :func:`_draw_pairs`: made

@@ -15,7 +15,7 @@ from ._jit import inline, kernel
 from .arrays import filled_int64
 from .compensated import add, fold
 
-__all__ = ["group_terms", "group_merge_pairs", "dense_codes", "group_order", "group_scatter", "key_range", "hash_codes"]
+__all__ = ["group_terms", "group_merge_pairs", "dense_codes", "group_scatter", "key_range", "hash_codes"]
 
 
 @inline
@@ -69,21 +69,10 @@ def group_merge_pairs(into, idx, other):
 
 
 @kernel
-def group_order(local, starts):
-    """The stable order that sorts rows by slice ``local[i]`` (a counting sort:
-    ``starts[j]`` is where slice ``j``'s rows begin)."""
-    pos = starts.copy()
-    order = np.empty(local.shape[0], np.int64)
-    for i in range(local.shape[0]):
-        j = local[i]
-        order[pos[j]] = i
-        pos[j] += 1
-    return order
-
-
-@kernel
 def group_scatter(a, local, starts, out):
-    """``out = a[group_order(local, starts)]`` for a 1-D ``a``, reading ``a`` once in order."""
+    """``a``'s rows sorted by slice ``local[i]`` into ``out``, stably, reading ``a``
+    once in order (a counting sort: ``starts[j]`` is where slice ``j``'s rows
+    begin); ``a = arange(n)`` gives the order that sorts the rows."""
     pos = starts.copy()
     for i in range(a.shape[0]):
         j = local[i]
