@@ -226,14 +226,12 @@ def test_a_prepared_batch_does_not_read_the_callers_keys_again():
 @settings(max_examples=60, deadline=None)
 @given(values=st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=50), spread=st.integers(1, 30))
 def test_the_value_table_is_numpys_unique(values, spread):
-    from streammetrics._kernels.grouped import dense_table, key_range, table_codes
+    from streammetrics._kernels.grouped import dense_codes, key_range
 
     a = np.array(values, np.int64) % spread - spread // 2 + values[0]
     lo, hi = (int(v) for v in key_range(a, 0, a.shape[0]))
     assert (lo, hi) == (int(a.min()), int(a.max()))
-    table, distinct = dense_table(a, lo, hi - lo + 1)
-    codes = np.empty(a.size, np.int64)
-    table_codes(a, lo, table, codes)
+    codes, distinct = dense_codes(a, lo, hi - lo + 1)
     want_values, want_codes = np.unique(a, return_inverse=True)
     np.testing.assert_array_equal(distinct, want_values)
     np.testing.assert_array_equal(codes, want_codes.reshape(-1))

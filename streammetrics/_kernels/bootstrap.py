@@ -62,24 +62,8 @@ def _mix(x):
 
 
 @inline_ir
-def _seed_hash(seed):
-    return _mix(np.uint64(seed) * _GOLDEN + _SALT)
-
-
-@inline_ir
 def _row_hash(s, key):
     return _mix(s ^ (np.uint64(key) * _GOLDEN))
-
-
-@inline_ir
-def _signed_cuts(cuts):
-    """The cut points shifted by ``-2**31`` into int32: the same order as the
-    uint32 uniforms shifted alike, compared with the signed comparisons that
-    the vector units have."""
-    sc = np.empty(cuts.shape[0], np.int32)
-    for j in range(cuts.shape[0]):
-        sc[j] = np.int32(np.int64(cuts[j]) - 2147483648)
-    return sc
 
 
 #: the cut points every uniform is compared with; a uniform past the last of
@@ -91,7 +75,7 @@ _HEAD = 6
 def _draw_pairs(h, q0, nq, sc, uu, kk):
     """Counts of replicates ``2 q0 .. 2 (q0 + nq) - 1`` of the row hashed ``h`` into ``kk``
     (``uu`` int32 scratch for the shifted uniforms; both of at least ``2 nq``
-    entries; ``sc`` from :func:`_signed_cuts`, at least ``_HEAD + 1`` cuts)."""
+    entries; ``sc`` the signed cuts of :func:`_replicates`, at least ``_HEAD + 1``)."""
     for q in range(nq):
         x = _mix(h + np.uint64(q0 + q + 1) * _RSTEP)
         uu[2 * q] = np.int32(np.int64(x >> np.uint64(32)) - 2147483648)
@@ -121,9 +105,15 @@ def _draw_pairs(h, q0, nq, sc, uu, kk):
 def _replicates(seed, r0, R, cuts):
     """``(h, q0, nq, off, sc)`` of replicates ``r0 .. r0 + R - 1``: the seed's hash,
     their pairs ``q0 .. q0 + nq - 1`` (replicate ``r0 + r`` is entry ``r + off``
-    of a draw) and the signed cuts."""
+    of a draw) and the signed cuts: the cut points shifted by ``-2**31`` into
+    int32, in the same order as the uint32 uniforms shifted alike, compared
+    with the signed comparisons that the vector units have."""
     q0 = r0 // 2
-    return _seed_hash(seed), q0, (r0 + R + 1) // 2 - q0, r0 - 2 * q0, _signed_cuts(cuts)
+    sc = np.empty(cuts.shape[0], np.int32)
+    for j in range(cuts.shape[0]):
+        sc[j] = np.int32(np.int64(cuts[j]) - 2147483648)
+    h = _mix(np.uint64(seed) * _GOLDEN + _SALT)
+    return h, q0, (r0 + R + 1) // 2 - q0, r0 - 2 * q0, sc
 
 
 # The kernels below each set up their own scratch for :func:`_draw_pairs`: made
@@ -294,7 +284,7 @@ def replicate_ranks(seed, keys, r0, w, s, y, out, cuts, xs, roc, prc):
     aps = np.empty(R, np.float64)
     apc = np.empty(R, np.float64)
     for r in range(R):
-        tp[r] = fp[r] = us[r] = uc[r] = aps[r] = apc[r] = 0.0
+        tp[r] = fp[r] = gp[r] = gn[r] = us[r] = uc[r] = aps[r] = apc[r] = 0.0
     G = xs.shape[0]
     pos = np.empty(R, np.float64)  # the masses the curves are read with (a class absent: 1)
     neg = np.empty(R, np.float64)
@@ -309,50 +299,20 @@ def replicate_ranks(seed, keys, r0, w, s, y, out, cuts, xs, roc, prc):
             prc[r, 0] = 1.0
         lim[r] = lim[R + r] = -1.0  # (set by the first _reach)
     # rows from the highest score down, each drawn at one call site (the draw
-    # is copied into the kernel: a second site doubled its compile); a score
-    # of one row is its own threshold, the rows of a tied score are summed
-    # into gp, gn and form one threshold after its last row
-    grouped = False  # inside the rows of a tied score
+    # is copied into the kernel: a second site doubled its compile); the rows
+    # of one score are summed into gp, gn and form one threshold after its
+    # lowest row (a score of one row alike), which empties them again
     for i in range(m - 1, -1, -1):
         _draw_pairs(_row_hash(h0, keys[i]), q0, nq, sc, uu, kk)
         wi = w[i] if weighted else 1.0
-        last = i == 0 or s[i - 1] != s[i]  # the score's lowest row
-        if not grouped and last:
-            hit = False  # (a test that vectorizes, before the calls of the few replicates past a limit)
-            if G and y[i] == 1:
-                for r in range(R):
-                    hit |= tp[r] + kk[r + off] * wi > lim[R + r]
-                for r in range(R if hit else 0):
-                    if tp[r] + kk[r + off] * wi > lim[R + r]:
-                        _reach(xs, roc, prc, at, lim, r, tp[r], fp[r], tp[r] + kk[r + off] * wi, fp[r], pos[r], neg[r])
-            elif G:
-                for r in range(R):
-                    hit |= fp[r] + kk[r + off] * wi > lim[r]
-                for r in range(R if hit else 0):
-                    if fp[r] + kk[r + off] * wi > lim[r]:
-                        _reach(xs, roc, prc, at, lim, r, tp[r], fp[r], tp[r], fp[r] + kk[r + off] * wi, pos[r], neg[r])
-            if y[i] == 1:
-                for r in range(R):
-                    x = kk[r + off] * wi
-                    tp[r] += x
-                    _add_into(aps, apc, r, x * _precision(tp[r], fp[r]))
-            else:
-                for r in range(R):
-                    x = kk[r + off] * wi
-                    _add_into(us, uc, r, x * tp[r])
-                    fp[r] += x
-            continue
-        if not grouped:
-            grouped = True
-            for r in range(R):
-                gp[r] = 0.0
-                gn[r] = 0.0
         g = gp if y[i] == 1 else gn
         for r in range(R):
             g[r] += kk[r + off] * wi
-        if last:
-            grouped = False
-            if G:
+        if i == 0 or s[i - 1] != s[i]:  # the score's lowest row
+            hit = False  # (a test that vectorizes, before the calls of the few replicates past a limit)
+            for r in range(R if G else 0):
+                hit |= (tp[r] + gp[r] > lim[R + r]) | (fp[r] + gn[r] > lim[r])
+            if hit:
                 for r in range(R):
                     if tp[r] + gp[r] > lim[R + r] or fp[r] + gn[r] > lim[r]:
                         _reach(xs, roc, prc, at, lim, r, tp[r], fp[r], tp[r] + gp[r], fp[r] + gn[r], pos[r], neg[r])
@@ -361,6 +321,7 @@ def replicate_ranks(seed, keys, r0, w, s, y, out, cuts, xs, roc, prc):
                 fp[r] += gn[r]
                 tp[r] += gp[r]
                 _add_into(aps, apc, r, gp[r] * _precision(tp[r], fp[r]))
+                gp[r] = gn[r] = 0.0
     for r in range(R):
         for j in range(at[r], G):  # past the last point: its TPR, 1
             roc[r, j] = 1.0

@@ -15,17 +15,7 @@ from ._jit import inline, kernel
 from .arrays import filled_int64
 from .compensated import add, fold
 
-__all__ = [
-    "group_terms",
-    "group_merge_pairs",
-    "dense_table",
-    "table_codes",
-    "group_order",
-    "group_scatter",
-    "key_range",
-    "hash_codes",
-    "rank_codes",
-]
+__all__ = ["group_terms", "group_merge_pairs", "dense_codes", "group_scatter", "key_range", "hash_codes"]
 
 
 @inline
@@ -79,21 +69,10 @@ def group_merge_pairs(into, idx, other):
 
 
 @kernel
-def group_order(local, starts):
-    """The stable order that sorts rows by slice ``local[i]`` (a counting sort:
-    ``starts[j]`` is where slice ``j``'s rows begin)."""
-    pos = starts.copy()
-    order = np.empty(local.shape[0], np.int64)
-    for i in range(local.shape[0]):
-        j = local[i]
-        order[pos[j]] = i
-        pos[j] += 1
-    return order
-
-
-@kernel
 def group_scatter(a, local, starts, out):
-    """``out = a[group_order(local, starts)]`` for a 1-D ``a``, reading ``a`` once in order."""
+    """``a``'s rows sorted by slice ``local[i]`` into ``out``, stably, reading ``a``
+    once in order (a counting sort: ``starts[j]`` is where slice ``j``'s rows
+    begin); ``a = arange(n)`` gives the order that sorts the rows."""
     pos = starts.copy()
     for i in range(a.shape[0]):
         j = local[i]
@@ -134,42 +113,29 @@ def _mix(v):
     return x
 
 
-@inline
-def _empty_slots(size):
-    """A hash table of ``size`` empty slots: ``(value, code)`` pairs, code -1."""
+@kernel
+def hash_codes(a, cap):
+    """Codes of int64 values in a range too wide for a table: ``(codes, values, m)``
+    with ``values[:m]`` the distinct values in order of first appearance and
+    ``codes[i]`` that of ``a[i]``; ``m`` is ``-1`` (unfinished) past ``cap``
+    distinct values. One pass, no sort: open addressing with linear probing
+    in a table at most a quarter full (of room for ``cap`` values, or one per row)."""
+    n = a.shape[0]
+    room = min(cap, n)
+    size = 1024
+    while size < 4 * room:
+        size *= 2
+    mask = np.uint64(size - 1)
+    # slot j: table[2 j] its value, table[2 j + 1] the value's code (-1 empty)
     table = np.empty(2 * size, np.int64)
     for j in range(size):
         table[2 * j + 1] = -1
-    return table
-
-
-@inline
-def _grown(a, m, room):
-    """``a[:m]`` in a new array of ``room`` entries."""
-    out = np.empty(room, np.int64)
-    out[:m] = a[:m]
-    return out
-
-
-@inline
-def _place(table, mask, h, value, code):
-    """Put ``(value, code)`` in the first empty slot from ``h`` on (the value known new)."""
-    g = h & mask
-    while table[2 * g + 1] >= 0:
-        g = (g + np.uint64(1)) & mask
-    table[2 * g] = value
-    table[2 * g + 1] = code
-
-
-@inline
-def _hash_rows(a, i, codes, table, mask, values, m, room):
-    """Code rows ``i, i+1, ...`` of ``a`` (see :func:`hash_codes`) until all are
-    coded or a new value finds ``m == room``; return ``(i, m)``: the next row,
-    the values so far."""
-    n = a.shape[0]
+    codes = np.empty(n, np.int64)
+    values = np.empty(room, np.int64)
+    m = 0
     last_v = np.int64(0)
     last_c = np.int64(-1)
-    while i < n:
+    for i in range(n):
         v = a[i]
         if v != last_v or last_c < 0:
             h = _mix(v) & mask
@@ -180,7 +146,7 @@ def _hash_rows(a, i, codes, table, mask, values, m, room):
                 h = (h + np.uint64(1)) & mask
             if c < 0:  # a value not seen before
                 if m == room:
-                    return i, m
+                    return codes, values, -1
                 c = m
                 values[m] = v
                 m += 1
@@ -189,53 +155,15 @@ def _hash_rows(a, i, codes, table, mask, values, m, room):
             last_v = v
             last_c = c
         codes[i] = last_c
-        i += 1
-    return i, m
+    return codes, values[:m], m
 
 
 @kernel
-def hash_codes(a, cap):
-    """Codes of int64 values in a range too wide for a table: ``(codes, values, m)``
-    with ``values[:m]`` the distinct values in order of first appearance and
-    ``codes[i]`` that of ``a[i]``; ``m`` is ``-1`` (unfinished) past ``cap``
-    distinct values. One pass, no sort: open addressing with linear probing,
-    at most a quarter full, rebuilt twice as large when it fills."""
-    n = a.shape[0]
-    codes = np.empty(n, np.int64)
-    values = np.empty(0, np.int64)
-    m = 0
-    i = 0
-    bits = 10
-    while True:
-        size = 1 << bits
-        room = size // 4
-        mask = np.uint64(size - 1)
-        # slot j: table[2 j] its value, table[2 j + 1] the value's code (-1 empty)
-        table = _empty_slots(size)
-        values = _grown(values, m, room)
-        for k in range(m):
-            _place(table, mask, _mix(values[k]), values[k], k)
-        i, m = _hash_rows(a, i, codes, table, mask, values, m, (cap if cap < room else room))
-        if i == n:
-            return codes, values[:m], m
-        if m == cap:
-            return codes, values, -1
-        bits += 1
-
-
-@kernel
-def rank_codes(codes, rank):
-    """``codes[i] = rank[codes[i]]``, in place (``rank`` a permutation)."""
-    for i in range(codes.shape[0]):
-        codes[i] = rank[np.uint64(codes[i])]
-
-
-@kernel
-def dense_table(a, lo, span):
-    """``numpy.unique`` for integers in a small range, without a sort:
-    ``(table, values)``, ``table[v - lo]`` value ``v``'s rank among the distinct
-    values (``-1`` absent), ``values`` ascending. :func:`table_codes` codes rows."""
-    table = filled_int64(span, -1)
+def dense_codes(a, lo, span):
+    """``numpy.unique(a, return_inverse=True)`` for integers in a small range
+    (``lo .. lo + span - 1``), without a sort: ``(codes, values)``, ``values``
+    ascending and ``codes[i]`` the rank of ``a[i]`` among them."""
+    table = filled_int64(span, -1)  # value v's rank at v - lo (-1 absent)
     for i in range(a.shape[0]):
         table[a[i] - lo] = 0
     k = 0
@@ -247,11 +175,7 @@ def dense_table(a, lo, span):
     for v in range(span):
         if table[v] >= 0:
             values[table[v]] = v + lo
-    return table, values
-
-
-@kernel
-def table_codes(a, lo, table, out):
-    """``out[i] = table[a[i] - lo]`` (see :func:`dense_table`)."""
+    codes = np.empty(a.shape[0], np.int64)
     for i in range(a.shape[0]):
-        out[i] = table[a[i] - lo]
+        codes[i] = table[a[i] - lo]
+    return codes, values

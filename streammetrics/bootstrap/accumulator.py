@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import math
 import numbers
-from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -52,10 +50,6 @@ _EMPTY_KEYS = np.zeros(0, np.int64)
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
-#: a checked state: the parts :meth:`Bootstrap._load` installs
-_Parsed = namedtuple("_Parsed", "n point replicas ranks")
-
-
 def _check_keys(key, n: int) -> np.ndarray:
     arr = to_numpy(key, "key")
     if arr.dtype.kind == "O":  # integers held as objects (a pandas column of ints): read as int64
@@ -67,7 +61,7 @@ def _check_keys(key, n: int) -> np.ndarray:
     if arr.shape[0] != n:
         raise ValueError(f"key has {arr.shape[0]} rows but the batch has {n}")
     kind = arr.dtype.kind
-    if kind == "b" or kind not in "iu":
+    if kind not in "iu":
         if kind == "f" and arr.size == 0:
             return _EMPTY_KEYS
         raise TypeError(f"key must hold integer row ids, got dtype {arr.dtype}")
@@ -77,25 +71,19 @@ def _check_keys(key, n: int) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
-def _scalar_scores(result) -> dict[str, float]:
-    """The scalar float scores of a result (counts, flags, arrays and the bounds of an exact value have no
-    interval)."""
+def _scores(result) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """``(scalars, arrays)``: the scalar float scores of a result (counts, flags,
+    arrays and the bounds of an exact value have no interval), and its 1-D
+    float arrays (a score per k, class, label or slice), each element with its
+    own interval."""
     exact = _exact_bounds(result)
-    return {
-        k: float(v)
-        for k, v in result.items()
-        if isinstance(v, (float, np.floating)) and not isinstance(v, bool) and k not in exact
-    }
-
-
-def _array_scores(result) -> dict[str, np.ndarray]:
-    """The 1-D float arrays of a result (a score per k, class, label or slice), each element with its own interval."""
-    exact = _exact_bounds(result)
-    return {
+    scalars = {k: float(v) for k, v in result.items() if isinstance(v, (float, np.floating)) and k not in exact}
+    arrays = {
         k: v
         for k, v in result.items()
         if isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind == "f" and k not in exact
     }
+    return scalars, arrays
 
 
 def _exact_bounds(result) -> set:
@@ -111,11 +99,8 @@ def _exact_bounds(result) -> set:
 def interval(draws, level: float) -> tuple[float, float]:
     """The percentile interval at ``level`` of ``draws`` (NaN ones left out); NaN
     bounds without a draw."""
-    d = np.asarray(draws, np.float64)
-    d = d[~np.isnan(d)]
-    if not d.size:
-        return math.nan, math.nan
-    return float(np.quantile(d, (1.0 - level) / 2.0)), float(np.quantile(d, (1.0 + level) / 2.0))
+    lower, upper = intervals(np.asarray(draws, np.float64).reshape(-1, 1), level)
+    return float(lower[0]), float(upper[0])
 
 
 def intervals(draws: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -297,29 +282,20 @@ class Bootstrap(TemplateWrapper, Accumulator):
         ints = np.zeros((1, terms.size), np.int64)
         seed = np.uint64(self.seed)
 
-        def formed(lo):  # the terms of the chunk from ``lo``, their counts added to ``ints``
-            m = min(n, lo + LINEAR_CHUNK) - lo
-            slots, values = np.empty((m, terms.width), np.int32), np.empty((m, terms.width))
+        for lo in range(0, n, LINEAR_CHUNK):
+            hi = min(n, lo + LINEAR_CHUNK)
+            slots, values = np.empty((hi - lo, terms.width), np.int32), np.empty((hi - lo, terms.width))
             if terms.fill(tb, lo, slots, values, 0, 0):  # (a checked batch: cannot happen)
                 raise_rejected(tb.inputs, tb.arrays)
             ints[0] += np.bincount(slots.reshape(-1), minlength=terms.size) * terms.counted  # (terms of ones)
-            return slots, values
-
-        chunk = formed(0)
-        for lo in range(0, n, LINEAR_CHUNK):
-            hi = min(n, lo + LINEAR_CHUNK)
-            slots, values = chunk
             w = tb.weights[lo:hi] if tb.weighted else tb.weights
             k = keys[lo:hi] if keys.shape[0] else keys
             args = [
                 (seed, k, self._rows + lo, int(g[0]), w, slots, values, out, POISSON1_CUTS)
                 for g, out in zip(groups, outs)
             ]
-            jobs = [] if len(groups) == 1 else [pool(len(groups)).submit(replicate_sums, *a) for a in args]
-            if not jobs:
-                replicate_sums(*args[0])
-            if hi < n:  # the next chunk's terms while the replicates fold this one
-                chunk = formed(hi)
+            jobs = [pool(len(groups)).submit(replicate_sums, *a) for a in args[1:]]
+            replicate_sums(*args[0])  # the first group on the calling thread
             for job in jobs:
                 job.result()
         sums = np.ascontiguousarray(np.concatenate(outs, axis=1).transpose(1, 0, 2))
@@ -346,12 +322,11 @@ class Bootstrap(TemplateWrapper, Accumulator):
             arrays = tb.arrays if hi - lo == n else [a[lo:hi] for a in tb.arrays]
             part = Batch(tb.inputs, arrays, tb.weights[lo:hi] if tb.weighted else tb.weights, hi - lo)
             args = (part, keys[lo:hi] if keys.shape[0] else keys, self._rows + lo, block[:, : hi - lo], rest)
-            if len(groups) == 1:
-                self._fold_group(*args, 0, R)
-            else:  # replicates are independent and the kernels release the GIL
-                jobs = [pool(len(groups)).submit(self._fold_group, *args, int(g[0]), int(g[-1]) + 1) for g in groups]
-                for job in jobs:
-                    job.result()
+            # replicates are independent and the kernels release the GIL: groups on threads
+            jobs = [pool(len(groups)).submit(self._fold_group, *args, int(g[0]), int(g[-1]) + 1) for g in groups[1:]]
+            self._fold_group(*args, int(groups[0][0]), int(groups[0][-1]) + 1)
+            for job in jobs:
+                job.result()
 
     def _fold_group(self, part: Batch, keys, first: int, block, rest: bool, r0: int, r1: int) -> None:
         """Draw into ``block`` the weights of replicates ``r0..r1-1`` for the rows of
@@ -405,8 +380,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
         (every replicate's array, flattened and concatenated in replicate order)
         and ``replicates.<field>#shape`` (each one's shape)."""
         state = {"n": np.array([self._rows], np.int64)}
-        for k, v in self._point.state_dict().items():
-            state[f"point.{k}"] = v
+        state.update({f"point.{k}": v for k, v in self._point.state_dict().items()})
         parts = [acc.state_dict() for acc in self._replicas]
         for k, empty in self._replica_fields.items():
             state[f"replicates.{k}"], state[f"replicates.{k}#shape"] = concatenated([p[k] for p in parts], empty)
@@ -414,16 +388,15 @@ class Bootstrap(TemplateWrapper, Accumulator):
             state.update(self._ranks.state())
         return state
 
-    def _checked(self, state) -> _Parsed:
-        """Parse and check a state (untrusted): a :class:`_Parsed`, or ``StateFileError``."""
-        fields = set(self._template_fields)
-        rfields = set(self._replica_fields)
-        expected = {"n", *(f"point.{k}" for k in fields)}
-        expected |= {f"replicates.{k}{s}" for k in rfields for s in ("", "#shape")}
+    def _checked(self, state) -> tuple:
+        """Parse and check a state (untrusted): ``(rows, point, replicas, rank rows)``,
+        the parts :meth:`_load` installs, or ``StateFileError``."""
+        expected = {"n", *(f"point.{k}" for k in self._template_fields)}
+        expected |= {f"replicates.{k}{s}" for k in self._replica_fields for s in ("", "#shape")}
         if self._ranked is not None:
             expected |= set(RankRows.FIELDS)
         rows = checked_entries(state, expected, f"a Bootstrap of {type(self._template).__name__}")
-        point = loaded(self._template.copy(), {k: state[f"point.{k}"] for k in fields}, "point")
+        point = loaded(self._template.copy(), {k: state[f"point.{k}"] for k in self._template_fields}, "point")
         if point.n != rows:
             raise StateFileError(f"the point estimate counts {point.n} rows, the bootstrap {rows}")
         R = self.replicates if self._replica_template is not None else 0
@@ -439,12 +412,11 @@ class Bootstrap(TemplateWrapper, Accumulator):
             rank = point if self._ranked == "" else point.members[self._ranked]
             ranks = RankRows.checked(state, rank.n)
             check_rank_rows(ranks, rank)
-        return _Parsed(rows, point, replicas, ranks)
+        return rows, point, replicas, ranks
 
     def _load(self, state) -> None:
-        parsed = state if isinstance(state, _Parsed) else self._checked(state)
-        self._rows, self._point, self._replicas = parsed.n, parsed.point, parsed.replicas
-        self._ranks = parsed.ranks
+        parsed = state if isinstance(state, tuple) else self._checked(state)
+        self._rows, self._point, self._replicas, self._ranks = parsed
 
     def _clone(self):
         out = self._empty_like()
@@ -461,7 +433,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
         """The point result, its scalar scores, and each replicate's scores: its scalars and its arrays of the point's
         shape (``None`` for a replicate whose result is undefined); under the lock."""
         point = self._point.finalize()
-        scores, arrays = _scalar_scores(point), _array_scores(point)
+        scores, arrays = _scores(point)
         reps = []
         for acc in self._replicas:
             try:
@@ -586,8 +558,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
                 table = np.vstack(curves) if curves else np.zeros((0, xs.shape[0]))
         if not table.shape[0]:
             raise ValueError("no replicate holds both classes: the band is undefined")
-        lower = np.quantile(table, (1.0 - lv) / 2.0, axis=0)
-        upper = np.quantile(table, (1.0 + lv) / 2.0, axis=0)
+        lower, upper = np.quantile(table, [(1.0 - lv) / 2.0, (1.0 + lv) / 2.0], axis=0)
         return xs.copy(), lower, upper
 
     def _rank_member(self):

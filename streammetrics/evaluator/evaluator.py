@@ -298,11 +298,8 @@ class Evaluator(Accumulator):
         """Fold a prepared batch into every member whose inputs it covers; return ``self``."""
         if not isinstance(batch, Batch):
             raise TypeError(f"fold() takes a Batch from prepare(), got {type(batch).__name__}")
-        plan = next((p for p in self._plans if p.inputs is batch.inputs), None)
-        if plan is not None:  # prepared here: its consumers are known
-            takers = plan.members
-        else:
-            takers = [m for m in self._members.values() if batch.covers(m.inputs)]
+        plan = next((p for p in self._plans if p.inputs is batch.inputs), None)  # prepared here?
+        takers = plan.members if plan is not None else [m for m in self._members.values() if batch.covers(m.inputs)]
         if not takers:
             raise TypeError("no member of this Evaluator takes this batch's arrays")
         if batch.n == 0:
@@ -425,27 +422,11 @@ class Evaluator(Accumulator):
     def _state(self) -> dict[str, np.ndarray]:  # read under the lock (save, pickle, ==)
         state = {"n": np.array([self._n], np.int64)}
         for name, m in self._members.items():
-            for k, v in m.state_dict().items():
-                state[f"{name}.{k}"] = v
+            state.update({f"{name}.{k}": v for k, v in m.state_dict().items()})
         return state
 
-    def _split(self, state) -> dict[str, dict]:
-        parts: dict[str, dict] = {name: {} for name in self._members}
-        for key, v in state.items():
-            if key == "n":
-                continue
-            name, _, sub = key.partition(".")
-            if name not in parts or not sub:
-                raise StateFileError(f"state entry {key!r} belongs to no member")
-            parts[name][sub] = v
-        return parts
-
-    def _load(self, state) -> None:
-        for name, sub in self._split(state).items():
-            self._members[name].load_state_dict(sub)
-        self._n = int(state["n"][0])
-
-    def load_state_dict(self, state):
+    def _checked(self, state) -> tuple[dict, int]:
+        """``(members, n)``: the members holding a state (untrusted), checked, and its count."""
         expected = {"n"}
         for name, m in self._members.items():
             expected.update(f"{name}.{f.name}" for f in m.fields)
@@ -459,17 +440,20 @@ class Evaluator(Accumulator):
         if not isinstance(n, np.ndarray) or n.dtype != np.int64 or n.shape != (1,) or n[0] < 0:
             raise StateFileError("entry 'n' must be one non-negative int64")
         fresh = {}
-        for name, sub in self._split(state).items():
+        for name in self._members:  # (every entry is one of ``expected``; no name holds a ".")
+            sub = {key[len(name) + 1 :]: v for key, v in state.items() if key.startswith(f"{name}.")}
             m = loaded(self._members[name].copy().reset(), sub, f"member {name!r}")
             bad = m.n != n[0] if self._required(name) else m.n > n[0]
             if bad:
                 raise StateFileError(f"member {name!r} counts {m.n} rows but the evaluator {n[0]}")
             fresh[name] = m
-        with self._guard:
-            self._members.update(fresh)
-            self._n = int(n[0])
-            self._plans = make_plans(self._members, self._names, self._inputs)
-        return self
+        return fresh, int(n[0])
+
+    def _load(self, state) -> None:
+        members, n = state if isinstance(state, tuple) else self._checked(state)
+        self._members.update(members)
+        self._n = n
+        self._plans = make_plans(self._members, self._names, self._inputs)
 
     def merge(self, other: Evaluator):
         """Fold another Evaluator of the same members into this one; return ``self``."""
@@ -519,20 +503,12 @@ class Evaluator(Accumulator):
         return EvaluationReport(self._n, parts, self._config, order=order, describe=describe)
 
     def __repr__(self) -> str:
-        if self._preset is not None:
-            settings = ", ".join(f"{k}={v!r}" for k, v in self._config.items())
-        else:
+        text = super().__repr__()
+        if self._preset is None:  # the members by name, as built
             call = lambda m: f"{type(m).__name__}({', '.join(f'{a}={b!r}' for a, b in m.settings.items())})"  # noqa: E731
-            settings = "{" + ", ".join(f"{k!r}: {call(m)}" for k, m in self._members.items()) + "}"
-        head = f"Evaluator({settings})"
-        if self._n == 0:
-            return f"{head}: n=0"
-        try:
-            r = self._compute()
-            fields = " ".join(f"{k}={r[k]:.6g}" for k in self.headline if k in r)
-        except (ValueError, KeyError):
-            fields = ""
-        return f"{head}: n={self._n} {fields}".rstrip()
+            members = "{" + ", ".join(f"{k!r}: {call(m)}" for k, m in self._members.items()) + "}"
+            text = f"Evaluator({members}): n={text.rsplit(': n=', 1)[1]}"
+        return text
 
 
 def evaluate_batches(batches: Iterable, task: str = "binary", **settings) -> EvaluationReport:

@@ -23,14 +23,10 @@ __all__ = ["Sliced", "DEFAULT_MAX_SLICES"]
 DEFAULT_MAX_SLICES = 10_000
 
 
-def _with_new_ids(ids, start: int, count: int) -> np.ndarray:
-    """:meth:`Sliced._new_ints`'s ids once its new keys took the ids from
-    ``start`` on, in their order."""
-    fresh = np.arange(start, start + count, dtype=np.int64)
-    if ids is None:
-        return fresh
-    ids[ids < 0] = fresh
-    return ids
+def _kinds_of(new, names) -> tuple:
+    """Per key column (named ``names``), ``(booleans?, numbers?)`` among the new
+    keys ``new`` (internal keys, or one integer column's values)."""
+    return ((False, True),) if isinstance(new, np.ndarray) else K.kinds_of(new, len(names))
 
 
 def _by(names) -> str:
@@ -228,7 +224,7 @@ class Sliced(TemplateWrapper, Accumulator):
         with self._guard:
             if self._keys.ints is None:  # changed by another thread
                 return False
-            self._fold_sums(n, select(sums, present), values, None, (named[1],), ((False, True),))
+            self._fold_sums(n, select(sums, present), values, None, (named[1],))
         return True
 
     def fold(self, batch: Batch):
@@ -249,96 +245,78 @@ class Sliced(TemplateWrapper, Accumulator):
             if status:  # (a prepared batch was checked: cannot happen)
                 raise_rejected(tb.inputs, tb.arrays)
         with self._guard:
-            self._fold_sums(tb.n, sums, keys.ints, keys, keys.names, keys.kinds, tb)
+            self._fold_sums(tb.n, sums, keys.ints, keys, keys.names, tb)
         return self
 
-    def _fold_sums(self, n: int, sums, ints, keys, names, kinds, tb=None) -> None:
+    def _fold_sums(self, n: int, sums, ints, keys, names, tb=None) -> None:
         """Fold a batch of ``n`` rows (under the lock): its keys (``ints``: one
         integer column's values, ascending, else ``keys``' internal keys), and
         ``sums`` (one group per key) into the tables, or ``tb`` slice by slice."""
-        self._check_room(n)
-        self._check_columns(len(names), names)
         start = len(self._keys)
-        ints = ints if self._keys.ints is not None else None
-        if ints is not None:  # one integer column, and every slice so far one too: looked up by value
-            new, found = self._new_ints(ints)
-            glob = _with_new_ids(found, start, len(new))
+        if ints is not None and self._keys.ints is not None:
+            # one integer column, and every slice so far one too: looked up by value
+            glob = self._keys.ids_of_ints(ints)
+            new = ints[glob < 0]
+            glob[glob < 0] = np.arange(start, start + len(new))
         else:
             ids = self._keys.index() if start else {}
             new = [k for k in keys.keys if k not in ids]
             fresh = dict(zip(new, range(start, start + len(new))))
             glob = np.fromiter((ids[k] if k in ids else fresh[k] for k in keys.keys), np.int64, len(keys.keys))
-        self._check_slots(len(new), names)
-        self._check_distinct(new, names, kinds)
+        self._check_keys(n, new, names)
         if sums is not None:  # (before the keys: a total past float64 changes nothing)
             self._tables = self._spec.with_room(self._tables, start, start + len(new))
             self._spec.add(self._tables, start, glob, sums)
-        self._add_keys(new, names, kinds, owned=ints is not None and keys is None)
+        self._add_keys(new, names)
         if sums is None:
             self._overall.fold(tb)
             fold_by_slice(tb, keys, glob, self._own)
         self._count += n
 
-    def _check_columns(self, columns: int, names) -> None:
-        if self._columns is not None and columns != self._columns:
+    def _check_keys(self, rows: int, new, names, what: str = "folding") -> None:
+        """Refuse ``rows`` more rows with the new keys ``new`` (of columns ``names``):
+        past the count's range, another number of key columns,
+        more than ``max_slices`` slices, or a new key equal to another as a
+        Python key (``True == 1``: only a column holding both booleans and
+        numbers can make two equal)."""
+        self._check_room(rows, what)
+        if self._columns is not None and len(names) != self._columns:
             raise ValueError(
-                f"by: these keys have {columns} column{'s' if columns > 1 else ''} "
+                f"by: these keys have {len(names)} column{'s' if len(names) > 1 else ''} "
                 f"({', '.join(names)}) but the slices so far have {self._columns} "
                 f"({', '.join(self._names)})"
             )
-
-    def _check_slots(self, new: int, names) -> None:
-        total = len(self._keys) + new
+        total = len(self._keys) + len(new)
         if total > self.max_slices:
             raise ValueError(
                 f"{_by(names)}: {total:,} distinct slice keys seen, more than "
                 f"max_slices={self.max_slices:,}; nothing was folded in (pass a larger max_slices, "
                 "or slice by a column with fewer distinct values)"
             )
-
-    def _mixes(self, kinds) -> bool:
-        """Whether some key column would hold both booleans and numbers."""
-        mine = self._kinds or [(False, False)] * len(kinds)
-        return any((a or c) and (b or d) for (a, b), (c, d) in zip(mine, kinds))
-
-    def _check_distinct(self, new: list, names, kinds) -> None:
-        """New keys must differ from the others as Python keys too (``True == 1``):
-        only a column holding both booleans and numbers can make two equal."""
-        if not len(new) or not self._mixes(kinds):
+        mine = self._kinds or [(False, False)] * len(names)
+        if not len(new) or not any((a or c) and (b or d) for (a, b), (c, d) in zip(mine, _kinds_of(new, names))):
             return
-        public = {K.public(k): k for k in self._keys}
-        seen: dict = {}
+        public = {K.public(k): k for k in self._keys}  # (and the new ones, as they come)
         for k in new:
-            p = K.public(k)
-            other = public.get(p, seen.get(p))
-            if other is not None and other != k:
+            other = public.setdefault(K.public(k), k)
+            if other != k:
                 raise ValueError(
-                    f"{_by(names)}: the keys {K.public(other)!r} and {p!r} are of different kinds "
+                    f"{_by(names)}: the keys {K.public(other)!r} and {K.public(k)!r} are of different kinds "
                     "but equal as Python keys (True == 1): give one column one kind of key"
                 )
-            seen[p] = k
 
-    def _new_ints(self, values: np.ndarray):
-        """``(new, ids)``: the keys of one integer column among ``values``
-        (distinct) that are no slice yet, and the slice ids of ``values``, ``-1``
-        for the new ones (``None``: every one is new)."""
-        if not len(self._keys):
-            return values, None
-        ids = self._keys.ids_of_ints(values)
-        return values[ids < 0], ids
-
-    def _add_keys(self, new, names, kinds, owned: bool = False) -> None:
-        """Add the slices of ``new`` (internal keys, or one integer column's values;
-        ``owned``: an array no one else holds, kept as it is)."""
+    def _add_keys(self, new, names) -> None:
+        """Add the slices of ``new`` (internal keys, or one integer column's values
+        in an array no one else holds, kept as it is)."""
         if self._columns is None:
             self._columns = len(names)
             self._names = tuple(names)
         if not len(new):
             return
         start = len(self._keys)
-        mine = self._kinds or [(False, False)] * len(kinds)
-        self._kinds = [(a or c, b or d) for (a, b), (c, d) in zip(mine, kinds)]
-        self._keys.extend(new, owned)
+        mine = self._kinds or [(False, False)] * len(names)
+        self._kinds = [(a or c, b or d) for (a, b), (c, d) in zip(mine, _kinds_of(new, names))]
+        self._keys.extend(new)
         total = len(self._keys)
         if self._tables is not None:
             self._tables = self._spec.with_room(self._tables, start, total)
@@ -359,19 +337,16 @@ class Sliced(TemplateWrapper, Accumulator):
         if other is self:
             other = other.copy()
         with locked(self, other):
-            keys, names, kinds, count, parts, overall = other._parts()
+            keys, names, count, parts, overall = other._parts()
             if names is None:
                 return self
-            self._check_room(count, "merging")
-            self._check_columns(len(names), names)
             ids = self._keys.index()
             new = [k for k in keys if k not in ids]
-            self._check_slots(len(new), names)
-            self._check_distinct(new, names, kinds)
+            self._check_keys(count, new, names, "merging")
             self._merge_check(keys, parts, overall, ids)
             if self._overall is not None:  # (both fold their overall: the same template)
                 self._overall.merge(overall)
-            self._add_keys(new, names, kinds)
+            self._add_keys(new, names)
             ids = self._keys.index()
             idx = np.fromiter((ids[k] for k in keys), np.int64, len(keys))
             self._count += count
@@ -383,13 +358,13 @@ class Sliced(TemplateWrapper, Accumulator):
         return self
 
     def _parts(self):
-        """``(keys, names, kinds, rows, slices, overall)``: this accumulator's keys
-        (in id order), key columns' names and kinds, rows, its slices (the used
+        """``(keys, names, rows, slices, overall)``: this accumulator's keys
+        (in id order), key columns' names, rows, its slices (the used
         rows of the tables, or the accumulators) and its folded overall (or
         ``None``), as another one merges them (read under the lock)."""
         used = len(self._keys)
         slices = self._accs if self._tables is None else {k: t[:used] for k, t in self._tables.items()}
-        return list(self._keys), self._names, self._kinds, self._count, slices, self._overall
+        return list(self._keys), self._names, self._count, slices, self._overall
 
     def _merge_check(self, keys, parts, overall, ids: dict) -> None:
         """Raise what merging another's slices ``parts`` (its ``keys``) and
@@ -448,18 +423,16 @@ class Sliced(TemplateWrapper, Accumulator):
             None if ints is not None else [self._keys[g] for g in order],
             None if ints is None else ints[np.asarray(order, np.int64)],
         )
-        for k, v in self._overall_acc().state_dict().items():
-            state[f"overall.{k}"] = v
-        if self._tables is not None:  # every slice's field is a row of its table
-            rows = np.asarray(order, np.int64)
-            for k, empty in self._template_fields.items():
-                state.update(S.slice_entries(k, empty, self._tables[k][rows].reshape(-1), None))
-            return state
-        parts = [self._accs[g].state_dict() for g in order]
+        state.update({f"overall.{k}": v for k, v in self._overall_acc().state_dict().items()})
+        rows = np.asarray(order, np.int64)
+        parts = None if self._tables is not None else [self._accs[g].state_dict() for g in order]
         for k, empty in self._template_fields.items():
-            arrays = [p[k] for p in parts]
-            flat, shapes = concatenated(arrays, empty)
-            state.update(S.slice_entries(k, empty, flat, None if (shapes == empty.shape).all() else shapes))
+            if parts is None:  # every slice's field is a row of its table
+                flat, shapes = self._tables[k][rows].reshape(-1), None
+            else:
+                flat, shapes = concatenated([p[k] for p in parts], empty)
+                shapes = None if (shapes == empty.shape).all() else shapes
+            state.update(S.slice_entries(k, empty, flat, shapes))
         return state
 
     def _checked(self, state) -> S.Parsed:
@@ -473,10 +446,8 @@ class Sliced(TemplateWrapper, Accumulator):
             self._overall = parsed.overall
         self._count = parsed.overall.n
         self._columns, self._names = parsed.columns, parsed.names
-        if isinstance(parsed.keys, np.ndarray):  # one integer column's values
-            self._add_keys(parsed.keys, parsed.names, ((False, True),))
-        elif parsed.keys:
-            self._add_keys(list(parsed.keys), parsed.names, K.kinds_of(parsed.keys, parsed.columns))
+        if len(parsed.keys):  # one integer column's values (an array), or a list of internal keys
+            self._add_keys(parsed.keys.copy(), parsed.names)
         if self._tables is not None:
             for k, t in parsed.tables.items():
                 self._tables[k][: t.shape[0]] = t
@@ -511,10 +482,9 @@ class Sliced(TemplateWrapper, Accumulator):
             counts = [self._accs[g].n for g in order]
         compute, fields = self._snapshot(order, options)
         if ci is None:
-            return SlicedResult(
-                overall, LazySlices(keys, compute, fields), dict(zip(keys, counts)), self._names, columns
-            )
-        slices = {k: compute(i) for i, k in enumerate(keys)}
+            slices = LazySlices(keys, compute, fields)
+        else:
+            slices = {k: compute(i) for i, k in enumerate(keys)}
         return SlicedResult(overall, slices, dict(zip(keys, counts)), self._names, columns, ci)
 
     def _snapshot(self, order: list, options: dict):
@@ -528,21 +498,16 @@ class Sliced(TemplateWrapper, Accumulator):
         if self._tables is not None:
             used = len(self._keys)
             tables = {k: t[:used].copy() for k, t in self._tables.items()}
-            template = self._template
+            template, rows = self._template, np.array(order, np.int64)
 
             def acc_of(g):  # the snapshot's rows, as views: it never changes
                 return template.with_state({k: t[g] for k, t in tables.items()})
 
-            rows = np.array(order, np.int64)
-
             def columns():
                 return template.result_columns({k: t[rows] for k, t in tables.items()})
         else:
-            accs = list(self._accs)
+            acc_of = list(self._accs).__getitem__
             self._owned = set()  # every accumulator is the result's too now
-
-            def acc_of(g):
-                return accs[g]
 
         def compute(i):
             try:

@@ -14,10 +14,10 @@ import numbers
 
 import numpy as np
 
-from .._kernels.grouped import dense_table, hash_codes, key_range, rank_codes, table_codes
+from .._kernels.grouped import dense_codes, hash_codes, key_range
 from .._protocol.errors import BadShapeError, BadValueError
 from .._protocol.validation import to_numpy
-from .keys import MIN_SPAN, NULL, SPAN_FACTOR, TWO63, BatchKeys, column_kinds, tag
+from .keys import MIN_SPAN, NULL, SPAN_FACTOR, TWO63, BatchKeys, tag
 
 #: integer keys in a wider range are hashed while a batch holds at most this
 #: many distinct values (a hash table of 64 MB at most), else sorted
@@ -41,20 +41,20 @@ def columns_of(by) -> list:
             raise ValueError("by is a DataFrame with no columns")
         return cols
     if isinstance(by, (tuple, list)) and by and all(_is_column(c) for c in by):
-        out = []
-        for i, c in enumerate(by):
-            name = getattr(c, "name", None)
-            label = f"by[{i}]"
-            out.append((f"{label} ({name!r})" if isinstance(name, str) else label, c))
-        return out
+        return [(_labelled(f"by[{i}]", c), c) for i, c in enumerate(by)]
     if isinstance(by, np.ndarray) and by.ndim == 2:
         raise BadShapeError(
             "by must be one key column or a tuple of columns, got a 2-D array "
             f"of shape {by.shape} (pass tuple(by.T) for a cross of its columns)",
             "by",
         )
-    name = getattr(by, "name", None)
-    return [(f"by ({name!r})" if isinstance(name, str) else "by", by)]
+    return [(_labelled("by", by), by)]
+
+
+def _labelled(label: str, column) -> str:
+    """``label``, with the column's name when it has one (a pandas Series's)."""
+    name = getattr(column, "name", None)
+    return f"{label} ({name!r})" if isinstance(name, str) else label
 
 
 def column_label(column) -> tuple[str, str]:
@@ -78,9 +78,7 @@ def _canonical(v, name: str, codes: np.ndarray, j: int):
         return None
     if isinstance(v, np.generic):
         v = v.item()
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, str):
+    if isinstance(v, (bool, str)):
         return v
     if isinstance(v, bytes):
         try:
@@ -105,14 +103,8 @@ def _canonical(v, name: str, codes: np.ndarray, j: int):
                 "(float64 cannot tell them apart): give integer keys as integers (nulls as None or masked)"
             )
         return int(f) if -TWO63 <= f < TWO63 and f == int(f) else f
-    else:
-        try:
-            import pandas as pd
-
-            if v is pd.NA or v is pd.NaT:
-                return None
-        except ImportError:  # pragma: no cover
-            pass
+    elif type(v).__module__.startswith("pandas") and type(v).__name__ in ("NAType", "NaTType"):
+        return None  # pandas.NA, pandas.NaT
     i = int(np.argmax(codes == j))
     raise TypeError(
         f"{name}[{i}] = {v!r}: slice keys must be integers, booleans, strings, "
@@ -140,7 +132,7 @@ def check_batch_keys(count: int, limit, name: str) -> None:
 
 
 def _past_the_cap(limit, name) -> None:
-    """What hashing does once it has seen more distinct values than :func:`_cap`:
+    """What hashing does once it has seen more distinct values than its cap:
     ``TooManyKeys`` when that cap is ``limit`` (the batch alone is refused
     whatever its exact count, which would take a sort of every row: 2-4 s for
     10M rows of distinct floats), else nothing (the caller sorts)."""
@@ -177,8 +169,7 @@ def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True, limit=N
         return np.empty(0, np.int64), []
     ordered = sorted(keys)  # ascending internal keys: codes follow the sort
     rank = np.empty(len(keys), np.int64)
-    for r, t in enumerate(ordered):
-        rank[keys[t]] = r
+    rank[[keys[t] for t in ordered]] = np.arange(len(keys))
     table = rank[remap]
     if not has_null and len(keys) == len(raw) and np.array_equal(table[:-1], np.arange(len(raw))):
         return codes, ordered  # integers, strings: coded in ascending order already
@@ -195,10 +186,7 @@ def _unique_ints(a: np.ndarray, limit=None, name=None):
     lo, hi = (int(v) for v in key_range(a, 0, a.shape[0]))
     span = hi - lo + 1
     if span <= max(SPAN_FACTOR * a.size, MIN_SPAN):
-        table, values = dense_table(a, lo, span)
-        codes = np.empty(a.size, np.int64)
-        table_codes(a, lo, table, codes)
-        return codes, values
+        return dense_codes(a, lo, span)
     return _hashed(a, limit, name) or _sorted(a)
 
 
@@ -208,19 +196,13 @@ def _unique_floats(a: np.ndarray, limit=None, name=None):
     return _hashed((a + 0.0).view(np.int64), limit, name, np.float64) or _sorted(a)  # -0.0 + 0.0 is 0.0
 
 
-def _cap(limit) -> int:
-    """The distinct values past which hashing stops: ``limit`` (refused past it
-    anyway) or :data:`HASH_DISTINCT`."""
-    return HASH_DISTINCT if limit is None else min(HASH_DISTINCT, limit)
-
-
 def _hashed(bits: np.ndarray, limit, name=None, dtype=None):
     """``(codes, distinct values)`` of an int64 array coded by a hash table in one
     pass (``numpy.unique`` sorts every row: 1.8 s for 10M rows of 1,000 values,
     against 0.07 s), the values ascending as ``dtype`` (the array's bits read
     as floats) or as integers; ``None`` past ``limit`` or :data:`HASH_DISTINCT`
     distinct values, or the column ``name`` refused (:func:`_past_the_cap`)."""
-    codes, values, m = hash_codes(bits, _cap(limit))
+    codes, values, m = hash_codes(bits, HASH_DISTINCT if limit is None else min(HASH_DISTINCT, limit))
     if m < 0:
         _past_the_cap(limit, name)
         return None
@@ -229,8 +211,7 @@ def _hashed(bits: np.ndarray, limit, name=None, dtype=None):
     order = np.argsort(values)
     rank = np.empty(m, np.int64)
     rank[order] = np.arange(m, dtype=np.int64)
-    rank_codes(codes, rank)
-    return codes, values[order]
+    return rank[codes], values[order]
 
 
 def _sorted(a: np.ndarray):
@@ -250,10 +231,6 @@ def _pandas_codes(x, name: str):
     return codes, raw
 
 
-def _is_bool(v) -> bool:
-    return isinstance(v, (bool, np.bool_))
-
-
 def _refuse_pooled_bools(x, codes, raw, name: str) -> None:
     """``ValueError`` when an object column holds ``True`` beside ``1`` (or
     ``False`` beside ``0``): hashing makes them one value, which would pool two
@@ -262,7 +239,7 @@ def _refuse_pooled_bools(x, codes, raw, name: str) -> None:
     if not suspects:
         return
     values = np.asarray(x, dtype=object)
-    kind_of = np.frompyfunc(_is_bool, 1, 1)
+    kind_of = np.frompyfunc(lambda v: isinstance(v, (bool, np.bool_)), 1, 1)
     for j in suspects:
         rows = np.flatnonzero(codes == j)
         kinds = kind_of(values[rows]).astype(bool)
@@ -299,12 +276,10 @@ def _encode_column(x, name: str, n: int, limit=None):
         codes = np.full(n, -1, np.int64)
         sub_codes, keys = _encode_values(arr[~mask], name, limit)
         keys = _key_list(keys)
-        # the null key sorts last, so it takes the code after every value's
-        null = len(keys)
-        codes[~mask] = sub_codes
-        codes[mask] = null if NULL not in keys else keys.index(NULL)
-        if NULL not in keys:
+        if not keys or keys[-1] != NULL:  # the null key sorts last: after every value's
             keys = keys + [NULL]
+        codes[~mask] = sub_codes
+        codes[mask] = len(keys) - 1
         return codes, keys
     if kind not in "biufUSO":
         raise TypeError(
@@ -354,25 +329,20 @@ def _encode_values(arr: np.ndarray, name: str, limit=None):
         else:
             codes, values = _unique_floats(a, limit, name)
         return _finish(codes, values.tolist(), name, limit=limit)
-    if kind in "US":
-        try:  # pandas' hashing: numpy sorts the strings
-            import pandas  # noqa: F401
-
-            codes, raw = _pandas_codes(arr.astype(object), name)
-        except ImportError:  # pragma: no cover - pandas is optional
-            values, codes = np.unique(arr, return_inverse=True)
-            codes, raw = codes.reshape(-1).astype(np.int64, copy=False), values.tolist()
-        if limit is not None and len(raw) > limit:
-            _past_the_cap(limit, name)
-        return _finish(codes, raw, name, nulls=False, limit=limit)
-    # objects: hashed once each (pandas when present, else a dict)
+    # strings (as objects: numpy would sort them) and objects: hashed once each
+    # (pandas when present, else a dict)
+    strings = kind in "US"
+    objects = arr.astype(object) if strings else arr
     try:
         import pandas  # noqa: F401
 
-        codes, raw = _pandas_codes(arr, name)
+        codes, raw = _pandas_codes(objects, name)
     except ImportError:  # pragma: no cover - pandas is optional
-        codes, raw = _dict_codes(arr, name)
-    return _finish(codes, raw, name)
+        codes, raw = _dict_codes(objects, name)
+    if strings and limit is not None and len(raw) > limit:
+        _past_the_cap(limit, name)
+    # distinct strings are distinct keys; objects 1 and 1.0 are one
+    return _finish(codes, raw, name, nulls=not strings, limit=limit if strings else None)
 
 
 def _dict_codes(arr: np.ndarray, name: str):
@@ -411,30 +381,18 @@ def encode(by, n: int, limit: int | None = None) -> BatchKeys:
     if len(parts) == 1:
         codes, keys = parts[0]
         if isinstance(keys, np.ndarray):  # one integer column: its values
-            return BatchKeys(codes, None, names, ((False, True),), ints=keys)
-        return BatchKeys(codes, [(k,) for k in keys], names, (column_kinds(keys),))
+            return BatchKeys(codes, None, names, ints=keys)
+        return BatchKeys(codes, [(k,) for k in keys], names)
     parts = [(c, _key_list(k)) for c, k in parts]
-    kinds = tuple(column_kinds(k) for _, k in parts)
-    sizes = [max(len(k), 1) for _, k in parts]
-    if math.prod(sizes) < 2**62:
-        combined = np.zeros(n, np.int64)
-        for (c, _), size in zip(parts, sizes):
-            combined *= size
-            combined += c
-        codes, values = _unique_ints(combined, limit=limit, name=cross)
+    # the columns joined one at a time: the combinations so far coded anew with
+    # the next column's codes (in a range of at most n x its keys); ``digits``
+    # holds each combination's code in every column joined
+    codes, digits = parts[0][0], [np.arange(len(parts[0][1]), dtype=np.int64)]
+    for c, k in parts[1:]:
+        size = max(len(k), 1)
+        codes, values = _unique_ints(codes * size + c, limit=limit, name=cross)
         check_batch_keys(values.shape[0], limit, cross)
-        digits = []
-        rest = values.copy()
-        for size in reversed(sizes):
-            digits.append(rest % size)
-            rest //= size
-        digits.reverse()
-    else:
-        stacked = np.stack([c for c, _ in parts], axis=1)
-        rows, codes = np.unique(stacked, axis=0, return_inverse=True)
-        codes = codes.reshape(-1).astype(np.int64)
-        check_batch_keys(rows.shape[0], limit, cross)
-        digits = [rows[:, j] for j in range(rows.shape[1])]
+        digits = [d[values // size] for d in digits] + [values % size]
     keys = [tuple(parts[j][1][d] for j, d in enumerate(ds)) for ds in zip(*(d.tolist() for d in digits))]
     # the per-column codes follow each column's key order, so combined codes do too
-    return BatchKeys(codes, keys, names, kinds)
+    return BatchKeys(codes, keys, names)

@@ -10,7 +10,6 @@ the tag ordering the kinds (booleans, numbers, strings, null last), so that
 
 from __future__ import annotations
 
-import bisect
 import math
 
 import numpy as np
@@ -73,27 +72,15 @@ def from_json(rows, columns: int) -> list:
     return out
 
 
-def int_column(rows):
-    """The values of :func:`to_json`'s lists when every key is one ``int`` that fits
-    ``int64`` (the usual keys of many slices), as an ``int64`` array; else
-    ``None`` (:func:`from_json` then reads them)."""
-    if not isinstance(rows, list) or not all(type(r) is list and len(r) == 1 and type(r[0]) is int for r in rows):
-        return None
-    try:
-        return np.fromiter((r[0] for r in rows), np.int64, len(rows))
-    except OverflowError:
-        return None
-
-
 class KeyTable:
     """The slices' keys: slice id -> internal key, and key -> slice id.
 
     While every key is one integer column's (the usual case of many slices)
     the keys are one ``int64`` array of values, slice ids in order, looked up
-    by value (:meth:`ids_of_ints`) through a table over their range or a
-    sorted copy: no Python object is made per key. The first key of another
-    kind turns them into the general form, a list of internal keys; the dict
-    from key to id (:meth:`index`) is built when a look-up first needs it.
+    by value (:meth:`ids_of_ints`) in a sorted copy: no Python object is made
+    per key. The first key of another kind turns them into the general form,
+    a list of internal keys; the dict from key to id (:meth:`index`) is built
+    when a look-up first needs it.
     """
 
     __slots__ = ("_ints", "_list", "_ids", "_lookup")
@@ -102,7 +89,7 @@ class KeyTable:
         self._ints = np.empty(0, np.int64)  # the values, while every key is one int column's
         self._list = None  # the internal keys, once one is of another kind
         self._ids: dict = {}  # internal key -> id, for the first len(_ids) keys
-        self._lookup = None  # (kind, lo, table) or (kind, sorted values, their ids), for _ints
+        self._lookup = None  # (sorted values, their ids), for _ints
 
     def __len__(self) -> int:
         return self._ints.shape[0] if self._list is None else len(self._list)
@@ -122,19 +109,16 @@ class KeyTable:
         """The keys' values while every key is one integer column's, else ``None``."""
         return self._ints if self._list is None else None
 
-    def extend(self, new, owned: bool = False) -> None:
+    def extend(self, new) -> None:
         """Add keys (new ones, in id order): a list of internal keys, or an
-        ``int64`` array of one integer column's values (``owned``: an array of
-        exactly these values that no one else holds, so the first is kept, not
-        copied: 100k fresh keys cost their copy's first touch, 0.4 ms)."""
+        ``int64`` array of one integer column's values that no one else holds
+        (the first is kept, not copied: 100k fresh keys cost their copy's first
+        touch, 0.4 ms)."""
         if isinstance(new, np.ndarray):
             if not new.shape[0]:
                 return
             if self._list is None:
-                if self._ints.shape[0]:
-                    self._ints = np.concatenate([self._ints, new])
-                else:
-                    self._ints = new if owned else new.copy()
+                self._ints = np.concatenate([self._ints, new]) if self._ints.shape[0] else new
                 self._lookup = None
                 return
             new = [((1, v),) for v in new.tolist()]
@@ -167,23 +151,12 @@ class KeyTable:
         if not ints.shape[0] or not values.shape[0]:
             return out
         if self._lookup is None:
-            lo, hi = int(ints.min()), int(ints.max())
-            span = hi - lo + 1
-            if span <= max(SPAN_FACTOR * ints.shape[0], MIN_SPAN):
-                table = np.full(span, -1, np.int64)
-                table[ints - lo] = np.arange(ints.shape[0])
-                self._lookup = ("table", lo, table)
-            else:
-                order = np.argsort(ints, kind="stable")
-                self._lookup = ("sorted", ints[order], order)
-        kind, a, b = self._lookup
-        if kind == "table":
-            inside = (values >= a) & (values < a + b.shape[0])
-            out[inside] = b[values[inside] - a]
-        else:
-            pos = np.minimum(np.searchsorted(a, values), a.shape[0] - 1)
-            hit = a[pos] == values
-            out[hit] = b[pos[hit]]
+            order = np.argsort(ints, kind="stable")
+            self._lookup = (ints[order], order)
+        a, order = self._lookup
+        pos = np.minimum(np.searchsorted(a, values), a.shape[0] - 1)
+        hit = a[pos] == values
+        out[hit] = order[pos[hit]]
         return out
 
     def order(self) -> list:
@@ -202,28 +175,23 @@ class KeyTable:
 
     def copy(self) -> KeyTable:
         out = KeyTable()
-        out.extend(self._ints.copy() if self._list is None else list(self._list), owned=True)
+        out.extend(self._ints.copy() if self._list is None else list(self._list))
         return out
 
 
 class BatchKeys:
     """One batch's slice keys: ``codes[i]`` (int64) indexes ``keys`` (internal keys,
-    ascending), ``names`` names the columns, and ``kinds[j]`` says whether column
-    ``j`` holds booleans and whether it holds numbers (the only kinds of keys
-    that can be equal as Python keys: ``True == 1``). ``ints``
+    ascending) and ``names`` names the columns. ``ints``
     is the keys' values (``int64``, ascending) when they are one integer
     column's: ``keys`` is then made from it when first read."""
 
-    __slots__ = ("codes", "_keys", "ints", "names", "kinds")
+    __slots__ = ("codes", "_keys", "ints", "names")
 
-    def __init__(self, codes, keys, names: tuple, kinds=None, ints=None):
+    def __init__(self, codes, keys, names: tuple, ints=None):
         self.codes = codes
         self._keys = keys
         self.ints = ints
         self.names = names
-        if kinds is None:
-            kinds = ((False, True),) if ints is not None else kinds_of(keys, len(names))
-        self.kinds = kinds
 
     @property
     def keys(self) -> list:
@@ -236,15 +204,6 @@ class BatchKeys:
 
     def __repr__(self) -> str:
         return f"BatchKeys({len(self)} keys of {', '.join(self.names)})"
-
-
-def column_kinds(keys: list) -> tuple[bool, bool]:
-    """``(booleans?, numbers?)`` of one column's internal keys, ascending: booleans
-    sort first, numbers next, so two look-ups tell."""
-    if not keys:
-        return False, False
-    i = bisect.bisect_left(keys, (1, -math.inf))
-    return keys[0][0] == 0, i < len(keys) and keys[i][0] == 1
 
 
 def kinds_of(keys: list, columns: int) -> tuple:

@@ -54,9 +54,7 @@ def _excludes(r: Result | None, c: str, value) -> bool:
     if not _bounded(r, c) or value is None:
         return False
     lo, hi, v = float(r[f"{c}_ci_lower"]), float(r[f"{c}_ci_upper"]), float(value)
-    if not (math.isfinite(lo) and math.isfinite(hi) and math.isfinite(v)):
-        return False
-    return v < lo or v > hi
+    return math.isfinite(lo) and math.isfinite(hi) and math.isfinite(v) and not lo <= v <= hi
 
 
 def _approximate(r: Result | None) -> bool:
@@ -197,8 +195,7 @@ class SlicedResult(Result):
         values = {"n": overall["n"], "n_slices": len(slices), "slice_n": np.array([rows[k] for k in slices], np.int64)}
         if lazy:  # no intervals: no slice differs
             differs = dict.fromkeys(slices, ())
-            for c in columns:
-                values[c] = overall[c]
+            values.update({c: overall[c] for c in columns})
         else:
             differs = {k: tuple(c for c in columns if _excludes(r, c, overall[c])) for k, r in slices.items()}
             values.update(self._per_slice(overall, slices, columns, ci, differs))
@@ -520,15 +517,15 @@ class SlicedResult(Result):
         pd = optional("pandas", "to_frame()")
 
         keys = list(self._slices)
-        results = list(self._slices.values())
         data = {"rows": [self._rows[k] for k in keys]}
         arrays = self._slices.field_arrays() if isinstance(self._slices, LazySlices) else None
-        if arrays is not None:
+        if arrays is not None:  # (no slice's result built)
             data.update(arrays)
         else:
+            results = list(self._slices.values())
             first = next((r for r in results if r is not None), {})
-            for f in [k for k, v in first.items() if k != "n" and _scalar(v)]:
-                data[f] = [np.nan if r is None else r[f] for r in results]
+            fields = [k for k, v in first.items() if k != "n" and _scalar(v)]
+            data.update({f: [np.nan if r is None else r[f] for r in results] for f in fields})
         if self._ci is not None:
             for c in self._columns:
                 if _bounded(self._overall, c):

@@ -30,16 +30,11 @@ def fold_by_slice(tb: Batch, keys, glob: np.ndarray, slice_acc) -> None:
             G.group_scatter(a, codes, starts, out)
             return out
         if order is None:
-            order = G.group_order(codes, starts)
+            order = by_slice(np.arange(codes.shape[0], dtype=np.int64))
         return a[order]
 
     arrays = [by_slice(a) for a in tb.arrays]
-    _fold_segments(tb, arrays, by_slice(tb.weights) if tb.weighted else tb.weights, bounds, glob, slice_acc)
-
-
-def _fold_segments(tb: Batch, arrays: list, w, bounds, glob, slice_acc) -> None:
-    """Fold rows ``bounds[j]:bounds[j + 1]`` of ``arrays`` (sorted by slice) into
-    slice ``glob[j]``'s accumulator."""
+    w = by_slice(tb.weights) if tb.weighted else tb.weights
     for j, g in enumerate(glob.tolist()):
         lo, hi = int(bounds[j]), int(bounds[j + 1])
         part = Batch(tb.inputs, [a[lo:hi] for a in arrays], w[lo:hi] if tb.weighted else w, hi - lo)

@@ -95,15 +95,12 @@ def _parse_keys(state):
             raise ValueError("bad number of columns")
         if not (isinstance(names, list) and len(names) == columns and all(isinstance(s, str) for s in names)):
             raise ValueError("bad column names")
-        if INT_KEYS in state:
+        if INT_KEYS in state:  # one integer column's values, ascending
             ints = state[INT_KEYS]
             if columns != 1 or doc["keys"] is not None:
                 raise ValueError(f"keys given as entry {INT_KEYS!r} are one column's, and only there")
             if ints.dtype != np.int64 or ints.ndim != 1:
                 raise ValueError(f"entry {INT_KEYS!r} must be a 1-D int64 array")
-        else:  # a list, one integer column's (as earlier files wrote them) read at once
-            ints = K.int_column(doc["keys"]) if columns == 1 else None
-        if ints is not None:  # one integer column's values, ascending
             if (ints[1:] == ints[:-1]).any():
                 raise ValueError("the slice keys repeat a key")
             return ints, columns, tuple(names)
