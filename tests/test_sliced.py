@@ -666,3 +666,18 @@ def test_true_beside_one_is_refused_in_one_batch_as_in_two():
     # booleans alone, or numbers alone, are slices as before
     ok = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update(y, p, by=np.array([True, False, True, None], dtype=object))
     assert {k: r.n for k, r in ok.finalize().slices.items()} == {False: 1, True: 2, None: 1}
+
+
+def test_check_merge_refuses_what_merge_would_and_changes_nothing():
+    a = sm.Sliced(sm.BinaryConfusion(threshold=0.5), max_slices=2).update([1, 0], [0.9, 0.1], by=["x", "y"])
+    b = sm.Sliced(sm.BinaryConfusion(threshold=0.5), max_slices=2).update([1, 1], [0.9, 0.2], by=["x", "z"])
+    before = a.to_bytes()
+    with pytest.raises(ValueError, match="max_slices") as checked:
+        a.check_merge(b)
+    with pytest.raises(ValueError) as merged:
+        a.merge(b)
+    assert str(checked.value) == str(merged.value) and a.to_bytes() == before
+    same = sm.Sliced(sm.BinaryConfusion(threshold=0.5), max_slices=2).update([0], [0.3], by=["y"])
+    a.check_merge(same)  # nothing to refuse
+    assert a.to_bytes() == before
+    a.check_merge(sm.Sliced(sm.BinaryConfusion(threshold=0.5), max_slices=2))  # an empty one

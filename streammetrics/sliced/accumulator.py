@@ -337,13 +337,10 @@ class Sliced(TemplateWrapper, Accumulator):
         if other is self:
             other = other.copy()
         with locked(self, other):
-            keys, names, count, parts, overall = other._parts()
-            if names is None:
+            checked = self._merge_check(other)
+            if checked is None:
                 return self
-            ids = self._keys.index()
-            new = [k for k in keys if k not in ids]
-            self._check_keys(count, new, names, "merging")
-            self._merge_check(keys, parts, overall, ids)
+            keys, names, count, parts, overall, new = checked
             if self._overall is not None:  # (both fold their overall: the same template)
                 self._overall.merge(overall)
             self._add_keys(new, names)
@@ -366,10 +363,23 @@ class Sliced(TemplateWrapper, Accumulator):
         slices = self._accs if self._tables is None else {k: t[:used] for k, t in self._tables.items()}
         return list(self._keys), self._names, self._count, slices, self._overall
 
-    def _merge_check(self, keys, parts, overall, ids: dict) -> None:
+    def _merge_check(self, other: Sliced):
+        """Raise what merging ``other`` would refuse (too many slices, other key
+        columns, totals past float64 in a slice or overall), before any slice
+        changes: a merge is refused whole. Return what the merge reads of
+        ``other`` and its new keys, or ``None`` if ``other`` is empty."""
+        keys, names, count, parts, overall = other._parts()
+        if names is None:
+            return None
+        ids = self._keys.index()
+        new = [k for k in keys if k not in ids]
+        self._check_keys(count, new, names, "merging")
+        self._check_parts(keys, parts, overall, ids)
+        return keys, names, count, parts, overall, new
+
+    def _check_parts(self, keys, parts, overall, ids: dict) -> None:
         """Raise what merging another's slices ``parts`` (its ``keys``) and
-        ``overall`` would refuse in a slice or overall (totals past float64),
-        before any slice changes: a merge is refused whole."""
+        ``overall`` would refuse in a slice or overall."""
         if self._overall is not None:
             self._overall.check_merge(overall)
         if self._tables is not None and self._spec.merge_far(self._tables, len(self._keys), parts, len(keys)):
