@@ -129,3 +129,11 @@ def test_slices_of_a_loaded_state_and_after_later_updates(tmp_path):
     ref = np.array([slow.slices[k]["f1"] for k in slow.slices])
     assert np.array_equal(loaded.slice_f1, ref)
     assert not np.array_equal(ref, before)
+
+
+def test_a_column_name_with_quotes_or_backslashes_is_kept_as_it_is():
+    pd = pytest.importorskip("pandas")
+    odd = ["score (v2)", 'it\'s \\ "odd"']
+    cols = tuple(pd.Series(["a", "b"], name=name) for name in odd)
+    r = sm.Sliced(sm.BinaryConfusion(threshold=0.5)).update([1, 0], [0.9, 0.1], by=cols).finalize()
+    assert list(r.to_frame().index.names) == odd

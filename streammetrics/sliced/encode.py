@@ -60,15 +60,14 @@ def _labelled(label: str, column) -> str:
 def column_label(column) -> tuple[str, str]:
     """``(label, name)`` of a single key column as messages and reports name it
     (``by ('country')`` and ``country`` for a Series named so, else ``by``)."""
-    label = columns_of(column)[0][0]
-    return label, _short(label)
+    label, column = columns_of(column)[0]
+    return label, _name(label, column)
 
 
-def _short(label: str) -> str:
+def _name(label: str, column) -> str:
     """A column's display name: the Series name if it had one, else ``by``/``by[i]``."""
-    if "(" in label:
-        return label[label.index("(") + 2 : -2]
-    return label
+    name = getattr(column, "name", None)
+    return name if isinstance(name, str) else label
 
 
 def _canonical(v, name: str, codes: np.ndarray, j: int):
@@ -376,7 +375,7 @@ def encode(by, n: int, limit: int | None = None) -> BatchKeys:
     """
     cols = columns_of(by)
     parts = [_encode_column(c, label, n, limit) for label, c in cols]
-    names = tuple(_short(label) for label, _ in cols)
+    names = tuple(_name(label, c) for label, c in cols)
     cross = "by (" + ", ".join(names) + ")"
     if len(parts) == 1:
         codes, keys = parts[0]
