@@ -99,7 +99,7 @@ class Accumulator:
     def _merge_check(self, other: Accumulator) -> None:
         """Raise what merging ``other`` (compatible, room checked) would refuse,
         changing nothing (so that a composite never merges half its parts)."""
-        if not _overrides(type(self), "_merge_state"):
+        if type(self)._merge_state is Accumulator._merge_state:
             S.check_merge_fields(self.fields, self._arrays, other._state)
 
     def _check_state(self, state: dict[str, np.ndarray]) -> None:
@@ -131,14 +131,16 @@ class Accumulator:
         a total would pass float64's range, the state unchanged."""
         if state is not None:
             self._add_sums(sums, state)
-            if sums.pairs is not None:  # (counts alone cannot pass float64's range)
-                _check_totals(self.fields, state)
+            # (counts alone cannot pass float64's range)
+            if sums.pairs is not None and not _finite_totals(self.fields, state):
+                raise errors.WeightOverflowError()
             return
         with self._guard:
             self._check_room(int(sums.rows.sum()))
             stacked = {k: v.copy()[np.newaxis] for k, v in self._arrays.items()}
             self._add_sums(sums, stacked)
-            _check_totals(self.fields, stacked)
+            if not _finite_totals(self.fields, stacked):
+                raise errors.WeightOverflowError()
             self._load({k: v[0] for k, v in stacked.items()})
 
     def fold_rest(self, batch) -> None:
@@ -272,7 +274,7 @@ class Accumulator:
                 return self._fold(arrays, w)
             kept = S.copy_state(self._arrays)
             status = self._fold(arrays, w)
-            if not status and _overflowed(self.fields, kept, self._arrays):
+            if not _finite_totals(self.fields, self._arrays):
                 self._load(kept)
                 raise errors.WeightOverflowError()
             return status
@@ -357,7 +359,6 @@ class Accumulator:
     def __add__(self, other: Accumulator):
         if not isinstance(other, Accumulator):
             return NotImplemented
-        self._check_compatible(other)
         return self.copy().merge(other)
 
     def __iadd__(self, other: Accumulator):
@@ -603,28 +604,10 @@ def from_bytes(data) -> Accumulator:
     return cls._from_saved(settings, arrays, where)
 
 
-def _overflowed(fields, before: dict[str, np.ndarray], after: dict[str, np.ndarray]) -> bool:
-    """Whether a float sum of ``after`` is infinite or NaN where it was finite ``before``."""
-    for f in S.float_sums(fields):
-        old, new = before[f.name], after[f.name]
-        finite = np.isfinite(new)
-        if old.shape == new.shape:
-            finite |= ~np.isfinite(old)
-        if not finite.all():  # (a field first written by this batch: all of it new)
-            return True
-    return False
-
-
-def _check_totals(fields, stacked: dict) -> None:
-    """``WeightOverflowError`` where a float total of ``stacked`` is not finite."""
-    for f in S.float_sums(fields):
-        if not np.isfinite(stacked[f.name]).all():
-            raise errors.WeightOverflowError()
-
-
-def _overrides(cls, name: str) -> bool:
-    """Whether ``cls`` replaces the base class's method ``name``."""
-    return getattr(cls, name) is not getattr(Accumulator, name)
+def _finite_totals(fields, state: dict) -> bool:
+    """Whether every float total of ``state`` (fields, or fields stacked) is finite:
+    a state's are (its loads and merges check them), so one that is not overflowed."""
+    return all(np.isfinite(state[f.name]).all() for f in S.float_sums(fields))
 
 
 def _same_value(a, b, rtol: float) -> bool:

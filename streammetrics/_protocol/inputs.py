@@ -53,31 +53,14 @@ _SOFTMAX_HINT = "for class logits or scores, apply a softmax first, e.g. scipy.s
 
 _INT64_MAX = np.iinfo(np.int64).max
 
-# Which domains contain which: a value checked for the key is also one of each
-# domain in its set (a probability is a finite real).
-_CONTAINED_IN = {
-    "labels01": {"labels01"},
-    "probability": {"probability", "finite"},
-    "finite": {"finite"},
-    "cluster": {"cluster"},
-}
 
-
-def ndim_of(x) -> int:
-    """The number of dimensions of an array-like (lists are inspected)."""
-    nd = getattr(x, "ndim", None)
-    if nd is None:
-        nd = np.ndim(x) if isinstance(x, (list, tuple)) else 1
-    return nd
-
-
-def one_column(x) -> bool:
-    """Whether an array-like is an n x 1 matrix: read as the vector it holds
-    wherever a vector is expected (``df[["pred"]]``)."""
+def shape_of(x) -> tuple:
+    """The shape of an array-like (lists are inspected; anything else without a
+    shape is taken as a vector)."""
     shape = getattr(x, "shape", None)
     if shape is None:
-        shape = np.shape(x) if isinstance(x, (list, tuple)) else ()
-    return len(shape) == 2 and shape[1] == 1
+        shape = np.shape(x) if isinstance(x, (list, tuple)) else (-1,)
+    return tuple(shape)
 
 
 class Input:
@@ -137,11 +120,8 @@ class Input:
             # consumer of the same labels only (another order would count a row
             # in another class; plain class indices were never looked up)
             return type(self) is type(need) and self.labels == need.labels
-        if self.domain == need.domain:
-            return True
-        if len(self.domain) == 1 and len(need.domain) == 1:
-            return need.domain[0] in _CONTAINED_IN.get(self.domain[0], ())
-        return False
+        # (a probability is a finite real)
+        return self.domain == need.domain or (self.domain, need.domain) == (("probability",), ("finite",))
 
     def derive(self, arr: np.ndarray, need: Input) -> np.ndarray:
         """The array a consumer declaring ``need`` reads (``arr`` unless derived)."""
@@ -151,9 +131,13 @@ class Input:
         """Whether a consumer declaring ``need`` reads a derived array, not this one."""
         return False
 
+    #: whether any n x K matrix is taken too (the one-hot or ``predict_proba`` pair)
+    matrix_ok = False
+
     def takes_form(self, x) -> bool:
         """Whether the raw argument ``x`` has this input's form (1-D, n x K, ...)."""
-        return ndim_of(x) == 1 or one_column(x)
+        shape = shape_of(x)
+        return len(shape) == 1 or (len(shape) == 2 and (shape[1] == 1 or self.matrix_ok))
 
     def renamed(self, name: str) -> Input:
         """A copy of this input under another argument name."""
@@ -186,9 +170,7 @@ class Labels01(Input):
         super().__init__(name)
         self.onehot = onehot
 
-    def takes_form(self, x) -> bool:
-        ndim = ndim_of(x)
-        return ndim == 1 or one_column(x) or (self.onehot and ndim == 2)
+    matrix_ok = property(lambda self: self.onehot)
 
     def convert(self, x):
         if self.onehot and not (type(x) is np.ndarray and x.ndim == 1):
@@ -258,9 +240,7 @@ class Finite(Input):
         self.what = what
         self.predict_proba = predict_proba
 
-    def takes_form(self, x) -> bool:
-        ndim = ndim_of(x)
-        return ndim == 1 or one_column(x) or (self.predict_proba and ndim == 2)
+    matrix_ok = property(lambda self: self.predict_proba)
 
     def convert(self, x):
         if self.predict_proba:
@@ -439,7 +419,8 @@ class _Matrix(Input):
 
     def takes_form(self, x) -> bool:
         # (one column of K > 1 classes: the classes themselves, not a matrix of them)
-        return ndim_of(x) == 2 and not (self.per == "class" and (self.k or 0) > 1 and one_column(x))
+        shape = shape_of(x)
+        return len(shape) == 2 and not (self.per == "class" and (self.k or 0) > 1 and shape[1] == 1)
 
     def matrix(self, x) -> np.ndarray:
         """``x`` as a numeric n x k matrix (dtype not yet normalised)."""
@@ -456,6 +437,9 @@ class _Matrix(Input):
                 name,
             )
         return arr
+
+    def convert(self, x):
+        return as_float64(self.matrix(x))
 
 
 class ClassProbabilities(_Matrix):
@@ -480,9 +464,6 @@ class ClassProbabilities(_Matrix):
             C.argmax_rows(arr, out)
             return out
         return arr
-
-    def convert(self, x):
-        return np.ascontiguousarray(self.matrix(x), dtype=np.float64)
 
     def check(self, arr):
         check_probability_rows(arr, self.name)
@@ -519,9 +500,6 @@ class ClassScores(_Matrix):
 
     what = of = "class scores"
     kind, noun = "class_scores", "scores"
-
-    def convert(self, x):
-        return np.ascontiguousarray(self.matrix(x), dtype=np.float64)
 
     def check(self, arr):
         _check_cells(self.name, arr, C.first_nonfinite(arr.reshape(-1)), "scores must be finite")
@@ -612,11 +590,6 @@ class LabelScores(_Matrix):
 
     what = "label scores"
     kind, of, noun, per, count = "label_scores", "scores", "scores", "label", "n_labels"
-
-    def convert(self, x):
-        if _ready(x, np.float64, 2, self.k):
-            return x
-        return as_float64(self.matrix(x))
 
     def check(self, arr):
         _check_cells(self.name, arr, ML.first_nonfinite_matrix(arr), "scores must be finite")
