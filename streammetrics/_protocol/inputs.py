@@ -382,12 +382,9 @@ class ClassLabels(Input):
 
     def convert(self, x):
         name = self.name
-        if isinstance(x, (list, tuple)):
-            arr = to_numpy(x, name)
-            if arr.dtype.kind in "US" and not self.codes.all_text:
-                arr = np.array(x, dtype=object)  # keep 1 and "1" apart
-        else:
-            arr = to_numpy(x, name)
+        arr = to_numpy(x, name)
+        if isinstance(x, (list, tuple)) and arr.dtype.kind in "US" and not self.codes.all_text:
+            arr = np.array(x, dtype=object)  # keep 1 and "1" apart
         arr = squeeze_column(arr)
         if arr.ndim != 1:
             hint = None
