@@ -238,10 +238,8 @@ class Accumulator:
         w = batch.weights
         if w.shape[0] and not self.takes_weights:
             raise errors.NoWeightsError(type(self).__name__)
-        if batch.n:
-            status = self.fold_status(arrays, w, batch.n)
-            if status:
-                raise_rejected(self.inputs, arrays)  # a checked batch: cannot happen
+        if batch.n and self.fold_status(arrays, w, batch.n):
+            raise_rejected(self.inputs, arrays)  # a checked batch: cannot happen
         return self
 
     def takes(self, batch: Batch) -> bool:
@@ -463,9 +461,7 @@ class Accumulator:
         owned = S.check_fields(self.fields, self, state)
         try:
             self._check_state(owned)
-        except errors.StateFileError:
-            raise
-        except ValueError as exc:
+        except ValueError as exc:  # (a StateFileError already: the same)
             raise errors.StateFileError(str(exc)) from None
         return owned
 

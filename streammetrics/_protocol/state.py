@@ -126,9 +126,7 @@ def merge_fields(fields, mine: dict[str, np.ndarray], theirs: dict[str, np.ndarr
         a, b = mine[f.name], theirs[f.name]
         if f.merge == "sum":
             a += b
-        elif f.merge == "pairs":
-            if b.shape[0] == 0:
-                continue
+        elif f.merge == "pairs" and b.shape[0]:
             if a.shape[0] == 0:
                 mine[f.name] = b.copy()
             else:

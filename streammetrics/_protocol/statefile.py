@@ -53,18 +53,13 @@ def register(cls) -> None:
     _REGISTRY[cls.__name__] = cls
 
 
-def _import_all() -> None:
-    """Register every public accumulator class: the package imports its
-    modules on first use, so a class nobody has touched yet is registered only
-    once its module is imported."""
+def registry() -> dict:
+    """The loadable classes by name (a copy), every public one registered first:
+    the package imports its modules on first use, so a class nobody has touched
+    yet is registered only once its module is imported."""
     import streammetrics
 
     streammetrics.import_all()
-
-
-def registry() -> dict:
-    """The loadable classes by name (a copy)."""
-    _import_all()
     return dict(_REGISTRY)
 
 
@@ -132,11 +127,8 @@ def _check_settings_ints(value, class_name: str) -> None:
     """Refuse, before writing, settings holding an integer past int64: the file
     would be written but no loader reads it (a loaded header's integers are
     bounded)."""
-    if isinstance(value, dict):
-        for v in value.values():
-            _check_settings_ints(v, class_name)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
+    if isinstance(value, (dict, list, tuple)):
+        for v in value.values() if isinstance(value, dict) else value:
             _check_settings_ints(v, class_name)
     elif isinstance(value, int) and not isinstance(value, bool) and not -_INT64 <= value < _INT64:
         raise ValueError(
@@ -268,10 +260,7 @@ def loads(blob, where: str = "the state bytes"):
             f"version{'s' if len(READABLE_VERSIONS) > 1 else ''} "
             f"{', '.join(str(v) for v in READABLE_VERSIONS)}"
         )
-    cls = _REGISTRY.get(header.get("class"))
-    if cls is None:
-        _import_all()
-        cls = _REGISTRY.get(header.get("class"))
+    cls = _REGISTRY.get(header.get("class")) or registry().get(header.get("class"))
     if cls is None:
         raise StateFileError(f"{where} holds an unknown accumulator class {header.get('class')!r}")
     settings = header.get("settings")
