@@ -15,8 +15,7 @@ from .errors import (
     SettingsMismatchError,
     StateFileError,
 )
-from .result import RenderContext, Result, safe
-from .state import Field
+from .result import Result
 
 __all__ = [
     "Accumulator",
@@ -24,14 +23,11 @@ __all__ = [
     "BadValueError",
     "Batch",
     "CountOverflowError",
-    "Field",
     "from_bytes",
     "NoObservationsError",
     "NoWeightsError",
-    "RenderContext",
     "Result",
     "SettingsMismatchError",
     "StateFileError",
     "load_state",
-    "safe",
 ]

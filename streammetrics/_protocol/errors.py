@@ -220,13 +220,11 @@ class WeightOverflowError(ValueError):
 
     def __init__(self, what: str = "this batch", *, scores: str | None = None):
         if scores is not None:  # found when the scores are computed: the state stays
-            super().__init__(
-                f"sample_weight: {scores} overflow float64 (the weights are too large); "
-                "rescale the weights (every score is the same for any positive scale of them)"
+            problem = f"{scores} overflow float64 (the weights are too large);"
+        else:
+            problem = (
+                f"the weighted totals of {what} would overflow float64 (weights near 1e308); nothing was folded in:"
             )
-            return
         super().__init__(
-            f"sample_weight: the weighted totals of {what} would overflow float64 "
-            "(weights near 1e308); nothing was folded in: rescale the weights (every "
-            "score is the same for any positive scale of them)"
+            f"sample_weight: {problem} rescale the weights (every score is the same for any positive scale of them)"
         )

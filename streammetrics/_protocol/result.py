@@ -55,10 +55,8 @@ def fmt_number(v: Any, weighted: bool = False) -> str:
         v = float(v)
         if not math.isfinite(v):
             return str(v)
-        if weighted and (v == 0 or 0.01 <= abs(v) < 1e15):
-            return f"{v:,.2f}"
-        if weighted:  # beyond what two decimals show: 1.0000e+300, 1.0000e-300
-            return f"{v:.4e}"
+        if weighted:  # beyond what two decimals show (1e15, 0.001): 1.0000e+300, 1.0000e-300
+            return f"{v:,.2f}" if v == 0 or 0.01 <= abs(v) < 1e15 else f"{v:.4e}"
         if v == int(v) and abs(v) < 1e15 and not (0 < abs(v) < 1):
             return f"{v:,.1f}" if abs(v) >= 1e4 else f"{v:g}"
         return f"{v:.6g}" if abs(v) >= 1e-4 or v == 0 else f"{v:.4e}"
@@ -317,9 +315,7 @@ class Result(Mapping):
             # common length (B + 1 bin edges beside B bins are left out)
             fits = labels is not None and len(labels) in groups
             k = len(labels) if fits else max(groups, key=lambda n: len(groups[n]))
-            if labels is not None and len(labels) != k:
-                labels = None
-            index = pd.Index(labels if labels is not None else range(k), name="class")
+            index = pd.Index(labels if fits else range(k), name="class")
             return pd.DataFrame({name: arrays[name] for name in groups[k]}, index=index)
         scalars = self._scalars()
         return pd.DataFrame({"value": list(scalars.values())}, index=pd.Index(list(scalars), name="score"))

@@ -171,8 +171,8 @@ def _header(raw: np.ndarray, where: str) -> dict:
         raise StateFileError(f"{where} has an unreadable header ({exc})") from None
 
 
-def _npy_header(zf: zipfile.ZipFile, info: zipfile.ZipInfo):
-    """``(shape, dtype, offset)`` of a member's ``.npy`` header, checked against its stored size."""
+def _check_npy_header(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
+    """Refuse a member whose ``.npy`` header disagrees with its stored size."""
     with zf.open(info) as member:
         major, _ = np.lib.format.read_magic(member)
         if major == 1:
@@ -190,7 +190,6 @@ def _npy_header(zf: zipfile.ZipFile, info: zipfile.ZipInfo):
             f"member {info.filename!r} declares {declared} bytes of {dtype} {shape} "
             f"but stores {info.file_size - offset}"
         )
-    return shape, dtype
 
 
 def read(path):
@@ -232,7 +231,7 @@ def loads(blob, where: str = "the state bytes"):
                 key = info.filename[:-4]
                 if key in arrays:
                     raise ValueError(f"member {info.filename!r} appears twice")
-                _npy_header(zf, info)  # sizes agree: reading allocates what the file holds
+                _check_npy_header(zf, info)  # sizes agree: reading allocates what the file holds
                 with zf.open(info) as member:
                     arrays[key] = np.lib.format.read_array(member, allow_pickle=False, max_header_size=_MAX_NPY_HEADER)
     except ValueError as exc:
