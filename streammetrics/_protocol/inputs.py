@@ -288,15 +288,9 @@ def refuse_labels(arr: np.ndarray, name: str, k: int | None = None) -> None:
         )
 
 
-def _ready(x, dtype, ndim: int, k=None) -> bool:
-    """Whether ``x`` is already converted: a C-contiguous ndarray of ``dtype``, ``ndim`` (and ``k`` columns)."""
-    return (
-        type(x) is np.ndarray
-        and x.dtype == dtype
-        and x.ndim == ndim
-        and (k is None or x.shape[1] == k)
-        and x.flags.c_contiguous
-    )
+def _ready(x, dtype, ndim: int) -> bool:
+    """Whether ``x`` is already converted: a C-contiguous ndarray of ``dtype`` and ``ndim``."""
+    return type(x) is np.ndarray and x.dtype == dtype and x.ndim == ndim and x.flags.c_contiguous
 
 
 def integers(arr: np.ndarray, name: str, in_range, problem: str, too_big: str | None = None) -> np.ndarray:
@@ -325,10 +319,6 @@ def _check_cells(name: str, arr: np.ndarray, i: int, problem: str) -> None:
         raise BadValueError(name, (r, c), arr[r, c], problem)
 
 
-def _range_problem(k: int) -> str:
-    return f"classes must be integers in 0..{k - 1}" if k > 1 else "the only class is 0"
-
-
 class ClassIndices(Input):
     """Integer classes ``0..k-1`` (bool, int, or float holding an exact integer)."""
 
@@ -352,13 +342,13 @@ class ClassIndices(Input):
                 "Evaluator(task='multiclass'), which takes either",
             )
         k = self.k
-        return integers(as_1d(arr, self.name), self.name, lambda a: (a >= 0) & (a < k), _range_problem(k))
+        return integers(as_1d(arr, self.name), self.name, lambda a: (a >= 0) & (a < k), self.problem(arr, 0))
 
     def first_bad(self, arr):
         return C.first_out_of_range(arr, self.k)
 
     def problem(self, arr, i):
-        return _range_problem(self.k)
+        return f"classes must be integers in 0..{self.k - 1}" if self.k > 1 else "the only class is 0"
 
 
 class ClassLabels(Input):
@@ -456,11 +446,9 @@ class ClassProbabilities(_Matrix):
         return need.domain == ("classes", self.k)
 
     def derive(self, arr, need):
-        if need.domain == ("classes", self.k):
-            out = np.empty(arr.shape[0], np.int64)
-            C.argmax_rows(arr, out)
-            return out
-        return arr
+        out = np.empty(arr.shape[0], np.int64)  # (the one array derived: the predicted classes)
+        C.argmax_rows(arr, out)
+        return out
 
     def check(self, arr):
         check_probability_rows(arr, self.name)
@@ -558,14 +546,9 @@ class LabelMatrix(_Matrix):
     kind, of, noun, per, count = "label_matrix", "0/1 labels", "0/1 labels", "label", "n_labels"
 
     def convert(self, x):
-        if type(x) is np.ndarray and x.dtype.itemsize == 1 and x.dtype.kind in "iu" and _ready(x, x.dtype, 2, self.k):
-            return x
         arr = self.matrix(x)
-        kind, size = arr.dtype.kind, arr.dtype.itemsize
-        if kind == "b" or (kind == "u" and size == 1):
-            return np.ascontiguousarray(arr).view(np.uint8)
-        if kind == "i" and size == 1:
-            return np.ascontiguousarray(arr)
+        if arr.dtype.itemsize == 1 and arr.dtype.kind in "biu":  # (viewed, int8 as int8)
+            return np.ascontiguousarray(arr).view(np.int8 if arr.dtype.kind == "i" else np.uint8)
         with np.errstate(invalid="ignore"):
             bad = (arr != 0) & (arr != 1)
         if bad.any():
