@@ -59,6 +59,8 @@ class BadValueError(ValueError):
     ('p', 17, 1.3)
     """
 
+    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
+
     def __init__(
         self,
         argument: str,
@@ -130,6 +132,8 @@ class BadShapeError(ValueError):
     ``arguments`` names the argument(s) concerned.
     """
 
+    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
+
     def __init__(self, message: str, *arguments: str, hint: str | None = None):
         self.arguments = arguments
         self.hint = hint
@@ -148,13 +152,19 @@ class RaggedInputError(BadShapeError, TypeError):
 class NoObservationsError(ValueError):
     """A score was asked of an accumulator (or an input) holding no observation."""
 
+    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
+
 
 class SettingsMismatchError(ValueError):
     """Two accumulators with different settings cannot be merged."""
 
+    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
+
 
 class StateFileError(ValueError):
     """A state file or state dict that is not a valid, consistent state."""
+
+    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
 
 
 class CountOverflowError(OverflowError, ValueError):
@@ -164,6 +174,8 @@ class CountOverflowError(OverflowError, ValueError):
     unchanged.
     """
 
+    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
+
 
 class NoWeightsError(TypeError, ValueError):
     """Sample weights given to an accumulator whose scores take none.
@@ -171,6 +183,8 @@ class NoWeightsError(TypeError, ValueError):
     Both a ``TypeError`` (an argument the accumulator does not take) and a
     ``ValueError`` (a bad batch), so either ``except`` clause catches it.
     """
+
+    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
 
     def __init__(self, owner: str = "this accumulator", reason: str = "its scores are defined on counts of rows"):
         self.owner = owner
@@ -197,20 +211,6 @@ def in_context(exc: Exception, context: str, offset: int | None = None) -> Excep
         return type(exc)(f"{context}: {exc}")
     except TypeError:
         return exc
-
-
-# The public exceptions are shown (in tracebacks, reprs) where users import them.
-for _cls in (
-    BadValueError,
-    BadShapeError,
-    NoObservationsError,
-    SettingsMismatchError,
-    StateFileError,
-    CountOverflowError,
-    NoWeightsError,
-):
-    _cls.__module__ = "streammetrics"
-del _cls
 
 
 class WeightOverflowError(ValueError):
