@@ -17,32 +17,10 @@ import numpy as np
 
 from .._kernels import checks as C
 from .._kernels import multilabel as ML
-from .batch import Batch, InputTuple, convert, prepare, raise_rejected
+from .batch import Batch, InputTuple, convert, prepare, raise_rejected  # noqa: F401 - importable from here too
 from .errors import BadShapeError, BadValueError
 from .label_codes import LabelCodes
 from .validation import as_1d, as_float64, as_labels01, as_numbers, as_reals, squeeze_column, to_numpy
-
-__all__ = [
-    "Input",
-    "Labels01",
-    "Probabilities",
-    "Finite",
-    "ClassIndices",
-    "ClassLabels",
-    "ClassProbabilities",
-    "ClassScores",
-    "ClassCodes",
-    "LabelMatrix",
-    "LabelScores",
-    "first_not01_matrix",
-    "ClusterLabels",
-    "Batch",
-    "InputTuple",
-    "prepare",
-    "convert",
-    "raise_rejected",
-    "ROW_SUM_TOLERANCE",
-]
 
 #: Rows of a class-probability matrix must sum to 1 within this tolerance.
 ROW_SUM_TOLERANCE = 1e-3

@@ -199,8 +199,7 @@ def read(path):
     """
     path = os.fspath(path)
     with open(path, "rb") as fh:
-        blob = fh.read()
-    return loads(blob, repr(path))
+        return loads(fh.read(), repr(path))
 
 
 def loads(blob, where: str = "the state bytes"):
