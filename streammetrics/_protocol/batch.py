@@ -16,10 +16,8 @@ class InputTuple(tuple):
     """The declared inputs a batch was prepared for; it remembers which
     consumers' inputs it covers (so a stream of batches checks that once)."""
 
-    def __new__(cls, inputs):
-        self = super().__new__(cls, inputs)
+    def __init__(self, inputs):
         self.memo = {}
-        return self
 
 
 class Batch:
