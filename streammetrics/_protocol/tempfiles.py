@@ -66,12 +66,9 @@ class Owner:
 
     def _lock(self) -> None:
         remove_stale(self.folder, self.stem, self.suffix)  # once per owner: what dead owners left
-        path = self.base + LOCK_SUFFIX
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-        if fcntl is not None and not _try_lock(fd):  # pragma: no cover - a fresh file cannot be locked already
-            os.close(fd)
-            raise OSError(f"cannot lock the new file {path}")
-        self.fd = fd
+        self.fd = os.open(self.base + LOCK_SUFFIX, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        if fcntl is not None:  # (a fresh file: nobody else holds its lock)
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
     def new_path(self) -> str:
         """A fresh name for a file of this owner (the first takes the lock)."""
