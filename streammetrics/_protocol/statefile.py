@@ -72,21 +72,18 @@ def write(path, class_name: str, settings: dict, arrays: dict[str, np.ndarray]) 
     # tell (and remove) the leftover of a process killed while writing; created
     # like any file of the user's (0666 less the umask)
     owner = tempfiles.Owner(folder, f".{base}.", _TEMP_SUFFIX)
+    tmp = None  # the temporary file, once made
     try:
-        tmp = owner.new_path()
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except OSError as exc:
-        owner.release()
-        raise _about(exc, path) from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
+        name = owner.new_path()
+        with open(name, "xb") as fh:
+            tmp = name
             np.savez(fh, **members)
         os.replace(tmp, path)
-    except OSError as exc:
-        tempfiles.unlink(tmp)
-        raise _about(exc, path) from None
-    except BaseException:
-        tempfiles.unlink(tmp)
+    except BaseException as exc:
+        if tmp is not None:
+            tempfiles.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _about(exc, path) from None
         raise
     finally:
         owner.release()
