@@ -71,9 +71,6 @@ class Input:
         """Why ``arr[i]`` is outside the domain."""
         raise NotImplementedError
 
-    def error(self, arr: np.ndarray, i: int) -> BadValueError:
-        return BadValueError(self.name, i, arr[i], self.problem(arr, i), hint=self.hinted(arr, i))
-
     def hinted(self, arr: np.ndarray, i: int) -> str | None:
         """The hint for the bad value ``arr[i]``: :attr:`hint`, or for a NaN what a missing value needs."""
         return NAN_HINT if arr.dtype.kind == "f" and np.isnan(arr[i]) else self.hint
@@ -89,7 +86,7 @@ class Input:
         """Raise the :class:`BadValueError` of the first bad value, if any."""
         i = self.first_bad(arr)
         if i >= 0:
-            raise self.error(arr, i)
+            raise BadValueError(self.name, i, arr[i], self.problem(arr, i), hint=self.hinted(arr, i))
 
     def covers(self, need: Input) -> bool:
         """Whether values checked as ``self`` serve a consumer declaring ``need``."""
