@@ -25,9 +25,11 @@ __version__ = "0.1.0"
 
 #: where each public name lives (imported on first access), names separated by spaces
 _HOMES = {
-    "._protocol": "Accumulator BadShapeError BadValueError Batch CountOverflowError NoObservationsError NoWeightsError"
-    " Result SettingsMismatchError StateFileError load_state"
-    " from_bytes",
+    "._protocol.base": "Accumulator from_bytes load_state",
+    "._protocol.batch": "Batch",
+    "._protocol.errors": "BadShapeError BadValueError CountOverflowError NoObservationsError NoWeightsError"
+    " SettingsMismatchError StateFileError",
+    "._protocol.result": "Result",
     ".evaluator": "Evaluator evaluate_batches",
     ".metrics.binary": "BinaryConfusion accuracy actual balanced_accuracy called f1 false_calls fbeta hits matthews"
     " missed precision_score recall_score rejected specificity",

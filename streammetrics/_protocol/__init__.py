@@ -2,36 +2,6 @@
 base class, results and the state file format.
 
 Every metric family builds on this layer only; nothing here knows a metric.
+The package's public names of this layer are looked up in their own modules
+(``streammetrics._HOMES``).
 """
-
-from .base import Accumulator, from_bytes, load_state
-from .batch import Batch
-from .errors import (
-    BadShapeError,
-    BadValueError,
-    CountOverflowError,
-    NoObservationsError,
-    NoWeightsError,
-    SettingsMismatchError,
-    StateFileError,
-)
-from .result import RenderContext, Result, safe
-from .state import Field
-
-__all__ = [
-    "Accumulator",
-    "BadShapeError",
-    "BadValueError",
-    "Batch",
-    "CountOverflowError",
-    "Field",
-    "from_bytes",
-    "NoObservationsError",
-    "NoWeightsError",
-    "RenderContext",
-    "Result",
-    "SettingsMismatchError",
-    "StateFileError",
-    "load_state",
-    "safe",
-]

@@ -131,14 +131,16 @@ class Accumulator:
         a total would pass float64's range, the state unchanged."""
         if state is not None:
             self._add_sums(sums, state)
-            if sums.pairs is not None:  # (counts alone cannot pass float64's range)
-                _check_totals(self.fields, state)
+            # (counts alone cannot pass float64's range)
+            if sums.pairs is not None and not _finite_totals(self.fields, state):
+                raise errors.WeightOverflowError()
             return
         with self._guard:
             self._check_room(int(sums.rows.sum()))
             stacked = {k: v.copy()[np.newaxis] for k, v in self._arrays.items()}
             self._add_sums(sums, stacked)
-            _check_totals(self.fields, stacked)
+            if not _finite_totals(self.fields, stacked):
+                raise errors.WeightOverflowError()
             self._load({k: v[0] for k, v in stacked.items()})
 
     def fold_rest(self, batch) -> None:
@@ -236,10 +238,8 @@ class Accumulator:
         w = batch.weights
         if w.shape[0] and not self.takes_weights:
             raise errors.NoWeightsError(type(self).__name__)
-        if batch.n:
-            status = self.fold_status(arrays, w, batch.n)
-            if status:
-                raise_rejected(self.inputs, arrays)  # a checked batch: cannot happen
+        if batch.n and self.fold_status(arrays, w, batch.n):
+            raise_rejected(self.inputs, arrays)  # a checked batch: cannot happen
         return self
 
     def takes(self, batch: Batch) -> bool:
@@ -272,7 +272,7 @@ class Accumulator:
                 return self._fold(arrays, w)
             kept = S.copy_state(self._arrays)
             status = self._fold(arrays, w)
-            if not status and _overflowed(self.fields, kept, self._arrays):
+            if not _finite_totals(self.fields, self._arrays):
                 self._load(kept)
                 raise errors.WeightOverflowError()
             return status
@@ -357,7 +357,6 @@ class Accumulator:
     def __add__(self, other: Accumulator):
         if not isinstance(other, Accumulator):
             return NotImplemented
-        self._check_compatible(other)
         return self.copy().merge(other)
 
     def __iadd__(self, other: Accumulator):
@@ -462,9 +461,7 @@ class Accumulator:
         owned = S.check_fields(self.fields, self, state)
         try:
             self._check_state(owned)
-        except errors.StateFileError:
-            raise
-        except ValueError as exc:
+        except ValueError as exc:  # (a StateFileError already: the same)
             raise errors.StateFileError(str(exc)) from None
         return owned
 
@@ -603,23 +600,10 @@ def from_bytes(data) -> Accumulator:
     return cls._from_saved(settings, arrays, where)
 
 
-def _overflowed(fields, before: dict[str, np.ndarray], after: dict[str, np.ndarray]) -> bool:
-    """Whether a float sum of ``after`` is infinite or NaN where it was finite ``before``."""
-    for f in S.float_sums(fields):
-        old, new = before[f.name], after[f.name]
-        finite = np.isfinite(new)
-        if old.shape == new.shape:
-            finite |= ~np.isfinite(old)
-        if not finite.all():  # (a field first written by this batch: all of it new)
-            return True
-    return False
-
-
-def _check_totals(fields, stacked: dict) -> None:
-    """``WeightOverflowError`` where a float total of ``stacked`` is not finite."""
-    for f in S.float_sums(fields):
-        if not np.isfinite(stacked[f.name]).all():
-            raise errors.WeightOverflowError()
+def _finite_totals(fields, state: dict) -> bool:
+    """Whether every float total of ``state`` (fields, or fields stacked) is finite:
+    a state's are (its loads and merges check them), so one that is not overflowed."""
+    return all(np.isfinite(state[f.name]).all() for f in S.float_sums(fields))
 
 
 def _overrides(cls, name: str) -> bool:

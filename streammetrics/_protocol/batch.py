@@ -16,10 +16,8 @@ class InputTuple(tuple):
     """The declared inputs a batch was prepared for; it remembers which
     consumers' inputs it covers (so a stream of batches checks that once)."""
 
-    def __new__(cls, inputs):
-        self = super().__new__(cls, inputs)
+    def __init__(self, inputs):
         self.memo = {}
-        return self
 
 
 class Batch:
@@ -40,7 +38,7 @@ class Batch:
         self._arrays = tuple(arrays)
         self._weights = weights
         self._n = int(n)
-        self._derived = None
+        self._derived = {}
 
     inputs = property(lambda self: self._inputs, doc="the declared inputs it was prepared for")
     arrays = property(lambda self: self._arrays, doc="the converted arrays, one per input")
@@ -57,20 +55,9 @@ class Batch:
         hit = memo.get(id(needs))
         if hit is not None and hit[0] is needs:
             return hit[1]
-        have = self._inputs
-        if len(needs) != len(have):
-            plan = None
-        else:
-            plan = []
-            for h, need in zip(have, needs):
-                if h is need or h == need:
-                    plan.append(False)
-                elif h.covers(need):
-                    plan.append(h.derives(need))
-                else:
-                    plan = None
-                    break
-            plan = None if plan is None else tuple(plan)
+        have, plan = self._inputs, None
+        if len(needs) == len(have) and all(h is need or h.covers(need) for h, need in zip(have, needs)):
+            plan = tuple(h is not need and h.derives(need) for h, need in zip(have, needs))
         if len(memo) > 64:
             memo.clear()
         memo[id(needs)] = (needs, plan)  # holds needs, so its id stays its own
@@ -88,20 +75,16 @@ class Batch:
             return None
         if not any(plan):
             return self._arrays
-        if self._derived is None:
-            self._derived = {}
-        out = []
-        for i, (derive, need) in enumerate(zip(plan, needs)):
-            if not derive:
-                out.append(self._arrays[i])
-                continue
-            key = (i, need.domain)
-            arr = self._derived.get(key)
-            if arr is None:
-                arr = self._inputs[i].derive(self._arrays[i], need)
-                self._derived[key] = arr
-            out.append(arr)
-        return tuple(out)
+        return tuple(
+            self._derive(i, need) if derive else self._arrays[i] for i, (derive, need) in enumerate(zip(plan, needs))
+        )
+
+    def _derive(self, i: int, need):
+        """Array ``i`` as a consumer declaring ``need`` reads it, derived once per batch."""
+        key = (i, need.domain)
+        if key not in self._derived:
+            self._derived[key] = self._inputs[i].derive(self._arrays[i], need)
+        return self._derived[key]
 
     def __repr__(self) -> str:
         names = ", ".join(f"{i.name}: {i.what}" for i in self._inputs)
@@ -111,7 +94,7 @@ class Batch:
 def convert(inputs, arrays, sample_weight, takes_weights: bool = True, owner=None):
     """Convert ``arrays`` for ``inputs`` (no value checks); ``(arrays, w, n)``.
 
-    ``owner`` (an accumulator, or a name) is named when weights are refused.
+    ``owner`` (an accumulator) is named when weights are refused.
     """
     k = len(inputs)
     if len(arrays) != k:
@@ -130,8 +113,7 @@ def convert(inputs, arrays, sample_weight, takes_weights: bool = True, owner=Non
     if sample_weight is None:
         return converted, EMPTY_WEIGHTS, n
     if not takes_weights:
-        name = owner if isinstance(owner, str) or owner is None else type(owner).__name__
-        raise NoWeightsError(name or "this accumulator")
+        raise NoWeightsError(type(owner).__name__)
     return converted, as_weights(sample_weight, n), n
 
 

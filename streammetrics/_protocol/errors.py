@@ -59,6 +59,8 @@ class BadValueError(ValueError):
     ('p', 17, 1.3)
     """
 
+    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
+
     def __init__(
         self,
         argument: str,
@@ -130,6 +132,8 @@ class BadShapeError(ValueError):
     ``arguments`` names the argument(s) concerned.
     """
 
+    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
+
     def __init__(self, message: str, *arguments: str, hint: str | None = None):
         self.arguments = arguments
         self.hint = hint
@@ -148,13 +152,19 @@ class RaggedInputError(BadShapeError, TypeError):
 class NoObservationsError(ValueError):
     """A score was asked of an accumulator (or an input) holding no observation."""
 
+    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
+
 
 class SettingsMismatchError(ValueError):
     """Two accumulators with different settings cannot be merged."""
 
+    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
+
 
 class StateFileError(ValueError):
     """A state file or state dict that is not a valid, consistent state."""
+
+    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
 
 
 class CountOverflowError(OverflowError, ValueError):
@@ -164,6 +174,8 @@ class CountOverflowError(OverflowError, ValueError):
     unchanged.
     """
 
+    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
+
 
 class NoWeightsError(TypeError, ValueError):
     """Sample weights given to an accumulator whose scores take none.
@@ -171,6 +183,8 @@ class NoWeightsError(TypeError, ValueError):
     Both a ``TypeError`` (an argument the accumulator does not take) and a
     ``ValueError`` (a bad batch), so either ``except`` clause catches it.
     """
+
+    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
 
     def __init__(self, owner: str = "this accumulator", reason: str = "its scores are defined on counts of rows"):
         self.owner = owner
@@ -199,20 +213,6 @@ def in_context(exc: Exception, context: str, offset: int | None = None) -> Excep
         return exc
 
 
-# The public exceptions are shown (in tracebacks, reprs) where users import them.
-for _cls in (
-    BadValueError,
-    BadShapeError,
-    NoObservationsError,
-    SettingsMismatchError,
-    StateFileError,
-    CountOverflowError,
-    NoWeightsError,
-):
-    _cls.__module__ = "streammetrics"
-del _cls
-
-
 class WeightOverflowError(ValueError):
     """The sums of a batch's sample weights would overflow float64 (weights
     near 1e308): the batch was not folded in. With ``scores``, what overflowed
@@ -220,13 +220,11 @@ class WeightOverflowError(ValueError):
 
     def __init__(self, what: str = "this batch", *, scores: str | None = None):
         if scores is not None:  # found when the scores are computed: the state stays
-            super().__init__(
-                f"sample_weight: {scores} overflow float64 (the weights are too large); "
-                "rescale the weights (every score is the same for any positive scale of them)"
+            problem = f"{scores} overflow float64 (the weights are too large);"
+        else:
+            problem = (
+                f"the weighted totals of {what} would overflow float64 (weights near 1e308); nothing was folded in:"
             )
-            return
         super().__init__(
-            f"sample_weight: the weighted totals of {what} would overflow float64 "
-            "(weights near 1e308); nothing was folded in: rescale the weights (every "
-            "score is the same for any positive scale of them)"
+            f"sample_weight: {problem} rescale the weights (every score is the same for any positive scale of them)"
         )

@@ -17,32 +17,10 @@ import numpy as np
 
 from .._kernels import checks as C
 from .._kernels import multilabel as ML
-from .batch import Batch, InputTuple, convert, prepare, raise_rejected
+from .batch import Batch, InputTuple, convert, prepare, raise_rejected  # noqa: F401 - importable from here too
 from .errors import BadShapeError, BadValueError
 from .label_codes import LabelCodes
 from .validation import as_1d, as_float64, as_labels01, as_numbers, as_reals, squeeze_column, to_numpy
-
-__all__ = [
-    "Input",
-    "Labels01",
-    "Probabilities",
-    "Finite",
-    "ClassIndices",
-    "ClassLabels",
-    "ClassProbabilities",
-    "ClassScores",
-    "ClassCodes",
-    "LabelMatrix",
-    "LabelScores",
-    "first_not01_matrix",
-    "ClusterLabels",
-    "Batch",
-    "InputTuple",
-    "prepare",
-    "convert",
-    "raise_rejected",
-    "ROW_SUM_TOLERANCE",
-]
 
 #: Rows of a class-probability matrix must sum to 1 within this tolerance.
 ROW_SUM_TOLERANCE = 1e-3
@@ -53,31 +31,14 @@ _SOFTMAX_HINT = "for class logits or scores, apply a softmax first, e.g. scipy.s
 
 _INT64_MAX = np.iinfo(np.int64).max
 
-# Which domains contain which: a value checked for the key is also one of each
-# domain in its set (a probability is a finite real).
-_CONTAINED_IN = {
-    "labels01": {"labels01"},
-    "probability": {"probability", "finite"},
-    "finite": {"finite"},
-    "cluster": {"cluster"},
-}
 
-
-def ndim_of(x) -> int:
-    """The number of dimensions of an array-like (lists are inspected)."""
-    nd = getattr(x, "ndim", None)
-    if nd is None:
-        nd = np.ndim(x) if isinstance(x, (list, tuple)) else 1
-    return nd
-
-
-def one_column(x) -> bool:
-    """Whether an array-like is an n x 1 matrix: read as the vector it holds
-    wherever a vector is expected (``df[["pred"]]``)."""
+def shape_of(x) -> tuple:
+    """The shape of an array-like (lists are inspected; anything else without a
+    shape is taken as a vector)."""
     shape = getattr(x, "shape", None)
     if shape is None:
-        shape = np.shape(x) if isinstance(x, (list, tuple)) else ()
-    return len(shape) == 2 and shape[1] == 1
+        shape = np.shape(x) if isinstance(x, (list, tuple)) else (-1,)
+    return tuple(shape)
 
 
 class Input:
@@ -110,9 +71,6 @@ class Input:
         """Why ``arr[i]`` is outside the domain."""
         raise NotImplementedError
 
-    def error(self, arr: np.ndarray, i: int) -> BadValueError:
-        return BadValueError(self.name, i, arr[i], self.problem(arr, i), hint=self.hinted(arr, i))
-
     def hinted(self, arr: np.ndarray, i: int) -> str | None:
         """The hint for the bad value ``arr[i]``: :attr:`hint`, or for a NaN what a missing value needs."""
         return NAN_HINT if arr.dtype.kind == "f" and np.isnan(arr[i]) else self.hint
@@ -128,7 +86,7 @@ class Input:
         """Raise the :class:`BadValueError` of the first bad value, if any."""
         i = self.first_bad(arr)
         if i >= 0:
-            raise self.error(arr, i)
+            raise BadValueError(self.name, i, arr[i], self.problem(arr, i), hint=self.hinted(arr, i))
 
     def covers(self, need: Input) -> bool:
         """Whether values checked as ``self`` serve a consumer declaring ``need``."""
@@ -137,11 +95,8 @@ class Input:
             # consumer of the same labels only (another order would count a row
             # in another class; plain class indices were never looked up)
             return type(self) is type(need) and self.labels == need.labels
-        if self.domain == need.domain:
-            return True
-        if len(self.domain) == 1 and len(need.domain) == 1:
-            return need.domain[0] in _CONTAINED_IN.get(self.domain[0], ())
-        return False
+        # (a probability is a finite real)
+        return self.domain == need.domain or (self.domain, need.domain) == (("probability",), ("finite",))
 
     def derive(self, arr: np.ndarray, need: Input) -> np.ndarray:
         """The array a consumer declaring ``need`` reads (``arr`` unless derived)."""
@@ -151,9 +106,13 @@ class Input:
         """Whether a consumer declaring ``need`` reads a derived array, not this one."""
         return False
 
+    #: whether any n x K matrix is taken too (the one-hot or ``predict_proba`` pair)
+    matrix_ok = False
+
     def takes_form(self, x) -> bool:
         """Whether the raw argument ``x`` has this input's form (1-D, n x K, ...)."""
-        return ndim_of(x) == 1 or one_column(x)
+        shape = shape_of(x)
+        return len(shape) == 1 or (len(shape) == 2 and (shape[1] == 1 or self.matrix_ok))
 
     def renamed(self, name: str) -> Input:
         """A copy of this input under another argument name."""
@@ -186,9 +145,7 @@ class Labels01(Input):
         super().__init__(name)
         self.onehot = onehot
 
-    def takes_form(self, x) -> bool:
-        ndim = ndim_of(x)
-        return ndim == 1 or one_column(x) or (self.onehot and ndim == 2)
+    matrix_ok = property(lambda self: self.onehot)
 
     def convert(self, x):
         if self.onehot and not (type(x) is np.ndarray and x.ndim == 1):
@@ -258,9 +215,7 @@ class Finite(Input):
         self.what = what
         self.predict_proba = predict_proba
 
-    def takes_form(self, x) -> bool:
-        ndim = ndim_of(x)
-        return ndim == 1 or one_column(x) or (self.predict_proba and ndim == 2)
+    matrix_ok = property(lambda self: self.predict_proba)
 
     def convert(self, x):
         if self.predict_proba:
@@ -308,15 +263,9 @@ def refuse_labels(arr: np.ndarray, name: str, k: int | None = None) -> None:
         )
 
 
-def _ready(x, dtype, ndim: int, k=None) -> bool:
-    """Whether ``x`` is already converted: a C-contiguous ndarray of ``dtype``, ``ndim`` (and ``k`` columns)."""
-    return (
-        type(x) is np.ndarray
-        and x.dtype == dtype
-        and x.ndim == ndim
-        and (k is None or x.shape[1] == k)
-        and x.flags.c_contiguous
-    )
+def _ready(x, dtype, ndim: int) -> bool:
+    """Whether ``x`` is already converted: a C-contiguous ndarray of ``dtype`` and ``ndim``."""
+    return type(x) is np.ndarray and x.dtype == dtype and x.ndim == ndim and x.flags.c_contiguous
 
 
 def integers(arr: np.ndarray, name: str, in_range, problem: str, too_big: str | None = None) -> np.ndarray:
@@ -345,10 +294,6 @@ def _check_cells(name: str, arr: np.ndarray, i: int, problem: str) -> None:
         raise BadValueError(name, (r, c), arr[r, c], problem)
 
 
-def _range_problem(k: int) -> str:
-    return f"classes must be integers in 0..{k - 1}" if k > 1 else "the only class is 0"
-
-
 class ClassIndices(Input):
     """Integer classes ``0..k-1`` (bool, int, or float holding an exact integer)."""
 
@@ -372,13 +317,13 @@ class ClassIndices(Input):
                 "Evaluator(task='multiclass'), which takes either",
             )
         k = self.k
-        return integers(as_1d(arr, self.name), self.name, lambda a: (a >= 0) & (a < k), _range_problem(k))
+        return integers(as_1d(arr, self.name), self.name, lambda a: (a >= 0) & (a < k), self.problem(arr, 0))
 
     def first_bad(self, arr):
         return C.first_out_of_range(arr, self.k)
 
     def problem(self, arr, i):
-        return _range_problem(self.k)
+        return f"classes must be integers in 0..{self.k - 1}" if self.k > 1 else "the only class is 0"
 
 
 class ClassLabels(Input):
@@ -402,12 +347,9 @@ class ClassLabels(Input):
 
     def convert(self, x):
         name = self.name
-        if isinstance(x, (list, tuple)):
-            arr = to_numpy(x, name)
-            if arr.dtype.kind in "US" and not self.codes.all_text:
-                arr = np.array(x, dtype=object)  # keep 1 and "1" apart
-        else:
-            arr = to_numpy(x, name)
+        arr = to_numpy(x, name)
+        if isinstance(x, (list, tuple)) and arr.dtype.kind in "US" and not self.codes.all_text:
+            arr = np.array(x, dtype=object)  # keep 1 and "1" apart
         arr = squeeze_column(arr)
         if arr.ndim != 1:
             hint = None
@@ -439,7 +381,8 @@ class _Matrix(Input):
 
     def takes_form(self, x) -> bool:
         # (one column of K > 1 classes: the classes themselves, not a matrix of them)
-        return ndim_of(x) == 2 and not (self.per == "class" and (self.k or 0) > 1 and one_column(x))
+        shape = shape_of(x)
+        return len(shape) == 2 and not (self.per == "class" and (self.k or 0) > 1 and shape[1] == 1)
 
     def matrix(self, x) -> np.ndarray:
         """``x`` as a numeric n x k matrix (dtype not yet normalised)."""
@@ -456,6 +399,9 @@ class _Matrix(Input):
                 name,
             )
         return arr
+
+    def convert(self, x):
+        return as_float64(self.matrix(x))
 
 
 class ClassProbabilities(_Matrix):
@@ -475,14 +421,9 @@ class ClassProbabilities(_Matrix):
         return need.domain == ("classes", self.k)
 
     def derive(self, arr, need):
-        if need.domain == ("classes", self.k):
-            out = np.empty(arr.shape[0], np.int64)
-            C.argmax_rows(arr, out)
-            return out
-        return arr
-
-    def convert(self, x):
-        return np.ascontiguousarray(self.matrix(x), dtype=np.float64)
+        out = np.empty(arr.shape[0], np.int64)  # (the one array derived: the predicted classes)
+        C.argmax_rows(arr, out)
+        return out
 
     def check(self, arr):
         check_probability_rows(arr, self.name)
@@ -519,9 +460,6 @@ class ClassScores(_Matrix):
 
     what = of = "class scores"
     kind, noun = "class_scores", "scores"
-
-    def convert(self, x):
-        return np.ascontiguousarray(self.matrix(x), dtype=np.float64)
 
     def check(self, arr):
         _check_cells(self.name, arr, C.first_nonfinite(arr.reshape(-1)), "scores must be finite")
@@ -583,14 +521,9 @@ class LabelMatrix(_Matrix):
     kind, of, noun, per, count = "label_matrix", "0/1 labels", "0/1 labels", "label", "n_labels"
 
     def convert(self, x):
-        if type(x) is np.ndarray and x.dtype.itemsize == 1 and x.dtype.kind in "iu" and _ready(x, x.dtype, 2, self.k):
-            return x
         arr = self.matrix(x)
-        kind, size = arr.dtype.kind, arr.dtype.itemsize
-        if kind == "b" or (kind == "u" and size == 1):
-            return np.ascontiguousarray(arr).view(np.uint8)
-        if kind == "i" and size == 1:
-            return np.ascontiguousarray(arr)
+        if arr.dtype.itemsize == 1 and arr.dtype.kind in "biu":  # (viewed, int8 as int8)
+            return np.ascontiguousarray(arr).view(np.int8 if arr.dtype.kind == "i" else np.uint8)
         with np.errstate(invalid="ignore"):
             bad = (arr != 0) & (arr != 1)
         if bad.any():
@@ -612,11 +545,6 @@ class LabelScores(_Matrix):
 
     what = "label scores"
     kind, of, noun, per, count = "label_scores", "scores", "scores", "label", "n_labels"
-
-    def convert(self, x):
-        if _ready(x, np.float64, 2, self.k):
-            return x
-        return as_float64(self.matrix(x))
 
     def check(self, arr):
         _check_cells(self.name, arr, ML.first_nonfinite_matrix(arr), "scores must be finite")

@@ -47,17 +47,11 @@ class LabelCodes:
         kind = arr.dtype.kind
         if self.ints is not None and kind in "iub":
             vals, order = self.ints
-            if kind == "u" and arr.dtype.itemsize == 8:
-                over = arr > _INT64_MAX
-                a = np.where(over, 0, arr).astype(np.int64)
-            else:
-                over = None
-                a = arr.astype(np.int64, copy=False)
+            # a uint64 past int64 is no label (the cast wraps it around: masked)
+            over = arr > _INT64_MAX if kind == "u" and arr.dtype.itemsize == 8 else np.False_
+            a = arr.astype(np.int64, copy=False)
             pos = np.minimum(np.searchsorted(vals, a), vals.size - 1)
-            ok = vals[pos] == a
-            if over is not None:
-                ok &= ~over
-            return np.where(ok, order[pos], -1)
+            return np.where((vals[pos] == a) & ~over, order[pos], -1)
         if kind in "USO" and arr.size:
             uniques, codes = _factorized(arr)
             if uniques is not None:  # each distinct value looked up once; nulls (code -1) apart

@@ -55,10 +55,8 @@ def fmt_number(v: Any, weighted: bool = False) -> str:
         v = float(v)
         if not math.isfinite(v):
             return str(v)
-        if weighted and (v == 0 or 0.01 <= abs(v) < 1e15):
-            return f"{v:,.2f}"
-        if weighted:  # beyond what two decimals show: 1.0000e+300, 1.0000e-300
-            return f"{v:.4e}"
+        if weighted:  # beyond what two decimals show (1e15, 0.001): 1.0000e+300, 1.0000e-300
+            return f"{v:,.2f}" if v == 0 or 0.01 <= abs(v) < 1e15 else f"{v:.4e}"
         if v == int(v) and abs(v) < 1e15 and not (0 < abs(v) < 1):
             return f"{v:,.1f}" if abs(v) >= 1e4 else f"{v:g}"
         return f"{v:.6g}" if abs(v) >= 1e-4 or v == 0 else f"{v:.4e}"
@@ -81,11 +79,10 @@ def class_names(labels, k: int) -> list[str]:
     return [str(v) for v in labels] if labels is not None else [str(i) for i in range(k)]
 
 
-def per_class(names, arrays, labels=None) -> list[str]:
-    """A table with one row per class and one column per array."""
+def per_class(names, arrays, row_names) -> list[str]:
+    """A table with one row per class (named ``row_names``) and one column per array."""
     k = arrays[0].shape[0]
     shown = range(k) if k <= 50 else list(range(25)) + [None] + list(range(k - 25, k))
-    row_names = class_names(labels, k)
     cw = max([5] + [len(r) for r in row_names])
     cells = [len(fmt_number(a[i])) for a in arrays for i in shown if i is not None]
     w = max([len(n) for n in [*names, "class"]] + cells) + 2
@@ -104,6 +101,16 @@ def _by_length(fields, values) -> dict[int, list]:
     for f in fields:
         out.setdefault(values[f].shape[0], []).append(f)
     return out
+
+
+def _tables(fields, values, labels) -> list[tuple[list, list[str]]]:
+    """``(fields, row names)`` of the tables of the 1-D arrays ``values[f]``, one per
+    length: the class labels name the rows of a table of their count (a
+    bootstrapped reliability table has B + 1 edges beside its B bins), else 0..k-1."""
+    return [
+        (group, class_names(labels if labels is not None and len(labels) == k else None, k))
+        for k, group in _by_length(fields, values).items()
+    ]
 
 
 def jsonable(v: Any) -> Any:
@@ -262,17 +269,8 @@ class Result(Mapping):
         matrices = [f for f in arrays if values[f].ndim == 2]
         labels = self._meta.get("labels") or ctx.labels
         out: list[str] = []
-        for k, group in _by_length(vectors, values).items():
-            # one table per length (a bootstrapped reliability table has B + 1
-            # edges beside its B bins): the class labels name rows of their own count
-            out.append("")
-            out.extend(
-                per_class(
-                    [self._shown(f, names) for f in group],
-                    [values[f] for f in group],
-                    labels if labels is not None and len(labels) == k else None,
-                )
-            )
+        for group, rows in _tables(vectors, values, labels):
+            out += ["", *per_class([self._shown(f, names) for f in group], [values[f] for f in group], rows)]
         for f in matrices:
             m = values[f]
             out.append("")
@@ -317,9 +315,7 @@ class Result(Mapping):
             # common length (B + 1 bin edges beside B bins are left out)
             fits = labels is not None and len(labels) in groups
             k = len(labels) if fits else max(groups, key=lambda n: len(groups[n]))
-            if labels is not None and len(labels) != k:
-                labels = None
-            index = pd.Index(labels if labels is not None else range(k), name="class")
+            index = pd.Index(labels if fits else range(k), name="class")
             return pd.DataFrame({name: arrays[name] for name in groups[k]}, index=index)
         scalars = self._scalars()
         return pd.DataFrame({"value": list(scalars.values())}, index=pd.Index(list(scalars), name="score"))
@@ -330,17 +326,14 @@ class Result(Mapping):
             weighted = self.weighted and k in self.counts
             rows.append(f"<tr><td>{html.escape(k)}</td><td>{html.escape(fmt_number(v, weighted))}</td></tr>")
         vectors = self._per_class()
-        labels = self._meta.get("labels")
-        for k, group in _by_length(list(vectors), vectors).items():
-            arrays = {f: vectors[f] for f in group}
-            names = class_names(labels if labels is not None and len(labels) == k else None, k)
-            head = "".join(f"<th>{html.escape(n)}</th>" for n in ["class", *arrays])
+        for group, names in _tables(list(vectors), vectors, self._meta.get("labels")):
+            head = "".join(f"<th>{html.escape(n)}</th>" for n in ["class", *group])
             body = "".join(
                 "<tr>"
                 + f"<td>{html.escape(names[i])}</td>"
-                + "".join(f"<td>{html.escape(fmt_number(a[i]))}</td>" for a in arrays.values())
+                + "".join(f"<td>{html.escape(fmt_number(vectors[f][i]))}</td>" for f in group)
                 + "</tr>"
-                for i in range(min(k, 50))
+                for i in range(min(len(names), 50))
             )
             rows.append(f"<tr><td colspan='2'><table>{head}{body}</table></td></tr>")
         return rows

@@ -52,10 +52,6 @@ def allocation_budget(nbytes: int, what: str | None):
         _BUDGET.reset(token)
 
 
-def _spend(nbytes: int, field: Field) -> None:
-    reserve(nbytes, f"the settings declare a state entry {field.name!r}")
-
-
 def reserve(nbytes: int, what: str) -> None:
     """Count ``nbytes`` about to be allocated for ``what`` (``"the file asks for 3
     replicates of 8 bytes each"``) against the budget of
@@ -102,16 +98,11 @@ class Field:
 
     def shape_for(self, owner) -> tuple:
         """The declared shape with settings resolved (``None`` stays: any length)."""
-        out = []
-        for d in self.shape:
-            if isinstance(d, str):
-                d = getattr(owner, d)
-            out.append(d)
-        return tuple(out)
+        return tuple(getattr(owner, d) if isinstance(d, str) else d for d in self.shape)
 
     def empty(self, owner) -> np.ndarray:
         shape = tuple(0 if d is None else d for d in self.shape_for(owner))
-        _spend(math.prod(shape) * self.dtype.itemsize, self)
+        reserve(math.prod(shape) * self.dtype.itemsize, f"the settings declare a state entry {self.name!r}")
         return np.zeros(shape, self.dtype)
 
     def __repr__(self) -> str:
@@ -135,9 +126,7 @@ def merge_fields(fields, mine: dict[str, np.ndarray], theirs: dict[str, np.ndarr
         a, b = mine[f.name], theirs[f.name]
         if f.merge == "sum":
             a += b
-        elif f.merge == "pairs":
-            if b.shape[0] == 0:
-                continue
+        elif f.merge == "pairs" and b.shape[0]:
             if a.shape[0] == 0:
                 mine[f.name] = b.copy()
             else:
@@ -235,20 +224,14 @@ def check_fields(fields, owner, state: dict[str, Any]) -> dict[str, np.ndarray]:
     negative and no entry of a field declared ``rows`` may exceed it. Raises
     :class:`StateFileError`.
     """
-    if not isinstance(state, dict):
-        raise StateFileError(f"a state must be a dict of arrays, got {type(state).__name__}")
-    names = [f.name for f in fields]
-    required = {f.name for f in fields if not f.optional}
-    if not required <= set(state) <= set(names):
-        raise StateFileError(f"state entries {sorted(state)} do not match {type(owner).__name__}'s {sorted(names)}")
+    names = {f.name for f in fields}
+    _check_entries(state, {f.name for f in fields if not f.optional}, names, type(owner).__name__)
     out = {}
     for f in fields:
         if f.name not in state:  # an optional field a state saved before it lacks
             out[f.name] = f.empty(owner)
             continue
         a = state[f.name]
-        if not isinstance(a, np.ndarray):
-            raise StateFileError(f"entry {f.name!r} is not an array")
         if a.dtype != f.dtype:
             raise StateFileError(f"entry {f.name!r} has dtype {a.dtype}, expected {f.dtype}")
         want = f.shape_for(owner)
@@ -323,16 +306,22 @@ def states_equal(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
     )
 
 
-def checked_entries(state, expected: set, what: str) -> int:
-    """Refuse a state (untrusted) that is not a dict of exactly the arrays
-    ``expected`` with a count ``n`` (one non-negative int64), ``what``'s; the count."""
+def _check_entries(state, required: set, names: set, what: str) -> None:
+    """Refuse a state (untrusted) that is not a dict of arrays, holding every entry
+    of ``required`` and none beyond ``names`` (``what``'s)."""
     if not isinstance(state, dict):
         raise StateFileError(f"a state must be a dict of arrays, got {type(state).__name__}")
-    if set(state) != expected:
-        raise StateFileError(f"state entries {sorted(state)} do not match {what}'s {sorted(expected)}")
+    if not required <= set(state) <= names:
+        raise StateFileError(f"state entries {sorted(state)} do not match {what}'s {sorted(names)}")
     for key, a in state.items():
         if not isinstance(a, np.ndarray):
             raise StateFileError(f"entry {key!r} is not an array")
+
+
+def checked_entries(state, expected: set, what: str) -> int:
+    """Refuse a state (untrusted) that is not a dict of exactly the arrays
+    ``expected`` with a count ``n`` (one non-negative int64), ``what``'s; the count."""
+    _check_entries(state, expected, expected, what)
     n = state["n"]
     if n.dtype != np.int64 or n.shape != (1,) or n[0] < 0:
         raise StateFileError("entry 'n' must be one non-negative int64")

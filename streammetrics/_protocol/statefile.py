@@ -53,18 +53,13 @@ def register(cls) -> None:
     _REGISTRY[cls.__name__] = cls
 
 
-def _import_all() -> None:
-    """Register every public accumulator class: the package imports its
-    modules on first use, so a class nobody has touched yet is registered only
-    once its module is imported."""
+def registry() -> dict:
+    """The loadable classes by name (a copy), every public one registered first:
+    the package imports its modules on first use, so a class nobody has touched
+    yet is registered only once its module is imported."""
     import streammetrics
 
     streammetrics.import_all()
-
-
-def registry() -> dict:
-    """The loadable classes by name (a copy)."""
-    _import_all()
     return dict(_REGISTRY)
 
 
@@ -77,21 +72,18 @@ def write(path, class_name: str, settings: dict, arrays: dict[str, np.ndarray]) 
     # tell (and remove) the leftover of a process killed while writing; created
     # like any file of the user's (0666 less the umask)
     owner = tempfiles.Owner(folder, f".{base}.", _TEMP_SUFFIX)
+    tmp = None  # the temporary file, once made
     try:
-        tmp = owner.new_path()
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except OSError as exc:
-        owner.release()
-        raise _about(exc, path) from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
+        name = owner.new_path()
+        with open(name, "xb") as fh:
+            tmp = name
             np.savez(fh, **members)
         os.replace(tmp, path)
-    except OSError as exc:
-        tempfiles.unlink(tmp)
-        raise _about(exc, path) from None
-    except BaseException:
-        tempfiles.unlink(tmp)
+    except BaseException as exc:
+        if tmp is not None:
+            tempfiles.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _about(exc, path) from None
         raise
     finally:
         owner.release()
@@ -132,11 +124,8 @@ def _check_settings_ints(value, class_name: str) -> None:
     """Refuse, before writing, settings holding an integer past int64: the file
     would be written but no loader reads it (a loaded header's integers are
     bounded)."""
-    if isinstance(value, dict):
-        for v in value.values():
-            _check_settings_ints(v, class_name)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
+    if isinstance(value, (dict, list, tuple)):
+        for v in value.values() if isinstance(value, dict) else value:
             _check_settings_ints(v, class_name)
     elif isinstance(value, int) and not isinstance(value, bool) and not -_INT64 <= value < _INT64:
         raise ValueError(
@@ -179,8 +168,8 @@ def _header(raw: np.ndarray, where: str) -> dict:
         raise StateFileError(f"{where} has an unreadable header ({exc})") from None
 
 
-def _npy_header(zf: zipfile.ZipFile, info: zipfile.ZipInfo):
-    """``(shape, dtype, offset)`` of a member's ``.npy`` header, checked against its stored size."""
+def _check_npy_header(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
+    """Refuse a member whose ``.npy`` header disagrees with its stored size."""
     with zf.open(info) as member:
         major, _ = np.lib.format.read_magic(member)
         if major == 1:
@@ -198,7 +187,6 @@ def _npy_header(zf: zipfile.ZipFile, info: zipfile.ZipInfo):
             f"member {info.filename!r} declares {declared} bytes of {dtype} {shape} "
             f"but stores {info.file_size - offset}"
         )
-    return shape, dtype
 
 
 def read(path):
@@ -208,8 +196,7 @@ def read(path):
     """
     path = os.fspath(path)
     with open(path, "rb") as fh:
-        blob = fh.read()
-    return loads(blob, repr(path))
+        return loads(fh.read(), repr(path))
 
 
 def loads(blob, where: str = "the state bytes"):
@@ -240,7 +227,7 @@ def loads(blob, where: str = "the state bytes"):
                 key = info.filename[:-4]
                 if key in arrays:
                     raise ValueError(f"member {info.filename!r} appears twice")
-                _npy_header(zf, info)  # sizes agree: reading allocates what the file holds
+                _check_npy_header(zf, info)  # sizes agree: reading allocates what the file holds
                 with zf.open(info) as member:
                     arrays[key] = np.lib.format.read_array(member, allow_pickle=False, max_header_size=_MAX_NPY_HEADER)
     except ValueError as exc:
@@ -268,10 +255,7 @@ def loads(blob, where: str = "the state bytes"):
             f"version{'s' if len(READABLE_VERSIONS) > 1 else ''} "
             f"{', '.join(str(v) for v in READABLE_VERSIONS)}"
         )
-    cls = _REGISTRY.get(header.get("class"))
-    if cls is None:
-        _import_all()
-        cls = _REGISTRY.get(header.get("class"))
+    cls = _REGISTRY.get(header.get("class")) or registry().get(header.get("class"))
     if cls is None:
         raise StateFileError(f"{where} holds an unknown accumulator class {header.get('class')!r}")
     settings = header.get("settings")

@@ -61,23 +61,20 @@ class Owner:
         self.folder, self.stem, self.suffix = folder, stem, suffix
         self.pid = os.getpid()
         self.fd = None
-        self.token = secrets.token_hex(8)
+        #: every file of this owner's is named ``<base><anything>``, its lock ``<base>.lock``
+        self.base = os.path.join(folder, f"{prefix(stem)}{secrets.token_hex(8)}")
 
     def _lock(self) -> None:
-        start = prefix(self.stem)
         remove_stale(self.folder, self.stem, self.suffix)  # once per owner: what dead owners left
-        path = os.path.join(self.folder, f"{start}{self.token}{LOCK_SUFFIX}")
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-        if fcntl is not None and not _try_lock(fd):  # pragma: no cover - a fresh file cannot be locked already
-            os.close(fd)
-            raise OSError(f"cannot lock the new file {path}")
-        self.fd = fd
+        self.fd = os.open(self.base + LOCK_SUFFIX, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        if fcntl is not None:  # (a fresh file: nobody else holds its lock)
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
     def new_path(self) -> str:
         """A fresh name for a file of this owner (the first takes the lock)."""
         if self.fd is None:
             self._lock()
-        return os.path.join(self.folder, f"{prefix(self.stem)}{self.token}.{secrets.token_hex(6)}{self.suffix}")
+        return f"{self.base}.{secrets.token_hex(6)}{self.suffix}"
 
     def release(self) -> None:
         """Remove the lock file and let go of the lock (in the process that made it only)."""
@@ -85,7 +82,7 @@ class Owner:
         if fd is None:
             return
         if os.getpid() == self.pid:
-            unlink(os.path.join(self.folder, f"{prefix(self.stem)}{self.token}{LOCK_SUFFIX}"))
+            unlink(self.base + LOCK_SUFFIX)
         os.close(fd)
 
 

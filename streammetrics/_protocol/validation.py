@@ -54,6 +54,7 @@ def to_numpy(x, name: str, expected: str = "a 1-D array") -> np.ndarray:
     x = host(x)
     if type(x) is np.ndarray:
         return x
+    error = None
     if (
         hasattr(x, "__array__")
         or hasattr(x, "__array_interface__")
@@ -69,17 +70,14 @@ def to_numpy(x, name: str, expected: str = "a 1-D array") -> np.ndarray:
                     "or a rectangular n x k array",
                     name,
                 ) from None
-            if hasattr(x, "__dlpack__"):
-                try:
-                    return np.from_dlpack(x)
-                except Exception:  # noqa: BLE001 - report the original error
-                    pass
-            raise TypeError(f"{name} could not be converted to a numpy array ({exc}); {_advice(x)}") from exc
+            error = f"could not be converted to a numpy array ({exc})"
     if hasattr(x, "__dlpack__"):
         try:
             return np.from_dlpack(x)
-        except Exception as exc:  # noqa: BLE001
-            raise TypeError(f"{name} could not be read through __dlpack__ ({exc}); {_advice(x)}") from exc
+        except Exception as exc:  # noqa: BLE001 - reported below (numpy's own error first)
+            error = error or f"could not be read through __dlpack__ ({exc})"
+    if error is not None:
+        raise TypeError(f"{name} {error}; {_advice(x)}")
     raise TypeError(
         f"{name} must be array-like (a list, a numpy array, a memoryview, or an object with "
         f"__array__, __array_interface__ or __dlpack__), got {type(x).__name__}"
@@ -137,12 +135,6 @@ def as_numbers(arr: np.ndarray, name: str) -> np.ndarray:
             f"{name}[{', '.join(map(str, at))}] = {v!r} ({what}): {name} must hold numbers"
             + (text_advice(v, name) if isinstance(v, str) else "")
         )
-    check_numeric(arr, name)
-    return arr
-
-
-def check_numeric(arr: np.ndarray, name: str) -> None:
-    """``TypeError`` unless ``arr`` holds bools, integers or reals."""
     if arr.dtype.kind not in _NUMERIC_KINDS:
         if arr.dtype.kind == "c":
             raise TypeError(f"{name} must be real, got complex dtype {arr.dtype}")
@@ -150,6 +142,7 @@ def check_numeric(arr: np.ndarray, name: str) -> None:
             f"{name} must hold numbers, got dtype {arr.dtype}"
             + (text_advice(arr.flat[0] if arr.size else "", name) if arr.dtype.kind in "OUS" else "")
         )
+    return arr
 
 
 def text_advice(v, name: str) -> str:
@@ -214,7 +207,7 @@ def as_labels01(x, name: str) -> np.ndarray:
     arr = as_1d(x, name)
     kind, size = arr.dtype.kind, arr.dtype.itemsize
     if kind == "b" or (kind == "u" and size == 1):
-        arr = arr.view(np.uint8) if arr.flags.c_contiguous else np.ascontiguousarray(arr).view(np.uint8)
+        arr = np.ascontiguousarray(arr).view(np.uint8)
     elif kind in "iu":
         if kind == "u" and size == 8 and arr.shape[0] and int(arr.max()) > _INT64_MAX:
             # int64 would show such a value as negative: name it as given
