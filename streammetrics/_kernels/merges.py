@@ -60,37 +60,23 @@ def merge_into(s1, ab1, s2, ab2, s, ab):
     i = 0
     j = 0
     m = 0
-    while i < m1 and j < m2:
-        a = s1[i]
-        b = s2[j]
-        if a < b:
+    while i < m1 or j < m2:
+        a = s1[i] if i < m1 else np.inf  # (scores are finite: a run used up reads as +inf)
+        b = s2[j] if j < m2 else np.inf
+        if a <= b:
             s[m] = a
             ab[0, m] = ab1[0, i]
             ab[1, m] = ab1[1, i]
             i += 1
-        elif b < a:
+            if a == b:
+                ab[0, m] += ab2[0, j]
+                ab[1, m] += ab2[1, j]
+                j += 1
+        else:
             s[m] = b
             ab[0, m] = ab2[0, j]
             ab[1, m] = ab2[1, j]
             j += 1
-        else:
-            s[m] = a
-            ab[0, m] = ab1[0, i] + ab2[0, j]
-            ab[1, m] = ab1[1, i] + ab2[1, j]
-            i += 1
-            j += 1
-        m += 1
-    while i < m1:
-        s[m] = s1[i]
-        ab[0, m] = ab1[0, i]
-        ab[1, m] = ab1[1, i]
-        i += 1
-        m += 1
-    while j < m2:
-        s[m] = s2[j]
-        ab[0, m] = ab2[0, j]
-        ab[1, m] = ab2[1, j]
-        j += 1
         m += 1
     return m
 

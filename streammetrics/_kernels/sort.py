@@ -66,13 +66,9 @@ def _radix(keys, vals, tk, tv, with_vals):
                 vals[i] = sv[i]
 
 
-@kernel
 def sort_keys(keys, tk, vals, tv):
     """Sort ``keys`` (uint64) in place, moving ``vals`` along unless it is ``None``; ``tk``, ``tv`` are scratch."""
-    if vals is None:
-        _radix(keys, keys, tk, tk, False)
-    else:
-        _radix(keys, vals, tk, tv, True)
+    sort_blocks(keys, tk, vals, tv, np.array([0, keys.shape[0]]))
 
 
 @kernel

@@ -48,10 +48,6 @@ class Exact:
             self._disk = [self.storage().copy_from(r, self.chunk()) for r in self._disk]
         return self._disk
 
-    @disk.setter
-    def disk(self, runs) -> None:
-        self._disk = runs
-
     @property
     def spilled(self) -> bool:
         return bool(self._disk)
@@ -116,7 +112,7 @@ class Exact:
         store = self.storage()
         merged = store.write_chunks(dtype, stream_merge(sources, self.chunk(len(sources))))
         gone = {id(r) for r in old}
-        self.disk = [r for r in self.disk if id(r) not in gone] + [merged]
+        self._disk = [r for r in self.disk if id(r) not in gone] + [merged]
         for run in old:
             store.remove(run)
 
@@ -150,7 +146,7 @@ class Exact:
     def clone(self) -> Exact:
         out = Exact(self.weighted, self.budget, self.spill_dir)
         out.stack = self.stack.copy()
-        out.disk = [out.storage().copy_from(r, self.chunk()) for r in self.disk]
+        out.disk.extend(out.storage().copy_from(r, self.chunk()) for r in self.disk)
         return out
 
     @property
@@ -169,7 +165,7 @@ class Exact:
         with self.atomic():
             if self.disk:
                 store, old = self.storage(), self.disk
-                self.disk = [self._as_float(r) for r in old]
+                self._disk = [self._as_float(r) for r in old]
                 for run in old:
                     store.remove(run)
             self.stack = RunStack(merge_runs, _entries, [(s, ab.astype(np.float64)) for s, ab in self.stack])

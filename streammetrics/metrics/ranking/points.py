@@ -14,7 +14,7 @@ import threading
 import numpy as np
 
 from ..._kernels import pairs as K
-from ..._kernels.totals import block_counts, delong_masses, delong_sums, running_pairs
+from ..._kernels.totals import delong_masses, delong_sums, running_pairs
 from ..._protocol.errors import WeightOverflowError
 from ..._protocol.result import safe
 from ..._protocol.validation import cut_in
@@ -264,13 +264,19 @@ class Points:
         running_pairs(ab, self.bottom[j].copy(), False, 1, rest)
         return scores, _cells(called, rest)
 
+    def _spans(self, blocks, most: int):
+        """``(j, k, scores, cells)`` of each run of adjacent ``blocks`` ``j .. k`` (increasing, distinct), read at most
+        ``most`` blocks at a time."""
+        for run in np.split(blocks, np.flatnonzero(np.diff(blocks) != 1) + 1) if len(blocks) else []:
+            for a in range(0, len(run), most):
+                j, k = int(run[a]), int(run[min(a + most, len(run)) - 1])
+                yield j, k, *self._span(j, k)
+
     def _at(self, i: int):
         """The counts at boundary ``i`` as Python numbers, and its threshold."""
-        j = min(i // self.block, self.nb - 1)
-        scores, cells = self._span(j)
-        k = i - j * self.block
+        cells, thresholds = self.at([i])
         cast = float if self.weighted else int
-        return tuple(cast(c) for c in cells[:, k]), math.inf if i == self.m else float(scores[k])
+        return tuple(cast(c) for c in cells[:, 0]), float(thresholds[0])
 
     def at(self, boundaries):
         """``(cells, thresholds)`` at the increasing ``boundaries``: their counts (tp, fp, fn, tn rows) and scores
@@ -278,20 +284,12 @@ class Points:
         at = np.asarray(boundaries, np.int64)
         cells, thresholds = np.empty((4, at.size), self.marks.dtype), np.full(at.size, np.inf)
         blocks = np.minimum(at // self.block, self.nb - 1)
-        most = _GROUP if self.run is not None else self.per_read
-        lo = 0
-        while lo < at.size:  # blocks j .. k, adjacent, at most ``most`` of them
-            j = int(blocks[lo])
-            hi = int(np.searchsorted(blocks, j + most))
-            gaps = np.flatnonzero(np.diff(blocks[lo:hi]) > 1)
-            hi = lo + int(gaps[0]) + 1 if gaps.size else hi
-            k = int(blocks[hi - 1])
-            scores, span = self._span(j, k)
+        for j, k, scores, span in self._spans(np.unique(blocks), _GROUP if self.run is not None else self.per_read):
+            lo, hi = np.searchsorted(blocks, [j, k + 1])
             offset = at[lo:hi] - j * self.block
             cells[:, lo:hi] = span[:, offset]
             inside = at[lo:hi] < self.m
             thresholds[lo:hi][inside] = scores[offset[inside]]
-            lo = hi
         return cells, thresholds
 
     def _kept(self, key, make):
@@ -330,13 +328,10 @@ class Points:
 
     def _values(self, blocks, name, cost=None):
         """``(boundaries, values)`` of score ``name`` over ``blocks``."""
-        at, cells = [], []
-        for run in np.split(blocks, np.flatnonzero(np.diff(blocks) != 1) + 1) if len(blocks) else []:
-            j, k = int(run[0]), int(run[-1])
-            cells.append(self._span(j, k)[1])
-            at.append(np.arange(j * self.block, self._end(k) + 1))
-        if not at:
+        parts = [(np.arange(j * self.block, self._end(k) + 1), c) for j, k, _, c in self._spans(blocks, len(blocks))]
+        if not parts:
             return np.zeros(0, np.int64), np.zeros(0)
+        at, cells = zip(*parts)
         return np.concatenate(at), score_columns(np.concatenate(cells, axis=1), self.N, cost)[name]
 
     def _search(self, name, value, op, first: bool):
@@ -488,23 +483,14 @@ class Points:
         return float(0.5 * (1.0 + (area - least) / (most - least)))
 
     def _area_above(self, j: int, exact: bool):
-        """The area of the ROC steps above block ``j``, kept as blocks are read from the top."""
-        above = self._above = [0] if self._above is None else self._above
+        """The area of the ROC steps above block ``j``, kept as blocks are read from the top, a few at a time."""
         with self._lock:
-            if exact:
-                while len(above) < self.nb - j:
-                    top = self.nb - len(above)
-                    first = max(j + 1, top - (_GROUP * 16 if self.run is not None else self.per_read) + 1)
-                    counts = np.zeros((3, top - first + 1), np.int64)
-                    block_counts(self.read(first * self.block, self._end(top))[1], self.block, counts)
-                    areas = 2 * self.marks[0, first + 1 : top + 2] * counts[1] + counts[2]
-                    above.extend((above[-1] + np.cumsum(areas[::-1])).tolist())
-                return above[self.nb - 1 - j]
-            while len(above) < self.nb - j:  # the next blocks down, up to a few at a time
+            above = self._above = [0] if self._above is None else self._above
+            while len(above) < self.nb - j:
                 top = self.nb - len(above)
-                first = max(j + 1, top - (_GROUP if self.run is not None else self.per_read) + 1)
+                first = max(j + 1, top - (_GROUP * 16 if self.run is not None else self.per_read) + 1)
                 cells = self._span(first, top)[1]
-                sums = self._steps(cells, False, above[-1])
+                sums = self._steps(cells, exact, above[-1])
                 ends = (np.arange(top, first - 1, -1) - first) * self.block  # each block's start, from the top
                 above.extend(sums[cells.shape[1] - 1 - ends])
             return above[self.nb - 1 - j]

@@ -16,10 +16,9 @@ from ..._kernels.totals import running_pairs
 from ..._protocol.errors import in_context
 from ..._protocol.result import Result, safe
 from .accumulator import RankAUC
-from .points import u2_counts
+from .points import _NO_PAIRS, u2_counts
 from .sorting import merge_runs
 
-_NO_PAIRS = np.zeros((0, 4))
 _TINY = 1 << 1074  # 2**-1074, the least positive float, is 1 / _TINY
 
 
