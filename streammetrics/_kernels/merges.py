@@ -182,14 +182,14 @@ def pack_records(scores, ab, sc, val, at):
 
 
 @kernel
-def records_cut(sc, a, b, bound, right):
-    """The first row in ``a:b`` of records ``sc`` whose score is above (``right``) or at least ``bound``."""
+def records_cut(sc, a, b, bound):
+    """The first row in ``a:b`` of records ``sc`` whose score is above ``bound``."""
     lo = a
     hi = b
     while lo < hi:
         mid = (lo + hi) >> 1
         x = sc[mid, 0]
-        if x < bound or (right and x == bound):
+        if x <= bound:
             lo = mid + 1
         else:
             hi = mid

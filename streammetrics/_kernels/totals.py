@@ -37,6 +37,24 @@ def running_pairs(ab, pairs, down, every, out):
         pairs[2 * r + 1] = c
 
 
+@kernel
+def block_counts(ab, every, out):
+    """Per block of ``every`` entries: positives, negatives and the block's own ``2U`` into ``out[:, j]``."""
+    for j in range(out.shape[1]):
+        p = 0
+        q = 0
+        u2 = 0
+        for i in range(j * every, min(ab.shape[1], (j + 1) * every)):
+            a = ab[0, i]
+            b = ab[1, i]
+            u2 += a * (2 * q + b)
+            p += a
+            q += b
+        out[0, j] = p
+        out[1, j] = q
+        out[2, j] = u2
+
+
 # DeLong's sums (DeLong, DeLong and Clarke-Pearson 1988), placements ``V10_k = (negative mass below + b_k / 2) / N``
 # and ``V01_k = (positive mass above + a_k / 2) / P``: naive inside blocks of BLOCK points, compensated between blocks;
 # ``st`` carries a block across the chunks a run is read in.

@@ -244,9 +244,9 @@ class RankAUC(RankQueries, Accumulator):
         self._ops = None
         if self._strategy.weighted and w.shape[0] == 0:
             w = np.ones(n)
-        before = None
-        if w.shape[0] and not self._strategy.weighted:
-            before = self._unweighted_masses()  # the rows so far, each of weight 1
+        before, buf = None, self._pending
+        if w.shape[0] and not self._strategy.weighted:  # the rows so far, each of weight 1
+            before = self._strategy.masses() + (0 if buf is None else (buf.front, buf.keys.shape[0] - buf.back))
         self._reserve(n * (16 if w.shape[0] else 8))
         status = self._append(y, s, w)
         self._note()
@@ -260,13 +260,6 @@ class RankAUC(RankQueries, Accumulator):
             source = (s.dtype.metadata or {}).get("source")
             self._bits = max(self._bits, 64 if source is None else 8 * source.itemsize)
         return status
-
-    def _unweighted_masses(self):
-        out = self._strategy.masses()
-        buf = self._pending
-        if buf is not None:
-            out += (buf.front, buf.keys.shape[0] - buf.back)
-        return out
 
     def _add_squares(self, squares, rows: int) -> None:
         compensated.merge(self._wsq, np.array([[squares[0], 0.0], [squares[1], 0.0]]))
@@ -322,8 +315,7 @@ class RankAUC(RankQueries, Accumulator):
         """Sort the pending rows in and (exact mode) merge the runs into one; return ``self``."""
         with self._guard:
             self._flush()
-            if isinstance(self._strategy, Exact):
-                self._strategy.compact()
+            self._strategy.compact()
             self._note()
         return self
 
@@ -428,13 +420,10 @@ class RankAUC(RankQueries, Accumulator):
             if self._n == 0:
                 raise NoObservationsError("RankAUC has no observations: call update() first")
             if self._ops is None:
-                if isinstance(self._strategy, Exact):
-                    self._reserve(0 if self._pending is None else 2 * self._pending.nbytes)  # (rows become entries)
-                    buf, self._pending = self._pending, None
-                    self._strategy.compact(buf)
-                    self._ops = self._strategy.points(self._n)
-                else:
-                    self._ops = self._strategy.points(self._pending, self._n)
+                self._reserve(0 if self._pending is None else 2 * self._pending.nbytes)  # (rows become entries)
+                buf, self._pending = self._pending, None
+                self._strategy.compact(buf)
+                self._ops = self._strategy.points(self._n)
                 self._ops.source = SCORE_DTYPES.get(self._bits)
                 self._note()
             return self._ops

@@ -14,7 +14,7 @@ import threading
 import numpy as np
 
 from ..._kernels import pairs as K
-from ..._kernels.totals import delong_masses, delong_sums, running_pairs
+from ..._kernels.totals import block_counts, delong_masses, delong_sums, running_pairs
 from ..._protocol.errors import WeightOverflowError
 from ..._protocol.result import safe
 from ..._protocol.validation import cut_in
@@ -483,14 +483,23 @@ class Points:
         return float(0.5 * (1.0 + (area - least) / (most - least)))
 
     def _area_above(self, j: int, exact: bool):
-        """The area of the ROC steps above block ``j``, kept as blocks are read from the top, a few at a time."""
+        """The area of the ROC steps above block ``j``, kept as blocks are read from the top."""
+        above = self._above = [0] if self._above is None else self._above
         with self._lock:
-            above = self._above = [0] if self._above is None else self._above
-            while len(above) < self.nb - j:
+            if exact:
+                while len(above) < self.nb - j:
+                    top = self.nb - len(above)
+                    first = max(j + 1, top - (_GROUP * 16 if self.run is not None else self.per_read) + 1)
+                    counts = np.zeros((3, top - first + 1), np.int64)
+                    block_counts(self.read(first * self.block, self._end(top))[1], self.block, counts)
+                    areas = 2 * self.marks[0, first + 1 : top + 2] * counts[1] + counts[2]
+                    above.extend((above[-1] + np.cumsum(areas[::-1])).tolist())
+                return above[self.nb - 1 - j]
+            while len(above) < self.nb - j:  # the next blocks down, up to a few at a time
                 top = self.nb - len(above)
-                first = max(j + 1, top - (_GROUP * 16 if self.run is not None else self.per_read) + 1)
+                first = max(j + 1, top - (_GROUP if self.run is not None else self.per_read) + 1)
                 cells = self._span(first, top)[1]
-                sums = self._steps(cells, exact, above[-1])
+                sums = self._steps(cells, False, above[-1])
                 ends = (np.arange(top, first - 1, -1) - first) * self.block  # each block's start, from the top
                 above.extend(sums[cells.shape[1] - 1 - ends])
             return above[self.nb - 1 - j]

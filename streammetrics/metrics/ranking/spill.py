@@ -351,12 +351,12 @@ class _Sources:
         flat = self.flat[i]
         return float(self.srcs[i][0][r] if flat is None else flat[r, 0])
 
-    def cut(self, i: int, a: int, b: int, bound: float, right: bool) -> int:
-        """The first entry of ``a:b`` of source ``i`` above (``right``) or at least ``bound``."""
+    def cut(self, i: int, a: int, b: int, bound: float) -> int:
+        """The first entry of ``a:b`` of source ``i`` above ``bound``."""
         flat = self.flat[i]
         if flat is None:
-            return a + int(np.searchsorted(self.srcs[i][0][a:b], bound, side="right" if right else "left"))
-        return int(records_cut(flat, a, b, bound, right))
+            return a + int(np.searchsorted(self.srcs[i][0][a:b], bound, side="right"))
+        return int(records_cut(flat, a, b, bound))
 
     def merge(self, parts):
         """One run of the entries ``a:b`` of sources ``i`` for ``(i, a, b)`` in ``parts`` (masses in sources' order)."""
@@ -421,7 +421,7 @@ def stream_merge(sources, chunk: int):
         parts = []
         for i in live:
             b = min(pos[i] + chunk, sizes[i])
-            cut = b if bound is None else src.cut(i, pos[i], b, bound, True)
+            cut = b if bound is None else src.cut(i, pos[i], b, bound)
             if cut > pos[i]:
                 parts.append((i, pos[i], cut))
                 pos[i] = cut
