@@ -94,7 +94,7 @@ def test_tournament_merge_of_records_equals_the_ordered_sums(seed, k, weighted, 
     total = rec.shape[0]
     dtype = runs[0][1].dtype
     out_s, out_ab = np.empty(total), np.empty((2, total), dtype)
-    sc, val, _ = S._flat_views(rec)
+    sc, val = S._flat_views(rec)
     m = merge_records(sc, val, starts, ends, out_s, out_ab)
     assert _bits_equal((out_s[:m], out_ab[:, :m]), _reference(runs))
 

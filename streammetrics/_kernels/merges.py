@@ -173,15 +173,6 @@ def merge_records(sc, val, starts, ends, s, out):
 
 
 @kernel
-def pack_records(scores, ab, sc, val, at):
-    """Write a run ``(scores, ab)`` as records from row ``at`` of ``sc``/``val``."""
-    for i in range(scores.shape[0]):
-        sc[at + i, 0] = scores[i]
-        val[at + i, 1] = ab[0, i]
-        val[at + i, 2] = ab[1, i]
-
-
-@kernel
 def records_cut(sc, a, b, bound):
     """The first row in ``a:b`` of records ``sc`` whose score is above ``bound``."""
     lo = a

@@ -460,11 +460,7 @@ class RankAUC(RankQueries, Accumulator):
         return compensated.values(self._wsq)
 
     def _curve(self):
-        with self._guard:
-            if self._n == 0:
-                raise NoObservationsError("RankAUC has no observations: call update() first")
-            points = self._strategy.run(self._pending)
-        return curve_from_points(*points)
+        return curve_from_points(*self._engine().materialized())
 
     def average_precision(self) -> float:
         """Average precision ``sum_k (R_k - R_{k-1}) P_k`` (0 with no positive).
