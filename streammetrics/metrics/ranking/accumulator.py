@@ -110,9 +110,6 @@ class RankAUC(RankQueries, Accumulator):
     headline = ("auc",)
     intervals = True
 
-    _PREALLOCATE_BATCH = 1 << 16  # a batch this large makes a new buffer as large as the limit at once,
-    _PREALLOCATE_ROWS = 1 << 22  # up to this many rows (32 MB of keys)
-
     def __init__(self, max_bins: int | None = None, *, max_memory=None, spill_dir=None, pos_label=None):
         self.pos_label = positive_label(pos_label)
         if self.pos_label is not None:
@@ -273,16 +270,11 @@ class RankAUC(RankQueries, Accumulator):
         buf = self._pending
         if buf is not None and buf.weighted == weighted and buf.rows + n <= limit:
             return buf.append(y, s, w, limit)
-        # a new buffer takes the batch (a bad batch is refused before any change), then the old rows are sorted in
-        if n > limit:
-            capacity = n
-        elif n >= self._PREALLOCATE_BATCH:
-            # a stream of large batches fills it: made large at once (past _PREALLOCATE_ROWS it grows)
-            capacity = min(limit, max(n, self._PREALLOCATE_ROWS))
-        else:  # as large as the one it replaces: a stream does not grow it again
-            floor = 1024 if self._pool is None else self._pool.share(8)  # (a shared budget: its share)
-            capacity = min(limit, max(n, floor, 0 if buf is None else buf.keys.shape[0]))
-        new = Pending(capacity, weighted)
+        # a new buffer takes the batch (a bad batch is refused before any change), then the old rows are sorted in;
+        # as large as the one it replaces, so that a stream does not grow it again (a shared budget: its share)
+        floor = 1024 if self._pool is None else self._pool.share(8)
+        capacity = min(limit, max(floor, 0 if buf is None else buf.keys.shape[0]))
+        new = Pending(max(n, capacity), weighted)
         status = new.append(y, s, w, limit)
         if status:
             return status
@@ -298,12 +290,6 @@ class RankAUC(RankQueries, Accumulator):
         except BaseException:
             self._pending = None
             raise
-        if (
-            n >= self._PREALLOCATE_BATCH
-            and new.keys.shape[0] < min(limit, self._PREALLOCATE_ROWS)
-            and self._pending is new
-        ):
-            new.resize(min(limit, self._PREALLOCATE_ROWS))
         return 0
 
     def _flush(self) -> None:

@@ -164,6 +164,10 @@ class Bounded:
         items = self.items if items is None else items
         return Points(points_of_items(items, self.weighted), n, self.weighted, items=items)
 
+    def run(self, buf=None):
+        """The points of the items (a bin at its lower edge)."""
+        return points_of_items(self.items, self.weighted)
+
     def result(self, buf, n: int):
         """``(auc, lower, upper, n_pos, n_neg, points)``; ``points()`` makes the query engine."""
         items, weighted = self.items, self.weighted

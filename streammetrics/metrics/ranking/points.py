@@ -37,7 +37,7 @@ TIE = 1e-12  # relative difference below which two scores are a tie (the same fr
 _MONOTONE = ("accuracy", "precision", "recall", "specificity", "f1", "balanced_accuracy", "jaccard")
 EXACT_LIMIT = (1 << 63) - 1  # the largest ``2 P N`` whose partial area is summed in exact integers
 _CACHED = 64  # the most cost matrices whose answers a state keeps
-_NO_PAIRS = np.zeros((0, 4))
+NO_PAIRS = np.zeros((0, 4))
 INT64_LIMIT = 2**63
 
 
@@ -132,7 +132,7 @@ def auc_of_chunks(chunks, weighted: bool):
     if weighted:
         carry = np.zeros(4)
         for _, ab in chunks():
-            running_pairs(np.ascontiguousarray(ab, np.float64), carry, False, 1, _NO_PAIRS)
+            running_pairs(np.ascontiguousarray(ab, np.float64), carry, False, 1, NO_PAIRS)
         n_pos, n_neg = float(carry[0] + carry[1]), float(carry[2] + carry[3])
         if not (math.isfinite(n_pos) and math.isfinite(n_neg)):
             raise WeightOverflowError(scores="the total weights of the positives and the negatives")
