@@ -15,9 +15,8 @@ throughput, with a state of at most 100 KB (a row with 65536 bins, the command's
 them in bulk (when the buffer is full, or at ``finalize``), so the latency
 rows time the append alone; the "batches of 256" streaming rows include the
 bulk sorting, amortized. ``held_bytes`` is what the accumulator holds after
-the updates, pending rows included (the buffer's whole capacity: for large
-batches it is made as large as its bound at once, reserved but only touched
-as rows arrive); ``state_bytes`` is its saved state. In exact mode
+the updates, pending rows included (the buffer's whole capacity: it grows
+fourfold as rows arrive, up to its bound); ``state_bytes`` is its saved state. In exact mode
 ``finalize`` sorts the pending rows into the state's run and counts U over
 it; on two cores large sorts and merges run on two threads. ``RankAUC(max_memory=...)`` is the exact mode within a
 memory budget (sorted runs spilled to temporary files past it); the memory

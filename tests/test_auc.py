@@ -1045,26 +1045,18 @@ def test_the_run_of_a_run_and_sorted_keys_counts_every_pair(data, cut):
     np.testing.assert_array_equal(A.run_of_sorted(keys[:n_pos], keys[n_pos:], run=(lo, run[1]))[1], got[1])
 
 
-@pytest.mark.parametrize("prealloc", [False, True])
-def test_preallocated_buffers_give_identical_states(prealloc):
+def test_small_buffers_give_identical_states():
     rng = np.random.default_rng(13)
     y, s = rng.integers(0, 2, 5000), np.round(rng.normal(size=5000), 3)
     cuts = range(0, 5000, 300)
     serial = fold_batches(RankAUC(), y, s, None, cuts)
     with small_buffers(exact=1000, ratio=2):
-        saved = RankAUC._PREALLOCATE_BATCH
-        RankAUC._PREALLOCATE_BATCH = 300 if prealloc else saved
-        try:
-            acc = RankAUC()
-            for lo in cuts:
-                acc.update(y[lo : lo + 300], s[lo : lo + 300])
-                if prealloc:  # made as large as the limit at once
-                    assert acc._pending.keys.shape[0] == acc._strategy.pending_limit()
-                assert pending_rows(acc) <= acc._strategy.pending_limit()
-            r = acc.finalize()
-            w = RankAUC().update(y, s, sample_weight=np.ones(5000))
-        finally:
-            RankAUC._PREALLOCATE_BATCH = saved
+        acc = RankAUC()
+        for lo in cuts:
+            acc.update(y[lo : lo + 300], s[lo : lo + 300])
+            assert pending_rows(acc) <= acc._strategy.pending_limit()
+        r = acc.finalize()
+        w = RankAUC().update(y, s, sample_weight=np.ones(5000))
     assert acc._strategy.stack.runs, "the buffer never overflowed into a run"
     assert r.as_dict() == serial.finalize().as_dict()
     assert acc == serial

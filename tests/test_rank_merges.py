@@ -94,7 +94,7 @@ def test_tournament_merge_of_records_equals_the_ordered_sums(seed, k, weighted, 
     total = rec.shape[0]
     dtype = runs[0][1].dtype
     out_s, out_ab = np.empty(total), np.empty((2, total), dtype)
-    sc, val, _ = S._flat_views(rec)
+    sc, val = S._flat_views(rec)
     m = merge_records(sc, val, starts, ends, out_s, out_ab)
     assert _bits_equal((out_s[:m], out_ab[:, :m]), _reference(runs))
 
@@ -222,11 +222,9 @@ def test_first_read_of_many_runs_merges_them_and_changes_no_result(weighted, tmp
     assert _spill_files(tmp_path) == []
 
 
-def test_pending_rows_grow_past_the_preallocated_room(monkeypatch):
+def test_pending_rows_grow_past_their_first_room():
     from streammetrics import RankAUC
 
-    monkeypatch.setattr(RankAUC, "_PREALLOCATE_BATCH", 100)
-    monkeypatch.setattr(RankAUC, "_PREALLOCATE_ROWS", 300)
     rng = np.random.default_rng(7)
     y, s = rng.integers(0, 2, 5000), np.round(rng.normal(size=5000), 2)
     acc = RankAUC()

@@ -258,23 +258,17 @@ def compact(lo, hi, ab, cw, budget, mass_cap):
     out_hi = np.empty(m, np.float64)
     out_ab = np.empty((2, m), ab.dtype)
     out_cw = np.empty((2, m), np.float64)
-    # explicit DFS stack of cells: (first item, end item, level, first key)
-    st_a = np.empty(140, np.int64)
-    st_b = np.empty(140, np.int64)
-    st_l = np.empty(140, np.int64)
-    st_k = np.empty(140, np.uint64)
-    st_a[0] = 0
-    st_b[0] = m
-    st_l[0] = 64
-    st_k[0] = ZERO
+    # explicit DFS stack of cells: (first item, end item, level) and first key
+    cells = np.empty((3, 140), np.int64)
+    bases = np.empty(140, np.uint64)
+    cells[0, 0], cells[1, 0], cells[2, 0] = 0, m, 64
+    bases[0] = ZERO
     depth = 1
     g = 0
     while depth > 0:
         depth -= 1
-        a = st_a[depth]
-        b = st_b[depth]
-        lev = st_l[depth]
-        base = st_k[depth]
+        a, b, lev = cells[0, depth], cells[1, depth], cells[2, depth]
+        base = bases[depth]
         p = 0.0
         q = 0.0
         count = 0
@@ -318,13 +312,9 @@ def compact(lo, hi, ab, cw, budget, mass_cap):
         half = lev - 1
         mid = base + (_ONE << np.uint64(half))
         c = _first_at_least(klo, a, b, mid)
-        st_a[depth] = c
-        st_b[depth] = b
-        st_l[depth] = half
-        st_k[depth] = mid
-        st_a[depth + 1] = a
-        st_b[depth + 1] = c
-        st_l[depth + 1] = half
-        st_k[depth + 1] = base
+        cells[0, depth], cells[1, depth], cells[2, depth] = c, b, half
+        bases[depth] = mid
+        cells[0, depth + 1], cells[1, depth + 1], cells[2, depth + 1] = a, c, half
+        bases[depth + 1] = base
         depth += 2
     return out_lo[:g].copy(), out_hi[:g].copy(), out_ab[:, :g].copy(), out_cw[:, :g].copy()

@@ -60,37 +60,23 @@ def merge_into(s1, ab1, s2, ab2, s, ab):
     i = 0
     j = 0
     m = 0
-    while i < m1 and j < m2:
-        a = s1[i]
-        b = s2[j]
-        if a < b:
+    while i < m1 or j < m2:
+        a = s1[i] if i < m1 else np.inf  # (scores are finite: a run used up reads as +inf)
+        b = s2[j] if j < m2 else np.inf
+        if a <= b:
             s[m] = a
             ab[0, m] = ab1[0, i]
             ab[1, m] = ab1[1, i]
             i += 1
-        elif b < a:
+            if a == b:
+                ab[0, m] += ab2[0, j]
+                ab[1, m] += ab2[1, j]
+                j += 1
+        else:
             s[m] = b
             ab[0, m] = ab2[0, j]
             ab[1, m] = ab2[1, j]
             j += 1
-        else:
-            s[m] = a
-            ab[0, m] = ab1[0, i] + ab2[0, j]
-            ab[1, m] = ab1[1, i] + ab2[1, j]
-            i += 1
-            j += 1
-        m += 1
-    while i < m1:
-        s[m] = s1[i]
-        ab[0, m] = ab1[0, i]
-        ab[1, m] = ab1[1, i]
-        i += 1
-        m += 1
-    while j < m2:
-        s[m] = s2[j]
-        ab[0, m] = ab2[0, j]
-        ab[1, m] = ab2[1, j]
-        j += 1
         m += 1
     return m
 
@@ -187,23 +173,14 @@ def merge_records(sc, val, starts, ends, s, out):
 
 
 @kernel
-def pack_records(scores, ab, sc, val, at):
-    """Write a run ``(scores, ab)`` as records from row ``at`` of ``sc``/``val``."""
-    for i in range(scores.shape[0]):
-        sc[at + i, 0] = scores[i]
-        val[at + i, 1] = ab[0, i]
-        val[at + i, 2] = ab[1, i]
-
-
-@kernel
-def records_cut(sc, a, b, bound, right):
-    """The first row in ``a:b`` of records ``sc`` whose score is above (``right``) or at least ``bound``."""
+def records_cut(sc, a, b, bound):
+    """The first row in ``a:b`` of records ``sc`` whose score is above ``bound``."""
     lo = a
     hi = b
     while lo < hi:
         mid = (lo + hi) >> 1
         x = sc[mid, 0]
-        if x < bound or (right and x == bound):
+        if x <= bound:
             lo = mid + 1
         else:
             hi = mid

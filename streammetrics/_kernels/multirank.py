@@ -22,22 +22,14 @@ def column_run(keys, vals, starts, out_keys, out_mass, lengths):
         stop = starts[t + 1]
         while i < stop:
             key = keys[i]
-            e = i
-            s = 0.0
-            while e < stop and keys[e] == key:
-                if weighted:
-                    s += vals[e]
-                e += 1
-            if weighted:
-                if s > 0.0:
-                    out_keys[m] = key
-                    out_mass[m] = s
-                    m += 1
-            else:
+            s = 0.0  # the key's weight, or its count (exact in float64)
+            while i < stop and keys[i] == key:
+                s += vals[i] if weighted else 1.0
+                i += 1
+            if s > 0.0:  # (a key of weight 0 is dropped)
                 out_keys[m] = key
-                out_mass[m] = e - i
+                out_mass[m] = s
                 m += 1
-            i = e
         lengths[t] = m - first
     return m
 

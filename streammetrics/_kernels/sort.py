@@ -16,14 +16,8 @@ def _histograms(keys):
     hist = np.zeros((8, 256), np.int64)
     for i in range(keys.shape[0]):
         k = keys[i]
-        hist[0, k & _BYTE] += 1
-        hist[1, (k >> np.uint64(8)) & _BYTE] += 1
-        hist[2, (k >> np.uint64(16)) & _BYTE] += 1
-        hist[3, (k >> np.uint64(24)) & _BYTE] += 1
-        hist[4, (k >> np.uint64(32)) & _BYTE] += 1
-        hist[5, (k >> np.uint64(40)) & _BYTE] += 1
-        hist[6, (k >> np.uint64(48)) & _BYTE] += 1
-        hist[7, k >> np.uint64(56)] += 1
+        for p in range(8):
+            hist[p, (k >> np.uint64(8 * p)) & _BYTE] += 1
     return hist
 
 
@@ -66,13 +60,9 @@ def _radix(keys, vals, tk, tv, with_vals):
                 vals[i] = sv[i]
 
 
-@kernel
 def sort_keys(keys, tk, vals, tv):
     """Sort ``keys`` (uint64) in place, moving ``vals`` along unless it is ``None``; ``tk``, ``tv`` are scratch."""
-    if vals is None:
-        _radix(keys, keys, tk, tk, False)
-    else:
-        _radix(keys, vals, tk, tv, True)
+    sort_blocks(keys, tk, vals, tv, np.array([0, keys.shape[0]]))
 
 
 @kernel

@@ -19,6 +19,7 @@ from .multiclass_bounded import BOUNDED_FIELDS, RankMembers, member_settings, n_
 from .multiclass_runs import MulticlassRankResult
 from .ranking.accumulator import check_max_bins
 from .ranking.curves import average_precision_of, curve_from_points, pr, roc
+from .ranking.exact import entries
 from .ranking.saved import mass_entry
 from .ranking.spill import parse_memory
 
@@ -114,7 +115,7 @@ class MulticlassRankAUC(Accumulator):
         self.inputs = (*class_inputs(k, self.labels, ("y",)), ClassScores("P", k))
         self._n = 0
         self._weighted = False
-        self._stack = RunStack(MR.merge_block_runs, MR.entries)
+        self._stack = RunStack(MR.merge_block_runs, entries)
         self._pending: list | None = None  # copies of checked batches not yet sorted into a run
         self._pending_rows = 0
         self._members: RankMembers | None = None
@@ -141,9 +142,7 @@ class MulticlassRankAUC(Accumulator):
 
     def _to_float(self):
         self._flush()  # pending rows without weights become a run of counts first
-        self._stack = RunStack(
-            MR.merge_block_runs, MR.entries, [(a, b.astype(np.float64), c) for a, b, c in self._stack]
-        )
+        self._stack = RunStack(MR.merge_block_runs, entries, [(a, b.astype(np.float64), c) for a, b, c in self._stack])
         self._weighted = True
 
     #: rows the pending batches hold at least before they are sorted into a run
@@ -229,7 +228,7 @@ class MulticlassRankAUC(Accumulator):
         if self._members is not None:
             self._members.load(state)
             return
-        self._stack = RunStack(MR.merge_block_runs, MR.entries)
+        self._stack = RunStack(MR.merge_block_runs, entries)
         self._pending, self._pending_rows = None, 0
         self._merge_run(state)
 

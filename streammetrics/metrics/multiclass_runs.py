@@ -59,10 +59,6 @@ class MulticlassRankResult(Result):
         return lines
 
 
-def entries(run) -> int:
-    return run[0].shape[0]
-
-
 def _trimmed(keys, mass, m, lengths):
     if m < keys.shape[0]:  # copied, freeing the rest
         keys, mass = keys[:m].copy(), mass[:m].copy()

@@ -110,9 +110,6 @@ class RankAUC(RankQueries, Accumulator):
     headline = ("auc",)
     intervals = True
 
-    _PREALLOCATE_BATCH = 1 << 16  # a batch this large makes a new buffer as large as the limit at once,
-    _PREALLOCATE_ROWS = 1 << 22  # up to this many rows (32 MB of keys)
-
     def __init__(self, max_bins: int | None = None, *, max_memory=None, spill_dir=None, pos_label=None):
         self.pos_label = positive_label(pos_label)
         if self.pos_label is not None:
@@ -244,9 +241,9 @@ class RankAUC(RankQueries, Accumulator):
         self._ops = None
         if self._strategy.weighted and w.shape[0] == 0:
             w = np.ones(n)
-        before = None
-        if w.shape[0] and not self._strategy.weighted:
-            before = self._unweighted_masses()  # the rows so far, each of weight 1
+        before, buf = None, self._pending
+        if w.shape[0] and not self._strategy.weighted:  # the rows so far, each of weight 1
+            before = self._strategy.masses() + (0 if buf is None else (buf.front, buf.keys.shape[0] - buf.back))
         self._reserve(n * (16 if w.shape[0] else 8))
         status = self._append(y, s, w)
         self._note()
@@ -261,13 +258,6 @@ class RankAUC(RankQueries, Accumulator):
             self._bits = max(self._bits, 64 if source is None else 8 * source.itemsize)
         return status
 
-    def _unweighted_masses(self):
-        out = self._strategy.masses()
-        buf = self._pending
-        if buf is not None:
-            out += (buf.front, buf.keys.shape[0] - buf.back)
-        return out
-
     def _add_squares(self, squares, rows: int) -> None:
         compensated.merge(self._wsq, np.array([[squares[0], 0.0], [squares[1], 0.0]]))
         self._wsq_rows += int(rows)
@@ -280,16 +270,11 @@ class RankAUC(RankQueries, Accumulator):
         buf = self._pending
         if buf is not None and buf.weighted == weighted and buf.rows + n <= limit:
             return buf.append(y, s, w, limit)
-        # a new buffer takes the batch (a bad batch is refused before any change), then the old rows are sorted in
-        if n > limit:
-            capacity = n
-        elif n >= self._PREALLOCATE_BATCH:
-            # a stream of large batches fills it: made large at once (past _PREALLOCATE_ROWS it grows)
-            capacity = min(limit, max(n, self._PREALLOCATE_ROWS))
-        else:  # as large as the one it replaces: a stream does not grow it again
-            floor = 1024 if self._pool is None else self._pool.share(8)  # (a shared budget: its share)
-            capacity = min(limit, max(n, floor, 0 if buf is None else buf.keys.shape[0]))
-        new = Pending(capacity, weighted)
+        # a new buffer takes the batch (a bad batch is refused before any change), then the old rows are sorted in;
+        # as large as the one it replaces, so that a stream does not grow it again (a shared budget: its share)
+        floor = 1024 if self._pool is None else self._pool.share(8)
+        capacity = min(limit, max(floor, 0 if buf is None else buf.keys.shape[0]))
+        new = Pending(max(n, capacity), weighted)
         status = new.append(y, s, w, limit)
         if status:
             return status
@@ -305,12 +290,6 @@ class RankAUC(RankQueries, Accumulator):
         except BaseException:
             self._pending = None
             raise
-        if (
-            n >= self._PREALLOCATE_BATCH
-            and new.keys.shape[0] < min(limit, self._PREALLOCATE_ROWS)
-            and self._pending is new
-        ):
-            new.resize(min(limit, self._PREALLOCATE_ROWS))
         return 0
 
     def _flush(self) -> None:
@@ -322,8 +301,7 @@ class RankAUC(RankQueries, Accumulator):
         """Sort the pending rows in and (exact mode) merge the runs into one; return ``self``."""
         with self._guard:
             self._flush()
-            if isinstance(self._strategy, Exact):
-                self._strategy.compact()
+            self._strategy.compact()
             self._note()
         return self
 
@@ -428,13 +406,10 @@ class RankAUC(RankQueries, Accumulator):
             if self._n == 0:
                 raise NoObservationsError("RankAUC has no observations: call update() first")
             if self._ops is None:
-                if isinstance(self._strategy, Exact):
-                    self._reserve(0 if self._pending is None else 2 * self._pending.nbytes)  # (rows become entries)
-                    buf, self._pending = self._pending, None
-                    self._strategy.compact(buf)
-                    self._ops = self._strategy.points(self._n)
-                else:
-                    self._ops = self._strategy.points(self._pending, self._n)
+                self._reserve(0 if self._pending is None else 2 * self._pending.nbytes)  # (rows become entries)
+                buf, self._pending = self._pending, None
+                self._strategy.compact(buf)
+                self._ops = self._strategy.points(self._n)
                 self._ops.source = SCORE_DTYPES.get(self._bits)
                 self._note()
             return self._ops
@@ -471,11 +446,7 @@ class RankAUC(RankQueries, Accumulator):
         return compensated.values(self._wsq)
 
     def _curve(self):
-        with self._guard:
-            if self._n == 0:
-                raise NoObservationsError("RankAUC has no observations: call update() first")
-            points = self._strategy.run(self._pending)
-        return curve_from_points(*points)
+        return curve_from_points(*self._engine().materialized())
 
     def average_precision(self) -> float:
         """Average precision ``sum_k (R_k - R_{k-1}) P_k`` (0 with no positive).

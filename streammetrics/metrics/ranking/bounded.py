@@ -154,7 +154,12 @@ class Bounded:
             return
         self.items = self._merged(self.items, (lo, state["hi"], ab, state["pairs"]))
 
-    def points(self, buf, n: int, items=None) -> Points:
+    def compact(self, buf=None) -> None:
+        """Bin the rows of ``buf`` in, if any (the items are always one list)."""
+        if buf is not None and buf.rows:
+            self.take(buf)
+
+    def points(self, n: int, items=None) -> Points:
         """The query engine of the items (or of ``items``)."""
         items = self.items if items is None else items
         return Points(points_of_items(items, self.weighted), n, self.weighted, items=items)
@@ -166,7 +171,7 @@ class Bounded:
     def result(self, buf, n: int):
         """``(auc, lower, upper, n_pos, n_neg, points)``; ``points()`` makes the query engine."""
         items, weighted = self.items, self.weighted
-        points = partial(self.points, None, n, items)
+        points = partial(self.points, n, items)
         if not is_binned(items):
             value, n_pos, n_neg = auc_of_chunks(lambda: iter([points_of_items(items, weighted)]), weighted)
             return value, value, value, n_pos, n_neg, points

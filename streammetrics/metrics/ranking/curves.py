@@ -37,12 +37,6 @@ def average_precision_of(thresholds, tps, fps) -> float:
     return float(max(0.0, -np.sum(np.diff(recall) * precision[:-1])))
 
 
-def _at_thresholds(thresholds, tps, fps):
-    """``(tns, fps, fns, tps, thresholds)``, scikit-learn's ``confusion_matrix_at_thresholds``."""
-    tp_all, fp_all = (tps[-1], fps[-1]) if tps.size else (0.0, 0.0)
-    return fp_all - fps, fps, tp_all - tps, tps, thresholds
-
-
 def det(thresholds, tps, fps, drop_intermediate=False):
     """scikit-learn's ``det_curve`` points, the rates guarded (one class: 0, where scikit-learn raises)."""
     tps, fps = np.concatenate(([0.0], tps)), np.concatenate(([0.0], fps))
@@ -136,7 +130,9 @@ class RankQueries:
         >>> th
         array([0.8 , 0.4 , 0.35, 0.1 ])
         """
-        return _at_thresholds(*self._curve())
+        thresholds, tps, fps = self._curve()
+        tp_all, fp_all = (tps[-1], fps[-1]) if tps.size else (0.0, 0.0)
+        return fp_all - fps, fps, tp_all - tps, tps, thresholds
 
     def det_curve(self, *, drop_intermediate: bool = False):
         """Detection error tradeoff curve ``(fpr, fnr, thresholds)``: ``sklearn.metrics.det_curve`` of the same rows

@@ -15,7 +15,8 @@ from .sorting import merge_runs
 from .spill import MAX_DISK_RUNS, SpillStore, count_dtype, stream_merge, window
 
 
-def _entries(run) -> int:
+def entries(run) -> int:
+    """Entries of a run (its first array's length)."""
     return run[0].shape[0]
 
 
@@ -32,7 +33,7 @@ class Exact:
 
     def __init__(self, weighted: bool = False, budget: int | None = None, spill_dir=None):
         self.weighted = weighted
-        self.stack = RunStack(merge_runs, _entries)
+        self.stack = RunStack(merge_runs, entries)
         self.budget = budget
         self.spill_dir = spill_dir
         self.store = None  # made at the first spill
@@ -47,10 +48,6 @@ class Exact:
             self.store = None
             self._disk = [self.storage().copy_from(r, self.chunk()) for r in self._disk]
         return self._disk
-
-    @disk.setter
-    def disk(self, runs) -> None:
-        self._disk = runs
 
     @property
     def spilled(self) -> bool:
@@ -95,7 +92,7 @@ class Exact:
             for run in self.stack:
                 if run[0].shape[0]:
                     self.disk.append(self.storage().write(*run))
-            self.stack = RunStack(merge_runs, _entries)
+            self.stack = RunStack(merge_runs, entries)
             self._bound_disk()
 
     def _bound_disk(self) -> None:
@@ -116,7 +113,7 @@ class Exact:
         store = self.storage()
         merged = store.write_chunks(dtype, stream_merge(sources, self.chunk(len(sources))))
         gone = {id(r) for r in old}
-        self.disk = [r for r in self.disk if id(r) not in gone] + [merged]
+        self._disk = [r for r in self.disk if id(r) not in gone] + [merged]
         for run in old:
             store.remove(run)
 
@@ -142,7 +139,7 @@ class Exact:
     def close(self) -> None:
         """Forget the runs and remove the files (the state is empty afterwards; a forked child's parent keeps its
         files)."""
-        self.stack = RunStack(merge_runs, _entries)
+        self.stack = RunStack(merge_runs, entries)
         self._disk = []
         if self.store is not None:
             self.store.close()
@@ -150,7 +147,7 @@ class Exact:
     def clone(self) -> Exact:
         out = Exact(self.weighted, self.budget, self.spill_dir)
         out.stack = self.stack.copy()
-        out.disk = [out.storage().copy_from(r, self.chunk()) for r in self.disk]
+        out.disk.extend(out.storage().copy_from(r, self.chunk()) for r in self.disk)
         return out
 
     @property
@@ -169,10 +166,10 @@ class Exact:
         with self.atomic():
             if self.disk:
                 store, old = self.storage(), self.disk
-                self.disk = [self._as_float(r) for r in old]
+                self._disk = [self._as_float(r) for r in old]
                 for run in old:
                     store.remove(run)
-            self.stack = RunStack(merge_runs, _entries, [(s, ab.astype(np.float64)) for s, ab in self.stack])
+            self.stack = RunStack(merge_runs, entries, [(s, ab.astype(np.float64)) for s, ab in self.stack])
             self.weighted = True
 
     def masses(self):
@@ -186,7 +183,7 @@ class Exact:
         if self.disk:
             with self.atomic():
                 extra = [run for run in self.stack if run[0].shape[0]]
-                self.stack = RunStack(merge_runs, _entries)
+                self.stack = RunStack(merge_runs, entries)
                 self._merge_disk(self.disk, extra)
         else:
             self.stack.collapse()
@@ -194,7 +191,7 @@ class Exact:
     def take(self, buf, check: bool = True) -> None:
         """Sort the pending rows of ``buf`` into a run (``buf`` is used up)."""
         top = self.stack.top()
-        if top is not None and _entries(top) <= 2 * buf.rows:
+        if top is not None and entries(top) <= 2 * buf.rows:
             # the new run would be merged into the top one: do both in one pass
             run = buf.run(merged_with=self.stack.pop())
         else:

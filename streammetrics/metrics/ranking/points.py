@@ -37,7 +37,7 @@ TIE = 1e-12  # relative difference below which two scores are a tie (the same fr
 _MONOTONE = ("accuracy", "precision", "recall", "specificity", "f1", "balanced_accuracy", "jaccard")
 EXACT_LIMIT = (1 << 63) - 1  # the largest ``2 P N`` whose partial area is summed in exact integers
 _CACHED = 64  # the most cost matrices whose answers a state keeps
-_NO_PAIRS = np.zeros((0, 4))
+NO_PAIRS = np.zeros((0, 4))
 INT64_LIMIT = 2**63
 
 
@@ -132,7 +132,7 @@ def auc_of_chunks(chunks, weighted: bool):
     if weighted:
         carry = np.zeros(4)
         for _, ab in chunks():
-            running_pairs(np.ascontiguousarray(ab, np.float64), carry, False, 1, _NO_PAIRS)
+            running_pairs(np.ascontiguousarray(ab, np.float64), carry, False, 1, NO_PAIRS)
         n_pos, n_neg = float(carry[0] + carry[1]), float(carry[2] + carry[3])
         if not (math.isfinite(n_pos) and math.isfinite(n_neg)):
             raise WeightOverflowError(scores="the total weights of the positives and the negatives")
@@ -264,6 +264,14 @@ class Points:
         running_pairs(ab, self.bottom[j].copy(), False, 1, rest)
         return scores, _cells(called, rest)
 
+    def _spans(self, blocks, most: int):
+        """``(j, k, scores, cells)`` of each run of adjacent ``blocks`` ``j .. k`` (increasing, distinct), read at most
+        ``most`` blocks at a time."""
+        for run in np.split(blocks, np.flatnonzero(np.diff(blocks) != 1) + 1) if len(blocks) else []:
+            for a in range(0, len(run), most):
+                j, k = int(run[a]), int(run[min(a + most, len(run)) - 1])
+                yield j, k, *self._span(j, k)
+
     def _at(self, i: int):
         """The counts at boundary ``i`` as Python numbers, and its threshold."""
         j = min(i // self.block, self.nb - 1)
@@ -278,20 +286,12 @@ class Points:
         at = np.asarray(boundaries, np.int64)
         cells, thresholds = np.empty((4, at.size), self.marks.dtype), np.full(at.size, np.inf)
         blocks = np.minimum(at // self.block, self.nb - 1)
-        most = _GROUP if self.run is not None else self.per_read
-        lo = 0
-        while lo < at.size:  # blocks j .. k, adjacent, at most ``most`` of them
-            j = int(blocks[lo])
-            hi = int(np.searchsorted(blocks, j + most))
-            gaps = np.flatnonzero(np.diff(blocks[lo:hi]) > 1)
-            hi = lo + int(gaps[0]) + 1 if gaps.size else hi
-            k = int(blocks[hi - 1])
-            scores, span = self._span(j, k)
+        for j, k, scores, span in self._spans(np.unique(blocks), _GROUP if self.run is not None else self.per_read):
+            lo, hi = np.searchsorted(blocks, [j, k + 1])
             offset = at[lo:hi] - j * self.block
             cells[:, lo:hi] = span[:, offset]
             inside = at[lo:hi] < self.m
             thresholds[lo:hi][inside] = scores[offset[inside]]
-            lo = hi
         return cells, thresholds
 
     def _kept(self, key, make):
@@ -330,13 +330,10 @@ class Points:
 
     def _values(self, blocks, name, cost=None):
         """``(boundaries, values)`` of score ``name`` over ``blocks``."""
-        at, cells = [], []
-        for run in np.split(blocks, np.flatnonzero(np.diff(blocks) != 1) + 1) if len(blocks) else []:
-            j, k = int(run[0]), int(run[-1])
-            cells.append(self._span(j, k)[1])
-            at.append(np.arange(j * self.block, self._end(k) + 1))
-        if not at:
+        parts = [(np.arange(j * self.block, self._end(k) + 1), c) for j, k, _, c in self._spans(blocks, len(blocks))]
+        if not parts:
             return np.zeros(0, np.int64), np.zeros(0)
+        at, cells = zip(*parts)
         return np.concatenate(at), score_columns(np.concatenate(cells, axis=1), self.N, cost)[name]
 
     def _search(self, name, value, op, first: bool):

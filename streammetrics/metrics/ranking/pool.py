@@ -57,12 +57,6 @@ class MemoryPool:
             self._forget_dead()
             return self._total
 
-    @property
-    def members(self) -> int:
-        with self._lock:
-            self._forget_dead()
-            return len(self._held)
-
     def share(self, row_bytes: int, most: int = 1024) -> int:
         """Rows of ``row_bytes`` a member may keep in a new buffer: at most ``most``, and its even share of
         half the limit."""

@@ -16,10 +16,9 @@ from ..._kernels.totals import running_pairs
 from ..._protocol.errors import in_context
 from ..._protocol.result import Result, safe
 from .accumulator import RankAUC
-from .points import u2_counts
+from .points import NO_PAIRS, u2_counts
 from .sorting import merge_runs
 
-_NO_PAIRS = np.zeros((0, 4))
 _TINY = 1 << 1074  # 2**-1074, the least positive float, is 1 / _TINY
 
 
@@ -50,7 +49,7 @@ def route_rows(cuts, lo: int, hi: int, where: str, arrays, w, offset: int = 0):
         part = ab[:, bounds[r] : bounds[r + 1]]
         if weighted:
             pairs = np.zeros(4)
-            running_pairs(np.ascontiguousarray(part, np.float64), pairs, False, 1, _NO_PAIRS)
+            running_pairs(np.ascontiguousarray(part, np.float64), pairs, False, 1, NO_PAIRS)
             masses[r] = (pairs[0] + pairs[1], pairs[2] + pairs[3])
         else:
             masses[r] = part.sum(axis=1)

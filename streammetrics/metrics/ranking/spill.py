@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..._kernels.merges import merge_records, pack_records, records_cut
+from ..._kernels.merges import merge_records, records_cut
 from ..._protocol import tempfiles
 
 MAX_DISK_RUNS = 32  # at most this many runs are kept on disk; one more merges the smaller half into one file
@@ -244,14 +244,7 @@ class _RunWriter:
             self.buf = np.empty(step, _record(self.dtype))
         for a in range(0, m, PACK_ROWS):
             b = min(m, a + PACK_ROWS)
-            rec = self.buf[: b - a]
-            if self.dtype == _NARROW:
-                rec["s"] = scores[a:b]
-                rec["p"] = ab[0, a:b]
-                rec["q"] = ab[1, a:b]
-            else:
-                pack_records(scores[a:b], np.ascontiguousarray(ab[:, a:b], self.dtype), *_flat_views(rec))
-            self.append_records(rec)
+            self.append_records(_pack(self.buf[: b - a], scores[a:b], ab[:, a:b]))
 
     def append_records(self, rec) -> None:
         if rec.shape[0]:
@@ -286,9 +279,17 @@ def _record_chunks(run: DiskRun, chunk: int):
         release(rec, a, min(a + chunk, run.m))
 
 
+def _pack(rec, scores, ab):
+    """``rec`` (records) holding the run ``(scores, ab)`` of as many entries, the masses cast to the records' dtype."""
+    rec["s"] = scores
+    rec["p"] = ab[0]
+    rec["q"] = ab[1]
+    return rec
+
+
 def _flat_views(rec):
-    """Float64 and mass-dtype ``(m, 3)`` views of contiguous records, and the first row."""
-    return rec.view(np.float64).reshape(-1, 3), rec.view(rec.dtype["p"]).reshape(-1, 3), 0
+    """Float64 and mass-dtype ``(m, 3)`` views of contiguous records."""
+    return rec.view(np.float64).reshape(-1, 3), rec.view(rec.dtype["p"]).reshape(-1, 3)
 
 
 def release(src, a: int, b: int) -> None:
@@ -351,12 +352,12 @@ class _Sources:
         flat = self.flat[i]
         return float(self.srcs[i][0][r] if flat is None else flat[r, 0])
 
-    def cut(self, i: int, a: int, b: int, bound: float, right: bool) -> int:
-        """The first entry of ``a:b`` of source ``i`` above (``right``) or at least ``bound``."""
+    def cut(self, i: int, a: int, b: int, bound: float) -> int:
+        """The first entry of ``a:b`` of source ``i`` above ``bound``."""
         flat = self.flat[i]
         if flat is None:
-            return a + int(np.searchsorted(self.srcs[i][0][a:b], bound, side="right" if right else "left"))
-        return int(records_cut(flat, a, b, bound, right))
+            return a + int(np.searchsorted(self.srcs[i][0][a:b], bound, side="right"))
+        return int(records_cut(flat, a, b, bound))
 
     def merge(self, parts):
         """One run of the entries ``a:b`` of sources ``i`` for ``(i, a, b)`` in ``parts`` (masses in sources' order)."""
@@ -376,8 +377,7 @@ class _Sources:
         for t, (i, a, b) in enumerate(parts):
             src = self.srcs[i]
             if isinstance(src, tuple):
-                sc, val, _ = _flat_views(buf)
-                pack_records(src[0][a:b], np.asarray(src[1][:, a:b], dtype), sc, val, o)
+                _pack(buf[o : o + b - a], src[0][a:b], src[1][:, a:b])
             else:
                 _copy_records(src[a:b], buf[o : o + b - a])
                 release(src, a, b)
@@ -387,7 +387,7 @@ class _Sources:
         rows = buf[:total]
         scores = np.empty(total, np.float64)
         ab = np.empty((2, total), dtype)
-        sc, val, _ = _flat_views(rows)
+        sc, val = _flat_views(rows)
         m = merge_records(sc, val, starts, ends, scores, ab)
         if m == total:
             return scores, ab
@@ -421,7 +421,7 @@ def stream_merge(sources, chunk: int):
         parts = []
         for i in live:
             b = min(pos[i] + chunk, sizes[i])
-            cut = b if bound is None else src.cut(i, pos[i], b, bound, True)
+            cut = b if bound is None else src.cut(i, pos[i], b, bound)
             if cut > pos[i]:
                 parts.append((i, pos[i], cut))
                 pos[i] = cut
