@@ -67,5 +67,8 @@ class RunStack(Generic[Run]):
         """A stack sharing these (immutable) runs."""
         return RunStack(self.merge, self.size, self.runs)
 
+    def __len__(self) -> int:
+        return len(self.runs)
+
     def __iter__(self):
         return iter(self.runs)
