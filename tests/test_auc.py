@@ -1132,3 +1132,20 @@ def test_a_forged_state_with_subnormal_weights_is_refused():
     st["weights"] = np.array([[0, 5e-324, 5e-324, 0], [5e-324, 0, 0, 5e-324]])
     with pytest.raises(ValueError, match="subnormal"):
         RankAUC().load_state_dict(st)
+
+
+@given(labelled(max_size=200, weights=False))
+def test_the_one_shot_merge_of_the_sorted_classes_counts_every_pair(data):
+    """``auc`` counts 2U by one merge of the sorted positives and negatives (no run of distinct scores); a signed
+    zero ties with +0.0 as in the runs."""
+    y, s, _, _ = data
+    s = np.where(s == 0.0, -0.0, s) if len(s) % 2 else s
+    keys = np.empty(y.shape[0], np.uint64)
+    _, n_pos, back = KK.append_split(
+        y, np.ascontiguousarray(s, np.float64).view(np.uint64), None, keys, None, 0, y.shape[0]
+    )
+    sort_keys(keys[:n_pos], np.empty(n_pos, np.uint64), None, None)
+    sort_keys(keys[back:], np.empty(y.shape[0] - back, np.uint64), None, None)
+    u2, n_p, n_n = brute_u2(y, s)
+    assert int(pairs.u2_sorted(keys[:n_pos], keys[back:])) == u2
+    assert auc(y, s) == RankAUC().update(y, s).finalize().auc == u2 / (2 * max(n_p * n_n, 1))

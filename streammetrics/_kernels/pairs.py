@@ -24,6 +24,30 @@ def u2_int(ab):
 
 
 @kernel
+def u2_sorted(kp, kn):
+    """``2U`` of sorted positive keys ``kp`` and negative keys ``kn`` in one merge (a one-shot AUC needs no run of
+    distinct scores); needs ``2 * n_pos * n_neg < 2**63``."""
+    m = kn.shape[0]
+    i = 0
+    below = 0
+    u2 = 0
+    while i < kp.shape[0]:
+        x = kp[i]
+        while below < m and kn[below] < x:
+            below += 1
+        tied = below
+        while tied < m and kn[tied] == x:
+            tied += 1
+        same = i
+        while same < kp.shape[0] and kp[same] == x:
+            same += 1
+        u2 += (same - i) * (below + tied)  # each positive: 2 * below + (tied - below)
+        i = same
+        below = tied
+    return u2
+
+
+@kernel
 def _mul128(a, b):
     """The 128-bit product of two uint64 as ``(high, low)``."""
     mask = np.uint64(0xFFFFFFFF)

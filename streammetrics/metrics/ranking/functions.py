@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..._kernels.keys import append_split
+from ..._kernels.pairs import u2_sorted
 from ..._protocol.errors import NoObservationsError
 from ..._protocol.inputs import convert, raise_rejected
+from ..._protocol.result import safe
 from ..labels import positives
 from .accumulator import RankAUC
-from .points import auc_of_chunks
-from .sorting import sorted_run
+from .points import INT64_LIMIT, auc_of_chunks
+from .sorting import sort_classes, sorted_run
 
 __all__ = ["auc", "roc_curve", "pr_curve", "average_precision", "partial_auc"]
 __all__ += ["det_curve", "confusion_matrix_at_thresholds"]
@@ -38,6 +40,10 @@ def auc(y, s, *, sample_weight=None, pos_label=None) -> float:
     status, n_pos, back = append_split(y, s.view(np.uint64), w if weighted else None, keys, vals, 0, n)
     if status:
         raise_rejected(inputs, (y, s))
+    n_neg = n - back
+    if not weighted and 2 * n_pos * n_neg < INT64_LIMIT:  # the pairs counted by one merge of the sorted classes
+        sort_classes(keys, n_pos, back)
+        return int(u2_sorted(keys[:n_pos], keys[back:])) / (2 * safe(n_pos * n_neg))
     run = sorted_run(keys, n_pos, back, vals)
     return auc_of_chunks(lambda: iter([run]), weighted)[0]
 
