@@ -14,7 +14,7 @@ from sklearn import metrics as skm
 import streammetrics as sm
 from streammetrics._kernels.probability import probability_terms
 from streammetrics._kernels.regression import regression_moments
-from streammetrics._kernels.row_sums import sum_terms
+from streammetrics._kernels.row_sums import sum_rows
 
 from .harness import check_accumulator, check_rejected_batch, sharded
 
@@ -210,13 +210,7 @@ def test_kernels_against_naive_python():
     rng = np.random.default_rng(9)
     y = (rng.random(700) < 0.5).astype(np.uint8)
     p = rng.random(700)
-
-    def sum_rows(terms, args, w, width, second):  # the totals, then loss², d2², w²
-        pairs, moments = np.zeros((width, 2)), np.zeros((width, 2))
-        status = sum_terms(terms, args, w, width, np.zeros(width, np.int64), pairs, moments, second)
-        return status, np.concatenate([pairs, moments[[1, 2, 0]]])
-
-    second = (2, 1, 1, 0, 0)  # w², then w loss², w d2²
+    second = ((1, 1), (2, 1), (0, 2))  # loss², d2², w²
     status, pairs = sum_rows(probability_terms, (y, p), np.empty(0), 5, second)  # 1, loss, d2, 1 - y, y
     assert status == 0
     sums, squares = pairs[:5], pairs[5:]

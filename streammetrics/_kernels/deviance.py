@@ -1,5 +1,5 @@
 """Kernels of the Tweedie deviance: the row terms of a batch (folded by
-:func:`~.row_sums.sum_terms`) and the first value outside a power's domain.
+:func:`~.row_sums.sum_rows`) and the first value outside a power's domain.
 
 A row adds four terms: 1 (its weight), ``y``, its unit deviance
 ``d(y, p)`` and ``d(y, 1)``, the deviance of the constant prediction 1. The

@@ -1,7 +1,7 @@
 """The terms of log loss and Brier: 1, a row's loss and its Brier score, then
 the row's class as one 1 among zeros (the class totals of the null model of D²).
 
-The accumulators fold them with :func:`~.row_sums.sum_terms`. Status 0
+The accumulators fold them with :func:`~.row_sums.sum_rows`. Status 0
 folded, 1 a bad label, 2 a probability outside [0, 1] (or a row of class
 probabilities not summing to 1).
 """

@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import inline_ir, kernel
-from .compensated import BLOCK, add, fold
+from .compensated import BLOCK, add, fold, merge
 
-__all__ = ["regression_moments", "merge_moments", "MAPE_FLOOR", "loss_terms"]
+__all__ = ["regression_moments", "regression_merge", "merge_moments", "MAPE_FLOOR", "loss_terms"]
 
 #: The specification floors |y| at 1e-12 in MAPE's denominator.
 MAPE_FLOOR = 1e-12
@@ -154,6 +154,13 @@ def regression_moments(y, p, w, n, moments, sums, squares, rmoments, top):
     fold(squares, np.intp(2), sq, cq)
     n[0] += rows
     return 0
+
+
+@kernel
+def regression_merge(moments, sums, other_moments, other_sums):
+    """Fold another state into ``moments``/``sums`` (Chan et al. for M2)."""
+    merge_moments(moments, other_moments)
+    merge(sums, other_sums)
 
 
 @kernel

@@ -3,24 +3,21 @@
 Such a class (log loss and Brier, the Tweedie deviance, the mean losses, the
 weighted binary cells, top-k hits, the reliability tables) has a terms kernel
 that writes each row's slots and values, the one the wrappers read
-(:mod:`streammetrics._protocol.terms`); its own fold (:class:`TermsFold`) is
-that kernel and :func:`sum_slots`, which sums the terms as a hand-written fold
-would: plainly within blocks of rows counted from the batch's first, each
-slot's block total added to its compensated pair with one step. The totals
-are those of one pass, bit for bit, however the batch is cut into chunks, and
-they go into the state as the wrappers' sums of the same terms do.
+(:mod:`streammetrics._protocol.terms`); its own fold is that kernel and
+:func:`sum_slots`, which sums the terms as a hand-written fold would: plainly
+within blocks of rows counted from the batch's first, each slot's block total
+added to its compensated pair with one step. The totals are those of one
+pass, bit for bit, however the batch is cut into chunks.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._protocol.errors import WeightOverflowError
-from .._protocol.terms import Sums
 from ._jit import inline, kernel
 from .compensated import BLOCK, add
 
-__all__ = ["sum_slots", "sum_terms", "TermsFold", "CHUNK"]
+__all__ = ["sum_slots", "sum_terms", "sum_columns", "sum_rows", "CHUNK"]
 
 #: rows whose terms are formed at a time (rounded up to a multiple of the block)
 CHUNK = 64 * BLOCK
@@ -95,34 +92,47 @@ def sum_terms(terms, args, w, width: int, counts, pairs, moments=None, second=No
     return 0
 
 
-class TermsFold:
-    """The fold of an accumulator by its declared row terms: ``_term_args(arrays)``
-    gives its terms kernel and the kernel's arguments before ``lo``; a batch's
-    terms are summed by :func:`sum_terms` (``_block`` rows summed plainly) and
-    added by ``add_sums``, as the wrappers add theirs. Totals that would pass
-    float64's range leave the state as it was and raise ``WeightOverflowError``,
-    or a ``ValueError`` of the message ``_overflow``."""
+@kernel
+def sum_columns(values, w, second, pairs):
+    """:func:`sum_slots` of terms that go to slots ``0 .. K - 1``, one each, in
+    blocks of ``BLOCK`` rows, every block total added: ``values`` is
+    ``float64[m, K]``; ``pairs`` (``float64[K + S, 2]``) takes the totals of
+    ``w v``, then of the second moments ``second`` names (``int64[S, 2]``:
+    column, power)."""
+    m, k = values.shape
+    weighted = w.shape[0] > 0
+    for start in range(0, m, BLOCK):
+        stop = m if m < start + BLOCK else start + BLOCK
+        for r in range(pairs.shape[0]):
+            t = r if r < k else second[r - k, 0]
+            power = 0 if r < k else second[r - k, 1]
+            b = 0.0
+            for i in range(start, stop):
+                v = values[i, t]
+                if power:
+                    v *= v
+                if weighted:
+                    v *= w[i] if power < 2 else w[i] * w[i]
+                b += v
+            s, c = add(pairs[r, 0], pairs[r, 1], b)
+            pairs[r, 0] = s
+            pairs[r, 1] = c
 
-    _block = BLOCK
-    _overflow = None
 
-    def _fold(self, arrays, w, spec=None):
-        terms, args = self._term_args(arrays)
-        spec = spec or self.row_terms()
-        counts, pairs, second = np.zeros(spec.size, np.int64), np.zeros((spec.size, 2)), np.zeros((spec.size, 2))
-        status = sum_terms(terms, args, w, spec.width, counts, pairs, second, spec.second, self._block)
+def sum_rows(terms, args, w, width: int, second=()):
+    """``(status, totals)`` of terms that go to slots ``0 .. width - 1``, one each
+    (as :func:`sum_terms`, by :func:`sum_columns`): ``totals`` the pairs of the
+    ``width`` sums, then of the second moments ``second`` names (``(slot,
+    power)`` each)."""
+    rows = args[0].shape[0]
+    second = np.asarray(second, np.int64).reshape(-1, 2)
+    pairs = np.zeros((width + second.shape[0], 2))
+    m = min(rows, CHUNK)
+    slots, values = np.empty((m, width), np.int32), np.empty((m, width))
+    for lo in range(0, rows, CHUNK):
+        hi = min(rows, lo + CHUNK)
+        status = terms(*args, lo, slots[: hi - lo], values[: hi - lo], 0, 0)
         if status:
-            return status
-        moments = None if spec.second is None else second[np.newaxis]
-        rows = np.array([args[0].shape[0]])
-        try:
-            self.add_sums(Sums(counts[np.newaxis], pairs[np.newaxis], moments, rows, w.shape[0] > 0))
-        except WeightOverflowError:
-            if self._overflow is None:
-                raise
-            raise ValueError(self._overflow) from None
-        return 0
-
-    def _terms(self, batch, lo, slots, values, col, base):
-        terms, args = self._term_args(batch.arrays_for(self.inputs))
-        return terms(*args, lo, slots, values, col, base)
+            return status, pairs
+        sum_columns(values[: hi - lo], w[lo:hi] if w.shape[0] else w, second, pairs)
+    return 0, pairs

@@ -15,9 +15,10 @@ import numpy as np
 
 from .._kernels import compensated
 from .._kernels.binary import binary_terms, count_labels, count_scores
-from .._kernels.row_sums import TermsFold
+from .._kernels.checks import first_nonfinite
+from .._kernels.row_sums import sum_terms
 from .._protocol.base import Accumulator, check_ci
-from .._protocol.errors import NoObservationsError
+from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import Finite, Labels01
 from .._protocol.result import RenderContext, Result, grid, safe
 from .._protocol.state import Field, count_total
@@ -26,7 +27,7 @@ from .._protocol.validation import cut_point
 from . import intervals as I
 from .intervals import beside, binary_intervals
 from .labels import BinaryLabels, PosLabelError, class_result, label_matrix, two_label_counts
-from .rates import averaged_rates, check_average, check_beta, check_threshold, check_zero_division, class_rates, fed
+from .rates import averaged_rates, check_average, check_beta, check_threshold, check_zero_division, class_rates
 
 __all__ = [
     "BinaryConfusion",
@@ -154,6 +155,9 @@ def binary_result(tp, fp, fn, tn, n: int, meta=None) -> BinaryResult:
     return BinaryResult("BinaryScores", values, meta)
 
 
+#: each row's cell takes its weight and its squared weight
+_SQUARED_WEIGHTS = np.full(4, 2, np.uint8)
+
 #: rows of counts whose total is below this have every product of four
 #: margins within int64 (46340**4 < 2**63)
 _INT64_PRODUCTS = 46_340
@@ -183,7 +187,7 @@ def _as_float(a) -> np.ndarray:
     return np.asarray(a).astype(np.float64)
 
 
-class BinaryConfusion(TermsFold, Accumulator):
+class BinaryConfusion(Accumulator):
     """Streaming binary confusion counts and the guarded rates built from them.
 
     Parameters
@@ -318,21 +322,39 @@ class BinaryConfusion(TermsFold, Accumulator):
         return bad
 
     def _fold(self, arrays, w):
-        if w.shape[0]:  # by the row terms (the squared weights, for the intervals, kept while finite)
-            return super()._fold(arrays, w)
         y, p = arrays
         st = self._arrays
-        if self.threshold is None:  # the unweighted kernel alone: a first call compiles only it
-            return count_labels(y, p, 0.0, st["n"], st["counts"])
-        return count_scores(y, p, cut_point(self.threshold, p), st["n"], st["counts"])
+        t = self.threshold if self.threshold is None else cut_point(self.threshold, p)
+        if not w.shape[0]:  # the unweighted kernel alone: a first call compiles only it
+            fold = count_labels if t is None else count_scores
+            return fold(y, p, 0.0 if t is None else t, st["n"], st["counts"])
+        part, part_sq = np.zeros((4, 2)), np.zeros((4, 2))
+        args = (y, p, math.nan if t is None else t)
+        status = sum_terms(binary_terms, args, w, 1, np.zeros(4, np.int64), part, part_sq, _SQUARED_WEIGHTS)
+        if status:
+            return status
+        wsums, wsq = st["wsums"].copy(), st["wsq"].copy()
+        add_pairs(wsums, part)
+        add_pairs(wsq, part_sq)
+        if first_nonfinite(wsums.reshape(-1)) >= 0:
+            raise WeightOverflowError()
+        # the squared weights serve the intervals only: past float64, none
+        kept = first_nonfinite(wsq.reshape(-1)) < 0
+        st["wsums"][:] = wsums
+        if kept:
+            st["wsq"][:] = wsq
+        for name in ("n", "weighted") + ("wsq_rows",) * kept:
+            st[name][0] += y.shape[0]
+        return 0
 
     def row_terms(self) -> RowTerms:
         """Each row's weight goes to its cell; unweighted rows are counted."""
         return RowTerms(4, 1, self._terms, rows=4, counts_only=True, second=(2, 2, 2, 2))
 
-    def _term_args(self, arrays):
-        y, p = arrays
-        return binary_terms, (y, p, math.nan if self.threshold is None else cut_point(self.threshold, p))
+    def _terms(self, batch, lo, slots, values, col, base):
+        y, p = batch.arrays_for(self.inputs)
+        t = math.nan if self.threshold is None else cut_point(self.threshold, p)
+        return binary_terms(y, p, t, lo, slots, values, col, base)
 
     def _add_sums(self, sums, st):
         st["n"][:, 0] += sums.rows
@@ -407,7 +429,10 @@ class BinaryConfusion(TermsFold, Accumulator):
 
 # ------------------------------------------------------------------ one-shot
 def _counts(y, p, sample_weight):
-    return fed(BinaryConfusion().update(y, p, sample_weight=sample_weight), "the scores need").counts()
+    acc = BinaryConfusion().update(y, p, sample_weight=sample_weight)
+    if acc.n == 0:
+        raise NoObservationsError("y and p are empty: the scores need at least one observation")
+    return acc.counts()
 
 
 def _scores(y, p, sample_weight) -> BinaryResult:
@@ -421,9 +446,9 @@ def _binary_counts(y, p, sample_weight, pos_label):
         return two_label_counts(y, p, sample_weight, pos_label)
     try:
         return _counts(y, p, sample_weight)
-    except NoObservationsError:
-        raise
     except (ValueError, TypeError) as exc:
+        if isinstance(exc, NoObservationsError):
+            raise
         try:  # two labels other than 0/1 (1 and 2, or strings): read by label
             return two_label_counts(y, p, sample_weight, pos_label)
         except PosLabelError:

@@ -19,8 +19,9 @@ import numpy as np
 
 from .._kernels import calibration as KC
 from .._kernels import compensated
-from .._kernels.row_sums import TermsFold
+from .._kernels.row_sums import sum_terms
 from .._protocol.base import Accumulator
+from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Probabilities
 from .._protocol.result import safe
 from .._protocol.state import Field
@@ -28,7 +29,6 @@ from .._protocol.terms import RowTerms, add_pairs
 from .calibration_quantile import QuantileCalibration
 from .labels import BinaryLabels, PositiveLabel, positive_label
 from .multiclass import class_settings
-from .rates import fed
 from .reliability import MAX_BINS, CalibrationResult, calibration_table, check_n_bins
 
 __all__ = ["Calibration", "ClassCalibration", "CalibrationResult", "calibration_table", "expected_calibration_error"]
@@ -75,28 +75,37 @@ def _check_table(state, prefix="", rows_per_row=1):
         raise ValueError(f"entry '{prefix}counts' does not add up to the rows folded in")
 
 
-class _Reliability(TermsFold, Accumulator):
-    """What both calibration accumulators share: uniform bins, the table of their
-    top (or only) probability, and the fold of their tables' row terms (each
-    table's weights, predicted and observed totals its slots in turn)."""
+class _Reliability(Accumulator):
+    """What both calibration accumulators share: uniform bins, and the table of
+    their top (or only) probability."""
 
     _fixed_settings = True  # copies share the settings
-    _tables = ("",)  # the prefixes of the tables' fields
+    _totals_unchecked = True  # its weighted folds do not check that their totals stay finite
 
     def _set_bins(self, n_bins) -> None:
         self.n_bins = check_n_bins(n_bins)
         self._edges = np.linspace(0.0, 1.0, self.n_bins + 1)
-        self._block = KC.block_of(self.n_bins)
 
-    def _add_sums(self, sums, st):
-        st["n"][:, 0] += sums.rows
+    def _fold_tables(self, terms, args, w, width: int, prefixes) -> int:
+        """Fold the rows of ``args`` into the tables named by ``prefixes`` through
+        the terms kernel ``terms`` (each table's weights, predicted and observed
+        totals its slots in turn); the status."""
+        st = self._arrays
+        tables = [_table(st, prefix) for prefix in prefixes]
+        pairs = np.concatenate([a for table in tables for a in table[1:]])  # written only if valid
+        counts = np.zeros(pairs.shape[0], np.int64)
+        status = sum_terms(terms, args, w, width, counts, pairs, block=KC.block_of(self.n_bins))
+        if status:
+            return status
         at = 0
-        for prefix in self._tables:
-            size = st[prefix + "counts"].shape[1]
-            st[prefix + "counts"] += sums.ints[:, at : at + size]
-            for name in ("weight", "predicted", "observed"):
-                add_pairs(st[prefix + name], sums.pairs[:, at : at + size])
+        for table in tables:
+            size = table[0].shape[0]
+            table[0][:] += counts[at : at + size]
+            for a in table[1:]:
+                a[:] = pairs[at : at + size]
                 at += size
+        st["n"][0] += args[0].shape[0]
+        return 0
 
     def _top_table(self) -> tuple[dict, bool]:
         """The figures of the top table, and whether weights were seen."""
@@ -208,13 +217,24 @@ class Calibration(_Reliability):
     def _check_state(self, state):
         _check_table(state)
 
+    def _fold(self, arrays, w):
+        return self._fold_tables(KC.calibration_terms, (*arrays, self._edges), w, 3, ("",))
+
     def row_terms(self) -> RowTerms:
         """Each row adds 1, its probability and its outcome to its bin's totals
         (``3 B`` slots: the weights, then the predicted and observed totals)."""
         return RowTerms(3 * self.n_bins, 3, self._terms, rows=self.n_bins)
 
-    def _term_args(self, arrays):
-        return KC.calibration_terms, (*arrays, self._edges)
+    def _terms(self, batch, lo, slots, values, col, base):
+        y, p = batch.arrays_for(self.inputs)
+        return KC.calibration_terms(y, p, self._edges, lo, slots, values, col, base)
+
+    def _add_sums(self, sums, st):
+        B = self.n_bins
+        st["n"][:, 0] += sums.rows
+        st["counts"] += sums.ints[:, :B]
+        for j, name in enumerate(("weight", "predicted", "observed")):
+            add_pairs(st[name], sums.pairs[:, j * B : (j + 1) * B])
 
     def _compute(self) -> CalibrationResult:
         values, weighted = self._top_table()
@@ -267,7 +287,6 @@ class ClassCalibration(_Reliability):
     """
 
     headline = ("ece", "classwise_ece")
-    _tables = ("", "class_")
 
     def __init__(self, n_classes: int | None = None, n_bins: int = 15, labels=None):
         self.n_classes, self.labels = class_settings("ClassCalibration", n_classes, labels)
@@ -283,9 +302,10 @@ class ClassCalibration(_Reliability):
     fields = (Field("n", np.int64, (1,)), *_table_fields("", "n_bins"), *_table_fields("class_", "_class_bins"))
 
     def _settings(self):
-        return {"n_classes": self.n_classes, "n_bins": self.n_bins} | (
-            {} if self.labels is None else {"labels": self.labels}
-        )
+        out = {"n_classes": self.n_classes, "n_bins": self.n_bins}
+        if self.labels is not None:
+            out["labels"] = self.labels
+        return out
 
     def _check_state(self, state):
         _check_table(state)
@@ -307,12 +327,9 @@ class ClassCalibration(_Reliability):
                 f"entry 'class_weight': class {j}'s table weighs {weights[j]:.6g}, not the rows' total {total:.6g}"
             )
 
-    def _fold(self, arrays, w):  # (terms of many slots a row, not declared: folded as states elsewhere)
-        k = self.n_classes
-        return super()._fold(arrays, w, RowTerms(3 * self.n_bins * (k + 1), 3 * (k + 1), None, rows=self.n_bins))
-
-    def _term_args(self, arrays):
-        return KC.class_calibration_terms, (*arrays, self.n_classes, ROW_SUM_TOLERANCE, self._edges)
+    def _fold(self, arrays, w):
+        args = (*arrays, self.n_classes, ROW_SUM_TOLERANCE, self._edges)
+        return self._fold_tables(KC.class_calibration_terms, args, w, 3 * (self.n_classes + 1), ("", "class_"))
 
     def _compute(self) -> CalibrationResult:
         values, weighted = self._top_table()
@@ -342,4 +359,6 @@ def expected_calibration_error(
     0.3
     """
     acc = Calibration(n_bins, pos_label=pos_label, strategy=strategy).update(y, p, sample_weight=sample_weight)
-    return fed(acc).finalize().ece
+    if acc.n == 0:
+        raise NoObservationsError("y and p are empty: the score needs at least one observation")
+    return acc.finalize().ece

@@ -14,11 +14,11 @@ import numpy as np
 
 from .._kernels.contingency import batch_table, expected_mutual_info, group_ids, group_sums, merge_tables
 from .._protocol.base import Accumulator
+from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import ClusterLabels
 from .._protocol.result import Result
 from .._protocol.runs import RunStack
 from .._protocol.state import Field, count_total
-from .rates import fed
 
 __all__ = [
     "ClusterContingency",
@@ -124,10 +124,13 @@ class _Table:
         return float(numerator / denominator)
 
     def fowlkes_mallows(self) -> float:
-        _, fp, fn, tp = self.pairs()  # scikit-learn's tk, pk - tk and qk - tk
-        if tp == 0:
+        n = self.n
+        tk = _sum_sq(self.counts, n) - n
+        if tk == 0:
             return 0.0
-        return float(math.sqrt(float(tp) / float(tp + fp)) * math.sqrt(float(tp) / float(tp + fn)))
+        pk = _sum_sq(self.b, n) - n
+        qk = _sum_sq(self.a, n) - n
+        return float(math.sqrt(float(tk) / float(pk)) * math.sqrt(float(tk) / float(qk)))
 
     # ---------------------------------------------------- information scores
     def entropies(self):
@@ -320,7 +323,9 @@ def _cells(table) -> int:
 
 # ------------------------------------------------------------------ one-shot
 def _one_shot(labels_true, labels_pred, average_method="arithmetic") -> _Table:
-    acc = fed(ClusterContingency(average_method).update(labels_true, labels_pred), names="labels_true and labels_pred")
+    acc = ClusterContingency(average_method).update(labels_true, labels_pred)
+    if acc.n == 0:
+        raise NoObservationsError("labels_true and labels_pred are empty: the score needs at least one observation")
     return _Table(*acc.table(), acc.n, average_method)
 
 

@@ -9,14 +9,13 @@ import numpy as np
 
 from .._kernels import compensated
 from .._kernels.deviance import FINITE, TINY, first_below, tweedie_terms
-from .._kernels.row_sums import TermsFold
+from .._kernels.row_sums import sum_rows
 from .._protocol.base import Accumulator
-from .._protocol.errors import BadValueError
+from .._protocol.errors import BadValueError, NoObservationsError
 from .._protocol.inputs import Finite
 from .._protocol.result import Result
 from .._protocol.state import Field
 from .._protocol.terms import RowTerms, add_pairs
-from .rates import fed
 
 __all__ = [
     "TweedieDeviance",
@@ -78,6 +77,13 @@ class Bounded(Finite):
         return f"the Tweedie deviance of power {self.power:g} needs {self.name} {sign} 0"
 
 
+def _inputs(power: float):
+    ylo, plo = _bounds(power)
+    y = Finite("y") if ylo == FINITE else Bounded("y", ylo, power)
+    p = Finite("p") if plo == FINITE else Bounded("p", plo, power)
+    return y, p
+
+
 def _deviance_at_1(y: float, power: float, kind: int) -> float:
     """``d(y, 1)`` as the kernels form it, for the weighted mean ``y`` of the
     truths: a power below 0 takes its power even where ``y < 0`` (NaN for a
@@ -125,7 +131,7 @@ def deviance_result(sums: np.ndarray, ysum: np.ndarray, n: int, power: float, ki
     return DevianceResult("TweedieDeviance", values, {"weighted": weight != n, "power": power})
 
 
-class TweedieDeviance(TermsFold, Accumulator):
+class TweedieDeviance(Accumulator):
     """Streaming mean Tweedie deviance and D² (fraction of deviance explained).
 
     ``update(y, p)`` takes real truths and predictions in the power's domain,
@@ -198,11 +204,7 @@ class TweedieDeviance(TermsFold, Accumulator):
     def __init__(self, power: float = 0.0):
         self.power, self._kind = _power(power)
         self._lo = _bounds(self.power)
-        self.inputs = tuple(Finite(v) if lo == FINITE else Bounded(v, lo, self.power) for v, lo in zip("yp", self._lo))
-        self._overflow = (
-            f"the deviance totals of this batch overflow float64 (y or p too large, or too close to 0 "
-            f"for power {self.power:g}, or weights near 1e308): nothing was folded in"
-        )
+        self.inputs = _inputs(self.power)
         self._init_state()
 
     def _settings(self):
@@ -212,12 +214,30 @@ class TweedieDeviance(TermsFold, Accumulator):
         if int(state["n"][0]) == 0 and (np.any(state["sums"]) or np.any(state["ysum"])):
             raise ValueError("the totals are not zero but there are no observations")
 
+    def _fold(self, arrays, w):
+        st = self._arrays
+        status, pairs = sum_rows(tweedie_terms[self._kind], (*arrays, self.power, *self._lo), w, 4)
+        if status:
+            return status
+        sums, ysum = st["sums"].copy(), st["ysum"].copy()
+        add_pairs(sums, pairs[[0, 2, 3]])
+        add_pairs(ysum, pairs[1:2])
+        if not (np.isfinite(sums).all() and np.isfinite(ysum).all()):
+            raise ValueError(
+                f"the deviance totals of this batch overflow float64 (y or p too large, or too close to 0 "
+                f"for power {self.power:g}, or weights near 1e308): nothing was folded in"
+            )
+        st["sums"][:], st["ysum"][:] = sums, ysum
+        st["n"][0] += arrays[0].shape[0]
+        return 0
+
     def row_terms(self) -> RowTerms:
         """Each row adds 1, ``y``, ``d(y, p)`` and ``d(y, 1)``."""
         return RowTerms(4, 4, self._terms, rows=1)
 
-    def _term_args(self, arrays):
-        return tweedie_terms[self._kind], (*arrays, self.power, *self._lo)
+    def _terms(self, batch, lo, slots, values, col, base):
+        y, p = batch.arrays_for(self.inputs)
+        return tweedie_terms[self._kind](y, p, self.power, *self._lo, lo, slots, values, col, base)
 
     def _add_sums(self, sums, st):
         st["n"][:, 0] += sums.rows
@@ -244,7 +264,9 @@ def _once(y_true, y_pred, sample_weight, power) -> Result:
             e.value,
             e.problem.replace(f" {e.argument} ", f" {_NAMES.get(e.argument, e.argument)} "),
         ) from None
-    return fed(acc, names="y_true and y_pred").finalize()
+    if acc.n == 0:
+        raise NoObservationsError("y_true and y_pred are empty: the score needs at least one observation")
+    return acc.finalize()
 
 
 def mean_tweedie_deviance(y_true, y_pred, *, sample_weight=None, power=0) -> float:

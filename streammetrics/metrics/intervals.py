@@ -116,7 +116,9 @@ def proportion(hits: float, total: float, n_eff: float, level: float, method: st
     Kish's effective size of the rows in ``total`` and the successes are
     ``n_eff * hits / total``.
     """
-    x = n_eff * (hits / total) if n_eff != total else hits  # (no weight: n_eff is 0, the interval (0, 1))
+    if total <= 0.0 or n_eff <= 0.0:
+        return 0.0, 1.0
+    x = n_eff * (hits / total) if n_eff != total else hits
     if method == "wilson":
         return wilson(x, n_eff, level)
     return clopper_pearson(x, n_eff, level)

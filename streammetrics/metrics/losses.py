@@ -9,7 +9,7 @@ import numpy as np
 
 from .._kernels import compensated
 from .._kernels.regression import loss_terms
-from .._kernels.row_sums import TermsFold
+from .._kernels.row_sums import sum_rows
 from .._protocol.base import Accumulator
 from .._protocol.inputs import Finite
 from .._protocol.result import Result
@@ -51,7 +51,7 @@ def check_alpha(alpha) -> float:
     return float(alpha)
 
 
-class _MeanLoss(TermsFold, Accumulator):
+class _MeanLoss(Accumulator):
     """A state of the weight and ``k`` weighted loss totals, the row terms of :func:`loss_terms`."""
 
     _fixed_settings = True  # copies share the settings
@@ -61,7 +61,6 @@ class _MeanLoss(TermsFold, Accumulator):
     )
     _log = False
     _alphas = _NO_ALPHAS
-    _overflow = "the loss totals of this batch overflow float64: nothing was folded in"
 
     def _check_state(self, state):
         if int(state["n"][0]) == 0 and np.any(state["sums"]):
@@ -74,16 +73,28 @@ class _MeanLoss(TermsFold, Accumulator):
         with np.errstate(divide="ignore", invalid="ignore"):  # -1 and below: refused by the kernel
             return np.log1p(y), np.log1p(p)
 
-    def _term_args(self, arrays):
-        return loss_terms, (*self._operands(*arrays), self._alphas, self._log, self.n_terms)
+    def _fold(self, arrays, w):
+        y, p = arrays
+        k = self.n_terms
+        status, part = sum_rows(loss_terms, (*self._operands(y, p), self._alphas, self._log, k), w, k)
+        if status:
+            return status
+        merged = self._arrays["sums"].copy()
+        add_pairs(merged, part)
+        if not np.isfinite(merged).all():
+            raise ValueError("the loss totals of this batch overflow float64: nothing was folded in")
+        self._arrays["sums"][:] = merged
+        self._arrays["n"][0] += y.shape[0]
+        return 0
 
     def row_terms(self) -> RowTerms:
         """Each row adds 1 and its losses."""
         return RowTerms(self.n_terms, self.n_terms, self._terms, rows=1)
 
-    def _terms(self, batch, lo, slots, values, col, base):  # (the operands of these rows alone)
-        terms, args = self._term_args(a[lo : lo + slots.shape[0]] for a in batch.arrays_for(self.inputs))
-        return terms(*args, 0, slots, values, col, base)
+    def _terms(self, batch, lo, slots, values, col, base):
+        y, p = batch.arrays_for(self.inputs)
+        a, b = self._operands(y[lo : lo + slots.shape[0]], p[lo : lo + slots.shape[0]])
+        return loss_terms(a, b, self._alphas, self._log, self.n_terms, 0, slots, values, col, base)
 
     def _add_sums(self, sums, st):
         st["n"][:, 0] += sums.rows

@@ -22,7 +22,6 @@ from .rates import (
     check_jaccard_zero_division,
     check_zero_division,
     class_rates,
-    fed,
     jaccard_average,
     plain,
 )
@@ -49,7 +48,9 @@ class MulticlassResult(LabeledResult):
         """
         b = check_beta(b)
         average = check_average(average, allow_binary=False)
-        present = self._meta.get("present", np.ones(self.matrix.shape[0], bool))
+        present = self._meta.get("present")
+        if present is None:
+            present = np.ones(self.matrix.shape[0], bool)
         return averaged_rates(self.matrix, np.asarray(present, bool), b, average, check_zero_division(zero_division))[2]
 
     def jaccard(self, average: str | None = "macro", zero_division=0):
@@ -76,7 +77,7 @@ class MulticlassResult(LabeledResult):
 
 
 # ----------------------------------------------------------------- the scores
-def sum_of_others(x: np.ndarray) -> np.ndarray:
+def _others(x: np.ndarray) -> np.ndarray:
     """``sum(x) - x[j]`` for each ``j`` as the sum of the other entries (no cancellation for ``x >= 0``)."""
     below = np.concatenate(([0.0], np.cumsum(x)[:-1]))
     above = np.concatenate((np.cumsum(x[::-1])[::-1][1:], [0.0]))
@@ -96,7 +97,9 @@ def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None
     if total == 0:
         raise ValueError("the sample weights sum to zero: every score is undefined")
 
-    precision, recall, f1 = class_rates(tp, called, support)
+    precision = tp / safe(called)
+    recall = tp / safe(support)
+    f1 = 2 * precision * recall / safe(precision + recall)
     accuracy = float(tp.sum() / total)
 
     def macro(x):
@@ -106,7 +109,8 @@ def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None
         return float(np.dot(support, x) / safe(total))
 
     # scikit-learn's balanced accuracy: mean recall over the classes in y
-    balanced = float(np.mean(recall[support > 0]))
+    in_y = support > 0
+    balanced = float(np.mean(recall[in_y]))
 
     if exact:
         t = [int(v) for v in matrix.sum(axis=1)]
@@ -126,8 +130,8 @@ def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None
         # so a class holding nearly all the weight cancels no digits
         t, c = support / total, called / total
         cov_tc = float(tp.sum()) / total - float(np.dot(t, c))
-        under = float(np.dot(c, sum_of_others(c))) * float(np.dot(t, sum_of_others(t)))
-        kappa_under = float(np.dot(t, sum_of_others(c)))
+        under = float(np.dot(c, _others(c))) * float(np.dot(t, _others(t)))
+        kappa_under = float(np.dot(t, _others(c)))
     # Gorodkin's K-category correlation, as scikit-learn's matthews_corrcoef;
     # exact integers when unweighted (s**4 overflows int64 past ~55k rows)
     mcc = float(cov_tc / math.sqrt(under)) if under > 0 else 0.0
@@ -384,8 +388,11 @@ def _one_shot(y, p, n_classes, labels, sample_weight) -> MulticlassConfusion:
                 "n_classes (or labels) explicitly for a matrix that large"
             )
         y, p = yy, pp
-    acc = MulticlassConfusion(n_classes, labels=labels).update(y, p, sample_weight=sample_weight)
-    return fed(acc, "the scores need")
+    acc = MulticlassConfusion(n_classes, labels=labels)
+    acc.update(y, p, sample_weight=sample_weight)
+    if acc.n == 0:
+        raise NoObservationsError("y and p are empty: the scores need at least one observation")
+    return acc
 
 
 def confusion_matrix(y, p, n_classes=None, sample_weight=None, *, labels=None) -> np.ndarray:

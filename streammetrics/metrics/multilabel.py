@@ -13,12 +13,12 @@ import numpy as np
 
 from .._kernels import compensated
 from .._kernels.multilabel import first_nonfinite_matrix, label_terms
-from .._kernels.row_sums import TermsFold
+from .._kernels.row_sums import sum_terms
 from .._protocol.base import Accumulator
 from .._protocol.inputs import LabelMatrix, LabelScores, first_not01_matrix
 from .._protocol.result import LabeledResult, Result, safe
 from .._protocol.state import Field, count_total, empty_state
-from .._protocol.terms import RowTerms, add_pairs
+from .._protocol.terms import RowTerms, Sums, add_pairs
 from .._protocol.validation import cut_point
 from .multiclass import class_settings
 from .multiclass_bounded import (
@@ -39,7 +39,6 @@ from .rates import (
     check_jaccard_zero_division,
     check_threshold,
     check_zero_division,
-    class_rates,
     fbeta_average,
     jaccard_average,
 )
@@ -145,7 +144,7 @@ def _add_into(sums: np.ndarray, at: int, pairs: np.ndarray) -> None:
     sums[:, at : at + pairs.shape[1]] = part
 
 
-class MultilabelConfusion(TermsFold, Accumulator):
+class MultilabelConfusion(Accumulator):
     """Streaming per-label confusion counts and the multilabel scores built from them.
 
     ``update(Y, P)`` takes ``n x L`` 0/1 matrices of true and predicted labels
@@ -205,6 +204,11 @@ class MultilabelConfusion(TermsFold, Accumulator):
     >>> r.precision, r.recall
     (array([0.5, 1. ]), array([0.5, 1. ]))
     """
+
+    _totals_unchecked = True  # its weighted fold does not check that its totals stay finite
+
+    def _weight_multiple(self) -> int:
+        return self.n_labels  # (a row's wrong cells times its weight)
 
     argument_names = ("Y", "P")
     fields = (
@@ -285,12 +289,21 @@ class MultilabelConfusion(TermsFold, Accumulator):
             raise ValueError("entry 'samples' does not fit the rows' weight")
 
     def _fold(self, arrays, w):
-        Y, P = arrays  # (checked whole first: the kernel reads the values as integers)
+        Y, P = arrays
+        st, L = self._arrays, self.n_labels
         if first_not01_matrix(Y) >= 0:
             return 1
         if (first_not01_matrix(P) if self.threshold is None else first_nonfinite_matrix(P)) >= 0:
             return 2
-        return super()._fold(arrays, w)
+        terms = self.row_terms()
+        counts, pairs = np.zeros(terms.size, np.int64), np.zeros((terms.size, 2))
+        sum_terms(label_terms, self._term_args(Y, P), w, terms.width, counts, pairs)  # (checked: status 0)
+        if w.shape[0] and st["wsum"].shape[0] == 0:
+            st["wsum"] = np.zeros((4 * L, 2))
+        weighted = w.shape[0] > 0
+        sums = Sums(counts[np.newaxis], pairs[np.newaxis], None, np.array([Y.shape[0]]), weighted)
+        self._add_sums(sums, {k: v[np.newaxis] for k, v in st.items()})
+        return 0
 
     def row_terms(self) -> RowTerms:
         """Each row adds 1 to its exact or inexact count, its four set scores, its
@@ -300,11 +313,14 @@ class MultilabelConfusion(TermsFold, Accumulator):
         L, m = self.n_labels, self.n_samples
         return RowTerms(8 + 4 * L + m, 6 + L + m, self._terms, rows=2, counted=range(8, 8 + 4 * L))
 
-    def _term_args(self, arrays):
-        Y, P = arrays
+    def _term_args(self, Y, P):
+        """The arguments of :func:`~.._kernels.multilabel.label_terms` before ``lo``."""
         if self.threshold is None:
-            return label_terms, (Y, P, _NO_SCORES, 0.0, self._b2)
-        return label_terms, (Y, Y[:0], P, cut_point(self.threshold, P), self._b2)  # in the scores' own precision
+            return Y, P, _NO_SCORES, 0.0, self._b2
+        return Y, Y[:0], P, cut_point(self.threshold, P), self._b2  # in the scores' own precision
+
+    def _terms(self, batch, lo, slots, values, col, base):
+        return label_terms(*self._term_args(*batch.arrays_for(self.inputs)), lo, slots, values, col, base)
 
     def _add_sums(self, sums, st):
         L, g = self.n_labels, sums.rows.shape[0]
@@ -343,9 +359,12 @@ class MultilabelConfusion(TermsFold, Accumulator):
         tp, fp, fn, tn = (cells[:, c] for c in range(4))
         support = tp + fn
         ftp, ffp, ffn = (x.astype(np.float64) for x in (tp, fp, fn))
-        rates = dict(zip(("precision", "recall", "f1"), class_rates(ftp, ftp + ffp, ftp + ffn)))
-        stp = ftp.sum()
-        micro = class_rates(stp, stp + ffp.sum(), stp + ffn.sum())
+        precision = ftp / safe(ftp + ffp)
+        recall = ftp / safe(ftp + ffn)
+        f1 = 2 * precision * recall / safe(precision + recall)
+        stp, sfp, sfn = float(ftp.sum()), float(ffp.sum()), float(ffn.sum())
+        micro_p = stp / safe(stp + sfp)
+        micro_r = stp / safe(stp + sfn)
         fsupport = support.astype(np.float64)
         total_support = float(fsupport.sum())
 
@@ -353,8 +372,11 @@ class MultilabelConfusion(TermsFold, Accumulator):
             return float(np.dot(fsupport, x) / safe(total_support))
 
         L = self.n_labels
+        rates = {"precision": precision, "recall": recall, "f1": f1}
         values = {"n": self.n, "tp": tp, "fp": fp, "fn": fn, "tn": tn, "support": support, **rates}
-        values.update({f"micro_{f}": float(v) for f, v in zip(rates, micro)})
+        values.update(
+            micro_precision=micro_p, micro_recall=micro_r, micro_f1=2 * micro_p * micro_r / safe(micro_p + micro_r)
+        )
         values.update({f"macro_{f}": float(x.mean()) for f, x in rates.items()})
         values.update({f"weighted_{f}": weighted(x) for f, x in rates.items()})
         for i, name in enumerate(_SAMPLES):

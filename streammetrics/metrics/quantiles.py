@@ -17,7 +17,6 @@ from .ranking.held import SortedRuns
 from .ranking.pending import Pending
 from .ranking.saved import mass_entry
 from .ranking.spill import stream_merge
-from .rates import d2_of
 
 __all__ = ["ErrorQuantiles", "OneRun", "run_quantiles"]
 
@@ -77,6 +76,14 @@ def _zero(chunks, row):
     for _, ab in chunks:
         return ab.dtype.type(0)
     return np.int64(0)
+
+
+def d2_of(numerator: float, denominator: float) -> float:
+    """scikit-learn's fraction of deviance explained, made finite as its ``force_finite``:
+    1.0 for a perfect fit, 0.0 where only the baseline is."""
+    if numerator == 0:
+        return 1.0
+    return 0.0 if denominator == 0 else 1.0 - numerator / denominator
 
 
 class QuantileResult(Result):

@@ -12,24 +12,7 @@ import numbers
 
 import numpy as np
 
-from .._protocol.errors import NoObservationsError
 from .._protocol.result import safe
-
-
-def fed(acc, need: str = "the score needs", names: str = "y and p"):
-    """A one-shot function's accumulator, fed: returned if it holds an observation,
-    else ``NoObservationsError`` naming the empty arrays ``names``."""
-    if acc.n == 0:
-        raise NoObservationsError(f"{names} are empty: {need} at least one observation")
-    return acc
-
-
-def d2_of(numerator: float, denominator: float) -> float:
-    """scikit-learn's fraction of deviance (or variance) explained, made finite as its
-    ``force_finite``: 1.0 for a perfect fit, 0.0 where only the baseline is."""
-    if numerator == 0:
-        return 1.0
-    return 0.0 if denominator == 0 else 1.0 - numerator / denominator
 
 
 def check_beta(b, name: str = "b") -> float:

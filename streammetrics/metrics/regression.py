@@ -8,14 +8,13 @@ import numpy as np
 
 from .._kernels import compensated
 from .._kernels.checks import first_nonfinite
-from .._kernels.regression import merge_moments, regression_moments
+from .._kernels.regression import merge_moments, regression_merge, regression_moments
 from .._protocol.base import Accumulator
+from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import Finite
 from .._protocol.result import RenderContext, Result, safe
 from .._protocol.state import Field
-from .intervals import beside
 from .probability import check_second_moments, mean_interval
-from .rates import d2_of, fed
 
 __all__ = ["RegressionErrors", "regression_result", "mse", "rmse", "mae", "mape", "r2"]
 
@@ -31,6 +30,15 @@ class RegressionResult(Result):
 
         y, p = ctx.sample
         return [plots.regression(np.asarray(y, float), np.asarray(p, float), self, folder, self.n)]
+
+
+def explained_variance(m2_error: float, m2_y: float) -> float:
+    """scikit-learn's ``explained_variance_score`` of the squared deviations of the
+    error and of ``y`` about their means: 1.0 where the error is constant, 0.0
+    where only ``y`` is."""
+    if m2_error == 0:
+        return 1.0
+    return 0.0 if m2_y == 0 else 1.0 - m2_error / m2_y
 
 
 def regression_result(moments: np.ndarray, sums: np.ndarray, n: int, rmoments=None, top=None) -> Result:
@@ -67,8 +75,7 @@ def _error_spread(rmoments, top, total: float, tss: float) -> dict:
     if rmoments is None or float(compensated.value(rmoments[0], rmoments[1])) != total:
         return {}
     m2 = max(float(compensated.value(rmoments[4], rmoments[5])), 0.0)
-    # scikit-learn's explained_variance_score: 1.0 where the error is constant, 0.0 where only y is
-    return {"explained_variance": d2_of(m2, tss), "max_error": float(top[0])}
+    return {"explained_variance": explained_variance(m2, tss), "max_error": float(top[0])}
 
 
 OVERFLOW_MESSAGE = (
@@ -232,8 +239,7 @@ class RegressionErrors(Accumulator):
         the error moments were kept (weight 0 beside a nonzero total) has none."""
         st = self._arrays
         moments, sums, rmoments = st["moments"].copy(), st["sums"].copy(), st["rmoments"].copy()
-        merge_moments(moments, other["moments"])
-        compensated.merge(sums, other["sums"])
+        regression_merge(moments, sums, other["moments"], other["sums"])
         merge_moments(rmoments, other["rmoments"])
         if not all(np.all(np.isfinite(a)) for a in (moments, sums, rmoments)):
             raise ValueError(OVERFLOW_MESSAGE.format(what="the merged state"))
@@ -273,16 +279,22 @@ class RegressionErrors(Accumulator):
             "mae": mean_interval(total, sae, sse, wsq, ci),
             "mape": mean_interval(total, sape, sape2, wsq, ci),
         }
-        found["rmse"] = tuple(math.sqrt(b) for b in found["mse"])
-        values = r.as_dict()
-        for k, (lo, hi) in found.items():
-            values[f"{k}_ci_lower"], values[f"{k}_ci_upper"] = float(lo), float(hi)
-        return RegressionResult(r.kind, beside(values), {"ci": ci, "weighted": r.weighted})
+        lo, hi = found["mse"]
+        found["rmse"] = (math.sqrt(lo), math.sqrt(hi))
+        out = {}
+        for k, v in r.items():
+            out[k] = v
+            if k in found:
+                out[f"{k}_ci_lower"], out[f"{k}_ci_upper"] = (float(b) for b in found[k])
+        return RegressionResult(r.kind, out, {"ci": ci, "weighted": r.weighted})
 
 
 # ------------------------------------------------------------------ one-shot
 def _once(y, p, sample_weight) -> Result:
-    return fed(RegressionErrors().update(y, p, sample_weight=sample_weight)).finalize()
+    acc = RegressionErrors().update(y, p, sample_weight=sample_weight)
+    if acc.n == 0:
+        raise NoObservationsError("y and p are empty: the score needs at least one observation")
+    return acc.finalize()
 
 
 def mse(y, p, *, sample_weight=None) -> float:

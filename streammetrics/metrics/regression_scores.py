@@ -14,10 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import compensated
-from .._protocol.errors import BadValueError
+from .._protocol.errors import BadValueError, NoObservationsError
 from .losses import PinballLoss, SquaredLogError, check_alpha
-from .quantiles import ErrorQuantiles
-from .rates import d2_of, fed
+from .quantiles import ErrorQuantiles, d2_of
 from .regression import RegressionErrors
 
 __all__ = [
@@ -74,7 +73,9 @@ def _fitted(make, y_true, y_pred, sample_weight, multioutput, options=_AVERAGES)
             name = _NAMES.get(e.argument, e.argument)
             index = e.index if len(outputs) == 1 else (e.index, j)
             raise BadValueError(name, index, e.value, e.problem.replace(f" {e.argument} ", f" {name} ")) from None
-        fitted.append(fed(acc, names="y_true and y_pred"))
+        if acc.n == 0:
+            raise NoObservationsError("y_true and y_pred are empty: the score needs at least one observation")
+        fitted.append(acc)
     return fitted, multioutput
 
 

@@ -5,16 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.row_sums import TermsFold
+from .._kernels.row_sums import sum_terms
 from .._kernels.topk import top_k_terms
 from .._protocol.base import Accumulator
-from .._protocol.errors import BadValueError
+from .._protocol.errors import BadValueError, NoObservationsError
 from .._protocol.inputs import ClassCodes, ClassScores
 from .._protocol.result import Result
 from .._protocol.state import Field
 from .._protocol.terms import RowTerms, add_pairs
 from .multiclass import check_count, class_inputs, class_settings
-from .rates import fed
 
 __all__ = ["TopKAccuracy", "top_k_accuracy"]
 
@@ -25,7 +24,7 @@ class TopKResult(Result):
     counts = ("hits", "total")
 
 
-class TopKAccuracy(TermsFold, Accumulator):
+class TopKAccuracy(Accumulator):
     """Streaming top-k accuracy: the share of rows whose true class is among
     the row's ``k`` highest scores (``update(y, P)``, ``P`` n x K finite scores).
 
@@ -55,6 +54,7 @@ class TopKAccuracy(TermsFold, Accumulator):
     0.25
     """
 
+    _totals_unchecked = True  # its weighted fold does not check that its totals stay finite
     argument_names = ("y", "P")
     fields = (
         Field("n", np.int64, (1,)),
@@ -83,16 +83,28 @@ class TopKAccuracy(TermsFold, Accumulator):
             _check_columns(*batch.arrays)
         return batch
 
+    def _fold(self, arrays, w):
+        y, P = arrays
+        st = self._arrays
+        counts, pairs = np.zeros(3, np.int64), np.zeros((3, 2))
+        status = sum_terms(top_k_terms, (y, P, self.k), w, 2, counts, pairs)
+        if status == 1 and self.n_classes is None:
+            _check_columns(y, P)
+        if status == 0:
+            st["n"][0] += y.shape[0]
+            st["hits"][0] += counts[1]
+            add_pairs(st["sums"], pairs[[1, 0]])  # (hit weight, total weight)
+            st["weighted"][0] |= w.shape[0] > 0
+        return status
+
     def row_terms(self) -> RowTerms:
         """Each row adds 1 to its row and to its hits or misses, all counted."""
         return RowTerms(3, 2, self._terms, rows=1, counted=(1, 2))
 
-    def _term_args(self, arrays):
-        return self._top_k_terms, (*arrays, self.k)
-
-    def _top_k_terms(self, y, P, *args):
-        status = top_k_terms(y, P, *args)
-        if status == 1 and self.n_classes is None:  # a class past the columns: its own message
+    def _terms(self, batch, lo, slots, values, col, base):
+        y, P = batch.arrays_for(self.inputs)
+        status = top_k_terms(y, P, self.k, lo, slots, values, col, base)
+        if status == 1 and self.n_classes is None:
             _check_columns(y, P)
         return status
 
@@ -158,4 +170,6 @@ def top_k_accuracy(y, P, k, *, n_classes=None, labels=None, sample_weight=None) 
     0.5
     """
     acc = TopKAccuracy(k, n_classes=n_classes, labels=labels).update(y, P, sample_weight=sample_weight)
-    return fed(acc, names="y and P").finalize().top_k_accuracy
+    if acc.n == 0:
+        raise NoObservationsError("y and P are empty: the score needs at least one observation")
+    return acc.finalize().top_k_accuracy
