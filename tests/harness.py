@@ -214,3 +214,15 @@ def merge_fails(path, capsys, match: str):
     _, err = capsys.readouterr()
     assert time.process_time() - start < 1.0
     assert code == 1 and len(err.splitlines()) == 1 and re.search(match, err), err
+
+
+def merge_peak(acc, other) -> int:
+    """``acc.merge(other)``; the peak of the memory it allocated (tracemalloc), in bytes."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        acc.merge(other)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 import streammetrics as sm
 
+from .harness import merge_peak
+
 skm = pytest.importorskip("sklearn.metrics")
 weighted_percentile = pytest.importorskip("sklearn.utils.stats")._weighted_percentile
 
@@ -92,8 +94,6 @@ def test_spilled_state_is_exact_and_merges():
 def test_a_spilled_shard_merges_file_to_file(weights):
     """Merging a spilled state copies its files a chunk at a time: the memory it takes does not grow with the
     rows the other holds in files (reading them all took 29 MB for 500k rows), and the quantiles are exact."""
-    import tracemalloc
-
     rng = np.random.default_rng(8)
     n = 400_000
     y, p, w = rng.normal(size=n), rng.normal(size=n), rng.integers(1, 4, n).astype(np.float64)
@@ -103,12 +103,7 @@ def test_a_spilled_shard_merges_file_to_file(weights):
             rows = slice(a, min(a + 40_000, part.stop))
             acc.update(y[rows], p[rows], sample_weight=w[rows] if weights in (weighted, "both") else None)
     assert mine.spilled and theirs.spilled and theirs.nbytes < 1_000_000
-    tracemalloc.start()
-    try:
-        mine.merge(theirs)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = merge_peak(mine, theirs)
     assert peak < 8 * 2**20 and mine.n == n and theirs.n == n // 2
     ww = w.copy()
     ww[: n // 2] = 1 if weights in ("none", "theirs") else ww[: n // 2]

@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 import streammetrics as sm
 from streammetrics.metrics.ranking.spill import SpillStore
 
+from .harness import merge_peak
+
 BIG = np.iinfo(np.int64).max
 
 
@@ -92,8 +94,6 @@ def test_shards_merge_copy_pickle_and_save_keep_the_rows(tmp_path):
 def test_a_spilled_shard_merges_file_to_file_within_the_budget(tmp_path):
     """Merging a spilled state copies its files a chunk at a time: the memory a merge takes does not grow with the
     rows the other state holds in files (reading all of them took 53 MB for 6.4 MB of rows)."""
-    import tracemalloc
-
     rows = _rows(400_000, queries=50_000)
     whole = _fed(sm.RetrievalScores(), rows, [])
     a, b = (sm.RetrievalScores(max_memory="1MB", spill_dir=tmp_path) for _ in range(2))
@@ -101,12 +101,7 @@ def test_a_spilled_shard_merges_file_to_file_within_the_budget(tmp_path):
     _fed(b, tuple(x[200_000:] for x in rows), list(range(20_000, 200_000, 20_000)))
     theirs = b.spilled_bytes
     assert theirs >= 6_000_000 and b.nbytes < 1_000_000
-    tracemalloc.start()
-    try:
-        a.merge(b)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = merge_peak(a, b)
     assert peak < theirs  # (the checksum of a copied file is read 4 MiB at a time)
     assert a.nbytes < 1_000_000 and a.spilled_bytes >= 2 * theirs - 1_000_000
     assert b.spilled_bytes == theirs  # the other state keeps its files
