@@ -26,36 +26,16 @@ BATCH = 100_000
 BUDGET = 1 << 20
 
 
-def _states(root) -> list:
-    """Every RankAUC reachable from ``root`` (containers and the library's objects)."""
-    import streammetrics as sm
-
-    seen, out, todo = set(), [], [root]
-    while todo:
-        o = todo.pop()
-        if id(o) in seen or isinstance(o, (type, np.ndarray, str, bytes)):
-            continue
-        seen.add(id(o))
-        if isinstance(o, sm.RankAUC):
-            out.append(o)
-        elif isinstance(o, dict):
-            todo.extend(o.values())
-        elif isinstance(o, (list, tuple, set)):
-            todo.extend(o)
-        elif type(o).__module__.startswith("streammetrics") and hasattr(o, "__dict__"):
-            todo.extend(vars(o).values())
-    return out
-
-
 def _one(budget, y, s, keys):
     import streammetrics as sm
+    from tests.harness import rank_states  # (the test suite's walk over the states)
 
     t0 = time.perf_counter()
     acc = sm.Sliced(sm.RankAUC(max_memory=budget), max_slices=SLICES)
     peak = 0
     for a in range(0, y.shape[0], BATCH):
         acc.update(y[a : a + BATCH], s[a : a + BATCH], by=keys[a : a + BATCH])
-        peak = max(peak, sum(st.nbytes for st in _states(acc)))
+        peak = max(peak, sum(st.nbytes for st in rank_states(acc)))
     r = acc.finalize()
     aucs = [r.slices[k].auc for k in range(SLICES)]
     seconds = time.perf_counter() - t0

@@ -226,3 +226,24 @@ def merge_peak(acc, other) -> int:
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+
+
+def rank_states(root) -> list:
+    """Every RankAUC reachable from ``root`` through containers and the library's objects."""
+    import streammetrics as sm
+
+    seen, out, todo = set(), [], [root]
+    while todo:
+        o = todo.pop()
+        if id(o) in seen or isinstance(o, (type, np.ndarray, str, bytes)):
+            continue
+        seen.add(id(o))
+        if isinstance(o, sm.RankAUC):
+            out.append(o)
+        elif isinstance(o, dict):
+            todo.extend(o.values())
+        elif isinstance(o, (list, tuple, set)):
+            todo.extend(o)
+        elif type(o).__module__.startswith("streammetrics") and hasattr(o, "__dict__"):
+            todo.extend(vars(o).values())
+    return out

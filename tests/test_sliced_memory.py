@@ -19,27 +19,10 @@ import pytest
 
 import streammetrics as sm
 
+from .harness import rank_states
+
 BUDGET = 256 * 1024
 SLICES = 500
-
-
-def rank_states(root) -> list:
-    """Every RankAUC reachable from ``root`` through containers and the library's objects."""
-    seen, out, todo = set(), [], [root]
-    while todo:
-        o = todo.pop()
-        if id(o) in seen or isinstance(o, (type, np.ndarray, str, bytes)):
-            continue
-        seen.add(id(o))
-        if isinstance(o, sm.RankAUC):
-            out.append(o)
-        elif isinstance(o, dict):
-            todo.extend(o.values())
-        elif isinstance(o, (list, tuple, set)):
-            todo.extend(o)
-        elif type(o).__module__.startswith("streammetrics") and hasattr(o, "__dict__"):
-            todo.extend(vars(o).values())
-    return out
 
 
 def held(acc) -> int:
