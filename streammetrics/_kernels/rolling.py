@@ -7,11 +7,12 @@ as the state of :class:`~streammetrics._protocol.terms.Sums`: ``ints`` (counts
 of the counted slots, exact), ``pairs`` (``w v`` per slot) and ``second``
 (``w v**2`` or ``w**2 v**2``), compensated; a row entering adds its terms, a
 row leaving subtracts them. Subtracting leaves the error of every step in the
-compensation term, so after ``window`` rows have left the sums are recomputed
-from the ring: their error stays that of ``2 window`` compensated steps.
+compensation term, so after ``window`` rows have left the float sums are
+recomputed from the ring: their error stays that of ``2 window`` compensated
+steps. Rows leave and enter as at most two runs of consecutive ring slots.
 
 ``meta`` is ``int64[3]``: the ring's oldest row, the rows held, and the rows
-that left since the sums were last recomputed.
+that left since the float sums were last recomputed.
 """
 
 from __future__ import annotations
@@ -23,63 +24,101 @@ __all__ = ["push_terms", "recompute_sums"]
 
 
 @inline_ir
-def _apply(ring_s, ring_v, ring_w, ring_g, j, sign, counted, powers, summed, ints, rows, pairs, second):
-    """Add (``sign`` 1) or subtract (-1) ring row ``j``'s terms from the sums."""
-    g = ring_g[j]
-    w = ring_w[j]
-    rows[g] += sign
-    sums = summed[g] != 0
-    squared = second.shape[0] > 0
-    for t in range(ring_s.shape[1]):
-        s = ring_s[j, t]
-        ints[g, s] += sign * counted[s]
-        if sums:
-            v = ring_v[j, t]
-            fold(pairs[g], s, sign * (v * w), 0.0)
-            if squared and powers[s]:
-                fold(second[g], s, sign * ((v * v) * (w if powers[s] == 1 else w * w)), 0.0)
+def _run(ring_s, ring_v, ring_w, ring_g, lo, hi, sign, counted, powers, summed, ints, rows, pairs, second):
+    """Add (``sign`` 1) or subtract (-1) the terms of ring rows ``lo .. hi - 1`` from the sums."""
+    weighted = 0
+    width = ring_s.shape[1]
+    flat = ring_s.reshape(ring_s.size)
+    j, t = lo, 0
+    for e in range(lo * width, hi * width):  # (one loop over the terms: a loop per row costs more)
+        g = ring_g[j]
+        ints[g, flat[e]] += sign * counted[flat[e]]
+        t += 1
+        if t == width:
+            weighted += g
+            t = 0
+            j += 1
+    if summed[0] or weighted:
+        squared = second.shape[0] > 0
+        for j in range(lo, hi):
+            g = ring_g[j]
+            if summed[g]:
+                w = ring_w[j]
+                for t in range(width):
+                    s, v = ring_s[j, t], ring_v[j, t]
+                    fold(pairs[g], s, sign * (v * w), 0.0)
+                    if squared and powers[s]:
+                        fold(second[g], s, sign * ((v * v) * (w if powers[s] == 1 else w * w)), 0.0)
+    rows[0] += sign * (hi - lo - weighted)
+    rows[1] += sign * weighted
+
+
+@inline_ir
+def _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, at, lo, hi):
+    """Write rows ``lo .. hi - 1`` into the ring from slot ``at`` on (flat loops:
+    a loop per row over its terms costs more)."""
+    width = slots.shape[1]
+    src_s, src_v = slots.reshape(slots.size), values.reshape(values.size)
+    dst_s, dst_v = ring_s.reshape(ring_s.size), ring_v.reshape(ring_v.size)
+    shift = (at - lo) * width
+    for e in range(lo * width, hi * width):
+        dst_s[shift + e] = src_s[e]
+        dst_v[shift + e] = src_v[e]
+    group = 1 if w.shape[0] else 0
+    for i in range(lo, hi):
+        ring_w[at - lo + i] = w[i] if group else 1.0
+        ring_g[at - lo + i] = flags[i] if flags.shape[0] else group
 
 
 @kernel
 def push_terms(
     slots, values, w, flags, counted, powers, summed, ring_s, ring_v, ring_w, ring_g, meta, ints, rows, pairs, second
 ):
-    """Push rows (``slots``, ``values``: ``[m, width]``; weights ``w``, 1 for rows
-    without; ``flags[i]``: the row's group, 1 if it came with a weight) into the
-    ring, the oldest rows leaving once it is full; ``summed[g]``: whether group
-    ``g``'s float sums are kept. Recomputes the float sums from the ring once
-    a window of rows left since the last time."""
-    cap = ring_s.shape[0]
-    for i in range(slots.shape[0]):
-        if meta[1] == cap:
-            j = meta[0]
-            _apply(ring_s, ring_v, ring_w, ring_g, j, -1, counted, powers, summed, ints, rows, pairs, second)
-            meta[0] = j + 1 if j + 1 < cap else 0
-            meta[1] -= 1
-            meta[2] += 1
-        j = meta[0] + meta[1]
-        j = j - cap if j >= cap else j
-        for t in range(slots.shape[1]):
-            ring_s[j, t] = slots[i, t]
-            ring_v[j, t] = values[i, t]
-        ring_w[j] = w[i]
-        ring_g[j] = flags[i]
-        meta[1] += 1
-        _apply(ring_s, ring_v, ring_w, ring_g, j, 1, counted, powers, summed, ints, rows, pairs, second)
+    """Push ``m`` rows, at most the window's size (``slots``, ``values``:
+    ``[m, width]``; weights ``w``, or empty for rows without; ``flags[i]``: the
+    row's group, 1 if it came with a weight, or empty when ``w`` tells it) into
+    the ring, the oldest rows leaving once it is full; ``summed[g]``: whether
+    group ``g``'s float sums are kept."""
+    cap, m = ring_s.shape[0], slots.shape[0]
+    head, held = meta[0], meta[1]
+    k = max(0, held + m - cap)  # the oldest rows leave
+    if k == held:  # all of them: the sums start afresh
+        ints[:] = 0
+        rows[:] = 0
+        pairs[:] = 0.0
+        second[:] = 0.0
+        meta[2] = 0
+    else:
+        end = min(head + k, cap)
+        _run(ring_s, ring_v, ring_w, ring_g, head, end, -1, counted, powers, summed, ints, rows, pairs, second)
+        _run(ring_s, ring_v, ring_w, ring_g, 0, head + k - end, -1, counted, powers, summed, ints, rows, pairs, second)
+        meta[2] += k
+    head = (head + k) % cap
+    start = (head + held - k) % cap
+    _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, start, 0, min(m, cap - start))
+    _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, 0, min(m, cap - start), m)
+    end = min(start + m, cap)
+    _run(ring_s, ring_v, ring_w, ring_g, start, end, 1, counted, powers, summed, ints, rows, pairs, second)
+    _run(ring_s, ring_v, ring_w, ring_g, 0, start + m - end, 1, counted, powers, summed, ints, rows, pairs, second)
+    meta[0], meta[1] = head, held - k + m
     if meta[2] >= cap:
         recompute_sums(counted, powers, summed, ring_s, ring_v, ring_w, ring_g, meta, ints, rows, pairs, second)
 
 
 @kernel
 def recompute_sums(counted, powers, summed, ring_s, ring_v, ring_w, ring_g, meta, ints, rows, pairs, second):
-    """The window's sums recomputed from the ring, oldest row first."""
-    cap = ring_s.shape[0]
+    """The window's sums recomputed from the ring, oldest row first (only where
+    float sums are held: counts are exact)."""
+    meta[2] = 0
+    if rows[1] == 0 and (rows[0] == 0 or not summed[0]):
+        pairs[:] = 0.0
+        second[:] = 0.0
+        return
+    cap, head, held = ring_s.shape[0], meta[0], meta[1]
     ints[:] = 0
     rows[:] = 0
     pairs[:] = 0.0
     second[:] = 0.0
-    for k in range(meta[1]):
-        j = meta[0] + k
-        j = j - cap if j >= cap else j
-        _apply(ring_s, ring_v, ring_w, ring_g, j, 1, counted, powers, summed, ints, rows, pairs, second)
-    meta[2] = 0
+    end = min(head + held, cap)
+    _run(ring_s, ring_v, ring_w, ring_g, head, end, 1, counted, powers, summed, ints, rows, pairs, second)
+    _run(ring_s, ring_v, ring_w, ring_g, 0, head + held - end, 1, counted, powers, summed, ints, rows, pairs, second)

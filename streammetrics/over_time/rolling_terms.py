@@ -10,6 +10,8 @@ from .._protocol.errors import StateFileError
 from .._protocol.state import Field
 from .._protocol.terms import Sums
 
+_NO_FLAGS = np.zeros(0, np.uint8)  # every row of a batch in the group its weights tell
+
 
 def window_fields(*rows: Field) -> tuple:
     """The entries of a saved window whose rows are ``rows`` (keys: when rows come with keys), oldest first."""
@@ -99,12 +101,25 @@ class TermsWindow(Ring):
         self.rows = np.zeros(2, np.int64)
         self.pairs = np.zeros((2, size, 2))
         self.second = np.zeros((2 if terms.second is not None else 0, size, 2))
+        self.scratch = np.empty((0, width), np.int32), np.empty((0, width))
 
-    def _push(self, slots, values, w, t) -> None:
+    def _push(self, slots, values, w, flags) -> None:
         push_terms(
-            slots, values, w, t, self.counted, self.powers, self.summed, self.ring_s, self.ring_v,
+            slots, values, w, flags, self.counted, self.powers, self.summed, self.ring_s, self.ring_v,
             self.ring_w, self.ring_g, self.meta, self.ints, self.rows, self.pairs, self.second,
         )  # fmt: skip
+
+    def push(self, batch, lo: int) -> int:
+        """Push rows ``lo ..`` of a batch: 0, or 1 where the terms kernel finds a bad value (nothing pushed).
+        The terms are formed in a scratch kept between batches, the rows' group told by ``w`` alone."""
+        m = batch.n - lo
+        if self.scratch[0].shape[0] < m:
+            self.scratch = np.empty((m, self.terms.width), np.int32), np.empty((m, self.terms.width))
+        slots, values = self.scratch[0][:m], self.scratch[1][:m]
+        if self.terms.fill(batch, lo, slots, values, 0, 0):
+            return 1
+        self._push(slots, values, batch.weights[lo:] if batch.weights.shape[0] else batch.weights, _NO_FLAGS)
+        return 0
 
     def rows_of(self, batch, lo: int) -> dict | None:
         """Rows ``lo ..`` of a batch, as :meth:`export` gives rows; ``None`` where the terms kernel
