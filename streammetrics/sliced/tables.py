@@ -125,15 +125,17 @@ class Tables:
         """Add ``sums`` (one group per id) into the rows ``ids`` (those from ``used``
         on are new slices, zeros); ``WeightOverflowError``, the tables
         unchanged, where a total passes float64's range."""
-        m = ids.shape[0]
-        if m and ids[0] == used and ids[-1] == used + m - 1 and (np.diff(ids) == 1).all():
-            # new slices, one run of rows: added where they lie (put back to zeros on a refusal)
-            states = {k: t[used : used + m] for k, t in tables.items()}
+        m, lo = ids.shape[0], int(ids[0]) if ids.shape[0] else 0
+        if m and (lo == used or sums.pairs is None) and ids[-1] == lo + m - 1 and (np.diff(ids) == 1).all():
+            # one run of rows, new slices (put back to zeros on a refusal) or counts (never
+            # refused): added where they lie
+            states = {k: t[lo : lo + m] for k, t in tables.items()}
             try:
                 self.template.add_sums(sums, state=states)
             except BaseException:
-                for a in states.values():
-                    a[...] = 0
+                if lo == used:
+                    for a in states.values():
+                        a[...] = 0
                 raise
             return
         old = ids < used
