@@ -18,7 +18,7 @@ bulk sorting, amortized. ``held_bytes`` is what the accumulator holds after
 the updates, pending rows included (the buffer's whole capacity: it grows
 fourfold as rows arrive, up to its bound); ``state_bytes`` is its saved state. In exact mode
 ``finalize`` sorts the pending rows into the state's run and counts U over
-it; on two cores large sorts and merges run on two threads. ``RankAUC(max_memory=...)`` is the exact mode within a
+it, on one thread. ``RankAUC(max_memory=...)`` is the exact mode within a
 memory budget (sorted runs spilled to temporary files past it); the memory
 rows measure, in a fresh process each, the peak of numpy's allocations
 (tracemalloc) while streaming and finalizing, in bytes per distinct score
@@ -450,8 +450,8 @@ def _operating_rows(n, repeat, queries=100):
     mcc, youden, balanced_accuracy, accuracy, jaccard in turn) and partial_auc
     (max_fpr drawn from [0.01, 0.2]). The first query after a change builds
     what the queries read, so every timing of the queries starts from a state
-    that has none: on the state as the pass leaves it (a stored run and
-    sorted pending rows) and on the same state flushed into one run. The
+    that has none: on the state as the pass leaves it (finalize sorted the
+    pending rows into its run) and on the same state flushed into one run. The
     queries' time is also split: building, partial_auc, the others."""
     from streammetrics import RankAUC
 
