@@ -348,11 +348,15 @@ class Accumulator:
         self._check_compatible(other)
         with locked(self, other):
             self._check_room(other.n, "merging")
-            theirs = other._state
-            if other is self:
-                theirs = S.copy_state(theirs)
-            self._merge_state(theirs)
+            if other is self or not self._merge_files(other):
+                theirs = other._state
+                self._merge_state(S.copy_state(theirs) if other is self else theirs)
         return self
+
+    def _merge_files(self, other) -> bool:
+        """Fold ``other`` (compatible, locked) from its temporary files without reading them into memory
+        whole, and return ``True``; or ``False``, where its state is merged as a whole (here always)."""
+        return False
 
     def __add__(self, other: Accumulator):
         if not isinstance(other, Accumulator):

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._kernels.retrieval import PER_K, query_values
 from .._protocol import state as S
-from .._protocol.base import Accumulator, locked
+from .._protocol.base import Accumulator
 from .._protocol.errors import BadValueError
 from .._protocol.inputs import ClusterLabels, Finite
 from .._protocol.result import Result, grid
@@ -263,30 +263,27 @@ class RetrievalScores(Accumulator):
         st.update(zip(_OPEN, (np.concatenate(parts) for parts in zip(_NO_ROWS, *self._open))))
         return st, list(self._runs)
 
-    def merge(self, other):
-        """Fold ``other`` into ``self``; with ``max_memory``, a spilled ``other``'s files are copied a chunk at a
-        time (never read into memory whole) and its rows in memory are folded as any merge folds them."""
-        if type(other) is not RetrievalScores or other is self or self.max_memory is None or not other.spilled:
-            return super().merge(other)
-        self._check_compatible(other)
-        with locked(self, other):
-            self._check_room(other.n, "merging")
-            memory, files = other.spilled_parts()
-            S.check_merge_fields(_SUMMED, self._arrays, memory)
-            if self._store is None:
-                self._store = SpillStore(self.spill_dir)
-            chunk = max(1, self.max_memory // (4 * ROW.itemsize))
-            copies = []
-            try:
-                for run in files:
-                    copies.append(self._store.copy_from(run, chunk))
-            except BaseException:  # (a full disk) nothing changed
-                for run in copies:
-                    self._store.remove(run)
-                raise
-            self._runs.extend(copies)
-            self._merge_state(memory)
-        return self
+    def _merge_files(self, other) -> bool:
+        """With ``max_memory``, a spilled ``other``'s files are copied a chunk at a time and its rows in memory
+        folded as any merge folds them."""
+        if self.max_memory is None or not other.spilled:
+            return False
+        memory, files = other.spilled_parts()
+        S.check_merge_fields(_SUMMED, self._arrays, memory)
+        if self._store is None:
+            self._store = SpillStore(self.spill_dir)
+        chunk = max(1, self.max_memory // (4 * ROW.itemsize))
+        copies = []
+        try:
+            for run in files:
+                copies.append(self._store.copy_from(run, chunk))
+        except BaseException:  # (a full disk) nothing changed
+            for run in copies:
+                self._store.remove(run)
+            raise
+        self._runs.extend(copies)
+        self._merge_state(memory)
+        return True
 
     def _merge_state(self, other):
         S.merge_fields(_SUMMED, self._arrays, other)

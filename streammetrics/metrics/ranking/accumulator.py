@@ -11,7 +11,7 @@ import numpy as np
 
 from ..._kernels import compensated
 from ..._kernels.intervals import class_squares
-from ..._protocol.base import Accumulator, locked
+from ..._protocol.base import Accumulator
 from ..._protocol.errors import NoObservationsError
 from ..._protocol.inputs import Finite
 from ..._protocol.state import Field, empty_state
@@ -344,16 +344,13 @@ class RankAUC(RankQueries, Accumulator):
         self._strategy.export(self._pending, st, memory_only=True)
         return st, self._strategy
 
-    def merge(self, other):
-        """Fold ``other`` into ``self``; a spilled ``other``'s files are copied in chunks when both have a budget."""
-        if type(other) is not RankAUC or other is self or self.max_memory is None or not other.spilled:
-            return super().merge(other)
-        self._check_compatible(other)
-        with locked(self, other):
-            self._check_room(other.n, "merging")
-            self._reserve(other.nbytes, others=False)  # (a merge leaves every other state as it was)
-            self._merge_state(*other.spilled_parts())
-        return self
+    def _merge_files(self, other) -> bool:
+        """With a budget, a spilled ``other``'s files are copied in chunks."""
+        if self.max_memory is None or not other.spilled:
+            return False
+        self._reserve(other.nbytes, others=False)  # (a merge leaves every other state as it was)
+        self._merge_state(*other.spilled_parts())
+        return True
 
     def _merge_state(self, other, disk=None):
         """Fold the state ``other`` (and the disk runs of the exact state ``disk``)."""

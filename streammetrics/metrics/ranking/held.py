@@ -3,7 +3,7 @@ spilled past ``max_memory``): :class:`~streammetrics.ErrorQuantiles` and ``Calib
 
 from __future__ import annotations
 
-from ..._protocol.base import Accumulator, locked
+from ..._protocol.base import Accumulator
 from ..._protocol.state import empty_state
 from .exact import Exact
 from .spill import parse_memory
@@ -57,24 +57,20 @@ class SortedRuns(Accumulator):
         files of the rest."""
         return self._exported(memory_only=True), self._exact
 
-    def merge(self, other):
-        """Fold ``other`` into ``self``; with ``max_memory``, a spilled ``other``'s files are copied a chunk at a
-        time (never read into memory whole), all or nothing."""
-        if type(other) is not type(self) or other is self or self.max_memory is None or not other.spilled:
-            return super().merge(other)
-        self._check_compatible(other)
-        with locked(self, other):
-            self._check_room(other.n, "merging")
-            memory, disk = other.spilled_parts()
-            n = self._n
-            try:
-                with self._exact.atomic():
-                    self._merge_state(memory)
-                    self._exact.add_disk(disk)
-            except BaseException:
-                self._n = n
-                raise
-        return self
+    def _merge_files(self, other) -> bool:
+        """With ``max_memory``, a spilled ``other``'s files are copied a chunk at a time, all or nothing."""
+        if self.max_memory is None or not other.spilled:
+            return False
+        memory, disk = other.spilled_parts()
+        n = self._n
+        try:
+            with self._exact.atomic():
+                self._merge_state(memory)
+                self._exact.add_disk(disk)
+        except BaseException:
+            self._n = n
+            raise
+        return True
 
     def _load(self, state):
         old = getattr(self, "_exact", None)
