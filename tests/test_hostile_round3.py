@@ -4,7 +4,11 @@ arrays take."""
 
 from __future__ import annotations
 
+import os
 import pickle
+import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -13,6 +17,7 @@ import streammetrics as sm
 
 from .harness import assert_results_equal
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 K = 3
 BOUNDED = {
     "RankAUC": (
@@ -137,3 +142,57 @@ def test_an_over_time_column_of_numbers_held_as_objects_counts_as_the_numbers(na
     want.update(y, p, col)
     got.update(y, p, col.astype(object))
     assert got == want
+
+
+# ------------------------------------------------- a spill file past the size the system allows
+_FILE_TOO_LARGE = """
+import errno, os, resource, signal, sys
+import numpy as np
+import streammetrics as sm
+from streammetrics.metrics.ranking import spill as S
+
+folder = sys.argv[1]
+files = lambda: sorted(n for n in os.listdir(folder) if n.endswith(S.SPILL_SUFFIX))
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead of killing
+rng = np.random.default_rng(4)
+acc = sm.RankAUC(max_memory=4096, spill_dir=folder)
+fed_y, fed_s = [], []
+soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+for i in range(400):
+    y, s = rng.integers(0, 2, 500), rng.normal(size=500) + i
+    if i == 3:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (96 << 10, hard))  # no file past 96 KB from here
+    before = {k: v.copy() for k, v in acc.state_dict().items()}
+    names = files()
+    try:
+        acc.update(y, s)
+    except OSError as exc:
+        assert exc.errno == errno.EFBIG, exc
+        break
+    fed_y.append(y)
+    fed_s.append(s)
+else:
+    sys.exit("no write failed")
+after = acc.state_dict()
+assert before.keys() == after.keys() and all(np.array_equal(before[k], after[k]) for k in before), "half folded"
+assert files() == names, (files(), names)
+resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+r = acc.finalize()
+y, s = np.concatenate(fed_y), np.concatenate(fed_s)
+assert r.n == r.n_pos + r.n_neg == len(y), (r.n, r.n_pos, r.n_neg, len(y))
+assert r.auc == sm.auc(y, s)
+acc.close()
+assert files() == []
+print("ok", i)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="needs RLIMIT_FSIZE")
+def test_a_spill_write_past_the_file_size_limit_leaves_the_batch_out(tmp_path):
+    """A real EFBIG from the system (no monkeypatch): the batch whose spill fails is not folded, no part file stays,
+    and the rows before it score as a state that never failed."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (ROOT, os.environ.get("PYTHONPATH")))))
+    done = subprocess.run(
+        [sys.executable, "-c", _FILE_TOO_LARGE, str(tmp_path)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and done.stdout.startswith("ok"), done.stderr[-3000:]
