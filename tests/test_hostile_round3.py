@@ -196,3 +196,28 @@ def test_a_spill_write_past_the_file_size_limit_leaves_the_batch_out(tmp_path):
         [sys.executable, "-c", _FILE_TOO_LARGE, str(tmp_path)], env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stderr[-3000:]
+
+
+# ------------------------------------------------- nullable integer key columns past 2**53
+B = 2**53
+
+
+def test_a_pandas_nullable_int_column_past_2_53_keeps_its_keys_apart():
+    pd = pytest.importorskip("pandas")
+    by = pd.Series([B, B + 1, None, B + 1], dtype="Int64")
+    acc = sm.Sliced(sm.BinaryConfusion()).update([1, 1, 1, 1], [1, 0, 1, 1], by=by)
+    r = acc.finalize()
+    assert list(r.slices) == [B, B + 1, None]
+    assert [r.slices[k].tp for k in (B, B + 1, None)] == [1, 1, 1]
+
+
+def test_an_arrow_int_column_with_nulls_past_2_53_is_refused_naming_the_row():
+    """Arrow hands such a column to numpy as floats (its nulls as NaN): 2**53 and 2**53 + 1 would be one key."""
+    pa = pytest.importorskip("pyarrow")
+    for by in (pa.array([B, B + 1, None], pa.int64()), pa.chunked_array([[B], [B + 1, None]], pa.int64())):
+        acc = sm.Sliced(sm.BinaryConfusion())
+        with pytest.raises(ValueError, match=r"by\[0\] = 9007199254740992.0: a float key from 2\*\*53 on"):
+            acc.update([1, 1, 1], [1, 1, 1], by=by)
+        assert acc.n == 0
+    ok = sm.Sliced(sm.BinaryConfusion()).update([1, 1, 1], [1, 1, 1], by=pa.array([B, B + 1, B], pa.int64()))
+    assert list(ok.finalize().slices) == [B, B + 1]  # without nulls, integers stay integers
