@@ -72,6 +72,28 @@ def test_every_bounded_state_round_tripped_then_updated_equals_one_never_round_t
     assert_results_equal(acc.finalize(), ref.finalize(), rtol=0)
 
 
+@pytest.mark.parametrize("how", ["pickle", "bytes", "file"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: sm.Sliced(sm.RankAUC(max_bins=20)),
+        lambda: sm.Bootstrap(sm.RankAUC(max_bins=20), replicates=5, seed=1),
+        lambda: sm.Evaluator(task="binary", scores="score", max_bins=20),
+    ],
+    ids=["Sliced", "Bootstrap", "Evaluator"],
+)
+def test_a_wrapper_of_a_bounded_state_round_tripped_then_updated_equals_one_never_round_tripped(make, how, tmp_path):
+    rng = np.random.default_rng(2)
+    y, s, g = rng.integers(0, 2, 3000), rng.normal(size=3000), rng.integers(0, 4, 3000)
+    ref, acc = make(), make()
+    for a in range(0, 3000, 300):
+        part = (y[a : a + 300], s[a : a + 300]) + ((g[a : a + 300],) if isinstance(ref, sm.Sliced) else ())
+        ref.update(*part)
+        acc = _trip(acc.update(*part), how, tmp_path / "w.state")
+    assert acc == ref
+    assert repr(acc.finalize().as_dict()) == repr(ref.finalize().as_dict())
+
+
 def _million_distinct(make, kind, k):
     """``make()`` fed 10**6 rows in batches of 10,000, every score distinct."""
     rng = np.random.default_rng(0)
