@@ -290,11 +290,27 @@ def range_cuts(
     return cuts[cuts > v[0]]  # a cut at the smallest score would leave a range empty
 
 
-def _route_partition(cuts, lo: int, hi: int, index: int, offset, weighted: bool, *parts):
-    """One partition's rows, checked and routed by score range (:func:`route_rows`)."""
+#: the most tasks a pass gives the ranges' merges: many ranges (cut points) are merged in that many groups of
+#: consecutive ranges, since each task of a graph costs dask a millisecond or more
+RANGE_GROUPS = 512
+
+
+def _route_partition(cuts, lo: int, hi: int, index: int, offset, weighted: bool, edges, *parts):
+    """One partition's rows, checked and routed by score range (:func:`route_rows`): ``(info, group, ...)``, each group
+    the runs of ranges ``edges[g] .. edges[g + 1] - 1``."""
     args = [np.asarray(p) for p in parts]
     w = args.pop() if weighted else None
-    return route_rows(cuts, lo, hi, _where(index, offset), args, w)
+    info, *runs = route_rows(cuts, lo, hi, _where(index, offset), args, w)
+    return (info, *(runs[a - lo : b - lo] for a, b in zip(edges[:-1], edges[1:])))
+
+
+def _merge_groups(*groups):
+    """One group of runs from the same group of several partitions: each range's runs merged."""
+    return [merge_pieces(*runs) for runs in zip(*groups)]
+
+
+def _group_stats(totals, first: int, weighted: bool, runs):
+    return [range_stats(totals, first + j, weighted, run) for j, run in enumerate(runs)]
 
 
 def exact_auc(
@@ -357,13 +373,16 @@ def exact_auc(
     stats, totals = [], None
     for g in range(passes):  # ranges lo .. hi-1, each merged by a tree of its own
         lo, hi = g * R // passes, (g + 1) * R // passes
-        route = dask.delayed(_route_partition, pure=True, nout=1 + hi - lo)
-        outs = [route(cuts, lo, hi, i, off, weighted, *parts) for i, (parts, off) in enumerate(zip(pieces, offsets))]
+        edges = [lo + j * (hi - lo) // min(hi - lo, RANGE_GROUPS) for j in range(min(hi - lo, RANGE_GROUPS) + 1)]
+        route = dask.delayed(_route_partition, pure=True, nout=len(edges))
+        outs = [
+            route(cuts, lo, hi, i, off, weighted, edges, *parts) for i, (parts, off) in enumerate(zip(pieces, offsets))
+        ]
         tot = dask.delayed(range_totals, pure=True)(weighted, *[o[0] for o in outs])
-        trees = [_tree([o[1 + j] for o in outs], merge_pieces, split_every) for j in range(hi - lo)]
-        st = [dask.delayed(range_stats, pure=True)(tot, lo + j, weighted, t) for j, t in enumerate(trees)]
+        trees = [_tree([o[1 + j] for o in outs], _merge_groups, split_every) for j in range(len(edges) - 1)]
+        st = [dask.delayed(_group_stats, pure=True)(tot, a, weighted, t) for a, t in zip(edges, trees)]
         totals, got = dask.compute(tot, st, **compute_kwargs)
-        stats.extend(got)
+        stats.extend(s for group in got for s in group)
     if totals is None or totals["rows"] == 0:
         raise NoObservationsError("y and s are empty: the AUC needs at least one observation")
     auc, ap = combine(totals, weighted, stats)

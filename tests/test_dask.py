@@ -482,3 +482,26 @@ def test_ranges_totals_and_combine_take_linear_time_and_keep_every_bit():
         stats = [(0, 0.0, 1)] * ranges
         combine(totals, weighted, stats)
     assert time.perf_counter() - t0 < 10.0  # quadratic sums take minutes here
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_many_cut_points_merge_in_a_bounded_number_of_tasks(weighted, monkeypatch):
+    """10,000 cut points (ranges of a few rows, many empty): the ranges are merged in at most ``RANGE_GROUPS`` tasks
+    a pass, not one tree of tasks each (dask's cost per task made 3,000 cuts take minutes, 100,000 never end)."""
+    import streammetrics.dask as smd
+
+    rng = np.random.default_rng(8)
+    y, s = rng.integers(0, 2, 6000), np.round(rng.random(6000), 3)  # ties across the cuts' neighbours
+    w = rng.random(6000) + 0.5 if weighted else None
+    cuts = np.linspace(0.0, 1.0, 10_001)[1:-1]
+    groups = []
+    real = smd._group_stats
+    monkeypatch.setattr(
+        smd, "_group_stats", lambda tot, first, wt, runs: groups.append(len(runs)) or real(tot, first, wt, runs)
+    )
+    r = _ranged(y, s, w, chunks=1500, cuts=cuts, passes=2)
+    assert r.meta["ranges"] == 10_000 and sum(groups) == 10_000 and len(groups) <= 2 * smd.RANGE_GROUPS
+    if weighted:
+        assert r.auc == pytest.approx(sm.RankAUC().update(y, s, sample_weight=w).finalize().auc, rel=1e-12)
+    else:
+        _assert_unweighted(r, y, s)

@@ -106,7 +106,9 @@ def batch_run(y, P, w, k, inputs):
 
 
 def _offsets(lengths):
-    return np.concatenate(([0], np.cumsum(lengths.reshape(-1)))).astype(np.int64)
+    offs = np.zeros(lengths.size + 1, np.int64)  # one array of K * K + 1 numbers, no temporaries
+    np.cumsum(lengths.reshape(-1), out=offs[1:])
+    return offs
 
 
 def scores_of_run(run, k: int, n: int, weighted: bool, multi_class: str, average: str, meta):
@@ -117,13 +119,16 @@ def scores_of_run(run, k: int, n: int, weighted: bool, multi_class: str, average
     e = _exponent(mass) if weighted else 0
     if e:
         mass = np.ldexp(mass, -e)
-    offs = _offsets(lengths)
     u2 = np.zeros((k, k), np.int64 if exact else np.float64)
     ap = np.zeros(k)
-    ptr, acc = np.empty(k, np.int64), np.empty((k, 4), u2.dtype)
-    for c in range(k):
-        ap[c] = M.column_scores(keys, mass, offs[c * k : (c + 1) * k + 1], c, u2[c], ptr, acc)
-    blocks = [mass[offs[t] : offs[t + 1]] for t in range(k)]  # column 0's: the classes' masses
+    ptr, acc, offs = np.empty(k, np.int64), np.empty((k, 4), u2.dtype), np.empty(k + 1, np.int64)
+    for c in range(k):  # column c's blocks start where column c - 1's end
+        offs[0] = offs[k] if c else 0
+        np.cumsum(lengths[c], out=offs[1:])
+        offs[1:] += offs[0]
+        ap[c] = M.column_scores(keys, mass, offs, c, u2[c], ptr, acc)
+        if c == 0:
+            blocks = [mass[offs[t] : offs[t + 1]] for t in range(k)]  # column 0's: the classes' masses
     support = np.array([math.fsum(b) if weighted else int(b.sum()) for b in blocks])
     return _scores(u2, support, ap, exact, n, multi_class, average, meta, e)
 
@@ -152,15 +157,19 @@ def _scores(u2, support, ap, exact: bool, n: int, multi_class: str, average: str
     if meta.get("weighted"):
         check_weighted_support(support)
     if exact:
-        per_class, pair = _quotients(u2, support)
+        per_class, pair = _quotients(u2, support, out=u2.view(np.float64))  # K * K numbers held once
     else:
         sup = support.astype(np.float64)
         with np.errstate(over="ignore", invalid="ignore"):  # divided one at a time: products overflow first
             per_class = u2.sum(axis=1) / 2 / safe(sup) / safe(float(sup.sum()) - sup)
-            pair = u2 / 2 / safe(sup)[:, None] / safe(sup)[None, :]
+            pair = u2  # divided in place: K * K numbers held once
+            pair /= 2
+            pair /= safe(sup)[:, None]
+            pair /= safe(sup)[None, :]
         if not (np.isfinite(per_class).all() and np.isfinite(pair).all()):  # weights near 1e154
             raise WeightOverflowError(scores="the weighted pair counts of the AUCs")
-        per_class, pair = np.clip(per_class, 0.0, 1.0), np.clip(pair, 0.0, 1.0)
+        per_class = np.clip(per_class, 0.0, 1.0)
+        np.clip(pair, 0.0, 1.0, out=pair)
         np.fill_diagonal(pair, 0.0)
     values = averages(per_class, pair, support, multi_class, average)
     values.update(precision_fields(ap, support), support=np.ldexp(support, e) if e else support, n=n)
@@ -177,22 +186,24 @@ def precision_fields(ap, support) -> dict:
     }
 
 
-def _quotients(u2, support):
-    """The per-class and pair AUCs of exact pair counts, each a quotient of integers rounded once (as RankAUC's)."""
+def _quotients(u2, support, out=None):
+    """The per-class and pair AUCs of exact pair counts, each a quotient of integers rounded once (as RankAUC's);
+    the pair AUCs are written into ``out`` (which may be ``u2`` itself, seen as float64: each row is read first)."""
     k = u2.shape[0]
     sup = support.astype(np.int64)
     total = int(sup.sum())
     if total * total < 2**54:  # every count and denominator is below 2**53: exact in float64, one rounding
         per_class = u2.sum(axis=1) / (2 * safe(sup * (total - sup)))
-        den = np.outer(sup, sup)
-        den += den == 0
-        den *= 2
-        pair = u2 / den
-        del den
+        pair = np.empty((k, k)) if out is None else out
+        for a in range(k):
+            den = sup[a] * sup
+            den += den == 0
+            den *= 2
+            np.divide(u2[a].copy(), den, out=pair[a])
         np.fill_diagonal(pair, 0.0)
         return per_class, pair
     # past 2**53, Python integers divide with one rounding: one row at a time (K numbers held as objects, not K**2)
-    per_class, pair, sl = np.empty(k), np.zeros((k, k)), sup.tolist()
+    per_class, pair, sl = np.empty(k), np.empty((k, k)) if out is None else out, sup.tolist()
     for a in range(k):
         row = u2[a].tolist()
         per_class[a] = sum(row) / (2 * safe(sl[a] * (total - sl[a])))
@@ -208,13 +219,14 @@ def averages(per_class, pair, support, multi_class: str, average: str, suffix: s
     total_f = float(sup_f.sum())
     ovr_macro = float(np.mean(per_class))
     ovr_weighted = float(np.dot(sup_f, per_class) / safe(total_f))
-    hand_till = pair + pair.T  # Hand & Till's pair AUCs (doubled), read above the diagonal a row at a time
-    hand_till *= 0.5
-    rows = [hand_till[a, a + 1 :] for a in range(k - 1)]
-    ovo_macro = math.fsum(float(r.sum()) for r in rows) / (k * (k - 1) // 2) if k > 1 else 0.0
-    weighted_sum = math.fsum(float(np.dot(sup_f[a] + sup_f[a + 1 :], r)) for a, r in enumerate(rows))
-    ovo_weighted = weighted_sum / safe(float((k - 1) * total_f))
-    del hand_till, rows
+    sums, dots = [], []
+    for a in range(k - 1):  # Hand & Till's pair AUCs above the diagonal, a row at a time (no K * K copy)
+        r = pair[a, a + 1 :] + pair[a + 1 :, a]
+        r *= 0.5
+        sums.append(float(r.sum()))
+        dots.append(float(np.dot(sup_f[a] + sup_f[a + 1 :], r)))
+    ovo_macro = math.fsum(sums) / (k * (k - 1) // 2) if k > 1 else 0.0
+    ovo_weighted = math.fsum(dots) / safe(float((k - 1) * total_f))
     macro, weighted_avg = (ovr_macro, ovr_weighted) if multi_class == "ovr" else (ovo_macro, ovo_weighted)
     values = {"auc": macro if average == "macro" else weighted_avg, "macro_auc": macro, "weighted_auc": weighted_avg}
     values.update(per_class_auc=per_class, ovr_macro_auc=ovr_macro, ovr_weighted_auc=ovr_weighted)
