@@ -151,11 +151,6 @@ def _over_time(name):
     return sm.History(sm.ProbabilityScores()), np.array([0, 0, 1, 1, 2, 2])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="over_time: a key, time or step column held as objects (a pandas object column) is refused, "
-    "while Bootstrap reads its row keys held as objects as the integers they are",
-)
 @pytest.mark.parametrize("name", ["Rolling", "Decayed", "Windowed", "History"])
 def test_an_over_time_column_of_numbers_held_as_objects_counts_as_the_numbers(name):
     y, p = np.array([1, 0, 1, 1, 0, 0]), np.array([0.9, 0.2, 0.6, 0.4, 0.3, 0.7])
@@ -163,6 +158,19 @@ def test_an_over_time_column_of_numbers_held_as_objects_counts_as_the_numbers(na
     got, _ = _over_time(name)
     want.update(y, p, col)
     got.update(y, p, col.astype(object))
+    assert got == want
+
+
+@pytest.mark.parametrize("name", ["Decayed", "Windowed"])
+def test_timestamps_as_one_column_count_as_the_timestamps(name):
+    y, p = np.array([1, 0, 1, 1, 0, 0]), np.array([0.9, 0.2, 0.6, 0.4, 0.3, 0.7])
+    want, col = _over_time(name)
+    got, _ = _over_time(name)
+    want.update(y, p, col)
+    got.update(y, p, col[:, None])
+    assert got == want
+    with pytest.raises(ValueError, match="expected 6 timestamps"):
+        got.update(y, p, np.c_[col, col])
     assert got == want
 
 

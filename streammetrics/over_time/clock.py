@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from .._protocol.validation import host
+from .._protocol.validation import host, objects_as_numbers
 
 _UNITS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "min": 60 * 10**9, "m": 60 * 10**9}
 _UNITS.update({"h": 3600 * 10**9, "d": 86400 * 10**9, "w": 7 * 86400 * 10**9})
@@ -43,13 +43,21 @@ def duration(value, name: str):
     return float(value)
 
 
+def column(value) -> np.ndarray:
+    """A wrapper's own column (keys, timestamps, steps) as an array: numbers held
+    as objects read as the numbers, and one column of a 2-D array as that column,
+    as the scored arrays may come."""
+    a = objects_as_numbers(np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else host(value)))
+    return a[:, 0] if a.ndim == 2 and a.shape[1] == 1 else a
+
+
 def stamps(time, n: int, every, name: str = "time") -> np.ndarray:
     """``time`` (``n`` timestamps) as ``int64`` nanoseconds (datetimes, when
     ``every`` is a duration in nanoseconds) or ``float64`` (numbers, when it is
     a number); ``TypeError``/``ValueError`` naming the first bad entry."""
     if time is None:
         raise TypeError(f"{name}= is required: this wrapper counts time by timestamps")
-    a = np.asarray(time.to_numpy() if hasattr(time, "to_numpy") else host(time))
+    a = column(time)
     if a.ndim != 1 or a.shape[0] != n:
         raise ValueError(f"{name}: expected {n} timestamps (one per row), got shape {a.shape}")
     if isinstance(every, int):

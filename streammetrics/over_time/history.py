@@ -9,8 +9,7 @@ import numpy as np
 from .._protocol.base import Accumulator
 from .._protocol.keywords import take_names
 from .._protocol.result import Result, jsonable
-from .._protocol.validation import host
-from . import figures, tables
+from . import clock, figures, tables
 from .buckets import Buckets
 
 __all__ = ["History"]
@@ -94,7 +93,7 @@ class History(Buckets):
         key = _step(value)
         if key is not None:
             return np.full(n, key, np.int64)
-        a = np.asarray(host(value))
+        a = clock.column(value)
         if a.shape != (n,) or a.dtype.kind not in "iu" or (a.dtype.kind == "u" and a.dtype.itemsize == 8):
             raise ValueError(
                 f"step: expected an integer or {n} integers (one per row), got {a.dtype} of shape {a.shape}"

@@ -14,6 +14,7 @@ from .._protocol.keywords import arrays_by_name
 from .._protocol.state import checked_entries, loaded
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
 from ..metrics.ranking import RankAUC
+from . import clock
 from .rolling_rank import RankWindow
 from .rolling_terms import TermsWindow
 
@@ -159,7 +160,7 @@ class Rolling(TemplateWrapper, Accumulator):
         return pack(tb, self._checked_keys(key, tb.n), self._template, self.inputs[-1]) if self.key else tb
 
     def _checked_keys(self, key, n: int) -> np.ndarray:
-        k = np.asarray(key)
+        k = clock.column(key)
         if k.dtype.kind == "M":
             k = k.astype("datetime64[ns]").astype(np.int64)
         if k.dtype.kind not in "iuf" or k.ndim != 1:
