@@ -24,13 +24,13 @@ CHUNK = 64 * BLOCK
 
 
 @inline
-def _flush(scratch, r, s, into):
-    """Add ``scratch[r, s]``, if not 0, to the pair ``into[s]``, and clear it."""
-    if scratch[r, s] != 0.0:
-        t, c = add(into[s, 0], into[s, 1], scratch[r, s])
+def _flush(scratch, s, into):
+    """Add ``scratch[s]``, if not 0, to the pair ``into[s]``, and clear it."""
+    if scratch[s] != 0.0:
+        t, c = add(into[s, 0], into[s, 1], scratch[s])
         into[s, 0] = t
         into[s, 1] = c
-        scratch[r, s] = 0.0
+        scratch[s] = 0.0
 
 
 @kernel
@@ -56,9 +56,9 @@ def sum_slots(slots, values, w, second, block, counts, pairs, moments, scratch):
                 scratch[0, s] += wi * v
                 if power:
                     scratch[1, s] += (wi if power == 1 else wi * wi) * (v * v)
-        for s in range(counts.shape[0]):
-            _flush(scratch, 0, s, pairs)
-            _flush(scratch, 1, s, moments)
+        for s in range(counts.shape[0]):  # (a row each: a literal row number would compile _flush twice)
+            _flush(scratch[0], s, pairs)
+            _flush(scratch[1], s, moments)
 
 
 def sum_terms(terms, args, w, width: int, counts, pairs, moments=None, second=None, block: int = BLOCK) -> int:
