@@ -93,18 +93,18 @@ def _ends(kp, i1, j1, kn, i0, j0):
 
 
 @kernel
-def group_rows(kp, vp, kn, vn, pre_p, pre_n, budget, mass_cap, cuts, bits, sums):
+def group_rows(kp, vp, kn, vn, pre_p, pre_n, budget, mass_cap, cuts, bits, sums, cells, bases):
     """Write the groups of sorted keys ``kp``, ``kn`` as items: each one's score range as float64 bits into ``bits``
     (rows lo, hi), its masses and own ``2U`` into ``sums``; returns their number, or -1 when they do not fit.
 
     Pieces cut at ``cuts`` are split along dyadic cells, largest first, down to a single score or a cell clear of
     other pieces within ``budget`` (``pos * neg``) and ``mass_cap`` (``pos + neg``). The rows weigh ``vp``, ``vn``,
-    with inclusive prefix sums ``pre_p``, ``pre_n`` (all ``None``: one each, a compiled loop of its own).
+    with inclusive prefix sums ``pre_p``, ``pre_n`` (all ``None``: one each, a compiled loop of its own). ``cells``
+    (int64, 5 x 132) and ``bases`` (uint64, 132) are scratch: a depth-first stack of cells (rows of ``kp``, rows of
+    ``kn``, level) and each one's first key.
     """
     n1 = kp.shape[0]
     n0 = kn.shape[0]
-    cells = np.empty((5, 132), np.int64)  # a depth-first stack: rows of kp, rows of kn, level
-    bases = np.empty(132, np.uint64)  # each cell's first key
     g = 0
     start = np.int64(0)  # not a literal: one compiled _first_at_least and _ends
     a1 = a0 = start
@@ -249,7 +249,7 @@ def _sweep(lo, hi, ab, cw, idx, k, heap):
             pos = (pos - 1) >> 1
         seen_p += ab[0, j]
         seen_n += ab[1, j]
-    return k2, max(unknown, 0.0)
+    return k2, 0.0 if unknown < 0.0 else unknown  # (not max(): one compile less)
 
 
 def sweep(lo, hi, ab, cw):
