@@ -149,16 +149,12 @@ def group_rows(kp, vp, kn, vn, pre_p, pre_n, budget, mass_cap, cuts, bits, sums,
             mid = base + (_ONE << np.uint64(lev - 1))  # both halves a level down, the lower one first
             c1 = _first_at_least(kp, i1, j1, mid)
             c0 = _first_at_least(kn, i0, j0, mid)
-            if c1 < j1 or c0 < j0:
-                cells[0, depth], cells[1, depth], cells[2, depth], cells[3, depth] = c1, j1, c0, j0
-                cells[4, depth] = lev - 1
-                bases[depth] = mid
-                depth += 1
-            if i1 < c1 or i0 < c0:
-                cells[0, depth], cells[1, depth], cells[2, depth], cells[3, depth] = i1, c1, i0, c0
-                cells[4, depth] = lev - 1
-                bases[depth] = base
-                depth += 1
+            for x1, y1, x0, y0, at in ((c1, j1, c0, j0, mid), (i1, c1, i0, c0, base)):
+                if x1 < y1 or x0 < y0:
+                    cells[0, depth], cells[1, depth], cells[2, depth], cells[3, depth] = x1, y1, x0, y0
+                    cells[4, depth] = lev - 1
+                    bases[depth] = at
+                    depth += 1
         a1 = b1
         a0 = b0
     return g
