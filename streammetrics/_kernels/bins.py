@@ -21,7 +21,7 @@ def points_as_items(scores, ab):
     return scores, scores.copy(), ab, cw
 
 
-@kernel
+@inline
 def _first_at_least(keys, a, b, x):
     """The first index of ``keys[a:b]`` (increasing) holding a key of at least ``x``, else ``b``."""
     while a < b:
@@ -33,7 +33,7 @@ def _first_at_least(keys, a, b, x):
     return a
 
 
-@kernel
+@inline
 def _bit_length(x):
     n = 0
     for s in (32, 16, 8, 4, 2, 1):
@@ -46,7 +46,7 @@ def _bit_length(x):
 
 
 @inline
-def _group_sums(kp, vp, kn, vn, weighted, i, bp, an, bn):
+def _group_sums(kp, vp, kn, vn, i, bp, an, bn):
     """``(positive mass, negative mass, own 2U)`` of the group of rows ``i:bp`` of ``kp`` and ``an:bn`` of ``kn``."""
     below = 0.0
     k2 = 0.0
@@ -56,42 +56,58 @@ def _group_sums(kp, vp, kn, vn, weighted, i, bp, an, bn):
         k = kp[i]
         c = 0.0
         while i < bp and kp[i] == k:
-            c += vp[i] if weighted else 1.0
+            c += 1.0 if vp is None else vp[i]
             i += 1
         while j < bn and kn[j] < k:
-            below += vn[j] if weighted else 1.0
+            below += 1.0 if vn is None else vn[j]
             j += 1
         e = j
         eq = 0.0
         while e < bn and kn[e] == k:
-            eq += vn[e] if weighted else 1.0
+            eq += 1.0 if vn is None else vn[e]
             e += 1
         k2 += c * (2.0 * below + eq)
         sp += c
     sn = float(bn - an)
-    if weighted:
+    if vn is not None:
         sn = 0.0
         for r in range(an, bn):
             sn += vn[r]
     return sp, sn, k2
 
 
+@inline
+def _ends(kp, i1, j1, kn, i0, j0):
+    """The lowest and highest key of the sorted ``kp[i1:j1]`` and ``kn[i0:j0]``; ``(TOP, ZERO)`` when both are empty."""
+    lo = TOP
+    hi = ZERO
+    if i1 < j1:
+        lo = kp[i1]
+        hi = kp[j1 - 1]
+    if i0 < j0:
+        if kn[i0] < lo:
+            lo = kn[i0]
+        if kn[j0 - 1] > hi:
+            hi = kn[j0 - 1]
+    return lo, hi
+
+
 @kernel
-def group_rows(kp, vp, kn, vn, pre_p, pre_n, weighted, budget, mass_cap, cuts, bits, sums):
+def group_rows(kp, vp, kn, vn, pre_p, pre_n, budget, mass_cap, cuts, bits, sums, cells, bases):
     """Write the groups of sorted keys ``kp``, ``kn`` as items: each one's score range as float64 bits into ``bits``
     (rows lo, hi), its masses and own ``2U`` into ``sums``; returns their number, or -1 when they do not fit.
 
     Pieces cut at ``cuts`` are split along dyadic cells, largest first, down to a single score or a cell clear of
-    other pieces within ``budget`` (``pos * neg``) and ``mass_cap`` (``pos + neg``). ``weighted``: the rows weigh
-    ``vp``, ``vn``, with inclusive prefix sums ``pre_p``, ``pre_n``; else one each.
+    other pieces within ``budget`` (``pos * neg``) and ``mass_cap`` (``pos + neg``). The rows weigh ``vp``, ``vn``,
+    with inclusive prefix sums ``pre_p``, ``pre_n`` (all ``None``: one each, a compiled loop of its own). ``cells``
+    (int64, 5 x 132) and ``bases`` (uint64, 132) are scratch: a depth-first stack of cells (rows of ``kp``, rows of
+    ``kn``, level) and each one's first key.
     """
     n1 = kp.shape[0]
     n0 = kn.shape[0]
-    cells = np.empty((5, 132), np.int64)  # a depth-first stack: rows of kp, rows of kn, level
-    bases = np.empty(132, np.uint64)  # each cell's first key
     g = 0
-    a1 = 0
-    a0 = 0
+    start = np.int64(0)  # not a literal: one compiled _first_at_least and _ends
+    a1 = a0 = start
     for c in range(cuts.shape[0] + 1):
         last_piece = c == cuts.shape[0]
         b1 = n1 if last_piece else _first_at_least(kp, a1, n1, cuts[c])
@@ -99,12 +115,12 @@ def group_rows(kp, vp, kn, vn, pre_p, pre_n, weighted, budget, mass_cap, cuts, b
         if a1 == b1 and a0 == b0:
             continue
         # the piece's nearest rows outside it: a cell holding one of them is split further
-        below = max(kp[a1 - 1] if a1 > 0 else ZERO, kn[a0 - 1] if a0 > 0 else ZERO)
-        above = min(kp[b1] if b1 < n1 else TOP, kn[b0] if b0 < n0 else TOP)
+        below = _ends(kp, start, a1, kn, start, a0)[1]
+        above = _ends(kp, b1, n1, kn, b0, n0)[0]
         none_below = a1 == 0 and a0 == 0
         none_above = b1 == n1 and b0 == n0
-        first = min(kp[a1] if a1 < b1 else TOP, kn[a0] if a0 < b0 else TOP)
-        lev = _bit_length(first ^ max(kp[b1 - 1] if a1 < b1 else ZERO, kn[b0 - 1] if a0 < b0 else ZERO))
+        first, last = _ends(kp, a1, b1, kn, a0, b0)
+        lev = _bit_length(first ^ last)
         cells[0, 0], cells[1, 0], cells[2, 0], cells[3, 0], cells[4, 0] = a1, b1, a0, b0, lev
         bases[0] = ZERO if lev == 64 else (first >> np.uint64(lev)) << np.uint64(lev)
         depth = 1
@@ -112,12 +128,11 @@ def group_rows(kp, vp, kn, vn, pre_p, pre_n, weighted, budget, mass_cap, cuts, b
             depth -= 1
             i1, j1, i0, j0, lev = cells[0, depth], cells[1, depth], cells[2, depth], cells[3, depth], cells[4, depth]
             base = bases[depth]
-            lo_k = min(kp[i1] if i1 < j1 else TOP, kn[i0] if i0 < j0 else TOP)
-            hi_k = max(kp[j1 - 1] if i1 < j1 else ZERO, kn[j0 - 1] if i0 < j0 else ZERO)
+            lo_k, hi_k = _ends(kp, i1, j1, kn, i0, j0)
             clean = (none_below or below < base) and (
                 none_above or (lev < 64 and above - base >= _ONE << np.uint64(lev))
             )
-            if weighted:
+            if pre_p is not None:
                 p = pre_p[j1 - 1] - (pre_p[i1 - 1] if i1 > 0 else 0.0) if i1 < j1 else 0.0
                 q = pre_n[j0 - 1] - (pre_n[i0 - 1] if i0 > 0 else 0.0) if i0 < j0 else 0.0
             else:
@@ -128,7 +143,7 @@ def group_rows(kp, vp, kn, vn, pre_p, pre_n, weighted, budget, mass_cap, cuts, b
                     return -1
                 bits[0, g] = bits_of(lo_k)
                 bits[1, g] = bits_of(hi_k)
-                sums[0, g], sums[1, g], sums[2, g] = _group_sums(kp, vp, kn, vn, weighted, i1, j1, i0, j0)
+                sums[0, g], sums[1, g], sums[2, g] = _group_sums(kp, vp, kn, vn, i1, j1, i0, j0)
                 g += 1
                 continue
             mid = base + (_ONE << np.uint64(lev - 1))  # both halves a level down, the lower one first
@@ -230,7 +245,7 @@ def _sweep(lo, hi, ab, cw, idx, k, heap):
             pos = (pos - 1) >> 1
         seen_p += ab[0, j]
         seen_n += ab[1, j]
-    return k2, max(unknown, 0.0)
+    return k2, 0.0 if unknown < 0.0 else unknown  # (not max(): one compile less)
 
 
 def sweep(lo, hi, ab, cw):

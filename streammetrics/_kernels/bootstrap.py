@@ -148,28 +148,29 @@ def replicate_sums(seed, keys, first, r0, w, slots, vals, out, cuts):
 
     ``slots`` (int32, rows x P) and ``vals`` (float64, rows x P): row ``i``
     adds ``weight * vals[i, j]`` to slot ``slots[i, j]``, where ``weight`` is
-    its Poisson(1) count in the replicate times ``w[i]`` (``w`` empty: 1).
+    its Poisson(1) count in the replicate times ``w[i]`` (``w`` None: 1).
     ``out`` (float64, slots x R x 2) holds compensated pairs, added into.
-    Keys as in :func:`poisson_weights`.
+    Keys as in :func:`poisson_weights`, but ``None`` rather than empty (as
+    ``w``: a first use compiles only its own loop).
     """
     S, R = out.shape[0], out.shape[1]
     m, P = slots.shape
-    keyed = keys.shape[0] > 0
-    weighted = w.shape[0] > 0
     s, q0, nq, off, sc = _replicates(seed, r0, R, cuts)
     uu = np.empty(2 * nq, np.int32)
     kk = np.empty(2 * nq, np.int32)
     kf = np.empty(R, np.float64)
     # slot c's sums at acc[c R + r], zeroed block by block (one shape of float
-    # allocation in the kernel: each compiles on its own on a cold first use)
+    # allocation in the kernel, and a loop rather than a slice assignment:
+    # each compiles on its own on a cold first use)
     acc = np.empty(S * R, np.float64)
     for start in range(0, m, BLOCK):
         stop = m if m < start + BLOCK else start + BLOCK
-        acc[:] = 0.0
+        for c in range(S * R):
+            acc[c] = 0.0
         for i in range(start, stop):
-            key = keys[i] if keyed else first + i
+            key = first + i if keys is None else keys[i]
             _draw_pairs(_row_hash(s, key), q0, nq, sc, uu, kk)
-            wi = w[i] if weighted else 1.0
+            wi = 1.0 if w is None else w[i]
             for r in range(R):
                 kf[r] = kk[r + off]
             for j in range(P):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import inline, kernel
+from ._jit import inline_ir, kernel
 from .compensated import BLOCK, fold
 
 __all__ = ["calibration_terms", "class_calibration_terms", "bin_of", "bin_run", "block_of"]
@@ -33,7 +33,7 @@ def block_of(bins: int) -> int:
     return max(4 * bins, BLOCK)
 
 
-@inline
+@inline_ir
 def bin_of(p, edges):
     """The bin of ``p`` in [0, 1] (module docstring)."""
     nb = edges.shape[0] - 1

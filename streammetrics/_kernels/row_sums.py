@@ -24,19 +24,19 @@ CHUNK = 64 * BLOCK
 
 
 @inline
-def _flush(scratch, r, s, into):
-    """Add ``scratch[r, s]``, if not 0, to the pair ``into[s]``, and clear it."""
-    if scratch[r, s] != 0.0:
-        t, c = add(into[s, 0], into[s, 1], scratch[r, s])
+def _flush(scratch, s, into):
+    """Add ``scratch[s]``, if not 0, to the pair ``into[s]``, and clear it."""
+    if scratch[s] != 0.0:
+        t, c = add(into[s, 0], into[s, 1], scratch[s])
         into[s, 0] = t
         into[s, 1] = c
-        scratch[r, s] = 0.0
+        scratch[s] = 0.0
 
 
 @kernel
 def sum_slots(slots, values, w, second, block, counts, pairs, moments, scratch):
     """Add the terms of rows (``slots`` and ``values``, ``[m, P]``; row ``i``
-    weighted by ``w[i]``, ``w`` empty: 1) into their slots: ``counts`` (``int64``)
+    weighted by ``w[i]``, ``w`` None: 1) into their slots: ``counts`` (``int64``)
     the rows, ``pairs`` (``float64[S, 2]`` compensated pairs) the totals of
     ``w v``, ``moments`` (as ``pairs``) those of ``w v**2`` where
     ``second[s]`` is 1 and of ``w**2 v**2`` where it is 2. Rows are summed
@@ -44,10 +44,9 @@ def sum_slots(slots, values, w, second, block, counts, pairs, moments, scratch):
     added to its pair with one compensated step. ``scratch`` is
     ``float64[2, S]`` zeros, left zeroed."""
     m, width = slots.shape
-    weighted = w.shape[0] > 0
     for start in range(0, m, block):
         for i in range(start, m if m < start + block else start + block):
-            wi = w[i] if weighted else 1.0
+            wi = 1.0 if w is None else w[i]
             for c in range(width):
                 s = slots[i, c]
                 v = values[i, c]
@@ -56,9 +55,9 @@ def sum_slots(slots, values, w, second, block, counts, pairs, moments, scratch):
                 scratch[0, s] += wi * v
                 if power:
                     scratch[1, s] += (wi if power == 1 else wi * wi) * (v * v)
-        for s in range(counts.shape[0]):
-            _flush(scratch, 0, s, pairs)
-            _flush(scratch, 1, s, moments)
+        for s in range(counts.shape[0]):  # (a row each: a literal row number would compile _flush twice)
+            _flush(scratch[0], s, pairs)
+            _flush(scratch[1], s, moments)
 
 
 def sum_terms(terms, args, w, width: int, counts, pairs, moments=None, second=None, block: int = BLOCK) -> int:
@@ -81,7 +80,7 @@ def sum_terms(terms, args, w, width: int, counts, pairs, moments=None, second=No
         sum_slots(
             slots[: hi - lo],
             values[: hi - lo],
-            w[lo:hi] if w.shape[0] else w,
+            w[lo:hi] if w.shape[0] else None,  # (None: a compiled loop of its own)
             second,
             block,
             counts,
@@ -97,10 +96,9 @@ def sum_columns(values, w, second, pairs):
     """:func:`sum_slots` of terms that go to slots ``0 .. K - 1``, one each, in
     blocks of ``BLOCK`` rows, every block total added: ``values`` is
     ``float64[m, K]``; ``pairs`` (``float64[K + S, 2]``) takes the totals of
-    ``w v``, then of the second moments ``second`` names (``int64[S, 2]``:
-    column, power)."""
+    ``w v`` (``w`` None: 1), then of the second moments ``second`` names
+    (``int64[S, 2]``: column, power)."""
     m, k = values.shape
-    weighted = w.shape[0] > 0
     for start in range(0, m, BLOCK):
         stop = m if m < start + BLOCK else start + BLOCK
         for r in range(pairs.shape[0]):
@@ -111,7 +109,7 @@ def sum_columns(values, w, second, pairs):
                 v = values[i, t]
                 if power:
                     v *= v
-                if weighted:
+                if w is not None:
                     v *= w[i] if power < 2 else w[i] * w[i]
                 b += v
             s, c = add(pairs[r, 0], pairs[r, 1], b)
@@ -134,5 +132,5 @@ def sum_rows(terms, args, w, width: int, second=()):
         status = terms(*args, lo, slots[: hi - lo], values[: hi - lo], 0, 0)
         if status:
             return status, pairs
-        sum_columns(values[: hi - lo], w[lo:hi] if w.shape[0] else w, second, pairs)
+        sum_columns(values[: hi - lo], w[lo:hi] if w.shape[0] else None, second, pairs)
     return 0, pairs

@@ -6,28 +6,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline, kernel
 
 _BYTE = np.uint64(255)
 
 
-@kernel
-def _histograms(keys):
-    hist = np.zeros((8, 256), np.int64)
+@inline
+def _histograms(keys, hist):
+    """Count the keys' digits into ``hist``: digit ``d`` of place ``p`` at ``hist[256 p + d]``."""
+    for j in range(hist.shape[0]):  # (a loop: np.zeros and a 2-D array each compile on their own)
+        hist[j] = 0
     for i in range(keys.shape[0]):
         k = keys[i]
         for p in range(8):
-            hist[p, (k >> np.uint64(8 * p)) & _BYTE] += 1
-    return hist
+            hist[np.uint64(256 * p) + ((k >> np.uint64(8 * p)) & _BYTE)] += 1
 
 
-@kernel
+@inline
 def _radix(keys, vals, tk, tv, with_vals):
     """Sort ``keys`` (``vals`` along if ``with_vals``) in place with the scratch ``tk``, ``tv``."""
     n = keys.shape[0]
     if n == 0:
         return
-    hist = _histograms(keys)
+    hist = np.empty(8 * 256, np.int64)
+    _histograms(keys, hist)
     off = np.empty(256, np.int64)
     sk = keys
     sv = vals
@@ -36,12 +38,12 @@ def _radix(keys, vals, tk, tv, with_vals):
     swapped = False
     for p in range(8):
         shift = np.uint64(8 * p)
-        if hist[p, (keys[0] >> shift) & _BYTE] == n:
+        if hist[np.uint64(256 * p) + ((keys[0] >> shift) & _BYTE)] == n:
             continue  # every key has the same digit here
         total = 0
         for b in range(256):
             off[b] = total
-            total += hist[p, b]
+            total += hist[256 * p + b]
         for i in range(n):
             k = sk[i]
             d = (k >> shift) & _BYTE

@@ -288,8 +288,8 @@ class Bootstrap(TemplateWrapper, Accumulator):
             if terms.fill(tb, lo, slots, values, 0, 0):  # (a checked batch: cannot happen)
                 raise_rejected(tb.inputs, tb.arrays)
             ints[0] += np.bincount(slots.reshape(-1), minlength=terms.size) * terms.counted  # (terms of ones)
-            w = tb.weights[lo:hi] if tb.weighted else tb.weights
-            k = keys[lo:hi] if keys.shape[0] else keys
+            w = tb.weights[lo:hi] if tb.weighted else None
+            k = keys[lo:hi] if keys.shape[0] else None
             args = [
                 (seed, k, self._rows + lo, int(g[0]), w, slots, values, out, POISSON1_CUTS)
                 for g, out in zip(groups, outs)

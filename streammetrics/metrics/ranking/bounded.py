@@ -237,12 +237,11 @@ class Bounded:
         mass_cap = _MASS * (p + q) / b / _FINE
         if not (budget <= np.inf and mass_cap <= np.inf):
             budget = mass_cap = np.inf  # overflowed weights: one group
-        none = np.zeros(0)
-        vp, vn, pre_p, pre_n = (none if v is None else v for v in (vp, vn, pre_p, pre_n))
         g, room = -1, min(16 * b + 1024, kp.shape[0] + kn.shape[0])  # made larger for a batch that needs more
+        cells, bases = np.empty((5, 132), np.int64), np.empty(132, np.uint64)  # the kernel's scratch
         while g < 0:
             bits, sums, room = np.empty((2, room), np.uint64), np.empty((3, room)), 4 * room
-            g = K.group_rows(kp, vp, kn, vn, pre_p, pre_n, weighted, budget, mass_cap, cuts, bits, sums)
+            g = K.group_rows(kp, vp, kn, vn, pre_p, pre_n, budget, mass_cap, cuts, bits, sums, cells, bases)
         lo, hi = bits[:, :g].view(np.float64).copy()
         ab = sums[:2, :g].copy() if weighted else sums[:2, :g].astype(np.int64)
         return self._merged(items, (lo, hi, ab, np.stack((sums[2, :g], np.zeros(g)))))
