@@ -127,11 +127,6 @@ def test_a_bounded_state_fed_a_million_distinct_scores_holds_at_most_100_kb_a_me
 
 
 # ------------------------------------------------- wrapper columns in the scored arrays' forms
-@pytest.mark.xfail(
-    strict=True,
-    reason="bootstrap/accumulator.py _check_keys: a string key array gets as_1d's advice for labels "
-    "(np.asarray(key) == 'a' as 0/1 labels), and that boolean key is refused in turn",
-)
 @pytest.mark.parametrize("key", [np.array(["r1", "r2", "r3"]), np.array([b"r1", b"r2", b"r3"])], ids=["str", "bytes"])
 def test_a_refused_key_array_suggests_no_conversion_that_is_refused_too(key):
     b = sm.Bootstrap(sm.BinaryConfusion(), replicates=4)

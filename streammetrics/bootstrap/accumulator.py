@@ -57,6 +57,8 @@ def _check_keys(key, n: int) -> np.ndarray:
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not INT64_MIN <= v <= INT64_MAX:
                 raise TypeError(f"key[{i}] = {v!r}: row keys must be integers within int64")
         arr = np.array(arr.tolist(), np.int64)
+    if arr.dtype.kind in "US":  # (as_1d's advice is for labels, which row ids are not)
+        raise TypeError(f"key must hold integer row ids, got dtype {arr.dtype}")
     arr = as_1d(arr, "key")
     if arr.shape[0] != n:
         raise ValueError(f"key has {arr.shape[0]} rows but the batch has {n}")
