@@ -25,7 +25,9 @@ def run_into(b1, ab1, kp, vp, kn, vn, bits, ab):
         a = kp[i] if i < n1 else TOP
         b = kn[j] if j < n0 else TOP
         c = key_of(b1[r]) if r < m1 else TOP
-        k = min(a, b, c)
+        k = a if a < b else b  # (not min(): its three-key form is a compile of its own)
+        if c < k:
+            k = c
         tr = c == k
         tp = a == k
         tn = b == k

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import inline, kernel
+from ._jit import kernel
 from .compensated import BLOCK, add
 
 __all__ = ["sum_slots", "sum_terms", "sum_columns", "sum_rows", "CHUNK"]
@@ -23,26 +23,17 @@ __all__ = ["sum_slots", "sum_terms", "sum_columns", "sum_rows", "CHUNK"]
 CHUNK = 64 * BLOCK
 
 
-@inline
-def _flush(scratch, s, into):
-    """Add ``scratch[s]``, if not 0, to the pair ``into[s]``, and clear it."""
-    if scratch[s] != 0.0:
-        t, c = add(into[s, 0], into[s, 1], scratch[s])
-        into[s, 0] = t
-        into[s, 1] = c
-        scratch[s] = 0.0
-
-
 @kernel
 def sum_slots(slots, values, w, second, block, counts, pairs, moments, scratch):
     """Add the terms of rows (``slots`` and ``values``, ``[m, P]``; row ``i``
     weighted by ``w[i]``, ``w`` None: 1) into their slots: ``counts`` (``int64``)
     the rows, ``pairs`` (``float64[S, 2]`` compensated pairs) the totals of
     ``w v``, ``moments`` (as ``pairs``) those of ``w v**2`` where
-    ``second[s]`` is 1 and of ``w**2 v**2`` where it is 2. Rows are summed
-    plainly in blocks of ``block`` rows; a slot's block total, if not 0, is
-    added to its pair with one compensated step. ``scratch`` is
-    ``float64[2, S]`` zeros, left zeroed."""
+    ``second[s]`` is 1 and of ``w**2 v**2`` where it is 2 (``second`` None:
+    no moments, a compiled loop of its own). Rows are summed plainly in
+    blocks of ``block`` rows; a slot's block total, if not 0, is added to its
+    pair with one compensated step. ``scratch`` is ``float64[2, S]`` zeros,
+    left zeroed."""
     m, width = slots.shape
     for start in range(0, m, block):
         for i in range(start, m if m < start + block else start + block):
@@ -50,14 +41,20 @@ def sum_slots(slots, values, w, second, block, counts, pairs, moments, scratch):
             for c in range(width):
                 s = slots[i, c]
                 v = values[i, c]
-                power = second[s]
                 counts[s] += 1
                 scratch[0, s] += wi * v
-                if power:
-                    scratch[1, s] += (wi if power == 1 else wi * wi) * (v * v)
-        for s in range(counts.shape[0]):  # (a row each: a literal row number would compile _flush twice)
-            _flush(scratch[0], s, pairs)
-            _flush(scratch[1], s, moments)
+                if second is not None and second[s]:
+                    scratch[1, s] += (wi if second[s] == 1 else wi * wi) * (v * v)
+        # each block total, if not 0, into its pair (written here: a helper is a compile of its own)
+        for r in range(1 if second is None else 2):
+            into = pairs if r == 0 else moments
+            for s in range(counts.shape[0]):
+                x = scratch[r, s]
+                if x != 0.0:
+                    t, c = add(into[s, 0], into[s, 1], x)
+                    into[s, 0] = t
+                    into[s, 1] = c
+                    scratch[r, s] = 0.0
 
 
 def sum_terms(terms, args, w, width: int, counts, pairs, moments=None, second=None, block: int = BLOCK) -> int:
@@ -68,7 +65,7 @@ def sum_terms(terms, args, w, width: int, counts, pairs, moments=None, second=No
     partly written: the caller passes zeros, or copies of its state."""
     rows, size = args[0].shape[0], counts.shape[0]
     moments = np.zeros((size, 2)) if moments is None else moments
-    second = np.zeros(size, np.uint8) if second is None else np.asarray(second, np.uint8)
+    second = None if second is None else np.asarray(second, np.uint8)  # (None: a compiled loop of its own)
     chunk = -(-CHUNK // block) * block  # whole blocks: the blocks of one pass
     m = min(rows, chunk)
     slots, values, scratch = np.empty((m, width), np.int32), np.empty((m, width)), np.zeros((2, size))
@@ -92,12 +89,14 @@ def sum_terms(terms, args, w, width: int, counts, pairs, moments=None, second=No
 
 
 @kernel
-def sum_columns(values, w, second, pairs):
+def sum_columns(values, w, second, pairs, into):
     """:func:`sum_slots` of terms that go to slots ``0 .. K - 1``, one each, in
     blocks of ``BLOCK`` rows, every block total added: ``values`` is
     ``float64[m, K]``; ``pairs`` (``float64[K + S, 2]``) takes the totals of
     ``w v`` (``w`` None: 1), then of the second moments ``second`` names
-    (``int64[S, 2]``: column, power)."""
+    (``int64[S, 2]``: column, power). Then ``pairs`` is added into ``into``
+    (as ``pairs`` or with no rows), pair by pair (as :func:`.compensated.merge`,
+    whose compile a first use then does not pay)."""
     m, k = values.shape
     for start in range(0, m, BLOCK):
         stop = m if m < start + BLOCK else start + BLOCK
@@ -115,16 +114,22 @@ def sum_columns(values, w, second, pairs):
             s, c = add(pairs[r, 0], pairs[r, 1], b)
             pairs[r, 0] = s
             pairs[r, 1] = c
+    for r in range(into.shape[0]):
+        s, c = add(into[r, 0], into[r, 1], pairs[r, 0])
+        into[r, 0] = s
+        into[r, 1] = c + pairs[r, 1]
 
 
-def sum_rows(terms, args, w, width: int, second=()):
+def sum_rows(terms, args, w, width: int, second=(), into=None):
     """``(status, totals)`` of terms that go to slots ``0 .. width - 1``, one each
     (as :func:`sum_terms`, by :func:`sum_columns`): ``totals`` the pairs of the
     ``width`` sums, then of the second moments ``second`` names (``(slot,
-    power)`` each)."""
+    power)`` each); with status 0 they are also added into ``into`` if given
+    (pairs of the same shape)."""
     rows = args[0].shape[0]
     second = np.asarray(second, np.int64).reshape(-1, 2)
     pairs = np.zeros((width + second.shape[0], 2))
+    into = pairs[:0] if into is None else into
     m = min(rows, CHUNK)
     slots, values = np.empty((m, width), np.int32), np.empty((m, width))
     for lo in range(0, rows, CHUNK):
@@ -132,5 +137,8 @@ def sum_rows(terms, args, w, width: int, second=()):
         status = terms(*args, lo, slots[: hi - lo], values[: hi - lo], 0, 0)
         if status:
             return status, pairs
-        sum_columns(values[: hi - lo], w[lo:hi] if w.shape[0] else None, second, pairs)
+        # the batch's totals go into ``into`` once, with its last chunk
+        sum_columns(
+            values[: hi - lo], w[lo:hi] if w.shape[0] else None, second, pairs, into if hi == rows else into[:0]
+        )
     return 0, pairs

@@ -138,26 +138,23 @@ def _fold_terms(st, w, terms, args, squares=False, width=None):
     (``squares``, for the intervals only) that alone overflow are left out and
     ``kept`` is false."""
     size = 3 + st["classes"].shape[0]
+    # the state's pairs in the order of the batch's totals, added into a copy
+    into = np.concatenate([st["sums"], st["classes"]] + ([st["squares"]] if squares else []))
     if width is None:
-        status, pairs = sum_rows(terms, args, w, size, ((1, 1), (2, 1), (0, 2)) if squares else ())
+        status = sum_rows(terms, args, w, size, ((1, 1), (2, 1), (0, 2)) if squares else (), into)[0]
     else:
         pairs = np.zeros((size, 2))
         status = sum_terms(terms, args, w, width, np.zeros(size, np.int64), pairs)
+        add_pairs(into, pairs)
     if status:
         return status, False
-    sums = st["sums"].copy()
-    add_pairs(sums, pairs[:3])
-    if first_nonfinite(sums.reshape(-1)) >= 0:
+    if first_nonfinite(into[:3].reshape(-1)) >= 0:
         raise WeightOverflowError()
-    kept = squares
-    if squares:
-        moments = st["squares"].copy()
-        add_pairs(moments, pairs[size:])
-        kept = first_nonfinite(moments.reshape(-1)) < 0
-        if kept:
-            st["squares"][:] = moments
-    st["sums"][:] = sums
-    add_pairs(st["classes"], pairs[3:size])  # each at most the weight total: finite
+    kept = squares and first_nonfinite(into[size:].reshape(-1)) < 0
+    if kept:
+        st["squares"][:] = into[size:]
+    st["sums"][:] = into[:3]
+    st["classes"][:] = into[3:size]  # each at most the weight total: finite
     st["n"][0] += args[0].shape[0]
     st["classes_rows"][0] += args[0].shape[0]
     return 0, kept
