@@ -118,7 +118,7 @@ class TermsWindow(Ring):
         slots, values = self.scratch[0][:m], self.scratch[1][:m]
         if self.terms.fill(batch, lo, slots, values, 0, 0):
             return 1
-        self._push(slots, values, batch.weights[lo:] if batch.weights.shape[0] else batch.weights, _NO_FLAGS)
+        self._push(slots, values, batch.weights[lo:], _NO_FLAGS)  # (no weights: still empty)
         return 0
 
     def rows_of(self, batch, lo: int) -> dict | None:
