@@ -23,6 +23,7 @@ from .rates import (
     check_zero_division,
     class_rates,
     jaccard_average,
+    one_shot,
     plain,
 )
 
@@ -388,11 +389,7 @@ def _one_shot(y, p, n_classes, labels, sample_weight) -> MulticlassConfusion:
                 "n_classes (or labels) explicitly for a matrix that large"
             )
         y, p = yy, pp
-    acc = MulticlassConfusion(n_classes, labels=labels)
-    acc.update(y, p, sample_weight=sample_weight)
-    if acc.n == 0:
-        raise NoObservationsError("y and p are empty: the scores need at least one observation")
-    return acc
+    return one_shot(MulticlassConfusion(n_classes, labels=labels), y, p, sample_weight=sample_weight)
 
 
 def confusion_matrix(y, p, n_classes=None, sample_weight=None, *, labels=None) -> np.ndarray:

@@ -11,14 +11,15 @@ from .._kernels import probability as KP
 from .._kernels.checks import first_nonfinite
 from .._kernels.row_sums import sum_rows, sum_terms
 from .._protocol.base import Accumulator
-from .._protocol.errors import NoObservationsError, WeightOverflowError
-from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Probabilities
+from .._protocol.errors import WeightOverflowError
+from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassProbabilities, Probabilities
 from .._protocol.result import Result, safe
 from .._protocol.state import Field
 from .._protocol.terms import RowTerms, add_pairs, add_second
 from . import intervals as I
 from .labels import BinaryLabels, PositiveLabel, positive_label
-from .multiclass import class_settings
+from .multiclass import class_inputs, class_settings
+from .rates import one_shot
 
 __all__ = [
     "ProbabilityScores",
@@ -207,7 +208,23 @@ def _result(st, n, kind, meta=None, brier_scale=1.0) -> Result:
     return probability_result(st["sums"], n, kind, meta, classes, brier_scale)
 
 
-class ProbabilityScores(Accumulator):
+class _Probabilities(Accumulator):
+    """What both accumulators share: the weight, log-loss and Brier totals, and the class totals."""
+
+    _fixed_settings = True  # copies share the settings
+    headline = ("log_loss", "brier")
+
+    def _add_sums(self, sums, st):
+        st["n"][:, 0] += sums.rows
+        st["classes_rows"][:, 0] += sums.rows
+        add_pairs(st["sums"], sums.pairs[:, :3])
+        add_pairs(st["classes"], sums.pairs[:, 3:])
+        if sums.second is not None:  # (w, loss, d2) squared: the state keeps loss², d2², w²
+            kept = add_second(st["squares"], sums.second[:, [1, 2, 0]])
+            st["squares_rows"][:, 0] += np.where(kept, sums.rows, 0)
+
+
+class ProbabilityScores(_Probabilities):
     """Streaming log loss and Brier score of predicted probabilities.
 
     ``update(y, p)`` takes 0/1 labels and the predicted probabilities of the
@@ -251,8 +268,6 @@ class ProbabilityScores(Accumulator):
     (0.015181, 0.169819)
     """
 
-    _fixed_settings = True  # copies share the settings
-
     inputs = (
         BinaryLabels("y", "pass pos_label=, or use ClassProbabilityScores"),
         Probabilities("p", predict_proba=True),
@@ -265,7 +280,6 @@ class ProbabilityScores(Accumulator):
         )
         + _class_fields(2)
     )
-    headline = ("log_loss", "brier")
     intervals = True
 
     def __init__(self, *, pos_label=None):
@@ -302,15 +316,6 @@ class ProbabilityScores(Accumulator):
         y, p = batch.arrays_for(self.inputs)
         return KP.probability_terms(y, p, lo, slots, values, col, base)
 
-    def _add_sums(self, sums, st):
-        st["n"][:, 0] += sums.rows
-        st["classes_rows"][:, 0] += sums.rows
-        add_pairs(st["sums"], sums.pairs[:, :3])
-        add_pairs(st["classes"], sums.pairs[:, 3:])
-        if sums.second is not None:  # (w, loss, d2) squared: the state keeps loss², d2², w²
-            kept = add_second(st["squares"], sums.second[:, [1, 2, 0]])
-            st["squares_rows"][:, 0] += np.where(kept, sums.rows, 0)
-
     def _compute(self, ci=None) -> Result:
         st = self._arrays
         r = _result(st, self.n, "ProbabilityScores", brier_scale=0.5)  # one column of the two
@@ -320,18 +325,14 @@ class ProbabilityScores(Accumulator):
         total, loss, brier_total = (float(v) for v in compensated.values(st["sums"]))
         loss2, brier2, wsq = (float(v) for v in compensated.values(st["squares"]))
         values = r.as_dict()
-        ll = mean_interval(total, loss, loss2, wsq, ci)
-        bs = mean_interval(total, brier_total, brier2, wsq, ci, upper=1.0)
-        out = {}
-        for k, v in values.items():
-            out[k] = v
-            if k in ("log_loss", "brier"):
-                lo, hi = ll if k == "log_loss" else bs
-                out[f"{k}_ci_lower"], out[f"{k}_ci_upper"] = lo, hi
-        return ProbabilityResult(r.kind, out, {"ci": ci, "weighted": r.weighted})
+        values["log_loss_ci_lower"], values["log_loss_ci_upper"] = mean_interval(total, loss, loss2, wsq, ci)
+        values["brier_ci_lower"], values["brier_ci_upper"] = mean_interval(
+            total, brier_total, brier2, wsq, ci, upper=1.0
+        )
+        return ProbabilityResult(r.kind, I.beside(values), {"ci": ci, "weighted": r.weighted})
 
 
-class ClassProbabilityScores(Accumulator):
+class ClassProbabilityScores(_Probabilities):
     """Streaming multiclass log loss and Brier score of an n x K probability matrix.
 
     Parameters
@@ -370,23 +371,16 @@ class ClassProbabilityScores(Accumulator):
     (0.43375, 0.19)
     """
 
-    _fixed_settings = True  # copies share the settings
-
     argument_names = ("y", "p")
     fields = _SUMS + _class_fields("n_classes")
-    headline = ("log_loss", "brier")
 
     def __init__(self, n_classes: int | None = None, labels=None):
         self.n_classes, self.labels = class_settings("ClassProbabilityScores", n_classes, labels)
-        y = ClassIndices("y", self.n_classes) if self.labels is None else ClassLabels("y", self.labels)
-        self.inputs = (y, ClassProbabilities("p", self.n_classes))
+        self.inputs = (*class_inputs(self.n_classes, self.labels, ("y",)), ClassProbabilities("p", self.n_classes))
         self._init_state()
 
     def _settings(self):
-        out = {"n_classes": self.n_classes}
-        if self.labels is not None:
-            out["labels"] = self.labels
-        return out
+        return {"n_classes": self.n_classes} | ({} if self.labels is None else {"labels": self.labels})
 
     def _check_state(self, state):
         check_sums(state, 2.0)  # sum_k (P[i, k] - [y_i == k])**2 <= 2
@@ -404,22 +398,13 @@ class ClassProbabilityScores(Accumulator):
         y, m = batch.arrays_for(self.inputs)
         return KP.class_probability_terms(y, m, self.n_classes, ROW_SUM_TOLERANCE, lo, slots, values, col, base)
 
-    def _add_sums(self, sums, st):
-        st["n"][:, 0] += sums.rows
-        st["classes_rows"][:, 0] += sums.rows
-        add_pairs(st["sums"], sums.pairs[:, :3])
-        add_pairs(st["classes"], sums.pairs[:, 3:])
-
     def _compute(self) -> Result:
         return _result(self._arrays, self.n, "ClassProbabilityScores", {"labels": self.labels})
 
 
 # ------------------------------------------------------------------ one-shot
 def _once(acc, *arrays, sample_weight=None) -> Result:
-    acc.update(*arrays, sample_weight=sample_weight)
-    if acc.n == 0:
-        raise NoObservationsError("y and p are empty: the score needs at least one observation")
-    return acc.finalize()
+    return one_shot(acc, *arrays, sample_weight=sample_weight).finalize()
 
 
 def log_loss(y, p, *, sample_weight=None, pos_label=None) -> float:
