@@ -23,20 +23,14 @@ import numpy as np
 
 from ._jit import kernel
 from .binary import cell
+from .checks import first_nonfinite
 
 __all__ = ["first_nonfinite_matrix", "label_terms"]
 
 
-@kernel
 def first_nonfinite_matrix(m):
     """Flat index of the first NaN or infinite cell of a ``float64`` matrix, else -1."""
-    n, k = m.shape
-    for i in range(n):
-        for j in range(k):
-            v = m[i, j]
-            if not (v - v == 0.0):
-                return i * k + j
-    return -1
+    return first_nonfinite(m.reshape(-1))
 
 
 @kernel
