@@ -15,7 +15,7 @@ from .._protocol.errors import WeightOverflowError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassProbabilities, Probabilities
 from .._protocol.result import Result, safe
 from .._protocol.state import Field
-from .._protocol.terms import RowTerms, add_pairs, add_second
+from .._protocol.terms import RowTerms, Sums, add_pairs, add_second
 from . import intervals as I
 from .labels import BinaryLabels, PositiveLabel, positive_label
 from .multiclass import class_inputs, class_settings
@@ -128,37 +128,6 @@ def screen_sums(st, max_brier: float) -> np.ndarray:
     classes = compensated.values(st["classes"]).sum(axis=1)
     bad |= classes > total * (1 + _SLACK)
     return bad | ((st["classes_rows"][:, 0] == st["n"][:, 0]) & (classes < total * (1 - _SLACK)))
-
-
-def _fold_terms(st, w, terms, args, squares=False, width=None):
-    """Fold the rows of ``args`` into ``st`` by their terms (the kernel ``terms``;
-    three totals, then one per class: one term a slot, summed by
-    :func:`~.._kernels.row_sums.sum_rows`, or ``width`` terms a row to any
-    slots, by :func:`~.._kernels.row_sums.sum_terms`): ``(status, kept)``. Totals that
-    overflow float64 raise, leaving the state as it was; second moments
-    (``squares``, for the intervals only) that alone overflow are left out and
-    ``kept`` is false."""
-    size = 3 + st["classes"].shape[0]
-    # the state's pairs in the order of the batch's totals, added into a copy
-    into = np.concatenate([st["sums"], st["classes"]] + ([st["squares"]] if squares else []))
-    if width is None:
-        status = sum_rows(terms, args, w, size, ((1, 1), (2, 1), (0, 2)) if squares else (), into)[0]
-    else:
-        pairs = np.zeros((size, 2))
-        status = sum_terms(terms, args, w, width, np.zeros(size, np.int64), pairs)
-        add_pairs(into, pairs)
-    if status:
-        return status, False
-    if first_nonfinite(into[:3].reshape(-1)) >= 0:
-        raise WeightOverflowError()
-    kept = squares and first_nonfinite(into[size:].reshape(-1)) < 0
-    if kept:
-        st["squares"][:] = into[size:]
-    st["sums"][:] = into[:3]
-    st["classes"][:] = into[3:size]  # each at most the weight total: finite
-    st["n"][0] += args[0].shape[0]
-    st["classes_rows"][0] += args[0].shape[0]
-    return 0, kept
 
 
 def check_second_moments(st) -> None:
@@ -303,10 +272,21 @@ class ProbabilityScores(_Probabilities):
     def _fold(self, arrays, w):
         y, p = arrays
         st = self._arrays
-        status, kept = _fold_terms(st, w, KP.probability_terms, (y, p), squares=True)
-        if kept:
+        # the state's pairs in the order of the batch's totals, added into a copy
+        into = np.concatenate([st["sums"], st["classes"], st["squares"]])
+        status = sum_rows(KP.probability_terms, (y, p), w, 5, ((1, 1), (2, 1), (0, 2)), into)[0]
+        if status:
+            return status
+        if first_nonfinite(into[:3].reshape(-1)) >= 0:
+            raise WeightOverflowError()
+        if first_nonfinite(into[5:].reshape(-1)) < 0:  # (second moments past float64: no intervals)
+            st["squares"][:] = into[5:]
             st["squares_rows"][0] += y.shape[0]
-        return status
+        st["sums"][:] = into[:3]
+        st["classes"][:] = into[3:5]  # each at most the weight total: finite
+        for name in ("n", "classes_rows"):
+            st[name][0] += y.shape[0]
+        return 0
 
     def row_terms(self) -> RowTerms:
         """Each row adds 1, its log loss and its squared error (and their squares), ``1 - y`` and ``y``."""
@@ -371,6 +351,7 @@ class ClassProbabilityScores(_Probabilities):
     (0.43375, 0.19)
     """
 
+    _totals_unchecked = True  # its weighted fold does not check that its totals stay finite
     argument_names = ("y", "p")
     fields = _SUMS + _class_fields("n_classes")
 
@@ -387,8 +368,14 @@ class ClassProbabilityScores(_Probabilities):
 
     def _fold(self, arrays, w):
         y, m = arrays
-        terms = KP.class_probability_terms
-        return _fold_terms(self._arrays, w, terms, (y, m, self.n_classes, ROW_SUM_TOLERANCE), width=4)[0]
+        size = 3 + self.n_classes
+        pairs = np.zeros((1, size, 2))
+        args = (y, m, self.n_classes, ROW_SUM_TOLERANCE)
+        status = sum_terms(KP.class_probability_terms, args, w, 4, np.zeros(size, np.int64), pairs[0])
+        if not status:
+            sums = Sums(None, pairs, None, np.array([y.shape[0]]), w.shape[0] > 0)
+            self._add_sums(sums, {k: v[np.newaxis] for k, v in self._arrays.items()})
+        return status
 
     def row_terms(self) -> RowTerms:
         """Each row adds 1, its log loss, its Brier score and 1 to its class."""

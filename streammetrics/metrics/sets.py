@@ -26,8 +26,7 @@ class UndefinedMetricWarning(UserWarning):
 
 def _multilabel(y) -> bool:
     """Whether ``y`` is an ``n x L`` indicator matrix (``L >= 2``; a single column is a vector)."""
-    arr = labels_as_array(y, "y")
-    return arr.ndim == 2
+    return labels_as_array(y, "y").ndim == 2
 
 
 def _multilabel_result(y, p, sample_weight):
