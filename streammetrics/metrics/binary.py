@@ -15,13 +15,14 @@ import numpy as np
 
 from .._kernels import compensated
 from .._kernels.binary import binary_terms, count_labels, count_scores
+from .._kernels.checks import first_nonfinite
 from .._kernels.row_sums import sum_terms
 from .._protocol.base import Accumulator, check_ci
-from .._protocol.errors import NoObservationsError
+from .._protocol.errors import NoObservationsError, WeightOverflowError
 from .._protocol.inputs import Finite, Labels01
 from .._protocol.result import RenderContext, Result, grid, safe
 from .._protocol.state import Field, count_total
-from .._protocol.terms import RowTerms, Sums, add_pairs, add_second
+from .._protocol.terms import RowTerms, add_pairs, add_second
 from .._protocol.validation import cut_point
 from . import intervals as I
 from . import rates
@@ -264,7 +265,6 @@ class BinaryConfusion(Accumulator):
     """
 
     _fixed_settings = True  # copies share the settings
-    _totals_unchecked = True  # its weighted fold does not check that its totals stay finite
 
     argument_names = ("y", "p")
     fields = (
@@ -329,13 +329,24 @@ class BinaryConfusion(Accumulator):
         if not w.shape[0]:  # the unweighted kernel alone: a first call compiles only it
             fold = count_labels if t is None else count_scores
             return fold(y, p, 0.0 if t is None else t, st["n"], st["counts"])
-        part, part_sq = np.zeros((1, 4, 2)), np.zeros((1, 4, 2))
+        part, part_sq = np.zeros((4, 2)), np.zeros((4, 2))
         args = (y, p, math.nan if t is None else t)
-        status = sum_terms(binary_terms, args, w, 1, np.zeros(4, np.int64), part[0], part_sq[0], _SQUARED_WEIGHTS)
-        if not status:
-            sums = Sums(None, part, part_sq, np.array([y.shape[0]]), True)
-            self._add_sums(sums, {k: v[np.newaxis] for k, v in st.items()})
-        return status
+        status = sum_terms(binary_terms, args, w, 1, np.zeros(4, np.int64), part, part_sq, _SQUARED_WEIGHTS)
+        if status:
+            return status
+        wsums, wsq = st["wsums"].copy(), st["wsq"].copy()
+        add_pairs(wsums, part)
+        add_pairs(wsq, part_sq)
+        if first_nonfinite(wsums.reshape(-1)) >= 0:
+            raise WeightOverflowError()
+        # the squared weights serve the intervals only: past float64, none
+        kept = first_nonfinite(wsq.reshape(-1)) < 0
+        st["wsums"][:] = wsums
+        if kept:
+            st["wsq"][:] = wsq
+        for name in ("n", "weighted") + ("wsq_rows",) * kept:
+            st[name][0] += y.shape[0]
+        return 0
 
     def row_terms(self) -> RowTerms:
         """Each row's weight goes to its cell; unweighted rows are counted."""

@@ -15,7 +15,7 @@ from .._protocol.errors import WeightOverflowError
 from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassProbabilities, Probabilities
 from .._protocol.result import Result, safe
 from .._protocol.state import Field
-from .._protocol.terms import RowTerms, Sums, add_pairs, add_second
+from .._protocol.terms import RowTerms, add_pairs, add_second
 from . import intervals as I
 from .labels import BinaryLabels, PositiveLabel, positive_label
 from .multiclass import class_inputs, class_settings
@@ -351,7 +351,6 @@ class ClassProbabilityScores(_Probabilities):
     (0.43375, 0.19)
     """
 
-    _totals_unchecked = True  # its weighted fold does not check that its totals stay finite
     argument_names = ("y", "p")
     fields = _SUMS + _class_fields("n_classes")
 
@@ -368,14 +367,21 @@ class ClassProbabilityScores(_Probabilities):
 
     def _fold(self, arrays, w):
         y, m = arrays
-        size = 3 + self.n_classes
-        pairs = np.zeros((1, size, 2))
+        st, size = self._arrays, 3 + self.n_classes
+        pairs = np.zeros((size, 2))
         args = (y, m, self.n_classes, ROW_SUM_TOLERANCE)
-        status = sum_terms(KP.class_probability_terms, args, w, 4, np.zeros(size, np.int64), pairs[0])
-        if not status:
-            sums = Sums(None, pairs, None, np.array([y.shape[0]]), w.shape[0] > 0)
-            self._add_sums(sums, {k: v[np.newaxis] for k, v in self._arrays.items()})
-        return status
+        status = sum_terms(KP.class_probability_terms, args, w, 4, np.zeros(size, np.int64), pairs)
+        if status:
+            return status
+        sums = st["sums"].copy()
+        add_pairs(sums, pairs[:3])
+        if first_nonfinite(sums.reshape(-1)) >= 0:
+            raise WeightOverflowError()
+        st["sums"][:] = sums
+        add_pairs(st["classes"], pairs[3:])  # each at most the weight total: finite
+        for name in ("n", "classes_rows"):
+            st[name][0] += y.shape[0]
+        return 0
 
     def row_terms(self) -> RowTerms:
         """Each row adds 1, its log loss, its Brier score and 1 to its class."""

@@ -12,7 +12,7 @@ from .._protocol.errors import BadValueError
 from .._protocol.inputs import ClassCodes, ClassScores
 from .._protocol.result import Result
 from .._protocol.state import Field
-from .._protocol.terms import RowTerms, Sums, add_pairs
+from .._protocol.terms import RowTerms, add_pairs
 from .multiclass import check_count, class_inputs, class_settings
 from .rates import one_shot
 
@@ -86,13 +86,16 @@ class TopKAccuracy(Accumulator):
 
     def _fold(self, arrays, w):
         y, P = arrays
-        counts, pairs = np.zeros(3, np.int64), np.zeros((1, 3, 2))
-        status = sum_terms(top_k_terms, (y, P, self.k), w, 2, counts, pairs[0])
+        st = self._arrays
+        counts, pairs = np.zeros(3, np.int64), np.zeros((3, 2))
+        status = sum_terms(top_k_terms, (y, P, self.k), w, 2, counts, pairs)
         if status == 1 and self.n_classes is None:
             _check_columns(y, P)
         if status == 0:
-            sums = Sums(counts[np.newaxis], pairs, None, np.array([y.shape[0]]), w.shape[0] > 0)
-            self._add_sums(sums, {k: v[np.newaxis] for k, v in self._arrays.items()})
+            st["n"][0] += y.shape[0]
+            st["hits"][0] += counts[1]
+            add_pairs(st["sums"], pairs[[1, 0]])  # (hit weight, total weight)
+            st["weighted"][0] |= w.shape[0] > 0
         return status
 
     def row_terms(self) -> RowTerms:
