@@ -3,12 +3,8 @@ the Murphy decomposition of the Brier score, streamed and mergeable.
 
 Both accumulators keep, for ``B`` uniform bins over [0, 1], each bin's row
 count, total weight, and weighted totals of the predicted probabilities and
-of the outcomes (see :mod:`streammetrics._kernels.calibration` for the bin
-edges). Every figure is computed from those totals at ``finalize``, so any
-batching, sharding and merge order gives the same counts exactly and the
-same sums to rounding. Equal-mass bins (``Calibration(strategy="quantile")``)
-are :class:`~streammetrics.QuantileCalibration`'s, in
-:mod:`.calibration_quantile`.
+of the outcomes; every figure is computed from those at ``finalize``.
+Equal-mass bins are :class:`~streammetrics.QuantileCalibration`'s.
 """
 
 from __future__ import annotations
