@@ -1,17 +1,11 @@
 """Binary confusion counts: the one definition of a row's cell, and its folds.
 
 :func:`cells` decides a row's (tp, fp, fn, tn) cell for every binary kernel:
-the unweighted folds below and :func:`binary_terms`, the row terms of the
-weighted fold (:func:`~.row_sums.sum_terms`) and of the sliced and bootstrap
-folds. A fold checks the batch in the same pass and writes the state only if
-it is valid; status 0 folded, 1 a label not 0/1, 2 a prediction not 0/1 (or a
-non-finite score).
-
-State: ``counts`` (``int64[4]``, unweighted), ``wsums`` and ``wsq``
-(``float64[4, 2]`` pairs of the weights and squared weights), ``rows``
-(``int64[1]``). Unweighted rows go into four running sums, not a histogram
-(which would serialise on one bin's store); label and score folds are
-separate kernels so a first call compiles only its own.
+the unweighted folds below and :func:`binary_terms` (the row terms of the
+weighted, sliced and bootstrap folds). A fold checks the batch in the same
+pass and writes only a valid one; status 0 folded, 1 a label not 0/1, 2 a
+prediction not 0/1 (or a non-finite score). Unweighted rows go into four
+running sums, not a histogram (which would serialise on one bin's store).
 """
 
 from __future__ import annotations
@@ -25,10 +19,9 @@ __all__ = ["cells", "cell", "count_labels", "count_scores", "binary_terms"]
 
 @inline
 def cells(w, y1, p1):
-    """A row's weight ``w`` in each of the (tp, fp, fn, tn) cells, from whether its
-    label and its prediction are positive: ``w`` in its own cell, 0 in the
-    others (exactly: the factors are 0 or 1). The one place the four cells
-    are told apart; its sums over rows vectorize (no branch)."""
+    """A row's weight ``w`` in each of the (tp, fp, fn, tn) cells from whether its
+    label and prediction are positive: ``w`` in its own cell, exactly 0 in the
+    others. No branch: its sums over rows vectorize."""
     wy = w * y1
     wn = w - wy
     return wy * p1, wn * p1, wy - wy * p1, wn - wn * p1

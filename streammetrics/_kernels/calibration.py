@@ -4,16 +4,10 @@ A table has ``B`` uniform bins over [0, 1] with the edges ``edges`` (``B + 1``
 values, ``numpy.linspace(0, 1, B + 1)``). A probability ``p`` falls in bin
 ``b`` when ``edges[b] < p <= edges[b + 1]``, and 0 in bin 0: the bins of
 ``sklearn.calibration.calibration_curve(strategy="uniform")``. Each bin holds
-its row count (``int64``) and three compensated pairs (see
-:mod:`.compensated`): the total weight, the weighted total of the
-probabilities and the weighted total of the outcomes. Within a block of rows
-each bin's terms are summed plainly, and each block total is added to the
-bin's pair with one compensated step.
-
-The terms kernels write each row's slots and values, folded by
-:func:`~.row_sums.sum_terms` (blocks of :func:`block_of` rows) and read by the
-wrappers; their status: 0 folded in, 1 a bad label, 2 a bad probability (or
-row). :func:`bin_run` bins a sorted run of distinct probabilities into a table
+its row count and compensated pairs of its total weight, predicted and
+observed totals, folded from the terms kernels by :func:`~.row_sums.sum_terms`
+(blocks of :func:`block_of` rows); their status: 0 folded in, 1 a bad label,
+2 a bad probability (or row). :func:`bin_run` bins a sorted run of distinct probabilities into a table
 of equal-mass bins (``strategy="quantile"``, whose edges come from the run).
 """
 

@@ -1,11 +1,7 @@
-"""Multiclass confusion counts.
+"""Multiclass confusion counts, into the fields of :class:`~streammetrics.MulticlassConfusion`.
 
 A batch is checked first by a vectorised pass and counted only when valid.
 Status 0 folded, 1 a class of ``y`` outside ``0..k-1``, 2 one of ``p``.
-State: ``counts`` (``int64[k, k]``, truth by row), ``wsum`` (``float64[k * k,
-2]`` pairs of weighted cells ``y * k + p``) and ``seen`` (``int64[2, k]``,
-weighted rows per class of ``y`` and ``p``, so a class seen only with zero
-weight is present, as in scikit-learn).
 """
 
 from __future__ import annotations

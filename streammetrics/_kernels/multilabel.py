@@ -1,20 +1,9 @@
-"""Multilabel counts: per-label confusion cells and per-row set sizes.
+"""Multilabel row terms: per-label confusion cells and per-row set scores.
 
 A batch is an ``n x L`` 0/1 matrix ``Y`` and an ``n x L`` 0/1 matrix ``P`` or
-score matrix ``S`` cut at a threshold (``S >= t`` positive). The 0/1 matrices
-are checked before the kernels run (:func:`~streammetrics._protocol.inputs.first_not01_matrix`);
-the scores here (status 2 for a non-finite score, state untouched).
-
-State, for ``L`` labels: ``counts`` (``int64[L, 4]``, unweighted ``tp, fp, fn,
-tn``); ``wsum`` (``float64[4 L, 2]`` pairs of weighted cells ``4 j + c``);
-``rows`` (``int64[3]``: unweighted exact matches, unweighted wrong cells,
-weighted rows); ``sums`` (``float64[7, 2]`` pairs: the weighted sums of each
-row's precision, recall, F1 and Jaccard of its label sets, then over weighted
-rows the total weight, the exact matches' weight and the weighted wrong cells);
-``samples`` (``float64[2 + B, 2]`` pairs: the weights of rows whose two sets
-are both empty and of the others, then the weighted sums of each row's F-beta at the ``B`` declared
-betas other than 1).
-A row's terms (:func:`label_terms`) are folded by :func:`~.row_sums.sum_terms`.
+score matrix ``S`` cut at a threshold (``S >= t`` positive); the terms of a
+row (:func:`label_terms`) are folded by :func:`~.row_sums.sum_terms` into the
+fields :class:`~streammetrics.MultilabelConfusion` declares.
 """
 
 from __future__ import annotations
@@ -23,20 +12,14 @@ import numpy as np
 
 from ._jit import kernel
 from .binary import cell
+from .checks import first_nonfinite
 
 __all__ = ["first_nonfinite_matrix", "label_terms"]
 
 
-@kernel
 def first_nonfinite_matrix(m):
     """Flat index of the first NaN or infinite cell of a ``float64`` matrix, else -1."""
-    n, k = m.shape
-    for i in range(n):
-        for j in range(k):
-            v = m[i, j]
-            if not (v - v == 0.0):
-                return i * k + j
-    return -1
+    return first_nonfinite(m.reshape(-1))
 
 
 @kernel

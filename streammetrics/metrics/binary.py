@@ -25,6 +25,7 @@ from .._protocol.state import Field, count_total
 from .._protocol.terms import RowTerms, add_pairs, add_second
 from .._protocol.validation import cut_point
 from . import intervals as I
+from . import rates
 from .intervals import beside, binary_intervals
 from .labels import BinaryLabels, PosLabelError, class_result, label_matrix, two_label_counts
 from .rates import averaged_rates, check_average, check_beta, check_threshold, check_zero_division, class_rates
@@ -130,14 +131,9 @@ def score_formulas(tp, fp, fn, tn, total, to_float, sqrt) -> dict:
 
 
 def binary_result(tp, fp, fn, tn, n: int, meta=None) -> BinaryResult:
-    """The guarded scores of the specification from the four counts.
-
-    This is the only place these formulas are applied (:func:`score_formulas`
-    writes them): the one-shot functions and :class:`BinaryConfusion` both
-    come here, and :func:`binary_score_columns` applies them to many count
-    rows at once. Counts are Python ``int`` when unweighted (products exact,
-    then rounded once to float) and ``float`` with weights.
-    """
+    """The guarded scores of the specification from the four counts (Python
+    ``int`` when unweighted: products exact, rounded once; ``float`` with
+    weights), by :func:`score_formulas`, for every binary score."""
     counts = (tp, fp, fn, tn)
     if any(isinstance(c, float) for c in counts):
         # sums of weights: scaled by a power of two (exactly), so the rates are
@@ -164,13 +160,10 @@ _INT64_PRODUCTS = 46_340
 
 
 def binary_score_columns(counts: np.ndarray) -> dict[str, np.ndarray]:
-    """The fields of :func:`binary_result` (but ``n``) for many rows of unweighted
-    counts at once: ``counts`` is ``int64[G, 4]`` (``tp, fp, fn, tn``, every
-    row holding at least one row of data); ``tp`` .. ``tn`` come back as
-    ``int64`` arrays, the scores as ``float64`` arrays, element ``g`` equal
-    bit for bit to ``binary_result(*counts[g])``. The products are exact:
-    in ``int64`` where they fit, as Python integers for the rows of larger
-    totals."""
+    """The fields of :func:`binary_result` (but ``n``) for ``G`` rows of unweighted
+    counts ``int64[G, 4]`` at once, element ``g`` bit for bit
+    ``binary_result(*counts[g])``'s: products in ``int64`` where they fit,
+    else in Python integers."""
     counts = np.asarray(counts, np.int64).reshape(-1, 4)
     total = counts.sum(axis=1)
     if counts.shape[0] and total.min() < 1:
@@ -429,10 +422,7 @@ class BinaryConfusion(Accumulator):
 
 # ------------------------------------------------------------------ one-shot
 def _counts(y, p, sample_weight):
-    acc = BinaryConfusion().update(y, p, sample_weight=sample_weight)
-    if acc.n == 0:
-        raise NoObservationsError("y and p are empty: the scores need at least one observation")
-    return acc.counts()
+    return rates.one_shot(BinaryConfusion(), y, p, sample_weight=sample_weight).counts()
 
 
 def _scores(y, p, sample_weight) -> BinaryResult:

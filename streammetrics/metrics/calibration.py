@@ -3,12 +3,8 @@ the Murphy decomposition of the Brier score, streamed and mergeable.
 
 Both accumulators keep, for ``B`` uniform bins over [0, 1], each bin's row
 count, total weight, and weighted totals of the predicted probabilities and
-of the outcomes (see :mod:`streammetrics._kernels.calibration` for the bin
-edges). Every figure is computed from those totals at ``finalize``, so any
-batching, sharding and merge order gives the same counts exactly and the
-same sums to rounding. Equal-mass bins (``Calibration(strategy="quantile")``)
-are :class:`~streammetrics.QuantileCalibration`'s, in
-:mod:`.calibration_quantile`.
+of the outcomes; every figure is computed from those at ``finalize``.
+Equal-mass bins are :class:`~streammetrics.QuantileCalibration`'s.
 """
 
 from __future__ import annotations
@@ -21,14 +17,14 @@ from .._kernels import calibration as KC
 from .._kernels import compensated
 from .._kernels.row_sums import sum_terms
 from .._protocol.base import Accumulator
-from .._protocol.errors import NoObservationsError
-from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Probabilities
+from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassProbabilities, Probabilities
 from .._protocol.result import safe
 from .._protocol.state import Field
 from .._protocol.terms import RowTerms, add_pairs
 from .calibration_quantile import QuantileCalibration
 from .labels import BinaryLabels, PositiveLabel, positive_label
-from .multiclass import class_settings
+from .multiclass import class_inputs, class_settings
+from .rates import one_shot
 from .reliability import MAX_BINS, CalibrationResult, calibration_table, check_n_bins
 
 __all__ = ["Calibration", "ClassCalibration", "CalibrationResult", "calibration_table", "expected_calibration_error"]
@@ -294,8 +290,7 @@ class ClassCalibration(_Reliability):
         if self.n_classes * self.n_bins > 10 * MAX_BINS:
             raise ValueError(f"n_classes x n_bins = {self.n_classes * self.n_bins:,} bins; at most {10 * MAX_BINS:,}")
         self._class_bins = self.n_classes * self.n_bins
-        y = ClassIndices("y", self.n_classes) if self.labels is None else ClassLabels("y", self.labels)
-        self.inputs = (y, ClassProbabilities("p", self.n_classes))
+        self.inputs = (*class_inputs(self.n_classes, self.labels, ("y",)), ClassProbabilities("p", self.n_classes))
         self._init_state()
 
     argument_names = ("y", "p")
@@ -303,9 +298,7 @@ class ClassCalibration(_Reliability):
 
     def _settings(self):
         out = {"n_classes": self.n_classes, "n_bins": self.n_bins}
-        if self.labels is not None:
-            out["labels"] = self.labels
-        return out
+        return out | ({} if self.labels is None else {"labels": self.labels})
 
     def _check_state(self, state):
         _check_table(state)
@@ -358,7 +351,5 @@ def expected_calibration_error(
     >>> round(expected_calibration_error([0, 0, 1, 1], [0.1, 0.4, 0.6, 0.7], n_bins=2), 6)
     0.3
     """
-    acc = Calibration(n_bins, pos_label=pos_label, strategy=strategy).update(y, p, sample_weight=sample_weight)
-    if acc.n == 0:
-        raise NoObservationsError("y and p are empty: the score needs at least one observation")
-    return acc.finalize().ece
+    acc = Calibration(n_bins, pos_label=pos_label, strategy=strategy)
+    return one_shot(acc, y, p, sample_weight=sample_weight).finalize().ece

@@ -201,7 +201,6 @@ def binary_intervals(counts, squares, level: float, method: str = "wilson") -> d
         return proportion(hits, cells, n_eff(cells, sq), level, method)
 
     total = tp + fp + fn + tn
-    out = {}
     intervals = {
         "accuracy": rate(tp + tn, total, qtp + qfp + qfn + qtn),
         "precision": rate(tp, tp + fp, qtp + qfp),
@@ -214,8 +213,7 @@ def binary_intervals(counts, squares, level: float, method: str = "wilson") -> d
     n_all = n_eff(total, qtp + qfp + qfn + qtn)
     d = 2 * tp + fp + fn
     if tp > 0 and d > 0:
-        t = total
-        a, b, c = tp / t, fp / t, fn / t
+        a, b, c = tp / total, fp / total, fn / total
         dd = (2 * a + b + c) ** 2
         grad = (2 * (b + c) / dd, -2 * a / dd, -2 * a / dd, 0.0)
         f1 = 2 * tp / d
@@ -224,9 +222,8 @@ def binary_intervals(counts, squares, level: float, method: str = "wilson") -> d
         intervals["f1"] = (0.0, 1.0)
     margins = (tp + fp, fn + tn, tp + fn, fp + tn)
     if all(m > 0 for m in margins):
-        t = total
-        a, b, c, e = tp / t, fp / t, fn / t, tn / t
-        p1, p0, a1, a0 = (m / t for m in margins)
+        a, b, c, e = tp / total, fp / total, fn / total, tn / total
+        p1, p0, a1, a0 = (m / total for m in margins)
         root = math.sqrt(p1 * p0 * a1 * a0)
         phi = (a * e - b * c) / root
         grad = (
@@ -238,8 +235,5 @@ def binary_intervals(counts, squares, level: float, method: str = "wilson") -> d
         intervals["mcc"] = multinomial_delta((tp, fp, fn, tn), grad, phi, n_all, level, (-1.0, 1.0))
     else:
         intervals["mcc"] = (-1.0, 1.0)
-    for name in INTERVAL_SCORES:
-        lo, hi = intervals[name]
-        out[f"{name}_ci_lower"] = float(lo)
-        out[f"{name}_ci_upper"] = float(hi)
-    return out
+    ends = ("_ci_lower", "_ci_upper")
+    return {name + end: float(v) for name in INTERVAL_SCORES for end, v in zip(ends, intervals[name])}

@@ -129,16 +129,15 @@ def two_label_counts(y, p, sample_weight, pos_label):
             f"y and p hold {len(labels)} labels ({shown}), but average='binary' "
             "scores two: pass average='macro', 'micro', 'weighted' or None"
         )
-    exact = m.dtype.kind in "iu"
-    total = int(m.sum()) if exact else float(m.sum())
+    cast = int if m.dtype.kind in "iu" else float
+    total = cast(m.sum())
     if pos_label not in labels:
         if len(labels) == 2:
             raise PosLabelError(
                 f"pos_label={pos_label!r} is not one of the labels {labels!r}: pass pos_label=, the positive class"
             )
-        return (0, 0, 0, total) if exact else (0.0, 0.0, 0.0, total)
+        return cast(0), cast(0), cast(0), total
     j = labels.index(pos_label)
-    cast = int if exact else float
     tp = cast(m[j, j])
     fp = cast(m[:, j].sum()) - tp
     fn = cast(m[j, :].sum()) - tp

@@ -23,6 +23,7 @@ from .rates import (
     check_zero_division,
     class_rates,
     jaccard_average,
+    one_shot,
     plain,
 )
 
@@ -97,9 +98,7 @@ def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None
     if total == 0:
         raise ValueError("the sample weights sum to zero: every score is undefined")
 
-    precision = tp / safe(called)
-    recall = tp / safe(support)
-    f1 = 2 * precision * recall / safe(precision + recall)
+    precision, recall, f1 = class_rates(tp, called, support)
     accuracy = float(tp.sum() / total)
 
     def macro(x):
@@ -145,12 +144,11 @@ def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None
     values.update({f"micro_{f}": accuracy for f in rates})
     values.update({f"weighted_{f}": weighted(x) for f, x in rates.items()})
     values.update(mcc=mcc, cohen_kappa=kappa)
-    if beta is not None:
-        fb = class_rates(tp, called, support, beta)[2]
-        values.update(fbeta_per_class=fb, macro_fbeta=macro(fb), micro_fbeta=accuracy, weighted_fbeta=weighted(fb))
     meta = dict(meta or {})
     meta["present"] = np.array(present, bool)  # the classes of the macro averages
     if beta is not None:
+        fb = class_rates(tp, called, support, beta)[2]
+        values.update(fbeta_per_class=fb, macro_fbeta=macro(fb), micro_fbeta=accuracy, weighted_fbeta=weighted(fb))
         meta["beta"] = beta
     return MulticlassResult("MulticlassScores", values, meta)
 
@@ -388,11 +386,7 @@ def _one_shot(y, p, n_classes, labels, sample_weight) -> MulticlassConfusion:
                 "n_classes (or labels) explicitly for a matrix that large"
             )
         y, p = yy, pp
-    acc = MulticlassConfusion(n_classes, labels=labels)
-    acc.update(y, p, sample_weight=sample_weight)
-    if acc.n == 0:
-        raise NoObservationsError("y and p are empty: the scores need at least one observation")
-    return acc
+    return one_shot(MulticlassConfusion(n_classes, labels=labels), y, p, sample_weight=sample_weight)
 
 
 def confusion_matrix(y, p, n_classes=None, sample_weight=None, *, labels=None) -> np.ndarray:
@@ -436,10 +430,4 @@ def multiclass_scores(y, p, n_classes=None, sample_weight=None, *, labels=None, 
     """
     if beta is not None:
         beta = check_beta(beta, "beta")
-    acc = _one_shot(y, p, n_classes, labels, sample_weight)
-    if beta is None:
-        return acc.finalize()
-    matrix = acc.matrix()
-    return multiclass_result(
-        matrix, acc.present(), acc.n, {"labels": acc.labels, "weighted": matrix.dtype.kind == "f"}, beta=beta
-    )
+    return _one_shot(y, p, n_classes, labels, sample_weight)._finalize(beta=beta)

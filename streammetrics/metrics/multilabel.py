@@ -39,6 +39,7 @@ from .rates import (
     check_jaccard_zero_division,
     check_threshold,
     check_zero_division,
+    class_rates,
     fbeta_average,
     jaccard_average,
 )
@@ -359,12 +360,9 @@ class MultilabelConfusion(Accumulator):
         tp, fp, fn, tn = (cells[:, c] for c in range(4))
         support = tp + fn
         ftp, ffp, ffn = (x.astype(np.float64) for x in (tp, fp, fn))
-        precision = ftp / safe(ftp + ffp)
-        recall = ftp / safe(ftp + ffn)
-        f1 = 2 * precision * recall / safe(precision + recall)
-        stp, sfp, sfn = float(ftp.sum()), float(ffp.sum()), float(ffn.sum())
-        micro_p = stp / safe(stp + sfp)
-        micro_r = stp / safe(stp + sfn)
+        precision, recall, f1 = class_rates(ftp, ftp + ffp, ftp + ffn)
+        stp = float(ftp.sum())
+        micro = (float(v) for v in class_rates(stp, stp + float(ffp.sum()), stp + float(ffn.sum())))
         fsupport = support.astype(np.float64)
         total_support = float(fsupport.sum())
 
@@ -374,9 +372,7 @@ class MultilabelConfusion(Accumulator):
         L = self.n_labels
         rates = {"precision": precision, "recall": recall, "f1": f1}
         values = {"n": self.n, "tp": tp, "fp": fp, "fn": fn, "tn": tn, "support": support, **rates}
-        values.update(
-            micro_precision=micro_p, micro_recall=micro_r, micro_f1=2 * micro_p * micro_r / safe(micro_p + micro_r)
-        )
+        values.update(zip(("micro_precision", "micro_recall", "micro_f1"), micro))
         values.update({f"macro_{f}": float(x.mean()) for f, x in rates.items()})
         values.update({f"weighted_{f}": weighted(x) for f, x in rates.items()})
         for i, name in enumerate(_SAMPLES):

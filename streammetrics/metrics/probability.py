@@ -11,14 +11,15 @@ from .._kernels import probability as KP
 from .._kernels.checks import first_nonfinite
 from .._kernels.row_sums import sum_rows, sum_terms
 from .._protocol.base import Accumulator
-from .._protocol.errors import NoObservationsError, WeightOverflowError
-from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassIndices, ClassLabels, ClassProbabilities, Probabilities
+from .._protocol.errors import WeightOverflowError
+from .._protocol.inputs import ROW_SUM_TOLERANCE, ClassProbabilities, Probabilities
 from .._protocol.result import Result, safe
 from .._protocol.state import Field
 from .._protocol.terms import RowTerms, add_pairs, add_second
 from . import intervals as I
 from .labels import BinaryLabels, PositiveLabel, positive_label
-from .multiclass import class_settings
+from .multiclass import class_inputs, class_settings
+from .rates import one_shot
 
 __all__ = [
     "ProbabilityScores",
@@ -129,37 +130,6 @@ def screen_sums(st, max_brier: float) -> np.ndarray:
     return bad | ((st["classes_rows"][:, 0] == st["n"][:, 0]) & (classes < total * (1 - _SLACK)))
 
 
-def _fold_terms(st, w, terms, args, squares=False, width=None):
-    """Fold the rows of ``args`` into ``st`` by their terms (the kernel ``terms``;
-    three totals, then one per class: one term a slot, summed by
-    :func:`~.._kernels.row_sums.sum_rows`, or ``width`` terms a row to any
-    slots, by :func:`~.._kernels.row_sums.sum_terms`): ``(status, kept)``. Totals that
-    overflow float64 raise, leaving the state as it was; second moments
-    (``squares``, for the intervals only) that alone overflow are left out and
-    ``kept`` is false."""
-    size = 3 + st["classes"].shape[0]
-    # the state's pairs in the order of the batch's totals, added into a copy
-    into = np.concatenate([st["sums"], st["classes"]] + ([st["squares"]] if squares else []))
-    if width is None:
-        status = sum_rows(terms, args, w, size, ((1, 1), (2, 1), (0, 2)) if squares else (), into)[0]
-    else:
-        pairs = np.zeros((size, 2))
-        status = sum_terms(terms, args, w, width, np.zeros(size, np.int64), pairs)
-        add_pairs(into, pairs)
-    if status:
-        return status, False
-    if first_nonfinite(into[:3].reshape(-1)) >= 0:
-        raise WeightOverflowError()
-    kept = squares and first_nonfinite(into[size:].reshape(-1)) < 0
-    if kept:
-        st["squares"][:] = into[size:]
-    st["sums"][:] = into[:3]
-    st["classes"][:] = into[3:size]  # each at most the weight total: finite
-    st["n"][0] += args[0].shape[0]
-    st["classes_rows"][0] += args[0].shape[0]
-    return 0, kept
-
-
 def check_second_moments(st) -> None:
     """Refuse intervals for a state some of whose rows lack the second moments."""
     missing = int(st["n"][0]) - int(st["squares_rows"][0])
@@ -207,7 +177,23 @@ def _result(st, n, kind, meta=None, brier_scale=1.0) -> Result:
     return probability_result(st["sums"], n, kind, meta, classes, brier_scale)
 
 
-class ProbabilityScores(Accumulator):
+class _Probabilities(Accumulator):
+    """What both accumulators share: the weight, log-loss and Brier totals, and the class totals."""
+
+    _fixed_settings = True  # copies share the settings
+    headline = ("log_loss", "brier")
+
+    def _add_sums(self, sums, st):
+        st["n"][:, 0] += sums.rows
+        st["classes_rows"][:, 0] += sums.rows
+        add_pairs(st["sums"], sums.pairs[:, :3])
+        add_pairs(st["classes"], sums.pairs[:, 3:])
+        if sums.second is not None:  # (w, loss, d2) squared: the state keeps loss², d2², w²
+            kept = add_second(st["squares"], sums.second[:, [1, 2, 0]])
+            st["squares_rows"][:, 0] += np.where(kept, sums.rows, 0)
+
+
+class ProbabilityScores(_Probabilities):
     """Streaming log loss and Brier score of predicted probabilities.
 
     ``update(y, p)`` takes 0/1 labels and the predicted probabilities of the
@@ -251,8 +237,6 @@ class ProbabilityScores(Accumulator):
     (0.015181, 0.169819)
     """
 
-    _fixed_settings = True  # copies share the settings
-
     inputs = (
         BinaryLabels("y", "pass pos_label=, or use ClassProbabilityScores"),
         Probabilities("p", predict_proba=True),
@@ -265,7 +249,6 @@ class ProbabilityScores(Accumulator):
         )
         + _class_fields(2)
     )
-    headline = ("log_loss", "brier")
     intervals = True
 
     def __init__(self, *, pos_label=None):
@@ -289,10 +272,21 @@ class ProbabilityScores(Accumulator):
     def _fold(self, arrays, w):
         y, p = arrays
         st = self._arrays
-        status, kept = _fold_terms(st, w, KP.probability_terms, (y, p), squares=True)
-        if kept:
+        # the state's pairs in the order of the batch's totals, added into a copy
+        into = np.concatenate([st["sums"], st["classes"], st["squares"]])
+        status = sum_rows(KP.probability_terms, (y, p), w, 5, ((1, 1), (2, 1), (0, 2)), into)[0]
+        if status:
+            return status
+        if first_nonfinite(into[:3].reshape(-1)) >= 0:
+            raise WeightOverflowError()
+        if first_nonfinite(into[5:].reshape(-1)) < 0:  # (second moments past float64: no intervals)
+            st["squares"][:] = into[5:]
             st["squares_rows"][0] += y.shape[0]
-        return status
+        st["sums"][:] = into[:3]
+        st["classes"][:] = into[3:5]  # each at most the weight total: finite
+        for name in ("n", "classes_rows"):
+            st[name][0] += y.shape[0]
+        return 0
 
     def row_terms(self) -> RowTerms:
         """Each row adds 1, its log loss and its squared error (and their squares), ``1 - y`` and ``y``."""
@@ -301,15 +295,6 @@ class ProbabilityScores(Accumulator):
     def _terms(self, batch, lo, slots, values, col, base):
         y, p = batch.arrays_for(self.inputs)
         return KP.probability_terms(y, p, lo, slots, values, col, base)
-
-    def _add_sums(self, sums, st):
-        st["n"][:, 0] += sums.rows
-        st["classes_rows"][:, 0] += sums.rows
-        add_pairs(st["sums"], sums.pairs[:, :3])
-        add_pairs(st["classes"], sums.pairs[:, 3:])
-        if sums.second is not None:  # (w, loss, d2) squared: the state keeps loss², d2², w²
-            kept = add_second(st["squares"], sums.second[:, [1, 2, 0]])
-            st["squares_rows"][:, 0] += np.where(kept, sums.rows, 0)
 
     def _compute(self, ci=None) -> Result:
         st = self._arrays
@@ -320,18 +305,14 @@ class ProbabilityScores(Accumulator):
         total, loss, brier_total = (float(v) for v in compensated.values(st["sums"]))
         loss2, brier2, wsq = (float(v) for v in compensated.values(st["squares"]))
         values = r.as_dict()
-        ll = mean_interval(total, loss, loss2, wsq, ci)
-        bs = mean_interval(total, brier_total, brier2, wsq, ci, upper=1.0)
-        out = {}
-        for k, v in values.items():
-            out[k] = v
-            if k in ("log_loss", "brier"):
-                lo, hi = ll if k == "log_loss" else bs
-                out[f"{k}_ci_lower"], out[f"{k}_ci_upper"] = lo, hi
-        return ProbabilityResult(r.kind, out, {"ci": ci, "weighted": r.weighted})
+        values["log_loss_ci_lower"], values["log_loss_ci_upper"] = mean_interval(total, loss, loss2, wsq, ci)
+        values["brier_ci_lower"], values["brier_ci_upper"] = mean_interval(
+            total, brier_total, brier2, wsq, ci, upper=1.0
+        )
+        return ProbabilityResult(r.kind, I.beside(values), {"ci": ci, "weighted": r.weighted})
 
 
-class ClassProbabilityScores(Accumulator):
+class ClassProbabilityScores(_Probabilities):
     """Streaming multiclass log loss and Brier score of an n x K probability matrix.
 
     Parameters
@@ -370,31 +351,37 @@ class ClassProbabilityScores(Accumulator):
     (0.43375, 0.19)
     """
 
-    _fixed_settings = True  # copies share the settings
-
     argument_names = ("y", "p")
     fields = _SUMS + _class_fields("n_classes")
-    headline = ("log_loss", "brier")
 
     def __init__(self, n_classes: int | None = None, labels=None):
         self.n_classes, self.labels = class_settings("ClassProbabilityScores", n_classes, labels)
-        y = ClassIndices("y", self.n_classes) if self.labels is None else ClassLabels("y", self.labels)
-        self.inputs = (y, ClassProbabilities("p", self.n_classes))
+        self.inputs = (*class_inputs(self.n_classes, self.labels, ("y",)), ClassProbabilities("p", self.n_classes))
         self._init_state()
 
     def _settings(self):
-        out = {"n_classes": self.n_classes}
-        if self.labels is not None:
-            out["labels"] = self.labels
-        return out
+        return {"n_classes": self.n_classes} | ({} if self.labels is None else {"labels": self.labels})
 
     def _check_state(self, state):
         check_sums(state, 2.0)  # sum_k (P[i, k] - [y_i == k])**2 <= 2
 
     def _fold(self, arrays, w):
         y, m = arrays
-        terms = KP.class_probability_terms
-        return _fold_terms(self._arrays, w, terms, (y, m, self.n_classes, ROW_SUM_TOLERANCE), width=4)[0]
+        st, size = self._arrays, 3 + self.n_classes
+        pairs = np.zeros((size, 2))
+        args = (y, m, self.n_classes, ROW_SUM_TOLERANCE)
+        status = sum_terms(KP.class_probability_terms, args, w, 4, np.zeros(size, np.int64), pairs)
+        if status:
+            return status
+        sums = st["sums"].copy()
+        add_pairs(sums, pairs[:3])
+        if first_nonfinite(sums.reshape(-1)) >= 0:
+            raise WeightOverflowError()
+        st["sums"][:] = sums
+        add_pairs(st["classes"], pairs[3:])  # each at most the weight total: finite
+        for name in ("n", "classes_rows"):
+            st[name][0] += y.shape[0]
+        return 0
 
     def row_terms(self) -> RowTerms:
         """Each row adds 1, its log loss, its Brier score and 1 to its class."""
@@ -404,22 +391,13 @@ class ClassProbabilityScores(Accumulator):
         y, m = batch.arrays_for(self.inputs)
         return KP.class_probability_terms(y, m, self.n_classes, ROW_SUM_TOLERANCE, lo, slots, values, col, base)
 
-    def _add_sums(self, sums, st):
-        st["n"][:, 0] += sums.rows
-        st["classes_rows"][:, 0] += sums.rows
-        add_pairs(st["sums"], sums.pairs[:, :3])
-        add_pairs(st["classes"], sums.pairs[:, 3:])
-
     def _compute(self) -> Result:
         return _result(self._arrays, self.n, "ClassProbabilityScores", {"labels": self.labels})
 
 
 # ------------------------------------------------------------------ one-shot
 def _once(acc, *arrays, sample_weight=None) -> Result:
-    acc.update(*arrays, sample_weight=sample_weight)
-    if acc.n == 0:
-        raise NoObservationsError("y and p are empty: the score needs at least one observation")
-    return acc.finalize()
+    return one_shot(acc, *arrays, sample_weight=sample_weight).finalize()
 
 
 def log_loss(y, p, *, sample_weight=None, pos_label=None) -> float:

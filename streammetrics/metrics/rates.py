@@ -12,7 +12,17 @@ import numbers
 
 import numpy as np
 
+from .._protocol.errors import NoObservationsError
 from .._protocol.result import safe
+
+
+def one_shot(acc, *arrays, sample_weight=None):
+    """``acc`` updated with one batch (a one-shot function's); ``NoObservationsError`` if it holds no row."""
+    acc.update(*arrays, sample_weight=sample_weight)
+    if acc.n == 0:
+        names = " and ".join(i.name for i in acc.inputs)
+        raise NoObservationsError(f"{names} are empty: the scores need at least one observation")
+    return acc
 
 
 def check_beta(b, name: str = "b") -> float:

@@ -13,10 +13,9 @@ import warnings
 
 import numpy as np
 
-from .._protocol.errors import NoObservationsError
 from .labels import label_matrix, labels_as_array, two_label_counts
 from .multilabel import MultilabelConfusion
-from .rates import check_average, check_jaccard_zero_division, jaccard_average
+from .rates import check_average, check_jaccard_zero_division, jaccard_average, one_shot
 
 __all__ = ["jaccard_score", "hamming_loss", "class_likelihood_ratios", "UndefinedMetricWarning"]
 
@@ -27,16 +26,12 @@ class UndefinedMetricWarning(UserWarning):
 
 def _multilabel(y) -> bool:
     """Whether ``y`` is an ``n x L`` indicator matrix (``L >= 2``; a single column is a vector)."""
-    arr = labels_as_array(y, "y")
-    return arr.ndim == 2
+    return labels_as_array(y, "y").ndim == 2
 
 
 def _multilabel_result(y, p, sample_weight):
     L = labels_as_array(y, "y").shape[1]
-    acc = MultilabelConfusion(L).update(y, p, sample_weight=sample_weight)
-    if acc.n == 0:
-        raise NoObservationsError("y and p are empty: the scores need at least one observation")
-    return acc.finalize()
+    return one_shot(MultilabelConfusion(L), y, p, sample_weight=sample_weight).finalize()
 
 
 def _pick(labels, chosen, *arrays):

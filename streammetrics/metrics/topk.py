@@ -8,12 +8,13 @@ from .._kernels import compensated
 from .._kernels.row_sums import sum_terms
 from .._kernels.topk import top_k_terms
 from .._protocol.base import Accumulator
-from .._protocol.errors import BadValueError, NoObservationsError
+from .._protocol.errors import BadValueError
 from .._protocol.inputs import ClassCodes, ClassScores
 from .._protocol.result import Result
 from .._protocol.state import Field
 from .._protocol.terms import RowTerms, add_pairs
 from .multiclass import check_count, class_inputs, class_settings
+from .rates import one_shot
 
 __all__ = ["TopKAccuracy", "top_k_accuracy"]
 
@@ -169,7 +170,5 @@ def top_k_accuracy(y, P, k, *, n_classes=None, labels=None, sample_weight=None) 
     >>> top_k_accuracy([0, 1], [[0.4, 0.4, 0.2], [0.4, 0.4, 0.2]], k=1)
     0.5
     """
-    acc = TopKAccuracy(k, n_classes=n_classes, labels=labels).update(y, P, sample_weight=sample_weight)
-    if acc.n == 0:
-        raise NoObservationsError("y and P are empty: the score needs at least one observation")
-    return acc.finalize().top_k_accuracy
+    acc = TopKAccuracy(k, n_classes=n_classes, labels=labels)
+    return one_shot(acc, y, P, sample_weight=sample_weight).finalize().top_k_accuracy
