@@ -234,7 +234,6 @@ class SlicedResult(Result):
         with _FILL_LOCK:
             if not self._lazy:
                 return
-            values = dict(_STORED.__get__(self))
             arrays = self._slices.field_arrays()
             if arrays is not None and not all(c in arrays for c in self._columns):
                 arrays = None
@@ -242,7 +241,7 @@ class SlicedResult(Result):
             for a in extra.values():
                 if isinstance(a, np.ndarray):
                     a.setflags(write=False)
-            head = {k: values[k] for k in ("n", "n_slices", "slice_n")}
+            head = {k: _STORED.__get__(self)[k] for k in ("n", "n_slices", "slice_n")}
             _STORED.__set__(self, {**head, **extra})  # the eager order of the fields
             object.__setattr__(self, "_lazy", None)
 
