@@ -23,10 +23,11 @@ from .ranks import (
     band_grid,
     check_int,
     check_rank_rows,
-    pool,
+    on_threads,
     ranked_member,
     read_curve,
     replica_template,
+    replicate_groups,
     workers,
 )
 
@@ -262,16 +263,10 @@ class Bootstrap(TemplateWrapper, Accumulator):
             else:
                 self._point.fold(tb)
                 self._fold_replicas(tb, keys)
-            if self._ranked is not None:
-                rank = self._template if self._ranked == "" else self._template.members[self._ranked]
-                if tb.covers(rank.inputs):
-                    y, sc = tb.arrays_for(rank.inputs)
-                    self._ranks.add(
-                        y,
-                        sc,
-                        keys if keys.shape[0] else np.arange(self._rows, self._rows + tb.n, dtype=np.int64),
-                        tb.weights if tb.weighted else None,
-                    )
+            rank = self._rank_of(self._template)
+            if rank is not None and tb.covers(rank.inputs):
+                keys = keys if keys.shape[0] else np.arange(self._rows, self._rows + tb.n, dtype=np.int64)
+                self._ranks.add(*tb.arrays_for(rank.inputs), keys, tb.weights if tb.weighted else None)
             self._rows += tb.n
         return self
 
@@ -279,7 +274,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
         """The batch's terms summed in every replicate: one :class:`~.._protocol.terms.Sums`
         a replicate (the counts, which no weight changes, shared)."""
         R, n, terms = self.replicates, tb.n, self._linear
-        groups = [g for g in np.array_split(np.arange(R), workers(R, n)) if g.size]
+        groups = replicate_groups(R, workers(R, n))
         outs = [np.zeros((terms.size, g.size, 2), np.float64) for g in groups]
         ints = np.zeros((1, terms.size), np.int64)
         seed = np.uint64(self.seed)
@@ -292,14 +287,11 @@ class Bootstrap(TemplateWrapper, Accumulator):
             ints[0] += np.bincount(slots.reshape(-1), minlength=terms.size) * terms.counted  # (terms of ones)
             w = tb.weights[lo:hi] if tb.weighted else None
             k = keys[lo:hi] if keys.shape[0] else None
-            args = [
+            calls = [
                 (seed, k, self._rows + lo, int(g[0]), w, slots, values, out, POISSON1_CUTS)
                 for g, out in zip(groups, outs)
             ]
-            jobs = [pool(len(groups)).submit(replicate_sums, *a) for a in args[1:]]
-            replicate_sums(*args[0])  # the first group on the calling thread
-            for job in jobs:
-                job.result()
+            on_threads(replicate_sums, calls)
         sums = np.ascontiguousarray(np.concatenate(outs, axis=1).transpose(1, 0, 2))
         if not np.isfinite(sums[..., 0]).all():
             raise WeightOverflowError()
@@ -310,7 +302,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
         """Fold the batch into every replicate with its Poisson weights (into the
         parts its row terms do not cover only, with ``rest``)."""
         R, n = self.replicates, tb.n
-        if not R or self._replica_template is None:
+        if self._replica_template is None:
             return
         if not (rest or self._replica_template.takes(tb)):  # (rows only the rank rows take)
             for acc in self._replicas:
@@ -318,17 +310,13 @@ class Bootstrap(TemplateWrapper, Accumulator):
             return
         chunk = max(1, min(n, MAX_WEIGHT_BLOCK // (8 * R)))
         block = np.empty((R, chunk), np.float64)
-        groups = [g for g in np.array_split(np.arange(R), workers(R, n)) if g.size]
+        groups = replicate_groups(R, workers(R, n))
         for lo in range(0, n, chunk):
             hi = min(n, lo + chunk)
             arrays = tb.arrays if hi - lo == n else [a[lo:hi] for a in tb.arrays]
             part = Batch(tb.inputs, arrays, tb.weights[lo:hi] if tb.weighted else tb.weights, hi - lo)
             args = (part, keys[lo:hi] if keys.shape[0] else keys, self._rows + lo, block[:, : hi - lo], rest)
-            # replicates are independent and the kernels release the GIL: groups on threads
-            jobs = [pool(len(groups)).submit(self._fold_group, *args, int(g[0]), int(g[-1]) + 1) for g in groups[1:]]
-            self._fold_group(*args, int(groups[0][0]), int(groups[0][-1]) + 1)
-            for job in jobs:
-                job.result()
+            on_threads(self._fold_group, [(*args, int(g[0]), int(g[-1]) + 1) for g in groups])
 
     def _fold_group(self, part: Batch, keys, first: int, block, rest: bool, r0: int, r1: int) -> None:
         """Draw into ``block`` the weights of replicates ``r0..r1-1`` for the rows of
@@ -352,22 +340,16 @@ class Bootstrap(TemplateWrapper, Accumulator):
         with locked(self, other):
             self._check_room(other.n, "merging")
             self._merge_check(other)
-            point, replicas, ranks = other._parts()
-            self._point.merge(point)
-            for mine, theirs in zip(self._replicas, replicas):
+            self._point.merge(other._point)
+            for mine, theirs in zip(self._replicas, other._replicas):
                 mine.merge(theirs)
-            self._ranks.extend(ranks)
+            self._ranks.extend(other._ranks)
             self._rows += other.n
         return self
 
-    def _parts(self):
-        """``(point, replicas, rank rows)``, as another bootstrap merges them."""
-        return self._point, self._replicas, self._ranks
-
     def _merge_check(self, other):
-        point, replicas, _ = other._parts()
-        self._point.check_merge(point)
-        for mine, theirs in zip(self._replicas, replicas):
+        self._point.check_merge(other._point)
+        for mine, theirs in zip(self._replicas, other._replicas):
             mine.check_merge(theirs)
 
     # ----------------------------------------------------------------- state
@@ -409,12 +391,16 @@ class Bootstrap(TemplateWrapper, Accumulator):
             if acc.n != rows:
                 raise StateFileError(f"replicate {r} counts {acc.n} rows, the bootstrap {rows}")
             replicas.append(acc)
-        ranks = RankRows()
-        if self._ranked is not None:
-            rank = point if self._ranked == "" else point.members[self._ranked]
+        ranks, rank = RankRows(), self._rank_of(point)
+        if rank is not None:
             ranks = RankRows.checked(state, rank.n)
             check_rank_rows(ranks, rank)
         return rows, point, replicas, ranks
+
+    def _rank_of(self, acc):
+        """The exact rank state whose rows are kept: ``acc`` (the template or the point
+        estimate), its member, or ``None``."""
+        return None if self._ranked is None else acc if self._ranked == "" else acc.members[self._ranked]
 
     def _load(self, state) -> None:
         parsed = state if isinstance(state, tuple) else self._checked(state)

@@ -171,9 +171,7 @@ class RankRows:
         parts = self._parts
         if not parts:
             return np.zeros(0), np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0)
-        s = np.concatenate([p[0] for p in parts])
-        y = np.concatenate([p[1] for p in parts])
-        k = np.concatenate([p[2] for p in parts])
+        s, y, k = (np.concatenate([p[j] for p in parts]) for j in range(3))
         if any(p[3] is not None for p in parts):
             w = np.concatenate([np.ones(p[0].shape[0]) if p[3] is None else p[3] for p in parts])
         else:
@@ -229,17 +227,14 @@ class RankRows:
         scale = 2.0 ** np.frexp(w.max())[1] if w.shape[0] else 1.0
         w = w / scale
         table = self.sums(seed, replicates)[0] if xs.shape[0] else np.empty((replicates, 6))
-        groups = [g for g in np.array_split(np.arange(replicates), workers(replicates, s.shape[0])) if g.size]
+        groups = replicate_groups(replicates, workers(replicates, s.shape[0]))
         outs = [table[g] for g in groups]
         rocs, prcs = ([np.empty((g.size, xs.shape[0])) for g in groups] for _ in range(2))
-        args = [
+        calls = [
             (np.uint64(seed), k, int(g[0]), w, s, y, out, POISSON1_CUTS, xs, roc, prc)
             for g, out, roc, prc in zip(groups, outs, rocs, prcs)
         ]
-        jobs = [pool(len(groups)).submit(replicate_ranks, *a) for a in args[1:]]
-        replicate_ranks(*args[0])  # the first group on the calling thread
-        for job in jobs:
-            job.result()
+        on_threads(replicate_ranks, calls)
         got = np.concatenate(outs), scale, np.concatenate(rocs), np.concatenate(prcs)
         self._walked[bool(xs.shape[0])] = (key, got)
         return got
@@ -284,9 +279,21 @@ _POOL_LOCK = threading.Lock()
 
 def workers(replicates: int, rows: int) -> int:
     """The threads that fold ``rows`` rows into ``replicates`` replicates."""
-    if replicates < 2 or replicates * rows < PARALLEL_WORK:
-        return 1
-    return max(1, min(replicates, CORES, 8))
+    return 1 if replicates < 2 or replicates * rows < PARALLEL_WORK else min(replicates, CORES, 8)
+
+
+def replicate_groups(replicates: int, threads: int) -> list:
+    """The replicates split into ``threads`` groups (index arrays), none empty."""
+    return [g for g in np.array_split(np.arange(replicates), threads) if g.size]
+
+
+def on_threads(fn, calls: list) -> None:
+    """``fn(*args)`` for each ``args`` of ``calls``: the first on the calling thread,
+    the others on the pool (the kernels release the GIL); every one waited for."""
+    jobs = [pool(len(calls)).submit(fn, *a) for a in calls[1:]]
+    fn(*calls[0])
+    for job in jobs:
+        job.result()
 
 
 def pool(size: int) -> ThreadPoolExecutor:

@@ -64,12 +64,11 @@ def _lead(inputs, members):
 
 def _candidates(members, names, inputs):
     """For each argument: the distinct inputs the members declare, strictest first."""
+    if inputs is not None:
+        return [[i] for i in inputs[: len(names)]]
     per_member = [tuple(i.renamed(n) for i, n in zip(m.inputs, names)) for m in members.values()]
     out = []
     for pos in range(len(names)):
-        if inputs is not None:
-            out.append([inputs[pos]])
-            continue
         distinct = []
         for ins in per_member:
             if not any(ins[pos] == d for d in distinct):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._kernels.grouped import key_range
 from .._protocol.base import Accumulator, locked
 from .._protocol.errors import NoWeightsError
 from .._protocol.inputs import Batch, convert, raise_rejected
@@ -15,7 +16,7 @@ from . import keys as K
 from . import states as S
 from .result import LazySlices, SlicedResult, at_least_one, score_columns
 from .segments import fold_by_slice
-from .tables import key_bounds, select, sum_terms, tables_for
+from .tables import select, sum_terms, tables_for
 
 __all__ = ["Sliced", "DEFAULT_MAX_SLICES"]
 
@@ -44,12 +45,8 @@ def _int_column(by):
     dtype, named as the coded path names it), else ``None``."""
     named = ("by", "by")
     if type(by) is not np.ndarray:
-        if not (
-            type(by).__module__.startswith("pandas")
-            and getattr(by, "ndim", 0) == 1
-            and hasattr(by, "to_numpy")
-            and isinstance(getattr(by, "dtype", None), np.dtype)
-        ):
+        series = type(by).__module__.startswith("pandas") and hasattr(by, "to_numpy")
+        if not (series and getattr(by, "ndim", 0) == 1 and isinstance(getattr(by, "dtype", None), np.dtype)):
             return None
         named = E.column_label(by)
         by = by.to_numpy()
@@ -210,7 +207,7 @@ class Sliced(TemplateWrapper, Accumulator):
         if by.shape[0] != n or not n:
             return False
         keys = np.ascontiguousarray(by, np.int64)
-        lo, hi = key_bounds(keys)
+        lo, hi = (int(v) for v in key_range(keys, 0, n))
         span = hi - lo + 1
         if span * terms.size > max(4 * n, MIN_CELLS):
             return False
@@ -354,23 +351,17 @@ class Sliced(TemplateWrapper, Accumulator):
                     self._own(g).merge(parts[j])  # (checked above)
         return self
 
-    def _parts(self):
-        """``(keys, names, rows, slices, overall)``: this accumulator's keys
-        (in id order), key columns' names, rows, its slices (the used
-        rows of the tables, or the accumulators) and its folded overall (or
-        ``None``), as another one merges them (read under the lock)."""
-        used = len(self._keys)
-        slices = self._accs if self._tables is None else {k: t[:used] for k, t in self._tables.items()}
-        return list(self._keys), self._names, self._count, slices, self._overall
-
     def _merge_check(self, other: Sliced):
         """Raise what merging ``other`` would refuse (too many slices, other key
         columns, totals past float64 in a slice or overall), before any slice
-        changes: a merge is refused whole. Return what the merge reads of
-        ``other`` and its new keys, or ``None`` if ``other`` is empty."""
-        keys, names, count, parts, overall = other._parts()
+        changes: a merge is refused whole. Return ``other``'s keys (in id order),
+        key columns' names, rows, slices (the used rows of its tables, or its
+        accumulators), folded overall (or ``None``) and its new keys; or ``None``
+        if ``other`` is empty."""
+        keys, names, count, overall = list(other._keys), other._names, other._count, other._overall
         if names is None:
             return None
+        parts = other._accs if other._tables is None else {k: t[: len(keys)] for k, t in other._tables.items()}
         ids = self._keys.index()
         new = [k for k in keys if k not in ids]
         self._check_keys(count, new, names, "merging")
@@ -425,16 +416,11 @@ class Sliced(TemplateWrapper, Accumulator):
         """The state's entries (see :mod:`.states`), slices in key order (so equal
         contents give equal states)."""
         order = self._keys.order()
-        ints = self._keys.ints if self._columns == 1 else None
-        state = S.keys_entries(
-            self.n,
-            self._columns,
-            self._names,
-            None if ints is not None else [self._keys[g] for g in order],
-            None if ints is None else ints[np.asarray(order, np.int64)],
-        )
-        state.update({f"overall.{k}": v for k, v in self._overall_acc().state_dict().items()})
         rows = np.asarray(order, np.int64)
+        ints = self._keys.ints if self._columns == 1 else None
+        keys = [self._keys[g] for g in order] if ints is None else None
+        state = S.keys_entries(self.n, self._columns, self._names, keys, None if ints is None else ints[rows])
+        state.update({f"overall.{k}": v for k, v in self._overall_acc().state_dict().items()})
         parts = None if self._tables is not None else [self._accs[g].state_dict() for g in order]
         for k, empty in self._template_fields.items():
             if parts is None:  # every slice's field is a row of its table

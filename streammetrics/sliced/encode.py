@@ -259,10 +259,11 @@ def _encode_column(x, name: str, n: int, limit=None):
         _check_length(len(x), name, n)
         codes, raw = _pandas_codes(x, name)
         return _finish(codes, raw, name)
-    mask = None
     if isinstance(x, np.ma.MaskedArray):
-        mask = np.ma.getmaskarray(x)
-        arr = np.ma.getdata(x)
+        mask, arr = np.ma.getmaskarray(x), np.ma.getdata(x)
+        if mask.any():  # masked entries are null keys: None in a column of objects
+            arr = arr.astype(object)
+            arr[mask] = None
     else:
         arr = to_numpy(x, name, "a 1-D column of slice keys")
         if isinstance(x, (list, tuple)) and arr.dtype.kind != "O" and _pooled(x, arr):
@@ -270,17 +271,7 @@ def _encode_column(x, name: str, n: int, limit=None):
     if arr.ndim != 1:
         raise BadShapeError(f"{name} must be a 1-D column of slice keys, got shape {arr.shape}", name)
     _check_length(arr.shape[0], name, n)
-    kind = arr.dtype.kind
-    if mask is not None and mask.any():
-        codes = np.full(n, -1, np.int64)
-        sub_codes, keys = _encode_values(arr[~mask], name, limit)
-        keys = _key_list(keys)
-        if not keys or keys[-1] != NULL:  # the null key sorts last: after every value's
-            keys = keys + [NULL]
-        codes[~mask] = sub_codes
-        codes[mask] = len(keys) - 1
-        return codes, keys
-    if kind not in "biufUSO":
+    if arr.dtype.kind not in "biufUSO":
         raise TypeError(
             f"{name} holds {arr.dtype} values: slice keys must be integers, booleans, "
             "strings, finite floats or null (convert dates to strings or integers first)"

@@ -209,11 +209,5 @@ class BatchKeys:
 def kinds_of(keys: list, columns: int) -> tuple:
     """Per column, ``(booleans?, numbers?)`` among the internal keys of ``keys``
     (tuples of ``columns`` pairs, in any order)."""
-    out = [[False, False] for _ in range(columns)]
-    for key in keys:
-        for j, (t, _) in enumerate(key):
-            if t == 0:
-                out[j][0] = True
-            elif t == 1:
-                out[j][1] = True
-    return tuple(tuple(k) for k in out)
+    tags = [{key[j][0] for key in keys} for j in range(columns)]
+    return tuple((0 in t, 1 in t) for t in tags)

@@ -26,10 +26,7 @@ def score_columns(headline, overall: Result) -> tuple[str, ...]:
     cols = [h for h in headline if h in overall]
     if cols:
         return tuple(cols)
-    scalars = [
-        k for k, v in overall.items() if k != "n" and isinstance(v, (float, np.floating)) and not isinstance(v, bool)
-    ]
-    return tuple(scalars[:3])
+    return tuple([k for k, v in overall.items() if k != "n" and isinstance(v, (float, np.floating))][:3])
 
 
 def at_least_one(name: str, v) -> int:
@@ -58,12 +55,9 @@ def _excludes(r: Result | None, c: str, value) -> bool:
 
 
 def _approximate(r: Result | None) -> bool:
-    """Whether ``r`` was read off a binned (approximate) state: a rank result that
-    is not exact, or a report with such a member."""
-    if r is None:
-        return False
-    if getattr(r, "exact", True) is False:
-        return True
+    """Whether ``r`` was read off a binned state: an inexact rank result, or a report with one."""
+    if r is None or getattr(r, "exact", True) is False:
+        return r is not None
     parts = getattr(r, "parts", None)
     return isinstance(parts, dict) and any(_approximate(p) for p in parts.values())
 
@@ -206,12 +200,16 @@ class SlicedResult(Result):
             object.__setattr__(self, k, v)
 
     @staticmethod
-    def _per_slice(overall, slices, columns, ci, differs) -> dict:
-        """Each headline score overall, then per slice (with its interval and flag)."""
+    def _per_slice(overall, slices, columns, ci, differs, arrays=None) -> dict:
+        """Each headline score overall, then per slice (with its interval and flag);
+        ``arrays``: every slice's scores at once (no slice's result read)."""
         values = {}
-        results = list(slices.values())
+        results = None if arrays is not None else list(slices.values())
         for c in columns:
             values[c] = overall[c]
+            if arrays is not None:
+                values[f"slice_{c}"] = arrays[c].astype(np.float64)
+                continue
             values[f"slice_{c}"] = np.array([np.nan if r is None else float(r[c]) for r in results], np.float64)
             if ci is not None and _bounded(overall, c):
                 for side in ("lower", "upper"):
@@ -236,19 +234,14 @@ class SlicedResult(Result):
         with _FILL_LOCK:
             if not self._lazy:
                 return
-            values = dict(_STORED.__get__(self))
             arrays = self._slices.field_arrays()
-            if arrays is not None and all(c in arrays for c in self._columns):
-                extra = {}
-                for c in self._columns:  # as _per_slice orders them
-                    extra[c] = self._overall[c]
-                    extra[f"slice_{c}"] = arrays[c].astype(np.float64)
-            else:
-                extra = self._per_slice(self._overall, self._slices, self._columns, None, self._differs)
+            if arrays is not None and not all(c in arrays for c in self._columns):
+                arrays = None
+            extra = self._per_slice(self._overall, self._slices, self._columns, None, self._differs, arrays)
             for a in extra.values():
                 if isinstance(a, np.ndarray):
                     a.setflags(write=False)
-            head = {k: values[k] for k in ("n", "n_slices", "slice_n")}
+            head = {k: _STORED.__get__(self)[k] for k in ("n", "n_slices", "slice_n")}
             _STORED.__set__(self, {**head, **extra})  # the eager order of the fields
             object.__setattr__(self, "_lazy", None)
 
@@ -328,20 +321,13 @@ class SlicedResult(Result):
         return Result("SliceSummary", values, {"ddof": 1, "scores": list(scores)})
 
     def _summary_lines(self) -> list[str]:
-        if len(self._slices) < 2 or not self._columns:
-            return []
-        s = self.summary()
+        s = self.summary() if len(self._slices) > 1 else {}
         parts = []
-        for c in self._columns:
-            if s[f"{c}_slices"] == 0:
-                continue
-            text = f"{c} {fmt_number(s[c + '_mean'])} ± {fmt_number(s[c + '_std'])}"
-            if s[f"{c}_slices"] < len(self._slices):
-                text += f" ({s[c + '_slices']:,} slices)"
-            parts.append(text)
-        if not parts:
-            return []
-        return ["", "  over the slices (mean ± std, ddof=1): " + ", ".join(parts)]
+        for c in self._columns if s else ():
+            if s[f"{c}_slices"]:
+                part = f" ({s[c + '_slices']:,} slices)" if s[f"{c}_slices"] < len(self._slices) else ""
+                parts.append(f"{c} {fmt_number(s[c + '_mean'])} ± {fmt_number(s[c + '_std'])}{part}")
+        return ["", "  over the slices (mean ± std, ddof=1): " + ", ".join(parts)] if parts else []
 
     # ----------------------------------------------------------------- order
     def _sortable(self) -> list[str]:
@@ -391,9 +377,7 @@ class SlicedResult(Result):
         return f"{100 * self._ci:g}%"
 
     def _interval(self, r: Result | None, c: str) -> str:
-        if not _bounded(r, c):
-            return ""
-        return f"[{fmt_number(r[c + '_ci_lower'])}, {fmt_number(r[c + '_ci_upper'])}]"
+        return f"[{fmt_number(r[c + '_ci_lower'])}, {fmt_number(r[c + '_ci_upper'])}]" if _bounded(r, c) else ""
 
     def _cells(self, top: int | None = None, sort: str = "n", ascending: bool | None = None):
         """``(head, body, total, hidden, notes)`` of the slice table: its cells (a row
@@ -574,23 +558,20 @@ class SlicedResult(Result):
             raise TypeError(f"score must be a string, got {type(score).__name__}")
         self._check_score("score must be a score of the slices", score)
         keys, drawn, note = self._plotted(score, at_least_one("max_slices", max_slices))
-        labels, values, lower, upper, flagged = [], [], [], [], []
-        for k in drawn:
-            r = self._slices[k]
-            labels.append(" / ".join(_cell(v) for v in k) if isinstance(k, tuple) else _cell(k))
-            v = _sort_value(None if r is None else r[score])
-            values.append(v)
-            bounds = (float(r[f"{score}_ci_lower"]), float(r[f"{score}_ci_upper"])) if _bounded(r, score) else (v, v)
-            lower.append(bounds[0])
-            upper.append(bounds[1])
-            flagged.append(_excludes(r, score, self._overall[score]))
+        results = [self._slices[k] for k in drawn]
+        labels = [" / ".join(_cell(v) for v in k) if isinstance(k, tuple) else _cell(k) for k in drawn]
+        values = np.array([_sort_value(None if r is None else r[score]) for r in results])
+        lower, upper = (
+            np.array([float(r[f"{score}_ci_{e}"]) if _bounded(r, score) else v for r, v in zip(results, values)])
+            for e in ("lower", "upper")
+        )
+        flagged = np.array([_excludes(r, score, self._overall[score]) for r in results], bool)
         title = f"{score} per slice{self._named_by()}"
         if self._ci is not None and _bounded(self._overall, score):
             title += f" ({self._level()} intervals)"
-        arrays = [np.array(a) for a in (values, lower, upper)] + [np.array(flagged, bool)]
         overall, rows = _sort_value(self._overall[score]), [_cell(self._rows[k]) for k in drawn]
         return plots.slice_scores(
-            labels, *arrays, overall, score, rows, folder, title, note, name=f"slices_{score}.png"
+            labels, values, lower, upper, flagged, overall, score, rows, folder, title, note, name=f"slices_{score}.png"
         )
 
     def _plotted(self, score: str, most: int):
@@ -606,9 +587,8 @@ class SlicedResult(Result):
         chosen = set(keys[: most - 2 * tail])
         chosen.update(ranked[:tail])
         chosen.update(ranked[len(ranked) - tail :] if tail else ())
-        chosen.update(
-            k for k in keys if len(chosen) < most and k not in chosen
-        )  # ties between the picks: the next largest
+        # ties between the picks: the next largest
+        chosen.update(k for k in keys if len(chosen) < most and k not in chosen)
         drawn = [k for k in keys if k in chosen][:most]
         extremes = f", the {tail:,} highest and {tail:,} lowest {score}" if tail else ""
         return keys, drawn, f"the {most - 2 * tail:,} largest{extremes} of {len(keys):,} slices"

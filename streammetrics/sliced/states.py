@@ -129,16 +129,12 @@ def parse(state, template, fields: dict, max_slices: int, tables: bool) -> Parse
     keys, columns, names = _parse_keys(state)
     if len(keys) > max_slices:
         raise StateFileError(f"{len(keys)} slices, more than max_slices={max_slices}")
-    if isinstance(keys, np.ndarray):
-        if (keys[1:] < keys[:-1]).any():
-            raise StateFileError("the slice keys are not in key order")
-        key_of = keys.item  # the public key of slice i
-    else:
-        if keys != sorted(keys):
-            raise StateFileError("the slice keys are not in key order")
-        if len({K.public(k) for k in keys}) != len(keys):
-            raise StateFileError("two slice keys are equal as Python keys (True and 1)")
-        key_of = lambda i: K.public(keys[i])  # noqa: E731
+    ints = isinstance(keys, np.ndarray)
+    if (keys[1:] < keys[:-1]).any() if ints else keys != sorted(keys):
+        raise StateFileError("the slice keys are not in key order")
+    if not ints and len({K.public(k) for k in keys}) != len(keys):
+        raise StateFileError("two slice keys are equal as Python keys (True and 1)")
+    key_of = keys.item if ints else lambda i: K.public(keys[i])  # the public key of slice i
     overall = loaded(template.copy(), {k: state[f"overall.{k}"] for k in fields}, "overall")
     g = len(keys)
     cuts = parts_of(state, "slices", fields, g, one_shape=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.grouped import group_merge_pairs, group_terms, key_range
+from .._kernels.grouped import group_merge_pairs, group_terms
 from .._protocol.state import check_float_sums, within
 from .._protocol.terms import Sums
 from .._threads import CORES, helper_pool
@@ -24,18 +24,6 @@ FLUSH = 1 << 23
 #: rows from which a batch described by counts alone is counted in two halves
 #: at once (each into counts of its own: the same counts)
 THREADED_ROWS = 1 << 20
-
-
-def key_bounds(keys: np.ndarray) -> tuple[int, int]:
-    """``(min, max)`` of integer keys (at least one), read in two halves at once
-    from :data:`THREADED_ROWS` keys on."""
-    n = keys.shape[0]
-    if n < THREADED_ROWS or CORES < 2:
-        return tuple(int(v) for v in key_range(keys, 0, n))
-    job = helper_pool().submit(key_range, keys, n // 2, n)
-    lo, hi = key_range(keys, 0, n // 2)
-    lo2, hi2 = job.result()
-    return int(min(lo, lo2)), int(max(hi, hi2))
 
 
 def sum_terms(terms, batch, groups: int, local, offset: int = 0, second: bool = False):
