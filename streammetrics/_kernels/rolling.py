@@ -54,6 +54,22 @@ def _run(ring_s, ring_v, ring_w, ring_g, lo, hi, sign, counted, powers, summed, 
 
 
 @inline_ir
+def _span(ring_s, ring_v, ring_w, ring_g, start, k, sign, counted, powers, summed, ints, rows, pairs, second):
+    """:func:`_run` over ``k`` rows of the ring from slot ``start`` on (wrapping round its end)."""
+    end = min(start + k, ring_s.shape[0])
+    _run(ring_s, ring_v, ring_w, ring_g, start, end, sign, counted, powers, summed, ints, rows, pairs, second)
+    _run(ring_s, ring_v, ring_w, ring_g, 0, start + k - end, sign, counted, powers, summed, ints, rows, pairs, second)
+
+
+@inline_ir
+def _clear(ints, rows, pairs, second):
+    ints[:] = 0
+    rows[:] = 0
+    pairs[:] = 0.0
+    second[:] = 0.0
+
+
+@inline_ir
 def _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, at, lo, hi):
     """Write rows ``lo .. hi - 1`` into the ring from slot ``at`` on (flat loops:
     a loop per row over its terms costs more)."""
@@ -83,23 +99,16 @@ def push_terms(
     head, held = meta[0], meta[1]
     k = max(0, held + m - cap)  # the oldest rows leave
     if k == held:  # all of them: the sums start afresh
-        ints[:] = 0
-        rows[:] = 0
-        pairs[:] = 0.0
-        second[:] = 0.0
+        _clear(ints, rows, pairs, second)
         meta[2] = 0
     else:
-        end = min(head + k, cap)
-        _run(ring_s, ring_v, ring_w, ring_g, head, end, -1, counted, powers, summed, ints, rows, pairs, second)
-        _run(ring_s, ring_v, ring_w, ring_g, 0, head + k - end, -1, counted, powers, summed, ints, rows, pairs, second)
+        _span(ring_s, ring_v, ring_w, ring_g, head, k, -1, counted, powers, summed, ints, rows, pairs, second)
         meta[2] += k
     head = (head + k) % cap
     start = (head + held - k) % cap
     _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, start, 0, min(m, cap - start))
     _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, 0, min(m, cap - start), m)
-    end = min(start + m, cap)
-    _run(ring_s, ring_v, ring_w, ring_g, start, end, 1, counted, powers, summed, ints, rows, pairs, second)
-    _run(ring_s, ring_v, ring_w, ring_g, 0, start + m - end, 1, counted, powers, summed, ints, rows, pairs, second)
+    _span(ring_s, ring_v, ring_w, ring_g, start, m, 1, counted, powers, summed, ints, rows, pairs, second)
     meta[0], meta[1] = head, held - k + m
     if meta[2] >= cap:
         recompute_sums(counted, powers, summed, ring_s, ring_v, ring_w, ring_g, meta, ints, rows, pairs, second)
@@ -114,11 +123,5 @@ def recompute_sums(counted, powers, summed, ring_s, ring_v, ring_w, ring_g, meta
         pairs[:] = 0.0
         second[:] = 0.0
         return
-    cap, head, held = ring_s.shape[0], meta[0], meta[1]
-    ints[:] = 0
-    rows[:] = 0
-    pairs[:] = 0.0
-    second[:] = 0.0
-    end = min(head + held, cap)
-    _run(ring_s, ring_v, ring_w, ring_g, head, end, 1, counted, powers, summed, ints, rows, pairs, second)
-    _run(ring_s, ring_v, ring_w, ring_g, 0, head + held - end, 1, counted, powers, summed, ints, rows, pairs, second)
+    _clear(ints, rows, pairs, second)
+    _span(ring_s, ring_v, ring_w, ring_g, meta[0], meta[1], 1, counted, powers, summed, ints, rows, pairs, second)

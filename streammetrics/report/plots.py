@@ -73,10 +73,9 @@ def spread(n: int, limit: int = MAX_CURVE_POINTS) -> np.ndarray:
 
 def _thin(*arrays: np.ndarray, limit: int = MAX_CURVE_POINTS):
     """Keep the points :func:`spread` picks of a curve."""
-    n = arrays[0].shape[0]
-    if n <= limit:
+    if arrays[0].shape[0] <= limit:
         return arrays
-    idx = spread(n, limit)
+    idx = spread(arrays[0].shape[0], limit)
     return tuple(a[idx] for a in arrays)
 
 
@@ -185,9 +184,8 @@ def threshold_curves(thresholds, precision, recall, f1, marks, folder: str) -> s
     ``marks`` are ``(threshold, label)`` vertical lines."""
     t, p, r, f = _thin(*(np.asarray(a, float) for a in (thresholds, precision, recall, f1)))
     fig, ax = _axes(7.0, 4.5)
-    ax.plot(t, p, color="C1", lw=2, drawstyle="steps-post", label="precision")
-    ax.plot(t, r, color="C0", lw=2, drawstyle="steps-post", label="recall")
-    ax.plot(t, f, color="C2", lw=2, drawstyle="steps-post", label="F1")
+    for values, colour, label in ((p, "C1", "precision"), (r, "C0", "recall"), (f, "C2", "F1")):
+        ax.plot(t, values, color=colour, lw=2, drawstyle="steps-post", label=label)
     for i, (x, label) in enumerate(marks):
         ax.axvline(x, color=f"C{3 + i}", lw=1, ls="--", label=label)
     ax.set(
