@@ -54,11 +54,9 @@ class Ring:
         return {"weights": batch.weights[lo:] if weighted else np.ones(m), "weighted": np.full(m, weighted, np.uint8)}
 
     def push(self, batch, lo: int) -> int:
-        """Push rows ``lo ..`` of a batch of the template's inputs: 0, or 1 where :meth:`rows_of` finds a bad value
-        (nothing pushed)."""
+        """Push rows ``lo ..`` of a checked batch of the template's inputs: 0 (:class:`TermsWindow`'s own
+        push refuses a bad value)."""
         rows = self.rows_of(batch, lo)
-        if rows is None:
-            return 1
         self._push(*(rows[k] for k in self.columns))
         return 0
 
