@@ -20,7 +20,7 @@ from __future__ import annotations
 from ._jit import inline_ir, kernel
 from .compensated import fold
 
-__all__ = ["push_terms", "recompute_sums"]
+__all__ = ["push_terms"]
 
 
 @inline_ir
@@ -62,14 +62,6 @@ def _span(ring_s, ring_v, ring_w, ring_g, start, k, sign, counted, powers, summe
 
 
 @inline_ir
-def _clear(ints, rows, pairs, second):
-    ints[:] = 0
-    rows[:] = 0
-    pairs[:] = 0.0
-    second[:] = 0.0
-
-
-@inline_ir
 def _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, at, lo, hi):
     """Write rows ``lo .. hi - 1`` into the ring from slot ``at`` on (flat loops:
     a loop per row over its terms costs more)."""
@@ -99,7 +91,10 @@ def push_terms(
     head, held = meta[0], meta[1]
     k = max(0, held + m - cap)  # the oldest rows leave
     if k == held:  # all of them: the sums start afresh
-        _clear(ints, rows, pairs, second)
+        ints[:] = 0
+        rows[:] = 0
+        pairs[:] = 0.0
+        second[:] = 0.0
         meta[2] = 0
     else:
         _span(ring_s, ring_v, ring_w, ring_g, head, k, -1, counted, powers, summed, ints, rows, pairs, second)
@@ -110,18 +105,11 @@ def push_terms(
     _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, 0, min(m, cap - start), m)
     _span(ring_s, ring_v, ring_w, ring_g, start, m, 1, counted, powers, summed, ints, rows, pairs, second)
     meta[0], meta[1] = head, held - k + m
-    if meta[2] >= cap:
-        recompute_sums(counted, powers, summed, ring_s, ring_v, ring_w, ring_g, meta, ints, rows, pairs, second)
-
-
-@kernel
-def recompute_sums(counted, powers, summed, ring_s, ring_v, ring_w, ring_g, meta, ints, rows, pairs, second):
-    """The window's sums recomputed from the ring, oldest row first (only where
-    float sums are held: counts are exact)."""
-    meta[2] = 0
-    if rows[1] == 0 and (rows[0] == 0 or not summed[0]):
+    if meta[2] >= cap:  # the sums afresh from the ring, oldest row first, where float sums are held
+        meta[2] = 0
         pairs[:] = 0.0
         second[:] = 0.0
-        return
-    _clear(ints, rows, pairs, second)
-    _span(ring_s, ring_v, ring_w, ring_g, meta[0], meta[1], 1, counted, powers, summed, ints, rows, pairs, second)
+        if rows[1] or (rows[0] and summed[0]):
+            ints[:] = 0
+            rows[:] = 0
+            _span(ring_s, ring_v, ring_w, ring_g, head, meta[1], 1, counted, powers, summed, ints, rows, pairs, second)
