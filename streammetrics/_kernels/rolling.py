@@ -20,7 +20,7 @@ from __future__ import annotations
 from ._jit import inline_ir, kernel
 from .compensated import fold
 
-__all__ = ["push_terms", "recompute_sums"]
+__all__ = ["push_terms"]
 
 
 @inline_ir
@@ -51,6 +51,14 @@ def _run(ring_s, ring_v, ring_w, ring_g, lo, hi, sign, counted, powers, summed, 
                         fold(second[g], s, sign * ((v * v) * (w if powers[s] == 1 else w * w)), 0.0)
     rows[0] += sign * (hi - lo - weighted)
     rows[1] += sign * weighted
+
+
+@inline_ir
+def _span(ring_s, ring_v, ring_w, ring_g, start, k, sign, counted, powers, summed, ints, rows, pairs, second):
+    """:func:`_run` over ``k`` rows of the ring from slot ``start`` on (wrapping round its end)."""
+    end = min(start + k, ring_s.shape[0])
+    _run(ring_s, ring_v, ring_w, ring_g, start, end, sign, counted, powers, summed, ints, rows, pairs, second)
+    _run(ring_s, ring_v, ring_w, ring_g, 0, start + k - end, sign, counted, powers, summed, ints, rows, pairs, second)
 
 
 @inline_ir
@@ -89,36 +97,19 @@ def push_terms(
         second[:] = 0.0
         meta[2] = 0
     else:
-        end = min(head + k, cap)
-        _run(ring_s, ring_v, ring_w, ring_g, head, end, -1, counted, powers, summed, ints, rows, pairs, second)
-        _run(ring_s, ring_v, ring_w, ring_g, 0, head + k - end, -1, counted, powers, summed, ints, rows, pairs, second)
+        _span(ring_s, ring_v, ring_w, ring_g, head, k, -1, counted, powers, summed, ints, rows, pairs, second)
         meta[2] += k
     head = (head + k) % cap
     start = (head + held - k) % cap
     _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, start, 0, min(m, cap - start))
     _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, 0, min(m, cap - start), m)
-    end = min(start + m, cap)
-    _run(ring_s, ring_v, ring_w, ring_g, start, end, 1, counted, powers, summed, ints, rows, pairs, second)
-    _run(ring_s, ring_v, ring_w, ring_g, 0, start + m - end, 1, counted, powers, summed, ints, rows, pairs, second)
+    _span(ring_s, ring_v, ring_w, ring_g, start, m, 1, counted, powers, summed, ints, rows, pairs, second)
     meta[0], meta[1] = head, held - k + m
-    if meta[2] >= cap:
-        recompute_sums(counted, powers, summed, ring_s, ring_v, ring_w, ring_g, meta, ints, rows, pairs, second)
-
-
-@kernel
-def recompute_sums(counted, powers, summed, ring_s, ring_v, ring_w, ring_g, meta, ints, rows, pairs, second):
-    """The window's sums recomputed from the ring, oldest row first (only where
-    float sums are held: counts are exact)."""
-    meta[2] = 0
-    if rows[1] == 0 and (rows[0] == 0 or not summed[0]):
+    if meta[2] >= cap:  # the sums afresh from the ring, oldest row first, where float sums are held
+        meta[2] = 0
         pairs[:] = 0.0
         second[:] = 0.0
-        return
-    cap, head, held = ring_s.shape[0], meta[0], meta[1]
-    ints[:] = 0
-    rows[:] = 0
-    pairs[:] = 0.0
-    second[:] = 0.0
-    end = min(head + held, cap)
-    _run(ring_s, ring_v, ring_w, ring_g, head, end, 1, counted, powers, summed, ints, rows, pairs, second)
-    _run(ring_s, ring_v, ring_w, ring_g, 0, head + held - end, 1, counted, powers, summed, ints, rows, pairs, second)
+        if rows[1] or (rows[0] and summed[0]):
+            ints[:] = 0
+            rows[:] = 0
+            _span(ring_s, ring_v, ring_w, ring_g, head, meta[1], 1, counted, powers, summed, ints, rows, pairs, second)

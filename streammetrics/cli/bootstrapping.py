@@ -21,7 +21,7 @@ from streammetrics.comparison import table
 from streammetrics.io import InputError, expand_paths, open_source
 from streammetrics.report import plots
 
-from .common import AUTO_LABELS, CommandError, failing, need_matplotlib, note
+from .common import AUTO_LABELS, CommandError, failing, note
 from .output import check_outputs, draw, finalize, save_state, targets_of, write_plots
 from .progress import Progress
 from .shards import QueryCodes, chunks_of, columns_of, make_evaluator, told
@@ -79,8 +79,6 @@ def cmd_evaluate_bootstrap(args, settings: dict, watch) -> int:
     if settings.get("labels") == AUTO_LABELS:
         raise CommandError("--bootstrap needs the labels: pass --labels A,B,... rather than auto")
     check_outputs(args)
-    if args.plots:
-        need_matplotlib()
     sources = _sources(args, args.p, labels=settings.get("labels"), classes=settings["task"] == "multiclass")
     template = make_evaluator(settings)
     make = lambda: Bootstrap(template, replicates=args.bootstrap, seed=args.seed)  # noqa: E731

@@ -9,8 +9,8 @@ from streammetrics._protocol.errors import a_an
 from streammetrics.io import OS_PROBLEMS, InputError, expand_paths, open_source
 
 from .bootstrapping import cmd_evaluate_bootstrap
-from .common import AUTO_LABELS, CommandError, Reservoir, failing, need_matplotlib, note
-from .output import check_outputs, finalize, report, save_state
+from .common import AUTO_LABELS, CommandError, Reservoir, failing, note
+from .output import check_outputs, report, save_state
 from .progress import Progress
 from .shards import columns_of, evaluate_sources, make_evaluator
 from .windows import evaluate_over_time
@@ -166,8 +166,6 @@ def cmd_evaluate(args, watch) -> int:
         if over_time:
             raise CommandError("--bootstrap does not combine with --time, --every, --keep or --window")
         return cmd_evaluate_bootstrap(args, settings, watch)
-    if args.plots:
-        need_matplotlib()
     check_outputs(args)
     classes = settings["task"] == "multiclass"
     keys = tuple(c for c in (args.query, *settings.get("by", ()), args.time) if c)  # the key columns, in this order
@@ -185,9 +183,7 @@ def cmd_evaluate(args, watch) -> int:
     except InputError as exc:
         if classes and "labels" not in settings and ("expected numbers" in str(exc) or "is not a number" in str(exc)):
             raise CommandError(f"{exc} (for text class labels, pass --labels A,B,... or --labels auto)") from None
-        if settings.get("labels") == AUTO_LABELS:
-            raise CommandError(str(exc)) from None
-        if args.save_state:
+        if args.save_state and settings.get("labels") != AUTO_LABELS:
             save_state(make_evaluator(settings), args.save_state)
             note(f"no shard completed; an empty state was written to {args.save_state}")
         raise CommandError(str(exc)) from None
@@ -207,8 +203,7 @@ def cmd_evaluate(args, watch) -> int:
             raise
     if total.n == 0:
         raise CommandError("the input holds no rows: nothing to evaluate")
-    result = finalize(total, args.ci)
-    code = report(total, args, sample.sample() if sample else None, result)
+    code = report(total, args, sample.sample() if sample else None)
     watch.summary(total.n, len(sources))
     return code
 

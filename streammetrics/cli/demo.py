@@ -13,7 +13,7 @@ from streammetrics import load_state
 from streammetrics._protocol.result import jsonable
 from streammetrics.io import ColumnSpec, have_pyarrow, open_source
 
-from .common import DEFAULT_MEMORY, CommandError, need_matplotlib
+from .common import DEFAULT_MEMORY, CommandError
 from .output import check_outputs, write_plots
 from .progress import Progress
 from .shards import evaluate_sources, make_evaluator
@@ -135,8 +135,6 @@ def cmd_demo(args, watch) -> int:
         kind = "parquet" if have_pyarrow() else "npy"
     elif kind == "parquet" and not have_pyarrow():
         raise CommandError("parquet demo files need pyarrow: pip install 'streammetrics[io]'")
-    if args.plots:
-        need_matplotlib()
     check_outputs(args)
     folder = args.keep or tempfile.mkdtemp(prefix="streammetrics-demo-")
     os.makedirs(folder, exist_ok=True)

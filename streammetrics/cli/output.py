@@ -55,8 +55,10 @@ def _file_problem(path: str) -> str | None:
 
 
 def check_outputs(args) -> None:
-    """Fail early, before any reading, when a folder (``--plots DIR``, ``--keep DIR``)
-    or a file (``--save-state FILE``) that ``args`` names cannot be written."""
+    """Fail early, before any reading, when ``--plots`` needs matplotlib, or a folder
+    (``--plots DIR``, ``--keep DIR``) or a file (``--save-state FILE``) that ``args`` names cannot be written."""
+    if getattr(args, "plots", None):
+        need_matplotlib()
     for attr, problem in (("plots", _dir_problem), ("keep", _dir_problem), ("save_state", _file_problem)):
         path = getattr(args, attr, None)
         what = problem(path) if path else None
@@ -133,16 +135,14 @@ def finalize(acc, ci=None):
         return acc.finalize(ci=ci) if ci is not None else acc.finalize()
 
 
-def report(total, args, sample=None, result=None) -> int:
-    """Print the report of ``total`` (``result``, if :func:`finalize` gave it already) as
-    ``args`` of ``evaluate`` or ``merge`` ask; save its state and plots (``sample``:
-    ``(y, p)`` rows for the regression plots) if asked."""
+def report(total, args, sample=None) -> int:
+    """Print the report of ``total`` as ``args`` of ``evaluate`` or ``merge`` ask; save
+    its state and plots (``sample``: ``(y, p)`` rows for the regression plots) if asked."""
     weight_column = getattr(args, "weight", None)
     top = getattr(args, "top", None)
     if top is not None and not isinstance(total, Sliced):
         raise CommandError("--top applies to sliced reports (--by COL) only")
-    if result is None:
-        result = finalize(total, getattr(args, "ci", None))
+    result = finalize(total, getattr(args, "ci", None))
     targets = targets_of(args)
     emit(result, args.format, weight_column, targets, top)
     if args.save_state:

@@ -161,11 +161,10 @@ def _add_evaluate(sub, out) -> None:
         "memory. Several paths, a glob or a directory are shards: each is evaluated on its own and merged.",
     )
     h = _EVALUATE_HELP
-    ev.add_argument("paths", nargs="+", metavar="PATH", help="files, globs or directories")
+    _file_options(ev, DEFAULT_BATCH_ROWS)
     ev.add_argument("--task", choices=TASKS, default="binary", help="what to evaluate (default: binary)")
     ev.add_argument("--y", default="y", metavar="COL", help=h["--y"])
     ev.add_argument("--p", action="append", metavar="COL", help=h["--p"])
-    ev.add_argument("--weight", metavar="COL", help="column of sample weights")
     ev.add_argument("--by", action="append", metavar="COL", help=h["--by"])
     ev.add_argument("--query", metavar="COL", help="ranking: column of the query ids (integers or text)")
     ev.add_argument("--relevance", metavar="COL", help="ranking: column of the graded relevance (default: relevance)")
@@ -187,10 +186,6 @@ def _add_evaluate(sub, out) -> None:
     ev.add_argument("--max-bins", type=_max_bins, default=DEFAULT_MAX_BINS, metavar="B", help=h["--max-bins"])
     bins = h["--calibration-bins"]
     ev.add_argument("--calibration-bins", type=_calibration_bins, default=15, metavar="B", help=bins)
-    rows = f"rows per batch (default {DEFAULT_BATCH_ROWS})"
-    ev.add_argument("--batch-rows", type=_positive_int, default=DEFAULT_BATCH_ROWS, metavar="N", help=rows)
-    bar = "progress bar on stderr (default: when stderr is a terminal)"
-    ev.add_argument("--progress", choices=PROGRESS, default="auto", help=bar)
     ev.add_argument("--time", metavar="COL", help="column of timestamps: report the scores per bucket of --every")
     every = "bucket length with --time: 1d, 6h, 15min, ... or a number in the time column's unit"
     ev.add_argument("--every", metavar="SPAN", help=every)
@@ -198,7 +193,6 @@ def _add_evaluate(sub, out) -> None:
     ev.add_argument("--keep", dest="keep_buckets", type=_positive_int, metavar="N", help=keep)
     ev.add_argument("--window", type=_positive_int, metavar="N", help="report the scores of the last N rows only")
     ev.add_argument("--bootstrap", type=_bootstrap, metavar="N", help=h["--bootstrap"])  # (Bootstrap's MAX_REPLICATES)
-    _key_options(ev)
 
 
 def _add_merge(sub, out) -> None:
@@ -257,7 +251,14 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _key_options(p) -> None:
+def _file_options(p, batch_rows: int) -> None:
+    """The options of the commands that read files (``evaluate``, ``compare``)."""
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, globs or directories")
+    p.add_argument("--weight", metavar="COL", help="column of sample weights")
+    rows = f"rows per batch (default {batch_rows})"
+    p.add_argument("--batch-rows", type=_positive_int, default=batch_rows, metavar="N", help=rows)
+    bar = "progress bar on stderr (default: when stderr is a terminal)"
+    p.add_argument("--progress", choices=PROGRESS, default="auto", help=bar)
     key = (
         "column of integer row ids that key the bootstrap weights (the same row gets the same weights in any file, "
         "shard or order); without it, a row's position in the files, in the order given"
@@ -274,11 +275,10 @@ def _add_compare(sub, out) -> None:
         "difference of each score with a paired bootstrap interval and p-value, and DeLong's paired test of the "
         "two AUCs.",
     )
-    cp.add_argument("paths", nargs="+", metavar="PATH", help="files, globs or directories")
+    _file_options(cp, 1 << 20)
     cp.add_argument("--y", default="y", metavar="COL", help="column of the 0/1 truth (default: y)")
     p = "a model's column of scores; give it twice: --p model_a --p model_b"
     cp.add_argument("--p", action="append", metavar="COL", required=True, help=p)
-    cp.add_argument("--weight", metavar="COL", help="column of sample weights")
     t = "rows with a score >= T are called positive (default: 0.5)"
     cp.add_argument("--threshold", type=_finite_float, default=0.5, metavar="T", help=t)
     scores = "'score' for unbounded scores (no log loss or Brier score)"
@@ -287,9 +287,4 @@ def _add_compare(sub, out) -> None:
     cp.add_argument("--bootstrap", type=_bootstrap, default=COMPARE_REPLICATES, metavar="N", help=n)
     ci = "level of the intervals of the differences (default: 0.95)"
     cp.add_argument("--ci", type=_level, default=0.95, metavar="LEVEL", help=ci)
-    _key_options(cp)
     _format(cp)
-    rows = "rows read at a time (default: 1048576)"
-    cp.add_argument("--batch-rows", type=_positive_int, default=1 << 20, metavar="N", help=rows)
-    bar = "a progress bar on stderr (default: auto, on a terminal)"
-    cp.add_argument("--progress", choices=PROGRESS, default="auto", help=bar)

@@ -36,19 +36,10 @@ def _enabled(choice) -> bool:
 
 
 class Progress(AbstractContextManager):
-    """One bar over every shard: rows when the row counts are known, else bytes.
-
-    The bar shows the name of the file being read (:meth:`start`) and moves on
-    as its chunks are read (:meth:`update`). As a context manager, it is
-    removed on leaving.
-
-    Parameters
-    ----------
-    sources : list of streammetrics.io.Source
-        The files to be read; their ``unit`` and ``total`` size the bar.
-    choice : str
-        ``--progress``: ``"always"``, ``"never"`` or ``"auto"`` (when stderr is a terminal).
-    """
+    """One bar over every shard of ``sources`` (sized by their ``unit`` and ``total``): rows when
+    the row counts are known, else bytes; shown as ``choice`` (``--progress``) says. It names the
+    file being read (:meth:`start`), moves on as its chunks are read (:meth:`update`) and is
+    removed on leaving (a context manager)."""
 
     def __init__(self, sources, choice):
         units = {s.unit for s in sources}
@@ -81,11 +72,8 @@ class Progress(AbstractContextManager):
             write_line(f"reading {os.path.basename(source.path)}")
 
     def update(self, chunk) -> None:
-        """Move the bar on to the progress ``chunk.done`` of the current source.
-
-        A source measured in bytes on a bar of rows (files of both kinds)
-        moves it on by the chunk's rows.
-        """
+        """Move the bar on to ``chunk.done`` of the current source (by the chunk's rows, for
+        a source measured in bytes on a bar of rows)."""
         self._move_to(chunk.done if self._source.unit == self.unit else self._seen + len(chunk.y))
 
     def complete(self) -> None:

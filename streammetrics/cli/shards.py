@@ -129,16 +129,12 @@ def chunks_of(src, rows: int, progress):
 
 def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=None, keep_shards: bool = True):
     """Evaluate each source (a shard) into its own Evaluator (:func:`make_evaluator`
-    of ``settings``) and merge them in order: ``(total, shards)``.
-
-    ``chunk_rows`` rows are read at a time; ``progress`` is told which file is read
-    and how far; ``sample`` (a :class:`Reservoir`) is fed every ``(y, p)`` row. Without
-    ``keep_shards`` the first shard's Evaluator becomes the total (merging it into
-    an empty one would copy an exact AUC's spilled runs) and the others are
-    dropped once merged, their temporary files with them; ``shards`` is then empty.
-    A :class:`CommandError` (or ``KeyboardInterrupt``) carries the merged state of
-    the completed shards as ``.partial``, ``(total, shards_done)``.
-    """
+    of ``settings``), ``chunk_rows`` rows at a time, and merge them in order: ``(total,
+    shards)``; ``sample`` (a :class:`Reservoir`) is fed every ``(y, p)`` row. Without
+    ``keep_shards`` the first shard becomes the total (merging it into an empty one
+    would copy an exact AUC's spilled runs), the others dropped once merged, and
+    ``shards`` is empty. A :class:`CommandError` (or ``KeyboardInterrupt``) carries
+    the completed shards' merged state as ``.partial``, ``(total, shards_done)``."""
     total = make_evaluator(settings)
     sliced = isinstance(total, Sliced)
     queries = QueryCodes() if settings["task"] == "ranking" else None  # the first key column

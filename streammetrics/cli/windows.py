@@ -12,6 +12,7 @@ import numpy as np
 
 from streammetrics import Windowed
 from streammetrics._protocol.result import jsonable
+from streammetrics.over_time.buckets import take_rows
 
 from .common import CommandError, failing, note
 from .output import draw, finalize, report, save_state
@@ -81,8 +82,8 @@ def evaluate_over_time(args, settings: dict, sources) -> int:
         save_state(acc, args.save_state)
     if args.plots:
         ci = args.ci if args.ci is not None else (0.95 if acc.intervals else None)
-        paths = [acc.plot(s, args.plots, ci=ci, name=f"buckets_{s}.png") for s in acc.headline]
-        note("bucket plots written: " + ", ".join(draw(args.plots, lambda: paths)))
+        plot = lambda s: acc.plot(s, args.plots, ci=ci, name=f"buckets_{s}.png")  # noqa: E731
+        note("bucket plots written: " + ", ".join(draw(args.plots, lambda: [plot(s) for s in acc.headline])))
     if acc.dropped:
         note(f"{acc.dropped:,} rows older than the last {args.keep_buckets} buckets were dropped")
     return 0
@@ -143,11 +144,6 @@ def _last_rows(args, settings: dict, sources) -> int:
     for arrays, options in ring:
         cut = slice(min(skip, len(arrays[0])), None)
         skip = max(0, skip - len(arrays[0]))
-        opts = {k: (v if v is None else _cut(v, cut)) for k, v in options.items()}
-        total.update(*(a[cut] for a in arrays), **opts)
+        total.update(*take_rows(arrays, cut), **{k: take_rows(v, cut) for k, v in options.items()})
     note(f"the last {total.n:,} rows")
     return report(total, args)
-
-
-def _cut(v, cut: slice):
-    return tuple(k[cut] for k in v) if isinstance(v, tuple) else v[cut]

@@ -30,15 +30,15 @@ _COUNTS = ("n", "seen", "dropped", "keys", "rows")
 _MAX_NDIM = 32
 
 
-def _take(x, idx: np.ndarray):
-    """Rows ``idx`` of a column as given (numpy, pandas, torch, a list, a tuple
-    of columns), or ``None``."""
+def take_rows(x, idx):
+    """Rows ``idx`` (an index array or a slice) of a column as given (numpy, pandas,
+    torch, a list, a tuple of columns), or ``None``."""
     if x is None:
         return None
     if hasattr(x, "iloc"):
         return x.iloc[idx]
     if isinstance(x, tuple) or (isinstance(x, list) and x and hasattr(x[0], "__len__") and not isinstance(x[0], str)):
-        return type(x)(_take(c, idx) for c in x)
+        return type(x)(take_rows(c, idx) for c in x)
     if hasattr(x, "shape") and hasattr(x, "__getitem__"):
         return x[idx]
     return np.asarray(x)[idx]
@@ -69,18 +69,11 @@ class Buckets(TemplateWrapper, Accumulator):
         self._seen = 0
         self._dropped = 0
 
-    # ----------------------------------------------------------- to override
-    def _keys_of(self, extra, n: int) -> np.ndarray:
-        """The bucket key of each of ``n`` rows (under the lock)."""
-        raise NotImplementedError
-
+    # a subclass defines ``_extra(value, n)`` (its own column, checked) and ``_keys_of(extra, n)``
+    # (each row's bucket key, under the lock)
     def _oldest_kept(self, newest: int):
         """The oldest key kept once ``newest`` is the newest, or ``None`` (all)."""
         return None
-
-    def _extra(self, value, n: int):
-        """The wrapper's own column, checked (one per row)."""
-        raise NotImplementedError
 
     # --------------------------------------------------------------- folding
     def prepare(self, *arrays, sample_weight=None, **options) -> Batch:
@@ -144,8 +137,8 @@ class Buckets(TemplateWrapper, Accumulator):
         for j, key in enumerate(uniq.tolist()):
             idx = rows[codes == j]
             acc = self._parts[key].copy() if key in self._parts else self._template.copy()
-            cut = {k: _take(v, idx) for k, v in options.items()}
-            made[key] = acc.update(*(_take(a, idx) for a in arrays), sample_weight=_take(w, idx), **cut)
+            cut = {k: take_rows(v, idx) for k, v in options.items()}
+            made[key] = acc.update(*take_rows(arrays, idx), sample_weight=take_rows(w, idx), **cut)
         self._install(made)
 
     def _part(self, key: int) -> Accumulator:

@@ -9,7 +9,8 @@ import numpy as np
 from .._protocol.base import Accumulator
 from .._protocol.keywords import take_names
 from .._protocol.result import Result, jsonable
-from . import clock, figures, tables
+from ..report import plots
+from . import clock, tables
 from .buckets import Buckets
 
 __all__ = ["History"]
@@ -177,7 +178,7 @@ class History(Buckets):
             curves.append((lab, t["step"], t[score], lo, hi, None))
         band = f" ({ci:.0%} intervals)" if ci is not None and any(c[3] is not None for c in curves) else ""
         title = title or f"{score} per step{band}"
-        return figures.series(curves, score, folder, name or f"history_{score}.png", title, "step")
+        return plots.series(curves, score, folder, name or f"history_{score}.png", title, "step")
 
     def __repr__(self) -> str:
         return f"History({self._inner()}): n={self.n} steps={len(self.parts())}"

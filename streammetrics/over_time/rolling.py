@@ -210,18 +210,13 @@ class Rolling(TemplateWrapper, Accumulator):
                 self._merge_rows(self._rows.rows_of(tb, 0) | {"keys": keys})
                 return self
             lo = max(0, tb.n - self.window)
-            if keys is not None:
-                self._push_keys(keys[lo:])
+            if keys is not None:  # where the pushed rows will lie in the ring
+                self._keys[(self._rows.head + self.n + np.arange(tb.n - lo)) % self.window] = keys[lo:]
             self._rows.push(tb, lo)
         return self
 
     def _last_key(self) -> float:
         return float(self._keys[(self._rows.head + self.n - 1) % self.window])
-
-    def _push_keys(self, keys: np.ndarray) -> None:
-        """Write the keys of rows about to be pushed where their rows will lie in the ring."""
-        at = (self._rows.head + self.n + np.arange(keys.shape[0])) % self.window
-        self._keys[at] = keys
 
     # ----------------------------------------------------------------- results
     def accumulator(self) -> Accumulator:

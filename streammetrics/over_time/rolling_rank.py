@@ -39,6 +39,7 @@ class RankWindow(Ring):
         self.ring_w = np.zeros(window)
         self.ring_t = np.zeros(window, np.uint8)
         self.ring_b = np.zeros(window, np.uint8)  # each row's score width: 16, 32 or 64
+        self.rings = self.ring_c, self.ring_s, self.ring_w, self.ring_t, self.ring_b
         self.meta = np.zeros(6, np.int64)
         self.u2 = np.zeros((1, 2))
         self.tot = np.zeros((2, 2))
@@ -52,8 +53,7 @@ class RankWindow(Ring):
     def _push(self, y, s, w, flags, bits) -> None:
         cls = (1 - y).astype(np.int8)
         (base, pend), t = self.levels, self.scratch
-        ring = (self.ring_c, self.ring_s, self.ring_w, self.ring_t)
-        push_rows(cls, s, w, flags, *ring, *base, *pend, *t, self.meta, self.u2, self.tot)
+        push_rows(cls, s, w, flags, *self.rings[:4], *base, *pend, *t, self.meta, self.u2, self.tot)
         m = y.shape[0]
         self.ring_b[(self.head + self.n - m + np.arange(m)) % self.window] = bits
 
@@ -150,15 +150,9 @@ class RankWindow(Ring):
 
     # ------------------------------------------------------------ rows as arrays
     def export(self) -> dict:
-        """The window's rows, oldest first: label, score, weight, whether it came with one."""
-        j = self.order()
-        return {
-            "y": (1 - self.ring_c[j]).astype(np.int8),
-            "s": self.ring_s[j],
-            "weights": self.ring_w[j],
-            "weighted": self.ring_t[j],
-            "score_bits": self.ring_b[j],
-        }
+        rows = super().export()
+        rows["y"] = (1 - rows["y"]).astype(np.int8)  # (the ring holds the class: 0 positive)
+        return rows
 
     @staticmethod
     def default(name: str, n: int) -> np.ndarray:

@@ -26,10 +26,12 @@ def window_fields(*rows: Field) -> tuple:
 
 class Ring:
     """What both windows share: rows in a ring of ``window`` slots, ``meta[0]`` the oldest's slot, ``meta[1]`` the
-    rows held."""
+    rows held; ``rings`` holds the ring of each of the ``columns``."""
 
     window: int
     meta: np.ndarray
+    columns: tuple
+    rings: tuple
 
     @property
     def n(self) -> int:
@@ -52,13 +54,16 @@ class Ring:
         return {"weights": batch.weights[lo:] if weighted else np.ones(m), "weighted": np.full(m, weighted, np.uint8)}
 
     def push(self, batch, lo: int) -> int:
-        """Push rows ``lo ..`` of a batch of the template's inputs: 0, or 1 where :meth:`rows_of` finds a bad value
-        (nothing pushed)."""
+        """Push rows ``lo ..`` of a checked batch of the template's inputs: 0 (:class:`TermsWindow`'s own
+        push refuses a bad value)."""
         rows = self.rows_of(batch, lo)
-        if rows is None:
-            return 1
         self._push(*(rows[k] for k in self.columns))
         return 0
+
+    def export(self) -> dict:
+        """The window's rows, oldest first: each column (its terms or scores, weights, whether it came with one)."""
+        j = self.order()
+        return {k: ring[j] for k, ring in zip(self.columns, self.rings)}
 
     def take(self, rows: dict, idx: np.ndarray) -> None:
         """Push rows ``idx`` of ``rows`` (as :meth:`export` gives them)."""
@@ -96,6 +101,7 @@ class TermsWindow(Ring):
         self.ring_v = np.zeros((window, width))
         self.ring_w = np.zeros(window)
         self.ring_g = np.zeros(window, np.uint8)
+        self.rings = self.ring_s, self.ring_v, self.ring_w, self.ring_g
         self.meta = np.zeros(3, np.int64)
         self.ints = np.zeros((2, size), np.int64)
         self.rows = np.zeros(2, np.int64)
@@ -143,17 +149,6 @@ class TermsWindow(Ring):
         pairs = self.pairs[g : g + 1].copy() if summed else None
         second = self.second[g : g + 1].copy() if summed and self.second.shape[0] else None
         return Sums(self.ints[g : g + 1].copy(), pairs, second, self.rows[g : g + 1].copy(), bool(g))
-
-    # ------------------------------------------------------------ rows as arrays
-    def export(self) -> dict:
-        """The window's rows, oldest first: their terms, weights and whether each came with one."""
-        j = self.order()
-        return {
-            "slots": self.ring_s[j],
-            "values": self.ring_v[j],
-            "weights": self.ring_w[j],
-            "weighted": self.ring_g[j],
-        }
 
     def check(self, rows: dict, n: int) -> None:
         """Refuse rows (untrusted, of the declared dtypes and lengths) no row of the template gives."""

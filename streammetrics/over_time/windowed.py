@@ -8,7 +8,8 @@ import numpy as np
 
 from .._protocol.base import Accumulator
 from .._protocol.errors import StateFileError
-from . import clock, figures, tables
+from ..report import plots
+from . import clock, tables
 from .buckets import Buckets
 
 __all__ = ["Windowed", "Bucket"]
@@ -174,7 +175,7 @@ class Windowed(Buckets):
         curve = (f"{score} per bucket", mid, t[score], lo, hi, flagged)
         what = f"every {self.every}" + (f", {ci:.0%} intervals" if ci is not None else "")
         label = "time" if self.time else "row"
-        return figures.series([curve], score, folder, name, title or f"{score} per bucket ({what})", label, overall)
+        return plots.series([curve], score, folder, name, title or f"{score} per bucket ({what})", label, overall)
 
     def __repr__(self) -> str:
         return (

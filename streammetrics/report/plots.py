@@ -13,7 +13,7 @@ from .._protocol.errors import optional
 
 __all__ = ["roc", "pr", "figure_label", "class_roc", "class_pr", "confusion", "regression", "reliability"]
 __all__ += ["threshold_curves", "slice_scores", "MAX_CLASS_CURVES", "MAX_CURVE_POINTS", "gain_lift", "at_k"]
-__all__ += ["figure", "save", "finish", "spread"]
+__all__ += ["figure", "save", "finish", "spread", "series"]
 
 #: Curves with more points are thinned for drawing (the scores are unaffected).
 MAX_CURVE_POINTS = 4000
@@ -73,10 +73,9 @@ def spread(n: int, limit: int = MAX_CURVE_POINTS) -> np.ndarray:
 
 def _thin(*arrays: np.ndarray, limit: int = MAX_CURVE_POINTS):
     """Keep the points :func:`spread` picks of a curve."""
-    n = arrays[0].shape[0]
-    if n <= limit:
+    if arrays[0].shape[0] <= limit:
         return arrays
-    idx = spread(n, limit)
+    idx = spread(arrays[0].shape[0], limit)
     return tuple(a[idx] for a in arrays)
 
 
@@ -185,9 +184,8 @@ def threshold_curves(thresholds, precision, recall, f1, marks, folder: str) -> s
     ``marks`` are ``(threshold, label)`` vertical lines."""
     t, p, r, f = _thin(*(np.asarray(a, float) for a in (thresholds, precision, recall, f1)))
     fig, ax = _axes(7.0, 4.5)
-    ax.plot(t, p, color="C1", lw=2, drawstyle="steps-post", label="precision")
-    ax.plot(t, r, color="C0", lw=2, drawstyle="steps-post", label="recall")
-    ax.plot(t, f, color="C2", lw=2, drawstyle="steps-post", label="F1")
+    for values, colour, label in ((p, "C1", "precision"), (r, "C0", "recall"), (f, "C2", "F1")):
+        ax.plot(t, values, color=colour, lw=2, drawstyle="steps-post", label=label)
     for i, (x, label) in enumerate(marks):
         ax.axvline(x, color=f"C{3 + i}", lw=1, ls="--", label=label)
     ax.set(
@@ -332,3 +330,26 @@ def at_k(ks, scores: dict, queries: int, folder: str) -> str:
     if len(ks) > 1 and ks[-1] / ks[0] > 20:
         ax.set_xscale("log")
     return finish(fig, ax, folder, "ranking_at_k.png", loc="best")
+
+
+def series(curves, score: str, folder, name: str, title: str, xlabel: str, overall=None) -> str:
+    """One line per curve ``(label, x, values, lower, upper, flagged)`` with its
+    band where ``lower``/``upper`` are given, ``flagged`` points marked, and
+    the ``overall`` score as a dashed line; saved as ``folder/name``."""
+    fig, ax = _axes(7.0, 4.2)
+    for i, (label, x, values, lower, upper, flagged) in enumerate(curves):
+        colour = f"C{i}"
+        values = np.asarray(values, float)
+        ax.plot(x, values, "o-", color=colour, ms=3.5, lw=1.5, label=label)
+        if lower is not None:
+            ax.fill_between(x, np.asarray(lower, float), np.asarray(upper, float), color=colour, alpha=0.2, lw=0)
+        if flagged is not None and np.any(flagged):
+            odd = np.asarray(flagged, bool)
+            leaves = "interval leaves out the overall score"
+            ax.plot(np.asarray(x)[odd], values[odd], "D", color="C3", ms=6, zorder=3, label=leaves)
+    if overall is not None and np.isfinite(overall):
+        ax.axhline(overall, color="0.25", lw=1.1, ls="--", label=f"overall = {overall:.4g}")
+    if curves and np.asarray(curves[0][1]).dtype.kind == "M":
+        fig.autofmt_xdate()
+    ax.set(xlabel=xlabel, ylabel=score, title=title)
+    return finish(fig, ax, folder, name, loc="best", fontsize=8)
