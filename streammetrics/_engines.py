@@ -19,6 +19,7 @@ import numpy as np
 from ._protocol import errors
 from ._protocol.base import Accumulator, check_ci, from_bytes
 from .evaluator import Evaluator
+from .metrics.ranking.ranges import RangeResult, combine
 from .sliced import Sliced
 
 #: the first byte of a value a worker sends: a state, or an error
@@ -58,14 +59,27 @@ class Plan:
             raise self.in_context(exc, where, first) from None
         return batch.num_rows
 
+    def state_of(self, batches, where: str) -> bytes:
+        """What a worker sends back for Arrow record batches: their rows folded
+        into a copy of the template, or the error met (naming ``where``)."""
+        acc, rows = self.template.copy(), 0
+        try:
+            for batch in batches:
+                rows += self.fold(acc, batch, where, rows)
+        except (ValueError, TypeError) as exc:
+            return pack_error(exc)
+        return pack_state(acc)
+
     def in_context(self, exc: Exception, where: str, first: int) -> Exception:
         """``exc`` naming ``where`` and the column of its argument, ``first`` rows on."""
         column = self.arguments().get(getattr(exc, "argument", None))
         context = f"{where}, column {column!r}" if column else where
         return errors.in_context(exc, context, first)
 
-    def finish(self, acc: Accumulator):
-        """The result of the merged state, as the single-process accumulator gives it."""
+    def finish(self, values):
+        """The result of the states sent back (the first error raised), merged in
+        order, as the single-process accumulator gives it."""
+        acc = merged(values, self.template)
         return acc.finalize(ci=self.ci) if self.ci is not None else acc.finalize()
 
 
@@ -92,6 +106,15 @@ def make_plan(y, p, *, task=None, evaluator=None, weight=None, by=None, labels=N
     if by:
         template = Sliced(template)
     return Plan(template, y, p, weight, by, check_ci(ci))
+
+
+def range_result(totals: dict, weighted: bool, stats: list, **meta) -> RangeResult:
+    """The exact AUC and average precision of the ranges' ``totals`` and ``stats`` (each ``(2U, share, distinct)``)."""
+    auc, ap = combine(totals, weighted, stats)
+    (P, N), n = totals["total"], totals["rows"]
+    values = {"auc": auc, "average_precision": ap, "n_pos": P, "n_neg": N, "auc_lower": auc, "auc_upper": auc, "n": n}
+    meta = {"weighted": weighted, **meta, "distinct": [d for _, _, d in stats]}
+    return RangeResult("AUCScores", values, meta)
 
 
 def check_columns(have: list, columns: list, what: str) -> None:
@@ -169,21 +192,12 @@ def pack_error(exc: Exception) -> bytes:
 
 
 #: the exceptions an error from a worker is raised as (others: ``ValueError``)
-_TYPES = {
-    cls.__name__: cls
-    for cls in (
-        errors.BadValueError,
-        errors.BadShapeError,
-        errors.NoObservationsError,
-        errors.NoWeightsError,
-        errors.SettingsMismatchError,
-        errors.StateFileError,
-        errors.CountOverflowError,
-        errors.WeightOverflowError,
-        ValueError,
-        TypeError,
-    )
-}
+_ERRORS = (
+    "BadValueError BadShapeError NoObservationsError NoWeightsError SettingsMismatchError StateFileError"
+    " CountOverflowError WeightOverflowError"
+)
+_TYPES = {cls.__name__: cls for cls in (ValueError, TypeError)}
+_TYPES.update((name, getattr(errors, name)) for name in _ERRORS.split())
 
 
 def unpack(value) -> Accumulator:
