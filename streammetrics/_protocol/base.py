@@ -138,9 +138,7 @@ class Accumulator:
         with self._guard:
             self._check_room(int(sums.rows.sum()))
             stacked = {k: v.copy()[np.newaxis] for k, v in self._arrays.items()}
-            self._add_sums(sums, stacked)
-            if not _finite_totals(self.fields, stacked):
-                raise errors.WeightOverflowError()
+            self.add_sums(sums, stacked)
             self._load({k: v[0] for k, v in stacked.items()})
 
     def fold_rest(self, batch) -> None:

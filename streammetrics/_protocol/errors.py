@@ -61,17 +61,7 @@ class BadValueError(ValueError):
 
     __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
 
-    def __init__(
-        self,
-        argument: str,
-        index,
-        value,
-        problem: str,
-        *,
-        relation: str = "=",
-        context: str | None = None,
-        hint: str | None = None,
-    ):
+    def __init__(self, argument: str, index, value, problem: str, *, relation="=", context=None, hint=None):
         if isinstance(value, np.generic):
             value = value.item()
         self.argument = argument

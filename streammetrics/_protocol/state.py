@@ -72,17 +72,7 @@ class Field:
 
     __slots__ = ("name", "dtype", "shape", "merge", "nonneg", "rows", "doc", "optional")
 
-    def __init__(
-        self,
-        name: str,
-        dtype,
-        shape=(1,),
-        merge: str = "sum",
-        nonneg: bool = True,
-        rows: bool = False,
-        doc: str = "",
-        optional: bool = False,
-    ):
+    def __init__(self, name: str, dtype, shape=(1,), merge="sum", nonneg=True, rows=False, doc="", optional=False):
         if merge not in MERGE_RULES:
             raise ValueError(f"merge must be one of {MERGE_RULES}, got {merge!r}")
         self.name = name
