@@ -99,7 +99,7 @@ class Accumulator:
     def _merge_check(self, other: Accumulator) -> None:
         """Raise what merging ``other`` (compatible, room checked) would refuse,
         changing nothing (so that a composite never merges half its parts)."""
-        if not _overrides(type(self), "_merge_state"):
+        if type(self)._merge_state is Accumulator._merge_state:
             S.check_merge_fields(self.fields, self._arrays, other._state)
 
     def _check_state(self, state: dict[str, np.ndarray]) -> None:
@@ -606,11 +606,6 @@ def _finite_totals(fields, state: dict) -> bool:
     """Whether every float total of ``state`` (fields, or fields stacked) is finite:
     a state's are (its loads and merges check them), so one that is not overflowed."""
     return all(np.isfinite(state[f.name]).all() for f in S.float_sums(fields))
-
-
-def _overrides(cls, name: str) -> bool:
-    """Whether ``cls`` replaces the base class's method ``name``."""
-    return getattr(cls, name) is not getattr(Accumulator, name)
 
 
 def _same_value(a, b, rtol: float) -> bool:
