@@ -42,11 +42,6 @@ class Plan:
         """The columns a worker reads, in order."""
         return [self.y, self.p] + ([self.weight] if self.weight else []) + list(self.by)
 
-    def arguments(self) -> dict:
-        """Which column each argument of ``update`` reads, for messages."""
-        out = {"y": self.y, "p": self.p, "sample_weight": self.weight}
-        return {k: v for k, v in out.items() if v is not None}
-
     def fold(self, acc: Accumulator, batch, where: str, first: int) -> int:
         """Fold an Arrow record batch (or table) into ``acc``; return its rows. An
         error names ``where``, the column and the row (``first`` rows on)."""
@@ -55,8 +50,9 @@ class Plan:
             w = numpy_column(batch.column(self.weight), self.weight) if self.weight else None
             by = {"by": tuple(key_column(batch.column(c), c) for c in self.by)} if self.by else {}
             acc.update(y, p, sample_weight=w, **by)
-        except (ValueError, TypeError) as exc:
-            raise self.in_context(exc, where, first) from None
+        except (ValueError, TypeError) as exc:  # named by the column of its argument
+            column = {"y": self.y, "p": self.p, "sample_weight": self.weight}.get(getattr(exc, "argument", None))
+            raise errors.in_context(exc, f"{where}, column {column!r}" if column else where, first) from None
         return batch.num_rows
 
     def state_of(self, batches, where: str) -> bytes:
@@ -69,12 +65,6 @@ class Plan:
         except (ValueError, TypeError) as exc:
             return pack_error(exc)
         return pack_state(acc)
-
-    def in_context(self, exc: Exception, where: str, first: int) -> Exception:
-        """``exc`` naming ``where`` and the column of its argument, ``first`` rows on."""
-        column = self.arguments().get(getattr(exc, "argument", None))
-        context = f"{where}, column {column!r}" if column else where
-        return errors.in_context(exc, context, first)
 
     def finish(self, values):
         """The result of the states sent back (the first error raised), merged in
