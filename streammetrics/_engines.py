@@ -19,6 +19,7 @@ import numpy as np
 from ._protocol import errors
 from ._protocol.base import Accumulator, check_ci, from_bytes
 from .evaluator import Evaluator
+from .metrics.ranking.ranges import RangeResult, combine
 from .sliced import Sliced
 
 #: the first byte of a value a worker sends: a state, or an error
@@ -41,11 +42,6 @@ class Plan:
         """The columns a worker reads, in order."""
         return [self.y, self.p] + ([self.weight] if self.weight else []) + list(self.by)
 
-    def arguments(self) -> dict:
-        """Which column each argument of ``update`` reads, for messages."""
-        out = {"y": self.y, "p": self.p, "sample_weight": self.weight}
-        return {k: v for k, v in out.items() if v is not None}
-
     def fold(self, acc: Accumulator, batch, where: str, first: int) -> int:
         """Fold an Arrow record batch (or table) into ``acc``; return its rows. An
         error names ``where``, the column and the row (``first`` rows on)."""
@@ -54,18 +50,26 @@ class Plan:
             w = numpy_column(batch.column(self.weight), self.weight) if self.weight else None
             by = {"by": tuple(key_column(batch.column(c), c) for c in self.by)} if self.by else {}
             acc.update(y, p, sample_weight=w, **by)
-        except (ValueError, TypeError) as exc:
-            raise self.in_context(exc, where, first) from None
+        except (ValueError, TypeError) as exc:  # named by the column of its argument
+            column = {"y": self.y, "p": self.p, "sample_weight": self.weight}.get(getattr(exc, "argument", None))
+            raise errors.in_context(exc, f"{where}, column {column!r}" if column else where, first) from None
         return batch.num_rows
 
-    def in_context(self, exc: Exception, where: str, first: int) -> Exception:
-        """``exc`` naming ``where`` and the column of its argument, ``first`` rows on."""
-        column = self.arguments().get(getattr(exc, "argument", None))
-        context = f"{where}, column {column!r}" if column else where
-        return errors.in_context(exc, context, first)
+    def state_of(self, batches, where: str) -> bytes:
+        """What a worker sends back for Arrow record batches: their rows folded
+        into a copy of the template, or the error met (naming ``where``)."""
+        acc, rows = self.template.copy(), 0
+        try:
+            for batch in batches:
+                rows += self.fold(acc, batch, where, rows)
+        except (ValueError, TypeError) as exc:
+            return pack_error(exc)
+        return pack_state(acc)
 
-    def finish(self, acc: Accumulator):
-        """The result of the merged state, as the single-process accumulator gives it."""
+    def finish(self, values):
+        """The result of the states sent back (the first error raised), merged in
+        order, as the single-process accumulator gives it."""
+        acc = merged(values, self.template)
         return acc.finalize(ci=self.ci) if self.ci is not None else acc.finalize()
 
 
@@ -92,6 +96,15 @@ def make_plan(y, p, *, task=None, evaluator=None, weight=None, by=None, labels=N
     if by:
         template = Sliced(template)
     return Plan(template, y, p, weight, by, check_ci(ci))
+
+
+def range_result(totals: dict, weighted: bool, stats: list, **meta) -> RangeResult:
+    """The exact AUC and average precision of the ranges' ``totals`` and ``stats`` (each ``(2U, share, distinct)``)."""
+    auc, ap = combine(totals, weighted, stats)
+    (P, N), n = totals["total"], totals["rows"]
+    values = {"auc": auc, "average_precision": ap, "n_pos": P, "n_neg": N, "auc_lower": auc, "auc_upper": auc, "n": n}
+    meta = {"weighted": weighted, **meta, "distinct": [d for _, _, d in stats]}
+    return RangeResult("AUCScores", values, meta)
 
 
 def check_columns(have: list, columns: list, what: str) -> None:
@@ -169,21 +182,12 @@ def pack_error(exc: Exception) -> bytes:
 
 
 #: the exceptions an error from a worker is raised as (others: ``ValueError``)
-_TYPES = {
-    cls.__name__: cls
-    for cls in (
-        errors.BadValueError,
-        errors.BadShapeError,
-        errors.NoObservationsError,
-        errors.NoWeightsError,
-        errors.SettingsMismatchError,
-        errors.StateFileError,
-        errors.CountOverflowError,
-        errors.WeightOverflowError,
-        ValueError,
-        TypeError,
-    )
-}
+_ERRORS = (
+    "BadValueError BadShapeError NoObservationsError NoWeightsError SettingsMismatchError StateFileError"
+    " CountOverflowError WeightOverflowError"
+)
+_TYPES = {cls.__name__: cls for cls in (ValueError, TypeError)}
+_TYPES.update((name, getattr(errors, name)) for name in _ERRORS.split())
 
 
 def unpack(value) -> Accumulator:

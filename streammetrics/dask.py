@@ -34,11 +34,12 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 
 import numpy as np
 
+from ._engines import range_result
 from ._protocol.base import Accumulator
 from ._protocol.errors import NoObservationsError, in_context
 from .metrics import silhouette as sil
 from .metrics.ranking.accumulator import check_count
-from .metrics.ranking.ranges import RangeResult, combine, merge_pieces, range_stats, range_totals, route_rows
+from .metrics.ranking.ranges import RangeResult, merge_pieces, range_stats, range_totals, route_rows
 
 __all__ = ["RangeResult", "compute", "evaluate", "exact_auc", "range_cuts", "silhouette_samples", "silhouette_score"]
 
@@ -385,8 +386,4 @@ def exact_auc(
         stats.extend(s for group in got for s in group)
     if totals is None or totals["rows"] == 0:
         raise NoObservationsError("y and s are empty: the AUC needs at least one observation")
-    auc, ap = combine(totals, weighted, stats)
-    (P, N), n = totals["total"], totals["rows"]
-    values = {"auc": auc, "average_precision": ap, "n_pos": P, "n_neg": N, "auc_lower": auc, "auc_upper": auc, "n": n}
-    meta = {"weighted": weighted, "cuts": cuts, "ranges": R, "passes": passes, "distinct": [d for _, _, d in stats]}
-    return RangeResult("AUCScores", values, meta)
+    return range_result(totals, weighted, stats, cuts=cuts, ranges=R, passes=passes)

@@ -19,7 +19,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError("streammetrics.ray needs ray[data]: pip install 'streammetrics[ray]'") from exc
 
-from ._engines import Plan, check_columns, make_plan, merged, merged_bytes, pack_error, pack_state
+from ._engines import Plan, check_columns, make_plan, merged_bytes, pack_state
 
 __all__ = ["evaluate"]
 
@@ -34,12 +34,7 @@ class _Fold(AggregateFnV2):
 
     def aggregate_block(self, block) -> bytes:
         table = BlockAccessor.for_block(block).to_arrow()
-        acc = self._plan.template.copy()
-        try:
-            self._plan.fold(acc, table, f"a block of {table.num_rows} rows", 0)
-        except (ValueError, TypeError) as exc:
-            return pack_error(exc)
-        return pack_state(acc)
+        return self._plan.state_of([table], f"a block of {table.num_rows} rows")
 
     def combine(self, current: bytes, new: bytes) -> bytes:
         return merged_bytes((current, new))  # (the first error met travels on)
@@ -73,4 +68,4 @@ def evaluate(ds, y="label", p="prob", *, task=None, evaluator=None, weight=None,
     fold = _Fold(plan)
     # (a projection first would make Ray start new aggregating actors for every call)
     out = ds.aggregate(fold)
-    return plan.finish(merged([out[fold.name]], plan.template))
+    return plan.finish([out[fold.name]])

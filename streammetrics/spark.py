@@ -32,11 +32,11 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 
 import numpy as np
 
-from ._engines import Plan, check_columns, make_plan, merged, merged_bytes, numpy_column, pack_error, pack_state, unpack
+from ._engines import check_columns, make_plan, merged_bytes, numpy_column, pack_error, range_result, unpack
 from ._protocol.errors import NoObservationsError
 from .metrics.ranking import RankAUC
 from .metrics.ranking.accumulator import check_count
-from .metrics.ranking.ranges import RangeResult, combine, range_stats, range_totals, route_rows
+from .metrics.ranking.ranges import range_stats, range_totals, route_rows
 
 __all__ = ["MERGE_EVERY", "evaluate", "exact_auc", "local_session"]
 
@@ -79,18 +79,6 @@ def _task(work):
         yield _one(part, value)
 
     return run
-
-
-def _folder(plan: Plan):
-    """The work of a partition: its rows into one state."""
-
-    def fold(batches, where):
-        acc, rows = plan.template.copy(), 0
-        for batch in batches:
-            rows += plan.fold(acc, batch, where, rows)
-        return pack_state(acc)
-
-    return _task(fold)
 
 
 def _merge(batches):
@@ -159,12 +147,11 @@ def evaluate(df, y="label", p="prob", *, task=None, evaluator=None, weight=None,
         # one Python task per core, each folding several partitions: a Python
         # task costs far more to start than folding a partition's rows
         rows, parts = rows.coalesce(tasks), tasks
-    states = rows.mapInArrow(_folder(plan), _SCHEMA)
+    states = rows.mapInArrow(_task(plan.state_of), _SCHEMA)
     if parts is None or parts > MERGE_EVERY:
         groups = 1 + (parts or MERGE_EVERY) // MERGE_EVERY
         states = states.repartition(groups).mapInArrow(_merge, _SCHEMA)
-    acc = merged([v for _, v in _collect(states)], plan.template)
-    return plan.finish(acc)
+    return plan.finish([v for _, v in _collect(states)])
 
 
 # ---------------------------------------------------------------------------
@@ -264,11 +251,7 @@ def exact_auc(df, y="label", p="prob", *, weight=None, ranges: int = 16, cuts=No
         for r, u, share, distinct in _payload(v):
             stats[r] = (u, share, distinct)
     ordered = [stats.get(r, (0, 0.0, 0)) for r in range(R)]
-    auc, ap = combine(totals, weighted, ordered)
-    (P, N), n = totals["total"], totals["rows"]
-    values = {"auc": auc, "average_precision": ap, "n_pos": P, "n_neg": N, "auc_lower": auc, "auc_upper": auc, "n": n}
-    meta = {"weighted": weighted, "cuts": cuts, "ranges": R, "distinct": [d for _, _, d in ordered]}
-    return RangeResult("AUCScores", values, meta)
+    return range_result(totals, weighted, ordered, cuts=cuts, ranges=R)
 
 
 def _range_of(score, cuts):

@@ -74,17 +74,8 @@ def sum_terms(terms, args, w, width: int, counts, pairs, moments=None, second=No
         status = terms(*args, lo, slots[: hi - lo], values[: hi - lo], 0, 0)
         if status:
             return status
-        sum_slots(
-            slots[: hi - lo],
-            values[: hi - lo],
-            w[lo:hi] if w.shape[0] else None,  # (None: a compiled loop of its own)
-            second,
-            block,
-            counts,
-            pairs,
-            moments,
-            scratch,
-        )
+        wc = w[lo:hi] if w.shape[0] else None  # (None: a compiled loop of its own)
+        sum_slots(slots[: hi - lo], values[: hi - lo], wc, second, block, counts, pairs, moments, scratch)
     return 0
 
 

@@ -61,17 +61,7 @@ class BadValueError(ValueError):
 
     __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
 
-    def __init__(
-        self,
-        argument: str,
-        index,
-        value,
-        problem: str,
-        *,
-        relation: str = "=",
-        context: str | None = None,
-        hint: str | None = None,
-    ):
+    def __init__(self, argument: str, index, value, problem: str, *, relation="=", context=None, hint=None):
         if isinstance(value, np.generic):
             value = value.item()
         self.argument = argument
@@ -115,8 +105,7 @@ class BadValueError(ValueError):
     def shifted(self, offset: int, context: str | None = None) -> BadValueError:
         """The same error ``offset`` rows further on (a batch cut out of a larger whole)."""
         index = (self.index[0] + offset, *self.index[1:]) if isinstance(self.index, tuple) else self.index + offset
-        argument, _, value, problem, relation, _, hint = self._args()
-        return _rebuild_bad_value(argument, index, value, problem, relation, context, hint)
+        return _rebuild_bad_value(self.argument, index, self.value, self.problem, self.relation, context, self.hint)
 
     def __reduce__(self):
         return (_rebuild_bad_value, self._args())

@@ -16,7 +16,6 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import checks as C
-from .._kernels import multilabel as ML
 from .batch import Batch, InputTuple, convert, prepare, raise_rejected  # noqa: F401 - importable from here too
 from .errors import BadShapeError, BadValueError
 from .label_codes import LabelCodes
@@ -403,6 +402,9 @@ class _Matrix(Input):
     def convert(self, x):
         return as_float64(self.matrix(x))
 
+    def check(self, arr):  # (scores; the other matrices check their own domain)
+        _check_cells(self.name, arr, C.first_nonfinite(arr.reshape(-1)), "scores must be finite")
+
 
 class ClassProbabilities(_Matrix):
     """An n x k matrix of class probabilities: entries in [0, 1], rows summing to 1.
@@ -461,9 +463,6 @@ class ClassScores(_Matrix):
     what = of = "class scores"
     kind, noun = "class_scores", "scores"
 
-    def check(self, arr):
-        _check_cells(self.name, arr, C.first_nonfinite(arr.reshape(-1)), "scores must be finite")
-
 
 class ClassCodes(Input):
     """Class indices ``0, 1, 2, ...`` whose number of classes is not fixed in
@@ -490,14 +489,9 @@ class ClassCodes(Input):
 # ------------------------------------------------------------------ multilabel
 def first_not01_matrix(m: np.ndarray) -> int:
     """Flat index of the first cell of a ``uint8``/``int8`` matrix that is not 0
-    or 1, else -1.
-
-    A matrix of 0s and 1s is recognised by one vectorised bitwise-or of all
-    its cells (no compile, and many times faster than a loop that stops at
-    the first bad cell): any other value sets a bit above the lowest, a
-    negative ``int8`` the sign bit. Only a bad matrix is searched cell by
-    cell, for the position to report.
-    """
+    or 1, else -1. One bitwise-or of every cell (no compile, many times faster
+    than a loop) recognises a 0/1 matrix: any other value sets a bit above the
+    lowest, a negative ``int8`` the sign bit. Only a bad matrix is searched."""
     if m.size == 0:
         return -1
     acc = int(np.bitwise_or.reduce(m, axis=None))
@@ -545,9 +539,6 @@ class LabelScores(_Matrix):
 
     what = "label scores"
     kind, of, noun, per, count = "label_scores", "scores", "scores", "label", "n_labels"
-
-    def check(self, arr):
-        _check_cells(self.name, arr, ML.first_nonfinite_matrix(arr), "scores must be finite")
 
 
 # -------------------------------------------------------------------- clusters

@@ -121,10 +121,8 @@ def jsonable(v: Any) -> Any:
         return [jsonable(x) for x in v]
     if isinstance(v, dict):
         return {str(k): jsonable(x) for k, x in v.items()}
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, (int, np.integer)):
-        return int(v)
+    if isinstance(v, (np.bool_, np.integer)):
+        return v.item()
     if isinstance(v, (float, np.floating)):
         v = float(v)
         return v if math.isfinite(v) else None

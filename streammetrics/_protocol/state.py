@@ -72,17 +72,7 @@ class Field:
 
     __slots__ = ("name", "dtype", "shape", "merge", "nonneg", "rows", "doc", "optional")
 
-    def __init__(
-        self,
-        name: str,
-        dtype,
-        shape=(1,),
-        merge: str = "sum",
-        nonneg: bool = True,
-        rows: bool = False,
-        doc: str = "",
-        optional: bool = False,
-    ):
+    def __init__(self, name: str, dtype, shape=(1,), merge="sum", nonneg=True, rows=False, doc="", optional=False):
         if merge not in MERGE_RULES:
             raise ValueError(f"merge must be one of {MERGE_RULES}, got {merge!r}")
         self.name = name
@@ -238,39 +228,36 @@ def check_fields(fields, owner, state: dict[str, Any]) -> dict[str, np.ndarray]:
         if a.ndim != len(want) or any(w is not None and w != s for w, s in zip(want, a.shape)):
             shown = tuple("*" if w is None else w for w in want)
             raise StateFileError(f"entry {f.name!r} has shape {a.shape}, expected {shown}")
-        a = out[f.name] = np.array(a, copy=True)  # checked as kept, whatever the caller's does next
-        for bad, problem in _value_checks(f, a[np.newaxis]):
-            if bad[0]:
-                raise StateFileError(f"entry {f.name!r} {problem}")
-    if "n" in out:
-        n = int(out["n"][0])
-        if n < 0:
-            raise StateFileError("negative observation count")
-        for f in fields:
-            a = out[f.name]
-            if f.rows and a.size and int(a.max()) > n:
-                raise StateFileError(
-                    f"entry {f.name!r} holds {int(a.max())} rows, which exceeds the {n} "
-                    "observations (the counts cannot add up to n)"
-                )
+        out[f.name] = np.array(a, copy=True)  # checked as kept, whatever the caller's does next
+    for bad, problem in _checks(fields, {k: a[np.newaxis] for k, a in out.items()}):
+        if bad[0]:
+            raise StateFileError(problem)
     return out
 
 
-def _value_checks(f: Field, a: np.ndarray):
-    """``(flagged, problem)`` of each value check of field ``f`` over states stacked
-    on the first axis of ``a``: finite floats, no negative value where declared
-    non-negative (a pair's value), a pair's error term small beside its sum."""
-    g = a.shape[0]
-    if not a.size:
-        return
-    if a.dtype.kind == "f":
-        yield ~np.isfinite(a.reshape(g, -1)).all(axis=1), "holds NaN or infinite values"
-    if f.nonneg:
-        v = compensated.values(a) if f.merge == "pairs" else a
-        yield (v.reshape(g, -1) < 0).any(axis=1), "holds negative counts"
-    if f.merge == "pairs":
-        error = np.abs(a[..., 1]) > _PAIR_ERROR * np.abs(a[..., 0])
-        yield error.reshape(g, -1).any(axis=1), "holds a compensated pair whose error term is not small beside its sum"
+def _checks(fields, stacked: dict[str, np.ndarray]):
+    """``(flagged, problem)`` of each value check over states stacked on the first
+    axis of every field: finite floats, no negative value where declared
+    non-negative (a pair's value), a pair's error term small beside its sum, a
+    count ``n`` not negative and no entry of a field declared ``rows`` above it."""
+    if "n" in stacked:
+        yield stacked["n"][:, 0] < 0, "negative observation count"
+    for f in fields:
+        a, entry = stacked[f.name], f"entry {f.name!r}"
+        if not a.size:
+            continue
+        g = a.shape[0]
+        if a.dtype.kind == "f":
+            yield ~np.isfinite(a.reshape(g, -1)).all(axis=1), f"{entry} holds NaN or infinite values"
+        if f.nonneg:
+            v = compensated.values(a) if f.merge == "pairs" else a
+            yield (v.reshape(g, -1) < 0).any(axis=1), f"{entry} holds negative counts"
+        if f.merge == "pairs":
+            error = (np.abs(a[..., 1]) > _PAIR_ERROR * np.abs(a[..., 0])).reshape(g, -1).any(axis=1)
+            yield error, f"{entry} holds a compensated pair whose error term is not small beside its sum"
+        if f.rows and "n" in stacked:
+            more = (a.reshape(g, -1) > stacked["n"][:, :1]).any(axis=1)
+            yield more, f"{entry} holds more rows than the observations n (the counts cannot add up to n)"
 
 
 def screen_fields(fields, stacked: dict[str, np.ndarray]) -> np.ndarray:
@@ -281,18 +268,9 @@ def screen_fields(fields, stacked: dict[str, np.ndarray]) -> np.ndarray:
     boolean mask of the ``g`` states: every state with a value that
     :func:`check_fields` refuses is flagged (a flagged state is then checked
     on its own, which gives the message)."""
-    g = stacked[fields[0].name].shape[0]
-    bad = np.zeros(g, bool)
-    for f in fields:
-        for flagged, _ in _value_checks(f, stacked[f.name]):
-            bad |= flagged
-    if "n" in stacked:
-        n = stacked["n"][:, 0]
-        bad |= n < 0
-        for f in fields:
-            a = stacked[f.name].reshape(g, -1)
-            if f.rows and a.shape[1]:
-                bad |= (a > n[:, np.newaxis]).any(axis=1)
+    bad = np.zeros(stacked[fields[0].name].shape[0], bool)
+    for flagged, _ in _checks(fields, stacked):
+        bad |= flagged
     return bad
 
 

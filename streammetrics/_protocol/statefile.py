@@ -168,16 +168,19 @@ def _header(raw: np.ndarray, where: str) -> dict:
         raise StateFileError(f"{where} has an unreadable header ({exc})") from None
 
 
+def npy_header(fh, max_size: int = _MAX_NPY_HEADER):
+    """``(shape, fortran_order, dtype)`` of the ``.npy`` stream ``fh`` (versions 1 to 3), left at its data."""
+    major, _ = np.lib.format.read_magic(fh)
+    if major not in (1, 2, 3):
+        raise ValueError(f"unknown .npy version {major}")
+    read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+    return read(fh, max_size)
+
+
 def _check_npy_header(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
     """Refuse a member whose ``.npy`` header disagrees with its stored size."""
     with zf.open(info) as member:
-        major, _ = np.lib.format.read_magic(member)
-        if major == 1:
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(member, _MAX_NPY_HEADER)
-        elif major in (2, 3):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(member, _MAX_NPY_HEADER)
-        else:
-            raise ValueError(f"member {info.filename!r} has .npy version {major}")
+        shape, fortran, dtype = npy_header(member)
         offset = member.tell()
     if dtype.hasobject:
         raise ValueError(f"member {info.filename!r} holds Python objects")
@@ -232,16 +235,7 @@ def loads(blob, where: str = "the state bytes"):
                     arrays[key] = np.lib.format.read_array(member, allow_pickle=False, max_header_size=_MAX_NPY_HEADER)
     except ValueError as exc:
         raise StateFileError(f"{where} is not a valid streammetrics state file ({exc})") from None
-    except (
-        zipfile.BadZipFile,
-        OSError,
-        EOFError,
-        KeyError,
-        RuntimeError,
-        OverflowError,
-        NotImplementedError,
-        zlib.error,
-    ) as exc:
+    except (zipfile.BadZipFile, OSError, EOFError, KeyError, RuntimeError, OverflowError, zlib.error) as exc:
         raise StateFileError(f"{where} is corrupt or truncated ({type(exc).__name__}: {exc})") from None
     raw = arrays.pop(_HEADER_KEY, None)
     if raw is None or raw.dtype != np.uint8 or raw.ndim != 1:

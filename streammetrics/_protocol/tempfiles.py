@@ -40,14 +40,6 @@ def unlink(path: str) -> None:
         pass
 
 
-def _try_lock(fd: int) -> bool:
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False
-    return True
-
-
 class Owner:
     """The lock that says a set of temporary files in ``folder`` is in use.
 
@@ -128,7 +120,9 @@ def remove_stale(folder: str, stem: str, suffix: str) -> int:
         except OSError:
             continue
         try:
-            if not _try_lock(fd):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
                 continue  # held: its owner lives
             mine = f"{start}{token}."
             for other in names:

@@ -31,6 +31,7 @@ _U8 = np.dtype(np.uint8)
 _I64 = np.dtype(np.int64)
 _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(np.bool_)
+_ARRAY_PROTOCOLS = ("__array__", "__array_interface__", "__array_struct__")
 
 
 def to_numpy(x, name: str, expected: str = "a 1-D array") -> np.ndarray:
@@ -55,12 +56,7 @@ def to_numpy(x, name: str, expected: str = "a 1-D array") -> np.ndarray:
     if type(x) is np.ndarray:
         return x
     error = None
-    if (
-        hasattr(x, "__array__")
-        or hasattr(x, "__array_interface__")
-        or hasattr(x, "__array_struct__")
-        or isinstance(x, (list, tuple, range, memoryview, array.array))
-    ):
+    if any(hasattr(x, a) for a in _ARRAY_PROTOCOLS) or isinstance(x, (list, tuple, range, memoryview, array.array)):
         try:
             return np.asarray(x)
         except (TypeError, RuntimeError, ValueError) as exc:
@@ -159,14 +155,9 @@ def text_advice(v, name: str) -> str:
 
 
 def squeeze_column(arr: np.ndarray) -> np.ndarray:
-    """An ``(n, 1)`` column vector as the ``(n,)`` vector it holds (a view); other
-    shapes are returned as they are.
-
-    scikit-learn users often hold labels and scores as one-column frames or
-    ``y.reshape(-1, 1)``; the single column is unambiguous, so it is read as
-    the vector. A ``(1, n)`` row is not squeezed: with ``n`` > 1 it is more
-    likely a transposed matrix than a vector.
-    """
+    """An ``(n, 1)`` column (a one-column frame, ``y.reshape(-1, 1)``) as the ``(n,)``
+    vector it holds (a view); other shapes as they are. A ``(1, n)`` row is not
+    squeezed: with ``n`` > 1 it is more likely a transposed matrix than a vector."""
     if arr.ndim == 2 and arr.shape[1] == 1:
         return arr[:, 0]
     return arr

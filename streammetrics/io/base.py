@@ -153,24 +153,17 @@ class Source:
         return self.fail(f"{self.where(row)}, column {column!r}: {what}")
 
     def check_columns(self, names) -> None:
-        """Refuse a column the run reads that the file has not, or has more than once (which to read?)."""
+        """Refuse a column the run reads that the file has not (listing the ones it has),
+        or has more than once (which to read?)."""
         names = list(names)
+        more = f", ... ({len(names)} in all)" if len(names) > 40 else ""
+        have = f"the columns are: {', '.join(repr(n) for n in names[:40])}{more}" if names else "it has no columns"
         for col in self.columns.names():
             k = names.count(col)
             if k == 0:
-                raise self.missing_column(col, names)
+                raise self.fail(f"no column {col!r}; {have}")
             if k > 1:
                 raise self.fail(f"{k} columns are named {col!r}: rename all but the one to read")
-
-    def missing_column(self, column: str, names) -> InputError:
-        """The error for a column the file does not have, listing the ones it has."""
-        names = list(names)
-        if not names:
-            return self.fail(f"no column {column!r}; it has no columns")
-        shown = ", ".join(repr(n) for n in names[:40])
-        if len(names) > 40:
-            shown += f", ... ({len(names)} in all)"
-        return self.fail(f"no column {column!r}; the columns are: {shown}")
 
 
 def short(exc: BaseException) -> str:

@@ -12,6 +12,7 @@ from functools import partial
 
 import numpy as np
 
+from .._protocol.statefile import npy_header
 from .base import Chunk, InputError, Source, register, short
 
 __all__ = ["NpySource", "NpzSource"]
@@ -19,13 +20,8 @@ __all__ = ["NpySource", "NpzSource"]
 
 def _member_header(fh, where: str):
     """``(shape, fortran_order, dtype)`` of the ``.npy`` stream ``fh`` (an ``.npz`` member), left at its data."""
-    fmt = np.lib.format
     try:
-        version = fmt.read_magic(fh)
-        read = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}.get(version)
-        if read is None:
-            raise ValueError(f"unknown .npy format version {version}")
-        shape, fortran, dtype = read(fh)
+        shape, fortran, dtype = npy_header(fh, 10000)  # (numpy's own limit)
     except (ValueError, OSError, EOFError, SyntaxError, TypeError, UnicodeDecodeError) as exc:
         raise InputError(f"{where}: not a valid .npy array ({short(exc)})") from None
     if dtype.hasobject:
@@ -122,9 +118,7 @@ class NpySource(_NumpySource):
         if dtype.names:
             if len(shape) != 1:
                 raise self.fail(f"a structured array must be 1-D, got shape {shape}")
-            for col in self.columns.names():
-                if col not in dtype.names:
-                    raise self.missing_column(col, dtype.names)
+            self.check_columns(dtype.names)
             for role, col in self.columns.roles():
                 fdt = dtype.fields[col][0]
                 if fdt.shape and not (self._single_p(col) and len(fdt.shape) == 1):
@@ -175,12 +169,8 @@ class NpzSource(_NumpySource):
         except (zipfile.BadZipFile, OSError, EOFError) as exc:
             raise self.fail(f"cannot read as .npz ({short(exc)})") from None
         with zf:
-            keys = [n[:-4] for n in zf.namelist() if n.endswith(".npy")]
-            self._info = {}
-            for col in self.columns.names():
-                if col not in keys:
-                    raise self.missing_column(col, keys)
-                self._info[col] = self._member(zf, col)
+            self.check_columns([n[:-4] for n in zf.namelist() if n.endswith(".npy")])
+            self._info = {col: self._member(zf, col) for col in self.columns.names()}
         lengths = {col: shape[0] for col, (shape, _, _) in self._info.items()}
         if len(set(lengths.values())) > 1:
             desc = ", ".join(f"{c!r}: {n}" for c, n in lengths.items())
