@@ -13,6 +13,7 @@ from typing import Any
 from . import statefile
 from .base import Accumulator
 from .inputs import Batch, Input, InputTuple
+from .keywords import arrays_by_name
 
 
 class KeysInput(Input):
@@ -37,13 +38,18 @@ class TemplateWrapper:
     _takes_keys = True
     _own_settings: dict = {}
 
-    def _wrap(self, template, each: str) -> None:
+    def _wrap(self, template, each: str, *extra: Input) -> None:
+        """Hold an empty copy of ``template``; take its arrays, then ``extra``, its
+        weights and its intervals."""
         if not isinstance(template, Accumulator):
             raise TypeError(f"template must be an accumulator or an Evaluator, got {type(template).__name__}")
         if template.n:
             raise ValueError(f"template must be empty: its settings define every {each}'s accumulator")
         self._template = template.copy()
         self.headline = tuple(self._template.headline)
+        self.takes_weights = self._template.takes_weights
+        self.intervals = bool(self._template.intervals)
+        self.inputs = (*self._template.inputs, *extra)
 
     @property
     def template(self) -> Accumulator:
@@ -77,9 +83,12 @@ class TemplateWrapper:
             self._init_parts()
         return self
 
-    def _split_keys(self, arrays, keys, wanted: str):
-        """``(arrays, keys)``: the template's arrays and the keys, given as ``keys``
-        or as one extra positional column; ``wanted`` names them in the message."""
+    def _split_keys(self, arrays, keys, wanted: str, named=None):
+        """``(arrays, keys)``: the template's arrays (``named``: some given by name)
+        and the keys, given as ``keys`` or as one extra positional column; ``wanted``
+        names them in the message."""
+        if named:  # update(y=..., p=..., by=...)
+            arrays = arrays_by_name(self._template.inputs, arrays, named, self)
         k = len(self._template.inputs)
         if keys is None and len(arrays) == k + 1:
             return arrays[:k], arrays[k]

@@ -11,7 +11,6 @@ from .._kernels.bootstrap import POISSON1_CUTS, poisson_weights, replicate_sums
 from .._protocol.base import Accumulator, check_ci, locked
 from .._protocol.errors import NoObservationsError, StateFileError, WeightOverflowError
 from .._protocol.inputs import Batch, raise_rejected
-from .._protocol.keywords import arrays_by_name
 from .._protocol.result import Result
 from .._protocol.state import checked_entries, concatenated, loaded, part_of, parts_of, reserve
 from .._protocol.terms import Sums
@@ -185,7 +184,6 @@ class Bootstrap(TemplateWrapper, Accumulator):
     (True, 100)
     """
 
-    intervals = True
     _own_settings = {"replicates": DEFAULT_REPLICATES, "seed": 0}
 
     def __init__(self, template: Accumulator, replicates: int = DEFAULT_REPLICATES, seed: int = 0):
@@ -199,10 +197,10 @@ class Bootstrap(TemplateWrapper, Accumulator):
                 f"template {type(template).__name__} takes no sample weights, which the "
                 "bootstrap needs (each replicate reweights the rows)"
             )
-        self._wrap(template, "replicate")
+        self._wrap(template, "replicate", KeysInput("key", "row keys"))
+        self.intervals = True
         self.replicates = check_int("replicates", replicates, 1, MAX_REPLICATES)
         self.seed = check_int("seed", seed, 0, (1 << 64) - 1)
-        self.inputs = (*self._template.inputs, KeysInput("key", "row keys"))
         self._ranked = ranked_member(self._template)
         self._replica_template = replica_template(self._template, self._ranked)
         self._linear = _linear_terms(self._replica_template)
@@ -230,9 +228,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
         value raises ``ValueError`` naming the argument and its position);
         ``key``, if given, must hold one integer per row.
         """
-        if named:  # the template's arrays by name: update(y=..., p=..., by=...)
-            arrays = arrays_by_name(self._template.inputs, arrays, named, self)
-        arrays, key = self._split_keys(arrays, key, "optionally key=")
+        arrays, key = self._split_keys(arrays, key, "optionally key=", named)
         tb = self._template.prepare(*arrays, sample_weight=sample_weight)
         keys = _EMPTY_KEYS if key is None else _check_keys(key, tb.n)
         return pack(tb, keys, self._template, self.inputs[-1])

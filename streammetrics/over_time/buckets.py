@@ -57,10 +57,7 @@ class Buckets(TemplateWrapper, Accumulator):
         raise TypeError("Buckets is the core of Windowed and History: make one of them")
 
     def _setup(self, template, extra: str, what: str) -> None:
-        self._wrap(template, self._each)
-        self.takes_weights = self._template.takes_weights
-        self.inputs = (*self._template.inputs, KeysInput(extra, what))
-        self.intervals = bool(self._template.intervals)
+        self._wrap(template, self._each, KeysInput(extra, what))
         self._init_parts()
 
     def _init_parts(self) -> None:

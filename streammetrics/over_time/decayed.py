@@ -74,16 +74,16 @@ class Decayed(TemplateWrapper, Accumulator):
     _own_settings = {"half_life": 1.0, "time": False}
 
     def __init__(self, template: Accumulator, half_life=1.0, time: bool = False):
-        self._wrap(template, "decayed total")
+        if not isinstance(time, (bool, np.bool_)):
+            raise TypeError(f"time must be True or False, got {type(time).__name__}")
+        self.time = bool(time)
+        self._wrap(template, "decayed total", *((KeysInput("time", "timestamps"),) if self.time else ()))
         terms = self._template.row_terms()
         if terms is None or not terms.complete or not self._template.takes_weights:
             raise TypeError(
                 f"{type(self._template).__name__} cannot be decayed: its state is not a sum of weighted "
                 "per-row terms (declared row terms); use Windowed or Rolling for it"
             )
-        if not isinstance(time, (bool, np.bool_)):
-            raise TypeError(f"time must be True or False, got {type(time).__name__}")
-        self.time = bool(time)
         self._hl = clock.duration(half_life, "half_life")
         if isinstance(self._hl, int) and not self.time:
             raise ValueError("half_life: a duration needs time=True (and timestamps in update)")
@@ -92,9 +92,6 @@ class Decayed(TemplateWrapper, Accumulator):
         self._size = terms.size
         self._squares = 0 if terms.second is None else terms.size
         self._powers = np.zeros(terms.size, np.uint8) if terms.second is None else terms.second
-        extra = (KeysInput("time", "timestamps"),) if self.time else ()
-        self.inputs = (*self._template.inputs, *extra)
-        self.intervals = bool(self._template.intervals)
         self._init_state()
 
     fields = (
@@ -124,7 +121,7 @@ class Decayed(TemplateWrapper, Accumulator):
     def prepare(self, *arrays, sample_weight=None, time=None, **named) -> Batch:
         """Check one batch (and its timestamps, with ``time=True``; they may
         also come as one extra positional column): a batch for :meth:`fold`."""
-        if named:  # the template's arrays by name: update(y=..., p=..., by=...)
+        if named:  # the template's arrays by name: update(y=..., p=..., time=...)
             arrays = arrays_by_name(self._template.inputs, arrays, named, self)
         if self.time:
             arrays, time = self._split_keys(arrays, time, "time=timestamps")

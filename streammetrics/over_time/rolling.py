@@ -121,14 +121,10 @@ class Rolling(TemplateWrapper, Accumulator):
             raise ValueError(f"window must be at least 1, got {window}")
         if key not in (None, True):
             raise ValueError(f"key must be True (rows come with keys) or None, got {key!r}")
-        self._wrap(template, "window")
+        self._wrap(template, "window", *((KeysInput("key", "row keys"),) if key else ()))
         self.window, self.key = int(window), key
         #: the saved entries (the window's rows), as the template's window declares them
         self.fields = _window(self._template, 1).fields  # (a template that cannot roll: refused here)
-        self.takes_weights = self._template.takes_weights
-        self.intervals = bool(self._template.intervals)
-        extra = (KeysInput("key", "row keys"),) if key else ()
-        self.inputs = (*self._template.inputs, *extra)
         self._init_parts()
 
     def _init_parts(self) -> None:
@@ -148,7 +144,7 @@ class Rolling(TemplateWrapper, Accumulator):
     # ------------------------------------------------------------------ inputs
     def prepare(self, *arrays, sample_weight=None, key=None, **named) -> Batch:
         """Convert and check one batch (and its keys): a :class:`~streammetrics.Batch` for :meth:`fold`."""
-        if named:  # the template's arrays by name: update(y=..., p=..., by=...)
+        if named:  # the template's arrays by name: update(y=..., p=..., key=...)
             arrays = arrays_by_name(self._template.inputs, arrays, named, self)
         if self.key:
             arrays, key = self._split_keys(arrays, key, "key=keys")

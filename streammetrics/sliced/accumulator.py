@@ -134,14 +134,10 @@ class Sliced(TemplateWrapper, Accumulator):
     def __init__(self, template: Accumulator, max_slices: int = DEFAULT_MAX_SLICES):
         if isinstance(template, Sliced):
             raise TypeError("template must not be a Sliced accumulator: slice by a cross, by=(a, b), instead")
-        self._wrap(template, "slice")
+        self._wrap(template, "slice", KeysInput("by", "slice keys"))
         self.max_slices = at_least_one("max_slices", max_slices)
         #: the slices as rows of tables (a template of declared row terms), or ``None``
         self._spec = tables_for(self._template)
-        self.takes_weights = self._template.takes_weights
-        self.inputs = (*self._template.inputs, KeysInput("by", "slice keys"))
-        #: ``finalize(ci=...)`` is offered when the template offers it
-        self.intervals = bool(self._template.intervals)
         # the template's empty state: its fields' names, dtypes and dimensions
         self._template_fields = self._template.copy().reset().state_dict()
         self._init_parts()
@@ -168,14 +164,12 @@ class Sliced(TemplateWrapper, Accumulator):
         value raises ``ValueError`` naming the argument and its position);
         ``by`` must give one key per row.
         """
-        if named:  # the template's arrays by name: update(y=..., p=..., by=...)
-            arrays = arrays_by_name(self._template.inputs, arrays, named, self)
-        if by is None and len(arrays) != len(self._template.inputs) + 1:
+        arrays, by = self._split_keys(arrays, by, "by=keys", named)
+        if by is None:
             raise TypeError(
                 f"Sliced.update needs the slice keys: update({', '.join(i.name for i in self._template.inputs)}, "
                 "by=keys), keys one column or a tuple of columns"
             )
-        arrays, by = self._split_keys(arrays, by, "by=keys")
         tb = self._template.prepare(*arrays, sample_weight=sample_weight)
         keys = E.encode(by, tb.n, self.max_slices)
         return pack(tb, keys, self._template, self.inputs[-1])
