@@ -16,13 +16,13 @@ from .._protocol.state import checked_entries, concatenated, loaded, part_of, pa
 from .._protocol.terms import Sums
 from .._protocol.validation import as_1d, to_numpy
 from .._protocol.wrapped import KeysInput, TemplateWrapper, pack, unpack
+from .._threads import on_threads
 from .ranks import (
     DEFAULT_GRID,
     RankRows,
     band_grid,
     check_int,
     check_rank_rows,
-    on_threads,
     ranked_member,
     read_curve,
     replica_template,

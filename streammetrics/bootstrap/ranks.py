@@ -3,17 +3,13 @@ replicate's scores from one walk over them), its threads, and its bands' helpers
 
 from __future__ import annotations
 
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from .._kernels.bootstrap import POISSON1_CUTS, replicate_ranks
 from .._protocol.errors import StateFileError
 from .._protocol.result import safe
 from .._protocol.validation import as_1d
-from .._threads import CORES
+from .._threads import CORES, MAX_THREADS, on_threads
 
 #: the rates (ROC) or recalls (PR) a band is read at, unless told: 0, 0.01, ..., 1
 DEFAULT_GRID = 101
@@ -272,43 +268,12 @@ class RankRows:
 #: below this many (row, replicate) pairs a batch is folded on the calling thread
 PARALLEL_WORK = 1 << 20
 
-_POOL = None
-_POOL_SIZE = 0
-_POOL_LOCK = threading.Lock()
-
 
 def workers(replicates: int, rows: int) -> int:
     """The threads that fold ``rows`` rows into ``replicates`` replicates."""
-    return 1 if replicates < 2 or replicates * rows < PARALLEL_WORK else min(replicates, CORES, 8)
+    return 1 if replicates < 2 or replicates * rows < PARALLEL_WORK else min(replicates, CORES, MAX_THREADS)
 
 
 def replicate_groups(replicates: int, threads: int) -> list:
     """The replicates split into ``threads`` groups (index arrays), none empty."""
     return [g for g in np.array_split(np.arange(replicates), threads) if g.size]
-
-
-def on_threads(fn, calls: list) -> None:
-    """``fn(*args)`` for each ``args`` of ``calls``: the first on the calling thread,
-    the others on the pool (the kernels release the GIL); every one waited for."""
-    jobs = [pool(len(calls)).submit(fn, *a) for a in calls[1:]]
-    fn(*calls[0])
-    for job in jobs:
-        job.result()
-
-
-def pool(size: int) -> ThreadPoolExecutor:
-    """One process-wide pool for the replicate folds (threads made once)."""
-    global _POOL, _POOL_SIZE
-    with _POOL_LOCK:
-        if _POOL is None or _POOL_SIZE < size:
-            _POOL, _POOL_SIZE = ThreadPoolExecutor(max_workers=size, thread_name_prefix="bootstrap"), size
-        return _POOL
-
-
-def _forget_pool() -> None:  # a forked child inherits the pool but none of its threads
-    global _POOL, _POOL_SIZE, _POOL_LOCK
-    _POOL, _POOL_SIZE, _POOL_LOCK = None, 0, threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)

@@ -13,7 +13,7 @@ import numpy as np
 from .._kernels.grouped import group_merge_pairs, group_terms
 from .._protocol.state import check_float_sums, within
 from .._protocol.terms import Sums
-from .._threads import CORES, helper_pool
+from .._threads import CORES, on_threads
 
 #: rows whose terms are formed at once (their slots and values stay in cache)
 CHUNK = 1 << 16
@@ -39,11 +39,7 @@ def sum_terms(terms, batch, groups: int, local, offset: int = 0, second: bool = 
     if summed or n < THREADED_ROWS or CORES < 2:
         status, ints = _sum_rows(0, n, *args)
     else:
-        job = helper_pool().submit(_sum_rows, n // 2, n, *args)
-        try:
-            status, ints = _sum_rows(0, n // 2, *args)
-        finally:
-            other, theirs = job.result()  # (always waited for: it writes its own counts)
+        (status, ints), (other, theirs) = on_threads(_sum_rows, [(0, n // 2, *args), (n // 2, n, *args)])
         status = status or other
         ints = ints + theirs if not status else None
     if status:
