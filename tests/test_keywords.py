@@ -290,7 +290,7 @@ def test_old_multiclass_states_load_without_the_options():
     import os
 
     # settings saved before top_k and auc existed: they load as off
-    old = sm.Evaluator._from_settings({"task": "multiclass", "n_classes": 3, "labels": None})
+    old = sm.Evaluator.from_settings({"task": "multiclass", "n_classes": 3, "labels": None})
     assert old._settings()["top_k"] is None and old._settings()["auc"] is False
     assert set(old._members) == {"class_probability", "multiclass"}
     fixture = os.path.join(os.path.dirname(__file__), "fixtures", "v1", "evaluator_multiclass_labels.state")

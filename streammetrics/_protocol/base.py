@@ -200,16 +200,12 @@ class Accumulator:
         return out
 
     @classmethod
-    def _from_settings(cls, settings: dict[str, Any]):
-        return cls(**settings)
-
-    @classmethod
     def from_settings(cls, settings: dict[str, Any]):
         """An empty accumulator of ``settings`` (as :attr:`settings` gives them)."""
-        return cls._from_settings(settings)
+        return cls(**settings)
 
     def _empty_like(self):
-        return self._from_settings(self._settings())
+        return self.from_settings(self._settings())
 
     # ------------------------------------------------------------------- inputs
     def prepare(self, *arrays, sample_weight=None, **named) -> Batch:
@@ -528,7 +524,7 @@ class Accumulator:
         budget = sum(a.nbytes for a in arrays.values()) + (1 << 20)
         try:
             with S.allocation_budget(budget, where):
-                obj = cls._from_settings(settings)
+                obj = cls.from_settings(settings)
         except errors.StateFileError:
             raise
         except (TypeError, ValueError, ImportError, OverflowError) as exc:

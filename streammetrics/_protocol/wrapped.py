@@ -64,7 +64,7 @@ class TemplateWrapper:
         }
 
     @classmethod
-    def _from_settings(cls, settings: dict[str, Any]):
+    def from_settings(cls, settings: dict[str, Any]):
         spec = settings.get("template") if isinstance(settings, dict) else None
         known = statefile.registry()
         if not isinstance(spec, dict) or known.get(spec.get("class")) is None:

@@ -226,7 +226,7 @@ class Evaluator(Accumulator):
         self.headline = tuple(dict.fromkeys(h for m in members.values() for h in m.headline))[:2]
 
     @classmethod
-    def _from_settings(cls, settings: dict[str, Any]):
+    def from_settings(cls, settings: dict[str, Any]):
         if "members" in settings:
             members = {}
             spec = settings["members"]

@@ -144,7 +144,7 @@ class RankAUC(RankQueries, Accumulator):
         )
 
     @classmethod
-    def _from_settings(cls, settings):
+    def from_settings(cls, settings):
         if "spill_dir" in settings:
             raise TypeError("spill_dir is not a saved setting")
         return cls(**settings)
