@@ -8,7 +8,7 @@ import numpy as np
 
 from .._kernels import compensated
 from .._kernels.checks import first_nonfinite
-from .._kernels.regression import merge_moments, regression_merge, regression_moments
+from .._kernels.regression import merge_moments, regression_moments
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import Finite
@@ -239,8 +239,9 @@ class RegressionErrors(Accumulator):
         the error moments were kept (weight 0 beside a nonzero total) has none."""
         st = self._arrays
         moments, sums, rmoments = st["moments"].copy(), st["sums"].copy(), st["rmoments"].copy()
-        regression_merge(moments, sums, other["moments"], other["sums"])
+        merge_moments(moments, other["moments"])
         merge_moments(rmoments, other["rmoments"])
+        compensated.merge(sums, other["sums"])
         if not all(np.all(np.isfinite(a)) for a in (moments, sums, rmoments)):
             raise ValueError(OVERFLOW_MESSAGE.format(what="the merged state"))
         if (rmoments[0], rmoments[1]) != (moments[0], moments[1]):
