@@ -253,20 +253,22 @@ class TweedieDeviance(Accumulator):
 _NAMES = {"y": "y_true", "p": "y_pred"}
 
 
-def _once(y_true, y_pred, sample_weight, power) -> Result:
-    acc = TweedieDeviance(power)
+def fed(acc, y, p, sample_weight, output=None):
+    """``acc`` updated with ``(y, p)``, not empty; a bad value named as the caller named it
+    (and its ``output``, a column of 2-D targets)."""
     try:
-        acc.update(y_true, y_pred, sample_weight=sample_weight)
-    except BadValueError as e:  # named as the caller named them
-        raise BadValueError(
-            _NAMES.get(e.argument, e.argument),
-            e.index,
-            e.value,
-            e.problem.replace(f" {e.argument} ", f" {_NAMES.get(e.argument, e.argument)} "),
-        ) from None
+        acc.update(y, p, sample_weight=sample_weight)
+    except BadValueError as e:
+        name = _NAMES.get(e.argument, e.argument)
+        index = e.index if output is None else (e.index, output)
+        raise BadValueError(name, index, e.value, e.problem.replace(f" {e.argument} ", f" {name} ")) from None
     if acc.n == 0:
         raise NoObservationsError("y_true and y_pred are empty: the score needs at least one observation")
-    return acc.finalize()
+    return acc
+
+
+def _once(y_true, y_pred, sample_weight, power) -> Result:
+    return fed(TweedieDeviance(power), y_true, y_pred, sample_weight).finalize()
 
 
 def mean_tweedie_deviance(y_true, y_pred, *, sample_weight=None, power=0) -> float:
