@@ -13,7 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .._kernels.contingency import batch_table, expected_mutual_info, group_ids, group_sums, merge_tables
+from .._kernels.contingency import batch_table, expected_mutual_info, marginal, merge_tables
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import ClusterLabels
@@ -81,10 +81,8 @@ class _Table:
         self.counts = counts
         self.n = n
         self.average_method = average_method
-        self.row_id, g = group_ids(true)  # (in increasing label order, as the table's rows run)
-        self.a = group_sums(self.row_id, g, counts)
-        self.col_id, g = group_ids(pred)
-        self.b = group_sums(self.col_id, g, counts)
+        self.row_id, self.a = marginal(true, counts)  # (in increasing label order, as the table's rows run)
+        self.col_id, self.b = marginal(pred, counts)
         self.n_classes, self.n_clusters = int(self.a.shape[0]), int(self.b.shape[0])
 
     # ---------------------------------------------------------- pair counts
