@@ -29,6 +29,14 @@ __all__ = [
 NULL_FLOOR = 1e-12
 
 
+def d2_of(numerator: float, denominator: float) -> float:
+    """scikit-learn's fraction of deviance explained, made finite as its ``force_finite``:
+    1.0 for a perfect fit, 0.0 where only the baseline is."""
+    if numerator == 0:
+        return 1.0
+    return 0.0 if denominator == 0 else 1.0 - numerator / denominator
+
+
 class DevianceResult(Result):
     __slots__ = ()
     title = "Deviance"
@@ -75,13 +83,6 @@ class Bounded(Finite):
             return "values must be finite"
         sign = ">" if self.lo == TINY else ">="
         return f"the Tweedie deviance of power {self.power:g} needs {self.name} {sign} 0"
-
-
-def _inputs(power: float):
-    ylo, plo = _bounds(power)
-    y = Finite("y") if ylo == FINITE else Bounded("y", ylo, power)
-    p = Finite("p") if plo == FINITE else Bounded("p", plo, power)
-    return y, p
 
 
 def _deviance_at_1(y: float, power: float, kind: int) -> float:
@@ -204,7 +205,7 @@ class TweedieDeviance(Accumulator):
     def __init__(self, power: float = 0.0):
         self.power, self._kind = _power(power)
         self._lo = _bounds(self.power)
-        self.inputs = _inputs(self.power)
+        self.inputs = tuple(Finite(a) if lo == FINITE else Bounded(a, lo, self.power) for a, lo in zip("yp", self._lo))
         self._init_state()
 
     def _settings(self):

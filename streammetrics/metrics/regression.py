@@ -14,6 +14,7 @@ from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import Finite
 from .._protocol.result import RenderContext, Result, safe
 from .._protocol.state import Field
+from .deviance import d2_of
 from .probability import check_second_moments, mean_interval
 
 __all__ = ["RegressionErrors", "regression_result", "mse", "rmse", "mae", "mape", "r2"]
@@ -30,15 +31,6 @@ class RegressionResult(Result):
 
         y, p = ctx.sample
         return [plots.regression(np.asarray(y, float), np.asarray(p, float), self, folder, self.n)]
-
-
-def explained_variance(m2_error: float, m2_y: float) -> float:
-    """scikit-learn's ``explained_variance_score`` of the squared deviations of the
-    error and of ``y`` about their means: 1.0 where the error is constant, 0.0
-    where only ``y`` is."""
-    if m2_error == 0:
-        return 1.0
-    return 0.0 if m2_y == 0 else 1.0 - m2_error / m2_y
 
 
 def regression_result(moments: np.ndarray, sums: np.ndarray, n: int, rmoments=None, top=None) -> Result:
@@ -75,7 +67,7 @@ def _error_spread(rmoments, top, total: float, tss: float) -> dict:
     if rmoments is None or float(compensated.value(rmoments[0], rmoments[1])) != total:
         return {}
     m2 = max(float(compensated.value(rmoments[4], rmoments[5])), 0.0)
-    return {"explained_variance": explained_variance(m2, tss), "max_error": float(top[0])}
+    return {"explained_variance": d2_of(m2, tss), "max_error": float(top[0])}
 
 
 OVERFLOW_MESSAGE = (

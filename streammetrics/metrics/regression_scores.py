@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import compensated
-from .deviance import fed
+from .deviance import d2_of, fed
 from .losses import PinballLoss, SquaredLogError, check_alpha
-from .quantiles import ErrorQuantiles, d2_of
+from .quantiles import ErrorQuantiles
 from .regression import RegressionErrors
 
 __all__ = [
