@@ -197,35 +197,28 @@ def _cell(a, b, n, width, moments_sd):
     ab, ab_err = _two_product(fa, fb)
     rest = n - a - b  # may be negative
     start = min(max(int((fa + 1.0) * (fb + 1.0) / (fn + 2.0)), wlo), whi)
-    w = 1.0
     wmax = 1.0
     total = 1.0
     s = 0.0
     c = 0.0
     if start > 0:
         s = _term(float(start), fn, ab, ab_err)
-    k = start
-    while k < whi:
-        w *= float(a - k) * float(b - k) / (float(k + 1) * float(rest + k + 1))
-        k += 1
-        total += w
-        s, c = add(s, c, w * _term(float(k), fn, ab, ab_err))
-        if w > wmax:
-            wmax = w
-        elif not full and w < _TAIL * wmax:
-            break
-    w = 1.0
-    k = start
-    while k > wlo:
-        w *= float(k) * float(rest + k) / (float(a - k + 1) * float(b - k + 1))
-        k -= 1
-        total += w
-        if k > 0:
-            s, c = add(s, c, w * _term(float(k), fn, ab, ab_err))
-        if w > wmax:
-            wmax = w
-        elif not full and w < _TAIL * wmax:
-            break
+    for step in (1, -1):  # from the mode up, then down
+        w = 1.0
+        k = start
+        while k < whi if step > 0 else k > wlo:
+            if step > 0:
+                w *= float(a - k) * float(b - k) / (float(k + 1) * float(rest + k + 1))
+            else:
+                w *= float(k) * float(rest + k) / (float(a - k + 1) * float(b - k + 1))
+            k += step
+            total += w
+            if k > 0:
+                s, c = add(s, c, w * _term(float(k), fn, ab, ab_err))
+            if w > wmax:
+                wmax = w
+            elif not full and w < _TAIL * wmax:
+                break
     return (s + c) / total + spread / fn
 
 
