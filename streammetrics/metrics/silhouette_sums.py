@@ -46,8 +46,7 @@ _MAX_BLOCK = 256
 
 #: the metric code of a precomputed dissimilarity matrix
 PRECOMPUTED = -1
-_METRICS = dict(euclidean=KS.EUCLIDEAN, sqeuclidean=KS.SQEUCLIDEAN, manhattan=KS.MANHATTAN, cosine=KS.COSINE)
-_METRICS["precomputed"] = PRECOMPUTED
+_METRICS = {name: code for code, name in enumerate(KS.METRIC_NAMES)} | {"precomputed": PRECOMPUTED}
 _ALIASES = {"l2": "euclidean", "l1": "manhattan", "cityblock": "manhattan"}
 _CONVENTIONS = {"seed": SEED, "sklearn": SKLEARN}
 _TWO_CLUSTERS = "the silhouette needs at least two non-empty clusters"
