@@ -45,29 +45,14 @@ def regression_result(moments: np.ndarray, sums: np.ndarray, n: int, rmoments=No
     if not (math.isfinite(sse) and math.isfinite(tss)):
         raise ValueError("the squared errors overflow float64 (|y| or |p| near 1e154 or larger); rescale y and p")
     mse_ = sse / total
-    return RegressionResult(
-        "RegressionScores",
-        {
-            "n": n,
-            "mse": mse_,
-            "rmse": math.sqrt(max(mse_, 0.0)),
-            "mae": sae / total,
-            "mape": sape / total,
-            "r2": 1.0 - sse / safe(tss),
-            **_error_spread(rmoments, top, total, tss),
-        },
-        # weights seen: the total weight is not the row count (weights of 1 are no weights)
-        {"weighted": total != n},
-    )
-
-
-def _error_spread(rmoments, top, total: float, tss: float) -> dict:
-    """``explained_variance`` and ``max_error``, absent from a state saved before
-    the error's moments were kept (their weight total 0)."""
-    if rmoments is None or float(compensated.value(rmoments[0], rmoments[1])) != total:
-        return {}
-    m2 = max(float(compensated.value(rmoments[4], rmoments[5])), 0.0)
-    return {"explained_variance": d2_of(m2, tss), "max_error": float(top[0])}
+    values = {"n": n, "mse": mse_, "rmse": math.sqrt(max(mse_, 0.0)), "mae": sae / total, "mape": sape / total}
+    values["r2"] = 1.0 - sse / safe(tss)
+    # the error's spread: absent from a state saved before its moments were kept (their weight total 0)
+    if rmoments is not None and float(compensated.value(rmoments[0], rmoments[1])) == total:
+        m2 = max(float(compensated.value(rmoments[4], rmoments[5])), 0.0)
+        values.update(explained_variance=d2_of(m2, tss), max_error=float(top[0]))
+    # weights seen: the total weight is not the row count (weights of 1 are no weights)
+    return RegressionResult("RegressionScores", values, {"weighted": total != n})
 
 
 OVERFLOW_MESSAGE = (
@@ -272,8 +257,7 @@ class RegressionErrors(Accumulator):
             "mae": mean_interval(total, sae, sse, wsq, ci),
             "mape": mean_interval(total, sape, sape2, wsq, ci),
         }
-        lo, hi = found["mse"]
-        found["rmse"] = (math.sqrt(lo), math.sqrt(hi))
+        found["rmse"] = tuple(math.sqrt(b) for b in found["mse"])
         out = {}
         for k, v in r.items():
             out[k] = v
