@@ -17,7 +17,7 @@ from ._jit import inline, kernel
 from .compensated import add
 from .grouped import key_range
 
-__all__ = ["batch_table", "merge_tables", "group_ids", "group_sums", "expected_mutual_info"]
+__all__ = ["batch_table", "merge_tables", "marginal", "expected_mutual_info"]
 
 
 @kernel
@@ -43,40 +43,20 @@ def merge_tables(ay, ap, ac, by, bp, bc):
     return oy[:k].copy(), op[:k].copy(), oc[:k].copy()
 
 
-def _run_starts(*keys):
-    """Where each run of equal rows of the sorted ``keys`` starts."""
-    new = np.zeros(keys[0].shape[0], bool)
-    new[0] = True
-    for k in keys:
-        new[1:] |= k[1:] != k[:-1]
-    return np.flatnonzero(new)
-
-
 def _span(x):
-    """``(min, max, max - min)`` of a non-empty ``x`` (the span a Python int: it may exceed 2**63)."""
+    """``(min, max - min)`` of a non-empty ``x`` (the span a Python int: it may exceed 2**63)."""
     lo, hi = key_range(x, 0, x.shape[0])
-    return lo, hi, int(hi) - int(lo)
+    return lo, int(hi) - int(lo)
 
 
-def group_ids(x):
-    """Dense ids ``0..g-1`` of the values of ``x`` (``int64``), in increasing value
-    order: ``(ids, g)``; values of a short span by their offsets, else a sort."""
-    lo, _, span = _span(x) if x.shape[0] else (0, 0, 0)
-    if x.shape[0] and span < 2 * x.shape[0] + 4096:
-        offsets = x - lo
-        codes = np.zeros(span + 1, np.int64)
-        codes[offsets] = 1
-        np.cumsum(codes, out=codes)
-        return codes[offsets] - 1, int(codes[-1])
+def marginal(x, counts):
+    """``(ids, sums)``: dense ids ``0..g-1`` of the labels ``x`` in increasing
+    label order (``int64``), and the sum of ``counts`` over each label."""
     values, ids = np.unique(x, return_inverse=True)
-    return ids.reshape(-1).astype(np.int64), values.shape[0]
-
-
-def group_sums(ids, g, counts):
-    """Sums of ``counts`` for each of the ``g`` group ids."""
-    out = np.zeros(g, np.int64)
-    np.add.at(out, ids, counts)
-    return out
+    ids = ids.reshape(-1).astype(np.int64)
+    sums = np.zeros(values.shape[0], np.int64)
+    np.add.at(sums, ids, counts)
+    return ids, sums
 
 
 @kernel
@@ -93,8 +73,8 @@ def batch_table(y, p):
     if n == 0:
         e = np.empty(0, np.int64)
         return e, e.copy(), e.copy()
-    ylo, _, yspan = _span(y)
-    plo, _, pspan = _span(p)
+    ylo, yspan = _span(y)
+    plo, pspan = _span(p)
     if (float(yspan) + 1.0) * (float(pspan) + 1.0) <= 4.0 * n + 4096.0:
         ncol = pspan + 1
         cells = np.zeros((yspan + 1) * ncol, np.int32 if n < 2**31 - 1 else np.int64)
@@ -103,7 +83,7 @@ def batch_table(y, p):
         return ylo + nz // ncol, plo + nz % ncol, cells[nz].astype(np.int64)
     order = np.lexsort((p, y))
     y, p = y[order], p[order]
-    starts = _run_starts(y, p)
+    starts = np.flatnonzero(np.concatenate([[True], (y[1:] != y[:-1]) | (p[1:] != p[:-1])]))
     return y[starts], p[starts], np.diff(np.append(starts, n))
 
 
@@ -217,35 +197,28 @@ def _cell(a, b, n, width, moments_sd):
     ab, ab_err = _two_product(fa, fb)
     rest = n - a - b  # may be negative
     start = min(max(int((fa + 1.0) * (fb + 1.0) / (fn + 2.0)), wlo), whi)
-    w = 1.0
     wmax = 1.0
     total = 1.0
     s = 0.0
     c = 0.0
     if start > 0:
         s = _term(float(start), fn, ab, ab_err)
-    k = start
-    while k < whi:
-        w *= float(a - k) * float(b - k) / (float(k + 1) * float(rest + k + 1))
-        k += 1
-        total += w
-        s, c = add(s, c, w * _term(float(k), fn, ab, ab_err))
-        if w > wmax:
-            wmax = w
-        elif not full and w < _TAIL * wmax:
-            break
-    w = 1.0
-    k = start
-    while k > wlo:
-        w *= float(k) * float(rest + k) / (float(a - k + 1) * float(b - k + 1))
-        k -= 1
-        total += w
-        if k > 0:
-            s, c = add(s, c, w * _term(float(k), fn, ab, ab_err))
-        if w > wmax:
-            wmax = w
-        elif not full and w < _TAIL * wmax:
-            break
+    for step in (1, -1):  # from the mode up, then down
+        w = 1.0
+        k = start
+        while k < whi if step > 0 else k > wlo:
+            if step > 0:
+                w *= float(a - k) * float(b - k) / (float(k + 1) * float(rest + k + 1))
+            else:
+                w *= float(k) * float(rest + k) / (float(a - k + 1) * float(b - k + 1))
+            k += step
+            total += w
+            if k > 0:
+                s, c = add(s, c, w * _term(float(k), fn, ab, ab_err))
+            if w > wmax:
+                wmax = w
+            elif not full and w < _TAIL * wmax:
+                break
     return (s + c) / total + spread / fn
 
 
@@ -261,17 +234,8 @@ def expected_mutual_info(a, b, n, width=WIDTH, moments_sd=MOMENTS_SD):
         return 0.0  # a labeling with zero entropy
     va, ma = np.unique(a, return_counts=True)
     vb, mb = np.unique(b, return_counts=True)
-    return float(
-        _emi(
-            va.astype(np.int64),
-            ma.astype(np.float64),
-            vb.astype(np.int64),
-            mb.astype(np.float64),
-            n,
-            float(width),
-            float(moments_sd),
-        )
-    )
+    va, vb, ma, mb = va.astype(np.int64), vb.astype(np.int64), ma.astype(np.float64), mb.astype(np.float64)
+    return float(_emi(va, ma, vb, mb, n, float(width), float(moments_sd)))
 
 
 @kernel

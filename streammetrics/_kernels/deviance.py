@@ -2,11 +2,8 @@
 :func:`~.row_sums.sum_rows`) and the first value outside a power's domain.
 
 A row adds four terms: 1 (its weight), ``y``, its unit deviance
-``d(y, p)`` and ``d(y, 1)``, the deviance of the constant prediction 1. The
-last two give the mean deviance and, with the weighted mean ``ybar`` of
-``y``, the deviance of predicting ``ybar`` everywhere (the denominator of
-D²): ``sum w d(y, ybar) = sum w d(y, 1) - (sum w) d(ybar, 1)`` for every
-power, so a state of sums folds and merges like any other.
+``d(y, p)`` and ``d(y, 1)``, whence D²'s denominator (see
+:class:`~streammetrics.TweedieDeviance`'s notes).
 
 ``kind`` picks scikit-learn's formula for the power: 0 the normal
 (``power == 0``), 1 Poisson, 2 Gamma, 3 the general one (the others,

@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import inline_ir, kernel
-from .compensated import BLOCK, add, fold, merge
+from .compensated import BLOCK, add, fold
 
-__all__ = ["regression_moments", "regression_merge", "merge_moments", "MAPE_FLOOR", "loss_terms"]
+__all__ = ["regression_moments", "merge_moments", "MAPE_FLOOR", "loss_terms"]
 
 #: The specification floors |y| at 1e-12 in MAPE's denominator.
 MAPE_FLOOR = 1e-12
@@ -68,7 +68,8 @@ def regression_moments(y, p, w, n, moments, sums, squares, rmoments, top):
     if not (shift - shift == 0.0):
         return 1
     rshift = y[0] - p[0]
-    sw = cw = sy = cy = sr = cr = 0.0
+    # compensated totals: w, w (y - shift), w (r - rshift); then of pass 2's block sums in their order
+    tot = np.zeros((13, 2))
     for start in range(0, rows, BLOCK):
         stop = rows if rows < start + BLOCK else start + BLOCK
         bw = by = br = 0.0
@@ -87,17 +88,14 @@ def regression_moments(y, p, w, n, moments, sums, squares, rmoments, top):
             return 1
         if bad_p:
             return 2
-        sw, cw = add(sw, cw, bw)
-        sy, cy = add(sy, cy, by)
-        sr, cr = add(sr, cr, br)
-    wt = sw + cw
-    mean = (sy + cy) / wt if wt > 0.0 else 0.0
-    rmean = (sr + cr) / wt if wt > 0.0 else 0.0
+        blocks = (bw, by, br)
+        for t in range(3):
+            tot[t, 0], tot[t, 1] = add(tot[t, 0], tot[t, 1], blocks[t])
+    wt = tot[0, 0] + tot[0, 1]
+    mean = (tot[1, 0] + tot[1, 1]) / wt if wt > 0.0 else 0.0
+    rmean = (tot[2, 0] + tot[2, 1]) / wt if wt > 0.0 else 0.0
     biggest = top[0]
     # pass 2: squared deviations and the error totals
-    sd = cd = sm = cm = s2 = c2 = s1 = c1 = sp = cp = 0.0
-    s4 = c4 = sa = ca = sq = cq = 0.0
-    se = ce = sv = cv = 0.0
     for start in range(0, rows, BLOCK):
         stop = rows if rows < start + BLOCK else start + BLOCK
         bd = bm = b2 = b1 = bp = 0.0
@@ -123,44 +121,23 @@ def regression_moments(y, p, w, n, moments, sums, squares, rmoments, top):
             bq += wi * wi
             if wi != 0.0 and ar > biggest:  # a row of weight 0 is not seen
                 biggest = ar
-        sd, cd = add(sd, cd, bd)
-        sm, cm = add(sm, cm, bm)
-        se, ce = add(se, ce, be)
-        sv, cv = add(sv, cv, bv)
-        s2, c2 = add(s2, c2, b2)
-        s1, c1 = add(s1, c1, b1)
-        sp, cp = add(sp, cp, bp)
-        s4, c4 = add(s4, c4, b4)
-        sa, ca = add(sa, ca, ba)
-        sq, cq = add(sq, cq, bq)
+        blocks = (bd, bm, be, bv, b2, b1, bp, b4, ba, bq)
+        for t in range(10):
+            tot[3 + t, 0], tot[3 + t, 1] = add(tot[3 + t, 0], tot[3 + t, 1], blocks[t])
     if wt > 0.0:
-        corr = sd + cd
-        sm, cm = add(sm, cm, -corr * (corr / wt))  # corr * corr alone may overflow
-        m2 = sm + cm
-        if m2 < 0.0:
-            sm, cm = 0.0, 0.0
-        corr = se + ce
-        sv, cv = add(sv, cv, -corr * (corr / wt))
-        if sv + cv < 0.0:
-            sv, cv = 0.0, 0.0
-    _merge_moments(rmoments, sw, cw, rshift, rmean, sv, cv)
-    _merge_moments(moments, sw, cw, shift, mean, sm, cm)
+        for t in (4, 6):  # M2 of y and of the error, less their deviations' sum squared over wt
+            corr = tot[t - 1, 0] + tot[t - 1, 1]
+            tot[t, 0], tot[t, 1] = add(tot[t, 0], tot[t, 1], -corr * (corr / wt))  # corr * corr alone may overflow
+            if tot[t, 0] + tot[t, 1] < 0.0:
+                tot[t, 0], tot[t, 1] = 0.0, 0.0
+    _merge_moments(rmoments, tot[0, 0], tot[0, 1], rshift, rmean, tot[6, 0], tot[6, 1])
+    _merge_moments(moments, tot[0, 0], tot[0, 1], shift, mean, tot[4, 0], tot[4, 1])
     top[0] = biggest
-    fold(sums, np.intp(0), s2, c2)
-    fold(sums, np.intp(1), s1, c1)
-    fold(sums, np.intp(2), sp, cp)
-    fold(squares, np.intp(0), s4, c4)
-    fold(squares, np.intp(1), sa, ca)
-    fold(squares, np.intp(2), sq, cq)
+    for t in range(3):
+        fold(sums, t, tot[7 + t, 0], tot[7 + t, 1])
+        fold(squares, t, tot[10 + t, 0], tot[10 + t, 1])
     n[0] += rows
     return 0
-
-
-@kernel
-def regression_merge(moments, sums, other_moments, other_sums):
-    """Fold another state into ``moments``/``sums`` (Chan et al. for M2)."""
-    merge_moments(moments, other_moments)
-    merge(sums, other_sums)
 
 
 @kernel

@@ -25,6 +25,7 @@ __all__ = [
     "SQEUCLIDEAN",
     "MANHATTAN",
     "COSINE",
+    "METRIC_NAMES",
     "rows_sq_norms",
     "sum_drivers",
     "tile_buffers",
@@ -36,6 +37,7 @@ EUCLIDEAN = 0
 SQEUCLIDEAN = 1
 MANHATTAN = 2
 COSINE = 3
+METRIC_NAMES = ("euclidean", "sqeuclidean", "manhattan", "cosine")  # by code
 
 #: The symmetric driver's rounds pair at most this many groups of blocks: a
 #: constant, so that the order of the additions does not depend on the thread count.
@@ -157,13 +159,7 @@ def tile_buffers(threads: int, block: int, d: int):
 
 
 _euclidean_tile, _sqeuclidean_tile, _manhattan_tile, _cosine_tile = (
-    kernel(named(_tile(metric), f"_{name}_tile"))
-    for metric, name in (
-        (EUCLIDEAN, "euclidean"),
-        (SQEUCLIDEAN, "sqeuclidean"),
-        (MANHATTAN, "manhattan"),
-        (COSINE, "cosine"),
-    )
+    kernel(named(_tile(metric), f"_{name}_tile")) for metric, name in enumerate(METRIC_NAMES)
 )
 
 

@@ -9,10 +9,11 @@ scikit-learn's; pair counts are exact Python integers (``n**2`` overflows
 from __future__ import annotations
 
 import math
+from functools import cached_property
 
 import numpy as np
 
-from .._kernels.contingency import batch_table, expected_mutual_info, group_ids, group_sums, merge_tables
+from .._kernels.contingency import batch_table, expected_mutual_info, marginal, merge_tables
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import ClusterLabels
@@ -80,34 +81,22 @@ class _Table:
         self.counts = counts
         self.n = n
         self.average_method = average_method
-        self.row_id, g = group_ids(true)  # (in increasing label order, as the table's rows run)
-        self.a = group_sums(self.row_id, g, counts)
-        self.col_id, g = group_ids(pred)
-        self.b = group_sums(self.col_id, g, counts)
-        self._pairs = self._mi = self._h = None
-
-    @property
-    def n_classes(self) -> int:
-        return int(self.a.shape[0])
-
-    @property
-    def n_clusters(self) -> int:
-        return int(self.b.shape[0])
+        self.row_id, self.a = marginal(true, counts)  # (in increasing label order, as the table's rows run)
+        self.col_id, self.b = marginal(pred, counts)
+        self.n_classes, self.n_clusters = int(self.a.shape[0]), int(self.b.shape[0])
 
     # ---------------------------------------------------------- pair counts
+    @cached_property
+    def squares(self):
+        """The exact sums of squares of the cells, the classes' and the clusters' sizes."""
+        return _sum_sq(self.counts, self.n), _sum_sq(self.a, self.n), _sum_sq(self.b, self.n)
+
     def pairs(self):
         """scikit-learn's pair confusion matrix ``(tn, fp, fn, tp)``, exact ints."""
-        if self._pairs is None:
-            n = self.n
-            sq = _sum_sq(self.counts, n)
-            sa = _sum_sq(self.a, n)
-            sb = _sum_sq(self.b, n)
-            tp = sq - n
-            fp = sb - sq
-            fn = sa - sq
-            tn = n * n - fp - fn - sq
-            self._pairs = (tn, fp, fn, tp)
-        return self._pairs
+        n = self.n
+        sq, sa, sb = self.squares
+        fp, fn = sb - sq, sa - sq
+        return n * n - fp - fn - sq, fp, fn, sq - n
 
     def ari(self) -> float:
         tn, fp, fn, tp = self.pairs()
@@ -124,40 +113,33 @@ class _Table:
         return float(numerator / denominator)
 
     def fowlkes_mallows(self) -> float:
-        n = self.n
-        tk = _sum_sq(self.counts, n) - n
+        tk, qk, pk = (v - self.n for v in self.squares)
         if tk == 0:
             return 0.0
-        pk = _sum_sq(self.b, n) - n
-        qk = _sum_sq(self.a, n) - n
         return float(math.sqrt(float(tk) / float(pk)) * math.sqrt(float(tk) / float(qk)))
 
     # ---------------------------------------------------- information scores
+    @cached_property
     def entropies(self):
-        if self._h is None:
-            self._h = (_entropy(self.a, self.n), _entropy(self.b, self.n))
-        return self._h
+        return _entropy(self.a, self.n), _entropy(self.b, self.n)
 
+    @cached_property
     def mi(self) -> float:
-        if self._mi is None:
-            if self.n_classes == 1 or self.n_clusters == 1:
-                self._mi = 0.0
-            else:
-                nz = self.counts.astype(np.float64)
-                log_n = math.log(self.n)
-                nm = nz / self.n
-                outer = self.a[self.row_id].astype(np.float64) * self.b[self.col_id]
-                log_outer = -np.log(outer) + 2 * log_n
-                terms = nm * (np.log(nz) - log_n) + nm * log_outer
-                terms = np.where(np.abs(terms) < _EPS, 0.0, terms)
-                self._mi = float(max(np.sum(terms), 0.0))
-        return self._mi
+        if self.n_classes == 1 or self.n_clusters == 1:
+            return 0.0
+        nz = self.counts.astype(np.float64)
+        log_n = math.log(self.n)
+        nm = nz / self.n
+        outer = self.a[self.row_id].astype(np.float64) * self.b[self.col_id]
+        log_outer = -np.log(outer) + 2 * log_n
+        terms = nm * (np.log(nz) - log_n) + nm * log_outer
+        terms = np.where(np.abs(terms) < _EPS, 0.0, terms)
+        return float(max(np.sum(terms), 0.0))
 
     def homogeneity_completeness_v(self, beta: float = 1.0):
-        h_true, h_pred = self.entropies()
-        mi = self.mi()
-        homogeneity = mi / h_true if h_true else 1.0
-        completeness = mi / h_pred if h_pred else 1.0
+        h_true, h_pred = self.entropies
+        homogeneity = self.mi / h_true if h_true else 1.0
+        completeness = self.mi / h_pred if h_pred else 1.0
         if homogeneity + completeness == 0.0:
             v = 0.0
         else:
@@ -167,36 +149,28 @@ class _Table:
     def nmi(self) -> float:
         if self.n_classes == 1 and self.n_clusters == 1:
             return 1.0
-        mi = self.mi()
-        if mi == 0:
+        if self.mi == 0:
             return 0.0
-        return float(mi / _MEANS[self.average_method](*self.entropies()))
-
-    def emi(self) -> float:
-        if self.n_classes == self.n or self.n_clusters == self.n:
-            # every point alone in one labeling: any labelings with these
-            # marginals share the mutual information, the other's entropy, so
-            # the expectation is the MI itself (exactly, not to rounding)
-            return self.mi()
-        return float(expected_mutual_info(self.a, self.b, self.n))
+        return float(self.mi / _MEANS[self.average_method](*self.entropies))
 
     def ami(self) -> float:
         if self.n_classes == 1 and self.n_clusters == 1:
             return 1.0
         if self.n_classes == 1 or self.n_clusters == 1:
             return 0.0
-        mi = self.mi()
-        emi = self.emi()
-        normalizer = _MEANS[self.average_method](*self.entropies())
+        alone = self.n_classes == self.n or self.n_clusters == self.n
+        # every point alone in one labeling: any labelings with these marginals share the
+        # mutual information, the other's entropy, so the expectation is the MI itself
+        # (exactly, not to rounding), and no normaliser is below it
+        emi = self.mi if alone else float(expected_mutual_info(self.a, self.b, self.n))
+        normalizer = _MEANS[self.average_method](*self.entropies)
         # the expectation can exceed the normaliser by rounding on a perfect
         # match: keep the sign, avoid 0/0 (as scikit-learn)
         denominator = normalizer - emi
-        if self.n_classes == self.n or self.n_clusters == self.n:
-            # every point alone in one labeling: the expectation is the other
-            # labeling's entropy, which no normaliser is below
+        if alone:
             denominator = max(denominator, _EPS)
         denominator = min(denominator, -_EPS) if denominator < 0 else max(denominator, _EPS)
-        numerator = mi - emi
+        numerator = self.mi - emi
         numerator = min(numerator, -_EPS) if numerator < 0 else max(numerator, _EPS)
         return float(numerator / denominator)
 
@@ -308,7 +282,7 @@ class ClusterContingency(Accumulator):
         t = _Table(*self._table_arrays(), self._n, self.average_method)
         h, c, v = t.homogeneity_completeness_v()
         values = dict(n=t.n, n_classes=t.n_classes, n_clusters=t.n_clusters, ari=t.ari(), ami=t.ami(), nmi=t.nmi())
-        values.update(mi=t.mi(), homogeneity=h, completeness=c, v_measure=v, fowlkes_mallows=t.fowlkes_mallows())
+        values.update(mi=t.mi, homogeneity=h, completeness=c, v_measure=v, fowlkes_mallows=t.fowlkes_mallows())
         values["rand_index"] = t.rand_index()
         return ClusterResult("ClusterScores", values)
 
@@ -369,7 +343,7 @@ def mutual_info_score(labels_true, labels_pred) -> float:
     >>> mutual_info_score([0, 1, 1, 0, 1, 0], [0, 1, 0, 0, 1, 1])
     0.0566...
     """
-    return _one_shot(labels_true, labels_pred).mi()
+    return _one_shot(labels_true, labels_pred).mi
 
 
 def homogeneity_completeness_v_measure(labels_true, labels_pred, *, beta=1.0):

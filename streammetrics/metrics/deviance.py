@@ -29,6 +29,14 @@ __all__ = [
 NULL_FLOOR = 1e-12
 
 
+def d2_of(numerator: float, denominator: float) -> float:
+    """scikit-learn's fraction of deviance explained, made finite as its ``force_finite``:
+    1.0 for a perfect fit, 0.0 where only the baseline is."""
+    if numerator == 0:
+        return 1.0
+    return 0.0 if denominator == 0 else 1.0 - numerator / denominator
+
+
 class DevianceResult(Result):
     __slots__ = ()
     title = "Deviance"
@@ -75,13 +83,6 @@ class Bounded(Finite):
             return "values must be finite"
         sign = ">" if self.lo == TINY else ">="
         return f"the Tweedie deviance of power {self.power:g} needs {self.name} {sign} 0"
-
-
-def _inputs(power: float):
-    ylo, plo = _bounds(power)
-    y = Finite("y") if ylo == FINITE else Bounded("y", ylo, power)
-    p = Finite("p") if plo == FINITE else Bounded("p", plo, power)
-    return y, p
 
 
 def _deviance_at_1(y: float, power: float, kind: int) -> float:
@@ -204,7 +205,7 @@ class TweedieDeviance(Accumulator):
     def __init__(self, power: float = 0.0):
         self.power, self._kind = _power(power)
         self._lo = _bounds(self.power)
-        self.inputs = _inputs(self.power)
+        self.inputs = tuple(Finite(a) if lo == FINITE else Bounded(a, lo, self.power) for a, lo in zip("yp", self._lo))
         self._init_state()
 
     def _settings(self):
@@ -253,20 +254,22 @@ class TweedieDeviance(Accumulator):
 _NAMES = {"y": "y_true", "p": "y_pred"}
 
 
-def _once(y_true, y_pred, sample_weight, power) -> Result:
-    acc = TweedieDeviance(power)
+def fed(acc, y, p, sample_weight, output=None):
+    """``acc`` updated with ``(y, p)``, not empty; a bad value named as the caller named it
+    (and its ``output``, a column of 2-D targets)."""
     try:
-        acc.update(y_true, y_pred, sample_weight=sample_weight)
-    except BadValueError as e:  # named as the caller named them
-        raise BadValueError(
-            _NAMES.get(e.argument, e.argument),
-            e.index,
-            e.value,
-            e.problem.replace(f" {e.argument} ", f" {_NAMES.get(e.argument, e.argument)} "),
-        ) from None
+        acc.update(y, p, sample_weight=sample_weight)
+    except BadValueError as e:
+        name = _NAMES.get(e.argument, e.argument)
+        index = e.index if output is None else (e.index, output)
+        raise BadValueError(name, index, e.value, e.problem.replace(f" {e.argument} ", f" {name} ")) from None
     if acc.n == 0:
         raise NoObservationsError("y_true and y_pred are empty: the score needs at least one observation")
-    return acc.finalize()
+    return acc
+
+
+def _once(y_true, y_pred, sample_weight, power) -> Result:
+    return fed(TweedieDeviance(power), y_true, y_pred, sample_weight).finalize()
 
 
 def mean_tweedie_deviance(y_true, y_pred, *, sample_weight=None, power=0) -> float:

@@ -11,6 +11,7 @@ from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import Finite
 from .._protocol.result import Result
 from .._protocol.state import Field, count_total
+from .deviance import d2_of
 from .losses import check_alpha
 from .ranking.accumulator import check_count
 from .ranking.held import SortedRuns
@@ -76,14 +77,6 @@ def _zero(chunks, row):
     for _, ab in chunks:
         return ab.dtype.type(0)
     return np.int64(0)
-
-
-def d2_of(numerator: float, denominator: float) -> float:
-    """scikit-learn's fraction of deviance explained, made finite as its ``force_finite``:
-    1.0 for a perfect fit, 0.0 where only the baseline is."""
-    if numerator == 0:
-        return 1.0
-    return 0.0 if denominator == 0 else 1.0 - numerator / denominator
 
 
 class QuantileResult(Result):

@@ -8,12 +8,13 @@ import numpy as np
 
 from .._kernels import compensated
 from .._kernels.checks import first_nonfinite
-from .._kernels.regression import merge_moments, regression_merge, regression_moments
+from .._kernels.regression import merge_moments, regression_moments
 from .._protocol.base import Accumulator
 from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import Finite
 from .._protocol.result import RenderContext, Result, safe
 from .._protocol.state import Field
+from .deviance import d2_of
 from .probability import check_second_moments, mean_interval
 
 __all__ = ["RegressionErrors", "regression_result", "mse", "rmse", "mae", "mape", "r2"]
@@ -32,15 +33,6 @@ class RegressionResult(Result):
         return [plots.regression(np.asarray(y, float), np.asarray(p, float), self, folder, self.n)]
 
 
-def explained_variance(m2_error: float, m2_y: float) -> float:
-    """scikit-learn's ``explained_variance_score`` of the squared deviations of the
-    error and of ``y`` about their means: 1.0 where the error is constant, 0.0
-    where only ``y`` is."""
-    if m2_error == 0:
-        return 1.0
-    return 0.0 if m2_y == 0 else 1.0 - m2_error / m2_y
-
-
 def regression_result(moments: np.ndarray, sums: np.ndarray, n: int, rmoments=None, top=None) -> Result:
     """The guarded regression scores from the state (one formula path); given the
     error's moments ``rmoments`` and largest error ``top``, explained variance and
@@ -53,29 +45,14 @@ def regression_result(moments: np.ndarray, sums: np.ndarray, n: int, rmoments=No
     if not (math.isfinite(sse) and math.isfinite(tss)):
         raise ValueError("the squared errors overflow float64 (|y| or |p| near 1e154 or larger); rescale y and p")
     mse_ = sse / total
-    return RegressionResult(
-        "RegressionScores",
-        {
-            "n": n,
-            "mse": mse_,
-            "rmse": math.sqrt(max(mse_, 0.0)),
-            "mae": sae / total,
-            "mape": sape / total,
-            "r2": 1.0 - sse / safe(tss),
-            **_error_spread(rmoments, top, total, tss),
-        },
-        # weights seen: the total weight is not the row count (weights of 1 are no weights)
-        {"weighted": total != n},
-    )
-
-
-def _error_spread(rmoments, top, total: float, tss: float) -> dict:
-    """``explained_variance`` and ``max_error``, absent from a state saved before
-    the error's moments were kept (their weight total 0)."""
-    if rmoments is None or float(compensated.value(rmoments[0], rmoments[1])) != total:
-        return {}
-    m2 = max(float(compensated.value(rmoments[4], rmoments[5])), 0.0)
-    return {"explained_variance": explained_variance(m2, tss), "max_error": float(top[0])}
+    values = {"n": n, "mse": mse_, "rmse": math.sqrt(max(mse_, 0.0)), "mae": sae / total, "mape": sape / total}
+    values["r2"] = 1.0 - sse / safe(tss)
+    # the error's spread: absent from a state saved before its moments were kept (their weight total 0)
+    if rmoments is not None and float(compensated.value(rmoments[0], rmoments[1])) == total:
+        m2 = max(float(compensated.value(rmoments[4], rmoments[5])), 0.0)
+        values.update(explained_variance=d2_of(m2, tss), max_error=float(top[0]))
+    # weights seen: the total weight is not the row count (weights of 1 are no weights)
+    return RegressionResult("RegressionScores", values, {"weighted": total != n})
 
 
 OVERFLOW_MESSAGE = (
@@ -239,8 +216,9 @@ class RegressionErrors(Accumulator):
         the error moments were kept (weight 0 beside a nonzero total) has none."""
         st = self._arrays
         moments, sums, rmoments = st["moments"].copy(), st["sums"].copy(), st["rmoments"].copy()
-        regression_merge(moments, sums, other["moments"], other["sums"])
+        merge_moments(moments, other["moments"])
         merge_moments(rmoments, other["rmoments"])
+        compensated.merge(sums, other["sums"])
         if not all(np.all(np.isfinite(a)) for a in (moments, sums, rmoments)):
             raise ValueError(OVERFLOW_MESSAGE.format(what="the merged state"))
         if (rmoments[0], rmoments[1]) != (moments[0], moments[1]):
@@ -279,8 +257,7 @@ class RegressionErrors(Accumulator):
             "mae": mean_interval(total, sae, sse, wsq, ci),
             "mape": mean_interval(total, sape, sape2, wsq, ci),
         }
-        lo, hi = found["mse"]
-        found["rmse"] = (math.sqrt(lo), math.sqrt(hi))
+        found["rmse"] = tuple(math.sqrt(b) for b in found["mse"])
         out = {}
         for k, v in r.items():
             out[k] = v

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import compensated
-from .._protocol.errors import BadValueError, NoObservationsError
+from .deviance import d2_of, fed
 from .losses import PinballLoss, SquaredLogError, check_alpha
-from .quantiles import ErrorQuantiles, d2_of
+from .quantiles import ErrorQuantiles
 from .regression import RegressionErrors
 
 __all__ = [
@@ -30,7 +30,6 @@ __all__ = [
     "median_absolute_error",
 ]
 
-_NAMES = {"y": "y_true", "p": "y_pred"}
 _AVERAGES = ("raw_values", "uniform_average")
 
 
@@ -64,18 +63,8 @@ def _fitted(make, y_true, y_pred, sample_weight, multioutput, options=_AVERAGES)
     """One accumulator per output, each fed its column, and the checked ``multioutput``."""
     outputs = _outputs(y_true, y_pred)
     multioutput = _check_multioutput(multioutput, len(outputs), options)
-    fitted = []
-    for j, (y, p) in enumerate(outputs):
-        acc = make()
-        try:
-            acc.update(y, p, sample_weight=sample_weight)
-        except BadValueError as e:  # named as the caller named them
-            name = _NAMES.get(e.argument, e.argument)
-            index = e.index if len(outputs) == 1 else (e.index, j)
-            raise BadValueError(name, index, e.value, e.problem.replace(f" {e.argument} ", f" {name} ")) from None
-        if acc.n == 0:
-            raise NoObservationsError("y_true and y_pred are empty: the score needs at least one observation")
-        fitted.append(acc)
+    several = len(outputs) > 1
+    fitted = [fed(make(), y, p, sample_weight, j if several else None) for j, (y, p) in enumerate(outputs)]
     return fitted, multioutput
 
 

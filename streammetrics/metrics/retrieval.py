@@ -231,10 +231,11 @@ class RetrievalScores(Accumulator):
             store.close()
         self._store, self._runs = None, []  # files of open rows sorted by query, oldest first
 
-    def _open_rows(self):
-        """The open rows as four new arrays (query, relevance, score, weight), those of files first."""
-        held = [_columns(run.records()) for run in self._runs] + self._open
-        return tuple(np.concatenate(parts) for parts in zip(_NO_ROWS, *held))
+    def _open_rows(self, files=True):
+        """The open rows as four new arrays (query, relevance, score, weight), those of files first
+        (with ``files``)."""
+        held = [_columns(run.records()) for run in self._runs] if files else []
+        return tuple(np.concatenate(parts) for parts in zip(_NO_ROWS, *held, *self._open))
 
     def _hold(self, chunk) -> None:
         """Keep a chunk of open rows in memory, or, past half of ``max_memory``, write it and those in memory."""
@@ -260,7 +261,7 @@ class RetrievalScores(Accumulator):
     def spilled_parts(self):
         """``(state, files)``: the state with only the open rows held in memory (copies), and the files of the rest."""
         st = {k: v.copy() for k, v in self._arrays.items()}
-        st.update(zip(_OPEN, (np.concatenate(parts) for parts in zip(_NO_ROWS, *self._open))))
+        st.update(zip(_OPEN, self._open_rows(files=False)))
         return st, list(self._runs)
 
     def _merge_files(self, other) -> bool:
@@ -373,7 +374,7 @@ class RetrievalScores(Accumulator):
         at a time, each range's rows read from every file (oldest first) and then from memory."""
         st = {k: v.copy() for k, v in self._arrays.items()}
         held = [run.records() for run in self._runs]
-        memory = tuple(np.concatenate(parts) for parts in zip(_NO_ROWS, *self._open))
+        memory = self._open_rows(files=False)
         order = np.argsort(memory[0], kind="stable")
         memory = tuple(a[order] for a in memory)  # by query, each query's rows in the order they came
         cuts = _cuts(held, memory[0], self.max_memory)
@@ -403,8 +404,7 @@ class RetrievalScores(Accumulator):
         nk = len(self.k)
         per_k = means[: len(PER_K) * nk].reshape(nk, len(PER_K))
         values = {"k": np.array(self.k, np.int64)}
-        for j, name in enumerate(PER_K):
-            values["mrr_at_k" if name == "mrr" else name] = per_k[:, j].copy()
+        values.update({"mrr_at_k" if name == "mrr" else name: per_k[:, j].copy() for j, name in enumerate(PER_K)})
         values.update(mrr=float(means[-2]), r_precision=float(means[-1]), queries=int(st["queries"][0]))
         values.update(empty_queries=int(st["empty"][0]), n=self.n)
         meta = {"weighted": bool(st["weighted"][0]), "empty": self.empty}
@@ -417,14 +417,9 @@ class RetrievalScores(Accumulator):
         with self._guard:
             st = self._closed()
         order = np.argsort(st["table_query"], kind="stable")
-        ids, values = st["table_query"][order], st["table_values"][order]
-        table = {"query": ids}
-        for j, k in enumerate(self.k):
-            for i, name in enumerate(PER_K):
-                table[f"{name}@{k}"] = values[:, len(PER_K) * j + i]
-        c = len(PER_K) * len(self.k)
-        table.update(mrr=values[:, c], r_precision=values[:, c + 1], empty=values[:, c + 2] > 0)
-        table["weight"] = values[:, c + 3]
+        names = [f"{name}@{k}" for k in self.k for name in PER_K] + ["mrr", "r_precision", "empty", "weight"]
+        table = {"query": st["table_query"][order], **dict(zip(names, st["table_values"][order].T))}
+        table["empty"] = table["empty"] > 0
         return table
 
     # ------------------------------------------------------------- loaded states

@@ -32,12 +32,16 @@ def _matrix(x, name: str, nonneg: bool) -> np.ndarray:
     arr = as_float64(as_numbers(to_numpy(x, name, "an n_queries x n_items matrix"), name))
     if arr.ndim != 2:
         raise BadShapeError(f"{name} must be an n_queries x n_items matrix, got shape {arr.shape}", name)
-    bad = ~np.isfinite(arr) | ((arr < 0) if nonneg else False)
+    problem = "relevance must be finite and non-negative" if nonneg else "scores must be finite"
+    _refuse(name, arr, ~np.isfinite(arr) | ((arr < 0) if nonneg else False), problem)
+    return arr
+
+
+def _refuse(name: str, arr, bad, problem: str) -> None:
+    """Raise ``problem`` at the first entry of the matrix ``arr`` that is ``bad``, if any."""
     if bad.any():
         i, j = (int(v) for v in np.argwhere(bad)[0])
-        problem = "relevance must be finite and non-negative" if nonneg else "scores must be finite"
         raise BadValueError(name, (i, j), arr[i, j], problem)
-    return arr
 
 
 def _pair(y_true, y_score, sample_weight, nonneg=True):
@@ -158,10 +162,7 @@ def recall_at_k(y_true, y_score, k=None, *, sample_weight=None) -> float:
 def _label_score(column: int, y_true, y_score, sample_weight) -> float:
     """The mean of the kernel's ``column`` (0 LRAP, 1 coverage, 2 ranking loss) over the rows."""
     t, s, w = _pair(y_true, y_score, sample_weight)
-    bad = (t != 0) & (t != 1)
-    if bad.any():
-        i, j = (int(v) for v in np.argwhere(bad)[0])
-        raise BadValueError("y_true", (i, j), t[i, j], "labels must be 0 or 1")
+    _refuse("y_true", t, (t != 0) & (t != 1), "labels must be 0 or 1")
     out = np.empty((t.shape[0], 3), np.float64)
     label_ranking_rows(t, np.ascontiguousarray(s), out)
     return _mean(out[:, column], w)

@@ -46,8 +46,7 @@ _MAX_BLOCK = 256
 
 #: the metric code of a precomputed dissimilarity matrix
 PRECOMPUTED = -1
-_METRICS = dict(euclidean=KS.EUCLIDEAN, sqeuclidean=KS.SQEUCLIDEAN, manhattan=KS.MANHATTAN, cosine=KS.COSINE)
-_METRICS["precomputed"] = PRECOMPUTED
+_METRICS = {name: code for code, name in enumerate(KS.METRIC_NAMES)} | {"precomputed": PRECOMPUTED}
 _ALIASES = {"l2": "euclidean", "l1": "manhattan", "cityblock": "manhattan"}
 _CONVENTIONS = {"seed": SEED, "sklearn": SKLEARN}
 _TWO_CLUSTERS = "the silhouette needs at least two non-empty clusters"
@@ -332,15 +331,13 @@ def _distance_sums(name, DI, offset, labels, k, precomputed, diag_tol, work) -> 
 
 def _locate_bad_distance(name: str, row: np.ndarray, i: int, precomputed: bool, diag_tol: float) -> ValueError:
     with np.errstate(invalid="ignore"):
-        nonfinite = ~np.isfinite(row)
-        negative = (row < 0) if precomputed else np.zeros(row.shape, dtype=bool)
-    offdiag = np.zeros(row.shape, dtype=bool)
-    if precomputed and not abs(row[i]) <= diag_tol:
-        offdiag[i] = True
-    j = int(np.flatnonzero(nonfinite | negative | offdiag)[0])
-    if nonfinite[j]:
+        bad = ~np.isfinite(row) | (precomputed & (row < 0))
+    if precomputed:
+        bad[i] |= not abs(row[i]) <= diag_tol
+    j = int(np.flatnonzero(bad)[0])
+    if not np.isfinite(row[j]):
         problem = "distances must be finite"
-    elif negative[j]:
+    elif row[j] < 0:
         problem = "distances must be non-negative"
     else:
         problem = "a point's distance to itself must be 0 (the diagonal must be zero)"
