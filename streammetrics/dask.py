@@ -37,7 +37,7 @@ import numpy as np
 from ._engines import range_result
 from ._protocol.base import Accumulator
 from ._protocol.errors import NoObservationsError, in_context
-from .metrics import silhouette as sil
+from .metrics import silhouette_sums as sil
 from .metrics.ranking.accumulator import check_count
 from .metrics.ranking.ranges import RangeResult, merge_pieces, range_stats, range_totals, route_rows
 

@@ -161,6 +161,9 @@ def test_bad_arguments_are_named():
         sm.PinballLoss(alpha=[0.5, 1.5])
     with pytest.raises(ValueError, match="empty"):
         sm.mean_pinball_loss([], [])
+    for y in ([1.0, 2.0], [[1.0, 2.0], [3.0, 5.0]]):  # (one output and two)
+        with pytest.raises(ValueError, match="weights sum to zero: the explained variance is undefined"):
+            sm.explained_variance_score(y, np.add(y, 0.5), sample_weight=[0.0, 0.0])
 
 
 def test_a_state_saved_before_the_error_moments_gives_no_explained_variance(tmp_path):

@@ -100,6 +100,8 @@ def explained_variance_score(y_true, y_pred, *, sample_weight=None, multioutput=
     for acc in fitted:
         st = acc.state_dict()
         weight = float(compensated.value(st["moments"][0], st["moments"][1]))
+        if weight == 0:
+            raise ValueError("the sample weights sum to zero: the explained variance is undefined")
         num.append(max(float(compensated.value(st["rmoments"][4], st["rmoments"][5])), 0.0) / weight)
         den.append(max(float(compensated.value(st["moments"][4], st["moments"][5])), 0.0) / weight)
     num, den = np.asarray(num), np.asarray(den)

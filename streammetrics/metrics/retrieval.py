@@ -106,7 +106,7 @@ class RetrievalScores(Accumulator):
         it they are sorted by query and written to a temporary file, and
         ``finalize`` scores the queries a range of ids at a time, reading each
         file's rows of the range: each query's scores are those in memory (its
-        rows in the order they came), their means equal to 1e-12. Saving, copying, pickling or merging a state
+        rows in the order they came), their means equal to within 1e-12. Saving, copying, pickling or merging a state
         with files reads its rows back into memory (a loaded state past the
         budget writes them out again).
     spill_dir : str or os.PathLike, optional

@@ -19,26 +19,19 @@ import numpy as np
 
 from .._protocol.errors import BadShapeError
 from .._protocol.validation import as_1d
-
-# the blockwise pieces, which streammetrics.dask reads from this module
-from .silhouette_sums import (  # noqa: F401
+from .silhouette_sums import (
     MEMORY_BUDGET,
     PRECOMPUTED,
     SEED,
-    Plan,
     Rows,
     budget_of,
     check_convention,
     check_metric,
     check_positive_int,
-    chunk_stats,
     cluster_labels,
-    distance_row_sums,
     distance_silhouettes,
     feature_silhouettes,
-    from_sums,
     membership_labels,
-    pair_sums,
     rows_per_panel,
 )
 
