@@ -279,8 +279,10 @@ class Points:
 
     def _at(self, i: int):
         """The counts at boundary ``i`` as Python numbers, and its threshold."""
-        cells, thresholds = self.at([i])
-        return tuple(self.cast(c) for c in cells[:, 0]), float(thresholds[0])
+        j = min(i // self.block, self.nb - 1)
+        scores, cells = self._span(j)
+        k = i - j * self.block
+        return tuple(self.cast(c) for c in cells[:, k]), math.inf if i == self.m else float(scores[k])
 
     def at(self, boundaries):
         """``(cells, thresholds)`` at the increasing ``boundaries``: their counts (tp, fp, fn, tn rows) and scores
