@@ -172,10 +172,8 @@ class Bounded:
             return value, value, value, n_pos, n_neg, points
         lo, hi, ab, cw = items
         k2, unknown = K.sweep(lo, hi, ab, cw)
-        if self.weighted:
-            n_pos, n_neg = float(ab[0].sum()), float(ab[1].sum())
-        else:
-            n_pos, n_neg = int(ab[0].sum()), int(ab[1].sum())
+        cast = float if weighted else int
+        n_pos, n_neg = cast(ab[0].sum()), cast(ab[1].sum())
         if n_pos == 0 or n_neg == 0:
             return 0.0, 0.0, 0.0, n_pos, n_neg, points  # no pairs: the guard
         denom = 2.0 * float(n_pos) * float(n_neg)
