@@ -429,18 +429,18 @@ class RankResult(RankQueries, Result):
         if not points:
             return []
         width = max(len(label) for label, _ in points) + 2
-        head = "  " + f"{'operating point':<{width}}" + "".join(f"{c:>11}" for c in self._COLUMNS)
-        lines = ["", head]
+        line = lambda label, cells: f"  {label:<{width}}" + "".join(f"{c:>11}" for c in cells)  # noqa: E731
+        lines = ["", line("operating point", self._COLUMNS)]
         for label, r in points:
             if r is None:
-                lines.append("  " + f"{label:<{width}}" + f"{'not reached':>11}")
+                lines.append(line(label, ["not reached"]))
                 continue
             row = self._row(r)
-            lines.append("  " + f"{label:<{width}}" + "".join(f"{fmt_number(row[c]):>11}" for c in self._COLUMNS))
+            lines.append(line(label, [fmt_number(row[c]) for c in self._COLUMNS]))
             if r.meta.get("bounds"):  # a bin straddles the threshold: the figures' intervals
                 for end in ("lower", "upper"):
                     cells = [fmt_number(row[f"{c}_{end}"]) if c in self._BOUNDED else "" for c in self._COLUMNS]
-                    lines.append("  " + f"{'  ' + end + ' bound':<{width}}" + "".join(f"{c:>11}" for c in cells))
+                    lines.append(line(f"  {end} bound", cells))
         if not self.exact:
             lines.append("  (binned state: a row's figures are exact at its threshold unless bounds follow it)")
         lines.append("  (rows with s >= threshold are called positive; fpr = 1 - specificity)")
