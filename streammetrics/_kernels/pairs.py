@@ -12,18 +12,6 @@ from .keys import ZERO
 
 
 @kernel
-def u2_int(ab):
-    """``2U`` of a run of int64 counts; needs ``2 * n_pos * n_neg < 2**63``."""
-    cum = 0
-    u2 = 0
-    for i in range(ab.shape[1]):
-        q = ab[1, i]
-        u2 += ab[0, i] * (2 * cum + q)
-        cum += q
-    return u2
-
-
-@kernel
 def u2_sorted(kp, kn):
     """``2U`` of sorted positive keys ``kp`` and negative keys ``kn`` in one merge (a one-shot AUC needs no run of
     distinct scores); needs ``2 * n_pos * n_neg < 2**63``."""

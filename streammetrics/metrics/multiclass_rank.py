@@ -18,8 +18,9 @@ from .multiclass import class_inputs, class_settings
 from .multiclass_bounded import BOUNDED_FIELDS, RankMembers, member_settings, n_members
 from .multiclass_runs import MulticlassRankResult
 from .ranking.accumulator import check_max_bins
-from .ranking.curves import average_precision_of, curve_from_points, pr, roc
+from .ranking.curves import curve_from_points, pr, roc
 from .ranking.exact import entries
+from .ranking.points import Points
 from .ranking.saved import mass_entry
 from .ranking.spill import parse_memory
 
@@ -329,15 +330,16 @@ class MulticlassRankAUC(Accumulator):
             raise ValueError(f"class must be in 0..{self.n_classes - 1}, got {cls}")
         return int(cls)
 
-    def _curve(self, cls):
+    def _points(self, cls):
+        """Class ``cls``'s one-vs-rest points."""
         c = self._class_index(cls)
         with self._guard:
             if self._n == 0:
                 raise NoObservationsError("MulticlassRankAUC has no observations: call update() first")
             if self._members is not None:
-                return curve_from_points(*self._members.class_points(c))
+                return self._members.class_points(c)
             run = self._run()
-        return curve_from_points(*MR.ovr_points(run, c))
+        return MR.ovr_points(run, c)
 
     def roc_curve(self, cls):
         """One-vs-rest ROC curve ``(fpr, tpr, thresholds)`` of class ``cls`` (an index, or a label).
@@ -347,15 +349,16 @@ class MulticlassRankAUC(Accumulator):
         >>> acc.roc_curve(1)
         (array([0., 0., 0., 1.]), array([0. , 0.5, 1. , 1. ]), array([inf, 0.6, 0.4, 0.2]))
         """
-        return roc(*self._curve(cls))
+        return roc(*curve_from_points(*self._points(cls)))
 
     def pr_curve(self, cls):
         """One-vs-rest ``(precision, recall, thresholds)`` of class ``cls`` (as ``RankAUC.pr_curve``)."""
-        return pr(*self._curve(cls))
+        return pr(*curve_from_points(*self._points(cls)))
 
     def average_precision(self, cls) -> float:
         """One-vs-rest average precision of class ``cls``, from its curve."""
-        return average_precision_of(*self._curve(cls))
+        scores, ab = self._points(cls)
+        return Points((scores, ab), 0, ab.dtype.kind == "f").average_precision()
 
 
 def multiclass_auc(

@@ -105,12 +105,6 @@ def batch_run(y, P, w, k, inputs):
     return _trimmed(keys, mass, m, lengths)
 
 
-def _offsets(lengths):
-    offs = np.zeros(lengths.size + 1, np.int64)  # one array of K * K + 1 numbers, no temporaries
-    np.cumsum(lengths.reshape(-1), out=offs[1:])
-    return offs
-
-
 def scores_of_run(run, k: int, n: int, weighted: bool, multi_class: str, average: str, meta):
     """The :class:`MulticlassRankResult` of one block run."""
     keys, mass, lengths = run
@@ -130,31 +124,7 @@ def scores_of_run(run, k: int, n: int, weighted: bool, multi_class: str, average
         if c == 0:
             blocks = [mass[offs[t] : offs[t + 1]] for t in range(k)]  # column 0's: the classes' masses
     support = np.array([math.fsum(b) if weighted else int(b.sum()) for b in blocks])
-    return _scores(u2, support, ap, exact, n, multi_class, average, meta, e)
-
-
-def _exponent(w: np.ndarray) -> int:
-    """The power of two weighted masses are divided by before their pairs are counted: 0 unless the largest is beyond
-    ``2**±200``, where products of two masses would overflow or vanish (a power of two changes no rounding)."""
-    top = float(w.max()) if w.shape[0] else 0.0
-    if not 0.0 < top < math.inf or 2.0**-200 <= top <= 2.0**200:
-        return 0
-    return int(np.frexp(top)[1])
-
-
-def check_weighted_support(support) -> None:
-    """Refuse weighted class supports whose total is past float64 or zero."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = float(np.sum(support))
-    if math.isinf(total) or math.isnan(total):
-        raise WeightOverflowError(scores="the weighted supports of the classes")
-    if not total > 0:
-        raise ValueError("the sample weights sum to zero: the scores are undefined")
-
-
-def _scores(u2, support, ap, exact: bool, n: int, multi_class: str, average: str, meta, e: int = 0):
-    """Every field from the pair counts ``u2`` and the supports (weighted: in units of ``2**e``)."""
-    if meta.get("weighted"):
+    if weighted:
         check_weighted_support(support)
     if exact:
         per_class, pair = _quotients(u2, support, out=u2.view(np.float64))  # K * K numbers held once
@@ -174,6 +144,25 @@ def _scores(u2, support, ap, exact: bool, n: int, multi_class: str, average: str
     values = averages(per_class, pair, support, multi_class, average)
     values.update(precision_fields(ap, support), support=np.ldexp(support, e) if e else support, n=n)
     return MulticlassRankResult("MulticlassRankScores", values, meta)
+
+
+def _exponent(w: np.ndarray) -> int:
+    """The power of two weighted masses are divided by before their pairs are counted: 0 unless the largest is beyond
+    ``2**±200``, where products of two masses would overflow or vanish (a power of two changes no rounding)."""
+    top = float(w.max()) if w.shape[0] else 0.0
+    if not 0.0 < top < math.inf or 2.0**-200 <= top <= 2.0**200:
+        return 0
+    return int(np.frexp(top)[1])
+
+
+def check_weighted_support(support) -> None:
+    """Refuse weighted class supports whose total is past float64 or zero."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.sum(support))
+    if math.isinf(total) or math.isnan(total):
+        raise WeightOverflowError(scores="the weighted supports of the classes")
+    if not total > 0:
+        raise ValueError("the sample weights sum to zero: the scores are undefined")
 
 
 def precision_fields(ap, support) -> dict:
@@ -238,7 +227,8 @@ def ovr_points(run, c: int):
     """Column ``c``'s distinct scores (increasing) with class ``c``'s mass and the other classes' at each."""
     keys, mass, lengths = run
     k = lengths.shape[0]
-    offs = _offsets(lengths)
+    offs = np.zeros(lengths.size + 1, np.int64)  # one array of K * K + 1 numbers, no temporaries
+    np.cumsum(lengths.reshape(-1), out=offs[1:])
     lo, hi = offs[c * k], offs[(c + 1) * k]
     pos = np.zeros(hi - lo, bool)
     pos[offs[c * k + c] - lo : offs[c * k + c + 1] - lo] = True

@@ -18,7 +18,7 @@ from ..._protocol.state import Field, empty_state
 from ..intervals import z_of
 from ..labels import BinaryLabels, PositiveLabel, positive_label
 from .bounded import Bounded
-from .curves import RankQueries, RankResult, curve_from_points
+from .curves import RankQueries, RankResult
 from .exact import Exact
 from .pending import Pending
 from .points import Points
@@ -137,11 +137,8 @@ class RankAUC(RankQueries, Accumulator):
         return Bounded(self.max_bins, weighted)
 
     def _settings(self):
-        return (
-            {"max_bins": self.max_bins}
-            | ({} if self.max_memory is None else {"max_memory": self.max_memory})
-            | ({} if self.pos_label is None else {"pos_label": self.pos_label})
-        )
+        optional = {k: getattr(self, k) for k in ("max_memory", "pos_label") if getattr(self, k) is not None}
+        return {"max_bins": self.max_bins} | optional
 
     @classmethod
     def from_settings(cls, settings):
@@ -424,7 +421,7 @@ class RankAUC(RankQueries, Accumulator):
         meta = {
             "weighted": self._strategy.weighted,
             "max_bins": self.max_bins,
-            "exact": self.max_bins is None or make().bins is None,
+            "exact": self.max_bins is None or not make().binned,
         }
         if ci is not None:
             squares = self._class_squares() if self._strategy.weighted else None
@@ -441,9 +438,6 @@ class RankAUC(RankQueries, Accumulator):
                 "which the AUC's interval needs (Kish's effective sample size); fold those rows again"
             )
         return compensated.values(self._wsq)
-
-    def _curve(self):
-        return curve_from_points(*self._engine().materialized())
 
     def average_precision(self) -> float:
         """Average precision ``sum_k (R_k - R_{k-1}) P_k`` (0 with no positive).

@@ -14,7 +14,7 @@ from ..._kernels import bins as K
 from ..._kernels.keys import score_keys
 from ..._kernels.precision_bounds import average_precision_sums
 from ..._protocol.errors import WeightOverflowError
-from .points import Points, auc_of_chunks, empty_run
+from .points import Points, auc_of_chunks, empty_run, is_binned
 from .saved import run_of_state
 from .sorting import run_of_sorted
 
@@ -50,11 +50,6 @@ def points_of_items(items, weighted: bool):
     if starts.shape[0] == lo.shape[0]:
         return lo, ab
     return lo[starts], np.ascontiguousarray(np.add.reduceat(ab, starts, axis=1))
-
-
-def is_binned(items) -> bool:
-    """Whether ``items`` hold a bin (a range ``lo < hi``): figures read off them are then approximate."""
-    return items is not None and bool(np.any(items[1] > items[0]))
 
 
 def average_precision_bounds(lo, hi, ab, weighted: bool, value: float | None = None):
@@ -177,10 +172,8 @@ class Bounded:
             return value, value, value, n_pos, n_neg, points
         lo, hi, ab, cw = items
         k2, unknown = K.sweep(lo, hi, ab, cw)
-        if self.weighted:
-            n_pos, n_neg = float(ab[0].sum()), float(ab[1].sum())
-        else:
-            n_pos, n_neg = int(ab[0].sum()), int(ab[1].sum())
+        cast = float if weighted else int
+        n_pos, n_neg = cast(ab[0].sum()), cast(ab[1].sum())
         if n_pos == 0 or n_neg == 0:
             return 0.0, 0.0, 0.0, n_pos, n_neg, points  # no pairs: the guard
         denom = 2.0 * float(n_pos) * float(n_neg)
@@ -233,10 +226,7 @@ class Bounded:
         weighted = vp is not None
         p += float(pre_p[-1]) if weighted and pre_p.shape[0] else kp.shape[0] * (not weighted)
         q += float(pre_n[-1]) if weighted and pre_n.shape[0] else kn.shape[0] * (not weighted)
-        budget = _BUDGET * p * q / (b * b) / _FINE
-        mass_cap = _MASS * (p + q) / b / _FINE
-        if not (budget <= np.inf and mass_cap <= np.inf):
-            budget = mass_cap = np.inf  # overflowed weights: one group
+        budget, mass_cap = _limits(p, q, b, _FINE)
         g, room = -1, min(16 * b + 1024, kp.shape[0] + kn.shape[0])  # made larger for a batch that needs more
         cells, bases = np.empty((5, 132), np.int64), np.empty(132, np.uint64)  # the kernel's scratch
         while g < 0:
@@ -247,20 +237,21 @@ class Bounded:
         return self._merged(items, (lo, hi, ab, np.stack((sums[2, :g], np.zeros(g)))))
 
     def _compact(self, items):
-        lo, hi, ab, cw = items
-        b = self.max_bins
-        p, q = float(ab[0].sum()), float(ab[1].sum())
-        budget = _BUDGET * p * q / (b * b)
-        mass_cap = _MASS * (p + q) / b
+        ab, b = items[2], self.max_bins
+        budget, mass_cap = _limits(float(ab[0].sum()), float(ab[1].sum()), b)
         for _ in range(200):
-            if not (budget <= np.inf and mass_cap <= np.inf):
-                budget = mass_cap = np.inf  # overflowed weights: one bin
             items = _sorted_items(K.compact(*items, budget, mass_cap))
             if items[0].shape[0] <= b:
                 return items
             budget *= 2.0
             mass_cap *= 1.5
         return _sorted_items(K.compact(*items, np.inf, np.inf))
+
+
+def _limits(p: float, q: float, b: int, fine: float = 1.0):
+    """A bin's limits of ``pos * neg`` and of ``pos + neg`` mass, at ``1 / fine`` of them (overflowed weights: none)."""
+    budget, mass_cap = _BUDGET * p * q / (b * b) / fine, _MASS * (p + q) / b / fine
+    return (budget, mass_cap) if budget <= np.inf and mass_cap <= np.inf else (np.inf, np.inf)
 
 
 def _clip(v: float) -> float:

@@ -7,8 +7,8 @@ import numpy as np
 
 from ..._protocol.result import RenderContext, Result, fmt_number, safe
 from ..binary import BinaryResult
-from .bounded import average_precision_bounds, is_binned, straddling_of_items
-from .points import Points, score_columns
+from .bounded import average_precision_bounds, straddling_of_items
+from .points import Points, is_binned, score_columns
 
 
 def curve_from_points(scores, ab):
@@ -25,16 +25,15 @@ def roc(thresholds, tps, fps):
     return fps / safe(fps[-1]), tps / safe(tps[-1]), np.concatenate(([np.inf], thresholds))
 
 
+def _precision(tp, fp):
+    """``tp / (tp + fp)``, 0 where nothing is called."""
+    return np.divide(tp, tp + fp, out=np.zeros_like(tp), where=tp + fp != 0)
+
+
 def pr(thresholds, tps, fps):
-    ps = tps + fps
-    precision = np.divide(tps, ps, out=np.zeros_like(tps), where=ps != 0)
+    precision = _precision(tps, fps)
     recall = tps / safe(tps[-1]) if tps.size else tps
     return (np.concatenate((precision[::-1], [1.0])), np.concatenate((recall[::-1], [0.0])), thresholds[::-1].copy())
-
-
-def average_precision_of(thresholds, tps, fps) -> float:
-    precision, recall, _ = pr(thresholds, tps, fps)
-    return float(max(0.0, -np.sum(np.diff(recall) * precision[:-1])))
 
 
 def det(thresholds, tps, fps, drop_intermediate=False):
@@ -77,9 +76,7 @@ def thinned(points: Points, limit: int) -> dict:
     tp, fp, _, _ = pick(m - along)
     out = {"roc": (fp / N, tp / P), "gain": ((tp + fp) / safe(float(points.P) + float(points.N)), tp / P)}
     tp, fp, _, _ = pick(along)
-    ps = tp + fp
-    precision = np.divide(tp, ps, out=np.zeros_like(tp), where=ps != 0)
-    out["pr"] = (np.where(along == m, 1.0, precision), np.where(along == m, 0.0, tp / P))
+    out["pr"] = (np.where(along == m, 1.0, _precision(tp, fp)), np.where(along == m, 0.0, tp / P))
     cols = score_columns(pick(by_threshold), points.N)
     out["threshold"] = (
         thresholds[np.searchsorted(wanted, by_threshold)],
@@ -95,6 +92,9 @@ class RankQueries:
     and its result's."""
 
     __slots__ = ()
+
+    def _curve(self):
+        return curve_from_points(*self._engine().materialized())
 
     def roc_curve(self):
         """ROC curve ``(fpr, tpr, thresholds)``: ``sklearn.metrics.roc_curve(..., drop_intermediate=False)`` of the
@@ -296,7 +296,7 @@ class RankResult(RankQueries, Result):
         return self._cached("points", self._points)
 
     def _curve(self):
-        return self._cached("curve", lambda: curve_from_points(*self._engine().materialized()))
+        return self._cached("curve", super()._curve)
 
     def average_precision(self) -> float:
         """Average precision, as :meth:`RankAUC.average_precision`."""
@@ -336,12 +336,7 @@ class RankResult(RankQueries, Result):
         tl, tu, fl, fu = self._curve_bounds()
         _, tps, _ = self._curve()
         p = safe(tps[-1]) if tps.size else 1.0
-
-        def prec(t, f):
-            d = t + f
-            return np.divide(t, d, out=np.zeros_like(t), where=d != 0)
-
-        ends = ((prec(tl, fu), 1.0), (prec(tu, fl), 1.0), (tl / p, 0.0), (tu / p, 0.0))
+        ends = ((_precision(tl, fu), 1.0), (_precision(tu, fl), 1.0), (tl / p, 0.0), (tu / p, 0.0))
         return tuple(np.concatenate((v[::-1], [e])) for v, e in ends)
 
     @property
@@ -386,16 +381,10 @@ class RankResult(RankQueries, Result):
 
     def section(self, ctx: RenderContext, names=None) -> list[str]:
         values = self.report_values()
-        notes = {"auc": self._note(values["auc_lower"], values["auc_upper"])}
-        order = ["auc"]
-        hidden = {"auc_lower", "auc_upper"}
-        if "average_precision" in values:
-            order.append("average_precision")
-            notes["average_precision"] = self._note(
-                values["average_precision_lower"], values["average_precision_upper"]
-            )
-            hidden |= {"average_precision_lower", "average_precision_upper"}
-        order += [k for k in values if k not in order and k not in hidden]
+        bounded = [f for f in ("auc", "average_precision") if f in values]
+        notes = {f: self._note(values[f + "_lower"], values[f + "_upper"]) for f in bounded}
+        hidden = {f + end for f in bounded for end in ("_lower", "_upper")}
+        order = bounded + [k for k in values if k not in notes and k not in hidden]
         return self._scalar_lines(order, names, notes) + self._operating_lines(ctx)
 
     def operating_points(self, ctx: RenderContext) -> list[tuple[str, object]]:
@@ -440,18 +429,18 @@ class RankResult(RankQueries, Result):
         if not points:
             return []
         width = max(len(label) for label, _ in points) + 2
-        head = "  " + f"{'operating point':<{width}}" + "".join(f"{c:>11}" for c in self._COLUMNS)
-        lines = ["", head]
+        line = lambda label, cells: f"  {label:<{width}}" + "".join(f"{c:>11}" for c in cells)  # noqa: E731
+        lines = ["", line("operating point", self._COLUMNS)]
         for label, r in points:
             if r is None:
-                lines.append("  " + f"{label:<{width}}" + f"{'not reached':>11}")
+                lines.append(line(label, ["not reached"]))
                 continue
             row = self._row(r)
-            lines.append("  " + f"{label:<{width}}" + "".join(f"{fmt_number(row[c]):>11}" for c in self._COLUMNS))
+            lines.append(line(label, [fmt_number(row[c]) for c in self._COLUMNS]))
             if r.meta.get("bounds"):  # a bin straddles the threshold: the figures' intervals
                 for end in ("lower", "upper"):
                     cells = [fmt_number(row[f"{c}_{end}"]) if c in self._BOUNDED else "" for c in self._COLUMNS]
-                    lines.append("  " + f"{'  ' + end + ' bound':<{width}}" + "".join(f"{c:>11}" for c in cells))
+                    lines.append(line(f"  {end} bound", cells))
         if not self.exact:
             lines.append("  (binned state: a row's figures are exact at its threshold unless bounds follow it)")
         lines.append("  (rows with s >= threshold are called positive; fpr = 1 - specificity)")
@@ -481,8 +470,8 @@ class RankResult(RankQueries, Result):
                 fpr, tpr, v["auc"], v["auc_lower"], v["auc_upper"], *masses, folder, marks=roc_marks, exact=self.exact
             ),
             plots.pr(precision, recall, ap, *masses, folder, marks=pr_marks, bounds=ap_bounds, exact=self.exact),
+            plots.gain_lift(*curves["gain"], *masses, folder),
         ]
-        out.append(plots.gain_lift(*curves["gain"], *masses, folder))
         if self._engine().m:
             marks = [(p["threshold"], label) for label, p in points]
             out.append(plots.threshold_curves(*curves["threshold"], marks, folder))

@@ -38,6 +38,7 @@ _MONOTONE = ("accuracy", "precision", "recall", "specificity", "f1", "balanced_a
 EXACT_LIMIT = (1 << 63) - 1  # the largest ``2 P N`` whose partial area is summed in exact integers
 _CACHED = 64  # the most cost matrices whose answers a state keeps
 NO_PAIRS = np.zeros((0, 4))
+_TESTS = {"ge": (1, np.greater_equal), "le": (0, np.less_equal), "gt": (1, np.greater)}  # (range end, test)
 INT64_LIMIT = 2**63
 
 
@@ -120,7 +121,9 @@ def score_columns(cells, N, cost=None) -> dict:
 def u2_counts(ab, n_pos: int, n_neg: int) -> int:
     """Exact ``2U`` of int64 counts as a Python int (128-bit when int64 would overflow)."""
     if 2 * n_pos * n_neg < INT64_LIMIT:
-        return int(K.u2_int(ab))
+        out = np.zeros((3, 1), np.int64)
+        block_counts(ab, max(1, ab.shape[1]), out)
+        return int(out[2, 0])
     high, low = K.u2_int128(ab)
     return (int(high) << 64) | int(low)
 
@@ -169,6 +172,11 @@ def joined(chunks, weighted: bool):
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
 
 
+def is_binned(items) -> bool:
+    """Whether ``items`` hold a bin (a range ``lo < hi``): figures read off them are then approximate."""
+    return items is not None and bool(np.any(items[1] > items[0]))
+
+
 class Points:
     """The counts at every threshold of a rank state, and its queries.
 
@@ -192,12 +200,9 @@ class Points:
         self.items = items
         #: the float dtype the scores came in where narrower than float64 (thresholds are rounded to it)
         self.source = None
-        self.bins = None
-        if items is not None and np.any(items[1] > items[0]):
-            lo, hi, iab, _ = items
-            wide = hi > lo
-            self.bins = (lo[wide], hi[wide], iab[:, wide])
+        self.binned = is_binned(items)
         self.bounded = items is not None
+        self.cast = float if weighted else int
         self._lock = threading.RLock()
         self._answers: dict = {}
         self._above = None  # the area of the ROC steps above every block (see partial_auc)
@@ -277,8 +282,7 @@ class Points:
         j = min(i // self.block, self.nb - 1)
         scores, cells = self._span(j)
         k = i - j * self.block
-        cast = float if self.weighted else int
-        return tuple(cast(c) for c in cells[:, k]), math.inf if i == self.m else float(scores[k])
+        return tuple(self.cast(c) for c in cells[:, k]), math.inf if i == self.m else float(scores[k])
 
     def at(self, boundaries):
         """``(cells, thresholds)`` at the increasing ``boundaries``: their counts (tp, fp, fn, tn rows) and scores
@@ -338,11 +342,11 @@ class Points:
 
     def _search(self, name, value, op, first: bool):
         """The first (else last) boundary whose score ``name`` is ``op`` ``value`` (``None``: none)."""
-        low, high = self._ranges(name)
-        blocks = np.flatnonzero(high >= value if op == "ge" else low <= value if op == "le" else high > value)
+        side, test = _TESTS[op]  # which end of each block's range may pass the test
+        blocks = np.flatnonzero(test(self._ranges(name)[side], value))
         for j in blocks if first else blocks[::-1]:
             at, v = self._values(np.array([j]), name)
-            hit = np.flatnonzero(v >= value if op == "ge" else v <= value if op == "le" else v > value)
+            hit = np.flatnonzero(test(v, value))
             if hit.size:
                 return int(at[hit[0] if first else hit[-1]])
         return None
@@ -371,10 +375,9 @@ class Points:
 
     def _straddling(self, t: float):
         """Positive and negative mass of the bins with ``lo < t <= hi``."""
-        lo, hi, ab = self.bins
+        lo, hi, ab, _ = self.items
         part = ab[:, (lo < t) & (t <= hi)].sum(axis=1)
-        cast = float if self.weighted else int
-        return cast(part[0]), cast(part[1])
+        return self.cast(part[0]), self.cast(part[1])
 
     def result(self, i: int, extra=None, t=None) -> BinaryResult:
         """The binary result at boundary ``i`` (threshold ``t``, by default its score), plus ``extra``."""
@@ -384,7 +387,7 @@ class Points:
         values = binary_result(tp, fp, fn, tn, n=self.n).as_dict()
         values["threshold"] = t
         if self.bounded:
-            up, un = (0, 0) if self.bins is None else self._straddling(t)
+            up, un = self._straddling(t) if self.binned else (0, 0)
             # corner A: the straddling positives called, negatives not; corner B the reverse
             a = binary_result(tp + up, fp, fn - up, tn, n=self.n)
             b = binary_result(tp, fp + un, fn, tn - un, n=self.n)
@@ -452,7 +455,7 @@ class Points:
             d = tp / self.P - fp / self.N if tp / self.P + fp / self.N <= 1.0 else tn / self.N - fn / self.P
         ks, sign = abs(d), -1 if d < 0 else 1
         lower = upper = ks
-        if self.bins is not None:
+        if self.binned:
             lower, upper = ks_bounds(self.items, ks)
         return self.result(i, {"ks": ks, "ks_sign": sign, "ks_lower": lower, "ks_upper": upper})
 
@@ -488,22 +491,20 @@ class Points:
         """The area of the ROC steps above block ``j``, kept as blocks are read from the top."""
         above = self._above = [0] if self._above is None else self._above
         with self._lock:
-            if exact:
-                while len(above) < self.nb - j:
-                    top = self.nb - len(above)
-                    first = max(j + 1, top - (_GROUP * 16 if self.run is not None else self.per_read) + 1)
+            while len(above) < self.nb - j:  # the next blocks down, up to a few at a time
+                top = self.nb - len(above)
+                most = self.per_read if self.run is None else _GROUP * (16 if exact else 1)
+                first = max(j + 1, top - most + 1)
+                if exact:
                     counts = np.zeros((3, top - first + 1), np.int64)
                     block_counts(self.read(first * self.block, self._end(top))[1], self.block, counts)
                     areas = 2 * self.marks[0, first + 1 : top + 2] * counts[1] + counts[2]
                     above.extend((above[-1] + np.cumsum(areas[::-1])).tolist())
-                return above[self.nb - 1 - j]
-            while len(above) < self.nb - j:  # the next blocks down, up to a few at a time
-                top = self.nb - len(above)
-                first = max(j + 1, top - (_GROUP if self.run is not None else self.per_read) + 1)
-                cells = self._span(first, top)[1]
-                sums = self._steps(cells, False, above[-1])
-                ends = (np.arange(top, first - 1, -1) - first) * self.block  # each block's start, from the top
-                above.extend(sums[cells.shape[1] - 1 - ends])
+                else:
+                    cells = self._span(first, top)[1]
+                    sums = self._steps(cells, False, above[-1])
+                    ends = (np.arange(top, first - 1, -1) - first) * self.block  # each block's start, from the top
+                    above.extend(sums[cells.shape[1] - 1 - ends])
             return above[self.nb - 1 - j]
 
     def _steps(self, cells, exact: bool, area):

@@ -11,25 +11,14 @@ _POOLS: weakref.WeakSet = weakref.WeakSet()
 
 
 class MemoryPool:
-    """The in-memory bytes of every member (an exact :class:`~streammetrics.RankAUC` with
-    ``max_memory``), kept within ``budget`` together.
+    """The in-memory bytes of every member (an exact :class:`~streammetrics.RankAUC` with ``max_memory``), kept
+    within ``budget`` together: past :attr:`limit` (half the budget; the other half is one merge's scratch) the members
+    holding the most spill, largest first, until the total is under half of it; a merge spills only the state it
+    folds into. A member leaves the pool when collected; a pickled or loaded accumulator makes its own pool.
 
-    A member tells the pool its bytes after each change (:meth:`note`) and, before
-    taking more, asks for room (:meth:`reserve`): past :attr:`limit` (half the budget;
-    the other half is for the scratch of one merge of runs) the members holding the
-    most spill to disk, largest first, until the total is back under half of it. A
-    merge spills only the state it folds into (the state merged in is never changed):
-    the total stays within the whole budget. Each state adds its 16 bytes of counters.
-    The results are those of states never spilled. A member leaves the pool when it is
-    collected.
-
-    Locks, in this order: a member's own lock, then the pool's. The pool's lock only
-    guards its counts: it is never held while a member spills, and a member other than
-    the one asking is spilled only if its own lock is free at once (``spill(wait=False)``),
-    so two members that make room at the same time never wait for each other.
-
-    A pool is not shared across processes: a pickled or loaded accumulator makes its
-    own, of the same budget.
+    Locks, in this order: a member's own, then the pool's, which only guards its counts and is never held while a
+    member spills; a member other than the one asking spills only if its lock is free at once (``spill(wait=False)``),
+    so two members making room at the same time never wait for each other.
     """
 
     __slots__ = ("budget", "limit", "_lock", "_held", "_dead", "_total", "__weakref__")
