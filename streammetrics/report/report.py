@@ -86,9 +86,9 @@ class EvaluationReport(Result):
         """Whether any member saw sample weights."""
         return any(p.weighted for p in self._parts.values())
 
-    def _context(self, weight_column=None, sample=None, targets=None) -> RenderContext:
+    def _context(self, weight_column=None, sample=None, targets=None, bands=None) -> RenderContext:
         labels, targets = self._settings.get("labels"), check_targets(targets)
-        return RenderContext(labels, weight_column, self._settings, sample, targets)
+        return RenderContext(labels, weight_column, self._settings, sample, targets, bands or {})
 
     def to_json(self, indent: int | None = 2, *, weight_column: str | None = None, targets: dict | None = None) -> str:
         """The report as JSON: ``{"task", "settings", "n", "weighted", "metrics"}``.
@@ -142,11 +142,10 @@ class EvaluationReport(Result):
         operating points are marked on the ROC and PR curves). Needs
         matplotlib (the ``plot`` extra).
         """
-        ctx = self._context(weight_column, sample, targets)
-        out: list[str] = []
-        for name in self._order:
-            out.extend(self._parts[name].plot(folder, ctx))
-        return out
+        return self._plot(folder, self._context(weight_column, sample, targets))
+
+    def _plot(self, folder: str, ctx: RenderContext) -> list[str]:
+        return [path for name in self._order for path in self._parts[name].plot(folder, ctx)]
 
     def __str__(self) -> str:
         return self.to_text()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import threading
@@ -12,7 +11,7 @@ from types import MappingProxyType
 import numpy as np
 
 from .._protocol.errors import optional
-from .._protocol.result import RenderContext, Result, fmt_number, jsonable
+from .._protocol.result import RenderContext, Result, fmt_interval, fmt_number, html_row, jsonable, text_table
 
 __all__ = ["SlicedResult", "LazySlices", "score_columns", "MAX_PLOTTED_SLICES"]
 
@@ -376,9 +375,6 @@ class SlicedResult(Result):
     def _level(self) -> str:
         return f"{100 * self._ci:g}%"
 
-    def _interval(self, r: Result | None, c: str) -> str:
-        return f"[{fmt_number(r[c + '_ci_lower'])}, {fmt_number(r[c + '_ci_upper'])}]" if _bounded(r, c) else ""
-
     def _cells(self, top: int | None = None, sort: str = "n", ascending: bool | None = None):
         """``(head, body, total, hidden, notes)`` of the slice table: its cells (a row
         per shown slice; the overall row), the slices not shown, and the lines said below it."""
@@ -402,7 +398,7 @@ class SlicedResult(Result):
                     certified.append(c)
                 row.append(text)
                 if c in bounded:
-                    row.append(self._interval(r, c))
+                    row.append(fmt_interval(r, c) if _bounded(r, c) else "")
             return row
 
         body = []
@@ -421,16 +417,10 @@ class SlicedResult(Result):
 
     def _table(self, top: int | None = None, sort: str = "n", ascending: bool | None = None) -> list[str]:
         head, body, total, hidden, notes = self._cells(top, sort, ascending)
-        widths = [max(len(r[j]) for r in [head, *body, total]) for j in range(len(head))]
-        nk = len(self._names)
-        last = len(head) - 1 if head[-1] == "differs" else None
-
-        def line(r):
-            cells_ = [f"{v:<{widths[j]}}" if j < nk or j == last else f"{v:>{widths[j]}}" for j, v in enumerate(r)]
-            return ("  " + "  ".join(cells_)).rstrip()
-
+        left = {*range(len(self._names)), len(head) - 1 if head[-1] == "differs" else -1}
+        *lines, last = text_table([head, *body, total], left)
         more = [f"  ... {hidden:,} more slices (see to_json())"] if hidden else []
-        return [line(head), *map(line, body), *more, line(total), *notes, *self._summary_lines()]
+        return [*lines, *more, last, *notes, *self._summary_lines()]
 
     def to_text(
         self, max_rows: int | None = None, *, sort: str = "n", top: int | None = None, ascending: bool | None = None
@@ -528,11 +518,7 @@ class SlicedResult(Result):
 
     def _repr_html_(self) -> str:
         head, body, total, _, _ = self._cells()
-
-        def row(cells, tag="td"):
-            return "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>"
-
-        rows = [row(head, "th"), *(row(r) for r in body), row(total, "th")]
+        rows = [html_row(head, "th"), *map(html_row, body), html_row(total, "th")]
         return (
             f"<table><caption>{len(self._slices):,} slices of {fmt_number(self._values['n'])} rows"
             f"</caption>{''.join(rows)}</table>"
