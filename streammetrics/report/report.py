@@ -119,8 +119,7 @@ class EvaluationReport(Result):
         F1's (see :meth:`~streammetrics.RankAUC.threshold_for`).
         """
         ctx = self._context(weight_column, targets=targets)
-        what = f"{self.task} evaluation" if self.task else "evaluation"
-        head = f"{what} of {fmt_number(self._values['n'])} rows"
+        head = self._caption()
         if self._describe:
             head += f" {self._describe}"
         elif not self.task:
@@ -172,14 +171,13 @@ class EvaluationReport(Result):
         out = pd.concat([f for f in frames if len(f) == rows], axis=1)
         return out.loc[:, ~out.columns.duplicated()]
 
+    def _caption(self) -> str:
+        return f"{self.task + ' ' if self.task else ''}evaluation of {fmt_number(self._values['n'])} rows"
+
     def _repr_html_(self) -> str:
         ctx = self._context()
-        what = f"{self.task} evaluation" if self.task else "evaluation"
         rows = []
         for name in self._order:
             part = self._parts[name]
             rows += [f"<tr><th colspan='2'>{html.escape(part.section_title(ctx))}</th></tr>", *part.html_rows()]
-        return (
-            f"<table><caption>{html.escape(what)} of {fmt_number(self._values['n'])} rows"
-            "</caption>" + "".join(rows) + "</table>"
-        )
+        return f"<table><caption>{html.escape(self._caption())}</caption>" + "".join(rows) + "</table>"
