@@ -19,7 +19,7 @@ import numpy as np
 
 from ._protocol.base import check_ci
 from ._protocol.inputs import Finite, Labels01, prepare
-from ._protocol.result import Result, fmt_number
+from ._protocol.result import Result, fmt_interval, fmt_number, text_table
 from ._protocol.validation import as_1d
 from .bootstrap import Bootstrap
 from .bootstrap.accumulator import interval
@@ -27,6 +27,8 @@ from .bootstrap.accumulator import interval
 __all__ = ["compare", "paired_delong"]
 
 _DELONG_INPUTS = (Labels01("y"), Finite("p_a", "scores"), Finite("p_b", "scores"))
+#: the fields of a score's row of a comparison (:meth:`ComparisonResult.rows`, :func:`table`)
+ROW_FIELDS = ("a", "b", "diff", "diff_ci_lower", "diff_ci_upper", "p_value")
 
 
 def _level(ci) -> float:
@@ -41,16 +43,11 @@ def table(rows: dict, names=("a", "b"), ci: float = 0.95) -> list[str]:
     head = ("score", *names, "difference", f"{ci:.0%} interval", "p-value", "method")
     cells = [head]
     for k, r in rows.items():
-        interval = f"[{fmt_number(r['diff_ci_lower'])}, {fmt_number(r['diff_ci_upper'])}]"
         values = (fmt_number(r[e]) for e in ("a", "b", "diff"))
         p, least = r["p_value"], r["resolution"]
         p = "nan" if math.isnan(p) else f"< {least:.2g}" if p < least else f"{p:.4f}"
-        cells.append((k, *values, interval, p, r["method"]))
-    widths = [max(len(t[i]) for t in cells) for i in range(len(head))]
-    return [
-        "  " + "  ".join(c.ljust(w) if i in (0, 6) else c.rjust(w) for i, (c, w) in enumerate(zip(t, widths))).rstrip()
-        for t in cells
-    ]
+        cells.append((k, *values, fmt_interval(r, "diff"), p, r["method"]))
+    return text_table(cells, left=(0, 6))
 
 
 class ComparisonResult(Result):
@@ -60,10 +57,9 @@ class ComparisonResult(Result):
 
     def rows(self) -> dict:
         """``score -> {a, b, diff, diff_ci_lower, diff_ci_upper, p_value, resolution, method}``."""
-        fields = ("a", "b", "diff", "diff_ci_lower", "diff_ci_upper", "p_value")
         scores = [k[: -len("_diff")] for k in self._values if k.endswith("_diff")]
         extra = {"resolution": 1.0 / self._values["replicates"], "method": "bootstrap"}
-        return {k: {e: self._values[f"{k}_{e}"] for e in fields} | extra for k in scores}
+        return {k: {e: self._values[f"{k}_{e}"] for e in ROW_FIELDS} | extra for k in scores}
 
     def __str__(self) -> str:
         v = self._values

@@ -97,17 +97,16 @@ def test_multiclass_plots_draw_the_kept_points_of_each_class(tmp_path, monkeypat
     acc = MulticlassRankAUC(3).update(y, P)
     drawn = {}
     monkeypatch.setattr(plots, "MAX_CURVE_POINTS", 50)
-    monkeypatch.setattr(plots, "class_roc", lambda curves, total, folder: drawn.setdefault("roc", curves) and "roc")
-    monkeypatch.setattr(plots, "class_pr", lambda curves, total, folder: drawn.setdefault("pr", curves) and "pr")
+    monkeypatch.setattr(plots, "class_curves", lambda curves, total, folder, roc: drawn.setdefault(roc, curves) and "x")
     acc.finalize().plot(str(tmp_path), RenderContext())
     for c in range(3):
         fpr, tpr, _ = acc.roc_curve(c)
         precision, recall, _ = acc.pr_curve(c)
         keep = plots.spread(fpr.shape[0], 50)
-        np.testing.assert_array_equal(drawn["roc"][c][1], fpr[keep])
-        np.testing.assert_array_equal(drawn["roc"][c][2], tpr[keep])
-        np.testing.assert_array_equal(drawn["pr"][c][1], precision[keep])
-        np.testing.assert_array_equal(drawn["pr"][c][2], recall[keep])
+        np.testing.assert_array_equal(drawn[True][c][1], fpr[keep])
+        np.testing.assert_array_equal(drawn[True][c][2], tpr[keep])
+        np.testing.assert_array_equal(drawn[False][c][1], precision[keep])
+        np.testing.assert_array_equal(drawn[False][c][2], recall[keep])
 
 
 # ------------------------------------------------------------------ the command

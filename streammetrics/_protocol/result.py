@@ -63,15 +63,36 @@ def fmt_number(v: Any, weighted: bool = False) -> str:
     return str(v)
 
 
+def text_table(rows, left=(0,)) -> list[str]:
+    """Rows of text cells as lines two spaces in, each column as wide as its widest cell: the columns ``left`` aligned
+    left, the others right (trailing blanks dropped)."""
+    widths = [max(map(len, column)) for column in zip(*rows)]
+    return [
+        ("  " + "  ".join(c.ljust(w) if j in left else c.rjust(w) for j, (c, w) in enumerate(zip(r, widths)))).rstrip()
+        for r in rows
+    ]
+
+
+def _even(rows, least: int = 0) -> list[list[str]]:
+    """``rows`` with every cell but the first right-aligned to the widest of them (at least ``least``)."""
+    w = max([least] + [len(c) for r in rows for c in r[1:]])
+    return [[r[0], *(c.rjust(w) for c in r[1:])] for r in rows]
+
+
+def fmt_interval(values, name: str) -> str:
+    """``[lower, upper]``: the interval ``<name>_ci_lower``, ``<name>_ci_upper`` of ``values``."""
+    return f"[{fmt_number(values[f'{name}_ci_lower'])}, {fmt_number(values[f'{name}_ci_upper'])}]"
+
+
+def html_row(cells, tag: str = "td") -> str:
+    """A ``<tr>`` of the text ``cells``, each escaped, in ``tag`` elements."""
+    return "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>"
+
+
 def grid(cells, row_labels, col_labels, weighted: bool = False) -> list[str]:
-    """A labelled table of numbers, two spaces in."""
-    text = [[fmt_number(c, weighted) for c in row] for row in cells]
-    rw = max(len(r) for r in row_labels)
-    cw = max([len(c) for c in col_labels] + [len(t) for row in text for t in row])
-    lines = ["  " + " " * rw + "  " + "  ".join(f"{c:>{cw}}" for c in col_labels)]
-    for label, row in zip(row_labels, text):
-        lines.append("  " + f"{label:<{rw}}" + "  " + "  ".join(f"{t:>{cw}}" for t in row))
-    return lines
+    """A labelled table of numbers, two spaces in, every column of numbers as wide as the widest."""
+    rows = [[label, *(fmt_number(c, weighted) for c in row)] for label, row in zip(row_labels, cells)]
+    return text_table(_even([["", *col_labels], *rows]))
 
 
 def class_names(labels, k: int) -> list[str]:
@@ -83,16 +104,10 @@ def per_class(names, arrays, row_names) -> list[str]:
     """A table with one row per class (named ``row_names``) and one column per array."""
     k = arrays[0].shape[0]
     shown = range(k) if k <= 50 else list(range(25)) + [None] + list(range(k - 25, k))
-    cw = max([5] + [len(r) for r in row_names])
-    cells = [len(fmt_number(a[i])) for a in arrays for i in shown if i is not None]
-    w = max([len(n) for n in [*names, "class"]] + cells) + 2
-    lines = ["  " + f"{'class':>{cw}}" + "".join(f"{n:>{w}}" for n in names)]
+    rows = [["class", *names]]
     for i in shown:
-        if i is None:
-            lines.append("  " + f"{'...':>{cw}}")
-            continue
-        lines.append("  " + f"{row_names[i]:>{cw}}" + "".join(f"{fmt_number(a[i]):>{w}}" for a in arrays))
-    return lines
+        rows.append(["...", *[""] * len(arrays)] if i is None else [row_names[i], *(fmt_number(a[i]) for a in arrays)])
+    return text_table(_even(rows, len("class")), left=())
 
 
 def _by_length(fields, values) -> dict[int, list]:
@@ -143,6 +158,8 @@ class RenderContext:
     sample: tuple | None = None
     #: operating targets asked for: ``{"recall": [0.9], "precision": [...], "fpr": [...]}``
     targets: dict = field(default_factory=dict)
+    #: bootstrap bands on the curves: ``{"roc": (fpr, lower, upper, level), "pr": ..., "auc": (lower, upper, level)}``
+    bands: dict = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------- result
@@ -256,7 +273,7 @@ class Result(Mapping):
             weighted = self.weighted and f in self.counts
             text = fmt_number(values[f], weighted)
             if f in bounded:
-                text += f" [{fmt_number(values[f + '_ci_lower'])}, {fmt_number(values[f + '_ci_upper'])}]"
+                text += " " + fmt_interval(values, f)
             out.append(f"  {self._shown(f, names):<{width}}  {text}{notes.get(f, '')}")
         return out
 
@@ -319,21 +336,13 @@ class Result(Mapping):
         return pd.DataFrame({"value": list(scalars.values())}, index=pd.Index(list(scalars), name="score"))
 
     def html_rows(self) -> list[str]:
-        rows = []
-        for k, v in self._scalars().items():
-            weighted = self.weighted and k in self.counts
-            rows.append(f"<tr><td>{html.escape(k)}</td><td>{html.escape(fmt_number(v, weighted))}</td></tr>")
+        rows = [html_row([k, fmt_number(v, self.weighted and k in self.counts)]) for k, v in self._scalars().items()]
         vectors = self._per_class()
         for group, names in _tables(list(vectors), vectors, self._meta.get("labels")):
-            head = "".join(f"<th>{html.escape(n)}</th>" for n in ["class", *group])
-            body = "".join(
-                "<tr>"
-                + f"<td>{html.escape(names[i])}</td>"
-                + "".join(f"<td>{html.escape(fmt_number(vectors[f][i]))}</td>" for f in group)
-                + "</tr>"
-                for i in range(min(len(names), 50))
-            )
-            rows.append(f"<tr><td colspan='2'><table>{head}{body}</table></td></tr>")
+            shown = range(min(len(names), 50))
+            table = [html_row(["class", *group], "th")]
+            table += [html_row([names[i], *(fmt_number(vectors[f][i]) for f in group)]) for i in shown]
+            rows.append(f"<tr><td colspan='2'><table>{''.join(table)}</table></td></tr>")
         return rows
 
     def _repr_html_(self) -> str:

@@ -16,10 +16,10 @@ import sys
 import numpy as np
 
 from streammetrics import BinaryConfusion, Bootstrap, Evaluator, ProbabilityScores, compare, paired_delong
-from streammetrics._protocol.result import RenderContext, fmt_number, jsonable
-from streammetrics.comparison import table
+from streammetrics._protocol.result import fmt_interval, fmt_number, jsonable, text_table
+from streammetrics.comparison import ROW_FIELDS, table
 from streammetrics.io import InputError, expand_paths, open_source
-from streammetrics.report import plots
+from streammetrics.metrics.ranking.curves import RankResult
 
 from .common import AUTO_LABELS, CommandError, failing, note
 from .output import check_outputs, draw, finalize, save_state, targets_of, write_plots
@@ -103,47 +103,28 @@ def cmd_evaluate_bootstrap(args, settings: dict, watch) -> int:
     if args.save_state:
         save_state(total, args.save_state)
     if args.plots:
-        _write_band_plots(total, result, args)
+        _write_plots(total, result, args)
     watch.summary(total.n, len(sources))
     return 0
 
 
-def _write_band_plots(total, result, args) -> None:
-    """The plots of the rows as given (every member's), the ROC and PR curves
-    redrawn with the replicates' pointwise bands at the intervals' level."""
-    from streammetrics.metrics.ranking.curves import RankResult
-
-    report = total.point_result()
-    targets = targets_of(args)
-    write_plots(report, args.plots, weight_column=args.weight, targets=targets)
-    rank = next((part for part in report.parts.values() if isinstance(part, RankResult)), None)
-    if rank is None or not (rank.n_pos > 0 and rank.n_neg > 0):
-        return
-    level = result.ci
+def _write_plots(total, result, args) -> None:
+    """The plots of the rows as given (every member's), the ROC and PR curves with the replicates' pointwise bands at
+    the intervals' level."""
+    report, level, targets = total.point_result(), result.ci, targets_of(args)
+    ranked = any(isinstance(p, RankResult) and p.n_pos > 0 and p.n_neg > 0 for p in report.parts.values())
     try:
-        roc_band = (*total.roc_band(level), level)
-        pr_band = (*total.pr_band(level), level)
+        bands = {"roc": (*total.roc_band(level), level), "pr": (*total.pr_band(level), level)} if ranked else None
     except ValueError as exc:  # no replicate holds both classes
         note(f"no bootstrap band on the curves: {exc}")
-        return
-    ctx = RenderContext(weight_column=args.weight, targets=targets or {})
-    marked = [p for p in rank.report_extras(ctx).get("operating_points", []) if p["reached"]]
-    roc_marks = [(p["fpr"], p["recall"], f"{p['point']} ({p['threshold']:.4g})") for p in marked]
-    pr_marks = [(p["recall"], p["precision"], f"{p['point']} ({p['threshold']:.4g})") for p in marked]
-    curves = rank.thinned_curves()  # (fpr, tpr) and (precision, recall)
-    auc = (result.auc_ci_lower, result.auc_ci_upper, level) if "auc_ci_lower" in result else None
-    counts = (rank.n_pos, rank.n_neg, args.plots)
-    roc = (*curves["roc"], rank.auc, rank.auc_lower, rank.auc_upper, *counts)
-    pr = (*curves["pr"], rank.average_precision(), *counts)
-    pr_bounds = rank.average_precision_bounds()
-    paths = draw(
-        args.plots,
-        lambda: [
-            plots.roc(*roc, marks=roc_marks, exact=rank.exact, band=roc_band, interval=auc),
-            plots.pr(*pr, marks=pr_marks, bounds=pr_bounds, exact=rank.exact, band=pr_band),
-        ],
-    )
-    note(f"{level:.0%} bootstrap bands of {result.replicates_used} replicates drawn on: " + ", ".join(paths))
+        bands = None
+    if bands is None:
+        return write_plots(report, args.plots, weight_column=args.weight, targets=targets)
+    if "auc_ci_lower" in result:
+        bands["auc"] = (result.auc_ci_lower, result.auc_ci_upper, level)
+    ctx = report._context(args.weight, targets=targets, bands=bands)
+    note("plots written: " + ", ".join(draw(args.plots, lambda: report._plot(args.plots, ctx))))
+    note(f"{level:.0%} bootstrap bands of {result.replicates_used} replicates drawn on the ROC and PR curves")
 
 
 def _json(doc, result, args) -> None:
@@ -186,15 +167,11 @@ def _print_bootstrap(result, total, args) -> None:
         _json({"result": "Bootstrap", "metrics": metrics, "counts": {k: scalars[k] for k in other}}, result, args)
         return
     title = f"{total.template.task or 'members'} evaluation of {result.n:,} rows, {result.ci:.0%} bootstrap intervals"
-    width = max((len(k) for k in scored + other), default=0)
-    lines = [title, "=" * len(title), ""]
-    for k in scored:
-        lines.append(
-            f"  {k:<{width}}  {fmt_number(scalars[k])} "
-            f"[{fmt_number(scalars[f'{k}_ci_lower'])}, {fmt_number(scalars[f'{k}_ci_upper'])}]"
-        )
+    cells = [(k, f"{fmt_number(scalars[k])} {fmt_interval(scalars, k)}") for k in scored]
+    rows = text_table(cells + [(k, fmt_number(scalars[k])) for k in other], left=(0, 1))
+    lines = [title, "=" * len(title), "", *rows[: len(scored)]]
     if other:
-        lines += [""] + [f"  {k:<{width}}  {fmt_number(scalars[k])}" for k in other]
+        lines += ["", *rows[len(scored) :]]
     lines += [
         "",
         f"  percentile intervals of {result.replicates_used} of {result.replicates} keyed "
@@ -243,8 +220,7 @@ def cmd_compare(args, watch) -> int:
     return 0
 
 
-#: the fields of DeLong's row, and the scores a comparison reports, in this order (those the template has)
-_FIELDS = ("a", "b", "diff", "diff_ci_lower", "diff_ci_upper", "p_value")
+#: the scores a comparison reports, in this order (those the template has)
 _SHOWN = ("accuracy", "precision", "recall", "specificity", "balanced_accuracy", "f1", "mcc", "log_loss", "brier")
 
 
@@ -252,7 +228,7 @@ def _print_comparison(result, auc, names, args) -> None:
     a, b = names
     scores, rows = {}, result.rows()
     if auc is not None:
-        delong = {e: auc[e if e == "p_value" else f"auc_{e}"] for e in _FIELDS}
+        delong = {e: auc[e if e == "p_value" else f"auc_{e}"] for e in ROW_FIELDS}
         scores["auc"] = delong | {"resolution": 1e-4, "method": "DeLong"}
     scores.update((k, rows[k]) for k in _SHOWN if k in rows)
     if args.format == "json":

@@ -42,7 +42,7 @@ class MulticlassRankResult(Result):
             curves = thinned(Points((scores, ab), 0, ab.dtype.kind == "f"), plots.MAX_CURVE_POINTS)
             rocs.append((names[c], *curves["roc"], float(auc[c])))
             prs.append((names[c], *curves["pr"], float(ap[c])))
-        return [plots.class_roc(rocs, k, folder), plots.class_pr(prs, k, folder)]
+        return [plots.class_curves(rocs, k, folder, roc=True), plots.class_curves(prs, k, folder, roc=False)]
 
     def section(self, ctx: RenderContext, names=None) -> list[str]:
         values = self.report_values()

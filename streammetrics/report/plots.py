@@ -11,11 +11,11 @@ import numpy as np
 
 from .._protocol.errors import optional
 
-__all__ = ["roc", "pr", "figure_label", "class_roc", "class_pr", "confusion", "regression", "reliability"]
+__all__ = ["roc", "pr", "figure_label", "class_curves", "confusion", "regression", "reliability"]
 __all__ += ["threshold_curves", "slice_scores", "MAX_CLASS_CURVES", "MAX_CURVE_POINTS", "gain_lift", "at_k"]
 __all__ += ["figure", "save", "finish", "spread", "series"]
 
-#: Curves with more points are thinned for drawing (the scores are unaffected).
+#: Curves with more points are thinned for drawing (``spread``; the scores are unaffected).
 MAX_CURVE_POINTS = 4000
 
 #: Per-class figures draw the curves of at most this many classes (the first).
@@ -71,19 +71,15 @@ def spread(n: int, limit: int = MAX_CURVE_POINTS) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, limit).round().astype(np.int64))
 
 
-def _thin(*arrays: np.ndarray, limit: int = MAX_CURVE_POINTS):
-    """Keep the points :func:`spread` picks of a curve."""
-    if arrays[0].shape[0] <= limit:
-        return arrays
-    idx = spread(arrays[0].shape[0], limit)
-    return tuple(a[idx] for a in arrays)
-
-
 def _count(n) -> str:
     for unit, div in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if n >= div:
             return f"{n / div:.3g}{unit}"
     return str(n) if isinstance(n, (int, np.integer)) else f"{float(n):.4g}"
+
+
+def _prevalence(n_pos, n_neg) -> float:
+    return float(n_pos) / max(float(n_pos) + float(n_neg), 1e-300)
 
 
 def figure_label(name: str, value: float, lower: float, upper: float, exact=None) -> str:
@@ -111,7 +107,6 @@ def roc(fpr, tpr, auc, lower, upper, n_pos, n_neg, folder, marks=(), exact=None,
     """The ROC curve and its AUC (``exact`` as for :func:`figure_label`); ``marks``:
     ``(fpr, tpr, label)`` operating points; ``band``: a pointwise band ``(fpr,
     tpr_lower, tpr_upper, level)``; ``interval``: the AUC's ``(lower, upper, level)``."""
-    fpr, tpr = _thin(np.asarray(fpr, float), np.asarray(tpr, float))
     fig, ax = _axes()
     label = "ROC, " + figure_label("AUC", auc, lower, upper, exact)
     if interval is not None:
@@ -127,8 +122,7 @@ def roc(fpr, tpr, auc, lower, upper, n_pos, n_neg, folder, marks=(), exact=None,
 def pr(precision, recall, average_precision, n_pos, n_neg, folder, marks=(), bounds=None, exact=None, band=None) -> str:
     """The precision-recall curve, its average precision (``bounds``: ``(lower, upper)``)
     and the chance level; ``marks``, ``exact`` and ``band`` as for :func:`roc`."""
-    precision, recall = _thin(np.asarray(precision, float), np.asarray(recall, float))
-    prevalence = float(n_pos) / max(float(n_pos) + float(n_neg), 1e-300)
+    prevalence = _prevalence(n_pos, n_neg)
     fig, ax = _axes()
     _band(ax, band, "C1", "the precision")
     lower, upper = bounds if bounds is not None else (average_precision, average_precision)
@@ -140,14 +134,15 @@ def pr(precision, recall, average_precision, n_pos, n_neg, folder, marks=(), bou
     return finish(fig, ax, folder, "pr.png", loc="lower left")
 
 
-def _class_curves(curves, total: int, folder: str, roc: bool) -> str:
-    """One-vs-rest curves in one figure, one per class (``(name, x-or-y arrays, value)``)."""
+def class_curves(curves, total: int, folder: str, roc: bool) -> str:
+    """One-vs-rest ROC (``roc``) or precision-recall curves in one figure, one per class: ``curves`` are ``(name, fpr,
+    tpr, auc)`` or ``(name, precision, recall, average_precision)``, drawn as given; ``total`` is the number of
+    classes (a note says when fewer are drawn)."""
     from matplotlib import colormaps
 
     fig, ax = _axes(7.0, 6.0)
     cmap = colormaps["tab10" if len(curves) <= 10 else "tab20"]
     for i, (name, a, b, value) in enumerate(curves):
-        a, b = _thin(np.asarray(a, float), np.asarray(b, float))
         x, y = (a, b) if roc else (b, a)
         style = "default" if roc else "steps-post"
         label = f"{name}: {'AUC' if roc else 'AP'} = {value:.4f}"
@@ -161,19 +156,6 @@ def _class_curves(curves, total: int, folder: str, roc: bool) -> str:
     return finish(fig, ax, folder, name, loc=loc, fontsize=8 if len(curves) <= 10 else 6)
 
 
-def class_roc(curves, total: int, folder: str) -> str:
-    """One-vs-rest ROC curves in one figure, one per class: ``curves`` are
-    ``(name, fpr, tpr, auc)``; ``total`` is the number of classes (a note says
-    when fewer are drawn)."""
-    return _class_curves(curves, total, folder, roc=True)
-
-
-def class_pr(curves, total: int, folder: str) -> str:
-    """One-vs-rest precision-recall curves in one figure: ``curves`` are
-    ``(name, precision, recall, average_precision)``."""
-    return _class_curves(curves, total, folder, roc=False)
-
-
 def _marks(ax, marks) -> None:
     for i, (x, y, label) in enumerate(marks):
         ax.plot([x], [y], marker="o", ms=7, ls="none", color=f"C{3 + i}", label=label, zorder=5)
@@ -182,10 +164,9 @@ def _marks(ax, marks) -> None:
 def threshold_curves(thresholds, precision, recall, f1, marks, folder: str) -> str:
     """Precision, recall and F1 against the threshold (highest threshold first);
     ``marks`` are ``(threshold, label)`` vertical lines."""
-    t, p, r, f = _thin(*(np.asarray(a, float) for a in (thresholds, precision, recall, f1)))
     fig, ax = _axes(7.0, 4.5)
-    for values, colour, label in ((p, "C1", "precision"), (r, "C0", "recall"), (f, "C2", "F1")):
-        ax.plot(t, values, color=colour, lw=2, drawstyle="steps-post", label=label)
+    for values, colour, label in ((precision, "C1", "precision"), (recall, "C0", "recall"), (f1, "C2", "F1")):
+        ax.plot(thresholds, values, color=colour, lw=2, drawstyle="steps-post", label=label)
     for i, (x, label) in enumerate(marks):
         ax.axvline(x, color=f"C{3 + i}", lw=1, ls="--", label=label)
     ax.set(
@@ -200,22 +181,20 @@ def threshold_curves(thresholds, precision, recall, f1, marks, folder: str) -> s
 def gain_lift(fraction, gains, n_pos, n_neg, folder: str) -> str:
     """The cumulative gain curve above (with chance and the perfect ranking) and the lift below, against the share of
     the rows called positive."""
-    x, g = _thin(np.asarray(fraction, float), np.asarray(gains, float))
-    prevalence = float(n_pos) / max(float(n_pos) + float(n_neg), 1e-300)
+    x, g = np.asarray(fraction, float), np.asarray(gains, float)
+    prevalence = _prevalence(n_pos, n_neg)
     fig = figure(6.0, 7.0)
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
     top.plot(x, g, color="C0", lw=2, label="model")
     top.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="chance")
     top.plot([0, prevalence, 1], [0, 1, 1], color="C2", lw=1, ls=":", label="perfect ranking")
     top.set(xlim=(0, 1), ylim=(0, 1.01), ylabel="share of the positives found", title="Cumulative gain and lift")
-    top.grid(True, alpha=0.3)
-    top.legend(loc="lower right")
     held = x > 0
     bottom.plot(x[held], g[held] / x[held], color="C0", lw=2)
     bottom.axhline(1.0, color="0.6", lw=1, ls="--")
     bottom.set(xlabel="share of the rows called positive (highest scores first)", ylabel="lift")
     bottom.grid(True, alpha=0.3)
-    return save(fig, folder, "gain.png")
+    return finish(fig, top, folder, "gain.png", loc="lower right")
 
 
 def reliability(
@@ -232,11 +211,9 @@ def reliability(
     x, y = np.asarray(mean_predicted)[held], np.asarray(fraction_positive)[held]
     top.plot(x, y, marker="o", color="C0", lw=2, label=f"{what}, ECE = {ece:.4f}")
     top.set(xlim=(0, 1), ylim=(0, 1.01), ylabel="observed fraction", title=f"Reliability diagram ({len(counts)} bins)")
-    top.grid(True, alpha=0.3)
-    top.legend(loc="upper left")
     bottom.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color="C0", alpha=0.6)
     bottom.set(xlabel="predicted probability", ylabel="rows")
-    return save(fig, folder, name)
+    return finish(fig, top, folder, name, loc="upper left")
 
 
 def confusion(matrix: np.ndarray, folder: str, title: str, headline: str, labels=None) -> str:

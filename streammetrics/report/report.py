@@ -86,9 +86,9 @@ class EvaluationReport(Result):
         """Whether any member saw sample weights."""
         return any(p.weighted for p in self._parts.values())
 
-    def _context(self, weight_column=None, sample=None, targets=None) -> RenderContext:
+    def _context(self, weight_column=None, sample=None, targets=None, bands=None) -> RenderContext:
         labels, targets = self._settings.get("labels"), check_targets(targets)
-        return RenderContext(labels, weight_column, self._settings, sample, targets)
+        return RenderContext(labels, weight_column, self._settings, sample, targets, bands or {})
 
     def to_json(self, indent: int | None = 2, *, weight_column: str | None = None, targets: dict | None = None) -> str:
         """The report as JSON: ``{"task", "settings", "n", "weighted", "metrics"}``.
@@ -119,8 +119,7 @@ class EvaluationReport(Result):
         F1's (see :meth:`~streammetrics.RankAUC.threshold_for`).
         """
         ctx = self._context(weight_column, targets=targets)
-        what = f"{self.task} evaluation" if self.task else "evaluation"
-        head = f"{what} of {fmt_number(self._values['n'])} rows"
+        head = self._caption()
         if self._describe:
             head += f" {self._describe}"
         elif not self.task:
@@ -142,11 +141,10 @@ class EvaluationReport(Result):
         operating points are marked on the ROC and PR curves). Needs
         matplotlib (the ``plot`` extra).
         """
-        ctx = self._context(weight_column, sample, targets)
-        out: list[str] = []
-        for name in self._order:
-            out.extend(self._parts[name].plot(folder, ctx))
-        return out
+        return self._plot(folder, self._context(weight_column, sample, targets))
+
+    def _plot(self, folder: str, ctx: RenderContext) -> list[str]:
+        return [path for name in self._order for path in self._parts[name].plot(folder, ctx)]
 
     def __str__(self) -> str:
         return self.to_text()
@@ -173,14 +171,13 @@ class EvaluationReport(Result):
         out = pd.concat([f for f in frames if len(f) == rows], axis=1)
         return out.loc[:, ~out.columns.duplicated()]
 
+    def _caption(self) -> str:
+        return f"{self.task + ' ' if self.task else ''}evaluation of {fmt_number(self._values['n'])} rows"
+
     def _repr_html_(self) -> str:
         ctx = self._context()
-        what = f"{self.task} evaluation" if self.task else "evaluation"
         rows = []
         for name in self._order:
             part = self._parts[name]
             rows += [f"<tr><th colspan='2'>{html.escape(part.section_title(ctx))}</th></tr>", *part.html_rows()]
-        return (
-            f"<table><caption>{html.escape(what)} of {fmt_number(self._values['n'])} rows"
-            "</caption>" + "".join(rows) + "</table>"
-        )
+        return f"<table><caption>{html.escape(self._caption())}</caption>" + "".join(rows) + "</table>"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import threading
@@ -12,7 +11,7 @@ from types import MappingProxyType
 import numpy as np
 
 from .._protocol.errors import optional
-from .._protocol.result import RenderContext, Result, fmt_number, jsonable
+from .._protocol.result import RenderContext, Result, fmt_interval, fmt_number, html_row, jsonable, text_table
 
 __all__ = ["SlicedResult", "LazySlices", "score_columns", "MAX_PLOTTED_SLICES"]
 
@@ -74,11 +73,10 @@ def _scalar(v) -> bool:
     return isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_))
 
 
-def _sort_value(v) -> float:
-    """A score as a sort key: undefined (None, NaN) becomes NaN."""
-    if v is None or not _scalar(v):
-        return math.nan
-    return float(v)
+def _score(r: Result | None, c: str) -> float:
+    """``r``'s score ``c`` as a sort key: NaN where undefined (no result, None, NaN)."""
+    v = None if r is None else r[c]
+    return float(v) if _scalar(v) else math.nan
 
 
 #: guards the one fill of a lazy result's per-slice values
@@ -313,7 +311,7 @@ class SlicedResult(Result):
             self._check_score("scores must name scores of the slices", c)
         values = {"n_slices": len(self._slices)}
         for c in scores:
-            v = np.array([_sort_value(None if r is None else r[c]) for r in self._slices.values()], np.float64)
+            v = np.array([_score(r, c) for r in self._slices.values()], np.float64)
             v = v[~np.isnan(v)]
             values[f"{c}_mean"] = float(v.mean()) if v.size else math.nan
             values[f"{c}_std"] = float(v.std(ddof=1)) if v.size > 1 else math.nan
@@ -367,7 +365,7 @@ class SlicedResult(Result):
             values = [float(self._rows[k]) for k in keys]
         else:
             self._check_score("sort must be 'n', 'key' or a score of the slices", sort)
-            values = [_sort_value(None if r is None else r[sort]) for r in self._slices.values()]
+            values = [_score(r, sort) for r in self._slices.values()]
         sign = 1.0 if ascending else -1.0
         # undefined last; a stable sort keeps key order among ties
         return [keys[i] for i in sorted(range(len(keys)), key=lambda i: (math.isnan(values[i]), sign * values[i]))]
@@ -375,9 +373,6 @@ class SlicedResult(Result):
     # --------------------------------------------------------------- rendering
     def _level(self) -> str:
         return f"{100 * self._ci:g}%"
-
-    def _interval(self, r: Result | None, c: str) -> str:
-        return f"[{fmt_number(r[c + '_ci_lower'])}, {fmt_number(r[c + '_ci_upper'])}]" if _bounded(r, c) else ""
 
     def _cells(self, top: int | None = None, sort: str = "n", ascending: bool | None = None):
         """``(head, body, total, hidden, notes)`` of the slice table: its cells (a row
@@ -402,7 +397,7 @@ class SlicedResult(Result):
                     certified.append(c)
                 row.append(text)
                 if c in bounded:
-                    row.append(self._interval(r, c))
+                    row.append(fmt_interval(r, c) if _bounded(r, c) else "")
             return row
 
         body = []
@@ -421,16 +416,10 @@ class SlicedResult(Result):
 
     def _table(self, top: int | None = None, sort: str = "n", ascending: bool | None = None) -> list[str]:
         head, body, total, hidden, notes = self._cells(top, sort, ascending)
-        widths = [max(len(r[j]) for r in [head, *body, total]) for j in range(len(head))]
-        nk = len(self._names)
-        last = len(head) - 1 if head[-1] == "differs" else None
-
-        def line(r):
-            cells_ = [f"{v:<{widths[j]}}" if j < nk or j == last else f"{v:>{widths[j]}}" for j, v in enumerate(r)]
-            return ("  " + "  ".join(cells_)).rstrip()
-
+        left = {*range(len(self._names)), len(head) - 1 if head[-1] == "differs" else -1}
+        *lines, last = text_table([head, *body, total], left)
         more = [f"  ... {hidden:,} more slices (see to_json())"] if hidden else []
-        return [line(head), *map(line, body), *more, line(total), *notes, *self._summary_lines()]
+        return [*lines, *more, last, *notes, *self._summary_lines()]
 
     def to_text(
         self, max_rows: int | None = None, *, sort: str = "n", top: int | None = None, ascending: bool | None = None
@@ -458,8 +447,7 @@ class SlicedResult(Result):
             raise ValueError(f"top and max_rows are the same setting; got top={top}, max_rows={max_rows}")
         top = top if top is not None else max_rows
         table = self._table(None if top is None else at_least_one("top", top), sort, ascending)
-        head = f"{len(self._slices):,} slices of {fmt_number(self._values['n'])} rows"
-        head += self._named_by()
+        head = self._caption() + self._named_by()
         if sort == "key":
             head += ", in key order" + ("" if ascending in (None, True) else ", reversed")
         elif sort not in ("n", "rows") or ascending is not None:
@@ -526,17 +514,13 @@ class SlicedResult(Result):
             index = pd.Index(keys, name=self._names[0] if self._names else "by", dtype=object)
         return pd.DataFrame(data, index=index)
 
+    def _caption(self) -> str:
+        return f"{len(self._slices):,} slices of {fmt_number(self._values['n'])} rows"
+
     def _repr_html_(self) -> str:
         head, body, total, _, _ = self._cells()
-
-        def row(cells, tag="td"):
-            return "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>"
-
-        rows = [row(head, "th"), *(row(r) for r in body), row(total, "th")]
-        return (
-            f"<table><caption>{len(self._slices):,} slices of {fmt_number(self._values['n'])} rows"
-            f"</caption>{''.join(rows)}</table>"
-        )
+        rows = [html_row(head, "th"), *map(html_row, body), html_row(total, "th")]
+        return f"<table><caption>{self._caption()}</caption>{''.join(rows)}</table>"
 
     def section(self, ctx: RenderContext, names=None) -> list[str]:
         return self._table()
@@ -560,7 +544,7 @@ class SlicedResult(Result):
         keys, drawn, note = self._plotted(score, at_least_one("max_slices", max_slices))
         results = [self._slices[k] for k in drawn]
         labels = [" / ".join(_cell(v) for v in k) if isinstance(k, tuple) else _cell(k) for k in drawn]
-        values = np.array([_sort_value(None if r is None else r[score]) for r in results])
+        values = np.array([_score(r, score) for r in results])
         lower, upper = (
             np.array([float(r[f"{score}_ci_{e}"]) if _bounded(r, score) else v for r, v in zip(results, values)])
             for e in ("lower", "upper")
@@ -569,7 +553,7 @@ class SlicedResult(Result):
         title = f"{score} per slice{self._named_by()}"
         if self._ci is not None and _bounded(self._overall, score):
             title += f" ({self._level()} intervals)"
-        overall, rows = _sort_value(self._overall[score]), [_cell(self._rows[k]) for k in drawn]
+        overall, rows = _score(self._overall, score), [_cell(self._rows[k]) for k in drawn]
         return plots.slice_scores(
             labels, values, lower, upper, flagged, overall, score, rows, folder, title, note, name=f"slices_{score}.png"
         )
@@ -581,9 +565,7 @@ class SlicedResult(Result):
         if len(keys) <= most:
             return keys, keys, None
         tail = most // 4
-        ranked = [
-            k for k in self.order(score) if not math.isnan(_sort_value(self._slices[k] and self._slices[k][score]))
-        ]
+        ranked = [k for k in self.order(score) if not math.isnan(_score(self._slices[k], score))]
         chosen = set(keys[: most - 2 * tail])
         chosen.update(ranked[:tail])
         chosen.update(ranked[len(ranked) - tail :] if tail else ())

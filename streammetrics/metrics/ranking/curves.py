@@ -367,12 +367,10 @@ class RankResult(RankQueries, Result):
         return self.average_precision_bounds()[1]
 
     def report_values(self):
-        out = {k: v for k, v in self._values.items() if k != "n"}
+        out = super().report_values()
         if self._points is not None:
             out["average_precision"] = self.average_precision()
-            lower, upper = self.average_precision_bounds()
-            out["average_precision_lower"] = lower
-            out["average_precision_upper"] = upper
+            out["average_precision_lower"], out["average_precision_upper"] = self.average_precision_bounds()
         return out
 
     def _note(self, lower, upper) -> str:
@@ -457,19 +455,16 @@ class RankResult(RankQueries, Result):
     def plot(self, folder: str, ctx: RenderContext) -> list[str]:
         from ...report import plots
 
-        curves = self.thinned_curves()
-        fpr, tpr = curves["roc"]
-        precision, recall = curves["pr"]
-        v = self._values
+        curves, v, band = self.thinned_curves(), self._values, ctx.bands.get
         points = [(label, self._row(r)) for label, r in self.operating_points(ctx) if r is not None]
         roc_marks = [(p["fpr"], p["recall"], f"{label} ({p['threshold']:.4g})") for label, p in points]
         pr_marks = [(p["recall"], p["precision"], f"{label} ({p['threshold']:.4g})") for label, p in points]
-        masses, ap, ap_bounds = (v["n_pos"], v["n_neg"]), self.average_precision(), self.average_precision_bounds()
+        masses = (v["n_pos"], v["n_neg"])
+        roc = (*curves["roc"], v["auc"], v["auc_lower"], v["auc_upper"], *masses, folder)
+        pr = (*curves["pr"], self.average_precision(), *masses, folder)
         out = [
-            plots.roc(
-                fpr, tpr, v["auc"], v["auc_lower"], v["auc_upper"], *masses, folder, marks=roc_marks, exact=self.exact
-            ),
-            plots.pr(precision, recall, ap, *masses, folder, marks=pr_marks, bounds=ap_bounds, exact=self.exact),
+            plots.roc(*roc, marks=roc_marks, exact=self.exact, band=band("roc"), interval=band("auc")),
+            plots.pr(*pr, marks=pr_marks, bounds=self.average_precision_bounds(), exact=self.exact, band=band("pr")),
             plots.gain_lift(*curves["gain"], *masses, folder),
         ]
         if self._engine().m:
