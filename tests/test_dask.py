@@ -121,15 +121,18 @@ def cluster_client():
 
 
 def test_on_a_two_process_cluster(cluster_client):
+    wants, lazies = [], []
     for make, args, w, _ in _cases():
         chunks = ((1, 0, 100, 13, 0, 90, 96),)
         dargs = [da.from_array(a, chunks=chunks if a.ndim == 1 else (chunks[0], -1)) for a in args]
         dw = da.from_array(w, chunks=chunks) if w is not None else None
-        # the single-process reference first: it compiles and caches every
+        # every single-process reference first: it compiles and caches every
         # kernel before the workers load them (two processes compiling the
         # same kernel at once can race on Numba's cache files)
-        want = _single(make, args, w)
-        got = evaluate(make(), *dargs, sample_weight=dw).compute()
+        wants.append(_single(make, args, w))
+        lazies.append(evaluate(make(), *dargs, sample_weight=dw))
+    # every accumulator in one computation: the workers take them in parallel
+    for got, want in zip(dask.compute(*lazies), wants):
         _assert_same(got, want, exact=False)
     s = S.copy()
     s[5] = 7.0

@@ -115,24 +115,29 @@ print(json.dumps([sm.bootstrap.__name__, sm.sliced.__name__, sm.report.__name__]
     assert got == ["streammetrics.bootstrap", "streammetrics.sliced", "streammetrics.report"]
 
 
-@pytest.mark.parametrize(
-    "make",
-    [
-        "sm.RankAUC().update([1, 0, 1, 0], [0.9, 0.3, 0.6, 0.7])",
-        "sm.Evaluator(task='binary').update([1, 0, 1, 0], [0.9, 0.3, 0.6, 0.7])",
-        "sm.Sliced(sm.MulticlassConfusion(3)).update([0, 1, 2], [0, 2, 2], by=[1, 1, 2])",
-    ],
-)
-def test_load_state_finds_a_class_not_yet_imported(tmp_path, make):
+#: states written in one process, each loaded in a fresh one
+MAKES = [
+    "sm.RankAUC().update([1, 0, 1, 0], [0.9, 0.3, 0.6, 0.7])",
+    "sm.Evaluator(task='binary').update([1, 0, 1, 0], [0.9, 0.3, 0.6, 0.7])",
+    "sm.Sliced(sm.MulticlassConfusion(3)).update([0, 1, 2], [0, 2, 2], by=[1, 1, 2])",
+]
+
+
+@pytest.fixture(scope="module")
+def saved_states(tmp_path_factory):
+    """Each of :data:`MAKES` saved by one fresh process: {make: (path, repr)}."""
+    folder = tmp_path_factory.mktemp("states")
+    paths = [str(folder / f"shard{i}.smstate") for i in range(len(MAKES))]
+    lines = "".join(f"acc = {make}\nacc.save({path!r})\nout.append(repr(acc))\n" for make, path in zip(MAKES, paths))
+    reprs = fresh(f"import json, streammetrics as sm\nout = []\n{lines}print(json.dumps(out))\n")
+    return dict(zip(MAKES, zip(paths, reprs)))
+
+
+@pytest.mark.parametrize("make", MAKES)
+def test_load_state_finds_a_class_not_yet_imported(saved_states, make):
     """A fresh process that loads a state file has imported none of the
     classes in it: ``load_state`` imports them to find them by name."""
-    path = str(tmp_path / "shard.smstate")
-    saved = fresh(f"""
-import json, streammetrics as sm
-acc = {make}
-acc.save({path!r})
-print(json.dumps(repr(acc)))
-""")
+    path, saved = saved_states[make]
     loaded = fresh(f"""
 import json, sys, streammetrics as sm
 before = sorted(m for m in sys.modules if m.startswith("streammetrics.metrics"))

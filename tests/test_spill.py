@@ -251,18 +251,23 @@ def test_files_go_at_normal_exit_and_stale_ones_are_removed(tmp_path):
         "    import os; os._exit(0)\n"
     )
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    subprocess.run([sys.executable, "-c", code, str(tmp_path), "exit"], check=True, env=env)
-    assert _files(tmp_path) == []
-    subprocess.run([sys.executable, "-c", code, str(tmp_path), "kill"], check=True, env=env)
-    stale = _files(tmp_path)
+    # the two processes run at once, each in a folder of its own
+    exited, killed = tmp_path / "exited", tmp_path / "killed"
+    runs = []
+    for folder, end in ((exited, "exit"), (killed, "kill")):
+        folder.mkdir()
+        runs.append(subprocess.Popen([sys.executable, "-c", code, str(folder), end], env=env))
+    assert [run.wait(timeout=300) for run in runs] == [0, 0]
+    assert _files(exited) == []
+    stale = _files(killed)
     assert stale  # a killed process leaves its files
     # a file of a live process (this one) and a foreign file stay
-    mine = os.path.join(tmp_path, f"{tempfiles.prefix(S.SPILL_STEM)}{os.getpid()}.0{S.SPILL_SUFFIX}")
-    other = os.path.join(tmp_path, "keep.smspill")
+    mine = os.path.join(killed, f"{tempfiles.prefix(S.SPILL_STEM)}{os.getpid()}.0{S.SPILL_SUFFIX}")
+    other = os.path.join(killed, "keep.smspill")
     for p in (mine, other):
         open(p, "wb").close()
-    acc, _, _ = _spilled(tmp_path)  # the first spill cleans the folder
-    left = _files(tmp_path)
+    acc, _, _ = _spilled(killed)  # the first spill cleans the folder
+    left = _files(killed)
     assert not set(stale) & set(left)
     assert os.path.basename(mine) in left and "keep.smspill" in left
     acc.close()
