@@ -396,3 +396,16 @@ def test_sliced_table_marks_binned_figures():
         exact = skm.roc_auc_score(y[rows], s[rows])
         assert float(lo) - 1e-6 <= exact <= float(hi) + 1e-6
     assert "(bounds" not in str(sm.Sliced(sm.RankAUC()).update(y, s, by=k).finalize())
+
+
+def test_bounds_hold_an_average_precision_rounded_past_one():
+    # every row positive, weighted: the steps of recall sum to 1 + 2**-52
+    rng = np.random.default_rng(1855)
+    y = (rng.random(23) < rng.choice([0.5, 0.9, 1.0])).astype(int)
+    s = np.round(rng.normal(size=23) + y * rng.uniform(-1, 3), 1)
+    w = rng.uniform(0.01, 3.0, 23)
+    acc = RankAUC(max_bins=3).update(y[:21], s[:21], sample_weight=w[:21]).update(y[21:], s[21:], sample_weight=w[21:])
+    r = acc.finalize()
+    lower, upper = r.average_precision_bounds()
+    assert y.all() and r.average_precision() > 1.0
+    assert lower < 1.0 and lower <= r.average_precision() <= upper

@@ -79,7 +79,7 @@ def average_precision_bounds(lo, hi, ab, weighted: bool, value: float | None = N
     upper = upper / total * (1.0 + _AP_SLACK) + _AP_ABS
     if not (np.isfinite(lower) and np.isfinite(upper)):
         lower, upper = 0.0, 1.0  # overflowed weights: nothing certain but the range
-    return value, _clip(min(lower, value)), _clip(max(upper, value))
+    return value, min(_clip(lower), value), max(_clip(upper), value)  # (a value may round past 1)
 
 
 def straddling_of_items(items, scores, weighted: bool):
