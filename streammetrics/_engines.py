@@ -1,12 +1,10 @@
 """What the Spark and Ray integrations share: the evaluation a table asks for,
 Arrow columns folded into it, and states and errors sent back as bytes.
 
-A worker folds its rows into a copy of the plan's template (an
-:class:`~streammetrics.Evaluator`, or a :class:`~streammetrics.Sliced` one for
-``by=``) and sends back ``to_bytes()``; the driver reads them with
-``from_bytes`` (checked as an untrusted file), merges them and finalizes. An
-error met in a worker travels as JSON and is raised on the driver as the
-library's own exception, naming the column and the row.
+A worker folds its rows into a copy of the plan's template and sends back
+``to_bytes()`` (or its error, as JSON); the driver reads them as untrusted
+files, merges them and finalizes, raising a worker's error as the library's
+own exception, naming the column and the row.
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ import numpy as np
 from ._protocol import errors
 from ._protocol.base import Accumulator, check_ci, from_bytes
 from .evaluator import Evaluator
-from .metrics.ranking.ranges import RangeResult, combine
+from .io.arrow import first_null, is_list_type, list_values
 from .sliced import Sliced
 
 #: the first byte of a value a worker sends: a state, or an error
@@ -69,7 +67,7 @@ class Plan:
     def finish(self, values):
         """The result of the states sent back (the first error raised), merged in
         order, as the single-process accumulator gives it."""
-        acc = merged(values, self.template)
+        acc = merged(values, self.template.copy())
         return acc.finalize(ci=self.ci) if self.ci is not None else acc.finalize()
 
 
@@ -98,15 +96,6 @@ def make_plan(y, p, *, task=None, evaluator=None, weight=None, by=None, labels=N
     return Plan(template, y, p, weight, by, check_ci(ci))
 
 
-def range_result(totals: dict, weighted: bool, stats: list, **meta) -> RangeResult:
-    """The exact AUC and average precision of the ranges' ``totals`` and ``stats`` (each ``(2U, share, distinct)``)."""
-    auc, ap = combine(totals, weighted, stats)
-    (P, N), n = totals["total"], totals["rows"]
-    values = {"auc": auc, "average_precision": ap, "n_pos": P, "n_neg": N, "auc_lower": auc, "auc_upper": auc, "n": n}
-    meta = {"weighted": weighted, **meta, "distinct": [d for _, _, d in stats]}
-    return RangeResult("AUCScores", values, meta)
-
-
 def check_columns(have: list, columns: list, what: str) -> None:
     """``ValueError`` naming the first of ``columns`` that ``what`` (of columns ``have``) lacks."""
     missing = [c for c in columns if c not in have]
@@ -122,8 +111,13 @@ def numpy_column(col, name: str) -> np.ndarray:
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
     kind = col.type
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        return _matrix(col, name)
+    if is_list_type(kind):
+        if col.null_count:
+            raise errors.BadValueError(name, first_null(col), None, "a row of class scores is null")
+        flat, k = list_values(
+            col, lambda i, n, k: errors.BadValueError(name, i, n, f"entries, but row 0 has {k}", relation="has")
+        )
+        return numpy_column(flat, name).reshape(len(col), k)
     if isinstance(col, pa.ExtensionArray) and hasattr(col, "to_numpy"):  # a tensor column (Ray)
         return np.asarray(col.to_numpy())
     if pa.types.is_null(kind):
@@ -131,26 +125,6 @@ def numpy_column(col, name: str) -> np.ndarray:
     if col.null_count and (pa.types.is_integer(kind) or pa.types.is_boolean(kind)):
         col = col.cast(pa.float64())
     return col.to_numpy(zero_copy_only=False)
-
-
-def _matrix(col, name: str) -> np.ndarray:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    n = len(col)
-    if col.null_count:
-        row = int(np.argmax(col.is_null().to_numpy(zero_copy_only=False)))
-        raise errors.BadValueError(name, row, None, "a row of class scores is null")
-    if pa.types.is_fixed_size_list(col.type):
-        width = col.type.list_size
-    else:
-        sizes = pc.list_value_length(col).to_numpy(zero_copy_only=False)
-        width = int(sizes[0]) if n else 0
-        if n and (sizes != width).any():
-            row = int(np.argmax(sizes != width))
-            raise errors.BadValueError(name, row, int(sizes[row]), f"entries, but row 0 has {width}", relation="has")
-    values = numpy_column(col.flatten(), name)
-    return values.reshape(n, width)
 
 
 def key_column(col, name: str):
@@ -211,12 +185,11 @@ def unpack(value) -> Accumulator:
     raise exc
 
 
-def merged(values, template: Accumulator) -> Accumulator:
-    """The merge of the states (or the first error) sent back, in order."""
-    out = template.copy()
+def merged(values, into: Accumulator) -> Accumulator:
+    """``into`` with the states sent back merged in, in order (or the first error raised)."""
     for v in values:
-        out.merge(unpack(v))
-    return out
+        into.merge(unpack(v))
+    return into
 
 
 def merged_bytes(values) -> bytes:
@@ -228,9 +201,6 @@ def merged_bytes(values) -> bytes:
     if error is not None:
         return error
     try:
-        out = unpack(values[0])
-        for v in values[1:]:
-            out.merge(unpack(v))
-        return pack_state(out)
+        return pack_state(merged(values[1:], unpack(values[0])))
     except (ValueError, TypeError) as exc:
         return pack_error(exc)

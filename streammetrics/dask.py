@@ -34,12 +34,12 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 
 import numpy as np
 
-from ._engines import range_result
 from ._protocol.base import Accumulator
-from ._protocol.errors import NoObservationsError, in_context
+from ._protocol.errors import NoObservationsError
 from .metrics import silhouette_sums as sil
+from .metrics.ranking import ranges as _ranges
 from .metrics.ranking.accumulator import check_count
-from .metrics.ranking.ranges import RangeResult, merge_pieces, range_stats, range_totals, route_rows
+from .metrics.ranking.ranges import RangeResult
 
 __all__ = ["RangeResult", "compute", "evaluate", "exact_auc", "range_cuts", "silhouette_samples", "silhouette_score"]
 
@@ -104,14 +104,8 @@ def _tree(level, combine_parts, split_every: int):
 
 
 def _fold_partition(template: Accumulator, index: int, offset, weighted: bool, *parts):
-    acc = template.copy()
-    args = [np.asarray(part) for part in parts]
-    w = args.pop() if weighted else None
-    try:
-        acc.update(*args, sample_weight=w)
-    except (ValueError, TypeError) as exc:  # keeps its type and attributes (the row within the partition)
-        raise in_context(exc, _where(index, offset)) from None
-    return acc
+    # an error keeps its type and attributes (the row within the partition)
+    return _ranges.folded(template.copy(), [np.asarray(part) for part in parts], weighted, _where(index, offset))
 
 
 def evaluate(accumulator: Accumulator, *arrays, sample_weight=None, split_every: int = 8) -> Delayed:
@@ -299,19 +293,17 @@ RANGE_GROUPS = 512
 def _route_partition(cuts, lo: int, hi: int, index: int, offset, weighted: bool, edges, *parts):
     """One partition's rows, checked and routed by score range (:func:`route_rows`): ``(info, group, ...)``, each group
     the runs of ranges ``edges[g] .. edges[g + 1] - 1``."""
-    args = [np.asarray(p) for p in parts]
-    w = args.pop() if weighted else None
-    info, *runs = route_rows(cuts, lo, hi, _where(index, offset), args, w)
+    info, *runs = _ranges.route_rows(cuts, lo, hi, _where(index, offset), [np.asarray(p) for p in parts], weighted)
     return (info, *(runs[a - lo : b - lo] for a, b in zip(edges[:-1], edges[1:])))
 
 
 def _merge_groups(*groups):
     """One group of runs from the same group of several partitions: each range's runs merged."""
-    return [merge_pieces(*runs) for runs in zip(*groups)]
+    return [_ranges.merge_pieces(*runs) for runs in zip(*groups)]
 
 
 def _group_stats(totals, first: int, weighted: bool, runs):
-    return [range_stats(totals, first + j, weighted, run) for j, run in enumerate(runs)]
+    return [_ranges.range_stats(totals, first + j, weighted, run) for j, run in enumerate(runs)]
 
 
 def exact_auc(
@@ -371,7 +363,7 @@ def exact_auc(
         )
     R = cuts.shape[0] + 1
     passes = min(passes, R)
-    stats, totals = [], None
+    stats = []
     for g in range(passes):  # ranges lo .. hi-1, each merged by a tree of its own
         lo, hi = g * R // passes, (g + 1) * R // passes
         edges = [lo + j * (hi - lo) // min(hi - lo, RANGE_GROUPS) for j in range(min(hi - lo, RANGE_GROUPS) + 1)]
@@ -379,11 +371,11 @@ def exact_auc(
         outs = [
             route(cuts, lo, hi, i, off, weighted, edges, *parts) for i, (parts, off) in enumerate(zip(pieces, offsets))
         ]
-        tot = dask.delayed(range_totals, pure=True)(weighted, *[o[0] for o in outs])
+        tot = dask.delayed(_ranges.range_totals, pure=True)(weighted, *[o[0] for o in outs])
         trees = [_tree([o[1 + j] for o in outs], _merge_groups, split_every) for j in range(len(edges) - 1)]
         st = [dask.delayed(_group_stats, pure=True)(tot, a, weighted, t) for a, t in zip(edges, trees)]
         totals, got = dask.compute(tot, st, **compute_kwargs)
         stats.extend(s for group in got for s in group)
-    if totals is None or totals["rows"] == 0:
+    if totals["rows"] == 0:
         raise NoObservationsError("y and s are empty: the AUC needs at least one observation")
-    return range_result(totals, weighted, stats, cuts=cuts, ranges=R, passes=passes)
+    return _ranges.range_result(totals, weighted, stats, cuts=cuts, ranges=R, passes=passes)

@@ -1,14 +1,12 @@
 """Evaluate a Spark DataFrame where it lives, with the single-process result.
 
-:func:`evaluate` folds each partition's Arrow record batches through
-``mapInArrow`` into one state (partitions beyond the cores coalesced, one
-task per core) (no pandas, no RDD: it runs on Spark Connect),
-sends the states back as bytes (checked like files), merges them, past
-:data:`MERGE_EVERY` partitions in a second ``mapInArrow`` stage first, and
-finalizes on the driver. :func:`exact_auc` computes the exact AUC and average
-precision by score ranges (as :func:`streammetrics.dask.exact_auc`), so that
-no process holds every distinct score. A bad value in a partition raises the
-library's own exception naming the partition, the column and the row.
+:func:`evaluate` folds each partition's Arrow record batches into one state
+through ``mapInArrow`` (no pandas, no RDD: it runs on Spark Connect), one task
+per core, sends the states back as bytes (checked like files), merges them
+(past :data:`MERGE_EVERY` partitions, in a second stage first) and finalizes
+on the driver. :func:`exact_auc` computes the exact AUC and average precision
+by score ranges, as :func:`streammetrics.dask.exact_auc`. A bad value raises
+the library's own exception naming the partition, the column and the row.
 
 Requires the ``spark`` extra (``pip install 'streammetrics[spark]'``) and, for
 a local Spark, a Java runtime 17 or newer (:func:`local_session` says so when
@@ -18,7 +16,6 @@ it is missing).
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import shutil
@@ -32,11 +29,11 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 
 import numpy as np
 
-from ._engines import check_columns, make_plan, merged_bytes, numpy_column, pack_error, range_result, unpack
+from ._engines import check_columns, make_plan, merged_bytes, numpy_column, pack_error, unpack
 from ._protocol.errors import NoObservationsError
 from .metrics.ranking import RankAUC
 from .metrics.ranking.accumulator import check_count
-from .metrics.ranking.ranges import range_stats, range_totals, route_rows
+from .metrics.ranking.ranges import folded, range_result, range_stats, range_totals, route_rows, run_of
 
 __all__ = ["MERGE_EVERY", "evaluate", "exact_auc", "local_session"]
 
@@ -246,12 +243,8 @@ def exact_auc(df, y="label", p="prob", *, weight=None, ranges: int = 16, cuts=No
     keyed = df.withColumn("_range", _range_of(F.col(p), cuts))
     R = cuts.shape[0] + 1
     reduced = keyed.repartition(R, "_range").mapInArrow(_range_reducer(cuts, totals, weighted, columns), _SCHEMA)
-    stats = {}
-    for _, v in _collect(reduced):
-        for r, u, share, distinct in _payload(v):
-            stats[r] = (u, share, distinct)
-    ordered = [stats.get(r, (0, 0.0, 0)) for r in range(R)]
-    return range_result(totals, weighted, ordered, cuts=cuts, ranges=R)
+    stats = {r: st for _, v in _collect(reduced) for r, *st in _payload(v)}  # (2U, share, distinct) by range
+    return range_result(totals, weighted, [stats.get(r, (0, 0.0, 0)) for r in range(R)], cuts=cuts, ranges=R)
 
 
 def _range_of(score, cuts):
@@ -262,28 +255,19 @@ def _range_of(score, cuts):
     return out
 
 
-def _arrays(batch, columns, weighted: bool):
-    """``(arrays, weights)``: the columns of a batch, the weights (the last column) apart."""
-    arrays = [numpy_column(batch.column(c), c) for c in columns]
-    return arrays, arrays.pop() if weighted else None
-
-
 def _ranger(cuts, weighted, columns):
     """First pass: each partition's rows and per-range masses (:func:`route_rows`),
     batch by batch, so that a task holds one batch's rows, not its partition's."""
 
     def masses(batches, where):
-        rows, found = 0, [np.zeros((cuts.shape[0] + 1, 2), np.int64)]
+        infos, rows = [(0, np.zeros((cuts.shape[0] + 1, 2), np.int64))], 0
         for batch in batches:
-            arrays, w = _arrays(batch, columns, weighted)
-            (n, m), *_ = route_rows(cuts, 0, 0, where, arrays, w, offset=rows)
-            rows += n
-            found.append(m)
-        if weighted:  # each cell correctly rounded from the batches' compensated sums
-            m = [[math.fsum(f[r, c] for f in found) for c in range(2)] for r in range(found[0].shape[0])]
-        else:
-            m = np.sum(found, axis=0).tolist()
-        return _JSON + json.dumps([rows, m]).encode()
+            arrays = [numpy_column(batch.column(c), c) for c in columns]
+            (info,) = route_rows(cuts, 0, 0, where, arrays, weighted, offset=rows)
+            infos.append(info)
+            rows += info[0]
+        totals = range_totals(weighted, *infos)  # each cell exact, or correctly rounded
+        return _JSON + json.dumps([rows, totals["masses"]]).encode()
 
     return _task(masses)
 
@@ -294,18 +278,12 @@ def _range_reducer(cuts, totals, weighted, columns):
     def reduce(batches, where):
         accs = {}
         for batch in batches:
-            arrays, w = _arrays(batch, columns, weighted)
+            arrays = [numpy_column(batch.column(c), c) for c in columns]
             which = batch.column("_range").to_numpy(zero_copy_only=False)
             for r in np.unique(which):
                 rows = which == r
-                accs.setdefault(int(r), RankAUC()).update(
-                    *(a[rows] for a in arrays), sample_weight=None if w is None else w[rows]
-                )
-        out = []
-        for r, acc in sorted(accs.items()):
-            st = acc.state_dict()
-            u, share, distinct = range_stats(totals, r, weighted, (st["lo"], st["weights" if weighted else "counts"]))
-            out.append([r, u, share, distinct])
+                folded(accs.setdefault(int(r), RankAUC()), [a[rows] for a in arrays], weighted, where)
+        out = [[r, *range_stats(totals, r, weighted, run_of(acc, weighted))] for r, acc in sorted(accs.items())]
         return _JSON + json.dumps(out).encode()
 
     return _task(reduce)

@@ -296,10 +296,11 @@ def _check_entries(state, required: set, names: set, what: str) -> None:
             raise StateFileError(f"entry {key!r} is not an array")
 
 
-def checked_entries(state, expected: set, what: str) -> int:
-    """Refuse a state (untrusted) that is not a dict of exactly the arrays
-    ``expected`` with a count ``n`` (one non-negative int64), ``what``'s; the count."""
-    _check_entries(state, expected, expected, what)
+def checked_entries(state, expected: set, what: str, optional: set = frozenset()) -> int:
+    """Refuse a state (untrusted) that is not a dict of the arrays ``expected``
+    (those of ``optional`` may be missing) with a count ``n`` (one non-negative
+    int64), ``what``'s; the count."""
+    _check_entries(state, expected - optional, expected, what)
     n = state["n"]
     if n.dtype != np.int64 or n.shape != (1,) or n[0] < 0:
         raise StateFileError("entry 'n' must be one non-negative int64")

@@ -22,7 +22,7 @@ from .._protocol.errors import NoWeightsError, StateFileError
 from .._protocol.inputs import Batch, convert, prepare, raise_rejected
 from .._protocol.keywords import arrays_by_name
 from .._protocol.result import Result
-from .._protocol.state import loaded
+from .._protocol.state import checked_entries, loaded
 from .._protocol.terms import RowTerms
 from ..report.report import EvaluationReport
 from .plans import Plan, make_plans
@@ -427,27 +427,18 @@ class Evaluator(Accumulator):
 
     def _checked(self, state) -> tuple[dict, int]:
         """``(members, n)``: the members holding a state (untrusted), checked, and its count."""
-        expected = {"n"}
-        for name, m in self._members.items():
-            expected.update(f"{name}.{f.name}" for f in m.fields)
-        optional = {f"{name}.{f.name}" for name, m in self._members.items() for f in m.fields if f.optional}
-        if not isinstance(state, dict) or not (expected - optional <= set(state) <= expected):
-            got = sorted(state) if isinstance(state, dict) else type(state).__name__
-            raise StateFileError(
-                f"state entries {got} do not match an Evaluator with settings {self._config!r} ({sorted(expected)})"
-            )
-        n = state["n"]
-        if not isinstance(n, np.ndarray) or n.dtype != np.int64 or n.shape != (1,) or n[0] < 0:
-            raise StateFileError("entry 'n' must be one non-negative int64")
+        entries = {f"{name}.{f.name}": f.optional for name, m in self._members.items() for f in m.fields}
+        optional = {k for k, opt in entries.items() if opt}
+        n = checked_entries(state, {"n", *entries}, f"an Evaluator with settings {self._config!r}", optional)
         fresh = {}
-        for name in self._members:  # (every entry is one of ``expected``; no name holds a ".")
+        for name in self._members:  # (the entries are checked; no name holds a ".")
             sub = {key[len(name) + 1 :]: v for key, v in state.items() if key.startswith(f"{name}.")}
             m = loaded(self._members[name].copy().reset(), sub, f"member {name!r}")
-            bad = m.n != n[0] if self._required(name) else m.n > n[0]
+            bad = m.n != n if self._required(name) else m.n > n
             if bad:
-                raise StateFileError(f"member {name!r} counts {m.n} rows but the evaluator {n[0]}")
+                raise StateFileError(f"member {name!r} counts {m.n} rows but the evaluator {n}")
             fresh[name] = m
-        return fresh, int(n[0])
+        return fresh, n
 
     def _load(self, state) -> None:
         members, n = state if isinstance(state, tuple) else self._checked(state)

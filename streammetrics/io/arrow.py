@@ -28,6 +28,27 @@ def is_list_type(t) -> bool:
     return pa.types.is_fixed_size_list(t) or pa.types.is_list(t) or pa.types.is_large_list(t)
 
 
+def first_null(arr) -> int:
+    """The row of the first null of the Arrow array ``arr`` (which holds one)."""
+    return int(np.argmax(arr.is_null().to_numpy(zero_copy_only=False)))
+
+
+def list_values(arr, ragged):
+    """``(values, k)``: the flattened values of a list column without null rows (an Arrow array, nulls kept) and
+    its rows' length ``k``; ``ragged(row, length, k)`` is raised for the first row of another length than row 0."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_fixed_size_list(arr.type):
+        return arr.flatten(), arr.type.list_size
+    lengths = pc.list_value_length(arr).to_numpy(zero_copy_only=False)
+    k = int(lengths[0]) if len(lengths) else 0
+    off = np.flatnonzero(lengths != k)
+    if off.size:
+        raise ragged(int(off[0]), int(lengths[off[0]]), k)
+    return arr.flatten(), k
+
+
 def is_key_type(t) -> bool:
     """Whether the Arrow type ``t`` can be read as slice keys: numbers, booleans,
     strings, nulls, or a dictionary (categorical) of those."""
@@ -50,18 +71,12 @@ class ArrowSource(Source):
         if not have_pyarrow():
             raise InputError(f"{self.path}: reading {self.kind} files needs pyarrow: pip install 'streammetrics[io]'")
 
-    def _first_null(self, arr) -> int:
-        import pyarrow.compute as pc
-
-        return int(np.flatnonzero(pc.is_null(arr).to_numpy(zero_copy_only=False))[0])
-
     def _to_numpy(self, arr, col: str, start: int) -> np.ndarray:
         """A pyarrow array (of the rows from ``start``) as numpy; nulls are an error naming their row."""
         import pyarrow as pa
-        import pyarrow.compute as pc
 
         if arr.null_count:
-            raise self.bad_row(start + self._first_null(arr), col, "missing value (null)")
+            raise self.bad_row(start + first_null(arr), col, "missing value (null)")
         if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
             arr = arr.dictionary_encode()
         if pa.types.is_dictionary(arr.type):
@@ -74,19 +89,11 @@ class ArrowSource(Source):
             return values[arr.indices.to_numpy(zero_copy_only=False)]
         if not is_list_type(arr.type):
             return arr.to_numpy(zero_copy_only=False)
-        if pa.types.is_fixed_size_list(arr.type):
-            k = arr.type.list_size
-        else:
-            lengths = pc.list_value_length(arr).to_numpy(zero_copy_only=False)
-            k = int(lengths[0]) if len(lengths) else 0
-            off = np.flatnonzero(lengths != k)
-            if off.size:
-                i = int(off[0])
-                raise self.bad_row(start + i, col, f"holds {int(lengths[i])} values where the rows before hold {k}")
-        flat = arr.flatten()
+        flat, k = list_values(
+            arr, lambda i, n, k: self.bad_row(start + i, col, f"holds {n} values where the rows before hold {k}")
+        )
         if flat.null_count:
-            i = self._first_null(flat)
-            raise self.bad_row(start + i // max(k, 1), col, "missing value (null) in the list")
+            raise self.bad_row(start + first_null(flat) // max(k, 1), col, "missing value (null) in the list")
         return flat.to_numpy(zero_copy_only=False).reshape(len(arr), k)
 
     def _key_to_numpy(self, arr) -> np.ndarray:

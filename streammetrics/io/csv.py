@@ -31,12 +31,10 @@ class CsvSource(ArrowSource):
 
     kind = "CSV"
     noun = "line"
-    #: lines before the first row (the header)
-    header_lines = 1
 
     def number(self, row: int) -> int:
-        """The 1-based line of the file that holds the row of index ``row``."""
-        return row + self.header_lines + 1
+        """The 1-based line of the file that holds the row of index ``row`` (after the header line)."""
+        return row + 2
 
     @property
     def compressed(self) -> bool:

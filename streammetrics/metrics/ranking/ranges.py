@@ -30,19 +30,23 @@ class RangeResult(Result):
     counts = ("n_pos", "n_neg")
 
 
-def route_rows(cuts, lo: int, hi: int, where: str, arrays, w, offset: int = 0):
-    """``(info, run_lo, ..., run_{hi-1})`` of one part's rows: ``info = (rows, masses)`` with every range's masses, the
-    runs of ranges ``lo .. hi-1`` (range ``r``: ``cuts[r - 1] <= s < cuts[r]``); errors name ``where`` and the row
-    ``offset`` rows on.
-    """
-    acc = RankAUC()
+def folded(acc, arrays, weighted: bool, where: str, offset: int = 0):
+    """``acc`` updated with ``arrays`` (the weights last when ``weighted``); errors name ``where`` and the row
+    ``offset`` rows on."""
+    *arrays, w = arrays if weighted else (*arrays, None)
     try:
         acc.update(*arrays, sample_weight=w)
     except (ValueError, TypeError) as exc:
         raise in_context(exc, where, offset) from None
-    st = acc.state_dict()
-    weighted = bool(st["weighted"][0])
-    scores, ab = st["lo"], st["weights" if weighted else "counts"]
+    return acc
+
+
+def route_rows(cuts, lo: int, hi: int, where: str, arrays, weighted: bool, offset: int = 0):
+    """``(info, run_lo, ..., run_{hi-1})`` of one part's rows (:func:`folded`): ``info = (rows, masses)`` with every
+    range's masses, the runs of ranges ``lo .. hi-1`` (range ``r``: ``cuts[r - 1] <= s < cuts[r]``).
+    """
+    acc = folded(RankAUC(), arrays, weighted, where, offset)
+    scores, ab = run_of(acc, weighted)
     bounds = np.concatenate(([0], np.searchsorted(scores, cuts, side="left"), [scores.shape[0]]))
     masses = np.zeros((cuts.shape[0] + 1, 2), np.float64 if weighted else np.int64)
     for r in range(masses.shape[0]):
@@ -55,6 +59,12 @@ def route_rows(cuts, lo: int, hi: int, where: str, arrays, w, offset: int = 0):
             masses[r] = part.sum(axis=1)
     runs = [(scores[a:b].copy(), ab[:, a:b].copy()) for a, b in zip(bounds[lo:hi], bounds[lo + 1 : hi + 1])]
     return ((acc.n, masses), *runs)
+
+
+def run_of(acc: RankAUC, weighted: bool):
+    """``(scores, masses)``: the exact state of ``acc``, its distinct scores and their positive and negative masses."""
+    st = acc.state_dict()
+    return st["lo"], st["weights" if weighted else "counts"]
 
 
 def merge_pieces(*runs):
@@ -134,3 +144,12 @@ def combine(totals, weighted: bool, stats):
         auc = u2 / (2 * safe(P * N))
     ap = max(0.0, math.fsum(s for _, s, _ in stats) / P) if P > 0 else 0.0
     return auc, ap
+
+
+def range_result(totals: dict, weighted: bool, stats: list, **meta) -> RangeResult:
+    """The exact AUC and average precision of the ranges' ``totals`` and ``stats`` (each ``(2U, share, distinct)``)."""
+    auc, ap = combine(totals, weighted, stats)
+    (P, N), n = totals["total"], totals["rows"]
+    values = {"auc": auc, "average_precision": ap, "n_pos": P, "n_neg": N, "auc_lower": auc, "auc_upper": auc, "n": n}
+    meta = {"weighted": weighted, **meta, "distinct": [d for _, _, d in stats]}
+    return RangeResult("AUCScores", values, meta)
