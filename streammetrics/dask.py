@@ -219,21 +219,6 @@ def silhouette_score(X, labels, *, convention="seed", metric="euclidean", block_
 # exact AUC and average precision by score ranges
 
 
-def _check_cuts(cuts) -> np.ndarray:
-    """``cuts`` as a float64 vector of finite, strictly increasing scores (``-0.0`` as ``0.0``)."""
-    try:
-        arr = np.asarray(cuts, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"cuts must be a 1-D array of real numbers, got {type(cuts).__name__}") from None
-    if arr.ndim != 1:
-        raise ValueError(f"cuts must be a 1-D array of scores, got shape {arr.shape}")
-    for bad, what in ((~np.isfinite(arr), "finite"), (np.diff(arr, prepend=-np.inf) <= 0, "strictly increasing")):
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise ValueError(f"cuts[{i}] = {float(arr[i])!r}: cut points must be {what}")
-    return arr + 0.0
-
-
 def _sample_partition(index: int, k: int, seed: int, part):
     """``(rows, sample)``: the partition's row count and up to ``k`` of its finite scores."""
     arr = np.asarray(part)
@@ -354,7 +339,7 @@ def exact_auc(
         raise NoObservationsError("y and s are empty: the AUC needs at least one observation")
     weighted = sample_weight is not None
     if cuts is not None:
-        cuts = _check_cuts(cuts)
+        cuts = _ranges.check_cuts(cuts)
         if ranges is not None and ranges != cuts.shape[0] + 1:
             raise ValueError(f"ranges={ranges} but {cuts.shape[0]} cuts make {cuts.shape[0] + 1} ranges")
     else:

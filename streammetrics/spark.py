@@ -33,7 +33,7 @@ from ._engines import check_columns, make_plan, merged_bytes, numpy_column, pack
 from ._protocol.errors import NoObservationsError
 from .metrics.ranking import RankAUC
 from .metrics.ranking.accumulator import check_count
-from .metrics.ranking.ranges import folded, range_result, range_stats, range_totals, route_rows, run_of
+from .metrics.ranking.ranges import check_cuts, folded, range_result, range_stats, range_totals, route_rows, run_of
 
 __all__ = ["MERGE_EVERY", "evaluate", "exact_auc", "local_session"]
 
@@ -231,8 +231,9 @@ def exact_auc(df, y="label", p="prob", *, weight=None, ranges: int = 16, cuts=No
         ranges = check_count(ranges, "ranges", 1, True)
         probs = [i / ranges for i in range(1, ranges)]
         found = df.approxQuantile(p, probs, 1.0 / (20 * ranges)) if probs else []
-        cuts = [c for c in found if c is not None and np.isfinite(c)]
-    cuts = np.unique(np.asarray(cuts, np.float64) + 0.0)
+        cuts = np.unique(np.asarray([c for c in found if c is not None and np.isfinite(c)], np.float64) + 0.0)
+    else:
+        cuts = check_cuts(cuts)
     weighted = weight is not None
     parts = _collect(df.mapInArrow(_ranger(cuts, weighted, columns), _SCHEMA))
     # (rows, masses) of every partition with rows

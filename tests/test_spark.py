@@ -93,6 +93,10 @@ def test_arguments_are_checked_before_any_job(spark):
         sms.evaluate(df, task="binary", evaluator=sm.Evaluator("binary"))
     with pytest.raises(ValueError, match="ci must lie strictly between"):
         sms.evaluate(df, ci=95)
+    with pytest.raises(ValueError, match=r"cuts\[1\] = nan: cut points must be finite"):
+        sms.exact_auc(df, cuts=[0.1, float("nan")])
+    with pytest.raises(ValueError, match=r"cuts\[1\] = 0.1: cut points must be strictly increasing"):
+        sms.exact_auc(df, cuts=[0.2, 0.1])
 
 
 @pytest.mark.parametrize("weighted", [False, True])

@@ -153,3 +153,18 @@ def range_result(totals: dict, weighted: bool, stats: list, **meta) -> RangeResu
     values = {"auc": auc, "average_precision": ap, "n_pos": P, "n_neg": N, "auc_lower": auc, "auc_upper": auc, "n": n}
     meta = {"weighted": weighted, **meta, "distinct": [d for _, _, d in stats]}
     return RangeResult("AUCScores", values, meta)
+
+
+def check_cuts(cuts) -> np.ndarray:
+    """``cuts`` as a float64 vector of finite, strictly increasing scores (``-0.0`` as ``0.0``)."""
+    try:
+        arr = np.asarray(cuts, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"cuts must be a 1-D array of real numbers, got {type(cuts).__name__}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"cuts must be a 1-D array of scores, got shape {arr.shape}")
+    for bad, what in ((~np.isfinite(arr), "finite"), (np.diff(arr, prepend=-np.inf) <= 0, "strictly increasing")):
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"cuts[{i}] = {float(arr[i])!r}: cut points must be {what}")
+    return arr + 0.0
