@@ -30,13 +30,14 @@ slots, ``(G, size)``), ``pairs`` (``w v`` per slot as compensated pairs,
 ``float64[G, size, 2]``, ``None`` for unweighted rows of a ``counts_only``
 class), ``second`` (pairs, or ``None``), ``rows`` (``int64[G]``) and
 ``weighted``. ``state`` holds the accumulator's fields with a leading axis of
-``G`` states. For :class:`~streammetrics.BinaryConfusion`::
+``G`` states, or one state (:func:`fold_terms`, ``rows`` an ``int``): so
+``_add_sums`` indexes from the end. For :class:`~streammetrics.BinaryConfusion`::
 
     def row_terms(self):
         return RowTerms(4, 1, self._terms, rows=4, counts_only=True, second=(2, 2, 2, 2))
 
     def _add_sums(self, sums, st):
-        st["n"][:, 0] += sums.rows
+        st["n"].T[0] += sums.rows
         if not sums.weighted:
             st["counts"] += sums.ints
             return
@@ -53,6 +54,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import compensated
+from .._kernels.checks import first_nonfinite
+from .._kernels.compensated import BLOCK
+from .._kernels.row_sums import sum_terms
+from .errors import WeightOverflowError
 
 
 class RowTerms:
@@ -105,19 +110,46 @@ class Sums:
         return Sums(cut(self.ints), cut(self.pairs), cut(self.second), self.rows, self.weighted)
 
 
+def fold_terms(acc, kernel, args, w, size: int, width: int, second=None, block: int = BLOCK) -> int:
+    """Fold the rows of ``args`` into ``acc``'s one state: their terms (``kernel``,
+    ``width`` a row into ``size`` slots) summed by :func:`~.._kernels.row_sums.sum_terms`,
+    added by ``acc._add_sums``. The kernel's status; a weighted total past
+    float64's range raises ``WeightOverflowError``, the state unchanged."""
+    counts, pairs = np.zeros(size, np.int64), np.zeros((size, 2))
+    moments = None if second is None else np.zeros((size, 2))
+    status = sum_terms(kernel, args, w, width, counts, pairs, moments, second, block)
+    if status:
+        return status
+    weighted = w.shape[0] > 0
+    # weighted rows go into a copy, taken when every total stays finite
+    st = {k: v.copy() for k, v in acc._arrays.items()} if weighted else acc._arrays
+    acc._add_sums(Sums(counts, pairs, moments, args[0].shape[0], weighted), st)
+    if weighted:
+        for v in st.values():  # (a state of terms: its float fields are sums)
+            if v.dtype.kind == "f" and first_nonfinite(v.reshape(-1)) >= 0:
+                raise WeightOverflowError()
+        acc._load(st)
+    return 0
+
+
 def add_pairs(into: np.ndarray, pairs: np.ndarray) -> None:
-    """Add compensated pairs ``pairs`` into ``into`` (same shape, ``(..., 2)``;
-    ``into`` contiguous), entry by entry."""
+    """Add compensated pairs ``pairs`` into ``into`` (same shape, ``(..., 2)``),
+    entry by entry."""
+    if not into.flags.c_contiguous:  # (a slice of stacked states)
+        part = into.copy()
+        add_pairs(part, pairs)
+        into[...] = part
+        return
     compensated.merge(into.reshape(-1, 2), np.ascontiguousarray(pairs).reshape(-1, 2))
 
 
-def add_second(into: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+def add_second(into: np.ndarray, pairs: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Add second moments ``pairs`` into ``into`` (``(G, ..., 2)``), except in the
     states where a total would pass float64's range: those keep theirs (they
-    serve the intervals only, which such a state then refuses). Returns which
-    of the ``G`` states took them."""
+    serve the intervals only, which such a state then refuses). Returns the
+    rows to count as holding them: ``rows`` where taken, else 0."""
     merged = np.array(into)
     add_pairs(merged, pairs)
     kept = np.isfinite(merged).reshape(merged.shape[0], -1).all(axis=1)
     into[kept] = merged[kept]
-    return kept
+    return np.where(kept, rows, 0)

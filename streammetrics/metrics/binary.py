@@ -350,14 +350,14 @@ class BinaryConfusion(Accumulator):
         return binary_terms(y, p, t, lo, slots, values, col, base)
 
     def _add_sums(self, sums, st):
-        st["n"][:, 0] += sums.rows
+        st["n"].T[0] += sums.rows
         if not sums.weighted:
             st["counts"] += sums.ints
             return
         add_pairs(st["wsums"], sums.pairs)
-        st["weighted"][:, 0] += sums.rows
+        st["weighted"].T[0] += sums.rows
         if sums.second is not None:  # (squared weights that overflow: no intervals)
-            st["wsq_rows"][:, 0] += np.where(add_second(st["wsq"], sums.second), sums.rows, 0)
+            st["wsq_rows"].T[0] += add_second(st["wsq"], sums.second, sums.rows)
 
     def result_columns(self, stacked):
         # sums of weights, or a state of no rows (its scores undefined): one by one

@@ -13,12 +13,11 @@ import numpy as np
 
 from .._kernels import compensated
 from .._kernels.multilabel import first_nonfinite_matrix, label_terms
-from .._kernels.row_sums import sum_terms
 from .._protocol.base import Accumulator
 from .._protocol.inputs import LabelMatrix, LabelScores, first_not01_matrix
 from .._protocol.result import LabeledResult, Result, safe
 from .._protocol.state import Field, count_total, empty_state
-from .._protocol.terms import RowTerms, Sums, add_pairs
+from .._protocol.terms import RowTerms, add_pairs, fold_terms
 from .._protocol.validation import cut_point
 from .multiclass import class_settings
 from .multiclass_bounded import (
@@ -137,14 +136,6 @@ _SAMPLES = ("precision", "recall", "f1", "jaccard")
 _NO_SCORES = np.zeros((0, 0), np.float64)
 
 
-def _add_into(sums: np.ndarray, at: int, pairs: np.ndarray) -> None:
-    """Add ``pairs`` (``(G, m, 2)``) into rows ``at .. at + m - 1`` of the pairs
-    ``sums`` (``(G, 7, 2)``)."""
-    part = sums[:, at : at + pairs.shape[1]].copy()
-    add_pairs(part, pairs)
-    sums[:, at : at + pairs.shape[1]] = part
-
-
 class MultilabelConfusion(Accumulator):
     """Streaming per-label confusion counts and the multilabel scores built from them.
 
@@ -205,11 +196,6 @@ class MultilabelConfusion(Accumulator):
     >>> r.precision, r.recall
     (array([0.5, 1. ]), array([0.5, 1. ]))
     """
-
-    _totals_unchecked = True  # its weighted fold does not check that its totals stay finite
-
-    def _weight_multiple(self) -> int:
-        return self.n_labels  # (a row's wrong cells times its weight)
 
     argument_names = ("Y", "P")
     fields = (
@@ -291,20 +277,12 @@ class MultilabelConfusion(Accumulator):
 
     def _fold(self, arrays, w):
         Y, P = arrays
-        st, L = self._arrays, self.n_labels
         if first_not01_matrix(Y) >= 0:
             return 1
         if (first_not01_matrix(P) if self.threshold is None else first_nonfinite_matrix(P)) >= 0:
             return 2
         terms = self.row_terms()
-        counts, pairs = np.zeros(terms.size, np.int64), np.zeros((terms.size, 2))
-        sum_terms(label_terms, self._term_args(Y, P), w, terms.width, counts, pairs)  # (checked: status 0)
-        if w.shape[0] and st["wsum"].shape[0] == 0:
-            st["wsum"] = np.zeros((4 * L, 2))
-        weighted = w.shape[0] > 0
-        sums = Sums(counts[np.newaxis], pairs[np.newaxis], None, np.array([Y.shape[0]]), weighted)
-        self._add_sums(sums, {k: v[np.newaxis] for k, v in st.items()})
-        return 0
+        return fold_terms(self, label_terms, self._term_args(Y, P), w, terms.size, terms.width)
 
     def row_terms(self) -> RowTerms:
         """Each row adds 1 to its exact or inexact count, its four set scores, its
@@ -324,22 +302,22 @@ class MultilabelConfusion(Accumulator):
         return label_terms(*self._term_args(*batch.arrays_for(self.inputs)), lo, slots, values, col, base)
 
     def _add_sums(self, sums, st):
-        L, g = self.n_labels, sums.rows.shape[0]
-        st["n"][:, 0] += sums.rows
-        _add_into(st["sums"], 0, sums.pairs[:, 2:6])
-        add_pairs(st["samples"], sums.pairs[:, 8 + 4 * L :])
-        st["samples_rows"][:, 0] += sums.rows
+        L = self.n_labels
+        st["n"].T[0] += sums.rows
+        add_pairs(st["sums"][..., :4, :], sums.pairs[..., 2:6, :])
+        add_pairs(st["samples"], sums.pairs[..., 8 + 4 * L :, :])
+        st["samples_rows"].T[0] += sums.rows
         if not sums.weighted:
-            cells = sums.ints[:, 8 : 8 + 4 * L].reshape(g, L, 4)
+            cells = sums.ints[..., 8 : 8 + 4 * L].reshape(*sums.ints.shape[:-1], L, 4)
             st["counts"] += cells
-            st["rows"][:, 0] += sums.ints[:, 0]
-            st["rows"][:, 1] += cells[:, :, 1:3].sum(axis=(1, 2))
+            st["rows"].T[0] += sums.ints.T[0]
+            st["rows"].T[1] += cells[..., 1:3].sum(axis=(-2, -1))
             return
-        if st["wsum"].shape[1] == 0:  # the first weighted rows
-            st["wsum"] = np.zeros((g, 4 * L, 2))
-        add_pairs(st["wsum"], sums.pairs[:, 8 : 8 + 4 * L])
-        st["rows"][:, 2] += sums.rows
-        _add_into(st["sums"], 4, sums.pairs[:, [6, 0, 7]])  # the weight, exact matches' and wrong cells'
+        if st["wsum"].shape[-2] == 0:  # the first weighted rows
+            st["wsum"] = np.zeros((*np.shape(sums.rows), 4 * L, 2))
+        add_pairs(st["wsum"], sums.pairs[..., 8 : 8 + 4 * L, :])
+        st["rows"].T[2] += sums.rows
+        add_pairs(st["sums"][..., 4:, :], sums.pairs[..., [6, 0, 7], :])  # the weight, exact matches' and wrong cells'
 
     def _cells(self) -> np.ndarray:
         """``(L, 4)`` tp, fp, fn, tn: ``int64``, or ``float64`` once weights were seen."""

@@ -184,13 +184,12 @@ class _Probabilities(Accumulator):
     headline = ("log_loss", "brier")
 
     def _add_sums(self, sums, st):
-        st["n"][:, 0] += sums.rows
-        st["classes_rows"][:, 0] += sums.rows
-        add_pairs(st["sums"], sums.pairs[:, :3])
-        add_pairs(st["classes"], sums.pairs[:, 3:])
+        st["n"].T[0] += sums.rows
+        st["classes_rows"].T[0] += sums.rows
+        add_pairs(st["sums"], sums.pairs[..., :3, :])
+        add_pairs(st["classes"], sums.pairs[..., 3:, :])
         if sums.second is not None:  # (w, loss, d2) squared: the state keeps loss², d2², w²
-            kept = add_second(st["squares"], sums.second[:, [1, 2, 0]])
-            st["squares_rows"][:, 0] += np.where(kept, sums.rows, 0)
+            st["squares_rows"].T[0] += add_second(st["squares"], sums.second[..., [1, 2, 0], :], sums.rows)
 
 
 class ProbabilityScores(_Probabilities):

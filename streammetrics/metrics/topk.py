@@ -5,14 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.row_sums import sum_terms
 from .._kernels.topk import top_k_terms
 from .._protocol.base import Accumulator
 from .._protocol.errors import BadValueError
 from .._protocol.inputs import ClassCodes, ClassScores
 from .._protocol.result import Result
 from .._protocol.state import Field
-from .._protocol.terms import RowTerms, add_pairs
+from .._protocol.terms import RowTerms, add_pairs, fold_terms
 from .multiclass import check_count, class_inputs, class_settings
 from .rates import one_shot
 
@@ -55,7 +54,6 @@ class TopKAccuracy(Accumulator):
     0.25
     """
 
-    _totals_unchecked = True  # its weighted fold does not check that its totals stay finite
     argument_names = ("y", "P")
     fields = (
         Field("n", np.int64, (1,)),
@@ -86,16 +84,9 @@ class TopKAccuracy(Accumulator):
 
     def _fold(self, arrays, w):
         y, P = arrays
-        st = self._arrays
-        counts, pairs = np.zeros(3, np.int64), np.zeros((3, 2))
-        status = sum_terms(top_k_terms, (y, P, self.k), w, 2, counts, pairs)
+        status = fold_terms(self, top_k_terms, (y, P, self.k), w, 3, 2)
         if status == 1 and self.n_classes is None:
             _check_columns(y, P)
-        if status == 0:
-            st["n"][0] += y.shape[0]
-            st["hits"][0] += counts[1]
-            add_pairs(st["sums"], pairs[[1, 0]])  # (hit weight, total weight)
-            st["weighted"][0] |= w.shape[0] > 0
         return status
 
     def row_terms(self) -> RowTerms:
@@ -110,11 +101,11 @@ class TopKAccuracy(Accumulator):
         return status
 
     def _add_sums(self, sums, st):
-        st["n"][:, 0] += sums.rows
-        st["hits"][:, 0] += sums.ints[:, 1]
-        add_pairs(st["sums"], sums.pairs[:, [1, 0]])  # (hit weight, total weight)
+        st["n"].T[0] += sums.rows
+        st["hits"].T[0] += sums.ints.T[1]
+        add_pairs(st["sums"], sums.pairs[..., [1, 0], :])  # (hit weight, total weight)
         if sums.weighted:
-            st["weighted"][:, 0] = 1
+            st["weighted"].T[0] = 1
 
     def _check_state(self, state):
         n, hits = int(state["n"][0]), int(state["hits"][0])
