@@ -279,6 +279,22 @@ def as_weights(w, n: int, name: str = "sample_weight") -> np.ndarray:
     return arr
 
 
+def check_count(value, name: str, low: int = 1, or_none: bool = False) -> int:
+    """``value`` checked: an integer of at least ``low`` (``or_none``: the caller also takes ``None``)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer{' or None' if or_none else ''}, got {type(value).__name__}")
+    if value < low:
+        raise ValueError(f"{name} must be at least {low}, got {value}")
+    return int(value)
+
+
+def check_choice(name: str, value, allowed):
+    """``value`` checked: one of the strings ``allowed``."""
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+    return value
+
+
 def check_same_length(names, arrays) -> int:
     """Raise :class:`BadShapeError` unless all arrays have one length; return it."""
     n0 = arrays[0].shape[0]

@@ -11,8 +11,8 @@ from .._kernels import compensated
 from .._protocol.inputs import Probabilities
 from .._protocol.state import Field, count_total
 from .labels import BinaryLabels, PositiveLabel, positive_label
-from .quantiles import OneRun
-from .ranking.saved import mass_entry
+from .ranking.held import SortedRuns
+from .ranking.saved import run_entries
 from .reliability import CalibrationResult, calibration_table, check_n_bins
 
 __all__ = ["QuantileCalibration", "percentile_edges"]
@@ -36,7 +36,7 @@ def percentile_edges(n_bins: int, n: int, order_statistic) -> np.ndarray:
     return np.where(gamma >= 0.5, b - diff * (1 - gamma), out)
 
 
-class QuantileCalibration(OneRun):
+class QuantileCalibration(SortedRuns):
     """Streaming calibration of binary probabilities over ``n_bins`` equal-mass bins,
     exact: ``Calibration(n_bins, strategy="quantile")``.
 
@@ -118,14 +118,9 @@ class QuantileCalibration(OneRun):
 
     # ------------------------------------------------------------------ state
     def _check_state(self, state):
-        n, lo = int(state["n"][0]), state["lo"]
-        if lo.ndim != 1:
-            raise ValueError(f"entry 'lo' must be 1-D, got shape {lo.shape}")
-        weighted, _, ab = mass_entry(state, (2, lo.shape[0]))
+        n, lo, weighted, _, ab = run_entries(state)
         if weighted:
             raise ValueError("entry 'weighted' must be 0: this state holds counts only")
-        if lo.shape[0] > n:
-            raise ValueError(f"{lo.shape[0]} probabilities but only {n} observations")
         if not np.all((lo >= 0) & (lo <= 1)) or np.any(np.diff(lo) <= 0):
             raise ValueError("entry 'lo': the probabilities are not in [0, 1] and strictly increasing")
         if np.any(ab < 0) or np.any(ab[0] + ab[1] == 0) or np.any(ab > n) or count_total(ab) != n:

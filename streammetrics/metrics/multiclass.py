@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
@@ -14,7 +13,7 @@ from .._protocol.inputs import ClassIndices, ClassLabels, refuse_labels
 from .._protocol.result import LabeledResult, RenderContext, Result, safe
 from .._protocol.state import Field, count_total
 from .._protocol.terms import RowTerms, add_pairs
-from .._protocol.validation import as_1d, check_same_length, squeeze_column, to_numpy
+from .._protocol.validation import as_1d, check_count, check_same_length, squeeze_column, to_numpy
 from .rates import (
     averaged_rates,
     check_average,
@@ -154,16 +153,6 @@ def multiclass_result(matrix: np.ndarray, present: np.ndarray, n: int, meta=None
 
 
 # ------------------------------------------------------------------ settings
-def check_count(n_classes, name: str = "n_classes") -> int:
-    """A setting that counts something: an integer, at least 1."""
-    if isinstance(n_classes, (bool, np.bool_)) or not isinstance(n_classes, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(n_classes).__name__}")
-    n_classes = int(n_classes)
-    if n_classes < 1:
-        raise ValueError(f"{name} must be at least 1, got {n_classes}")
-    return n_classes
-
-
 def class_settings(owner: str, n_classes, labels, name: str = "n_classes") -> tuple[int, list | None]:
     """``(n_classes, labels)`` checked: labels give K, or must agree with it
     (``name``: the count's keyword, ``n_classes`` or ``n_labels``)."""

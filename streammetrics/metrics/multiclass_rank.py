@@ -13,6 +13,7 @@ from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import ClassScores
 from .._protocol.runs import RunStack
 from .._protocol.state import Field, empty_state
+from .._protocol.validation import check_choice
 from . import multiclass_runs as MR
 from .multiclass import class_inputs, class_settings
 from .multiclass_bounded import BOUNDED_FIELDS, RankMembers, member_settings, n_members
@@ -27,12 +28,6 @@ from .ranking.spill import parse_memory
 __all__ = ["MulticlassRankAUC", "MulticlassRankResult", "multiclass_auc"]
 
 _PLOTTED = 20  # the classes whose curves a bounded result keeps for its plots
-
-
-def _check_choice(name, value, allowed):
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
-    return value
 
 
 class MulticlassRankAUC(Accumulator):
@@ -105,8 +100,8 @@ class MulticlassRankAUC(Accumulator):
         max_memory=None,
     ):
         self.n_classes, self.labels = class_settings("MulticlassRankAUC", n_classes, labels)
-        self.multi_class = _check_choice("multi_class", multi_class, ("ovr", "ovo"))
-        self.average = _check_choice("average", average, ("macro", "weighted"))
+        self.multi_class = check_choice("multi_class", multi_class, ("ovr", "ovo"))
+        self.average = check_choice("average", average, ("macro", "weighted"))
         self.max_bins = check_max_bins(max_bins)
         self.max_memory = parse_memory(max_memory)
         pairs = self.multi_class == "ovo"
@@ -319,20 +314,18 @@ class MulticlassRankAUC(Accumulator):
         object.__setattr__(out, "_points_of", lambda c: snapshot[c])
         return out
 
-    def _class_index(self, cls) -> int:
-        if self.labels is not None:
-            if cls in self.labels:
-                return self.labels.index(cls)
-            raise ValueError(f"class {cls!r} is not one of the labels {self.labels!r}")
-        if isinstance(cls, (bool, np.bool_)) or not isinstance(cls, (int, np.integer)):
-            raise TypeError(f"class must be an integer in 0..{self.n_classes - 1}, got {cls!r}")
-        if not 0 <= int(cls) < self.n_classes:
-            raise ValueError(f"class must be in 0..{self.n_classes - 1}, got {cls}")
-        return int(cls)
-
     def _points(self, cls):
-        """Class ``cls``'s one-vs-rest points."""
-        c = self._class_index(cls)
+        """Class ``cls``'s one-vs-rest points (``cls`` a label, or an index without labels)."""
+        if self.labels is not None:
+            if cls not in self.labels:
+                raise ValueError(f"class {cls!r} is not one of the labels {self.labels!r}")
+            c = self.labels.index(cls)
+        elif isinstance(cls, (bool, np.bool_)) or not isinstance(cls, (int, np.integer)):
+            raise TypeError(f"class must be an integer in 0..{self.n_classes - 1}, got {cls!r}")
+        else:
+            c = int(cls)
+            if not 0 <= c < self.n_classes:
+                raise ValueError(f"class must be in 0..{self.n_classes - 1}, got {cls}")
         with self._guard:
             if self._n == 0:
                 raise NoObservationsError("MulticlassRankAUC has no observations: call update() first")

@@ -7,19 +7,16 @@ import numbers
 import numpy as np
 
 from .._kernels.quantiles import bucket_edges, cumulative_walk, error_values, next_with_mass, pinball_total
-from .._protocol.errors import NoObservationsError
 from .._protocol.inputs import Finite
 from .._protocol.result import Result
 from .._protocol.state import Field, count_total
+from .._protocol.validation import check_count
 from .deviance import d2_of
 from .losses import check_alpha
-from .ranking.accumulator import check_count
 from .ranking.held import SortedRuns
-from .ranking.pending import Pending
-from .ranking.saved import mass_entry
-from .ranking.spill import stream_merge
+from .ranking.saved import run_entries
 
-__all__ = ["ErrorQuantiles", "OneRun", "run_quantiles"]
+__all__ = ["ErrorQuantiles", "run_quantiles"]
 
 ERRORS, TRUTHS = 0, 1  # the rows of a run's masses
 _EPS = float(np.finfo(np.float64).eps)
@@ -85,62 +82,7 @@ class QuantileResult(Result):
     counts = ("weight",)
 
 
-class OneRun(SortedRuns):
-    """:class:`~.ranking.held.SortedRuns` held as one sorted run of values: rows
-    appended to the pending ones, states merged in, the run read in chunks."""
-
-    def _check_compatible(self, other) -> None:
-        # the memory budget changes how the state is held, never what it holds
-        held = [{k: v for k, v in acc.settings.items() if k != "max_memory"} for acc in (self, other)]
-        if type(other) is not type(self) or held[0] != held[1]:
-            super()._check_compatible(other)
-
-    def _append(self, labels, values, w) -> int:
-        """Append rows to the pending ones (a new buffer when the kind of mass changes
-        or the limit is reached, the old rows sorted in); the kernel's status."""
-        n, weighted = values.shape[0], w.shape[0] > 0
-        limit = self._exact.pending_limit()
-        buf = self._pending
-        if buf is not None and buf.weighted == weighted and buf.rows + n <= limit:
-            return buf.append(labels, values, w, limit)
-        new = Pending(max(n, min(limit, 1 << 20)), weighted)
-        status = new.append(labels, values, w, limit)
-        if status:
-            return status
-        self._flush()
-        if weighted and not self._exact.weighted:
-            self._exact.to_float()
-        self._pending = new
-        if new.rows > limit:
-            self._flush()
-        return 0
-
-    def _flush(self) -> None:
-        buf, self._pending = self._pending, None
-        if buf is not None and buf.rows:
-            self._exact.take(buf)
-
-    def _merge_state(self, other):
-        if other["weighted"][0] and not self._exact.weighted:
-            self._flush()
-            self._exact.to_float()
-        self._exact.add(other)
-        self._n += int(other["n"][0])
-
-    def _chunks(self):
-        """The single sorted run, in chunks (read from the file once spilled)."""
-        if self._n == 0:
-            raise NoObservationsError(f"{type(self).__name__} has no observations: call update() first")
-        buf, self._pending = self._pending, None
-        self._exact.compact(buf)
-        if self._exact.spilled:
-            (run,) = self._exact.disk
-            return stream_merge([run.records()], self._exact.chunk())
-        top = self._exact.stack.top()
-        return [] if top is None else [top]
-
-
-class ErrorQuantiles(OneRun):
+class ErrorQuantiles(SortedRuns):
     """Exact weighted quantiles of regression errors, streamed and mergeable.
 
     ``update(y, p)`` takes finite truths and predictions. Every distinct error
@@ -245,13 +187,7 @@ class ErrorQuantiles(OneRun):
 
     # ------------------------------------------------------------------ state
     def _check_state(self, state):
-        n, lo = int(state["n"][0]), state["lo"]
-        if lo.ndim != 1:
-            raise ValueError(f"entry 'lo' must be 1-D, got shape {lo.shape}")
-        m = lo.shape[0]
-        weighted, name, ab = mass_entry(state, (2, m))
-        if m > (2 if self.truth else 1) * n:
-            raise ValueError(f"{m} values but only {n} observations")
+        n, lo, weighted, name, ab = run_entries(state, 2 if self.truth else 1)
         if not np.all(np.isfinite(lo)) or np.any(np.diff(lo) <= 0):
             raise ValueError("the values are not finite and strictly increasing")
         if not np.all(np.isfinite(ab)) or np.any(ab < 0) or np.any(ab[0] + ab[1] <= 0):
@@ -284,7 +220,7 @@ class ErrorQuantiles(OneRun):
             values[n:] = y
             labels[n:] = False
             w = np.concatenate((w, w)) if w.shape[0] else w
-        if self._exact.weighted and not w.shape[0]:
+        if self._strategy.weighted and not w.shape[0]:
             w = np.ones(values.shape[0])
         status = self._append(labels, values, w)
         if not status:
@@ -337,7 +273,7 @@ class ErrorQuantiles(OneRun):
         top, averaged = self._edges(low.copy(), True), low != high
         with np.errstate(over="ignore"):  # an infinite upper bound still holds
             upper = np.where(averaged, (top + self._edges(high, True)) / 2, top)
-        return (low if self._exact.weighted else out), upper, out
+        return (low if self._strategy.weighted else out), upper, out
 
     def _chunk_source(self):
         """The chunks of the run, read anew (from the file once spilled) at each pass."""
@@ -367,7 +303,7 @@ class ErrorQuantiles(OneRun):
         values |= {"n": self._n, "weight": self._totals(chunks, ERRORS)}
         if self.truth:
             values["d2_absolute_error"] = self.d2_pinball(0.5)
-        return QuantileResult("ErrorQuantiles", values, {"weighted": self._exact.weighted, "error": self.error})
+        return QuantileResult("ErrorQuantiles", values, {"weighted": self._strategy.weighted, "error": self.error})
 
 
 class _Reread:

@@ -5,26 +5,24 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 
 import numpy as np
 
 from ..._kernels import compensated
 from ..._kernels.intervals import class_squares
-from ..._protocol.base import Accumulator
 from ..._protocol.errors import NoObservationsError
 from ..._protocol.inputs import Finite
-from ..._protocol.state import Field, empty_state
+from ..._protocol.state import Field
+from ..._protocol.validation import check_count
 from ..intervals import z_of
 from ..labels import BinaryLabels, PositiveLabel, positive_label
 from .bounded import Bounded
 from .curves import RankQueries, RankResult
 from .exact import Exact
-from .pending import Pending
+from .held import HeldRuns
 from .points import Points
 from .pool import MemoryPool
 from .saved import check_rank_state
-from .spill import check_spill_dir, parse_memory
 
 
 def check_one_mode(max_bins, max_memory, what: str = "the") -> None:
@@ -35,20 +33,11 @@ def check_one_mode(max_bins, max_memory, what: str = "the") -> None:
         )
 
 
-def check_count(value, name: str, low: int = 1, or_none: bool = False) -> int:
-    """``value`` checked: an int of at least ``low`` (``or_none``: the caller also takes ``None``)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int{' or None' if or_none else ''}, got {type(value).__name__}")
-    if value < low:
-        raise ValueError(f"{name} must be at least {low}, got {value}")
-    return int(value)
-
-
 def check_max_bins(max_bins):
     return None if max_bins is None else check_count(max_bins, "max_bins", 1, True)
 
 
-class RankAUC(RankQueries, Accumulator):
+class RankAUC(RankQueries, HeldRuns):
     """Streaming, mergeable AUC (the Mann–Whitney U), exact or in bounded memory.
 
     ``update(y, s)`` takes 0/1 labels (or the n x 2 one-hot matrix) and finite scores, higher meaning "more likely
@@ -109,20 +98,18 @@ class RankAUC(RankQueries, Accumulator):
     )
     headline = ("auc",)
     intervals = True
+    _FIXED_BYTES = 16
 
     def __init__(self, max_bins: int | None = None, *, max_memory=None, spill_dir=None, pos_label=None):
         self.pos_label = positive_label(pos_label)
         if self.pos_label is not None:
             self.inputs = (PositiveLabel("y", self.pos_label), self.inputs[1])
         self.max_bins = check_max_bins(max_bins)
-        self.max_memory = parse_memory(max_memory)
-        self.spill_dir = check_spill_dir(spill_dir)
+        self._init_budget(max_memory, spill_dir)
         check_one_mode(self.max_bins, self.max_memory)
-        if self.spill_dir is not None and self.max_memory is None:
-            raise ValueError("spill_dir is where runs are spilled past max_memory: give max_memory too")
         self._n = 0
         self._strategy = self._new_strategy(weighted=False)
-        self._pending: Pending | None = None
+        self._pending = None
         self._ops = None  # the query engine of the current state, once asked for
         self._wsq = np.zeros((2, 2))  # each class's compensated sum of squared weights, and the rows it counts
         self._wsq_rows = 0
@@ -132,9 +119,7 @@ class RankAUC(RankQueries, Accumulator):
         self._note()
 
     def _new_strategy(self, weighted: bool):
-        if self.max_bins is None:
-            return Exact(weighted, self.max_memory, self.spill_dir)
-        return Bounded(self.max_bins, weighted)
+        return super()._new_strategy(weighted) if self.max_bins is None else Bounded(self.max_bins, weighted)
 
     def _settings(self):
         optional = {k: getattr(self, k) for k in ("max_memory", "pos_label") if getattr(self, k) is not None}
@@ -145,17 +130,6 @@ class RankAUC(RankQueries, Accumulator):
         if "spill_dir" in settings:
             raise TypeError("spill_dir is not a saved setting")
         return cls(**settings)
-
-    def _check_compatible(self, other) -> None:
-        # the memory budget changes how the state is held, never what it holds
-        if type(other) is type(self) and (other.max_bins, other.pos_label) == (self.max_bins, self.pos_label):
-            return
-        super()._check_compatible(other)
-
-    @property
-    def spilled(self) -> bool:
-        """Whether part of the state is held in temporary files (``max_memory``)."""
-        return isinstance(self._strategy, Exact) and self._strategy.spilled
 
     @property
     def memory_used(self) -> int:
@@ -177,26 +151,10 @@ class RankAUC(RankQueries, Accumulator):
             self._guard.release()
         return True
 
-    def _note(self) -> None:
-        """Tell the shared budget the bytes now held."""
-        if self._pool is not None:
-            self._pool.note(self, self.nbytes)
-
-    def _reserve(self, extra: int, others: bool = True) -> None:
-        """Make room in the shared budget for ``extra`` more bytes (the states holding the most spill; ``others=False``:
-        this one only)."""
-        if self._pool is not None:
-            self._pool.reserve(self, self.nbytes + extra, others)
-
     @property
     def spilled_bytes(self) -> int:
         """Bytes of the state held in temporary files (16 or 24 per entry; 0 in memory)."""
         return self._strategy.disk_bytes if isinstance(self._strategy, Exact) else 0
-
-    def close(self) -> None:
-        """Forget every observation and remove the temporary files now (as :meth:`reset`; also leaving ``with``)."""
-        with self._guard:
-            self._load(empty_state(self.fields, self))
 
     def __enter__(self):
         return self
@@ -218,19 +176,9 @@ class RankAUC(RankQueries, Accumulator):
                 self._strategy.spill_dir = self.spill_dir
 
     @property
-    def n(self) -> int:
-        """Observations (rows) folded in so far, zero-weight rows included."""
-        return self._n
-
-    @property
     def weighted(self) -> bool:
         """Whether weights were seen: the state's masses are then sums of weights."""
         return self._strategy.weighted
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes held by the state's arrays and the pending rows."""
-        return 16 + (0 if self._pending is None else self._pending.nbytes) + self._strategy.nbytes
 
     def _fold(self, arrays, w):
         y, s = arrays
@@ -259,41 +207,6 @@ class RankAUC(RankQueries, Accumulator):
         compensated.merge(self._wsq, np.array([[squares[0], 0.0], [squares[1], 0.0]]))
         self._wsq_rows += int(rows)
 
-    def _append(self, y, s, w) -> int:
-        """Append one batch to the pending rows; the kernel's status (nonzero: a bad value, nothing changed)."""
-        n = y.shape[0]
-        weighted = w.shape[0] > 0
-        limit = self._strategy.pending_limit()
-        buf = self._pending
-        if buf is not None and buf.weighted == weighted and buf.rows + n <= limit:
-            return buf.append(y, s, w, limit)
-        # a new buffer takes the batch (a bad batch is refused before any change), then the old rows are sorted in;
-        # as large as the one it replaces, so that a stream does not grow it again (a shared budget: its share)
-        floor = 1024 if self._pool is None else self._pool.share(8)
-        capacity = min(limit, max(floor, 0 if buf is None else buf.keys.shape[0]))
-        new = Pending(max(n, capacity), weighted)
-        status = new.append(y, s, w, limit)
-        if status:
-            return status
-        self._flush()  # rows counted already: a failed spill keeps them in memory
-        try:
-            with self._strategy.atomic():  # the batch stands whole, or (a spill failed) not at all
-                if weighted and not self._strategy.weighted:
-                    self._strategy.to_float()
-                self._pending = new
-                limit = self._strategy.pending_limit()
-                if new.rows > limit:
-                    self._flush()  # exact mode: a batch larger than the buffer is sorted at once
-        except BaseException:
-            self._pending = None
-            raise
-        return 0
-
-    def _flush(self) -> None:
-        buf, self._pending = self._pending, None
-        if buf is not None and buf.rows:
-            self._strategy.take(buf)
-
     def flush(self):
         """Sort the pending rows in and (exact mode) merge the runs into one; return ``self``."""
         with self._guard:
@@ -302,16 +215,8 @@ class RankAUC(RankQueries, Accumulator):
             self._note()
         return self
 
-    @property
-    def _state(self):
-        st = self._fields()
-        self._strategy.export(self._pending, st)
-        return st
-
     def _fields(self):
-        st = empty_state(self.fields, self)
-        st["n"][0] = self._n
-        st["weighted"][0] = int(self._strategy.weighted)
+        st = super()._fields()
         st["score_bits"][0] = self._bits
         if self._strategy.weighted:
             st["wsq"][:] = self._wsq
@@ -319,68 +224,38 @@ class RankAUC(RankQueries, Accumulator):
         return st
 
     def _load(self, state):
-        if self._pool is not None:  # room for the new state (a refusal changes nothing: the state held now stays)
-            self._pool.reserve(self, 16 + _entry_bytes(state))
-        self._n = int(state["n"][0])
-        weighted = bool(state["weighted"][0])
-        old = getattr(self, "_strategy", None)
-        if isinstance(old, Exact):
-            old.close()  # its temporary files go now
-        self._strategy = self._new_strategy(weighted)
-        self._strategy.load(state)
-        self._pending = None
+        super()._load(state)
+        weighted = self._strategy.weighted
         self._ops = None
         self._wsq = state["wsq"].copy() if weighted else np.zeros((2, 2))
         self._wsq_rows = int(state["wsq_rows"][0]) if weighted else 0
         self._bits = _bits_of(state)
         self._note()
 
-    def spilled_parts(self):
-        """``(state, strategy)``: the in-memory state (a copy) and the exact strategy holding the files."""
-        st = self._fields()
-        self._strategy.export(self._pending, st, memory_only=True)
-        return st, self._strategy
-
-    def _merge_files(self, other) -> bool:
-        """With a budget, a spilled ``other``'s files are copied in chunks."""
-        if self.max_memory is None or not other.spilled:
-            return False
-        self._reserve(other.nbytes, others=False)  # (a merge leaves every other state as it was)
-        self._merge_state(*other.spilled_parts())
-        return True
-
     def _merge_state(self, other, disk=None):
-        """Fold the state ``other`` (and the disk runs of the exact state ``disk``)."""
         self._ops = None
-        if disk is None:
-            self._reserve(_entry_bytes(other), others=False)
-        theirs = bool(other["weighted"][0])
-        if theirs and not self._strategy.weighted:
-            self._flush()  # rows counted already
         squares = self._wsq.copy(), self._wsq_rows
         try:
-            with self._strategy.atomic():  # a failed spill leaves the state as it was
-                if theirs and not self._strategy.weighted:
-                    self._add_squares(self._strategy.masses(), self._n)
-                    self._strategy.to_float()
-                if self._strategy.weighted:
-                    if theirs:
-                        compensated.merge(self._wsq, other["wsq"])
-                        self._wsq_rows += int(other["wsq_rows"][0])
-                    else:  # unweighted rows: each squared weight is 1
-                        masses = other["counts"].sum(axis=1).astype(np.float64)
-                        if disk is not None:
-                            masses = masses + disk.disk_masses()
-                        self._add_squares(masses, int(other["n"][0]))
-                self._strategy.add(other)
-                if disk is not None:
-                    self._strategy.add_disk(disk)
+            super()._merge_state(other, disk)
         except BaseException:
             self._wsq, self._wsq_rows = squares
             raise
-        self._n += int(other["n"][0])
         self._bits = max(self._bits, _bits_of(other))
-        self._note()
+
+    def _merge_side(self, other, disk, floats: bool) -> None:
+        """The squared weights: of this state's rows when they become weighted, and of ``other``'s."""
+        if floats:
+            self._add_squares(self._strategy.masses(), self._n)
+        if not (floats or self._strategy.weighted):
+            return
+        if other["weighted"][0]:
+            compensated.merge(self._wsq, other["wsq"])
+            self._wsq_rows += int(other["wsq_rows"][0])
+        else:  # unweighted rows: each squared weight is 1
+            masses = other["counts"].sum(axis=1).astype(np.float64)
+            if disk is not None:
+                masses = masses + disk.disk_masses()
+            self._add_squares(masses, int(other["n"][0]))
 
     def _clone(self):
         out = RankAUC.__new__(RankAUC)  # with its own lock
@@ -484,11 +359,6 @@ def delong_interval(sums, lower: float, upper: float, level: float, squares=None
 
 #: the float dtype a threshold is rounded to, by the widest score width seen (numpy's promotion)
 SCORE_DTYPES = {16: np.dtype(np.float16), 32: np.dtype(np.float32)}
-
-
-def _entry_bytes(state) -> int:
-    """Bytes of a state's run (scores and masses), as held in memory."""
-    return sum(state[k].nbytes for k in ("lo", "counts", "weights") if k in state)
 
 
 def _bits_of(state) -> int:

@@ -34,16 +34,21 @@ def mass_entry(state, shape):
     return weighted, name, state[name]
 
 
-def check_rank_state(state, max_bins):
-    """The invariants of a saved rank state (exact when ``max_bins`` is None)."""
-    n = int(state["n"][0])
-    lo, hi, pairs = state["lo"], state["hi"], state["pairs"]
+def run_entries(state, per_row: int = 1):
+    """``(n, lo, weighted, name, masses)`` of a state holding one run ``lo`` of at most ``per_row`` entries a row."""
+    n, lo = int(state["n"][0]), state["lo"]
     if lo.ndim != 1:
         raise ValueError(f"entry 'lo' must be 1-D, got shape {lo.shape}")
-    m = lo.shape[0]
-    weighted, name, ab = mass_entry(state, (2, m))
-    if m > n:
-        raise ValueError(f"{m} entries but only {n} observations")
+    weighted, name, ab = mass_entry(state, (2, lo.shape[0]))
+    if lo.shape[0] > per_row * n:
+        raise ValueError(f"{lo.shape[0]} entries but only {n} observations")
+    return n, lo, weighted, name, ab
+
+
+def check_rank_state(state, max_bins):
+    """The invariants of a saved rank state (exact when ``max_bins`` is None)."""
+    n, lo, weighted, name, ab = run_entries(state)
+    hi, pairs, m = state["hi"], state["pairs"], lo.shape[0]
     if m:
         if np.any(ab < 0):
             raise ValueError(f"entry {name!r} holds negative values")
