@@ -10,6 +10,7 @@ paired test of the two AUCs from the columns it keeps in memory.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 
@@ -122,8 +123,8 @@ def _write_plots(total, result, args) -> None:
         return write_plots(report, args.plots, weight_column=args.weight, targets=targets)
     if "auc_ci_lower" in result:
         bands["auc"] = (result.auc_ci_lower, result.auc_ci_upper, level)
-    ctx = report._context(args.weight, targets=targets, bands=bands)
-    note("plots written: " + ", ".join(draw(args.plots, lambda: report._plot(args.plots, ctx))))
+    plot = functools.partial(report.plot, args.plots, weight_column=args.weight, targets=targets, bands=bands)
+    note("plots written: " + ", ".join(draw(args.plots, plot)))
     note(f"{level:.0%} bootstrap bands of {result.replicates_used} replicates drawn on the ROC and PR curves")
 
 

@@ -132,18 +132,25 @@ class EvaluationReport(Result):
         return "\n".join(lines)
 
     def plot(
-        self, folder: str, *, sample=None, weight_column: str | None = None, targets: dict | None = None
+        self,
+        folder: str,
+        *,
+        sample=None,
+        weight_column: str | None = None,
+        targets: dict | None = None,
+        bands: dict | None = None,
     ) -> list[str]:
         """Write every member's plots (PNG) into ``folder``; the paths written.
 
         ``sample`` is ``(y, p)`` of a bounded sample of rows, for the plots
         that show rows (regression); ``targets`` as for :meth:`to_text` (the
-        operating points are marked on the ROC and PR curves). Needs
+        operating points are marked on the ROC and PR curves); ``bands``
+        drawn on the ROC and PR curves: ``{"roc": (*Bootstrap.roc_band(level),
+        level), "pr": (*Bootstrap.pr_band(level), level)}``, and ``"auc":
+        (lower, upper, level)`` for the AUC's interval in the legend. Needs
         matplotlib (the ``plot`` extra).
         """
-        return self._plot(folder, self._context(weight_column, sample, targets))
-
-    def _plot(self, folder: str, ctx: RenderContext) -> list[str]:
+        ctx = self._context(weight_column, sample, targets, bands)
         return [path for name in self._order for path in self._parts[name].plot(folder, ctx)]
 
     def __str__(self) -> str:
