@@ -38,11 +38,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._kernels.checks import first_nonfinite
+from .._kernels.compensated import BLOCK
+from .._kernels.row_sums import sum_terms
 from . import errors, statefile
 from . import state as S
 from .inputs import Batch, Input, convert, prepare, raise_rejected
 from .keywords import arrays_by_name
 from .result import Result
+from .terms import Sums
 
 #: the most float totals a weighted fold reads before it folds, to know them
 #: far from float64's top (see ``Accumulator._far_from_overflow``)
@@ -123,6 +127,27 @@ class Accumulator:
         """Add ``sums`` (one group per entry of the leading axis of ``state``'s
         fields) into ``state``; the classes that declare row terms say how."""
         raise NotImplementedError(f"{type(self).__name__} declares no row terms")
+
+    def _fold_terms(self, kernel, args, w, size: int, width: int, second=None, block: int = BLOCK) -> int:
+        """Fold the rows of ``args`` into the state: their terms (``kernel``, ``width``
+        a row into ``size`` slots) summed by :func:`~.._kernels.row_sums.sum_terms`,
+        added by :meth:`_add_sums`. The kernel's status; a weighted total past
+        float64's range raises ``WeightOverflowError``, the state unchanged."""
+        counts, pairs = np.zeros(size, np.int64), np.zeros((size, 2))
+        moments = None if second is None else np.zeros((size, 2))
+        status = sum_terms(kernel, args, w, width, counts, pairs, moments, second, block)
+        if status:
+            return status
+        weighted = w.shape[0] > 0
+        # weighted rows go into a copy, taken when every total stays finite
+        st = {k: v.copy() for k, v in self._arrays.items()} if weighted else self._arrays
+        self._add_sums(Sums(counts, pairs, moments, args[0].shape[0], weighted), st)
+        if weighted:
+            for v in st.values():  # (a state of terms: its float fields are sums)
+                if v.dtype.kind == "f" and first_nonfinite(v.reshape(-1)) >= 0:
+                    raise errors.WeightOverflowError()
+            self._load(st)
+        return 0
 
     def add_sums(self, sums, state=None) -> None:
         """Add summed row terms (:class:`~streammetrics._protocol.terms.Sums` of one

@@ -30,7 +30,7 @@ slots, ``(G, size)``), ``pairs`` (``w v`` per slot as compensated pairs,
 ``float64[G, size, 2]``, ``None`` for unweighted rows of a ``counts_only``
 class), ``second`` (pairs, or ``None``), ``rows`` (``int64[G]``) and
 ``weighted``. ``state`` holds the accumulator's fields with a leading axis of
-``G`` states, or one state (:func:`fold_terms`, ``rows`` an ``int``): so
+``G`` states, or one state (``Accumulator._fold_terms``, ``rows`` an ``int``): so
 ``_add_sums`` indexes from the end. For :class:`~streammetrics.BinaryConfusion`::
 
     def row_terms(self):
@@ -54,10 +54,6 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import compensated
-from .._kernels.checks import first_nonfinite
-from .._kernels.compensated import BLOCK
-from .._kernels.row_sums import sum_terms
-from .errors import WeightOverflowError
 
 
 class RowTerms:
@@ -108,28 +104,6 @@ class Sums:
             return None if a is None else a[:, lo:hi]
 
         return Sums(cut(self.ints), cut(self.pairs), cut(self.second), self.rows, self.weighted)
-
-
-def fold_terms(acc, kernel, args, w, size: int, width: int, second=None, block: int = BLOCK) -> int:
-    """Fold the rows of ``args`` into ``acc``'s one state: their terms (``kernel``,
-    ``width`` a row into ``size`` slots) summed by :func:`~.._kernels.row_sums.sum_terms`,
-    added by ``acc._add_sums``. The kernel's status; a weighted total past
-    float64's range raises ``WeightOverflowError``, the state unchanged."""
-    counts, pairs = np.zeros(size, np.int64), np.zeros((size, 2))
-    moments = None if second is None else np.zeros((size, 2))
-    status = sum_terms(kernel, args, w, width, counts, pairs, moments, second, block)
-    if status:
-        return status
-    weighted = w.shape[0] > 0
-    # weighted rows go into a copy, taken when every total stays finite
-    st = {k: v.copy() for k, v in acc._arrays.items()} if weighted else acc._arrays
-    acc._add_sums(Sums(counts, pairs, moments, args[0].shape[0], weighted), st)
-    if weighted:
-        for v in st.values():  # (a state of terms: its float fields are sums)
-            if v.dtype.kind == "f" and first_nonfinite(v.reshape(-1)) >= 0:
-                raise WeightOverflowError()
-        acc._load(st)
-    return 0
 
 
 def add_pairs(into: np.ndarray, pairs: np.ndarray) -> None:

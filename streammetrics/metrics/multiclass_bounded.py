@@ -14,6 +14,7 @@ from .._protocol.result import fmt_number
 from .._protocol.state import Field, count_total
 from .ranking import RankAUC
 from .ranking.accumulator import check_one_mode
+from .ranking.bounded import points_of_items
 from .ranking.saved import weighted_flag
 from .ranking.spill import MIN_MEMORY
 
@@ -199,9 +200,11 @@ class RankMembers:
 
     def class_points(self, c: int):
         """Class ``c``'s one-vs-rest points (a bin at its lower edge)."""
-        member = self.members[c]
-        with member._guard:
-            return member._strategy.run(member._pending)
+        st = self.members[c].state_dict()
+        ab = st["weights"] if st["weighted"][0] else st["counts"]
+        return points_of_items(
+            (st["lo"], st["lo"] if st["hi"].shape[0] == 0 else st["hi"], ab, st["pairs"]), bool(st["weighted"][0])
+        )
 
     def average_precision(self, c: int) -> float:
         member = self.members[c]

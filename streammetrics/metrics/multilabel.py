@@ -17,7 +17,7 @@ from .._protocol.base import Accumulator
 from .._protocol.inputs import LabelMatrix, LabelScores, first_not01_matrix
 from .._protocol.result import LabeledResult, Result, safe
 from .._protocol.state import Field, count_total, empty_state
-from .._protocol.terms import RowTerms, add_pairs, fold_terms
+from .._protocol.terms import RowTerms, add_pairs
 from .._protocol.validation import cut_point
 from .multiclass import class_settings
 from .multiclass_bounded import (
@@ -282,7 +282,7 @@ class MultilabelConfusion(Accumulator):
         if (first_not01_matrix(P) if self.threshold is None else first_nonfinite_matrix(P)) >= 0:
             return 2
         terms = self.row_terms()
-        return fold_terms(self, label_terms, self._term_args(Y, P), w, terms.size, terms.width)
+        return self._fold_terms(label_terms, self._term_args(Y, P), w, terms.size, terms.width)
 
     def row_terms(self) -> RowTerms:
         """Each row adds 1 to its exact or inexact count, its four set scores, its

@@ -11,7 +11,7 @@ from .._protocol.errors import BadValueError
 from .._protocol.inputs import ClassCodes, ClassScores
 from .._protocol.result import Result
 from .._protocol.state import Field
-from .._protocol.terms import RowTerms, add_pairs, fold_terms
+from .._protocol.terms import RowTerms, add_pairs
 from .multiclass import check_count, class_inputs, class_settings
 from .rates import one_shot
 
@@ -84,7 +84,7 @@ class TopKAccuracy(Accumulator):
 
     def _fold(self, arrays, w):
         y, P = arrays
-        status = fold_terms(self, top_k_terms, (y, P, self.k), w, 3, 2)
+        status = self._fold_terms(top_k_terms, (y, P, self.k), w, 3, 2)
         if status == 1 and self.n_classes is None:
             _check_columns(y, P)
         return status
