@@ -23,7 +23,7 @@ from .._protocol.inputs import Finite, Labels01
 from .._protocol.result import RenderContext, Result, grid, safe
 from .._protocol.state import Field, count_total
 from .._protocol.terms import RowTerms, add_pairs, add_second
-from .._protocol.validation import cut_point
+from .._protocol.validation import check_choice, cut_point
 from . import intervals as I
 from . import rates
 from .intervals import beside, binary_intervals
@@ -385,9 +385,7 @@ class BinaryConfusion(Accumulator):
         proportions. The state is not changed; ``ValueError`` with no
         observations, or for a ``ci`` outside (0, 1).
         """
-        if method not in I.METHODS:
-            raise ValueError(f"method must be one of {', '.join(map(repr, I.METHODS))}, got {method!r}")
-        return self._finalize(ci=check_ci(ci), method=method)
+        return self._finalize(ci=check_ci(ci), method=check_choice("method", method, I.METHODS))
 
     def squared_weights(self):
         """``(tp, fp, fn, tn)`` sums of squared weights (counts without weights).

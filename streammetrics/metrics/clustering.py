@@ -20,6 +20,7 @@ from .._protocol.inputs import ClusterLabels
 from .._protocol.result import Result
 from .._protocol.runs import RunStack
 from .._protocol.state import Field, count_total
+from .._protocol.validation import check_choice
 
 __all__ = [
     "ClusterContingency",
@@ -52,11 +53,7 @@ _SQUARES_FIT_INT64 = 3_037_000_499
 
 
 def _check_average_method(average_method) -> str:
-    if not isinstance(average_method, str) or average_method not in AVERAGE_METHODS:
-        raise ValueError(
-            f"average_method must be one of {', '.join(repr(m) for m in AVERAGE_METHODS)}; got {average_method!r}"
-        )
-    return average_method
+    return check_choice("average_method", average_method, AVERAGE_METHODS)
 
 
 def _sum_sq(x: np.ndarray, n: int) -> int:

@@ -12,6 +12,7 @@ from .._protocol.inputs import ClusterLabels, Finite
 from .._protocol.result import Result, grid
 from .._protocol.state import Field
 from .._protocol.terms import add_pairs
+from .._protocol.validation import check_choice
 from .ranking.spill import SpillStore, check_spill_dir, parse_memory
 
 __all__ = ["RetrievalScores"]
@@ -151,8 +152,7 @@ class RetrievalScores(Accumulator):
         if len(set(ks)) != len(ks):
             raise ValueError(f"k holds a cut-off twice: {k!r}")
         for name, value, allowed in (("gain", gain, GAINS), ("ties", ties, TIES), ("empty", empty, EMPTY)):
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+            check_choice(name, value, allowed)
         self.k = tuple(int(v) for v in ks)
         self.gain, self.ties, self.empty = gain, ties, empty
         self.grouped, self.per_query = bool(grouped), bool(per_query)

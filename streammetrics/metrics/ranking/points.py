@@ -17,7 +17,7 @@ from ..._kernels import pairs as K
 from ..._kernels.totals import block_counts, delong_masses, delong_sums, running_pairs
 from ..._protocol.errors import WeightOverflowError
 from ..._protocol.result import safe
-from ..._protocol.validation import cut_in
+from ..._protocol.validation import check_choice, cut_in
 from .. import binary
 from ..binary import BinaryResult, binary_result
 
@@ -88,9 +88,7 @@ def _objective(score, cost):
     score = "f1" if score is None else score
     if not isinstance(score, str):
         raise TypeError(f"score must be a string, got {type(score).__name__}")
-    if score not in scores():
-        raise ValueError(f"score must be one of {', '.join(map(repr, scores()))}; got {score!r}")
-    return score, None
+    return check_choice("score", score, scores()), None
 
 
 def _top(v, axis=None):
