@@ -156,12 +156,21 @@ def pack_error(exc: Exception) -> bytes:
 
 
 #: the exceptions an error from a worker is raised as (others: ``ValueError``)
-_ERRORS = (
-    "BadValueError BadShapeError NoObservationsError NoWeightsError SettingsMismatchError StateFileError"
-    " CountOverflowError WeightOverflowError"
-)
-_TYPES = {cls.__name__: cls for cls in (ValueError, TypeError)}
-_TYPES.update((name, getattr(errors, name)) for name in _ERRORS.split())
+_TYPES = {
+    cls.__name__: cls
+    for cls in (
+        errors.BadValueError,
+        errors.BadShapeError,
+        errors.NoObservationsError,
+        errors.NoWeightsError,
+        errors.SettingsMismatchError,
+        errors.StateFileError,
+        errors.CountOverflowError,
+        errors.WeightOverflowError,
+        ValueError,
+        TypeError,
+    )
+}
 
 
 def unpack(value) -> Accumulator:
