@@ -24,7 +24,9 @@ def _refused(acc, exc, match, *args):
 
 # ------------------------------------------------------------- predict_proba pairs
 @pytest.mark.parametrize(
-    "make", [sm.ProbabilityScores, lambda: sm.Calibration(10), lambda: sm.Evaluator(task="binary")], ids=repr
+    "make",
+    [sm.ProbabilityScores, lambda: sm.Calibration(10), lambda: sm.Evaluator(task="binary")],
+    ids=["ProbabilityScores", "Calibration", "Evaluator"],
 )
 def test_a_predict_proba_pair_whose_rows_do_not_sum_to_one_is_refused(make):
     acc = make().update([1, 0], [0.8, 0.3])
