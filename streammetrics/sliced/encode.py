@@ -35,8 +35,6 @@ def columns_of(by) -> list:
     """``[(label, name, column)]`` of a ``by`` argument (see the module docstring):
     each column as messages name it (``by ('country')`` for a Series named so,
     else ``by``/``by[i]``) and as reports name it (``country``, else the label)."""
-    if by is None:
-        raise TypeError("Sliced.update needs the slice keys: by=keys (one column, or a tuple of columns)")
     if hasattr(by, "columns") and hasattr(by, "iloc"):  # a pandas DataFrame
         cols = [(str(c), str(c), by[c]) for c in by.columns]
         if not cols:
@@ -161,8 +159,7 @@ def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True, limit=N
     table = rank[remap]
     if not has_null and len(keys) == len(raw) and np.array_equal(table[:-1], np.arange(len(raw))):
         return codes, ordered  # integers, strings: coded in ascending order already
-    out = table[codes]  # a code of -1 picks the last entry: the null's
-    return out, ordered
+    return table[codes], ordered  # a code of -1 picks the last entry: the null's
 
 
 def _unique_ints(a: np.ndarray, limit=None, name=None):
