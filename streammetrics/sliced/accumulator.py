@@ -24,12 +24,6 @@ __all__ = ["Sliced", "DEFAULT_MAX_SLICES"]
 DEFAULT_MAX_SLICES = 10_000
 
 
-def _kinds_of(new, names) -> tuple:
-    """Per key column (named ``names``), ``(booleans?, numbers?)`` among the new
-    keys ``new`` (internal keys, or one integer column's values)."""
-    return ((False, True),) if isinstance(new, np.ndarray) else K.kinds_of(new, len(names))
-
-
 def _by(names) -> str:
     """The ``by`` argument as messages name it, with its columns' names."""
     return "by" if tuple(names) == ("by",) else f"by ({', '.join(names)})"
@@ -48,7 +42,7 @@ def _int_column(by):
         series = type(by).__module__.startswith("pandas") and hasattr(by, "to_numpy")
         if not (series and getattr(by, "ndim", 0) == 1 and isinstance(getattr(by, "dtype", None), np.dtype)):
             return None
-        named = E.column_label(by)
+        named = E.columns_of(by)[0][:2]
         by = by.to_numpy()
     if by.ndim != 1 or by.dtype.kind not in "iu" or (by.dtype.kind == "u" and by.dtype.itemsize == 8):
         return None
@@ -284,8 +278,7 @@ class Sliced(TemplateWrapper, Accumulator):
                 f"max_slices={self.max_slices:,}; nothing was folded in (pass a larger max_slices, "
                 "or slice by a column with fewer distinct values)"
             )
-        mine = self._kinds or [(False, False)] * len(names)
-        if not len(new) or not any((a or c) and (b or d) for (a, b), (c, d) in zip(mine, _kinds_of(new, names))):
+        if not len(new) or not any(a and b for a, b in self._kinds_with(new, names)):
             return
         public = {K.public(k): k for k in self._keys}  # (and the new ones, as they come)
         for k in new:
@@ -305,8 +298,7 @@ class Sliced(TemplateWrapper, Accumulator):
         if not len(new):
             return
         start = len(self._keys)
-        mine = self._kinds or [(False, False)] * len(names)
-        self._kinds = [(a or c, b or d) for (a, b), (c, d) in zip(mine, _kinds_of(new, names))]
+        self._kinds = self._kinds_with(new, names)
         self._keys.extend(new)
         total = len(self._keys)
         if self._tables is not None:
@@ -315,6 +307,14 @@ class Sliced(TemplateWrapper, Accumulator):
             self._accs.extend(self._template.copy() for _ in range(len(new)))
             if self._owned is not None:
                 self._owned.update(range(start, total))
+
+    def _kinds_with(self, new, names) -> list:
+        """Per key column (named ``names``), ``(booleans?, numbers?)`` among the
+        keys so far and the new keys ``new`` (internal keys, or one integer
+        column's values)."""
+        mine = self._kinds or [(False, False)] * len(names)
+        theirs = ((False, True),) if isinstance(new, np.ndarray) else K.kinds_of(new, len(names))
+        return [(a or c, b or d) for (a, b), (c, d) in zip(mine, theirs)]
 
     # ----------------------------------------------------------------- merge
     def merge(self, other: Sliced):
@@ -359,25 +359,17 @@ class Sliced(TemplateWrapper, Accumulator):
         ids = self._keys.index()
         new = [k for k in keys if k not in ids]
         self._check_keys(count, new, names, "merging")
-        self._check_parts(keys, parts, overall, ids)
-        return keys, names, count, parts, overall, new
-
-    def _check_parts(self, keys, parts, overall, ids: dict) -> None:
-        """Raise what merging another's slices ``parts`` (its ``keys``) and
-        ``overall`` would refuse in a slice or overall."""
         if self._overall is not None:
             self._overall.check_merge(overall)
-        if self._tables is not None and self._spec.merge_far(self._tables, len(self._keys), parts, len(keys)):
-            return
-        pairs = [(ids[k], j) for j, k in enumerate(keys) if k in ids]
-        if not pairs:
-            return
-        if self._tables is not None:
-            rows, theirs = (np.array(v, np.int64) for v in zip(*pairs))
-            self._spec.merge_check(self._tables, rows, parts, theirs)
-        else:
-            for g, j in pairs:
-                self._accs[g].check_merge(parts[j])
+        if self._tables is None or not self._spec.merge_far(self._tables, len(self._keys), parts, len(keys)):
+            pairs = [(ids[k], j) for j, k in enumerate(keys) if k in ids]
+            if self._tables is None:
+                for g, j in pairs:
+                    self._accs[g].check_merge(parts[j])
+            elif pairs:
+                rows, theirs = (np.array(v, np.int64) for v in zip(*pairs))
+                self._spec.merge_check(self._tables, rows, parts, theirs)
+        return keys, names, count, parts, overall, new
 
     # ----------------------------------------------------------------- state
     @property
@@ -470,11 +462,8 @@ class Sliced(TemplateWrapper, Accumulator):
             counts = self._tables["n"][np.array(order, np.int64), 0].tolist() if order else []
         else:
             counts = [self._accs[g].n for g in order]
-        compute, fields = self._snapshot(order, options)
-        if ci is None:
-            slices = LazySlices(keys, compute, fields)
-        else:
-            slices = {k: compute(i) for i, k in enumerate(keys)}
+        # (with intervals the result reads every slice's at once)
+        slices = LazySlices(keys, *self._snapshot(order, options))
         return SlicedResult(overall, slices, dict(zip(keys, counts)), self._names, columns, ci)
 
     def _snapshot(self, order: list, options: dict):

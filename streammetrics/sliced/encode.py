@@ -32,42 +32,29 @@ def _is_column(x) -> bool:
 
 
 def columns_of(by) -> list:
-    """``[(name, column)]`` of a ``by`` argument (see the module docstring)."""
-    if by is None:
-        raise TypeError("Sliced.update needs the slice keys: by=keys (one column, or a tuple of columns)")
+    """``[(label, name, column)]`` of a ``by`` argument (see the module docstring):
+    each column as messages name it (``by ('country')`` for a Series named so,
+    else ``by``/``by[i]``) and as reports name it (``country``, else the label)."""
     if hasattr(by, "columns") and hasattr(by, "iloc"):  # a pandas DataFrame
-        cols = [(str(c), by[c]) for c in by.columns]
+        cols = [(str(c), str(c), by[c]) for c in by.columns]
         if not cols:
             raise ValueError("by is a DataFrame with no columns")
         return cols
     if isinstance(by, (tuple, list)) and by and all(_is_column(c) for c in by):
-        return [(_labelled(f"by[{i}]", c), c) for i, c in enumerate(by)]
+        return [_named(f"by[{i}]", c) for i, c in enumerate(by)]
     if isinstance(by, np.ndarray) and by.ndim == 2:
         raise BadShapeError(
             "by must be one key column or a tuple of columns, got a 2-D array "
             f"of shape {by.shape} (pass tuple(by.T) for a cross of its columns)",
             "by",
         )
-    return [(_labelled("by", by), by)]
+    return [_named("by", by)]
 
 
-def _labelled(label: str, column) -> str:
-    """``label``, with the column's name when it has one (a pandas Series's)."""
+def _named(label: str, column) -> tuple:
+    """``(label, name, column)``, with the column's name when it has one (a pandas Series's)."""
     name = getattr(column, "name", None)
-    return f"{label} ({name!r})" if isinstance(name, str) else label
-
-
-def column_label(column) -> tuple[str, str]:
-    """``(label, name)`` of a single key column as messages and reports name it
-    (``by ('country')`` and ``country`` for a Series named so, else ``by``)."""
-    label, column = columns_of(column)[0]
-    return label, _name(label, column)
-
-
-def _name(label: str, column) -> str:
-    """A column's display name: the Series name if it had one, else ``by``/``by[i]``."""
-    name = getattr(column, "name", None)
-    return name if isinstance(name, str) else label
+    return (f"{label} ({name!r})", name, column) if isinstance(name, str) else (label, label, column)
 
 
 def _canonical(v, name: str, codes: np.ndarray, j: int):
@@ -172,8 +159,7 @@ def _finish(codes: np.ndarray, raw: list, name: str, nulls: bool = True, limit=N
     table = rank[remap]
     if not has_null and len(keys) == len(raw) and np.array_equal(table[:-1], np.arange(len(raw))):
         return codes, ordered  # integers, strings: coded in ascending order already
-    out = table[codes]  # a code of -1 picks the last entry: the null's
-    return out, ordered
+    return table[codes], ordered  # a code of -1 picks the last entry: the null's
 
 
 def _unique_ints(a: np.ndarray, limit=None, name=None):
@@ -289,11 +275,6 @@ def _pooled(values, arr: np.ndarray) -> bool:
     return arr.dtype.kind in "US" and any(v[-1:] in ("\x00", b"\x00") for v in values)
 
 
-def _key_list(keys) -> list:
-    """One column's internal keys as a list (an integer column's come as its values)."""
-    return [(1, v) for v in keys.tolist()] if isinstance(keys, np.ndarray) else keys
-
-
 def _encode_values(arr: np.ndarray, name: str, limit=None):
     """``(codes, keys)`` of one column's values without nulls: ``keys`` the
     internal keys, ascending, or, for integers, their values (``int64``)."""
@@ -365,15 +346,16 @@ def encode(by, n: int, limit: int | None = None) -> BatchKeys:
     by one.
     """
     cols = columns_of(by)
-    parts = [_encode_column(c, label, n, limit) for label, c in cols]
-    names = tuple(_name(label, c) for label, c in cols)
+    parts = [_encode_column(c, label, n, limit) for label, _, c in cols]
+    names = tuple(name for _, name, _ in cols)
     cross = "by (" + ", ".join(names) + ")"
     if len(parts) == 1:
         codes, keys = parts[0]
         if isinstance(keys, np.ndarray):  # one integer column: its values
             return BatchKeys(codes, None, names, ints=keys)
         return BatchKeys(codes, [(k,) for k in keys], names)
-    parts = [(c, _key_list(k)) for c, k in parts]
+    # an integer column's internal keys come as its values
+    parts = [(c, [(1, v) for v in k.tolist()] if isinstance(k, np.ndarray) else k) for c, k in parts]
     # the columns joined one at a time: the combinations so far coded anew with
     # the next column's codes (in a range of at most n x its keys); ``digits``
     # holds each combination's code in every column joined

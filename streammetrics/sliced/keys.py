@@ -15,7 +15,6 @@ import math
 import numpy as np
 
 TWO63 = 2.0**63
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 #: the internal form of a null key
 NULL = (3, "")
@@ -125,9 +124,7 @@ class KeyTable:
         if not new:
             return
         if self._list is None:
-            if all(
-                len(k) == 1 and k[0][0] == 1 and type(k[0][1]) is int and INT64_MIN <= k[0][1] <= INT64_MAX for k in new
-            ):
+            if all(len(k) == 1 and k[0][0] == 1 and type(k[0][1]) is int and -TWO63 <= k[0][1] < TWO63 for k in new):
                 self.extend(np.fromiter((k[0][1] for k in new), np.int64, len(new)))
                 return
             self._list = list(self)

@@ -61,12 +61,10 @@ def _approximate(r: Result | None) -> bool:
     return isinstance(parts, dict) and any(_approximate(p) for p in parts.values())
 
 
-def _certified(r: Result | None, c: str):
-    """``(lower, upper)``: the certified bounds of ``r``'s score ``c`` when ``r`` is
-    approximate and has them (``<c>_lower``/``<c>_upper``), else ``None``."""
-    if not _approximate(r) or f"{c}_lower" not in r or f"{c}_upper" not in r:
-        return None
-    return r[f"{c}_lower"], r[f"{c}_upper"]
+def _certified(r: Result | None, c: str) -> bool:
+    """Whether ``r`` is approximate and has certified bounds of its score ``c``
+    (``<c>_lower``/``<c>_upper``)."""
+    return _approximate(r) and f"{c}_lower" in r and f"{c}_upper" in r
 
 
 def _scalar(v) -> bool:
@@ -107,16 +105,11 @@ class LazySlices(Mapping):
     def field_arrays(self) -> dict | None:
         """Every scalar field of every slice's result as read-only arrays in key
         order (bit for bit the results' values, no result built), or ``None``."""
-        if self._columns is None:
-            return None
         with self._lock:
-            if self._arrays is None:
-                arrays = self._columns()
-                for a in (arrays or {}).values():
+            if self._columns is not None:  # made once (None: the results give them, one by one)
+                self._arrays, self._columns = self._columns(), None
+                for a in (self._arrays or {}).values():
                     a.setflags(write=False)
-                self._arrays = arrays
-                if arrays is None:  # the results give them, one by one
-                    self._columns = None
         return self._arrays
 
     def _at(self, i: int):
@@ -307,10 +300,9 @@ class SlicedResult(Result):
             scores = (scores,)
         elif not isinstance(scores, (list, tuple)) or not all(isinstance(c, str) for c in scores):
             raise TypeError(f"scores must be a score's name or a list of them, got {type(scores).__name__}")
-        for c in scores:
-            self._check_score("scores must name scores of the slices", c)
         values = {"n_slices": len(self._slices)}
         for c in scores:
+            self._check_score("scores must name scores of the slices", c)
             v = np.array([_score(r, c) for r in self._slices.values()], np.float64)
             v = v[~np.isnan(v)]
             values[f"{c}_mean"] = float(v.mean()) if v.size else math.nan
@@ -391,9 +383,8 @@ class SlicedResult(Result):
             row = [_cell(v) for v in parts] + [fmt_number(n)]
             for c in cols:
                 text = "undefined" if r is None else fmt_number(r[c])
-                bounds = _certified(r, c)
-                if bounds is not None:  # a binned state's figure: its certified interval
-                    text += f" (bounds {fmt_number(bounds[0])} .. {fmt_number(bounds[1])})"
+                if _certified(r, c):  # a binned state's figure: its certified interval
+                    text += f" (bounds {fmt_number(r[c + '_lower'])} .. {fmt_number(r[c + '_upper'])})"
                     certified.append(c)
                 row.append(text)
                 if c in bounded:
@@ -498,10 +489,9 @@ class SlicedResult(Result):
             first = next((r for r in results if r is not None), {})
             fields = [k for k, v in first.items() if k != "n" and _scalar(v)]
             data.update({f: [np.nan if r is None else r[f] for r in results] for f in fields})
-        if self._ci is not None:
-            for c in self._columns:
-                if _bounded(self._overall, c):
-                    data[f"{c}_differs"] = [c in self._differs[k] for k in keys]
+        for c in self._columns:
+            if self._ci is not None and _bounded(self._overall, c):
+                data[f"{c}_differs"] = [c in self._differs[k] for k in keys]
         if overall:
             whole = "(all)" if len(self._names) <= 1 else ("(all)",) + ("",) * (len(self._names) - 1)
             keys.append(whole)

@@ -55,13 +55,6 @@ def keys_entries(n: int, columns, names, keys: list, ints) -> dict:
     return state
 
 
-def _optional_fields(template) -> set:
-    """The template's state entries declared optional (added after states were
-    first saved), by their names in the template's state."""
-    members = template.members.items() if hasattr(template, "members") else [(None, template)]
-    return {f.name if name is None else f"{name}.{f.name}" for name, m in members for f in m.fields if f.optional}
-
-
 def _with_optional(state: dict, expected: set, template, fields: dict) -> dict:
     """``state`` with the optional entries a state saved before them lacks: the
     template's own load fills ``overall``, and every slice gets the empty field."""
@@ -69,7 +62,10 @@ def _with_optional(state: dict, expected: set, template, fields: dict) -> dict:
     if not missing:
         return state
     out = dict(state)
-    for k in _optional_fields(template):
+    # the fields declared optional, by their names in the template's state
+    members = template.members.items() if hasattr(template, "members") else [(None, template)]
+    optional = {f.name if name is None else f"{name}.{f.name}" for name, m in members for f in m.fields if f.optional}
+    for k in optional:
         forms = {f"overall.{k}", f"slices.{k}", f"slices.{k}#shape"}
         if not forms <= missing:
             continue  # present, or only partly missing: the check below names it

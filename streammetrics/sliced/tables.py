@@ -73,11 +73,8 @@ def select(sums: Sums, rows: np.ndarray) -> Sums:
     """The sums of the groups ``rows`` only."""
     if rows.shape[0] == sums.rows.shape[0]:  # (every group)
         return sums
-
-    def pick(a):
-        return None if a is None else a[rows]
-
-    return Sums(sums.ints[rows], pick(sums.pairs), pick(sums.second), sums.rows[rows], sums.weighted)
+    pairs, second = (None if a is None else a[rows] for a in (sums.pairs, sums.second))
+    return Sums(sums.ints[rows], pairs, second, sums.rows[rows], sums.weighted)
 
 
 class Tables:
