@@ -78,12 +78,8 @@ def thinned(points: Points, limit: int) -> dict:
     tp, fp, _, _ = pick(along)
     out["pr"] = (np.where(along == m, 1.0, _precision(tp, fp)), np.where(along == m, 0.0, tp / P))
     cols = score_columns(pick(by_threshold), points.N)
-    out["threshold"] = (
-        thresholds[np.searchsorted(wanted, by_threshold)],
-        cols["precision"],
-        cols["recall"],
-        cols["f1"],
-    )
+    at = thresholds[np.searchsorted(wanted, by_threshold)]
+    out["threshold"] = (at, *(cols[k] for k in ("precision", "recall", "f1")))
     return out
 
 

@@ -191,11 +191,8 @@ class Exact:
     def take(self, buf, check: bool = True) -> None:
         """Sort the pending rows of ``buf`` into a run (``buf`` is used up)."""
         top = self.stack.top()
-        if top is not None and entries(top) <= 2 * buf.rows:
-            # the new run would be merged into the top one: do both in one pass
-            run = buf.run(merged_with=self.stack.pop())
-        else:
-            run = buf.run()
+        # when the new run would be merged into the top one, both are done in one pass
+        run = buf.run(merged_with=self.stack.pop() if top is not None and entries(top) <= 2 * buf.rows else None)
         buf.release()
         self.stack.push(run)
         if check:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 import threading
+from functools import partial
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from ..._protocol.result import safe
 from ..._protocol.validation import check_choice, cut_in
 from .. import binary
 from ..binary import BinaryResult, binary_result
+from . import spill
 
 TARGETS = ("recall", "precision", "fpr", "specificity")  # the targets ``threshold_for`` meets
 
@@ -187,8 +189,7 @@ class Points:
         if self.run is None:
             self.read, self.m = source
         else:
-            scores, ab = source
-            self.m, self.read = scores.shape[0], lambda a, b: (scores[a:b], ab[:, a:b])
+            self.read, self.m = partial(spill.window, self.run), self.run[0].shape[0]
         self.n = n
         self.weighted = weighted
         self.block = max(1, int(block))
@@ -277,10 +278,8 @@ class Points:
 
     def _at(self, i: int):
         """The counts at boundary ``i`` as Python numbers, and its threshold."""
-        j = min(i // self.block, self.nb - 1)
-        scores, cells = self._span(j)
-        k = i - j * self.block
-        return tuple(self.cast(c) for c in cells[:, k]), math.inf if i == self.m else float(scores[k])
+        cells, thresholds = self.at([i])
+        return tuple(self.cast(c) for c in cells[:, 0]), float(thresholds[0])
 
     def at(self, boundaries):
         """``(cells, thresholds)`` at the increasing ``boundaries``: their counts (tp, fp, fn, tn rows) and scores

@@ -366,24 +366,21 @@ class _Sources:
             scores, ab = window(self.srcs[i], a, b)
             return np.ascontiguousarray(scores), np.ascontiguousarray(ab)
         dtype = np.result_type(*[self._dtype(i) for i, _, _ in parts])
-        total = sum(b - a for _, a, b in parts)
+        sizes = np.array([b - a for _, a, b in parts], np.int64)
+        ends = np.cumsum(sizes)
+        starts = ends - sizes
+        total = int(ends[-1])
         rec_dtype = _record(dtype)
         if self.buf is None or self.buf.dtype != rec_dtype or self.buf.shape[0] < total:
             self.buf = np.empty(max(total, 0 if self.buf is None else self.buf.shape[0]), rec_dtype)
         buf = self.buf
-        starts = np.empty(len(parts), np.int64)
-        ends = np.empty(len(parts), np.int64)
-        o = 0
-        for t, (i, a, b) in enumerate(parts):
+        for (i, a, b), o in zip(parts, starts.tolist()):
             src = self.srcs[i]
             if isinstance(src, tuple):
                 _pack(buf[o : o + b - a], src[0][a:b], src[1][:, a:b])
             else:
                 _copy_records(src[a:b], buf[o : o + b - a])
                 release(src, a, b)
-            starts[t] = o
-            o += b - a
-            ends[t] = o
         rows = buf[:total]
         scores = np.empty(total, np.float64)
         ab = np.empty((2, total), dtype)
@@ -412,12 +409,8 @@ def stream_merge(sources, chunk: int):
         if not live:
             return
         # entries up to the smallest last score of an unfinished source's window precede everything unread
-        bound = None
-        for i in live:
-            b = pos[i] + chunk
-            if b < sizes[i]:
-                last = src.score(i, b - 1)
-                bound = last if bound is None or last < bound else bound
+        lasts = [src.score(i, pos[i] + chunk - 1) for i in live if pos[i] + chunk < sizes[i]]
+        bound = min(lasts, default=None)
         parts = []
         for i in live:
             b = min(pos[i] + chunk, sizes[i])
