@@ -13,10 +13,8 @@ from .points import Points, is_binned, score_columns
 
 def curve_from_points(scores, ab):
     """Thresholds (decreasing) and the cumulative tps, fps (float64) at each."""
-    thresholds = scores[::-1].copy()
-    tps = np.cumsum(ab[0, ::-1]).astype(np.float64)
-    fps = np.cumsum(ab[1, ::-1]).astype(np.float64)
-    return thresholds, tps, fps
+    tps, fps = np.cumsum(ab[:, ::-1], axis=1).astype(np.float64)
+    return scores[::-1].copy(), tps, fps
 
 
 def roc(thresholds, tps, fps):

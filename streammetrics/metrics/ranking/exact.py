@@ -89,9 +89,7 @@ class Exact:
     def spill(self) -> None:
         """Write every run in memory to files (all or nothing)."""
         with self.atomic():
-            for run in self.stack:
-                if run[0].shape[0]:
-                    self.disk.append(self.storage().write(*run))
+            self.disk.extend(self.storage().write(*run) for run in self.stack if entries(run))
             self.stack = RunStack(merge_runs, entries)
             self._bound_disk()
 

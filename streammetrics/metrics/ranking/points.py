@@ -370,12 +370,6 @@ class Points:
         at, v = next((at, v) for at, v in found if at[0] <= i <= at[-1] and np.any(at == i))
         return i, float(v[np.flatnonzero(at == i)[0]])
 
-    def _straddling(self, t: float):
-        """Positive and negative mass of the bins with ``lo < t <= hi``."""
-        lo, hi, ab, _ = self.items
-        part = ab[:, (lo < t) & (t <= hi)].sum(axis=1)
-        return self.cast(part[0]), self.cast(part[1])
-
     def result(self, i: int, extra=None, t=None) -> BinaryResult:
         """The binary result at boundary ``i`` (threshold ``t``, by default its score), plus ``extra``."""
         (tp, fp, fn, tn), at = self._at(i)
@@ -384,14 +378,14 @@ class Points:
         values = binary_result(tp, fp, fn, tn, n=self.n).as_dict()
         values["threshold"] = t
         if self.bounded:
-            up, un = self._straddling(t) if self.binned else (0, 0)
+            # up, un: the positive and negative mass of the bins with lo < t <= hi (rows on either side of t)
+            lo, hi, ab, _ = self.items
+            up, un = map(self.cast, ab[:, (lo < t) & (t <= hi)].sum(axis=1)) if self.binned else (0, 0)
             # corner A: the straddling positives called, negatives not; corner B the reverse
             a = binary_result(tp + up, fp, fn - up, tn, n=self.n)
             b = binary_result(tp, fp + un, fn, tn - un, n=self.n)
             values.update(tp_lower=tp, tp_upper=tp + up, fp_lower=fp, fp_upper=fp + un)
-            for name in _MONOTONE:
-                values[f"{name}_lower"] = b[name]
-                values[f"{name}_upper"] = a[name]
+            values.update((f"{name}_{end}", r[name]) for name in _MONOTONE for end, r in (("lower", b), ("upper", a)))
             meta["bounds"] = up != 0 or un != 0
         values.update(extra or {})
         return BinaryResult("BinaryScores", values, meta)

@@ -181,8 +181,7 @@ class SpillStore:
     def write_chunks(self, dtype, chunks, peak: int = 0, record=None) -> DiskRun:
         """A new file of masses of ``dtype`` holding sorted chunks: runs ``(scores, ab)`` or records of ``dtype`` (or
         of ``record``)."""
-        w = _RunWriter(self, dtype, record)
-        w.peak = peak
+        w = _RunWriter(self, dtype, record, peak)
         try:
             for chunk in chunks:
                 if isinstance(chunk, tuple):
@@ -216,7 +215,7 @@ class SpillStore:
 class _RunWriter:
     """Appends sorted chunks of one run to a new file of a store."""
 
-    def __init__(self, store: SpillStore, dtype, record=None):
+    def __init__(self, store: SpillStore, dtype, record=None, peak: int = 0):
         self.store = store
         self.dtype = np.dtype(dtype)
         self.record = record
@@ -227,7 +226,7 @@ class _RunWriter:
         self.m = 0
         self.crc = 0
         self.buf = None
-        self.peak = 0  # the largest count written
+        self.peak = peak  # the largest count written
 
     def append(self, scores, ab) -> None:
         """Write a run's entries as records, :data:`PACK_ROWS` at a time through one reused buffer (a budget-sized run
