@@ -200,7 +200,6 @@ class Points:
         #: the float dtype the scores came in where narrower than float64 (thresholds are rounded to it)
         self.source = None
         self.binned = is_binned(items)
-        self.bounded = items is not None
         self.cast = float if weighted else int
         self._lock = threading.RLock()
         self._answers: dict = {}
@@ -377,7 +376,7 @@ class Points:
         meta = {"threshold": t, "weighted": self.weighted}
         values = binary_result(tp, fp, fn, tn, n=self.n).as_dict()
         values["threshold"] = t
-        if self.bounded:
+        if self.items is not None:  # a bounded state's: certified bounds
             # up, un: the positive and negative mass of the bins with lo < t <= hi (rows on either side of t)
             lo, hi, ab, _ = self.items
             up, un = map(self.cast, ab[:, (lo < t) & (t <= hi)].sum(axis=1)) if self.binned else (0, 0)
@@ -445,9 +444,7 @@ class Points:
         else:  # from the smaller rates: tpr - fpr = tnr - fnr
             d = tp / self.P - fp / self.N if tp / self.P + fp / self.N <= 1.0 else tn / self.N - fn / self.P
         ks, sign = abs(d), -1 if d < 0 else 1
-        lower = upper = ks
-        if self.binned:
-            lower, upper = ks_bounds(self.items, ks)
+        lower, upper = ks_bounds(self.items, ks) if self.binned else (ks, ks)
         return self.result(i, {"ks": ks, "ks_sign": sign, "ks_lower": lower, "ks_upper": upper})
 
     def partial_auc(self, max_fpr, mcclish: bool = False) -> float:
@@ -519,10 +516,9 @@ class Points:
         prev, sums = 0.0, []
         for a, b in reversed(windows):
             ab = self.read(a, b)[1]
-            tps = carry[0] + np.cumsum(ab[0, ::-1])
-            fps = carry[1] + np.cumsum(ab[1, ::-1])
-            carry = np.array([tps[-1], fps[-1]])
-            tps, fps = tps.astype(np.float64), fps.astype(np.float64)
+            running = carry[:, None] + np.cumsum(ab[:, ::-1], axis=1)
+            carry = running[:, -1].copy()
+            tps, fps = running.astype(np.float64)
             ps = tps + fps
             precision = np.divide(tps, ps, out=np.zeros_like(tps), where=ps != 0)
             recall = tps / (safe(tps[-1]) if denom is None else denom)

@@ -280,9 +280,8 @@ def _record_chunks(run: DiskRun, chunk: int):
 
 def _pack(rec, scores, ab):
     """``rec`` (records) holding the run ``(scores, ab)`` of as many entries, the masses cast to the records' dtype."""
-    rec["s"] = scores
-    rec["p"] = ab[0]
-    rec["q"] = ab[1]
+    for name, column in zip("spq", (scores, ab[0], ab[1])):
+        rec[name] = column
     return rec
 
 
