@@ -13,10 +13,8 @@ from .points import Points, is_binned, score_columns
 
 def curve_from_points(scores, ab):
     """Thresholds (decreasing) and the cumulative tps, fps (float64) at each."""
-    thresholds = scores[::-1].copy()
-    tps = np.cumsum(ab[0, ::-1]).astype(np.float64)
-    fps = np.cumsum(ab[1, ::-1]).astype(np.float64)
-    return thresholds, tps, fps
+    tps, fps = np.cumsum(ab[:, ::-1], axis=1).astype(np.float64)
+    return scores[::-1].copy(), tps, fps
 
 
 def roc(thresholds, tps, fps):
@@ -78,12 +76,8 @@ def thinned(points: Points, limit: int) -> dict:
     tp, fp, _, _ = pick(along)
     out["pr"] = (np.where(along == m, 1.0, _precision(tp, fp)), np.where(along == m, 0.0, tp / P))
     cols = score_columns(pick(by_threshold), points.N)
-    out["threshold"] = (
-        thresholds[np.searchsorted(wanted, by_threshold)],
-        cols["precision"],
-        cols["recall"],
-        cols["f1"],
-    )
+    at = thresholds[np.searchsorted(wanted, by_threshold)]
+    out["threshold"] = (at, *(cols[k] for k in ("precision", "recall", "f1")))
     return out
 
 

@@ -89,9 +89,7 @@ class Exact:
     def spill(self) -> None:
         """Write every run in memory to files (all or nothing)."""
         with self.atomic():
-            for run in self.stack:
-                if run[0].shape[0]:
-                    self.disk.append(self.storage().write(*run))
+            self.disk.extend(self.storage().write(*run) for run in self.stack if entries(run))
             self.stack = RunStack(merge_runs, entries)
             self._bound_disk()
 
@@ -191,11 +189,8 @@ class Exact:
     def take(self, buf, check: bool = True) -> None:
         """Sort the pending rows of ``buf`` into a run (``buf`` is used up)."""
         top = self.stack.top()
-        if top is not None and entries(top) <= 2 * buf.rows:
-            # the new run would be merged into the top one: do both in one pass
-            run = buf.run(merged_with=self.stack.pop())
-        else:
-            run = buf.run()
+        # when the new run would be merged into the top one, both are done in one pass
+        run = buf.run(merged_with=self.stack.pop() if top is not None and entries(top) <= 2 * buf.rows else None)
         buf.release()
         self.stack.push(run)
         if check:

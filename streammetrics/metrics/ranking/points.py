@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 import threading
+from functools import partial
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from ..._protocol.result import safe
 from ..._protocol.validation import check_choice, cut_in
 from .. import binary
 from ..binary import BinaryResult, binary_result
+from . import spill
 
 TARGETS = ("recall", "precision", "fpr", "specificity")  # the targets ``threshold_for`` meets
 
@@ -187,8 +189,7 @@ class Points:
         if self.run is None:
             self.read, self.m = source
         else:
-            scores, ab = source
-            self.m, self.read = scores.shape[0], lambda a, b: (scores[a:b], ab[:, a:b])
+            self.read, self.m = partial(spill.window, self.run), self.run[0].shape[0]
         self.n = n
         self.weighted = weighted
         self.block = max(1, int(block))
@@ -199,7 +200,6 @@ class Points:
         #: the float dtype the scores came in where narrower than float64 (thresholds are rounded to it)
         self.source = None
         self.binned = is_binned(items)
-        self.bounded = items is not None
         self.cast = float if weighted else int
         self._lock = threading.RLock()
         self._answers: dict = {}
@@ -277,10 +277,8 @@ class Points:
 
     def _at(self, i: int):
         """The counts at boundary ``i`` as Python numbers, and its threshold."""
-        j = min(i // self.block, self.nb - 1)
-        scores, cells = self._span(j)
-        k = i - j * self.block
-        return tuple(self.cast(c) for c in cells[:, k]), math.inf if i == self.m else float(scores[k])
+        cells, thresholds = self.at([i])
+        return tuple(self.cast(c) for c in cells[:, 0]), float(thresholds[0])
 
     def at(self, boundaries):
         """``(cells, thresholds)`` at the increasing ``boundaries``: their counts (tp, fp, fn, tn rows) and scores
@@ -371,12 +369,6 @@ class Points:
         at, v = next((at, v) for at, v in found if at[0] <= i <= at[-1] and np.any(at == i))
         return i, float(v[np.flatnonzero(at == i)[0]])
 
-    def _straddling(self, t: float):
-        """Positive and negative mass of the bins with ``lo < t <= hi``."""
-        lo, hi, ab, _ = self.items
-        part = ab[:, (lo < t) & (t <= hi)].sum(axis=1)
-        return self.cast(part[0]), self.cast(part[1])
-
     def result(self, i: int, extra=None, t=None) -> BinaryResult:
         """The binary result at boundary ``i`` (threshold ``t``, by default its score), plus ``extra``."""
         (tp, fp, fn, tn), at = self._at(i)
@@ -384,15 +376,15 @@ class Points:
         meta = {"threshold": t, "weighted": self.weighted}
         values = binary_result(tp, fp, fn, tn, n=self.n).as_dict()
         values["threshold"] = t
-        if self.bounded:
-            up, un = self._straddling(t) if self.binned else (0, 0)
+        if self.items is not None:  # a bounded state's: certified bounds
+            # up, un: the positive and negative mass of the bins with lo < t <= hi (rows on either side of t)
+            lo, hi, ab, _ = self.items
+            up, un = map(self.cast, ab[:, (lo < t) & (t <= hi)].sum(axis=1)) if self.binned else (0, 0)
             # corner A: the straddling positives called, negatives not; corner B the reverse
             a = binary_result(tp + up, fp, fn - up, tn, n=self.n)
             b = binary_result(tp, fp + un, fn, tn - un, n=self.n)
             values.update(tp_lower=tp, tp_upper=tp + up, fp_lower=fp, fp_upper=fp + un)
-            for name in _MONOTONE:
-                values[f"{name}_lower"] = b[name]
-                values[f"{name}_upper"] = a[name]
+            values.update((f"{name}_{end}", r[name]) for name in _MONOTONE for end, r in (("lower", b), ("upper", a)))
             meta["bounds"] = up != 0 or un != 0
         values.update(extra or {})
         return BinaryResult("BinaryScores", values, meta)
@@ -452,9 +444,7 @@ class Points:
         else:  # from the smaller rates: tpr - fpr = tnr - fnr
             d = tp / self.P - fp / self.N if tp / self.P + fp / self.N <= 1.0 else tn / self.N - fn / self.P
         ks, sign = abs(d), -1 if d < 0 else 1
-        lower = upper = ks
-        if self.binned:
-            lower, upper = ks_bounds(self.items, ks)
+        lower, upper = ks_bounds(self.items, ks) if self.binned else (ks, ks)
         return self.result(i, {"ks": ks, "ks_sign": sign, "ks_lower": lower, "ks_upper": upper})
 
     def partial_auc(self, max_fpr, mcclish: bool = False) -> float:
@@ -526,10 +516,9 @@ class Points:
         prev, sums = 0.0, []
         for a, b in reversed(windows):
             ab = self.read(a, b)[1]
-            tps = carry[0] + np.cumsum(ab[0, ::-1])
-            fps = carry[1] + np.cumsum(ab[1, ::-1])
-            carry = np.array([tps[-1], fps[-1]])
-            tps, fps = tps.astype(np.float64), fps.astype(np.float64)
+            running = carry[:, None] + np.cumsum(ab[:, ::-1], axis=1)
+            carry = running[:, -1].copy()
+            tps, fps = running.astype(np.float64)
             ps = tps + fps
             precision = np.divide(tps, ps, out=np.zeros_like(tps), where=ps != 0)
             recall = tps / (safe(tps[-1]) if denom is None else denom)

@@ -181,8 +181,7 @@ class SpillStore:
     def write_chunks(self, dtype, chunks, peak: int = 0, record=None) -> DiskRun:
         """A new file of masses of ``dtype`` holding sorted chunks: runs ``(scores, ab)`` or records of ``dtype`` (or
         of ``record``)."""
-        w = _RunWriter(self, dtype, record)
-        w.peak = peak
+        w = _RunWriter(self, dtype, record, peak)
         try:
             for chunk in chunks:
                 if isinstance(chunk, tuple):
@@ -216,7 +215,7 @@ class SpillStore:
 class _RunWriter:
     """Appends sorted chunks of one run to a new file of a store."""
 
-    def __init__(self, store: SpillStore, dtype, record=None):
+    def __init__(self, store: SpillStore, dtype, record=None, peak: int = 0):
         self.store = store
         self.dtype = np.dtype(dtype)
         self.record = record
@@ -227,7 +226,7 @@ class _RunWriter:
         self.m = 0
         self.crc = 0
         self.buf = None
-        self.peak = 0  # the largest count written
+        self.peak = peak  # the largest count written
 
     def append(self, scores, ab) -> None:
         """Write a run's entries as records, :data:`PACK_ROWS` at a time through one reused buffer (a budget-sized run
@@ -281,9 +280,8 @@ def _record_chunks(run: DiskRun, chunk: int):
 
 def _pack(rec, scores, ab):
     """``rec`` (records) holding the run ``(scores, ab)`` of as many entries, the masses cast to the records' dtype."""
-    rec["s"] = scores
-    rec["p"] = ab[0]
-    rec["q"] = ab[1]
+    for name, column in zip("spq", (scores, ab[0], ab[1])):
+        rec[name] = column
     return rec
 
 
@@ -366,24 +364,21 @@ class _Sources:
             scores, ab = window(self.srcs[i], a, b)
             return np.ascontiguousarray(scores), np.ascontiguousarray(ab)
         dtype = np.result_type(*[self._dtype(i) for i, _, _ in parts])
-        total = sum(b - a for _, a, b in parts)
+        sizes = np.array([b - a for _, a, b in parts], np.int64)
+        ends = np.cumsum(sizes)
+        starts = ends - sizes
+        total = int(ends[-1])
         rec_dtype = _record(dtype)
         if self.buf is None or self.buf.dtype != rec_dtype or self.buf.shape[0] < total:
             self.buf = np.empty(max(total, 0 if self.buf is None else self.buf.shape[0]), rec_dtype)
         buf = self.buf
-        starts = np.empty(len(parts), np.int64)
-        ends = np.empty(len(parts), np.int64)
-        o = 0
-        for t, (i, a, b) in enumerate(parts):
+        for (i, a, b), o in zip(parts, starts.tolist()):
             src = self.srcs[i]
             if isinstance(src, tuple):
                 _pack(buf[o : o + b - a], src[0][a:b], src[1][:, a:b])
             else:
                 _copy_records(src[a:b], buf[o : o + b - a])
                 release(src, a, b)
-            starts[t] = o
-            o += b - a
-            ends[t] = o
         rows = buf[:total]
         scores = np.empty(total, np.float64)
         ab = np.empty((2, total), dtype)
@@ -412,12 +407,8 @@ def stream_merge(sources, chunk: int):
         if not live:
             return
         # entries up to the smallest last score of an unfinished source's window precede everything unread
-        bound = None
-        for i in live:
-            b = pos[i] + chunk
-            if b < sizes[i]:
-                last = src.score(i, b - 1)
-                bound = last if bound is None or last < bound else bound
+        lasts = [src.score(i, pos[i] + chunk - 1) for i in live if pos[i] + chunk < sizes[i]]
+        bound = min(lasts, default=None)
         parts = []
         for i in live:
             b = min(pos[i] + chunk, sizes[i])
