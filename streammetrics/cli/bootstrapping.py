@@ -65,10 +65,9 @@ def _keyed_chunks(sources, args, progress, queries=None):
     its id as their key (whole queries are resampled)."""
     offset = 0
     for src in sources:
-        for chunk in chunks_of(src, args.batch_rows, progress):
-            ids = () if queries is None else (queries(chunk.keys[0]),)
-            keys = ids[0] if ids and not args.key else _row_keys(src, chunk, args, offset)
-            yield src, chunk, keys, (*ids, chunk.y, chunk.p)
+        for chunk, arrays in chunks_of(src, args.batch_rows, progress, queries):
+            keys = arrays[0] if queries is not None and not args.key else _row_keys(src, chunk, args, offset)
+            yield src, chunk, keys, arrays
             offset += len(chunk.y)
 
 
