@@ -32,9 +32,8 @@ __all__ = ["cmd_evaluate_bootstrap", "cmd_compare"]
 
 def _row_keys(src, chunk, args, offset: int) -> np.ndarray:
     """The chunk's row keys: the ``--key`` column, or the rows' positions."""
-    n = len(chunk.y)
     if not args.key:
-        return np.arange(offset, offset + n, dtype=np.int64)
+        return np.arange(offset, offset + len(chunk.y), dtype=np.int64)
     col = np.asarray(chunk.keys[-1])
     if col.dtype.kind in "iu":
         return col
