@@ -10,7 +10,6 @@ paired test of the two AUCs from the columns it keeps in memory.
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 
@@ -23,7 +22,7 @@ from streammetrics.io import InputError, expand_paths, open_source
 from streammetrics.metrics.ranking.curves import RankResult
 
 from .common import AUTO_LABELS, CommandError, failing, note
-from .output import check_outputs, draw, finalize, save_state, targets_of, write_plots
+from .output import check_outputs, finalize, save_state, targets_of, write_plots
 from .progress import Progress
 from .shards import QueryCodes, chunks_of, columns_of, make_evaluator, told
 
@@ -110,20 +109,18 @@ def cmd_evaluate_bootstrap(args, settings: dict, watch) -> int:
 def _write_plots(total, result, args) -> None:
     """The plots of the rows as given (every member's), the ROC and PR curves with the replicates' pointwise bands at
     the intervals' level."""
-    report, level, targets = total.point_result(), result.ci, targets_of(args)
+    report, level = total.point_result(), result.ci
     ranked = any(isinstance(p, RankResult) and p.n_pos > 0 and p.n_neg > 0 for p in report.parts.values())
     try:
         bands = {"roc": (*total.roc_band(level), level), "pr": (*total.pr_band(level), level)} if ranked else None
     except ValueError as exc:  # no replicate holds both classes
         note(f"no bootstrap band on the curves: {exc}")
         bands = None
-    if bands is None:
-        return write_plots(report, args.plots, weight_column=args.weight, targets=targets)
-    if "auc_ci_lower" in result:
+    if bands and "auc_ci_lower" in result:
         bands["auc"] = (result.auc_ci_lower, result.auc_ci_upper, level)
-    plot = functools.partial(report.plot, args.plots, weight_column=args.weight, targets=targets, bands=bands)
-    note("plots written: " + ", ".join(draw(args.plots, plot)))
-    note(f"{level:.0%} bootstrap bands of {result.replicates_used} replicates drawn on the ROC and PR curves")
+    write_plots(report, args.plots, weight_column=args.weight, targets=targets_of(args), bands=bands)
+    if bands:
+        note(f"{level:.0%} bootstrap bands of {result.replicates_used} replicates drawn on the ROC and PR curves")
 
 
 def _json(doc, result, args) -> None:

@@ -101,10 +101,12 @@ def draw(folder: str, plot):
 
 
 def write_plots(
-    report: EvaluationReport, folder: str, sample=None, weight_column: str | None = None, targets=None
+    report: EvaluationReport, folder: str, sample=None, weight_column: str | None = None, targets=None, bands=None
 ) -> None:
-    """Write the plots of ``report`` into ``folder`` and say which (on stderr)."""
-    paths = draw(folder, lambda: report.plot(folder, sample=sample, weight_column=weight_column, targets=targets))
+    """Write the plots of ``report`` into ``folder`` (``bands`` drawn on its curves, as
+    :meth:`~streammetrics.EvaluationReport.plot` takes them) and say which (on stderr)."""
+    options = {"sample": sample, "weight_column": weight_column, "targets": targets, "bands": bands}
+    paths = draw(folder, lambda: report.plot(folder, **options))
     if paths:
         note("plots written: " + ", ".join(paths))
     elif report.task is None:
