@@ -177,8 +177,7 @@ def _evaluate_options(ev) -> None:
     ev.add_argument("--auc", action="store_true", help=h["--auc"])
     ev.add_argument("--memory", type=_memory, default=DEFAULT_MEMORY, metavar="SIZE", help=h["--memory"])
     ev.add_argument("--max-bins", type=_max_bins, default=DEFAULT_MAX_BINS, metavar="B", help=h["--max-bins"])
-    bins = h["--calibration-bins"]
-    ev.add_argument("--calibration-bins", type=_calibration_bins, default=15, metavar="B", help=bins)
+    ev.add_argument("--calibration-bins", type=_calibration_bins, default=15, metavar="B", help=h["--calibration-bins"])
     ev.add_argument("--time", metavar="COL", help="column of timestamps: report the scores per bucket of --every")
     every = "bucket length with --time: 1d, 6h, 15min, ... or a number in the time column's unit"
     ev.add_argument("--every", metavar="SPAN", help=every)
