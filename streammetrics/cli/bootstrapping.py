@@ -10,7 +10,6 @@ paired test of the two AUCs from the columns it keeps in memory.
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 
@@ -23,7 +22,7 @@ from streammetrics.io import InputError, expand_paths, open_source
 from streammetrics.metrics.ranking.curves import RankResult
 
 from .common import AUTO_LABELS, CommandError, failing, note
-from .output import check_outputs, draw, finalize, save_state, targets_of, write_plots
+from .output import check_outputs, finalize, save_state, targets_of, write_plots
 from .progress import Progress
 from .shards import QueryCodes, chunks_of, columns_of, make_evaluator, told
 
@@ -32,9 +31,8 @@ __all__ = ["cmd_evaluate_bootstrap", "cmd_compare"]
 
 def _row_keys(src, chunk, args, offset: int) -> np.ndarray:
     """The chunk's row keys: the ``--key`` column, or the rows' positions."""
-    n = len(chunk.y)
     if not args.key:
-        return np.arange(offset, offset + n, dtype=np.int64)
+        return np.arange(offset, offset + len(chunk.y), dtype=np.int64)
     col = np.asarray(chunk.keys[-1])
     if col.dtype.kind in "iu":
         return col
@@ -65,10 +63,9 @@ def _keyed_chunks(sources, args, progress, queries=None):
     its id as their key (whole queries are resampled)."""
     offset = 0
     for src in sources:
-        for chunk in chunks_of(src, args.batch_rows, progress):
-            ids = () if queries is None else (queries(chunk.keys[0]),)
-            keys = ids[0] if ids and not args.key else _row_keys(src, chunk, args, offset)
-            yield src, chunk, keys, (*ids, chunk.y, chunk.p)
+        for chunk, arrays in chunks_of(src, args.batch_rows, progress, queries):
+            keys = arrays[0] if queries is not None and not args.key else _row_keys(src, chunk, args, offset)
+            yield src, chunk, keys, arrays
             offset += len(chunk.y)
 
 
@@ -112,20 +109,18 @@ def cmd_evaluate_bootstrap(args, settings: dict, watch) -> int:
 def _write_plots(total, result, args) -> None:
     """The plots of the rows as given (every member's), the ROC and PR curves with the replicates' pointwise bands at
     the intervals' level."""
-    report, level, targets = total.point_result(), result.ci, targets_of(args)
+    report, level = total.point_result(), result.ci
     ranked = any(isinstance(p, RankResult) and p.n_pos > 0 and p.n_neg > 0 for p in report.parts.values())
     try:
         bands = {"roc": (*total.roc_band(level), level), "pr": (*total.pr_band(level), level)} if ranked else None
     except ValueError as exc:  # no replicate holds both classes
         note(f"no bootstrap band on the curves: {exc}")
         bands = None
-    if bands is None:
-        return write_plots(report, args.plots, weight_column=args.weight, targets=targets)
-    if "auc_ci_lower" in result:
+    if bands and "auc_ci_lower" in result:
         bands["auc"] = (result.auc_ci_lower, result.auc_ci_upper, level)
-    plot = functools.partial(report.plot, args.plots, weight_column=args.weight, targets=targets, bands=bands)
-    note("plots written: " + ", ".join(draw(args.plots, plot)))
-    note(f"{level:.0%} bootstrap bands of {result.replicates_used} replicates drawn on the ROC and PR curves")
+    write_plots(report, args.plots, weight_column=args.weight, targets=targets_of(args), bands=bands)
+    if bands:
+        note(f"{level:.0%} bootstrap bands of {result.replicates_used} replicates drawn on the ROC and PR curves")
 
 
 def _json(doc, result, args) -> None:

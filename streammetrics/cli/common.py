@@ -64,28 +64,24 @@ class Reservoir:
     def __init__(self, size: int = SAMPLE_SIZE, seed: int = 0):
         self.size = size
         self.seen = 0
-        self.y = np.empty(size, np.float64)
-        self.p = np.empty(size, np.float64)
+        self.pairs = np.empty((size, 2), np.float64)  # (y, p) in each row
         self.rng = np.random.default_rng(seed)
 
     def add(self, y, p) -> None:
         """Offer the pairs ``(y[i], p[i])`` to the sample."""
-        y = np.asarray(y, dtype=np.float64).ravel()
-        p = np.asarray(p, dtype=np.float64).ravel()
-        n = y.shape[0]
+        pairs = np.column_stack([np.asarray(a, dtype=np.float64).ravel() for a in (y, p)])
+        n = pairs.shape[0]
         fill = max(0, min(self.size - self.seen, n))  # the rows that find the sample not yet full
-        self.y[self.seen : self.seen + fill] = y[:fill]
-        self.p[self.seen : self.seen + fill] = p[:fill]
+        self.pairs[self.seen : self.seen + fill] = pairs[:fill]
         if fill < n:
             idx = np.arange(self.seen + fill, self.seen + n, dtype=np.int64)
             slot = self.rng.integers(0, idx + 1)
             keep = np.flatnonzero(slot < self.size)
             # later rows overwrite earlier ones in the same slot, as in sequential order
-            self.y[slot[keep]] = y[fill:][keep]
-            self.p[slot[keep]] = p[fill:][keep]
+            self.pairs[slot[keep]] = pairs[fill:][keep]
         self.seen += n
 
     def sample(self):
         """``(y, p)``: copies of the pairs kept."""
         k = min(self.seen, self.size)
-        return self.y[:k].copy(), self.p[:k].copy()
+        return self.pairs[:k, 0].copy(), self.pairs[:k, 1].copy()

@@ -18,27 +18,23 @@ def _parent(path: str) -> str:
     return os.path.dirname(os.path.normpath(path)) or os.curdir
 
 
-def _existing(path: str) -> str:
-    """``path`` if it exists, else the nearest folder above it that does."""
+def _existing(path: str) -> tuple[str, str | None]:
+    """``path`` if it exists, else the nearest folder above it that does, and why files
+    cannot be written into it (``"is not a directory"``, ``"is not writable"``) or None."""
     while not os.path.lexists(path) and _parent(path) != path:
         path = _parent(path)
-    return path
-
-
-def _writable(folder: str) -> bool:
-    return os.access(folder, os.W_OK | os.X_OK)
+    if not os.path.isdir(path):
+        return path, "is not a directory"
+    return path, None if os.access(path, os.W_OK | os.X_OK) else "is not writable"
 
 
 def _dir_problem(path: str) -> str | None:
     """Why files cannot be written into the folder ``path`` (made if missing: the
     nearest existing folder above it is checked), or None."""
-    found = _existing(path)
-    if found == path:
-        if not os.path.isdir(path):
-            return "not a directory"
-        return None if _writable(path) else "the directory is not writable"
-    what = "is not a directory" if not os.path.isdir(found) else None if _writable(found) else "is not writable"
-    return what and f"cannot create the directory: {found} {what}"
+    found, what = _existing(path)
+    if found != path:
+        return what and f"cannot create the directory: {found} {what}"
+    return what and ("not a directory" if what == "is not a directory" else "the directory is not writable")
 
 
 def _file_problem(path: str) -> str | None:
@@ -46,12 +42,10 @@ def _file_problem(path: str) -> str | None:
     if os.path.isdir(path):
         return "is a directory"
     folder = _parent(path)
-    found = _existing(folder)
-    if not os.path.isdir(found):
-        return f"cannot write the state: {found} is not a directory"
-    if found != folder:
+    found, what = _existing(folder)
+    if found != folder and what != "is not a directory":
         return f"cannot write the state: no such directory {folder}"
-    return None if _writable(folder) else f"cannot write the state: {folder} is not writable"
+    return what and f"cannot write the state: {found} {what}"
 
 
 def check_outputs(args) -> None:
@@ -107,10 +101,12 @@ def draw(folder: str, plot):
 
 
 def write_plots(
-    report: EvaluationReport, folder: str, sample=None, weight_column: str | None = None, targets=None
+    report: EvaluationReport, folder: str, sample=None, weight_column: str | None = None, targets=None, bands=None
 ) -> None:
-    """Write the plots of ``report`` into ``folder`` and say which (on stderr)."""
-    paths = draw(folder, lambda: report.plot(folder, sample=sample, weight_column=weight_column, targets=targets))
+    """Write the plots of ``report`` into ``folder`` (``bands`` drawn on its curves, as
+    :meth:`~streammetrics.EvaluationReport.plot` takes them) and say which (on stderr)."""
+    options = {"sample": sample, "weight_column": weight_column, "targets": targets, "bands": bands}
+    paths = draw(folder, lambda: report.plot(folder, **options))
     if paths:
         note("plots written: " + ", ".join(paths))
     elif report.task is None:

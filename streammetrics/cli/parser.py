@@ -152,14 +152,7 @@ _EVALUATE_HELP = {
 }
 
 
-def _add_evaluate(sub, out) -> None:
-    ev = sub.add_parser(
-        "evaluate",
-        parents=[out],
-        help="evaluate prediction files",
-        description="Evaluate predictions stored in Parquet, CSV, .npy or .npz files, batch by batch in bounded "
-        "memory. Several paths, a glob or a directory are shards: each is evaluated on its own and merged.",
-    )
+def _evaluate_options(ev) -> None:
     h = _EVALUATE_HELP
     _file_options(ev, DEFAULT_BATCH_ROWS)
     ev.add_argument("--task", choices=TASKS, default="binary", help="what to evaluate (default: binary)")
@@ -184,8 +177,7 @@ def _add_evaluate(sub, out) -> None:
     ev.add_argument("--auc", action="store_true", help=h["--auc"])
     ev.add_argument("--memory", type=_memory, default=DEFAULT_MEMORY, metavar="SIZE", help=h["--memory"])
     ev.add_argument("--max-bins", type=_max_bins, default=DEFAULT_MAX_BINS, metavar="B", help=h["--max-bins"])
-    bins = h["--calibration-bins"]
-    ev.add_argument("--calibration-bins", type=_calibration_bins, default=15, metavar="B", help=bins)
+    ev.add_argument("--calibration-bins", type=_calibration_bins, default=15, metavar="B", help=h["--calibration-bins"])
     ev.add_argument("--time", metavar="COL", help="column of timestamps: report the scores per bucket of --every")
     every = "bucket length with --time: 1d, 6h, 15min, ... or a number in the time column's unit"
     ev.add_argument("--every", metavar="SPAN", help=every)
@@ -195,60 +187,13 @@ def _add_evaluate(sub, out) -> None:
     ev.add_argument("--bootstrap", type=_bootstrap, metavar="N", help=h["--bootstrap"])  # (Bootstrap's MAX_REPLICATES)
 
 
-def _add_merge(sub, out) -> None:
-    mg = sub.add_parser(
-        "merge",
-        parents=[out],
-        help="merge saved states and print the report",
-        description="Load states saved with --save-state (or Accumulator.save), merge them and print the report.",
-    )
-    mg.add_argument("states", nargs="+", metavar="STATE", help="state files")
-
-
-def _add_demo(sub) -> None:
-    dm = sub.add_parser(
-        "demo",
-        help="evaluate a synthetic data set, streaming and sharded",
-        description="Write synthetic binary predictions in shards into a temporary folder, evaluate "
-        "them streaming, and check that the merged shard states equal a single pass.",
-    )
+def _demo_options(dm) -> None:
     dm.add_argument("--rows", type=_positive_int, default=DEMO_ROWS, help=argparse.SUPPRESS)
     dm.add_argument("--shards", type=_positive_int, default=DEMO_SHARDS, help=argparse.SUPPRESS)
     dm.add_argument("--format-files", choices=("auto", "parquet", "npy"), default="auto", help=argparse.SUPPRESS)
     dm.add_argument("--keep", metavar="DIR", help="write the files into DIR and keep them")
     dm.add_argument("--plots", metavar="DIR", help="also write the plots into DIR")
     dm.add_argument("--progress", choices=PROGRESS, default="auto", help=argparse.SUPPRESS)
-
-
-def _add_compile(sub) -> None:
-    cp = sub.add_parser(
-        "compile",
-        help="compile every kernel ahead, once per installation",
-        description="Compile the kernels each task uses into Numba's on-disk cache, one worker "
-        "process per core, so that no later run waits for them (e.g. in an image's build).",
-    )
-    task = "compile the kernels of this task only (repeatable; default: every task)"
-    cp.add_argument("--task", action="append", choices=TASKS, help=task)
-    cp.add_argument("--jobs", type=_positive_int, metavar="N", help="worker processes (default: one per core)")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``streammetrics`` command."""
-    ap = argparse.ArgumentParser(
-        prog=PROG,
-        description="Streaming, mergeable model evaluation of prediction files.",
-        epilog="Run 'streammetrics demo' for a tour, or 'streammetrics evaluate -h'.",
-    )
-    ap.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
-    out = _output_options()
-    _add_evaluate(sub, out)
-    _add_merge(sub, out)
-    _add_demo(sub)
-    _add_compare(sub, out)
-    _add_compile(sub)
-    return ap
 
 
 def _file_options(p, batch_rows: int) -> None:
@@ -267,14 +212,7 @@ def _file_options(p, batch_rows: int) -> None:
     p.add_argument("--seed", type=_seed, default=0, metavar="S", help="seed of the bootstrap weights (default: 0)")
 
 
-def _add_compare(sub, out) -> None:
-    cp = sub.add_parser(
-        "compare",
-        help="compare two models on the same rows",
-        description="Compare two models' predictions of the same rows (two --p columns of the same files): the "
-        "difference of each score with a paired bootstrap interval and p-value, and DeLong's paired test of the "
-        "two AUCs.",
-    )
+def _compare_options(cp) -> None:
     _file_options(cp, 1 << 20)
     cp.add_argument("--y", default="y", metavar="COL", help="column of the 0/1 truth (default: y)")
     p = "a model's column of scores; give it twice: --p model_a --p model_b"
@@ -288,3 +226,59 @@ def _add_compare(sub, out) -> None:
     ci = "level of the intervals of the differences (default: 0.95)"
     cp.add_argument("--ci", type=_level, default=0.95, metavar="LEVEL", help=ci)
     _format(cp)
+
+
+#: the commands, in the order of the help: their help line and description
+_COMMANDS = {
+    "evaluate": (
+        "evaluate prediction files",
+        "Evaluate predictions stored in Parquet, CSV, .npy or .npz files, batch by batch in bounded "
+        "memory. Several paths, a glob or a directory are shards: each is evaluated on its own and merged.",
+    ),
+    "merge": (
+        "merge saved states and print the report",
+        "Load states saved with --save-state (or Accumulator.save), merge them and print the report.",
+    ),
+    "demo": (
+        "evaluate a synthetic data set, streaming and sharded",
+        "Write synthetic binary predictions in shards into a temporary folder, evaluate "
+        "them streaming, and check that the merged shard states equal a single pass.",
+    ),
+    "compare": (
+        "compare two models on the same rows",
+        "Compare two models' predictions of the same rows (two --p columns of the same files): the "
+        "difference of each score with a paired bootstrap interval and p-value, and DeLong's paired test of the "
+        "two AUCs.",
+    ),
+    "compile": (
+        "compile every kernel ahead, once per installation",
+        "Compile the kernels each task uses into Numba's on-disk cache, one worker "
+        "process per core, so that no later run waits for them (e.g. in an image's build).",
+    ),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``streammetrics`` command."""
+    ap = argparse.ArgumentParser(
+        prog=PROG,
+        description="Streaming, mergeable model evaluation of prediction files.",
+        epilog="Run 'streammetrics demo' for a tour, or 'streammetrics evaluate -h'.",
+    )
+    ap.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    out = [_output_options()]  # (the options of the commands that print a report)
+    cmd = {
+        name: sub.add_parser(name, help=line, description=text, parents=out if name in ("evaluate", "merge") else [])
+        for name, (line, text) in _COMMANDS.items()
+    }
+    _evaluate_options(cmd["evaluate"])
+    cmd["merge"].add_argument("states", nargs="+", metavar="STATE", help="state files")
+    _demo_options(cmd["demo"])
+    _compare_options(cmd["compare"])
+    cp = cmd["compile"]
+    task = "compile the kernels of this task only (repeatable; default: every task)"
+    cp.add_argument("--task", action="append", choices=TASKS, help=task)
+    cp.add_argument("--jobs", type=_positive_int, metavar="N", help="worker processes (default: one per core)")
+    return ap

@@ -116,13 +116,15 @@ def told(src, chunk, task: str | None = None, p_column=None):
         raise CommandError(f"{src.path}: {src.where(chunk.start, chunk.start + len(chunk.y) - 1)}: {exc}") from None
 
 
-def chunks_of(src, rows: int, progress):
-    """The chunks of ``src``, ``rows`` rows at a time, the progress bar moved on as
-    they are read; a problem with the file is a :class:`CommandError`."""
+def chunks_of(src, rows: int, progress, queries: QueryCodes | None = None):
+    """``(chunk, arrays)`` of the chunks of ``src``, ``rows`` rows at a time, the progress bar
+    moved on as they are read; a problem with the file is a :class:`CommandError`. The arrays
+    of an update are ``(y, p)``, or with ``queries`` (``--task ranking``) ``(query, relevance,
+    score)``, the query ids (the first key column) coded by ``queries``."""
     progress.start(src)
     with failing(InputError):
         for chunk in src.chunks(rows):
-            yield chunk
+            yield chunk, (chunk.y, chunk.p) if queries is None else (queries(chunk.keys[0]), chunk.y, chunk.p)
             progress.update(chunk)
     progress.complete()
 
@@ -143,9 +145,8 @@ def evaluate_sources(sources, settings: dict, chunk_rows: int, progress, sample=
     try:
         for src in sources:
             ev = make_evaluator(settings)
-            for chunk in chunks_of(src, chunk_rows, progress):
+            for chunk, arrays in chunks_of(src, chunk_rows, progress, queries):
                 with told(src, chunk, settings["task"]):
-                    arrays = (chunk.y, chunk.p) if queries is None else (queries(chunk.keys[0]), chunk.y, chunk.p)
                     by = {"by": _keys(src, chunk, queries is not None)} if sliced else {}
                     ev.update(*arrays, sample_weight=chunk.w, **by)
                 if sample is not None:

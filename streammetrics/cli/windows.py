@@ -48,13 +48,12 @@ def _batches(args, sources, settings):
     by = len(settings.get("by", ()))
     with Progress(sources, args.progress) as progress:
         for src in sources:
-            for chunk in chunks_of(src, args.batch_rows, progress):
+            for chunk, arrays in chunks_of(src, args.batch_rows, progress, queries):
                 options = {"sample_weight": chunk.w}
                 if by:
                     options["by"] = tuple(np.asarray(k) for k in chunk.keys[first : first + by])
                 if args.time:
                     options["time"] = _stamps(chunk.keys[first + by], args.time, src)
-                arrays = (chunk.y, chunk.p) if queries is None else (queries(chunk.keys[0]), chunk.y, chunk.p)
                 yield src, chunk, arrays, options
 
 
@@ -69,9 +68,8 @@ def evaluate_over_time(args, settings: dict, sources) -> int:
         return _last_rows(args, settings, sources)
     if not args.every:
         raise CommandError("--time needs --every SPAN (e.g. 1d, 1h, 15min, or a number in the column's unit)")
-    template = make_evaluator(settings)
     with failing((TypeError, ValueError), "--every: "):
-        acc = Windowed(template, every=_every(args.every), keep=args.keep_buckets, time=True)
+        acc = Windowed(make_evaluator(settings), every=_every(args.every), keep=args.keep_buckets, time=True)
     for src, chunk, arrays, options in _batches(args, sources, settings):
         with told(src, chunk, settings["task"]):
             acc.update(*arrays, **options)
