@@ -248,17 +248,13 @@ class Bootstrap(TemplateWrapper, Accumulator):
             return self
         with self._guard:
             self._check_room(tb.n)
-            terms = self._linear
-            if terms is not None and terms.takes(tb):
-                sums = self._linear_sums(tb, keys)  # first: a batch that overflows changes nothing
-                self._point.fold(tb)
-                for acc, part in zip(self._replicas, sums):
-                    acc.add_sums(part)
-                if not terms.complete:  # an Evaluator's other members, replicate by replicate
-                    self._fold_replicas(tb, keys, rest=True)
-            else:
-                self._point.fold(tb)
-                self._fold_replicas(tb, keys)
+            linear = self._linear is not None and self._linear.takes(tb)
+            sums = self._linear_sums(tb, keys) if linear else ()  # first: a batch that overflows changes nothing
+            self._point.fold(tb)
+            for acc, part in zip(self._replicas, sums):
+                acc.add_sums(part)
+            if not (linear and self._linear.complete):  # (an Evaluator's other members: replicate by replicate)
+                self._fold_replicas(tb, keys, rest=linear)
             rank = self._rank_of(self._template)
             if rank is not None and tb.covers(rank.inputs):
                 keys = keys if keys.shape[0] else np.arange(self._rows, self._rows + tb.n, dtype=np.int64)
@@ -320,11 +316,8 @@ class Bootstrap(TemplateWrapper, Accumulator):
         out = block[r0:r1]
         poisson_weights(np.uint64(self.seed), keys, first, r0, part.weights, out, POISSON1_CUTS)
         for r in range(r0, r1):
-            b = Batch(part.inputs, part.arrays, out[r - r0], part.n)
-            if rest:
-                self._replicas[r].fold_rest(b)
-            else:
-                self._replicas[r].fold(b)
+            acc = self._replicas[r]
+            (acc.fold_rest if rest else acc.fold)(Batch(part.inputs, part.arrays, out[r - r0], part.n))
 
     # ---------------------------------------------------------------- merge
     def merge(self, other: Bootstrap):
@@ -403,14 +396,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
         self._rows, self._point, self._replicas, self._ranks = parsed
 
     def _clone(self):
-        out = self._empty_like()
-        vars(out).update(
-            _rows=self._rows,
-            _point=self._point.copy(),
-            _replicas=[a.copy() for a in self._replicas],
-            _ranks=self._ranks.copy(),
-        )
-        return out
+        return self.with_state((self._rows, self._point.copy(), [a.copy() for a in self._replicas], self._ranks.copy()))
 
     # -------------------------------------------------------------- finalize
     def _replicate_scores(self):

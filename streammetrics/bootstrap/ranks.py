@@ -127,10 +127,6 @@ class RankRows:
         self._sorted = False  # one part, in the order of rows()
         self._walked = {}  # the last walk without and with rates: (its arguments, outputs)
 
-    @property
-    def n(self) -> int:
-        return sum(part[0].shape[0] for part in self._parts)
-
     def add(self, y, s, keys, w, ordered: bool = False) -> None:
         """Keep rows (copies); ``ordered``: the only rows, scores increasing."""
         self._parts.append(

@@ -175,11 +175,10 @@ class Buckets(TemplateWrapper, Accumulator):
 
     def _results(self, ci=None) -> list:
         """Each bucket's ``(key, rows, result or None)`` (``None``: no score is defined)."""
-        options = {} if ci is None else {"ci": ci}
         out = []
         for key, acc in self.parts().items():
             try:
-                out.append((key, acc.n, acc.finalize(**options)))
+                out.append((key, acc.n, acc.finalize(ci=ci)))
             except ValueError:  # e.g. weights summing to zero
                 out.append((key, acc.n, None))
         return out
