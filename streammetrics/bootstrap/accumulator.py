@@ -62,13 +62,12 @@ def _check_keys(key, n: int) -> np.ndarray:
     arr = as_1d(arr, "key")
     if arr.shape[0] != n:
         raise ValueError(f"key has {arr.shape[0]} rows but the batch has {n}")
-    kind = arr.dtype.kind
-    if kind not in "iu":
-        if kind == "f" and arr.size == 0:
-            return _EMPTY_KEYS
+    if arr.dtype.kind == "f" and arr.size == 0:  # (an empty list)
+        return _EMPTY_KEYS
+    if arr.dtype.kind not in "iu":
         raise TypeError(f"key must hold integer row ids, got dtype {arr.dtype}")
-    if kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > np.iinfo(np.int64).max:
-        i = int(np.argmax(arr > np.iinfo(np.int64).max))
+    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > INT64_MAX:
+        i = int(np.argmax(arr > INT64_MAX))
         raise ValueError(f"key[{i}] = {arr[i]}: row keys must fit in int64")
     return np.ascontiguousarray(arr, dtype=np.int64)
 
@@ -538,10 +537,9 @@ class Bootstrap(TemplateWrapper, Accumulator):
         t = self._template
         if isinstance(t, RankAUC):
             return None
-        members = getattr(t, "members", None) or {}
-        for k, m in members.items():
-            if isinstance(m, RankAUC):
-                return k
+        names = [k for k, m in (getattr(t, "members", None) or {}).items() if isinstance(m, RankAUC)]
+        if names:
+            return names[0]
         raise TypeError(f"a band needs a rank state: the template {type(t).__name__} holds no RankAUC")
 
     def __repr__(self) -> str:

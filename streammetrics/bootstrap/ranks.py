@@ -28,8 +28,7 @@ def check_int(name: str, v, lo: int, hi: int) -> int:
 def band_grid(grid) -> np.ndarray:
     """The checked grid of a band: a point count, or an increasing array in [0, 1]."""
     if isinstance(grid, (int, np.integer)) and not isinstance(grid, (bool, np.bool_)):
-        count = check_int("grid", grid, 2, MAX_GRID)
-        return np.linspace(0.0, 1.0, count)
+        return np.linspace(0.0, 1.0, check_int("grid", grid, 2, MAX_GRID))
     if isinstance(grid, (bool, np.bool_, str, bytes)) or grid is None:
         raise TypeError(f"grid must be a number of points or an array of rates, got {type(grid).__name__}")
     xs = as_1d(grid, "grid")
