@@ -173,8 +173,7 @@ class RankRows:
         ordered = s[order]
         if ordered.shape[0] > 1 and (ordered[1:] == ordered[:-1]).any():  # tied rows in one order too
             order = np.lexsort((w, y, k, s) if w.shape[0] else (y, k, s))
-            ordered = s[order]
-        return ordered, y[order], k[order], (w[order] if w.shape[0] else w)
+        return s[order], y[order], k[order], (w[order] if w.shape[0] else w)
 
     def state(self) -> dict[str, np.ndarray]:
         return dict(zip(self.FIELDS, self.rows()))
