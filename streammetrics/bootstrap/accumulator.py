@@ -62,13 +62,12 @@ def _check_keys(key, n: int) -> np.ndarray:
     arr = as_1d(arr, "key")
     if arr.shape[0] != n:
         raise ValueError(f"key has {arr.shape[0]} rows but the batch has {n}")
-    kind = arr.dtype.kind
-    if kind not in "iu":
-        if kind == "f" and arr.size == 0:
-            return _EMPTY_KEYS
+    if arr.dtype.kind == "f" and arr.size == 0:  # (an empty list)
+        return _EMPTY_KEYS
+    if arr.dtype.kind not in "iu":
         raise TypeError(f"key must hold integer row ids, got dtype {arr.dtype}")
-    if kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > np.iinfo(np.int64).max:
-        i = int(np.argmax(arr > np.iinfo(np.int64).max))
+    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > INT64_MAX:
+        i = int(np.argmax(arr > INT64_MAX))
         raise ValueError(f"key[{i}] = {arr[i]}: row keys must fit in int64")
     return np.ascontiguousarray(arr, dtype=np.int64)
 
@@ -248,17 +247,13 @@ class Bootstrap(TemplateWrapper, Accumulator):
             return self
         with self._guard:
             self._check_room(tb.n)
-            terms = self._linear
-            if terms is not None and terms.takes(tb):
-                sums = self._linear_sums(tb, keys)  # first: a batch that overflows changes nothing
-                self._point.fold(tb)
-                for acc, part in zip(self._replicas, sums):
-                    acc.add_sums(part)
-                if not terms.complete:  # an Evaluator's other members, replicate by replicate
-                    self._fold_replicas(tb, keys, rest=True)
-            else:
-                self._point.fold(tb)
-                self._fold_replicas(tb, keys)
+            linear = self._linear is not None and self._linear.takes(tb)
+            sums = self._linear_sums(tb, keys) if linear else ()  # first: a batch that overflows changes nothing
+            self._point.fold(tb)
+            for acc, part in zip(self._replicas, sums):
+                acc.add_sums(part)
+            if not (linear and self._linear.complete):  # (an Evaluator's other members: replicate by replicate)
+                self._fold_replicas(tb, keys, rest=linear)
             rank = self._rank_of(self._template)
             if rank is not None and tb.covers(rank.inputs):
                 keys = keys if keys.shape[0] else np.arange(self._rows, self._rows + tb.n, dtype=np.int64)
@@ -320,11 +315,8 @@ class Bootstrap(TemplateWrapper, Accumulator):
         out = block[r0:r1]
         poisson_weights(np.uint64(self.seed), keys, first, r0, part.weights, out, POISSON1_CUTS)
         for r in range(r0, r1):
-            b = Batch(part.inputs, part.arrays, out[r - r0], part.n)
-            if rest:
-                self._replicas[r].fold_rest(b)
-            else:
-                self._replicas[r].fold(b)
+            acc = self._replicas[r]
+            (acc.fold_rest if rest else acc.fold)(Batch(part.inputs, part.arrays, out[r - r0], part.n))
 
     # ---------------------------------------------------------------- merge
     def merge(self, other: Bootstrap):
@@ -403,14 +395,7 @@ class Bootstrap(TemplateWrapper, Accumulator):
         self._rows, self._point, self._replicas, self._ranks = parsed
 
     def _clone(self):
-        out = self._empty_like()
-        vars(out).update(
-            _rows=self._rows,
-            _point=self._point.copy(),
-            _replicas=[a.copy() for a in self._replicas],
-            _ranks=self._ranks.copy(),
-        )
-        return out
+        return self.with_state((self._rows, self._point.copy(), [a.copy() for a in self._replicas], self._ranks.copy()))
 
     # -------------------------------------------------------------- finalize
     def _replicate_scores(self):
@@ -552,10 +537,9 @@ class Bootstrap(TemplateWrapper, Accumulator):
         t = self._template
         if isinstance(t, RankAUC):
             return None
-        members = getattr(t, "members", None) or {}
-        for k, m in members.items():
-            if isinstance(m, RankAUC):
-                return k
+        names = [k for k, m in (getattr(t, "members", None) or {}).items() if isinstance(m, RankAUC)]
+        if names:
+            return names[0]
         raise TypeError(f"a band needs a rank state: the template {type(t).__name__} holds no RankAUC")
 
     def __repr__(self) -> str:

@@ -28,8 +28,7 @@ def check_int(name: str, v, lo: int, hi: int) -> int:
 def band_grid(grid) -> np.ndarray:
     """The checked grid of a band: a point count, or an increasing array in [0, 1]."""
     if isinstance(grid, (int, np.integer)) and not isinstance(grid, (bool, np.bool_)):
-        count = check_int("grid", grid, 2, MAX_GRID)
-        return np.linspace(0.0, 1.0, count)
+        return np.linspace(0.0, 1.0, check_int("grid", grid, 2, MAX_GRID))
     if isinstance(grid, (bool, np.bool_, str, bytes)) or grid is None:
         raise TypeError(f"grid must be a number of points or an array of rates, got {type(grid).__name__}")
     xs = as_1d(grid, "grid")
@@ -127,10 +126,6 @@ class RankRows:
         self._sorted = False  # one part, in the order of rows()
         self._walked = {}  # the last walk without and with rates: (its arguments, outputs)
 
-    @property
-    def n(self) -> int:
-        return sum(part[0].shape[0] for part in self._parts)
-
     def add(self, y, s, keys, w, ordered: bool = False) -> None:
         """Keep rows (copies); ``ordered``: the only rows, scores increasing."""
         self._parts.append(
@@ -178,8 +173,7 @@ class RankRows:
         ordered = s[order]
         if ordered.shape[0] > 1 and (ordered[1:] == ordered[:-1]).any():  # tied rows in one order too
             order = np.lexsort((w, y, k, s) if w.shape[0] else (y, k, s))
-            ordered = s[order]
-        return ordered, y[order], k[order], (w[order] if w.shape[0] else w)
+        return s[order], y[order], k[order], (w[order] if w.shape[0] else w)
 
     def state(self) -> dict[str, np.ndarray]:
         return dict(zip(self.FIELDS, self.rows()))

@@ -175,11 +175,10 @@ class Buckets(TemplateWrapper, Accumulator):
 
     def _results(self, ci=None) -> list:
         """Each bucket's ``(key, rows, result or None)`` (``None``: no score is defined)."""
-        options = {} if ci is None else {"ci": ci}
         out = []
         for key, acc in self.parts().items():
             try:
-                out.append((key, acc.n, acc.finalize(**options)))
+                out.append((key, acc.n, acc.finalize(ci=ci)))
             except ValueError:  # e.g. weights summing to zero
                 out.append((key, acc.n, None))
         return out
@@ -200,12 +199,9 @@ class Buckets(TemplateWrapper, Accumulator):
         if other is self:
             other = other.copy()
         with locked(self, other):
-            theirs = other.parts()
-            for key, acc in theirs.items():
-                if key in self._parts:
-                    self._parts[key].check_merge(acc)
+            self._merge_check(other)
             self._check_room(other.n, "merging")
-            for key, acc in theirs.items():
+            for key, acc in other.parts().items():
                 if key in self._parts:
                     self._parts[key].merge(acc)
                 else:
@@ -216,6 +212,11 @@ class Buckets(TemplateWrapper, Accumulator):
             if self._parts:
                 self._evict(self._oldest_kept(next(reversed(self._parts))))
         return self
+
+    def _merge_check(self, other) -> None:
+        for key, acc in other.parts().items():
+            if key in self._parts:
+                self._parts[key].check_merge(acc)
 
     def _merged_seen(self, other) -> int:
         return self._seen + other.seen

@@ -223,7 +223,7 @@ class Rolling(TemplateWrapper, Accumulator):
     def _compute(self, ci=None):
         if isinstance(self._rows, RankWindow):
             return self._rows.result(self._points(), ci)
-        return self._rows.accumulator().finalize(**({} if ci is None else {"ci": ci}))
+        return self._rows.accumulator().finalize(ci=ci)
 
     def _points(self):
         """The query engine of the window as it is now, built when first asked."""

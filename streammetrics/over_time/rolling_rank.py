@@ -34,12 +34,9 @@ class RankWindow(Ring):
         if window > MAX_WINDOW:
             raise ValueError(f"window must be at most {MAX_WINDOW:,} rows for RankAUC, got {window}")
         self.template, self.window = template, window
-        self.ring_c = np.zeros(window, np.int8)
-        self.ring_s = np.zeros(window)
-        self.ring_w = np.zeros(window)
-        self.ring_t = np.zeros(window, np.uint8)
-        self.ring_b = np.zeros(window, np.uint8)  # each row's score width: 16, 32 or 64
-        self.rings = self.ring_c, self.ring_s, self.ring_w, self.ring_t, self.ring_b
+        # each row's class (0 positive), score, weight, whether it came with one, and score width (16, 32 or 64)
+        self.rings = tuple(np.zeros(window, dtype) for dtype in (np.int8, np.float64, np.float64, np.uint8, np.uint8))
+        self.ring_c, self.ring_s, self.ring_w, _, self.ring_b = self.rings
         self.meta = np.zeros(6, np.int64)
         self.u2 = np.zeros((1, 2))
         self.tot = np.zeros((2, 2))

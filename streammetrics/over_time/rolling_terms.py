@@ -139,16 +139,12 @@ class TermsWindow(Ring):
     def accumulator(self):
         """The template holding the window's rows (its sums added, by group)."""
         acc = self.template.copy()
-        for g in (0, 1):
-            if self.rows[g]:
-                acc.add_sums(self._sums(g))
+        for g in np.flatnonzero(self.rows):  # each group holding rows: those without weights, with
+            summed = bool(self.summed[g])
+            pairs = self.pairs[g : g + 1].copy() if summed else None
+            second = self.second[g : g + 1].copy() if summed and self.second.shape[0] else None
+            acc.add_sums(Sums(self.ints[g : g + 1].copy(), pairs, second, self.rows[g : g + 1].copy(), bool(g)))
         return acc
-
-    def _sums(self, g: int) -> Sums:
-        summed = bool(self.summed[g])
-        pairs = self.pairs[g : g + 1].copy() if summed else None
-        second = self.second[g : g + 1].copy() if summed and self.second.shape[0] else None
-        return Sums(self.ints[g : g + 1].copy(), pairs, second, self.rows[g : g + 1].copy(), bool(g))
 
     def check(self, rows: dict, n: int) -> None:
         """Refuse rows (untrusted, of the declared dtypes and lengths) no row of the template gives."""

@@ -128,7 +128,7 @@ class Windowed(Buckets):
         return clock.shown(key * self._every, self._every), clock.shown((key + 1) * self._every, self._every)
 
     def _compute(self, ci=None):
-        return self.merged().finalize(**({} if ci is None else {"ci": ci}))
+        return self.merged().finalize(ci=ci)
 
     def buckets(self, ci=None) -> list:
         """Each kept bucket, oldest first: a :class:`Bucket` ``(key, start, end,
