@@ -206,3 +206,26 @@ def test_command_last_rows_and_refusals(tmp_path, capsys):
     assert "does not combine" in capsys.readouterr().err
     assert cli.main(["evaluate", str(path), "--time", "y", "--every", "1d"]) == 1
     assert "datetimes" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda every: sm.Windowed(sm.BinaryConfusion(threshold=0.5), every=every, keep=3),
+        lambda every: sm.History(sm.BinaryConfusion(threshold=float(every) / 100)),
+    ],
+    ids=["Windowed", "History"],
+)
+def test_check_merge_says_what_merge_would_refuse_and_changes_nothing(make):
+    rng = np.random.default_rng(5)
+    y, p, _ = _data(rng, 60)
+    a, b = make(10), make(10)
+    a.update(y[:30], p[:30], **({"step": 0} if isinstance(a, sm.History) else {}))
+    b.update(y[30:], p[30:], **({"step": 1} if isinstance(b, sm.History) else {}))
+    before = a.state_dict()
+    assert a.check_merge(b) is None
+    assert_results_equal(a.finalize(), make(10).load_state_dict(before).finalize())
+    with pytest.raises(ValueError, match="settings"):
+        a.check_merge(make(20))
+    a.merge(b)
+    assert a.n == 60
