@@ -354,8 +354,7 @@ def _one_shot(y, p, n_classes, labels, sample_weight) -> MulticlassConfusion:
             return _one_shot(yy, pp, len(labels), labels, sample_weight)
         refuse_labels(yy, "y")
         refuse_labels(pp, "p")
-        yy = as_1d(yy, "y")
-        pp = as_1d(pp, "p")
+        yy, pp = as_1d(yy, "y"), as_1d(pp, "p")
         check_same_length(["y", "p"], [yy, pp])
         if yy.size == 0:
             raise NoObservationsError("y and p are empty: the scores need at least one observation")

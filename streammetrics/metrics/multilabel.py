@@ -342,17 +342,13 @@ class MultilabelConfusion(Accumulator):
         stp = float(ftp.sum())
         micro = (float(v) for v in class_rates(stp, stp + float(ffp.sum()), stp + float(ffn.sum())))
         fsupport = support.astype(np.float64)
-        total_support = float(fsupport.sum())
-
-        def weighted(x):
-            return float(np.dot(fsupport, x) / safe(total_support))
-
+        total_support = safe(float(fsupport.sum()))
         L = self.n_labels
         rates = {"precision": precision, "recall": recall, "f1": f1}
         values = {"n": self.n, "tp": tp, "fp": fp, "fn": fn, "tn": tn, "support": support, **rates}
         values.update(zip(("micro_precision", "micro_recall", "micro_f1"), micro))
         values.update({f"macro_{f}": float(x.mean()) for f, x in rates.items()})
-        values.update({f"weighted_{f}": weighted(x) for f, x in rates.items()})
+        values.update({f"weighted_{f}": float(np.dot(fsupport, x) / total_support) for f, x in rates.items()})
         for i, name in enumerate(_SAMPLES):
             values[f"samples_{name}"] = min(float(sums[i]) / total, 1.0)
         values["subset_accuracy"] = min((exact_rows + float(sums[5])) / total, 1.0)
@@ -443,13 +439,12 @@ class MultilabelRankAUC(Accumulator):
         if first_nonfinite_matrix(S) >= 0:
             return 2
         # the whole batch is valid: no member can refuse its part
-        k = self.n_labels
-        n = Y.shape[0]
+        k, n = self.n_labels, Y.shape[0]
         for j in range(k):
             self._members[j].fold_status((np.ascontiguousarray(Y[:, j]), np.ascontiguousarray(S[:, j])), w, n)
         flat_w = np.repeat(w, k) if w.shape[0] else w
         self._members[k].fold_status((Y.reshape(-1), S.reshape(-1)), flat_w, n * k)
-        self._n += Y.shape[0]
+        self._n += n
         return 0
 
     def _check_room(self, rows: int, what: str = "folding") -> None:

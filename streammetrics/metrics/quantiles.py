@@ -10,7 +10,7 @@ from .._kernels.quantiles import bucket_edges, cumulative_walk, error_values, ne
 from .._protocol.inputs import Finite
 from .._protocol.result import Result
 from .._protocol.state import Field, count_total
-from .._protocol.validation import check_count
+from .._protocol.validation import check_choice, check_count
 from .deviance import d2_of
 from .losses import check_alpha
 from .ranking.held import SortedRuns
@@ -169,8 +169,7 @@ class ErrorQuantiles(SortedRuns):
     def __init__(
         self, error: str = "absolute", *, truth: bool = False, max_memory=None, spill_dir=None, significant_bits=None
     ):
-        if error not in ("absolute", "signed"):
-            raise ValueError(f"error must be 'absolute' or 'signed', got {error!r}")
+        check_choice("error", error, ("absolute", "signed"))
         if not isinstance(truth, (bool, np.bool_)):
             raise TypeError(f"truth must be True or False, got {type(truth).__name__}")
         self.error, self.truth = error, bool(truth)
