@@ -12,9 +12,10 @@ From that the base class derives the empty state, merging, the checks of a
 loaded state, copying, equality, pickling and saving. A shape entry is an
 ``int``, a setting's name (``"n_classes"``) or ``None`` (any length). Merge
 rules: ``"sum"`` (added), ``"pairs"`` (compensated ``(m, 2)`` pairs; an empty
-``(0, 2)`` takes the other side's), ``"max"`` and ``"custom"``
-(``_merge_custom``). A field declared ``optional=True`` was added after states
-were first saved: an older state lacking it loads with it empty (zeros).
+``(0, 2)`` takes the other side's), ``"max"`` and ``"custom"`` (merged by the
+class's own ``_merge_state``). A field declared ``optional=True`` was added
+after states were first saved: an older state lacking it loads with it empty
+(zeros).
 """
 
 from __future__ import annotations
