@@ -82,8 +82,8 @@ def write(path, class_name: str, settings: dict, arrays: dict[str, np.ndarray]) 
     except BaseException as exc:
         if tmp is not None:
             tempfiles.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise _about(exc, path) from None
+        if isinstance(exc, OSError):  # named as the user's path, not the temporary file's
+            raise type(exc)(exc.errno, exc.strerror or str(exc), path) from None
         raise
     finally:
         owner.release()
@@ -106,11 +106,6 @@ def _members(class_name: str, settings: dict, arrays: dict[str, np.ndarray]) -> 
 
 
 _TEMP_SUFFIX = ".smtmp"
-
-
-def _about(exc: OSError, path: str) -> OSError:
-    """``exc`` naming the user's ``path`` rather than the temporary file."""
-    return type(exc)(exc.errno, exc.strerror or str(exc), path)
 
 
 def _depth(v) -> int:
