@@ -384,11 +384,10 @@ class Accumulator:
         with self._guard:
             return self._clone()
 
-    def __copy__(self):
+    def __deepcopy__(self, memo=None):
         return self.copy()
 
-    def __deepcopy__(self, memo):
-        return self.copy()
+    __copy__ = __deepcopy__
 
     def finalize(self, ci=None) -> Result:
         """The scores of the current state, as a read-only :class:`Result` (the
