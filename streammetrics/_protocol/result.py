@@ -27,15 +27,11 @@ def safe(x):
 
 # ------------------------------------------------------------------ formatting
 def _fmt_repr(v: Any) -> str:
-    if isinstance(v, (bool, np.bool_)):
-        return str(bool(v))
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
     if isinstance(v, (float, np.floating)):
         return f"{float(v):.6g}"
     if isinstance(v, np.ndarray):
         return np.array2string(v, precision=4, separator=", ", threshold=20)
-    return repr(v)
+    return repr(v.item() if isinstance(v, (np.bool_, np.integer)) else v)
 
 
 def fmt_number(v: Any, weighted: bool = False) -> str:
