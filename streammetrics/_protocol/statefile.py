@@ -151,16 +151,14 @@ def _header(raw: np.ndarray, where: str) -> dict:
         raise StateFileError(f"{where} has a header of {raw.shape[0]} bytes (at most {MAX_HEADER_BYTES})")
     try:
         text = raw.tobytes().decode("utf-8")
-        try:
-            header = json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
-            deep = _depth(header) > MAX_DEPTH
-        except RecursionError:  # deeper than the interpreter's stack
-            deep = True
-        if deep:
-            raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
-        return header
+        header = json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+        if _depth(header) <= MAX_DEPTH:
+            return header
+    except RecursionError:  # deeper than the interpreter's stack
+        pass
     except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError included
         raise StateFileError(f"{where} has an unreadable header ({exc})") from None
+    raise StateFileError(f"{where} has an unreadable header (nested deeper than {MAX_DEPTH} levels)")
 
 
 def npy_header(fh, max_size: int = _MAX_NPY_HEADER):
