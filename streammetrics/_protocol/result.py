@@ -284,8 +284,7 @@ class Result(Mapping):
             out += ["", *per_class([self._shown(f, names) for f in group], [values[f] for f in group], rows)]
         for f in matrices:
             m = values[f]
-            out.append("")
-            out.append(f"  {self._shown(f, names)} (rows: actual class, columns: predicted class)")
+            out += ["", f"  {self._shown(f, names)} (rows: actual class, columns: predicted class)"]
             if m.shape[0] > 20:
                 out.append(f"  ({m.shape[0]} x {m.shape[1]}: too large to print; see to_json())")
             else:
