@@ -16,11 +16,12 @@ A subclass declares
   that offers confidence intervals sets ``intervals = True`` and takes
   ``_compute(ci=level)`` (``level`` a float in (0, 1), checked here);
 
-and, where a rule of :mod:`.state` does not say it, ``_merge_custom(state)``
-and ``_check_state(state)``. From that it gets the whole protocol (``prepare``,
-``fold``, ``update``, ``merge``, ``copy``, ``finalize``, pickling, state dicts,
-a safe ``save``/``load``). A state not held as its fields in memory overrides
-``_state``, ``_load``, ``_merge_state``, ``n`` and ``_clone``.
+and, where a rule of :mod:`.state` does not say it, ``_merge_state(state)``
+(which merges its ``"custom"`` fields) and ``_check_state(state)``. From that
+it gets the whole protocol (``prepare``, ``fold``, ``update``, ``merge``,
+``copy``, ``finalize``, pickling, state dicts, a safe ``save``/``load``). A
+state not held as its fields in memory overrides ``_state``, ``_load``,
+``_merge_state``, ``n`` and ``_clone``.
 
 Every public method that reads or changes the state holds the accumulator's
 own reentrant lock; ``merge`` and ``==`` take both locks, in a fixed order.
@@ -96,9 +97,6 @@ class Accumulator:
 
     def _compute(self) -> Result:
         raise NotImplementedError
-
-    def _merge_custom(self, other: dict[str, np.ndarray]) -> None:
-        """Merge the fields whose rule is ``"custom"``."""
 
     def _merge_check(self, other: Accumulator) -> None:
         """Raise what merging ``other`` (compatible, room checked) would refuse,
@@ -202,7 +200,6 @@ class Accumulator:
 
     def _merge_state(self, other: dict[str, np.ndarray]) -> None:
         S.merge_fields(self.fields, self._arrays, other)
-        self._merge_custom(other)
 
     #: whether every attribute but the state and the lock is a setting fixed in
     #: ``__init__``: a copy then shares them
@@ -296,17 +293,12 @@ class Accumulator:
                 raise errors.WeightOverflowError()
             return status
 
-    def _weight_multiple(self) -> int:
-        """The most times a row's weight is added into one total (1; a
-        multilabel row's wrong cells: its labels)."""
-        return 1
-
     def _far_from_overflow(self, w) -> bool:
         """Whether no float total can overflow by folding weights ``w``: the batch's
-        weight (times :meth:`_weight_multiple`) and every total below 1e300
+        weight and every total below 1e300
         (totals read up to :data:`SCANNED_TOTALS`; a larger table is taken far,
         its totals checked as they merged)."""
-        if not float(w.max()) * w.shape[0] * self._weight_multiple() < 1e300:
+        if not float(w.max()) * w.shape[0] < 1e300:
             return False
         totals = [self._arrays[f.name] for f in S.float_sums(self.fields)]
         return sum(a.size for a in totals) > SCANNED_TOTALS or S.within(totals, 1e300)
@@ -392,11 +384,10 @@ class Accumulator:
         with self._guard:
             return self._clone()
 
-    def __copy__(self):
+    def __deepcopy__(self, memo=None):
         return self.copy()
 
-    def __deepcopy__(self, memo):
-        return self.copy()
+    __copy__ = __deepcopy__
 
     def finalize(self, ci=None) -> Result:
         """The scores of the current state, as a read-only :class:`Result` (the

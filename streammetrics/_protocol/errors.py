@@ -59,8 +59,6 @@ class BadValueError(ValueError):
     ('p', 17, 1.3)
     """
 
-    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
-
     def __init__(self, argument: str, index, value, problem: str, *, relation="=", context=None, hint=None):
         if isinstance(value, np.generic):
             value = value.item()
@@ -121,8 +119,6 @@ class BadShapeError(ValueError):
     ``arguments`` names the argument(s) concerned.
     """
 
-    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
-
     def __init__(self, message: str, *arguments: str, hint: str | None = None):
         self.arguments = arguments
         self.hint = hint
@@ -141,19 +137,13 @@ class RaggedInputError(BadShapeError, TypeError):
 class NoObservationsError(ValueError):
     """A score was asked of an accumulator (or an input) holding no observation."""
 
-    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
-
 
 class SettingsMismatchError(ValueError):
     """Two accumulators with different settings cannot be merged."""
 
-    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
-
 
 class StateFileError(ValueError):
     """A state file or state dict that is not a valid, consistent state."""
-
-    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
 
 
 class CountOverflowError(OverflowError, ValueError):
@@ -163,8 +153,6 @@ class CountOverflowError(OverflowError, ValueError):
     unchanged.
     """
 
-    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
-
 
 class NoWeightsError(TypeError, ValueError):
     """Sample weights given to an accumulator whose scores take none.
@@ -172,8 +160,6 @@ class NoWeightsError(TypeError, ValueError):
     Both a ``TypeError`` (an argument the accumulator does not take) and a
     ``ValueError`` (a bad batch), so either ``except`` clause catches it.
     """
-
-    __module__ = "streammetrics"  # named (tracebacks, reprs) where users import it from
 
     def __init__(self, owner: str = "this accumulator", reason: str = "its scores are defined on counts of rows"):
         self.owner = owner
@@ -217,3 +203,9 @@ class WeightOverflowError(ValueError):
         super().__init__(
             f"sample_weight: {problem} rescale the weights (every score is the same for any positive scale of them)"
         )
+
+
+# named (tracebacks, reprs) where users import them from
+_VALUE_ERRORS = (BadValueError, BadShapeError, NoObservationsError, SettingsMismatchError, StateFileError)
+for _error in (*_VALUE_ERRORS, CountOverflowError, NoWeightsError):
+    _error.__module__ = "streammetrics"

@@ -315,8 +315,7 @@ class ClassIndices(Input):
                 hint="for class probabilities take their argmax, np.argmax(p, axis=1), or use "
                 "Evaluator(task='multiclass'), which takes either",
             )
-        k = self.k
-        return integers(as_1d(arr, self.name), self.name, lambda a: (a >= 0) & (a < k), self.problem(arr, 0))
+        return integers(as_1d(arr, self.name), self.name, lambda a: (a >= 0) & (a < self.k), self.problem(arr, 0))
 
     def first_bad(self, arr):
         return C.first_out_of_range(arr, self.k)
@@ -521,12 +520,9 @@ class LabelMatrix(_Matrix):
         with np.errstate(invalid="ignore"):
             bad = (arr != 0) & (arr != 1)
         if bad.any():
-            i, j = (int(v) for v in np.argwhere(bad)[0])
-            v = arr[i, j]
-            nan = isinstance(v, (float, np.floating)) and np.isnan(v)
-            raise BadValueError(
-                self.name, (i, j), v, "labels must be 0 or 1, got NaN" if nan else "labels must be 0 or 1"
-            )
+            i = int(np.argmax(bad))  # the first bad cell, row by row
+            nan = arr.dtype.kind == "f" and np.isnan(arr[divmod(i, arr.shape[1])])
+            _check_cells(self.name, arr, i, "labels must be 0 or 1, got NaN" if nan else "labels must be 0 or 1")
         return np.ascontiguousarray(arr, dtype=np.uint8)
 
     def check(self, arr):

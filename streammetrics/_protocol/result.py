@@ -27,15 +27,11 @@ def safe(x):
 
 # ------------------------------------------------------------------ formatting
 def _fmt_repr(v: Any) -> str:
-    if isinstance(v, (bool, np.bool_)):
-        return str(bool(v))
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
     if isinstance(v, (float, np.floating)):
         return f"{float(v):.6g}"
     if isinstance(v, np.ndarray):
         return np.array2string(v, precision=4, separator=", ", threshold=20)
-    return repr(v)
+    return repr(v.item() if isinstance(v, (np.bool_, np.integer)) else v)
 
 
 def fmt_number(v: Any, weighted: bool = False) -> str:
@@ -288,8 +284,7 @@ class Result(Mapping):
             out += ["", *per_class([self._shown(f, names) for f in group], [values[f] for f in group], rows)]
         for f in matrices:
             m = values[f]
-            out.append("")
-            out.append(f"  {self._shown(f, names)} (rows: actual class, columns: predicted class)")
+            out += ["", f"  {self._shown(f, names)} (rows: actual class, columns: predicted class)"]
             if m.shape[0] > 20:
                 out.append(f"  ({m.shape[0]} x {m.shape[1]}: too large to print; see to_json())")
             else:

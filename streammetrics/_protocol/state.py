@@ -12,9 +12,10 @@ From that the base class derives the empty state, merging, the checks of a
 loaded state, copying, equality, pickling and saving. A shape entry is an
 ``int``, a setting's name (``"n_classes"``) or ``None`` (any length). Merge
 rules: ``"sum"`` (added), ``"pairs"`` (compensated ``(m, 2)`` pairs; an empty
-``(0, 2)`` takes the other side's), ``"max"`` and ``"custom"``
-(``_merge_custom``). A field declared ``optional=True`` was added after states
-were first saved: an older state lacking it loads with it empty (zeros).
+``(0, 2)`` takes the other side's), ``"max"`` and ``"custom"`` (merged by the
+class's own ``_merge_state``). A field declared ``optional=True`` was added
+after states were first saved: an older state lacking it loads with it empty
+(zeros).
 """
 
 from __future__ import annotations
@@ -171,12 +172,9 @@ def check_float_sums(fields, mine: dict[str, np.ndarray], states: list) -> None:
     already infinite in an operand is left to the state's own checks."""
     for f in float_sums(fields):
         operands = [x for x in (mine[f.name], *(st[f.name] for st in states)) if x.size]
-        if len(operands) < 2:
-            continue
+        total, finite = 0.0, True  # the running sum, and where every operand so far is finite
         with np.errstate(over="ignore", invalid="ignore"):
-            total = _float_values(f, operands[0])
-            finite = np.isfinite(total)
-            for x in operands[1:]:
+            for x in operands:
                 v = _float_values(f, x)
                 finite &= np.isfinite(v)
                 total = total + v

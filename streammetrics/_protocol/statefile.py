@@ -82,8 +82,8 @@ def write(path, class_name: str, settings: dict, arrays: dict[str, np.ndarray]) 
     except BaseException as exc:
         if tmp is not None:
             tempfiles.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise _about(exc, path) from None
+        if isinstance(exc, OSError):  # named as the user's path, not the temporary file's
+            raise type(exc)(exc.errno, exc.strerror or str(exc), path) from None
         raise
     finally:
         owner.release()
@@ -106,11 +106,6 @@ def _members(class_name: str, settings: dict, arrays: dict[str, np.ndarray]) -> 
 
 
 _TEMP_SUFFIX = ".smtmp"
-
-
-def _about(exc: OSError, path: str) -> OSError:
-    """``exc`` naming the user's ``path`` rather than the temporary file."""
-    return type(exc)(exc.errno, exc.strerror or str(exc), path)
 
 
 def _depth(v) -> int:
@@ -156,16 +151,14 @@ def _header(raw: np.ndarray, where: str) -> dict:
         raise StateFileError(f"{where} has a header of {raw.shape[0]} bytes (at most {MAX_HEADER_BYTES})")
     try:
         text = raw.tobytes().decode("utf-8")
-        try:
-            header = json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
-            deep = _depth(header) > MAX_DEPTH
-        except RecursionError:  # deeper than the interpreter's stack
-            deep = True
-        if deep:
-            raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
-        return header
+        header = json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+        if _depth(header) <= MAX_DEPTH:
+            return header
+    except RecursionError:  # deeper than the interpreter's stack
+        pass
     except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError included
         raise StateFileError(f"{where} has an unreadable header ({exc})") from None
+    raise StateFileError(f"{where} has an unreadable header (nested deeper than {MAX_DEPTH} levels)")
 
 
 def npy_header(fh, max_size: int = _MAX_NPY_HEADER):

@@ -113,7 +113,6 @@ def remove_stale(folder: str, stem: str, suffix: str) -> int:
     for name in names:
         if not (name.startswith(start) and name.endswith(LOCK_SUFFIX)):
             continue
-        token = name[len(start) : -len(LOCK_SUFFIX)]
         lock = os.path.join(folder, name)
         try:
             fd = os.open(lock, os.O_RDWR)
@@ -124,7 +123,7 @@ def remove_stale(folder: str, stem: str, suffix: str) -> int:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 continue  # held: its owner lives
-            mine = f"{start}{token}."
+            mine = name[: -len(LOCK_SUFFIX)] + "."  # the owner's files: <stem><host>.<token>.*
             for other in names:
                 if other.startswith(mine) and other.endswith(suffix):
                     path = os.path.join(folder, other)

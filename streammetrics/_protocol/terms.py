@@ -99,11 +99,8 @@ class Sums:
 
     def part(self, lo: int, hi: int) -> Sums:
         """The sums of slots ``lo .. hi - 1`` (a member's, in a composite's terms)."""
-
-        def cut(a):
-            return None if a is None else a[:, lo:hi]
-
-        return Sums(cut(self.ints), cut(self.pairs), cut(self.second), self.rows, self.weighted)
+        ints, pairs, second = (None if a is None else a[:, lo:hi] for a in (self.ints, self.pairs, self.second))
+        return Sums(ints, pairs, second, self.rows, self.weighted)
 
 
 def add_pairs(into: np.ndarray, pairs: np.ndarray) -> None:
