@@ -168,11 +168,15 @@ print("connect ok")
 
 def test_spark_connect_needs_no_rdd(spark):
     pytest.importorskip("grpc", reason="the Spark Connect client (pyspark[connect]) is not installed")
+    import os
     import subprocess
     import sys
 
-    # a process of its own: a Connect session cannot share one with a classic session
-    done = subprocess.run([sys.executable, "-c", CONNECT], capture_output=True, text=True, timeout=600)
+    # a process of its own: a Connect session cannot share one with a classic session. SPARK_TESTING makes
+    # the local server take a free port (Spark's own tests do the same), not the default one another
+    # suite on the machine may hold
+    env = dict(os.environ, SPARK_TESTING="1")
+    done = subprocess.run([sys.executable, "-c", CONNECT], capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0 and "connect ok" in done.stdout, done.stderr[-3000:]
 
 
