@@ -34,7 +34,7 @@ class Batch:
     __slots__ = ("_inputs", "_arrays", "_weights", "_n", "_derived")
 
     def __init__(self, inputs, arrays, weights, n):
-        self._inputs = inputs if type(inputs) is InputTuple else InputTuple(inputs)
+        self._inputs = inputs  # (an InputTuple remembers the consumers it covers; a tuple does not)
         self._arrays = tuple(arrays)
         self._weights = weights
         self._n = int(n)
@@ -51,11 +51,14 @@ class Batch:
 
     def _resolve(self, needs):
         """Per position: False (read as is), True (derived), or None if not covered."""
-        memo = self._inputs.memo
+        have = self._inputs
+        if needs is have:  # the very inputs it was prepared for: every array as is
+            return ()
+        memo = have.memo if type(have) is InputTuple else {}
         hit = memo.get(id(needs))
         if hit is not None and hit[0] is needs:
             return hit[1]
-        have, plan = self._inputs, None
+        plan = None
         if len(needs) == len(have) and all(h is need or h.covers(need) for h, need in zip(have, needs)):
             plan = tuple(h is not need and h.derives(need) for h, need in zip(have, needs))
         if len(memo) > 64:
