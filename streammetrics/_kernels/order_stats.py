@@ -39,7 +39,7 @@ import numpy as np
 from ._jit import inline_ir, kernel
 from .compensated import add, fold
 
-__all__ = ["push_rows", "merge_base"]
+__all__ = ["push_rows", "merge_base", "leaving"]
 
 
 @inline_ir
@@ -228,14 +228,28 @@ def _pairs(cls, s, w, order, bkey, bcum, pkey, pcum, meta):
     return u + ue
 
 
+def leaving(meta, m: int, window: int) -> np.ndarray:
+    """The ring slots of the rows that pushing ``m`` rows makes leave, oldest
+    first: empty when none or all of them leave (the window then starts afresh)."""
+    held = int(meta[1])
+    k = max(0, held + m - window)
+    if k == held:
+        return np.zeros(0, np.int64)
+    start = int(meta[0])
+    return np.r_[start : min(start + k, window), 0 : max(0, start + k - window)]
+
+
 @kernel
-def push_rows(cls, s, w, flags, ring_c, ring_s, ring_w, ring_t, bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum,
-              tkey, tmass, tcnt, meta, u2, tot):  # fmt: skip
+def push_rows(cls, s, w, flags, order, gone, ring_c, ring_s, ring_w, ring_t, bkey, bmass, bcnt, bcum, pkey, pmass, pcnt,
+              pcum, tkey, tmass, tcnt, meta, u2, tot):  # fmt: skip
     """Push ``m`` rows, at most the window's size (class ``cls``: 0 positive, 1
     negative; scores ``s``; weights ``w``, 1 for rows without; ``flags``: which
-    came with one) into the window, the oldest rows leaving once it is full.
-    The base holds ``window`` entries, the pending entries and the scratch
-    ``t*`` twice as many."""
+    came with one; ``order``: the rows by ascending score) into the window, the
+    oldest rows leaving once it is full (``gone``: the leaving rows by ascending
+    score, as :func:`leaving` tells, when some but not all rows leave; else
+    empty). The base holds ``window`` entries, the pending entries and the
+    scratch ``t*`` twice as many. (The orders come from ``np.argsort``: numpy
+    sorts several times faster than a sort compiled here.)"""
     cap = ring_c.shape[0]
     m = cls.shape[0]
     k = max(0, meta[1] + m - cap)
@@ -245,6 +259,8 @@ def push_rows(cls, s, w, flags, ring_c, ring_s, ring_w, ring_t, bkey, bmass, bcn
         u2[:] = 0.0
         tot[:] = 0.0
         k = 0
+    if gone.shape[0] != k or order.shape[0] != m:
+        raise ValueError("order and gone must order the entering and the leaving rows")
     if meta[3] + k + m > pkey.shape[0]:  # (room for the batch's pending entries)
         merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta, u2, tot)
     if k:  # the oldest rows leave
@@ -257,12 +273,10 @@ def push_rows(cls, s, w, flags, ring_c, ring_s, ring_w, ring_t, bkey, bmass, bcn
             lc[r], ls[r], lw[r] = ring_c[j], ring_s[j], ring_w[j]
             meta[4] -= ring_t[j]
         _add_masses(tot, lc, lw, -1.0)
-        order = np.argsort(ls)
-        fold(u2, 0, _inner_u2(lc, ls, lw, order) - _pairs(lc, ls, lw, order, bkey, bcum, pkey, pcum, meta), 0.0)
+        fold(u2, 0, _inner_u2(lc, ls, lw, gone) - _pairs(lc, ls, lw, gone, bkey, bcum, pkey, pcum, meta), 0.0)
         meta[0] = (meta[0] + k) % cap
         meta[1] -= k
-        _into_pending(lc, ls, lw, order, -1, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta)
-    order = np.argsort(s)
+        _into_pending(lc, ls, lw, gone, -1, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta)
     fold(u2, 0, _inner_u2(cls, s, w, order) + _pairs(cls, s, w, order, bkey, bcum, pkey, pcum, meta), 0.0)
     for r in range(m):
         j = meta[0] + meta[1] + r

@@ -3,13 +3,13 @@
 A row's terms (:mod:`streammetrics._protocol.terms`: ``width`` slots and
 values) are kept in a ring of the window's rows with the row's weight and its
 group (0: came without weights, 1: with). The window's sums per group are kept
-as the state of :class:`~streammetrics._protocol.terms.Sums`: ``ints`` (counts
-of the counted slots, exact), ``pairs`` (``w v`` per slot) and ``second``
-(``w v**2`` or ``w**2 v**2``), compensated; a row entering adds its terms, a
-row leaving subtracts them. Subtracting leaves the error of every step in the
-compensation term, so after ``window`` rows have left the float sums are
-recomputed from the ring: their error stays that of ``2 window`` compensated
-steps. Rows leave and enter as at most two runs of consecutive ring slots.
+as the state of :class:`~streammetrics._protocol.terms.Sums`: ``ints`` (each
+slot's terms counted, exact; the counted slots' are the rows' counts),
+``pairs`` (``w v`` per slot) and ``second`` (``w v**2`` or ``w**2 v**2``),
+compensated; a row entering adds its terms, a row leaving subtracts them.
+Subtracting leaves the error of every step in the compensation term, so after
+``window`` rows have left the float sums are recomputed from the ring: their
+error stays that of ``2 window`` compensated steps. Rows leave and enter as at most two runs of consecutive ring slots.
 
 ``meta`` is ``int64[3]``: the ring's oldest row, the rows held, and the rows
 that left since the float sums were last recomputed.
@@ -24,20 +24,16 @@ __all__ = ["push_terms"]
 
 
 @inline_ir
-def _run(ring_s, ring_v, ring_w, ring_g, lo, hi, sign, counted, powers, summed, ints, rows, pairs, second):
+def _run(ring_s, ring_v, ring_w, ring_g, lo, hi, sign, powers, summed, ints, rows, pairs, second):
     """Add (``sign`` 1) or subtract (-1) the terms of ring rows ``lo .. hi - 1`` from the sums."""
+    size, width = powers.shape[0], ring_s.shape[1]
+    tally = ints.reshape(ints.size)
     weighted = 0
-    width = ring_s.shape[1]
-    flat = ring_s.reshape(ring_s.size)
-    j, t = lo, 0
-    for e in range(lo * width, hi * width):  # (one loop over the terms: a loop per row costs more)
+    for j in range(lo, hi):
         g = ring_g[j]
-        ints[g, flat[e]] += sign * counted[flat[e]]
-        t += 1
-        if t == width:
-            weighted += g
-            t = 0
-            j += 1
+        weighted += g
+        for t in range(width):
+            tally[g * size + ring_s[j, t]] += sign
     if summed[0] or weighted:
         squared = second.shape[0] > 0
         for j in range(lo, hi):
@@ -54,11 +50,11 @@ def _run(ring_s, ring_v, ring_w, ring_g, lo, hi, sign, counted, powers, summed, 
 
 
 @inline_ir
-def _span(ring_s, ring_v, ring_w, ring_g, start, k, sign, counted, powers, summed, ints, rows, pairs, second):
+def _span(ring_s, ring_v, ring_w, ring_g, start, k, sign, powers, summed, ints, rows, pairs, second):
     """:func:`_run` over ``k`` rows of the ring from slot ``start`` on (wrapping round its end)."""
     end = min(start + k, ring_s.shape[0])
-    _run(ring_s, ring_v, ring_w, ring_g, start, end, sign, counted, powers, summed, ints, rows, pairs, second)
-    _run(ring_s, ring_v, ring_w, ring_g, 0, start + k - end, sign, counted, powers, summed, ints, rows, pairs, second)
+    _run(ring_s, ring_v, ring_w, ring_g, start, end, sign, powers, summed, ints, rows, pairs, second)
+    _run(ring_s, ring_v, ring_w, ring_g, 0, start + k - end, sign, powers, summed, ints, rows, pairs, second)
 
 
 @inline_ir
@@ -80,7 +76,7 @@ def _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, at, lo, hi):
 
 @kernel
 def push_terms(
-    slots, values, w, flags, counted, powers, summed, ring_s, ring_v, ring_w, ring_g, meta, ints, rows, pairs, second
+    slots, values, w, flags, powers, summed, ring_s, ring_v, ring_w, ring_g, meta, ints, rows, pairs, second
 ):
     """Push ``m`` rows, at most the window's size (``slots``, ``values``:
     ``[m, width]``; weights ``w``, or empty for rows without; ``flags[i]``: the
@@ -97,13 +93,13 @@ def push_terms(
         second[:] = 0.0
         meta[2] = 0
     else:
-        _span(ring_s, ring_v, ring_w, ring_g, head, k, -1, counted, powers, summed, ints, rows, pairs, second)
+        _span(ring_s, ring_v, ring_w, ring_g, head, k, -1, powers, summed, ints, rows, pairs, second)
         meta[2] += k
     head = (head + k) % cap
     start = (head + held - k) % cap
     _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, start, 0, min(m, cap - start))
     _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, 0, min(m, cap - start), m)
-    _span(ring_s, ring_v, ring_w, ring_g, start, m, 1, counted, powers, summed, ints, rows, pairs, second)
+    _span(ring_s, ring_v, ring_w, ring_g, start, m, 1, powers, summed, ints, rows, pairs, second)
     meta[0], meta[1] = head, held - k + m
     if meta[2] >= cap:  # the sums afresh from the ring, oldest row first, where float sums are held
         meta[2] = 0
@@ -112,4 +108,4 @@ def push_terms(
         if rows[1] or (rows[0] and summed[0]):
             ints[:] = 0
             rows[:] = 0
-            _span(ring_s, ring_v, ring_w, ring_g, head, meta[1], 1, counted, powers, summed, ints, rows, pairs, second)
+            _span(ring_s, ring_v, ring_w, ring_g, head, meta[1], 1, powers, summed, ints, rows, pairs, second)

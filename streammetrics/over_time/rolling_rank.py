@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.order_stats import merge_base, push_rows
+from .._kernels.order_stats import leaving, merge_base, push_rows
 from .._protocol.errors import StateFileError
 from .._protocol.state import Field
 from ..metrics.ranking.accumulator import SCORE_DTYPES, delong_interval
@@ -50,9 +50,14 @@ class RankWindow(Ring):
     def _push(self, y, s, w, flags, bits) -> None:
         cls = (1 - y).astype(np.int8)
         (base, pend), t = self.levels, self.scratch
-        push_rows(cls, s, w, flags, *self.rings[:4], *base, *pend, *t, self.meta, self.u2, self.tot)
+        gone = np.argsort(self.ring_s[leaving(self.meta, y.shape[0], self.window)])
+        order = np.argsort(s)
+        push_rows(cls, s, w, flags, order, gone, *self.rings[:4], *base, *pend, *t, self.meta, self.u2, self.tot)
         m = y.shape[0]
-        self.ring_b[(self.head + self.n - m + np.arange(m)) % self.window] = bits
+        start = (self.head + self.n - m) % self.window  # the pushed rows' slots: at most two runs
+        cut = min(m, self.window - start)
+        self.ring_b[start : start + cut] = bits[:cut]
+        self.ring_b[: m - cut] = bits[cut:]
 
     def rows_of(self, batch, lo: int) -> dict:
         """Rows ``lo ..`` of a checked batch, as :meth:`export` gives rows."""

@@ -111,7 +111,7 @@ class TermsWindow(Ring):
 
     def _push(self, slots, values, w, flags) -> None:
         push_terms(
-            slots, values, w, flags, self.counted, self.powers, self.summed, self.ring_s, self.ring_v,
+            slots, values, w, flags, self.powers, self.summed, self.ring_s, self.ring_v,
             self.ring_w, self.ring_g, self.meta, self.ints, self.rows, self.pairs, self.second,
         )  # fmt: skip
 
@@ -143,7 +143,7 @@ class TermsWindow(Ring):
             summed = bool(self.summed[g])
             pairs = self.pairs[g : g + 1].copy() if summed else None
             second = self.second[g : g + 1].copy() if summed and self.second.shape[0] else None
-            acc.add_sums(Sums(self.ints[g : g + 1].copy(), pairs, second, self.rows[g : g + 1].copy(), bool(g)))
+            acc.add_sums(Sums(self.ints[g : g + 1] * self.counted, pairs, second, self.rows[g : g + 1].copy(), bool(g)))
         return acc
 
     def check(self, rows: dict, n: int) -> None:
