@@ -133,10 +133,18 @@ def merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tc
     i = j = k = 0
     exact = meta[4] == 0  # no weighted row: the masses are the counts
     while i < nb or j < npend:
-        if j >= npend or (i < nb and bkey[i] < pkey[j]):
-            s = bkey[i]
-        else:
-            s = pkey[j]
+        s = pkey[j] if j < npend else np.inf
+        while i < nb and bkey[i] < s:  # base entries below the next pending one: as they are
+            c0, c1 = bcnt[0, i], bcnt[1, i]
+            tkey[k], tcnt[0, k], tcnt[1, k] = bkey[i], c0, c1
+            if exact:
+                tmass[0, k], tmass[1, k] = float(c0), float(c1)
+            else:
+                tmass[0, k], tmass[1, k] = bmass[0, i], bmass[1, i]
+            i += 1
+            k += 1
+        if j == npend:
+            break
         m0 = e0 = m1 = e1 = 0.0  # (compensated: a score's rows that left cancel exactly)
         c0 = c1 = 0
         while i < nb and bkey[i] == s:
@@ -228,15 +236,16 @@ def _pairs(cls, s, w, order, bkey, bcum, pkey, pcum, meta):
     return u + ue
 
 
-def leaving(meta, m: int, window: int) -> np.ndarray:
-    """The ring slots of the rows that pushing ``m`` rows makes leave, oldest
-    first: empty when none or all of them leave (the window then starts afresh)."""
-    held = int(meta[1])
+def leaving(ring_s, meta, m: int) -> np.ndarray:
+    """The scores of the rows that pushing ``m`` rows makes leave, oldest first:
+    empty when none or all of them leave (the window then starts afresh)."""
+    window, start, held = ring_s.shape[0], int(meta[0]), int(meta[1])
     k = max(0, held + m - window)
     if k == held:
-        return np.zeros(0, np.int64)
-    start = int(meta[0])
-    return np.r_[start : min(start + k, window), 0 : max(0, start + k - window)]
+        return ring_s[:0]
+    if start + k <= window:
+        return ring_s[start : start + k]
+    return np.concatenate((ring_s[start:], ring_s[: start + k - window]))
 
 
 @kernel

@@ -50,7 +50,7 @@ class RankWindow(Ring):
     def _push(self, y, s, w, flags, bits) -> None:
         cls = (1 - y).astype(np.int8)
         (base, pend), t = self.levels, self.scratch
-        gone = np.argsort(self.ring_s[leaving(self.meta, y.shape[0], self.window)])
+        gone = np.argsort(leaving(self.ring_s, self.meta, y.shape[0]))
         order = np.argsort(s)
         push_rows(cls, s, w, flags, order, gone, *self.rings[:4], *base, *pend, *t, self.meta, self.u2, self.tot)
         m = y.shape[0]
