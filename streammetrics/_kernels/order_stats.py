@@ -36,33 +36,34 @@ import math
 
 import numpy as np
 
-from ._jit import inline_ir, kernel
+from ._jit import inline, kernel
 from .compensated import add, fold
 
 __all__ = ["push_rows", "merge_base", "leaving"]
 
 
-@inline_ir
-def _first(keys, n, s, start, above):
-    """The first entry of ``keys[:n]`` from ``start`` on that is not below ``s``
-    (``above``: that is above ``s``), every entry before ``start`` being below:
-    galloping from ``start``, so that ascending queries cost ``O(log gap)``."""
+@inline
+def _first(keys, n, s, start):
+    """The first entry of ``keys[:n]`` from ``start`` on that is not below ``s``,
+    every entry before ``start`` being below (the first above ``s``: not below
+    ``np.nextafter(s, np.inf)``): galloping from ``start``, so that ascending
+    queries cost ``O(log gap)``."""
     lo, hi, step = start, start, 1
-    while hi < n and (keys[hi] < s or (above and keys[hi] == s)):
+    while hi < n and keys[hi] < s:
         lo = hi + 1
         hi += step
         step <<= 1
     hi = min(hi, n)
     while lo < hi:
         h = (lo + hi) >> 1
-        if keys[h] < s or (above and keys[h] == s):
+        if keys[h] < s:
             lo = h + 1
         else:
             hi = h
     return lo
 
 
-@inline_ir
+@inline
 def _pairs_at(c, lo, hi, cum, n):
     """A row of class ``c`` whose score spans entries ``lo .. hi - 1`` of a level:
     its pairs' weight with the level (``2 below + at`` of the negatives for a
@@ -74,7 +75,7 @@ def _pairs_at(c, lo, hi, cum, n):
     return 2.0 * (cum[o, n] - cum[o, hi]) + at
 
 
-@inline_ir
+@inline
 def _inner_u2(cls, s, w, order):
     """``2U`` of the pairs inside rows taken in ``order`` (ascending scores), compensated."""
     u, ue, neg, ne = 0.0, 0.0, 0.0, 0.0
@@ -95,7 +96,7 @@ def _inner_u2(cls, s, w, order):
     return u + ue
 
 
-@inline_ir
+@inline
 def _add_masses(tot, cls, w, sign):
     """Add each class's mass of rows ``cls, w`` (times ``sign``) to ``tot``."""
     p = q = 0.0
@@ -108,7 +109,7 @@ def _add_masses(tot, cls, w, sign):
     fold(tot, 1, sign * q, 0.0)
 
 
-@inline_ir
+@inline
 def _prefix(mass, cum, n, exact):
     """``cum[c, i]``: the mass of class ``c`` in entries ``0 .. i - 1``: compensated,
     or (``exact``: integer masses, exact in float64) plain."""
@@ -122,6 +123,16 @@ def _prefix(mass, cum, n, exact):
             else:
                 s, e = add(s, e, mass[c, i])
             cum[c, i + 1] = s + e
+
+
+@inline
+def _entries_into(key, mass, cnt, to_key, to_mass, to_cnt, k):
+    """Copy the first ``k`` entries of a level into another (a loop: a slice
+    assignment compiles Numba's shape-mismatch message, seconds at first use)."""
+    for i in range(k):
+        to_key[i] = key[i]
+        to_mass[0, i], to_mass[1, i] = mass[0, i], mass[1, i]
+        to_cnt[0, i], to_cnt[1, i] = cnt[0, i], cnt[1, i]
 
 
 @kernel
@@ -171,9 +182,7 @@ def merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tc
         tcnt[0, k] = c0
         tcnt[1, k] = c1
         k += 1
-    bkey[:k] = tkey[:k]
-    bmass[:, :k] = tmass[:, :k]
-    bcnt[:, :k] = tcnt[:, :k]
+    _entries_into(tkey, tmass, tcnt, bkey, bmass, bcnt, k)
     _prefix(bmass, bcum, k, exact)
     meta[2] = k
     meta[3] = 0
@@ -189,10 +198,11 @@ def merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tc
     tot[0, 0], tot[0, 1], tot[1, 0], tot[1, 1] = bcum[0, k], 0.0, bcum[1, k], 0.0
 
 
-@inline_ir
+@inline
 def _into_pending(cls, s, w, order, sign, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta):
     """Merge rows taken in ``order`` (ascending) into the pending entries, their
-    masses and counts times ``sign``."""
+    masses and counts times ``sign`` (1.0 or -1.0: a float, so that both
+    calls share one compiled helper)."""
     npend, m = meta[3], order.shape[0]
     i = j = k = 0
     while i < npend or j < m:
@@ -208,30 +218,29 @@ def _into_pending(cls, s, w, order, sign, pkey, pmass, pcnt, pcum, tkey, tmass, 
             tmass[0, k] = tmass[1, k] = 0.0
             tcnt[0, k] = tcnt[1, k] = 0
             tmass[c, k] = sign * w[r]
-            tcnt[c, k] = sign
+            tcnt[c, k] = 1 if sign > 0 else -1
             j += 1
         k += 1
-    pkey[:k] = tkey[:k]
-    pmass[:, :k] = tmass[:, :k]
-    pcnt[:, :k] = tcnt[:, :k]
+    _entries_into(tkey, tmass, tcnt, pkey, pmass, pcnt, k)
     _prefix(pmass, pcum, k, meta[5] == 0)
     meta[3] = k
 
 
-@inline_ir
+@inline
 def _pairs(cls, s, w, order, bkey, bcum, pkey, pcum, meta):
     """The pairs' weight of rows ``cls, s, w`` (taken in ``order``, ascending) with
     the window's rows, compensated."""
     u, ue = 0.0, 0.0
     nb, npend = meta[2], meta[3]
-    at_b = at_p = 0
+    at = np.zeros(2, np.int64)  # where the last search ended in the base and in the pending entries
     for t in range(order.shape[0]):
         r = order[t]
         c, x = cls[r], s[r]
-        at_b = _first(bkey, nb, x, at_b, False)
-        at_p = _first(pkey, npend, x, at_p, False)
-        g = _pairs_at(c, at_b, _first(bkey, nb, x, at_b, True), bcum, nb)
-        g += _pairs_at(c, at_p, _first(pkey, npend, x, at_p, True), pcum, npend)
+        up = np.nextafter(x, np.inf)
+        at[0] = _first(bkey, nb, x, at[0])
+        at[1] = _first(pkey, npend, x, at[1])
+        g = _pairs_at(c, at[0], _first(bkey, nb, up, at[0]), bcum, nb)
+        g += _pairs_at(c, at[1], _first(pkey, npend, up, at[1]), pcum, npend)
         u, ue = add(u, ue, w[r] * g)
     return u + ue
 
@@ -285,7 +294,7 @@ def push_rows(cls, s, w, flags, order, gone, ring_c, ring_s, ring_w, ring_t, bke
         fold(u2, 0, _inner_u2(lc, ls, lw, gone) - _pairs(lc, ls, lw, gone, bkey, bcum, pkey, pcum, meta), 0.0)
         meta[0] = (meta[0] + k) % cap
         meta[1] -= k
-        _into_pending(lc, ls, lw, gone, -1, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta)
+        _into_pending(lc, ls, lw, gone, -1.0, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta)
     fold(u2, 0, _inner_u2(cls, s, w, order) + _pairs(cls, s, w, order, bkey, bcum, pkey, pcum, meta), 0.0)
     for r in range(m):
         j = meta[0] + meta[1] + r
@@ -296,7 +305,7 @@ def push_rows(cls, s, w, flags, order, gone, ring_c, ring_s, ring_w, ring_t, bke
             meta[5] = 1
     meta[1] += m
     _add_masses(tot, cls, w, 1.0)
-    _into_pending(cls, s, w, order, 1, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta)
+    _into_pending(cls, s, w, order, 1.0, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta)
     # into the base past sqrt(window * m) pending entries, or once the last weighted row left
     if meta[3] > math.sqrt(float(cap) * m) or (meta[5] and meta[4] == 0):
         merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta, u2, tot)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import inline, kernel
+from ._jit import inline, inline_ir, kernel
 
 #: the values per cut-off, in column order
 PER_K = ("ndcg", "dcg", "map", "precision", "recall", "hit_rate", "mrr")
@@ -25,11 +25,13 @@ PER_K = ("ndcg", "dcg", "map", "precision", "recall", "hit_rate", "mrr")
 _SMALL = 64  # segments up to this long are sorted by insertion
 
 
-@inline
-def _ranked(rel, score, lo, hi, r, sc, ideal, reach):
+@inline_ir
+def _ranked(rel, score, lo, hi, r, sc, ideal, reach, order, ideals, at):
     """Rank rows ``lo:hi``: ``r`` and ``sc`` their relevances and scores by
     decreasing score (ties: least relevant first), ``ideal`` the ``reach``
-    highest relevances in decreasing order."""
+    highest relevances in decreasing order. A segment longer than ``_SMALL``
+    reads its rows' ranks from ``order[at:]`` and its relevances in
+    decreasing order from ``ideals[at:]``."""
     m = hi - lo
     if m <= _SMALL:  # insertion sorts of the values themselves
         for i in range(m):
@@ -53,21 +55,10 @@ def _ranked(rel, score, lo, hi, r, sc, ideal, reach):
             ideal[j] = v
             held = min(held + 1, reach)
         return
-    idx = np.argsort(-score[lo:hi], kind="mergesort")
-    for i in range(m):
-        r[i] = rel[lo + idx[i]]
-        sc[i] = score[lo + idx[i]]
-    a = 0
-    while a < m:  # tie groups: least relevant first
-        b = a + 1
-        while b < m and sc[b] == sc[a]:
-            b += 1
-        if b - a > 1:
-            r[a:b] = np.sort(r[a:b])
-        a = b
-    srt = np.sort(r[:m])
-    for i in range(m):
-        ideal[i] = srt[m - 1 - i]
+    for i in range(m):  # ranked by numpy beforehand (see query_values)
+        r[i] = rel[order[at + i]]
+        sc[i] = score[order[at + i]]
+        ideal[i] = ideals[at + i]
 
 
 @inline
@@ -75,28 +66,49 @@ def _gain(v, exp_gain):
     return 2.0**v - 1.0 if exp_gain else v
 
 
-@kernel
-def query_values(starts, ends, rel, score, w, ks, exp_gain, tie_avg, log_base, out):
+def query_values(starts, ends, rel, score, w, ks, exp_gain, tie_avg, log_base, out) -> None:
     """Write the values of query ``i`` (rows ``starts[i]:ends[i]``) into
     ``out[i]`` (``len(ks) * 7 + 3`` columns), and the mean of its weights ``w``
     after them where ``w`` is not empty; DCG discounts use ``log_base`` (NDCG
-    is a ratio: the base cancels)."""
+    is a ratio: the base cancels). Segments longer than ``_SMALL`` rows are
+    ranked here by numpy (a sort compiled into the kernel costs seconds at
+    first use), the others by insertion in the kernel."""
+    long = np.flatnonzero(ends - starts > _SMALL)
+    lengths = ends[long] - starts[long]
+    seg = np.repeat(np.arange(long.shape[0]), lengths)
+    rows = starts[long][seg] + np.arange(seg.shape[0]) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    r, s = rel[rows], score[rows]
+    order = rows[np.lexsort((r, -s, seg))]  # by segment, score decreasing, then least relevant first
+    ideals = r[np.lexsort((-r, seg))]  # each segment's relevances, decreasing
+    _query_values(starts, ends, rel, score, w, ks, exp_gain, tie_avg, log_base, out, order, ideals)
+
+
+@kernel
+def _query_values(starts, ends, rel, score, w, ks, exp_gain, tie_avg, log_base, out, order, ideals):
+    """:func:`query_values`, given the ranks of the long segments' rows."""
     nq = starts.shape[0]
-    longest = (ends - starts).max() if nq else 0
+    longest = 0
+    for q in range(nq):  # (loops: an array's max() compiles for a third of a second)
+        longest = max(longest, ends[q] - starts[q])
     r = np.empty(max(longest, 1), np.float64)
     sc = np.empty(max(longest, 1), np.float64)
     ideal = np.empty(max(longest, 1), np.float64)
-    kmax = ks.max()
+    kmax = 1
+    for k in ks:
+        kmax = max(kmax, k)
     reach = max(longest, kmax)
     disc = np.empty(reach + 1, np.float64)  # disc[i]: discount of position i (0-based)
     scale = np.log(log_base)
     for i in range(reach + 1):
         disc[i] = scale / np.log(i + 2.0)
     nk = ks.shape[0]
+    at = 0  # where the next long segment's ranks start in ``order``
     for q in range(nq):
         lo, hi = starts[q], ends[q]
         m = hi - lo
-        _ranked(rel, score, lo, hi, r, sc, ideal, min(m, kmax))
+        _ranked(rel, score, lo, hi, r, sc, ideal, min(m, kmax), order, ideals, at)
+        if m > _SMALL:
+            at += m
         n_rel = 0
         first = -1
         for i in range(m):

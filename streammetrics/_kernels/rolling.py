@@ -17,23 +17,25 @@ that left since the float sums were last recomputed.
 
 from __future__ import annotations
 
-from ._jit import inline_ir, kernel
+from ._jit import inline, kernel
 from .compensated import fold
 
 __all__ = ["push_terms"]
 
 
-@inline_ir
+@inline
 def _run(ring_s, ring_v, ring_w, ring_g, lo, hi, sign, powers, summed, ints, rows, pairs, second):
-    """Add (``sign`` 1) or subtract (-1) the terms of ring rows ``lo .. hi - 1`` from the sums."""
+    """Add (``sign`` 1.0) or subtract (-1.0: a float, so that both share one
+    compiled helper) the terms of ring rows ``lo .. hi - 1`` from the sums."""
     size, width = powers.shape[0], ring_s.shape[1]
+    step = 1 if sign > 0 else -1
     tally = ints.reshape(ints.size)
     weighted = 0
     for j in range(lo, hi):
         g = ring_g[j]
         weighted += g
         for t in range(width):
-            tally[g * size + ring_s[j, t]] += sign
+            tally[g * size + ring_s[j, t]] += step
     if summed[0] or weighted:
         squared = second.shape[0] > 0
         for j in range(lo, hi):
@@ -45,19 +47,20 @@ def _run(ring_s, ring_v, ring_w, ring_g, lo, hi, sign, powers, summed, ints, row
                     fold(pairs[g], s, sign * (v * w), 0.0)
                     if squared and powers[s]:
                         fold(second[g], s, sign * ((v * v) * (w if powers[s] == 1 else w * w)), 0.0)
-    rows[0] += sign * (hi - lo - weighted)
-    rows[1] += sign * weighted
+    rows[0] += step * (hi - lo - weighted)
+    rows[1] += step * weighted
 
 
-@inline_ir
+@inline
 def _span(ring_s, ring_v, ring_w, ring_g, start, k, sign, powers, summed, ints, rows, pairs, second):
     """:func:`_run` over ``k`` rows of the ring from slot ``start`` on (wrapping round its end)."""
     end = min(start + k, ring_s.shape[0])
+    # (end - end: a 0 Numba does not type as a literal, so both calls share one compiled helper)
     _run(ring_s, ring_v, ring_w, ring_g, start, end, sign, powers, summed, ints, rows, pairs, second)
-    _run(ring_s, ring_v, ring_w, ring_g, 0, start + k - end, sign, powers, summed, ints, rows, pairs, second)
+    _run(ring_s, ring_v, ring_w, ring_g, end - end, start + k - end, sign, powers, summed, ints, rows, pairs, second)
 
 
-@inline_ir
+@inline
 def _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, at, lo, hi):
     """Write rows ``lo .. hi - 1`` into the ring from slot ``at`` on (flat loops:
     a loop per row over its terms costs more)."""
@@ -93,13 +96,14 @@ def push_terms(
         second[:] = 0.0
         meta[2] = 0
     else:
-        _span(ring_s, ring_v, ring_w, ring_g, head, k, -1, powers, summed, ints, rows, pairs, second)
+        _span(ring_s, ring_v, ring_w, ring_g, head, k, -1.0, powers, summed, ints, rows, pairs, second)
         meta[2] += k
     head = (head + k) % cap
     start = (head + held - k) % cap
-    _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, start, 0, min(m, cap - start))
-    _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, 0, min(m, cap - start), m)
-    _span(ring_s, ring_v, ring_w, ring_g, start, m, 1, powers, summed, ints, rows, pairs, second)
+    # (m - m: a 0 that is no literal, as in _span)
+    _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, start, m - m, min(m, cap - start))
+    _copy(slots, values, w, flags, ring_s, ring_v, ring_w, ring_g, m - m, min(m, cap - start), m)
+    _span(ring_s, ring_v, ring_w, ring_g, start, m, 1.0, powers, summed, ints, rows, pairs, second)
     meta[0], meta[1] = head, held - k + m
     if meta[2] >= cap:  # the sums afresh from the ring, oldest row first, where float sums are held
         meta[2] = 0
@@ -108,4 +112,4 @@ def push_terms(
         if rows[1] or (rows[0] and summed[0]):
             ints[:] = 0
             rows[:] = 0
-            _span(ring_s, ring_v, ring_w, ring_g, head, meta[1], 1, powers, summed, ints, rows, pairs, second)
+            _span(ring_s, ring_v, ring_w, ring_g, head, meta[1], 1.0, powers, summed, ints, rows, pairs, second)
