@@ -12,8 +12,12 @@ NUMPY_MAX = 4096  # rows sorted by numpy: a small state's first use compiles no 
 
 
 def sort_part(keys, vals, tk, tv, small: bool) -> None:
-    """Sort ``keys`` in place (``vals`` along): numpy's stable sort when ``small``, else the radix kernel."""
-    if small:
+    """Sort ``keys`` in place (``vals`` along). Keys alone: numpy's sort (vectorised where the CPU allows:
+    several times faster than the radix kernel). With ``vals``: numpy's stable argsort when ``small``, else the
+    radix kernel (an argsort and two gathers take twice its time)."""
+    if vals is None:
+        keys.sort()
+    elif small:
         order = np.argsort(keys, kind="stable")
         keys[:] = keys[order]
         if vals is not None:
