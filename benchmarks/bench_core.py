@@ -771,6 +771,16 @@ FIRST_USES = {
     "MulticlassRankAUC": "sm.MulticlassRankAUC(3).update([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 0]] * 0.7 + 0.1).finalize()",
     "MultilabelRankAUC": "sm.MultilabelRankAUC(2).update([[0, 1], [1, 1], [1, 0]], [[0.2, 0.9], [0.7, 0.6], [0.8, 0.1]]).finalize()",
     "Bootstrap(BinaryConfusion(threshold))": "sm.Bootstrap(sm.BinaryConfusion(threshold=0.5), replicates=20).update(y, p).finalize()",
+    "Rolling(RankAUC)": "sm.Rolling(sm.RankAUC(), window=3).update(y, p).finalize()",
+    "Rolling(BinaryConfusion(threshold))": "sm.Rolling(sm.BinaryConfusion(threshold=0.5), window=3).update(y, p).finalize()",
+    "Windowed(BinaryConfusion(threshold))": "sm.Windowed(sm.BinaryConfusion(threshold=0.5), every=2, keep=2).update(y, p).finalize()",
+    "Decayed(BinaryConfusion(threshold))": "sm.Decayed(sm.BinaryConfusion(threshold=0.5), half_life=2).update(y, p).finalize()",
+    "History(BinaryConfusion(threshold))": "sm.History(sm.BinaryConfusion(threshold=0.5)).update(y, p, step=1).finalize()",
+    "RetrievalScores": "sm.RetrievalScores(k=(1, 3)).update([0, 0, 1, 1, 1], [1, 0, 2, 0, 1], p).finalize()",
+    "ndcg_score": "sm.ndcg_score([[3, 2, 0, 1]], [[0.9, 0.8, 0.1, 0.4]], k=2)",
+    "ErrorQuantiles": "sm.ErrorQuantiles().update(p, 2 * p).finalize()",
+    "TweedieDeviance": "sm.TweedieDeviance(power=1.5).update(p, 2 * p).finalize()",
+    "QuantileCalibration": "sm.QuantileCalibration().update(y, p).finalize()",
     # the command's output goes to a pipe, as when its stdout is not a terminal
     "streammetrics demo (5M rows)": "from streammetrics.cli import main; main(['demo'])",
     # every task's kernels compiled ahead (cold), or found compiled (warm)
