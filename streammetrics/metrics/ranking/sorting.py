@@ -38,10 +38,18 @@ def sort_classes(keys, front, back, vals=None):
 
 
 def _trimmed(scores, ab, m):
-    """The first ``m`` entries of a run, copied when shorter (freeing the rest)."""
-    if m == scores.shape[0]:
+    """The first ``m`` entries of a run, its buffers shrunk in place: the second row of ``ab`` moved next to
+    the first, then both given back to the allocator past their ends (``resize`` reallocates: a copy of a
+    large run into fresh memory costs more than the merge that made it)."""
+    cap = scores.shape[0]
+    if m == cap:
         return scores, ab
-    return scores[:m].copy(), np.ascontiguousarray(ab[:, :m])
+    flat = ab.reshape(-1)
+    flat[m : 2 * m] = flat[cap : cap + m]
+    del flat
+    scores.resize(m, refcheck=False)  # (no other reference: made by the caller, its views dropped)
+    ab.resize((2, m), refcheck=False)
+    return scores, ab
 
 
 def run_of_sorted(kp, kn, vp=None, vn=None, run=None):
@@ -50,8 +58,8 @@ def run_of_sorted(kp, kn, vp=None, vn=None, run=None):
     cap = s1.shape[0] + kp.shape[0] + kn.shape[0]
     scores = np.empty(cap, np.float64)
     ab = np.empty((2, cap), np.int64 if vp is None else np.float64)
-    bits = scores.view(np.uint64)
-    return _trimmed(scores, ab, run_into(s1.view(np.uint64), ab1, kp, vp, kn, vn, bits, ab))
+    m = run_into(s1.view(np.uint64), ab1, kp, vp, kn, vn, scores.view(np.uint64), ab)
+    return _trimmed(scores, ab, m)
 
 
 def sorted_run(keys, front, back, vals=None, run=None):
