@@ -20,9 +20,10 @@ pytest.importorskip("sklearn")
 
 @st.composite
 def streams(draw):
-    """Query-grouped rows (ties, empty queries, queries shorter than k), optional weights."""
+    """Query-grouped rows (ties, empty queries, queries shorter than k, and queries longer than the 64 rows the
+    kernel ranks itself), optional weights."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    sizes = rng.integers(1, draw(st.integers(2, 30)), draw(st.integers(1, 25)))
+    sizes = rng.integers(1, draw(st.sampled_from([2, 8, 30, 160])), draw(st.integers(1, 25)))
     q = np.repeat(rng.permutation(10**5)[: sizes.size] - 500, sizes)
     n = q.size
     rel = rng.integers(0, 4, n) * (rng.random(n) < draw(st.sampled_from([0.0, 0.3, 0.8])))
