@@ -20,8 +20,7 @@ def sort_part(keys, vals, tk, tv, small: bool) -> None:
     elif small:
         order = np.argsort(keys, kind="stable")
         keys[:] = keys[order]
-        if vals is not None:
-            vals[:] = vals[order]
+        vals[:] = vals[order]
     else:
         sort_keys(keys, tk, vals, tv)
 
