@@ -32,8 +32,6 @@ compensated pairs.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ._jit import inline, kernel
@@ -266,8 +264,11 @@ def push_rows(cls, s, w, flags, order, gone, ring_c, ring_s, ring_w, ring_t, bke
     oldest rows leaving once it is full (``gone``: the leaving rows by ascending
     score, as :func:`leaving` tells, when some but not all rows leave; else
     empty). The base holds ``window`` entries, the pending entries and the
-    scratch ``t*`` twice as many. (The orders come from ``np.argsort``: numpy
-    sorts several times faster than a sort compiled here.)"""
+    scratch ``t*`` twice as many; the caller merges the pending entries into
+    the base (:func:`merge_base`) first when the batch's would not fit, and
+    after past ``sqrt(window * m)`` of them. (The orders come from
+    ``np.argsort``: numpy sorts several times faster than a sort compiled
+    here; and a kernel calling ``merge_base`` would compile it again.)"""
     cap = ring_c.shape[0]
     m = cls.shape[0]
     k = max(0, meta[1] + m - cap)
@@ -279,8 +280,8 @@ def push_rows(cls, s, w, flags, order, gone, ring_c, ring_s, ring_w, ring_t, bke
         k = 0
     if gone.shape[0] != k or order.shape[0] != m:
         raise ValueError("order and gone must order the entering and the leaving rows")
-    if meta[3] + k + m > pkey.shape[0]:  # (room for the batch's pending entries)
-        merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta, u2, tot)
+    if meta[3] + k + m > pkey.shape[0]:
+        raise ValueError("no room for the batch's pending entries: merge them into the base first")
     if k:  # the oldest rows leave
         lc = np.empty(k, np.int8)
         ls = np.empty(k)
@@ -306,6 +307,3 @@ def push_rows(cls, s, w, flags, order, gone, ring_c, ring_s, ring_w, ring_t, bke
     meta[1] += m
     _add_masses(tot, cls, w, 1.0)
     _into_pending(cls, s, w, order, 1.0, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta)
-    # into the base past sqrt(window * m) pending entries, or once the last weighted row left
-    if meta[3] > math.sqrt(float(cap) * m) or (meta[5] and meta[4] == 0):
-        merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta, u2, tot)

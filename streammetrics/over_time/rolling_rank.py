@@ -4,6 +4,8 @@ rows in a ring and sorted levels of their scores (kernels in
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._kernels.order_stats import leaving, merge_base, push_rows
@@ -52,12 +54,21 @@ class RankWindow(Ring):
         (base, pend), t = self.levels, self.scratch
         gone = np.argsort(leaving(self.ring_s, self.meta, y.shape[0]))
         order = np.argsort(s)
-        push_rows(cls, s, w, flags, order, gone, *self.rings[:4], *base, *pend, *t, self.meta, self.u2, self.tot)
-        m = y.shape[0]
+        m, meta = y.shape[0], self.meta
+        if meta[3] + gone.shape[0] + m > pend[0].shape[0]:  # room for the batch's pending entries
+            self._merge()
+        push_rows(cls, s, w, flags, order, gone, *self.rings[:4], *base, *pend, *t, meta, self.u2, self.tot)
+        # into the base past sqrt(window * m) pending entries, or once the last weighted row left
+        if meta[3] > math.sqrt(float(self.window) * m) or (meta[5] and not meta[4]):
+            self._merge()
         start = (self.head + self.n - m) % self.window  # the pushed rows' slots: at most two runs
         cut = min(m, self.window - start)
         self.ring_b[start : start + cut] = bits[:cut]
         self.ring_b[: m - cut] = bits[cut:]
+
+    def _merge(self) -> None:
+        """Merge the pending entries into the base (``2U`` and the totals summed afresh)."""
+        merge_base(*self.levels[0], *self.levels[1], *self.scratch, self.meta, self.u2, self.tot)
 
     def rows_of(self, batch, lo: int) -> dict:
         """Rows ``lo ..`` of a checked batch, as :meth:`export` gives rows."""
@@ -106,7 +117,7 @@ class RankWindow(Ring):
             held = ab.any(axis=0)  # (a score of rows of weight 0 only is no point, as in RankAUC)
             return (s[starts][held], ab[:, held]), self.source()
         kept = self.u2.copy(), self.tot.copy()
-        merge_base(*self.levels[0], *self.levels[1], *self.scratch, self.meta, self.u2, self.tot)
+        self._merge()
         self.u2[:], self.tot[:] = kept
         n = int(self.meta[2])
         return (self.levels[0][0][:n].copy(), np.rint(self.levels[0][1][:, :n]).astype(np.int64)), self.source()
