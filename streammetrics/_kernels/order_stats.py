@@ -103,8 +103,8 @@ def _add_masses(tot, cls, w, sign):
             p += w[r]
         else:
             q += w[r]
-    fold(tot, 0, sign * p, 0.0)
-    fold(tot, 1, sign * q, 0.0)
+    for c in range(2):  # (a loop: literal rows would compile a helper each)
+        fold(tot, c, sign * (p if c == 0 else q), 0.0)
 
 
 @inline
@@ -230,15 +230,15 @@ def _pairs(cls, s, w, order, bkey, bcum, pkey, pcum, meta):
     the window's rows, compensated."""
     u, ue = 0.0, 0.0
     nb, npend = meta[2], meta[3]
-    at = np.zeros(2, np.int64)  # where the last search ended in the base and in the pending entries
+    at_b = at_p = nb - nb  # where the last search ended in the base and in the pending entries
     for t in range(order.shape[0]):
         r = order[t]
         c, x = cls[r], s[r]
         up = np.nextafter(x, np.inf)
-        at[0] = _first(bkey, nb, x, at[0])
-        at[1] = _first(pkey, npend, x, at[1])
-        g = _pairs_at(c, at[0], _first(bkey, nb, up, at[0]), bcum, nb)
-        g += _pairs_at(c, at[1], _first(pkey, npend, up, at[1]), pcum, npend)
+        at_b = _first(bkey, nb, x, at_b)
+        at_p = _first(pkey, npend, x, at_p)
+        g = _pairs_at(c, at_b, _first(bkey, nb, up, at_b), bcum, nb)
+        g += _pairs_at(c, at_p, _first(pkey, npend, up, at_p), pcum, npend)
         u, ue = add(u, ue, w[r] * g)
     return u + ue
 
