@@ -197,31 +197,31 @@ def merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tc
 
 
 @inline
-def _into_pending(cls, s, w, order, sign, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta):
+def _into_pending(cls, s, w, order, sign, pkey, pmass, pcnt, pcum, meta):
     """Merge rows taken in ``order`` (ascending) into the pending entries, their
     masses and counts times ``sign`` (1.0 or -1.0: a float, so that both
-    calls share one compiled helper)."""
-    npend, m = meta[3], order.shape[0]
-    i = j = k = 0
-    while i < npend or j < m:
-        if j >= m or (i < npend and pkey[i] <= s[order[j]]):
-            tkey[k] = pkey[i]
-            tmass[0, k], tmass[1, k] = pmass[0, i], pmass[1, i]
-            tcnt[0, k], tcnt[1, k] = pcnt[0, i], pcnt[1, i]
-            i += 1
+    calls share one compiled helper): in place, from the last entry down (the
+    entries have room), an entry before a row of the same score."""
+    i, j = meta[3] - 1, order.shape[0] - 1
+    k = meta[3] + order.shape[0]
+    meta[3] = k
+    while j >= 0:  # (once the rows are placed, the entries below are where they were)
+        k -= 1
+        if i >= 0 and pkey[i] > s[order[j]]:
+            pkey[k] = pkey[i]
+            pmass[0, k], pmass[1, k] = pmass[0, i], pmass[1, i]
+            pcnt[0, k], pcnt[1, k] = pcnt[0, i], pcnt[1, i]
+            i -= 1
         else:
             r = order[j]
             c = cls[r]
-            tkey[k] = s[r]
-            tmass[0, k] = tmass[1, k] = 0.0
-            tcnt[0, k] = tcnt[1, k] = 0
-            tmass[c, k] = sign * w[r]
-            tcnt[c, k] = 1 if sign > 0 else -1
-            j += 1
-        k += 1
-    _entries_into(tkey, tmass, tcnt, pkey, pmass, pcnt, k)
-    _prefix(pmass, pcum, k, meta[5] == 0)
-    meta[3] = k
+            pkey[k] = s[r]
+            pmass[0, k] = pmass[1, k] = 0.0
+            pcnt[0, k] = pcnt[1, k] = 0
+            pmass[c, k] = sign * w[r]
+            pcnt[c, k] = 1 if sign > 0 else -1
+            j -= 1
+    _prefix(pmass, pcum, meta[3], meta[5] == 0)
 
 
 @inline
@@ -257,16 +257,16 @@ def leaving(ring_s, meta, m: int) -> np.ndarray:
 
 @kernel
 def push_rows(cls, s, w, flags, order, gone, ring_c, ring_s, ring_w, ring_t, bkey, bmass, bcnt, bcum, pkey, pmass, pcnt,
-              pcum, tkey, tmass, tcnt, meta, u2, tot):  # fmt: skip
+              pcum, meta, u2, tot):  # fmt: skip
     """Push ``m`` rows, at most the window's size (class ``cls``: 0 positive, 1
     negative; scores ``s``; weights ``w``, 1 for rows without; ``flags``: which
     came with one; ``order``: the rows by ascending score) into the window, the
     oldest rows leaving once it is full (``gone``: the leaving rows by ascending
     score, as :func:`leaving` tells, when some but not all rows leave; else
-    empty). The base holds ``window`` entries, the pending entries and the
-    scratch ``t*`` twice as many; the caller merges the pending entries into
-    the base (:func:`merge_base`) first when the batch's would not fit, and
-    after past ``sqrt(window * m)`` of them. (The orders come from
+    empty). The base holds ``window`` entries, the pending entries twice as
+    many; the caller merges the pending entries into the base
+    (:func:`merge_base`) first when the batch's would not fit, and after past
+    ``sqrt(window * m)`` of them. (The orders come from
     ``np.argsort``: numpy sorts several times faster than a sort compiled
     here; and a kernel calling ``merge_base`` would compile it again.)"""
     cap = ring_c.shape[0]
@@ -295,7 +295,7 @@ def push_rows(cls, s, w, flags, order, gone, ring_c, ring_s, ring_w, ring_t, bke
         fold(u2, 0, _inner_u2(lc, ls, lw, gone) - _pairs(lc, ls, lw, gone, bkey, bcum, pkey, pcum, meta), 0.0)
         meta[0] = (meta[0] + k) % cap
         meta[1] -= k
-        _into_pending(lc, ls, lw, gone, -1.0, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta)
+        _into_pending(lc, ls, lw, gone, -1.0, pkey, pmass, pcnt, pcum, meta)
     fold(u2, 0, _inner_u2(cls, s, w, order) + _pairs(cls, s, w, order, bkey, bcum, pkey, pcum, meta), 0.0)
     for r in range(m):
         j = meta[0] + meta[1] + r
@@ -306,4 +306,4 @@ def push_rows(cls, s, w, flags, order, gone, ring_c, ring_s, ring_w, ring_t, bke
             meta[5] = 1
     meta[1] += m
     _add_masses(tot, cls, w, 1.0)
-    _into_pending(cls, s, w, order, 1.0, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta)
+    _into_pending(cls, s, w, order, 1.0, pkey, pmass, pcnt, pcum, meta)

@@ -51,13 +51,13 @@ class RankWindow(Ring):
 
     def _push(self, y, s, w, flags, bits) -> None:
         cls = (1 - y).astype(np.int8)
-        (base, pend), t = self.levels, self.scratch
+        base, pend = self.levels
         gone = np.argsort(leaving(self.ring_s, self.meta, y.shape[0]))
         order = np.argsort(s)
         m, meta = y.shape[0], self.meta
         if meta[3] + gone.shape[0] + m > pend[0].shape[0]:  # room for the batch's pending entries
             self._merge()
-        push_rows(cls, s, w, flags, order, gone, *self.rings[:4], *base, *pend, *t, meta, self.u2, self.tot)
+        push_rows(cls, s, w, flags, order, gone, *self.rings[:4], *base, *pend, meta, self.u2, self.tot)
         # into the base past sqrt(window * m) pending entries, or once the last weighted row left
         if meta[3] > math.sqrt(float(self.window) * m) or (meta[5] and not meta[4]):
             self._merge()
