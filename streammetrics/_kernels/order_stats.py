@@ -234,11 +234,13 @@ def _pairs(cls, s, w, order, bkey, bcum, pkey, pcum, meta):
     for t in range(order.shape[0]):
         r = order[t]
         c, x = cls[r], s[r]
-        up = np.nextafter(x, np.inf)
-        at_b = _first(bkey, nb, x, at_b)
-        at_p = _first(pkey, npend, x, at_p)
-        g = _pairs_at(c, at_b, _first(bkey, nb, up, at_b), bcum, nb)
-        g += _pairs_at(c, at_p, _first(pkey, npend, up, at_p), pcum, npend)
+        g = 0.0
+        if nb:  # the base's scores are distinct: the entry at x, if any, is the one found
+            at_b = _first(bkey, nb, x, at_b)
+            g += _pairs_at(c, at_b, at_b + (at_b < nb and bkey[at_b] == x), bcum, nb)
+        if npend:  # pending entries repeat scores
+            at_p = _first(pkey, npend, x, at_p)
+            g += _pairs_at(c, at_p, _first(pkey, npend, np.nextafter(x, np.inf), at_p), pcum, npend)
         u, ue = add(u, ue, w[r] * g)
     return u + ue
 
