@@ -268,10 +268,10 @@ def push_rows(cls, s, w, flags, order, gone, ring_c, ring_s, ring_w, ring_t, bke
     empty). The base holds ``window`` entries, the pending entries twice as
     many; the caller merges the pending entries into the base
     (:func:`merge_base`) first when the batch's would not fit, and after past
-    ``sqrt(window * m)`` of them. (The orders come from
-    ``np.argsort``: numpy sorts several times faster than a sort compiled
-    here; and calling ``merge_base`` from here would compile it at the first
-    push, needed or not.)"""
+    ``sqrt(window * m)`` of them. (The orders come from ``np.argsort``: numpy
+    sorts several times faster than a sort compiled here; and calling
+    ``merge_base`` from here would compile it at the first push, needed or
+    not.)"""
     cap = ring_c.shape[0]
     m = cls.shape[0]
     k = max(0, meta[1] + m - cap)

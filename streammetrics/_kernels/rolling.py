@@ -9,7 +9,8 @@ slot's terms counted, exact; the counted slots' are the rows' counts),
 compensated; a row entering adds its terms, a row leaving subtracts them.
 Subtracting leaves the error of every step in the compensation term, so after
 ``window`` rows have left the float sums are recomputed from the ring: their
-error stays that of ``2 window`` compensated steps. Rows leave and enter as at most two runs of consecutive ring slots.
+error stays that of ``2 window`` compensated steps. Rows leave and enter as at
+most two runs of consecutive ring slots.
 
 ``meta`` is ``int64[3]``: the ring's oldest row, the rows held, and the rows
 that left since the float sums were last recomputed.

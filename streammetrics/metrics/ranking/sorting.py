@@ -8,7 +8,7 @@ from ..._kernels.merges import merge_into, run_into
 from ..._kernels.sort import sort_keys
 from .points import empty_run
 
-NUMPY_MAX = 4096  # rows sorted by numpy: a small state's first use compiles no radix kernel
+NUMPY_MAX = 4096  # weighted rows sorted by numpy up to this many: a small state's first use compiles no radix kernel
 
 
 def sort_part(keys, vals, tk, tv, small: bool) -> None:
