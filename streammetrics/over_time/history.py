@@ -64,7 +64,8 @@ class History(Buckets):
     def update(self, *arrays, sample_weight=None, step=None, **options):
         """Fold one batch into its step(s); return ``self``. A bad value raises
         ``ValueError``, the history unchanged."""
-        arrays, options = take_names(self._template.inputs, arrays, options, self)
+        if options:
+            arrays, options = take_names(self._template.inputs, arrays, options, self)
         key = step if type(step) is int else _step(step)
         if key is None or options:
             return super().update(*arrays, sample_weight=sample_weight, step=step, **options)
