@@ -57,6 +57,40 @@ def test_each_bucket_is_its_rows_under_any_order_and_sharding(name, shards, batc
     assert_results_equal(acc.finalize(), make().update(y, p, sample_weight=w).finalize(), rtol=1e-12, atol=1e-15)
 
 
+@settings(max_examples=15, deadline=None)
+@given(
+    st.sampled_from(sorted(TEMPLATES)),
+    st.integers(1, 12),
+    st.one_of(st.none(), st.integers(1, 4)),
+    st.lists(st.integers(0, 40), min_size=1, max_size=8),
+    st.booleans(),
+    st.integers(0, 2**31),
+)
+def test_buckets_of_rows_hold_consecutive_rows_under_any_batching(name, every, keep, sizes, weighted, seed):
+    rng = np.random.default_rng(seed)
+    n = sum(sizes)
+    y, p, w = _data(rng, n)
+    make = TEMPLATES[name]
+    acc = sm.Windowed(make(), every=every, keep=keep)
+    lo = 0
+    for j, m in enumerate(sizes):  # update and prepare/fold in turn; batches inside, across and past buckets
+        rows, sw = slice(lo, lo + m), (w[lo : lo + m] if weighted else None)
+        if j % 2:
+            acc.fold(acc.prepare(y[rows], p[rows], sample_weight=sw))
+        else:
+            acc.update(y[rows], p[rows], sample_weight=sw)
+        lo += m
+    keys = np.arange(n) // every
+    kept = sorted(set(keys.tolist()))[-keep if keep else 0 :] if n else []
+    assert [b.key for b in acc.buckets()] == kept
+    assert acc.seen == n and acc.n == int(np.isin(keys, kept).sum()) and acc.dropped == 0
+    for b in acc.buckets():
+        m = keys == b.key
+        assert (b.start, b.end, b.rows) == (b.key * every, b.key * every + every, m.sum())
+        ref = make().update(y[m], p[m], sample_weight=w[m] if weighted else None).finalize()
+        assert_results_equal(b.result, ref, rtol=1e-12, atol=1e-15)
+
+
 def test_keep_lets_old_buckets_go_and_counts_late_rows_dropped():
     rng = np.random.default_rng(3)
     y, p, _ = _data(rng, 300)

@@ -8,6 +8,8 @@ import numpy as np
 
 from .._protocol.base import Accumulator
 from .._protocol.errors import StateFileError
+from .._protocol.inputs import Batch
+from .._protocol.wrapped import pack, unpack
 from ..report import plots
 from . import clock, tables
 from .buckets import Buckets
@@ -90,6 +92,46 @@ class Windowed(Buckets):
         self.keep = None if keep is None else int(keep)
         self.time = bool(time)
         self._setup(template, "time", "timestamps")
+
+    def update(self, *arrays, sample_weight=None, **options):
+        """Fold one batch into its buckets; return ``self``. A bad value raises
+        ``ValueError`` naming it, the accumulator unchanged."""
+        t = self._template
+        if self.time or options or len(arrays) != len(t.inputs):
+            return super().update(*arrays, sample_weight=sample_weight, **options)
+        tb = t.prepare(*arrays, sample_weight=sample_weight)
+        if all(isinstance(a, np.ndarray) for a in tb.arrays):
+            return self._fold_rows(tb)
+        return self.fold(pack(tb, (None, (arrays, sample_weight, options)), t, self.inputs[-1]))
+
+    def fold(self, batch: Batch):
+        """Fold a batch made by :meth:`prepare`; return ``self``."""
+        if self.time:
+            return super().fold(batch)
+        tb, (_, raw) = unpack(batch, self._template, "Windowed.prepare()")
+        return super().fold(batch) if raw is not None else self._fold_rows(tb)
+
+    def _fold_rows(self, tb: Batch):
+        """Fold a checked batch (of arrays) into buckets of rows: each run of its rows that falls in one
+        bucket goes whole into that bucket's state, with no key per row."""
+        if not tb.n:
+            return self
+        every, w = int(self._every), tb.weights
+        with self._guard:
+            self._check_room(tb.n)
+            seen = self._seen
+            first, last = seen // every, (seen + tb.n - 1) // every
+            oldest = self._oldest_kept(last)
+            for key in range(first if oldest is None else max(first, oldest), last + 1):
+                lo, hi = max(0, key * every - seen), min(tb.n, (key + 1) * every - seen)
+                run = tb
+                if hi - lo < tb.n:
+                    run = Batch(tb.inputs, [a[lo:hi] for a in tb.arrays], w[lo:hi] if tb.weighted else w, hi - lo)
+                self._part(key).fold(run)
+                self._count += hi - lo
+            self._seen += tb.n
+            self._evict(oldest)
+        return self
 
     # ----------------------------------------------------------------- keys
     def _extra(self, value, n: int):
