@@ -102,6 +102,7 @@ class TermsWindow(Ring):
         self.ring_w = np.zeros(window)
         self.ring_g = np.zeros(window, np.uint8)
         self.rings = self.ring_s, self.ring_v, self.ring_w, self.ring_g
+        self.flat = self.ring_s.reshape(-1), self.ring_v.reshape(-1)  # (views: the kernel's flat rings)
         self.meta = np.zeros(3, np.int64)
         self.ints = np.zeros((2, size), np.int64)
         self.rows = np.zeros(2, np.int64)
@@ -111,7 +112,7 @@ class TermsWindow(Ring):
 
     def _push(self, slots, values, w, flags) -> None:
         push_terms(
-            slots, values, w, flags, self.powers, self.summed, self.ring_s, self.ring_v,
+            slots.reshape(-1), values.reshape(-1), w, flags, self.powers, self.summed, *self.flat,
             self.ring_w, self.ring_g, self.meta, self.ints, self.rows, self.pairs, self.second,
         )  # fmt: skip
 
