@@ -282,6 +282,22 @@ def test_wrong_types():
         sm.BinaryConfusion(threshold=float("nan"))
 
 
+def test_float32_labels_and_scores_read_as_float64_in_any_layout():
+    rng = np.random.default_rng(11)
+    y, s = (rng.random(40) < 0.4).astype(np.float32), rng.random(40).astype(np.float32)
+    expected = sm.BinaryConfusion(threshold=0.5).update(y.astype(np.float64), s).finalize().as_dict()
+    for yy, ss in ((y, s), (y[::-1][::-1], s[::-1][::-1]), (y.astype(">f4"), s.astype(">f4"))):
+        assert sm.BinaryConfusion(threshold=0.5).update(yy, ss).finalize().as_dict() == expected
+    wide = np.repeat(y, 2)[::2]  # a strided view
+    assert sm.BinaryConfusion(threshold=0.5).update(wide, s).finalize().as_dict() == expected
+    bad = y.copy()
+    bad[3] = 0.5
+    acc = sm.BinaryConfusion(threshold=0.5)
+    with pytest.raises(ValueError, match=r"y\[3\] = 0.5: labels must be 0 or 1"):
+        acc.update(bad, s)
+    assert acc.n == 0
+
+
 def test_accepts_many_dtypes_and_array_protocols():
     y = np.array([1, 0, 1, 1, 0])
     p = np.array([1, 1, 0, 1, 0])

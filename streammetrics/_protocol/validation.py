@@ -30,6 +30,7 @@ _NUMBER_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)
 _U8 = np.dtype(np.uint8)
 _I64 = np.dtype(np.int64)
 _F64 = np.dtype(np.float64)
+_F32 = np.dtype(np.float32)
 _BOOL = np.dtype(np.bool_)
 _ARRAY_PROTOCOLS = ("__array__", "__array_interface__", "__array_struct__")
 
@@ -195,6 +196,8 @@ def as_labels01(x, name: str) -> np.ndarray:
                 return x
         elif dt is _BOOL and x.flags.c_contiguous:
             return x.view(_U8)
+        elif dt is _F32:  # labels as a model's float32 targets
+            return x.astype(_F64)
     arr = as_1d(x, name)
     kind, size = arr.dtype.kind, arr.dtype.itemsize
     if kind == "b" or (kind == "u" and size == 1):
@@ -244,8 +247,11 @@ def cut_in(threshold: float, source) -> float:
 
 def as_reals(x, name: str) -> np.ndarray:
     """``x`` as a contiguous ``float64`` 1-D array (values not yet checked)."""
-    if type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1 and x.flags.c_contiguous:
-        return x
+    if type(x) is np.ndarray and x.ndim == 1:  # the common cases, without the general path's checks
+        if x.dtype is _F64 and x.flags.c_contiguous:
+            return x
+        if x.dtype is _F32:  # a model's scores, most often
+            return np.ascontiguousarray(x, dtype=_WIDENED[_F32])
     return as_float64(as_1d(x, name))
 
 
