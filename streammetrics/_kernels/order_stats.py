@@ -123,27 +123,21 @@ def _prefix(mass, cum, n, exact):
             cum[c, i + 1] = s + e
 
 
-@inline
-def _entries_into(key, mass, cnt, to_key, to_mass, to_cnt, k):
-    """Copy the first ``k`` entries of a level into another (a loop: a slice
-    assignment compiles Numba's shape-mismatch message, seconds at first use)."""
-    for i in range(k):
-        to_key[i] = key[i]
-        to_mass[0, i], to_mass[1, i] = mass[0, i], mass[1, i]
-        to_cnt[0, i], to_cnt[1, i] = cnt[0, i], cnt[1, i]
-
-
 @kernel
 def merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tcnt, meta, u2, tot):
-    """Merge the pending entries into the base (scores summed, entries of no row
-    dropped), with ``2U`` and the class totals summed afresh (``t*``: scratch of
-    the base's size)."""
+    """Merge the base and the pending entries into ``t*`` (scores summed, entries
+    of no row dropped; as many entries as the base holds at most, the window's
+    distinct scores), which the caller then takes as the base (the old base its
+    scratch), with their prefix masses in ``bcum`` and ``2U`` and the class
+    totals summed afresh."""
     nb, npend = meta[2], meta[3]
     i = j = k = 0
     exact = meta[4] == 0  # no weighted row: the masses are the counts
     while i < nb or j < npend:
         s = pkey[j] if j < npend else np.inf
         while i < nb and bkey[i] < s:  # base entries below the next pending one: as they are
+            if k == tkey.shape[0]:
+                raise ValueError("more distinct scores than the window's rows")
             c0, c1 = bcnt[0, i], bcnt[1, i]
             tkey[k], tcnt[0, k], tcnt[1, k] = bkey[i], c0, c1
             if exact:
@@ -174,14 +168,15 @@ def merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tc
         m1 += e1
         if c0 + c1 == 0:
             continue
+        if k == tkey.shape[0]:  # (cannot happen while the levels hold the window's rows)
+            raise ValueError("more distinct scores than the window's rows")
         tkey[k] = s
         tmass[0, k] = float(c0) if exact else (m0 if c0 else 0.0)
         tmass[1, k] = float(c1) if exact else (m1 if c1 else 0.0)
         tcnt[0, k] = c0
         tcnt[1, k] = c1
         k += 1
-    _entries_into(tkey, tmass, tcnt, bkey, bmass, bcnt, k)
-    _prefix(bmass, bcum, k, exact)
+    _prefix(tmass, bcum, k, exact)
     meta[2] = k
     meta[3] = 0
     if exact:
@@ -189,9 +184,9 @@ def merge_base(bkey, bmass, bcnt, bcum, pkey, pmass, pcnt, pcum, tkey, tmass, tc
     u, ue = 0.0, 0.0
     for i in range(k):
         if exact:  # (integers below 2**53: exact)
-            u += bmass[0, i] * (2.0 * bcum[1, i] + bmass[1, i])
+            u += tmass[0, i] * (2.0 * bcum[1, i] + tmass[1, i])
         else:
-            u, ue = add(u, ue, bmass[0, i] * (2.0 * bcum[1, i] + bmass[1, i]))
+            u, ue = add(u, ue, tmass[0, i] * (2.0 * bcum[1, i] + tmass[1, i]))
     u2[0, 0], u2[0, 1] = u, ue
     tot[0, 0], tot[0, 1], tot[1, 0], tot[1, 1] = bcum[0, k], 0.0, bcum[1, k], 0.0
 

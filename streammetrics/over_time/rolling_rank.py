@@ -42,12 +42,12 @@ class RankWindow(Ring):
         self.meta = np.zeros(6, np.int64)
         self.u2 = np.zeros((1, 2))
         self.tot = np.zeros((2, 2))
-        # the base (a window's entries), the pending entries and a scratch (two windows')
+        # the base (a window's entries), the pending entries (two windows'), and a scratch the base merges into
         self.levels = [
             (np.zeros(size), np.zeros((2, size)), np.zeros((2, size), np.int32), np.zeros((2, size + 1)))
             for size in (window, 2 * window)
         ]
-        self.scratch = (np.zeros(2 * window), np.zeros((2, 2 * window)), np.zeros((2, 2 * window), np.int32))
+        self.scratch = (np.zeros(window), np.zeros((2, window)), np.zeros((2, window), np.int32))
 
     def _push(self, y, s, w, flags, bits) -> None:
         cls = (1 - y).astype(np.int8)
@@ -67,8 +67,11 @@ class RankWindow(Ring):
         self.ring_b[: m - cut] = bits[cut:]
 
     def _merge(self) -> None:
-        """Merge the pending entries into the base (``2U`` and the totals summed afresh)."""
-        merge_base(*self.levels[0], *self.levels[1], *self.scratch, self.meta, self.u2, self.tot)
+        """Merge the pending entries into the base (``2U`` and the totals summed afresh): into the scratch,
+        which becomes the base, the old base the scratch."""
+        base = self.levels[0]
+        merge_base(*base, *self.levels[1], *self.scratch, self.meta, self.u2, self.tot)
+        self.levels[0], self.scratch = (*self.scratch, base[3]), base[:3]
 
     def rows_of(self, batch, lo: int) -> dict:
         """Rows ``lo ..`` of a checked batch, as :meth:`export` gives rows."""
