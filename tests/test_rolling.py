@@ -330,3 +330,22 @@ def test_updates_from_threads_hold_a_consistent_window():
         t.join()
     r = acc.finalize()
     assert (r.n, r.n_pos, r.n_neg, r.auc) == (500, 250, 250, 1.0)
+
+
+def test_the_base_merge_refuses_to_write_past_its_scratch():
+    from streammetrics._kernels.order_stats import merge_base
+
+    def level(keys, pos, room):
+        key = np.array(keys, float)
+        cnt = np.zeros((2, len(keys)), np.int32)
+        cnt[0] = pos
+        return key, cnt.astype(float), cnt, np.zeros((2, room + 1))  # (prefix masses: a window's entries and 1)
+
+    base, pend = level([0.1, 0.2], [1, 1], 3), level([0.3], [1], 1)
+    scratch = (np.zeros(2), np.zeros((2, 2)), np.zeros((2, 2), np.int32))  # room for two entries, not three
+    meta = np.array([0, 3, 2, 1, 0, 0], np.int64)
+    with pytest.raises(ValueError, match="more distinct scores"):
+        merge_base(*base, *pend, *scratch, meta, np.zeros((1, 2)), np.zeros((2, 2)))
+    roomy = (np.zeros(3), np.zeros((2, 3)), np.zeros((2, 3), np.int32))
+    merge_base(*base, *pend, *roomy, meta, np.zeros((1, 2)), np.zeros((2, 2)))
+    assert roomy[0].tolist() == [0.1, 0.2, 0.3] and meta[2] == 3 and meta[3] == 0
