@@ -49,6 +49,12 @@ class Batch:
     def weighted(self) -> bool:
         return self._weights.shape[0] > 0
 
+    def rows(self, idx) -> Batch:
+        """The batch of rows ``idx`` (a slice of step 1, or an array of row indices)."""
+        n = len(range(self._n)[idx]) if isinstance(idx, slice) else idx.shape[0]
+        w = self._weights[idx] if self.weighted else self._weights
+        return Batch(self._inputs, [a[idx] for a in self._arrays], w, n)
+
     def _resolve(self, needs):
         """Per position: False (read as is), True (derived), or None if not covered."""
         have = self._inputs

@@ -122,8 +122,7 @@ class Buckets(TemplateWrapper, Accumulator):
 
     def _fold_plain(self, tb: Batch, rows, uniq, codes) -> None:
         if rows.shape[0] < tb.n:
-            w = tb.weights[rows] if tb.weighted else tb.weights
-            tb = Batch(tb.inputs, [a[rows] for a in tb.arrays], w, rows.shape[0])
+            tb = tb.rows(rows)
         fold_by_slice(tb, types.SimpleNamespace(codes=codes), uniq, self._part)
 
     def _fold_raw(self, raw, rows, uniq, codes) -> None:

@@ -102,7 +102,7 @@ class Windowed(Buckets):
         tb = t.prepare(*arrays, sample_weight=sample_weight)
         if all(isinstance(a, np.ndarray) for a in tb.arrays):
             return self._fold_rows(tb)
-        return self.fold(pack(tb, (None, (arrays, sample_weight, options)), t, self.inputs[-1]))
+        return super().fold(pack(tb, (None, (arrays, sample_weight, options)), t, self.inputs[-1]))
 
     def fold(self, batch: Batch):
         """Fold a batch made by :meth:`prepare`; return ``self``."""
@@ -116,7 +116,7 @@ class Windowed(Buckets):
         bucket goes whole into that bucket's state, with no key per row."""
         if not tb.n:
             return self
-        every, w = int(self._every), tb.weights
+        every = int(self._every)
         with self._guard:
             self._check_room(tb.n)
             seen = self._seen
@@ -124,10 +124,7 @@ class Windowed(Buckets):
             oldest = self._oldest_kept(last)
             for key in range(first if oldest is None else max(first, oldest), last + 1):
                 lo, hi = max(0, key * every - seen), min(tb.n, (key + 1) * every - seen)
-                run = tb
-                if hi - lo < tb.n:
-                    run = Batch(tb.inputs, [a[lo:hi] for a in tb.arrays], w[lo:hi] if tb.weighted else w, hi - lo)
-                self._part(key).fold(run)
+                self._part(key).fold(tb if hi - lo == tb.n else tb.rows(slice(lo, hi)))
                 self._count += hi - lo
             self._seen += tb.n
             self._evict(oldest)

@@ -33,9 +33,8 @@ def fold_by_slice(tb: Batch, keys, glob: np.ndarray, slice_acc) -> None:
             order = by_slice(np.arange(codes.shape[0], dtype=np.int64))
         return a[order]
 
-    arrays = [by_slice(a) for a in tb.arrays]
-    w = by_slice(tb.weights) if tb.weighted else tb.weights
+    grouped = Batch(
+        tb.inputs, [by_slice(a) for a in tb.arrays], by_slice(tb.weights) if tb.weighted else tb.weights, tb.n
+    )
     for j, g in enumerate(glob.tolist()):
-        lo, hi = int(bounds[j]), int(bounds[j + 1])
-        part = Batch(tb.inputs, [a[lo:hi] for a in arrays], w[lo:hi] if tb.weighted else w, hi - lo)
-        slice_acc(g).fold(part)
+        slice_acc(g).fold(grouped.rows(slice(int(bounds[j]), int(bounds[j + 1]))))
